@@ -1,0 +1,30 @@
+# Thin wrapper over CMake. Every target runs the setup step first (idempotent, fast when done).
+#   make        build build/propertyoverride (Release)
+#   make run    the controller against the bundled local API server, with the examples
+#   make test   every test: unit, vectors, integration, end-to-end, ASan+UBSan, fuzz, valgrind
+#   make bench  the benchmarks under tests/bench (numbers, not pass/fail)
+BUILD ?= build
+JOBS  ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all setup build run test bench clean
+all: build
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+run: build
+	@scripts/run.sh $(BUILD)
+
+test: setup
+	@scripts/test.sh
+
+bench: build
+	@scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf build build-*

@@ -1,0 +1,37 @@
+# upb at commit e4635f2 (the copy in Debian's grpc 1.51.1 source package), as a static library.
+# The source list is the one grpc's own CMake target `upb` compiles. descriptor.upb.c is
+# generated code that grpc keeps outside the upb folder; a plain upb checkout keeps it in cmake/.
+set(_upb "${PO_UPB_SOURCE_DIR}")
+if(NOT EXISTS "${_upb}/upb/def.c")
+  message(FATAL_ERROR "upb sources not found in PO_UPB_SOURCE_DIR=${_upb}; run scripts/setup.sh "
+                      "(or make), or pass -DPO_UPB_SOURCE_DIR=<upb checkout at e4635f2>")
+endif()
+set(_upb_gen "")
+foreach(cand "${_upb}/../../src/core/ext/upb-generated" "${_upb}/cmake")
+  if(EXISTS "${cand}/google/protobuf/descriptor.upb.c")
+    get_filename_component(_upb_gen "${cand}" ABSOLUTE)
+    break()
+  endif()
+endforeach()
+if(NOT _upb_gen)
+  message(FATAL_ERROR "descriptor.upb.c not found next to ${_upb}")
+endif()
+
+set(_upb_src)
+foreach(f arena array decode_fast decode def encode extension_registry json_decode json_encode
+          map mini_table msg reflection status table text_encode upb)
+  list(APPEND _upb_src "${_upb}/upb/${f}.c")
+endforeach()
+list(APPEND _upb_src "${_upb}/third_party/utf8_range/naive.c")
+if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm")
+  list(APPEND _upb_src "${_upb}/third_party/utf8_range/range2-neon.c")
+else()
+  list(APPEND _upb_src "${_upb}/third_party/utf8_range/range2-sse.c")
+endif()
+list(APPEND _upb_src "${_upb_gen}/google/protobuf/descriptor.upb.c")
+
+add_library(po_upb STATIC ${_upb_src})
+target_include_directories(po_upb SYSTEM PUBLIC "${_upb}" "${_upb}/third_party/utf8_range" "${_upb_gen}")
+# Third-party code: no warnings of ours, and asserts stay on in Debug so misuse is caught in tests.
+target_compile_options(po_upb PRIVATE -w)
+set_target_properties(po_upb PROPERTIES POSITION_INDEPENDENT_CODE ON)

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# One setup step for a fresh Debian 12 machine (DESIGN.md section 3). Idempotent: each stage
+# checks for its result first, so a second run takes well under a second.
+#
+#   scripts/setup.sh            install packages, fetch and verify the pinned sources into .deps/
+#   PO_SKIP_APT=1 scripts/...   skip the Debian package stage (packages already present)
+#
+# Nothing fetched here is committed: .deps/ is in .gitignore.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+deps="${PO_DEPS_DIR:-$top/.deps}"
+mkdir -p "$deps"
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+# --- Debian packages ------------------------------------------------------------------------
+# Build tools, the libraries the code links, the test tools, and protoc.
+packages=(
+  build-essential cmake pkg-config git ca-certificates
+  libcurl4-openssl-dev libyaml-dev libjson-c-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev
+  protobuf-compiler libprotobuf-dev
+  valgrind clang libclang-rt-14-dev
+  dpkg-dev gpgv debian-archive-keyring openssl curl
+)
+
+need_apt=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$p")
+done
+# kubectl: the machine may ship its own; otherwise Debian's kubernetes-client provides it.
+command -v kubectl >/dev/null 2>&1 || need_apt+=(kubernetes-client)
+# npm: the machine's Node.js may come with its own npm; Debian's npm would conflict with it.
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+
+if [ "${PO_SKIP_APT:-0}" != 1 ] && [ ${#need_apt[@]} -gt 0 ]; then
+  log "installing Debian packages: ${need_apt[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+fi
+
+# --- Envoy API protos: npm pack @grpc/grpc-js-xds@1.14.1 --------------------------------------
+xds_version=1.14.1
+# The registry's published integrity for that exact tarball (dist.integrity).
+xds_integrity='sha512-F2mVXwEeMWw1znPUrp+8ykjsIOVnf7Rv+EyIvXOfz73w5tNolCnzokpLkE/d2Ehx30PJmZXqCQdMpx8DcBJohA=='
+envoy_dir="$deps/envoy-api"
+if [ ! -f "$envoy_dir/.ok-$xds_version" ]; then
+  log "fetching @grpc/grpc-js-xds@$xds_version"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  (cd "$tmp" && npm pack --silent "@grpc/grpc-js-xds@$xds_version" >/dev/null)
+  tgz="$tmp/grpc-grpc-js-xds-$xds_version.tgz"
+  [ -f "$tgz" ] || die "npm pack did not produce $tgz"
+  got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
+  [ "$got" = "$xds_integrity" ] || die "integrity mismatch for grpc-js-xds $xds_version: got $got, want $xds_integrity"
+  rm -rf "$envoy_dir"; mkdir -p "$envoy_dir"
+  tar -xzf "$tgz" -C "$envoy_dir" --strip-components=1 package/deps
+  touch "$envoy_dir/.ok-$xds_version"
+  rm -rf "$tmp"; trap - EXIT
+fi
+
+# --- upb e4635f2 from Debian's grpc 1.51.1 source package ------------------------------------
+grpc_version=1.51.1-3
+# sha256 of the upstream tarball as Debian ships it (also checked by apt against the signed .dsc).
+grpc_orig_sha256="${PO_GRPC_ORIG_SHA256:-}"
+upb_dir="$deps/grpc"
+if [ ! -f "$upb_dir/.ok-$grpc_version" ]; then
+  log "fetching grpc $grpc_version source (for upb)"
+  apt_dir="$deps/apt"
+  rm -rf "$apt_dir"; mkdir -p "$apt_dir"/{sources.list.d,lists/partial,cache/archives/partial,preferences.d}
+  # Derive deb-src entries from the machine's own Debian sources: same URIs, suites, keys.
+  found=0
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    grep -q 'debian' "$f" || continue
+    sed -E 's/^Types:.*/Types: deb-src/' "$f" > "$apt_dir/sources.list.d/$(basename "$f")"
+    found=1
+  done
+  if [ -f /etc/apt/sources.list ]; then
+    grep -E '^deb ' /etc/apt/sources.list | grep debian | sed -E 's/^deb /deb-src /' \
+      > "$apt_dir/sources.list.d/derived.list" || true
+    [ -s "$apt_dir/sources.list.d/derived.list" ] && found=1
+  fi
+  [ "$found" = 1 ] || die "no Debian sources configured in /etc/apt to derive deb-src entries from"
+  cat > "$apt_dir/apt.conf" <<CONF
+Dir::Etc::SourceList "/dev/null";
+Dir::Etc::SourceParts "$apt_dir/sources.list.d";
+Dir::Etc::Preferences "/dev/null";
+Dir::Etc::PreferencesParts "$apt_dir/preferences.d";
+Dir::State::Lists "$apt_dir/lists";
+Dir::Cache "$apt_dir/cache";
+Dir::State::status "/var/lib/dpkg/status";
+APT::Sandbox::User "root";
+CONF
+  export APT_CONFIG="$apt_dir/apt.conf"
+  apt-get update -qq
+  src="$deps/src"
+  rm -rf "$src"; mkdir -p "$src"
+  (cd "$src" && apt-get source -qq --download-only "grpc=$grpc_version" >/dev/null)
+  unset APT_CONFIG
+  orig=$(ls "$src"/grpc_1.51.1.orig.tar.gz 2>/dev/null || true)
+  [ -n "$orig" ] || die "apt-get source did not fetch grpc_1.51.1.orig.tar.gz"
+  # Verify the tarball against the checksum in the .dsc (signed by the archive, verified by apt).
+  want=$(awk '/^Checksums-Sha256:/{f=1;next} /^[^ ]/{f=0} f && $3=="grpc_1.51.1.orig.tar.gz"{print $1}' "$src"/grpc_1.51.1-3.dsc)
+  got=$(sha256sum "$orig" | cut -d' ' -f1)
+  [ -n "$want" ] && [ "$want" = "$got" ] || die "checksum mismatch for $orig: got $got, .dsc says $want"
+  if [ -n "$grpc_orig_sha256" ] && [ "$grpc_orig_sha256" != "$got" ]; then
+    die "grpc orig tarball sha256 $got differs from the pinned $grpc_orig_sha256"
+  fi
+  rm -rf "$upb_dir"; mkdir -p "$upb_dir"
+  # Only the parts our CMake compiles: upb, utf8_range and the generated descriptor.upb.*.
+  tar -xzf "$orig" -C "$upb_dir" --strip-components=1 --wildcards \
+    '*/third_party/upb/upb/*' '*/third_party/upb/third_party/utf8_range/*' \
+    '*/src/core/ext/upb-generated/google/protobuf/descriptor.upb.*'
+  [ -f "$upb_dir/third_party/upb/upb/def.c" ] || die "upb sources missing from $orig"
+  touch "$upb_dir/.ok-$grpc_version"
+fi
+
+log "ok: envoy protos in $envoy_dir, upb in $upb_dir/third_party/upb"

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Every test, in the order that finds problems fastest:
+#   1. Release build (warnings as errors when PO_WERROR=1), all ctest tests
+#   2. ASan+UBSan Debug build, all ctest tests again
+#   3. valgrind (memcheck) on the tests labelled "valgrind"
+#   4. libFuzzer targets, each for a bounded time (PO_FUZZ_SECONDS, default 15)
+# Set PO_TEST_STAGES="release asan valgrind fuzz" to choose stages.
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+jobs=$(nproc)
+stages=${PO_TEST_STAGES:-release asan valgrind fuzz}
+werror=${PO_WERROR:-0}
+[ "$werror" = 1 ] && werror=ON || werror=OFF
+summary=()
+
+stage() { printf '\n=== %s ===\n' "$*"; }
+
+configure() { # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DPO_WERROR=$werror "$@" >/dev/null
+  cmake --build "$dir" -j "$jobs"
+}
+
+for s in $stages; do
+  case $s in
+  release)
+    stage "release build + ctest"
+    configure build -DCMAKE_BUILD_TYPE=Release
+    (cd build && ctest --output-on-failure -j "$jobs")
+    summary+=("release: ok") ;;
+  asan)
+    stage "ASan+UBSan build + ctest"
+    configure build-asan -DCMAKE_BUILD_TYPE=Debug -DPO_SANITIZE=ON
+    (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+       ctest --output-on-failure -j "$jobs" -LE no-asan)
+    summary+=("asan: ok") ;;
+  valgrind)
+    stage "valgrind"
+    configure build -DCMAKE_BUILD_TYPE=Release
+    (cd build && ctest --output-on-failure -L valgrind -T memcheck \
+       --overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite" \
+       -j "$jobs") || { echo "valgrind found errors"; exit 1; }
+    summary+=("valgrind: ok") ;;
+  fuzz)
+    stage "fuzz (bounded)"
+    CC=clang configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPO_FUZZ=ON -DCMAKE_C_COMPILER=clang
+    secs=${PO_FUZZ_SECONDS:-15}
+    n=0
+    for f in build-fuzz/tests/fuzz/fuzz_*; do
+      [ -x "$f" ] || continue
+      name=$(basename "$f")
+      corpus="tests/fuzz/corpus/${name#fuzz_}"
+      work=$(mktemp -d)
+      [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
+      echo "fuzz: $name for ${secs}s"
+      "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 "$work" \
+        >"$work.log" 2>&1 || { tail -50 "$work.log"; echo "fuzz: $name failed"; exit 1; }
+      rm -rf "$work" "$work.log"
+      n=$((n+1))
+    done
+    summary+=("fuzz: $n targets x ${secs}s ok") ;;
+  *) echo "unknown stage $s"; exit 2 ;;
+  esac
+done
+stage "summary"
+printf '%s\n' "${summary[@]}"
