@@ -1,0 +1,160 @@
+/* A REST client for any group/version/resource of a Kubernetes API server.
+ *
+ * Thread-safety: one po_KubeClient may be used by any number of threads at once. Each request
+ * borrows an idle CURL easy handle from the client's pool (making one when none is idle), so
+ * concurrent requests never share a handle; all handles share one CURLSH (connection cache, DNS,
+ * TLS sessions) guarded by the client's locks, so connections are reused across threads. The
+ * QPS/burst limiter is one token bucket per client, behind a mutex.
+ *
+ * Ownership: json_object results are new references the caller must json_object_put(); inputs
+ * are borrowed. */
+#ifndef PO_KUBE_CLIENT_H
+#define PO_KUBE_CLIENT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "po/kube/clock.h"
+#include "po/kube/config.h"
+#include "po/kube/status.h"
+
+struct json_object;
+typedef struct po_KubeClient po_KubeClient;
+
+/* Called after every HTTP exchange (each retry counts), for metrics such as
+ * rest_client_requests_total{code,method}. code is 0 when no answer arrived. From any thread. */
+typedef void (*po_KubeRequestObserver)(void *ctx, const char *method, long code, double seconds);
+
+typedef struct {
+  double qps;              /* 0: 20 (controller-runtime's default); < 0: no limit */
+  int burst;               /* 0: 30 */
+  long timeout_ms;         /* a whole non-watch request; 0: 30000 */
+  long connect_timeout_ms; /* 0: 10000 */
+  int max_retries;         /* 0: 5; < 0: none */
+  const po_Clock *clock;   /* NULL: po_Clock_System() */
+  const char *user_agent;  /* NULL: "propertyoverride/<version>" */
+  uint64_t seed;           /* jitter seed; 0: derived from the clock */
+  po_KubeRequestObserver observer;
+  void *observer_ctx;
+} po_KubeClientOptions;
+
+/* What a request addresses. group "" or NULL is the core group (/api/v1). ns NULL or "" is
+ * cluster scope (or all namespaces for list and watch); name NULL addresses the collection. */
+typedef struct {
+  const char *group;
+  const char *version;
+  const char *resource;
+  const char *ns;
+  const char *name;
+  const char *subresource; /* e.g. "status"; NULL for the object itself */
+} po_KubeRef;
+
+typedef struct {
+  const char *label_selector;
+  const char *field_selector;
+  long limit;                  /* page size; 0: server default (everything) */
+  const char *continue_token;
+  const char *resource_version;
+} po_KubeListOptions;
+
+typedef enum {
+  kPo_KubePatch_Merge = 0, /* application/merge-patch+json (RFC 7386) */
+  kPo_KubePatch_Apply = 1, /* application/apply-patch+yaml: server-side apply, needs field_manager */
+  kPo_KubePatch_Json = 2,  /* application/json-patch+json (RFC 6902) */
+} po_KubePatchType;
+
+typedef struct {
+  po_KubePatchType type;
+  const char *field_manager;
+  bool force; /* apply only: take ownership of conflicting fields */
+} po_KubePatchOptions;
+
+typedef struct {
+  const char *propagation_policy;           /* "Foreground", "Background", "Orphan" or NULL */
+  const char *precondition_uid;             /* fail with Conflict unless the uid matches */
+  const char *precondition_resource_version;
+  bool has_grace_period;                    /* false: the server's default grace period */
+  long grace_period_seconds;
+} po_KubeDeleteOptions;
+
+typedef enum {
+  kPo_KubeWatch_Added = 0,
+  kPo_KubeWatch_Modified = 1,
+  kPo_KubeWatch_Deleted = 2,
+  kPo_KubeWatch_Bookmark = 3,
+  kPo_KubeWatch_Error = 4, /* only from po_WatchParser; po_KubeClient_Watch turns it into a failure */
+} po_KubeWatchEventType;
+
+/* One watch event. Return false to end the watch (the call then returns true). The object is
+ * borrowed for the call; take a reference to keep it. */
+typedef bool (*po_KubeWatchFn)(void *ctx, po_KubeWatchEventType type, struct json_object *object);
+
+typedef struct {
+  const char *label_selector;
+  const char *field_selector;
+  const char *resource_version;
+  long timeout_seconds;   /* server-side timeout; 0: none */
+  bool allow_bookmarks;
+} po_KubeWatchOptions;
+
+/* A cancellation token for watches (and the sleeps between retries): fire it from any thread
+ * and a blocked po_KubeClient_Watch returns promptly with kPo_KubeErr_Stopped. */
+typedef struct po_KubeCancel po_KubeCancel;
+po_KubeCancel *po_KubeCancel_New(void);
+void po_KubeCancel_Fire(po_KubeCancel *c);
+bool po_KubeCancel_Fired(const po_KubeCancel *c);
+/* Sleeps up to ns; returns false at once when (or if) the token fires. */
+bool po_KubeCancel_Sleep(po_KubeCancel *c, int64_t ns);
+void po_KubeCancel_Free(po_KubeCancel *c);
+
+bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_KubeClient **out,
+                       po_KubeStatus *st);
+/* After every other thread has finished with the client. cfg is not freed. */
+void po_KubeClient_Free(po_KubeClient *c);
+
+bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, struct json_object **out,
+                       po_KubeStatus *st);
+/* One page: a List object with items and metadata.{resourceVersion,continue}. */
+bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
+                        struct json_object **out, po_KubeStatus *st);
+/* Every page, following continue tokens (limit = page size): one List with all items and the
+ * resourceVersion of the first page (the snapshot the pages belong to). */
+bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
+                           struct json_object **out, po_KubeStatus *st);
+/* ref->name is ignored (the name is in obj). AlreadyExists on a taken name. */
+bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
+                          struct json_object **out, po_KubeStatus *st);
+/* PUT; ref->name NULL takes obj's metadata.name. Conflict when obj's resourceVersion is stale.
+ * Set ref->subresource = "status" to update status only. */
+bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
+                          struct json_object **out, po_KubeStatus *st);
+bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
+                         const char *body, size_t len, struct json_object **out, po_KubeStatus *st);
+/* out (may be NULL) gets the object as the server returned it (with deletionTimestamp when
+ * finalizers hold it) or the Status. */
+bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,
+                          struct json_object **out, po_KubeStatus *st);
+
+/* Streams watch events to fn until the server ends the stream (returns true), fn returns false
+ * (true), cancel fires (kPo_KubeErr_Stopped), the stream is malformed (kPo_KubeErr_Decode), or
+ * the server answers an error or sends an ERROR event (decoded: 410 is kPo_KubeErr_Gone).
+ * Never retried: the informer owns reconnects. */
+bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeWatchOptions *opt,
+                         po_KubeWatchFn fn, void *ctx, po_KubeCancel *cancel, po_KubeStatus *st);
+
+/* The raw exchange under everything above: method, ref, extra query ("a=b&c=d", already
+ * escaped, may be NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated;
+ * may be NULL to discard). Retries as documented in the README. */
+bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                      const char *content_type, const char *body, size_t len, char **body_out,
+                      size_t *len_out, po_KubeStatus *st);
+
+/* ns/name of ref as a URL path (for messages and tests): writes into buf, returns false when
+ * it does not fit or ref is incomplete. */
+bool po_KubeRef_Path(const po_KubeRef *ref, char *buf, size_t size);
+
+/* Percent-encodes s for a query value into buf (RFC 3986 unreserved kept). */
+bool po_Kube_QueryEscape(const char *s, char *buf, size_t size);
+
+#endif

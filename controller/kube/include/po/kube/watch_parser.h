@@ -1,0 +1,38 @@
+/* Incremental parser of a watch response: newline-delimited JSON objects
+ * {"type": "ADDED"|"MODIFIED"|"DELETED"|"BOOKMARK"|"ERROR", "object": {...}}.
+ *
+ * Bytes may arrive split anywhere (inside a token, a UTF-8 sequence, an escape); the events
+ * delivered are the same for every split. Anything that is not a well-formed event is an error
+ * that sticks: the caller drops the connection and watches again. One parser per stream; not
+ * thread-safe. */
+#ifndef PO_KUBE_WATCH_PARSER_H
+#define PO_KUBE_WATCH_PARSER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "po/kube/client.h"
+#include "po/kube/status.h"
+
+typedef struct po_WatchParser po_WatchParser;
+
+typedef enum {
+  kPo_WatchFeed_More = 0,  /* everything consumed; feed more */
+  kPo_WatchFeed_Stop = 1,  /* the callback asked to stop */
+  kPo_WatchFeed_Error = 2, /* malformed stream; st says where and what */
+} po_WatchFeedResult;
+
+/* max_event_bytes bounds one event (0: 64 MiB), so a stream without delimiters cannot grow
+ * memory without limit. NULL when out of memory. */
+po_WatchParser *po_WatchParser_New(size_t max_event_bytes);
+void po_WatchParser_Free(po_WatchParser *p);
+
+/* The object passed to fn is borrowed for the call. */
+po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size_t len,
+                                       po_KubeWatchFn fn, void *ctx, po_KubeStatus *st);
+/* At end of stream: an error when an event was cut off. */
+bool po_WatchParser_Finish(po_WatchParser *p, po_KubeStatus *st);
+/* Bytes consumed so far (for messages). */
+size_t po_WatchParser_Offset(const po_WatchParser *p);
+
+#endif

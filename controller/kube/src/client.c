@@ -1,0 +1,549 @@
+/* The REST client: a pool of CURL easy handles over one CURLSH, a token bucket, retries. */
+#include "po/kube/client.h"
+
+#include <curl/curl.h>
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client_internal.h"
+
+#ifndef PO_VERSION
+#define PO_VERSION "0.0.0"
+#endif
+
+static pthread_once_t g_curl_once = PTHREAD_ONCE_INIT;
+static void curl_init_once(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+/* ---- CURLSH locking ---------------------------------------------------------------------- */
+
+static void share_lock(CURL *h, curl_lock_data data, curl_lock_access access, void *ctx) {
+  po_KubeClient *c = ctx;
+  pthread_mutex_lock(&c->share_locks[(unsigned)data % PO_SHARE_LOCKS]);
+}
+
+static void share_unlock(CURL *h, curl_lock_data data, void *ctx) {
+  po_KubeClient *c = ctx;
+  pthread_mutex_unlock(&c->share_locks[(unsigned)data % PO_SHARE_LOCKS]);
+}
+
+/* ---- lifecycle --------------------------------------------------------------------------- */
+
+bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_KubeClient **out,
+                       po_KubeStatus *st) {
+  *out = NULL;
+  pthread_once(&g_curl_once, curl_init_once);
+  if (!cfg || !po_KubeConfig_Server(cfg))
+    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "po_KubeClient_New: a configuration with a server is required");
+  po_KubeClient *c = calloc(1, sizeof *c);
+  if (!c) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  c->cfg = cfg;
+  if (opt) c->opt = *opt;
+  if (c->opt.qps == 0) c->opt.qps = 20;
+  if (c->opt.burst == 0) c->opt.burst = 30;
+  if (c->opt.timeout_ms == 0) c->opt.timeout_ms = 30000;
+  if (c->opt.connect_timeout_ms == 0) c->opt.connect_timeout_ms = 10000;
+  if (c->opt.max_retries == 0) c->opt.max_retries = 5;
+  if (c->opt.max_retries < 0) c->opt.max_retries = 0;
+  if (!c->opt.clock) c->opt.clock = po_Clock_System();
+  c->user_agent = strdup(c->opt.user_agent ? c->opt.user_agent : "propertyoverride/" PO_VERSION);
+  c->opt.user_agent = c->user_agent;
+  po_Rand_Seed(&c->rand, c->opt.seed ? c->opt.seed
+                                     : (uint64_t)c->opt.clock->monotonic_ns(c->opt.clock->ctx) ^ (uintptr_t)c);
+  po_TokenBucket_Init(&c->bucket, c->opt.qps, c->opt.burst);
+  pthread_mutex_init(&c->pool_lock, NULL);
+  pthread_mutex_init(&c->rl_lock, NULL);
+  for (int i = 0; i < PO_SHARE_LOCKS; i++) pthread_mutex_init(&c->share_locks[i], NULL);
+  c->share = curl_share_init();
+  if (!c->user_agent || !c->share) {
+    po_KubeClient_Free(c);
+    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  }
+  curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
+  curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
+  curl_share_setopt(c->share, CURLSHOPT_USERDATA, c);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_SSL_SESSION);
+  curl_share_setopt(c->share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  *out = c;
+  return true;
+}
+
+void po_KubeClient_Free(po_KubeClient *c) {
+  if (!c) return;
+  for (int i = 0; i < c->n_idle; i++) curl_easy_cleanup(c->idle[i]);
+  free(c->idle);
+  if (c->share) curl_share_cleanup(c->share);
+  for (int i = 0; i < PO_SHARE_LOCKS; i++) pthread_mutex_destroy(&c->share_locks[i]);
+  pthread_mutex_destroy(&c->pool_lock);
+  pthread_mutex_destroy(&c->rl_lock);
+  free(c->user_agent);
+  free(c);
+}
+
+CURL *po_KubeClient_TakeHandle_(po_KubeClient *c) {
+  CURL *h = NULL;
+  pthread_mutex_lock(&c->pool_lock);
+  if (c->n_idle) h = c->idle[--c->n_idle];
+  pthread_mutex_unlock(&c->pool_lock);
+  return h ? h : curl_easy_init();
+}
+
+void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h) {
+  if (!h) return;
+  pthread_mutex_lock(&c->pool_lock);
+  if (c->n_idle == c->cap_idle) {
+    int cap = c->cap_idle ? c->cap_idle * 2 : 8;
+    CURL **n = realloc(c->idle, (size_t)cap * sizeof *n);
+    if (n) {
+      c->idle = n;
+      c->cap_idle = cap;
+    }
+  }
+  if (c->n_idle < c->cap_idle) {
+    c->idle[c->n_idle++] = h;
+    h = NULL;
+  }
+  pthread_mutex_unlock(&c->pool_lock);
+  if (h) curl_easy_cleanup(h);
+}
+
+void po_KubeClient_RateLimit_(po_KubeClient *c) {
+  const po_Clock *k = c->opt.clock;
+  pthread_mutex_lock(&c->rl_lock);
+  int64_t wait = po_TokenBucket_Reserve(&c->bucket, k->monotonic_ns(k->ctx));
+  pthread_mutex_unlock(&c->rl_lock);
+  if (wait > 0) k->sleep_ns(k->ctx, wait);
+}
+
+double po_KubeClient_Jitter_(po_KubeClient *c) {
+  pthread_mutex_lock(&c->rl_lock);
+  double u = po_Rand_Unit(&c->rand);
+  pthread_mutex_unlock(&c->rl_lock);
+  return u;
+}
+
+/* ---- paths and queries ------------------------------------------------------------------- */
+
+bool po_KubeRef_Path(const po_KubeRef *r, char *buf, size_t size) {
+  if (!r || !r->version || !*r->version || !r->resource || !*r->resource) return false;
+  int n;
+  if (r->group && *r->group)
+    n = snprintf(buf, size, "/apis/%s/%s", r->group, r->version);
+  else
+    n = snprintf(buf, size, "/api/%s", r->version);
+  size_t used = n < 0 ? size : (size_t)n;
+#define PO_APPEND(...)                                               \
+  do {                                                               \
+    if (used >= size) return false;                                  \
+    int w_ = snprintf(buf + used, size - used, __VA_ARGS__);         \
+    if (w_ < 0 || (size_t)w_ >= size - used) return false;           \
+    used += (size_t)w_;                                              \
+  } while (0)
+  if (r->ns && *r->ns) PO_APPEND("/namespaces/%s", r->ns);
+  PO_APPEND("/%s", r->resource);
+  if (r->name && *r->name) {
+    PO_APPEND("/%s", r->name);
+    if (r->subresource && *r->subresource) PO_APPEND("/%s", r->subresource);
+  }
+#undef PO_APPEND
+  return used < size;
+}
+
+bool po_Kube_QueryEscape(const char *s, char *buf, size_t size) {
+  static const char hex[] = "0123456789ABCDEF";
+  size_t n = 0;
+  for (; *s; s++) {
+    unsigned char ch = (unsigned char)*s;
+    bool keep = (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') ||
+                ch == '-' || ch == '.' || ch == '_' || ch == '~';
+    if (n + (keep ? 1 : 3) >= size) return false;
+    if (keep) {
+      buf[n++] = (char)ch;
+    } else {
+      buf[n++] = '%';
+      buf[n++] = hex[ch >> 4];
+      buf[n++] = hex[ch & 15];
+    }
+  }
+  if (n >= size) return false;
+  buf[n] = '\0';
+  return true;
+}
+
+/* Appends "&key=escaped(value)" (without the '&' when q is empty). */
+bool po_Query_Add_(char *q, size_t size, const char *key, const char *value) {
+  if (!value || !*value) return true;
+  size_t used = strlen(q);
+  char esc[2048];
+  if (!po_Kube_QueryEscape(value, esc, sizeof esc)) return false;
+  int w = snprintf(q + used, size - used, "%s%s=%s", used ? "&" : "", key, esc);
+  return w >= 0 && (size_t)w < size - used;
+}
+
+/* ---- one exchange ------------------------------------------------------------------------ */
+
+static size_t on_body(char *ptr, size_t sz, size_t nm, void *ud) {
+  po_Buf_ *b = ud;
+  size_t n = sz * nm;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 16384;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *d = realloc(b->data, cap);
+    if (!d) return 0;
+    b->data = d;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->len, ptr, n);
+  b->len += n;
+  b->data[b->len] = '\0';
+  return n;
+}
+
+static size_t on_header(char *ptr, size_t sz, size_t nm, void *ud) {
+  long *retry_after = ud;
+  size_t n = sz * nm;
+  if (n > 12 && strncasecmp(ptr, "Retry-After:", 12) == 0) {
+    char tmp[32];
+    size_t l = n - 12 < sizeof tmp - 1 ? n - 12 : sizeof tmp - 1;
+    memcpy(tmp, ptr + 12, l);
+    tmp[l] = '\0';
+    char *end;
+    long v = strtol(tmp, &end, 10);
+    /* Only delay-seconds; an HTTP-date falls back to our own backoff. */
+    if (end != tmp && v >= 0) *retry_after = v;
+  }
+  return n;
+}
+
+bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
+                          struct curl_slist **headers, const char *content_type, po_KubeStatus *st) {
+  po_KubeConfig *cfg = c->cfg;
+  curl_easy_reset(h);
+  curl_easy_setopt(h, CURLOPT_SHARE, c->share);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opt.connect_timeout_ms);
+  curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it */
+  if (strcmp(method, "GET") != 0) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
+  size_t len;
+  const char *blob;
+  if ((blob = po_KubeConfig_CaData(cfg, &len)) != NULL) {
+    struct curl_blob b = {(void *)blob, len, CURL_BLOB_COPY};
+    curl_easy_setopt(h, CURLOPT_CAINFO_BLOB, &b);
+  } else if (po_KubeConfig_CaFile(cfg)) {
+    curl_easy_setopt(h, CURLOPT_CAINFO, po_KubeConfig_CaFile(cfg));
+  }
+  if ((blob = po_KubeConfig_CertData(cfg, &len)) != NULL) {
+    struct curl_blob b = {(void *)blob, len, CURL_BLOB_COPY};
+    curl_easy_setopt(h, CURLOPT_SSLCERT_BLOB, &b);
+    curl_easy_setopt(h, CURLOPT_SSLCERTTYPE, "PEM");
+  } else if (po_KubeConfig_CertFile(cfg)) {
+    curl_easy_setopt(h, CURLOPT_SSLCERT, po_KubeConfig_CertFile(cfg));
+  }
+  if ((blob = po_KubeConfig_KeyData(cfg, &len)) != NULL) {
+    struct curl_blob b = {(void *)blob, len, CURL_BLOB_COPY};
+    curl_easy_setopt(h, CURLOPT_SSLKEY_BLOB, &b);
+    curl_easy_setopt(h, CURLOPT_SSLKEYTYPE, "PEM");
+  } else if (po_KubeConfig_KeyFile(cfg)) {
+    curl_easy_setopt(h, CURLOPT_SSLKEY, po_KubeConfig_KeyFile(cfg));
+  }
+  if (po_KubeConfig_InsecureSkipTlsVerify(cfg)) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  char tok[8192], auth[8300];
+  if (!po_KubeConfig_Token(cfg, tok, sizeof tok, st)) return false;
+  struct curl_slist *hl = curl_slist_append(NULL, "Accept: application/json");
+  if (hl && tok[0]) {
+    snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
+    struct curl_slist *n = curl_slist_append(hl, auth);
+    if (!n) curl_slist_free_all(hl);
+    hl = n;
+  }
+  if (hl && content_type) {
+    char ct[128];
+    snprintf(ct, sizeof ct, "Content-Type: %s", content_type);
+    struct curl_slist *n = curl_slist_append(hl, ct);
+    if (!n) curl_slist_free_all(hl);
+    hl = n;
+  }
+  if (!hl) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
+  *headers = hl;
+  return true;
+}
+
+bool po_KubeClient_Url_(po_KubeClient *c, const po_KubeRef *ref, const char *query, char *url,
+                        size_t size, po_KubeStatus *st) {
+  char path[1024];
+  if (!po_KubeRef_Path(ref, path, sizeof path))
+    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "request needs version and resource (path too long or incomplete)");
+  int n = snprintf(url, size, "%s%s%s%s", po_KubeConfig_Server(c->cfg), path, query && *query ? "?" : "",
+                   query ? query : "");
+  if (n < 0 || (size_t)n >= size) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "request URL too long");
+  return true;
+}
+
+/* Whether curl failed before any byte of the request could have reached the server. */
+static bool not_sent(CURLcode rc) {
+  return rc == CURLE_COULDNT_CONNECT || rc == CURLE_COULDNT_RESOLVE_HOST ||
+         rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR;
+}
+
+bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                      const char *content_type, const char *body, size_t len, char **body_out,
+                      size_t *len_out, po_KubeStatus *st) {
+  if (body_out) *body_out = NULL;
+  if (len_out) *len_out = 0;
+  char url[8192];
+  if (!po_KubeClient_Url_(c, ref, query, url, sizeof url, st)) return false;
+  bool safe = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
+  const po_Clock *k = c->opt.clock;
+  po_KubeStatus tmp;
+  if (!st) st = &tmp;
+  for (int attempt = 0;; attempt++) {
+    po_KubeClient_RateLimit_(c);
+    CURL *h = po_KubeClient_TakeHandle_(c);
+    if (!h) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory (curl handle)");
+    struct curl_slist *headers = NULL;
+    if (!po_KubeClient_Setup_(c, h, method, url, &headers, content_type, st)) {
+      po_KubeClient_ReturnHandle_(c, h);
+      return false;
+    }
+    po_Buf_ resp = {0};
+    long retry_after = -1;
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry_after);
+    if (body) {
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+    } else if (!safe && strcmp(method, "DELETE") != 0) {
+      curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+    }
+    int64_t t0 = k->monotonic_ns(k->ctx);
+    CURLcode rc = curl_easy_perform(h);
+    long http = 0;
+    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
+    double secs = (double)(k->monotonic_ns(k->ctx) - t0) / 1e9;
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
+    curl_slist_free_all(headers);
+    po_KubeClient_ReturnHandle_(c, h);
+    if (c->opt.observer) c->opt.observer(c->opt.observer_ctx, method, rc == CURLE_OK ? http : 0, secs);
+    bool retry = false;
+    if (rc != CURLE_OK) {
+      po_KubeStatus_Set(st, kPo_KubeErr_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
+      retry = safe || not_sent(rc);
+    } else if (http >= 200 && http < 300) {
+      if (body_out) {
+        if (!resp.data) resp.data = strdup("");
+        *body_out = resp.data;
+        resp.data = NULL;
+      }
+      if (len_out) *len_out = resp.len;
+      free(resp.data);
+      po_KubeStatus_Clear(st);
+      st->http_status = http;
+      return true;
+    } else {
+      po_KubeStatus_FromResponse(st, http, resp.data, resp.len);
+      /* 429 means the server refused before doing anything, so any verb may be repeated. */
+      retry = http == 429 || (safe && (http == 500 || http == 502 || http == 503 || http == 504));
+    }
+    free(resp.data);
+    if (!retry || attempt >= c->opt.max_retries) return false;
+    int64_t delay;
+    if (retry_after >= 0) {
+      delay = (retry_after > 30 ? 30 : retry_after) * 1000000000LL;
+    } else {
+      delay = 100000000LL << (attempt < 6 ? attempt : 6); /* 0.1 s doubling, cap 6.4 s */
+      delay += (int64_t)((double)delay * 0.5 * po_KubeClient_Jitter_(c));
+    }
+    k->sleep_ns(k->ctx, delay);
+  }
+}
+
+/* ---- verbs ------------------------------------------------------------------------------- */
+
+bool po_Kube_ParseJson_(const char *body, size_t len, json_object **out, const char *what,
+                        po_KubeStatus *st) {
+  json_tokener *tok = json_tokener_new_ex(256);
+  if (!tok) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  json_object *o = NULL;
+  if (len <= (size_t)1 << 30) o = json_tokener_parse_ex(tok, body, (int)len);
+  enum json_tokener_error e = json_tokener_get_error(tok);
+  json_tokener_free(tok);
+  if (e != json_tokener_success || !json_object_is_type(o, json_type_object)) {
+    json_object_put(o);
+    return po_KubeStatus_Set(st, kPo_KubeErr_Decode, "%s: the server's answer is not a JSON object (%s)",
+                             what, e != json_tokener_success ? json_tokener_error_desc(e) : "other type");
+  }
+  *out = o;
+  return true;
+}
+
+static bool do_json(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                    const char *ctype, const char *body, size_t len, json_object **out, po_KubeStatus *st) {
+  char *resp = NULL;
+  size_t rlen = 0;
+  if (out) *out = NULL;
+  if (!po_KubeClient_Do(c, method, ref, query, ctype, body, len, out ? &resp : NULL, &rlen, st)) return false;
+  if (!out) return true;
+  long http = st ? st->http_status : 0;
+  bool ok = po_Kube_ParseJson_(resp, rlen, out, method, st);
+  free(resp);
+  if (ok && st) st->http_status = http;
+  return ok;
+}
+
+bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, json_object **out, po_KubeStatus *st) {
+  if (!ref->name || !*ref->name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "get needs a name");
+  return do_json(c, "GET", ref, NULL, NULL, NULL, 0, out, st);
+}
+
+static bool list_query(const po_KubeListOptions *o, char *q, size_t size) {
+  q[0] = '\0';
+  if (!o) return true;
+  char lim[32] = "";
+  if (o->limit > 0) snprintf(lim, sizeof lim, "%ld", o->limit);
+  return po_Query_Add_(q, size, "labelSelector", o->label_selector) &&
+         po_Query_Add_(q, size, "fieldSelector", o->field_selector) && po_Query_Add_(q, size, "limit", lim) &&
+         po_Query_Add_(q, size, "continue", o->continue_token) &&
+         po_Query_Add_(q, size, "resourceVersion", o->resource_version);
+}
+
+bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
+                        json_object **out, po_KubeStatus *st) {
+  char q[6144];
+  if (!list_query(opt, q, sizeof q)) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "list options too long");
+  po_KubeRef r = *ref;
+  r.name = NULL;
+  r.subresource = NULL;
+  return do_json(c, "GET", &r, q, NULL, NULL, 0, out, st);
+}
+
+static const char *meta_str(json_object *o, const char *key) {
+  json_object *m, *v;
+  if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
+                           json_object **out, po_KubeStatus *st) {
+  *out = NULL;
+  po_KubeListOptions o = {0};
+  if (opt) o = *opt;
+  json_object *all = NULL, *items = NULL;
+  char *cont = NULL;
+  for (int page = 0;; page++) {
+    o.continue_token = cont;
+    /* A continued page must not also name a resourceVersion (the token carries it). */
+    if (page > 0) o.resource_version = NULL;
+    json_object *l;
+    bool ok = po_KubeClient_List(c, ref, &o, &l, st);
+    free(cont);
+    cont = NULL;
+    if (!ok) {
+      json_object_put(all);
+      return false;
+    }
+    json_object *its;
+    if (!json_object_object_get_ex(l, "items", &its) || !(json_object_is_type(its, json_type_array) ||
+                                                          json_object_is_type(its, json_type_null))) {
+      json_object_put(l);
+      json_object_put(all);
+      return po_KubeStatus_Set(st, kPo_KubeErr_Decode, "list: the answer has no items array");
+    }
+    if (!all) {
+      all = l;
+      items = json_object_new_array();
+      if (json_object_is_type(its, json_type_array))
+        for (size_t i = 0; i < json_object_array_length(its); i++)
+          json_object_array_add(items, json_object_get(json_object_array_get_idx(its, i)));
+      json_object_object_add(all, "items", items);
+    } else {
+      for (size_t i = 0; json_object_is_type(its, json_type_array) && i < json_object_array_length(its); i++)
+        json_object_array_add(items, json_object_get(json_object_array_get_idx(its, i)));
+    }
+    const char *next = meta_str(l, "continue");
+    if (next && *next) cont = strdup(next);
+    if (l != all) json_object_put(l);
+    if (!cont) break;
+  }
+  json_object *m;
+  if (json_object_object_get_ex(all, "metadata", &m)) json_object_object_del(m, "continue");
+  *out = all;
+  return true;
+}
+
+bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, json_object **out,
+                          po_KubeStatus *st) {
+  po_KubeRef r = *ref;
+  r.name = NULL;
+  r.subresource = NULL;
+  size_t len;
+  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
+  return do_json(c, "POST", &r, NULL, "application/json", body, len, out, st);
+}
+
+bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, json_object **out,
+                          po_KubeStatus *st) {
+  po_KubeRef r = *ref;
+  if (!r.name || !*r.name) r.name = meta_str(obj, "name");
+  if (!r.name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "update needs a name (ref or metadata.name)");
+  size_t len;
+  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
+  return do_json(c, "PUT", &r, NULL, "application/json", body, len, out, st);
+}
+
+bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
+                         const char *body, size_t len, json_object **out, po_KubeStatus *st) {
+  po_KubePatchOptions o = {0};
+  if (opt) o = *opt;
+  if (!ref->name || !*ref->name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "patch needs a name");
+  const char *ct = o.type == kPo_KubePatch_Apply  ? "application/apply-patch+yaml"
+                   : o.type == kPo_KubePatch_Json ? "application/json-patch+json"
+                                                  : "application/merge-patch+json";
+  if (o.type == kPo_KubePatch_Apply && (!o.field_manager || !*o.field_manager))
+    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "server-side apply needs a field manager");
+  char q[512] = "";
+  if (!po_Query_Add_(q, sizeof q, "fieldManager", o.field_manager) ||
+      !po_Query_Add_(q, sizeof q, "force", o.type == kPo_KubePatch_Apply && o.force ? "true" : NULL))
+    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "field manager name too long");
+  return do_json(c, "PATCH", ref, q, ct, body, len, out, st);
+}
+
+bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,
+                          json_object **out, po_KubeStatus *st) {
+  if (!ref->name || !*ref->name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "delete needs a name");
+  json_object *d = json_object_new_object();
+  json_object_object_add(d, "kind", json_object_new_string("DeleteOptions"));
+  json_object_object_add(d, "apiVersion", json_object_new_string("v1"));
+  if (opt && opt->propagation_policy)
+    json_object_object_add(d, "propagationPolicy", json_object_new_string(opt->propagation_policy));
+  if (opt && opt->has_grace_period)
+    json_object_object_add(d, "gracePeriodSeconds", json_object_new_int64(opt->grace_period_seconds));
+  if (opt && (opt->precondition_uid || opt->precondition_resource_version)) {
+    json_object *p = json_object_new_object();
+    if (opt->precondition_uid) json_object_object_add(p, "uid", json_object_new_string(opt->precondition_uid));
+    if (opt->precondition_resource_version)
+      json_object_object_add(p, "resourceVersion", json_object_new_string(opt->precondition_resource_version));
+    json_object_object_add(d, "preconditions", p);
+  }
+  size_t len;
+  const char *body = json_object_to_json_string_length(d, JSON_C_TO_STRING_PLAIN, &len);
+  bool ok = do_json(c, "DELETE", ref, NULL, "application/json", body, len, out, st);
+  json_object_put(d);
+  return ok;
+}

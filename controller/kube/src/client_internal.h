@@ -1,0 +1,45 @@
+/* The client's layout, shared by client.c (REST) and watch.c. */
+#ifndef PO_KUBE_CLIENT_INTERNAL_H
+#define PO_KUBE_CLIENT_INTERNAL_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+
+#include "po/kube/client.h"
+
+#define PO_SHARE_LOCKS 8
+
+struct json_object;
+
+typedef struct {
+  char *data;
+  size_t len, cap;
+} po_Buf_;
+
+struct po_KubeClient {
+  po_KubeConfig *cfg;
+  po_KubeClientOptions opt; /* defaults filled in */
+  char *user_agent;
+  CURLSH *share;
+  pthread_mutex_t share_locks[PO_SHARE_LOCKS];
+  pthread_mutex_t pool_lock; /* guards idle */
+  CURL **idle;
+  int n_idle, cap_idle;
+  pthread_mutex_t rl_lock; /* guards bucket and rand */
+  po_TokenBucket bucket;
+  po_Rand rand;
+};
+
+CURL *po_KubeClient_TakeHandle_(po_KubeClient *c);
+void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h);
+void po_KubeClient_RateLimit_(po_KubeClient *c);
+double po_KubeClient_Jitter_(po_KubeClient *c);
+bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
+                          struct curl_slist **headers, const char *content_type, po_KubeStatus *st);
+bool po_KubeClient_Url_(po_KubeClient *c, const po_KubeRef *ref, const char *query, char *url,
+                        size_t size, po_KubeStatus *st);
+bool po_Query_Add_(char *q, size_t size, const char *key, const char *value);
+bool po_Kube_ParseJson_(const char *body, size_t len, struct json_object **out, const char *what,
+                        po_KubeStatus *st);
+
+#endif

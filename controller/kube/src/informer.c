@@ -1,0 +1,413 @@
+/* The informer: a list/watch loop on its own thread feeding a locked cache and the handlers. */
+#include "po/kube/informer.h"
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cache.h"
+
+struct po_Informer {
+  po_KubeClient *client;
+  po_InformerOptions opt;
+  po_InformerHandlers h;
+  char *group, *version, *resource, *ns, *label, *field;
+  po_KubeCancel *cancel;
+  pthread_t thread;
+  bool started, joined;
+
+  pthread_rwlock_t cache_lock; /* guards cache */
+  po_Cache_ cache;
+
+  pthread_mutex_t lock; /* guards synced, last_rv, stats; cond signals synced/stopped */
+  pthread_cond_t cond;
+  bool synced, ended;
+  char last_rv[128];
+  po_InformerStats stats;
+
+  po_Backoff backoff;
+  po_Rand rand;
+};
+
+static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
+
+bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
+                     const po_InformerHandlers *handlers, po_Informer **out, po_KubeStatus *st) {
+  *out = NULL;
+  if (!opt || !opt->ref.version || !opt->ref.resource)
+    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "informer needs ref.version and ref.resource");
+  po_Informer *f = calloc(1, sizeof *f);
+  if (!f) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  f->client = client;
+  f->opt = *opt;
+  if (handlers) f->h = *handlers;
+  if (!f->opt.page_size) f->opt.page_size = 500;
+  if (!f->opt.min_watch_timeout_s) f->opt.min_watch_timeout_s = 300;
+  if (!f->opt.backoff_initial_ns) f->opt.backoff_initial_ns = 800000000LL;
+  if (!f->opt.backoff_max_ns) f->opt.backoff_max_ns = 30000000000LL;
+  if (!f->opt.backoff_reset_ns) f->opt.backoff_reset_ns = 120000000000LL;
+  f->group = dup_or_null(opt->ref.group);
+  f->version = dup_or_null(opt->ref.version);
+  f->resource = dup_or_null(opt->ref.resource);
+  f->ns = dup_or_null(opt->ref.ns);
+  f->label = dup_or_null(opt->label_selector);
+  f->field = dup_or_null(opt->field_selector);
+  f->opt.ref = (po_KubeRef){f->group, f->version, f->resource, f->ns, NULL, NULL};
+  f->opt.label_selector = f->label;
+  f->opt.field_selector = f->field;
+  f->cancel = po_KubeCancel_New();
+  pthread_rwlock_init(&f->cache_lock, NULL);
+  pthread_mutex_init(&f->lock, NULL);
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(&f->cond, &a);
+  pthread_condattr_destroy(&a);
+  bool ok = f->version && f->resource && f->cancel && po_Cache_Init_(&f->cache);
+  if (!ok) {
+    po_Informer_Free(f);
+    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  }
+  po_Backoff_Init(&f->backoff, f->opt.backoff_initial_ns, f->opt.backoff_max_ns, 2.0, 1.0,
+                  f->opt.backoff_reset_ns);
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  po_Rand_Seed(&f->rand, opt->seed ? opt->seed : (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 32) ^ (uintptr_t)f);
+  *out = f;
+  return true;
+}
+
+void po_Informer_Free(po_Informer *f) {
+  if (!f) return;
+  po_Informer_Stop(f);
+  po_Cache_Destroy_(&f->cache);
+  pthread_rwlock_destroy(&f->cache_lock);
+  pthread_mutex_destroy(&f->lock);
+  pthread_cond_destroy(&f->cond);
+  po_KubeCancel_Free(f->cancel);
+  free(f->group);
+  free(f->version);
+  free(f->resource);
+  free(f->ns);
+  free(f->label);
+  free(f->field);
+  free(f);
+}
+
+/* ---- object helpers ---------------------------------------------------------------------- */
+
+static const char *meta(json_object *o, const char *key) {
+  json_object *m, *v;
+  if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, key, &v) ||
+      !json_object_is_type(v, json_type_string))
+    return NULL;
+  return json_object_get_string(v);
+}
+
+static bool key_of(json_object *o, char *buf, size_t size) {
+  const char *ns = meta(o, "namespace"), *name = meta(o, "name");
+  if (!name || !*name) return false;
+  int n = ns && *ns ? snprintf(buf, size, "%s/%s", ns, name) : snprintf(buf, size, "%s", name);
+  return n > 0 && (size_t)n < size;
+}
+
+static json_object *parse_entry(const po_CacheEntry_ *e) {
+  json_tokener *t = json_tokener_new_ex(256);
+  if (!t) return NULL;
+  json_object *o = json_tokener_parse_ex(t, e->json, (int)e->json_len);
+  json_tokener_free(t);
+  return o;
+}
+
+static const char *compact(json_object *o, size_t *len) {
+  return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
+}
+
+static void set_rv(po_Informer *f, const char *rv) {
+  if (!rv || !*rv) return;
+  pthread_mutex_lock(&f->lock);
+  snprintf(f->last_rv, sizeof f->last_rv, "%s", rv);
+  pthread_mutex_unlock(&f->lock);
+}
+
+#define PO_STAT(f, field, n)         \
+  do {                               \
+    pthread_mutex_lock(&(f)->lock);  \
+    (f)->stats.field += (n);         \
+    pthread_mutex_unlock(&(f)->lock); \
+  } while (0)
+
+/* ---- events ------------------------------------------------------------------------------ */
+
+static void deliver_upsert(po_Informer *f, json_object *obj, po_CacheEntry_ *old) {
+  if (old) {
+    PO_STAT(f, updates, 1);
+    if (f->h.on_update) {
+      json_object *o = parse_entry(old);
+      f->h.on_update(f->h.ctx, o, obj);
+      json_object_put(o);
+    }
+  } else {
+    PO_STAT(f, adds, 1);
+    if (f->h.on_add) f->h.on_add(f->h.ctx, obj);
+  }
+}
+
+static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *obj) {
+  po_Informer *f = ctx;
+  const char *rv = meta(obj, "resourceVersion");
+  PO_STAT(f, events, 1);
+  if (type == kPo_KubeWatch_Bookmark) {
+    set_rv(f, rv);
+    return true;
+  }
+  char key[512];
+  if (!key_of(obj, key, sizeof key)) {
+    set_rv(f, rv); /* an object without a name cannot be cached; skip it, keep going */
+    return true;
+  }
+  if (type == kPo_KubeWatch_Deleted) {
+    pthread_rwlock_wrlock(&f->cache_lock);
+    po_CacheEntry_ *old = po_Cache_Remove_(&f->cache, key);
+    pthread_rwlock_unlock(&f->cache_lock);
+    set_rv(f, rv);
+    if (old) {
+      PO_STAT(f, deletes, 1);
+      if (f->h.on_delete) f->h.on_delete(f->h.ctx, obj);
+    }
+    free(old);
+    return true;
+  }
+  size_t len;
+  const char *json = compact(obj, &len);
+  po_CacheEntry_ *e = po_Cache_NewEntry_(key, json, len, rv);
+  if (!e) return false; /* out of memory: end the watch; the retry relists */
+  pthread_rwlock_wrlock(&f->cache_lock);
+  po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
+  pthread_rwlock_unlock(&f->cache_lock);
+  set_rv(f, rv);
+  deliver_upsert(f, obj, old);
+  free(old);
+  return true;
+}
+
+/* ---- list and diff ----------------------------------------------------------------------- */
+
+static void deliver_delete(void *ctx, po_CacheEntry_ *e) {
+  po_Informer *f = ctx;
+  json_object *o = parse_entry(e);
+  PO_STAT(f, deletes, 1);
+  if (f->h.on_delete && o) f->h.on_delete(f->h.ctx, o);
+  json_object_put(o);
+}
+
+static bool relist(po_Informer *f, po_KubeStatus *st) {
+  po_KubeListOptions lo = {f->label, f->field, f->opt.page_size, NULL, NULL};
+  json_object *list;
+  PO_STAT(f, lists, 1);
+  if (!po_KubeClient_ListAll(f->client, &f->opt.ref, &lo, &list, st)) return false;
+  json_object *items;
+  json_object_object_get_ex(list, "items", &items);
+  size_t n = json_object_array_length(items);
+  po_Cache_ fresh;
+  if (!po_Cache_Init_(&fresh)) {
+    json_object_put(list);
+    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_object *it = json_object_array_get_idx(items, i);
+    char key[512];
+    if (!key_of(it, key, sizeof key)) continue;
+    size_t len;
+    const char *json = compact(it, &len);
+    po_CacheEntry_ *e = po_Cache_NewEntry_(key, json, len, meta(it, "resourceVersion"));
+    if (!e) {
+      po_Cache_Destroy_(&fresh);
+      json_object_put(list);
+      return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    }
+    free(po_Cache_Put_(&fresh, e));
+  }
+  /* Swap, then tell the handlers what changed relative to the old contents. */
+  pthread_rwlock_wrlock(&f->cache_lock);
+  po_Cache_ old = f->cache;
+  f->cache = fresh;
+  pthread_rwlock_unlock(&f->cache_lock);
+  set_rv(f, meta(list, "resourceVersion"));
+  for (size_t i = 0; i < n; i++) {
+    json_object *it = json_object_array_get_idx(items, i);
+    char key[512];
+    if (!key_of(it, key, sizeof key)) continue;
+    po_CacheEntry_ *was = po_Cache_Remove_(&old, key);
+    const char *rv = meta(it, "resourceVersion");
+    if (was && rv && strcmp(was->rv, rv) == 0) {
+      free(was);
+      continue;
+    }
+    deliver_upsert(f, it, was);
+    free(was);
+  }
+  po_Cache_ForEach_(&old, deliver_delete, f);
+  po_Cache_Destroy_(&old);
+  json_object_put(list);
+  pthread_mutex_lock(&f->lock);
+  f->synced = true;
+  pthread_cond_broadcast(&f->cond);
+  pthread_mutex_unlock(&f->lock);
+  return true;
+}
+
+/* ---- the loop ---------------------------------------------------------------------------- */
+
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *run(void *arg) {
+  po_Informer *f = arg;
+  bool need_list = true;
+  while (!po_KubeCancel_Fired(f->cancel)) {
+    po_KubeStatus st;
+    if (need_list) {
+      if (!relist(f, &st)) {
+        if (st.code == kPo_KubeErr_Stopped || po_KubeCancel_Fired(f->cancel)) break;
+        PO_STAT(f, watch_errors, 1);
+        po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
+        continue;
+      }
+      need_list = false;
+    }
+    char rv[128];
+    po_Informer_LastResourceVersion(f, rv, sizeof rv);
+    long min = f->opt.min_watch_timeout_s;
+    po_KubeWatchOptions wo = {f->label, f->field, rv, min + (long)((double)min * po_Rand_Unit(&f->rand)), true};
+    uint64_t before;
+    pthread_mutex_lock(&f->lock);
+    before = f->stats.events;
+    f->stats.watches++;
+    pthread_mutex_unlock(&f->lock);
+    int64_t t0 = now_ns();
+    bool ok = po_KubeClient_Watch(f->client, &f->opt.ref, &wo, on_watch_event, f, f->cancel, &st);
+    if (po_KubeCancel_Fired(f->cancel)) break;
+    if (ok) {
+      /* A clean end after timeoutSeconds: watch again at once. A stream closed at once and
+       * empty is a misbehaving server or proxy: do not spin on it. */
+      pthread_mutex_lock(&f->lock);
+      bool idle = f->stats.events == before;
+      pthread_mutex_unlock(&f->lock);
+      if (idle && now_ns() - t0 < 1000000000LL)
+        po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
+      continue;
+    }
+    if (st.code == kPo_KubeErr_Gone) {
+      PO_STAT(f, relists_gone, 1);
+      need_list = true;
+      continue;
+    }
+    PO_STAT(f, watch_errors, 1);
+    po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
+  }
+  pthread_mutex_lock(&f->lock);
+  f->ended = true;
+  pthread_cond_broadcast(&f->cond);
+  pthread_mutex_unlock(&f->lock);
+  return NULL;
+}
+
+bool po_Informer_Start(po_Informer *f, po_KubeStatus *st) {
+  if (f->started) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "informer already started");
+  if (pthread_create(&f->thread, NULL, run, f) != 0)
+    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "cannot start the informer thread");
+  f->started = true;
+  return true;
+}
+
+void po_Informer_Stop(po_Informer *f) {
+  if (!f->started || f->joined) return;
+  po_KubeCancel_Fire(f->cancel);
+  pthread_join(f->thread, NULL);
+  f->joined = true;
+}
+
+bool po_Informer_HasSynced(po_Informer *f) {
+  pthread_mutex_lock(&f->lock);
+  bool s = f->synced;
+  pthread_mutex_unlock(&f->lock);
+  return s;
+}
+
+bool po_Informer_WaitForSync(po_Informer *f, long timeout_ms) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t end = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + (int64_t)timeout_ms * 1000000;
+  ts.tv_sec = (time_t)(end / 1000000000);
+  ts.tv_nsec = (long)(end % 1000000000);
+  pthread_mutex_lock(&f->lock);
+  while (!f->synced && !f->ended)
+    if (pthread_cond_timedwait(&f->cond, &f->lock, &ts) != 0) break;
+  bool s = f->synced;
+  pthread_mutex_unlock(&f->lock);
+  return s;
+}
+
+json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name) {
+  char key[512];
+  int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name) : snprintf(key, sizeof key, "%s", name);
+  if (n < 0 || (size_t)n >= sizeof key) return NULL;
+  pthread_rwlock_rdlock(&f->cache_lock);
+  po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
+  json_object *o = e ? parse_entry(e) : NULL;
+  pthread_rwlock_unlock(&f->cache_lock);
+  return o;
+}
+
+size_t po_Informer_Count(po_Informer *f) {
+  pthread_rwlock_rdlock(&f->cache_lock);
+  size_t n = f->cache.count;
+  pthread_rwlock_unlock(&f->cache_lock);
+  return n;
+}
+
+typedef struct {
+  void (*fn)(void *, const char *, const char *, size_t, const char *);
+  void *ctx;
+} ForEachCtx;
+
+static void each(void *ctx, po_CacheEntry_ *e) {
+  ForEachCtx *c = ctx;
+  c->fn(c->ctx, e->key, e->json, e->json_len, e->rv);
+}
+
+void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const char *, size_t, const char *),
+                         void *ctx) {
+  ForEachCtx c = {fn, ctx};
+  pthread_rwlock_rdlock(&f->cache_lock);
+  po_Cache_ForEach_(&f->cache, each, &c);
+  pthread_rwlock_unlock(&f->cache_lock);
+}
+
+void po_Informer_LastResourceVersion(po_Informer *f, char *buf, size_t size) {
+  pthread_mutex_lock(&f->lock);
+  snprintf(buf, size, "%s", f->last_rv);
+  pthread_mutex_unlock(&f->lock);
+}
+
+po_InformerStats po_Informer_Stats(po_Informer *f) {
+  pthread_mutex_lock(&f->lock);
+  po_InformerStats s = f->stats;
+  pthread_mutex_unlock(&f->lock);
+  return s;
+}
+
+size_t po_Informer_CacheBytes(po_Informer *f) {
+  pthread_rwlock_rdlock(&f->cache_lock);
+  size_t n = po_Cache_Bytes_(&f->cache);
+  pthread_rwlock_unlock(&f->cache_lock);
+  return n;
+}
