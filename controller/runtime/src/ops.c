@@ -1,0 +1,373 @@
+/* The operations server: probes and metrics over libmicrohttpd. */
+#include "po/runtime/ops.h"
+
+#include <arpa/inet.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "po/runtime/clock.h"
+
+typedef struct {
+  char *name;
+  po_CheckFn fn;
+  void *ctx;
+} Check;
+
+typedef struct {
+  Check *items;
+  size_t n, cap;
+} CheckList;
+
+struct po_OpsServer {
+  po_ListenAddr addr;
+  char address_text[300];
+  po_Metrics *metrics;
+  po_Logger *log;
+  pthread_mutex_t mu; /* guards the check lists */
+  CheckList ready, health;
+  struct MHD_Daemon *daemon;
+  int port;
+};
+
+static bool ping(void *ctx, char *reason, size_t cap) { return true; }
+
+static bool valid_check_name(const char *s) {
+  if (!s || !*s) return false;
+  for (; *s; s++) {
+    char c = *s;
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+          c == '-' || c == '_' || c == '.'))
+      return false;
+  }
+  return true;
+}
+
+static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const char *name,
+                      po_CheckFn fn, void *ctx, po_RtStatus *st) {
+  if (!valid_check_name(name) || !fn)
+    return po_RtStatus_Set(st, kPo_RtErr_Usage,
+                           "%s check \"%s\": a name of letters, digits, '.', '_', '-' and a "
+                           "function are required",
+                           endpoint, name ? name : "(null)");
+  pthread_mutex_lock(&s->mu);
+  for (size_t i = 0; i < l->n; i++) {
+    if (strcmp(l->items[i].name, name) == 0) {
+      pthread_mutex_unlock(&s->mu);
+      return po_RtStatus_Set(st, kPo_RtErr_Usage, "%s check \"%s\" is already registered",
+                             endpoint, name);
+    }
+  }
+  if (l->n == l->cap) {
+    size_t cap = l->cap ? l->cap * 2 : 4;
+    Check *items = realloc(l->items, cap * sizeof *items);
+    if (!items) {
+      pthread_mutex_unlock(&s->mu);
+      return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "%s check \"%s\": out of memory", endpoint,
+                             name);
+    }
+    l->items = items;
+    l->cap = cap;
+  }
+  char *copy = strdup(name);
+  if (!copy) {
+    pthread_mutex_unlock(&s->mu);
+    return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "%s check \"%s\": out of memory", endpoint,
+                           name);
+  }
+  l->items[l->n++] = (Check){copy, fn, ctx};
+  pthread_mutex_unlock(&s->mu);
+  return true;
+}
+
+bool po_OpsServer_AddReadyCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
+                                po_RtStatus *st) {
+  return add_check(s, &s->ready, "readyz", name, fn, ctx, st);
+}
+
+bool po_OpsServer_AddHealthCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
+                                 po_RtStatus *st) {
+  return add_check(s, &s->health, "healthz", name, fn, ctx, st);
+}
+
+po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st) {
+  const char *address = opts && opts->address ? opts->address : ":8081";
+  po_OpsServer *s = calloc(1, sizeof *s);
+  if (!s) {
+    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "operations server: out of memory");
+    return NULL;
+  }
+  if (!po_ListenAddr_Parse(address, &s->addr, st)) {
+    free(s);
+    return NULL;
+  }
+  snprintf(s->address_text, sizeof s->address_text, "%s", address);
+  s->metrics = opts && opts->metrics ? opts->metrics : po_Metrics_Default();
+  s->log = opts ? opts->log : NULL;
+  pthread_mutex_init(&s->mu, NULL);
+  if (!po_OpsServer_AddHealthCheck(s, "ping", ping, NULL, st)) {
+    po_OpsServer_Free(s);
+    return NULL;
+  }
+  return s;
+}
+
+static void free_checks(CheckList *l) {
+  for (size_t i = 0; i < l->n; i++) free(l->items[i].name);
+  free(l->items);
+}
+
+void po_OpsServer_Free(po_OpsServer *s) {
+  if (!s) return;
+  po_OpsServer_Stop(s);
+  free_checks(&s->ready);
+  free_checks(&s->health);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
+
+/* --- request handling ------------------------------------------------------------------- */
+
+typedef struct {
+  char *data;
+  size_t len, cap;
+} Text;
+
+static void text_add(Text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(Text *t, const char *fmt, ...) {
+  for (;;) {
+    va_list ap;
+    va_start(ap, fmt);
+    size_t room = t->cap - t->len;
+    int n = vsnprintf(t->data ? t->data + t->len : NULL, t->data ? room : 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return;
+    if (t->data && (size_t)n < room) {
+      t->len += (size_t)n;
+      return;
+    }
+    size_t cap = t->cap ? t->cap : 256;
+    while (cap < t->len + (size_t)n + 1) cap *= 2;
+    char *d = realloc(t->data, cap);
+    if (!d) return;
+    t->data = d;
+    t->cap = cap;
+  }
+}
+
+static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const char *type,
+                               char *body, size_t len, bool owned) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(
+      len, body ? body : (char *)"", owned && body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
+  if (!r) {
+    if (owned) free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  enum MHD_Result ret = MHD_queue_response(conn, code, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+static enum MHD_Result respond_text(struct MHD_Connection *conn, unsigned code, const char *s) {
+  return respond(conn, code, "text/plain; charset=utf-8", (char *)s, strlen(s), false);
+}
+
+typedef struct {
+  const char *name;
+  bool found;
+} ExcludeQuery;
+
+static enum MHD_Result find_exclude(void *cls, enum MHD_ValueKind kind, const char *key,
+                                    const char *value) {
+  ExcludeQuery *q = cls;
+  if (strcmp(key, "exclude") == 0 && value && strcmp(value, q->name) == 0) {
+    q->found = true;
+    return MHD_NO;
+  }
+  return MHD_YES;
+}
+
+static bool excluded(struct MHD_Connection *conn, const char *name) {
+  ExcludeQuery q = {name, false};
+  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, find_exclude, &q);
+  return q.found;
+}
+
+/* Copies the list so checks run without the lock (a slow check must not block registration). */
+static Check *snapshot(po_OpsServer *s, CheckList *l, size_t *n) {
+  pthread_mutex_lock(&s->mu);
+  *n = l->n;
+  Check *copy = malloc((l->n ? l->n : 1) * sizeof *copy);
+  if (copy) memcpy(copy, l->items, l->n * sizeof *copy);
+  pthread_mutex_unlock(&s->mu);
+  return copy;
+}
+
+static enum MHD_Result serve_checks(po_OpsServer *s, struct MHD_Connection *conn, CheckList *l,
+                                    const char *endpoint, const char *only) {
+  size_t n;
+  Check *checks = snapshot(s, l, &n);
+  if (!checks) return respond_text(conn, 500, "internal server error: out of memory\n");
+  bool verbose = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "verbose") != NULL;
+  if (only) {
+    for (size_t i = 0; i < n; i++) {
+      if (strcmp(checks[i].name, only) != 0) continue;
+      char reason[256] = "";
+      bool ok = checks[i].fn(checks[i].ctx, reason, sizeof reason);
+      free(checks);
+      if (ok) return respond_text(conn, 200, "ok");
+      char body[300];
+      snprintf(body, sizeof body, "internal server error: %s\n", reason[0] ? reason : "failed");
+      return respond_text(conn, 500, body);
+    }
+    free(checks);
+    return respond_text(conn, 404, "404 page not found\n");
+  }
+  Text t = {0};
+  bool healthy = true;
+  for (size_t i = 0; i < n; i++) {
+    if (excluded(conn, checks[i].name)) {
+      text_add(&t, "[+]%s excluded: ok\n", checks[i].name);
+      continue;
+    }
+    char reason[256] = "";
+    if (checks[i].fn(checks[i].ctx, reason, sizeof reason)) {
+      text_add(&t, "[+]%s ok\n", checks[i].name);
+    } else {
+      healthy = false;
+      text_add(&t, "[-]%s failed: %s\n", checks[i].name,
+               verbose ? (reason[0] ? reason : "failed") : "reason withheld");
+      po_Log_Info(s->log, "probe check failed", po_Str("endpoint", endpoint),
+                  po_Str("check", checks[i].name), po_Str("reason", reason));
+    }
+  }
+  free(checks);
+  if (healthy && !verbose) {
+    free(t.data);
+    return respond_text(conn, 200, "ok");
+  }
+  text_add(&t, "%s check %s\n", endpoint, healthy ? "passed" : "failed");
+  if (!t.data) return respond_text(conn, 500, "internal server error: out of memory\n");
+  return respond(conn, healthy ? 200 : 500, "text/plain; charset=utf-8", t.data, t.len, true);
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
+                              const char *method, const char *version, const char *upload_data,
+                              size_t *upload_data_size, void **con_cls) {
+  po_OpsServer *s = cls;
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+    return respond_text(conn, 405, "method not allowed: use GET\n");
+  if (strcmp(url, "/metrics") == 0) {
+    char *text;
+    size_t len;
+    if (!po_Metrics_Write(s->metrics, &text, &len))
+      return respond_text(conn, 500, "internal server error: out of memory\n");
+    return respond(conn, 200, PO_METRICS_CONTENT_TYPE, text, len, true);
+  }
+  static const struct {
+    const char *prefix;
+    const char *endpoint;
+    bool ready;
+  } kProbes[] = {{"/healthz", "healthz", false}, {"/livez", "livez", false},
+                 {"/readyz", "readyz", true}};
+  for (size_t i = 0; i < sizeof kProbes / sizeof kProbes[0]; i++) {
+    size_t n = strlen(kProbes[i].prefix);
+    if (strncmp(url, kProbes[i].prefix, n) != 0) continue;
+    CheckList *l = kProbes[i].ready ? &s->ready : &s->health;
+    if (url[n] == '\0' || (url[n] == '/' && url[n + 1] == '\0'))
+      return serve_checks(s, conn, l, kProbes[i].endpoint, NULL);
+    if (url[n] == '/') return serve_checks(s, conn, l, kProbes[i].endpoint, url + n + 1);
+  }
+  return respond_text(conn, 404, "404 page not found\n");
+}
+
+/* --- lifecycle --------------------------------------------------------------------------- */
+
+static struct MHD_Daemon *start_daemon(po_OpsServer *s, const struct sockaddr *sa, bool v6) {
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+  if (v6) flags |= MHD_USE_IPv6;
+  if (v6 && s->addr.host[0] == '\0') flags |= MHD_USE_DUAL_STACK;
+  return MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
+                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+}
+
+bool po_OpsServer_Start(po_OpsServer *s, po_RtStatus *st) {
+  if (s->daemon || s->addr.disabled) return true;
+  struct sockaddr_storage ss;
+  memset(&ss, 0, sizeof ss);
+  struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
+  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
+  const char *host = s->addr.host;
+  if (host[0] == '\0') {
+    in6->sin6_family = AF_INET6;
+    in6->sin6_addr = in6addr_any;
+    in6->sin6_port = htons((uint16_t)s->addr.port);
+    s->daemon = start_daemon(s, (struct sockaddr *)in6, true);
+    if (!s->daemon) { /* no IPv6 here: every IPv4 interface */
+      memset(&ss, 0, sizeof ss);
+      in4->sin_family = AF_INET;
+      in4->sin_addr.s_addr = htonl(INADDR_ANY);
+      in4->sin_port = htons((uint16_t)s->addr.port);
+      s->daemon = start_daemon(s, (struct sockaddr *)in4, false);
+    }
+  } else {
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE};
+    struct addrinfo *res = NULL;
+    int rc = getaddrinfo(host, NULL, &hints, &res);
+    if (rc != 0)
+      return po_RtStatus_Set(st, kPo_RtErr_Usage, "operations server: cannot resolve host \"%s\": %s",
+                             host, gai_strerror(rc));
+    for (struct addrinfo *ai = res; ai && !s->daemon; ai = ai->ai_next) {
+      memset(&ss, 0, sizeof ss);
+      memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
+      if (ai->ai_family == AF_INET) {
+        in4->sin_port = htons((uint16_t)s->addr.port);
+        s->daemon = start_daemon(s, (struct sockaddr *)in4, false);
+      } else if (ai->ai_family == AF_INET6) {
+        in6->sin6_port = htons((uint16_t)s->addr.port);
+        s->daemon = start_daemon(s, (struct sockaddr *)in6, true);
+      }
+    }
+    freeaddrinfo(res);
+  }
+  if (!s->daemon)
+    return po_RtStatus_Set(st, kPo_RtErr_System,
+                           "operations server: cannot listen on \"%s\" (address in use or not "
+                           "local?)",
+                           s->address_text);
+  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
+  s->port = info ? (int)info->port : s->addr.port;
+  po_Log_Info(s->log, "serving probes and metrics", po_Str("address", s->address_text),
+              po_Int("port", s->port));
+  return true;
+}
+
+int po_OpsServer_Port(const po_OpsServer *s) { return s->daemon ? s->port : 0; }
+
+void po_OpsServer_Stop(po_OpsServer *s) {
+  if (!s->daemon) return;
+  MHD_stop_daemon(s->daemon);
+  s->daemon = NULL;
+  s->port = 0;
+}
+
+static bool runnable_start(void *ctx, po_RtStatus *st) { return po_OpsServer_Start(ctx, st); }
+static bool runnable_stop(void *ctx, int64_t deadline) {
+  po_OpsServer_Stop(ctx);
+  return true;
+}
+
+po_Runnable po_OpsServer_Runnable(po_OpsServer *s) {
+  return (po_Runnable){.name = "operations-server", .start = runnable_start,
+                       .stop = runnable_stop, .ctx = s, .needs_leader = false};
+}
