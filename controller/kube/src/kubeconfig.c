@@ -133,9 +133,12 @@ static bool find_named(Doc *d, const char *list, const char *field, const char *
   for (yaml_node_item_t *it = seq->data.sequence.items.start; it < seq->data.sequence.items.top; it++, i++) {
     yaml_node_t *e = node_at(d, *it);
     snprintf(path, pathsz, "%s[%d]", list, i);
-    if (!e || e->type != YAML_MAPPING_NODE)
-      return fail_at(st, d, e, path, "expected a mapping with name and %s, found %s",
-                     e ? kind_name(e) : "nothing");
+    if (!e || e->type != YAML_MAPPING_NODE) {
+      char what[96];
+      snprintf(what, sizeof what, "expected a mapping with name and %s, found %s", field,
+               e ? kind_name(e) : "nothing");
+      return fail_at(st, d, e, path, "%s", what);
+    }
     const char *n;
     if (!get_str(d, e, "name", path, &n, st)) return false;
     if (!n) return fail_at(st, d, e, path, "expected a name%s", "");
@@ -272,8 +275,10 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
          get_bool(cld, cl, "insecure-skip-tls-verify", path, &c->insecure, st);
     if (ok && (!server || !*server))
       ok = fail_at(st, cld, cl, path, "expected a server URL (https://host:port), found %s", "nothing");
+    char spath[300];
+    snprintf(spath, sizeof spath, "%s.server", path);
     if (ok && strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
-      ok = fail_at(st, cld, map_get(cld, cl, "server"), path,
+      ok = fail_at(st, cld, map_get(cld, cl, "server"), spath,
                    "server must start with https:// or http://, found \"%.60s\"", server);
     if (ok) ok = dup(&c->server, server, st) && dup_path(&c->ca_file, cld, ca, st);
     if (ok && cad) {

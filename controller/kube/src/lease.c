@@ -63,15 +63,13 @@ bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector 
   if (!le->opt.renew_deadline_ns) le->opt.renew_deadline_ns = 10000000000LL;
   if (!le->opt.retry_period_ns) le->opt.retry_period_ns = 2000000000LL;
   if (!le->opt.clock) le->opt.clock = po_Clock_System();
-  const po_LeaderElectionOptions *o = &le->opt;
-  if (!(o->lease_duration_ns > o->renew_deadline_ns) ||
-      !((double)o->renew_deadline_ns > 1.2 * (double)o->retry_period_ns) || o->retry_period_ns <= 0) {
+  int64_t ld = le->opt.lease_duration_ns, rd = le->opt.renew_deadline_ns, rp = le->opt.retry_period_ns;
+  if (!(ld > rd) || !((double)rd > 1.2 * (double)rp) || rp <= 0) {
     free(le);
     return po_KubeStatus_Set(st, kPo_KubeErr_Usage,
                              "leader election: need lease duration > renew deadline > 1.2 x retry period "
                              "(got %.3f s, %.3f s, %.3f s)",
-                             (double)o->lease_duration_ns / 1e9, (double)o->renew_deadline_ns / 1e9,
-                             (double)o->retry_period_ns / 1e9);
+                             (double)ld / 1e9, (double)rd / 1e9, (double)rp / 1e9);
   }
   le->ns = strdup(opt->ns);
   le->name = strdup(opt->name);

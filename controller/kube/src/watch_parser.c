@@ -4,6 +4,7 @@
 #include "po/kube/watch_parser.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,8 +12,13 @@ struct po_WatchParser {
   json_tokener *tok;
   size_t max_event, pending; /* bytes of the event being read */
   size_t offset;             /* bytes consumed before the current event */
+  size_t event_start;        /* offset where the event being read or dispatched began */
   size_t events;
   bool in_event, failed;
+  /* UTF-8 validation state carried across chunks (json-c's own check does not survive a
+   * sequence split between two chunks). */
+  int u8_need;
+  unsigned char u8_lo, u8_hi;
   po_KubeStatus err;
 };
 
@@ -25,8 +31,7 @@ po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
     free(p);
     return NULL;
   }
-  json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS |
-                                     JSON_TOKENER_VALIDATE_UTF8);
+  json_tokener_set_flags(p->tok, JSON_TOKENER_STRICT | JSON_TOKENER_ALLOW_TRAILING_CHARS);
   p->max_event = max_event_bytes ? max_event_bytes : (size_t)64 << 20;
   return p;
 }
@@ -42,7 +47,7 @@ size_t po_WatchParser_Offset(const po_WatchParser *p) { return p->offset + p->pe
 static po_WatchFeedResult fail(po_WatchParser *p, po_KubeStatus *st, const char *what, const char *detail) {
   p->failed = true;
   po_KubeStatus_Set(&p->err, kPo_KubeErr_Decode, "watch stream: event %zu (at byte %zu): %s%s%s",
-                    p->events + 1, p->offset, what, detail ? ": " : "", detail ? detail : "");
+                    p->events + 1, p->event_start, what, detail ? ": " : "", detail ? detail : "");
   if (st) *st = p->err;
   return kPo_WatchFeed_Error;
 }
@@ -75,12 +80,62 @@ static po_WatchFeedResult dispatch(po_WatchParser *p, json_object *ev, po_KubeWa
   return fn(ctx, kTypes[k].type, o) ? kPo_WatchFeed_More : kPo_WatchFeed_Stop;
 }
 
+/* How many leading bytes of data are valid UTF-8 given the state (RFC 3629: no overlongs, no
+ * surrogates, nothing above U+10FFFF); the state advances over them. */
+static size_t utf8_prefix(po_WatchParser *p, const char *data, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    unsigned char b = (unsigned char)data[i];
+    if (p->u8_need) {
+      if (b < p->u8_lo || b > p->u8_hi) return i;
+      p->u8_need--;
+      p->u8_lo = 0x80;
+      p->u8_hi = 0xBF;
+      continue;
+    }
+    if (b < 0x80) continue;
+    p->u8_lo = 0x80;
+    p->u8_hi = 0xBF;
+    if (b >= 0xC2 && b <= 0xDF) {
+      p->u8_need = 1;
+    } else if (b == 0xE0) {
+      p->u8_need = 2, p->u8_lo = 0xA0;
+    } else if ((b >= 0xE1 && b <= 0xEC) || b == 0xEE || b == 0xEF) {
+      p->u8_need = 2;
+    } else if (b == 0xED) {
+      p->u8_need = 2, p->u8_hi = 0x9F;
+    } else if (b == 0xF0) {
+      p->u8_need = 3, p->u8_lo = 0x90;
+    } else if (b >= 0xF1 && b <= 0xF3) {
+      p->u8_need = 3;
+    } else if (b == 0xF4) {
+      p->u8_need = 3, p->u8_hi = 0x8F;
+    } else {
+      return i;
+    }
+  }
+  return len;
+}
+
+static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t len, po_KubeWatchFn fn,
+                                     void *ctx, po_KubeStatus *st);
+
 po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size_t len,
                                        po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
   if (p->failed) {
     if (st) *st = p->err;
     return kPo_WatchFeed_Error;
   }
+  size_t ok = utf8_prefix(p, data, len);
+  po_WatchFeedResult r = feed_valid(p, data, ok, fn, ctx, st);
+  if (r != kPo_WatchFeed_More || ok == len) return r;
+  if (!p->in_event) p->event_start = p->offset;
+  char where[48];
+  snprintf(where, sizeof where, "byte %zu", po_WatchParser_Offset(p));
+  return fail(p, st, "invalid UTF-8", where);
+}
+
+static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t len,
+                                       po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
   while (len > 0) {
     if (!p->in_event) {
       while (len > 0 && (*data == ' ' || *data == '\n' || *data == '\r' || *data == '\t')) {
@@ -91,6 +146,7 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
       if (!len) break;
       p->in_event = true;
       p->pending = 0;
+      p->event_start = p->offset;
     }
     /* json-c takes an int length; feed huge chunks in slices. */
     int n = len > (1u << 30) ? 1 << 30 : (int)len;

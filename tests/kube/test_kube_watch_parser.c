@@ -1,0 +1,220 @@
+/* The watch stream parser: recorded streams split at every byte position give the same events
+ * as the whole stream; garbage is an error, never a crash; mutated streams behave the same
+ * however they are split. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/kube/watch_parser.h"
+
+#define DATA PO_KUBE_TESTDATA
+
+typedef struct {
+  char log[65536];
+  size_t len;
+  int events;
+  int stop_after; /* 0: never */
+} Sink;
+
+static bool record(void *ctx, po_KubeWatchEventType type, json_object *obj) {
+  Sink *s = ctx;
+  const char *j = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+  int n = snprintf(s->log + s->len, sizeof s->log - s->len, "%d %s\n", (int)type, j);
+  if (n > 0 && s->len + (size_t)n < sizeof s->log) s->len += (size_t)n;
+  s->events++;
+  return !(s->stop_after && s->events >= s->stop_after);
+}
+
+/* Feeds data in pieces cut at the given positions; returns the final result. */
+static po_WatchFeedResult feed_split(const char *data, size_t len, const size_t *cuts, int ncuts, Sink *s,
+                                     po_KubeStatus *st) {
+  po_WatchParser *p = po_WatchParser_New(0);
+  assert_non_null(p);
+  size_t at = 0;
+  po_WatchFeedResult r = kPo_WatchFeed_More;
+  for (int i = 0; i <= ncuts && r == kPo_WatchFeed_More; i++) {
+    size_t end = i < ncuts ? cuts[i] : len;
+    r = po_WatchParser_Feed(p, data + at, end - at, record, s, st);
+    at = end;
+  }
+  if (r == kPo_WatchFeed_More && !po_WatchParser_Finish(p, st)) r = kPo_WatchFeed_Error;
+  po_WatchParser_Free(p);
+  return r;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  assert_non_null(f);
+  static char buf[1 << 16];
+  *len = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  char *d = malloc(*len + 1);
+  memcpy(d, buf, *len);
+  d[*len] = '\0';
+  return d;
+}
+
+static void check_every_split(const char *file, int want_events) {
+  size_t len;
+  char *data = slurp(file, &len);
+  Sink *whole = calloc(1, sizeof *whole), *part = calloc(1, sizeof *part);
+  po_KubeStatus st;
+  assert_int_equal(feed_split(data, len, NULL, 0, whole, &st), kPo_WatchFeed_More);
+  assert_int_equal(whole->events, want_events);
+  for (size_t k = 0; k <= len; k++) {
+    memset(part, 0, sizeof *part);
+    size_t cut = k;
+    assert_int_equal(feed_split(data, len, &cut, 1, part, &st), kPo_WatchFeed_More);
+    if (part->len != whole->len || memcmp(part->log, whole->log, whole->len) != 0) {
+      print_error("%s: split at %zu differs\n", file, k);
+      fail();
+    }
+  }
+  /* One byte at a time: every boundary at once. */
+  size_t *cuts = malloc(len * sizeof *cuts);
+  for (size_t k = 0; k < len; k++) cuts[k] = k;
+  memset(part, 0, sizeof *part);
+  assert_int_equal(feed_split(data, len, cuts, (int)len, part, &st), kPo_WatchFeed_More);
+  assert_int_equal(part->len, whole->len);
+  assert_memory_equal(part->log, whole->log, whole->len);
+  free(cuts);
+  free(whole);
+  free(part);
+  free(data);
+}
+
+static void test_recorded_basic(void **state) { check_every_split(DATA "/watch_basic.jsonl", 5); }
+static void test_recorded_utf8(void **state) { check_every_split(DATA "/watch_utf8.jsonl", 2); }
+
+static void test_event_types_and_values(void **state) {
+  size_t len;
+  char *data = slurp(DATA "/watch_basic.jsonl", &len);
+  Sink s = {0};
+  po_KubeStatus st;
+  assert_int_equal(feed_split(data, len, NULL, 0, &s, &st), kPo_WatchFeed_More);
+  assert_true(strncmp(s.log, "0 {\"kind\":\"ConfigMap\"", 21) == 0);
+  assert_non_null(strstr(s.log, "\n1 {"));
+  assert_non_null(strstr(s.log, "\n3 {"));
+  assert_non_null(strstr(s.log, "\n2 {"));
+  assert_non_null(strstr(s.log, "\n4 {\"kind\":\"Status\""));
+  assert_non_null(strstr(s.log, "\\\"quoted\\\""));
+  free(data);
+}
+
+static void expect_garbage(const char *text, int want_events, const char *msg) {
+  Sink s = {0};
+  po_KubeStatus st;
+  po_WatchFeedResult r = feed_split(text, strlen(text), NULL, 0, &s, &st);
+  assert_int_equal(r, kPo_WatchFeed_Error);
+  assert_int_equal(s.events, want_events);
+  assert_int_equal(st.code, kPo_KubeErr_Decode);
+  if (strcmp(st.message, msg) != 0) {
+    print_error("expected: %s\n     got: %s\n", msg, st.message);
+    fail();
+  }
+  /* Split anywhere: the same verdict. */
+  for (size_t k = 0; k <= strlen(text); k++) {
+    Sink p = {0};
+    size_t cut = k;
+    assert_int_equal(feed_split(text, strlen(text), &cut, 1, &p, &st), kPo_WatchFeed_Error);
+    assert_int_equal(p.events, want_events);
+  }
+}
+
+static void test_garbage(void **state) {
+  expect_garbage("garbage\n", 0, "watch stream: event 1 (at byte 0): invalid JSON: unexpected character");
+  expect_garbage("{\"type\":\"ADDED\"}\n", 0,
+                 "watch stream: event 1 (at byte 0): expected \"object\" to be a JSON object");
+  expect_garbage("{\"type\":\"NOPE\",\"object\":{}}\n", 0,
+                 "watch stream: event 1 (at byte 0): expected type ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, found: NOPE");
+  expect_garbage("{\"type\":1,\"object\":{}}\n", 0, "watch stream: event 1 (at byte 0): expected \"type\" to be a string");
+  expect_garbage("[1,2]\n", 0,
+                 "watch stream: event 1 (at byte 0): expected a JSON object {\"type\":..., \"object\":...}: array");
+  expect_garbage("{\"type\":\"ADDED\",\"object\":{}}\n xx", 1,
+                 "watch stream: event 2 (at byte 30): invalid JSON: unexpected character");
+  expect_garbage("{\"type\":\"ADDED\",\"object\":{}}{\"type\":\"ADD", 1,
+                 "watch stream: event 2 (at byte 28): stream ended inside an event");
+  expect_garbage("{\"type\":\"ADDED\",\"object\":{\"a\":\"\xff\"}}\n", 0,
+                 "watch stream: event 1 (at byte 0): invalid UTF-8: byte 31");
+  expect_garbage("{'type':'ADDED'}", 0, "watch stream: event 1 (at byte 0): invalid JSON: unexpected character");
+}
+
+static void test_limits_stop_sticky(void **state) {
+  po_WatchParser *p = po_WatchParser_New(64);
+  Sink s = {0};
+  po_KubeStatus st;
+  char big[200];
+  memset(big, ' ', sizeof big);
+  memcpy(big, "{\"type\":\"ADDED\",\"object\":{\"a\":\"", 31);
+  big[sizeof big - 1] = 'x';
+  assert_int_equal(po_WatchParser_Feed(p, big, sizeof big, record, &s, &st), kPo_WatchFeed_Error);
+  assert_string_equal(st.message, "watch stream: event 1 (at byte 0): event larger than the limit");
+  /* Sticky: nothing more is accepted. */
+  assert_int_equal(po_WatchParser_Feed(p, "{}", 2, record, &s, &st), kPo_WatchFeed_Error);
+  assert_false(po_WatchParser_Finish(p, &st));
+  po_WatchParser_Free(p);
+
+  const char *two = "{\"type\":\"ADDED\",\"object\":{}}\n{\"type\":\"ADDED\",\"object\":{}}\n";
+  Sink s2 = {0};
+  s2.stop_after = 1;
+  p = po_WatchParser_New(0);
+  assert_int_equal(po_WatchParser_Feed(p, two, strlen(two), record, &s2, &st), kPo_WatchFeed_Stop);
+  assert_int_equal(s2.events, 1);
+  po_WatchParser_Free(p);
+
+  /* Whitespace only (a server keep-alive) is not an event and not an error. */
+  p = po_WatchParser_New(0);
+  assert_int_equal(po_WatchParser_Feed(p, "\n\r\n  \t", 6, record, &s2, &st), kPo_WatchFeed_More);
+  assert_true(po_WatchParser_Finish(p, &st));
+  po_WatchParser_Free(p);
+}
+
+/* Mutated streams: whatever the bytes, split feeding agrees with whole feeding. */
+static void test_mutations_agree(void **state) {
+  size_t len;
+  char *orig = slurp(DATA "/watch_basic.jsonl", &len);
+  char *data = malloc(len);
+  uint64_t x = 88172645463325252ull;
+  Sink *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+  for (int round = 0; round < 300; round++) {
+    memcpy(data, orig, len);
+    for (int m = 0; m < 1 + round % 4; m++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      size_t at = (size_t)(x % len);
+      static const char pick[] = "{}[]\":,\n\\x0 \xff\xc3";
+      data[at] = pick[(x >> 20) % (sizeof pick - 1)];
+    }
+    memset(a, 0, sizeof *a);
+    memset(b, 0, sizeof *b);
+    po_KubeStatus st1, st2;
+    po_WatchFeedResult r1 = feed_split(data, len, NULL, 0, a, &st1);
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    size_t cuts[3] = {(size_t)(x % len), 0, 0};
+    cuts[1] = cuts[0] + (size_t)((x >> 16) % (len - cuts[0] + 1));
+    cuts[2] = cuts[1] + (size_t)((x >> 32) % (len - cuts[1] + 1));
+    po_WatchFeedResult r2 = feed_split(data, len, cuts, 3, b, &st2);
+    assert_int_equal(r1, r2);
+    assert_int_equal(a->events, b->events);
+    assert_int_equal(a->len, b->len);
+    assert_memory_equal(a->log, b->log, a->len);
+  }
+  free(a);
+  free(b);
+  free(data);
+  free(orig);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_recorded_basic),     cmocka_unit_test(test_recorded_utf8),
+      cmocka_unit_test(test_event_types_and_values), cmocka_unit_test(test_garbage),
+      cmocka_unit_test(test_limits_stop_sticky), cmocka_unit_test(test_mutations_agree),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
