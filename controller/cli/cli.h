@@ -1,0 +1,22 @@
+/* Subcommands of the propertyoverride command, and the file reading they share. */
+#ifndef PO_CLI_H_
+#define PO_CLI_H_
+
+#include <stdio.h>
+
+#include "po/engine.h"
+
+/* Exit codes every subcommand uses. */
+enum { kPo_ExitOk = 0, kPo_ExitInvalid = 1, kPo_ExitUsage = 2 };
+
+int po_Cmd_Patch(int argc, char **argv);
+int po_Cmd_Validate(int argc, char **argv);
+
+/* Reads a whole file ("-" is stdin) into the arena, NUL-terminated. Inputs over 64 MiB are
+ * refused: nothing this command reads is legitimately that large. */
+char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st);
+/* JSON when the text is valid JSON, else YAML (which must hold exactly one document). Errors
+ * name the file and, for parse errors, line and column. */
+po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, po_Arena *a, po_Status *st);
+
+#endif

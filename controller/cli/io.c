@@ -1,0 +1,71 @@
+#include <errno.h>
+#include <string.h>
+
+#include "cli.h"
+
+enum { kMaxInput = 64 << 20 };
+
+char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st) {
+  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+  if (!f) {
+    po_Status_Set(st, kPo_ErrIo, "%s: cannot open: %s", path, strerror(errno));
+    return NULL;
+  }
+  size_t cap = 1 << 16, n = 0;
+  char *buf = po_Arena_Malloc(a, cap);
+  for (;;) {
+    if (!buf) {
+      po_Status_Set(st, kPo_ErrNoMemory, "%s: out of memory", path);
+      break;
+    }
+    n += fread(buf + n, 1, cap - n - 1, f);
+    if (ferror(f)) {
+      po_Status_Set(st, kPo_ErrIo, "%s: read error: %s", path, strerror(errno));
+      buf = NULL;
+      break;
+    }
+    if (feof(f)) break;
+    if (cap >= kMaxInput) {
+      po_Status_Set(st, kPo_ErrLimit, "%s: larger than %d MiB", path, kMaxInput >> 20);
+      buf = NULL;
+      break;
+    }
+    char *bigger = po_Arena_Malloc(a, cap * 2);
+    if (bigger) memcpy(bigger, buf, n);
+    buf = bigger;
+    cap *= 2;
+  }
+  if (f != stdin) fclose(f);
+  if (buf) {
+    buf[n] = '\0';
+    *len = n;
+  }
+  return buf;
+}
+
+static bool looks_like_json(const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    if (strchr(" \t\r\n", text[i])) continue;
+    return text[i] == '{' || text[i] == '[';
+  }
+  return false;
+}
+
+po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, po_Arena *a, po_Status *st) {
+  if (looks_like_json(text, len)) {
+    po_Value *v = po_Value_ParseJson(text, len, a, st);
+    if (!v) po_Status_Prefix(st, "%s: ", path);
+    return v;
+  }
+  po_Value **docs = NULL;
+  size_t count = 0;
+  if (!po_Value_ParseYaml(text, len, a, &docs, &count, st)) {
+    po_Status_Prefix(st, "%s: ", path);
+    return NULL;
+  }
+  if (count != 1) {
+    po_Status_Set(st, kPo_ErrParse, "%s: expected one YAML document, found %zu", path, count);
+    return NULL;
+  }
+  return docs[0];
+}

@@ -1,0 +1,262 @@
+/* propertyoverride engine: HashiCorp Consul's builtin/property-override semantics in C.
+ *
+ * The seed API (shared/seed/propertyoverride-api.txt) maps to:
+ *   Patch, ResourceFilter, ServiceName    po_Patch, po_ResourceFilter, po_ServiceName
+ *   Op, Ops                               po_Op, po_Ops_Contains()
+ *   ResourceType, ResourceTypes           po_ResourceType, po_ResourceTypes_Contains()
+ *   TrafficDirection                      po_TrafficDirection
+ *   PatchStruct                           po_PatchStruct()
+ *   Constructor                           po_Constructor()
+ * and beyond the seed: a compiled form (po_Override) applied to many resources, decoding of the
+ * PropertyOverride custom resource spec, and diagnostics as data (po_Diagnostics).
+ *
+ * Memory: everything is allocated in a po_Arena given by the caller and lives until that arena
+ * is freed; nothing is freed one object at a time. Errors go into caller-owned po_Status or
+ * po_Diagnostics. The engine never logs, never exits and knows nothing of Kubernetes or threads;
+ * every call is safe from many threads as long as each uses its own arena.
+ * This header exposes no upb type: callers outside the engine see only po_ types. */
+#ifndef PO_ENGINE_H_
+#define PO_ENGINE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "po/status.h"
+
+struct json_object;
+
+/* ---- arena --------------------------------------------------------------------------------- */
+
+typedef struct po_Arena po_Arena;
+po_Arena *po_Arena_New(void);
+void po_Arena_Free(po_Arena *a);
+void *po_Arena_Malloc(po_Arena *a, size_t size); /* zeroed; NULL when out of memory */
+char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len);
+char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- values: JSON/YAML trees with Go's typing (DESIGN.md section 4) ----------------------- */
+
+typedef enum {
+  kPo_ValueNull = 0,
+  kPo_ValueBool,
+  kPo_ValueInt,    /* an integer literal: Go `int` */
+  kPo_ValueFloat,  /* any other number: Go `float64` */
+  kPo_ValueString,
+  kPo_ValueMap,    /* keys in document order */
+  kPo_ValueList,
+} po_ValueKind;
+
+typedef struct po_Value po_Value;
+
+typedef struct {
+  int line;   /* 1-based; 0 when unknown */
+  int column; /* 1-based; 0 when unknown */
+} po_Pos;
+
+po_ValueKind po_Value_Kind(const po_Value *v); /* NULL is kPo_ValueNull */
+bool po_Value_Bool(const po_Value *v);
+int64_t po_Value_Int(const po_Value *v);
+double po_Value_Float(const po_Value *v); /* ints too */
+const char *po_Value_String(const po_Value *v, size_t *len);
+size_t po_Value_Size(const po_Value *v); /* map entries or list elements */
+const po_Value *po_Value_At(const po_Value *v, size_t i);
+const char *po_Value_KeyAt(const po_Value *v, size_t i);
+const po_Value *po_Value_Get(const po_Value *v, const char *key); /* exact key */
+po_Pos po_Value_Pos(const po_Value *v);
+/* Go's %T of the value as Consul's PatchStruct sees it: "int", "float64", "string", "bool",
+ * "map[string]interface {}", "[]int", "[]float64", "[]string", "[]bool", "[]interface {}". */
+const char *po_Value_GoType(const po_Value *v);
+
+po_Value *po_Value_NewNull(po_Arena *a);
+po_Value *po_Value_NewBool(po_Arena *a, bool b);
+po_Value *po_Value_NewInt(po_Arena *a, int64_t i);
+po_Value *po_Value_NewFloat(po_Arena *a, double d);
+po_Value *po_Value_NewString(po_Arena *a, const char *s, size_t len);
+po_Value *po_Value_NewMap(po_Arena *a);
+po_Value *po_Value_NewList(po_Arena *a);
+bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v);
+bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v);
+void po_Value_SetPos(po_Value *v, po_Pos pos);
+
+/* JSON text -> value. Errors name line and column. `max_depth` 0 means the default (64). */
+po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
+/* YAML stream -> one value per document (YAML 1.2 core schema for plain scalars). */
+bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs,
+                        size_t *count, po_Status *status);
+po_Value *po_Value_FromJsonC(const struct json_object *j, po_Arena *a, po_Status *status);
+struct json_object *po_Value_ToJsonC(const po_Value *v); /* new reference; NULL on no memory */
+/* Compact JSON text of the value, in the arena. */
+char *po_Value_ToJson(const po_Value *v, po_Arena *a);
+
+/* ---- the model of the seed ---------------------------------------------------------------- */
+
+typedef enum { kPo_OpUnknown = 0, kPo_OpAdd, kPo_OpRemove } po_Op;
+typedef enum {
+  kPo_ResourceUnknown = 0,
+  kPo_ResourceCluster,
+  kPo_ResourceClusterLoadAssignment,
+  kPo_ResourceRoute,
+  kPo_ResourceListener,
+} po_ResourceType;
+typedef enum { kPo_DirectionUnknown = 0, kPo_DirectionInbound, kPo_DirectionOutbound } po_TrafficDirection;
+
+bool po_Ops_Contains(const char *op);
+bool po_ResourceTypes_Contains(const char *resource_type);
+po_Op po_Op_Parse(const char *s);
+po_ResourceType po_ResourceType_Parse(const char *s);
+po_TrafficDirection po_TrafficDirection_Parse(const char *s);
+const char *po_Op_Name(po_Op op);
+const char *po_ResourceType_Name(po_ResourceType t);
+const char *po_TrafficDirection_Name(po_TrafficDirection d);
+/* The Envoy message a resource type names, e.g. "envoy.config.cluster.v3.Cluster". */
+const char *po_ResourceType_Message(po_ResourceType t);
+
+typedef struct {
+  const char *name;      /* "" when absent */
+  const char *namespace_; /* "" when absent; Constructor normalises "" to "default" */
+  const char *partition;  /* likewise */
+} po_ServiceName;
+
+typedef struct {
+  bool present;                 /* false: no ResourceFilter key, or an empty one */
+  const char *resource_type;    /* as written; "" when absent */
+  const char *traffic_direction;
+  po_ServiceName *services;
+  size_t service_count;
+} po_ResourceFilter;
+
+typedef struct {
+  po_ResourceFilter resource_filter;
+  const char *op;               /* as written; "" when absent */
+  const char *path;
+  const po_Value *value;        /* NULL when absent (Go nil) */
+  po_Pos pos;                   /* where the patch starts in its source, when known */
+} po_Patch;
+
+/* The decoded `arguments` of a builtin/property-override extension (Consul's propertyOverride). */
+typedef struct {
+  po_Patch *patches;
+  size_t patch_count;
+  bool debug;
+  const char *proxy_type;       /* "" when absent; Constructor sets "connect-proxy" */
+} po_Arguments;
+
+/* ---- diagnostics ---------------------------------------------------------------------------- */
+
+typedef enum { kPo_SeverityError = 0, kPo_SeverityWarning } po_Severity;
+
+typedef enum {
+  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text */
+  kPo_DiagEnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
+  kPo_DiagWireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
+  kPo_DiagDeprecated,    /* warning: a field Envoy marks deprecated */
+  kPo_DiagDecode,        /* the arguments could not be decoded */
+} po_DiagKind;
+
+typedef struct {
+  po_Severity severity;
+  po_DiagKind kind;
+  int patch_index;       /* -1 when not about one patch */
+  const char *path;      /* the patch's path, or NULL */
+  const char *message;   /* Consul's exact text for kPo_DiagConsul; ours otherwise */
+  const char *hint;      /* a did-you-mean suggestion, or NULL */
+  po_Pos pos;            /* source position of the patch, when known */
+} po_Diagnostic;
+
+typedef struct po_Diagnostics po_Diagnostics;
+po_Diagnostics *po_Diagnostics_New(po_Arena *a);
+size_t po_Diagnostics_Count(const po_Diagnostics *d);
+size_t po_Diagnostics_ErrorCount(const po_Diagnostics *d);
+const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i);
+/* The error text exactly as Consul formats it (go-multierror's list format over the errors of
+ * kind kPo_DiagConsul), followed, when `extras` is set, by our further errors in the same
+ * format and by hints. NULL when there is no error. */
+const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_Arena *a);
+
+/* ---- decoding ------------------------------------------------------------------------------- */
+
+typedef enum {
+  /* Values as Consul's tests and our CLI give them: integer literals are Go int, arrays are
+   * typed by their elements ([]int, []string, ...). */
+  kPo_ConventionTyped = 0,
+  /* Values as Consul's HTTP API really delivers them (encoding/json into interface{}): every
+   * number float64, every array []interface {}. What the Consul target adapter validates with. */
+  kPo_ConventionWire,
+} po_Convention;
+
+/* Consul's mapstructure decoding of an envoyExtensions `arguments` object: keys match
+ * case-insensitively, unknown keys are ignored, weak typing (a single object where a list is
+ * expected is a list of one; a one-element list where a single value is expected is unwrapped;
+ * numbers, bools and strings convert as mapstructure's WeaklyTypedInput does). On failure,
+ * status gets Consul's text ("error decoding extension arguments: ..."). */
+bool po_Arguments_Decode(const po_Value *arguments, po_Arena *a, po_Arguments *out,
+                         po_Status *status);
+/* The PropertyOverride custom resource's spec (camelCase keys: patches, resourceFilter,
+ * resourceType, trafficDirection, services, op, path, value, proxyType, debug). Unknown keys are
+ * errors here (the CRD is structural), reported in `diags` with their path in the spec. */
+bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *out,
+                             po_Diagnostics *diags);
+/* The `arguments` object Consul's decoder accepts for these arguments (PascalCase keys). */
+po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a);
+
+/* ---- validation and compilation ------------------------------------------------------------- */
+
+typedef struct po_Override po_Override;
+
+typedef struct {
+  po_Convention convention;
+  bool envoy_rules;       /* check Envoy's protoc-gen-validate rules on the values set */
+  bool deprecations;      /* warn on fields Envoy marks deprecated */
+  bool hints;             /* did-you-mean suggestions for unknown field names */
+} po_CompileOptions;
+
+/* Defaults: typed convention, envoy_rules, deprecations and hints on. */
+po_CompileOptions po_CompileOptions_Default(void);
+
+/* Consul's Constructor: checks the extension name ("builtin/property-override"), decodes the
+ * arguments and validates every rule (each patch dry-run on an empty resource of its type),
+ * aggregating every error into `diags`. Returns the compiled override, or NULL when any error
+ * was found. `name` NULL means the default name. */
+po_Override *po_Constructor(const char *name, const po_Value *arguments,
+                            const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags);
+/* The same validation on already-decoded arguments. */
+po_Override *po_Override_Compile(const po_Arguments *args, const po_CompileOptions *opts,
+                                 po_Arena *a, po_Diagnostics *diags);
+size_t po_Override_PatchCount(const po_Override *o);
+const po_Arguments *po_Override_Arguments(const po_Override *o); /* normalised */
+
+/* ---- messages and application --------------------------------------------------------------- */
+
+typedef struct po_Message po_Message;
+
+/* An Envoy message from proto3 JSON (proto or JSON field names, `@type` Anys). */
+po_Message *po_Message_ParseJson(const char *full_name, const char *json, size_t len,
+                                 po_Arena *a, po_Status *status);
+po_Message *po_Message_New(const char *full_name, po_Arena *a, po_Status *status);
+/* Proto3 JSON with the original proto field names, NUL-terminated, in the arena. */
+char *po_Message_ToJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status);
+const char *po_Message_FullName(const po_Message *m);
+
+/* Consul's PatchStruct: applies one patch to the message (filters are not consulted). On error
+ * the message may be partly modified and status has Consul's exact text (plus, when hints are
+ * on, a did-you-mean line after it). `convention` types the patch value. */
+bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convention convention,
+                    po_Status *status);
+
+/* What a resource is, for filter matching. */
+typedef struct {
+  po_ResourceType resource_type;
+  po_TrafficDirection direction;
+  const po_ServiceName *service; /* the upstream service, or NULL */
+} po_Payload;
+
+bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p);
+
+/* Applies every patch whose filter matches, in order. Errors are collected (a failing patch
+ * does not stop the others), *patched tells whether any patch applied. Returns false when any
+ * patch failed; status then has every error in Consul's multierror format. */
+bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
+                       po_Status *status);
+
+#endif

@@ -1,0 +1,48 @@
+/* po_Arena: a upb arena, so engine data and the Envoy messages it patches share one lifetime. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+po_Arena *po_Arena_New(void) {
+  upb_Arena *u = upb_Arena_New();
+  if (!u) return NULL;
+  po_Arena *a = upb_Arena_Malloc(u, sizeof *a);
+  if (!a) {
+    upb_Arena_Free(u);
+    return NULL;
+  }
+  a->upb = u;
+  return a;
+}
+
+void po_Arena_Free(po_Arena *a) {
+  if (a) upb_Arena_Free(a->upb);
+}
+
+void *po_Arena_Malloc(po_Arena *a, size_t size) {
+  void *p = upb_Arena_Malloc(a->upb, size ? size : 1);
+  if (p) memset(p, 0, size);
+  return p;
+}
+
+char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len) {
+  char *p = upb_Arena_Malloc(a->upb, len + 1);
+  if (!p) return NULL;
+  if (len) memcpy(p, s, len);
+  p[len] = '\0';
+  return p;
+}
+
+char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) {
+  va_list ap, ap2;
+  va_start(ap, fmt);
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  char *p = n < 0 ? NULL : upb_Arena_Malloc(a->upb, (size_t)n + 1);
+  if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  va_end(ap2);
+  return p;
+}

@@ -1,0 +1,122 @@
+/* po_Diagnostics: errors and warnings as data, and Consul's text for them.
+ *
+ * Consul aggregates with hashicorp/go-multierror, whose list format is
+ *   "1 error occurred:\n\t* E\n\n"            for one error, and
+ *   "N errors occurred:\n\t* E1\n\t* E2\n\n"  for more.
+ * Each patch contributes its first error as "invalid Patches[i]: <error>"; ProxyType's comes last.
+ * The extension-name error, decoding errors and "at least one patch is required" are returned
+ * alone, unaggregated: they carry patch_index -2. */
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+
+struct po_Diagnostics {
+  po_Arena *arena;
+  po_Diagnostic *items;
+  size_t len, cap;
+};
+
+po_Diagnostics *po_Diagnostics_New(po_Arena *a) {
+  po_Diagnostics *d = po_Arena_Malloc(a, sizeof *d);
+  if (d) d->arena = a;
+  return d;
+}
+
+size_t po_Diagnostics_Count(const po_Diagnostics *d) { return d ? d->len : 0; }
+
+size_t po_Diagnostics_ErrorCount(const po_Diagnostics *d) {
+  size_t n = 0;
+  for (size_t i = 0; d && i < d->len; i++) n += d->items[i].severity == kPo_SeverityError;
+  return n;
+}
+
+const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i) {
+  return d && i < d->len ? &d->items[i] : NULL;
+}
+
+po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity sev, po_DiagKind kind,
+                                  int patch_index, const char *path, const char *message) {
+  if (!d) return NULL;
+  if (d->len == d->cap) {
+    size_t cap = d->cap ? d->cap * 2 : 8;
+    po_Diagnostic *items = po_Arena_Malloc(d->arena, cap * sizeof *items);
+    if (!items) return NULL;
+    if (d->len) memcpy(items, d->items, d->len * sizeof *items);
+    d->items = items;
+    d->cap = cap;
+  }
+  po_Diagnostic *x = &d->items[d->len++];
+  *x = (po_Diagnostic){.severity = sev, .kind = kind, .patch_index = patch_index,
+                       .path = path, .message = message ? message : ""};
+  return x;
+}
+
+/* A growable string in the arena. */
+typedef struct {
+  po_Arena *a;
+  char *buf;
+  size_t len, cap;
+  bool oom;
+} Buf;
+
+static void put(Buf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *nb = po_Arena_Malloc(b->a, cap);
+    if (!nb) { b->oom = true; return; }
+    if (b->len) memcpy(nb, b->buf, b->len);
+    b->buf = nb;
+    b->cap = cap;
+  }
+  memcpy(b->buf + b->len, s, n);
+  b->len += n;
+  b->buf[b->len] = '\0';
+}
+
+static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
+
+static bool selected(const po_Diagnostic *x, bool extras) {
+  return x->severity == kPo_SeverityError && (extras || x->kind == kPo_DiagConsul);
+}
+
+const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_Arena *a) {
+  if (!d) return NULL;
+  /* Errors Consul returns alone, not aggregated (name, decoding, no patches): patch_index -2. */
+  for (size_t i = 0; i < d->len; i++) {
+    if (d->items[i].patch_index == -2 && d->items[i].severity == kPo_SeverityError) return d->items[i].message;
+  }
+  size_t points = 0;
+  for (size_t i = 0; i < d->len; i++) points += selected(&d->items[i], extras);
+  if (points == 0) return NULL;
+  Buf b = {.a = a};
+  char head[64];
+  snprintf(head, sizeof head, points == 1 ? "1 error occurred:\n\t" : "%zu errors occurred:\n\t", points);
+  puts_(&b, head);
+  size_t k = 0;
+  for (size_t i = 0; i < d->len; i++) {
+    const po_Diagnostic *x = &d->items[i];
+    if (!selected(x, extras)) continue;
+    if (k++) puts_(&b, "\n\t");
+    puts_(&b, "* ");
+    if (x->patch_index >= 0) {
+      char pre[64];
+      snprintf(pre, sizeof pre, "invalid Patches[%d]: ", x->patch_index);
+      puts_(&b, pre);
+    }
+    puts_(&b, x->message);
+  }
+  puts_(&b, "\n\n");
+  for (size_t i = 0; extras && i < d->len; i++) {
+    const po_Diagnostic *x = &d->items[i];
+    if (!x->hint) continue;
+    char pre[64];
+    snprintf(pre, sizeof pre, "hint: Patches[%d]: ", x->patch_index);
+    puts_(&b, pre);
+    puts_(&b, x->hint);
+    puts_(&b, "\n");
+  }
+  return b.oom ? "out of memory" : b.buf;
+}

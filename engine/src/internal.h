@@ -1,0 +1,53 @@
+/* Private to the engine: layouts shared by its files, and the upb-level entry points the
+ * benchmarks and tests use through po/engine_upb.h. */
+#ifndef PO_ENGINE_INTERNAL_H_
+#define PO_ENGINE_INTERNAL_H_
+
+#include "po/engine.h"
+#include "po/schema.h"
+#include "upb/arena.h"
+#include "upb/def.h"
+#include "upb/msg.h"
+#include "upb/reflection.h"
+
+struct po_Arena {
+  upb_Arena *upb;
+};
+
+static inline upb_Arena *po_Arena_Upb(po_Arena *a) { return a->upb; }
+
+struct po_Value {
+  po_ValueKind kind;
+  bool untyped; /* a list as encoding/json makes it: Go []interface {} whatever its elements */
+  po_Pos pos;
+  union {
+    bool b;
+    int64_t i;
+    double d;
+    struct {
+      const char *ptr;
+      size_t len;
+    } s;
+    struct {
+      po_Value **items;
+      const char **keys; /* maps only */
+      size_t len, cap;
+    } agg;
+  } u;
+};
+
+struct po_Message {
+  const upb_MessageDef *def;
+  upb_Message *msg;
+  po_Arena *arena;
+};
+
+/* The process-wide schema; NULL (and status filled) when it did not load. */
+const po_Schema *po_Engine_Schema(po_Status *status);
+
+/* ---- diagnostics: building them ---- */
+typedef struct po_ErrorList po_ErrorList;
+po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity sev, po_DiagKind kind,
+                                  int patch_index, const char *path, const char *message);
+
+#endif

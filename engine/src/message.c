@@ -1,0 +1,43 @@
+/* po_Message: an Envoy message and the arena it lives in, for callers that see no upb. */
+#include "internal.h"
+
+const po_Schema *po_Engine_Schema(po_Status *status) { return po_Schema_Get(status); }
+
+static const upb_MessageDef *lookup(const char *full_name, po_Status *st) {
+  const po_Schema *s = po_Engine_Schema(st);
+  if (!s) return NULL;
+  const upb_MessageDef *m = po_Schema_FindMessage(s, full_name);
+  if (!m) po_Status_Set(st, kPo_ErrNotFound, "unknown message type '%s': not in the Envoy v3 schema", full_name ? full_name : "");
+  return m;
+}
+
+static po_Message *wrap(const upb_MessageDef *def, upb_Message *msg, po_Arena *a, po_Status *st) {
+  po_Message *m = po_Arena_Malloc(a, sizeof *m);
+  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  m->def = def;
+  m->msg = msg;
+  m->arena = a;
+  return m;
+}
+
+po_Message *po_Message_ParseJson(const char *full_name, const char *json, size_t len, po_Arena *a,
+                                 po_Status *st) {
+  const upb_MessageDef *def = lookup(full_name, st);
+  if (!def) return NULL;
+  upb_Message *msg = po_Json_Decode(po_Engine_Schema(NULL), def, json, len, po_Arena_Upb(a), st);
+  return msg ? wrap(def, msg, a, st) : NULL;
+}
+
+po_Message *po_Message_New(const char *full_name, po_Arena *a, po_Status *st) {
+  const upb_MessageDef *def = lookup(full_name, st);
+  if (!def) return NULL;
+  upb_Message *msg = upb_Message_New(def, po_Arena_Upb(a));
+  if (!msg) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  return wrap(def, msg, a, st);
+}
+
+char *po_Message_ToJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *st) {
+  return po_Json_Encode(po_Engine_Schema(NULL), m->def, m->msg, po_Arena_Upb(a), len, st);
+}
+
+const char *po_Message_FullName(const po_Message *m) { return upb_MessageDef_FullName(m->def); }

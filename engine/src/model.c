@@ -1,0 +1,53 @@
+/* The sets and names of the seed: Op, ResourceType, TrafficDirection. */
+#include <string.h>
+
+#include "internal.h"
+
+static const char *const kOps[] = {[kPo_OpAdd] = "add", [kPo_OpRemove] = "remove"};
+static const char *const kResourceTypes[] = {
+    [kPo_ResourceCluster] = "cluster",
+    [kPo_ResourceClusterLoadAssignment] = "cluster-load-assignment",
+    [kPo_ResourceRoute] = "route",
+    [kPo_ResourceListener] = "listener",
+};
+static const char *const kResourceMessages[] = {
+    [kPo_ResourceCluster] = "envoy.config.cluster.v3.Cluster",
+    [kPo_ResourceClusterLoadAssignment] = "envoy.config.endpoint.v3.ClusterLoadAssignment",
+    [kPo_ResourceRoute] = "envoy.config.route.v3.RouteConfiguration",
+    [kPo_ResourceListener] = "envoy.config.listener.v3.Listener",
+};
+static const char *const kDirections[] = {[kPo_DirectionInbound] = "inbound",
+                                          [kPo_DirectionOutbound] = "outbound"};
+
+#define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+static int find(const char *const *names, int n, const char *s) {
+  if (!s) return 0;
+  for (int i = 1; i < n; i++) {
+    if (names[i] && strcmp(names[i], s) == 0) return i;
+  }
+  return 0;
+}
+
+po_Op po_Op_Parse(const char *s) { return (po_Op)find(kOps, COUNT(kOps), s); }
+po_ResourceType po_ResourceType_Parse(const char *s) {
+  return (po_ResourceType)find(kResourceTypes, COUNT(kResourceTypes), s);
+}
+po_TrafficDirection po_TrafficDirection_Parse(const char *s) {
+  return (po_TrafficDirection)find(kDirections, COUNT(kDirections), s);
+}
+bool po_Ops_Contains(const char *op) { return po_Op_Parse(op) != kPo_OpUnknown; }
+bool po_ResourceTypes_Contains(const char *t) { return po_ResourceType_Parse(t) != kPo_ResourceUnknown; }
+
+const char *po_Op_Name(po_Op op) {
+  return op > 0 && op < COUNT(kOps) ? kOps[op] : "";
+}
+const char *po_ResourceType_Name(po_ResourceType t) {
+  return t > 0 && t < COUNT(kResourceTypes) ? kResourceTypes[t] : "";
+}
+const char *po_ResourceType_Message(po_ResourceType t) {
+  return t > 0 && t < COUNT(kResourceMessages) ? kResourceMessages[t] : NULL;
+}
+const char *po_TrafficDirection_Name(po_TrafficDirection d) {
+  return d > 0 && d < COUNT(kDirections) ? kDirections[d] : "";
+}

@@ -1,0 +1,295 @@
+/* Constructor (validation and compilation of a whole extension), PatchStruct, filter matching
+ * and application. Consul's order of checks and texts: docs/consul-semantics.md section 2. */
+#include <stdio.h>
+#include <string.h>
+
+#include "compiled.h"
+
+#define PO_EXTENSION_NAME "builtin/property-override"
+
+struct po_Override {
+  po_Arguments args;             /* normalised: ProxyType set, service namespaces defaulted */
+  po_CompiledPatch *compiled;    /* one per patch */
+  po_ResourceType *types;
+  po_TrafficDirection *dirs;
+};
+
+po_CompileOptions po_CompileOptions_Default(void) {
+  return (po_CompileOptions){.convention = kPo_ConventionTyped, .envoy_rules = true,
+                             .deprecations = true, .hints = true};
+}
+
+/* Go's strconv.Quote. */
+static char *go_quote(po_Arena *a, const char *s) {
+  size_t n = strlen(s);
+  char *out = po_Arena_Malloc(a, n * 10 + 3);
+  if (!out) return "\"\"";
+  char *p = out;
+  *p++ = '"';
+  for (size_t i = 0; i < n;) {
+    unsigned char c = (unsigned char)s[i];
+    /* decode one UTF-8 rune; invalid bytes print as \x.. */
+    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
+    bool valid = len > 0 && i + len <= n;
+    for (size_t k = 1; valid && k < len; k++) valid = ((unsigned char)s[i + k] & 0xC0) == 0x80;
+    if (!valid) {
+      p += sprintf(p, "\\x%02x", c);
+      i++;
+      continue;
+    }
+    if (len > 1) {
+      memcpy(p, s + i, len); /* printable non-ASCII runes stay as they are */
+      p += len;
+      i += len;
+      continue;
+    }
+    switch (c) {
+      case '"': p += sprintf(p, "\\\""); break;
+      case '\\': p += sprintf(p, "\\\\"); break;
+      case '\a': p += sprintf(p, "\\a"); break;
+      case '\b': p += sprintf(p, "\\b"); break;
+      case '\f': p += sprintf(p, "\\f"); break;
+      case '\n': p += sprintf(p, "\\n"); break;
+      case '\r': p += sprintf(p, "\\r"); break;
+      case '\t': p += sprintf(p, "\\t"); break;
+      case '\v': p += sprintf(p, "\\v"); break;
+      default:
+        if (c < 0x20 || c == 0x7f) p += sprintf(p, "\\x%02x", c);
+        else *p++ = (char)c;
+    }
+    i++;
+  }
+  *p++ = '"';
+  *p = '\0';
+  return out;
+}
+
+/* extensioncommon.StringSet.CheckRequired. */
+static const char *check_required(po_Arena *a, const char *v, const char *field, bool ok,
+                                  const char *supported) {
+  if (ok) return NULL;
+  if (!v || !*v) return po_Arena_Printf(a, "field %s is required", field);
+  return po_Arena_Printf(a, "invalid %s '%s'; supported values: %s", field, go_quote(a, v), supported);
+}
+
+/* Patch.validate: the first failing rule of one patch, or NULL. */
+static const char *validate_patch(po_Patch *p, po_Arena *a) {
+  po_ResourceFilter *f = &p->resource_filter;
+  if (!f->present) return "field ResourceFilter is required";
+  const char *e = check_required(a, f->resource_type, "ResourceType", po_ResourceTypes_Contains(f->resource_type),
+                                 "cluster, cluster-load-assignment, route, listener");
+  if (e) return e;
+  e = check_required(a, f->traffic_direction, "TrafficDirection",
+                     po_TrafficDirection_Parse(f->traffic_direction) != kPo_DirectionUnknown, "inbound, outbound");
+  if (e) return e;
+  if (f->service_count > 0 && po_TrafficDirection_Parse(f->traffic_direction) != kPo_DirectionOutbound) {
+    return "patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not \"outbound\"";
+  }
+  for (size_t i = 0; i < f->service_count; i++) {
+    po_ServiceName *s = &f->services[i];
+    if (!s->namespace_ || !*s->namespace_) s->namespace_ = "default";
+    if (!s->partition || !*s->partition) s->partition = "default";
+    if (!s->name || !*s->name) return "service name is required";
+  }
+  e = check_required(a, p->op, "Op", po_Ops_Contains(p->op), "add, remove");
+  if (e) return e;
+  if (p->value && po_Value_Kind(p->value) != kPo_ValueNull && po_Op_Parse(p->op) != kPo_OpAdd) {
+    return po_Arena_Printf(a, "field Value is not supported for %s operation", p->op);
+  }
+  return NULL;
+}
+
+/* The wire convention: what encoding/json makes of the value (float64 numbers, []interface {}). */
+static po_Value *to_wire(po_Arena *a, const po_Value *v) {
+  switch (po_Value_Kind(v)) {
+    case kPo_ValueInt: {
+      po_Value *f = po_Value_NewFloat(a, (double)po_Value_Int(v));
+      if (f) po_Value_SetPos(f, po_Value_Pos(v));
+      return f;
+    }
+    case kPo_ValueList:
+    case kPo_ValueMap: {
+      po_Value *c = po_Arena_Malloc(a, sizeof *c);
+      if (!c) return NULL;
+      *c = *v;
+      c->u.agg.items = po_Arena_Malloc(a, (v->u.agg.len ? v->u.agg.len : 1) * sizeof *c->u.agg.items);
+      if (!c->u.agg.items) return NULL;
+      c->u.agg.cap = v->u.agg.len;
+      for (size_t i = 0; i < v->u.agg.len; i++) c->u.agg.items[i] = to_wire(a, v->u.agg.items[i]);
+      c->untyped = v->kind == kPo_ValueList;
+      return c;
+    }
+    default: return (po_Value *)v;
+  }
+}
+
+static po_PatchOptions patch_options(const po_CompileOptions *o, bool debug) {
+  return (po_PatchOptions){.convention = o->convention, .debug = debug, .hints = o->hints,
+                           .envoy_rules = o->envoy_rules, .deprecations = o->deprecations};
+}
+
+po_Override *po_Override_Compile(const po_Arguments *in, const po_CompileOptions *opts,
+                                 po_Arena *a, po_Diagnostics *diags) {
+  po_CompileOptions defaults = po_CompileOptions_Default();
+  if (!opts) opts = &defaults;
+  po_Status st;
+  po_Status_Clear(&st);
+  const po_Schema *schema = po_Engine_Schema(&st);
+  if (!schema) {
+    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagDecode, -1, NULL,
+                       po_Arena_Printf(a, "%s", st.message));
+    return NULL;
+  }
+  po_Override *o = po_Arena_Malloc(a, sizeof *o);
+  if (!o) return NULL;
+  o->args = *in;
+  size_t n = in->patch_count;
+  o->args.patches = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->args.patches);
+  o->compiled = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->compiled);
+  o->types = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->types);
+  o->dirs = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->dirs);
+  if (!o->args.patches || !o->compiled || !o->types || !o->dirs) return NULL;
+  if (n == 0) {
+    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, "at least one patch is required");
+    return NULL;
+  }
+  size_t errors_before = po_Diagnostics_ErrorCount(diags);
+  po_PatchOptions po = patch_options(opts, in->debug);
+  for (size_t i = 0; i < n; i++) {
+    po_Patch *p = &o->args.patches[i];
+    *p = in->patches[i];
+    /* Services are normalised in place: copy them so the caller's arguments stay as given. */
+    if (p->resource_filter.service_count) {
+      po_ServiceName *svc = po_Arena_Malloc(a, p->resource_filter.service_count * sizeof *svc);
+      if (!svc) return NULL;
+      memcpy(svc, p->resource_filter.services, p->resource_filter.service_count * sizeof *svc);
+      p->resource_filter.services = svc;
+    }
+    const char *e = validate_patch(p, a);
+    if (e) {
+      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, (int)i, p->path, e);
+      if (x) x->pos = p->pos;
+      continue;
+    }
+    o->types[i] = po_ResourceType_Parse(p->resource_filter.resource_type);
+    o->dirs[i] = po_TrafficDirection_Parse(p->resource_filter.traffic_direction);
+    po_Patch typed = *p;
+    if (opts->convention == kPo_ConventionWire && typed.value) typed.value = to_wire(a, typed.value);
+    const upb_MessageDef *root = po_Schema_FindMessage(schema, po_ResourceType_Message(o->types[i]));
+    const char *hint = NULL;
+    po_Status_Clear(&st);
+    size_t before = po_Diagnostics_Count(diags);
+    if (!po_CompiledPatch_Compile(schema, root, &typed, &po, a, &o->compiled[i], &hint, diags, (int)i, &st)) {
+      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, (int)i, p->path,
+                                            po_Arena_Printf(a, "%s", st.message));
+      if (x) {
+        x->hint = hint;
+        x->pos = p->pos;
+      }
+    }
+    for (size_t k = before; k < po_Diagnostics_Count(diags); k++) {
+      ((po_Diagnostic *)po_Diagnostics_At(diags, k))->pos = p->pos;
+    }
+  }
+  if (!o->args.proxy_type || !*o->args.proxy_type) o->args.proxy_type = "connect-proxy";
+  const char *e = check_required(a, o->args.proxy_type, "ProxyType",
+                                 strcmp(o->args.proxy_type, "connect-proxy") == 0, "connect-proxy");
+  if (e) po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -1, NULL, e);
+  return po_Diagnostics_ErrorCount(diags) > errors_before ? NULL : o;
+}
+
+po_Override *po_Constructor(const char *name, const po_Value *arguments,
+                            const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags) {
+  if (!name) name = PO_EXTENSION_NAME;
+  if (strcmp(name, PO_EXTENSION_NAME) != 0) {
+    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL,
+                       po_Arena_Printf(a, "expected extension name %s but got %s", go_quote(a, PO_EXTENSION_NAME),
+                                       go_quote(a, name)));
+    return NULL;
+  }
+  po_Arguments args;
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!po_Arguments_Decode(arguments, a, &args, &st)) {
+    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, po_Arena_Printf(a, "%s", st.message));
+    return NULL;
+  }
+  return po_Override_Compile(&args, opts, a, diags);
+}
+
+size_t po_Override_PatchCount(const po_Override *o) { return o->args.patch_count; }
+const po_Arguments *po_Override_Arguments(const po_Override *o) { return &o->args; }
+
+/* ---- application ---- */
+
+bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p) {
+  if (po_ResourceType_Parse(f->resource_type) != p->resource_type) return false;
+  if (po_TrafficDirection_Parse(f->traffic_direction) != p->direction) return false;
+  if (f->service_count == 0) return true;
+  for (size_t i = 0; i < f->service_count; i++) {
+    const po_ServiceName *s = &f->services[i];
+    if (!p->service) continue;
+    if (!strcmp(s->name, p->service->name) && !strcmp(s->namespace_, p->service->namespace_) &&
+        !strcmp(s->partition, p->service->partition)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
+                       po_Status *st) {
+  bool any = false;
+  size_t failures = 0;
+  char errs[PO_STATUS_MAX];
+  size_t at = 0;
+  errs[0] = '\0';
+  for (size_t i = 0; i < o->args.patch_count; i++) {
+    const po_Patch *pt = &o->args.patches[i];
+    if (!po_ResourceFilter_Matches(&pt->resource_filter, p)) continue;
+    const po_CompiledPatch *cp = &o->compiled[i];
+    if (cp->root != m->def) {
+      /* The compiled form is for the patch's resource type; a payload claiming that type with
+       * another message is the caller's error, reported like Consul reports a failed patch. */
+      at += (size_t)snprintf(errs + at, at < sizeof errs ? sizeof errs - at : 0, "%s* patch %zu compiled for %s cannot apply to %s",
+                             failures ? "\n\t" : "", i, upb_MessageDef_FullName(cp->root), upb_MessageDef_FullName(m->def));
+      failures++;
+      continue;
+    }
+    if (!po_CompiledPatch_Apply(cp, m->msg, po_Arena_Upb(m->arena))) {
+      return po_Status_Set(st, kPo_ErrNoMemory, "out of memory applying patch %zu", i);
+    }
+    any = true;
+  }
+  if (patched) *patched = any && failures == 0;
+  if (failures == 0) return true;
+  if (failures == 1) return po_Status_Set(st, kPo_ErrPatch, "1 error occurred:\n\t%s\n\n", errs);
+  return po_Status_Set(st, kPo_ErrPatch, "%zu errors occurred:\n\t%s\n\n", failures, errs);
+}
+
+bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convention convention,
+                    po_Status *st) {
+  const po_Schema *schema = po_Engine_Schema(st);
+  if (!schema) return false;
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.convention = convention;
+  co.envoy_rules = false; /* PatchStruct is Consul's: rules belong to validation */
+  co.deprecations = false;
+  po_PatchOptions po = patch_options(&co, debug);
+  po_Patch typed = *patch;
+  if (convention == kPo_ConventionWire && typed.value) typed.value = to_wire(m->arena, typed.value);
+  po_CompiledPatch cp;
+  const char *hint = NULL;
+  if (!po_CompiledPatch_Compile(schema, m->def, &typed, &po, m->arena, &cp, &hint, NULL, 0, st)) {
+    if (hint) {
+      size_t len = strlen(st->message);
+      snprintf(st->message + len, sizeof st->message - len, "%s%s",
+               len && st->message[len - 1] == '\n' ? "" : "\n", hint);
+    }
+    return false;
+  }
+  if (!po_CompiledPatch_Apply(&cp, m->msg, po_Arena_Upb(m->arena))) {
+    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  }
+  return true;
+}

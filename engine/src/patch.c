@@ -1,0 +1,494 @@
+/* Compiling a patch (Consul's PatchStruct, split into resolve-once and apply-many).
+ *
+ * Every check Consul makes is made here, against the schema alone, in Consul's order: the path
+ * (empty/root, then each segment: empty name, unknown field, repeated or map parent), then the
+ * op's own rules (add: value present, then value against target type). None of them depends
+ * on the message being patched, which is what lets one compile serve every resource. Where
+ * Consul's Go code would panic (and report "unexpected panic: ..."), the type-mismatch error is
+ * reported instead, in Consul's format. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiled.h"
+
+static bool fail(po_Status *st, const char *fmt, const char *a1, const char *a2) {
+  return po_Status_Set(st, kPo_ErrPatch, fmt, a1, a2);
+}
+
+static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
+  return po_Status_Set(st, kPo_ErrPatch,
+                       "patch value type %s could not be applied to target field type '%s'",
+                       go_type, po_FieldType(f));
+}
+
+static bool unsupported_target(po_Status *st, const upb_FieldDef *f) {
+  return po_Status_Set(st, kPo_ErrPatch, "unsupported target field type '%s'", po_FieldType(f));
+}
+
+static const upb_FieldDef *child_field(const upb_MessageDef *m, const char *name, size_t len,
+                                       const po_PatchOptions *o, po_Arena *a, const char **hint,
+                                       po_Status *st) {
+  const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, name, len);
+  if (f) return f;
+  char *list = po_FieldList(m, o->debug, a);
+  po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
+  if (hint && o->hints) {
+    char *n = po_Arena_Strndup(a, name, len);
+    *hint = n ? po_Hint_UnknownField(m, n, a) : NULL;
+  }
+  return NULL;
+}
+
+/* ---- numbers ---- */
+
+static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f) {
+  char num[64];
+  if (po_Value_Kind(v) == kPo_ValueInt) snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v));
+  else po_FormatGoFloat(po_Value_Float(v), num, sizeof num);
+  return po_Status_Set(st, kPo_ErrPatch,
+                       "patch value %s (%s) is out of range for target field type '%s'", num,
+                       po_Value_GoType(v), po_FieldType(f));
+}
+
+/* Go's numeric conversion of an int or float64 to the field's C type, with our range checks
+ * where Go would silently wrap. Floats truncate toward zero, as Go's conversion does. */
+static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *f,
+                           upb_MessageValue *out, po_Status *st) {
+  bool is_int = po_Value_Kind(v) == kPo_ValueInt;
+  int64_t i = po_Value_Int(v);
+  double d = po_Value_Float(v);
+  if (!is_int) {
+    if (ct == kUpb_CType_Double) { out->double_val = d; return true; }
+    if (ct == kUpb_CType_Float) {
+      if (fabs(d) > FLT_MAX) return out_of_range(st, v, f);
+      out->float_val = (float)d;
+      return true;
+    }
+    double t = trunc(d);
+    switch (ct) {
+      case kUpb_CType_Int32:
+      case kUpb_CType_Enum:
+        if (!(t >= -2147483648.0 && t <= 2147483647.0)) return out_of_range(st, v, f);
+        out->int32_val = (int32_t)t;
+        return true;
+      case kUpb_CType_UInt32:
+        if (!(t >= 0 && t <= 4294967295.0)) return out_of_range(st, v, f);
+        out->uint32_val = (uint32_t)t;
+        return true;
+      case kUpb_CType_Int64:
+        if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0)) return out_of_range(st, v, f);
+        out->int64_val = (int64_t)t;
+        return true;
+      case kUpb_CType_UInt64:
+        if (!(t >= 0 && t < 18446744073709551616.0)) return out_of_range(st, v, f);
+        out->uint64_val = (uint64_t)t;
+        return true;
+      default: return false;
+    }
+  }
+  switch (ct) {
+    case kUpb_CType_Double: out->double_val = (double)i; return true;
+    case kUpb_CType_Float: out->float_val = (float)i; return true;
+    case kUpb_CType_Int32:
+    case kUpb_CType_Enum:
+      if (i < INT32_MIN || i > INT32_MAX) return out_of_range(st, v, f);
+      out->int32_val = (int32_t)i;
+      return true;
+    case kUpb_CType_UInt32:
+      if (i < 0 || i > (int64_t)UINT32_MAX) return out_of_range(st, v, f);
+      out->uint32_val = (uint32_t)i;
+      return true;
+    case kUpb_CType_Int64: out->int64_val = i; return true;
+    case kUpb_CType_UInt64:
+      if (i < 0) return out_of_range(st, v, f);
+      out->uint64_val = (uint64_t)i;
+      return true;
+    default: return false;
+  }
+}
+
+static bool is_number(po_ValueKind k) { return k == kPo_ValueInt || k == kPo_ValueFloat; }
+
+static bool is_numeric_ctype(upb_CType ct) {
+  return ct == kUpb_CType_Int32 || ct == kUpb_CType_Int64 || ct == kUpb_CType_UInt32 ||
+         ct == kUpb_CType_UInt64 || ct == kUpb_CType_Float || ct == kUpb_CType_Double;
+}
+
+/* toProtoEnumValue: a declared name, or (ints only) a declared number. `go_type` names the
+ * value in the mismatch error: the element for lists, as Consul does. */
+static bool convert_enum(const po_Value *v, const upb_FieldDef *f, upb_MessageValue *out,
+                         po_Status *st) {
+  const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
+  const upb_EnumValueDef *ev = NULL;
+  if (po_Value_Kind(v) == kPo_ValueString) {
+    size_t len;
+    const char *s = po_Value_String(v, &len);
+    ev = upb_EnumDef_FindValueByNameWithSize(e, s, len);
+  } else if (po_Value_Kind(v) == kPo_ValueInt) {
+    int64_t n = po_Value_Int(v);
+    if (n < INT32_MIN || n > INT32_MAX) return out_of_range(st, v, f);
+    ev = upb_EnumDef_FindValueByNumber(e, (int32_t)n);
+  }
+  if (!ev) return type_mismatch(st, po_Value_GoType(v), f);
+  out->int32_val = upb_EnumValueDef_Number(ev);
+  return true;
+}
+
+/* The singular scalar path of toProtoValue (and where Go would panic on Set, the mismatch). */
+static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a,
+                           upb_MessageValue *out, po_Status *st) {
+  upb_CType ct = upb_FieldDef_CType(f);
+  po_ValueKind k = po_Value_Kind(v);
+  if (ct == kUpb_CType_Enum) return convert_enum(v, f, out, st);
+  if (is_numeric_ctype(ct)) {
+    if (!is_number(k)) return type_mismatch(st, po_Value_GoType(v), f);
+    return convert_number(v, ct, f, out, st);
+  }
+  if (ct == kUpb_CType_Bool) {
+    if (k != kPo_ValueBool) return type_mismatch(st, po_Value_GoType(v), f);
+    out->bool_val = po_Value_Bool(v);
+    return true;
+  }
+  if (ct == kUpb_CType_String) {
+    if (k != kPo_ValueString) return type_mismatch(st, po_Value_GoType(v), f);
+    size_t len;
+    const char *s = po_Value_String(v, &len);
+    out->str_val = (upb_StringView){.data = po_Arena_Strndup(a, s, len), .size = len};
+    return out->str_val.data != NULL || po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  }
+  /* bytes (and groups): Consul refuses the target whatever the value. */
+  return unsupported_target(st, f);
+}
+
+static const char *const kIntWrappers[] = {"google.protobuf.UInt32Value", "google.protobuf.UInt64Value",
+                                           "google.protobuf.Int32Value", "google.protobuf.Int64Value"};
+
+static bool is_int_wrapper(const char *name) {
+  for (size_t i = 0; i < 4; i++) if (strcmp(name, kIntWrappers[i]) == 0) return true;
+  return false;
+}
+
+/* toProtoWrapperValue: google.protobuf.*Value targets from a scalar. */
+static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
+                            po_Status *st) {
+  const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
+  const char *name = upb_MessageDef_FullName(m);
+  size_t n = strlen(name);
+  if (strncmp(name, "google.protobuf.", 16) != 0 || n < 5 || strcmp(name + n - 5, "Value") != 0) {
+    return unsupported_target(st, f);
+  }
+  const upb_FieldDef *inner = upb_MessageDef_FindFieldByName(m, "value");
+  po_ValueKind k = po_Value_Kind(v);
+  bool ok = false;
+  if (inner && !upb_FieldDef_IsRepeated(inner)) {
+    if (k == kPo_ValueInt) {
+      ok = is_int_wrapper(name);
+    } else if (k == kPo_ValueFloat) {
+      ok = is_int_wrapper(name) || !strcmp(name, "google.protobuf.FloatValue") ||
+           !strcmp(name, "google.protobuf.DoubleValue");
+    } else if (k == kPo_ValueBool) {
+      ok = !strcmp(name, "google.protobuf.BoolValue");
+    } else if (k == kPo_ValueString) {
+      ok = !strcmp(name, "google.protobuf.StringValue");
+    }
+  }
+  if (!ok) return type_mismatch(st, po_Value_GoType(v), f);
+  s->kind = kPo_SetWrapper;
+  s->wrapper_value = inner;
+  if (is_number(k)) {
+    /* Range errors name the wrapper, which is what the user wrote the value for. */
+    upb_MessageValue tmp;
+    po_Status inner_st;
+    po_Status_Clear(&inner_st);
+    if (!convert_number(v, upb_FieldDef_CType(inner), inner, &tmp, &inner_st)) {
+      return out_of_range(st, v, f);
+    }
+    s->value = tmp;
+    return true;
+  }
+  return convert_scalar(v, inner, a, &s->value, st);
+}
+
+/* The repeated path of toProtoValue: typed slices only, element by element. */
+static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
+                         po_Status *st) {
+  const char *go = po_Value_GoType(v);
+  bool typed = po_Value_Kind(v) == kPo_ValueList && strcmp(go, "[]interface {}") != 0;
+  upb_FieldType ft = upb_FieldDef_Type(f);
+  if (!typed) {
+    if (ft == kUpb_FieldType_Message || ft == kUpb_FieldType_Group || ft == kUpb_FieldType_Bytes) {
+      return unsupported_target(st, f);
+    }
+    return type_mismatch(st, go, f);
+  }
+  upb_CType ct = upb_FieldDef_CType(f);
+  po_ValueKind ek = po_Value_Kind(po_Value_At(v, 0));
+  bool numbers = is_number(ek);
+  /* Which element types each target takes without Go panicking on Append. */
+  bool ok = (ct == kUpb_CType_Enum && (ek == kPo_ValueString || (ek == kPo_ValueInt && !strcmp(go, "[]int")))) ||
+            (is_numeric_ctype(ct) && numbers) || (ct == kUpb_CType_Bool && ek == kPo_ValueBool) ||
+            (ct == kUpb_CType_String && ek == kPo_ValueString);
+  if (!ok) return type_mismatch(st, go, f);
+  size_t n = po_Value_Size(v);
+  s->kind = kPo_SetList;
+  s->item_count = n;
+  s->items = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->items);
+  if (!s->items) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const po_Value *e = po_Value_At(v, i);
+    /* A []float64 with integer literals in it: every element is a float64 to Go. */
+    po_Value as_float;
+    if (!strcmp(go, "[]float64") && po_Value_Kind(e) == kPo_ValueInt) {
+      as_float = *e;
+      as_float.kind = kPo_ValueFloat;
+      as_float.u.d = (double)e->u.i;
+      e = &as_float;
+    }
+    bool good = ct == kUpb_CType_Enum ? convert_enum(e, f, &s->items[i], st)
+                                      : convert_scalar(e, f, a, &s->items[i], st);
+    if (!good) return false;
+  }
+  return true;
+}
+
+/* toProtoValue for one field and one value (not a map value on a message: see below). */
+static bool convert_value(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
+                          po_Status *st) {
+  s->field = f;
+  if (upb_FieldDef_IsRepeated(f) && !upb_FieldDef_IsMap(f)) return convert_list(v, f, a, s, st);
+  if (upb_FieldDef_IsMap(f)) {
+    /* A map field's Kind is message (its entry type), which is never a wrapper. */
+    return unsupported_target(st, f);
+  }
+  if (upb_FieldDef_IsSubMessage(f)) return convert_wrapper(v, f, a, s, st);
+  s->kind = kPo_SetScalar;
+  return convert_scalar(v, f, a, &s->value, st);
+}
+
+/* applyAdd with a map value on a (non-map) field: a new message with only those children. */
+static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_PatchOptions *o,
+                           po_Arena *a, po_Setter *s, const char **hint, po_Status *st) {
+  if (!upb_FieldDef_IsSubMessage(f)) {
+    return po_Status_Set(st, kPo_ErrPatch, "non-message field type '%s' cannot be set via a map",
+                         po_KindName(f));
+  }
+  if (upb_FieldDef_IsRepeated(f)) {
+    /* Go panics here (Get(f).Message() of a list); our text for it. */
+    return unsupported_target(st, f);
+  }
+  const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
+  size_t n = po_Value_Size(v);
+  s->kind = kPo_SetMessage;
+  s->field = f;
+  s->child_count = n;
+  s->children = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->children);
+  if (!s->children) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  for (size_t i = 0; i < n; i++) {
+    const char *key = po_Value_KeyAt(v, i);
+    const upb_FieldDef *cf = child_field(m, key, strlen(key), o, a, hint, st);
+    if (!cf) return false;
+    /* A JSON null child is Go nil: "<nil>" in the mismatch texts. */
+    const po_Value *cv = po_Value_At(v, i);
+    if (!convert_value(cv, cf, a, &s->children[i], st)) return false;
+  }
+  return true;
+}
+
+/* ---- rules and deprecations (beyond Consul) ---- */
+
+static void note(po_Diagnostics *d, po_Severity sev, po_DiagKind kind, int idx, const char *path,
+                 const char *msg) {
+  if (d && msg) po_Diagnostics_Add(d, sev, kind, idx, path, msg);
+}
+
+static void check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
+                         po_Arena *a, po_Diagnostics *d, int idx, const char *path,
+                         const po_PatchOptions *o) {
+  if (o->deprecations && po_Schema_FieldDeprecated(s->field)) {
+    note(d, kPo_SeverityWarning, kPo_DiagDeprecated, idx, path,
+         po_Arena_Printf(a, "%s: field '%s' of %s is deprecated in Envoy", where,
+                         upb_FieldDef_Name(s->field),
+                         upb_MessageDef_FullName(upb_FieldDef_ContainingType(s->field))));
+  }
+  if (!o->envoy_rules) return;
+  const char *v = NULL;
+  switch (s->kind) {
+    case kPo_SetScalar: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
+    case kPo_SetWrapper: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
+    case kPo_SetList:
+      v = po_Pgv_CheckList(schema, s->field, s->item_count, a);
+      for (size_t i = 0; !v && i < s->item_count; i++) v = po_Pgv_CheckScalar(schema, s->field, s->items[i], a);
+      break;
+    case kPo_SetMessage:
+      v = po_Pgv_CheckMessage(schema, s->field, s, a);
+      for (size_t i = 0; i < s->child_count; i++) {
+        const char *sub = po_Arena_Printf(a, "%s/%s", where, upb_FieldDef_Name(s->children[i].field));
+        check_setter(schema, &s->children[i], sub, a, d, idx, path, o);
+      }
+      break;
+  }
+  if (v) note(d, kPo_SeverityError, kPo_DiagEnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
+}
+
+/* ---- compile ---- */
+
+bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *root,
+                              const po_Patch *patch, const po_PatchOptions *o, po_Arena *a,
+                              po_CompiledPatch *cp, const char **hint, po_Diagnostics *diags,
+                              int idx, po_Status *st) {
+  if (hint) *hint = NULL;
+  memset(cp, 0, sizeof *cp);
+  cp->root = root;
+  cp->op = po_Op_Parse(patch->op);
+  const char *path = patch->path ? patch->path : "";
+  if (path[0] == '\0' || strcmp(path, "/") == 0) {
+    char *list = po_FieldList(root, o->debug, a);
+    return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
+  }
+  const char *p = path;
+  while (*p == '/') p++;
+  size_t segs = 1;
+  for (const char *q = p; *q; q++) segs += *q == '/';
+  cp->chain = po_Arena_Malloc(a, segs * sizeof *cp->chain);
+  if (!cp->chain) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  const upb_MessageDef *m = root;
+  for (;;) {
+    const char *end = strchr(p, '/');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == 0) return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
+    const upb_FieldDef *f = child_field(m, p, len, o, a, hint, st);
+    if (!f) return false;
+    if (!end) {
+      cp->target = f;
+      break;
+    }
+    if (upb_FieldDef_IsMap(f)) {
+      return fail(st, "path contains member of map field '%s'; map field member access is not supported",
+                  upb_FieldDef_Name(f), NULL);
+    }
+    if (upb_FieldDef_IsRepeated(f)) {
+      return fail(st, "path contains member of repeated field '%s'; repeated field member access is not supported",
+                  upb_FieldDef_Name(f), NULL);
+    }
+    if (upb_FieldDef_IsSubMessage(f) &&
+        strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(f)), "google.protobuf.Any") == 0) {
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "variant-type message fields (google.protobuf.Any) are not supported");
+    }
+    if (!upb_FieldDef_IsSubMessage(f)) {
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of non-message field '%s' (type '%s'); this type does not support child fields",
+                           upb_FieldDef_Name(f), po_KindName(f));
+    }
+    cp->chain[cp->chain_len++] = f;
+    m = upb_FieldDef_MessageSubDef(f);
+    p = end + 1;
+  }
+  if (o->deprecations) {
+    for (size_t i = 0; i < cp->chain_len; i++) {
+      if (po_Schema_FieldDeprecated(cp->chain[i])) {
+        note(diags, kPo_SeverityWarning, kPo_DiagDeprecated, idx, path,
+             po_Arena_Printf(a, "field '%s' of %s is deprecated in Envoy", upb_FieldDef_Name(cp->chain[i]),
+                             upb_MessageDef_FullName(upb_FieldDef_ContainingType(cp->chain[i]))));
+      }
+    }
+  }
+  switch (cp->op) {
+    case kPo_OpRemove:
+      if (o->envoy_rules) {
+        const char *v = po_Pgv_CheckRemove(schema, cp->target, a);
+        if (v) note(diags, kPo_SeverityError, kPo_DiagEnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", path, v));
+      }
+      return true;
+    case kPo_OpAdd: break;
+    default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
+  }
+  const po_Value *v = patch->value;
+  if (!v || po_Value_Kind(v) == kPo_ValueNull) {
+    return po_Status_Set(st, kPo_ErrPatch,
+                         "non-nil Value is required; use an empty map to reset all fields on a "
+                         "message or the 'remove' op to unset fields");
+  }
+  bool ok = po_Value_Kind(v) == kPo_ValueMap && !upb_FieldDef_IsMap(cp->target)
+                ? convert_object(v, cp->target, o, a, &cp->set, hint, st)
+                : convert_value(v, cp->target, a, &cp->set, st);
+  if (!ok) return false;
+  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
+  return true;
+}
+
+/* ---- apply ---- */
+
+static bool copy_value(upb_MessageValue *v, const upb_FieldDef *f, upb_Arena *arena) {
+  upb_CType ct = upb_FieldDef_CType(f);
+  if ((ct == kUpb_CType_String || ct == kUpb_CType_Bytes) && v->str_val.size) {
+    /* Strings must live in the message's arena. */
+    char *p = upb_Arena_Malloc(arena, v->str_val.size);
+    if (!p) return false;
+    memcpy(p, v->str_val.data, v->str_val.size);
+    v->str_val.data = p;
+  }
+  return true;
+}
+
+static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
+  upb_MessageValue val;
+  switch (s->kind) {
+    case kPo_SetScalar:
+      val = s->value;
+      return copy_value(&val, s->field, arena) && upb_Message_Set(m, s->field, val, arena);
+    case kPo_SetWrapper: {
+      upb_Message *w = upb_Message_New(upb_FieldDef_MessageSubDef(s->field), arena);
+      upb_MessageValue inner = s->value;
+      if (!w || !copy_value(&inner, s->wrapper_value, arena) ||
+          !upb_Message_Set(w, s->wrapper_value, inner, arena)) {
+        return false;
+      }
+      val.msg_val = w;
+      return upb_Message_Set(m, s->field, val, arena);
+    }
+    case kPo_SetList: {
+      upb_Array *arr = upb_Array_New(arena, upb_FieldDef_CType(s->field));
+      if (!arr) return false;
+      for (size_t i = 0; i < s->item_count; i++) {
+        upb_MessageValue e = s->items[i];
+        if (!copy_value(&e, s->field, arena) || !upb_Array_Append(arr, e, arena)) return false;
+      }
+      val.array_val = arr;
+      return upb_Message_Set(m, s->field, val, arena);
+    }
+    case kPo_SetMessage: {
+      upb_Message *nm = upb_Message_New(upb_FieldDef_MessageSubDef(s->field), arena);
+      if (!nm) return false;
+      for (size_t i = 0; i < s->child_count; i++) {
+        if (!apply_setter(&s->children[i], nm, arena)) return false;
+      }
+      val.msg_val = nm;
+      return upb_Message_Set(m, s->field, val, arena);
+    }
+  }
+  return false;
+}
+
+bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Arena *arena) {
+  upb_Message *m = msg;
+  for (size_t i = 0; i < cp->chain_len; i++) {
+    const upb_FieldDef *f = cp->chain[i];
+    if (cp->op == kPo_OpRemove) {
+      /* remove never creates parents: an unset parent means nothing to remove. */
+      if (!upb_Message_Has(m, f)) return true;
+      m = (upb_Message *)upb_Message_Get(m, f).msg_val;
+    } else {
+      m = upb_Message_Mutable(m, f, arena).msg;
+      if (!m) return false;
+    }
+  }
+  if (cp->op == kPo_OpRemove) {
+    const upb_FieldDef *f = cp->target;
+    if (!upb_FieldDef_HasPresence(f) || upb_Message_Has(m, f)) upb_Message_ClearField(m, f);
+    return true;
+  }
+  return apply_setter(&cp->set, m, arena);
+}

@@ -1,0 +1,167 @@
+/* The PropertyOverride custom resource's spec <-> po_Arguments, and po_Arguments -> the
+ * `arguments` object written into Consul's envoyExtensions. The CRD is structural, so unlike
+ * Consul's lenient decoder every key must be known and every type exact; each problem is a
+ * diagnostic naming its place in the spec ("spec.patches[2].resourceFilter.services[0].name"). */
+#include <string.h>
+
+#include "internal.h"
+
+typedef struct {
+  po_Arena *a;
+  po_Diagnostics *d;
+  bool ok;
+} Spec;
+
+static void bad(Spec *s, int patch, const char *where, const char *what) {
+  s->ok = false;
+  po_Diagnostics_Add(s->d, kPo_SeverityError, kPo_DiagDecode, patch, NULL,
+                     po_Arena_Printf(s->a, "%s: %s", where, what));
+}
+
+static bool known(Spec *s, int patch, const char *where, const po_Value *m, const char *const *keys) {
+  bool all = true;
+  for (size_t i = 0; i < po_Value_Size(m); i++) {
+    const char *k = po_Value_KeyAt(m, i);
+    bool found = false;
+    for (const char *const *q = keys; *q; q++) found |= strcmp(*q, k) == 0;
+    if (!found) {
+      char list[256] = "";
+      for (const char *const *q = keys; *q; q++) {
+        if (q != keys) strncat(list, ", ", sizeof list - strlen(list) - 1);
+        strncat(list, *q, sizeof list - strlen(list) - 1);
+      }
+      bad(s, patch, po_Arena_Printf(s->a, "%s.%s", where, k), po_Arena_Printf(s->a, "unknown field (known: %s)", list));
+      all = false;
+    }
+  }
+  return all;
+}
+
+static const char *str(Spec *s, int patch, const char *where, const po_Value *m, const char *key) {
+  const po_Value *v = po_Value_Get(m, key);
+  if (!v || po_Value_Kind(v) == kPo_ValueNull) return "";
+  if (po_Value_Kind(v) != kPo_ValueString) {
+    bad(s, patch, po_Arena_Printf(s->a, "%s.%s", where, key),
+        po_Arena_Printf(s->a, "must be a string, not %s", po_Value_GoType(v)));
+    return "";
+  }
+  return po_Value_String(v, NULL);
+}
+
+static bool is_map(Spec *s, int patch, const char *where, const po_Value *v) {
+  if (po_Value_Kind(v) == kPo_ValueMap) return true;
+  bad(s, patch, where, po_Arena_Printf(s->a, "must be an object, not %s", po_Value_GoType(v)));
+  return false;
+}
+
+static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "patches", NULL};
+static const char *const kPatchKeys[] = {"resourceFilter", "op", "path", "value", NULL};
+static const char *const kFilterKeys[] = {"resourceType", "trafficDirection", "services", NULL};
+static const char *const kServiceKeys[] = {"name", "namespace", "partition", NULL};
+
+static void filter(Spec *s, int i, const char *where, const po_Value *v, po_ResourceFilter *rf) {
+  rf->resource_type = rf->traffic_direction = "";
+  if (!v || po_Value_Kind(v) == kPo_ValueNull) return;
+  if (!is_map(s, i, where, v)) return;
+  known(s, i, where, v, kFilterKeys);
+  rf->resource_type = str(s, i, where, v, "resourceType");
+  rf->traffic_direction = str(s, i, where, v, "trafficDirection");
+  const po_Value *svc = po_Value_Get(v, "services");
+  if (svc && po_Value_Kind(svc) != kPo_ValueNull) {
+    const char *w = po_Arena_Printf(s->a, "%s.services", where);
+    if (po_Value_Kind(svc) != kPo_ValueList) {
+      bad(s, i, w, po_Arena_Printf(s->a, "must be a list, not %s", po_Value_GoType(svc)));
+    } else {
+      size_t n = po_Value_Size(svc);
+      rf->services = po_Arena_Malloc(s->a, (n ? n : 1) * sizeof *rf->services);
+      for (size_t k = 0; rf->services && k < n; k++) {
+        const po_Value *e = po_Value_At(svc, k);
+        const char *we = po_Arena_Printf(s->a, "%s[%zu]", w, k);
+        po_ServiceName *sn = &rf->services[rf->service_count++];
+        sn->name = sn->namespace_ = sn->partition = "";
+        if (!is_map(s, i, we, e)) continue;
+        known(s, i, we, e, kServiceKeys);
+        sn->name = str(s, i, we, e, "name");
+        sn->namespace_ = str(s, i, we, e, "namespace");
+        sn->partition = str(s, i, we, e, "partition");
+      }
+    }
+  }
+  rf->present = rf->service_count > 0 || rf->traffic_direction[0] || rf->resource_type[0];
+}
+
+bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *out, po_Diagnostics *d) {
+  Spec s = {.a = a, .d = d, .ok = true};
+  memset(out, 0, sizeof *out);
+  out->proxy_type = "";
+  if (!is_map(&s, -1, "spec", spec)) return false;
+  known(&s, -1, "spec", spec, kSpecKeys);
+  out->proxy_type = str(&s, -1, "spec", spec, "proxyType");
+  const po_Value *dbg = po_Value_Get(spec, "debug");
+  if (dbg && po_Value_Kind(dbg) != kPo_ValueNull) {
+    if (po_Value_Kind(dbg) != kPo_ValueBool) bad(&s, -1, "spec.debug", "must be true or false");
+    out->debug = po_Value_Bool(dbg);
+  }
+  const po_Value *patches = po_Value_Get(spec, "patches");
+  if (patches && po_Value_Kind(patches) != kPo_ValueNull && po_Value_Kind(patches) != kPo_ValueList) {
+    bad(&s, -1, "spec.patches", po_Arena_Printf(a, "must be a list, not %s", po_Value_GoType(patches)));
+    return false;
+  }
+  size_t n = po_Value_Size(patches);
+  out->patches = po_Arena_Malloc(a, (n ? n : 1) * sizeof *out->patches);
+  if (!out->patches) return false;
+  for (size_t i = 0; i < n; i++) {
+    const po_Value *pv = po_Value_At(patches, i);
+    const char *where = po_Arena_Printf(a, "spec.patches[%zu]", i);
+    po_Patch *p = &out->patches[out->patch_count++];
+    p->op = p->path = "";
+    p->resource_filter.resource_type = p->resource_filter.traffic_direction = "";
+    p->pos = po_Value_Pos(pv);
+    if (!is_map(&s, (int)i, where, pv)) continue;
+    known(&s, (int)i, where, pv, kPatchKeys);
+    filter(&s, (int)i, po_Arena_Printf(a, "%s.resourceFilter", where), po_Value_Get(pv, "resourceFilter"),
+           &p->resource_filter);
+    p->op = str(&s, (int)i, where, pv, "op");
+    p->path = str(&s, (int)i, where, pv, "path");
+    const po_Value *val = po_Value_Get(pv, "value");
+    if (po_Value_Kind(val) != kPo_ValueNull) p->value = val;
+  }
+  return s.ok;
+}
+
+static po_Value *s_(po_Arena *a, const char *v) { return po_Value_NewString(a, v, strlen(v)); }
+
+po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a) {
+  po_Value *root = po_Value_NewMap(a);
+  po_Value *patches = po_Value_NewList(a);
+  if (!root || !patches) return NULL;
+  for (size_t i = 0; i < args->patch_count; i++) {
+    const po_Patch *p = &args->patches[i];
+    po_Value *pv = po_Value_NewMap(a), *rf = po_Value_NewMap(a);
+    if (!pv || !rf) return NULL;
+    po_Value_MapPut(a, rf, "ResourceType", s_(a, p->resource_filter.resource_type));
+    po_Value_MapPut(a, rf, "TrafficDirection", s_(a, p->resource_filter.traffic_direction));
+    if (p->resource_filter.service_count) {
+      po_Value *svcs = po_Value_NewList(a);
+      for (size_t k = 0; svcs && k < p->resource_filter.service_count; k++) {
+        const po_ServiceName *sn = &p->resource_filter.services[k];
+        po_Value *m = po_Value_NewMap(a);
+        if (!m) return NULL;
+        po_Value_MapPut(a, m, "Name", s_(a, sn->name));
+        if (sn->namespace_ && *sn->namespace_) po_Value_MapPut(a, m, "Namespace", s_(a, sn->namespace_));
+        if (sn->partition && *sn->partition) po_Value_MapPut(a, m, "Partition", s_(a, sn->partition));
+        po_Value_ListAppend(a, svcs, m);
+      }
+      po_Value_MapPut(a, rf, "Services", svcs);
+    }
+    po_Value_MapPut(a, pv, "ResourceFilter", rf);
+    po_Value_MapPut(a, pv, "Op", s_(a, p->op));
+    po_Value_MapPut(a, pv, "Path", s_(a, p->path));
+    if (p->value) po_Value_MapPut(a, pv, "Value", (po_Value *)p->value);
+    po_Value_ListAppend(a, patches, pv);
+  }
+  po_Value_MapPut(a, root, "Patches", patches);
+  if (args->debug) po_Value_MapPut(a, root, "Debug", po_Value_NewBool(a, true));
+  if (args->proxy_type && *args->proxy_type) po_Value_MapPut(a, root, "ProxyType", s_(a, args->proxy_type));
+  return root;
+}

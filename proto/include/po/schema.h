@@ -1,0 +1,53 @@
+/* The Envoy v3 schema: every message of the envoy v3 .proto files, embedded at build time, loaded into one upb
+ * pool. The pool is immutable once loaded, so one po_Schema is shared read-only by all threads.
+ * Returned defs live as long as the schema. */
+#ifndef PO_SCHEMA_H_
+#define PO_SCHEMA_H_
+
+#include <stddef.h>
+
+#include "po/status.h"
+#include "upb/arena.h"
+#include "upb/def.h"
+#include "upb/msg.h"
+
+typedef struct po_Schema po_Schema;
+
+/* The process-wide schema from the embedded descriptor set, loaded on first use (thread-safe,
+ * once). NULL with *status filled when the embedded set does not load. */
+const po_Schema *po_Schema_Get(po_Status *status);
+
+/* A schema from a serialized FileDescriptorSet (files in protoc's order, dependencies first). */
+po_Schema *po_Schema_New(const void *descriptor_set, size_t size, po_Status *status);
+void po_Schema_Free(po_Schema *schema);
+
+const upb_DefPool *po_Schema_Pool(const po_Schema *schema);
+size_t po_Schema_FileCount(const po_Schema *schema);
+/* By full name ("envoy.config.cluster.v3.Cluster"), or NULL. */
+const upb_MessageDef *po_Schema_FindMessage(const po_Schema *schema, const char *full_name);
+
+/* Consul's resource types ("cluster", "cluster-load-assignment", "route", "listener") and the
+ * Envoy message each names; NULL for anything else. */
+const upb_MessageDef *po_Schema_ResourceMessage(const po_Schema *schema, const char *resource_type);
+const char *po_Schema_ResourceTypeOf(const upb_MessageDef *m);
+
+/* Codecs. JSON input takes proto names and JSON names; `@type` Anys must name messages of the
+ * pool. JSON output uses the original proto field names. Results live in `arena`. */
+upb_Message *po_Json_Decode(const po_Schema *schema, const upb_MessageDef *m, const char *json,
+                            size_t len, upb_Arena *arena, po_Status *status);
+/* NUL-terminated; *len (if not NULL) gets its length. */
+char *po_Json_Encode(const po_Schema *schema, const upb_MessageDef *m, const upb_Message *msg,
+                     upb_Arena *arena, size_t *len, po_Status *status);
+upb_Message *po_Binary_Decode(const po_Schema *schema, const upb_MessageDef *m, const char *buf,
+                              size_t len, upb_Arena *arena, po_Status *status);
+char *po_Binary_Encode(const upb_MessageDef *m, const upb_Message *msg, upb_Arena *arena,
+                       size_t *len, po_Status *status);
+
+/* Field annotations. The protoc-gen-validate rules of a field (a validate.FieldRules message of
+ * the pool, in `arena`), or NULL when it has none; *rules_def gets validate.FieldRules. */
+const upb_Message *po_Schema_FieldRules(const po_Schema *schema, const upb_FieldDef *f,
+                                        upb_Arena *arena, const upb_MessageDef **rules_def);
+/* `[deprecated = true]` on the field, or on the message or enum value it names. */
+bool po_Schema_FieldDeprecated(const upb_FieldDef *f);
+
+#endif

@@ -1,0 +1,32 @@
+/* Field annotations: protoc-gen-validate rules and deprecation.
+ *
+ * The generated descriptor.upb.h does not know the validate.rules extension (1071 on
+ * FieldOptions), so upb keeps it as unknown bytes. Re-encoding the options and decoding them as
+ * the pool's own FieldOptions, with the pool's extension registry, turns those bytes into a
+ * typed validate.FieldRules message. */
+#include "google/protobuf/descriptor.upb.h"
+#include "schema_internal.h"
+#include "upb/decode.h"
+#include "upb/reflection.h"
+
+const upb_Message *po_Schema_FieldRules(const po_Schema *s, const upb_FieldDef *f,
+                                        upb_Arena *arena, const upb_MessageDef **rules_def) {
+  if (!s->rules_ext || !s->field_options || !upb_FieldDef_HasOptions(f)) return NULL;
+  size_t len = 0;
+  char *bytes = google_protobuf_FieldOptions_serialize(upb_FieldDef_Options(f), arena, &len);
+  if (!bytes || len == 0) return NULL;
+  upb_Message *opts = upb_Message_New(s->field_options, arena);
+  if (!opts) return NULL;
+  if (upb_Decode(bytes, len, opts, upb_MessageDef_MiniTable(s->field_options),
+                 upb_DefPool_ExtensionRegistry(s->pool), 0, arena) != kUpb_DecodeStatus_Ok) {
+    return NULL;
+  }
+  if (!upb_Message_Has(opts, s->rules_ext)) return NULL;
+  if (rules_def) *rules_def = upb_FieldDef_MessageSubDef(s->rules_ext);
+  return upb_Message_Get(opts, s->rules_ext).msg_val;
+}
+
+bool po_Schema_FieldDeprecated(const upb_FieldDef *f) {
+  return upb_FieldDef_HasOptions(f) &&
+         google_protobuf_FieldOptions_deprecated(upb_FieldDef_Options(f));
+}
