@@ -1,0 +1,188 @@
+/* Runs the vector files: tests as data (input, program, expected output or exact error).
+ *   patch/NAME.json      {"cases":[{name, message, input, patches[], debug, output | error}]}
+ *   constructor/NAME.json  {"cases":[{name, extension_name?, arguments, error | null}]}
+ * Patch cases apply their patches in order with PatchStruct (typed convention), stopping at the
+ * first error, which must equal `error` exactly (Consul's text; hints are not part of it).
+ * Outputs are compared as JSON trees after both go through upb, so formatting and map order
+ * do not matter. Constructor cases compare Consul's aggregated text exactly.
+ * Set PO_VECTORS_FILTER=substring to run only matching case names. */
+#include <dirent.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static const char *g_dir;
+static int g_failed, g_run;
+
+static void failf(const char *file, const char *name, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "FAIL %s: %s: ", file, name);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\n");
+  va_end(ap);
+  g_failed++;
+}
+
+static po_Value *from_json(json_object *j, po_Arena *a) {
+  po_Status st;
+  po_Status_Clear(&st);
+  return po_Value_FromJsonC(j, a, &st);
+}
+
+/* A message's JSON as upb prints it, parsed back for a tree comparison. */
+static json_object *canonical(const char *message, json_object *j, po_Arena *a, po_Status *st) {
+  const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
+  po_Message *m = po_Message_ParseJson(message, text, strlen(text), a, st);
+  if (!m) return NULL;
+  char *out = po_Message_ToJson(m, a, NULL, st);
+  return out ? json_tokener_parse(out) : NULL;
+}
+
+static void run_patch_case(const char *file, json_object *c) {
+  const char *name = json_object_get_string(json_object_object_get(c, "name"));
+  const char *message = json_object_get_string(json_object_object_get(c, "message"));
+  json_object *input = json_object_object_get(c, "input");
+  json_object *patches = json_object_object_get(c, "patches");
+  json_object *want_out = json_object_object_get(c, "output");
+  json_object *want_err = json_object_object_get(c, "error");
+  bool debug = json_object_get_boolean(json_object_object_get(c, "debug"));
+  po_Arena *a = po_Arena_New();
+  po_Status st;
+  po_Status_Clear(&st);
+  const char *text = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
+  po_Message *m = po_Message_ParseJson(message, text, strlen(text), a, &st);
+  g_run++;
+  if (!m) {
+    failf(file, name, "input does not parse: %s", st.message);
+    po_Arena_Free(a);
+    return;
+  }
+  const char *err = NULL;
+  for (size_t i = 0; i < json_object_array_length(patches); i++) {
+    json_object *p = json_object_array_get_idx(patches, i);
+    json_object *val = NULL;
+    bool has_val = json_object_object_get_ex(p, "value", &val);
+    po_Patch patch = {.op = json_object_get_string(json_object_object_get(p, "op")),
+                      .path = json_object_get_string(json_object_object_get(p, "path")),
+                      .value = has_val && val ? from_json(val, a) : NULL};
+    if (!patch.op) patch.op = "";
+    if (!patch.path) patch.path = "";
+    if (!po_PatchStruct(m, &patch, debug, kPo_ConventionTyped, &st)) {
+      err = st.message;
+      break;
+    }
+  }
+  if (want_err) {
+    const char *want = json_object_get_string(want_err);
+    if (!err) {
+      failf(file, name, "succeeded, want error:\n%s", want);
+    } else if (strncmp(err, want, strlen(want)) != 0 ||
+               (err[strlen(want)] && strncmp(err + strlen(want), "\ndid you mean", 13) &&
+                strncmp(err + strlen(want), "did you mean", 12))) {
+      /* Consul's text must be exact; only our did-you-mean line may follow it. */
+      failf(file, name, "error differs:\n--- got\n%s\n--- want\n%s", err, want);
+    }
+  } else if (err) {
+    failf(file, name, "failed: %s", err);
+  } else {
+    char *got = po_Message_ToJson(m, a, NULL, &st);
+    json_object *gj = got ? json_tokener_parse(got) : NULL;
+    json_object *wj = canonical(message, want_out, a, &st);
+    if (!wj) failf(file, name, "expected output does not parse: %s", st.message);
+    else if (!json_object_equal(gj, wj)) {
+      failf(file, name, "output differs:\n--- got\n%s\n--- want\n%s", got,
+            json_object_to_json_string_ext(wj, JSON_C_TO_STRING_PLAIN));
+    }
+    json_object_put(gj);
+    json_object_put(wj);
+  }
+  po_Arena_Free(a);
+}
+
+static void run_constructor_case(const char *file, json_object *c) {
+  const char *name = json_object_get_string(json_object_object_get(c, "name"));
+  json_object *ext = NULL;
+  const char *ext_name = json_object_object_get_ex(c, "extension_name", &ext) ? json_object_get_string(ext) : NULL;
+  json_object *want_err = json_object_object_get(c, "error");
+  po_Arena *a = po_Arena_New();
+  po_Value *args = from_json(json_object_object_get(c, "arguments"), a);
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.envoy_rules = false; /* Consul's behaviour only */
+  po_Override *o = po_Constructor(ext_name, args, &co, a, d);
+  const char *got = po_Diagnostics_ConsulText(d, false, a);
+  g_run++;
+  if (want_err) {
+    const char *want = json_object_get_string(want_err);
+    if (o || !got) failf(file, name, "valid, want error:\n%s", want);
+    else if (strcmp(got, want) != 0) failf(file, name, "error differs:\n--- got\n%s\n--- want\n%s", got, want);
+  } else if (!o) {
+    failf(file, name, "invalid, want valid:\n%s", got ? got : "(no text)");
+  }
+  po_Arena_Free(a);
+}
+
+static void run_dir(const char *sub, void (*run)(const char *, json_object *)) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", g_dir, sub);
+  DIR *dir = opendir(path);
+  assert_non_null(dir);
+  const char *filter = getenv("PO_VECTORS_FILTER");
+  struct dirent *e;
+  while ((e = readdir(dir))) {
+    size_t n = strlen(e->d_name);
+    if (n < 6 || strcmp(e->d_name + n - 5, ".json")) continue;
+    char file[4400];
+    snprintf(file, sizeof file, "%s/%s", path, e->d_name);
+    json_object *root = json_object_from_file(file);
+    if (!root) {
+      failf(file, "-", "not valid JSON");
+      continue;
+    }
+    json_object *cases = json_object_object_get(root, "cases");
+    for (size_t i = 0; i < json_object_array_length(cases); i++) {
+      json_object *c = json_object_array_get_idx(cases, i);
+      const char *name = json_object_get_string(json_object_object_get(c, "name"));
+      if (filter && (!name || !strstr(name, filter))) continue;
+      run(e->d_name, c);
+    }
+    json_object_put(root);
+  }
+  closedir(dir);
+}
+
+static void test_patch_vectors(void **state) {
+  (void)state;
+  g_failed = g_run = 0;
+  run_dir("patch", run_patch_case);
+  fprintf(stderr, "patch vectors: %d run, %d failed\n", g_run, g_failed);
+  assert_true(g_run > 0);
+  assert_int_equal(g_failed, 0);
+}
+
+static void test_constructor_vectors(void **state) {
+  (void)state;
+  g_failed = g_run = 0;
+  run_dir("constructor", run_constructor_case);
+  fprintf(stderr, "constructor vectors: %d run, %d failed\n", g_run, g_failed);
+  assert_true(g_run > 0);
+  assert_int_equal(g_failed, 0);
+}
+
+int main(int argc, char **argv) {
+  g_dir = argc > 1 ? argv[1] : "tests/vectors";
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_patch_vectors),
+      cmocka_unit_test(test_constructor_vectors),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
