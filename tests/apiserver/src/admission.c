@@ -1,0 +1,331 @@
+/* Validating admission webhooks: rule matching under the lock, then AdmissionReview v1 POSTs
+ * with libcurl (caBundle verified; services dialled through --webhook-host-override or
+ * --webhook-service so the TLS name stays NAME.NAMESPACE.svc). */
+#include <curl/curl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apiserver.h"
+
+typedef struct Hook {
+  char *name;
+  char *url, *connect_to; /* connect_to: "host:port:ahost:aport" or NULL */
+  unsigned char *ca;
+  size_t ca_len;
+  long timeout;
+  bool ignore;
+  char *body; /* the AdmissionReview request */
+  char uid[37];
+} Hook;
+
+struct po_As_AdmissionJob {
+  Hook hooks[32];
+  int n;
+};
+
+static bool str_in(json_object *arr, const char *v) {
+  for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+    const char *s = json_object_get_string(json_object_array_get_idx(arr, i));
+    if (s && (!strcmp(s, "*") || !strcmp(s, v))) return true;
+  }
+  return false;
+}
+
+static bool resource_in(json_object *arr, const char *plural, const char *sub) {
+  for (size_t i = 0; arr && i < json_object_array_length(arr); i++) {
+    const char *s = json_object_get_string(json_object_array_get_idx(arr, i));
+    if (!s) continue;
+    char want[300];
+    snprintf(want, sizeof want, "%s%s%s", plural, sub ? "/" : "", sub ? sub : "");
+    if (!strcmp(s, "*/*") || !strcmp(s, want)) return true;
+    if (!sub && !strcmp(s, "*")) return true;
+    if (sub) {
+      char a[300], b[300];
+      snprintf(a, sizeof a, "%s/*", plural);
+      snprintf(b, sizeof b, "*/%s", sub);
+      if (!strcmp(s, a) || !strcmp(s, b)) return true;
+    }
+  }
+  return false;
+}
+
+static bool rules_match(json_object *rules, po_As_Resource *r, const char *version, const char *op, const char *sub) {
+  for (size_t i = 0; rules && i < json_object_array_length(rules); i++) {
+    json_object *rule = json_object_array_get_idx(rules, i);
+    const char *scope = po_As_GetStr(rule, "scope");
+    if (scope && !strcmp(scope, "Namespaced") && !r->namespaced) continue;
+    if (scope && !strcmp(scope, "Cluster") && r->namespaced) continue;
+    if (str_in(po_As_Get(rule, "operations"), op) && str_in(po_As_Get(rule, "apiGroups"), r->group) &&
+        str_in(po_As_Get(rule, "apiVersions"), version) && resource_in(po_As_Get(rule, "resources"), r->plural, sub))
+      return true;
+  }
+  return false;
+}
+
+static unsigned char *b64decode(const char *s, size_t *outlen) {
+  size_t n = strlen(s);
+  unsigned char *out = malloc(n + 1);
+  size_t o = 0;
+  unsigned v = 0;
+  int bits = 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    int d;
+    if (c >= 'A' && c <= 'Z') d = c - 'A';
+    else if (c >= 'a' && c <= 'z') d = c - 'a' + 26;
+    else if (c >= '0' && c <= '9') d = c - '0' + 52;
+    else if (c == '+') d = 62;
+    else if (c == '/') d = 63;
+    else continue;
+    v = (v << 6) | (unsigned)d;
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out[o++] = (unsigned char)((v >> bits) & 0xff);
+    }
+  }
+  out[o] = 0;
+  *outlen = o;
+  return out;
+}
+
+static const char *svc_target(const char *ns, const char *name) {
+  char key[300];
+  snprintf(key, sizeof key, "%s/%s=", ns, name);
+  for (int i = 0; i < po_as.nsvc_map; i++)
+    if (!strncmp(po_as.svc_map[i], key, strlen(key))) return po_as.svc_map[i] + strlen(key);
+  return po_as.webhook_override;
+}
+
+static json_object *object_for_review(json_object *o, const char *av) {
+  if (!o) return NULL;
+  char *s = po_As_Serialize(o, av);
+  json_object *c = json_tokener_parse(s);
+  free(s);
+  return c;
+}
+
+po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version, const char *operation,
+                                            const char *subresource, const char *ns, const char *name,
+                                            json_object *obj, json_object *old) {
+  po_As_Resource *vwc = po_As_Registry_FindGR("admissionregistration.k8s.io", "validatingwebhookconfigurations");
+  if (!vwc || vwc->nitems == 0) return NULL;
+  po_As_AdmissionJob *job = NULL;
+  json_object *nslabels = NULL;
+  if (r->namespaced && ns) {
+    po_As_Entry *ne = po_As_Store_Get(po_As_Registry_FindGR("", "namespaces"), NULL, ns);
+    nslabels = ne ? po_As_Get(po_As_Get(ne->obj, "metadata"), "labels") : NULL;
+  } else if (!strcmp(r->plural, "namespaces") && !r->group[0]) {
+    nslabels = po_As_Get(po_As_Get(obj ? obj : old, "metadata"), "labels");
+  }
+  json_object *objlabels = po_As_Get(po_As_Get(obj ? obj : old, "metadata"), "labels");
+  char *av = po_As_ApiVersion(r, version);
+  for (size_t i = 0; i < vwc->nitems; i++) {
+    json_object *cfg = vwc->items[i].obj;
+    json_object *hooks = po_As_Get(cfg, "webhooks");
+    for (size_t j = 0; hooks && j < json_object_array_length(hooks); j++) {
+      json_object *h = json_object_array_get_idx(hooks, j);
+      if (!rules_match(po_As_Get(h, "rules"), r, version, operation, subresource)) continue;
+      if ((r->namespaced || nslabels) && !po_As_LabelSelectorObj_Match(po_As_Get(h, "namespaceSelector"), nslabels)) continue;
+      if (!po_As_LabelSelectorObj_Match(po_As_Get(h, "objectSelector"), objlabels)) continue;
+      if (!job) job = calloc(1, sizeof *job);
+      if (job->n >= 32) break;
+      Hook *k = &job->hooks[job->n++];
+      k->name = po_As_Strdup(po_As_GetStr(h, "name") ? po_As_GetStr(h, "name") : "");
+      const char *fp = po_As_GetStr(h, "failurePolicy");
+      k->ignore = fp && !strcmp(fp, "Ignore");
+      json_object *to = po_As_Get(h, "timeoutSeconds");
+      k->timeout = to ? json_object_get_int(to) : 10;
+      json_object *cc = po_As_Get(h, "clientConfig");
+      const char *url = po_As_GetStr(cc, "url");
+      json_object *svc = po_As_Get(cc, "service");
+      if (url) {
+        k->url = strdup(url);
+      } else if (svc) {
+        const char *sn = po_As_GetStr(svc, "name"), *sns = po_As_GetStr(svc, "namespace"), *path = po_As_GetStr(svc, "path");
+        json_object *port = po_As_Get(svc, "port");
+        int p = port ? json_object_get_int(port) : 443;
+        k->url = po_As_Printf("https://%s.%s.svc:%d%s", sn ? sn : "", sns ? sns : "", p, path ? path : "");
+        const char *target = svc_target(sns ? sns : "", sn ? sn : "");
+        if (target) k->connect_to = po_As_Printf("%s.%s.svc:%d:%s", sn ? sn : "", sns ? sns : "", p, target);
+      }
+      const char *ca = po_As_GetStr(cc, "caBundle");
+      if (ca) k->ca = b64decode(ca, &k->ca_len);
+      po_As_Uuid(k->uid);
+      /* the AdmissionReview v1 request */
+      json_object *rev = json_object_new_object();
+      json_object_object_add(rev, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
+      json_object_object_add(rev, "kind", json_object_new_string("AdmissionReview"));
+      json_object *req = json_object_new_object();
+      json_object_object_add(req, "uid", json_object_new_string(k->uid));
+      json_object *kind = json_object_new_object();
+      json_object_object_add(kind, "group", json_object_new_string(r->group));
+      json_object_object_add(kind, "version", json_object_new_string(version));
+      json_object_object_add(kind, "kind", json_object_new_string(r->kind));
+      json_object *res = json_object_new_object();
+      json_object_object_add(res, "group", json_object_new_string(r->group));
+      json_object_object_add(res, "version", json_object_new_string(version));
+      json_object_object_add(res, "resource", json_object_new_string(r->plural));
+      json_object_object_add(req, "kind", kind);
+      json_object_object_add(req, "resource", res);
+      if (subresource) json_object_object_add(req, "subResource", json_object_new_string(subresource));
+      json_object_object_add(req, "requestKind", po_As_Copy(kind));
+      json_object_object_add(req, "requestResource", po_As_Copy(res));
+      if (subresource) json_object_object_add(req, "requestSubResource", json_object_new_string(subresource));
+      if (name) json_object_object_add(req, "name", json_object_new_string(name));
+      if (r->namespaced && ns) json_object_object_add(req, "namespace", json_object_new_string(ns));
+      json_object_object_add(req, "operation", json_object_new_string(operation));
+      json_object *ui = json_object_new_object();
+      json_object_object_add(ui, "username", json_object_new_string("po-apiserver-client"));
+      json_object *groups = json_object_new_array();
+      json_object_array_add(groups, json_object_new_string("system:authenticated"));
+      json_object_object_add(ui, "groups", groups);
+      json_object_object_add(req, "userInfo", ui);
+      json_object_object_add(req, "object", object_for_review(obj, av));
+      json_object_object_add(req, "oldObject", object_for_review(old, av));
+      json_object_object_add(req, "dryRun", json_object_new_boolean(0));
+      json_object *opts = json_object_new_object();
+      json_object_object_add(opts, "apiVersion", json_object_new_string("meta.k8s.io/v1"));
+      const char *ok = !strcmp(operation, "CREATE") ? "CreateOptions" : !strcmp(operation, "DELETE") ? "DeleteOptions" : "UpdateOptions";
+      json_object_object_add(opts, "kind", json_object_new_string(ok));
+      json_object_object_add(req, "options", opts);
+      json_object_object_add(rev, "request", req);
+      k->body = strdup(json_object_to_json_string_ext(rev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+      json_object_put(rev);
+    }
+  }
+  free(av);
+  return job;
+}
+
+typedef struct Buf {
+  char *p;
+  size_t n;
+} Buf;
+
+static size_t on_data(char *data, size_t size, size_t nmemb, void *userp) {
+  Buf *b = userp;
+  size_t n = size * nmemb;
+  if (b->n + n > (8u << 20)) return 0; /* a webhook reply over 8 MiB is an error */
+  b->p = realloc(b->p, b->n + n + 1);
+  memcpy(b->p + b->n, data, n);
+  b->n += n;
+  b->p[b->n] = 0;
+  return n;
+}
+
+static void call_failed(po_As_Reply *r, Hook *k, const char *why) {
+  char *m = po_As_Printf("Internal error occurred: failed calling webhook \"%s\": %s", k->name, why);
+  json_object *d = json_object_new_object();
+  json_object *causes = json_object_new_array();
+  json_object *c = json_object_new_object();
+  json_object_object_add(c, "message", json_object_new_string(m));
+  json_object_array_add(causes, c);
+  json_object_object_add(d, "causes", causes);
+  po_As_Reply_Status(r, 500, "InternalError", m, d);
+  free(m);
+}
+
+/* One call: 1 admitted, 0 denied (r filled), -1 failed (why filled). */
+static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz) {
+  if (!k->url) {
+    snprintf(why, whysz, "failed to call webhook: no clientConfig url or service");
+    return -1;
+  }
+  CURL *c = curl_easy_init();
+  Buf b = {0};
+  struct curl_slist *hdr = curl_slist_append(NULL, "Content-Type: application/json");
+  hdr = curl_slist_append(hdr, "Accept: application/json");
+  struct curl_slist *conn = k->connect_to ? curl_slist_append(NULL, k->connect_to) : NULL;
+  curl_easy_setopt(c, CURLOPT_URL, k->url);
+  curl_easy_setopt(c, CURLOPT_POSTFIELDS, k->body);
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, hdr);
+  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_data);
+  curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
+  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, k->timeout * 1000L);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(c, CURLOPT_USERAGENT, "kube-apiserver-admission");
+  if (conn) curl_easy_setopt(c, CURLOPT_CONNECT_TO, conn);
+  if (k->ca) {
+    struct curl_blob blob = {.data = k->ca, .len = k->ca_len, .flags = CURL_BLOB_COPY};
+    curl_easy_setopt(c, CURLOPT_CAINFO_BLOB, &blob);
+  }
+  CURLcode rc = curl_easy_perform(c);
+  long code = 0;
+  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+  curl_easy_cleanup(c);
+  curl_slist_free_all(hdr);
+  curl_slist_free_all(conn);
+  int result = -1;
+  if (rc != CURLE_OK) {
+    snprintf(why, whysz, "failed to call webhook: Post \"%s\": %s", k->url,
+             rc == CURLE_OPERATION_TIMEDOUT ? "context deadline exceeded" : curl_easy_strerror(rc));
+  } else if (code != 200) {
+    snprintf(why, whysz, "failed to call webhook: the server responded with status %ld", code);
+  } else {
+    json_object *rev = b.p ? json_tokener_parse(b.p) : NULL;
+    json_object *resp = po_As_Get(rev, "response");
+    const char *uid = po_As_GetStr(resp, "uid");
+    if (!resp) {
+      snprintf(why, whysz, "received invalid webhook response: expected response in the AdmissionReview");
+    } else if (!uid || strcmp(uid, k->uid) != 0) {
+      snprintf(why, whysz, "expected response.uid=\"%s\", got \"%s\"", k->uid, uid ? uid : "");
+    } else {
+      json_object *warns = po_As_Get(resp, "warnings");
+      for (size_t i = 0; warns && i < json_object_array_length(warns); i++)
+        po_As_Reply_Warn(r, "%s", json_object_get_string(json_object_array_get_idx(warns, i)));
+      if (json_object_get_boolean(po_As_Get(resp, "allowed"))) {
+        result = 1;
+      } else {
+        json_object *st = po_As_Get(resp, "status");
+        int sc = json_object_get_int(po_As_Get(st, "code"));
+        if (sc < 400) sc = 400;
+        const char *msg = po_As_GetStr(st, "message"), *reason = po_As_GetStr(st, "reason");
+        char *m;
+        if (msg && msg[0]) m = po_As_Printf("admission webhook \"%s\" denied the request: %s", k->name, msg);
+        else if (reason && reason[0]) m = po_As_Printf("admission webhook \"%s\" denied the request: %s", k->name, reason);
+        else m = po_As_Printf("admission webhook \"%s\" denied the request without explanation", k->name);
+        json_object *details = po_As_Copy(po_As_Get(st, "details"));
+        po_As_Reply_Status(r, sc, reason && reason[0] ? reason : po_As_ReasonForCode(sc), m, details);
+        free(m);
+        result = 0;
+      }
+    }
+    json_object_put(rev);
+  }
+  free(b.p);
+  return result;
+}
+
+bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r) {
+  for (int i = 0; i < job->n; i++) {
+    Hook *k = &job->hooks[i];
+    char why[1024] = "";
+    int res = call(k, r, why, sizeof why);
+    po_As_Log(kPo_As_LogDebug, "webhook %s: %s", k->name, res == 1 ? "allowed" : res == 0 ? "denied" : why);
+    if (res == 0) return false;
+    if (res < 0) {
+      if (k->ignore) {
+        po_As_Log(kPo_As_LogWarn, "failed calling webhook \"%s\" (failurePolicy Ignore): %s", k->name, why);
+        continue;
+      }
+      call_failed(r, k, why);
+      return false;
+    }
+  }
+  return true;
+}
+
+void po_As_Admission_Free(po_As_AdmissionJob *job) {
+  if (!job) return;
+  for (int i = 0; i < job->n; i++) {
+    Hook *k = &job->hooks[i];
+    free(k->name);
+    free(k->url);
+    free(k->connect_to);
+    free(k->ca);
+    free(k->body);
+  }
+  free(job);
+}

@@ -1,0 +1,245 @@
+/* po-apiserver: internal declarations shared by the files of this one program.
+ *
+ * Concurrency model: libmicrohttpd runs one thread per connection; every access to the store,
+ * the registry, the event ring and every json_object reachable from them happens under the one
+ * mutex po_as.mu (json-c objects are not thread-safe, not even for serialising, because they
+ * cache their printed form). Slow work (webhook calls, writing the state file) happens outside
+ * the lock on copies. */
+#ifndef PO_APISERVER_H
+#define PO_APISERVER_H
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- logging ---------------------------------------------------------------------------- */
+enum { kPo_As_LogError = 0, kPo_As_LogWarn = 1, kPo_As_LogInfo = 2, kPo_As_LogDebug = 3 };
+void po_As_Log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- a reply under construction ---------------------------------------------------------- */
+typedef struct po_As_Reply {
+  int code;
+  char *body; /* malloc'ed */
+  const char *content_type;
+  char *warnings[16]; /* malloc'ed texts, sent as Warning: 299 - "text" */
+  int nwarnings;
+  int retry_after; /* > 0: Retry-After header */
+} po_As_Reply;
+
+void po_As_Reply_Json(po_As_Reply *r, int code, json_object *body); /* takes body */
+void po_As_Reply_Status(po_As_Reply *r, int code, const char *reason, const char *message,
+                        json_object *details /* taken, may be NULL */);
+void po_As_Reply_Warn(po_As_Reply *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void po_As_Reply_Free(po_As_Reply *r);
+const char *po_As_ReasonForCode(int code);
+
+/* ---- resources (registry.c) -------------------------------------------------------------- */
+typedef struct po_As_Entry {
+  char *key; /* "namespace/name", or "/name" when cluster-scoped */
+  json_object *obj;
+} po_As_Entry;
+
+typedef struct po_As_Resource {
+  char *group, *plural, *singular, *kind, *list_kind;
+  char *versions[8];
+  int nversions;
+  char *storage_version;
+  char *short_names[8];
+  int nshort;
+  char *categories[8];
+  int ncategories;
+  bool namespaced, has_status, is_crd, has_generation, registered;
+  json_object *schemas; /* version -> openAPIV3Schema, owned; NULL for built-ins */
+  json_object *columns; /* version -> additionalPrinterColumns array, owned */
+  /* the objects, sorted by key */
+  po_As_Entry *items;
+  size_t nitems, capitems;
+} po_As_Resource;
+
+po_As_Resource *po_As_Registry_Find(const char *group, const char *version, const char *plural);
+po_As_Resource *po_As_Registry_FindGR(const char *group, const char *plural);
+po_As_Resource *po_As_Registry_FindKind(const char *group, const char *kind);
+void po_As_Registry_AddBuiltins(void);
+/* Register (or re-register) the resource of a CRD object; false + msg if the CRD is unusable. */
+bool po_As_Registry_ApplyCrd(json_object *crd, char *msg, size_t msgsz);
+void po_As_Registry_RemoveCrd(json_object *crd);
+bool po_As_Resource_Serves(const po_As_Resource *r, const char *version);
+json_object *po_As_Resource_Schema(const po_As_Resource *r, const char *version);
+
+/* ---- the store (store.c) ----------------------------------------------------------------- */
+enum { kPo_As_Added = 0, kPo_As_Modified = 1, kPo_As_Deleted = 2 };
+
+typedef struct po_As_Event {
+  uint64_t rv;
+  int type;
+  po_As_Resource *res;
+  json_object *obj; /* reference */
+  json_object *old; /* reference or NULL */
+} po_As_Event;
+
+typedef struct po_As_Faults {
+  int drop_watch_every, force_410, throttle, retry_after, server_errors, server_error_code;
+  int latency_ms;
+} po_As_Faults;
+
+typedef struct po_As_Server {
+  pthread_mutex_t mu;
+  pthread_cond_t cond; /* broadcast on every event and on shutdown */
+  uint64_t rv;
+  uint64_t compacted_rv; /* events with rv <= this are gone */
+  po_As_Resource **res;
+  size_t nres;
+  po_As_Event *ring;
+  size_t ring_cap, ring_len, ring_head;
+  po_As_Faults faults;
+  bool stopping;
+  bool dirty;
+  uint64_t requests, watches;
+  int bookmark_ms;
+  int log_level;
+  char base_url[128];
+  char host_port[96];
+  /* webhook routing */
+  char *webhook_override;
+  char *svc_map[32];
+  int nsvc_map;
+} po_As_Server;
+
+extern po_As_Server po_as;
+
+po_As_Entry *po_As_Store_Get(po_As_Resource *r, const char *ns, const char *name);
+/* Index of the first item with key > after (after NULL: 0). */
+size_t po_As_Store_Lower(po_As_Resource *r, const char *after);
+/* Put takes obj (replaces any previous) and records an event; bumps and sets resourceVersion. */
+void po_As_Store_Put(po_As_Resource *r, json_object *obj, int type);
+void po_As_Store_Remove(po_As_Resource *r, const char *ns, const char *name, json_object *final_obj);
+void po_As_Store_Record(po_As_Resource *r, int type, json_object *obj, json_object *old);
+char *po_As_Key(const char *ns, const char *name);
+
+/* ---- object helpers (objutil.c) ---------------------------------------------------------- */
+json_object *po_As_Get(json_object *o, const char *field); /* NULL if o not an object */
+const char *po_As_GetStr(json_object *o, const char *field);
+json_object *po_As_Meta(json_object *o); /* metadata, created if missing */
+const char *po_As_MetaStr(json_object *o, const char *field);
+json_object *po_As_Copy(json_object *o);
+bool po_As_Equal(json_object *a, json_object *b);
+char *po_As_Strdup(const char *s);
+char *po_As_Printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void po_As_Now(char out[32]);
+void po_As_Uuid(char out[37]);
+/* Serialise obj for a client, with apiVersion rewritten to group/version (NULL: unchanged). */
+char *po_As_Serialize(json_object *obj, const char *api_version);
+char *po_As_ApiVersion(const po_As_Resource *r, const char *version);
+char *po_As_Base64(const unsigned char *data, size_t n);
+
+/* ---- selectors (select.c) ---------------------------------------------------------------- */
+typedef struct po_As_Selector po_As_Selector;
+po_As_Selector *po_As_Selector_Parse(const char *labels, const char *fields, char *msg, size_t msgsz);
+bool po_As_Selector_Match(const po_As_Selector *s, json_object *obj);
+/* Kubernetes LabelSelector object (matchLabels/matchExpressions) against a labels map. */
+bool po_As_LabelSelectorObj_Match(json_object *sel, json_object *labels);
+void po_As_Selector_Free(po_As_Selector *s);
+
+/* ---- YAML (yaml.c) ----------------------------------------------------------------------- */
+/* Parse every document of a YAML stream; returns a json array of documents or NULL + msg. */
+json_object *po_As_Yaml_Parse(const char *text, size_t len, char *msg, size_t msgsz);
+
+/* ---- patches (patch.c) ------------------------------------------------------------------- */
+json_object *po_As_MergePatch(json_object *target /* taken */, json_object *patch);
+json_object *po_As_StrategicPatch(json_object *target /* taken */, json_object *patch);
+/* JSON patch; NULL + msg on failure. */
+json_object *po_As_JsonPatch(json_object *target /* taken */, json_object *ops, char *msg, size_t msgsz);
+/* Server-side apply of cfg onto live (may be NULL: create). Returns the new object or NULL:
+ * *conflict set and msg filled (409), or a bad request otherwise. */
+json_object *po_As_Apply(json_object *live, json_object *cfg, const char *manager, bool force,
+                         const char *api_version, bool *conflict, char *msg, size_t msgsz);
+
+/* ---- schema validation (schema.c) -------------------------------------------------------- */
+typedef struct po_As_Causes {
+  json_object *causes; /* array of {reason,message,field} */
+  json_object *unknown; /* array of strings: pruned field paths */
+} po_As_Causes;
+/* Validate and prune obj (in place) against a structural schema. */
+void po_As_Schema_Validate(json_object *schema, json_object *obj, po_As_Causes *out);
+
+/* ---- tables (table.c) -------------------------------------------------------------------- */
+json_object *po_As_Table(po_As_Resource *r, const char *version, json_object **objs, size_t n,
+                         bool include_object);
+/* Evaluate a printer-column JSONPath; returns a new reference or NULL. */
+json_object *po_As_JsonPath(json_object *obj, const char *path);
+
+/* ---- discovery and OpenAPI (discovery.c, openapi.c) --------------------------------------- */
+json_object *po_As_Discovery_Api(void);
+json_object *po_As_Discovery_Apis(void);
+json_object *po_As_Discovery_Group(const char *group);
+json_object *po_As_Discovery_Resources(const char *group, const char *version);
+json_object *po_As_OpenApi_Root(void);
+json_object *po_As_OpenApi_GroupVersion(const char *group, const char *version);
+
+/* ---- admission (admission.c) -------------------------------------------------------------- */
+typedef struct po_As_AdmissionJob po_As_AdmissionJob;
+/* Under the lock: snapshot the matching webhooks for this request (NULL when none). */
+po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version,
+                                            const char *operation, const char *subresource,
+                                            const char *ns, const char *name,
+                                            json_object *obj, json_object *old);
+/* Without the lock: call them. true = admitted; false = r filled with the error. */
+bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r);
+void po_As_Admission_Free(po_As_AdmissionJob *job);
+
+/* ---- TLS (tls.c) -------------------------------------------------------------------------- */
+bool po_As_Tls_Ensure(const char *dir, char *msg, size_t msgsz);
+
+/* ---- faults (faults.c) -------------------------------------------------------------------- */
+/* Under the lock: if a fault fires for this API request fill r and return true. */
+bool po_As_Faults_Intercept(po_As_Reply *r);
+json_object *po_As_Faults_Json(void);
+bool po_As_Faults_Set(json_object *in, char *msg, size_t msgsz);
+
+/* ---- persistence (persist.c) -------------------------------------------------------------- */
+bool po_As_Persist_Load(const char *path, char *msg, size_t msgsz);
+void po_As_Persist_Start(const char *path);
+void po_As_Persist_Stop(void);
+
+/* ---- request handling (router.c, objects.c, watch.c) -------------------------------------- */
+typedef struct po_As_Request {
+  const char *method;
+  const char *group, *version; /* group "" = core */
+  po_As_Resource *res;
+  const char *ns, *name, *sub;
+  const char *body;
+  size_t body_len;
+  const char *content_type, *accept;
+  /* query */
+  const char *label_selector, *field_selector, *continue_token, *resource_version;
+  const char *rv_match, *field_manager, *field_validation, *dry_run, *include_object;
+  long limit;
+  bool watch, bookmarks, force;
+  long timeout_seconds;
+} po_As_Request;
+
+void po_As_Objects_Handle(po_As_Request *q, po_As_Reply *r);
+/* Create/delete used by --crd preload and namespace cleanup (lock held). */
+bool po_As_Objects_CreateLocked(po_As_Resource *res, json_object *obj /* taken */, char *msg, size_t msgsz);
+void po_As_Objects_DeleteNamespaceContents(const char *ns);
+bool po_As_WantsTable(const char *accept);
+
+struct MHD_Connection;
+struct MHD_Response;
+/* Start a watch: returns a streaming response or NULL with r filled. */
+struct MHD_Response *po_As_Watch_Start(po_As_Request *q, po_As_Reply *r);
+
+/* ---- the HTTP server (router.c) ------------------------------------------------------------ */
+struct MHD_Daemon;
+typedef struct po_As_Listen {
+  const char *host;
+  int port;
+  const char *cert_pem, *key_pem; /* both NULL: plain HTTP */
+  char **tokens;
+  int ntokens;
+} po_As_Listen;
+struct MHD_Daemon *po_As_Router_Start(const po_As_Listen *l, int *bound_port, char *msg, size_t msgsz);
+
+#endif
