@@ -22,7 +22,7 @@ packages=(
   libcurl4-openssl-dev libyaml-dev libjson-c-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev
   protobuf-compiler libprotobuf-dev
   valgrind clang libclang-rt-14-dev
-  dpkg-dev gpgv debian-archive-keyring openssl curl
+  dpkg-dev gpgv debian-archive-keyring openssl curl jq
 )
 
 need_apt=()
