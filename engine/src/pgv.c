@@ -20,15 +20,33 @@ static const upb_Message *rules_of(const po_Schema *s, const upb_FieldDef *f, po
 static const upb_Message *sub(const upb_Message *m, const upb_MessageDef *d, const char *name,
                               const upb_MessageDef **sd) {
   const upb_FieldDef *f = upb_MessageDef_FindFieldByName(d, name);
-  if (!f || !upb_FieldDef_IsSubMessage(f) || !upb_Message_Has(m, f)) return NULL;
+  if (!f || !upb_FieldDef_IsSubMessage(f) || upb_FieldDef_IsRepeated(f) || !upb_Message_Has(m, f)) return NULL;
   *sd = upb_FieldDef_MessageSubDef(f);
   return upb_Message_Get(m, f).msg_val;
+}
+
+/* Whether a singular field is set. upb_Message_Has asserts on fields without presence (proto3
+ * scalars such as Duration.seconds): for those, set means non-zero. */
+static bool present(const upb_Message *m, const upb_FieldDef *f) {
+  if (upb_FieldDef_HasPresence(f)) return upb_Message_Has(m, f);
+  upb_MessageValue v = upb_Message_Get(m, f);
+  switch (upb_FieldDef_CType(f)) {
+    case kUpb_CType_Bool: return v.bool_val;
+    case kUpb_CType_Float: return v.float_val != 0;
+    case kUpb_CType_Double: return v.double_val != 0;
+    case kUpb_CType_Int32: case kUpb_CType_Enum: return v.int32_val != 0;
+    case kUpb_CType_UInt32: return v.uint32_val != 0;
+    case kUpb_CType_Int64: return v.int64_val != 0;
+    case kUpb_CType_UInt64: return v.uint64_val != 0;
+    case kUpb_CType_String: case kUpb_CType_Bytes: return v.str_val.size != 0;
+    default: return v.msg_val != NULL;
+  }
 }
 
 static bool get(const upb_Message *m, const upb_MessageDef *d, const char *name,
                 const upb_FieldDef **fo, upb_MessageValue *v) {
   const upb_FieldDef *f = upb_MessageDef_FindFieldByName(d, name);
-  if (!f || upb_FieldDef_IsRepeated(f) || !upb_Message_Has(m, f)) return false;
+  if (!f || upb_FieldDef_IsRepeated(f) || !present(m, f)) return false;
   *fo = f;
   *v = upb_Message_Get(m, f);
   return true;

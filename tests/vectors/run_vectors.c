@@ -5,6 +5,9 @@
  * first error, which must equal `error` exactly (Consul's text; hints are not part of it).
  * Outputs are compared as JSON trees after both go through upb, so formatting and map order
  * do not matter. Constructor cases compare Consul's aggregated text exactly.
+ * Optional per case: "convention": "wire" (Consul's HTTP API typing; default "typed");
+ * constructor cases also "envoy_rules": true (then `error` is the text with our further errors
+ * and hints, po_Diagnostics_ConsulText(extras)) and "warnings": [exact warning messages].
  * Set PO_VECTORS_FILTER=substring to run only matching case names. */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -47,6 +50,11 @@ static json_object *canonical(const char *message, json_object *j, po_Arena *a, 
   return out ? json_tokener_parse(out) : NULL;
 }
 
+static po_Convention convention_of(json_object *c) {
+  const char *s = json_object_get_string(json_object_object_get(c, "convention"));
+  return s && !strcmp(s, "wire") ? kPo_ConventionWire : kPo_ConventionTyped;
+}
+
 static void run_patch_case(const char *file, json_object *c) {
   const char *name = json_object_get_string(json_object_object_get(c, "name"));
   const char *message = json_object_get_string(json_object_object_get(c, "message"));
@@ -76,7 +84,7 @@ static void run_patch_case(const char *file, json_object *c) {
                       .value = has_val && val ? from_json(val, a) : NULL};
     if (!patch.op) patch.op = "";
     if (!patch.path) patch.path = "";
-    if (!po_PatchStruct(m, &patch, debug, kPo_ConventionTyped, &st)) {
+    if (!po_PatchStruct(m, &patch, debug, convention_of(c), &st)) {
       err = st.message;
       break;
     }
@@ -117,10 +125,22 @@ static void run_constructor_case(const char *file, json_object *c) {
   po_Value *args = from_json(json_object_object_get(c, "arguments"), a);
   po_Diagnostics *d = po_Diagnostics_New(a);
   po_CompileOptions co = po_CompileOptions_Default();
-  co.envoy_rules = false; /* Consul's behaviour only */
+  co.convention = convention_of(c);
+  co.envoy_rules = json_object_get_boolean(json_object_object_get(c, "envoy_rules"));
   po_Override *o = po_Constructor(ext_name, args, &co, a, d);
-  const char *got = po_Diagnostics_ConsulText(d, false, a);
+  const char *got = po_Diagnostics_ConsulText(d, co.envoy_rules, a);
   g_run++;
+  json_object *warnings = json_object_object_get(c, "warnings");
+  if (warnings) {
+    size_t k = 0;
+    for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+      const po_Diagnostic *x = po_Diagnostics_At(d, i);
+      if (x->severity != kPo_SeverityWarning) continue;
+      const char *want = json_object_get_string(json_object_array_get_idx(warnings, k++));
+      if (!want || strcmp(want, x->message)) failf(file, name, "warning %zu: got %s, want %s", k - 1, x->message, want ? want : "(none)");
+    }
+    if (k != json_object_array_length(warnings)) failf(file, name, "%zu warnings, want %zu", k, json_object_array_length(warnings));
+  }
   if (want_err) {
     const char *want = json_object_get_string(want_err);
     if (o || !got) failf(file, name, "valid, want error:\n%s", want);
