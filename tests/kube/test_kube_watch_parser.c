@@ -43,7 +43,7 @@ static po_WatchFeedResult feed_split(const char *data, size_t len, const size_t 
     r = po_WatchParser_Feed(p, data + at, end - at, record, s, st);
     at = end;
   }
-  if (r == kPo_WatchFeed_More && !po_WatchParser_Finish(p, st)) r = kPo_WatchFeed_Error;
+  if (r == kPo_WatchFeed_More && !po_WatchParser_Finish(p, record, s, st)) r = kPo_WatchFeed_Error;
   po_WatchParser_Free(p);
   return r;
 }
@@ -128,21 +128,22 @@ static void expect_garbage(const char *text, int want_events, const char *msg) {
 }
 
 static void test_garbage(void **state) {
-  expect_garbage("garbage\n", 0, "watch stream: event 1 (at byte 0): invalid JSON: unexpected character");
+  expect_garbage("garbage\n", 0, "watch stream: event 1 (at byte 0): expected a JSON object {\"type\":..., \"object\":...}");
   expect_garbage("{\"type\":\"ADDED\"}\n", 0,
                  "watch stream: event 1 (at byte 0): expected \"object\" to be a JSON object");
   expect_garbage("{\"type\":\"NOPE\",\"object\":{}}\n", 0,
                  "watch stream: event 1 (at byte 0): expected type ADDED, MODIFIED, DELETED, BOOKMARK or ERROR, found: NOPE");
   expect_garbage("{\"type\":1,\"object\":{}}\n", 0, "watch stream: event 1 (at byte 0): expected \"type\" to be a string");
   expect_garbage("[1,2]\n", 0,
-                 "watch stream: event 1 (at byte 0): expected a JSON object {\"type\":..., \"object\":...}: array");
+                 "watch stream: event 1 (at byte 0): expected a JSON object {\"type\":..., \"object\":...}");
   expect_garbage("{\"type\":\"ADDED\",\"object\":{}}\n xx", 1,
-                 "watch stream: event 2 (at byte 30): invalid JSON: unexpected character");
+                 "watch stream: event 2 (at byte 30): expected a JSON object {\"type\":..., \"object\":...}");
   expect_garbage("{\"type\":\"ADDED\",\"object\":{}}{\"type\":\"ADD", 1,
                  "watch stream: event 2 (at byte 28): stream ended inside an event");
   expect_garbage("{\"type\":\"ADDED\",\"object\":{\"a\":\"\xff\"}}\n", 0,
                  "watch stream: event 1 (at byte 0): invalid UTF-8: byte 31");
   expect_garbage("{'type':'ADDED'}", 0, "watch stream: event 1 (at byte 0): invalid JSON: unexpected character");
+  expect_garbage("{\"type\":\"ADDED\",\"object\":{\"n\":3-}}", 0, "watch stream: event 1 (at byte 0): invalid JSON: number expected");
 }
 
 static void test_limits_stop_sticky(void **state) {
@@ -157,7 +158,7 @@ static void test_limits_stop_sticky(void **state) {
   assert_string_equal(st.message, "watch stream: event 1 (at byte 0): event larger than the limit");
   /* Sticky: nothing more is accepted. */
   assert_int_equal(po_WatchParser_Feed(p, "{}", 2, record, &s, &st), kPo_WatchFeed_Error);
-  assert_false(po_WatchParser_Finish(p, &st));
+  assert_false(po_WatchParser_Finish(p, record, &s, &st));
   po_WatchParser_Free(p);
 
   const char *two = "{\"type\":\"ADDED\",\"object\":{}}\n{\"type\":\"ADDED\",\"object\":{}}\n";
@@ -168,10 +169,20 @@ static void test_limits_stop_sticky(void **state) {
   assert_int_equal(s2.events, 1);
   po_WatchParser_Free(p);
 
+  /* The last event needs no newline: the end of the stream ends it. */
+  Sink s3 = {0};
+  p = po_WatchParser_New(0);
+  const char *last = "{\"type\":\"ADDED\",\"object\":{}}";
+  assert_int_equal(po_WatchParser_Feed(p, last, strlen(last), record, &s3, &st), kPo_WatchFeed_More);
+  assert_int_equal(s3.events, 0);
+  assert_true(po_WatchParser_Finish(p, record, &s3, &st));
+  assert_int_equal(s3.events, 1);
+  po_WatchParser_Free(p);
+
   /* Whitespace only (a server keep-alive) is not an event and not an error. */
   p = po_WatchParser_New(0);
   assert_int_equal(po_WatchParser_Feed(p, "\n\r\n  \t", 6, record, &s2, &st), kPo_WatchFeed_More);
-  assert_true(po_WatchParser_Finish(p, &st));
+  assert_true(po_WatchParser_Finish(p, record, &s2, &st));
   po_WatchParser_Free(p);
 }
 

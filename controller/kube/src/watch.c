@@ -132,7 +132,8 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
     } else if (!done || rc != CURLE_OK) {
       ok = po_KubeStatus_Set(st, kPo_KubeErr_Transport, "watch %s: %s", url,
                              done ? curl_easy_strerror(rc) : "transfer did not complete");
-    } else if (!po_WatchParser_Finish(w.parser, st)) {
+    } else if (!po_WatchParser_Finish(w.parser, on_event, &w, &w.st) || w.error_event) {
+      if (st) *st = w.st; /* a cut-off event, or a final ERROR event without a newline */
       ok = false;
     } else {
       po_KubeStatus_Clear(st);

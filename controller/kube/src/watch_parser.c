@@ -1,6 +1,11 @@
-/* The watch stream parser, on json-c's incremental tokener: the tokener keeps its state across
- * chunks, so no line buffer is needed; we only skip the whitespace between objects ourselves
- * (to tell "between events" from "inside one" for the size bound and for Finish). */
+/* The watch stream parser, on json-c's incremental tokener.
+ *
+ * json-c's tokener is not split-proof: a chunk that ends inside a number lets garbage after the
+ * boundary through ({"n":3 | -} parses as {"n":3}), and its UTF-8 check fails on a sequence cut
+ * between chunks. So bytes are held back until a newline (the server ends every event with
+ * one) and the tokener only ever sees chunks that end in whitespace, where no token can be cut;
+ * UTF-8 is checked here, on the raw bytes, with state carried across chunks. Events spanning
+ * several lines still work: the tokener keeps its state between lines. */
 #include "po/kube/watch_parser.h"
 
 #include <json-c/json.h>
@@ -20,6 +25,9 @@ struct po_WatchParser {
   int u8_need;
   unsigned char u8_lo, u8_hi;
   po_KubeStatus err;
+  char *buf; /* bytes after the last newline, not yet given to the tokener */
+  size_t blen, bcap;
+  size_t received; /* bytes given to Feed */
 };
 
 po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
@@ -39,6 +47,7 @@ po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
 void po_WatchParser_Free(po_WatchParser *p) {
   if (!p) return;
   json_tokener_free(p->tok);
+  free(p->buf);
   free(p);
 }
 
@@ -119,6 +128,43 @@ static size_t utf8_prefix(po_WatchParser *p, const char *data, size_t len) {
 static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t len, po_KubeWatchFn fn,
                                      void *ctx, po_KubeStatus *st);
 
+static po_WatchFeedResult hold(po_WatchParser *p, const char *data, size_t len, po_KubeStatus *st) {
+  if (!len) return kPo_WatchFeed_More;
+  if (p->blen + len > p->max_event) {
+    if (!p->in_event) p->event_start = p->offset;
+    return fail(p, st, "event larger than the limit", NULL);
+  }
+  if (p->blen + len > p->bcap) {
+    size_t cap = p->bcap ? p->bcap : 4096;
+    while (cap < p->blen + len) cap *= 2;
+    char *b = realloc(p->buf, cap);
+    if (!b) return fail(p, st, "out of memory", NULL);
+    p->buf = b;
+    p->bcap = cap;
+  }
+  memcpy(p->buf + p->blen, data, len);
+  p->blen += len;
+  return kPo_WatchFeed_More;
+}
+
+static po_WatchFeedResult feed_lines(po_WatchParser *p, const char *data, size_t len, po_KubeWatchFn fn,
+                                     void *ctx, po_KubeStatus *st) {
+  size_t upto = len;
+  while (upto > 0 && data[upto - 1] != '\n') upto--;
+  if (upto == 0) return hold(p, data, len, st);
+  po_WatchFeedResult r;
+  if (p->blen) {
+    if ((r = hold(p, data, upto, st)) != kPo_WatchFeed_More) return r;
+    size_t n = p->blen;
+    p->blen = 0;
+    r = feed_valid(p, p->buf, n, fn, ctx, st);
+  } else {
+    r = feed_valid(p, data, upto, fn, ctx, st);
+  }
+  if (r != kPo_WatchFeed_More) return r;
+  return hold(p, data + upto, len - upto, st);
+}
+
 po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size_t len,
                                        po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
   if (p->failed) {
@@ -126,11 +172,13 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
     return kPo_WatchFeed_Error;
   }
   size_t ok = utf8_prefix(p, data, len);
-  po_WatchFeedResult r = feed_valid(p, data, ok, fn, ctx, st);
+  size_t bad_at = p->received + ok;
+  p->received += len;
+  po_WatchFeedResult r = feed_lines(p, data, ok, fn, ctx, st);
   if (r != kPo_WatchFeed_More || ok == len) return r;
   if (!p->in_event) p->event_start = p->offset;
   char where[48];
-  snprintf(where, sizeof where, "byte %zu", po_WatchParser_Offset(p));
+  snprintf(where, sizeof where, "byte %zu", bad_at);
   return fail(p, st, "invalid UTF-8", where);
 }
 
@@ -144,6 +192,12 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
         p->offset++;
       }
       if (!len) break;
+      /* Every event is an object: refuse anything else before the tokener sees it (json-c's
+       * verdict on a bare number depends on where the chunk ends). */
+      if (*data != '{') {
+        p->event_start = p->offset;
+        return fail(p, st, "expected a JSON object {\"type\":..., \"object\":...}", NULL);
+      }
       p->in_event = true;
       p->pending = 0;
       p->event_start = p->offset;
@@ -175,10 +229,18 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
   return kPo_WatchFeed_More;
 }
 
-bool po_WatchParser_Finish(po_WatchParser *p, po_KubeStatus *st) {
+bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
   if (p->failed) {
     if (st) *st = p->err;
     return false;
+  }
+  if (p->blen) {
+    /* The last event need not end with a newline; its end is the end of the stream. */
+    size_t n = p->blen;
+    p->blen = 0;
+    po_WatchFeedResult r = feed_valid(p, p->buf, n, fn, ctx, st);
+    if (r == kPo_WatchFeed_Error) return false;
+    if (r == kPo_WatchFeed_Stop) return true;
   }
   if (p->in_event) {
     fail(p, st, "stream ended inside an event", NULL);
