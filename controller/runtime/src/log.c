@@ -21,8 +21,48 @@ struct po_Logger {
   Sink *sink;
   bool root;
   char *name;
-  json_object *bound; /* object of bound fields, NULL when none */
+  /* Bound fields with owned strings. Kept as plain data, not json_objects: json-c's reference
+   * counts are not atomic by default, so no json_object may be shared between threads. */
+  po_LogField *bound;
+  size_t n_bound;
 };
+
+static void free_fields(po_LogField *f, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free((char *)f[i].key);
+    free((char *)f[i].s);
+  }
+  free(f);
+}
+
+/* Appends a copy of src to log's bound fields, replacing a field of the same key. */
+static bool bind_field(po_Logger *log, const po_LogField *src) {
+  po_LogField copy = *src;
+  copy.key = strdup(src->key);
+  copy.s = src->type == kPo_LogField_Str && src->s ? strdup(src->s) : NULL;
+  if (!copy.key || (src->type == kPo_LogField_Str && src->s && !copy.s)) {
+    free((char *)copy.key);
+    free((char *)copy.s);
+    return false;
+  }
+  for (size_t i = 0; i < log->n_bound; i++) {
+    if (strcmp(log->bound[i].key, copy.key) == 0) {
+      free((char *)log->bound[i].key);
+      free((char *)log->bound[i].s);
+      log->bound[i] = copy;
+      return true;
+    }
+  }
+  po_LogField *b = realloc(log->bound, (log->n_bound + 1) * sizeof *b);
+  if (!b) {
+    free((char *)copy.key);
+    free((char *)copy.s);
+    return false;
+  }
+  log->bound = b;
+  log->bound[log->n_bound++] = copy;
+  return true;
+}
 
 static int64_t realtime_ms(void) {
   struct timespec ts;
@@ -69,19 +109,10 @@ static po_Logger *child(po_Logger *parent, const char *name) {
   if (!log) return NULL;
   log->sink = parent->sink;
   log->name = strdup(name);
-  if (parent->bound) {
-    /* Copy the parent's bound fields so each logger owns (and frees) its own object. */
-    log->bound = json_object_new_object();
-    if (log->bound) {
-      json_object_object_foreach(parent->bound, k, v) {
-        json_object_object_add(log->bound, k, json_object_get(v));
-      }
-    }
-  }
-  if (!log->name || (parent->bound && !log->bound)) {
-    free(log->name);
-    json_object_put(log->bound);
-    free(log);
+  bool ok = log->name != NULL;
+  for (size_t i = 0; ok && i < parent->n_bound; i++) ok = bind_field(log, &parent->bound[i]);
+  if (!ok) {
+    po_Logger_Free(log);
     return NULL;
   }
   return log;
@@ -116,15 +147,15 @@ po_Logger *po_Logger_With_(po_Logger *parent, ...) {
   if (!parent) return NULL;
   po_Logger *log = child(parent, parent->name);
   if (!log) return NULL;
-  if (!log->bound && !(log->bound = json_object_new_object())) {
+  bool ok = true;
+  va_list ap;
+  va_start(ap, parent);
+  for (const po_LogField *f; ok && (f = va_arg(ap, const po_LogField *));) ok = bind_field(log, f);
+  va_end(ap);
+  if (!ok) {
     po_Logger_Free(log);
     return NULL;
   }
-  va_list ap;
-  va_start(ap, parent);
-  for (const po_LogField *f; (f = va_arg(ap, const po_LogField *));)
-    json_object_object_add(log->bound, f->key, field_value(f));
-  va_end(ap);
   return log;
 }
 
@@ -134,7 +165,7 @@ void po_Logger_Free(po_Logger *log) {
     pthread_mutex_destroy(&log->sink->mu);
     free(log->sink);
   }
-  json_object_put(log->bound);
+  free_fields(log->bound, log->n_bound);
   free(log->name);
   free(log);
 }
@@ -181,11 +212,8 @@ static json_object *begin_line(po_Logger *log, po_LogLevel level, const char *ms
   json_object_object_add(line, "level", json_object_new_string(po_LogLevel_Name(level)));
   if (log->name[0]) json_object_object_add(line, "logger", json_object_new_string(log->name));
   json_object_object_add(line, "msg", json_object_new_string(msg ? msg : ""));
-  if (log->bound) {
-    json_object_object_foreach(log->bound, k, v) {
-      json_object_object_add(line, k, json_object_get(v));
-    }
-  }
+  for (size_t i = 0; i < log->n_bound; i++)
+    json_object_object_add(line, log->bound[i].key, field_value(&log->bound[i]));
   return line;
 }
 

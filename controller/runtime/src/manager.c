@@ -213,10 +213,13 @@ bool po_Manager_IsLeader(po_Manager *m) {
   return l;
 }
 
-bool po_Manager_Stop(po_Manager *m) {
+/* notify: Run's stopper thread writes 'd' before unlocking, so once another Stop returns nobody
+ * touches the manager any more (it may be freed). */
+static bool stop(po_Manager *m, bool notify) {
   pthread_mutex_lock(&m->mu);
   if (m->stopping) {
     bool ok = m->stop_ok;
+    if (notify) wake(m, 'd');
     pthread_mutex_unlock(&m->mu);
     return ok;
   }
@@ -236,17 +239,18 @@ bool po_Manager_Stop(po_Manager *m) {
   ok = stop_group(m, false, deadline) && ok;
   m->stopped = true;
   m->stop_ok = ok;
-  pthread_mutex_unlock(&m->mu);
   po_Log_Info(m->o.log, ok ? "stopped" : "stopped with errors");
+  if (notify) wake(m, 'd');
+  pthread_mutex_unlock(&m->mu);
   return ok;
 }
+
+bool po_Manager_Stop(po_Manager *m) { return stop(m, false); }
 
 void po_Manager_RequestStop(po_Manager *m) { wake(m, 'r'); }
 
 static void *stopper_main(void *arg) {
-  po_Manager *m = arg;
-  po_Manager_Stop(m);
-  wake(m, 'd');
+  stop(arg, true);
   return NULL;
 }
 

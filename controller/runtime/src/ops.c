@@ -195,6 +195,23 @@ static enum MHD_Result find_exclude(void *cls, enum MHD_ValueKind kind, const ch
   return MHD_YES;
 }
 
+static enum MHD_Result find_key(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value) {
+  ExcludeQuery *q = cls;
+  if (strcmp(key, q->name) == 0) {
+    q->found = true;
+    return MHD_NO;
+  }
+  return MHD_YES;
+}
+
+/* "?verbose" has no value, so MHD_lookup_connection_value cannot tell it from absence. */
+static bool has_argument(struct MHD_Connection *conn, const char *name) {
+  ExcludeQuery q = {name, false};
+  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, find_key, &q);
+  return q.found;
+}
+
 static bool excluded(struct MHD_Connection *conn, const char *name) {
   ExcludeQuery q = {name, false};
   MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, find_exclude, &q);
@@ -216,7 +233,7 @@ static enum MHD_Result serve_checks(po_OpsServer *s, struct MHD_Connection *conn
   size_t n;
   Check *checks = snapshot(s, l, &n);
   if (!checks) return respond_text(conn, 500, "internal server error: out of memory\n");
-  bool verbose = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND, "verbose") != NULL;
+  bool verbose = has_argument(conn, "verbose");
   if (only) {
     for (size_t i = 0; i < n; i++) {
       if (strcmp(checks[i].name, only) != 0) continue;

@@ -1,0 +1,244 @@
+/* Workqueue semantics, single-threaded with a fake clock: dedup, dirty-while-processing,
+ * timed requeues and their order, rate limiting, forget, shutdown, metrics. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/runtime/workqueue.h"
+
+#define MS INT64_C(1000000)
+
+typedef struct {
+  po_Clock *clock;
+  po_Workqueue *q;
+  po_Metrics *metrics;
+} Fixture;
+
+static int setup(void **state) {
+  static Fixture f;
+  f.clock = po_FakeClock_New(1000 * MS);
+  f.metrics = po_Metrics_New();
+  po_WorkqueueOptions o = {.name = "test", .clock = f.clock, .metrics = f.metrics};
+  f.q = po_Workqueue_New(&o);
+  *state = &f;
+  return f.q && f.metrics ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  Fixture *f = *state;
+  po_Workqueue_Free(f->q);
+  po_Metrics_Free(f->metrics);
+  po_FakeClock_Free(f->clock);
+  return 0;
+}
+
+/* Takes the next ready key into buf ("" when none). */
+static const char *next(po_Workqueue *q, char *buf) {
+  const char *key;
+  if (!po_Workqueue_TryGet(q, &key)) return strcpy(buf, "");
+  return strcpy(buf, key);
+}
+
+static void dedups_queued_keys(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_Add(f->q, "ns/a");
+  po_Workqueue_Add(f->q, "ns/a");
+  po_Workqueue_Add(f->q, "ns/b");
+  po_Workqueue_Add(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_Len(f->q), 2);
+  assert_string_equal(next(f->q, k), "ns/a");
+  assert_string_equal(next(f->q, k), "ns/b");
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Done(f->q, "ns/a");
+  po_Workqueue_Done(f->q, "ns/b");
+  assert_int_equal(po_Workqueue_Len(f->q), 0);
+}
+
+static void key_added_while_processing_runs_again_after_done(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_Add(f->q, "ns/a");
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_Add(f->q, "ns/a"); /* dirty, but not handed out while in flight */
+  po_Workqueue_Add(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_Len(f->q), 1);
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Add(f->q, "ns/b");
+  assert_string_equal(next(f->q, k), "ns/b");
+  po_Workqueue_Done(f->q, "ns/a"); /* now it is queued again, once */
+  assert_string_equal(next(f->q, k), "ns/a");
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Done(f->q, "ns/a");
+  po_Workqueue_Done(f->q, "ns/b");
+  assert_string_equal(next(f->q, k), "");
+}
+
+static void add_after_releases_in_time_order(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddAfter(f->q, "ns/c", 30 * MS);
+  po_Workqueue_AddAfter(f->q, "ns/a", 10 * MS);
+  po_Workqueue_AddAfter(f->q, "ns/b", 20 * MS);
+  po_Workqueue_AddAfter(f->q, "ns/d", 10 * MS);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 4);
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 9 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 1 * MS);
+  assert_string_equal(next(f->q, k), "ns/a"); /* equal times keep AddAfter order */
+  assert_string_equal(next(f->q, k), "ns/d");
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 10 * MS);
+  assert_string_equal(next(f->q, k), "ns/b");
+  po_FakeClock_Advance(f->clock, 100 * MS);
+  assert_string_equal(next(f->q, k), "ns/c");
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 0);
+  po_Workqueue_Done(f->q, "ns/a");
+  po_Workqueue_Done(f->q, "ns/b");
+  po_Workqueue_Done(f->q, "ns/c");
+  po_Workqueue_Done(f->q, "ns/d");
+}
+
+static void earliest_add_after_wins_and_ready_keys_dedup(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddAfter(f->q, "ns/a", 100 * MS);
+  po_Workqueue_AddAfter(f->q, "ns/a", 10 * MS);
+  po_Workqueue_AddAfter(f->q, "ns/a", 50 * MS);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 1);
+  po_FakeClock_Advance(f->clock, 10 * MS);
+  po_Workqueue_Add(f->q, "ns/a"); /* also added directly: still one run */
+  assert_string_equal(next(f->q, k), "ns/a");
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 1000 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Done(f->q, "ns/a");
+  /* A zero or negative delay is an immediate add. */
+  po_Workqueue_AddAfter(f->q, "ns/z", 0);
+  assert_string_equal(next(f->q, k), "ns/z");
+  po_Workqueue_Done(f->q, "ns/z");
+}
+
+static void rate_limited_adds_back_off_and_forget_resets(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  assert_int_equal(po_Workqueue_AddRateLimited(f->q, "ns/a"), 5 * MS);
+  assert_int_equal(po_Workqueue_AddRateLimited(f->q, "ns/a"), 10 * MS);
+  assert_int_equal(po_Workqueue_AddRateLimited(f->q, "ns/a"), 20 * MS);
+  assert_int_equal(po_Workqueue_NumRequeues(f->q, "ns/a"), 3);
+  /* The earliest of the three timed requeues (5 ms) wins. */
+  po_FakeClock_Advance(f->clock, 4 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 1 * MS);
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_Forget(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_NumRequeues(f->q, "ns/a"), 0);
+  po_Workqueue_Done(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_AddRateLimited(f->q, "ns/a"), 5 * MS);
+  po_Workqueue_Forget(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_NumRequeues(f->q, "ns/unknown"), 0);
+  po_Workqueue_Forget(f->q, "ns/unknown");
+}
+
+static void overall_bucket_limits_many_failing_keys(void **state) {
+  Fixture *f = *state;
+  char key[32];
+  /* 100 distinct keys fail once: the burst covers them, each waits its own 5 ms. */
+  for (int i = 0; i < 100; i++) {
+    snprintf(key, sizeof key, "ns/k%d", i);
+    assert_int_equal(po_Workqueue_AddRateLimited(f->q, key), 5 * MS);
+  }
+  /* The 101st waits for the bucket (100 ms), more than its own backoff; then 200 ms. */
+  assert_int_equal(po_Workqueue_AddRateLimited(f->q, "ns/k100"), 100 * MS);
+  assert_int_equal(po_Workqueue_AddRateLimited(f->q, "ns/k101"), 200 * MS);
+  for (int i = 0; i < 102; i++) {
+    snprintf(key, sizeof key, "ns/k%d", i);
+    po_Workqueue_Forget(f->q, key);
+  }
+}
+
+static void shutdown_stops_handing_out_keys(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  const char *key;
+  po_Workqueue_Add(f->q, "ns/a");
+  po_Workqueue_Add(f->q, "ns/b");
+  po_Workqueue_AddAfter(f->q, "ns/c", 10 * MS);
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_ShutDown(f->q);
+  assert_true(po_Workqueue_ShuttingDown(f->q));
+  assert_int_equal(po_Workqueue_Get(f->q, &key), kPo_Workqueue_ShuttingDown);
+  assert_null(key);
+  po_Workqueue_Add(f->q, "ns/d");
+  po_Workqueue_Add(f->q, "ns/a"); /* in flight: not queued again after shutdown */
+  po_FakeClock_Advance(f->clock, 20 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Done(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_Len(f->q), 0);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 0);
+  /* Nothing in flight: the drain returns at once. */
+  assert_true(po_Workqueue_ShutDownWithDrain(f->q, PO_FOREVER));
+}
+
+static double value(po_Metrics *m, const char *family) {
+  return po_Series_Value(po_Family_WithLabels(po_Metrics_Find(m, family), "test"));
+}
+
+static uint64_t count(po_Metrics *m, const char *family) {
+  return po_Series_Count(po_Family_WithLabels(po_Metrics_Find(m, family), "test"));
+}
+
+static void metrics_follow_client_go(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_Add(f->q, "ns/a");
+  po_Workqueue_Add(f->q, "ns/a");
+  po_Workqueue_Add(f->q, "ns/b");
+  assert_true(value(f->metrics, PO_M_WQ_ADDS) == 2);
+  assert_true(value(f->metrics, PO_M_WQ_DEPTH) == 2);
+  po_FakeClock_Advance(f->clock, 3 * MS);
+  assert_string_equal(next(f->q, k), "ns/a");
+  assert_true(value(f->metrics, PO_M_WQ_DEPTH) == 1);
+  assert_int_equal(count(f->metrics, PO_M_WQ_QUEUE_DURATION), 1);
+  assert_true(value(f->metrics, PO_M_WQ_QUEUE_DURATION) == 0.003);
+  po_FakeClock_Advance(f->clock, 2000 * MS);
+  /* A scrape computes the in-flight gauges. */
+  char *text;
+  assert_true(po_Metrics_Write(f->metrics, &text, NULL));
+  assert_non_null(strstr(text, "workqueue_unfinished_work_seconds{name=\"test\"} 2\n"));
+  assert_non_null(strstr(text, "workqueue_longest_running_processor_seconds{name=\"test\"} 2\n"));
+  free(text);
+  po_Workqueue_Done(f->q, "ns/a");
+  assert_int_equal(count(f->metrics, PO_M_WQ_WORK_DURATION), 1);
+  assert_true(value(f->metrics, PO_M_WQ_WORK_DURATION) == 2);
+  po_Workqueue_AddRateLimited(f->q, "ns/a");
+  po_Workqueue_AddAfter(f->q, "ns/c", 5 * MS);
+  assert_true(value(f->metrics, PO_M_WQ_RETRIES) == 2);
+  po_Workqueue_Forget(f->q, "ns/a");
+  assert_true(po_Metrics_Write(f->metrics, &text, NULL));
+  assert_non_null(strstr(text, "workqueue_unfinished_work_seconds{name=\"test\"} 0\n"));
+  free(text);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(dedups_queued_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(key_added_while_processing_runs_again_after_done, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(add_after_releases_in_time_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(earliest_add_after_wins_and_ready_keys_dedup, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(rate_limited_adds_back_off_and_forget_resets, setup,
+                                      teardown),
+      cmocka_unit_test_setup_teardown(overall_bucket_limits_many_failing_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(shutdown_stops_handing_out_keys, setup, teardown),
+      cmocka_unit_test_setup_teardown(metrics_follow_client_go, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
