@@ -81,6 +81,7 @@ static void start_stop_order_and_leadership(void **state) {
   assert_non_null(mgr);
   po_Runnable r[] = {runnable(&informers, false), runnable(&ctrl, true), runnable(&ops, false),
                      runnable(&ctrl2, true)};
+  r[0].stop_early = true; /* watches stop before the workers drain */
   for (int i = 0; i < 4; i++) assert_true(po_Manager_Add(mgr, &r[i], &st));
   assert_true(po_Manager_Start(mgr, &st));
   assert_string_equal(events, "start:informers start:ops");
@@ -100,8 +101,8 @@ static void start_stop_order_and_leadership(void **state) {
   assert_true(po_Manager_BecameLeader(mgr, &st));
   assert_true(po_Manager_Stop(mgr));
   assert_string_equal(events,
-                      "start:controller start:controller2 stop:controller2 stop:controller "
-                      "release:lease stop:ops stop:informers");
+                      "start:controller start:controller2 stop:informers stop:controller2 "
+                      "stop:controller release:lease stop:ops");
   assert_true(leader_gauge(m) == 0);
   /* After Stop, becoming leader does nothing. */
   events[0] = '\0';

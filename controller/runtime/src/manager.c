@@ -146,12 +146,23 @@ static bool start_group(po_Manager *m, bool leader, po_RtStatus *st) {
   return true;
 }
 
+typedef enum { kLeaders, kEarly, kOthers } Group;
+
+static bool in_group(const Entry *e, Group g) {
+  switch (g) {
+    case kLeaders: return e->r.needs_leader;
+    case kEarly: return !e->r.needs_leader && e->r.stop_early;
+    case kOthers: return !e->r.needs_leader && !e->r.stop_early;
+  }
+  return false;
+}
+
 /* Stops the group's started runnables in reverse order. Under mu. */
-static bool stop_group(po_Manager *m, bool leader, int64_t deadline) {
+static bool stop_group(po_Manager *m, Group group, int64_t deadline) {
   bool ok = true;
   for (size_t i = m->n; i-- > 0;) {
     Entry *e = &m->items[i];
-    if (e->r.needs_leader != leader || !e->started) continue;
+    if (!in_group(e, group) || !e->started) continue;
     bool stopped = e->r.stop(e->r.ctx, deadline);
     e->started = false;
     if (!stopped) {
@@ -201,7 +212,7 @@ void po_Manager_LostLeadership(po_Manager *m) {
     po_Series_Set(m->m_leader, 0);
     po_Log_Warn(m->o.log, "lost leadership: stopping leader runnables",
                 po_Str("lease", m->o.lease_name));
-    stop_group(m, true, po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns);
+    stop_group(m, kLeaders, po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns);
   }
   pthread_mutex_unlock(&m->mu);
 }
@@ -226,7 +237,8 @@ static bool stop(po_Manager *m, bool notify) {
   m->stopping = true;
   int64_t deadline = po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns;
   po_Log_Info(m->o.log, "stopping", po_Int("timeout_ms", m->o.stop_timeout_ns / PO_NS_PER_MS));
-  bool ok = stop_group(m, true, deadline);
+  bool ok = stop_group(m, kEarly, deadline);
+  ok = stop_group(m, kLeaders, deadline) && ok;
   if (m->leader) {
     m->leader = false;
     po_Series_Set(m->m_leader, 0);
@@ -236,7 +248,7 @@ static bool stop(po_Manager *m, bool notify) {
       po_Log_Warn(m->o.log, "could not release the lease", po_Str("lease", m->o.lease_name));
     }
   }
-  ok = stop_group(m, false, deadline) && ok;
+  ok = stop_group(m, kOthers, deadline) && ok;
   m->stopped = true;
   m->stop_ok = ok;
   po_Log_Info(m->o.log, ok ? "stopped" : "stopped with errors");

@@ -5,10 +5,11 @@
  *   BecameLeader     leader runnables (controllers), in registration order; gauge
  *                    leader_election_master_status{name=lease} = 1
  *   LostLeadership   leader runnables stopped at once, in reverse order; gauge = 0
- *   Stop             leader runnables (reverse order: workers drain), then the lease is released
- *                    through the release callback (only if we were leading), then the other
- *                    runnables (reverse order: watches stop, servers close) - all within
- *                    stop_timeout
+ *   Stop             1. non-leader runnables marked stop_early (informers: watches stop),
+ *                    2. leader runnables (controllers: workers drain in-flight keys),
+ *                    3. the lease is released through the release callback (only if leading),
+ *                    4. the other non-leader runnables (webhook and probe servers close);
+ *                    each step in reverse registration order, all within stop_timeout
  *   Run              Start, wait for SIGTERM/SIGINT (or RequestStop), Stop; returns the exit code:
  *                    0 when everything stopped in time, 1 when a start failed, the deadline
  *                    passed or a second signal arrived.

@@ -20,6 +20,10 @@ typedef struct {
   /* Runs only while this process holds the leader lease (controllers); the others (informers,
    * webhook, operations server) run on every replica. */
   bool needs_leader;
+  /* Non-leader runnables only: stopped first, before the workers drain (informers: stop the
+   * watches so nothing new arrives while in-flight work finishes). Servers (webhook, probes)
+   * leave it false and keep serving until the very end of the stop. */
+  bool stop_early;
 } po_Runnable;
 
 #endif
