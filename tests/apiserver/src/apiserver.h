@@ -190,7 +190,8 @@ bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r);
 void po_As_Admission_Free(po_As_AdmissionJob *job);
 
 /* ---- TLS (tls.c) -------------------------------------------------------------------------- */
-bool po_As_Tls_Ensure(const char *dir, char *msg, size_t msgsz);
+/* extra_dns: more DNS SANs for the serving certificate (e.g. a webhook's NAME.NS.svc). */
+bool po_As_Tls_Ensure(const char *dir, char **extra_dns, int nextra, char *msg, size_t msgsz);
 
 /* ---- faults (faults.c) -------------------------------------------------------------------- */
 /* Under the lock: if a fault fires for this API request fill r and return true. */

@@ -22,9 +22,14 @@ static json_object *fields_of(json_object *cfg, int depth, const char *parent) {
     if (skip_field(depth, parent, k)) continue;
     char fk[512];
     snprintf(fk, sizeof fk, "f:%s", k);
-    if (v && json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0)
-      json_object_object_add(set, fk, fields_of(v, depth + 1, k));
-    else
+    if (v && json_object_is_type(v, json_type_object) && json_object_object_length(v) > 0) {
+      json_object *sub = fields_of(v, depth + 1, k);
+      if (json_object_object_length(sub) == 0) { /* only identity fields, e.g. metadata.name */
+        json_object_put(sub);
+        continue;
+      }
+      json_object_object_add(set, fk, sub);
+    } else
       json_object_object_add(set, fk, json_object_new_object());
   }
   return set;
@@ -87,9 +92,11 @@ static void check_conflicts(Walk *w, json_object *set, Path *p) {
         w->conflicts++;
         char pt[512];
         path_text(p, pt, sizeof pt);
+        const char *mav = po_As_GetStr(mf, "apiVersion");
+        /* structured-merge-diff's wording: one conflict inline, several as a list */
         if (w->msglen < w->msgsz)
-          w->msglen += (size_t)snprintf(w->msg + w->msglen, w->msgsz - w->msglen, "\n* %s: %s",
-                                        m, pt);
+          w->msglen += (size_t)snprintf(w->msg + w->msglen, w->msgsz - w->msglen, "%sconflict with \"%s\"%s%s: %s",
+                                        w->msglen ? "\n" : "", m, mav ? " using " : "", mav ? mav : "", pt);
       }
     }
     p->n--;
@@ -134,15 +141,16 @@ static void drop_released(Walk *w, json_object *oldset, Path *p) {
   json_object_object_foreach(oldset, fk, sub) {
     if (p->n >= 32) return;
     p->parts[p->n++] = fk + 2;
-    if (!owns(w->newset, p)) {
+    if (json_object_object_length(sub) > 0) {
+      drop_released(w, sub, p);
+    } else if (!owns(w->newset, p)) {
       bool other = false;
       for (size_t i = 0; w->managed && i < json_object_array_length(w->managed); i++) {
         json_object *mf = json_object_array_get_idx(w->managed, i);
         const char *m = po_As_GetStr(mf, "manager");
         if (m && strcmp(m, w->manager) != 0 && owns(po_As_Get(mf, "fieldsV1"), p)) other = true;
       }
-      if (json_object_object_length(sub) > 0 && at_path(w->cfg, p)) drop_released(w, sub, p);
-      else if (!other) remove_path(w->live, p);
+      if (!other) remove_path(w->live, p);
     }
     p->n--;
   }
@@ -174,7 +182,7 @@ json_object *po_As_Apply(json_object *live, json_object *cfg, const char *manage
   w.msgsz = sizeof detail;
   if (live) check_conflicts(&w, newset, &p);
   if (w.conflicts && !force) {
-    snprintf(msg, msgsz, "Apply failed with %d conflict%s:%s", w.conflicts, w.conflicts > 1 ? "s" : "", detail);
+    snprintf(msg, msgsz, "Apply failed with %d conflict%s: %s", w.conflicts, w.conflicts > 1 ? "s" : "", detail);
     *conflict = true;
     json_object_put(newset);
     json_object_put(obj);

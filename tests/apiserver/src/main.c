@@ -14,7 +14,7 @@
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: po-apiserver [--listen HOST:PORT] [--ready-file F] [--tls-dir DIR] [--kubeconfig F]\n"
+          "usage: po-apiserver [--listen HOST:PORT] [--ready-file F] [--tls-dir DIR] [--tls-san DNS]... [--kubeconfig F]\n"
           "  [--token T]... [--state FILE] [--crd FILE]... [--compaction-window N] [--bookmark-interval-ms MS]\n"
           "  [--webhook-host-override HOST:PORT] [--webhook-service NS/NAME=HOST:PORT]...\n"
           "  [--fault-drop-watch-every N] [--fault-410-next N] [--fault-429-next N] [--fault-retry-after S]\n"
@@ -125,6 +125,8 @@ int main(int argc, char **argv) {
   int ncrds = 0, window = 1000;
   char *tokens[32];
   int ntokens = 0;
+  char *sans[16];
+  int nsans = 0;
   po_as.bookmark_ms = 1000;
   po_as.log_level = kPo_As_LogInfo;
   for (int i = 1; i < argc; i++) {
@@ -134,6 +136,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--ready-file") && v) ready = TAKE();
     else if (!strcmp(a, "--tls-dir") && v) tls_dir = TAKE();
     else if (!strcmp(a, "--kubeconfig") && v) kubeconfig = TAKE();
+    else if (!strcmp(a, "--tls-san") && v && nsans < 16) sans[nsans++] = (char *)TAKE();
     else if (!strcmp(a, "--token") && v && ntokens < 32) tokens[ntokens++] = strdup(TAKE());
     else if (!strcmp(a, "--state") && v) state = TAKE();
     else if (!strcmp(a, "--crd") && v && ncrds < 64) crds[ncrds++] = TAKE();
@@ -213,7 +216,7 @@ int main(int argc, char **argv) {
 
   char *cert = NULL, *key = NULL, *ca = NULL;
   if (tls_dir) {
-    if (!po_As_Tls_Ensure(tls_dir, msg, sizeof msg)) {
+    if (!po_As_Tls_Ensure(tls_dir, sans, nsans, msg, sizeof msg)) {
       fprintf(stderr, "po-apiserver: --tls-dir: %s\n", msg);
       return 1;
     }

@@ -732,6 +732,11 @@ void po_As_Objects_Handle(po_As_Request *q, po_As_Reply *r) {
     po_As_Reply_Status(r, 404, "NotFound", "the server could not find the requested resource", NULL);
     return;
   }
+  if (q->content_type && strstr(q->content_type, "protobuf")) {
+    /* client-go falls back to JSON on 415 for the request content type */
+    po_As_Reply_Status(r, 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml", NULL);
+    return;
+  }
   po_As_WriteCtx w = {.q = q, .name = q->name};
   json_object *body = parse_body(q, r);
   if (r->code) return;

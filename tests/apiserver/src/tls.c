@@ -58,7 +58,7 @@ static int base_cert(gnutls_x509_crt_t *crt, gnutls_x509_privkey_t key, const ch
   return gnutls_x509_crt_set_key(*crt, key);
 }
 
-bool po_As_Tls_Ensure(const char *dir, char *msg, size_t msgsz) {
+bool po_As_Tls_Ensure(const char *dir, char **extra_dns, int nextra, char *msg, size_t msgsz) {
   char ca_path[4096], crt_path[4096], key_path[4096];
   snprintf(ca_path, sizeof ca_path, "%s/ca.crt", dir);
   snprintf(crt_path, sizeof crt_path, "%s/tls.crt", dir);
@@ -82,6 +82,8 @@ bool po_As_Tls_Ensure(const char *dir, char *msg, size_t msgsz) {
   const unsigned char ip4[4] = {127, 0, 0, 1};
   const unsigned char ip6[16] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
   gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, "localhost", 9, GNUTLS_FSAN_APPEND);
+  for (int i = 0; i < nextra; i++)
+    gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_DNSNAME, extra_dns[i], (unsigned)strlen(extra_dns[i]), GNUTLS_FSAN_APPEND);
   gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, ip4, 4, GNUTLS_FSAN_APPEND);
   gnutls_x509_crt_set_subject_alt_name(crt, GNUTLS_SAN_IPADDRESS, ip6, 16, GNUTLS_FSAN_APPEND);
   gnutls_x509_crt_set_authority_key_id(crt, (const unsigned char *)"po-apiserver-ca-key", 19);
