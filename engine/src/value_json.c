@@ -91,13 +91,22 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
   }
   json_tokener *tok = json_tokener_new_ex(kMaxDepth);
   if (!tok) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
-  json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+  json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
   json_object *j = json_tokener_parse_ex(tok, text, (int)len);
   enum json_tokener_error err = json_tokener_get_error(tok);
   size_t end = json_tokener_get_parse_end(tok);
+  if (err == json_tokener_continue && !j) {
+    /* A bare number at the end may still continue: a NUL byte ends the input. */
+    j = json_tokener_parse_ex(tok, "", 1);
+    err = json_tokener_get_error(tok);
+    if (err != json_tokener_success) err = json_tokener_continue; /* report: input ended */
+    end = len;
+  }
   po_Value *v = NULL;
   int line, col;
   if (err == json_tokener_continue) {
+    json_object_put(j);
+    j = NULL;
     offset_to_pos(text, len, &line, &col);
     po_Status_Set(st, kPo_ErrParse, "line %d, column %d: unexpected end of JSON input", line, col);
   } else if (err != json_tokener_success) {

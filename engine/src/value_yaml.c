@@ -11,7 +11,9 @@
 
 #include "internal.h"
 
-enum { kMaxDepth = 64, kMaxAliases = 1000, kMaxAnchors = 4096 };
+/* Aliases share the anchored value, so the tree stays small, but consumers that walk it (JSON
+ * output, validation) see every expansion: the expanded size is bounded too. */
+enum { kMaxDepth = 64, kMaxAliases = 1000, kMaxAnchors = 4096, kMaxExpanded = 1000000 };
 
 typedef struct {
   yaml_parser_t parser;
@@ -20,6 +22,7 @@ typedef struct {
   struct {
     const char *name;
     po_Value *value;
+    long weight;
   } anchors[kMaxAnchors];
   int anchor_count;
   int alias_count;
@@ -120,30 +123,32 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   return po_Value_NewString(a, s, len);
 }
 
-static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, yaml_mark_t m) {
+static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, long weight, yaml_mark_t m) {
   if (!anchor) return true;
   if (r->anchor_count >= kMaxAnchors) return fail(r, m, kPo_ErrLimit, "too many YAML anchors");
   r->anchors[r->anchor_count].name = po_Arena_Strndup(r->arena, (const char *)anchor, strlen((const char *)anchor));
+  r->anchors[r->anchor_count].weight = weight;
   r->anchors[r->anchor_count++].value = v;
   return true;
 }
 
-static po_Value *node(Reader *r, yaml_event_t *ev, int depth);
+static po_Value *node(Reader *r, yaml_event_t *ev, int depth, long *weight);
 
-static po_Value *collection(Reader *r, yaml_event_t *start, int depth) {
+static po_Value *collection(Reader *r, yaml_event_t *start, int depth, long *weight) {
   bool is_map = start->type == YAML_MAPPING_START_EVENT;
   po_Value *v = is_map ? po_Value_NewMap(r->arena) : po_Value_NewList(r->arena);
   if (!v) return NULL;
   v->pos = mark_pos(start->start_mark);
   const yaml_char_t *anchor = is_map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor;
-  if (!remember(r, anchor, v, start->start_mark)) return NULL;
+  *weight = 1;
   for (;;) {
     yaml_event_t ev;
     if (!next(r, &ev)) return NULL;
     if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
       yaml_event_delete(&ev);
-      return v;
+      return remember(r, anchor, v, *weight, start->start_mark) ? v : NULL;
     }
+    long w = 0;
     if (is_map) {
       if (ev.type != YAML_SCALAR_EVENT) {
         fail(r, ev.start_mark, kPo_ErrParse, "mapping keys must be scalars");
@@ -154,18 +159,24 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth) {
       yaml_event_delete(&ev);
       yaml_event_t vev;
       if (!key || !next(r, &vev)) return NULL;
-      po_Value *child = node(r, &vev, depth + 1);
+      po_Value *child = node(r, &vev, depth + 1, &w);
       yaml_event_delete(&vev);
       if (!child || !po_Value_MapPut(r->arena, v, key, child)) return NULL;
     } else {
-      po_Value *child = node(r, &ev, depth + 1);
+      po_Value *child = node(r, &ev, depth + 1, &w);
       yaml_event_delete(&ev);
       if (!child || !po_Value_ListAppend(r->arena, v, child)) return NULL;
+    }
+    *weight += w;
+    if (*weight > kMaxExpanded) {
+      fail(r, start->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+      return NULL;
     }
   }
 }
 
-static po_Value *node(Reader *r, yaml_event_t *ev, int depth) {
+static po_Value *node(Reader *r, yaml_event_t *ev, int depth, long *weight) {
+  *weight = 1;
   if (depth > kMaxDepth) {
     fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested deeper than 64 levels");
     return NULL;
@@ -178,17 +189,20 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth) {
         return NULL;
       }
       v->pos = mark_pos(ev->start_mark);
-      return remember(r, ev->data.scalar.anchor, v, ev->start_mark) ? v : NULL;
+      return remember(r, ev->data.scalar.anchor, v, 1, ev->start_mark) ? v : NULL;
     }
     case YAML_SEQUENCE_START_EVENT:
-    case YAML_MAPPING_START_EVENT: return collection(r, ev, depth);
+    case YAML_MAPPING_START_EVENT: return collection(r, ev, depth, weight);
     case YAML_ALIAS_EVENT: {
       if (++r->alias_count > kMaxAliases) {
         fail(r, ev->start_mark, kPo_ErrLimit, "too many YAML aliases");
         return NULL;
       }
       for (int i = r->anchor_count; i-- > 0;) {
-        if (!strcmp(r->anchors[i].name, (const char *)ev->data.alias.anchor)) return r->anchors[i].value;
+        if (!strcmp(r->anchors[i].name, (const char *)ev->data.alias.anchor)) {
+          *weight = r->anchors[i].weight;
+          return r->anchors[i].value;
+        }
       }
       fail(r, ev->start_mark, kPo_ErrParse, "alias names an unknown anchor");
       return NULL;
@@ -227,7 +241,8 @@ bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***d
       yaml_event_delete(&ev);
       yaml_event_t root;
       if (!next(r, &root)) break;
-      po_Value *v = node(r, &root, 0);
+      long w;
+      po_Value *v = node(r, &root, 0, &w);
       yaml_event_delete(&root);
       if (!v) break;
       if (count == cap) {

@@ -10,6 +10,13 @@
 
 upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const char *json,
                             size_t len, upb_Arena *arena, po_Status *status) {
+  size_t i = 0;
+  while (i < len && strchr(" \t\r\n", json[i]) && json[i]) i++;
+  if (i == len) {
+    /* upb takes no input as an empty message; no input is no JSON value at all. */
+    po_Status_Set(status, kPo_ErrParse, "invalid %s JSON: empty input", upb_MessageDef_FullName(m));
+    return NULL;
+  }
   upb_Message *msg = upb_Message_New(m, arena);
   if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
   upb_Status st;

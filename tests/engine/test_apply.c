@@ -1,0 +1,142 @@
+/* Compiled overrides applied to payloads: filter matching (type, direction, services with
+ * namespace and partition), order, error collection and the patched flag. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static po_Arena *A;
+static int setup(void **s) { (void)s; A = po_Arena_New(); return A ? 0 : -1; }
+static int teardown(void **s) { (void)s; po_Arena_Free(A); return 0; }
+
+static po_Override *compile(const char *args_json) {
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_ParseJson(args_json, strlen(args_json), A, &st);
+  assert_non_null(v);
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  po_Override *o = po_Constructor(NULL, v, NULL, A, d);
+  if (!o) fail_msg("%s", po_Diagnostics_ConsulText(d, true, A));
+  return o;
+}
+
+static const char *patched_json(po_Override *o, const char *type, const char *in, po_Payload *p, bool *patched,
+                                bool *ok) {
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = po_Message_ParseJson(type, in, strlen(in), A, &st);
+  assert_non_null(m);
+  *ok = po_Override_Apply(o, m, p, patched, &st);
+  return po_Message_ToJson(m, A, NULL, &st);
+}
+
+static const char kArgs[] =
+    "{\"Patches\": ["
+    " {\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\","
+    "   \"Services\": [{\"Name\": \"db\"}, {\"Name\": \"api\", \"Namespace\": \"team\"}]},"
+    "  \"Op\": \"add\", \"Path\": \"/outlier_detection/max_ejection_percent\", \"Value\": 20},"
+    " {\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+    "  \"Op\": \"add\", \"Path\": \"/alt_stat_name\", \"Value\": \"all-outbound\"},"
+    " {\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"inbound\"},"
+    "  \"Op\": \"remove\", \"Path\": \"/alt_stat_name\"},"
+    " {\"ResourceFilter\": {\"ResourceType\": \"listener\", \"TrafficDirection\": \"outbound\"},"
+    "  \"Op\": \"add\", \"Path\": \"/per_connection_buffer_limit_bytes\", \"Value\": 32768}]}";
+
+static void test_matching(void **state) {
+  (void)state;
+  po_Override *o = compile(kArgs);
+  assert_int_equal(po_Override_PatchCount(o), 4);
+  /* Constructor normalised the services */
+  assert_string_equal(po_Override_Arguments(o)->patches[0].resource_filter.services[0].namespace_, "default");
+  assert_string_equal(po_Override_Arguments(o)->proxy_type, "connect-proxy");
+  bool patched, ok;
+  po_ServiceName db = {"db", "default", "default"}, api = {"api", "team", "default"},
+                 api_default = {"api", "default", "default"};
+  po_Payload p = {kPo_ResourceCluster, kPo_DirectionOutbound, &db};
+  const char *c = "envoy.config.cluster.v3.Cluster";
+  assert_string_equal(patched_json(o, c, "{\"name\":\"db\"}", &p, &patched, &ok),
+                      "{\"name\":\"db\",\"alt_stat_name\":\"all-outbound\",\"outlier_detection\":{\"max_ejection_percent\":20}}");
+  assert_true(patched && ok);
+  p.service = &api;
+  assert_non_null(strstr(patched_json(o, c, "{}", &p, &patched, &ok), "max_ejection_percent"));
+  p.service = &api_default; /* namespace differs: only the unfiltered patch applies */
+  assert_string_equal(patched_json(o, c, "{}", &p, &patched, &ok), "{\"alt_stat_name\":\"all-outbound\"}");
+  p.service = NULL; /* no known service never matches a Services list */
+  assert_string_equal(patched_json(o, c, "{}", &p, &patched, &ok), "{\"alt_stat_name\":\"all-outbound\"}");
+  p.direction = kPo_DirectionInbound;
+  assert_string_equal(patched_json(o, c, "{\"alt_stat_name\":\"x\"}", &p, &patched, &ok), "{}");
+  assert_true(patched);
+  p.resource_type = kPo_ResourceRoute; /* nothing matches: not patched, no error */
+  assert_string_equal(patched_json(o, "envoy.config.route.v3.RouteConfiguration", "{\"name\":\"r\"}", &p, &patched, &ok),
+                      "{\"name\":\"r\"}");
+  assert_false(patched);
+  assert_true(ok);
+}
+
+static void test_compiled_once_applies_many(void **state) {
+  (void)state;
+  po_Override *o = compile(kArgs);
+  po_ServiceName db = {"db", "default", "default"};
+  po_Payload p = {kPo_ResourceCluster, kPo_DirectionOutbound, &db};
+  for (int i = 0; i < 100; i++) {
+    bool patched, ok;
+    char in[64];
+    snprintf(in, sizeof in, "{\"name\":\"c%d\",\"outlier_detection\":{\"consecutive_5xx\":3}}", i);
+    const char *out = patched_json(o, "envoy.config.cluster.v3.Cluster", in, &p, &patched, &ok);
+    assert_true(ok && patched);
+    /* the add replaces the wrapper only; the sibling stays */
+    assert_non_null(strstr(out, "\"consecutive_5xx\":3"));
+    assert_non_null(strstr(out, "\"max_ejection_percent\":20"));
+  }
+}
+
+static void test_wrong_message_for_type_is_an_error(void **state) {
+  (void)state;
+  po_Override *o = compile(kArgs);
+  po_Payload p = {kPo_ResourceCluster, kPo_DirectionOutbound, NULL};
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = po_Message_New("envoy.config.listener.v3.Listener", A, &st);
+  bool patched = true;
+  assert_false(po_Override_Apply(o, m, &p, &patched, &st));
+  assert_false(patched);
+  assert_non_null(strstr(st.message, "1 error occurred:\n\t* patch 1 compiled for envoy.config.cluster.v3.Cluster"));
+}
+
+static void test_patchstruct_unknown_message(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_null(po_Message_New("envoy.config.cluster.v3.Nope", A, &st));
+  assert_int_equal(st.code, kPo_ErrNotFound);
+  assert_string_equal(st.message, "unknown message type 'envoy.config.cluster.v3.Nope': not in the Envoy v3 schema");
+}
+
+static void test_unknown_op_after_path(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = po_Message_New("envoy.config.cluster.v3.Cluster", A, &st);
+  po_Patch p = {.op = "replace", .path = "/name"};
+  assert_false(po_PatchStruct(m, &p, false, kPo_ConventionTyped, &st));
+  assert_string_equal(st.message, "unexpected error: no op implementation found");
+  po_Patch q = {.op = "replace", .path = "/nope"};
+  assert_false(po_PatchStruct(m, &q, false, kPo_ConventionTyped, &st));
+  assert_true(strncmp(st.message, "no match for field 'nope'!", 26) == 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_matching),
+      cmocka_unit_test(test_compiled_once_applies_many),
+      cmocka_unit_test(test_wrong_message_for_type_is_an_error),
+      cmocka_unit_test(test_patchstruct_unknown_message),
+      cmocka_unit_test(test_unknown_op_after_path),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

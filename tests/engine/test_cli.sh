@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The propertyoverride command's two engine interfaces (patch, validate): outputs, exact error
+# texts and exit codes, as an acceptance suite would drive them.
+set -u
+bin=$1
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+pass=0 fail=0
+
+check() { # name, expected rc, actual rc, [file with output, expected text]
+  local name=$1 want=$2 got=$3
+  if [ "$want" != "$got" ]; then
+    echo "FAIL $name: exit $got, want $want"; fail=$((fail+1)); return
+  fi
+  if [ $# -ge 5 ] && [ "$(cat "$4")" != "$5" ]; then
+    echo "FAIL $name: output differs"; echo "--- got"; cat "$4"; echo "--- want"; echo "$5"; fail=$((fail+1)); return
+  fi
+  pass=$((pass+1))
+}
+
+cat > "$work/in.json" <<'J'
+{"name": "db", "connectTimeout": "5s", "transport_socket": {"name": "tls", "typed_config": {"@type": "type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext", "sni": "db"}}}
+J
+cat > "$work/p.json" <<'J'
+[{"op": "add", "path": "/outlier_detection/max_ejection_percent", "value": 50},
+ {"OP": "add", "Path": "/lb_policy", "VALUE": "RING_HASH"},
+ {"op": "remove", "path": "/connect_timeout"}]
+J
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/p.json" >"$work/out" 2>&1
+check "patch ok" 0 $? "$work/out" '{"name":"db","lb_policy":"RING_HASH","outlier_detection":{"max_ejection_percent":50},"transport_socket":{"name":"tls","typed_config":{"@type":"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext","sni":"db"}}}'
+
+echo '[{"op":"add","path":"/lb_policy","value":1.5},{"op":"add","path":"/name","value":"never"}]' > "$work/bad.json"
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/bad.json" >"$work/out" 2>"$work/err"
+check "patch error" 1 $? "$work/err" "patch value type float64 could not be applied to target field type 'enum'"
+[ -s "$work/out" ] && { echo "FAIL patch error: wrote stdout"; fail=$((fail+1)); }
+
+echo '[{"op":"add","path":"/outlier_detection"}]' > "$work/nv.json"
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/nv.json" >/dev/null 2>"$work/err"
+check "patch without value" 1 $? "$work/err" "non-nil Value is required; use an empty map to reset all fields on a message or the 'remove' op to unset fields"
+
+echo '{"name": ' > "$work/trunc.json"
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/trunc.json" --patches "$work/p.json" >/dev/null 2>"$work/err"
+check "patch malformed input" 2 $?
+grep -q "trunc.json" "$work/err" || { echo "FAIL malformed input: file not named"; fail=$((fail+1)); }
+
+printf '[{"op": "add",\n "path": }]' > "$work/badp.json"
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/badp.json" >/dev/null 2>"$work/err"
+check "patch malformed patches" 2 $?
+grep -q "badp.json: line 2, column" "$work/err" || { echo "FAIL malformed patches: no line/column"; cat "$work/err"; fail=$((fail+1)); }
+
+"$bin" patch --message envoy.config.cluster.v3.Nope --input "$work/in.json" --patches "$work/p.json" >/dev/null 2>&1
+check "patch unknown message" 2 $?
+"$bin" patch --input "$work/in.json" >/dev/null 2>&1
+check "patch usage" 2 $?
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/nope.json" --patches "$work/p.json" >/dev/null 2>&1
+check "patch missing file" 2 $?
+"$bin" patch --help >/dev/null
+check "patch help" 0 $?
+
+cat > "$work/args.yaml" <<'Y'
+# a YAML arguments object, as in a ServiceDefaults manifest
+Patches:
+  - ResourceFilter: {ResourceType: cluster, TrafficDirection: outbound, Services: [{Name: db}]}
+    Op: add
+    Path: /outlier_detection/max_ejection_percent
+    Value: 50
+Y
+"$bin" validate --consul-arguments "$work/args.yaml" 2>"$work/err"
+check "validate ok" 0 $?
+"$bin" validate --consul-arguments - < "$work/args.yaml" 2>"$work/err"
+check "validate stdin" 0 $?
+"$bin" validate --consul-arguments "$work/args.yaml" --extension-name builtin/lua 2>"$work/err"
+check "validate name" 1 $? "$work/err" 'expected extension name "builtin/property-override" but got "builtin/lua"'
+
+echo '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"inbound","Services":[{"Name":"a"}]},"Op":"add","Path":"/name","Value":"x"},{"Op":"remove","Path":"/name","Value":1}],"ProxyType":"mesh-gateway"}' > "$work/bad.json"
+"$bin" validate --consul-arguments "$work/bad.json" 2>"$work/err"
+check "validate aggregated" 1 $? "$work/err" "$(printf '3 errors occurred:\n\t* invalid Patches[0]: patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not "outbound"\n\t* invalid Patches[1]: field ResourceFilter is required\n\t* invalid ProxyType '"'"'"mesh-gateway"'"'"'; supported values: connect-proxy')"
+
+printf 'Patches:\n  - Op: [add\n' > "$work/broken.yaml"
+"$bin" validate --consul-arguments "$work/broken.yaml" 2>"$work/err"
+check "validate malformed" 2 $?
+grep -q "broken.yaml: line" "$work/err" || { echo "FAIL validate malformed: no line"; cat "$work/err"; fail=$((fail+1)); }
+"$bin" validate 2>/dev/null
+check "validate usage" 2 $?
+"$bin" nope 2>/dev/null
+check "unknown command" 2 $?
+"$bin" version >/dev/null
+check "version" 0 $?
+
+echo "$pass passed, $fail failed"
+[ "$fail" = 0 ]

@@ -1,0 +1,93 @@
+/* Argument decoding (Consul's weak mapstructure decode) and its error texts. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static po_Arena *A;
+static int setup(void **s) { (void)s; A = po_Arena_New(); return A ? 0 : -1; }
+static int teardown(void **s) { (void)s; po_Arena_Free(A); return 0; }
+
+static bool decode(const char *text, po_Arguments *out, po_Status *st) {
+  po_Status_Clear(st);
+  po_Value *v = po_Value_ParseJson(text, strlen(text), A, st);
+  assert_non_null(v);
+  return po_Arguments_Decode(v, A, out, st);
+}
+
+static void test_weak_lifts_and_case(void **state) {
+  (void)state;
+  po_Arguments args;
+  po_Status st;
+  assert_true(decode("{\"patches\": {\"RESOURCEFILTER\": [{\"resourcetype\": \"cluster\", \"Services\": {\"name\": \"a\"}}],"
+                     " \"op\": [\"add\"], \"Path\": \"/name\", \"Value\": [[\"x\"]]}, \"DEBUG\": \"true\", \"ProxyType\": 7}",
+                     &args, &st));
+  assert_int_equal(args.patch_count, 1);
+  assert_true(args.debug);
+  assert_string_equal(args.proxy_type, "7");
+  po_Patch *p = &args.patches[0];
+  assert_true(p->resource_filter.present);
+  assert_string_equal(p->resource_filter.resource_type, "cluster");
+  assert_int_equal(p->resource_filter.service_count, 1);
+  assert_string_equal(p->resource_filter.services[0].name, "a");
+  assert_string_equal(p->op, "add");
+  /* Value: a one-element list is unwrapped, recursively */
+  assert_string_equal(po_Value_String(p->value, NULL), "x");
+}
+
+static void test_weak_scalars(void **state) {
+  (void)state;
+  po_Arguments args;
+  po_Status st;
+  assert_true(decode("{\"Patches\": [{\"Op\": true, \"Path\": 1.5}], \"Debug\": 0}", &args, &st));
+  assert_string_equal(args.patches[0].op, "1");
+  assert_string_equal(args.patches[0].path, "1.5");
+  assert_false(args.debug);
+  assert_true(decode("{\"Patches\": [], \"Debug\": 2.0}", &args, &st));
+  assert_true(args.debug);
+  assert_true(decode("{\"Patches\": {}}", &args, &st));
+  assert_int_equal(args.patch_count, 0);
+  assert_true(decode("{\"Patches\": [{\"ResourceFilter\": {}}]}", &args, &st));
+  assert_false(args.patches[0].resource_filter.present);
+}
+
+static void test_errors_are_sorted_and_prefixed(void **state) {
+  (void)state;
+  po_Arguments args;
+  po_Status st;
+  assert_false(decode("{\"Patches\": [\"x\", {\"Op\": {\"a\": 1}, \"ResourceFilter\": 3}], \"Debug\": \"maybe\"}", &args, &st));
+  assert_int_equal(st.code, kPo_ErrInvalid);
+  assert_string_equal(st.message,
+                      "error decoding extension arguments: 4 error(s) decoding:\n\n"
+                      "* 'Patches[0]' expected a map, got 'string'\n"
+                      "* 'Patches[1].Op' expected type 'string', got unconvertible type 'map[string]interface {}', value: 'map[a:1]'\n"
+                      "* 'Patches[1].ResourceFilter' expected a map, got 'int'\n"
+                      "* cannot parse 'Debug' as bool: strconv.ParseBool: parsing \"maybe\": invalid syntax");
+}
+
+static void test_constructor_reports_decode_errors_alone(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  const char *t = "{\"Patches\": [{\"Op\": [1, 2]}]}";
+  po_Value *v = po_Value_ParseJson(t, strlen(t), A, &st);
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_null(po_Constructor(NULL, v, NULL, A, d));
+  assert_string_equal(po_Diagnostics_ConsulText(d, true, A),
+                      "error decoding extension arguments: 1 error(s) decoding:\n\n"
+                      "* 'Patches[0].Op' expected type 'string', got unconvertible type '[]int', value: '[1 2]'");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_weak_lifts_and_case),
+      cmocka_unit_test(test_weak_scalars),
+      cmocka_unit_test(test_errors_are_sorted_and_prefixed),
+      cmocka_unit_test(test_constructor_reports_decode_errors_alone),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

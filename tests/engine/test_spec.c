@@ -1,0 +1,86 @@
+/* The PropertyOverride spec: strict camelCase decoding, and the Consul arguments written from
+ * it, which Consul's decoder must accept with the same meaning (under the wire convention). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static po_Arena *A;
+static int setup(void **s) { (void)s; A = po_Arena_New(); return A ? 0 : -1; }
+static int teardown(void **s) { (void)s; po_Arena_Free(A); return 0; }
+
+static po_Value *parse_yaml(const char *y) {
+  po_Value **docs;
+  size_t n;
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_true(po_Value_ParseYaml(y, strlen(y), A, &docs, &n, &st));
+  return docs[0];
+}
+
+static void test_spec_round_trip_to_consul(void **state) {
+  (void)state;
+  po_Value *spec = parse_yaml(
+      "targetRef: {kind: ServiceDefaults, name: web}\n"
+      "patches:\n"
+      "- resourceFilter:\n"
+      "    resourceType: cluster\n"
+      "    trafficDirection: outbound\n"
+      "    services: [{name: db, namespace: prod}]\n"
+      "  op: add\n"
+      "  path: /outlier_detection/max_ejection_percent\n"
+      "  value: 50\n"
+      "- resourceFilter: {resourceType: listener, trafficDirection: inbound}\n"
+      "  op: remove\n"
+      "  path: /per_connection_buffer_limit_bytes\n");
+  po_Arguments args;
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_true(po_Arguments_DecodeSpec(spec, A, &args, d));
+  assert_int_equal(args.patch_count, 2);
+  assert_int_equal(args.patches[1].pos.line, 10);
+  po_Value *consul = po_Arguments_ToConsul(&args, A);
+  assert_string_equal(po_Value_ToJson(consul, A),
+                      "{\"Patches\":[{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\","
+                      "\"Services\":[{\"Name\":\"db\",\"Namespace\":\"prod\"}]},\"Op\":\"add\","
+                      "\"Path\":\"/outlier_detection/max_ejection_percent\",\"Value\":50},"
+                      "{\"ResourceFilter\":{\"ResourceType\":\"listener\",\"TrafficDirection\":\"inbound\"},"
+                      "\"Op\":\"remove\",\"Path\":\"/per_connection_buffer_limit_bytes\"}]}");
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.convention = kPo_ConventionWire;
+  po_Diagnostics *d2 = po_Diagnostics_New(A);
+  assert_non_null(po_Constructor(NULL, consul, &co, A, d2));
+}
+
+static void test_spec_is_strict(void **state) {
+  (void)state;
+  po_Value *spec = parse_yaml(
+      "patches:\n"
+      "- resourceFilter: {resourceType: cluster, trafficDirection: outbound, service: [x]}\n"
+      "  op: 5\n"
+      "  Path: /name\n"
+      "debug: yes\n");
+  po_Arguments args;
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_false(po_Arguments_DecodeSpec(spec, A, &args, d));
+  const char *want[] = {
+      "spec.debug: must be true or false",
+      "spec.patches[0].Path: unknown field (known: resourceFilter, op, path, value)",
+      "spec.patches[0].resourceFilter.service: unknown field (known: resourceType, trafficDirection, services)",
+      "spec.patches[0].op: must be a string, not int",
+  };
+  assert_int_equal(po_Diagnostics_Count(d), 4);
+  for (size_t i = 0; i < 4; i++) assert_string_equal(po_Diagnostics_At(d, i)->message, want[i]);
+  assert_int_equal(po_Diagnostics_At(d, 1)->patch_index, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_spec_round_trip_to_consul),
+      cmocka_unit_test(test_spec_is_strict),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,140 @@
+/* po_Value: JSON and YAML readers, Go typing, bounds on hostile input. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static po_Arena *A;
+static int setup(void **s) { (void)s; A = po_Arena_New(); return A ? 0 : -1; }
+static int teardown(void **s) { (void)s; po_Arena_Free(A); return 0; }
+
+static po_Value *json(const char *t, po_Status *st) {
+  po_Status_Clear(st);
+  return po_Value_ParseJson(t, strlen(t), A, st);
+}
+
+static void test_go_types(void **state) {
+  (void)state;
+  static const struct { const char *in, *type; } cases[] = {
+      {"1", "int"}, {"1.0", "float64"}, {"1e3", "float64"}, {"-0", "int"}, {"\"s\"", "string"},
+      {"true", "bool"}, {"{}", "map[string]interface {}"}, {"[1,2]", "[]int"}, {"[1,2.5]", "[]float64"},
+      {"[\"a\"]", "[]string"}, {"[true,false]", "[]bool"}, {"[]", "[]interface {}"},
+      {"[1,\"a\"]", "[]interface {}"}, {"[[1]]", "[]interface {}"}, {"[{}]", "[]interface {}"},
+      {"[null]", "[]interface {}"}, {"null", "<nil>"}, {"9223372036854775808", "float64"},
+  };
+  po_Status st;
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    po_Value *v = json(cases[i].in, &st);
+    assert_non_null(v);
+    assert_string_equal(po_Value_GoType(v), cases[i].type);
+  }
+}
+
+static void test_json_errors_name_line_and_column(void **state) {
+  (void)state;
+  po_Status st;
+  assert_null(json("{\n  \"a\": 1,\n  \"b\": }", &st));
+  assert_int_equal(st.code, kPo_ErrParse);
+  assert_non_null(strstr(st.message, "line 3, column"));
+  assert_null(json("{\"a\": 1} x", &st));
+  assert_true(strncmp(st.message, "line 1, column 10: invalid JSON: ", 33) == 0);
+  assert_null(json("[1, 2", &st));
+  assert_non_null(strstr(st.message, "unexpected end of JSON input"));
+  assert_null(json("NaN", &st));
+  /* nesting beyond the bound is an error, not a stack overflow */
+  char deep[2100];
+  memset(deep, '[', 1000);
+  memset(deep + 1000, ']', 1000);
+  deep[2000] = '\0';
+  assert_null(json(deep, &st));
+}
+
+static void test_yaml_scalars_and_positions(void **state) {
+  (void)state;
+  const char *y = "a: 1\nb: 1.5\nc: \"1\"\nd: true\ne: ~\nf: 0x1F\ng: yes\nh: !!str 5\ni: -.inf\nl: [1, 2]\n";
+  po_Value **docs;
+  size_t n;
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_true(po_Value_ParseYaml(y, strlen(y), A, &docs, &n, &st));
+  assert_int_equal(n, 1);
+  po_Value *m = docs[0];
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "a")), "int");
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "b")), "float64");
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "c")), "string");
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "d")), "bool");
+  assert_int_equal(po_Value_Kind(po_Value_Get(m, "e")), kPo_ValueNull);
+  assert_int_equal(po_Value_Int(po_Value_Get(m, "f")), 31);
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "g")), "string"); /* YAML 1.2: yes is a string */
+  assert_string_equal(po_Value_String(po_Value_Get(m, "h"), NULL), "5");
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "l")), "[]int");
+  assert_int_equal(po_Value_Pos(po_Value_Get(m, "d")).line, 4);
+  assert_int_equal(po_Value_Pos(po_Value_Get(m, "d")).column, 4);
+}
+
+static void test_yaml_documents_errors_and_aliases(void **state) {
+  (void)state;
+  po_Value **docs;
+  size_t n;
+  po_Status st;
+  const char *multi = "a: 1\n---\nb: &x [1]\nc: *x\n---\n";
+  po_Status_Clear(&st);
+  assert_true(po_Value_ParseYaml(multi, strlen(multi), A, &docs, &n, &st));
+  assert_int_equal(n, 3);
+  assert_ptr_equal(po_Value_Get(docs[1], "b"), po_Value_Get(docs[1], "c"));
+  const char *bad = "a: [1,\nb: 2\n";
+  po_Status_Clear(&st);
+  assert_false(po_Value_ParseYaml(bad, strlen(bad), A, &docs, &n, &st));
+  assert_non_null(strstr(st.message, "line "));
+  const char *unknown = "a: *nope\n";
+  po_Status_Clear(&st);
+  assert_false(po_Value_ParseYaml(unknown, strlen(unknown), A, &docs, &n, &st));
+  /* a billion laughs is bounded */
+  char *lol = malloc(64 * 1024);
+  strcpy(lol, "a: &a [x]\n");
+  char prev = 'a';
+  for (char c = 'b'; c <= 'z'; c++) {
+    char line[256];
+    snprintf(line, sizeof line, "%c: &%c [*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c,*%c]\n", c, c, prev, prev, prev, prev, prev,
+             prev, prev, prev, prev, prev);
+    strcat(lol, line);
+    prev = c;
+  }
+  po_Status_Clear(&st);
+  assert_false(po_Value_ParseYaml(lol, strlen(lol), A, &docs, &n, &st));
+  assert_int_equal(st.code, kPo_ErrLimit);
+  free(lol);
+  const char *complex_key = "? [a]\n: 1\n";
+  po_Status_Clear(&st);
+  assert_false(po_Value_ParseYaml(complex_key, strlen(complex_key), A, &docs, &n, &st));
+}
+
+static void test_json_c_round_trip(void **state) {
+  (void)state;
+  po_Status st;
+  po_Value *v = json("{\"a\":[1,2.5,\"x\",true,null,{\"b\":{}}]}", &st);
+  assert_non_null(v);
+  assert_string_equal(po_Value_ToJson(v, A), "{\"a\":[1,2.5,\"x\",true,null,{\"b\":{}}]}");
+  json_object *j = po_Value_ToJsonC(v);
+  po_Value *back = po_Value_FromJsonC(j, A, &st);
+  json_object_put(j);
+  assert_string_equal(po_Value_ToJson(back, A), po_Value_ToJson(v, A));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_go_types),
+      cmocka_unit_test(test_json_errors_name_line_and_column),
+      cmocka_unit_test(test_yaml_scalars_and_positions),
+      cmocka_unit_test(test_yaml_documents_errors_and_aliases),
+      cmocka_unit_test(test_json_c_round_trip),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,144 @@
+/* The embedded schema: it loads, names the four resource types, keeps declaration order,
+ * round-trips JSON and binary, and exposes Envoy's validation rules and deprecations. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/schema.h"
+#include "upb/reflection.h"
+
+static const po_Schema *schema(void) {
+  po_Status st;
+  po_Status_Clear(&st);
+  const po_Schema *s = po_Schema_Get(&st);
+  if (!s) fail_msg("schema did not load: %s", st.message);
+  return s;
+}
+
+static void test_loads_once_with_every_resource(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  assert_ptr_equal(s, po_Schema_Get(NULL));
+  assert_true(po_Schema_FileCount(s) > 300);
+  static const char *const types[][2] = {{"cluster", "envoy.config.cluster.v3.Cluster"},
+                                         {"cluster-load-assignment", "envoy.config.endpoint.v3.ClusterLoadAssignment"},
+                                         {"route", "envoy.config.route.v3.RouteConfiguration"},
+                                         {"listener", "envoy.config.listener.v3.Listener"}};
+  for (int i = 0; i < 4; i++) {
+    const upb_MessageDef *m = po_Schema_ResourceMessage(s, types[i][0]);
+    assert_non_null(m);
+    assert_string_equal(upb_MessageDef_FullName(m), types[i][1]);
+    assert_string_equal(po_Schema_ResourceTypeOf(m), types[i][0]);
+  }
+  assert_null(po_Schema_ResourceMessage(s, "endpoint"));
+  assert_null(po_Schema_ResourceMessage(s, NULL));
+  /* extensions resolve, so any @type inside an Any does */
+  assert_non_null(po_Schema_FindMessage(s, "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"));
+  assert_non_null(po_Schema_FindMessage(s, "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"));
+  assert_non_null(po_Schema_FindMessage(s, "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"));
+  assert_non_null(po_Schema_FindMessage(s, "envoy.extensions.filters.http.rbac.v3.RBAC"));
+  assert_non_null(po_Schema_FindMessage(s, "envoy.admin.v3.ClustersConfigDump"));
+  assert_null(po_Schema_FindMessage(s, "envoy.config.cluster.v3.Nope"));
+}
+
+static void test_fields_in_declaration_order(void **state) {
+  (void)state;
+  const upb_MessageDef *m = po_Schema_FindMessage(schema(), "envoy.config.cluster.v3.Cluster");
+  /* Consul prints fields in .proto order; the first few of Cluster: */
+  static const char *const first[] = {"transport_socket_matches", "name", "alt_stat_name", "type", "cluster_type"};
+  for (int i = 0; i < 5; i++) assert_string_equal(upb_FieldDef_Name(upb_MessageDef_Field(m, i)), first[i]);
+}
+
+static void test_json_round_trip_with_any(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  const upb_MessageDef *m = po_Schema_FindMessage(s, "envoy.config.cluster.v3.Cluster");
+  upb_Arena *a = upb_Arena_New();
+  po_Status st;
+  po_Status_Clear(&st);
+  /* JSON names in, proto names out */
+  const char *in = "{\"name\":\"c\",\"connectTimeout\":\"1.5s\",\"transportSocket\":{\"name\":\"t\",\"typedConfig\":"
+                   "{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"x\"}}}";
+  upb_Message *msg = po_Json_Decode(s, m, in, strlen(in), a, &st);
+  assert_non_null(msg);
+  size_t len;
+  char *out = po_Json_Encode(s, m, msg, a, &len, &st);
+  assert_non_null(out);
+  assert_string_equal(out, "{\"name\":\"c\",\"connect_timeout\":\"1.500s\",\"transport_socket\":{\"name\":\"t\",\"typed_config\":"
+                           "{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"x\"}}}");
+  size_t blen;
+  char *bin = po_Binary_Encode(m, msg, a, &blen, &st);
+  assert_non_null(bin);
+  upb_Message *back = po_Binary_Decode(s, m, bin, blen, a, &st);
+  assert_non_null(back);
+  assert_string_equal(po_Json_Encode(s, m, back, a, NULL, &st), out);
+  upb_Arena_Free(a);
+}
+
+static void test_decode_errors(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  const upb_MessageDef *m = po_Schema_FindMessage(s, "envoy.config.cluster.v3.Cluster");
+  upb_Arena *a = upb_Arena_New();
+  po_Status st;
+  static const char *const bad[] = {
+      "{\"name\":", "{\"nope\":1}", "{\"connect_timeout\":\"forever\"}",
+      "{\"transport_socket\":{\"typed_config\":{\"@type\":\"type.googleapis.com/not.a.Type\"}}}", "[]", "",
+      "\x01\x02", "{\"name\":\"\\ud800\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    po_Status_Clear(&st);
+    assert_null(po_Json_Decode(s, m, bad[i], strlen(bad[i]), a, &st));
+    assert_int_equal(st.code, kPo_ErrParse);
+    assert_non_null(strstr(st.message, "invalid envoy.config.cluster.v3.Cluster JSON: "));
+  }
+  po_Status_Clear(&st);
+  assert_null(po_Binary_Decode(s, m, "\xff\xff\xff", 3, a, &st));
+  assert_int_equal(st.code, kPo_ErrParse);
+  upb_Arena_Free(a);
+}
+
+static void test_rules_and_deprecation(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  const upb_MessageDef *od = po_Schema_FindMessage(s, "envoy.config.cluster.v3.OutlierDetection");
+  const upb_FieldDef *f = upb_MessageDef_FindFieldByName(od, "max_ejection_percent");
+  upb_Arena *a = upb_Arena_New();
+  const upb_MessageDef *rd = NULL;
+  const upb_Message *r = po_Schema_FieldRules(s, f, a, &rd);
+  assert_non_null(r);
+  assert_string_equal(upb_MessageDef_FullName(rd), "validate.FieldRules");
+  const upb_FieldDef *u32 = upb_MessageDef_FindFieldByName(rd, "uint32");
+  assert_true(upb_Message_Has(r, u32));
+  const upb_Message *u = upb_Message_Get(r, u32).msg_val;
+  const upb_MessageDef *ud = upb_FieldDef_MessageSubDef(u32);
+  assert_int_equal(upb_Message_Get(u, upb_MessageDef_FindFieldByName(ud, "lte")).uint32_val, 100);
+  /* a field without rules */
+  const upb_MessageDef *c = po_Schema_FindMessage(s, "envoy.config.cluster.v3.Cluster");
+  assert_null(po_Schema_FieldRules(s, upb_MessageDef_FindFieldByName(c, "alt_stat_name"), a, &rd));
+  assert_true(po_Schema_FieldDeprecated(upb_MessageDef_FindFieldByName(c, "use_tcp_for_dns_lookups")));
+  assert_false(po_Schema_FieldDeprecated(upb_MessageDef_FindFieldByName(c, "name")));
+  upb_Arena_Free(a);
+}
+
+static void test_bad_descriptor_set(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_null(po_Schema_New("\x0a\x05hello", 7, &st));
+  assert_int_not_equal(st.code, kPo_Ok);
+  po_Status_Clear(&st);
+  assert_null(po_Schema_New("", 0, &st)); /* an empty set has no Cluster */
+  assert_int_equal(st.code, kPo_ErrNotFound);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_loads_once_with_every_resource), cmocka_unit_test(test_fields_in_declaration_order),
+      cmocka_unit_test(test_json_round_trip_with_any),      cmocka_unit_test(test_decode_errors),
+      cmocka_unit_test(test_rules_and_deprecation),         cmocka_unit_test(test_bad_descriptor_set),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
