@@ -1,0 +1,776 @@
+/* Integration tests of controller/kube against po-apiserver (label integration).
+ *   test_kube_integration APISERVER rest|churn|restart|failover
+ * Each scenario starts its own server on a loopback port with TLS and a bearer token. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <json-c/json.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "po/kube/client.h"
+#include "po/kube/config.h"
+#include "po/kube/informer.h"
+#include "po/kube/lease.h"
+
+static const char *g_bin;
+static po_TestServer g_srv;
+static po_KubeConfig *g_cfg;
+static po_KubeClient *g_client;
+
+static const po_KubeRef kCm = {"", "v1", "configmaps", NULL, NULL, NULL};
+static const po_KubeRef kNs = {"", "v1", "namespaces", NULL, NULL, NULL};
+
+static void sleep_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static po_KubeClient *new_client(double qps) {
+  po_KubeClientOptions o = {0};
+  o.qps = qps;
+  o.burst = 1000;
+  po_KubeClient *c;
+  po_KubeStatus st;
+  if (!po_KubeClient_New(g_cfg, &o, &c, &st)) {
+    print_error("client: %s\n", st.message);
+    fail();
+  }
+  return c;
+}
+
+static int start_server(const char *const *extra, bool state) {
+  if (!po_TestServer_Start(&g_srv, g_bin, extra, state)) return -1;
+  po_KubeStatus st;
+  if (!po_KubeConfig_LoadFiles(g_srv.kubeconfig, NULL, &g_cfg, &st)) {
+    fprintf(stderr, "kubeconfig: %s\n", st.message);
+    return -1;
+  }
+  g_client = new_client(-1);
+  return 0;
+}
+
+static int stop_server(void **state) {
+  po_KubeClient_Free(g_client);
+  po_KubeConfig_Free(g_cfg);
+  g_client = NULL;
+  g_cfg = NULL;
+  po_TestServer_Cleanup(&g_srv);
+  return 0;
+}
+
+static json_object *configmap(const char *ns, const char *name, const char *label, const char *value) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\","
+           "\"labels\":{\"app\":\"%s\"}},\"data\":{\"v\":\"%s\"}}",
+           name, ns, label, value);
+  return json_tokener_parse(text);
+}
+
+static const char *meta(json_object *o, const char *k) {
+  json_object *m, *v;
+  if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, k, &v)) return NULL;
+  return json_object_get_string(v);
+}
+
+static void make_ns(po_KubeClient *c, const char *name) {
+  char text[256];
+  snprintf(text, sizeof text, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", name);
+  json_object *o = json_tokener_parse(text);
+  po_KubeStatus st;
+  bool ok = po_KubeClient_Create(c, &kNs, o, NULL, &st) || st.code == kPo_KubeErr_AlreadyExists;
+  if (!ok) print_error("namespace %s: %s\n", name, st.message);
+  assert_true(ok);
+  json_object_put(o);
+}
+
+/* ---- rest ---------------------------------------------------------------------------------- */
+
+static atomic_int g_observed;
+static void observer(void *ctx, const char *method, long code, double secs) { atomic_fetch_add(&g_observed, 1); }
+
+static void test_rest_verbs(void **state) {
+  po_KubeClient *c = g_client;
+  po_KubeStatus st;
+  json_object *o = NULL, *got = NULL;
+  po_KubeRef ns = {"", "v1", "namespaces", NULL, "default", NULL};
+  assert_true(po_KubeClient_Get(c, &ns, &o, &st));
+  assert_string_equal(meta(o, "name"), "default");
+  json_object_put(o);
+
+  po_KubeRef cm = kCm;
+  cm.ns = "default";
+  o = configmap("default", "cm1", "rest", "1");
+  assert_true(po_KubeClient_Create(c, &cm, o, &got, &st));
+  char uid[64], rv1[32];
+  snprintf(uid, sizeof uid, "%s", meta(got, "uid"));
+  snprintf(rv1, sizeof rv1, "%s", meta(got, "resourceVersion"));
+  json_object_put(got);
+  assert_false(po_KubeClient_Create(c, &cm, o, NULL, &st));
+  assert_int_equal(st.code, kPo_KubeErr_AlreadyExists);
+  assert_int_equal(st.http_status, 409);
+  assert_string_equal(st.reason, "AlreadyExists");
+  json_object_put(o);
+
+  /* Update with the current resourceVersion, then again with the stale one: Conflict. */
+  cm.name = "cm1";
+  assert_true(po_KubeClient_Get(c, &cm, &o, &st));
+  json_object *data;
+  json_object_object_get_ex(o, "data", &data);
+  json_object_object_add(data, "v", json_object_new_string("2"));
+  assert_true(po_KubeClient_Update(c, &cm, o, &got, &st));
+  assert_string_not_equal(meta(got, "resourceVersion"), rv1);
+  json_object_put(got);
+  assert_false(po_KubeClient_Update(c, &cm, o, NULL, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Conflict);
+  assert_non_null(strstr(st.message, "the object has been modified"));
+  json_object_put(o);
+
+  /* Merge patch and server-side apply. */
+  po_KubePatchOptions mp = {kPo_KubePatch_Merge, NULL, false};
+  const char *patch = "{\"data\":{\"m\":\"merged\"}}";
+  assert_true(po_KubeClient_Patch(c, &cm, &mp, patch, strlen(patch), &got, &st));
+  json_object_object_get_ex(got, "data", &data);
+  json_object *v;
+  assert_true(json_object_object_get_ex(data, "m", &v));
+  assert_string_equal(json_object_get_string(v), "merged");
+  json_object_put(got);
+  po_KubePatchOptions ap = {kPo_KubePatch_Apply, "po-test", true};
+  const char *apply = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm1\",\"namespace\":\"default\"},"
+                      "\"data\":{\"applied\":\"yes\"}}";
+  assert_true(po_KubeClient_Patch(c, &cm, &ap, apply, strlen(apply), &got, &st));
+  json_object_object_get_ex(got, "data", &data);
+  assert_true(json_object_object_get_ex(data, "applied", &v));
+  json_object_put(got);
+  po_KubePatchOptions bad = {kPo_KubePatch_Apply, NULL, false};
+  assert_false(po_KubeClient_Patch(c, &cm, &bad, apply, strlen(apply), NULL, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Usage);
+
+  /* Delete with a wrong uid precondition: Conflict; with the right one: gone. */
+  po_KubeDeleteOptions d = {"Background", "00000000-0000-0000-0000-000000000000", NULL, false, 0};
+  assert_false(po_KubeClient_Delete(c, &cm, &d, NULL, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Conflict);
+  d.precondition_uid = uid;
+  assert_true(po_KubeClient_Delete(c, &cm, &d, NULL, &st));
+  assert_false(po_KubeClient_Get(c, &cm, &o, &st));
+  assert_int_equal(st.code, kPo_KubeErr_NotFound);
+  assert_non_null(strstr(st.message, "cm1"));
+
+  /* Cluster-scoped create and delete. */
+  make_ns(c, "rest-tmp");
+  po_KubeRef tmp = {"", "v1", "namespaces", NULL, "rest-tmp", NULL};
+  assert_true(po_KubeClient_Delete(c, &tmp, NULL, NULL, &st));
+}
+
+static void test_rest_list_pagination_selectors(void **state) {
+  po_KubeClient *c = g_client;
+  po_KubeStatus st;
+  make_ns(c, "pages");
+  po_KubeRef cm = kCm;
+  cm.ns = "pages";
+  for (int i = 0; i < 25; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "p%02d", i);
+    json_object *o = configmap("pages", name, i % 2 ? "odd" : "even", "x");
+    assert_true(po_KubeClient_Create(c, &cm, o, NULL, &st));
+    json_object_put(o);
+  }
+  po_KubeListOptions lo = {NULL, NULL, 7, NULL, NULL};
+  json_object *l, *items;
+  assert_true(po_KubeClient_List(c, &cm, &lo, &l, &st));
+  json_object_object_get_ex(l, "items", &items);
+  assert_int_equal(json_object_array_length(items), 7);
+  assert_non_null(meta(l, "continue"));
+  json_object_put(l);
+  assert_true(po_KubeClient_ListAll(c, &cm, &lo, &l, &st));
+  json_object_object_get_ex(l, "items", &items);
+  assert_int_equal(json_object_array_length(items), 25);
+  assert_non_null(meta(l, "resourceVersion"));
+  assert_null(meta(l, "continue"));
+  json_object_put(l);
+  po_KubeListOptions sel = {"app in (odd)", NULL, 5, NULL, NULL};
+  assert_true(po_KubeClient_ListAll(c, &cm, &sel, &l, &st));
+  json_object_object_get_ex(l, "items", &items);
+  assert_int_equal(json_object_array_length(items), 12);
+  json_object_put(l);
+  po_KubeListOptions fs = {NULL, "metadata.name=p03", 0, NULL, NULL};
+  assert_true(po_KubeClient_List(c, &cm, &fs, &l, &st));
+  json_object_object_get_ex(l, "items", &items);
+  assert_int_equal(json_object_array_length(items), 1);
+  json_object_put(l);
+  /* All namespaces. */
+  po_KubeRef all = kCm;
+  po_KubeListOptions allsel = {"app=even", NULL, 0, NULL, NULL};
+  assert_true(po_KubeClient_List(c, &all, &allsel, &l, &st));
+  json_object_object_get_ex(l, "items", &items);
+  assert_int_equal(json_object_array_length(items), 13);
+  json_object_put(l);
+}
+
+static void test_rest_status_subresource(void **state) {
+  po_KubeClient *c = g_client;
+  po_KubeStatus st;
+  po_KubeRef w = {"example.com", "v1", "widgets", "default", NULL, NULL};
+  json_object *o = json_tokener_parse(
+      "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w1\"},\"spec\":{\"size\":3}}");
+  json_object *got;
+  assert_true(po_KubeClient_Create(c, &w, o, &got, &st));
+  json_object_put(o);
+  json_object_object_add(got, "status", json_tokener_parse("{\"observedGeneration\":7}"));
+  w.name = "w1";
+  w.subresource = "status";
+  json_object *after;
+  assert_true(po_KubeClient_Update(c, &w, got, &after, &st));
+  json_object *s, *p;
+  assert_true(json_object_object_get_ex(after, "status", &s) && json_object_object_get_ex(s, "observedGeneration", &p));
+  assert_int_equal(json_object_get_int(p), 7);
+  json_object_put(got);
+  json_object_put(after);
+  /* Invalid spec: 422 Invalid with the server's message. */
+  w.name = NULL;
+  w.subresource = NULL;
+  o = json_tokener_parse(
+      "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w2\"},\"spec\":{\"size\":99}}");
+  assert_false(po_KubeClient_Create(c, &w, o, NULL, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Invalid);
+  json_object_put(o);
+}
+
+static void test_rest_retries_and_auth(void **state) {
+  po_KubeStatus st;
+  po_KubeClientOptions oo = {0};
+  oo.qps = -1;
+  oo.observer = observer;
+  po_KubeClient *c;
+  assert_true(po_KubeClient_New(g_cfg, &oo, &c, &st));
+  po_KubeRef ns = {"", "v1", "namespaces", NULL, "default", NULL};
+  json_object *o;
+  /* 429 with Retry-After: 0, twice: a GET gets through on the third try. */
+  atomic_store(&g_observed, 0);
+  assert_true(po_TestServer_Faults(&g_srv, "{\"throttle\":2,\"retryAfterSeconds\":0}"));
+  assert_true(po_KubeClient_Get(c, &ns, &o, &st));
+  json_object_put(o);
+  assert_int_equal(atomic_load(&g_observed), 3);
+  /* 503 twice: GET retried. */
+  atomic_store(&g_observed, 0);
+  assert_true(po_TestServer_Faults(&g_srv, "{\"serverErrors\":2,\"serverErrorCode\":503}"));
+  assert_true(po_KubeClient_Get(c, &ns, &o, &st));
+  json_object_put(o);
+  assert_int_equal(atomic_load(&g_observed), 3);
+  /* 500 once on a POST: not retried (it may have been applied). */
+  assert_true(po_TestServer_Faults(&g_srv, "{\"serverErrors\":1,\"serverErrorCode\":500}"));
+  po_KubeRef cm = kCm;
+  cm.ns = "default";
+  json_object *obj = configmap("default", "retry-post", "r", "1");
+  atomic_store(&g_observed, 0);
+  assert_false(po_KubeClient_Create(c, &cm, obj, NULL, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Internal);
+  assert_int_equal(atomic_load(&g_observed), 1);
+  /* 429 on a POST is retried: the server refused it before doing anything. */
+  assert_true(po_TestServer_Faults(&g_srv, "{\"throttle\":1,\"retryAfterSeconds\":0}"));
+  assert_true(po_KubeClient_Create(c, &cm, obj, NULL, &st));
+  json_object_put(obj);
+  po_KubeClient_Free(c);
+
+  /* A wrong token: 401 Unauthorized. */
+  char text[4096];
+  snprintf(text, sizeof text,
+           "current-context: x\ncontexts:\n- name: x\n  context: {cluster: k, user: u}\n"
+           "clusters:\n- name: k\n  cluster: {server: '%s', insecure-skip-tls-verify: true}\n"
+           "users:\n- name: u\n  user: {token: wrong}\n",
+           g_srv.url);
+  po_KubeConfig *bad;
+  assert_true(po_KubeConfig_ParseYaml(text, strlen(text), "bad", NULL, &bad, &st));
+  assert_true(po_KubeClient_New(bad, NULL, &c, &st));
+  assert_false(po_KubeClient_Get(c, &ns, &o, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Unauthorized);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(bad);
+  /* Nobody listening: a transport error, after the retries. */
+  snprintf(text, sizeof text,
+           "current-context: x\ncontexts:\n- name: x\n  context: {cluster: k}\n"
+           "clusters:\n- name: k\n  cluster: {server: 'http://127.0.0.1:1'}\n");
+  assert_true(po_KubeConfig_ParseYaml(text, strlen(text), "closed", NULL, &bad, &st));
+  po_KubeClientOptions quick = {0};
+  quick.max_retries = 1;
+  assert_true(po_KubeClient_New(bad, &quick, &c, &st));
+  assert_false(po_KubeClient_Get(c, &ns, &o, &st));
+  assert_int_equal(st.code, kPo_KubeErr_Transport);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(bad);
+}
+
+typedef struct {
+  int id;
+  int ok;
+} Worker;
+
+static void *worker(void *arg) {
+  Worker *w = arg;
+  po_KubeRef cm = kCm;
+  cm.ns = "threads";
+  for (int i = 0; i < 40; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "t%d-%d", w->id, i);
+    json_object *o = configmap("threads", name, "t", "v");
+    po_KubeStatus st;
+    json_object *got = NULL;
+    if (po_KubeClient_Create(g_client, &cm, o, NULL, &st)) {
+      po_KubeRef r = cm;
+      r.name = name;
+      if (po_KubeClient_Get(g_client, &r, &got, &st)) w->ok++;
+      json_object_put(got);
+    }
+    json_object_put(o);
+  }
+  return NULL;
+}
+
+static void test_rest_threads(void **state) {
+  make_ns(g_client, "threads");
+  pthread_t t[8];
+  Worker w[8];
+  for (int i = 0; i < 8; i++) {
+    w[i] = (Worker){i, 0};
+    pthread_create(&t[i], NULL, worker, &w[i]);
+  }
+  for (int i = 0; i < 8; i++) {
+    pthread_join(t[i], NULL);
+    assert_int_equal(w[i].ok, 40);
+  }
+}
+
+static int setup_rest(void **state) {
+  const char *extra[] = {"--crd", PO_APISERVER_TESTDATA "/widgets-crd.yaml", NULL};
+  return start_server(extra, false);
+}
+
+/* ---- churn: the cache equals the server after drops, 410s and 5xx bursts ------------------ */
+
+typedef struct {
+  pthread_mutex_t lock;
+  /* What the handlers were told, as key -> rv, to check deletions after relists arrive. */
+  json_object *mirror;
+  int adds, updates, deletes;
+} Mirror;
+
+static void key_of(json_object *o, char *buf, size_t n) { snprintf(buf, n, "%s/%s", meta(o, "namespace"), meta(o, "name")); }
+
+static void m_add(void *ctx, json_object *o) {
+  Mirror *m = ctx;
+  char k[256];
+  key_of(o, k, sizeof k);
+  pthread_mutex_lock(&m->lock);
+  json_object_object_add(m->mirror, k, json_object_new_string(meta(o, "resourceVersion")));
+  m->adds++;
+  pthread_mutex_unlock(&m->lock);
+}
+static void m_update(void *ctx, json_object *old, json_object *o) {
+  Mirror *m = ctx;
+  char k[256];
+  key_of(o, k, sizeof k);
+  pthread_mutex_lock(&m->lock);
+  json_object_object_add(m->mirror, k, json_object_new_string(meta(o, "resourceVersion")));
+  m->updates++;
+  pthread_mutex_unlock(&m->lock);
+}
+static void m_delete(void *ctx, json_object *o) {
+  Mirror *m = ctx;
+  char k[256];
+  key_of(o, k, sizeof k);
+  pthread_mutex_lock(&m->lock);
+  json_object_object_del(m->mirror, k);
+  m->deletes++;
+  pthread_mutex_unlock(&m->lock);
+}
+
+static void collect(void *ctx, const char *key, const char *json, size_t len, const char *rv) {
+  json_object_object_add(ctx, key, json_object_new_string(rv));
+}
+
+/* The server's state as key -> rv (retrying through injected faults). */
+static json_object *server_state(const char *ns) {
+  po_KubeRef cm = kCm;
+  cm.ns = ns;
+  po_KubeListOptions lo = {NULL, NULL, 250, NULL, NULL};
+  json_object *l = NULL;
+  po_KubeStatus st;
+  for (int i = 0; i < 50 && !po_KubeClient_ListAll(g_client, &cm, &lo, &l, &st); i++) sleep_ms(100);
+  assert_non_null(l);
+  json_object *items, *out = json_object_new_object();
+  json_object_object_get_ex(l, "items", &items);
+  for (size_t i = 0; i < json_object_array_length(items); i++) {
+    json_object *it = json_object_array_get_idx(items, i);
+    char k[256];
+    key_of(it, k, sizeof k);
+    json_object_object_add(out, k, json_object_new_string(meta(it, "resourceVersion")));
+  }
+  json_object_put(l);
+  return out;
+}
+
+static bool same(json_object *a, json_object *b) {
+  return json_object_equal(a, b) != 0;
+}
+
+/* Waits (bounded) for informer cache == handler mirror == server. */
+static void expect_converged(po_Informer *inf, Mirror *m, const char *ns, double timeout_s) {
+  double end = now_s() + timeout_s;
+  json_object *srv = NULL, *cache = NULL;
+  bool ok = false;
+  while (!ok && now_s() < end) {
+    json_object_put(srv);
+    json_object_put(cache);
+    srv = server_state(ns);
+    cache = json_object_new_object();
+    po_Informer_ForEach(inf, collect, cache);
+    pthread_mutex_lock(&m->lock);
+    ok = same(srv, cache) && same(cache, m->mirror);
+    pthread_mutex_unlock(&m->lock);
+    if (!ok) sleep_ms(200);
+  }
+  if (!ok)
+    print_error("not converged: server %d objects, cache %d, mirror %d\n", json_object_object_length(srv),
+                json_object_object_length(cache), json_object_object_length(m->mirror));
+  json_object_put(srv);
+  json_object_put(cache);
+  assert_true(ok);
+}
+
+static bool retry_create(po_KubeClient *c, const po_KubeRef *r, json_object *o) {
+  po_KubeStatus st;
+  for (int i = 0; i < 100; i++) {
+    if (po_KubeClient_Create(c, r, o, NULL, &st) || st.code == kPo_KubeErr_AlreadyExists) return true;
+    sleep_ms(20);
+  }
+  print_error("create: %s\n", st.message);
+  return false;
+}
+
+static bool retry_update(po_KubeClient *c, const po_KubeRef *r, const char *value) {
+  po_KubeStatus st;
+  for (int i = 0; i < 100; i++) {
+    json_object *o = NULL;
+    if (po_KubeClient_Get(c, r, &o, &st)) {
+      json_object *data;
+      json_object_object_get_ex(o, "data", &data);
+      json_object_object_add(data, "v", json_object_new_string(value));
+      bool ok = po_KubeClient_Update(c, r, o, NULL, &st);
+      json_object_put(o);
+      if (ok) return true;
+    }
+    if (st.code == kPo_KubeErr_NotFound) return true;
+    sleep_ms(20);
+  }
+  print_error("update: %s\n", st.message);
+  return false;
+}
+
+static bool retry_delete(po_KubeClient *c, const po_KubeRef *r) {
+  po_KubeStatus st;
+  for (int i = 0; i < 100; i++) {
+    if (po_KubeClient_Delete(c, r, NULL, NULL, &st) || st.code == kPo_KubeErr_NotFound) return true;
+    sleep_ms(20);
+  }
+  print_error("delete: %s\n", st.message);
+  return false;
+}
+
+static po_Informer *start_informer(const char *ns, Mirror *m) {
+  pthread_mutex_init(&m->lock, NULL);
+  m->mirror = json_object_new_object();
+  po_InformerOptions io = {0};
+  io.ref = kCm;
+  io.ref.ns = ns;
+  io.page_size = 100;
+  io.min_watch_timeout_s = 5;         /* exercise watch renewal too */
+  io.backoff_initial_ns = 50000000LL; /* keep the test quick; the default is 0.8 s */
+  io.backoff_max_ns = 1000000000LL;
+  po_InformerHandlers h = {m_add, m_update, m_delete, m};
+  po_Informer *inf;
+  po_KubeStatus st;
+  assert_true(po_Informer_New(g_client, &io, &h, &inf, &st));
+  assert_true(po_Informer_Start(inf, &st));
+  return inf;
+}
+
+static void stop_informer(po_Informer *inf, Mirror *m) {
+  po_Informer_Free(inf);
+  json_object_put(m->mirror);
+  pthread_mutex_destroy(&m->lock);
+}
+
+static void test_churn(void **state) {
+  make_ns(g_client, "churn");
+  po_KubeRef cm = kCm;
+  cm.ns = "churn";
+  /* Some objects before the informer starts: they arrive through the first list. */
+  for (int i = 0; i < 100; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "c%04d", i);
+    json_object *o = configmap("churn", name, "churn", "0");
+    assert_true(retry_create(g_client, &cm, o));
+    json_object_put(o);
+  }
+  /* Taken by each watch when it starts. */
+  assert_true(po_TestServer_Faults(&g_srv, "{\"dropWatchEvery\":37}"));
+  Mirror m = {0};
+  po_Informer *inf = start_informer("churn", &m);
+  assert_true(po_Informer_WaitForSync(inf, 30000));
+  uint64_t x = 12345;
+  for (int i = 100; i < 1000; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "c%04d", i);
+    json_object *o = configmap("churn", name, "churn", "0");
+    assert_true(retry_create(g_client, &cm, o));
+    json_object_put(o);
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    po_KubeRef r = cm;
+    char other[32];
+    snprintf(other, sizeof other, "c%04d", (int)(x % (uint64_t)i));
+    r.name = other;
+    if (i % 2 == 0) assert_true(retry_update(g_client, &r, name));
+    if (i % 3 == 0) assert_true(retry_delete(g_client, &r));
+    if (i % 150 == 0) assert_true(po_TestServer_Faults(&g_srv, "{\"force410\":1}"));
+    if (i % 170 == 0) assert_true(po_TestServer_Faults(&g_srv, "{\"serverErrors\":6,\"serverErrorCode\":503}"));
+    if (i % 230 == 0) assert_true(po_TestServer_Faults(&g_srv, "{\"throttle\":3,\"retryAfterSeconds\":0}"));
+  }
+  /* Deletions while no watch is up must still reach the handlers: cut watches, force a 410 and
+   * delete a batch in between. */
+  assert_true(po_TestServer_Faults(&g_srv, "{\"force410\":3,\"dropWatchEvery\":5}"));
+  for (int i = 0; i < 1000; i += 7) {
+    char name[32];
+    snprintf(name, sizeof name, "c%04d", i);
+    po_KubeRef r = cm;
+    r.name = name;
+    assert_true(retry_delete(g_client, &r));
+  }
+  assert_true(po_TestServer_Faults(&g_srv, "{\"dropWatchEvery\":0,\"force410\":0,\"serverErrors\":0,\"throttle\":0}"));
+  expect_converged(inf, &m, "churn", 60);
+  po_InformerStats s = po_Informer_Stats(inf);
+  print_message("churn: %llu lists (%llu after 410), %llu watches, %llu events, %llu watch errors; handlers "
+                "add %d update %d delete %d\n",
+                (unsigned long long)s.lists, (unsigned long long)s.relists_gone, (unsigned long long)s.watches,
+                (unsigned long long)s.events, (unsigned long long)s.watch_errors, m.adds, m.updates, m.deletes);
+  assert_true(s.relists_gone >= 1);
+  assert_true(s.watches >= 10);
+  stop_informer(inf, &m);
+}
+
+static int setup_churn(void **state) {
+  const char *extra[] = {"--compaction-window", "300", "--bookmark-interval-ms", "200", NULL};
+  return start_server(extra, false);
+}
+
+/* ---- restart: the server goes away mid-watch and comes back with its state ---------------- */
+
+static void test_restart(void **state) {
+  make_ns(g_client, "rs");
+  po_KubeRef cm = kCm;
+  cm.ns = "rs";
+  for (int i = 0; i < 50; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%02d", i);
+    json_object *o = configmap("rs", name, "rs", "0");
+    assert_true(retry_create(g_client, &cm, o));
+    json_object_put(o);
+  }
+  Mirror m = {0};
+  po_Informer *inf = start_informer("rs", &m);
+  assert_true(po_Informer_WaitForSync(inf, 30000));
+  expect_converged(inf, &m, "rs", 30);
+  sleep_ms(300); /* let the state file flush (every 50 ms) */
+  /* Down long enough that the informer's reconnects fail a few times, then back. */
+  po_TestServer_Stop(&g_srv);
+  sleep_ms(1500);
+  assert_true(po_TestServer_Restart(&g_srv, NULL));
+  for (int i = 50; i < 70; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%02d", i);
+    json_object *o = configmap("rs", name, "rs", "0");
+    assert_true(retry_create(g_client, &cm, o));
+    json_object_put(o);
+  }
+  for (int i = 0; i < 10; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%02d", i * 3);
+    po_KubeRef r = cm;
+    r.name = name;
+    assert_true(retry_delete(g_client, &r));
+  }
+  expect_converged(inf, &m, "rs", 60);
+  po_InformerStats s = po_Informer_Stats(inf);
+  print_message("restart: %llu lists, %llu watches, %llu watch errors\n", (unsigned long long)s.lists,
+                (unsigned long long)s.watches, (unsigned long long)s.watch_errors);
+  assert_int_equal(po_Informer_Count(inf), 60);
+  assert_true(s.watch_errors >= 1);
+  stop_informer(inf, &m);
+}
+
+static int setup_restart(void **state) { return start_server(NULL, true); }
+
+/* ---- failover: two processes, one Lease ------------------------------------------------------ */
+
+/* Child: runs an elector; writes "leader" / "follower" into file on every change; on SIGTERM
+ * stops and releases. Durations are short so the test is quick: 3 s / 2 s / 0.4 s. */
+static volatile sig_atomic_t g_term;
+static void on_term(int sig) { g_term = 1; }
+static const char *g_state_file;
+static void write_state(const char *s) {
+  char tmp[512];
+  snprintf(tmp, sizeof tmp, "%s.tmp", g_state_file);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return;
+  fprintf(f, "%s\n", s);
+  fclose(f);
+  rename(tmp, g_state_file);
+}
+static void el_start(void *ctx) { write_state("leader"); }
+static void el_stop(void *ctx) { write_state("follower"); }
+
+static int run_elector(const char *kubeconfig, const char *identity, const char *file) {
+  g_state_file = file;
+  signal(SIGTERM, on_term);
+  po_KubeConfig *cfg;
+  po_KubeClient *c;
+  po_KubeStatus st;
+  if (!po_KubeConfig_LoadFiles(kubeconfig, NULL, &cfg, &st) || !po_KubeClient_New(cfg, NULL, &c, &st)) {
+    fprintf(stderr, "elector: %s\n", st.message);
+    return 2;
+  }
+  po_LeaderElectionOptions o = {0};
+  o.ns = "default";
+  o.name = "po-failover";
+  o.identity = identity;
+  o.lease_duration_ns = 3000000000LL;
+  o.renew_deadline_ns = 2000000000LL;
+  o.retry_period_ns = 400000000LL;
+  o.client = c;
+  o.on_started_leading = el_start;
+  o.on_stopped_leading = el_stop;
+  po_LeaderElector *le;
+  if (!po_LeaderElector_New(&o, &le, &st)) return 2;
+  write_state("follower");
+  po_LeaderElector_Start(le, &st);
+  while (!g_term) sleep_ms(20);
+  po_LeaderElector_Stop(le, true);
+  po_LeaderElector_Free(le);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(cfg);
+  return 0;
+}
+
+static char g_self[512];
+
+static pid_t spawn_elector(const char *identity, const char *file) {
+  pid_t p = fork();
+  if (p == 0) {
+    execl(g_self, g_self, g_bin, "elect", g_srv.kubeconfig, identity, file, (char *)NULL);
+    _exit(127);
+  }
+  return p;
+}
+
+static bool is_state(const char *file, const char *want) {
+  FILE *f = fopen(file, "r");
+  if (!f) return false;
+  char b[32] = "";
+  bool ok = fgets(b, sizeof b, f) && strncmp(b, want, strlen(want)) == 0;
+  fclose(f);
+  return ok;
+}
+
+static double wait_state(const char *file, const char *want, double timeout_s) {
+  double t0 = now_s();
+  while (now_s() - t0 < timeout_s) {
+    if (is_state(file, want)) return now_s() - t0;
+    sleep_ms(20);
+  }
+  return -1;
+}
+
+static void test_failover(void **state) {
+  char fa[400], fb[400], fc[400];
+  snprintf(fa, sizeof fa, "%s/a.state", g_srv.dir);
+  snprintf(fb, sizeof fb, "%s/b.state", g_srv.dir);
+  snprintf(fc, sizeof fc, "%s/c.state", g_srv.dir);
+  pid_t a = spawn_elector("replica-a", fa);
+  assert_true(wait_state(fa, "leader", 20) >= 0);
+  pid_t b = spawn_elector("replica-b", fb);
+  assert_true(wait_state(fb, "follower", 20) >= 0);
+  sleep_ms(1500);
+  assert_true(is_state(fb, "follower")); /* a renews; b waits */
+  /* a dies without releasing: b takes over once the lease (3 s) expires. */
+  kill(a, SIGKILL);
+  waitpid(a, NULL, 0);
+  double t = wait_state(fb, "leader", 20);
+  print_message("failover after a crash: b leads %.2f s after a died (lease 3 s)\n", t);
+  assert_true(t >= 0);
+  /* c waits; b shuts down cleanly and releases: c leads well before a lease duration. */
+  pid_t c = spawn_elector("replica-c", fc);
+  assert_true(wait_state(fc, "follower", 20) >= 0);
+  sleep_ms(500);
+  kill(b, SIGTERM);
+  double t0 = now_s();
+  int status;
+  waitpid(b, &status, 0);
+  assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  t = wait_state(fc, "leader", 20);
+  print_message("handover after a release: c leads %.2f s after b's SIGTERM\n", t >= 0 ? now_s() - t0 : t);
+  assert_true(t >= 0);
+  kill(c, SIGTERM);
+  waitpid(c, NULL, 0);
+}
+
+static int setup_failover(void **state) { return start_server(NULL, false); }
+
+int main(int argc, char **argv) {
+  if (argc >= 6 && strcmp(argv[2], "elect") == 0) return run_elector(argv[3], argv[4], argv[5]);
+  if (argc < 3) {
+    fprintf(stderr, "usage: %s PO_APISERVER rest|churn|restart|failover\n", argv[0]);
+    return 2;
+  }
+  g_bin = argv[1];
+  if (!realpath(argv[0], g_self)) snprintf(g_self, sizeof g_self, "%s", argv[0]);
+  signal(SIGPIPE, SIG_IGN);
+  const char *which = argv[2];
+  if (strcmp(which, "rest") == 0) {
+    const struct CMUnitTest t[] = {
+        cmocka_unit_test(test_rest_verbs), cmocka_unit_test(test_rest_list_pagination_selectors),
+        cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth),
+        cmocka_unit_test(test_rest_threads),
+    };
+    return cmocka_run_group_tests_name("rest", t, setup_rest, stop_server);
+  }
+  if (strcmp(which, "churn") == 0) {
+    const struct CMUnitTest t[] = {cmocka_unit_test(test_churn)};
+    return cmocka_run_group_tests_name("churn", t, setup_churn, stop_server);
+  }
+  if (strcmp(which, "restart") == 0) {
+    const struct CMUnitTest t[] = {cmocka_unit_test(test_restart)};
+    return cmocka_run_group_tests_name("restart", t, setup_restart, stop_server);
+  }
+  if (strcmp(which, "failover") == 0) {
+    const struct CMUnitTest t[] = {cmocka_unit_test(test_failover)};
+    return cmocka_run_group_tests_name("failover", t, setup_failover, stop_server);
+  }
+  fprintf(stderr, "unknown scenario %s\n", which);
+  return 2;
+}
