@@ -26,6 +26,7 @@ static void record(const char *what, const char *name) {
 typedef struct {
   const char *name;
   bool fail_start;
+  bool raise_on_stop; /* a second SIGTERM while stopping */
   bool raise_sigterm; /* on start: as if the orchestrator sent SIGTERM */
   /* stop blocks until released */
   bool block_stop;
@@ -45,6 +46,7 @@ static bool fake_start(void *ctx, po_RtStatus *st) {
 static bool fake_stop(void *ctx, int64_t deadline) {
   Fake *f = ctx;
   record("stop", f->name);
+  if (f->raise_on_stop) raise(SIGTERM);
   if (f->block_stop) {
     pthread_mutex_lock(&f->mu);
     while (!f->released) pthread_cond_wait(&f->cv, &f->mu);
@@ -191,12 +193,36 @@ static void run_exits_non_zero_after_the_deadline(void **state) {
   po_Metrics_Free(m);
 }
 
+static void a_second_signal_exits_at_once(void **state) {
+  events[0] = '\0';
+  Fake stuck = FAKE("stuck");
+  stuck.block_stop = true;
+  stuck.raise_on_stop = true;
+  po_Metrics *m = po_Metrics_New();
+  po_RtStatus st;
+  /* A long deadline: only the second signal can end Run early. */
+  po_Manager *mgr = po_Manager_New(
+      &(po_ManagerOptions){.metrics = m, .stop_timeout_ns = 3600 * PO_NS_PER_S}, &st);
+  po_Runnable r = runnable(&stuck, false);
+  assert_true(po_Manager_Add(mgr, &r, &st));
+  po_Manager_RequestStop(mgr);
+  assert_int_equal(po_Manager_Run(mgr), 1);
+  pthread_t t;
+  pthread_create(&t, NULL, release_later, &stuck);
+  pthread_join(t, NULL);
+  po_Manager_Stop(mgr);
+  assert_string_equal(events, "start:stuck stop:stuck");
+  po_Manager_Free(mgr);
+  po_Metrics_Free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(start_stop_order_and_leadership),
       cmocka_unit_test(a_failed_start_stops_what_started),
       cmocka_unit_test(run_stops_on_request_and_on_sigterm),
       cmocka_unit_test(run_exits_non_zero_after_the_deadline),
+      cmocka_unit_test(a_second_signal_exits_at_once),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -143,6 +143,18 @@ static void listen_addresses_parse_like_flags(void **state) {
   assert_string_equal(st.message, "listen address \"::1:80\": an IPv6 host must be written [addr]:port");
 }
 
+static void every_interface_with_a_picked_port(void **state) {
+  po_RtStatus st;
+  po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = ":0"}, &st);
+  assert_non_null(s);
+  assert_true(po_OpsServer_Start(s, &st));
+  assert_true(po_OpsServer_Port(s) > 0);
+  Body b;
+  assert_int_equal(get(po_OpsServer_Port(s), "/readyz?verbose", &b, NULL, 0), 200);
+  assert_string_equal(b.body, "readyz check passed\n"); /* no checks registered */
+  po_OpsServer_Free(s);
+}
+
 static void disabled_address_does_not_listen(void **state) {
   po_RtStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "0"}, &st);
@@ -159,6 +171,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(probes_and_metrics_over_loopback),
       cmocka_unit_test(listen_addresses_parse_like_flags),
+      cmocka_unit_test(every_interface_with_a_picked_port),
       cmocka_unit_test(disabled_address_does_not_listen),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);

@@ -223,7 +223,7 @@ static Check *snapshot(po_OpsServer *s, CheckList *l, size_t *n) {
   pthread_mutex_lock(&s->mu);
   *n = l->n;
   Check *copy = malloc((l->n ? l->n : 1) * sizeof *copy);
-  if (copy) memcpy(copy, l->items, l->n * sizeof *copy);
+  if (copy && l->n) memcpy(copy, l->items, l->n * sizeof *copy);
   pthread_mutex_unlock(&s->mu);
   return copy;
 }
