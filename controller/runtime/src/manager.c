@@ -291,6 +291,7 @@ int po_Manager_Run(po_Manager *m) {
   struct sigaction sa, old_term, old_int;
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_signal;
+  sa.sa_flags = SA_RESTART; /* other threads' blocking calls should not see EINTR because of us */
   sigemptyset(&sa.sa_mask);
   g_signal_fd = m->wake[1];
   sigaction(SIGTERM, &sa, &old_term);
