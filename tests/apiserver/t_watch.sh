@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Watches: events from a resourceVersion, initial ADDED for resourceVersion 0, bookmarks,
+# timeoutSeconds, selector transitions, 410 after the compaction window (as an ERROR event and
+# as HTTP 410 for an exact list), dropped connections and forced 410s (faults).
+APISERVER=$1
+source "$(dirname "$0")/lib.sh"
+start_server api --compaction-window 8 --bookmark-interval-ms 200
+CM=/api/v1/namespaces/default/configmaps
+mk() { http POST $CM "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\",\"labels\":{\"app\":\"$2\"}}}"; expect_code 201 "create $1"; }
+
+mk c0 a
+http GET $CM
+rv=$(jbody .metadata.resourceVersion)
+# the stream ends by itself after timeoutSeconds
+curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv&allowWatchBookmarks=true&timeoutSeconds=2" >"$T/w1" &
+w1=$!
+curl -sS -N "$URL$CM?watch=1&labelSelector=app%3Da&timeoutSeconds=2" >"$T/w2" &
+w2=$!
+mk c1 a
+http PATCH $CM/c1 '{"data":{"k":"v"}}' application/merge-patch+json
+http PATCH $CM/c1 '{"metadata":{"labels":{"app":"b"}}}' application/merge-patch+json
+http DELETE $CM/c1
+expect_code 200 "delete"
+wait $w1 || fail "watch 1 curl"
+wait $w2 || fail "watch 2 curl"
+got=$(jq -r 'select(.type != "BOOKMARK") | .type + " " + .object.metadata.name' "$T/w1" | paste -sd, -)
+expect_eq "$got" "ADDED c1,MODIFIED c1,MODIFIED c1,DELETED c1" "events from a resourceVersion"
+jq -e 'select(.type == "BOOKMARK") | .object.kind == "ConfigMap" and (.object.metadata.resourceVersion | tonumber) > 0' "$T/w1" >/dev/null ||
+  fail "no bookmark: $(cat "$T/w1")"
+last=$(jq -r 'select(.type == "DELETED") | .object.metadata.resourceVersion' "$T/w1")
+http GET $CM
+[ "$last" = "$(jbody .metadata.resourceVersion)" ] || fail "DELETED carries the newest resourceVersion"
+pass "watch from a resourceVersion, bookmarks, timeoutSeconds"
+got=$(jq -r '.type + " " + .object.metadata.name' "$T/w2" | paste -sd, -)
+# c0 exists (initial ADDED), c1 comes, changes, and leaves the selector (DELETED)
+expect_eq "$got" "ADDED c0,ADDED c1,MODIFIED c1,DELETED c1" "selector watch with initial state"
+pass "watch from resourceVersion 0 sends the current objects; leaving a selector is DELETED"
+
+for i in $(seq 1 12); do http PATCH $CM/c0 "{\"data\":{\"i\":\"$i\"}}" application/merge-patch+json; done
+curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv&timeoutSeconds=5" >"$T/w3"
+expect_eq "$(jq -r '.type + " " + (.object.code|tostring) + " " + .object.reason' "$T/w3")" "ERROR 410 Expired" "watch from a compacted resourceVersion"
+http GET "$CM?resourceVersion=$rv&resourceVersionMatch=Exact"
+expect_code 410 "exact list of an old resourceVersion"
+http GET $CM
+rv=$(jbody .metadata.resourceVersion)
+curl -sS -N "$URL$CM?watch=true&resourceVersion=$((rv - 3))&timeoutSeconds=1" >"$T/w4"
+expect_eq "$(jq -r .type "$T/w4" | paste -sd, -)" "MODIFIED,MODIFIED,MODIFIED" "a resourceVersion inside the window still works"
+pass "410 Gone after the compaction window"
+
+http POST /admin/faults '{"dropWatchEvery":2}'
+expect_code 200 "set faults"
+curl -sS -N "$URL$CM?watch=true&timeoutSeconds=20" >"$T/w5" 2>/dev/null &   # c0, then c2: cut
+w5=$!
+mk c2 a
+wait $w5 && fail "a cut stream should end with an error for curl"
+expect_eq "$(jq -r .type "$T/w5" | wc -l)" 2 "the stream is cut after 2 events"
+http POST /admin/faults '{"dropWatchEvery":0,"force410":1}'
+curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv&timeoutSeconds=5" >"$T/w6"
+expect_eq "$(jq -r '.type + " " + (.object.code|tostring)' "$T/w6")" "ERROR 410" "forced 410"
+http GET /admin/faults
+expect_eq "$(jbody .force410)" 0 "force410 counted down"
+pass "fault injection: dropped watches and forced 410"
+stop_server
