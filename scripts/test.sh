@@ -38,7 +38,7 @@ for s in $stages; do
   valgrind)
     stage "valgrind"
     configure build -DCMAKE_BUILD_TYPE=Release
-    (cd build && ctest --output-on-failure -L valgrind -T memcheck \
+    (cd build && ctest --output-on-failure -L valgrind -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
        --overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite" \
        -j "$jobs") || { echo "valgrind found errors"; exit 1; }
     summary+=("valgrind: ok") ;;

@@ -45,9 +45,5 @@ struct po_Message {
 /* The process-wide schema; NULL (and status filled) when it did not load. */
 const po_Schema *po_Engine_Schema(po_Status *status);
 
-/* ---- diagnostics: building them ---- */
-typedef struct po_ErrorList po_ErrorList;
-po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity sev, po_DiagKind kind,
-                                  int patch_index, const char *path, const char *message);
 
 #endif

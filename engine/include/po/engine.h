@@ -169,6 +169,10 @@ po_Diagnostics *po_Diagnostics_New(po_Arena *a);
 size_t po_Diagnostics_Count(const po_Diagnostics *d);
 size_t po_Diagnostics_ErrorCount(const po_Diagnostics *d);
 const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i);
+/* Appends one (callers add their own findings beside the engine's); the returned entry may be
+ * amended (hint, pos) until the next call. NULL when out of memory. */
+po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity severity, po_DiagKind kind,
+                                  int patch_index, const char *path, const char *message);
 /* The error text exactly as Consul formats it (go-multierror's list format over the errors of
  * kind kPo_DiagConsul), followed, when `extras` is set, by our further errors in the same
  * format and by hints. NULL when there is no error. */
@@ -197,6 +201,12 @@ bool po_Arguments_Decode(const po_Value *arguments, po_Arena *a, po_Arguments *o
  * errors here (the CRD is structural), reported in `diags` with their path in the spec. */
 bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *out,
                              po_Diagnostics *diags);
+/* Friendly values (beyond Consul), rewritten in place into the forms PatchStruct accepts, by the
+ * type of the field each patch's path names: a Duration from a string ("5s", "1.5s", "250ms",
+ * "1h30m") becomes {"seconds": N, "nanos": M}; an enum given by number becomes its name (Consul's
+ * wire format delivers numbers as float64, which enums refuse). Inside object values, each child
+ * is rewritten by its own field. Paths that do not resolve are left for validation to report. */
+void po_Arguments_Friendly(po_Arguments *args, po_Arena *a);
 /* The `arguments` object Consul's decoder accepts for these arguments (PascalCase keys). */
 po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a);
 

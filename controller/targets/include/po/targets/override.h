@@ -1,0 +1,44 @@
+/* A PropertyOverride object (json-c, as the API server or a manifest gives it) decoded,
+ * validated and compiled with the engine: the one pipeline the webhook, the reconciler and the
+ * CLI's validate/render all use (DESIGN.md section 1).
+ *
+ *   spec -> strict spec decode -> friendly values -> Constructor rules + Envoy rules (typed)
+ *        -> the Consul `arguments` -> Consul's own Constructor under its wire typing
+ *
+ * The last step guarantees that what we would write into a ServiceDefaults is what Consul
+ * accepts, with the same meaning. Everything lives in the caller's arena. */
+#ifndef PO_TARGETS_OVERRIDE_H_
+#define PO_TARGETS_OVERRIDE_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "po/engine.h"
+
+struct json_object;
+
+typedef enum { kPo_TargetServiceDefaults = 0, kPo_TargetProxyDefaults } po_TargetKind;
+
+typedef struct {
+  const char *ns;              /* the PropertyOverride's namespace ("" for a manifest without one) */
+  const char *name;
+  int64_t generation;
+  po_TargetKind target_kind;
+  const char *target_name;     /* the ServiceDefaults (service) name, or "global" */
+  bool accepted;               /* no error */
+  po_Diagnostics *diags;       /* errors and warnings, in patch order */
+  const po_Arguments *args;    /* decoded (after friendly values), or NULL */
+  po_Value *consul_arguments;  /* the envoyExtensions `arguments` to write; NULL unless accepted */
+} po_CompiledOverride;
+
+/* Never fails for bad input: problems are diagnostics (false only when out of memory). */
+bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
+
+/* One line per diagnostic: "patches[2] /connect_timeout: 0s violates duration gt 0s" with the
+ * hint in parentheses; Consul's multi-line field lists folded to their first line unless
+ * `full`. Errors first, then warnings when `warnings`. NULL when there is nothing to say. */
+const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, po_Arena *a);
+
+const char *po_TargetKind_Name(po_TargetKind k); /* "ServiceDefaults", "ProxyDefaults" */
+
+#endif

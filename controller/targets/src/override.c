@@ -1,0 +1,124 @@
+#include "po/targets/override.h"
+
+#include <json-c/json.h>
+#include <string.h>
+
+const char *po_TargetKind_Name(po_TargetKind k) {
+  return k == kPo_TargetProxyDefaults ? "ProxyDefaults" : "ServiceDefaults";
+}
+
+static const char *str_at(const json_object *o, const char *a, const char *b) {
+  json_object *x = NULL;
+  if (!json_object_object_get_ex(o, a, &x)) return NULL;
+  if (b && !json_object_object_get_ex(x, b, &x)) return NULL;
+  return json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
+}
+
+static void error(po_CompiledOverride *c, po_Arena *a, int idx, const char *msg) {
+  po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagDecode, idx, NULL, po_Arena_Printf(a, "%s", msg));
+}
+
+/* targetRef: {kind: ServiceDefaults (default) | ProxyDefaults, name}. */
+static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+  json_object *spec = NULL, *ref = NULL;
+  json_object_object_get_ex(obj, "spec", &spec);
+  json_object_object_get_ex(spec, "targetRef", &ref);
+  const char *kind = str_at(ref, "kind", NULL);
+  const char *name = str_at(ref, "name", NULL);
+  c->target_kind = kPo_TargetServiceDefaults;
+  if (kind && strcmp(kind, "ProxyDefaults") == 0) c->target_kind = kPo_TargetProxyDefaults;
+  else if (kind && strcmp(kind, "ServiceDefaults") != 0) {
+    error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.kind: '%s' is not a target (ServiceDefaults or ProxyDefaults)", kind));
+  }
+  if (c->target_kind == kPo_TargetProxyDefaults) {
+    if (name && strcmp(name, "global") != 0) {
+      error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.name: a ProxyDefaults target must be named 'global', not '%s'", name));
+    }
+    c->target_name = "global";
+  } else if (!name || !*name) {
+    error(c, a, -1, "spec.targetRef.name: the service whose ServiceDefaults to patch is required");
+    c->target_name = "";
+  } else {
+    c->target_name = po_Arena_Printf(a, "%s", name);
+  }
+}
+
+bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+  memset(c, 0, sizeof *c);
+  c->diags = po_Diagnostics_New(a);
+  if (!c->diags) return false;
+  const char *ns = str_at(obj, "metadata", "namespace"), *name = str_at(obj, "metadata", "name");
+  c->ns = po_Arena_Printf(a, "%s", ns ? ns : "");
+  c->name = po_Arena_Printf(a, "%s", name ? name : "");
+  json_object *meta = NULL, *gen = NULL, *spec = NULL;
+  if (json_object_object_get_ex(obj, "metadata", &meta) && json_object_object_get_ex(meta, "generation", &gen)) {
+    c->generation = json_object_get_int64(gen);
+  }
+  target(obj, a, c);
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *sv = NULL;
+  if (!json_object_object_get_ex(obj, "spec", &spec) || !(sv = po_Value_FromJsonC(spec, a, &st))) {
+    error(c, a, -1, spec ? st.message : "spec: required");
+    return true;
+  }
+  po_Arguments *args = po_Arena_Malloc(a, sizeof *args);
+  if (!args) return false;
+  bool decoded = po_Arguments_DecodeSpec(sv, a, args, c->diags);
+  if (!decoded) return true;
+  po_Arguments_Friendly(args, a);
+  c->args = args;
+  po_CompileOptions co = po_CompileOptions_Default();
+  po_Override *o = po_Override_Compile(args, &co, a, c->diags);
+  if (!o || po_Diagnostics_ErrorCount(c->diags) > 0) return true;
+  po_Value *consul = po_Arguments_ToConsul(po_Override_Arguments(o), a);
+  if (!consul) return false;
+  /* What Consul will really decode: encoding/json typing of those arguments. */
+  po_CompileOptions wire = po_CompileOptions_Default();
+  wire.convention = kPo_ConventionWire;
+  wire.envoy_rules = wire.deprecations = wire.hints = false;
+  po_Diagnostics *wd = po_Diagnostics_New(a);
+  if (!po_Constructor(NULL, consul, &wire, a, wd)) {
+    for (size_t i = 0; i < po_Diagnostics_Count(wd); i++) {
+      const po_Diagnostic *x = po_Diagnostics_At(wd, i);
+      if (x->severity != kPo_SeverityError) continue;
+      const char *why = strstr(x->message, "could not be applied to target field type 'repeated")
+                            ? " (Consul's API delivers JSON arrays as []interface {}, which no repeated field accepts)"
+                            : "";
+      po_Diagnostic *y = po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagWireFormat, x->patch_index, x->path,
+                                            po_Arena_Printf(a, "Consul would reject this patch as written to it: %s%s",
+                                                            x->message, why));
+      if (y && x->patch_index >= 0 && (size_t)x->patch_index < args->patch_count) y->pos = args->patches[x->patch_index].pos;
+    }
+    return true;
+  }
+  c->accepted = true;
+  c->consul_arguments = consul;
+  return true;
+}
+
+static const char *first_line(const char *s, po_Arena *a) {
+  const char *nl = strchr(s, '\n');
+  return nl ? po_Arena_Strndup(a, s, (size_t)(nl - s)) : s;
+}
+
+const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, po_Arena *a) {
+  const char *out = NULL;
+  for (int pass = 0; pass < 2; pass++) {
+    po_Severity want = pass == 0 ? kPo_SeverityError : kPo_SeverityWarning;
+    if (pass == 1 && !warnings) break;
+    for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
+      const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
+      if (x->severity != want) continue;
+      const char *msg = full ? x->message : first_line(x->message, a);
+      const char *where = x->patch_index >= 0
+                              ? po_Arena_Printf(a, "patches[%d]%s%s: ", x->patch_index, x->path ? " " : "",
+                                                x->path ? x->path : "")
+                              : "";
+      const char *line = po_Arena_Printf(a, "%s%s%s%s%s%s", want == kPo_SeverityWarning ? "warning: " : "", where, msg,
+                                         x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : "");
+      out = out ? po_Arena_Printf(a, "%s\n%s", out, line) : line;
+    }
+  }
+  return out;
+}
