@@ -66,6 +66,17 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   if (!args) return false;
   bool decoded = po_Arguments_DecodeSpec(sv, a, args, c->diags);
   if (!decoded) return true;
+  /* The CRD's own rule (CEL), enforced here too: a cluster without CEL, or a manifest checked
+   * offline, gets the same answer. Consul itself would strip the slashes. */
+  for (size_t i = 0; i < args->patch_count; i++) {
+    const char *p = args->patches[i].path;
+    if (p && *p && p[strspn(p, "/")] && p[0] != '/') {
+      po_Diagnostic *x = po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagDecode, (int)i, p,
+                                            po_Arena_Printf(a, "spec.patches[%zu].path: must start with '/' (a JSON Pointer such as '/%s')", i, p));
+      if (x) x->pos = args->patches[i].pos;
+    }
+  }
+  if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
   po_Arguments_Friendly(args, a);
   c->args = args;
   po_CompileOptions co = po_CompileOptions_Default();
@@ -111,6 +122,8 @@ const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full
       const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
       if (x->severity != want) continue;
       const char *msg = full ? x->message : first_line(x->message, a);
+      size_t pl = x->path ? strlen(x->path) : 0;
+      if (pl && strncmp(msg, x->path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ') msg += pl + 2;
       const char *where = x->patch_index >= 0
                               ? po_Arena_Printf(a, "patches[%d]%s%s: ", x->patch_index, x->path ? " " : "",
                                                 x->path ? x->path : "")

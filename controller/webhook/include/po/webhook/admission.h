@@ -1,0 +1,22 @@
+/* The validating admission webhook's decision, as a pure function: an AdmissionReview v1 request
+ * body in, the AdmissionReview response out. PropertyOverrides are checked with the full
+ * pipeline (po/targets/override.h); ServiceDefaults and ProxyDefaults with each of their
+ * builtin/property-override envoyExtensions entries through Consul's Constructor under Consul's
+ * wire typing (consul-k8s itself only checks that `arguments` is an object). Denials list every
+ * error with its patch index and path, Consul's message, the did-you-mean and the Envoy rule;
+ * deprecated Envoy fields come back as warnings. */
+#ifndef PO_WEBHOOK_ADMISSION_H_
+#define PO_WEBHOOK_ADMISSION_H_
+
+#include <stddef.h>
+
+#include "po/engine.h"
+
+struct json_object;
+
+/* Returns the response (a new reference), or NULL when the body is no AdmissionReview v1
+ * request, with *http_status set (400) and `error` (size bytes) saying why. */
+struct json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int *http_status,
+                                        char *error, size_t size);
+
+#endif

@@ -1,0 +1,34 @@
+/* The webhook's HTTPS server (libmicrohttpd + GnuTLS): POST /validate takes AdmissionReview v1,
+ * GET /healthz answers ok. Certificate and key are read from files and re-read when either file
+ * changes (checked at most once a second, at handshakes), so rotated certificates (cert-manager,
+ * Secret volume updates) are picked up without a restart; a file that fails to load keeps the
+ * previous pair in use. Each request gets its own arena; bodies over `max_body` are refused with
+ * 413. Safe to run beside the controller: it reads nothing but its request. */
+#ifndef PO_WEBHOOK_SERVER_H_
+#define PO_WEBHOOK_SERVER_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct po_WebhookServer po_WebhookServer;
+
+typedef struct {
+  const char *address;   /* "HOST:PORT", ":PORT"; port 0 picks one */
+  const char *cert_file; /* PEM; NULL with key_file NULL serves plain HTTP (tests only) */
+  const char *key_file;
+  size_t max_body;       /* 0: 3 MiB */
+  unsigned threads;      /* 0: number of CPUs */
+  /* Called once per request with its outcome, for metrics/logs; may be NULL. */
+  void (*observe)(void *ctx, int http_status, bool allowed, double seconds);
+  void *observe_ctx;
+} po_WebhookOptions;
+
+/* Starts serving; NULL with `error` filled on failure. */
+po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *error, size_t size);
+uint16_t po_WebhookServer_Port(const po_WebhookServer *s);
+/* How many times certificates were (re)loaded, for tests and logs. */
+uint64_t po_WebhookServer_CertLoads(po_WebhookServer *s);
+void po_WebhookServer_Stop(po_WebhookServer *s);
+
+#endif

@@ -1,0 +1,131 @@
+#include "po/webhook/admission.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "po/targets/consul.h"
+#include "po/targets/override.h"
+
+enum { kMaxWarnings = 16, kMaxWarningLen = 256 };
+
+static json_object *get(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *sget(json_object *o, const char *k) {
+  json_object *v = get(o, k);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static void add_warning(json_object *warnings, const char *w) {
+  if (json_object_array_length(warnings) >= kMaxWarnings) return;
+  char buf[kMaxWarningLen];
+  snprintf(buf, sizeof buf, "%s", w); /* the API server truncates long warnings anyway */
+  json_object_array_add(warnings, json_object_new_string(buf));
+}
+
+/* PropertyOverride: the message for a denial, or NULL when accepted. */
+static const char *check_override(json_object *obj, po_Arena *a, json_object *warnings) {
+  po_CompiledOverride c;
+  if (!po_CompiledOverride_FromObject(obj, a, &c)) return "out of memory validating the object";
+  for (size_t i = 0; i < po_Diagnostics_Count(c.diags); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(c.diags, i);
+    if (x->severity == kPo_SeverityWarning) {
+      add_warning(warnings, po_Arena_Printf(a, "patches[%d]: %s", x->patch_index, x->message));
+    }
+  }
+  if (c.accepted) return NULL;
+  const char *d = po_CompiledOverride_Describe(&c, true, false, a);
+  return po_Arena_Printf(a, "PropertyOverride %s%s%s is invalid (%zu error%s):\n%s", c.ns, *c.ns ? "/" : "", c.name,
+                         po_Diagnostics_ErrorCount(c.diags), po_Diagnostics_ErrorCount(c.diags) == 1 ? "" : "s",
+                         d ? d : "");
+}
+
+/* ServiceDefaults / ProxyDefaults: every builtin/property-override entry. */
+static const char *check_consul(json_object *obj, const char *kind, po_Arena *a, json_object *warnings) {
+  json_object *list = get(get(obj, "spec"), "envoyExtensions");
+  if (!list || !json_object_is_type(list, json_type_array)) return NULL;
+  const char *out = NULL;
+  for (size_t i = 0; i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    const char *name = sget(e, "name");
+    if (!name || strcmp(name, PO_EXTENSION_NAME) != 0) continue;
+    po_Status st;
+    po_Status_Clear(&st);
+    po_Value *args = po_Value_FromJsonC(get(e, "arguments"), a, &st);
+    po_Diagnostics *d = po_Diagnostics_New(a);
+    po_CompileOptions co = po_CompileOptions_Default();
+    co.convention = kPo_ConventionWire; /* what Consul's HTTP API will hand the Constructor */
+    if (!args) {
+      out = po_Arena_Printf(a, "%s%sspec.envoyExtensions[%zu].arguments: %s", out ? out : "", out ? "\n" : "", i, st.message);
+      continue;
+    }
+    po_Override *o = po_Constructor(name, args, &co, a, d);
+    for (size_t k = 0; k < po_Diagnostics_Count(d); k++) {
+      const po_Diagnostic *x = po_Diagnostics_At(d, k);
+      if (x->severity == kPo_SeverityWarning) {
+        add_warning(warnings, po_Arena_Printf(a, "spec.envoyExtensions[%zu] Patches[%d]: %s", i, x->patch_index, x->message));
+      }
+    }
+    if (o) continue;
+    const char *text = po_Diagnostics_ConsulText(d, true, a);
+    out = po_Arena_Printf(a, "%s%sspec.envoyExtensions[%zu] (%s): %s", out ? out : "", out ? "\n" : "", i, name,
+                          text ? text : "invalid");
+  }
+  if (!out) return NULL;
+  json_object *meta = get(obj, "metadata");
+  const char *ns = sget(meta, "namespace"), *n = sget(meta, "name");
+  return po_Arena_Printf(a, "%s %s%s%s has invalid property-override extensions:\n%s", kind, ns ? ns : "", ns ? "/" : "",
+                         n ? n : "", out);
+}
+
+json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int *http_status, char *error, size_t size) {
+  *http_status = 200;
+  json_tokener *tok = json_tokener_new_ex(64);
+  json_object *review = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
+  bool bad_json = !review || json_tokener_get_error(tok) != json_tokener_success;
+  if (tok) json_tokener_free(tok);
+  json_object *req = get(review, "request");
+  const char *uid = sget(req, "uid");
+  const char *api = sget(review, "apiVersion"), *kind = sget(review, "kind");
+  if (bad_json || !req || !uid || !api || strcmp(api, "admission.k8s.io/v1") != 0 || !kind ||
+      strcmp(kind, "AdmissionReview") != 0) {
+    *http_status = 400;
+    snprintf(error, size, "%s", bad_json ? "the body is not JSON" : "the body is not an admission.k8s.io/v1 AdmissionReview request with a uid");
+    json_object_put(review);
+    return NULL;
+  }
+  json_object *resp = json_object_new_object(), *warnings = json_object_new_array();
+  json_object_object_add(resp, "uid", json_object_new_string(uid));
+  const char *op = sget(req, "operation");
+  json_object *obj = get(req, "object");
+  json_object *rk = get(req, "kind");
+  const char *group = sget(rk, "group"), *k = sget(rk, "kind");
+  const char *denial = NULL;
+  if (obj && json_object_is_type(obj, json_type_object) && (!op || strcmp(op, "DELETE") != 0) && k) {
+    if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
+      /* Validate what the object will be, even when only metadata changed. */
+      denial = check_override(obj, a, warnings);
+    } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
+      denial = check_consul(obj, k, a, warnings);
+    }
+  }
+  json_object_object_add(resp, "allowed", json_object_new_boolean(!denial));
+  if (denial) {
+    json_object *status = json_object_new_object();
+    json_object_object_add(status, "code", json_object_new_int(422));
+    json_object_object_add(status, "reason", json_object_new_string("Invalid"));
+    json_object_object_add(status, "message", json_object_new_string(denial));
+    json_object_object_add(resp, "status", status);
+  }
+  if (json_object_array_length(warnings) > 0) json_object_object_add(resp, "warnings", warnings);
+  else json_object_put(warnings);
+  json_object *out = json_object_new_object();
+  json_object_object_add(out, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
+  json_object_object_add(out, "kind", json_object_new_string("AdmissionReview"));
+  json_object_object_add(out, "response", resp);
+  json_object_put(review);
+  return out;
+}

@@ -1,0 +1,322 @@
+#include "po/webhook/server.h"
+
+#include <arpa/inet.h>
+#include <gnutls/abstract.h>
+#include <gnutls/gnutls.h>
+#include <json-c/json.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "po/engine.h"
+#include "po/webhook/admission.h"
+
+enum { kMaxRetired = 64 };
+
+typedef struct {
+  gnutls_pcert_st *certs;
+  unsigned count;
+  gnutls_privkey_t key;
+} Creds;
+
+struct po_WebhookServer {
+  struct MHD_Daemon *d;
+  po_WebhookOptions opt;
+  char *cert_file, *key_file;
+  pthread_mutex_t mu;
+  Creds cur;
+  /* Replaced credentials stay alive: a handshake in another thread may still hold them. */
+  Creds retired[kMaxRetired];
+  int retired_count;
+  struct timespec cert_mtime, key_mtime;
+  time_t last_check;
+  uint64_t loads;
+  uint16_t port;
+};
+
+static struct timespec mtime_of(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return (struct timespec){0, 0};
+  return st.st_mtim;
+}
+
+static bool read_all(const char *path, gnutls_datum_t *out) {
+  return gnutls_load_file(path, out) == GNUTLS_E_SUCCESS;
+}
+
+static void creds_free(Creds *c) {
+  for (unsigned i = 0; i < c->count; i++) gnutls_pcert_deinit(&c->certs[i]);
+  free(c->certs);
+  if (c->key) gnutls_privkey_deinit(c->key);
+  memset(c, 0, sizeof *c);
+}
+
+static bool creds_load(const char *cert_file, const char *key_file, Creds *out, char *err, size_t size) {
+  gnutls_datum_t cert = {0}, key = {0};
+  Creds c = {0};
+  bool ok = false;
+  if (!read_all(cert_file, &cert)) { snprintf(err, size, "%s: cannot read the certificate", cert_file); goto done; }
+  if (!read_all(key_file, &key)) { snprintf(err, size, "%s: cannot read the key", key_file); goto done; }
+  unsigned max = 16;
+  c.certs = calloc(max, sizeof *c.certs);
+  if (!c.certs) goto done;
+  c.count = max;
+  int rc = gnutls_pcert_list_import_x509_raw(c.certs, &c.count, &cert, GNUTLS_X509_FMT_PEM, 0);
+  if (rc < 0 || c.count == 0) {
+    c.count = 0;
+    snprintf(err, size, "%s: not a PEM certificate chain: %s", cert_file, gnutls_strerror(rc));
+    goto done;
+  }
+  if (gnutls_privkey_init(&c.key) < 0 ||
+      (rc = gnutls_privkey_import_x509_raw(c.key, &key, GNUTLS_X509_FMT_PEM, NULL, 0)) < 0) {
+    snprintf(err, size, "%s: not a PEM private key: %s", key_file, gnutls_strerror(rc));
+    goto done;
+  }
+  *out = c;
+  ok = true;
+done:
+  if (!ok) creds_free(&c);
+  gnutls_free(cert.data);
+  gnutls_free(key.data);
+  return ok;
+}
+
+static bool same_time(struct timespec a, struct timespec b) { return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec; }
+
+/* Called with s->mu held. */
+static void maybe_reload(po_WebhookServer *s) {
+  time_t now = time(NULL);
+  if (now == s->last_check) return;
+  s->last_check = now;
+  struct timespec cm = mtime_of(s->cert_file), km = mtime_of(s->key_file);
+  if (same_time(cm, s->cert_mtime) && same_time(km, s->key_mtime)) return;
+  Creds c;
+  char err[512];
+  if (!creds_load(s->cert_file, s->key_file, &c, err, sizeof err)) {
+    fprintf(stderr, "{\"level\":\"error\",\"logger\":\"webhook\",\"msg\":\"certificate reload failed; keeping the previous one\",\"error\":\"%s\"}\n", err);
+    s->cert_mtime = cm;
+    s->key_mtime = km;
+    return;
+  }
+  if (s->retired_count < kMaxRetired) s->retired[s->retired_count++] = s->cur;
+  /* Past that many rotations in one process life, the oldest pair is long out of any handshake. */
+  else { creds_free(&s->retired[0]); memmove(s->retired, s->retired + 1, sizeof s->retired[0] * (kMaxRetired - 1)); s->retired[kMaxRetired - 1] = s->cur; }
+  s->cur = c;
+  s->cert_mtime = cm;
+  s->key_mtime = km;
+  s->loads++;
+}
+
+static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
+                         const gnutls_pk_algorithm_t *algos, int nalgos, gnutls_pcert_st **pcert,
+                         unsigned int *pcert_length, gnutls_privkey_t *privkey) {
+  (void)req_ca_dn; (void)nreqs; (void)algos; (void)nalgos;
+  po_WebhookServer *s = gnutls_session_get_ptr(session);
+  if (!s) return -1;
+  pthread_mutex_lock(&s->mu);
+  maybe_reload(s);
+  *pcert = s->cur.certs;
+  *pcert_length = s->cur.count;
+  *privkey = s->cur.key;
+  pthread_mutex_unlock(&s->mu);
+  return *pcert_length ? 0 : -1;
+}
+
+/* MHD hands us the session before the handshake: remember which server it belongs to. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx, enum MHD_ConnectionNotificationCode code) {
+  (void)socket_ctx;
+  po_WebhookServer *s = cls;
+  if (code != MHD_CONNECTION_NOTIFY_STARTED || !s->cert_file) return;
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (ci && ci->tls_session) gnutls_session_set_ptr((gnutls_session_t)ci->tls_session, s);
+}
+
+typedef struct {
+  char *buf;
+  size_t len, cap;
+  bool too_big;
+  struct timespec start;
+} Request;
+
+static enum MHD_Result respond(struct MHD_Connection *c, unsigned status, const char *type, const char *body) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(body), (void *)body, MHD_RESPMEM_MUST_COPY);
+  if (!r) return MHD_NO;
+  MHD_add_response_header(r, "Content-Type", type);
+  enum MHD_Result ret = MHD_queue_response(c, status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+static double since(struct timespec t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *data, size_t *data_size, void **ctx) {
+  (void)version;
+  po_WebhookServer *s = cls;
+  Request *rq = *ctx;
+  if (!rq) {
+    rq = calloc(1, sizeof *rq);
+    if (!rq) return MHD_NO;
+    clock_gettime(CLOCK_MONOTONIC, &rq->start);
+    *ctx = rq;
+    return MHD_YES;
+  }
+  if (*data_size) {
+    if (rq->len + *data_size > s->opt.max_body) {
+      rq->too_big = true;
+    } else if (!rq->too_big) {
+      if (rq->len + *data_size + 1 > rq->cap) {
+        size_t cap = rq->cap ? rq->cap : 16384;
+        while (cap < rq->len + *data_size + 1) cap *= 2;
+        char *nb = realloc(rq->buf, cap);
+        if (!nb) return MHD_NO;
+        rq->buf = nb;
+        rq->cap = cap;
+      }
+      memcpy(rq->buf + rq->len, data, *data_size);
+      rq->len += *data_size;
+    }
+    *data_size = 0;
+    return MHD_YES;
+  }
+  if (strcmp(method, "GET") == 0 && (strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0)) {
+    return respond(c, 200, "text/plain", "ok");
+  }
+  if (strcmp(url, "/validate") != 0) return respond(c, 404, "text/plain", "not found: POST AdmissionReviews to /validate\n");
+  if (strcmp(method, "POST") != 0) return respond(c, 405, "text/plain", "method not allowed: POST AdmissionReviews to /validate\n");
+  if (rq->too_big) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "request body over %zu bytes\n", s->opt.max_body);
+    if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, 413, false, since(rq->start));
+    return respond(c, 413, "text/plain", msg);
+  }
+  po_Arena *a = po_Arena_New();
+  if (!a) return respond(c, 500, "text/plain", "out of memory\n");
+  int status = 200;
+  char err[256] = "";
+  json_object *out = po_Admission_Review(rq->buf ? rq->buf : "", rq->len, a, &status, err, sizeof err);
+  enum MHD_Result ret;
+  bool allowed = false;
+  if (out) {
+    json_object *resp = NULL, *al = NULL;
+    if (json_object_object_get_ex(out, "response", &resp) && json_object_object_get_ex(resp, "allowed", &al)) {
+      allowed = json_object_get_boolean(al);
+    }
+    ret = respond(c, 200, "application/json", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_put(out);
+  } else {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s\n", err);
+    ret = respond(c, (unsigned)status, "text/plain", msg);
+  }
+  po_Arena_Free(a);
+  if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, status, allowed, since(rq->start));
+  return ret;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode code) {
+  (void)cls; (void)c; (void)code;
+  Request *rq = *ctx;
+  if (rq) {
+    free(rq->buf);
+    free(rq);
+  }
+  *ctx = NULL;
+}
+
+static bool parse_address(const char *addr, struct sockaddr_in *sa, char *err, size_t size) {
+  memset(sa, 0, sizeof *sa);
+  sa->sin_family = AF_INET;
+  const char *colon = strrchr(addr ? addr : "", ':');
+  if (!colon) return snprintf(err, size, "address '%s' is not HOST:PORT or :PORT", addr ? addr : ""), false;
+  char host[64];
+  size_t hl = (size_t)(colon - addr);
+  if (hl >= sizeof host) return snprintf(err, size, "address '%s': host too long", addr), false;
+  memcpy(host, addr, hl);
+  host[hl] = '\0';
+  char *end;
+  long port = strtol(colon + 1, &end, 10);
+  if (*end || port < 0 || port > 65535) return snprintf(err, size, "address '%s': bad port", addr), false;
+  sa->sin_port = htons((uint16_t)port);
+  if (hl == 0 || strcmp(host, "0.0.0.0") == 0) sa->sin_addr.s_addr = htonl(INADDR_ANY);
+  else if (strcmp(host, "localhost") == 0) sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  else if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) return snprintf(err, size, "address '%s': host must be an IPv4 address", addr), false;
+  return true;
+}
+
+po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err, size_t size) {
+  po_WebhookServer *s = calloc(1, sizeof *s);
+  if (!s) return snprintf(err, size, "out of memory"), NULL;
+  s->opt = *opt;
+  if (!s->opt.max_body) s->opt.max_body = 3u << 20;
+  if (!s->opt.threads) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    s->opt.threads = n > 0 ? (unsigned)n : 2;
+  }
+  pthread_mutex_init(&s->mu, NULL);
+  struct sockaddr_in sa;
+  if (!parse_address(opt->address, &sa, err, size)) goto fail;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (opt->cert_file || opt->key_file) {
+    if (!opt->cert_file || !opt->key_file) {
+      snprintf(err, size, "both a certificate and a key file are needed for TLS");
+      goto fail;
+    }
+    s->cert_file = strdup(opt->cert_file);
+    s->key_file = strdup(opt->key_file);
+    if (!creds_load(s->cert_file, s->key_file, &s->cur, err, size)) goto fail;
+    s->cert_mtime = mtime_of(s->cert_file);
+    s->key_mtime = mtime_of(s->key_file);
+    s->last_check = time(NULL);
+    s->loads = 1;
+    flags |= MHD_USE_TLS;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                            MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+  } else {
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                            MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
+                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+  }
+  if (!s->d) {
+    snprintf(err, size, "cannot listen on %s", opt->address);
+    goto fail;
+  }
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+  s->port = di ? di->port : 0;
+  return s;
+fail:
+  po_WebhookServer_Stop(s);
+  return NULL;
+}
+
+uint16_t po_WebhookServer_Port(const po_WebhookServer *s) { return s->port; }
+
+uint64_t po_WebhookServer_CertLoads(po_WebhookServer *s) {
+  pthread_mutex_lock(&s->mu);
+  uint64_t n = s->loads;
+  pthread_mutex_unlock(&s->mu);
+  return n;
+}
+
+void po_WebhookServer_Stop(po_WebhookServer *s) {
+  if (!s) return;
+  if (s->d) MHD_stop_daemon(s->d);
+  creds_free(&s->cur);
+  for (int i = 0; i < s->retired_count; i++) creds_free(&s->retired[i]);
+  free(s->cert_file);
+  free(s->key_file);
+  pthread_mutex_destroy(&s->mu);
+  free(s);
+}
