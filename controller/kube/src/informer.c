@@ -197,63 +197,107 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
 
 /* ---- list and diff ----------------------------------------------------------------------- */
 
-static void deliver_delete(void *ctx, po_CacheEntry_ *e) {
-  po_Informer *f = ctx;
+/* For entries of the old cache that the relist no longer has: deliver their deletion. */
+typedef struct {
+  po_Informer *f;
+  const po_Cache_ *fresh;
+} GoneCtx;
+
+static void deliver_if_gone(void *ctx, po_CacheEntry_ *e) {
+  GoneCtx *g = ctx;
+  if (po_Cache_Get_(g->fresh, e->key)) return;
   json_object *o = parse_entry(e);
-  PO_STAT(f, deletes, 1);
-  if (f->h.on_delete && o) f->h.on_delete(f->h.ctx, o);
+  PO_STAT(g->f, deletes, 1);
+  if (g->f->h.on_delete && o) g->f->h.on_delete(g->f->h.ctx, o);
   json_object_put(o);
 }
 
+/* Lists page by page into a fresh cache (so at most one page of parsed objects is alive, not
+ * the whole list), swaps it in, then tells the handlers what changed: adds and updates for the
+ * keys whose resourceVersion differs, deletions for keys that are gone. Only this thread writes
+ * the cache, so it reads it here without the lock. */
 static bool relist(po_Informer *f, po_KubeStatus *st) {
   po_KubeListOptions lo = {f->label, f->field, f->opt.page_size, NULL, NULL};
-  json_object *list;
   PO_STAT(f, lists, 1);
-  if (!po_KubeClient_ListAll(f->client, &f->opt.ref, &lo, &list, st)) return false;
-  json_object *items;
-  json_object_object_get_ex(list, "items", &items);
-  size_t n = json_object_array_length(items);
   po_Cache_ fresh;
-  if (!po_Cache_Init_(&fresh)) {
-    json_object_put(list);
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
-  }
-  for (size_t i = 0; i < n; i++) {
-    json_object *it = json_object_array_get_idx(items, i);
-    char key[512];
-    if (!key_of(it, key, sizeof key)) continue;
-    size_t len;
-    const char *json = compact(it, &len);
-    po_CacheEntry_ *e = po_Cache_NewEntry_(key, json, len, meta(it, "resourceVersion"));
-    if (!e) {
-      po_Cache_Destroy_(&fresh);
+  if (!po_Cache_Init_(&fresh)) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  char **pending = NULL, *cont = NULL, list_rv[128] = "";
+  size_t npending = 0, cap = 0;
+  bool ok = true;
+  for (int page = 0; ok; page++) {
+    lo.continue_token = cont;
+    json_object *list = NULL, *items = NULL;
+    ok = po_KubeClient_List(f->client, &f->opt.ref, &lo, &list, st);
+    free(cont);
+    cont = NULL;
+    if (!ok) break;
+    if (!json_object_object_get_ex(list, "items", &items) ||
+        !(json_object_is_type(items, json_type_array) || json_object_is_type(items, json_type_null))) {
       json_object_put(list);
-      return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+      ok = po_KubeStatus_Set(st, kPo_KubeErr_Decode, "list: the answer has no items array");
+      break;
     }
-    free(po_Cache_Put_(&fresh, e));
+    if (page == 0 && meta(list, "resourceVersion")) snprintf(list_rv, sizeof list_rv, "%s", meta(list, "resourceVersion"));
+    size_t n = json_object_is_type(items, json_type_array) ? json_object_array_length(items) : 0;
+    for (size_t i = 0; ok && i < n; i++) {
+      json_object *it = json_object_array_get_idx(items, i);
+      char key[512];
+      if (!key_of(it, key, sizeof key)) continue;
+      size_t len;
+      const char *json = compact(it, &len);
+      const char *rv = meta(it, "resourceVersion");
+      po_CacheEntry_ *e = po_Cache_NewEntry_(key, json, len, rv);
+      if (!e) {
+        ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+        break;
+      }
+      free(po_Cache_Put_(&fresh, e));
+      po_CacheEntry_ *was = po_Cache_Get_(&f->cache, key);
+      if (was && rv && strcmp(was->rv, rv) == 0) continue;
+      if (npending == cap) {
+        cap = cap ? cap * 2 : 256;
+        char **np = realloc(pending, cap * sizeof *np);
+        if (!np) {
+          ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+          break;
+        }
+        pending = np;
+      }
+      if (!(pending[npending] = strdup(key))) {
+        ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+        break;
+      }
+      npending++;
+    }
+    const char *next = meta(list, "continue");
+    if (ok && next && *next && !(cont = strdup(next))) ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    json_object_put(list);
+    if (!cont) break;
   }
-  /* Swap, then tell the handlers what changed relative to the old contents. */
+  if (!ok) {
+    for (size_t i = 0; i < npending; i++) free(pending[i]);
+    free(pending);
+    po_Cache_Destroy_(&fresh);
+    return false;
+  }
   pthread_rwlock_wrlock(&f->cache_lock);
   po_Cache_ old = f->cache;
   f->cache = fresh;
   pthread_rwlock_unlock(&f->cache_lock);
-  set_rv(f, meta(list, "resourceVersion"));
-  for (size_t i = 0; i < n; i++) {
-    json_object *it = json_object_array_get_idx(items, i);
-    char key[512];
-    if (!key_of(it, key, sizeof key)) continue;
-    po_CacheEntry_ *was = po_Cache_Remove_(&old, key);
-    const char *rv = meta(it, "resourceVersion");
-    if (was && rv && strcmp(was->rv, rv) == 0) {
-      free(was);
-      continue;
-    }
-    deliver_upsert(f, it, was);
+  set_rv(f, list_rv);
+  for (size_t i = 0; i < npending; i++) {
+    po_CacheEntry_ *now = po_Cache_Get_(&f->cache, pending[i]);
+    po_CacheEntry_ *was = po_Cache_Remove_(&old, pending[i]);
+    json_object *o = now ? parse_entry(now) : NULL;
+    if (o) deliver_upsert(f, o, was);
+    json_object_put(o);
     free(was);
+    free(pending[i]);
   }
-  po_Cache_ForEach_(&old, deliver_delete, f);
+  free(pending);
+  GoneCtx g = {f, &f->cache};
+  po_Cache_ForEach_(&old, deliver_if_gone, &g);
   po_Cache_Destroy_(&old);
-  json_object_put(list);
   pthread_mutex_lock(&f->lock);
   f->synced = true;
   pthread_cond_broadcast(&f->cond);

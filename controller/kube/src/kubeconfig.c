@@ -63,7 +63,7 @@ static bool get_str(Doc *d, yaml_node_t *m, const char *key, const char *path, c
   yaml_node_t *v = map_get(d, m, key);
   if (!v || is_null(v)) return true;
   if (v->type != YAML_SCALAR_NODE) {
-    char p[256];
+    char p[384];
     snprintf(p, sizeof p, "%s.%s", path, key);
     return fail_at(st, d, v, p, "expected a string, found %s", kind_name(v));
   }
@@ -81,7 +81,7 @@ static bool get_bool(Doc *d, yaml_node_t *m, const char *key, const char *path, 
   } else if (strcasecmp(s, "false") == 0 || strcasecmp(s, "no") == 0 || strcasecmp(s, "off") == 0) {
     *out = false;
   } else {
-    char p[256];
+    char p[384];
     snprintf(p, sizeof p, "%s.%s", path, key);
     return fail_at(st, d, map_get(d, m, key), p, "expected true or false, found \"%.40s\"", s);
   }
@@ -275,14 +275,14 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
          get_bool(cld, cl, "insecure-skip-tls-verify", path, &c->insecure, st);
     if (ok && (!server || !*server))
       ok = fail_at(st, cld, cl, path, "expected a server URL (https://host:port), found %s", "nothing");
-    char spath[300];
+    char spath[384];
     snprintf(spath, sizeof spath, "%s.server", path);
     if (ok && strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
       ok = fail_at(st, cld, map_get(cld, cl, "server"), spath,
                    "server must start with https:// or http://, found \"%.60s\"", server);
     if (ok) ok = dup(&c->server, server, st) && dup_path(&c->ca_file, cld, ca, st);
     if (ok && cad) {
-      char what[300];
+      char what[640];
       snprintf(what, sizeof what, "%s:%zu: %s.certificate-authority-data", cld->origin,
                map_get(cld, cl, "certificate-authority-data")->start_mark.line + 1, path);
       ok = po_Base64Decode_(cad, strlen(cad), &c->ca_data, what, st);
@@ -329,7 +329,7 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
     } blobs[] = {{ccd, "client-certificate-data", &c->cert_data}, {ckd, "client-key-data", &c->key_data}};
     for (int b = 0; ok && b < 2; b++) {
       if (!blobs[b].v) continue;
-      char what[300];
+      char what[640];
       snprintf(what, sizeof what, "%s:%zu: %s.%s", ud->origin,
                map_get(ud, us, blobs[b].key)->start_mark.line + 1, path, blobs[b].key);
       ok = po_Base64Decode_(blobs[b].v, strlen(blobs[b].v), blobs[b].dst, what, st);
