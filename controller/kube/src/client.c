@@ -259,7 +259,13 @@ bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const c
   }
   char tok[8192], auth[8300];
   if (!po_KubeConfig_Token(cfg, tok, sizeof tok, st)) return false;
+  /* No "Expect: 100-continue" round trip before large bodies. */
   struct curl_slist *hl = curl_slist_append(NULL, "Accept: application/json");
+  if (hl) {
+    struct curl_slist *n = curl_slist_append(hl, "Expect:");
+    if (!n) curl_slist_free_all(hl);
+    hl = n;
+  }
   if (hl && tok[0]) {
     snprintf(auth, sizeof auth, "Authorization: Bearer %s", tok);
     struct curl_slist *n = curl_slist_append(hl, auth);

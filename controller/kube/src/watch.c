@@ -114,7 +114,7 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
       }
     if (!w.http) curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.http);
     if (c->opt.observer)
-      c->opt.observer(c->opt.observer_ctx, "WATCH", w.http,
+      c->opt.observer(c->opt.observer_ctx, "GET", w.http,
                       (double)(c->opt.clock->monotonic_ns(c->opt.clock->ctx) - t0) / 1e9);
     curl_multi_remove_handle(m, w.h);
     if (po_KubeCancel_Fired(cancel) && !w.stopped_by_fn && !w.error_event) {
