@@ -1,0 +1,77 @@
+/* Reconciling one target (a ServiceDefaults, or the ProxyDefaults `global`, of a namespace)
+ * with every PropertyOverride that points at it. Level-triggered and idempotent: read the
+ * current state, compute the desired one, converge (STYLE.md, controller-runtime).
+ *
+ *   key  "ServiceDefaults/<ns>/<name>" or "ProxyDefaults/<ns>/global"
+ *   1. the PropertyOverrides of the key (the index), each compiled; a valid one contributes its
+ *      current generation; an invalid one keeps the entry that is live in the target (the last
+ *      valid generation), so a bad update never removes what was programmed; one being
+ *      deleted contributes nothing;
+ *   2. the target planned (po/targets/consul.h) and written when it differs: create, update on
+ *      the read resourceVersion (409 -> retry), or delete when we made it and it is empty;
+ *   3. the finalizer added to live PropertyOverrides and removed from deleted ones once the
+ *      target no longer holds their entry;
+ *   4. each PropertyOverride's status: Accepted, Programmed (with the generation that is live,
+ *      and Overlapping when another one sets the same path on the same resources), written only
+ *      when it changed.
+ * Reads go through the caches (io), writes through the API (io). No thread of its own. */
+#ifndef PO_RECONCILE_RECONCILE_H_
+#define PO_RECONCILE_RECONCILE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "po/targets/override.h"
+
+struct json_object;
+
+#define PO_FINALIZER "propertyoverride.io/finalizer"
+
+typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
+
+typedef struct {
+  /* Cached reads: new references, NULL when absent. */
+  struct json_object *(*get_override)(void *ctx, const char *ns, const char *name);
+  struct json_object *(*get_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name);
+  /* Writes. obj NULL deletes (with the given resourceVersion as precondition); create posts. */
+  po_WriteResult (*write_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
+                                 struct json_object *obj, bool create, const char *resource_version,
+                                 char *err, size_t size);
+  /* A JSON merge patch of a PropertyOverride, or of its status subresource. */
+  po_WriteResult (*patch_override)(void *ctx, const char *ns, const char *name, bool status,
+                                   struct json_object *patch, char *err, size_t size);
+  /* The current wall-clock time as RFC 3339 (for lastTransitionTime). */
+  void (*now)(void *ctx, char buf[32]);
+  void *ctx;
+} po_ReconcileIO;
+
+/* Which PropertyOverrides point at which target, kept current by the informer handlers.
+ * Thread-safe. */
+typedef struct po_TargetIndex po_TargetIndex;
+po_TargetIndex *po_TargetIndex_New(void);
+void po_TargetIndex_Free(po_TargetIndex *ix);
+/* Records (or moves) a PropertyOverride; returns the key of the target it pointed at before,
+ * in old_key (or "" when new), so both targets can be reconciled. */
+void po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key,
+                        char *old_key, size_t size);
+void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size);
+/* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
+size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
+size_t po_TargetIndex_Count(po_TargetIndex *ix);
+
+/* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
+void po_Reconcile_OverrideKey(const struct json_object *po, char *key, size_t size);
+void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name, char *key, size_t size);
+
+typedef struct {
+  bool ok;
+  bool conflict;          /* a write met a newer object: retry soon */
+  char error[512];
+  int targets_written;    /* 0 or 1 */
+  int statuses_written;
+} po_ReconcileResult;
+
+po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);
+
+#endif

@@ -1,0 +1,147 @@
+/* po_TargetIndex: PropertyOverride ("ns/name") -> target key, and its reverse, in one sorted
+ * array each way. Updates are rare next to lookups; a mutex is enough. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/reconcile/reconcile.h"
+
+typedef struct {
+  char *po;     /* "ns/name" */
+  char *target; /* target key */
+} Entry;
+
+struct po_TargetIndex {
+  pthread_mutex_t mu;
+  Entry *by_po;     /* sorted by po */
+  size_t len, cap;
+};
+
+po_TargetIndex *po_TargetIndex_New(void) {
+  po_TargetIndex *ix = calloc(1, sizeof *ix);
+  if (ix) pthread_mutex_init(&ix->mu, NULL);
+  return ix;
+}
+
+void po_TargetIndex_Free(po_TargetIndex *ix) {
+  if (!ix) return;
+  for (size_t i = 0; i < ix->len; i++) {
+    free(ix->by_po[i].po);
+    free(ix->by_po[i].target);
+  }
+  free(ix->by_po);
+  pthread_mutex_destroy(&ix->mu);
+  free(ix);
+}
+
+static size_t find(po_TargetIndex *ix, const char *po, bool *found) {
+  size_t lo = 0, hi = ix->len;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(ix->by_po[mid].po, po);
+    if (c == 0) {
+      *found = true;
+      return mid;
+    }
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  *found = false;
+  return lo;
+}
+
+static void copy_out(char *dst, size_t size, const char *src) {
+  if (!size) return;
+  strncpy(dst, src ? src : "", size - 1);
+  dst[size - 1] = '\0';
+}
+
+void po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key, char *old_key,
+                        size_t size) {
+  size_t n = strlen(ns) + strlen(name) + 2;
+  char *po = malloc(n);
+  if (!po) return;
+  strcpy(po, ns);
+  strcat(po, "/");
+  strcat(po, name);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = find(ix, po, &found);
+  if (found) {
+    copy_out(old_key, size, ix->by_po[at].target);
+    char *t = strdup(target_key);
+    if (t) {
+      free(ix->by_po[at].target);
+      ix->by_po[at].target = t;
+    }
+    free(po);
+  } else {
+    copy_out(old_key, size, "");
+    if (ix->len == ix->cap) {
+      size_t cap = ix->cap ? ix->cap * 2 : 64;
+      Entry *e = realloc(ix->by_po, cap * sizeof *e);
+      if (!e) {
+        pthread_mutex_unlock(&ix->mu);
+        free(po);
+        return;
+      }
+      ix->by_po = e;
+      ix->cap = cap;
+    }
+    memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
+    ix->by_po[at] = (Entry){po, strdup(target_key)};
+    ix->len++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+}
+
+void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size) {
+  char po[600];
+  snprintf(po, sizeof po, "%s/%s", ns, name);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = find(ix, po, &found);
+  copy_out(old_key, size, found ? ix->by_po[at].target : "");
+  if (found) {
+    free(ix->by_po[at].po);
+    free(ix->by_po[at].target);
+    memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
+    ix->len--;
+  }
+  pthread_mutex_unlock(&ix->mu);
+}
+
+/* Target keys hold the namespace ("Kind/ns/name"), and so do index keys ("ns/name"): the
+ * overrides of a target are in its namespace, so only that namespace's run is scanned. */
+size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap) {
+  const char *ns = strchr(target_key, '/');
+  if (!ns) return 0;
+  ns++;
+  const char *ns_end = strchr(ns, '/');
+  if (!ns_end) return 0;
+  size_t nl = (size_t)(ns_end - ns);
+  char prefix[300];
+  if (nl + 2 > sizeof prefix) return 0;
+  memcpy(prefix, ns, nl);
+  prefix[nl] = '/';
+  prefix[nl + 1] = '\0';
+  size_t count = 0;
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = find(ix, prefix, &found);
+  for (size_t i = at; i < ix->len && strncmp(ix->by_po[i].po, prefix, nl + 1) == 0; i++) {
+    if (strcmp(ix->by_po[i].target, target_key) != 0) continue;
+    if (count < cap) copy_out(names[count], sizeof names[count], ix->by_po[i].po + nl + 1);
+    count++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return count;
+}
+
+size_t po_TargetIndex_Count(po_TargetIndex *ix) {
+  pthread_mutex_lock(&ix->mu);
+  size_t n = ix->len;
+  pthread_mutex_unlock(&ix->mu);
+  return n;
+}

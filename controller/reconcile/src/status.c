@@ -1,0 +1,62 @@
+/* PropertyOverride status: conditions as metav1.Condition, changed only when they change. */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "status.h"
+
+static json_object *get(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static const char *sget(json_object *o, const char *k) {
+  json_object *v = get(o, k);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
+}
+
+static json_object *find_condition(json_object *status, const char *type) {
+  json_object *list = get(status, "conditions");
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (strcmp(sget(c, "type"), type) == 0) return c;
+  }
+  return NULL;
+}
+
+static json_object *condition(json_object *old_status, const po_Condition *c, int64_t gen, const char *now) {
+  json_object *o = json_object_new_object();
+  json_object *prev = find_condition(old_status, c->type);
+  /* lastTransitionTime moves only when the status does (metav1.Condition's contract). */
+  const char *when = prev && strcmp(sget(prev, "status"), c->status) == 0 && *sget(prev, "lastTransitionTime")
+                         ? sget(prev, "lastTransitionTime")
+                         : now;
+  json_object_object_add(o, "type", json_object_new_string(c->type));
+  json_object_object_add(o, "status", json_object_new_string(c->status));
+  json_object_object_add(o, "observedGeneration", json_object_new_int64(gen));
+  json_object_object_add(o, "lastTransitionTime", json_object_new_string(when));
+  json_object_object_add(o, "reason", json_object_new_string(c->reason));
+  /* The CRD bounds messages at 32768 characters. */
+  char msg[32768];
+  snprintf(msg, sizeof msg, "%s", c->message);
+  json_object_object_add(o, "message", json_object_new_string(msg));
+  return o;
+}
+
+json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s, const char *now) {
+  json_object *st = json_object_new_object();
+  json_object_object_add(st, "observedGeneration", json_object_new_int64(s->generation));
+  json_object *conds = json_object_new_array();
+  json_object_array_add(conds, condition(old_status, &s->accepted, s->generation, now));
+  json_object_array_add(conds, condition(old_status, &s->programmed, s->generation, now));
+  json_object_object_add(st, "conditions", conds);
+  json_object *t = json_object_new_object();
+  json_object_object_add(t, "apiVersion", json_object_new_string("consul.hashicorp.com/v1alpha1"));
+  json_object_object_add(t, "kind", json_object_new_string(po_TargetKind_Name(s->target_kind)));
+  json_object_object_add(t, "namespace", json_object_new_string(s->ns));
+  json_object_object_add(t, "name", json_object_new_string(s->target_name));
+  json_object_object_add(st, "target", t);
+  if (s->live_generation > 0) json_object_object_add(st, "programmedGeneration", json_object_new_int64(s->live_generation));
+  return st;
+}
+
+bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_object_equal(a, b); }

@@ -1,0 +1,31 @@
+/* Private to reconcile: building a PropertyOverride's status. */
+#ifndef PO_RECONCILE_STATUS_H_
+#define PO_RECONCILE_STATUS_H_
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "po/reconcile/reconcile.h"
+
+struct json_object;
+
+typedef struct {
+  const char *type, *status, *reason;
+  char message[4096];
+} po_Condition;
+
+typedef struct {
+  const char *ns;
+  int64_t generation;
+  po_TargetKind target_kind;
+  const char *target_name;
+  int64_t live_generation; /* 0: nothing live */
+  po_Condition accepted, programmed;
+} po_OverrideStatus;
+
+/* The new status (a new reference), carrying lastTransitionTime over from `old_status`. */
+struct json_object *po_Status_Build(struct json_object *old_status, const po_OverrideStatus *s, const char *now);
+bool po_Status_Same(struct json_object *a, struct json_object *b);
+
+#endif

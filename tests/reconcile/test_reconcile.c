@@ -1,0 +1,309 @@
+/* The reconcile of one target against an in-memory API (the IO table): create, preserve other
+ * extensions, invalid updates keep the last good entry, drift repair, deletion with the
+ * finalizer, overlaps, conflicts, idempotence. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/reconcile/reconcile.h"
+#include "po/targets/consul.h"
+
+/* ---- a tiny API server in memory ---- */
+enum { kMax = 32 };
+typedef struct {
+  char key[300];
+  json_object *obj;
+} Slot;
+typedef struct {
+  Slot slots[kMax];
+  int rv;
+  int target_writes, override_patches, status_patches;
+  bool conflict_next;
+} Fake;
+
+static Fake F;
+
+static json_object *get(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+static Slot *slot(const char *key, bool create) {
+  for (int i = 0; i < kMax; i++) if (F.slots[i].obj && !strcmp(F.slots[i].key, key)) return &F.slots[i];
+  if (!create) return NULL;
+  for (int i = 0; i < kMax; i++) if (!F.slots[i].obj) { snprintf(F.slots[i].key, sizeof F.slots[i].key, "%s", key); return &F.slots[i]; }
+  return NULL;
+}
+
+static void bump(json_object *o) {
+  char rv[32];
+  snprintf(rv, sizeof rv, "%d", ++F.rv);
+  json_object_object_add(get(o, "metadata"), "resourceVersion", json_object_new_string(rv));
+}
+
+static void put(const char *key, json_object *o) {
+  Slot *s = slot(key, true);
+  json_object_put(s->obj);
+  s->obj = o;
+  bump(o);
+}
+
+static json_object *copy(json_object *o) {
+  json_object *c = NULL;
+  if (o) json_object_deep_copy(o, &c, NULL);
+  return c;
+}
+
+static json_object *f_get_override(void *ctx, const char *ns, const char *name) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  Slot *s = slot(k, false);
+  return s ? copy(s->obj) : NULL;
+}
+
+static json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  Slot *s = slot(k, false);
+  return s ? copy(s->obj) : NULL;
+}
+
+static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                     bool create, const char *rv, char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  Slot *s = slot(k, false);
+  if (F.conflict_next) {
+    F.conflict_next = false;
+    snprintf(err, size, "the object has been modified");
+    return kPo_WriteConflict;
+  }
+  if (create && s) return snprintf(err, size, "already exists"), kPo_WriteConflict;
+  if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
+    snprintf(err, size, "stale resourceVersion");
+    return kPo_WriteConflict;
+  }
+  F.target_writes++;
+  if (!obj) {
+    json_object_put(s->obj);
+    s->obj = NULL;
+    return kPo_WriteOk;
+  }
+  put(k, copy(obj));
+  return kPo_WriteOk;
+}
+
+static void merge(json_object *dst, json_object *patch) {
+  json_object_object_foreach(patch, k, v) {
+    json_object *d = get(dst, k);
+    if (v && json_object_is_type(v, json_type_object) && d && json_object_is_type(d, json_type_object)) merge(d, v);
+    else json_object_object_add(dst, k, copy(v));
+  }
+}
+
+static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
+                                       char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  Slot *s = slot(k, false);
+  if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (status) F.status_patches++;
+  else F.override_patches++;
+  merge(s->obj, patch);
+  bump(s->obj);
+  /* an object being deleted goes when its finalizers are gone */
+  json_object *fin = get(get(s->obj, "metadata"), "finalizers");
+  if (get(get(s->obj, "metadata"), "deletionTimestamp") && (!fin || json_object_array_length(fin) == 0)) {
+    json_object_put(s->obj);
+    s->obj = NULL;
+  }
+  return kPo_WriteOk;
+}
+
+static void f_now(void *ctx, char buf[32]) {
+  (void)ctx;
+  snprintf(buf, 32, "2026-12-01T00:00:00Z");
+}
+
+static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, NULL};
+static po_TargetIndex *IX;
+
+static int setup(void **s) {
+  (void)s;
+  memset(&F, 0, sizeof F);
+  IX = po_TargetIndex_New();
+  return 0;
+}
+
+static int teardown(void **s) {
+  (void)s;
+  for (int i = 0; i < kMax; i++) json_object_put(F.slots[i].obj);
+  po_TargetIndex_Free(IX);
+  return 0;
+}
+
+static void apply_override(const char *name, int gen, const char *target, const char *patches) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d},"
+           "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":%s}}",
+           name, gen, target, patches);
+  json_object *o = json_tokener_parse(text);
+  assert_non_null(o);
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", name);
+  Slot *s = slot(k, false);
+  if (s) { /* keep what the server keeps: finalizers and status */
+    json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
+    if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
+    if (st) json_object_object_add(o, "status", copy(st));
+  }
+  put(k, o);
+  char key[300], old[300];
+  po_Reconcile_OverrideKey(o, key, sizeof key);
+  po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
+}
+
+static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
+static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                          "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]";
+
+static json_object *target(void) {
+  Slot *s = slot("ServiceDefaults/default/web", false);
+  return s ? s->obj : NULL;
+}
+
+static const char *cond(const char *po, const char *type, const char *field) {
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", po);
+  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), type)) return json_object_get_string(get(c, field));
+  }
+  return "";
+}
+
+static po_ReconcileResult run(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/default/web"); }
+
+static void test_create_then_idempotent(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  json_object *t = target();
+  assert_non_null(t);
+  assert_string_equal(json_object_get_string(get(get(get(t, "metadata"), "labels"), "app.kubernetes.io/managed-by")), "propertyoverride");
+  json_object *ext = get(get(t, "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 1);
+  json_object *args = get(json_object_array_get_idx(ext, 0), "arguments");
+  assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 1);
+  assert_string_equal(cond("a", "Accepted", "status"), "True");
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_int_equal(F.override_patches, 1); /* the finalizer */
+  int writes = F.target_writes, statuses = F.status_patches;
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(F.status_patches, statuses);
+}
+
+static void test_other_extensions_kept_and_drift_repaired(void **state) {
+  (void)state;
+  put("ServiceDefaults/default/web",
+      json_tokener_parse("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                         "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"protocol\":\"http\","
+                         "\"envoyExtensions\":[{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}]}}"));
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 2);
+  assert_string_equal(json_object_get_string(get(json_object_array_get_idx(ext, 0), "name")), "builtin/lua");
+  assert_string_equal(json_object_get_string(get(get(target(), "spec"), "protocol")), "http");
+  /* someone drops our entry */
+  json_object_array_del_idx(ext, 1, 1);
+  assert_true(run().ok);
+  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 2);
+  /* deleting the override removes only ours, and keeps the object we did not create */
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+  assert_non_null(target());
+  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
+  assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
+}
+
+static void test_invalid_update_keeps_last_good(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kBad);
+  assert_true(run().ok);
+  json_object *args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");
+  assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 1);
+  assert_string_equal(cond("a", "Accepted", "status"), "False");
+  assert_non_null(strstr(cond("a", "Accepted", "message"), "150 violates uint32 lte 100"));
+  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "generation 1 is still live"));
+  apply_override("a", 3, "web", kGood2);
+  assert_true(run().ok);
+  args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");
+  assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 3);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+}
+
+static void test_overlap_named_both_ways_and_delete_removes_created(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 2);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "PropertyOverride b"));
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride a"));
+  for (const char *n = "a"; n; n = strcmp(n, "a") == 0 ? "b" : NULL) {
+    char k[32];
+    snprintf(k, sizeof k, "po/default/%s", n);
+    json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  }
+  assert_true(run().ok);
+  assert_null(target()); /* we created it and nothing else is left */
+}
+
+static void test_conflict_is_reported_for_retry(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  F.conflict_next = true;
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_true(r.conflict);
+  assert_string_equal(cond("a", "Programmed", "reason"), "TargetError");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_named_both_ways_and_delete_removes_created, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_conflict_is_reported_for_retry, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
