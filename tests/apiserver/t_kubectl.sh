@@ -77,13 +77,14 @@ wait $waiter || fail "kubectl wait --for=delete"
 if k get wdg a 2>/dev/null; then fail "a still exists"; fi
 pass "finalizers, deletionTimestamp, kubectl wait --for=delete"
 
-# (kubectl create configmap sends protobuf, which po-apiserver does not speak: create -f instead)
-k create -f - >/dev/null <<'YAML'
-apiVersion: v1
-kind: ConfigMap
-metadata: {name: cm1}
-data: {a: "1"}
-YAML
+# kubectl's typed generators send protobuf bodies
+k create configmap cm1 --from-literal=a=1 >/dev/null
+k create namespace ns1 >/dev/null
+k create secret generic s1 -n ns1 --from-literal=p=hello >/dev/null
+expect_eq "$(k get secret s1 -n ns1 -o jsonpath='{.type} {.data.p}')" "Opaque aGVsbG8=" "kubectl create secret (protobuf body)"
+k create serviceaccount robot -n ns1 >/dev/null
+k delete namespace ns1 >/dev/null
+if k get sa robot -n ns1 2>/dev/null; then fail "namespace deletion"; fi
 k apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: ConfigMap

@@ -146,6 +146,9 @@ void po_As_Selector_Free(po_As_Selector *s);
 /* Parse every document of a YAML stream; returns a json array of documents or NULL + msg. */
 json_object *po_As_Yaml_Parse(const char *text, size_t len, char *msg, size_t msgsz);
 
+/* ---- protobuf request bodies (protobuf.c) ------------------------------------------------ */
+json_object *po_As_Protobuf_Decode(const char *body, size_t len, char *msg, size_t msgsz);
+
 /* ---- patches (patch.c) ------------------------------------------------------------------- */
 json_object *po_As_MergePatch(json_object *target /* taken */, json_object *patch);
 json_object *po_As_StrategicPatch(json_object *target /* taken */, json_object *patch);

@@ -671,6 +671,12 @@ static bool compute_delete(po_As_WriteCtx *w, json_object *cur, json_object **ne
 
 static json_object *parse_body(po_As_Request *q, po_As_Reply *r) {
   if (!q->body || q->body_len == 0) return NULL;
+  if (q->content_type && strstr(q->content_type, "application/vnd.kubernetes.protobuf")) {
+    char msg[512] = "";
+    json_object *o = po_As_Protobuf_Decode(q->body, q->body_len, msg, sizeof msg);
+    if (!o) po_As_Reply_Status(r, 415, "UnsupportedMediaType", msg, NULL);
+    return o;
+  }
   bool yaml = q->content_type && strstr(q->content_type, "yaml");
   if (yaml) {
     char msg[512] = "";
@@ -730,11 +736,6 @@ void po_As_Objects_Handle(po_As_Request *q, po_As_Reply *r) {
   }
   if (q->sub && (strcmp(q->sub, "status") != 0 || !q->res->has_status)) {
     po_As_Reply_Status(r, 404, "NotFound", "the server could not find the requested resource", NULL);
-    return;
-  }
-  if (q->content_type && strstr(q->content_type, "protobuf")) {
-    /* client-go falls back to JSON on 415 for the request content type */
-    po_As_Reply_Status(r, 415, "UnsupportedMediaType", "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml", NULL);
     return;
   }
   po_As_WriteCtx w = {.q = q, .name = q->name};

@@ -107,10 +107,23 @@ static bool parse_node(Ctx *c, yaml_event_t *ev, json_object **out) {
         yaml_event_t k;
         if (!next(c, &k)) { json_object_put(obj); return false; }
         if (k.type == YAML_MAPPING_END_EVENT) { yaml_event_delete(&k); break; }
+        if (k.type != YAML_SCALAR_EVENT && k.type != YAML_ALIAS_EVENT) {
+          /* JSON objects have string keys; Kubernetes' YAML decoder rejects the rest too */
+          snprintf(c->msg, c->msgsz, "yaml: line %zu: mapping keys must be scalars", k.start_mark.line + 1);
+          yaml_event_delete(&k);
+          json_object_put(obj);
+          return false;
+        }
         json_object *key;
         bool ok = parse_node(c, &k, &key);
         yaml_event_delete(&k);
         if (!ok) { json_object_put(obj); return false; }
+        if (key && (json_object_is_type(key, json_type_object) || json_object_is_type(key, json_type_array))) {
+          snprintf(c->msg, c->msgsz, "yaml: mapping keys must be scalars");
+          json_object_put(key);
+          json_object_put(obj);
+          return false;
+        }
         yaml_event_t v;
         if (!next(c, &v)) { json_object_put(key); json_object_put(obj); return false; }
         json_object *val;
