@@ -94,11 +94,11 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
       const po_Diagnostic *x = po_Diagnostics_At(wd, i);
       if (x->severity != kPo_SeverityError) continue;
       const char *why = strstr(x->message, "could not be applied to target field type 'repeated")
-                            ? " (Consul's API delivers JSON arrays as []interface {}, which no repeated field accepts)"
-                            : "";
+                            ? "Consul's API delivers every JSON array as []interface {}, which no repeated field accepts"
+                            : "as Consul will decode the arguments written to it";
+      /* Consul's text first, as Consul would print it; why after it. */
       po_Diagnostic *y = po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagWireFormat, x->patch_index, x->path,
-                                            po_Arena_Printf(a, "Consul would reject this patch as written to it: %s%s",
-                                                            x->message, why));
+                                            po_Arena_Printf(a, "%s (%s)", x->message, why));
       if (y && x->patch_index >= 0 && (size_t)x->patch_index < args->patch_count) y->pos = args->patches[x->patch_index].pos;
     }
     return true;
@@ -122,14 +122,15 @@ const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full
       const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
       if (x->severity != want) continue;
       const char *msg = full ? x->message : first_line(x->message, a);
+      /* Consul's own prefix, so its aggregated text's lines appear as they are; the path last,
+       * unless the message already starts with it (our rule violations do). */
+      bool decode = x->kind == kPo_DiagDecode || x->patch_index < 0;
+      const char *prefix = decode ? "" : po_Arena_Printf(a, "invalid Patches[%d]: ", x->patch_index);
       size_t pl = x->path ? strlen(x->path) : 0;
-      if (pl && strncmp(msg, x->path, pl) == 0 && msg[pl] == ':' && msg[pl + 1] == ' ') msg += pl + 2;
-      const char *where = x->patch_index >= 0
-                              ? po_Arena_Printf(a, "patches[%d]%s%s: ", x->patch_index, x->path ? " " : "",
-                                                x->path ? x->path : "")
-                              : "";
-      const char *line = po_Arena_Printf(a, "%s%s%s%s%s%s", want == kPo_SeverityWarning ? "warning: " : "", where, msg,
-                                         x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : "");
+      bool path_in_msg = pl && strncmp(msg, x->path, pl) == 0 && msg[pl] == ':';
+      const char *where = !decode && x->path && !path_in_msg ? po_Arena_Printf(a, " (path %s)", x->path) : "";
+      const char *line = po_Arena_Printf(a, "%s%s%s%s%s%s%s", want == kPo_SeverityWarning ? "warning: " : "", prefix, msg,
+                                         x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : "", where);
       out = out ? po_Arena_Printf(a, "%s\n%s", out, line) : line;
     }
   }

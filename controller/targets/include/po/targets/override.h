@@ -34,9 +34,9 @@ typedef struct {
 /* Never fails for bad input: problems are diagnostics (false only when out of memory). */
 bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
 
-/* One line per diagnostic: "patches[2] /connect_timeout: 0s violates duration gt 0s" with the
- * hint in parentheses; Consul's multi-line field lists folded to their first line unless
- * `full`. Errors first, then warnings when `warnings`. NULL when there is nothing to say. */
+/* One line per diagnostic, in Consul's words: "invalid Patches[2]: <message> (<hint>) (path P)",
+ * the path left out when the message starts with it; Consul's multi-line field lists folded to
+ * their first line unless `full`; spec errors as "spec.patches[0].op: ...". Errors first, then warnings when `warnings`. NULL when there is nothing to say. */
 const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, po_Arena *a);
 
 const char *po_TargetKind_Name(po_TargetKind k); /* "ServiceDefaults", "ProxyDefaults" */
