@@ -67,7 +67,7 @@ static json_object *review_of(json_object *obj, const char *group, const char *k
   return r;
 }
 
-/* Runs the review; returns the response's denial message ("" when allowed). */
+/* Runs the review (and frees it); returns the response's denial message ("" when allowed). */
 static char *decide(json_object *review, bool *allowed) {
   po_Arena *a = po_Arena_New();
   const char *body = json_object_to_json_string(review);
@@ -82,6 +82,7 @@ static char *decide(json_object *review, bool *allowed) {
   json_object *st = json_object_object_get(resp, "status");
   char *msg = strdup(st ? json_object_get_string(json_object_object_get(st, "message")) : "");
   json_object_put(out);
+  json_object_put(review);
   po_Arena_Free(a);
   return msg;
 }
