@@ -317,6 +317,69 @@ static void test_rest_retries_and_auth(void **state) {
   po_KubeConfig_Free(bad);
 }
 
+/* The client's waits go through its po_Clock: with a fake one, Retry-After and the rate
+ * limiter's delays can be checked exactly, without sleeping. */
+typedef struct {
+  int64_t now;
+  int64_t sleeps[64];
+  int n;
+} RecClock;
+static int64_t rc_now(void *c) { return ((RecClock *)c)->now; }
+static void rc_sleep(void *c, int64_t ns) {
+  RecClock *r = c;
+  if (r->n < 64) r->sleeps[r->n++] = ns;
+  r->now += ns;
+}
+
+static void test_rest_fake_clock_delays(void **state) {
+  RecClock rc = {1000000000000LL, {0}, 0};
+  po_Clock clk = {rc_now, rc_now, rc_sleep, &rc};
+  po_KubeClientOptions o = {0};
+  o.qps = 10;
+  o.burst = 2;
+  o.clock = &clk;
+  po_KubeClient *c;
+  po_KubeStatus st;
+  assert_true(po_KubeClient_New(g_cfg, &o, &c, &st));
+  po_KubeRef ns = {"", "v1", "namespaces", NULL, "default", NULL};
+  json_object *obj;
+  /* Burst 2, then one token per 100 ms of (fake) time. */
+  for (int i = 0; i < 4; i++) {
+    assert_true(po_KubeClient_Get(c, &ns, &obj, &st));
+    json_object_put(obj);
+  }
+  assert_int_equal(rc.n, 2);
+  assert_int_equal(rc.sleeps[0], 100000000);
+  assert_int_equal(rc.sleeps[1], 100000000);
+  /* 429 with Retry-After: 2 twice: two 2 s waits (plus the limiter's). */
+  rc.n = 0;
+  rc.now += 10000000000LL; /* refill */
+  assert_true(po_TestServer_Faults(&g_srv, "{\"throttle\":2,\"retryAfterSeconds\":2}"));
+  assert_true(po_KubeClient_Get(c, &ns, &obj, &st));
+  json_object_put(obj);
+  int64_t waited = 0;
+  int twos = 0;
+  for (int i = 0; i < rc.n; i++) {
+    waited += rc.sleeps[i];
+    twos += rc.sleeps[i] == 2000000000LL;
+  }
+  assert_int_equal(twos, 2);
+  assert_true(waited >= 4000000000LL && waited < 4300000000LL);
+  /* 503 without Retry-After: our backoff, 0.1 s then 0.2 s (each +0..50 % jitter). */
+  rc.n = 0;
+  rc.now += 10000000000LL;
+  assert_true(po_TestServer_Faults(&g_srv, "{\"serverErrors\":2,\"serverErrorCode\":503,\"retryAfterSeconds\":0}"));
+  assert_true(po_KubeClient_Get(c, &ns, &obj, &st));
+  json_object_put(obj);
+  int backoffs = 0;
+  for (int i = 0; i < rc.n; i++) {
+    if (rc.sleeps[i] >= 100000000 && rc.sleeps[i] <= 150000000 && backoffs == 0) backoffs = 1;
+    else if (rc.sleeps[i] >= 200000000 && rc.sleeps[i] <= 300000000 && backoffs == 1) backoffs = 2;
+  }
+  assert_int_equal(backoffs, 2);
+  po_KubeClient_Free(c);
+}
+
 typedef struct {
   int id;
   int ok;
@@ -753,7 +816,7 @@ int main(int argc, char **argv) {
   if (strcmp(which, "rest") == 0) {
     const struct CMUnitTest t[] = {
         cmocka_unit_test(test_rest_verbs), cmocka_unit_test(test_rest_list_pagination_selectors),
-        cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth),
+        cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth), cmocka_unit_test(test_rest_fake_clock_delays),
         cmocka_unit_test(test_rest_threads),
     };
     return cmocka_run_group_tests_name("rest", t, setup_rest, stop_server);
