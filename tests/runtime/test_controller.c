@@ -61,7 +61,7 @@ static double metric(po_Metrics *m, const char *family, const char *l1, const ch
 
 static void results_requeue_like_controller_runtime(void **state) {
   Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, false};
-  po_Clock *clock = po_FakeClock_New(0);
+  po_RtClock *clock = po_FakeClock_New(0);
   po_Metrics *m = po_Metrics_New();
   FILE *logf = tmpfile();
   po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogInfo});
@@ -143,7 +143,7 @@ static void restart_after_stop_uses_a_fresh_queue(void **state) {
 }
 
 static void *advance_past_deadline(void *arg) {
-  po_Clock *clock = arg;
+  po_RtClock *clock = arg;
   po_FakeClock_AwaitWaiters(clock, 1); /* the stop is waiting */
   po_FakeClock_Advance(clock, 30 * S);
   return NULL;
@@ -151,7 +151,7 @@ static void *advance_past_deadline(void *arg) {
 
 static void stop_gives_up_at_the_deadline_then_waits_again(void **state) {
   Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, true};
-  po_Clock *clock = po_FakeClock_New(0);
+  po_RtClock *clock = po_FakeClock_New(0);
   po_Metrics *m = po_Metrics_New();
   po_ControllerOptions o = {.name = "stuck", .reconcile = reconcile, .ctx = &c, .clock = clock,
                             .metrics = m};

@@ -14,7 +14,7 @@
 #define MS INT64_C(1000000)
 
 typedef struct {
-  po_Clock *clock;
+  po_RtClock *clock;
   po_Workqueue *q;
   po_Metrics *metrics;
 } Fixture;

@@ -67,7 +67,7 @@ static void reset_gate(void) {
 
 static void blocking_get_wakes_when_the_fake_clock_passes_the_delay(void **state) {
   reset_gate();
-  po_Clock *clock = po_FakeClock_New(0);
+  po_RtClock *clock = po_FakeClock_New(0);
   po_WorkqueueOptions o = {.clock = clock};
   po_Workqueue *q = po_Workqueue_New(&o);
   Worker w = {.q = q};
@@ -128,7 +128,7 @@ static void shutdown_drains_in_flight_items(void **state) {
 
 static void drain_gives_up_at_its_deadline(void **state) {
   reset_gate();
-  po_Clock *clock = po_FakeClock_New(0);
+  po_RtClock *clock = po_FakeClock_New(0);
   po_WorkqueueOptions o = {.clock = clock};
   po_Workqueue *q = po_Workqueue_New(&o);
   Worker w = {.q = q};

@@ -12,7 +12,7 @@ typedef struct {
   pthread_mutex_t *mu;
 } Watched;
 
-struct po_Clock {
+struct po_RtClock {
   bool fake;
   /* Fake clock state. `mu` guards now/watched/waiters; `advance_mu` serialises Advance against
    * Unwatch so a watched condition variable is never signalled after it was unregistered. */
@@ -25,11 +25,11 @@ struct po_Clock {
   int waiters;
 };
 
-static po_Clock real_clock = {.fake = false};
+static po_RtClock real_clock = {.fake = false};
 
-po_Clock *po_Clock_Real(void) { return &real_clock; }
+po_RtClock *po_RtClock_Real(void) { return &real_clock; }
 
-int po_Clock_InitCond(pthread_cond_t *cond) {
+int po_RtClock_InitCond(pthread_cond_t *cond) {
   pthread_condattr_t attr;
   int rc = pthread_condattr_init(&attr);
   if (rc) return rc;
@@ -45,7 +45,7 @@ static int64_t monotonic_ns(void) {
   return (int64_t)ts.tv_sec * PO_NS_PER_S + ts.tv_nsec;
 }
 
-int64_t po_Clock_Now(po_Clock *c) {
+int64_t po_RtClock_Now(po_RtClock *c) {
   if (!c || !c->fake) return monotonic_ns();
   pthread_mutex_lock(&c->mu);
   int64_t now = c->now;
@@ -53,7 +53,7 @@ int64_t po_Clock_Now(po_Clock *c) {
   return now;
 }
 
-void po_Clock_WaitUntil(po_Clock *c, pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadline) {
+void po_RtClock_WaitUntil(po_RtClock *c, pthread_cond_t *cond, pthread_mutex_t *mu, int64_t deadline) {
   if (!c || !c->fake) {
     if (deadline == PO_FOREVER) {
       pthread_cond_wait(cond, mu);
@@ -81,7 +81,7 @@ void po_Clock_WaitUntil(po_Clock *c, pthread_cond_t *cond, pthread_mutex_t *mu, 
   pthread_mutex_unlock(&c->mu);
 }
 
-void po_Clock_Watch(po_Clock *c, pthread_cond_t *cond, pthread_mutex_t *mu) {
+void po_RtClock_Watch(po_RtClock *c, pthread_cond_t *cond, pthread_mutex_t *mu) {
   if (!c || !c->fake) return;
   pthread_mutex_lock(&c->mu);
   if (c->n_watched == c->cap_watched) {
@@ -95,7 +95,7 @@ void po_Clock_Watch(po_Clock *c, pthread_cond_t *cond, pthread_mutex_t *mu) {
   pthread_mutex_unlock(&c->mu);
 }
 
-void po_Clock_Unwatch(po_Clock *c, pthread_cond_t *cond) {
+void po_RtClock_Unwatch(po_RtClock *c, pthread_cond_t *cond) {
   if (!c || !c->fake) return;
   pthread_mutex_lock(&c->advance_mu);
   pthread_mutex_lock(&c->mu);
@@ -109,8 +109,8 @@ void po_Clock_Unwatch(po_Clock *c, pthread_cond_t *cond) {
   pthread_mutex_unlock(&c->advance_mu);
 }
 
-po_Clock *po_FakeClock_New(int64_t start_ns) {
-  po_Clock *c = calloc(1, sizeof *c);
+po_RtClock *po_FakeClock_New(int64_t start_ns) {
+  po_RtClock *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->fake = true;
   c->now = start_ns;
@@ -120,7 +120,7 @@ po_Clock *po_FakeClock_New(int64_t start_ns) {
   return c;
 }
 
-void po_FakeClock_Free(po_Clock *c) {
+void po_FakeClock_Free(po_RtClock *c) {
   if (!c || !c->fake) return;
   pthread_mutex_destroy(&c->mu);
   pthread_mutex_destroy(&c->advance_mu);
@@ -129,7 +129,7 @@ void po_FakeClock_Free(po_Clock *c) {
   free(c);
 }
 
-void po_FakeClock_Advance(po_Clock *c, int64_t delta_ns) {
+void po_FakeClock_Advance(po_RtClock *c, int64_t delta_ns) {
   pthread_mutex_lock(&c->advance_mu);
   pthread_mutex_lock(&c->mu);
   c->now += delta_ns;
@@ -147,14 +147,14 @@ void po_FakeClock_Advance(po_Clock *c, int64_t delta_ns) {
   pthread_mutex_unlock(&c->advance_mu);
 }
 
-int po_FakeClock_Waiters(po_Clock *c) {
+int po_FakeClock_Waiters(po_RtClock *c) {
   pthread_mutex_lock(&c->mu);
   int n = c->waiters;
   pthread_mutex_unlock(&c->mu);
   return n;
 }
 
-void po_FakeClock_AwaitWaiters(po_Clock *c, int n) {
+void po_FakeClock_AwaitWaiters(po_RtClock *c, int n) {
   pthread_mutex_lock(&c->mu);
   while (c->waiters < n) pthread_cond_wait(&c->waiters_cv, &c->mu);
   pthread_mutex_unlock(&c->mu);

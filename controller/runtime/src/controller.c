@@ -11,7 +11,7 @@ struct po_Controller {
   po_ReconcileFn reconcile;
   void *ctx;
   int n_workers;
-  po_Clock *clock;
+  po_RtClock *clock;
   po_Metrics *metrics;
   po_Logger *log; /* bound to controller=name; NULL when no logs */
   po_WorkqueueOptions queue_opts;
@@ -77,7 +77,7 @@ po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_RtStatus *
   c->reconcile = opts->reconcile;
   c->ctx = opts->ctx;
   c->n_workers = opts->workers > 0 ? opts->workers : 1;
-  c->clock = opts->clock ? opts->clock : po_Clock_Real();
+  c->clock = opts->clock ? opts->clock : po_RtClock_Real();
   c->metrics = opts->metrics ? opts->metrics : po_Metrics_Default();
   c->queue_opts = opts->queue;
   pthread_mutex_init(&c->mu, NULL);
@@ -160,9 +160,9 @@ static void *worker_main(void *arg) {
   while (po_Workqueue_Get(w.q, &key) == kPo_Workqueue_Item) {
     po_Logger *log = c->log ? po_Logger_With(c->log, po_Str("key", key)) : NULL;
     set_active(c, 1);
-    int64_t start = po_Clock_Now(c->clock);
+    int64_t start = po_RtClock_Now(c->clock);
     po_Result r = c->reconcile(c->ctx, key, log);
-    po_Series_Observe(c->m_time, (double)(po_Clock_Now(c->clock) - start) / 1e9);
+    po_Series_Observe(c->m_time, (double)(po_RtClock_Now(c->clock) - start) / 1e9);
     handle_result(c, w.q, key, &r, log);
     set_active(c, -1);
     po_Workqueue_Done(w.q, key);

@@ -128,7 +128,7 @@ static bool start_group(po_Manager *m, bool leader, po_RtStatus *st) {
     if (!e->r.start(e->r.ctx, &inner)) {
       po_Log_Error(m->o.log, "runnable failed to start", po_Str("runnable", e->name),
                    po_Str("error", inner.message));
-      int64_t deadline = po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns;
+      int64_t deadline = po_RtClock_Now(po_RtClock_Real()) + m->o.stop_timeout_ns;
       for (size_t j = i; j-- > 0;) {
         Entry *s = &m->items[j];
         if (s->r.needs_leader == leader && s->started) {
@@ -212,7 +212,7 @@ void po_Manager_LostLeadership(po_Manager *m) {
     po_Series_Set(m->m_leader, 0);
     po_Log_Warn(m->o.log, "lost leadership: stopping leader runnables",
                 po_Str("lease", m->o.lease_name));
-    stop_group(m, kLeaders, po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns);
+    stop_group(m, kLeaders, po_RtClock_Now(po_RtClock_Real()) + m->o.stop_timeout_ns);
   }
   pthread_mutex_unlock(&m->mu);
 }
@@ -235,7 +235,7 @@ static bool stop(po_Manager *m, bool notify) {
     return ok;
   }
   m->stopping = true;
-  int64_t deadline = po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns;
+  int64_t deadline = po_RtClock_Now(po_RtClock_Real()) + m->o.stop_timeout_ns;
   po_Log_Info(m->o.log, "stopping", po_Int("timeout_ms", m->o.stop_timeout_ns / PO_NS_PER_MS));
   bool ok = stop_group(m, kEarly, deadline);
   ok = stop_group(m, kLeaders, deadline) && ok;
@@ -315,9 +315,9 @@ int po_Manager_Run(po_Manager *m) {
     code = po_Manager_Stop(m) ? code : 1;
     goto out;
   }
-  int64_t deadline = po_Clock_Now(po_Clock_Real()) + m->o.stop_timeout_ns;
+  int64_t deadline = po_RtClock_Now(po_RtClock_Real()) + m->o.stop_timeout_ns;
   for (;;) {
-    int64_t left = deadline - po_Clock_Now(po_Clock_Real());
+    int64_t left = deadline - po_RtClock_Now(po_RtClock_Real());
     char c = left > 0 ? wait_wake(m, (int)((left + PO_NS_PER_MS - 1) / PO_NS_PER_MS)) : 0;
     if (c == 'd') {
       pthread_join(stopper, NULL);

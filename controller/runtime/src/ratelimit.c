@@ -11,7 +11,7 @@ int64_t po_Backoff_Delay(int64_t base_ns, int64_t max_ns, int failures) {
   return d > max_ns ? max_ns : d;
 }
 
-void po_TokenBucket_Init(po_TokenBucket *b, double qps, int burst) {
+void po_RtTokenBucket_Init(po_RtTokenBucket *b, double qps, int burst) {
   b->interval_ns = (int64_t)(1e9 / qps + 0.5);
   if (b->interval_ns < 1) b->interval_ns = 1;
   b->burst = burst < 1 ? 1 : burst;
@@ -19,7 +19,7 @@ void po_TokenBucket_Init(po_TokenBucket *b, double qps, int burst) {
   b->started = 0;
 }
 
-int64_t po_TokenBucket_Reserve(po_TokenBucket *b, int64_t now) {
+int64_t po_RtTokenBucket_Reserve(po_RtTokenBucket *b, int64_t now) {
   int64_t full_at = now - b->burst * b->interval_ns; /* empty_at that means "burst tokens now" */
   if (!b->started || b->empty_at < full_at) {
     b->empty_at = full_at; /* the bucket starts full and never holds more than the burst */

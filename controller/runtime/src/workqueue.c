@@ -27,7 +27,7 @@ typedef struct Entry {
 struct po_Workqueue {
   pthread_mutex_t mu;
   pthread_cond_t cond; /* a key became ready, the heap's head changed, shutdown, or drain */
-  po_Clock *clock;
+  po_RtClock *clock;
   bool shutting_down;
 
   Entry **buckets;
@@ -43,7 +43,7 @@ struct po_Workqueue {
   size_t n_dirty, n_processing;
 
   int64_t base_delay, max_delay;
-  po_TokenBucket bucket;
+  po_RtTokenBucket bucket;
 
   po_Metrics *metrics;
   po_Series *m_depth, *m_adds, *m_queue_duration, *m_work_duration, *m_unfinished, *m_longest,
@@ -207,7 +207,7 @@ static void promote(po_Workqueue *q, int64_t now) {
 static void collect(void *ctx) {
   po_Workqueue *q = ctx;
   pthread_mutex_lock(&q->mu);
-  int64_t now = po_Clock_Now(q->clock);
+  int64_t now = po_RtClock_Now(q->clock);
   double unfinished = 0, longest = 0;
   if (q->n_processing) {
     for (size_t i = 0; i < q->n_buckets; i++) {
@@ -234,16 +234,16 @@ po_Workqueue *po_Workqueue_New(const po_WorkqueueOptions *opts) {
   if (!q) return NULL;
   q->n_buckets = 64;
   q->buckets = calloc(q->n_buckets, sizeof *q->buckets);
-  if (!q->buckets || po_Clock_InitCond(&q->cond) != 0) {
+  if (!q->buckets || po_RtClock_InitCond(&q->cond) != 0) {
     free(q->buckets);
     free(q);
     return NULL;
   }
   pthread_mutex_init(&q->mu, NULL);
-  q->clock = o.clock ? o.clock : po_Clock_Real();
+  q->clock = o.clock ? o.clock : po_RtClock_Real();
   q->base_delay = o.base_delay_ns > 0 ? o.base_delay_ns : PO_BACKOFF_BASE_NS;
   q->max_delay = o.max_delay_ns > 0 ? o.max_delay_ns : PO_BACKOFF_MAX_NS;
-  po_TokenBucket_Init(&q->bucket, o.qps > 0 ? o.qps : PO_BUCKET_QPS,
+  po_RtTokenBucket_Init(&q->bucket, o.qps > 0 ? o.qps : PO_BUCKET_QPS,
                       o.burst > 0 ? o.burst : PO_BUCKET_BURST);
   if (o.metrics) {
     const char *name = o.name ? o.name : "";
@@ -258,14 +258,14 @@ po_Workqueue *po_Workqueue_New(const po_WorkqueueOptions *opts) {
     set_depth(q);
     if (!po_Metrics_AddCollector(o.metrics, collect, q)) q->metrics = NULL;
   }
-  po_Clock_Watch(q->clock, &q->cond, &q->mu);
+  po_RtClock_Watch(q->clock, &q->cond, &q->mu);
   return q;
 }
 
 void po_Workqueue_Free(po_Workqueue *q) {
   if (!q) return;
   if (q->metrics) po_Metrics_RemoveCollector(q->metrics, collect, q);
-  po_Clock_Unwatch(q->clock, &q->cond);
+  po_RtClock_Unwatch(q->clock, &q->cond);
   for (size_t i = 0; i < q->n_buckets; i++) {
     for (Entry *e = q->buckets[i], *next; e; e = next) {
       next = e->next;
@@ -283,7 +283,7 @@ void po_Workqueue_Free(po_Workqueue *q) {
 
 void po_Workqueue_Add(po_Workqueue *q, const char *key) {
   pthread_mutex_lock(&q->mu);
-  int64_t now = po_Clock_Now(q->clock);
+  int64_t now = po_RtClock_Now(q->clock);
   promote(q, now);
   if (!q->shutting_down) {
     Entry *e = get_or_create(q, key);
@@ -330,7 +330,7 @@ static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns,
 
 void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns) {
   pthread_mutex_lock(&q->mu);
-  int64_t now = po_Clock_Now(q->clock);
+  int64_t now = po_RtClock_Now(q->clock);
   promote(q, now);
   if (!q->shutting_down) add_after_locked(q, key, delay_ns, now);
   pthread_mutex_unlock(&q->mu);
@@ -338,13 +338,13 @@ void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns) {
 
 int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key) {
   pthread_mutex_lock(&q->mu);
-  int64_t now = po_Clock_Now(q->clock), delay = 0;
+  int64_t now = po_RtClock_Now(q->clock), delay = 0;
   promote(q, now);
   if (!q->shutting_down) {
     Entry *e = get_or_create(q, key);
     if (e) {
       int64_t backoff = po_Backoff_Delay(q->base_delay, q->max_delay, e->failures);
-      int64_t bucket = po_TokenBucket_Reserve(&q->bucket, now);
+      int64_t bucket = po_RtTokenBucket_Reserve(&q->bucket, now);
       delay = backoff > bucket ? backoff : bucket;
       if (e->failures < 1000000) e->failures++;
       add_after_locked(q, key, delay, now);
@@ -392,7 +392,7 @@ po_WorkqueueGet po_Workqueue_Get(po_Workqueue *q, const char **key) {
       *key = NULL;
       return kPo_Workqueue_ShuttingDown;
     }
-    int64_t now = po_Clock_Now(q->clock);
+    int64_t now = po_RtClock_Now(q->clock);
     promote(q, now);
     if (q->fifo_len) {
       *key = take_locked(q, now);
@@ -400,13 +400,13 @@ po_WorkqueueGet po_Workqueue_Get(po_Workqueue *q, const char **key) {
       return kPo_Workqueue_Item;
     }
     int64_t deadline = q->heap_len ? q->heap[0]->ready_at : PO_FOREVER;
-    po_Clock_WaitUntil(q->clock, &q->cond, &q->mu, deadline);
+    po_RtClock_WaitUntil(q->clock, &q->cond, &q->mu, deadline);
   }
 }
 
 bool po_Workqueue_TryGet(po_Workqueue *q, const char **key) {
   pthread_mutex_lock(&q->mu);
-  int64_t now = po_Clock_Now(q->clock);
+  int64_t now = po_RtClock_Now(q->clock);
   bool got = false;
   *key = NULL;
   if (!q->shutting_down) {
@@ -422,7 +422,7 @@ bool po_Workqueue_TryGet(po_Workqueue *q, const char **key) {
 
 void po_Workqueue_Done(po_Workqueue *q, const char *key) {
   pthread_mutex_lock(&q->mu);
-  int64_t now = po_Clock_Now(q->clock);
+  int64_t now = po_RtClock_Now(q->clock);
   Entry *e = find(q, key, hash_key(key));
   if (e && e->processing) {
     e->processing = false;
@@ -446,7 +446,7 @@ void po_Workqueue_Done(po_Workqueue *q, const char *key) {
 
 size_t po_Workqueue_Len(po_Workqueue *q) {
   pthread_mutex_lock(&q->mu);
-  promote(q, po_Clock_Now(q->clock));
+  promote(q, po_RtClock_Now(q->clock));
   size_t n = q->n_dirty;
   pthread_mutex_unlock(&q->mu);
   return n;
@@ -454,7 +454,7 @@ size_t po_Workqueue_Len(po_Workqueue *q) {
 
 size_t po_Workqueue_WaitingLen(po_Workqueue *q) {
   pthread_mutex_lock(&q->mu);
-  promote(q, po_Clock_Now(q->clock));
+  promote(q, po_RtClock_Now(q->clock));
   size_t n = q->heap_len;
   pthread_mutex_unlock(&q->mu);
   return n;
@@ -491,8 +491,8 @@ void po_Workqueue_ShutDown(po_Workqueue *q) {
 bool po_Workqueue_ShutDownWithDrain(po_Workqueue *q, int64_t deadline) {
   po_Workqueue_ShutDown(q);
   pthread_mutex_lock(&q->mu);
-  while (q->n_processing > 0 && po_Clock_Now(q->clock) < deadline)
-    po_Clock_WaitUntil(q->clock, &q->cond, &q->mu, deadline);
+  while (q->n_processing > 0 && po_RtClock_Now(q->clock) < deadline)
+    po_RtClock_WaitUntil(q->clock, &q->cond, &q->mu, deadline);
   bool drained = q->n_processing == 0;
   pthread_mutex_unlock(&q->mu);
   return drained;

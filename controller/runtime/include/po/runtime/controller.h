@@ -52,7 +52,7 @@ typedef struct {
   po_ReconcileFn reconcile;
   void *ctx;
   int workers;             /* 0: 1 */
-  po_Clock *clock;         /* NULL: real */
+  po_RtClock *clock;         /* NULL: real */
   po_Metrics *metrics;     /* NULL: po_Metrics_Default() */
   po_Logger *log;          /* NULL: no logs */
   po_WorkqueueOptions queue; /* rate limits; name, clock and metrics are filled in */

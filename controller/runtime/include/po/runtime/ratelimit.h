@@ -25,12 +25,12 @@ typedef struct {
   int64_t burst;
   int64_t empty_at;    /* the time at which the bucket would hold zero tokens */
   int started;
-} po_TokenBucket;
+} po_RtTokenBucket;
 
 /* qps > 0, burst >= 1. */
-void po_TokenBucket_Init(po_TokenBucket *b, double qps, int burst);
+void po_RtTokenBucket_Init(po_RtTokenBucket *b, double qps, int burst);
 
 /* Takes one token at time now; returns how long the caller must wait for it (0 = at once). */
-int64_t po_TokenBucket_Reserve(po_TokenBucket *b, int64_t now);
+int64_t po_RtTokenBucket_Reserve(po_RtTokenBucket *b, int64_t now);
 
 #endif

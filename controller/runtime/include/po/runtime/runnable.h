@@ -14,7 +14,7 @@ typedef struct {
   /* Starts the runnable's own threads and returns at once. false (and st filled) on failure. */
   bool (*start)(void *ctx, po_RtStatus *st);
   /* Stops it: returns once it has stopped or when the monotonic clock reaches deadline
-   * (absolute ns, as po_Clock_Now(po_Clock_Real())). Returns true when it stopped cleanly. */
+   * (absolute ns, as po_RtClock_Now(po_RtClock_Real())). Returns true when it stopped cleanly. */
   bool (*stop)(void *ctx, int64_t deadline);
   void *ctx;
   /* Runs only while this process holds the leader lease (controllers); the others (informers,

@@ -9,7 +9,7 @@
  *   - ShutDown stops accepting keys; Get then returns "shutting down" (keys still waiting are
  *     dropped: reconciliation is level-triggered, the next start lists everything anyway);
  *     ShutDownWithDrain also waits for the keys in flight to be Done.
- * Thread-safe. Waiting uses a condition variable through po_Clock (a fake clock in tests). */
+ * Thread-safe. Waiting uses a condition variable through po_RtClock (a fake clock in tests). */
 #ifndef PO_RUNTIME_WORKQUEUE_H
 #define PO_RUNTIME_WORKQUEUE_H
 
@@ -24,7 +24,7 @@ typedef struct po_Workqueue po_Workqueue;
 
 typedef struct {
   const char *name;     /* the metrics label "name" (controller-runtime uses the controller name) */
-  po_Clock *clock;      /* NULL: po_Clock_Real() */
+  po_RtClock *clock;      /* NULL: po_RtClock_Real() */
   po_Metrics *metrics;  /* NULL: no metrics; else the workqueue_* families are updated */
   /* Rate limits; 0 means client-go's default (5 ms, 1000 s, 10 qps, 100 burst). */
   int64_t base_delay_ns;
