@@ -11,18 +11,40 @@ mk() { http POST $CM "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\"
 mk c0 a
 http GET $CM
 rv=$(jbody .metadata.resourceVersion)
-# the stream ends by itself after timeoutSeconds
-curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv&allowWatchBookmarks=true&timeoutSeconds=2" >"$T/w1" &
+# Streams are read until the expected last event arrives (bounded poll), then closed.
+curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv&allowWatchBookmarks=true" >"$T/w1" &
 w1=$!
-curl -sS -N "$URL$CM?watch=1&labelSelector=app%3Da&timeoutSeconds=2" >"$T/w2" &
+curl -sS -N "$URL$CM?watch=1&labelSelector=app%3Da" >"$T/w2" &
 w2=$!
+wait_watches() { # N: until the server has N watches open
+  local i
+  for i in $(seq 1 400); do
+    http GET /admin/stats
+    [ "$(jbody .watches)" = "$1" ] && return 0
+    sleep 0.05
+  done
+  fail "server never had $1 watches"
+}
+wait_grep() { # FILE PATTERN
+  local i
+  for i in $(seq 1 400); do
+    grep -q "$2" "$1" 2>/dev/null && return 0
+    sleep 0.05
+  done
+  fail "no $2 in $1: $(cat "$1")"
+}
+wait_watches 2
 mk c1 a
 http PATCH $CM/c1 '{"data":{"k":"v"}}' application/merge-patch+json
 http PATCH $CM/c1 '{"metadata":{"labels":{"app":"b"}}}' application/merge-patch+json
 http DELETE $CM/c1
 expect_code 200 "delete"
-wait $w1 || fail "watch 1 curl"
-wait $w2 || fail "watch 2 curl"
+wait_grep "$T/w1" '"type":"DELETED"'
+wait_grep "$T/w1" '"type":"BOOKMARK"'
+wait_grep "$T/w2" '"type":"DELETED"'
+kill $w1 $w2
+wait $w1 $w2 2>/dev/null || true
+curl -sS -N "$URL$CM?watch=true&timeoutSeconds=1" >/dev/null || fail "timeoutSeconds ends the stream"
 got=$(jq -r 'select(.type != "BOOKMARK") | .type + " " + .object.metadata.name' "$T/w1" | paste -sd, -)
 expect_eq "$got" "ADDED c1,MODIFIED c1,MODIFIED c1,DELETED c1" "events from a resourceVersion"
 jq -e 'select(.type == "BOOKMARK") | .object.kind == "ConfigMap" and (.object.metadata.resourceVersion | tonumber) > 0' "$T/w1" >/dev/null ||
