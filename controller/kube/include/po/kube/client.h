@@ -7,7 +7,10 @@
  * QPS/burst limiter is one token bucket per client, behind a mutex.
  *
  * Ownership: json_object results are new references the caller must json_object_put(); inputs
- * are borrowed. */
+ * are borrowed. Create/Update serialize their input, and json-c caches that text inside the
+ * object: do not let another thread use the same json_object during the call.
+ *
+ * Only watches can be cancelled (po_KubeCancel); other requests end by their timeout. */
 #ifndef PO_KUBE_CLIENT_H
 #define PO_KUBE_CLIENT_H
 
