@@ -136,7 +136,11 @@ http GET $W/w3
 expect_code 404 "gone once finalizers are empty"
 http DELETE $W/w4 '{"kind":"DeleteOptions","apiVersion":"v1","preconditions":{"uid":"00000000-0000-0000-0000-000000000000"}}'
 expect_code 409 "delete precondition"
-pass "finalizers, deletionTimestamp, delete preconditions"
+http DELETE "$W?labelSelector=app%3Dy"
+expect_code 200 "deletecollection"
+http GET $W
+expect_eq "$(jbody '[.items[].metadata.name]|join(",")')" "w1,w4,w6" "deletecollection by label"
+pass "finalizers, deletionTimestamp, delete preconditions, deletecollection"
 
 A='apiVersion: example.com/v1
 kind: Widget

@@ -133,7 +133,7 @@ static json_object *verbs(const char *const *v) {
 json_object *po_As_Discovery_Resources(const char *group, const char *version) {
   json_object *list = json_object_new_array();
   bool any = false;
-  static const char *const all[] = {"create", "delete", "get", "list", "patch", "update", "watch", NULL};
+  static const char *const all[] = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
   static const char *const sub[] = {"get", "patch", "update", NULL};
   for (size_t i = 0; i < po_as.nres; i++) {
     po_As_Resource *r = po_as.res[i];

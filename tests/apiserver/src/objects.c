@@ -669,6 +669,62 @@ static bool compute_delete(po_As_WriteCtx *w, json_object *cur, json_object **ne
 
 /* ---- entry ------------------------------------------------------------------------------------ */
 
+/* deletecollection: each selected object goes through the single-object delete (admission,
+ * finalizers); the reply is the list of what was selected, as the real server answers. */
+static void delete_collection(po_As_Request *q, po_As_WriteCtx *w, po_As_Reply *r) {
+  char msg[512] = "";
+  po_As_Selector *sel = po_As_Selector_Parse(q->label_selector, q->field_selector, msg, sizeof msg);
+  if (!sel) {
+    po_As_Reply_Status(r, 400, "BadRequest", msg, NULL);
+    return;
+  }
+  pthread_mutex_lock(&po_as.mu);
+  char **names = malloc((q->res->nitems + 1) * sizeof *names);
+  char **nss = malloc((q->res->nitems + 1) * sizeof *nss);
+  size_t n = 0;
+  for (size_t i = 0; i < q->res->nitems; i++) {
+    json_object *o = q->res->items[i].obj;
+    const char *ons = po_As_MetaStr(o, "namespace");
+    if (q->ns && (!ons || strcmp(ons, q->ns) != 0)) continue;
+    if (!po_As_Selector_Match(sel, o)) continue;
+    names[n] = strdup(po_As_MetaStr(o, "name"));
+    nss[n++] = po_As_Strdup(ons);
+  }
+  pthread_mutex_unlock(&po_as.mu);
+  po_As_Selector_Free(sel);
+  json_object *items = json_object_new_array();
+  for (size_t i = 0; i < n; i++) {
+    po_As_Request one = *q;
+    one.name = names[i];
+    one.ns = nss[i];
+    po_As_WriteCtx wi = {.q = &one, .name = names[i], .body = w->body, .op = kPo_As_OpDelete, .compute = compute_delete};
+    po_As_Reply ri = {0};
+    run_write(&wi, &ri);
+    for (int k = 0; k < wi.warn.nwarnings; k++) free(wi.warn.warnings[k]);
+    if (ri.code >= 400 && ri.code != 404) { /* stop at the first failure, as the real server does */
+      po_As_Reply_Free(r);
+      *r = ri;
+      json_object_put(items);
+      for (size_t k = 0; k < n; k++) free(names[k]), free(nss[k]);
+      free(names);
+      free(nss);
+      return;
+    }
+    po_As_Reply_Free(&ri);
+  }
+  char *av = po_As_ApiVersion(q->res, q->version);
+  json_object *list = json_object_new_object();
+  json_object_object_add(list, "kind", json_object_new_string(q->res->list_kind));
+  json_object_object_add(list, "apiVersion", json_object_new_string(av));
+  json_object_object_add(list, "metadata", json_object_new_object());
+  json_object_object_add(list, "items", items);
+  free(av);
+  po_As_Reply_Json(r, 200, list);
+  for (size_t k = 0; k < n; k++) free(names[k]), free(nss[k]);
+  free(names);
+  free(nss);
+}
+
 static json_object *parse_body(po_As_Request *q, po_As_Reply *r) {
   if (!q->body || q->body_len == 0) return NULL;
   if (q->content_type && strstr(q->content_type, "application/vnd.kubernetes.protobuf")) {
@@ -777,6 +833,8 @@ void po_As_Objects_Handle(po_As_Request *q, po_As_Reply *r) {
     w.op = kPo_As_OpDelete;
     w.compute = compute_delete;
     run_write(&w, r);
+  } else if (!strcmp(m, "DELETE") && !q->sub) {
+    delete_collection(q, &w, r);
   } else {
     po_As_Reply_Status(r, 405, "MethodNotAllowed", "the server does not allow this method on the requested resource", NULL);
   }

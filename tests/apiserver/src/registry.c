@@ -61,6 +61,15 @@ void po_As_Registry_AddBuiltins(void) {
           "validatingwebhookconfiguration", "ValidatingWebhookConfiguration", false, false, true, NULL);
   builtin("apiextensions.k8s.io", "v1", "customresourcedefinitions", "customresourcedefinition",
           "CustomResourceDefinition", false, true, true, "crd");
+  /* Stored only (no controllers behind them), so that deploy/ manifests can be applied. */
+  builtin("admissionregistration.k8s.io", "v1", "mutatingwebhookconfigurations",
+          "mutatingwebhookconfiguration", "MutatingWebhookConfiguration", false, false, true, NULL);
+  builtin("apps", "v1", "deployments", "deployment", "Deployment", true, true, true, "deploy");
+  builtin("rbac.authorization.k8s.io", "v1", "roles", "role", "Role", true, false, false, NULL);
+  builtin("rbac.authorization.k8s.io", "v1", "rolebindings", "rolebinding", "RoleBinding", true, false, false, NULL);
+  builtin("rbac.authorization.k8s.io", "v1", "clusterroles", "clusterrole", "ClusterRole", false, false, false, NULL);
+  builtin("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "clusterrolebinding", "ClusterRoleBinding", false,
+          false, false, NULL);
   po_As_Registry_FindGR("apiextensions.k8s.io", "customresourcedefinitions")->categories[0] = strdup("api-extensions");
   po_As_Registry_FindGR("apiextensions.k8s.io", "customresourcedefinitions")->ncategories = 1;
 }
