@@ -11,6 +11,7 @@ enum { kPo_ExitOk = 0, kPo_ExitInvalid = 1, kPo_ExitUsage = 2 };
 
 int po_Cmd_Patch(int argc, char **argv);
 int po_Cmd_Validate(int argc, char **argv);
+int po_Cmd_Controller(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into the arena, NUL-terminated. Inputs over 64 MiB are
  * refused: nothing this command reads is legitimately that large. */

@@ -16,6 +16,7 @@ static const char kUsage[] =
     "Commands:\n"
     "  patch      apply patches to one Envoy message (Consul's PatchStruct)\n"
     "  validate   validate envoyExtensions arguments (Consul's Constructor, and Envoy's rules)\n"
+    "  controller run the controller and its admission webhook against a Kubernetes API\n"
     "  version    print the version\n"
     "\n"
     "Run `propertyoverride COMMAND --help` for a command's options.\n";
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "patch")) return po_Cmd_Patch(argc - 1, argv + 1);
   if (!strcmp(cmd, "validate")) return po_Cmd_Validate(argc - 1, argv + 1);
+  if (!strcmp(cmd, "controller")) return po_Cmd_Controller(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     printf("propertyoverride %s\n", PO_VERSION);
     return kPo_ExitOk;
