@@ -55,6 +55,7 @@ typedef struct {
   po_Logger *log;
   po_MetricFamily *wh_requests, *wh_latency;
   long sync_timeout_ms;
+  bool releasing;
 } App;
 
 /* ---- informer handlers: keep the index and enqueue targets ---- */
@@ -201,7 +202,11 @@ static bool elector_start(void *ctx, po_RtStatus *st) {
 static bool elector_stop(void *ctx, int64_t deadline) { (void)ctx; (void)deadline; return true; }
 static bool release_lease(void *ctx, int64_t deadline) {
   (void)deadline;
-  po_LeaderElector_Stop(ctx, true);
+  App *app = ctx;
+  /* Releasing fires on_stopped_leading from inside the manager's own stop: it must not call
+   * back into the manager then. */
+  __atomic_store_n(&app->releasing, true, __ATOMIC_SEQ_CST);
+  po_LeaderElector_Stop(app->elector, true);
   return true;
 }
 
@@ -213,6 +218,10 @@ static void started_leading(void *ctx) {
 }
 static void stopped_leading(void *ctx) {
   App *app = ctx;
+  if (__atomic_load_n(&app->releasing, __ATOMIC_SEQ_CST)) {
+    po_Log_Info(app->log, "lease released");
+    return;
+  }
   po_Log_Warn(app->log, "leadership lost: reconciling stops");
   po_Manager_LostLeadership(app->manager);
 }
@@ -390,7 +399,7 @@ int po_Cmd_Controller(int argc, char **argv) {
   app.manager = po_Manager_New(&(po_ManagerOptions){.log = root, .metrics = metrics, .lease_name = elect ? elect_id : NULL,
                                                     .stop_timeout_ns = (int64_t)(grace * 1e9),
                                                     .release_lease = app.elector ? release_lease : NULL,
-                                                    .release_ctx = app.elector, .exit_process_on_timeout = true},
+                                                    .release_ctx = &app, .exit_process_on_timeout = true},
                                &rs);
   if (!app.manager) {
     fprintf(stderr, "propertyoverride controller: %s\n", rs.message);

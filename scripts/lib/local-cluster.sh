@@ -1,0 +1,99 @@
+# A local "cluster" for the run command and the end-to-end tests: the bundled API server
+# (tests/apiserver) over TLS with our CRDs, the controller with its webhook registered in a
+# ValidatingWebhookConfiguration, and a kubeconfig for the real kubectl. Source it, then:
+#   lc_start BUILD_DIR WORK_DIR [extra po-apiserver flags...]   sets LC_URL, KUBECONFIG
+#   lc_controller [extra controller flags...]                    starts it, waits until ready
+#   lc_register_webhook [failurePolicy]                          the ValidatingWebhookConfiguration
+#   lc_stop                                                      stops everything (trap-safe)
+# Every process started here is recorded and stopped by lc_stop.
+
+lc_pids=()
+
+lc_wait_file() { # file, timeout seconds
+  local i
+  for ((i = 0; i < $2 * 20; i++)); do [ -s "$1" ] && return 0; sleep 0.05; done
+  echo "local-cluster: $1 did not appear within $2 s" >&2
+  return 1
+}
+
+lc_free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+lc_start() {
+  LC_BUILD=$(cd "$1" && pwd)
+  LC_WORK=$2
+  shift 2
+  LC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  mkdir -p "$LC_WORK"
+  local crds=()
+  for f in "$LC_TOP"/crds/*.yaml "$LC_TOP"/crds/consul/*.yaml; do crds+=(--crd "$f"); done
+  rm -f "$LC_WORK/url"
+  "$LC_BUILD/tests/apiserver/po-apiserver" --listen 127.0.0.1:0 --ready-file "$LC_WORK/url" \
+    --tls-dir "$LC_WORK/tls" "${crds[@]}" "$@" >"$LC_WORK/apiserver.log" 2>&1 &
+  lc_pids+=($!)
+  lc_wait_file "$LC_WORK/url" 20 || { cat "$LC_WORK/apiserver.log" >&2; return 1; }
+  LC_URL=$(cat "$LC_WORK/url")
+  export KUBECONFIG="$LC_WORK/tls/kubeconfig"
+  lc_wait_file "$KUBECONFIG" 10
+}
+
+lc_controller() { # extra flags...; the webhook serves with the API server's certificate (127.0.0.1)
+  LC_WEBHOOK_PORT=$(lc_free_port)
+  LC_PROBE_PORT=$(lc_free_port)
+  "$LC_BUILD/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
+    --webhook-bind-address "127.0.0.1:$LC_WEBHOOK_PORT" \
+    --webhook-cert-file "$LC_WORK/tls/tls.crt" --webhook-key-file "$LC_WORK/tls/tls.key" \
+    --health-probe-bind-address "127.0.0.1:$LC_PROBE_PORT" --leader-election-namespace default \
+    --lease-duration 4 --renew-deadline 3 --retry-period 1 "$@" >>"$LC_WORK/controller.log" 2>&1 &
+  LC_CONTROLLER_PID=$!
+  lc_pids+=($LC_CONTROLLER_PID)
+  local i
+  for ((i = 0; i < 200; i++)); do
+    curl -sf "http://127.0.0.1:$LC_PROBE_PORT/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "local-cluster: the controller did not become ready" >&2
+  tail -20 "$LC_WORK/controller.log" >&2
+  return 1
+}
+
+lc_register_webhook() { # [failurePolicy]
+  local policy=${1:-Fail} ca
+  ca=$(base64 -w0 <"$LC_WORK/tls/ca.crt")
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata:
+  name: propertyoverride
+webhooks:
+  - name: validate.propertyoverride.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: $policy
+    timeoutSeconds: 5
+    clientConfig:
+      url: https://127.0.0.1:$LC_WEBHOOK_PORT/validate
+      caBundle: $ca
+    rules:
+      - apiGroups: [propertyoverride.io]
+        apiVersions: [v1alpha1]
+        operations: [CREATE, UPDATE]
+        resources: [propertyoverrides]
+      - apiGroups: [consul.hashicorp.com]
+        apiVersions: [v1alpha1]
+        operations: [CREATE, UPDATE]
+        resources: [servicedefaults, proxydefaults]
+YAML
+}
+
+lc_stop() {
+  local p
+  for p in "${lc_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+  for p in "${lc_pids[@]}"; do
+    for ((i = 0; i < 100; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$p" 2>/dev/null
+  done
+  lc_pids=()
+}
