@@ -164,9 +164,11 @@ static void apply_override(const char *name, int gen, const char *target, const 
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
   Slot *s = slot(k, false);
-  if (s) { /* keep what the server keeps: finalizers and status */
+  if (s) { /* keep what the server keeps: finalizers, annotations and status */
     json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
+    json_object *ann = get(get(s->obj, "metadata"), "annotations");
     if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
+    if (ann) json_object_object_add(get(o, "metadata"), "annotations", copy(ann));
     if (st) json_object_object_add(o, "status", copy(st));
   }
   put(k, o);
@@ -215,7 +217,7 @@ static void test_create_then_idempotent(void **state) {
   assert_string_equal(cond("a", "Accepted", "status"), "True");
   assert_string_equal(cond("a", "Programmed", "status"), "True");
   assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_int_equal(F.override_patches, 1); /* the finalizer */
+  assert_int_equal(F.override_patches, 2); /* the finalizer, the last-programmed record */
   int writes = F.target_writes, statuses = F.status_patches;
   r = run();
   assert_true(r.ok);
@@ -260,6 +262,12 @@ static void test_invalid_update_keeps_last_good(void **state) {
   assert_non_null(strstr(cond("a", "Accepted", "message"), "150 violates uint32 lte 100"));
   assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
   assert_non_null(strstr(cond("a", "Programmed", "message"), "generation 1 is still live"));
+  /* the target loses our entry (edited by hand) while the override is invalid: the generation
+   * recorded on the override comes back, not nothing */
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  assert_true(run().ok);
+  args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");
+  assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 1);
   apply_override("a", 3, "web", kGood2);
   assert_true(run().ok);
   args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");

@@ -16,12 +16,48 @@ typedef struct {
   bool has_finalizer;
   json_object *entry_args;     /* what we write for it: its own, or the live one (borrowed) */
   json_object *own_args;       /* owned, when accepted */
+  json_object *recorded_args;  /* owned: the last-programmed annotation's arguments */
+  int64_t recorded_generation;
   int64_t entry_generation;
 } Item;
 
 static json_object *get(json_object *o, const char *k) {
   json_object *v = NULL;
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+#define LAST_PROGRAMMED "propertyoverride.io/last-programmed"
+
+/* The last generation programmed, as recorded on the PropertyOverride itself: what keeps an
+ * invalid update from removing it even when the target lost our entry meanwhile (an edit by
+ * hand, a recreated ServiceDefaults). {"generation": N, "arguments": {...}} as annotation text. */
+static json_object *last_programmed(json_object *obj, int64_t *gen) {
+  json_object *ann = get(get(get(obj, "metadata"), "annotations"), LAST_PROGRAMMED);
+  if (!ann || !json_object_is_type(ann, json_type_string)) return NULL;
+  json_object *v = json_tokener_parse(json_object_get_string(ann));
+  json_object *args = get(v, "arguments");
+  if (!args || !json_object_is_type(args, json_type_object)) {
+    json_object_put(v);
+    return NULL;
+  }
+  *gen = json_object_get_int64(get(v, "generation"));
+  json_object_get(args);
+  json_object_put(v);
+  return args;
+}
+
+static json_object *last_programmed_patch(json_object *obj, int64_t gen, json_object *args) {
+  json_object *v = json_object_new_object();
+  json_object_object_add(v, "generation", json_object_new_int64(gen));
+  json_object_object_add(v, "arguments", json_object_get(args));
+  json_object *ann = json_object_new_object(), *m = json_object_new_object(), *patch = json_object_new_object();
+  json_object_object_add(ann, LAST_PROGRAMMED, json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)));
+  json_object_put(v);
+  json_object_object_add(m, "annotations", ann);
+  /* No resourceVersion precondition: a merge patch of one annotation key touches nothing else. */
+  (void)obj;
+  json_object_object_add(patch, "metadata", m);
+  return patch;
 }
 
 static bool has_finalizer(json_object *obj) {
@@ -160,6 +196,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       goto done;
     }
     if (it->deleting) continue;
+    it->recorded_args = last_programmed(obj, &it->recorded_generation);
     if (it->c.accepted) {
       it->own_args = po_Consul_Arguments(&it->c);
       it->entry_args = it->own_args;
@@ -172,6 +209,10 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
           it->entry_generation = live[l].generation;
           break;
         }
+      }
+      if (!it->entry_args && it->recorded_args) {
+        it->entry_args = it->recorded_args;
+        it->entry_generation = it->recorded_generation;
       }
     }
   }
@@ -209,6 +250,17 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     }
   }
   json_object_put(plan.object);
+
+  /* Record what went live on each PropertyOverride, once per generation. */
+  for (size_t i = 0; target_ok && i < m; i++) {
+    Item *it = &items[i];
+    if (it->deleting || !it->c.accepted || !it->own_args || it->recorded_generation == it->c.generation) continue;
+    json_object *patch = last_programmed_patch(it->obj, it->c.generation, it->own_args);
+    char err[256];
+    po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
+    json_object_put(patch);
+    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "recording the programmed generation", err);
+  }
 
   char now[32];
   io->now(io->ctx, now);
@@ -281,6 +333,7 @@ done:
   for (size_t i = 0; items && i < kMaxOverrides && items[i].obj; i++) {
     json_object_put(items[i].obj);
     json_object_put(items[i].own_args);
+    json_object_put(items[i].recorded_args);
   }
   json_object_put(target);
   free(live);

@@ -105,8 +105,14 @@ json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int 
   const char *group = sget(rk, "group"), *k = sget(rk, "kind");
   const char *denial = NULL;
   if (obj && json_object_is_type(obj, json_type_object) && (!op || strcmp(op, "DELETE") != 0) && k) {
-    if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
-      /* Validate what the object will be, even when only metadata changed. */
+    json_object *old = get(req, "oldObject");
+    /* Updates that leave the spec as it was (finalizers, labels, deletion) are never refused:
+     * an object that became invalid under a newer schema must still be deletable. */
+    bool spec_unchanged = old && json_object_equal(get(old, "spec"), get(obj, "spec"));
+    bool deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
+    if (spec_unchanged || deleting) {
+      /* allowed */
+    } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       denial = check_consul(obj, k, a, warnings);

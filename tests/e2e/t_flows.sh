@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# kubectl flows end to end: install, create/update/delete, denials, webhook down, drift repair,
+# pre-existing extensions, several overrides on one target, printer columns, explain, wait.
+. "$(dirname "$0")/lib.sh"
+build=$1
+lc_start "$build" "$e2e_work" || exit 1
+lc_controller || exit 1
+lc_register_webhook Fail
+
+out=$(kubectl api-resources --api-group=propertyoverride.io 2>&1)
+contains "short name pov is served" "$out" "pov"
+out=$(kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1)
+contains "kubectl explain describes resourceFilter" "$out" "trafficDirection"
+
+kubectl apply -f examples/consul/ >/dev/null
+kubectl apply -f examples/valid/ >/dev/null
+check "kubectl wait Programmed" kubectl wait --for=condition=Programmed propertyoverrides --all --timeout=30s
+eventually "api keeps builtin/lua first, ours after in name order" 10 \
+  "builtin/lua api-billing-db-tcp-keepalive@1 api-connect-timeout@1 api-listener-buffer-limits@1 api-payments-outlier-detection@1" \
+  entries servicedefaults api
+check "frontend created and labelled" test "$(kubectl get servicedefaults frontend -o jsonpath='{.metadata.labels.app\.kubernetes\.io/managed-by}')" = propertyoverride
+out=$(kubectl get propertyoverrides 2>&1)
+contains "printer columns" "$out" "TARGET"
+contains "printer column values" "$out" "api-connect-timeout"
+
+# denials: every invalid example is refused; those only the webhook can refuse carry its texts
+# (the others the API server's schema refuses first)
+for f in examples/invalid/*.yaml; do
+  out=$(kubectl apply -f "$f" 2>&1)
+  if kubectl get -f "$f" >/dev/null 2>&1; then bad "$f was admitted"; continue; fi
+  ok "$(basename "$f") refused"
+  grep -q '^# rejected-by: webhook$' "$f" || continue
+  while IFS= read -r want; do
+    contains "$(basename "$f"): denial" "$out" "$want"
+  done < <(sed -n 's/^# webhook-\(message\|rule\|suggests\): //p' "$f")
+done
+out=$(kubectl apply --server-side -f examples/invalid/unknown-field.yaml 2>&1)
+contains "server-side apply denied too" "$out" "no match for field 'max_ejection_percentage'!"
+
+# update flows
+kubectl patch propertyoverride api-connect-timeout --type=merge \
+  -p '{"spec":{"patches":[{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"add","path":"/connect_timeout","value":"7s"}]}}' >/dev/null
+eventually "a valid update goes live as generation 2" 10 "2" \
+  sh -c "kubectl get propertyoverride api-connect-timeout -o jsonpath='{.status.programmedGeneration}'"
+out=$(kubectl get servicedefaults api -o json)
+contains "the friendly 7s was written as seconds" "$out" '"seconds": 7'
+
+# webhook down: failurePolicy Ignore and the server gone; the controller still validates
+kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+kubectl patch propertyoverride api-connect-timeout --type=merge \
+  -p '{"spec":{"patches":[{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"add","path":"/connect_timeout","value":{"seconds":0}}]}}' >/dev/null
+eventually "invalid update: Accepted False" 10 "False" cond api-connect-timeout Accepted status
+contains "invalid update: the reason names the rule" "$(cond api-connect-timeout Accepted message)" "0s violates duration gt 0s"
+contains "invalid update: generation 2 is still live" "$(cond api-connect-timeout Programmed message)" "generation 2 is still live"
+eventually "invalid update: the target keeps generation 2" 5 \
+  "builtin/lua api-billing-db-tcp-keepalive@1 api-connect-timeout@2 api-listener-buffer-limits@1 api-payments-outlier-detection@1" \
+  entries servicedefaults api
+lc_register_webhook Fail
+
+# drift: someone removes our entries by hand; they come back
+kubectl patch servicedefaults api --type=merge -p '{"spec":{"envoyExtensions":[{"name":"builtin/lua","arguments":{"Script":"-- edited"}}]}}' >/dev/null 2>&1
+eventually "drift repaired" 10 \
+  "builtin/lua api-billing-db-tcp-keepalive@1 api-connect-timeout@2 api-listener-buffer-limits@1 api-payments-outlier-detection@1" \
+  entries servicedefaults api
+contains "their own extension kept as they edited it" "$(kubectl get servicedefaults api -o json)" "-- edited"
+
+# overlap: both programmed, each names the other
+kubectl apply -f examples/overlap/ >/dev/null
+eventually "overlap: Programmed reason" 10 "Overlapping" cond frontend-connect-timeout-team Programmed reason
+contains "overlap: names the other" "$(cond frontend-connect-timeout-team Programmed message)" "frontend-connect-timeout-platform"
+contains "overlap: and the other way" "$(cond frontend-connect-timeout-platform Programmed message)" "frontend-connect-timeout-team"
+
+# delete: only ours removed; the object we created goes when empty
+kubectl delete -f examples/valid/ -f examples/overlap/ --wait=true --timeout=30s >/dev/null
+eventually "delete: api keeps only its own extension" 10 "builtin/lua" entries servicedefaults api
+eventually "delete: frontend (ours) is gone" 10 "" sh -c 'kubectl get servicedefaults frontend -o name 2>/dev/null'
+eventually "delete: no PropertyOverride left" 10 "" sh -c 'kubectl get propertyoverrides -o name'
+
+# metrics and probes
+out=$(curl -s "http://127.0.0.1:$LC_PROBE_PORT/metrics")
+contains "reconcile metrics" "$out" 'controller_runtime_reconcile_total{controller="propertyoverride",result="success"}'
+contains "webhook metrics" "$out" "propertyoverride_webhook_requests_total"
+contains "readyz verbose" "$(curl -s "http://127.0.0.1:$LC_PROBE_PORT/readyz?verbose")" "[+]informers-synced ok"
+finish
