@@ -111,7 +111,7 @@ static void check_dir(const char *sub, bool consul) {
     if (!strstr(e->d_name, ".yaml")) continue;
     char path[2048];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    size_t len;
+    size_t len = 0;
     char *text = slurp(path, &len);
     assert_non_null(text);
     char expect[1][512] = {{0}}, by[1][512] = {{0}}, msgs[8][512], rules[4][512], sugg[4][512];
