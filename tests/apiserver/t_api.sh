@@ -64,8 +64,9 @@ pass "status subresource isolation"
 http PATCH $W/w1 '{"spec":{"size":"big","color":"purple"}}' application/merge-patch+json
 expect_code 422 "invalid patch"
 expect_eq "$(jbody .reason)" Invalid "reason"
-expect_eq "$(jbody '.details.causes | length')" 2 "two causes"
+expect_eq "$(jbody '.details.causes | length')" 3 "two causes, and CEL rules blocked"
 expect_eq "$(jbody '.details.causes[0].field')" spec.size "cause field"
+expect_eq "$(jbody '.details.causes[2].message')" "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation" "blocked CEL"
 http PATCH $W/w1 '{"spec":{"tags":["a","b","c","d"]}}' application/merge-patch+json
 expect_code 422 "maxItems"
 jbody .message | grep -q 'spec.tags: Too many: 4: must have at most 3 items' || fail "maxItems text: $BODY"
@@ -79,7 +80,16 @@ http PATCH $W/w1 '{"spec":{"bogus":1}}' application/merge-patch+json
 expect_code 200 "unknown field pruned by default"
 grep -qi '^Warning: 299 - "unknown field \\"spec.bogus\\""' <<<"$HEADERS" || fail "warning header: $HEADERS"
 expect_eq "$(jbody .spec.bogus)" null "pruned"
-pass "422 Invalid causes, strict and warned unknown fields"
+http PATCH $W/w1 '{"spec":{"size":1,"tags":["a","b"]}}' application/merge-patch+json
+expect_code 422 "CEL rule"
+expect_eq "$(jbody .message)" 'Widget.example.com "w1" is invalid: spec: Invalid value: "object": a widget has at most size tags' "CEL message"
+http PATCH $W/w1 '{"spec":{"size":2,"color":"green"}}' application/merge-patch+json
+expect_code 422 "CEL rule with fieldPath"
+expect_eq "$(jbody '.details.causes[0].field') $(jbody '.details.causes[0].message')" 'spec.color Invalid value: "string": green widgets are bigger than 2' "fieldPath"
+http PATCH $W/w1 '{"spec":{"legacy":"x"}}' application/merge-patch+json
+expect_code 422 "not"
+expect_eq "$(jbody '.details.causes[0].message')" 'Invalid value: "object": must not validate the schema (not)' "not message"
+pass "422 Invalid causes, strict and warned unknown fields, CEL rules, not"
 
 http PATCH $W/w1 '[{"op":"replace","path":"/spec/size","value":6},{"op":"add","path":"/spec/tags","value":["t1"]},{"op":"add","path":"/spec/tags/0","value":"t0"}]' application/json-patch+json
 expect_code 200 "json patch"

@@ -163,9 +163,15 @@ json_object *po_As_Apply(json_object *live, json_object *cfg, const char *manage
 typedef struct po_As_Causes {
   json_object *causes; /* array of {reason,message,field} */
   json_object *unknown; /* array of strings: pruned field paths */
+  bool probe;           /* checking an allOf/anyOf/oneOf/not alternative: no pruning, no defaults */
+  struct po_As_PendingRule *rules; /* CEL rules to run once the schema checks pass */
+  size_t nrules, caprules;
 } po_As_Causes;
 /* Validate and prune obj (in place) against a structural schema. */
 void po_As_Schema_Validate(json_object *schema, json_object *obj, po_As_Causes *out);
+
+/* CEL subset (cel.c): 1 true, 0 false, 2 evaluation error (err filled), -1 outside the subset. */
+int po_As_Cel_Eval(const char *rule, json_object *self, char *err, size_t errsz);
 
 /* ---- tables (table.c) -------------------------------------------------------------------- */
 json_object *po_As_Table(po_As_Resource *r, const char *version, json_object **objs, size_t n,

@@ -1,7 +1,8 @@
 /* Structural-schema checks for custom resources, with the real server's field-error texts:
  * type, required, enum, maxItems/minItems, maxLength/minLength, maximum/minimum, nullable;
- * unknown fields are pruned (and reported, for fieldValidation Warn/Strict); `default`s are
- * applied to missing properties. CEL rules are not evaluated. */
+ * allOf/anyOf/oneOf/not; x-kubernetes-validations (a CEL subset, cel.c); unknown fields are
+ * pruned (and reported, for fieldValidation Warn/Strict); `default`s are applied to missing
+ * properties. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,8 @@ static bool type_ok(const char *want, json_object *v, bool int_or_string) {
 }
 
 static void validate(json_object *sch, json_object *v, const char *path, po_As_Causes *out, bool root);
+static void check_combinators(json_object *sch, json_object *v, const char *path, po_As_Causes *out);
+static void check_rules(json_object *sch, json_object *v, const char *path, po_As_Causes *out);
 
 static void check_object(json_object *sch, json_object *v, const char *path, po_As_Causes *out, bool root) {
   json_object *props = po_As_Get(sch, "properties");
@@ -60,7 +63,7 @@ static void check_object(json_object *sch, json_object *v, const char *path, po_
   bool preserve = json_object_get_boolean(po_As_Get(sch, "x-kubernetes-preserve-unknown-fields"));
   bool embedded = json_object_get_boolean(po_As_Get(sch, "x-kubernetes-embedded-resource"));
   /* defaults first, so required checks see them */
-  if (props) {
+  if (props && !out->probe) {
     json_object_object_foreach(props, pk, ps) {
       json_object *def = po_As_Get(ps, "default");
       if (def && !po_As_Get(v, pk)) json_object_object_add(v, pk, po_As_Copy(def));
@@ -100,12 +103,135 @@ static void check_object(json_object *sch, json_object *v, const char *path, po_
     json_object *ps = po_As_Get(props, k);
     if (ps) validate(ps, val, f, out, false);
     else if (addl && json_object_is_type(addl, json_type_object)) validate(addl, val, f, out, false);
-    else if (!preserve && !(addl && json_object_get_boolean(addl))) {
+    else if (!preserve && !(addl && json_object_get_boolean(addl)) && !out->probe) {
       if (!out->unknown) out->unknown = json_object_new_array();
       json_object_array_add(out->unknown, json_object_new_string(f));
       json_object_object_del(v, k);
     }
     free(keys[i]);
+  }
+}
+
+/* The causes v has against sch (NULL: satisfied). Checked on a copy, with no pruning. */
+static json_object *probe_causes(json_object *sch, json_object *v, const char *path) {
+  po_As_Causes probe = {.probe = true};
+  json_object *c = po_As_Copy(v);
+  validate(sch, c, path, &probe, false);
+  json_object_put(c);
+  json_object_put(probe.unknown);
+  return probe.causes;
+}
+
+static void composite(po_As_Causes *out, const char *path, json_object *v, const char *what) {
+  char vt[256], m[512];
+  value_text(v, vt, sizeof vt);
+  snprintf(m, sizeof m, "Invalid value: %s: %s", vt, what);
+  add_cause(out, "FieldValueInvalid", path, m);
+}
+
+static void merge_causes(po_As_Causes *out, json_object *causes) {
+  for (size_t i = 0; causes && i < json_object_array_length(causes); i++) {
+    if (!out->causes) out->causes = json_object_new_array();
+    json_object_array_add(out->causes, json_object_get(json_object_array_get_idx(causes, i)));
+  }
+}
+
+/* allOf / anyOf / oneOf / not, reported as kube-openapi does: anyOf and oneOf add their
+ * composite error and the errors of the best failing alternative (here: the one with the
+ * fewest errors); allOf adds every alternative's errors and then its composite error. */
+static void check_combinators(json_object *sch, json_object *v, const char *path, po_As_Causes *out) {
+  json_object *all = po_As_Get(sch, "allOf"), *any = po_As_Get(sch, "anyOf"), *one = po_As_Get(sch, "oneOf");
+  json_object *not = po_As_Get(sch, "not");
+  for (int which = 0; which < 2; which++) {
+    json_object *alts = which == 0 ? any : one;
+    if (!alts || !json_object_is_type(alts, json_type_array)) continue;
+    json_object *best = NULL;
+    int valid = 0;
+    for (size_t i = 0; i < json_object_array_length(alts); i++) {
+      json_object *c = probe_causes(json_object_array_get_idx(alts, i), v, path);
+      if (!c) {
+        valid++;
+        if (which == 0) break;
+        continue;
+      }
+      if (!best || json_object_array_length(c) < json_object_array_length(best)) {
+        json_object_put(best);
+        best = c;
+      } else {
+        json_object_put(c);
+      }
+    }
+    if (which == 0 && !valid) {
+      composite(out, path, v, "must validate at least one schema (anyOf)");
+      merge_causes(out, best);
+    } else if (which == 1 && valid != 1) {
+      char m[128];
+      if (valid == 0) snprintf(m, sizeof m, "must validate one and only one schema (oneOf). Found none valid");
+      else snprintf(m, sizeof m, "must validate one and only one schema (oneOf). Found %d valid alternatives", valid);
+      composite(out, path, v, m);
+      if (!valid) merge_causes(out, best);
+    }
+    json_object_put(best);
+  }
+  if (all && json_object_is_type(all, json_type_array)) {
+    size_t valid = 0, n = json_object_array_length(all);
+    for (size_t i = 0; i < n; i++) {
+      json_object *c = probe_causes(json_object_array_get_idx(all, i), v, path);
+      if (!c) valid++;
+      merge_causes(out, c);
+      json_object_put(c);
+    }
+    if (valid != n) composite(out, path, v, valid ? "must validate all the schemas (allOf)" : "must validate all the schemas (allOf). None validated");
+  }
+  if (not) {
+    json_object *c = probe_causes(not, v, path);
+    if (!c) composite(out, path, v, "must not validate the schema (not)");
+    json_object_put(c);
+  }
+}
+
+struct po_As_PendingRule {
+  json_object *sch, *v; /* borrowed: both outlive the validation */
+  char *path;
+};
+
+/* x-kubernetes-validations are collected during the schema walk and run afterwards, and only
+ * when no type or enum error blocks them, as the real server does. */
+static void check_rules(json_object *sch, json_object *v, const char *path, po_As_Causes *out) {
+  if (out->probe || !po_As_Get(sch, "x-kubernetes-validations")) return;
+  if (out->nrules == out->caprules) {
+    out->caprules = out->caprules ? out->caprules * 2 : 8;
+    out->rules = realloc(out->rules, out->caprules * sizeof *out->rules);
+  }
+  out->rules[out->nrules++] = (struct po_As_PendingRule){sch, v, strdup(path)};
+}
+
+/* The CEL subset of cel.c; rules outside it are skipped. */
+static void run_rules(json_object *sch, json_object *v, const char *path, po_As_Causes *out) {
+  json_object *rules = po_As_Get(sch, "x-kubernetes-validations");
+  for (size_t i = 0; rules && json_object_is_type(rules, json_type_array) && i < json_object_array_length(rules); i++) {
+    json_object *r = json_object_array_get_idx(rules, i);
+    const char *rule = po_As_GetStr(r, "rule");
+    if (!rule) continue;
+    char err[256] = "", m[1024], f[1024];
+    int res = po_As_Cel_Eval(rule, v, err, sizeof err);
+    if (res == 1) continue;
+    if (res < 0) {
+      po_As_Log(kPo_As_LogDebug, "CEL rule outside the supported subset, not enforced: %s", rule);
+      continue;
+    }
+    const char *msg = po_As_GetStr(r, "message"), *fp = po_As_GetStr(r, "fieldPath"), *reason = po_As_GetStr(r, "reason");
+    snprintf(f, sizeof f, "%s%s", path, fp ? (path[0] || fp[0] != '.' ? fp : fp + 1) : "");
+    const char *tn = type_name(v);
+    if (fp) {
+      json_object *target = po_As_JsonPath(v, fp);
+      tn = type_name(target);
+      json_object_put(target);
+    }
+    if (res == 2) snprintf(m, sizeof m, "Invalid value: \"%s\": %s evaluating rule: %s", tn, err, rule);
+    else if (msg) snprintf(m, sizeof m, "Invalid value: \"%s\": %s", tn, msg);
+    else snprintf(m, sizeof m, "Invalid value: \"%s\": failed rule: %s", tn, rule);
+    add_cause(out, reason ? reason : "FieldValueInvalid", f, m);
   }
 }
 
@@ -190,8 +316,25 @@ static void validate(json_object *sch, json_object *v, const char *path, po_As_C
     }
   }
   if (json_object_is_type(v, json_type_object)) check_object(sch, v, path, out, root);
+  check_combinators(sch, v, path, out);
+  check_rules(sch, v, path, out);
 }
 
 void po_As_Schema_Validate(json_object *schema, json_object *obj, po_As_Causes *out) {
   validate(schema, obj, "", out, true);
+  bool blocked = false;
+  for (size_t i = 0; out->causes && i < json_object_array_length(out->causes); i++) {
+    const char *reason = po_As_GetStr(json_object_array_get_idx(out->causes, i), "reason");
+    if (reason && (!strcmp(reason, "FieldValueTypeInvalid") || !strcmp(reason, "FieldValueNotSupported"))) blocked = true;
+  }
+  if (blocked && out->nrules)
+    add_cause(out, "FieldValueInvalid", "<nil>",
+              "Invalid value: null: some validation rules were not checked because the object was invalid; correct the existing errors to complete validation");
+  for (size_t i = 0; i < out->nrules; i++) {
+    if (!blocked) run_rules(out->rules[i].sch, out->rules[i].v, out->rules[i].path, out);
+    free(out->rules[i].path);
+  }
+  free(out->rules);
+  out->rules = NULL;
+  out->nrules = out->caprules = 0;
 }
