@@ -33,7 +33,16 @@ end=$(date +%s%N)
 [ $(( (end - start) / 1000000 )) -ge 300 ] || fail "latency not added"   # a lower bound only
 http POST /admin/faults '{"latencyMs":0}'
 http GET /admin/faults
-expect_eq "$(jq -c . <<<"$BODY")" '{"dropWatchEvery":0,"force410":0,"throttle":0,"retryAfterSeconds":3,"serverErrors":0,"serverErrorCode":503,"latencyMs":0}' "faults readback"
+expect_eq "$(jq -c . <<<"$BODY")" '{"dropWatchEvery":0,"force410":0,"throttle":0,"retryAfterSeconds":3,"serverErrors":0,"serverErrorCode":503,"latencyMs":0,"serverErrorPercent":0,"force410Percent":0}' "faults readback"
+http POST /admin/faults '{"serverErrorPercent":100}'
+http GET /api/v1/namespaces/default
+expect_code 503 "random 5xx at 100 percent"
+http POST /admin/faults '{"serverErrorPercent":0,"force410Percent":100}'
+curl -sS -N "$URL/api/v1/namespaces/default/configmaps?watch=true&timeoutSeconds=5" >"$T/w"
+expect_eq "$(jq -r '.object.code' "$T/w")" 410 "random 410 at 100 percent"
+http POST /admin/faults '{"force410Percent":0}'
+http GET /api/v1/namespaces/default
+expect_code 200 "percentages off"
 http POST /admin/faults '{"bogus":1}'
 expect_code 400 "unknown fault"
 http GET /admin/stats

@@ -58,7 +58,9 @@ pass "watch from a resourceVersion, bookmarks, timeoutSeconds"
 got=$(events "$T/w2" | jq -r '.type + " " + .object.metadata.name' | paste -sd, -)
 # c0 exists (initial ADDED), c1 comes, changes, and leaves the selector (DELETED)
 expect_eq "$got" "ADDED c0,ADDED c1,MODIFIED c1,DELETED c1" "selector watch with initial state"
-pass "watch from resourceVersion 0 sends the current objects; leaving a selector is DELETED"
+curl -sS -N "$URL$CM?watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true&timeoutSeconds=1" >"$T/wl"
+expect_eq "$(events "$T/wl" | jq -r 'select(.type != "BOOKMARK" or .object.metadata.annotations["k8s.io/initial-events-end"] == "true") | .type' | head -2 | paste -sd, -)" "ADDED,BOOKMARK" "sendInitialEvents ends the initial state with a bookmark"
+pass "watch from resourceVersion 0 sends the current objects; leaving a selector is DELETED; sendInitialEvents"
 
 for i in $(seq 1 12); do http PATCH $CM/c0 "{\"data\":{\"i\":\"$i\"}}" application/merge-patch+json; done
 curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv&timeoutSeconds=5" >"$T/w3"

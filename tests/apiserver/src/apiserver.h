@@ -82,7 +82,13 @@ typedef struct po_As_Event {
 typedef struct po_As_Faults {
   int drop_watch_every, force_410, throttle, retry_after, server_errors, server_error_code;
   int latency_ms;
+  /* random chaos (percent of API requests / of watch starts), from a seeded generator */
+  int server_error_percent, force_410_percent;
+  uint64_t seed;
 } po_As_Faults;
+
+/* Lock held: true with probability percent/100 (deterministic for a given --fault-seed). */
+bool po_As_Faults_Roll(int percent);
 
 typedef struct po_As_Server {
   pthread_mutex_t mu;
@@ -226,7 +232,7 @@ typedef struct po_As_Request {
   const char *label_selector, *field_selector, *continue_token, *resource_version;
   const char *rv_match, *field_manager, *field_validation, *dry_run, *include_object;
   long limit;
-  bool watch, bookmarks, force;
+  bool watch, bookmarks, force, send_initial;
   long timeout_seconds;
 } po_As_Request;
 

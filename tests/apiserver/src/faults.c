@@ -1,12 +1,24 @@
 /* Fault injection: counters set by flags or POST /admin/faults, consumed as requests arrive. */
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "apiserver.h"
 
+bool po_As_Faults_Roll(int percent) {
+  if (percent <= 0) return false;
+  /* splitmix64: small, and the same sequence for the same seed */
+  uint64_t z = (po_as.faults.seed += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  z ^= z >> 31;
+  return (int)(z % 100) < percent;
+}
+
 bool po_As_Faults_Intercept(po_As_Reply *r) {
   po_As_Faults *f = &po_as.faults;
+  if (po_As_Faults_Roll(f->server_error_percent)) f->server_errors++;
   if (f->throttle > 0) {
     f->throttle--;
     int ra = f->retry_after > 0 ? f->retry_after : 1;
@@ -33,6 +45,8 @@ static const struct {
     {"throttle", offsetof(po_As_Faults, throttle)}, {"retryAfterSeconds", offsetof(po_As_Faults, retry_after)},
     {"serverErrors", offsetof(po_As_Faults, server_errors)}, {"serverErrorCode", offsetof(po_As_Faults, server_error_code)},
     {"latencyMs", offsetof(po_As_Faults, latency_ms)},
+    {"serverErrorPercent", offsetof(po_As_Faults, server_error_percent)},
+    {"force410Percent", offsetof(po_As_Faults, force_410_percent)},
 };
 
 json_object *po_As_Faults_Json(void) {
@@ -52,7 +66,7 @@ bool po_As_Faults_Set(json_object *in, char *msg, size_t msgsz) {
     for (i = 0; i < sizeof kFields / sizeof kFields[0]; i++)
       if (!strcmp(kFields[i].name, k)) break;
     if (i == sizeof kFields / sizeof kFields[0]) {
-      snprintf(msg, msgsz, "faults: unknown field \"%s\" (valid: dropWatchEvery, force410, throttle, retryAfterSeconds, serverErrors, serverErrorCode, latencyMs)", k);
+      snprintf(msg, msgsz, "faults: unknown field \"%s\" (valid: dropWatchEvery, force410, throttle, retryAfterSeconds, serverErrors, serverErrorCode, latencyMs, serverErrorPercent, force410Percent)", k);
       return false;
     }
     if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int(v) < 0) {

@@ -18,7 +18,8 @@ static void usage(void) {
           "  [--token T]... [--state FILE] [--crd FILE]... [--compaction-window N] [--bookmark-interval-ms MS]\n"
           "  [--webhook-host-override HOST:PORT] [--webhook-service NS/NAME=HOST:PORT]...\n"
           "  [--fault-drop-watch-every N] [--fault-410-next N] [--fault-429-next N] [--fault-retry-after S]\n"
-          "  [--fault-5xx-next N] [--fault-5xx-code C] [--fault-latency-ms MS] [--log-level error|warn|info|debug]\n"
+          "  [--fault-5xx-next N] [--fault-5xx-code C] [--fault-latency-ms MS] [--fault-5xx-percent P]\n"
+          "  [--fault-410-percent P] [--fault-seed S] [--log-level error|warn|info|debug]\n"
           "see tests/apiserver/README.md\n");
 }
 
@@ -151,6 +152,13 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--fault-5xx-next")) { if (!int_flag(a, TAKE(), &po_as.faults.server_errors)) return 2; }
     else if (!strcmp(a, "--fault-5xx-code")) { if (!int_flag(a, TAKE(), &po_as.faults.server_error_code)) return 2; }
     else if (!strcmp(a, "--fault-latency-ms")) { if (!int_flag(a, TAKE(), &po_as.faults.latency_ms)) return 2; }
+    else if (!strcmp(a, "--fault-5xx-percent")) { if (!int_flag(a, TAKE(), &po_as.faults.server_error_percent)) return 2; }
+    else if (!strcmp(a, "--fault-410-percent")) { if (!int_flag(a, TAKE(), &po_as.faults.force_410_percent)) return 2; }
+    else if (!strcmp(a, "--fault-seed")) {
+      int seed;
+      if (!int_flag(a, TAKE(), &seed)) return 2;
+      po_as.faults.seed = (uint64_t)seed;
+    }
     else if (!strcmp(a, "--log-level") && v) {
       const char *l = TAKE();
       po_as.log_level = !strcmp(l, "error") ? 0 : !strcmp(l, "warn") ? 1 : !strcmp(l, "debug") ? 3 : 2;

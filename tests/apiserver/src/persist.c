@@ -1,6 +1,7 @@
 /* --state FILE: every object and the resourceVersion counter, as one JSON document, written
- * atomically (temp file, fsync, rename) by a flusher thread at most every 50 ms after changes,
- * and at shutdown. A crash loses at most the last 50 ms; the file is never half-written. */
+ * atomically (temp file, fsync, rename) by a flusher thread at most every 50 ms after changes
+ * (longer for large states, see flush_loop), and at shutdown. A crash loses at most the last
+ * interval; the file is never half-written. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,16 +139,28 @@ static void flush_now(void) {
   free(text);
 }
 
+static long now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1000L + t.tv_nsec / 1000000L;
+}
+
+/* The pause between flushes is 50 ms, or 4x the last flush when the state is large, so that
+ * snapshots (taken under the lock) never hold the server for more than a fifth of the time. */
 static void *flush_loop(void *arg) {
   (void)arg;
+  long pause = 50;
   for (;;) {
-    struct timespec ts = {0, 50 * 1000000L};
+    struct timespec ts = {pause / 1000, (pause % 1000) * 1000000L};
     nanosleep(&ts, NULL);
+    long t0 = now_ms();
     pthread_mutex_lock(&po_as.mu);
     bool stop = flusher_stop;
     pthread_mutex_unlock(&po_as.mu);
     flush_now();
     if (stop) return NULL;
+    long took = now_ms() - t0;
+    pause = took * 4 > 50 ? (took * 4 < 5000 ? took * 4 : 5000) : 50;
   }
 }
 

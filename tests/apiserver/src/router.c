@@ -250,6 +250,7 @@ static struct MHD_Response *route(struct MHD_Connection *c, const char *url, con
   q.force = arg_true(c, "force");
   q.watch = arg_true(c, "watch");
   q.bookmarks = arg_true(c, "allowWatchBookmarks");
+  q.send_initial = arg_true(c, "sendInitialEvents");
   const char *lim = arg(c, "limit"), *to = arg(c, "timeoutSeconds");
   q.limit = lim ? strtol(lim, NULL, 10) : 0;
   q.timeout_seconds = to ? strtol(to, NULL, 10) : 0;

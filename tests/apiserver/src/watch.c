@@ -15,7 +15,7 @@ typedef struct Watch {
   char *av, *ns;
   po_As_Selector *sel;
   uint64_t pos;
-  bool bookmarks, table, expired, finish, drop;
+  bool bookmarks, table, expired, finish, drop, initial_end;
   struct timespec deadline, next_bookmark;
   json_object **initial;
   size_t ninitial, iinitial;
@@ -93,6 +93,13 @@ static bool produce(Watch *w) {
     }
     if (w->iinitial < w->ninitial) {
       emit_object(w, "ADDED", w->initial[w->iinitial++]);
+      return true;
+    }
+    if (w->initial_end) { /* the watch-list protocol: initial state complete at this version */
+      w->initial_end = false;
+      char *s = po_As_Printf("{\"kind\":\"%s\",\"apiVersion\":\"%s\",\"metadata\":{\"resourceVersion\":\"%" PRIu64
+                             "\",\"annotations\":{\"k8s.io/initial-events-end\":\"true\"}}}", w->res->kind, w->av, w->pos);
+      set_pending(w, "BOOKMARK", s);
       return true;
     }
     if (w->pos < po_as.compacted_rv) {
@@ -211,11 +218,13 @@ struct MHD_Response *po_As_Watch_Start(po_As_Request *q, po_As_Reply *r) {
   pthread_mutex_lock(&po_as.mu);
   po_as.watches++;
   w->drop_every = po_as.faults.drop_watch_every;
+  if (po_As_Faults_Roll(po_as.faults.force_410_percent)) po_as.faults.force_410++;
   if (po_as.faults.force_410 > 0) {
     po_as.faults.force_410--;
     w->expired = true;
     w->pos = from ? from : po_as.rv;
-  } else if (!from) {
+  } else if (!from || q->send_initial) {
+    w->initial_end = q->send_initial && q->bookmarks;
     w->pos = po_as.rv;
     w->initial = malloc((q->res->nitems + 1) * sizeof *w->initial);
     for (size_t i = 0; i < q->res->nitems; i++)
