@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# make bench: every benchmark program that the build produced, one after another. They print
+# numbers (docs/benchmarks.md says what each means); none of them passes or fails on speed.
+#   scripts/bench.sh [BUILD_DIR]      (default build/, a Release build: `make` makes it)
+# Extra arguments for bench_engine go in PO_BENCH_ARGS, e.g. PO_BENCH_ARGS="--only e2e".
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+build=${1:-build}
+if [ -f "$build/CMakeCache.txt" ] && ! grep -q '^CMAKE_BUILD_TYPE:STRING=Release' "$build/CMakeCache.txt"; then
+  echo "bench: note: $build is not a Release build; numbers will be slow" >&2
+fi
+ran=0
+run() { # program [args...]
+  local prog=$1; shift
+  [ -x "$prog" ] || return 0
+  printf '\n=== %s ===\n' "${prog#"$build"/}"
+  "$prog" "$@"
+  ran=$((ran + 1))
+}
+# shellcheck disable=SC2086
+run "$build/tests/bench/bench_engine" ${PO_BENCH_ARGS:-}
+run "$build/tests/kube/bench_informer"
+run "$build/tests/runtime/bench_workqueue"
+if [ "$ran" = 0 ]; then
+  echo "bench: no benchmark programs in $build (build it first: make)" >&2
+  exit 1
+fi

@@ -1,0 +1,447 @@
+/* bench_engine: the engine's speed against DESIGN.md section 9, printed as a table.
+ *
+ *   schema     loading the embedded Envoy descriptor set into a upb pool (target <= 10 ms)
+ *   patch      compile (resolve once) and apply (many times) of single patches on a realistic
+ *              Cluster, per patch (target: apply <= 0.5 us)
+ *   e2e        a ClustersConfigDump of 10,000 clusters: upb JSON decode + encode alone (the
+ *              floor), then decode + patch every cluster inside its Any + encode (target
+ *              <= 1.15x the floor)
+ *
+ * Usage: bench_engine [--only schema|patch|e2e] [--repeat N] [--clusters N] [--iterations N]
+ *   --iterations N  run every measured loop exactly N times, once (no repeats, no warm-up):
+ *                   for instruction counts under `valgrind --tool=callgrind`, where time means
+ *                   nothing; the table then shows counts, not speeds.
+ * No number is checked against its target here: machines are noisy, so this prints and the
+ * reader judges (docs/benchmarks.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "bench.h"
+#include "compiled.h"
+#include "upb/reflection.h"
+
+extern const unsigned char po_envoy_descriptor_set[];
+extern const size_t po_envoy_descriptor_set_size;
+
+typedef struct {
+  const char *only;
+  int repeat;          /* samples per measurement */
+  unsigned clusters;   /* in the config dump */
+  long iterations;     /* 0: timed runs; else fixed counts for callgrind */
+} Options;
+
+static Options g_opt = {.only = NULL, .repeat = 9, .clusters = 10000, .iterations = 0};
+
+static void die(const char *what, const po_Status *st) {
+  fprintf(stderr, "bench_engine: %s: %s\n", what, st ? st->message : "failed");
+  exit(1);
+}
+
+static bool selected(const char *section) { return !g_opt.only || !strcmp(g_opt.only, section); }
+
+static void row(const char *name, const po_Bench_Stats *s, const char *note) {
+  char b[32], m[32];
+  printf("  %-44s %s  [%s]  %s\n", name, po_Bench_FormatNs(po_Bench_Stats_Best(s), b, sizeof b),
+         po_Bench_FormatNs(po_Bench_Stats_Median(s), m, sizeof m), note ? note : "");
+}
+
+/* ---- schema load ---------------------------------------------------------------------------- */
+
+static double g_first_load_ns; /* po_Schema_Get in this fresh process, before anything else */
+
+static void bench_schema(void) {
+  printf("\nschema load (embedded set, %zu bytes)                 best       [median]\n",
+         (size_t)po_envoy_descriptor_set_size);
+  po_Bench_Stats s = {0};
+  int n = g_opt.iterations ? (int)g_opt.iterations : g_opt.repeat;
+  if (n > 64) n = 64;
+  size_t files = 0;
+  for (int i = 0; i < n; i++) {
+    po_Status st;
+    po_Status_Clear(&st);
+    uint64_t t0 = po_Bench_Now();
+    po_Schema *schema = po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &st);
+    uint64_t t1 = po_Bench_Now();
+    if (!schema) die("po_Schema_New", &st);
+    files = po_Schema_FileCount(schema);
+    po_Schema_Free(schema);
+    po_Bench_Stats_Add(&s, (double)(t1 - t0));
+  }
+  char note[64];
+  snprintf(note, sizeof note, "%zu files; target <= 10 ms", files);
+  row("po_Schema_New (warm, repeated)", &s, note);
+  po_Bench_Stats first = {0};
+  po_Bench_Stats_Add(&first, g_first_load_ns);
+  row("po_Schema_Get (first use in a fresh process)", &first, "one sample");
+}
+
+/* ---- compile and apply per patch ------------------------------------------------------------ */
+
+typedef struct {
+  const char *name;
+  const char *op;
+  const char *path;
+  const char *value; /* JSON; NULL for none */
+  bool fails;        /* compile is expected to fail (the error path is what is timed) */
+} Case;
+
+static const Case kCases[] = {
+    {"wrapper set", "add", "/outlier_detection/max_ejection_percent", "50", false},
+    {"map-valued add (message of wrappers)", "add", "/outlier_detection",
+     "{\"consecutive_5xx\":7,\"max_ejection_percent\":30,\"enforcing_consecutive_5xx\":90,"
+     "\"success_rate_minimum_hosts\":3}", false},
+    {"deep path creating parents", "add", "/upstream_connection_options/tcp_keepalive/keepalive_time",
+     "300", false},
+    {"repeated strings", "add", "/lrs_report_endpoint_metrics",
+     "[\"cpu_utilization\",\"mem_utilization\",\"application_utilization\"]", false},
+    {"enum by name", "add", "/lb_policy", "\"RING_HASH\"", false},
+    {"remove", "remove", "/outlier_detection", NULL, false},
+    {"unknown field (error, with hint)", "add", "/outlier_detection/max_ejection_percnt", "50", true},
+};
+enum { kCaseCount = sizeof kCases / sizeof kCases[0] };
+
+typedef struct {
+  const po_Schema *schema;
+  const upb_MessageDef *cluster;
+  char *binary; /* the realistic cluster, binary encoded, for fresh copies */
+  size_t binary_len;
+} Fixture;
+
+static po_Patch make_patch(const Case *c, po_Arena *a) {
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Patch p = {.op = c->op, .path = c->path};
+  if (c->value) {
+    p.value = po_Value_ParseJson(c->value, strlen(c->value), a, &st);
+    if (!p.value) die(c->name, &st);
+  }
+  return p;
+}
+
+/* Compile, each time into a fresh arena (what the Constructor does once per patch). */
+static double time_compile(const Fixture *fx, const Case *c, long n) {
+  po_Arena *va = po_Arena_New();
+  po_Patch p = make_patch(c, va);
+  po_PatchOptions opts = {.convention = kPo_ConventionTyped, .hints = true, .envoy_rules = true,
+                          .deprecations = true};
+  po_Status st;
+  uint64_t t0 = po_Bench_Now();
+  for (long i = 0; i < n; i++) {
+    po_Arena *a = po_Arena_New();
+    po_Diagnostics *d = po_Diagnostics_New(a);
+    po_CompiledPatch cp;
+    const char *hint = NULL;
+    po_Status_Clear(&st);
+    bool ok = po_CompiledPatch_Compile(fx->schema, fx->cluster, &p, &opts, a, &cp, &hint, d, 0, &st);
+    if (ok == c->fails) die(c->name, &st);
+    po_Arena_Free(a);
+  }
+  uint64_t t1 = po_Bench_Now();
+  po_Arena_Free(va);
+  return (double)(t1 - t0) / (double)n;
+}
+
+static po_CompiledPatch compile_once(const Fixture *fx, const Case *c, po_Arena *a) {
+  po_Patch p = make_patch(c, a);
+  po_PatchOptions opts = {.convention = kPo_ConventionTyped};
+  po_CompiledPatch cp;
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!po_CompiledPatch_Compile(fx->schema, fx->cluster, &p, &opts, a, &cp, NULL, NULL, 0, &st)) {
+    die(c->name, &st);
+  }
+  return cp;
+}
+
+/* Apply `n` times to the same realistic cluster (steady state: parents exist after the first). */
+static double time_apply_same(const Fixture *fx, const po_CompiledPatch *cp, long n) {
+  upb_Arena *arena = upb_Arena_New();
+  po_Status st;
+  upb_Message *m = po_Binary_Decode(fx->schema, fx->cluster, fx->binary, fx->binary_len, arena, &st);
+  if (!m) die("decode", &st);
+  uint64_t t0 = po_Bench_Now();
+  for (long i = 0; i < n; i++) {
+    if (!po_CompiledPatch_Apply(cp, m, arena)) die("apply", NULL);
+  }
+  uint64_t t1 = po_Bench_Now();
+  upb_Arena_Free(arena);
+  return (double)(t1 - t0) / (double)n;
+}
+
+/* Apply once to each of `n` fresh copies of the realistic cluster, decoded beforehand (not
+ * timed): parents are created, fields removed, as on first contact with a resource. */
+static double time_apply_fresh(const Fixture *fx, const po_CompiledPatch *cp, long n) {
+  enum { kBatch = 1000 };
+  upb_Message *copies[kBatch];
+  uint64_t total = 0;
+  for (long done = 0; done < n;) {
+    long k = n - done < kBatch ? n - done : kBatch;
+    upb_Arena *arena = upb_Arena_New();
+    for (long i = 0; i < k; i++) {
+      po_Status st;
+      copies[i] = po_Binary_Decode(fx->schema, fx->cluster, fx->binary, fx->binary_len, arena, &st);
+      if (!copies[i]) die("decode", &st);
+    }
+    uint64_t t0 = po_Bench_Now();
+    for (long i = 0; i < k; i++) {
+      if (!po_CompiledPatch_Apply(cp, copies[i], arena)) die("apply", NULL);
+    }
+    total += po_Bench_Now() - t0;
+    upb_Arena_Free(arena);
+    done += k;
+  }
+  return (double)total / (double)n;
+}
+
+static void bench_patch(const Fixture *fx) {
+  long compiles = g_opt.iterations ? g_opt.iterations : 2000;
+  long applies = g_opt.iterations ? g_opt.iterations : 200000;
+  long fresh = g_opt.iterations ? g_opt.iterations : 20000;
+  int reps = g_opt.iterations ? 1 : g_opt.repeat;
+  printf("\nper patch on a realistic Cluster (%zu bytes binary)\n", fx->binary_len);
+  printf("  %-38s %-22s %-22s %-22s\n", "case", "compile", "apply, same message", "apply, fresh copy");
+  printf("  %-38s %-22s %-22s %-22s\n", "", "best [median]", "best [median]", "best [median]");
+  double worst_apply = 0;
+  for (int c = 0; c < kCaseCount; c++) {
+    const Case *k = &kCases[c];
+    po_Bench_Stats sc = {0}, ss = {0}, sf = {0};
+    po_Arena *a = po_Arena_New();
+    po_CompiledPatch cp;
+    if (!k->fails) cp = compile_once(fx, k, a);
+    for (int r = 0; r < reps; r++) {
+      po_Bench_Stats_Add(&sc, time_compile(fx, k, compiles));
+      if (!k->fails) {
+        po_Bench_Stats_Add(&ss, time_apply_same(fx, &cp, applies));
+        po_Bench_Stats_Add(&sf, time_apply_fresh(fx, &cp, fresh));
+      }
+    }
+    char b1[32], m1[32], b2[32], m2[32], b3[32], m3[32], col1[64], col2[64], col3[64];
+    snprintf(col1, sizeof col1, "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(&sc), b1, sizeof b1),
+             po_Bench_FormatNs(po_Bench_Stats_Median(&sc), m1, sizeof m1));
+    if (k->fails) {
+      snprintf(col2, sizeof col2, "%s", "(compile-time error)");
+      col3[0] = '\0';
+    } else {
+      snprintf(col2, sizeof col2, "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(&ss), b2, sizeof b2),
+               po_Bench_FormatNs(po_Bench_Stats_Median(&ss), m2, sizeof m2));
+      snprintf(col3, sizeof col3, "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(&sf), b3, sizeof b3),
+               po_Bench_FormatNs(po_Bench_Stats_Median(&sf), m3, sizeof m3));
+      double w = po_Bench_Stats_Best(&sf) > po_Bench_Stats_Best(&ss) ? po_Bench_Stats_Best(&sf)
+                                                                      : po_Bench_Stats_Best(&ss);
+      if (w > worst_apply) worst_apply = w;
+    }
+    printf("  %-38s %-22s %-22s %-22s\n", k->name, col1, col2, col3);
+    po_Arena_Free(a);
+  }
+  if (!g_opt.iterations) {
+    printf("  slowest apply: %.0f ns = %.2fx the 0.5 us target\n", worst_apply, worst_apply / 500.0);
+  }
+}
+
+/* ---- end to end: a 10,000-cluster config dump ---------------------------------------------- */
+
+/* The override of the end-to-end run: five patches, each a different kind of target. */
+static const char kOverride[] =
+    "{\"Patches\":["
+    "{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},"
+    "\"Op\":\"add\",\"Path\":\"/outlier_detection/max_ejection_percent\",\"Value\":50},"
+    "{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},"
+    "\"Op\":\"add\",\"Path\":\"/connect_timeout\",\"Value\":{\"seconds\":3}},"
+    "{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},"
+    "\"Op\":\"add\",\"Path\":\"/upstream_connection_options/tcp_keepalive/keepalive_time\",\"Value\":300},"
+    "{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},"
+    "\"Op\":\"add\",\"Path\":\"/lb_policy\",\"Value\":\"RING_HASH\"},"
+    "{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},"
+    "\"Op\":\"remove\",\"Path\":\"/least_request_lb_config\"}]}";
+
+typedef struct {
+  const upb_MessageDef *dump;
+  const upb_FieldDef *active;     /* ClustersConfigDump.dynamic_active_clusters */
+  const upb_FieldDef *cluster;    /* DynamicCluster.cluster (an Any) */
+  const upb_FieldDef *any_value;  /* google.protobuf.Any.value */
+} DumpDefs;
+
+static DumpDefs dump_defs(const po_Schema *schema) {
+  DumpDefs d = {0};
+  d.dump = po_Schema_FindMessage(schema, "envoy.admin.v3.ClustersConfigDump");
+  if (!d.dump) die("envoy.admin.v3.ClustersConfigDump is not in the schema", NULL);
+  d.active = upb_MessageDef_FindFieldByName(d.dump, "dynamic_active_clusters");
+  const upb_MessageDef *dc = upb_FieldDef_MessageSubDef(d.active);
+  d.cluster = upb_MessageDef_FindFieldByName(dc, "cluster");
+  d.any_value = upb_MessageDef_FindFieldByName(upb_FieldDef_MessageSubDef(d.cluster), "value");
+  if (!d.cluster || !d.any_value) die("unexpected ClustersConfigDump layout", NULL);
+  return d;
+}
+
+/* (a) the floor: what upb alone costs to read and write the dump. */
+static double run_floor(const po_Schema *schema, const DumpDefs *dd, const char *json, size_t len,
+                        size_t *out_len) {
+  uint64_t t0 = po_Bench_Now();
+  upb_Arena *arena = upb_Arena_New();
+  po_Status st;
+  upb_Message *m = po_Json_Decode(schema, dd->dump, json, len, arena, &st);
+  if (!m) die("decode of the dump", &st);
+  char *out = po_Json_Encode(schema, dd->dump, m, arena, out_len, &st);
+  if (!out) die("encode of the dump", &st);
+  upb_Arena_Free(arena);
+  return (double)(po_Bench_Now() - t0);
+}
+
+/* (b) the same plus, for every cluster: its Any's bytes decoded, the override applied (filter
+ * matching included), re-encoded and stored back. *split gets the time spent on the patching
+ * step alone (decode + apply + encode of the Anys). */
+static double run_patched(const po_Schema *schema, const DumpDefs *dd, const po_Override *o,
+                          const char *json, size_t len, size_t *out_len, double *split,
+                          unsigned *patched_count) {
+  uint64_t t0 = po_Bench_Now();
+  upb_Arena *arena = upb_Arena_New();
+  po_Status st;
+  upb_Message *m = po_Json_Decode(schema, dd->dump, json, len, arena, &st);
+  if (!m) die("decode of the dump", &st);
+  uint64_t t1 = po_Bench_Now();
+  const upb_MessageDef *cluster_def = po_Schema_FindMessage(schema, "envoy.config.cluster.v3.Cluster");
+  const upb_Array *arr = upb_Message_Get(m, dd->active).array_val;
+  size_t n = arr ? upb_Array_Size(arr) : 0;
+  po_ServiceName svc = {.name = "", .namespace_ = "default", .partition = "default"};
+  po_Payload pl = {.resource_type = kPo_ResourceCluster, .direction = kPo_DirectionOutbound, .service = &svc};
+  unsigned patched = 0;
+  for (size_t i = 0; i < n; i++) {
+    upb_Message *dc = (upb_Message *)upb_Array_Get(arr, i).msg_val;
+    upb_Message *any = (upb_Message *)upb_Message_Get(dc, dd->cluster).msg_val;
+    upb_StringView bytes = upb_Message_Get(any, dd->any_value).str_val;
+    /* Each cluster is decoded into a scratch arena; only its new bytes go into the dump's. */
+    po_Arena scratch = {.upb = upb_Arena_New()};
+    upb_Message *c = po_Binary_Decode(schema, cluster_def, bytes.data, bytes.size, scratch.upb, &st);
+    if (!c) die("decode of a cluster", &st);
+    po_Message pm = {.def = cluster_def, .msg = c, .arena = &scratch};
+    bool any_patched = false;
+    if (!po_Override_Apply(o, &pm, &pl, &any_patched, &st)) die("apply", &st);
+    if (any_patched) {
+      size_t blen = 0;
+      char *b = po_Binary_Encode(cluster_def, c, arena, &blen, &st);
+      if (!b) die("encode of a cluster", &st);
+      upb_MessageValue v = {.str_val = {.data = b, .size = blen}};
+      if (!upb_Message_Set(any, dd->any_value, v, arena)) die("store", NULL);
+      patched++;
+    }
+    upb_Arena_Free(scratch.upb);
+  }
+  uint64_t t2 = po_Bench_Now();
+  char *out = po_Json_Encode(schema, dd->dump, m, arena, out_len, &st);
+  if (!out) die("encode of the dump", &st);
+  /* One look at the result, outside any timed comparison: the patches are in it. */
+  if (patched_count) {
+    *patched_count = patched;
+    const char *first = strstr(out, "\"max_ejection_percent\":50");
+    if (!first || strstr(out, "\"least_request_lb_config\"")) die("the patched dump lacks the patches", NULL);
+  }
+  upb_Arena_Free(arena);
+  *split = (double)(t2 - t1);
+  return (double)(po_Bench_Now() - t0);
+}
+
+static void bench_e2e(const po_Schema *schema) {
+  size_t len = 0;
+  uint64_t g0 = po_Bench_Now();
+  char *json = po_Bench_ConfigDumpJson(g_opt.clusters, &len);
+  if (!json) die("generating the config dump", NULL);
+  double gen_ms = (double)(po_Bench_Now() - g0) / 1e6;
+  DumpDefs dd = dump_defs(schema);
+
+  po_Arena *a = po_Arena_New();
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *args = po_Value_ParseJson(kOverride, sizeof kOverride - 1, a, &st);
+  if (!args) die("override arguments", &st);
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  po_Override *o = po_Constructor(NULL, args, NULL, a, d);
+  if (!o) die(po_Diagnostics_ConsulText(d, true, a), NULL);
+
+  int reps = g_opt.iterations ? 1 : (g_opt.repeat < 5 ? g_opt.repeat : 5);
+  printf("\nend to end: ClustersConfigDump, %u clusters, %.1f MB of JSON (generated in %.0f ms)\n",
+         g_opt.clusters, (double)len / 1e6, gen_ms);
+  po_Bench_Stats sa = {0}, sb = {0}, sp = {0};
+  size_t out_a = 0, out_b = 0;
+  unsigned patched = 0;
+  /* Interleaved, so that drift on the machine affects both alike. */
+  for (int r = 0; r < reps; r++) {
+    po_Bench_Stats_Add(&sa, run_floor(schema, &dd, json, len, &out_a));
+    double split = 0;
+    po_Bench_Stats_Add(&sb, run_patched(schema, &dd, o, json, len, &out_b, &split, &patched));
+    po_Bench_Stats_Add(&sp, split);
+  }
+  row("(a) upb JSON decode + encode (the floor)", &sa, NULL);
+  row("(b) decode + patch every cluster + encode", &sb, NULL);
+  row("    of which: Any decode + 5 patches + encode", &sp, NULL);
+  po_Bench_Stats per = {0};
+  for (int i = 0; i < sp.count; i++) po_Bench_Stats_Add(&per, sp.samples[i] / g_opt.clusters);
+  row("    per cluster", &per, NULL);
+  double ba = po_Bench_Stats_Best(&sb) / po_Bench_Stats_Best(&sa);
+  double bm = po_Bench_Stats_Median(&sb) / po_Bench_Stats_Median(&sa);
+  printf("  ratio b/a: %.3fx best, %.3fx median (target <= 1.15x); %u of %u clusters patched\n", ba, bm,
+         patched, g_opt.clusters);
+  printf("  throughput: (a) %.1f MB/s, (b) %.1f MB/s of input JSON (output %.1f MB and %.1f MB)\n",
+         (double)len / 1e6 / (po_Bench_Stats_Best(&sa) / 1e9), (double)len / 1e6 / (po_Bench_Stats_Best(&sb) / 1e9),
+         (double)out_a / 1e6, (double)out_b / 1e6);
+  po_Arena_Free(a);
+  free(json);
+}
+
+/* ---- main ------------------------------------------------------------------------------------ */
+
+static void usage(void) {
+  fprintf(stderr,
+          "usage: bench_engine [--only schema|patch|e2e] [--repeat N] [--clusters N] [--iterations N]\n");
+  exit(2);
+}
+
+int main(int argc, char **argv) {
+  /* First thing in a fresh process: the schema load every program pays once. */
+  po_Status st;
+  po_Status_Clear(&st);
+  uint64_t t0 = po_Bench_Now();
+  const po_Schema *schema = po_Schema_Get(&st);
+  g_first_load_ns = (double)(po_Bench_Now() - t0);
+  if (!schema) die("po_Schema_Get", &st);
+
+  for (int i = 1; i < argc; i++) {
+    const char *arg = argv[i];
+    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(arg, "--only") && val) g_opt.only = argv[++i];
+    else if (!strcmp(arg, "--repeat") && val) g_opt.repeat = atoi(argv[++i]);
+    else if (!strcmp(arg, "--clusters") && val) g_opt.clusters = (unsigned)strtoul(argv[++i], NULL, 10);
+    else if (!strcmp(arg, "--iterations") && val) g_opt.iterations = strtol(argv[++i], NULL, 10);
+    else usage();
+  }
+  if (g_opt.repeat < 1 || g_opt.repeat > 64 || g_opt.clusters < 1 || g_opt.iterations < 0) usage();
+  if (g_opt.only && strcmp(g_opt.only, "schema") && strcmp(g_opt.only, "patch") && strcmp(g_opt.only, "e2e")) {
+    usage();
+  }
+
+  time_t now = time(NULL);
+  char date[64];
+  strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+  printf("propertyoverride engine benchmarks, %s; ", date);
+  if (g_opt.iterations) printf("fixed %ld iterations (for callgrind; times are not meaningful)\n", g_opt.iterations);
+  else printf("best of %d runs, median in [brackets]\n", g_opt.repeat);
+
+  if (selected("schema")) bench_schema();
+  if (selected("patch")) {
+    Fixture fx = {.schema = schema};
+    fx.cluster = po_Schema_FindMessage(schema, "envoy.config.cluster.v3.Cluster");
+    char json[4096];
+    size_t n = po_Bench_ClusterJson(json, sizeof json, 42);
+    upb_Arena *arena = upb_Arena_New();
+    upb_Message *m = po_Json_Decode(schema, fx.cluster, json, n, arena, &st);
+    if (!m) die("the realistic cluster", &st);
+    fx.binary = po_Binary_Encode(fx.cluster, m, arena, &fx.binary_len, &st);
+    if (!fx.binary) die("the realistic cluster", &st);
+    printf("\n(the realistic Cluster: %zu bytes of JSON)", n);
+    bench_patch(&fx);
+    upb_Arena_Free(arena);
+  }
+  if (selected("e2e")) bench_e2e(schema);
+  return 0;
+}
