@@ -86,4 +86,12 @@ expect_eq "$(events "$T/w6" | jq -r '.type + " " + (.object.code|tostring)')" "E
 http GET /admin/faults
 expect_eq "$(jbody .force410)" 0 "force410 counted down"
 pass "fault injection: dropped watches and forced 410"
+
+curl -sS -N "$URL$CM?watch=true&resourceVersion=$rv" >/dev/null &
+idle=$!
+wait_watches 1
+kill $idle
+wait $idle 2>/dev/null || true
+wait_watches 0
+pass "an abandoned idle watch is closed by the server"
 stop_server

@@ -245,7 +245,7 @@ bool po_As_WantsTable(const char *accept);
 struct MHD_Connection;
 struct MHD_Response;
 /* Start a watch: returns a streaming response or NULL with r filled. */
-struct MHD_Response *po_As_Watch_Start(po_As_Request *q, po_As_Reply *r);
+struct MHD_Response *po_As_Watch_Start(po_As_Request *q, struct MHD_Connection *c, po_As_Reply *r);
 
 /* ---- the HTTP server (router.c) ------------------------------------------------------------ */
 struct MHD_Daemon;

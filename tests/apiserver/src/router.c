@@ -254,7 +254,7 @@ static struct MHD_Response *route(struct MHD_Connection *c, const char *url, con
   const char *lim = arg(c, "limit"), *to = arg(c, "timeoutSeconds");
   q.limit = lim ? strtol(lim, NULL, 10) : 0;
   q.timeout_seconds = to ? strtol(to, NULL, 10) : 0;
-  if (get && q.watch && !q.name) return po_As_Watch_Start(&q, r);
+  if (get && q.watch && !q.name) return po_As_Watch_Start(&q, c, r);
   po_As_Objects_Handle(&q, r);
   return NULL;
 }

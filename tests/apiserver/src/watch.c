@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <microhttpd.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,16 @@ typedef struct Watch {
   size_t plen, poff;
   int sent, drop_every;
   char *version;
+  int fd; /* the client's socket, watched for hang-ups while idle; -1 unknown */
 } Watch;
+
+/* A client that went away is noticed only when writing; an idle stream checks the socket
+ * instead, so abandoned watches do not hold a thread until their timeout. */
+static bool client_gone(const Watch *w) {
+  if (w->fd < 0) return false;
+  struct pollfd pfd = {.fd = w->fd, .events = POLLRDHUP};
+  return poll(&pfd, 1, 0) > 0 && (pfd.revents & (POLLRDHUP | POLLHUP | POLLERR | POLLNVAL));
+}
 
 static void ts_add_ms(struct timespec *t, long ms) {
   t->tv_sec += ms / 1000;
@@ -145,7 +155,10 @@ static bool produce(Watch *w) {
       }
       if (ts_before(&w->next_bookmark, &wake)) wake = w->next_bookmark;
     }
-    pthread_cond_timedwait(&po_as.cond, &po_as.mu, &wake);
+    struct timespec check = now;
+    ts_add_ms(&check, 500);
+    if (ts_before(&check, &wake)) wake = check;
+    if (pthread_cond_timedwait(&po_as.cond, &po_as.mu, &wake) == ETIMEDOUT && client_gone(w)) return false;
   }
 }
 
@@ -181,7 +194,7 @@ static void release(void *cls) {
   free(w);
 }
 
-struct MHD_Response *po_As_Watch_Start(po_As_Request *q, po_As_Reply *r) {
+struct MHD_Response *po_As_Watch_Start(po_As_Request *q, struct MHD_Connection *c, po_As_Reply *r) {
   char msg[512] = "";
   po_As_Selector *sel = po_As_Selector_Parse(q->label_selector, q->field_selector, msg, sizeof msg);
   if (!sel) {
@@ -195,6 +208,8 @@ struct MHD_Response *po_As_Watch_Start(po_As_Request *q, po_As_Reply *r) {
   w->version = strdup(q->version);
   w->ns = q->res->namespaced ? po_As_Strdup(q->ns) : NULL;
   w->bookmarks = q->bookmarks;
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  w->fd = ci ? ci->connect_fd : -1;
   w->table = po_As_WantsTable(q->accept);
   clock_gettime(CLOCK_REALTIME, &w->deadline);
   w->next_bookmark = w->deadline;
