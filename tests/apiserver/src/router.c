@@ -335,7 +335,8 @@ struct MHD_Daemon *po_As_Router_Start(const po_As_Listen *l, int *bound_port, ch
   g_ntokens = l->ntokens;
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
-  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+  /* poll(), not select(): no FD_SETSIZE ceiling on open connections (each watch holds one) */
+  unsigned flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
   const char *host = l->host && l->host[0] ? l->host : "127.0.0.1";
   struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
   struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
@@ -360,11 +361,11 @@ struct MHD_Daemon *po_As_Router_Start(const po_As_Listen *l, int *bound_port, ch
     d = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                          MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
                          MHD_OPTION_HTTPS_MEM_CERT, l->cert_pem, MHD_OPTION_HTTPS_MEM_KEY, l->key_pem,
-                         MHD_OPTION_LISTEN_BACKLOG_SIZE, 256u, MHD_OPTION_END);
+                         MHD_OPTION_LISTEN_BACKLOG_SIZE, 256u, MHD_OPTION_CONNECTION_LIMIT, 4000u, MHD_OPTION_END);
   else
     d = MHD_start_daemon(flags, 0, NULL, NULL, handler, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&ss,
                          MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 0u,
-                         MHD_OPTION_LISTEN_BACKLOG_SIZE, 256u, MHD_OPTION_END);
+                         MHD_OPTION_LISTEN_BACKLOG_SIZE, 256u, MHD_OPTION_CONNECTION_LIMIT, 4000u, MHD_OPTION_END);
   if (!d) {
     snprintf(msg, msgsz, "cannot listen on %s:%d", host, l->port);
     return NULL;
