@@ -41,6 +41,8 @@ static void die(const char *what, const po_Status *st) {
 
 static bool selected(const char *section) { return !g_opt.only || !strcmp(g_opt.only, section); }
 
+static void header(void) { printf("  %-44s %9s   %-9s\n", "", "best", "[median]"); }
+
 static void row(const char *name, const po_Bench_Stats *s, const char *note) {
   char b[32], m[32];
   printf("  %-44s %s  [%s]  %s\n", name, po_Bench_FormatNs(po_Bench_Stats_Best(s), b, sizeof b),
@@ -52,8 +54,8 @@ static void row(const char *name, const po_Bench_Stats *s, const char *note) {
 static double g_first_load_ns; /* po_Schema_Get in this fresh process, before anything else */
 
 static void bench_schema(void) {
-  printf("\nschema load (embedded set, %zu bytes)                 best       [median]\n",
-         (size_t)po_envoy_descriptor_set_size);
+  printf("\nschema load (embedded descriptor set, %zu bytes)\n", (size_t)po_envoy_descriptor_set_size);
+  header();
   po_Bench_Stats s = {0};
   int n = g_opt.iterations ? (int)g_opt.iterations : g_opt.repeat;
   if (n > 64) n = 64;
@@ -107,6 +109,7 @@ typedef struct {
   const upb_MessageDef *cluster;
   char *binary; /* the realistic cluster, binary encoded, for fresh copies */
   size_t binary_len;
+  size_t json_len;
 } Fixture;
 
 static po_Patch make_patch(const Case *c, po_Arena *a) {
@@ -200,7 +203,7 @@ static void bench_patch(const Fixture *fx) {
   long applies = g_opt.iterations ? g_opt.iterations : 200000;
   long fresh = g_opt.iterations ? g_opt.iterations : 20000;
   int reps = g_opt.iterations ? 1 : g_opt.repeat;
-  printf("\nper patch on a realistic Cluster (%zu bytes binary)\n", fx->binary_len);
+  printf("\nper patch on a realistic Cluster (%zu bytes of JSON, %zu binary)\n", fx->json_len, fx->binary_len);
   printf("  %-38s %-22s %-22s %-22s\n", "case", "compile", "apply, same message", "apply, fresh copy");
   printf("  %-38s %-22s %-22s %-22s\n", "", "best [median]", "best [median]", "best [median]");
   double worst_apply = 0;
@@ -362,6 +365,7 @@ static void bench_e2e(const po_Schema *schema) {
   int reps = g_opt.iterations ? 1 : (g_opt.repeat < 5 ? g_opt.repeat : 5);
   printf("\nend to end: ClustersConfigDump, %u clusters, %.1f MB of JSON (generated in %.0f ms)\n",
          g_opt.clusters, (double)len / 1e6, gen_ms);
+  header();
   po_Bench_Stats sa = {0}, sb = {0}, sp = {0};
   size_t out_a = 0, out_b = 0;
   unsigned patched = 0;
@@ -438,7 +442,7 @@ int main(int argc, char **argv) {
     if (!m) die("the realistic cluster", &st);
     fx.binary = po_Binary_Encode(fx.cluster, m, arena, &fx.binary_len, &st);
     if (!fx.binary) die("the realistic cluster", &st);
-    printf("\n(the realistic Cluster: %zu bytes of JSON)", n);
+    fx.json_len = n;
     bench_patch(&fx);
     upb_Arena_Free(arena);
   }
