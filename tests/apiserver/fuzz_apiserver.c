@@ -1,7 +1,7 @@
 /* libFuzzer target for po-apiserver's request-body parsers (built by tests/fuzz/apiserver.cmake).
  * The first byte picks the parser: YAML (then schema checks, merge / strategic patches and
- * server-side apply of each document onto a fixed object), protobuf bodies, JSON patch, or
- * selectors and printer-column JSONPath. Nothing may crash, leak or read out of bounds. */
+ * server-side apply of each document onto a fixed object), protobuf bodies, JSON patch,
+ * selectors and printer-column JSONPath, or a CEL rule. Nothing may crash, leak or read out of bounds. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,7 +31,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   z[n] = 0;
   char msg[1024];
   json_object *obj = json_tokener_parse(kObject);
-  switch (data[0] % 4) {
+  switch (data[0] % 5) {
     case 0: {
       json_object *docs = po_As_Yaml_Parse(text, n, msg, sizeof msg);
       json_object *schema = json_tokener_parse(kSchema);
@@ -65,6 +65,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       json_object *ops = json_tokener_parse(z);
       json_object_put(po_As_JsonPatch(po_As_Copy(obj), ops, msg, sizeof msg));
       json_object_put(ops);
+      break;
+    }
+    case 4: {
+      char err[256];
+      po_As_Cel_Eval(z, obj, err, sizeof err);
       break;
     }
     default: {

@@ -5,6 +5,8 @@
  * exists_one macros. A rule outside the subset is skipped (counted as passing) and logged once:
  * the webhook and the controller validate too. */
 #include <ctype.h>
+#include <errno.h>
+#include <stdint.h>
 #include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,7 +107,14 @@ static V member(P *p, bool ev) {
     bool isint = true;
     for (const char *c = p->p; c < end; c++)
       if (*c == '.' || *c == 'e' || *c == 'E') isint = false;
-    if (ev) v = ok(isint ? json_object_new_int64((int64_t)d) : json_object_new_double(d));
+    if (isint) {
+      errno = 0;
+      long long i = strtoll(p->p, &end, 10);
+      if (errno) v = fail_v(p, "integer literal out of range", NULL);
+      else if (ev) v = ok(json_object_new_int64(i));
+    } else if (ev) {
+      v = ok(json_object_new_double(d));
+    }
     p->p = end;
     if (*p->p == 'u') p->p++;
   } else if (eat(p, "[")) {
@@ -114,11 +123,15 @@ static V member(P *p, bool ev) {
     while (*p->p && *p->p != ']') {
       V e = expr(p, ev);
       if (ev && !e.err) json_object_array_add(arr, e.j);
-      else if (e.err) v.err = true;
+      else {
+        if (e.err) v.err = true;
+        drop(e);
+      }
       if (!eat(p, ",")) break;
     }
     if (!eat(p, "]")) p->unsupported = true;
-    v.j = arr;
+    if (v.err) json_object_put(arr); /* an error value never carries json */
+    else v.j = arr;
   } else if (ident(p, id, sizeof id)) {
     if (!strcmp(id, "true") || !strcmp(id, "false")) {
       if (ev) v = ok(json_object_new_boolean(id[0] == 't'));
@@ -217,6 +230,22 @@ static V member(P *p, bool ev) {
   return v;
 }
 
+/* glibc's regcomp can take exponential memory on stacked quantifiers, which RE2 (the real
+ * server's engine) rejects anyway ("bad repetition operator"); such patterns, very long ones and
+ * large counted repetitions are left unenforced. */
+static bool regex_tame(const char *re) {
+  if (strlen(re) > 256) return false;
+  for (const char *c = re; *c; c++) {
+    if (*c == '\\' && c[1]) {
+      c++;
+      continue;
+    }
+    if ((*c == '+' || *c == '*' || *c == '?' || *c == '}') && (c[1] == '+' || c[1] == '*' || c[1] == '{')) return false;
+    if (*c == '{' && strtol(c + 1, NULL, 10) > 100) return false;
+  }
+  return true;
+}
+
 /* Called after "recv.fn(" (or for globals after the argument); consumes arguments and ")". */
 static V args_and_call(P *p, bool ev, V recv, const char *fn) {
   if (!strcmp(fn, "all") || !strcmp(fn, "exists") || !strcmp(fn, "exists_one")) {
@@ -307,7 +336,9 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
     out = ok(json_object_new_boolean(res));
   } else if (rs && as && !strcmp(fn, "matches")) {
     regex_t re;
-    if (regcomp(&re, json_object_get_string(arg.j), REG_EXTENDED | REG_NOSUB) == 0) {
+    if (!regex_tame(json_object_get_string(arg.j))) {
+      p->unsupported = true;
+    } else if (regcomp(&re, json_object_get_string(arg.j), REG_EXTENDED | REG_NOSUB) == 0) {
       out = ok(json_object_new_boolean(regexec(&re, json_object_get_string(r), 0, NULL, 0) == 0));
       regfree(&re);
     } else {
@@ -325,6 +356,18 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
   return out;
 }
 
+static V negate(P *p, V v) {
+  V r;
+  if (json_object_is_type(v.j, json_type_int)) {
+    int64_t x = json_object_get_int64(v.j);
+    r = x == INT64_MIN ? fail_v(p, "integer overflow", NULL) : ok(json_object_new_int64(-x));
+  } else {
+    r = ok(json_object_new_double(-json_object_get_double(v.j)));
+  }
+  drop(v);
+  return r;
+}
+
 static V unary(P *p, bool ev) {
   if (eat(p, "!")) {
     V v = unary(p, ev);
@@ -340,17 +383,13 @@ static V unary(P *p, bool ev) {
     V v = unary(p, ev);
     if (!ev || v.err) return v;
     if (!is_num(v.j)) { drop(v); return fail_v(p, "no matching overload for -", NULL); }
-    V r = json_object_is_type(v.j, json_type_int) ? ok(json_object_new_int64(-json_object_get_int64(v.j))) : ok(json_object_new_double(-json_object_get_double(v.j)));
-    drop(v);
-    return r;
+    return negate(p, v);
   }
   if (*p->p == '-') { /* negative literal */
     p->p++;
     V v = member(p, ev);
     if (!ev || v.err || !is_num(v.j)) return v;
-    V r = json_object_is_type(v.j, json_type_int) ? ok(json_object_new_int64(-json_object_get_int64(v.j))) : ok(json_object_new_double(-json_object_get_double(v.j)));
-    drop(v);
-    return r;
+    return negate(p, v);
   }
   return member(p, ev);
 }
@@ -375,8 +414,18 @@ static V arith(P *p, bool ev, int level) { /* level 0: + -, level 1: * / % */
         bool ints = json_object_is_type(a.j, json_type_int) && json_object_is_type(b.j, json_type_int);
         int64_t x = json_object_get_int64(a.j), y = json_object_get_int64(b.j);
         double dx = json_object_get_double(a.j), dy = json_object_get_double(b.j);
+        int64_t z = 0;
+        bool over = false;
+        if (ints) {
+          if (op == '+') over = __builtin_add_overflow(x, y, &z);
+          else if (op == '-') over = __builtin_sub_overflow(x, y, &z);
+          else if (op == '*') over = __builtin_mul_overflow(x, y, &z);
+          else if (y != 0 && !(x == INT64_MIN && y == -1)) z = op == '/' ? x / y : x % y;
+          else over = y != 0;
+        }
         if ((op == '/' || op == '%') && ints && y == 0) r = fail_v(p, "division by zero", NULL);
-        else if (ints) r = ok(json_object_new_int64(op == '+' ? x + y : op == '-' ? x - y : op == '*' ? x * y : op == '/' ? x / y : x % y));
+        else if (ints && over) r = fail_v(p, "integer overflow", NULL);
+        else if (ints) r = ok(json_object_new_int64(z));
         else if (op != '%') r = ok(json_object_new_double(op == '+' ? dx + dy : op == '-' ? dx - dy : op == '*' ? dx * dy : dx / dy));
       } else {
         r = fail_v(p, "no matching overload for arithmetic", NULL);
