@@ -67,6 +67,16 @@ grep -q 'spec.color: Unsupported value: "purple": supported values: "red", "gree
 grep -q 'spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"' "$T/err" || fail "type error: $(cat "$T/err")"
 pass "422 Invalid from the CRD schema"
 
+k describe wdg a | grep -q '^Name:  *a$' || fail "describe: $(k describe wdg a)"
+k label wdg a team=blue >/dev/null
+expect_eq "$(k get wdg -l team=blue -o name)" "widget.example.com/a" "label and label selector"
+k diff -f "$TESTDATA/widget-a.yaml" >/dev/null || true   # (labels differ: exit 1 is fine)
+sed 's/size: 3/size: 9/' "$TESTDATA/widget-a.yaml" >"$T/a9.yaml"
+if k diff -f "$T/a9.yaml" >"$T/diff" 2>&1; then fail "kubectl diff found no change"; fi
+grep -q '^+  size: 9' "$T/diff" || fail "diff output: $(cat "$T/diff")"
+expect_eq "$(k get wdg a -o jsonpath='{.spec.size}')" 5 "diff (dry-run) stored nothing"
+pass "kubectl describe, label, diff (server-side dry run)"
+
 k patch wdg a --type=merge -p '{"metadata":{"finalizers":["example.com/hold"]}}' >/dev/null
 k delete wdg a --wait=false >/dev/null
 k get wdg a -o jsonpath='{.metadata.deletionTimestamp}' | grep -q . || fail "deletionTimestamp not set"
