@@ -188,9 +188,9 @@ static void crd_status(json_object *obj) {
 static bool check_schema(po_As_WriteCtx *w, json_object *obj, po_As_Reply *r) {
   po_As_Resource *res = w->q->res;
   if (!res->is_crd) return true;
-  json_object *sch = po_As_Resource_Schema(res, res->storage_version);
-  if (!po_As_Resource_Serves(res, w->q->version) || !sch) sch = po_As_Resource_Schema(res, w->q->version);
-  sch = po_As_Resource_Schema(res, w->q->version) ? po_As_Resource_Schema(res, w->q->version) : sch;
+  /* the schema of the version the client wrote, else the storage version's */
+  json_object *sch = po_As_Resource_Schema(res, w->q->version);
+  if (!sch) sch = po_As_Resource_Schema(res, res->storage_version);
   if (!sch) return true;
   po_As_Causes c = {0};
   po_As_Schema_Validate(sch, obj, &c);
