@@ -39,6 +39,7 @@ static const char kUsage[] =
     "  --leader-election-namespace NS the Lease's namespace (default: the kubeconfig's namespace)\n"
     "  --leader-election-id NAME      the Lease's name (default propertyoverride-controller)\n"
     "  --lease-duration S, --renew-deadline S, --retry-period S   (defaults 15, 10, 2 seconds)\n"
+    "  --kube-api-qps N, --kube-api-burst N  client-side rate limit (default 100 and 200)\n"
     "  --log-level LEVEL              debug, info, warn, error (default info)\n"
     "  --graceful-shutdown-timeout S  the whole orderly stop (default 30)\n"
     "\n"
@@ -282,7 +283,7 @@ static int usage_error(const char *msg) {
 
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
-         kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kHelp };
+         kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -292,12 +293,14 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"leader-election-namespace", required_argument, 0, kElectNs}, {"leader-election-id", required_argument, 0, kElectId},
       {"lease-duration", required_argument, 0, kLease}, {"renew-deadline", required_argument, 0, kRenew},
       {"retry-period", required_argument, 0, kRetry}, {"log-level", required_argument, 0, kLogLevel},
-      {"graceful-shutdown-timeout", required_argument, 0, kGrace}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
+      {"graceful-shutdown-timeout", required_argument, 0, kGrace}, {"kube-api-qps", required_argument, 0, kQps},
+      {"kube-api-burst", required_argument, 0, kBurst}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   const char *kubeconfig = NULL, *context = NULL, *webhook_addr = ":9443", *cert = NULL, *key = NULL, *probe = ":8081";
   const char *elect_ns = NULL, *elect_id = "propertyoverride-controller", *level_s = "info";
   bool elect = true, insecure = false;
   long workers = 4;
-  double lease = 15, renew = 10, retry = 2, grace = 30;
+  double lease = 15, renew = 10, retry = 2, grace = 30, qps = 100;
+  long burst = 200;
   static App app;
   memset(&app, 0, sizeof app);
   int c;
@@ -333,6 +336,14 @@ int po_Cmd_Controller(int argc, char **argv) {
         if (c == kLease) lease = v; else if (c == kRenew) renew = v; else if (c == kRetry) retry = v; else grace = v;
         break;
       }
+      case kQps:
+        qps = strtod(optarg, &end);
+        if (*end || qps <= 0) return usage_error("--kube-api-qps takes a positive number");
+        break;
+      case kBurst:
+        burst = strtol(optarg, &end, 10);
+        if (*end || burst < 1) return usage_error("--kube-api-burst takes a positive number");
+        break;
       case kLogLevel: level_s = optarg; break;
       case kHelp: fputs(kUsage, stdout); return kPo_ExitOk;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
@@ -356,7 +367,8 @@ int po_Cmd_Controller(int argc, char **argv) {
     fprintf(stderr, "propertyoverride controller: %s\n", ks.message);
     return kPo_ExitUsage;
   }
-  po_KubeClientOptions co = {.observer = observe_request, .observer_ctx = (void *)po_KubeConfig_Server(cfg)};
+  po_KubeClientOptions co = {.qps = qps, .burst = (int)burst, .observer = observe_request,
+                             .observer_ctx = (void *)po_KubeConfig_Server(cfg)};
   if (!po_KubeClient_New(cfg, &co, &app.io.client, &ks)) {
     fprintf(stderr, "propertyoverride controller: %s\n", ks.message);
     return kPo_ExitUsage;
