@@ -7,6 +7,15 @@ source "$(dirname "$0")/lib.sh"
 start_server api --crd "$TESTDATA/widgets-crd.yaml"
 W=/apis/example.com/v1/namespaces/default/widgets
 
+http GET /apis "" "" -H 'Accept: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json'
+grep -qi '^Content-Type: application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' <<<"$HEADERS" || fail "aggregated content type: $HEADERS"
+expect_eq "$(jbody '.items[] | select(.metadata.name == "example.com") | [.versions[].version, .versions[0].resources[0].resource, .versions[0].resources[0].subresources[0].subresource] | join(",")')" "v1,v1beta1,widgets,status" "aggregated discovery"
+http GET /apis "" "" -H 'Accept: application/json'
+expect_eq "$(jbody .kind)" APIGroupList "legacy discovery"
+http GET /api/v1
+expect_eq "$(jbody '.resources[] | select(.name == "configmaps") | .shortNames[0]')" cm "legacy resource list"
+pass "discovery: aggregated (v2) and legacy"
+
 http POST $W '{"apiVersion":"example.com/v1","kind":"Widget","metadata":{"name":"w1","labels":{"app":"x"}},"spec":{"size":1},"status":{"observedGeneration":9}}'
 expect_code 201 "create"
 expect_eq "$(jbody .metadata.generation)" 1 "generation on create"

@@ -190,6 +190,8 @@ json_object *po_As_Discovery_Api(void);
 json_object *po_As_Discovery_Apis(void);
 json_object *po_As_Discovery_Group(const char *group);
 json_object *po_As_Discovery_Resources(const char *group, const char *version);
+/* apidiscovery.k8s.io/v2 APIGroupDiscoveryList for /api (core) or /apis. */
+json_object *po_As_Discovery_Aggregated(bool core);
 json_object *po_As_OpenApi_Root(void);
 json_object *po_As_OpenApi_GroupVersion(const char *group, const char *version);
 

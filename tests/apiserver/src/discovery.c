@@ -174,3 +174,90 @@ json_object *po_As_Discovery_Resources(const char *group, const char *version) {
   json_object_object_add(o, "resources", list);
   return o;
 }
+
+/* ---- aggregated discovery (apidiscovery.k8s.io/v2), what kubectl 1.32 asks for first ------- */
+
+static json_object *gvk_obj(const char *group, const char *version, const char *kind) {
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "group", json_object_new_string(group));
+  json_object_object_add(o, "version", json_object_new_string(version));
+  json_object_object_add(o, "kind", json_object_new_string(kind));
+  return o;
+}
+
+static json_object *aggregated_resources(const char *group, const char *version) {
+  static const char *const all[] = {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch", NULL};
+  static const char *const sub[] = {"get", "patch", "update", NULL};
+  json_object *list = json_object_new_array();
+  for (size_t i = 0; i < po_as.nres; i++) {
+    po_As_Resource *r = po_as.res[i];
+    if (!r->registered || strcmp(r->group, group) != 0 || !po_As_Resource_Serves(r, version)) continue;
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "resource", json_object_new_string(r->plural));
+    json_object_object_add(e, "responseKind", gvk_obj(group, version, r->kind));
+    json_object_object_add(e, "scope", json_object_new_string(r->namespaced ? "Namespaced" : "Cluster"));
+    json_object_object_add(e, "singularResource", json_object_new_string(r->singular));
+    json_object_object_add(e, "verbs", verbs(all));
+    if (r->nshort) json_object_object_add(e, "shortNames", strs(r->short_names, r->nshort));
+    if (r->ncategories) json_object_object_add(e, "categories", strs(r->categories, r->ncategories));
+    if (r->has_status) {
+      json_object *subs = json_object_new_array();
+      json_object *s = json_object_new_object();
+      json_object_object_add(s, "subresource", json_object_new_string("status"));
+      json_object_object_add(s, "responseKind", gvk_obj(group, version, r->kind));
+      json_object_object_add(s, "verbs", verbs(sub));
+      json_object_array_add(subs, s);
+      json_object_object_add(e, "subresources", subs);
+    }
+    json_object_array_add(list, e);
+  }
+  return list;
+}
+
+static json_object *aggregated_group(const char *group) {
+  const char *vs[32];
+  int n = group_versions(group, vs, 32);
+  if (n == 0) return NULL;
+  json_object *g = json_object_new_object();
+  json_object *meta = json_object_new_object();
+  if (group[0]) json_object_object_add(meta, "name", json_object_new_string(group));
+  json_object_object_add(g, "metadata", meta);
+  json_object *versions = json_object_new_array();
+  for (int i = 0; i < n; i++) { /* preferred (highest priority) first */
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "version", json_object_new_string(vs[i]));
+    json_object_object_add(v, "resources", aggregated_resources(group, vs[i]));
+    json_object_object_add(v, "freshness", json_object_new_string("Current"));
+    json_object_array_add(versions, v);
+  }
+  json_object_object_add(g, "versions", versions);
+  return g;
+}
+
+json_object *po_As_Discovery_Aggregated(bool core) {
+  json_object *items = json_object_new_array();
+  if (core) {
+    json_object *g = aggregated_group("");
+    if (g) json_object_array_add(items, g);
+  } else {
+    const char *seen[256];
+    int nseen = 0;
+    for (size_t i = 0; i < po_as.nres; i++) {
+      po_As_Resource *r = po_as.res[i];
+      if (!r->registered || !r->group[0]) continue;
+      bool have = false;
+      for (int k = 0; k < nseen; k++)
+        if (!strcmp(seen[k], r->group)) have = true;
+      if (have || nseen >= 256) continue;
+      seen[nseen++] = r->group;
+      json_object *g = aggregated_group(r->group);
+      if (g) json_object_array_add(items, g);
+    }
+  }
+  json_object *o = json_object_new_object();
+  json_object_object_add(o, "kind", json_object_new_string("APIGroupDiscoveryList"));
+  json_object_object_add(o, "apiVersion", json_object_new_string("apidiscovery.k8s.io/v2"));
+  json_object_object_add(o, "metadata", json_object_new_object());
+  json_object_object_add(o, "items", items);
+  return o;
+}

@@ -106,6 +106,28 @@ static json_object *stats_json(void) {
   return o;
 }
 
+/* Does one media range of Accept ask for application/json with g=apidiscovery.k8s.io, v=v2 and
+ * as=APIGroupDiscoveryList (in any order)? */
+static bool wants_aggregated(const char *accept) {
+  if (!accept) return false;
+  char buf[1024];
+  snprintf(buf, sizeof buf, "%s", accept);
+  for (char *save = NULL, *range = strtok_r(buf, ",", &save); range; range = strtok_r(NULL, ",", &save)) {
+    bool json = false, g = false, v = false, as = false;
+    for (char *s2 = NULL, *p = strtok_r(range, ";", &s2); p; p = strtok_r(NULL, ";", &s2)) {
+      while (*p == ' ') p++;
+      char *end = p + strlen(p);
+      while (end > p && end[-1] == ' ') *--end = 0;
+      if (!strcmp(p, "application/json")) json = true;
+      else if (!strcmp(p, "g=apidiscovery.k8s.io")) g = true;
+      else if (!strcmp(p, "v=v2")) v = true;
+      else if (!strcmp(p, "as=APIGroupDiscoveryList")) as = true;
+    }
+    if (json && g && v && as) return true;
+  }
+  return false;
+}
+
 /* Returns a streaming response for watches, else NULL with r filled. */
 static struct MHD_Response *route(struct MHD_Connection *c, const char *url, const char *method, Conn *cc,
                                   po_As_Reply *r) {
@@ -169,6 +191,16 @@ static struct MHD_Response *route(struct MHD_Connection *c, const char *url, con
   }
   int base;
   const char *group, *version;
+  /* Aggregated discovery when the client offers it (kubectl 1.32 does), else the legacy lists. */
+  bool aggregated = wants_aggregated(MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Accept"));
+  if (n == 1 && aggregated && (!strcmp(seg[0], "api") || !strcmp(seg[0], "apis"))) {
+    pthread_mutex_lock(&po_as.mu);
+    json_object *o = po_As_Discovery_Aggregated(!strcmp(seg[0], "api"));
+    pthread_mutex_unlock(&po_as.mu);
+    po_As_Reply_Json(r, 200, o);
+    r->content_type = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList";
+    return NULL;
+  }
   if (n >= 1 && !strcmp(seg[0], "api")) {
     if (n == 1) {
       reply_locked_json(r, po_As_Discovery_Api);
