@@ -108,7 +108,7 @@ static json_object *object_for_review(json_object *o, const char *av) {
 
 po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version, const char *operation,
                                             const char *subresource, const char *ns, const char *name,
-                                            json_object *obj, json_object *old) {
+                                            json_object *obj, json_object *old, bool dry_run) {
   po_As_Resource *vwc = po_As_Registry_FindGR("admissionregistration.k8s.io", "validatingwebhookconfigurations");
   if (!vwc || vwc->nitems == 0) return NULL;
   po_As_AdmissionJob *job = NULL;
@@ -184,7 +184,7 @@ po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *versi
       json_object_object_add(req, "userInfo", ui);
       json_object_object_add(req, "object", object_for_review(obj, av));
       json_object_object_add(req, "oldObject", object_for_review(old, av));
-      json_object_object_add(req, "dryRun", json_object_new_boolean(0));
+      json_object_object_add(req, "dryRun", json_object_new_boolean(dry_run));
       json_object *opts = json_object_new_object();
       json_object_object_add(opts, "apiVersion", json_object_new_string("meta.k8s.io/v1"));
       const char *ok = !strcmp(operation, "CREATE") ? "CreateOptions" : !strcmp(operation, "DELETE") ? "DeleteOptions" : "UpdateOptions";

@@ -201,7 +201,7 @@ typedef struct po_As_AdmissionJob po_As_AdmissionJob;
 po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version,
                                             const char *operation, const char *subresource,
                                             const char *ns, const char *name,
-                                            json_object *obj, json_object *old);
+                                            json_object *obj, json_object *old, bool dry_run);
 /* Without the lock: call them. true = admitted; false = r filled with the error. */
 bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r);
 void po_As_Admission_Free(po_As_AdmissionJob *job);

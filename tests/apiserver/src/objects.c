@@ -261,6 +261,7 @@ static bool validate_common(po_As_WriteCtx *w, json_object *obj, po_As_Reply *r)
 /* ---- the write driver ---------------------------------------------------------------------- */
 
 static void commit(po_As_WriteCtx *w, json_object *cur, json_object *next, po_As_Reply *r);
+static bool is_dry_run(po_As_WriteCtx *w) { return w->q->dry_run && !strcmp(w->q->dry_run, "All"); }
 
 static void run_write(po_As_WriteCtx *w, po_As_Reply *r) {
   po_As_Request *q = w->q;
@@ -300,7 +301,7 @@ static void run_write(po_As_WriteCtx *w, po_As_Reply *r) {
     const char *opname = w->op == kPo_As_OpDelete ? "DELETE" : cur ? "UPDATE" : "CREATE";
     const char *nm = next ? po_As_MetaStr(next, "name") : w->name;
     po_As_AdmissionJob *job = po_As_Admission_Prepare(q->res, q->version, opname, q->sub, q->ns, nm,
-                                                      w->op == kPo_As_OpDelete ? NULL : next, cur);
+                                                      w->op == kPo_As_OpDelete ? NULL : next, cur, is_dry_run(w));
     pthread_mutex_unlock(&po_as.mu);
     if (job) {
       bool admitted = po_As_Admission_Run(job, r);
@@ -339,8 +340,6 @@ static void run_write(po_As_WriteCtx *w, po_As_Reply *r) {
   }
   conflict(r, q->res, w->name ? w->name : "", "the object has been modified; please apply your changes to the latest version and try again");
 }
-
-static bool is_dry_run(po_As_WriteCtx *w) { return w->q->dry_run && !strcmp(w->q->dry_run, "All"); }
 
 static void reply_object(po_As_WriteCtx *w, po_As_Reply *r, int code, json_object *obj) {
   char *av = po_As_ApiVersion(w->q->res, w->q->version);
