@@ -159,7 +159,26 @@ http DELETE "$W?labelSelector=app%3Dy"
 expect_code 200 "deletecollection"
 http GET $W
 expect_eq "$(jbody '[.items[].metadata.name]|join(",")')" "w1,w4,w6" "deletecollection by label"
-pass "finalizers, deletionTimestamp, delete preconditions, deletecollection"
+http GET /api/v1/namespaces/default/configmaps
+http POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owner"}}'
+ouid=$(jbody .metadata.uid)
+dep() { echo "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"$1\",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"owner\",\"uid\":\"$2\"}]}}"; }
+http POST /api/v1/namespaces/default/configmaps "$(dep dep1 "$ouid")"
+http POST /api/v1/namespaces/default/configmaps "$(dep dep2 "$ouid")"
+http DELETE "/api/v1/namespaces/default/configmaps/dep2?propagationPolicy=Orphan"
+http POST /api/v1/namespaces/default/configmaps "$(dep dep3 "$ouid")"
+http DELETE "/api/v1/namespaces/default/configmaps/owner"
+http GET /api/v1/namespaces/default/configmaps/dep1
+expect_code 404 "dependent collected with its owner"
+http GET /api/v1/namespaces/default/configmaps/dep3
+expect_code 404 "second dependent collected"
+http POST /api/v1/namespaces/default/configmaps '{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"owner2"}}'
+o2=$(jbody .metadata.uid)
+http POST /api/v1/namespaces/default/configmaps "$(dep kept "$o2")"
+http DELETE /api/v1/namespaces/default/configmaps/owner2 '{"kind":"DeleteOptions","apiVersion":"v1","propagationPolicy":"Orphan"}'
+http GET /api/v1/namespaces/default/configmaps/kept
+expect_code 200 "orphaned dependent kept"
+pass "finalizers, deletionTimestamp, delete preconditions, deletecollection, ownerReferences GC"
 
 A='apiVersion: example.com/v1
 kind: Widget

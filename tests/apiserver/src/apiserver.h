@@ -232,7 +232,7 @@ typedef struct po_As_Request {
   const char *content_type, *accept;
   /* query */
   const char *label_selector, *field_selector, *continue_token, *resource_version;
-  const char *rv_match, *field_manager, *field_validation, *dry_run, *include_object;
+  const char *rv_match, *field_manager, *field_validation, *dry_run, *include_object, *propagation_policy;
   long limit;
   bool watch, bookmarks, force, send_initial;
   long timeout_seconds;

@@ -350,7 +350,72 @@ static void reply_object(po_As_WriteCtx *w, po_As_Reply *r, int code, json_objec
   free(av);
 }
 
-static void remove_with_side_effects(po_As_Resource *res, json_object *cur, json_object *fin) {
+/* ---- garbage collection of dependents (ownerReferences) ---------------------------------------- */
+
+static bool uid_exists(const char *uid) {
+  for (size_t i = 0; i < po_as.nres; i++) {
+    po_As_Resource *r = po_as.res[i];
+    if (!r->registered) continue;
+    for (size_t j = 0; j < r->nitems; j++) {
+      const char *u = po_As_MetaStr(r->items[j].obj, "uid");
+      if (u && !strcmp(u, uid)) return true;
+    }
+  }
+  return false;
+}
+
+/* After an owner is gone: every object whose owners are all gone is deleted (with finalizers:
+ * marked for deletion), as the garbage collector's background propagation does, only at once. */
+static void collect_dependents(const char *owner_uid, int depth) {
+  if (depth > 16) return;
+  for (size_t i = 0; i < po_as.nres; i++) {
+    po_As_Resource *r = po_as.res[i];
+    if (!r->registered) continue;
+    for (size_t j = r->nitems; j-- > 0;) {
+      if (j >= r->nitems) continue;
+      json_object *o = r->items[j].obj;
+      json_object *refs = po_As_Get(po_As_Get(o, "metadata"), "ownerReferences");
+      if (!refs || !json_object_is_type(refs, json_type_array)) continue;
+      bool mine = false, other_alive = false;
+      for (size_t k = 0; k < json_object_array_length(refs); k++) {
+        const char *u = po_As_GetStr(json_object_array_get_idx(refs, k), "uid");
+        if (!u) continue;
+        if (!strcmp(u, owner_uid)) mine = true;
+        else if (uid_exists(u)) other_alive = true;
+      }
+      if (!mine || other_alive) continue;
+      json_object *fin = po_As_Get(po_As_Get(o, "metadata"), "finalizers");
+      if (fin && json_object_array_length(fin) > 0) {
+        if (po_As_MetaStr(o, "deletionTimestamp")) continue;
+        json_object *n = po_As_Copy(o);
+        char ts[32];
+        po_As_Now(ts);
+        json_object_object_add(po_As_Meta(n), "deletionTimestamp", json_object_new_string(ts));
+        json_object_object_add(po_As_Meta(n), "deletionGracePeriodSeconds", json_object_new_int(0));
+        po_As_Store_Put(r, n, kPo_As_Modified);
+        continue;
+      }
+      char *uid = po_As_Strdup(po_As_MetaStr(o, "uid"));
+      char *ns = po_As_Strdup(po_As_MetaStr(o, "namespace"));
+      char *name = po_As_Strdup(po_As_MetaStr(o, "name"));
+      po_As_Store_Remove(r, ns, name, NULL);
+      if (uid) collect_dependents(uid, depth + 1);
+      free(uid);
+      free(ns);
+      free(name);
+      j = r->nitems; /* the array changed: rescan this resource */
+    }
+  }
+}
+
+/* propagationPolicy=Orphan (query or DeleteOptions) or the legacy orphanDependents=true. */
+static bool orphan_requested(po_As_WriteCtx *w) {
+  const char *pp = w->q->propagation_policy ? w->q->propagation_policy : po_As_GetStr(w->body, "propagationPolicy");
+  if (pp) return !strcmp(pp, "Orphan");
+  return json_object_get_boolean(po_As_Get(w->body, "orphanDependents"));
+}
+
+static void remove_with_side_effects(po_As_Resource *res, json_object *cur, json_object *fin, bool orphan) {
   const char *ns = po_As_MetaStr(cur, "namespace"), *name = po_As_MetaStr(cur, "name");
   if (!strcmp(res->plural, "namespaces") && !res->group[0]) po_As_Objects_DeleteNamespaceContents(name);
   if (!strcmp(res->plural, "customresourcedefinitions") && !strcmp(res->group, "apiextensions.k8s.io")) {
@@ -363,7 +428,10 @@ static void remove_with_side_effects(po_As_Resource *res, json_object *cur, json
     }
     po_As_Registry_RemoveCrd(cur);
   }
+  char *uid = po_As_Strdup(po_As_MetaStr(cur, "uid"));
   po_As_Store_Remove(res, ns, name, fin);
+  if (uid && !orphan) collect_dependents(uid, 0);
+  free(uid);
 }
 
 static void commit(po_As_WriteCtx *w, json_object *cur, json_object *next, po_As_Reply *r) {
@@ -377,7 +445,7 @@ static void commit(po_As_WriteCtx *w, json_object *cur, json_object *next, po_As
     json_object *d = details(res, w->name, false);
     const char *uid = po_As_MetaStr(cur, "uid");
     if (uid) json_object_object_add(d, "uid", json_object_new_string(uid));
-    if (!is_dry_run(w)) remove_with_side_effects(res, cur, NULL);
+    if (!is_dry_run(w)) remove_with_side_effects(res, cur, NULL, orphan_requested(w));
     po_As_Reply_Status(r, 200, "", NULL, d);
     return;
   }
@@ -386,7 +454,7 @@ static void commit(po_As_WriteCtx *w, json_object *cur, json_object *next, po_As
   bool gone = po_As_MetaStr(next, "deletionTimestamp") && (!fin || json_object_array_length(fin) == 0);
   if (gone) {
     reply_object(w, r, 200, next);
-    if (!dry) remove_with_side_effects(res, cur, next);
+    if (!dry) remove_with_side_effects(res, cur, next, false);
     else json_object_put(next);
     return;
   }

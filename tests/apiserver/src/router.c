@@ -279,6 +279,7 @@ static struct MHD_Response *route(struct MHD_Connection *c, const char *url, con
   q.field_validation = arg(c, "fieldValidation");
   q.dry_run = arg(c, "dryRun");
   q.include_object = arg(c, "includeObject");
+  q.propagation_policy = arg(c, "propagationPolicy");
   q.force = arg_true(c, "force");
   q.watch = arg_true(c, "watch");
   q.bookmarks = arg_true(c, "allowWatchBookmarks");
