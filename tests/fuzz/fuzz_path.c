@@ -169,6 +169,13 @@ static void construct(const char *resource_type, const po_Patch *p, bool debug, 
     } else {
       check_failure(&st);
     }
+    /* A payload that claims the type but carries another message is an error, not a crash. */
+    po_ResourceType other = t == kPo_ResourceListener ? kPo_ResourceCluster : kPo_ResourceListener;
+    po_Message *wrong = po_Message_New(po_ResourceType_Message(other), a, &st);
+    if (!wrong) abort();
+    po_Status_Clear(&st);
+    if (po_Override_Apply(o, wrong, &pl, &patched, &st) || patched) abort();
+    check_failure(&st);
   }
   po_Arena_Free(a);
 }
