@@ -279,6 +279,7 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
       const po_Value *val = field(pv, "Value");
       if (po_Value_Kind(val) != kPo_ValueNull) {
         p->value = po_Value_Kind(val) == kPo_ValueList && po_Value_Size(val) == 1 ? unslice(a, val) : val;
+        if (po_Value_Kind(p->value) == kPo_ValueNull) p->value = NULL; /* [null] is nil to Go too */
       }
     }
   }

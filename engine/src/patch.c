@@ -280,6 +280,17 @@ static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_Pa
   }
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
   size_t n = po_Value_Size(v);
+  if (strcmp(upb_MessageDef_FullName(m), "google.protobuf.Any") == 0) {
+    /* Beyond Consul, which accepts it: an Any without a type is no config Envoy takes, and no
+     * protobuf JSON encoder can print it. */
+    const po_Value *t = po_Value_Get(v, "type_url");
+    size_t tl = 0;
+    if (po_Value_Kind(t) != kPo_ValueString || (po_Value_String(t, &tl), tl == 0)) {
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "a google.protobuf.Any set from a map needs a non-empty 'type_url' (field '%s')",
+                           upb_FieldDef_Name(f));
+    }
+  }
   s->kind = kPo_SetMessage;
   s->field = f;
   s->child_count = n;
@@ -353,8 +364,14 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   for (const char *q = p; *q; q++) segs += *q == '/';
   cp->chain = po_Arena_Malloc(a, segs * sizeof *cp->chain);
   if (!cp->chain) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  enum { kMaxDepth = 32 };
   const upb_MessageDef *m = root;
   for (;;) {
+    if (cp->chain_len == kMaxDepth) {
+      /* Beyond Consul: recursive messages (matchers) would let a path nest without bound, past
+       * what Envoy or any encoder reads back. Consul's own errors in the first segments win. */
+      return po_Status_Set(st, kPo_ErrPatch, "path has %zu segments; at most %d are supported", segs, kMaxDepth);
+    }
     const char *end = strchr(p, '/');
     size_t len = end ? (size_t)(end - p) : strlen(p);
     if (len == 0) return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");

@@ -23,6 +23,7 @@ typedef struct {
     const char *name;
     po_Value *value;
     long weight;
+    int height; /* levels below the anchored node, so an alias cannot build past kMaxDepth */
   } anchors[kMaxAnchors];
   int anchor_count;
   int alias_count;
@@ -123,32 +124,39 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   return po_Value_NewString(a, s, len);
 }
 
-static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, long weight, yaml_mark_t m) {
+/* What a node amounts to once its aliases are expanded: nodes in all, and levels below it. */
+typedef struct {
+  long weight;
+  int height;
+} Size;
+
+static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, Size sz, yaml_mark_t m) {
   if (!anchor) return true;
   if (r->anchor_count >= kMaxAnchors) return fail(r, m, kPo_ErrLimit, "too many YAML anchors");
   r->anchors[r->anchor_count].name = po_Arena_Strndup(r->arena, (const char *)anchor, strlen((const char *)anchor));
-  r->anchors[r->anchor_count].weight = weight;
+  r->anchors[r->anchor_count].weight = sz.weight;
+  r->anchors[r->anchor_count].height = sz.height;
   r->anchors[r->anchor_count++].value = v;
   return true;
 }
 
-static po_Value *node(Reader *r, yaml_event_t *ev, int depth, long *weight);
+static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz);
 
-static po_Value *collection(Reader *r, yaml_event_t *start, int depth, long *weight) {
+static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz) {
   bool is_map = start->type == YAML_MAPPING_START_EVENT;
   po_Value *v = is_map ? po_Value_NewMap(r->arena) : po_Value_NewList(r->arena);
   if (!v) return NULL;
   v->pos = mark_pos(start->start_mark);
   const yaml_char_t *anchor = is_map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor;
-  *weight = 1;
+  *sz = (Size){1, 0};
   for (;;) {
     yaml_event_t ev;
     if (!next(r, &ev)) return NULL;
     if (ev.type == YAML_MAPPING_END_EVENT || ev.type == YAML_SEQUENCE_END_EVENT) {
       yaml_event_delete(&ev);
-      return remember(r, anchor, v, *weight, start->start_mark) ? v : NULL;
+      return remember(r, anchor, v, *sz, start->start_mark) ? v : NULL;
     }
-    long w = 0;
+    Size w = {0, 0};
     if (is_map) {
       if (ev.type != YAML_SCALAR_EVENT) {
         fail(r, ev.start_mark, kPo_ErrParse, "mapping keys must be scalars");
@@ -167,16 +175,17 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, long *wei
       yaml_event_delete(&ev);
       if (!child || !po_Value_ListAppend(r->arena, v, child)) return NULL;
     }
-    *weight += w;
-    if (*weight > kMaxExpanded) {
+    sz->weight += w.weight;
+    if (w.height + 1 > sz->height) sz->height = w.height + 1;
+    if (sz->weight > kMaxExpanded) {
       fail(r, start->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
       return NULL;
     }
   }
 }
 
-static po_Value *node(Reader *r, yaml_event_t *ev, int depth, long *weight) {
-  *weight = 1;
+static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
+  *sz = (Size){1, 0};
   if (depth > kMaxDepth) {
     fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested deeper than 64 levels");
     return NULL;
@@ -189,10 +198,10 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, long *weight) {
         return NULL;
       }
       v->pos = mark_pos(ev->start_mark);
-      return remember(r, ev->data.scalar.anchor, v, 1, ev->start_mark) ? v : NULL;
+      return remember(r, ev->data.scalar.anchor, v, *sz, ev->start_mark) ? v : NULL;
     }
     case YAML_SEQUENCE_START_EVENT:
-    case YAML_MAPPING_START_EVENT: return collection(r, ev, depth, weight);
+    case YAML_MAPPING_START_EVENT: return collection(r, ev, depth, sz);
     case YAML_ALIAS_EVENT: {
       if (++r->alias_count > kMaxAliases) {
         fail(r, ev->start_mark, kPo_ErrLimit, "too many YAML aliases");
@@ -200,7 +209,11 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, long *weight) {
       }
       for (int i = r->anchor_count; i-- > 0;) {
         if (!strcmp(r->anchors[i].name, (const char *)ev->data.alias.anchor)) {
-          *weight = r->anchors[i].weight;
+          *sz = (Size){r->anchors[i].weight, r->anchors[i].height};
+          if (depth + sz->height > kMaxDepth) {
+            fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested (through aliases) deeper than 64 levels");
+            return NULL;
+          }
           return r->anchors[i].value;
         }
       }
@@ -241,7 +254,7 @@ bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***d
       yaml_event_delete(&ev);
       yaml_event_t root;
       if (!next(r, &root)) break;
-      long w;
+      Size w;
       po_Value *v = node(r, &root, 0, &w);
       yaml_event_delete(&root);
       if (!v) break;

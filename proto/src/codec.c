@@ -17,6 +17,13 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
     po_Status_Set(status, kPo_ErrParse, "invalid %s JSON: empty input", upb_MessageDef_FullName(m));
     return NULL;
   }
+  /* upb's JSON reader looks one byte past an unterminated string (json_decode.c checks *ptr
+   * before the end): give it a NUL-terminated copy, so no caller's buffer is overread. */
+  char *copy = upb_Arena_Malloc(arena, len + 1);
+  if (!copy) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  memcpy(copy, json, len);
+  copy[len] = '\0';
+  json = copy;
   upb_Message *msg = upb_Message_New(m, arena);
   if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
   upb_Status st;
