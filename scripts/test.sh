@@ -54,7 +54,7 @@ for s in $stages; do
       work=$(mktemp -d)
       [ -d "$corpus" ] && cp -r "$corpus"/. "$work"/
       echo "fuzz: $name for ${secs}s"
-      "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 "$work" \
+      PO_FUZZ_STRICT=1 "$f" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=0 "$work" \
         >"$work.log" 2>&1 || { tail -50 "$work.log"; echo "fuzz: $name failed"; exit 1; }
       rm -rf "$work" "$work.log"
       n=$((n+1))

@@ -9,6 +9,7 @@ p.add_argument("--count", type=int, default=1000)
 p.add_argument("--targets", type=int, default=40)
 p.add_argument("--seed", type=int, default=7)
 p.add_argument("--timeout", type=float, default=240)
+p.add_argument("--bench", action="store_true", help="no faults and no edits: creation and convergence only")
 args = p.parse_args()
 rnd = random.Random(args.seed)
 ctx = ssl.create_default_context(cafile=args.ca)
@@ -65,33 +66,33 @@ def wait_programmed(name, timeout):
         time.sleep(0.05)
     return False
 
-faults(dropWatchEvery=200)
+if not args.bench: faults(dropWatchEvery=200)
 t0 = time.time()
 names = ["po-%04d" % i for i in range(args.count)]
 for i, n in enumerate(names):
-    put(n, "svc-%02d" % rnd.randrange(args.targets), rnd.randrange(1, 100), rnd.random() > 0.1)
-    if i == args.count // 3: faults(force410=3, throttle=30)
-    if i == args.count // 2: faults(serverErrors=30)
+    put(n, "svc-%03d" % rnd.randrange(args.targets), rnd.randrange(1, 100), args.bench or rnd.random() > 0.1)
+    if i == args.count // 3 and not args.bench: faults(force410=3, throttle=30)
+    if i == args.count // 2 and not args.bench: faults(serverErrors=30)
 # edits: value changes, invalid updates, target moves, deletions
-for n in rnd.sample(names, args.count // 4):
+for n in ([] if args.bench else rnd.sample(names, args.count // 4)):
     r = rnd.random()
     if r < 0.5:
         old = desired.get(n)
-        put(n, old[0] if old else "svc-%02d" % rnd.randrange(args.targets), rnd.randrange(1, 100), True)
+        put(n, old[0] if old else "svc-%03d" % rnd.randrange(args.targets), rnd.randrange(1, 100), True)
     elif r < 0.75:
         old = desired.get(n)
-        tgt = old[0] if old else "svc-00"
+        tgt = old[0] if old else "svc-000"
         # An invalid update keeps the last valid generation the controller programmed: wait
         # until the current one is (a generation replaced before it was seen is never live).
         if old and not wait_programmed(n, 30):
             raise SystemExit("%s: generation %s never programmed" % (n, gens[n]))
         put(n, tgt, 1, False)
     elif r < 0.9:
-        put(n, "svc-%02d" % rnd.randrange(args.targets), rnd.randrange(1, 100), True)
+        put(n, "svc-%03d" % rnd.randrange(args.targets), rnd.randrange(1, 100), True)
     else:
         call("DELETE", BASE + "/" + n)
         desired.pop(n, None); gens.pop(n, None)
-faults(dropWatchEvery=0, force410=0, throttle=0, serverErrors=0)
+if not args.bench: faults(dropWatchEvery=0, force410=0, throttle=0, serverErrors=0)
 print("wrote %d overrides with edits in %.1fs" % (args.count, time.time() - t0), flush=True)
 
 def converged():

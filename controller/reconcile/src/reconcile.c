@@ -26,9 +26,9 @@ static json_object *get(json_object *o, const char *k) {
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-#define LAST_PROGRAMMED "propertyoverride.io/last-programmed"
+#define LAST_PROGRAMMED "propertyoverride.io/last-valid"
 
-/* The last generation programmed, as recorded on the PropertyOverride itself: what keeps an
+/* The newest valid generation, as recorded on the PropertyOverride itself: what keeps an
  * invalid update from removing it even when the target lost our entry meanwhile (an edit by
  * hand, a recreated ServiceDefaults). {"generation": N, "arguments": {...}} as annotation text. */
 static json_object *last_programmed(json_object *obj, int64_t *gen) {
@@ -46,17 +46,26 @@ static json_object *last_programmed(json_object *obj, int64_t *gen) {
   return args;
 }
 
-static json_object *last_programmed_patch(json_object *obj, int64_t gen, json_object *args) {
-  json_object *v = json_object_new_object();
-  json_object_object_add(v, "generation", json_object_new_int64(gen));
-  json_object_object_add(v, "arguments", json_object_get(args));
-  json_object *ann = json_object_new_object(), *m = json_object_new_object(), *patch = json_object_new_object();
-  json_object_object_add(ann, LAST_PROGRAMMED, json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)));
-  json_object_put(v);
-  json_object_object_add(m, "annotations", ann);
-  /* No resourceVersion precondition: a merge patch of one annotation key touches nothing else. */
-  (void)obj;
-  json_object_object_add(patch, "metadata", m);
+static json_object *finalizer_patch(json_object *obj, bool add);
+
+/* metadata: the finalizer added (with the resourceVersion as precondition, since a merge patch
+ * replaces the whole list) and/or the last-valid record (gen > 0). */
+static json_object *metadata_patch(json_object *obj, bool add_finalizer, int64_t gen, json_object *args) {
+  json_object *patch = add_finalizer ? finalizer_patch(obj, true) : json_object_new_object();
+  if (gen > 0) {
+    json_object *m = get(patch, "metadata");
+    if (!m) {
+      m = json_object_new_object();
+      json_object_object_add(patch, "metadata", m);
+    }
+    json_object *v = json_object_new_object();
+    json_object_object_add(v, "generation", json_object_new_int64(gen));
+    json_object_object_add(v, "arguments", json_object_get(args));
+    json_object *ann = json_object_new_object();
+    json_object_object_add(ann, LAST_PROGRAMMED, json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)));
+    json_object_put(v);
+    json_object_object_add(m, "annotations", ann);
+  }
   return patch;
 }
 
@@ -217,16 +226,19 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     }
   }
 
-  /* Finalizers first: once a PropertyOverride can reach the target, its deletion must wait for
-   * the cleanup. */
+  /* One metadata patch per PropertyOverride that needs one, before the target is written: the
+   * finalizer (once it can reach the target, its deletion must wait for the cleanup) and the
+   * record of its newest valid generation (what stays live while later ones are invalid). */
   for (size_t i = 0; i < m; i++) {
     Item *it = &items[i];
-    if (it->deleting || it->has_finalizer) continue;
-    json_object *patch = finalizer_patch(it->obj, true);
+    if (it->deleting) continue;
+    bool record = it->c.accepted && it->own_args && it->recorded_generation != it->c.generation;
+    if (it->has_finalizer && !record) continue;
+    json_object *patch = metadata_patch(it->obj, !it->has_finalizer, record ? it->c.generation : 0, it->own_args);
     char err[256];
     po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
-    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "adding the finalizer", err);
+    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "updating the PropertyOverride's metadata", err);
   }
   if (!r.ok) goto done;
 
@@ -250,17 +262,6 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     }
   }
   json_object_put(plan.object);
-
-  /* Record what went live on each PropertyOverride, once per generation. */
-  for (size_t i = 0; target_ok && i < m; i++) {
-    Item *it = &items[i];
-    if (it->deleting || !it->c.accepted || !it->own_args || it->recorded_generation == it->c.generation) continue;
-    json_object *patch = last_programmed_patch(it->obj, it->c.generation, it->own_args);
-    char err[256];
-    po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
-    json_object_put(patch);
-    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "recording the programmed generation", err);
-  }
 
   char now[32];
   io->now(io->ctx, now);

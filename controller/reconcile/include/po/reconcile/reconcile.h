@@ -6,13 +6,14 @@
  *   1. the PropertyOverrides of the key (the index), each compiled; a valid one contributes its
  *      current generation; an invalid one keeps the entry that is live in the target (the last
  *      valid generation) or, when the target lost it, the one recorded in its annotation
- *      propertyoverride.io/last-programmed, so a bad update never removes what was
+ *      propertyoverride.io/last-valid, so a bad update never removes what was
  *      programmed; one being deleted contributes nothing;
- *   2. the target planned (po/targets/consul.h) and written when it differs: create, update on
+ *   2. one metadata patch where needed: our finalizer, and the newest valid generation recorded
+ *      in that annotation;
+ *   3. the target planned (po/targets/consul.h) and written when it differs: create, update on
  *      the read resourceVersion (409 -> retry), or delete when we made it and it is empty;
- *      then each valid generation that went live is recorded in that annotation;
- *   3. the finalizer added to live PropertyOverrides and removed from deleted ones once the
- *      target no longer holds their entry;
+ *      the finalizer removed from deleted PropertyOverrides once the target no longer holds
+ *      their entry;
  *   4. each PropertyOverride's status: Accepted, Programmed (with the generation that is live,
  *      and Overlapping when another one sets the same path on the same resources), written only
  *      when it changed.
