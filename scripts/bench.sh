@@ -22,6 +22,18 @@ run() { # program [args...]
 run "$build/tests/bench/bench_engine" ${PO_BENCH_ARGS:-}
 run "$build/tests/kube/bench_informer"
 run "$build/tests/runtime/bench_workqueue"
+if [ -x "$build/tests/e2e/bench_webhook" ]; then
+  certs=$(mktemp -d)
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout "$certs/key.pem" \
+    -out "$certs/cert.pem" -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 2>/dev/null
+  run "$build/tests/e2e/bench_webhook" "$certs/cert.pem" "$certs/key.pem" "$certs/cert.pem" 5 2
+  rm -rf "$certs"
+fi
+if [ -x "$build/tests/apiserver/po-apiserver" ] && [ -x "$build/propertyoverride" ]; then
+  printf '\n=== controller: %s PropertyOverrides to convergence ===\n' "${PO_BENCH_OVERRIDES:-10000}"
+  bash tests/e2e/bench_controller.sh "$build" "${PO_BENCH_OVERRIDES:-10000}" | grep -v '^{'
+  ran=$((ran + 1))
+fi
 if [ "$ran" = 0 ]; then
   echo "bench: no benchmark programs in $build (build it first: make)" >&2
   exit 1
