@@ -39,7 +39,7 @@ static const char kUsage[] =
     "  --leader-election-namespace NS the Lease's namespace (default: the kubeconfig's namespace)\n"
     "  --leader-election-id NAME      the Lease's name (default propertyoverride-controller)\n"
     "  --lease-duration S, --renew-deadline S, --retry-period S   (defaults 15, 10, 2 seconds)\n"
-    "  --kube-api-qps N, --kube-api-burst N  client-side rate limit (default 100 and 200)\n"
+    "  --kube-api-qps N, --kube-api-burst N  client-side rate limit (default 500 and 1000)\n"
     "  --log-level LEVEL              debug, info, warn, error (default info)\n"
     "  --graceful-shutdown-timeout S  the whole orderly stop (default 30)\n"
     "\n"
@@ -299,8 +299,8 @@ int po_Cmd_Controller(int argc, char **argv) {
   const char *elect_ns = NULL, *elect_id = "propertyoverride-controller", *level_s = "info";
   bool elect = true, insecure = false;
   long workers = 4;
-  double lease = 15, renew = 10, retry = 2, grace = 30, qps = 100;
-  long burst = 200;
+  double lease = 15, renew = 10, retry = 2, grace = 30, qps = 500;
+  long burst = 1000;
   static App app;
   memset(&app, 0, sizeof app);
   int c;
