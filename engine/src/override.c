@@ -251,8 +251,11 @@ bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p,
     if (cp->root != m->def) {
       /* The compiled form is for the patch's resource type; a payload claiming that type with
        * another message is the caller's error, reported like Consul reports a failed patch. */
-      at += (size_t)snprintf(errs + at, at < sizeof errs ? sizeof errs - at : 0, "%s* patch %zu compiled for %s cannot apply to %s",
-                             failures ? "\n\t" : "", i, upb_MessageDef_FullName(cp->root), upb_MessageDef_FullName(m->def));
+      if (at < sizeof errs) { /* past the buffer the further errors are only counted */
+        int n = snprintf(errs + at, sizeof errs - at, "%s* patch %zu compiled for %s cannot apply to %s",
+                         failures ? "\n\t" : "", i, upb_MessageDef_FullName(cp->root), upb_MessageDef_FullName(m->def));
+        at += n > 0 ? (size_t)n : 0;
+      }
       failures++;
       continue;
     }
