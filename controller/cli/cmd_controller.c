@@ -18,6 +18,7 @@
 #include "po/runtime/metrics.h"
 #include "po/runtime/ops.h"
 #include "po/webhook/server.h"
+#include "selfcert.h"
 
 static const char kUsage[] =
     "usage: propertyoverride controller [OPTIONS]\n"
@@ -34,6 +35,17 @@ static const char kUsage[] =
     "  --webhook-cert-file FILE       serving certificate (PEM; re-read when it changes)\n"
     "  --webhook-key-file FILE        its private key (PEM)\n"
     "  --webhook-insecure             serve the webhook over plain HTTP (tests only)\n"
+    "  --webhook-cert-mode MODE       files (the two flags above) or self-managed: a CA and serving\n"
+    "                                 certificate kept in a Secret, the caBundle put into the\n"
+    "                                 ValidatingWebhookConfiguration, renewed 30 days before expiry\n"
+    "  --webhook-secret NAME          self-managed: the Secret (default propertyoverride-webhook-cert)\n"
+    "  --webhook-service NAME         self-managed: the webhook Service, for the certificate's names\n"
+    "                                 (default propertyoverride-webhook)\n"
+    "  --webhook-configuration NAME   self-managed: the ValidatingWebhookConfiguration (default\n"
+    "                                 propertyoverride)\n"
+    "  --webhook-cert-dir DIR         self-managed: where the files go (default\n"
+    "                                 /tmp/propertyoverride-webhook)\n"
+    "  --webhook-cert-san NAME        self-managed: a further DNS name or IP (repeatable)\n"
     "  --health-probe-bind-address A  /healthz, /readyz and /metrics (default :8081)\n"
     "  --leader-elect=BOOL            leader election on a Lease (default true)\n"
     "  --leader-election-namespace NS the Lease's namespace (default: the kubeconfig's namespace)\n"
@@ -231,6 +243,25 @@ static void new_leader(void *ctx, const char *who) {
   po_Log_Info(app->log, "leader", po_Str("identity", *who ? who : "(none)"));
 }
 
+/* Self-managed certificates are checked twice a day; the webhook server re-reads the files. */
+typedef struct {
+  po_KubeClient *client;
+  const po_SelfCertOptions *opt;
+  po_Logger *log;
+} RenewCtx;
+
+static void *renew_loop(void *arg) {
+  RenewCtx *r = arg;
+  for (;;) {
+    sleep(12 * 3600);
+    char err[512];
+    bool changed;
+    if (!po_SelfCert_Ensure(r->client, r->opt, &changed, err, sizeof err)) po_Log_Error(r->log, "renewing the webhook certificates", po_Str("error", err));
+    else if (changed) po_Log_Info(r->log, "webhook certificates renewed");
+  }
+  return NULL;
+}
+
 /* Without leader election this replica leads at once. BecameLeader is called from a thread of
  * its own: the manager is still inside Start when this runnable starts. */
 static void *lead_alone(void *ctx) {
@@ -283,7 +314,8 @@ static int usage_error(const char *msg) {
 
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
-         kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kHelp };
+         kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
+         kCertDir, kSan, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -294,13 +326,21 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"lease-duration", required_argument, 0, kLease}, {"renew-deadline", required_argument, 0, kRenew},
       {"retry-period", required_argument, 0, kRetry}, {"log-level", required_argument, 0, kLogLevel},
       {"graceful-shutdown-timeout", required_argument, 0, kGrace}, {"kube-api-qps", required_argument, 0, kQps},
-      {"kube-api-burst", required_argument, 0, kBurst}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
+      {"kube-api-burst", required_argument, 0, kBurst}, {"webhook-cert-mode", required_argument, 0, kCertMode},
+      {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
+      {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
+      {"webhook-cert-san", required_argument, 0, kSan}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   const char *kubeconfig = NULL, *context = NULL, *webhook_addr = ":9443", *cert = NULL, *key = NULL, *probe = ":8081";
   const char *elect_ns = NULL, *elect_id = "propertyoverride-controller", *level_s = "info";
   bool elect = true, insecure = false;
   long workers = 4;
   double lease = 15, renew = 10, retry = 2, grace = 30, qps = 500;
   long burst = 1000;
+  bool self_managed = false;
+  static const char *sans[16];
+  static po_SelfCertOptions sc = {.secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
+                                  .webhook_config = "propertyoverride", .dir = "/tmp/propertyoverride-webhook",
+                                  .extra_sans = sans};
   static App app;
   memset(&app, 0, sizeof app);
   int c;
@@ -344,6 +384,18 @@ int po_Cmd_Controller(int argc, char **argv) {
         burst = strtol(optarg, &end, 10);
         if (*end || burst < 1) return usage_error("--kube-api-burst takes a positive number");
         break;
+      case kCertMode:
+        if (!strcmp(optarg, "self-managed")) self_managed = true;
+        else if (strcmp(optarg, "files") != 0) return usage_error("--webhook-cert-mode takes files or self-managed");
+        break;
+      case kSecret: sc.secret = optarg; break;
+      case kService: sc.service = optarg; break;
+      case kVwc: sc.webhook_config = optarg; break;
+      case kCertDir: sc.dir = optarg; break;
+      case kSan:
+        if (sc.n_sans == 16) return usage_error("at most 16 --webhook-cert-san flags");
+        sans[sc.n_sans++] = optarg;
+        break;
       case kLogLevel: level_s = optarg; break;
       case kHelp: fputs(kUsage, stdout); return kPo_ExitOk;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
@@ -353,8 +405,9 @@ int po_Cmd_Controller(int argc, char **argv) {
   po_LogLevel level;
   if (!po_LogLevel_Parse(level_s, &level)) return usage_error("--log-level takes debug, info, warn or error");
   bool webhook_on = strcmp(webhook_addr, "0") != 0;
-  if (webhook_on && !insecure && (!cert || !key)) {
-    return usage_error("the webhook needs --webhook-cert-file and --webhook-key-file (or --webhook-bind-address 0)");
+  if (webhook_on && !insecure && !self_managed && (!cert || !key)) {
+    return usage_error("the webhook needs --webhook-cert-file and --webhook-key-file, or --webhook-cert-mode "
+                       "self-managed (or --webhook-bind-address 0)");
   }
   if (app.io.ns_count == 0) app.io.namespaces[app.io.ns_count++] = "";
 
@@ -438,6 +491,26 @@ int po_Cmd_Controller(int argc, char **argv) {
   }
   po_Runnable rc = {.name = "controller", .start = controller_start, .stop = controller_stop, .ctx = &app, .needs_leader = true};
   po_Manager_Add(app.manager, &rc, &rs);
+  if (webhook_on && self_managed) {
+    char err[512];
+    bool changed;
+    sc.ns = elect_ns ? elect_ns : po_KubeConfig_Namespace(cfg);
+    if (!po_SelfCert_Ensure(app.io.client, &sc, &changed, err, sizeof err)) {
+      fprintf(stderr, "propertyoverride controller: webhook certificates: %s\n", err);
+      return kPo_ExitUsage;
+    }
+    po_Log_Info(root, changed ? "webhook certificates generated" : "webhook certificates loaded", po_Str("secret", sc.secret),
+                po_Str("namespace", sc.ns));
+    static char cert_path[4200], key_path[4200];
+    snprintf(cert_path, sizeof cert_path, "%s/tls.crt", sc.dir);
+    snprintf(key_path, sizeof key_path, "%s/tls.key", sc.dir);
+    cert = cert_path;
+    key = key_path;
+    static RenewCtx rctx;
+    rctx = (RenewCtx){app.io.client, &sc, root};
+    pthread_t t;
+    if (pthread_create(&t, NULL, renew_loop, &rctx) == 0) pthread_detach(t);
+  }
   if (webhook_on) {
     char err[256];
     po_WebhookServer *wh = po_WebhookServer_Start(

@@ -27,7 +27,10 @@ lc_start() {
   LC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   mkdir -p "$LC_WORK"
   local crds=()
-  for f in "$LC_TOP"/crds/*.yaml "$LC_TOP"/crds/consul/*.yaml; do crds+=(--crd "$f"); done
+  for f in "$LC_TOP"/crds/*.yaml "$LC_TOP"/crds/consul/*.yaml; do
+    case $(basename "$f") in kustomization.yaml) continue ;; esac
+    crds+=(--crd "$f")
+  done
   rm -f "$LC_WORK/url"
   "$LC_BUILD/tests/apiserver/po-apiserver" --listen 127.0.0.1:0 --ready-file "$LC_WORK/url" \
     --tls-dir "$LC_WORK/tls" "${crds[@]}" "$@" >"$LC_WORK/apiserver.log" 2>&1 &

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "po/targets/consul.h"
+#include "po/targets/consul_check.h"
 #include "po/targets/override.h"
 
 enum { kMaxWarnings = 16, kMaxWarningLen = 256 };
@@ -43,42 +44,23 @@ static const char *check_override(json_object *obj, po_Arena *a, json_object *wa
                          d ? d : "");
 }
 
-/* ServiceDefaults / ProxyDefaults: every builtin/property-override entry. */
+/* ServiceDefaults / ProxyDefaults: every builtin/property-override entry (the check the CLI's
+ * validate shares, controller/targets/consul_check.h). */
 static const char *check_consul(json_object *obj, const char *kind, po_Arena *a, json_object *warnings) {
-  json_object *list = get(get(obj, "spec"), "envoyExtensions");
-  if (!list || !json_object_is_type(list, json_type_array)) return NULL;
-  const char *out = NULL;
-  for (size_t i = 0; i < json_object_array_length(list); i++) {
-    json_object *e = json_object_array_get_idx(list, i);
-    const char *name = sget(e, "name");
-    if (!name || strcmp(name, PO_EXTENSION_NAME) != 0) continue;
-    po_Status st;
-    po_Status_Clear(&st);
-    po_Value *args = po_Value_FromJsonC(get(e, "arguments"), a, &st);
-    po_Diagnostics *d = po_Diagnostics_New(a);
-    po_CompileOptions co = po_CompileOptions_Default();
-    co.convention = kPo_ConventionWire; /* what Consul's HTTP API will hand the Constructor */
-    if (!args) {
-      out = po_Arena_Printf(a, "%s%sspec.envoyExtensions[%zu].arguments: %s", out ? out : "", out ? "\n" : "", i, st.message);
-      continue;
-    }
-    po_Override *o = po_Constructor(name, args, &co, a, d);
-    for (size_t k = 0; k < po_Diagnostics_Count(d); k++) {
-      const po_Diagnostic *x = po_Diagnostics_At(d, k);
+  po_ConsulExtensionCheck *checks = NULL;
+  bool oom = false;
+  size_t n = po_ConsulObject_Check(obj, a, &checks, &oom);
+  if (oom) return "out of memory validating the object";
+  for (size_t i = 0; i < n; i++) {
+    for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
+      const po_Diagnostic *x = po_Diagnostics_At(checks[i].diags, k);
       if (x->severity == kPo_SeverityWarning) {
-        add_warning(warnings, po_Arena_Printf(a, "spec.envoyExtensions[%zu] Patches[%d]: %s", i, x->patch_index, x->message));
+        add_warning(warnings, po_Arena_Printf(a, "spec.envoyExtensions[%zu] Patches[%d]: %s", checks[i].entry_index,
+                                              x->patch_index, x->message));
       }
     }
-    if (o) continue;
-    const char *text = po_Diagnostics_ConsulText(d, true, a);
-    out = po_Arena_Printf(a, "%s%sspec.envoyExtensions[%zu] (%s): %s", out ? out : "", out ? "\n" : "", i, name,
-                          text ? text : "invalid");
   }
-  if (!out) return NULL;
-  json_object *meta = get(obj, "metadata");
-  const char *ns = sget(meta, "namespace"), *n = sget(meta, "name");
-  return po_Arena_Printf(a, "%s %s%s%s has invalid property-override extensions:\n%s", kind, ns ? ns : "", ns ? "/" : "",
-                         n ? n : "", out);
+  return po_ConsulObject_Describe(obj, kind, checks, n, a);
 }
 
 json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int *http_status, char *error, size_t size) {

@@ -1,0 +1,216 @@
+#include "selfcert.h"
+
+#include <errno.h>
+#include <gnutls/gnutls.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "po/webhook/certgen.h"
+
+static const po_KubeRef kSecrets = {.group = "", .version = "v1", .resource = "secrets"};
+static const po_KubeRef kWebhookConfigs = {.group = "admissionregistration.k8s.io", .version = "v1",
+                                           .resource = "validatingwebhookconfigurations"};
+
+static json_object *get(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+/* base64 with GnuTLS (no hand-written codec). Results are malloc'd. */
+static char *b64_encode(const char *s) {
+  gnutls_datum_t in = {(unsigned char *)s, (unsigned)strlen(s)}, out = {0};
+  if (gnutls_base64_encode2(&in, &out) < 0) return NULL;
+  char *r = malloc(out.size + 1);
+  if (r) {
+    memcpy(r, out.data, out.size);
+    r[out.size] = '\0';
+  }
+  gnutls_free(out.data);
+  return r;
+}
+
+static char *b64_decode(const char *s) {
+  if (!s) return NULL;
+  gnutls_datum_t in = {(unsigned char *)s, (unsigned)strlen(s)}, out = {0};
+  if (gnutls_base64_decode2(&in, &out) < 0) return NULL;
+  char *r = malloc(out.size + 1);
+  if (r) {
+    memcpy(r, out.data, out.size);
+    r[out.size] = '\0';
+  }
+  gnutls_free(out.data);
+  return r;
+}
+
+static bool write_file(const char *dir, const char *name, const char *text, char *err, size_t size) {
+  char path[4096], tmp[4200];
+  snprintf(path, sizeof path, "%s/%s", dir, name);
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  FILE *f = fopen(tmp, "w");
+  if (!f) return snprintf(err, size, "%s: %s", tmp, strerror(errno)), false;
+  chmod(tmp, 0600);
+  bool ok = fputs(text, f) >= 0;
+  ok = fclose(f) == 0 && ok;
+  /* rename: the webhook server never sees a half-written file */
+  if (!ok || rename(tmp, path) != 0) return snprintf(err, size, "%s: %s", path, strerror(errno)), false;
+  return true;
+}
+
+typedef struct {
+  po_CertPair ca, serving;
+} Material;
+
+static void material_free(Material *m) {
+  po_CertPair_Free(&m->ca);
+  po_CertPair_Free(&m->serving);
+}
+
+static bool usable(const Material *m) {
+  double ca_days = 0, days = 0;
+  return m->ca.cert_pem && m->ca.key_pem && m->serving.cert_pem && m->serving.key_pem &&
+         po_Cert_DaysLeft(m->ca.cert_pem, &ca_days) && ca_days > 30 && po_Cert_DaysLeft(m->serving.cert_pem, &days) &&
+         days > 30 && po_Cert_IssuedBy(m->serving.cert_pem, m->ca.cert_pem);
+}
+
+static json_object *secret_object(const po_SelfCertOptions *o, const Material *m, json_object *existing) {
+  json_object *s = existing ? json_object_get(existing) : json_object_new_object();
+  if (!existing) {
+    json_object *meta = json_object_new_object();
+    json_object_object_add(meta, "name", json_object_new_string(o->secret));
+    json_object_object_add(meta, "namespace", json_object_new_string(o->ns));
+    json_object_object_add(s, "apiVersion", json_object_new_string("v1"));
+    json_object_object_add(s, "kind", json_object_new_string("Secret"));
+    json_object_object_add(s, "metadata", meta);
+  }
+  json_object_object_add(s, "type", json_object_new_string("kubernetes.io/tls"));
+  json_object *data = json_object_new_object();
+  const char *keys[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"};
+  const char *vals[] = {m->ca.cert_pem, m->ca.key_pem, m->serving.cert_pem, m->serving.key_pem};
+  for (int i = 0; i < 4; i++) {
+    char *b = b64_encode(vals[i]);
+    json_object_object_add(data, keys[i], json_object_new_string(b ? b : ""));
+    free(b);
+  }
+  json_object_object_add(s, "data", data);
+  return s;
+}
+
+static bool generate(const po_SelfCertOptions *o, Material *m, char *err, size_t size) {
+  double ca_days = 0;
+  bool keep_ca = m->ca.cert_pem && m->ca.key_pem && po_Cert_DaysLeft(m->ca.cert_pem, &ca_days) && ca_days > 365;
+  if (!keep_ca) {
+    po_CertPair_Free(&m->ca);
+    if (!po_Cert_GenerateCA("propertyoverride-webhook-ca", 3650, &m->ca, err, size)) return false;
+  }
+  char names[4][512];
+  const char *sans[64];
+  size_t n = 0;
+  snprintf(names[0], sizeof names[0], "%s", o->service);
+  snprintf(names[1], sizeof names[1], "%s.%s", o->service, o->ns);
+  snprintf(names[2], sizeof names[2], "%s.%s.svc", o->service, o->ns);
+  snprintf(names[3], sizeof names[3], "%s.%s.svc.cluster.local", o->service, o->ns);
+  for (int i = 0; i < 4; i++) sans[n++] = names[i];
+  for (size_t i = 0; i < o->n_sans && n < 64; i++) sans[n++] = o->extra_sans[i];
+  po_CertPair_Free(&m->serving);
+  return po_Cert_GenerateServing(&m->ca, sans, n, 365, &m->serving, err, size);
+}
+
+/* The caBundle of every webhook of the configuration, set to the CA (PUT on the read
+ * resourceVersion, retried on 409). */
+static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char *ca_pem, char *err, size_t size) {
+  char *bundle = b64_encode(ca_pem);
+  if (!bundle) return snprintf(err, size, "out of memory"), false;
+  bool ok = false;
+  for (int attempt = 0; attempt < 5 && !ok; attempt++) {
+    po_KubeRef ref = kWebhookConfigs;
+    ref.name = o->webhook_config;
+    po_KubeStatus st;
+    po_KubeStatus_Clear(&st);
+    json_object *vwc = NULL;
+    if (!po_KubeClient_Get(c, &ref, &vwc, &st)) {
+      snprintf(err, size, "ValidatingWebhookConfiguration %s: %s", o->webhook_config, st.message);
+      break;
+    }
+    bool differs = false;
+    json_object *hooks = get(vwc, "webhooks");
+    for (size_t i = 0; hooks && i < json_object_array_length(hooks); i++) {
+      json_object *cc = get(json_object_array_get_idx(hooks, i), "clientConfig");
+      if (!cc) continue;
+      json_object *cur = get(cc, "caBundle");
+      if (!cur || strcmp(json_object_get_string(cur), bundle) != 0) {
+        json_object_object_add(cc, "caBundle", json_object_new_string(bundle));
+        differs = true;
+      }
+    }
+    if (!differs) {
+      ok = true;
+    } else {
+      json_object *out = NULL;
+      ok = po_KubeClient_Update(c, &ref, vwc, &out, &st);
+      json_object_put(out);
+      if (!ok && st.code != kPo_KubeErr_Conflict) snprintf(err, size, "updating the caBundle: %s", st.message);
+      if (!ok && st.code != kPo_KubeErr_Conflict) attempt = 5;
+    }
+    json_object_put(vwc);
+  }
+  free(bundle);
+  return ok;
+}
+
+bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *changed, char *err, size_t size) {
+  *changed = false;
+  mkdir(o->dir, 0700);
+  Material m = {0};
+  bool ok = false;
+  for (int attempt = 0; attempt < 5 && !ok; attempt++) {
+    material_free(&m);
+    po_KubeRef ref = kSecrets;
+    ref.ns = o->ns;
+    ref.name = o->secret;
+    po_KubeStatus st;
+    po_KubeStatus_Clear(&st);
+    json_object *secret = NULL;
+    bool found = po_KubeClient_Get(c, &ref, &secret, &st);
+    if (!found && st.code != kPo_KubeErr_NotFound) {
+      snprintf(err, size, "Secret %s/%s: %s", o->ns, o->secret, st.message);
+      break;
+    }
+    json_object *data = get(secret, "data");
+    m.ca.cert_pem = b64_decode(json_object_get_string(get(data, "ca.crt")));
+    m.ca.key_pem = b64_decode(json_object_get_string(get(data, "ca.key")));
+    m.serving.cert_pem = b64_decode(json_object_get_string(get(data, "tls.crt")));
+    m.serving.key_pem = b64_decode(json_object_get_string(get(data, "tls.key")));
+    if (usable(&m)) {
+      json_object_put(secret);
+      ok = true;
+      break;
+    }
+    if (!generate(o, &m, err, size)) {
+      json_object_put(secret);
+      break;
+    }
+    json_object *obj = secret_object(o, &m, found ? secret : NULL);
+    json_object *out = NULL;
+    bool wrote = found ? po_KubeClient_Update(c, &ref, obj, &out, &st)
+                       : (ref.name = NULL, po_KubeClient_Create(c, &ref, obj, &out, &st));
+    json_object_put(out);
+    json_object_put(obj);
+    json_object_put(secret);
+    if (wrote) {
+      *changed = true;
+      ok = true;
+    } else if (st.code != kPo_KubeErr_Conflict && st.code != kPo_KubeErr_AlreadyExists) {
+      snprintf(err, size, "writing Secret %s/%s: %s", o->ns, o->secret, st.message);
+      break;
+    } /* else another replica wrote it first: read theirs */
+  }
+  if (ok) ok = write_file(o->dir, "tls.crt", m.serving.cert_pem, err, size) &&
+               write_file(o->dir, "tls.key", m.serving.key_pem, err, size) &&
+               write_file(o->dir, "ca.crt", m.ca.cert_pem, err, size);
+  if (ok) ok = publish_ca(c, o, m.ca.cert_pem, err, size);
+  material_free(&m);
+  return ok;
+}
