@@ -11,9 +11,14 @@ trap 'lc_stop; echo; echo "logs kept in $work"' EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "local API server (tests/apiserver) with the CRDs of crds/"
-lc_start "$build" "$work" || exit 1
+say "local API server (tests/apiserver)"
+LC_NO_CRDS=1 lc_start "$build" "$work" || exit 1
 echo "serving $LC_URL; kubeconfig $KUBECONFIG"
+
+say "kubectl apply -k crds/ -f crds/consul/   (ours, and ServiceDefaults/ProxyDefaults from consul-k8s's schema)"
+kubectl apply -k crds/
+kubectl apply -f crds/consul/
+kubectl wait --for=condition=Established crd --all --timeout=30s
 kubectl get crd
 
 say "propertyoverride controller with its admission webhook"

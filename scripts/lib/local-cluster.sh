@@ -1,7 +1,8 @@
 # A local "cluster" for the run command and the end-to-end tests: the bundled API server
 # (tests/apiserver) over TLS with our CRDs, the controller with its webhook registered in a
 # ValidatingWebhookConfiguration, and a kubeconfig for the real kubectl. Source it, then:
-#   lc_start BUILD_DIR WORK_DIR [extra po-apiserver flags...]   sets LC_URL, KUBECONFIG
+#   lc_start BUILD_DIR WORK_DIR [extra po-apiserver flags...]   sets LC_URL, KUBECONFIG (CRDs preloaded
+#                                                                unless LC_NO_CRDS=1)
 #   lc_controller [extra controller flags...]                    starts it, waits until ready
 #   lc_register_webhook [failurePolicy]                          the ValidatingWebhookConfiguration
 #   lc_stop                                                      stops everything (trap-safe)
@@ -27,7 +28,8 @@ lc_start() {
   LC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
   mkdir -p "$LC_WORK"
   local crds=()
-  for f in "$LC_TOP"/crds/*.yaml "$LC_TOP"/crds/consul/*.yaml; do
+  # LC_NO_CRDS=1: start empty, to install the CRDs with kubectl as a user would
+  [ "${LC_NO_CRDS:-0}" = 1 ] || for f in "$LC_TOP"/crds/*.yaml "$LC_TOP"/crds/consul/*.yaml; do
     case $(basename "$f") in kustomization.yaml) continue ;; esac
     crds+=(--crd "$f")
   done
