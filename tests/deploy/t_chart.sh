@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# The Helm chart: renders (with Helm's template engine) for default values and every certificate
+# mode, every object passes its Kubernetes schema, the default render equals deploy/, the CRD
+# copy equals crds/, and bad values fail the values schema with the expected message.
+#   t_chart.sh BUILD_DIR
+source "$(dirname "$0")/lib.sh"
+ns=propertyoverride-system
+
+# --- the CRDs: one source -------------------------------------------------------------------
+for f in "$chart"/crds/*; do
+  b=$(basename "$f")
+  if cmp -s "$f" "$top/crds/$b"; then ok "chart crds/$b is byte-identical to crds/$b"
+  else fail "helm/propertyoverride/crds/$b differs from crds/$b: copy it again (cp crds/$b helm/propertyoverride/crds/)"; fi
+done
+want=$(cd "$top/crds" && ls ./*.yaml | sed 's|^\./||' | grep -v '^kustomization.yaml$')
+have=$(cd "$chart/crds" && ls)
+[ "$want" = "$have" ] && ok "the chart carries exactly crds/*.yaml ($have)" || fail "chart crds/ has [$have], crds/ has [$want]"
+
+# --- default values == deploy/ ---------------------------------------------------------------
+kubectl kustomize "$top/deploy" >"$work/deploy.yaml"
+"$H" yaml2json "$work/deploy.yaml" >"$work/deploy.json"
+render default --namespace "$ns" --include-crds
+if out=$(k8s_validate "$work/default.json"); then ok "default values: every object passes its schema"; else fail "default values: $out"; fi
+if out=$(node "$top/tests/deploy/k8scheck.mjs" compare "$work/deploy.json" "$work/default.json"); then
+  ok "default values render the same objects as deploy/ (Helm's labels aside)"
+else fail "chart and deploy/ differ:"$'\n'"$out"; fi
+
+# --- cert-manager with the user's issuer ------------------------------------------------------
+render issuer --namespace "$ns" -f "$top/tests/deploy/testdata/values/cert-manager-issuer.yaml"
+if out=$(k8s_validate "$work/issuer.json"); then ok "cert-manager issuerRef: schemas"; else fail "cert-manager issuerRef: $out"; fi
+jqt "$work/issuer.json" "cert-manager issuerRef: no Issuer of ours" '[.[] | select(.kind=="Issuer")] | length == 0'
+jqt "$work/issuer.json" "cert-manager issuerRef: the Certificate uses it" \
+  '.[] | select(.kind=="Certificate") | .spec.issuerRef == {"kind":"ClusterIssuer","name":"corp-ca","group":"cert-manager.io"} and .spec.duration == "720h"'
+
+# --- provided Secret ------------------------------------------------------------------------------
+render secret --namespace "$ns" -f "$top/tests/deploy/testdata/values/secret.yaml"
+if out=$(k8s_validate "$work/secret.json"); then ok "secret mode: schemas"; else fail "secret mode: $out"; fi
+ca=$(sed -n 's/^ *caBundle: //p' "$top/tests/deploy/testdata/values/secret.yaml")
+jqt "$work/secret.json" "secret mode: no cert-manager objects" '[.[] | select(.apiVersion|startswith("cert-manager.io"))] | length == 0'
+jqt "$work/secret.json" "secret mode: caBundle set, no inject-ca-from" \
+  ".[] | select(.kind==\"ValidatingWebhookConfiguration\") | (.webhooks[0].clientConfig.caBundle == \"$ca\") and ((.metadata.annotations // {}) | has(\"cert-manager.io/inject-ca-from\") | not)"
+jqt "$work/secret.json" "secret mode: the pods mount the user's Secret" \
+  '.[] | select(.kind=="Deployment") | .spec.template.spec.volumes[0].secret.secretName == "my-webhook-cert"'
+head -c 3 <<<"$(echo "$ca" | base64 -d)" | grep -q -- '---' && ok "secret mode: the test caBundle is base64 PEM" || fail "testdata caBundle is not base64 PEM"
+
+# --- every other option ------------------------------------------------------------------------
+render options --namespace platform -f "$top/tests/deploy/testdata/values/options.yaml"
+if out=$(k8s_validate "$work/options.json"); then ok "options: schemas (ServiceMonitor included)"; else fail "options: $out"; fi
+d='.[] | select(.kind=="Deployment")'
+jqt "$work/options.json" "options: replicas, image, pull policy and secrets" \
+  "$d | .spec.replicas == 3 and .spec.template.spec.containers[0].image == \"registry.example.com/platform/propertyoverride:0.1.0-rc1\" and .spec.template.spec.containers[0].imagePullPolicy == \"Always\" and .spec.template.spec.imagePullSecrets == [{\"name\":\"regcred\"}]"
+jqt "$work/options.json" "options: controller flags (namespaces, log level, workers, lease timings)" \
+  "$d | .spec.template.spec.containers[0].args as \$a | ([\"--namespace=team-a\",\"--namespace=team-b\",\"--log-level=debug\",\"--workers=8\",\"--lease-duration=30\",\"--renew-deadline=20\",\"--retry-period=4\"] - \$a) == []"
+jqt "$work/options.json" "options: resources, nodeSelector, tolerations, affinity, pod labels and annotations" \
+  "$d | .spec.template.spec as \$s | \$s.containers[0].resources.limits.memory == \"512Mi\" and \$s.nodeSelector == {\"kubernetes.io/os\":\"linux\"} and \$s.tolerations[0].value == \"platform\" and (\$s.affinity | has(\"nodeAffinity\") and (has(\"podAntiAffinity\")|not)) and .spec.template.metadata.labels[\"example.com/cost-center\"] == \"42\" and .spec.template.metadata.annotations[\"example.com/team\"] == \"platform\""
+jqt "$work/options.json" "options: watched namespaces get RoleBindings, no ClusterRoleBinding" \
+  '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding")] | length == 0)'
+jqt "$work/options.json" "options: the webhook (failurePolicy, timeout, only the watched namespaces)" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}'
+jqt "$work/options.json" "options: ServiceMonitor on the metrics Service" \
+  '.[] | select(.kind=="ServiceMonitor") | .metadata.labels.release == "prometheus" and .spec.endpoints == [{"port":"metrics","path":"/metrics","interval":"15s"}] and .spec.selector.matchLabels["app.kubernetes.io/component"] == "metrics"'
+jqt "$work/options.json" "options: everything namespaced lands in the release namespace (or a watched one)" \
+  '[.[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == ["platform","team-a","team-b"]'
+
+# --- another release name and namespace ---------------------------------------------------------
+render other --name po --namespace ops
+if out=$(k8s_validate "$work/other.json"); then ok "release po in ops: schemas"; else fail "release po in ops: $out"; fi
+jqt "$work/other.json" "release po in ops: names, inject-ca-from and DNS names follow the release" \
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"] == "ops/po-propertyoverride-webhook" and .webhooks[0].clientConfig.service == {"name":"po-propertyoverride-webhook","namespace":"ops","path":"/validate","port":443}) and (.[] | select(.kind=="Certificate") | .spec.dnsNames[0] == "po-propertyoverride-webhook.ops.svc")'
+
+# --- NOTES.txt --------------------------------------------------------------------------------------
+notes=$("$H" --chart "$chart" --namespace "$ns" --notes)
+grep -q 'kubectl -n propertyoverride-system rollout status deployment/propertyoverride-controller' <<<"$notes" &&
+  ok "NOTES.txt renders" || fail "NOTES.txt: $notes"
+notes=$("$H" --chart "$chart" --namespace "$ns" --notes -f "$top/tests/deploy/testdata/values/secret.yaml")
+grep -q 'certificate mode secret' <<<"$notes" && ok "NOTES.txt renders in secret mode" || fail "NOTES.txt (secret): $notes"
+
+# --- bad values fail the values schema with a clear message -------------------------------------
+for f in "$top"/tests/deploy/testdata/bad/*.yaml; do
+  want=$(sed -n '1s/^# expect: //p' "$f")
+  if "$H" --chart "$chart" -f "$f" >/dev/null 2>"$work/err"; then
+    fail "$(basename "$f"): rendered, want the error: $want"
+  elif grep -qF -- "$want" "$work/err" && grep -q "values don't meet the specifications of the schema" "$work/err"; then
+    ok "$(basename "$f") rejected: $want"
+  else
+    fail "$(basename "$f"): want '$want', got: $(cat "$work/err")"
+  fi
+done
+finish
