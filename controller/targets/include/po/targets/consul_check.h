@@ -1,0 +1,33 @@
+/* The check the admission webhook runs on a consul.hashicorp.com ServiceDefaults or
+ * ProxyDefaults: every builtin/property-override entry of spec.envoyExtensions through Consul's
+ * Constructor under the wire convention (what Consul's HTTP API will hand it), plus Envoy's
+ * rules. Shared by the webhook and the CLI's validate, so both give the same answer. */
+#ifndef PO_TARGETS_CONSUL_CHECK_H_
+#define PO_TARGETS_CONSUL_CHECK_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "po/engine.h"
+
+struct json_object;
+
+typedef struct {
+  size_t entry_index;     /* in spec.envoyExtensions */
+  const char *name;       /* the entry's name (builtin/property-override) */
+  bool accepted;
+  const char *error;      /* the arguments could not be read at all; else NULL */
+  po_Diagnostics *diags;  /* the Constructor's errors and warnings (never NULL) */
+} po_ConsulExtensionCheck;
+
+/* Checks every builtin/property-override entry of `obj`; *out gets them in entry order (in the
+ * arena). Returns how many, 0 when there are none. *oom is set when memory ran out. */
+size_t po_ConsulObject_Check(const struct json_object *obj, po_Arena *a, po_ConsulExtensionCheck **out,
+                             bool *oom);
+/* The webhook's denial text for `kind` ("ServiceDefaults"), or NULL when every entry is valid:
+ * "<Kind> <ns>/<name> has invalid property-override extensions:\n" and, per bad entry,
+ * "spec.envoyExtensions[<i>] (<name>): <Consul's aggregated text>". */
+const char *po_ConsulObject_Describe(const struct json_object *obj, const char *kind,
+                                     const po_ConsulExtensionCheck *checks, size_t n, po_Arena *a);
+
+#endif
