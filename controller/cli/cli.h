@@ -12,6 +12,11 @@ enum { kPo_ExitOk = 0, kPo_ExitInvalid = 1, kPo_ExitUsage = 2 };
 int po_Cmd_Patch(int argc, char **argv);
 int po_Cmd_Validate(int argc, char **argv);
 int po_Cmd_Controller(int argc, char **argv);
+/* The GitOps side (issue 5): cmd_render.c, cmd_explain.c, completion.c; validate -f in
+ * cmd_validate.c. Shared pieces are in gitops.h. */
+int po_Cmd_Render(int argc, char **argv);
+int po_Cmd_Explain(int argc, char **argv);
+int po_Cmd_Completion(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into the arena, NUL-terminated. Inputs over 64 MiB are
  * refused: nothing this command reads is legitimately that large. */

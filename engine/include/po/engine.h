@@ -269,4 +269,39 @@ bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p);
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *status);
 
+/* ---- explain: the Envoy schema as a patch author needs it (`propertyoverride explain`) ------ */
+
+typedef struct {
+  const char *name;        /* the proto field name: what a path segment must be */
+  const char *parent;      /* the full name of the message it is a field of */
+  const char *json_name;
+  int number;
+  const char *type;        /* Consul's name for its type: "uint32", "enum", "repeated string", "map",
+                            * "google.protobuf.UInt32Value" */
+  const char *detail;      /* "wrapper of uint32", "enum <FullName>: A, B", "map<string, T>"; or NULL */
+  const char *oneof;       /* the oneof it is a member of, or NULL */
+  bool repeated, map, message, deprecated;
+  const char *rules;       /* Envoy's protoc-gen-validate rules, readably ("uint32 lte 100"), or NULL */
+  bool settable;           /* an add patch can set it (on the Consul target, DESIGN.md section 6) */
+  const char *how;         /* settable: the value to give; not settable: why not */
+  bool traversable;        /* a path may continue below it */
+} po_ExplainField;
+
+typedef struct {
+  const char *path;              /* the query normalised: "cluster/outlier_detection" */
+  const char *resource_type;     /* "cluster", ... or NULL when the query starts with a message name */
+  const char *root;              /* the root message's full name */
+  const char *message;           /* the message whose fields are listed; NULL when the path ends at a
+                                  * field that is not a message */
+  const po_ExplainField *field;  /* the field the path ends at; NULL at the root */
+  const po_ExplainField *fields; /* the fields of `message`, in .proto declaration order */
+  size_t field_count;
+} po_Explanation;
+
+/* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
+ * message's full name, then optionally "/" and a patch path. Everything lives in the arena.
+ * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."
+ * and the field list, then a did-you-mean line when one is close). */
+bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
+
 #endif

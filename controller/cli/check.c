@@ -1,0 +1,123 @@
+/* One manifest object checked exactly as the admission webhook checks it: PropertyOverrides by
+ * po_CompiledOverride_FromObject, ServiceDefaults/ProxyDefaults by po_ConsulObject_Check. The
+ * webhook sees JSON without positions; here each finding gets the line of its patch from the
+ * parsed document. */
+#include <json-c/json.h>
+#include <strings.h>
+
+#include "gitops.h"
+#include "po/targets/consul_check.h"
+
+static const char *str_at(const po_Value *v, const char *a, const char *b) {
+  const po_Value *x = po_Value_Get(po_Value_Get(v, a), b);
+  return po_Value_Kind(x) == kPo_ValueString ? po_Value_String(x, NULL) : "";
+}
+
+/* A map's value by key, case-insensitively: Consul's decoder matches argument keys so. */
+static const po_Value *get_ci(const po_Value *m, const char *key) {
+  if (po_Value_Kind(m) != kPo_ValueMap) return NULL;
+  for (size_t i = 0; i < po_Value_Size(m); i++) {
+    if (!strcasecmp(po_Value_KeyAt(m, i), key)) return po_Value_At(m, i);
+  }
+  return NULL;
+}
+
+/* Where patch `i` starts in `patches` (a list, or a single object taken as a list of one). */
+static po_Pos patch_pos(const po_Value *patches, int i, po_Pos fallback) {
+  const po_Value *p = po_Value_Kind(patches) == kPo_ValueList ? po_Value_At(patches, (size_t)i)
+                      : i == 0                               ? patches
+                                                             : NULL;
+  po_Pos pos = p ? po_Value_Pos(p) : (po_Pos){0, 0};
+  return pos.line ? pos : fallback;
+}
+
+static const char *code_of(po_DiagKind k) {
+  switch (k) {
+    case kPo_DiagConsul: return "consul";
+    case kPo_DiagEnvoyRule: return "envoy-rule";
+    case kPo_DiagWireFormat: return "wire-format";
+    case kPo_DiagDeprecated: return "deprecated";
+    case kPo_DiagDecode: return "spec";
+  }
+  return "consul";
+}
+
+/* One diagnostic as a finding; `patches` locates it. Messages get Consul's own prefix
+ * ("invalid Patches[0]: "), as the webhook's denial has it. */
+static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnostic *x, const po_Value *patches,
+                     po_Pos fallback, int extension, po_Arena *a, po_CliReport *r) {
+  po_CliFinding *f = po_CliReport_Add(r, o);
+  if (!f) return false;
+  f->warning = x->severity == kPo_SeverityWarning;
+  f->kind = kind;
+  f->ns = str_at(o->value, "metadata", "namespace");
+  f->name = str_at(o->value, "metadata", "name");
+  f->extension = extension;
+  f->patch = x->patch_index;
+  f->path = x->path;
+  f->code = code_of(x->kind);
+  f->hint = x->hint;
+  f->pos = x->pos.line ? x->pos : x->patch_index >= 0 ? patch_pos(patches, x->patch_index, fallback) : fallback;
+  bool prefixed = x->kind != kPo_DiagDecode && x->patch_index >= 0 && !f->warning;
+  f->message = prefixed ? po_Arena_Printf(a, "invalid Patches[%d]: %s", x->patch_index, x->message) : x->message;
+  return true;
+}
+
+static bool check_override(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r,
+                           po_CompiledOverride *out) {
+  po_CompiledOverride local, *c = out ? out : &local;
+  if (!po_CompiledOverride_FromObject(obj, a, c)) return false;
+  const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "patches");
+  for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
+    if (!add_diag(o, "PropertyOverride", po_Diagnostics_At(c->diags, i), patches, o->pos, -1, a, r)) return false;
+  }
+  if (c->accepted) r->valid++;
+  else r->invalid++;
+  return true;
+}
+
+static bool check_consul(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+  po_ConsulExtensionCheck *checks = NULL;
+  bool oom = false, ok = true;
+  size_t n = po_ConsulObject_Check(obj, a, &checks, &oom);
+  if (oom) return false;
+  const po_Value *exts = po_Value_Get(po_Value_Get(o->value, "spec"), "envoyExtensions");
+  for (size_t k = 0; k < n; k++) {
+    const po_ConsulExtensionCheck *c = &checks[k];
+    const po_Value *entry = po_Value_At(exts, c->entry_index);
+    po_Pos at = po_Value_Pos(entry).line ? po_Value_Pos(entry) : o->pos;
+    ok &= c->accepted;
+    if (c->error) {
+      po_CliFinding *f = po_CliReport_Add(r, o);
+      if (!f) return false;
+      f->kind = o->kind_name;
+      f->ns = str_at(o->value, "metadata", "namespace");
+      f->name = str_at(o->value, "metadata", "name");
+      f->extension = (int)c->entry_index;
+      f->code = "spec";
+      f->pos = at;
+      f->message = po_Arena_Printf(a, "spec.envoyExtensions[%zu].arguments: %s", c->entry_index, c->error);
+      continue;
+    }
+    const po_Value *patches = get_ci(po_Value_Get(entry, "arguments"), "patches");
+    for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
+      if (!add_diag(o, o->kind_name, po_Diagnostics_At(c->diags, i), patches, at, (int)c->entry_index, a, r)) return false;
+    }
+  }
+  if (ok) r->valid++;
+  else r->invalid++;
+  return true;
+}
+
+bool po_Cli_CheckObject(const po_CliObject *o, po_Arena *a, po_CliReport *r, po_CompiledOverride *compiled) {
+  if (compiled) compiled->accepted = false;
+  if (o->kind == kPo_ObjOther) {
+    r->skipped++;
+    return true;
+  }
+  json_object *obj = po_Value_ToJsonC(o->value);
+  if (!obj) return false;
+  bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, a, r, compiled) : check_consul(o, obj, a, r);
+  json_object_put(obj);
+  return ok;
+}

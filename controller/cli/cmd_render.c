@@ -1,0 +1,140 @@
+/* propertyoverride render: the ServiceDefaults/ProxyDefaults the controller would write for the
+ * PropertyOverrides given, with no cluster, for review in pull requests. The same po_Consul_Plan
+ * the reconciler runs, from the Consul objects given (when the inputs hold the target) or from
+ * nothing (the controller then creates it). */
+#include <getopt.h>
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gitops.h"
+#include "po/targets/consul.h"
+
+static const char kUsage[] =
+    "usage: propertyoverride render -f FILE|DIR|- [-f ...] [--verbose]\n"
+    "\n"
+    "Prints, as multi-document YAML, the ServiceDefaults and ProxyDefaults objects the controller\n"
+    "would write for the PropertyOverrides given (keys sorted, one document per target, targets\n"
+    "in kind/namespace/name order). A target given among the inputs is the starting point and\n"
+    "everything else in it is kept (other extensions, other fields); a target not given is\n"
+    "created as the controller creates it. A manifest without metadata.generation renders as\n"
+    "generation 1, what the API server gives a new object. Inputs are read as by validate -f.\n"
+    "\n"
+    "  -f, --filename PATH   a file, a directory, or - for stdin (repeatable)\n"
+    "  -v, --verbose         print Consul's field lists in full in error reports\n"
+    "\n"
+    "Exit status: 0 rendered; 1 some object invalid (reported on stderr as validate reports it;\n"
+    "the valid ones are still rendered); 2 bad usage or unreadable input.\n";
+
+typedef struct {
+  po_TargetKind kind;
+  const char *ns, *name;
+} Target;
+
+static int by_target(const void *x, const void *y) {
+  const Target *a = x, *b = y;
+  if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+  int c = strcmp(a->ns, b->ns);
+  return c ? c : strcmp(a->name, b->name);
+}
+
+static const char *meta(const po_Value *v, const char *k) {
+  const po_Value *x = po_Value_Get(po_Value_Get(v, "metadata"), k);
+  return po_Value_Kind(x) == kPo_ValueString ? po_Value_String(x, NULL) : "";
+}
+
+static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, FILE *out) {
+  size_t n = in->count, nt = 0;
+  Target *targets = po_Arena_Malloc(a, (n ? n : 1) * sizeof *targets);
+  json_object **objs = po_Arena_Malloc(a, (n ? n : 1) * sizeof *objs);
+  po_ConsulEntry *entries = po_Arena_Malloc(a, (n ? n : 1) * sizeof *entries);
+  if (!targets || !objs || !entries) return -1;
+  for (size_t i = 0; i < n; i++) {
+    if (!compiled[i].accepted) continue;
+    Target t = {compiled[i].target_kind, compiled[i].ns, compiled[i].target_name};
+    bool seen = false;
+    for (size_t k = 0; k < nt && !seen; k++) seen = !by_target(&t, &targets[k]);
+    if (!seen) targets[nt++] = t;
+  }
+  qsort(targets, nt, sizeof *targets, by_target);
+  size_t no = 0;
+  int rc = 0;
+  for (size_t t = 0; t < nt && rc == 0; t++) {
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++) {
+      po_CompiledOverride *c = &compiled[i];
+      if (!c->accepted || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
+      if (!c->generation) c->generation = 1;
+      entries[ne++] = (po_ConsulEntry){c->name, c->generation, po_Consul_Arguments(c)};
+    }
+    /* The last matching Consul object of the inputs is the current state, as a later
+     * `kubectl apply` of the same name would leave it. */
+    json_object *current = NULL;
+    po_ObjKind want = targets[t].kind == kPo_TargetProxyDefaults ? kPo_ObjProxyDefaults : kPo_ObjServiceDefaults;
+    for (size_t i = 0; i < n; i++) {
+      const po_CliObject *o = &in->objects[i];
+      if (o->kind != want || strcmp(meta(o->value, "name"), targets[t].name) || strcmp(meta(o->value, "namespace"), targets[t].ns)) continue;
+      json_object_put(current);
+      current = po_Value_ToJsonC(o->value);
+    }
+    po_ConsulPlan plan = po_Consul_Plan(current, targets[t].kind, targets[t].ns, targets[t].name, entries, ne);
+    json_object_put(current);
+    for (size_t e = 0; e < ne; e++) json_object_put(entries[e].arguments);
+    if (plan.object) objs[no++] = plan.object;
+  }
+  if (!po_Cli_EmitYaml(objs, no, out)) rc = -1;
+  for (size_t i = 0; i < no; i++) json_object_put(objs[i]);
+  return rc;
+}
+
+int po_Cmd_Render(int argc, char **argv) {
+  static const struct option opts[] = {{"filename", required_argument, 0, 'f'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+  size_t npaths = 0;
+  bool verbose = false;
+  int c;
+  optind = 1;
+  opterr = 0;
+  if (!paths) return fprintf(stderr, "propertyoverride render: out of memory\n"), kPo_ExitUsage;
+  while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
+    switch (c) {
+      case 'f': paths[npaths++] = optarg; break;
+      case 'v': verbose = true; break;
+      case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
+      default:
+        free(paths);
+        fprintf(stderr, "propertyoverride render: %s\n\n%s", optopt ? "an option is missing its argument" : "unknown option", kUsage);
+        return kPo_ExitUsage;
+    }
+  }
+  if (optind < argc || !npaths) {
+    free(paths);
+    fprintf(stderr, "propertyoverride render: %s\n\n%s", npaths ? "unexpected argument" : "-f is required", kUsage);
+    return kPo_ExitUsage;
+  }
+  po_Arena *a = po_Arena_New();
+  po_CliReport r;
+  po_CliInputs in;
+  po_CompiledOverride *compiled = NULL;
+  bool ok = a != NULL;
+  if (ok) {
+    po_CliReport_Init(&r, a);
+    ok = po_CliInputs_Load(&in, paths, npaths, a, &r);
+  }
+  free(paths);
+  if (ok) ok = (compiled = po_Arena_Malloc(a, (in.count ? in.count : 1) * sizeof *compiled)) != NULL;
+  for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], a, &r, &compiled[i]);
+  int rc = kPo_ExitUsage;
+  if (ok && render(&in, compiled, a, stdout) == 0) {
+    if (r.count) po_CliReport_Print(&r, kPo_OutputText, verbose, stderr);
+    rc = po_CliReport_ExitCode(&r);
+  } else {
+    fprintf(stderr, "propertyoverride render: out of memory\n");
+  }
+  po_Arena_Free(a);
+  return rc;
+}

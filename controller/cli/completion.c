@@ -1,0 +1,99 @@
+/* propertyoverride completion bash|zsh: the scripts, kept beside the command they complete so
+ * a new subcommand or option is added to both in one change. */
+#include <string.h>
+
+#include "cli.h"
+
+static const char kUsage[] =
+    "usage: propertyoverride completion bash|zsh\n"
+    "\n"
+    "Prints a shell completion script. Load it with\n"
+    "  bash:  source <(propertyoverride completion bash)\n"
+    "  zsh:   source <(propertyoverride completion zsh)\n"
+    "It completes subcommands, their options, file names after -f, output formats, and the\n"
+    "resource types explain takes. `kubectl propertyoverride` is completed by kubectl itself.\n";
+
+/* The word lists both scripts use. */
+#define PO_COMMANDS "validate render explain patch controller completion version help"
+#define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --consul-arguments --extension-name --help"
+#define PO_RENDER_OPTS "-f --filename -v --verbose --help"
+#define PO_RESOURCES "cluster cluster-load-assignment route listener"
+
+static const char kBash[] =
+    "# bash completion for propertyoverride (propertyoverride completion bash)\n"
+    "_propertyoverride() {\n"
+    "  local cur prev cmd\n"
+    "  cur=\"${COMP_WORDS[COMP_CWORD]}\"\n"
+    "  prev=\"\"\n"
+    "  [ \"$COMP_CWORD\" -gt 0 ] && prev=\"${COMP_WORDS[COMP_CWORD-1]}\"\n"
+    "  COMPREPLY=()\n"
+    "  if [ \"$COMP_CWORD\" -le 1 ]; then\n"
+    "    COMPREPLY=($(compgen -W \"" PO_COMMANDS "\" -- \"$cur\"))\n"
+    "    return 0\n"
+    "  fi\n"
+    "  cmd=\"${COMP_WORDS[1]}\"\n"
+    "  case \"$prev\" in\n"
+    "    -f|--filename|--consul-arguments)\n"
+    "      COMPREPLY=($(compgen -f -- \"$cur\"))\n"
+    "      return 0 ;;\n"
+    "    -o|--output)\n"
+    "      COMPREPLY=($(compgen -W \"text json github\" -- \"$cur\"))\n"
+    "      return 0 ;;\n"
+    "  esac\n"
+    "  case \"$cmd\" in\n"
+    "    validate) COMPREPLY=($(compgen -W \"" PO_VALIDATE_OPTS "\" -- \"$cur\")) ;;\n"
+    "    render) COMPREPLY=($(compgen -W \"" PO_RENDER_OPTS "\" -- \"$cur\")) ;;\n"
+    "    explain) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"" PO_RESOURCES " --help\" -- \"$cur\")) ;;\n"
+    "    completion) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
+    "    *) COMPREPLY=($(compgen -W \"--help\" -- \"$cur\")) ;;\n"
+    "  esac\n"
+    "  return 0\n"
+    "}\n"
+    "complete -o default -F _propertyoverride propertyoverride\n";
+
+static const char kZsh[] =
+    "#compdef propertyoverride\n"
+    "# zsh completion for propertyoverride (propertyoverride completion zsh)\n"
+    "_propertyoverride() {\n"
+    "  local -a commands\n"
+    "  commands=(\n"
+    "    'validate:check manifests (or Consul arguments) as the webhook does'\n"
+    "    'render:print the ServiceDefaults/ProxyDefaults the controller would write'\n"
+    "    'explain:describe a point of the Envoy schema'\n"
+    "    'patch:apply patches to one Envoy message'\n"
+    "    'controller:run the controller and its webhook'\n"
+    "    'completion:print a shell completion script'\n"
+    "    'version:print the version'\n"
+    "    'help:print the usage'\n"
+    "  )\n"
+    "  if (( CURRENT == 2 )); then\n"
+    "    _describe -t commands 'propertyoverride command' commands\n"
+    "    return\n"
+    "  fi\n"
+    "  case ${words[2]} in\n"
+    "    validate)\n"
+    "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
+    "        {-o,--output}'[output format]:format:(text json github)' \\\n"
+    "        {-v,--verbose}'[full field lists]' \\\n"
+    "        '--consul-arguments[a Consul arguments file]:file:_files' \\\n"
+    "        '--extension-name[the extension name]:name:' '--help[usage]' ;;\n"
+    "    render)\n"
+    "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
+    "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"
+    "    explain) (( CURRENT == 3 )) && compadd -- " PO_RESOURCES " ;;\n"
+    "    completion) (( CURRENT == 3 )) && compadd -- bash zsh ;;\n"
+    "  esac\n"
+    "}\n"
+    "if [[ $zsh_eval_context[-1] == loadautofunc ]]; then\n"
+    "  _propertyoverride \"$@\"\n"
+    "else\n"
+    "  compdef _propertyoverride propertyoverride\n"
+    "fi\n";
+
+int po_Cmd_Completion(int argc, char **argv) {
+  if (argc == 2 && !strcmp(argv[1], "bash")) return fputs(kBash, stdout), kPo_ExitOk;
+  if (argc == 2 && !strcmp(argv[1], "zsh")) return fputs(kZsh, stdout), kPo_ExitOk;
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return fputs(kUsage, stdout), kPo_ExitOk;
+  fprintf(stderr, "propertyoverride completion: bash or zsh expected\n\n%s", kUsage);
+  return kPo_ExitUsage;
+}

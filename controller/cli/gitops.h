@@ -1,0 +1,95 @@
+/* The GitOps side of the command (validate -f, render): manifests read from files, directories
+ * and stdin, split into objects, checked with the webhook's own pipeline, and the findings
+ * reported as text, JSON or GitHub workflow commands. Everything lives in one po_Arena. */
+#ifndef PO_CLI_GITOPS_H_
+#define PO_CLI_GITOPS_H_
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "po/engine.h"
+#include "po/targets/override.h"
+
+struct json_object;
+
+/* ---- inputs (inputs.c) ---- */
+
+typedef enum {
+  kPo_ObjOther = 0,
+  kPo_ObjPropertyOverride,   /* propertyoverride.io PropertyOverride */
+  kPo_ObjServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
+  kPo_ObjProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
+} po_ObjKind;
+
+typedef struct {
+  const char *file;         /* as given, or found under a given directory; "-" is stdin */
+  int doc;                  /* 1-based document index in the file */
+  int item;                 /* index in a List's items, or -1 */
+  po_Pos pos;               /* where the object starts (0 when unknown: JSON) */
+  po_ObjKind kind;
+  const char *kind_name;    /* the object's kind as written ("" when none) */
+  const po_Value *value;
+} po_CliObject;
+
+typedef struct po_CliReport po_CliReport;
+
+typedef struct {
+  po_CliObject *objects;
+  size_t count, cap;
+  size_t files;
+} po_CliInputs;
+
+/* Reads every path (a file, a directory walked recursively for *.yaml, *.yml and *.json in
+ * byte order of their names, or "-" for stdin) into objects; List kinds become their items.
+ * Files that cannot be read or parsed become findings of `report` (code "input"), and what
+ * could be read is kept. false only when out of memory. */
+bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *report);
+
+/* ---- findings (report.c) ---- */
+
+typedef struct {
+  bool warning;
+  const char *file;
+  int doc, item;
+  po_Pos pos;               /* of the patch when known, else of the object */
+  const char *kind;         /* the object's kind, or NULL (input errors) */
+  const char *ns, *name;    /* the object's; "" when absent */
+  int extension;            /* spec.envoyExtensions index (Consul objects), or -1 */
+  int patch;                /* patch index, or -1 */
+  const char *path;         /* the patch's path, or NULL */
+  const char *code;         /* "consul", "envoy-rule", "wire-format", "deprecated", "spec", "input" */
+  const char *message;      /* Consul's text first where Consul has one; may span lines */
+  const char *hint;         /* a did-you-mean, or NULL */
+} po_CliFinding;
+
+struct po_CliReport {
+  po_Arena *arena;
+  po_CliFinding *items;
+  size_t count, cap;
+  size_t valid, invalid, skipped, unreadable;
+};
+
+typedef enum { kPo_OutputText = 0, kPo_OutputJson, kPo_OutputGithub } po_OutputFormat;
+
+void po_CliReport_Init(po_CliReport *r, po_Arena *a);
+/* Appends a zeroed finding (extension, patch and item -1) to fill in; NULL when out of memory. */
+po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o);
+/* Every finding then (text and github) the summary line "N valid, M invalid, K skipped". Long
+ * multi-line messages (Consul's field lists) are folded to their first line unless `verbose`. */
+void po_CliReport_Print(const po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
+/* 0 all valid, 1 some invalid, 2 some input unreadable. */
+int po_CliReport_ExitCode(const po_CliReport *r);
+
+/* ---- checks (check.c) ---- */
+
+/* Checks one object as the webhook would, adding its findings and counting it (valid, invalid
+ * or skipped). A PropertyOverride's compiled form goes to *compiled when not NULL (its
+ * `accepted` tells whether it may be rendered). false only when out of memory. */
+bool po_Cli_CheckObject(const po_CliObject *o, po_Arena *a, po_CliReport *r, po_CompiledOverride *compiled);
+
+/* ---- YAML output (yaml_emit.c) ---- */
+
+/* Writes the objects as one YAML stream, a `---` document each, keys sorted. */
+bool po_Cli_EmitYaml(struct json_object *const *objects, size_t n, FILE *out);
+
+#endif

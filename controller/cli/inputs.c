@@ -1,0 +1,171 @@
+/* Manifests in: files, directories (walked recursively, sorted, so output is the same on every
+ * machine), stdin; multi-document YAML or JSON; List kinds unpacked. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "gitops.h"
+
+enum { kMaxDirDepth = 32, kMaxObjects = 1 << 20 };
+
+static bool input_error(po_CliReport *r, const char *file, po_Pos pos, const char *msg) {
+  po_CliFinding *f = po_CliReport_Add(r, NULL);
+  if (!f) return false;
+  f->file = file;
+  f->pos = pos;
+  f->code = "input";
+  size_t fl = strlen(file);
+  if (msg && !strncmp(msg, file, fl) && !strncmp(msg + fl, ": ", 2)) msg += fl + 2; /* the file is said apart */
+  f->message = msg;
+  r->unreadable++;
+  return true;
+}
+
+static const char *str(const po_Value *m, const char *k) {
+  const po_Value *v = po_Value_Get(m, k);
+  return po_Value_Kind(v) == kPo_ValueString ? po_Value_String(v, NULL) : NULL;
+}
+
+static bool group_is(const char *api, const char *group) {
+  size_t n = strlen(group);
+  return api && strncmp(api, group, n) == 0 && api[n] == '/';
+}
+
+static po_ObjKind kind_of(const po_Value *v, const char **kind_name) {
+  const char *api = str(v, "apiVersion"), *kind = str(v, "kind");
+  *kind_name = kind ? kind : "";
+  if (!kind) return kPo_ObjOther;
+  if (group_is(api, "propertyoverride.io") && !strcmp(kind, "PropertyOverride")) return kPo_ObjPropertyOverride;
+  if (group_is(api, "consul.hashicorp.com") && !strcmp(kind, "ServiceDefaults")) return kPo_ObjServiceDefaults;
+  if (group_is(api, "consul.hashicorp.com") && !strcmp(kind, "ProxyDefaults")) return kPo_ObjProxyDefaults;
+  return kPo_ObjOther;
+}
+
+static bool push(po_CliInputs *in, po_Arena *a, const po_CliObject *o) {
+  if (in->count == in->cap) {
+    if (in->cap >= kMaxObjects) return false;
+    size_t cap = in->cap ? in->cap * 2 : 64;
+    po_CliObject *bigger = po_Arena_Malloc(a, cap * sizeof *bigger);
+    if (!bigger) return false;
+    if (in->count) memcpy(bigger, in->objects, in->count * sizeof *bigger);
+    in->objects = bigger;
+    in->cap = cap;
+  }
+  in->objects[in->count++] = *o;
+  return true;
+}
+
+static bool add_document(po_CliInputs *in, po_Arena *a, const char *file, int doc, const po_Value *v) {
+  if (po_Value_Kind(v) == kPo_ValueNull) return true; /* an empty document ("---" at the end) */
+  po_CliObject o = {.file = file, .doc = doc, .item = -1, .pos = po_Value_Pos(v), .value = v};
+  o.kind = kind_of(v, &o.kind_name);
+  const po_Value *items = po_Value_Get(v, "items");
+  size_t kl = strlen(o.kind_name);
+  bool list = kl >= 4 && !strcmp(o.kind_name + kl - 4, "List") && po_Value_Kind(items) == kPo_ValueList;
+  if (!list) return push(in, a, &o);
+  for (size_t i = 0; i < po_Value_Size(items); i++) {
+    const po_Value *it = po_Value_At(items, i);
+    po_CliObject x = {.file = file, .doc = doc, .item = (int)i, .pos = po_Value_Pos(it), .value = it};
+    x.kind = kind_of(it, &x.kind_name);
+    if (!push(in, a, &x)) return false;
+  }
+  return true;
+}
+
+static bool looks_like_json(const char *text, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    if (strchr(" \t\r\n", text[i])) continue;
+    return text[i] == '{' || text[i] == '[';
+  }
+  return false;
+}
+
+static bool load_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r) {
+  po_Status st;
+  po_Status_Clear(&st);
+  size_t len = 0;
+  in->files++;
+  char *text = po_Cli_ReadFile(path, a, &len, &st);
+  if (!text) return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+  if (looks_like_json(text, len)) {
+    po_Value *v = po_Value_ParseJson(text, len, a, &st);
+    if (!v) return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+    return add_document(in, a, path, 1, v);
+  }
+  po_Value **docs = NULL;
+  size_t count = 0;
+  if (!po_Value_ParseYaml(text, len, a, &docs, &count, &st)) {
+    return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+  }
+  for (size_t i = 0; i < count; i++) {
+    if (!add_document(in, a, path, (int)i + 1, docs[i])) return false;
+  }
+  return true;
+}
+
+static bool manifest_name(const char *n) {
+  size_t l = strlen(n);
+  return (l > 5 && !strcmp(n + l - 5, ".yaml")) || (l > 4 && !strcmp(n + l - 4, ".yml")) ||
+         (l > 5 && !strcmp(n + l - 5, ".json"));
+}
+
+static int by_name(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth);
+
+static bool load_dir(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth) {
+  if (depth > kMaxDirDepth) {
+    return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: directories nested deeper than %d levels", path, kMaxDirDepth));
+  }
+  DIR *d = opendir(path);
+  if (!d) return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot open: %s", path, strerror(errno)));
+  const char **names = NULL;
+  size_t n = 0, cap = 0;
+  bool ok = true;
+  struct dirent *e;
+  while (ok && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue; /* ., .., and hidden files (.git) */
+    if (n == cap) {
+      cap = cap ? cap * 2 : 32;
+      const char **bigger = po_Arena_Malloc(a, cap * sizeof *bigger);
+      if (!bigger) { ok = false; break; }
+      if (n) memcpy(bigger, names, n * sizeof *bigger);
+      names = bigger;
+    }
+    size_t pl = strlen(path);
+    names[n] = po_Arena_Printf(a, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", e->d_name);
+    ok = names[n++] != NULL;
+  }
+  closedir(d);
+  if (!ok) return false;
+  if (n) qsort(names, n, sizeof *names, by_name);
+  for (size_t i = 0; i < n; i++) {
+    struct stat sb;
+    if (stat(names[i], &sb) != 0) continue; /* a dangling link: nothing to validate */
+    if (S_ISDIR(sb.st_mode)) {
+      if (!load_dir(in, names[i], a, r, depth + 1)) return false;
+    } else if (S_ISREG(sb.st_mode) && manifest_name(names[i])) {
+      if (!load_file(in, names[i], a, r)) return false;
+    }
+  }
+  return true;
+}
+
+static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth) {
+  struct stat sb;
+  if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return load_dir(in, path, a, r, depth);
+  return load_file(in, path, a, r);
+}
+
+bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *r) {
+  memset(in, 0, sizeof *in);
+  for (size_t i = 0; i < n; i++) {
+    if (!load_path(in, paths[i], a, r, 0)) return false;
+  }
+  return true;
+}

@@ -1,0 +1,113 @@
+/* json-c trees out as YAML through libyaml's emitter (which does the quoting and escaping
+ * right), keys sorted so a rendered diff in a pull request shows only real changes. Strings a
+ * YAML reader would take for something else ("true", "1.5", "null", "") are quoted. */
+#include <json-c/json.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#include "gitops.h"
+
+enum { kMaxDepth = 128 };
+
+static int write_out(void *data, unsigned char *buf, size_t size) {
+  return fwrite(buf, 1, size, (FILE *)data) == size;
+}
+
+/* Whether a plain scalar with this text would be read back as a non-string (YAML 1.1 or 1.2
+ * core resolution, whichever reader a reviewer's tools use). */
+static bool resolves_as_non_string(const char *s) {
+  static const char *const kWords[] = {"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL",
+                                       "~", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off",
+                                       "OFF", "y", "Y", "n", "N", ".inf", ".Inf", ".INF", "-.inf", ".nan", ".NaN", NULL};
+  if (!*s) return true;
+  for (const char *const *w = kWords; *w; w++) if (!strcmp(s, *w)) return true;
+  char *end;
+  strtod(s, &end);
+  if (*end == '\0') return true;
+  /* 0x.., 0o.., and sexagesimal-looking 1:30 are numbers to some readers. */
+  if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) || (strchr(s, ':') && strspn(s, "0123456789:") == strlen(s))) return true;
+  return false;
+}
+
+static bool scalar(yaml_emitter_t *e, const char *text, bool plain_ok) {
+  yaml_event_t ev;
+  yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain_ok, 1,
+                               plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
+  return yaml_emitter_emit(e, &ev);
+}
+
+static int by_key(const void *x, const void *y) {
+  return strcmp(*(const char *const *)x, *(const char *const *)y);
+}
+
+static bool node(yaml_emitter_t *e, json_object *j, int depth) {
+  yaml_event_t ev;
+  if (depth > kMaxDepth) return false;
+  switch (json_object_get_type(j)) {
+    case json_type_null: return scalar(e, "null", true);
+    case json_type_boolean: return scalar(e, json_object_get_boolean(j) ? "true" : "false", true);
+    case json_type_int:
+    case json_type_double: return scalar(e, json_object_to_json_string(j), true);
+    case json_type_string: {
+      const char *s = json_object_get_string(j);
+      return scalar(e, s, !resolves_as_non_string(s));
+    }
+    case json_type_array: {
+      yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
+      if (!yaml_emitter_emit(e, &ev)) return false;
+      for (size_t i = 0; i < json_object_array_length(j); i++) {
+        if (!node(e, json_object_array_get_idx(j, i), depth + 1)) return false;
+      }
+      yaml_sequence_end_event_initialize(&ev);
+      return yaml_emitter_emit(e, &ev);
+    }
+    case json_type_object: {
+      size_t n = (size_t)json_object_object_length(j), k = 0;
+      const char **keys = malloc((n ? n : 1) * sizeof *keys);
+      if (!keys) return false;
+      json_object_object_foreach(j, key, val) {
+        (void)val;
+        keys[k++] = key;
+      }
+      qsort(keys, n, sizeof *keys, by_key);
+      yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
+      bool ok = yaml_emitter_emit(e, &ev);
+      for (size_t i = 0; ok && i < n; i++) {
+        json_object *v = NULL;
+        json_object_object_get_ex(j, keys[i], &v);
+        ok = scalar(e, keys[i], !resolves_as_non_string(keys[i])) && node(e, v, depth + 1);
+      }
+      free(keys);
+      if (!ok) return false;
+      yaml_mapping_end_event_initialize(&ev);
+      return yaml_emitter_emit(e, &ev);
+    }
+  }
+  return false;
+}
+
+bool po_Cli_EmitYaml(json_object *const *objects, size_t n, FILE *out) {
+  yaml_emitter_t e;
+  yaml_event_t ev;
+  if (!yaml_emitter_initialize(&e)) return false;
+  yaml_emitter_set_output(&e, write_out, out);
+  yaml_emitter_set_unicode(&e, 1);
+  yaml_emitter_set_width(&e, -1); /* long strings stay on one line: easier to diff */
+  yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
+  bool ok = yaml_emitter_emit(&e, &ev);
+  for (size_t i = 0; ok && i < n; i++) {
+    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0);
+    ok = yaml_emitter_emit(&e, &ev) && node(&e, objects[i], 0);
+    if (ok) {
+      yaml_document_end_event_initialize(&ev, 1);
+      ok = yaml_emitter_emit(&e, &ev);
+    }
+  }
+  if (ok) {
+    yaml_stream_end_event_initialize(&ev);
+    ok = yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
+  }
+  yaml_emitter_delete(&e);
+  return ok;
+}
