@@ -19,10 +19,11 @@ static json_object *get(json_object *o, const char *k) {
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-/* base64 with GnuTLS (no hand-written codec). Results are malloc'd. */
-static char *b64_encode(const char *s) {
+/* base64 with GnuTLS (no hand-written codec). Results are malloc'd, NUL-terminated. */
+static char *b64(const char *s, bool decode) {
+  if (!s) return NULL;
   gnutls_datum_t in = {(unsigned char *)s, (unsigned)strlen(s)}, out = {0};
-  if (gnutls_base64_encode2(&in, &out) < 0) return NULL;
+  if ((decode ? gnutls_base64_decode2(&in, &out) : gnutls_base64_encode2(&in, &out)) < 0) return NULL;
   char *r = malloc(out.size + 1);
   if (r) {
     memcpy(r, out.data, out.size);
@@ -32,18 +33,8 @@ static char *b64_encode(const char *s) {
   return r;
 }
 
-static char *b64_decode(const char *s) {
-  if (!s) return NULL;
-  gnutls_datum_t in = {(unsigned char *)s, (unsigned)strlen(s)}, out = {0};
-  if (gnutls_base64_decode2(&in, &out) < 0) return NULL;
-  char *r = malloc(out.size + 1);
-  if (r) {
-    memcpy(r, out.data, out.size);
-    r[out.size] = '\0';
-  }
-  gnutls_free(out.data);
-  return r;
-}
+static char *b64_encode(const char *s) { return b64(s, false); }
+static char *b64_decode(const char *s) { return b64(s, true); }
 
 static bool write_file(const char *dir, const char *name, const char *text, char *err, size_t size) {
   char path[4096], tmp[4200];

@@ -223,26 +223,11 @@ static const upb_Message *value_rules(const po_Schema *s, const upb_FieldDef *f,
   return r;
 }
 
+/* The FieldRules member for a field's type is named as the type is ("uint32", "string", ...);
+ * messages and groups have no scalar rules. */
 static const char *kRulesName(const upb_FieldDef *vf) {
-  switch (upb_FieldDef_Type(vf)) {
-    case kUpb_FieldType_Double: return "double";
-    case kUpb_FieldType_Float: return "float";
-    case kUpb_FieldType_Int64: return "int64";
-    case kUpb_FieldType_UInt64: return "uint64";
-    case kUpb_FieldType_Int32: return "int32";
-    case kUpb_FieldType_Fixed64: return "fixed64";
-    case kUpb_FieldType_Fixed32: return "fixed32";
-    case kUpb_FieldType_Bool: return "bool";
-    case kUpb_FieldType_String: return "string";
-    case kUpb_FieldType_Bytes: return "bytes";
-    case kUpb_FieldType_UInt32: return "uint32";
-    case kUpb_FieldType_Enum: return "enum";
-    case kUpb_FieldType_SFixed32: return "sfixed32";
-    case kUpb_FieldType_SFixed64: return "sfixed64";
-    case kUpb_FieldType_SInt32: return "sint32";
-    case kUpb_FieldType_SInt64: return "sint64";
-    default: return NULL;
-  }
+  upb_FieldType t = upb_FieldDef_Type(vf);
+  return t == kUpb_FieldType_Message || t == kUpb_FieldType_Group ? NULL : po_KindName(vf);
 }
 
 const char *po_Pgv_CheckScalar(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue v,
