@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
 #include <time.h>
 
 #include "po/targets/consul.h"
@@ -90,6 +91,49 @@ static void now(void *ctx, char buf[32]) {
   strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+static const char *meta_str(json_object *o, const char *k) {
+  json_object *m = NULL, *v = NULL;
+  return json_object_object_get_ex(o, "metadata", &m) && json_object_object_get_ex(m, k, &v) ? json_object_get_string(v) : "";
+}
+
+static void event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
+  po_KubeIO *k = ctx;
+  char ts[32], name[300];
+  now(NULL, ts);
+  unsigned long long uniq = (unsigned long long)time(NULL) * 1000003ull ^ (unsigned long long)(uintptr_t)about;
+  snprintf(name, sizeof name, "%.200s.%llx", meta_str(about, "name"), uniq);
+  json_object *ev = json_object_new_object(), *md = json_object_new_object(), *obj = json_object_new_object(),
+              *src = json_object_new_object();
+  json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
+  json_object_object_add(ev, "kind", json_object_new_string("Event"));
+  json_object_object_add(md, "name", json_object_new_string(name));
+  json_object_object_add(md, "namespace", json_object_new_string(meta_str(about, "namespace")));
+  json_object_object_add(ev, "metadata", md);
+  json_object_object_add(obj, "apiVersion", json_object_new_string("propertyoverride.io/v1alpha1"));
+  json_object_object_add(obj, "kind", json_object_new_string("PropertyOverride"));
+  json_object_object_add(obj, "namespace", json_object_new_string(meta_str(about, "namespace")));
+  json_object_object_add(obj, "name", json_object_new_string(meta_str(about, "name")));
+  json_object_object_add(obj, "uid", json_object_new_string(meta_str(about, "uid")));
+  json_object_object_add(ev, "involvedObject", obj);
+  json_object_object_add(ev, "type", json_object_new_string(type));
+  json_object_object_add(ev, "reason", json_object_new_string(reason));
+  char msg[1024]; /* events are for people: the status has the whole text */
+  snprintf(msg, sizeof msg, "%s", message);
+  json_object_object_add(ev, "message", json_object_new_string(msg));
+  json_object_object_add(src, "component", json_object_new_string("propertyoverride-controller"));
+  json_object_object_add(ev, "source", src);
+  json_object_object_add(ev, "firstTimestamp", json_object_new_string(ts));
+  json_object_object_add(ev, "lastTimestamp", json_object_new_string(ts));
+  json_object_object_add(ev, "count", json_object_new_int(1));
+  po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = meta_str(about, "namespace")};
+  po_KubeStatus st;
+  po_KubeStatus_Clear(&st);
+  json_object *out = NULL;
+  po_KubeClient_Create(k->client, &ref, ev, &out, &st);
+  json_object_put(out);
+  json_object_put(ev);
+}
+
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
-  return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, k};
+  return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k};
 }

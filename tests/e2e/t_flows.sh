@@ -37,6 +37,9 @@ done
 out=$(kubectl apply --server-side -f examples/invalid/unknown-field.yaml 2>&1)
 contains "server-side apply denied too" "$out" "no match for field 'max_ejection_percentage'!"
 
+# server-side apply of a valid object
+check "kubectl apply --server-side" kubectl apply --server-side -f examples/valid/tcp-keepalive.yaml
+
 # update flows
 kubectl patch propertyoverride api-connect-timeout --type=merge \
   -p '{"spec":{"patches":[{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"add","path":"/connect_timeout","value":"7s"}]}}' >/dev/null
@@ -52,6 +55,8 @@ kubectl patch propertyoverride api-connect-timeout --type=merge \
 eventually "invalid update: Accepted False" 10 "False" cond api-connect-timeout Accepted status
 contains "invalid update: the reason names the rule" "$(cond api-connect-timeout Accepted message)" "0s violates duration gt 0s"
 contains "invalid update: generation 2 is still live" "$(cond api-connect-timeout Programmed message)" "generation 2 is still live"
+out=$(kubectl describe propertyoverride api-connect-timeout 2>&1)
+contains "kubectl describe shows the Warning event" "$out" "Invalid"
 eventually "invalid update: the target keeps generation 2" 5 \
   "builtin/lua api-billing-db-tcp-keepalive@1 api-connect-timeout@2 api-listener-buffer-limits@1 api-payments-outlier-detection@1" \
   entries servicedefaults api

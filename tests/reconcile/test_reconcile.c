@@ -135,12 +135,19 @@ static void f_now(void *ctx, char buf[32]) {
   snprintf(buf, 32, "2026-12-01T00:00:00Z");
 }
 
-static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, NULL};
+static int g_warnings;
+static void f_event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
+  (void)ctx; (void)about; (void)reason; (void)message;
+  if (!strcmp(type, "Warning")) g_warnings++;
+}
+
+static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL};
 static po_TargetIndex *IX;
 
 static int setup(void **s) {
   (void)s;
   memset(&F, 0, sizeof F);
+  g_warnings = 0;
   IX = po_TargetIndex_New();
   return 0;
 }
@@ -261,6 +268,7 @@ static void test_invalid_update_keeps_last_good(void **state) {
   assert_string_equal(cond("a", "Accepted", "status"), "False");
   assert_non_null(strstr(cond("a", "Accepted", "message"), "150 violates uint32 lte 100"));
   assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
+  assert_int_equal(g_warnings, 2); /* Accepted and Programmed both turned: one event each */
   assert_non_null(strstr(cond("a", "Programmed", "message"), "generation 1 is still live"));
   /* the target loses our entry (edited by hand) while the override is invalid: the generation
    * recorded on the override comes back, not nothing */

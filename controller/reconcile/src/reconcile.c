@@ -318,6 +318,14 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     }
     json_object *old_status = get(it->obj, "status");
     json_object *st = po_Status_Build(old_status, &s, now);
+    if (io->event) {
+      const po_Condition *cs[2] = {&s.accepted, &s.programmed};
+      for (int k = 0; k < 2; k++) {
+        if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
+        bool warn = strcmp(cs[k]->status, "True") != 0;
+        io->event(io->ctx, it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
+      }
+    }
     if (!po_Status_Same(old_status, st)) {
       json_object *patch = json_object_new_object();
       json_object_object_add(patch, "status", st);

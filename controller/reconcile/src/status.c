@@ -60,3 +60,8 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
 }
 
 bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_object_equal(a, b); }
+
+bool po_Status_ReasonChanged(json_object *old_status, const po_Condition *c) {
+  json_object *prev = find_condition(old_status, c->type);
+  return !prev || strcmp(sget(prev, "reason"), c->reason) != 0;
+}

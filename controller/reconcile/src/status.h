@@ -27,5 +27,7 @@ typedef struct {
 /* The new status (a new reference), carrying lastTransitionTime over from `old_status`. */
 struct json_object *po_Status_Build(struct json_object *old_status, const po_OverrideStatus *s, const char *now);
 bool po_Status_Same(struct json_object *a, struct json_object *b);
+/* Whether the condition's type has another reason (or is absent) in the old status. */
+bool po_Status_ReasonChanged(struct json_object *old_status, const po_Condition *c);
 
 #endif

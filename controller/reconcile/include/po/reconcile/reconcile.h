@@ -16,7 +16,7 @@
  *      their entry;
  *   4. each PropertyOverride's status: Accepted, Programmed (with the generation that is live,
  *      and Overlapping when another one sets the same path on the same resources), written only
- *      when it changed.
+ *      when it changed, with an Event when a condition's reason changes.
  * Reads go through the caches (io), writes through the API (io). No thread of its own. */
 #ifndef PO_RECONCILE_RECONCILE_H_
 #define PO_RECONCILE_RECONCILE_H_
@@ -46,6 +46,9 @@ typedef struct {
                                    struct json_object *patch, char *err, size_t size);
   /* The current wall-clock time as RFC 3339 (for lastTransitionTime). */
   void (*now)(void *ctx, char buf[32]);
+  /* A core/v1 Event about a PropertyOverride (kubectl describe shows them); may be NULL.
+   * type "Normal" or "Warning". Best effort: failures are not reconcile errors. */
+  void (*event)(void *ctx, struct json_object *about, const char *type, const char *reason, const char *message);
   void *ctx;
 } po_ReconcileIO;
 
