@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# deploy/: `kubectl kustomize` renders it offline; the objects pass their Kubernetes schemas and
+# hold the properties the issue asks for (least-privilege RBAC, hardened pods, the webhook's
+# settings); every controller flag it passes exists; and `kubectl apply -k deploy/` works against
+# the local API server (twice: the second apply changes nothing), as does the chart's render.
+#   t_deploy.sh BUILD_DIR
+source "$(dirname "$0")/lib.sh"
+j="$work/deploy.json"
+kubectl kustomize "$top/deploy" >"$work/deploy.yaml"
+"$H" yaml2json "$work/deploy.yaml" >"$j"
+ok "kubectl kustomize deploy/ renders $(jq length "$j") objects"
+if out=$(k8s_validate "$j"); then ok "every object passes its schema"; else fail "$out"; fi
+
+# --- the CRD comes from crds/, unchanged ---------------------------------------------------------
+"$H" yaml2json "$top/crds/propertyoverride.io_propertyoverrides.yaml" >"$work/crd.json"
+jq -e --slurpfile c "$work/crd.json" '[.[] | select(.kind=="CustomResourceDefinition")] == $c[0]' "$j" >/dev/null &&
+  ok "the CRD is crds/propertyoverride.io_propertyoverrides.yaml, unchanged" || fail "the CRD in deploy/ differs from crds/"
+jqt "$j" "only our CRD (consul-k8s owns its own)" '[.[] | select(.kind=="CustomResourceDefinition") | .metadata.name] == ["propertyoverrides.propertyoverride.io"]'
+
+# --- least privilege: exactly these rules --------------------------------------------------------
+jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, get/list/watch/create/update/delete the targets" \
+  '.[] | select(.kind=="ClusterRole") | .rules == [
+     {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides"],"verbs":["list","watch","patch"]},
+     {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides/status"],"verbs":["patch"]},
+     {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","delete"]}]'
+jqt "$j" "Role in the controller namespace: leases get/create/update, events create" \
+  '.[] | select(.kind=="Role") | .metadata.namespace == "propertyoverride-system" and .rules == [
+     {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update"]},
+     {"apiGroups":[""],"resources":["events"],"verbs":["create"]}]'
+jqt "$j" "no wildcard, no secrets, no webhook-configuration access" \
+  '[.[] | select(.kind=="ClusterRole" or .kind=="Role") | .rules[] | (.verbs + .resources + .apiGroups)[]] | all(. != "*" and . != "secrets" and . != "validatingwebhookconfigurations")'
+jqt "$j" "bindings name the controller's ServiceAccount" \
+  '[.[] | select(.kind=="ClusterRoleBinding" or .kind=="RoleBinding") | .subjects] | all(. == [{"kind":"ServiceAccount","name":"propertyoverride-controller","namespace":"propertyoverride-system"}])'
+
+# --- the Deployment ---------------------------------------------------------------------------------
+d='.[] | select(.kind=="Deployment")'
+jqt "$j" "2 replicas, leader election on, probes /healthz and /readyz on 8081" \
+  "$d | .spec.replicas == 2 and (.spec.template.spec.containers[0] | (.args | index(\"--leader-elect=true\")) != null and .livenessProbe.httpGet == {\"path\":\"/healthz\",\"port\":\"probes\"} and .readinessProbe.httpGet == {\"path\":\"/readyz\",\"port\":\"probes\"} and (.ports | map(select(.name==\"probes\"))[0].containerPort == 8081))"
+jqt "$j" "requests and limits, runAsNonRoot, readOnlyRootFilesystem, no privilege escalation, ALL capabilities dropped, seccomp RuntimeDefault" \
+  "$d | .spec.template.spec as \$s | (\$s.containers[0].resources | .requests.cpu and .requests.memory and .limits.cpu and .limits.memory) and \$s.securityContext.runAsNonRoot == true and \$s.securityContext.seccompProfile.type == \"RuntimeDefault\" and (\$s.containers[0].securityContext | .readOnlyRootFilesystem == true and .allowPrivilegeEscalation == false and .capabilities.drop == [\"ALL\"])"
+jqt "$j" "anti-affinity and the PodDisruptionBudget select the controller's pods" \
+  "($d | .spec.template.metadata.labels) as \$l | ($d | .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchLabels) as \$a | (.[] | select(.kind==\"PodDisruptionBudget\") | .spec.minAvailable == 1 and (.spec.selector.matchLabels | to_entries | all(\$l[.key] == .value))) and (\$a | to_entries | all(\$l[.key] == .value))"
+jqt "$j" "Services: webhook 443 -> 9443, metrics 8081" \
+  '([.[] | select(.kind=="Service")] | map({(.metadata.name): .spec.ports[0] | [.port, .targetPort]}) | add) == {"propertyoverride-webhook":[443,"webhook"],"propertyoverride-metrics":[8081,"probes"]}'
+"$build/propertyoverride" controller --help >"$work/help.txt" 2>&1 || true
+for flag in $(jq -r "$d | .spec.template.spec.containers[0].args[1:][] | sub(\"=.*\"; \"\")" "$j"); do
+  grep -q -- "$flag" "$work/help.txt" && ok "the controller knows $flag" || fail "deploy/ passes $flag, which 'propertyoverride controller --help' does not list"
+done
+
+# --- the webhook --------------------------------------------------------------------------------------
+jqt "$j" "webhook: Fail, sideEffects None, 5 s, Equivalent, kube-system left alone, /validate on the Service" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0] | .failurePolicy == "Fail" and .sideEffects == "None" and .timeoutSeconds == 5 and .matchPolicy == "Equivalent" and .namespaceSelector == {"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system"]}]} and .clientConfig.service == {"name":"propertyoverride-webhook","namespace":"propertyoverride-system","path":"/validate","port":443}'
+jqt "$j" "webhook: CREATE/UPDATE of PropertyOverrides, ServiceDefaults, ProxyDefaults; never a subresource" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0].rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{"g":["propertyoverride.io"],"r":["propertyoverrides"],"o":["CREATE","UPDATE"]},{"g":["consul.hashicorp.com"],"r":["servicedefaults","proxydefaults"],"o":["CREATE","UPDATE"]}]'
+jqt "$j" "webhook: cert-manager injects the CA of the Certificate the pods mount" \
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]) as $ref | (.[] | select(.kind=="Certificate") | "\(.metadata.namespace)/\(.metadata.name)" == $ref and .spec.secretName == "propertyoverride-webhook-tls" and .spec.dnsNames[0] == "propertyoverride-webhook.propertyoverride-system.svc") and (.[] | select(.kind=="Deployment") | .spec.template.spec.volumes[0].secret.secretName == "propertyoverride-webhook-tls")'
+
+# --- kubectl apply -k against the local API server ---------------------------------------------------
+if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
+  fail "no $build/tests/apiserver/po-apiserver to apply to"
+  finish
+fi
+source "$top/scripts/lib/local-cluster.sh"
+trap 'lc_stop; rm -rf "$work"' EXIT
+lc_start "$build" "$work/cluster" --crd "$top/tests/deploy/testdata/cert-manager-stand-in-crds.yaml"
+kustomize_dir="$top/deploy"
+if ! kubectl api-resources --api-group=policy -o name 2>/dev/null | grep -q '^poddisruptionbudgets'; then
+  # The local API server does not store PodDisruptionBudgets: apply the rest of the same render.
+  echo "note: the local API server serves no policy/v1 PodDisruptionBudget; applying deploy/ without it"
+  jq -c '.[] | select(.kind != "PodDisruptionBudget")' "$j" >"$work/apply.jsonl"
+  apply() { kubectl apply -f "$work/apply.jsonl" "$@"; }
+else
+  apply() { kubectl apply -k "$kustomize_dir" "$@"; }
+fi
+if out=$(apply 2>&1); then ok "kubectl apply of deploy/ succeeded: $(grep -c created <<<"$out") created"; else fail "kubectl apply: $out"; fi
+if out=$(apply 2>&1) && ! grep -qv unchanged <<<"$out"; then ok "a second apply changes nothing"; else fail "second apply: $out"; fi
+for r in deployment/propertyoverride-controller service/propertyoverride-webhook service/propertyoverride-metrics \
+         serviceaccount/propertyoverride-controller role/propertyoverride-leader-election certificate/propertyoverride-webhook; do
+  kubectl -n propertyoverride-system get "$r" -o name >/dev/null 2>&1 && ok "stored: $r" || fail "not stored: $r"
+done
+kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[0].failurePolicy}' | grep -qx Fail &&
+  ok "stored: the ValidatingWebhookConfiguration" || fail "the ValidatingWebhookConfiguration was not stored"
+# The chart's render applies over it (same names: an upgrade from kubectl to Helm changes labels only).
+render chart --namespace propertyoverride-system
+jq -c '.[] | select(.kind != "PodDisruptionBudget")' "$work/chart.json" >"$work/chart.jsonl"
+if out=$(kubectl apply -f "$work/chart.jsonl" 2>&1) && ! grep -q created <<<"$out"; then
+  ok "the chart's render applies over deploy/ and creates nothing new"
+else fail "applying the chart's render: $out"; fi
+finish
