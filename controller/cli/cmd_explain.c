@@ -18,7 +18,7 @@ static const char kUsage[] =
     "when one is close); 2 bad usage.\n";
 
 static void field_line(const po_ExplainField *f, FILE *out) {
-  fprintf(out, "  %-34s %s", f->name, f->type);
+  fprintf(out, "  %-42s %s", f->name, f->type);
   if (f->detail && strncmp(f->detail, "enum ", 5) == 0) {
     /* "enum <FullName>: A, B, ...": the name only here; explain on the field lists the values. */
     const char *colon = strchr(f->detail, ':');

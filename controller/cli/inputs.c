@@ -2,6 +2,7 @@
  * machine), stdin; multi-document YAML or JSON; List kinds unpacked. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -98,7 +99,9 @@ static bool load_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   po_Value **docs = NULL;
   size_t count = 0;
   if (!po_Value_ParseYaml(text, len, a, &docs, &count, &st)) {
-    return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+    po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
+    if (sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
+    return input_error(r, path, at, po_Arena_Printf(a, "%s", st.message));
   }
   for (size_t i = 0; i < count; i++) {
     if (!add_document(in, a, path, (int)i + 1, docs[i])) return false;

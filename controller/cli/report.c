@@ -108,7 +108,7 @@ static void print_github(const po_CliFinding *f, bool verbose, FILE *out, po_Are
     escape(out, "unreadable input", true);
   }
   fputs("::", out);
-  escape(out, message(f, verbose, "  ", a), false);
+  escape(out, message(f, verbose, "", a), false);
   fputc('\n', out);
 }
 

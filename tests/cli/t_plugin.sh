@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The kubectl plugin (the real kubectl finds kubectl-propertyoverride on PATH) and shell
+# completion (bash sources the script and completes; zsh parses it when zsh is installed).
+. tests/cli/lib.sh
+dir=$(cd "$(dirname "$bin")" && pwd)
+
+[ -L "$dir/kubectl-propertyoverride" ]
+check "symlink beside the binary" 0 $?
+"$dir/kubectl-propertyoverride" validate -f examples/valid >"$work/out" 2>&1
+check "plugin name runs" 0 $? "$work/out" "8 valid, 0 invalid, 0 skipped"
+"$dir/kubectl-propertyoverride" --help >"$work/out" 2>&1
+contains "plugin usage names kubectl" "$work/out" "usage: kubectl propertyoverride COMMAND [OPTIONS]"
+if command -v kubectl >/dev/null; then
+  # kubectl needs no cluster for a plugin; an empty KUBECONFIG keeps it from reading ~/.kube.
+  PATH="$dir:$PATH" KUBECONFIG=/dev/null kubectl propertyoverride validate -f examples/valid >"$work/out" 2>&1
+  check "kubectl propertyoverride validate" 0 $? "$work/out" "8 valid, 0 invalid, 0 skipped"
+  PATH="$dir:$PATH" KUBECONFIG=/dev/null kubectl propertyoverride validate -f examples/invalid/unknown-field.yaml >"$work/out" 2>&1
+  check "kubectl propertyoverride exit code" 1 $?
+  PATH="$dir:$PATH" KUBECONFIG=/dev/null kubectl plugin list >"$work/out" 2>&1
+  contains "kubectl plugin list" "$work/out" "$dir/kubectl-propertyoverride"
+else
+  echo "skip: no kubectl"
+fi
+
+"$bin" completion bash >"$work/po.bash"
+check "completion bash" 0 $?
+complete_words() { # the words bash completes for "$@" (the last one is being typed)
+  bash -c 'source "$1"; shift; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _propertyoverride; echo "${COMPREPLY[@]}"' _ "$work/po.bash" "$@"
+}
+complete_words propertyoverride va >"$work/out" 2>&1
+check "complete va" 0 $? "$work/out" "validate"
+complete_words propertyoverride re >"$work/out" 2>&1
+check "complete re" 0 $? "$work/out" "render"
+complete_words propertyoverride validate --out >"$work/out" 2>&1
+check "complete --output" 0 $? "$work/out" "--output"
+complete_words propertyoverride validate -o g >"$work/out" 2>&1
+check "complete format" 0 $? "$work/out" "github"
+complete_words propertyoverride explain cl >"$work/out" 2>&1
+check "complete resource" 0 $? "$work/out" "cluster cluster-load-assignment"
+(cd "$data" && bash -c 'source "$1"; COMP_WORDS=(propertyoverride validate -f mi); COMP_CWORD=3; _propertyoverride; echo "${COMPREPLY[@]}"' _ "$work/po.bash") >"$work/out" 2>&1
+check "complete file" 0 $? "$work/out" "mixed.yaml"
+"$bin" completion zsh >"$work/po.zsh"
+check "completion zsh" 0 $?
+contains "zsh compdef" "$work/po.zsh" "#compdef propertyoverride"
+if command -v zsh >/dev/null; then
+  zsh -n "$work/po.zsh"
+  check "zsh parses" 0 $?
+fi
+"$bin" completion fish >"$work/out" 2>&1
+check "completion unknown shell" 2 $?
+finish
