@@ -25,6 +25,17 @@ if out=$(node "$top/tests/deploy/k8scheck.mjs" compare "$work/deploy.json" "$wor
   ok "default values render the same objects as deploy/ (Helm's labels aside)"
 else fail "chart and deploy/ differ:"$'\n'"$out"; fi
 
+jqt "$work/default.json" "default: self-managed certificates, no cert-manager objects" \
+  '([.[] | select(.apiVersion|startswith("cert-manager.io"))] | length == 0) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args | index("--webhook-cert-mode=self-managed") != null)'
+
+# --- cert-manager with the chart's Issuer -------------------------------------------------------
+render certmanager --namespace "$ns" -f "$top/tests/deploy/testdata/values/cert-manager.yaml"
+if out=$(k8s_validate "$work/certmanager.json"); then ok "cert-manager: schemas"; else fail "cert-manager: $out"; fi
+jqt "$work/certmanager.json" "cert-manager: the CA of the Certificate the pods mount is injected" \
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]) as $ref | (.[] | select(.kind=="Certificate") | "\(.metadata.namespace)/\(.metadata.name)" == $ref and .spec.secretName == "propertyoverride-webhook-tls" and .spec.issuerRef == {"kind":"Issuer","name":"propertyoverride-selfsigned"} and .spec.dnsNames[0] == "propertyoverride-webhook.propertyoverride-system.svc") and (.[] | select(.kind=="Deployment") | .spec.template.spec.volumes[0].secret.secretName == "propertyoverride-webhook-tls" and (.spec.template.spec.containers[0].args | index("--webhook-cert-file=/etc/propertyoverride/tls/tls.crt") != null))'
+jqt "$work/certmanager.json" "cert-manager: a self-signed Issuer; no Secret or webhook-configuration RBAC" \
+  '(.[] | select(.kind=="Issuer") | .spec == {"selfSigned":{}}) and ([.[] | select(.kind=="Role" or .kind=="ClusterRole") | .rules[] | .resources[]] | (index("secrets") == null and index("validatingwebhookconfigurations") == null))'
+
 # --- cert-manager with the user's issuer ------------------------------------------------------
 render issuer --namespace "$ns" -f "$top/tests/deploy/testdata/values/cert-manager-issuer.yaml"
 if out=$(k8s_validate "$work/issuer.json"); then ok "cert-manager issuerRef: schemas"; else fail "cert-manager issuerRef: $out"; fi
@@ -36,7 +47,8 @@ jqt "$work/issuer.json" "cert-manager issuerRef: the Certificate uses it" \
 render secret --namespace "$ns" -f "$top/tests/deploy/testdata/values/secret.yaml"
 if out=$(k8s_validate "$work/secret.json"); then ok "secret mode: schemas"; else fail "secret mode: $out"; fi
 ca=$(sed -n 's/^ *caBundle: //p' "$top/tests/deploy/testdata/values/secret.yaml")
-jqt "$work/secret.json" "secret mode: no cert-manager objects" '[.[] | select(.apiVersion|startswith("cert-manager.io"))] | length == 0'
+jqt "$work/secret.json" "secret mode: no cert-manager objects, no Secret or webhook-configuration RBAC" \
+  '([.[] | select(.apiVersion|startswith("cert-manager.io"))] | length == 0) and ([.[] | select(.kind=="Role" or .kind=="ClusterRole") | .rules[] | .resources[]] | (index("secrets") == null and index("validatingwebhookconfigurations") == null))'
 jqt "$work/secret.json" "secret mode: caBundle set, no inject-ca-from" \
   ".[] | select(.kind==\"ValidatingWebhookConfiguration\") | (.webhooks[0].clientConfig.caBundle == \"$ca\") and ((.metadata.annotations // {}) | has(\"cert-manager.io/inject-ca-from\") | not)"
 jqt "$work/secret.json" "secret mode: the pods mount the user's Secret" \
@@ -54,7 +66,7 @@ jqt "$work/options.json" "options: controller flags (namespaces, log level, work
 jqt "$work/options.json" "options: resources, nodeSelector, tolerations, affinity, pod labels and annotations" \
   "$d | .spec.template.spec as \$s | \$s.containers[0].resources.limits.memory == \"512Mi\" and \$s.nodeSelector == {\"kubernetes.io/os\":\"linux\"} and \$s.tolerations[0].value == \"platform\" and (\$s.affinity | has(\"nodeAffinity\") and (has(\"podAntiAffinity\")|not)) and .spec.template.metadata.labels[\"example.com/cost-center\"] == \"42\" and .spec.template.metadata.annotations[\"example.com/team\"] == \"platform\""
 jqt "$work/options.json" "options: watched namespaces get RoleBindings, no ClusterRoleBinding" \
-  '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding")] | length == 0)'
+  '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
 jqt "$work/options.json" "options: the webhook (failurePolicy, timeout, only the watched namespaces)" \
   '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}'
 jqt "$work/options.json" "options: ServiceMonitor on the metrics Service" \
@@ -66,7 +78,10 @@ jqt "$work/options.json" "options: everything namespaced lands in the release na
 render other --name po --namespace ops
 if out=$(k8s_validate "$work/other.json"); then ok "release po in ops: schemas"; else fail "release po in ops: $out"; fi
 jqt "$work/other.json" "release po in ops: names, inject-ca-from and DNS names follow the release" \
-  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"] == "ops/po-propertyoverride-webhook" and .webhooks[0].clientConfig.service == {"name":"po-propertyoverride-webhook","namespace":"ops","path":"/validate","port":443}) and (.[] | select(.kind=="Certificate") | .spec.dnsNames[0] == "po-propertyoverride-webhook.ops.svc")'
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.name == "po-propertyoverride" and .webhooks[0].clientConfig.service == {"name":"po-propertyoverride-webhook","namespace":"ops","path":"/validate","port":443}) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args as $a | (["--webhook-secret=po-propertyoverride-webhook-cert","--webhook-service=po-propertyoverride-webhook","--webhook-configuration=po-propertyoverride"] - $a) == []) and (.[] | select(.kind=="ClusterRole" and .metadata.name=="po-propertyoverride-webhook-ca") | .rules[0].resourceNames == ["po-propertyoverride"]) and (.[] | select(.kind=="Role") | .rules[2].resourceNames == ["po-propertyoverride-webhook-cert"])'
+render other-cm --name po --namespace ops -f "$top/tests/deploy/testdata/values/cert-manager.yaml"
+jqt "$work/other-cm.json" "release po in ops, cert-manager: inject-ca-from and DNS names follow the release" \
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"] == "ops/po-propertyoverride-webhook") and (.[] | select(.kind=="Certificate") | .spec.dnsNames[0] == "po-propertyoverride-webhook.ops.svc")'
 
 # --- NOTES.txt --------------------------------------------------------------------------------------
 notes=$("$H" --chart "$chart" --namespace "$ns" --notes)

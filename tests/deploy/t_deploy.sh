@@ -18,17 +18,24 @@ jq -e --slurpfile c "$work/crd.json" '[.[] | select(.kind=="CustomResourceDefini
 jqt "$j" "only our CRD (consul-k8s owns its own)" '[.[] | select(.kind=="CustomResourceDefinition") | .metadata.name] == ["propertyoverrides.propertyoverride.io"]'
 
 # --- least privilege: exactly these rules --------------------------------------------------------
-jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, get/list/watch/create/update/delete the targets" \
-  '.[] | select(.kind=="ClusterRole") | .rules == [
+jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, get/list/watch/create/update/delete the targets, create events" \
+  '.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-controller") | .rules == [
      {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides"],"verbs":["list","watch","patch"]},
      {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides/status"],"verbs":["patch"]},
-     {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","delete"]}]'
-jqt "$j" "Role in the controller namespace: leases get/create/update, events create" \
+     {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","delete"]},
+     {"apiGroups":[""],"resources":["events"],"verbs":["create"]}]'
+jqt "$j" "self-managed certificates: get/update of our one ValidatingWebhookConfiguration" \
+  '.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-webhook-ca") | .rules == [
+     {"apiGroups":["admissionregistration.k8s.io"],"resources":["validatingwebhookconfigurations"],"resourceNames":["propertyoverride"],"verbs":["get","update"]}]'
+jqt "$j" "Role in the controller namespace: leases get/create/update; secrets create, get/update of our one Secret" \
   '.[] | select(.kind=="Role") | .metadata.namespace == "propertyoverride-system" and .rules == [
      {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update"]},
-     {"apiGroups":[""],"resources":["events"],"verbs":["create"]}]'
-jqt "$j" "no wildcard, no secrets, no webhook-configuration access" \
-  '[.[] | select(.kind=="ClusterRole" or .kind=="Role") | .rules[] | (.verbs + .resources + .apiGroups)[]] | all(. != "*" and . != "secrets" and . != "validatingwebhookconfigurations")'
+     {"apiGroups":[""],"resources":["secrets"],"verbs":["create"]},
+     {"apiGroups":[""],"resources":["secrets"],"resourceNames":["propertyoverride-webhook-cert"],"verbs":["get","update"]}]'
+jqt "$j" "no wildcard anywhere; secrets only in the controller namespace" \
+  '([.[] | select(.kind=="ClusterRole" or .kind=="Role") | .rules[] | (.verbs + .resources + .apiGroups)[]] | all(. != "*")) and ([.[] | select(.kind=="ClusterRole") | .rules[] | .resources[]] | index("secrets") == null)'
+jqt "$j" "three bindings, one per role" \
+  '[.[] | select(.kind=="ClusterRoleBinding" or .kind=="RoleBinding") | .roleRef.name] | sort == ["propertyoverride-controller","propertyoverride-leader-election","propertyoverride-webhook-ca"]'
 jqt "$j" "bindings name the controller's ServiceAccount" \
   '[.[] | select(.kind=="ClusterRoleBinding" or .kind=="RoleBinding") | .subjects] | all(. == [{"kind":"ServiceAccount","name":"propertyoverride-controller","namespace":"propertyoverride-system"}])'
 
@@ -52,8 +59,10 @@ jqt "$j" "webhook: Fail, sideEffects None, 5 s, Equivalent, kube-system left alo
   '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0] | .failurePolicy == "Fail" and .sideEffects == "None" and .timeoutSeconds == 5 and .matchPolicy == "Equivalent" and .namespaceSelector == {"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system"]}]} and .clientConfig.service == {"name":"propertyoverride-webhook","namespace":"propertyoverride-system","path":"/validate","port":443}'
 jqt "$j" "webhook: CREATE/UPDATE of PropertyOverrides, ServiceDefaults, ProxyDefaults; never a subresource" \
   '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0].rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{"g":["propertyoverride.io"],"r":["propertyoverrides"],"o":["CREATE","UPDATE"]},{"g":["consul.hashicorp.com"],"r":["servicedefaults","proxydefaults"],"o":["CREATE","UPDATE"]}]'
-jqt "$j" "webhook: cert-manager injects the CA of the Certificate the pods mount" \
-  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]) as $ref | (.[] | select(.kind=="Certificate") | "\(.metadata.namespace)/\(.metadata.name)" == $ref and .spec.secretName == "propertyoverride-webhook-tls" and .spec.dnsNames[0] == "propertyoverride-webhook.propertyoverride-system.svc") and (.[] | select(.kind=="Deployment") | .spec.template.spec.volumes[0].secret.secretName == "propertyoverride-webhook-tls")'
+jqt "$j" "webhook: self-managed certificates (no caBundle shipped, the controller names its Secret, Service and configuration)" \
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0].clientConfig | has("caBundle") | not) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args as $a | (["--webhook-cert-mode=self-managed","--webhook-secret=propertyoverride-webhook-cert","--webhook-service=propertyoverride-webhook","--webhook-configuration=propertyoverride","--webhook-cert-dir=/tmp/propertyoverride-webhook"] - $a) == [])'
+jqt "$j" "the read-only root's one writable path is an in-memory /tmp" \
+  '.[] | select(.kind=="Deployment") | .spec.template.spec | .containers[0].volumeMounts == [{"name":"tmp","mountPath":"/tmp"}] and .volumes == [{"name":"tmp","emptyDir":{"medium":"Memory","sizeLimit":"16Mi"}}]'
 
 # --- kubectl apply -k against the local API server ---------------------------------------------------
 if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
@@ -62,7 +71,7 @@ if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
 fi
 source "$top/scripts/lib/local-cluster.sh"
 trap 'lc_stop; rm -rf "$work"' EXIT
-lc_start "$build" "$work/cluster" --crd "$top/tests/deploy/testdata/cert-manager-stand-in-crds.yaml"
+lc_start "$build" "$work/cluster"
 kustomize_dir="$top/deploy"
 if ! kubectl api-resources --api-group=policy -o name 2>/dev/null | grep -q '^poddisruptionbudgets'; then
   # The local API server does not store PodDisruptionBudgets: apply the rest of the same render.
@@ -75,7 +84,7 @@ fi
 if out=$(apply 2>&1); then ok "kubectl apply of deploy/ succeeded: $(grep -c created <<<"$out") created"; else fail "kubectl apply: $out"; fi
 if out=$(apply 2>&1) && ! grep -qv unchanged <<<"$out"; then ok "a second apply changes nothing"; else fail "second apply: $out"; fi
 for r in deployment/propertyoverride-controller service/propertyoverride-webhook service/propertyoverride-metrics \
-         serviceaccount/propertyoverride-controller role/propertyoverride-leader-election certificate/propertyoverride-webhook; do
+         serviceaccount/propertyoverride-controller role/propertyoverride-leader-election rolebinding/propertyoverride-leader-election; do
   kubectl -n propertyoverride-system get "$r" -o name >/dev/null 2>&1 && ok "stored: $r" || fail "not stored: $r"
 done
 kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[0].failurePolicy}' | grep -qx Fail &&

@@ -34,10 +34,12 @@ app.kubernetes.io/component: controller
 {{- end -}}
 {{- end -}}
 
-{{/* The Secret holding the webhook's serving certificate (tls.crt, tls.key). */}}
+{{/* The Secret holding the webhook's serving certificate (self-managed: also its CA). */}}
 {{- define "po.webhookSecretName" -}}
 {{- if eq .Values.webhook.certificate.mode "secret" -}}
 {{- required "webhook.certificate.secret.name is required in the secret certificate mode" .Values.webhook.certificate.secret.name -}}
+{{- else if eq .Values.webhook.certificate.mode "self-managed" -}}
+{{- printf "%s-webhook-cert" (include "po.fullname" .) -}}
 {{- else -}}
 {{- printf "%s-webhook-tls" (include "po.fullname" .) -}}
 {{- end -}}
