@@ -23,6 +23,9 @@ packages=(
   protobuf-compiler libprotobuf-dev
   valgrind clang libclang-rt-14-dev
   dpkg-dev gpgv debian-archive-keyring openssl curl jq
+  # tests/deploy: the Helm-compatible renderer, built offline from Debian's Go sources
+  golang-go golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev
+  golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev
 )
 
 need_apt=()
@@ -117,5 +120,18 @@ CONF
   [ -f "$upb_dir/third_party/upb/upb/def.c" ] || die "upb sources missing from $orig"
   touch "$upb_dir/.ok-$grpc_version"
 fi
+
+# --- tests/deploy: Kubernetes object schemas (npm, exact versions from the committed lock) ------
+# BEGIN tests/deploy npm packages
+deploy_node="$deps/deploy-node"
+deploy_lock="$top/tests/deploy/package-lock.json"
+if [ ! -f "$deploy_node/.ok" ] || ! cmp -s "$deploy_lock" "$deploy_node/package-lock.json"; then
+  log "installing tests/deploy npm packages (kubernetes-models) into $deploy_node"
+  rm -rf "$deploy_node"; mkdir -p "$deploy_node"
+  cp "$top/tests/deploy/package.json" "$deploy_lock" "$deploy_node/"
+  (cd "$deploy_node" && npm ci --silent --ignore-scripts --no-audit --no-fund >/dev/null)
+  touch "$deploy_node/.ok"
+fi
+# END tests/deploy npm packages
 
 log "ok: envoy protos in $envoy_dir, upb in $upb_dir/third_party/upb"
