@@ -23,6 +23,7 @@ typedef enum {
 
 typedef struct {
   const char *file;         /* as given, or found under a given directory; "-" is stdin */
+  size_t file_seq;          /* the file's place among those read: findings are printed in it */
   int doc;                  /* 1-based document index in the file */
   int item;                 /* index in a List's items, or -1 */
   po_Pos pos;               /* where the object starts (0 when unknown: JSON) */
@@ -50,6 +51,7 @@ bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_
 typedef struct {
   bool warning;
   const char *file;
+  size_t file_seq;          /* see po_CliObject */
   int doc, item;
   po_Pos pos;               /* of the patch when known, else of the object */
   const char *kind;         /* the object's kind, or NULL (input errors) */
@@ -74,9 +76,10 @@ typedef enum { kPo_OutputText = 0, kPo_OutputJson, kPo_OutputGithub } po_OutputF
 void po_CliReport_Init(po_CliReport *r, po_Arena *a);
 /* Appends a zeroed finding (extension, patch and item -1) to fill in; NULL when out of memory. */
 po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o);
-/* Every finding then (text and github) the summary line "N valid, M invalid, K skipped". Long
+/* Every finding, in the order of the files read (unreadable ones in their place), then (text
+ * and github) the summary line "N valid, M invalid, K skipped". Long
  * multi-line messages (Consul's field lists) are folded to their first line unless `verbose`. */
-void po_CliReport_Print(const po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
+void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
 /* 0 all valid, 1 some invalid, 2 some input unreadable. */
 int po_CliReport_ExitCode(const po_CliReport *r);
 

@@ -12,10 +12,11 @@
 
 enum { kMaxDirDepth = 32, kMaxObjects = 1 << 20 };
 
-static bool input_error(po_CliReport *r, const char *file, po_Pos pos, const char *msg) {
+static bool input_error(po_CliInputs *in, po_CliReport *r, const char *file, po_Pos pos, const char *msg) {
   po_CliFinding *f = po_CliReport_Add(r, NULL);
   if (!f) return false;
   f->file = file;
+  f->file_seq = in->files;
   f->pos = pos;
   f->code = "input";
   size_t fl = strlen(file);
@@ -61,7 +62,7 @@ static bool push(po_CliInputs *in, po_Arena *a, const po_CliObject *o) {
 
 static bool add_document(po_CliInputs *in, po_Arena *a, const char *file, int doc, const po_Value *v) {
   if (po_Value_Kind(v) == kPo_ValueNull) return true; /* an empty document ("---" at the end) */
-  po_CliObject o = {.file = file, .doc = doc, .item = -1, .pos = po_Value_Pos(v), .value = v};
+  po_CliObject o = {.file = file, .file_seq = in->files, .doc = doc, .item = -1, .pos = po_Value_Pos(v), .value = v};
   o.kind = kind_of(v, &o.kind_name);
   const po_Value *items = po_Value_Get(v, "items");
   size_t kl = strlen(o.kind_name);
@@ -69,7 +70,7 @@ static bool add_document(po_CliInputs *in, po_Arena *a, const char *file, int do
   if (!list) return push(in, a, &o);
   for (size_t i = 0; i < po_Value_Size(items); i++) {
     const po_Value *it = po_Value_At(items, i);
-    po_CliObject x = {.file = file, .doc = doc, .item = (int)i, .pos = po_Value_Pos(it), .value = it};
+    po_CliObject x = {.file = file, .file_seq = in->files, .doc = doc, .item = (int)i, .pos = po_Value_Pos(it), .value = it};
     x.kind = kind_of(it, &x.kind_name);
     if (!push(in, a, &x)) return false;
   }
@@ -84,16 +85,24 @@ static bool looks_like_json(const char *text, size_t len) {
   return false;
 }
 
+static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r);
+
+/* One file: its objects and its findings carry its place in the order of files read. */
 static bool load_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r) {
+  bool ok = read_file(in, path, a, r);
+  in->files++;
+  return ok;
+}
+
+static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r) {
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0;
-  in->files++;
   char *text = po_Cli_ReadFile(path, a, &len, &st);
-  if (!text) return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+  if (!text) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
   if (looks_like_json(text, len)) {
     po_Value *v = po_Value_ParseJson(text, len, a, &st);
-    if (!v) return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+    if (!v) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
     return add_document(in, a, path, 1, v);
   }
   po_Value **docs = NULL;
@@ -101,7 +110,7 @@ static bool load_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   if (!po_Value_ParseYaml(text, len, a, &docs, &count, &st)) {
     po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
     if (sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
-    return input_error(r, path, at, po_Arena_Printf(a, "%s", st.message));
+    return input_error(in, r, path, at, po_Arena_Printf(a, "%s", st.message));
   }
   for (size_t i = 0; i < count; i++) {
     if (!add_document(in, a, path, (int)i + 1, docs[i])) return false;
@@ -123,10 +132,10 @@ static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
 
 static bool load_dir(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth) {
   if (depth > kMaxDirDepth) {
-    return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: directories nested deeper than %d levels", path, kMaxDirDepth));
+    return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: directories nested deeper than %d levels", path, kMaxDirDepth));
   }
   DIR *d = opendir(path);
-  if (!d) return input_error(r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot open: %s", path, strerror(errno)));
+  if (!d) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot open: %s", path, strerror(errno)));
   const char **names = NULL;
   size_t n = 0, cap = 0;
   bool ok = true;

@@ -27,6 +27,7 @@ po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o) {
   f->ns = f->name = "";
   if (o) {
     f->file = o->file;
+    f->file_seq = o->file_seq;
     f->doc = o->doc;
     f->item = o->item;
     f->pos = o->pos;
@@ -147,7 +148,18 @@ static void print_json(const po_CliReport *r, FILE *out) {
   json_object_put(root);
 }
 
-void po_CliReport_Print(const po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out) {
+/* Stable: by file, then as found (input errors are found while reading, the rest after). */
+static void sort_by_file(po_CliFinding *items, size_t n) {
+  for (size_t i = 1; i < n; i++) {
+    po_CliFinding x = items[i];
+    size_t j = i;
+    for (; j > 0 && items[j - 1].file_seq > x.file_seq; j--) items[j] = items[j - 1];
+    items[j] = x;
+  }
+}
+
+void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out) {
+  sort_by_file(r->items, r->count);
   if (format == kPo_OutputJson) {
     print_json(r, out);
     return;

@@ -72,6 +72,12 @@ check "servicedefaults" 1 $? "$work/out" "$data/servicedefaults.yaml:15:13: erro
 "$bin" validate -f "$data/broken.yaml" -f "$data/tree/a.yaml" >"$work/out" 2>&1
 check "broken" 2 $? "$work/out" "$data/broken.yaml:4:1: error: line 4, column 1: invalid YAML: did not find expected ',' or ']' while parsing a flow sequence
 1 valid, 0 invalid, 0 skipped, 1 unreadable"
+# Findings come in the order of the files given, an unreadable one in its place.
+"$bin" validate -f "$data/servicedefaults.yaml" -f "$data/broken.yaml" -f "$data/tree/nested/b.yml" >"$work/out" 2>&1
+check "order" 2 $? "$work/out" "$data/servicedefaults.yaml:15:13: error: document 1: ServiceDefaults api: spec.envoyExtensions[1] Patches[0] /response_headers_to_remove: invalid Patches[0]: patch value type string could not be applied to target field type 'repeated string'
+$data/broken.yaml:4:1: error: line 4, column 1: invalid YAML: did not find expected ',' or ']' while parsing a flow sequence
+$data/tree/nested/b.yml:9:7: error: document 1: PropertyOverride tree-b: Patches[0] /connect_timeout: invalid Patches[0]: /connect_timeout: 0s violates duration gt 0s
+0 valid, 2 invalid, 0 skipped, 1 unreadable"
 "$bin" validate -f "$work/missing.yaml" >"$work/out" 2>&1
 check "missing" 2 $? "$work/out" "$work/missing.yaml: error: cannot open: No such file or directory
 0 valid, 0 invalid, 0 skipped, 1 unreadable"
