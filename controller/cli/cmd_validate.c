@@ -107,7 +107,7 @@ int po_Cmd_Validate(int argc, char **argv) {
     }
   }
   if (optind < argc) return free(paths), usage_error("unexpected argument");
-  if (npaths && file) return free(paths), usage_error("-f and --consul-arguments do not go together");
+  if (npaths && (file || name)) return free(paths), usage_error("-f does not go with --consul-arguments or --extension-name");
   if (npaths) {
     int rc = validate_manifests(paths, npaths, format, verbose);
     free(paths);
