@@ -70,8 +70,11 @@ if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
   finish
 fi
 source "$top/scripts/lib/local-cluster.sh"
-trap 'lc_stop; rm -rf "$work"' EXIT
-lc_start "$build" "$work/cluster"
+trap 'set +e; lc_stop; rm -rf "$work"' EXIT
+# The API server dials the webhook Service of deploy/ at a local port (TLS name unchanged:
+# propertyoverride-webhook.propertyoverride-system.svc, which the self-managed certificate names).
+webhook_port=$(lc_free_port)
+lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port"
 kustomize_dir="$top/deploy"
 if ! kubectl api-resources --api-group=policy -o name 2>/dev/null | grep -q '^poddisruptionbudgets'; then
   # The local API server does not store PodDisruptionBudgets: apply the rest of the same render.
@@ -95,4 +98,49 @@ jq -c '.[] | select(.kind != "PodDisruptionBudget")' "$work/chart.json" >"$work/
 if out=$(kubectl apply -f "$work/chart.jsonl" 2>&1) && ! grep -q created <<<"$out"; then
   ok "the chart's render applies over deploy/ and creates nothing new"
 else fail "applying the chart's render: $out"; fi
+
+# --- the controller with deploy/'s own arguments ---------------------------------------------------
+# Every argument as deploy/ has it, except the listen addresses (loopback ports here), the
+# certificate directory (a temp dir) and the kubeconfig (in a pod: in-cluster configuration).
+probe_port=$(lc_free_port)
+args=()
+while read -r a; do
+  case "$a" in
+    --webhook-bind-address=*) a="--webhook-bind-address=127.0.0.1:$webhook_port" ;;
+    --health-probe-bind-address=*) a="--health-probe-bind-address=127.0.0.1:$probe_port" ;;
+    --webhook-cert-dir=*) a="--webhook-cert-dir=$work/certs" ;;
+  esac
+  args+=("$a")
+done < <(jq -r '.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args[]' "$j")
+# Kubernetes expands $(POD_NAMESPACE) from the container's env; do the same.
+args=("${args[@]//\$(POD_NAMESPACE)/propertyoverride-system}")
+"$build/propertyoverride" "${args[@]}" --kubeconfig "$KUBECONFIG" >"$work/controller.log" 2>&1 &
+controller=$!
+lc_pids+=($controller)
+ready=0
+for ((i = 0; i < 600; i++)); do # up to 30 s: a bound for slow (sanitizer) builds, not a timing check
+  curl -sf "http://127.0.0.1:$probe_port/readyz" >/dev/null 2>&1 && { ready=1; break; }
+  kill -0 "$controller" 2>/dev/null || break
+  sleep 0.05
+done
+if [ "$ready" = 1 ]; then ok "the controller runs with deploy/'s arguments and is ready"
+else fail "the controller with deploy/'s arguments did not become ready: $(tail -5 "$work/controller.log")"; fi
+kubectl -n propertyoverride-system get secret propertyoverride-webhook-cert -o name >/dev/null 2>&1 &&
+  ok "self-managed: the controller created its Secret" || fail "self-managed: no Secret propertyoverride-webhook-cert"
+ca=$(kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
+[ -n "$ca" ] && ok "self-managed: the caBundle is set" || fail "self-managed: the caBundle is still empty"
+# Admission through deploy/'s ValidatingWebhookConfiguration and Service, over the controller's TLS.
+kubectl create namespace deploy-test >/dev/null
+if out=$(kubectl -n deploy-test apply -f "$top/examples/invalid/max-ejection-percent-over-100.yaml" 2>&1); then
+  fail "an invalid PropertyOverride was admitted: $out"
+elif grep -q 'validate.propertyoverride.io' <<<"$out" && grep -q 'max_ejection_percent' <<<"$out"; then
+  ok "the webhook denies an invalid PropertyOverride"
+else fail "unexpected denial: $out"; fi
+if out=$(kubectl -n deploy-test apply -f "$top/examples/valid/connect-timeout.yaml" 2>&1); then
+  ok "the webhook admits a valid PropertyOverride"
+else fail "a valid PropertyOverride was refused: $out"; fi
+# SIGTERM, as the kubelet sends it: an orderly stop (exit 0) while the API server is still up.
+kill -TERM "$controller"
+rc=0; wait "$controller" || rc=$?
+[ "$rc" = 0 ] && ok "SIGTERM: the controller stops in order" || fail "SIGTERM: the controller exited $rc: $(tail -3 "$work/controller.log")"
 finish
