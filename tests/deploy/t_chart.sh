@@ -74,6 +74,12 @@ jqt "$work/options.json" "options: ServiceMonitor on the metrics Service" \
 jqt "$work/options.json" "options: everything namespaced lands in the release namespace (or a watched one)" \
   '[.[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == ["platform","team-a","team-b"]'
 
+# --- a single replica without leader election ------------------------------------------------------
+render single --namespace "$ns" -f "$top/tests/deploy/testdata/values/single.yaml"
+if out=$(k8s_validate "$work/single.json"); then ok "single replica: schemas"; else fail "single replica: $out"; fi
+jqt "$work/single.json" "single replica: --leader-elect=false, no PodDisruptionBudget" \
+  '([.[] | select(.kind=="PodDisruptionBudget")] | length == 0) and (.[] | select(.kind=="Deployment") | .spec.replicas == 1 and (.spec.template.spec.containers[0].args | index("--leader-elect=false") != null))'
+
 # --- another release name and namespace ---------------------------------------------------------
 render other --name po --namespace ops
 if out=$(k8s_validate "$work/other.json"); then ok "release po in ops: schemas"; else fail "release po in ops: $out"; fi
