@@ -2,7 +2,8 @@
 //
 //   node k8scheck.mjs validate FILE.json             every object against its Kubernetes schema
 //                                                    (kubernetes-models; cert-manager and
-//                                                    prometheus-operator models for their kinds)
+//                                                    prometheus-operator models for their kinds),
+//                                                    and no object twice
 //   node k8scheck.mjs compare DEPLOY.json CHART.json the same objects, ignoring Helm's labels
 //
 // NODE_PATH (or PO_DEPLOY_NODE_MODULES) points at .deps/deploy-node/node_modules (scripts/setup.sh).
@@ -29,7 +30,10 @@ function where(o) {
 
 function validate(objects) {
   const problems = [];
+  const seen = new Set();
   for (const o of objects) {
+    if (seen.has(key(o))) problems.push(`${where(o)}: rendered twice`);
+    seen.add(key(o));
     let Model;
     try {
       Model = require(modelModule(o.apiVersion))[o.kind];

@@ -6,6 +6,11 @@
 source "$(dirname "$0")/lib.sh"
 ns=propertyoverride-system
 
+# --- Chart.yaml ----------------------------------------------------------------------------------
+"$H" yaml2json "$chart/Chart.yaml" >"$work/chartyaml.json"
+jqt "$work/chartyaml.json" "Chart.yaml: apiVersion v2, named as its folder, semantic versions, appVersion = the CMake project version" \
+  ".[0] | .apiVersion == \"v2\" and .name == \"propertyoverride\" and (.version | test(\"^[0-9]+\\\\.[0-9]+\\\\.[0-9]+\")) and .appVersion == \"$(sed -n 's/^project(propertyoverride VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")\""
+
 # --- the CRDs: one source -------------------------------------------------------------------
 for f in "$chart"/crds/*; do
   b=$(basename "$f")

@@ -49,6 +49,8 @@ jqt "$j" "anti-affinity and the PodDisruptionBudget select the controller's pods
   "($d | .spec.template.metadata.labels) as \$l | ($d | .spec.template.spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].podAffinityTerm.labelSelector.matchLabels) as \$a | (.[] | select(.kind==\"PodDisruptionBudget\") | .spec.minAvailable == 1 and (.spec.selector.matchLabels | to_entries | all(\$l[.key] == .value))) and (\$a | to_entries | all(\$l[.key] == .value))"
 jqt "$j" "Services: webhook 443 -> 9443, metrics 8081" \
   '([.[] | select(.kind=="Service")] | map({(.metadata.name): .spec.ports[0] | [.port, .targetPort]}) | add) == {"propertyoverride-webhook":[443,"webhook"],"propertyoverride-metrics":[8081,"probes"]}'
+version=$(sed -n 's/^project(propertyoverride VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")
+jqt "$j" "the image tag is the project version ($version)" "$d | .spec.template.spec.containers[0].image | endswith(\":$version\")"
 "$build/propertyoverride" controller --help >"$work/help.txt" 2>&1 || true
 for flag in $(jq -r "$d | .spec.template.spec.containers[0].args[1:][] | sub(\"=.*\"; \"\")" "$j"); do
   grep -q -- "$flag" "$work/help.txt" && ok "the controller knows $flag" || fail "deploy/ passes $flag, which 'propertyoverride controller --help' does not list"
