@@ -34,8 +34,13 @@ jqt "$work/default.json" "default: self-managed certificates, no cert-manager ob
   '([.[] | select(.apiVersion|startswith("cert-manager.io"))] | length == 0) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args | index("--webhook-cert-mode=self-managed") != null)'
 
 # --- cert-manager with the chart's Issuer -------------------------------------------------------
-render certmanager --namespace "$ns" -f "$top/tests/deploy/testdata/values/cert-manager.yaml"
+render certmanager --namespace "$ns" --include-crds -f "$top/tests/deploy/testdata/values/cert-manager.yaml"
 if out=$(k8s_validate "$work/certmanager.json"); then ok "cert-manager: schemas"; else fail "cert-manager: $out"; fi
+kubectl kustomize "$top/deploy/cert-manager" >"$work/deploy-cm.yaml"
+"$H" yaml2json "$work/deploy-cm.yaml" >"$work/deploy-cm.json"
+if out=$(node "$top/tests/deploy/k8scheck.mjs" compare "$work/deploy-cm.json" "$work/certmanager.json"); then
+  ok "cert-manager: the same objects as deploy/cert-manager/"
+else fail "chart (cert-manager) and deploy/cert-manager/ differ:"$'\n'"$out"; fi
 jqt "$work/certmanager.json" "cert-manager: the CA of the Certificate the pods mount is injected" \
   '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"]) as $ref | (.[] | select(.kind=="Certificate") | "\(.metadata.namespace)/\(.metadata.name)" == $ref and .spec.secretName == "propertyoverride-webhook-tls" and .spec.issuerRef == {"kind":"Issuer","name":"propertyoverride-selfsigned"} and .spec.dnsNames[0] == "propertyoverride-webhook.propertyoverride-system.svc") and (.[] | select(.kind=="Deployment") | .spec.template.spec.volumes[0].secret.secretName == "propertyoverride-webhook-tls" and (.spec.template.spec.containers[0].args | index("--webhook-cert-file=/etc/propertyoverride/tls/tls.crt") != null))'
 jqt "$work/certmanager.json" "cert-manager: a self-signed Issuer; no Secret or webhook-configuration RBAC" \

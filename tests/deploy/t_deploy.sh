@@ -66,6 +66,16 @@ jqt "$j" "webhook: self-managed certificates (no caBundle shipped, the controlle
 jqt "$j" "the read-only root's one writable path is an in-memory /tmp" \
   '.[] | select(.kind=="Deployment") | .spec.template.spec | .containers[0].volumeMounts == [{"name":"tmp","mountPath":"/tmp"}] and .volumes == [{"name":"tmp","emptyDir":{"medium":"Memory","sizeLimit":"16Mi"}}]'
 
+# --- deploy/cert-manager/ -------------------------------------------------------------------------------
+kubectl kustomize "$top/deploy/cert-manager" >"$work/cm.yaml"
+"$H" yaml2json "$work/cm.yaml" >"$work/cm.json"
+if out=$(k8s_validate "$work/cm.json"); then ok "deploy/cert-manager/: every object passes its schema"; else fail "deploy/cert-manager/: $out"; fi
+jqt "$work/cm.json" "deploy/cert-manager/: Issuer and Certificate, CA injected, the pods mount its Secret; no Secret or webhook-configuration RBAC" \
+  '([.[] | select(.kind=="Issuer" or .kind=="Certificate") | .kind] | sort == ["Certificate","Issuer"]) and (.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"] == "propertyoverride-system/propertyoverride-webhook") and (.[] | select(.kind=="Deployment") | .spec.template.spec.volumes == [{"name":"webhook-tls","secret":{"secretName":"propertyoverride-webhook-tls"}}] and (.spec.template.spec.containers[0].args | index("--webhook-cert-file=/etc/propertyoverride/tls/tls.crt") != null and index("--webhook-cert-mode=self-managed") == null)) and ([.[] | select(.kind=="Role" or .kind=="ClusterRole") | .rules[] | .resources[]] | (index("secrets") == null and index("validatingwebhookconfigurations") == null)) and ([.[] | select(.metadata.name=="propertyoverride-webhook-ca")] | length == 0)'
+for flag in $(jq -r '.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args[1:][] | sub("=.*"; "")' "$work/cm.json"); do
+  grep -q -- "$flag" "$work/help.txt" || fail "deploy/cert-manager/ passes $flag, which 'propertyoverride controller --help' does not list"
+done
+
 # --- kubectl apply -k against the local API server ---------------------------------------------------
 if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
   fail "no $build/tests/apiserver/po-apiserver to apply to"
