@@ -165,10 +165,6 @@ static po_Result reconcile(void *ctx, const char *key, po_Logger *log) {
 
 /* ---- runnables ---- */
 
-typedef struct {
-  po_Informer *inf;
-} InformerRun;
-
 static bool informer_start(void *ctx, po_RtStatus *st) {
   po_KubeStatus ks;
   po_KubeStatus_Clear(&ks);

@@ -34,7 +34,6 @@ typedef struct {
 } po_CompiledPatch;
 
 typedef struct {
-  po_Convention convention;
   bool debug;
   bool hints;
   bool envoy_rules;

@@ -124,7 +124,7 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
 }
 
 static po_PatchOptions patch_options(const po_CompileOptions *o, bool debug) {
-  return (po_PatchOptions){.convention = o->convention, .debug = debug, .hints = o->hints,
+  return (po_PatchOptions){.debug = debug, .hints = o->hints,
                            .envoy_rules = o->envoy_rules, .deprecations = o->deprecations};
 }
 

@@ -127,7 +127,7 @@ static po_Patch make_patch(const Case *c, po_Arena *a) {
 static double time_compile(const Fixture *fx, const Case *c, long n) {
   po_Arena *va = po_Arena_New();
   po_Patch p = make_patch(c, va);
-  po_PatchOptions opts = {.convention = kPo_ConventionTyped, .hints = true, .envoy_rules = true,
+  po_PatchOptions opts = {.hints = true, .envoy_rules = true,
                           .deprecations = true};
   po_Status st;
   uint64_t t0 = po_Bench_Now();
@@ -148,7 +148,7 @@ static double time_compile(const Fixture *fx, const Case *c, long n) {
 
 static po_CompiledPatch compile_once(const Fixture *fx, const Case *c, po_Arena *a) {
   po_Patch p = make_patch(c, a);
-  po_PatchOptions opts = {.convention = kPo_ConventionTyped};
+  po_PatchOptions opts = {.debug = false};
   po_CompiledPatch cp;
   po_Status st;
   po_Status_Clear(&st);

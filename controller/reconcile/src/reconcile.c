@@ -6,7 +6,6 @@
 #include "po/targets/consul.h"
 #include "status.h"
 
-enum { kMaxOverrides = 4096 };
 
 typedef struct {
   char name[254];
@@ -26,13 +25,13 @@ static json_object *get(json_object *o, const char *k) {
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-#define LAST_PROGRAMMED "propertyoverride.io/last-valid"
+#define LAST_VALID "propertyoverride.io/last-valid"
 
 /* The newest valid generation, as recorded on the PropertyOverride itself: what keeps an
  * invalid update from removing it even when the target lost our entry meanwhile (an edit by
  * hand, a recreated ServiceDefaults). {"generation": N, "arguments": {...}} as annotation text. */
 static json_object *last_programmed(json_object *obj, int64_t *gen) {
-  json_object *ann = get(get(get(obj, "metadata"), "annotations"), LAST_PROGRAMMED);
+  json_object *ann = get(get(get(obj, "metadata"), "annotations"), LAST_VALID);
   if (!ann || !json_object_is_type(ann, json_type_string)) return NULL;
   json_object *v = json_tokener_parse(json_object_get_string(ann));
   json_object *args = get(v, "arguments");
@@ -62,7 +61,7 @@ static json_object *metadata_patch(json_object *obj, bool add_finalizer, int64_t
     json_object_object_add(v, "generation", json_object_new_int64(gen));
     json_object_object_add(v, "arguments", json_object_get(args));
     json_object *ann = json_object_new_object();
-    json_object_object_add(ann, LAST_PROGRAMMED, json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)));
+    json_object_object_add(ann, LAST_VALID, json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)));
     json_object_put(v);
     json_object_object_add(m, "annotations", ann);
   }
@@ -168,21 +167,24 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   strcpy(name, s2 + 1);
   po_TargetKind kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
 
+  /* Tables sized to this target: a reconcile runs on every change, so nothing fixed-size and
+   * large is allocated (and zeroed) per call. */
   po_Arena *ar = po_Arena_New();
-  char(*names)[254] = malloc(kMaxOverrides * sizeof *names);
-  Item *items = calloc(kMaxOverrides, sizeof *items);
-  json_object *target = NULL;
-  po_ConsulEntry *live = malloc(kMaxOverrides * sizeof *live), *want = malloc(kMaxOverrides * sizeof *want);
+  json_object *target = io->get_target(io->ctx, kind, ns, name);
+  size_t cap = po_TargetIndex_Lookup(ix, key, NULL, 0), live_cap = po_Consul_OwnedEntries(target, NULL, 0);
+  char(*names)[254] = malloc((cap ? cap : 1) * sizeof *names);
+  Item *items = calloc(cap ? cap : 1, sizeof *items);
+  po_ConsulEntry *live = malloc((live_cap ? live_cap : 1) * sizeof *live), *want = malloc((cap ? cap : 1) * sizeof *want);
   if (!ar || !names || !items || !live || !want) {
     snprintf(r.error, sizeof r.error, "out of memory");
     r.ok = false;
     goto done;
   }
-  size_t n = po_TargetIndex_Lookup(ix, key, names, kMaxOverrides);
-  if (n > kMaxOverrides) n = kMaxOverrides; /* more on one target than any real mesh has */
-  target = io->get_target(io->ctx, kind, ns, name);
-  size_t nlive = po_Consul_OwnedEntries(target, live, kMaxOverrides);
-  if (nlive > kMaxOverrides) nlive = kMaxOverrides;
+  /* An override added to the index since the count is reconciled by its own event. */
+  size_t n = po_TargetIndex_Lookup(ix, key, names, cap);
+  if (n > cap) n = cap;
+  size_t nlive = po_Consul_OwnedEntries(target, live, live_cap);
+  if (nlive > live_cap) nlive = live_cap;
 
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
@@ -339,7 +341,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     }
   }
 done:
-  for (size_t i = 0; items && i < kMaxOverrides && items[i].obj; i++) {
+  for (size_t i = 0; items && i < cap && items[i].obj; i++) {
     json_object_put(items[i].obj);
     json_object_put(items[i].own_args);
     json_object_put(items[i].recorded_args);

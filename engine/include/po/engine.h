@@ -79,7 +79,7 @@ bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v);
 bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v);
 void po_Value_SetPos(po_Value *v, po_Pos pos);
 
-/* JSON text -> value. Errors name line and column. `max_depth` 0 means the default (64). */
+/* JSON text -> value (strict JSON, nested at most 64 deep). Errors name line and column. */
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
 /* YAML stream -> one value per document (YAML 1.2 core schema for plain scalars). */
 bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs,
