@@ -30,6 +30,9 @@ static const char kUsage[] =
     "  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
     "  --context NAME                 kubeconfig context (default: current-context)\n"
     "  --namespace NS                 watch only NS (repeatable, up to 16; default: all namespaces)\n"
+    "  --allow-proxydefaults-from NS  a namespace whose PropertyOverrides may target the mesh-wide\n"
+    "                                 ProxyDefaults (repeatable; * for any; default: only the\n"
+    "                                 controller's own namespace)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
     "  --webhook-bind-address ADDR    webhook HTTPS address (default :9443; 0 disables the webhook)\n"
     "  --webhook-cert-file FILE       serving certificate (PEM; re-read when it changes)\n"
@@ -60,6 +63,7 @@ static const char kUsage[] =
 
 typedef struct {
   po_KubeIO io;
+  po_Tenancy tenancy;
   po_ReconcileIO table;
   po_TargetIndex *index;
   po_Controller *controller;
@@ -150,6 +154,7 @@ static void enqueue_all(App *app) {
 static po_Result reconcile(void *ctx, const char *key, po_Logger *log) {
   App *app = ctx;
   po_ReconcileResult r = po_Reconcile(&app->table, app->index, key);
+  if (r.not_synced) return po_Result_RequeueAfter(500 * 1000000LL); /* nothing was written */
   if (r.ok) {
     if (r.targets_written || r.statuses_written) {
       po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
@@ -179,13 +184,21 @@ static bool informer_stop(void *ctx, int64_t deadline) {
 
 static bool controller_start(void *ctx, po_RtStatus *st) {
   App *app = ctx;
-  if (!po_Controller_Start(app->controller, st)) return false;
-  /* The caches may still be filling: what arrives later is enqueued by the handlers. */
+  /* No worker before every cache has synced (controller-runtime's rule): a reconcile against a
+   * partial PropertyOverride index takes the missing ones for deleted, and removes their entries
+   * and the targets it created. The wait is bounded (the manager's lock is held meanwhile, and a
+   * stop must not hang); past it the workers start, and every reconcile refuses to read or write
+   * until the caches are complete (po_Reconcile's gate), requeueing itself. */
   for (size_t i = 0; i < app->io.ns_count; i++) {
     po_Informer_WaitForSync(app->io.overrides[i], app->sync_timeout_ms);
     po_Informer_WaitForSync(app->io.service_defaults[i], app->sync_timeout_ms);
     po_Informer_WaitForSync(app->io.proxy_defaults[i], app->sync_timeout_ms);
   }
+  char why[128];
+  if (!po_KubeIO_Synced(&app->io, why, sizeof why)) {
+    po_Log_Warn(app->log, "starting to reconcile before the caches synced: reconciles wait for them", po_Str("reason", why));
+  }
+  if (!po_Controller_Start(app->controller, st)) return false;
   enqueue_all(app);
   po_Log_Info(app->log, "reconciling as leader", po_Int("overrides", (int64_t)po_TargetIndex_Count(app->index)));
   return true;
@@ -274,14 +287,7 @@ static bool lead_alone_stop(void *ctx, int64_t deadline) { (void)ctx; (void)dead
 
 static bool synced(void *ctx, char *reason, size_t cap) {
   App *app = ctx;
-  for (size_t i = 0; i < app->io.ns_count; i++) {
-    if (!po_Informer_HasSynced(app->io.overrides[i]) || !po_Informer_HasSynced(app->io.service_defaults[i]) ||
-        !po_Informer_HasSynced(app->io.proxy_defaults[i])) {
-      snprintf(reason, cap, "caches of namespace '%s' not synced", app->io.namespaces[i][0] ? app->io.namespaces[i] : "*");
-      return false;
-    }
-  }
-  return true;
+  return po_KubeIO_Synced(&app->io, reason, cap);
 }
 
 static void observe_request(void *ctx, const char *method, long code, double seconds) {
@@ -311,7 +317,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kHelp };
+         kCertDir, kSan, kAllowPd, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -325,7 +331,8 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"kube-api-burst", required_argument, 0, kBurst}, {"webhook-cert-mode", required_argument, 0, kCertMode},
       {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
       {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
-      {"webhook-cert-san", required_argument, 0, kSan}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
+      {"webhook-cert-san", required_argument, 0, kSan}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
+      {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   const char *kubeconfig = NULL, *context = NULL, *webhook_addr = ":9443", *cert = NULL, *key = NULL, *probe = ":8081";
   const char *elect_ns = NULL, *elect_id = "propertyoverride-controller", *level_s = "info";
   bool elect = true, insecure = false;
@@ -392,6 +399,11 @@ int po_Cmd_Controller(int argc, char **argv) {
         if (sc.n_sans == 16) return usage_error("at most 16 --webhook-cert-san flags");
         sans[sc.n_sans++] = optarg;
         break;
+      case kAllowPd:
+        if (!po_Tenancy_AllowProxyDefaults(&app.tenancy, optarg)) {
+          return usage_error("--allow-proxydefaults-from takes a namespace or *, at most 64 times");
+        }
+        break;
       case kLogLevel: level_s = optarg; break;
       case kHelp: fputs(kUsage, stdout); return kPo_ExitOk;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
@@ -422,10 +434,19 @@ int po_Cmd_Controller(int argc, char **argv) {
     fprintf(stderr, "propertyoverride controller: %s\n", ks.message);
     return kPo_ExitUsage;
   }
+  /* Without the flag only the controller's own namespace (where the operator runs it, next to
+   * Consul's own ProxyDefaults) may target ProxyDefaults. */
+  if (app.tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app.tenancy, elect_ns ? elect_ns : po_KubeConfig_Namespace(cfg));
+  app.io.tenancy = &app.tenancy;
   app.index = po_TargetIndex_New();
-  app.table = po_KubeIO_Table(&app.io);
-  app.sync_timeout_ms = 60000;
+  app.sync_timeout_ms = 10000;
   po_Metrics *metrics = po_Metrics_Default();
+  static const char *const fl[] = {"kind"};
+  app.io.foreign_markers = po_Metrics_Register(
+      metrics, kPo_Metric_Counter, "propertyoverride_foreign_markers_total",
+      "Look-alike PropertyOverride markers (kind entry or object) found in targets and left alone, once per target revision.",
+      1, fl, 0, NULL);
+  app.table = po_KubeIO_Table(&app.io);
   static const char *const wl[] = {"code", "allowed"};
   app.wh_requests = po_Metrics_Register(metrics, kPo_Metric_Counter, "propertyoverride_webhook_requests_total",
                                         "AdmissionReviews answered, by HTTP status and decision.", 2, wl, 0, NULL);

@@ -1,7 +1,9 @@
 #include "kube_io.h"
 
 #include <json-c/json.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <stdint.h>
 #include <time.h>
@@ -44,7 +46,7 @@ static po_WriteResult result_of(const po_KubeStatus *st, char *err, size_t size)
 }
 
 static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                   bool create, const char *rv, char *err, size_t size) {
+                                   bool create, const char *rv, json_object **written, char *err, size_t size) {
   po_KubeIO *k = ctx;
   po_KubeRef ref = kind == kPo_TargetProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
   ref.ns = ns;
@@ -62,7 +64,8 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
     ref.name = name;
     ok = po_KubeClient_Update(k->client, &ref, obj, &out, &st);
   }
-  json_object_put(out);
+  if (written && ok) *written = out;
+  else json_object_put(out);
   return ok ? kPo_WriteOk : result_of(&st, err, size);
 }
 
@@ -96,8 +99,8 @@ static const char *meta_str(json_object *o, const char *k) {
   return json_object_object_get_ex(o, "metadata", &m) && json_object_object_get_ex(m, k, &v) ? json_object_get_string(v) : "";
 }
 
-static void event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
-  po_KubeIO *k = ctx;
+static void post_event(po_KubeIO *k, const char *api_version, const char *kind, json_object *about, const char *type,
+                       const char *reason, const char *message) {
   char ts[32], name[300];
   now(NULL, ts);
   unsigned long long uniq = (unsigned long long)time(NULL) * 1000003ull ^ (unsigned long long)(uintptr_t)about;
@@ -109,8 +112,8 @@ static void event(void *ctx, json_object *about, const char *type, const char *r
   json_object_object_add(md, "name", json_object_new_string(name));
   json_object_object_add(md, "namespace", json_object_new_string(meta_str(about, "namespace")));
   json_object_object_add(ev, "metadata", md);
-  json_object_object_add(obj, "apiVersion", json_object_new_string("propertyoverride.io/v1alpha1"));
-  json_object_object_add(obj, "kind", json_object_new_string("PropertyOverride"));
+  json_object_object_add(obj, "apiVersion", json_object_new_string(api_version));
+  json_object_object_add(obj, "kind", json_object_new_string(kind));
   json_object_object_add(obj, "namespace", json_object_new_string(meta_str(about, "namespace")));
   json_object_object_add(obj, "name", json_object_new_string(meta_str(about, "name")));
   json_object_object_add(obj, "uid", json_object_new_string(meta_str(about, "uid")));
@@ -134,6 +137,81 @@ static void event(void *ctx, json_object *about, const char *type, const char *r
   json_object_put(ev);
 }
 
+static void event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
+  post_event(ctx, "propertyoverride.io/v1alpha1", "PropertyOverride", about, type, reason, message);
+}
+
+/* ---- look-alikes: reported once per target revision ---- */
+
+typedef struct Seen {
+  struct Seen *next;
+  char *key; /* "reason kind ns/name" */
+  char rv[64];
+} Seen;
+
+struct po_SeenRevisions {
+  pthread_mutex_t mu;
+  Seen *buckets[4096];
+};
+
+static uint64_t hash(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+/* True the first time this (key, resourceVersion) is seen: a reconcile repeats for many reasons,
+ * a report should not. */
+static bool first_sighting(po_KubeIO *k, const char *key, const char *rv) {
+  static pthread_mutex_t init = PTHREAD_MUTEX_INITIALIZER;
+  pthread_mutex_lock(&init);
+  if (!k->seen && (k->seen = calloc(1, sizeof *k->seen))) pthread_mutex_init(&k->seen->mu, NULL);
+  pthread_mutex_unlock(&init);
+  if (!k->seen) return true;
+  struct po_SeenRevisions *sr = k->seen;
+  size_t b = hash(key) % (sizeof sr->buckets / sizeof sr->buckets[0]);
+  pthread_mutex_lock(&sr->mu);
+  Seen *e = sr->buckets[b];
+  while (e && strcmp(e->key, key) != 0) e = e->next;
+  if (!e && (e = calloc(1, sizeof *e))) {
+    if ((e->key = strdup(key))) {
+      e->next = sr->buckets[b];
+      sr->buckets[b] = e;
+    } else {
+      free(e);
+      e = NULL;
+    }
+  }
+  bool first = !e || strcmp(e->rv, rv) != 0;
+  if (e) snprintf(e->rv, sizeof e->rv, "%s", rv);
+  pthread_mutex_unlock(&sr->mu);
+  return first;
+}
+
+static void target_event(void *ctx, po_TargetKind kind, json_object *about, const char *type, const char *reason,
+                         const char *message) {
+  po_KubeIO *k = ctx;
+  char key[700];
+  snprintf(key, sizeof key, "%s %s %s/%s", reason, po_TargetKind_Name(kind), meta_str(about, "namespace"), meta_str(about, "name"));
+  if (!first_sighting(k, key, meta_str(about, "resourceVersion"))) return;
+  if (k->foreign_markers) po_Series_Inc(po_Family_WithLabels(k->foreign_markers, strcmp(reason, "ForeignObject") ? "entry" : "object"));
+  post_event(k, PO_CONSUL_GROUP "/" PO_CONSUL_VERSION, po_TargetKind_Name(kind), about, type, reason, message);
+}
+
+bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {
+  for (size_t i = 0; i < k->ns_count; i++) {
+    if (!po_Informer_HasSynced(k->overrides[i]) || !po_Informer_HasSynced(k->service_defaults[i]) ||
+        !po_Informer_HasSynced(k->proxy_defaults[i])) {
+      if (reason) snprintf(reason, cap, "caches of namespace '%s' not synced", k->namespaces[i][0] ? k->namespaces[i] : "*");
+      return false;
+    }
+  }
+  return true;
+}
+
+static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
+
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
-  return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k};
+  return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
+                          k->tenancy};
 }

@@ -5,6 +5,8 @@
 #include "po/kube/client.h"
 #include "po/kube/informer.h"
 #include "po/reconcile/reconcile.h"
+#include "po/runtime/metrics.h"
+#include "po/targets/tenancy.h"
 
 enum { kPo_MaxNamespaces = 16 };
 
@@ -16,9 +18,16 @@ typedef struct {
   po_Informer *overrides[kPo_MaxNamespaces];
   po_Informer *service_defaults[kPo_MaxNamespaces];
   po_Informer *proxy_defaults[kPo_MaxNamespaces];
+  const po_Tenancy *tenancy;
+  /* propertyoverride_foreign_markers_total{kind}: look-alikes reported, once per target revision */
+  po_MetricFamily *foreign_markers;
+  struct po_SeenRevisions *seen; /* which target revisions were reported already */
 } po_KubeIO;
 
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k);
+/* Whether every informer has synced (the reconcile's gate and the readiness check). When not,
+ * `reason` (may be NULL) says which namespace's caches are missing. */
+bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap);
 
 extern const po_KubeRef kPo_OverridesRef, kPo_ServiceDefaultsRef, kPo_ProxyDefaultsRef;
 

@@ -22,8 +22,11 @@ typedef struct {
 typedef struct {
   Slot slots[kMax];
   int rv;
-  int target_writes, override_patches, status_patches;
+  int target_writes, override_patches, status_patches, uids;
   bool conflict_next;
+  bool unsynced;
+  int target_events;
+  char last_target_reason[64];
 } Fake;
 
 static Fake F;
@@ -47,6 +50,11 @@ static void bump(json_object *o) {
 }
 
 static void put(const char *key, json_object *o) {
+  if (!get(get(o, "metadata"), "uid")) { /* every stored object has one */
+    char uid[32];
+    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
+    json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(uid));
+  }
   Slot *s = slot(key, true);
   json_object_put(s->obj);
   s->obj = o;
@@ -76,7 +84,7 @@ static json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, 
 }
 
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                     bool create, const char *rv, char *err, size_t size) {
+                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
@@ -98,7 +106,16 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
     s->obj = NULL;
     return kPo_WriteOk;
   }
-  put(k, copy(obj));
+  json_object *stored = copy(obj);
+  if (create) { /* the server assigns the uid; a client's is ignored */
+    char uid[32];
+    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
+    json_object_object_add(get(stored, "metadata"), "uid", json_object_new_string(uid));
+  } else if (s && get(get(s->obj, "metadata"), "uid")) {
+    json_object_object_add(get(stored, "metadata"), "uid", copy(get(get(s->obj, "metadata"), "uid")));
+  }
+  put(k, stored);
+  if (written) *written = copy(stored);
   return kPo_WriteOk;
 }
 
@@ -141,7 +158,21 @@ static void f_event(void *ctx, json_object *about, const char *type, const char 
   if (!strcmp(type, "Warning")) g_warnings++;
 }
 
-static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL};
+static bool f_synced(void *ctx) {
+  (void)ctx;
+  return !F.unsynced;
+}
+
+static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, const char *type, const char *reason,
+                           const char *message) {
+  (void)ctx; (void)kind; (void)about; (void)type; (void)message;
+  F.target_events++;
+  snprintf(F.last_target_reason, sizeof F.last_target_reason, "%s", reason);
+}
+
+static po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
+static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
+                                  f_synced, f_target_event, &g_tenancy};
 static po_TargetIndex *IX;
 
 static int setup(void **s) {
@@ -163,9 +194,9 @@ static void apply_override(const char *name, int gen, const char *target, const 
   char text[4096];
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
-           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d},"
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
            "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":%s}}",
-           name, gen, target, patches);
+           name, gen, name, target, patches);
   json_object *o = json_tokener_parse(text);
   assert_non_null(o);
   char k[300];

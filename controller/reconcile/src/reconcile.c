@@ -9,15 +9,17 @@
 
 typedef struct {
   char name[254];
+  const char *uid;             /* metadata.uid (in obj) */
   json_object *obj;            /* cached object (owned) */
   po_CompiledOverride c;
   bool deleting;
   bool has_finalizer;
-  json_object *entry_args;     /* what we write for it: its own, or the live one (borrowed) */
-  json_object *own_args;       /* owned, when accepted */
-  json_object *recorded_args;  /* owned: the last-programmed annotation's arguments */
-  int64_t recorded_generation;
+  bool refused;                /* the tenancy policy does not let it write this target */
+  char refusal[512];
+  json_object *entry_args;     /* the arguments to write (owned; the marker is set when planned) */
   int64_t entry_generation;
+  bool from_record;            /* entry_args recompiled from status.lastValid */
+  json_object *last_valid;     /* owned: the status.lastValid to record, when accepted */
 } Item;
 
 static json_object *get(json_object *o, const char *k) {
@@ -25,48 +27,39 @@ static json_object *get(json_object *o, const char *k) {
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-#define LAST_VALID "propertyoverride.io/last-valid"
+static json_object *copy(json_object *o) {
+  json_object *c = NULL;
+  return o && json_object_deep_copy(o, &c, NULL) == 0 ? c : NULL;
+}
 
-/* The newest valid generation, as recorded on the PropertyOverride itself: what keeps an
- * invalid update from removing it even when the target lost our entry meanwhile (an edit by
- * hand, a recreated ServiceDefaults). {"generation": N, "arguments": {...}} as annotation text. */
-static json_object *last_programmed(json_object *obj, int64_t *gen) {
-  json_object *ann = get(get(get(obj, "metadata"), "annotations"), LAST_VALID);
-  if (!ann || !json_object_is_type(ann, json_type_string)) return NULL;
-  json_object *v = json_tokener_parse(json_object_get_string(ann));
-  json_object *args = get(v, "arguments");
-  if (!args || !json_object_is_type(args, json_type_object)) {
-    json_object_put(v);
-    return NULL;
+/* The last valid generation of an invalid PropertyOverride, from its status.lastValid record
+ * ({generation, spec}), compiled again now: the record is data anyone with access to the status
+ * could have written, so only what the engine accepts today, for this very target, is used. */
+static json_object *recompile_record(json_object *obj, const char *key, po_Arena *ar, int64_t *gen) {
+  json_object *rec = get(get(obj, "status"), "lastValid"), *spec = get(rec, "spec"), *g = get(rec, "generation");
+  if (!spec || !json_object_is_type(spec, json_type_object) || !g || !json_object_is_type(g, json_type_int)) return NULL;
+  json_object *meta = get(obj, "metadata");
+  json_object *syn = json_object_new_object(), *m = json_object_new_object();
+  json_object_object_add(syn, "apiVersion", json_object_new_string("propertyoverride.io/v1alpha1"));
+  json_object_object_add(syn, "kind", json_object_new_string("PropertyOverride"));
+  json_object_object_add(m, "name", copy(get(meta, "name")));
+  json_object_object_add(m, "namespace", copy(get(meta, "namespace")));
+  json_object_object_add(m, "generation", json_object_new_int64(json_object_get_int64(g)));
+  json_object_object_add(syn, "metadata", m);
+  json_object_object_add(syn, "spec", copy(spec));
+  json_object *args = NULL;
+  char k[600];
+  po_Reconcile_OverrideKey(syn, k, sizeof k);
+  po_CompiledOverride c;
+  if (strcmp(k, key) == 0 && po_CompiledOverride_FromObject(syn, ar, &c) && c.accepted) {
+    args = po_Value_ToJsonC(c.consul_arguments);
+    *gen = c.generation;
   }
-  *gen = json_object_get_int64(get(v, "generation"));
-  json_object_get(args);
-  json_object_put(v);
+  json_object_put(syn);
   return args;
 }
 
 static json_object *finalizer_patch(json_object *obj, bool add);
-
-/* metadata: the finalizer added (with the resourceVersion as precondition, since a merge patch
- * replaces the whole list) and/or the last-valid record (gen > 0). */
-static json_object *metadata_patch(json_object *obj, bool add_finalizer, int64_t gen, json_object *args) {
-  json_object *patch = add_finalizer ? finalizer_patch(obj, true) : json_object_new_object();
-  if (gen > 0) {
-    json_object *m = get(patch, "metadata");
-    if (!m) {
-      m = json_object_new_object();
-      json_object_object_add(patch, "metadata", m);
-    }
-    json_object *v = json_object_new_object();
-    json_object_object_add(v, "generation", json_object_new_int64(gen));
-    json_object_object_add(v, "arguments", json_object_get(args));
-    json_object *ann = json_object_new_object();
-    json_object_object_add(ann, LAST_VALID, json_object_new_string(json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN)));
-    json_object_put(v);
-    json_object_object_add(m, "annotations", ann);
-  }
-  return patch;
-}
 
 static bool has_finalizer(json_object *obj) {
   json_object *f = get(get(obj, "metadata"), "finalizers");
@@ -151,6 +144,52 @@ static void overlap_of(Item *items, size_t n, size_t i, po_Arena *ar, char *out,
 
 /* ---- the reconcile ---- */
 
+/* The entry's arguments with our marker for the target it goes into (a new reference). */
+static json_object *marked(const Item *it, const char *target_uid) {
+  json_object *args = copy(it->entry_args);
+  if (args) json_object_object_add(args, "PropertyOverride", po_Consul_Marker(it->name, it->entry_generation, it->uid, target_uid));
+  return args;
+}
+
+static const char *uid_of(json_object *o) {
+  json_object *u = get(get(o, "metadata"), "uid");
+  return u && json_object_is_type(u, json_type_string) ? json_object_get_string(u) : "";
+}
+
+/* The PropertyOverride names of a target, read in one consistent call: the index may grow
+ * between a count and a second read, and a name missing from the list would look deleted. */
+static size_t lookup(po_TargetIndex *ix, const char *key, char (**names)[254]) {
+  size_t cap = 16;
+  for (;;) {
+    char(*buf)[254] = malloc(cap * sizeof *buf);
+    if (!buf) return (size_t)-1;
+    size_t n = po_TargetIndex_Lookup(ix, key, buf, cap);
+    if (n <= cap) {
+      *names = buf;
+      return n;
+    }
+    free(buf);
+    cap = n + 16;
+  }
+}
+
+static void report_foreign(const po_ReconcileIO *io, po_TargetKind kind, json_object *target, po_ReconcileResult *r) {
+  if (r->foreign_entries && io->target_event) {
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "%zu builtin/property-override entr%s carr%s a PropertyOverride marker that this controller did not write "
+             "into this object (a copy, a restore, or written by hand); left as %s",
+             r->foreign_entries, r->foreign_entries == 1 ? "y" : "ies", r->foreign_entries == 1 ? "ies" : "y",
+             r->foreign_entries == 1 ? "it is" : "they are");
+    io->target_event(io->ctx, kind, target, "Warning", "ForeignEntry", msg);
+  }
+  if (r->foreign_object && io->target_event) {
+    io->target_event(io->ctx, kind, target, "Warning", "ForeignObject",
+                     "the annotation propertyoverride.io/created does not name this object's uid: it was not created by "
+                     "this controller (a copy or a restore), so the controller will never delete it");
+  }
+}
+
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key) {
   po_ReconcileResult r = {.ok = true};
   char kind_s[32], ns[254], name[254];
@@ -166,25 +205,30 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   ns[s2 - s1 - 1] = '\0';
   strcpy(name, s2 + 1);
   po_TargetKind kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
+  if (io->synced && !io->synced(io->ctx)) {
+    r.ok = false;
+    r.not_synced = true;
+    snprintf(r.error, sizeof r.error, "caches not synced yet: nothing read or written");
+    return r;
+  }
 
   /* Tables sized to this target: a reconcile runs on every change, so nothing fixed-size and
    * large is allocated (and zeroed) per call. */
   po_Arena *ar = po_Arena_New();
   json_object *target = io->get_target(io->ctx, kind, ns, name);
-  size_t cap = po_TargetIndex_Lookup(ix, key, NULL, 0), live_cap = po_Consul_OwnedEntries(target, NULL, 0);
-  char(*names)[254] = malloc((cap ? cap : 1) * sizeof *names);
-  Item *items = calloc(cap ? cap : 1, sizeof *items);
-  po_ConsulEntry *live = malloc((live_cap ? live_cap : 1) * sizeof *live), *want = malloc((cap ? cap : 1) * sizeof *want);
+  char(*names)[254] = NULL;
+  size_t n = lookup(ix, key, &names);
+  size_t live_cap = po_Consul_OwnedEntries(target, NULL, 0, &r.foreign_entries);
+  Item *items = n != (size_t)-1 ? calloc(n ? n : 1, sizeof *items) : NULL;
+  po_ConsulEntry *live = malloc((live_cap ? live_cap : 1) * sizeof *live), *want = malloc((n ? n : 1) * sizeof *want);
   if (!ar || !names || !items || !live || !want) {
     snprintf(r.error, sizeof r.error, "out of memory");
     r.ok = false;
     goto done;
   }
-  /* An override added to the index since the count is reconciled by its own event. */
-  size_t n = po_TargetIndex_Lookup(ix, key, names, cap);
-  if (n > cap) n = cap;
-  size_t nlive = po_Consul_OwnedEntries(target, live, live_cap);
-  if (nlive > live_cap) nlive = live_cap;
+  size_t nlive = po_Consul_OwnedEntries(target, live, live_cap, NULL);
+  r.foreign_object = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedForeign;
+  report_foreign(io, kind, target, &r);
 
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
@@ -199,6 +243,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     Item *it = &items[m++];
     snprintf(it->name, sizeof it->name, "%s", names[i]);
     it->obj = obj;
+    it->uid = uid_of(obj);
     it->deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
     it->has_finalizer = has_finalizer(obj);
     if (!po_CompiledOverride_FromObject(obj, ar, &it->c)) {
@@ -207,63 +252,101 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       goto done;
     }
     if (it->deleting) continue;
-    it->recorded_args = last_programmed(obj, &it->recorded_generation);
+    if (!po_Tenancy_Allows(io->tenancy, kind, ns, it->refusal, sizeof it->refusal)) {
+      it->refused = true;
+      continue;
+    }
     if (it->c.accepted) {
-      it->own_args = po_Consul_Arguments(&it->c);
-      it->entry_args = it->own_args;
+      it->entry_args = po_Value_ToJsonC(it->c.consul_arguments);
       it->entry_generation = it->c.generation;
-    } else {
-      /* An invalid generation never removes what is live: keep the last valid one's entry. */
-      for (size_t l = 0; l < nlive; l++) {
-        if (strcmp(live[l].owner, it->name) == 0) {
-          it->entry_args = live[l].arguments;
-          it->entry_generation = live[l].generation;
-          break;
-        }
-      }
-      if (!it->entry_args && it->recorded_args) {
-        it->entry_args = it->recorded_args;
-        it->entry_generation = it->recorded_generation;
-      }
+      it->last_valid = json_object_new_object();
+      json_object_object_add(it->last_valid, "generation", json_object_new_int64(it->c.generation));
+      json_object_object_add(it->last_valid, "spec", copy(get(obj, "spec")));
+      continue;
+    }
+    /* An invalid generation never removes what is live: the last valid one stays, recompiled
+     * from the status record, or (no usable record: a status write that failed) the entry
+     * written for this very PropertyOverride, if Consul's check still accepts it. */
+    it->entry_args = recompile_record(obj, key, ar, &it->entry_generation);
+    it->from_record = it->entry_args != NULL;
+    for (size_t l = 0; !it->entry_args && l < nlive; l++) {
+      if (strcmp(live[l].owner, it->name) != 0 || strcmp(live[l].uid, it->uid) != 0) continue;
+      if (!po_Consul_Recheck(live[l].arguments, ar)) break;
+      it->entry_args = copy(live[l].arguments);
+      json_object_object_del(it->entry_args, "PropertyOverride");
+      it->entry_generation = live[l].generation;
     }
   }
 
-  /* One metadata patch per PropertyOverride that needs one, before the target is written: the
-   * finalizer (once it can reach the target, its deletion must wait for the cleanup) and the
-   * record of its newest valid generation (what stays live while later ones are invalid). */
+  /* Our finalizer on each PropertyOverride that can reach the target, before the target is
+   * written: its deletion must wait for the cleanup. */
   for (size_t i = 0; i < m; i++) {
     Item *it = &items[i];
-    if (it->deleting) continue;
-    bool record = it->c.accepted && it->own_args && it->recorded_generation != it->c.generation;
-    if (it->has_finalizer && !record) continue;
-    json_object *patch = metadata_patch(it->obj, !it->has_finalizer, record ? it->c.generation : 0, it->own_args);
+    if (it->deleting || it->has_finalizer || it->refused) continue;
+    json_object *patch = finalizer_patch(it->obj, true);
     char err[256];
     po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
-    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "updating the PropertyOverride's metadata", err);
+    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "adding the finalizer", err);
   }
   if (!r.ok) goto done;
 
   size_t nwant = 0;
-  for (size_t i = 0; i < m; i++) {
-    if (items[i].entry_args) want[nwant++] = (po_ConsulEntry){items[i].name, items[i].entry_generation, items[i].entry_args};
-  }
-  po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, want, nwant);
+  for (size_t i = 0; i < m; i++) nwant += items[i].entry_args != NULL;
   bool target_ok = true;
   char target_err[512] = "";
-  if (plan.changed) {
-    const char *rv = json_object_get_string(get(get(target, "metadata"), "resourceVersion"));
-    po_WriteResult w = io->write_target(io->ctx, kind, ns, name, plan.remove ? NULL : plan.object, plan.create,
-                                        rv, target_err, sizeof target_err);
-    if (w == kPo_WriteNotFound && plan.remove) w = kPo_WriteOk;
-    if (w != kPo_WriteOk) {
+  const char *where_s = po_Arena_Printf(ar, "%s %s/%s", po_TargetKind_Name(kind), ns, name);
+  if (!target && nwant > 0) {
+    /* Created empty first: its uid, which only the API server assigns, is what binds our
+     * markers and the created annotation to it. */
+    json_object *skel = po_Consul_NewTarget(kind, ns, name), *made = NULL;
+    po_WriteResult w = io->write_target(io->ctx, kind, ns, name, skel, true, NULL, &made, target_err, sizeof target_err);
+    json_object_put(skel);
+    if (w != kPo_WriteOk || !made || !*uid_of(made)) {
+      json_object_put(made);
       target_ok = false;
-      set_error(&r, w, po_Arena_Printf(ar, "writing %s %s/%s", po_TargetKind_Name(kind), ns, name), target_err);
+      if (w == kPo_WriteOk) {
+        w = kPo_WriteFailed;
+        snprintf(target_err, sizeof target_err, "the server returned no uid for the created object");
+      }
+      set_error(&r, w, po_Arena_Printf(ar, "creating %s", where_s), target_err);
     } else {
-      r.targets_written = 1;
+      po_Consul_MarkCreated(made);
+      target = made;
+      r.targets_written++;
     }
   }
-  json_object_put(plan.object);
+  const char *tuid = uid_of(target);
+  if (target_ok && target && !*tuid) {
+    /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
+    target_ok = false;
+    snprintf(target_err, sizeof target_err, "the object has no metadata.uid");
+    set_error(&r, kPo_WriteFailed, po_Arena_Printf(ar, "reading %s", where_s), target_err);
+  }
+  nwant = 0;
+  for (size_t i = 0; target_ok && i < m; i++) {
+    Item *it = &items[i];
+    if (!it->entry_args) continue;
+    json_object *args = marked(it, tuid);
+    if (args) want[nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
+  }
+  if (target_ok) {
+    po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, want, nwant);
+    if (plan.changed) {
+      const char *rv = json_object_get_string(get(get(target, "metadata"), "resourceVersion"));
+      po_WriteResult w = io->write_target(io->ctx, kind, ns, name, plan.remove ? NULL : plan.object, plan.create, rv, NULL,
+                                          target_err, sizeof target_err);
+      if (w == kPo_WriteNotFound && plan.remove) w = kPo_WriteOk;
+      if (w != kPo_WriteOk) {
+        target_ok = false;
+        set_error(&r, w, po_Arena_Printf(ar, "writing %s", where_s), target_err);
+      } else {
+        r.targets_written++;
+      }
+    }
+    json_object_put(plan.object);
+  }
+  for (size_t i = 0; i < nwant; i++) json_object_put(want[i].arguments);
 
   char now[32];
   io->now(io->ctx, now);
@@ -280,26 +363,31 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       }
       continue;
     }
-    po_OverrideStatus s = {.ns = ns, .generation = it->c.generation, .target_kind = kind, .target_name = name};
+    po_OverrideStatus s = {.ns = ns, .generation = it->c.generation, .target_kind = kind, .target_name = name,
+                           .last_valid = it->last_valid};
     int64_t live_gen = target_ok ? it->entry_generation : 0;
     if (!target_ok) {
-      for (size_t l = 0; l < nlive; l++) if (!strcmp(live[l].owner, it->name)) live_gen = live[l].generation;
+      for (size_t l = 0; l < nlive; l++) if (!strcmp(live[l].owner, it->name) && !strcmp(live[l].uid, it->uid)) live_gen = live[l].generation;
     }
     s.live_generation = live_gen;
     size_t errors = po_Diagnostics_ErrorCount(it->c.diags);
-    s.accepted = (po_Condition){.type = "Accepted", .status = it->c.accepted ? "True" : "False",
-                                .reason = it->c.accepted ? "Accepted" : "Invalid"};
-    if (it->c.accepted) {
+    s.accepted = (po_Condition){.type = "Accepted", .status = it->c.accepted && !it->refused ? "True" : "False",
+                                .reason = it->refused ? "TargetNotAllowed" : it->c.accepted ? "Accepted" : "Invalid"};
+    if (it->refused) {
+      snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->refusal);
+    } else if (it->c.accepted) {
       snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for Consul and Envoy",
                it->c.args->patch_count, it->c.args->patch_count == 1 ? " is" : "es are");
     } else {
       const char *d = po_CompiledOverride_Describe(&it->c, false, false, ar);
       snprintf(s.accepted.message, sizeof s.accepted.message, "%zu error%s: %s", errors, errors == 1 ? "" : "s", d ? d : "");
     }
-    char where[600];
-    snprintf(where, sizeof where, "%s %s/%s", po_TargetKind_Name(kind), ns, name);
     s.programmed.type = "Programmed";
-    if (!target_ok) {
+    if (it->refused) {
+      s.programmed.status = "False";
+      s.programmed.reason = "TargetNotAllowed";
+      snprintf(s.programmed.message, sizeof s.programmed.message, "nothing is written to %s", where_s);
+    } else if (!target_ok) {
       s.programmed.status = "False";
       s.programmed.reason = "TargetError";
       snprintf(s.programmed.message, sizeof s.programmed.message, "%s (retrying); %s", target_err,
@@ -308,15 +396,15 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       s.programmed.status = "False";
       s.programmed.reason = "Invalid";
       snprintf(s.programmed.message, sizeof s.programmed.message, "generation %lld is invalid; %s", (long long)it->c.generation,
-               live_gen ? po_Arena_Printf(ar, "generation %lld is still live in %s", (long long)live_gen, where)
-                        : po_Arena_Printf(ar, "nothing is live in %s", where));
+               live_gen ? po_Arena_Printf(ar, "generation %lld is still live in %s", (long long)live_gen, where_s)
+                        : po_Arena_Printf(ar, "nothing is live in %s", where_s));
     } else {
       char ov[1024];
       overlap_of(items, m, i, ar, ov, sizeof ov);
       s.programmed.status = "True";
       s.programmed.reason = ov[0] ? "Overlapping" : "Programmed";
       snprintf(s.programmed.message, sizeof s.programmed.message, "generation %lld is live in %s%s%s", (long long)live_gen,
-               where, ov[0] ? "; " : "", ov);
+               where_s, ov[0] ? "; " : "", ov);
     }
     json_object *old_status = get(it->obj, "status");
     json_object *st = po_Status_Build(old_status, &s, now);
@@ -341,10 +429,10 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     }
   }
 done:
-  for (size_t i = 0; items && i < cap && items[i].obj; i++) {
+  for (size_t i = 0; items && i < n && items[i].obj; i++) {
     json_object_put(items[i].obj);
-    json_object_put(items[i].own_args);
-    json_object_put(items[i].recorded_args);
+    json_object_put(items[i].entry_args);
+    json_object_put(items[i].last_valid);
   }
   json_object_put(target);
   free(live);

@@ -56,6 +56,8 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
   json_object_object_add(t, "name", json_object_new_string(s->target_name));
   json_object_object_add(st, "target", t);
   if (s->live_generation > 0) json_object_object_add(st, "programmedGeneration", json_object_new_int64(s->live_generation));
+  json_object *lv = s->last_valid ? s->last_valid : get(old_status, "lastValid"), *c = NULL;
+  if (lv && json_object_deep_copy(lv, &c, NULL) == 0) json_object_object_add(st, "lastValid", c);
   return st;
 }
 

@@ -22,9 +22,12 @@ typedef struct {
   const char *target_name;
   int64_t live_generation; /* 0: nothing live */
   po_Condition accepted, programmed;
+  /* status.lastValid to record ({generation, spec}, borrowed), or NULL to keep the old one. */
+  struct json_object *last_valid;
 } po_OverrideStatus;
 
-/* The new status (a new reference), carrying lastTransitionTime over from `old_status`. */
+/* The new status (a new reference), carrying lastTransitionTime over from `old_status`, and
+ * its lastValid unless `s` replaces it. */
 struct json_object *po_Status_Build(struct json_object *old_status, const po_OverrideStatus *s, const char *now);
 bool po_Status_Same(struct json_object *a, struct json_object *b);
 /* Whether the condition's type has another reason (or is absent) in the old status. */

@@ -5,19 +5,10 @@
 #include <string.h>
 
 #define SOURCE_KEY "PropertyOverride"
+#define CREATED_KEY "propertyoverride.io/created"
 
 const char *po_Consul_Resource(po_TargetKind kind) {
   return kind == kPo_TargetProxyDefaults ? "proxydefaults" : "servicedefaults";
-}
-
-json_object *po_Consul_Arguments(const po_CompiledOverride *c) {
-  json_object *args = po_Value_ToJsonC(c->consul_arguments);
-  if (!args) return NULL;
-  json_object *src = json_object_new_object();
-  json_object_object_add(src, "name", json_object_new_string(c->name));
-  json_object_object_add(src, "generation", json_object_new_int64(c->generation));
-  json_object_object_add(args, SOURCE_KEY, src);
-  return args;
 }
 
 static json_object *get(const json_object *o, const char *k) {
@@ -25,29 +16,95 @@ static json_object *get(const json_object *o, const char *k) {
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-/* The source of an envoyExtensions entry when it is ours. */
-static bool ours(json_object *entry, const char **owner, int64_t *gen) {
-  json_object *name = get(entry, "name"), *src = get(get(entry, "arguments"), SOURCE_KEY);
-  if (!name || strcmp(json_object_get_string(name), PO_EXTENSION_NAME) != 0) return false;
-  json_object *on = get(src, "name");
-  if (!on || !json_object_is_type(on, json_type_string)) return false;
-  *owner = json_object_get_string(on);
-  *gen = json_object_get_int64(get(src, "generation"));
-  return true;
+static const char *sget(const json_object *o, const char *k) {
+  json_object *v = get(o, k);
+  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-size_t po_Consul_OwnedEntries(const json_object *target, po_ConsulEntry *out, size_t cap) {
+static const char *uid_of(const json_object *obj) {
+  const char *u = sget(get(obj, "metadata"), "uid");
+  return u ? u : "";
+}
+
+json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid) {
+  json_object *src = json_object_new_object();
+  json_object_object_add(src, "name", json_object_new_string(name));
+  json_object_object_add(src, "generation", json_object_new_int64(generation));
+  json_object_object_add(src, "uid", json_object_new_string(uid ? uid : ""));
+  json_object_object_add(src, "targetUID", json_object_new_string(target_uid ? target_uid : ""));
+  return src;
+}
+
+json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid) {
+  json_object *args = po_Value_ToJsonC(c->consul_arguments);
+  if (!args) return NULL;
+  json_object_object_add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, uid, target_uid));
+  return args;
+}
+
+/* What an entry says about itself: not ours at all (another extension, or a property-override
+ * entry with no marker), ours (the marker is bound to this very object's uid, which only the API
+ * server assigns, so only a write of ours into this object can carry it), or a look-alike: a
+ * marker copied from elsewhere, restored from a backup, written by hand, or from a version that
+ * did not bind markers. Look-alikes are someone else's and are left exactly as they are. */
+typedef enum { kNotMarked, kOurs, kLookAlike } Mark;
+
+static Mark mark_of(json_object *entry, const char *target_uid, po_ConsulEntry *out) {
+  const char *name = sget(entry, "name");
+  json_object *src = get(get(entry, "arguments"), SOURCE_KEY);
+  if (!name || strcmp(name, PO_EXTENSION_NAME) != 0 || !src) return kNotMarked;
+  const char *owner = sget(src, "name"), *uid = sget(src, "uid"), *tuid = sget(src, "targetUID");
+  if (!owner || !uid || !*uid || !tuid || !*target_uid || strcmp(tuid, target_uid) != 0) return kLookAlike;
+  if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(get(src, "generation")), get(entry, "arguments")};
+  return kOurs;
+}
+
+size_t po_Consul_OwnedEntries(const json_object *target, po_ConsulEntry *out, size_t cap, size_t *foreign) {
   json_object *list = get(get(target, "spec"), "envoyExtensions");
-  size_t n = 0;
+  const char *tuid = uid_of(target);
+  size_t n = 0, f = 0;
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
-    json_object *e = json_object_array_get_idx(list, i);
-    const char *owner;
-    int64_t gen;
-    if (!ours(e, &owner, &gen)) continue;
-    if (n < cap) out[n] = (po_ConsulEntry){owner, gen, get(e, "arguments")};
+    po_ConsulEntry e;
+    Mark m = mark_of(json_object_array_get_idx(list, i), tuid, &e);
+    if (m == kLookAlike) f++;
+    if (m != kOurs) continue;
+    if (n < cap) out[n] = e;
     n++;
   }
+  if (foreign) *foreign = f;
   return n;
+}
+
+po_ConsulCreated po_Consul_CreatedBy(const json_object *target) {
+  const char *c = sget(get(get(target, "metadata"), "annotations"), CREATED_KEY);
+  if (!c) return kPo_ConsulCreatedNo;
+  return *uid_of(target) && strcmp(c, uid_of(target)) == 0 ? kPo_ConsulCreatedUs : kPo_ConsulCreatedForeign;
+}
+
+void po_Consul_MarkCreated(json_object *target) {
+  json_object *meta = get(target, "metadata");
+  if (!meta) return;
+  json_object *ann = get(meta, "annotations");
+  if (!ann || !json_object_is_type(ann, json_type_object)) {
+    ann = json_object_new_object();
+    json_object_object_add(meta, "annotations", ann);
+  }
+  json_object_object_add(ann, CREATED_KEY, json_object_new_string(uid_of(target)));
+}
+
+bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
+  json_object *args = NULL;
+  if (!arguments || json_object_deep_copy((json_object *)arguments, &args, NULL) != 0) return false;
+  json_object_object_del(args, SOURCE_KEY);
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_FromJsonC(args, a, &st);
+  json_object_put(args);
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  if (!v || !d) return false;
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.convention = kPo_ConventionWire; /* what Consul's HTTP API hands its Constructor */
+  return po_Constructor(PO_EXTENSION_NAME, v, &co, a, d) != NULL && po_Diagnostics_ErrorCount(d) == 0;
 }
 
 static int by_owner(const void *x, const void *y) {
@@ -71,6 +128,20 @@ static bool only_extensions_left(json_object *spec) {
   return true;
 }
 
+json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char *name) {
+  json_object *obj = json_object_new_object();
+  json_object_object_add(obj, "apiVersion", json_object_new_string(PO_CONSUL_GROUP "/" PO_CONSUL_VERSION));
+  json_object_object_add(obj, "kind", json_object_new_string(po_TargetKind_Name(kind)));
+  json_object *meta = json_object_new_object(), *labels = json_object_new_object();
+  json_object_object_add(meta, "name", json_object_new_string(name));
+  if (ns && *ns) json_object_object_add(meta, "namespace", json_object_new_string(ns));
+  json_object_object_add(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  json_object_object_add(meta, "labels", labels);
+  json_object_object_add(obj, "metadata", meta);
+  json_object_object_add(obj, "spec", json_object_new_object());
+  return obj;
+}
+
 po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, const char *ns, const char *name,
                              const po_ConsulEntry *entries, size_t n) {
   po_ConsulPlan plan = {0};
@@ -78,30 +149,19 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   if (!obj) {
     if (n == 0) return plan; /* nothing there, nothing wanted */
     plan.create = true;
-    obj = json_object_new_object();
-    json_object_object_add(obj, "apiVersion", json_object_new_string(PO_CONSUL_GROUP "/" PO_CONSUL_VERSION));
-    json_object_object_add(obj, "kind", json_object_new_string(po_TargetKind_Name(kind)));
-    json_object *meta = json_object_new_object(), *labels = json_object_new_object(), *ann = json_object_new_object();
-    json_object_object_add(meta, "name", json_object_new_string(name));
-    if (ns && *ns) json_object_object_add(meta, "namespace", json_object_new_string(ns));
-    json_object_object_add(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
-    json_object_object_add(ann, "propertyoverride.io/created", json_object_new_string("true"));
-    json_object_object_add(meta, "labels", labels);
-    json_object_object_add(meta, "annotations", ann);
-    json_object_object_add(obj, "metadata", meta);
+    obj = po_Consul_NewTarget(kind, ns, name);
   }
   json_object *spec = get(obj, "spec");
   if (!spec || !json_object_is_type(spec, json_type_object)) {
     spec = json_object_new_object();
     json_object_object_add(obj, "spec", spec);
   }
+  const char *tuid = uid_of(obj);
   json_object *old = get(spec, "envoyExtensions");
   json_object *list = json_object_new_array();
   for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     json_object *e = json_object_array_get_idx(old, i);
-    const char *owner;
-    int64_t gen;
-    if (!ours(e, &owner, &gen)) json_object_array_add(list, json_object_get(e));
+    if (mark_of(e, tuid, NULL) != kOurs) json_object_array_add(list, json_object_get(e));
   }
   po_ConsulEntry *sorted = malloc((n ? n : 1) * sizeof *sorted);
   if (sorted) {
@@ -119,8 +179,9 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   bool changed = !old ? json_object_array_length(list) > 0 : !json_object_equal(old, list);
   if (old || json_object_array_length(list) > 0) json_object_object_add(spec, "envoyExtensions", list);
   else json_object_put(list);
-  const char *created = json_object_get_string(get(get(get(obj, "metadata"), "annotations"), "propertyoverride.io/created"));
-  if (!plan.create && created && !strcmp(created, "true") && only_extensions_left(spec)) {
+  /* Deleted only when provably ours: the created annotation bound to the object's own uid (a
+   * copy or a restore has another uid), and nothing but our (now removed) entries left in it. */
+  if (!plan.create && po_Consul_CreatedBy(obj) == kPo_ConsulCreatedUs && only_extensions_left(spec)) {
     plan.remove = true;
     plan.changed = true;
     json_object_put(obj);

@@ -3,20 +3,25 @@
  * current state, compute the desired one, converge (STYLE.md, controller-runtime).
  *
  *   key  "ServiceDefaults/<ns>/<name>" or "ProxyDefaults/<ns>/global"
- *   1. the PropertyOverrides of the key (the index), each compiled; a valid one contributes its
- *      current generation; an invalid one keeps the entry that is live in the target (the last
- *      valid generation) or, when the target lost it, the one recorded in its annotation
- *      propertyoverride.io/last-valid, so a bad update never removes what was
- *      programmed; one being deleted contributes nothing;
- *   2. one metadata patch where needed: our finalizer, and the newest valid generation recorded
- *      in that annotation;
- *   3. the target planned (po/targets/consul.h) and written when it differs: create, update on
- *      the read resourceVersion (409 -> retry), or delete when we made it and it is empty;
- *      the finalizer removed from deleted PropertyOverrides once the target no longer holds
- *      their entry;
+ *   0. nothing at all unless every cache it reads has synced (io->synced): a partial cache
+ *      would look like deleted PropertyOverrides, and their entries and targets would go;
+ *   1. the PropertyOverrides of the key (the index), each compiled; one the tenancy policy
+ *      refuses contributes nothing (reason TargetNotAllowed); a valid one contributes its
+ *      current generation; an invalid one keeps the last valid generation, recompiled from its
+ *      status.lastValid record (never taken verbatim: the engine checks it again) or, without a
+ *      usable record, the entry live in the target when it is ours and passes Consul's check
+ *      again; so a bad update never removes what was programmed, and nothing the engine has not
+ *      just validated is ever written; one being deleted contributes nothing;
+ *   2. our finalizer added where missing;
+ *   3. the target planned (po/targets/consul.h) and written when it differs: created empty
+ *      first (to learn its uid, which our markers and the created annotation are bound to),
+ *      updated on the read resourceVersion (409 -> retry), or deleted when provably ours and
+ *      empty; look-alike entries and objects (copies, restores, hand-written markers) are left
+ *      alone and reported; the finalizer removed from deleted PropertyOverrides once the target
+ *      no longer holds their entry;
  *   4. each PropertyOverride's status: Accepted, Programmed (with the generation that is live,
- *      and Overlapping when another one sets the same path on the same resources), written only
- *      when it changed, with an Event when a condition's reason changes.
+ *      and Overlapping when another one sets the same path on the same resources), lastValid,
+ *      written only when it changed, with an Event when a condition's reason changes.
  * Reads go through the caches (io), writes through the API (io). No thread of its own. */
 #ifndef PO_RECONCILE_RECONCILE_H_
 #define PO_RECONCILE_RECONCILE_H_
@@ -26,6 +31,7 @@
 #include <stdint.h>
 
 #include "po/targets/override.h"
+#include "po/targets/tenancy.h"
 
 struct json_object;
 
@@ -37,10 +43,11 @@ typedef struct {
   /* Cached reads: new references, NULL when absent. */
   struct json_object *(*get_override)(void *ctx, const char *ns, const char *name);
   struct json_object *(*get_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name);
-  /* Writes. obj NULL deletes (with the given resourceVersion as precondition); create posts. */
+  /* Writes. obj NULL deletes (with the given resourceVersion as precondition); create posts.
+   * *written (may be NULL) gets the object the server returned (a new reference). */
   po_WriteResult (*write_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
                                  struct json_object *obj, bool create, const char *resource_version,
-                                 char *err, size_t size);
+                                 struct json_object **written, char *err, size_t size);
   /* A JSON merge patch of a PropertyOverride, or of its status subresource. */
   po_WriteResult (*patch_override)(void *ctx, const char *ns, const char *name, bool status,
                                    struct json_object *patch, char *err, size_t size);
@@ -50,6 +57,12 @@ typedef struct {
    * type "Normal" or "Warning". Best effort: failures are not reconcile errors. */
   void (*event)(void *ctx, struct json_object *about, const char *type, const char *reason, const char *message);
   void *ctx;
+  /* Whether every cache read above has synced; NULL: always. */
+  bool (*synced)(void *ctx);
+  /* An Event about a target (look-alike entries or objects); may be NULL. Best effort. */
+  void (*target_event)(void *ctx, po_TargetKind kind, struct json_object *about, const char *type, const char *reason,
+                       const char *message);
+  const po_Tenancy *tenancy; /* who may target what; NULL allows everything */
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -74,8 +87,11 @@ typedef struct {
   bool ok;
   bool conflict;          /* a write met a newer object: retry soon */
   char error[512];
-  int targets_written;    /* 0 or 1 */
+  bool not_synced;        /* nothing was read or written: the caches are not synced yet */
+  int targets_written;    /* 0 to 2 (a create, then the entries bound to its uid) */
   int statuses_written;
+  size_t foreign_entries; /* look-alike entries left alone in the target */
+  bool foreign_object;    /* the target carries a created annotation that is not bound to it */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);

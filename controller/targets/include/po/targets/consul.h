@@ -4,12 +4,15 @@
  *
  * Each entry we write carries its source in its arguments, under a key Consul's decoder ignores
  * (unknown keys are ignored, docs/consul-semantics.md 2.4):
- *     "PropertyOverride": {"name": "<PropertyOverride name>", "generation": <N>}
- * That is how we find our own entries again (to replace, restore or remove only them), and
- * what tells which generation is live. Entries of others are never touched and keep their
- * order; ours follow them, ordered by PropertyOverride name. A target we create is labelled
- * app.kubernetes.io/managed-by=propertyoverride and annotated propertyoverride.io/created=true;
- * we delete it only when it is ours and nothing else is left in it. */
+ *     "PropertyOverride": {"name": N, "generation": G, "uid": <PropertyOverride uid>,
+ *                          "targetUID": <the target's own uid>}
+ * An entry is ours only when its targetUID is the uid of the object it sits in: the API server
+ * assigns uids, so a copy into another object, a restore (a new object, a new uid), a marker
+ * written by hand or one from an older version is a look-alike, someone else's, and is never
+ * changed or removed. Entries of others keep their order; ours follow them, ordered by
+ * PropertyOverride name. A target we create is labelled app.kubernetes.io/managed-by=
+ * propertyoverride and, right after the create, annotated propertyoverride.io/created=<its own
+ * uid>; we delete it only when that annotation names its own uid and nothing else is left. */
 #ifndef PO_TARGETS_CONSUL_H_
 #define PO_TARGETS_CONSUL_H_
 
@@ -28,6 +31,7 @@ struct json_object;
 
 typedef struct {
   const char *owner;               /* PropertyOverride name (same namespace as the target) */
+  const char *uid;                 /* the PropertyOverride's uid the entry was written for */
   int64_t generation;
   struct json_object *arguments;   /* borrowed; the arguments including the source key */
 } po_ConsulEntry;
@@ -35,12 +39,26 @@ typedef struct {
 /* The resource name of a kind ("servicedefaults", "proxydefaults"). */
 const char *po_Consul_Resource(po_TargetKind kind);
 
-/* The arguments to write for one compiled PropertyOverride (a new reference). */
-struct json_object *po_Consul_Arguments(const po_CompiledOverride *c);
+/* The source marker (a new reference) and the arguments to write for one compiled
+ * PropertyOverride with it (a new reference). `uid` is the PropertyOverride's, `target_uid` the
+ * uid of the object the entry goes into ("" offline, where none is known). */
+struct json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid);
+struct json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid);
 
 /* Our entries in a target as it is (NULL: absent). Returns how many; at most `cap` are filled.
- * Borrowed from `target`. */
-size_t po_Consul_OwnedEntries(const struct json_object *target, po_ConsulEntry *out, size_t cap);
+ * Borrowed from `target`. *foreign (may be NULL) gets the number of look-alike entries. */
+size_t po_Consul_OwnedEntries(const struct json_object *target, po_ConsulEntry *out, size_t cap, size_t *foreign);
+
+typedef enum { kPo_ConsulCreatedNo = 0, kPo_ConsulCreatedUs, kPo_ConsulCreatedForeign } po_ConsulCreated;
+/* Whether the created annotation is absent, bound to the object's own uid, or a look-alike. */
+po_ConsulCreated po_Consul_CreatedBy(const struct json_object *target);
+/* Binds the created annotation to the object's own uid (after its create returned it). */
+void po_Consul_MarkCreated(struct json_object *target);
+/* Whether entry arguments (our marker is ignored) pass Consul's Constructor under its wire typing
+ * and Envoy's rules today: what is re-checked before an entry already in a target is kept. */
+bool po_Consul_Recheck(const struct json_object *arguments, po_Arena *a);
+/* A new, empty target object (labelled; no annotation, no entries): what is created first. */
+struct json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char *name);
 
 typedef struct {
   struct json_object *object; /* the desired target (new reference), NULL when it should not exist */
@@ -50,7 +68,9 @@ typedef struct {
 } po_ConsulPlan;
 
 /* The target as it should be with exactly `entries` (sorted here by owner) as our entries.
- * `current` NULL means it does not exist. Every other field and extension is preserved. */
+ * `current` NULL means it does not exist (the plan then shows it created with the entries, as
+ * `render` prints it; the reconciler creates it empty first to learn its uid). Every other field
+ * and extension, look-alikes included, is preserved. */
 po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind kind, const char *ns,
                              const char *name, const po_ConsulEntry *entries, size_t n);
 
