@@ -255,7 +255,7 @@ static void test_create_then_idempotent(void **state) {
   assert_string_equal(cond("a", "Accepted", "status"), "True");
   assert_string_equal(cond("a", "Programmed", "status"), "True");
   assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_int_equal(F.override_patches, 1); /* the finalizer and the last-valid record, in one patch */
+  assert_int_equal(F.override_patches, 1); /* the finalizer (the last-valid record goes into status) */
   int writes = F.target_writes, statuses = F.status_patches;
   r = run();
   assert_true(r.ok);
@@ -344,6 +344,187 @@ static void test_conflict_is_reported_for_retry(void **state) {
   assert_string_equal(cond("a", "Programmed", "status"), "True");
 }
 
+/* ---- trust: each of these failed on the controller that owned entries by name ---- */
+
+static json_object *entry(size_t i) { return json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), i); }
+static size_t entries(void) {
+  json_object *l = get(get(target(), "spec"), "envoyExtensions");
+  return l ? json_object_array_length(l) : 0;
+}
+static json_object *marker(size_t i) { return get(get(entry(i), "arguments"), "PropertyOverride"); }
+static json_object *po(const char *name) {
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", name);
+  Slot *sl = slot(k, false);
+  return sl ? sl->obj : NULL;
+}
+
+static void test_nothing_before_the_caches_synced(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  int writes = F.target_writes, patches = F.override_patches, statuses = F.status_patches;
+  /* a restart: the index is empty and the caches are not complete */
+  po_TargetIndex_Free(IX);
+  IX = po_TargetIndex_New();
+  F.unsynced = true;
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_true(r.not_synced);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(F.override_patches, patches);
+  assert_int_equal(F.status_patches, statuses);
+  assert_non_null(target());
+  assert_int_equal(entries(), 1);
+}
+
+static void test_created_target_and_markers_bound_to_uids(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written, 2); /* created empty, then the entry bound to its uid */
+  const char *tuid = json_object_get_string(get(get(target(), "metadata"), "uid"));
+  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_string_equal(json_object_get_string(get(marker(0), "targetUID")), tuid);
+  assert_string_equal(json_object_get_string(get(marker(0), "uid")), "uid-po-a");
+  assert_string_equal(json_object_get_string(get(marker(0), "name")), "a");
+}
+
+static void put_target(const char *text) { put("ServiceDefaults/default/web", json_tokener_parse(text)); }
+
+static void test_lookalike_entries_left_alone_and_reported(void **state) {
+  (void)state;
+  /* a hand-written marker with an unknown name, and a copy from another object (its targetUID
+   * is that object's) */
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"ghost\",\"generation\":1},"
+             "\"Patches\":[]}},"
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":1,"
+             "\"uid\":\"uid-po-a\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}}]}}");
+  json_object *before = copy(target());
+  po_TargetIndex_Set(IX, "default", "ghost", "ServiceDefaults/default/web", (char[300]){0}, 300);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.foreign_entries, 2);
+  assert_string_equal(F.last_target_reason, "ForeignEntry");
+  assert_true(json_object_equal(before, target())); /* not a byte changed */
+  /* with a PropertyOverride of the copied name: ours is added after them, theirs stay */
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 3);
+  assert_string_equal(json_object_get_string(get(marker(2), "targetUID")), "uid-web");
+  /* and when it goes, only ours goes */
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+  assert_true(json_object_equal(get(before, "spec"), get(target(), "spec")));
+  json_object_put(before);
+}
+
+static void test_lookalike_created_annotation_never_deleted(void **state) {
+  (void)state;
+  /* applied by a user from `kubectl get -o yaml` of an object we created elsewhere */
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\",\"annotations\":"
+             "{\"propertyoverride.io/created\":\"true\"},\"labels\":{\"app.kubernetes.io/managed-by\":\"propertyoverride\"}},"
+             "\"spec\":{}}");
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_true(r.foreign_object);
+  assert_string_equal(F.last_target_reason, "ForeignObject");
+  assert_non_null(target());
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+  assert_non_null(target()); /* emptied of our entry, but never deleted */
+  assert_int_equal(entries(), 0);
+}
+
+static void test_forged_last_valid_annotation_programs_nothing(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kBad);
+  json_object *meta = get(po("a"), "metadata"), *ann = json_object_new_object();
+  json_object_object_add(ann, "propertyoverride.io/last-valid",
+                         json_object_new_string("{\"generation\":1,\"arguments\":{\"Patches\":[{\"ResourceFilter\":{"
+                                                "\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},\"Op\":\"add\","
+                                                "\"Path\":\"/outlier_detection/max_ejection_percent\",\"Value\":150}],"
+                                                "\"Forged\":true}}"));
+  json_object_object_add(meta, "annotations", ann);
+  assert_true(run().ok);
+  assert_null(target());
+  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "nothing is live"));
+}
+
+static void test_last_valid_record_is_recompiled_not_trusted(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 1);
+  apply_override("a", 2, "web", kBad);
+  /* someone with access to the status forges the record, and the live entry is lost */
+  json_object *rec = get(get(po("a"), "status"), "lastValid");
+  json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(150));
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 0);
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "nothing is live"));
+}
+
+static void test_tampered_live_entry_is_not_kept(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  json_object_object_del(get(po("a"), "status"), "lastValid"); /* as if that status write failed */
+  apply_override("a", 2, "web", kBad);
+  /* intact, the live entry stays */
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 1);
+  /* edited in the target (marker kept), it is re-checked and not written back */
+  json_object *p0 = json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0);
+  json_object_object_add(p0, "Value", json_object_new_int(150));
+  json_object_object_del(get(po("a"), "status"), "lastValid");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 0);
+}
+
+static void test_tenancy_refuses_proxydefaults_from_other_namespaces(void **state) {
+  (void)state;
+  const char *text = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                     "\"metadata\":{\"name\":\"mesh-wide\",\"namespace\":\"default\",\"generation\":1,\"uid\":\"uid-po-m\"},"
+                     "\"spec\":{\"targetRef\":{\"kind\":\"ProxyDefaults\",\"name\":\"global\"},\"patches\":%s}}";
+  char buf[2048];
+  snprintf(buf, sizeof buf, text, kGood);
+  put("po/default/mesh-wide", json_tokener_parse(buf));
+  po_TargetIndex_Set(IX, "default", "mesh-wide", "ProxyDefaults/default/global", (char[300]){0}, 300);
+  po_ReconcileResult r = po_Reconcile(&IO, IX, "ProxyDefaults/default/global");
+  assert_true(r.ok);
+  assert_int_equal(F.target_writes, 0);
+  assert_null(slot("ProxyDefaults/default/global", false));
+  assert_string_equal(cond("mesh-wide", "Accepted", "status"), "False");
+  assert_string_equal(cond("mesh-wide", "Accepted", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond("mesh-wide", "Accepted", "message"), "may not target ProxyDefaults"));
+  assert_non_null(strstr(cond("mesh-wide", "Accepted", "message"), "'mesh'"));
+  assert_string_equal(cond("mesh-wide", "Programmed", "reason"), "TargetNotAllowed");
+  assert_null(get(get(po("mesh-wide"), "metadata"), "finalizers"));
+}
+
+static void test_index_read_once_for_many_overrides(void **state) {
+  (void)state;
+  /* more PropertyOverrides than the first lookup's table holds */
+  for (int i = 0; i < 20; i++) {
+    char n[16];
+    snprintf(n, sizeof n, "o%02d", i);
+    apply_override(n, 1, "web", i % 2 ? kGood : kGood2);
+  }
+  assert_true(run().ok);
+  assert_int_equal(entries(), 20);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -351,6 +532,15 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_named_both_ways_and_delete_removes_created, setup, teardown),
       cmocka_unit_test_setup_teardown(test_conflict_is_reported_for_retry, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nothing_before_the_caches_synced, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_created_target_and_markers_bound_to_uids, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lookalike_entries_left_alone_and_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lookalike_created_annotation_never_deleted, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid_annotation_programs_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_last_valid_record_is_recompiled_not_trusted, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tampered_live_entry_is_not_kept, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_tenancy_refuses_proxydefaults_from_other_namespaces, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_index_read_once_for_many_overrides, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

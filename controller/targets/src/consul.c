@@ -30,8 +30,9 @@ json_object *po_Consul_Marker(const char *name, int64_t generation, const char *
   json_object *src = json_object_new_object();
   json_object_object_add(src, "name", json_object_new_string(name));
   json_object_object_add(src, "generation", json_object_new_int64(generation));
-  json_object_object_add(src, "uid", json_object_new_string(uid ? uid : ""));
-  json_object_object_add(src, "targetUID", json_object_new_string(target_uid ? target_uid : ""));
+  /* Offline (render) no uid is known: the fields are left out rather than shown empty. */
+  if (uid && *uid) json_object_object_add(src, "uid", json_object_new_string(uid));
+  if (target_uid && *target_uid) json_object_object_add(src, "targetUID", json_object_new_string(target_uid));
   return src;
 }
 
