@@ -381,7 +381,9 @@ void po_Informer_Stop(po_Informer *f) {
 
 bool po_Informer_HasSynced(po_Informer *f) {
   pthread_mutex_lock(&f->lock);
-  bool s = f->synced;
+  /* A stopped informer's cache no longer follows the server: whoever gates writes on this
+   * (the reconciler) must stop writing. */
+  bool s = f->synced && !f->ended;
   pthread_mutex_unlock(&f->lock);
   return s;
 }

@@ -51,7 +51,8 @@ bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
                      const po_InformerHandlers *handlers, po_Informer **out, po_KubeStatus *st);
 /* Starts the thread. */
 bool po_Informer_Start(po_Informer *inf, po_KubeStatus *st);
-/* Whether the first list has been delivered to the cache and the handlers. */
+/* Whether the first list has been delivered to the cache and the handlers, and the informer
+ * still runs (a stopped one is no longer synced). */
 bool po_Informer_HasSynced(po_Informer *inf);
 /* Blocks until synced (true) or timeout_ms passed / the informer stopped (false). */
 bool po_Informer_WaitForSync(po_Informer *inf, long timeout_ms);
