@@ -113,6 +113,11 @@ jqt "$work/other-cm.json" "release po in ops, cert-manager: inject-ca-from and D
 notes=$("$H" --chart "$chart" --namespace "$ns" --notes)
 grep -q 'kubectl -n propertyoverride-system rollout status deployment/propertyoverride-controller' <<<"$notes" &&
   ok "NOTES.txt renders" || fail "NOTES.txt: $notes"
+grep -q 'ProxyDefaults may be targeted by PropertyOverrides in: propertyoverride-system\.' <<<"$notes" &&
+  ok "NOTES.txt: the ProxyDefaults tenancy default" || fail "NOTES.txt (tenancy): $notes"
+notes=$("$H" --chart "$chart" --namespace "$ns" --notes -f "$top/tests/deploy/testdata/values/options.yaml")
+grep -q 'ProxyDefaults may be targeted by PropertyOverrides in: platform, team-a\.' <<<"$notes" &&
+  ok "NOTES.txt: tenancy.proxyDefaultsNamespaces" || fail "NOTES.txt (tenancy options): $notes"
 notes=$("$H" --chart "$chart" --namespace "$ns" --notes -f "$top/tests/deploy/testdata/values/secret.yaml")
 grep -q 'certificate mode secret' <<<"$notes" && ok "NOTES.txt renders in secret mode" || fail "NOTES.txt (secret): $notes"
 
