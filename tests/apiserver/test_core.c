@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -36,6 +37,31 @@ static void test_cel(void **state) {
       {"oldSelf == self", "{}", -1},                /* transition rules: outside the subset */
       {"self.size() <= 3 && self[0] == 'a'", "[\"a\",\"b\"]", 1},
       {"self.x % 2 == 0 && -self.x < 0", "{\"x\":4}", 1},
+      /* has(): the operand is selected as usual; the test needs a map */
+      {"has(self.a.b)", "{}", 2},                    /* no such key: a */
+      {"has(self.a.b)", "{\"a\":{}}", 0},
+      {"has(self.a.b)", "{\"a\":{\"b\":null}}", 1},
+      {"has(self.a.b)", "{\"a\":null}", 2},          /* invalid type for field selection */
+      {"has(self.a.b)", "{\"a\":[1]}", 2},
+      {"!has(self.a) || has(self.a.b)", "{}", 1},
+      {"has(self)", "{}", -1},                       /* has() takes a field selection */
+      /* macros: errors under CEL's commutative && and || */
+      {"self.l.exists(e, e.n == 1)", "{\"l\":[{},{\"n\":1}]}", 1},   /* true wins over an error */
+      {"self.l.exists(e, e.n == 2)", "{\"l\":[{},{\"n\":1}]}", 2},
+      {"self.l.all(e, e.n == 2)", "{\"l\":[{},{\"n\":1}]}", 0},      /* false wins over an error */
+      {"self.l.all(e, e.n == 1)", "{\"l\":[{},{\"n\":1}]}", 2},
+      {"self.l.exists_one(e, e.n == 1)", "{\"l\":[{},{\"n\":1}]}", 2},
+      {"self.l.exists(e, true)", "{\"l\":null}", 2},                    /* not a list or map */
+      {"self.l.exists(e, true)", "{\"l\":\"s\"}", 2},
+      {"self.m.exists(k, k == 'b')", "{\"m\":{\"a\":1,\"b\":2}}", 1},
+      /* equality: deep, numbers by value, different types unequal */
+      {"self.a == self.b", "{\"a\":{\"x\":[1,{\"y\":\"z\"}]},\"b\":{\"x\":[1,{\"y\":\"z\"}]}}", 1},
+      {"self.a != self.b", "{\"a\":{\"x\":[1,2]},\"b\":{\"x\":[2,1]}}", 1},
+      {"self.a == self.b", "{\"a\":{\"x\":1},\"b\":{\"x\":1,\"y\":1}}", 0},
+      {"self.a == self.b", "{\"a\":{\"x\":1},\"b\":{\"x\":1.0}}", 1},
+      {"self.a == self.b", "{\"a\":1,\"b\":\"1\"}", 0},
+      {"self.a == null", "{\"a\":{}}", 0},
+      {"[{'a': 1}] == self.l", "{\"l\":[{\"a\":1}]}", -1},           /* map literals: outside the subset */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     json_object *self = J(cases[i].self);
@@ -44,6 +70,81 @@ static void test_cel(void **state) {
     if (got != cases[i].want) fail_msg("rule %s on %s: got %d, want %d (%s)", cases[i].rule, cases[i].self, got, cases[i].want, err);
     json_object_put(self);
   }
+}
+
+/* The matchConditions deploy/ and the chart ship (deploy/base/webhook.yaml), over the objects a
+ * ServiceDefaults write can carry: 1 call the webhook, 0 skip it, 2 evaluation error. */
+static const char kHolds[] =
+    "has(object.spec) && has(object.spec.envoyExtensions) && "
+    "object.spec.envoyExtensions.exists(e, has(e.name) && e.name == 'builtin/property-override')";
+static const char kChanged[] = "oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec";
+
+static void test_cel_match_conditions(void **state) {
+  (void)state;
+  static const struct { const char *expr, *object, *old; int want; } cases[] = {
+      {kHolds, "{\"metadata\":{\"name\":\"a\"}}", NULL, 0},
+      {kHolds, "{\"spec\":{}}", NULL, 0},
+      {kHolds, "{\"spec\":{\"envoyExtensions\":[]}}", NULL, 0},
+      {kHolds, "{\"spec\":{\"envoyExtensions\":[{\"name\":\"builtin/lua\"}]}}", NULL, 0},
+      {kHolds, "{\"spec\":{\"envoyExtensions\":[{\"required\":true}]}}", NULL, 0},       /* no name: no error */
+      {kHolds, "{\"spec\":{\"envoyExtensions\":[{\"name\":\"builtin/property-override-x\"}]}}", NULL, 0},
+      {kHolds, "{\"spec\":{\"envoyExtensions\":[{\"name\":\"builtin/lua\"},{\"name\":\"builtin/property-override\"}]}}", NULL, 1},
+      {kHolds, "{\"spec\":{\"envoyExtensions\":[{},{\"name\":\"builtin/property-override\",\"arguments\":{}}]}}", NULL, 1},
+      {kHolds, "{\"spec\":{\"envoyExtensions\":null}}", NULL, 2},   /* never stored: null is pruned */
+      {kChanged, "{\"spec\":{\"a\":1}}", NULL, 1},                         /* CREATE */
+      {kChanged, "{\"spec\":{\"a\":1},\"metadata\":{\"finalizers\":[\"f\"]}}", "{\"spec\":{\"a\":1}}", 0},
+      {kChanged, "{\"spec\":{\"a\":2}}", "{\"spec\":{\"a\":1}}", 1},
+      {kChanged, "{\"spec\":{\"a\":1}}", "{\"metadata\":{}}", 1},
+      {"request.operation == 'CREATE' && request.kind.kind == 'ServiceDefaults'", "{}", NULL, 1},
+      {"authorizer.group('').resource('pods').check('get').allowed()", "{}", NULL, -1},
+  };
+  const char *names[] = {"object", "oldObject", "request"};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_object *vals[] = {J(cases[i].object), cases[i].old ? J(cases[i].old) : NULL,
+                           J("{\"operation\":\"CREATE\",\"kind\":{\"group\":\"consul.hashicorp.com\",\"kind\":\"ServiceDefaults\"}}")};
+    char err[256] = "";
+    int got = po_As_Cel_EvalVars(cases[i].expr, names, vals, 3, err, sizeof err);
+    if (got != cases[i].want)
+      fail_msg("case %zu: %s on %s / %s: got %d, want %d (%s)", i, cases[i].expr, cases[i].object, cases[i].old ? cases[i].old : "null",
+               got, cases[i].want, err);
+    for (int k = 0; k < 3; k++) json_object_put(vals[k]);
+  }
+}
+
+/* ValidatingWebhookConfiguration writes: matchConditions checked as the real server does. */
+static void test_webhook_config_check(void **state) {
+  (void)state;
+  static const struct { const char *vwc, *field, *msg; } cases[] = {
+      {"{\"webhooks\":[{\"name\":\"a\",\"matchConditions\":[{\"name\":\"x\",\"expression\":\"has(object.spec)\"}]}]}", NULL, NULL},
+      {"{\"webhooks\":[{\"name\":\"a\"},{\"matchConditions\":[{\"expression\":\"true\"}]}]}", "webhooks[1].matchConditions[0].name", "Required value"},
+      {"{\"webhooks\":[{\"matchConditions\":[{\"name\":\"x\"}]}]}", "webhooks[0].matchConditions[0].expression", "Required value"},
+      {"{\"webhooks\":[{\"matchConditions\":[{\"name\":\"x\",\"expression\":\"true\"},{\"name\":\"x\",\"expression\":\"true\"}]}]}",
+       "webhooks[0].matchConditions[1].name", "Duplicate value: \"x\""},
+      {"{\"webhooks\":[{\"matchConditions\":[{\"name\":\"x\",\"expression\":\"object.spec.matches(\"}]}]}",
+       "webhooks[0].matchConditions[0].expression", "compilation failed"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    json_object *v = J(cases[i].vwc);
+    char field[128] = "", reason[64] = "", msg[512] = "";
+    bool ok = po_As_Admission_CheckConfig(v, field, sizeof field, reason, sizeof reason, msg, sizeof msg);
+    if (!cases[i].field) {
+      if (!ok) fail_msg("case %zu refused: %s %s", i, field, msg);
+    } else if (ok || strcmp(field, cases[i].field) != 0 || !strstr(msg, cases[i].msg)) {
+      fail_msg("case %zu: got %d %s: %s, want %s: %s", i, ok, field, msg, cases[i].field, cases[i].msg);
+    }
+    json_object_put(v);
+  }
+  json_object *many = J("{\"webhooks\":[{\"matchConditions\":[]}]}");
+  json_object *conds = json_object_object_get(json_object_array_get_idx(json_object_object_get(many, "webhooks"), 0), "matchConditions");
+  for (int i = 0; i < 65; i++) {
+    char b[64];
+    snprintf(b, sizeof b, "{\"name\":\"c%d\",\"expression\":\"true\"}", i);
+    json_object_array_add(conds, J(b));
+  }
+  char field[128], reason[64], msg[512];
+  assert_false(po_As_Admission_CheckConfig(many, field, sizeof field, reason, sizeof reason, msg, sizeof msg));
+  assert_string_equal(msg, "Too many: 65: must have at most 64 items");
+  json_object_put(many);
 }
 
 static void test_yaml(void **state) {
@@ -128,7 +229,8 @@ static void test_schema_texts(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cel), cmocka_unit_test(test_yaml), cmocka_unit_test(test_patches),
+      cmocka_unit_test(test_cel), cmocka_unit_test(test_cel_match_conditions), cmocka_unit_test(test_webhook_config_check),
+      cmocka_unit_test(test_yaml), cmocka_unit_test(test_patches),
       cmocka_unit_test(test_selectors_and_jsonpath), cmocka_unit_test(test_schema_texts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -8,6 +8,7 @@ ns=propertyoverride-system
 
 # --- Chart.yaml ----------------------------------------------------------------------------------
 "$H" yaml2json "$chart/Chart.yaml" >"$work/chartyaml.json"
+jqt "$work/chartyaml.json" "Chart.yaml: kubeVersion >=1.28 (webhook matchConditions, CRD CEL rules)" '.[0].kubeVersion == ">=1.28.0-0"'
 jqt "$work/chartyaml.json" "Chart.yaml: apiVersion v2, named as its folder, semantic versions, appVersion = the CMake project version" \
   ".[0] | .apiVersion == \"v2\" and .name == \"propertyoverride\" and (.version | test(\"^[0-9]+\\\\.[0-9]+\\\\.[0-9]+\")) and .appVersion == \"$(sed -n 's/^project(propertyoverride VERSION \([0-9.]*\).*/\1/p' "$top/CMakeLists.txt")\""
 
@@ -77,8 +78,17 @@ jqt "$work/options.json" "options: resources, nodeSelector, tolerations, affinit
   "$d | .spec.template.spec as \$s | \$s.containers[0].resources.limits.memory == \"512Mi\" and \$s.nodeSelector == {\"kubernetes.io/os\":\"linux\"} and \$s.tolerations[0].value == \"platform\" and (\$s.affinity | has(\"nodeAffinity\") and (has(\"podAntiAffinity\")|not)) and .spec.template.metadata.labels[\"example.com/cost-center\"] == \"42\" and .spec.template.metadata.annotations[\"example.com/team\"] == \"platform\""
 jqt "$work/options.json" "options: watched namespaces get RoleBindings, no ClusterRoleBinding" \
   '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
-jqt "$work/options.json" "options: the webhook (failurePolicy, timeout, only the watched namespaces)" \
-  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}'
+jqt "$work/options.json" "options: both webhooks (failurePolicy, timeout, only the watched namespaces)" \
+  '[.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}] == [true, true]'
+jqt "$work/options.json" "options: tenancy.proxyDefaultsNamespaces, one --allow-proxydefaults-from each" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=platform\",\"--allow-proxydefaults-from=team-a\"]"
+jqt "$work/default.json" "default: no --allow-proxydefaults-from (only the controller's own namespace)" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == []"
+jqt "$work/default.json" "default: PropertyOverrides always reviewed; ServiceDefaults/ProxyDefaults only under matchConditions" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[] | {name, rules: [.rules[].resources[]], conditions: [(.matchConditions // [])[].name]}] == [{"name":"validate.propertyoverride.io","rules":["propertyoverrides"],"conditions":[]},{"name":"targets.validate.propertyoverride.io","rules":["servicedefaults","proxydefaults"],"conditions":["holds-property-override","spec-changed"]}]'
+render anyns --namespace "$ns" -f "$top/tests/deploy/testdata/values/tenancy-any.yaml"
+jqt "$work/anyns.json" "tenancy: * renders as --allow-proxydefaults-from=*" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=*\"]"
 jqt "$work/options.json" "options: ServiceMonitor on the metrics Service" \
   '.[] | select(.kind=="ServiceMonitor") | .metadata.labels.release == "prometheus" and .spec.endpoints == [{"port":"metrics","path":"/metrics","interval":"15s"}] and .spec.selector.matchLabels["app.kubernetes.io/component"] == "metrics"'
 jqt "$work/options.json" "options: everything namespaced lands in the release namespace (or a watched one)" \
@@ -103,6 +113,11 @@ jqt "$work/other-cm.json" "release po in ops, cert-manager: inject-ca-from and D
 notes=$("$H" --chart "$chart" --namespace "$ns" --notes)
 grep -q 'kubectl -n propertyoverride-system rollout status deployment/propertyoverride-controller' <<<"$notes" &&
   ok "NOTES.txt renders" || fail "NOTES.txt: $notes"
+grep -q 'ProxyDefaults may be targeted by PropertyOverrides in: propertyoverride-system\.' <<<"$notes" &&
+  ok "NOTES.txt: the ProxyDefaults tenancy default" || fail "NOTES.txt (tenancy): $notes"
+notes=$("$H" --chart "$chart" --namespace "$ns" --notes -f "$top/tests/deploy/testdata/values/options.yaml")
+grep -q 'ProxyDefaults may be targeted by PropertyOverrides in: platform, team-a\.' <<<"$notes" &&
+  ok "NOTES.txt: tenancy.proxyDefaultsNamespaces" || fail "NOTES.txt (tenancy options): $notes"
 notes=$("$H" --chart "$chart" --namespace "$ns" --notes -f "$top/tests/deploy/testdata/values/secret.yaml")
 grep -q 'certificate mode secret' <<<"$notes" && ok "NOTES.txt renders in secret mode" || fail "NOTES.txt (secret): $notes"
 

@@ -57,12 +57,15 @@ for flag in $(jq -r "$d | .spec.template.spec.containers[0].args[1:][] | sub(\"=
 done
 
 # --- the webhook --------------------------------------------------------------------------------------
-jqt "$j" "webhook: Fail, sideEffects None, 5 s, Equivalent, kube-system left alone, /validate on the Service" \
-  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0] | .failurePolicy == "Fail" and .sideEffects == "None" and .timeoutSeconds == 5 and .matchPolicy == "Equivalent" and .namespaceSelector == {"matchExpressions":[{"key":"kubernetes.io/metadata.name","operator":"NotIn","values":["kube-system"]}]} and .clientConfig.service == {"name":"propertyoverride-webhook","namespace":"propertyoverride-system","path":"/validate","port":443}'
-jqt "$j" "webhook: CREATE/UPDATE of PropertyOverrides, ServiceDefaults, ProxyDefaults; never a subresource" \
-  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0].rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{"g":["propertyoverride.io"],"r":["propertyoverrides"],"o":["CREATE","UPDATE"]},{"g":["consul.hashicorp.com"],"r":["servicedefaults","proxydefaults"],"o":["CREATE","UPDATE"]}]'
+vwc='.[] | select(.kind=="ValidatingWebhookConfiguration")'
+jqt "$j" "webhooks: Fail, sideEffects None, 5 s, Equivalent, kube-system left alone, /validate on the Service (both)" \
+  "[$vwc | .webhooks[] | .failurePolicy == \"Fail\" and .sideEffects == \"None\" and .timeoutSeconds == 5 and .matchPolicy == \"Equivalent\" and .namespaceSelector == {\"matchExpressions\":[{\"key\":\"kubernetes.io/metadata.name\",\"operator\":\"NotIn\",\"values\":[\"kube-system\"]}]} and .clientConfig.service == {\"name\":\"propertyoverride-webhook\",\"namespace\":\"propertyoverride-system\",\"path\":\"/validate\",\"port\":443}] == [true, true]"
+jqt "$j" "validate.propertyoverride.io: every CREATE/UPDATE of PropertyOverrides (no matchConditions); never a subresource" \
+  "$vwc | .webhooks[0] | .name == \"validate.propertyoverride.io\" and (has(\"matchConditions\") | not) and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"propertyoverride.io\"],\"r\":[\"propertyoverrides\"],\"o\":[\"CREATE\",\"UPDATE\"]}])"
+jqt "$j" "targets.validate.propertyoverride.io: CREATE/UPDATE of ServiceDefaults, ProxyDefaults holding builtin/property-override whose spec changed" \
+  "$vwc | .webhooks[1] | .name == \"targets.validate.propertyoverride.io\" and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"consul.hashicorp.com\"],\"r\":[\"servicedefaults\",\"proxydefaults\"],\"o\":[\"CREATE\",\"UPDATE\"]}]) and (.matchConditions | map(.name) == [\"holds-property-override\",\"spec-changed\"]) and (.matchConditions[0].expression | contains(\"e.name == 'builtin/property-override'\"))"
 jqt "$j" "webhook: self-managed certificates (no caBundle shipped, the controller names its Secret, Service and configuration)" \
-  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[0].clientConfig | has("caBundle") | not) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args as $a | (["--webhook-cert-mode=self-managed","--webhook-secret=propertyoverride-webhook-cert","--webhook-service=propertyoverride-webhook","--webhook-configuration=propertyoverride","--webhook-cert-dir=/tmp/propertyoverride-webhook"] - $a) == [])'
+  '(.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[].clientConfig | has("caBundle")] == [false, false]) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args as $a | (["--webhook-cert-mode=self-managed","--webhook-secret=propertyoverride-webhook-cert","--webhook-service=propertyoverride-webhook","--webhook-configuration=propertyoverride","--webhook-cert-dir=/tmp/propertyoverride-webhook"] - $a) == [])'
 jqt "$j" "the read-only root's one writable path is an in-memory /tmp" \
   '.[] | select(.kind=="Deployment") | .spec.template.spec | .containers[0].volumeMounts == [{"name":"tmp","mountPath":"/tmp"}] and .volumes == [{"name":"tmp","emptyDir":{"medium":"Memory","sizeLimit":"16Mi"}}]'
 
@@ -139,8 +142,8 @@ if [ "$ready" = 1 ]; then ok "the controller runs with deploy/'s arguments and i
 else fail "the controller with deploy/'s arguments did not become ready: $(tail -5 "$work/controller.log")"; fi
 kubectl -n propertyoverride-system get secret propertyoverride-webhook-cert -o name >/dev/null 2>&1 &&
   ok "self-managed: the controller created its Secret" || fail "self-managed: no Secret propertyoverride-webhook-cert"
-ca=$(kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[0].clientConfig.caBundle}')
-[ -n "$ca" ] && ok "self-managed: the caBundle is set" || fail "self-managed: the caBundle is still empty"
+ca=$(kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
+[[ "$ca" =~ ^[A-Za-z0-9+/=]+\ [A-Za-z0-9+/=]+$ ]] && ok "self-managed: the caBundle is set in both webhooks" || fail "self-managed: caBundles: [$ca]"
 # Admission through deploy/'s ValidatingWebhookConfiguration and Service, over the controller's TLS.
 kubectl create namespace deploy-test >/dev/null
 if out=$(kubectl -n deploy-test apply -f "$top/examples/invalid/max-ejection-percent-over-100.yaml" 2>&1); then
@@ -151,8 +154,59 @@ else fail "unexpected denial: $out"; fi
 if out=$(kubectl -n deploy-test apply -f "$top/examples/valid/connect-timeout.yaml" 2>&1); then
   ok "the webhook admits a valid PropertyOverride"
 else fail "a valid PropertyOverride was refused: $out"; fi
+# ServiceDefaults: reviewed only when they hold a builtin/property-override entry (matchConditions).
+sd() { # name [envoyExtensions-json]: a ServiceDefaults as JSON
+  jq -cn --arg n "$1" --argjson x "${2:-null}" \
+    '{apiVersion: "consul.hashicorp.com/v1alpha1", kind: "ServiceDefaults", metadata: {name: $n}, spec: ({protocol: "http"} + (if $x then {envoyExtensions: $x} else {} end))}'
+}
+po_entry() { # max_ejection_percent
+  jq -cn --argjson v "$1" '[{name: "builtin/lua", arguments: {Listener: "inbound", Script: "function envoy_on_request(h) end"}},
+    {name: "builtin/property-override", arguments: {Patches: [{ResourceFilter: {ResourceType: "cluster", TrafficDirection: "outbound"},
+      Op: "add", Path: "/outlier_detection/max_ejection_percent", Value: $v}]}}]'
+}
+if out=$(sd held "$(po_entry 150)" | kubectl -n deploy-test apply -f - 2>&1); then
+  fail "an invalid builtin/property-override entry in a ServiceDefaults was admitted: $out"
+elif grep -q 'admission webhook "targets.validate.propertyoverride.io" denied' <<<"$out" && grep -q max_ejection_percent <<<"$out"; then
+  ok "the webhook denies a ServiceDefaults holding an invalid builtin/property-override entry"
+else fail "unexpected denial: $out"; fi
+sd held "$(po_entry 50)" | kubectl -n deploy-test apply -f - >/dev/null 2>&1 &&
+  ok "the webhook admits a ServiceDefaults holding a valid entry" || fail "a valid ServiceDefaults entry was refused"
 # SIGTERM, as the kubelet sends it: an orderly stop (exit 0) while the API server is still up.
 kill -TERM "$controller"
 rc=0; wait "$controller" || rc=$?
 [ "$rc" = 0 ] && ok "SIGTERM: the controller stops in order" || fail "SIGTERM: the controller exited $rc: $(tail -3 "$work/controller.log")"
+
+# --- the controller down: only what it would check is blocked ----------------------------------------
+# The webhook Service now refuses connections. Checked with deploy/'s configuration, then with the
+# chart's, each created afresh from its render.
+outage() { # label render.json
+  local label=$1 n=$2 out
+  kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+  jq -c '.[] | select(.kind=="ValidatingWebhookConfiguration")' "$3" | kubectl create -f - >/dev/null ||
+    { fail "$label: creating its ValidatingWebhookConfiguration"; return; }
+  out=$(sd "plain-$n" | kubectl -n deploy-test create -f - 2>&1) &&
+    ok "$label, controller down: a plain ServiceDefaults is created" || fail "$label, controller down: plain ServiceDefaults refused: $out"
+  out=$(kubectl -n deploy-test patch servicedefaults "plain-$n" --type=merge -p '{"metadata":{"finalizers":["finalizers.consul.hashicorp.com"]}}' 2>&1) &&
+    ok "$label, controller down: a finalizer-only patch passes" || fail "$label, controller down: finalizer patch refused: $out"
+  out=$(kubectl -n deploy-test patch servicedefaults held --type=merge -p "{\"metadata\":{\"labels\":{\"n\":\"$n\"}}}" 2>&1) &&
+    ok "$label, controller down: a metadata-only patch of a ServiceDefaults holding an entry passes" || fail "$label: metadata patch of held refused: $out"
+  out=$(jq -cn '{apiVersion: "consul.hashicorp.com/v1alpha1", kind: "ProxyDefaults", metadata: {name: "global"}, spec: {config: {protocol: "http"}}}' |
+        kubectl -n deploy-test apply -f - 2>&1) &&
+    ok "$label, controller down: a ProxyDefaults without extensions is written" || fail "$label: ProxyDefaults refused: $out"
+  if out=$(sd "entry-$n" "$(po_entry 50)" | kubectl -n deploy-test create -f - 2>&1); then
+    fail "$label, controller down: a ServiceDefaults holding a builtin/property-override entry was admitted"
+  elif grep -q 'failed calling webhook "targets.validate.propertyoverride.io"' <<<"$out"; then
+    ok "$label, controller down: a ServiceDefaults holding a builtin/property-override entry is refused (fail closed)"
+  else fail "$label, controller down: unexpected: $out"; fi
+  if out=$(kubectl -n deploy-test patch servicedefaults held --type=merge -p '{"spec":{"protocol":"grpc"}}' 2>&1); then
+    fail "$label, controller down: a spec change of a ServiceDefaults holding an entry was admitted"
+  else grep -q 'failed calling webhook "targets.validate.propertyoverride.io"' <<<"$out" &&
+    ok "$label, controller down: a spec change of a ServiceDefaults holding an entry is refused" || fail "$label: unexpected: $out"; fi
+  if out=$(sed "s/^  name: .*/  name: down-$n/" "$top/examples/valid/connect-timeout.yaml" | kubectl -n deploy-test create -f - 2>&1); then
+    fail "$label, controller down: a PropertyOverride was admitted unvalidated"
+  else grep -q 'failed calling webhook "validate.propertyoverride.io"' <<<"$out" &&
+    ok "$label, controller down: PropertyOverrides stay failurePolicy Fail" || fail "$label: unexpected: $out"; fi
+}
+outage "deploy/" 1 "$j"
+outage "the chart" 2 "$work/chart.json"
 finish

@@ -16,6 +16,7 @@ typedef struct Hook {
   long timeout;
   bool ignore;
   char *body; /* the AdmissionReview request */
+  char *refused; /* matchConditions failed to evaluate under failurePolicy Fail: the 403 text */
   char uid[37];
 } Hook;
 
@@ -106,6 +107,87 @@ static json_object *object_for_review(json_object *o, const char *av) {
   return c;
 }
 
+/* matchConditions, as the real dispatcher evaluates them after the rules and selectors: any
+ * condition false skips the webhook (whatever errors the others raised); otherwise an
+ * evaluation error skips it under failurePolicy Ignore and, under Fail, refuses the request
+ * without calling anything. The variables are object, oldObject (null where the operation has
+ * none) and request (the AdmissionRequest without its objects); an expression outside this
+ * server's CEL subset counts as an evaluation error (the VWC write refuses those anyway).
+ * Returns 1 call, 0 skip, -1 refuse (errs filled as Kubernetes aggregates them). */
+static int match_conditions(json_object *conds, json_object *obj, json_object *old, json_object *req, bool ignore,
+                            char *errs, size_t errsz) {
+  size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+  const char *names[] = {"object", "oldObject", "request"};
+  json_object *values[] = {obj, old, req};
+  int nerr = 0;
+  char first[768] = "", all[1536] = "";
+  for (size_t i = 0; i < n; i++) {
+    const char *e = po_As_GetStr(json_object_array_get_idx(conds, i), "expression");
+    char err[256] = "";
+    int res = e ? po_As_Cel_EvalVars(e, names, values, 3, err, sizeof err) : -1;
+    if (res == 0) return 0;
+    if (res == 1) continue;
+    if (res == -1) snprintf(err, sizeof err, "outside the CEL subset of this local API server");
+    char one[768];
+    snprintf(one, sizeof one, "expression '%s' resulted in error: %s", e ? e : "", err);
+    if (!nerr) snprintf(first, sizeof first, "%s", one);
+    size_t used = strlen(all);
+    snprintf(all + used, sizeof all - used, "%s%s", nerr ? ", " : "", one);
+    nerr++;
+  }
+  if (!nerr) return 1;
+  if (ignore) return 0;
+  if (nerr == 1) snprintf(errs, errsz, "%s", first);
+  else snprintf(errs, errsz, "[%s]", all);
+  return -1;
+}
+
+bool po_As_Admission_CheckConfig(json_object *vwc, char *field, size_t fieldsz, char *reason, size_t reasonsz, char *msg,
+                                 size_t msgsz) {
+  json_object *hooks = po_As_Get(vwc, "webhooks");
+  const char *names[] = {"object", "oldObject", "request"};
+  json_object *values[] = {NULL, NULL, NULL};
+  for (size_t i = 0; hooks && json_object_is_type(hooks, json_type_array) && i < json_object_array_length(hooks); i++) {
+    json_object *conds = po_As_Get(json_object_array_get_idx(hooks, i), "matchConditions");
+    size_t n = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    if (n > 64) {
+      snprintf(field, fieldsz, "webhooks[%zu].matchConditions", i);
+      snprintf(reason, reasonsz, "FieldValueTooMany");
+      snprintf(msg, msgsz, "Too many: %zu: must have at most 64 items", n);
+      return false;
+    }
+    for (size_t j = 0; j < n; j++) {
+      json_object *c = json_object_array_get_idx(conds, j);
+      const char *nm = po_As_GetStr(c, "name"), *e = po_As_GetStr(c, "expression");
+      if (!nm || !nm[0] || !e || !e[0]) {
+        snprintf(field, fieldsz, "webhooks[%zu].matchConditions[%zu].%s", i, j, !nm || !nm[0] ? "name" : "expression");
+        snprintf(reason, reasonsz, "FieldValueRequired");
+        snprintf(msg, msgsz, "Required value");
+        return false;
+      }
+      for (size_t k = 0; k < j; k++) {
+        const char *other = po_As_GetStr(json_object_array_get_idx(conds, k), "name");
+        if (other && !strcmp(other, nm)) {
+          snprintf(field, fieldsz, "webhooks[%zu].matchConditions[%zu].name", i, j);
+          snprintf(reason, reasonsz, "FieldValueDuplicate");
+          snprintf(msg, msgsz, "Duplicate value: \"%s\"", nm);
+          return false;
+        }
+      }
+      /* A real server accepts any CEL that compiles; this one refuses what it cannot evaluate,
+       * so no test runs against a condition it would silently get wrong. */
+      char err[256];
+      if (po_As_Cel_EvalVars(e, names, values, 3, err, sizeof err) == -1) {
+        snprintf(field, fieldsz, "webhooks[%zu].matchConditions[%zu].expression", i, j);
+        snprintf(reason, reasonsz, "FieldValueInvalid");
+        snprintf(msg, msgsz, "Invalid value: \"%.200s\": compilation failed: outside the CEL subset of this local API server (tests/apiserver/src/cel.c)", e);
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version, const char *operation,
                                             const char *subresource, const char *ns, const char *name,
                                             json_object *obj, json_object *old, bool dry_run) {
@@ -129,36 +211,12 @@ po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *versi
       if (!rules_match(po_As_Get(h, "rules"), r, version, operation, subresource)) continue;
       if ((r->namespaced || nslabels) && !po_As_LabelSelectorObj_Match(po_As_Get(h, "namespaceSelector"), nslabels)) continue;
       if (!po_As_LabelSelectorObj_Match(po_As_Get(h, "objectSelector"), objlabels)) continue;
-      if (!job) job = calloc(1, sizeof *job);
-      if (job->n >= 32) break;
-      Hook *k = &job->hooks[job->n++];
-      k->name = po_As_Strdup(po_As_GetStr(h, "name") ? po_As_GetStr(h, "name") : "");
-      const char *fp = po_As_GetStr(h, "failurePolicy");
-      k->ignore = fp && !strcmp(fp, "Ignore");
-      json_object *to = po_As_Get(h, "timeoutSeconds");
-      k->timeout = to ? json_object_get_int(to) : 10;
-      json_object *cc = po_As_Get(h, "clientConfig");
-      const char *url = po_As_GetStr(cc, "url");
-      json_object *svc = po_As_Get(cc, "service");
-      if (url) {
-        k->url = strdup(url);
-      } else if (svc) {
-        const char *sn = po_As_GetStr(svc, "name"), *sns = po_As_GetStr(svc, "namespace"), *path = po_As_GetStr(svc, "path");
-        json_object *port = po_As_Get(svc, "port");
-        int p = port ? json_object_get_int(port) : 443;
-        k->url = po_As_Printf("https://%s.%s.svc:%d%s", sn ? sn : "", sns ? sns : "", p, path ? path : "");
-        const char *target = svc_target(sns ? sns : "", sn ? sn : "");
-        if (target) k->connect_to = po_As_Printf("%s.%s.svc:%d:%s", sn ? sn : "", sns ? sns : "", p, target);
-      }
-      const char *ca = po_As_GetStr(cc, "caBundle");
-      if (ca) k->ca = b64decode(ca, &k->ca_len);
-      po_As_Uuid(k->uid);
-      /* the AdmissionReview v1 request */
-      json_object *rev = json_object_new_object();
-      json_object_object_add(rev, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
-      json_object_object_add(rev, "kind", json_object_new_string("AdmissionReview"));
+      /* the AdmissionRequest (its objects are added after the matchConditions, which see them
+       * as the separate variables object and oldObject) */
+      char uid[37];
+      po_As_Uuid(uid);
       json_object *req = json_object_new_object();
-      json_object_object_add(req, "uid", json_object_new_string(k->uid));
+      json_object_object_add(req, "uid", json_object_new_string(uid));
       json_object *kind = json_object_new_object();
       json_object_object_add(kind, "group", json_object_new_string(r->group));
       json_object_object_add(kind, "version", json_object_new_string(version));
@@ -182,14 +240,60 @@ po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *versi
       json_object_array_add(groups, json_object_new_string("system:authenticated"));
       json_object_object_add(ui, "groups", groups);
       json_object_object_add(req, "userInfo", ui);
-      json_object_object_add(req, "object", object_for_review(obj, av));
-      json_object_object_add(req, "oldObject", object_for_review(old, av));
       json_object_object_add(req, "dryRun", json_object_new_boolean(dry_run));
       json_object *opts = json_object_new_object();
       json_object_object_add(opts, "apiVersion", json_object_new_string("meta.k8s.io/v1"));
       const char *ok = !strcmp(operation, "CREATE") ? "CreateOptions" : !strcmp(operation, "DELETE") ? "DeleteOptions" : "UpdateOptions";
       json_object_object_add(opts, "kind", json_object_new_string(ok));
       json_object_object_add(req, "options", opts);
+      json_object *vobj = object_for_review(obj, av), *vold = object_for_review(old, av);
+      const char *fp = po_As_GetStr(h, "failurePolicy");
+      bool ignore = fp && !strcmp(fp, "Ignore");
+      char refused[2048] = "";
+      int m = match_conditions(po_As_Get(h, "matchConditions"), vobj, vold, req, ignore, refused, sizeof refused);
+      if (m == 0 || (job && job->n >= 32)) {
+        json_object_put(vobj);
+        json_object_put(vold);
+        json_object_put(req);
+        continue;
+      }
+      if (!job) job = calloc(1, sizeof *job);
+      Hook *k = &job->hooks[job->n++];
+      k->name = po_As_Strdup(po_As_GetStr(h, "name") ? po_As_GetStr(h, "name") : "");
+      memcpy(k->uid, uid, sizeof uid);
+      k->ignore = ignore;
+      if (m < 0) {
+        char qr[300];
+        snprintf(qr, sizeof qr, "%s%s%s", r->plural, r->group[0] ? "." : "", r->group);
+        k->refused = name && name[0] ? po_As_Printf("%s \"%s\" is forbidden: %s", qr, name, refused)
+                                     : po_As_Printf("%s is forbidden: %s", qr, refused);
+        json_object_put(vobj);
+        json_object_put(vold);
+        json_object_put(req);
+        continue;
+      }
+      json_object *to = po_As_Get(h, "timeoutSeconds");
+      k->timeout = to ? json_object_get_int(to) : 10;
+      json_object *cc = po_As_Get(h, "clientConfig");
+      const char *url = po_As_GetStr(cc, "url");
+      json_object *svc = po_As_Get(cc, "service");
+      if (url) {
+        k->url = strdup(url);
+      } else if (svc) {
+        const char *sn = po_As_GetStr(svc, "name"), *sns = po_As_GetStr(svc, "namespace"), *path = po_As_GetStr(svc, "path");
+        json_object *port = po_As_Get(svc, "port");
+        int p = port ? json_object_get_int(port) : 443;
+        k->url = po_As_Printf("https://%s.%s.svc:%d%s", sn ? sn : "", sns ? sns : "", p, path ? path : "");
+        const char *target = svc_target(sns ? sns : "", sn ? sn : "");
+        if (target) k->connect_to = po_As_Printf("%s.%s.svc:%d:%s", sn ? sn : "", sns ? sns : "", p, target);
+      }
+      const char *ca = po_As_GetStr(cc, "caBundle");
+      if (ca) k->ca = b64decode(ca, &k->ca_len);
+      json_object_object_add(req, "object", vobj);
+      json_object_object_add(req, "oldObject", vold);
+      json_object *rev = json_object_new_object();
+      json_object_object_add(rev, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
+      json_object_object_add(rev, "kind", json_object_new_string("AdmissionReview"));
       json_object_object_add(rev, "request", req);
       k->body = strdup(json_object_to_json_string_ext(rev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
       json_object_put(rev);
@@ -299,6 +403,14 @@ static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz) {
 }
 
 bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r) {
+  /* As the real dispatcher: every webhook's matchConditions are decided before any is called. */
+  for (int i = 0; i < job->n; i++) {
+    Hook *k = &job->hooks[i];
+    if (!k->refused) continue;
+    po_As_Log(kPo_As_LogWarn, "failed evaluating match conditions, failing closed %s: %s", k->name, k->refused);
+    po_As_Reply_Status(r, 403, "Forbidden", k->refused, NULL);
+    return false;
+  }
   for (int i = 0; i < job->n; i++) {
     Hook *k = &job->hooks[i];
     char why[1024] = "";
@@ -326,6 +438,7 @@ void po_As_Admission_Free(po_As_AdmissionJob *job) {
     free(k->connect_to);
     free(k->ca);
     free(k->body);
+    free(k->refused);
   }
   free(job);
 }

@@ -178,6 +178,10 @@ void po_As_Schema_Validate(json_object *schema, json_object *obj, po_As_Causes *
 
 /* CEL subset (cel.c): 1 true, 0 false, 2 evaluation error (err filled), -1 outside the subset. */
 int po_As_Cel_Eval(const char *rule, json_object *self, char *err, size_t errsz);
+/* The same with named variables (matchConditions: object, oldObject, request); a variable whose
+ * value is NULL is CEL null. At most 4 variables. */
+int po_As_Cel_EvalVars(const char *expr, const char *const *names, json_object *const *values, int n, char *err,
+                       size_t errsz);
 
 /* ---- tables (table.c) -------------------------------------------------------------------- */
 json_object *po_As_Table(po_As_Resource *r, const char *version, json_object **objs, size_t n,
@@ -197,6 +201,11 @@ json_object *po_As_OpenApi_GroupVersion(const char *group, const char *version);
 
 /* ---- admission (admission.c) -------------------------------------------------------------- */
 typedef struct po_As_AdmissionJob po_As_AdmissionJob;
+/* A ValidatingWebhookConfiguration's matchConditions as the real server validates them (count,
+ * names required and unique, expressions required and compiling; here: inside the CEL subset).
+ * false: field, reason and msg say what is wrong. */
+bool po_As_Admission_CheckConfig(json_object *vwc, char *field, size_t fieldsz, char *reason, size_t reasonsz, char *msg,
+                                 size_t msgsz);
 /* Under the lock: snapshot the matching webhooks for this request (NULL when none). */
 po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version,
                                             const char *operation, const char *subresource,

@@ -85,6 +85,41 @@ static int compare(json_object *a, json_object *b, bool *okp) {
   return 0;
 }
 
+/* CEL equality on JSON values: numbers by value (1 == 1.0), lists element by element, maps by
+ * their key sets and values; values of different types are unequal (heterogeneous equality). */
+static bool cel_equal(json_object *a, json_object *b) {
+  if (!a || !b) return !a && !b;
+  if (is_num(a) && is_num(b)) {
+    if (json_object_is_type(a, json_type_int) && json_object_is_type(b, json_type_int))
+      return json_object_get_int64(a) == json_object_get_int64(b);
+    return json_object_get_double(a) == json_object_get_double(b);
+  }
+  json_type t = json_object_get_type(a);
+  if (t != json_object_get_type(b)) return false;
+  switch (t) {
+    case json_type_boolean: return json_object_get_boolean(a) == json_object_get_boolean(b);
+    case json_type_string:
+      return json_object_get_string_len(a) == json_object_get_string_len(b) &&
+             !memcmp(json_object_get_string(a), json_object_get_string(b), (size_t)json_object_get_string_len(a));
+    case json_type_array: {
+      size_t n = json_object_array_length(a);
+      if (n != json_object_array_length(b)) return false;
+      for (size_t i = 0; i < n; i++)
+        if (!cel_equal(json_object_array_get_idx(a, i), json_object_array_get_idx(b, i))) return false;
+      return true;
+    }
+    case json_type_object: {
+      if (json_object_object_length(a) != json_object_object_length(b)) return false;
+      json_object_object_foreach(a, k, va) {
+        json_object *vb = NULL;
+        if (!json_object_object_get_ex(b, k, &vb) || !cel_equal(va, vb)) return false;
+      }
+      return true;
+    }
+    default: return false;
+  }
+}
+
 static V args_and_call(P *p, bool ev, V recv, const char *fn);
 
 /* Primary expressions and member chains. */
@@ -138,25 +173,43 @@ static V member(P *p, bool ev) {
     } else if (!strcmp(id, "null")) {
       v = ok(NULL);
     } else if (!strcmp(id, "has")) {
-      /* has(a.b.c): evaluate a.b, test for c */
+      /* has(x.a.b): x.a is selected as usual (an absent a is an error), then b is tested on it.
+       * As in CEL, the test needs a map operand: has() on null, a list or a scalar is an error. */
       if (!eat(p, "(")) { p->unsupported = true; return v; }
       char base[128];
       if (!ident(p, base, sizeof base)) { p->unsupported = true; return v; }
-      json_object *cur = NULL;
+      V cur = ok(NULL);
       bool found = false;
       for (int i = p->nvars - 1; i >= 0; i--)
-        if (!strcmp(p->vars[i].name, base)) { cur = p->vars[i].value; found = true; break; }
+        if (!strcmp(p->vars[i].name, base)) {
+          if (ev) cur = ok(json_object_get(p->vars[i].value));
+          found = true;
+          break;
+        }
       if (!found) p->unsupported = true;
-      bool present = true;
+      char pending[128] = "";
       while (eat(p, ".")) {
         char f[128];
         if (!ident(p, f, sizeof f)) { p->unsupported = true; break; }
-        if (!present) continue;
-        if (cur && json_object_is_type(cur, json_type_object) && json_object_object_get_ex(cur, f, NULL)) cur = po_As_Get(cur, f);
-        else present = false;
+        if (pending[0] && ev && !cur.err) { /* select the previous field */
+          json_object *r = NULL;
+          if (cur.j && json_object_is_type(cur.j, json_type_object) && json_object_object_get_ex(cur.j, pending, &r)) {
+            json_object_get(r);
+            drop(cur);
+            cur = ok(r);
+          } else {
+            drop(cur);
+            cur = fail_v(p, "no such key: %s", pending);
+          }
+        }
+        snprintf(pending, sizeof pending, "%s", f);
       }
+      if (!pending[0]) p->unsupported = true; /* has() takes a field selection */
       if (!eat(p, ")")) p->unsupported = true;
-      if (ev) v = ok(json_object_new_boolean(present));
+      if (!ev || cur.err) return cur;
+      if (cur.j && json_object_is_type(cur.j, json_type_object)) v = ok(json_object_new_boolean(json_object_object_get_ex(cur.j, pending, NULL)));
+      else v = fail_v(p, "invalid type for field selection: %s", pending);
+      drop(cur);
       return v;
     } else if (eat(p, "(")) { /* global function: size(x) */
       V a = expr(p, ev);
@@ -268,8 +321,9 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
       }
       list = keys;
     }
-    if (ev && !recv.err && list && json_object_is_type(list, json_type_array)) n = json_object_array_length(list);
-    int count = 0;
+    bool iterable = list && json_object_is_type(list, json_type_array);
+    if (ev && !recv.err && iterable) n = json_object_array_length(list);
+    size_t count = 0, nfalse = 0;
     bool any_err = recv.err;
     const char *end = NULL;
     p->vars[p->nvars].name = var;
@@ -279,8 +333,12 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
       p->vars[p->nvars - 1].value = json_object_array_get_idx(list, i);
       V r = expr(p, true);
       bool b;
-      if (truthy(r, &b)) count += b;
-      else any_err = true;
+      if (truthy(r, &b)) {
+        count += b;
+        nfalse += !b;
+      } else {
+        any_err = true;
+      }
       drop(r);
       end = p->p;
     }
@@ -296,9 +354,15 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
     drop(recv);
     if (!eat(p, ")")) p->unsupported = true;
     if (!ev) return ok(NULL);
+    if (!recv.err && !iterable) return fail_v(p, "no matching overload for %s() (not a list or map)", fn);
+    /* CEL folds all() with && and exists() with ||, both commutative over errors: one false
+     * element decides all(), one true element decides exists(), whatever errors the others
+     * raised. exists_one() counts, so any error is its result. */
+    if (!strcmp(fn, "all") && !recv.err && nfalse) return ok(json_object_new_boolean(0));
+    if (!strcmp(fn, "exists") && !recv.err && count) return ok(json_object_new_boolean(1));
     if (any_err) return fail_v(p, "error evaluating %s()", fn);
-    if (!strcmp(fn, "all")) return ok(json_object_new_boolean(count == (int)n));
-    if (!strcmp(fn, "exists")) return ok(json_object_new_boolean(count > 0));
+    if (!strcmp(fn, "all")) return ok(json_object_new_boolean(1));
+    if (!strcmp(fn, "exists")) return ok(json_object_new_boolean(0));
     return ok(json_object_new_boolean(count == 1));
   }
   V arg = ok(NULL);
@@ -447,12 +511,12 @@ static V rel(P *p, bool ev) {
     V r = (V){NULL, true};
     if (!a.err && !b.err) {
       if (i == 0 || i == 1) {
-        bool eq = (!a.j && !b.j) || (is_num(a.j) && is_num(b.j) ? json_object_get_double(a.j) == json_object_get_double(b.j) : po_As_Equal(a.j, b.j));
+        bool eq = cel_equal(a.j, b.j);
         r = ok(json_object_new_boolean(i == 0 ? eq : !eq));
       } else if (i == 6) {
         bool in = false;
         if (b.j && json_object_is_type(b.j, json_type_array))
-          for (size_t k = 0; k < json_object_array_length(b.j); k++) in |= po_As_Equal(json_object_array_get_idx(b.j, k), a.j);
+          for (size_t k = 0; k < json_object_array_length(b.j); k++) in |= cel_equal(json_object_array_get_idx(b.j, k), a.j);
         else if (b.j && json_object_is_type(b.j, json_type_object) && a.j && json_object_is_type(a.j, json_type_string))
           in = json_object_object_get_ex(b.j, json_object_get_string(a.j), NULL);
         r = ok(json_object_new_boolean(in));
@@ -510,11 +574,15 @@ static V expr(P *p, bool ev) {
   return y;
 }
 
-int po_As_Cel_Eval(const char *rule, json_object *self, char *err, size_t errsz) {
-  P p = {.s = rule, .p = rule};
-  p.vars[0].name = "self";
-  p.vars[0].value = self;
-  p.nvars = 1;
+int po_As_Cel_EvalVars(const char *expr_text, const char *const *names, json_object *const *values, int n, char *err,
+                       size_t errsz) {
+  P p = {.s = expr_text, .p = expr_text};
+  if (n > 4) n = 4; /* the rest of vars[] is for macro variables */
+  for (int i = 0; i < n; i++) {
+    p.vars[i].name = names[i];
+    p.vars[i].value = values[i];
+  }
+  p.nvars = n;
   V v = expr(&p, true);
   ws(&p);
   if (*p.p) p.unsupported = true;
@@ -523,9 +591,17 @@ int po_As_Cel_Eval(const char *rule, json_object *self, char *err, size_t errsz)
   if (p.unsupported) res = -1;
   else if (truthy(v, &b)) res = b ? 1 : 0;
   else {
-    snprintf(err, errsz, "%s", p.err[0] ? p.err : "rule did not evaluate to a bool");
+    snprintf(err, errsz, "%s", p.err[0] ? p.err : v.err ? "evaluation error" : "expression did not evaluate to a bool");
     res = 2;
   }
   drop(v);
+  return res;
+}
+
+int po_As_Cel_Eval(const char *rule, json_object *self, char *err, size_t errsz) {
+  const char *names[] = {"self"};
+  json_object *values[] = {self};
+  int res = po_As_Cel_EvalVars(rule, names, values, 1, err, errsz);
+  if (res == 2 && !strcmp(err, "expression did not evaluate to a bool")) snprintf(err, errsz, "rule did not evaluate to a bool");
   return res;
 }

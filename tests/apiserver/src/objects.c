@@ -228,6 +228,13 @@ static bool validate_common(po_As_WriteCtx *w, json_object *obj, po_As_Reply *r)
   if (res->is_crd || !strcmp(res->plural, "customresourcedefinitions")) {
     if (!check_schema(w, obj, r)) return false;
   }
+  if (!strcmp(res->plural, "validatingwebhookconfigurations") && !strcmp(res->group, "admissionregistration.k8s.io")) {
+    char field[128], reason[64], msg[512];
+    if (!po_As_Admission_CheckConfig(obj, field, sizeof field, reason, sizeof reason, msg, sizeof msg)) {
+      invalid1(r, res, name, reason, field, msg);
+      return false;
+    }
+  }
   if (!strcmp(res->plural, "customresourcedefinitions") && !strcmp(res->group, "apiextensions.k8s.io")) {
     json_object *spec = po_As_Get(obj, "spec");
     json_object *names = po_As_Get(spec, "names");
