@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <gnutls/gnutls.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,6 +110,8 @@ static int connect_from(const char *src, uint16_t port, bool nonblocking) {
   inet_pton(AF_INET, src, &a.sin_addr);
   struct sockaddr_in d = {.sin_family = AF_INET, .sin_port = htons(port)};
   inet_pton(AF_INET, "127.0.0.1", &d.sin_addr);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one); /* as curl and Go's net/http do */
   if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
       (connect(fd, (struct sockaddr *)&d, sizeof d) != 0 && errno != EINPROGRESS)) {
     close(fd);
