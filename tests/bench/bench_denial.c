@@ -7,11 +7,11 @@
  * --once runs each case once in this process, without children or repeats: for instruction
  * counts, e.g. `valgrind --tool=callgrind build/tests/bench/bench_denial --once`. */
 #include <json-c/json.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -114,42 +114,56 @@ static double cpu_seconds(void) {
          (double)ru.ru_stime.tv_usec / 1e6;
 }
 
-static long maxrss_kb(void) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  return ru.ru_maxrss;
+/* A field of /proc/self/status in kB ("VmRSS", "VmHWM"); -1 when missing. */
+static long status_kb(const char *field) {
+  FILE *f = fopen("/proc/self/status", "r");
+  if (!f) return -1;
+  char line[256];
+  long v = -1;
+  size_t n = strlen(field);
+  while (fgets(line, sizeof line, f)) {
+    if (!strncmp(line, field, n) && line[n] == ':') v = strtol(line + n + 1, NULL, 10);
+  }
+  fclose(f);
+  return v;
 }
 
-/* The peak extra memory of one decision, in a fresh child (ru_maxrss only ever grows). */
-static double peak_extra_mb(const char *body, size_t len) {
-  int fd[2];
-  if (pipe(fd) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    size_t rl;
-    char *warm = override_review(1, &rl); /* the schema loaded, the allocator warmed */
-    decide(warm, rl, &rl);
-    free(warm);
-    long before = maxrss_kb();
-    decide(body, len, &rl);
-    long extra = maxrss_kb() - before;
-    if (write(fd[1], &extra, sizeof extra) != (ssize_t)sizeof extra) _exit(1);
-    _exit(0);
-  }
-  close(fd[1]);
-  long extra = -1;
-  if (read(fd[0], &extra, sizeof extra) != (ssize_t)sizeof extra) extra = -1;
-  close(fd[0]);
-  int st;
-  waitpid(pid, &st, 0);
-  return extra < 0 ? -1 : (double)extra / 1024.0;
+/* In a fresh process (--peak): the peak resident memory one decision adds, in MB. The input is
+ * built and the schema loaded first; freed memory is given back and the high-water mark reset
+ * (clear_refs 5), so the peak is this decision's alone. */
+static int peak_main(char *body, size_t len) {
+  size_t rl;
+  char *warm = override_review(1, &rl);
+  decide(warm, rl, &rl);
+  free(warm);
+  malloc_trim(0);
+  FILE *f = fopen("/proc/self/clear_refs", "w");
+  bool reset = f && fputs("5", f) >= 0;
+  if (f) reset = fclose(f) == 0 && reset;
+  long before = status_kb("VmRSS");
+  decide(body, len, &rl);
+  long hwm = status_kb("VmHWM");
+  if (!reset || before < 0 || hwm < 0) return 1;
+  printf("%.1f\n", (double)(hwm - before) / 1024.0);
+  return 0;
+}
+
+static double peak_extra_mb(int index) {
+  char cmd[64];
+  snprintf(cmd, sizeof cmd, "/proc/%d/exe --peak %d", (int)getpid(), index);
+  FILE *p = popen(cmd, "r");
+  double mb = -1;
+  if (p && fscanf(p, "%lf", &mb) != 1) mb = -1;
+  if (p && pclose(p) != 0) mb = -1;
+  return mb;
 }
 
 int main(int argc, char **argv) {
-  int repeat = 7;
+  int repeat = 7, peak = -1;
   bool once = false;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--peak") && i + 1 < argc) peak = atoi(argv[++i]);
     else if (!strcmp(argv[i], "--once")) once = true;
     else {
       fprintf(stderr, "usage: bench_denial [--repeat N] [--once]\n");
@@ -174,6 +188,7 @@ int main(int argc, char **argv) {
   cases[3].body = consul_review(kPo_MaxExtensionsPerConsulObject, 100, &cases[3].len);
   cases[4].body = consul_review(200, 100, &cases[4].len);
   size_t n = sizeof cases / sizeof *cases;
+  if (peak >= 0) return (size_t)peak < n ? peak_main(cases[peak].body, cases[peak].len) : 2;
   if (once) {
     for (size_t i = 0; i < n; i++) {
       size_t rl;
@@ -192,7 +207,7 @@ int main(int argc, char **argv) {
       po_Bench_Stats_Add(&st, (double)(po_Bench_Now() - t0));
       po_Bench_Stats_Add(&cpu, (cpu_seconds() - c0) * 1e9);
     }
-    double mb = peak_extra_mb(cases[i].body, cases[i].len);
+    double mb = peak_extra_mb((int)i);
     char b1[32], b2[32], b3[32];
     printf("%-62s %7.2f MB %10s %10s %10s %6.1f MB %7zu B\n", cases[i].what, (double)cases[i].len / 1e6,
            po_Bench_FormatNs(po_Bench_Stats_Best(&st), b1, sizeof b1), po_Bench_FormatNs(po_Bench_Stats_Median(&st), b2, sizeof b2),

@@ -39,7 +39,7 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max) {
 }
 
 bool po_Text_HasRoom(const po_Text *t, size_t weight) {
-  return t->len == 0 || (!t->full && t->items + weight <= t->max_items && t->len < t->max_bytes);
+  return !t->full && t->items + weight <= t->max_items && (t->len == 0 || t->len < t->max_bytes);
 }
 
 bool po_Text_Fits(const po_Text *t, const char *s, size_t weight) {

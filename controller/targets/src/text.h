@@ -32,7 +32,8 @@ void po_Text_Init(po_Text *t, po_Arena *a, size_t max_items, size_t max_bytes);
 bool po_Text_Item(po_Text *t, const char *s, size_t weight);
 /* Counts `weight` errors that are not shown at all (past the bounds, without formatting them). */
 void po_Text_Skip(po_Text *t, size_t weight);
-/* Whether another item of `weight` could still be shown (cheap: call before formatting one). */
+/* Whether another item of `weight` errors could still be shown, as far as counts go (cheap: call
+ * it before formatting an item, so that nothing is formatted only to be counted). */
 bool po_Text_HasRoom(const po_Text *t, size_t weight);
 /* Whether po_Text_Item would show `s` whole (a first item too long is not whole). */
 bool po_Text_Fits(const po_Text *t, const char *s, size_t weight);
