@@ -359,9 +359,9 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     goto fail;
   }
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-  /* Idle clients cannot starve others: each client address gets at most per_client
-   * connections, one that has not finished its TLS handshake and request headers within
-   * handshake_timeout is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
+  /* Idle clients cannot starve others: each client address gets at most max_per_client
+   * connections, one silent for handshake_timeout before its TLS handshake and request headers
+   * are complete is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
   struct MHD_OptionItem common[] = {
       {MHD_OPTION_SOCK_ADDR, 0, &sa},
       {MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, NULL},
