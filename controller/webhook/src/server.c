@@ -22,8 +22,8 @@
 enum { kMaxRetired = 64, kMaxLogsPerSecond = 5 };
 
 /* TLS 1.2 and 1.3 only; AEAD ciphers (AES-GCM, ChaCha20-Poly1305) with ECDHE key exchange, so
- * every session has forward secrecy; no SHA-1 signatures. What the API server (Go's crypto/tls)
- * offers is all in here; TLS 1.0/1.1, CBC and SHA-1 MAC suites are not. */
+ * every session has forward secrecy; no SHA-1 signatures. The API server (Go's crypto/tls)
+ * negotiates TLS 1.3, or one of these TLS 1.2 suites; TLS 1.0/1.1, CBC and SHA-1 MAC suites are gone. */
 static const char kTlsPriorities[] =
     "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:"
     "-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1:%SERVER_PRECEDENCE";
