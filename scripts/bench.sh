@@ -20,6 +20,8 @@ run() { # program [args...]
 }
 # shellcheck disable=SC2086
 run "$build/tests/bench/bench_engine" ${PO_BENCH_ARGS:-}
+run "$build/tests/bench/bench_denial"
+run "$build/tests/bench/bench_idle"
 run "$build/tests/kube/bench_informer"
 run "$build/tests/runtime/bench_workqueue"
 if [ -x "$build/tests/e2e/bench_webhook" ]; then

@@ -1,7 +1,7 @@
 /* The admission decision on every example (examples/README.md headers are the expectations):
  * valid ones are allowed, those the webhook must refuse are denied with every
  * `webhook-message`, `webhook-rule` and `webhook-suggests` text in the denial. Also: Consul
- * objects, DELETE, malformed reviews. */
+ * objects, DELETE, malformed reviews, the bounds of denials and the per-object limits. */
 #include <dirent.h>
 #include <json-c/json.h>
 #include <setjmp.h>
@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "po/targets/consul_check.h"
+#include "po/targets/override.h"
 #include "po/webhook/admission.h"
 
 static const char *g_root = ".";
@@ -184,12 +186,207 @@ static void test_malformed_reviews(void **state) {
   }
 }
 
+/* A patch whose path names no field: Consul's error with the whole field list, and our hint. */
+static json_object *bad_patch(bool consul, int i) {
+  char text[512];
+  snprintf(text, sizeof text,
+           consul ? "{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},\"Op\":\"add\","
+                    "\"Path\":\"/outlier_detection/max_ejection_percnt%d\",\"Value\":%d}"
+                  : "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
+                    "\"path\":\"/outlier_detection/max_ejection_percnt%d\",\"value\":%d}",
+           i, i);
+  json_object *p = json_tokener_parse(text);
+  assert_non_null(p);
+  return p;
+}
+
+static json_object *override_with(int patches) {
+  json_object *o = json_tokener_parse("{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                                      "\"metadata\":{\"name\":\"many\",\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"name\":\"api\"}}}");
+  json_object *list = json_object_new_array();
+  for (int i = 0; i < patches; i++) json_object_array_add(list, bad_patch(false, i));
+  json_object_object_add(json_object_object_get(o, "spec"), "patches", list);
+  return o;
+}
+
+/* entries x patches bad patches in builtin/property-override entries, beside one other extension. */
+static json_object *service_defaults_with(int entries, int patches) {
+  json_object *o = json_tokener_parse("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                                      "\"metadata\":{\"name\":\"api\",\"namespace\":\"default\"},\"spec\":{}}");
+  json_object *exts = json_object_new_array();
+  json_object_array_add(exts, json_tokener_parse("{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}"));
+  for (int e = 0; e < entries; e++) {
+    json_object *list = json_object_new_array(), *args = json_object_new_object(), *entry = json_object_new_object();
+    for (int i = 0; i < patches; i++) json_object_array_add(list, bad_patch(true, i));
+    json_object_object_add(args, "Patches", list);
+    json_object_object_add(entry, "name", json_object_new_string("builtin/property-override"));
+    json_object_object_add(entry, "arguments", args);
+    json_object_array_add(exts, entry);
+  }
+  json_object_object_add(json_object_object_get(o, "spec"), "envoyExtensions", exts);
+  return o;
+}
+
+static size_t count_of(const char *s, const char *what) {
+  size_t n = 0;
+  for (const char *p = s; (p = strstr(p, what)); p += strlen(what)) n++;
+  return n;
+}
+
+/* The number K in the last line "... and K more errors", or -1. */
+static long more_of(const char *msg) {
+  const char *p = strstr(msg, "\n... and ");
+  if (!p) return -1;
+  long k = strtol(p + 9, NULL, 10);
+  return strstr(p, " more errors") ? k : -1;
+}
+
+static void test_denial_of_many_bad_patches_is_bounded(void **state) {
+  (void)state;
+  bool allowed;
+  /* A PropertyOverride at the limit, every patch bad: the first errors whole, the rest counted. */
+  char *msg = decide(review_of(override_with(kPo_MaxPatchesPerOverride), "propertyoverride.io", "PropertyOverride", "CREATE"), &allowed);
+  assert_false(allowed);
+  assert_non_null(strstr(msg, "PropertyOverride default/many is invalid (100 errors):\n"
+                              "invalid Patches[0]: no match for field 'max_ejection_percnt0'!"));
+  size_t shown = count_of(msg, "invalid Patches[");
+  assert_true(shown >= 1 && shown <= kPo_DescribeMaxErrors);
+  assert_int_equal(more_of(msg), kPo_MaxPatchesPerOverride - (long)shown);
+  assert_true(strlen(msg) < 17000);
+  free(msg);
+
+  /* A ServiceDefaults at both limits: 10,000 bad patches in 100 entries. */
+  msg = decide(review_of(service_defaults_with(kPo_MaxExtensionsPerConsulObject, kPo_MaxPatchesPerConsulObject / kPo_MaxExtensionsPerConsulObject),
+                         "consul.hashicorp.com", "ServiceDefaults", "UPDATE"),
+               &allowed);
+  assert_false(allowed);
+  assert_non_null(strstr(msg, "ServiceDefaults default/api has invalid property-override extensions:\n"
+                              "spec.envoyExtensions[1] (builtin/property-override): invalid Patches[0]: no match for field 'max_ejection_percnt0'!"));
+  shown = count_of(msg, "invalid Patches[");
+  assert_true(shown >= 1 && shown <= kPo_DescribeMaxErrors);
+  assert_int_equal(more_of(msg), kPo_MaxPatchesPerConsulObject - (long)shown);
+  assert_true(strlen(msg) < 17000);
+  free(msg);
+
+  /* Few errors: Consul's aggregated text as it is, nothing counted. */
+  msg = decide(review_of(service_defaults_with(2, 2), "consul.hashicorp.com", "ServiceDefaults", "UPDATE"), &allowed);
+  assert_false(allowed);
+  assert_non_null(strstr(msg, "spec.envoyExtensions[2] (builtin/property-override): 2 errors occurred:\n\t* invalid Patches[0]: "));
+  assert_int_equal(more_of(msg), -1);
+  free(msg);
+}
+
+/* The status path: the reconciler's condition message is bounded the same way, within its buffer. */
+static void test_describe_bounded_for_conditions(void **state) {
+  (void)state;
+  json_object *o = override_with(kPo_MaxPatchesPerOverride);
+  po_Arena *a = po_Arena_New();
+  po_CompiledOverride c;
+  assert_true(po_CompiledOverride_FromObject(o, a, &c));
+  assert_false(c.accepted);
+  const char *d = po_CompiledOverride_Describe(&c, false, false, 1000, a);
+  assert_non_null(d);
+  assert_true(strlen(d) <= 1000 + 64);
+  size_t shown = count_of(d, "invalid Patches[");
+  assert_true(shown >= 1 && shown < 20);
+  assert_int_equal(more_of(d), 100 - (long)shown);
+  /* Whole lines only: the last one shown ends with its path. */
+  const char *last = strstr(d, "\n... and ");
+  assert_true(last > d && strncmp(last - 1, ")", 1) == 0);
+  /* A first line longer than the bound alone is cut and marked. */
+  d = po_CompiledOverride_Describe(&c, false, false, 40, a);
+  assert_non_null(strstr(d, " [...]\n... and 99 more errors"));
+  po_Arena_Free(a);
+  json_object_put(o);
+}
+
+static void test_limits_per_object(void **state) {
+  (void)state;
+  bool allowed;
+  char *msg = decide(review_of(override_with(kPo_MaxPatchesPerOverride + 1), "propertyoverride.io", "PropertyOverride", "CREATE"), &allowed);
+  assert_false(allowed);
+  assert_non_null(strstr(msg, "spec.patches: 101 patches; at most 100 are allowed in one PropertyOverride"));
+  assert_int_equal(count_of(msg, "invalid Patches["), 0);
+  free(msg);
+
+  msg = decide(review_of(service_defaults_with(kPo_MaxExtensionsPerConsulObject + 1, 1), "consul.hashicorp.com", "ServiceDefaults", "UPDATE"),
+               &allowed);
+  assert_false(allowed);
+  assert_non_null(strstr(msg, "spec.envoyExtensions[101]: more than 100 builtin/property-override entries in spec.envoyExtensions; "
+                              "at most 100 are allowed in one object"));
+  assert_int_equal(count_of(msg, "invalid Patches["), 0);
+  free(msg);
+
+  msg = decide(review_of(service_defaults_with(2, kPo_MaxPatchesPerConsulObject / 2 + 1), "consul.hashicorp.com", "ServiceDefaults", "UPDATE"),
+               &allowed);
+  assert_false(allowed);
+  assert_non_null(strstr(msg, "spec.envoyExtensions[2]: the builtin/property-override entries up to this one hold 10002 patches; "
+                              "at most 10000 are allowed in all entries of one object together"));
+  free(msg);
+
+  /* The CRD says the same as the pipeline (its Helm copy is compared with it by tests/deploy). */
+  size_t len = 0;
+  char path_crd[1024];
+  snprintf(path_crd, sizeof path_crd, "%s/crds/propertyoverride.io_propertyoverrides.yaml", g_root);
+  char *crd = slurp(path_crd, &len);
+  assert_non_null(crd);
+  json_object *o = yaml_object(crd, len);
+  json_object *v = json_object_object_get(json_object_array_get_idx(json_object_object_get(json_object_object_get(o, "spec"), "versions"), 0), "schema");
+  const char *const path[] = {"openAPIV3Schema", "properties", "spec", "properties", "patches", "maxItems"};
+  for (size_t i = 0; i < sizeof path / sizeof *path; i++) v = json_object_object_get(v, path[i]);
+  assert_non_null(v);
+  assert_int_equal(json_object_get_int(v), kPo_MaxPatchesPerOverride);
+  json_object_put(o);
+  free(crd);
+}
+
+static void expect_400(const char *body, size_t len, const char *why) {
+  po_Arena *a = po_Arena_New();
+  int status = 0;
+  char err[256] = "";
+  json_object *out = po_Admission_Review(body, len, a, &status, err, sizeof err);
+  if (out) fail_msg("accepted: %s", json_object_to_json_string(out));
+  assert_int_equal(status, 400);
+  if (!strstr(err, why)) fail_msg("error '%s' lacks '%s'", err, why);
+  po_Arena_Free(a);
+}
+
+static void test_nul_uid_and_trailing_bytes(void **state) {
+  (void)state;
+  static const char ok[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\"}}";
+  static const char nul_uid[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\\u0000tail\"}}";
+  expect_400(nul_uid, strlen(nul_uid), "request.uid contains a NUL character");
+  char body[256];
+  snprintf(body, sizeof body, "%s{\"x\":1}", ok);
+  expect_400(body, strlen(body), "followed by more than whitespace");
+  snprintf(body, sizeof body, "%s garbage", ok);
+  expect_400(body, strlen(body), "followed by more than whitespace");
+  /* A NUL byte after the review, and bytes after that. */
+  memcpy(body, ok, sizeof ok);
+  memcpy(body + sizeof ok, "xy", 2);
+  expect_400(body, sizeof ok + 2, "followed by more than whitespace");
+  /* Trailing whitespace is JSON's own and fine. */
+  snprintf(body, sizeof body, "%s \r\n\t", ok);
+  po_Arena *a = po_Arena_New();
+  int status = 0;
+  char err[256];
+  json_object *out = po_Admission_Review(body, strlen(body), a, &status, err, sizeof err);
+  assert_non_null(out);
+  assert_int_equal(status, 200);
+  json_object_put(out);
+  po_Arena_Free(a);
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) g_root = argv[1];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples),
       cmocka_unit_test(test_consul_objects_checked_under_wire_typing),
       cmocka_unit_test(test_malformed_reviews),
+      cmocka_unit_test(test_denial_of_many_bad_patches_is_bounded),
+      cmocka_unit_test(test_describe_bounded_for_conditions),
+      cmocka_unit_test(test_limits_per_object),
+      cmocka_unit_test(test_nul_uid_and_trailing_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

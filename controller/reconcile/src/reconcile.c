@@ -379,7 +379,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for Consul and Envoy",
                it->c.args->patch_count, it->c.args->patch_count == 1 ? " is" : "es are");
     } else {
-      const char *d = po_CompiledOverride_Describe(&it->c, false, false, ar);
+      const char *d = po_CompiledOverride_Describe(&it->c, false, false, sizeof s.accepted.message - 128, ar);
       snprintf(s.accepted.message, sizeof s.accepted.message, "%zu error%s: %s", errors, errors == 1 ? "" : "s", d ? d : "");
     }
     s.programmed.type = "Programmed";

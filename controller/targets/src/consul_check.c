@@ -1,9 +1,13 @@
 #include "po/targets/consul_check.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
+#include <strings.h>
 #include <string.h>
 
 #include "po/targets/consul.h"
+#include "po/targets/override.h"
+#include "text.h"
 
 static json_object *get(const json_object *o, const char *k) {
   json_object *v = NULL;
@@ -15,12 +19,60 @@ static const char *sget(const json_object *o, const char *k) {
   return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+/* How many patches an entry's arguments hold, as Consul's decoder will see them: the key matches
+ * case-insensitively (mapstructure), and a single object is a list of one. Counted on the
+ * json-c tree, before any decoding. */
+static size_t patch_count(const json_object *args) {
+  size_t n = 0;
+  if (!args || !json_object_is_type(args, json_type_object)) return 0;
+  json_object_object_foreach((json_object *)args, key, val) {
+    if (strcasecmp(key, "patches") != 0) continue;
+    n += json_object_is_type(val, json_type_array) ? json_object_array_length(val) : val != NULL;
+  }
+  return n;
+}
+
+/* The object's limits (override.h, README.md): over one, a single finding names it and nothing
+ * is checked, so no request costs more than kPo_MaxPatchesPerConsulObject patches' validation. */
+static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
+  size_t entries = 0, patches = 0, total = json_object_array_length(list);
+  for (size_t i = 0; i < total; i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    const char *name = sget(e, "name");
+    if (!name || strcmp(name, PO_EXTENSION_NAME) != 0) continue;
+    *at = i;
+    if (++entries > kPo_MaxExtensionsPerConsulObject) {
+      return po_Arena_Printf(a, "more than %d builtin/property-override entries in spec.envoyExtensions; at most %d are "
+                                "allowed in one object (combine the patches of several entries into one)",
+                             kPo_MaxExtensionsPerConsulObject, kPo_MaxExtensionsPerConsulObject);
+    }
+    patches += patch_count(get(e, "arguments"));
+    if (patches > kPo_MaxPatchesPerConsulObject) {
+      return po_Arena_Printf(a, "the builtin/property-override entries up to this one hold %zu patches; at most %d are "
+                                "allowed in all entries of one object together",
+                             patches, kPo_MaxPatchesPerConsulObject);
+    }
+  }
+  return NULL;
+}
+
 size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExtensionCheck **out, bool *oom) {
   *out = NULL;
   *oom = false;
   json_object *list = get(get(obj, "spec"), "envoyExtensions");
   if (!list || !json_object_is_type(list, json_type_array)) return 0;
-  size_t total = json_object_array_length(list), n = 0;
+  size_t total = json_object_array_length(list), n = 0, at = 0;
+  const char *limit = over_limit(list, a, &at);
+  if (limit) {
+    po_ConsulExtensionCheck *c = po_Arena_Malloc(a, sizeof *c);
+    if (!c || !(c->diags = po_Diagnostics_New(a))) return *oom = true, 0;
+    c->entry_index = at;
+    c->name = PO_EXTENSION_NAME;
+    c->error = limit;
+    c->limit = true;
+    *out = c;
+    return 1;
+  }
   po_ConsulExtensionCheck *checks = po_Arena_Malloc(a, (total ? total : 1) * sizeof *checks);
   if (!checks) return *oom = true, 0;
   for (size_t i = 0; i < total; i++) {
@@ -47,21 +99,61 @@ size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExten
   return n;
 }
 
-const char *po_ConsulObject_Describe(const json_object *obj, const char *kind, const po_ConsulExtensionCheck *checks,
-                                     size_t n, po_Arena *a) {
-  const char *out = NULL;
-  for (size_t k = 0; k < n; k++) {
-    const po_ConsulExtensionCheck *c = &checks[k];
-    if (c->accepted) continue;
-    const char *line;
-    if (c->error) {
-      line = po_Arena_Printf(a, "spec.envoyExtensions[%zu].arguments: %s", c->entry_index, c->error);
-    } else {
-      const char *text = po_Diagnostics_ConsulText(c->diags, true, a);
-      line = po_Arena_Printf(a, "spec.envoyExtensions[%zu] (%s): %s", c->entry_index, c->name, text ? text : "invalid");
-    }
-    out = po_Arena_Printf(a, "%s%s%s", out ? out : "", out ? "\n" : "", line);
+/* The errors po_Diagnostics_ConsulText lists for these diagnostics: one when Consul returns an
+ * error alone (patch_index -2), else every error. */
+static size_t consul_errors(const po_Diagnostics *d) {
+  size_t n = 0;
+  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(d, i);
+    if (x->severity != kPo_SeverityError) continue;
+    if (x->patch_index == -2) return 1;
+    n++;
   }
+  return n;
+}
+
+/* One entry's errors. When they all fit, Consul's aggregated text exactly as Consul prints it;
+ * else one line per error that fits, each naming its entry, and the rest counted. */
+static void describe_entry(po_Text *t, const po_ConsulExtensionCheck *c, po_Arena *a) {
+  if (c->error) {
+    if (!po_Text_HasRoom(t, 1)) return po_Text_Skip(t, 1);
+    po_Text_Item(t, po_Arena_Printf(a, "spec.envoyExtensions[%zu]%s: %s", c->entry_index, c->limit ? "" : ".arguments",
+                                    c->error), 1);
+    return;
+  }
+  size_t errors = consul_errors(c->diags);
+  if (errors == 0) errors = 1; /* rejected without an error diagnostic: still one finding */
+  if (po_Text_HasRoom(t, errors)) {
+    const char *text = po_Diagnostics_ConsulText(c->diags, true, a);
+    const char *block = po_Arena_Printf(a, "spec.envoyExtensions[%zu] (%s): %s", c->entry_index, c->name, text ? text : "invalid");
+    if (po_Text_Fits(t, block, errors)) {
+      po_Text_Item(t, block, errors);
+      return;
+    }
+  }
+  for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
+    if (x->severity != kPo_SeverityError) continue;
+    if (!po_Text_HasRoom(t, 1)) {
+      po_Text_Skip(t, 1);
+      continue;
+    }
+    char pre[48] = "";
+    if (x->patch_index >= 0) snprintf(pre, sizeof pre, "invalid Patches[%d]: ", x->patch_index);
+    po_Text_Item(t, po_Arena_Printf(a, "spec.envoyExtensions[%zu] (%s): %s%s%s%s%s", c->entry_index, c->name, pre, x->message,
+                                    x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : ""),
+                 1);
+  }
+}
+
+const char *po_ConsulObject_Describe(const json_object *obj, const char *kind, const po_ConsulExtensionCheck *checks,
+                                     size_t n, size_t max_bytes, po_Arena *a) {
+  po_Text t;
+  po_Text_Init(&t, a, kPo_DescribeMaxErrors, max_bytes ? max_bytes : kPo_DescribeMaxBytes);
+  for (size_t k = 0; k < n; k++) {
+    if (!checks[k].accepted) describe_entry(&t, &checks[k], a);
+  }
+  const char *out = po_Text_Finish(&t, "error");
   if (!out) return NULL;
   json_object *meta = get(obj, "metadata");
   const char *ns = sget(meta, "namespace"), *name = sget(meta, "name");

@@ -1,7 +1,10 @@
 #include "po/targets/override.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "text.h"
 
 const char *po_TargetKind_Name(po_TargetKind k) {
   return k == kPo_TargetProxyDefaults ? "ProxyDefaults" : "ServiceDefaults";
@@ -55,6 +58,16 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
     c->generation = json_object_get_int64(gen);
   }
   target(obj, a, c);
+  /* Bounded before anything costs per patch: the CRD's maxItems, enforced here too for objects
+   * that reach the webhook, the reconciler or the CLI without the API server's schema check. */
+  json_object *patches = NULL;
+  if (json_object_object_get_ex(obj, "spec", &spec) && json_object_object_get_ex(spec, "patches", &patches) &&
+      json_object_is_type(patches, json_type_array) && json_object_array_length(patches) > kPo_MaxPatchesPerOverride) {
+    error(c, a, -1, po_Arena_Printf(a, "spec.patches: %zu patches; at most %d are allowed in one PropertyOverride "
+                                       "(split them over several PropertyOverrides of the same target)",
+                                    json_object_array_length(patches), kPo_MaxPatchesPerOverride));
+    return true;
+  }
   po_Status st;
   po_Status_Clear(&st);
   po_Value *sv = NULL;
@@ -113,26 +126,35 @@ static const char *first_line(const char *s, po_Arena *a) {
   return nl ? po_Arena_Strndup(a, s, (size_t)(nl - s)) : s;
 }
 
-const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, po_Arena *a) {
-  const char *out = NULL;
+/* One diagnostic's line; formatted only for those that will be shown. */
+static const char *describe_line(const po_Diagnostic *x, bool full, po_Arena *a) {
+  const char *msg = full ? x->message : first_line(x->message, a);
+  /* Consul's own prefix, so its aggregated text's lines appear as they are; the path last,
+   * unless the message already starts with it (our rule violations do). */
+  bool decode = x->kind == kPo_DiagDecode || x->patch_index < 0;
+  char prefix[48] = "";
+  if (!decode) snprintf(prefix, sizeof prefix, "invalid Patches[%d]: ", x->patch_index);
+  size_t pl = x->path ? strlen(x->path) : 0;
+  bool path_in_msg = pl && strncmp(msg, x->path, pl) == 0 && msg[pl] == ':';
+  bool where = !decode && x->path && !path_in_msg;
+  return po_Arena_Printf(a, "%s%s%s%s%s%s%s%s%s", x->severity == kPo_SeverityWarning ? "warning: " : "", prefix, msg,
+                         x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : "", where ? " (path " : "",
+                         where ? x->path : "", where ? ")" : "");
+}
+
+const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, size_t max_bytes,
+                                         po_Arena *a) {
+  po_Text t;
+  po_Text_Init(&t, a, kPo_DescribeMaxErrors, max_bytes ? max_bytes : kPo_DescribeMaxBytes);
   for (int pass = 0; pass < 2; pass++) {
     po_Severity want = pass == 0 ? kPo_SeverityError : kPo_SeverityWarning;
     if (pass == 1 && !warnings) break;
     for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
       const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
       if (x->severity != want) continue;
-      const char *msg = full ? x->message : first_line(x->message, a);
-      /* Consul's own prefix, so its aggregated text's lines appear as they are; the path last,
-       * unless the message already starts with it (our rule violations do). */
-      bool decode = x->kind == kPo_DiagDecode || x->patch_index < 0;
-      const char *prefix = decode ? "" : po_Arena_Printf(a, "invalid Patches[%d]: ", x->patch_index);
-      size_t pl = x->path ? strlen(x->path) : 0;
-      bool path_in_msg = pl && strncmp(msg, x->path, pl) == 0 && msg[pl] == ':';
-      const char *where = !decode && x->path && !path_in_msg ? po_Arena_Printf(a, " (path %s)", x->path) : "";
-      const char *line = po_Arena_Printf(a, "%s%s%s%s%s%s%s", want == kPo_SeverityWarning ? "warning: " : "", prefix, msg,
-                                         x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : "", where);
-      out = out ? po_Arena_Printf(a, "%s\n%s", out, line) : line;
+      if (po_Text_HasRoom(&t, 1)) po_Text_Item(&t, describe_line(x, full, a), 1);
+      else po_Text_Skip(&t, 1);
     }
   }
-  return out;
+  return po_Text_Finish(&t, warnings ? "diagnostic" : "error");
 }

@@ -8,7 +8,9 @@
 #include "po/targets/consul_check.h"
 #include "po/targets/override.h"
 
-enum { kMaxWarnings = 16, kMaxWarningLen = 256 };
+/* Denials keep their first errors whole and count the rest (po_CompiledOverride_Describe): the
+ * API server passes the message on to the client as it is, so a bound here is the only one. */
+enum { kMaxWarnings = 16, kMaxWarningLen = 256, kMaxDenialBytes = 16384 };
 
 static json_object *get(json_object *o, const char *k) {
   json_object *v = NULL;
@@ -20,8 +22,10 @@ static const char *sget(json_object *o, const char *k) {
   return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
+static bool warnings_full(json_object *warnings) { return json_object_array_length(warnings) >= kMaxWarnings; }
+
 static void add_warning(json_object *warnings, const char *w) {
-  if (json_object_array_length(warnings) >= kMaxWarnings) return;
+  if (warnings_full(warnings)) return;
   char buf[kMaxWarningLen];
   snprintf(buf, sizeof buf, "%s", w); /* the API server truncates long warnings anyway */
   json_object_array_add(warnings, json_object_new_string(buf));
@@ -33,12 +37,12 @@ static const char *check_override(json_object *obj, po_Arena *a, json_object *wa
   if (!po_CompiledOverride_FromObject(obj, a, &c)) return "out of memory validating the object";
   for (size_t i = 0; i < po_Diagnostics_Count(c.diags); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(c.diags, i);
-    if (x->severity == kPo_SeverityWarning) {
+    if (x->severity == kPo_SeverityWarning && !warnings_full(warnings)) {
       add_warning(warnings, po_Arena_Printf(a, "patches[%d]: %s", x->patch_index, x->message));
     }
   }
   if (c.accepted) return NULL;
-  const char *d = po_CompiledOverride_Describe(&c, true, false, a);
+  const char *d = po_CompiledOverride_Describe(&c, true, false, kMaxDenialBytes, a);
   return po_Arena_Printf(a, "PropertyOverride %s%s%s is invalid (%zu error%s):\n%s", c.ns, *c.ns ? "/" : "", c.name,
                          po_Diagnostics_ErrorCount(c.diags), po_Diagnostics_ErrorCount(c.diags) == 1 ? "" : "s",
                          d ? d : "");
@@ -54,13 +58,13 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
       const po_Diagnostic *x = po_Diagnostics_At(checks[i].diags, k);
-      if (x->severity == kPo_SeverityWarning) {
+      if (x->severity == kPo_SeverityWarning && !warnings_full(warnings)) {
         add_warning(warnings, po_Arena_Printf(a, "spec.envoyExtensions[%zu] Patches[%d]: %s", checks[i].entry_index,
                                               x->patch_index, x->message));
       }
     }
   }
-  return po_ConsulObject_Describe(obj, kind, checks, n, a);
+  return po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
 }
 
 json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int *http_status, char *error, size_t size) {
@@ -68,14 +72,25 @@ json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int 
   json_tokener *tok = json_tokener_new_ex(64);
   json_object *review = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
   bool bad_json = !review || json_tokener_get_error(tok) != json_tokener_success;
+  /* One JSON value and nothing after it but whitespace: a body with more is not what the API
+   * server sends, and accepting it would decide on a prefix. */
+  size_t end = tok ? json_tokener_get_parse_end(tok) : 0;
   if (tok) json_tokener_free(tok);
+  while (!bad_json && end < len && strchr(" \t\r\n", body[end]) && body[end]) end++;
+  if (end != len) bad_json = true;
   json_object *req = get(review, "request");
+  json_object *uidv = get(req, "uid");
   const char *uid = sget(req, "uid");
+  /* A uid with a NUL in it would be echoed cut short: the API server would not match it. */
+  bool bad_uid = uid && strlen(uid) != (size_t)json_object_get_string_len(uidv);
   const char *api = sget(review, "apiVersion"), *kind = sget(review, "kind");
-  if (bad_json || !req || !uid || !api || strcmp(api, "admission.k8s.io/v1") != 0 || !kind ||
+  if (bad_json || bad_uid || !req || !uid || !api || strcmp(api, "admission.k8s.io/v1") != 0 || !kind ||
       strcmp(kind, "AdmissionReview") != 0) {
     *http_status = 400;
-    snprintf(error, size, "%s", bad_json ? "the body is not JSON" : "the body is not an admission.k8s.io/v1 AdmissionReview request with a uid");
+    snprintf(error, size, "%s",
+             bad_json  ? "the body is not one JSON value (malformed, or followed by more than whitespace)"
+             : bad_uid ? "request.uid contains a NUL character"
+                       : "the body is not an admission.k8s.io/v1 AdmissionReview request with a uid");
     json_object_put(review);
     return NULL;
   }

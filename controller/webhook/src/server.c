@@ -7,9 +7,11 @@
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,7 +19,14 @@
 #include "po/engine.h"
 #include "po/webhook/admission.h"
 
-enum { kMaxRetired = 64 };
+enum { kMaxRetired = 64, kMaxLogsPerSecond = 5 };
+
+/* TLS 1.2 and 1.3 only; AEAD ciphers (AES-GCM, ChaCha20-Poly1305) with ECDHE key exchange, so
+ * every session has forward secrecy; no SHA-1 signatures. The API server (Go's crypto/tls)
+ * negotiates TLS 1.3, or one of these TLS 1.2 suites; TLS 1.0/1.1, CBC and SHA-1 MAC suites are gone. */
+static const char kTlsPriorities[] =
+    "NORMAL:-VERS-ALL:+VERS-TLS1.3:+VERS-TLS1.2:-CIPHER-ALL:+AES-256-GCM:+AES-128-GCM:+CHACHA20-POLY1305:"
+    "-MAC-ALL:+AEAD:-KX-ALL:+ECDHE-ECDSA:+ECDHE-RSA:-SIGN-RSA-SHA1:-SIGN-ECDSA-SHA1:-SIGN-DSA-SHA1:%SERVER_PRECEDENCE";
 
 typedef struct {
   gnutls_pcert_st *certs;
@@ -36,6 +45,8 @@ struct po_WebhookServer {
   int retired_count;
   struct timespec cert_mtime, key_mtime;
   time_t last_check;
+  time_t log_second;     /* libmicrohttpd's messages: at most kMaxLogsPerSecond each second */
+  unsigned log_count, log_dropped;
   uint64_t loads;
   uint16_t port;
 };
@@ -128,6 +139,41 @@ static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_
   return *pcert_length ? 0 : -1;
 }
 
+/* libmicrohttpd's own messages (a client over its limit, a failed handshake) arrive once per
+ * connection: under a flood of connections, logging each would be a second flood. A few a
+ * second are kept, and how many were dropped is said with the next one kept. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  po_WebhookServer *s = cls;
+  time_t now = time(NULL);
+  pthread_mutex_lock(&s->mu);
+  if (now != s->log_second) {
+    s->log_second = now;
+    s->log_count = 0;
+  }
+  bool keep = s->log_count < kMaxLogsPerSecond;
+  unsigned dropped = 0;
+  if (keep) {
+    s->log_count++;
+    dropped = s->log_dropped;
+    s->log_dropped = 0;
+  } else {
+    s->log_dropped++;
+  }
+  pthread_mutex_unlock(&s->mu);
+  if (!keep) return;
+  char msg[256], esc[512];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  size_t k = 0;
+  for (const char *p = msg; *p && k + 7 < sizeof esc; p++) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"' || c == '\\') esc[k++] = '\\', esc[k++] = (char)c;
+    else if (c >= 0x20) esc[k++] = (char)c;
+  }
+  while (k > 0 && esc[k - 1] == '.') k--; /* MHD ends its sentences with a period and newline */
+  esc[k] = '\0';
+  fprintf(stderr, "{\"level\":\"info\",\"logger\":\"webhook.http\",\"msg\":\"%s\",\"dropped\":%u}\n", esc, dropped);
+}
+
 /* MHD hands us the session before the handshake: remember which server it belongs to. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx, enum MHD_ConnectionNotificationCode code) {
   (void)socket_ctx;
@@ -159,6 +205,13 @@ static double since(struct timespec t0) {
   return (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 }
 
+static enum MHD_Result too_large(po_WebhookServer *s, struct MHD_Connection *c, Request *rq) {
+  char msg[128];
+  snprintf(msg, sizeof msg, "request body over %zu bytes\n", s->opt.max_body);
+  if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, 413, false, since(rq->start));
+  return respond(c, 413, "text/plain", msg);
+}
+
 static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                               const char *version, const char *data, size_t *data_size, void **ctx) {
   (void)version;
@@ -169,11 +222,29 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!rq) return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &rq->start);
     *ctx = rq;
+    /* The headers are in: from now on the connection may idle as long as keep-alive allows.
+     * Until here it had the short handshake timeout (po_WebhookServer_Start). */
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.idle_timeout);
+    /* A declared body over the limit is refused before it is read, and before MHD would answer
+     * `Expect: 100-continue` with 100 (it does not once a response is queued). */
+    const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    if (cl) {
+      char *end = NULL;
+      unsigned long long n = strtoull(cl, &end, 10);
+      if (end != cl && n > s->opt.max_body) {
+        rq->too_big = true;
+        return too_large(s, c, rq);
+      }
+    }
     return MHD_YES;
   }
   if (*data_size) {
     if (rq->len + *data_size > s->opt.max_body) {
+      /* Only a chunked body gets here (a declared one is refused above); MHD cannot answer while
+       * a body is being read, so the connection is closed rather than the rest read. */
       rq->too_big = true;
+      if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, 413, false, since(rq->start));
+      return MHD_NO;
     } else if (!rq->too_big) {
       if (rq->len + *data_size + 1 > rq->cap) {
         size_t cap = rq->cap ? rq->cap : 16384;
@@ -194,12 +265,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   }
   if (strcmp(url, "/validate") != 0) return respond(c, 404, "text/plain", "not found: POST AdmissionReviews to /validate\n");
   if (strcmp(method, "POST") != 0) return respond(c, 405, "text/plain", "method not allowed: POST AdmissionReviews to /validate\n");
-  if (rq->too_big) {
-    char msg[128];
-    snprintf(msg, sizeof msg, "request body over %zu bytes\n", s->opt.max_body);
-    if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, 413, false, since(rq->start));
-    return respond(c, 413, "text/plain", msg);
-  }
+  if (rq->too_big) return too_large(s, c, rq);
   po_Arena *a = po_Arena_New();
   if (!a) return respond(c, 500, "text/plain", "out of memory\n");
   int status = 200;
@@ -254,11 +320,32 @@ static bool parse_address(const char *addr, struct sockaddr_in *sa, char *err, s
   return true;
 }
 
+/* The connection limit that file descriptors allow: the soft RLIMIT_NOFILE is raised towards the
+ * hard one when `want` (plus room for the rest of the process) needs it, else `want` is lowered.
+ * 0 when not even a few connections fit. */
+static unsigned connection_limit(unsigned want) {
+  enum { kReserve = 256 }; /* informers, the API client, logs, certificate files */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return want;
+  rlim_t need = (rlim_t)want + kReserve;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    struct rlimit up = rl;
+    up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &up) == 0) rl = up;
+  }
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return want;
+  return rl.rlim_cur > 2 * kReserve ? (unsigned)(rl.rlim_cur - kReserve) : 0;
+}
+
 po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err, size_t size) {
   po_WebhookServer *s = calloc(1, sizeof *s);
   if (!s) return snprintf(err, size, "out of memory"), NULL;
   s->opt = *opt;
   if (!s->opt.max_body) s->opt.max_body = 3u << 20;
+  if (!s->opt.max_connections) s->opt.max_connections = 4096;
+  if (!s->opt.max_per_client) s->opt.max_per_client = 256;
+  if (!s->opt.handshake_timeout) s->opt.handshake_timeout = 5;
+  if (!s->opt.idle_timeout) s->opt.idle_timeout = 30;
   if (!s->opt.threads) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     s->opt.threads = n > 0 ? (unsigned)n : 2;
@@ -266,7 +353,24 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
   pthread_mutex_init(&s->mu, NULL);
   struct sockaddr_in sa;
   if (!parse_address(opt->address, &sa, err, size)) goto fail;
+  unsigned limit = connection_limit(s->opt.max_connections);
+  if (!limit) {
+    snprintf(err, size, "too few file descriptors (RLIMIT_NOFILE) for a connection limit");
+    goto fail;
+  }
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  /* Idle clients cannot starve others: each client address gets at most max_per_client
+   * connections, one silent for handshake_timeout before its TLS handshake and request headers
+   * are complete is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
+  struct MHD_OptionItem common[] = {
+      {MHD_OPTION_SOCK_ADDR, 0, &sa},
+      {MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, NULL},
+      {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_per_client, NULL},
+      {MHD_OPTION_CONNECTION_TIMEOUT, s->opt.handshake_timeout, NULL},
+      {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
+      {MHD_OPTION_END, 0, NULL},
+  };
   if (opt->cert_file || opt->key_file) {
     if (!opt->cert_file || !opt->key_file) {
       snprintf(err, size, "both a certificate and a key file are needed for TLS");
@@ -280,14 +384,13 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     s->last_check = time(NULL);
     s->loads = 1;
     flags |= MHD_USE_TLS;
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, MHD_OPTION_HTTPS_CERT_CALLBACK, cert_callback,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+                            MHD_OPTION_ARRAY, common, MHD_OPTION_HTTPS_CERT_CALLBACK,
+                            cert_callback, MHD_OPTION_HTTPS_PRIORITIES, kTlsPriorities, MHD_OPTION_NOTIFY_CONNECTION,
+                            on_connection, s, MHD_OPTION_END);
   } else {
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                            MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, MHD_OPTION_NOTIFY_COMPLETED, completed, s,
-                            MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)30, MHD_OPTION_END);
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+                            MHD_OPTION_ARRAY, common, MHD_OPTION_END);
   }
   if (!s->d) {
     snprintf(err, size, "cannot listen on %s", opt->address);

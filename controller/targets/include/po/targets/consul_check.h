@@ -12,22 +12,37 @@
 
 struct json_object;
 
+/* Per ServiceDefaults/ProxyDefaults (README.md, the webhook section): enough for 100
+ * PropertyOverrides of kPo_MaxPatchesPerOverride patches each in one target. */
+enum {
+  kPo_MaxExtensionsPerConsulObject = 100,  /* builtin/property-override entries */
+  kPo_MaxPatchesPerConsulObject = 10000,   /* patches in all those entries together */
+};
+
 typedef struct {
   size_t entry_index;     /* in spec.envoyExtensions */
   const char *name;       /* the entry's name (builtin/property-override) */
   bool accepted;
-  const char *error;      /* the arguments could not be read at all; else NULL */
+  const char *error;      /* the arguments could not be read at all, or `limit`; else NULL */
+  bool limit;             /* the object is over a limit (above): `error` names it, entry_index is
+                           * the entry that crossed it, and this is the only check returned */
   po_Diagnostics *diags;  /* the Constructor's errors and warnings (never NULL) */
 } po_ConsulExtensionCheck;
 
 /* Checks every builtin/property-override entry of `obj`; *out gets them in entry order (in the
- * arena). Returns how many, 0 when there are none. *oom is set when memory ran out. */
+ * arena). Returns how many, 0 when there are none. *oom is set when memory ran out. An object
+ * over a limit gets one check with `limit` set and nothing else is validated. */
 size_t po_ConsulObject_Check(const struct json_object *obj, po_Arena *a, po_ConsulExtensionCheck **out,
                              bool *oom);
 /* The webhook's denial text for `kind` ("ServiceDefaults"), or NULL when every entry is valid:
  * "<Kind> <ns>/<name> has invalid property-override extensions:\n" and, per bad entry,
- * "spec.envoyExtensions[<i>] (<name>): <Consul's aggregated text>". */
+ * "spec.envoyExtensions[<i>] (<name>): <Consul's aggregated text>". Bounded like
+ * po_CompiledOverride_Describe (kPo_DescribeMaxErrors errors within `max_bytes`, 0 for the
+ * default, then "... and K more errors"); an entry whose errors do not all fit gets one line per
+ * error shown ("spec.envoyExtensions[<i>] (<name>): invalid Patches[<j>]: <message>"). Linear in
+ * the number of diagnostics. */
 const char *po_ConsulObject_Describe(const struct json_object *obj, const char *kind,
-                                     const po_ConsulExtensionCheck *checks, size_t n, po_Arena *a);
+                                     const po_ConsulExtensionCheck *checks, size_t n, size_t max_bytes,
+                                     po_Arena *a);
 
 #endif

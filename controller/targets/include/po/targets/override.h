@@ -34,10 +34,23 @@ typedef struct {
 /* Never fails for bad input: problems are diagnostics (false only when out of memory). */
 bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
 
+/* Limits (README.md, the webhook section). Objects over them are refused with an error naming
+ * the limit before any per-patch work, so a request's cost has a bound. */
+enum {
+  kPo_MaxPatchesPerOverride = 100, /* spec.patches; the CRD's maxItems says the same (tested) */
+  kPo_DescribeMaxErrors = 20,      /* errors a description shows whole; the rest are counted */
+  kPo_DescribeMaxBytes = 16384,    /* the default bound of a description's text */
+};
+
 /* One line per diagnostic, in Consul's words: "invalid Patches[2]: <message> (<hint>) (path P)",
  * the path left out when the message starts with it; Consul's multi-line field lists folded to
- * their first line unless `full`; spec errors as "spec.patches[0].op: ...". Errors first, then warnings when `warnings`. NULL when there is nothing to say. */
-const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, po_Arena *a);
+ * their first line unless `full`; spec errors as "spec.patches[0].op: ...". Errors first, then
+ * warnings when `warnings`. Bounded: the first kPo_DescribeMaxErrors lines that fit in
+ * `max_bytes` (0: kPo_DescribeMaxBytes) are shown whole, then "... and K more errors" (or
+ * "diagnostics" with warnings); a first line longer than max_bytes alone is cut, marked " [...]".
+ * Linear in the number of diagnostics. NULL when there is nothing to say. */
+const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, size_t max_bytes,
+                                         po_Arena *a);
 
 const char *po_TargetKind_Name(po_TargetKind k); /* "ServiceDefaults", "ProxyDefaults" */
 

@@ -2,9 +2,12 @@
  * body in, the AdmissionReview response out. PropertyOverrides are checked with the full
  * pipeline (po/targets/override.h); ServiceDefaults and ProxyDefaults with each of their
  * builtin/property-override envoyExtensions entries through Consul's Constructor under Consul's
- * wire typing (consul-k8s itself only checks that `arguments` is an object). Denials list every
- * error with its patch index and path, Consul's message, the did-you-mean and the Envoy rule;
- * deprecated Envoy fields come back as warnings. */
+ * wire typing (consul-k8s itself only checks that `arguments` is an object). Denials give each
+ * error with its patch index and path, Consul's message, the did-you-mean and the Envoy rule,
+ * bounded: the first errors whole within 16 KiB, then how many more there are; objects over the
+ * per-object limits (po/targets) are denied before any patch is checked. Deprecated Envoy fields
+ * come back as warnings (at most 16). A body that is not exactly one JSON value, or whose
+ * request.uid holds a NUL, is refused (400). */
 #ifndef PO_WEBHOOK_ADMISSION_H_
 #define PO_WEBHOOK_ADMISSION_H_
 

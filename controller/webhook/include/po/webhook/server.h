@@ -2,8 +2,10 @@
  * GET /healthz answers ok. Certificate and key are read from files and re-read when either file
  * changes (checked at most once a second, at handshakes), so rotated certificates (cert-manager,
  * Secret volume updates) are picked up without a restart; a file that fails to load keeps the
- * previous pair in use. Each request gets its own arena; bodies over `max_body` are refused with
- * 413. Safe to run beside the controller: it reads nothing but its request. */
+ * previous pair in use. TLS 1.2 and 1.3 only, AEAD suites with ECDHE. Each request gets its own
+ * arena; a declared body over `max_body` is refused with 413 before it is read (also under
+ * `Expect: 100-continue`), a chunked one by closing the connection. Safe to run beside the
+ * controller: it reads nothing but its request. */
 #ifndef PO_WEBHOOK_SERVER_H_
 #define PO_WEBHOOK_SERVER_H_
 
@@ -19,6 +21,14 @@ typedef struct {
   const char *key_file;
   size_t max_body;       /* 0: 3 MiB */
   unsigned threads;      /* 0: number of CPUs */
+  /* So that idle or slow clients cannot starve the API server (README.md, the webhook section): */
+  unsigned max_connections;   /* 0: 4096 (lowered when RLIMIT_NOFILE cannot be raised for it) */
+  unsigned max_per_client;    /* connections per client IP address; 0: 256 */
+  /* libmicrohttpd's timeouts are of inactivity: a client that trickles bytes is held to
+   * max_per_client rather than to these. */
+  unsigned handshake_timeout; /* seconds of silence allowed until the TLS handshake and the
+                               * request headers are complete; 0: 5 */
+  unsigned idle_timeout;      /* seconds a connection may idle after that (keep-alive); 0: 30 */
   /* Called once per request with its outcome, for metrics/logs; may be NULL. */
   void (*observe)(void *ctx, int http_status, bool allowed, double seconds);
   void *observe_ctx;
