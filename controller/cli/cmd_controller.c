@@ -532,7 +532,7 @@ int po_Cmd_Controller(int argc, char **argv) {
     char err[256];
     po_WebhookServer *wh = po_WebhookServer_Start(
         &(po_WebhookOptions){.address = webhook_addr, .cert_file = insecure ? NULL : cert, .key_file = insecure ? NULL : key,
-                             .observe = observe_webhook, .observe_ctx = &app},
+                             .observe = observe_webhook, .observe_ctx = &app, .tenancy = &app.tenancy},
         err, sizeof err);
     if (!wh) {
       fprintf(stderr, "propertyoverride controller: webhook: %s\n", err);

@@ -89,7 +89,7 @@ static size_t decide(const char *body, size_t len, size_t *response_len) {
   po_Arena *a = po_Arena_New();
   int status = 0;
   char err[256];
-  json_object *out = po_Admission_Review(body, len, a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review(body, len, NULL, a, &status, err, sizeof err);
   if (!out) {
     fprintf(stderr, "bench_denial: review refused (%d): %s\n", status, err);
     exit(1);

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!a) return 0;
   int status = 0;
   char err[256];
-  json_object *out = po_Admission_Review((const char *)data, size, a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review((const char *)data, size, NULL, a, &status, err, sizeof err);
   if (out) {
     json_object *resp = NULL, *allowed = NULL, *uid = NULL;
     if (status != 200 || !json_object_object_get_ex(out, "response", &resp) ||

@@ -69,13 +69,15 @@ static json_object *review_of(json_object *obj, const char *group, const char *k
   return r;
 }
 
+static const po_Tenancy *g_tenancy; /* the policy decide() passes (NULL: everything allowed) */
+
 /* Runs the review (and frees it); returns the response's denial message ("" when allowed). */
 static char *decide(json_object *review, bool *allowed) {
   po_Arena *a = po_Arena_New();
   const char *body = json_object_to_json_string(review);
   int status;
   char err[256];
-  json_object *out = po_Admission_Review(body, strlen(body), a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review(body, strlen(body), g_tenancy, a, &status, err, sizeof err);
   assert_non_null(out);
   assert_int_equal(status, 200);
   json_object *resp = json_object_object_get(out, "response");
@@ -179,7 +181,7 @@ static void test_malformed_reviews(void **state) {
     po_Arena *a = po_Arena_New();
     int status = 0;
     char err[256];
-    assert_null(po_Admission_Review(bad[i], strlen(bad[i]), a, &status, err, sizeof err));
+    assert_null(po_Admission_Review(bad[i], strlen(bad[i]), NULL, a, &status, err, sizeof err));
     assert_int_equal(status, 400);
     assert_true(strlen(err) > 0);
     po_Arena_Free(a);
@@ -344,7 +346,7 @@ static void expect_400(const char *body, size_t len, const char *why) {
   po_Arena *a = po_Arena_New();
   int status = 0;
   char err[256] = "";
-  json_object *out = po_Admission_Review(body, len, a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review(body, len, NULL, a, &status, err, sizeof err);
   if (out) fail_msg("accepted: %s", json_object_to_json_string(out));
   assert_int_equal(status, 400);
   if (!strstr(err, why)) fail_msg("error '%s' lacks '%s'", err, why);
@@ -370,11 +372,46 @@ static void test_nul_uid_and_trailing_bytes(void **state) {
   po_Arena *a = po_Arena_New();
   int status = 0;
   char err[256];
-  json_object *out = po_Admission_Review(body, strlen(body), a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err);
   assert_non_null(out);
   assert_int_equal(status, 200);
   json_object_put(out);
   po_Arena_Free(a);
+}
+
+/* A PropertyOverride may target ProxyDefaults only from the namespaces the operator allows; the
+ * request's namespace counts, not what the object's metadata claims. */
+static void test_tenancy(void **state) {
+  (void)state;
+  po_Tenancy t = {0};
+  po_Tenancy_AllowProxyDefaults(&t, "mesh-admin");
+  g_tenancy = &t;
+  const char *pd = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                   "\"metadata\":{\"name\":\"m\",\"namespace\":\"mesh-admin\"},"
+                   "\"spec\":{\"targetRef\":{\"kind\":\"ProxyDefaults\",\"name\":\"global\"},\"patches\":["
+                   "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]}}";
+  for (int k = 0; k < 3; k++) {
+    json_object *obj = json_tokener_parse(pd);
+    if (k == 2) { /* a ServiceDefaults target is fine from anywhere */
+      json_object *ref = json_object_object_get(json_object_object_get(obj, "spec"), "targetRef");
+      json_object_object_add(ref, "kind", json_object_new_string("ServiceDefaults"));
+      json_object_object_add(ref, "name", json_object_new_string("web"));
+    }
+    json_object *review = review_of(obj, "propertyoverride.io", "PropertyOverride", "CREATE");
+    json_object_object_add(json_object_object_get(review, "request"), "namespace",
+                           json_object_new_string(k == 0 ? "mesh-admin" : "team-a"));
+    bool allowed;
+    char *msg = decide(review, &allowed);
+    assert_true(allowed == (k != 1));
+    if (k == 1) {
+      assert_non_null(strstr(msg, "PropertyOverride team-a/m: spec.targetRef: PropertyOverrides in namespace 'team-a' may not "
+                                  "target ProxyDefaults"));
+      assert_non_null(strstr(msg, "'mesh-admin'"));
+    }
+    free(msg);
+  }
+  g_tenancy = NULL;
 }
 
 int main(int argc, char **argv) {
@@ -387,6 +424,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_describe_bounded_for_conditions),
       cmocka_unit_test(test_limits_per_object),
       cmocka_unit_test(test_nul_uid_and_trailing_bytes),
+      cmocka_unit_test(test_tenancy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

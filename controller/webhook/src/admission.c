@@ -32,9 +32,16 @@ static void add_warning(json_object *warnings, const char *w) {
 }
 
 /* PropertyOverride: the message for a denial, or NULL when accepted. */
-static const char *check_override(json_object *obj, po_Arena *a, json_object *warnings) {
+static const char *check_override(json_object *obj, const char *req_ns, const po_Tenancy *tenancy, po_Arena *a,
+                                  json_object *warnings) {
   po_CompiledOverride c;
   if (!po_CompiledOverride_FromObject(obj, a, &c)) return "out of memory validating the object";
+  /* The request's namespace is where the object is being written, whatever its metadata says. */
+  const char *ns = req_ns && *req_ns ? req_ns : c.ns;
+  char why[512];
+  if (!po_Tenancy_Allows(tenancy, c.target_kind, ns, why, sizeof why)) {
+    return po_Arena_Printf(a, "PropertyOverride %s%s%s: spec.targetRef: %s", ns, *ns ? "/" : "", c.name, why);
+  }
   for (size_t i = 0; i < po_Diagnostics_Count(c.diags); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(c.diags, i);
     if (x->severity == kPo_SeverityWarning && !warnings_full(warnings)) {
@@ -67,7 +74,8 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
   return po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
 }
 
-json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int *http_status, char *error, size_t size) {
+json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a, int *http_status,
+                                 char *error, size_t size) {
   *http_status = 200;
   json_tokener *tok = json_tokener_new_ex(64);
   json_object *review = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
@@ -110,7 +118,7 @@ json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int 
     if (spec_unchanged || deleting) {
       /* allowed */
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
-      denial = check_override(obj, a, warnings);
+      denial = check_override(obj, sget(req, "namespace"), tenancy, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       denial = check_consul(obj, k, a, warnings);
     }

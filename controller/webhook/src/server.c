@@ -270,7 +270,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   if (!a) return respond(c, 500, "text/plain", "out of memory\n");
   int status = 200;
   char err[256] = "";
-  json_object *out = po_Admission_Review(rq->buf ? rq->buf : "", rq->len, a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review(rq->buf ? rq->buf : "", rq->len, s->opt.tenancy, a, &status, err, sizeof err);
   enum MHD_Result ret;
   bool allowed = false;
   if (out) {

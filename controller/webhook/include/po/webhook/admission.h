@@ -14,12 +14,14 @@
 #include <stddef.h>
 
 #include "po/engine.h"
+#include "po/targets/tenancy.h"
 
 struct json_object;
 
 /* Returns the response (a new reference), or NULL when the body is no AdmissionReview v1
- * request, with *http_status set (400) and `error` (size bytes) saying why. */
-struct json_object *po_Admission_Review(const char *body, size_t len, po_Arena *a, int *http_status,
-                                        char *error, size_t size);
+ * request, with *http_status set (400) and `error` (size bytes) saying why. `tenancy` (NULL:
+ * everything allowed) refuses PropertyOverrides that target what their namespace may not. */
+struct json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a,
+                                        int *http_status, char *error, size_t size);
 
 #endif

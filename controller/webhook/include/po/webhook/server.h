@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "po/targets/tenancy.h"
+
 typedef struct po_WebhookServer po_WebhookServer;
 
 typedef struct {
@@ -32,6 +34,7 @@ typedef struct {
   /* Called once per request with its outcome, for metrics/logs; may be NULL. */
   void (*observe)(void *ctx, int http_status, bool allowed, double seconds);
   void *observe_ctx;
+  const po_Tenancy *tenancy; /* who may target what (borrowed; NULL allows everything) */
 } po_WebhookOptions;
 
 /* Starts serving; NULL with `error` filled on failure. */
