@@ -33,12 +33,12 @@ for s in $stages; do
     stage "ASan+UBSan build + ctest"
     configure build-asan -DCMAKE_BUILD_TYPE=Debug -DPO_SANITIZE=ON
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-       ctest --output-on-failure -j "$jobs" -LE no-asan)
+       ctest --output-on-failure -j "$jobs" -LE '^no-asan$')
     summary+=("asan: ok") ;;
   valgrind)
     stage "valgrind"
     configure build -DCMAKE_BUILD_TYPE=Release
-    (cd build && ctest --output-on-failure -L valgrind -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
+    (cd build && ctest --output-on-failure -L '^valgrind$' -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
        --overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite" \
        -j "$jobs") || { echo "valgrind found errors"; exit 1; }
     summary+=("valgrind: ok") ;;

@@ -2,6 +2,7 @@
 #ifndef PO_CLI_H_
 #define PO_CLI_H_
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "po/engine.h"
@@ -24,5 +25,9 @@ char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st)
 /* JSON when the text is valid JSON, else YAML (which must hold exactly one document). Errors
  * name the file and, for parse errors, line and column. */
 po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, po_Arena *a, po_Status *st);
+/* Flushes `out` and tells whether everything written to it arrived (a full disk, a closed
+ * pipe); when not, says so on stderr as "propertyoverride CMD: cannot write WHAT: reason". A
+ * command whose output was lost must not exit 0. */
+bool po_Cli_Flush(FILE *out, const char *cmd, const char *what);
 
 #endif

@@ -25,7 +25,8 @@ static const char kUsage[] =
     "  -v, --verbose         print Consul's field lists in full in error reports\n"
     "\n"
     "Exit status: 0 rendered; 1 some object invalid (reported on stderr as validate reports it;\n"
-    "the valid ones are still rendered); 2 bad usage or unreadable input.\n";
+    "the valid ones are still rendered); 2 bad usage, unreadable input, a directory loop, or\n"
+    "output that could not be written.\n";
 
 typedef struct {
   po_TargetKind kind;
@@ -83,7 +84,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
     for (size_t e = 0; e < ne; e++) json_object_put(entries[e].arguments);
     if (plan.object) objs[no++] = plan.object;
   }
-  if (!po_Cli_EmitYaml(objs, no, out)) rc = -1;
+  if (rc == 0 && !po_Cli_EmitYaml(objs, no, out)) rc = ferror(out) ? 0 : -2; /* a write error: the caller's flush says it */
   for (size_t i = 0; i < no; i++) json_object_put(objs[i]);
   return rc;
 }
@@ -128,10 +129,14 @@ int po_Cmd_Render(int argc, char **argv) {
   free(paths);
   if (ok) ok = (compiled = po_Arena_Malloc(a, (in.count ? in.count : 1) * sizeof *compiled)) != NULL;
   for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], a, &r, &compiled[i]);
-  int rc = kPo_ExitUsage;
-  if (ok && render(&in, compiled, a, stdout) == 0) {
+  int rc = kPo_ExitUsage, rendered = ok ? render(&in, compiled, a, stdout) : -1;
+  if (rendered == 0) {
+    /* Output lost (a full disk, a closed pipe) is a failure even when every object is valid. */
+    bool written = po_Cli_Flush(stdout, "render", "the rendered YAML");
     if (r.count) po_CliReport_Print(&r, kPo_OutputText, verbose, stderr);
-    rc = po_CliReport_ExitCode(&r);
+    if (written && po_Cli_Flush(stderr, "render", "the report")) rc = po_CliReport_ExitCode(&r);
+  } else if (rendered == -2) {
+    fprintf(stderr, "propertyoverride render: cannot emit the YAML: nested deeper than the emitter allows, or out of memory\n");
   } else {
     fprintf(stderr, "propertyoverride render: out of memory\n");
   }

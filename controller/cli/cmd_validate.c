@@ -26,8 +26,9 @@ static const char kUsage[] =
     "                        github: GitHub Actions ::error/::warning workflow commands\n"
     "  -v, --verbose         print Consul's field lists in full (folded to one line otherwise)\n"
     "\n"
-    "Exit status with -f: 0 every object valid; 1 some object invalid; 2 bad usage, or some\n"
-    "input unreadable or unparsable (what could be read is still checked and reported).\n"
+    "Exit status with -f: 0 every object valid; 1 some object invalid; 2 bad usage, some input\n"
+    "unreadable or unparsable (what could be read is still checked and reported), a directory\n"
+    "loop, or a report that could not be written.\n"
     "\n"
     "With --consul-arguments:\n"
     "Validates the `arguments` object of a Consul envoyExtensions entry exactly as Consul's\n"
@@ -67,7 +68,7 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
     fprintf(stderr, "propertyoverride validate: out of memory\n");
   } else {
     po_CliReport_Print(&r, format, verbose, stdout);
-    rc = po_CliReport_ExitCode(&r);
+    rc = po_Cli_Flush(stdout, "validate", "the report") ? po_CliReport_ExitCode(&r) : kPo_ExitUsage;
   }
   po_Arena_Free(a);
   return rc;

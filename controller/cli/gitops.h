@@ -42,8 +42,10 @@ typedef struct {
 
 /* Reads every path (a file, a directory walked recursively for *.yaml, *.yml and *.json in
  * byte order of their names, or "-" for stdin) into objects; List kinds become their items.
- * Files that cannot be read or parsed become findings of `report` (code "input"), and what
- * could be read is kept. false only when out of memory. */
+ * Links are followed, each directory walked once (by device and inode): a link back to an
+ * enclosing directory is a loop. Files that cannot be read or parsed, and loops, become
+ * findings of `report` (code "input", counted unreadable), and what could be read is kept.
+ * false only when out of memory. */
 bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *report);
 
 /* ---- findings (report.c) ---- */
@@ -77,8 +79,10 @@ void po_CliReport_Init(po_CliReport *r, po_Arena *a);
 /* Appends a zeroed finding (extension, patch and item -1) to fill in; NULL when out of memory. */
 po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o);
 /* Every finding, in the order of the files read (unreadable ones in their place), then (text
- * and github) the summary line "N valid, M invalid, K skipped". Long
- * multi-line messages (Consul's field lists) are folded to their first line unless `verbose`. */
+ * and github) the summary line "N valid, M invalid, K skipped". Text and github print each
+ * finding on one line, with what manifests control escaped (control characters, C1, non-UTF-8
+ * bytes); Consul's field lists follow on lines of their own only when `verbose`. The caller
+ * checks that `out` was written (po_Cli_Flush). */
 void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
 /* 0 all valid, 1 some invalid, 2 some input unreadable. */
 int po_CliReport_ExitCode(const po_CliReport *r);

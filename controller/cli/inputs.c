@@ -2,6 +2,7 @@
  * machine), stdin; multi-document YAML or JSON; List kinds unpacked. */
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,12 +129,75 @@ static int by_name(const void *x, const void *y) {
   return strcmp(*(const char *const *)x, *(const char *const *)y);
 }
 
-static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth);
+/* ---- directory walk ----------------------------------------------------------------------------
+ * stat() follows symbolic links, so a link to an ancestor makes the tree infinite, and two such
+ * links make even a depth limit useless (2^32 paths). Each directory is therefore walked at most
+ * once, known by device and inode: one reached again while it is still being walked (an
+ * ancestor) is a loop, reported as unreadable input (exit 2); one reached again through another
+ * link after it was walked is skipped, so its objects are not counted twice. */
 
-static bool load_dir(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth) {
-  if (depth > kMaxDirDepth) {
+typedef struct {
+  dev_t dev;
+  ino_t ino;
+} DirId;
+
+typedef struct {
+  DirId *seen;            /* open addressing, a power of two; zero slot: empty */
+  size_t cap, used;
+  struct {
+    DirId id;
+    const char *path;
+  } open[kMaxDirDepth + 1]; /* the directories being walked, outermost first */
+  int depth;
+} Walk;
+
+static bool same(DirId x, DirId y) { return x.dev == y.dev && x.ino == y.ino; }
+static bool empty(DirId x) { return x.dev == 0 && x.ino == 0; }
+
+static size_t slot(const Walk *w, DirId id) {
+  uint64_t h = ((uint64_t)id.ino * 0x9E3779B97F4A7C15u) ^ ((uint64_t)id.dev * 0xC2B2AE3D27D4EB4Fu);
+  size_t i = (size_t)(h >> 17) & (w->cap - 1);
+  while (!empty(w->seen[i]) && !same(w->seen[i], id)) i = (i + 1) & (w->cap - 1);
+  return i;
+}
+
+/* Adds id; false when out of memory. *was_seen tells whether it was there already. */
+static bool remember(Walk *w, DirId id, po_Arena *a, bool *was_seen) {
+  if (empty(id)) id.ino = (ino_t)-1; /* device 0, inode 0 cannot be told from an empty slot */
+  if (w->used * 2 >= w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 64;
+    DirId *old = w->seen;
+    size_t old_cap = w->cap;
+    w->seen = po_Arena_Malloc(a, cap * sizeof *w->seen);
+    if (!w->seen) return false;
+    memset(w->seen, 0, cap * sizeof *w->seen);
+    w->cap = cap;
+    for (size_t i = 0; i < old_cap; i++) if (!empty(old[i])) w->seen[slot(w, old[i])] = old[i];
+  }
+  size_t i = slot(w, id);
+  *was_seen = !empty(w->seen[i]);
+  if (!*was_seen) {
+    w->seen[i] = id;
+    w->used++;
+  }
+  return true;
+}
+
+static bool load_dir(po_CliInputs *in, const char *path, const struct stat *sb, po_Arena *a, po_CliReport *r, Walk *w) {
+  DirId id = {sb->st_dev, sb->st_ino};
+  for (int i = 0; i < w->depth; i++) {
+    if (same(w->open[i].id, id)) {
+      return input_error(in, r, path, (po_Pos){0, 0},
+                         po_Arena_Printf(a, "%s: directory loop: this is %s again (a symbolic link to a directory that contains it); not followed",
+                                         path, w->open[i].path));
+    }
+  }
+  if (w->depth > kMaxDirDepth) {
     return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: directories nested deeper than %d levels", path, kMaxDirDepth));
   }
+  bool seen = false;
+  if (!remember(w, id, a, &seen)) return false;
+  if (seen) return true; /* walked already, through another link */
   DIR *d = opendir(path);
   if (!d) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot open: %s", path, strerror(errno)));
   const char **names = NULL;
@@ -156,28 +220,40 @@ static bool load_dir(po_CliInputs *in, const char *path, po_Arena *a, po_CliRepo
   closedir(d);
   if (!ok) return false;
   if (n) qsort(names, n, sizeof *names, by_name);
-  for (size_t i = 0; i < n; i++) {
-    struct stat sb;
-    if (stat(names[i], &sb) != 0) continue; /* a dangling link: nothing to validate */
-    if (S_ISDIR(sb.st_mode)) {
-      if (!load_dir(in, names[i], a, r, depth + 1)) return false;
-    } else if (S_ISREG(sb.st_mode) && manifest_name(names[i])) {
-      if (!load_file(in, names[i], a, r)) return false;
+  w->open[w->depth].id = id;
+  w->open[w->depth].path = path;
+  w->depth++;
+  for (size_t i = 0; ok && i < n; i++) {
+    struct stat st;
+    if (stat(names[i], &st) != 0) {
+      /* A dangling link has nothing to validate; a link that leads to itself is a loop. */
+      if (errno == ELOOP) {
+        ok = input_error(in, r, names[i], (po_Pos){0, 0}, po_Arena_Printf(a, "%s: symbolic link loop: %s", names[i], strerror(ELOOP)));
+      }
+      continue;
     }
+    if (S_ISDIR(st.st_mode)) ok = load_dir(in, names[i], &st, a, r, w);
+    else if (S_ISREG(st.st_mode) && manifest_name(names[i])) ok = load_file(in, names[i], a, r);
   }
-  return true;
+  w->depth--;
+  return ok;
 }
 
-static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r, int depth) {
+/* A file, "-", or a directory walked on its own (a directory given twice is read twice, as a
+ * file given twice is). */
+static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r) {
   struct stat sb;
-  if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) return load_dir(in, path, a, r, depth);
+  if (strcmp(path, "-") != 0 && stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+    Walk w = {0};
+    return load_dir(in, path, &sb, a, r, &w);
+  }
   return load_file(in, path, a, r);
 }
 
 bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *r) {
   memset(in, 0, sizeof *in);
   for (size_t i = 0; i < n; i++) {
-    if (!load_path(in, paths[i], a, r, 0)) return false;
+    if (!load_path(in, paths[i], a, r)) return false;
   }
   return true;
 }

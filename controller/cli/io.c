@@ -69,3 +69,14 @@ po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, p
   }
   return docs[0];
 }
+
+bool po_Cli_Flush(FILE *out, const char *cmd, const char *what) {
+  errno = 0;
+  bool flushed = fflush(out) == 0;
+  int err = errno;
+  if (flushed && !ferror(out)) return true;
+  /* The reason is fflush's when it failed; an earlier failed write left only the stream's error
+   * flag, whose errno is long gone. */
+  fprintf(stderr, "propertyoverride %s: cannot write %s: %s\n", cmd, what, !flushed && err ? strerror(err) : "write error");
+  return false;
+}

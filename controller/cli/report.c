@@ -1,6 +1,7 @@
 /* Findings out: text for people, JSON for tools, GitHub workflow commands for pull requests
  * (https://docs.github.com/actions/reference/workflow-commands-for-github-actions: data escapes
- * %, CR and LF; property values also ':' and ','). */
+ * %, CR and LF; property values also ':' and ','). Text and github escape what manifests
+ * control (see "escaping" below). */
 #include <json-c/json.h>
 #include <string.h>
 
@@ -40,76 +41,161 @@ int po_CliReport_ExitCode(const po_CliReport *r) {
   return r->invalid ? kPo_ExitInvalid : kPo_ExitOk;
 }
 
-/* The message as printed: folded to its first line unless verbose (continuation lines then
- * indented under it), the hint after the first line. */
-static const char *message(const po_CliFinding *f, bool verbose, const char *indent, po_Arena *a) {
+/* ---- escaping ------------------------------------------------------------------------------
+ * Text and github outputs end up on terminals and in CI logs, where a raw ESC moves the cursor
+ * or recolours and a raw line break followed by `::warning` is a workflow command of its own.
+ * Everything a manifest controls (file names, kinds, names, paths, and the parts of messages
+ * that quote them) is printed visibly: C0 controls and DEL as \n, \r, \t or \xNN, the C1
+ * range as \u00NN, bytes that are not UTF-8 as \xNN. JSON output needs none of this (json-c
+ * escapes control characters). */
+
+typedef enum { kEscText = 0, kEscGithubData, kEscGithubProperty } Esc;
+
+/* Length of the valid UTF-8 sequence of two or more bytes at p (n bytes left), else 0. */
+static size_t utf8_seq(const unsigned char *p, size_t n) {
+  unsigned char c = p[0], lo = 0x80, hi = 0xBF;
+  size_t len;
+  if (c >= 0xC2 && c <= 0xDF) len = 2;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+  else return 0;
+  if (n < len || p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < len; i++) if (p[i] < 0x80 || p[i] > 0xBF) return 0;
+  return len;
+}
+
+static void put_char(FILE *out, char c, Esc esc) {
+  if (esc != kEscText && c == '%') fputs("%25", out);
+  else if (esc == kEscGithubProperty && c == ':') fputs("%3A", out);
+  else if (esc == kEscGithubProperty && c == ',') fputs("%2C", out);
+  else fputc(c, out);
+}
+
+/* n bytes of s on one line, escaped as above and then for GitHub when `esc` says so. */
+static void put_n(FILE *out, const char *s, size_t n, Esc esc) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < n;) {
+    unsigned char c = p[i];
+    if (c >= 0x20 && c < 0x7F) {
+      put_char(out, (char)c, esc);
+      i++;
+      continue;
+    }
+    size_t len = c >= 0x80 ? utf8_seq(p + i, n - i) : 0;
+    if (len == 2 && c == 0xC2 && p[i + 1] <= 0x9F) fprintf(out, "\\u%04x", p[i + 1]); /* C1: U+0080..U+009F */
+    else if (len) fwrite(p + i, 1, len, out);
+    else if (c == '\n') fputs("\\n", out);
+    else if (c == '\r') fputs("\\r", out);
+    else if (c == '\t') fputs("\\t", out);
+    else fprintf(out, "\\x%02x", c);
+    i += len ? len : 1;
+  }
+}
+
+static void put(FILE *out, const char *s, Esc esc) { put_n(out, s, strlen(s), esc); }
+
+/* ---- text and github -------------------------------------------------------------------------- */
+
+/* Where the engine's field list begins in a message (the line break before its last
+ * "available <message> fields:" line), or NULL. The list (schema names, one a line) is the only
+ * part of a message whose line breaks are the engine's own; any other line break came from a
+ * manifest's string quoted in the message, and is printed escaped with the rest of that line.
+ * The last such line is the engine's: a quoted string always comes before the list. */
+static const char *field_list(const char *m) {
+  static const char kHead[] = "\navailable ", kTail[] = " fields:";
+  const char *found = NULL;
+  for (const char *p = strstr(m, kHead); p; p = strstr(p + 1, kHead)) {
+    const char *line = p + 1, *eol = strchr(line, '\n');
+    size_t l = eol ? (size_t)(eol - line) : strlen(line), tl = sizeof kTail - 1;
+    if (l > tl && !memcmp(line + l - tl, kTail, tl)) found = p;
+  }
+  return found;
+}
+
+/* The message on one line, the hint in parentheses, then (verbose) the field list, each line
+ * after `sep` (written as is: a line break and an indent, or GitHub's %0A). */
+static void put_message(FILE *out, const po_CliFinding *f, bool verbose, const char *sep, Esc esc) {
   const char *m = f->message ? f->message : "";
-  const char *nl = strchr(m, '\n');
-  size_t first = nl ? (size_t)(nl - m) : strlen(m);
-  const char *out = po_Arena_Printf(a, "%.*s%s%s%s", (int)first, m, f->hint ? " (" : "", f->hint ? f->hint : "",
-                                    f->hint ? ")" : "");
-  if (!verbose || !nl) return out;
-  for (const char *p = nl + 1; *p;) {
+  const char *list = field_list(m);
+  put_n(out, m, list ? (size_t)(list - m) : strlen(m), esc);
+  if (f->hint) {
+    fputs(" (", out);
+    put(out, f->hint, esc);
+    fputc(')', out);
+  }
+  if (!verbose || !list) return;
+  for (const char *p = list + 1; *p;) {
     const char *e = strchr(p, '\n');
     size_t l = e ? (size_t)(e - p) : strlen(p);
-    if (l) out = po_Arena_Printf(a, "%s\n%s%.*s", out, indent, (int)l, p);
+    if (l) {
+      fputs(sep, out);
+      put_n(out, p, l, esc);
+    }
     p = e ? e + 1 : p + l;
   }
-  return out;
 }
 
-static const char *object_name(const po_CliFinding *f, po_Arena *a) {
-  return po_Arena_Printf(a, "%s %s%s%s", f->kind, f->ns, *f->ns ? "/" : "", *f->name ? f->name : "(unnamed)");
+static void put_object(FILE *out, const po_CliFinding *f, Esc esc) {
+  put(out, f->kind, esc);
+  fputc(' ', out);
+  put(out, f->ns, esc);
+  if (*f->ns) fputc('/', out);
+  put(out, *f->name ? f->name : "(unnamed)", esc);
 }
 
-/* "patches[0] /path" (under "spec.envoyExtensions[1] " for Consul objects), or "". */
-static const char *patch_place(const po_CliFinding *f, po_Arena *a) {
-  const char *ext = f->extension >= 0 ? po_Arena_Printf(a, "spec.envoyExtensions[%d]", f->extension) : "";
-  const char *p = f->patch >= 0 ? po_Arena_Printf(a, "%sPatches[%d]%s%s", *ext ? " " : "", f->patch,
-                                                  f->path ? " " : "", f->path ? f->path : "")
-                                : "";
-  return po_Arena_Printf(a, "%s%s", ext, p);
+/* "Patches[0] /path" (under "spec.envoyExtensions[1] " for Consul objects); false when neither. */
+static bool has_place(const po_CliFinding *f) { return f->extension >= 0 || f->patch >= 0; }
+
+static void put_place(FILE *out, const po_CliFinding *f, Esc esc) {
+  if (f->extension >= 0) fprintf(out, "spec.envoyExtensions[%d]", f->extension);
+  if (f->patch < 0) return;
+  fprintf(out, "%sPatches[%d]", f->extension >= 0 ? " " : "", f->patch);
+  if (f->path) {
+    fputc(' ', out);
+    put(out, f->path, esc);
+  }
 }
 
-static void print_text(const po_CliFinding *f, bool verbose, FILE *out, po_Arena *a) {
-  fputs(f->file ? f->file : "-", out);
+static void print_text(const po_CliFinding *f, bool verbose, FILE *out) {
+  const char *file = f->file ? f->file : "-";
+  /* A CI log reads a line starting (after blanks) with "::" as a workflow command. */
+  if (file[0] == ':' || file[0] == ' ') fputs("./", out);
+  put(out, file, kEscText);
   if (f->pos.line) fprintf(out, ":%d", f->pos.line);
   if (f->pos.line && f->pos.column) fprintf(out, ":%d", f->pos.column);
   fprintf(out, ": %s: ", f->warning ? "warning" : "error");
   if (f->kind) {
     fprintf(out, "document %d", f->doc);
     if (f->item >= 0) fprintf(out, " items[%d]", f->item);
-    const char *place = patch_place(f, a);
-    fprintf(out, ": %s%s%s: ", object_name(f, a), *place ? ": " : "", place);
+    fputs(": ", out);
+    put_object(out, f, kEscText);
+    if (has_place(f)) {
+      fputs(": ", out);
+      put_place(out, f, kEscText);
+    }
+    fputs(": ", out);
   }
-  fprintf(out, "%s\n", message(f, verbose, "    ", a));
+  put_message(out, f, verbose, "\n    ", kEscText);
+  fputc('\n', out);
 }
 
-static void escape(FILE *out, const char *s, bool property) {
-  for (; *s; s++) {
-    if (*s == '%') fputs("%25", out);
-    else if (*s == '\r') fputs("%0D", out);
-    else if (*s == '\n') fputs("%0A", out);
-    else if (property && *s == ':') fputs("%3A", out);
-    else if (property && *s == ',') fputs("%2C", out);
-    else fputc(*s, out);
-  }
-}
-
-static void print_github(const po_CliFinding *f, bool verbose, FILE *out, po_Arena *a) {
+static void print_github(const po_CliFinding *f, bool verbose, FILE *out) {
   fprintf(out, "::%s file=", f->warning ? "warning" : "error");
-  escape(out, f->file ? f->file : "-", true);
+  put(out, f->file ? f->file : "-", kEscGithubProperty);
   if (f->pos.line) fprintf(out, ",line=%d", f->pos.line);
   if (f->pos.line && f->pos.column) fprintf(out, ",col=%d", f->pos.column);
   fputs(",title=", out);
   if (f->kind) {
-    const char *place = patch_place(f, a);
-    escape(out, po_Arena_Printf(a, "%s%s%s", object_name(f, a), *place ? " " : "", place), true);
+    put_object(out, f, kEscGithubProperty);
+    if (has_place(f)) {
+      fputc(' ', out);
+      put_place(out, f, kEscGithubProperty);
+    }
   } else {
-    escape(out, "unreadable input", true);
+    put(out, "unreadable input", kEscGithubProperty);
   }
   fputs("::", out);
-  escape(out, message(f, verbose, "", a), false);
+  put_message(out, f, verbose, "%0A", kEscGithubData);
   fputc('\n', out);
 }
 
@@ -165,8 +251,8 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
     return;
   }
   for (size_t i = 0; i < r->count; i++) {
-    if (format == kPo_OutputGithub) print_github(&r->items[i], verbose, out, r->arena);
-    else print_text(&r->items[i], verbose, out, r->arena);
+    if (format == kPo_OutputGithub) print_github(&r->items[i], verbose, out);
+    else print_text(&r->items[i], verbose, out);
   }
   fprintf(out, "%zu valid, %zu invalid, %zu skipped", r->valid, r->invalid, r->skipped);
   if (r->unreadable) fprintf(out, ", %zu unreadable", r->unreadable);

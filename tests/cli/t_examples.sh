@@ -4,22 +4,16 @@
 # webhook-suggests) texts; schema-only ones are at least answered (exit 0 or 1, no crash).
 . tests/cli/lib.sh
 
-# header FILE KEY: the values of `# KEY: text` lines (continuations joined), one per line.
+# header FILE KEY: the values of `# KEY: text` lines (continuation lines, `#   more`, joined
+# with one space), one per line.
 header() {
-  python3 - "$1" "$2" <<'P'
-import sys
-vals, cur = [], None
-for line in open(sys.argv[1]):
-    if not line.startswith('#'):
-        break
-    if line.startswith('#   ') and cur is not None:
-        vals[cur] += ' ' + line[4:].strip(); continue
-    cur = None
-    key, sep, text = line[1:].strip().partition(': ')
-    if sep and key == sys.argv[2]:
-        vals.append(text.strip()); cur = len(vals) - 1
-print('\n'.join(vals))
-P
+  awk -v want="$2" '
+    function trim(x) { gsub(/^[ \t\r]+|[ \t\r]+$/, "", x); return x }
+    !/^#/ { exit }
+    /^#   / && cur { vals[n] = vals[n] " " trim(substr($0, 5)); next }
+    { cur = 0; s = trim(substr($0, 2)); i = index(s, ": ")
+      if (i && substr(s, 1, i - 1) == want) { vals[++n] = trim(substr(s, i + 2)); cur = 1 } }
+    END { for (k = 1; k <= n; k++) print vals[k] }' "$1"
 }
 
 for f in examples/valid/*.yaml examples/overlap/*.yaml examples/consul/*.yaml; do
@@ -33,6 +27,7 @@ for f in examples/invalid/*.yaml; do
   case "$by" in
     *webhook*)
       check "invalid $f" 1 $rc "$work/out"
+      [ -n "$(header "$f" webhook-message)" ] && pass=$((pass+1)) || { echo "FAIL $f: no webhook-message header read"; fail=$((fail+1)); }
       while IFS= read -r m; do [ -n "$m" ] && contains "$f message" "$work/out" "$m"; done < <(header "$f" webhook-message)
       while IFS= read -r m; do [ -n "$m" ] && contains "$f rule" "$work/out" "$m"; done < <(header "$f" webhook-rule)
       while IFS= read -r m; do [ -n "$m" ] && contains "$f suggests" "$work/out" "$m"; done < <(header "$f" webhook-suggests)

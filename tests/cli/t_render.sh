@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# render: the targets the controller would write, parsed back and compared with what the
+# render: the targets the controller would write, read back and compared with what the
 # reconciler's po_Consul_Plan must give (a pre-existing ServiceDefaults keeps its builtin/lua
 # extension and loses only our old entry; a missing ProxyDefaults is created); YAML quoting;
 # invalid inputs reported on stderr with exit 1.
@@ -8,14 +8,10 @@ r=$data/render
 
 "$bin" render -f "$r" >"$work/out" 2>"$work/err"
 check "render" 0 $? "$work/err" ""
-python3 - "$work/out" "$r/expected.json" <<'P' >"$work/py" 2>&1
-import json, sys, yaml
-got = list(yaml.safe_load_all(open(sys.argv[1])))
-want = json.load(open(sys.argv[2]))
-assert got == want, json.dumps(got, indent=1)
-print("ok")
-P
-check "render parsed back" 0 $? "$work/py" "ok"
+# Read back through the engine's YAML reader (cli_yaml2json) and compared as data.
+"$yaml2json" "$work/out" >"$work/got.json"
+check "render reads back" 0 $?
+jqcheck "render parsed back" "$work/got.json" '. == $want[0]' --slurpfile want "$r/expected.json"
 # Sorted keys, explicit documents: the same bytes every run, whatever the input order.
 { cat "$r/overrides.yaml"; echo ---; cat "$r/servicedefaults.yaml"; } >"$work/swapped.yaml"
 "$bin" render -f "$work/swapped.yaml" >"$work/out2" 2>&1
@@ -26,35 +22,14 @@ head -2 "$work/out" >"$work/head"
 check "render starts" 0 0 "$work/head" "---
 apiVersion: consul.hashicorp.com/v1alpha1"
 
-# Strings YAML would read as something else stay strings.
-cat >"$work/q.yaml" <<'Y'
-apiVersion: consul.hashicorp.com/v1alpha1
-kind: ServiceDefaults
-metadata: {name: q}
-spec:
-  envoyExtensions:
-    - {name: builtin/lua, arguments: {a: "true", b: "1.5", c: "", d: "null", e: "no", f: "x: y", g: "01"}}
----
-apiVersion: propertyoverride.io/v1alpha1
-kind: PropertyOverride
-metadata: {name: q}
-spec:
-  targetRef: {name: q}
-  patches:
-    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
-      op: remove
-      path: /circuit_breakers
-Y
-"$bin" render -f "$work/q.yaml" >"$work/out" 2>&1
-check "render quoting" 0 $?
-python3 - "$work/out" <<'P' >"$work/py" 2>&1
-import sys, yaml
-d = list(yaml.safe_load_all(open(sys.argv[1])))[0]
-a = d["spec"]["envoyExtensions"][0]["arguments"]
-assert a == {"a": "true", "b": "1.5", "c": "", "d": "null", "e": "no", "f": "x: y", "g": "01"}, a
-print("ok")
-P
-check "render quoting parsed" 0 $? "$work/py" "ok"
+# Strings YAML would read as something else stay strings: quoted in the golden file (YAML 1.1
+# words such as "no" too, which the engine's YAML 1.2 reader would read as strings anyway), and
+# read back as the same strings.
+"$bin" render -f "$data/quoting.yaml" >"$work/out" 2>&1
+golden "render quoting" 0 $? "$work/out" "$data/quoting.out.yaml"
+"$yaml2json" "$work/out" >"$work/got.json"
+jqcheck "render quoting read back" "$work/got.json" '.[0].spec.envoyExtensions[0].arguments ==
+  {"a": "true", "b": "1.5", "c": "", "d": "null", "e": "no", "f": "x: y", "g": "01"}'
 
 # Invalid PropertyOverrides: reported on stderr as validate reports them, exit 1; the valid
 # ones still rendered.
@@ -65,6 +40,20 @@ contains "render invalid summary" "$work/err" "1 valid, 1 invalid, 1 skipped"
 contains "render valid one" "$work/out" "name: good"
 "$bin" render -f "$data/broken.yaml" >"$work/out" 2>"$work/err"
 check "render unreadable" 2 $?
+# Output that cannot be written: exit 2 and a message, never 0.
+"$bin" render -f "$r" >/dev/full 2>"$work/err"
+check "render full disk" 2 $? "$work/err" "propertyoverride render: cannot write the rendered YAML: No space left on device"
+"$bin" render -f "$data/mixed.yaml" >"$work/out" 2>/dev/full
+check "render report to a full disk" 2 $?
+# Directory loops, as validate -f reports them.
+mkdir -p "$work/loops"
+cp "$r"/*.yaml "$work/loops/"
+ln -s . "$work/loops/a"
+ln -s . "$work/loops/b"
+timeout 60 "$bin" render -f "$work/loops" >"$work/out" 2>"$work/err"
+check "render loops" 2 $? "$work/err" "$work/loops/a: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
+$work/loops/b: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
+4 valid, 0 invalid, 0 skipped, 2 unreadable"
 "$bin" render >"$work/out" 2>&1
 check "render usage" 2 $?
 "$bin" render --help >"$work/out" 2>&1

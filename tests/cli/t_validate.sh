@@ -28,26 +28,46 @@ check "github escaped" 1 $?
 contains "github file escaped" "$work/out" "::error file=${work//:/%3A}/100%25%2Ca%3Ab.yaml,line=46,col=7,"
 contains "github newline escaped" "$work/out" "(did you mean 'max_ejection_percent'?)%0Aavailable envoy.config.cluster.v3.OutlierDetection fields:%0Aconsecutive_5xx%0A"
 
+# Strings a manifest controls (file name, name, namespace, path, keys) with line breaks, a forged
+# workflow command and terminal escapes: printed visibly escaped, so no line of the output is
+# anything but a finding; only the engine's own field list spans lines (verbose). Golden files,
+# with the temporary directory written as WORK.
+evil="$work"/$'e\n::warning file=f::forged\e[2J.yaml'
+cp "$data/escape.yaml" "$evil"
+for v in text:-otext text-verbose:-v github:-ogithub github-verbose:-ogithub\ -v; do
+  # shellcheck disable=SC2086 # the flags are words
+  "$bin" validate -f "$evil" ${v#*:} >"$work/raw" 2>&1
+  rc=$?
+  sed "s|$work|WORK|g" "$work/raw" >"$work/out"
+  golden "escape ${v%%:*}" 1 $rc "$work/out" "$data/escape.${v%%:*}.golden"
+  # No raw control character but the line breaks, and every line a finding (or the summary,
+  # or the indented field list).
+  if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$work/raw" || grep -qv -e '^WORK/' -e '^::error' -e '^::warning' -e '^    ' -e '^0 valid' "$work/out"; then
+    echo "FAIL escape ${v%%:*}: a raw control character or a stray line"; fail=$((fail+1))
+  else pass=$((pass+1)); fi
+done
+# JSON keeps the exact strings (json-c escapes them).
+"$bin" validate -f "$evil" -o json >"$work/out" 2>&1
+check "escape json" 1 $?
+jqcheck "escape json exact" "$work/out" '.findings[0] | .file == $f and (.path | startswith("/outlier_detection/x\n::warning file=forged.yaml,line=1::forged\u001b[2J"))' --arg f "$evil"
+# A file name that starts like a workflow command gets ./ in front (the same file).
+cp "$data/tree/nested/b.yml" "$work/::warning x.yaml"
+(cd "$work" && "$bin" validate -f "::warning x.yaml") >"$work/out" 2>&1
+check "colon file name" 1 $?
+contains "colon file name prefixed" "$work/out" "./::warning x.yaml:9:7: error:"
+
 "$bin" validate -f "$m" --output json >"$work/out" 2>&1
 check "json" 1 $?
-python3 - "$work/out" "$m" <<'P' >"$work/py" 2>&1
-import json, sys
-d = json.load(open(sys.argv[1]))
-assert d["summary"] == {"valid": 1, "invalid": 1, "skipped": 1, "unreadable": 0}, d["summary"]
-got = [(f["severity"], f["code"], f["file"], f["document"], f["line"], f["column"], f["kind"], f["namespace"],
-        f["name"], f["patch"], f["path"], f["hint"]) for f in d["findings"]]
-m = sys.argv[2]
-want = [("warning", "deprecated", m, 1, 17, 7, "PropertyOverride", "shop", "good", 1, "/max_requests_per_connection", None),
-        ("error", "envoy-rule", m, 3, 42, 7, "PropertyOverride", "shop", "bad", 1, "/outlier_detection/max_ejection_percent", None),
-        ("error", "consul", m, 3, 46, 7, "PropertyOverride", "shop", "bad", 2, "/outlier_detection/max_ejection_percentage",
-         "did you mean 'max_ejection_percent'?")]
-assert got == want, got
-msg = d["findings"][2]["message"]
-assert msg.startswith("invalid Patches[2]: no match for field 'max_ejection_percentage'!\navailable envoy.config.cluster.v3.OutlierDetection fields:\n"), msg
-assert d["findings"][1]["message"] == "invalid Patches[1]: /outlier_detection/max_ejection_percent: 150 violates uint32 lte 100"
-print("ok")
-P
-check "json content" 0 $? "$work/py" "ok"
+jqcheck "json summary" "$work/out" '.summary == {"valid": 1, "invalid": 1, "skipped": 1, "unreadable": 0}'
+jqcheck "json findings" "$work/out" '[.findings[] | [.severity, .code, .file, .document, .line, .column, .kind, .namespace,
+    .name, .patch, .path, .hint]] ==
+  [["warning", "deprecated", $m, 1, 17, 7, "PropertyOverride", "shop", "good", 1, "/max_requests_per_connection", null],
+   ["error", "envoy-rule", $m, 3, 42, 7, "PropertyOverride", "shop", "bad", 1, "/outlier_detection/max_ejection_percent", null],
+   ["error", "consul", $m, 3, 46, 7, "PropertyOverride", "shop", "bad", 2, "/outlier_detection/max_ejection_percentage",
+    "did you mean '"'"'max_ejection_percent'"'"'?"]]' --arg m "$m"
+jqcheck "json message unfolded" "$work/out" '.findings[2].message | startswith("invalid Patches[2]: no match for field '"'"'max_ejection_percentage'"'"'!\navailable envoy.config.cluster.v3.OutlierDetection fields:\n")'
+jqcheck "json message" "$work/out" '.findings[1].message == "invalid Patches[1]: /outlier_detection/max_ejection_percent: 150 violates uint32 lte 100"'
+
 
 # Directories: recursive, sorted, only *.yaml/*.yml/*.json (tree/notes.txt is not read).
 "$bin" validate -f "$data/tree" >"$work/out" 2>&1
@@ -83,8 +103,37 @@ check "missing" 2 $? "$work/out" "$work/missing.yaml: error: cannot open: No suc
 0 valid, 0 invalid, 0 skipped, 1 unreadable"
 "$bin" validate -f "$data/broken.yaml" -o json >"$work/out" 2>&1
 check "broken json" 2 $?
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); f=d["findings"][0]; assert (f["code"], f["line"], f["kind"]) == ("input", 4, None), f' "$work/out"
-check "broken json content" 0 $?
+jqcheck "broken json content" "$work/out" '.findings[0] | [.code, .line, .kind] == ["input", 4, null]'
+
+# Directory loops: two symbolic links back to ancestors (and one to itself) once made the walk
+# take 2^32 paths; each directory is now walked once, a loop reported, exit 2, promptly.
+mkdir -p "$work/loops/sub"
+cp "$data/tree/a.yaml" "$work/loops/"
+ln -s .. "$work/loops/sub/up"
+ln -s . "$work/loops/self"
+ln -s ../sub "$work/loops/sub/again"  # a second way into sub/, walked already: skipped
+ln -s ../../loops "$work/loops/sub/round"
+ln -s me "$work/loops/me"
+timeout 60 "$bin" validate -f "$work/loops" >"$work/out" 2>&1
+check "loops" 2 $? "$work/out" "$work/loops/me: error: symbolic link loop: Too many levels of symbolic links
+$work/loops/self: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
+$work/loops/sub/again: error: directory loop: this is $work/loops/sub again (a symbolic link to a directory that contains it); not followed
+$work/loops/sub/round: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
+$work/loops/sub/up: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
+1 valid, 0 invalid, 0 skipped, 5 unreadable"
+# A directory reached twice without a loop (two links to one sibling) is read once.
+mkdir -p "$work/twice/real"
+cp "$data/tree/a.yaml" "$work/twice/real/"
+ln -s real "$work/twice/link1"
+ln -s real "$work/twice/link2"
+timeout 60 "$bin" validate -f "$work/twice" >"$work/out" 2>&1
+check "twice" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+
+# Output that cannot be written (a full disk): exit 2 and a message, in every format.
+for o in text json github; do
+  "$bin" validate -f "$m" -o $o >/dev/full 2>"$work/err"
+  check "full disk $o" 2 $? "$work/err" "propertyoverride validate: cannot write the report: No space left on device"
+done
 
 # Exit 0, and usage errors.
 "$bin" validate -f "$data/tree/a.yaml" >"$work/out" 2>&1

@@ -1,4 +1,5 @@
-# Shared by the tests/deploy scripts. Source it with the build directory as $1:
+# Shared by the tests/deploy scripts. Source it with the build directory as $1 (PO_DEPS_DIR, as
+# for scripts/setup.sh, says where the pinned dependencies are):
 #   PO_DEPLOY_BUILD   where the helm-compatible renderer is built (BUILD/tests/deploy)
 #   H                 that renderer (tests/deploy/helmrender), built here if needed
 #   top               the repository root
@@ -10,9 +11,13 @@ PO_DEPLOY_BUILD="$build/tests/deploy"
 mkdir -p "$PO_DEPLOY_BUILD"
 H="$PO_DEPLOY_BUILD/helmrender"
 "$top/tests/deploy/build-helmrender.sh" "$H"
-export PO_DEPLOY_NODE_MODULES="${PO_DEPLOY_NODE_MODULES:-$top/.deps/deploy-node/node_modules}"
+# Where the setup step put the pinned dependencies: PO_DEPS_DIR as scripts/setup.sh reads it, else
+# the build's own -DPO_DEPS_DIR (its CMake cache), else .deps.
+deps_dir=${PO_DEPS_DIR:-$(sed -n 's/^PO_DEPS_DIR:[A-Z]*=//p' "$build/CMakeCache.txt" 2>/dev/null || true)}
+deps_dir=${deps_dir:-$top/.deps}
+export PO_DEPLOY_NODE_MODULES="${PO_DEPLOY_NODE_MODULES:-$deps_dir/deploy-node/node_modules}"
 [ -d "$PO_DEPLOY_NODE_MODULES/kubernetes-models" ] ||
-  { echo "missing $PO_DEPLOY_NODE_MODULES/kubernetes-models: run scripts/setup.sh" >&2; exit 1; }
+  { echo "missing $PO_DEPLOY_NODE_MODULES/kubernetes-models: run scripts/setup.sh (PO_DEPS_DIR=$deps_dir)" >&2; exit 1; }
 chart="$top/helm/propertyoverride"
 work=$(mktemp -d "$PO_DEPLOY_BUILD/work.XXXXXX")
 trap 'rm -rf "$work"' EXIT
