@@ -14,7 +14,7 @@
 #include "po/targets/consul.h"
 
 /* ---- a tiny API server in memory ---- */
-enum { kMax = 32 };
+enum { kMax = 160 };
 typedef struct {
   char key[300];
   json_object *obj;
@@ -525,6 +525,26 @@ static void test_index_read_once_for_many_overrides(void **state) {
   assert_int_equal(entries(), 20);
 }
 
+static void test_target_full_is_said_not_written(void **state) {
+  (void)state;
+  /* one entry of someone else's plus 100 of ours would pass the webhook's limit of 100 */
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"envoyExtensions\":["
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"Patches\":[]}}]}}");
+  for (int i = 0; i < 100; i++) {
+    char n[16];
+    snprintf(n, sizeof n, "o%03d", i);
+    apply_override(n, 1, "web", kGood);
+  }
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(entries(), 100);
+  assert_string_equal(cond("o098", "Programmed", "status"), "True");
+  assert_string_equal(cond("o099", "Programmed", "status"), "False");
+  assert_string_equal(cond("o099", "Programmed", "reason"), "TargetFull");
+  assert_non_null(strstr(cond("o099", "Programmed", "message"), "at most 100"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -541,6 +561,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tampered_live_entry_is_not_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_tenancy_refuses_proxydefaults_from_other_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_index_read_once_for_many_overrides, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_target_full_is_said_not_written, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

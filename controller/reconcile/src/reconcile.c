@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "po/targets/consul.h"
+#include "po/targets/consul_check.h"
 #include "status.h"
 
 
@@ -15,6 +16,7 @@ typedef struct {
   bool deleting;
   bool has_finalizer;
   bool refused;                /* the tenancy policy does not let it write this target */
+  bool over_limit;             /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
   char refusal[512];
   json_object *entry_args;     /* the arguments to write (owned; the marker is set when planned) */
   int64_t entry_generation;
@@ -143,6 +145,26 @@ static void overlap_of(Item *items, size_t n, size_t i, po_Arena *ar, char *out,
 }
 
 /* ---- the reconcile ---- */
+
+static size_t patch_count(json_object *args) {
+  json_object *p = get(args, "Patches");
+  return p && json_object_is_type(p, json_type_array) ? json_object_array_length(p) : 0;
+}
+
+/* The property-override entries (and their patches) in the target, ours included: others' use
+ * up the per-object limits the webhook enforces (po/targets/consul_check.h) as much as ours. */
+static void others_usage(json_object *target, size_t *entries, size_t *patches) {
+  json_object *list = get(get(target, "spec"), "envoyExtensions");
+  size_t e = 0, p = 0;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *x = json_object_array_get_idx(list, i), *n = get(x, "name");
+    if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
+    e++;
+    p += patch_count(get(x, "arguments"));
+  }
+  *entries = e;
+  *patches = p;
+}
 
 /* The entry's arguments with our marker for the target it goes into (a new reference). */
 static json_object *marked(const Item *it, const char *target_uid) {
@@ -291,6 +313,27 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   }
   if (!r.ok) goto done;
 
+  /* Room in the target: the webhook refuses an object over the per-object limits, so the
+   * PropertyOverrides that do not fit (the last ones by name) are not written and say so,
+   * rather than every write to the target failing. */
+  size_t used_e, used_p, own_p = 0;
+  others_usage(target, &used_e, &used_p);
+  for (size_t l = 0; l < nlive; l++) own_p += patch_count(live[l].arguments);
+  used_e -= nlive < used_e ? nlive : used_e;
+  used_p -= own_p < used_p ? own_p : used_p;
+  for (size_t i = 0; i < m; i++) {
+    Item *it = &items[i];
+    if (!it->entry_args) continue;
+    size_t p = patch_count(it->entry_args);
+    if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + p > kPo_MaxPatchesPerConsulObject) {
+      it->over_limit = true;
+      json_object_put(it->entry_args);
+      it->entry_args = NULL;
+      continue;
+    }
+    used_e++;
+    used_p += p;
+  }
   size_t nwant = 0;
   for (size_t i = 0; i < m; i++) nwant += items[i].entry_args != NULL;
   bool target_ok = true;
@@ -387,6 +430,13 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       s.programmed.status = "False";
       s.programmed.reason = "TargetNotAllowed";
       snprintf(s.programmed.message, sizeof s.programmed.message, "nothing is written to %s", where_s);
+    } else if (it->over_limit) {
+      s.programmed.status = "False";
+      s.programmed.reason = "TargetFull";
+      snprintf(s.programmed.message, sizeof s.programmed.message,
+               "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
+               "PropertyOverrides are placed by name, and this one comes after the limit",
+               where_s, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
     } else if (!target_ok) {
       s.programmed.status = "False";
       s.programmed.reason = "TargetError";
