@@ -22,11 +22,11 @@ foreach(f arena array decode_fast decode def encode extension_registry
           map mini_table msg reflection status table text_encode upb)
   list(APPEND _upb_src "${_upb}/upb/${f}.c")
 endforeach()
-# The JSON codec is compiled from copies with proto/upb-patches applied (negative Durations: see
+# The JSON codec is compiled from copies with proto/upb-patches applied (negative Durations, the empty Any: see
 # the patch's header); the checkout itself is never modified.
 find_program(PO_PATCH patch REQUIRED)
 set(_upb_patched "${CMAKE_BINARY_DIR}/upb-patched")
-set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/duration-sign.patch")
+set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch")
 add_custom_command(
   OUTPUT "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c"
   COMMAND ${CMAKE_COMMAND} -E make_directory "${_upb_patched}/upb"

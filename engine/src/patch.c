@@ -280,17 +280,8 @@ static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_Pa
   }
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
   size_t n = po_Value_Size(v);
-  if (strcmp(upb_MessageDef_FullName(m), "google.protobuf.Any") == 0) {
-    /* Beyond Consul, which accepts it: an Any without a type is no config Envoy takes, and no
-     * protobuf JSON encoder can print it. */
-    const po_Value *t = po_Value_Get(v, "type_url");
-    size_t tl = 0;
-    if (po_Value_Kind(t) != kPo_ValueString || (po_Value_String(t, &tl), tl == 0)) {
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "a google.protobuf.Any set from a map needs a non-empty 'type_url' (field '%s')",
-                           upb_FieldDef_Name(f));
-    }
-  }
+  /* A google.protobuf.Any is a message like any other here, as in Consul: `{}` is the empty Any,
+   * `type_url` a string child, `value` bytes (unsupported). What Envoy makes of it: check_any. */
   s->kind = kPo_SetMessage;
   s->field = f;
   s->child_count = n;
@@ -314,6 +305,28 @@ static void note(po_Diagnostics *d, po_Severity sev, po_DiagKind kind, int idx, 
   if (d && msg) po_Diagnostics_Add(d, sev, kind, idx, path, msg);
 }
 
+/* An Any a patch builds (beyond Consul, which sets whatever type_url it is given): Envoy unpacks
+ * typed configs by their type URL, so one naming no message of the API cannot load. An empty
+ * Any is left alone: Envoy then picks the extension by its `name` with that extension's default
+ * configuration. */
+static const char *check_any(const po_Schema *schema, const po_Setter *s, po_Arena *a) {
+  for (size_t i = 0; i < s->child_count; i++) {
+    const po_Setter *c = &s->children[i];
+    if (strcmp(upb_FieldDef_Name(c->field), "type_url") != 0 || c->kind != kPo_SetScalar) continue;
+    upb_StringView url = c->value.str_val;
+    if (url.size == 0) return NULL;
+    const char *slash = memchr(url.data, '/', url.size);
+    const char *name = url.data + url.size;
+    while (name > url.data && name[-1] != '/') name--;
+    char *full = po_Arena_Strndup(a, name, (size_t)(url.data + url.size - name));
+    if (slash && full && po_Schema_FindMessage(schema, full)) return NULL;
+    return po_Arena_Printf(a, "type_url \"%.*s\" names no message of the Envoy API (want "
+                              "\"type.googleapis.com/<full message name>\"); Envoy cannot unpack it",
+                           (int)url.size, url.data);
+  }
+  return NULL;
+}
+
 static void check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
                          po_Arena *a, po_Diagnostics *d, int idx, const char *path,
                          const po_PatchOptions *o) {
@@ -334,6 +347,9 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
       break;
     case kPo_SetMessage:
       v = po_Pgv_CheckMessage(schema, s->field, s, a);
+      if (!v && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
+        v = check_any(schema, s, a);
+      }
       for (size_t i = 0; i < s->child_count; i++) {
         const char *sub = po_Arena_Printf(a, "%s/%s", where, upb_FieldDef_Name(s->children[i].field));
         check_setter(schema, &s->children[i], sub, a, d, idx, path, o);
