@@ -47,9 +47,28 @@ static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f
   char num[64];
   if (po_Value_Kind(v) == kPo_ValueInt) snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v));
   else po_FormatGoFloat(po_Value_Float(v), num, sizeof num);
+  /* An integer literal beyond int64 is quoted as written (its float64 would misstate it). */
+  const char *lit = v && v->lit ? v->lit : num;
   return po_Status_Set(st, kPo_ErrPatch,
-                       "patch value %s (%s) is out of range for target field type '%s'", num,
-                       po_Value_GoType(v), po_FieldType(f));
+                       "patch value %.*s (%s) is out of range for target field type '%s'",
+                       PO_STATUS_MAX / 2, lit, po_Value_GoType(v), po_FieldType(f));
+}
+
+/* An integer literal beyond int64 into an integer kind: only uint64 can hold some of them
+ * (up to 18446744073709551615), and then exactly, from the text. */
+static bool convert_big_literal(const po_Value *v, upb_CType ct, const upb_FieldDef *f,
+                                upb_MessageValue *out, po_Status *st) {
+  const char *lit = v->lit;
+  if (ct == kUpb_CType_UInt64 && lit[0] != '-') {
+    size_t n = strlen(lit);
+    if (n < 20 || (n == 20 && strcmp(lit, "18446744073709551615") <= 0)) {
+      uint64_t u = 0;
+      for (size_t i = 0; i < n; i++) u = u * 10 + (uint64_t)(lit[i] - '0');
+      out->uint64_val = u;
+      return true;
+    }
+  }
+  return out_of_range(st, v, f);
 }
 
 /* Go's numeric conversion of an int or float64 to the field's C type, with our range checks
@@ -66,6 +85,7 @@ static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *
       out->float_val = (float)d;
       return true;
     }
+    if (v->lit) return convert_big_literal(v, ct, f, out, st);
     double t = trunc(d);
     switch (ct) {
       case kUpb_CType_Int32:

@@ -113,7 +113,10 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   bool overflow = false;
   if ((!tag || want_int) && matches_int(s, &i, &overflow)) {
     /* Beyond int64 a literal is no Go int; it is a float64, as encoding/json would make it. */
-    return overflow ? po_Value_NewFloat(a, strtod(s, NULL)) : po_Value_NewInt(a, i);
+    if (!overflow) return po_Value_NewInt(a, i);
+    po_Value *v = po_Value_NewFloat(a, strtod(s, NULL));
+    if (v && !(v->lit = po_Arena_Strndup(a, s, len))) v = NULL;
+    return v;
   }
   double d;
   if ((!tag || want_float || want_int) && matches_float(s, &d)) return po_Value_NewFloat(a, d);

@@ -28,6 +28,9 @@ static void test_go_types(void **state) {
       {"[\"a\"]", "[]string"}, {"[true,false]", "[]bool"}, {"[]", "[]interface {}"},
       {"[1,\"a\"]", "[]interface {}"}, {"[[1]]", "[]interface {}"}, {"[{}]", "[]interface {}"},
       {"[null]", "[]interface {}"}, {"null", "<nil>"}, {"9223372036854775808", "float64"},
+      /* beyond int64 on both sides: float64, never a clamped int */
+      {"-9223372036854775809", "float64"}, {"-9223372036854775808", "int"}, {"9223372036854775807", "int"},
+      {"[1,-9223372036854775809]", "[]float64"}, {"\"-9223372036854775809\"", "string"},
   };
   po_Status st;
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -35,6 +38,30 @@ static void test_go_types(void **state) {
     assert_non_null(v);
     assert_string_equal(po_Value_GoType(v), cases[i].type);
   }
+}
+
+/* Integer literals beyond int64 keep their text (out-of-range messages quote it) and do not
+ * shift the positions of later parse errors. */
+static void test_json_big_integer_literals(void **state) {
+  (void)state;
+  po_Status st;
+  po_Value *v = json("{\"a\": [-9223372036854775809, 18446744073709551616, \"\\u0000 0..\"]}", &st);
+  assert_non_null(v);
+  const po_Value *l = po_Value_Get(v, "a");
+  assert_int_equal(po_Value_Kind(po_Value_At(l, 0)), kPo_ValueFloat);
+  assert_true(po_Value_Float(po_Value_At(l, 0)) == -9223372036854775808.0);
+  assert_int_equal(po_Value_Kind(po_Value_At(l, 1)), kPo_ValueFloat);
+  assert_int_equal(po_Value_Kind(po_Value_At(l, 2)), kPo_ValueString); /* not a marker of ours */
+  char *back = po_Value_ToJson(v, A);
+  assert_non_null(strstr(back, "-9223372036854775809,18446744073709551616"));
+  assert_null(json("[-99999999999999999999999, x]", &st));
+  assert_true(strncmp(st.message, "line 1, column 28:", 18) == 0);
+  po_Value **docs;
+  size_t n;
+  po_Status_Clear(&st);
+  assert_true(po_Value_ParseYaml("a: -9223372036854775809\n", 24, A, &docs, &n, &st));
+  assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "a")), "float64");
+  assert_non_null(strstr(po_Value_ToJson(docs[0], A), "-9223372036854775809"));
 }
 
 static void test_json_errors_name_line_and_column(void **state) {
@@ -132,6 +159,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_go_types),
       cmocka_unit_test(test_json_errors_name_line_and_column),
+      cmocka_unit_test(test_json_big_integer_literals),
       cmocka_unit_test(test_yaml_scalars_and_positions),
       cmocka_unit_test(test_yaml_documents_errors_and_aliases),
       cmocka_unit_test(test_json_c_round_trip),
