@@ -8,7 +8,9 @@
  * Optional per case: "exact": true (the output as written, compared without a upb round trip);
  * "convention": "wire" (Consul's HTTP API typing; default "typed");
  * constructor cases also "envoy_rules": true (then `error` is the text with our further errors
- * and hints, po_Diagnostics_ConsulText(extras)) and "warnings": [exact warning messages].
+ * and hints, po_Diagnostics_ConsulText(extras)), "warnings": [exact warning messages] and "text"
+ * (po_Diagnostics_Text: everything, warnings included). Every case checks that Consul's own text
+ * is a prefix of the fuller ones.
  * Set PO_VECTORS_FILTER=substring to run only matching case names. */
 #include <dirent.h>
 #include <json-c/json.h>
@@ -141,6 +143,17 @@ static void run_constructor_case(const char *file, json_object *c) {
   po_Override *o = po_Constructor(ext_name, args, &co, a, d);
   const char *got = po_Diagnostics_ConsulText(d, co.envoy_rules, a);
   g_run++;
+  /* Consul's own text is a prefix of every fuller text, whatever the case. */
+  const char *consul = po_Diagnostics_ConsulText(d, false, a);
+  const char *all = po_Diagnostics_Text(d, a);
+  const char *extras = po_Diagnostics_ConsulText(d, true, a);
+  if (consul && (!extras || strncmp(extras, consul, strlen(consul)) || !all || strncmp(all, consul, strlen(consul)))) {
+    failf(file, name, "Consul's text is not a prefix:\n--- consul\n%s\n--- with ours\n%s", consul, all ? all : "(none)");
+  }
+  json_object *want_text = json_object_object_get(c, "text");
+  if (want_text && strcmp(json_object_get_string(want_text), all ? all : "")) {
+    failf(file, name, "text differs:\n--- got\n%s\n--- want\n%s", all ? all : "", json_object_get_string(want_text));
+  }
   json_object *warnings = json_object_object_get(c, "warnings");
   if (warnings) {
     size_t k = 0;

@@ -174,9 +174,15 @@ const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i);
 po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity severity, po_DiagKind kind,
                                   int patch_index, const char *path, const char *message);
 /* The error text exactly as Consul formats it (go-multierror's list format over the errors of
- * kind kPo_DiagConsul), followed, when `extras` is set, by our further errors in the same
- * format and by hints. NULL when there is no error. */
+ * kind kPo_DiagConsul), unchanged and first, so it is always a prefix of the whole; when
+ * `extras` is set, followed by a block of our further errors (Envoy's rules, ...) in the same
+ * list format headed "1 more error, beyond Consul's checks:" / "<n> more errors, beyond
+ * Consul's checks:", then by "hint: Patches[i]: ..." lines. NULL when there is no error. */
 const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_Arena *a);
+/* Everything, for a report: po_Diagnostics_ConsulText(extras), with a block of warnings
+ * ("1 warning:" / "<n> warnings:", entries "Patches[i]: ...") between the further errors and
+ * the hints. NULL when there is nothing to say (no error, no warning). */
+const char *po_Diagnostics_Text(const po_Diagnostics *d, po_Arena *a);
 
 /* ---- decoding ------------------------------------------------------------------------------- */
 
