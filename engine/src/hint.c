@@ -2,6 +2,7 @@
  * Two common mistakes get a direct answer: a JSON (camelCase) name where the proto name is
  * needed, and a small typo (edit distance within a third of the name). */
 #include <string.h>
+#include <strings.h>
 
 #include "compiled.h"
 
@@ -53,4 +54,99 @@ const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_A
   }
   if (!best) return NULL;
   return po_Arena_Printf(a, "did you mean '%s'?", best);
+}
+
+/* ---- values ---- */
+
+static const char *enum_names(const upb_EnumDef *e, po_Arena *a) {
+  size_t len = 1;
+  int n = upb_EnumDef_ValueCount(e);
+  for (int i = 0; i < n; i++) len += strlen(upb_EnumValueDef_Name(upb_EnumDef_Value(e, i))) + 2;
+  char *out = po_Arena_Malloc(a, len);
+  if (!out) return "";
+  char *p = out;
+  for (int i = 0; i < n; i++) {
+    const char *name = upb_EnumValueDef_Name(upb_EnumDef_Value(e, i));
+    if (i) { memcpy(p, ", ", 2); p += 2; }
+    size_t l = strlen(name);
+    memcpy(p, name, l);
+    p += l;
+  }
+  *p = '\0';
+  return out;
+}
+
+/* The enum value name closest to `s`: the same letters in another case first, then a small
+ * typo (as for field names). NULL when none is close. */
+static const char *closest_enum(const upb_EnumDef *e, const char *s) {
+  int n = upb_EnumDef_ValueCount(e);
+  for (int i = 0; i < n; i++) {
+    const char *name = upb_EnumValueDef_Name(upb_EnumDef_Value(e, i));
+    if (strcasecmp(name, s) == 0) return name;
+  }
+  size_t len = strlen(s), limit = len / 3 ? len / 3 : 1, best_d = limit + 1;
+  const char *best = NULL;
+  for (int i = 0; i < n && best_d > 1; i++) {
+    const char *name = upb_EnumValueDef_Name(upb_EnumDef_Value(e, i));
+    size_t d = distance_within(s, len, name, strlen(name), best_d - 1);
+    if (d < best_d) {
+      best_d = d;
+      best = name;
+    }
+  }
+  return best;
+}
+
+static const char *enum_hint(const upb_FieldDef *f, const po_Value *v, po_Arena *a) {
+  const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
+  if (po_Value_Kind(v) == kPo_ValueList) {
+    /* the first element that is not a name of the enum */
+    const po_Value *bad = NULL;
+    for (size_t i = 0; !bad && i < po_Value_Size(v); i++) {
+      const po_Value *x = po_Value_At(v, i);
+      size_t l;
+      const char *s = po_Value_String(x, &l);
+      if (po_Value_Kind(x) != kPo_ValueString || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) bad = x;
+    }
+    if (!bad) return NULL;
+    v = bad;
+  }
+  const char *names = enum_names(e, a);
+  if (po_Value_Kind(v) == kPo_ValueString) {
+    const char *s = po_Value_String(v, NULL);
+    const char *c = closest_enum(e, s);
+    if (c) return po_Arena_Printf(a, "did you mean '%s'? %s values: %s", c, upb_EnumDef_FullName(e), names);
+    return po_Arena_Printf(a, "'%s' is no value of %s; valid: %s", s, upb_EnumDef_FullName(e), names);
+  }
+  return po_Arena_Printf(a, "%s takes one of its names: %s", upb_EnumDef_FullName(e), names);
+}
+
+static const char *duration_hint(const po_Value *v, po_Arena *a) {
+  static const char kForms[] =
+      "a Duration is written {\"seconds\": 5, \"nanos\": 0} (a PropertyOverride also takes \"5s\", "
+      "\"1.5s\", \"250ms\", \"1h30m\")";
+  if (po_Value_Kind(v) == kPo_ValueString) {
+    int64_t sec;
+    int32_t ns;
+    const char *s = po_Value_String(v, NULL);
+    int r = po_Duration_Parse(s, &sec, &ns);
+    if (r == 2 || (r == 1 && po_Duration_Check(true, sec < 0 ? -sec : sec, true, ns < 0 ? -ns : ns, a))) {
+      return po_Arena_Printf(a, "\"%s\" is out of range: a Duration is at most 315576000000s (10000 years); %s", s, kForms);
+    }
+    if (r == 0) return po_Arena_Printf(a, "\"%s\" is not a duration: %s", s, kForms);
+    return kForms;
+  }
+  if (po_Value_Kind(v) == kPo_ValueInt || po_Value_Kind(v) == kPo_ValueFloat) {
+    return po_Arena_Printf(a, "a number is not a Duration (which unit?): %s", kForms);
+  }
+  return kForms;
+}
+
+const char *po_Hint_Value(const upb_FieldDef *f, const po_Value *v, po_Arena *a) {
+  if (upb_FieldDef_CType(f) == kUpb_CType_Enum) return enum_hint(f, v, a);
+  if (upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) &&
+      strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(f)), "google.protobuf.Duration") == 0) {
+    return duration_hint(v, a);
+  }
+  return NULL;
 }

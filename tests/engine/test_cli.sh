@@ -31,7 +31,8 @@ check "patch ok" 0 $? "$work/out" '{"name":"db","lb_policy":"RING_HASH","outlier
 
 echo '[{"op":"add","path":"/lb_policy","value":1.5},{"op":"add","path":"/name","value":"never"}]' > "$work/bad.json"
 "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/bad.json" >"$work/out" 2>"$work/err"
-check "patch error" 1 $? "$work/err" "patch value type float64 could not be applied to target field type 'enum'"
+check "patch error" 1 $? "$work/err" "patch value type float64 could not be applied to target field type 'enum'
+envoy.config.cluster.v3.Cluster.LbPolicy takes one of its names: ROUND_ROBIN, LEAST_REQUEST, RING_HASH, RANDOM, MAGLEV, CLUSTER_PROVIDED, LOAD_BALANCING_POLICY_CONFIG"
 [ -s "$work/out" ] && { echo "FAIL patch error: wrote stdout"; fail=$((fail+1)); }
 
 echo '[{"op":"add","path":"/outlier_detection"}]' > "$work/nv.json"

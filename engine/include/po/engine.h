@@ -147,7 +147,8 @@ typedef struct {
 typedef enum { kPo_SeverityError = 0, kPo_SeverityWarning } po_Severity;
 
 typedef enum {
-  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text */
+  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
+                          * warning: what Consul does silently (truncating 50.5 to 50) */
   kPo_DiagEnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
   kPo_DiagWireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
   kPo_DiagDeprecated,    /* warning: a field Envoy marks deprecated */
