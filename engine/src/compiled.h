@@ -71,6 +71,9 @@ const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Are
 
 /* A did-you-mean for an unknown field name of `m`, or NULL (hint.c). */
 const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a);
+/* When `name` is a field newer Envoy APIs have on `m` but this snapshot lacks: a sentence saying
+ * so (newer.c). NULL otherwise. */
+const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, po_Arena *a);
 /* What would work, for a value field `f` refused (hint.c): an enum's closest name and its valid
  * names, a Duration's accepted forms. NULL when there is nothing useful to add. */
 const char *po_Hint_Value(const upb_FieldDef *f, const po_Value *v, po_Arena *a);

@@ -33,6 +33,8 @@ static size_t distance_within(const char *a, size_t la, const char *b, size_t lb
 }
 
 const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a) {
+  const char *newer = po_Hint_NewerField(m, name, a);
+  if (newer) return newer;
   const upb_FieldDef *byjson = upb_MessageDef_FindByJsonName(m, name);
   if (byjson) {
     return po_Arena_Printf(a, "did you mean '%s'? Paths use proto field names, not JSON names",

@@ -305,6 +305,10 @@ typedef struct {
   size_t field_count;
 } po_Explanation;
 
+/* The Envoy API snapshot everything is validated against, for `propertyoverride version`:
+ * "@grpc/grpc-js-xds@1.14.1 (its deps/envoy-api)". Static. */
+const char *po_EnvoyApi_Snapshot(void);
+
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
  * message's full name, then optionally "/" and a patch path. Everything lives in the arena.
  * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."
