@@ -3,6 +3,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,9 +60,14 @@ static void test_json_big_integer_literals(void **state) {
   po_Value **docs;
   size_t n;
   po_Status_Clear(&st);
-  assert_true(po_Value_ParseYaml("a: -9223372036854775809\n", 24, A, &docs, &n, &st));
-  assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "a")), "float64");
-  assert_non_null(strstr(po_Value_ToJson(docs[0], A), "-9223372036854775809"));
+  /* YAML as kubectl reads it: beyond uint64 the literal is a float64 (Go's ParseFloat), which
+   * JSON prints whole and the API server reads back as an int (here INT64_MIN); within uint64
+   * but beyond int64 it stays a float64 with its digits. */
+  assert_true(po_Value_ParseYaml("a: -9223372036854775809\nb: 9223372036854775808\n", 47, A, &docs, &n, &st));
+  assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "a")), "int");
+  assert_true(po_Value_Int(po_Value_Get(docs[0], "a")) == INT64_MIN);
+  assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "b")), "float64");
+  assert_non_null(strstr(po_Value_ToJson(docs[0], A), "9223372036854775808"));
 }
 
 static void test_json_errors_name_line_and_column(void **state) {
@@ -85,7 +91,7 @@ static void test_json_errors_name_line_and_column(void **state) {
 
 static void test_yaml_scalars_and_positions(void **state) {
   (void)state;
-  const char *y = "a: 1\nb: 1.5\nc: \"1\"\nd: true\ne: ~\nf: 0x1F\ng: yes\nh: !!str 5\ni: -.inf\nl: [1, 2]\n";
+  const char *y = "a: 1\nb: 1.5\nc: \"1\"\nd: true\ne: ~\nf: 0x1F\ng: yes\nh: !!str 5\ni: off\nl: [1, 2]\n";
   po_Value **docs;
   size_t n;
   po_Status st;
@@ -99,7 +105,15 @@ static void test_yaml_scalars_and_positions(void **state) {
   assert_string_equal(po_Value_GoType(po_Value_Get(m, "d")), "bool");
   assert_int_equal(po_Value_Kind(po_Value_Get(m, "e")), kPo_ValueNull);
   assert_int_equal(po_Value_Int(po_Value_Get(m, "f")), 31);
-  assert_string_equal(po_Value_GoType(po_Value_Get(m, "g")), "string"); /* YAML 1.2: yes is a string */
+  /* as kubectl reads YAML (go-yaml v2): yes and off are bools */
+  assert_true(po_Value_Bool(po_Value_Get(m, "g")));
+  assert_string_equal(po_Value_GoType(po_Value_Get(m, "i")), "bool");
+  assert_false(po_Value_Bool(po_Value_Get(m, "i")));
+  /* .inf cannot go into JSON: an error at the scalar, as kubectl refuses the file */
+  const char *inf = "a: 1\nb: -.inf\n";
+  po_Status_Clear(&st);
+  assert_false(po_Value_ParseYaml(inf, strlen(inf), A, &docs, &n, &st));
+  assert_true(strncmp(st.message, "line 2, column 4: -.inf is not a number JSON can carry", 54) == 0);
   assert_string_equal(po_Value_String(po_Value_Get(m, "h"), NULL), "5");
   assert_string_equal(po_Value_GoType(po_Value_Get(m, "l")), "[]int");
   assert_int_equal(po_Value_Pos(po_Value_Get(m, "d")).line, 4);

@@ -81,7 +81,12 @@ void po_Value_SetPos(po_Value *v, po_Pos pos);
 
 /* JSON text -> value (strict JSON, nested at most 64 deep). Errors name line and column. */
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
-/* YAML stream -> one value per document (YAML 1.2 core schema for plain scalars). */
+/* YAML stream -> one value per document, read as kubectl reads manifests (it converts YAML to
+ * JSON with sigs.k8s.io/yaml, go-yaml v2 rules): yes/no/on/off/y/n are bools, 0x/0o/0b/leading-0
+ * integers, '_' in numbers dropped, merge keys (<<), the last of duplicate keys wins, keys that
+ * resolve to other scalars printed back (y: -> "true"), whole floats become ints as after the
+ * JSON round trip, .inf/.nan and null keys are errors (kubectl refuses them too). Errors name
+ * line and column. tests/vectors/yaml is the kubectl-oracle corpus. */
 bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs,
                         size_t *count, po_Status *status);
 po_Value *po_Value_FromJsonC(const struct json_object *j, po_Arena *a, po_Status *status);
