@@ -237,6 +237,12 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
  * shortest digits that read back as the same float32; %e form when the exponent is < -4 or
  * >= 6, with a sign and at least two exponent digits. */
 static void format_float32_key(double d, char *buf, size_t size) {
+  /* Go's float32(d) is IEEE rounding: beyond float32's range it is an infinity, which
+   * sigs.k8s.io/yaml then spells ".inf" (in C that conversion is undefined: check first) */
+  if (fabs(d) >= 3.4028235677973366e38) {
+    snprintf(buf, size, "%s", d > 0 ? ".inf" : "-.inf");
+    return;
+  }
   float f = (float)d;
   char digits[32];
   int p = 1;
