@@ -45,6 +45,10 @@ struct po_Message {
   po_Arena *arena;
 };
 
+/* Appends an entry the caller knows is not in the map yet (po_Value_MapPut checks, in linear
+ * time; the YAML reader keeps its own index for large maps). */
+bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v);
+
 /* The process-wide schema; NULL (and status filled) when it did not load. */
 const po_Schema *po_Engine_Schema(po_Status *status);
 

@@ -352,7 +352,9 @@ static bool map_set(po_Arena *a, po_Value *m, Index *ix, const char *key, po_Val
     }
     ix->slots[h] = (uint32_t)n + 1;
   }
-  return po_Value_MapPut(a, m, key, v) || (n >= kIndexFrom && (ix->slots = NULL, false));
+  if (po_Value_MapAppendUnique(a, m, key, v)) return true;
+  ix->slots = NULL; /* it names an entry that was not added: rebuild before any further use */
+  return false;
 }
 
 /* A merge key's value: a map, or a list of maps of which the earlier win (go-yaml v2 applies

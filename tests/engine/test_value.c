@@ -70,6 +70,33 @@ static void test_json_big_integer_literals(void **state) {
   assert_non_null(strstr(po_Value_ToJson(docs[0], A), "9223372036854775808"));
 }
 
+/* Duplicate keys: the last value wins, in its first place (kubectl's reading), in small maps
+ * and in large ones (past 16 keys the reader keeps a hash index: linear time on hostile files). */
+static void test_yaml_duplicate_keys_last_wins(void **state) {
+  (void)state;
+  char *y = malloc(64 * 1024);
+  assert_non_null(y);
+  size_t at = (size_t)sprintf(y, "small: {a: 1, b: 2, a: 3}\nbig:\n");
+  for (int i = 0; i < 100; i++) at += (size_t)sprintf(y + at, "  k%d: %d\n", i, i);
+  at += (size_t)sprintf(y + at, "  k5: five\n  k99: last\n  <<: {k7: merged, extra: 1}\n");
+  po_Value **docs;
+  size_t n;
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_true(po_Value_ParseYaml(y, at, A, &docs, &n, &st));
+  const po_Value *small = po_Value_Get(docs[0], "small"), *big = po_Value_Get(docs[0], "big");
+  assert_int_equal(po_Value_Size(small), 2);
+  assert_string_equal(po_Value_KeyAt(small, 0), "a");
+  assert_int_equal(po_Value_Int(po_Value_At(small, 0)), 3);
+  assert_int_equal(po_Value_Size(big), 101);
+  assert_string_equal(po_Value_String(po_Value_Get(big, "k5"), NULL), "five");
+  assert_string_equal(po_Value_String(po_Value_Get(big, "k99"), NULL), "last");
+  assert_string_equal(po_Value_String(po_Value_Get(big, "k7"), NULL), "merged"); /* v2: a later merge overwrites */
+  assert_int_equal(po_Value_Int(po_Value_Get(big, "extra")), 1);
+  assert_int_equal(po_Value_Int(po_Value_Get(big, "k42")), 42);
+  free(y);
+}
+
 static void test_json_errors_name_line_and_column(void **state) {
   (void)state;
   po_Status st;
@@ -174,6 +201,7 @@ int main(void) {
       cmocka_unit_test(test_go_types),
       cmocka_unit_test(test_json_errors_name_line_and_column),
       cmocka_unit_test(test_json_big_integer_literals),
+      cmocka_unit_test(test_yaml_duplicate_keys_last_wins),
       cmocka_unit_test(test_yaml_scalars_and_positions),
       cmocka_unit_test(test_yaml_documents_errors_and_aliases),
       cmocka_unit_test(test_json_c_round_trip),
