@@ -18,10 +18,24 @@ if(NOT _upb_gen)
 endif()
 
 set(_upb_src)
-foreach(f arena array decode_fast decode def encode extension_registry json_decode json_encode
+foreach(f arena array decode_fast decode def encode extension_registry
           map mini_table msg reflection status table text_encode upb)
   list(APPEND _upb_src "${_upb}/upb/${f}.c")
 endforeach()
+# The JSON codec is compiled from copies with proto/upb-patches applied (negative Durations, the empty Any: see
+# the patch's header); the checkout itself is never modified.
+find_program(PO_PATCH patch REQUIRED)
+set(_upb_patched "${CMAKE_BINARY_DIR}/upb-patched")
+set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch")
+add_custom_command(
+  OUTPUT "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c"
+  COMMAND ${CMAKE_COMMAND} -E make_directory "${_upb_patched}/upb"
+  COMMAND ${CMAKE_COMMAND} -E copy "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb_patched}/upb/"
+  COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i ${_upb_patches}
+  DEPENDS "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" ${_upb_patches}
+  COMMENT "upb JSON codec with proto/upb-patches"
+  VERBATIM)
+list(APPEND _upb_src "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c")
 list(APPEND _upb_src "${_upb}/third_party/utf8_range/naive.c")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm")
   list(APPEND _upb_src "${_upb}/third_party/utf8_range/range2-neon.c")

@@ -23,7 +23,7 @@ static const char kUsage[] =
     "  patch      apply patches to one Envoy message (Consul's PatchStruct)\n"
     "  controller run the controller and its admission webhook against a Kubernetes API\n"
     "  completion print a bash or zsh completion script\n"
-    "  version    print the version\n"
+    "  version    print the version and the Envoy API snapshot it validates against\n"
     "\n"
     "Run `%s COMMAND --help` for a command's options.\n";
 
@@ -48,7 +48,9 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "explain")) return po_Cmd_Explain(argc - 1, argv + 1);
   if (!strcmp(cmd, "completion")) return po_Cmd_Completion(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
-    printf("propertyoverride %s\n", PO_VERSION);
+    /* The snapshot is what "valid" means here: a field newer Envoy has is unknown to it. */
+    printf("propertyoverride %s\nEnvoy API: %s; the package records no Envoy API revision\n", PO_VERSION,
+           po_EnvoyApi_Snapshot());
     return kPo_ExitOk;
   }
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {

@@ -22,6 +22,7 @@ typedef struct po_Setter {
   size_t item_count;
   struct po_Setter *children;         /* message children, in the value's key order */
   size_t child_count;
+  const po_Value *source;             /* the patch value it was converted from */
 } po_Setter;
 
 typedef struct {
@@ -70,5 +71,21 @@ const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Are
 
 /* A did-you-mean for an unknown field name of `m`, or NULL (hint.c). */
 const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a);
+/* When `name` is a field newer Envoy APIs have on `m` but this snapshot lacks: a sentence saying
+ * so (newer.c). NULL otherwise. */
+const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, po_Arena *a);
+/* What would work, for a value field `f` refused (hint.c): an enum's closest name and its valid
+ * names, a Duration's accepted forms. NULL when there is nothing useful to add. */
+const char *po_Hint_Value(const upb_FieldDef *f, const po_Value *v, po_Arena *a);
+
+/* Envoy's own checks on a google.protobuf.Duration (MessageUtil::validateDurationFields, on every
+ * Duration of a config it loads): no negative part, nanos at most 999999999, seconds at most
+ * 315576000000. `has_*` false: that part is not known (a patch setting only the other one).
+ * Returns the violation text, or NULL. */
+const char *po_Duration_Check(bool has_seconds, int64_t seconds, bool has_nanos, int64_t nanos,
+                              po_Arena *a);
+/* Parses a friendly Duration ("5s", "1.5s", "250ms", "1h30m", "-2s"). 0: not a duration;
+ * 1: parsed; 2: parsed but beyond int64 seconds (no Duration can hold it). */
+int po_Duration_Parse(const char *s, int64_t *seconds, int32_t *nanos);
 
 #endif

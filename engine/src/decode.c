@@ -114,17 +114,25 @@ static const po_Value *unwrap(const po_Value *v) {
   return po_Value_Kind(v) == kPo_ValueList && po_Value_Size(v) == 1 ? po_Value_At(v, 0) : v;
 }
 
-/* unSlice, for a Value: one-element lists inside maps become their element, recursively. */
+/* unSlice, for a Value (lib/decode's walker): every map entry whose value is a one-element list
+ * becomes that element, in every map reachable through maps and lists. One level only: the
+ * element itself is walked but, if it is a list again, not unwrapped (`{"a": [[1]]}` is
+ * `{"a": [1]}`), and a list is never unwrapped where it is not a map entry. */
 static const po_Value *unslice(po_Arena *a, const po_Value *v) {
-  if (po_Value_Kind(v) == kPo_ValueList && po_Value_Size(v) == 1) return unslice(a, po_Value_At(v, 0));
-  if (po_Value_Kind(v) != kPo_ValueMap) return v;
-  po_Value *m = po_Value_NewMap(a);
-  if (!m) return v;
-  po_Value_SetPos(m, po_Value_Pos(v));
+  po_ValueKind k = po_Value_Kind(v);
+  if (k != kPo_ValueMap && k != kPo_ValueList) return v;
+  po_Value *out = k == kPo_ValueMap ? po_Value_NewMap(a) : po_Value_NewList(a);
+  if (!out) return v;
+  *out = *v; /* kind, typing and position; the items are replaced below */
+  out->u.agg.items = po_Arena_Malloc(a, (v->u.agg.len ? v->u.agg.len : 1) * sizeof *out->u.agg.items);
+  if (!out->u.agg.items) return v;
+  out->u.agg.cap = v->u.agg.len;
   for (size_t i = 0; i < po_Value_Size(v); i++) {
-    po_Value_MapPut(a, m, po_Value_KeyAt(v, i), (po_Value *)unslice(a, po_Value_At(v, i)));
+    const po_Value *e = po_Value_At(v, i);
+    if (k == kPo_ValueMap && po_Value_Kind(e) == kPo_ValueList && po_Value_Size(e) == 1) e = po_Value_At(e, 0);
+    out->u.agg.items[i] = (po_Value *)unslice(a, e);
   }
-  return m;
+  return out;
 }
 
 static const char *decode_string(Dec *d, const char *name, const po_Value *v) {
@@ -278,7 +286,8 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
       p->path = decode_string(&d, f, field(pv, "Path"));
       const po_Value *val = field(pv, "Value");
       if (po_Value_Kind(val) != kPo_ValueNull) {
-        p->value = po_Value_Kind(val) == kPo_ValueList && po_Value_Size(val) == 1 ? unslice(a, val) : val;
+        /* HookWeakDecodeFromSlice into `any`: a one-element list is its element, unSliced. */
+        p->value = po_Value_Kind(val) == kPo_ValueList && po_Value_Size(val) == 1 ? unslice(a, po_Value_At(val, 0)) : val;
         if (po_Value_Kind(p->value) == kPo_ValueNull) p->value = NULL; /* [null] is nil to Go too */
       }
     }

@@ -78,38 +78,67 @@ static void put(Buf *b, const char *s, size_t n) {
 
 static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
 
-static bool selected(const po_Diagnostic *x, bool extras) {
-  return x->severity == kPo_SeverityError && (extras || x->kind == kPo_DiagConsul);
-}
-
-const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_Arena *a) {
-  if (!d) return NULL;
-  /* Errors Consul returns alone, not aggregated (name, decoding, no patches): patch_index -2. */
-  for (size_t i = 0; i < d->len; i++) {
-    if (d->items[i].patch_index == -2 && d->items[i].severity == kPo_SeverityError) return d->items[i].message;
-  }
-  size_t points = 0;
-  for (size_t i = 0; i < d->len; i++) points += selected(&d->items[i], extras);
-  if (points == 0) return NULL;
-  Buf b = {.a = a};
-  char head[64];
-  snprintf(head, sizeof head, points == 1 ? "1 error occurred:\n\t" : "%zu errors occurred:\n\t", points);
-  puts_(&b, head);
+/* One go-multierror-style list of the diagnostics `pick` selects, headed `one` when there is
+ * one and "<n> <many>" otherwise. Returns how many it listed. */
+static size_t list(Buf *b, const po_Diagnostics *d, bool (*pick)(const po_Diagnostic *),
+                   const char *one, const char *many, const char *prefix) {
+  size_t n = 0;
+  for (size_t i = 0; i < d->len; i++) n += pick(&d->items[i]);
+  if (n == 0) return 0;
+  char head[128];
+  if (n == 1) snprintf(head, sizeof head, "%s", one);
+  else snprintf(head, sizeof head, "%zu %s", n, many);
+  puts_(b, head);
   size_t k = 0;
   for (size_t i = 0; i < d->len; i++) {
     const po_Diagnostic *x = &d->items[i];
-    if (!selected(x, extras)) continue;
-    if (k++) puts_(&b, "\n\t");
-    puts_(&b, "* ");
+    if (!pick(x)) continue;
+    puts_(b, k++ ? "\n\t* " : "\t* ");
     if (x->patch_index >= 0) {
       char pre[64];
-      snprintf(pre, sizeof pre, "invalid Patches[%d]: ", x->patch_index);
-      puts_(&b, pre);
+      snprintf(pre, sizeof pre, "%sPatches[%d]: ", prefix, x->patch_index);
+      puts_(b, pre);
     }
-    puts_(&b, x->message);
+    puts_(b, x->message);
   }
-  puts_(&b, "\n\n");
-  for (size_t i = 0; extras && i < d->len; i++) {
+  puts_(b, "\n\n");
+  return n;
+}
+
+static bool consul_error(const po_Diagnostic *x) {
+  return x->severity == kPo_SeverityError && x->kind == kPo_DiagConsul;
+}
+static bool further_error(const po_Diagnostic *x) {
+  return x->severity == kPo_SeverityError && x->kind != kPo_DiagConsul;
+}
+static bool warning(const po_Diagnostic *x) { return x->severity == kPo_SeverityWarning; }
+
+/* Consul's text, then (extras) our block: further errors, then (warnings) warnings, then hints.
+ * Consul's part is byte for byte what Consul prints, so it stays a prefix of the whole. */
+static const char *text(const po_Diagnostics *d, bool extras, bool warnings, po_Arena *a) {
+  if (!d) return NULL;
+  /* Errors Consul returns alone, not aggregated (name, decoding, no patches): patch_index -2. */
+  const char *alone = NULL;
+  for (size_t i = 0; !alone && i < d->len; i++) {
+    if (d->items[i].patch_index == -2 && d->items[i].severity == kPo_SeverityError) alone = d->items[i].message;
+  }
+  if (alone && !warnings) return alone;
+  Buf b = {.a = a};
+  size_t n = 0;
+  if (alone) {
+    puts_(&b, alone);
+    if (alone[0] && alone[strlen(alone) - 1] != '\n') puts_(&b, "\n");
+    n++;
+  } else {
+    n += list(&b, d, consul_error, "1 error occurred:\n", "errors occurred:\n", "invalid ");
+    if (extras) {
+      n += list(&b, d, further_error, "1 more error, beyond Consul's checks:\n",
+                "more errors, beyond Consul's checks:\n", "invalid ");
+    }
+  }
+  if (n == 0 && !warnings) return NULL;
+  if (warnings) list(&b, d, warning, "1 warning:\n", "warnings:\n", "");
+  for (size_t i = 0; extras && !alone && i < d->len; i++) {
     const po_Diagnostic *x = &d->items[i];
     if (!x->hint) continue;
     char pre[64];
@@ -118,5 +147,12 @@ const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_A
     puts_(&b, x->hint);
     puts_(&b, "\n");
   }
-  return b.oom ? "out of memory" : b.buf;
+  if (b.oom) return "out of memory";
+  return b.len ? b.buf : NULL;
 }
+
+const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_Arena *a) {
+  return text(d, extras, false, a);
+}
+
+const char *po_Diagnostics_Text(const po_Diagnostics *d, po_Arena *a) { return text(d, true, true, a); }

@@ -5,25 +5,30 @@
 
 #include "compiled.h"
 
-/* Go's time.ParseDuration units, plus protobuf's "1.500s" form (which is a seconds value). */
-static bool parse_duration(const char *s, int64_t *secs, int32_t *nanos) {
+/* Go's time.ParseDuration units, plus protobuf's "1.500s" form (which is a seconds value).
+ * Values beyond protobuf's range are still parsed when int64 seconds hold them, so validation
+ * can say "out of range" instead of refusing the string's type. */
+int po_Duration_Parse(const char *s, int64_t *secs, int32_t *nanos) {
   static const struct { const char *unit; long double ns; } kUnits[] = {
       {"ns", 1}, {"us", 1e3L}, {"\xc2\xb5s", 1e3L}, {"ms", 1e6L}, {"s", 1e9L}, {"m", 60e9L}, {"h", 3600e9L}};
   const char *p = s;
   bool neg = false;
   if (*p == '-' || *p == '+') neg = *p++ == '-';
-  if (!*p) return false;
+  if (!*p) return 0;
   long double total = 0;
   if (strcmp(p, "0") == 0) {
     *secs = 0;
     *nanos = 0;
-    return true;
+    return 1;
   }
   while (*p) {
     char *end;
-    if (!((*p >= '0' && *p <= '9') || *p == '.')) return false;
+    if (!((*p >= '0' && *p <= '9') || *p == '.')) return 0;
     long double v = strtold(p, &end);
-    if (end == p) return false;
+    if (end == p) return 0;
+    for (const char *q = p; q < end; q++) {
+      if (!((*q >= '0' && *q <= '9') || *q == '.')) return 0; /* no exponents or hex, as in Go */
+    }
     p = end;
     size_t best = 0;
     long double mult = 0;
@@ -34,17 +39,21 @@ static bool parse_duration(const char *s, int64_t *secs, int32_t *nanos) {
         mult = kUnits[i].ns;
       }
     }
-    if (!best) return false;
+    if (!best) return 0;
     p += best;
     total += v * mult;
   }
   if (neg) total = -total;
-  /* protobuf Duration range: +-315,576,000,000 seconds */
-  if (fabsl(total) > 315576000000e9L) return false;
   long double sec = truncl(total / 1e9L);
+  if (!(fabsl(sec) < 9.2e18L)) return 2;
   *secs = (int64_t)sec;
-  *nanos = (int32_t)llroundl(total - sec * 1e9L);
-  return true;
+  long double ns = llroundl(total - sec * 1e9L);
+  if (ns >= 1e9L || ns <= -1e9L) { /* rounding reached the next second */
+    *secs += ns > 0 ? 1 : -1;
+    ns += ns > 0 ? -1e9L : 1e9L;
+  }
+  *nanos = (int32_t)ns;
+  return 1;
 }
 
 static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a);
@@ -96,7 +105,7 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
   if (k == kPo_ValueString && strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration") == 0) {
     int64_t secs;
     int32_t nanos;
-    if (!parse_duration(po_Value_String(v, NULL), &secs, &nanos)) return (po_Value *)v;
+    if (po_Duration_Parse(po_Value_String(v, NULL), &secs, &nanos) != 1) return (po_Value *)v;
     po_Value *d = po_Value_NewMap(a);
     if (!d) return (po_Value *)v;
     po_Value_SetPos(d, po_Value_Pos(v));

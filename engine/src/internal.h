@@ -20,6 +20,9 @@ struct po_Value {
   po_ValueKind kind;
   bool untyped; /* a list as encoding/json makes it: Go []interface {} whatever its elements */
   po_Pos pos;
+  /* An integer literal beyond int64, as written: its kind is kPo_ValueFloat (no Go int holds
+   * it; encoding/json makes it float64), but range checks and messages use the exact text. */
+  const char *lit;
   union {
     bool b;
     int64_t i;
@@ -41,6 +44,10 @@ struct po_Message {
   upb_Message *msg;
   po_Arena *arena;
 };
+
+/* Appends an entry the caller knows is not in the map yet (po_Value_MapPut checks, in linear
+ * time; the YAML reader keeps its own index for large maps). */
+bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v);
 
 /* The process-wide schema; NULL (and status filled) when it did not load. */
 const po_Schema *po_Engine_Schema(po_Status *status);

@@ -47,9 +47,28 @@ static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f
   char num[64];
   if (po_Value_Kind(v) == kPo_ValueInt) snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v));
   else po_FormatGoFloat(po_Value_Float(v), num, sizeof num);
+  /* An integer literal beyond int64 is quoted as written (its float64 would misstate it). */
+  const char *lit = v && v->lit ? v->lit : num;
   return po_Status_Set(st, kPo_ErrPatch,
-                       "patch value %s (%s) is out of range for target field type '%s'", num,
-                       po_Value_GoType(v), po_FieldType(f));
+                       "patch value %.*s (%s) is out of range for target field type '%s'",
+                       PO_STATUS_MAX / 2, lit, po_Value_GoType(v), po_FieldType(f));
+}
+
+/* An integer literal beyond int64 into an integer kind: only uint64 can hold some of them
+ * (up to 18446744073709551615), and then exactly, from the text. */
+static bool convert_big_literal(const po_Value *v, upb_CType ct, const upb_FieldDef *f,
+                                upb_MessageValue *out, po_Status *st) {
+  const char *lit = v->lit;
+  if (ct == kUpb_CType_UInt64 && lit[0] != '-') {
+    size_t n = strlen(lit);
+    if (n < 20 || (n == 20 && strcmp(lit, "18446744073709551615") <= 0)) {
+      uint64_t u = 0;
+      for (size_t i = 0; i < n; i++) u = u * 10 + (uint64_t)(lit[i] - '0');
+      out->uint64_val = u;
+      return true;
+    }
+  }
+  return out_of_range(st, v, f);
 }
 
 /* Go's numeric conversion of an int or float64 to the field's C type, with our range checks
@@ -66,6 +85,7 @@ static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *
       out->float_val = (float)d;
       return true;
     }
+    if (v->lit) return convert_big_literal(v, ct, f, out, st);
     double t = trunc(d);
     switch (ct) {
       case kUpb_CType_Int32:
@@ -254,9 +274,10 @@ static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, 
 }
 
 /* toProtoValue for one field and one value (not a map value on a message: see below). */
-static bool convert_value(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                          po_Status *st) {
+static bool convert_value_(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
+                           po_Status *st) {
   s->field = f;
+  s->source = v;
   if (upb_FieldDef_IsRepeated(f) && !upb_FieldDef_IsMap(f)) return convert_list(v, f, a, s, st);
   if (upb_FieldDef_IsMap(f)) {
     /* A map field's Kind is message (its entry type), which is never a wrapper. */
@@ -265,6 +286,14 @@ static bool convert_value(const po_Value *v, const upb_FieldDef *f, po_Arena *a,
   if (upb_FieldDef_IsSubMessage(f)) return convert_wrapper(v, f, a, s, st);
   s->kind = kPo_SetScalar;
   return convert_scalar(v, f, a, &s->value, st);
+}
+
+/* convert_value, and on failure (hint not NULL) what would have worked. */
+static bool convert_value(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
+                          const char **hint, po_Status *st) {
+  if (convert_value_(v, f, a, s, st)) return true;
+  if (hint && !*hint) *hint = po_Hint_Value(f, v, a);
+  return false;
 }
 
 /* applyAdd with a map value on a (non-map) field: a new message with only those children. */
@@ -280,19 +309,11 @@ static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_Pa
   }
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
   size_t n = po_Value_Size(v);
-  if (strcmp(upb_MessageDef_FullName(m), "google.protobuf.Any") == 0) {
-    /* Beyond Consul, which accepts it: an Any without a type is no config Envoy takes, and no
-     * protobuf JSON encoder can print it. */
-    const po_Value *t = po_Value_Get(v, "type_url");
-    size_t tl = 0;
-    if (po_Value_Kind(t) != kPo_ValueString || (po_Value_String(t, &tl), tl == 0)) {
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "a google.protobuf.Any set from a map needs a non-empty 'type_url' (field '%s')",
-                           upb_FieldDef_Name(f));
-    }
-  }
+  /* A google.protobuf.Any is a message like any other here, as in Consul: `{}` is the empty Any,
+   * `type_url` a string child, `value` bytes (unsupported). What Envoy makes of it: check_any. */
   s->kind = kPo_SetMessage;
   s->field = f;
+  s->source = v;
   s->child_count = n;
   s->children = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->children);
   if (!s->children) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
@@ -302,7 +323,7 @@ static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_Pa
     if (!cf) return false;
     /* A JSON null child is Go nil: "<nil>" in the mismatch texts. */
     const po_Value *cv = po_Value_At(v, i);
-    if (!convert_value(cv, cf, a, &s->children[i], st)) return false;
+    if (!convert_value(cv, cf, a, &s->children[i], o->hints ? hint : NULL, st)) return false;
   }
   return true;
 }
@@ -314,9 +335,89 @@ static void note(po_Diagnostics *d, po_Severity sev, po_DiagKind kind, int idx, 
   if (d && msg) po_Diagnostics_Add(d, sev, kind, idx, path, msg);
 }
 
+/* An Any a patch builds (beyond Consul, which sets whatever type_url it is given): Envoy unpacks
+ * typed configs by their type URL, so one naming no message of the API cannot load. An empty
+ * Any is left alone: Envoy then picks the extension by its `name` with that extension's default
+ * configuration. */
+static const char *check_any(const po_Schema *schema, const po_Setter *s, po_Arena *a) {
+  for (size_t i = 0; i < s->child_count; i++) {
+    const po_Setter *c = &s->children[i];
+    if (strcmp(upb_FieldDef_Name(c->field), "type_url") != 0 || c->kind != kPo_SetScalar) continue;
+    upb_StringView url = c->value.str_val;
+    if (url.size == 0) return NULL;
+    const char *slash = memchr(url.data, '/', url.size);
+    const char *name = url.data + url.size;
+    while (name > url.data && name[-1] != '/') name--;
+    char *full = po_Arena_Strndup(a, name, (size_t)(url.data + url.size - name));
+    if (slash && full && po_Schema_FindMessage(schema, full)) return NULL;
+    return po_Arena_Printf(a, "type_url \"%.*s\" names no message of the Envoy API (want "
+                              "\"type.googleapis.com/<full message name>\"); Envoy cannot unpack it",
+                           (int)url.size, url.data);
+  }
+  return NULL;
+}
+
+static bool is_duration(const upb_MessageDef *m) {
+  return m && strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration") == 0;
+}
+
+/* Envoy's Duration checks on what a patch sets: a whole Duration from a map, or one of its two
+ * fields by path (the other is then whatever the resource has). */
+static const char *check_duration(const po_Setter *s, po_Arena *a) {
+  if (s->kind == kPo_SetMessage && is_duration(upb_FieldDef_MessageSubDef(s->field))) {
+    int64_t sec = 0, ns = 0;
+    for (size_t i = 0; i < s->child_count; i++) {
+      const po_Setter *c = &s->children[i];
+      if (c->kind != kPo_SetScalar) continue;
+      if (upb_FieldDef_Number(c->field) == 1) sec = c->value.int64_val;
+      else ns = c->value.int32_val;
+    }
+    return po_Duration_Check(true, sec, true, ns, a);
+  }
+  if (s->kind == kPo_SetScalar && is_duration(upb_FieldDef_ContainingType(s->field))) {
+    bool secs = upb_FieldDef_Number(s->field) == 1;
+    return po_Duration_Check(secs, secs ? s->value.int64_val : 0, !secs, secs ? 0 : s->value.int32_val, a);
+  }
+  return NULL;
+}
+
+static bool is_integer_ctype(upb_CType ct) {
+  return ct == kUpb_CType_Int32 || ct == kUpb_CType_Int64 || ct == kUpb_CType_UInt32 ||
+         ct == kUpb_CType_UInt64;
+}
+
+/* A number with a fraction set into an integer field: Consul truncates it without a word
+ * (50.5 -> 50). Said as a warning, once per setter (the first such element of a list). */
+static const char *check_truncation(const po_Setter *s, po_Arena *a) {
+  const upb_FieldDef *f = s->kind == kPo_SetWrapper ? s->wrapper_value : s->field;
+  if (!f || !is_integer_ctype(upb_FieldDef_CType(f)) || !s->source) return NULL;
+  const po_Value *v = s->source;
+  if (s->kind == kPo_SetList) {
+    for (size_t i = 0; i < po_Value_Size(s->source); i++) {
+      const po_Value *e = po_Value_At(s->source, i);
+      if (po_Value_Kind(e) == kPo_ValueFloat && !e->lit && po_Value_Float(e) != trunc(po_Value_Float(e))) {
+        v = e;
+        break;
+      }
+    }
+  } else if (s->kind != kPo_SetScalar && s->kind != kPo_SetWrapper) {
+    return NULL;
+  }
+  if (po_Value_Kind(v) != kPo_ValueFloat || v->lit) return NULL;
+  double d = po_Value_Float(v);
+  if (d == trunc(d)) return NULL;
+  char num[64], to[64];
+  po_FormatGoFloat(d, num, sizeof num);
+  po_FormatGoFloat(trunc(d), to, sizeof to);
+  return po_Arena_Printf(a, "%s is not a whole number; Consul truncates it to %s for this %s field",
+                         num, to, po_KindName(f));
+}
+
 static void check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
                          po_Arena *a, po_Diagnostics *d, int idx, const char *path,
                          const po_PatchOptions *o) {
+  const char *trunc_note = check_truncation(s, a);
+  if (trunc_note) note(d, kPo_SeverityWarning, kPo_DiagConsul, idx, path, po_Arena_Printf(a, "%s: %s", where, trunc_note));
   if (o->deprecations && po_Schema_FieldDeprecated(s->field)) {
     note(d, kPo_SeverityWarning, kPo_DiagDeprecated, idx, path,
          po_Arena_Printf(a, "%s: field '%s' of %s is deprecated in Envoy", where,
@@ -324,7 +425,11 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
                          upb_MessageDef_FullName(upb_FieldDef_ContainingType(s->field))));
   }
   if (!o->envoy_rules) return;
-  const char *v = NULL;
+  const char *v = check_duration(s, a);
+  if (v) {
+    note(d, kPo_SeverityError, kPo_DiagEnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
+    return; /* its own rules (gt 0s, ...) would only restate it */
+  }
   switch (s->kind) {
     case kPo_SetScalar: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
     case kPo_SetWrapper: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
@@ -334,6 +439,9 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
       break;
     case kPo_SetMessage:
       v = po_Pgv_CheckMessage(schema, s->field, s, a);
+      if (!v && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
+        v = check_any(schema, s, a);
+      }
       for (size_t i = 0; i < s->child_count; i++) {
         const char *sub = po_Arena_Printf(a, "%s/%s", where, upb_FieldDef_Name(s->children[i].field));
         check_setter(schema, &s->children[i], sub, a, d, idx, path, o);
@@ -430,7 +538,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   }
   bool ok = po_Value_Kind(v) == kPo_ValueMap && !upb_FieldDef_IsMap(cp->target)
                 ? convert_object(v, cp->target, o, a, &cp->set, hint, st)
-                : convert_value(v, cp->target, a, &cp->set, st);
+                : convert_value(v, cp->target, a, &cp->set, o->hints ? hint : NULL, st);
   if (!ok) return false;
   check_setter(schema, &cp->set, path, a, diags, idx, path, o);
   return true;

@@ -144,6 +144,13 @@ bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
   return map->u.agg.keys[map->u.agg.len - 1] != NULL;
 }
 
+bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
+  if (!map || map->kind != kPo_ValueMap || !key || !grow(a, map)) return false;
+  map->u.agg.keys[map->u.agg.len] = po_Arena_Strndup(a, key, strlen(key));
+  map->u.agg.items[map->u.agg.len++] = v;
+  return map->u.agg.keys[map->u.agg.len - 1] != NULL;
+}
+
 bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v) {
   if (!list || list->kind != kPo_ValueList || !grow(a, list)) return false;
   list->u.agg.items[list->u.agg.len++] = v;

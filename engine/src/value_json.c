@@ -2,13 +2,89 @@
 #include <json-c/json.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
 
 enum { kMaxDepth = 64 };
 
-static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, po_Status *st) {
+/* ---- integer literals beyond int64 ----
+ * json-c clamps them (-9223372036854775809 reads as INT64_MIN) and keeps no text. Before json-c
+ * sees the input, each such literal is replaced by a string of the same length, `"\u0000K..."`
+ * (K its index, padded with dots), so positions in parse errors stay right; reading the tree,
+ * such a string becomes a float64 carrying the literal as written. The scan is one linear pass
+ * and copies the input only when a literal is found. */
+typedef struct {
+  const char **lits; /* as written, NUL-terminated, in the arena */
+  size_t count;
+} BigInts;
+
+static bool beyond_int64(const char *p, size_t n) {
+  bool neg = p[0] == '-';
+  const char *d = p + neg;
+  size_t len = n - neg;
+  const char *limit = neg ? "9223372036854775808" : "9223372036854775807";
+  if (len != 19) return len > 19;
+  return memcmp(d, limit, 19) > 0;
+}
+
+/* The input with big literals replaced (or `text` itself when there are none). */
+static const char *mark_big_ints(const char *text, size_t len, po_Arena *a, BigInts *out) {
+  char *copy = NULL;
+  size_t cap = 0;
+  for (size_t i = 0; i < len;) {
+    char c = text[i];
+    if (c == '"') {
+      for (i++; i < len && text[i] != '"'; i++) if (text[i] == '\\') i++;
+      i++;
+      continue;
+    }
+    if (c != '-' && !(c >= '0' && c <= '9')) { i++; continue; }
+    size_t start = i++;
+    bool integer = true;
+    while (i < len && (strchr("0123456789", text[i]) || (text[i] && strchr(".eE+-", text[i])))) {
+      if (!(text[i] >= '0' && text[i] <= '9')) integer = false;
+      i++;
+    }
+    size_t n = i - start;
+    if (!integer || n < 19 || !beyond_int64(text + start, n)) continue;
+    if (!copy) {
+      copy = po_Arena_Malloc(a, len + 1);
+      if (!copy) return NULL;
+      memcpy(copy, text, len);
+    }
+    char head[32];
+    int hn = snprintf(head, sizeof head, "\"\\u0000%zu", out->count);
+    if (hn < 0 || (size_t)hn + 1 > n) continue; /* cannot happen: n >= 19 */
+    memcpy(copy + start, head, (size_t)hn);
+    memset(copy + start + hn, '.', n - (size_t)hn - 1);
+    copy[start + n - 1] = '"';
+    if (out->count == cap) {
+      cap = cap ? cap * 2 : 4;
+      const char **nl = po_Arena_Malloc(a, cap * sizeof *nl);
+      if (!nl) return NULL;
+      if (out->count) memcpy(nl, out->lits, out->count * sizeof *nl);
+      out->lits = nl;
+    }
+    if (!(out->lits[out->count++] = po_Arena_Strndup(a, text + start, n))) return NULL;
+  }
+  return copy ? copy : text;
+}
+
+/* The literal a marker string stands for, or NULL when the string is an ordinary one. */
+static const char *big_int_of(const char *s, size_t len, const BigInts *b) {
+  if (!b || !b->count || len < 2 || s[0] != '\0') return NULL;
+  size_t k = 0, i = 1;
+  for (; i < len && s[i] >= '0' && s[i] <= '9'; i++) k = k * 10 + (size_t)(s[i] - '0');
+  if (i == 1 || k >= b->count) return NULL;
+  for (; i < len; i++) if (s[i] != '.') return NULL;
+  return strlen(b->lits[k]) == len + 7 ? b->lits[k] : NULL; /* `"\u0000` and `"` became one NUL */
+}
+
+static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const BigInts *big,
+                            po_Status *st) {
   if (depth > kMaxDepth) {
     po_Status_Set(st, kPo_ErrLimit, "value nested deeper than %d levels", kMaxDepth);
     return NULL;
@@ -18,8 +94,8 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, po_Sta
     case json_type_null: v = po_Value_NewNull(a); break;
     case json_type_boolean: v = po_Value_NewBool(a, json_object_get_boolean(j)); break;
     case json_type_int: {
-      /* json-c clamps integers beyond int64 to INT64_MAX while keeping a uint64 copy; beyond
-       * int64 a literal is no Go int anyway, so it becomes float64 (as encoding/json makes it). */
+      /* Literals beyond int64 were marked before parsing (po_Value_ParseJson); a json-c tree
+       * built elsewhere can only be clamped here, and then says so by its uint64 copy. */
       int64_t i = json_object_get_int64(j);
       uint64_t u = json_object_get_uint64(j);
       if (i == INT64_MAX && u > (uint64_t)INT64_MAX) {
@@ -38,15 +114,23 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, po_Sta
       v = po_Value_NewFloat(a, d);
       break;
     }
-    case json_type_string:
-      v = po_Value_NewString(a, json_object_get_string((json_object *)j),
-                             (size_t)json_object_get_string_len(j));
+    case json_type_string: {
+      const char *s = json_object_get_string((json_object *)j);
+      size_t len = (size_t)json_object_get_string_len(j);
+      const char *lit = big_int_of(s, len, big);
+      if (lit) {
+        v = po_Value_NewFloat(a, strtod(lit, NULL));
+        if (v) v->lit = lit;
+      } else {
+        v = po_Value_NewString(a, s, len);
+      }
       break;
+    }
     case json_type_array: {
       v = po_Value_NewList(a);
       size_t n = json_object_array_length(j);
       for (size_t i = 0; v && i < n; i++) {
-        po_Value *e = from_jsonc(json_object_array_get_idx(j, i), a, depth + 1, st);
+        po_Value *e = from_jsonc(json_object_array_get_idx(j, i), a, depth + 1, big, st);
         if (!e) return NULL;
         if (!po_Value_ListAppend(a, v, e)) v = NULL;
       }
@@ -56,7 +140,7 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, po_Sta
       v = po_Value_NewMap(a);
       json_object_object_foreach((json_object *)j, key, val) {
         if (!v) break;
-        po_Value *e = from_jsonc(val, a, depth + 1, st);
+        po_Value *e = from_jsonc(val, a, depth + 1, big, st);
         if (!e) return NULL;
         if (!po_Value_MapPut(a, v, key, e)) v = NULL;
       }
@@ -68,7 +152,7 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, po_Sta
 }
 
 po_Value *po_Value_FromJsonC(const json_object *j, po_Arena *a, po_Status *st) {
-  return from_jsonc(j, a, 0, st);
+  return from_jsonc(j, a, 0, NULL, st);
 }
 
 static void offset_to_pos(const char *text, size_t off, int *line, int *col) {
@@ -89,6 +173,9 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
     po_Status_Set(st, kPo_ErrLimit, "JSON input of %zu bytes is too large", len);
     return NULL;
   }
+  BigInts big = {0};
+  text = mark_big_ints(text, len, a, &big);
+  if (!text) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
   json_tokener *tok = json_tokener_new_ex(kMaxDepth);
   if (!tok) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
   json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
@@ -121,7 +208,7 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
       po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: data after the value",
                     line, col);
     } else {
-      v = po_Value_FromJsonC(j, a, st);
+      v = from_jsonc(j, a, 0, &big, st);
     }
   }
   json_object_put(j);
@@ -134,7 +221,7 @@ json_object *po_Value_ToJsonC(const po_Value *v) {
     case kPo_ValueNull: return NULL; /* json-c's null */
     case kPo_ValueBool: return json_object_new_boolean(v->u.b);
     case kPo_ValueInt: return json_object_new_int64(v->u.i);
-    case kPo_ValueFloat: return json_object_new_double(v->u.d);
+    case kPo_ValueFloat: return v->lit ? json_object_new_double_s(v->u.d, v->lit) : json_object_new_double(v->u.d);
     case kPo_ValueString: return json_object_new_string_len(v->u.s.ptr, (int)v->u.s.len);
     case kPo_ValueList: {
       json_object *arr = json_object_new_array_ext((int)v->u.agg.len);

@@ -1,15 +1,27 @@
-/* YAML -> po_Value through libyaml's event parser. Plain scalars are resolved with the YAML 1.2
- * core schema (what Kubernetes' YAML reader does for JSON-compatible documents); quoted
- * scalars are strings; explicit !!str/!!int/!!float/!!bool/!!null tags are honoured. Aliases
- * share the anchored value, and their count is bounded so a "billion laughs" file cannot
- * explode later consumers. */
+/* YAML -> po_Value through libyaml's event parser, read as kubectl reads manifests: kubectl
+ * converts YAML to JSON with sigs.k8s.io/yaml (go-yaml v2 rules, YAML 1.1 flavoured) and sends
+ * the JSON, so what the API server and our webhook see is that JSON. Plain scalars resolve as
+ * go-yaml v2 resolves them: y/yes/on/true and n/no/off/false (any of three spellings) are bools;
+ * integers are Go's ParseInt(base 0) after dropping '_' (0x, 0o, 0b, leading-0 octal), then
+ * uint64, then floats of the YAML form; ".inf"/".nan" are floats that JSON cannot carry (an
+ * error, as in kubectl); a float beyond double range stays a string. A whole float is what it
+ * becomes after the JSON round trip: an int (1e3 -> 1000) unless beyond int64 or 1e21. Keys
+ * resolve the same way and are printed back (y -> "true", 1.5 -> "1.5"); null and collection
+ * keys are errors. Merge keys (<<) merge as go-yaml v2 does (in order: a later explicit key
+ * wins, a later merge overwrites; in a list, earlier maps win). Duplicate keys: the last wins.
+ * Quoted scalars are strings; explicit !!str/!!int/!!float/!!bool/!!null tags are honoured.
+ * Aliases share the anchored value, and their count is bounded so a "billion laughs" file
+ * cannot explode later consumers. tests/vectors/yaml holds the kubectl-oracle corpus. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
-#include "internal.h"
+#include <stdint.h>
+#include <stdio.h>
+
+#include "compiled.h"
 
 /* Aliases share the anchored value, so the tree stays small, but consumers that walk it (JSON
  * output, validation) see every expansion: the expanded size is bounded too. */
@@ -44,39 +56,38 @@ static bool next(Reader *r, yaml_event_t *ev) {
   return false;
 }
 
-static bool matches_int(const char *s, int64_t *out, bool *overflow) {
-  const char *p = s;
+/* Go's strconv.ParseInt(s, 0, 64) / ParseUint(s, 0, 64): optional sign (ParseInt only), then
+ * 0x/0X hex, 0o/0O or leading-0 octal, 0b/0B binary, or decimal. */
+static bool go_parse_uint(const char *p, uint64_t *out, bool *overflow) {
   int base = 10;
-  if (strncmp(p, "0o", 2) == 0) { base = 8; p += 2; }
-  else if (strncmp(p, "0x", 2) == 0) { base = 16; p += 2; }
-  else if (*p == '-' || *p == '+') p++;
+  if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) base = 16, p += 2;
+  else if (p[0] == '0' && (p[1] == 'o' || p[1] == 'O')) base = 8, p += 2;
+  else if (p[0] == '0' && (p[1] == 'b' || p[1] == 'B')) base = 2, p += 2;
+  else if (p[0] == '0' && p[1]) base = 8, p += 1;
   if (!*p) return false;
-  for (const char *q = p; *q; q++) {
-    bool ok = base == 16 ? strchr("0123456789abcdefABCDEF", *q) != NULL
-                         : (*q >= '0' && *q < (base == 8 ? '8' : ':'));
-    if (!ok) return false;
+  uint64_t v = 0;
+  *overflow = false;
+  for (; *p; p++) {
+    int d = *p >= '0' && *p <= '9' ? *p - '0' : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+          : *p >= 'A' && *p <= 'F' ? *p - 'A' + 10 : 99;
+    if (d >= base) return false;
+    if (v > (UINT64_MAX - (uint64_t)d) / (uint64_t)base) *overflow = true;
+    else v = v * (uint64_t)base + (uint64_t)d;
   }
-  errno = 0;
-  long long v = strtoll(base == 10 ? s : p, NULL, base);
-  *overflow = errno == ERANGE;
   *out = v;
   return true;
 }
 
-static bool matches_float(const char *s, double *out) {
-  static const char *inf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"};
-  static const char *ninf[] = {"-.inf", "-.Inf", "-.INF"};
-  for (size_t i = 0; i < sizeof inf / sizeof *inf; i++) if (!strcmp(s, inf[i])) return *out = INFINITY, true;
-  for (size_t i = 0; i < sizeof ninf / sizeof *ninf; i++) if (!strcmp(s, ninf[i])) return *out = -INFINITY, true;
-  if (!strcmp(s, ".nan") || !strcmp(s, ".NaN") || !strcmp(s, ".NAN")) return *out = NAN, true;
-  /* [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )? */
-  const char *p = s;
+/* go-yaml v2's float form: [-+]? ( \. [0-9]+ | [0-9]+ ( \. [0-9]* )? ) ( [eE] [-+]? [0-9]+ )? */
+static bool yaml_float_form(const char *p) {
   if (*p == '-' || *p == '+') p++;
   int digits = 0;
-  while (*p >= '0' && *p <= '9') p++, digits++;
   if (*p == '.') {
     p++;
     while (*p >= '0' && *p <= '9') p++, digits++;
+  } else {
+    while (*p >= '0' && *p <= '9') p++, digits++;
+    if (*p == '.') { p++; while (*p >= '0' && *p <= '9') p++; }
   }
   if (!digits) return false;
   if (*p == 'e' || *p == 'E') {
@@ -85,9 +96,88 @@ static bool matches_float(const char *s, double *out) {
     if (!(*p >= '0' && *p <= '9')) return false;
     while (*p >= '0' && *p <= '9') p++;
   }
-  if (*p) return false;
-  *out = strtod(s, NULL);
+  return *p == '\0';
+}
+
+/* Go's strconv.ParseFloat of a decimal form: false when out of double range (Go's ErrRange). */
+static bool go_parse_float(const char *s, double *out) {
+  errno = 0;
+  char *end;
+  double d = strtod(s, &end);
+  if (*end || errno == ERANGE) {
+    /* strtod's ERANGE also flags underflow, which Go rounds to 0 without error */
+    if (*end || isinf(d)) return false;
+  }
+  *out = d;
   return true;
+}
+
+static bool one_of(const char *s, const char *const *list) {
+  for (; *list; list++) if (!strcmp(s, *list)) return true;
+  return false;
+}
+
+static const char *const kTrue[] = {"y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON", NULL};
+static const char *const kFalse[] = {"n", "N", "no", "No", "NO", "false", "False", "FALSE", "off", "Off", "OFF", NULL};
+static const char *const kNull[] = {"", "~", "null", "Null", "NULL", NULL};
+static const char *const kNaN[] = {".nan", ".NaN", ".NAN", NULL};
+static const char *const kInf[] = {".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF", NULL};
+static const char *const kNegInf[] = {"-.inf", "-.Inf", "-.INF", NULL};
+
+typedef enum { kResNull, kResBool, kResInt, kResUint, kResFloat, kResString } ResKind;
+
+typedef struct {
+  ResKind kind;
+  bool b;
+  int64_t i;
+  uint64_t u;
+  double d;
+} Resolved;
+
+/* go-yaml v2's resolve() for an untagged plain scalar. */
+static Resolved resolve(const char *s, po_Arena *a) {
+  Resolved r = {.kind = kResString};
+  char c = s[0];
+  bool hinted = c == '\0' || c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9') || strchr("yYnNtTfFoO~", c);
+  if (!hinted) return r;
+  if (one_of(s, kTrue)) return (Resolved){.kind = kResBool, .b = true};
+  if (one_of(s, kFalse)) return (Resolved){.kind = kResBool, .b = false};
+  if (one_of(s, kNull)) return (Resolved){.kind = kResNull};
+  if (one_of(s, kNaN)) return (Resolved){.kind = kResFloat, .d = NAN};
+  if (one_of(s, kInf)) return (Resolved){.kind = kResFloat, .d = INFINITY};
+  if (one_of(s, kNegInf)) return (Resolved){.kind = kResFloat, .d = -INFINITY};
+  if (c == '.') {
+    double d;
+    if (go_parse_float(s, &d) && yaml_float_form(s)) return (Resolved){.kind = kResFloat, .d = d};
+    return r;
+  }
+  if (!(c == '+' || c == '-' || (c >= '0' && c <= '9'))) return r;
+  /* digits or a sign: underscores dropped, then int, uint, float */
+  size_t n = strlen(s);
+  char *plain = po_Arena_Malloc(a, n + 1);
+  if (!plain) return r;
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) if (s[i] != '_') plain[k++] = s[i];
+  plain[k] = '\0';
+  bool neg = plain[0] == '-';
+  const char *mag = plain + (plain[0] == '-' || plain[0] == '+');
+  uint64_t u;
+  bool overflow;
+  if (go_parse_uint(mag, &u, &overflow) && !overflow) {
+    if (!neg && u <= (uint64_t)INT64_MAX) return (Resolved){.kind = kResInt, .i = (int64_t)u};
+    if (neg && u <= (uint64_t)INT64_MAX + 1) return (Resolved){.kind = kResInt, .i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u};
+    if (!neg && plain[0] != '+') return (Resolved){.kind = kResUint, .u = u}; /* ParseUint takes no sign */
+  }
+  double d;
+  if (yaml_float_form(plain) && go_parse_float(plain, &d)) return (Resolved){.kind = kResFloat, .d = d};
+  return r;
+}
+
+/* A float as the JSON round trip leaves it: Go prints whole floats below 1e21 without a point,
+ * and the API server reads those back as int64 when they fit. */
+static po_Value *float_value(po_Arena *a, double d) {
+  if (d == trunc(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) return po_Value_NewInt(a, (int64_t)d);
+  return po_Value_NewFloat(a, d);
 }
 
 static po_Value *scalar(Reader *r, yaml_event_t *ev) {
@@ -99,29 +189,105 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   if (tag && strcmp(tag, YAML_STR_TAG) == 0) return po_Value_NewString(a, s, len);
   if (!plain && !tag) return po_Value_NewString(a, s, len);
   if (strlen(s) != len) return po_Value_NewString(a, s, len); /* embedded NUL */
-  bool want_null = tag && !strcmp(tag, YAML_NULL_TAG), want_bool = tag && !strcmp(tag, YAML_BOOL_TAG);
-  bool want_int = tag && !strcmp(tag, YAML_INT_TAG), want_float = tag && !strcmp(tag, YAML_FLOAT_TAG);
-  if (!tag || want_null) {
-    if (len == 0 || !strcmp(s, "~") || !strcmp(s, "null") || !strcmp(s, "Null") || !strcmp(s, "NULL"))
-      return po_Value_NewNull(a);
+  if (tag && strcmp(tag, YAML_NULL_TAG) && strcmp(tag, YAML_BOOL_TAG) && strcmp(tag, YAML_INT_TAG) &&
+      strcmp(tag, YAML_FLOAT_TAG)) {
+    if (strncmp(tag, "tag:yaml.org,2002:", 18) == 0) {
+      fail(r, ev->start_mark, kPo_ErrParse, "unsupported YAML tag");
+      return NULL;
+    }
+    return po_Value_NewString(a, s, len); /* local tags: the value as written */
   }
-  if (!tag || want_bool) {
-    if (!strcmp(s, "true") || !strcmp(s, "True") || !strcmp(s, "TRUE")) return po_Value_NewBool(a, true);
-    if (!strcmp(s, "false") || !strcmp(s, "False") || !strcmp(s, "FALSE")) return po_Value_NewBool(a, false);
+  Resolved v = resolve(s, a);
+  if (tag) {
+    /* an explicit tag must agree with what the text resolves to (an int is a float too) */
+    bool agrees = (!strcmp(tag, YAML_NULL_TAG) && v.kind == kResNull) ||
+                  (!strcmp(tag, YAML_BOOL_TAG) && v.kind == kResBool) ||
+                  (!strcmp(tag, YAML_INT_TAG) && (v.kind == kResInt || v.kind == kResUint)) ||
+                  (!strcmp(tag, YAML_FLOAT_TAG) && (v.kind == kResFloat || v.kind == kResInt || v.kind == kResUint));
+    if (!agrees) {
+      fail(r, ev->start_mark, kPo_ErrParse, "scalar does not match its explicit tag");
+      return NULL;
+    }
   }
-  int64_t i;
-  bool overflow = false;
-  if ((!tag || want_int) && matches_int(s, &i, &overflow)) {
-    /* Beyond int64 a literal is no Go int; it is a float64, as encoding/json would make it. */
-    return overflow ? po_Value_NewFloat(a, strtod(s, NULL)) : po_Value_NewInt(a, i);
-  }
-  double d;
-  if ((!tag || want_float || want_int) && matches_float(s, &d)) return po_Value_NewFloat(a, d);
-  if (tag && strncmp(tag, "tag:yaml.org,2002:", 18) == 0) {
-    fail(r, ev->start_mark, kPo_ErrParse, "scalar does not match its explicit tag");
-    return NULL;
+  switch (v.kind) {
+    case kResNull: return po_Value_NewNull(a);
+    case kResBool: return po_Value_NewBool(a, v.b);
+    case kResInt: return po_Value_NewInt(a, v.i);
+    case kResUint: {
+      /* beyond int64: a float64 once the API server reads the JSON, keeping its text */
+      po_Value *x = po_Value_NewFloat(a, (double)v.u);
+      if (x && !(x->lit = po_Arena_Printf(a, "%llu", (unsigned long long)v.u))) x = NULL;
+      return x;
+    }
+    case kResFloat:
+      if (isnan(v.d) || isinf(v.d)) {
+        char what[96];
+        snprintf(what, sizeof what, "%.*s is not a number JSON can carry (kubectl: json: unsupported value: %s)",
+                 (int)(len < 16 ? len : 16), s, isnan(v.d) ? "NaN" : v.d > 0 ? "+Inf" : "-Inf");
+        fail(r, ev->start_mark, kPo_ErrParse, what);
+        return NULL;
+      }
+      return float_value(a, v.d);
+    case kResString: break;
   }
   return po_Value_NewString(a, s, len);
+}
+
+/* Go's strconv.FormatFloat(d, 'g', -1, 32), which sigs.k8s.io/yaml uses for float keys: the
+ * shortest digits that read back as the same float32; %e form when the exponent is < -4 or
+ * >= 6, with a sign and at least two exponent digits. */
+static void format_float32_key(double d, char *buf, size_t size) {
+  /* Go's float32(d) is IEEE rounding: beyond float32's range it is an infinity, which
+   * sigs.k8s.io/yaml then spells ".inf" (in C that conversion is undefined: check first) */
+  if (fabs(d) >= 3.4028235677973366e38) {
+    snprintf(buf, size, "%s", d > 0 ? ".inf" : "-.inf");
+    return;
+  }
+  float f = (float)d;
+  char digits[32];
+  int p = 1;
+  for (; p <= 9; p++) {
+    snprintf(digits, sizeof digits, "%.*e", p - 1, (double)f);
+    if ((float)strtod(digits, NULL) == f) break;
+  }
+  /* digits: [-]d.ddde[+-]xx */
+  char *e = strchr(digits, 'e');
+  int exp = e ? atoi(e + 1) : 0;
+  if (exp < -4 || exp >= 6) {
+    *e = '\0';
+    snprintf(buf, size, "%se%c%02d", digits, exp < 0 ? '-' : '+', exp < 0 ? -exp : exp);
+    return;
+  }
+  int prec = p - 1 - exp;
+  snprintf(buf, size, "%.*f", prec > 0 ? prec : 0, (double)f);
+}
+
+/* A mapping key as sigs.k8s.io/yaml prints it into JSON: strings as they are, other scalars
+ * resolved and formatted as Go does; NULL (status set) for keys JSON cannot have. */
+static const char *key_text(Reader *r, yaml_event_t *ev) {
+  const char *s = (const char *)ev->data.scalar.value;
+  size_t len = ev->data.scalar.length;
+  po_Arena *a = r->arena;
+  bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
+  if (!plain || strlen(s) != len) return po_Arena_Strndup(a, s, len);
+  Resolved v = resolve(s, a);
+  char buf[64];
+  switch (v.kind) {
+    case kResString: return po_Arena_Strndup(a, s, len);
+    case kResBool: return v.b ? "true" : "false";
+    case kResInt: return po_Arena_Printf(a, "%lld", (long long)v.i);
+    case kResUint: break; /* sigs.k8s.io/yaml has no case for uint64 keys */
+    case kResFloat:
+      if (isnan(v.d)) return ".nan";
+      if (isinf(v.d)) return v.d > 0 ? ".inf" : "-.inf";
+      format_float32_key(v.d, buf, sizeof buf);
+      return po_Arena_Printf(a, "%s", buf);
+    case kResNull: break;
+  }
+  fail(r, ev->start_mark, kPo_ErrParse,
+       v.kind == kResNull ? "a null mapping key cannot be a JSON key (kubectl refuses it too)"
+                          : "an integer key beyond int64 cannot be a JSON key (kubectl refuses it too)");
+  return NULL;
 }
 
 /* What a node amounts to once its aliases are expanded: nodes in all, and levels below it. */
@@ -142,6 +308,75 @@ static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, Size sz,
 
 static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz);
 
+/* ---- maps: set semantics (a later key replaces the earlier one's value, as in kubectl), with
+ * a hash index once a map is large, so a hostile file with many keys stays linear. ---- */
+
+enum { kIndexFrom = 16 };
+
+typedef struct {
+  uint32_t *slots; /* 0 empty, else entry index + 1 */
+  size_t cap;      /* a power of two, at least twice the entries */
+} Index;
+
+static uint32_t hash_key(const char *k) {
+  uint32_t h = 2166136261u;
+  for (; *k; k++) h = (h ^ (unsigned char)*k) * 16777619u;
+  return h;
+}
+
+static bool index_build(po_Arena *a, Index *ix, const po_Value *m, size_t cap) {
+  uint32_t *slots = po_Arena_Malloc(a, cap * sizeof *slots);
+  if (!slots) return false;
+  for (size_t i = 0; i < m->u.agg.len; i++) {
+    size_t h = hash_key(m->u.agg.keys[i]) & (cap - 1);
+    while (slots[h]) h = (h + 1) & (cap - 1);
+    slots[h] = (uint32_t)i + 1;
+  }
+  ix->slots = slots;
+  ix->cap = cap;
+  return true;
+}
+
+static bool map_set(po_Arena *a, po_Value *m, Index *ix, const char *key, po_Value *v) {
+  size_t n = m->u.agg.len;
+  if (n < kIndexFrom) {
+    for (size_t i = 0; i < n; i++) {
+      if (!strcmp(m->u.agg.keys[i], key)) { m->u.agg.items[i] = v; return true; }
+    }
+  } else {
+    if ((!ix->slots || 2 * (n + 1) > ix->cap) && !index_build(a, ix, m, ix->cap ? ix->cap * 2 : 4 * kIndexFrom)) return false;
+    size_t h = hash_key(key) & (ix->cap - 1);
+    for (; ix->slots[h]; h = (h + 1) & (ix->cap - 1)) {
+      size_t i = ix->slots[h] - 1;
+      if (!strcmp(m->u.agg.keys[i], key)) { m->u.agg.items[i] = v; return true; }
+    }
+    ix->slots[h] = (uint32_t)n + 1;
+  }
+  if (po_Value_MapAppendUnique(a, m, key, v)) return true;
+  ix->slots = NULL; /* it names an entry that was not added: rebuild before any further use */
+  return false;
+}
+
+/* A merge key's value: a map, or a list of maps of which the earlier win (go-yaml v2 applies
+ * them last to first, each overwriting). */
+static bool merge(Reader *r, po_Value *into, Index *ix, const po_Value *from, yaml_mark_t m) {
+  if (po_Value_Kind(from) == kPo_ValueMap) {
+    for (size_t i = 0; i < from->u.agg.len; i++) {
+      if (!map_set(r->arena, into, ix, from->u.agg.keys[i], from->u.agg.items[i])) return false;
+    }
+    return true;
+  }
+  if (po_Value_Kind(from) == kPo_ValueList) {
+    for (size_t i = from->u.agg.len; i-- > 0;) {
+      if (po_Value_Kind(from->u.agg.items[i]) != kPo_ValueMap) break;
+      if (!merge(r, into, ix, from->u.agg.items[i], m)) return false;
+      if (i == 0) return true;
+    }
+    if (from->u.agg.len == 0) return true;
+  }
+  return fail(r, m, kPo_ErrParse, "map merge requires map or sequence of maps as the value"), false;
+}
+
 static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz) {
   bool is_map = start->type == YAML_MAPPING_START_EVENT;
   po_Value *v = is_map ? po_Value_NewMap(r->arena) : po_Value_NewList(r->arena);
@@ -149,6 +384,7 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
   v->pos = mark_pos(start->start_mark);
   const yaml_char_t *anchor = is_map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor;
   *sz = (Size){1, 0};
+  Index ix = {0};
   for (;;) {
     yaml_event_t ev;
     if (!next(r, &ev)) return NULL;
@@ -159,17 +395,24 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
     Size w = {0, 0};
     if (is_map) {
       if (ev.type != YAML_SCALAR_EVENT) {
-        fail(r, ev.start_mark, kPo_ErrParse, "mapping keys must be scalars");
+        fail(r, ev.start_mark, kPo_ErrParse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
         yaml_event_delete(&ev);
         return NULL;
       }
-      char *key = po_Arena_Strndup(r->arena, (const char *)ev.data.scalar.value, ev.data.scalar.length);
+      bool is_merge = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag &&
+                      ev.data.scalar.length == 2 && !memcmp(ev.data.scalar.value, "<<", 2);
+      yaml_mark_t km = ev.start_mark;
+      const char *key = is_merge ? "<<" : key_text(r, &ev);
       yaml_event_delete(&ev);
       yaml_event_t vev;
       if (!key || !next(r, &vev)) return NULL;
       po_Value *child = node(r, &vev, depth + 1, &w);
       yaml_event_delete(&vev);
-      if (!child || !po_Value_MapPut(r->arena, v, key, child)) return NULL;
+      if (!child) return NULL;
+      if (is_merge ? !merge(r, v, &ix, child, km) : !map_set(r->arena, v, &ix, key, child)) {
+        if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+        return NULL;
+      }
     } else {
       po_Value *child = node(r, &ev, depth + 1, &w);
       yaml_event_delete(&ev);

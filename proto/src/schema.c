@@ -94,6 +94,11 @@ const po_Schema *po_Schema_Get(po_Status *status) {
 const upb_DefPool *po_Schema_Pool(const po_Schema *s) { return s->pool; }
 size_t po_Schema_FileCount(const po_Schema *s) { return s->file_count; }
 
+#ifndef PO_ENVOY_API_SNAPSHOT
+#define PO_ENVOY_API_SNAPSHOT "unknown"
+#endif
+const char *po_Schema_Snapshot(void) { return PO_ENVOY_API_SNAPSHOT; }
+
 const upb_MessageDef *po_Schema_FindMessage(const po_Schema *s, const char *name) {
   return name ? upb_DefPool_FindMessageByName(s->pool, name) : NULL;
 }

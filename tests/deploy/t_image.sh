@@ -57,9 +57,14 @@ cmake_version=$(sed -n 's/^project(propertyoverride VERSION \([0-9.]*\).*/\1/p' 
 arg_version=$(sed -n 's/^ARG PO_VERSION=//p' <<<"$runtime")
 [ -n "$cmake_version" ] && [ "$arg_version" = "$cmake_version" ] &&
   ok "ARG PO_VERSION=$arg_version is the CMake project version" || fail "ARG PO_VERSION=$arg_version, CMake project version $cmake_version"
-got=$("$bin" version)
+got=$("$bin" version | head -n 1)
 [ "$got" = "propertyoverride $cmake_version" ] && ok "'propertyoverride version' prints $got" || fail "'propertyoverride version' printed '$got'"
-has_line "$runtime" 'RUN test "$(/usr/local/bin/propertyoverride version)" = "propertyoverride ${PO_VERSION}"' &&
+envoy_line=$("$bin" version | sed -n 2p)
+case $envoy_line in
+  "Envoy API: @grpc/grpc-js-xds@"*) ok "'propertyoverride version' names the Envoy API snapshot" ;;
+  *) fail "'propertyoverride version' does not name the Envoy API snapshot: '$envoy_line'" ;;
+esac
+has_line "$runtime" 'RUN test "$(/usr/local/bin/propertyoverride version | head -n 1)" = "propertyoverride ${PO_VERSION}"' &&
   ok "the image build checks the stamped version" || fail "runtime stage does not check 'propertyoverride version'"
 
 # --- runtime stage: base, user, labels ----------------------------------------------------------------

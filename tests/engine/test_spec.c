@@ -62,7 +62,7 @@ static void test_spec_is_strict(void **state) {
       "- resourceFilter: {resourceType: cluster, trafficDirection: outbound, service: [x]}\n"
       "  op: 5\n"
       "  Path: /name\n"
-      "debug: yes\n");
+      "debug: \"yes\"\n"); /* quoted: a string (plain yes is true, as kubectl reads it) */
   po_Arguments args;
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_false(po_Arguments_DecodeSpec(spec, A, &args, d));

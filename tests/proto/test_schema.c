@@ -3,6 +3,8 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -123,6 +125,139 @@ static void test_rules_and_deprecation(void **state) {
   upb_Arena_Free(a);
 }
 
+/* google.protobuf.Duration and Timestamp through the JSON and binary codecs, as Go's protojson
+ * prints them: one sign before the magnitudes, nanos in 3, 6 or 9 digits. Each row: the JSON a
+ * Listener's listener_filters_timeout (or a Timestamp's) is written as, the seconds and nanos it
+ * decodes to, and the JSON it encodes back to (NULL: the same text). */
+typedef struct {
+  const char *json;
+  int64_t seconds;
+  int32_t nanos;
+  const char *back;
+} DurationRow;
+
+static const DurationRow kDurations[] = {
+    {"\"0s\"", 0, 0, NULL},
+    {"\"-0s\"", 0, 0, "\"0s\""},
+    {"\"1s\"", 1, 0, NULL},
+    {"\"-1s\"", -1, 0, NULL},
+    {"\"0.500s\"", 0, 500000000, NULL},
+    {"\"-0.500s\"", 0, -500000000, NULL},
+    {"\"-0.5s\"", 0, -500000000, "\"-0.500s\""},
+    {"\"0.000000001s\"", 0, 1, NULL},
+    {"\"-0.000000001s\"", 0, -1, NULL},
+    {"\"-0.000001s\"", 0, -1000, NULL},
+    {"\"1.500s\"", 1, 500000000, NULL},
+    {"\"-1.500s\"", -1, -500000000, NULL},
+    {"\"-1.999999999s\"", -1, -999999999, NULL},
+    {"\"315576000000.999999999s\"", 315576000000, 999999999, NULL},
+    {"\"-315576000000.999999999s\"", -315576000000, -999999999, NULL},
+    {"\"315576000000s\"", 315576000000, 0, NULL},
+    {"\"-315576000000s\"", -315576000000, 0, NULL},
+};
+
+static const upb_MessageDef *listener(void) {
+  return po_Schema_FindMessage(schema(), "envoy.config.listener.v3.Listener");
+}
+
+static void check_duration(const upb_MessageDef *ld, const upb_Message *l, int64_t sec, int32_t nanos,
+                           const char *what) {
+  const upb_FieldDef *f = upb_MessageDef_FindFieldByName(ld, "listener_filters_timeout");
+  const upb_MessageDef *dd = upb_FieldDef_MessageSubDef(f);
+  const upb_Message *d = upb_Message_Get(l, f).msg_val;
+  if (!d) fail_msg("%s: no duration", what);
+  int64_t s = upb_Message_Get(d, upb_MessageDef_FindFieldByName(dd, "seconds")).int64_val;
+  int32_t n = upb_Message_Get(d, upb_MessageDef_FindFieldByName(dd, "nanos")).int32_val;
+  if (s != sec || n != nanos) {
+    fail_msg("%s: got {%lld, %d}, want {%lld, %d}", what, (long long)s, n, (long long)sec, nanos);
+  }
+}
+
+static void test_duration_round_trips(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  const upb_MessageDef *ld = listener();
+  for (size_t i = 0; i < sizeof kDurations / sizeof kDurations[0]; i++) {
+    const DurationRow *r = &kDurations[i];
+    upb_Arena *arena = upb_Arena_New();
+    char in[128], want[128];
+    snprintf(in, sizeof in, "{\"listener_filters_timeout\":%s}", r->json);
+    snprintf(want, sizeof want, "{\"listener_filters_timeout\":%s}", r->back ? r->back : r->json);
+    po_Status st;
+    po_Status_Clear(&st);
+    upb_Message *l = po_Json_Decode(s, ld, in, strlen(in), arena, &st);
+    if (!l) fail_msg("%s: decode: %s", r->json, st.message);
+    check_duration(ld, l, r->seconds, r->nanos, r->json);
+    char *out = po_Json_Encode(s, ld, l, arena, NULL, &st);
+    if (!out) fail_msg("%s: encode: %s", r->json, st.message);
+    if (strcmp(out, want) != 0) fail_msg("%s: encoded %s, want %s", r->json, out, want);
+    /* binary keeps both fields and their signs */
+    size_t n;
+    char *bin = po_Binary_Encode(ld, l, arena, &n, &st);
+    assert_non_null(bin);
+    upb_Message *back = po_Binary_Decode(s, ld, bin, n, arena, &st);
+    assert_non_null(back);
+    check_duration(ld, back, r->seconds, r->nanos, r->json);
+    upb_Arena_Free(arena);
+  }
+}
+
+/* Set directly (as a patch does) rather than parsed: what Envoy would refuse must not print. */
+static void test_duration_encode_refuses_invalid(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  const upb_MessageDef *ld = listener();
+  const upb_FieldDef *f = upb_MessageDef_FindFieldByName(ld, "listener_filters_timeout");
+  const upb_MessageDef *dd = upb_FieldDef_MessageSubDef(f);
+  static const struct { int64_t s; int32_t n; const char *want; } rows[] = {
+      {-1, 0, "\"-1s\""}, {0, -500000000, "\"-0.500s\""}, {-2, -1, "\"-2.000000001s\""},
+      {1, -1, NULL}, {-1, 1, NULL}, {0, 1000000000, NULL}, {0, -1000000000, NULL},
+      {315576000001, 0, NULL}, {-315576000001, 0, NULL}, {INT64_MIN, 0, NULL},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    upb_Arena *arena = upb_Arena_New();
+    upb_Message *l = upb_Message_New(ld, arena);
+    upb_Message *d = upb_Message_Mutable(l, f, arena).msg;
+    upb_Message_Set(d, upb_MessageDef_FindFieldByName(dd, "seconds"), (upb_MessageValue){.int64_val = rows[i].s}, arena);
+    upb_Message_Set(d, upb_MessageDef_FindFieldByName(dd, "nanos"), (upb_MessageValue){.int32_val = rows[i].n}, arena);
+    po_Status st;
+    po_Status_Clear(&st);
+    char *out = po_Json_Encode(s, ld, l, arena, NULL, &st);
+    if (rows[i].want) {
+      char want[128];
+      snprintf(want, sizeof want, "{\"listener_filters_timeout\":%s}", rows[i].want);
+      if (!out || strcmp(out, want)) fail_msg("{%lld, %d}: got %s, want %s", (long long)rows[i].s, rows[i].n, out ? out : st.message, want);
+    } else if (out) {
+      fail_msg("{%lld, %d}: encoded as %s, want an error", (long long)rows[i].s, rows[i].n, out);
+    } else {
+      assert_non_null(strstr(st.message, "bad duration"));
+    }
+    upb_Arena_Free(arena);
+  }
+}
+
+/* google.protobuf.Timestamp (the well-known message itself) before and after the epoch, at both
+ * ends of its range, with and without nanos. */
+static void test_timestamp_round_trips(void **state) {
+  (void)state;
+  const po_Schema *s = schema();
+  const upb_MessageDef *td = po_Schema_FindMessage(s, "google.protobuf.Timestamp");
+  if (!td) skip();
+  static const char *const rows[] = {"\"1970-01-01T00:00:00Z\"", "\"1969-12-31T23:59:59.500Z\"",
+                                     "\"0001-01-01T00:00:00Z\"", "\"9999-12-31T23:59:59.999999999Z\"",
+                                     "\"2026-02-28T12:00:00.000001Z\""};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    upb_Arena *arena = upb_Arena_New();
+    po_Status st;
+    po_Status_Clear(&st);
+    upb_Message *t = po_Json_Decode(s, td, rows[i], strlen(rows[i]), arena, &st);
+    if (!t) fail_msg("%s: %s", rows[i], st.message);
+    char *out = po_Json_Encode(s, td, t, arena, NULL, &st);
+    if (!out || strcmp(out, rows[i])) fail_msg("%s: encoded %s", rows[i], out ? out : st.message);
+    upb_Arena_Free(arena);
+  }
+}
+
 static void test_bad_descriptor_set(void **state) {
   (void)state;
   po_Status st;
@@ -139,6 +274,8 @@ int main(void) {
       cmocka_unit_test(test_loads_once_with_every_resource), cmocka_unit_test(test_fields_in_declaration_order),
       cmocka_unit_test(test_json_round_trip_with_any),      cmocka_unit_test(test_decode_errors),
       cmocka_unit_test(test_rules_and_deprecation),         cmocka_unit_test(test_bad_descriptor_set),
+      cmocka_unit_test(test_duration_round_trips), cmocka_unit_test(test_duration_encode_refuses_invalid),
+      cmocka_unit_test(test_timestamp_round_trips),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -81,7 +81,12 @@ void po_Value_SetPos(po_Value *v, po_Pos pos);
 
 /* JSON text -> value (strict JSON, nested at most 64 deep). Errors name line and column. */
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
-/* YAML stream -> one value per document (YAML 1.2 core schema for plain scalars). */
+/* YAML stream -> one value per document, read as kubectl reads manifests (it converts YAML to
+ * JSON with sigs.k8s.io/yaml, go-yaml v2 rules): yes/no/on/off/y/n are bools, 0x/0o/0b/leading-0
+ * integers, '_' in numbers dropped, merge keys (<<), the last of duplicate keys wins, keys that
+ * resolve to other scalars printed back (y: -> "true"), whole floats become ints as after the
+ * JSON round trip, .inf/.nan and null keys are errors (kubectl refuses them too). Errors name
+ * line and column. tests/vectors/yaml is the kubectl-oracle corpus. */
 bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs,
                         size_t *count, po_Status *status);
 po_Value *po_Value_FromJsonC(const struct json_object *j, po_Arena *a, po_Status *status);
@@ -147,7 +152,8 @@ typedef struct {
 typedef enum { kPo_SeverityError = 0, kPo_SeverityWarning } po_Severity;
 
 typedef enum {
-  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text */
+  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
+                          * warning: what Consul does silently (truncating 50.5 to 50) */
   kPo_DiagEnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
   kPo_DiagWireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
   kPo_DiagDeprecated,    /* warning: a field Envoy marks deprecated */
@@ -174,9 +180,15 @@ const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i);
 po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity severity, po_DiagKind kind,
                                   int patch_index, const char *path, const char *message);
 /* The error text exactly as Consul formats it (go-multierror's list format over the errors of
- * kind kPo_DiagConsul), followed, when `extras` is set, by our further errors in the same
- * format and by hints. NULL when there is no error. */
+ * kind kPo_DiagConsul), unchanged and first, so it is always a prefix of the whole; when
+ * `extras` is set, followed by a block of our further errors (Envoy's rules, ...) in the same
+ * list format headed "1 more error, beyond Consul's checks:" / "<n> more errors, beyond
+ * Consul's checks:", then by "hint: Patches[i]: ..." lines. NULL when there is no error. */
 const char *po_Diagnostics_ConsulText(const po_Diagnostics *d, bool extras, po_Arena *a);
+/* Everything, for a report: po_Diagnostics_ConsulText(extras), with a block of warnings
+ * ("1 warning:" / "<n> warnings:", entries "Patches[i]: ...") between the further errors and
+ * the hints. NULL when there is nothing to say (no error, no warning). */
+const char *po_Diagnostics_Text(const po_Diagnostics *d, po_Arena *a);
 
 /* ---- decoding ------------------------------------------------------------------------------- */
 
@@ -297,6 +309,10 @@ typedef struct {
   const po_ExplainField *fields; /* the fields of `message`, in .proto declaration order */
   size_t field_count;
 } po_Explanation;
+
+/* The Envoy API snapshot everything is validated against, for `propertyoverride version`:
+ * "@grpc/grpc-js-xds@1.14.1 (its deps/envoy-api)". Static. */
+const char *po_EnvoyApi_Snapshot(void);
 
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
  * message's full name, then optionally "/" and a patch path. Everything lives in the arena.

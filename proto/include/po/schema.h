@@ -43,6 +43,10 @@ upb_Message *po_Binary_Decode(const po_Schema *schema, const upb_MessageDef *m, 
 char *po_Binary_Encode(const upb_MessageDef *m, const upb_Message *msg, upb_Arena *arena,
                        size_t *len, po_Status *status);
 
+/* Where the embedded schema comes from: "@grpc/grpc-js-xds@1.14.1 (its deps/envoy-api)", or
+ * the directory it was built from. Static. */
+const char *po_Schema_Snapshot(void);
+
 /* Field annotations. The protoc-gen-validate rules of a field (a validate.FieldRules message of
  * the pool, in `arena`), or NULL when it has none; *rules_def gets validate.FieldRules. */
 const upb_Message *po_Schema_FieldRules(const po_Schema *schema, const upb_FieldDef *f,
