@@ -132,14 +132,13 @@ int po_Cmd_Validate(int argc, char **argv) {
     po_Diagnostics *d = po_Diagnostics_New(a);
     po_CompileOptions co = po_CompileOptions_Default();
     po_Override *o = po_Constructor(name, args, &co, a, d);
-    for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
-      const po_Diagnostic *x = po_Diagnostics_At(d, i);
-      if (x->severity == kPo_SeverityWarning) fprintf(stderr, "warning: Patches[%d]: %s\n", x->patch_index, x->message);
-    }
+    /* Consul's multierror first and unchanged, then our further errors, the warnings and the
+     * hints, each in a block of its own (docs/consul-semantics.md). */
+    const char *text_out = po_Diagnostics_Text(d, a);
     if (o) {
+      if (text_out) fputs(text_out, stderr);
       rc = kPo_ExitOk;
     } else {
-      const char *text_out = po_Diagnostics_ConsulText(d, true, a);
       fputs(text_out ? text_out : "invalid\n", stderr);
       rc = kPo_ExitInvalid;
     }
