@@ -86,10 +86,28 @@ webhooks:
         apiVersions: [v1alpha1]
         operations: [CREATE, UPDATE]
         resources: [propertyoverrides]
+  # As deploy/ registers it: only the target writes the webhook could refuse (matchConditions).
+  - name: targets.validate.propertyoverride.io
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: $policy
+    timeoutSeconds: 5
+    clientConfig:
+      url: https://127.0.0.1:$LC_WEBHOOK_PORT/validate
+      caBundle: $ca
+    rules:
       - apiGroups: [consul.hashicorp.com]
         apiVersions: [v1alpha1]
         operations: [CREATE, UPDATE]
         resources: [servicedefaults, proxydefaults]
+    matchConditions:
+      - name: holds-property-override
+        expression: >-
+          has(object.spec) && has(object.spec.envoyExtensions) &&
+          object.spec.envoyExtensions.exists(e, has(e.name) && e.name == 'builtin/property-override')
+      - name: spec-changed
+        expression: >-
+          oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec
 YAML
 }
 
