@@ -57,7 +57,8 @@ metric() { # name{labels} -> its value on the controller's /metrics, 0 when abse
 #   obs_start        before the run: starts it, returns once it has listed everything
 #   obs_mark LABEL   a phase boundary at the current resourceVersion (figures are per phase)
 #   obs_stop         it catches up to the current resourceVersion, judges every revision and
-#                    prints the report; returns 0 when nothing regressed
+#                    prints the report; returns 0 when nothing regressed (call it in this
+#                    shell, not in $(...): it waits for the observer, a child of this shell)
 #   obs_figure LABEL FIELD   a phase's figure from the last report (deleted, dropped_entries,
 #                    dropping_writes, target_writes, violations)
 obs_start() {

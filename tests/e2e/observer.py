@@ -268,8 +268,8 @@ def validate_entries():
         bad.setdefault(i, []).append(f.get("message") or "")
     if rep.get("summary", {}).get("invalid", 0) != len(bad):
         raise RuntimeError("validate -f: %d invalid but %d located" % (rep["summary"]["invalid"], len(bad)))
-    return [(where[i][1], "(c) %s %s carries an entry the engine refuses: %s; entry %s" %
-             (where[i][0], where[i][2], "; ".join(m.splitlines()[0] for m in msgs), where[i][3][:300]))
+    return [(where[i][1], "(c) rv=%d %s %s carries an entry the engine refuses: %s; entry %s" %
+             (where[i][1], where[i][0], where[i][2], "; ".join(m.splitlines()[0] for m in msgs), where[i][3][:300]))
             for i, msgs in sorted(bad.items())]
 
 
