@@ -33,8 +33,8 @@ entries() { # kind name [namespace]
     if (.arguments.PropertyOverride | type) == "object" then "\(.arguments.PropertyOverride.name)@\(.arguments.PropertyOverride.generation)"
     else .name end] | join(" ")'
 }
-cond() { # name type field
-  kubectl get propertyoverride "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null
+cond() { # name type field [namespace]
+  kubectl get propertyoverride "$1" -n "${4:-default}" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null
 }
 finish() {
   echo "$e2e_pass passed, $e2e_fail failed"
