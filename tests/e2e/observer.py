@@ -315,6 +315,7 @@ def judge():
         return ph
 
     pos, tgts, out, unjudged = {}, {}, [], 0
+    marked, matched = 0, 0  # entries with a marker in judged revisions; of those, of a live PropertyOverride
     for rv, order, _, kind, typ, (ns, name), s, exact, gap, lo in recs:
         if order == 0:
             if typ == "DELETED":
@@ -338,6 +339,7 @@ def judge():
         if gap or not exact:
             unjudged += 1
             continue
+        marked += sum(1 for m in prev["entries"] if m)
         # PropertyOverrides whose status says a generation is live here, not being deleted
         live = {}
         for (pns, pname), po in pos.items():
@@ -346,6 +348,7 @@ def judge():
             if any(a < rv <= b for a, b in blind.get(((pns, pname), po["uid"]), ())):
                 continue
             live[pname] = po
+        matched += sum(1 for m in prev["entries"] if m and owns(m, live.get(m["name"]), prev))
         if typ == "DELETED":
             lost = sorted("%s@%d" % (m["name"], m["generation"]) for m in prev["entries"]
                           if m and owns(m, live.get(m["name"]), prev))
@@ -376,6 +379,11 @@ def judge():
             ph["dropping_writes"] += 1
             ph["dropped_entries"] += len(lost)
             out.append((rv, "(b) rv=%d %s %s/%s lost live entries: %s" % (rv, kind, ns, name, "; ".join(lost[:20]))))
+    if marked > 20 and matched == 0:
+        # an observer that matches nothing judges nothing: the marker or status format moved on
+        raise RuntimeError("%d marked entries seen, none matched a PropertyOverride whose status says it is live: "
+                           "has the marker (arguments.PropertyOverride) or the status (programmedGeneration, "
+                           "target, Programmed message) changed?" % marked)
     for rv, msg in validate_entries():
         phase(rv)["violations"] += 1
         out.append((rv, msg))
