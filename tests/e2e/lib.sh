@@ -54,7 +54,7 @@ metric() { # name{labels} -> its value on the controller's /metrics, 0 when abse
 }
 
 # ---- the never-regress observer (observer.py: what it judges is described there) ----
-#   obs_start        before the run: starts it, returns once it has listed everything
+#   obs_start [flags]  before the run: starts it, returns once it has listed everything
 #   obs_mark LABEL   a phase boundary at the current resourceVersion (figures are per phase)
 #   obs_stop         it catches up to the current resourceVersion, judges every revision and
 #                    prints the report; returns 0 when nothing regressed (call it in this
@@ -66,7 +66,7 @@ obs_start() {
   mkdir -p "$obs_dir"
   rm -f "$obs_dir/ready" "$obs_dir/stop" "$obs_dir/marks" "$obs_dir/summary.json"
   /usr/bin/python3 "$top/tests/e2e/observer.py" --url "$LC_URL" --token "$(lc_token)" --ca "$LC_WORK/tls/ca.crt" \
-    --dir "$obs_dir" --validator "$LC_BUILD/propertyoverride" >"$obs_dir/report" 2>"$obs_dir/log" &
+    --dir "$obs_dir" --validator "$LC_BUILD/propertyoverride" "$@" >"$obs_dir/report" 2>"$obs_dir/log" &
   obs_pid=$!
   lc_pids+=($obs_pid)
   local i

@@ -21,7 +21,8 @@ A watch that ends is resumed from the last resourceVersion seen. A 410 means rev
 compacted away: the kind is listed again and diffed; what changed in the gap is recorded but not
 judged (nobody saw the intermediate revisions), and the count of such revisions is reported.
 
-Control (files in --dir): `ready` is written once the first lists are recorded; `marks` holds
+Control (files in --dir): `ready` is written once the first lists are recorded; `relists` gets
+a line per 410 handled; `marks` holds
 "RV label" lines that split the run into phases for the figures; writing `stop` (a
 resourceVersion) makes it catch up to that version, judge, print the report, write
 summary.json and exit: 0 nothing regressed, 1 violations, 2 the observer itself failed.
@@ -32,6 +33,7 @@ p = argparse.ArgumentParser()
 for a in ("--url", "--token", "--ca", "--dir", "--validator"):
     p.add_argument(a, required=True)
 p.add_argument("--catchup-timeout", type=float, default=60)
+p.add_argument("--watch-seconds", type=int, default=240, help="timeoutSeconds of each watch (it is then resumed)")
 args = p.parse_args()
 
 KINDS = {  # name: (api path, role)
@@ -180,7 +182,7 @@ def watch_kind(kind, ready):
     watermark[kind] = rv
     ready.set()
     while True:
-        status, r, c = request("%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=240&resourceVersion=%d" % (KINDS[kind][0], rv))
+        status, r, c = request("%s?watch=1&allowWatchBookmarks=true&timeoutSeconds=%d&resourceVersion=%d" % (KINDS[kind][0], args.watch_seconds, rv))
         expired = status == 410
         try:
             while not expired and status == 200:
@@ -212,6 +214,8 @@ def watch_kind(kind, ready):
             continue
         # 410: list again; what changed meanwhile is recorded as a gap (not judged)
         relists[kind] = relists.get(kind, 0) + 1
+        with open(os.path.join(args.dir, "relists"), "a") as f:  # for tests that wait for one
+            f.write("%s\n" % kind)
         items, list_rv = list_all(kind)
         seen = set()
         for o in items:

@@ -3,11 +3,14 @@
 # entry, a PropertyOverride moved to another target, one deleted, an invalid update) pass; with the
 # controller stopped, each regression made by hand is reported with its revision: a target
 # deleted under a live PropertyOverride (a), a live entry dropped (b), an entry missing for one
-# revision and then restored (b), an entry the engine refuses (c).
+# revision and then restored (b), an entry the engine refuses (c); its watches resumed every
+# 3 s, some of them expired (410) in between.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
-obs_start || exit 1
+faults() { lc_curl /admin/faults -X POST -H 'Content-Type: application/json' -d "$1" >/dev/null; }
+# its watches end every 3 s: it resumes each from where it was
+obs_start --watch-seconds 3 || exit 1
 lc_controller || exit 1
 po() { # name target value
   cat <<YAML
@@ -35,6 +38,13 @@ eventually "a new generation replaces keep's entry" 15 "keep@2" entries serviced
 eventually "moved left obs-a for obs-b" 15 "flicker@1 moved@2" entries servicedefaults obs-b
 eventually "victim's invalid update keeps generation 1" 15 "False" cond victim Accepted status
 check "victim's entry stays" test "$(entries servicedefaults obs-c)" = "victim@1"
+
+# resumed watches expired (410): the observer lists again and goes on judging afterwards
+faults '{"force410":20}'
+po extra obs-e 60 | kubectl apply -f - >/dev/null
+eventually "the observer met a 410" 20 yes sh -c "test -s '$obs_dir/relists' && echo yes"
+faults '{"force410":0}'
+check "extra programmed meanwhile" kubectl wait --for=condition=Programmed propertyoverride/extra --timeout=30s
 
 # the controller stopped, so nothing repairs what is done by hand below
 kill -TERM "$LC_CONTROLLER_PID"
@@ -64,6 +74,7 @@ out=$(cat "$e2e_work/report")
 printf '%s\n' "$out"
 check "the observer fails the run" test "$rc" = 1
 check "legitimate transitions: no violation" test "$(obs_figure legitimate violations)" = 0
+check "the observer relisted after a 410" test "$(jq '[.relists[]] | add // 0' "$obs_dir/summary.json")" -gt 0
 check "by hand: four violations" test "$(obs_figure "by hand" violations)" = 4
 contains "(a) the deleted target and what it lost" "$out" "ServiceDefaults default/obs-c DELETED while 1 PropertyOverride(s) point at it with a live generation (victim@1); entries lost: victim@1"
 contains "(b) the dropped entry" "$out" "ServiceDefaults default/obs-a lost live entries: keep@2 dropped (status: generation 2 live)"
