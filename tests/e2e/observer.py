@@ -246,7 +246,9 @@ def run(kind, ready):
 def validate_entries():
     """(c): every distinct entry, one List item each, through the webhook's own check."""
     items, where = [], []
-    for canon, (kind, rv, at) in entries.items():
+    with lock:
+        seen = list(entries.items())
+    for canon, (kind, rv, at) in seen:
         ns, name = at.split("/", 1)
         items.append({"apiVersion": "consul.hashicorp.com/v1alpha1", "kind": kind,
                       "metadata": {"name": "global" if kind == "ProxyDefaults" else name, "namespace": ns},
