@@ -15,17 +15,30 @@ check() { # name, command...
 contains() { # name, haystack, needle
   case "$2" in *"$3"*) ok "$1" ;; *) bad "$1: does not contain '$3'"; printf '%s\n' "$2" | head -20 ;; esac
 }
-# Waits until a command's output equals the wanted text (seconds).
+# Waits until a command's output equals the wanted text (seconds of wall time, however slow
+# each look is on a busy machine).
 eventually() { # name, timeout, want, command...
-  local name=$1 t=$2 want=$3 got i
+  local name=$1 end=$((SECONDS + $2)) want=$3 got
   shift 3
-  for ((i = 0; i < t * 10; i++)); do
+  while :; do
     got=$("$@" 2>/dev/null)
     [ "$got" = "$want" ] && { ok "$name"; return 0; }
+    [ "$SECONDS" -ge "$end" ] && break
     sleep 0.1
   done
   bad "$name: got '$got', want '$want'"
   return 1
+}
+# Succeeds when a command succeeds at every look for that many seconds (at least two looks).
+holds() { # seconds, command...
+  local end=$((SECONDS + $1)) n=0
+  shift
+  while :; do
+    "$@" || return 1
+    n=$((n + 1))
+    [ "$SECONDS" -ge "$end" ] && [ $n -ge 2 ] && return 0
+    sleep 0.25
+  done
 }
 # Our entries in a target: "owner@generation" each (other extensions by name), in order.
 entries() { # kind name [namespace]

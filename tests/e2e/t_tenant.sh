@@ -38,12 +38,9 @@ event_on() { # kind name reason [namespace]: "yes" once an Event with that reaso
 }
 positive() { awk -v v="$1" 'BEGIN {exit !(v > 0)}'; }
 still_there() { # seconds kind names...: every name exists at every look during that time
-  local t=$1 kind=$2 i n
+  local t=$1 kind=$2
   shift 2
-  for ((i = 0; i < t * 4; i++)); do
-    for n in "$@"; do kubectl get "$kind" "$n" -o name >/dev/null 2>&1 || { echo "$kind $n gone after $((i / 4)) s"; return 1; }; done
-    sleep 0.25
-  done
+  holds "$t" kubectl get "$kind" "$@" -o name >/dev/null 2>&1 || { echo "$kind $* not all there"; return 1; }
 }
 
 # 1. an entry whose marker names a PropertyOverride that does not exist
@@ -138,7 +135,7 @@ kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
 po mesh-bad global 10 tenant ProxyDefaults | kubectl apply -f - >/dev/null
 eventually "ProxyDefaults from tenant, webhook bypassed: Accepted False" 15 False cond mesh-bad Accepted status tenant
 check "ProxyDefaults from tenant: reason TargetNotAllowed" test "$(cond mesh-bad Accepted reason tenant)" = TargetNotAllowed
-check "ProxyDefaults from tenant: none created there (3 s)" sh -c 'for i in $(seq 12); do [ -z "$(kubectl get proxydefaults -n tenant -o name 2>/dev/null)" ] || exit 1; sleep 0.25; done'
+check "ProxyDefaults from tenant: none created there (3 s)" holds 3 sh -c '[ -z "$(kubectl get proxydefaults -n tenant -o name 2>/dev/null)" ]'
 
 # 6. targetRef.namespace does not exist: pruned, only its own namespace is touched
 lc_register_webhook Fail
@@ -155,7 +152,7 @@ po flv lv-target 150 | sed 's/^metadata: {name: flv, namespace: default}$/metada
   kubectl apply -f - >/dev/null
 check "forged last-valid: the annotation is on the object" test -n "$(kubectl get propertyoverride flv -o jsonpath='{.metadata.annotations.propertyoverride\.io/last-valid}')"
 eventually "forged last-valid: Accepted False" 15 False cond flv Accepted status
-check "forged last-valid: nothing programmed (3 s)" sh -c 'for i in $(seq 12); do [ -z "$(kubectl get servicedefaults lv-target -o jsonpath="{.spec.envoyExtensions}" 2>/dev/null)" ] || exit 1; sleep 0.25; done'
+check "forged last-valid: nothing programmed (3 s)" holds 3 sh -c '[ -z "$(kubectl get servicedefaults lv-target -o jsonpath="{.spec.envoyExtensions}" 2>/dev/null)" ]'
 
 kubectl delete propertyoverride flv --wait=false >/dev/null # (a controller that programs it may loop on it)
 lc_register_webhook Fail
