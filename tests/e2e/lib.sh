@@ -72,8 +72,9 @@ metric() { # name{labels} -> its value on the controller's /metrics, 0 when abse
 #   obs_stop         it catches up to the current resourceVersion, judges every revision and
 #                    prints the report; returns 0 when nothing regressed (call it in this
 #                    shell, not in $(...): it waits for the observer, a child of this shell)
-#   obs_figure LABEL FIELD   a phase's figure from the last report (deleted, dropped_entries,
-#                    dropping_writes, target_writes, violations)
+#   obs_figure LABEL FIELD   a phase's figure from the last report: deleted (target DELETED
+#                    events), dropped_entries (live entries lost, by a delete or a write),
+#                    dropping_writes (writes that dropped a live entry), target_writes, violations
 obs_start() {
   obs_dir=$e2e_work/observer
   mkdir -p "$obs_dir"

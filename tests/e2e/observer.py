@@ -440,8 +440,8 @@ def main():
           % (sum(rc.values()), ", ".join("%s %d" % kv for kv in sorted(rc.items())), summary["entries"],
              sum(relists.values()), summary["unjudged"]))
     for ph in summary["phases"]:
-        print("observer: phase %-28s from rv %-7d target writes %-5d DELETED %-4d writes dropping live entries %-4d "
-              "entries dropped %-4d violations %d" % ('"%s"' % ph["label"], ph["from"], ph["target_writes"], ph["deleted"],
+        print("observer: phase %-28s from rv %-7d target writes %-5d DELETED %-4d writes dropping a live entry %-4d "
+              "live entries lost %-4d violations %d" % ('"%s"' % ph["label"], ph["from"], ph["target_writes"], ph["deleted"],
                                                      ph["dropping_writes"], ph["dropped_entries"], ph["violations"]))
     for _, msg in out[:200]:
         print("VIOLATION " + msg)

@@ -48,7 +48,7 @@ restart "kill -9 restart" KILL 0 --leader-elect=false
 
 check "observer: no revision lost a live entry or target, none carries an invalid entry" obs_stop
 for phase in "SIGTERM restart" "kill -9 restart"; do
-  echo "     $phase: $(obs_figure "$phase" deleted) targets DELETED, $(obs_figure "$phase" dropping_writes) writes dropped $(obs_figure "$phase" dropped_entries) live entries, $(obs_figure "$phase" target_writes) target writes"
+  echo "     $phase: $(obs_figure "$phase" deleted) targets DELETED, $(obs_figure "$phase" dropping_writes) writes dropped a live entry, $(obs_figure "$phase" dropped_entries) live entries lost in all (deleted or dropped), $(obs_figure "$phase" target_writes) target writes"
   check "$phase: no target DELETED" test "$(obs_figure "$phase" deleted)" = 0
   check "$phase: no live entry dropped" test "$(obs_figure "$phase" dropped_entries)" = 0
 done
