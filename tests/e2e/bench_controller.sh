@@ -9,7 +9,7 @@ lc_start "$build" "$e2e_work" --compaction-window 100000 || exit 1
 lc_controller --workers 4 --log-level warn --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} || exit 1
 echo "controller: --workers 4 --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000}"
 token=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
-python3 "$(dirname "$0")/chaos.py" --bench --url "$LC_URL" --token "$token" --ca "$e2e_work/tls/ca.crt" \
+/usr/bin/python3 "$(dirname "$0")/chaos.py" --bench --url "$LC_URL" --token "$token" --ca "$e2e_work/tls/ca.crt" \
   --count "$count" --targets 200 --timeout 600 || bad "did not converge"
 echo "controller CPU: $(awk '{printf "%.1f s", ($14+$15)/100}' /proc/$LC_CONTROLLER_PID/stat)"
 echo "controller peak RSS: $(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$LC_CONTROLLER_PID/status)"
