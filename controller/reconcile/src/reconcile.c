@@ -146,11 +146,6 @@ static void overlap_of(Item *items, size_t n, size_t i, po_Arena *ar, char *out,
 
 /* ---- the reconcile ---- */
 
-static size_t patch_count(json_object *args) {
-  json_object *p = get(args, "Patches");
-  return p && json_object_is_type(p, json_type_array) ? json_object_array_length(p) : 0;
-}
-
 /* The property-override entries (and their patches) in the target, ours included: others' use
  * up the per-object limits the webhook enforces (po/targets/consul_check.h) as much as ours. */
 static void others_usage(json_object *target, size_t *entries, size_t *patches) {
@@ -160,7 +155,7 @@ static void others_usage(json_object *target, size_t *entries, size_t *patches) 
     json_object *x = json_object_array_get_idx(list, i), *n = get(x, "name");
     if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
     e++;
-    p += patch_count(get(x, "arguments"));
+    p += po_ConsulEntry_PatchCount(get(x, "arguments"));
   }
   *entries = e;
   *patches = p;
@@ -318,13 +313,13 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
    * rather than every write to the target failing. */
   size_t used_e, used_p, own_p = 0;
   others_usage(target, &used_e, &used_p);
-  for (size_t l = 0; l < nlive; l++) own_p += patch_count(live[l].arguments);
+  for (size_t l = 0; l < nlive; l++) own_p += po_ConsulEntry_PatchCount(live[l].arguments);
   used_e -= nlive < used_e ? nlive : used_e;
   used_p -= own_p < used_p ? own_p : used_p;
   for (size_t i = 0; i < m; i++) {
     Item *it = &items[i];
     if (!it->entry_args) continue;
-    size_t p = patch_count(it->entry_args);
+    size_t p = po_ConsulEntry_PatchCount(it->entry_args);
     if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + p > kPo_MaxPatchesPerConsulObject) {
       it->over_limit = true;
       json_object_put(it->entry_args);

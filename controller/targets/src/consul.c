@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_get.h"
+
 #define SOURCE_KEY "PropertyOverride"
 #define CREATED_KEY "propertyoverride.io/created"
 
@@ -11,18 +13,9 @@ const char *po_Consul_Resource(po_TargetKind kind) {
   return kind == kPo_TargetProxyDefaults ? "proxydefaults" : "servicedefaults";
 }
 
-static json_object *get(const json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *sget(const json_object *o, const char *k) {
-  json_object *v = get(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
 
 static const char *uid_of(const json_object *obj) {
-  const char *u = sget(get(obj, "metadata"), "uid");
+  const char *u = po_Json_String(po_Json_Get(obj, "metadata"), "uid");
   return u ? u : "";
 }
 
@@ -51,17 +44,17 @@ json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, 
 typedef enum { kNotMarked, kOurs, kLookAlike } Mark;
 
 static Mark mark_of(json_object *entry, const char *target_uid, po_ConsulEntry *out) {
-  const char *name = sget(entry, "name");
-  json_object *src = get(get(entry, "arguments"), SOURCE_KEY);
+  const char *name = po_Json_String(entry, "name");
+  json_object *src = po_Json_Get(po_Json_Get(entry, "arguments"), SOURCE_KEY);
   if (!name || strcmp(name, PO_EXTENSION_NAME) != 0 || !src) return kNotMarked;
-  const char *owner = sget(src, "name"), *uid = sget(src, "uid"), *tuid = sget(src, "targetUID");
+  const char *owner = po_Json_String(src, "name"), *uid = po_Json_String(src, "uid"), *tuid = po_Json_String(src, "targetUID");
   if (!owner || !uid || !*uid || !tuid || !*target_uid || strcmp(tuid, target_uid) != 0) return kLookAlike;
-  if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(get(src, "generation")), get(entry, "arguments")};
+  if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments")};
   return kOurs;
 }
 
 size_t po_Consul_OwnedEntries(const json_object *target, po_ConsulEntry *out, size_t cap, size_t *foreign) {
-  json_object *list = get(get(target, "spec"), "envoyExtensions");
+  json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
   const char *tuid = uid_of(target);
   size_t n = 0, f = 0;
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
@@ -77,15 +70,15 @@ size_t po_Consul_OwnedEntries(const json_object *target, po_ConsulEntry *out, si
 }
 
 po_ConsulCreated po_Consul_CreatedBy(const json_object *target) {
-  const char *c = sget(get(get(target, "metadata"), "annotations"), CREATED_KEY);
+  const char *c = po_Json_String(po_Json_Get(po_Json_Get(target, "metadata"), "annotations"), CREATED_KEY);
   if (!c) return kPo_ConsulCreatedNo;
   return *uid_of(target) && strcmp(c, uid_of(target)) == 0 ? kPo_ConsulCreatedUs : kPo_ConsulCreatedForeign;
 }
 
 void po_Consul_MarkCreated(json_object *target) {
-  json_object *meta = get(target, "metadata");
+  json_object *meta = po_Json_Get(target, "metadata");
   if (!meta) return;
-  json_object *ann = get(meta, "annotations");
+  json_object *ann = po_Json_Get(meta, "annotations");
   if (!ann || !json_object_is_type(ann, json_type_object)) {
     ann = json_object_new_object();
     json_object_object_add(meta, "annotations", ann);
@@ -152,13 +145,13 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
     plan.create = true;
     obj = po_Consul_NewTarget(kind, ns, name);
   }
-  json_object *spec = get(obj, "spec");
+  json_object *spec = po_Json_Get(obj, "spec");
   if (!spec || !json_object_is_type(spec, json_type_object)) {
     spec = json_object_new_object();
     json_object_object_add(obj, "spec", spec);
   }
   const char *tuid = uid_of(obj);
-  json_object *old = get(spec, "envoyExtensions");
+  json_object *old = po_Json_Get(spec, "envoyExtensions");
   json_object *list = json_object_new_array();
   for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     json_object *e = json_object_array_get_idx(old, i);

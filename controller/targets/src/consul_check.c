@@ -6,23 +6,15 @@
 #include <string.h>
 
 #include "po/targets/consul.h"
+#include "json_get.h"
 #include "po/targets/override.h"
 #include "text.h"
 
-static json_object *get(const json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *sget(const json_object *o, const char *k) {
-  json_object *v = get(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
 
 /* How many patches an entry's arguments hold, as Consul's decoder will see them: the key matches
  * case-insensitively (mapstructure), and a single object is a list of one. Counted on the
  * json-c tree, before any decoding. */
-static size_t patch_count(const json_object *args) {
+size_t po_ConsulEntry_PatchCount(const json_object *args) {
   size_t n = 0;
   if (!args || !json_object_is_type(args, json_type_object)) return 0;
   json_object_object_foreach((json_object *)args, key, val) {
@@ -38,7 +30,7 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
   size_t entries = 0, patches = 0, total = json_object_array_length(list);
   for (size_t i = 0; i < total; i++) {
     json_object *e = json_object_array_get_idx(list, i);
-    const char *name = sget(e, "name");
+    const char *name = po_Json_String(e, "name");
     if (!name || strcmp(name, PO_EXTENSION_NAME) != 0) continue;
     *at = i;
     if (++entries > kPo_MaxExtensionsPerConsulObject) {
@@ -46,7 +38,7 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
                                 "allowed in one object (combine the patches of several entries into one)",
                              kPo_MaxExtensionsPerConsulObject, kPo_MaxExtensionsPerConsulObject);
     }
-    patches += patch_count(get(e, "arguments"));
+    patches += po_ConsulEntry_PatchCount(po_Json_Get(e, "arguments"));
     if (patches > kPo_MaxPatchesPerConsulObject) {
       return po_Arena_Printf(a, "the builtin/property-override entries up to this one hold %zu patches; at most %d are "
                                 "allowed in all entries of one object together",
@@ -59,7 +51,7 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
 size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExtensionCheck **out, bool *oom) {
   *out = NULL;
   *oom = false;
-  json_object *list = get(get(obj, "spec"), "envoyExtensions");
+  json_object *list = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
   if (!list || !json_object_is_type(list, json_type_array)) return 0;
   size_t total = json_object_array_length(list), n = 0, at = 0;
   const char *limit = over_limit(list, a, &at);
@@ -77,7 +69,7 @@ size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExten
   if (!checks) return *oom = true, 0;
   for (size_t i = 0; i < total; i++) {
     json_object *e = json_object_array_get_idx(list, i);
-    const char *name = sget(e, "name");
+    const char *name = po_Json_String(e, "name");
     if (!name || strcmp(name, PO_EXTENSION_NAME) != 0) continue;
     po_ConsulExtensionCheck *c = &checks[n++];
     c->entry_index = i;
@@ -86,7 +78,7 @@ size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExten
     if (!c->diags) return *oom = true, 0;
     po_Status st;
     po_Status_Clear(&st);
-    po_Value *args = po_Value_FromJsonC(get(e, "arguments"), a, &st);
+    po_Value *args = po_Value_FromJsonC(po_Json_Get(e, "arguments"), a, &st);
     if (!args) {
       c->error = po_Arena_Printf(a, "%s", st.message);
       continue;
@@ -155,8 +147,8 @@ const char *po_ConsulObject_Describe(const json_object *obj, const char *kind, c
   }
   const char *out = po_Text_Finish(&t, "error");
   if (!out) return NULL;
-  json_object *meta = get(obj, "metadata");
-  const char *ns = sget(meta, "namespace"), *name = sget(meta, "name");
+  json_object *meta = po_Json_Get(obj, "metadata");
+  const char *ns = po_Json_String(meta, "namespace"), *name = po_Json_String(meta, "name");
   return po_Arena_Printf(a, "%s %s%s%s has invalid property-override extensions:\n%s", kind, ns ? ns : "", ns ? "/" : "",
                          name ? name : "", out);
 }

@@ -29,6 +29,10 @@ typedef struct {
   po_Diagnostics *diags;  /* the Constructor's errors and warnings (never NULL) */
 } po_ConsulExtensionCheck;
 
+/* How many patches an entry's arguments hold as Consul's decoder sees them (the key matched
+ * case-insensitively, a single object a list of one): what the limits above count. */
+size_t po_ConsulEntry_PatchCount(const struct json_object *arguments);
+
 /* Checks every builtin/property-override entry of `obj`; *out gets them in entry order (in the
  * arena). Returns how many, 0 when there are none. *oom is set when memory ran out. An object
  * over a limit gets one check with `limit` set and nothing else is validated. */
