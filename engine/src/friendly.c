@@ -66,7 +66,8 @@ static po_Value *object_children(const upb_MessageDef *m, const po_Value *v, po_
     const char *k = po_Value_KeyAt(v, i);
     const upb_FieldDef *cf = upb_MessageDef_FindFieldByName(m, k);
     po_Value *cv = (po_Value *)po_Value_At(v, i);
-    po_Value_MapPut(a, out, k, cf ? friendly(cf, cv, a) : cv);
+    /* The source map's keys are unique: appending keeps this linear in the number of keys. */
+    po_Value_MapAppendUnique(a, out, k, cf ? friendly(cf, cv, a) : cv);
   }
   return out;
 }

@@ -142,7 +142,9 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const 
         if (!v) break;
         po_Value *e = from_jsonc(val, a, depth + 1, big, st);
         if (!e) return NULL;
-        if (!po_Value_MapPut(a, v, key, e)) v = NULL;
+        /* json-c already kept one value per key (the last, as Go's encoding/json does): a
+         * scan per key here made a large object quadratic (a webhook stall). */
+        if (!po_Value_MapAppendUnique(a, v, key, e)) v = NULL;
       }
       break;
     }
