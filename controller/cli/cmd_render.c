@@ -79,7 +79,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
       json_object_put(current);
       current = po_Value_ToJsonC(o->value);
     }
-    po_ConsulPlan plan = po_Consul_Plan(current, targets[t].kind, targets[t].ns, targets[t].name, entries, ne);
+    po_ConsulPlan plan = po_Consul_Plan(current, targets[t].kind, targets[t].ns, targets[t].name, NULL, 0, entries, ne);
     json_object_put(current);
     for (size_t e = 0; e < ne; e++) json_object_put(entries[e].arguments);
     if (plan.object) objs[no++] = plan.object;

@@ -24,6 +24,8 @@ typedef struct {
   int rv;
   int target_writes, override_patches, status_patches, uids;
   bool conflict_next;
+  int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
+  int attempts;
   bool unsynced;
   int target_events;
   char last_target_reason[64];
@@ -89,7 +91,8 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
   Slot *s = slot(k, false);
-  if (F.conflict_next) {
+  F.attempts++;
+  if (F.conflict_next || F.attempts == F.conflict_at) {
     F.conflict_next = false;
     snprintf(err, size, "the object has been modified");
     return kPo_WriteConflict;
@@ -543,6 +546,66 @@ static void test_target_full_is_said_not_written(void **state) {
   assert_string_equal(cond("o099", "Programmed", "status"), "False");
   assert_string_equal(cond("o099", "Programmed", "reason"), "TargetFull");
   assert_non_null(strstr(cond("o099", "Programmed", "message"), "at most 100"));
+  /* a newcomer that sorts first does not evict a live one */
+  apply_override("a-new", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_string_equal(cond("o000", "Programmed", "status"), "True");
+  assert_string_equal(cond("o098", "Programmed", "status"), "True");
+  assert_string_equal(cond("a-new", "Programmed", "reason"), "TargetFull");
+}
+
+/* A marker bound to this target's uid is still not ours unless it names a PropertyOverride of
+ * the target by name and uid: anyone who can read the target can copy its uid. */
+static void test_marker_with_target_uid_but_unknown_owner_is_foreign(void **state) {
+  (void)state;
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"hand-written\","
+             "\"generation\":1,\"uid\":\"000\",\"targetUID\":\"uid-web\"},\"Patches\":[]}}]}}");
+  apply_override("a", 1, "web", kGood);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.foreign_entries, 1);
+  assert_int_equal(entries(), 2);
+  assert_string_equal(json_object_get_string(get(marker(0), "name")), "hand-written");
+}
+
+/* With a forged marker naming the right uids but a generation the object never had, an invalid
+ * PropertyOverride without a record does not adopt it. */
+static void test_forged_generation_not_adopted(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kBad);
+  assert_true(run().ok);
+  assert_null(target());
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\","
+             "\"generation\":7,\"uid\":\"uid-po-a\",\"targetUID\":\"uid-web\"},\"Patches\":[{\"ResourceFilter\":{"
+             "\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},\"Op\":\"add\",\"Path\":"
+             "\"/outlier_detection/max_ejection_percent\",\"Value\":100}]}}]}}");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 0);
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "nothing is live"));
+}
+
+/* The write after the create fails (consul-k8s adds its finalizer: 409): the next reconcile
+ * still binds the created annotation, so the object is deleted when its PropertyOverride goes. */
+static void test_created_target_annotated_after_a_failed_second_write(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  F.conflict_at = 2;
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_true(r.conflict);
+  assert_non_null(target());
+  assert_null(get(get(target(), "metadata"), "annotations"));
+  assert_true(run().ok);
+  const char *tuid = json_object_get_string(get(get(target(), "metadata"), "uid"));
+  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_int_equal(entries(), 1);
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+  assert_null(target());
 }
 
 int main(void) {
@@ -562,6 +625,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tenancy_refuses_proxydefaults_from_other_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_index_read_once_for_many_overrides, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_full_is_said_not_written, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_marker_with_target_uid_but_unknown_owner_is_foreign, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_generation_not_adopted, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_created_target_annotated_after_a_failed_second_write, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

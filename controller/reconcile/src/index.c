@@ -16,6 +16,9 @@ struct po_TargetIndex {
   pthread_mutex_t mu;
   Entry *by_po;     /* sorted by po */
   size_t len, cap;
+  /* uids of targets this process created whose created annotation is not written yet */
+  char **created;
+  size_t ncreated, created_cap;
 };
 
 po_TargetIndex *po_TargetIndex_New(void) {
@@ -31,6 +34,8 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
     free(ix->by_po[i].target);
   }
   free(ix->by_po);
+  for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
+  free(ix->created);
   pthread_mutex_destroy(&ix->mu);
   free(ix);
 }
@@ -144,4 +149,38 @@ size_t po_TargetIndex_Count(po_TargetIndex *ix) {
   size_t n = ix->len;
   pthread_mutex_unlock(&ix->mu);
   return n;
+}
+
+/* ---- targets created but not yet annotated ---- */
+
+void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid) {
+  if (!uid || !*uid) return;
+  pthread_mutex_lock(&ix->mu);
+  if (ix->ncreated == ix->created_cap) {
+    size_t cap = ix->created_cap ? ix->created_cap * 2 : 16;
+    char **c = realloc(ix->created, cap * sizeof *c);
+    if (c) {
+      ix->created = c;
+      ix->created_cap = cap;
+    }
+  }
+  char *d = ix->ncreated < ix->created_cap ? strdup(uid) : NULL;
+  if (d) ix->created[ix->ncreated++] = d;
+  pthread_mutex_unlock(&ix->mu);
+}
+
+bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget) {
+  bool found = false;
+  pthread_mutex_lock(&ix->mu);
+  for (size_t i = 0; uid && i < ix->ncreated; i++) {
+    if (strcmp(ix->created[i], uid) != 0) continue;
+    found = true;
+    if (forget) {
+      free(ix->created[i]);
+      ix->created[i] = ix->created[--ix->ncreated];
+    }
+    break;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return found;
 }

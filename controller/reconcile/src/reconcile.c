@@ -235,18 +235,17 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   json_object *target = io->get_target(io->ctx, kind, ns, name);
   char(*names)[254] = NULL;
   size_t n = lookup(ix, key, &names);
-  size_t live_cap = po_Consul_OwnedEntries(target, NULL, 0, &r.foreign_entries);
-  Item *items = n != (size_t)-1 ? calloc(n ? n : 1, sizeof *items) : NULL;
-  po_ConsulEntry *live = malloc((live_cap ? live_cap : 1) * sizeof *live), *want = malloc((n ? n : 1) * sizeof *want);
-  if (!ar || !names || !items || !live || !want) {
+  if (n == (size_t)-1) n = 0; /* out of memory: names is NULL, reported below */
+  Item *items = calloc(n ? n : 1, sizeof *items);
+  po_ConsulOwner *owners = malloc((n ? n : 1) * sizeof *owners);
+  po_ConsulEntry *live = NULL, *want = malloc((n ? n : 1) * sizeof *want);
+  if (!ar || !names || !items || !owners || !want) {
     snprintf(r.error, sizeof r.error, "out of memory");
     r.ok = false;
     goto done;
   }
-  size_t nlive = po_Consul_OwnedEntries(target, live, live_cap, NULL);
-  r.foreign_object = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedForeign;
-  report_foreign(io, kind, target, &r);
-
+  /* The PropertyOverrides of this target, as the cache has them: their names and uids are what
+   * an entry's marker must name (with this target's uid) to be ours. */
   size_t m = 0;
   for (size_t i = 0; i < n; i++) {
     json_object *obj = io->get_override(io->ctx, ns, names[i]);
@@ -257,14 +256,30 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       json_object_put(obj);
       continue;
     }
-    Item *it = &items[m++];
+    Item *it = &items[m];
     snprintf(it->name, sizeof it->name, "%s", names[i]);
     it->obj = obj;
     it->uid = uid_of(obj);
+    owners[m++] = (po_ConsulOwner){it->name, it->uid};
+  }
+  size_t live_cap = po_Consul_OwnedEntries(target, owners, m, NULL, 0, &r.foreign_entries);
+  live = malloc((live_cap ? live_cap : 1) * sizeof *live);
+  if (!live) {
+    snprintf(r.error, sizeof r.error, "out of memory");
+    r.ok = false;
+    goto done;
+  }
+  size_t nlive = po_Consul_OwnedEntries(target, owners, m, live, live_cap, NULL);
+  r.foreign_object = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedForeign;
+  report_foreign(io, kind, target, &r);
+
+  for (size_t i = 0; i < m; i++) {
+    Item *it = &items[i];
+    json_object *obj = it->obj;
     it->deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
     it->has_finalizer = has_finalizer(obj);
     if (!po_CompiledOverride_FromObject(obj, ar, &it->c)) {
-      snprintf(r.error, sizeof r.error, "out of memory compiling %s", names[i]);
+      snprintf(r.error, sizeof r.error, "out of memory compiling %s", it->name);
       r.ok = false;
       goto done;
     }
@@ -287,7 +302,10 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     it->entry_args = recompile_record(obj, key, ar, &it->entry_generation);
     it->from_record = it->entry_args != NULL;
     for (size_t l = 0; !it->entry_args && l < nlive; l++) {
+      /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
+       * generation the PropertyOverride never had was not written by us */
       if (strcmp(live[l].owner, it->name) != 0 || strcmp(live[l].uid, it->uid) != 0) continue;
+      if (live[l].generation < 1 || live[l].generation > it->c.generation) break;
       if (!po_Consul_Recheck(live[l].arguments, ar)) break;
       it->entry_args = copy(live[l].arguments);
       json_object_object_del(it->entry_args, "PropertyOverride");
@@ -316,18 +334,24 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   for (size_t l = 0; l < nlive; l++) own_p += po_ConsulEntry_PatchCount(live[l].arguments);
   used_e -= nlive < used_e ? nlive : used_e;
   used_p -= own_p < used_p ? own_p : used_p;
-  for (size_t i = 0; i < m; i++) {
-    Item *it = &items[i];
-    if (!it->entry_args) continue;
-    size_t p = po_ConsulEntry_PatchCount(it->entry_args);
-    if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + p > kPo_MaxPatchesPerConsulObject) {
-      it->over_limit = true;
-      json_object_put(it->entry_args);
-      it->entry_args = NULL;
-      continue;
+  /* Two passes: entries already live keep their place, so a newcomer never evicts one (first
+   * come, first placed); newcomers then by name. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < m; i++) {
+      Item *it = &items[i];
+      bool is_live = false;
+      for (size_t l = 0; l < nlive && !is_live; l++) is_live = !strcmp(live[l].owner, it->name) && !strcmp(live[l].uid, it->uid);
+      if (!it->entry_args || is_live != (pass == 0)) continue;
+      size_t p = po_ConsulEntry_PatchCount(it->entry_args);
+      if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + p > kPo_MaxPatchesPerConsulObject) {
+        it->over_limit = true;
+        json_object_put(it->entry_args);
+        it->entry_args = NULL;
+        continue;
+      }
+      used_e++;
+      used_p += p;
     }
-    used_e++;
-    used_p += p;
   }
   size_t nwant = 0;
   for (size_t i = 0; i < m; i++) nwant += items[i].entry_args != NULL;
@@ -349,11 +373,15 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       }
       set_error(&r, w, po_Arena_Printf(ar, "creating %s", where_s), target_err);
     } else {
-      po_Consul_MarkCreated(made);
+      po_TargetIndex_NoteCreated(ix, uid_of(made));
       target = made;
       r.targets_written++;
     }
   }
+  /* Created by this process and not annotated yet (the write after the create failed): the
+   * annotation goes into this reconcile's write. */
+  bool annotate = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedNo && po_TargetIndex_WasCreated(ix, uid_of(target), false);
+  if (annotate) po_Consul_MarkCreated(target);
   const char *tuid = uid_of(target);
   if (target_ok && target && !*tuid) {
     /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
@@ -369,7 +397,8 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     if (args) want[nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
   }
   if (target_ok) {
-    po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, want, nwant);
+    po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, owners, m, want, nwant);
+    if (annotate && !plan.remove && plan.object) plan.changed = true; /* the annotation alone is a change */
     if (plan.changed) {
       const char *rv = json_object_get_string(get(get(target, "metadata"), "resourceVersion"));
       po_WriteResult w = io->write_target(io->ctx, kind, ns, name, plan.remove ? NULL : plan.object, plan.create, rv, NULL,
@@ -380,6 +409,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
         set_error(&r, w, po_Arena_Printf(ar, "writing %s", where_s), target_err);
       } else {
         r.targets_written++;
+        if (annotate) po_TargetIndex_WasCreated(ix, uid_of(target), true);
       }
     }
     json_object_put(plan.object);
@@ -430,7 +460,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       s.programmed.reason = "TargetFull";
       snprintf(s.programmed.message, sizeof s.programmed.message,
                "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
-               "PropertyOverrides are placed by name, and this one comes after the limit",
+               "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
                where_s, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
     } else if (!target_ok) {
       s.programmed.status = "False";
@@ -481,6 +511,7 @@ done:
   }
   json_object_put(target);
   free(live);
+  free(owners);
   free(want);
   free(items);
   free(names);

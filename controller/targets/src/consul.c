@@ -43,23 +43,33 @@ json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, 
  * did not bind markers. Look-alikes are someone else's and are left exactly as they are. */
 typedef enum { kNotMarked, kOurs, kLookAlike } Mark;
 
-static Mark mark_of(json_object *entry, const char *target_uid, po_ConsulEntry *out) {
+static bool known(const po_ConsulOwner *owners, size_t n, const char *name, const char *uid) {
+  for (size_t i = 0; i < n; i++) {
+    if (!strcmp(owners[i].name, name) && !strcmp(owners[i].uid, uid)) return true;
+  }
+  return false;
+}
+
+static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulOwner *owners, size_t nowners,
+                    po_ConsulEntry *out) {
   const char *name = po_Json_String(entry, "name");
   json_object *src = po_Json_Get(po_Json_Get(entry, "arguments"), SOURCE_KEY);
   if (!name || strcmp(name, PO_EXTENSION_NAME) != 0 || !src) return kNotMarked;
   const char *owner = po_Json_String(src, "name"), *uid = po_Json_String(src, "uid"), *tuid = po_Json_String(src, "targetUID");
   if (!owner || !uid || !*uid || !tuid || !*target_uid || strcmp(tuid, target_uid) != 0) return kLookAlike;
+  if (owners && !known(owners, nowners, owner, uid)) return kLookAlike;
   if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments")};
   return kOurs;
 }
 
-size_t po_Consul_OwnedEntries(const json_object *target, po_ConsulEntry *out, size_t cap, size_t *foreign) {
+size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *owners, size_t nowners, po_ConsulEntry *out,
+                              size_t cap, size_t *foreign) {
   json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
   const char *tuid = uid_of(target);
   size_t n = 0, f = 0;
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     po_ConsulEntry e;
-    Mark m = mark_of(json_object_array_get_idx(list, i), tuid, &e);
+    Mark m = mark_of(json_object_array_get_idx(list, i), tuid, owners, nowners, &e);
     if (m == kLookAlike) f++;
     if (m != kOurs) continue;
     if (n < cap) out[n] = e;
@@ -137,7 +147,7 @@ json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char 
 }
 
 po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, const char *ns, const char *name,
-                             const po_ConsulEntry *entries, size_t n) {
+                             const po_ConsulOwner *owners, size_t nowners, const po_ConsulEntry *entries, size_t n) {
   po_ConsulPlan plan = {0};
   json_object *obj = current ? copy(current) : NULL;
   if (!obj) {
@@ -155,7 +165,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   json_object *list = json_object_new_array();
   for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     json_object *e = json_object_array_get_idx(old, i);
-    if (mark_of(e, tuid, NULL) != kOurs) json_object_array_add(list, json_object_get(e));
+    if (mark_of(e, tuid, owners, nowners, NULL) != kOurs) json_object_array_add(list, json_object_get(e));
   }
   po_ConsulEntry *sorted = malloc((n ? n : 1) * sizeof *sorted);
   if (sorted) {

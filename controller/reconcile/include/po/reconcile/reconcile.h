@@ -78,6 +78,12 @@ void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
+/* Targets this process created, until their created annotation is written: a create is followed
+ * by a second write binding the annotation to the new uid, and when that write fails (a 409 from
+ * consul-k8s adding its finalizer, a webhook outage), the next reconcile still knows the object
+ * is ours. (A crash in between leaves it unannotated: labelled, never deleted.) */
+void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
+bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
 void po_Reconcile_OverrideKey(const struct json_object *po, char *key, size_t size);

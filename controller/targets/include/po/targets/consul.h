@@ -6,10 +6,11 @@
  * (unknown keys are ignored, docs/consul-semantics.md 2.4):
  *     "PropertyOverride": {"name": N, "generation": G, "uid": <PropertyOverride uid>,
  *                          "targetUID": <the target's own uid>}
- * An entry is ours only when its targetUID is the uid of the object it sits in: the API server
- * assigns uids, so a copy into another object, a restore (a new object, a new uid), a marker
- * written by hand or one from an older version is a look-alike, someone else's, and is never
- * changed or removed. Entries of others keep their order; ours follow them, ordered by
+ * An entry is ours only when its targetUID is the uid of the object it sits in and its name and
+ * uid are those of a PropertyOverride of that target as the cache has it: the API server assigns
+ * uids, so a copy into another object, a restore (a new object, a new uid), a marker written by
+ * hand, one of a PropertyOverride deleted without its finalizer, or one from an older version is
+ * a look-alike, someone else's, and is never changed or removed. Entries of others keep their order; ours follow them, ordered by
  * PropertyOverride name. A target we create is labelled app.kubernetes.io/managed-by=
  * propertyoverride and, right after the create, annotated propertyoverride.io/created=<its own
  * uid>; we delete it only when that annotation names its own uid and nothing else is left. */
@@ -45,9 +46,18 @@ const char *po_Consul_Resource(po_TargetKind kind);
 struct json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid);
 struct json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid);
 
-/* Our entries in a target as it is (NULL: absent). Returns how many; at most `cap` are filled.
- * Borrowed from `target`. *foreign (may be NULL) gets the number of look-alike entries. */
-size_t po_Consul_OwnedEntries(const struct json_object *target, po_ConsulEntry *out, size_t cap, size_t *foreign);
+/* A PropertyOverride of the target, as the cache has it. */
+typedef struct {
+  const char *name;
+  const char *uid;
+} po_ConsulOwner;
+
+/* Our entries in a target as it is (NULL: absent): bound to its uid and to one of `owners`
+ * (owners NULL: the target's uid alone decides, for offline use). Returns how many; at most
+ * `cap` are filled. Borrowed from `target`. *foreign (may be NULL) gets the number of look-alike
+ * entries. */
+size_t po_Consul_OwnedEntries(const struct json_object *target, const po_ConsulOwner *owners, size_t nowners,
+                              po_ConsulEntry *out, size_t cap, size_t *foreign);
 
 typedef enum { kPo_ConsulCreatedNo = 0, kPo_ConsulCreatedUs, kPo_ConsulCreatedForeign } po_ConsulCreated;
 /* Whether the created annotation is absent, bound to the object's own uid, or a look-alike. */
@@ -72,6 +82,7 @@ typedef struct {
  * `render` prints it; the reconciler creates it empty first to learn its uid). Every other field
  * and extension, look-alikes included, is preserved. */
 po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind kind, const char *ns,
-                             const char *name, const po_ConsulEntry *entries, size_t n);
+                             const char *name, const po_ConsulOwner *owners, size_t nowners,
+                             const po_ConsulEntry *entries, size_t n);
 
 #endif
