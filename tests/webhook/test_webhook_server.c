@@ -320,6 +320,43 @@ static int first_status(uint16_t port, const char *head) {
   return sscanf(buf, "HTTP/1.1 %d", &code) == 1 ? code : 0;
 }
 
+/* A body trickled a byte at a time is never silent for the inactivity timeout: the request as a
+ * whole is cut at request_timeout; and a body that never comes is cut at the short timeout,
+ * not the keep-alive one. */
+static void test_trickled_or_missing_body_is_cut(void **state) {
+  (void)state;
+  po_WebhookOptions o = {.address = "127.0.0.1:0", .handshake_timeout = 2, .request_timeout = 3, .threads = 2};
+  char err[256];
+  po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
+  if (!s) fail_msg("start: %s", err);
+  uint16_t port = po_WebhookServer_Port(s);
+  const char *head = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
+  int trickle = connect_from("127.0.0.1", port, false), silent = connect_from("127.0.0.1", port, false);
+  assert_true(trickle >= 0 && silent >= 0);
+  assert_int_equal(send(trickle, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+  assert_int_equal(send(silent, head, strlen(head), MSG_NOSIGNAL), (ssize_t)strlen(head));
+  double t0 = now(), trickle_closed = 0, silent_closed = 0;
+  while (now() - t0 < 25 && (!trickle_closed || !silent_closed)) {
+    if (!trickle_closed && send(trickle, "{", 1, MSG_NOSIGNAL) != 1) trickle_closed = now() - t0;
+    struct pollfd p[2] = {{.fd = trickle, .events = POLLIN}, {.fd = silent, .events = POLLIN}};
+    poll(p, 2, 500);
+    char b[64];
+    if (!trickle_closed && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) && recv(trickle, b, sizeof b, MSG_DONTWAIT) <= 0) {
+      trickle_closed = now() - t0;
+    }
+    if (!silent_closed && (p[1].revents & (POLLIN | POLLHUP | POLLERR)) && recv(silent, b, sizeof b, MSG_DONTWAIT) <= 0) {
+      silent_closed = now() - t0;
+    }
+  }
+  print_message("trickled body cut after %.1f s (request timeout 3 s), silent body after %.1f s (timeout 2 s)\n",
+                trickle_closed, silent_closed);
+  assert_true(trickle_closed > 0 && trickle_closed < 15);
+  assert_true(silent_closed > 0 && silent_closed < 15);
+  close(trickle);
+  close(silent);
+  po_WebhookServer_Stop(s);
+}
+
 static void test_expect_continue_with_huge_body_gets_413(void **state) {
   (void)state;
   po_WebhookServer *s = start(false, 0);
@@ -384,6 +421,7 @@ static void test_tls_versions_and_suites(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_tls_versions_and_suites),
+      cmocka_unit_test(test_trickled_or_missing_body_is_cut),
       cmocka_unit_test(test_expect_continue_with_huge_body_gets_413),
       cmocka_unit_test(test_short_timeout_until_headers),
       cmocka_unit_test(test_idle_connections_do_not_starve_others),

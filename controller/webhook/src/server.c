@@ -222,9 +222,6 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!rq) return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &rq->start);
     *ctx = rq;
-    /* The headers are in: from now on the connection may idle as long as keep-alive allows.
-     * Until here it had the short handshake timeout (po_WebhookServer_Start). */
-    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.idle_timeout);
     /* A declared body over the limit is refused before it is read, and before MHD would answer
      * `Expect: 100-continue` with 100 (it does not once a response is queued). */
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
@@ -239,6 +236,12 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return MHD_YES;
   }
   if (*data_size) {
+    /* The whole request within request_timeout of its headers: a client trickling its body
+     * byte by byte is never silent long enough for the inactivity timeout. */
+    if (since(rq->start) > (double)s->opt.request_timeout) {
+      if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, 408, false, since(rq->start));
+      return MHD_NO;
+    }
     if (rq->len + *data_size > s->opt.max_body) {
       /* Only a chunked body gets here (a declared one is refused above); MHD cannot answer while
        * a body is being read, so the connection is closed rather than the rest read. */
@@ -260,6 +263,9 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     *data_size = 0;
     return MHD_YES;
   }
+  /* The request is complete: from now on the connection may idle as long as keep-alive allows.
+   * Until here (handshake, headers and body) it had the short timeout (po_WebhookServer_Start). */
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.idle_timeout);
   if (strcmp(method, "GET") == 0 && (strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0)) {
     return respond(c, 200, "text/plain", "ok");
   }
@@ -346,6 +352,7 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
   if (!s->opt.max_per_client) s->opt.max_per_client = 256;
   if (!s->opt.handshake_timeout) s->opt.handshake_timeout = 5;
   if (!s->opt.idle_timeout) s->opt.idle_timeout = 30;
+  if (!s->opt.request_timeout) s->opt.request_timeout = 10;
   if (!s->opt.threads) {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     s->opt.threads = n > 0 ? (unsigned)n : 2;

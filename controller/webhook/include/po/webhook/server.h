@@ -26,11 +26,13 @@ typedef struct {
   /* So that idle or slow clients cannot starve the API server (README.md, the webhook section): */
   unsigned max_connections;   /* 0: 4096 (lowered when RLIMIT_NOFILE cannot be raised for it) */
   unsigned max_per_client;    /* connections per client IP address; 0: 256 */
-  /* libmicrohttpd's timeouts are of inactivity: a client that trickles bytes is held to
-   * max_per_client rather than to these. */
+  /* libmicrohttpd's timeouts are of inactivity: a client that trickles its headers is held to
+   * max_per_client rather than to these; a trickled body is cut by request_timeout. */
   unsigned handshake_timeout; /* seconds of silence allowed until the TLS handshake and the
-                               * request headers are complete; 0: 5 */
-  unsigned idle_timeout;      /* seconds a connection may idle after that (keep-alive); 0: 30 */
+                               * whole request (headers and body) are in; 0: 5 */
+  unsigned request_timeout;   /* seconds from the headers to the end of the body; 0: 10 (the
+                               * API server's own webhook timeout is at most 30, default 10) */
+  unsigned idle_timeout;      /* seconds a connection may idle after a request (keep-alive); 0: 30 */
   /* Called once per request with its outcome, for metrics/logs; may be NULL. */
   void (*observe)(void *ctx, int http_status, bool allowed, double seconds);
   void *observe_ctx;
