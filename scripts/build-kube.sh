@@ -125,6 +125,6 @@ build_one kube-apiserver "$src/apiserver" k8s.io/kubernetes/cmd/kube-apiserver "
 build_one etcd "$src/etcd" . "$bin/etcd" ""
 
 "$bin/kube-apiserver" --version >&2
-"$bin/etcd" --version | head -1 >&2
+"$bin/etcd" --version 2>&1 | sed -n 1p >&2 # sed reads it all: no SIGPIPE under pipefail
 printf '%s\n' "$stamp_text" >"$stamp"
 log "ok: $bin/kube-apiserver ($kube_version), $bin/etcd ($etcd_version); times in $work/build-times.txt"

@@ -164,9 +164,15 @@ contains "server-side apply goes through the webhook too" "$out" "no match for f
 
 # --- 5. printer columns ---------------------------------------------------------------------------
 header_line=$(kubectl get propertyoverrides 2>&1 | head -1)
+wide_line=$(kubectl get propertyoverrides -o wide 2>&1 | head -1)
 cols=$(kubectl get crd $crd -o json | jq -c '.spec.versions[] | select(.served) | .additionalPrinterColumns')
-for name in $(printf '%s' "$cols" | jq -r '.[].name'); do
+# priority 0 columns in kubectl get, the others only in -o wide
+for name in $(printf '%s' "$cols" | jq -r '.[] | select((.priority // 0) == 0) | .name'); do
   contains "printer column $name in kubectl get" "$header_line" "$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')"
+done
+for name in $(printf '%s' "$cols" | jq -r '.[] | select((.priority // 0) > 0) | .name'); do
+  check "printer column $name only in -o wide" sh -c "! printf '%s' '$header_line' | grep -qw '$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')' &&
+    printf '%s' '$wide_line' | grep -qw '$(printf '%s' "$name" | tr '[:lower:]' '[:upper:]')'"
 done
 table=$(curl -s --cacert "$LC_WORK/tls/ca.crt" -H "Authorization: Bearer $(kubectl config view --raw -o jsonpath='{.users[0].user.token}')" \
   -H 'Accept: application/json;as=Table;v=v1;g=meta.k8s.io' \
@@ -201,10 +207,28 @@ want_api="builtin/lua api-billing-db-tcp-keepalive@$(gen_of api-billing-db-tcp-k
 eventually "api before the restart" 20 "$want_api" entries servicedefaults api
 specs() { kubectl get servicedefaults,proxydefaults -o json | jq -S -c '[.items[] | {kind, name: .metadata.name, spec}]'; }
 before=$(specs)
-kubectl get servicedefaults,proxydefaults,propertyoverrides --watch-only --output-watch-events -o json >"$ra_work/watch.json" 2>"$ra_work/watch.err" &
-watch_pid=$!
-lc_pids+=($watch_pid)
-sleep 1 # the watch is open (it starts from "now": events before it are not wanted)
+# one watch per type (kubectl watches a single type); each starts from "now"
+watch_pids=()
+for t in servicedefaults proxydefaults propertyoverrides; do
+  kubectl get $t --watch-only --output-watch-events -o json >"$ra_work/watch-$t.json" 2>"$ra_work/watch-$t.err" &
+  watch_pids+=($!)
+  lc_pids+=($!)
+done
+# a watch is open once it has seen a label set after it started: set it until it does; the
+# counts below start after the event of the last value set
+watch_open() { # object type
+  local i
+  for ((i = 0; i < 100; i++)); do
+    kubectl label --overwrite "$1" "realapi-test/pre=open-$i" >/dev/null
+    echo "open-$i" >"$ra_work/pre-$2"
+    sleep 0.2
+    grep -q "\"realapi-test/pre\":\"open-$i\"" "$ra_work/watch-$2.json" && return 0
+  done
+  return 1
+}
+check "the propertyoverrides watch is open" watch_open propertyoverride/api-connect-timeout propertyoverrides
+check "the servicedefaults watch is open" watch_open servicedefaults/api servicedefaults
+check "the proxydefaults watch is open" watch_open proxydefaults/global proxydefaults
 kill -TERM "$LC_CONTROLLER_PID"
 for ((i = 0; i < 200; i++)); do kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break; sleep 0.05; done
 check "the controller stopped on SIGTERM" sh -c "! kill -0 $LC_CONTROLLER_PID 2>/dev/null"
@@ -216,14 +240,26 @@ eventually "the restarted controller leads" 30 "$LC_CONTROLLER_PID" \
 targets=$(kubectl get servicedefaults,proxydefaults -o name | wc -l)
 reconciled() { curl -s "http://127.0.0.1:$LC_PROBE_PORT/metrics" | awk '/^controller_runtime_reconcile_total.*result="success"/ {s += $NF} END {print (s >= '"$targets"') ? "yes" : s + 0}'; }
 eventually "the restarted controller reconciled every target" 30 yes reconciled
-kubectl patch propertyoverride api-connect-timeout --type=merge -p '{"metadata":{"labels":{"realapi-test/marker":"after-restart"}}}' >/dev/null
-# the marker edit is the last event: once the watch has it, everything before it has arrived
-eventually "the watch saw the marker" 20 yes sh -c "grep -q 'after-restart' '$ra_work/watch.json' && echo yes"
-kill "$watch_pid" 2>/dev/null
-events=$(jq -s -c '[.[] | {type, kind: .object.kind, name: .object.metadata.name}]' "$ra_work/watch.json" 2>/dev/null)
-equals "no DELETED event across the restart" "$(printf '%s' "$events" | jq '[.[] | select(.type=="DELETED")] | length')" 0
-sd_mods=$(jq -s '[.[] | select(.type=="MODIFIED" and (.object.kind=="ServiceDefaults" or .object.kind=="ProxyDefaults"))] | length' "$ra_work/watch.json")
-equals "no write to a Consul object across the restart" "$sd_mods" 0
+# a marker label on one object of each type is the last event each watch needs: once a watch has
+# it, everything before it has arrived; events after it are not part of the restart
+for o in propertyoverride/api-connect-timeout servicedefaults/api proxydefaults/global; do
+  kubectl label "$o" realapi-test/marker=after-restart >/dev/null
+done
+for t in servicedefaults proxydefaults propertyoverrides; do
+  eventually "the $t watch saw the marker" 20 yes sh -c "grep -q 'after-restart' '$ra_work/watch-$t.json' && echo yes"
+done
+kill "${watch_pids[@]}" 2>/dev/null
+for t in servicedefaults proxydefaults propertyoverrides; do
+  check "the $t watch ran" test ! -s "$ra_work/watch-$t.err" || cat "$ra_work/watch-$t.err"
+done
+# the events after the last pre-label event and before the marker
+between='(map(.object.metadata.labels["realapi-test/pre"] == $final) | index(true)) as $i | (if $i == null then [] else .[$i + 1:] end)
+  | map(select((.object.metadata.labels["realapi-test/marker"] // "") == ""))'
+equals "no DELETED event across the restart" \
+  "$(cat "$ra_work"/watch-*.json | jq -s '[.[] | select(.type=="DELETED")] | length')" 0
+equals "no write to a Consul object across the restart" \
+  "$(for t in servicedefaults proxydefaults; do jq -s --arg final "$(cat "$ra_work/pre-$t")" "$between | length" "$ra_work/watch-$t.json"; done |
+    awk '{ s += $1 } END { print s + 0 }')" 0
 equals "the targets' specs unchanged" "$(specs)" "$before"
 equals "api unchanged" "$(entries servicedefaults api)" "$want_api"
 
