@@ -134,4 +134,5 @@ if [ ! -f "$deploy_node/.ok" ] || ! cmp -s "$deploy_lock" "$deploy_node/package-
 fi
 # END tests/deploy npm packages
 
+PO_DEPS_DIR="$deps" "$top/scripts/build-kube.sh" || log "warning: no real kube-apiserver/etcd (scripts/build-kube.sh failed above): the tests/realapi checks will be skipped"
 log "ok: envoy protos in $envoy_dir, upb in $upb_dir/third_party/upb"
