@@ -1,7 +1,13 @@
 # Assertions for the end-to-end scripts (on top of scripts/lib/local-cluster.sh).
 set -u
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-. "$top/scripts/lib/local-cluster.sh"
+# PO_APISERVER=real runs against the real kube-apiserver and etcd (scripts/build-kube.sh),
+# local (the default) against tests/apiserver; fault injection exists only on the local one.
+case ${PO_APISERVER:-local} in
+  real) . "$top/scripts/lib/real-cluster.sh" ;;
+  local) . "$top/scripts/lib/local-cluster.sh" ;;
+  *) echo "PO_APISERVER must be real or local, not '$PO_APISERVER'" >&2; exit 2 ;;
+esac
 e2e_pass=0 e2e_fail=0
 e2e_work=$(mktemp -d /tmp/po-e2e.XXXXXX)
 trap 'lc_stop; if [ $e2e_fail -gt 0 ]; then echo "logs in $e2e_work"; tail -30 "$e2e_work/controller.log"; else rm -rf "$e2e_work"; fi' EXIT
