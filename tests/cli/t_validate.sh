@@ -143,7 +143,7 @@ check "bad output" 2 $?
 contains "bad output message" "$work/out" "propertyoverride validate: --output must be text, json or github"
 "$bin" validate -f "$m" --consul-arguments "$m" >"$work/out" 2>&1
 check "both modes" 2 $?
-contains "both modes message" "$work/out" "propertyoverride validate: -f does not go with --consul-arguments or --extension-name"
+contains "both modes message" "$work/out" "propertyoverride validate: -f does not go with --consul-arguments, --extension-name or --convention"
 "$bin" validate --help >"$work/out" 2>&1
 check "help" 0 $?
 contains "help names -f" "$work/out" "usage: propertyoverride validate -f FILE|DIR|- [-f ...] [--output text|json|github] [--verbose]"

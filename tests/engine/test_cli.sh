@@ -77,6 +77,40 @@ echo '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection"
 "$bin" validate --consul-arguments "$work/bad.json" 2>"$work/err"
 check "validate aggregated" 1 $? "$work/err" "$(printf '3 errors occurred:\n\t* invalid Patches[0]: patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not "outbound"\n\t* invalid Patches[1]: field ResourceFilter is required\n\t* invalid ProxyType '"'"'"mesh-gateway"'"'"'; supported values: connect-proxy')"
 
+# Consul receives arguments through its HTTP API (encoding/json): lists are []interface {}, numbers
+# float64, so no repeated field takes a list and a nested list is not unwrapped.
+f='"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"add"'
+echo '{"Patches":[{'"$f"',"Path":"/connect_timeout/seconds","Value":[[1]]}]}' > "$work/nested.json"
+"$bin" validate --consul-arguments "$work/nested.json" 2>"$work/err"
+check "validate wire nested list" 1 $? "$work/err" "$(printf '1 error occurred:\n\t* invalid Patches[0]: patch value type []interface {} could not be applied to target field type '"'"'int64'"'"'\n')"
+"$bin" validate --consul-arguments "$work/nested.json" --convention typed 2>"$work/err"
+check "validate typed nested list" 1 $? "$work/err" "$(printf '1 error occurred:\n\t* invalid Patches[0]: patch value type []int could not be applied to target field type '"'"'int64'"'"'\n')"
+echo '{"Patches":[{'"$f"',"Path":"/dns_refresh_rate/seconds","Value":[1]}]}' > "$work/one.json"
+"$bin" validate --consul-arguments "$work/one.json" 2>"$work/err"
+check "validate wire one-element list unwrapped" 0 $?
+echo '{"Patches":[{"ResourceFilter":{"ResourceType":"listener","TrafficDirection":"outbound"},"Op":"add","Path":"/listener_filters","Value":[{"name":"x"}]}]}' > "$work/rep.json"
+"$bin" validate --consul-arguments "$work/rep.json" 2>"$work/err"
+check "validate wire list into repeated" 1 $? "$work/err" "$(printf '1 error occurred:\n\t* invalid Patches[0]: unsupported target field type '"'"'repeated envoy.config.listener.v3.ListenerFilter'"'"'\n')"
+echo '{"Patches":[{'"$f"',"Path":"/dns_lookup_family","Value":1}]}' > "$work/enum.json"
+"$bin" validate --consul-arguments "$work/enum.json" 2>"$work/err"
+check "validate wire enum number is float64" 1 $?
+grep -q "patch value type float64 could not be applied to target field type 'enum'" "$work/err" || { echo "FAIL wire enum: $(cat "$work/err")"; fail=$((fail+1)); }
+"$bin" validate --consul-arguments "$work/enum.json" --convention typed 2>"$work/err"
+check "validate typed enum number" 0 $?
+echo '{"Debug":[[true]],"Patches":[{'"$f"',"Path":"/connect_timeout/seconds","Value":1}]}' > "$work/dbg.json"
+"$bin" validate --consul-arguments "$work/dbg.json" 2>"$work/err"
+check "validate wire decode error" 1 $? "$work/err" "$(printf "error decoding extension arguments: 1 error(s) decoding:\n\n* 'Debug' expected type 'bool', got unconvertible type '[]interface {}', value: '[true]'")"
+"$bin" validate --consul-arguments "$work/dbg.json" --convention nope 2>/dev/null
+check "validate bad convention" 2 $?
+# validate -f on a ServiceDefaults carrying the same arguments reaches the same verdicts.
+for x in nested one rep enum dbg; do
+  { printf '{"apiVersion":"consul.hashicorp.com/v1alpha1","kind":"ServiceDefaults","metadata":{"name":"s"},"spec":{"envoyExtensions":[{"name":"builtin/property-override","arguments":'
+    cat "$work/$x.json"; printf '}]}}\n'; } > "$work/sd-$x.json"
+  "$bin" validate --consul-arguments "$work/$x.json" >/dev/null 2>&1; a=$?
+  "$bin" validate -f "$work/sd-$x.json" >/dev/null 2>&1; b=$?
+  check "validate -f agrees with --consul-arguments ($x)" "$a" "$b"
+done
+
 printf 'Patches:\n  - Op: [add\n' > "$work/broken.yaml"
 "$bin" validate --consul-arguments "$work/broken.yaml" 2>"$work/err"
 check "validate malformed" 2 $?
