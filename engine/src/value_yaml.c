@@ -9,7 +9,9 @@
  * resolve the same way and are printed back (y -> "true", 1.5 -> "1.5"); null and collection
  * keys are errors. Merge keys (<<) merge as go-yaml v2 does (in order: a later explicit key
  * wins, a later merge overwrites; in a list, earlier maps win). Duplicate keys: the last wins.
- * Quoted scalars are strings; explicit !!str/!!int/!!float/!!bool/!!null tags are honoured.
+ * Quoted scalars are strings; explicit !!str/!!int/!!float/!!bool/!!null tags are honoured;
+ * !!binary, !!timestamp and the other yaml.org tags become strings as kubectl makes them
+ * (yaml_tags.c).
  * Aliases share the anchored value, and their count is bounded so a "billion laughs" file
  * cannot explode later consumers. tests/vectors/yaml holds the kubectl-oracle corpus. */
 #include <errno.h>
@@ -209,13 +211,15 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   po_Arena *a = r->arena;
   if (tag && strcmp(tag, YAML_STR_TAG) == 0) return po_Value_NewString(a, s, len);
   if (!plain && !tag) return po_Value_NewString(a, s, len);
+  const char *text, *err;
+  size_t text_len;
+  if (po_YamlTag_String(tag, s, len, a, &text, &text_len, &err)) {
+    if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
+    return po_Value_NewString(a, text, text_len);
+  }
   if (strlen(s) != len) return po_Value_NewString(a, s, len); /* embedded NUL */
   if (tag && strcmp(tag, YAML_NULL_TAG) && strcmp(tag, YAML_BOOL_TAG) && strcmp(tag, YAML_INT_TAG) &&
       strcmp(tag, YAML_FLOAT_TAG)) {
-    if (strncmp(tag, "tag:yaml.org,2002:", 18) == 0) {
-      fail(r, ev->start_mark, kPo_ErrParse, "unsupported YAML tag");
-      return NULL;
-    }
     return po_Value_NewString(a, s, len); /* local tags: the value as written */
   }
   Resolved v = resolve(s, a);
@@ -289,6 +293,12 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
   const char *s = (const char *)ev->data.scalar.value;
   size_t len = ev->data.scalar.length;
   po_Arena *a = r->arena;
+  const char *text, *err;
+  size_t text_len;
+  if (po_YamlTag_String((const char *)ev->data.scalar.tag, s, len, a, &text, &text_len, &err)) {
+    if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
+    return po_Arena_Strndup(a, text, text_len); /* a NUL from !!binary ends the key, as in C */
+  }
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
   if (!plain || strlen(s) != len) return po_Arena_Strndup(a, s, len);
   Resolved v = resolve(s, a);
@@ -420,7 +430,10 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
         yaml_event_delete(&ev);
         return NULL;
       }
-      bool is_merge = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag &&
+      /* go-yaml v2's isMerge: "<<" plain and untagged, or tagged !!merge in any style */
+      const char *ktag = (const char *)ev.data.scalar.tag;
+      bool is_merge = ((ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ktag) ||
+                       (ktag && !strcmp(ktag, "tag:yaml.org,2002:merge"))) &&
                       ev.data.scalar.length == 2 && !memcmp(ev.data.scalar.value, "<<", 2);
       yaml_mark_t km = ev.start_mark;
       const char *key = is_merge ? "<<" : key_text(r, &ev);
