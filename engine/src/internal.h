@@ -23,6 +23,9 @@ struct po_Value {
   /* An integer literal beyond int64, as written: its kind is kPo_ValueFloat (no Go int holds
    * it; encoding/json makes it float64), but range checks and messages use the exact text. */
   const char *lit;
+  /* A float64 that the wire convention made of an int literal: the literal, for messages only
+   * (it converts as the float64 it is). */
+  const char *text;
   union {
     bool b;
     int64_t i;

@@ -105,6 +105,8 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
     case kPo_ValueInt: {
       po_Value *f = po_Value_NewFloat(a, (double)po_Value_Int(v));
       if (f) po_Value_SetPos(f, po_Value_Pos(v));
+      /* its literal, for messages: 9007199254740993 is not its float64 */
+      if (f && !(f->text = po_Arena_Printf(a, "%lld", (long long)po_Value_Int(v)))) return NULL;
       return f;
     }
     case kPo_ValueList:

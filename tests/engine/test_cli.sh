@@ -35,6 +35,18 @@ check "patch error" 1 $? "$work/err" "patch value type float64 could not be appl
 envoy.config.cluster.v3.Cluster.LbPolicy takes one of its names: ROUND_ROBIN, LEAST_REQUEST, RING_HASH, RANDOM, MAGLEV, CLUSTER_PROVIDED, LOAD_BALANCING_POLICY_CONFIG"
 [ -s "$work/out" ] && { echo "FAIL patch error: wrote stdout"; fail=$((fail+1)); }
 
+# Patches that apply (Consul's PatchStruct sets the int64 as given) but leave a Duration JSON
+# cannot carry: exit 2, the field named.
+for c in '/connect_timeout/seconds|315576000001|/connect_timeout: google.protobuf.Duration {seconds: 315576000001, nanos: 0}' \
+         '/connect_timeout|{"seconds":1,"nanos":-5}|/connect_timeout: google.protobuf.Duration {seconds: 1, nanos: -5}' \
+         '/load_assignment/policy/endpoint_stale_after/nanos|1000000000|/load_assignment/policy/endpoint_stale_after: google.protobuf.Duration {seconds: 0, nanos: 1000000000}'; do
+  IFS='|' read -r path value want <<<"$c"
+  echo '[{"op":"add","path":"'"$path"'","value":'"$value"'}]' > "$work/dur.json"
+  "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/dur.json" >"$work/out" 2>"$work/err"
+  check "patch unencodable $path" 2 $? "$work/err" "propertyoverride patch: the patches applied, but cannot encode envoy.config.cluster.v3.Cluster as JSON: $want has no JSON form (seconds within +-315576000000, nanos within +-999999999, both of one sign)"
+  [ -s "$work/out" ] && { echo "FAIL patch unencodable $path: wrote stdout"; fail=$((fail+1)); }
+done
+
 echo '[{"op":"add","path":"/outlier_detection"}]' > "$work/nv.json"
 "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/nv.json" >/dev/null 2>"$work/err"
 check "patch without value" 1 $? "$work/err" "non-nil Value is required; use an empty map to reset all fields on a message or the 'remove' op to unset fields"
@@ -102,6 +114,11 @@ echo '{"Debug":[[true]],"Patches":[{'"$f"',"Path":"/connect_timeout/seconds","Va
 check "validate wire decode error" 1 $? "$work/err" "$(printf "error decoding extension arguments: 1 error(s) decoding:\n\n* 'Debug' expected type 'bool', got unconvertible type '[]interface {}', value: '[true]'")"
 "$bin" validate --consul-arguments "$work/dbg.json" --convention nope 2>/dev/null
 check "validate bad convention" 2 $?
+# The wire convention makes an integer literal a float64; out-of-range messages still quote it.
+echo '{"Patches":[{'"$f"',"Path":"/outlier_detection/max_ejection_percent","Value":9007199254740993}]}' > "$work/big.json"
+"$bin" validate --consul-arguments "$work/big.json" 2>"$work/err"
+check "validate wire literal quoted" 1 $?
+grep -qF "patch value 9007199254740993 (float64) is out of range for target field type 'google.protobuf.UInt32Value'" "$work/err" || { echo "FAIL wire literal: $(cat "$work/err")"; fail=$((fail+1)); }
 # validate -f on a ServiceDefaults carrying the same arguments reaches the same verdicts.
 for x in nested one rep enum dbg; do
   { printf '{"apiVersion":"consul.hashicorp.com/v1alpha1","kind":"ServiceDefaults","metadata":{"name":"s"},"spec":{"envoyExtensions":[{"name":"builtin/property-override","arguments":'
