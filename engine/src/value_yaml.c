@@ -203,6 +203,14 @@ static po_Value *float_value(po_Arena *a, double d) {
   return po_Value_NewInt(a, (int64_t)i);
 }
 
+/* [+-]digits, '_' allowed between them (go-yaml drops them), no other form. */
+static bool decimal_integer(const char *s) {
+  if (*s == '-' || *s == '+') s++;
+  if (!(*s >= '0' && *s <= '9')) return false;
+  for (; *s; s++) if (!((*s >= '0' && *s <= '9') || *s == '_')) return false;
+  return true;
+}
+
 static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   const char *s = (const char *)ev->data.scalar.value;
   size_t len = ev->data.scalar.length;
@@ -252,7 +260,20 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
         fail(r, ev->start_mark, kPo_ErrParse, what);
         return NULL;
       }
-      return float_value(a, v.d);
+      {
+        po_Value *x = float_value(a, v.d);
+        /* a decimal integer literal no Go int holds (below int64, beyond uint64): a float64 that
+         * keeps its text, as the JSON reader keeps it, so messages quote it as written */
+        if (x && po_Value_Kind(x) == kPo_ValueFloat && decimal_integer(s)) {
+          char *digits = po_Arena_Malloc(a, len + 1);
+          size_t k = 0;
+          if (!digits) return NULL;
+          for (size_t i = 0; i < len; i++) if (s[i] != '_' && !(i == 0 && s[i] == '+')) digits[k++] = s[i];
+          digits[k] = '\0';
+          x->lit = digits;
+        }
+        return x;
+      }
     case kResString: break;
   }
   return po_Value_NewString(a, s, len);

@@ -119,6 +119,11 @@ echo '{"Patches":[{'"$f"',"Path":"/outlier_detection/max_ejection_percent","Valu
 "$bin" validate --consul-arguments "$work/big.json" 2>"$work/err"
 check "validate wire literal quoted" 1 $?
 grep -qF "patch value 9007199254740993 (float64) is out of range for target field type 'google.protobuf.UInt32Value'" "$work/err" || { echo "FAIL wire literal: $(cat "$work/err")"; fail=$((fail+1)); }
+# From YAML too: an integer literal below int64 is a float64 that keeps its text.
+printf 'Patches:\n  - ResourceFilter: {ResourceType: cluster, TrafficDirection: outbound}\n    Op: add\n    Path: /outlier_detection/max_ejection_percent\n    Value: -9_223_372_036_854_775_809\n' > "$work/bigneg.yaml"
+"$bin" validate --consul-arguments "$work/bigneg.yaml" 2>"$work/err"
+check "validate yaml literal quoted" 1 $?
+grep -qF "patch value -9223372036854775809 (float64) is out of range" "$work/err" || { echo "FAIL yaml literal: $(cat "$work/err")"; fail=$((fail+1)); }
 # validate -f on a ServiceDefaults carrying the same arguments reaches the same verdicts.
 for x in nested one rep enum dbg; do
   { printf '{"apiVersion":"consul.hashicorp.com/v1alpha1","kind":"ServiceDefaults","metadata":{"name":"s"},"spec":{"envoyExtensions":[{"name":"builtin/property-override","arguments":'
