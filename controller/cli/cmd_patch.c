@@ -9,7 +9,9 @@ static const char kUsage[] =
     "usage: propertyoverride patch --message FULL.NAME --input IN.json --patches PATCHES.json [--debug]\n"
     "\n"
     "Applies patches to one Envoy message with the exact semantics of Consul's\n"
-    "builtin/property-override PatchStruct, in order, stopping at the first error.\n"
+    "builtin/property-override PatchStruct, in order, stopping at the first error. Values are\n"
+    "typed as Consul's own Go tests write them (integers int, lists typed by their elements);\n"
+    "`validate --consul-arguments` types them as Consul's HTTP API delivers them.\n"
     "\n"
     "  --message FULL.NAME   the message type, e.g. envoy.config.cluster.v3.Cluster\n"
     "  --input FILE          the message as proto3 JSON (`@type` Anys allowed); - for stdin\n"
@@ -18,7 +20,8 @@ static const char kUsage[] =
     "  --debug               list every field of a message in unknown-field errors, not 10\n"
     "\n"
     "Exit status: 0 patched (the message on stdout, proto field names); 1 a patch failed (the\n"
-    "error on stderr); 2 bad usage or unreadable input.\n";
+    "error on stderr); 2 bad usage, unreadable input, or a patched message JSON cannot carry\n"
+    "(a Duration or Timestamp out of protobuf's range: the field is named).\n";
 
 static const po_Value *key(const po_Value *m, const char *name) {
   const po_Value *v = po_Value_Get(m, name);
@@ -117,8 +120,11 @@ int po_Cmd_Patch(int argc, char **argv) {
         fwrite(out, 1, len, stdout);
         fputc('\n', stdout);
       } else {
-        rc = kPo_ExitInvalid;
-        fprintf(stderr, "%s\n", st.message);
+        /* Every patch applied (Consul's PatchStruct accepts it: Go sets the int64 as given), but
+         * the result has no proto3 JSON form: output that cannot be produced, as a report that
+         * cannot be written is, not a patch that failed. */
+        rc = kPo_ExitUsage;
+        fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
       }
     }
   } else {

@@ -11,6 +11,7 @@
 static const char kUsage[] =
     "usage: propertyoverride validate -f FILE|DIR|- [-f ...] [--output text|json|github] [--verbose]\n"
     "       propertyoverride validate --consul-arguments FILE [--extension-name NAME]\n"
+    "                                 [--convention wire|typed]\n"
     "\n"
     "With -f: checks manifests exactly as the admission webhook does, without a cluster.\n"
     "Multi-document YAML or JSON; directories are walked recursively (*.yaml, *.yml, *.json,\n"
@@ -37,6 +38,11 @@ static const char kUsage[] =
     "\n"
     "  --consul-arguments FILE  JSON or YAML; - for stdin\n"
     "  --extension-name NAME    the entry's name (default builtin/property-override)\n"
+    "  --convention wire|typed  how values are typed before Consul decodes them. wire (default):\n"
+    "                           as Consul's HTTP API delivers them (Go encoding/json: every\n"
+    "                           number float64, every list []interface {}), as -f, the webhook\n"
+    "                           and the controller check them; typed: as Consul's own Go tests\n"
+    "                           write them (integers int, lists typed by their elements)\n"
     "\n"
     "Exit status: 0 valid; 1 invalid (every error on stderr, aggregated as Consul formats them,\n"
     "then hints); 2 bad usage or unreadable input. Warnings (deprecated Envoy fields) go to\n"
@@ -77,12 +83,13 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
 int po_Cmd_Validate(int argc, char **argv) {
   static const struct option opts[] = {{"consul-arguments", required_argument, 0, 'c'},
                                        {"extension-name", required_argument, 0, 'n'},
+                                       {"convention", required_argument, 0, 'C'},
                                        {"filename", required_argument, 0, 'f'},
                                        {"output", required_argument, 0, 'o'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
-  const char *file = NULL, *name = NULL;
+  const char *file = NULL, *name = NULL, *convention = NULL;
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   po_OutputFormat format = kPo_OutputText;
@@ -95,6 +102,7 @@ int po_Cmd_Validate(int argc, char **argv) {
     switch (c) {
       case 'c': file = optarg; break;
       case 'n': name = optarg; break;
+      case 'C': convention = optarg; break;
       case 'f': paths[npaths++] = optarg; break;
       case 'o':
         output_given = true;
@@ -108,7 +116,9 @@ int po_Cmd_Validate(int argc, char **argv) {
     }
   }
   if (optind < argc) return free(paths), usage_error("unexpected argument");
-  if (npaths && (file || name)) return free(paths), usage_error("-f does not go with --consul-arguments or --extension-name");
+  if (npaths && (file || name || convention)) {
+    return free(paths), usage_error("-f does not go with --consul-arguments, --extension-name or --convention");
+  }
   if (npaths) {
     int rc = validate_manifests(paths, npaths, format, verbose);
     free(paths);
@@ -117,6 +127,9 @@ int po_Cmd_Validate(int argc, char **argv) {
   free(paths);
   if (output_given || verbose) return usage_error("--output and --verbose go with -f");
   if (!file) return usage_error("-f or --consul-arguments is required");
+  if (convention && strcmp(convention, "wire") != 0 && strcmp(convention, "typed") != 0) {
+    return usage_error("--convention must be wire or typed");
+  }
 
   po_Arena *a = po_Arena_New();
   if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_ExitUsage;
@@ -131,6 +144,9 @@ int po_Cmd_Validate(int argc, char **argv) {
   } else {
     po_Diagnostics *d = po_Diagnostics_New(a);
     po_CompileOptions co = po_CompileOptions_Default();
+    /* Consul receives `arguments` through its HTTP API (encoding/json: every number float64,
+     * every array []interface {}), as the Consul target adapter and `validate -f` check them. */
+    co.convention = convention && !strcmp(convention, "typed") ? kPo_ConventionTyped : kPo_ConventionWire;
     po_Override *o = po_Constructor(name, args, &co, a, d);
     /* Consul's multierror first and unchanged, then our further errors, the warnings and the
      * hints, each in a block of its own (docs/consul-semantics.md). */

@@ -15,7 +15,7 @@ static const char kUsage[] =
 
 /* The word lists both scripts use. */
 #define PO_COMMANDS "validate render explain patch controller completion version help"
-#define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --consul-arguments --extension-name --help"
+#define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --consul-arguments --extension-name --convention --help"
 #define PO_RENDER_OPTS "-f --filename -v --verbose --help"
 #define PO_RESOURCES "cluster cluster-load-assignment route listener"
 
@@ -76,7 +76,7 @@ static const char kZsh[] =
     "        {-o,--output}'[output format]:format:(text json github)' \\\n"
     "        {-v,--verbose}'[full field lists]' \\\n"
     "        '--consul-arguments[a Consul arguments file]:file:_files' \\\n"
-    "        '--extension-name[the extension name]:name:' '--help[usage]' ;;\n"
+    "        '--extension-name[the extension name]:name:' '--convention[how values are typed]:convention:(wire typed)' '--help[usage]' ;;\n"
     "    render)\n"
     "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
     "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"

@@ -61,8 +61,16 @@ static bool push(po_CliInputs *in, po_Arena *a, const po_CliObject *o) {
   return true;
 }
 
-static bool add_document(po_CliInputs *in, po_Arena *a, const char *file, int doc, const po_Value *v) {
+static bool add_document(po_CliInputs *in, po_CliReport *r, po_Arena *a, const char *file, int doc, const po_Value *v) {
   if (po_Value_Kind(v) == kPo_ValueNull) return true; /* an empty document ("---" at the end) */
+  if (po_Value_Kind(v) != kPo_ValueMap) {
+    /* kubectl refuses the whole file ("error validating data: invalid object to validate"). */
+    po_Pos at = po_Value_Pos(v);
+    return input_error(in, r, file, at.line ? at : (po_Pos){1, 1},
+                       po_Arena_Printf(a, "document %d: invalid object to validate: a manifest is a mapping "
+                                          "(apiVersion, kind, ...), not a %s (kubectl refuses it too)",
+                                       doc, po_Value_Kind(v) == kPo_ValueList ? "list" : "scalar"));
+  }
   po_CliObject o = {.file = file, .file_seq = in->files, .doc = doc, .item = -1, .pos = po_Value_Pos(v), .value = v};
   o.kind = kind_of(v, &o.kind_name);
   const po_Value *items = po_Value_Get(v, "items");
@@ -104,7 +112,7 @@ static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   if (looks_like_json(text, len)) {
     po_Value *v = po_Value_ParseJson(text, len, a, &st);
     if (!v) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
-    return add_document(in, a, path, 1, v);
+    return add_document(in, r, a, path, 1, v);
   }
   po_Value **docs = NULL;
   size_t count = 0;
@@ -114,7 +122,7 @@ static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
     return input_error(in, r, path, at, po_Arena_Printf(a, "%s", st.message));
   }
   for (size_t i = 0; i < count; i++) {
-    if (!add_document(in, a, path, (int)i + 1, docs[i])) return false;
+    if (!add_document(in, r, a, path, (int)i + 1, docs[i])) return false;
   }
   return true;
 }

@@ -1,59 +1,120 @@
 /* Friendly values: what people write ("5s") turned into what Consul's PatchStruct takes. */
-#include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "compiled.h"
 
-/* Go's time.ParseDuration units, plus protobuf's "1.500s" form (which is a seconds value).
- * Values beyond protobuf's range are still parsed when int64 seconds hold them, so validation
- * can say "out of range" instead of refusing the string's type. */
-int po_Duration_Parse(const char *s, int64_t *secs, int32_t *nanos) {
-  static const struct { const char *unit; long double ns; } kUnits[] = {
-      {"ns", 1}, {"us", 1e3L}, {"\xc2\xb5s", 1e3L}, {"ms", 1e6L}, {"s", 1e9L}, {"m", 60e9L}, {"h", 3600e9L}};
+/* ---- friendly Durations, parsed exactly (integers from the digits; no long double) -----------
+ * Two grammars, by the string's shape:
+ *  - digits, at most one '.', and a final 's' (with an optional sign): protobuf's JSON form,
+ *    exactly as Go's protojson parses it (parseDuration in encoding/protojson): an integer part
+ *    "0" or without leading zeros (or none), then optionally '.' and at most 9 digits; "s", "-s",
+ *    "01s", "1.0000000000s" are refused, "+5s", ".5s" and "5.s" taken. Seconds and nanos come
+ *    from the digits, so "315576000000.999999999s" is exact.
+ *  - anything else ("250ms", "1h30m", "1.5h", "2us"): Go's time.ParseDuration, its rounding
+ *    included (a fraction becomes uint64(float64(f) * (float64(unit) / scale)) nanoseconds,
+ *    truncated: "1.5ns" is 1ns). Go refuses totals beyond 2^63 ns (292 years); here the total is
+ *    kept in 128 bits and accepted while its seconds fit int64, so that validation can say
+ *    "out of range" against protobuf's 10,000 years instead. */
+
+static int protojson_form(const char *s, size_t n, int64_t *secs, int32_t *nanos) {
+  if (n < 2) return 0;
+  const char *p = s, *end = s + n - 1; /* the final 's' */
+  bool neg = false;
+  if (*p == '-' || *p == '+') neg = *p++ == '-';
+  if (p == end) return 0;
+  const char *int_start = p;
+  if (*p == '0') p++;
+  else if (*p >= '1' && *p <= '9') while (p < end && *p >= '0' && *p <= '9') p++;
+  else if (*p != '.') return 0;
+  const char *int_end = p;
+  int64_t ns = 0;
+  if (p < end) {
+    if (*p++ != '.') return 0;
+    int digits = 0;
+    while (p < end && *p >= '0' && *p <= '9' && digits < 9) ns = ns * 10 + (*p++ - '0'), digits++;
+    if (p != end) return 0; /* a tenth digit, or anything else */
+    for (; digits < 9; digits++) ns *= 10;
+  }
+  uint64_t sec = 0;
+  for (const char *q = int_start; q < int_end; q++) {
+    if (sec > (UINT64_MAX - 9) / 10) return 2;
+    sec = sec * 10 + (uint64_t)(*q - '0');
+  }
+  if (sec > (uint64_t)INT64_MAX) return 2;
+  *secs = neg ? -(int64_t)sec : (int64_t)sec;
+  *nanos = (int32_t)(neg ? -ns : ns);
+  return 1;
+}
+
+static int go_duration(const char *s, int64_t *secs, int32_t *nanos) {
+  static const struct { const char *unit; uint64_t ns; } kUnits[] = {
+      {"ns", 1},          {"us", 1000},          {"\xc2\xb5s", 1000}, /* U+00B5 */
+      {"\xce\xbcs", 1000} /* U+03BC */,          {"ms", 1000000},     {"s", 1000000000},
+      {"m", 60000000000}, {"h", 3600000000000}};
   const char *p = s;
   bool neg = false;
   if (*p == '-' || *p == '+') neg = *p++ == '-';
-  if (!*p) return 0;
-  long double total = 0;
-  if (strcmp(p, "0") == 0) {
+  if (!strcmp(p, "0")) { /* Go: "0" (signed or not) is the one number without a unit */
     *secs = 0;
     *nanos = 0;
     return 1;
   }
+  if (!*p) return 0;
+  unsigned __int128 total = 0;
   while (*p) {
-    char *end;
-    if (!((*p >= '0' && *p <= '9') || *p == '.')) return 0;
-    long double v = strtold(p, &end);
-    if (end == p) return 0;
-    for (const char *q = p; q < end; q++) {
-      if (!((*q >= '0' && *q <= '9') || *q == '.')) return 0; /* no exponents or hex, as in Go */
+    const char *start = p;
+    uint64_t v = 0, f = 0;
+    bool big = false, f_overflow = false;
+    double scale = 1;
+    while (*p >= '0' && *p <= '9') {
+      if (v > (UINT64_MAX - 9) / 10) big = true;
+      else v = v * 10 + (uint64_t)(*p - '0');
+      p++;
     }
-    p = end;
-    size_t best = 0;
-    long double mult = 0;
-    for (size_t i = 0; i < sizeof kUnits / sizeof *kUnits; i++) {
-      size_t n = strlen(kUnits[i].unit);
-      if (strncmp(p, kUnits[i].unit, n) == 0 && n > best && !(n == 1 && kUnits[i].unit[0] == 'm' && p[1] == 's')) {
-        best = n;
-        mult = kUnits[i].ns;
+    bool pre = p != start, post = false;
+    if (*p == '.') {
+      const char *fs = ++p;
+      for (; *p >= '0' && *p <= '9'; p++) {
+        if (f_overflow) continue; /* Go's leadingFraction: later digits are dropped */
+        if (f > ((UINT64_C(1) << 63) - 1) / 10) { f_overflow = true; continue; }
+        uint64_t y = f * 10 + (uint64_t)(*p - '0');
+        if (y > UINT64_C(1) << 63) { f_overflow = true; continue; }
+        f = y;
+        scale *= 10;
       }
+      post = p != fs;
     }
-    if (!best) return 0;
-    p += best;
-    total += v * mult;
+    if (!pre && !post) return 0;
+    const char *u = p;
+    while (*p && *p != '.' && !(*p >= '0' && *p <= '9')) p++;
+    if (p == u) return 0; /* a missing unit */
+    uint64_t unit = 0;
+    for (size_t i = 0; i < sizeof kUnits / sizeof *kUnits; i++) {
+      if (strlen(kUnits[i].unit) == (size_t)(p - u) && !memcmp(u, kUnits[i].unit, (size_t)(p - u))) unit = kUnits[i].ns;
+    }
+    if (!unit) return 0;
+    if (big) return 2;
+    total += (unsigned __int128)v * unit;
+    if (f > 0) total += (uint64_t)((double)f * ((double)unit / scale));
+    if (total / 1000000000u > (unsigned __int128)INT64_MAX) return 2;
   }
-  if (neg) total = -total;
-  long double sec = truncl(total / 1e9L);
-  if (!(fabsl(sec) < 9.2e18L)) return 2;
-  *secs = (int64_t)sec;
-  long double ns = llroundl(total - sec * 1e9L);
-  if (ns >= 1e9L || ns <= -1e9L) { /* rounding reached the next second */
-    *secs += ns > 0 ? 1 : -1;
-    ns += ns > 0 ? -1e9L : 1e9L;
-  }
-  *nanos = (int32_t)ns;
+  int64_t sec = (int64_t)(total / 1000000000u);
+  int32_t ns = (int32_t)(total % 1000000000u);
+  *secs = neg ? -sec : sec;
+  *nanos = neg ? -ns : ns;
   return 1;
+}
+
+int po_Duration_Parse(const char *s, int64_t *secs, int32_t *nanos) {
+  size_t n = strlen(s);
+  bool seconds_form = n > 0 && s[n - 1] == 's';
+  for (size_t i = 0; seconds_form && i + 1 < n; i++) {
+    char c = s[i];
+    seconds_form = (c >= '0' && c <= '9') || c == '.' || (i == 0 && (c == '-' || c == '+'));
+  }
+  return seconds_form ? protojson_form(s, n, secs, nanos) : go_duration(s, secs, nanos);
 }
 
 static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a);

@@ -23,6 +23,9 @@ struct po_Value {
   /* An integer literal beyond int64, as written: its kind is kPo_ValueFloat (no Go int holds
    * it; encoding/json makes it float64), but range checks and messages use the exact text. */
   const char *lit;
+  /* A float64 that the wire convention made of an int literal: the literal, for messages only
+   * (it converts as the float64 it is). */
+  const char *text;
   union {
     bool b;
     int64_t i;
@@ -48,6 +51,13 @@ struct po_Message {
 /* Appends an entry the caller knows is not in the map yet (po_Value_MapPut checks, in linear
  * time; the YAML reader keeps its own index for large maps). */
 bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v);
+
+/* For a scalar whose tag go-yaml v2 decodes to a string instead of resolving it (!!binary,
+ * !!timestamp, !!merge, !!value and every other non-core tag:yaml.org,2002: tag): true, with
+ * out and out_len what kubectl sends for it, or *error when kubectl refuses the value
+ * (yaml_tags.c). False for no tag or a core one (null, bool, int, float, str). */
+bool po_YamlTag_String(const char *tag, const char *s, size_t len, po_Arena *a, const char **out, size_t *out_len,
+                       const char **error);
 
 /* The process-wide schema; NULL (and status filled) when it did not load. */
 const po_Schema *po_Engine_Schema(po_Status *status);

@@ -105,6 +105,8 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
     case kPo_ValueInt: {
       po_Value *f = po_Value_NewFloat(a, (double)po_Value_Int(v));
       if (f) po_Value_SetPos(f, po_Value_Pos(v));
+      /* its literal, for messages: 9007199254740993 is not its float64 */
+      if (f && !(f->text = po_Arena_Printf(a, "%lld", (long long)po_Value_Int(v)))) return NULL;
       return f;
     }
     case kPo_ValueList:
@@ -210,6 +212,9 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
   po_Arguments args;
   po_Status st;
   po_Status_Clear(&st);
+  /* Under the wire convention the whole arguments object is as encoding/json made it, so
+   * Consul's decoder sees []interface {} and float64 too (its errors name those types). */
+  if (opts && opts->convention == kPo_ConventionWire && arguments && !(arguments = to_wire(a, arguments))) return NULL;
   if (!po_Arguments_Decode(arguments, a, &args, &st)) {
     po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;

@@ -47,8 +47,9 @@ static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f
   char num[64];
   if (po_Value_Kind(v) == kPo_ValueInt) snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v));
   else po_FormatGoFloat(po_Value_Float(v), num, sizeof num);
-  /* An integer literal beyond int64 is quoted as written (its float64 would misstate it). */
-  const char *lit = v && v->lit ? v->lit : num;
+  /* An integer literal is quoted as written: beyond int64 (its float64 would misstate it), and
+   * under the wire convention, where an in-range integer literal became a float64. */
+  const char *lit = v && v->lit ? v->lit : v && v->text ? v->text : num;
   return po_Status_Set(st, kPo_ErrPatch,
                        "patch value %.*s (%s) is out of range for target field type '%s'",
                        PO_STATUS_MAX / 2, lit, po_Value_GoType(v), po_FieldType(f));
@@ -408,7 +409,9 @@ static const char *check_truncation(const po_Setter *s, po_Arena *a) {
   if (d == trunc(d)) return NULL;
   char num[64], to[64];
   po_FormatGoFloat(d, num, sizeof num);
-  po_FormatGoFloat(trunc(d), to, sizeof to);
+  double whole = trunc(d);
+  if (whole == 0) whole = 0; /* -0.5 truncates to the integer 0, not to "-0" */
+  po_FormatGoFloat(whole, to, sizeof to);
   return po_Arena_Printf(a, "%s is not a whole number; Consul truncates it to %s for this %s field",
                          num, to, po_KindName(f));
 }

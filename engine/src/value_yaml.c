@@ -9,7 +9,9 @@
  * resolve the same way and are printed back (y -> "true", 1.5 -> "1.5"); null and collection
  * keys are errors. Merge keys (<<) merge as go-yaml v2 does (in order: a later explicit key
  * wins, a later merge overwrites; in a list, earlier maps win). Duplicate keys: the last wins.
- * Quoted scalars are strings; explicit !!str/!!int/!!float/!!bool/!!null tags are honoured.
+ * Quoted scalars are strings; explicit !!str/!!int/!!float/!!bool/!!null tags are honoured;
+ * !!binary, !!timestamp and the other yaml.org tags become strings as kubectl makes them
+ * (yaml_tags.c).
  * Aliases share the anchored value, and their count is bounded so a "billion laughs" file
  * cannot explode later consumers. tests/vectors/yaml holds the kubectl-oracle corpus. */
 #include <errno.h>
@@ -39,18 +41,21 @@ typedef struct {
   } anchors[kMaxAnchors];
   int anchor_count;
   int alias_count;
+  size_t line0; /* the line (0-based) of the file where the chunk being parsed starts */
 } Reader;
 
-static po_Pos mark_pos(yaml_mark_t m) { return (po_Pos){(int)m.line + 1, (int)m.column + 1}; }
+static po_Pos mark_pos(const Reader *r, yaml_mark_t m) {
+  return (po_Pos){(int)(m.line + r->line0) + 1, (int)m.column + 1};
+}
 
 static bool fail(Reader *r, yaml_mark_t m, po_StatusCode code, const char *what) {
-  return po_Status_Set(r->st, code, "line %d, column %d: %s", (int)m.line + 1, (int)m.column + 1, what);
+  return po_Status_Set(r->st, code, "line %d, column %d: %s", (int)(m.line + r->line0) + 1, (int)m.column + 1, what);
 }
 
 static bool next(Reader *r, yaml_event_t *ev) {
   if (yaml_parser_parse(&r->parser, ev)) return true;
   yaml_mark_t m = r->parser.problem_mark;
-  po_Status_Set(r->st, kPo_ErrParse, "line %d, column %d: invalid YAML: %s%s%s", (int)m.line + 1,
+  po_Status_Set(r->st, kPo_ErrParse, "line %d, column %d: invalid YAML: %s%s%s", (int)(m.line + r->line0) + 1,
                 (int)m.column + 1, r->parser.problem ? r->parser.problem : "parse error",
                 r->parser.context ? " " : "", r->parser.context ? r->parser.context : "");
   return false;
@@ -173,11 +178,37 @@ static Resolved resolve(const char *s, po_Arena *a) {
   return r;
 }
 
-/* A float as the JSON round trip leaves it: Go prints whole floats below 1e21 without a point,
- * and the API server reads those back as int64 when they fit. */
+/* A float as the JSON round trip leaves it: Go prints a whole float below 1e21 without a point,
+ * as its shortest round-tripping digits padded with zeros (-2^63 prints -9223372036854776000),
+ * and the API server reads that text back as int64 when the text fits, else as the float. */
 static po_Value *float_value(po_Arena *a, double d) {
-  if (d == trunc(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0) return po_Value_NewInt(a, (int64_t)d);
-  return po_Value_NewFloat(a, d);
+  if (d != trunc(d) || fabs(d) >= 1e21) return po_Value_NewFloat(a, d);
+  char digits[40];
+  int p = 1;
+  for (; p < 17; p++) { /* Go's shortest form: the fewest significant digits that read back as d */
+    snprintf(digits, sizeof digits, "%.*e", p - 1, d);
+    if (strtod(digits, NULL) == d) break;
+  }
+  snprintf(digits, sizeof digits, "%.*e", p - 1, d);
+  char text[48];
+  size_t k = 0;
+  int exp = atoi(strchr(digits, 'e') + 1);
+  for (const char *c = digits; *c != 'e'; c++) if (*c != '.') text[k++] = *c;
+  int sig = p; /* significant digits written; whole, so exp >= sig - 1 */
+  for (int z = exp - (sig - 1); z > 0; z--) text[k++] = '0';
+  text[k] = '\0';
+  errno = 0;
+  long long i = strtoll(text, NULL, 10);
+  if (errno == ERANGE) return po_Value_NewFloat(a, d);
+  return po_Value_NewInt(a, (int64_t)i);
+}
+
+/* [+-]digits, '_' allowed between them (go-yaml drops them), no other form. */
+static bool decimal_integer(const char *s) {
+  if (*s == '-' || *s == '+') s++;
+  if (!(*s >= '0' && *s <= '9')) return false;
+  for (; *s; s++) if (!((*s >= '0' && *s <= '9') || *s == '_')) return false;
+  return true;
 }
 
 static po_Value *scalar(Reader *r, yaml_event_t *ev) {
@@ -188,13 +219,15 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   po_Arena *a = r->arena;
   if (tag && strcmp(tag, YAML_STR_TAG) == 0) return po_Value_NewString(a, s, len);
   if (!plain && !tag) return po_Value_NewString(a, s, len);
+  const char *text, *err;
+  size_t text_len;
+  if (po_YamlTag_String(tag, s, len, a, &text, &text_len, &err)) {
+    if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
+    return po_Value_NewString(a, text, text_len);
+  }
   if (strlen(s) != len) return po_Value_NewString(a, s, len); /* embedded NUL */
   if (tag && strcmp(tag, YAML_NULL_TAG) && strcmp(tag, YAML_BOOL_TAG) && strcmp(tag, YAML_INT_TAG) &&
       strcmp(tag, YAML_FLOAT_TAG)) {
-    if (strncmp(tag, "tag:yaml.org,2002:", 18) == 0) {
-      fail(r, ev->start_mark, kPo_ErrParse, "unsupported YAML tag");
-      return NULL;
-    }
     return po_Value_NewString(a, s, len); /* local tags: the value as written */
   }
   Resolved v = resolve(s, a);
@@ -227,7 +260,20 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
         fail(r, ev->start_mark, kPo_ErrParse, what);
         return NULL;
       }
-      return float_value(a, v.d);
+      {
+        po_Value *x = float_value(a, v.d);
+        /* a decimal integer literal no Go int holds (below int64, beyond uint64): a float64 that
+         * keeps its text, as the JSON reader keeps it, so messages quote it as written */
+        if (x && po_Value_Kind(x) == kPo_ValueFloat && decimal_integer(s)) {
+          char *digits = po_Arena_Malloc(a, len + 1);
+          size_t k = 0;
+          if (!digits) return NULL;
+          for (size_t i = 0; i < len; i++) if (s[i] != '_' && !(i == 0 && s[i] == '+')) digits[k++] = s[i];
+          digits[k] = '\0';
+          x->lit = digits;
+        }
+        return x;
+      }
     case kResString: break;
   }
   return po_Value_NewString(a, s, len);
@@ -268,6 +314,12 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
   const char *s = (const char *)ev->data.scalar.value;
   size_t len = ev->data.scalar.length;
   po_Arena *a = r->arena;
+  const char *text, *err;
+  size_t text_len;
+  if (po_YamlTag_String((const char *)ev->data.scalar.tag, s, len, a, &text, &text_len, &err)) {
+    if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
+    return po_Arena_Strndup(a, text, text_len); /* a NUL from !!binary ends the key, as in C */
+  }
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
   if (!plain || strlen(s) != len) return po_Arena_Strndup(a, s, len);
   Resolved v = resolve(s, a);
@@ -381,7 +433,7 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
   bool is_map = start->type == YAML_MAPPING_START_EVENT;
   po_Value *v = is_map ? po_Value_NewMap(r->arena) : po_Value_NewList(r->arena);
   if (!v) return NULL;
-  v->pos = mark_pos(start->start_mark);
+  v->pos = mark_pos(r, start->start_mark);
   const yaml_char_t *anchor = is_map ? start->data.mapping_start.anchor : start->data.sequence_start.anchor;
   *sz = (Size){1, 0};
   Index ix = {0};
@@ -399,7 +451,10 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
         yaml_event_delete(&ev);
         return NULL;
       }
-      bool is_merge = ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev.data.scalar.tag &&
+      /* go-yaml v2's isMerge: "<<" plain and untagged, or tagged !!merge in any style */
+      const char *ktag = (const char *)ev.data.scalar.tag;
+      bool is_merge = ((ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ktag) ||
+                       (ktag && !strcmp(ktag, "tag:yaml.org,2002:merge"))) &&
                       ev.data.scalar.length == 2 && !memcmp(ev.data.scalar.value, "<<", 2);
       yaml_mark_t km = ev.start_mark;
       const char *key = is_merge ? "<<" : key_text(r, &ev);
@@ -440,7 +495,7 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
         if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
         return NULL;
       }
-      v->pos = mark_pos(ev->start_mark);
+      v->pos = mark_pos(r, ev->start_mark);
       return remember(r, ev->data.scalar.anchor, v, *sz, ev->start_mark) ? v : NULL;
     }
     case YAML_SEQUENCE_START_EVENT:
@@ -469,54 +524,136 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
   }
 }
 
+/* ---- the document stream, cut as kubectl cuts it ------------------------------------------------
+ * kubectl does not hand the file to a YAML parser as one stream. Its reader
+ * (k8s.io/apimachinery/pkg/util/yaml YAMLReader) reads it line by line and cuts it at every line
+ * that begins with "---": what follows those three dashes on the line, trimmed of white space,
+ * must be nothing or a comment, else the whole read fails with "invalid Yaml document separator:
+ * <rest>" ("--- 5", "--- !!map", "--- |", "---x: 1"). A separator with nothing before it since
+ * the last cut yields no chunk. Each chunk is then converted on its own by sigs.k8s.io/yaml, whose
+ * go-yaml v2 Unmarshal reads only the chunk's first document: a "%YAML" directive line before
+ * "---" is a chunk of its own that lacks its document ("did not find expected <document start>"),
+ * a chunk that is only "..." has no node content, and after an explicit "..." the rest of the
+ * chunk is never parsed. A chunk without a document (comments, blank) is null. */
+
+/* Go's unicode.IsSpace on the UTF-8 sequence at p (n bytes left): its length, or 0. */
+static size_t go_space(const unsigned char *p, size_t n) {
+  if (strchr(" \t\n\v\f\r", p[0]) && p[0]) return 1;
+  if (n >= 2 && p[0] == 0xC2 && (p[1] == 0x85 || p[1] == 0xA0)) return 2; /* NEL, NBSP */
+  if (n < 3) return 0;
+  unsigned cp = ((p[0] & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
+  if ((p[0] & 0xF0) != 0xE0 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80) return 0;
+  bool space = cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x2028 || cp == 0x2029 || cp == 0x202F ||
+               cp == 0x205F || cp == 0x3000;
+  return space ? 3 : 0;
+}
+
+/* Whether the line [p, p+n) (without its newline) is a separator; a bad one sets st. */
+static bool separator(const char *p, size_t n, size_t line, po_Status *st, bool *bad) {
+  *bad = false;
+  if (n < 3 || memcmp(p, "---", 3) != 0) return false;
+  const unsigned char *s = (const unsigned char *)p + 3, *end = (const unsigned char *)p + n;
+  for (size_t k; s < end && (k = go_space(s, (size_t)(end - s))); s += k) {}
+  if (s == end || *s == '#') return true;
+  const unsigned char *e = end; /* the rest, trimmed at its end too, for the message */
+  while (e > s) {
+    size_t k = 0;
+    for (size_t back = 1; back <= 3 && back <= (size_t)(e - s); back++) {
+      if (go_space(e - back, back) == back) { k = back; break; }
+    }
+    if (!k) break;
+    e -= k;
+  }
+  *bad = true;
+  po_Status_Set(st, kPo_ErrParse, "line %zu, column 4: invalid Yaml document separator: %.*s (kubectl allows only a comment after ---)",
+                line + 1, (int)(e - s), (const char *)s);
+  return true;
+}
+
+/* The first document of one chunk (NULL with *none when it has none); false on error. */
+static bool parse_chunk(Reader *r, const char *text, size_t len, po_Value **out) {
+  *out = NULL;
+  memset(&r->parser, 0, sizeof r->parser);
+  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
+  r->anchor_count = 0; /* anchors do not cross documents */
+  bool ok = false;
+  yaml_event_t ev;
+  if (!next(r, &ev)) goto done; /* the stream start */
+  yaml_event_delete(&ev);
+  if (!next(r, &ev)) goto done;
+  if (ev.type == YAML_STREAM_END_EVENT) {
+    yaml_event_delete(&ev);
+    ok = true;
+    goto done;
+  }
+  if (ev.type != YAML_DOCUMENT_START_EVENT) {
+    fail(r, ev.start_mark, kPo_ErrParse, "unexpected YAML event");
+    yaml_event_delete(&ev);
+    goto done;
+  }
+  yaml_event_delete(&ev);
+  yaml_event_t root;
+  if (!next(r, &root)) goto done;
+  Size w;
+  po_Value *v = node(r, &root, 0, &w);
+  yaml_event_delete(&root);
+  if (!v) goto done;
+  if (!next(r, &ev)) goto done; /* the document end, as go-yaml expects it; nothing further is read */
+  yaml_event_delete(&ev);
+  *out = v;
+  ok = true;
+done:
+  yaml_parser_delete(&r->parser);
+  return ok;
+}
+
 bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs_out,
                         size_t *count_out, po_Status *st) {
   Reader *r = calloc(1, sizeof *r);
   if (!r) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   r->arena = a;
   r->st = st;
-  yaml_parser_initialize(&r->parser);
-  yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
   po_Value **docs = NULL;
-  size_t count = 0, cap = 0;
-  bool ok = false;
-  for (;;) {
-    yaml_event_t ev;
-    if (!next(r, &ev)) break;
-    yaml_event_type_t type = ev.type;
-    if (type == YAML_STREAM_END_EVENT) {
-      yaml_event_delete(&ev);
-      ok = true;
+  size_t count = 0, cap = 0, line = 0, chunk = 0, chunk_line = 0;
+  bool ok = true;
+  for (size_t at = 0; ok && at <= len;) {
+    const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
+    size_t end = nl ? (size_t)(nl - text) : len;
+    bool bad = false, sep = at < len && separator(text + at, end - at, line, st, &bad);
+    if (bad) {
+      ok = false;
       break;
     }
-    if (type == YAML_STREAM_START_EVENT || type == YAML_DOCUMENT_END_EVENT) {
-      yaml_event_delete(&ev);
-      continue;
-    }
-    if (type == YAML_DOCUMENT_START_EVENT) {
-      yaml_event_delete(&ev);
-      yaml_event_t root;
-      if (!next(r, &root)) break;
-      Size w;
-      po_Value *v = node(r, &root, 0, &w);
-      yaml_event_delete(&root);
-      if (!v) break;
+    bool last = at >= len || !nl;
+    if ((sep || last) && (sep ? at : len) > chunk) {
+      po_Value *v = NULL;
+      r->line0 = chunk_line;
+      if (!parse_chunk(r, text + chunk, (sep ? at : len) - chunk, &v)) {
+        ok = false;
+        break;
+      }
       if (count == cap) {
         cap = cap ? cap * 2 : 8;
         po_Value **grown = po_Arena_Malloc(a, cap * sizeof *grown);
-        if (!grown) { po_Status_Set(st, kPo_ErrNoMemory, "out of memory"); break; }
+        if (!grown) {
+          ok = po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+          break;
+        }
         if (count) memcpy(grown, docs, count * sizeof *docs);
         docs = grown;
       }
-      docs[count++] = v;
-      r->anchor_count = 0; /* anchors do not cross documents */
-      continue;
+      docs[count++] = v ? v : po_Value_NewNull(a);
+      if (!docs[count - 1]) ok = po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     }
-    fail(r, ev.start_mark, kPo_ErrParse, "unexpected YAML event");
-    yaml_event_delete(&ev);
-    break;
+    if (last) break;
+    at = end + 1;
+    line++;
+    if (sep) {
+      chunk = at;
+      chunk_line = line;
+    }
   }
-  yaml_parser_delete(&r->parser);
   free(r);
   if (ok) {
     *docs_out = docs;

@@ -1,4 +1,5 @@
 /* JSON and binary codecs over upb, with errors as po_Status. */
+#include <stdio.h>
 #include <string.h>
 
 #include "schema_internal.h"
@@ -7,6 +8,8 @@
 #include "upb/json_decode.h"
 #include "upb/json_encode.h"
 #include "upb/reflection.h"
+
+enum { kPoPathMax = 1024 };
 
 upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const char *json,
                             size_t len, upb_Arena *arena, po_Status *status) {
@@ -36,6 +39,68 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
   return msg;
 }
 
+/* ---- what makes a message unencodable as JSON ----
+ * upb's encoder says only "bad duration" / "bad timestamp". The proto3 JSON mapping (Go's
+ * protojson, and upb) has no form for a Duration beyond +-315576000000 seconds, with nanos beyond
+ * +-999999999 or of the other sign than seconds, nor for a Timestamp outside years 1..9999 or with
+ * nanos outside 0..999999999. The first such value, depth first in field order, is named by its
+ * path of proto field names (linear in the message; bounded depth, as upb's own encoder). */
+
+enum { kMaxWalkDepth = 100 };
+
+static const char *bad_wkt(const upb_MessageDef *m, const upb_Message *msg, po_Status *st, const char *path) {
+  const char *name = upb_MessageDef_FullName(m);
+  bool dur = !strcmp(name, "google.protobuf.Duration"), ts = !strcmp(name, "google.protobuf.Timestamp");
+  if (!dur && !ts) return NULL;
+  int64_t sec = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 1)).int64_val;
+  int32_t ns = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 2)).int32_val;
+  bool ok = dur ? sec >= -315576000000 && sec <= 315576000000 && ns >= -999999999 && ns <= 999999999 &&
+                      !((sec < 0 && ns > 0) || (sec > 0 && ns < 0))
+                : sec >= -62135596800 && sec <= 253402300799 && ns >= 0 && ns <= 999999999;
+  if (ok) return NULL;
+  po_Status_Set(st, kPo_ErrInvalid,
+                "%s: %s {seconds: %lld, nanos: %d} has no JSON form (%s)", *path ? path : "/", name,
+                (long long)sec, (int)ns,
+                dur ? "seconds within +-315576000000, nanos within +-999999999, both of one sign"
+                    : "seconds within years 1 to 9999, nanos 0 to 999999999");
+  return st->message;
+}
+
+static bool find_bad(const upb_DefPool *pool, const upb_MessageDef *m, const upb_Message *msg, char *path,
+                     size_t at, int depth, po_Status *st) {
+  if (depth > kMaxWalkDepth) return false;
+  path[at] = '\0';
+  if (bad_wkt(m, msg, st, path)) return true;
+  const upb_FieldDef *f;
+  upb_MessageValue v;
+  size_t iter = kUpb_Message_Begin;
+  while (upb_Message_Next(msg, m, pool, &f, &v, &iter)) {
+    const upb_MessageDef *sub = upb_FieldDef_MessageSubDef(f);
+    if (upb_FieldDef_IsMap(f)) {
+      const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(sub, 2);
+      const upb_MessageDef *vm = upb_FieldDef_MessageSubDef(vf);
+      if (!vm) continue;
+      int n = snprintf(path + at, kPoPathMax - at, "/%s", upb_FieldDef_Name(f));
+      if (n < 0 || (size_t)n >= kPoPathMax - at) continue;
+      size_t mi = kUpb_Map_Begin;
+      while (upb_MapIterator_Next(v.map_val, &mi)) {
+        if (find_bad(pool, vm, upb_MapIterator_Value(v.map_val, mi).msg_val, path, at + (size_t)n, depth + 1, st)) return true;
+      }
+    } else if (sub && upb_FieldDef_IsRepeated(f)) {
+      for (size_t i = 0; i < upb_Array_Size(v.array_val); i++) {
+        int n = snprintf(path + at, kPoPathMax - at, "/%s/%zu", upb_FieldDef_Name(f), i);
+        if (n < 0 || (size_t)n >= kPoPathMax - at) break;
+        if (find_bad(pool, sub, upb_Array_Get(v.array_val, i).msg_val, path, at + (size_t)n, depth + 1, st)) return true;
+      }
+    } else if (sub) {
+      int n = snprintf(path + at, kPoPathMax - at, "/%s", upb_FieldDef_Name(f));
+      if (n < 0 || (size_t)n >= kPoPathMax - at) continue;
+      if (find_bad(pool, sub, v.msg_val, path, at + (size_t)n, depth + 1, st)) return true;
+    }
+  }
+  return false;
+}
+
 char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Message *msg,
                      upb_Arena *arena, size_t *len, po_Status *status) {
   const int opts = upb_JsonEncode_UseProtoNames;
@@ -48,8 +113,15 @@ char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Mess
     upb_Status_Clear(&st);
     size_t need = upb_JsonEncode(msg, m, s->pool, opts, buf, cap, &st);
     if (need == (size_t)-1) {
-      po_Status_Set(status, kPo_ErrParse, "cannot encode %s as JSON: %s",
-                    upb_MessageDef_FullName(m), upb_Status_ErrorMessage(&st));
+      char path[kPoPathMax];
+      po_Status why;
+      po_Status_Clear(&why);
+      if (find_bad(s->pool, m, msg, path, 0, 0, &why)) {
+        po_Status_Set(status, kPo_ErrInvalid, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m), why.message);
+      } else {
+        po_Status_Set(status, kPo_ErrParse, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m),
+                      upb_Status_ErrorMessage(&st));
+      }
       return NULL;
     }
     if (need < cap) {

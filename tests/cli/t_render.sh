@@ -11,7 +11,7 @@ check "render" 0 $? "$work/err" ""
 # Read back through the engine's YAML reader (cli_yaml2json) and compared as data.
 "$yaml2json" "$work/out" >"$work/got.json"
 check "render reads back" 0 $?
-jqcheck "render parsed back" "$work/got.json" '. == $want[0]' --slurpfile want "$r/expected.json"
+jqcheck "render parsed back" "$work/got.json" '. == $want[0]' --slurpfile want "$data/render.expected.json"
 # Sorted keys, explicit documents: the same bytes every run, whatever the input order.
 { cat "$r/overrides.yaml"; echo ---; cat "$r/servicedefaults.yaml"; } >"$work/swapped.yaml"
 "$bin" render -f "$work/swapped.yaml" >"$work/out2" 2>&1

@@ -135,6 +135,31 @@ for o in text json github; do
   check "full disk $o" 2 $? "$work/err" "propertyoverride validate: cannot write the report: No space left on device"
 done
 
+# The document stream as kubectl cuts it (tests/vectors/yaml doc*.yaml hold kubectl's own verdicts):
+# what kubectl refuses is unreadable input naming file and line; what it reads is read.
+y=tests/vectors/yaml/cases
+for c in "docsep5:1:4: error: line 1, column 4: invalid Yaml document separator: 5" \
+         "docsepmap:1:4: error: line 1, column 4: invalid Yaml document separator: !!map" \
+         "docsepblock:1:4: error: line 1, column 4: invalid Yaml document separator: |" \
+         "docsepx:17:4: error: line 17, column 4: invalid Yaml document separator: x: 1" \
+         "docdirective:2:1: error: line 2, column 1: invalid YAML: did not find expected <document start>" \
+         "doctrailing:19:1: error: line 19, column 1: invalid YAML: did not find expected node content" \
+         "docscalar:1:1: error: document 1: invalid object to validate" \
+         "doclist:1:1: error: document 1: invalid object to validate: a manifest is a mapping (apiVersion, kind, ...), not a list" \
+         "doclist2:18:1: error: document 2: invalid object to validate"; do
+  name=${c%%:*}
+  "$bin" validate -f "$y/$name.yaml" >"$work/out" 2>&1
+  check "stream $name" 2 $?
+  contains "stream $name message" "$work/out" "$y/$name.yaml:${c#*:}"
+  "$bin" render -f "$y/$name.yaml" >/dev/null 2>"$work/out"
+  check "render stream $name" 2 $?
+done
+for name in docaftergarbage docsepcomment docnulls; do
+  "$bin" validate -f "$y/$name.yaml" >"$work/out" 2>&1
+  check "stream $name read" 1 $? # read as kubectl reads it; its /x path is what is invalid
+  contains "stream $name one object" "$work/out" "0 valid, 1 invalid, 0 skipped"
+done
+
 # Exit 0, and usage errors.
 "$bin" validate -f "$data/tree/a.yaml" >"$work/out" 2>&1
 check "ok" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
@@ -143,7 +168,7 @@ check "bad output" 2 $?
 contains "bad output message" "$work/out" "propertyoverride validate: --output must be text, json or github"
 "$bin" validate -f "$m" --consul-arguments "$m" >"$work/out" 2>&1
 check "both modes" 2 $?
-contains "both modes message" "$work/out" "propertyoverride validate: -f does not go with --consul-arguments or --extension-name"
+contains "both modes message" "$work/out" "propertyoverride validate: -f does not go with --consul-arguments, --extension-name or --convention"
 "$bin" validate --help >"$work/out" 2>&1
 check "help" 0 $?
 contains "help names -f" "$work/out" "usage: propertyoverride validate -f FILE|DIR|- [-f ...] [--output text|json|github] [--verbose]"

@@ -35,6 +35,18 @@ check "patch error" 1 $? "$work/err" "patch value type float64 could not be appl
 envoy.config.cluster.v3.Cluster.LbPolicy takes one of its names: ROUND_ROBIN, LEAST_REQUEST, RING_HASH, RANDOM, MAGLEV, CLUSTER_PROVIDED, LOAD_BALANCING_POLICY_CONFIG"
 [ -s "$work/out" ] && { echo "FAIL patch error: wrote stdout"; fail=$((fail+1)); }
 
+# Patches that apply (Consul's PatchStruct sets the int64 as given) but leave a Duration JSON
+# cannot carry: exit 2, the field named.
+for c in '/connect_timeout/seconds|315576000001|/connect_timeout: google.protobuf.Duration {seconds: 315576000001, nanos: 0}' \
+         '/connect_timeout|{"seconds":1,"nanos":-5}|/connect_timeout: google.protobuf.Duration {seconds: 1, nanos: -5}' \
+         '/load_assignment/policy/endpoint_stale_after/nanos|1000000000|/load_assignment/policy/endpoint_stale_after: google.protobuf.Duration {seconds: 0, nanos: 1000000000}'; do
+  IFS='|' read -r path value want <<<"$c"
+  echo '[{"op":"add","path":"'"$path"'","value":'"$value"'}]' > "$work/dur.json"
+  "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/dur.json" >"$work/out" 2>"$work/err"
+  check "patch unencodable $path" 2 $? "$work/err" "propertyoverride patch: the patches applied, but cannot encode envoy.config.cluster.v3.Cluster as JSON: $want has no JSON form (seconds within +-315576000000, nanos within +-999999999, both of one sign)"
+  [ -s "$work/out" ] && { echo "FAIL patch unencodable $path: wrote stdout"; fail=$((fail+1)); }
+done
+
 echo '[{"op":"add","path":"/outlier_detection"}]' > "$work/nv.json"
 "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/nv.json" >/dev/null 2>"$work/err"
 check "patch without value" 1 $? "$work/err" "non-nil Value is required; use an empty map to reset all fields on a message or the 'remove' op to unset fields"
@@ -76,6 +88,50 @@ check "validate name" 1 $? "$work/err" 'expected extension name "builtin/propert
 echo '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"inbound","Services":[{"Name":"a"}]},"Op":"add","Path":"/name","Value":"x"},{"Op":"remove","Path":"/name","Value":1}],"ProxyType":"mesh-gateway"}' > "$work/bad.json"
 "$bin" validate --consul-arguments "$work/bad.json" 2>"$work/err"
 check "validate aggregated" 1 $? "$work/err" "$(printf '3 errors occurred:\n\t* invalid Patches[0]: patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not "outbound"\n\t* invalid Patches[1]: field ResourceFilter is required\n\t* invalid ProxyType '"'"'"mesh-gateway"'"'"'; supported values: connect-proxy')"
+
+# Consul receives arguments through its HTTP API (encoding/json): lists are []interface {}, numbers
+# float64, so no repeated field takes a list and a nested list is not unwrapped.
+f='"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"add"'
+echo '{"Patches":[{'"$f"',"Path":"/connect_timeout/seconds","Value":[[1]]}]}' > "$work/nested.json"
+"$bin" validate --consul-arguments "$work/nested.json" 2>"$work/err"
+check "validate wire nested list" 1 $? "$work/err" "$(printf '1 error occurred:\n\t* invalid Patches[0]: patch value type []interface {} could not be applied to target field type '"'"'int64'"'"'\n')"
+"$bin" validate --consul-arguments "$work/nested.json" --convention typed 2>"$work/err"
+check "validate typed nested list" 1 $? "$work/err" "$(printf '1 error occurred:\n\t* invalid Patches[0]: patch value type []int could not be applied to target field type '"'"'int64'"'"'\n')"
+echo '{"Patches":[{'"$f"',"Path":"/dns_refresh_rate/seconds","Value":[1]}]}' > "$work/one.json"
+"$bin" validate --consul-arguments "$work/one.json" 2>"$work/err"
+check "validate wire one-element list unwrapped" 0 $?
+echo '{"Patches":[{"ResourceFilter":{"ResourceType":"listener","TrafficDirection":"outbound"},"Op":"add","Path":"/listener_filters","Value":[{"name":"x"}]}]}' > "$work/rep.json"
+"$bin" validate --consul-arguments "$work/rep.json" 2>"$work/err"
+check "validate wire list into repeated" 1 $? "$work/err" "$(printf '1 error occurred:\n\t* invalid Patches[0]: unsupported target field type '"'"'repeated envoy.config.listener.v3.ListenerFilter'"'"'\n')"
+echo '{"Patches":[{'"$f"',"Path":"/dns_lookup_family","Value":1}]}' > "$work/enum.json"
+"$bin" validate --consul-arguments "$work/enum.json" 2>"$work/err"
+check "validate wire enum number is float64" 1 $?
+grep -q "patch value type float64 could not be applied to target field type 'enum'" "$work/err" || { echo "FAIL wire enum: $(cat "$work/err")"; fail=$((fail+1)); }
+"$bin" validate --consul-arguments "$work/enum.json" --convention typed 2>"$work/err"
+check "validate typed enum number" 0 $?
+echo '{"Debug":[[true]],"Patches":[{'"$f"',"Path":"/connect_timeout/seconds","Value":1}]}' > "$work/dbg.json"
+"$bin" validate --consul-arguments "$work/dbg.json" 2>"$work/err"
+check "validate wire decode error" 1 $? "$work/err" "$(printf "error decoding extension arguments: 1 error(s) decoding:\n\n* 'Debug' expected type 'bool', got unconvertible type '[]interface {}', value: '[true]'")"
+"$bin" validate --consul-arguments "$work/dbg.json" --convention nope 2>/dev/null
+check "validate bad convention" 2 $?
+# The wire convention makes an integer literal a float64; out-of-range messages still quote it.
+echo '{"Patches":[{'"$f"',"Path":"/outlier_detection/max_ejection_percent","Value":9007199254740993}]}' > "$work/big.json"
+"$bin" validate --consul-arguments "$work/big.json" 2>"$work/err"
+check "validate wire literal quoted" 1 $?
+grep -qF "patch value 9007199254740993 (float64) is out of range for target field type 'google.protobuf.UInt32Value'" "$work/err" || { echo "FAIL wire literal: $(cat "$work/err")"; fail=$((fail+1)); }
+# From YAML too: an integer literal below int64 is a float64 that keeps its text.
+printf 'Patches:\n  - ResourceFilter: {ResourceType: cluster, TrafficDirection: outbound}\n    Op: add\n    Path: /outlier_detection/max_ejection_percent\n    Value: -9_223_372_036_854_775_809\n' > "$work/bigneg.yaml"
+"$bin" validate --consul-arguments "$work/bigneg.yaml" 2>"$work/err"
+check "validate yaml literal quoted" 1 $?
+grep -qF "patch value -9223372036854775809 (float64) is out of range" "$work/err" || { echo "FAIL yaml literal: $(cat "$work/err")"; fail=$((fail+1)); }
+# validate -f on a ServiceDefaults carrying the same arguments reaches the same verdicts.
+for x in nested one rep enum dbg; do
+  { printf '{"apiVersion":"consul.hashicorp.com/v1alpha1","kind":"ServiceDefaults","metadata":{"name":"s"},"spec":{"envoyExtensions":[{"name":"builtin/property-override","arguments":'
+    cat "$work/$x.json"; printf '}]}}\n'; } > "$work/sd-$x.json"
+  "$bin" validate --consul-arguments "$work/$x.json" >/dev/null 2>&1; a=$?
+  "$bin" validate -f "$work/sd-$x.json" >/dev/null 2>&1; b=$?
+  check "validate -f agrees with --consul-arguments ($x)" "$a" "$b"
+done
 
 printf 'Patches:\n  - Op: [add\n' > "$work/broken.yaml"
 "$bin" validate --consul-arguments "$work/broken.yaml" 2>"$work/err"

@@ -81,6 +81,8 @@ static const Row kRows[] = {
     {"/outlier_detection", "{\"consecutive_5xx\": 3.25}", false, kPo_SeverityWarning, kPo_DiagConsul,
      "/outlier_detection/consecutive_5xx: 3.25 is not a whole number; Consul truncates it to 3 for this uint32 field", NULL},
     {"/outlier_detection/max_ejection_percent", "50.0", false, 0, 0, NULL, NULL},
+    {"/outlier_detection/max_ejection_percent", "-0.5", false, kPo_SeverityWarning, kPo_DiagConsul,
+     "/outlier_detection/max_ejection_percent: -0.5 is not a whole number; Consul truncates it to 0 for this uint32 field", NULL},
 };
 
 static po_Diagnostics *run(const Row *r, po_Override **out) {

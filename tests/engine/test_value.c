@@ -60,12 +60,12 @@ static void test_json_big_integer_literals(void **state) {
   po_Value **docs;
   size_t n;
   po_Status_Clear(&st);
-  /* YAML as kubectl reads it: beyond uint64 the literal is a float64 (Go's ParseFloat), which
-   * JSON prints whole and the API server reads back as an int (here INT64_MIN); within uint64
-   * but beyond int64 it stays a float64 with its digits. */
+  /* YAML as kubectl reads it: below int64 the literal is a float64 (Go's ParseFloat), -2^63,
+   * which JSON prints as its shortest digits, -9223372036854776000: beyond int64, so the API
+   * server reads a float64 back, not INT64_MIN (kubectl create --dry-run=client shows it:
+   * tests/vectors/yaml bigints); within uint64 but beyond int64 it stays a float64 too. */
   assert_true(po_Value_ParseYaml("a: -9223372036854775809\nb: 9223372036854775808\n", 47, A, &docs, &n, &st));
-  assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "a")), "int");
-  assert_true(po_Value_Int(po_Value_Get(docs[0], "a")) == INT64_MIN);
+  assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "a")), "float64");
   assert_string_equal(po_Value_GoType(po_Value_Get(docs[0], "b")), "float64");
   assert_non_null(strstr(po_Value_ToJson(docs[0], A), "9223372036854775808"));
 }
@@ -155,7 +155,7 @@ static void test_yaml_documents_errors_and_aliases(void **state) {
   const char *multi = "a: 1\n---\nb: &x [1]\nc: *x\n---\n";
   po_Status_Clear(&st);
   assert_true(po_Value_ParseYaml(multi, strlen(multi), A, &docs, &n, &st));
-  assert_int_equal(n, 3);
+  assert_int_equal(n, 2); /* kubectl's reader makes no document of a final "---" */
   assert_ptr_equal(po_Value_Get(docs[1], "b"), po_Value_Get(docs[1], "c"));
   const char *bad = "a: [1,\nb: 2\n";
   po_Status_Clear(&st);

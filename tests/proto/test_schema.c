@@ -230,7 +230,11 @@ static void test_duration_encode_refuses_invalid(void **state) {
     } else if (out) {
       fail_msg("{%lld, %d}: encoded as %s, want an error", (long long)rows[i].s, rows[i].n, out);
     } else {
-      assert_non_null(strstr(st.message, "bad duration"));
+      /* the field named, and the rule it breaks */
+      if (!strstr(st.message, "/listener_filters_timeout: google.protobuf.Duration {seconds: ") ||
+          !strstr(st.message, "has no JSON form")) {
+        fail_msg("{%lld, %d}: %s", (long long)rows[i].s, rows[i].n, st.message);
+      }
     }
     upb_Arena_Free(arena);
   }

@@ -4,8 +4,12 @@
  *   exit 0: our reading must succeed and spec.patches must be the same tree as kubectl's, with
  *           the same JSON types (an int where kubectl sent an integer, a float64 where it sent a
  *           float); spec.debug likewise (absent in the file: kubectl's is the CRD default false).
+ *           Null documents (empty, comments only, "null") are skipped, as kubectl skips them.
  *   "error converting YAML to JSON": our reading must fail; where kubectl names a line, ours
  *           must point at it (go-yaml prints a parser error's 0-based line: ours may be one more).
+ *   "invalid Yaml document separator: REST": our reading must fail with the same REST.
+ *   "invalid object to validate": our reading succeeds, and some document is not a mapping (the
+ *           manifest loader refuses it: tests/cli/t_validate.sh).
  *   any other failure (the API server's schema): our reading must succeed.
  * Set PO_VECTORS_FILTER=substring to run only matching cases. */
 #include <dirent.h>
@@ -123,13 +127,31 @@ static void run_case(const char *name) {
   bool ok = po_Value_ParseYaml(ytext, ylen, a, &docs, &n, &st);
   int64_t exit_code = po_Value_Int(po_Value_Get(golden, "exit"));
   const char *err = po_Value_String(po_Value_Get(golden, "stderr"), NULL);
-  if (exit_code == 0 || (err && !strstr(err, "error converting YAML to JSON"))) {
-    if (!ok || n != 1) {
-      fail_case(name, "kubectl read it, we did not: %s", ok ? "not one document" : st.message);
+  const char *bad_sep = err ? strstr(err, "invalid Yaml document separator: ") : NULL;
+  bool reader_error = err && (strstr(err, "error converting YAML to JSON") || bad_sep);
+  if (exit_code == 0 || !reader_error) {
+    const po_Value *doc = NULL;
+    size_t objects = 0, non_maps = 0;
+    for (size_t i = 0; ok && i < n; i++) {
+      if (po_Value_Kind(docs[i]) == kPo_ValueNull) continue;
+      objects++;
+      if (po_Value_Kind(docs[i]) != kPo_ValueMap) non_maps++;
+      doc = docs[i];
+    }
+    if (!ok) {
+      fail_case(name, "kubectl read it, we did not: %s", st.message);
+      goto done;
+    }
+    if (err && strstr(err, "invalid object to validate")) {
+      if (!non_maps) fail_case(name, "kubectl found a document that is not an object, we did not");
+      goto done;
+    }
+    if (objects != 1 || non_maps) {
+      fail_case(name, "kubectl read one object, we read %zu documents (%zu not a mapping)", objects, non_maps);
       goto done;
     }
     if (exit_code != 0) goto done; /* the API server's schema refused it, not the reader */
-    const po_Value *spec = po_Value_Get(docs[0], "spec");
+    const po_Value *spec = po_Value_Get(doc, "spec");
     char why[1024];
     if (!same(po_Value_Get(spec, "patches"), po_Value_Get(golden, "patches"), why, sizeof why, "spec.patches")) {
       fail_case(name, "%s", why);
@@ -144,6 +166,10 @@ static void run_case(const char *name) {
   }
   if (ok) {
     fail_case(name, "kubectl refused it (%s), we read it", err);
+    goto done;
+  }
+  if (bad_sep && !strstr(st.message, bad_sep)) {
+    fail_case(name, "we say %s; kubectl: %s", st.message, err);
     goto done;
   }
   const char *at = strstr(err, "yaml: line ");

@@ -81,7 +81,9 @@ void po_Value_SetPos(po_Value *v, po_Pos pos);
 
 /* JSON text -> value (strict JSON, nested at most 64 deep). Errors name line and column. */
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
-/* YAML stream -> one value per document, read as kubectl reads manifests (it converts YAML to
+/* YAML stream -> one value per document, read as kubectl reads manifests: cut into documents at
+ * lines beginning with "---" (only a comment may follow; else an error), each piece's first
+ * document only, a piece without one a null value (kubectl converts YAML to
  * JSON with sigs.k8s.io/yaml, go-yaml v2 rules): yes/no/on/off/y/n are bools, 0x/0o/0b/leading-0
  * integers, '_' in numbers dropped, merge keys (<<), the last of duplicate keys wins, keys that
  * resolve to other scalars printed back (y: -> "true"), whole floats become ints as after the

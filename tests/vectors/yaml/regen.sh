@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The kubectl oracle for how manifests are read: each cases/NAME.yaml goes through the real
-# kubectl (`kubectl create --dry-run=server -o json`) against the local API server, and what
-# kubectl made of it is golden/NAME.json:
-#   {"exit": 0, "patches": <spec.patches as the server got them>, "debug": <spec.debug, if set>}
+# kubectl (`kubectl create --dry-run=client -o json`), and what kubectl made of it is
+# golden/NAME.json:
+#   {"exit": 0, "patches": <spec.patches as kubectl read them>, "debug": <spec.debug, if set>}
 #   {"exit": N, "stderr": "<kubectl's message>"}
-# kubectl converts YAML to JSON itself (sigs.k8s.io/yaml) before sending, so the local API server
-# only echoes it back; spec.patches[].value is schemaless, so nothing is pruned or defaulted.
+# Client-side: kubectl converts YAML to JSON itself (sigs.k8s.io/yaml) and prints the object it
+# would send, so no server re-encodes it (the local API server's json-c would clamp integers
+# beyond int64 to its limits; kubectl keeps them as float64). kubectl still asks the local API
+# server for discovery (which kind is which resource) and the schema it validates against.
 #
 #   regen.sh BUILD_DIR            rewrite golden/ from kubectl
 #   regen.sh BUILD_DIR --check    regenerate into a temporary directory and compare with golden/
@@ -29,7 +31,7 @@ mkdir -p "$out"
 for f in "$here"/cases/*.yaml; do
   name=$(basename "$f" .yaml)
   # relative, so kubectl's messages name the file the same from any checkout
-  (cd "$here" && kubectl create --dry-run=server -o json -f "cases/$name.yaml") >"$work/stdout" 2>"$work/stderr"
+  (cd "$here" && kubectl create --dry-run=client -o json -f "cases/$name.yaml") >"$work/stdout" 2>"$work/stderr"
   rc=$?
   /usr/bin/python3 - "$rc" "$work/stdout" "$work/stderr" "$out/$name.json" <<'PY'
 import json, sys
