@@ -608,6 +608,25 @@ static void test_created_target_annotated_after_a_failed_second_write(void **sta
   assert_null(target());
 }
 
+/* Retargeted: the old target's entry is still ours (its PropertyOverride exists with that uid)
+ * and goes; an entry naming a PropertyOverride that does not exist stays. */
+static void test_retargeted_entry_removed_from_the_old_target(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  apply_override("a", 2, "api", kGood);
+  po_ReconcileResult r = po_Reconcile(&IO, IX, "ServiceDefaults/default/api");
+  assert_true(r.ok);
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.foreign_entries, 0);
+  assert_null(target()); /* it was ours, created for a, and is now empty */
+  Slot *api = slot("ServiceDefaults/default/api", false);
+  assert_non_null(api);
+  assert_int_equal(json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")), 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -628,6 +647,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_marker_with_target_uid_but_unknown_owner_is_foreign, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_generation_not_adopted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_created_target_annotated_after_a_failed_second_write, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_retargeted_entry_removed_from_the_old_target, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,7 +238,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   if (n == (size_t)-1) n = 0; /* out of memory: names is NULL, reported below */
   Item *items = calloc(n ? n : 1, sizeof *items);
   po_ConsulOwner *owners = malloc((n ? n : 1) * sizeof *owners);
-  po_ConsulEntry *live = NULL, *want = malloc((n ? n : 1) * sizeof *want);
+  po_ConsulEntry *live = NULL, *bound = NULL, *want = malloc((n ? n : 1) * sizeof *want);
   if (!ar || !names || !items || !owners || !want) {
     snprintf(r.error, sizeof r.error, "out of memory");
     r.ok = false;
@@ -262,14 +262,38 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     it->uid = uid_of(obj);
     owners[m++] = (po_ConsulOwner){it->name, it->uid};
   }
-  size_t live_cap = po_Consul_OwnedEntries(target, owners, m, NULL, 0, &r.foreign_entries);
+  /* Entries bound to this target for PropertyOverrides that point elsewhere now (retargeted):
+   * still ours, as long as the PropertyOverride they name exists with that uid, so they are
+   * removed here. One that names no existing PropertyOverride is someone else's. */
+  size_t nowners = m, nbound = po_Consul_OwnedEntries(target, NULL, 0, NULL, 0, NULL);
+  bound = nbound ? malloc(nbound * sizeof *bound) : NULL;
+  po_ConsulOwner *all = malloc((m + nbound + 1) * sizeof *all);
+  if (!all || (nbound && !bound)) {
+    free(all);
+    snprintf(r.error, sizeof r.error, "out of memory");
+    r.ok = false;
+    goto done;
+  }
+  memcpy(all, owners, m * sizeof *all);
+  free(owners);
+  owners = all;
+  nbound = po_Consul_OwnedEntries(target, NULL, 0, bound, nbound, NULL);
+  for (size_t b = 0; b < nbound; b++) {
+    bool listed = false;
+    for (size_t o = 0; o < nowners && !listed; o++) listed = !strcmp(owners[o].name, bound[b].owner) && !strcmp(owners[o].uid, bound[b].uid);
+    if (listed) continue;
+    json_object *other = io->get_override(io->ctx, ns, bound[b].owner);
+    if (other && !strcmp(uid_of(other), bound[b].uid)) owners[nowners++] = (po_ConsulOwner){bound[b].owner, bound[b].uid};
+    json_object_put(other);
+  }
+  size_t live_cap = po_Consul_OwnedEntries(target, owners, nowners, NULL, 0, &r.foreign_entries);
   live = malloc((live_cap ? live_cap : 1) * sizeof *live);
   if (!live) {
     snprintf(r.error, sizeof r.error, "out of memory");
     r.ok = false;
     goto done;
   }
-  size_t nlive = po_Consul_OwnedEntries(target, owners, m, live, live_cap, NULL);
+  size_t nlive = po_Consul_OwnedEntries(target, owners, nowners, live, live_cap, NULL);
   r.foreign_object = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedForeign;
   report_foreign(io, kind, target, &r);
 
@@ -397,7 +421,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     if (args) want[nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
   }
   if (target_ok) {
-    po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, owners, m, want, nwant);
+    po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, owners, nowners, want, nwant);
     if (annotate && !plan.remove && plan.object) plan.changed = true; /* the annotation alone is a change */
     if (plan.changed) {
       const char *rv = json_object_get_string(get(get(target, "metadata"), "resourceVersion"));
@@ -511,6 +535,7 @@ done:
   }
   json_object_put(target);
   free(live);
+  free(bound);
   free(owners);
   free(want);
   free(items);
