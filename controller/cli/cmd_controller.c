@@ -92,8 +92,13 @@ static void override_changed(void *ctx, json_object *obj) {
   char key[600], old[600];
   po_Reconcile_OverrideKey(obj, key, sizeof key);
   po_TargetIndex_Set(app->index, meta(obj, "namespace"), meta(obj, "name"), key, old, sizeof old);
+  char held[600], old_held[600];
+  po_Reconcile_HeldKey(obj, held, sizeof held);
+  po_TargetIndex_SetHeld(app->index, meta(obj, "namespace"), meta(obj, "name"), held, old_held, sizeof old_held);
   enqueue(app, key);
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
+  if (*held) enqueue(app, held);                /* where its last valid generation is live */
+  if (*old_held && strcmp(old_held, held) != 0) enqueue(app, old_held);
 }
 
 static void override_added(void *ctx, json_object *obj) { override_changed(ctx, obj); }

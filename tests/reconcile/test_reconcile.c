@@ -216,6 +216,9 @@ static void apply_override(const char *name, int gen, const char *target, const 
   char key[300], old[300];
   po_Reconcile_OverrideKey(o, key, sizeof key);
   po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
+  char held[300];
+  po_Reconcile_HeldKey(o, held, sizeof held); /* as the informer handler does */
+  po_TargetIndex_SetHeld(IX, "default", name, held, old, sizeof old);
 }
 
 static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
@@ -627,6 +630,31 @@ static void test_retargeted_entry_removed_from_the_old_target(void **state) {
   assert_int_equal(json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")), 1);
 }
 
+/* An invalid update that also moves targetRef: the last valid generation stays live where it
+ * is; deleting the PropertyOverride then waits for that target to drop it. */
+static void test_invalid_update_moving_targetref_keeps_the_live_entry(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  apply_override("a", 2, "api", kBad);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 1);
+  assert_null(slot("ServiceDefaults/default/api", false));
+  /* deleted: the finalizer stays until web has dropped the entry */
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  po_ReconcileResult r = po_Reconcile(&IO, IX, "ServiceDefaults/default/api");
+  assert_false(r.ok);
+  assert_non_null(strstr(r.error, "waiting for ServiceDefaults/default/web"));
+  assert_non_null(po("a"));
+  assert_true(run().ok);
+  assert_null(target()); /* created for a, now empty */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_null(po("a"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -648,6 +676,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_generation_not_adopted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_created_target_annotated_after_a_failed_second_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retargeted_entry_removed_from_the_old_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_invalid_update_moving_targetref_keeps_the_live_entry, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 typedef struct {
   char *po;     /* "ns/name" */
   char *target; /* target key */
+  char *held;   /* the target its last valid generation is live in, when another; or NULL */
 } Entry;
 
 struct po_TargetIndex {
@@ -32,6 +33,7 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   for (size_t i = 0; i < ix->len; i++) {
     free(ix->by_po[i].po);
     free(ix->by_po[i].target);
+    free(ix->by_po[i].held);
   }
   free(ix->by_po);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
@@ -95,7 +97,7 @@ void po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
       ix->cap = cap;
     }
     memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, strdup(target_key)};
+    ix->by_po[at] = (Entry){po, strdup(target_key), NULL};
     ix->len++;
   }
   pthread_mutex_unlock(&ix->mu);
@@ -111,8 +113,24 @@ void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
   if (found) {
     free(ix->by_po[at].po);
     free(ix->by_po[at].target);
+    free(ix->by_po[at].held);
     memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
     ix->len--;
+  }
+  pthread_mutex_unlock(&ix->mu);
+}
+
+void po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
+                            size_t size) {
+  char po[600];
+  snprintf(po, sizeof po, "%s/%s", ns, name);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = find(ix, po, &found);
+  copy_out(old_held, size, found && ix->by_po[at].held ? ix->by_po[at].held : "");
+  if (found) {
+    free(ix->by_po[at].held);
+    ix->by_po[at].held = held_key && *held_key ? strdup(held_key) : NULL;
   }
   pthread_mutex_unlock(&ix->mu);
 }
@@ -136,7 +154,9 @@ size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*
   bool found;
   size_t at = find(ix, prefix, &found);
   for (size_t i = at; i < ix->len && strncmp(ix->by_po[i].po, prefix, nl + 1) == 0; i++) {
-    if (strcmp(ix->by_po[i].target, target_key) != 0) continue;
+    if (strcmp(ix->by_po[i].target, target_key) != 0 && (!ix->by_po[i].held || strcmp(ix->by_po[i].held, target_key) != 0)) {
+      continue;
+    }
     if (count < cap) copy_out(names[count], sizeof names[count], ix->by_po[i].po + nl + 1);
     count++;
   }

@@ -33,3 +33,22 @@ void po_Reconcile_OverrideKey(const json_object *po, char *key, size_t size) {
   }
   po_Reconcile_TargetKey(proxy ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults, ns, proxy ? "global" : name, key, size);
 }
+
+void po_Reconcile_HeldKey(const json_object *po, char *key, size_t size) {
+  key[0] = '\0';
+  json_object *st = NULL, *lv = NULL, *spec = NULL, *meta = NULL;
+  if (!json_object_object_get_ex(po, "status", &st) || !json_object_object_get_ex(st, "lastValid", &lv) ||
+      !json_object_object_get_ex(lv, "spec", &spec) || !json_object_object_get_ex(po, "metadata", &meta)) {
+    return;
+  }
+  /* The key po_Reconcile_OverrideKey gives for the recorded spec, in the object's namespace. */
+  json_object *syn = json_object_new_object(), *m = json_object_new_object(), *ns = NULL;
+  if (json_object_object_get_ex(meta, "namespace", &ns)) json_object_object_add(m, "namespace", json_object_get(ns));
+  json_object_object_add(syn, "metadata", m);
+  json_object_object_add(syn, "spec", json_object_get(spec));
+  char current[600];
+  po_Reconcile_OverrideKey(syn, key, size);
+  po_Reconcile_OverrideKey(po, current, sizeof current);
+  if (strcmp(key, current) == 0) key[0] = '\0';
+  json_object_put(syn);
+}

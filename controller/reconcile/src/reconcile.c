@@ -14,6 +14,8 @@ typedef struct {
   json_object *obj;            /* cached object (owned) */
   po_CompiledOverride c;
   bool deleting;
+  bool held;                   /* listed here for its last valid generation; its spec points elsewhere */
+  char held_key[600];          /* where its last valid generation is live, when not here */
   bool has_finalizer;
   bool refused;                /* the tenancy policy does not let it write this target */
   bool over_limit;             /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
@@ -161,6 +163,25 @@ static void others_usage(json_object *target, size_t *entries, size_t *patches) 
   *patches = p;
 }
 
+/* Whether the target at `it->held_key` still holds an entry of this PropertyOverride. */
+static bool held_elsewhere(const po_ReconcileIO *io, const Item *it) {
+  char kind_s[32] = "", ns[254] = "", name[254] = "";
+  const char *s1 = strchr(it->held_key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+  if (!s1 || !s2 || (size_t)(s1 - it->held_key) >= sizeof kind_s || (size_t)(s2 - s1 - 1) >= sizeof ns ||
+      strlen(s2 + 1) >= sizeof name) {
+    return false;
+  }
+  memcpy(kind_s, it->held_key, (size_t)(s1 - it->held_key));
+  memcpy(ns, s1 + 1, (size_t)(s2 - s1 - 1));
+  strcpy(name, s2 + 1);
+  po_TargetKind kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
+  json_object *t = io->get_target(io->ctx, kind, ns, name);
+  po_ConsulOwner me = {it->name, it->uid};
+  bool held = t && po_Consul_OwnedEntries(t, &me, 1, NULL, 0, NULL) > 0;
+  json_object_put(t);
+  return held;
+}
+
 /* The entry's arguments with our marker for the target it goes into (a new reference). */
 static json_object *marked(const Item *it, const char *target_uid) {
   json_object *args = copy(it->entry_args);
@@ -250,13 +271,16 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   for (size_t i = 0; i < n; i++) {
     json_object *obj = io->get_override(io->ctx, ns, names[i]);
     if (!obj) continue;
-    char k[600];
+    char k[600], hk[600];
     po_Reconcile_OverrideKey(obj, k, sizeof k);
-    if (strcmp(k, key) != 0) { /* the cache moved on since the index was read */
+    po_Reconcile_HeldKey(obj, hk, sizeof hk);
+    if (strcmp(k, key) != 0 && strcmp(hk, key) != 0) { /* the cache moved on since the index was read */
       json_object_put(obj);
       continue;
     }
     Item *it = &items[m];
+    it->held = strcmp(k, key) != 0;
+    snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
     snprintf(it->name, sizeof it->name, "%s", names[i]);
     it->obj = obj;
     it->uid = uid_of(obj);
@@ -312,6 +336,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
       it->refused = true;
       continue;
     }
+    if (it->held && it->c.accepted) continue; /* valid where it points now: its entry moves there */
     if (it->c.accepted) {
       it->entry_args = po_Value_ToJsonC(it->c.consul_arguments);
       it->entry_generation = it->c.generation;
@@ -341,7 +366,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
    * written: its deletion must wait for the cleanup. */
   for (size_t i = 0; i < m; i++) {
     Item *it = &items[i];
-    if (it->deleting || it->has_finalizer || it->refused) continue;
+    if (it->deleting || it->has_finalizer || it->refused || it->held) continue;
     json_object *patch = finalizer_patch(it->obj, true);
     char err[256];
     po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
@@ -444,8 +469,15 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   io->now(io->ctx, now);
   for (size_t i = 0; i < m; i++) {
     Item *it = &items[i];
+    if (it->held) continue; /* its own target's reconcile writes its status and finalizer */
     if (it->deleting) {
-      /* Its entry is gone from the target once the write above succeeded. */
+      /* Its entry is gone from the target once the write above succeeded; where its last valid
+       * generation was held (another target) it must be gone too before the finalizer goes. */
+      if (target_ok && it->has_finalizer && *it->held_key && held_elsewhere(io, it)) {
+        set_error(&r, kPo_WriteConflict, po_Arena_Printf(ar, "deleting %s", it->name),
+                  po_Arena_Printf(ar, "waiting for %s to drop its entry", it->held_key));
+        continue;
+      }
       if (target_ok && it->has_finalizer) {
         json_object *patch = finalizer_patch(it->obj, false);
         char err[256];

@@ -75,6 +75,11 @@ void po_TargetIndex_Free(po_TargetIndex *ix);
 void po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key,
                         char *old_key, size_t size);
 void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size);
+/* A second target a PropertyOverride is listed under: the one its last valid generation is live
+ * in, while its current spec points elsewhere ("" for none). An invalid update that also moves
+ * targetRef must not remove that generation from where it is live. Returns the previous one. */
+void po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
+                            size_t size);
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
@@ -88,6 +93,9 @@ bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget)
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
 void po_Reconcile_OverrideKey(const struct json_object *po, char *key, size_t size);
 void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name, char *key, size_t size);
+/* The key of the target status.lastValid's spec points at, when it differs from the current one
+ * (else ""). */
+void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
 
 typedef struct {
   bool ok;
