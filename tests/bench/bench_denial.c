@@ -87,6 +87,21 @@ static char *key_bomb_review(int keys, size_t *len) {
   return s.p;
 }
 
+/* The costliest shape per byte for json-c (about half a kilobyte per empty object): just under
+ * the review's bound on objects and arrays. */
+static char *empty_objects_review(int n, size_t *len) {
+  Str s = {0};
+  review_head(&s, "propertyoverride.io", "PropertyOverride");
+  add(&s, "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"bench\","
+          "\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"name\":\"api\"},\"patches\":[{\"resourceFilter\":"
+          "{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection\","
+          "\"value\":[");
+  for (int i = 0; i < n; i++) add(&s, i ? ",{}" : "{}");
+  add(&s, "]}]}}}}");
+  *len = s.len;
+  return s.p;
+}
+
 static char *consul_review(int entries, int patches, size_t *len) {
   Str s = {0};
   review_head(&s, "consul.hashicorp.com", "ServiceDefaults");
@@ -201,6 +216,7 @@ int main(int argc, char **argv) {
       {"ServiceDefaults, 100 entries x 100 bad patches (both limits)", NULL, 0},
       {"ServiceDefaults, 200 entries x 100 bad patches (over the limit)", NULL, 0},
       {"PropertyOverride, 1 patch, a value of 100,000 unknown keys", NULL, 0},
+      {"PropertyOverride, a list of 99,000 empty objects (under the bound)", NULL, 0},
   };
   cases[0].body = override_review(100, &cases[0].len);
   cases[1].body = override_review(10000, &cases[1].len);
@@ -208,6 +224,7 @@ int main(int argc, char **argv) {
   cases[3].body = consul_review(kPo_MaxExtensionsPerConsulObject, 100, &cases[3].len);
   cases[4].body = consul_review(200, 100, &cases[4].len);
   cases[5].body = key_bomb_review(100000, &cases[5].len);
+  cases[6].body = empty_objects_review(99000, &cases[6].len);
   size_t n = sizeof cases / sizeof *cases;
   if (peak >= 0) return (size_t)peak < n ? peak_main(cases[peak].body, cases[peak].len) : 2;
   if (once) {

@@ -353,6 +353,36 @@ static void expect_400(const char *body, size_t len, const char *why) {
   po_Arena_Free(a);
 }
 
+/* Memory goes by JSON values: a body of many empty objects is refused before json-c sees it,
+ * while the largest object the per-object limits admit still passes the count. */
+static void test_too_many_values_refused_before_decoding(void **state) {
+  (void)state;
+  const char *head = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
+                     "\"object\":{\"spec\":{\"patches\":[{\"value\":[";
+  size_t n = 150000, len = strlen(head) + n * 3 + 16;
+  char *body = malloc(len);
+  assert_non_null(body);
+  size_t at = (size_t)sprintf(body, "%s", head);
+  for (size_t i = 0; i < n; i++) at += (size_t)sprintf(body + at, i ? ",{}" : "{}");
+  at += (size_t)sprintf(body + at, "]}]}}}}");
+  po_Arena *a = po_Arena_New();
+  int status = 0;
+  char err[512];
+  assert_null(po_Admission_Review(body, at, NULL, a, &status, err, sizeof err));
+  assert_int_equal(status, 413);
+  assert_non_null(strstr(err, "150007 JSON objects and arrays"));
+  assert_non_null(strstr(err, "at most 100000"));
+  /* a string holding braces is not counted */
+  at = (size_t)sprintf(body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\",\"x\":\"");
+  for (size_t i = 0; i < n; i++) at += (size_t)sprintf(body + at, "{}[");
+  at += (size_t)sprintf(body + at, "\\\"\"}}");
+  json_object *out = po_Admission_Review(body, at, NULL, a, &status, err, sizeof err);
+  assert_non_null(out);
+  json_object_put(out);
+  po_Arena_Free(a);
+  free(body);
+}
+
 static void test_nul_uid_and_trailing_bytes(void **state) {
   (void)state;
   static const char ok[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\"}}";
@@ -424,6 +454,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_describe_bounded_for_conditions),
       cmocka_unit_test(test_limits_per_object),
       cmocka_unit_test(test_nul_uid_and_trailing_bytes),
+      cmocka_unit_test(test_too_many_values_refused_before_decoding),
       cmocka_unit_test(test_tenancy),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

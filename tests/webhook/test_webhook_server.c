@@ -365,6 +365,11 @@ static void test_expect_continue_with_huge_body_gets_413(void **state) {
                                       "Content-Length: 1000000000000\r\nExpect: 100-continue\r\n\r\n"),
                    413);
   assert_int_equal(first_status(port, "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 4194304\r\n\r\n"), 413);
+  /* A chunked body is refused at once (chunk sizes and trailers can be trickled with no data to
+   * check a deadline on; the API server always sends a Content-Length). */
+  double t0 = now();
+  assert_int_equal(first_status(port, "POST /validate HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n1;e="), 0);
+  assert_true(now() - t0 < kPromptSeconds);
   /* Within the limit, 100 Continue as usual. */
   assert_int_equal(first_status(port, "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\nExpect: 100-continue\r\n\r\n"),
                    100);

@@ -74,9 +74,49 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
   return po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
 }
 
+/* Memory goes by the number of JSON values, not bytes: json-c spends about half a kilobyte on an
+ * empty object, so a 3 MiB body of `{},{},...` would cost over 800 MB (seen). One linear scan
+ * (strings skipped) counts them before anything is allocated; a review over the bounds is
+ * refused. The bounds hold the largest objects the limits admit (10,000 patches in one
+ * ServiceDefaults, in object and oldObject) with room to spare. */
+enum { kMaxContainers = 100000, kMaxValues = 400000 };
+
+static bool too_complex(const char *body, size_t len, char *error, size_t size) {
+  size_t containers = 0, values = 0;
+  bool in_string = false, in_scalar = false;
+  for (size_t i = 0; i < len; i++) {
+    char c = body[i];
+    if (in_string) {
+      if (c == '\\') i++;
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    bool scalar_char = !strchr("{}[],: \t\r\n\"", c);
+    if (scalar_char && !in_scalar) values++;
+    in_scalar = scalar_char;
+    if (c == '"') {
+      in_string = true;
+      values++; /* keys counted too: each is an allocation as well */
+    } else if (c == '{' || c == '[') {
+      containers++;
+      values++;
+    }
+  }
+  if (containers <= kMaxContainers && values <= kMaxValues) return false;
+  snprintf(error, size,
+           "the AdmissionReview holds %zu JSON objects and arrays and %zu values in all; at most %d and %d are "
+           "decoded (no PropertyOverride or Consul object within the per-object limits comes near them)",
+           containers, values, kMaxContainers, kMaxValues);
+  return true;
+}
+
 json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a, int *http_status,
                                  char *error, size_t size) {
   *http_status = 200;
+  if (too_complex(body, len, error, size)) {
+    *http_status = 413;
+    return NULL;
+  }
   json_tokener *tok = json_tokener_new_ex(64);
   json_object *review = tok ? json_tokener_parse_ex(tok, body, (int)len) : NULL;
   bool bad_json = !review || json_tokener_get_error(tok) != json_tokener_success;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -222,6 +223,18 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     if (!rq) return MHD_NO;
     clock_gettime(CLOCK_MONOTONIC, &rq->start);
     *ctx = rq;
+    /* Each request has the short timeout until it is complete (a keep-alive connection had the
+     * long one since its previous request). */
+    MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.handshake_timeout);
+    /* The API server always sends a Content-Length. A chunked body is refused: its chunk sizes,
+     * extensions and trailers can be trickled without delivering data, so no deadline on the
+     * body could be checked. */
+    const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+    if (te && strcasecmp(te, "identity") != 0) {
+      /* MHD cannot answer before such a body is read, so the connection is closed. */
+      if (s->opt.observe) s->opt.observe(s->opt.observe_ctx, 411, false, since(rq->start));
+      return MHD_NO;
+    }
     /* A declared body over the limit is refused before it is read, and before MHD would answer
      * `Expect: 100-continue` with 100 (it does not once a response is queued). */
     const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
