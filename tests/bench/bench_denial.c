@@ -68,15 +68,21 @@ static char *override_review(int patches, size_t *len) {
   return s.p;
 }
 
+/* A review of a PropertyOverride with one patch of /outlier_detection, up to its value. */
+static void one_patch_review_head(Str *s) {
+  review_head(s, "propertyoverride.io", "PropertyOverride");
+  add(s, "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"bench\","
+          "\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"name\":\"api\"},\"patches\":[{\"resourceFilter\":"
+          "{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection\","
+          "\"value\":");
+}
+
 /* One patch whose value is an object of `keys` unknown fields: what made the old value decoder
  * quadratic (a scan of the map per key), whatever the patch limits. */
 static char *key_bomb_review(int keys, size_t *len) {
   Str s = {0};
-  review_head(&s, "propertyoverride.io", "PropertyOverride");
-  add(&s, "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"bench\","
-          "\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"name\":\"api\"},\"patches\":[{\"resourceFilter\":"
-          "{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection\","
-          "\"value\":{");
+  one_patch_review_head(&s);
+  add(&s, "{");
   for (int i = 0; i < keys; i++) {
     char t[64];
     snprintf(t, sizeof t, "%s\"unknown_%d\":%d", i ? "," : "", i, i);
@@ -91,11 +97,8 @@ static char *key_bomb_review(int keys, size_t *len) {
  * the review's bound on objects and arrays. */
 static char *empty_objects_review(int n, size_t *len) {
   Str s = {0};
-  review_head(&s, "propertyoverride.io", "PropertyOverride");
-  add(&s, "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"bench\","
-          "\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"name\":\"api\"},\"patches\":[{\"resourceFilter\":"
-          "{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection\","
-          "\"value\":[");
+  one_patch_review_head(&s);
+  add(&s, "[");
   for (int i = 0; i < n; i++) add(&s, i ? ",{}" : "{}");
   add(&s, "]}]}}}}");
   *len = s.len;
