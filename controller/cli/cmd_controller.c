@@ -451,6 +451,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       metrics, kPo_Metric_Counter, "propertyoverride_foreign_markers_total",
       "Look-alike PropertyOverride markers (kind entry or object) found in targets and left alone, once per target revision.",
       1, fl, 0, NULL);
+  po_KubeIO_Init(&app.io);
   app.table = po_KubeIO_Table(&app.io);
   static const char *const wl[] = {"code", "allowed"};
   app.wh_requests = po_Metrics_Register(metrics, kPo_Metric_Counter, "propertyoverride_webhook_requests_total",

@@ -163,11 +163,7 @@ static uint64_t hash(const char *s) {
 /* True the first time this (key, resourceVersion) is seen: a reconcile repeats for many reasons,
  * a report should not. */
 static bool first_sighting(po_KubeIO *k, const char *key, const char *rv) {
-  static pthread_mutex_t init = PTHREAD_MUTEX_INITIALIZER;
-  pthread_mutex_lock(&init);
-  if (!k->seen && (k->seen = calloc(1, sizeof *k->seen))) pthread_mutex_init(&k->seen->mu, NULL);
-  pthread_mutex_unlock(&init);
-  if (!k->seen) return true;
+  if (!k->seen) return true; /* no table (out of memory at start): report every time */
   struct po_SeenRevisions *sr = k->seen;
   size_t b = hash(key) % (sizeof sr->buckets / sizeof sr->buckets[0]);
   pthread_mutex_lock(&sr->mu);
@@ -196,6 +192,10 @@ static void target_event(void *ctx, po_TargetKind kind, json_object *about, cons
   if (!first_sighting(k, key, meta_str(about, "resourceVersion"))) return;
   if (k->foreign_markers) po_Series_Inc(po_Family_WithLabels(k->foreign_markers, strcmp(reason, "ForeignObject") ? "entry" : "object"));
   post_event(k, PO_CONSUL_GROUP "/" PO_CONSUL_VERSION, po_TargetKind_Name(kind), about, type, reason, message);
+}
+
+void po_KubeIO_Init(po_KubeIO *k) {
+  if ((k->seen = calloc(1, sizeof *k->seen))) pthread_mutex_init(&k->seen->mu, NULL);
 }
 
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {

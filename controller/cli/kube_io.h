@@ -24,6 +24,8 @@ typedef struct {
   struct po_SeenRevisions *seen; /* which target revisions were reported already */
 } po_KubeIO;
 
+/* Allocates what the table keeps between calls (the reported revisions); before the first use. */
+void po_KubeIO_Init(po_KubeIO *k);
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k);
 /* Whether every informer has synced (the reconcile's gate and the readiness check). When not,
  * `reason` (may be NULL) says which namespace's caches are missing. */

@@ -22,7 +22,6 @@ typedef struct {
   char refusal[512];
   json_object *entry_args;     /* the arguments to write (owned; the marker is set when planned) */
   int64_t entry_generation;
-  bool from_record;            /* entry_args recompiled from status.lastValid */
   json_object *last_valid;     /* owned: the status.lastValid to record, when accepted */
 } Item;
 
@@ -163,18 +162,25 @@ static void others_usage(json_object *target, size_t *entries, size_t *patches) 
   *patches = p;
 }
 
+/* "Kind/ns/name" split; false when malformed. */
+static bool parse_key(const char *key, po_TargetKind *kind, char ns[254], char name[254]) {
+  char kind_s[32];
+  const char *s1 = strchr(key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
+  if (!s1 || !s2 || (size_t)(s1 - key) >= sizeof kind_s || (size_t)(s2 - s1 - 1) >= 254 || strlen(s2 + 1) >= 254) return false;
+  memcpy(kind_s, key, (size_t)(s1 - key));
+  kind_s[s1 - key] = '\0';
+  memcpy(ns, s1 + 1, (size_t)(s2 - s1 - 1));
+  ns[s2 - s1 - 1] = '\0';
+  strcpy(name, s2 + 1);
+  *kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
+  return true;
+}
+
 /* Whether the target at `it->held_key` still holds an entry of this PropertyOverride. */
 static bool held_elsewhere(const po_ReconcileIO *io, const Item *it) {
-  char kind_s[32] = "", ns[254] = "", name[254] = "";
-  const char *s1 = strchr(it->held_key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-  if (!s1 || !s2 || (size_t)(s1 - it->held_key) >= sizeof kind_s || (size_t)(s2 - s1 - 1) >= sizeof ns ||
-      strlen(s2 + 1) >= sizeof name) {
-    return false;
-  }
-  memcpy(kind_s, it->held_key, (size_t)(s1 - it->held_key));
-  memcpy(ns, s1 + 1, (size_t)(s2 - s1 - 1));
-  strcpy(name, s2 + 1);
-  po_TargetKind kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
+  po_TargetKind kind;
+  char ns[254], name[254];
+  if (!parse_key(it->held_key, &kind, ns, name)) return false;
   json_object *t = io->get_target(io->ctx, kind, ns, name);
   po_ConsulOwner me = {it->name, it->uid};
   bool held = t && po_Consul_OwnedEntries(t, &me, 1, NULL, 0, NULL) > 0;
@@ -230,19 +236,13 @@ static void report_foreign(const po_ReconcileIO *io, po_TargetKind kind, json_ob
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key) {
   po_ReconcileResult r = {.ok = true};
-  char kind_s[32], ns[254], name[254];
-  const char *s1 = strchr(key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-  if (!s1 || !s2 || (size_t)(s1 - key) >= sizeof kind_s || (size_t)(s2 - s1 - 1) >= sizeof ns || strlen(s2 + 1) >= sizeof name) {
+  char ns[254], name[254];
+  po_TargetKind kind;
+  if (!parse_key(key, &kind, ns, name)) {
     snprintf(r.error, sizeof r.error, "malformed key '%s'", key);
     r.ok = false;
     return r;
   }
-  memcpy(kind_s, key, (size_t)(s1 - key));
-  kind_s[s1 - key] = '\0';
-  memcpy(ns, s1 + 1, (size_t)(s2 - s1 - 1));
-  ns[s2 - s1 - 1] = '\0';
-  strcpy(name, s2 + 1);
-  po_TargetKind kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
   if (io->synced && !io->synced(io->ctx)) {
     r.ok = false;
     r.not_synced = true;
@@ -349,7 +349,6 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
      * from the status record, or (no usable record: a status write that failed) the entry
      * written for this very PropertyOverride, if Consul's check still accepts it. */
     it->entry_args = recompile_record(obj, key, ar, &it->entry_generation);
-    it->from_record = it->entry_args != NULL;
     for (size_t l = 0; !it->entry_args && l < nlive; l++) {
       /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
        * generation the PropertyOverride never had was not written by us */
