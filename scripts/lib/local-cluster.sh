@@ -74,13 +74,14 @@ metadata:
   name: propertyoverride
 webhooks:
   - name: validate.propertyoverride.io
-    admissionReviewVersions: [v1]
-    sideEffects: None
-    failurePolicy: $policy
-    timeoutSeconds: 5
-    clientConfig:
-      url: https://127.0.0.1:$LC_WEBHOOK_PORT/validate
-      caBundle: $ca
+    <<: &call # how the API server calls the webhook, shared by both entries (a YAML merge key)
+      admissionReviewVersions: [v1]
+      sideEffects: None
+      failurePolicy: $policy
+      timeoutSeconds: 5
+      clientConfig:
+        url: https://127.0.0.1:$LC_WEBHOOK_PORT/validate
+        caBundle: $ca
     rules:
       - apiGroups: [propertyoverride.io]
         apiVersions: [v1alpha1]
@@ -88,13 +89,7 @@ webhooks:
         resources: [propertyoverrides]
   # As deploy/ registers it: only the target writes the webhook could refuse (matchConditions).
   - name: targets.validate.propertyoverride.io
-    admissionReviewVersions: [v1]
-    sideEffects: None
-    failurePolicy: $policy
-    timeoutSeconds: 5
-    clientConfig:
-      url: https://127.0.0.1:$LC_WEBHOOK_PORT/validate
-      caBundle: $ca
+    <<: *call
     rules:
       - apiGroups: [consul.hashicorp.com]
         apiVersions: [v1alpha1]
