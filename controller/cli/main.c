@@ -1,8 +1,11 @@
 /* propertyoverride: the command. Subcommands live in cmd_*.c. Installed also as
  * kubectl-propertyoverride (a kubectl plugin: `kubectl propertyoverride ...` runs it with the
  * remaining words), which behaves the same; only the usage names it so. */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -34,6 +37,31 @@ static const char *self_name(const char *argv0) {
   return strcmp(base, "kubectl-propertyoverride") == 0 ? "kubectl propertyoverride" : "propertyoverride";
 }
 
+/* `controller` runs propertyoverride-controller, the executable beside this one (the real file,
+ * through /proc/self/exe, so the kubectl plugin's symlink and any PATH lead to it): the one-shot
+ * commands then load none of the controller's libraries (controller/cli/CMakeLists.txt). exec
+ * keeps the process id, so signals and the exit status are the controller's own. */
+static int run_controller(const char *self, char **argv) {
+  char path[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", path, sizeof path - 1);
+  static const char kHelper[] = "propertyoverride-controller";
+  int err = errno;
+  if (n > 0) {
+    path[n] = '\0';
+    err = ENAMETOOLONG;
+    char *slash = strrchr(path, '/');
+    if (slash && (size_t)(slash + 1 - path) + sizeof kHelper <= sizeof path) {
+      memcpy(slash + 1, kHelper, sizeof kHelper);
+      argv[0] = path;
+      execv(path, argv);
+      err = errno;
+    }
+  }
+  fprintf(stderr, "%s controller: cannot run %s: %s (it is installed beside %s; reinstall both)\n", self,
+          n > 0 ? path : kHelper, strerror(err), self);
+  return kPo_ExitUsage;
+}
+
 int main(int argc, char **argv) {
   const char *self = self_name(argc > 0 ? argv[0] : NULL);
   if (argc < 2) {
@@ -43,7 +71,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   if (!strcmp(cmd, "patch")) return po_Cmd_Patch(argc - 1, argv + 1);
   if (!strcmp(cmd, "validate")) return po_Cmd_Validate(argc - 1, argv + 1);
-  if (!strcmp(cmd, "controller")) return po_Cmd_Controller(argc - 1, argv + 1);
+  if (!strcmp(cmd, "controller")) return run_controller(self, argv);
   if (!strcmp(cmd, "render")) return po_Cmd_Render(argc - 1, argv + 1);
   if (!strcmp(cmd, "explain")) return po_Cmd_Explain(argc - 1, argv + 1);
   if (!strcmp(cmd, "completion")) return po_Cmd_Completion(argc - 1, argv + 1);
