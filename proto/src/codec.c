@@ -31,7 +31,16 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
   if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
   upb_Status st;
   upb_Status_Clear(&st);
-  if (!upb_JsonDecode(json, len, msg, m, s->pool, 0, arena, &st)) {
+  po_Schema_NeedJsonTypes_(s, json, len);
+  bool ok = upb_JsonDecode(json, len, msg, m, s->pool, 0, arena, &st);
+  /* On demand, an "@type" the scan could not read (escaped) names a file not loaded yet. */
+  if (!ok && po_Schema_NeedAll_(s)) {
+    upb_Status_Clear(&st);
+    msg = upb_Message_New(m, arena);
+    if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+    ok = upb_JsonDecode(json, len, msg, m, s->pool, 0, arena, &st);
+  }
+  if (!ok) {
     po_Status_Set(status, kPo_ErrParse, "invalid %s JSON: %s", upb_MessageDef_FullName(m),
                   upb_Status_ErrorMessage(&st));
     return NULL;
@@ -112,6 +121,11 @@ char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Mess
     if (!buf) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
     upb_Status_Clear(&st);
     size_t need = upb_JsonEncode(msg, m, s->pool, opts, buf, cap, &st);
+    /* On demand, an Any's type may be in a file not loaded yet: load them all, once. */
+    if (need == (size_t)-1 && po_Schema_NeedAll_(s)) {
+      pass--;
+      continue;
+    }
     if (need == (size_t)-1) {
       char path[kPoPathMax];
       po_Status why;

@@ -11,7 +11,9 @@
 
 const upb_Message *po_Schema_FieldRules(const po_Schema *s, const upb_FieldDef *f,
                                         upb_Arena *arena, const upb_MessageDef **rules_def) {
-  if (!s->rules_ext || !s->field_options || !upb_FieldDef_HasOptions(f)) return NULL;
+  if (!upb_FieldDef_HasOptions(f)) return NULL;
+  po_Schema_NeedRules_(s);
+  if (!s->rules_ext || !s->field_options) return NULL;
   size_t len = 0;
   char *bytes = google_protobuf_FieldOptions_serialize(upb_FieldDef_Options(f), arena, &len);
   if (!bytes || len == 0) return NULL;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "google/protobuf/descriptor.upb.h"
+#include "schema_index.h"
 #include "schema_internal.h"
 
 extern const unsigned char po_envoy_descriptor_set[];
@@ -50,6 +51,7 @@ po_Schema *po_Schema_New(const void *set, size_t size, po_Status *status) {
     }
   }
   s->file_count = n;
+  s->complete = true;
   upb_Arena_Free(tmp);
   tmp = NULL;
   for (int i = 0; i < kResourceCount; i++) {
@@ -73,8 +75,132 @@ fail:
 void po_Schema_Free(po_Schema *s) {
   if (!s) return;
   if (s->pool) upb_DefPool_Free(s->pool);
+  free(s->loaded);
   free(s);
 }
+
+/* ---- on demand --------------------------------------------------------------------------------
+ * Loading all of the embedded set costs about 25 M instructions (7.5 M to parse the 0.5 MB set,
+ * 18 M to build the defs of its ~400 files), 5x what a one-shot `validate -f` may spend in all.
+ * A Cluster patch needs the ~90 files Cluster imports, transitively. On demand, the build-time
+ * index (proto/tools/index.c) says where each file's bytes are, what it imports and which file
+ * defines each name, so a lookup loads that file and its imports (imports first, as
+ * upb_DefPool_AddFile requires) and nothing else. Adding to a upb_DefPool is not thread-safe,
+ * so this is for single-threaded processes; the controller loads everything once. */
+
+static bool g_on_demand;
+
+void po_Schema_LoadOnDemand(void) { g_on_demand = true; }
+
+/* Adds file i after its imports; false when the set is broken (it cannot be: it loaded whole
+ * at build time, but a failure is said, not hidden). Recursion depth is the import depth. */
+static bool load_file(po_Schema *s, size_t i, upb_Arena *tmp, po_Status *status) {
+  if (s->loaded[i]) return true;
+  const po_SchemaFileIndex *fi = &po_envoy_files[i];
+  for (uint32_t d = 0; d < fi->dep_count; d++) {
+    if (!load_file(s, po_envoy_file_deps[fi->deps + d], tmp, status)) return false;
+  }
+  const google_protobuf_FileDescriptorProto *file = google_protobuf_FileDescriptorProto_parse(
+      (const char *)po_envoy_descriptor_set + fi->offset, fi->size, tmp);
+  upb_Status st;
+  upb_Status_Clear(&st);
+  if (!file || !upb_DefPool_AddFile(s->pool, file, &st)) {
+    po_Status_Set(status, kPo_ErrParse, "schema: file %zu of the embedded set: %s", i,
+                  file ? upb_Status_ErrorMessage(&st) : "does not parse");
+    return false;
+  }
+  s->loaded[i] = 1;
+  return true;
+}
+
+static bool load_files(po_Schema *s, size_t first, size_t end, po_Status *status) {
+  upb_Arena *tmp = upb_Arena_New();
+  if (!tmp) return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), false;
+  bool ok = true;
+  for (size_t i = first; ok && i < end; i++) ok = load_file(s, i, tmp, status);
+  upb_Arena_Free(tmp);
+  return ok;
+}
+
+/* The file defining `name` (binary search of the index), or -1. */
+static long file_of(const char *name, size_t len) {
+  size_t lo = 0, hi = po_envoy_symbol_count;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    const char *sym = po_envoy_symbols[mid].name;
+    int c = strncmp(sym, name, len);
+    if (c == 0 && sym[len] != '\0') c = 1;
+    if (c == 0) return (long)po_envoy_symbols[mid].file;
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return -1;
+}
+
+/* Loads the file defining `name` (not NUL-terminated) and its imports; false when no file does
+ * or it would not load. */
+static bool need_symbol(po_Schema *s, const char *name, size_t len) {
+  if (s->complete) return false;
+  long f = file_of(name, len);
+  po_Status st;
+  po_Status_Clear(&st);
+  return f >= 0 && !s->loaded[f] && load_files(s, (size_t)f, (size_t)f + 1, &st);
+}
+
+static po_Schema *new_on_demand(po_Status *status) {
+  po_Schema *s = calloc(1, sizeof *s);
+  if (s) s->loaded = calloc(po_envoy_file_count ? po_envoy_file_count : 1, 1);
+  if (s) s->pool = upb_DefPool_New();
+  if (!s || !s->loaded || !s->pool) {
+    po_Schema_Free(s);
+    return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), NULL;
+  }
+  s->file_count = po_envoy_file_count;
+  return s;
+}
+
+void po_Schema_NeedRules_(const po_Schema *cs) {
+  po_Schema *s = (po_Schema *)cs; /* on demand only: the pool grows behind the const view */
+  if (s->complete || s->rules_ext) return;
+  static const char kOpts[] = "google.protobuf.FieldOptions", kRules[] = "validate.rules";
+  need_symbol(s, kOpts, sizeof kOpts - 1);
+  need_symbol(s, kRules, sizeof kRules - 1);
+  s->field_options = upb_DefPool_FindMessageByName(s->pool, kOpts);
+  s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, kRules);
+}
+
+void po_Schema_NeedJsonTypes_(const po_Schema *cs, const char *json, size_t len) {
+  po_Schema *s = (po_Schema *)cs;
+  if (s->complete) return;
+  static const char kKey[] = "\"@type\"";
+  const char *end = json + len;
+  for (const char *p = json; p < end && (p = memchr(p, '"', (size_t)(end - p))) != NULL; p++) {
+    if ((size_t)(end - p) < sizeof kKey || memcmp(p, kKey, sizeof kKey - 1) != 0) continue;
+    const char *v = p + sizeof kKey - 1;
+    while (v < end && strchr(" \t\r\n:", *v) && *v) v++;
+    if (v >= end || *v != '"') continue;
+    v++;
+    const char *q = memchr(v, '"', (size_t)(end - v));
+    if (!q) return;
+    /* "type.googleapis.com/envoy.config.cluster.v3.Cluster": the name after the last '/'. */
+    const char *name = v;
+    for (const char *c = v; c < q; c++) if (*c == '/') name = c + 1;
+    need_symbol(s, name, (size_t)(q - name));
+    p = q;
+  }
+}
+
+bool po_Schema_NeedAll_(const po_Schema *cs) {
+  po_Schema *s = (po_Schema *)cs;
+  if (s->complete) return false;
+  po_Status st;
+  po_Status_Clear(&st);
+  bool ok = load_files(s, 0, po_envoy_file_count, &st);
+  s->complete = ok;
+  return ok;
+}
+
+/* ---- the process-wide schema ------------------------------------------------------------------ */
 
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static po_Schema *g_schema;
@@ -82,7 +208,8 @@ static po_Status g_status;
 
 static void load_default(void) {
   po_Status_Clear(&g_status);
-  g_schema = po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &g_status);
+  g_schema = g_on_demand ? new_on_demand(&g_status)
+                         : po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &g_status);
 }
 
 const po_Schema *po_Schema_Get(po_Status *status) {
@@ -100,13 +227,19 @@ size_t po_Schema_FileCount(const po_Schema *s) { return s->file_count; }
 const char *po_Schema_Snapshot(void) { return PO_ENVOY_API_SNAPSHOT; }
 
 const upb_MessageDef *po_Schema_FindMessage(const po_Schema *s, const char *name) {
-  return name ? upb_DefPool_FindMessageByName(s->pool, name) : NULL;
+  if (!name) return NULL;
+  const upb_MessageDef *m = upb_DefPool_FindMessageByName(s->pool, name);
+  if (!m && need_symbol((po_Schema *)s, name, strlen(name))) m = upb_DefPool_FindMessageByName(s->pool, name);
+  return m;
 }
 
-const upb_MessageDef *po_Schema_ResourceMessage(const po_Schema *s, const char *type) {
+const upb_MessageDef *po_Schema_ResourceMessage(const po_Schema *cs, const char *type) {
   if (!type) return NULL;
+  po_Schema *s = (po_Schema *)cs; /* on demand, found once and kept */
   for (int i = 0; i < kResourceCount; i++) {
-    if (strcmp(kResources[i].type, type) == 0) return s->resources[i];
+    if (strcmp(kResources[i].type, type) != 0) continue;
+    if (!s->resources[i]) s->resources[i] = po_Schema_FindMessage(s, kResources[i].message);
+    return s->resources[i];
   }
   return NULL;
 }

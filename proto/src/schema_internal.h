@@ -9,9 +9,23 @@
 struct po_Schema {
   upb_DefPool *pool;
   size_t file_count;
-  const upb_MessageDef *resources[4];    /* in the order of kResources */
+  const upb_MessageDef *resources[4];    /* in the order of kResources (on demand: once found) */
   const upb_MessageDef *field_options;   /* the pool's google.protobuf.FieldOptions */
   const upb_FieldDef *rules_ext;         /* validate.rules (extension 1071), or NULL */
+  /* On demand (po_Schema_LoadOnDemand): which files of the embedded set are in the pool, and
+   * whether all are. NULL / true for a schema loaded whole. */
+  unsigned char *loaded;
+  bool complete;
 };
+
+/* On demand, the validate.rules defs (field_options, rules_ext) once their files are loaded.
+ * A schema loaded whole has them already. */
+void po_Schema_NeedRules_(const po_Schema *s);
+/* On demand, the files defining the messages a JSON text names in "@type" (a linear scan); a
+ * schema loaded whole has them already. */
+void po_Schema_NeedJsonTypes_(const po_Schema *s, const char *json, size_t len);
+/* On demand, every file, so a type named where no scan looks (an Any inside a binary message)
+ * resolves; true when that loaded anything (the caller then tries once more). */
+bool po_Schema_NeedAll_(const po_Schema *s);
 
 #endif

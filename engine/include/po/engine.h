@@ -316,6 +316,10 @@ typedef struct {
  * "@grpc/grpc-js-xds@1.14.1 (its deps/envoy-api)". Static. */
 const char *po_EnvoyApi_Snapshot(void);
 
+/* For single-threaded one-shot processes, before any other engine call: the Envoy schema is
+ * then loaded piecemeal, only the .proto files a lookup needs (proto/: po_Schema_LoadOnDemand). */
+void po_EnvoyApi_LoadOnDemand(void);
+
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
  * message's full name, then optionally "/" and a patch path. Everything lives in the arena.
  * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."

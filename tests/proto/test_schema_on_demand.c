@@ -1,0 +1,120 @@
+/* The embedded schema loaded on demand (po_Schema_LoadOnDemand, what the one-shot command
+ * uses): each lookup loads the file that defines the name and its imports, and nothing more;
+ * what it finds is what the schema loaded whole has; rules, Anys in JSON (also with an escaped
+ * "@type" the scan cannot read) and names no file defines behave as with the whole schema. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/schema.h"
+#include "upb/reflection.h"
+
+extern const unsigned char po_envoy_descriptor_set[];
+extern const size_t po_envoy_descriptor_set_size;
+
+static const po_Schema *lazy, *whole;
+
+static int setup(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Schema_LoadOnDemand();
+  lazy = po_Schema_Get(&st);
+  whole = po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &st);
+  return lazy && whole ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  po_Schema_Free((po_Schema *)whole);
+  return 0;
+}
+
+static void test_loads_only_what_is_looked_up(void **state) {
+  (void)state;
+  const upb_DefPool *pool = po_Schema_Pool(lazy);
+  /* Nothing yet: the first lookup comes below (the tests run in order, this one first). */
+  assert_null(upb_DefPool_FindFileByName(pool, "envoy/config/cluster/v3/cluster.proto"));
+  assert_null(upb_DefPool_FindFileByName(pool, "google/protobuf/any.proto"));
+  const upb_MessageDef *c = po_Schema_ResourceMessage(lazy, "cluster");
+  assert_non_null(c);
+  assert_string_equal(upb_MessageDef_FullName(c), "envoy.config.cluster.v3.Cluster");
+  assert_non_null(upb_DefPool_FindFileByName(pool, "envoy/config/cluster/v3/cluster.proto"));
+  /* Listener's own file is not an import of Cluster's: still not loaded. */
+  assert_null(upb_DefPool_FindFileByName(pool, "envoy/config/listener/v3/listener.proto"));
+  assert_true(po_Schema_FileCount(lazy) == po_Schema_FileCount(whole));
+}
+
+static void test_same_defs_as_whole(void **state) {
+  (void)state;
+  static const char *const names[] = {"envoy.config.cluster.v3.Cluster", "envoy.config.listener.v3.Listener",
+                                      "envoy.config.route.v3.RouteConfiguration",
+                                      "envoy.config.endpoint.v3.ClusterLoadAssignment",
+                                      "envoy.config.cluster.v3.Cluster.CommonLbConfig", /* nested */
+                                      "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"};
+  for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+    const upb_MessageDef *l = po_Schema_FindMessage(lazy, names[i]), *w = po_Schema_FindMessage(whole, names[i]);
+    assert_non_null(l);
+    assert_non_null(w);
+    assert_int_equal(upb_MessageDef_FieldCount(l), upb_MessageDef_FieldCount(w));
+    for (int k = 0; k < upb_MessageDef_FieldCount(w); k++) {
+      assert_string_equal(upb_FieldDef_Name(upb_MessageDef_Field(l, k)), upb_FieldDef_Name(upb_MessageDef_Field(w, k)));
+    }
+  }
+  assert_null(po_Schema_FindMessage(lazy, "envoy.config.cluster.v3.Nope"));
+  assert_null(po_Schema_FindMessage(lazy, "envoy.config.cluster.v3")); /* a package, not a message */
+  assert_null(po_Schema_FindMessage(lazy, ""));
+}
+
+static void test_rules(void **state) {
+  (void)state;
+  const upb_MessageDef *od = po_Schema_FindMessage(lazy, "envoy.config.cluster.v3.OutlierDetection");
+  upb_Arena *a = upb_Arena_New();
+  const upb_MessageDef *rd = NULL;
+  const upb_Message *r = po_Schema_FieldRules(lazy, upb_MessageDef_FindFieldByName(od, "max_ejection_percent"), a, &rd);
+  assert_non_null(r);
+  assert_string_equal(upb_MessageDef_FullName(rd), "validate.FieldRules");
+  upb_Arena_Free(a);
+}
+
+/* An Any names a type in a file nothing else loaded; with "@type" written plainly and escaped. */
+static void test_any_in_json(void **state) {
+  (void)state;
+  static const char *const inputs[] = {
+      "{\"name\":\"db\",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":{\"@type\":"
+      "\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"db\"}}}",
+      "{\"name\":\"db\",\"transport_socket\":{\"name\":\"q\",\"typed_config\":{\"\\u0040type\":"
+      "\"type.googleapis.com/envoy.extensions.transport_sockets.quic.v3.QuicUpstreamTransport\"}}}"};
+  static const char *const files[] = {"envoy/extensions/transport_sockets/tls/v3/tls.proto",
+                                      "envoy/extensions/transport_sockets/quic/v3/quic_transport.proto"};
+  const upb_DefPool *pool = po_Schema_Pool(lazy);
+  for (int i = 0; i < 2; i++) {
+    assert_null(upb_DefPool_FindFileByName(pool, files[i]));
+    upb_Arena *a = upb_Arena_New();
+    po_Status st;
+    po_Status_Clear(&st);
+    const upb_MessageDef *c = po_Schema_FindMessage(lazy, "envoy.config.cluster.v3.Cluster");
+    upb_Message *m = po_Json_Decode(lazy, c, inputs[i], strlen(inputs[i]), a, &st);
+    if (!m) fail_msg("decode %d: %s", i, st.message);
+    assert_non_null(upb_DefPool_FindFileByName(pool, files[i]));
+    char *out = po_Json_Encode(lazy, c, m, a, NULL, &st);
+    assert_non_null(out);
+    assert_non_null(strstr(out, i == 0 ? "\"sni\":\"db\"" : "QuicUpstreamTransport"));
+    upb_Arena_Free(a);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_loads_only_what_is_looked_up),
+      cmocka_unit_test(test_same_defs_as_whole),
+      cmocka_unit_test(test_rules),
+      cmocka_unit_test(test_any_in_json),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
