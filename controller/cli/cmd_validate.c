@@ -68,7 +68,16 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
   po_CliReport_Init(&r, a);
   po_CliInputs in;
   bool ok = po_CliInputs_Load(&in, paths, n, a, &r);
-  for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], a, &r, NULL);
+  /* Each object is checked in an arena of its own, freed after it: what checking allocates
+   * (json-c copies, the compiled form, diagnostics) is then bounded by one object, not by the
+   * whole input (200,000 objects of a List took 1.76 GB when all of it was kept); only the
+   * findings' texts are copied out. */
+  for (size_t i = 0; ok && i < in.count; i++) {
+    po_Arena *scratch = po_Arena_New();
+    size_t before = r.count;
+    ok = scratch && po_Cli_CheckObject(&in.objects[i], scratch, &r, NULL) && po_CliReport_Own(&r, before);
+    po_Arena_Free(scratch);
+  }
   int rc = kPo_ExitUsage;
   if (!ok) {
     fprintf(stderr, "propertyoverride validate: out of memory\n");

@@ -78,6 +78,10 @@ typedef enum { kPo_OutputText = 0, kPo_OutputJson, kPo_OutputGithub } po_OutputF
 void po_CliReport_Init(po_CliReport *r, po_Arena *a);
 /* Appends a zeroed finding (extension, patch and item -1) to fill in; NULL when out of memory. */
 po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o);
+/* Copies the strings of findings `from` .. count-1 that may live in another arena (message,
+ * path, hint) into the report's own, so the arena an object was checked in can be freed. false
+ * when out of memory. */
+bool po_CliReport_Own(po_CliReport *r, size_t from);
 /* Every finding, in the order of the files read (unreadable ones in their place), then (text
  * and github) the summary line "N valid, M invalid, K skipped". Text and github print each
  * finding on one line, with what manifests control escaped (control characters, C1, non-UTF-8

@@ -36,6 +36,20 @@ po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o) {
   return f;
 }
 
+static bool own(po_Arena *a, const char **s) {
+  if (!*s) return true;
+  *s = po_Arena_Strndup(a, *s, strlen(*s));
+  return *s != NULL;
+}
+
+bool po_CliReport_Own(po_CliReport *r, size_t from) {
+  for (size_t i = from; i < r->count; i++) {
+    po_CliFinding *f = &r->items[i];
+    if (!own(r->arena, &f->message) || !own(r->arena, &f->path) || !own(r->arena, &f->hint)) return false;
+  }
+  return true;
+}
+
 int po_CliReport_ExitCode(const po_CliReport *r) {
   if (r->unreadable) return kPo_ExitUsage;
   return r->invalid ? kPo_ExitInvalid : kPo_ExitOk;
