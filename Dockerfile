@@ -29,6 +29,8 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends libcurl4 libgnutls30 libjson-c5 libmicrohttpd12 libyaml-0-2 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/propertyoverride /usr/local/bin/propertyoverride
+# `propertyoverride controller` execs this, from the same folder (controller/cli/CMakeLists.txt).
+COPY --from=build /src/build/propertyoverride-controller /usr/local/bin/propertyoverride-controller
 RUN test "$(/usr/local/bin/propertyoverride version | head -n 1)" = "propertyoverride ${PO_VERSION}"
 USER 65532:65532
 ENTRYPOINT ["/usr/local/bin/propertyoverride"]
