@@ -48,4 +48,18 @@ if command -v zsh >/dev/null; then
 fi
 "$bin" completion fish >"$work/out" 2>&1
 check "completion unknown shell" 2 $?
+
+# The one-shot binary loads none of the controller's libraries; `controller` execs
+# propertyoverride-controller from the binary's own folder (also through the plugin's symlink),
+# and says so when it is missing.
+LD_TRACE_LOADED_OBJECTS=1 "$bin" >"$work/libs" 2>&1
+if grep -Eq 'libcurl|libgnutls|libmicrohttpd' "$work/libs"; then
+  echo "FAIL one-shot binary links controller libraries:"; cat "$work/libs"; fail=$((fail+1))
+else pass=$((pass+1)); fi
+"$(dirname "$bin")/kubectl-propertyoverride" controller --help >"$work/out" 2>&1
+check "controller through exec" 0 $?
+contains "controller usage" "$work/out" "usage: propertyoverride controller"
+mkdir "$work/alone" && cp "$bin" "$work/alone/propertyoverride"
+"$work/alone/propertyoverride" controller --help >"$work/out" 2>&1
+check "controller helper missing" 2 $? "$work/out" "propertyoverride controller: cannot run $work/alone/propertyoverride-controller: No such file or directory (it is installed beside propertyoverride; reinstall both)"
 finish
