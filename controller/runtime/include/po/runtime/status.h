@@ -16,7 +16,7 @@ typedef enum {
 
 typedef struct {
   po_RtErr code;
-  char message[256];
+  char message[640]; /* as large as po_KubeStatus's: a client error passes through whole */
 } po_RtStatus;
 
 void po_RtStatus_Clear(po_RtStatus *st);
