@@ -5,6 +5,7 @@
 
 #include "app_internal.h"
 #include "po/base/json.h"
+#include "po/runtime/clock.h"
 
 static void enqueue(po_App *app, const char *key) {
   if (key && *key && app->controller) po_Controller_Enqueue(app->controller, key);
@@ -116,11 +117,16 @@ static bool controller_start(void *ctx, po_RtStatus *st) {
    * partial PropertyOverride index takes the missing ones for deleted, and removes their entries
    * and the targets it created. The wait is bounded (the manager's lock is held meanwhile, and a
    * stop must not hang); past it the workers start, and every reconcile refuses to read or write
-   * until the caches are complete (po_Reconcile's gate), requeueing itself. */
+   * until the caches are complete (po_Reconcile's gate), requeueing itself.
+   * One deadline for all of them: three informers per namespace each waited the whole timeout
+   * before, up to 16 x 3 x 10 s with the manager's lock held, past any stop deadline. */
+  int64_t deadline = po_RtClock_Now(po_RtClock_Real()) + app->sync_timeout_ms * PO_NS_PER_MS;
   for (size_t i = 0; i < app->io.ns_count; i++) {
-    po_Informer_WaitForSync(app->io.overrides[i], app->sync_timeout_ms);
-    po_Informer_WaitForSync(app->io.service_defaults[i], app->sync_timeout_ms);
-    po_Informer_WaitForSync(app->io.proxy_defaults[i], app->sync_timeout_ms);
+    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
+    for (int k = 0; k < 3; k++) {
+      int64_t left_ms = (deadline - po_RtClock_Now(po_RtClock_Real())) / PO_NS_PER_MS;
+      po_Informer_WaitForSync(all[k], left_ms > 0 ? (long)left_ms : 0);
+    }
   }
   char why[128];
   if (!po_KubeIO_Synced(&app->io, why, sizeof why)) {
