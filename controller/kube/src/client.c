@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "client_internal.h"
+#include "po/base/json.h"
 
 #ifndef PO_VERSION
 #define PO_VERSION "0.0.0"
@@ -437,13 +438,9 @@ bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeLi
   return do_json(c, "GET", &r, q, NULL, NULL, 0, out, st);
 }
 
-static const char *meta_str(json_object *o, const char *key) {
-  json_object *m, *v;
-  if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, key, &v) ||
-      !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}
+/* metadata.key, NULL when absent (not "": an empty continue token ends the list too, but an
+ * absent name must not become the name ""). */
+static const char *meta_str(json_object *o, const char *key) { return po_Json_String(po_Json_Get(o, "metadata"), key); }
 
 bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
                            json_object **out, po_KubeStatus *st) {

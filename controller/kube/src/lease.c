@@ -1,6 +1,8 @@
 /* Leader election (client-go's tryAcquireOrRenew, on a step function). */
 #include "po/kube/lease.h"
 
+#include "po/base/json.h"
+
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -121,12 +123,7 @@ static void micro_time(const po_LeaderElector *le, char *buf, size_t size) {
   snprintf(buf, size, "%s.%06ldZ", base, (long)((w % 1000000000) / 1000));
 }
 
-static const char *spec_str(json_object *spec, const char *key) {
-  json_object *v;
-  if (spec && json_object_object_get_ex(spec, key, &v) && json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
-}
+static const char *spec_str(json_object *spec, const char *key) { return po_Json_StringOr(spec, key, ""); }
 
 static int64_t spec_int(json_object *spec, const char *key) {
   json_object *v;
