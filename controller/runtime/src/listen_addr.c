@@ -1,9 +1,12 @@
-/* Parsing of flag-style listen addresses. */
+/* Parsing of flag-style listen addresses, and the sockets they name. */
 #include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
-#include "po/runtime/ops.h"
+#include "po/runtime/listen.h"
 
 bool po_ListenAddr_Parse(const char *text, po_ListenAddr *out, po_RtStatus *st) {
   memset(out, 0, sizeof *out);
@@ -41,5 +44,37 @@ bool po_ListenAddr_Parse(const char *text, po_ListenAddr *out, po_RtStatus *st) 
   memcpy(out->host, host, host_len);
   out->host[host_len] = '\0';
   out->port = (int)p;
+  return true;
+}
+
+bool po_ListenAddr_Bind(const po_ListenAddr *a, po_ListenFn fn, void *ctx, po_RtStatus *st) {
+  if (a->disabled) return true;
+  struct sockaddr_in in4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)a->port)};
+  struct sockaddr_in6 in6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)a->port)};
+  if (a->host[0] == '\0') {
+    in6.sin6_addr = in6addr_any;
+    if (fn(ctx, (struct sockaddr *)&in6, true, true)) return true;
+    in4.sin_addr.s_addr = htonl(INADDR_ANY); /* no IPv6 here: every IPv4 interface */
+    if (fn(ctx, (struct sockaddr *)&in4, false, false)) return true;
+    return po_RtStatus_Set(st, kPo_RtErr_System, "cannot listen on port %d (in use?)", a->port);
+  }
+  struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+  struct addrinfo *res = NULL;
+  int rc = getaddrinfo(a->host, NULL, &hints, &res);
+  if (rc != 0) return po_RtStatus_Set(st, kPo_RtErr_Usage, "cannot resolve host \"%s\": %s", a->host, gai_strerror(rc));
+  bool bound = false;
+  for (struct addrinfo *ai = res; ai && !bound; ai = ai->ai_next) {
+    if (ai->ai_family == AF_INET && ai->ai_addrlen <= sizeof in4) {
+      memcpy(&in4, ai->ai_addr, ai->ai_addrlen);
+      in4.sin_port = htons((uint16_t)a->port);
+      bound = fn(ctx, (struct sockaddr *)&in4, false, false);
+    } else if (ai->ai_family == AF_INET6 && ai->ai_addrlen <= sizeof in6) {
+      memcpy(&in6, ai->ai_addr, ai->ai_addrlen);
+      in6.sin6_port = htons((uint16_t)a->port);
+      bound = fn(ctx, (struct sockaddr *)&in6, true, false);
+    }
+  }
+  freeaddrinfo(res);
+  if (!bound) return po_RtStatus_Set(st, kPo_RtErr_System, "cannot listen on %s:%d (address in use or not local?)", a->host, a->port);
   return true;
 }

@@ -308,55 +308,23 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 
 /* --- lifecycle --------------------------------------------------------------------------- */
 
-static struct MHD_Daemon *start_daemon(po_OpsServer *s, const struct sockaddr *sa, bool v6) {
+static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dual_stack) {
+  po_OpsServer *s = ctx;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
   if (v6) flags |= MHD_USE_IPv6;
-  if (v6 && s->addr.host[0] == '\0') flags |= MHD_USE_DUAL_STACK;
-  return MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
-                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+  if (dual_stack) flags |= MHD_USE_DUAL_STACK;
+  s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+  return s->daemon != NULL;
 }
 
 bool po_OpsServer_Start(po_OpsServer *s, po_RtStatus *st) {
   if (s->daemon || s->addr.disabled) return true;
-  struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof ss);
-  struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-  const char *host = s->addr.host;
-  if (host[0] == '\0') {
-    in6->sin6_family = AF_INET6;
-    in6->sin6_addr = in6addr_any;
-    in6->sin6_port = htons((uint16_t)s->addr.port);
-    s->daemon = start_daemon(s, (struct sockaddr *)in6, true);
-    if (!s->daemon) { /* no IPv6 here: every IPv4 interface */
-      memset(&ss, 0, sizeof ss);
-      in4->sin_family = AF_INET;
-      in4->sin_addr.s_addr = htonl(INADDR_ANY);
-      in4->sin_port = htons((uint16_t)s->addr.port);
-      s->daemon = start_daemon(s, (struct sockaddr *)in4, false);
-    }
-  } else {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo(host, NULL, &hints, &res);
-    if (rc != 0)
-      return po_RtStatus_Set(st, kPo_RtErr_Usage, "operations server: cannot resolve host \"%s\": %s",
-                             host, gai_strerror(rc));
-    for (struct addrinfo *ai = res; ai && !s->daemon; ai = ai->ai_next) {
-      memset(&ss, 0, sizeof ss);
-      memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-      if (ai->ai_family == AF_INET) {
-        in4->sin_port = htons((uint16_t)s->addr.port);
-        s->daemon = start_daemon(s, (struct sockaddr *)in4, false);
-      } else if (ai->ai_family == AF_INET6) {
-        in6->sin6_port = htons((uint16_t)s->addr.port);
-        s->daemon = start_daemon(s, (struct sockaddr *)in6, true);
-      }
-    }
-    freeaddrinfo(res);
-  }
+  po_RtStatus inner;
+  po_RtStatus_Clear(&inner);
+  if (!po_ListenAddr_Bind(&s->addr, start_daemon, s, &inner) && inner.code == kPo_RtErr_Usage)
+    return po_RtStatus_Set(st, kPo_RtErr_Usage, "operations server: %s", inner.message);
   if (!s->daemon)
     return po_RtStatus_Set(st, kPo_RtErr_System,
                            "operations server: cannot listen on \"%s\" (address in use or not "
