@@ -18,7 +18,7 @@
 typedef struct po_WebhookServer po_WebhookServer;
 
 typedef struct {
-  const char *address;   /* "HOST:PORT", ":PORT"; port 0 picks one */
+  const char *address;   /* po/runtime/listen.h: "HOST:PORT", "[V6]:PORT", ":PORT"; port 0 picks one */
   const char *cert_file; /* PEM; NULL with key_file NULL serves plain HTTP (tests only) */
   const char *key_file;
   size_t max_body;       /* 0: 3 MiB */
