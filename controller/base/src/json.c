@@ -1,20 +1,9 @@
 #include "po/base/json.h"
 
-#include <stdarg.h>
-
 json_object *po_Json_Get(const json_object *o, const char *k) {
   json_object *v = NULL;
   /* json_object_object_get_ex accepts any type and says false for non-objects. */
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-json_object *po_Json_Path(const json_object *o, ...) {
-  va_list ap;
-  va_start(ap, o);
-  json_object *cur = (json_object *)o;
-  for (const char *k = va_arg(ap, const char *); cur && k; k = va_arg(ap, const char *)) cur = po_Json_Get(cur, k);
-  va_end(ap);
-  return cur;
 }
 
 const char *po_Json_String(const json_object *o, const char *k) {

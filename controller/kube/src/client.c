@@ -303,9 +303,12 @@ static bool not_sent(CURLcode rc) {
          rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR;
 }
 
-bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
-                      const char *content_type, const char *body, size_t len, char **body_out,
-                      size_t *len_out, po_KubeStatus *st) {
+/* The raw exchange under the verbs: method, ref, extra query ("a=b&c=d", already escaped, may be
+ * NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated; may be NULL to
+ * discard). Retries as documented in the README. */
+static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                     const char *content_type, const char *body, size_t len, char **body_out,
+                     size_t *len_out, po_KubeStatus *st) {
   if (body_out) *body_out = NULL;
   if (len_out) *len_out = 0;
   char url[8192];
@@ -403,7 +406,7 @@ static bool do_json(po_KubeClient *c, const char *method, const po_KubeRef *ref,
   char *resp = NULL;
   size_t rlen = 0;
   if (out) *out = NULL;
-  if (!po_KubeClient_Do(c, method, ref, query, ctype, body, len, out ? &resp : NULL, &rlen, st)) return false;
+  if (!exchange(c, method, ref, query, ctype, body, len, out ? &resp : NULL, &rlen, st)) return false;
   if (!out) return true;
   long http = st ? st->http_status : 0;
   bool ok = po_Kube_ParseJson_(resp, rlen, out, method, st);

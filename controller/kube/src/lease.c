@@ -21,7 +21,6 @@ struct po_LeaderElector {
   char obs_holder[256], obs_renew[64];
   int64_t obs_transitions, obs_time_ns;
   bool observed;
-  pthread_mutex_t lock;      /* guards obs_holder for po_LeaderElector_Holder */
   po_Rand rand;
   po_KubeCancel *cancel;
   pthread_t thread;
@@ -82,7 +81,6 @@ bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector 
   } else {
     le->api = (po_LeaseApi){client_get, client_create, client_update, opt->client};
   }
-  pthread_mutex_init(&le->lock, NULL);
   po_Rand_Seed(&le->rand, opt->seed ? opt->seed : (uint64_t)le->opt.clock->monotonic_ns(le->opt.clock->ctx));
   if (!le->ns || !le->name || !le->identity || !le->cancel) {
     po_LeaderElector_Free(le);
@@ -96,7 +94,6 @@ void po_LeaderElector_Free(po_LeaderElector *le) {
   if (!le) return;
   if (le->running) po_LeaderElector_Stop(le, false);
   po_KubeCancel_Free(le->cancel);
-  pthread_mutex_destroy(&le->lock);
   free(le->ns);
   free(le->name);
   free(le->identity);
@@ -104,12 +101,6 @@ void po_LeaderElector_Free(po_LeaderElector *le) {
 }
 
 bool po_LeaderElector_IsLeader(const po_LeaderElector *le) { return atomic_load(&le->leader); }
-
-void po_LeaderElector_Holder(po_LeaderElector *le, char *buf, size_t size) {
-  pthread_mutex_lock(&le->lock);
-  snprintf(buf, size, "%s", le->obs_holder);
-  pthread_mutex_unlock(&le->lock);
-}
 
 /* ---- the record -------------------------------------------------------------------------- */
 
@@ -139,9 +130,7 @@ static void observe(po_LeaderElector *le, json_object *lease, int64_t now) {
   int64_t tr = spec_int(spec, "leaseTransitions");
   bool holder_changed = !le->observed || strcmp(holder, le->obs_holder) != 0;
   if (holder_changed || strcmp(renew, le->obs_renew) != 0 || tr != le->obs_transitions) {
-    pthread_mutex_lock(&le->lock);
     snprintf(le->obs_holder, sizeof le->obs_holder, "%s", holder);
-    pthread_mutex_unlock(&le->lock);
     snprintf(le->obs_renew, sizeof le->obs_renew, "%s", renew);
     le->obs_transitions = tr;
     le->obs_time_ns = now;

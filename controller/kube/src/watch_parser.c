@@ -51,7 +51,6 @@ void po_WatchParser_Free(po_WatchParser *p) {
   free(p);
 }
 
-size_t po_WatchParser_Offset(const po_WatchParser *p) { return p->offset + p->pending; }
 
 static po_WatchFeedResult fail(po_WatchParser *p, po_KubeStatus *st, const char *what, const char *detail) {
   p->failed = true;

@@ -147,13 +147,6 @@ void po_FakeClock_Advance(po_RtClock *c, int64_t delta_ns) {
   pthread_mutex_unlock(&c->advance_mu);
 }
 
-int po_FakeClock_Waiters(po_RtClock *c) {
-  pthread_mutex_lock(&c->mu);
-  int n = c->waiters;
-  pthread_mutex_unlock(&c->mu);
-  return n;
-}
-
 void po_FakeClock_AwaitWaiters(po_RtClock *c, int n) {
   pthread_mutex_lock(&c->mu);
   while (c->waiters < n) pthread_cond_wait(&c->waiters_cv, &c->mu);

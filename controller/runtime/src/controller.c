@@ -262,19 +262,4 @@ void po_Controller_Enqueue(po_Controller *c, const char *key) {
   pthread_mutex_unlock(&c->mu);
 }
 
-void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns) {
-  pthread_mutex_lock(&c->mu);
-  po_Workqueue_AddAfter(c->queue, key, delay_ns);
-  pthread_mutex_unlock(&c->mu);
-}
-
 po_Workqueue *po_Controller_Queue(po_Controller *c) { return c->queue; }
-const char *po_Controller_Name(const po_Controller *c) { return c->name; }
-
-static bool runnable_start(void *ctx, po_RtStatus *st) { return po_Controller_Start(ctx, st); }
-static bool runnable_stop(void *ctx, int64_t deadline) { return po_Controller_Stop(ctx, deadline); }
-
-po_Runnable po_Controller_Runnable(po_Controller *c) {
-  return (po_Runnable){.name = c->name, .start = runnable_start, .stop = runnable_stop,
-                       .ctx = c, .needs_leader = true};
-}

@@ -87,7 +87,3 @@ void po_Metrics_ObserveRequestIn(po_Metrics *m, int code, const char *method, co
   po_Series_Inc(po_Family_WithLabels(po_Metrics_Find(m, PO_M_REST_REQUESTS), code_text,
                                      method ? method : "", host ? host : ""));
 }
-
-void po_Metrics_ObserveRequest(int code, const char *method, const char *host) {
-  po_Metrics_ObserveRequestIn(po_Metrics_Default(), code, method, host);
-}

@@ -49,7 +49,6 @@ struct po_WebhookServer {
   time_t last_check;
   time_t log_second;     /* libmicrohttpd's messages: at most kMaxLogsPerSecond each second */
   unsigned log_count, log_dropped;
-  uint64_t loads;
   uint16_t port;
   unsigned limit; /* connections, as file descriptors allow */
 };
@@ -124,7 +123,6 @@ static void maybe_reload(po_WebhookServer *s) {
   s->cur = c;
   s->cert_mtime = cm;
   s->key_mtime = km;
-  s->loads++;
 }
 
 static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
@@ -411,7 +409,6 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     s->cert_mtime = mtime_of(s->cert_file);
     s->key_mtime = mtime_of(s->key_file);
     s->last_check = time(NULL);
-    s->loads = 1;
   }
   if (!po_ListenAddr_Bind(&addr, start_daemon, s, &rs)) {
     if (rs.code == kPo_RtErr_Usage) snprintf(err, size, "%s", rs.message);
@@ -428,12 +425,6 @@ fail:
 
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s) { return s->port; }
 
-uint64_t po_WebhookServer_CertLoads(po_WebhookServer *s) {
-  pthread_mutex_lock(&s->mu);
-  uint64_t n = s->loads;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
 
 void po_WebhookServer_Stop(po_WebhookServer *s) {
   if (!s) return;

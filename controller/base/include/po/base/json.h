@@ -9,8 +9,6 @@
 
 /* The member k of object o; NULL when o is NULL or not an object, or k is absent. */
 json_object *po_Json_Get(const json_object *o, const char *k);
-/* Walks nested objects: po_Json_Path(o, "metadata", "labels", NULL). */
-json_object *po_Json_Path(const json_object *o, ...) __attribute__((sentinel));
 /* The string at key k, or NULL when absent or not a string. */
 const char *po_Json_String(const json_object *o, const char *k);
 /* The same, with `dflt` for absent. */

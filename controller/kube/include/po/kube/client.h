@@ -146,13 +146,6 @@ bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_Kube
 bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeWatchOptions *opt,
                          po_KubeWatchFn fn, void *ctx, po_KubeCancel *cancel, po_KubeStatus *st);
 
-/* The raw exchange under everything above: method, ref, extra query ("a=b&c=d", already
- * escaped, may be NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated;
- * may be NULL to discard). Retries as documented in the README. */
-bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
-                      const char *content_type, const char *body, size_t len, char **body_out,
-                      size_t *len_out, po_KubeStatus *st);
-
 /* ns/name of ref as a URL path (for messages and tests): writes into buf, returns false when
  * it does not fit or ref is incomplete. */
 bool po_KubeRef_Path(const po_KubeRef *ref, char *buf, size_t size);

@@ -52,8 +52,6 @@ void po_LeaderElector_Free(po_LeaderElector *le); /* stops the thread; does not 
 /* One acquire-or-renew attempt at clock now; returns the ns until the next attempt is due. */
 int64_t po_LeaderElector_Tick(po_LeaderElector *le);
 bool po_LeaderElector_IsLeader(const po_LeaderElector *le);
-/* The holder this elector last observed ("" when none). Copies. */
-void po_LeaderElector_Holder(po_LeaderElector *le, char *buf, size_t size);
 /* Gives the lease up when held (holderIdentity cleared, leaseDurationSeconds 1), firing
  * on_stopped_leading. Not while the thread runs: use Stop(le, true). */
 bool po_LeaderElector_Release(po_LeaderElector *le, po_KubeStatus *st);

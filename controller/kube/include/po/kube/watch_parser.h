@@ -33,7 +33,5 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
 /* At end of stream: delivers a last event not followed by a newline; an error when an event
  * was cut off. */
 bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_KubeStatus *st);
-/* Bytes consumed so far (for messages). */
-size_t po_WatchParser_Offset(const po_WatchParser *p);
 
 #endif

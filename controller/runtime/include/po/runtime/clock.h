@@ -39,10 +39,8 @@ po_RtClock *po_FakeClock_New(int64_t start_ns);
 void po_FakeClock_Free(po_RtClock *c);
 /* Moves time forward by delta_ns and wakes every watched condition variable. */
 void po_FakeClock_Advance(po_RtClock *c, int64_t delta_ns);
-/* How many threads are currently waiting on this fake clock (tests use it to know a worker has
+/* Blocks until at least n threads wait on this fake clock (tests use it to know a worker has
  * gone to sleep before advancing time). */
-int po_FakeClock_Waiters(po_RtClock *c);
-/* Blocks until at least n threads wait on this fake clock. */
 void po_FakeClock_AwaitWaiters(po_RtClock *c, int n);
 
 #endif

@@ -67,7 +67,6 @@ void po_Controller_Free(po_Controller *c);
 /* Queues key (informer event handlers call this). Keys queued before Start wait for it; keys
  * queued after a Stop and before the next Start are dropped (the next leader lists everything). */
 void po_Controller_Enqueue(po_Controller *c, const char *key);
-void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns);
 
 /* Starts the workers. After a Stop, Start makes a fresh queue. */
 bool po_Controller_Start(po_Controller *c, po_RtStatus *st);
@@ -78,9 +77,6 @@ bool po_Controller_Stop(po_Controller *c, int64_t deadline);
 
 /* The current queue (tests, metrics); valid until the next Start or Free. */
 po_Workqueue *po_Controller_Queue(po_Controller *c);
-const char *po_Controller_Name(const po_Controller *c);
 
-/* The controller as a manager runnable (needs_leader true): start = Start, stop = Stop. */
-po_Runnable po_Controller_Runnable(po_Controller *c);
 
 #endif

@@ -56,8 +56,9 @@ po_Metrics *po_Metrics_New(void);
 po_Metrics *po_Metrics_NewEmpty(void);
 void po_Metrics_Free(po_Metrics *m);
 
-/* The process-wide registry (made with po_Metrics_New on first use, never freed). The kube client
- * records its requests here through po_Metrics_ObserveRequest without knowing anything else. */
+/* The process-wide registry (made with po_Metrics_New on first use, never freed): what the
+ * manager, the controller and the ops server use when their options name no registry (tests).
+ * The app makes its own. */
 po_Metrics *po_Metrics_Default(void);
 
 /* Registers a family, or returns the existing one when name, type and label names match (so
@@ -92,10 +93,9 @@ void po_Metrics_RemoveCollector(po_Metrics *m, po_MetricsCollectFn fn, void *ctx
  * it. Returns false only when out of memory. */
 bool po_Metrics_Write(po_Metrics *m, char **out, size_t *len);
 
-/* Counts one REST request in rest_client_requests_total{code,method,host} of the default registry.
- * code is the HTTP status, or <= 0 when no answer came (recorded as "<error>", as client-go does).
- * Independent of any HTTP library. */
-void po_Metrics_ObserveRequest(int code, const char *method, const char *host);
+/* Counts one REST request in rest_client_requests_total{code,method,host} of registry m (made by
+ * po_Metrics_New). code is the HTTP status, or <= 0 when no answer came (recorded as "<error>",
+ * as client-go does). Independent of any HTTP library. */
 void po_Metrics_ObserveRequestIn(po_Metrics *m, int code, const char *method, const char *host);
 
 /* Formats v the way Prometheus' Go client does (shortest round-trip digits; exponent form below

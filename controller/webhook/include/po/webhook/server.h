@@ -42,8 +42,6 @@ typedef struct {
 /* Starts serving; NULL with `error` filled on failure. */
 po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *error, size_t size);
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s);
-/* How many times certificates were (re)loaded, for tests and logs. */
-uint64_t po_WebhookServer_CertLoads(po_WebhookServer *s);
 void po_WebhookServer_Stop(po_WebhookServer *s);
 
 #endif
