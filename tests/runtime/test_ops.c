@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "po/runtime/manager.h"
 #include "po/runtime/ops.h"
 
 typedef struct {
@@ -166,6 +167,27 @@ static void disabled_address_does_not_listen(void **state) {
   assert_int_equal(st.code, kPo_RtErr_Usage);
 }
 
+/* There is no process-wide registry: a server given none serves no /metrics, and a controller
+ * and a manager given none record nothing and still work. */
+static void no_registry_no_metrics(void **state) {
+  static Body b;
+  po_RtStatus st;
+  po_RtStatus_Clear(&st);
+  po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "127.0.0.1:0"}, &st);
+  assert_non_null(s);
+  assert_true(po_OpsServer_Start(s, &st));
+  assert_int_equal(get(po_OpsServer_Port(s), "/metrics", &b, NULL, 0), 404);
+  assert_int_equal(get(po_OpsServer_Port(s), "/healthz", &b, NULL, 0), 200);
+  po_OpsServer_Free(s);
+  po_Manager *mgr = po_Manager_New(&(po_ManagerOptions){.lease_name = "l"}, &st);
+  assert_non_null(mgr);
+  assert_true(po_Manager_Start(mgr, &st));
+  assert_true(po_Manager_BecameLeader(mgr, &st));
+  po_Manager_LostLeadership(mgr);
+  assert_true(po_Manager_Stop(mgr));
+  po_Manager_Free(mgr);
+}
+
 int main(void) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   const struct CMUnitTest tests[] = {
@@ -173,6 +195,7 @@ int main(void) {
       cmocka_unit_test(listen_addresses_parse_like_flags),
       cmocka_unit_test(every_interface_with_a_picked_port),
       cmocka_unit_test(disabled_address_does_not_listen),
+      cmocka_unit_test(no_registry_no_metrics),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   curl_global_cleanup();

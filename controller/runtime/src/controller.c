@@ -78,7 +78,7 @@ po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_RtStatus *
   c->ctx = opts->ctx;
   c->n_workers = opts->workers > 0 ? opts->workers : 1;
   c->clock = opts->clock ? opts->clock : po_RtClock_Real();
-  c->metrics = opts->metrics ? opts->metrics : po_Metrics_Default();
+  c->metrics = opts->metrics; /* NULL: no metrics (every series below is NULL, a no-op) */
   c->queue_opts = opts->queue;
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->finished_cv, NULL);

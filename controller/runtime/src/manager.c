@@ -57,7 +57,6 @@ po_Manager *po_Manager_New(const po_ManagerOptions *opts, po_RtStatus *st) {
   }
   if (opts) m->o = *opts;
   if (m->o.stop_timeout_ns <= 0) m->o.stop_timeout_ns = 30 * PO_NS_PER_S;
-  if (!m->o.metrics) m->o.metrics = po_Metrics_Default();
   if (pipe(m->wake) != 0) {
     free(m);
     po_RtStatus_Set(st, kPo_RtErr_System, "manager: pipe: %s", strerror(errno));

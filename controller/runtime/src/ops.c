@@ -108,7 +108,7 @@ po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st) {
     return NULL;
   }
   snprintf(s->address_text, sizeof s->address_text, "%s", address);
-  s->metrics = opts && opts->metrics ? opts->metrics : po_Metrics_Default();
+  s->metrics = opts ? opts->metrics : NULL;
   s->log = opts ? opts->log : NULL;
   pthread_mutex_init(&s->mu, NULL);
   if (!po_OpsServer_AddHealthCheck(s, "ping", ping, NULL, st)) {
@@ -282,7 +282,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
   po_OpsServer *s = cls;
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
     return respond_text(conn, 405, "method not allowed: use GET\n");
-  if (strcmp(url, "/metrics") == 0) {
+  if (strcmp(url, "/metrics") == 0 && s->metrics) {
     char *text;
     size_t len;
     if (!po_Metrics_Write(s->metrics, &text, &len))

@@ -53,7 +53,7 @@ typedef struct {
   void *ctx;
   int workers;             /* 0: 1 */
   po_RtClock *clock;         /* NULL: real */
-  po_Metrics *metrics;     /* NULL: po_Metrics_Default() */
+  po_Metrics *metrics;     /* NULL: no metrics */
   po_Logger *log;          /* NULL: no logs */
   po_WorkqueueOptions queue; /* rate limits; name, clock and metrics are filled in */
 } po_ControllerOptions;

@@ -28,7 +28,7 @@
 
 typedef struct {
   po_Logger *log;            /* NULL: no logs */
-  po_Metrics *metrics;       /* NULL: po_Metrics_Default() */
+  po_Metrics *metrics;       /* NULL: no leader gauge */
   const char *lease_name;    /* label of leader_election_master_status; NULL: no gauge */
   int64_t stop_timeout_ns;   /* the whole orderly stop; 0: 30 s (controller-runtime's default) */
   /* Releases the lease after the leader runnables stopped (client-go's ReleaseOnCancel). */

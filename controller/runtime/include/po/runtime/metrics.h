@@ -56,10 +56,6 @@ po_Metrics *po_Metrics_New(void);
 po_Metrics *po_Metrics_NewEmpty(void);
 void po_Metrics_Free(po_Metrics *m);
 
-/* The process-wide registry (made with po_Metrics_New on first use, never freed): what the
- * manager, the controller and the ops server use when their options name no registry (tests).
- * The app makes its own. */
-po_Metrics *po_Metrics_Default(void);
 
 /* Registers a family, or returns the existing one when name, type and label names match (so
  * independent modules may register the same family). NULL when the name or a label name is not
@@ -68,7 +64,7 @@ po_Metrics *po_Metrics_Default(void);
 po_MetricFamily *po_Metrics_Register(po_Metrics *m, po_MetricType type, const char *name,
                                      const char *help, size_t n_labels, const char *const *labels,
                                      size_t n_buckets, const double *buckets);
-po_MetricFamily *po_Metrics_Find(po_Metrics *m, const char *name);
+po_MetricFamily *po_Metrics_Find(po_Metrics *m, const char *name); /* m NULL: NULL */
 
 /* The series for these label values (exactly the family's number of values; NULL values are
  * taken as ""). Made on first use; the pointer stays valid until po_Metrics_Free. */

@@ -29,7 +29,7 @@ typedef bool (*po_CheckFn)(void *ctx, char *reason, size_t cap);
 
 typedef struct {
   const char *address;  /* see po/runtime/listen.h; NULL: ":8081" */
-  po_Metrics *metrics;  /* NULL: po_Metrics_Default() */
+  po_Metrics *metrics;  /* NULL: /metrics answers 404 */
   po_Logger *log;       /* NULL: no logs */
 } po_OpsOptions;
 
