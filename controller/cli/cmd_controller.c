@@ -158,8 +158,8 @@ int po_Cmd_Controller(int argc, char **argv) {
     return usage_error("the webhook needs --webhook-cert-file and --webhook-key-file, or --webhook-cert-mode "
                        "self-managed (or --webhook-bind-address 0)");
   }
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   po_App *app = po_App_New(&o, &st);
   if (!app) {
     fprintf(stderr, "propertyoverride controller: %s\n", st.message);

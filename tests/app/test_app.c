@@ -57,8 +57,8 @@ static size_t count(FILE *f, const char *needle) {
 }
 
 static po_KubeClient *client(po_KubeConfig **cfg) {
-  po_KubeStatus ks;
-  po_KubeStatus_Clear(&ks);
+  po_CtlStatus ks;
+  po_CtlStatus_Clear(&ks);
   assert_true(po_KubeConfig_Load(&(po_KubeConfigOptions){.kubeconfig = kubeconfig}, cfg, &ks));
   po_KubeClient *c = NULL;
   assert_true(po_KubeClient_New(*cfg, &(po_KubeClientOptions){0}, &c, &ks));
@@ -76,8 +76,8 @@ static void test_renewal_runs_and_stops(void **state) {
   po_Renewal r;
   assert_true(po_Renewal_Init(&r, c, &sc, log, 20 * PO_NS_PER_MS));
   po_Runnable run = po_Renewal_Runnable(&r);
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   assert_true(run.start(run.ctx, &st));
   int64_t give_up = now_ns() + 60 * PO_NS_PER_S; /* generous: a busy machine */
   while (count(out, "renewing the webhook certificates") < 2 && now_ns() < give_up) usleep(10000);
@@ -103,8 +103,8 @@ static void test_renewal_stop_interrupts_the_wait(void **state) {
   assert_true(po_Renewal_Init(&r, c, &sc, NULL, 12 * 3600 * PO_NS_PER_S));
   po_Runnable run = po_Renewal_Runnable(&r);
   assert_true(run.stop_early);
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   assert_true(run.start(run.ctx, &st));
   usleep(20000);
   int64_t t0 = now_ns();
@@ -122,19 +122,19 @@ static void test_new_reports_bad_configuration(void **state) {
   po_AppOptions o;
   po_AppOptions_Init(&o);
   o.kubeconfig = "/nonexistent/kubeconfig";
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   assert_null(po_App_New(&o, &st));
-  assert_int_equal(st.code, kPo_RtErr_Usage);
+  assert_true(st.code == kPo_Ctl_Io || st.code == kPo_Ctl_Config); /* the client's code, kept */
   assert_non_null(strstr(st.message, "/nonexistent/kubeconfig"));
 
   po_AppOptions_Init(&o);
   o.kubeconfig = kubeconfig;
   o.webhook_address = "0";
   o.probe_address = "not-an-address";
-  po_RtStatus_Clear(&st);
+  po_CtlStatus_Clear(&st);
   assert_null(po_App_New(&o, &st)); /* everything built so far is freed again (ASan, valgrind) */
-  assert_int_not_equal(st.code, kPo_RtErr_Ok);
+  assert_int_not_equal(st.code, kPo_Ctl_Ok);
 }
 
 static void *send_sigterm(void *arg) {
@@ -160,8 +160,8 @@ static void test_two_apps_run_and_stop(void **state) {
     o.leader_elect = round == 1;
     o.log_level = kPo_LogError;
     o.grace_s = 20;
-    po_RtStatus st;
-    po_RtStatus_Clear(&st);
+    po_CtlStatus st;
+    po_CtlStatus_Clear(&st);
     po_App *app = po_App_New(&o, &st);
     assert_non_null(app);
     pthread_t t;

@@ -64,7 +64,7 @@ static bool always_ok(void *ctx, char *reason, size_t cap) { return true; }
 static void probes_and_metrics_over_loopback(void **state) {
   po_Metrics *m = po_Metrics_New();
   po_Series_Inc(po_Family_WithLabels(po_Metrics_Find(m, PO_M_RECONCILE_ERRORS), "po"));
-  po_RtStatus st;
+  po_CtlStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "127.0.0.1:0", .metrics = m}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_AddReadyCheck(s, "informers-synced", informers_synced, NULL, &st));
@@ -122,7 +122,7 @@ static void probes_and_metrics_over_loopback(void **state) {
 
 static void listen_addresses_parse_like_flags(void **state) {
   po_ListenAddr a;
-  po_RtStatus st;
+  po_CtlStatus st;
   assert_true(po_ListenAddr_Parse("127.0.0.1:8080", &a, &st));
   assert_string_equal(a.host, "127.0.0.1");
   assert_int_equal(a.port, 8080);
@@ -145,7 +145,7 @@ static void listen_addresses_parse_like_flags(void **state) {
 }
 
 static void every_interface_with_a_picked_port(void **state) {
-  po_RtStatus st;
+  po_CtlStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = ":0"}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_Start(s, &st));
@@ -157,22 +157,22 @@ static void every_interface_with_a_picked_port(void **state) {
 }
 
 static void disabled_address_does_not_listen(void **state) {
-  po_RtStatus st;
+  po_CtlStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "0"}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_Start(s, &st));
   assert_int_equal(po_OpsServer_Port(s), 0);
   po_OpsServer_Free(s);
   assert_null(po_OpsServer_New(&(po_OpsOptions){.address = "nope"}, &st));
-  assert_int_equal(st.code, kPo_RtErr_Usage);
+  assert_int_equal(st.code, kPo_Ctl_Usage);
 }
 
 /* There is no process-wide registry: a server given none serves no /metrics, and a controller
  * and a manager given none record nothing and still work. */
 static void no_registry_no_metrics(void **state) {
   static Body b;
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "127.0.0.1:0"}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_Start(s, &st));

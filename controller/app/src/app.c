@@ -42,11 +42,11 @@ static bool synced(void *ctx, char *reason, size_t cap) {
 
 /* ---- runnables over other modules' objects ---- */
 
-static bool informer_start(void *ctx, po_RtStatus *st) {
-  po_KubeStatus ks;
-  po_KubeStatus_Clear(&ks);
+static bool informer_start(void *ctx, po_CtlStatus *st) {
+  po_CtlStatus ks; /* the client's code is kept; the message says which runnable */
+  po_CtlStatus_Clear(&ks);
   if (po_Informer_Start(ctx, &ks)) return true;
-  return po_RtStatus_Set(st, kPo_RtErr_Start, "informer: %s", ks.message);
+  return po_CtlStatus_Set(st, ks.code, "informer: %s", ks.message);
 }
 static bool informer_stop(void *ctx, int64_t deadline) {
   (void)deadline;
@@ -56,7 +56,7 @@ static bool informer_stop(void *ctx, int64_t deadline) {
 
 /* The server is started (bound) by po_App_New, so that a port in use is a failure to start;
  * its runnable only stops (and frees) it, and po_App_Free does that when the manager never ran. */
-static bool webhook_start(void *ctx, po_RtStatus *st) { (void)ctx; (void)st; return true; }
+static bool webhook_start(void *ctx, po_CtlStatus *st) { (void)ctx; (void)st; return true; }
 static bool webhook_stop(void *ctx, int64_t deadline) {
   (void)deadline;
   po_App *app = ctx;
@@ -67,9 +67,9 @@ static bool webhook_stop(void *ctx, int64_t deadline) {
 
 /* ---- building ---- */
 
-static bool add(po_App *app, po_Runnable r, po_RtStatus *st) { return po_Manager_Add(app->manager, &r, st); }
+static bool add(po_App *app, po_Runnable r, po_CtlStatus *st) { return po_Manager_Add(app->manager, &r, st); }
 
-static bool register_metrics(po_App *app, po_RtStatus *st) {
+static bool register_metrics(po_App *app, po_CtlStatus *st) {
   static const char *const fl[] = {"kind"}, *const wl[] = {"code", "allowed"};
   app->io.foreign_markers = po_Metrics_Register(
       app->metrics, kPo_Metric_Counter, "propertyoverride_foreign_markers_total",
@@ -81,38 +81,34 @@ static bool register_metrics(po_App *app, po_RtStatus *st) {
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
                                         po_kReconcileTimeBuckets);
   if (app->io.foreign_markers && app->wh_requests && app->wh_latency) return true;
-  return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "cannot register the metrics");
+  return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
 }
 
-static bool build_client(po_App *app, po_RtStatus *st) {
+static bool build_client(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
-  po_KubeStatus ks;
-  po_KubeStatus_Clear(&ks);
-  if (!po_KubeConfig_Load(&(po_KubeConfigOptions){.kubeconfig = o->kubeconfig, .context = o->context}, &app->cfg, &ks)) {
-    return po_RtStatus_Set(st, kPo_RtErr_Usage, "%s", ks.message);
+  /* One status family: the client's errors reach the caller as they are. */
+  if (!po_KubeConfig_Load(&(po_KubeConfigOptions){.kubeconfig = o->kubeconfig, .context = o->context}, &app->cfg, st)) {
+    return false;
   }
   po_KubeClientOptions co = {.qps = o->qps, .burst = o->burst, .observer = observe_request, .observer_ctx = app};
-  if (!po_KubeClient_New(app->cfg, &co, &app->io.client, &ks)) return po_RtStatus_Set(st, kPo_RtErr_Usage, "%s", ks.message);
-  return true;
+  return po_KubeClient_New(app->cfg, &co, &app->io.client, st);
 }
 
 static const char *own_namespace(po_App *app) {
   return app->o.lease_namespace ? app->o.lease_namespace : po_KubeConfig_Namespace(app->cfg);
 }
 
-static bool build_informers(po_App *app, po_RtStatus *st) {
+static bool build_informers(po_App *app, po_CtlStatus *st) {
   po_InformerHandlers ho = po_App_Handlers(app, kPo_WatchOverrides), hs = po_App_Handlers(app, kPo_WatchServiceDefaults),
                       hp = po_App_Handlers(app, kPo_WatchProxyDefaults);
-  po_KubeStatus ks;
-  po_KubeStatus_Clear(&ks);
   for (size_t i = 0; i < app->io.ns_count; i++) {
     const char *ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
     po_InformerOptions io = {.ref = kPo_OverridesRef}, is = {.ref = kPo_ServiceDefaultsRef}, ip = {.ref = kPo_ProxyDefaultsRef};
     io.ref.ns = is.ref.ns = ip.ref.ns = ns;
-    if (!po_Informer_New(app->io.client, &io, &ho, &app->io.overrides[i], &ks) ||
-        !po_Informer_New(app->io.client, &is, &hs, &app->io.service_defaults[i], &ks) ||
-        !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], &ks)) {
-      return po_RtStatus_Set(st, kPo_RtErr_Usage, "%s", ks.message);
+    if (!po_Informer_New(app->io.client, &io, &ho, &app->io.overrides[i], st) ||
+        !po_Informer_New(app->io.client, &is, &hs, &app->io.service_defaults[i], st) ||
+        !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {
+      return false;
     }
     po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
     for (int k = 0; k < 3; k++) {
@@ -123,7 +119,7 @@ static bool build_informers(po_App *app, po_RtStatus *st) {
   return true;
 }
 
-static bool build_elector(po_App *app, po_RtStatus *st) {
+static bool build_elector(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
   char host[256] = "unknown";
   gethostname(host, sizeof host - 1);
@@ -133,15 +129,15 @@ static bool build_elector(po_App *app, po_RtStatus *st) {
                                  .renew_deadline_ns = (int64_t)(o->renew_deadline_s * 1e9),
                                  .retry_period_ns = (int64_t)(o->retry_period_s * 1e9), .client = app->io.client};
   po_App_LeaderCallbacks(app, &lo);
-  po_KubeStatus ks;
-  po_KubeStatus_Clear(&ks);
+  po_CtlStatus ks;
+  po_CtlStatus_Clear(&ks);
   if (po_LeaderElector_New(&lo, &app->elector, &ks)) return true;
-  return po_RtStatus_Set(st, kPo_RtErr_Usage, "leader election: %s", ks.message);
+  return po_CtlStatus_Set(st, ks.code, "leader election: %s", ks.message);
 }
 
 /* Self-managed mode: the certificates exist (made or loaded) before the server binds, and a
  * runnable keeps them fresh. */
-static bool build_certificates(po_App *app, po_RtStatus *st) {
+static bool build_certificates(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
   po_SelfCertOptions sc = {.ns = own_namespace(app), .secret = o->secret, .service = o->service,
                            .webhook_config = o->webhook_config, .dir = o->cert_dir, .extra_sans = o->sans,
@@ -149,7 +145,7 @@ static bool build_certificates(po_App *app, po_RtStatus *st) {
   char err[512];
   bool changed;
   if (!po_SelfCert_Ensure(app->io.client, &sc, &changed, err, sizeof err)) {
-    return po_RtStatus_Set(st, kPo_RtErr_Start, "webhook certificates: %s", err);
+    return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook certificates: %s", err);
   }
   po_Log_Info(app->log, changed ? "webhook certificates generated" : "webhook certificates loaded", po_Str("secret", sc.secret),
               po_Str("namespace", sc.ns));
@@ -157,13 +153,13 @@ static bool build_certificates(po_App *app, po_RtStatus *st) {
   snprintf(app->key_path, sizeof app->key_path, "%s/tls.key", sc.dir);
   int64_t every = o->renew_interval_s > 0 ? (int64_t)(o->renew_interval_s * 1e9) : 12 * 3600 * INT64_C(1000000000);
   if (!po_Renewal_Init(&app->renewal, app->io.client, &sc, app->log, every)) {
-    return po_RtStatus_Set(st, kPo_RtErr_System, "cannot make the renewal's lock");
+    return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot make the renewal's lock");
   }
   app->renewal_ready = true;
   return add(app, po_Renewal_Runnable(&app->renewal), st);
 }
 
-static bool build_webhook(po_App *app, po_RtStatus *st) {
+static bool build_webhook(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
   const char *cert = o->cert_file, *key = o->key_file;
   if (o->cert_mode == kPo_CertSelfManaged) {
@@ -177,26 +173,26 @@ static bool build_webhook(po_App *app, po_RtStatus *st) {
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
                            .tenancy = &app->tenancy},
       err, sizeof err);
-  if (!app->webhook) return po_RtStatus_Set(st, kPo_RtErr_Start, "webhook: %s", err);
+  if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %s", err);
   po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure));
   return add(app, (po_Runnable){.name = "webhook", .start = webhook_start, .stop = webhook_stop, .ctx = app}, st);
 }
 
-static bool build_ops(po_App *app, po_RtStatus *st) {
+static bool build_ops(po_App *app, po_CtlStatus *st) {
   app->ops = po_OpsServer_New(&(po_OpsOptions){.address = app->o.probe_address, .metrics = app->metrics, .log = app->log}, st);
   if (!app->ops || !po_OpsServer_AddReadyCheck(app->ops, "informers-synced", synced, app, st)) return false;
   return add(app, po_OpsServer_Runnable(app->ops), st);
 }
 
-static bool build(po_App *app, po_RtStatus *st) {
+static bool build(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
   if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New())) {
-    return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "out of memory");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   if (!register_metrics(app, st) || !build_client(app, st)) return false;
   for (size_t i = 0; i < o->n_proxydefaults_from; i++) {
     if (!po_Tenancy_AllowProxyDefaults(&app->tenancy, o->proxydefaults_from[i])) {
-      return po_RtStatus_Set(st, kPo_RtErr_Usage, "--allow-proxydefaults-from takes a namespace or *, at most 64 times");
+      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "--allow-proxydefaults-from takes a namespace or *, at most 64 times");
     }
   }
   /* Without the flag only the controller's own namespace (where the operator runs it, next to
@@ -229,10 +225,10 @@ static bool build(po_App *app, po_RtStatus *st) {
   return true;
 }
 
-po_App *po_App_New(const po_AppOptions *o, po_RtStatus *st) {
+po_App *po_App_New(const po_AppOptions *o, po_CtlStatus *st) {
   po_App *app = calloc(1, sizeof *app);
   if (!app) {
-    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     return NULL;
   }
   app->o = *o;

@@ -111,7 +111,7 @@ po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
 
 /* ---- the controller as a leader runnable ---- */
 
-static bool controller_start(void *ctx, po_RtStatus *st) {
+static bool controller_start(void *ctx, po_CtlStatus *st) {
   po_App *app = ctx;
   /* No worker before every cache has synced (controller-runtime's rule): a reconcile against a
    * partial PropertyOverride index takes the missing ones for deleted, and removes their entries

@@ -35,13 +35,13 @@ static json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, co
   return po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
 }
 
-static po_WriteResult result_of(const po_KubeStatus *st, char *err, size_t size) {
+static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {
   snprintf(err, size, "%s", st->message);
   switch (st->code) {
-    case kPo_KubeErr_Ok: return kPo_WriteOk;
-    case kPo_KubeErr_Conflict:
-    case kPo_KubeErr_AlreadyExists: return kPo_WriteConflict;
-    case kPo_KubeErr_NotFound: return kPo_WriteNotFound;
+    case kPo_Ctl_Ok: return kPo_WriteOk;
+    case kPo_Ctl_Conflict:
+    case kPo_Ctl_AlreadyExists: return kPo_WriteConflict;
+    case kPo_Ctl_NotFound: return kPo_WriteNotFound;
     default: return kPo_WriteFailed;
   }
 }
@@ -51,8 +51,8 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
   po_KubeIO *k = ctx;
   po_KubeRef ref = kind == kPo_TargetProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
   ref.ns = ns;
-  po_KubeStatus st;
-  po_KubeStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   json_object *out = NULL;
   bool ok;
   if (!obj) {
@@ -78,8 +78,8 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   ref.name = name;
   ref.subresource = status ? "status" : NULL;
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
-  po_KubeStatus st;
-  po_KubeStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   json_object *out = NULL;
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
   bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), &out, &st);
@@ -125,8 +125,8 @@ static void post_event(po_KubeIO *k, const char *api_version, const char *kind, 
   json_object_object_add(ev, "lastTimestamp", json_object_new_string(ts));
   json_object_object_add(ev, "count", json_object_new_int(1));
   po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = po_Json_Meta(about, "namespace")};
-  po_KubeStatus st;
-  po_KubeStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   json_object *out = NULL;
   po_KubeClient_Create(k->client, &ref, ev, &out, &st);
   json_object_put(out);

@@ -7,8 +7,8 @@
 
 static void started_leading(void *ctx) {
   po_App *app = ctx;
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   if (!po_Manager_BecameLeader(app->manager, &st)) po_Log_Error(app->log, "could not start as leader", po_Str("error", st.message));
 }
 
@@ -46,11 +46,11 @@ bool po_App_ReleaseLease(void *ctx, int64_t deadline) {
 
 /* ---- with an election: the elector's own thread ---- */
 
-static bool elector_start(void *ctx, po_RtStatus *st) {
-  po_KubeStatus ks;
-  po_KubeStatus_Clear(&ks);
+static bool elector_start(void *ctx, po_CtlStatus *st) {
+  po_CtlStatus ks;
+  po_CtlStatus_Clear(&ks);
   if (po_LeaderElector_Start(ctx, &ks)) return true;
-  return po_RtStatus_Set(st, kPo_RtErr_Start, "leader election: %s", ks.message);
+  return po_CtlStatus_Set(st, ks.code, "leader election: %s", ks.message); /* the client's code kept */
 }
 
 /* The elector stops in the manager's release step (po_App_ReleaseLease), after the workers. */
@@ -64,9 +64,9 @@ static void *lead_alone(void *ctx) {
   return NULL;
 }
 
-static bool lead_alone_start(void *ctx, po_RtStatus *st) {
+static bool lead_alone_start(void *ctx, po_CtlStatus *st) {
   po_LeadAlone *l = ctx;
-  if (pthread_create(&l->thread, NULL, lead_alone, l->app) != 0) return po_RtStatus_Set(st, kPo_RtErr_System, "cannot start a thread");
+  if (pthread_create(&l->thread, NULL, lead_alone, l->app) != 0) return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot start a thread");
   l->running = true;
   return true;
 }

@@ -44,10 +44,10 @@ void po_Renewal_Destroy(po_Renewal *r) {
   pthread_mutex_destroy(&r->mu);
 }
 
-static bool renewal_start(void *ctx, po_RtStatus *st) {
+static bool renewal_start(void *ctx, po_CtlStatus *st) {
   po_Renewal *r = ctx;
   r->stopping = false;
-  if (pthread_create(&r->thread, NULL, renew_loop, r) != 0) return po_RtStatus_Set(st, kPo_RtErr_System, "cannot start a thread");
+  if (pthread_create(&r->thread, NULL, renew_loop, r) != 0) return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot start a thread");
   r->running = true;
   return true;
 }

@@ -114,8 +114,8 @@ static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char
   for (int attempt = 0; attempt < 5 && !ok; attempt++) {
     po_KubeRef ref = kWebhookConfigs;
     ref.name = o->webhook_config;
-    po_KubeStatus st;
-    po_KubeStatus_Clear(&st);
+    po_CtlStatus st;
+    po_CtlStatus_Clear(&st);
     json_object *vwc = NULL;
     if (!po_KubeClient_Get(c, &ref, &vwc, &st)) {
       snprintf(err, size, "ValidatingWebhookConfiguration %s: %s", o->webhook_config, st.message);
@@ -138,8 +138,8 @@ static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char
       json_object *out = NULL;
       ok = po_KubeClient_Update(c, &ref, vwc, &out, &st);
       json_object_put(out);
-      if (!ok && st.code != kPo_KubeErr_Conflict) snprintf(err, size, "updating the caBundle: %s", st.message);
-      if (!ok && st.code != kPo_KubeErr_Conflict) attempt = 5;
+      if (!ok && st.code != kPo_Ctl_Conflict) snprintf(err, size, "updating the caBundle: %s", st.message);
+      if (!ok && st.code != kPo_Ctl_Conflict) attempt = 5;
     }
     json_object_put(vwc);
   }
@@ -157,11 +157,11 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
     po_KubeRef ref = kSecrets;
     ref.ns = o->ns;
     ref.name = o->secret;
-    po_KubeStatus st;
-    po_KubeStatus_Clear(&st);
+    po_CtlStatus st;
+    po_CtlStatus_Clear(&st);
     json_object *secret = NULL;
     bool found = po_KubeClient_Get(c, &ref, &secret, &st);
-    if (!found && st.code != kPo_KubeErr_NotFound) {
+    if (!found && st.code != kPo_Ctl_NotFound) {
       snprintf(err, size, "Secret %s/%s: %s", o->ns, o->secret, st.message);
       break;
     }
@@ -189,7 +189,7 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
     if (wrote) {
       *changed = true;
       ok = true;
-    } else if (st.code != kPo_KubeErr_Conflict && st.code != kPo_KubeErr_AlreadyExists) {
+    } else if (st.code != kPo_Ctl_Conflict && st.code != kPo_Ctl_AlreadyExists) {
       snprintf(err, size, "writing Secret %s/%s: %s", o->ns, o->secret, st.message);
       break;
     } /* else another replica wrote it first: read theirs */

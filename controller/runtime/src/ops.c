@@ -50,9 +50,9 @@ static bool valid_check_name(const char *s) {
 }
 
 static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const char *name,
-                      po_CheckFn fn, void *ctx, po_RtStatus *st) {
+                      po_CheckFn fn, void *ctx, po_CtlStatus *st) {
   if (!valid_check_name(name) || !fn)
-    return po_RtStatus_Set(st, kPo_RtErr_Usage,
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage,
                            "%s check \"%s\": a name of letters, digits, '.', '_', '-' and a "
                            "function are required",
                            endpoint, name ? name : "(null)");
@@ -60,7 +60,7 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
   for (size_t i = 0; i < l->n; i++) {
     if (strcmp(l->items[i].name, name) == 0) {
       pthread_mutex_unlock(&s->mu);
-      return po_RtStatus_Set(st, kPo_RtErr_Usage, "%s check \"%s\" is already registered",
+      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "%s check \"%s\" is already registered",
                              endpoint, name);
     }
   }
@@ -69,7 +69,7 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
     Check *items = realloc(l->items, cap * sizeof *items);
     if (!items) {
       pthread_mutex_unlock(&s->mu);
-      return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "%s check \"%s\": out of memory", endpoint,
+      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s check \"%s\": out of memory", endpoint,
                              name);
     }
     l->items = items;
@@ -78,7 +78,7 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
   char *copy = strdup(name);
   if (!copy) {
     pthread_mutex_unlock(&s->mu);
-    return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "%s check \"%s\": out of memory", endpoint,
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s check \"%s\": out of memory", endpoint,
                            name);
   }
   l->items[l->n++] = (Check){copy, fn, ctx};
@@ -87,20 +87,20 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
 }
 
 bool po_OpsServer_AddReadyCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                po_RtStatus *st) {
+                                po_CtlStatus *st) {
   return add_check(s, &s->ready, "readyz", name, fn, ctx, st);
 }
 
 bool po_OpsServer_AddHealthCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                 po_RtStatus *st) {
+                                 po_CtlStatus *st) {
   return add_check(s, &s->health, "healthz", name, fn, ctx, st);
 }
 
-po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st) {
+po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_CtlStatus *st) {
   const char *address = opts && opts->address ? opts->address : ":8081";
   po_OpsServer *s = calloc(1, sizeof *s);
   if (!s) {
-    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "operations server: out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "operations server: out of memory");
     return NULL;
   }
   if (!po_ListenAddr_Parse(address, &s->addr, st)) {
@@ -319,14 +319,14 @@ static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dua
   return s->daemon != NULL;
 }
 
-bool po_OpsServer_Start(po_OpsServer *s, po_RtStatus *st) {
+bool po_OpsServer_Start(po_OpsServer *s, po_CtlStatus *st) {
   if (s->daemon || s->addr.disabled) return true;
-  po_RtStatus inner;
-  po_RtStatus_Clear(&inner);
-  if (!po_ListenAddr_Bind(&s->addr, start_daemon, s, &inner) && inner.code == kPo_RtErr_Usage)
-    return po_RtStatus_Set(st, kPo_RtErr_Usage, "operations server: %s", inner.message);
+  po_CtlStatus inner;
+  po_CtlStatus_Clear(&inner);
+  if (!po_ListenAddr_Bind(&s->addr, start_daemon, s, &inner) && inner.code == kPo_Ctl_Usage)
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "operations server: %s", inner.message);
   if (!s->daemon)
-    return po_RtStatus_Set(st, kPo_RtErr_System,
+    return po_CtlStatus_Set(st, kPo_Ctl_System,
                            "operations server: cannot listen on \"%s\" (address in use or not "
                            "local?)",
                            s->address_text);
@@ -346,7 +346,7 @@ void po_OpsServer_Stop(po_OpsServer *s) {
   s->port = 0;
 }
 
-static bool runnable_start(void *ctx, po_RtStatus *st) { return po_OpsServer_Start(ctx, st); }
+static bool runnable_start(void *ctx, po_CtlStatus *st) { return po_OpsServer_Start(ctx, st); }
 static bool runnable_stop(void *ctx, int64_t deadline) {
   po_OpsServer_Stop(ctx);
   return true;

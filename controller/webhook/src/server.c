@@ -383,8 +383,8 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
   }
   pthread_mutex_init(&s->mu, NULL);
   po_ListenAddr addr;
-  po_RtStatus rs;
-  po_RtStatus_Clear(&rs);
+  po_CtlStatus rs;
+  po_CtlStatus_Clear(&rs);
   if (!po_ListenAddr_Parse(opt->address, &addr, &rs)) {
     snprintf(err, size, "%s", rs.message);
     goto fail;
@@ -411,7 +411,7 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     s->last_check = time(NULL);
   }
   if (!po_ListenAddr_Bind(&addr, start_daemon, s, &rs)) {
-    if (rs.code == kPo_RtErr_Usage) snprintf(err, size, "%s", rs.message);
+    if (rs.code == kPo_Ctl_Usage) snprintf(err, size, "%s", rs.message);
     else snprintf(err, size, "cannot listen on %s", opt->address);
     goto fail;
   }

@@ -55,9 +55,10 @@ void po_AppOptions_Init(po_AppOptions *o);
 
 typedef struct po_App po_App;
 
-/* NULL and st filled (kPo_RtErr_Usage: the configuration; kPo_RtErr_Start: a server or the
- * certificates) when the process cannot start. */
-po_App *po_App_New(const po_AppOptions *o, po_RtStatus *st);
+/* NULL and st filled when the process cannot start: the client's own code for the kubeconfig
+ * and the client (kPo_Ctl_Config, kPo_Ctl_Io, ...), kPo_Ctl_Usage for the options,
+ * kPo_Ctl_Start for a server or the certificates. */
+po_App *po_App_New(const po_AppOptions *o, po_CtlStatus *st);
 /* 0 after an orderly stop; 1 when a start failed, the stop did not finish in time or a second
  * signal arrived. */
 int po_App_Run(po_App *app);

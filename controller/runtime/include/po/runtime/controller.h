@@ -60,7 +60,7 @@ typedef struct {
 
 typedef struct po_Controller po_Controller;
 
-po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_RtStatus *st);
+po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_CtlStatus *st);
 /* Stops (without waiting for in-flight work beyond joining the threads) and frees. */
 void po_Controller_Free(po_Controller *c);
 
@@ -69,7 +69,7 @@ void po_Controller_Free(po_Controller *c);
 void po_Controller_Enqueue(po_Controller *c, const char *key);
 
 /* Starts the workers. After a Stop, Start makes a fresh queue. */
-bool po_Controller_Start(po_Controller *c, po_RtStatus *st);
+bool po_Controller_Start(po_Controller *c, po_CtlStatus *st);
 /* Shuts the queue down, lets in-flight reconciles finish until deadline (absolute, on the
  * controller's clock), joins the workers that finished. Returns true when all were drained;
  * false leaves stuck workers detached (the process is about to exit). */

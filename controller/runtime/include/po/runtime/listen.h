@@ -19,7 +19,7 @@ typedef struct {
   bool disabled;
 } po_ListenAddr;
 
-bool po_ListenAddr_Parse(const char *text, po_ListenAddr *out, po_RtStatus *st);
+bool po_ListenAddr_Parse(const char *text, po_ListenAddr *out, po_CtlStatus *st);
 
 /* Called with each candidate socket address, port set, until it returns true (it bound). v6:
  * an AF_INET6 address; dual_stack: the IPv6 wildcard, which should accept IPv4 too. */
@@ -27,8 +27,8 @@ typedef bool (*po_ListenFn)(void *ctx, const struct sockaddr *sa, bool v6, bool 
 
 /* The candidates in order: for every interface the IPv6 wildcard (dual stack), then 0.0.0.0
  * (hosts without IPv6); for a host, what it resolves to. false with st filled when the host does
- * not resolve (kPo_RtErr_Usage) or no candidate bound (kPo_RtErr_System). A disabled address
+ * not resolve (kPo_Ctl_Usage) or no candidate bound (kPo_Ctl_System). A disabled address
  * binds nothing and is true. */
-bool po_ListenAddr_Bind(const po_ListenAddr *a, po_ListenFn fn, void *ctx, po_RtStatus *st);
+bool po_ListenAddr_Bind(const po_ListenAddr *a, po_ListenFn fn, void *ctx, po_CtlStatus *st);
 
 #endif

@@ -35,16 +35,16 @@ typedef struct {
 
 typedef struct po_OpsServer po_OpsServer;
 
-po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st);
+po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_CtlStatus *st);
 void po_OpsServer_Free(po_OpsServer *s);
 
 /* Checks may be added before or after Start. Names: [A-Za-z0-9._-]+, unique per endpoint. */
 bool po_OpsServer_AddReadyCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                po_RtStatus *st);
+                                po_CtlStatus *st);
 bool po_OpsServer_AddHealthCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                 po_RtStatus *st);
+                                 po_CtlStatus *st);
 
-bool po_OpsServer_Start(po_OpsServer *s, po_RtStatus *st);
+bool po_OpsServer_Start(po_OpsServer *s, po_CtlStatus *st);
 /* The bound port (the picked one when the address said 0); 0 when not listening. */
 int po_OpsServer_Port(const po_OpsServer *s);
 void po_OpsServer_Stop(po_OpsServer *s);
