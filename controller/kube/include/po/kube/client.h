@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "po/kube/clock.h"
+#include "po/base/clock.h"
+#include "po/base/rate.h"
 #include "po/kube/config.h"
 #include "po/kube/status.h"
 

@@ -12,7 +12,8 @@
 #include <stdint.h>
 
 #include "po/kube/client.h"
-#include "po/kube/clock.h"
+#include "po/base/clock.h"
+#include "po/base/rate.h"
 
 struct json_object;
 typedef struct po_LeaderElector po_LeaderElector;

@@ -1,5 +1,5 @@
-/* The system clock (the token bucket, backoff and PRNG are controller/base's rate.c). */
-#include "po/kube/clock.h"
+/* The system clock. */
+#include "po/base/clock.h"
 
 #include <errno.h>
 #include <time.h>
