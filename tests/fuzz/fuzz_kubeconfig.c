@@ -11,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   static const char *contexts[] = {NULL, "dev", "prod", ""};
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   const char *ctx = contexts[size ? data[0] % 4 : 0];
   if (po_KubeConfig_ParseYaml((const char *)data, size, "/fuzz/kubeconfig", ctx, &c, &st)) {
     if (!po_KubeConfig_Server(c)) abort();

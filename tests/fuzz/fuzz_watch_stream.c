@@ -27,7 +27,7 @@ static bool on_event(void *ctx, po_KubeWatchEventType type, json_object *obj) {
 
 static int run(const char *d, size_t n, size_t c1, size_t c2, Sink *s, char *msg) {
   po_WatchParser *p = po_WatchParser_New(1 << 16);
-  po_KubeStatus st;
+  po_CtlStatus st;
   size_t cuts[3] = {c1, c2, n};
   size_t at = 0;
   po_WatchFeedResult r = kPo_WatchFeed_More;

@@ -58,8 +58,8 @@ static void *create_range(void *arg) {
   po_KubeRef cm = {"", "v1", "configmaps", "bench", NULL, NULL};
   for (int i = r->from; i < r->to; i++) {
     json_object *o = configmap(i, 0);
-    po_KubeStatus st;
-    if (!po_KubeClient_Create(g_client, &cm, o, NULL, &st) && st.code != kPo_KubeErr_AlreadyExists)
+    po_CtlStatus st;
+    if (!po_KubeClient_Create(g_client, &cm, o, NULL, &st) && st.code != kPo_Ctl_AlreadyExists)
       fprintf(stderr, "create %d: %s\n", i, st.message);
     json_object_put(o);
   }
@@ -74,7 +74,7 @@ static void *patch_range(void *arg) {
     snprintf(body, sizeof body, "{\"data\":{\"gen\":\"%d-%d\"}}", r->gen, i);
     po_KubeRef cm = {"", "v1", "configmaps", "bench", name, NULL};
     po_KubePatchOptions po = {kPo_KubePatch_Merge, NULL, false};
-    po_KubeStatus st;
+    po_CtlStatus st;
     if (!po_KubeClient_Patch(g_client, &cm, &po, body, strlen(body), NULL, &st))
       fprintf(stderr, "patch %s: %s\n", name, st.message);
   }
@@ -121,7 +121,7 @@ static void bench_parser(void) {
   }
   po_WatchParser *p = po_WatchParser_New(0);
   long events = 0;
-  po_KubeStatus st;
+  po_CtlStatus st;
   double t0 = now_s();
   for (size_t at = 0; at < len; at += 16384)
     po_WatchParser_Feed(p, buf + at, len - at < 16384 ? len - at : 16384, count_event, &events, &st);
@@ -142,7 +142,7 @@ int main(int argc, char **argv) {
   const char *extra[] = {"--compaction-window", "1000000", NULL};
   if (!po_TestServer_Start(&srv, argv[1], extra, false)) return 1;
   po_KubeConfig *cfg;
-  po_KubeStatus st;
+  po_CtlStatus st;
   if (!po_KubeConfig_LoadFiles(srv.kubeconfig, NULL, &cfg, &st)) {
     fprintf(stderr, "%s\n", st.message);
     return 1;

@@ -4,7 +4,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "po/kube/clock.h"
+#include "po/base/rate.h"
 
 #define MS 1000000LL
 #define S 1000000000LL

@@ -14,26 +14,26 @@
 
 #define DATA PO_KUBE_TESTDATA
 
-static po_KubeConfig *parse(const char *text, const char *context, po_KubeStatus *st) {
+static po_KubeConfig *parse(const char *text, const char *context, po_CtlStatus *st) {
   po_KubeConfig *c = NULL;
   po_KubeConfig_ParseYaml(text, strlen(text), "/cfg/dir/kubeconfig", context, &c, st);
   return c;
 }
 
 static void expect_error(const char *text, const char *context, const char *msg) {
-  po_KubeStatus st;
+  po_CtlStatus st;
   po_KubeConfig *c = parse(text, context, &st);
   if (c || strcmp(st.message, msg) != 0) {
     print_error("expected: %s\n     got: %s\n", msg, c ? "(success)" : st.message);
     po_KubeConfig_Free(c);
     fail();
   }
-  assert_int_equal(st.code, kPo_KubeErr_Config);
+  assert_int_equal(st.code, kPo_Ctl_Config);
 }
 
 static void test_full_file_current_context(void **state) {
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_KubeConfig_LoadFiles(DATA "/full.kubeconfig", NULL, &c, &st));
   assert_string_equal(po_KubeConfig_Context(c), "dev");
   assert_string_equal(po_KubeConfig_Server(c), "https://127.0.0.1:8443"); /* trailing / dropped */
@@ -52,7 +52,7 @@ static void test_full_file_current_context(void **state) {
 
 static void test_full_file_explicit_context_data_forms(void **state) {
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_KubeConfig_LoadFiles(DATA "/full.kubeconfig", "prod", &c, &st));
   assert_string_equal(po_KubeConfig_Server(c), "https://prod.example:6443");
   assert_string_equal(po_KubeConfig_Namespace(c), "default");
@@ -83,7 +83,7 @@ static void test_token_file_and_insecure(void **state) {
   snprintf(origin, sizeof origin, "%s/config", dir);
   snprintf(tokpath, sizeof tokpath, "%s/tok", dir);
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_KubeConfig_ParseYaml(text, strlen(text), origin, NULL, &c, &st));
   assert_true(po_KubeConfig_InsecureSkipTlsVerify(c));
   assert_string_equal(po_KubeConfig_TokenFile(c), tokpath);
@@ -118,7 +118,7 @@ static void test_kubeconfig_env_merge(void **state) {
   snprintf(list, sizeof list, "%s/missing:%s:%s", dir, a, b);
   setenv("KUBECONFIG", list, 1);
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   po_KubeConfigOptions o = {0};
   assert_true(po_KubeConfig_Load(&o, &c, &st));
   assert_string_equal(po_KubeConfig_Server(c), "https://a:1");
@@ -187,7 +187,7 @@ static void test_errors(void **state) {
                "/cfg/dir/kubeconfig:11:11: users[0].user: exec credential plugins are not supported; use "
                "token, tokenFile or a client certificate");
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_false(po_KubeConfig_LoadFiles("/nonexistent/po-kube-config", NULL, &c, &st));
   assert_string_equal(st.message, "/nonexistent/po-kube-config: cannot open: No such file or directory");
 }
@@ -205,7 +205,7 @@ static void test_in_cluster_token_rotation(void **state) {
   char dir[] = "/tmp/po-kube-sa-XXXXXX";
   assert_non_null(mkdtemp(dir));
   po_KubeConfig *c = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   unsetenv("KUBERNETES_SERVICE_HOST");
   assert_false(po_KubeConfig_InCluster(dir, &c, &st));
   assert_string_equal(st.message,

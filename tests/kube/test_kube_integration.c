@@ -47,7 +47,7 @@ static po_KubeClient *new_client(double qps) {
   o.qps = qps;
   o.burst = 1000;
   po_KubeClient *c;
-  po_KubeStatus st;
+  po_CtlStatus st;
   if (!po_KubeClient_New(g_cfg, &o, &c, &st)) {
     print_error("client: %s\n", st.message);
     fail();
@@ -57,7 +57,7 @@ static po_KubeClient *new_client(double qps) {
 
 static int start_server(const char *const *extra, bool state) {
   if (!po_TestServer_Start(&g_srv, g_bin, extra, state)) return -1;
-  po_KubeStatus st;
+  po_CtlStatus st;
   if (!po_KubeConfig_LoadFiles(g_srv.kubeconfig, NULL, &g_cfg, &st)) {
     fprintf(stderr, "kubeconfig: %s\n", st.message);
     return -1;
@@ -94,8 +94,8 @@ static void make_ns(po_KubeClient *c, const char *name) {
   char text[256];
   snprintf(text, sizeof text, "{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"%s\"}}", name);
   json_object *o = json_tokener_parse(text);
-  po_KubeStatus st;
-  bool ok = po_KubeClient_Create(c, &kNs, o, NULL, &st) || st.code == kPo_KubeErr_AlreadyExists;
+  po_CtlStatus st;
+  bool ok = po_KubeClient_Create(c, &kNs, o, NULL, &st) || st.code == kPo_Ctl_AlreadyExists;
   if (!ok) print_error("namespace %s: %s\n", name, st.message);
   assert_true(ok);
   json_object_put(o);
@@ -108,7 +108,7 @@ static void observer(void *ctx, const char *method, long code, double secs) { at
 
 static void test_rest_verbs(void **state) {
   po_KubeClient *c = g_client;
-  po_KubeStatus st;
+  po_CtlStatus st;
   json_object *o = NULL, *got = NULL;
   po_KubeRef ns = {"", "v1", "namespaces", NULL, "default", NULL};
   assert_true(po_KubeClient_Get(c, &ns, &o, &st));
@@ -124,7 +124,7 @@ static void test_rest_verbs(void **state) {
   snprintf(rv1, sizeof rv1, "%s", meta(got, "resourceVersion"));
   json_object_put(got);
   assert_false(po_KubeClient_Create(c, &cm, o, NULL, &st));
-  assert_int_equal(st.code, kPo_KubeErr_AlreadyExists);
+  assert_int_equal(st.code, kPo_Ctl_AlreadyExists);
   assert_int_equal(st.http_status, 409);
   assert_string_equal(st.reason, "AlreadyExists");
   json_object_put(o);
@@ -139,7 +139,7 @@ static void test_rest_verbs(void **state) {
   assert_string_not_equal(meta(got, "resourceVersion"), rv1);
   json_object_put(got);
   assert_false(po_KubeClient_Update(c, &cm, o, NULL, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Conflict);
+  assert_int_equal(st.code, kPo_Ctl_Conflict);
   assert_non_null(strstr(st.message, "the object has been modified"));
   json_object_put(o);
 
@@ -161,16 +161,16 @@ static void test_rest_verbs(void **state) {
   json_object_put(got);
   po_KubePatchOptions bad = {kPo_KubePatch_Apply, NULL, false};
   assert_false(po_KubeClient_Patch(c, &cm, &bad, apply, strlen(apply), NULL, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Usage);
+  assert_int_equal(st.code, kPo_Ctl_Usage);
 
   /* Delete with a wrong uid precondition: Conflict; with the right one: gone. */
   po_KubeDeleteOptions d = {"Background", "00000000-0000-0000-0000-000000000000", NULL, false, 0};
   assert_false(po_KubeClient_Delete(c, &cm, &d, NULL, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Conflict);
+  assert_int_equal(st.code, kPo_Ctl_Conflict);
   d.precondition_uid = uid;
   assert_true(po_KubeClient_Delete(c, &cm, &d, NULL, &st));
   assert_false(po_KubeClient_Get(c, &cm, &o, &st));
-  assert_int_equal(st.code, kPo_KubeErr_NotFound);
+  assert_int_equal(st.code, kPo_Ctl_NotFound);
   assert_non_null(strstr(st.message, "cm1"));
 
   /* Cluster-scoped create and delete. */
@@ -181,7 +181,7 @@ static void test_rest_verbs(void **state) {
 
 static void test_rest_list_pagination_selectors(void **state) {
   po_KubeClient *c = g_client;
-  po_KubeStatus st;
+  po_CtlStatus st;
   make_ns(c, "pages");
   po_KubeRef cm = kCm;
   cm.ns = "pages";
@@ -226,7 +226,7 @@ static void test_rest_list_pagination_selectors(void **state) {
 
 static void test_rest_status_subresource(void **state) {
   po_KubeClient *c = g_client;
-  po_KubeStatus st;
+  po_CtlStatus st;
   po_KubeRef w = {"example.com", "v1", "widgets", "default", NULL, NULL};
   json_object *o = json_tokener_parse(
       "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w1\"},\"spec\":{\"size\":3}}");
@@ -249,12 +249,12 @@ static void test_rest_status_subresource(void **state) {
   o = json_tokener_parse(
       "{\"apiVersion\":\"example.com/v1\",\"kind\":\"Widget\",\"metadata\":{\"name\":\"w2\"},\"spec\":{\"size\":99}}");
   assert_false(po_KubeClient_Create(c, &w, o, NULL, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Invalid);
+  assert_int_equal(st.code, kPo_Ctl_Invalid);
   json_object_put(o);
 }
 
 static void test_rest_retries_and_auth(void **state) {
-  po_KubeStatus st;
+  po_CtlStatus st;
   po_KubeClientOptions oo = {0};
   oo.qps = -1;
   oo.observer = observer;
@@ -281,7 +281,7 @@ static void test_rest_retries_and_auth(void **state) {
   json_object *obj = configmap("default", "retry-post", "r", "1");
   atomic_store(&g_observed, 0);
   assert_false(po_KubeClient_Create(c, &cm, obj, NULL, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Internal);
+  assert_int_equal(st.code, kPo_Ctl_Internal);
   assert_int_equal(atomic_load(&g_observed), 1);
   /* 429 on a POST is retried: the server refused it before doing anything. */
   assert_true(po_TestServer_Faults(&g_srv, "{\"throttle\":1,\"retryAfterSeconds\":0}"));
@@ -300,7 +300,7 @@ static void test_rest_retries_and_auth(void **state) {
   assert_true(po_KubeConfig_ParseYaml(text, strlen(text), "bad", NULL, &bad, &st));
   assert_true(po_KubeClient_New(bad, NULL, &c, &st));
   assert_false(po_KubeClient_Get(c, &ns, &o, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Unauthorized);
+  assert_int_equal(st.code, kPo_Ctl_Unauthorized);
   po_KubeClient_Free(c);
   po_KubeConfig_Free(bad);
   /* Nobody listening: a transport error, after the retries. */
@@ -312,7 +312,7 @@ static void test_rest_retries_and_auth(void **state) {
   quick.max_retries = 1;
   assert_true(po_KubeClient_New(bad, &quick, &c, &st));
   assert_false(po_KubeClient_Get(c, &ns, &o, &st));
-  assert_int_equal(st.code, kPo_KubeErr_Transport);
+  assert_int_equal(st.code, kPo_Ctl_Transport);
   po_KubeClient_Free(c);
   po_KubeConfig_Free(bad);
 }
@@ -339,7 +339,7 @@ static void test_rest_fake_clock_delays(void **state) {
   o.burst = 2;
   o.clock = &clk;
   po_KubeClient *c;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_KubeClient_New(g_cfg, &o, &c, &st));
   po_KubeRef ns = {"", "v1", "namespaces", NULL, "default", NULL};
   json_object *obj;
@@ -393,7 +393,7 @@ static void *worker(void *arg) {
     char name[32];
     snprintf(name, sizeof name, "t%d-%d", w->id, i);
     json_object *o = configmap("threads", name, "t", "v");
-    po_KubeStatus st;
+    po_CtlStatus st;
     json_object *got = NULL;
     if (po_KubeClient_Create(g_client, &cm, o, NULL, &st)) {
       po_KubeRef r = cm;
@@ -474,7 +474,7 @@ static json_object *server_state(const char *ns) {
   cm.ns = ns;
   po_KubeListOptions lo = {NULL, NULL, 250, NULL, NULL};
   json_object *l = NULL;
-  po_KubeStatus st;
+  po_CtlStatus st;
   for (int i = 0; i < 50 && !po_KubeClient_ListAll(g_client, &cm, &lo, &l, &st); i++) sleep_ms(100);
   assert_non_null(l);
   json_object *items, *out = json_object_new_object();
@@ -518,9 +518,9 @@ static void expect_converged(po_Informer *inf, Mirror *m, const char *ns, double
 }
 
 static bool retry_create(po_KubeClient *c, const po_KubeRef *r, json_object *o) {
-  po_KubeStatus st;
+  po_CtlStatus st;
   for (int i = 0; i < 100; i++) {
-    if (po_KubeClient_Create(c, r, o, NULL, &st) || st.code == kPo_KubeErr_AlreadyExists) return true;
+    if (po_KubeClient_Create(c, r, o, NULL, &st) || st.code == kPo_Ctl_AlreadyExists) return true;
     sleep_ms(20);
   }
   print_error("create: %s\n", st.message);
@@ -528,7 +528,7 @@ static bool retry_create(po_KubeClient *c, const po_KubeRef *r, json_object *o) 
 }
 
 static bool retry_update(po_KubeClient *c, const po_KubeRef *r, const char *value) {
-  po_KubeStatus st;
+  po_CtlStatus st;
   for (int i = 0; i < 100; i++) {
     json_object *o = NULL;
     if (po_KubeClient_Get(c, r, &o, &st)) {
@@ -539,7 +539,7 @@ static bool retry_update(po_KubeClient *c, const po_KubeRef *r, const char *valu
       json_object_put(o);
       if (ok) return true;
     }
-    if (st.code == kPo_KubeErr_NotFound) return true;
+    if (st.code == kPo_Ctl_NotFound) return true;
     sleep_ms(20);
   }
   print_error("update: %s\n", st.message);
@@ -547,9 +547,9 @@ static bool retry_update(po_KubeClient *c, const po_KubeRef *r, const char *valu
 }
 
 static bool retry_delete(po_KubeClient *c, const po_KubeRef *r) {
-  po_KubeStatus st;
+  po_CtlStatus st;
   for (int i = 0; i < 100; i++) {
-    if (po_KubeClient_Delete(c, r, NULL, NULL, &st) || st.code == kPo_KubeErr_NotFound) return true;
+    if (po_KubeClient_Delete(c, r, NULL, NULL, &st) || st.code == kPo_Ctl_NotFound) return true;
     sleep_ms(20);
   }
   print_error("delete: %s\n", st.message);
@@ -568,7 +568,7 @@ static po_Informer *start_informer(const char *ns, Mirror *m) {
   io.backoff_max_ns = 1000000000LL;
   po_InformerHandlers h = {m_add, m_update, m_delete, m};
   po_Informer *inf;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_Informer_New(g_client, &io, &h, &inf, &st));
   assert_true(po_Informer_Start(inf, &st));
   return inf;
@@ -713,7 +713,7 @@ static int run_elector(const char *kubeconfig, const char *identity, const char 
   signal(SIGTERM, on_term);
   po_KubeConfig *cfg;
   po_KubeClient *c;
-  po_KubeStatus st;
+  po_CtlStatus st;
   if (!po_KubeConfig_LoadFiles(kubeconfig, NULL, &cfg, &st) || !po_KubeClient_New(cfg, NULL, &c, &st)) {
     fprintf(stderr, "elector: %s\n", st.message);
     return 2;

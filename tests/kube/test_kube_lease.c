@@ -36,11 +36,11 @@ typedef struct {
 } FakeApi;
 static FakeApi g_api;
 
-static bool maybe_fail(po_KubeStatus *st) {
+static bool maybe_fail(po_CtlStatus *st) {
   g_api.calls++;
   if (g_api.fail_next > 0) {
     g_api.fail_next--;
-    po_KubeStatus_Set(st, kPo_KubeErr_ServiceUnavailable, "fake: unavailable");
+    po_CtlStatus_Set(st, kPo_Ctl_ServiceUnavailable, "fake: unavailable");
     return true;
   }
   return false;
@@ -54,17 +54,17 @@ static void set_rv(json_object *o) {
   json_object_object_add(md, "resourceVersion", json_object_new_string(b));
 }
 
-static bool api_get(void *ctx, const char *ns, const char *name, json_object **out, po_KubeStatus *st) {
+static bool api_get(void *ctx, const char *ns, const char *name, json_object **out, po_CtlStatus *st) {
   if (maybe_fail(st)) return false;
-  if (!g_api.lease) return po_KubeStatus_Set(st, kPo_KubeErr_NotFound, "leases \"%s\" not found", name);
+  if (!g_api.lease) return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "leases \"%s\" not found", name);
   json_object_deep_copy(g_api.lease, out, NULL);
   if (g_api.bump_before_update) g_api.rv++;
   return true;
 }
 
-static bool api_create(void *ctx, const char *ns, json_object *lease, json_object **out, po_KubeStatus *st) {
+static bool api_create(void *ctx, const char *ns, json_object *lease, json_object **out, po_CtlStatus *st) {
   if (maybe_fail(st)) return false;
-  if (g_api.lease) return po_KubeStatus_Set(st, kPo_KubeErr_AlreadyExists, "exists");
+  if (g_api.lease) return po_CtlStatus_Set(st, kPo_Ctl_AlreadyExists, "exists");
   json_object_deep_copy(lease, &g_api.lease, NULL);
   g_api.rv++;
   set_rv(g_api.lease);
@@ -72,14 +72,14 @@ static bool api_create(void *ctx, const char *ns, json_object *lease, json_objec
   return true;
 }
 
-static bool api_update(void *ctx, const char *ns, json_object *lease, json_object **out, po_KubeStatus *st) {
+static bool api_update(void *ctx, const char *ns, json_object *lease, json_object **out, po_CtlStatus *st) {
   if (maybe_fail(st)) return false;
   json_object *md, *rv;
   json_object_object_get_ex(lease, "metadata", &md);
   char cur[32];
   snprintf(cur, sizeof cur, "%ld", g_api.rv);
   if (!json_object_object_get_ex(md, "resourceVersion", &rv) || strcmp(json_object_get_string(rv), cur) != 0)
-    return po_KubeStatus_Set(st, kPo_KubeErr_Conflict, "the object has been modified");
+    return po_CtlStatus_Set(st, kPo_Ctl_Conflict, "the object has been modified");
   json_object_put(g_api.lease);
   g_api.lease = NULL;
   json_object_deep_copy(lease, &g_api.lease, NULL);
@@ -122,7 +122,7 @@ static po_LeaderElector *make(const char *id, Events *ev) {
   o.ctx = ev;
   o.seed = 7;
   po_LeaderElector *le;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_LeaderElector_New(&o, &le, &st));
   return le;
 }
@@ -210,7 +210,7 @@ static void test_release_and_conflict(void **state) {
   po_LeaderElector *a = make("a", &ea), *b = make("b", &eb);
   po_LeaderElector_Tick(a);
   po_LeaderElector_Tick(b);
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_true(po_LeaderElector_Release(a, &st));
   assert_false(po_LeaderElector_IsLeader(a));
   assert_int_equal(ea.stopped, 1);
@@ -244,7 +244,7 @@ static void test_validation(void **state) {
   o.lease_duration_ns = 10 * S;
   o.renew_deadline_ns = 10 * S;
   po_LeaderElector *le;
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_false(po_LeaderElector_New(&o, &le, &st));
   assert_string_equal(st.message,
                       "leader election: need lease duration > renew deadline > 1.2 x retry period (got 10.000 s, "

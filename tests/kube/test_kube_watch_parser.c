@@ -33,7 +33,7 @@ static bool record(void *ctx, po_KubeWatchEventType type, json_object *obj) {
 
 /* Feeds data in pieces cut at the given positions; returns the final result. */
 static po_WatchFeedResult feed_split(const char *data, size_t len, const size_t *cuts, int ncuts, Sink *s,
-                                     po_KubeStatus *st) {
+                                     po_CtlStatus *st) {
   po_WatchParser *p = po_WatchParser_New(0);
   assert_non_null(p);
   size_t at = 0;
@@ -64,7 +64,7 @@ static void check_every_split(const char *file, int want_events) {
   size_t len;
   char *data = slurp(file, &len);
   Sink *whole = calloc(1, sizeof *whole), *part = calloc(1, sizeof *part);
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_int_equal(feed_split(data, len, NULL, 0, whole, &st), kPo_WatchFeed_More);
   assert_int_equal(whole->events, want_events);
   for (size_t k = 0; k <= len; k++) {
@@ -96,7 +96,7 @@ static void test_event_types_and_values(void **state) {
   size_t len;
   char *data = slurp(DATA "/watch_basic.jsonl", &len);
   Sink s = {0};
-  po_KubeStatus st;
+  po_CtlStatus st;
   assert_int_equal(feed_split(data, len, NULL, 0, &s, &st), kPo_WatchFeed_More);
   assert_true(strncmp(s.log, "0 {\"kind\":\"ConfigMap\"", 21) == 0);
   assert_non_null(strstr(s.log, "\n1 {"));
@@ -109,11 +109,11 @@ static void test_event_types_and_values(void **state) {
 
 static void expect_garbage(const char *text, int want_events, const char *msg) {
   Sink s = {0};
-  po_KubeStatus st;
+  po_CtlStatus st;
   po_WatchFeedResult r = feed_split(text, strlen(text), NULL, 0, &s, &st);
   assert_int_equal(r, kPo_WatchFeed_Error);
   assert_int_equal(s.events, want_events);
-  assert_int_equal(st.code, kPo_KubeErr_Decode);
+  assert_int_equal(st.code, kPo_Ctl_Decode);
   if (strcmp(st.message, msg) != 0) {
     print_error("expected: %s\n     got: %s\n", msg, st.message);
     fail();
@@ -149,7 +149,7 @@ static void test_garbage(void **state) {
 static void test_limits_stop_sticky(void **state) {
   po_WatchParser *p = po_WatchParser_New(64);
   Sink s = {0};
-  po_KubeStatus st;
+  po_CtlStatus st;
   char big[200];
   memset(big, ' ', sizeof big);
   memcpy(big, "{\"type\":\"ADDED\",\"object\":{\"a\":\"", 31);
@@ -203,7 +203,7 @@ static void test_mutations_agree(void **state) {
     }
     memset(a, 0, sizeof *a);
     memset(b, 0, sizeof *b);
-    po_KubeStatus st1, st2;
+    po_CtlStatus st1, st2;
     po_WatchFeedResult r1 = feed_split(data, len, NULL, 0, a, &st1);
     x ^= x << 13, x ^= x >> 7, x ^= x << 17;
     size_t cuts[3] = {(size_t)(x % len), 0, 0};

@@ -67,7 +67,7 @@ static void results_requeue_like_controller_runtime(void **state) {
   po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogInfo});
   po_ControllerOptions o = {.name = "po", .reconcile = reconcile, .ctx = &c, .workers = 2,
                             .clock = clock, .metrics = m, .log = log};
-  po_RtStatus st;
+  po_CtlStatus st;
   po_Controller *ctl = po_Controller_New(&o, &st);
   assert_non_null(ctl);
   for (int i = 0; i < 5; i++) po_Controller_Enqueue(ctl, kKeys[i]);
@@ -126,7 +126,7 @@ static void restart_after_stop_uses_a_fresh_queue(void **state) {
   Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, false};
   po_Metrics *m = po_Metrics_New();
   po_ControllerOptions o = {.name = "re", .reconcile = reconcile, .ctx = &c, .metrics = m};
-  po_RtStatus st;
+  po_CtlStatus st;
   po_Controller *ctl = po_Controller_New(&o, &st);
   assert_true(po_Controller_Start(ctl, &st));
   po_Controller_Enqueue(ctl, "ns/ok");
@@ -155,7 +155,7 @@ static void stop_gives_up_at_the_deadline_then_waits_again(void **state) {
   po_Metrics *m = po_Metrics_New();
   po_ControllerOptions o = {.name = "stuck", .reconcile = reconcile, .ctx = &c, .clock = clock,
                             .metrics = m};
-  po_RtStatus st;
+  po_CtlStatus st;
   po_Controller *ctl = po_Controller_New(&o, &st);
   po_Controller_Enqueue(ctl, "ns/stuck");
   assert_true(po_Controller_Start(ctl, &st));
@@ -166,7 +166,7 @@ static void stop_gives_up_at_the_deadline_then_waits_again(void **state) {
   assert_false(po_Controller_Stop(ctl, 30 * S));
   pthread_join(t, NULL);
   assert_false(po_Controller_Start(ctl, &st)); /* the stuck worker still runs */
-  assert_int_equal(st.code, kPo_RtErr_Start);
+  assert_int_equal(st.code, kPo_Ctl_Start);
   pthread_mutex_lock(&c.mu);
   c.block = false;
   pthread_cond_broadcast(&c.cv);
@@ -178,10 +178,10 @@ static void stop_gives_up_at_the_deadline_then_waits_again(void **state) {
 }
 
 static void new_validates_options(void **state) {
-  po_RtStatus st;
+  po_CtlStatus st;
   po_ControllerOptions o = {.name = "", .reconcile = reconcile};
   assert_null(po_Controller_New(&o, &st));
-  assert_int_equal(st.code, kPo_RtErr_Usage);
+  assert_int_equal(st.code, kPo_Ctl_Usage);
   assert_string_equal(st.message, "controller: name and reconcile are required");
 }
 

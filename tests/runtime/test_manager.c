@@ -35,9 +35,9 @@ typedef struct {
   bool released;
 } Fake;
 
-static bool fake_start(void *ctx, po_RtStatus *st) {
+static bool fake_start(void *ctx, po_CtlStatus *st) {
   Fake *f = ctx;
-  if (f->fail_start) return po_RtStatus_Set(st, kPo_RtErr_System, "port in use");
+  if (f->fail_start) return po_CtlStatus_Set(st, kPo_Ctl_System, "port in use");
   record("start", f->name);
   if (f->raise_sigterm) raise(SIGTERM);
   return true;
@@ -76,7 +76,7 @@ static void start_stop_order_and_leadership(void **state) {
   Fake informers = FAKE("informers"), ctrl = FAKE("controller"), ops = FAKE("ops"),
        ctrl2 = FAKE("controller2");
   po_Metrics *m = po_Metrics_New();
-  po_RtStatus st;
+  po_CtlStatus st;
   po_Manager *mgr = po_Manager_New(&(po_ManagerOptions){.metrics = m, .lease_name = "po-lock",
                                                         .release_lease = release_lease},
                                    &st);
@@ -119,12 +119,12 @@ static void a_failed_start_stops_what_started(void **state) {
   Fake a = FAKE("a"), b = FAKE("b");
   b.fail_start = true;
   po_Metrics *m = po_Metrics_New();
-  po_RtStatus st;
+  po_CtlStatus st;
   po_Manager *mgr = po_Manager_New(&(po_ManagerOptions){.metrics = m}, &st);
   po_Runnable r[] = {runnable(&a, false), runnable(&b, false)};
   for (int i = 0; i < 2; i++) assert_true(po_Manager_Add(mgr, &r[i], &st));
   assert_false(po_Manager_Start(mgr, &st));
-  assert_int_equal(st.code, kPo_RtErr_Start);
+  assert_int_equal(st.code, kPo_Ctl_Start);
   assert_string_equal(st.message, "runnable \"b\" failed to start: port in use");
   assert_string_equal(events, "start:a stop:a");
   /* The same for a leader runnable: BecameLeader reports it. */
@@ -142,7 +142,7 @@ static void a_failed_start_stops_what_started(void **state) {
 
 static void run_stops_on_request_and_on_sigterm(void **state) {
   po_Metrics *m = po_Metrics_New();
-  po_RtStatus st;
+  po_CtlStatus st;
   for (int signal_it = 0; signal_it < 2; signal_it++) {
     events[0] = '\0';
     Fake a = FAKE("a");
@@ -176,7 +176,7 @@ static void run_exits_non_zero_after_the_deadline(void **state) {
   Fake stuck = FAKE("stuck");
   stuck.block_stop = true;
   po_Metrics *m = po_Metrics_New();
-  po_RtStatus st;
+  po_CtlStatus st;
   po_Manager *mgr = po_Manager_New(
       &(po_ManagerOptions){.metrics = m, .stop_timeout_ns = 50 * PO_NS_PER_MS}, &st);
   po_Runnable r = runnable(&stuck, false);
@@ -199,7 +199,7 @@ static void a_second_signal_exits_at_once(void **state) {
   stuck.block_stop = true;
   stuck.raise_on_stop = true;
   po_Metrics *m = po_Metrics_New();
-  po_RtStatus st;
+  po_CtlStatus st;
   /* A long deadline: only the second signal can end Run early. */
   po_Manager *mgr = po_Manager_New(
       &(po_ManagerOptions){.metrics = m, .stop_timeout_ns = 3600 * PO_NS_PER_S}, &st);

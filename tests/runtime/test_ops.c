@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "po/runtime/manager.h"
 #include "po/runtime/ops.h"
 
 typedef struct {
@@ -63,7 +64,7 @@ static bool always_ok(void *ctx, char *reason, size_t cap) { return true; }
 static void probes_and_metrics_over_loopback(void **state) {
   po_Metrics *m = po_Metrics_New();
   po_Series_Inc(po_Family_WithLabels(po_Metrics_Find(m, PO_M_RECONCILE_ERRORS), "po"));
-  po_RtStatus st;
+  po_CtlStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "127.0.0.1:0", .metrics = m}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_AddReadyCheck(s, "informers-synced", informers_synced, NULL, &st));
@@ -121,7 +122,7 @@ static void probes_and_metrics_over_loopback(void **state) {
 
 static void listen_addresses_parse_like_flags(void **state) {
   po_ListenAddr a;
-  po_RtStatus st;
+  po_CtlStatus st;
   assert_true(po_ListenAddr_Parse("127.0.0.1:8080", &a, &st));
   assert_string_equal(a.host, "127.0.0.1");
   assert_int_equal(a.port, 8080);
@@ -144,7 +145,7 @@ static void listen_addresses_parse_like_flags(void **state) {
 }
 
 static void every_interface_with_a_picked_port(void **state) {
-  po_RtStatus st;
+  po_CtlStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = ":0"}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_Start(s, &st));
@@ -156,14 +157,35 @@ static void every_interface_with_a_picked_port(void **state) {
 }
 
 static void disabled_address_does_not_listen(void **state) {
-  po_RtStatus st;
+  po_CtlStatus st;
   po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "0"}, &st);
   assert_non_null(s);
   assert_true(po_OpsServer_Start(s, &st));
   assert_int_equal(po_OpsServer_Port(s), 0);
   po_OpsServer_Free(s);
   assert_null(po_OpsServer_New(&(po_OpsOptions){.address = "nope"}, &st));
-  assert_int_equal(st.code, kPo_RtErr_Usage);
+  assert_int_equal(st.code, kPo_Ctl_Usage);
+}
+
+/* There is no process-wide registry: a server given none serves no /metrics, and a controller
+ * and a manager given none record nothing and still work. */
+static void no_registry_no_metrics(void **state) {
+  static Body b;
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  po_OpsServer *s = po_OpsServer_New(&(po_OpsOptions){.address = "127.0.0.1:0"}, &st);
+  assert_non_null(s);
+  assert_true(po_OpsServer_Start(s, &st));
+  assert_int_equal(get(po_OpsServer_Port(s), "/metrics", &b, NULL, 0), 404);
+  assert_int_equal(get(po_OpsServer_Port(s), "/healthz", &b, NULL, 0), 200);
+  po_OpsServer_Free(s);
+  po_Manager *mgr = po_Manager_New(&(po_ManagerOptions){.lease_name = "l"}, &st);
+  assert_non_null(mgr);
+  assert_true(po_Manager_Start(mgr, &st));
+  assert_true(po_Manager_BecameLeader(mgr, &st));
+  po_Manager_LostLeadership(mgr);
+  assert_true(po_Manager_Stop(mgr));
+  po_Manager_Free(mgr);
 }
 
 int main(void) {
@@ -173,6 +195,7 @@ int main(void) {
       cmocka_unit_test(listen_addresses_parse_like_flags),
       cmocka_unit_test(every_interface_with_a_picked_port),
       cmocka_unit_test(disabled_address_does_not_listen),
+      cmocka_unit_test(no_registry_no_metrics),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   curl_global_cleanup();

@@ -29,33 +29,33 @@ static void backoff_doubles_from_5ms_to_the_cap(void **state) {
 }
 
 static void bucket_bursts_100_then_10_per_second(void **state) {
-  po_RtTokenBucket b;
-  po_RtTokenBucket_Init(&b, PO_BUCKET_QPS, PO_BUCKET_BURST);
+  po_TokenBucket b;
+  po_TokenBucket_Init(&b, PO_BUCKET_QPS, PO_BUCKET_BURST);
   int64_t now = 42 * S;
-  for (int i = 0; i < 100; i++) assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 0);
+  for (int i = 0; i < 100; i++) assert_int_equal(po_TokenBucket_Reserve(&b, now), 0);
   /* Beyond the burst each reservation gets the next 100 ms slot. */
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 100 * MS);
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 200 * MS);
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 300 * MS);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 100 * MS);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 200 * MS);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 300 * MS);
   /* 1 s later 10 tokens were earned, but 3 were already promised: slot 4 is at +400 ms. */
   now += 1 * S;
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 0 * MS);
-  for (int i = 0; i < 6; i++) assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 0);
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 100 * MS);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 0 * MS);
+  for (int i = 0; i < 6; i++) assert_int_equal(po_TokenBucket_Reserve(&b, now), 0);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 100 * MS);
   /* After a long idle period the bucket is full again, never fuller. */
   now += 3600 * S;
-  for (int i = 0; i < 100; i++) assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 0);
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 100 * MS);
+  for (int i = 0; i < 100; i++) assert_int_equal(po_TokenBucket_Reserve(&b, now), 0);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 100 * MS);
 }
 
 static void bucket_refills_at_the_rate(void **state) {
-  po_RtTokenBucket b;
-  po_RtTokenBucket_Init(&b, 10.0, 1);
+  po_TokenBucket b;
+  po_TokenBucket_Init(&b, 10.0, 1);
   int64_t now = 0;
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 0);
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 100 * MS);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 0);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 100 * MS);
   now += 150 * MS; /* the promised slot is at 100 ms; the next at 200 ms */
-  assert_int_equal(po_RtTokenBucket_Reserve(&b, now), 50 * MS);
+  assert_int_equal(po_TokenBucket_Reserve(&b, now), 50 * MS);
 }
 
 int main(void) {

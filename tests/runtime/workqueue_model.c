@@ -26,7 +26,7 @@ typedef struct {
   bool shut;
   uint64_t seq;
   int64_t now;
-  po_RtTokenBucket bucket;
+  po_TokenBucket bucket;
 } Model;
 
 static const char *const kNames[N_KEYS] = {"ns/a", "ns/b", "ns/c", "other/a", "x/y", "ns/long-name"};
@@ -94,7 +94,7 @@ int po_WorkqueueModel_Run(const uint8_t *data, size_t size) {
   po_Workqueue *q = po_Workqueue_New(&(po_WorkqueueOptions){.clock = clock});
   Model m;
   memset(&m, 0, sizeof m);
-  po_RtTokenBucket_Init(&m.bucket, PO_BUCKET_QPS, PO_BUCKET_BURST);
+  po_TokenBucket_Init(&m.bucket, PO_BUCKET_QPS, PO_BUCKET_BURST);
   for (size_t p = 0; p + 1 < size; p += 2) {
     int step = (int)(p / 2);
     int op = data[p] % 9, i = (data[p] >> 4) % N_KEYS, arg = data[p + 1];
@@ -117,7 +117,7 @@ int po_WorkqueueModel_Run(const uint8_t *data, size_t size) {
         int64_t want = 0;
         if (!m.shut) {
           int64_t backoff = po_Backoff_Delay(PO_BACKOFF_BASE_NS, PO_BACKOFF_MAX_NS, m.k[i].failures);
-          int64_t bucket = po_RtTokenBucket_Reserve(&m.bucket, m.now);
+          int64_t bucket = po_TokenBucket_Reserve(&m.bucket, m.now);
           want = backoff > bucket ? backoff : bucket;
           m.k[i].failures++;
           m_add_after(&m, i, want);

@@ -423,8 +423,39 @@ static void test_tls_versions_and_suites(void **state) {
   po_WebhookServer_Stop(s);
 }
 
+/* The webhook takes listen addresses as the ops server does (one parser, po/runtime/listen.h):
+ * the same syntax (":PORT" is every interface, IPv4 and IPv6 where there is IPv6), the same
+ * messages, and "0" is refused here since the caller disables the webhook before starting it. */
+static void test_listen_addresses_as_the_ops_server(void **state) {
+  (void)state;
+  static const struct {
+    const char *address, *error;
+  } bad[] = {
+      {"9443", "listen address \"9443\": expected host:port, :port or 0 (disabled)"},
+      {"::1:9443", "listen address \"::1:9443\": an IPv6 host must be written [addr]:port"},
+      {"127.0.0.1:70000", "listen address \"127.0.0.1:70000\": port \"70000\" is not a number from 0 to 65535"},
+      {"0", "listen address \"0\" disables the webhook: there is nothing to start"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    char err[256] = "";
+    po_WebhookOptions o = {.address = bad[i].address, .threads = 1};
+    assert_null(po_WebhookServer_Start(&o, err, sizeof err));
+    assert_string_equal(err, bad[i].error);
+  }
+  static const char *const good[] = {":0", "localhost:0", "127.0.0.1:0"};
+  for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+    char err[256] = "";
+    po_WebhookOptions o = {.address = good[i], .threads = 1};
+    po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
+    if (!s) fail_msg("%s: %s", good[i], err);
+    assert_true(po_WebhookServer_Port(s) > 0);
+    po_WebhookServer_Stop(s);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_listen_addresses_as_the_ops_server),
       cmocka_unit_test(test_tls_versions_and_suites),
       cmocka_unit_test(test_trickled_or_missing_body_is_cut),
       cmocka_unit_test(test_expect_continue_with_huge_body_gets_413),

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "client_internal.h"
+#include "po/base/json.h"
 
 #ifndef PO_VERSION
 #define PO_VERSION "0.0.0"
@@ -33,13 +34,13 @@ static void share_unlock(CURL *h, curl_lock_data data, void *ctx) {
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
 bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_KubeClient **out,
-                       po_KubeStatus *st) {
+                       po_CtlStatus *st) {
   *out = NULL;
   pthread_once(&g_curl_once, curl_init_once);
   if (!cfg || !po_KubeConfig_Server(cfg))
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "po_KubeClient_New: a configuration with a server is required");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "po_KubeClient_New: a configuration with a server is required");
   po_KubeClient *c = calloc(1, sizeof *c);
-  if (!c) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!c) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   c->cfg = cfg;
   if (opt) c->opt = *opt;
   if (c->opt.qps == 0) c->opt.qps = 20;
@@ -60,7 +61,7 @@ bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_K
   c->share = curl_share_init();
   if (!c->user_agent || !c->share) {
     po_KubeClient_Free(c);
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   curl_share_setopt(c->share, CURLSHOPT_LOCKFUNC, share_lock);
   curl_share_setopt(c->share, CURLSHOPT_UNLOCKFUNC, share_unlock);
@@ -220,7 +221,7 @@ static size_t on_header(char *ptr, size_t sz, size_t nm, void *ud) {
 }
 
 bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
-                          struct curl_slist **headers, const char *content_type, po_KubeStatus *st) {
+                          struct curl_slist **headers, const char *content_type, po_CtlStatus *st) {
   po_KubeConfig *cfg = c->cfg;
   curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_SHARE, c->share);
@@ -279,20 +280,20 @@ bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const c
     if (!n) curl_slist_free_all(hl);
     hl = n;
   }
-  if (!hl) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!hl) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hl);
   *headers = hl;
   return true;
 }
 
 bool po_KubeClient_Url_(po_KubeClient *c, const po_KubeRef *ref, const char *query, char *url,
-                        size_t size, po_KubeStatus *st) {
+                        size_t size, po_CtlStatus *st) {
   char path[1024];
   if (!po_KubeRef_Path(ref, path, sizeof path))
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "request needs version and resource (path too long or incomplete)");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "request needs version and resource (path too long or incomplete)");
   int n = snprintf(url, size, "%s%s%s%s", po_KubeConfig_Server(c->cfg), path, query && *query ? "?" : "",
                    query ? query : "");
-  if (n < 0 || (size_t)n >= size) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "request URL too long");
+  if (n < 0 || (size_t)n >= size) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "request URL too long");
   return true;
 }
 
@@ -302,21 +303,24 @@ static bool not_sent(CURLcode rc) {
          rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR;
 }
 
-bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
-                      const char *content_type, const char *body, size_t len, char **body_out,
-                      size_t *len_out, po_KubeStatus *st) {
+/* The raw exchange under the verbs: method, ref, extra query ("a=b&c=d", already escaped, may be
+ * NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated; may be NULL to
+ * discard). Retries as documented in the README. */
+static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                     const char *content_type, const char *body, size_t len, char **body_out,
+                     size_t *len_out, po_CtlStatus *st) {
   if (body_out) *body_out = NULL;
   if (len_out) *len_out = 0;
   char url[8192];
   if (!po_KubeClient_Url_(c, ref, query, url, sizeof url, st)) return false;
   bool safe = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0;
   const po_Clock *k = c->opt.clock;
-  po_KubeStatus tmp;
+  po_CtlStatus tmp;
   if (!st) st = &tmp;
   for (int attempt = 0;; attempt++) {
     po_KubeClient_RateLimit_(c);
     CURL *h = po_KubeClient_TakeHandle_(c);
-    if (!h) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory (curl handle)");
+    if (!h) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (curl handle)");
     struct curl_slist *headers = NULL;
     if (!po_KubeClient_Setup_(c, h, method, url, &headers, content_type, st)) {
       po_KubeClient_ReturnHandle_(c, h);
@@ -347,7 +351,7 @@ bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *re
     if (c->opt.observer) c->opt.observer(c->opt.observer_ctx, method, rc == CURLE_OK ? http : 0, secs);
     bool retry = false;
     if (rc != CURLE_OK) {
-      po_KubeStatus_Set(st, kPo_KubeErr_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
+      po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
       retry = safe || not_sent(rc);
     } else if (http >= 200 && http < 300) {
       if (body_out) {
@@ -357,7 +361,7 @@ bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *re
       }
       if (len_out) *len_out = resp.len;
       free(resp.data);
-      po_KubeStatus_Clear(st);
+      po_CtlStatus_Clear(st);
       st->http_status = http;
       return true;
     } else {
@@ -381,16 +385,16 @@ bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *re
 /* ---- verbs ------------------------------------------------------------------------------- */
 
 bool po_Kube_ParseJson_(const char *body, size_t len, json_object **out, const char *what,
-                        po_KubeStatus *st) {
+                        po_CtlStatus *st) {
   json_tokener *tok = json_tokener_new_ex(256);
-  if (!tok) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!tok) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   json_object *o = NULL;
   if (len <= (size_t)1 << 30) o = json_tokener_parse_ex(tok, body, (int)len);
   enum json_tokener_error e = json_tokener_get_error(tok);
   json_tokener_free(tok);
   if (e != json_tokener_success || !json_object_is_type(o, json_type_object)) {
     json_object_put(o);
-    return po_KubeStatus_Set(st, kPo_KubeErr_Decode, "%s: the server's answer is not a JSON object (%s)",
+    return po_CtlStatus_Set(st, kPo_Ctl_Decode, "%s: the server's answer is not a JSON object (%s)",
                              what, e != json_tokener_success ? json_tokener_error_desc(e) : "other type");
   }
   *out = o;
@@ -398,11 +402,11 @@ bool po_Kube_ParseJson_(const char *body, size_t len, json_object **out, const c
 }
 
 static bool do_json(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
-                    const char *ctype, const char *body, size_t len, json_object **out, po_KubeStatus *st) {
+                    const char *ctype, const char *body, size_t len, json_object **out, po_CtlStatus *st) {
   char *resp = NULL;
   size_t rlen = 0;
   if (out) *out = NULL;
-  if (!po_KubeClient_Do(c, method, ref, query, ctype, body, len, out ? &resp : NULL, &rlen, st)) return false;
+  if (!exchange(c, method, ref, query, ctype, body, len, out ? &resp : NULL, &rlen, st)) return false;
   if (!out) return true;
   long http = st ? st->http_status : 0;
   bool ok = po_Kube_ParseJson_(resp, rlen, out, method, st);
@@ -411,8 +415,8 @@ static bool do_json(po_KubeClient *c, const char *method, const po_KubeRef *ref,
   return ok;
 }
 
-bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, json_object **out, po_KubeStatus *st) {
-  if (!ref->name || !*ref->name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "get needs a name");
+bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, json_object **out, po_CtlStatus *st) {
+  if (!ref->name || !*ref->name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "get needs a name");
   return do_json(c, "GET", ref, NULL, NULL, NULL, 0, out, st);
 }
 
@@ -428,25 +432,21 @@ static bool list_query(const po_KubeListOptions *o, char *q, size_t size) {
 }
 
 bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
-                        json_object **out, po_KubeStatus *st) {
+                        json_object **out, po_CtlStatus *st) {
   char q[6144];
-  if (!list_query(opt, q, sizeof q)) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "list options too long");
+  if (!list_query(opt, q, sizeof q)) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "list options too long");
   po_KubeRef r = *ref;
   r.name = NULL;
   r.subresource = NULL;
   return do_json(c, "GET", &r, q, NULL, NULL, 0, out, st);
 }
 
-static const char *meta_str(json_object *o, const char *key) {
-  json_object *m, *v;
-  if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, key, &v) ||
-      !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}
+/* metadata.key, NULL when absent (not "": an empty continue token ends the list too, but an
+ * absent name must not become the name ""). */
+static const char *meta_str(json_object *o, const char *key) { return po_Json_String(po_Json_Get(o, "metadata"), key); }
 
 bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
-                           json_object **out, po_KubeStatus *st) {
+                           json_object **out, po_CtlStatus *st) {
   *out = NULL;
   po_KubeListOptions o = {0};
   if (opt) o = *opt;
@@ -469,7 +469,7 @@ bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_Kub
                                                           json_object_is_type(its, json_type_null))) {
       json_object_put(l);
       json_object_put(all);
-      return po_KubeStatus_Set(st, kPo_KubeErr_Decode, "list: the answer has no items array");
+      return po_CtlStatus_Set(st, kPo_Ctl_Decode, "list: the answer has no items array");
     }
     if (!all) {
       all = l;
@@ -494,7 +494,7 @@ bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_Kub
 }
 
 bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, json_object **out,
-                          po_KubeStatus *st) {
+                          po_CtlStatus *st) {
   po_KubeRef r = *ref;
   r.name = NULL;
   r.subresource = NULL;
@@ -504,35 +504,35 @@ bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, json_object *
 }
 
 bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, json_object **out,
-                          po_KubeStatus *st) {
+                          po_CtlStatus *st) {
   po_KubeRef r = *ref;
   if (!r.name || !*r.name) r.name = meta_str(obj, "name");
-  if (!r.name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "update needs a name (ref or metadata.name)");
+  if (!r.name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "update needs a name (ref or metadata.name)");
   size_t len;
   const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
   return do_json(c, "PUT", &r, NULL, "application/json", body, len, out, st);
 }
 
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
-                         const char *body, size_t len, json_object **out, po_KubeStatus *st) {
+                         const char *body, size_t len, json_object **out, po_CtlStatus *st) {
   po_KubePatchOptions o = {0};
   if (opt) o = *opt;
-  if (!ref->name || !*ref->name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "patch needs a name");
+  if (!ref->name || !*ref->name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "patch needs a name");
   const char *ct = o.type == kPo_KubePatch_Apply  ? "application/apply-patch+yaml"
                    : o.type == kPo_KubePatch_Json ? "application/json-patch+json"
                                                   : "application/merge-patch+json";
   if (o.type == kPo_KubePatch_Apply && (!o.field_manager || !*o.field_manager))
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "server-side apply needs a field manager");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "server-side apply needs a field manager");
   char q[512] = "";
   if (!po_Query_Add_(q, sizeof q, "fieldManager", o.field_manager) ||
       !po_Query_Add_(q, sizeof q, "force", o.type == kPo_KubePatch_Apply && o.force ? "true" : NULL))
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "field manager name too long");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "field manager name too long");
   return do_json(c, "PATCH", ref, q, ct, body, len, out, st);
 }
 
 bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,
-                          json_object **out, po_KubeStatus *st) {
-  if (!ref->name || !*ref->name) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "delete needs a name");
+                          json_object **out, po_CtlStatus *st) {
+  if (!ref->name || !*ref->name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "delete needs a name");
   json_object *d = json_object_new_object();
   json_object_object_add(d, "kind", json_object_new_string("DeleteOptions"));
   json_object_object_add(d, "apiVersion", json_object_new_string("v1"));

@@ -35,11 +35,11 @@ void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h);
 void po_KubeClient_RateLimit_(po_KubeClient *c);
 double po_KubeClient_Jitter_(po_KubeClient *c);
 bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
-                          struct curl_slist **headers, const char *content_type, po_KubeStatus *st);
+                          struct curl_slist **headers, const char *content_type, po_CtlStatus *st);
 bool po_KubeClient_Url_(po_KubeClient *c, const po_KubeRef *ref, const char *query, char *url,
-                        size_t size, po_KubeStatus *st);
+                        size_t size, po_CtlStatus *st);
 bool po_Query_Add_(char *q, size_t size, const char *key, const char *value);
 bool po_Kube_ParseJson_(const char *body, size_t len, struct json_object **out, const char *what,
-                        po_KubeStatus *st);
+                        po_CtlStatus *st);
 
 #endif

@@ -31,10 +31,10 @@ void po_KubeConfig_Free(po_KubeConfig *c) {
   free(c);
 }
 
-char *po_ReadFile_(const char *path, size_t *len, po_KubeStatus *st) {
+char *po_ReadFile_(const char *path, size_t *len, po_CtlStatus *st) {
   FILE *f = fopen(path, "rb");
   if (!f) {
-    po_KubeStatus_Set(st, kPo_KubeErr_Io, "%s: cannot open: %s", path, strerror(errno));
+    po_CtlStatus_Set(st, kPo_Ctl_Io, "%s: cannot open: %s", path, strerror(errno));
     return NULL;
   }
   size_t cap = 4096, n = 0;
@@ -42,7 +42,7 @@ char *po_ReadFile_(const char *path, size_t *len, po_KubeStatus *st) {
   while (buf) {
     if (n + 1 >= cap) {
       if (cap >= (1u << 20)) {
-        po_KubeStatus_Set(st, kPo_KubeErr_Io, "%s: larger than 1 MiB", path);
+        po_CtlStatus_Set(st, kPo_Ctl_Io, "%s: larger than 1 MiB", path);
         free(buf);
         fclose(f);
         return NULL;
@@ -58,11 +58,11 @@ char *po_ReadFile_(const char *path, size_t *len, po_KubeStatus *st) {
   }
   if (!buf) {
     fclose(f);
-    po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "%s: out of memory", path);
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s: out of memory", path);
     return NULL;
   }
   if (ferror(f)) {
-    po_KubeStatus_Set(st, kPo_KubeErr_Io, "%s: read error: %s", path, strerror(errno));
+    po_CtlStatus_Set(st, kPo_Ctl_Io, "%s: read error: %s", path, strerror(errno));
     free(buf);
     fclose(f);
     return NULL;
@@ -82,9 +82,9 @@ static int b64val(unsigned char c) {
   return -1;
 }
 
-bool po_Base64Decode_(const char *in, size_t len, po_Bytes_ *out, const char *what, po_KubeStatus *st) {
+bool po_Base64Decode_(const char *in, size_t len, po_Bytes_ *out, const char *what, po_CtlStatus *st) {
   char *buf = malloc(len / 4 * 3 + 4);
-  if (!buf) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "%s: out of memory", what);
+  if (!buf) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s: out of memory", what);
   size_t n = 0;
   unsigned acc = 0;
   int bits = 0, pad = 0;
@@ -98,7 +98,7 @@ bool po_Base64Decode_(const char *in, size_t len, po_Bytes_ *out, const char *wh
     int v = b64val(c);
     if (v < 0 || pad) {
       free(buf);
-      return po_KubeStatus_Set(st, kPo_KubeErr_Config,
+      return po_CtlStatus_Set(st, kPo_Ctl_Config,
                                "%s: not valid base64: unexpected '%c' at offset %zu", what,
                                c >= 0x20 && c < 0x7f ? c : '?', i);
     }
@@ -111,7 +111,7 @@ bool po_Base64Decode_(const char *in, size_t len, po_Bytes_ *out, const char *wh
   }
   if (bits >= 6 || pad > 2) {
     free(buf);
-    return po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s: not valid base64: truncated input", what);
+    return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: not valid base64: truncated input", what);
   }
   buf[n] = '\0';
   out->data = buf;
@@ -138,12 +138,12 @@ const char *po_KubeConfig_CertData(const po_KubeConfig *c, size_t *len) { return
 const char *po_KubeConfig_KeyData(const po_KubeConfig *c, size_t *len) { return bytes(&c->key_data, len); }
 
 /* Re-reads token_file when its identity changed. Called with c->lock held. */
-static bool refresh_token(po_KubeConfig *c, po_KubeStatus *st) {
+static bool refresh_token(po_KubeConfig *c, po_CtlStatus *st) {
   struct stat sb;
   if (stat(c->token_file, &sb) != 0) {
     /* Keep serving the last token if the file vanished briefly during a rotation. */
     if (c->token_read) return true;
-    return po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s: cannot read token file: %s",
+    return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: cannot read token file: %s",
                              c->token_file, strerror(errno));
   }
   int64_t mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000 + sb.st_mtim.tv_nsec;
@@ -163,8 +163,8 @@ static bool refresh_token(po_KubeConfig *c, po_KubeStatus *st) {
   return true;
 }
 
-bool po_KubeConfig_Token(po_KubeConfig *c, char *buf, size_t size, po_KubeStatus *st) {
-  if (!size) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "token buffer of size 0");
+bool po_KubeConfig_Token(po_KubeConfig *c, char *buf, size_t size, po_CtlStatus *st) {
+  if (!size) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "token buffer of size 0");
   buf[0] = '\0';
   pthread_mutex_lock(&c->lock);
   bool ok = true;
@@ -173,7 +173,7 @@ bool po_KubeConfig_Token(po_KubeConfig *c, char *buf, size_t size, po_KubeStatus
   if (ok && tok) {
     size_t n = strlen(tok);
     if (n >= size) {
-      ok = po_KubeStatus_Set(st, kPo_KubeErr_Config, "bearer token longer than %zu bytes", size - 1);
+      ok = po_CtlStatus_Set(st, kPo_Ctl_Config, "bearer token longer than %zu bytes", size - 1);
     } else {
       memcpy(buf, tok, n + 1);
     }
@@ -182,7 +182,7 @@ bool po_KubeConfig_Token(po_KubeConfig *c, char *buf, size_t size, po_KubeStatus
   return ok;
 }
 
-bool po_KubeConfig_Load(const po_KubeConfigOptions *opt, po_KubeConfig **out, po_KubeStatus *st) {
+bool po_KubeConfig_Load(const po_KubeConfigOptions *opt, po_KubeConfig **out, po_CtlStatus *st) {
   po_KubeConfigOptions none = {0};
   if (!opt) opt = &none;
   if (opt->kubeconfig && *opt->kubeconfig) return po_KubeConfig_LoadFiles(opt->kubeconfig, opt->context, out, st);
@@ -192,7 +192,7 @@ bool po_KubeConfig_Load(const po_KubeConfigOptions *opt, po_KubeConfig **out, po
   if (host && *host && !opt->context) return po_KubeConfig_InCluster(opt->incluster_dir, out, st);
   const char *home = getenv("HOME");
   if (!home || !*home)
-    return po_KubeStatus_Set(st, kPo_KubeErr_Config,
+    return po_CtlStatus_Set(st, kPo_Ctl_Config,
                              "no configuration: give --kubeconfig, set KUBECONFIG, run in a cluster, "
                              "or set HOME so that ~/.kube/config can be found");
   char path[4096];

@@ -29,8 +29,8 @@ struct po_KubeConfig {
 
 po_KubeConfig *po_KubeConfig_New_(void);
 /* Reads a whole small file (<= 1 MiB); NUL-terminated; NULL with st set on failure. */
-char *po_ReadFile_(const char *path, size_t *len, po_KubeStatus *st);
+char *po_ReadFile_(const char *path, size_t *len, po_CtlStatus *st);
 /* Decodes standard base64 (whitespace ignored); false with st naming `what` on bad input. */
-bool po_Base64Decode_(const char *in, size_t len, po_Bytes_ *out, const char *what, po_KubeStatus *st);
+bool po_Base64Decode_(const char *in, size_t len, po_Bytes_ *out, const char *what, po_CtlStatus *st);
 
 #endif

@@ -15,16 +15,16 @@ static char *join(const char *dir, const char *name) {
   return p;
 }
 
-bool po_KubeConfig_InCluster(const char *dir, po_KubeConfig **out, po_KubeStatus *st) {
+bool po_KubeConfig_InCluster(const char *dir, po_KubeConfig **out, po_CtlStatus *st) {
   *out = NULL;
   if (!dir) dir = PO_SA_DIR;
   const char *host = getenv("KUBERNETES_SERVICE_HOST"), *port = getenv("KUBERNETES_SERVICE_PORT");
   if (!host || !*host || !port || !*port)
-    return po_KubeStatus_Set(st, kPo_KubeErr_Config,
+    return po_CtlStatus_Set(st, kPo_Ctl_Config,
                              "not in a cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT "
                              "must both be set");
   po_KubeConfig *c = po_KubeConfig_New_();
-  if (!c) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!c) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   c->in_cluster = true;
   size_t n = strlen(host) + strlen(port) + 16;
   c->server = malloc(n);
@@ -35,25 +35,25 @@ bool po_KubeConfig_InCluster(const char *dir, po_KubeConfig **out, po_KubeStatus
   if (!c->server || !c->token_file || !ns_file || !c->ca_file || !c->context) {
     free(ns_file);
     po_KubeConfig_Free(c);
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   /* An IPv6 service address needs brackets (net.JoinHostPort). */
   snprintf(c->server, n, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
   if (access(c->ca_file, R_OK) != 0) {
     /* client-go only warns; curl would fail later with a vaguer message, so say it now. */
-    po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s: in-cluster CA file is not readable", c->ca_file);
+    po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: in-cluster CA file is not readable", c->ca_file);
     free(ns_file);
     po_KubeConfig_Free(c);
     return false;
   }
   if (access(c->token_file, R_OK) != 0) {
-    po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s: in-cluster token file is not readable",
+    po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: in-cluster token file is not readable",
                       c->token_file);
     free(ns_file);
     po_KubeConfig_Free(c);
     return false;
   }
-  po_KubeStatus ignore;
+  po_CtlStatus ignore;
   size_t len;
   char *ns = po_ReadFile_(ns_file, &len, &ignore);
   free(ns_file);
@@ -61,7 +61,7 @@ bool po_KubeConfig_InCluster(const char *dir, po_KubeConfig **out, po_KubeStatus
     while (len && (ns[len - 1] == '\n' || ns[len - 1] == ' ' || ns[len - 1] == '\r')) ns[--len] = '\0';
     c->ns = ns;
   }
-  po_KubeStatus_Clear(st);
+  po_CtlStatus_Clear(st);
   *out = c;
   return true;
 }

@@ -31,11 +31,11 @@ static const char *kind_name(yaml_node_t *n) {
   }
 }
 
-static bool fail_at(po_KubeStatus *st, Doc *d, yaml_node_t *n, const char *path, const char *fmt,
+static bool fail_at(po_CtlStatus *st, Doc *d, yaml_node_t *n, const char *path, const char *fmt,
                     const char *arg) {
   char what[320];
   snprintf(what, sizeof what, fmt, arg);
-  return po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s:%zu:%zu: %s: %s", d->origin,
+  return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s:%zu:%zu: %s: %s", d->origin,
                            n ? n->start_mark.line + 1 : 0, n ? n->start_mark.column + 1 : 0, path,
                            what);
 }
@@ -58,7 +58,7 @@ static yaml_node_t *map_get(Doc *d, yaml_node_t *m, const char *key) {
 
 /* A string field: absent or null -> *out NULL; a scalar -> its text; else an error. */
 static bool get_str(Doc *d, yaml_node_t *m, const char *key, const char *path, const char **out,
-                    po_KubeStatus *st) {
+                    po_CtlStatus *st) {
   *out = NULL;
   yaml_node_t *v = map_get(d, m, key);
   if (!v || is_null(v)) return true;
@@ -72,7 +72,7 @@ static bool get_str(Doc *d, yaml_node_t *m, const char *key, const char *path, c
 }
 
 static bool get_bool(Doc *d, yaml_node_t *m, const char *key, const char *path, bool *out,
-                     po_KubeStatus *st) {
+                     po_CtlStatus *st) {
   const char *s;
   if (!get_str(d, m, key, path, &s, st)) return false;
   if (!s) return true;
@@ -88,25 +88,25 @@ static bool get_bool(Doc *d, yaml_node_t *m, const char *key, const char *path, 
   return true;
 }
 
-static bool dup(char **dst, const char *s, po_KubeStatus *st) {
+static bool dup(char **dst, const char *s, po_CtlStatus *st) {
   if (!s) return true;
   *dst = strdup(s);
-  return *dst ? true : po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  return *dst ? true : po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
 }
 
 /* Absolute paths stay; relative ones are joined to the directory of the file holding them. */
-static bool dup_path(char **dst, Doc *d, const char *s, po_KubeStatus *st) {
+static bool dup_path(char **dst, Doc *d, const char *s, po_CtlStatus *st) {
   if (!s || !*s) return true;
   if (s[0] == '/' || !d->dir[0]) return dup(dst, s, st);
   size_t n = strlen(d->dir) + strlen(s) + 2;
   *dst = malloc(n);
-  if (!*dst) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!*dst) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   snprintf(*dst, n, "%s/%s", d->dir, s);
   return true;
 }
 
 /* Checks the top level is a mapping (or the document is empty); *top NULL for empty. */
-static bool top_map(Doc *d, yaml_node_t **top, po_KubeStatus *st) {
+static bool top_map(Doc *d, yaml_node_t **top, po_CtlStatus *st) {
   *top = root(d);
   if (!*top || is_null(*top)) {
     *top = NULL;
@@ -120,7 +120,7 @@ static bool top_map(Doc *d, yaml_node_t **top, po_KubeStatus *st) {
 /* Finds the entry `name` of list `list` ("clusters", "users", "contexts") in d; *inner is the
  * mapping under `field` ("cluster", "user", "context"). Every entry passed is type-checked. */
 static bool find_named(Doc *d, const char *list, const char *field, const char *name,
-                       yaml_node_t **inner, char *path, size_t pathsz, po_KubeStatus *st) {
+                       yaml_node_t **inner, char *path, size_t pathsz, po_CtlStatus *st) {
   *inner = NULL;
   yaml_node_t *top;
   if (!top_map(d, &top, st)) return false;
@@ -177,22 +177,22 @@ static void names(Doc *docs, int n, const char *list, char *buf, size_t size) {
   if (!used) snprintf(buf, size, "(none)");
 }
 
-static bool load_doc(Doc *d, const char *text, size_t len, const char *origin, po_KubeStatus *st) {
+static bool load_doc(Doc *d, const char *text, size_t len, const char *origin, po_CtlStatus *st) {
   memset(d, 0, sizeof *d);
   d->origin = strdup(origin ? origin : "(kubeconfig)");
   d->dir = strdup("");
-  if (!d->origin || !d->dir) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!d->origin || !d->dir) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   const char *slash = origin ? strrchr(origin, '/') : NULL;
   if (slash) {
     free(d->dir);
     d->dir = strndup(origin, slash == origin ? 1 : (size_t)(slash - origin));
-    if (!d->dir) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    if (!d->dir) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   yaml_parser_t p;
-  if (!yaml_parser_initialize(&p)) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!yaml_parser_initialize(&p)) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
   if (!yaml_parser_load(&p, &d->doc)) {
-    po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s:%zu:%zu: invalid YAML: %s%s%s", d->origin,
+    po_CtlStatus_Set(st, kPo_Ctl_Config, "%s:%zu:%zu: invalid YAML: %s%s%s", d->origin,
                       p.problem_mark.line + 1, p.problem_mark.column + 1,
                       p.problem ? p.problem : "parse error", p.context ? " " : "",
                       p.context ? p.context : "");
@@ -214,7 +214,7 @@ static void free_docs(Doc *docs, int n) {
   free(docs);
 }
 
-static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, po_KubeStatus *st) {
+static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, po_CtlStatus *st) {
   char path[256], avail[400];
   Doc *cd = NULL;
   const char *ctx = context;
@@ -227,7 +227,7 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
   }
   if (!ctx) {
     names(docs, n, "contexts", avail, sizeof avail);
-    return po_KubeStatus_Set(st, kPo_KubeErr_Config,
+    return po_CtlStatus_Set(st, kPo_Ctl_Config,
                              "%s: no current-context is set and no context was given; available "
                              "contexts: %s", docs[0].origin, avail);
   }
@@ -238,7 +238,7 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
   }
   if (!cx) {
     names(docs, n, "contexts", avail, sizeof avail);
-    return po_KubeStatus_Set(st, kPo_KubeErr_Config, "%s: context \"%s\" not found; available contexts: %s",
+    return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: context \"%s\" not found; available contexts: %s",
                              docs[0].origin, ctx, avail);
   }
   char cxpath[256];
@@ -251,7 +251,7 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
     return fail_at(st, cd, cx, cxpath, "context \"%s\" names no cluster", ctx);
 
   po_KubeConfig *c = po_KubeConfig_New_();
-  if (!c) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!c) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   bool ok = dup(&c->context, ctx, st) && dup(&c->ns, ns, st);
 
   /* cluster */
@@ -263,7 +263,7 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
   }
   if (ok && !cl) {
     names(docs, n, "clusters", avail, sizeof avail);
-    ok = po_KubeStatus_Set(st, kPo_KubeErr_Config,
+    ok = po_CtlStatus_Set(st, kPo_Ctl_Config,
                            "%s: cluster \"%s\" (of context \"%s\") not found; available clusters: %s",
                            cd->origin, cluster, ctx, avail);
   }
@@ -303,7 +303,7 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
     }
     if (ok && !us) {
       names(docs, n, "users", avail, sizeof avail);
-      ok = po_KubeStatus_Set(st, kPo_KubeErr_Config,
+      ok = po_CtlStatus_Set(st, kPo_Ctl_Config,
                              "%s: user \"%s\" (of context \"%s\") not found; available users: %s",
                              cd->origin, user, ctx, avail);
     }
@@ -348,27 +348,27 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
 }
 
 bool po_KubeConfig_ParseYaml(const char *text, size_t len, const char *origin, const char *context,
-                             po_KubeConfig **out, po_KubeStatus *st) {
+                             po_KubeConfig **out, po_CtlStatus *st) {
   *out = NULL;
   Doc *d = calloc(1, sizeof *d);
-  if (!d) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!d) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   bool ok = load_doc(d, text, len, origin, st) && resolve(d, 1, context, out, st);
   free_docs(d, 1);
   return ok;
 }
 
 bool po_KubeConfig_LoadFiles(const char *paths, const char *context, po_KubeConfig **out,
-                             po_KubeStatus *st) {
+                             po_CtlStatus *st) {
   *out = NULL;
   int cap = 1;
   for (const char *p = paths; *p; p++) cap += *p == ':';
   Doc *docs = calloc((size_t)cap, sizeof *docs);
-  if (!docs) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!docs) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   int n = 0;
   bool ok = true;
   const char *p = paths;
-  po_KubeStatus last;
-  po_KubeStatus_Clear(&last);
+  po_CtlStatus last;
+  po_CtlStatus_Clear(&last);
   while (ok) {
     const char *e = strchr(p, ':');
     size_t l = e ? (size_t)(e - p) : strlen(p);
@@ -389,7 +389,7 @@ bool po_KubeConfig_LoadFiles(const char *paths, const char *context, po_KubeConf
   }
   if (ok && n == 0) {
     if (strchr(paths, ':') || !last.code)
-      ok = po_KubeStatus_Set(st, kPo_KubeErr_Config, "no readable kubeconfig file in \"%s\"", paths);
+      ok = po_CtlStatus_Set(st, kPo_Ctl_Config, "no readable kubeconfig file in \"%s\"", paths);
     else if (st)
       *st = last, ok = false;
     else

@@ -1,6 +1,8 @@
 /* Leader election (client-go's tryAcquireOrRenew, on a step function). */
 #include "po/kube/lease.h"
 
+#include "po/base/json.h"
+
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -19,7 +21,6 @@ struct po_LeaderElector {
   char obs_holder[256], obs_renew[64];
   int64_t obs_transitions, obs_time_ns;
   bool observed;
-  pthread_mutex_t lock;      /* guards obs_holder for po_LeaderElector_Holder */
   po_Rand rand;
   po_KubeCancel *cancel;
   pthread_t thread;
@@ -33,31 +34,31 @@ static po_KubeRef lease_ref(const char *ns, const char *name) {
   return r;
 }
 
-static bool client_get(void *ctx, const char *ns, const char *name, json_object **out, po_KubeStatus *st) {
+static bool client_get(void *ctx, const char *ns, const char *name, json_object **out, po_CtlStatus *st) {
   po_KubeRef r = lease_ref(ns, name);
   return po_KubeClient_Get(ctx, &r, out, st);
 }
 
-static bool client_create(void *ctx, const char *ns, json_object *lease, json_object **out, po_KubeStatus *st) {
+static bool client_create(void *ctx, const char *ns, json_object *lease, json_object **out, po_CtlStatus *st) {
   po_KubeRef r = lease_ref(ns, NULL);
   return po_KubeClient_Create(ctx, &r, lease, out, st);
 }
 
-static bool client_update(void *ctx, const char *ns, json_object *lease, json_object **out, po_KubeStatus *st) {
+static bool client_update(void *ctx, const char *ns, json_object *lease, json_object **out, po_CtlStatus *st) {
   po_KubeRef r = lease_ref(ns, NULL);
   return po_KubeClient_Update(ctx, &r, lease, out, st);
 }
 
 /* ---- lifecycle --------------------------------------------------------------------------- */
 
-bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector **out, po_KubeStatus *st) {
+bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector **out, po_CtlStatus *st) {
   *out = NULL;
   if (!opt || !opt->ns || !opt->name || !opt->identity || !*opt->identity)
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "leader election needs ns, name and identity");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "leader election needs ns, name and identity");
   if (!opt->api && !opt->client)
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "leader election needs a client or an api");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "leader election needs a client or an api");
   po_LeaderElector *le = calloc(1, sizeof *le);
-  if (!le) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!le) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   le->opt = *opt;
   if (!le->opt.lease_duration_ns) le->opt.lease_duration_ns = 15000000000LL;
   if (!le->opt.renew_deadline_ns) le->opt.renew_deadline_ns = 10000000000LL;
@@ -66,7 +67,7 @@ bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector 
   int64_t ld = le->opt.lease_duration_ns, rd = le->opt.renew_deadline_ns, rp = le->opt.retry_period_ns;
   if (!(ld > rd) || !((double)rd > 1.2 * (double)rp) || rp <= 0) {
     free(le);
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage,
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage,
                              "leader election: need lease duration > renew deadline > 1.2 x retry period "
                              "(got %.3f s, %.3f s, %.3f s)",
                              (double)ld / 1e9, (double)rd / 1e9, (double)rp / 1e9);
@@ -80,11 +81,10 @@ bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector 
   } else {
     le->api = (po_LeaseApi){client_get, client_create, client_update, opt->client};
   }
-  pthread_mutex_init(&le->lock, NULL);
   po_Rand_Seed(&le->rand, opt->seed ? opt->seed : (uint64_t)le->opt.clock->monotonic_ns(le->opt.clock->ctx));
   if (!le->ns || !le->name || !le->identity || !le->cancel) {
     po_LeaderElector_Free(le);
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   *out = le;
   return true;
@@ -94,7 +94,6 @@ void po_LeaderElector_Free(po_LeaderElector *le) {
   if (!le) return;
   if (le->running) po_LeaderElector_Stop(le, false);
   po_KubeCancel_Free(le->cancel);
-  pthread_mutex_destroy(&le->lock);
   free(le->ns);
   free(le->name);
   free(le->identity);
@@ -102,12 +101,6 @@ void po_LeaderElector_Free(po_LeaderElector *le) {
 }
 
 bool po_LeaderElector_IsLeader(const po_LeaderElector *le) { return atomic_load(&le->leader); }
-
-void po_LeaderElector_Holder(po_LeaderElector *le, char *buf, size_t size) {
-  pthread_mutex_lock(&le->lock);
-  snprintf(buf, size, "%s", le->obs_holder);
-  pthread_mutex_unlock(&le->lock);
-}
 
 /* ---- the record -------------------------------------------------------------------------- */
 
@@ -121,12 +114,7 @@ static void micro_time(const po_LeaderElector *le, char *buf, size_t size) {
   snprintf(buf, size, "%s.%06ldZ", base, (long)((w % 1000000000) / 1000));
 }
 
-static const char *spec_str(json_object *spec, const char *key) {
-  json_object *v;
-  if (spec && json_object_object_get_ex(spec, key, &v) && json_object_is_type(v, json_type_string))
-    return json_object_get_string(v);
-  return "";
-}
+static const char *spec_str(json_object *spec, const char *key) { return po_Json_StringOr(spec, key, ""); }
 
 static int64_t spec_int(json_object *spec, const char *key) {
   json_object *v;
@@ -142,9 +130,7 @@ static void observe(po_LeaderElector *le, json_object *lease, int64_t now) {
   int64_t tr = spec_int(spec, "leaseTransitions");
   bool holder_changed = !le->observed || strcmp(holder, le->obs_holder) != 0;
   if (holder_changed || strcmp(renew, le->obs_renew) != 0 || tr != le->obs_transitions) {
-    pthread_mutex_lock(&le->lock);
     snprintf(le->obs_holder, sizeof le->obs_holder, "%s", holder);
-    pthread_mutex_unlock(&le->lock);
     snprintf(le->obs_renew, sizeof le->obs_renew, "%s", renew);
     le->obs_transitions = tr;
     le->obs_time_ns = now;
@@ -173,10 +159,10 @@ static int64_t duration_s(const po_LeaderElector *le) {
 typedef enum { kTry_Ok, kTry_HeldByOther, kTry_Failed } TryResult;
 
 static TryResult try_acquire_or_renew(po_LeaderElector *le, int64_t now) {
-  po_KubeStatus st;
+  po_CtlStatus st;
   json_object *lease = NULL;
   if (!le->api.get(le->api.ctx, le->ns, le->name, &lease, &st)) {
-    if (st.code != kPo_KubeErr_NotFound) return kTry_Failed;
+    if (st.code != kPo_Ctl_NotFound) return kTry_Failed;
     json_object *nl = json_object_new_object(), *md = json_object_new_object(), *spec = json_object_new_object();
     json_object_object_add(nl, "apiVersion", json_object_new_string("coordination.k8s.io/v1"));
     json_object_object_add(nl, "kind", json_object_new_string("Lease"));
@@ -239,7 +225,7 @@ int64_t po_LeaderElector_Tick(po_LeaderElector *le) {
   return le->opt.retry_period_ns + (int64_t)((double)le->opt.retry_period_ns * 1.2 * po_Rand_Unit(&le->rand));
 }
 
-bool po_LeaderElector_Release(po_LeaderElector *le, po_KubeStatus *st) {
+bool po_LeaderElector_Release(po_LeaderElector *le, po_CtlStatus *st) {
   if (!atomic_load(&le->leader)) return true;
   json_object *lease = NULL;
   bool ok = le->api.get(le->api.ctx, le->ns, le->name, &lease, st);
@@ -269,10 +255,10 @@ static void *run(void *arg) {
   return NULL;
 }
 
-bool po_LeaderElector_Start(po_LeaderElector *le, po_KubeStatus *st) {
-  if (le->running) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "leader elector already running");
+bool po_LeaderElector_Start(po_LeaderElector *le, po_CtlStatus *st) {
+  if (le->running) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "leader elector already running");
   if (pthread_create(&le->thread, NULL, run, le) != 0)
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "cannot start the leader election thread");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot start the leader election thread");
   le->running = true;
   return true;
 }
@@ -283,7 +269,7 @@ void po_LeaderElector_Stop(po_LeaderElector *le, bool release) {
     pthread_join(le->thread, NULL);
     le->running = false;
   }
-  po_KubeStatus st;
+  po_CtlStatus st;
   if (release)
     po_LeaderElector_Release(le, &st);
   else

@@ -1,4 +1,4 @@
-/* metav1.Status decoding into po_KubeErr. The reason string wins over the HTTP code, since the
+/* metav1.Status decoding into a po_CtlStatus. The reason string wins over the HTTP code, since the
  * server uses one code (e.g. 409) for several reasons (AlreadyExists, Conflict). */
 #include "po/kube/status.h"
 
@@ -7,125 +7,54 @@
 #include <stdio.h>
 #include <string.h>
 
-static const struct {
-  po_KubeErr code;
-  const char *name;
-} kNames[] = {
-    {kPo_KubeErr_Ok, "Ok"},
-    {kPo_KubeErr_BadRequest, "BadRequest"},
-    {kPo_KubeErr_Unauthorized, "Unauthorized"},
-    {kPo_KubeErr_Forbidden, "Forbidden"},
-    {kPo_KubeErr_NotFound, "NotFound"},
-    {kPo_KubeErr_AlreadyExists, "AlreadyExists"},
-    {kPo_KubeErr_Conflict, "Conflict"},
-    {kPo_KubeErr_Gone, "Gone"},
-    {kPo_KubeErr_Invalid, "Invalid"},
-    {kPo_KubeErr_TooManyRequests, "TooManyRequests"},
-    {kPo_KubeErr_ServerTimeout, "ServerTimeout"},
-    {kPo_KubeErr_Internal, "Internal"},
-    {kPo_KubeErr_ServiceUnavailable, "ServiceUnavailable"},
-    {kPo_KubeErr_MethodNotAllowed, "MethodNotAllowed"},
-    {kPo_KubeErr_UnsupportedMediaType, "UnsupportedMediaType"},
-    {kPo_KubeErr_RequestTooLarge, "RequestTooLarge"},
-    {kPo_KubeErr_Timeout, "Timeout"},
-    {kPo_KubeErr_OtherHttp, "OtherHttp"},
-    {kPo_KubeErr_Transport, "Transport"},
-    {kPo_KubeErr_Config, "Config"},
-    {kPo_KubeErr_Decode, "Decode"},
-    {kPo_KubeErr_NoMemory, "NoMemory"},
-    {kPo_KubeErr_Usage, "Usage"},
-    {kPo_KubeErr_Stopped, "Stopped"},
-    {kPo_KubeErr_Io, "Io"},
-};
-
-const char *po_KubeErr_Name(po_KubeErr code) {
-  for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; i++)
-    if (kNames[i].code == code) return kNames[i].name;
-  return "Unknown";
-}
-
-bool po_KubeErr_IsRetryable(po_KubeErr code) {
-  switch (code) {
-    case kPo_KubeErr_TooManyRequests:
-    case kPo_KubeErr_ServerTimeout:
-    case kPo_KubeErr_Internal:
-    case kPo_KubeErr_ServiceUnavailable:
-    case kPo_KubeErr_Timeout:
-    case kPo_KubeErr_Transport:
-      return true;
-    default:
-      return false;
-  }
-}
-
-void po_KubeStatus_Clear(po_KubeStatus *st) {
-  if (!st) return;
-  st->code = kPo_KubeErr_Ok;
-  st->http_status = 0;
-  st->reason[0] = '\0';
-  st->message[0] = '\0';
-}
-
-bool po_KubeStatus_Set(po_KubeStatus *st, po_KubeErr code, const char *fmt, ...) {
-  if (!st) return false;
-  st->code = code;
-  st->http_status = 0;
-  st->reason[0] = '\0';
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(st->message, sizeof st->message, fmt, ap);
-  va_end(ap);
-  return false;
-}
-
 /* From k8s.io/apimachinery/pkg/apis/meta/v1 StatusReason values. */
 static const struct {
   const char *reason;
-  po_KubeErr code;
+  po_CtlCode code;
 } kReasons[] = {
-    {"BadRequest", kPo_KubeErr_BadRequest},
-    {"Unauthorized", kPo_KubeErr_Unauthorized},
-    {"Forbidden", kPo_KubeErr_Forbidden},
-    {"NotFound", kPo_KubeErr_NotFound},
-    {"AlreadyExists", kPo_KubeErr_AlreadyExists},
-    {"Conflict", kPo_KubeErr_Conflict},
-    {"Gone", kPo_KubeErr_Gone},
-    {"Expired", kPo_KubeErr_Gone},
-    {"Invalid", kPo_KubeErr_Invalid},
-    {"TooManyRequests", kPo_KubeErr_TooManyRequests},
-    {"ServerTimeout", kPo_KubeErr_ServerTimeout},
-    {"Timeout", kPo_KubeErr_Timeout},
-    {"InternalError", kPo_KubeErr_Internal},
-    {"ServiceUnavailable", kPo_KubeErr_ServiceUnavailable},
-    {"MethodNotAllowed", kPo_KubeErr_MethodNotAllowed},
-    {"UnsupportedMediaType", kPo_KubeErr_UnsupportedMediaType},
-    {"RequestEntityTooLarge", kPo_KubeErr_RequestTooLarge},
+    {"BadRequest", kPo_Ctl_BadRequest},
+    {"Unauthorized", kPo_Ctl_Unauthorized},
+    {"Forbidden", kPo_Ctl_Forbidden},
+    {"NotFound", kPo_Ctl_NotFound},
+    {"AlreadyExists", kPo_Ctl_AlreadyExists},
+    {"Conflict", kPo_Ctl_Conflict},
+    {"Gone", kPo_Ctl_Gone},
+    {"Expired", kPo_Ctl_Gone},
+    {"Invalid", kPo_Ctl_Invalid},
+    {"TooManyRequests", kPo_Ctl_TooManyRequests},
+    {"ServerTimeout", kPo_Ctl_ServerTimeout},
+    {"Timeout", kPo_Ctl_Timeout},
+    {"InternalError", kPo_Ctl_Internal},
+    {"ServiceUnavailable", kPo_Ctl_ServiceUnavailable},
+    {"MethodNotAllowed", kPo_Ctl_MethodNotAllowed},
+    {"UnsupportedMediaType", kPo_Ctl_UnsupportedMediaType},
+    {"RequestEntityTooLarge", kPo_Ctl_RequestTooLarge},
 };
 
-static po_KubeErr code_for_http(long http) {
+static po_CtlCode code_for_http(long http) {
   switch (http) {
-    case 400: return kPo_KubeErr_BadRequest;
-    case 401: return kPo_KubeErr_Unauthorized;
-    case 403: return kPo_KubeErr_Forbidden;
-    case 404: return kPo_KubeErr_NotFound;
-    case 405: return kPo_KubeErr_MethodNotAllowed;
-    case 409: return kPo_KubeErr_Conflict;
-    case 410: return kPo_KubeErr_Gone;
-    case 413: return kPo_KubeErr_RequestTooLarge;
-    case 415: return kPo_KubeErr_UnsupportedMediaType;
-    case 422: return kPo_KubeErr_Invalid;
-    case 429: return kPo_KubeErr_TooManyRequests;
-    case 500: return kPo_KubeErr_Internal;
-    case 502: return kPo_KubeErr_Internal;
-    case 503: return kPo_KubeErr_ServiceUnavailable;
-    case 504: return kPo_KubeErr_ServerTimeout;
-    default: return http >= 500 ? kPo_KubeErr_Internal : kPo_KubeErr_OtherHttp;
+    case 400: return kPo_Ctl_BadRequest;
+    case 401: return kPo_Ctl_Unauthorized;
+    case 403: return kPo_Ctl_Forbidden;
+    case 404: return kPo_Ctl_NotFound;
+    case 405: return kPo_Ctl_MethodNotAllowed;
+    case 409: return kPo_Ctl_Conflict;
+    case 410: return kPo_Ctl_Gone;
+    case 413: return kPo_Ctl_RequestTooLarge;
+    case 415: return kPo_Ctl_UnsupportedMediaType;
+    case 422: return kPo_Ctl_Invalid;
+    case 429: return kPo_Ctl_TooManyRequests;
+    case 500: return kPo_Ctl_Internal;
+    case 502: return kPo_Ctl_Internal;
+    case 503: return kPo_Ctl_ServiceUnavailable;
+    case 504: return kPo_Ctl_ServerTimeout;
+    default: return http >= 500 ? kPo_Ctl_Internal : kPo_Ctl_OtherHttp;
   }
 }
 
-bool po_KubeStatus_FromObject(po_KubeStatus *st, long http_status, struct json_object *status) {
+bool po_KubeStatus_FromObject(po_CtlStatus *st, long http_status, struct json_object *status) {
   if (!st) return false;
-  po_KubeStatus_Clear(st);
+  po_CtlStatus_Clear(st);
   json_object *v;
   long code = http_status;
   if (status && json_object_object_get_ex(status, "code", &v) && json_object_is_type(v, json_type_int))
@@ -142,11 +71,11 @@ bool po_KubeStatus_FromObject(po_KubeStatus *st, long http_status, struct json_o
   if (status && json_object_object_get_ex(status, "message", &v) && json_object_is_type(v, json_type_string))
     snprintf(st->message, sizeof st->message, "%s", json_object_get_string(v));
   else
-    snprintf(st->message, sizeof st->message, "HTTP %ld %s", code, po_KubeErr_Name(st->code));
+    snprintf(st->message, sizeof st->message, "HTTP %ld %s", code, po_CtlCode_Name(st->code));
   return false;
 }
 
-bool po_KubeStatus_FromResponse(po_KubeStatus *st, long http_status, const char *body, size_t len) {
+bool po_KubeStatus_FromResponse(po_CtlStatus *st, long http_status, const char *body, size_t len) {
   if (!st) return false;
   json_object *obj = NULL;
   if (body && len) {

@@ -18,7 +18,7 @@ typedef struct {
   long http;        /* 0 until headers arrived */
   po_Buf_ errbody;  /* body of a non-200 answer, for the Status */
   po_WatchFeedResult result;
-  po_KubeStatus st; /* the parser's error, or the ERROR event's Status */
+  po_CtlStatus st; /* the parser's error, or the ERROR event's Status */
   bool stopped_by_fn, error_event;
 } WatchState;
 
@@ -59,7 +59,7 @@ static size_t on_data(char *ptr, size_t sz, size_t nm, void *ud) {
 }
 
 bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeWatchOptions *opt,
-                         po_KubeWatchFn fn, void *ctx, po_KubeCancel *cancel, po_KubeStatus *st) {
+                         po_KubeWatchFn fn, void *ctx, po_KubeCancel *cancel, po_CtlStatus *st) {
   po_KubeWatchOptions o = {0};
   if (opt) o = *opt;
   char q[6144] = "watch=true", to[32] = "";
@@ -69,13 +69,13 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
       !po_Query_Add_(q, sizeof q, "resourceVersion", o.resource_version) ||
       !po_Query_Add_(q, sizeof q, "timeoutSeconds", to) ||
       !po_Query_Add_(q, sizeof q, "allowWatchBookmarks", o.allow_bookmarks ? "true" : NULL))
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "watch options too long");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "watch options too long");
   po_KubeRef r = *ref;
   r.name = NULL;
   r.subresource = NULL;
   char url[8192];
   if (!po_KubeClient_Url_(c, &r, q, url, sizeof url, st)) return false;
-  if (po_KubeCancel_Fired(cancel)) return po_KubeStatus_Set(st, kPo_KubeErr_Stopped, "watch stopped");
+  if (po_KubeCancel_Fired(cancel)) return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "watch stopped");
 
   po_KubeClient_RateLimit_(c);
   WatchState w = {0};
@@ -86,7 +86,7 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
   CURLM *m = curl_multi_init();
   struct curl_slist *headers = NULL;
   bool ok = w.parser && w.h && m;
-  if (!ok) po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!ok) po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (ok) ok = po_KubeClient_Setup_(c, w.h, "GET", url, &headers, NULL, st);
   if (ok) {
     curl_easy_setopt(w.h, CURLOPT_WRITEFUNCTION, on_data);
@@ -118,9 +118,9 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
                       (double)(c->opt.clock->monotonic_ns(c->opt.clock->ctx) - t0) / 1e9);
     curl_multi_remove_handle(m, w.h);
     if (po_KubeCancel_Fired(cancel) && !w.stopped_by_fn && !w.error_event) {
-      ok = po_KubeStatus_Set(st, kPo_KubeErr_Stopped, "watch stopped");
+      ok = po_CtlStatus_Set(st, kPo_Ctl_Stopped, "watch stopped");
     } else if (w.stopped_by_fn) {
-      po_KubeStatus_Clear(st);
+      po_CtlStatus_Clear(st);
     } else if (w.error_event) {
       if (st) *st = w.st;
       ok = false;
@@ -130,13 +130,13 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
     } else if (w.http && w.http != 200) {
       ok = po_KubeStatus_FromResponse(st, w.http, w.errbody.data, w.errbody.len);
     } else if (!done || rc != CURLE_OK) {
-      ok = po_KubeStatus_Set(st, kPo_KubeErr_Transport, "watch %s: %s", url,
+      ok = po_CtlStatus_Set(st, kPo_Ctl_Transport, "watch %s: %s", url,
                              done ? curl_easy_strerror(rc) : "transfer did not complete");
     } else if (!po_WatchParser_Finish(w.parser, on_event, &w, &w.st) || w.error_event) {
       if (st) *st = w.st; /* a cut-off event, or a final ERROR event without a newline */
       ok = false;
     } else {
-      po_KubeStatus_Clear(st);
+      po_CtlStatus_Clear(st);
     }
   }
   if (w.h) curl_easy_setopt(w.h, CURLOPT_HTTPHEADER, NULL);

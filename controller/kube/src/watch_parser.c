@@ -24,7 +24,7 @@ struct po_WatchParser {
    * sequence split between two chunks). */
   int u8_need;
   unsigned char u8_lo, u8_hi;
-  po_KubeStatus err;
+  po_CtlStatus err;
   char *buf; /* bytes after the last newline, not yet given to the tokener */
   size_t blen, bcap;
   size_t received; /* bytes given to Feed */
@@ -51,11 +51,10 @@ void po_WatchParser_Free(po_WatchParser *p) {
   free(p);
 }
 
-size_t po_WatchParser_Offset(const po_WatchParser *p) { return p->offset + p->pending; }
 
-static po_WatchFeedResult fail(po_WatchParser *p, po_KubeStatus *st, const char *what, const char *detail) {
+static po_WatchFeedResult fail(po_WatchParser *p, po_CtlStatus *st, const char *what, const char *detail) {
   p->failed = true;
-  po_KubeStatus_Set(&p->err, kPo_KubeErr_Decode, "watch stream: event %zu (at byte %zu): %s%s%s",
+  po_CtlStatus_Set(&p->err, kPo_Ctl_Decode, "watch stream: event %zu (at byte %zu): %s%s%s",
                     p->events + 1, p->event_start, what, detail ? ": " : "", detail ? detail : "");
   if (st) *st = p->err;
   return kPo_WatchFeed_Error;
@@ -71,7 +70,7 @@ static const struct {
               {"ERROR", kPo_KubeWatch_Error}};
 
 static po_WatchFeedResult dispatch(po_WatchParser *p, json_object *ev, po_KubeWatchFn fn, void *ctx,
-                                   po_KubeStatus *st) {
+                                   po_CtlStatus *st) {
   json_object *t, *o;
   if (!json_object_is_type(ev, json_type_object))
     return fail(p, st, "expected a JSON object {\"type\":..., \"object\":...}", json_type_to_name(json_object_get_type(ev)));
@@ -126,9 +125,9 @@ static size_t utf8_prefix(po_WatchParser *p, const char *data, size_t len) {
 }
 
 static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t len, po_KubeWatchFn fn,
-                                     void *ctx, po_KubeStatus *st);
+                                     void *ctx, po_CtlStatus *st);
 
-static po_WatchFeedResult hold(po_WatchParser *p, const char *data, size_t len, po_KubeStatus *st) {
+static po_WatchFeedResult hold(po_WatchParser *p, const char *data, size_t len, po_CtlStatus *st) {
   if (!len) return kPo_WatchFeed_More;
   if (p->blen + len > p->max_event) {
     if (!p->in_event) p->event_start = p->offset;
@@ -148,7 +147,7 @@ static po_WatchFeedResult hold(po_WatchParser *p, const char *data, size_t len, 
 }
 
 static po_WatchFeedResult feed_lines(po_WatchParser *p, const char *data, size_t len, po_KubeWatchFn fn,
-                                     void *ctx, po_KubeStatus *st) {
+                                     void *ctx, po_CtlStatus *st) {
   size_t upto = len;
   while (upto > 0 && data[upto - 1] != '\n') upto--;
   if (upto == 0) return hold(p, data, len, st);
@@ -166,7 +165,7 @@ static po_WatchFeedResult feed_lines(po_WatchParser *p, const char *data, size_t
 }
 
 po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size_t len,
-                                       po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
+                                       po_KubeWatchFn fn, void *ctx, po_CtlStatus *st) {
   if (p->failed) {
     if (st) *st = p->err;
     return kPo_WatchFeed_Error;
@@ -183,7 +182,7 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
 }
 
 static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t len,
-                                       po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
+                                       po_KubeWatchFn fn, void *ctx, po_CtlStatus *st) {
   while (len > 0) {
     if (!p->in_event) {
       while (len > 0 && (*data == ' ' || *data == '\n' || *data == '\r' || *data == '\t')) {
@@ -229,7 +228,7 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
   return kPo_WatchFeed_More;
 }
 
-bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_KubeStatus *st) {
+bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_CtlStatus *st) {
   if (p->failed) {
     if (st) *st = p->err;
     return false;

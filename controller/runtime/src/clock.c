@@ -14,6 +14,7 @@ typedef struct {
 
 struct po_RtClock {
   bool fake;
+  po_Clock source; /* fake clocks: this clock's time as a po_Clock (po_RtClock_Source) */
   /* Fake clock state. `mu` guards now/watched/waiters; `advance_mu` serialises Advance against
    * Unwatch so a watched condition variable is never signalled after it was unregistered. */
   pthread_mutex_t mu;
@@ -25,6 +26,7 @@ struct po_RtClock {
   int waiters;
 };
 
+/* Read-only after compile time: the real clock has no state of its own. */
 static po_RtClock real_clock = {.fake = false};
 
 po_RtClock *po_RtClock_Real(void) { return &real_clock; }
@@ -39,10 +41,11 @@ int po_RtClock_InitCond(pthread_cond_t *cond) {
   return rc;
 }
 
+/* One clock: the real one reads the same CLOCK_MONOTONIC source as everything else, through
+ * po_Clock_System. (Its condition variables time out on CLOCK_MONOTONIC too: InitCond.) */
 static int64_t monotonic_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * PO_NS_PER_S + ts.tv_nsec;
+  const po_Clock *k = po_Clock_System();
+  return k->monotonic_ns(k->ctx);
 }
 
 int64_t po_RtClock_Now(po_RtClock *c) {
@@ -109,10 +112,36 @@ void po_RtClock_Unwatch(po_RtClock *c, pthread_cond_t *cond) {
   pthread_mutex_unlock(&c->advance_mu);
 }
 
+/* ---- a fake clock as a po_Clock: the client and the lease elector run on test time too ---- */
+
+static int64_t fake_now(void *ctx) { return po_RtClock_Now(ctx); }
+
+/* Waits until the test has advanced the clock by ns (as a real sleep waits for real time). */
+static void fake_sleep(void *ctx, int64_t ns) {
+  po_RtClock *c = ctx;
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  pthread_mutex_init(&mu, NULL);
+  pthread_cond_init(&cond, NULL);
+  po_RtClock_Watch(c, &cond, &mu);
+  pthread_mutex_lock(&mu);
+  int64_t until = po_RtClock_Now(c) + ns;
+  while (po_RtClock_Now(c) < until) po_RtClock_WaitUntil(c, &cond, &mu, until);
+  pthread_mutex_unlock(&mu);
+  po_RtClock_Unwatch(c, &cond);
+  pthread_cond_destroy(&cond);
+  pthread_mutex_destroy(&mu);
+}
+
+const po_Clock *po_RtClock_Source(po_RtClock *c) {
+  return c && c->fake ? &c->source : po_Clock_System();
+}
+
 po_RtClock *po_FakeClock_New(int64_t start_ns) {
   po_RtClock *c = calloc(1, sizeof *c);
   if (!c) return NULL;
   c->fake = true;
+  c->source = (po_Clock){.monotonic_ns = fake_now, .wall_ns = fake_now, .sleep_ns = fake_sleep, .ctx = c};
   c->now = start_ns;
   pthread_mutex_init(&c->mu, NULL);
   pthread_mutex_init(&c->advance_mu, NULL);
@@ -145,13 +174,6 @@ void po_FakeClock_Advance(po_RtClock *c, int64_t delta_ns) {
   }
   free(copy);
   pthread_mutex_unlock(&c->advance_mu);
-}
-
-int po_FakeClock_Waiters(po_RtClock *c) {
-  pthread_mutex_lock(&c->mu);
-  int n = c->waiters;
-  pthread_mutex_unlock(&c->mu);
-  return n;
 }
 
 void po_FakeClock_AwaitWaiters(po_RtClock *c, int n) {

@@ -63,22 +63,22 @@ static po_Workqueue *make_queue(po_Controller *c) {
   return po_Workqueue_New(&o);
 }
 
-po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_RtStatus *st) {
+po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_CtlStatus *st) {
   if (!opts || !opts->name || !opts->name[0] || !opts->reconcile) {
-    po_RtStatus_Set(st, kPo_RtErr_Usage, "controller: name and reconcile are required");
+    po_CtlStatus_Set(st, kPo_Ctl_Usage, "controller: name and reconcile are required");
     return NULL;
   }
   po_Controller *c = calloc(1, sizeof *c);
   if (!c || !(c->name = strdup(opts->name))) {
     free(c);
-    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "controller %s: out of memory", opts->name);
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "controller %s: out of memory", opts->name);
     return NULL;
   }
   c->reconcile = opts->reconcile;
   c->ctx = opts->ctx;
   c->n_workers = opts->workers > 0 ? opts->workers : 1;
   c->clock = opts->clock ? opts->clock : po_RtClock_Real();
-  c->metrics = opts->metrics ? opts->metrics : po_Metrics_Default();
+  c->metrics = opts->metrics; /* NULL: no metrics (every series below is NULL, a no-op) */
   c->queue_opts = opts->queue;
   pthread_mutex_init(&c->mu, NULL);
   pthread_cond_init(&c->finished_cv, NULL);
@@ -99,7 +99,7 @@ po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_RtStatus *
   c->queue = make_queue(c);
   if (!c->queue) {
     po_Controller_Free(c);
-    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "controller %s: out of memory", opts->name);
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "controller %s: out of memory", opts->name);
     return NULL;
   }
   return c;
@@ -175,7 +175,7 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-bool po_Controller_Start(po_Controller *c, po_RtStatus *st) {
+bool po_Controller_Start(po_Controller *c, po_CtlStatus *st) {
   pthread_mutex_lock(&c->mu);
   if (c->running) {
     pthread_mutex_unlock(&c->mu);
@@ -183,14 +183,14 @@ bool po_Controller_Start(po_Controller *c, po_RtStatus *st) {
   }
   if (c->n_threads) { /* a previous Stop gave up on stuck workers */
     pthread_mutex_unlock(&c->mu);
-    return po_RtStatus_Set(st, kPo_RtErr_Start,
+    return po_CtlStatus_Set(st, kPo_Ctl_Start,
                            "controller %s: workers of the previous run are still busy", c->name);
   }
   if (po_Workqueue_ShuttingDown(c->queue)) {
     po_Workqueue *fresh = make_queue(c);
     if (!fresh) {
       pthread_mutex_unlock(&c->mu);
-      return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "controller %s: out of memory", c->name);
+      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "controller %s: out of memory", c->name);
     }
     po_Workqueue_Free(c->queue);
     c->queue = fresh;
@@ -213,7 +213,7 @@ bool po_Controller_Start(po_Controller *c, po_RtStatus *st) {
   pthread_mutex_unlock(&c->mu);
   if (!ok) {
     po_Controller_Stop(c, PO_FOREVER);
-    return po_RtStatus_Set(st, kPo_RtErr_System, "controller %s: could not start %d workers",
+    return po_CtlStatus_Set(st, kPo_Ctl_System, "controller %s: could not start %d workers",
                            c->name, c->n_workers);
   }
   po_Log_Info(c->log, "starting workers", po_Int("worker_count", c->n_workers));
@@ -262,19 +262,4 @@ void po_Controller_Enqueue(po_Controller *c, const char *key) {
   pthread_mutex_unlock(&c->mu);
 }
 
-void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns) {
-  pthread_mutex_lock(&c->mu);
-  po_Workqueue_AddAfter(c->queue, key, delay_ns);
-  pthread_mutex_unlock(&c->mu);
-}
-
 po_Workqueue *po_Controller_Queue(po_Controller *c) { return c->queue; }
-const char *po_Controller_Name(const po_Controller *c) { return c->name; }
-
-static bool runnable_start(void *ctx, po_RtStatus *st) { return po_Controller_Start(ctx, st); }
-static bool runnable_stop(void *ctx, int64_t deadline) { return po_Controller_Stop(ctx, deadline); }
-
-po_Runnable po_Controller_Runnable(po_Controller *c) {
-  return (po_Runnable){.name = c->name, .start = runnable_start, .stop = runnable_stop,
-                       .ctx = c, .needs_leader = true};
-}

@@ -49,18 +49,17 @@ static void wake(po_Manager *m, char c) {
   (void)ignored;
 }
 
-po_Manager *po_Manager_New(const po_ManagerOptions *opts, po_RtStatus *st) {
+po_Manager *po_Manager_New(const po_ManagerOptions *opts, po_CtlStatus *st) {
   po_Manager *m = calloc(1, sizeof *m);
   if (!m) {
-    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "manager: out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "manager: out of memory");
     return NULL;
   }
   if (opts) m->o = *opts;
   if (m->o.stop_timeout_ns <= 0) m->o.stop_timeout_ns = 30 * PO_NS_PER_S;
-  if (!m->o.metrics) m->o.metrics = po_Metrics_Default();
   if (pipe(m->wake) != 0) {
     free(m);
-    po_RtStatus_Set(st, kPo_RtErr_System, "manager: pipe: %s", strerror(errno));
+    po_CtlStatus_Set(st, kPo_Ctl_System, "manager: pipe: %s", strerror(errno));
     return NULL;
   }
   for (int i = 0; i < 2; i++) {
@@ -87,13 +86,13 @@ void po_Manager_Free(po_Manager *m) {
   free(m);
 }
 
-bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_RtStatus *st) {
+bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_CtlStatus *st) {
   if (!r || !r->start || !r->stop)
-    return po_RtStatus_Set(st, kPo_RtErr_Usage, "manager: a runnable needs start and stop");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "manager: a runnable needs start and stop");
   pthread_mutex_lock(&m->mu);
   if (m->started) {
     pthread_mutex_unlock(&m->mu);
-    return po_RtStatus_Set(st, kPo_RtErr_Usage, "manager: runnable \"%s\" added after Start",
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "manager: runnable \"%s\" added after Start",
                            r->name ? r->name : "");
   }
   if (m->n == m->cap) {
@@ -101,7 +100,7 @@ bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_RtStatus *st) {
     Entry *items = realloc(m->items, cap * sizeof *items);
     if (!items) {
       pthread_mutex_unlock(&m->mu);
-      return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "manager: out of memory");
+      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "manager: out of memory");
     }
     m->items = items;
     m->cap = cap;
@@ -110,7 +109,7 @@ bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_RtStatus *st) {
   *e = (Entry){.r = *r, .name = strdup(r->name ? r->name : "runnable")};
   if (!e->name) {
     pthread_mutex_unlock(&m->mu);
-    return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "manager: out of memory");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "manager: out of memory");
   }
   e->r.name = e->name;
   m->n++;
@@ -119,12 +118,12 @@ bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_RtStatus *st) {
 }
 
 /* Starts the group's runnables in order; on a failure stops the ones just started. Under mu. */
-static bool start_group(po_Manager *m, bool leader, po_RtStatus *st) {
+static bool start_group(po_Manager *m, bool leader, po_CtlStatus *st) {
   for (size_t i = 0; i < m->n; i++) {
     Entry *e = &m->items[i];
     if (e->r.needs_leader != leader || e->started) continue;
-    po_RtStatus inner;
-    po_RtStatus_Clear(&inner);
+    po_CtlStatus inner;
+    po_CtlStatus_Clear(&inner);
     if (!e->r.start(e->r.ctx, &inner)) {
       po_Log_Error(m->o.log, "runnable failed to start", po_Str("runnable", e->name),
                    po_Str("error", inner.message));
@@ -136,7 +135,7 @@ static bool start_group(po_Manager *m, bool leader, po_RtStatus *st) {
           s->started = false;
         }
       }
-      return po_RtStatus_Set(st, kPo_RtErr_Start, "runnable \"%s\" failed to start: %s", e->name,
+      return po_CtlStatus_Set(st, kPo_Ctl_Start, "runnable \"%s\" failed to start: %s", e->name,
                              inner.message);
     }
     e->started = true;
@@ -176,11 +175,11 @@ static bool stop_group(po_Manager *m, Group group, int64_t deadline) {
   return ok;
 }
 
-bool po_Manager_Start(po_Manager *m, po_RtStatus *st) {
+bool po_Manager_Start(po_Manager *m, po_CtlStatus *st) {
   pthread_mutex_lock(&m->mu);
   if (m->started || m->stopping) {
     pthread_mutex_unlock(&m->mu);
-    return po_RtStatus_Set(st, kPo_RtErr_Usage, "manager: already started");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "manager: already started");
   }
   bool ok = start_group(m, false, st);
   m->started = ok;
@@ -189,7 +188,7 @@ bool po_Manager_Start(po_Manager *m, po_RtStatus *st) {
   return ok;
 }
 
-bool po_Manager_BecameLeader(po_Manager *m, po_RtStatus *st) {
+bool po_Manager_BecameLeader(po_Manager *m, po_CtlStatus *st) {
   pthread_mutex_lock(&m->mu);
   if (!m->started || m->stopping || m->leader) {
     pthread_mutex_unlock(&m->mu);
@@ -298,8 +297,8 @@ int po_Manager_Run(po_Manager *m) {
   sigaction(SIGINT, &sa, &old_int);
 
   int code = 0;
-  po_RtStatus st;
-  po_RtStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   if (!po_Manager_Start(m, &st)) {
     po_Log_Error(m->o.log, "manager failed to start", po_Str("error", st.message));
     code = 1;

@@ -110,6 +110,7 @@ oom:
 }
 
 po_MetricFamily *po_Metrics_Find(po_Metrics *m, const char *name) {
+  if (!m) return NULL; /* no registry: every series is NULL, every update a no-op */
   pthread_mutex_lock(&m->mu);
   po_MetricFamily *f = find_locked(m, name);
   pthread_mutex_unlock(&m->mu);

@@ -67,16 +67,6 @@ po_Metrics *po_Metrics_New(void) {
   return m;
 }
 
-static po_Metrics *default_registry;
-static pthread_once_t default_once = PTHREAD_ONCE_INIT;
-
-static void make_default(void) { default_registry = po_Metrics_New(); }
-
-po_Metrics *po_Metrics_Default(void) {
-  pthread_once(&default_once, make_default);
-  return default_registry;
-}
-
 void po_Metrics_ObserveRequestIn(po_Metrics *m, int code, const char *method, const char *host) {
   if (!m) return;
   char code_text[16];
@@ -86,8 +76,4 @@ void po_Metrics_ObserveRequestIn(po_Metrics *m, int code, const char *method, co
     snprintf(code_text, sizeof code_text, "%d", code);
   po_Series_Inc(po_Family_WithLabels(po_Metrics_Find(m, PO_M_REST_REQUESTS), code_text,
                                      method ? method : "", host ? host : ""));
-}
-
-void po_Metrics_ObserveRequest(int code, const char *method, const char *host) {
-  po_Metrics_ObserveRequestIn(po_Metrics_Default(), code, method, host);
 }

@@ -50,9 +50,9 @@ static bool valid_check_name(const char *s) {
 }
 
 static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const char *name,
-                      po_CheckFn fn, void *ctx, po_RtStatus *st) {
+                      po_CheckFn fn, void *ctx, po_CtlStatus *st) {
   if (!valid_check_name(name) || !fn)
-    return po_RtStatus_Set(st, kPo_RtErr_Usage,
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage,
                            "%s check \"%s\": a name of letters, digits, '.', '_', '-' and a "
                            "function are required",
                            endpoint, name ? name : "(null)");
@@ -60,7 +60,7 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
   for (size_t i = 0; i < l->n; i++) {
     if (strcmp(l->items[i].name, name) == 0) {
       pthread_mutex_unlock(&s->mu);
-      return po_RtStatus_Set(st, kPo_RtErr_Usage, "%s check \"%s\" is already registered",
+      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "%s check \"%s\" is already registered",
                              endpoint, name);
     }
   }
@@ -69,7 +69,7 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
     Check *items = realloc(l->items, cap * sizeof *items);
     if (!items) {
       pthread_mutex_unlock(&s->mu);
-      return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "%s check \"%s\": out of memory", endpoint,
+      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s check \"%s\": out of memory", endpoint,
                              name);
     }
     l->items = items;
@@ -78,7 +78,7 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
   char *copy = strdup(name);
   if (!copy) {
     pthread_mutex_unlock(&s->mu);
-    return po_RtStatus_Set(st, kPo_RtErr_NoMemory, "%s check \"%s\": out of memory", endpoint,
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s check \"%s\": out of memory", endpoint,
                            name);
   }
   l->items[l->n++] = (Check){copy, fn, ctx};
@@ -87,20 +87,20 @@ static bool add_check(po_OpsServer *s, CheckList *l, const char *endpoint, const
 }
 
 bool po_OpsServer_AddReadyCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                po_RtStatus *st) {
+                                po_CtlStatus *st) {
   return add_check(s, &s->ready, "readyz", name, fn, ctx, st);
 }
 
 bool po_OpsServer_AddHealthCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                 po_RtStatus *st) {
+                                 po_CtlStatus *st) {
   return add_check(s, &s->health, "healthz", name, fn, ctx, st);
 }
 
-po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st) {
+po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_CtlStatus *st) {
   const char *address = opts && opts->address ? opts->address : ":8081";
   po_OpsServer *s = calloc(1, sizeof *s);
   if (!s) {
-    po_RtStatus_Set(st, kPo_RtErr_NoMemory, "operations server: out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "operations server: out of memory");
     return NULL;
   }
   if (!po_ListenAddr_Parse(address, &s->addr, st)) {
@@ -108,7 +108,7 @@ po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st) {
     return NULL;
   }
   snprintf(s->address_text, sizeof s->address_text, "%s", address);
-  s->metrics = opts && opts->metrics ? opts->metrics : po_Metrics_Default();
+  s->metrics = opts ? opts->metrics : NULL;
   s->log = opts ? opts->log : NULL;
   pthread_mutex_init(&s->mu, NULL);
   if (!po_OpsServer_AddHealthCheck(s, "ping", ping, NULL, st)) {
@@ -282,7 +282,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
   po_OpsServer *s = cls;
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
     return respond_text(conn, 405, "method not allowed: use GET\n");
-  if (strcmp(url, "/metrics") == 0) {
+  if (strcmp(url, "/metrics") == 0 && s->metrics) {
     char *text;
     size_t len;
     if (!po_Metrics_Write(s->metrics, &text, &len))
@@ -308,57 +308,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
 
 /* --- lifecycle --------------------------------------------------------------------------- */
 
-static struct MHD_Daemon *start_daemon(po_OpsServer *s, const struct sockaddr *sa, bool v6) {
+static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dual_stack) {
+  po_OpsServer *s = ctx;
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
   if (v6) flags |= MHD_USE_IPv6;
-  if (v6 && s->addr.host[0] == '\0') flags |= MHD_USE_DUAL_STACK;
-  return MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
-                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                          MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+  if (dual_stack) flags |= MHD_USE_DUAL_STACK;
+  s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
+                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
+  return s->daemon != NULL;
 }
 
-bool po_OpsServer_Start(po_OpsServer *s, po_RtStatus *st) {
+bool po_OpsServer_Start(po_OpsServer *s, po_CtlStatus *st) {
   if (s->daemon || s->addr.disabled) return true;
-  struct sockaddr_storage ss;
-  memset(&ss, 0, sizeof ss);
-  struct sockaddr_in *in4 = (struct sockaddr_in *)&ss;
-  struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&ss;
-  const char *host = s->addr.host;
-  if (host[0] == '\0') {
-    in6->sin6_family = AF_INET6;
-    in6->sin6_addr = in6addr_any;
-    in6->sin6_port = htons((uint16_t)s->addr.port);
-    s->daemon = start_daemon(s, (struct sockaddr *)in6, true);
-    if (!s->daemon) { /* no IPv6 here: every IPv4 interface */
-      memset(&ss, 0, sizeof ss);
-      in4->sin_family = AF_INET;
-      in4->sin_addr.s_addr = htonl(INADDR_ANY);
-      in4->sin_port = htons((uint16_t)s->addr.port);
-      s->daemon = start_daemon(s, (struct sockaddr *)in4, false);
-    }
-  } else {
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-                             .ai_flags = AI_PASSIVE};
-    struct addrinfo *res = NULL;
-    int rc = getaddrinfo(host, NULL, &hints, &res);
-    if (rc != 0)
-      return po_RtStatus_Set(st, kPo_RtErr_Usage, "operations server: cannot resolve host \"%s\": %s",
-                             host, gai_strerror(rc));
-    for (struct addrinfo *ai = res; ai && !s->daemon; ai = ai->ai_next) {
-      memset(&ss, 0, sizeof ss);
-      memcpy(&ss, ai->ai_addr, ai->ai_addrlen);
-      if (ai->ai_family == AF_INET) {
-        in4->sin_port = htons((uint16_t)s->addr.port);
-        s->daemon = start_daemon(s, (struct sockaddr *)in4, false);
-      } else if (ai->ai_family == AF_INET6) {
-        in6->sin6_port = htons((uint16_t)s->addr.port);
-        s->daemon = start_daemon(s, (struct sockaddr *)in6, true);
-      }
-    }
-    freeaddrinfo(res);
-  }
+  po_CtlStatus inner;
+  po_CtlStatus_Clear(&inner);
+  if (!po_ListenAddr_Bind(&s->addr, start_daemon, s, &inner) && inner.code == kPo_Ctl_Usage)
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "operations server: %s", inner.message);
   if (!s->daemon)
-    return po_RtStatus_Set(st, kPo_RtErr_System,
+    return po_CtlStatus_Set(st, kPo_Ctl_System,
                            "operations server: cannot listen on \"%s\" (address in use or not "
                            "local?)",
                            s->address_text);
@@ -378,7 +346,7 @@ void po_OpsServer_Stop(po_OpsServer *s) {
   s->port = 0;
 }
 
-static bool runnable_start(void *ctx, po_RtStatus *st) { return po_OpsServer_Start(ctx, st); }
+static bool runnable_start(void *ctx, po_CtlStatus *st) { return po_OpsServer_Start(ctx, st); }
 static bool runnable_stop(void *ctx, int64_t deadline) {
   po_OpsServer_Stop(ctx);
   return true;

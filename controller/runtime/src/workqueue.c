@@ -43,7 +43,7 @@ struct po_Workqueue {
   size_t n_dirty, n_processing;
 
   int64_t base_delay, max_delay;
-  po_RtTokenBucket bucket;
+  po_TokenBucket bucket;
 
   po_Metrics *metrics;
   po_Series *m_depth, *m_adds, *m_queue_duration, *m_work_duration, *m_unfinished, *m_longest,
@@ -243,7 +243,7 @@ po_Workqueue *po_Workqueue_New(const po_WorkqueueOptions *opts) {
   q->clock = o.clock ? o.clock : po_RtClock_Real();
   q->base_delay = o.base_delay_ns > 0 ? o.base_delay_ns : PO_BACKOFF_BASE_NS;
   q->max_delay = o.max_delay_ns > 0 ? o.max_delay_ns : PO_BACKOFF_MAX_NS;
-  po_RtTokenBucket_Init(&q->bucket, o.qps > 0 ? o.qps : PO_BUCKET_QPS,
+  po_TokenBucket_Init(&q->bucket, o.qps > 0 ? o.qps : PO_BUCKET_QPS,
                       o.burst > 0 ? o.burst : PO_BUCKET_BURST);
   if (o.metrics) {
     const char *name = o.name ? o.name : "";
@@ -344,7 +344,7 @@ int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key) {
     Entry *e = get_or_create(q, key);
     if (e) {
       int64_t backoff = po_Backoff_Delay(q->base_delay, q->max_delay, e->failures);
-      int64_t bucket = po_RtTokenBucket_Reserve(&q->bucket, now);
+      int64_t bucket = po_TokenBucket_Reserve(&q->bucket, now);
       delay = backoff > bucket ? backoff : bucket;
       if (e->failures < 1000000) e->failures++;
       add_after_locked(q, key, delay, now);

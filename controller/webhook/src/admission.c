@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "po/base/json.h"
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
 #include "po/targets/override.h"
@@ -11,16 +12,6 @@
 /* Denials keep their first errors whole and count the rest (po_CompiledOverride_Describe): the
  * API server passes the message on to the client as it is, so a bound here is the only one. */
 enum { kMaxWarnings = 16, kMaxWarningLen = 256, kMaxDenialBytes = 16384 };
-
-static json_object *get(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *sget(json_object *o, const char *k) {
-  json_object *v = get(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
 
 static bool warnings_full(json_object *warnings) { return json_object_array_length(warnings) >= kMaxWarnings; }
 
@@ -126,12 +117,12 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy 
   if (tok) json_tokener_free(tok);
   while (!bad_json && end < len && strchr(" \t\r\n", body[end]) && body[end]) end++;
   if (end != len) bad_json = true;
-  json_object *req = get(review, "request");
-  json_object *uidv = get(req, "uid");
-  const char *uid = sget(req, "uid");
+  json_object *req = po_Json_Get(review, "request");
+  json_object *uidv = po_Json_Get(req, "uid");
+  const char *uid = po_Json_String(req, "uid");
   /* A uid with a NUL in it would be echoed cut short: the API server would not match it. */
   bool bad_uid = uid && strlen(uid) != (size_t)json_object_get_string_len(uidv);
-  const char *api = sget(review, "apiVersion"), *kind = sget(review, "kind");
+  const char *api = po_Json_String(review, "apiVersion"), *kind = po_Json_String(review, "kind");
   if (bad_json || bad_uid || !req || !uid || !api || strcmp(api, "admission.k8s.io/v1") != 0 || !kind ||
       strcmp(kind, "AdmissionReview") != 0) {
     *http_status = 400;
@@ -144,21 +135,21 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy 
   }
   json_object *resp = json_object_new_object(), *warnings = json_object_new_array();
   json_object_object_add(resp, "uid", json_object_new_string(uid));
-  const char *op = sget(req, "operation");
-  json_object *obj = get(req, "object");
-  json_object *rk = get(req, "kind");
-  const char *group = sget(rk, "group"), *k = sget(rk, "kind");
+  const char *op = po_Json_String(req, "operation");
+  json_object *obj = po_Json_Get(req, "object");
+  json_object *rk = po_Json_Get(req, "kind");
+  const char *group = po_Json_String(rk, "group"), *k = po_Json_String(rk, "kind");
   const char *denial = NULL;
   if (obj && json_object_is_type(obj, json_type_object) && (!op || strcmp(op, "DELETE") != 0) && k) {
-    json_object *old = get(req, "oldObject");
+    json_object *old = po_Json_Get(req, "oldObject");
     /* Updates that leave the spec as it was (finalizers, labels, deletion) are never refused:
      * an object that became invalid under a newer schema must still be deletable. */
-    bool spec_unchanged = old && json_object_equal(get(old, "spec"), get(obj, "spec"));
-    bool deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
+    bool spec_unchanged = old && json_object_equal(po_Json_Get(old, "spec"), po_Json_Get(obj, "spec"));
+    bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
     if (spec_unchanged || deleting) {
       /* allowed */
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
-      denial = check_override(obj, sget(req, "namespace"), tenancy, a, warnings);
+      denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       denial = check_consul(obj, k, a, warnings);
     }

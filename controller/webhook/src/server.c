@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "po/engine.h"
+#include "po/runtime/listen.h"
 #include "po/webhook/admission.h"
 
 enum { kMaxRetired = 64, kMaxLogsPerSecond = 5 };
@@ -48,8 +49,8 @@ struct po_WebhookServer {
   time_t last_check;
   time_t log_second;     /* libmicrohttpd's messages: at most kMaxLogsPerSecond each second */
   unsigned log_count, log_dropped;
-  uint64_t loads;
   uint16_t port;
+  unsigned limit; /* connections, as file descriptors allow */
 };
 
 static struct timespec mtime_of(const char *path) {
@@ -122,7 +123,6 @@ static void maybe_reload(po_WebhookServer *s) {
   s->cur = c;
   s->cert_mtime = cm;
   s->key_mtime = km;
-  s->loads++;
 }
 
 static int cert_callback(gnutls_session_t session, const gnutls_datum_t *req_ca_dn, int nreqs,
@@ -319,26 +319,6 @@ static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_
   *ctx = NULL;
 }
 
-static bool parse_address(const char *addr, struct sockaddr_in *sa, char *err, size_t size) {
-  memset(sa, 0, sizeof *sa);
-  sa->sin_family = AF_INET;
-  const char *colon = strrchr(addr ? addr : "", ':');
-  if (!colon) return snprintf(err, size, "address '%s' is not HOST:PORT or :PORT", addr ? addr : ""), false;
-  char host[64];
-  size_t hl = (size_t)(colon - addr);
-  if (hl >= sizeof host) return snprintf(err, size, "address '%s': host too long", addr), false;
-  memcpy(host, addr, hl);
-  host[hl] = '\0';
-  char *end;
-  long port = strtol(colon + 1, &end, 10);
-  if (*end || port < 0 || port > 65535) return snprintf(err, size, "address '%s': bad port", addr), false;
-  sa->sin_port = htons((uint16_t)port);
-  if (hl == 0 || strcmp(host, "0.0.0.0") == 0) sa->sin_addr.s_addr = htonl(INADDR_ANY);
-  else if (strcmp(host, "localhost") == 0) sa->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  else if (inet_pton(AF_INET, host, &sa->sin_addr) != 1) return snprintf(err, size, "address '%s': host must be an IPv4 address", addr), false;
-  return true;
-}
-
 /* The connection limit that file descriptors allow: the soft RLIMIT_NOFILE is raised towards the
  * hard one when `want` (plus room for the rest of the process) needs it, else `want` is lowered.
  * 0 when not even a few connections fit. */
@@ -356,6 +336,37 @@ static unsigned connection_limit(unsigned want) {
   return rl.rlim_cur > 2 * kReserve ? (unsigned)(rl.rlim_cur - kReserve) : 0;
 }
 
+/* Starts the daemon on one candidate address (po_ListenAddr_Bind tries them in order). */
+static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dual_stack) {
+  po_WebhookServer *s = ctx;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (v6) flags |= MHD_USE_IPv6;
+  if (dual_stack) flags |= MHD_USE_DUAL_STACK;
+  /* Idle clients cannot starve others: each client address gets at most max_per_client
+   * connections, one silent for handshake_timeout before its TLS handshake and request headers
+   * are complete is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
+  struct MHD_OptionItem common[] = {
+      {MHD_OPTION_SOCK_ADDR, 0, (void *)sa},
+      {MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, NULL},
+      {MHD_OPTION_CONNECTION_LIMIT, s->limit, NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_per_client, NULL},
+      {MHD_OPTION_CONNECTION_TIMEOUT, s->opt.handshake_timeout, NULL},
+      {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  if (s->cert_file) {
+    flags |= MHD_USE_TLS;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+                            MHD_OPTION_ARRAY, common, MHD_OPTION_HTTPS_CERT_CALLBACK,
+                            cert_callback, MHD_OPTION_HTTPS_PRIORITIES, kTlsPriorities, MHD_OPTION_NOTIFY_CONNECTION,
+                            on_connection, s, MHD_OPTION_END);
+  } else {
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
+                            MHD_OPTION_ARRAY, common, MHD_OPTION_END);
+  }
+  return s->d != NULL;
+}
+
 po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err, size_t size) {
   po_WebhookServer *s = calloc(1, sizeof *s);
   if (!s) return snprintf(err, size, "out of memory"), NULL;
@@ -371,26 +382,22 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     s->opt.threads = n > 0 ? (unsigned)n : 2;
   }
   pthread_mutex_init(&s->mu, NULL);
-  struct sockaddr_in sa;
-  if (!parse_address(opt->address, &sa, err, size)) goto fail;
-  unsigned limit = connection_limit(s->opt.max_connections);
-  if (!limit) {
+  po_ListenAddr addr;
+  po_CtlStatus rs;
+  po_CtlStatus_Clear(&rs);
+  if (!po_ListenAddr_Parse(opt->address, &addr, &rs)) {
+    snprintf(err, size, "%s", rs.message);
+    goto fail;
+  }
+  if (addr.disabled) {
+    snprintf(err, size, "listen address \"0\" disables the webhook: there is nothing to start");
+    goto fail;
+  }
+  s->limit = connection_limit(s->opt.max_connections);
+  if (!s->limit) {
     snprintf(err, size, "too few file descriptors (RLIMIT_NOFILE) for a connection limit");
     goto fail;
   }
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
-  /* Idle clients cannot starve others: each client address gets at most max_per_client
-   * connections, one silent for handshake_timeout before its TLS handshake and request headers
-   * are complete is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
-  struct MHD_OptionItem common[] = {
-      {MHD_OPTION_SOCK_ADDR, 0, &sa},
-      {MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, NULL},
-      {MHD_OPTION_CONNECTION_LIMIT, limit, NULL},
-      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_per_client, NULL},
-      {MHD_OPTION_CONNECTION_TIMEOUT, s->opt.handshake_timeout, NULL},
-      {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
-      {MHD_OPTION_END, 0, NULL},
-  };
   if (opt->cert_file || opt->key_file) {
     if (!opt->cert_file || !opt->key_file) {
       snprintf(err, size, "both a certificate and a key file are needed for TLS");
@@ -402,18 +409,10 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     s->cert_mtime = mtime_of(s->cert_file);
     s->key_mtime = mtime_of(s->key_file);
     s->last_check = time(NULL);
-    s->loads = 1;
-    flags |= MHD_USE_TLS;
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-                            MHD_OPTION_ARRAY, common, MHD_OPTION_HTTPS_CERT_CALLBACK,
-                            cert_callback, MHD_OPTION_HTTPS_PRIORITIES, kTlsPriorities, MHD_OPTION_NOTIFY_CONNECTION,
-                            on_connection, s, MHD_OPTION_END);
-  } else {
-    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, s,
-                            MHD_OPTION_ARRAY, common, MHD_OPTION_END);
   }
-  if (!s->d) {
-    snprintf(err, size, "cannot listen on %s", opt->address);
+  if (!po_ListenAddr_Bind(&addr, start_daemon, s, &rs)) {
+    if (rs.code == kPo_Ctl_Usage) snprintf(err, size, "%s", rs.message);
+    else snprintf(err, size, "cannot listen on %s", opt->address);
     goto fail;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
@@ -426,12 +425,6 @@ fail:
 
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s) { return s->port; }
 
-uint64_t po_WebhookServer_CertLoads(po_WebhookServer *s) {
-  pthread_mutex_lock(&s->mu);
-  uint64_t n = s->loads;
-  pthread_mutex_unlock(&s->mu);
-  return n;
-}
 
 void po_WebhookServer_Stop(po_WebhookServer *s) {
   if (!s) return;

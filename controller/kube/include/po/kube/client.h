@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "po/kube/clock.h"
+#include "po/base/clock.h"
+#include "po/base/rate.h"
 #include "po/kube/config.h"
 #include "po/kube/status.h"
 
@@ -102,7 +103,7 @@ typedef struct {
 } po_KubeWatchOptions;
 
 /* A cancellation token for watches (and the sleeps between retries): fire it from any thread
- * and a blocked po_KubeClient_Watch returns promptly with kPo_KubeErr_Stopped. */
+ * and a blocked po_KubeClient_Watch returns promptly with kPo_Ctl_Stopped. */
 typedef struct po_KubeCancel po_KubeCancel;
 po_KubeCancel *po_KubeCancel_New(void);
 void po_KubeCancel_Fire(po_KubeCancel *c);
@@ -112,46 +113,39 @@ bool po_KubeCancel_Sleep(po_KubeCancel *c, int64_t ns);
 void po_KubeCancel_Free(po_KubeCancel *c);
 
 bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_KubeClient **out,
-                       po_KubeStatus *st);
+                       po_CtlStatus *st);
 /* After every other thread has finished with the client. cfg is not freed. */
 void po_KubeClient_Free(po_KubeClient *c);
 
 bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, struct json_object **out,
-                       po_KubeStatus *st);
+                       po_CtlStatus *st);
 /* One page: a List object with items and metadata.{resourceVersion,continue}. */
 bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
-                        struct json_object **out, po_KubeStatus *st);
+                        struct json_object **out, po_CtlStatus *st);
 /* Every page, following continue tokens (limit = page size): one List with all items and the
  * resourceVersion of the first page (the snapshot the pages belong to). */
 bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
-                           struct json_object **out, po_KubeStatus *st);
+                           struct json_object **out, po_CtlStatus *st);
 /* ref->name is ignored (the name is in obj). AlreadyExists on a taken name. */
 bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
-                          struct json_object **out, po_KubeStatus *st);
+                          struct json_object **out, po_CtlStatus *st);
 /* PUT; ref->name NULL takes obj's metadata.name. Conflict when obj's resourceVersion is stale.
  * Set ref->subresource = "status" to update status only. */
 bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
-                          struct json_object **out, po_KubeStatus *st);
+                          struct json_object **out, po_CtlStatus *st);
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
-                         const char *body, size_t len, struct json_object **out, po_KubeStatus *st);
+                         const char *body, size_t len, struct json_object **out, po_CtlStatus *st);
 /* out (may be NULL) gets the object as the server returned it (with deletionTimestamp when
  * finalizers hold it) or the Status. */
 bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,
-                          struct json_object **out, po_KubeStatus *st);
+                          struct json_object **out, po_CtlStatus *st);
 
 /* Streams watch events to fn until the server ends the stream (returns true), fn returns false
- * (true), cancel fires (kPo_KubeErr_Stopped), the stream is malformed (kPo_KubeErr_Decode), or
- * the server answers an error or sends an ERROR event (decoded: 410 is kPo_KubeErr_Gone).
+ * (true), cancel fires (kPo_Ctl_Stopped), the stream is malformed (kPo_Ctl_Decode), or
+ * the server answers an error or sends an ERROR event (decoded: 410 is kPo_Ctl_Gone).
  * Never retried: the informer owns reconnects. */
 bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeWatchOptions *opt,
-                         po_KubeWatchFn fn, void *ctx, po_KubeCancel *cancel, po_KubeStatus *st);
-
-/* The raw exchange under everything above: method, ref, extra query ("a=b&c=d", already
- * escaped, may be NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated;
- * may be NULL to discard). Retries as documented in the README. */
-bool po_KubeClient_Do(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
-                      const char *content_type, const char *body, size_t len, char **body_out,
-                      size_t *len_out, po_KubeStatus *st);
+                         po_KubeWatchFn fn, void *ctx, po_KubeCancel *cancel, po_CtlStatus *st);
 
 /* ns/name of ref as a URL path (for messages and tests): writes into buf, returns false when
  * it does not fit or ref is incomplete. */

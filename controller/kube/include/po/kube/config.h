@@ -22,22 +22,22 @@ typedef struct {
 /* The chain controller-runtime uses: the explicit path; else each file of $KUBECONFIG
  * (colon-separated, merged first-wins per name); else in-cluster when KUBERNETES_SERVICE_HOST
  * is set; else $HOME/.kube/config. */
-bool po_KubeConfig_Load(const po_KubeConfigOptions *opt, po_KubeConfig **out, po_KubeStatus *st);
+bool po_KubeConfig_Load(const po_KubeConfigOptions *opt, po_KubeConfig **out, po_CtlStatus *st);
 
 /* One kubeconfig document given as text; `origin` names it in messages and is the base for
  * relative file paths (its directory). context NULL: current-context. */
 bool po_KubeConfig_ParseYaml(const char *text, size_t len, const char *origin, const char *context,
-                             po_KubeConfig **out, po_KubeStatus *st);
+                             po_KubeConfig **out, po_CtlStatus *st);
 
 /* A colon-separated list of kubeconfig files merged as kubectl does (first file wins for
  * current-context and for each named cluster, user and context). Missing files are skipped;
  * all missing is an error. */
 bool po_KubeConfig_LoadFiles(const char *paths, const char *context, po_KubeConfig **out,
-                             po_KubeStatus *st);
+                             po_CtlStatus *st);
 
 /* In-cluster: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT, dir/token (re-read on
  * change), dir/ca.crt, dir/namespace. dir NULL: the standard service-account directory. */
-bool po_KubeConfig_InCluster(const char *dir, po_KubeConfig **out, po_KubeStatus *st);
+bool po_KubeConfig_InCluster(const char *dir, po_KubeConfig **out, po_CtlStatus *st);
 
 void po_KubeConfig_Free(po_KubeConfig *cfg);
 
@@ -57,6 +57,6 @@ bool po_KubeConfig_IsInCluster(const po_KubeConfig *cfg);
 
 /* The bearer token now ("" when none): the inline token, else the token file's content
  * (trimmed), re-read when the file's mtime, size or inode changed. Copies into buf. */
-bool po_KubeConfig_Token(po_KubeConfig *cfg, char *buf, size_t size, po_KubeStatus *st);
+bool po_KubeConfig_Token(po_KubeConfig *cfg, char *buf, size_t size, po_CtlStatus *st);
 
 #endif

@@ -48,9 +48,9 @@ typedef struct {
 } po_InformerStats;
 
 bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
-                     const po_InformerHandlers *handlers, po_Informer **out, po_KubeStatus *st);
+                     const po_InformerHandlers *handlers, po_Informer **out, po_CtlStatus *st);
 /* Starts the thread. */
-bool po_Informer_Start(po_Informer *inf, po_KubeStatus *st);
+bool po_Informer_Start(po_Informer *inf, po_CtlStatus *st);
 /* Whether the first list has been delivered to the cache and the handlers, and the informer
  * still runs (a stopped one is no longer synced). */
 bool po_Informer_HasSynced(po_Informer *inf);

@@ -12,18 +12,19 @@
 #include <stdint.h>
 
 #include "po/kube/client.h"
-#include "po/kube/clock.h"
+#include "po/base/clock.h"
+#include "po/base/rate.h"
 
 struct json_object;
 typedef struct po_LeaderElector po_LeaderElector;
 
 /* How the elector reads and writes its Lease; NULL in the options means "through the client". */
 typedef struct {
-  bool (*get)(void *ctx, const char *ns, const char *name, struct json_object **out, po_KubeStatus *st);
+  bool (*get)(void *ctx, const char *ns, const char *name, struct json_object **out, po_CtlStatus *st);
   bool (*create)(void *ctx, const char *ns, struct json_object *lease, struct json_object **out,
-                 po_KubeStatus *st);
+                 po_CtlStatus *st);
   bool (*update)(void *ctx, const char *ns, struct json_object *lease, struct json_object **out,
-                 po_KubeStatus *st);
+                 po_CtlStatus *st);
   void *ctx;
 } po_LeaseApi;
 
@@ -46,20 +47,18 @@ typedef struct {
 } po_LeaderElectionOptions;
 
 /* Validates lease_duration > renew_deadline > 1.2 * retry_period (client-go's rule). */
-bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector **out, po_KubeStatus *st);
+bool po_LeaderElector_New(const po_LeaderElectionOptions *opt, po_LeaderElector **out, po_CtlStatus *st);
 void po_LeaderElector_Free(po_LeaderElector *le); /* stops the thread; does not release */
 
 /* One acquire-or-renew attempt at clock now; returns the ns until the next attempt is due. */
 int64_t po_LeaderElector_Tick(po_LeaderElector *le);
 bool po_LeaderElector_IsLeader(const po_LeaderElector *le);
-/* The holder this elector last observed ("" when none). Copies. */
-void po_LeaderElector_Holder(po_LeaderElector *le, char *buf, size_t size);
 /* Gives the lease up when held (holderIdentity cleared, leaseDurationSeconds 1), firing
  * on_stopped_leading. Not while the thread runs: use Stop(le, true). */
-bool po_LeaderElector_Release(po_LeaderElector *le, po_KubeStatus *st);
+bool po_LeaderElector_Release(po_LeaderElector *le, po_CtlStatus *st);
 
 /* Runs Tick on a thread until Stop. */
-bool po_LeaderElector_Start(po_LeaderElector *le, po_KubeStatus *st);
+bool po_LeaderElector_Start(po_LeaderElector *le, po_CtlStatus *st);
 /* Stops the thread promptly; with release, gives the lease up (on shutdown). */
 void po_LeaderElector_Stop(po_LeaderElector *le, bool release);
 

@@ -29,11 +29,9 @@ void po_WatchParser_Free(po_WatchParser *p);
 
 /* The object passed to fn is borrowed for the call. */
 po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size_t len,
-                                       po_KubeWatchFn fn, void *ctx, po_KubeStatus *st);
+                                       po_KubeWatchFn fn, void *ctx, po_CtlStatus *st);
 /* At end of stream: delivers a last event not followed by a newline; an error when an event
  * was cut off. */
-bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_KubeStatus *st);
-/* Bytes consumed so far (for messages). */
-size_t po_WatchParser_Offset(const po_WatchParser *p);
+bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_CtlStatus *st);
 
 #endif

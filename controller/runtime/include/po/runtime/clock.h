@@ -10,6 +10,8 @@
 #include <pthread.h>
 #include <stdint.h>
 
+#include "po/base/clock.h"
+
 #define PO_NS_PER_MS INT64_C(1000000)
 #define PO_NS_PER_S INT64_C(1000000000)
 #define PO_FOREVER INT64_MAX
@@ -21,6 +23,11 @@ po_RtClock *po_RtClock_Real(void);
 
 /* Nanoseconds on this clock's monotonic time line. */
 int64_t po_RtClock_Now(po_RtClock *c);
+
+/* This clock's time as the controller's po_Clock, for the Kubernetes client and the lease
+ * elector: the system clock for the real one; for a fake one its time (wall = monotonic), and a
+ * sleep that returns once the test has advanced it that far. Valid as long as the clock. */
+const po_Clock *po_RtClock_Source(po_RtClock *c);
 
 /* Waits on cond (mu held, as for pthread_cond_wait) until woken or until the clock reaches
  * deadline (absolute, PO_FOREVER for none). May return early: callers re-check their predicate. */
@@ -39,10 +46,8 @@ po_RtClock *po_FakeClock_New(int64_t start_ns);
 void po_FakeClock_Free(po_RtClock *c);
 /* Moves time forward by delta_ns and wakes every watched condition variable. */
 void po_FakeClock_Advance(po_RtClock *c, int64_t delta_ns);
-/* How many threads are currently waiting on this fake clock (tests use it to know a worker has
+/* Blocks until at least n threads wait on this fake clock (tests use it to know a worker has
  * gone to sleep before advancing time). */
-int po_FakeClock_Waiters(po_RtClock *c);
-/* Blocks until at least n threads wait on this fake clock. */
 void po_FakeClock_AwaitWaiters(po_RtClock *c, int n);
 
 #endif

@@ -53,24 +53,23 @@ typedef struct {
   void *ctx;
   int workers;             /* 0: 1 */
   po_RtClock *clock;         /* NULL: real */
-  po_Metrics *metrics;     /* NULL: po_Metrics_Default() */
+  po_Metrics *metrics;     /* NULL: no metrics */
   po_Logger *log;          /* NULL: no logs */
   po_WorkqueueOptions queue; /* rate limits; name, clock and metrics are filled in */
 } po_ControllerOptions;
 
 typedef struct po_Controller po_Controller;
 
-po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_RtStatus *st);
+po_Controller *po_Controller_New(const po_ControllerOptions *opts, po_CtlStatus *st);
 /* Stops (without waiting for in-flight work beyond joining the threads) and frees. */
 void po_Controller_Free(po_Controller *c);
 
 /* Queues key (informer event handlers call this). Keys queued before Start wait for it; keys
  * queued after a Stop and before the next Start are dropped (the next leader lists everything). */
 void po_Controller_Enqueue(po_Controller *c, const char *key);
-void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns);
 
 /* Starts the workers. After a Stop, Start makes a fresh queue. */
-bool po_Controller_Start(po_Controller *c, po_RtStatus *st);
+bool po_Controller_Start(po_Controller *c, po_CtlStatus *st);
 /* Shuts the queue down, lets in-flight reconciles finish until deadline (absolute, on the
  * controller's clock), joins the workers that finished. Returns true when all were drained;
  * false leaves stuck workers detached (the process is about to exit). */
@@ -78,9 +77,6 @@ bool po_Controller_Stop(po_Controller *c, int64_t deadline);
 
 /* The current queue (tests, metrics); valid until the next Start or Free. */
 po_Workqueue *po_Controller_Queue(po_Controller *c);
-const char *po_Controller_Name(const po_Controller *c);
 
-/* The controller as a manager runnable (needs_leader true): start = Start, stop = Stop. */
-po_Runnable po_Controller_Runnable(po_Controller *c);
 
 #endif

@@ -28,7 +28,7 @@
 
 typedef struct {
   po_Logger *log;            /* NULL: no logs */
-  po_Metrics *metrics;       /* NULL: po_Metrics_Default() */
+  po_Metrics *metrics;       /* NULL: no leader gauge */
   const char *lease_name;    /* label of leader_election_master_status; NULL: no gauge */
   int64_t stop_timeout_ns;   /* the whole orderly stop; 0: 30 s (controller-runtime's default) */
   /* Releases the lease after the leader runnables stopped (client-go's ReleaseOnCancel). */
@@ -41,18 +41,18 @@ typedef struct {
 
 typedef struct po_Manager po_Manager;
 
-po_Manager *po_Manager_New(const po_ManagerOptions *opts, po_RtStatus *st);
+po_Manager *po_Manager_New(const po_ManagerOptions *opts, po_CtlStatus *st);
 /* Frees (Stop first if still running). */
 void po_Manager_Free(po_Manager *m);
 
 /* Before Start. The runnable is copied. */
-bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_RtStatus *st);
+bool po_Manager_Add(po_Manager *m, const po_Runnable *r, po_CtlStatus *st);
 
 /* Starts the non-leader runnables; on a failure stops those already started (reverse order). */
-bool po_Manager_Start(po_Manager *m, po_RtStatus *st);
+bool po_Manager_Start(po_Manager *m, po_CtlStatus *st);
 /* Leader election hooks (called by the lease elector's thread). BecameLeader returns false when a
  * leader runnable failed to start; the manager then also requests a stop (exit code 1). */
-bool po_Manager_BecameLeader(po_Manager *m, po_RtStatus *st);
+bool po_Manager_BecameLeader(po_Manager *m, po_CtlStatus *st);
 void po_Manager_LostLeadership(po_Manager *m);
 bool po_Manager_IsLeader(po_Manager *m);
 

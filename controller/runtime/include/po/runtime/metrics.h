@@ -56,9 +56,6 @@ po_Metrics *po_Metrics_New(void);
 po_Metrics *po_Metrics_NewEmpty(void);
 void po_Metrics_Free(po_Metrics *m);
 
-/* The process-wide registry (made with po_Metrics_New on first use, never freed). The kube client
- * records its requests here through po_Metrics_ObserveRequest without knowing anything else. */
-po_Metrics *po_Metrics_Default(void);
 
 /* Registers a family, or returns the existing one when name, type and label names match (so
  * independent modules may register the same family). NULL when the name or a label name is not
@@ -67,7 +64,7 @@ po_Metrics *po_Metrics_Default(void);
 po_MetricFamily *po_Metrics_Register(po_Metrics *m, po_MetricType type, const char *name,
                                      const char *help, size_t n_labels, const char *const *labels,
                                      size_t n_buckets, const double *buckets);
-po_MetricFamily *po_Metrics_Find(po_Metrics *m, const char *name);
+po_MetricFamily *po_Metrics_Find(po_Metrics *m, const char *name); /* m NULL: NULL */
 
 /* The series for these label values (exactly the family's number of values; NULL values are
  * taken as ""). Made on first use; the pointer stays valid until po_Metrics_Free. */
@@ -92,10 +89,9 @@ void po_Metrics_RemoveCollector(po_Metrics *m, po_MetricsCollectFn fn, void *ctx
  * it. Returns false only when out of memory. */
 bool po_Metrics_Write(po_Metrics *m, char **out, size_t *len);
 
-/* Counts one REST request in rest_client_requests_total{code,method,host} of the default registry.
- * code is the HTTP status, or <= 0 when no answer came (recorded as "<error>", as client-go does).
- * Independent of any HTTP library. */
-void po_Metrics_ObserveRequest(int code, const char *method, const char *host);
+/* Counts one REST request in rest_client_requests_total{code,method,host} of registry m (made by
+ * po_Metrics_New). code is the HTTP status, or <= 0 when no answer came (recorded as "<error>",
+ * as client-go does). Independent of any HTTP library. */
 void po_Metrics_ObserveRequestIn(po_Metrics *m, int code, const char *method, const char *host);
 
 /* Formats v the way Prometheus' Go client does (shortest round-trip digits; exponent form below

@@ -15,45 +15,36 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/runtime/listen.h"
 #include "po/runtime/log.h"
 #include "po/runtime/metrics.h"
 #include "po/runtime/runnable.h"
 #include "po/runtime/status.h"
 
-/* A listen address as flags give it (controller-runtime's --metrics-bind-address and
- * --health-probe-bind-address style): "127.0.0.1:8080", "localhost:8080", "[::1]:8080",
- * ":8080" (every interface), port 0 (the system picks one; see po_OpsServer_Port), or "0" alone
- * (disabled: the server does not listen). */
-typedef struct {
-  char host[256]; /* "" for every interface */
-  int port;       /* 0..65535 */
-  bool disabled;
-} po_ListenAddr;
 
-bool po_ListenAddr_Parse(const char *text, po_ListenAddr *out, po_RtStatus *st);
 
 /* A check: true when healthy; otherwise false and a short reason in reason[cap]. Called from
  * the server's thread: it must be thread-safe and quick. */
 typedef bool (*po_CheckFn)(void *ctx, char *reason, size_t cap);
 
 typedef struct {
-  const char *address;  /* see po_ListenAddr; NULL: ":8081" */
-  po_Metrics *metrics;  /* NULL: po_Metrics_Default() */
+  const char *address;  /* see po/runtime/listen.h; NULL: ":8081" */
+  po_Metrics *metrics;  /* NULL: /metrics answers 404 */
   po_Logger *log;       /* NULL: no logs */
 } po_OpsOptions;
 
 typedef struct po_OpsServer po_OpsServer;
 
-po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_RtStatus *st);
+po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_CtlStatus *st);
 void po_OpsServer_Free(po_OpsServer *s);
 
 /* Checks may be added before or after Start. Names: [A-Za-z0-9._-]+, unique per endpoint. */
 bool po_OpsServer_AddReadyCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                po_RtStatus *st);
+                                po_CtlStatus *st);
 bool po_OpsServer_AddHealthCheck(po_OpsServer *s, const char *name, po_CheckFn fn, void *ctx,
-                                 po_RtStatus *st);
+                                 po_CtlStatus *st);
 
-bool po_OpsServer_Start(po_OpsServer *s, po_RtStatus *st);
+bool po_OpsServer_Start(po_OpsServer *s, po_CtlStatus *st);
 /* The bound port (the picked one when the address said 0); 0 when not listening. */
 int po_OpsServer_Port(const po_OpsServer *s);
 void po_OpsServer_Stop(po_OpsServer *s);

@@ -12,7 +12,7 @@
 typedef struct {
   const char *name;  /* for logs and errors; copied by the manager */
   /* Starts the runnable's own threads and returns at once. false (and st filled) on failure. */
-  bool (*start)(void *ctx, po_RtStatus *st);
+  bool (*start)(void *ctx, po_CtlStatus *st);
   /* Stops it: returns once it has stopped or when the monotonic clock reaches deadline
    * (absolute ns, as po_RtClock_Now(po_RtClock_Real())). Returns true when it stopped cleanly. */
   bool (*stop)(void *ctx, int64_t deadline);

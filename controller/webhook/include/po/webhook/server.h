@@ -18,7 +18,7 @@
 typedef struct po_WebhookServer po_WebhookServer;
 
 typedef struct {
-  const char *address;   /* "HOST:PORT", ":PORT"; port 0 picks one */
+  const char *address;   /* po/runtime/listen.h: "HOST:PORT", "[V6]:PORT", ":PORT"; port 0 picks one */
   const char *cert_file; /* PEM; NULL with key_file NULL serves plain HTTP (tests only) */
   const char *key_file;
   size_t max_body;       /* 0: 3 MiB */
@@ -42,8 +42,6 @@ typedef struct {
 /* Starts serving; NULL with `error` filled on failure. */
 po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *error, size_t size);
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s);
-/* How many times certificates were (re)loaded, for tests and logs. */
-uint64_t po_WebhookServer_CertLoads(po_WebhookServer *s);
 void po_WebhookServer_Stop(po_WebhookServer *s);
 
 #endif

@@ -8,16 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "po/base/json.h"
 #include "po/webhook/certgen.h"
 
 static const po_KubeRef kSecrets = {.group = "", .version = "v1", .resource = "secrets"};
 static const po_KubeRef kWebhookConfigs = {.group = "admissionregistration.k8s.io", .version = "v1",
                                            .resource = "validatingwebhookconfigurations"};
-
-static json_object *get(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
 
 /* base64 with GnuTLS (no hand-written codec). Results are malloc'd, NUL-terminated. */
 static char *b64(const char *s, bool decode) {
@@ -118,19 +114,19 @@ static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char
   for (int attempt = 0; attempt < 5 && !ok; attempt++) {
     po_KubeRef ref = kWebhookConfigs;
     ref.name = o->webhook_config;
-    po_KubeStatus st;
-    po_KubeStatus_Clear(&st);
+    po_CtlStatus st;
+    po_CtlStatus_Clear(&st);
     json_object *vwc = NULL;
     if (!po_KubeClient_Get(c, &ref, &vwc, &st)) {
       snprintf(err, size, "ValidatingWebhookConfiguration %s: %s", o->webhook_config, st.message);
       break;
     }
     bool differs = false;
-    json_object *hooks = get(vwc, "webhooks");
+    json_object *hooks = po_Json_Get(vwc, "webhooks");
     for (size_t i = 0; hooks && i < json_object_array_length(hooks); i++) {
-      json_object *cc = get(json_object_array_get_idx(hooks, i), "clientConfig");
+      json_object *cc = po_Json_Get(json_object_array_get_idx(hooks, i), "clientConfig");
       if (!cc) continue;
-      json_object *cur = get(cc, "caBundle");
+      json_object *cur = po_Json_Get(cc, "caBundle");
       if (!cur || strcmp(json_object_get_string(cur), bundle) != 0) {
         json_object_object_add(cc, "caBundle", json_object_new_string(bundle));
         differs = true;
@@ -142,8 +138,8 @@ static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char
       json_object *out = NULL;
       ok = po_KubeClient_Update(c, &ref, vwc, &out, &st);
       json_object_put(out);
-      if (!ok && st.code != kPo_KubeErr_Conflict) snprintf(err, size, "updating the caBundle: %s", st.message);
-      if (!ok && st.code != kPo_KubeErr_Conflict) attempt = 5;
+      if (!ok && st.code != kPo_Ctl_Conflict) snprintf(err, size, "updating the caBundle: %s", st.message);
+      if (!ok && st.code != kPo_Ctl_Conflict) attempt = 5;
     }
     json_object_put(vwc);
   }
@@ -161,19 +157,19 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
     po_KubeRef ref = kSecrets;
     ref.ns = o->ns;
     ref.name = o->secret;
-    po_KubeStatus st;
-    po_KubeStatus_Clear(&st);
+    po_CtlStatus st;
+    po_CtlStatus_Clear(&st);
     json_object *secret = NULL;
     bool found = po_KubeClient_Get(c, &ref, &secret, &st);
-    if (!found && st.code != kPo_KubeErr_NotFound) {
+    if (!found && st.code != kPo_Ctl_NotFound) {
       snprintf(err, size, "Secret %s/%s: %s", o->ns, o->secret, st.message);
       break;
     }
-    json_object *data = get(secret, "data");
-    m.ca.cert_pem = b64_decode(json_object_get_string(get(data, "ca.crt")));
-    m.ca.key_pem = b64_decode(json_object_get_string(get(data, "ca.key")));
-    m.serving.cert_pem = b64_decode(json_object_get_string(get(data, "tls.crt")));
-    m.serving.key_pem = b64_decode(json_object_get_string(get(data, "tls.key")));
+    json_object *data = po_Json_Get(secret, "data");
+    m.ca.cert_pem = b64_decode(json_object_get_string(po_Json_Get(data, "ca.crt")));
+    m.ca.key_pem = b64_decode(json_object_get_string(po_Json_Get(data, "ca.key")));
+    m.serving.cert_pem = b64_decode(json_object_get_string(po_Json_Get(data, "tls.crt")));
+    m.serving.key_pem = b64_decode(json_object_get_string(po_Json_Get(data, "tls.key")));
     if (usable(&m)) {
       json_object_put(secret);
       ok = true;
@@ -193,7 +189,7 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
     if (wrote) {
       *changed = true;
       ok = true;
-    } else if (st.code != kPo_KubeErr_Conflict && st.code != kPo_KubeErr_AlreadyExists) {
+    } else if (st.code != kPo_Ctl_Conflict && st.code != kPo_Ctl_AlreadyExists) {
       snprintf(err, size, "writing Secret %s/%s: %s", o->ns, o->secret, st.message);
       break;
     } /* else another replica wrote it first: read theirs */

@@ -1,14 +1,15 @@
 /* The reconcile's IO table over the informers' caches (reads) and the REST client (writes). */
-#ifndef PO_CLI_KUBE_IO_H_
-#define PO_CLI_KUBE_IO_H_
+#ifndef PO_APP_KUBE_IO_H_
+#define PO_APP_KUBE_IO_H_
 
 #include "po/kube/client.h"
 #include "po/kube/informer.h"
 #include "po/reconcile/reconcile.h"
 #include "po/runtime/metrics.h"
+#include "po/app/app.h"
 #include "po/targets/tenancy.h"
 
-enum { kPo_MaxNamespaces = 16 };
+enum { kPo_MaxNamespaces = kPo_AppMaxNamespaces };
 
 typedef struct {
   po_KubeClient *client;
@@ -24,8 +25,10 @@ typedef struct {
   struct po_SeenRevisions *seen; /* which target revisions were reported already */
 } po_KubeIO;
 
-/* Allocates what the table keeps between calls (the reported revisions); before the first use. */
+/* Allocates what the table keeps between calls (the reported revisions); before the first use.
+ * Free releases it (not the client or the informers, which the app owns). */
 void po_KubeIO_Init(po_KubeIO *k);
+void po_KubeIO_Free(po_KubeIO *k);
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k);
 /* Whether every informer has synced (the reconcile's gate and the readiness check). When not,
  * `reason` (may be NULL) says which namespace's caches are missing. */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "po/base/json.h"
 #include "po/targets/consul.h"
 
 const po_KubeRef kPo_OverridesRef = {.group = "propertyoverride.io", .version = "v1alpha1", .resource = "propertyoverrides"};
@@ -34,13 +35,13 @@ static json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, co
   return po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
 }
 
-static po_WriteResult result_of(const po_KubeStatus *st, char *err, size_t size) {
+static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {
   snprintf(err, size, "%s", st->message);
   switch (st->code) {
-    case kPo_KubeErr_Ok: return kPo_WriteOk;
-    case kPo_KubeErr_Conflict:
-    case kPo_KubeErr_AlreadyExists: return kPo_WriteConflict;
-    case kPo_KubeErr_NotFound: return kPo_WriteNotFound;
+    case kPo_Ctl_Ok: return kPo_WriteOk;
+    case kPo_Ctl_Conflict:
+    case kPo_Ctl_AlreadyExists: return kPo_WriteConflict;
+    case kPo_Ctl_NotFound: return kPo_WriteNotFound;
     default: return kPo_WriteFailed;
   }
 }
@@ -50,8 +51,8 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
   po_KubeIO *k = ctx;
   po_KubeRef ref = kind == kPo_TargetProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
   ref.ns = ns;
-  po_KubeStatus st;
-  po_KubeStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   json_object *out = NULL;
   bool ok;
   if (!obj) {
@@ -77,8 +78,8 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   ref.name = name;
   ref.subresource = status ? "status" : NULL;
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
-  po_KubeStatus st;
-  po_KubeStatus_Clear(&st);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   json_object *out = NULL;
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
   bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), &out, &st);
@@ -94,29 +95,24 @@ static void now(void *ctx, char buf[32]) {
   strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-static const char *meta_str(json_object *o, const char *k) {
-  json_object *m = NULL, *v = NULL;
-  return json_object_object_get_ex(o, "metadata", &m) && json_object_object_get_ex(m, k, &v) ? json_object_get_string(v) : "";
-}
-
 static void post_event(po_KubeIO *k, const char *api_version, const char *kind, json_object *about, const char *type,
                        const char *reason, const char *message) {
   char ts[32], name[300];
   now(NULL, ts);
   unsigned long long uniq = (unsigned long long)time(NULL) * 1000003ull ^ (unsigned long long)(uintptr_t)about;
-  snprintf(name, sizeof name, "%.200s.%llx", meta_str(about, "name"), uniq);
+  snprintf(name, sizeof name, "%.200s.%llx", po_Json_Meta(about, "name"), uniq);
   json_object *ev = json_object_new_object(), *md = json_object_new_object(), *obj = json_object_new_object(),
               *src = json_object_new_object();
   json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
   json_object_object_add(ev, "kind", json_object_new_string("Event"));
   json_object_object_add(md, "name", json_object_new_string(name));
-  json_object_object_add(md, "namespace", json_object_new_string(meta_str(about, "namespace")));
+  json_object_object_add(md, "namespace", json_object_new_string(po_Json_Meta(about, "namespace")));
   json_object_object_add(ev, "metadata", md);
   json_object_object_add(obj, "apiVersion", json_object_new_string(api_version));
   json_object_object_add(obj, "kind", json_object_new_string(kind));
-  json_object_object_add(obj, "namespace", json_object_new_string(meta_str(about, "namespace")));
-  json_object_object_add(obj, "name", json_object_new_string(meta_str(about, "name")));
-  json_object_object_add(obj, "uid", json_object_new_string(meta_str(about, "uid")));
+  json_object_object_add(obj, "namespace", json_object_new_string(po_Json_Meta(about, "namespace")));
+  json_object_object_add(obj, "name", json_object_new_string(po_Json_Meta(about, "name")));
+  json_object_object_add(obj, "uid", json_object_new_string(po_Json_Meta(about, "uid")));
   json_object_object_add(ev, "involvedObject", obj);
   json_object_object_add(ev, "type", json_object_new_string(type));
   json_object_object_add(ev, "reason", json_object_new_string(reason));
@@ -128,9 +124,9 @@ static void post_event(po_KubeIO *k, const char *api_version, const char *kind, 
   json_object_object_add(ev, "firstTimestamp", json_object_new_string(ts));
   json_object_object_add(ev, "lastTimestamp", json_object_new_string(ts));
   json_object_object_add(ev, "count", json_object_new_int(1));
-  po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = meta_str(about, "namespace")};
-  po_KubeStatus st;
-  po_KubeStatus_Clear(&st);
+  po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = po_Json_Meta(about, "namespace")};
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   json_object *out = NULL;
   po_KubeClient_Create(k->client, &ref, ev, &out, &st);
   json_object_put(out);
@@ -188,14 +184,29 @@ static void target_event(void *ctx, po_TargetKind kind, json_object *about, cons
                          const char *message) {
   po_KubeIO *k = ctx;
   char key[700];
-  snprintf(key, sizeof key, "%s %s %s/%s", reason, po_TargetKind_Name(kind), meta_str(about, "namespace"), meta_str(about, "name"));
-  if (!first_sighting(k, key, meta_str(about, "resourceVersion"))) return;
+  snprintf(key, sizeof key, "%s %s %s/%s", reason, po_TargetKind_Name(kind), po_Json_Meta(about, "namespace"), po_Json_Meta(about, "name"));
+  if (!first_sighting(k, key, po_Json_Meta(about, "resourceVersion"))) return;
   if (k->foreign_markers) po_Series_Inc(po_Family_WithLabels(k->foreign_markers, strcmp(reason, "ForeignObject") ? "entry" : "object"));
   post_event(k, PO_CONSUL_GROUP "/" PO_CONSUL_VERSION, po_TargetKind_Name(kind), about, type, reason, message);
 }
 
 void po_KubeIO_Init(po_KubeIO *k) {
   if ((k->seen = calloc(1, sizeof *k->seen))) pthread_mutex_init(&k->seen->mu, NULL);
+}
+
+void po_KubeIO_Free(po_KubeIO *k) {
+  struct po_SeenRevisions *sr = k->seen;
+  if (!sr) return;
+  for (size_t b = 0; b < sizeof sr->buckets / sizeof sr->buckets[0]; b++) {
+    for (Seen *e = sr->buckets[b], *next; e; e = next) {
+      next = e->next;
+      free(e->key);
+      free(e);
+    }
+  }
+  pthread_mutex_destroy(&sr->mu);
+  free(sr);
+  k->seen = NULL;
 }
 
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {

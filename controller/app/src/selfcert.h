@@ -3,8 +3,8 @@
  * create means another replica won), written to files the webhook server loads (and re-reads),
  * and the CA put into the caBundle of every webhook of the ValidatingWebhookConfiguration.
  * Renewed when less than 30 days are left (the serving certificate lasts a year, the CA ten). */
-#ifndef PO_CLI_SELFCERT_H_
-#define PO_CLI_SELFCERT_H_
+#ifndef PO_APP_SELFCERT_H_
+#define PO_APP_SELFCERT_H_
 
 #include <stdbool.h>
 #include <stddef.h>

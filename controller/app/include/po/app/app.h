@@ -1,0 +1,67 @@
+/* The controller process: the Kubernetes client, the informers and the reconciler (leader only),
+ * the admission webhook (every replica), self-managed certificate renewal, probes and metrics,
+ * and leader election, each a runnable that one po_Manager starts and stops.
+ *
+ *   po_App_New   builds everything and binds the servers; a failure here is a failure to start
+ *                (bad kubeconfig, an address in use, unusable certificates)
+ *   po_App_Run   the manager's Run: start, wait for SIGTERM/SIGINT, orderly stop; the exit code
+ *   po_App_Free  frees what New built (after Run returned, or instead of it)
+ *
+ * Nothing is global: two apps may live in one process (tests), though only one may Run at a
+ * time (the manager's signal handling). The options' strings are borrowed for the app's life. */
+#ifndef PO_APP_APP_H
+#define PO_APP_APP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "po/runtime/log.h"
+#include "po/runtime/status.h"
+
+enum { kPo_AppMaxNamespaces = 16, kPo_AppMaxSans = 16, kPo_AppMaxProxyDefaultsFrom = 64 };
+
+typedef enum { kPo_CertFiles = 0, kPo_CertSelfManaged = 1 } po_CertMode;
+
+typedef struct {
+  const char *kubeconfig, *context;         /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
+  const char *namespaces[kPo_AppMaxNamespaces];
+  size_t n_namespaces;                      /* 0: all namespaces */
+  const char *proxydefaults_from[kPo_AppMaxProxyDefaultsFrom]; /* "*" for any */
+  size_t n_proxydefaults_from;              /* 0: only the controller's own namespace */
+  int workers;
+  double qps;
+  int burst;
+
+  const char *webhook_address;              /* "0": no webhook */
+  bool webhook_insecure;                    /* plain HTTP (tests only) */
+  po_CertMode cert_mode;
+  const char *cert_file, *key_file;         /* kPo_CertFiles */
+  const char *secret, *service, *webhook_config, *cert_dir; /* kPo_CertSelfManaged */
+  const char *sans[kPo_AppMaxSans];
+  size_t n_sans;
+  double renew_interval_s;                  /* self-managed: how often to check (0: 12 hours) */
+
+  const char *probe_address;                /* "0": no /healthz, /readyz, /metrics */
+  bool leader_elect;
+  const char *lease_namespace;              /* NULL: the kubeconfig's namespace */
+  const char *lease_name;
+  double lease_s, renew_deadline_s, retry_period_s;
+  double grace_s;                           /* the whole orderly stop */
+  po_LogLevel log_level;
+} po_AppOptions;
+
+/* The defaults every flag documents (controller-runtime's where it has one). */
+void po_AppOptions_Init(po_AppOptions *o);
+
+typedef struct po_App po_App;
+
+/* NULL and st filled when the process cannot start: the client's own code for the kubeconfig
+ * and the client (kPo_Ctl_Config, kPo_Ctl_Io, ...), kPo_Ctl_Usage for the options,
+ * kPo_Ctl_Start for a server or the certificates. */
+po_App *po_App_New(const po_AppOptions *o, po_CtlStatus *st);
+/* 0 after an orderly stop; 1 when a start failed, the stop did not finish in time or a second
+ * signal arrived. */
+int po_App_Run(po_App *app);
+void po_App_Free(po_App *app);
+
+#endif

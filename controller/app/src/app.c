@@ -1,0 +1,275 @@
+/* Building the controller process from its options: client, metrics, informers, controller,
+ * leader election, webhook, certificate renewal and ops server, each registered with the
+ * manager in the order it starts. */
+#include "po/app/app.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "app_internal.h"
+
+void po_AppOptions_Init(po_AppOptions *o) {
+  *o = (po_AppOptions){.workers = 4, .qps = 500, .burst = 1000, .webhook_address = ":9443",
+                       .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
+                       .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
+                       .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",
+                       .lease_s = 15, .renew_deadline_s = 10, .retry_period_s = 2, .grace_s = 30,
+                       .log_level = kPo_LogInfo};
+}
+
+/* ---- observers: the client's requests and the webhook's answers, into this app's registry ---- */
+
+static void observe_request(void *ctx, const char *method, long code, double seconds) {
+  (void)seconds;
+  po_App *app = ctx;
+  po_Metrics_ObserveRequestIn(app->metrics, (int)code, method, po_KubeConfig_Server(app->cfg));
+}
+
+static void observe_webhook(void *ctx, int status, bool allowed, double seconds) {
+  po_App *app = ctx;
+  char code[16];
+  snprintf(code, sizeof code, "%d", status);
+  po_Series_Inc(po_Family_WithLabels(app->wh_requests, code, allowed ? "true" : "false"));
+  po_Series_Observe(po_Family_WithLabels(app->wh_latency), seconds);
+}
+
+static bool synced(void *ctx, char *reason, size_t cap) {
+  po_App *app = ctx;
+  return po_KubeIO_Synced(&app->io, reason, cap);
+}
+
+/* ---- runnables over other modules' objects ---- */
+
+static bool informer_start(void *ctx, po_CtlStatus *st) {
+  po_CtlStatus ks; /* the client's code is kept; the message says which runnable */
+  po_CtlStatus_Clear(&ks);
+  if (po_Informer_Start(ctx, &ks)) return true;
+  return po_CtlStatus_Set(st, ks.code, "informer: %s", ks.message);
+}
+static bool informer_stop(void *ctx, int64_t deadline) {
+  (void)deadline;
+  po_Informer_Stop(ctx);
+  return true;
+}
+
+/* The server is started (bound) by po_App_New, so that a port in use is a failure to start;
+ * its runnable only stops (and frees) it, and po_App_Free does that when the manager never ran. */
+static bool webhook_start(void *ctx, po_CtlStatus *st) { (void)ctx; (void)st; return true; }
+static bool webhook_stop(void *ctx, int64_t deadline) {
+  (void)deadline;
+  po_App *app = ctx;
+  po_WebhookServer_Stop(app->webhook);
+  app->webhook = NULL;
+  return true;
+}
+
+/* ---- building ---- */
+
+static bool add(po_App *app, po_Runnable r, po_CtlStatus *st) { return po_Manager_Add(app->manager, &r, st); }
+
+static bool register_metrics(po_App *app, po_CtlStatus *st) {
+  static const char *const fl[] = {"kind"}, *const wl[] = {"code", "allowed"};
+  app->io.foreign_markers = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_foreign_markers_total",
+      "Look-alike PropertyOverride markers (kind entry or object) found in targets and left alone, once per target revision.",
+      1, fl, 0, NULL);
+  app->wh_requests = po_Metrics_Register(app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_requests_total",
+                                         "AdmissionReviews answered, by HTTP status and decision.", 2, wl, 0, NULL);
+  app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
+                                        "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
+                                        po_kReconcileTimeBuckets);
+  if (app->io.foreign_markers && app->wh_requests && app->wh_latency) return true;
+  return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
+}
+
+static bool build_client(po_App *app, po_CtlStatus *st) {
+  const po_AppOptions *o = &app->o;
+  /* One status family: the client's errors reach the caller as they are. */
+  if (!po_KubeConfig_Load(&(po_KubeConfigOptions){.kubeconfig = o->kubeconfig, .context = o->context}, &app->cfg, st)) {
+    return false;
+  }
+  po_KubeClientOptions co = {.qps = o->qps, .burst = o->burst, .observer = observe_request, .observer_ctx = app};
+  return po_KubeClient_New(app->cfg, &co, &app->io.client, st);
+}
+
+static const char *own_namespace(po_App *app) {
+  return app->o.lease_namespace ? app->o.lease_namespace : po_KubeConfig_Namespace(app->cfg);
+}
+
+static bool build_informers(po_App *app, po_CtlStatus *st) {
+  po_InformerHandlers ho = po_App_Handlers(app, kPo_WatchOverrides), hs = po_App_Handlers(app, kPo_WatchServiceDefaults),
+                      hp = po_App_Handlers(app, kPo_WatchProxyDefaults);
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    const char *ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
+    po_InformerOptions io = {.ref = kPo_OverridesRef}, is = {.ref = kPo_ServiceDefaultsRef}, ip = {.ref = kPo_ProxyDefaultsRef};
+    io.ref.ns = is.ref.ns = ip.ref.ns = ns;
+    if (!po_Informer_New(app->io.client, &io, &ho, &app->io.overrides[i], st) ||
+        !po_Informer_New(app->io.client, &is, &hs, &app->io.service_defaults[i], st) ||
+        !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {
+      return false;
+    }
+    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
+    for (int k = 0; k < 3; k++) {
+      po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = all[k], .stop_early = true};
+      if (!add(app, r, st)) return false;
+    }
+  }
+  return true;
+}
+
+static bool build_elector(po_App *app, po_CtlStatus *st) {
+  const po_AppOptions *o = &app->o;
+  char host[256] = "unknown";
+  gethostname(host, sizeof host - 1);
+  snprintf(app->identity, sizeof app->identity, "%s_%ld", host, (long)getpid());
+  po_LeaderElectionOptions lo = {.ns = own_namespace(app), .name = o->lease_name, .identity = app->identity,
+                                 .lease_duration_ns = (int64_t)(o->lease_s * 1e9),
+                                 .renew_deadline_ns = (int64_t)(o->renew_deadline_s * 1e9),
+                                 .retry_period_ns = (int64_t)(o->retry_period_s * 1e9), .client = app->io.client};
+  po_App_LeaderCallbacks(app, &lo);
+  po_CtlStatus ks;
+  po_CtlStatus_Clear(&ks);
+  if (po_LeaderElector_New(&lo, &app->elector, &ks)) return true;
+  return po_CtlStatus_Set(st, ks.code, "leader election: %s", ks.message);
+}
+
+/* Self-managed mode: the certificates exist (made or loaded) before the server binds, and a
+ * runnable keeps them fresh. */
+static bool build_certificates(po_App *app, po_CtlStatus *st) {
+  const po_AppOptions *o = &app->o;
+  po_SelfCertOptions sc = {.ns = own_namespace(app), .secret = o->secret, .service = o->service,
+                           .webhook_config = o->webhook_config, .dir = o->cert_dir, .extra_sans = o->sans,
+                           .n_sans = o->n_sans};
+  char err[512];
+  bool changed;
+  if (!po_SelfCert_Ensure(app->io.client, &sc, &changed, err, sizeof err)) {
+    return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook certificates: %s", err);
+  }
+  po_Log_Info(app->log, changed ? "webhook certificates generated" : "webhook certificates loaded", po_Str("secret", sc.secret),
+              po_Str("namespace", sc.ns));
+  snprintf(app->cert_path, sizeof app->cert_path, "%s/tls.crt", sc.dir);
+  snprintf(app->key_path, sizeof app->key_path, "%s/tls.key", sc.dir);
+  int64_t every = o->renew_interval_s > 0 ? (int64_t)(o->renew_interval_s * 1e9) : 12 * 3600 * INT64_C(1000000000);
+  if (!po_Renewal_Init(&app->renewal, app->io.client, &sc, app->log, every)) {
+    return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot make the renewal's lock");
+  }
+  app->renewal_ready = true;
+  return add(app, po_Renewal_Runnable(&app->renewal), st);
+}
+
+static bool build_webhook(po_App *app, po_CtlStatus *st) {
+  const po_AppOptions *o = &app->o;
+  const char *cert = o->cert_file, *key = o->key_file;
+  if (o->cert_mode == kPo_CertSelfManaged) {
+    if (!build_certificates(app, st)) return false;
+    cert = app->cert_path;
+    key = app->key_path;
+  }
+  char err[256];
+  app->webhook = po_WebhookServer_Start(
+      &(po_WebhookOptions){.address = o->webhook_address, .cert_file = o->webhook_insecure ? NULL : cert,
+                           .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
+                           .tenancy = &app->tenancy},
+      err, sizeof err);
+  if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %s", err);
+  po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure));
+  return add(app, (po_Runnable){.name = "webhook", .start = webhook_start, .stop = webhook_stop, .ctx = app}, st);
+}
+
+static bool build_ops(po_App *app, po_CtlStatus *st) {
+  app->ops = po_OpsServer_New(&(po_OpsOptions){.address = app->o.probe_address, .metrics = app->metrics, .log = app->log}, st);
+  if (!app->ops || !po_OpsServer_AddReadyCheck(app->ops, "informers-synced", synced, app, st)) return false;
+  return add(app, po_OpsServer_Runnable(app->ops), st);
+}
+
+static bool build(po_App *app, po_CtlStatus *st) {
+  const po_AppOptions *o = &app->o;
+  if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New())) {
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
+  }
+  if (!register_metrics(app, st) || !build_client(app, st)) return false;
+  for (size_t i = 0; i < o->n_proxydefaults_from; i++) {
+    if (!po_Tenancy_AllowProxyDefaults(&app->tenancy, o->proxydefaults_from[i])) {
+      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "--allow-proxydefaults-from takes a namespace or *, at most 64 times");
+    }
+  }
+  /* Without the flag only the controller's own namespace (where the operator runs it, next to
+   * Consul's own ProxyDefaults) may target ProxyDefaults. */
+  if (app->tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app->tenancy, own_namespace(app));
+  app->io.tenancy = &app->tenancy;
+  po_KubeIO_Init(&app->io);
+  app->table = po_KubeIO_Table(&app->io);
+
+  app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
+                                                              .ctx = app, .workers = o->workers, .metrics = app->metrics,
+                                                              .log = app->log},
+                                      st);
+  if (!app->controller) return false;
+  if (o->leader_elect && !build_elector(app, st)) return false;
+  /* The manager releases the lease after the leader runnables stopped. */
+  app->manager = po_Manager_New(&(po_ManagerOptions){.log = app->log, .metrics = app->metrics,
+                                                     .lease_name = o->leader_elect ? o->lease_name : NULL,
+                                                     .stop_timeout_ns = (int64_t)(o->grace_s * 1e9),
+                                                     .release_lease = app->elector ? po_App_ReleaseLease : NULL,
+                                                     .release_ctx = app, .exit_process_on_timeout = true},
+                                st);
+  if (!app->manager) return false;
+  if (!build_informers(app, st) || !add(app, po_App_ControllerRunnable(app), st)) return false;
+  if (strcmp(o->webhook_address, "0") != 0 && !build_webhook(app, st)) return false;
+  if (strcmp(o->probe_address, "0") != 0 && !build_ops(app, st)) return false;
+  if (!add(app, po_App_LeadershipRunnable(app), st)) return false;
+  po_Log_Info(app->log, "starting", po_Str("server", po_KubeConfig_Server(app->cfg)), po_Int("workers", o->workers),
+              po_Bool("leaderElection", o->leader_elect));
+  return true;
+}
+
+po_App *po_App_New(const po_AppOptions *o, po_CtlStatus *st) {
+  po_App *app = calloc(1, sizeof *app);
+  if (!app) {
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
+    return NULL;
+  }
+  app->o = *o;
+  app->sync_timeout_ms = 10000;
+  for (size_t i = 0; i < o->n_namespaces && i < kPo_MaxNamespaces; i++) app->io.namespaces[app->io.ns_count++] = o->namespaces[i];
+  if (app->io.ns_count == 0) app->io.namespaces[app->io.ns_count++] = ""; /* all namespaces */
+  app->log = po_Logger_New(&(po_LoggerOptions){.level = o->log_level, .name = "propertyoverride"});
+  if (!build(app, st)) {
+    po_App_Free(app);
+    return NULL;
+  }
+  return app;
+}
+
+int po_App_Run(po_App *app) {
+  int rc = po_Manager_Run(app->manager);
+  po_Log_Info(app->log, "stopped", po_Int("exitCode", rc));
+  return rc;
+}
+
+void po_App_Free(po_App *app) {
+  if (!app) return;
+  /* The manager first: its stop (when it ran) ended every runnable's threads. Then what the
+   * runnables used, users before what they use. */
+  po_Manager_Free(app->manager);
+  po_App_JoinLeadAlone(app);
+  po_WebhookServer_Stop(app->webhook);
+  if (app->renewal_ready) po_Renewal_Destroy(&app->renewal);
+  po_OpsServer_Free(app->ops);
+  po_LeaderElector_Free(app->elector);
+  po_Controller_Free(app->controller);
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    po_Informer_Free(app->io.overrides[i]);
+    po_Informer_Free(app->io.service_defaults[i]);
+    po_Informer_Free(app->io.proxy_defaults[i]);
+  }
+  po_KubeIO_Free(&app->io);
+  po_KubeClient_Free(app->io.client);
+  po_KubeConfig_Free(app->cfg);
+  po_TargetIndex_Free(app->index);
+  po_Metrics_Free(app->metrics);
+  po_Logger_Free(app->log);
+  free(app);
+}

@@ -1,0 +1,84 @@
+/* The app's state, shared by its files: app.c builds and frees it, events.c feeds the workqueue
+ * from the informers and reconciles, leadership.c follows the lease, renewal.c keeps
+ * self-managed certificates fresh. One per po_App_New; nothing static. */
+#ifndef PO_APP_INTERNAL_H
+#define PO_APP_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "kube_io.h"
+#include "po/app/app.h"
+#include "po/kube/config.h"
+#include "po/kube/lease.h"
+#include "po/reconcile/reconcile.h"
+#include "po/runtime/controller.h"
+#include "po/runtime/manager.h"
+#include "po/runtime/metrics.h"
+#include "po/runtime/ops.h"
+#include "po/targets/tenancy.h"
+#include "po/webhook/server.h"
+#include "selfcert.h"
+
+/* Self-managed certificates: checked every interval by a thread the manager stops. */
+typedef struct {
+  po_KubeClient *client;
+  po_SelfCertOptions opt;
+  po_Logger *log;
+  int64_t interval_ns;
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  bool stopping, running;
+  pthread_t thread;
+} po_Renewal;
+
+/* Leading without an election: the manager is still inside Start when this runnable starts, so
+ * BecameLeader is called from a thread of its own, joined by po_App_Free. */
+typedef struct {
+  struct po_App *app;
+  pthread_t thread;
+  bool running;
+} po_LeadAlone;
+
+struct po_App {
+  po_AppOptions o;
+  po_Logger *log;
+  po_Metrics *metrics;
+  po_KubeConfig *cfg;
+  po_KubeIO io;
+  po_Tenancy tenancy;
+  po_ReconcileIO table;
+  po_TargetIndex *index;
+  po_Controller *controller;
+  po_Manager *manager;
+  po_LeaderElector *elector;
+  po_WebhookServer *webhook;
+  po_OpsServer *ops;
+  po_MetricFamily *wh_requests, *wh_latency;
+  po_Renewal renewal;
+  bool renewal_ready;
+  po_LeadAlone alone;
+  char cert_path[4200], key_path[4200];
+  char identity[300];
+  long sync_timeout_ms;
+  bool releasing;
+};
+
+/* events.c */
+typedef enum { kPo_WatchOverrides, kPo_WatchServiceDefaults, kPo_WatchProxyDefaults } po_AppWatch;
+po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
+po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log);
+po_Runnable po_App_ControllerRunnable(struct po_App *app);
+
+/* leadership.c */
+po_Runnable po_App_LeadershipRunnable(struct po_App *app);
+bool po_App_ReleaseLease(void *ctx, int64_t deadline);
+void po_App_LeaderCallbacks(struct po_App *app, po_LeaderElectionOptions *lo);
+void po_App_JoinLeadAlone(struct po_App *app);
+
+/* renewal.c */
+bool po_Renewal_Init(po_Renewal *r, po_KubeClient *c, const po_SelfCertOptions *o, po_Logger *log, int64_t interval_ns);
+void po_Renewal_Destroy(po_Renewal *r);
+po_Runnable po_Renewal_Runnable(po_Renewal *r);
+
+#endif

@@ -1,0 +1,148 @@
+/* What the informers feed the workqueue, and the reconcile the workers run: the target index
+ * follows every PropertyOverride, and every change enqueues each target it may affect. */
+#include <json-c/json.h>
+#include <string.h>
+
+#include "app_internal.h"
+#include "po/base/json.h"
+#include "po/runtime/clock.h"
+
+static void enqueue(po_App *app, const char *key) {
+  if (key && *key && app->controller) po_Controller_Enqueue(app->controller, key);
+}
+
+/* ---- informer handlers: keep the index and enqueue targets ---- */
+
+static void override_changed(void *ctx, json_object *obj) {
+  po_App *app = ctx;
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  char key[600], old[600];
+  po_Reconcile_OverrideKey(obj, key, sizeof key);
+  po_TargetIndex_Set(app->index, ns, name, key, old, sizeof old);
+  char held[600], old_held[600];
+  po_Reconcile_HeldKey(obj, held, sizeof held);
+  po_TargetIndex_SetHeld(app->index, ns, name, held, old_held, sizeof old_held);
+  enqueue(app, key);
+  if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
+  if (*held) enqueue(app, held);                /* where its last valid generation is live */
+  if (*old_held && strcmp(old_held, held) != 0) enqueue(app, old_held);
+}
+
+static void override_added(void *ctx, json_object *obj) { override_changed(ctx, obj); }
+static void override_updated(void *ctx, json_object *old_obj, json_object *obj) {
+  (void)old_obj;
+  override_changed(ctx, obj);
+}
+static void override_deleted(void *ctx, json_object *obj) {
+  po_App *app = ctx;
+  char old[600];
+  po_TargetIndex_Remove(app->index, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), old, sizeof old);
+  enqueue(app, old);
+}
+
+static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
+  char key[600];
+  po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
+  enqueue(app, key); /* drift: our entries are restored, stale ones dropped */
+}
+static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
+static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetServiceDefaults, o); }
+static void pd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetProxyDefaults, o); }
+static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetProxyDefaults, o); }
+
+po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
+  switch (what) {
+    case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app};
+    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app};
+    case kPo_WatchProxyDefaults: break;
+  }
+  return (po_InformerHandlers){pd_add, pd_update, NULL, app};
+}
+
+/* ---- at leadership everything the caches know is enqueued: keys are dropped while no
+ * controller runs ---- */
+
+typedef struct {
+  po_App *app;
+  po_TargetKind kind;
+  bool targets;
+} EnqueueAll;
+
+static void enqueue_cached(void *ctx, const char *key, const char *json, size_t len, const char *rv) {
+  (void)key; (void)rv; (void)len;
+  EnqueueAll *e = ctx;
+  json_object *o = json_tokener_parse(json);
+  if (!o) return;
+  char k[600];
+  if (e->targets) po_Reconcile_TargetKey(e->kind, po_Json_Meta(o, "namespace"), po_Json_Meta(o, "name"), k, sizeof k);
+  else po_Reconcile_OverrideKey(o, k, sizeof k);
+  json_object_put(o);
+  enqueue(e->app, k);
+}
+
+static void enqueue_all(po_App *app) {
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    EnqueueAll po = {app, kPo_TargetServiceDefaults, false}, sd = {app, kPo_TargetServiceDefaults, true},
+               pd = {app, kPo_TargetProxyDefaults, true};
+    po_Informer_ForEach(app->io.overrides[i], enqueue_cached, &po);
+    po_Informer_ForEach(app->io.service_defaults[i], enqueue_cached, &sd);
+    po_Informer_ForEach(app->io.proxy_defaults[i], enqueue_cached, &pd);
+  }
+}
+
+/* ---- reconcile ---- */
+
+po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
+  po_App *app = ctx;
+  po_ReconcileResult r = po_Reconcile(&app->table, app->index, key);
+  if (r.not_synced) return po_Result_RequeueAfter(500 * 1000000LL); /* nothing was written */
+  if (r.ok) {
+    if (r.targets_written || r.statuses_written) {
+      po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
+    }
+    return po_Result_Success();
+  }
+  if (r.conflict) {
+    po_Log_Debug(log, "conflict; retrying", po_Str("error", r.error));
+    return po_Result_Error("conflict: %s", r.error);
+  }
+  return po_Result_Error("%s", r.error);
+}
+
+/* ---- the controller as a leader runnable ---- */
+
+static bool controller_start(void *ctx, po_CtlStatus *st) {
+  po_App *app = ctx;
+  /* No worker before every cache has synced (controller-runtime's rule): a reconcile against a
+   * partial PropertyOverride index takes the missing ones for deleted, and removes their entries
+   * and the targets it created. The wait is bounded (the manager's lock is held meanwhile, and a
+   * stop must not hang); past it the workers start, and every reconcile refuses to read or write
+   * until the caches are complete (po_Reconcile's gate), requeueing itself.
+   * One deadline for all of them: three informers per namespace each waited the whole timeout
+   * before, up to 16 x 3 x 10 s with the manager's lock held, past any stop deadline. */
+  int64_t deadline = po_RtClock_Now(po_RtClock_Real()) + app->sync_timeout_ms * PO_NS_PER_MS;
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
+    for (int k = 0; k < 3; k++) {
+      int64_t left_ms = (deadline - po_RtClock_Now(po_RtClock_Real())) / PO_NS_PER_MS;
+      po_Informer_WaitForSync(all[k], left_ms > 0 ? (long)left_ms : 0);
+    }
+  }
+  char why[128];
+  if (!po_KubeIO_Synced(&app->io, why, sizeof why)) {
+    po_Log_Warn(app->log, "starting to reconcile before the caches synced: reconciles wait for them", po_Str("reason", why));
+  }
+  if (!po_Controller_Start(app->controller, st)) return false;
+  enqueue_all(app);
+  po_Log_Info(app->log, "reconciling as leader", po_Int("overrides", (int64_t)po_TargetIndex_Count(app->index)));
+  return true;
+}
+
+static bool controller_stop(void *ctx, int64_t deadline) {
+  po_App *app = ctx;
+  return po_Controller_Stop(app->controller, deadline);
+}
+
+po_Runnable po_App_ControllerRunnable(po_App *app) {
+  return (po_Runnable){.name = "controller", .start = controller_start, .stop = controller_stop, .ctx = app, .needs_leader = true};
+}

@@ -1,0 +1,183 @@
+/* controller/app: the process is built, run and freed without globals, and every thread it
+ * starts is stopped by the manager (the certificate renewal used to be a detached thread that
+ * slept 12 hours at a time and that nothing stopped). The API server is an address where
+ * nothing listens (127.0.0.1:1): every request fails at once, which is all these tests need. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "app_internal.h"
+#include "po/runtime/clock.h"
+
+static char kubeconfig[64];
+
+static int write_kubeconfig(void **state) {
+  (void)state;
+  snprintf(kubeconfig, sizeof kubeconfig, "/tmp/po-test-app-XXXXXX");
+  int fd = mkstemp(kubeconfig);
+  if (fd < 0) return -1;
+  static const char text[] =
+      "apiVersion: v1\nkind: Config\ncurrent-context: t\n"
+      "clusters: [{name: t, cluster: {server: 'http://127.0.0.1:1'}}]\n"
+      "users: [{name: t, user: {token: x}}]\n"
+      "contexts: [{name: t, context: {cluster: t, user: t, namespace: ops}}]\n";
+  ssize_t n = write(fd, text, sizeof text - 1);
+  close(fd);
+  return n == (ssize_t)(sizeof text - 1) ? 0 : -1;
+}
+
+static int remove_kubeconfig(void **state) {
+  (void)state;
+  unlink(kubeconfig);
+  return 0;
+}
+
+static int64_t now_ns(void) { return po_RtClock_Now(po_RtClock_Real()); }
+
+static size_t count(FILE *f, const char *needle) {
+  fflush(f);
+  long end = ftell(f);
+  char *buf = calloc(1, (size_t)end + 1);
+  rewind(f);
+  size_t got = fread(buf, 1, (size_t)end, f);
+  fseek(f, end, SEEK_SET);
+  size_t n = 0;
+  for (const char *p = buf; got && (p = strstr(p, needle)); p++) n++;
+  free(buf);
+  return n;
+}
+
+static po_KubeClient *client(po_KubeConfig **cfg) {
+  po_CtlStatus ks;
+  po_CtlStatus_Clear(&ks);
+  assert_true(po_KubeConfig_Load(&(po_KubeConfigOptions){.kubeconfig = kubeconfig}, cfg, &ks));
+  po_KubeClient *c = NULL;
+  assert_true(po_KubeClient_New(*cfg, &(po_KubeClientOptions){0}, &c, &ks));
+  return c;
+}
+
+/* The renewal checks every interval and its stop ends the thread at once, mid-wait. */
+static void test_renewal_runs_and_stops(void **state) {
+  (void)state;
+  po_KubeConfig *cfg;
+  po_KubeClient *c = client(&cfg);
+  FILE *out = tmpfile();
+  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = out, .level = kPo_LogDebug});
+  po_SelfCertOptions sc = {.ns = "ops", .secret = "s", .service = "svc", .webhook_config = "vwc", .dir = "/nonexistent"};
+  po_Renewal r;
+  assert_true(po_Renewal_Init(&r, c, &sc, log, 20 * PO_NS_PER_MS));
+  po_Runnable run = po_Renewal_Runnable(&r);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  assert_true(run.start(run.ctx, &st));
+  int64_t give_up = now_ns() + 60 * PO_NS_PER_S; /* generous: a busy machine */
+  while (count(out, "renewing the webhook certificates") < 2 && now_ns() < give_up) usleep(10000);
+  assert_true(count(out, "renewing the webhook certificates") >= 2);
+  assert_true(run.stop(run.ctx, now_ns() + 10 * PO_NS_PER_S));
+  size_t after = count(out, "renewing the webhook certificates");
+  usleep(100000); /* five intervals: nothing runs any more */
+  assert_int_equal(count(out, "renewing the webhook certificates"), after);
+  po_Renewal_Destroy(&r);
+  po_Logger_Free(log);
+  fclose(out);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(cfg);
+}
+
+/* With the default 12 hours the stop does not wait for the next check. */
+static void test_renewal_stop_interrupts_the_wait(void **state) {
+  (void)state;
+  po_KubeConfig *cfg;
+  po_KubeClient *c = client(&cfg);
+  po_SelfCertOptions sc = {.ns = "ops", .secret = "s", .service = "svc", .webhook_config = "vwc", .dir = "/nonexistent"};
+  po_Renewal r;
+  assert_true(po_Renewal_Init(&r, c, &sc, NULL, 12 * 3600 * PO_NS_PER_S));
+  po_Runnable run = po_Renewal_Runnable(&r);
+  assert_true(run.stop_early);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  assert_true(run.start(run.ctx, &st));
+  usleep(20000);
+  int64_t t0 = now_ns();
+  assert_true(run.stop(run.ctx, t0 + 10 * PO_NS_PER_S));
+  assert_true(now_ns() - t0 < 10 * PO_NS_PER_S);
+  assert_true(run.stop(run.ctx, now_ns())); /* idempotent */
+  po_Renewal_Destroy(&r);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(cfg);
+}
+
+/* A configuration that cannot work is a failure to start that names the cause. */
+static void test_new_reports_bad_configuration(void **state) {
+  (void)state;
+  po_AppOptions o;
+  po_AppOptions_Init(&o);
+  o.kubeconfig = "/nonexistent/kubeconfig";
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  assert_null(po_App_New(&o, &st));
+  assert_true(st.code == kPo_Ctl_Io || st.code == kPo_Ctl_Config); /* the client's code, kept */
+  assert_non_null(strstr(st.message, "/nonexistent/kubeconfig"));
+
+  po_AppOptions_Init(&o);
+  o.kubeconfig = kubeconfig;
+  o.webhook_address = "0";
+  o.probe_address = "not-an-address";
+  po_CtlStatus_Clear(&st);
+  assert_null(po_App_New(&o, &st)); /* everything built so far is freed again (ASan, valgrind) */
+  assert_int_not_equal(st.code, kPo_Ctl_Ok);
+}
+
+static void *send_sigterm(void *arg) {
+  (void)arg;
+  usleep(200000);
+  kill(getpid(), SIGTERM);
+  return NULL;
+}
+
+/* Two apps in one process, one after the other (nothing static survives the first), each built,
+ * run until SIGTERM, stopped in order and freed. The caches never sync here: the leader waits
+ * for them at most 10 s in all (it was 10 s per informer, 30 s, past the 20 s stop deadline),
+ * and without leader election the replica leads at
+ * once from a thread that Free joins. */
+static void test_two_apps_run_and_stop(void **state) {
+  (void)state;
+  for (int round = 0; round < 2; round++) {
+    po_AppOptions o;
+    po_AppOptions_Init(&o);
+    o.kubeconfig = kubeconfig;
+    o.webhook_address = "0";
+    o.probe_address = "127.0.0.1:0";
+    o.leader_elect = round == 1;
+    o.log_level = kPo_LogError;
+    o.grace_s = 20;
+    po_CtlStatus st;
+    po_CtlStatus_Clear(&st);
+    po_App *app = po_App_New(&o, &st);
+    assert_non_null(app);
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, send_sigterm, NULL), 0);
+    assert_int_equal(po_App_Run(app), 0);
+    pthread_join(t, NULL);
+    po_App_Free(app);
+  }
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_renewal_runs_and_stops),
+      cmocka_unit_test(test_renewal_stop_interrupts_the_wait),
+      cmocka_unit_test(test_new_reports_bad_configuration),
+      cmocka_unit_test(test_two_apps_run_and_stop),
+  };
+  return cmocka_run_group_tests(tests, write_kubeconfig, remove_kubeconfig);
+}
