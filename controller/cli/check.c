@@ -35,7 +35,8 @@ static const char *code_of(po_DiagKind k) {
   switch (k) {
     case kPo_DiagConsul: return "consul";
     case kPo_DiagEnvoyRule: return "envoy-rule";
-    case kPo_DiagWireFormat: return "wire-format";
+    case kPo_DiagWireFormat:
+    case kPo_DiagWireArray: return "wire-format";
     case kPo_DiagDeprecated: return "deprecated";
     case kPo_DiagDecode: return "spec";
   }

@@ -179,20 +179,10 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
   return (po_Value *)v;
 }
 
-/* The field a path names, or NULL when any segment does not resolve. */
-static const upb_FieldDef *target(const upb_MessageDef *m, const char *path) {
-  while (*path == '/') path++;
-  const upb_FieldDef *f = NULL;
-  while (m) {
-    const char *end = strchr(path, '/');
-    size_t len = end ? (size_t)(end - path) : strlen(path);
-    f = upb_MessageDef_FindFieldByNameWithSize(m, path, len);
-    if (!f || !end) return f;
-    if (upb_FieldDef_IsRepeated(f) || !upb_FieldDef_IsSubMessage(f)) return NULL;
-    m = upb_FieldDef_MessageSubDef(f);
-    path = end + 1;
-  }
-  return NULL;
+/* The field a path names, or NULL when any segment does not resolve (validation reports it). */
+static const upb_FieldDef *target(const upb_MessageDef *m, const char *path, po_Arena *a) {
+  po_Resolved r;
+  return po_Path_Resolve(m, path, a, &r) ? po_Resolved_Target(&r) : NULL;
 }
 
 void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
@@ -203,7 +193,7 @@ void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
     if (!p->value || !p->path || po_Op_Parse(p->op) != kPo_OpAdd) continue;
     const char *msg = po_ResourceType_Message(po_ResourceType_Parse(p->resource_filter.resource_type));
     const upb_MessageDef *root = msg ? po_Schema_FindMessage(s, msg) : NULL;
-    const upb_FieldDef *f = root ? target(root, p->path) : NULL;
+    const upb_FieldDef *f = root ? target(root, p->path, a) : NULL;
     if (!f) continue;
     if (po_Value_Kind(p->value) == kPo_ValueMap && upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) &&
         !upb_FieldDef_IsMap(f)) {

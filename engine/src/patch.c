@@ -13,10 +13,6 @@
 
 #include "compiled.h"
 
-static bool fail(po_Status *st, const char *fmt, const char *a1, const char *a2) {
-  return po_Status_Set(st, kPo_ErrPatch, fmt, a1, a2);
-}
-
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch,
                        "patch value type %s could not be applied to target field type '%s'",
@@ -465,55 +461,14 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   cp->root = root;
   cp->op = po_Op_Parse(patch->op);
   const char *path = patch->path ? patch->path : "";
-  if (path[0] == '\0' || strcmp(path, "/") == 0) {
-    char *list = po_FieldList(root, o->debug, a);
-    return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
+  po_Resolved r;
+  if (!po_Path_Resolve(root, path, a, &r)) {
+    if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
+    return po_Resolved_Error(&r, o->debug, a, st);
   }
-  const char *p = path;
-  while (*p == '/') p++;
-  size_t segs = 1;
-  for (const char *q = p; *q; q++) segs += *q == '/';
-  cp->chain = po_Arena_Malloc(a, segs * sizeof *cp->chain);
-  if (!cp->chain) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-  enum { kMaxDepth = 32 };
-  const upb_MessageDef *m = root;
-  for (;;) {
-    if (cp->chain_len == kMaxDepth) {
-      /* Beyond Consul: recursive messages (matchers) would let a path nest without bound, past
-       * what Envoy or any encoder reads back. Consul's own errors in the first segments win. */
-      return po_Status_Set(st, kPo_ErrPatch, "path has %zu segments; at most %d are supported", segs, kMaxDepth);
-    }
-    const char *end = strchr(p, '/');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == 0) return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
-    const upb_FieldDef *f = child_field(m, p, len, o, a, hint, st);
-    if (!f) return false;
-    if (!end) {
-      cp->target = f;
-      break;
-    }
-    if (upb_FieldDef_IsMap(f)) {
-      return fail(st, "path contains member of map field '%s'; map field member access is not supported",
-                  upb_FieldDef_Name(f), NULL);
-    }
-    if (upb_FieldDef_IsRepeated(f)) {
-      return fail(st, "path contains member of repeated field '%s'; repeated field member access is not supported",
-                  upb_FieldDef_Name(f), NULL);
-    }
-    if (upb_FieldDef_IsSubMessage(f) &&
-        strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(f)), "google.protobuf.Any") == 0) {
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "variant-type message fields (google.protobuf.Any) are not supported");
-    }
-    if (!upb_FieldDef_IsSubMessage(f)) {
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "path contains member of non-message field '%s' (type '%s'); this type does not support child fields",
-                           upb_FieldDef_Name(f), po_KindName(f));
-    }
-    cp->chain[cp->chain_len++] = f;
-    m = upb_FieldDef_MessageSubDef(f);
-    p = end + 1;
-  }
+  cp->chain = r.fields;
+  cp->chain_len = r.count - 1;
+  cp->target = r.fields[r.count - 1];
   if (o->deprecations) {
     for (size_t i = 0; i < cp->chain_len; i++) {
       if (po_Schema_FieldDeprecated(cp->chain[i])) {
@@ -533,18 +488,22 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
     case kPo_OpAdd: break;
     default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
   }
-  const po_Value *v = patch->value;
+  if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
+  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
+  return true;
+}
+
+bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, const po_PatchOptions *o, po_Arena *a,
+                              po_Setter *set, const char **hint, po_Status *st) {
+  memset(set, 0, sizeof *set);
   if (!v || po_Value_Kind(v) == kPo_ValueNull) {
     return po_Status_Set(st, kPo_ErrPatch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
                          "message or the 'remove' op to unset fields");
   }
-  bool ok = po_Value_Kind(v) == kPo_ValueMap && !upb_FieldDef_IsMap(cp->target)
-                ? convert_object(v, cp->target, o, a, &cp->set, hint, st)
-                : convert_value(v, cp->target, a, &cp->set, o->hints ? hint : NULL, st);
-  if (!ok) return false;
-  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
-  return true;
+  return po_Value_Kind(v) == kPo_ValueMap && !upb_FieldDef_IsMap(cp->target)
+             ? convert_object(v, cp->target, o, a, set, hint, st)
+             : convert_value(v, cp->target, a, set, o->hints ? hint : NULL, st);
 }
 
 /* ---- apply ---- */

@@ -160,7 +160,14 @@ typedef enum {
   kPo_DiagWireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
   kPo_DiagDeprecated,    /* warning: a field Envoy marks deprecated */
   kPo_DiagDecode,        /* the arguments could not be decoded */
+  kPo_DiagWireArray,     /* Consul would reject what we would write because its API delivers every
+                          * JSON array as []interface {}, which no repeated field accepts */
 } po_DiagKind;
+
+/* For the wire-format kinds: why Consul would refuse ("Consul's API delivers every JSON array
+ * as []interface {}, which no repeated field accepts"; "as Consul will decode the arguments
+ * written to it"). NULL for the other kinds. Static. */
+const char *po_DiagKind_Reason(po_DiagKind kind);
 
 typedef struct {
   po_Severity severity;
@@ -233,9 +240,13 @@ typedef struct {
   bool envoy_rules;       /* check Envoy's protoc-gen-validate rules on the values set */
   bool deprecations;      /* warn on fields Envoy marks deprecated */
   bool hints;             /* did-you-mean suggestions for unknown field names */
+  /* Also report, as errors of kind kPo_DiagWireArray / kPo_DiagWireFormat, each patch the
+   * typed convention accepts but Consul's wire typing would refuse (message: Consul's text,
+   * then po_DiagKind_Reason in parentheses). Both verdicts are computed either way. */
+  bool check_wire;
 } po_CompileOptions;
 
-/* Defaults: typed convention, envoy_rules, deprecations and hints on. */
+/* Defaults: typed convention, envoy_rules, deprecations and hints on, check_wire off. */
 po_CompileOptions po_CompileOptions_Default(void);
 
 /* Consul's Constructor: checks the extension name ("builtin/property-override"), decodes the
@@ -249,6 +260,76 @@ po_Override *po_Override_Compile(const po_Arguments *args, const po_CompileOptio
                                  po_Arena *a, po_Diagnostics *diags);
 size_t po_Override_PatchCount(const po_Override *o);
 const po_Arguments *po_Override_Arguments(const po_Override *o); /* normalised */
+
+/* ---- the compiled override (the IR every consumer reads) ------------------------------------
+ * One compile resolves each patch's path to its field chain, converts its value, and judges it
+ * under both input conventions; nothing needs compiling again. Everything lives in the arena
+ * the override was built in, and is read-only: share it between threads freely. */
+
+/* Like po_Override_Compile, but returns the IR even when there are errors (they are in
+ * `diags`; po_Override_Valid says whether there were any), so per-patch verdicts and chains can
+ * be read for the patches that did compile. NULL only when out of memory or without a schema. */
+po_Override *po_Override_Build(const po_Arguments *args, const po_CompileOptions *opts, po_Arena *a,
+                               po_Diagnostics *diags);
+/* Bare patches (filters not read, none of the Constructor's rules) against one message type,
+ * e.g. "envoy.config.cluster.v3.Cluster": PatchStruct's checks only (the `patch` command).
+ * po_Override_Apply of it applies every patch. NULL when out of memory or no such message. */
+po_Override *po_Override_BuildFor(const char *message_full_name, const po_Arguments *args,
+                                  const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags);
+bool po_Override_Valid(const po_Override *o); /* no error: it can be applied and programmed */
+po_Op po_Override_Op(const po_Override *o, size_t patch);
+po_ResourceType po_Override_ResourceType(const po_Override *o, size_t patch); /* Unknown: invalid filter */
+po_TrafficDirection po_Override_Direction(const po_Override *o, size_t patch);
+
+/* One segment of a resolved path. Strings live in the schema (static for the process). */
+typedef struct {
+  const char *name;      /* the proto field name: "outlier_detection" */
+  const char *full_name; /* "envoy.config.cluster.v3.Cluster.outlier_detection" */
+  int number;            /* the field number */
+  const char *oneof;     /* the name of the oneof (of its message) it is a member of, or NULL */
+} po_PathSegment;
+
+/* Segments of the patch's resolved path, outermost first, the last being the field the patch
+ * sets or removes; 0 when the path did not resolve (or the patch's filter was invalid). */
+size_t po_Override_SegmentCount(const po_Override *o, size_t patch);
+bool po_Override_Segment(const po_Override *o, size_t patch, size_t segment, po_PathSegment *out);
+
+/* Whether a patch passes under one input convention, and if not, why. */
+typedef struct {
+  bool ok;
+  /* When !ok: kPo_DiagConsul (Consul refuses it whatever the typing), or, for the wire
+   * convention of a patch the typed one accepts, kPo_DiagWireArray / kPo_DiagWireFormat. */
+  po_DiagKind kind;
+  const char *message;   /* Consul's text of the failure; NULL when ok */
+} po_Verdict;
+po_Verdict po_Override_Verdict(const po_Override *o, size_t patch, po_Convention convention);
+
+/* Conflicts between the patches of two overrides (or, with a == b, between the patches of one),
+ * found on resolved chains wherever both patches' filters can match one resource (same resource
+ * type and direction; services intersecting, or either side for every service). Patches that
+ * did not resolve are skipped. */
+typedef enum {
+  kPo_ConflictKind_SameField = 1,   /* both set or remove the same field */
+  kPo_ConflictKind_ParentReplaced,  /* one replaces (an add) or removes an ancestor of the other's field */
+  kPo_ConflictKind_OneofSibling,    /* both add, into different members of one oneof of one message */
+} po_ConflictKind;
+
+typedef struct {
+  po_ConflictKind kind;
+  size_t a_patch, b_patch; /* with a == b: a_patch < b_patch */
+  /* Where they meet: the full name of the shared field (SameField) or of the ancestor field
+   * (ParentReplaced: a's target when a_is_parent, else b's), or the oneof's name (OneofSibling).
+   * `message`: the full name of the message holding it. Strings live in the schema. */
+  const char *where;
+  const char *message;
+  bool a_is_parent;        /* ParentReplaced: a's target is the ancestor */
+} po_Conflict;
+
+typedef void (*po_ConflictFn)(const po_Conflict *c, void *ctx);
+/* Calls `fn` per conflict, in patch order; returns how many. Cost: patches(a) x patches(b)
+ * pairs, each linear in path length and services. */
+size_t po_Override_Conflicts(const po_Override *a, const po_Override *b, po_ConflictFn fn, void *ctx);
+const char *po_ConflictKind_Name(po_ConflictKind k); /* "same-field", "parent-replaced", "oneof-sibling" */
 
 /* ---- messages and application --------------------------------------------------------------- */
 
@@ -277,9 +358,11 @@ typedef struct {
 
 bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p);
 
-/* Applies every patch whose filter matches, in order. Errors are collected (a failing patch
- * does not stop the others), *patched tells whether any patch applied. Returns false when any
- * patch failed; status then has every error in Consul's multierror format. */
+/* Applies every patch whose filter matches (every patch when `p` is NULL, or when the override
+ * was built with po_Override_BuildFor), in order. An override that is not valid is refused.
+ * Errors are collected (a failing patch does not stop the others), *patched tells whether any
+ * patch applied. Returns false when any patch failed; status then has every error in Consul's
+ * multierror format. */
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *status);
 

@@ -1,0 +1,122 @@
+/* The one path resolver: a patch path -> the chain of field definitions it names, with Consul's
+ * rules for every segment (DESIGN.md section 4). Compile (patch.c), friendly values
+ * (friendly.c) and explain (explain.c) all walk paths through here, so a path one of them
+ * accepts is a path the others accept, and the error a user sees is the same everywhere.
+ *
+ * Consul's order: the whole path empty or "/" first; then per segment, left to right: an empty
+ * name, an unknown name, and (when another segment follows) a map, repeated, Any or non-message
+ * parent. Resolution fails at the first problem and says which, so each caller can word or
+ * code it as it needs (po_Resolved_Error gives Consul's text). */
+#include <string.h>
+
+#include "compiled.h"
+
+/* Beyond Consul: recursive messages (matchers) would let a path nest without bound, past what
+ * Envoy or any encoder reads back. Consul's own errors in the first segments win. */
+enum { kMaxDepth = 32 };
+
+static bool is_any(const upb_FieldDef *f) {
+  return upb_FieldDef_IsSubMessage(f) &&
+         upb_MessageDef_WellKnownType(upb_FieldDef_MessageSubDef(f)) == kUpb_WellKnown_Any;
+}
+
+bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r) {
+  memset(r, 0, sizeof *r);
+  r->root = root;
+  r->at = root;
+  if (!path) path = "";
+  if (path[0] == '\0' || (path[0] == '/' && path[1] == '\0')) {
+    r->error = kPo_Resolve_EmptyPath;
+    return false;
+  }
+  const char *p = path;
+  while (*p == '/') p++;
+  size_t segs = 1;
+  for (const char *q = p; *q; q++) segs += *q == '/';
+  r->segments = segs;
+  /* Small chains (nearly all) need no allocation beyond this one. */
+  size_t cap = segs < kMaxDepth ? segs : kMaxDepth;
+  r->fields = po_Arena_Malloc(a, cap * sizeof *r->fields);
+  if (!r->fields) {
+    r->error = kPo_Resolve_NoMemory;
+    return false;
+  }
+  const upb_MessageDef *m = root;
+  for (;;) {
+    if (r->count == kMaxDepth) {
+      r->error = kPo_Resolve_TooDeep;
+      return false;
+    }
+    const char *end = strchr(p, '/');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    r->segment = p;
+    r->segment_len = len;
+    r->at = m;
+    if (len == 0) {
+      r->error = kPo_Resolve_EmptySegment;
+      return false;
+    }
+    const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, p, len);
+    if (!f) {
+      r->error = kPo_Resolve_UnknownField;
+      return false;
+    }
+    r->fields[r->count++] = f;
+    if (!end) return true;
+    r->error = upb_FieldDef_IsMap(f)          ? kPo_Resolve_ThroughMap
+               : upb_FieldDef_IsRepeated(f)   ? kPo_Resolve_ThroughRepeated
+               : is_any(f)                    ? kPo_Resolve_ThroughAny
+               : !upb_FieldDef_IsSubMessage(f) ? kPo_Resolve_ThroughScalar
+                                              : kPo_Resolve_Ok;
+    if (r->error != kPo_Resolve_Ok) return false;
+    m = upb_FieldDef_MessageSubDef(f);
+    p = end + 1;
+  }
+}
+
+const upb_FieldDef *po_Resolved_Target(const po_Resolved *r) {
+  return r->error == kPo_Resolve_Ok && r->count ? r->fields[r->count - 1] : NULL;
+}
+
+bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status *st) {
+  const upb_FieldDef *last = r->count ? r->fields[r->count - 1] : NULL;
+  switch (r->error) {
+    case kPo_Resolve_Ok: return true;
+    case kPo_Resolve_NoMemory: return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    case kPo_Resolve_EmptyPath: {
+      char *list = po_FieldList(r->root, debug, a);
+      return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
+    }
+    case kPo_Resolve_EmptySegment: return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
+    case kPo_Resolve_UnknownField: {
+      char *list = po_FieldList(r->at, debug, a);
+      return po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)r->segment_len, r->segment,
+                           list ? list : "");
+    }
+    case kPo_Resolve_ThroughMap:
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of map field '%s'; map field member access is not supported",
+                           upb_FieldDef_Name(last));
+    case kPo_Resolve_ThroughRepeated:
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of repeated field '%s'; repeated field member access is not supported",
+                           upb_FieldDef_Name(last));
+    case kPo_Resolve_ThroughAny:
+      return po_Status_Set(st, kPo_ErrPatch, "variant-type message fields (google.protobuf.Any) are not supported");
+    case kPo_Resolve_ThroughScalar:
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of non-message field '%s' (type '%s'); this type does not support "
+                           "child fields",
+                           upb_FieldDef_Name(last), po_KindName(last));
+    case kPo_Resolve_TooDeep:
+      return po_Status_Set(st, kPo_ErrPatch, "path has %zu segments; at most %d are supported", r->segments,
+                           kMaxDepth);
+  }
+  return po_Status_Set(st, kPo_ErrInternal, "unexpected resolve error %d", (int)r->error);
+}
+
+const char *po_Resolved_Hint(const po_Resolved *r, po_Arena *a) {
+  if (r->error != kPo_Resolve_UnknownField) return NULL;
+  char *n = po_Arena_Strndup(a, r->segment, r->segment_len);
+  return n ? po_Hint_UnknownField(r->at, n, a) : NULL;
+}
