@@ -73,6 +73,64 @@ static po_Convention convention_of(json_object *c) {
   return s && !strcmp(s, "wire") ? kPo_ConventionWire : kPo_ConventionTyped;
 }
 
+/* The same patches through the compiled override (po_Override_BuildFor + po_Override_Apply, what
+ * the `patch` command runs): the first error, composed as po_PatchStruct composes it, or the
+ * same message as PatchStruct's step-by-step result. */
+static void check_ir_agrees(const char *file, const char *name, json_object *c, const char *message,
+                            const char *text, bool debug, const char *ps_err, po_Message *ps_out, po_Arena *a) {
+  po_Status st;
+  po_Status_Clear(&st);
+  json_object *patches = json_object_object_get(c, "patches");
+  po_Arguments args = {.debug = debug, .proxy_type = ""};
+  args.patch_count = json_object_array_length(patches);
+  args.patches = po_Arena_Malloc(a, (args.patch_count + 1) * sizeof *args.patches);
+  for (size_t i = 0; i < args.patch_count; i++) {
+    json_object *p = json_object_array_get_idx(patches, i), *val = NULL;
+    bool has_val = json_object_object_get_ex(p, "value", &val);
+    po_Patch *pt = &args.patches[i];
+    pt->op = json_object_get_string(json_object_object_get(p, "op"));
+    pt->path = json_object_get_string(json_object_object_get(p, "path"));
+    pt->value = has_val && val ? po_Value_Get(po_Value_At(case_value("patches"), i), "value") : NULL;
+    if (!pt->op) pt->op = "";
+    if (!pt->path) pt->path = "";
+  }
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.convention = convention_of(c);
+  co.envoy_rules = co.deprecations = false;
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  po_Override *o = po_Override_BuildFor(message, &args, &co, a, d);
+  if (!o) {
+    failf(file, name, "IR: not built");
+    return;
+  }
+  if (!po_Override_Valid(o)) {
+    const po_Diagnostic *x = NULL;
+    for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
+      if (po_Diagnostics_At(d, i)->severity == kPo_SeverityError) x = po_Diagnostics_At(d, i);
+    }
+    snprintf(st.message, sizeof st.message, "%s", x ? x->message : "");
+    size_t len = strlen(st.message);
+    if (x && x->hint) snprintf(st.message + len, sizeof st.message - len, "%s%s", len && st.message[len - 1] == '\n' ? "" : "\n", x->hint);
+    if (!ps_err) failf(file, name, "IR: failed where PatchStruct did not: %s", st.message);
+    else if (strcmp(ps_err, st.message)) failf(file, name, "IR: error differs:\n--- IR\n%s\n--- PatchStruct\n%s", st.message, ps_err);
+    return;
+  }
+  if (ps_err) {
+    failf(file, name, "IR: compiled where PatchStruct failed: %s", ps_err);
+    return;
+  }
+  po_Message *m = po_Message_ParseJson(message, text, strlen(text), a, &st);
+  if (!m || !po_Override_Apply(o, m, NULL, NULL, &st)) {
+    failf(file, name, "IR: apply failed: %s", st.message);
+    return;
+  }
+  char *got = po_Message_ToJson(m, a, NULL, &st);
+  char *want = po_Message_ToJson(ps_out, a, NULL, &st);
+  if (!got != !want || (got && strcmp(got, want))) {
+    failf(file, name, "IR: output differs:\n--- IR\n%s\n--- PatchStruct\n%s", got ? got : "(none)", want ? want : "(none)");
+  }
+}
+
 static void run_patch_case(const char *file, json_object *c) {
   const char *name = json_object_get_string(json_object_object_get(c, "name"));
   const char *message = json_object_get_string(json_object_object_get(c, "message"));
@@ -107,6 +165,7 @@ static void run_patch_case(const char *file, json_object *c) {
       break;
     }
   }
+  check_ir_agrees(file, name, c, message, text, debug, err, m, a);
   if (want_err) {
     const char *want = json_object_get_string(want_err);
     if (!err) {
