@@ -1,6 +1,7 @@
 /* Did-you-mean for unknown field names (beyond Consul, which only lists the fields).
  * Two common mistakes get a direct answer: a JSON (camelCase) name where the proto name is
  * needed, and a small typo (edit distance within a third of the name). */
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -32,6 +33,16 @@ static size_t distance_within(const char *a, size_t la, const char *b, size_t lb
   return row[lb] <= k ? row[lb] : k + 1;
 }
 
+/* Which characters a name holds, folded to 64 classes. An edit adds or removes at most one
+ * character (a substitution both), so it changes at most two classes' presence: half the
+ * classes two names do not share is a lower bound of their distance, which rules most
+ * candidates out before the quadratic distance is computed. */
+static uint64_t char_classes(const char *s, size_t len) {
+  uint64_t m = 0;
+  for (size_t i = 0; i < len; i++) m |= UINT64_C(1) << ((unsigned char)s[i] & 63);
+  return m;
+}
+
 const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a) {
   const char *newer = po_Hint_NewerField(m, name, a);
   if (newer) return newer;
@@ -45,10 +56,14 @@ const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_A
   size_t limit = len / 3;
   if (limit < 1) limit = 1;
   size_t best_d = limit + 1;
+  uint64_t classes = char_classes(name, len);
   for (int i = 0; i < upb_MessageDef_FieldCount(m) && best_d > 1; i++) {
     const char *cand = upb_FieldDef_Name(upb_MessageDef_Field(m, i));
+    size_t cl = strlen(cand);
+    if ((cl > len ? cl - len : len - cl) > best_d - 1) continue;
+    if (((size_t)__builtin_popcountll(classes ^ char_classes(cand, cl)) + 1) / 2 > best_d - 1) continue;
     /* strictly better only: the first of equally close names (declaration order) wins */
-    size_t d = distance_within(name, len, cand, strlen(cand), best_d - 1);
+    size_t d = distance_within(name, len, cand, cl, best_d - 1);
     if (d < best_d) {
       best_d = d;
       best = cand;

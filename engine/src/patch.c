@@ -179,36 +179,35 @@ static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a
   return unsupported_target(st, f);
 }
 
-static const char *const kIntWrappers[] = {"google.protobuf.UInt32Value", "google.protobuf.UInt64Value",
-                                           "google.protobuf.Int32Value", "google.protobuf.Int64Value"};
-
-static bool is_int_wrapper(const char *name) {
-  for (size_t i = 0; i < 4; i++) if (strcmp(name, kIntWrappers[i]) == 0) return true;
-  return false;
-}
-
-/* toProtoWrapperValue: google.protobuf.*Value targets from a scalar. */
+/* toProtoWrapperValue: google.protobuf.*Value targets from a scalar. The nine wrappers are told
+ * apart by upb's well-known-type tag (no name comparisons on this path); any other message is
+ * judged by its name as Consul does: a google.protobuf.*Value that is no wrapper (Value,
+ * ListValue, EnumValue) is a type mismatch, anything else an unsupported target. */
 static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
                             po_Status *st) {
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
-  const char *name = upb_MessageDef_FullName(m);
-  size_t n = strlen(name);
-  if (strncmp(name, "google.protobuf.", 16) != 0 || n < 5 || strcmp(name + n - 5, "Value") != 0) {
-    return unsupported_target(st, f);
-  }
-  const upb_FieldDef *inner = upb_MessageDef_FindFieldByName(m, "value");
+  upb_WellKnown wk = upb_MessageDef_WellKnownType(m);
   po_ValueKind k = po_Value_Kind(v);
+  const upb_FieldDef *inner = NULL;
   bool ok = false;
-  if (inner && !upb_FieldDef_IsRepeated(inner)) {
-    if (k == kPo_ValueInt) {
-      ok = is_int_wrapper(name);
-    } else if (k == kPo_ValueFloat) {
-      ok = is_int_wrapper(name) || !strcmp(name, "google.protobuf.FloatValue") ||
-           !strcmp(name, "google.protobuf.DoubleValue");
-    } else if (k == kPo_ValueBool) {
-      ok = !strcmp(name, "google.protobuf.BoolValue");
-    } else if (k == kPo_ValueString) {
-      ok = !strcmp(name, "google.protobuf.StringValue");
+  if (wk >= kUpb_WellKnown_DoubleValue && wk <= kUpb_WellKnown_BoolValue) {
+    inner = upb_MessageDef_Field(m, 0); /* `value`, the wrapper's one field */
+    bool int_wrapper = wk == kUpb_WellKnown_Int64Value || wk == kUpb_WellKnown_UInt64Value ||
+                       wk == kUpb_WellKnown_Int32Value || wk == kUpb_WellKnown_UInt32Value;
+    switch (k) {
+      case kPo_ValueInt: ok = int_wrapper; break;
+      case kPo_ValueFloat:
+        ok = int_wrapper || wk == kUpb_WellKnown_FloatValue || wk == kUpb_WellKnown_DoubleValue;
+        break;
+      case kPo_ValueBool: ok = wk == kUpb_WellKnown_BoolValue; break;
+      case kPo_ValueString: ok = wk == kUpb_WellKnown_StringValue; break;
+      default: ok = false;
+    }
+  } else {
+    const char *name = upb_MessageDef_FullName(m);
+    size_t n = strlen(name);
+    if (strncmp(name, "google.protobuf.", 16) != 0 || n < 5 || strcmp(name + n - 5, "Value") != 0) {
+      return unsupported_target(st, f);
     }
   }
   if (!ok) return type_mismatch(st, po_Value_GoType(v), f);

@@ -90,6 +90,17 @@ bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status 
     case kPo_Resolve_EmptySegment: return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
     case kPo_Resolve_UnknownField: {
       char *list = po_FieldList(r->at, debug, a);
+      size_t ll = list ? strlen(list) : 0;
+      /* Copied when it fits (the usual case: ten names), formatted (and truncated) otherwise. */
+      if (st && 22 + r->segment_len + ll < sizeof st->message) {
+        char *p = st->message;
+        memcpy(p, "no match for field '", 20);
+        memcpy(p + 20, r->segment, r->segment_len);
+        memcpy(p + 20 + r->segment_len, "'!\n", 3);
+        memcpy(p + 23 + r->segment_len, list ? list : "", ll + 1);
+        st->code = kPo_ErrPatch;
+        return false;
+      }
       return po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)r->segment_len, r->segment,
                            list ? list : "");
     }
