@@ -33,6 +33,40 @@ static size_t distance_within(const char *a, size_t la, const char *b, size_t lb
   return row[lb] <= k ? row[lb] : k + 1;
 }
 
+/* Levenshtein distance of a pattern (at most 64 characters, its per-character bit masks in
+ * `peq`) to `b`, by Myers' bit-parallel algorithm in Hyyro's form for edit distance: one pass
+ * over b, a few word operations per character. What the field hint runs per candidate name,
+ * where the quadratic table cost most of an unknown-field error. */
+typedef struct {
+  uint64_t peq[256];
+  size_t m;
+} Pattern;
+
+static void pattern_init(Pattern *p, const char *a, size_t m) {
+  memset(p->peq, 0, sizeof p->peq);
+  p->m = m;
+  for (size_t i = 0; i < m; i++) p->peq[(unsigned char)a[i]] |= UINT64_C(1) << i;
+}
+
+static size_t distance_bits(const Pattern *p, const char *b, size_t n) {
+  uint64_t pv = ~UINT64_C(0), mv = 0, top = UINT64_C(1) << (p->m - 1);
+  size_t score = p->m;
+  for (size_t j = 0; j < n; j++) {
+    uint64_t eq = p->peq[(unsigned char)b[j]];
+    uint64_t xv = eq | mv;
+    uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
+    uint64_t ph = mv | ~(xh | pv);
+    uint64_t mh = pv & xh;
+    if (ph & top) score++;
+    else if (mh & top) score--;
+    ph = (ph << 1) | 1; /* row 0 of the table grows by one per character of b */
+    mh <<= 1;
+    pv = mh | ~(xv | ph);
+    mv = ph & xv;
+  }
+  return score;
+}
+
 /* Which characters a name holds, folded to 64 classes. An edit adds or removes at most one
  * character (a substitution both), so it changes at most two classes' presence: half the
  * classes two names do not share is a lower bound of their distance, which rules most
@@ -57,13 +91,16 @@ const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_A
   if (limit < 1) limit = 1;
   size_t best_d = limit + 1;
   uint64_t classes = char_classes(name, len);
+  Pattern pat;
+  bool bits = len > 0 && len <= 64;
+  if (bits) pattern_init(&pat, name, len);
   for (int i = 0; i < upb_MessageDef_FieldCount(m) && best_d > 1; i++) {
     const char *cand = upb_FieldDef_Name(upb_MessageDef_Field(m, i));
     size_t cl = strlen(cand);
     if ((cl > len ? cl - len : len - cl) > best_d - 1) continue;
     if (((size_t)__builtin_popcountll(classes ^ char_classes(cand, cl)) + 1) / 2 > best_d - 1) continue;
     /* strictly better only: the first of equally close names (declaration order) wins */
-    size_t d = distance_within(name, len, cand, cl, best_d - 1);
+    size_t d = bits ? distance_bits(&pat, cand, cl) : distance_within(name, len, cand, cl, best_d - 1);
     if (d < best_d) {
       best_d = d;
       best = cand;
