@@ -20,10 +20,18 @@ static bool is_any(const upb_FieldDef *f) {
          upb_MessageDef_WellKnownType(upb_FieldDef_MessageSubDef(f)) == kUpb_WellKnown_Any;
 }
 
+/* One pass over the path: the chain is gathered on the stack (at most kMaxDepth fields) and
+ * copied to the arena once it is known, so the common one- to three-segment path costs a
+ * strchr and a table lookup per segment. The segment count is only needed for the too-deep
+ * error, and counted there. */
 bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r) {
-  memset(r, 0, sizeof *r);
   r->root = root;
   r->at = root;
+  r->fields = NULL;
+  r->count = 0;
+  r->segments = 0;
+  r->segment = NULL;
+  r->segment_len = 0;
   if (!path) path = "";
   if (path[0] == '\0' || (path[0] == '/' && path[1] == '\0')) {
     r->error = kPo_Resolve_EmptyPath;
@@ -31,21 +39,17 @@ bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, 
   }
   const char *p = path;
   while (*p == '/') p++;
-  size_t segs = 1;
-  for (const char *q = p; *q; q++) segs += *q == '/';
-  r->segments = segs;
-  /* Small chains (nearly all) need no allocation beyond this one. */
-  size_t cap = segs < kMaxDepth ? segs : kMaxDepth;
-  r->fields = po_Arena_Malloc(a, cap * sizeof *r->fields);
-  if (!r->fields) {
-    r->error = kPo_Resolve_NoMemory;
-    return false;
-  }
+  const upb_FieldDef *chain[kMaxDepth];
+  size_t count = 0;
   const upb_MessageDef *m = root;
+  po_ResolveError error = kPo_Resolve_Ok;
   for (;;) {
-    if (r->count == kMaxDepth) {
-      r->error = kPo_Resolve_TooDeep;
-      return false;
+    if (count == kMaxDepth) {
+      error = kPo_Resolve_TooDeep;
+      size_t segs = 1;
+      for (const char *q = path + strspn(path, "/"); *q; q++) segs += *q == '/';
+      r->segments = segs;
+      break;
     }
     const char *end = strchr(p, '/');
     size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -53,25 +57,36 @@ bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, 
     r->segment_len = len;
     r->at = m;
     if (len == 0) {
-      r->error = kPo_Resolve_EmptySegment;
-      return false;
+      error = kPo_Resolve_EmptySegment;
+      break;
     }
     const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, p, len);
     if (!f) {
-      r->error = kPo_Resolve_UnknownField;
-      return false;
+      error = kPo_Resolve_UnknownField;
+      break;
     }
-    r->fields[r->count++] = f;
-    if (!end) return true;
-    r->error = upb_FieldDef_IsMap(f)          ? kPo_Resolve_ThroughMap
-               : upb_FieldDef_IsRepeated(f)   ? kPo_Resolve_ThroughRepeated
-               : is_any(f)                    ? kPo_Resolve_ThroughAny
-               : !upb_FieldDef_IsSubMessage(f) ? kPo_Resolve_ThroughScalar
-                                              : kPo_Resolve_Ok;
-    if (r->error != kPo_Resolve_Ok) return false;
+    chain[count++] = f;
+    if (!end) break;
+    error = upb_FieldDef_IsMap(f)          ? kPo_Resolve_ThroughMap
+            : upb_FieldDef_IsRepeated(f)   ? kPo_Resolve_ThroughRepeated
+            : is_any(f)                    ? kPo_Resolve_ThroughAny
+            : !upb_FieldDef_IsSubMessage(f) ? kPo_Resolve_ThroughScalar
+                                           : kPo_Resolve_Ok;
+    if (error != kPo_Resolve_Ok) break;
     m = upb_FieldDef_MessageSubDef(f);
     p = end + 1;
   }
+  r->error = error;
+  if (count) {
+    r->fields = po_Arena_Malloc(a, count * sizeof *r->fields);
+    if (!r->fields) {
+      r->error = kPo_Resolve_NoMemory;
+      return false;
+    }
+    memcpy(r->fields, chain, count * sizeof *chain);
+    r->count = count;
+  }
+  return error == kPo_Resolve_Ok;
 }
 
 const upb_FieldDef *po_Resolved_Target(const po_Resolved *r) {
