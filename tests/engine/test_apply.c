@@ -130,6 +130,64 @@ static void test_unknown_op_after_path(void **state) {
   assert_true(strncmp(st.message, "no match for field 'nope'!", 26) == 0);
 }
 
+/* The IR: po_Override_Build returns the compiled form even with errors, which then cannot be
+ * applied; po_Override_BuildFor compiles bare patches against one message, and its apply
+ * applies every patch whatever the payload says. */
+static void test_ir_invalid_is_not_applied(void **state) {
+  (void)state;
+  static const char args_json[] =
+      "{\"Patches\": [{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/alt_stat_name\", \"Value\": \"x\"},"
+      " {\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/nope\", \"Value\": 1}]}";
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_ParseJson(args_json, sizeof args_json - 1, A, &st);
+  po_Arguments args;
+  assert_true(po_Arguments_Decode(v, A, &args, &st));
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  po_Override *o = po_Override_Build(&args, NULL, A, d);
+  assert_non_null(o);
+  assert_false(po_Override_Valid(o));
+  assert_null(po_Override_Compile(&args, NULL, A, po_Diagnostics_New(A)));
+  assert_true(po_Override_Verdict(o, 0, kPo_ConventionTyped).ok);
+  assert_false(po_Override_Verdict(o, 1, kPo_ConventionWire).ok);
+  assert_int_equal(po_Override_SegmentCount(o, 0), 1);
+  assert_int_equal(po_Override_SegmentCount(o, 1), 0);
+  assert_false(po_Override_Verdict(o, 2, kPo_ConventionTyped).ok); /* no such patch */
+  po_PathSegment seg;
+  assert_false(po_Override_Segment(o, 0, 1, &seg));
+  po_Message *m = po_Message_New("envoy.config.cluster.v3.Cluster", A, &st);
+  assert_non_null(m);
+  po_Status_Clear(&st);
+  assert_false(po_Override_Apply(o, m, NULL, NULL, &st));
+  assert_int_equal(st.code, kPo_ErrInvalid);
+}
+
+static void test_ir_bare_applies_every_patch(void **state) {
+  (void)state;
+  po_Patch patches[2] = {{.op = "add", .path = "/alt_stat_name", .value = po_Value_NewString(A, "a", 1)},
+                         {.op = "remove", .path = "/name"}};
+  po_Arguments args = {.patches = patches, .patch_count = 2, .proxy_type = ""};
+  po_CompileOptions co = po_CompileOptions_Default();
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_null(po_Override_BuildFor("envoy.config.cluster.v3.Nope", &args, &co, A, d));
+  assert_int_equal(po_Diagnostics_ErrorCount(d), 1);
+  po_Override *o = po_Override_BuildFor("envoy.config.cluster.v3.Cluster", &args, &co, A, po_Diagnostics_New(A));
+  assert_non_null(o);
+  assert_true(po_Override_Valid(o));
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", "{\"name\":\"db\"}", 13, A, &st);
+  assert_non_null(m);
+  /* A payload of another resource type: a bare override does not read filters. */
+  po_Payload p = {kPo_ResourceListener, kPo_DirectionInbound, NULL};
+  bool patched = false;
+  assert_true(po_Override_Apply(o, m, &p, &patched, &st));
+  assert_true(patched);
+  assert_string_equal(po_Message_ToJson(m, A, NULL, &st), "{\"alt_stat_name\":\"a\"}");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matching),
@@ -137,6 +195,8 @@ int main(void) {
       cmocka_unit_test(test_wrong_message_for_type_is_an_error),
       cmocka_unit_test(test_patchstruct_unknown_message),
       cmocka_unit_test(test_unknown_op_after_path),
+      cmocka_unit_test(test_ir_invalid_is_not_applied),
+      cmocka_unit_test(test_ir_bare_applies_every_patch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
