@@ -78,7 +78,7 @@ int po_Cmd_Patch(int argc, char **argv) {
   if (msg) {
     patches = po_Value_ParseJson(ptext, plen, a, &st);
     if (!patches) po_Status_Prefix(&st, "%s: ", patches_path);
-    else if (po_Value_Kind(patches) != kPo_ValueList) {
+    else if (po_Value_Kind(patches) != kPo_ValueKind_List) {
       po_Status_Set(&st, kPo_ErrParse, "%s: expected a JSON array of patches, found %s", patches_path,
                     po_Value_GoType(patches));
       patches = NULL;
@@ -86,14 +86,14 @@ int po_Cmd_Patch(int argc, char **argv) {
   }
   for (size_t i = 0; patches && i < po_Value_Size(patches); i++) {
     const po_Value *pv = po_Value_At(patches, i);
-    if (po_Value_Kind(pv) != kPo_ValueMap) {
+    if (po_Value_Kind(pv) != kPo_ValueKind_Map) {
       po_Status_Set(&st, kPo_ErrParse, "%s: patch %zu: expected an object with op, path and value, found %s",
                     patches_path, i, po_Value_GoType(pv));
       patches = NULL;
       break;
     }
     const po_Value *op = key(pv, "op"), *path = key(pv, "path");
-    if ((op && po_Value_Kind(op) != kPo_ValueString) || (path && po_Value_Kind(path) != kPo_ValueString)) {
+    if ((op && po_Value_Kind(op) != kPo_ValueKind_String) || (path && po_Value_Kind(path) != kPo_ValueKind_String)) {
       po_Status_Set(&st, kPo_ErrParse, "%s: patch %zu: \"op\" and \"path\" must be strings", patches_path, i);
       patches = NULL;
       break;
@@ -113,7 +113,7 @@ int po_Cmd_Patch(int argc, char **argv) {
       p->op = op ? po_Value_String(op, NULL) : "";
       p->path = path ? po_Value_String(path, NULL) : "";
       p->value = key(pv, "value");
-      if (p->value && po_Value_Kind(p->value) == kPo_ValueNull) p->value = NULL;
+      if (p->value && po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL;
     }
     po_CompileOptions co = po_CompileOptions_Default();
     co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
@@ -127,7 +127,7 @@ int po_Cmd_Patch(int argc, char **argv) {
     } else if (!po_Override_Valid(o)) {
       const po_Diagnostic *x = NULL;
       for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
-        if (po_Diagnostics_At(d, i)->severity == kPo_SeverityError) x = po_Diagnostics_At(d, i);
+        if (po_Diagnostics_At(d, i)->severity == kPo_Severity_Error) x = po_Diagnostics_At(d, i);
       }
       /* Consul's text, then our hint on a line of its own, in one status-sized buffer as
        * po_PatchStruct composes it. */

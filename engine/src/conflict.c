@@ -52,7 +52,7 @@ static bool chains_conflict(const po_CompiledPatch *x, const po_CompiledPatch *y
     /* They part here, on one message: only setting two members of one oneof collides (adding
      * creates parents, which selects a member; remove never creates anything). */
     const upb_OneofDef *o = upb_FieldDef_RealContainingOneof(fx);
-    if (!o || o != upb_FieldDef_RealContainingOneof(fy) || x->op != kPo_OpAdd || y->op != kPo_OpAdd) return false;
+    if (!o || o != upb_FieldDef_RealContainingOneof(fy) || x->op != kPo_Op_Add || y->op != kPo_Op_Add) return false;
     c->kind = kPo_ConflictKind_OneofSibling;
     c->where = upb_OneofDef_Name(o);
     c->message = upb_MessageDef_FullName(upb_OneofDef_ContainingType(o));

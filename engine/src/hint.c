@@ -153,20 +153,20 @@ static const char *closest_enum(const upb_EnumDef *e, const char *s) {
 
 static const char *enum_hint(const upb_FieldDef *f, const po_Value *v, po_Arena *a) {
   const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
-  if (po_Value_Kind(v) == kPo_ValueList) {
+  if (po_Value_Kind(v) == kPo_ValueKind_List) {
     /* the first element that is not a name of the enum */
     const po_Value *bad = NULL;
     for (size_t i = 0; !bad && i < po_Value_Size(v); i++) {
       const po_Value *x = po_Value_At(v, i);
       size_t l;
       const char *s = po_Value_String(x, &l);
-      if (po_Value_Kind(x) != kPo_ValueString || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) bad = x;
+      if (po_Value_Kind(x) != kPo_ValueKind_String || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) bad = x;
     }
     if (!bad) return NULL;
     v = bad;
   }
   const char *names = enum_names(e, a);
-  if (po_Value_Kind(v) == kPo_ValueString) {
+  if (po_Value_Kind(v) == kPo_ValueKind_String) {
     const char *s = po_Value_String(v, NULL);
     const char *c = closest_enum(e, s);
     if (c) return po_Arena_Printf(a, "did you mean '%s'? %s values: %s", c, upb_EnumDef_FullName(e), names);
@@ -179,7 +179,7 @@ static const char *duration_hint(const po_Value *v, po_Arena *a) {
   static const char kForms[] =
       "a Duration is written {\"seconds\": 5, \"nanos\": 0} (a PropertyOverride also takes \"5s\", "
       "\"1.5s\", \"250ms\", \"1h30m\")";
-  if (po_Value_Kind(v) == kPo_ValueString) {
+  if (po_Value_Kind(v) == kPo_ValueKind_String) {
     int64_t sec;
     int32_t ns;
     const char *s = po_Value_String(v, NULL);
@@ -190,7 +190,7 @@ static const char *duration_hint(const po_Value *v, po_Arena *a) {
     if (r == 0) return po_Arena_Printf(a, "\"%s\" is not a duration: %s", s, kForms);
     return kForms;
   }
-  if (po_Value_Kind(v) == kPo_ValueInt || po_Value_Kind(v) == kPo_ValueFloat) {
+  if (po_Value_Kind(v) == kPo_ValueKind_Int || po_Value_Kind(v) == kPo_ValueKind_Float) {
     return po_Arena_Printf(a, "a number is not a Duration (which unit?): %s", kForms);
   }
   return kForms;

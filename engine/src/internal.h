@@ -20,7 +20,7 @@ struct po_Value {
   po_ValueKind kind;
   bool untyped; /* a list as encoding/json makes it: Go []interface {} whatever its elements */
   po_Pos pos;
-  /* An integer literal beyond int64, as written: its kind is kPo_ValueFloat (no Go int holds
+  /* An integer literal beyond int64, as written: its kind is kPo_ValueKind_Float (no Go int holds
    * it; encoding/json makes it float64), but range checks and messages use the exact text. */
   const char *lit;
   /* A float64 that the wire convention made of an int literal: the literal, for messages only

@@ -10,7 +10,7 @@
 
 
 po_CompileOptions po_CompileOptions_Default(void) {
-  return (po_CompileOptions){.convention = kPo_ConventionTyped, .envoy_rules = true,
+  return (po_CompileOptions){.convention = kPo_Convention_Typed, .envoy_rules = true,
                              .deprecations = true, .hints = true};
 }
 
@@ -75,9 +75,9 @@ static const char *validate_patch(po_Patch *p, po_Arena *a) {
                                  "cluster, cluster-load-assignment, route, listener");
   if (e) return e;
   e = check_required(a, f->traffic_direction, "TrafficDirection",
-                     po_TrafficDirection_Parse(f->traffic_direction) != kPo_DirectionUnknown, "inbound, outbound");
+                     po_TrafficDirection_Parse(f->traffic_direction) != kPo_TrafficDirection_Unknown, "inbound, outbound");
   if (e) return e;
-  if (f->service_count > 0 && po_TrafficDirection_Parse(f->traffic_direction) != kPo_DirectionOutbound) {
+  if (f->service_count > 0 && po_TrafficDirection_Parse(f->traffic_direction) != kPo_TrafficDirection_Outbound) {
     return "patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not \"outbound\"";
   }
   for (size_t i = 0; i < f->service_count; i++) {
@@ -88,7 +88,7 @@ static const char *validate_patch(po_Patch *p, po_Arena *a) {
   }
   e = check_required(a, p->op, "Op", po_Ops_Contains(p->op), "add, remove");
   if (e) return e;
-  if (p->value && po_Value_Kind(p->value) != kPo_ValueNull && po_Op_Parse(p->op) != kPo_OpAdd) {
+  if (p->value && po_Value_Kind(p->value) != kPo_ValueKind_Null && po_Op_Parse(p->op) != kPo_Op_Add) {
     return po_Arena_Printf(a, "field Value is not supported for %s operation", p->op);
   }
   return NULL;
@@ -97,15 +97,15 @@ static const char *validate_patch(po_Patch *p, po_Arena *a) {
 /* The wire convention: what encoding/json makes of the value (float64 numbers, []interface {}). */
 static po_Value *to_wire(po_Arena *a, const po_Value *v) {
   switch (po_Value_Kind(v)) {
-    case kPo_ValueInt: {
+    case kPo_ValueKind_Int: {
       po_Value *f = po_Value_NewFloat(a, (double)po_Value_Int(v));
       if (f) po_Value_SetPos(f, po_Value_Pos(v));
       /* its literal, for messages: 9007199254740993 is not its float64 */
       if (f && !(f->text = po_Arena_Printf(a, "%lld", (long long)po_Value_Int(v)))) return NULL;
       return f;
     }
-    case kPo_ValueList:
-    case kPo_ValueMap: {
+    case kPo_ValueKind_List:
+    case kPo_ValueKind_Map: {
       po_Value *c = po_Arena_Malloc(a, sizeof *c);
       if (!c) return NULL;
       *c = *v;
@@ -113,7 +113,7 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
       if (!c->u.agg.items) return NULL;
       c->u.agg.cap = v->u.agg.len;
       for (size_t i = 0; i < v->u.agg.len; i++) c->u.agg.items[i] = to_wire(a, v->u.agg.items[i]);
-      c->untyped = v->kind == kPo_ValueList;
+      c->untyped = v->kind == kPo_ValueKind_List;
       return c;
     }
     default: return (po_Value *)v;
@@ -129,15 +129,15 @@ static po_PatchOptions patch_options(const po_CompileOptions *o, bool debug) {
  * the field are (never from the error's text): an array for a repeated field is the one
  * systematic case (encoding/json makes every array []interface {}). */
 static po_DiagKind wire_reason(const po_Value *v, const upb_FieldDef *target) {
-  return po_Value_Kind(v) == kPo_ValueList && target && upb_FieldDef_IsRepeated(target) ? kPo_DiagWireArray
-                                                                                          : kPo_DiagWireFormat;
+  return po_Value_Kind(v) == kPo_ValueKind_List && target && upb_FieldDef_IsRepeated(target) ? kPo_DiagKind_WireArray
+                                                                                          : kPo_DiagKind_WireFormat;
 }
 
 const char *po_DiagKind_Reason(po_DiagKind kind) {
   switch (kind) {
-    case kPo_DiagWireArray:
+    case kPo_DiagKind_WireArray:
       return "Consul's API delivers every JSON array as []interface {}, which no repeated field accepts";
-    case kPo_DiagWireFormat: return "as Consul will decode the arguments written to it";
+    case kPo_DiagKind_WireFormat: return "as Consul will decode the arguments written to it";
     default: return NULL;
   }
 }
@@ -146,17 +146,17 @@ const char *po_DiagKind_Reason(po_DiagKind kind) {
  * the value's conversion can differ, so the path is not walked again. */
 static po_Verdict other_verdict(const po_CompiledPatch *cp, const po_Patch *p, po_Convention c,
                                 const po_Verdict *primary, bool debug, po_Arena *a) {
-  if (!cp->target || cp->op != kPo_OpAdd || !p->value || po_Value_Kind(p->value) == kPo_ValueNull) return *primary;
-  const po_Value *v = c == kPo_ConventionWire ? to_wire(a, p->value) : p->value;
-  if (!v) return (po_Verdict){.ok = false, .kind = kPo_DiagConsul, .message = "out of memory"};
+  if (!cp->target || cp->op != kPo_Op_Add || !p->value || po_Value_Kind(p->value) == kPo_ValueKind_Null) return *primary;
+  const po_Value *v = c == kPo_Convention_Wire ? to_wire(a, p->value) : p->value;
+  if (!v) return (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = "out of memory"};
   po_PatchOptions po = {.debug = debug};
   po_Setter set;
   po_Status st;
   po_Status_Clear(&st);
   if (po_CompiledPatch_Convert(cp, v, &po, a, &set, NULL, &st)) return (po_Verdict){.ok = true};
-  po_DiagKind kind = !primary->ok ? kPo_DiagConsul
-                     : c == kPo_ConventionWire ? wire_reason(p->value, cp->target)
-                                               : kPo_DiagConsul;
+  po_DiagKind kind = !primary->ok ? kPo_DiagKind_Consul
+                     : c == kPo_Convention_Wire ? wire_reason(p->value, cp->target)
+                                               : kPo_DiagKind_Consul;
   return (po_Verdict){.ok = false, .kind = kind, .message = po_Arena_Printf(a, "%s", st.message)};
 }
 
@@ -181,7 +181,7 @@ static bool compile_patch(po_Override *o, size_t i, const po_Schema *schema, con
                           const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags) {
   po_Patch *p = &o->args.patches[i];
   po_Patch typed = *p;
-  if (opts->convention == kPo_ConventionWire && typed.value && !(typed.value = to_wire(a, typed.value))) return false;
+  if (opts->convention == kPo_Convention_Wire && typed.value && !(typed.value = to_wire(a, typed.value))) return false;
   po_PatchOptions po = patch_options(opts, o->args.debug);
   const char *hint = NULL;
   po_Status st;
@@ -193,15 +193,15 @@ static bool compile_patch(po_Override *o, size_t i, const po_Schema *schema, con
   if (!po_CompiledPatch_Compile(schema, root, &typed, &po, a, &o->compiled[i], &hint, diags, (int)i, &st)) {
     if (st.code == kPo_ErrNoMemory) return false;
     const char *msg = po_Arena_Printf(a, "%s", st.message);
-    *primary = (po_Verdict){.ok = false, .kind = kPo_DiagConsul, .message = msg};
-    po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, (int)i, p->path, msg);
+    *primary = (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = msg};
+    po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, (int)i, p->path, msg);
     if (x) x->hint = hint;
   }
-  po_Convention other = opts->convention == kPo_ConventionWire ? kPo_ConventionTyped : kPo_ConventionWire;
+  po_Convention other = opts->convention == kPo_Convention_Wire ? kPo_Convention_Typed : kPo_Convention_Wire;
   v[other] = other_verdict(&o->compiled[i], p, other, primary, o->args.debug, a);
-  if (opts->check_wire && other == kPo_ConventionWire && primary->ok && !v[other].ok) {
+  if (opts->check_wire && other == kPo_Convention_Wire && primary->ok && !v[other].ok) {
     /* Consul's text first, as Consul would print it; why after it. */
-    po_Diagnostics_Add(diags, kPo_SeverityError, v[other].kind, (int)i, p->path,
+    po_Diagnostics_Add(diags, kPo_Severity_Error, v[other].kind, (int)i, p->path,
                        po_Arena_Printf(a, "%s (%s)", v[other].message, po_DiagKind_Reason(v[other].kind)));
   }
   for (size_t k = before; k < po_Diagnostics_Count(diags); k++) {
@@ -218,7 +218,7 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
   po_Status_Clear(&st);
   const po_Schema *schema = po_Engine_Schema(&st);
   if (!schema) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagDecode, -1, NULL, po_Arena_Printf(a, "%s", st.message));
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;
   }
   po_Override *o = override_new(in, a);
@@ -226,7 +226,7 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
   size_t n = in->patch_count;
   size_t errors_before = po_Diagnostics_ErrorCount(diags);
   if (n == 0) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, "at least one patch is required");
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -2, NULL, "at least one patch is required");
   }
   for (size_t i = 0; i < n; i++) {
     po_Patch *p = &o->args.patches[i];
@@ -239,8 +239,8 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
     }
     const char *e = validate_patch(p, a);
     if (e) {
-      o->verdicts[i][0] = o->verdicts[i][1] = (po_Verdict){.ok = false, .kind = kPo_DiagConsul, .message = e};
-      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, (int)i, p->path, e);
+      o->verdicts[i][0] = o->verdicts[i][1] = (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = e};
+      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, (int)i, p->path, e);
       if (x) x->pos = p->pos;
       continue;
     }
@@ -252,7 +252,7 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
   if (!o->args.proxy_type || !*o->args.proxy_type) o->args.proxy_type = "connect-proxy";
   const char *e = check_required(a, o->args.proxy_type, "ProxyType",
                                  strcmp(o->args.proxy_type, "connect-proxy") == 0, "connect-proxy");
-  if (e) po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -1, NULL, e);
+  if (e) po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -1, NULL, e);
   o->valid = po_Diagnostics_ErrorCount(diags) == errors_before;
   return o;
 }
@@ -272,7 +272,7 @@ po_Override *po_Override_BuildFor(const char *message, const po_Arguments *in, c
   const po_Schema *schema = po_Engine_Schema(&st);
   const upb_MessageDef *root = schema ? po_Schema_FindMessage(schema, message) : NULL;
   if (!root) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagDecode, -1, NULL,
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL,
                        schema ? po_Arena_Printf(a, "no message %s in the Envoy API", message)
                               : po_Arena_Printf(a, "%s", st.message));
     return NULL;
@@ -292,7 +292,7 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
                             const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags) {
   if (!name) name = PO_EXTENSION_NAME;
   if (strcmp(name, PO_EXTENSION_NAME) != 0) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL,
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -2, NULL,
                        po_Arena_Printf(a, "expected extension name %s but got %s", go_quote(a, PO_EXTENSION_NAME),
                                        go_quote(a, name)));
     return NULL;
@@ -302,9 +302,9 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
   po_Status_Clear(&st);
   /* Under the wire convention the whole arguments object is as encoding/json made it, so
    * Consul's decoder sees []interface {} and float64 too (its errors name those types). */
-  if (opts && opts->convention == kPo_ConventionWire && arguments && !(arguments = to_wire(a, arguments))) return NULL;
+  if (opts && opts->convention == kPo_Convention_Wire && arguments && !(arguments = to_wire(a, arguments))) return NULL;
   if (!po_Arguments_Decode(arguments, a, &args, &st)) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, po_Arena_Printf(a, "%s", st.message));
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -2, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;
   }
   return po_Override_Compile(&args, opts, a, diags);
@@ -315,15 +315,15 @@ const po_Arguments *po_Override_Arguments(const po_Override *o) { return &o->arg
 bool po_Override_Valid(const po_Override *o) { return o->valid; }
 
 po_ResourceType po_Override_ResourceType(const po_Override *o, size_t i) {
-  return i < o->args.patch_count ? o->types[i] : kPo_ResourceUnknown;
+  return i < o->args.patch_count ? o->types[i] : kPo_ResourceType_Unknown;
 }
 
 po_TrafficDirection po_Override_Direction(const po_Override *o, size_t i) {
-  return i < o->args.patch_count ? o->dirs[i] : kPo_DirectionUnknown;
+  return i < o->args.patch_count ? o->dirs[i] : kPo_TrafficDirection_Unknown;
 }
 
 po_Op po_Override_Op(const po_Override *o, size_t i) {
-  return i < o->args.patch_count ? o->compiled[i].op : kPo_OpUnknown;
+  return i < o->args.patch_count ? o->compiled[i].op : kPo_Op_Unknown;
 }
 
 size_t po_Override_SegmentCount(const po_Override *o, size_t i) {
@@ -343,8 +343,8 @@ bool po_Override_Segment(const po_Override *o, size_t i, size_t k, po_PathSegmen
 }
 
 po_Verdict po_Override_Verdict(const po_Override *o, size_t i, po_Convention c) {
-  if (i >= o->args.patch_count || (c != kPo_ConventionTyped && c != kPo_ConventionWire)) {
-    return (po_Verdict){.ok = false, .kind = kPo_DiagDecode, .message = "no such patch or convention"};
+  if (i >= o->args.patch_count || (c != kPo_Convention_Typed && c != kPo_Convention_Wire)) {
+    return (po_Verdict){.ok = false, .kind = kPo_DiagKind_Decode, .message = "no such patch or convention"};
   }
   return o->verdicts[i][c];
 }
@@ -411,7 +411,7 @@ bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convent
   co.deprecations = false;
   po_PatchOptions po = patch_options(&co, debug);
   po_Patch typed = *patch;
-  if (convention == kPo_ConventionWire && typed.value) typed.value = to_wire(m->arena, typed.value);
+  if (convention == kPo_Convention_Wire && typed.value) typed.value = to_wire(m->arena, typed.value);
   po_CompiledPatch cp;
   const char *hint = NULL;
   if (!po_CompiledPatch_Compile(schema, m->def, &typed, &po, m->arena, &cp, &hint, NULL, 0, st)) {

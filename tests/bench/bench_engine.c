@@ -440,7 +440,7 @@ static double run_patched(const po_Schema *schema, const DumpDefs *dd, const po_
   const upb_Array *arr = upb_Message_Get(m, dd->active).array_val;
   size_t n = arr ? upb_Array_Size(arr) : 0;
   po_ServiceName svc = {.name = "", .namespace_ = "default", .partition = "default"};
-  po_Payload pl = {.resource_type = kPo_ResourceCluster, .direction = kPo_DirectionOutbound, .service = &svc};
+  po_Payload pl = {.resource_type = kPo_ResourceType_Cluster, .direction = kPo_TrafficDirection_Outbound, .service = &svc};
   unsigned patched = 0;
   for (size_t i = 0; i < n; i++) {
     upb_Message *dc = (upb_Message *)upb_Array_Get(arr, i).msg_val;

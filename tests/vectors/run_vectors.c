@@ -70,7 +70,7 @@ static json_object *canonical(const char *message, json_object *j, po_Arena *a, 
 
 static po_Convention convention_of(json_object *c) {
   const char *s = json_object_get_string(json_object_object_get(c, "convention"));
-  return s && !strcmp(s, "wire") ? kPo_ConventionWire : kPo_ConventionTyped;
+  return s && !strcmp(s, "wire") ? kPo_Convention_Wire : kPo_Convention_Typed;
 }
 
 /* The same patches through the compiled override (po_Override_BuildFor + po_Override_Apply, what
@@ -106,7 +106,7 @@ static void check_ir_agrees(const char *file, const char *name, json_object *c, 
   if (!po_Override_Valid(o)) {
     const po_Diagnostic *x = NULL;
     for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
-      if (po_Diagnostics_At(d, i)->severity == kPo_SeverityError) x = po_Diagnostics_At(d, i);
+      if (po_Diagnostics_At(d, i)->severity == kPo_Severity_Error) x = po_Diagnostics_At(d, i);
     }
     snprintf(st.message, sizeof st.message, "%s", x ? x->message : "");
     size_t len = strlen(st.message);
@@ -234,7 +234,7 @@ static void run_constructor_case(const char *file, json_object *c) {
     size_t k = 0;
     for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
       const po_Diagnostic *x = po_Diagnostics_At(d, i);
-      if (x->severity != kPo_SeverityWarning) continue;
+      if (x->severity != kPo_Severity_Warning) continue;
       const char *want = json_object_get_string(json_object_array_get_idx(warnings, k++));
       if (!want || strcmp(want, x->message)) failf(file, name, "warning %zu: got %s, want %s", k - 1, x->message, want ? want : "(none)");
     }
@@ -254,12 +254,12 @@ static void run_constructor_case(const char *file, json_object *c) {
 
 static const char *kind_name(po_DiagKind k) {
   switch (k) {
-    case kPo_DiagConsul: return "consul";
-    case kPo_DiagEnvoyRule: return "envoy-rule";
-    case kPo_DiagWireFormat: return "wire-format";
-    case kPo_DiagWireArray: return "wire-array";
-    case kPo_DiagDeprecated: return "deprecated";
-    case kPo_DiagDecode: return "decode";
+    case kPo_DiagKind_Consul: return "consul";
+    case kPo_DiagKind_EnvoyRule: return "envoy-rule";
+    case kPo_DiagKind_WireFormat: return "wire-format";
+    case kPo_DiagKind_WireArray: return "wire-array";
+    case kPo_DiagKind_Deprecated: return "deprecated";
+    case kPo_DiagKind_Decode: return "decode";
   }
   return "?";
 }
@@ -331,11 +331,11 @@ static void run_ir_case(const char *file, json_object *c) {
     json_object *typed = json_object_object_get(want, "typed"), *wire = json_object_object_get(want, "wire");
     if (typed) {
       expect_str(file, name, po_Arena_Printf(a, "%s typed verdict", where),
-                 verdict_text(po_Override_Verdict(o, i, kPo_ConventionTyped), a), typed);
+                 verdict_text(po_Override_Verdict(o, i, kPo_Convention_Typed), a), typed);
     }
     if (wire) {
       expect_str(file, name, po_Arena_Printf(a, "%s wire verdict", where),
-                 verdict_text(po_Override_Verdict(o, i, kPo_ConventionWire), a), wire);
+                 verdict_text(po_Override_Verdict(o, i, kPo_Convention_Wire), a), wire);
     }
   }
   json_object *errors = json_object_object_get(c, "errors");
@@ -343,7 +343,7 @@ static void run_ir_case(const char *file, json_object *c) {
     size_t k = 0;
     for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
       const po_Diagnostic *x = po_Diagnostics_At(d, i);
-      if (x->severity != kPo_SeverityError) continue;
+      if (x->severity != kPo_Severity_Error) continue;
       const char *got = po_Arena_Printf(a, "%s %d: %s", kind_name(x->kind), x->patch_index, x->message);
       if (k < json_object_array_length(errors)) {
         expect_str(file, name, po_Arena_Printf(a, "error %zu", k), got, json_object_array_get_idx(errors, k));

@@ -38,13 +38,13 @@ char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(p
 /* ---- values: JSON/YAML trees with Go's typing (DESIGN.md section 4) ----------------------- */
 
 typedef enum {
-  kPo_ValueNull = 0,
-  kPo_ValueBool,
-  kPo_ValueInt,    /* an integer literal: Go `int` */
-  kPo_ValueFloat,  /* any other number: Go `float64` */
-  kPo_ValueString,
-  kPo_ValueMap,    /* keys in document order */
-  kPo_ValueList,
+  kPo_ValueKind_Null = 0,
+  kPo_ValueKind_Bool,
+  kPo_ValueKind_Int,    /* an integer literal: Go `int` */
+  kPo_ValueKind_Float,  /* any other number: Go `float64` */
+  kPo_ValueKind_String,
+  kPo_ValueKind_Map,    /* keys in document order */
+  kPo_ValueKind_List,
 } po_ValueKind;
 
 typedef struct po_Value po_Value;
@@ -54,7 +54,7 @@ typedef struct {
   int column; /* 1-based; 0 when unknown */
 } po_Pos;
 
-po_ValueKind po_Value_Kind(const po_Value *v); /* NULL is kPo_ValueNull */
+po_ValueKind po_Value_Kind(const po_Value *v); /* NULL is kPo_ValueKind_Null */
 bool po_Value_Bool(const po_Value *v);
 int64_t po_Value_Int(const po_Value *v);
 double po_Value_Float(const po_Value *v); /* ints too */
@@ -98,15 +98,19 @@ char *po_Value_ToJson(const po_Value *v, po_Arena *a);
 
 /* ---- the model of the seed ---------------------------------------------------------------- */
 
-typedef enum { kPo_OpUnknown = 0, kPo_OpAdd, kPo_OpRemove } po_Op;
+typedef enum { kPo_Op_Unknown = 0, kPo_Op_Add, kPo_Op_Remove } po_Op;
 typedef enum {
-  kPo_ResourceUnknown = 0,
-  kPo_ResourceCluster,
-  kPo_ResourceClusterLoadAssignment,
-  kPo_ResourceRoute,
-  kPo_ResourceListener,
+  kPo_ResourceType_Unknown = 0,
+  kPo_ResourceType_Cluster,
+  kPo_ResourceType_ClusterLoadAssignment,
+  kPo_ResourceType_Route,
+  kPo_ResourceType_Listener,
 } po_ResourceType;
-typedef enum { kPo_DirectionUnknown = 0, kPo_DirectionInbound, kPo_DirectionOutbound } po_TrafficDirection;
+typedef enum {
+  kPo_TrafficDirection_Unknown = 0,
+  kPo_TrafficDirection_Inbound,
+  kPo_TrafficDirection_Outbound,
+} po_TrafficDirection;
 
 bool po_Ops_Contains(const char *op);
 bool po_ResourceTypes_Contains(const char *resource_type);
@@ -151,16 +155,16 @@ typedef struct {
 
 /* ---- diagnostics ---------------------------------------------------------------------------- */
 
-typedef enum { kPo_SeverityError = 0, kPo_SeverityWarning } po_Severity;
+typedef enum { kPo_Severity_Error = 0, kPo_Severity_Warning } po_Severity;
 
 typedef enum {
-  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
+  kPo_DiagKind_Consul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
                           * warning: what Consul does silently (truncating 50.5 to 50) */
-  kPo_DiagEnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
-  kPo_DiagWireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
-  kPo_DiagDeprecated,    /* warning: a field Envoy marks deprecated */
-  kPo_DiagDecode,        /* the arguments could not be decoded */
-  kPo_DiagWireArray,     /* Consul would reject what we would write because its API delivers every
+  kPo_DiagKind_EnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
+  kPo_DiagKind_WireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
+  kPo_DiagKind_Deprecated,    /* warning: a field Envoy marks deprecated */
+  kPo_DiagKind_Decode,        /* the arguments could not be decoded */
+  kPo_DiagKind_WireArray,     /* Consul would reject what we would write because its API delivers every
                           * JSON array as []interface {}, which no repeated field accepts */
 } po_DiagKind;
 
@@ -174,7 +178,7 @@ typedef struct {
   po_DiagKind kind;
   int patch_index;       /* -1 when not about one patch */
   const char *path;      /* the patch's path, or NULL */
-  const char *message;   /* Consul's exact text for kPo_DiagConsul; ours otherwise */
+  const char *message;   /* Consul's exact text for kPo_DiagKind_Consul; ours otherwise */
   const char *hint;      /* a did-you-mean suggestion, or NULL */
   po_Pos pos;            /* source position of the patch, when known */
 } po_Diagnostic;
@@ -189,7 +193,7 @@ const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i);
 po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity severity, po_DiagKind kind,
                                   int patch_index, const char *path, const char *message);
 /* The error text exactly as Consul formats it (go-multierror's list format over the errors of
- * kind kPo_DiagConsul), unchanged and first, so it is always a prefix of the whole; when
+ * kind kPo_DiagKind_Consul), unchanged and first, so it is always a prefix of the whole; when
  * `extras` is set, followed by a block of our further errors (Envoy's rules, ...) in the same
  * list format headed "1 more error, beyond Consul's checks:" / "<n> more errors, beyond
  * Consul's checks:", then by "hint: Patches[i]: ..." lines. NULL when there is no error. */
@@ -204,10 +208,10 @@ const char *po_Diagnostics_Text(const po_Diagnostics *d, po_Arena *a);
 typedef enum {
   /* Values as Consul's tests and our CLI give them: integer literals are Go int, arrays are
    * typed by their elements ([]int, []string, ...). */
-  kPo_ConventionTyped = 0,
+  kPo_Convention_Typed = 0,
   /* Values as Consul's HTTP API really delivers them (encoding/json into interface{}): every
    * number float64, every array []interface {}. What the Consul target adapter validates with. */
-  kPo_ConventionWire,
+  kPo_Convention_Wire,
 } po_Convention;
 
 /* Consul's mapstructure decoding of an envoyExtensions `arguments` object: keys match
@@ -240,7 +244,7 @@ typedef struct {
   bool envoy_rules;       /* check Envoy's protoc-gen-validate rules on the values set */
   bool deprecations;      /* warn on fields Envoy marks deprecated */
   bool hints;             /* did-you-mean suggestions for unknown field names */
-  /* Also report, as errors of kind kPo_DiagWireArray / kPo_DiagWireFormat, each patch the
+  /* Also report, as errors of kind kPo_DiagKind_WireArray / kPo_DiagKind_WireFormat, each patch the
    * typed convention accepts but Consul's wire typing would refuse (message: Consul's text,
    * then po_DiagKind_Reason in parentheses). Both verdicts are computed either way. */
   bool check_wire;
@@ -297,8 +301,8 @@ bool po_Override_Segment(const po_Override *o, size_t patch, size_t segment, po_
 /* Whether a patch passes under one input convention, and if not, why. */
 typedef struct {
   bool ok;
-  /* When !ok: kPo_DiagConsul (Consul refuses it whatever the typing), or, for the wire
-   * convention of a patch the typed one accepts, kPo_DiagWireArray / kPo_DiagWireFormat. */
+  /* When !ok: kPo_DiagKind_Consul (Consul refuses it whatever the typing), or, for the wire
+   * convention of a patch the typed one accepts, kPo_DiagKind_WireArray / kPo_DiagKind_WireFormat. */
   po_DiagKind kind;
   const char *message;   /* Consul's text of the failure; NULL when ok */
 } po_Verdict;
