@@ -135,6 +135,12 @@ static const po_Value *unslice(po_Arena *a, const po_Value *v) {
   return out;
 }
 
+const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a) {
+  /* HookWeakDecodeFromSlice into `any`: a one-element list is its element, unSliced. */
+  v = po_Value_Kind(v) == kPo_ValueKind_List && po_Value_Size(v) == 1 ? unslice(a, po_Value_At(v, 0)) : v;
+  return po_Value_Kind(v) == kPo_ValueKind_Null ? NULL : v; /* [null] is nil to Go too */
+}
+
 static const char *decode_string(Dec *d, const char *name, const po_Value *v) {
   v = unwrap(v);
   char buf[128];
@@ -285,11 +291,7 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
       snprintf(f, sizeof f, "%s.Path", name);
       p->path = decode_string(&d, f, field(pv, "Path"));
       const po_Value *val = field(pv, "Value");
-      if (po_Value_Kind(val) != kPo_ValueKind_Null) {
-        /* HookWeakDecodeFromSlice into `any`: a one-element list is its element, unSliced. */
-        p->value = po_Value_Kind(val) == kPo_ValueKind_List && po_Value_Size(val) == 1 ? unslice(a, po_Value_At(val, 0)) : val;
-        if (po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL; /* [null] is nil to Go too */
-      }
+      if (po_Value_Kind(val) != kPo_ValueKind_Null) p->value = po_Value_DecodedAsAny(val, a);
     }
   }
   if (d.nerr == 0) return true;

@@ -147,8 +147,13 @@ const char *po_DiagKind_Reason(po_DiagKind kind) {
 static po_Verdict other_verdict(const po_CompiledPatch *cp, const po_Patch *p, po_Convention c,
                                 const po_Verdict *primary, bool debug, po_Arena *a) {
   if (!cp->target || cp->op != kPo_Op_Add || !p->value || po_Value_Kind(p->value) == kPo_ValueKind_Null) return *primary;
-  const po_Value *v = c == kPo_Convention_Wire ? to_wire(a, p->value) : p->value;
-  if (!v) return (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = "out of memory"};
+  const po_Value *v = p->value;
+  if (c == kPo_Convention_Wire) {
+    /* As Consul will receive what we write: encoding/json's typing, then its decoder's. */
+    const po_Value *w = to_wire(a, p->value);
+    if (!w) return (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = "out of memory"};
+    v = po_Value_DecodedAsAny(w, a);
+  }
   po_PatchOptions po = {.debug = debug};
   po_Setter set;
   po_Status st;

@@ -12,7 +12,7 @@
  * and hints, po_Diagnostics_ConsulText(extras)), "warnings": [exact warning messages] and "text"
  * (po_Diagnostics_Text: everything, warnings included). Every case checks that Consul's own text
  * is a prefix of the fuller ones.
- *   ir/NAME.json  {"cases":[{name, arguments, check_wire?, patches?: [{segments, typed, wire}],
+ *   ir/NAME.json  {"cases":[{name, arguments | spec, check_wire?, patches?: [{segments, typed, wire}],
  *                  errors?: ["kind index: message"], other?: arguments, conflicts?: [...]}]}
  * IR cases compile `arguments` once (po_Override_Build, typed convention) and check what the
  * compiled override says per patch: its resolved segments ("<field full name>#<number>", then
@@ -268,11 +268,14 @@ static const char *verdict_text(po_Verdict v, po_Arena *a) {
   return v.ok ? "ok" : po_Arena_Printf(a, "%s: %s", kind_name(v.kind), v.message ? v.message : "(null)");
 }
 
-static po_Override *build_ir(const po_Value *arguments, bool check_wire, po_Arena *a, po_Diagnostics *d) {
+/* From Consul-style `arguments`, or (`spec` set) from a PropertyOverride spec, whose decoder
+ * does not unwrap one-element lists as Consul's does. */
+static po_Override *build_ir(const po_Value *arguments, const po_Value *spec, bool check_wire, po_Arena *a,
+                             po_Diagnostics *d) {
   po_Arguments args;
   po_Status st;
   po_Status_Clear(&st);
-  if (!po_Arguments_Decode(arguments, a, &args, &st)) return NULL;
+  if (spec ? !po_Arguments_DecodeSpec(spec, a, &args, d) : !po_Arguments_Decode(arguments, a, &args, &st)) return NULL;
   po_CompileOptions co = po_CompileOptions_Default();
   co.check_wire = check_wire;
   return po_Override_Build(&args, &co, a, d);
@@ -303,7 +306,7 @@ static void run_ir_case(const char *file, json_object *c) {
   po_Arena *a = po_Arena_New();
   po_Diagnostics *d = po_Diagnostics_New(a);
   bool check_wire = json_object_get_boolean(json_object_object_get(c, "check_wire"));
-  po_Override *o = build_ir(case_value("arguments"), check_wire, a, d);
+  po_Override *o = build_ir(case_value("arguments"), case_value("spec"), check_wire, a, d);
   g_run++;
   if (!o) {
     failf(file, name, "no IR was built");
@@ -360,7 +363,7 @@ static void run_ir_case(const char *file, json_object *c) {
     po_Override *other = o;
     if (case_value("other")) {
       po_Diagnostics *d2 = po_Diagnostics_New(a);
-      other = build_ir(case_value("other"), false, a, d2);
+      other = build_ir(case_value("other"), NULL, false, a, d2);
     }
     Lines l = {.a = a, .cap = 64};
     l.lines = po_Arena_Malloc(a, l.cap * sizeof *l.lines);
