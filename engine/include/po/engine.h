@@ -331,7 +331,8 @@ typedef struct {
 
 typedef void (*po_ConflictFn)(const po_Conflict *c, void *ctx);
 /* Calls `fn` per conflict, in patch order; returns how many. Cost: patches(a) x patches(b)
- * pairs, each linear in path length and services. */
+ * pairs, each linear in path length plus the product of the two patches' service lists (each
+ * bounded by the spec's limits). */
 size_t po_Override_Conflicts(const po_Override *a, const po_Override *b, po_ConflictFn fn, void *ctx);
 const char *po_ConflictKind_Name(po_ConflictKind k); /* "same-field", "parent-replaced", "oneof-sibling" */
 
