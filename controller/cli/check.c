@@ -10,12 +10,12 @@
 
 static const char *str_at(const po_Value *v, const char *a, const char *b) {
   const po_Value *x = po_Value_Get(po_Value_Get(v, a), b);
-  return po_Value_Kind(x) == kPo_ValueString ? po_Value_String(x, NULL) : "";
+  return po_Value_Kind(x) == kPo_ValueKind_String ? po_Value_String(x, NULL) : "";
 }
 
 /* A map's value by key, case-insensitively: Consul's decoder matches argument keys so. */
 static const po_Value *get_ci(const po_Value *m, const char *key) {
-  if (po_Value_Kind(m) != kPo_ValueMap) return NULL;
+  if (po_Value_Kind(m) != kPo_ValueKind_Map) return NULL;
   for (size_t i = 0; i < po_Value_Size(m); i++) {
     if (!strcasecmp(po_Value_KeyAt(m, i), key)) return po_Value_At(m, i);
   }
@@ -24,7 +24,7 @@ static const po_Value *get_ci(const po_Value *m, const char *key) {
 
 /* Where patch `i` starts in `patches` (a list, or a single object taken as a list of one). */
 static po_Pos patch_pos(const po_Value *patches, int i, po_Pos fallback) {
-  const po_Value *p = po_Value_Kind(patches) == kPo_ValueList ? po_Value_At(patches, (size_t)i)
+  const po_Value *p = po_Value_Kind(patches) == kPo_ValueKind_List ? po_Value_At(patches, (size_t)i)
                       : i == 0                               ? patches
                                                              : NULL;
   po_Pos pos = p ? po_Value_Pos(p) : (po_Pos){0, 0};
@@ -33,11 +33,12 @@ static po_Pos patch_pos(const po_Value *patches, int i, po_Pos fallback) {
 
 static const char *code_of(po_DiagKind k) {
   switch (k) {
-    case kPo_DiagConsul: return "consul";
-    case kPo_DiagEnvoyRule: return "envoy-rule";
-    case kPo_DiagWireFormat: return "wire-format";
-    case kPo_DiagDeprecated: return "deprecated";
-    case kPo_DiagDecode: return "spec";
+    case kPo_DiagKind_Consul: return "consul";
+    case kPo_DiagKind_EnvoyRule: return "envoy-rule";
+    case kPo_DiagKind_WireFormat:
+    case kPo_DiagKind_WireArray: return "wire-format";
+    case kPo_DiagKind_Deprecated: return "deprecated";
+    case kPo_DiagKind_Decode: return "spec";
   }
   return "consul";
 }
@@ -48,7 +49,7 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
                      po_Pos fallback, int extension, po_Arena *a, po_CliReport *r) {
   po_CliFinding *f = po_CliReport_Add(r, o);
   if (!f) return false;
-  f->warning = x->severity == kPo_SeverityWarning;
+  f->warning = x->severity == kPo_Severity_Warning;
   f->kind = kind;
   f->ns = str_at(o->value, "metadata", "namespace");
   f->name = str_at(o->value, "metadata", "name");
@@ -58,7 +59,7 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
   f->code = code_of(x->kind);
   f->hint = x->hint;
   f->pos = x->pos.line ? x->pos : x->patch_index >= 0 ? patch_pos(patches, x->patch_index, fallback) : fallback;
-  bool prefixed = x->kind != kPo_DiagDecode && x->patch_index >= 0 && !f->warning;
+  bool prefixed = x->kind != kPo_DiagKind_Decode && x->patch_index >= 0 && !f->warning;
   f->message = prefixed ? po_Arena_Printf(a, "invalid Patches[%d]: %s", x->patch_index, x->message) : x->message;
   return true;
 }

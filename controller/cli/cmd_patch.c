@@ -78,7 +78,7 @@ int po_Cmd_Patch(int argc, char **argv) {
   if (msg) {
     patches = po_Value_ParseJson(ptext, plen, a, &st);
     if (!patches) po_Status_Prefix(&st, "%s: ", patches_path);
-    else if (po_Value_Kind(patches) != kPo_ValueList) {
+    else if (po_Value_Kind(patches) != kPo_ValueKind_List) {
       po_Status_Set(&st, kPo_ErrParse, "%s: expected a JSON array of patches, found %s", patches_path,
                     po_Value_GoType(patches));
       patches = NULL;
@@ -86,33 +86,63 @@ int po_Cmd_Patch(int argc, char **argv) {
   }
   for (size_t i = 0; patches && i < po_Value_Size(patches); i++) {
     const po_Value *pv = po_Value_At(patches, i);
-    if (po_Value_Kind(pv) != kPo_ValueMap) {
+    if (po_Value_Kind(pv) != kPo_ValueKind_Map) {
       po_Status_Set(&st, kPo_ErrParse, "%s: patch %zu: expected an object with op, path and value, found %s",
                     patches_path, i, po_Value_GoType(pv));
       patches = NULL;
       break;
     }
     const po_Value *op = key(pv, "op"), *path = key(pv, "path");
-    if ((op && po_Value_Kind(op) != kPo_ValueString) || (path && po_Value_Kind(path) != kPo_ValueString)) {
+    if ((op && po_Value_Kind(op) != kPo_ValueKind_String) || (path && po_Value_Kind(path) != kPo_ValueKind_String)) {
       po_Status_Set(&st, kPo_ErrParse, "%s: patch %zu: \"op\" and \"path\" must be strings", patches_path, i);
       patches = NULL;
       break;
     }
   }
   if (patches) {
-    rc = kPo_ExitOk;
-    for (size_t i = 0; i < po_Value_Size(patches); i++) {
+    /* One compile of every patch into the engine's IR (bare: no filters, PatchStruct's checks
+     * only), then one apply. Compiling never depends on the message, so the first patch that
+     * fails to compile is the first that PatchStruct, applying in order, would fail on. */
+    po_Arguments args = {.debug = debug, .proxy_type = ""};
+    args.patch_count = po_Value_Size(patches);
+    args.patches = po_Arena_Malloc(a, (args.patch_count ? args.patch_count : 1) * sizeof *args.patches);
+    for (size_t i = 0; args.patches && i < args.patch_count; i++) {
       const po_Value *pv = po_Value_At(patches, i);
       const po_Value *op = key(pv, "op"), *path = key(pv, "path");
-      po_Patch p = {.op = op ? po_Value_String(op, NULL) : "", .path = path ? po_Value_String(path, NULL) : "",
-                    .value = key(pv, "value")};
-      if (p.value && po_Value_Kind(p.value) == kPo_ValueNull) p.value = NULL;
-      if (!po_PatchStruct(msg, &p, debug, kPo_ConventionTyped, &st)) {
-        fputs(st.message, stderr);
-        if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
-        rc = kPo_ExitInvalid;
-        break;
+      po_Patch *p = &args.patches[i];
+      p->op = op ? po_Value_String(op, NULL) : "";
+      p->path = path ? po_Value_String(path, NULL) : "";
+      p->value = key(pv, "value");
+      if (p->value && po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL;
+    }
+    po_CompileOptions co = po_CompileOptions_Default();
+    co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
+    po_Diagnostics *d = args.patches ? po_Diagnostics_New(a) : NULL;
+    po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
+    rc = kPo_ExitOk;
+    if (!o) {
+      po_Status_Set(&st, kPo_ErrNoMemory, "out of memory");
+      fprintf(stderr, "propertyoverride patch: %s\n", st.message);
+      rc = kPo_ExitUsage;
+    } else if (!po_Override_Valid(o)) {
+      const po_Diagnostic *x = NULL;
+      for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
+        if (po_Diagnostics_At(d, i)->severity == kPo_Severity_Error) x = po_Diagnostics_At(d, i);
       }
+      /* Consul's text, then our hint on a line of its own, in one status-sized buffer as
+       * po_PatchStruct composes it. */
+      snprintf(st.message, sizeof st.message, "%s", x ? x->message : "");
+      size_t mlen = strlen(st.message);
+      if (x && x->hint) {
+        snprintf(st.message + mlen, sizeof st.message - mlen, "%s%s",
+                 mlen && st.message[mlen - 1] == '\n' ? "" : "\n", x->hint);
+      }
+      fputs(st.message, stderr);
+      if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
+      rc = kPo_ExitInvalid;
+    } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
+      fprintf(stderr, "propertyoverride patch: %s\n", st.message);
+      rc = kPo_ExitUsage;
     }
     if (rc == kPo_ExitOk) {
       char *out = po_Message_ToJson(msg, a, &len, &st);

@@ -42,7 +42,7 @@ static int by_target(const void *x, const void *y) {
 
 static const char *meta(const po_Value *v, const char *k) {
   const po_Value *x = po_Value_Get(po_Value_Get(v, "metadata"), k);
-  return po_Value_Kind(x) == kPo_ValueString ? po_Value_String(x, NULL) : "";
+  return po_Value_Kind(x) == kPo_ValueKind_String ? po_Value_String(x, NULL) : "";
 }
 
 static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, FILE *out) {

@@ -155,7 +155,7 @@ int po_Cmd_Validate(int argc, char **argv) {
     po_CompileOptions co = po_CompileOptions_Default();
     /* Consul receives `arguments` through its HTTP API (encoding/json: every number float64,
      * every array []interface {}), as the Consul target adapter and `validate -f` check them. */
-    co.convention = convention && !strcmp(convention, "typed") ? kPo_ConventionTyped : kPo_ConventionWire;
+    co.convention = convention && !strcmp(convention, "typed") ? kPo_Convention_Typed : kPo_Convention_Wire;
     po_Override *o = po_Constructor(name, args, &co, a, d);
     /* Consul's multierror first and unchanged, then our further errors, the warnings and the
      * hints, each in a block of its own (docs/consul-semantics.md). */

@@ -29,7 +29,7 @@ static bool input_error(po_CliInputs *in, po_CliReport *r, const char *file, po_
 
 static const char *str(const po_Value *m, const char *k) {
   const po_Value *v = po_Value_Get(m, k);
-  return po_Value_Kind(v) == kPo_ValueString ? po_Value_String(v, NULL) : NULL;
+  return po_Value_Kind(v) == kPo_ValueKind_String ? po_Value_String(v, NULL) : NULL;
 }
 
 static bool group_is(const char *api, const char *group) {
@@ -62,20 +62,20 @@ static bool push(po_CliInputs *in, po_Arena *a, const po_CliObject *o) {
 }
 
 static bool add_document(po_CliInputs *in, po_CliReport *r, po_Arena *a, const char *file, int doc, const po_Value *v) {
-  if (po_Value_Kind(v) == kPo_ValueNull) return true; /* an empty document ("---" at the end) */
-  if (po_Value_Kind(v) != kPo_ValueMap) {
+  if (po_Value_Kind(v) == kPo_ValueKind_Null) return true; /* an empty document ("---" at the end) */
+  if (po_Value_Kind(v) != kPo_ValueKind_Map) {
     /* kubectl refuses the whole file ("error validating data: invalid object to validate"). */
     po_Pos at = po_Value_Pos(v);
     return input_error(in, r, file, at.line ? at : (po_Pos){1, 1},
                        po_Arena_Printf(a, "document %d: invalid object to validate: a manifest is a mapping "
                                           "(apiVersion, kind, ...), not a %s (kubectl refuses it too)",
-                                       doc, po_Value_Kind(v) == kPo_ValueList ? "list" : "scalar"));
+                                       doc, po_Value_Kind(v) == kPo_ValueKind_List ? "list" : "scalar"));
   }
   po_CliObject o = {.file = file, .file_seq = in->files, .doc = doc, .item = -1, .pos = po_Value_Pos(v), .value = v};
   o.kind = kind_of(v, &o.kind_name);
   const po_Value *items = po_Value_Get(v, "items");
   size_t kl = strlen(o.kind_name);
-  bool list = kl >= 4 && !strcmp(o.kind_name + kl - 4, "List") && po_Value_Kind(items) == kPo_ValueList;
+  bool list = kl >= 4 && !strcmp(o.kind_name + kl - 4, "List") && po_Value_Kind(items) == kPo_ValueKind_List;
   if (!list) return push(in, a, &o);
   for (size_t i = 0; i < po_Value_Size(items); i++) {
     const po_Value *it = po_Value_At(items, i);

@@ -6,6 +6,43 @@
 
 #include "internal.h"
 
+/* ---- the path resolver (resolve.c): the one walk of a patch path over the schema ---------- */
+
+typedef enum {
+  kPo_Resolve_Ok = 0,
+  kPo_Resolve_EmptyPath,      /* "" or "/": "non-empty, non-root Path is required;" + fields */
+  kPo_Resolve_EmptySegment,   /* "a//b" */
+  kPo_Resolve_UnknownField,   /* `segment` is no field of `at` */
+  kPo_Resolve_ThroughMap,     /* a further segment below a map field (the last of `fields`) */
+  kPo_Resolve_ThroughRepeated,
+  kPo_Resolve_ThroughAny,
+  kPo_Resolve_ThroughScalar,
+  kPo_Resolve_TooDeep,        /* more than 32 segments (beyond Consul) */
+  kPo_Resolve_NoMemory,
+} po_ResolveError;
+
+typedef struct {
+  const upb_MessageDef *root;
+  const upb_FieldDef **fields; /* the field of each resolved segment, outermost first */
+  size_t count;                /* resolved segments; on success the last is the target */
+  size_t segments;             /* segments in the path */
+  po_ResolveError error;
+  const upb_MessageDef *at;    /* the message the failing segment was looked up in */
+  const char *segment;         /* the failing segment (not NUL-terminated), into the path */
+  size_t segment_len;
+} po_Resolved;
+
+/* Resolves `path` against `root` (Consul's rules: leading slashes stripped, exact proto field
+ * names, no member access below map, repeated, Any or non-message fields). `fields` is in the
+ * arena. False with r->error set at the first problem. */
+bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r);
+/* The field the path names; NULL unless resolved. */
+const upb_FieldDef *po_Resolved_Target(const po_Resolved *r);
+/* Consul's exact text for a failed resolve, into status (kPo_ErrPatch); always false. */
+bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status *st);
+/* A did-you-mean for an unknown field, or NULL. */
+const char *po_Resolved_Hint(const po_Resolved *r, po_Arena *a);
+
 typedef enum {
   kPo_SetScalar,   /* a scalar or enum field */
   kPo_SetWrapper,  /* a google.protobuf.*Value field from a scalar */
@@ -48,6 +85,10 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
                               const po_Patch *patch, const po_PatchOptions *opts, po_Arena *a,
                               po_CompiledPatch *out, const char **hint, po_Diagnostics *diags,
                               int patch_index, po_Status *status);
+/* The add step alone: `v` converted for the resolved cp->target into *set (what a second input
+ * convention's verdict needs, without walking the path again). Consul's text on failure. */
+bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, const po_PatchOptions *opts,
+                              po_Arena *a, po_Setter *set, const char **hint, po_Status *st);
 /* Applies a compiled patch; allocations go to `arena` (the message's). false only on no memory. */
 bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Arena *arena);
 

@@ -48,12 +48,12 @@ static void go_v(const po_Value *v, char *buf, size_t size) {
   char tmp[256];
   buf[0] = '\0';
   switch (po_Value_Kind(v)) {
-    case kPo_ValueNull: snprintf(buf, size, "<nil>"); return;
-    case kPo_ValueBool: snprintf(buf, size, "%s", po_Value_Bool(v) ? "true" : "false"); return;
-    case kPo_ValueInt: snprintf(buf, size, "%lld", (long long)po_Value_Int(v)); return;
-    case kPo_ValueFloat: po_FormatGoFloat(po_Value_Float(v), buf, size); return;
-    case kPo_ValueString: snprintf(buf, size, "%s", po_Value_String(v, NULL)); return;
-    case kPo_ValueList: {
+    case kPo_ValueKind_Null: snprintf(buf, size, "<nil>"); return;
+    case kPo_ValueKind_Bool: snprintf(buf, size, "%s", po_Value_Bool(v) ? "true" : "false"); return;
+    case kPo_ValueKind_Int: snprintf(buf, size, "%lld", (long long)po_Value_Int(v)); return;
+    case kPo_ValueKind_Float: po_FormatGoFloat(po_Value_Float(v), buf, size); return;
+    case kPo_ValueKind_String: snprintf(buf, size, "%s", po_Value_String(v, NULL)); return;
+    case kPo_ValueKind_List: {
       size_t at = append(buf, size, 0, "[");
       for (size_t i = 0; i < po_Value_Size(v); i++) {
         if (i) at = append(buf, size, at, " ");
@@ -63,7 +63,7 @@ static void go_v(const po_Value *v, char *buf, size_t size) {
       append(buf, size, at, "]");
       return;
     }
-    case kPo_ValueMap: {
+    case kPo_ValueKind_Map: {
       /* fmt prints maps with sorted keys */
       size_t n = po_Value_Size(v);
       const char **keys = malloc((n ? n : 1) * sizeof *keys);
@@ -88,13 +88,13 @@ static void go_v(const po_Value *v, char *buf, size_t size) {
 /* mapstructure's Kind names in "expected a map, got '%s'". */
 static const char *go_kind(const po_Value *v) {
   switch (po_Value_Kind(v)) {
-    case kPo_ValueNull: return "invalid";
-    case kPo_ValueBool: return "bool";
-    case kPo_ValueInt: return "int";
-    case kPo_ValueFloat: return "float64";
-    case kPo_ValueString: return "string";
-    case kPo_ValueMap: return "map";
-    case kPo_ValueList: return "slice";
+    case kPo_ValueKind_Null: return "invalid";
+    case kPo_ValueKind_Bool: return "bool";
+    case kPo_ValueKind_Int: return "int";
+    case kPo_ValueKind_Float: return "float64";
+    case kPo_ValueKind_String: return "string";
+    case kPo_ValueKind_Map: return "map";
+    case kPo_ValueKind_List: return "slice";
   }
   return "invalid";
 }
@@ -111,7 +111,7 @@ static const po_Value *field(const po_Value *m, const char *name) {
 
 /* HookWeakDecodeFromSlice for a non-slice target. */
 static const po_Value *unwrap(const po_Value *v) {
-  return po_Value_Kind(v) == kPo_ValueList && po_Value_Size(v) == 1 ? po_Value_At(v, 0) : v;
+  return po_Value_Kind(v) == kPo_ValueKind_List && po_Value_Size(v) == 1 ? po_Value_At(v, 0) : v;
 }
 
 /* unSlice, for a Value (lib/decode's walker): every map entry whose value is a one-element list
@@ -120,8 +120,8 @@ static const po_Value *unwrap(const po_Value *v) {
  * `{"a": [1]}`), and a list is never unwrapped where it is not a map entry. */
 static const po_Value *unslice(po_Arena *a, const po_Value *v) {
   po_ValueKind k = po_Value_Kind(v);
-  if (k != kPo_ValueMap && k != kPo_ValueList) return v;
-  po_Value *out = k == kPo_ValueMap ? po_Value_NewMap(a) : po_Value_NewList(a);
+  if (k != kPo_ValueKind_Map && k != kPo_ValueKind_List) return v;
+  po_Value *out = k == kPo_ValueKind_Map ? po_Value_NewMap(a) : po_Value_NewList(a);
   if (!out) return v;
   *out = *v; /* kind, typing and position; the items are replaced below */
   out->u.agg.items = po_Arena_Malloc(a, (v->u.agg.len ? v->u.agg.len : 1) * sizeof *out->u.agg.items);
@@ -129,27 +129,33 @@ static const po_Value *unslice(po_Arena *a, const po_Value *v) {
   out->u.agg.cap = v->u.agg.len;
   for (size_t i = 0; i < po_Value_Size(v); i++) {
     const po_Value *e = po_Value_At(v, i);
-    if (k == kPo_ValueMap && po_Value_Kind(e) == kPo_ValueList && po_Value_Size(e) == 1) e = po_Value_At(e, 0);
+    if (k == kPo_ValueKind_Map && po_Value_Kind(e) == kPo_ValueKind_List && po_Value_Size(e) == 1) e = po_Value_At(e, 0);
     out->u.agg.items[i] = (po_Value *)unslice(a, e);
   }
   return out;
+}
+
+const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a) {
+  /* HookWeakDecodeFromSlice into `any`: a one-element list is its element, unSliced. */
+  v = po_Value_Kind(v) == kPo_ValueKind_List && po_Value_Size(v) == 1 ? unslice(a, po_Value_At(v, 0)) : v;
+  return po_Value_Kind(v) == kPo_ValueKind_Null ? NULL : v; /* [null] is nil to Go too */
 }
 
 static const char *decode_string(Dec *d, const char *name, const po_Value *v) {
   v = unwrap(v);
   char buf[128];
   switch (po_Value_Kind(v)) {
-    case kPo_ValueNull: return "";
-    case kPo_ValueString: {
+    case kPo_ValueKind_Null: return "";
+    case kPo_ValueKind_String: {
       size_t len;
       const char *s = po_Value_String(v, &len);
       return po_Arena_Strndup(d->a, s, len);
     }
-    case kPo_ValueBool: return po_Value_Bool(v) ? "1" : "0";
-    case kPo_ValueInt:
+    case kPo_ValueKind_Bool: return po_Value_Bool(v) ? "1" : "0";
+    case kPo_ValueKind_Int:
       snprintf(buf, sizeof buf, "%lld", (long long)po_Value_Int(v));
       return po_Arena_Strndup(d->a, buf, strlen(buf));
-    case kPo_ValueFloat: {
+    case kPo_ValueKind_Float: {
       /* strconv.FormatFloat(f, 'f', -1, 64): shortest digits, never an exponent */
       double f = po_Value_Float(v);
       for (int prec = 0; prec <= 40; prec++) {
@@ -171,11 +177,11 @@ static const char *decode_string(Dec *d, const char *name, const po_Value *v) {
 static bool decode_bool(Dec *d, const char *name, const po_Value *v) {
   v = unwrap(v);
   switch (po_Value_Kind(v)) {
-    case kPo_ValueNull: return false;
-    case kPo_ValueBool: return po_Value_Bool(v);
-    case kPo_ValueInt: return po_Value_Int(v) != 0;
-    case kPo_ValueFloat: return po_Value_Float(v) != 0;
-    case kPo_ValueString: {
+    case kPo_ValueKind_Null: return false;
+    case kPo_ValueKind_Bool: return po_Value_Bool(v);
+    case kPo_ValueKind_Int: return po_Value_Int(v) != 0;
+    case kPo_ValueKind_Float: return po_Value_Float(v) != 0;
+    case kPo_ValueKind_String: {
       const char *s = po_Value_String(v, NULL);
       static const char *const t[] = {"1", "t", "T", "TRUE", "true", "True"};
       static const char *const f[] = {"0", "f", "F", "FALSE", "false", "False", ""};
@@ -199,12 +205,12 @@ static size_t list_items(Dec *d, const char *name, const po_Value *v, const po_V
   static const po_Value *one[1];
   (void)d;
   (void)name;
-  if (po_Value_Kind(v) == kPo_ValueNull) return 0;
-  if (po_Value_Kind(v) == kPo_ValueList) {
+  if (po_Value_Kind(v) == kPo_ValueKind_Null) return 0;
+  if (po_Value_Kind(v) == kPo_ValueKind_List) {
     *items = (const po_Value **)(void *)((struct po_Value *)v)->u.agg.items;
     return po_Value_Size(v);
   }
-  if (po_Value_Kind(v) == kPo_ValueMap && po_Value_Size(v) == 0) return 0;
+  if (po_Value_Kind(v) == kPo_ValueKind_Map && po_Value_Size(v) == 0) return 0;
   po_Value **box = po_Arena_Malloc(d->a, sizeof *box);
   if (!box) {
     *items = one;
@@ -217,7 +223,7 @@ static size_t list_items(Dec *d, const char *name, const po_Value *v, const po_V
 
 static bool expect_map(Dec *d, const char *name, const po_Value **v) {
   *v = unwrap(*v);
-  if (po_Value_Kind(*v) == kPo_ValueMap) return true;
+  if (po_Value_Kind(*v) == kPo_ValueKind_Map) return true;
   err(d, po_Arena_Printf(d->a, "'%s' expected a map, got '%s'", name, go_kind(*v)));
   return false;
 }
@@ -225,7 +231,7 @@ static bool expect_map(Dec *d, const char *name, const po_Value **v) {
 static void decode_filter(Dec *d, const char *name, const po_Value *v, po_ResourceFilter *rf) {
   memset(rf, 0, sizeof *rf);
   rf->resource_type = rf->traffic_direction = "";
-  if (po_Value_Kind(v) == kPo_ValueNull || !expect_map(d, name, &v)) return;
+  if (po_Value_Kind(v) == kPo_ValueKind_Null || !expect_map(d, name, &v)) return;
   char sub[256];
   snprintf(sub, sizeof sub, "%s.ResourceType", name);
   rf->resource_type = decode_string(d, sub, field(v, "ResourceType"));
@@ -242,7 +248,7 @@ static void decode_filter(Dec *d, const char *name, const po_Value *v, po_Resour
     po_ServiceName *sn = &rf->services[rf->service_count++];
     sn->name = sn->namespace_ = sn->partition = "";
     const po_Value *sv = items[i];
-    if (po_Value_Kind(sv) == kPo_ValueNull || !expect_map(d, el, &sv)) continue;
+    if (po_Value_Kind(sv) == kPo_ValueKind_Null || !expect_map(d, el, &sv)) continue;
     char f[340];
     snprintf(f, sizeof f, "%s.Name", el);
     sn->name = decode_string(d, f, field(sv, "Name"));
@@ -259,9 +265,9 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
   Dec d = {.a = a};
   memset(out, 0, sizeof *out);
   out->proxy_type = "";
-  if (po_Value_Kind(args) != kPo_ValueNull && !expect_map(&d, "", &args)) {
+  if (po_Value_Kind(args) != kPo_ValueKind_Null && !expect_map(&d, "", &args)) {
     /* mapstructure names the root "" */
-  } else if (po_Value_Kind(args) == kPo_ValueMap) {
+  } else if (po_Value_Kind(args) == kPo_ValueKind_Map) {
     out->debug = decode_bool(&d, "Debug", field(args, "Debug"));
     out->proxy_type = decode_string(&d, "ProxyType", field(args, "ProxyType"));
     const po_Value **items = NULL;
@@ -276,7 +282,7 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
       p->resource_filter.resource_type = p->resource_filter.traffic_direction = "";
       const po_Value *pv = items[i];
       p->pos = po_Value_Pos(pv);
-      if (po_Value_Kind(pv) == kPo_ValueNull || !expect_map(&d, name, &pv)) continue;
+      if (po_Value_Kind(pv) == kPo_ValueKind_Null || !expect_map(&d, name, &pv)) continue;
       char f[96];
       snprintf(f, sizeof f, "%s.ResourceFilter", name);
       decode_filter(&d, f, field(pv, "ResourceFilter"), &p->resource_filter);
@@ -285,11 +291,7 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
       snprintf(f, sizeof f, "%s.Path", name);
       p->path = decode_string(&d, f, field(pv, "Path"));
       const po_Value *val = field(pv, "Value");
-      if (po_Value_Kind(val) != kPo_ValueNull) {
-        /* HookWeakDecodeFromSlice into `any`: a one-element list is its element, unSliced. */
-        p->value = po_Value_Kind(val) == kPo_ValueList && po_Value_Size(val) == 1 ? unslice(a, po_Value_At(val, 0)) : val;
-        if (po_Value_Kind(p->value) == kPo_ValueNull) p->value = NULL; /* [null] is nil to Go too */
-      }
+      if (po_Value_Kind(val) != kPo_ValueKind_Null) p->value = po_Value_DecodedAsAny(val, a);
     }
   }
   if (d.nerr == 0) return true;

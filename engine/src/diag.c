@@ -27,7 +27,7 @@ size_t po_Diagnostics_Count(const po_Diagnostics *d) { return d ? d->len : 0; }
 
 size_t po_Diagnostics_ErrorCount(const po_Diagnostics *d) {
   size_t n = 0;
-  for (size_t i = 0; d && i < d->len; i++) n += d->items[i].severity == kPo_SeverityError;
+  for (size_t i = 0; d && i < d->len; i++) n += d->items[i].severity == kPo_Severity_Error;
   return n;
 }
 
@@ -106,12 +106,12 @@ static size_t list(Buf *b, const po_Diagnostics *d, bool (*pick)(const po_Diagno
 }
 
 static bool consul_error(const po_Diagnostic *x) {
-  return x->severity == kPo_SeverityError && x->kind == kPo_DiagConsul;
+  return x->severity == kPo_Severity_Error && x->kind == kPo_DiagKind_Consul;
 }
 static bool further_error(const po_Diagnostic *x) {
-  return x->severity == kPo_SeverityError && x->kind != kPo_DiagConsul;
+  return x->severity == kPo_Severity_Error && x->kind != kPo_DiagKind_Consul;
 }
-static bool warning(const po_Diagnostic *x) { return x->severity == kPo_SeverityWarning; }
+static bool warning(const po_Diagnostic *x) { return x->severity == kPo_Severity_Warning; }
 
 /* Consul's text, then (extras) our block: further errors, then (warnings) warnings, then hints.
  * Consul's part is byte for byte what Consul prints, so it stays a prefix of the whole. */
@@ -120,7 +120,7 @@ static const char *text(const po_Diagnostics *d, bool extras, bool warnings, po_
   /* Errors Consul returns alone, not aggregated (name, decoding, no patches): patch_index -2. */
   const char *alone = NULL;
   for (size_t i = 0; !alone && i < d->len; i++) {
-    if (d->items[i].patch_index == -2 && d->items[i].severity == kPo_SeverityError) alone = d->items[i].message;
+    if (d->items[i].patch_index == -2 && d->items[i].severity == kPo_Severity_Error) alone = d->items[i].message;
   }
   if (alone && !warnings) return alone;
   Buf b = {.a = a};

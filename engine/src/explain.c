@@ -205,40 +205,33 @@ bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *
   out->root = upb_MessageDef_FullName(m);
   const char *p = slash ? slash + 1 : "";
   while (*p == '/') p++; /* Consul strips every leading slash */
+  /* A trailing slash is a typing convenience of the query ("cluster/outlier_detection/"), not a
+   * segment: explain lists the same fields without it. */
+  size_t plen = strlen(p);
+  while (plen && p[plen - 1] == '/') plen--;
   const char *norm = root_name;
   po_ExplainField *field = NULL;
-  for (int depth = 0; *p; depth++) {
-    if (depth == 32) return po_Status_Set(st, kPo_ErrPatch, "path has more than 32 segments; at most 32 are supported");
-    if (field && !field->traversable) {
-      if (field->map) return po_Status_Set(st, kPo_ErrPatch, "path contains member of map field '%s'; map field member access is not supported", field->name);
-      if (field->repeated) return po_Status_Set(st, kPo_ErrPatch, "path contains member of repeated field '%s'; repeated field member access is not supported", field->name);
-      if (field->message) return po_Status_Set(st, kPo_ErrPatch, "variant-type message fields (google.protobuf.Any) are not supported");
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "path contains member of non-message field '%s' (type '%s'); this type does not support child fields",
-                           field->name, field->type);
+  if (plen) {
+    char *path = po_Arena_Strndup(a, p, plen);
+    if (!path) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    /* The one resolver compile uses: a path explain accepts is a path a patch can use. */
+    po_Resolved r;
+    if (!po_Path_Resolve(m, path, a, &r)) {
+      po_Resolved_Error(&r, false, a, st);
+      if (r.error == kPo_Resolve_UnknownField) {
+        const char *hint = po_Resolved_Hint(&r, a);
+        size_t len = strlen(st->message);
+        if (hint) snprintf(st->message + len, sizeof st->message - len, "\n%s", hint);
+        st->code = kPo_ErrNotFound;
+      }
+      return false;
     }
-    const char *end = strchr(p, '/');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == 0) return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
-    const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, p, len);
-    if (!f) {
-      char *name = po_Arena_Strndup(a, p, len);
-      char *list = po_FieldList(m, false, a);
-      const char *hint = name ? po_Hint_UnknownField(m, name, a) : NULL;
-      return po_Status_Set(st, kPo_ErrNotFound, "no match for field '%.*s'!\n%s%s%s", (int)len, p, list ? list : "",
-                           hint ? "\n" : "", hint ? hint : "");
-    }
+    const upb_FieldDef *f = po_Resolved_Target(&r);
     field = po_Arena_Malloc(a, sizeof *field);
     if (!field) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     describe(s, f, a, field);
-    norm = po_Arena_Printf(a, "%s/%.*s", norm, (int)len, p);
-    if (field->message && !field->map) m = upb_FieldDef_MessageSubDef(f);
-    p = end ? end + 1 : "";
-    if (!field->message || field->map) {
-      /* Scalars (and maps) have no fields to list; a further segment is refused above. */
-      if (*p) continue;
-      m = NULL;
-    }
+    norm = po_Arena_Printf(a, "%s/%s", root_name, path);
+    m = field->message && !field->map ? upb_FieldDef_MessageSubDef(f) : NULL;
   }
   out->path = norm;
   out->field = field;

@@ -57,10 +57,23 @@ char *po_FieldList(const upb_MessageDef *m, bool debug, po_Arena *a) {
   if (truncate) len += sizeof kMore;
   char *out = po_Arena_Malloc(a, len);
   if (!out) return NULL;
+  /* Copied, not printed: this is on the path of every unknown-field error. */
   char *p = out;
-  p += sprintf(p, "available %s fields:\n", upb_MessageDef_FullName(m));
-  for (int i = 0; i < print; i++) p += sprintf(p, "%s\n", upb_FieldDef_Name(upb_MessageDef_Field(m, i)));
-  if (truncate) strcpy(p, kMore);
+  const char *full = upb_MessageDef_FullName(m);
+  size_t fl = strlen(full);
+  memcpy(p, "available ", 10);
+  memcpy(p + 10, full, fl);
+  memcpy(p + 10 + fl, " fields:\n", 9);
+  p += 19 + fl;
+  for (int i = 0; i < print; i++) {
+    const char *name = upb_FieldDef_Name(upb_MessageDef_Field(m, i));
+    size_t nl = strlen(name);
+    memcpy(p, name, nl);
+    p[nl] = '\n';
+    p += nl + 1;
+  }
+  if (truncate) memcpy(p, kMore, sizeof kMore);
+  else *p = '\0';
   return out;
 }
 

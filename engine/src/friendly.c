@@ -138,7 +138,7 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
   if (upb_FieldDef_IsMap(f)) return (po_Value *)v;
   if (upb_FieldDef_CType(f) == kUpb_CType_Enum) {
     const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
-    if (k == kPo_ValueInt && po_Value_Int(v) >= INT32_MIN && po_Value_Int(v) <= INT32_MAX) {
+    if (k == kPo_ValueKind_Int && po_Value_Int(v) >= INT32_MIN && po_Value_Int(v) <= INT32_MAX) {
       const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(e, (int32_t)po_Value_Int(v));
       if (ev) {
         const char *n = upb_EnumValueDef_Name(ev);
@@ -147,12 +147,12 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
         return s ? s : (po_Value *)v;
       }
     }
-    if (k == kPo_ValueList && upb_FieldDef_IsRepeated(f)) {
+    if (k == kPo_ValueKind_List && upb_FieldDef_IsRepeated(f)) {
       po_Value *l = po_Value_NewList(a);
       for (size_t i = 0; l && i < po_Value_Size(v); i++) {
         const po_Value *e1 = po_Value_At(v, i);
         po_Value *c = (po_Value *)e1;
-        if (po_Value_Kind(e1) == kPo_ValueInt) {
+        if (po_Value_Kind(e1) == kPo_ValueKind_Int) {
           const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(e, (int32_t)po_Value_Int(e1));
           if (ev) c = po_Value_NewString(a, upb_EnumValueDef_Name(ev), strlen(upb_EnumValueDef_Name(ev)));
         }
@@ -164,7 +164,7 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
   }
   if (!upb_FieldDef_IsSubMessage(f) || upb_FieldDef_IsRepeated(f)) return (po_Value *)v;
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
-  if (k == kPo_ValueString && strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration") == 0) {
+  if (k == kPo_ValueKind_String && strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration") == 0) {
     int64_t secs;
     int32_t nanos;
     if (po_Duration_Parse(po_Value_String(v, NULL), &secs, &nanos) != 1) return (po_Value *)v;
@@ -175,24 +175,14 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
     if (nanos) po_Value_MapPut(a, d, "nanos", po_Value_NewInt(a, nanos));
     return d;
   }
-  if (k == kPo_ValueMap) return object_children(m, v, a);
+  if (k == kPo_ValueKind_Map) return object_children(m, v, a);
   return (po_Value *)v;
 }
 
-/* The field a path names, or NULL when any segment does not resolve. */
-static const upb_FieldDef *target(const upb_MessageDef *m, const char *path) {
-  while (*path == '/') path++;
-  const upb_FieldDef *f = NULL;
-  while (m) {
-    const char *end = strchr(path, '/');
-    size_t len = end ? (size_t)(end - path) : strlen(path);
-    f = upb_MessageDef_FindFieldByNameWithSize(m, path, len);
-    if (!f || !end) return f;
-    if (upb_FieldDef_IsRepeated(f) || !upb_FieldDef_IsSubMessage(f)) return NULL;
-    m = upb_FieldDef_MessageSubDef(f);
-    path = end + 1;
-  }
-  return NULL;
+/* The field a path names, or NULL when any segment does not resolve (validation reports it). */
+static const upb_FieldDef *target(const upb_MessageDef *m, const char *path, po_Arena *a) {
+  po_Resolved r;
+  return po_Path_Resolve(m, path, a, &r) ? po_Resolved_Target(&r) : NULL;
 }
 
 void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
@@ -200,12 +190,12 @@ void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
   if (!s) return;
   for (size_t i = 0; i < args->patch_count; i++) {
     po_Patch *p = &args->patches[i];
-    if (!p->value || !p->path || po_Op_Parse(p->op) != kPo_OpAdd) continue;
+    if (!p->value || !p->path || po_Op_Parse(p->op) != kPo_Op_Add) continue;
     const char *msg = po_ResourceType_Message(po_ResourceType_Parse(p->resource_filter.resource_type));
     const upb_MessageDef *root = msg ? po_Schema_FindMessage(s, msg) : NULL;
-    const upb_FieldDef *f = root ? target(root, p->path) : NULL;
+    const upb_FieldDef *f = root ? target(root, p->path, a) : NULL;
     if (!f) continue;
-    if (po_Value_Kind(p->value) == kPo_ValueMap && upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) &&
+    if (po_Value_Kind(p->value) == kPo_ValueKind_Map && upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) &&
         !upb_FieldDef_IsMap(f)) {
       p->value = object_children(upb_FieldDef_MessageSubDef(f), p->value, a);
     } else {

@@ -1,6 +1,7 @@
 /* Did-you-mean for unknown field names (beyond Consul, which only lists the fields).
  * Two common mistakes get a direct answer: a JSON (camelCase) name where the proto name is
  * needed, and a small typo (edit distance within a third of the name). */
+#include <stdint.h>
 #include <string.h>
 #include <strings.h>
 
@@ -32,6 +33,50 @@ static size_t distance_within(const char *a, size_t la, const char *b, size_t lb
   return row[lb] <= k ? row[lb] : k + 1;
 }
 
+/* Levenshtein distance of a pattern (at most 64 characters, its per-character bit masks in
+ * `peq`) to `b`, by Myers' bit-parallel algorithm in Hyyro's form for edit distance: one pass
+ * over b, a few word operations per character. What the field hint runs per candidate name,
+ * where the quadratic table cost most of an unknown-field error. */
+typedef struct {
+  uint64_t peq[256];
+  size_t m;
+} Pattern;
+
+static void pattern_init(Pattern *p, const char *a, size_t m) {
+  memset(p->peq, 0, sizeof p->peq);
+  p->m = m;
+  for (size_t i = 0; i < m; i++) p->peq[(unsigned char)a[i]] |= UINT64_C(1) << i;
+}
+
+static size_t distance_bits(const Pattern *p, const char *b, size_t n) {
+  uint64_t pv = ~UINT64_C(0), mv = 0, top = UINT64_C(1) << (p->m - 1);
+  size_t score = p->m;
+  for (size_t j = 0; j < n; j++) {
+    uint64_t eq = p->peq[(unsigned char)b[j]];
+    uint64_t xv = eq | mv;
+    uint64_t xh = (((eq & pv) + pv) ^ pv) | eq;
+    uint64_t ph = mv | ~(xh | pv);
+    uint64_t mh = pv & xh;
+    if (ph & top) score++;
+    else if (mh & top) score--;
+    ph = (ph << 1) | 1; /* row 0 of the table grows by one per character of b */
+    mh <<= 1;
+    pv = mh | ~(xv | ph);
+    mv = ph & xv;
+  }
+  return score;
+}
+
+/* Which characters a name holds, folded to 64 classes. An edit adds or removes at most one
+ * character (a substitution both), so it changes at most two classes' presence: half the
+ * classes two names do not share is a lower bound of their distance, which rules most
+ * candidates out before the quadratic distance is computed. */
+static uint64_t char_classes(const char *s, size_t len) {
+  uint64_t m = 0;
+  for (size_t i = 0; i < len; i++) m |= UINT64_C(1) << ((unsigned char)s[i] & 63);
+  return m;
+}
+
 const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a) {
   const char *newer = po_Hint_NewerField(m, name, a);
   if (newer) return newer;
@@ -45,10 +90,17 @@ const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_A
   size_t limit = len / 3;
   if (limit < 1) limit = 1;
   size_t best_d = limit + 1;
+  uint64_t classes = char_classes(name, len);
+  Pattern pat;
+  bool bits = len > 0 && len <= 64;
+  if (bits) pattern_init(&pat, name, len);
   for (int i = 0; i < upb_MessageDef_FieldCount(m) && best_d > 1; i++) {
     const char *cand = upb_FieldDef_Name(upb_MessageDef_Field(m, i));
+    size_t cl = strlen(cand);
+    if ((cl > len ? cl - len : len - cl) > best_d - 1) continue;
+    if (((size_t)__builtin_popcountll(classes ^ char_classes(cand, cl)) + 1) / 2 > best_d - 1) continue;
     /* strictly better only: the first of equally close names (declaration order) wins */
-    size_t d = distance_within(name, len, cand, strlen(cand), best_d - 1);
+    size_t d = bits ? distance_bits(&pat, cand, cl) : distance_within(name, len, cand, cl, best_d - 1);
     if (d < best_d) {
       best_d = d;
       best = cand;
@@ -101,20 +153,20 @@ static const char *closest_enum(const upb_EnumDef *e, const char *s) {
 
 static const char *enum_hint(const upb_FieldDef *f, const po_Value *v, po_Arena *a) {
   const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
-  if (po_Value_Kind(v) == kPo_ValueList) {
+  if (po_Value_Kind(v) == kPo_ValueKind_List) {
     /* the first element that is not a name of the enum */
     const po_Value *bad = NULL;
     for (size_t i = 0; !bad && i < po_Value_Size(v); i++) {
       const po_Value *x = po_Value_At(v, i);
       size_t l;
       const char *s = po_Value_String(x, &l);
-      if (po_Value_Kind(x) != kPo_ValueString || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) bad = x;
+      if (po_Value_Kind(x) != kPo_ValueKind_String || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) bad = x;
     }
     if (!bad) return NULL;
     v = bad;
   }
   const char *names = enum_names(e, a);
-  if (po_Value_Kind(v) == kPo_ValueString) {
+  if (po_Value_Kind(v) == kPo_ValueKind_String) {
     const char *s = po_Value_String(v, NULL);
     const char *c = closest_enum(e, s);
     if (c) return po_Arena_Printf(a, "did you mean '%s'? %s values: %s", c, upb_EnumDef_FullName(e), names);
@@ -127,7 +179,7 @@ static const char *duration_hint(const po_Value *v, po_Arena *a) {
   static const char kForms[] =
       "a Duration is written {\"seconds\": 5, \"nanos\": 0} (a PropertyOverride also takes \"5s\", "
       "\"1.5s\", \"250ms\", \"1h30m\")";
-  if (po_Value_Kind(v) == kPo_ValueString) {
+  if (po_Value_Kind(v) == kPo_ValueKind_String) {
     int64_t sec;
     int32_t ns;
     const char *s = po_Value_String(v, NULL);
@@ -138,7 +190,7 @@ static const char *duration_hint(const po_Value *v, po_Arena *a) {
     if (r == 0) return po_Arena_Printf(a, "\"%s\" is not a duration: %s", s, kForms);
     return kForms;
   }
-  if (po_Value_Kind(v) == kPo_ValueInt || po_Value_Kind(v) == kPo_ValueFloat) {
+  if (po_Value_Kind(v) == kPo_ValueKind_Int || po_Value_Kind(v) == kPo_ValueKind_Float) {
     return po_Arena_Printf(a, "a number is not a Duration (which unit?): %s", kForms);
   }
   return kForms;

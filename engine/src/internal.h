@@ -20,7 +20,7 @@ struct po_Value {
   po_ValueKind kind;
   bool untyped; /* a list as encoding/json makes it: Go []interface {} whatever its elements */
   po_Pos pos;
-  /* An integer literal beyond int64, as written: its kind is kPo_ValueFloat (no Go int holds
+  /* An integer literal beyond int64, as written: its kind is kPo_ValueKind_Float (no Go int holds
    * it; encoding/json makes it float64), but range checks and messages use the exact text. */
   const char *lit;
   /* A float64 that the wire convention made of an int literal: the literal, for messages only
@@ -58,6 +58,11 @@ bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Va
  * (yaml_tags.c). False for no tag or a core one (null, bool, int, float, str). */
 bool po_YamlTag_String(const char *tag, const char *s, size_t len, po_Arena *a, const char **out, size_t *out_len,
                        const char **error);
+
+/* What Consul's decoder makes of a patch's Value (its type is `any`): a one-element list is
+ * its element, with one-element lists in the maps below unwrapped; [null] and null are NULL
+ * (Go nil). decode.c; the wire verdict of a compile (override.c) uses it too. */
+const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 
 /* The process-wide schema; NULL (and status filled) when it did not load. */
 const po_Schema *po_Engine_Schema(po_Status *status);

@@ -3,21 +3,21 @@
 
 #include "internal.h"
 
-static const char *const kOps[] = {[kPo_OpAdd] = "add", [kPo_OpRemove] = "remove"};
+static const char *const kOps[] = {[kPo_Op_Add] = "add", [kPo_Op_Remove] = "remove"};
 static const char *const kResourceTypes[] = {
-    [kPo_ResourceCluster] = "cluster",
-    [kPo_ResourceClusterLoadAssignment] = "cluster-load-assignment",
-    [kPo_ResourceRoute] = "route",
-    [kPo_ResourceListener] = "listener",
+    [kPo_ResourceType_Cluster] = "cluster",
+    [kPo_ResourceType_ClusterLoadAssignment] = "cluster-load-assignment",
+    [kPo_ResourceType_Route] = "route",
+    [kPo_ResourceType_Listener] = "listener",
 };
 static const char *const kResourceMessages[] = {
-    [kPo_ResourceCluster] = "envoy.config.cluster.v3.Cluster",
-    [kPo_ResourceClusterLoadAssignment] = "envoy.config.endpoint.v3.ClusterLoadAssignment",
-    [kPo_ResourceRoute] = "envoy.config.route.v3.RouteConfiguration",
-    [kPo_ResourceListener] = "envoy.config.listener.v3.Listener",
+    [kPo_ResourceType_Cluster] = "envoy.config.cluster.v3.Cluster",
+    [kPo_ResourceType_ClusterLoadAssignment] = "envoy.config.endpoint.v3.ClusterLoadAssignment",
+    [kPo_ResourceType_Route] = "envoy.config.route.v3.RouteConfiguration",
+    [kPo_ResourceType_Listener] = "envoy.config.listener.v3.Listener",
 };
-static const char *const kDirections[] = {[kPo_DirectionInbound] = "inbound",
-                                          [kPo_DirectionOutbound] = "outbound"};
+static const char *const kDirections[] = {[kPo_TrafficDirection_Inbound] = "inbound",
+                                          [kPo_TrafficDirection_Outbound] = "outbound"};
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -36,8 +36,8 @@ po_ResourceType po_ResourceType_Parse(const char *s) {
 po_TrafficDirection po_TrafficDirection_Parse(const char *s) {
   return (po_TrafficDirection)find(kDirections, COUNT(kDirections), s);
 }
-bool po_Ops_Contains(const char *op) { return po_Op_Parse(op) != kPo_OpUnknown; }
-bool po_ResourceTypes_Contains(const char *t) { return po_ResourceType_Parse(t) != kPo_ResourceUnknown; }
+bool po_Ops_Contains(const char *op) { return po_Op_Parse(op) != kPo_Op_Unknown; }
+bool po_ResourceTypes_Contains(const char *t) { return po_ResourceType_Parse(t) != kPo_ResourceType_Unknown; }
 
 const char *po_Op_Name(po_Op op) {
   return op > 0 && op < COUNT(kOps) ? kOps[op] : "";

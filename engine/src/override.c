@@ -4,18 +4,13 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "override_ir.h"
 
 #define PO_EXTENSION_NAME "builtin/property-override"
 
-struct po_Override {
-  po_Arguments args;             /* normalised: ProxyType set, service namespaces defaulted */
-  po_CompiledPatch *compiled;    /* one per patch */
-  po_ResourceType *types;
-  po_TrafficDirection *dirs;
-};
 
 po_CompileOptions po_CompileOptions_Default(void) {
-  return (po_CompileOptions){.convention = kPo_ConventionTyped, .envoy_rules = true,
+  return (po_CompileOptions){.convention = kPo_Convention_Typed, .envoy_rules = true,
                              .deprecations = true, .hints = true};
 }
 
@@ -80,9 +75,9 @@ static const char *validate_patch(po_Patch *p, po_Arena *a) {
                                  "cluster, cluster-load-assignment, route, listener");
   if (e) return e;
   e = check_required(a, f->traffic_direction, "TrafficDirection",
-                     po_TrafficDirection_Parse(f->traffic_direction) != kPo_DirectionUnknown, "inbound, outbound");
+                     po_TrafficDirection_Parse(f->traffic_direction) != kPo_TrafficDirection_Unknown, "inbound, outbound");
   if (e) return e;
-  if (f->service_count > 0 && po_TrafficDirection_Parse(f->traffic_direction) != kPo_DirectionOutbound) {
+  if (f->service_count > 0 && po_TrafficDirection_Parse(f->traffic_direction) != kPo_TrafficDirection_Outbound) {
     return "patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not \"outbound\"";
   }
   for (size_t i = 0; i < f->service_count; i++) {
@@ -93,7 +88,7 @@ static const char *validate_patch(po_Patch *p, po_Arena *a) {
   }
   e = check_required(a, p->op, "Op", po_Ops_Contains(p->op), "add, remove");
   if (e) return e;
-  if (p->value && po_Value_Kind(p->value) != kPo_ValueNull && po_Op_Parse(p->op) != kPo_OpAdd) {
+  if (p->value && po_Value_Kind(p->value) != kPo_ValueKind_Null && po_Op_Parse(p->op) != kPo_Op_Add) {
     return po_Arena_Printf(a, "field Value is not supported for %s operation", p->op);
   }
   return NULL;
@@ -102,15 +97,15 @@ static const char *validate_patch(po_Patch *p, po_Arena *a) {
 /* The wire convention: what encoding/json makes of the value (float64 numbers, []interface {}). */
 static po_Value *to_wire(po_Arena *a, const po_Value *v) {
   switch (po_Value_Kind(v)) {
-    case kPo_ValueInt: {
+    case kPo_ValueKind_Int: {
       po_Value *f = po_Value_NewFloat(a, (double)po_Value_Int(v));
       if (f) po_Value_SetPos(f, po_Value_Pos(v));
       /* its literal, for messages: 9007199254740993 is not its float64 */
       if (f && !(f->text = po_Arena_Printf(a, "%lld", (long long)po_Value_Int(v)))) return NULL;
       return f;
     }
-    case kPo_ValueList:
-    case kPo_ValueMap: {
+    case kPo_ValueKind_List:
+    case kPo_ValueKind_Map: {
       po_Value *c = po_Arena_Malloc(a, sizeof *c);
       if (!c) return NULL;
       *c = *v;
@@ -118,7 +113,7 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
       if (!c->u.agg.items) return NULL;
       c->u.agg.cap = v->u.agg.len;
       for (size_t i = 0; i < v->u.agg.len; i++) c->u.agg.items[i] = to_wire(a, v->u.agg.items[i]);
-      c->untyped = v->kind == kPo_ValueList;
+      c->untyped = v->kind == kPo_ValueKind_List;
       return c;
     }
     default: return (po_Value *)v;
@@ -130,36 +125,116 @@ static po_PatchOptions patch_options(const po_CompileOptions *o, bool debug) {
                            .envoy_rules = o->envoy_rules, .deprecations = o->deprecations};
 }
 
-po_Override *po_Override_Compile(const po_Arguments *in, const po_CompileOptions *opts,
-                                 po_Arena *a, po_Diagnostics *diags) {
+/* Why Consul's wire typing refuses a value the typed convention took, from what the value and
+ * the field are (never from the error's text): an array for a repeated field is the one
+ * systematic case (encoding/json makes every array []interface {}). */
+static po_DiagKind wire_reason(const po_Value *v, const upb_FieldDef *target) {
+  return po_Value_Kind(v) == kPo_ValueKind_List && target && upb_FieldDef_IsRepeated(target) ? kPo_DiagKind_WireArray
+                                                                                          : kPo_DiagKind_WireFormat;
+}
+
+const char *po_DiagKind_Reason(po_DiagKind kind) {
+  switch (kind) {
+    case kPo_DiagKind_WireArray:
+      return "Consul's API delivers every JSON array as []interface {}, which no repeated field accepts";
+    case kPo_DiagKind_WireFormat: return "as Consul will decode the arguments written to it";
+    default: return NULL;
+  }
+}
+
+/* The verdict of the convention the compile did not use, on the already resolved target: only
+ * the value's conversion can differ, so the path is not walked again. */
+static po_Verdict other_verdict(const po_CompiledPatch *cp, const po_Patch *p, po_Convention c,
+                                const po_Verdict *primary, bool debug, po_Arena *a) {
+  if (!cp->target || cp->op != kPo_Op_Add || !p->value || po_Value_Kind(p->value) == kPo_ValueKind_Null) return *primary;
+  const po_Value *v = p->value;
+  if (c == kPo_Convention_Wire) {
+    /* As Consul will receive what we write: encoding/json's typing, then its decoder's. */
+    const po_Value *w = to_wire(a, p->value);
+    if (!w) return (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = "out of memory"};
+    v = po_Value_DecodedAsAny(w, a);
+  }
+  po_PatchOptions po = {.debug = debug};
+  po_Setter set;
+  po_Status st;
+  po_Status_Clear(&st);
+  if (po_CompiledPatch_Convert(cp, v, &po, a, &set, NULL, &st)) return (po_Verdict){.ok = true};
+  po_DiagKind kind = !primary->ok ? kPo_DiagKind_Consul
+                     : c == kPo_Convention_Wire ? wire_reason(p->value, cp->target)
+                                               : kPo_DiagKind_Consul;
+  return (po_Verdict){.ok = false, .kind = kind, .message = po_Arena_Printf(a, "%s", st.message)};
+}
+
+static po_Override *override_new(const po_Arguments *in, po_Arena *a) {
+  po_Override *o = po_Arena_Malloc(a, sizeof *o);
+  if (!o) return NULL;
+  o->args = *in;
+  size_t n = in->patch_count, m = n ? n : 1;
+  o->args.patches = po_Arena_Malloc(a, m * sizeof *o->args.patches);
+  o->compiled = po_Arena_Malloc(a, m * sizeof *o->compiled);
+  o->types = po_Arena_Malloc(a, m * sizeof *o->types);
+  o->dirs = po_Arena_Malloc(a, m * sizeof *o->dirs);
+  o->verdicts = po_Arena_Malloc(a, m * sizeof *o->verdicts);
+  if (!o->args.patches || !o->compiled || !o->types || !o->dirs || !o->verdicts) return NULL;
+  if (n) memcpy(o->args.patches, in->patches, n * sizeof *o->args.patches);
+  return o;
+}
+
+/* One patch's compile: the primary convention with every check and diagnostic, then the
+ * other convention's verdict on the resolved target. */
+static bool compile_patch(po_Override *o, size_t i, const po_Schema *schema, const upb_MessageDef *root,
+                          const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags) {
+  po_Patch *p = &o->args.patches[i];
+  po_Patch typed = *p;
+  if (opts->convention == kPo_Convention_Wire && typed.value && !(typed.value = to_wire(a, typed.value))) return false;
+  po_PatchOptions po = patch_options(opts, o->args.debug);
+  const char *hint = NULL;
+  po_Status st;
+  po_Status_Clear(&st);
+  size_t before = po_Diagnostics_Count(diags);
+  po_Verdict *v = o->verdicts[i];
+  po_Verdict *primary = &v[opts->convention];
+  *primary = (po_Verdict){.ok = true};
+  if (!po_CompiledPatch_Compile(schema, root, &typed, &po, a, &o->compiled[i], &hint, diags, (int)i, &st)) {
+    if (st.code == kPo_ErrNoMemory) return false;
+    const char *msg = po_Arena_Printf(a, "%s", st.message);
+    *primary = (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = msg};
+    po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, (int)i, p->path, msg);
+    if (x) x->hint = hint;
+  }
+  po_Convention other = opts->convention == kPo_Convention_Wire ? kPo_Convention_Typed : kPo_Convention_Wire;
+  v[other] = other_verdict(&o->compiled[i], p, other, primary, o->args.debug, a);
+  if (opts->check_wire && other == kPo_Convention_Wire && primary->ok && !v[other].ok) {
+    /* Consul's text first, as Consul would print it; why after it. */
+    po_Diagnostics_Add(diags, kPo_Severity_Error, v[other].kind, (int)i, p->path,
+                       po_Arena_Printf(a, "%s (%s)", v[other].message, po_DiagKind_Reason(v[other].kind)));
+  }
+  for (size_t k = before; k < po_Diagnostics_Count(diags); k++) {
+    ((po_Diagnostic *)po_Diagnostics_At(diags, k))->pos = p->pos;
+  }
+  return true;
+}
+
+po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *opts, po_Arena *a,
+                               po_Diagnostics *diags) {
   po_CompileOptions defaults = po_CompileOptions_Default();
   if (!opts) opts = &defaults;
   po_Status st;
   po_Status_Clear(&st);
   const po_Schema *schema = po_Engine_Schema(&st);
   if (!schema) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagDecode, -1, NULL,
-                       po_Arena_Printf(a, "%s", st.message));
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;
   }
-  po_Override *o = po_Arena_Malloc(a, sizeof *o);
+  po_Override *o = override_new(in, a);
   if (!o) return NULL;
-  o->args = *in;
   size_t n = in->patch_count;
-  o->args.patches = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->args.patches);
-  o->compiled = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->compiled);
-  o->types = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->types);
-  o->dirs = po_Arena_Malloc(a, (n ? n : 1) * sizeof *o->dirs);
-  if (!o->args.patches || !o->compiled || !o->types || !o->dirs) return NULL;
-  if (n == 0) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, "at least one patch is required");
-    return NULL;
-  }
   size_t errors_before = po_Diagnostics_ErrorCount(diags);
-  po_PatchOptions po = patch_options(opts, in->debug);
+  if (n == 0) {
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -2, NULL, "at least one patch is required");
+  }
   for (size_t i = 0; i < n; i++) {
     po_Patch *p = &o->args.patches[i];
-    *p = in->patches[i];
     /* Services are normalised in place: copy them so the caller's arguments stay as given. */
     if (p->resource_filter.service_count) {
       po_ServiceName *svc = po_Arena_Malloc(a, p->resource_filter.service_count * sizeof *svc);
@@ -169,42 +244,60 @@ po_Override *po_Override_Compile(const po_Arguments *in, const po_CompileOptions
     }
     const char *e = validate_patch(p, a);
     if (e) {
-      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, (int)i, p->path, e);
+      o->verdicts[i][0] = o->verdicts[i][1] = (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = e};
+      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, (int)i, p->path, e);
       if (x) x->pos = p->pos;
       continue;
     }
     o->types[i] = po_ResourceType_Parse(p->resource_filter.resource_type);
     o->dirs[i] = po_TrafficDirection_Parse(p->resource_filter.traffic_direction);
-    po_Patch typed = *p;
-    if (opts->convention == kPo_ConventionWire && typed.value) typed.value = to_wire(a, typed.value);
     const upb_MessageDef *root = po_Schema_FindMessage(schema, po_ResourceType_Message(o->types[i]));
-    const char *hint = NULL;
-    po_Status_Clear(&st);
-    size_t before = po_Diagnostics_Count(diags);
-    if (!po_CompiledPatch_Compile(schema, root, &typed, &po, a, &o->compiled[i], &hint, diags, (int)i, &st)) {
-      po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, (int)i, p->path,
-                                            po_Arena_Printf(a, "%s", st.message));
-      if (x) {
-        x->hint = hint;
-        x->pos = p->pos;
-      }
-    }
-    for (size_t k = before; k < po_Diagnostics_Count(diags); k++) {
-      ((po_Diagnostic *)po_Diagnostics_At(diags, k))->pos = p->pos;
-    }
+    if (!compile_patch(o, i, schema, root, opts, a, diags)) return NULL;
   }
   if (!o->args.proxy_type || !*o->args.proxy_type) o->args.proxy_type = "connect-proxy";
   const char *e = check_required(a, o->args.proxy_type, "ProxyType",
                                  strcmp(o->args.proxy_type, "connect-proxy") == 0, "connect-proxy");
-  if (e) po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -1, NULL, e);
-  return po_Diagnostics_ErrorCount(diags) > errors_before ? NULL : o;
+  if (e) po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -1, NULL, e);
+  o->valid = po_Diagnostics_ErrorCount(diags) == errors_before;
+  return o;
+}
+
+po_Override *po_Override_Compile(const po_Arguments *in, const po_CompileOptions *opts, po_Arena *a,
+                                 po_Diagnostics *diags) {
+  po_Override *o = po_Override_Build(in, opts, a, diags);
+  return o && o->valid ? o : NULL;
+}
+
+po_Override *po_Override_BuildFor(const char *message, const po_Arguments *in, const po_CompileOptions *opts,
+                                  po_Arena *a, po_Diagnostics *diags) {
+  po_CompileOptions defaults = po_CompileOptions_Default();
+  if (!opts) opts = &defaults;
+  po_Status st;
+  po_Status_Clear(&st);
+  const po_Schema *schema = po_Engine_Schema(&st);
+  const upb_MessageDef *root = schema ? po_Schema_FindMessage(schema, message) : NULL;
+  if (!root) {
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL,
+                       schema ? po_Arena_Printf(a, "no message %s in the Envoy API", message)
+                              : po_Arena_Printf(a, "%s", st.message));
+    return NULL;
+  }
+  po_Override *o = override_new(in, a);
+  if (!o) return NULL;
+  o->bare = true;
+  size_t errors_before = po_Diagnostics_ErrorCount(diags);
+  for (size_t i = 0; i < in->patch_count; i++) {
+    if (!compile_patch(o, i, schema, root, opts, a, diags)) return NULL;
+  }
+  o->valid = po_Diagnostics_ErrorCount(diags) == errors_before;
+  return o;
 }
 
 po_Override *po_Constructor(const char *name, const po_Value *arguments,
                             const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags) {
   if (!name) name = PO_EXTENSION_NAME;
   if (strcmp(name, PO_EXTENSION_NAME) != 0) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL,
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -2, NULL,
                        po_Arena_Printf(a, "expected extension name %s but got %s", go_quote(a, PO_EXTENSION_NAME),
                                        go_quote(a, name)));
     return NULL;
@@ -214,9 +307,9 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
   po_Status_Clear(&st);
   /* Under the wire convention the whole arguments object is as encoding/json made it, so
    * Consul's decoder sees []interface {} and float64 too (its errors name those types). */
-  if (opts && opts->convention == kPo_ConventionWire && arguments && !(arguments = to_wire(a, arguments))) return NULL;
+  if (opts && opts->convention == kPo_Convention_Wire && arguments && !(arguments = to_wire(a, arguments))) return NULL;
   if (!po_Arguments_Decode(arguments, a, &args, &st)) {
-    po_Diagnostics_Add(diags, kPo_SeverityError, kPo_DiagConsul, -2, NULL, po_Arena_Printf(a, "%s", st.message));
+    po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, -2, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;
   }
   return po_Override_Compile(&args, opts, a, diags);
@@ -224,6 +317,42 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
 
 size_t po_Override_PatchCount(const po_Override *o) { return o->args.patch_count; }
 const po_Arguments *po_Override_Arguments(const po_Override *o) { return &o->args; }
+bool po_Override_Valid(const po_Override *o) { return o->valid; }
+
+po_ResourceType po_Override_ResourceType(const po_Override *o, size_t i) {
+  return i < o->args.patch_count ? o->types[i] : kPo_ResourceType_Unknown;
+}
+
+po_TrafficDirection po_Override_Direction(const po_Override *o, size_t i) {
+  return i < o->args.patch_count ? o->dirs[i] : kPo_TrafficDirection_Unknown;
+}
+
+po_Op po_Override_Op(const po_Override *o, size_t i) {
+  return i < o->args.patch_count ? o->compiled[i].op : kPo_Op_Unknown;
+}
+
+size_t po_Override_SegmentCount(const po_Override *o, size_t i) {
+  if (i >= o->args.patch_count || !o->compiled[i].target) return 0;
+  return o->compiled[i].chain_len + 1;
+}
+
+bool po_Override_Segment(const po_Override *o, size_t i, size_t k, po_PathSegment *out) {
+  if (k >= po_Override_SegmentCount(o, i)) return false;
+  const po_CompiledPatch *cp = &o->compiled[i];
+  const upb_FieldDef *f = k < cp->chain_len ? cp->chain[k] : cp->target;
+  const upb_OneofDef *oneof = upb_FieldDef_RealContainingOneof(f);
+  *out = (po_PathSegment){.name = upb_FieldDef_Name(f), .full_name = upb_FieldDef_FullName(f),
+                          .number = (int)upb_FieldDef_Number(f),
+                          .oneof = oneof ? upb_OneofDef_Name(oneof) : NULL};
+  return true;
+}
+
+po_Verdict po_Override_Verdict(const po_Override *o, size_t i, po_Convention c) {
+  if (i >= o->args.patch_count || (c != kPo_Convention_Typed && c != kPo_Convention_Wire)) {
+    return (po_Verdict){.ok = false, .kind = kPo_DiagKind_Decode, .message = "no such patch or convention"};
+  }
+  return o->verdicts[i][c];
+}
 
 /* ---- application ---- */
 
@@ -244,6 +373,7 @@ bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p) 
 
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *st) {
+  if (!o->valid) return po_Status_Set(st, kPo_ErrInvalid, "the override did not compile; it cannot be applied");
   bool any = false;
   size_t failures = 0;
   char errs[PO_STATUS_MAX];
@@ -251,7 +381,8 @@ bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p,
   errs[0] = '\0';
   for (size_t i = 0; i < o->args.patch_count; i++) {
     const po_Patch *pt = &o->args.patches[i];
-    if (!po_ResourceFilter_Matches(&pt->resource_filter, p)) continue;
+    if (p && !o->bare && !po_ResourceFilter_Matches(&pt->resource_filter, p)) continue;
+    if (!o->compiled[i].target) continue; /* not compiled: the override is not valid */
     const po_CompiledPatch *cp = &o->compiled[i];
     if (cp->root != m->def) {
       /* The compiled form is for the patch's resource type; a payload claiming that type with
@@ -285,7 +416,7 @@ bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convent
   co.deprecations = false;
   po_PatchOptions po = patch_options(&co, debug);
   po_Patch typed = *patch;
-  if (convention == kPo_ConventionWire && typed.value) typed.value = to_wire(m->arena, typed.value);
+  if (convention == kPo_Convention_Wire && typed.value) typed.value = to_wire(m->arena, typed.value);
   po_CompiledPatch cp;
   const char *hint = NULL;
   if (!po_CompiledPatch_Compile(schema, m->def, &typed, &po, m->arena, &cp, &hint, NULL, 0, st)) {

@@ -13,10 +13,6 @@
 
 #include "compiled.h"
 
-static bool fail(po_Status *st, const char *fmt, const char *a1, const char *a2) {
-  return po_Status_Set(st, kPo_ErrPatch, fmt, a1, a2);
-}
-
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch,
                        "patch value type %s could not be applied to target field type '%s'",
@@ -45,7 +41,7 @@ static const upb_FieldDef *child_field(const upb_MessageDef *m, const char *name
 
 static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f) {
   char num[64];
-  if (po_Value_Kind(v) == kPo_ValueInt) snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v));
+  if (po_Value_Kind(v) == kPo_ValueKind_Int) snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v));
   else po_FormatGoFloat(po_Value_Float(v), num, sizeof num);
   /* An integer literal is quoted as written: beyond int64 (its float64 would misstate it), and
    * under the wire convention, where an in-range integer literal became a float64. */
@@ -76,7 +72,7 @@ static bool convert_big_literal(const po_Value *v, upb_CType ct, const upb_Field
  * where Go would silently wrap. Floats truncate toward zero, as Go's conversion does. */
 static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *f,
                            upb_MessageValue *out, po_Status *st) {
-  bool is_int = po_Value_Kind(v) == kPo_ValueInt;
+  bool is_int = po_Value_Kind(v) == kPo_ValueKind_Int;
   int64_t i = po_Value_Int(v);
   double d = po_Value_Float(v);
   if (!is_int) {
@@ -130,7 +126,7 @@ static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *
   }
 }
 
-static bool is_number(po_ValueKind k) { return k == kPo_ValueInt || k == kPo_ValueFloat; }
+static bool is_number(po_ValueKind k) { return k == kPo_ValueKind_Int || k == kPo_ValueKind_Float; }
 
 static bool is_numeric_ctype(upb_CType ct) {
   return ct == kUpb_CType_Int32 || ct == kUpb_CType_Int64 || ct == kUpb_CType_UInt32 ||
@@ -143,11 +139,11 @@ static bool convert_enum(const po_Value *v, const upb_FieldDef *f, upb_MessageVa
                          po_Status *st) {
   const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
   const upb_EnumValueDef *ev = NULL;
-  if (po_Value_Kind(v) == kPo_ValueString) {
+  if (po_Value_Kind(v) == kPo_ValueKind_String) {
     size_t len;
     const char *s = po_Value_String(v, &len);
     ev = upb_EnumDef_FindValueByNameWithSize(e, s, len);
-  } else if (po_Value_Kind(v) == kPo_ValueInt) {
+  } else if (po_Value_Kind(v) == kPo_ValueKind_Int) {
     int64_t n = po_Value_Int(v);
     if (n < INT32_MIN || n > INT32_MAX) return out_of_range(st, v, f);
     ev = upb_EnumDef_FindValueByNumber(e, (int32_t)n);
@@ -168,12 +164,12 @@ static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a
     return convert_number(v, ct, f, out, st);
   }
   if (ct == kUpb_CType_Bool) {
-    if (k != kPo_ValueBool) return type_mismatch(st, po_Value_GoType(v), f);
+    if (k != kPo_ValueKind_Bool) return type_mismatch(st, po_Value_GoType(v), f);
     out->bool_val = po_Value_Bool(v);
     return true;
   }
   if (ct == kUpb_CType_String) {
-    if (k != kPo_ValueString) return type_mismatch(st, po_Value_GoType(v), f);
+    if (k != kPo_ValueKind_String) return type_mismatch(st, po_Value_GoType(v), f);
     size_t len;
     const char *s = po_Value_String(v, &len);
     out->str_val = (upb_StringView){.data = po_Arena_Strndup(a, s, len), .size = len};
@@ -183,36 +179,35 @@ static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a
   return unsupported_target(st, f);
 }
 
-static const char *const kIntWrappers[] = {"google.protobuf.UInt32Value", "google.protobuf.UInt64Value",
-                                           "google.protobuf.Int32Value", "google.protobuf.Int64Value"};
-
-static bool is_int_wrapper(const char *name) {
-  for (size_t i = 0; i < 4; i++) if (strcmp(name, kIntWrappers[i]) == 0) return true;
-  return false;
-}
-
-/* toProtoWrapperValue: google.protobuf.*Value targets from a scalar. */
+/* toProtoWrapperValue: google.protobuf.*Value targets from a scalar. The nine wrappers are told
+ * apart by upb's well-known-type tag (no name comparisons on this path); any other message is
+ * judged by its name as Consul does: a google.protobuf.*Value that is no wrapper (Value,
+ * ListValue, EnumValue) is a type mismatch, anything else an unsupported target. */
 static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
                             po_Status *st) {
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
-  const char *name = upb_MessageDef_FullName(m);
-  size_t n = strlen(name);
-  if (strncmp(name, "google.protobuf.", 16) != 0 || n < 5 || strcmp(name + n - 5, "Value") != 0) {
-    return unsupported_target(st, f);
-  }
-  const upb_FieldDef *inner = upb_MessageDef_FindFieldByName(m, "value");
+  upb_WellKnown wk = upb_MessageDef_WellKnownType(m);
   po_ValueKind k = po_Value_Kind(v);
+  const upb_FieldDef *inner = NULL;
   bool ok = false;
-  if (inner && !upb_FieldDef_IsRepeated(inner)) {
-    if (k == kPo_ValueInt) {
-      ok = is_int_wrapper(name);
-    } else if (k == kPo_ValueFloat) {
-      ok = is_int_wrapper(name) || !strcmp(name, "google.protobuf.FloatValue") ||
-           !strcmp(name, "google.protobuf.DoubleValue");
-    } else if (k == kPo_ValueBool) {
-      ok = !strcmp(name, "google.protobuf.BoolValue");
-    } else if (k == kPo_ValueString) {
-      ok = !strcmp(name, "google.protobuf.StringValue");
+  if (wk >= kUpb_WellKnown_DoubleValue && wk <= kUpb_WellKnown_BoolValue) {
+    inner = upb_MessageDef_Field(m, 0); /* `value`, the wrapper's one field */
+    bool int_wrapper = wk == kUpb_WellKnown_Int64Value || wk == kUpb_WellKnown_UInt64Value ||
+                       wk == kUpb_WellKnown_Int32Value || wk == kUpb_WellKnown_UInt32Value;
+    switch (k) {
+      case kPo_ValueKind_Int: ok = int_wrapper; break;
+      case kPo_ValueKind_Float:
+        ok = int_wrapper || wk == kUpb_WellKnown_FloatValue || wk == kUpb_WellKnown_DoubleValue;
+        break;
+      case kPo_ValueKind_Bool: ok = wk == kUpb_WellKnown_BoolValue; break;
+      case kPo_ValueKind_String: ok = wk == kUpb_WellKnown_StringValue; break;
+      default: ok = false;
+    }
+  } else {
+    const char *name = upb_MessageDef_FullName(m);
+    size_t n = strlen(name);
+    if (strncmp(name, "google.protobuf.", 16) != 0 || n < 5 || strcmp(name + n - 5, "Value") != 0) {
+      return unsupported_target(st, f);
     }
   }
   if (!ok) return type_mismatch(st, po_Value_GoType(v), f);
@@ -236,7 +231,7 @@ static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *
 static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
                          po_Status *st) {
   const char *go = po_Value_GoType(v);
-  bool typed = po_Value_Kind(v) == kPo_ValueList && strcmp(go, "[]interface {}") != 0;
+  bool typed = po_Value_Kind(v) == kPo_ValueKind_List && strcmp(go, "[]interface {}") != 0;
   upb_FieldType ft = upb_FieldDef_Type(f);
   if (!typed) {
     if (ft == kUpb_FieldType_Message || ft == kUpb_FieldType_Group || ft == kUpb_FieldType_Bytes) {
@@ -248,9 +243,9 @@ static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, 
   po_ValueKind ek = po_Value_Kind(po_Value_At(v, 0));
   bool numbers = is_number(ek);
   /* Which element types each target takes without Go panicking on Append. */
-  bool ok = (ct == kUpb_CType_Enum && (ek == kPo_ValueString || (ek == kPo_ValueInt && !strcmp(go, "[]int")))) ||
-            (is_numeric_ctype(ct) && numbers) || (ct == kUpb_CType_Bool && ek == kPo_ValueBool) ||
-            (ct == kUpb_CType_String && ek == kPo_ValueString);
+  bool ok = (ct == kUpb_CType_Enum && (ek == kPo_ValueKind_String || (ek == kPo_ValueKind_Int && !strcmp(go, "[]int")))) ||
+            (is_numeric_ctype(ct) && numbers) || (ct == kUpb_CType_Bool && ek == kPo_ValueKind_Bool) ||
+            (ct == kUpb_CType_String && ek == kPo_ValueKind_String);
   if (!ok) return type_mismatch(st, go, f);
   size_t n = po_Value_Size(v);
   s->kind = kPo_SetList;
@@ -261,9 +256,9 @@ static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, 
     const po_Value *e = po_Value_At(v, i);
     /* A []float64 with integer literals in it: every element is a float64 to Go. */
     po_Value as_float;
-    if (!strcmp(go, "[]float64") && po_Value_Kind(e) == kPo_ValueInt) {
+    if (!strcmp(go, "[]float64") && po_Value_Kind(e) == kPo_ValueKind_Int) {
       as_float = *e;
-      as_float.kind = kPo_ValueFloat;
+      as_float.kind = kPo_ValueKind_Float;
       as_float.u.d = (double)e->u.i;
       e = &as_float;
     }
@@ -396,7 +391,7 @@ static const char *check_truncation(const po_Setter *s, po_Arena *a) {
   if (s->kind == kPo_SetList) {
     for (size_t i = 0; i < po_Value_Size(s->source); i++) {
       const po_Value *e = po_Value_At(s->source, i);
-      if (po_Value_Kind(e) == kPo_ValueFloat && !e->lit && po_Value_Float(e) != trunc(po_Value_Float(e))) {
+      if (po_Value_Kind(e) == kPo_ValueKind_Float && !e->lit && po_Value_Float(e) != trunc(po_Value_Float(e))) {
         v = e;
         break;
       }
@@ -404,7 +399,7 @@ static const char *check_truncation(const po_Setter *s, po_Arena *a) {
   } else if (s->kind != kPo_SetScalar && s->kind != kPo_SetWrapper) {
     return NULL;
   }
-  if (po_Value_Kind(v) != kPo_ValueFloat || v->lit) return NULL;
+  if (po_Value_Kind(v) != kPo_ValueKind_Float || v->lit) return NULL;
   double d = po_Value_Float(v);
   if (d == trunc(d)) return NULL;
   char num[64], to[64];
@@ -420,9 +415,9 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
                          po_Arena *a, po_Diagnostics *d, int idx, const char *path,
                          const po_PatchOptions *o) {
   const char *trunc_note = check_truncation(s, a);
-  if (trunc_note) note(d, kPo_SeverityWarning, kPo_DiagConsul, idx, path, po_Arena_Printf(a, "%s: %s", where, trunc_note));
+  if (trunc_note) note(d, kPo_Severity_Warning, kPo_DiagKind_Consul, idx, path, po_Arena_Printf(a, "%s: %s", where, trunc_note));
   if (o->deprecations && po_Schema_FieldDeprecated(s->field)) {
-    note(d, kPo_SeverityWarning, kPo_DiagDeprecated, idx, path,
+    note(d, kPo_Severity_Warning, kPo_DiagKind_Deprecated, idx, path,
          po_Arena_Printf(a, "%s: field '%s' of %s is deprecated in Envoy", where,
                          upb_FieldDef_Name(s->field),
                          upb_MessageDef_FullName(upb_FieldDef_ContainingType(s->field))));
@@ -430,7 +425,7 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
   if (!o->envoy_rules) return;
   const char *v = check_duration(s, a);
   if (v) {
-    note(d, kPo_SeverityError, kPo_DiagEnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
+    note(d, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
     return; /* its own rules (gt 0s, ...) would only restate it */
   }
   switch (s->kind) {
@@ -451,7 +446,7 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
       }
       break;
   }
-  if (v) note(d, kPo_SeverityError, kPo_DiagEnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
+  if (v) note(d, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
 }
 
 /* ---- compile ---- */
@@ -465,86 +460,49 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   cp->root = root;
   cp->op = po_Op_Parse(patch->op);
   const char *path = patch->path ? patch->path : "";
-  if (path[0] == '\0' || strcmp(path, "/") == 0) {
-    char *list = po_FieldList(root, o->debug, a);
-    return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
+  po_Resolved r;
+  if (!po_Path_Resolve(root, path, a, &r)) {
+    if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
+    return po_Resolved_Error(&r, o->debug, a, st);
   }
-  const char *p = path;
-  while (*p == '/') p++;
-  size_t segs = 1;
-  for (const char *q = p; *q; q++) segs += *q == '/';
-  cp->chain = po_Arena_Malloc(a, segs * sizeof *cp->chain);
-  if (!cp->chain) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-  enum { kMaxDepth = 32 };
-  const upb_MessageDef *m = root;
-  for (;;) {
-    if (cp->chain_len == kMaxDepth) {
-      /* Beyond Consul: recursive messages (matchers) would let a path nest without bound, past
-       * what Envoy or any encoder reads back. Consul's own errors in the first segments win. */
-      return po_Status_Set(st, kPo_ErrPatch, "path has %zu segments; at most %d are supported", segs, kMaxDepth);
-    }
-    const char *end = strchr(p, '/');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    if (len == 0) return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
-    const upb_FieldDef *f = child_field(m, p, len, o, a, hint, st);
-    if (!f) return false;
-    if (!end) {
-      cp->target = f;
-      break;
-    }
-    if (upb_FieldDef_IsMap(f)) {
-      return fail(st, "path contains member of map field '%s'; map field member access is not supported",
-                  upb_FieldDef_Name(f), NULL);
-    }
-    if (upb_FieldDef_IsRepeated(f)) {
-      return fail(st, "path contains member of repeated field '%s'; repeated field member access is not supported",
-                  upb_FieldDef_Name(f), NULL);
-    }
-    if (upb_FieldDef_IsSubMessage(f) &&
-        strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(f)), "google.protobuf.Any") == 0) {
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "variant-type message fields (google.protobuf.Any) are not supported");
-    }
-    if (!upb_FieldDef_IsSubMessage(f)) {
-      return po_Status_Set(st, kPo_ErrPatch,
-                           "path contains member of non-message field '%s' (type '%s'); this type does not support child fields",
-                           upb_FieldDef_Name(f), po_KindName(f));
-    }
-    cp->chain[cp->chain_len++] = f;
-    m = upb_FieldDef_MessageSubDef(f);
-    p = end + 1;
-  }
+  cp->chain = r.fields;
+  cp->chain_len = r.count - 1;
+  cp->target = r.fields[r.count - 1];
   if (o->deprecations) {
     for (size_t i = 0; i < cp->chain_len; i++) {
       if (po_Schema_FieldDeprecated(cp->chain[i])) {
-        note(diags, kPo_SeverityWarning, kPo_DiagDeprecated, idx, path,
+        note(diags, kPo_Severity_Warning, kPo_DiagKind_Deprecated, idx, path,
              po_Arena_Printf(a, "field '%s' of %s is deprecated in Envoy", upb_FieldDef_Name(cp->chain[i]),
                              upb_MessageDef_FullName(upb_FieldDef_ContainingType(cp->chain[i]))));
       }
     }
   }
   switch (cp->op) {
-    case kPo_OpRemove:
+    case kPo_Op_Remove:
       if (o->envoy_rules) {
         const char *v = po_Pgv_CheckRemove(schema, cp->target, a);
-        if (v) note(diags, kPo_SeverityError, kPo_DiagEnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", path, v));
+        if (v) note(diags, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", path, v));
       }
       return true;
-    case kPo_OpAdd: break;
+    case kPo_Op_Add: break;
     default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
   }
-  const po_Value *v = patch->value;
-  if (!v || po_Value_Kind(v) == kPo_ValueNull) {
+  if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
+  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
+  return true;
+}
+
+bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, const po_PatchOptions *o, po_Arena *a,
+                              po_Setter *set, const char **hint, po_Status *st) {
+  memset(set, 0, sizeof *set);
+  if (!v || po_Value_Kind(v) == kPo_ValueKind_Null) {
     return po_Status_Set(st, kPo_ErrPatch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
                          "message or the 'remove' op to unset fields");
   }
-  bool ok = po_Value_Kind(v) == kPo_ValueMap && !upb_FieldDef_IsMap(cp->target)
-                ? convert_object(v, cp->target, o, a, &cp->set, hint, st)
-                : convert_value(v, cp->target, a, &cp->set, o->hints ? hint : NULL, st);
-  if (!ok) return false;
-  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
-  return true;
+  return po_Value_Kind(v) == kPo_ValueKind_Map && !upb_FieldDef_IsMap(cp->target)
+             ? convert_object(v, cp->target, o, a, set, hint, st)
+             : convert_value(v, cp->target, a, set, o->hints ? hint : NULL, st);
 }
 
 /* ---- apply ---- */
@@ -604,7 +562,7 @@ bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Ar
   upb_Message *m = msg;
   for (size_t i = 0; i < cp->chain_len; i++) {
     const upb_FieldDef *f = cp->chain[i];
-    if (cp->op == kPo_OpRemove) {
+    if (cp->op == kPo_Op_Remove) {
       /* remove never creates parents: an unset parent means nothing to remove. */
       if (!upb_Message_Has(m, f)) return true;
       m = (upb_Message *)upb_Message_Get(m, f).msg_val;
@@ -613,7 +571,7 @@ bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Ar
       if (!m) return false;
     }
   }
-  if (cp->op == kPo_OpRemove) {
+  if (cp->op == kPo_Op_Remove) {
     const upb_FieldDef *f = cp->target;
     if (!upb_FieldDef_HasPresence(f) || upb_Message_Has(m, f)) upb_Message_ClearField(m, f);
     return true;

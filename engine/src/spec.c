@@ -14,7 +14,7 @@ typedef struct {
 
 static void bad(Spec *s, int patch, const char *where, const char *what) {
   s->ok = false;
-  po_Diagnostics_Add(s->d, kPo_SeverityError, kPo_DiagDecode, patch, NULL,
+  po_Diagnostics_Add(s->d, kPo_Severity_Error, kPo_DiagKind_Decode, patch, NULL,
                      po_Arena_Printf(s->a, "%s: %s", where, what));
 }
 
@@ -39,8 +39,8 @@ static bool known(Spec *s, int patch, const char *where, const po_Value *m, cons
 
 static const char *str(Spec *s, int patch, const char *where, const po_Value *m, const char *key) {
   const po_Value *v = po_Value_Get(m, key);
-  if (!v || po_Value_Kind(v) == kPo_ValueNull) return "";
-  if (po_Value_Kind(v) != kPo_ValueString) {
+  if (!v || po_Value_Kind(v) == kPo_ValueKind_Null) return "";
+  if (po_Value_Kind(v) != kPo_ValueKind_String) {
     bad(s, patch, po_Arena_Printf(s->a, "%s.%s", where, key),
         po_Arena_Printf(s->a, "must be a string, not %s", po_Value_GoType(v)));
     return "";
@@ -49,7 +49,7 @@ static const char *str(Spec *s, int patch, const char *where, const po_Value *m,
 }
 
 static bool is_map(Spec *s, int patch, const char *where, const po_Value *v) {
-  if (po_Value_Kind(v) == kPo_ValueMap) return true;
+  if (po_Value_Kind(v) == kPo_ValueKind_Map) return true;
   bad(s, patch, where, po_Arena_Printf(s->a, "must be an object, not %s", po_Value_GoType(v)));
   return false;
 }
@@ -61,15 +61,15 @@ static const char *const kServiceKeys[] = {"name", "namespace", "partition", NUL
 
 static void filter(Spec *s, int i, const char *where, const po_Value *v, po_ResourceFilter *rf) {
   rf->resource_type = rf->traffic_direction = "";
-  if (!v || po_Value_Kind(v) == kPo_ValueNull) return;
+  if (!v || po_Value_Kind(v) == kPo_ValueKind_Null) return;
   if (!is_map(s, i, where, v)) return;
   known(s, i, where, v, kFilterKeys);
   rf->resource_type = str(s, i, where, v, "resourceType");
   rf->traffic_direction = str(s, i, where, v, "trafficDirection");
   const po_Value *svc = po_Value_Get(v, "services");
-  if (svc && po_Value_Kind(svc) != kPo_ValueNull) {
+  if (svc && po_Value_Kind(svc) != kPo_ValueKind_Null) {
     const char *w = po_Arena_Printf(s->a, "%s.services", where);
-    if (po_Value_Kind(svc) != kPo_ValueList) {
+    if (po_Value_Kind(svc) != kPo_ValueKind_List) {
       bad(s, i, w, po_Arena_Printf(s->a, "must be a list, not %s", po_Value_GoType(svc)));
     } else {
       size_t n = po_Value_Size(svc);
@@ -98,12 +98,12 @@ bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *ou
   known(&s, -1, "spec", spec, kSpecKeys);
   out->proxy_type = str(&s, -1, "spec", spec, "proxyType");
   const po_Value *dbg = po_Value_Get(spec, "debug");
-  if (dbg && po_Value_Kind(dbg) != kPo_ValueNull) {
-    if (po_Value_Kind(dbg) != kPo_ValueBool) bad(&s, -1, "spec.debug", "must be true or false");
+  if (dbg && po_Value_Kind(dbg) != kPo_ValueKind_Null) {
+    if (po_Value_Kind(dbg) != kPo_ValueKind_Bool) bad(&s, -1, "spec.debug", "must be true or false");
     out->debug = po_Value_Bool(dbg);
   }
   const po_Value *patches = po_Value_Get(spec, "patches");
-  if (patches && po_Value_Kind(patches) != kPo_ValueNull && po_Value_Kind(patches) != kPo_ValueList) {
+  if (patches && po_Value_Kind(patches) != kPo_ValueKind_Null && po_Value_Kind(patches) != kPo_ValueKind_List) {
     bad(&s, -1, "spec.patches", po_Arena_Printf(a, "must be a list, not %s", po_Value_GoType(patches)));
     return false;
   }
@@ -124,7 +124,7 @@ bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *ou
     p->op = str(&s, (int)i, where, pv, "op");
     p->path = str(&s, (int)i, where, pv, "path");
     const po_Value *val = po_Value_Get(pv, "value");
-    if (po_Value_Kind(val) != kPo_ValueNull) p->value = val;
+    if (po_Value_Kind(val) != kPo_ValueKind_Null) p->value = val;
   }
   return s.ok;
 }

@@ -3,19 +3,19 @@
 
 #include "internal.h"
 
-po_ValueKind po_Value_Kind(const po_Value *v) { return v ? v->kind : kPo_ValueNull; }
-bool po_Value_Bool(const po_Value *v) { return v && v->kind == kPo_ValueBool && v->u.b; }
-int64_t po_Value_Int(const po_Value *v) { return v && v->kind == kPo_ValueInt ? v->u.i : 0; }
+po_ValueKind po_Value_Kind(const po_Value *v) { return v ? v->kind : kPo_ValueKind_Null; }
+bool po_Value_Bool(const po_Value *v) { return v && v->kind == kPo_ValueKind_Bool && v->u.b; }
+int64_t po_Value_Int(const po_Value *v) { return v && v->kind == kPo_ValueKind_Int ? v->u.i : 0; }
 
 double po_Value_Float(const po_Value *v) {
   if (!v) return 0;
-  if (v->kind == kPo_ValueFloat) return v->u.d;
-  if (v->kind == kPo_ValueInt) return (double)v->u.i;
+  if (v->kind == kPo_ValueKind_Float) return v->u.d;
+  if (v->kind == kPo_ValueKind_Int) return (double)v->u.i;
   return 0;
 }
 
 const char *po_Value_String(const po_Value *v, size_t *len) {
-  if (!v || v->kind != kPo_ValueString) {
+  if (!v || v->kind != kPo_ValueKind_String) {
     if (len) *len = 0;
     return NULL;
   }
@@ -24,7 +24,7 @@ const char *po_Value_String(const po_Value *v, size_t *len) {
 }
 
 size_t po_Value_Size(const po_Value *v) {
-  return v && (v->kind == kPo_ValueMap || v->kind == kPo_ValueList) ? v->u.agg.len : 0;
+  return v && (v->kind == kPo_ValueKind_Map || v->kind == kPo_ValueKind_List) ? v->u.agg.len : 0;
 }
 
 const po_Value *po_Value_At(const po_Value *v, size_t i) {
@@ -32,11 +32,11 @@ const po_Value *po_Value_At(const po_Value *v, size_t i) {
 }
 
 const char *po_Value_KeyAt(const po_Value *v, size_t i) {
-  return v && v->kind == kPo_ValueMap && i < v->u.agg.len ? v->u.agg.keys[i] : NULL;
+  return v && v->kind == kPo_ValueKind_Map && i < v->u.agg.len ? v->u.agg.keys[i] : NULL;
 }
 
 const po_Value *po_Value_Get(const po_Value *v, const char *key) {
-  if (!v || v->kind != kPo_ValueMap) return NULL;
+  if (!v || v->kind != kPo_ValueKind_Map) return NULL;
   /* Last one wins, as with encoding/json and json-c. */
   for (size_t i = v->u.agg.len; i-- > 0;) {
     if (strcmp(v->u.agg.keys[i], key) == 0) return v->u.agg.items[i];
@@ -49,13 +49,13 @@ void po_Value_SetPos(po_Value *v, po_Pos pos) { if (v) v->pos = pos; }
 
 const char *po_Value_GoType(const po_Value *v) {
   switch (po_Value_Kind(v)) {
-    case kPo_ValueNull: return "<nil>";
-    case kPo_ValueBool: return "bool";
-    case kPo_ValueInt: return "int";
-    case kPo_ValueFloat: return "float64";
-    case kPo_ValueString: return "string";
-    case kPo_ValueMap: return "map[string]interface {}";
-    case kPo_ValueList: break;
+    case kPo_ValueKind_Null: return "<nil>";
+    case kPo_ValueKind_Bool: return "bool";
+    case kPo_ValueKind_Int: return "int";
+    case kPo_ValueKind_Float: return "float64";
+    case kPo_ValueKind_String: return "string";
+    case kPo_ValueKind_Map: return "map[string]interface {}";
+    case kPo_ValueKind_List: break;
   }
   size_t n = v->u.agg.len;
   if (n == 0 || v->untyped) return "[]interface {}";
@@ -63,16 +63,16 @@ const char *po_Value_GoType(const po_Value *v) {
   bool any_float = false;
   for (size_t i = 0; i < n; i++) {
     po_ValueKind k = po_Value_Kind(v->u.agg.items[i]);
-    bool num = k == kPo_ValueInt || k == kPo_ValueFloat;
-    bool first_num = first == kPo_ValueInt || first == kPo_ValueFloat;
+    bool num = k == kPo_ValueKind_Int || k == kPo_ValueKind_Float;
+    bool first_num = first == kPo_ValueKind_Int || first == kPo_ValueKind_Float;
     if (k != first && !(num && first_num)) return "[]interface {}";
-    if (k == kPo_ValueFloat) any_float = true;
+    if (k == kPo_ValueKind_Float) any_float = true;
   }
   switch (first) {
-    case kPo_ValueInt:
-    case kPo_ValueFloat: return any_float ? "[]float64" : "[]int";
-    case kPo_ValueString: return "[]string";
-    case kPo_ValueBool: return "[]bool";
+    case kPo_ValueKind_Int:
+    case kPo_ValueKind_Float: return any_float ? "[]float64" : "[]int";
+    case kPo_ValueKind_String: return "[]string";
+    case kPo_ValueKind_Bool: return "[]bool";
     default: return "[]interface {}";
   }
 }
@@ -83,30 +83,30 @@ static po_Value *new_value(po_Arena *a, po_ValueKind k) {
   return v;
 }
 
-po_Value *po_Value_NewNull(po_Arena *a) { return new_value(a, kPo_ValueNull); }
-po_Value *po_Value_NewMap(po_Arena *a) { return new_value(a, kPo_ValueMap); }
-po_Value *po_Value_NewList(po_Arena *a) { return new_value(a, kPo_ValueList); }
+po_Value *po_Value_NewNull(po_Arena *a) { return new_value(a, kPo_ValueKind_Null); }
+po_Value *po_Value_NewMap(po_Arena *a) { return new_value(a, kPo_ValueKind_Map); }
+po_Value *po_Value_NewList(po_Arena *a) { return new_value(a, kPo_ValueKind_List); }
 
 po_Value *po_Value_NewBool(po_Arena *a, bool b) {
-  po_Value *v = new_value(a, kPo_ValueBool);
+  po_Value *v = new_value(a, kPo_ValueKind_Bool);
   if (v) v->u.b = b;
   return v;
 }
 
 po_Value *po_Value_NewInt(po_Arena *a, int64_t i) {
-  po_Value *v = new_value(a, kPo_ValueInt);
+  po_Value *v = new_value(a, kPo_ValueKind_Int);
   if (v) v->u.i = i;
   return v;
 }
 
 po_Value *po_Value_NewFloat(po_Arena *a, double d) {
-  po_Value *v = new_value(a, kPo_ValueFloat);
+  po_Value *v = new_value(a, kPo_ValueKind_Float);
   if (v) v->u.d = d;
   return v;
 }
 
 po_Value *po_Value_NewString(po_Arena *a, const char *s, size_t len) {
-  po_Value *v = new_value(a, kPo_ValueString);
+  po_Value *v = new_value(a, kPo_ValueKind_String);
   if (!v) return NULL;
   v->u.s.ptr = po_Arena_Strndup(a, s, len);
   v->u.s.len = len;
@@ -120,7 +120,7 @@ static bool grow(po_Arena *a, po_Value *v) {
   if (!items) return false;
   if (v->u.agg.len) memcpy(items, v->u.agg.items, v->u.agg.len * sizeof *items);
   v->u.agg.items = items;
-  if (v->kind == kPo_ValueMap) {
+  if (v->kind == kPo_ValueKind_Map) {
     const char **keys = po_Arena_Malloc(a, cap * sizeof *keys);
     if (!keys) return false;
     if (v->u.agg.len) memcpy(keys, v->u.agg.keys, v->u.agg.len * sizeof *keys);
@@ -131,7 +131,7 @@ static bool grow(po_Arena *a, po_Value *v) {
 }
 
 bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
-  if (!map || map->kind != kPo_ValueMap || !key) return false;
+  if (!map || map->kind != kPo_ValueKind_Map || !key) return false;
   for (size_t i = 0; i < map->u.agg.len; i++) {
     if (strcmp(map->u.agg.keys[i], key) == 0) {
       map->u.agg.items[i] = v;
@@ -145,14 +145,14 @@ bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
 }
 
 bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
-  if (!map || map->kind != kPo_ValueMap || !key || !grow(a, map)) return false;
+  if (!map || map->kind != kPo_ValueKind_Map || !key || !grow(a, map)) return false;
   map->u.agg.keys[map->u.agg.len] = po_Arena_Strndup(a, key, strlen(key));
   map->u.agg.items[map->u.agg.len++] = v;
   return map->u.agg.keys[map->u.agg.len - 1] != NULL;
 }
 
 bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v) {
-  if (!list || list->kind != kPo_ValueList || !grow(a, list)) return false;
+  if (!list || list->kind != kPo_ValueKind_List || !grow(a, list)) return false;
   list->u.agg.items[list->u.agg.len++] = v;
   return true;
 }

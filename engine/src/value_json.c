@@ -220,19 +220,19 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
 
 json_object *po_Value_ToJsonC(const po_Value *v) {
   switch (po_Value_Kind(v)) {
-    case kPo_ValueNull: return NULL; /* json-c's null */
-    case kPo_ValueBool: return json_object_new_boolean(v->u.b);
-    case kPo_ValueInt: return json_object_new_int64(v->u.i);
-    case kPo_ValueFloat: return v->lit ? json_object_new_double_s(v->u.d, v->lit) : json_object_new_double(v->u.d);
-    case kPo_ValueString: return json_object_new_string_len(v->u.s.ptr, (int)v->u.s.len);
-    case kPo_ValueList: {
+    case kPo_ValueKind_Null: return NULL; /* json-c's null */
+    case kPo_ValueKind_Bool: return json_object_new_boolean(v->u.b);
+    case kPo_ValueKind_Int: return json_object_new_int64(v->u.i);
+    case kPo_ValueKind_Float: return v->lit ? json_object_new_double_s(v->u.d, v->lit) : json_object_new_double(v->u.d);
+    case kPo_ValueKind_String: return json_object_new_string_len(v->u.s.ptr, (int)v->u.s.len);
+    case kPo_ValueKind_List: {
       json_object *arr = json_object_new_array_ext((int)v->u.agg.len);
       for (size_t i = 0; arr && i < v->u.agg.len; i++) {
         json_object_array_add(arr, po_Value_ToJsonC(v->u.agg.items[i]));
       }
       return arr;
     }
-    case kPo_ValueMap: {
+    case kPo_ValueKind_Map: {
       json_object *obj = json_object_new_object();
       for (size_t i = 0; obj && i < v->u.agg.len; i++) {
         json_object_object_add(obj, v->u.agg.keys[i], po_Value_ToJsonC(v->u.agg.items[i]));

@@ -264,7 +264,7 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
         po_Value *x = float_value(a, v.d);
         /* a decimal integer literal no Go int holds (below int64, beyond uint64): a float64 that
          * keeps its text, as the JSON reader keeps it, so messages quote it as written */
-        if (x && po_Value_Kind(x) == kPo_ValueFloat && decimal_integer(s)) {
+        if (x && po_Value_Kind(x) == kPo_ValueKind_Float && decimal_integer(s)) {
           char *digits = po_Arena_Malloc(a, len + 1);
           size_t k = 0;
           if (!digits) return NULL;
@@ -412,15 +412,15 @@ static bool map_set(po_Arena *a, po_Value *m, Index *ix, const char *key, po_Val
 /* A merge key's value: a map, or a list of maps of which the earlier win (go-yaml v2 applies
  * them last to first, each overwriting). */
 static bool merge(Reader *r, po_Value *into, Index *ix, const po_Value *from, yaml_mark_t m) {
-  if (po_Value_Kind(from) == kPo_ValueMap) {
+  if (po_Value_Kind(from) == kPo_ValueKind_Map) {
     for (size_t i = 0; i < from->u.agg.len; i++) {
       if (!map_set(r->arena, into, ix, from->u.agg.keys[i], from->u.agg.items[i])) return false;
     }
     return true;
   }
-  if (po_Value_Kind(from) == kPo_ValueList) {
+  if (po_Value_Kind(from) == kPo_ValueKind_List) {
     for (size_t i = from->u.agg.len; i-- > 0;) {
-      if (po_Value_Kind(from->u.agg.items[i]) != kPo_ValueMap) break;
+      if (po_Value_Kind(from->u.agg.items[i]) != kPo_ValueKind_Map) break;
       if (!merge(r, into, ix, from->u.agg.items[i], m)) return false;
       if (i == 0) return true;
     }

@@ -11,10 +11,15 @@
  *   --iterations N  run every measured loop exactly N times, once (no repeats, no warm-up):
  *                   for instruction counts under `valgrind --tool=callgrind`, where time means
  *                   nothing; the table then shows counts, not speeds.
+ *   --peer BIN      the Consul-equivalent Go peer (tests/bench/consulpeer, built with `go build`):
+ *                   run on the same Cluster (its binary encoding in a temporary file) in the same
+ *                   run, and its PatchStruct times printed beside ours.
+ *   --case S        only the per-patch cases whose name contains S (e.g. for callgrind).
  * No number is checked against its target here: machines are noisy, so this prints and the
  * reader judges (docs/benchmarks.md). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -30,6 +35,8 @@ typedef struct {
   int repeat;          /* samples per measurement */
   unsigned clusters;   /* in the config dump */
   long iterations;     /* 0: timed runs; else fixed counts for callgrind */
+  const char *peer;    /* the Consul-equivalent Go peer's binary, or NULL */
+  const char *only_case; /* run only the per-patch cases whose name contains this */
 } Options;
 
 static Options g_opt = {.only = NULL, .repeat = 9, .clusters = 10000, .iterations = 0};
@@ -123,24 +130,33 @@ static po_Patch make_patch(const Case *c, po_Arena *a) {
   return p;
 }
 
-/* Compile, each time into a fresh arena (what the Constructor does once per patch). */
-static double time_compile(const Fixture *fx, const Case *c, long n) {
+/* Compile. `rules`: the Constructor's checks (Envoy's rules, deprecations), each time into a
+ * fresh arena (what the Constructor does once per patch); without: PatchStruct's checks (hints
+ * on), into an arena shared by 1,000 compiles, as one PatchStruct call allocates no arena of
+ * its own (the arena's creation is the Constructor's, once per override). */
+static double time_compile(const Fixture *fx, const Case *c, long n, bool rules) {
   po_Arena *va = po_Arena_New();
   po_Patch p = make_patch(c, va);
-  po_PatchOptions opts = {.hints = true, .envoy_rules = true,
-                          .deprecations = true};
+  po_PatchOptions opts = {.hints = true, .envoy_rules = rules, .deprecations = rules};
   po_Status st;
   uint64_t t0 = po_Bench_Now();
+  po_Arena *shared = rules ? NULL : po_Arena_New();
   for (long i = 0; i < n; i++) {
-    po_Arena *a = po_Arena_New();
-    po_Diagnostics *d = po_Diagnostics_New(a);
+    po_Arena *a = rules ? po_Arena_New() : shared;
+    po_Diagnostics *d = rules ? po_Diagnostics_New(a) : NULL;
     po_CompiledPatch cp;
     const char *hint = NULL;
     po_Status_Clear(&st);
     bool ok = po_CompiledPatch_Compile(fx->schema, fx->cluster, &p, &opts, a, &cp, &hint, d, 0, &st);
     if (ok == c->fails) die(c->name, &st);
-    po_Arena_Free(a);
+    if (rules) {
+      po_Arena_Free(a);
+    } else if (i % 1000 == 999) {
+      po_Arena_Free(shared);
+      shared = po_Arena_New();
+    }
   }
+  if (shared) po_Arena_Free(shared);
   uint64_t t1 = po_Bench_Now();
   po_Arena_Free(va);
   return (double)(t1 - t0) / (double)n;
@@ -173,29 +189,126 @@ static double time_apply_same(const Fixture *fx, const po_CompiledPatch *cp, lon
   return (double)(t1 - t0) / (double)n;
 }
 
-/* Apply once to each of `n` fresh copies of the realistic cluster, decoded beforehand (not
- * timed): parents are created, fields removed, as on first contact with a resource. */
-static double time_apply_fresh(const Fixture *fx, const po_CompiledPatch *cp, long n) {
-  enum { kBatch = 1000 };
-  upb_Message *copies[kBatch];
-  uint64_t total = 0;
-  for (long done = 0; done < n;) {
-    long k = n - done < kBatch ? n - done : kBatch;
-    upb_Arena *arena = upb_Arena_New();
-    for (long i = 0; i < k; i++) {
-      po_Status st;
+/* Per-operation timings are summarised by their median, which a preemption on this shared
+ * machine does not move, less the median cost of reading the clock twice. */
+static int cmp_u64(const void *x, const void *y) {
+  uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+  return a < b ? -1 : a > b;
+}
+
+static double median_u64(uint64_t *v, long n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_u64);
+  return n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2;
+}
+
+static double g_timer_overhead = -1;
+
+static double timer_overhead(void) {
+  if (g_timer_overhead >= 0) return g_timer_overhead;
+  enum { kPairs = 100001 };
+  uint64_t *v = malloc(kPairs * sizeof *v);
+  if (!v) die("out of memory", NULL);
+  for (int i = 0; i < kPairs; i++) {
+    uint64_t t0 = po_Bench_Now();
+    v[i] = po_Bench_Now() - t0;
+  }
+  g_timer_overhead = median_u64(v, kPairs);
+  free(v);
+  return g_timer_overhead;
+}
+
+/* Apply once to each of `n` fresh copies of the realistic cluster, decoded just before (not
+ * timed), as a resource is on first contact in the pipeline (decode, patch, encode): parents
+ * are created, fields removed. Copies come in groups of kGroup, decoded together and then
+ * patched together under one pair of clock reads (this machine's clock ticks by 10 ns, coarser
+ * than one apply); the result is the median group's time per copy, less the clock's own cost.
+ * The Go peer measures its PatchStruct the same way. When `compile`, each patch is also
+ * compiled (PatchStruct's checks) right before its apply, as one PatchStruct call does both. */
+enum { kGroup = 16 };
+
+static double time_fresh(const Fixture *fx, const Case *c, const po_CompiledPatch *compiled, long n, bool compile) {
+  double overhead = timer_overhead();
+  long groups = n / kGroup > 0 ? n / kGroup : 1;
+  uint64_t *v = malloc((size_t)groups * sizeof *v);
+  if (!v) die("out of memory", NULL);
+  po_Arena *va = po_Arena_New();
+  po_Patch p = make_patch(c, va);
+  po_PatchOptions opts = {.hints = true};
+  po_Arena *a = NULL;
+  for (long g = 0; g < groups; g++) {
+    if (g % 64 == 0) { /* bounded memory: a new arena every 1,024 copies */
+      if (a) po_Arena_Free(a);
+      a = po_Arena_New();
+    }
+    upb_Arena *arena = po_Arena_Upb(a);
+    upb_Message *copies[kGroup];
+    po_Status st;
+    po_Status_Clear(&st);
+    for (int i = 0; i < kGroup; i++) {
       copies[i] = po_Binary_Decode(fx->schema, fx->cluster, fx->binary, fx->binary_len, arena, &st);
       if (!copies[i]) die("decode", &st);
     }
+    bool ok = true;
     uint64_t t0 = po_Bench_Now();
-    for (long i = 0; i < k; i++) {
-      if (!po_CompiledPatch_Apply(cp, copies[i], arena)) die("apply", NULL);
+    for (int i = 0; i < kGroup; i++) {
+      po_CompiledPatch cp;
+      const po_CompiledPatch *use = compiled;
+      if (compile) {
+        ok = po_CompiledPatch_Compile(fx->schema, fx->cluster, &p, &opts, a, &cp, NULL, NULL, 0, &st);
+        use = ok ? &cp : NULL;
+      }
+      if (use && !po_CompiledPatch_Apply(use, copies[i], arena)) die("apply", NULL);
     }
-    total += po_Bench_Now() - t0;
-    upb_Arena_Free(arena);
-    done += k;
+    v[g] = po_Bench_Now() - t0;
+    if (compile && ok == c->fails) die(c->name, &st);
   }
-  return (double)total / (double)n;
+  po_Arena_Free(a);
+  po_Arena_Free(va);
+  double per = (median_u64(v, groups) - overhead) / kGroup;
+  free(v);
+  return per > 0 ? per : 0;
+}
+
+static double time_apply_fresh(const Fixture *fx, const Case *c, const po_CompiledPatch *cp, long n) {
+  return time_fresh(fx, c, cp, n, false);
+}
+
+static double time_compile_apply_fresh(const Fixture *fx, const Case *c, long n) {
+  return time_fresh(fx, c, NULL, n, true);
+}
+
+/* Consul's PatchStruct per patch on a fresh copy of the same Cluster, medians in ns, as
+ * DESIGN.md section 9 records them (Consul's own Go code on these machines); the reference when
+ * no peer is given. Same order as kCases; 0: not measured. */
+static const double kConsulDesignNs[kCaseCount] = {379, 1593, 1314, 0, 272, 217, 2098};
+
+/* The peer's numbers (--peer): one line per case, "<case index> <ns per PatchStruct>". */
+static double g_peer_ns[kCaseCount];
+static bool g_have_peer;
+
+static void run_peer(const char *peer, const Fixture *fx, long n) {
+  char path[] = "/tmp/bench_engine_cluster_XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) die("mkstemp", NULL);
+  FILE *f = fdopen(fd, "wb");
+  fwrite(fx->binary, 1, fx->binary_len, f);
+  fclose(f);
+  char cmd[8192];
+  snprintf(cmd, sizeof cmd, "'%s' --cluster '%s' --n %ld --repeat %d", peer, path, n, g_opt.iterations ? 1 : g_opt.repeat);
+  FILE *p = popen(cmd, "r");
+  if (!p) die("running the peer", NULL);
+  char line[512];
+  while (fgets(line, sizeof line, p)) {
+    int idx;
+    double ns;
+    if (sscanf(line, "%d %lf", &idx, &ns) == 2 && idx >= 0 && idx < kCaseCount) {
+      g_peer_ns[idx] = ns;
+      g_have_peer = true;
+    }
+  }
+  int rc = pclose(p);
+  unlink(path);
+  if (rc != 0) die("the peer failed", NULL);
 }
 
 static void bench_patch(const Fixture *fx) {
@@ -203,43 +316,62 @@ static void bench_patch(const Fixture *fx) {
   long applies = g_opt.iterations ? g_opt.iterations : 200000;
   long fresh = g_opt.iterations ? g_opt.iterations : 20000;
   int reps = g_opt.iterations ? 1 : g_opt.repeat;
+  if (g_opt.peer) run_peer(g_opt.peer, fx, fresh);
   printf("\nper patch on a realistic Cluster (%zu bytes of JSON, %zu binary)\n", fx->json_len, fx->binary_len);
-  printf("  %-38s %-22s %-22s %-22s\n", "case", "compile", "apply, same message", "apply, fresh copy");
-  printf("  %-38s %-22s %-22s %-22s\n", "", "best [median]", "best [median]", "best [median]");
+  printf("  %-38s %-22s %-22s %-22s %-22s\n", "case", "compile (Constructor)", "compile (PatchStruct)",
+         "apply, same message", "apply, fresh copy");
+  printf("  %-38s %-22s %-22s %-22s %-22s\n", "", "best [median]", "best [median]", "best [median]", "best [median]");
   double worst_apply = 0;
+  double ours_ca[kCaseCount] = {0}, ours_apply[kCaseCount] = {0};
   for (int c = 0; c < kCaseCount; c++) {
     const Case *k = &kCases[c];
-    po_Bench_Stats sc = {0}, ss = {0}, sf = {0};
+    if (g_opt.only_case && !strstr(k->name, g_opt.only_case)) continue;
+    po_Bench_Stats sc = {0}, sp = {0}, ss = {0}, sf = {0}, sca = {0};
     po_Arena *a = po_Arena_New();
     po_CompiledPatch cp;
     if (!k->fails) cp = compile_once(fx, k, a);
     for (int r = 0; r < reps; r++) {
-      po_Bench_Stats_Add(&sc, time_compile(fx, k, compiles));
+      po_Bench_Stats_Add(&sc, time_compile(fx, k, compiles, true));
+      po_Bench_Stats_Add(&sp, time_compile(fx, k, compiles, false));
+      po_Bench_Stats_Add(&sca, time_compile_apply_fresh(fx, k, fresh));
       if (!k->fails) {
         po_Bench_Stats_Add(&ss, time_apply_same(fx, &cp, applies));
-        po_Bench_Stats_Add(&sf, time_apply_fresh(fx, &cp, fresh));
+        po_Bench_Stats_Add(&sf, time_apply_fresh(fx, k, &cp, fresh));
       }
     }
-    char b1[32], m1[32], b2[32], m2[32], b3[32], m3[32], col1[64], col2[64], col3[64];
-    snprintf(col1, sizeof col1, "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(&sc), b1, sizeof b1),
-             po_Bench_FormatNs(po_Bench_Stats_Median(&sc), m1, sizeof m1));
-    if (k->fails) {
-      snprintf(col2, sizeof col2, "%s", "(compile-time error)");
-      col3[0] = '\0';
-    } else {
-      snprintf(col2, sizeof col2, "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(&ss), b2, sizeof b2),
-               po_Bench_FormatNs(po_Bench_Stats_Median(&ss), m2, sizeof m2));
-      snprintf(col3, sizeof col3, "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(&sf), b3, sizeof b3),
-               po_Bench_FormatNs(po_Bench_Stats_Median(&sf), m3, sizeof m3));
+    char b[4][32], m[4][32], col[4][64];
+    const po_Bench_Stats *st[4] = {&sc, &sp, &ss, &sf};
+    for (int i = 0; i < 4; i++) {
+      if (k->fails && i >= 2) {
+        snprintf(col[i], sizeof col[i], "%s", i == 2 ? "(compile-time error)" : "");
+        continue;
+      }
+      snprintf(col[i], sizeof col[i], "%s [%s]", po_Bench_FormatNs(po_Bench_Stats_Best(st[i]), b[i], sizeof b[i]),
+               po_Bench_FormatNs(po_Bench_Stats_Median(st[i]), m[i], sizeof m[i]));
+    }
+    if (!k->fails) {
       double w = po_Bench_Stats_Best(&sf) > po_Bench_Stats_Best(&ss) ? po_Bench_Stats_Best(&sf)
                                                                       : po_Bench_Stats_Best(&ss);
       if (w > worst_apply) worst_apply = w;
+      ours_apply[c] = po_Bench_Stats_Median(&sf);
     }
-    printf("  %-38s %-22s %-22s %-22s\n", k->name, col1, col2, col3);
+    ours_ca[c] = po_Bench_Stats_Median(&sca);
+    printf("  %-38s %-22s %-22s %-22s %-22s\n", k->name, col[0], col[1], col[2], col[3]);
     po_Arena_Free(a);
   }
-  if (!g_opt.iterations) {
-    printf("  slowest apply: %.0f ns = %.2fx the 0.5 us target\n", worst_apply, worst_apply / 500.0);
+  if (g_opt.iterations) return;
+  printf("  slowest apply: %.0f ns = %.2fx the 0.5 us target\n", worst_apply, worst_apply / 500.0);
+  printf("\nagainst Consul's PatchStruct, per patch on a fresh copy (medians; %s)\n",
+         g_have_peer ? "the Go peer tests/bench/consulpeer, same cluster, same run"
+                     : "Consul's numbers from DESIGN.md section 9; --peer for a side-by-side run");
+  printf("  %-38s %12s %12s %12s %10s %10s\n", "case", "Consul", "ours c+a", "ours apply", "x c+a", "x apply");
+  for (int c = 0; c < kCaseCount; c++) {
+    double consul = g_have_peer ? g_peer_ns[c] : kConsulDesignNs[c];
+    if (consul <= 0 || ours_ca[c] <= 0) continue;
+    char xa[32] = "-";
+    if (ours_apply[c] > 0) snprintf(xa, sizeof xa, "%.1fx", consul / ours_apply[c]);
+    printf("  %-38s %9.0f ns %9.0f ns %9.0f ns %9.1fx %10s   (targets >= 5x, >= 10x)\n", kCases[c].name, consul,
+           ours_ca[c], ours_apply[c], consul / ours_ca[c], xa);
   }
 }
 
@@ -308,7 +440,7 @@ static double run_patched(const po_Schema *schema, const DumpDefs *dd, const po_
   const upb_Array *arr = upb_Message_Get(m, dd->active).array_val;
   size_t n = arr ? upb_Array_Size(arr) : 0;
   po_ServiceName svc = {.name = "", .namespace_ = "default", .partition = "default"};
-  po_Payload pl = {.resource_type = kPo_ResourceCluster, .direction = kPo_DirectionOutbound, .service = &svc};
+  po_Payload pl = {.resource_type = kPo_ResourceType_Cluster, .direction = kPo_TrafficDirection_Outbound, .service = &svc};
   unsigned patched = 0;
   for (size_t i = 0; i < n; i++) {
     upb_Message *dc = (upb_Message *)upb_Array_Get(arr, i).msg_val;
@@ -397,7 +529,8 @@ static void bench_e2e(const po_Schema *schema) {
 
 static void usage(void) {
   fprintf(stderr,
-          "usage: bench_engine [--only schema|patch|e2e] [--repeat N] [--clusters N] [--iterations N]\n");
+          "usage: bench_engine [--only schema|patch|e2e] [--repeat N] [--clusters N] [--iterations N] [--peer BIN]\n"
+          "                    [--case SUBSTRING]\n");
   exit(2);
 }
 
@@ -417,6 +550,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(arg, "--repeat") && val) g_opt.repeat = atoi(argv[++i]);
     else if (!strcmp(arg, "--clusters") && val) g_opt.clusters = (unsigned)strtoul(argv[++i], NULL, 10);
     else if (!strcmp(arg, "--iterations") && val) g_opt.iterations = strtol(argv[++i], NULL, 10);
+    else if (!strcmp(arg, "--peer") && val) g_opt.peer = argv[++i];
+    else if (!strcmp(arg, "--case") && val) g_opt.only_case = argv[++i];
     else usage();
   }
   if (g_opt.repeat < 1 || g_opt.repeat > 64 || g_opt.clusters < 1 || g_opt.iterations < 0) usage();

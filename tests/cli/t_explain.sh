@@ -67,6 +67,17 @@ check "any parent" 1 $? "$work/out" "propertyoverride explain: variant-type mess
 check "scalar parent" 1 $? "$work/out" "propertyoverride explain: path contains member of non-message field 'name' (type 'string'); this type does not support child fields"
 "$bin" explain cluster/outlier_detection//interval >"$work/out" 2>&1
 check "empty segment" 1 $? "$work/out" "propertyoverride explain: empty field name in path"
+# One resolver for explain and compile: the depth bound and its text are compile's, and a
+# trailing slash is only a convenience of the query.
+deep=envoy.type.matcher.v3.ValueMatcher
+for i in $(seq 16); do deep="$deep/list_match/one_of"; done
+"$bin" explain "$deep" >"$work/out" 2>&1
+check "32 segments" 0 $?
+"$bin" explain "$deep/list_match/one_of" >"$work/out" 2>&1
+check "34 segments" 1 $? "$work/out" "propertyoverride explain: path has 34 segments; at most 32 are supported"
+"$bin" explain cluster/outlier_detection/ >"$work/out" 2>&1
+check "trailing slash" 0 $?
+contains "trailing slash lists" "$work/out" "PATH:       cluster/outlier_detection"
 "$bin" explain nope >"$work/out" 2>&1
 check "unknown root" 1 $?
 "$bin" explain >"$work/out" 2>&1

@@ -57,7 +57,7 @@ static void test_matching(void **state) {
   bool patched, ok;
   po_ServiceName db = {"db", "default", "default"}, api = {"api", "team", "default"},
                  api_default = {"api", "default", "default"};
-  po_Payload p = {kPo_ResourceCluster, kPo_DirectionOutbound, &db};
+  po_Payload p = {kPo_ResourceType_Cluster, kPo_TrafficDirection_Outbound, &db};
   const char *c = "envoy.config.cluster.v3.Cluster";
   assert_string_equal(patched_json(o, c, "{\"name\":\"db\"}", &p, &patched, &ok),
                       "{\"name\":\"db\",\"alt_stat_name\":\"all-outbound\",\"outlier_detection\":{\"max_ejection_percent\":20}}");
@@ -68,10 +68,10 @@ static void test_matching(void **state) {
   assert_string_equal(patched_json(o, c, "{}", &p, &patched, &ok), "{\"alt_stat_name\":\"all-outbound\"}");
   p.service = NULL; /* no known service never matches a Services list */
   assert_string_equal(patched_json(o, c, "{}", &p, &patched, &ok), "{\"alt_stat_name\":\"all-outbound\"}");
-  p.direction = kPo_DirectionInbound;
+  p.direction = kPo_TrafficDirection_Inbound;
   assert_string_equal(patched_json(o, c, "{\"alt_stat_name\":\"x\"}", &p, &patched, &ok), "{}");
   assert_true(patched);
-  p.resource_type = kPo_ResourceRoute; /* nothing matches: not patched, no error */
+  p.resource_type = kPo_ResourceType_Route; /* nothing matches: not patched, no error */
   assert_string_equal(patched_json(o, "envoy.config.route.v3.RouteConfiguration", "{\"name\":\"r\"}", &p, &patched, &ok),
                       "{\"name\":\"r\"}");
   assert_false(patched);
@@ -82,7 +82,7 @@ static void test_compiled_once_applies_many(void **state) {
   (void)state;
   po_Override *o = compile(kArgs);
   po_ServiceName db = {"db", "default", "default"};
-  po_Payload p = {kPo_ResourceCluster, kPo_DirectionOutbound, &db};
+  po_Payload p = {kPo_ResourceType_Cluster, kPo_TrafficDirection_Outbound, &db};
   for (int i = 0; i < 100; i++) {
     bool patched, ok;
     char in[64];
@@ -98,7 +98,7 @@ static void test_compiled_once_applies_many(void **state) {
 static void test_wrong_message_for_type_is_an_error(void **state) {
   (void)state;
   po_Override *o = compile(kArgs);
-  po_Payload p = {kPo_ResourceCluster, kPo_DirectionOutbound, NULL};
+  po_Payload p = {kPo_ResourceType_Cluster, kPo_TrafficDirection_Outbound, NULL};
   po_Status st;
   po_Status_Clear(&st);
   po_Message *m = po_Message_New("envoy.config.listener.v3.Listener", A, &st);
@@ -123,11 +123,69 @@ static void test_unknown_op_after_path(void **state) {
   po_Status_Clear(&st);
   po_Message *m = po_Message_New("envoy.config.cluster.v3.Cluster", A, &st);
   po_Patch p = {.op = "replace", .path = "/name"};
-  assert_false(po_PatchStruct(m, &p, false, kPo_ConventionTyped, &st));
+  assert_false(po_PatchStruct(m, &p, false, kPo_Convention_Typed, &st));
   assert_string_equal(st.message, "unexpected error: no op implementation found");
   po_Patch q = {.op = "replace", .path = "/nope"};
-  assert_false(po_PatchStruct(m, &q, false, kPo_ConventionTyped, &st));
+  assert_false(po_PatchStruct(m, &q, false, kPo_Convention_Typed, &st));
   assert_true(strncmp(st.message, "no match for field 'nope'!", 26) == 0);
+}
+
+/* The IR: po_Override_Build returns the compiled form even with errors, which then cannot be
+ * applied; po_Override_BuildFor compiles bare patches against one message, and its apply
+ * applies every patch whatever the payload says. */
+static void test_ir_invalid_is_not_applied(void **state) {
+  (void)state;
+  static const char args_json[] =
+      "{\"Patches\": [{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/alt_stat_name\", \"Value\": \"x\"},"
+      " {\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/nope\", \"Value\": 1}]}";
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_ParseJson(args_json, sizeof args_json - 1, A, &st);
+  po_Arguments args;
+  assert_true(po_Arguments_Decode(v, A, &args, &st));
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  po_Override *o = po_Override_Build(&args, NULL, A, d);
+  assert_non_null(o);
+  assert_false(po_Override_Valid(o));
+  assert_null(po_Override_Compile(&args, NULL, A, po_Diagnostics_New(A)));
+  assert_true(po_Override_Verdict(o, 0, kPo_Convention_Typed).ok);
+  assert_false(po_Override_Verdict(o, 1, kPo_Convention_Wire).ok);
+  assert_int_equal(po_Override_SegmentCount(o, 0), 1);
+  assert_int_equal(po_Override_SegmentCount(o, 1), 0);
+  assert_false(po_Override_Verdict(o, 2, kPo_Convention_Typed).ok); /* no such patch */
+  po_PathSegment seg;
+  assert_false(po_Override_Segment(o, 0, 1, &seg));
+  po_Message *m = po_Message_New("envoy.config.cluster.v3.Cluster", A, &st);
+  assert_non_null(m);
+  po_Status_Clear(&st);
+  assert_false(po_Override_Apply(o, m, NULL, NULL, &st));
+  assert_int_equal(st.code, kPo_ErrInvalid);
+}
+
+static void test_ir_bare_applies_every_patch(void **state) {
+  (void)state;
+  po_Patch patches[2] = {{.op = "add", .path = "/alt_stat_name", .value = po_Value_NewString(A, "a", 1)},
+                         {.op = "remove", .path = "/name"}};
+  po_Arguments args = {.patches = patches, .patch_count = 2, .proxy_type = ""};
+  po_CompileOptions co = po_CompileOptions_Default();
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_null(po_Override_BuildFor("envoy.config.cluster.v3.Nope", &args, &co, A, d));
+  assert_int_equal(po_Diagnostics_ErrorCount(d), 1);
+  po_Override *o = po_Override_BuildFor("envoy.config.cluster.v3.Cluster", &args, &co, A, po_Diagnostics_New(A));
+  assert_non_null(o);
+  assert_true(po_Override_Valid(o));
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", "{\"name\":\"db\"}", 13, A, &st);
+  assert_non_null(m);
+  /* A payload of another resource type: a bare override does not read filters. */
+  po_Payload p = {kPo_ResourceType_Listener, kPo_TrafficDirection_Inbound, NULL};
+  bool patched = false;
+  assert_true(po_Override_Apply(o, m, &p, &patched, &st));
+  assert_true(patched);
+  assert_string_equal(po_Message_ToJson(m, A, NULL, &st), "{\"alt_stat_name\":\"a\"}");
 }
 
 int main(void) {
@@ -137,6 +195,8 @@ int main(void) {
       cmocka_unit_test(test_wrong_message_for_type_is_an_error),
       cmocka_unit_test(test_patchstruct_unknown_message),
       cmocka_unit_test(test_unknown_op_after_path),
+      cmocka_unit_test(test_ir_invalid_is_not_applied),
+      cmocka_unit_test(test_ir_bare_applies_every_patch),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -36,7 +36,7 @@ static void test_weak_lifts_and_case(void **state) {
   assert_string_equal(p->resource_filter.services[0].name, "a");
   assert_string_equal(p->op, "add");
   /* Value: a one-element list is unwrapped one level only, as Consul's decode hook does */
-  assert_int_equal(po_Value_Kind(p->value), kPo_ValueList);
+  assert_int_equal(po_Value_Kind(p->value), kPo_ValueKind_List);
   assert_int_equal(po_Value_Size(p->value), 1);
   assert_string_equal(po_Value_String(po_Value_At(p->value, 0), NULL), "x");
 }

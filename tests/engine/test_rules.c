@@ -32,56 +32,56 @@ typedef struct {
 
 static const Row kRows[] = {
     /* item 6: Envoy's Duration checks */
-    {"/connect_timeout", "{\"seconds\": 315576000001}", false, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/connect_timeout", "{\"seconds\": 315576000001}", false, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/connect_timeout: Duration out of range (seconds 315576000001, nanos 0): Envoy refuses it (\"Duration out-of-range\"); seconds must be at most 315576000000 and nanos at most 999999999", NULL},
-    {"/connect_timeout", "{\"seconds\": 1, \"nanos\": 1000000000}", false, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/connect_timeout", "{\"seconds\": 1, \"nanos\": 1000000000}", false, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/connect_timeout: Duration out of range (seconds 1, nanos 1000000000): Envoy refuses it (\"Duration out-of-range\"); seconds must be at most 315576000000 and nanos at most 999999999", NULL},
-    {"/connect_timeout", "{\"seconds\": 1, \"nanos\": -1}", false, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/connect_timeout", "{\"seconds\": 1, \"nanos\": -1}", false, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/connect_timeout: Envoy refuses a negative Duration (seconds 1, nanos -1): \"Expected positive duration\"; seconds and nanos must both be >= 0", NULL},
-    {"/outlier_detection/interval", "{\"seconds\": -5}", false, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/outlier_detection/interval", "{\"seconds\": -5}", false, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/outlier_detection/interval: Envoy refuses a negative Duration (seconds -5, nanos 0): \"Expected positive duration\"; seconds and nanos must both be >= 0", NULL},
-    {"/connect_timeout/seconds", "-1", false, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/connect_timeout/seconds", "-1", false, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/connect_timeout/seconds: Envoy refuses a negative Duration (seconds -1, nanos (as set)): \"Expected positive duration\"; seconds and nanos must both be >= 0", NULL},
-    {"/connect_timeout/nanos", "1000000000", false, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/connect_timeout/nanos", "1000000000", false, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/connect_timeout/nanos: Duration out of range (seconds (as set), nanos 1000000000): Envoy refuses it (\"Duration out-of-range\"); seconds must be at most 315576000000 and nanos at most 999999999", NULL},
     {"/connect_timeout", "{\"seconds\": 315576000000, \"nanos\": 999999999}", false, 0, 0, NULL, NULL},
-    {"/outlier_detection/interval", "\"315576000001s\"", true, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/outlier_detection/interval", "\"315576000001s\"", true, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/outlier_detection/interval: Duration out of range (seconds 315576000001, nanos 0): Envoy refuses it (\"Duration out-of-range\"); seconds must be at most 315576000000 and nanos at most 999999999", NULL},
-    {"/outlier_detection/interval", "\"-2s\"", true, kPo_SeverityError, kPo_DiagEnvoyRule,
+    {"/outlier_detection/interval", "\"-2s\"", true, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
      "/outlier_detection/interval: Envoy refuses a negative Duration (seconds -2, nanos 0): \"Expected positive duration\"; seconds and nanos must both be >= 0", NULL},
     {"/outlier_detection/interval", "\"1.5s\"", true, 0, 0, NULL, NULL},
     /* item 7: enums */
-    {"/lb_policy", "\"LEAST_REQUESTS\"", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/lb_policy", "\"LEAST_REQUESTS\"", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "patch value type string could not be applied to target field type 'enum'",
      "did you mean 'LEAST_REQUEST'? envoy.config.cluster.v3.Cluster.LbPolicy values: " LB},
-    {"/lb_policy", "\"round_robin\"", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/lb_policy", "\"round_robin\"", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "patch value type string could not be applied to target field type 'enum'",
      "did you mean 'ROUND_ROBIN'? envoy.config.cluster.v3.Cluster.LbPolicy values: " LB},
-    {"/lb_policy", "\"FASTEST\"", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/lb_policy", "\"FASTEST\"", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "patch value type string could not be applied to target field type 'enum'",
      "'FASTEST' is no value of envoy.config.cluster.v3.Cluster.LbPolicy; valid: " LB},
-    {"/lb_policy", "1.5", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/lb_policy", "1.5", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "patch value type float64 could not be applied to target field type 'enum'",
      "envoy.config.cluster.v3.Cluster.LbPolicy takes one of its names: " LB},
     /* item 7: Durations in a form that does not work */
-    {"/connect_timeout", "5", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/connect_timeout", "5", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "unsupported target field type 'google.protobuf.Duration'", "a number is not a Duration (which unit?): " FORMS},
-    {"/connect_timeout", "\"5 seconds\"", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/connect_timeout", "\"5 seconds\"", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "unsupported target field type 'google.protobuf.Duration'", "\"5 seconds\" is not a duration: " FORMS},
-    {"/connect_timeout", "\"5x\"", true, kPo_SeverityError, kPo_DiagConsul,
+    {"/connect_timeout", "\"5x\"", true, kPo_Severity_Error, kPo_DiagKind_Consul,
      "unsupported target field type 'google.protobuf.Duration'", "\"5x\" is not a duration: " FORMS},
-    {"/connect_timeout", "\"5s\"", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/connect_timeout", "\"5s\"", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "unsupported target field type 'google.protobuf.Duration'", FORMS},
-    {"/connect_timeout", "\"400000000000s\"", false, kPo_SeverityError, kPo_DiagConsul,
+    {"/connect_timeout", "\"400000000000s\"", false, kPo_Severity_Error, kPo_DiagKind_Consul,
      "unsupported target field type 'google.protobuf.Duration'",
      "\"400000000000s\" is out of range: a Duration is at most 315576000000s (10000 years); " FORMS},
     /* item 7: a fraction Consul truncates */
-    {"/outlier_detection/max_ejection_percent", "50.5", false, kPo_SeverityWarning, kPo_DiagConsul,
+    {"/outlier_detection/max_ejection_percent", "50.5", false, kPo_Severity_Warning, kPo_DiagKind_Consul,
      "/outlier_detection/max_ejection_percent: 50.5 is not a whole number; Consul truncates it to 50 for this uint32 field", NULL},
-    {"/outlier_detection", "{\"consecutive_5xx\": 3.25}", false, kPo_SeverityWarning, kPo_DiagConsul,
+    {"/outlier_detection", "{\"consecutive_5xx\": 3.25}", false, kPo_Severity_Warning, kPo_DiagKind_Consul,
      "/outlier_detection/consecutive_5xx: 3.25 is not a whole number; Consul truncates it to 3 for this uint32 field", NULL},
     {"/outlier_detection/max_ejection_percent", "50.0", false, 0, 0, NULL, NULL},
-    {"/outlier_detection/max_ejection_percent", "-0.5", false, kPo_SeverityWarning, kPo_DiagConsul,
+    {"/outlier_detection/max_ejection_percent", "-0.5", false, kPo_Severity_Warning, kPo_DiagKind_Consul,
      "/outlier_detection/max_ejection_percent: -0.5 is not a whole number; Consul truncates it to 0 for this uint32 field", NULL},
 };
 
@@ -126,7 +126,7 @@ static void test_rows(void **state) {
     } else {
       ok = n == 1 && x->severity == r->severity && x->kind == r->kind && !strcmp(x->message, r->message) &&
            ((!r->hint && !x->hint) || (r->hint && x->hint && !strcmp(r->hint, x->hint))) &&
-           (o != NULL) == (r->severity == kPo_SeverityWarning);
+           (o != NULL) == (r->severity == kPo_Severity_Warning);
     }
     if (!ok) {
       failed++;

@@ -50,7 +50,7 @@ static void test_spec_round_trip_to_consul(void **state) {
                       "{\"ResourceFilter\":{\"ResourceType\":\"listener\",\"TrafficDirection\":\"inbound\"},"
                       "\"Op\":\"remove\",\"Path\":\"/per_connection_buffer_limit_bytes\"}]}");
   po_CompileOptions co = po_CompileOptions_Default();
-  co.convention = kPo_ConventionWire;
+  co.convention = kPo_Convention_Wire;
   po_Diagnostics *d2 = po_Diagnostics_New(A);
   assert_non_null(po_Constructor(NULL, consul, &co, A, d2));
 }

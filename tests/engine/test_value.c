@@ -49,10 +49,10 @@ static void test_json_big_integer_literals(void **state) {
   po_Value *v = json("{\"a\": [-9223372036854775809, 18446744073709551616, \"\\u0000 0..\"]}", &st);
   assert_non_null(v);
   const po_Value *l = po_Value_Get(v, "a");
-  assert_int_equal(po_Value_Kind(po_Value_At(l, 0)), kPo_ValueFloat);
+  assert_int_equal(po_Value_Kind(po_Value_At(l, 0)), kPo_ValueKind_Float);
   assert_true(po_Value_Float(po_Value_At(l, 0)) == -9223372036854775808.0);
-  assert_int_equal(po_Value_Kind(po_Value_At(l, 1)), kPo_ValueFloat);
-  assert_int_equal(po_Value_Kind(po_Value_At(l, 2)), kPo_ValueString); /* not a marker of ours */
+  assert_int_equal(po_Value_Kind(po_Value_At(l, 1)), kPo_ValueKind_Float);
+  assert_int_equal(po_Value_Kind(po_Value_At(l, 2)), kPo_ValueKind_String); /* not a marker of ours */
   char *back = po_Value_ToJson(v, A);
   assert_non_null(strstr(back, "-9223372036854775809,18446744073709551616"));
   assert_null(json("[-99999999999999999999999, x]", &st));
@@ -130,7 +130,7 @@ static void test_yaml_scalars_and_positions(void **state) {
   assert_string_equal(po_Value_GoType(po_Value_Get(m, "b")), "float64");
   assert_string_equal(po_Value_GoType(po_Value_Get(m, "c")), "string");
   assert_string_equal(po_Value_GoType(po_Value_Get(m, "d")), "bool");
-  assert_int_equal(po_Value_Kind(po_Value_Get(m, "e")), kPo_ValueNull);
+  assert_int_equal(po_Value_Kind(po_Value_Get(m, "e")), kPo_ValueKind_Null);
   assert_int_equal(po_Value_Int(po_Value_Get(m, "f")), 31);
   /* as kubectl reads YAML (go-yaml v2): yes and off are bools */
   assert_true(po_Value_Bool(po_Value_Get(m, "g")));

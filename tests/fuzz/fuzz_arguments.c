@@ -95,7 +95,7 @@ static void spec(const po_Value *v, po_Arena *a) {
   po_Status_Clear(&st);
   if (!po_Arguments_Decode(consul, a, &back, &st)) abort();
   po_CompileOptions wire = po_CompileOptions_Default();
-  wire.convention = kPo_ConventionWire;
+  wire.convention = kPo_Convention_Wire;
   construct(consul, &wire, a);
 }
 
@@ -118,7 +118,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   po_CompileOptions typed = po_CompileOptions_Default();
   po_CompileOptions wire = po_CompileOptions_Default();
-  wire.convention = kPo_ConventionWire;
+  wire.convention = kPo_Convention_Wire;
   wire.envoy_rules = wire.deprecations = wire.hints = false;
   construct(args, &typed, a);
   construct(args, &wire, a);

@@ -160,7 +160,7 @@ static void construct(const char *resource_type, const po_Patch *p, bool debug, 
     po_Message *m = po_Message_New(po_ResourceType_Message(t), a, &st);
     if (!m) abort();
     po_Payload pl = {.resource_type = t,
-                     .direction = inbound ? kPo_DirectionInbound : kPo_DirectionOutbound};
+                     .direction = inbound ? kPo_TrafficDirection_Inbound : kPo_TrafficDirection_Outbound};
     bool patched = false;
     po_Status_Clear(&st);
     if (po_Override_Apply(o, m, &pl, &patched, &st)) {
@@ -170,7 +170,7 @@ static void construct(const char *resource_type, const po_Patch *p, bool debug, 
       check_failure(&st);
     }
     /* A payload that claims the type but carries another message is an error, not a crash. */
-    po_ResourceType other = t == kPo_ResourceListener ? kPo_ResourceCluster : kPo_ResourceListener;
+    po_ResourceType other = t == kPo_ResourceType_Listener ? kPo_ResourceType_Cluster : kPo_ResourceType_Listener;
     po_Message *wrong = po_Message_New(po_ResourceType_Message(other), a, &st);
     if (!wrong) abort();
     po_Status_Clear(&st);
@@ -208,7 +208,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!value) value_json = NULL;
   po_Patch p = {.op = kOps[flags & 3], .path = path, .value = value};
   bool debug = flags & 0x08;
-  po_Convention conv = flags & 0x04 ? kPo_ConventionWire : kPo_ConventionTyped;
+  po_Convention conv = flags & 0x04 ? kPo_Convention_Wire : kPo_Convention_Typed;
 
   patch_one(r, NULL, &p, debug, conv);
   patch_one(r, r->populated, &p, debug, conv);

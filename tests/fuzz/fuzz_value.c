@@ -166,14 +166,14 @@ static void construct(const po_Value *value, po_Convention conv) {
     /* Nearly always: one value cannot suit every target. The text must be there. */
     if (!po_Diagnostics_ConsulText(d, true, a)) abort();
   } else {
-    static const po_ResourceType kTypes[] = {kPo_ResourceCluster, kPo_ResourceClusterLoadAssignment,
-                                             kPo_ResourceRoute, kPo_ResourceListener};
+    static const po_ResourceType kTypes[] = {kPo_ResourceType_Cluster, kPo_ResourceType_ClusterLoadAssignment,
+                                             kPo_ResourceType_Route, kPo_ResourceType_Listener};
     for (size_t i = 0; i < 4; i++) {
       po_Status st;
       po_Status_Clear(&st);
       po_Message *m = po_Message_New(po_ResourceType_Message(kTypes[i]), a, &st);
       if (!m) abort();
-      po_Payload pl = {.resource_type = kTypes[i], .direction = kPo_DirectionOutbound};
+      po_Payload pl = {.resource_type = kTypes[i], .direction = kPo_TrafficDirection_Outbound};
       bool patched;
       if (po_Override_Apply(o, m, &pl, &patched, &st)) check_message(m, a);
       else check_failure(&st);
@@ -200,11 +200,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   for (size_t i = 0; i < kTargetCount; i++) {
-    patch_struct(&kTargets[i], value, kPo_ConventionTyped);
-    patch_struct(&kTargets[i], value, kPo_ConventionWire);
+    patch_struct(&kTargets[i], value, kPo_Convention_Typed);
+    patch_struct(&kTargets[i], value, kPo_Convention_Wire);
   }
-  construct(value, kPo_ConventionTyped);
-  construct(value, kPo_ConventionWire);
+  construct(value, kPo_Convention_Typed);
+  construct(value, kPo_Convention_Wire);
   po_Arena_Free(a);
   return 0;
 }

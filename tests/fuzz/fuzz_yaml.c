@@ -39,9 +39,9 @@ static bool walk(const po_Value *v, const po_Value **stack, int depth, size_t *v
     if (stack[i] == v) abort(); /* a cycle through an alias */
   }
   switch (po_Value_Kind(v)) {
-    case kPo_ValueFloat: return isfinite(po_Value_Float(v));
-    case kPo_ValueList:
-    case kPo_ValueMap: {
+    case kPo_ValueKind_Float: return isfinite(po_Value_Float(v));
+    case kPo_ValueKind_List:
+    case kPo_ValueKind_Map: {
       stack[depth] = v;
       bool safe = depth < 60;
       for (size_t i = 0; i < po_Value_Size(v); i++) {

@@ -49,30 +49,30 @@ static bool same(const po_Value *ours, const po_Value *want, char *why, size_t s
   }
   char sub[512];
   switch (k) {
-    case kPo_ValueNull: return true;
-    case kPo_ValueBool:
+    case kPo_ValueKind_Null: return true;
+    case kPo_ValueKind_Bool:
       if (po_Value_Bool(ours) == po_Value_Bool(want)) return true;
       break;
-    case kPo_ValueInt:
+    case kPo_ValueKind_Int:
       if (po_Value_Int(ours) == po_Value_Int(want)) return true;
       break;
-    case kPo_ValueFloat:
+    case kPo_ValueKind_Float:
       if ((long double)po_Value_Float(ours) == (long double)po_Value_Float(want)) return true;
       break;
-    case kPo_ValueString: {
+    case kPo_ValueKind_String: {
       size_t a, b;
       const char *x = po_Value_String(ours, &a), *y = po_Value_String(want, &b);
       if (a == b && !memcmp(x, y, a)) return true;
       break;
     }
-    case kPo_ValueList:
+    case kPo_ValueKind_List:
       if (po_Value_Size(ours) != po_Value_Size(want)) break;
       for (size_t i = 0; i < po_Value_Size(ours); i++) {
         snprintf(sub, sizeof sub, "%s[%zu]", at, i);
         if (!same(po_Value_At(ours, i), po_Value_At(want, i), why, size, sub)) return false;
       }
       return true;
-    case kPo_ValueMap:
+    case kPo_ValueKind_Map:
       if (po_Value_Size(ours) != po_Value_Size(want)) {
         snprintf(why, size, "%s: %zu keys, kubectl's %zu", at, po_Value_Size(ours), po_Value_Size(want));
         return false;
@@ -133,9 +133,9 @@ static void run_case(const char *name) {
     const po_Value *doc = NULL;
     size_t objects = 0, non_maps = 0;
     for (size_t i = 0; ok && i < n; i++) {
-      if (po_Value_Kind(docs[i]) == kPo_ValueNull) continue;
+      if (po_Value_Kind(docs[i]) == kPo_ValueKind_Null) continue;
       objects++;
-      if (po_Value_Kind(docs[i]) != kPo_ValueMap) non_maps++;
+      if (po_Value_Kind(docs[i]) != kPo_ValueKind_Map) non_maps++;
       doc = docs[i];
     }
     if (!ok) {
@@ -159,7 +159,7 @@ static void run_case(const char *name) {
     const po_Value *debug = po_Value_Get(spec, "debug");
     const po_Value *want_debug = po_Value_Get(golden, "debug");
     if (debug ? !same(debug, want_debug, why, sizeof why, "spec.debug")
-              : po_Value_Kind(want_debug) == kPo_ValueBool && po_Value_Bool(want_debug)) {
+              : po_Value_Kind(want_debug) == kPo_ValueKind_Bool && po_Value_Bool(want_debug)) {
       fail_case(name, "spec.debug differs from kubectl's");
     }
     goto done;

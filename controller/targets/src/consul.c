@@ -107,7 +107,7 @@ bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
   po_Diagnostics *d = po_Diagnostics_New(a);
   if (!v || !d) return false;
   po_CompileOptions co = po_CompileOptions_Default();
-  co.convention = kPo_ConventionWire; /* what Consul's HTTP API hands its Constructor */
+  co.convention = kPo_Convention_Wire; /* what Consul's HTTP API hands its Constructor */
   return po_Constructor(PO_EXTENSION_NAME, v, &co, a, d) != NULL && po_Diagnostics_ErrorCount(d) == 0;
 }
 

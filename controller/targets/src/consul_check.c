@@ -84,7 +84,7 @@ size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExten
       continue;
     }
     po_CompileOptions co = po_CompileOptions_Default();
-    co.convention = kPo_ConventionWire; /* what Consul's HTTP API will hand the Constructor */
+    co.convention = kPo_Convention_Wire; /* what Consul's HTTP API will hand the Constructor */
     c->accepted = po_Constructor(name, args, &co, a, c->diags) != NULL;
   }
   *out = checks;
@@ -97,7 +97,7 @@ static size_t consul_errors(const po_Diagnostics *d) {
   size_t n = 0;
   for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(d, i);
-    if (x->severity != kPo_SeverityError) continue;
+    if (x->severity != kPo_Severity_Error) continue;
     if (x->patch_index == -2) return 1;
     n++;
   }
@@ -125,7 +125,7 @@ static void describe_entry(po_Text *t, const po_ConsulExtensionCheck *c, po_Aren
   }
   for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
-    if (x->severity != kPo_SeverityError) continue;
+    if (x->severity != kPo_Severity_Error) continue;
     if (!po_Text_HasRoom(t, 1)) {
       po_Text_Skip(t, 1);
       continue;

@@ -18,7 +18,7 @@ static const char *str_at(const json_object *o, const char *a, const char *b) {
 }
 
 static void error(po_CompiledOverride *c, po_Arena *a, int idx, const char *msg) {
-  po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagDecode, idx, NULL, po_Arena_Printf(a, "%s", msg));
+  po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Decode, idx, NULL, po_Arena_Printf(a, "%s", msg));
 }
 
 /* targetRef: {kind: ServiceDefaults (default) | ProxyDefaults, name}. */
@@ -84,7 +84,7 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   for (size_t i = 0; i < args->patch_count; i++) {
     const char *p = args->patches[i].path;
     if (p && *p && p[strspn(p, "/")] && p[0] != '/') {
-      po_Diagnostic *x = po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagDecode, (int)i, p,
+      po_Diagnostic *x = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Decode, (int)i, p,
                                             po_Arena_Printf(a, "spec.patches[%zu].path: must start with '/' (a JSON Pointer such as '/%s')", i, p));
       if (x) x->pos = args->patches[i].pos;
     }
@@ -99,18 +99,18 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   if (!consul) return false;
   /* What Consul will really decode: encoding/json typing of those arguments. */
   po_CompileOptions wire = po_CompileOptions_Default();
-  wire.convention = kPo_ConventionWire;
+  wire.convention = kPo_Convention_Wire;
   wire.envoy_rules = wire.deprecations = wire.hints = false;
   po_Diagnostics *wd = po_Diagnostics_New(a);
   if (!po_Constructor(NULL, consul, &wire, a, wd)) {
     for (size_t i = 0; i < po_Diagnostics_Count(wd); i++) {
       const po_Diagnostic *x = po_Diagnostics_At(wd, i);
-      if (x->severity != kPo_SeverityError) continue;
+      if (x->severity != kPo_Severity_Error) continue;
       const char *why = strstr(x->message, "could not be applied to target field type 'repeated")
                             ? "Consul's API delivers every JSON array as []interface {}, which no repeated field accepts"
                             : "as Consul will decode the arguments written to it";
       /* Consul's text first, as Consul would print it; why after it. */
-      po_Diagnostic *y = po_Diagnostics_Add(c->diags, kPo_SeverityError, kPo_DiagWireFormat, x->patch_index, x->path,
+      po_Diagnostic *y = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_WireFormat, x->patch_index, x->path,
                                             po_Arena_Printf(a, "%s (%s)", x->message, why));
       if (y && x->patch_index >= 0 && (size_t)x->patch_index < args->patch_count) y->pos = args->patches[x->patch_index].pos;
     }
@@ -131,13 +131,13 @@ static const char *describe_line(const po_Diagnostic *x, bool full, po_Arena *a)
   const char *msg = full ? x->message : first_line(x->message, a);
   /* Consul's own prefix, so its aggregated text's lines appear as they are; the path last,
    * unless the message already starts with it (our rule violations do). */
-  bool decode = x->kind == kPo_DiagDecode || x->patch_index < 0;
+  bool decode = x->kind == kPo_DiagKind_Decode || x->patch_index < 0;
   char prefix[48] = "";
   if (!decode) snprintf(prefix, sizeof prefix, "invalid Patches[%d]: ", x->patch_index);
   size_t pl = x->path ? strlen(x->path) : 0;
   bool path_in_msg = pl && strncmp(msg, x->path, pl) == 0 && msg[pl] == ':';
   bool where = !decode && x->path && !path_in_msg;
-  return po_Arena_Printf(a, "%s%s%s%s%s%s%s%s%s", x->severity == kPo_SeverityWarning ? "warning: " : "", prefix, msg,
+  return po_Arena_Printf(a, "%s%s%s%s%s%s%s%s%s", x->severity == kPo_Severity_Warning ? "warning: " : "", prefix, msg,
                          x->hint ? " (" : "", x->hint ? x->hint : "", x->hint ? ")" : "", where ? " (path " : "",
                          where ? x->path : "", where ? ")" : "");
 }
@@ -147,7 +147,7 @@ const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full
   po_Text t;
   po_Text_Init(&t, a, kPo_DescribeMaxErrors, max_bytes ? max_bytes : kPo_DescribeMaxBytes);
   for (int pass = 0; pass < 2; pass++) {
-    po_Severity want = pass == 0 ? kPo_SeverityError : kPo_SeverityWarning;
+    po_Severity want = pass == 0 ? kPo_Severity_Error : kPo_Severity_Warning;
     if (pass == 1 && !warnings) break;
     for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
       const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);

@@ -35,7 +35,7 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
   }
   for (size_t i = 0; i < po_Diagnostics_Count(c.diags); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(c.diags, i);
-    if (x->severity == kPo_SeverityWarning && !warnings_full(warnings)) {
+    if (x->severity == kPo_Severity_Warning && !warnings_full(warnings)) {
       add_warning(warnings, po_Arena_Printf(a, "patches[%d]: %s", x->patch_index, x->message));
     }
   }
@@ -56,7 +56,7 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
       const po_Diagnostic *x = po_Diagnostics_At(checks[i].diags, k);
-      if (x->severity == kPo_SeverityWarning && !warnings_full(warnings)) {
+      if (x->severity == kPo_Severity_Warning && !warnings_full(warnings)) {
         add_warning(warnings, po_Arena_Printf(a, "spec.envoyExtensions[%zu] Patches[%d]: %s", checks[i].entry_index,
                                               x->patch_index, x->message));
       }

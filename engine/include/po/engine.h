@@ -38,13 +38,13 @@ char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(p
 /* ---- values: JSON/YAML trees with Go's typing (DESIGN.md section 4) ----------------------- */
 
 typedef enum {
-  kPo_ValueNull = 0,
-  kPo_ValueBool,
-  kPo_ValueInt,    /* an integer literal: Go `int` */
-  kPo_ValueFloat,  /* any other number: Go `float64` */
-  kPo_ValueString,
-  kPo_ValueMap,    /* keys in document order */
-  kPo_ValueList,
+  kPo_ValueKind_Null = 0,
+  kPo_ValueKind_Bool,
+  kPo_ValueKind_Int,    /* an integer literal: Go `int` */
+  kPo_ValueKind_Float,  /* any other number: Go `float64` */
+  kPo_ValueKind_String,
+  kPo_ValueKind_Map,    /* keys in document order */
+  kPo_ValueKind_List,
 } po_ValueKind;
 
 typedef struct po_Value po_Value;
@@ -54,7 +54,7 @@ typedef struct {
   int column; /* 1-based; 0 when unknown */
 } po_Pos;
 
-po_ValueKind po_Value_Kind(const po_Value *v); /* NULL is kPo_ValueNull */
+po_ValueKind po_Value_Kind(const po_Value *v); /* NULL is kPo_ValueKind_Null */
 bool po_Value_Bool(const po_Value *v);
 int64_t po_Value_Int(const po_Value *v);
 double po_Value_Float(const po_Value *v); /* ints too */
@@ -98,15 +98,19 @@ char *po_Value_ToJson(const po_Value *v, po_Arena *a);
 
 /* ---- the model of the seed ---------------------------------------------------------------- */
 
-typedef enum { kPo_OpUnknown = 0, kPo_OpAdd, kPo_OpRemove } po_Op;
+typedef enum { kPo_Op_Unknown = 0, kPo_Op_Add, kPo_Op_Remove } po_Op;
 typedef enum {
-  kPo_ResourceUnknown = 0,
-  kPo_ResourceCluster,
-  kPo_ResourceClusterLoadAssignment,
-  kPo_ResourceRoute,
-  kPo_ResourceListener,
+  kPo_ResourceType_Unknown = 0,
+  kPo_ResourceType_Cluster,
+  kPo_ResourceType_ClusterLoadAssignment,
+  kPo_ResourceType_Route,
+  kPo_ResourceType_Listener,
 } po_ResourceType;
-typedef enum { kPo_DirectionUnknown = 0, kPo_DirectionInbound, kPo_DirectionOutbound } po_TrafficDirection;
+typedef enum {
+  kPo_TrafficDirection_Unknown = 0,
+  kPo_TrafficDirection_Inbound,
+  kPo_TrafficDirection_Outbound,
+} po_TrafficDirection;
 
 bool po_Ops_Contains(const char *op);
 bool po_ResourceTypes_Contains(const char *resource_type);
@@ -151,23 +155,30 @@ typedef struct {
 
 /* ---- diagnostics ---------------------------------------------------------------------------- */
 
-typedef enum { kPo_SeverityError = 0, kPo_SeverityWarning } po_Severity;
+typedef enum { kPo_Severity_Error = 0, kPo_Severity_Warning } po_Severity;
 
 typedef enum {
-  kPo_DiagConsul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
+  kPo_DiagKind_Consul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
                           * warning: what Consul does silently (truncating 50.5 to 50) */
-  kPo_DiagEnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
-  kPo_DiagWireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
-  kPo_DiagDeprecated,    /* warning: a field Envoy marks deprecated */
-  kPo_DiagDecode,        /* the arguments could not be decoded */
+  kPo_DiagKind_EnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
+  kPo_DiagKind_WireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
+  kPo_DiagKind_Deprecated,    /* warning: a field Envoy marks deprecated */
+  kPo_DiagKind_Decode,        /* the arguments could not be decoded */
+  kPo_DiagKind_WireArray,     /* Consul would reject what we would write because its API delivers every
+                          * JSON array as []interface {}, which no repeated field accepts */
 } po_DiagKind;
+
+/* For the wire-format kinds: why Consul would refuse ("Consul's API delivers every JSON array
+ * as []interface {}, which no repeated field accepts"; "as Consul will decode the arguments
+ * written to it"). NULL for the other kinds. Static. */
+const char *po_DiagKind_Reason(po_DiagKind kind);
 
 typedef struct {
   po_Severity severity;
   po_DiagKind kind;
   int patch_index;       /* -1 when not about one patch */
   const char *path;      /* the patch's path, or NULL */
-  const char *message;   /* Consul's exact text for kPo_DiagConsul; ours otherwise */
+  const char *message;   /* Consul's exact text for kPo_DiagKind_Consul; ours otherwise */
   const char *hint;      /* a did-you-mean suggestion, or NULL */
   po_Pos pos;            /* source position of the patch, when known */
 } po_Diagnostic;
@@ -182,7 +193,7 @@ const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i);
 po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity severity, po_DiagKind kind,
                                   int patch_index, const char *path, const char *message);
 /* The error text exactly as Consul formats it (go-multierror's list format over the errors of
- * kind kPo_DiagConsul), unchanged and first, so it is always a prefix of the whole; when
+ * kind kPo_DiagKind_Consul), unchanged and first, so it is always a prefix of the whole; when
  * `extras` is set, followed by a block of our further errors (Envoy's rules, ...) in the same
  * list format headed "1 more error, beyond Consul's checks:" / "<n> more errors, beyond
  * Consul's checks:", then by "hint: Patches[i]: ..." lines. NULL when there is no error. */
@@ -197,10 +208,10 @@ const char *po_Diagnostics_Text(const po_Diagnostics *d, po_Arena *a);
 typedef enum {
   /* Values as Consul's tests and our CLI give them: integer literals are Go int, arrays are
    * typed by their elements ([]int, []string, ...). */
-  kPo_ConventionTyped = 0,
+  kPo_Convention_Typed = 0,
   /* Values as Consul's HTTP API really delivers them (encoding/json into interface{}): every
    * number float64, every array []interface {}. What the Consul target adapter validates with. */
-  kPo_ConventionWire,
+  kPo_Convention_Wire,
 } po_Convention;
 
 /* Consul's mapstructure decoding of an envoyExtensions `arguments` object: keys match
@@ -233,9 +244,13 @@ typedef struct {
   bool envoy_rules;       /* check Envoy's protoc-gen-validate rules on the values set */
   bool deprecations;      /* warn on fields Envoy marks deprecated */
   bool hints;             /* did-you-mean suggestions for unknown field names */
+  /* Also report, as errors of kind kPo_DiagKind_WireArray / kPo_DiagKind_WireFormat, each patch the
+   * typed convention accepts but Consul's wire typing would refuse (message: Consul's text,
+   * then po_DiagKind_Reason in parentheses). Both verdicts are computed either way. */
+  bool check_wire;
 } po_CompileOptions;
 
-/* Defaults: typed convention, envoy_rules, deprecations and hints on. */
+/* Defaults: typed convention, envoy_rules, deprecations and hints on, check_wire off. */
 po_CompileOptions po_CompileOptions_Default(void);
 
 /* Consul's Constructor: checks the extension name ("builtin/property-override"), decodes the
@@ -249,6 +264,77 @@ po_Override *po_Override_Compile(const po_Arguments *args, const po_CompileOptio
                                  po_Arena *a, po_Diagnostics *diags);
 size_t po_Override_PatchCount(const po_Override *o);
 const po_Arguments *po_Override_Arguments(const po_Override *o); /* normalised */
+
+/* ---- the compiled override (the IR every consumer reads) ------------------------------------
+ * One compile resolves each patch's path to its field chain, converts its value, and judges it
+ * under both input conventions; nothing needs compiling again. Everything lives in the arena
+ * the override was built in, and is read-only: share it between threads freely. */
+
+/* Like po_Override_Compile, but returns the IR even when there are errors (they are in
+ * `diags`; po_Override_Valid says whether there were any), so per-patch verdicts and chains can
+ * be read for the patches that did compile. NULL only when out of memory or without a schema. */
+po_Override *po_Override_Build(const po_Arguments *args, const po_CompileOptions *opts, po_Arena *a,
+                               po_Diagnostics *diags);
+/* Bare patches (filters not read, none of the Constructor's rules) against one message type,
+ * e.g. "envoy.config.cluster.v3.Cluster": PatchStruct's checks only (the `patch` command).
+ * po_Override_Apply of it applies every patch. NULL when out of memory or no such message. */
+po_Override *po_Override_BuildFor(const char *message_full_name, const po_Arguments *args,
+                                  const po_CompileOptions *opts, po_Arena *a, po_Diagnostics *diags);
+bool po_Override_Valid(const po_Override *o); /* no error: it can be applied and programmed */
+po_Op po_Override_Op(const po_Override *o, size_t patch);
+po_ResourceType po_Override_ResourceType(const po_Override *o, size_t patch); /* Unknown: invalid filter */
+po_TrafficDirection po_Override_Direction(const po_Override *o, size_t patch);
+
+/* One segment of a resolved path. Strings live in the schema (static for the process). */
+typedef struct {
+  const char *name;      /* the proto field name: "outlier_detection" */
+  const char *full_name; /* "envoy.config.cluster.v3.Cluster.outlier_detection" */
+  int number;            /* the field number */
+  const char *oneof;     /* the name of the oneof (of its message) it is a member of, or NULL */
+} po_PathSegment;
+
+/* Segments of the patch's resolved path, outermost first, the last being the field the patch
+ * sets or removes; 0 when the path did not resolve (or the patch's filter was invalid). */
+size_t po_Override_SegmentCount(const po_Override *o, size_t patch);
+bool po_Override_Segment(const po_Override *o, size_t patch, size_t segment, po_PathSegment *out);
+
+/* Whether a patch passes under one input convention, and if not, why. */
+typedef struct {
+  bool ok;
+  /* When !ok: kPo_DiagKind_Consul (Consul refuses it whatever the typing), or, for the wire
+   * convention of a patch the typed one accepts, kPo_DiagKind_WireArray / kPo_DiagKind_WireFormat. */
+  po_DiagKind kind;
+  const char *message;   /* Consul's text of the failure; NULL when ok */
+} po_Verdict;
+po_Verdict po_Override_Verdict(const po_Override *o, size_t patch, po_Convention convention);
+
+/* Conflicts between the patches of two overrides (or, with a == b, between the patches of one),
+ * found on resolved chains wherever both patches' filters can match one resource (same resource
+ * type and direction; services intersecting, or either side for every service). Patches that
+ * did not resolve are skipped. */
+typedef enum {
+  kPo_ConflictKind_SameField = 1,   /* both set or remove the same field */
+  kPo_ConflictKind_ParentReplaced,  /* one replaces (an add) or removes an ancestor of the other's field */
+  kPo_ConflictKind_OneofSibling,    /* both add, into different members of one oneof of one message */
+} po_ConflictKind;
+
+typedef struct {
+  po_ConflictKind kind;
+  size_t a_patch, b_patch; /* with a == b: a_patch < b_patch */
+  /* Where they meet: the full name of the shared field (SameField) or of the ancestor field
+   * (ParentReplaced: a's target when a_is_parent, else b's), or the oneof's name (OneofSibling).
+   * `message`: the full name of the message holding it. Strings live in the schema. */
+  const char *where;
+  const char *message;
+  bool a_is_parent;        /* ParentReplaced: a's target is the ancestor */
+} po_Conflict;
+
+typedef void (*po_ConflictFn)(const po_Conflict *c, void *ctx);
+/* Calls `fn` per conflict, in patch order; returns how many. Cost: patches(a) x patches(b)
+ * pairs, each linear in path length plus the product of the two patches' service lists (each
+ * bounded by the spec's limits). */
+size_t po_Override_Conflicts(const po_Override *a, const po_Override *b, po_ConflictFn fn, void *ctx);
+const char *po_ConflictKind_Name(po_ConflictKind k); /* "same-field", "parent-replaced", "oneof-sibling" */
 
 /* ---- messages and application --------------------------------------------------------------- */
 
@@ -277,9 +363,11 @@ typedef struct {
 
 bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p);
 
-/* Applies every patch whose filter matches, in order. Errors are collected (a failing patch
- * does not stop the others), *patched tells whether any patch applied. Returns false when any
- * patch failed; status then has every error in Consul's multierror format. */
+/* Applies every patch whose filter matches (every patch when `p` is NULL, or when the override
+ * was built with po_Override_BuildFor), in order. An override that is not valid is refused.
+ * Errors are collected (a failing patch does not stop the others), *patched tells whether any
+ * patch applied. Returns false when any patch failed; status then has every error in Consul's
+ * multierror format. */
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *status);
 

@@ -1,0 +1,148 @@
+/* The one path resolver: a patch path -> the chain of field definitions it names, with Consul's
+ * rules for every segment (DESIGN.md section 4). Compile (patch.c), friendly values
+ * (friendly.c) and explain (explain.c) all walk paths through here, so a path one of them
+ * accepts is a path the others accept, and the error a user sees is the same everywhere.
+ *
+ * Consul's order: the whole path empty or "/" first; then per segment, left to right: an empty
+ * name, an unknown name, and (when another segment follows) a map, repeated, Any or non-message
+ * parent. Resolution fails at the first problem and says which, so each caller can word or
+ * code it as it needs (po_Resolved_Error gives Consul's text). */
+#include <string.h>
+
+#include "compiled.h"
+
+/* Beyond Consul: recursive messages (matchers) would let a path nest without bound, past what
+ * Envoy or any encoder reads back. Consul's own errors in the first segments win. */
+enum { kMaxDepth = 32 };
+
+static bool is_any(const upb_FieldDef *f) {
+  return upb_FieldDef_IsSubMessage(f) &&
+         upb_MessageDef_WellKnownType(upb_FieldDef_MessageSubDef(f)) == kUpb_WellKnown_Any;
+}
+
+/* One pass over the path: the chain is gathered on the stack (at most kMaxDepth fields) and
+ * copied to the arena once it is known, so the common one- to three-segment path costs a
+ * strchr and a table lookup per segment. The segment count is only needed for the too-deep
+ * error, and counted there. */
+bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r) {
+  r->root = root;
+  r->at = root;
+  r->fields = NULL;
+  r->count = 0;
+  r->segments = 0;
+  r->segment = NULL;
+  r->segment_len = 0;
+  if (!path) path = "";
+  if (path[0] == '\0' || (path[0] == '/' && path[1] == '\0')) {
+    r->error = kPo_Resolve_EmptyPath;
+    return false;
+  }
+  const char *p = path;
+  while (*p == '/') p++;
+  const upb_FieldDef *chain[kMaxDepth];
+  size_t count = 0;
+  const upb_MessageDef *m = root;
+  po_ResolveError error = kPo_Resolve_Ok;
+  for (;;) {
+    if (count == kMaxDepth) {
+      error = kPo_Resolve_TooDeep;
+      size_t segs = 1;
+      for (const char *q = path + strspn(path, "/"); *q; q++) segs += *q == '/';
+      r->segments = segs;
+      break;
+    }
+    const char *end = strchr(p, '/');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    r->segment = p;
+    r->segment_len = len;
+    r->at = m;
+    if (len == 0) {
+      error = kPo_Resolve_EmptySegment;
+      break;
+    }
+    const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, p, len);
+    if (!f) {
+      error = kPo_Resolve_UnknownField;
+      break;
+    }
+    chain[count++] = f;
+    if (!end) break;
+    error = upb_FieldDef_IsMap(f)          ? kPo_Resolve_ThroughMap
+            : upb_FieldDef_IsRepeated(f)   ? kPo_Resolve_ThroughRepeated
+            : is_any(f)                    ? kPo_Resolve_ThroughAny
+            : !upb_FieldDef_IsSubMessage(f) ? kPo_Resolve_ThroughScalar
+                                           : kPo_Resolve_Ok;
+    if (error != kPo_Resolve_Ok) break;
+    m = upb_FieldDef_MessageSubDef(f);
+    p = end + 1;
+  }
+  r->error = error;
+  if (count) {
+    r->fields = po_Arena_Malloc(a, count * sizeof *r->fields);
+    if (!r->fields) {
+      r->error = kPo_Resolve_NoMemory;
+      return false;
+    }
+    memcpy(r->fields, chain, count * sizeof *chain);
+    r->count = count;
+  }
+  return error == kPo_Resolve_Ok;
+}
+
+const upb_FieldDef *po_Resolved_Target(const po_Resolved *r) {
+  return r->error == kPo_Resolve_Ok && r->count ? r->fields[r->count - 1] : NULL;
+}
+
+bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status *st) {
+  const upb_FieldDef *last = r->count ? r->fields[r->count - 1] : NULL;
+  switch (r->error) {
+    case kPo_Resolve_Ok: return true;
+    case kPo_Resolve_NoMemory: return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    case kPo_Resolve_EmptyPath: {
+      char *list = po_FieldList(r->root, debug, a);
+      return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
+    }
+    case kPo_Resolve_EmptySegment: return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
+    case kPo_Resolve_UnknownField: {
+      char *list = po_FieldList(r->at, debug, a);
+      size_t ll = list ? strlen(list) : 0;
+      /* Copied when it fits (the usual case: ten names), formatted (and truncated) otherwise. */
+      if (st && 22 + r->segment_len + ll < sizeof st->message) {
+        char *p = st->message;
+        memcpy(p, "no match for field '", 20);
+        memcpy(p + 20, r->segment, r->segment_len);
+        memcpy(p + 20 + r->segment_len, "'!\n", 3);
+        memcpy(p + 23 + r->segment_len, list ? list : "", ll + 1);
+        st->code = kPo_ErrPatch;
+        return false;
+      }
+      return po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)r->segment_len, r->segment,
+                           list ? list : "");
+    }
+    case kPo_Resolve_ThroughMap:
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of map field '%s'; map field member access is not supported",
+                           upb_FieldDef_Name(last));
+    case kPo_Resolve_ThroughRepeated:
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of repeated field '%s'; repeated field member access is not supported",
+                           upb_FieldDef_Name(last));
+    case kPo_Resolve_ThroughAny:
+      return po_Status_Set(st, kPo_ErrPatch, "variant-type message fields (google.protobuf.Any) are not supported");
+    case kPo_Resolve_ThroughScalar:
+      return po_Status_Set(st, kPo_ErrPatch,
+                           "path contains member of non-message field '%s' (type '%s'); this type does not support "
+                           "child fields",
+                           upb_FieldDef_Name(last), po_KindName(last));
+    case kPo_Resolve_TooDeep:
+      return po_Status_Set(st, kPo_ErrPatch, "path has %zu segments; at most %d are supported", r->segments,
+                           kMaxDepth);
+  }
+  return po_Status_Set(st, kPo_ErrInternal, "unexpected resolve error %d", (int)r->error);
+}
+
+const char *po_Resolved_Hint(const po_Resolved *r, po_Arena *a) {
+  if (r->error != kPo_Resolve_UnknownField) return NULL;
+  char *n = po_Arena_Strndup(a, r->segment, r->segment_len);
+  return n ? po_Hint_UnknownField(r->at, n, a) : NULL;
+}
