@@ -81,7 +81,7 @@ static void enqueue(App *app, const char *key) {
   if (key && *key && app->controller) po_Controller_Enqueue(app->controller, key);
 }
 
-static const char *meta(json_object *o, const char *k) {
+static const char *meta(const json_object *o, const char *k) {
   json_object *m = NULL, *v = NULL;
   if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, k, &v)) return "";
   return json_object_get_string(v);
@@ -91,10 +91,17 @@ static void override_changed(void *ctx, json_object *obj) {
   App *app = ctx;
   char key[600], old[600];
   po_Reconcile_OverrideKey(obj, key, sizeof key);
-  po_TargetIndex_Set(app->index, meta(obj, "namespace"), meta(obj, "name"), key, old, sizeof old);
+  if (!po_TargetIndex_Set(app->index, meta(obj, "namespace"), meta(obj, "name"), key, old, sizeof old)) {
+    /* Said, not dropped silently: its target's reconcile still finds it by its entry there. */
+    po_Log_Error(app->log, "out of memory: the PropertyOverride is missing from the target index",
+                 po_Str("namespace", meta(obj, "namespace")), po_Str("name", meta(obj, "name")));
+  }
   char held[600], old_held[600];
   po_Reconcile_HeldKey(obj, held, sizeof held);
-  po_TargetIndex_SetHeld(app->index, meta(obj, "namespace"), meta(obj, "name"), held, old_held, sizeof old_held);
+  if (!po_TargetIndex_SetHeld(app->index, meta(obj, "namespace"), meta(obj, "name"), held, old_held, sizeof old_held)) {
+    po_Log_Error(app->log, "out of memory: the target holding the PropertyOverride's last valid generation is not indexed",
+                 po_Str("namespace", meta(obj, "namespace")), po_Str("name", meta(obj, "name")));
+  }
   enqueue(app, key);
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held);                /* where its last valid generation is live */
@@ -131,16 +138,12 @@ typedef struct {
   bool targets;
 } EnqueueAll;
 
-static void enqueue_cached(void *ctx, const char *key, const char *json, size_t len, const char *rv) {
+static void enqueue_cached(void *ctx, const char *key, const json_object *o, const char *rv) {
   (void)key; (void)rv;
   EnqueueAll *e = ctx;
-  json_object *o = json_tokener_parse(json);
-  (void)len;
-  if (!o) return;
   char k[600];
   if (e->targets) po_Reconcile_TargetKey(e->kind, meta(o, "namespace"), meta(o, "name"), k, sizeof k);
   else po_Reconcile_OverrideKey(o, k, sizeof k);
-  json_object_put(o);
   enqueue(e->app, k);
 }
 
@@ -159,18 +162,11 @@ static void enqueue_all(App *app) {
 static po_Result reconcile(void *ctx, const char *key, po_Logger *log) {
   App *app = ctx;
   po_ReconcileResult r = po_Reconcile(&app->table, app->index, key);
-  if (r.not_synced) return po_Result_RequeueAfter(500 * 1000000LL); /* nothing was written */
-  if (r.ok) {
-    if (r.targets_written || r.statuses_written) {
-      po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
-    }
-    return po_Result_Success();
+  if (r.ok && (r.targets_written || r.statuses_written)) {
+    po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
   }
-  if (r.conflict) {
-    po_Log_Debug(log, "conflict; retrying", po_Str("error", r.error));
-    return po_Result_Error("conflict: %s", r.error);
-  }
-  return po_Result_Error("%s", r.error);
+  if (r.conflict) po_Log_Debug(log, "conflict; retrying", po_Str("error", r.error));
+  return r.result;
 }
 
 /* ---- runnables ---- */

@@ -21,17 +21,26 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
   return (size_t)-1;
 }
 
-static json_object *get_override(void *ctx, const char *ns, const char *name) {
+/* The informers' own objects, shared and read only (po/kube/informer.h): no parse, no copy. */
+static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  return i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name);
+  *ref = NULL;
+  return i == (size_t)-1 ? NULL : po_Informer_Peek(k->overrides[i], ns, name, (po_InformerRef **)ref);
 }
 
-static json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name) {
+static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
+  *ref = NULL;
   if (i == (size_t)-1) return NULL;
-  return po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
+  return po_Informer_Peek(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name,
+                          (po_InformerRef **)ref);
+}
+
+static void release(void *ctx, void *ref) {
+  (void)ctx;
+  po_Informer_Release(ref);
 }
 
 static po_WriteResult result_of(const po_KubeStatus *st, char *err, size_t size) {
@@ -213,5 +222,5 @@ static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
 
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
   return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
-                          k->tenancy};
+                          k->tenancy, release};
 }

@@ -464,7 +464,8 @@ static void m_delete(void *ctx, json_object *o) {
   pthread_mutex_unlock(&m->lock);
 }
 
-static void collect(void *ctx, const char *key, const char *json, size_t len, const char *rv) {
+static void collect(void *ctx, const char *key, const json_object *obj, const char *rv) {
+  (void)obj;
   json_object_object_add(ctx, key, json_object_new_string(rv));
 }
 

@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -29,6 +30,7 @@ typedef struct {
   bool unsynced;
   int target_events;
   char last_target_reason[64];
+  int lent; /* objects read and not released yet */
 } Fake;
 
 static Fake F;
@@ -69,20 +71,48 @@ static json_object *copy(json_object *o) {
   return c;
 }
 
-static json_object *f_get_override(void *ctx, const char *ns, const char *name) {
+/* Reads hand out a copy as the cache would hand out its own object, and a second copy to check,
+ * when it comes back, that the reconcile did not change it (the cache's objects are shared
+ * between threads: read only). */
+typedef struct {
+  json_object *given, *snapshot;
+} Lent;
+
+static const json_object *lend(Slot *s, void **ref) {
+  *ref = NULL;
+  if (!s) return NULL;
+  Lent *l = malloc(sizeof *l);
+  assert_non_null(l);
+  l->given = copy(s->obj);
+  l->snapshot = copy(s->obj);
+  *ref = l;
+  F.lent++;
+  return l->given;
+}
+
+static void f_release(void *ctx, void *ref) {
+  (void)ctx;
+  Lent *l = ref;
+  assert_non_null(l);
+  assert_true(json_object_equal(l->given, l->snapshot)); /* never changed */
+  json_object_put(l->given);
+  json_object_put(l->snapshot);
+  free(l);
+  F.lent--;
+}
+
+static const json_object *f_get_override(void *ctx, const char *ns, const char *name, void **ref) {
   (void)ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
-  return s ? copy(s->obj) : NULL;
+  return lend(slot(k, false), ref);
 }
 
-static json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name) {
+static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   (void)ctx;
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
-  Slot *s = slot(k, false);
-  return s ? copy(s->obj) : NULL;
+  return lend(slot(k, false), ref);
 }
 
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
@@ -175,7 +205,7 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 
 static po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
-                                  f_synced, f_target_event, &g_tenancy};
+                                  f_synced, f_target_event, &g_tenancy, f_release};
 static po_TargetIndex *IX;
 
 static int setup(void **s) {
@@ -188,6 +218,7 @@ static int setup(void **s) {
 
 static int teardown(void **s) {
   (void)s;
+  assert_int_equal(F.lent, 0); /* every read was handed back */
   for (int i = 0; i < kMax; i++) json_object_put(F.slots[i].obj);
   po_TargetIndex_Free(IX);
   return 0;

@@ -56,9 +56,23 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
   json_object_object_add(t, "name", json_object_new_string(s->target_name));
   json_object_object_add(st, "target", t);
   if (s->live_generation > 0) json_object_object_add(st, "programmedGeneration", json_object_new_int64(s->live_generation));
-  json_object *lv = s->last_valid ? s->last_valid : get(old_status, "lastValid"), *c = NULL;
-  if (lv && json_object_deep_copy(lv, &c, NULL) == 0) json_object_object_add(st, "lastValid", c);
+  json_object *c = NULL;
+  if (s->last_valid_spec) {
+    json_object *spec = NULL;
+    c = json_object_new_object();
+    if (!c || json_object_deep_copy((json_object *)s->last_valid_spec, &spec, NULL) != 0) goto oom;
+    json_object_object_add(c, "generation", json_object_new_int64(s->last_valid_generation));
+    json_object_object_add(c, "spec", spec);
+  } else {
+    json_object *lv = get(old_status, "lastValid");
+    if (lv && json_object_deep_copy(lv, &c, NULL) != 0) goto oom;
+  }
+  if (c) json_object_object_add(st, "lastValid", c);
   return st;
+oom:
+  json_object_put(c);
+  json_object_put(st);
+  return NULL;
 }
 
 bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_object_equal(a, b); }

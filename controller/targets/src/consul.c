@@ -146,40 +146,66 @@ json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char 
   return obj;
 }
 
+/* One of our entries, {name, required: false, arguments (a copy)}; NULL when out of memory. */
+static json_object *new_entry(const json_object *arguments) {
+  json_object *e = json_object_new_object(), *name = json_object_new_string(PO_EXTENSION_NAME);
+  json_object *req = json_object_new_boolean(0), *args = copy(arguments);
+  if (!e || !name || !req || !args) {
+    json_object_put(e), json_object_put(name), json_object_put(req), json_object_put(args);
+    return NULL;
+  }
+  json_object_object_add(e, "name", name);
+  json_object_object_add(e, "required", req);
+  json_object_object_add(e, "arguments", args);
+  return e;
+}
+
+static po_ConsulPlan out_of_memory(json_object *obj, json_object *list) {
+  json_object_put(obj);
+  json_object_put(list);
+  return (po_ConsulPlan){.out_of_memory = true};
+}
+
 po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, const char *ns, const char *name,
                              const po_ConsulOwner *owners, size_t nowners, const po_ConsulEntry *entries, size_t n) {
   po_ConsulPlan plan = {0};
-  json_object *obj = current ? copy(current) : NULL;
+  json_object *obj = NULL;
+  if (current && !(obj = copy(current))) return out_of_memory(NULL, NULL);
   if (!obj) {
     if (n == 0) return plan; /* nothing there, nothing wanted */
     plan.create = true;
-    obj = po_Consul_NewTarget(kind, ns, name);
+    if (!(obj = po_Consul_NewTarget(kind, ns, name))) return out_of_memory(NULL, NULL);
   }
   json_object *spec = po_Json_Get(obj, "spec");
   if (!spec || !json_object_is_type(spec, json_type_object)) {
-    spec = json_object_new_object();
+    if (!(spec = json_object_new_object())) return out_of_memory(obj, NULL);
     json_object_object_add(obj, "spec", spec);
   }
   const char *tuid = uid_of(obj);
   json_object *old = po_Json_Get(spec, "envoyExtensions");
   json_object *list = json_object_new_array();
+  if (!list) return out_of_memory(obj, NULL);
+  /* A plan is all or nothing: one missing entry would be written as removed. */
   for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     json_object *e = json_object_array_get_idx(old, i);
-    if (mark_of(e, tuid, owners, nowners, NULL) != kOurs) json_object_array_add(list, json_object_get(e));
+    if (mark_of(e, tuid, owners, nowners, NULL) != kOurs && json_object_array_add(list, json_object_get(e)) != 0) {
+      json_object_put(e);
+      return out_of_memory(obj, list);
+    }
   }
   po_ConsulEntry *sorted = malloc((n ? n : 1) * sizeof *sorted);
-  if (sorted) {
-    memcpy(sorted, entries, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_owner);
-    for (size_t i = 0; i < n; i++) {
-      json_object *e = json_object_new_object();
-      json_object_object_add(e, "name", json_object_new_string(PO_EXTENSION_NAME));
-      json_object_object_add(e, "required", json_object_new_boolean(0));
-      json_object_object_add(e, "arguments", copy(sorted[i].arguments));
-      json_object_array_add(list, e);
+  if (!sorted) return out_of_memory(obj, list);
+  memcpy(sorted, entries, n * sizeof *sorted);
+  qsort(sorted, n, sizeof *sorted, by_owner);
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = new_entry(sorted[i].arguments);
+    if (!e || json_object_array_add(list, e) != 0) {
+      json_object_put(e);
+      free(sorted);
+      return out_of_memory(obj, list);
     }
-    free(sorted);
   }
+  free(sorted);
   bool changed = !old ? json_object_array_length(list) > 0 : !json_object_equal(old, list);
   if (old || json_object_array_length(list) > 0) json_object_object_add(spec, "envoyExtensions", list);
   else json_object_put(list);

@@ -117,6 +117,7 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
     return true;
   }
   c->accepted = true;
+  c->override = o;
   c->consul_arguments = consul;
   return true;
 }

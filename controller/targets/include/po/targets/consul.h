@@ -75,6 +75,7 @@ typedef struct {
   bool changed;               /* differs from the current one (create, update or delete needed) */
   bool create;                /* it does not exist yet */
   bool remove;                /* it should be deleted (we created it and nothing else is left) */
+  bool out_of_memory;         /* no plan (object NULL, changed false): never write a partial one */
 } po_ConsulPlan;
 
 /* The target as it should be with exactly `entries` (sorted here by owner) as our entries.

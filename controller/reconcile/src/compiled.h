@@ -1,0 +1,67 @@
+/* Private to reconcile: a PropertyOverride compiled once per generation.
+ *
+ * A target's reconcile reads every PropertyOverride of the target; compiling each of them every
+ * time made converging N PropertyOverrides over T targets cost N*N/T compiles. The compiled form
+ * of a spec depends only on the PropertyOverride (its uid fixes namespace and name), the
+ * generation and the spec itself, so it is kept by (uid, generation, a hash of the spec), one for
+ * the current spec and one for the status.lastValid record, in the target index's entry of the
+ * PropertyOverride (index.c): an entry goes when the PropertyOverride leaves the index (deleted)
+ * and is replaced when its generation or record changes, so the cache never outgrows the index.
+ *
+ * Trust (DESIGN.md section 6) is unchanged: every entry is the engine's verdict on exactly the
+ * content it was made from. The record is data anyone allowed to write the status could have
+ * forged; it is looked up by its own content hash, so a forged record is compiled (and judged)
+ * on its own, never served the verdict of another. A hash collision can only serve the verdict
+ * the engine gave on another spec of the same PropertyOverride and generation. */
+#ifndef PO_RECONCILE_COMPILED_H_
+#define PO_RECONCILE_COMPILED_H_
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "po/reconcile/reconcile.h"
+
+struct json_object;
+
+/* Immutable once made; shared between workers by reference count. */
+typedef struct {
+  atomic_int refs;
+  po_Arena *arena;              /* owns everything below but `arguments` */
+  char *uid;                    /* the PropertyOverride's metadata.uid */
+  int64_t generation;           /* of the spec compiled (metadata.generation or lastValid.generation) */
+  uint64_t hash;                /* of that spec */
+  bool record;                  /* made from status.lastValid */
+  char target_key[600];         /* the target the compiled spec points at ("" for none) */
+  po_CompiledOverride c;        /* the pipeline's result, c.override the engine's compiled form */
+  struct json_object *arguments; /* po_Value_ToJsonC(c.consul_arguments) when accepted, else NULL:
+                                 * never changed nor shared with json-c's (non-atomic) reference
+                                 * counts; writers deep-copy it */
+  size_t patch_count;           /* po_ConsulEntry_PatchCount(arguments) */
+  const char *errors;           /* the Accepted=False text when not accepted ("N errors: ..."), in arena */
+} po_CompiledEntry;
+
+/* Kind of spec to compile: the current one, or the last valid generation recorded in the status. */
+typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
+
+/* The hash of a JSON tree (types, keys in order, values); reads only, so it is safe on objects
+ * the informer shares between threads. */
+uint64_t po_Json_Hash(const struct json_object *o);
+
+/* Makes an entry (refs 1). NULL and *oom when out of memory; NULL alone when `which` is the record
+ * and the object has none ({generation: int, spec: object}). */
+po_CompiledEntry *po_CompiledEntry_Make(const struct json_object *obj, po_CompileWhich which, const char *uid,
+                                        int64_t generation, uint64_t hash, bool *oom);
+/* The generation and the spec hash `which` names in obj (false: no such spec). */
+bool po_CompiledEntry_KeyOf(const struct json_object *obj, po_CompileWhich which, int64_t *generation, uint64_t *hash);
+const po_CompiledEntry *po_CompiledEntry_Ref(const po_CompiledEntry *e);
+void po_CompiledEntry_Release(const po_CompiledEntry *e);
+
+/* The compiled entry of a PropertyOverride of the index (index.c): from the cache when its uid,
+ * generation and spec hash match, else compiled now and, while the PropertyOverride is still in
+ * the index, kept. A reference the caller releases; NULL as po_CompiledEntry_Make. */
+const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const struct json_object *obj, po_CompileWhich which,
+                                                bool *oom);
+
+#endif
