@@ -72,6 +72,17 @@ static uint64_t hash_of(const json_object *o, uint64_t h) {
 
 uint64_t po_Json_Hash(const json_object *o) { return hash_of(o, 0xcbf29ce484222325ULL); }
 
+json_object *po_Json_Parse(const char *text, size_t len) {
+  json_tokener *t = text ? json_tokener_new() : NULL;
+  json_object *o = t && len <= INT32_MAX ? json_tokener_parse_ex(t, text, (int)len) : NULL;
+  if (t && json_tokener_get_error(t) != json_tokener_success) {
+    json_object_put(o);
+    o = NULL;
+  }
+  json_tokener_free(t);
+  return o;
+}
+
 /* ---- entries ---- */
 
 bool po_CompiledEntry_KeyOf(const json_object *obj, po_CompileWhich which, int64_t *generation, uint64_t *hash) {
@@ -133,8 +144,14 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   e->record = which == kPo_CompileRecord;
   po_Reconcile_OverrideKey(src, e->target_key, sizeof e->target_key);
   if (e->c.accepted) {
-    if (!(e->arguments = po_Value_ToJsonC(e->c.consul_arguments))) goto oom;
-    e->patch_count = po_ConsulEntry_PatchCount(e->arguments);
+    json_object *args = po_Value_ToJsonC(e->c.consul_arguments);
+    size_t len = 0;
+    const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len) : NULL;
+    e->arguments = text ? po_Arena_Strndup(a, text, len) : NULL;
+    e->arguments_len = len;
+    e->patch_count = args ? po_ConsulEntry_PatchCount(args) : 0;
+    json_object_put(args);
+    if (!e->arguments) goto oom;
   } else {
     /* The Accepted=False message, made once: bounded to fit the condition with its prefix. */
     size_t errors = po_Diagnostics_ErrorCount(e->c.diags);
@@ -161,7 +178,6 @@ const po_CompiledEntry *po_CompiledEntry_Ref(const po_CompiledEntry *e) {
 void po_CompiledEntry_Release(const po_CompiledEntry *ce) {
   po_CompiledEntry *e = (po_CompiledEntry *)ce;
   if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
-  json_object_put(e->arguments);
   free(e->uid);
   po_Arena_Free(e->arena);
   free(e);

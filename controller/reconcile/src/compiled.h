@@ -28,17 +28,19 @@ struct json_object;
 /* Immutable once made; shared between workers by reference count. */
 typedef struct {
   atomic_int refs;
-  po_Arena *arena;              /* owns everything below but `arguments` */
+  po_Arena *arena;              /* owns everything below */
   char *uid;                    /* the PropertyOverride's metadata.uid */
   int64_t generation;           /* of the spec compiled (metadata.generation or lastValid.generation) */
   uint64_t hash;                /* of that spec */
   bool record;                  /* made from status.lastValid */
   char target_key[600];         /* the target the compiled spec points at ("" for none) */
   po_CompiledOverride c;        /* the pipeline's result, c.override the engine's compiled form */
-  struct json_object *arguments; /* po_Value_ToJsonC(c.consul_arguments) when accepted, else NULL:
-                                 * never changed nor shared with json-c's (non-atomic) reference
-                                 * counts; writers deep-copy it */
-  size_t patch_count;           /* po_ConsulEntry_PatchCount(arguments) */
+  /* The envoyExtensions `arguments` to write (c.consul_arguments as compact JSON) when accepted,
+   * else NULL: text, parsed into a fresh tree for each write, because a json-c tree costs about
+   * ten times its text in memory and its reference counts are not atomic. */
+  const char *arguments;
+  size_t arguments_len;
+  size_t patch_count;           /* po_ConsulEntry_PatchCount of those arguments */
   const char *errors;           /* the Accepted=False text when not accepted ("N errors: ..."), in arena */
 } po_CompiledEntry;
 
@@ -48,6 +50,8 @@ typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
 /* The hash of a JSON tree (types, keys in order, values); reads only, so it is safe on objects
  * the informer shares between threads. */
 uint64_t po_Json_Hash(const struct json_object *o);
+/* A tree parsed from text (a new reference), NULL when out of memory or not JSON. */
+struct json_object *po_Json_Parse(const char *text, size_t len);
 
 /* Makes an entry (refs 1). NULL and *oom when out of memory; NULL alone when `which` is the record
  * and the object has none ({generation: int, spec: object}). */

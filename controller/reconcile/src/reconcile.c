@@ -468,7 +468,7 @@ static bool create_target(Run *run) {
 
 /* The entry's arguments with our marker for the target it goes into (a new reference). */
 static json_object *marked(const Item *it, const char *target_uid) {
-  json_object *args = copy(it->entry ? it->entry->arguments : it->entry_copy);
+  json_object *args = it->entry ? po_Json_Parse(it->entry->arguments, it->entry->arguments_len) : copy(it->entry_copy);
   json_object *marker = args ? po_Consul_Marker(it->name, it->entry_generation, it->uid, target_uid) : NULL;
   if (!marker || json_object_object_add(args, "PropertyOverride", marker) != 0) {
     json_object_put(marker);
