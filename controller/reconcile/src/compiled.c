@@ -22,7 +22,25 @@ static uint64_t mix(uint64_t h, const void *p, size_t n) {
   return h;
 }
 
-static uint64_t hash_of(const json_object *o, uint64_t h) {
+static uint64_t hash_of(const json_object *o, uint64_t h, const char *skip);
+
+/* An object's members are summed, each hashed on its own: key order does not count (an API
+ * server may store an object with its keys sorted). */
+static uint64_t hash_members(const json_object *o, uint64_t h, const char *skip) {
+  uint64_t sum = 0;
+  size_t n = 0;
+  json_object_object_foreach((json_object *)o, k, v) {
+    if (skip && strcmp(k, skip) == 0) continue;
+    size_t kl = strlen(k);
+    uint64_t m = mix(0xcbf29ce484222325ULL, &kl, sizeof kl);
+    sum += hash_of(v, mix(m, k, kl), NULL);
+    n++;
+  }
+  h = mix(h, &n, sizeof n);
+  return mix(h, &sum, sizeof sum);
+}
+
+static uint64_t hash_of(const json_object *o, uint64_t h, const char *skip) {
   json_type t = json_object_get_type(o);
   unsigned char tag = (unsigned char)t;
   h = mix(h, &tag, 1);
@@ -54,23 +72,16 @@ static uint64_t hash_of(const json_object *o, uint64_t h) {
     case json_type_array: {
       size_t n = json_object_array_length(o);
       h = mix(h, &n, sizeof n);
-      for (size_t i = 0; i < n; i++) h = hash_of(json_object_array_get_idx(o, i), h);
+      for (size_t i = 0; i < n; i++) h = hash_of(json_object_array_get_idx(o, i), h, NULL);
       break;
     }
-    case json_type_object: {
-      json_object_object_foreach((json_object *)o, k, v) {
-        size_t n = strlen(k);
-        h = mix(h, &n, sizeof n);
-        h = mix(h, k, n);
-        h = hash_of(v, h);
-      }
-      break;
-    }
+    case json_type_object: h = hash_members(o, h, skip); break;
   }
   return h;
 }
 
-uint64_t po_Json_Hash(const json_object *o) { return hash_of(o, 0xcbf29ce484222325ULL); }
+uint64_t po_Json_Hash(const json_object *o) { return hash_of(o, 0xcbf29ce484222325ULL, NULL); }
+uint64_t po_Json_HashExcept(const json_object *o, const char *key) { return hash_of(o, 0xcbf29ce484222325ULL, key); }
 
 json_object *po_Json_Parse(const char *text, size_t len) {
   json_tokener *t = text ? json_tokener_new() : NULL;
@@ -150,6 +161,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
     e->arguments = text ? po_Arena_Strndup(a, text, len) : NULL;
     e->arguments_len = len;
     e->patch_count = args ? po_ConsulEntry_PatchCount(args) : 0;
+    e->arguments_hash = args ? po_Json_Hash(args) : 0;
     json_object_put(args);
     if (!e->arguments) goto oom;
   } else {

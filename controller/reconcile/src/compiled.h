@@ -41,15 +41,18 @@ typedef struct {
   const char *arguments;
   size_t arguments_len;
   size_t patch_count;           /* po_ConsulEntry_PatchCount of those arguments */
+  uint64_t arguments_hash;      /* po_Json_Hash of those arguments */
   const char *errors;           /* the Accepted=False text when not accepted ("N errors: ..."), in arena */
 } po_CompiledEntry;
 
 /* Kind of spec to compile: the current one, or the last valid generation recorded in the status. */
 typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
 
-/* The hash of a JSON tree (types, keys in order, values); reads only, so it is safe on objects
- * the informer shares between threads. */
+/* The hash of a JSON tree (types, values; an object's members in any order); reads only, so it
+ * is safe on objects the informer shares between threads. HashExcept leaves out one member of
+ * the top object. */
 uint64_t po_Json_Hash(const struct json_object *o);
+uint64_t po_Json_HashExcept(const struct json_object *o, const char *key);
 /* A tree parsed from text (a new reference), NULL when out of memory or not JSON. */
 struct json_object *po_Json_Parse(const char *text, size_t len);
 

@@ -34,6 +34,7 @@ typedef struct {
   json_object *entry_copy;       /* owned */
   int64_t entry_generation;
   size_t entry_patches;
+  uint64_t entry_hash;           /* po_Json_Hash of the entry's arguments (without our marker) */
 } Item;
 
 typedef struct {
@@ -342,6 +343,7 @@ static bool keep_last_valid(Run *run, Item *it) {
     it->entry = rec;
     it->entry_generation = rec->c.generation;
     it->entry_patches = rec->patch_count;
+    it->entry_hash = rec->arguments_hash;
     return true;
   }
   po_CompiledEntry_Release(rec);
@@ -356,6 +358,7 @@ static bool keep_last_valid(Run *run, Item *it) {
     json_object_object_del(it->entry_copy, "PropertyOverride");
     it->entry_generation = e->generation;
     it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
+    it->entry_hash = po_Json_Hash(it->entry_copy);
     break;
   }
   return true;
@@ -415,6 +418,7 @@ static bool plan(Run *run) {
       it->entry = po_CompiledEntry_Ref(it->ce);
       it->entry_generation = it->ce->c.generation;
       it->entry_patches = it->ce->patch_count;
+      it->entry_hash = it->ce->arguments_hash;
       continue;
     }
     if (!keep_last_valid(run, it)) return false;
@@ -478,6 +482,47 @@ static json_object *marked(const Item *it, const char *target_uid) {
   return args;
 }
 
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(const Item *const *)a)->name, (*(const Item *const *)b)->name);
+}
+
+/* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
+ * {name, required: false, arguments} with our marker {name, generation, uid, targetUID} and the
+ * same arguments (by hash). */
+static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
+  json_object *args = get(e, "arguments"), *marker = get(args, "PropertyOverride"), *req = get(e, "required");
+  json_object *gen = get(marker, "generation");
+  return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
+         !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
+         json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
+         json_object_get_int64(gen) == it->entry_generation && po_Json_HashExcept(args, "PropertyOverride") == it->entry_hash;
+}
+
+/* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
+ * every other extension, sorted by owner), so there is nothing to plan or write: the usual case
+ * when a target is reconciled for a status change of one of its PropertyOverrides. Costs a walk
+ * of the list and a hash per entry, where a plan copies the whole target and builds every entry. */
+static bool target_current(Run *run, size_t nwant) {
+  if (!run->target || nwant == 0 || run->nlive != nwant) return false;
+  const Item **sorted = po_Arena_Malloc(run->ar, nwant * sizeof *sorted);
+  if (!sorted) return false; /* the plan decides */
+  size_t k = 0;
+  for (size_t i = 0; i < run->m; i++) if (has_entry(&run->items[i])) sorted[k++] = &run->items[i];
+  qsort(sorted, nwant, sizeof *sorted, by_name);
+  json_object *list = get(get(run->target, "spec"), "envoyExtensions");
+  k = 0;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    if (k < run->nlive && get(e, "arguments") == run->live[k].arguments) {
+      if (!entry_current(e, &run->live[k], sorted[k])) return false;
+      k++;
+    } else if (k > 0) {
+      return false; /* another extension after ours: the plan moves ours to the end */
+    }
+  }
+  return k == nwant;
+}
+
 static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
@@ -500,6 +545,7 @@ static bool write_target(Run *run) {
     fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "reading %s", run->where), run->target_err);
     return true;
   }
+  if (!annotate && target_current(run, nwant)) return true;
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (!has_entry(it)) continue;
@@ -607,6 +653,7 @@ static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *
   }
   programmed(run, i, live_gen, peers, &s.programmed);
   json_object *old_status = get(it->obj, "status");
+  if (po_Status_Matches(old_status, &s)) return true; /* current: no reason changed, nothing to write */
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   const po_ReconcileIO *io = run->io;

@@ -81,3 +81,42 @@ bool po_Status_ReasonChanged(json_object *old_status, const po_Condition *c) {
   json_object *prev = find_condition(old_status, c->type);
   return !prev || strcmp(sget(prev, "reason"), c->reason) != 0;
 }
+
+/* ---- the same without building it ---- */
+
+static bool is_int(json_object *o, int64_t v) { return o && json_object_is_type(o, json_type_int) && json_object_get_int64(o) == v; }
+static bool is_str(json_object *o, const char *v) {
+  return o && json_object_is_type(o, json_type_string) && strcmp(json_object_get_string(o), v) == 0;
+}
+
+static bool condition_matches(json_object *c, const po_Condition *want, int64_t gen) {
+  json_object *ltt = get(c, "lastTransitionTime");
+  return c && json_object_is_type(c, json_type_object) && json_object_object_length(c) == 6 && is_str(get(c, "type"), want->type) &&
+         is_str(get(c, "status"), want->status) && is_int(get(c, "observedGeneration"), gen) && ltt &&
+         json_object_is_type(ltt, json_type_string) && *json_object_get_string(ltt) && is_str(get(c, "reason"), want->reason) &&
+         is_str(get(c, "message"), want->message);
+}
+
+bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
+  if (!old || !json_object_is_type(old, json_type_object)) return false;
+  json_object *conds = get(old, "conditions"), *t = get(old, "target"), *lv = get(old, "lastValid");
+  size_t keys = 3 + (s->live_generation > 0) + (lv != NULL);
+  if (json_object_object_length(old) != (int)keys || !is_int(get(old, "observedGeneration"), s->generation)) return false;
+  if (!conds || !json_object_is_type(conds, json_type_array) || json_object_array_length(conds) != 2 ||
+      !condition_matches(json_object_array_get_idx(conds, 0), &s->accepted, s->generation) ||
+      !condition_matches(json_object_array_get_idx(conds, 1), &s->programmed, s->generation)) {
+    return false;
+  }
+  if (!t || !json_object_is_type(t, json_type_object) || json_object_object_length(t) != 4 ||
+      !is_str(get(t, "apiVersion"), "consul.hashicorp.com/v1alpha1") || !is_str(get(t, "kind"), po_TargetKind_Name(s->target_kind)) ||
+      !is_str(get(t, "namespace"), s->ns) || !is_str(get(t, "name"), s->target_name)) {
+    return false;
+  }
+  if (s->live_generation > 0 && !is_int(get(old, "programmedGeneration"), s->live_generation)) return false;
+  if (s->last_valid_spec) {
+    return lv && json_object_is_type(lv, json_type_object) && json_object_object_length(lv) == 2 &&
+           is_int(get(lv, "generation"), s->last_valid_generation) &&
+           json_object_equal(get(lv, "spec"), (json_object *)s->last_valid_spec);
+  }
+  return true;
+}

@@ -33,6 +33,9 @@ typedef struct {
 struct json_object *po_Status_Build(struct json_object *old_status, const po_OverrideStatus *s, const char *now);
 /* NULL when out of memory. */
 bool po_Status_Same(struct json_object *a, struct json_object *b);
+/* Whether po_Status_Build(old_status, s, any time) would equal old_status, decided without
+ * building it (no allocation): what lets a reconcile of an unchanged target cost no status work. */
+bool po_Status_Matches(struct json_object *old_status, const po_OverrideStatus *s);
 /* Whether the condition's type has another reason (or is absent) in the old status. */
 bool po_Status_ReasonChanged(struct json_object *old_status, const po_Condition *c);
 
