@@ -61,17 +61,19 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
   ref.ns = ns;
   po_KubeStatus st;
   po_KubeStatus_Clear(&st);
-  json_object *out = NULL;
+  /* The answer is parsed only when the caller wants it: the informer brings the same object
+   * anyway, and a target's answer grows with its entries. */
+  json_object *out = NULL, **want = written ? &out : NULL;
   bool ok;
   if (!obj) {
     ref.name = name;
     po_KubeDeleteOptions d = {.precondition_resource_version = rv};
-    ok = po_KubeClient_Delete(k->client, &ref, &d, &out, &st);
+    ok = po_KubeClient_Delete(k->client, &ref, &d, want, &st);
   } else if (create) {
-    ok = po_KubeClient_Create(k->client, &ref, obj, &out, &st);
+    ok = po_KubeClient_Create(k->client, &ref, obj, want, &st);
   } else {
     ref.name = name;
-    ok = po_KubeClient_Update(k->client, &ref, obj, &out, &st);
+    ok = po_KubeClient_Update(k->client, &ref, obj, want, &st);
   }
   if (written && ok) *written = out;
   else json_object_put(out);
@@ -88,10 +90,8 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
   po_KubeStatus st;
   po_KubeStatus_Clear(&st);
-  json_object *out = NULL;
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
-  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), &out, &st);
-  json_object_put(out);
+  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, &st); /* the answer is not needed */
   return ok ? kPo_WriteOk : result_of(&st, err, size);
 }
 
@@ -140,9 +140,7 @@ static void post_event(po_KubeIO *k, const char *api_version, const char *kind, 
   po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = meta_str(about, "namespace")};
   po_KubeStatus st;
   po_KubeStatus_Clear(&st);
-  json_object *out = NULL;
-  po_KubeClient_Create(k->client, &ref, ev, &out, &st);
-  json_object_put(out);
+  po_KubeClient_Create(k->client, &ref, ev, NULL, &st);
   json_object_put(ev);
 }
 
