@@ -21,26 +21,27 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
   return (size_t)-1;
 }
 
-/* The informers' own objects, shared and read only (po/kube/informer.h): no parse, no copy. */
+/* Parsed copies from the informers' caches; the reference is the copy itself. */
 static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  *ref = NULL;
-  return i == (size_t)-1 ? NULL : po_Informer_Peek(k->overrides[i], ns, name, (po_InformerRef **)ref);
+  json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name);
+  *ref = o;
+  return o;
 }
 
 static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  *ref = NULL;
-  if (i == (size_t)-1) return NULL;
-  return po_Informer_Peek(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name,
-                          (po_InformerRef **)ref);
+  json_object *o = NULL;
+  if (i != (size_t)-1) o = po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
+  *ref = o;
+  return o;
 }
 
 static void release(void *ctx, void *ref) {
   (void)ctx;
-  po_Informer_Release(ref);
+  json_object_put(ref);
 }
 
 static po_WriteResult result_of(const po_KubeStatus *st, char *err, size_t size) {

@@ -176,7 +176,7 @@ int main(int argc, char **argv) {
   size_t count = po_Informer_Count(inf), bytes = po_Informer_CacheBytes(inf);
   long rss1 = rss_kb();
   printf("initial sync: %zu objects in %.3f s (%.0f objects/s; pages of 500)\n", count, dt, (double)count / dt);
-  printf("memory: cache holds %zu bytes = %.0f bytes/object (key + rv + entry; the parsed objects show in RSS); RSS grew %ld kB = "
+  printf("memory: cache holds %zu bytes = %.0f bytes/object (compact JSON + key + rv + entry); RSS grew %ld kB = "
          "%.0f bytes/object\n",
          bytes, (double)bytes / (double)count, rss1 - rss0, (double)(rss1 - rss0) * 1024.0 / (double)count);
 

@@ -1,7 +1,6 @@
 /* Chained hash map, FNV-1a, doubling at load factor 1. */
 #include "cache.h"
 
-#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +22,7 @@ void po_Cache_Destroy_(po_Cache_ *c) {
     po_CacheEntry_ *e = c->slots[i];
     while (e) {
       po_CacheEntry_ *n = e->next;
-      po_CacheEntry_Unref_(e);
+      free(e);
       e = n;
     }
   }
@@ -32,31 +31,23 @@ void po_Cache_Destroy_(po_Cache_ *c) {
   c->nslots = c->count = 0;
 }
 
-po_CacheEntry_ *po_Cache_NewEntry_(const char *key, json_object *obj, const char *rv) {
+po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv) {
   size_t kl = strlen(key), rl = rv ? strlen(rv) : 0;
-  po_CacheEntry_ *e = malloc(sizeof *e + kl + rl + 2);
+  po_CacheEntry_ *e = malloc(sizeof *e + kl + len + rl + 3);
   if (!e) return NULL;
   e->next = NULL;
   e->hash = fnv(key);
-  atomic_init(&e->refs, 1);
-  e->obj = obj;
+  e->json_len = len;
   memcpy(e->key, key, kl + 1);
-  char *r = e->key + kl + 1;
+  char *j = e->key + kl + 1;
+  memcpy(j, json, len);
+  j[len] = '\0';
+  char *r = j + len + 1;
   if (rl) memcpy(r, rv, rl);
   r[rl] = '\0';
+  e->json = j;
   e->rv = r;
   return e;
-}
-
-po_CacheEntry_ *po_CacheEntry_Ref_(po_CacheEntry_ *e) {
-  if (e) atomic_fetch_add(&e->refs, 1);
-  return e;
-}
-
-void po_CacheEntry_Unref_(po_CacheEntry_ *e) {
-  if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
-  json_object_put(e->obj);
-  free(e);
 }
 
 static void grow(po_Cache_ *c) {
@@ -120,6 +111,6 @@ size_t po_Cache_Bytes_(const po_Cache_ *c) {
   size_t n = c->nslots * sizeof *c->slots;
   for (size_t i = 0; i < c->nslots; i++)
     for (po_CacheEntry_ *e = c->slots[i]; e; e = e->next)
-      n += sizeof *e + strlen(e->key) + strlen(e->rv) + 2;
+      n += sizeof *e + strlen(e->key) + e->json_len + strlen(e->rv) + 3;
   return n;
 }

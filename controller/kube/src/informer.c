@@ -115,12 +115,16 @@ static bool key_of(json_object *o, char *buf, size_t size) {
   return n > 0 && (size_t)n < size;
 }
 
-/* An entry holding obj: a reference of our own, taken while obj is still this thread's alone
- * (the event's or the list page's); from here on it is shared and never changed (cache.h). */
-static po_CacheEntry_ *entry_of(const char *key, json_object *obj, const char *rv) {
-  po_CacheEntry_ *e = po_Cache_NewEntry_(key, json_object_get(obj), rv);
-  if (!e) json_object_put(obj);
-  return e;
+static json_object *parse_entry(const po_CacheEntry_ *e) {
+  json_tokener *t = json_tokener_new_ex(256);
+  if (!t) return NULL;
+  json_object *o = json_tokener_parse_ex(t, e->json, (int)e->json_len);
+  json_tokener_free(t);
+  return o;
+}
+
+static const char *compact(json_object *o, size_t *len) {
+  return json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, len);
 }
 
 static void set_rv(po_Informer *f, const char *rv) {
@@ -142,7 +146,11 @@ static void set_rv(po_Informer *f, const char *rv) {
 static void deliver_upsert(po_Informer *f, json_object *obj, po_CacheEntry_ *old) {
   if (old) {
     PO_STAT(f, updates, 1);
-    if (f->h.on_update) f->h.on_update(f->h.ctx, old->obj, obj);
+    if (f->h.on_update) {
+      json_object *o = parse_entry(old);
+      f->h.on_update(f->h.ctx, o, obj);
+      json_object_put(o);
+    }
   } else {
     PO_STAT(f, adds, 1);
     if (f->h.on_add) f->h.on_add(f->h.ctx, obj);
@@ -171,17 +179,19 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
       PO_STAT(f, deletes, 1);
       if (f->h.on_delete) f->h.on_delete(f->h.ctx, obj);
     }
-    po_CacheEntry_Unref_(old);
+    free(old);
     return true;
   }
-  po_CacheEntry_ *e = entry_of(key, obj, rv);
+  size_t len;
+  const char *json = compact(obj, &len);
+  po_CacheEntry_ *e = po_Cache_NewEntry_(key, json, len, rv);
   if (!e) return false; /* out of memory: end the watch; the retry relists */
   pthread_rwlock_wrlock(&f->cache_lock);
   po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
   pthread_rwlock_unlock(&f->cache_lock);
   set_rv(f, rv);
-  deliver_upsert(f, e->obj, old);
-  po_CacheEntry_Unref_(old);
+  deliver_upsert(f, obj, old);
+  free(old);
   return true;
 }
 
@@ -196,12 +206,14 @@ typedef struct {
 static void deliver_if_gone(void *ctx, po_CacheEntry_ *e) {
   GoneCtx *g = ctx;
   if (po_Cache_Get_(g->fresh, e->key)) return;
+  json_object *o = parse_entry(e);
   PO_STAT(g->f, deletes, 1);
-  if (g->f->h.on_delete) g->f->h.on_delete(g->f->h.ctx, e->obj);
+  if (g->f->h.on_delete && o) g->f->h.on_delete(g->f->h.ctx, o);
+  json_object_put(o);
 }
 
-/* Lists page by page into a fresh cache (the items are kept as parsed, so the page's array is
- * all that goes), swaps it in, then tells the handlers what changed: adds and updates for the
+/* Lists page by page into a fresh cache (so at most one page of parsed objects is alive, not
+ * the whole list), swaps it in, then tells the handlers what changed: adds and updates for the
  * keys whose resourceVersion differs, deletions for keys that are gone. Only this thread writes
  * the cache, so it reads it here without the lock. */
 static bool relist(po_Informer *f, po_KubeStatus *st) {
@@ -231,13 +243,15 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
       json_object *it = json_object_array_get_idx(items, i);
       char key[512];
       if (!key_of(it, key, sizeof key)) continue;
+      size_t len;
+      const char *json = compact(it, &len);
       const char *rv = meta(it, "resourceVersion");
-      po_CacheEntry_ *e = entry_of(key, it, rv);
+      po_CacheEntry_ *e = po_Cache_NewEntry_(key, json, len, rv);
       if (!e) {
         ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
         break;
       }
-      po_CacheEntry_Unref_(po_Cache_Put_(&fresh, e));
+      free(po_Cache_Put_(&fresh, e));
       po_CacheEntry_ *was = po_Cache_Get_(&f->cache, key);
       if (was && rv && strcmp(was->rv, rv) == 0) continue;
       if (npending == cap) {
@@ -274,8 +288,10 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
   for (size_t i = 0; i < npending; i++) {
     po_CacheEntry_ *now = po_Cache_Get_(&f->cache, pending[i]);
     po_CacheEntry_ *was = po_Cache_Remove_(&old, pending[i]);
-    if (now) deliver_upsert(f, now->obj, was);
-    po_CacheEntry_Unref_(was);
+    json_object *o = now ? parse_entry(now) : NULL;
+    if (o) deliver_upsert(f, o, was);
+    json_object_put(o);
+    free(was);
     free(pending[i]);
   }
   free(pending);
@@ -386,27 +402,19 @@ bool po_Informer_WaitForSync(po_Informer *f, long timeout_ms) {
   return s;
 }
 
-const json_object *po_Informer_Peek(po_Informer *f, const char *ns, const char *name, po_InformerRef **ref) {
-  *ref = NULL;
-  char key[512];
-  int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name) : snprintf(key, sizeof key, "%s", name);
-  if (n < 0 || (size_t)n >= sizeof key) return NULL;
-  pthread_rwlock_rdlock(&f->cache_lock);
-  po_CacheEntry_ *e = po_CacheEntry_Ref_(po_Cache_Get_(&f->cache, key));
-  pthread_rwlock_unlock(&f->cache_lock);
-  *ref = (po_InformerRef *)e;
-  return e ? e->obj : NULL;
+static bool key_for(const char *ns, const char *name, char key[512]) {
+  int n = ns && *ns ? snprintf(key, 512, "%s/%s", ns, name) : snprintf(key, 512, "%s", name);
+  return n >= 0 && n < 512;
 }
 
-void po_Informer_Release(po_InformerRef *ref) { po_CacheEntry_Unref_((po_CacheEntry_ *)ref); }
-
 json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name) {
-  po_InformerRef *ref;
-  const json_object *o = po_Informer_Peek(f, ns, name, &ref);
-  json_object *c = NULL;
-  if (o && json_object_deep_copy((json_object *)o, &c, NULL) != 0) c = NULL;
-  po_Informer_Release(ref);
-  return c;
+  char key[512];
+  if (!key_for(ns, name, key)) return NULL;
+  pthread_rwlock_rdlock(&f->cache_lock);
+  po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
+  json_object *o = e ? parse_entry(e) : NULL;
+  pthread_rwlock_unlock(&f->cache_lock);
+  return o;
 }
 
 size_t po_Informer_Count(po_Informer *f) {
@@ -423,7 +431,9 @@ typedef struct {
 
 static void each(void *ctx, po_CacheEntry_ *e) {
   ForEachCtx *c = ctx;
-  c->fn(c->ctx, e->key, e->obj, e->rv);
+  json_object *o = parse_entry(e);
+  if (o) c->fn(c->ctx, e->key, o, e->rv);
+  json_object_put(o);
 }
 
 void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const json_object *, const char *),
