@@ -113,6 +113,7 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
     return kPo_WriteConflict;
   }
   F.target_writes++;
+  if (F.check_write) F.check_write(obj);
   if (!obj) {
     json_object_put(s->obj);
     s->obj = NULL;

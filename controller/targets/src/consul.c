@@ -19,13 +19,26 @@ static const char *uid_of(const json_object *obj) {
   return u ? u : "";
 }
 
+/* Adds a member, false when it (or the object) could not be made. */
+static bool add(json_object *o, const char *k, json_object *v) {
+  if (!o || !v || json_object_object_add(o, k, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
 json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid) {
   json_object *src = json_object_new_object();
-  json_object_object_add(src, "name", json_object_new_string(name));
-  json_object_object_add(src, "generation", json_object_new_int64(generation));
+  /* All or nothing: a marker missing its name or uids would make the entry someone else's. */
+  bool ok = add(src, "name", json_object_new_string(name)) && add(src, "generation", json_object_new_int64(generation));
   /* Offline (render) no uid is known: the fields are left out rather than shown empty. */
-  if (uid && *uid) json_object_object_add(src, "uid", json_object_new_string(uid));
-  if (target_uid && *target_uid) json_object_object_add(src, "targetUID", json_object_new_string(target_uid));
+  if (ok && uid && *uid) ok = add(src, "uid", json_object_new_string(uid));
+  if (ok && target_uid && *target_uid) ok = add(src, "targetUID", json_object_new_string(target_uid));
+  if (!ok) {
+    json_object_put(src);
+    return NULL;
+  }
   return src;
 }
 
@@ -133,31 +146,33 @@ static bool only_extensions_left(json_object *spec) {
 }
 
 json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char *name) {
-  json_object *obj = json_object_new_object();
-  json_object_object_add(obj, "apiVersion", json_object_new_string(PO_CONSUL_GROUP "/" PO_CONSUL_VERSION));
-  json_object_object_add(obj, "kind", json_object_new_string(po_TargetKind_Name(kind)));
-  json_object *meta = json_object_new_object(), *labels = json_object_new_object();
-  json_object_object_add(meta, "name", json_object_new_string(name));
-  if (ns && *ns) json_object_object_add(meta, "namespace", json_object_new_string(ns));
-  json_object_object_add(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
-  json_object_object_add(meta, "labels", labels);
-  json_object_object_add(obj, "metadata", meta);
-  json_object_object_add(obj, "spec", json_object_new_object());
+  json_object *obj = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
+  bool ok = add(obj, "apiVersion", json_object_new_string(PO_CONSUL_GROUP "/" PO_CONSUL_VERSION)) &&
+            add(obj, "kind", json_object_new_string(po_TargetKind_Name(kind))) &&
+            add(meta, "name", json_object_new_string(name)) &&
+            (!ns || !*ns || add(meta, "namespace", json_object_new_string(ns))) &&
+            add(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  if (ok) ok = add(meta, "labels", labels), labels = NULL;
+  if (ok) ok = add(obj, "metadata", meta), meta = NULL;
+  if (ok) ok = add(obj, "spec", json_object_new_object());
+  json_object_put(labels);
+  json_object_put(meta);
+  if (!ok) {
+    json_object_put(obj);
+    return NULL;
+  }
   return obj;
 }
 
 /* One of our entries, {name, required: false, arguments (a copy)}; NULL when out of memory. */
 static json_object *new_entry(const json_object *arguments) {
-  json_object *e = json_object_new_object(), *name = json_object_new_string(PO_EXTENSION_NAME);
-  json_object *req = json_object_new_boolean(0), *args = copy(arguments);
-  if (!e || !name || !req || !args) {
-    json_object_put(e), json_object_put(name), json_object_put(req), json_object_put(args);
-    return NULL;
+  json_object *e = json_object_new_object();
+  if (add(e, "name", json_object_new_string(PO_EXTENSION_NAME)) && add(e, "required", json_object_new_boolean(0)) &&
+      add(e, "arguments", copy(arguments))) {
+    return e;
   }
-  json_object_object_add(e, "name", name);
-  json_object_object_add(e, "required", req);
-  json_object_object_add(e, "arguments", args);
-  return e;
+  json_object_put(e);
+  return NULL;
 }
 
 static po_ConsulPlan out_of_memory(json_object *obj, json_object *list) {
@@ -178,8 +193,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   }
   json_object *spec = po_Json_Get(obj, "spec");
   if (!spec || !json_object_is_type(spec, json_type_object)) {
-    if (!(spec = json_object_new_object())) return out_of_memory(obj, NULL);
-    json_object_object_add(obj, "spec", spec);
+    if (!add(obj, "spec", spec = json_object_new_object())) return out_of_memory(obj, NULL);
   }
   const char *tuid = uid_of(obj);
   json_object *old = po_Json_Get(spec, "envoyExtensions");
@@ -207,8 +221,11 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   }
   free(sorted);
   bool changed = !old ? json_object_array_length(list) > 0 : !json_object_equal(old, list);
-  if (old || json_object_array_length(list) > 0) json_object_object_add(spec, "envoyExtensions", list);
-  else json_object_put(list);
+  if (old || json_object_array_length(list) > 0) {
+    if (!add(spec, "envoyExtensions", list)) return out_of_memory(obj, NULL); /* add put the list */
+  } else {
+    json_object_put(list);
+  }
   /* Deleted only when provably ours: the created annotation bound to the object's own uid (a
    * copy or a restore has another uid), and nothing but our (now removed) entries left in it. */
   if (!plan.create && po_Consul_CreatedBy(obj) == kPo_ConsulCreatedUs && only_extensions_left(spec)) {
