@@ -45,7 +45,10 @@ json_object *po_Consul_Marker(const char *name, int64_t generation, const char *
 json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid) {
   json_object *args = po_Value_ToJsonC(c->consul_arguments);
   if (!args) return NULL;
-  json_object_object_add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, uid, target_uid));
+  if (!add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, uid, target_uid))) {
+    json_object_put(args);
+    return NULL;
+  }
   return args;
 }
 
