@@ -39,6 +39,12 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
   return o;
 }
 
+static bool override_version(void *ctx, const char *ns, const char *name, char *rv, size_t size) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
+  return i != (size_t)-1 && po_Informer_ResourceVersion(k->overrides[i], ns, name, rv, size);
+}
+
 static void release(void *ctx, void *ref) {
   (void)ctx;
   json_object_put(ref);
@@ -221,5 +227,5 @@ static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
 
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
   return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
-                          k->tenancy, release};
+                          k->tenancy, release, override_version};
 }

@@ -28,6 +28,7 @@ typedef struct {
   int target_events;
   char last_target_reason[64];
   int lent; /* objects read and not released yet */
+  int override_reads; /* PropertyOverrides read (lent) */
   void (*check_write)(struct json_object *obj); /* sees every target written (obj NULL: a delete) */
 } Fake;
 

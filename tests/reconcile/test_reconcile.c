@@ -83,6 +83,7 @@ static void test_other_extensions_kept_and_drift_repaired(void **state) {
   /* deleting the override removes only ours, and keeps the object we did not create */
   char k[] = "po/default/a";
   json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(slot(k, false)->obj);
   assert_true(run().ok);
   assert_non_null(target());
   assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
@@ -128,6 +129,7 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
     char k[32];
     snprintf(k, sizeof k, "po/default/%s", n);
     json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+    bump(slot(k, false)->obj);
   }
   assert_true(run().ok);
   assert_null(target()); /* we created it and nothing else is left */
@@ -153,10 +155,13 @@ static size_t entries(void) {
   return l ? json_object_array_length(l) : 0;
 }
 static json_object *marker(size_t i) { return get(get(entry(i), "arguments"), "PropertyOverride"); }
+/* The stored PropertyOverride, to read or to change in place: its resourceVersion moves either
+ * way, as a server's does on any change (the reconcile remembers objects by it). */
 static json_object *po(const char *name) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
   Slot *sl = slot(k, false);
+  if (sl) bump(sl->obj);
   return sl ? sl->obj : NULL;
 }
 
@@ -606,6 +611,33 @@ static void test_current_target_not_rewritten_in_any_key_order(void **state) {
   assert_string_equal(json_object_get_string(get(entry(0), "name")), "builtin/lua"); /* ours after it again */
 }
 
+/* An unchanged PropertyOverride whose status is current is not read (parsed) again: its target's
+ * next reconciles take what they need from the index's memo, by resourceVersion. */
+static void test_unchanged_overrides_not_read_again(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_true(run().ok); /* the finalizer and status writes moved their versions: read once more */
+  F.override_reads = 0;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written + r.statuses_written, 0);
+  assert_int_equal(F.override_reads, 0);
+  /* someone drops our entries: restored, still without reading the PropertyOverrides */
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  bump(target());
+  r = run();
+  assert_int_equal(r.targets_written, 1);
+  assert_int_equal(entries(), 2);
+  assert_int_equal(F.override_reads, 0);
+  /* a changes: a is read, b is not */
+  apply_override("a", 2, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(F.override_reads, 1);
+  assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -634,6 +666,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_index_links_follow_moves_holds_and_removals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missed_index_update_repaired_from_the_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_current_target_not_rewritten_in_any_key_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -417,6 +417,17 @@ json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name) {
   return o;
 }
 
+bool po_Informer_ResourceVersion(po_Informer *f, const char *ns, const char *name, char *buf, size_t size) {
+  char key[512];
+  if (size) buf[0] = '\0';
+  if (!key_for(ns, name, key)) return false;
+  pthread_rwlock_rdlock(&f->cache_lock);
+  po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
+  if (e) snprintf(buf, size, "%s", e->rv);
+  pthread_rwlock_unlock(&f->cache_lock);
+  return e != NULL;
+}
+
 size_t po_Informer_Count(po_Informer *f) {
   pthread_rwlock_rdlock(&f->cache_lock);
   size_t n = f->cache.count;

@@ -71,4 +71,28 @@ void po_CompiledEntry_Release(const po_CompiledEntry *e);
 const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const struct json_object *obj, po_CompileWhich which,
                                                 bool *oom);
 
+/* What a reconcile learnt of a PropertyOverride at one resourceVersion, kept in its index entry:
+ * while the cache still has that version, a reconcile takes it from here instead of reading
+ * (parsing) the object again. Kept only for one that is not being deleted and has our finalizer.
+ * status_hash is the desired status its status was found equal to (po_Status_Hash; 0: none). */
+typedef struct {
+  char rv[64];
+  char uid[128];
+  int64_t generation;
+  uint64_t spec_hash;
+  uint64_t status_hash;
+} po_OverrideMemo;
+
+/* The memo when it is for `rv`, with its current and held target keys (false: none, or older). */
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, po_OverrideMemo *m,
+                            char *key, char *held, size_t size);
+/* Records it (best effort: out of memory leaves none, and the object is read next time). */
+void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                            const char *key, const char *held);
+/* The status found current at rv (ignored when the memo is for another version). */
+void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t status_hash);
+/* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
+const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                                   int64_t generation, uint64_t hash);
+
 #endif

@@ -18,6 +18,8 @@ typedef struct {
   /* Its compiled current spec and status.lastValid record (or NULL): released when it leaves the
    * index, replaced when either changes, so there are never more than two per PropertyOverride. */
   const po_CompiledEntry *compiled[2];
+  po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
+  char *memo_key, *memo_held;
 } Entry;
 
 /* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
@@ -52,6 +54,9 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
     free(ix->by_po[i].held);
     po_CompiledEntry_Release(ix->by_po[i].compiled[0]);
     po_CompiledEntry_Release(ix->by_po[i].compiled[1]);
+    free(ix->by_po[i].memo);
+    free(ix->by_po[i].memo_key);
+    free(ix->by_po[i].memo_held);
   }
   free(ix->by_po);
   free(ix->links);
@@ -186,7 +191,7 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     link_add(ix, e->target, e->po);
   } else {
     memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}};
+    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL};
     ix->len++;
     link_add(ix, t, po);
   }
@@ -210,6 +215,9 @@ bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
     free(e->held);
     po_CompiledEntry_Release(e->compiled[0]);
     po_CompiledEntry_Release(e->compiled[1]);
+    free(e->memo);
+    free(e->memo_key);
+    free(e->memo_held);
     memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
     ix->len--;
   }
@@ -360,4 +368,74 @@ po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   for (size_t i = 0; i < ix->len; i++) s.compiled += (ix->by_po[i].compiled[0] != NULL) + (ix->by_po[i].compiled[1] != NULL);
   pthread_mutex_unlock(&ix->mu);
   return s;
+}
+
+/* ---- memos ---- */
+
+static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
+  char po[600];
+  snprintf(po, sizeof po, "%s/%s", ns, name);
+  bool found;
+  size_t at = find(ix, po, &found);
+  return found ? &ix->by_po[at] : NULL;
+}
+
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, po_OverrideMemo *m,
+                            char *key, char *held, size_t size) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  bool ok = e && e->memo && rv && *rv && strcmp(e->memo->rv, rv) == 0;
+  if (ok) {
+    *m = *e->memo;
+    copy_out(key, size, e->memo_key);
+    copy_out(held, size, e->memo_held);
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return ok;
+}
+
+void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                            const char *key, const char *held) {
+  po_OverrideMemo *c = malloc(sizeof *c);
+  char *k = strdup(key), *h = strdup(held);
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e) {
+    free(e->memo);
+    free(e->memo_key);
+    free(e->memo_held);
+    e->memo = NULL;
+    e->memo_key = e->memo_held = NULL;
+    if (c && k && h) {
+      *c = *m;
+      e->memo = c;
+      e->memo_key = k;
+      e->memo_held = h;
+      c = NULL;
+      k = h = NULL;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(c);
+  free(k);
+  free(h);
+}
+
+void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t status_hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->status_hash = status_hash;
+  pthread_mutex_unlock(&ix->mu);
+}
+
+const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                                   int64_t generation, uint64_t hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileCurrent], uid, generation, hash)
+                                  ? po_CompiledEntry_Ref(e->compiled[kPo_CompileCurrent])
+                                  : NULL;
+  if (c) ix->hits++;
+  pthread_mutex_unlock(&ix->mu);
+  return c;
 }

@@ -15,8 +15,12 @@
 
 typedef struct {
   char name[254];
-  const char *uid;               /* metadata.uid (in obj) */
-  const json_object *obj;        /* the cached object: shared, read only */
+  const char *uid;               /* metadata.uid (uid_buf) */
+  char uid_buf[128];
+  char rv[64];                   /* the resourceVersion everything here was learnt at */
+  bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
+  po_OverrideMemo memo;
+  const json_object *obj;        /* the cached object (lent: read only), or NULL until needed */
   void *ref;                     /* what io->release takes back */
   const po_CompiledEntry *ce;    /* its current spec compiled (a reference) */
   bool deleting;
@@ -202,22 +206,69 @@ static void report_foreign(Run *run) {
 
 /* ---- phase 1: load ---- */
 
-/* One PropertyOverride of the key as an item (taking obj and ref), compiled; false when
- * memory ran out. k and hk are its current and held keys. */
-static bool add_item(Run *run, const json_object *obj, void *ref, const char *name, const char *k, const char *hk) {
+static Item *new_item(Run *run, const char *name, const char *k, const char *hk) {
   Item *it = &run->items[run->m++];
-  it->obj = obj;
-  it->ref = ref;
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
   snprintf(it->name, sizeof it->name, "%s", name);
-  it->uid = uid_of(obj);
+  it->uid = it->uid_buf;
+  return it;
+}
+
+/* One PropertyOverride of the key as an item (taking obj and ref), compiled; false when
+ * memory ran out. k and hk are its current and held keys. */
+static bool add_item(Run *run, const json_object *obj, void *ref, const char *name, const char *k, const char *hk) {
+  Item *it = new_item(run, name, k, hk);
+  it->obj = obj;
+  it->ref = ref;
+  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", uid_of(obj));
+  json_object *rv = get(get(obj, "metadata"), "resourceVersion");
+  snprintf(it->rv, sizeof it->rv, "%s", rv ? json_object_get_string(rv) : "");
   it->deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
   it->has_finalizer = has_finalizer(obj);
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
   bool out_of_memory;
   it->ce = po_TargetIndex_Compiled(run->ix, obj, kPo_CompileCurrent, &out_of_memory);
-  return it->ce || oom(run, po_Arena_Printf(run->ar, "compiling %s", it->name));
+  if (!it->ce) return oom(run, po_Arena_Printf(run->ar, "compiling %s", it->name));
+  if (!it->deleting && it->has_finalizer && *it->rv && strlen(it->uid) < sizeof it->memo.uid) {
+    po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
+    snprintf(m.rv, sizeof m.rv, "%s", it->rv);
+    snprintf(m.uid, sizeof m.uid, "%s", it->uid);
+    po_TargetIndex_MemoSet(run->ix, run->ns, name, &m, k, hk);
+  }
+  return true;
+}
+
+/* From the memo of an unchanged PropertyOverride (not being deleted, finalizer in place): no
+ * read. False when its compiled form is no longer cached: then it is read. */
+static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, const char *k, const char *hk) {
+  const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, run->ns, name, m->uid, m->generation, m->spec_hash);
+  if (!ce) return false;
+  Item *it = new_item(run, name, k, hk);
+  it->from_memo = true;
+  it->memo = *m;
+  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", m->uid);
+  snprintf(it->rv, sizeof it->rv, "%s", m->rv);
+  it->has_finalizer = true;
+  it->ce = ce;
+  run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
+  return true;
+}
+
+/* The object of an item learnt from its memo, read now that it is needed; the reconcile ends
+ * (to run again) when it changed meanwhile. */
+static bool need_obj(Run *run, Item *it) {
+  if (it->obj) return true;
+  const json_object *obj = run->io->get_override(run->io->ctx, run->ns, it->name, &it->ref);
+  json_object *rv = get(get(obj, "metadata"), "resourceVersion");
+  if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
+    release(run, obj, it->ref);
+    it->ref = NULL;
+    fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "reading %s", it->name), "it changed during the reconcile");
+    return false;
+  }
+  it->obj = obj;
+  return true;
 }
 
 /* The PropertyOverrides the index lists for the key, as the cache has them: their names and uids
@@ -225,10 +276,16 @@ static bool add_item(Run *run, const json_object *obj, void *ref, const char *na
 static bool load_overrides(Run *run) {
   const po_ReconcileIO *io = run->io;
   for (size_t i = 0; i < run->n; i++) {
+    char rv[64], k[600], hk[600];
+    po_OverrideMemo m;
+    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], rv, sizeof rv) &&
+        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], rv, &m, k, hk, sizeof k)) {
+      if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
+      if (add_memo_item(run, run->names[i], &m, k, hk)) continue;
+    }
     void *ref = NULL;
     const json_object *obj = io->get_override(io->ctx, run->ns, run->names[i], &ref);
     if (!obj) continue;
-    char k[600], hk[600];
     po_Reconcile_OverrideKey(obj, k, sizeof k);
     po_Reconcile_HeldKey(obj, hk, sizeof hk);
     if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) { /* the cache moved on since the index was read */
@@ -336,6 +393,7 @@ static bool load(Run *run) {
  * or, without a usable record (a status write that failed), the entry written for this very
  * PropertyOverride, if Consul's check still accepts it. */
 static bool keep_last_valid(Run *run, Item *it) {
+  if (!need_obj(run, it)) return false;
   bool out_of_memory = false;
   const po_CompiledEntry *rec = po_TargetIndex_Compiled(run->ix, it->obj, kPo_CompileRecord, &out_of_memory);
   if (out_of_memory) return oom(run, po_Arena_Printf(run->ar, "compiling the last valid record of %s", it->name));
@@ -435,6 +493,7 @@ static bool write_finalizers(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (it->deleting || it->has_finalizer || it->refused || it->held) continue;
+    if (!need_obj(run, it)) return false;
     json_object *patch = finalizer_patch(it->obj, true);
     if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
     char err[256];
@@ -587,6 +646,7 @@ static bool release_finalizer(Run *run, Item *it) {
          po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
     return true;
   }
+  if (!need_obj(run, it)) return false;
   json_object *patch = finalizer_patch(it->obj, false);
   if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
   char err[256];
@@ -632,10 +692,7 @@ static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
   po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
-  if (it->record) {
-    s.last_valid_generation = c->generation;
-    s.last_valid_spec = get(it->obj, "spec");
-  }
+  if (it->record) s.last_valid_generation = c->generation;
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
   for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
@@ -652,8 +709,16 @@ static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
   }
   programmed(run, i, live_gen, peers, &s.programmed);
+  /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
+  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash : 0);
+  if (it->from_memo && it->memo.status_hash == h) return true;
+  if (!need_obj(run, it)) return false;
+  if (it->record) s.last_valid_spec = get(it->obj, "spec");
   json_object *old_status = get(it->obj, "status");
-  if (po_Status_Matches(old_status, &s)) return true; /* current: no reason changed, nothing to write */
+  if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
+    po_TargetIndex_MemoStatus(run->ix, run->ns, it->name, it->rv, h);
+    return true;
+  }
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   const po_ReconcileIO *io = run->io;

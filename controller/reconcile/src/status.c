@@ -120,3 +120,21 @@ bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
   }
   return true;
 }
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? s : "", (s ? strlen(s) : 0) + 1); }
+
+uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  int64_t n[4] = {s->generation, (int64_t)s->target_kind, s->live_generation, s->last_valid_generation};
+  h = mix(h, n, sizeof n);
+  h = mix(h, &spec_hash, sizeof spec_hash);
+  h = mix_str(mix_str(h, s->ns), s->target_name);
+  const po_Condition *cs[2] = {&s->accepted, &s->programmed};
+  for (int i = 0; i < 2; i++) h = mix_str(mix_str(mix_str(mix_str(h, cs[i]->type), cs[i]->status), cs[i]->reason), cs[i]->message);
+  return h | 1; /* never 0, which means none */
+}

@@ -65,6 +65,9 @@ void po_Informer_Free(po_Informer *inf);
 /* A parsed copy of the cached object (the caller's to change and put), or NULL when absent.
  * ns NULL or "" for cluster-scoped objects. */
 struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name);
+/* The cached object's resourceVersion into buf, without parsing it; false (buf "") when absent:
+ * what lets a reader parse only the objects that changed since it last looked. */
+bool po_Informer_ResourceVersion(po_Informer *inf, const char *ns, const char *name, char *buf, size_t size);
 size_t po_Informer_Count(po_Informer *inf);
 /* Calls fn for each cached object (parsed, borrowed for the call), under the cache's read lock:
  * keep fn short and do not call back into the informer. rv is its resourceVersion. */

@@ -73,6 +73,10 @@ typedef struct {
                        const char *message);
   const po_Tenancy *tenancy; /* who may target what; NULL allows everything */
   void (*release)(void *ctx, void *ref);
+  /* The cached PropertyOverride's resourceVersion, without reading it (false when absent); may
+   * be NULL. With it, a PropertyOverride unchanged since the last reconcile that found nothing
+   * to do for it is not read again. */
+  bool (*override_version)(void *ctx, const char *ns, const char *name, char *rv, size_t size);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
