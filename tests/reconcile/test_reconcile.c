@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -13,213 +14,7 @@
 #include "po/reconcile/reconcile.h"
 #include "po/targets/consul.h"
 
-/* ---- a tiny API server in memory ---- */
-enum { kMax = 160 };
-typedef struct {
-  char key[300];
-  json_object *obj;
-} Slot;
-typedef struct {
-  Slot slots[kMax];
-  int rv;
-  int target_writes, override_patches, status_patches, uids;
-  bool conflict_next;
-  int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
-  int attempts;
-  bool unsynced;
-  int target_events;
-  char last_target_reason[64];
-} Fake;
-
-static Fake F;
-
-static json_object *get(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static Slot *slot(const char *key, bool create) {
-  for (int i = 0; i < kMax; i++) if (F.slots[i].obj && !strcmp(F.slots[i].key, key)) return &F.slots[i];
-  if (!create) return NULL;
-  for (int i = 0; i < kMax; i++) if (!F.slots[i].obj) { snprintf(F.slots[i].key, sizeof F.slots[i].key, "%s", key); return &F.slots[i]; }
-  return NULL;
-}
-
-static void bump(json_object *o) {
-  char rv[32];
-  snprintf(rv, sizeof rv, "%d", ++F.rv);
-  json_object_object_add(get(o, "metadata"), "resourceVersion", json_object_new_string(rv));
-}
-
-static void put(const char *key, json_object *o) {
-  if (!get(get(o, "metadata"), "uid")) { /* every stored object has one */
-    char uid[32];
-    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
-    json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(uid));
-  }
-  Slot *s = slot(key, true);
-  json_object_put(s->obj);
-  s->obj = o;
-  bump(o);
-}
-
-static json_object *copy(json_object *o) {
-  json_object *c = NULL;
-  if (o) json_object_deep_copy(o, &c, NULL);
-  return c;
-}
-
-static json_object *f_get_override(void *ctx, const char *ns, const char *name) {
-  (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
-  return s ? copy(s->obj) : NULL;
-}
-
-static json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name) {
-  (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
-  Slot *s = slot(k, false);
-  return s ? copy(s->obj) : NULL;
-}
-
-static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
-  (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
-  Slot *s = slot(k, false);
-  F.attempts++;
-  if (F.conflict_next || F.attempts == F.conflict_at) {
-    F.conflict_next = false;
-    snprintf(err, size, "the object has been modified");
-    return kPo_WriteConflict;
-  }
-  if (create && s) return snprintf(err, size, "already exists"), kPo_WriteConflict;
-  if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
-  if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
-    snprintf(err, size, "stale resourceVersion");
-    return kPo_WriteConflict;
-  }
-  F.target_writes++;
-  if (!obj) {
-    json_object_put(s->obj);
-    s->obj = NULL;
-    return kPo_WriteOk;
-  }
-  json_object *stored = copy(obj);
-  if (create) { /* the server assigns the uid; a client's is ignored */
-    char uid[32];
-    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
-    json_object_object_add(get(stored, "metadata"), "uid", json_object_new_string(uid));
-  } else if (s && get(get(s->obj, "metadata"), "uid")) {
-    json_object_object_add(get(stored, "metadata"), "uid", copy(get(get(s->obj, "metadata"), "uid")));
-  }
-  put(k, stored);
-  if (written) *written = copy(stored);
-  return kPo_WriteOk;
-}
-
-static void merge(json_object *dst, json_object *patch) {
-  json_object_object_foreach(patch, k, v) {
-    json_object *d = get(dst, k);
-    if (v && json_object_is_type(v, json_type_object) && d && json_object_is_type(d, json_type_object)) merge(d, v);
-    else json_object_object_add(dst, k, copy(v));
-  }
-}
-
-static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                       char *err, size_t size) {
-  (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
-  if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
-  if (status) F.status_patches++;
-  else F.override_patches++;
-  merge(s->obj, patch);
-  bump(s->obj);
-  /* an object being deleted goes when its finalizers are gone */
-  json_object *fin = get(get(s->obj, "metadata"), "finalizers");
-  if (get(get(s->obj, "metadata"), "deletionTimestamp") && (!fin || json_object_array_length(fin) == 0)) {
-    json_object_put(s->obj);
-    s->obj = NULL;
-  }
-  return kPo_WriteOk;
-}
-
-static void f_now(void *ctx, char buf[32]) {
-  (void)ctx;
-  snprintf(buf, 32, "2026-12-01T00:00:00Z");
-}
-
-static int g_warnings;
-static void f_event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
-  (void)ctx; (void)about; (void)reason; (void)message;
-  if (!strcmp(type, "Warning")) g_warnings++;
-}
-
-static bool f_synced(void *ctx) {
-  (void)ctx;
-  return !F.unsynced;
-}
-
-static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, const char *type, const char *reason,
-                           const char *message) {
-  (void)ctx; (void)kind; (void)about; (void)type; (void)message;
-  F.target_events++;
-  snprintf(F.last_target_reason, sizeof F.last_target_reason, "%s", reason);
-}
-
-static po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
-static const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
-                                  f_synced, f_target_event, &g_tenancy};
-static po_TargetIndex *IX;
-
-static int setup(void **s) {
-  (void)s;
-  memset(&F, 0, sizeof F);
-  g_warnings = 0;
-  IX = po_TargetIndex_New();
-  return 0;
-}
-
-static int teardown(void **s) {
-  (void)s;
-  for (int i = 0; i < kMax; i++) json_object_put(F.slots[i].obj);
-  po_TargetIndex_Free(IX);
-  return 0;
-}
-
-static void apply_override(const char *name, int gen, const char *target, const char *patches) {
-  char text[4096];
-  snprintf(text, sizeof text,
-           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
-           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
-           "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":%s}}",
-           name, gen, name, target, patches);
-  json_object *o = json_tokener_parse(text);
-  assert_non_null(o);
-  char k[300];
-  snprintf(k, sizeof k, "po/default/%s", name);
-  Slot *s = slot(k, false);
-  if (s) { /* keep what the server keeps: finalizers, annotations and status */
-    json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
-    json_object *ann = get(get(s->obj, "metadata"), "annotations");
-    if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
-    if (ann) json_object_object_add(get(o, "metadata"), "annotations", copy(ann));
-    if (st) json_object_object_add(o, "status", copy(st));
-  }
-  put(k, o);
-  char key[300], old[300];
-  po_Reconcile_OverrideKey(o, key, sizeof key);
-  po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
-  char held[300];
-  po_Reconcile_HeldKey(o, held, sizeof held); /* as the informer handler does */
-  po_TargetIndex_SetHeld(IX, "default", name, held, old, sizeof old);
-}
+#include "fake_api.h"
 
 static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
@@ -288,6 +83,7 @@ static void test_other_extensions_kept_and_drift_repaired(void **state) {
   /* deleting the override removes only ours, and keeps the object we did not create */
   char k[] = "po/default/a";
   json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(slot(k, false)->obj);
   assert_true(run().ok);
   assert_non_null(target());
   assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
@@ -333,6 +129,7 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
     char k[32];
     snprintf(k, sizeof k, "po/default/%s", n);
     json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+    bump(slot(k, false)->obj);
   }
   assert_true(run().ok);
   assert_null(target()); /* we created it and nothing else is left */
@@ -358,10 +155,13 @@ static size_t entries(void) {
   return l ? json_object_array_length(l) : 0;
 }
 static json_object *marker(size_t i) { return get(get(entry(i), "arguments"), "PropertyOverride"); }
+/* The stored PropertyOverride, to read or to change in place: its resourceVersion moves either
+ * way, as a server's does on any change (the reconcile remembers objects by it). */
 static json_object *po(const char *name) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
   Slot *sl = slot(k, false);
+  if (sl) bump(sl->obj);
   return sl ? sl->obj : NULL;
 }
 
@@ -655,6 +455,189 @@ static void test_invalid_update_moving_targetref_keeps_the_live_entry(void **sta
   assert_null(po("a"));
 }
 
+/* ---- issue 10: compile once, phases, terminal keys, index ---- */
+
+static void test_malformed_key_is_terminal(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  const char *bad[] = {"Bogus/default/web", "ServiceDefaults/default", "ServiceDefaults//web", "ServiceDefaults/default/",
+                       "ServiceDefaults/default/web/extra", "", "ServiceDefaults"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    po_ReconcileResult r = po_Reconcile(&IO, IX, bad[i]);
+    assert_false(r.ok);
+    assert_true(r.terminal);
+    assert_int_equal(r.result.kind, kPo_Result_Terminal); /* never retried */
+    assert_non_null(strstr(r.error, "want ServiceDefaults/<namespace>/<name> or ProxyDefaults/<namespace>/global"));
+  }
+  assert_int_equal(F.target_writes + F.override_patches + F.status_patches, 0); /* nothing read or written */
+  assert_null(target());
+  po_ReconcileResult r = run();
+  assert_int_equal(r.result.kind, kPo_Result_Success);
+  F.unsynced = true;
+  r = run();
+  assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
+  F.unsynced = false;
+  F.conflict_next = true;
+  apply_override("a", 2, "web", kGood2);
+  r = run();
+  assert_int_equal(r.result.kind, kPo_Result_Error); /* retried with backoff */
+}
+
+static void test_compiled_once_per_generation(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  for (int i = 0; i < 3; i++) assert_true(run().ok);
+  po_TargetIndexStats s = po_TargetIndex_Stats(IX);
+  assert_int_equal(s.misses, 2); /* a and b, once each, however often the target is reconciled */
+  assert_int_equal(s.compiled, 2);
+  assert_true(s.hits >= 4);
+  apply_override("a", 2, "web", kGood2); /* a new generation replaces the old one */
+  assert_true(run().ok);
+  s = po_TargetIndex_Stats(IX);
+  assert_int_equal(s.misses, 3);
+  assert_int_equal(s.compiled, 2);
+  apply_override("b", 2, "web", kBad); /* invalid: its record is compiled too, and kept */
+  assert_true(run().ok);
+  assert_true(run().ok);
+  s = po_TargetIndex_Stats(IX);
+  assert_int_equal(s.misses, 5);
+  assert_int_equal(s.compiled, 3);
+  char old[300];
+  po_TargetIndex_Remove(IX, "default", "b", old, sizeof old); /* deleted: its compiled forms go */
+  s = po_TargetIndex_Stats(IX);
+  assert_int_equal(s.compiled, 1);
+  assert_int_equal(s.overrides, 1);
+}
+
+/* The record is looked up by its content: one rewritten under the same generation is judged on
+ * its own (here valid, with another value: what the engine accepts is written, as before the
+ * cache), never served the verdict of the first. */
+static void test_record_cached_by_content_not_generation(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kBad);
+  assert_true(run().ok);
+  json_object *v = get(json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0), "Value");
+  assert_int_equal(json_object_get_int(v), 50);
+  json_object *rec = get(get(po("a"), "status"), "lastValid");
+  json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(30));
+  assert_true(run().ok);
+  v = get(json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0), "Value");
+  assert_int_equal(json_object_get_int(v), 30);
+  /* and one rewritten to something invalid under that generation is refused, not served 30 */
+  rec = get(get(po("a"), "status"), "lastValid");
+  json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(150));
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 0);
+}
+
+static size_t names_of(const char *key, char (*names)[254]) { return po_TargetIndex_Lookup(IX, key, names, 8); }
+
+static void test_index_links_follow_moves_holds_and_removals(void **state) {
+  (void)state;
+  char old[300], names[8][254];
+  const char *t1 = "ServiceDefaults/default/one", *t2 = "ServiceDefaults/default/two";
+  assert_true(po_TargetIndex_Set(IX, "default", "b", t1, old, sizeof old));
+  assert_string_equal(old, "");
+  assert_true(po_TargetIndex_Set(IX, "default", "a", t1, old, sizeof old));
+  assert_true(po_TargetIndex_Set(IX, "default", "c", t2, old, sizeof old));
+  assert_true(po_TargetIndex_Set(IX, "other", "a", t1, old, sizeof old)); /* same key text, other namespace */
+  assert_int_equal(names_of(t1, names), 3);
+  assert_string_equal(names[0], "a");
+  assert_string_equal(names[1], "b");
+  assert_int_equal(names_of("ServiceDefaults/other/one", names), 0);
+  assert_true(po_TargetIndex_SetHeld(IX, "default", "a", t2, old, sizeof old)); /* its last valid one lives in two */
+  assert_int_equal(names_of(t2, names), 2);
+  assert_string_equal(names[0], "a");
+  assert_string_equal(names[1], "c");
+  assert_true(po_TargetIndex_Set(IX, "default", "a", t2, old, sizeof old)); /* moves there: listed once */
+  assert_string_equal(old, t1);
+  assert_int_equal(names_of(t2, names), 2);
+  assert_int_equal(names_of(t1, names), 2); /* b, and other/a */
+  assert_true(po_TargetIndex_SetHeld(IX, "default", "a", "", old, sizeof old));
+  assert_string_equal(old, t2);
+  assert_int_equal(names_of(t2, names), 2);
+  assert_true(po_TargetIndex_Remove(IX, "default", "a", old, sizeof old));
+  assert_string_equal(old, t2);
+  assert_int_equal(names_of(t2, names), 1);
+  assert_string_equal(names[0], "c");
+  assert_int_equal(po_TargetIndex_Count(IX), 3);
+}
+
+/* An index update that failed (out of memory) leaves a PropertyOverride unlisted: its entry is
+ * still found by its marker, kept, and the index repaired, rather than removed as if deleted. */
+static void test_missed_index_update_repaired_from_the_entry(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 2);
+  char old[300], names[8][254];
+  po_TargetIndex_Remove(IX, "default", "b", old, sizeof old); /* as if its Set had failed */
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.index_repaired, 1);
+  assert_int_equal(entries(), 2);
+  assert_int_equal(names_of("ServiceDefaults/default/web", names), 2);
+  assert_int_equal(run().index_repaired, 0);
+}
+
+/* A target already holding exactly our entries is not written, whatever order the server keeps
+ * its keys in (the real API server sorts them); one extension added after ours is. */
+static void test_current_target_not_rewritten_in_any_key_order(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  int writes = F.target_writes;
+  /* the arguments' keys reversed, as a server that sorts them would store them */
+  json_object *args = get(entry(0), "arguments"), *rev = json_object_new_object();
+  const char *keys[8];
+  int n = 0;
+  json_object_object_foreach(args, k, v) { (void)v; if (n < 8) keys[n++] = k; }
+  for (int i = n - 1; i >= 0; i--) json_object_object_add(rev, keys[i], copy(get(args, keys[i])));
+  json_object_object_add(entry(0), "arguments", rev);
+  bump(target());
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes);
+  json_object *lua = json_tokener_parse("{\"name\":\"builtin/lua\",\"required\":false,\"arguments\":{}}");
+  json_object_array_add(get(get(target(), "spec"), "envoyExtensions"), lua);
+  bump(target());
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 1);
+  assert_string_equal(json_object_get_string(get(entry(0), "name")), "builtin/lua"); /* ours after it again */
+}
+
+/* An unchanged PropertyOverride whose status is current is not read (parsed) again: its target's
+ * next reconciles take what they need from the index's memo, by resourceVersion. */
+static void test_unchanged_overrides_not_read_again(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_true(run().ok); /* the finalizer and status writes moved their versions: read once more */
+  F.override_reads = 0;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written + r.statuses_written, 0);
+  assert_int_equal(F.override_reads, 0);
+  /* someone drops our entries: restored, still without reading the PropertyOverrides */
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  bump(target());
+  r = run();
+  assert_int_equal(r.targets_written, 1);
+  assert_int_equal(entries(), 2);
+  assert_int_equal(F.override_reads, 0);
+  /* a changes: a is read, b is not */
+  apply_override("a", 2, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(F.override_reads, 1);
+  assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -677,6 +660,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_created_target_annotated_after_a_failed_second_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retargeted_entry_removed_from_the_old_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_moving_targetref_keeps_the_live_entry, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_malformed_key_is_terminal, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_compiled_once_per_generation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_record_cached_by_content_not_generation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_index_links_follow_moves_holds_and_removals, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_missed_index_update_repaired_from_the_entry, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_current_target_not_rewritten_in_any_key_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

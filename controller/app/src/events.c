@@ -18,10 +18,17 @@ static void override_changed(void *ctx, json_object *obj) {
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
   char key[600], old[600];
   po_Reconcile_OverrideKey(obj, key, sizeof key);
-  po_TargetIndex_Set(app->index, ns, name, key, old, sizeof old);
+  if (!po_TargetIndex_Set(app->index, ns, name, key, old, sizeof old)) {
+    /* Said, not dropped silently: its target's reconcile still finds it by its entry there. */
+    po_Log_Error(app->log, "out of memory: the PropertyOverride is missing from the target index",
+                 po_Str("namespace", ns), po_Str("name", name));
+  }
   char held[600], old_held[600];
   po_Reconcile_HeldKey(obj, held, sizeof held);
-  po_TargetIndex_SetHeld(app->index, ns, name, held, old_held, sizeof old_held);
+  if (!po_TargetIndex_SetHeld(app->index, ns, name, held, old_held, sizeof old_held)) {
+    po_Log_Error(app->log, "out of memory: the target holding the PropertyOverride's last valid generation is not indexed",
+                 po_Str("namespace", ns), po_Str("name", name));
+  }
   enqueue(app, key);
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held);                /* where its last valid generation is live */
@@ -68,15 +75,12 @@ typedef struct {
   bool targets;
 } EnqueueAll;
 
-static void enqueue_cached(void *ctx, const char *key, const char *json, size_t len, const char *rv) {
-  (void)key; (void)rv; (void)len;
+static void enqueue_cached(void *ctx, const char *key, const json_object *o, const char *rv) {
+  (void)key; (void)rv;
   EnqueueAll *e = ctx;
-  json_object *o = json_tokener_parse(json);
-  if (!o) return;
   char k[600];
   if (e->targets) po_Reconcile_TargetKey(e->kind, po_Json_Meta(o, "namespace"), po_Json_Meta(o, "name"), k, sizeof k);
   else po_Reconcile_OverrideKey(o, k, sizeof k);
-  json_object_put(o);
   enqueue(e->app, k);
 }
 
@@ -95,18 +99,11 @@ static void enqueue_all(po_App *app) {
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
   po_App *app = ctx;
   po_ReconcileResult r = po_Reconcile(&app->table, app->index, key);
-  if (r.not_synced) return po_Result_RequeueAfter(500 * 1000000LL); /* nothing was written */
-  if (r.ok) {
-    if (r.targets_written || r.statuses_written) {
-      po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
-    }
-    return po_Result_Success();
+  if (r.ok && (r.targets_written || r.statuses_written)) {
+    po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
   }
-  if (r.conflict) {
-    po_Log_Debug(log, "conflict; retrying", po_Str("error", r.error));
-    return po_Result_Error("conflict: %s", r.error);
-  }
-  return po_Result_Error("%s", r.error);
+  if (r.conflict) po_Log_Debug(log, "conflict; retrying", po_Str("error", r.error));
+  return r.result;
 }
 
 /* ---- the controller as a leader runnable ---- */

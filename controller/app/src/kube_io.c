@@ -22,17 +22,33 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
   return (size_t)-1;
 }
 
-static json_object *get_override(void *ctx, const char *ns, const char *name) {
+/* Parsed copies from the informers' caches; the reference is the copy itself. */
+static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  return i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name);
+  json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name);
+  *ref = o;
+  return o;
 }
 
-static json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name) {
+static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  if (i == (size_t)-1) return NULL;
-  return po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
+  json_object *o = NULL;
+  if (i != (size_t)-1) o = po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
+  *ref = o;
+  return o;
+}
+
+static bool override_version(void *ctx, const char *ns, const char *name, char *rv, size_t size) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
+  return i != (size_t)-1 && po_Informer_ResourceVersion(k->overrides[i], ns, name, rv, size);
+}
+
+static void release(void *ctx, void *ref) {
+  (void)ctx;
+  json_object_put(ref);
 }
 
 static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {
@@ -53,17 +69,19 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
   ref.ns = ns;
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
-  json_object *out = NULL;
+  /* The answer is parsed only when the caller wants it: the informer brings the same object
+   * anyway, and a target's answer grows with its entries. */
+  json_object *out = NULL, **want = written ? &out : NULL;
   bool ok;
   if (!obj) {
     ref.name = name;
     po_KubeDeleteOptions d = {.precondition_resource_version = rv};
-    ok = po_KubeClient_Delete(k->client, &ref, &d, &out, &st);
+    ok = po_KubeClient_Delete(k->client, &ref, &d, want, &st);
   } else if (create) {
-    ok = po_KubeClient_Create(k->client, &ref, obj, &out, &st);
+    ok = po_KubeClient_Create(k->client, &ref, obj, want, &st);
   } else {
     ref.name = name;
-    ok = po_KubeClient_Update(k->client, &ref, obj, &out, &st);
+    ok = po_KubeClient_Update(k->client, &ref, obj, want, &st);
   }
   if (written && ok) *written = out;
   else json_object_put(out);
@@ -80,10 +98,8 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
-  json_object *out = NULL;
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
-  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), &out, &st);
-  json_object_put(out);
+  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, &st); /* the answer is not needed */
   return ok ? kPo_WriteOk : result_of(&st, err, size);
 }
 
@@ -127,9 +143,7 @@ static void post_event(po_KubeIO *k, const char *api_version, const char *kind, 
   po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = po_Json_Meta(about, "namespace")};
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
-  json_object *out = NULL;
-  po_KubeClient_Create(k->client, &ref, ev, &out, &st);
-  json_object_put(out);
+  po_KubeClient_Create(k->client, &ref, ev, NULL, &st);
   json_object_put(ev);
 }
 
@@ -224,5 +238,5 @@ static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
 
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
   return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
-                          k->tenancy};
+                          k->tenancy, release, override_version};
 }

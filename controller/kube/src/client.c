@@ -73,6 +73,8 @@ bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_K
   return true;
 }
 
+uint64_t po_KubeClient_Connections(po_KubeClient *c) { return atomic_load(&c->connections); }
+
 void po_KubeClient_Free(po_KubeClient *c) {
   if (!c) return;
   for (int i = 0; i < c->n_idle; i++) curl_easy_cleanup(c->idle[i]);
@@ -230,6 +232,11 @@ bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const c
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opt.connect_timeout_ms);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  /* Each easy handle runs in a private multi whose idle-connection limit applies to the whole
+   * shared cache: curl's default (4) closed a connection on nearly every return once a few
+   * workers ran at once, and each request then paid a new TLS handshake and CA load (measured:
+   * 1,505 connections for 300 PropertyOverrides, 5 per object, most of the controller's CPU). */
+  curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)kPo_KubeMaxIdleConnections);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it */
   if (strcmp(method, "GET") != 0) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
   size_t len;
@@ -342,8 +349,11 @@ static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref
     }
     int64_t t0 = k->monotonic_ns(k->ctx);
     CURLcode rc = curl_easy_perform(h);
-    long http = 0;
+    long http = 0, connects = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
+    if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0) {
+      atomic_fetch_add(&c->connections, (uint64_t)connects);
+    }
     double secs = (double)(k->monotonic_ns(k->ctx) - t0) / 1e9;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_slist_free_all(headers);

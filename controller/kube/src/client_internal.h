@@ -4,6 +4,8 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
 
 #include "po/kube/client.h"
 
@@ -28,6 +30,7 @@ struct po_KubeClient {
   pthread_mutex_t rl_lock; /* guards bucket and rand */
   po_TokenBucket bucket;
   po_Rand rand;
+  _Atomic uint64_t connections; /* new connections made by requests (not watches) */
 };
 
 CURL *po_KubeClient_TakeHandle_(po_KubeClient *c);

@@ -402,15 +402,30 @@ bool po_Informer_WaitForSync(po_Informer *f, long timeout_ms) {
   return s;
 }
 
+static bool key_for(const char *ns, const char *name, char key[512]) {
+  int n = ns && *ns ? snprintf(key, 512, "%s/%s", ns, name) : snprintf(key, 512, "%s", name);
+  return n >= 0 && n < 512;
+}
+
 json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name) {
   char key[512];
-  int n = ns && *ns ? snprintf(key, sizeof key, "%s/%s", ns, name) : snprintf(key, sizeof key, "%s", name);
-  if (n < 0 || (size_t)n >= sizeof key) return NULL;
+  if (!key_for(ns, name, key)) return NULL;
   pthread_rwlock_rdlock(&f->cache_lock);
   po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
   json_object *o = e ? parse_entry(e) : NULL;
   pthread_rwlock_unlock(&f->cache_lock);
   return o;
+}
+
+bool po_Informer_ResourceVersion(po_Informer *f, const char *ns, const char *name, char *buf, size_t size) {
+  char key[512];
+  if (size) buf[0] = '\0';
+  if (!key_for(ns, name, key)) return false;
+  pthread_rwlock_rdlock(&f->cache_lock);
+  po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
+  if (e) snprintf(buf, size, "%s", e->rv);
+  pthread_rwlock_unlock(&f->cache_lock);
+  return e != NULL;
 }
 
 size_t po_Informer_Count(po_Informer *f) {
@@ -421,16 +436,18 @@ size_t po_Informer_Count(po_Informer *f) {
 }
 
 typedef struct {
-  void (*fn)(void *, const char *, const char *, size_t, const char *);
+  void (*fn)(void *, const char *, const json_object *, const char *);
   void *ctx;
 } ForEachCtx;
 
 static void each(void *ctx, po_CacheEntry_ *e) {
   ForEachCtx *c = ctx;
-  c->fn(c->ctx, e->key, e->json, e->json_len, e->rv);
+  json_object *o = parse_entry(e);
+  if (o) c->fn(c->ctx, e->key, o, e->rv);
+  json_object_put(o);
 }
 
-void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const char *, size_t, const char *),
+void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const json_object *, const char *),
                          void *ctx) {
   ForEachCtx c = {fn, ctx};
   pthread_rwlock_rdlock(&f->cache_lock);

@@ -1,25 +1,43 @@
 /* po_TargetIndex: PropertyOverride ("ns/name") -> target key, and its reverse, in one sorted
- * array each way. Updates are rare next to lookups; a mutex is enough. */
+ * array each way (a lookup costs log n plus the target's own PropertyOverrides, not the whole
+ * namespace's), each entry also holding the PropertyOverride's compiled forms (compiled.h).
+ * Updates are rare next to lookups; a mutex is enough. */
+#include <json-c/json.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiled.h"
 #include "po/reconcile/reconcile.h"
 
 typedef struct {
   char *po;     /* "ns/name" */
   char *target; /* target key */
   char *held;   /* the target its last valid generation is live in, when another; or NULL */
+  /* Its compiled current spec and status.lastValid record (or NULL): released when it leaves the
+   * index, replaced when either changes, so there are never more than two per PropertyOverride. */
+  const po_CompiledEntry *compiled[2];
+  po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
+  char *memo_key, *memo_held;
 } Entry;
+
+/* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
+typedef struct {
+  const char *target;
+  const char *po;
+} Link;
 
 struct po_TargetIndex {
   pthread_mutex_t mu;
   Entry *by_po;     /* sorted by po */
   size_t len, cap;
+  Link *links;      /* sorted by (target, po): each entry's target, and its held target */
+  size_t nlinks, links_cap;
   /* uids of targets this process created whose created annotation is not written yet */
   char **created;
   size_t ncreated, created_cap;
+  uint64_t hits, misses; /* of the compiled forms */
 };
 
 po_TargetIndex *po_TargetIndex_New(void) {
@@ -34,8 +52,14 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
     free(ix->by_po[i].po);
     free(ix->by_po[i].target);
     free(ix->by_po[i].held);
+    po_CompiledEntry_Release(ix->by_po[i].compiled[0]);
+    po_CompiledEntry_Release(ix->by_po[i].compiled[1]);
+    free(ix->by_po[i].memo);
+    free(ix->by_po[i].memo_key);
+    free(ix->by_po[i].memo_held);
   }
   free(ix->by_po);
+  free(ix->links);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
@@ -64,46 +88,118 @@ static void copy_out(char *dst, size_t size, const char *src) {
   dst[size - 1] = '\0';
 }
 
-void po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key, char *old_key,
-                        size_t size) {
-  size_t n = strlen(ns) + strlen(name) + 2;
-  char *po = malloc(n);
-  if (!po) return;
-  strcpy(po, ns);
-  strcat(po, "/");
-  strcat(po, name);
-  pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = find(ix, po, &found);
-  if (found) {
-    copy_out(old_key, size, ix->by_po[at].target);
-    char *t = strdup(target_key);
-    if (t) {
-      free(ix->by_po[at].target);
-      ix->by_po[at].target = t;
-    }
-    free(po);
-  } else {
-    copy_out(old_key, size, "");
-    if (ix->len == ix->cap) {
-      size_t cap = ix->cap ? ix->cap * 2 : 64;
-      Entry *e = realloc(ix->by_po, cap * sizeof *e);
-      if (!e) {
-        pthread_mutex_unlock(&ix->mu);
-        free(po);
-        return;
-      }
-      ix->by_po = e;
-      ix->cap = cap;
-    }
-    memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, strdup(target_key), NULL};
-    ix->len++;
-  }
-  pthread_mutex_unlock(&ix->mu);
+/* ---- the reverse links: (target, PropertyOverride), sorted, for a lookup in log time ---- */
+
+static int link_cmp(const Link *l, const char *target, const char *po) {
+  int c = strcmp(l->target, target);
+  return c ? c : strcmp(l->po, po);
 }
 
-void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size) {
+static size_t link_find(const po_TargetIndex *ix, const char *target, const char *po, bool *found) {
+  size_t lo = 0, hi = ix->nlinks;
+  *found = false;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = link_cmp(&ix->links[mid], target, po);
+    if (c == 0) {
+      *found = true;
+      return mid;
+    }
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/* Room for one more entry and two more links, so that an update, once started, cannot fail. */
+static bool reserve(po_TargetIndex *ix) {
+  if (ix->len == ix->cap) {
+    size_t cap = ix->cap ? ix->cap * 2 : 64;
+    Entry *e = realloc(ix->by_po, cap * sizeof *e);
+    if (!e) return false;
+    ix->by_po = e;
+    ix->cap = cap;
+  }
+  if (ix->nlinks + 2 > ix->links_cap) {
+    size_t cap = ix->links_cap ? ix->links_cap * 2 : 128;
+    Link *l = realloc(ix->links, cap * sizeof *l);
+    if (!l) return false;
+    ix->links = l;
+    ix->links_cap = cap;
+  }
+  return true;
+}
+
+/* Both strings are the entry's own (stable while it holds them). Needs reserve(). */
+static void link_add(po_TargetIndex *ix, const char *target, const char *po) {
+  bool found;
+  size_t at = link_find(ix, target, po, &found);
+  memmove(ix->links + at + 1, ix->links + at, (ix->nlinks - at) * sizeof *ix->links);
+  ix->links[at] = (Link){target, po};
+  ix->nlinks++;
+}
+
+static void link_remove(po_TargetIndex *ix, const char *target, const char *po) {
+  if (!target) return;
+  bool found;
+  size_t at = link_find(ix, target, po, &found);
+  /* the same pair twice (held == target) is two links: remove the one whose strings are these */
+  while (found && at < ix->nlinks && link_cmp(&ix->links[at], target, po) == 0) {
+    if (ix->links[at].target == target) {
+      memmove(ix->links + at, ix->links + at + 1, (ix->nlinks - at - 1) * sizeof *ix->links);
+      ix->nlinks--;
+      return;
+    }
+    at++;
+  }
+  while (found && at > 0 && link_cmp(&ix->links[at - 1], target, po) == 0) {
+    at--;
+    if (ix->links[at].target == target) {
+      memmove(ix->links + at, ix->links + at + 1, (ix->nlinks - at - 1) * sizeof *ix->links);
+      ix->nlinks--;
+      return;
+    }
+  }
+}
+
+bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key, char *old_key,
+                        size_t size) {
+  copy_out(old_key, size, "");
+  char key[600];
+  snprintf(key, sizeof key, "%s/%s", ns, name);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = find(ix, key, &found);
+  if (found && strcmp(ix->by_po[at].target, target_key) == 0) { /* the usual update: a status write */
+    copy_out(old_key, size, ix->by_po[at].target);
+    pthread_mutex_unlock(&ix->mu);
+    return true;
+  }
+  char *po = found ? NULL : strdup(key), *t = strdup(target_key);
+  if (!t || (!found && !po) || !reserve(ix)) {
+    pthread_mutex_unlock(&ix->mu);
+    free(po);
+    free(t);
+    return false;
+  }
+  if (found) {
+    Entry *e = &ix->by_po[at];
+    copy_out(old_key, size, e->target);
+    link_remove(ix, e->target, e->po);
+    free(e->target);
+    e->target = t;
+    link_add(ix, e->target, e->po);
+  } else {
+    memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
+    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL};
+    ix->len++;
+    link_add(ix, t, po);
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return true;
+}
+
+bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size) {
   char po[600];
   snprintf(po, sizeof po, "%s/%s", ns, name);
   pthread_mutex_lock(&ix->mu);
@@ -111,53 +207,70 @@ void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
   size_t at = find(ix, po, &found);
   copy_out(old_key, size, found ? ix->by_po[at].target : "");
   if (found) {
-    free(ix->by_po[at].po);
-    free(ix->by_po[at].target);
-    free(ix->by_po[at].held);
+    Entry *e = &ix->by_po[at];
+    link_remove(ix, e->target, e->po);
+    link_remove(ix, e->held, e->po);
+    free(e->po);
+    free(e->target);
+    free(e->held);
+    po_CompiledEntry_Release(e->compiled[0]);
+    po_CompiledEntry_Release(e->compiled[1]);
+    free(e->memo);
+    free(e->memo_key);
+    free(e->memo_held);
     memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
     ix->len--;
   }
   pthread_mutex_unlock(&ix->mu);
+  return true; /* a removal allocates nothing */
 }
 
-void po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
+bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
                             size_t size) {
   char po[600];
   snprintf(po, sizeof po, "%s/%s", ns, name);
+  copy_out(old_held, size, "");
   pthread_mutex_lock(&ix->mu);
   bool found;
   size_t at = find(ix, po, &found);
-  copy_out(old_held, size, found && ix->by_po[at].held ? ix->by_po[at].held : "");
-  if (found) {
-    free(ix->by_po[at].held);
-    ix->by_po[at].held = held_key && *held_key ? strdup(held_key) : NULL;
+  if (!found) {
+    pthread_mutex_unlock(&ix->mu);
+    return true;
   }
+  Entry *e = &ix->by_po[at];
+  copy_out(old_held, size, e->held ? e->held : "");
+  if ((!e->held && !(held_key && *held_key)) || (e->held && held_key && strcmp(e->held, held_key) == 0)) {
+    pthread_mutex_unlock(&ix->mu);
+    return true; /* unchanged */
+  }
+  char *h = held_key && *held_key ? strdup(held_key) : NULL;
+  if ((held_key && *held_key && !h) || !reserve(ix)) {
+    pthread_mutex_unlock(&ix->mu);
+    free(h);
+    return false;
+  }
+  link_remove(ix, e->held, e->po);
+  free(e->held);
+  e->held = h;
+  if (h) link_add(ix, h, e->po);
   pthread_mutex_unlock(&ix->mu);
+  return true;
 }
 
-/* Target keys hold the namespace ("Kind/ns/name"), and so do index keys ("ns/name"): the
- * overrides of a target are in its namespace, so only that namespace's run is scanned. */
+/* The links of a target are one run; a PropertyOverride listed there both for its current spec
+ * and its held generation appears twice, side by side, and is returned once. */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap) {
-  const char *ns = strchr(target_key, '/');
-  if (!ns) return 0;
-  ns++;
-  const char *ns_end = strchr(ns, '/');
-  if (!ns_end) return 0;
-  size_t nl = (size_t)(ns_end - ns);
-  char prefix[300];
-  if (nl + 2 > sizeof prefix) return 0;
-  memcpy(prefix, ns, nl);
-  prefix[nl] = '/';
-  prefix[nl + 1] = '\0';
   size_t count = 0;
   pthread_mutex_lock(&ix->mu);
   bool found;
-  size_t at = find(ix, prefix, &found);
-  for (size_t i = at; i < ix->len && strncmp(ix->by_po[i].po, prefix, nl + 1) == 0; i++) {
-    if (strcmp(ix->by_po[i].target, target_key) != 0 && (!ix->by_po[i].held || strcmp(ix->by_po[i].held, target_key) != 0)) {
-      continue;
-    }
-    if (count < cap) copy_out(names[count], sizeof names[count], ix->by_po[i].po + nl + 1);
+  size_t at = link_find(ix, target_key, "", &found);
+  const char *prev = NULL;
+  for (size_t i = at; i < ix->nlinks && strcmp(ix->links[i].target, target_key) == 0; i++) {
+    const char *po = ix->links[i].po;
+    if (prev && strcmp(prev, po) == 0) continue;
+    prev = po;
+    const char *slash = strchr(po, '/');
+    if (count < cap) copy_out(names[count], sizeof names[count], slash ? slash + 1 : po);
     count++;
   }
   pthread_mutex_unlock(&ix->mu);
@@ -203,4 +316,126 @@ bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget)
   }
   pthread_mutex_unlock(&ix->mu);
   return found;
+}
+
+/* ---- compiled forms ---- */
+
+static bool matches(const po_CompiledEntry *e, const char *uid, int64_t generation, uint64_t hash) {
+  return e && e->generation == generation && e->hash == hash && strcmp(e->uid, uid) == 0;
+}
+
+const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_object *obj, po_CompileWhich which,
+                                                bool *oom) {
+  *oom = false;
+  json_object *meta = NULL, *v = NULL;
+  json_object_object_get_ex(obj, "metadata", &meta);
+  const char *ns = json_object_object_get_ex(meta, "namespace", &v) ? json_object_get_string(v) : "";
+  const char *name = json_object_object_get_ex(meta, "name", &v) ? json_object_get_string(v) : "";
+  const char *uid = json_object_object_get_ex(meta, "uid", &v) ? json_object_get_string(v) : "";
+  int64_t generation;
+  uint64_t hash;
+  if (!po_CompiledEntry_KeyOf(obj, which, &generation, &hash)) return NULL;
+  char po[600];
+  snprintf(po, sizeof po, "%s/%s", ns, name);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = find(ix, po, &found);
+  const po_CompiledEntry *hit = found && matches(ix->by_po[at].compiled[which], uid, generation, hash)
+                                    ? po_CompiledEntry_Ref(ix->by_po[at].compiled[which])
+                                    : NULL;
+  if (hit) ix->hits++;
+  pthread_mutex_unlock(&ix->mu);
+  if (hit) return hit;
+  /* Compiled without the lock (it is the expensive part); two workers racing on the same
+   * PropertyOverride (its current and its held target) both compile, the second keeps its own. */
+  po_CompiledEntry *e = po_CompiledEntry_Make(obj, which, uid, generation, hash, oom);
+  if (!e) return NULL;
+  pthread_mutex_lock(&ix->mu);
+  ix->misses++;
+  at = find(ix, po, &found);
+  /* Kept only while the PropertyOverride is in the index: one deleted meanwhile leaves nothing. */
+  if (found) {
+    po_CompiledEntry_Release(ix->by_po[at].compiled[which]);
+    ix->by_po[at].compiled[which] = po_CompiledEntry_Ref(e);
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return e;
+}
+
+po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
+  pthread_mutex_lock(&ix->mu);
+  po_TargetIndexStats s = {ix->len, 0, ix->hits, ix->misses};
+  for (size_t i = 0; i < ix->len; i++) s.compiled += (ix->by_po[i].compiled[0] != NULL) + (ix->by_po[i].compiled[1] != NULL);
+  pthread_mutex_unlock(&ix->mu);
+  return s;
+}
+
+/* ---- memos ---- */
+
+static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
+  char po[600];
+  snprintf(po, sizeof po, "%s/%s", ns, name);
+  bool found;
+  size_t at = find(ix, po, &found);
+  return found ? &ix->by_po[at] : NULL;
+}
+
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, po_OverrideMemo *m,
+                            char *key, char *held, size_t size) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  bool ok = e && e->memo && rv && *rv && strcmp(e->memo->rv, rv) == 0;
+  if (ok) {
+    *m = *e->memo;
+    copy_out(key, size, e->memo_key);
+    copy_out(held, size, e->memo_held);
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return ok;
+}
+
+void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                            const char *key, const char *held) {
+  po_OverrideMemo *c = malloc(sizeof *c);
+  char *k = strdup(key), *h = strdup(held);
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e) {
+    free(e->memo);
+    free(e->memo_key);
+    free(e->memo_held);
+    e->memo = NULL;
+    e->memo_key = e->memo_held = NULL;
+    if (c && k && h) {
+      *c = *m;
+      e->memo = c;
+      e->memo_key = k;
+      e->memo_held = h;
+      c = NULL;
+      k = h = NULL;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(c);
+  free(k);
+  free(h);
+}
+
+void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t status_hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->status_hash = status_hash;
+  pthread_mutex_unlock(&ix->mu);
+}
+
+const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                                   int64_t generation, uint64_t hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileCurrent], uid, generation, hash)
+                                  ? po_CompiledEntry_Ref(e->compiled[kPo_CompileCurrent])
+                                  : NULL;
+  if (c) ix->hits++;
+  pthread_mutex_unlock(&ix->mu);
+  return c;
 }

@@ -18,10 +18,10 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
   snprintf(key, size, "%s/%s/%s", po_TargetKind_Name(kind), ns ? ns : "", name ? name : "");
 }
 
-void po_Reconcile_OverrideKey(const json_object *po, char *key, size_t size) {
-  const char *ns = str(po, "metadata", "namespace", NULL);
-  const char *kind = str(po, "spec", "targetRef", "kind");
-  const char *name = str(po, "spec", "targetRef", "name");
+/* The key a spec points at, in namespace ns ("" when it names none). */
+static void key_of_spec(const char *ns, const json_object *spec, char *key, size_t size) {
+  const char *kind = str(spec, "targetRef", "kind", NULL);
+  const char *name = str(spec, "targetRef", "name", NULL);
   bool proxy = kind && strcmp(kind, "ProxyDefaults") == 0;
   if (kind && !proxy && strcmp(kind, "ServiceDefaults") != 0) {
     key[0] = '\0'; /* an unknown kind names no target; validation says so */
@@ -34,21 +34,22 @@ void po_Reconcile_OverrideKey(const json_object *po, char *key, size_t size) {
   po_Reconcile_TargetKey(proxy ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults, ns, proxy ? "global" : name, key, size);
 }
 
+void po_Reconcile_OverrideKey(const json_object *po, char *key, size_t size) {
+  json_object *spec = NULL;
+  json_object_object_get_ex(po, "spec", &spec);
+  key_of_spec(str(po, "metadata", "namespace", NULL), spec, key, size);
+}
+
+/* Reads only (no json-c references taken): the object may be one the informer shares. */
 void po_Reconcile_HeldKey(const json_object *po, char *key, size_t size) {
   key[0] = '\0';
-  json_object *st = NULL, *lv = NULL, *spec = NULL, *meta = NULL;
+  json_object *st = NULL, *lv = NULL, *spec = NULL;
   if (!json_object_object_get_ex(po, "status", &st) || !json_object_object_get_ex(st, "lastValid", &lv) ||
-      !json_object_object_get_ex(lv, "spec", &spec) || !json_object_object_get_ex(po, "metadata", &meta)) {
+      !json_object_object_get_ex(lv, "spec", &spec) || !json_object_object_get_ex(po, "metadata", NULL)) {
     return;
   }
-  /* The key po_Reconcile_OverrideKey gives for the recorded spec, in the object's namespace. */
-  json_object *syn = json_object_new_object(), *m = json_object_new_object(), *ns = NULL;
-  if (json_object_object_get_ex(meta, "namespace", &ns)) json_object_object_add(m, "namespace", json_object_get(ns));
-  json_object_object_add(syn, "metadata", m);
-  json_object_object_add(syn, "spec", json_object_get(spec));
   char current[600];
-  po_Reconcile_OverrideKey(syn, key, size);
+  key_of_spec(str(po, "metadata", "namespace", NULL), spec, key, size);
   po_Reconcile_OverrideKey(po, current, sizeof current);
   if (strcmp(key, current) == 0) key[0] = '\0';
-  json_object_put(syn);
 }

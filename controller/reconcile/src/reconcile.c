@@ -1,203 +1,170 @@
+/* po_Reconcile in four phases over one Run: load (the target, its PropertyOverrides, their
+ * compiled forms, the entries live in it), plan (what each contributes), write (finalizers, then
+ * the target), status. The phases are in the order of reconcile.h's contract; each returns false
+ * when the reconcile must end there (the reason is in run->r). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "compiled.h"
+#include "overlap.h"
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
 #include "status.h"
 
-
 typedef struct {
   char name[254];
-  const char *uid;             /* metadata.uid (in obj) */
-  json_object *obj;            /* cached object (owned) */
-  po_CompiledOverride c;
+  const char *uid;               /* metadata.uid (uid_buf) */
+  char uid_buf[128];
+  char rv[64];                   /* the resourceVersion everything here was learnt at */
+  bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
+  po_OverrideMemo memo;
+  const json_object *obj;        /* the cached object (lent: read only), or NULL until needed */
+  void *ref;                     /* what io->release takes back */
+  const po_CompiledEntry *ce;    /* its current spec compiled (a reference) */
   bool deleting;
-  bool held;                   /* listed here for its last valid generation; its spec points elsewhere */
-  char held_key[600];          /* where its last valid generation is live, when not here */
+  bool held;                     /* listed here for its last valid generation; its spec points elsewhere */
+  char held_key[600];            /* where its last valid generation is live, when not here */
   bool has_finalizer;
-  bool refused;                /* the tenancy policy does not let it write this target */
-  bool over_limit;             /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
+  bool refused;                  /* the tenancy policy does not let it write this target */
+  bool over_limit;               /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
+  bool is_live;                  /* an entry of it is in the target now */
+  bool record;                   /* its current generation is the last valid one (status.lastValid) */
   char refusal[512];
-  json_object *entry_args;     /* the arguments to write (owned; the marker is set when planned) */
+  /* The entry to write: the compiled arguments of `entry` (a reference), or, for an invalid
+   * generation without a usable record, a copy of the live entry Consul's check still accepts. */
+  const po_CompiledEntry *entry;
+  json_object *entry_copy;       /* owned */
   int64_t entry_generation;
-  json_object *last_valid;     /* owned: the status.lastValid to record, when accepted */
+  size_t entry_patches;
+  uint64_t entry_hash;           /* po_Json_Hash of the entry's arguments (without our marker) */
 } Item;
 
-static json_object *get(json_object *o, const char *k) {
+typedef struct {
+  const po_ReconcileIO *io;
+  po_TargetIndex *ix;
+  const char *key;
+  po_TargetKind kind;
+  char ns[254], name[254];
+  const char *where;             /* "ServiceDefaults ns/name", for messages */
+  po_Arena *ar;
+  const json_object *read;       /* the target as the cache has it (shared, read only), or NULL */
+  void *read_ref;
+  const json_object *target;     /* `read`, or `own` once we have our own */
+  json_object *own;              /* the target after our create, or our annotated copy (owned) */
+  char (*names)[254];
+  Item *items;
+  size_t n, m;                   /* names listed, items loaded */
+  po_ConsulOwner *owners;        /* the target's PropertyOverrides, then those of entries bound to it */
+  size_t nowners;
+  po_ConsulEntry *live, *bound, *want;
+  size_t nlive, nwant;
+  bool target_ok;
+  char target_err[512];
+  po_ReconcileResult r;
+} Run;
+
+static json_object *get(const json_object *o, const char *k) {
   json_object *v = NULL;
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-static json_object *copy(json_object *o) {
+static json_object *copy(const json_object *o) {
   json_object *c = NULL;
-  return o && json_object_deep_copy(o, &c, NULL) == 0 ? c : NULL;
+  return o && json_object_deep_copy((json_object *)o, &c, NULL) == 0 ? c : NULL;
 }
 
-/* The last valid generation of an invalid PropertyOverride, from its status.lastValid record
- * ({generation, spec}), compiled again now: the record is data anyone with access to the status
- * could have written, so only what the engine accepts today, for this very target, is used. */
-static json_object *recompile_record(json_object *obj, const char *key, po_Arena *ar, int64_t *gen) {
-  json_object *rec = get(get(obj, "status"), "lastValid"), *spec = get(rec, "spec"), *g = get(rec, "generation");
-  if (!spec || !json_object_is_type(spec, json_type_object) || !g || !json_object_is_type(g, json_type_int)) return NULL;
-  json_object *meta = get(obj, "metadata");
-  json_object *syn = json_object_new_object(), *m = json_object_new_object();
-  json_object_object_add(syn, "apiVersion", json_object_new_string("propertyoverride.io/v1alpha1"));
-  json_object_object_add(syn, "kind", json_object_new_string("PropertyOverride"));
-  json_object_object_add(m, "name", copy(get(meta, "name")));
-  json_object_object_add(m, "namespace", copy(get(meta, "namespace")));
-  json_object_object_add(m, "generation", json_object_new_int64(json_object_get_int64(g)));
-  json_object_object_add(syn, "metadata", m);
-  json_object_object_add(syn, "spec", copy(spec));
-  json_object *args = NULL;
-  char k[600];
-  po_Reconcile_OverrideKey(syn, k, sizeof k);
-  po_CompiledOverride c;
-  if (strcmp(k, key) == 0 && po_CompiledOverride_FromObject(syn, ar, &c) && c.accepted) {
-    args = po_Value_ToJsonC(c.consul_arguments);
-    *gen = c.generation;
+static const char *uid_of(const json_object *o) {
+  json_object *u = get(get(o, "metadata"), "uid");
+  return u && json_object_is_type(u, json_type_string) ? json_object_get_string(u) : "";
+}
+
+static void fail(Run *run, po_WriteResult w, const char *what, const char *err) {
+  if (w == kPo_WriteConflict) run->r.conflict = true;
+  /* The first error wins; long texts are cut (the status conditions carry the whole of them). */
+  if (!run->r.error[0]) {
+    int k = snprintf(run->r.error, sizeof run->r.error, "%.200s: ", what);
+    if (k > 0 && (size_t)k < sizeof run->r.error) snprintf(run->r.error + k, sizeof run->r.error - (size_t)k, "%.300s", err);
   }
-  json_object_put(syn);
-  return args;
+  run->r.ok = false;
 }
 
-static json_object *finalizer_patch(json_object *obj, bool add);
+/* Nothing is written after memory ran out: a plan made with a missing piece would drop entries. */
+static bool oom(Run *run, const char *where) {
+  run->r.out_of_memory = true;
+  fail(run, kPo_WriteFailed, "out of memory", where);
+  return false;
+}
 
-static bool has_finalizer(json_object *obj) {
+static void release(Run *run, const json_object *obj, void *ref) {
+  if (obj && run->io->release) run->io->release(run->io->ctx, ref);
+}
+
+/* ---- finalizers ---- */
+
+static bool has_finalizer(const json_object *obj) {
   json_object *f = get(get(obj, "metadata"), "finalizers");
   for (size_t i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
-    if (strcmp(json_object_get_string(json_object_array_get_idx(f, i)), PO_FINALIZER) == 0) return true;
+    const char *s = json_object_get_string(json_object_array_get_idx(f, i));
+    if (s && strcmp(s, PO_FINALIZER) == 0) return true;
   }
   return false;
 }
 
 /* metadata.finalizers with ours added or removed, as a merge patch with the resourceVersion
- * as precondition (a merge patch replaces the whole list). */
-static json_object *finalizer_patch(json_object *obj, bool add) {
-  json_object *meta = get(obj, "metadata"), *old = get(meta, "finalizers");
-  json_object *list = json_object_new_array();
-  for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
+ * as precondition (a merge patch replaces the whole list). New strings only: the cached
+ * object's are shared. NULL when out of memory. */
+static json_object *finalizer_patch(const json_object *obj, bool add) {
+  json_object *meta = get(obj, "metadata"), *old = get(meta, "finalizers"), *rv = get(meta, "resourceVersion");
+  json_object *list = json_object_new_array(), *m = json_object_new_object(), *patch = json_object_new_object();
+  bool ok = list && m && patch;
+  for (size_t i = 0; ok && old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     const char *f = json_object_get_string(json_object_array_get_idx(old, i));
-    if (strcmp(f, PO_FINALIZER) != 0) json_object_array_add(list, json_object_new_string(f));
+    if (f && strcmp(f, PO_FINALIZER) != 0) ok = json_object_array_add(list, json_object_new_string(f)) == 0;
   }
-  if (add) json_object_array_add(list, json_object_new_string(PO_FINALIZER));
-  json_object *m = json_object_new_object(), *patch = json_object_new_object();
-  json_object_object_add(m, "finalizers", list);
-  json_object *rv = get(meta, "resourceVersion");
-  if (rv) json_object_object_add(m, "resourceVersion", json_object_get(rv));
-  json_object_object_add(patch, "metadata", m);
+  if (ok && add) ok = json_object_array_add(list, json_object_new_string(PO_FINALIZER)) == 0;
+  if (ok) ok = json_object_object_add(m, "finalizers", list) == 0, list = NULL;
+  if (ok && rv) ok = json_object_object_add(m, "resourceVersion", json_object_new_string(json_object_get_string(rv))) == 0;
+  if (ok) ok = json_object_object_add(patch, "metadata", m) == 0, m = NULL;
+  json_object_put(list);
+  json_object_put(m);
+  if (!ok) {
+    json_object_put(patch);
+    return NULL;
+  }
   return patch;
 }
 
-static void set_error(po_ReconcileResult *r, po_WriteResult w, const char *what, const char *err) {
-  if (w == kPo_WriteConflict) r->conflict = true;
-  if (!r->error[0]) snprintf(r->error, sizeof r->error, "%s: %s", what, err);
-  r->ok = false;
-}
+/* ---- keys ---- */
 
-/* ---- overlaps ---- */
-
-static const char *norm(const char *s) { return s && *s ? s : "default"; }
-
-static bool services_overlap(const po_ResourceFilter *a, const po_ResourceFilter *b) {
-  if (a->service_count == 0 || b->service_count == 0) return true;
-  for (size_t i = 0; i < a->service_count; i++) {
-    for (size_t j = 0; j < b->service_count; j++) {
-      const po_ServiceName *x = &a->services[i], *y = &b->services[j];
-      if (!strcmp(x->name, y->name) && !strcmp(norm(x->namespace_), norm(y->namespace_)) &&
-          !strcmp(norm(x->partition), norm(y->partition))) {
-        return true;
-      }
-    }
-  }
-  return false;
-}
-
-static bool same_effect(const po_Patch *a, const po_Patch *b, po_Arena *ar) {
-  if (strcmp(a->op, b->op) != 0) return false;
-  if (!a->value || !b->value) return !a->value && !b->value;
-  return strcmp(po_Value_ToJson(a->value, ar), po_Value_ToJson(b->value, ar)) == 0;
-}
-
-/* The first overlap of item i with any other accepted item, as a sentence; "" when none. */
-static void overlap_of(Item *items, size_t n, size_t i, po_Arena *ar, char *out, size_t size) {
-  out[0] = '\0';
-  const po_Arguments *x = items[i].c.accepted ? items[i].c.args : NULL;
-  for (size_t j = 0; x && j < n; j++) {
-    const po_Arguments *y = items[j].c.accepted && j != i && !items[j].deleting ? items[j].c.args : NULL;
-    for (size_t p = 0; y && p < x->patch_count; p++) {
-      for (size_t q = 0; q < y->patch_count; q++) {
-        const po_Patch *a = &x->patches[p], *b = &y->patches[q];
-        if (strcmp(a->path, b->path) || strcmp(a->resource_filter.resource_type, b->resource_filter.resource_type) ||
-            strcmp(a->resource_filter.traffic_direction, b->resource_filter.traffic_direction) ||
-            !services_overlap(&a->resource_filter, &b->resource_filter) || same_effect(a, b, ar)) {
-          continue;
-        }
-        snprintf(out, size,
-                 "patches[%zu] %s overlaps PropertyOverride %s patches[%zu], which sets it differently; %s is "
-                 "applied %s, so where both match its value %s",
-                 p, a->path, items[j].name, q, items[j].name, strcmp(items[j].name, items[i].name) > 0 ? "after" : "before",
-                 strcmp(items[j].name, items[i].name) > 0 ? "wins" : "is overridden by this one");
-        return;
-      }
-    }
-  }
-}
-
-/* ---- the reconcile ---- */
-
-/* The property-override entries (and their patches) in the target, ours included: others' use
- * up the per-object limits the webhook enforces (po/targets/consul_check.h) as much as ours. */
-static void others_usage(json_object *target, size_t *entries, size_t *patches) {
-  json_object *list = get(get(target, "spec"), "envoyExtensions");
-  size_t e = 0, p = 0;
-  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
-    json_object *x = json_object_array_get_idx(list, i), *n = get(x, "name");
-    if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
-    e++;
-    p += po_ConsulEntry_PatchCount(get(x, "arguments"));
-  }
-  *entries = e;
-  *patches = p;
-}
-
-/* "Kind/ns/name" split; false when malformed. */
+/* "Kind/ns/name" split; false when malformed: an unknown kind, a missing part, or a part too long
+ * for a Kubernetes name. */
 static bool parse_key(const char *key, po_TargetKind *kind, char ns[254], char name[254]) {
-  char kind_s[32];
   const char *s1 = strchr(key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
-  if (!s1 || !s2 || (size_t)(s1 - key) >= sizeof kind_s || (size_t)(s2 - s1 - 1) >= 254 || strlen(s2 + 1) >= 254) return false;
-  memcpy(kind_s, key, (size_t)(s1 - key));
-  kind_s[s1 - key] = '\0';
+  if (!s1 || !s2 || s2 == s1 + 1 || !s2[1] || strchr(s2 + 1, '/')) return false;
+  size_t kl = (size_t)(s1 - key);
+  if (kl == strlen("ProxyDefaults") && !strncmp(key, "ProxyDefaults", kl)) *kind = kPo_TargetProxyDefaults;
+  else if (kl == strlen("ServiceDefaults") && !strncmp(key, "ServiceDefaults", kl)) *kind = kPo_TargetServiceDefaults;
+  else return false;
+  if ((size_t)(s2 - s1 - 1) >= 254 || strlen(s2 + 1) >= 254) return false;
   memcpy(ns, s1 + 1, (size_t)(s2 - s1 - 1));
   ns[s2 - s1 - 1] = '\0';
   strcpy(name, s2 + 1);
-  *kind = strcmp(kind_s, "ProxyDefaults") == 0 ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults;
   return true;
 }
 
 /* Whether the target at `it->held_key` still holds an entry of this PropertyOverride. */
-static bool held_elsewhere(const po_ReconcileIO *io, const Item *it) {
+static bool held_elsewhere(Run *run, const Item *it) {
   po_TargetKind kind;
   char ns[254], name[254];
   if (!parse_key(it->held_key, &kind, ns, name)) return false;
-  json_object *t = io->get_target(io->ctx, kind, ns, name);
+  void *ref = NULL;
+  const json_object *t = run->io->get_target(run->io->ctx, kind, ns, name, &ref);
   po_ConsulOwner me = {it->name, it->uid};
   bool held = t && po_Consul_OwnedEntries(t, &me, 1, NULL, 0, NULL) > 0;
-  json_object_put(t);
+  release(run, t, ref);
   return held;
-}
-
-/* The entry's arguments with our marker for the target it goes into (a new reference). */
-static json_object *marked(const Item *it, const char *target_uid) {
-  json_object *args = copy(it->entry_args);
-  if (args) json_object_object_add(args, "PropertyOverride", po_Consul_Marker(it->name, it->entry_generation, it->uid, target_uid));
-  return args;
-}
-
-static const char *uid_of(json_object *o) {
-  json_object *u = get(get(o, "metadata"), "uid");
-  return u && json_object_is_type(u, json_type_string) ? json_object_get_string(u) : "";
 }
 
 /* The PropertyOverride names of a target, read in one consistent call: the index may grow
@@ -217,360 +184,645 @@ static size_t lookup(po_TargetIndex *ix, const char *key, char (**names)[254]) {
   }
 }
 
-static void report_foreign(const po_ReconcileIO *io, po_TargetKind kind, json_object *target, po_ReconcileResult *r) {
-  if (r->foreign_entries && io->target_event) {
+static void report_foreign(Run *run) {
+  const po_ReconcileIO *io = run->io;
+  if (!io->target_event || !run->target) return;
+  json_object *about = (json_object *)run->target; /* read only by the callee */
+  size_t f = run->r.foreign_entries;
+  if (f) {
     char msg[512];
     snprintf(msg, sizeof msg,
              "%zu builtin/property-override entr%s carr%s a PropertyOverride marker that this controller did not write "
              "into this object (a copy, a restore, or written by hand); left as %s",
-             r->foreign_entries, r->foreign_entries == 1 ? "y" : "ies", r->foreign_entries == 1 ? "ies" : "y",
-             r->foreign_entries == 1 ? "it is" : "they are");
-    io->target_event(io->ctx, kind, target, "Warning", "ForeignEntry", msg);
+             f, f == 1 ? "y" : "ies", f == 1 ? "ies" : "y", f == 1 ? "it is" : "they are");
+    io->target_event(io->ctx, run->kind, about, "Warning", "ForeignEntry", msg);
   }
-  if (r->foreign_object && io->target_event) {
-    io->target_event(io->ctx, kind, target, "Warning", "ForeignObject",
+  if (run->r.foreign_object) {
+    io->target_event(io->ctx, run->kind, about, "Warning", "ForeignObject",
                      "the annotation propertyoverride.io/created does not name this object's uid: it was not created by "
                      "this controller (a copy or a restore), so the controller will never delete it");
   }
 }
 
-po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key) {
-  po_ReconcileResult r = {.ok = true};
-  char ns[254], name[254];
-  po_TargetKind kind;
-  if (!parse_key(key, &kind, ns, name)) {
-    snprintf(r.error, sizeof r.error, "malformed key '%s'", key);
-    r.ok = false;
-    return r;
-  }
-  if (io->synced && !io->synced(io->ctx)) {
-    r.ok = false;
-    r.not_synced = true;
-    snprintf(r.error, sizeof r.error, "caches not synced yet: nothing read or written");
-    return r;
-  }
+/* ---- phase 1: load ---- */
 
-  /* Tables sized to this target: a reconcile runs on every change, so nothing fixed-size and
-   * large is allocated (and zeroed) per call. */
-  po_Arena *ar = po_Arena_New();
-  json_object *target = io->get_target(io->ctx, kind, ns, name);
-  char(*names)[254] = NULL;
-  size_t n = lookup(ix, key, &names);
-  if (n == (size_t)-1) n = 0; /* out of memory: names is NULL, reported below */
-  Item *items = calloc(n ? n : 1, sizeof *items);
-  po_ConsulOwner *owners = malloc((n ? n : 1) * sizeof *owners);
-  po_ConsulEntry *live = NULL, *bound = NULL, *want = malloc((n ? n : 1) * sizeof *want);
-  if (!ar || !names || !items || !owners || !want) {
-    snprintf(r.error, sizeof r.error, "out of memory");
-    r.ok = false;
-    goto done;
+static Item *new_item(Run *run, const char *name, const char *k, const char *hk) {
+  Item *it = &run->items[run->m++];
+  it->held = strcmp(k, run->key) != 0;
+  snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
+  snprintf(it->name, sizeof it->name, "%s", name);
+  it->uid = it->uid_buf;
+  return it;
+}
+
+/* One PropertyOverride of the key as an item (taking obj and ref), compiled; false when
+ * memory ran out. k and hk are its current and held keys. */
+static bool add_item(Run *run, const json_object *obj, void *ref, const char *name, const char *k, const char *hk) {
+  Item *it = new_item(run, name, k, hk);
+  it->obj = obj;
+  it->ref = ref;
+  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", uid_of(obj));
+  json_object *rv = get(get(obj, "metadata"), "resourceVersion");
+  snprintf(it->rv, sizeof it->rv, "%s", rv ? json_object_get_string(rv) : "");
+  it->deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
+  it->has_finalizer = has_finalizer(obj);
+  run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
+  bool out_of_memory;
+  it->ce = po_TargetIndex_Compiled(run->ix, obj, kPo_CompileCurrent, &out_of_memory);
+  if (!it->ce) return oom(run, po_Arena_Printf(run->ar, "compiling %s", it->name));
+  if (!it->deleting && it->has_finalizer && *it->rv && strlen(it->uid) < sizeof it->memo.uid) {
+    po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
+    snprintf(m.rv, sizeof m.rv, "%s", it->rv);
+    snprintf(m.uid, sizeof m.uid, "%s", it->uid);
+    po_TargetIndex_MemoSet(run->ix, run->ns, name, &m, k, hk);
   }
-  /* The PropertyOverrides of this target, as the cache has them: their names and uids are what
-   * an entry's marker must name (with this target's uid) to be ours. */
-  size_t m = 0;
-  for (size_t i = 0; i < n; i++) {
-    json_object *obj = io->get_override(io->ctx, ns, names[i]);
+  return true;
+}
+
+/* From the memo of an unchanged PropertyOverride (not being deleted, finalizer in place): no
+ * read. False when its compiled form is no longer cached: then it is read. */
+static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, const char *k, const char *hk) {
+  const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, run->ns, name, m->uid, m->generation, m->spec_hash);
+  if (!ce) return false;
+  Item *it = new_item(run, name, k, hk);
+  it->from_memo = true;
+  it->memo = *m;
+  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", m->uid);
+  snprintf(it->rv, sizeof it->rv, "%s", m->rv);
+  it->has_finalizer = true;
+  it->ce = ce;
+  run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
+  return true;
+}
+
+/* The object of an item learnt from its memo, read now that it is needed; the reconcile ends
+ * (to run again) when it changed meanwhile. */
+static bool need_obj(Run *run, Item *it) {
+  if (it->obj) return true;
+  const json_object *obj = run->io->get_override(run->io->ctx, run->ns, it->name, &it->ref);
+  json_object *rv = get(get(obj, "metadata"), "resourceVersion");
+  if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
+    release(run, obj, it->ref);
+    it->ref = NULL;
+    fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "reading %s", it->name), "it changed during the reconcile");
+    return false;
+  }
+  it->obj = obj;
+  return true;
+}
+
+/* The PropertyOverrides the index lists for the key, as the cache has them: their names and uids
+ * are what an entry's marker must name (with this target's uid) to be ours. */
+static bool load_overrides(Run *run) {
+  const po_ReconcileIO *io = run->io;
+  for (size_t i = 0; i < run->n; i++) {
+    char rv[64], k[600], hk[600];
+    po_OverrideMemo m;
+    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], rv, sizeof rv) &&
+        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], rv, &m, k, hk, sizeof k)) {
+      if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
+      if (add_memo_item(run, run->names[i], &m, k, hk)) continue;
+    }
+    void *ref = NULL;
+    const json_object *obj = io->get_override(io->ctx, run->ns, run->names[i], &ref);
     if (!obj) continue;
-    char k[600], hk[600];
     po_Reconcile_OverrideKey(obj, k, sizeof k);
     po_Reconcile_HeldKey(obj, hk, sizeof hk);
-    if (strcmp(k, key) != 0 && strcmp(hk, key) != 0) { /* the cache moved on since the index was read */
-      json_object_put(obj);
+    if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) { /* the cache moved on since the index was read */
+      release(run, obj, ref);
       continue;
     }
-    Item *it = &items[m];
-    it->held = strcmp(k, key) != 0;
-    snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
-    snprintf(it->name, sizeof it->name, "%s", names[i]);
-    it->obj = obj;
-    it->uid = uid_of(obj);
-    owners[m++] = (po_ConsulOwner){it->name, it->uid};
+    if (!add_item(run, obj, ref, run->names[i], k, hk)) return false;
   }
-  /* Entries bound to this target for PropertyOverrides that point elsewhere now (retargeted):
-   * still ours, as long as the PropertyOverride they name exists with that uid, so they are
-   * removed here. One that names no existing PropertyOverride is someone else's. */
-  size_t nowners = m, nbound = po_Consul_OwnedEntries(target, NULL, 0, NULL, 0, NULL);
-  bound = nbound ? malloc(nbound * sizeof *bound) : NULL;
-  po_ConsulOwner *all = malloc((m + nbound + 1) * sizeof *all);
-  if (!all || (nbound && !bound)) {
+  return true;
+}
+
+/* Entries bound to this target for PropertyOverrides that point elsewhere now (retargeted):
+ * still ours, as long as the PropertyOverride they name exists with that uid, so they are
+ * removed here. One that names no existing PropertyOverride is someone else's. */
+static bool load_bound_owners(Run *run) {
+  const po_ReconcileIO *io = run->io;
+  size_t nbound = po_Consul_OwnedEntries(run->target, NULL, 0, NULL, 0, NULL);
+  po_ConsulOwner *all = malloc((run->nowners + nbound + 1) * sizeof *all);
+  run->bound = malloc((nbound ? nbound : 1) * sizeof *run->bound);
+  if (!all || !run->bound) {
     free(all);
-    snprintf(r.error, sizeof r.error, "out of memory");
-    r.ok = false;
-    goto done;
+    return oom(run, "reading the target's entries");
   }
-  memcpy(all, owners, m * sizeof *all);
-  free(owners);
-  owners = all;
-  nbound = po_Consul_OwnedEntries(target, NULL, 0, bound, nbound, NULL);
+  memcpy(all, run->owners, run->nowners * sizeof *all);
+  free(run->owners);
+  run->owners = all;
+  nbound = po_Consul_OwnedEntries(run->target, NULL, 0, run->bound, nbound, NULL);
   for (size_t b = 0; b < nbound; b++) {
     bool listed = false;
-    for (size_t o = 0; o < nowners && !listed; o++) listed = !strcmp(owners[o].name, bound[b].owner) && !strcmp(owners[o].uid, bound[b].uid);
+    for (size_t o = 0; o < run->nowners && !listed; o++) {
+      listed = !strcmp(run->owners[o].name, run->bound[b].owner) && !strcmp(run->owners[o].uid, run->bound[b].uid);
+    }
     if (listed) continue;
-    json_object *other = io->get_override(io->ctx, ns, bound[b].owner);
-    if (other && !strcmp(uid_of(other), bound[b].uid)) owners[nowners++] = (po_ConsulOwner){bound[b].owner, bound[b].uid};
-    json_object_put(other);
-  }
-  size_t live_cap = po_Consul_OwnedEntries(target, owners, nowners, NULL, 0, &r.foreign_entries);
-  live = malloc((live_cap ? live_cap : 1) * sizeof *live);
-  if (!live) {
-    snprintf(r.error, sizeof r.error, "out of memory");
-    r.ok = false;
-    goto done;
-  }
-  size_t nlive = po_Consul_OwnedEntries(target, owners, nowners, live, live_cap, NULL);
-  r.foreign_object = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedForeign;
-  report_foreign(io, kind, target, &r);
-
-  for (size_t i = 0; i < m; i++) {
-    Item *it = &items[i];
-    json_object *obj = it->obj;
-    it->deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
-    it->has_finalizer = has_finalizer(obj);
-    if (!po_CompiledOverride_FromObject(obj, ar, &it->c)) {
-      snprintf(r.error, sizeof r.error, "out of memory compiling %s", it->name);
-      r.ok = false;
-      goto done;
-    }
-    if (it->deleting) continue;
-    if (!po_Tenancy_Allows(io->tenancy, kind, ns, it->refusal, sizeof it->refusal)) {
-      it->refused = true;
+    void *ref = NULL;
+    const json_object *other = io->get_override(io->ctx, run->ns, run->bound[b].owner, &ref);
+    if (!other || strcmp(uid_of(other), run->bound[b].uid) != 0) {
+      release(run, other, ref);
       continue;
     }
-    if (it->held && it->c.accepted) continue; /* valid where it points now: its entry moves there */
-    if (it->c.accepted) {
-      it->entry_args = po_Value_ToJsonC(it->c.consul_arguments);
-      it->entry_generation = it->c.generation;
-      it->last_valid = json_object_new_object();
-      json_object_object_add(it->last_valid, "generation", json_object_new_int64(it->c.generation));
-      json_object_object_add(it->last_valid, "spec", copy(get(obj, "spec")));
+    char k[600], hk[600];
+    po_Reconcile_OverrideKey(other, k, sizeof k);
+    po_Reconcile_HeldKey(other, hk, sizeof hk);
+    if (strcmp(k, run->key) == 0 || strcmp(hk, run->key) == 0) {
+      /* It points here, but the index did not list it: an index update that failed (out of
+       * memory). It is one of ours all the same, never taken for deleted; the index is repaired. */
+      char old[600];
+      run->r.index_repaired++;
+      po_TargetIndex_Set(run->ix, run->ns, run->bound[b].owner, k, old, sizeof old);
+      po_TargetIndex_SetHeld(run->ix, run->ns, run->bound[b].owner, hk, old, sizeof old);
+      if (!add_item(run, other, ref, run->bound[b].owner, k, hk)) return false;
       continue;
     }
-    /* An invalid generation never removes what is live: the last valid one stays, recompiled
-     * from the status record, or (no usable record: a status write that failed) the entry
-     * written for this very PropertyOverride, if Consul's check still accepts it. */
-    it->entry_args = recompile_record(obj, key, ar, &it->entry_generation);
-    for (size_t l = 0; !it->entry_args && l < nlive; l++) {
-      /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
-       * generation the PropertyOverride never had was not written by us */
-      if (strcmp(live[l].owner, it->name) != 0 || strcmp(live[l].uid, it->uid) != 0) continue;
-      if (live[l].generation < 1 || live[l].generation > it->c.generation) break;
-      if (!po_Consul_Recheck(live[l].arguments, ar)) break;
-      it->entry_args = copy(live[l].arguments);
-      json_object_object_del(it->entry_args, "PropertyOverride");
-      it->entry_generation = live[l].generation;
+    run->owners[run->nowners++] = (po_ConsulOwner){run->bound[b].owner, run->bound[b].uid};
+    release(run, other, ref);
+  }
+  return true;
+}
+
+static bool load(Run *run) {
+  const po_ReconcileIO *io = run->io;
+  run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref);
+  run->target = run->read;
+  run->n = lookup(run->ix, run->key, &run->names);
+  if (run->n == (size_t)-1) {
+    run->n = 0;
+    return oom(run, "listing the PropertyOverrides of the target");
+  }
+  /* Tables sized to this target: a reconcile runs on every change, so nothing fixed-size and
+   * large is allocated (and zeroed) per call. */
+  size_t cap = run->n ? run->n : 1;
+  run->items = calloc(cap, sizeof *run->items);
+  run->owners = malloc(cap * sizeof *run->owners); /* grown in load_bound_owners */
+  run->want = malloc(cap * sizeof *run->want);
+  if (!run->items || !run->owners || !run->want) return oom(run, "loading the PropertyOverrides of the target");
+  /* Room for PropertyOverrides the index missed, found through their entries (load_bound_owners). */
+  size_t nbound = po_Consul_OwnedEntries(run->target, NULL, 0, NULL, 0, NULL);
+  if (nbound) {
+    Item *items = realloc(run->items, (cap + nbound) * sizeof *items);
+    po_ConsulEntry *want = realloc(run->want, (cap + nbound) * sizeof *want);
+    if (items) run->items = items;
+    if (want) run->want = want;
+    if (!items || !want) return oom(run, "loading the PropertyOverrides of the target");
+    memset(run->items + cap, 0, nbound * sizeof *items);
+  }
+  if (!load_overrides(run) || !load_bound_owners(run)) return false;
+  size_t live_cap = po_Consul_OwnedEntries(run->target, run->owners, run->nowners, NULL, 0, &run->r.foreign_entries);
+  run->live = malloc((live_cap ? live_cap : 1) * sizeof *run->live);
+  if (!run->live) return oom(run, "reading the target's entries");
+  run->nlive = po_Consul_OwnedEntries(run->target, run->owners, run->nowners, run->live, live_cap, NULL);
+  run->r.foreign_object = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedForeign;
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    for (size_t l = 0; l < run->nlive && !it->is_live; l++) {
+      it->is_live = !strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid);
     }
   }
+  report_foreign(run);
+  return true;
+}
 
-  /* Our finalizer on each PropertyOverride that can reach the target, before the target is
-   * written: its deletion must wait for the cleanup. */
-  for (size_t i = 0; i < m; i++) {
-    Item *it = &items[i];
-    if (it->deleting || it->has_finalizer || it->refused || it->held) continue;
-    json_object *patch = finalizer_patch(it->obj, true);
-    char err[256];
-    po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
-    json_object_put(patch);
-    if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "adding the finalizer", err);
+/* ---- phase 2: plan ---- */
+
+/* An invalid generation never removes what is live: the last valid one stays, recompiled from
+ * the status record (never taken verbatim: the engine judges it again, for this very target),
+ * or, without a usable record (a status write that failed), the entry written for this very
+ * PropertyOverride, if Consul's check still accepts it. */
+static bool keep_last_valid(Run *run, Item *it) {
+  if (!need_obj(run, it)) return false;
+  bool out_of_memory = false;
+  const po_CompiledEntry *rec = po_TargetIndex_Compiled(run->ix, it->obj, kPo_CompileRecord, &out_of_memory);
+  if (out_of_memory) return oom(run, po_Arena_Printf(run->ar, "compiling the last valid record of %s", it->name));
+  if (rec && rec->c.accepted && strcmp(rec->target_key, run->key) == 0) {
+    it->entry = rec;
+    it->entry_generation = rec->c.generation;
+    it->entry_patches = rec->patch_count;
+    it->entry_hash = rec->arguments_hash;
+    return true;
   }
-  if (!r.ok) goto done;
+  po_CompiledEntry_Release(rec);
+  for (size_t l = 0; l < run->nlive; l++) {
+    /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
+     * generation the PropertyOverride never had was not written by us */
+    const po_ConsulEntry *e = &run->live[l];
+    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
+    if (e->generation < 1 || e->generation > it->ce->c.generation) break;
+    if (!po_Consul_Recheck(e->arguments, run->ar)) break;
+    if (!(it->entry_copy = copy(e->arguments))) return oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
+    json_object_object_del(it->entry_copy, "PropertyOverride");
+    it->entry_generation = e->generation;
+    it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
+    it->entry_hash = po_Json_Hash(it->entry_copy);
+    break;
+  }
+  return true;
+}
 
-  /* Room in the target: the webhook refuses an object over the per-object limits, so the
-   * PropertyOverrides that do not fit (the last ones by name) are not written and say so,
-   * rather than every write to the target failing. */
-  size_t used_e, used_p, own_p = 0;
-  others_usage(target, &used_e, &used_p);
-  for (size_t l = 0; l < nlive; l++) own_p += po_ConsulEntry_PatchCount(live[l].arguments);
-  used_e -= nlive < used_e ? nlive : used_e;
+static bool has_entry(const Item *it) { return it->entry || it->entry_copy; }
+
+static void drop_entry(Item *it) {
+  po_CompiledEntry_Release(it->entry);
+  json_object_put(it->entry_copy);
+  it->entry = NULL;
+  it->entry_copy = NULL;
+}
+
+/* Room in the target: the webhook refuses an object over the per-object limits, so the
+ * PropertyOverrides that do not fit (the last ones by name) are not written and say so, rather
+ * than every write to the target failing. Two passes: entries already live keep their place,
+ * so a newcomer never evicts one (first come, first placed); newcomers then by name. */
+static void plan_room(Run *run) {
+  size_t used_e = 0, used_p = 0, own_p = 0;
+  json_object *list = get(get(run->target, "spec"), "envoyExtensions");
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *x = json_object_array_get_idx(list, i), *n = get(x, "name");
+    if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
+    used_e++;
+    used_p += po_ConsulEntry_PatchCount(get(x, "arguments"));
+  }
+  for (size_t l = 0; l < run->nlive; l++) own_p += po_ConsulEntry_PatchCount(run->live[l].arguments);
+  used_e -= run->nlive < used_e ? run->nlive : used_e;
   used_p -= own_p < used_p ? own_p : used_p;
-  /* Two passes: entries already live keep their place, so a newcomer never evicts one (first
-   * come, first placed); newcomers then by name. */
   for (int pass = 0; pass < 2; pass++) {
-    for (size_t i = 0; i < m; i++) {
-      Item *it = &items[i];
-      bool is_live = false;
-      for (size_t l = 0; l < nlive && !is_live; l++) is_live = !strcmp(live[l].owner, it->name) && !strcmp(live[l].uid, it->uid);
-      if (!it->entry_args || is_live != (pass == 0)) continue;
-      size_t p = po_ConsulEntry_PatchCount(it->entry_args);
-      if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + p > kPo_MaxPatchesPerConsulObject) {
+    for (size_t i = 0; i < run->m; i++) {
+      Item *it = &run->items[i];
+      if (!has_entry(it) || it->is_live != (pass == 0)) continue;
+      if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + it->entry_patches > kPo_MaxPatchesPerConsulObject) {
         it->over_limit = true;
-        json_object_put(it->entry_args);
-        it->entry_args = NULL;
+        drop_entry(it);
         continue;
       }
       used_e++;
-      used_p += p;
+      used_p += it->entry_patches;
     }
   }
-  size_t nwant = 0;
-  for (size_t i = 0; i < m; i++) nwant += items[i].entry_args != NULL;
-  bool target_ok = true;
-  char target_err[512] = "";
-  const char *where_s = po_Arena_Printf(ar, "%s %s/%s", po_TargetKind_Name(kind), ns, name);
-  if (!target && nwant > 0) {
-    /* Created empty first: its uid, which only the API server assigns, is what binds our
-     * markers and the created annotation to it. */
-    json_object *skel = po_Consul_NewTarget(kind, ns, name), *made = NULL;
-    po_WriteResult w = io->write_target(io->ctx, kind, ns, name, skel, true, NULL, &made, target_err, sizeof target_err);
-    json_object_put(skel);
-    if (w != kPo_WriteOk || !made || !*uid_of(made)) {
-      json_object_put(made);
-      target_ok = false;
-      if (w == kPo_WriteOk) {
-        w = kPo_WriteFailed;
-        snprintf(target_err, sizeof target_err, "the server returned no uid for the created object");
-      }
-      set_error(&r, w, po_Arena_Printf(ar, "creating %s", where_s), target_err);
-    } else {
-      po_TargetIndex_NoteCreated(ix, uid_of(made));
-      target = made;
-      r.targets_written++;
-    }
-  }
-  /* Created by this process and not annotated yet (the write after the create failed): the
-   * annotation goes into this reconcile's write. */
-  bool annotate = target && po_Consul_CreatedBy(target) == kPo_ConsulCreatedNo && po_TargetIndex_WasCreated(ix, uid_of(target), false);
-  if (annotate) po_Consul_MarkCreated(target);
-  const char *tuid = uid_of(target);
-  if (target_ok && target && !*tuid) {
-    /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
-    target_ok = false;
-    snprintf(target_err, sizeof target_err, "the object has no metadata.uid");
-    set_error(&r, kPo_WriteFailed, po_Arena_Printf(ar, "reading %s", where_s), target_err);
-  }
-  nwant = 0;
-  for (size_t i = 0; target_ok && i < m; i++) {
-    Item *it = &items[i];
-    if (!it->entry_args) continue;
-    json_object *args = marked(it, tuid);
-    if (args) want[nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
-  }
-  if (target_ok) {
-    po_ConsulPlan plan = po_Consul_Plan(target, kind, ns, name, owners, nowners, want, nwant);
-    if (annotate && !plan.remove && plan.object) plan.changed = true; /* the annotation alone is a change */
-    if (plan.changed) {
-      const char *rv = json_object_get_string(get(get(target, "metadata"), "resourceVersion"));
-      po_WriteResult w = io->write_target(io->ctx, kind, ns, name, plan.remove ? NULL : plan.object, plan.create, rv, NULL,
-                                          target_err, sizeof target_err);
-      if (w == kPo_WriteNotFound && plan.remove) w = kPo_WriteOk;
-      if (w != kPo_WriteOk) {
-        target_ok = false;
-        set_error(&r, w, po_Arena_Printf(ar, "writing %s", where_s), target_err);
-      } else {
-        r.targets_written++;
-        if (annotate) po_TargetIndex_WasCreated(ix, uid_of(target), true);
-      }
-    }
-    json_object_put(plan.object);
-  }
-  for (size_t i = 0; i < nwant; i++) json_object_put(want[i].arguments);
+}
 
-  char now[32];
-  io->now(io->ctx, now);
-  for (size_t i = 0; i < m; i++) {
-    Item *it = &items[i];
-    if (it->held) continue; /* its own target's reconcile writes its status and finalizer */
-    if (it->deleting) {
-      /* Its entry is gone from the target once the write above succeeded; where its last valid
-       * generation was held (another target) it must be gone too before the finalizer goes. */
-      if (target_ok && it->has_finalizer && *it->held_key && held_elsewhere(io, it)) {
-        set_error(&r, kPo_WriteConflict, po_Arena_Printf(ar, "deleting %s", it->name),
-                  po_Arena_Printf(ar, "waiting for %s to drop its entry", it->held_key));
-        continue;
-      }
-      if (target_ok && it->has_finalizer) {
-        json_object *patch = finalizer_patch(it->obj, false);
-        char err[256];
-        po_WriteResult w = io->patch_override(io->ctx, ns, it->name, false, patch, err, sizeof err);
-        json_object_put(patch);
-        if (w != kPo_WriteOk && w != kPo_WriteNotFound) set_error(&r, w, "removing the finalizer", err);
-      }
+static bool plan(Run *run) {
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    if (it->deleting) continue;
+    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, run->ns, it->refusal, sizeof it->refusal)) {
+      it->refused = true;
       continue;
     }
-    po_OverrideStatus s = {.ns = ns, .generation = it->c.generation, .target_kind = kind, .target_name = name,
-                           .last_valid = it->last_valid};
-    int64_t live_gen = target_ok ? it->entry_generation : 0;
-    if (!target_ok) {
-      for (size_t l = 0; l < nlive; l++) if (!strcmp(live[l].owner, it->name) && !strcmp(live[l].uid, it->uid)) live_gen = live[l].generation;
+    if (it->held && it->ce->c.accepted) continue; /* valid where it points now: its entry moves there */
+    if (it->ce->c.accepted) {
+      it->record = true;
+      it->entry = po_CompiledEntry_Ref(it->ce);
+      it->entry_generation = it->ce->c.generation;
+      it->entry_patches = it->ce->patch_count;
+      it->entry_hash = it->ce->arguments_hash;
+      continue;
     }
-    s.live_generation = live_gen;
-    size_t errors = po_Diagnostics_ErrorCount(it->c.diags);
-    s.accepted = (po_Condition){.type = "Accepted", .status = it->c.accepted && !it->refused ? "True" : "False",
-                                .reason = it->refused ? "TargetNotAllowed" : it->c.accepted ? "Accepted" : "Invalid"};
-    if (it->refused) {
-      snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->refusal);
-    } else if (it->c.accepted) {
-      snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for Consul and Envoy",
-               it->c.args->patch_count, it->c.args->patch_count == 1 ? " is" : "es are");
-    } else {
-      const char *d = po_CompiledOverride_Describe(&it->c, false, false, sizeof s.accepted.message - 128, ar);
-      snprintf(s.accepted.message, sizeof s.accepted.message, "%zu error%s: %s", errors, errors == 1 ? "" : "s", d ? d : "");
+    if (!keep_last_valid(run, it)) return false;
+  }
+  plan_room(run);
+  return true;
+}
+
+/* ---- phase 3: write ---- */
+
+/* Our finalizer on each PropertyOverride that can reach the target, before the target is
+ * written: its deletion must wait for the cleanup. */
+static bool write_finalizers(Run *run) {
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    if (it->deleting || it->has_finalizer || it->refused || it->held) continue;
+    if (!need_obj(run, it)) return false;
+    json_object *patch = finalizer_patch(it->obj, true);
+    if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
+    char err[256];
+    po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
+    json_object_put(patch);
+    if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "adding the finalizer", err);
+  }
+  return run->r.ok;
+}
+
+/* Created empty first: its uid, which only the API server assigns, is what binds our markers
+ * and the created annotation to it. */
+static bool create_target(Run *run) {
+  json_object *skel = po_Consul_NewTarget(run->kind, run->ns, run->name), *made = NULL;
+  if (!skel) return oom(run, "a new target");
+  po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, skel, true, NULL, &made,
+                                           run->target_err, sizeof run->target_err);
+  json_object_put(skel);
+  if (w != kPo_WriteOk || !made || !*uid_of(made)) {
+    json_object_put(made);
+    run->target_ok = false;
+    if (w == kPo_WriteOk) {
+      w = kPo_WriteFailed;
+      snprintf(run->target_err, sizeof run->target_err, "the server returned no uid for the created object");
     }
-    s.programmed.type = "Programmed";
-    if (it->refused) {
-      s.programmed.status = "False";
-      s.programmed.reason = "TargetNotAllowed";
-      snprintf(s.programmed.message, sizeof s.programmed.message, "nothing is written to %s", where_s);
-    } else if (it->over_limit) {
-      s.programmed.status = "False";
-      s.programmed.reason = "TargetFull";
-      snprintf(s.programmed.message, sizeof s.programmed.message,
-               "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
-               "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
-               where_s, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
-    } else if (!target_ok) {
-      s.programmed.status = "False";
-      s.programmed.reason = "TargetError";
-      snprintf(s.programmed.message, sizeof s.programmed.message, "%s (retrying); %s", target_err,
-               live_gen ? po_Arena_Printf(ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
-    } else if (!it->c.accepted) {
-      s.programmed.status = "False";
-      s.programmed.reason = "Invalid";
-      snprintf(s.programmed.message, sizeof s.programmed.message, "generation %lld is invalid; %s", (long long)it->c.generation,
-               live_gen ? po_Arena_Printf(ar, "generation %lld is still live in %s", (long long)live_gen, where_s)
-                        : po_Arena_Printf(ar, "nothing is live in %s", where_s));
-    } else {
-      char ov[1024];
-      overlap_of(items, m, i, ar, ov, sizeof ov);
-      s.programmed.status = "True";
-      s.programmed.reason = ov[0] ? "Overlapping" : "Programmed";
-      snprintf(s.programmed.message, sizeof s.programmed.message, "generation %lld is live in %s%s%s", (long long)live_gen,
-               where_s, ov[0] ? "; " : "", ov);
-    }
-    json_object *old_status = get(it->obj, "status");
-    json_object *st = po_Status_Build(old_status, &s, now);
-    if (io->event) {
-      const po_Condition *cs[2] = {&s.accepted, &s.programmed};
-      for (int k = 0; k < 2; k++) {
-        if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
-        bool warn = strcmp(cs[k]->status, "True") != 0;
-        io->event(io->ctx, it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
-      }
-    }
-    if (!po_Status_Same(old_status, st)) {
-      json_object *patch = json_object_new_object();
-      json_object_object_add(patch, "status", st);
-      char err[256];
-      po_WriteResult w = io->patch_override(io->ctx, ns, it->name, true, patch, err, sizeof err);
-      json_object_put(patch);
-      if (w == kPo_WriteOk) r.statuses_written++;
-      else if (w != kPo_WriteNotFound) set_error(&r, w, po_Arena_Printf(ar, "status of %s", it->name), err);
-    } else {
-      json_object_put(st);
+    fail(run, w, po_Arena_Printf(run->ar, "creating %s", run->where), run->target_err);
+    return false;
+  }
+  po_TargetIndex_NoteCreated(run->ix, uid_of(made));
+  run->own = made;
+  run->target = made;
+  run->r.targets_written++;
+  return true;
+}
+
+/* The entry's arguments with our marker for the target it goes into (a new reference). */
+static json_object *marked(const Item *it, const char *target_uid) {
+  json_object *args = it->entry ? po_Json_Parse(it->entry->arguments, it->entry->arguments_len) : copy(it->entry_copy);
+  json_object *marker = args ? po_Consul_Marker(it->name, it->entry_generation, it->uid, target_uid) : NULL;
+  if (!marker || json_object_object_add(args, "PropertyOverride", marker) != 0) {
+    json_object_put(marker);
+    json_object_put(args);
+    return NULL;
+  }
+  return args;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp((*(const Item *const *)a)->name, (*(const Item *const *)b)->name);
+}
+
+/* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
+ * {name, required: false, arguments} with our marker {name, generation, uid, targetUID} and the
+ * same arguments (by hash). */
+static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
+  json_object *args = get(e, "arguments"), *marker = get(args, "PropertyOverride"), *req = get(e, "required");
+  json_object *gen = get(marker, "generation");
+  return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
+         !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
+         json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
+         json_object_get_int64(gen) == it->entry_generation && po_Json_HashExcept(args, "PropertyOverride") == it->entry_hash;
+}
+
+/* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
+ * every other extension, sorted by owner), so there is nothing to plan or write: the usual case
+ * when a target is reconciled for a status change of one of its PropertyOverrides. Costs a walk
+ * of the list and a hash per entry, where a plan copies the whole target and builds every entry. */
+static bool target_current(Run *run, size_t nwant) {
+  if (!run->target || nwant == 0 || run->nlive != nwant) return false;
+  const Item **sorted = po_Arena_Malloc(run->ar, nwant * sizeof *sorted);
+  if (!sorted) return false; /* the plan decides */
+  size_t k = 0;
+  for (size_t i = 0; i < run->m; i++) if (has_entry(&run->items[i])) sorted[k++] = &run->items[i];
+  qsort(sorted, nwant, sizeof *sorted, by_name);
+  json_object *list = get(get(run->target, "spec"), "envoyExtensions");
+  k = 0;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    if (k < run->nlive && get(e, "arguments") == run->live[k].arguments) {
+      if (!entry_current(e, &run->live[k], sorted[k])) return false;
+      k++;
+    } else if (k > 0) {
+      return false; /* another extension after ours: the plan moves ours to the end */
     }
   }
-done:
-  for (size_t i = 0; items && i < n && items[i].obj; i++) {
-    json_object_put(items[i].obj);
-    json_object_put(items[i].entry_args);
-    json_object_put(items[i].last_valid);
+  return k == nwant;
+}
+
+static bool write_target(Run *run) {
+  size_t nwant = 0;
+  for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
+  run->target_ok = true;
+  if (!run->target && nwant > 0 && !create_target(run)) return true; /* the statuses say why */
+  /* Created by this process and not annotated yet (the write after the create failed): the
+   * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
+  bool annotate = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedNo &&
+                  po_TargetIndex_WasCreated(run->ix, uid_of(run->target), false);
+  if (annotate && !run->own) {
+    if (!(run->own = copy(run->target))) return oom(run, "annotating the target");
+    run->target = run->own;
   }
-  json_object_put(target);
-  free(live);
-  free(bound);
-  free(owners);
-  free(want);
-  free(items);
-  free(names);
-  po_Arena_Free(ar);
-  return r;
+  if (annotate) po_Consul_MarkCreated(run->own);
+  const char *tuid = uid_of(run->target);
+  if (run->target && !*tuid) {
+    /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
+    run->target_ok = false;
+    snprintf(run->target_err, sizeof run->target_err, "the object has no metadata.uid");
+    fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "reading %s", run->where), run->target_err);
+    return true;
+  }
+  if (!annotate && target_current(run, nwant)) return true;
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    if (!has_entry(it)) continue;
+    json_object *args = marked(it, tuid);
+    if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
+    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
+  }
+  po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
+                                   run->nwant);
+  if (p.out_of_memory) return oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
+  if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
+  if (p.changed) {
+    const char *rv = json_object_get_string(get(get(run->target, "metadata"), "resourceVersion"));
+    po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
+                                             p.create, rv, NULL, run->target_err, sizeof run->target_err);
+    if (w == kPo_WriteNotFound && p.remove) w = kPo_WriteOk;
+    if (w != kPo_WriteOk) {
+      run->target_ok = false;
+      fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
+    } else {
+      run->r.targets_written++;
+      if (annotate) po_TargetIndex_WasCreated(run->ix, uid_of(run->target), true);
+    }
+  }
+  json_object_put(p.object);
+  return true;
+}
+
+static bool write(Run *run) { return write_finalizers(run) && write_target(run); }
+
+/* ---- phase 4: status ---- */
+
+/* Its entry is gone from the target once the write succeeded; where its last valid generation
+ * was held (another target) it must be gone too before the finalizer goes. */
+static bool release_finalizer(Run *run, Item *it) {
+  if (!run->target_ok || !it->has_finalizer) return true;
+  if (*it->held_key && held_elsewhere(run, it)) {
+    fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
+         po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
+    return true;
+  }
+  if (!need_obj(run, it)) return false;
+  json_object *patch = finalizer_patch(it->obj, false);
+  if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
+  char err[256];
+  po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
+  json_object_put(patch);
+  if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "removing the finalizer", err);
+  return true;
+}
+
+static void programmed(Run *run, size_t i, int64_t live_gen, po_OverlapPeer *peers, po_Condition *p) {
+  const Item *it = &run->items[i];
+  p->type = "Programmed";
+  p->status = "False";
+  if (it->refused) {
+    p->reason = "TargetNotAllowed";
+    snprintf(p->message, sizeof p->message, "nothing is written to %s", run->where);
+  } else if (it->over_limit) {
+    p->reason = "TargetFull";
+    snprintf(p->message, sizeof p->message,
+             "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
+             "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
+             run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
+  } else if (!run->target_ok) {
+    p->reason = "TargetError";
+    snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
+             live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
+  } else if (!it->ce->c.accepted) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
+             live_gen ? po_Arena_Printf(run->ar, "generation %lld is still live in %s", (long long)live_gen, run->where)
+                      : po_Arena_Printf(run->ar, "nothing is live in %s", run->where));
+  } else {
+    char ov[1024];
+    po_Overlap_Of(peers, run->m, i, run->ar, ov, sizeof ov);
+    p->status = "True";
+    p->reason = ov[0] ? "Overlapping" : "Programmed";
+    snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
+             ov[0] ? "; " : "", ov);
+  }
+}
+
+static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *now) {
+  Item *it = &run->items[i];
+  const po_CompiledOverride *c = &it->ce->c;
+  po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
+  if (it->record) s.last_valid_generation = c->generation;
+  int64_t live_gen = run->target_ok ? it->entry_generation : 0;
+  for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
+    if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
+  }
+  s.live_generation = live_gen;
+  s.accepted = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
+                              .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
+  if (it->refused) {
+    snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->refusal);
+  } else if (c->accepted) {
+    snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for Consul and Envoy", c->args->patch_count,
+             c->args->patch_count == 1 ? " is" : "es are");
+  } else {
+    snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
+  }
+  programmed(run, i, live_gen, peers, &s.programmed);
+  /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
+  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash : 0);
+  if (it->from_memo && it->memo.status_hash == h) return true;
+  if (!need_obj(run, it)) return false;
+  if (it->record) s.last_valid_spec = get(it->obj, "spec");
+  json_object *old_status = get(it->obj, "status");
+  if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
+    po_TargetIndex_MemoStatus(run->ix, run->ns, it->name, it->rv, h);
+    return true;
+  }
+  json_object *st = po_Status_Build(old_status, &s, now);
+  if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
+  const po_ReconcileIO *io = run->io;
+  if (io->event) {
+    const po_Condition *cs[2] = {&s.accepted, &s.programmed};
+    for (int k = 0; k < 2; k++) {
+      if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
+      bool warn = strcmp(cs[k]->status, "True") != 0;
+      io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
+    }
+  }
+  if (po_Status_Same(old_status, st)) {
+    json_object_put(st);
+    return true;
+  }
+  json_object *patch = json_object_new_object();
+  if (!patch || json_object_object_add(patch, "status", st) != 0) {
+    json_object_put(patch);
+    json_object_put(st);
+    return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
+  }
+  char err[256];
+  po_WriteResult w = io->patch_override(io->ctx, run->ns, it->name, true, patch, err, sizeof err);
+  json_object_put(patch);
+  if (w == kPo_WriteOk) run->r.statuses_written++;
+  else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
+  return true;
+}
+
+static void status(Run *run) {
+  po_OverlapPeer *peers = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *peers);
+  if (!peers) {
+    oom(run, "the statuses");
+    return;
+  }
+  for (size_t i = 0; i < run->m; i++) {
+    const Item *it = &run->items[i];
+    peers[i] = (po_OverlapPeer){it->name, it->ce->c.accepted && !it->deleting ? it->ce->c.args : NULL};
+  }
+  char now[32];
+  run->io->now(run->io->ctx, now);
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    if (it->held) continue; /* its own target's reconcile writes its status and finalizer */
+    bool go = it->deleting ? release_finalizer(run, it) : write_status(run, i, peers, now);
+    if (!go) return;
+  }
+}
+
+/* ---- the reconcile ---- */
+
+static void finish(Run *run) {
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    release(run, it->obj, it->ref);
+    po_CompiledEntry_Release(it->ce);
+    drop_entry(it);
+  }
+  for (size_t i = 0; i < run->nwant; i++) json_object_put(run->want[i].arguments);
+  release(run, run->read, run->read_ref);
+  json_object_put(run->own);
+  free(run->live);
+  free(run->bound);
+  free(run->owners);
+  free(run->want);
+  free(run->items);
+  free(run->names);
+  po_Arena_Free(run->ar);
+}
+
+static po_Result outcome(const po_ReconcileResult *r) {
+  if (r->terminal) return po_Result_Terminal("%s", r->error);
+  if (r->not_synced) return po_Result_RequeueAfter(kPo_ReconcileNotSyncedRetryNs); /* nothing was written */
+  if (!r->ok) return po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+  return po_Result_Success();
+}
+
+po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key) {
+  Run run = {.io = io, .ix = ix, .key = key, .r = {.ok = true}};
+  if (!parse_key(key, &run.kind, run.ns, run.name)) {
+    /* A key no event handler makes: retrying cannot help, so it is dropped and said. */
+    snprintf(run.r.error, sizeof run.r.error,
+             "malformed key '%.200s': want ServiceDefaults/<namespace>/<name> or ProxyDefaults/<namespace>/global", key);
+    run.r.ok = false;
+    run.r.terminal = true;
+    run.r.result = outcome(&run.r);
+    return run.r;
+  }
+  if (io->synced && !io->synced(io->ctx)) {
+    run.r.ok = false;
+    run.r.not_synced = true;
+    snprintf(run.r.error, sizeof run.r.error, "caches not synced yet: nothing read or written");
+    run.r.result = outcome(&run.r);
+    return run.r;
+  }
+  run.ar = po_Arena_New();
+  if (!run.ar) {
+    oom(&run, "starting the reconcile");
+  } else {
+    run.where = po_Arena_Printf(run.ar, "%s %s/%s", po_TargetKind_Name(run.kind), run.ns, run.name);
+    if (!run.where) oom(&run, "starting the reconcile");
+    else if (load(&run) && plan(&run) && write(&run)) status(&run);
+  }
+  finish(&run);
+  run.r.result = outcome(&run.r);
+  return run.r;
 }

@@ -56,9 +56,23 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
   json_object_object_add(t, "name", json_object_new_string(s->target_name));
   json_object_object_add(st, "target", t);
   if (s->live_generation > 0) json_object_object_add(st, "programmedGeneration", json_object_new_int64(s->live_generation));
-  json_object *lv = s->last_valid ? s->last_valid : get(old_status, "lastValid"), *c = NULL;
-  if (lv && json_object_deep_copy(lv, &c, NULL) == 0) json_object_object_add(st, "lastValid", c);
+  json_object *c = NULL;
+  if (s->last_valid_spec) {
+    json_object *spec = NULL;
+    c = json_object_new_object();
+    if (!c || json_object_deep_copy((json_object *)s->last_valid_spec, &spec, NULL) != 0) goto oom;
+    json_object_object_add(c, "generation", json_object_new_int64(s->last_valid_generation));
+    json_object_object_add(c, "spec", spec);
+  } else {
+    json_object *lv = get(old_status, "lastValid");
+    if (lv && json_object_deep_copy(lv, &c, NULL) != 0) goto oom;
+  }
+  if (c) json_object_object_add(st, "lastValid", c);
   return st;
+oom:
+  json_object_put(c);
+  json_object_put(st);
+  return NULL;
 }
 
 bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_object_equal(a, b); }
@@ -66,4 +80,61 @@ bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_obje
 bool po_Status_ReasonChanged(json_object *old_status, const po_Condition *c) {
   json_object *prev = find_condition(old_status, c->type);
   return !prev || strcmp(sget(prev, "reason"), c->reason) != 0;
+}
+
+/* ---- the same without building it ---- */
+
+static bool is_int(json_object *o, int64_t v) { return o && json_object_is_type(o, json_type_int) && json_object_get_int64(o) == v; }
+static bool is_str(json_object *o, const char *v) {
+  return o && json_object_is_type(o, json_type_string) && strcmp(json_object_get_string(o), v) == 0;
+}
+
+static bool condition_matches(json_object *c, const po_Condition *want, int64_t gen) {
+  json_object *ltt = get(c, "lastTransitionTime");
+  return c && json_object_is_type(c, json_type_object) && json_object_object_length(c) == 6 && is_str(get(c, "type"), want->type) &&
+         is_str(get(c, "status"), want->status) && is_int(get(c, "observedGeneration"), gen) && ltt &&
+         json_object_is_type(ltt, json_type_string) && *json_object_get_string(ltt) && is_str(get(c, "reason"), want->reason) &&
+         is_str(get(c, "message"), want->message);
+}
+
+bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
+  if (!old || !json_object_is_type(old, json_type_object)) return false;
+  json_object *conds = get(old, "conditions"), *t = get(old, "target"), *lv = get(old, "lastValid");
+  size_t keys = 3 + (s->live_generation > 0) + (lv != NULL);
+  if (json_object_object_length(old) != (int)keys || !is_int(get(old, "observedGeneration"), s->generation)) return false;
+  if (!conds || !json_object_is_type(conds, json_type_array) || json_object_array_length(conds) != 2 ||
+      !condition_matches(json_object_array_get_idx(conds, 0), &s->accepted, s->generation) ||
+      !condition_matches(json_object_array_get_idx(conds, 1), &s->programmed, s->generation)) {
+    return false;
+  }
+  if (!t || !json_object_is_type(t, json_type_object) || json_object_object_length(t) != 4 ||
+      !is_str(get(t, "apiVersion"), "consul.hashicorp.com/v1alpha1") || !is_str(get(t, "kind"), po_TargetKind_Name(s->target_kind)) ||
+      !is_str(get(t, "namespace"), s->ns) || !is_str(get(t, "name"), s->target_name)) {
+    return false;
+  }
+  if (s->live_generation > 0 && !is_int(get(old, "programmedGeneration"), s->live_generation)) return false;
+  if (s->last_valid_spec) {
+    return lv && json_object_is_type(lv, json_type_object) && json_object_object_length(lv) == 2 &&
+           is_int(get(lv, "generation"), s->last_valid_generation) &&
+           json_object_equal(get(lv, "spec"), (json_object *)s->last_valid_spec);
+  }
+  return true;
+}
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? s : "", (s ? strlen(s) : 0) + 1); }
+
+uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash) {
+  uint64_t h = 0xcbf29ce484222325ULL;
+  int64_t n[4] = {s->generation, (int64_t)s->target_kind, s->live_generation, s->last_valid_generation};
+  h = mix(h, n, sizeof n);
+  h = mix(h, &spec_hash, sizeof spec_hash);
+  h = mix_str(mix_str(h, s->ns), s->target_name);
+  const po_Condition *cs[2] = {&s->accepted, &s->programmed};
+  for (int i = 0; i < 2; i++) h = mix_str(mix_str(mix_str(mix_str(h, cs[i]->type), cs[i]->status), cs[i]->reason), cs[i]->message);
+  return h | 1; /* never 0, which means none */
 }

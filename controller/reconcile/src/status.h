@@ -22,14 +22,23 @@ typedef struct {
   const char *target_name;
   int64_t live_generation; /* 0: nothing live */
   po_Condition accepted, programmed;
-  /* status.lastValid to record ({generation, spec}, borrowed), or NULL to keep the old one. */
-  struct json_object *last_valid;
+  /* status.lastValid to record: {generation, a copy of spec} (spec borrowed, only read), or
+   * spec NULL to keep the old one. */
+  int64_t last_valid_generation;
+  const struct json_object *last_valid_spec;
 } po_OverrideStatus;
 
 /* The new status (a new reference), carrying lastTransitionTime over from `old_status`, and
  * its lastValid unless `s` replaces it. */
 struct json_object *po_Status_Build(struct json_object *old_status, const po_OverrideStatus *s, const char *now);
+/* NULL when out of memory. */
 bool po_Status_Same(struct json_object *a, struct json_object *b);
+/* Whether po_Status_Build(old_status, s, any time) would equal old_status, decided without
+ * building it (no allocation): what lets a reconcile of an unchanged target cost no status work. */
+bool po_Status_Matches(struct json_object *old_status, const po_OverrideStatus *s);
+/* A hash of everything po_Status_Build writes but the times, with the spec recorded as lastValid
+ * standing for itself by its hash (last_valid_spec is not read): what a memo remembers. */
+uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash);
 /* Whether the condition's type has another reason (or is absent) in the old status. */
 bool po_Status_ReasonChanged(struct json_object *old_status, const po_Condition *c);
 

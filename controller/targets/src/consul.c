@@ -19,20 +19,36 @@ static const char *uid_of(const json_object *obj) {
   return u ? u : "";
 }
 
+/* Adds a member, false when it (or the object) could not be made. */
+static bool add(json_object *o, const char *k, json_object *v) {
+  if (!o || !v || json_object_object_add(o, k, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
 json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid) {
   json_object *src = json_object_new_object();
-  json_object_object_add(src, "name", json_object_new_string(name));
-  json_object_object_add(src, "generation", json_object_new_int64(generation));
+  /* All or nothing: a marker missing its name or uids would make the entry someone else's. */
+  bool ok = add(src, "name", json_object_new_string(name)) && add(src, "generation", json_object_new_int64(generation));
   /* Offline (render) no uid is known: the fields are left out rather than shown empty. */
-  if (uid && *uid) json_object_object_add(src, "uid", json_object_new_string(uid));
-  if (target_uid && *target_uid) json_object_object_add(src, "targetUID", json_object_new_string(target_uid));
+  if (ok && uid && *uid) ok = add(src, "uid", json_object_new_string(uid));
+  if (ok && target_uid && *target_uid) ok = add(src, "targetUID", json_object_new_string(target_uid));
+  if (!ok) {
+    json_object_put(src);
+    return NULL;
+  }
   return src;
 }
 
 json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid) {
   json_object *args = po_Value_ToJsonC(c->consul_arguments);
   if (!args) return NULL;
-  json_object_object_add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, uid, target_uid));
+  if (!add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, uid, target_uid))) {
+    json_object_put(args);
+    return NULL;
+  }
   return args;
 }
 
@@ -133,56 +149,86 @@ static bool only_extensions_left(json_object *spec) {
 }
 
 json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char *name) {
-  json_object *obj = json_object_new_object();
-  json_object_object_add(obj, "apiVersion", json_object_new_string(PO_CONSUL_GROUP "/" PO_CONSUL_VERSION));
-  json_object_object_add(obj, "kind", json_object_new_string(po_TargetKind_Name(kind)));
-  json_object *meta = json_object_new_object(), *labels = json_object_new_object();
-  json_object_object_add(meta, "name", json_object_new_string(name));
-  if (ns && *ns) json_object_object_add(meta, "namespace", json_object_new_string(ns));
-  json_object_object_add(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
-  json_object_object_add(meta, "labels", labels);
-  json_object_object_add(obj, "metadata", meta);
-  json_object_object_add(obj, "spec", json_object_new_object());
+  json_object *obj = json_object_new_object(), *meta = json_object_new_object(), *labels = json_object_new_object();
+  bool ok = add(obj, "apiVersion", json_object_new_string(PO_CONSUL_GROUP "/" PO_CONSUL_VERSION)) &&
+            add(obj, "kind", json_object_new_string(po_TargetKind_Name(kind))) &&
+            add(meta, "name", json_object_new_string(name)) &&
+            (!ns || !*ns || add(meta, "namespace", json_object_new_string(ns))) &&
+            add(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  if (ok) ok = add(meta, "labels", labels), labels = NULL;
+  if (ok) ok = add(obj, "metadata", meta), meta = NULL;
+  if (ok) ok = add(obj, "spec", json_object_new_object());
+  json_object_put(labels);
+  json_object_put(meta);
+  if (!ok) {
+    json_object_put(obj);
+    return NULL;
+  }
   return obj;
+}
+
+/* One of our entries, {name, required: false, arguments (a copy)}; NULL when out of memory. */
+static json_object *new_entry(const json_object *arguments) {
+  json_object *e = json_object_new_object();
+  if (add(e, "name", json_object_new_string(PO_EXTENSION_NAME)) && add(e, "required", json_object_new_boolean(0)) &&
+      add(e, "arguments", copy(arguments))) {
+    return e;
+  }
+  json_object_put(e);
+  return NULL;
+}
+
+static po_ConsulPlan out_of_memory(json_object *obj, json_object *list) {
+  json_object_put(obj);
+  json_object_put(list);
+  return (po_ConsulPlan){.out_of_memory = true};
 }
 
 po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, const char *ns, const char *name,
                              const po_ConsulOwner *owners, size_t nowners, const po_ConsulEntry *entries, size_t n) {
   po_ConsulPlan plan = {0};
-  json_object *obj = current ? copy(current) : NULL;
+  json_object *obj = NULL;
+  if (current && !(obj = copy(current))) return out_of_memory(NULL, NULL);
   if (!obj) {
     if (n == 0) return plan; /* nothing there, nothing wanted */
     plan.create = true;
-    obj = po_Consul_NewTarget(kind, ns, name);
+    if (!(obj = po_Consul_NewTarget(kind, ns, name))) return out_of_memory(NULL, NULL);
   }
   json_object *spec = po_Json_Get(obj, "spec");
   if (!spec || !json_object_is_type(spec, json_type_object)) {
-    spec = json_object_new_object();
-    json_object_object_add(obj, "spec", spec);
+    if (!add(obj, "spec", spec = json_object_new_object())) return out_of_memory(obj, NULL);
   }
   const char *tuid = uid_of(obj);
   json_object *old = po_Json_Get(spec, "envoyExtensions");
   json_object *list = json_object_new_array();
+  if (!list) return out_of_memory(obj, NULL);
+  /* A plan is all or nothing: one missing entry would be written as removed. */
   for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     json_object *e = json_object_array_get_idx(old, i);
-    if (mark_of(e, tuid, owners, nowners, NULL) != kOurs) json_object_array_add(list, json_object_get(e));
+    if (mark_of(e, tuid, owners, nowners, NULL) != kOurs && json_object_array_add(list, json_object_get(e)) != 0) {
+      json_object_put(e);
+      return out_of_memory(obj, list);
+    }
   }
   po_ConsulEntry *sorted = malloc((n ? n : 1) * sizeof *sorted);
-  if (sorted) {
-    memcpy(sorted, entries, n * sizeof *sorted);
-    qsort(sorted, n, sizeof *sorted, by_owner);
-    for (size_t i = 0; i < n; i++) {
-      json_object *e = json_object_new_object();
-      json_object_object_add(e, "name", json_object_new_string(PO_EXTENSION_NAME));
-      json_object_object_add(e, "required", json_object_new_boolean(0));
-      json_object_object_add(e, "arguments", copy(sorted[i].arguments));
-      json_object_array_add(list, e);
+  if (!sorted) return out_of_memory(obj, list);
+  memcpy(sorted, entries, n * sizeof *sorted);
+  qsort(sorted, n, sizeof *sorted, by_owner);
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = new_entry(sorted[i].arguments);
+    if (!e || json_object_array_add(list, e) != 0) {
+      json_object_put(e);
+      free(sorted);
+      return out_of_memory(obj, list);
     }
-    free(sorted);
   }
+  free(sorted);
   bool changed = !old ? json_object_array_length(list) > 0 : !json_object_equal(old, list);
-  if (old || json_object_array_length(list) > 0) json_object_object_add(spec, "envoyExtensions", list);
-  else json_object_put(list);
+  if (old || json_object_array_length(list) > 0) {
+    if (!add(spec, "envoyExtensions", list)) return out_of_memory(obj, NULL); /* add put the list */
+  } else {
+    json_object_put(list);
+  }
   /* Deleted only when provably ours: the created annotation bound to the object's own uid (a
    * copy or a restore has another uid), and nothing but our (now removed) entries left in it. */
   if (!plan.create && po_Consul_CreatedBy(obj) == kPo_ConsulCreatedUs && only_extensions_left(spec)) {

@@ -72,6 +72,7 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   po_Status_Clear(&st);
   po_Value *sv = NULL;
   if (!json_object_object_get_ex(obj, "spec", &spec) || !(sv = po_Value_FromJsonC(spec, a, &st))) {
+    if (spec && st.code == kPo_ErrNoMemory) return false; /* not a verdict on the spec */
     error(c, a, -1, spec ? st.message : "spec: required");
     return true;
   }
@@ -117,6 +118,7 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
     return true;
   }
   c->accepted = true;
+  c->override = o;
   c->consul_arguments = consul;
   return true;
 }

@@ -116,6 +116,11 @@ bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_K
                        po_CtlStatus *st);
 /* After every other thread has finished with the client. cfg is not freed. */
 void po_KubeClient_Free(po_KubeClient *c);
+/* Idle connections kept for reuse, shared by all the client's threads. */
+enum { kPo_KubeMaxIdleConnections = 64 };
+/* New connections (TCP + TLS handshakes) the client's requests made so far (watches not
+ * counted): a few per thread when connections are reused, one per request when not. */
+uint64_t po_KubeClient_Connections(po_KubeClient *c);
 
 bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, struct json_object **out,
                        po_CtlStatus *st);

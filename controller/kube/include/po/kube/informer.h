@@ -7,9 +7,11 @@
  * reset after 2 min healthy).
  *
  * The cache holds each object as compact JSON text keyed "namespace/name" (or "name" for
- * cluster-scoped kinds): small, and safe to share between threads because readers get their
- * own parsed copy. Handlers run on the informer's thread, after the cache is updated, without
- * locks held; objects passed to them are borrowed for the call. */
+ * cluster-scoped kinds), with its resourceVersion: small (a json-c tree costs about 13 times its
+ * text: 17 KB for a 1.3 KB PropertyOverride, measured), and safe to share between threads
+ * because readers get their own parsed copy. Handlers run on the
+ * informer's thread, after the cache is updated, without locks held; objects passed to them
+ * are borrowed for the call. */
 #ifndef PO_KUBE_INFORMER_H
 #define PO_KUBE_INFORMER_H
 
@@ -60,15 +62,17 @@ bool po_Informer_WaitForSync(po_Informer *inf, long timeout_ms);
 void po_Informer_Stop(po_Informer *inf);
 void po_Informer_Free(po_Informer *inf);
 
-/* A parsed copy of the cached object (caller puts it), or NULL when absent. ns NULL or "" for
- * cluster-scoped objects. */
+/* A parsed copy of the cached object (the caller's to change and put), or NULL when absent.
+ * ns NULL or "" for cluster-scoped objects. */
 struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name);
+/* The cached object's resourceVersion into buf, without parsing it; false (buf "") when absent:
+ * what lets a reader parse only the objects that changed since it last looked. */
+bool po_Informer_ResourceVersion(po_Informer *inf, const char *ns, const char *name, char *buf, size_t size);
 size_t po_Informer_Count(po_Informer *inf);
-/* Calls fn for each cached object, under the cache's read lock: keep fn short and do not call
- * back into the informer. json is the compact text, rv its resourceVersion. */
+/* Calls fn for each cached object (parsed, borrowed for the call), under the cache's read lock:
+ * keep fn short and do not call back into the informer. rv is its resourceVersion. */
 void po_Informer_ForEach(po_Informer *inf,
-                         void (*fn)(void *ctx, const char *key, const char *json, size_t len,
-                                    const char *rv),
+                         void (*fn)(void *ctx, const char *key, const struct json_object *obj, const char *rv),
                          void *ctx);
 /* The resourceVersion the informer would resume from. Copies into buf. */
 void po_Informer_LastResourceVersion(po_Informer *inf, char *buf, size_t size);

@@ -5,23 +5,29 @@
  *   key  "ServiceDefaults/<ns>/<name>" or "ProxyDefaults/<ns>/global"
  *   0. nothing at all unless every cache it reads has synced (io->synced): a partial cache
  *      would look like deleted PropertyOverrides, and their entries and targets would go;
- *   1. the PropertyOverrides of the key (the index), each compiled; one the tenancy policy
- *      refuses contributes nothing (reason TargetNotAllowed); a valid one contributes its
- *      current generation; an invalid one keeps the last valid generation, recompiled from its
- *      status.lastValid record (never taken verbatim: the engine checks it again) or, without a
- *      usable record, the entry live in the target when it is ours and passes Consul's check
- *      again; so a bad update never removes what was programmed, and nothing the engine has not
- *      just validated is ever written; one being deleted contributes nothing;
- *   2. our finalizer added where missing;
- *   3. the target planned (po/targets/consul.h) and written when it differs: created empty
- *      first (to learn its uid, which our markers and the created annotation are bound to),
- *      updated on the read resourceVersion (409 -> retry), or deleted when provably ours and
- *      empty; look-alike entries and objects (copies, restores, hand-written markers) are left
- *      alone and reported; the finalizer removed from deleted PropertyOverrides once the target
- *      no longer holds their entry;
- *   4. each PropertyOverride's status: Accepted, Programmed (with the generation that is live,
+ *   1. load: the target, the PropertyOverrides of the key (the index), each compiled once per
+ *      generation (the index keeps the compiled forms by uid, generation and a hash of the spec;
+ *      po_TargetIndex_Stats), and the entries of ours live in the target;
+ *   2. plan: one the tenancy policy refuses contributes nothing (reason TargetNotAllowed); a
+ *      valid one contributes its current generation; an invalid one keeps the last valid
+ *      generation, compiled from its status.lastValid record (never taken verbatim: the engine
+ *      judges that very content) or, without a usable record, the entry live in the target when
+ *      it is ours and passes Consul's check again; so a bad update never removes what was
+ *      programmed, and nothing the engine has not validated, as it is, is ever written; one
+ *      being deleted contributes nothing; those over the target's room (the webhook's
+ *      per-object limits) neither;
+ *   3. write: our finalizer added where missing; then the target (po/targets/consul.h), written
+ *      when it differs: created empty first (to learn its uid, which our markers and the
+ *      created annotation are bound to), updated on the read resourceVersion (409 -> retry), or
+ *      deleted when provably ours and empty; look-alike entries and objects (copies, restores,
+ *      hand-written markers) are left alone and reported;
+ *   4. status: each PropertyOverride's Accepted, Programmed (with the generation that is live,
  *      and Overlapping when another one sets the same path on the same resources), lastValid,
- *      written only when it changed, with an Event when a condition's reason changes.
+ *      written only when it changed, with an Event when a condition's reason changes; the
+ *      finalizer removed from deleted PropertyOverrides once the target no longer holds their
+ *      entry.
+ * Out of memory at any point ends the reconcile there with an error: no write is made from a
+ * plan missing a piece (which would drop entries).
  * Reads go through the caches (io), writes through the API (io). No thread of its own. */
 #ifndef PO_RECONCILE_RECONCILE_H_
 #define PO_RECONCILE_RECONCILE_H_
@@ -30,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "po/runtime/controller.h"
 #include "po/targets/override.h"
 #include "po/targets/tenancy.h"
 
@@ -40,9 +47,11 @@ struct json_object;
 typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
 
 typedef struct {
-  /* Cached reads: new references, NULL when absent. */
-  struct json_object *(*get_override)(void *ctx, const char *ns, const char *name);
-  struct json_object *(*get_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name);
+  /* Cached reads: the object, or NULL when absent. The object is the cache's own, shared with
+   * other threads: read it, never change it (nor take json-c references on it: those are not
+   * atomic), and hand it back with `release(ctx, *ref)` (NULL release: nothing to hand back). */
+  const struct json_object *(*get_override)(void *ctx, const char *ns, const char *name, void **ref);
+  const struct json_object *(*get_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref);
   /* Writes. obj NULL deletes (with the given resourceVersion as precondition); create posts.
    * *written (may be NULL) gets the object the server returned (a new reference). */
   po_WriteResult (*write_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
@@ -63,6 +72,11 @@ typedef struct {
   void (*target_event)(void *ctx, po_TargetKind kind, struct json_object *about, const char *type, const char *reason,
                        const char *message);
   const po_Tenancy *tenancy; /* who may target what; NULL allows everything */
+  void (*release)(void *ctx, void *ref);
+  /* The cached PropertyOverride's resourceVersion, without reading it (false when absent); may
+   * be NULL. With it, a PropertyOverride unchanged since the last reconcile that found nothing
+   * to do for it is not read again. */
+  bool (*override_version)(void *ctx, const char *ns, const char *name, char *rv, size_t size);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -72,17 +86,28 @@ po_TargetIndex *po_TargetIndex_New(void);
 void po_TargetIndex_Free(po_TargetIndex *ix);
 /* Records (or moves) a PropertyOverride; returns the key of the target it pointed at before,
  * in old_key (or "" when new), so both targets can be reconciled. */
-void po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key,
+/* The updates return false only when memory ran out; the index is then as it was, and the caller
+ * must say so and retry (an index that silently misses a PropertyOverride would have its entry
+ * removed as if it were deleted). */
+bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, const char *target_key,
                         char *old_key, size_t size);
-void po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size);
+bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size);
 /* A second target a PropertyOverride is listed under: the one its last valid generation is live
  * in, while its current spec points elsewhere ("" for none). An invalid update that also moves
  * targetRef must not remove that generation from where it is live. Returns the previous one. */
-void po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
+bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
                             size_t size);
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
+/* The index's size and its compiled-form cache (a PropertyOverride is compiled once per
+ * generation, not on every reconcile of its target): for tests, logs and benchmarks. */
+typedef struct {
+  size_t overrides;  /* PropertyOverrides indexed */
+  size_t compiled;   /* compiled forms held (at most two per PropertyOverride) */
+  uint64_t hits, misses;
+} po_TargetIndexStats;
+po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* Targets this process created, until their created annotation is written: a create is followed
  * by a second write binding the annotation to the new uid, and when that write fails (a 409 from
  * consul-k8s adding its finalizer, a webhook outage), the next reconcile still knows the object
@@ -97,13 +122,23 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
  * (else ""). */
 void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
 
+/* A reconcile's outcome: `result` for the controller runtime (Success; Error, retried with
+ * backoff; RequeueAfter when the caches are not synced; Terminal for a malformed key, never
+ * retried), the rest for logs and tests. */
+enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
+
 typedef struct {
+  po_Result result;
   bool ok;
   bool conflict;          /* a write met a newer object: retry soon */
   char error[512];
   bool not_synced;        /* nothing was read or written: the caches are not synced yet */
+  bool terminal;          /* the key is malformed: nothing was read or written, retrying cannot help */
+  bool out_of_memory;     /* memory ran out: nothing more was written after that point, and no
+                           * write left out an entry that should be there */
   int targets_written;    /* 0 to 2 (a create, then the entries bound to its uid) */
   int statuses_written;
+  int index_repaired;     /* PropertyOverrides the index missed (a failed update), found by their entries */
   size_t foreign_entries; /* look-alike entries left alone in the target */
   bool foreign_object;    /* the target carries a created annotation that is not bound to it */
 } po_ReconcileResult;

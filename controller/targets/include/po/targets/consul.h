@@ -41,8 +41,9 @@ typedef struct {
 const char *po_Consul_Resource(po_TargetKind kind);
 
 /* The source marker (a new reference) and the arguments to write for one compiled
- * PropertyOverride with it (a new reference). `uid` is the PropertyOverride's, `target_uid` the
- * uid of the object the entry goes into ("" offline, where none is known). */
+ * PropertyOverride with it (a new reference); NULL when out of memory, never a partial marker.
+ * `uid` is the PropertyOverride's, `target_uid` the uid of the object the entry goes into (""
+ * offline, where none is known). */
 struct json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid);
 struct json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid);
 
@@ -67,7 +68,8 @@ void po_Consul_MarkCreated(struct json_object *target);
 /* Whether entry arguments (our marker is ignored) pass Consul's Constructor under its wire typing
  * and Envoy's rules today: what is re-checked before an entry already in a target is kept. */
 bool po_Consul_Recheck(const struct json_object *arguments, po_Arena *a);
-/* A new, empty target object (labelled; no annotation, no entries): what is created first. */
+/* A new, empty target object (labelled; no annotation, no entries): what is created first.
+ * NULL when out of memory. */
 struct json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char *name);
 
 typedef struct {
@@ -75,9 +77,11 @@ typedef struct {
   bool changed;               /* differs from the current one (create, update or delete needed) */
   bool create;                /* it does not exist yet */
   bool remove;                /* it should be deleted (we created it and nothing else is left) */
+  bool out_of_memory;         /* no plan (object NULL, changed false): never write a partial one */
 } po_ConsulPlan;
 
-/* The target as it should be with exactly `entries` (sorted here by owner) as our entries.
+/* The target as it should be with exactly `entries` (sorted here by owner) as our entries; all
+ * or nothing (out_of_memory, no object) when memory runs out.
  * `current` NULL means it does not exist (the plan then shows it created with the entries, as
  * `render` prints it; the reconciler creates it empty first to learn its uid). Every other field
  * and extension, look-alikes included, is preserved. */

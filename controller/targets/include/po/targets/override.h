@@ -28,6 +28,8 @@ typedef struct {
   bool accepted;               /* no error */
   po_Diagnostics *diags;       /* errors and warnings, in patch order */
   const po_Arguments *args;    /* decoded (after friendly values), or NULL */
+  const po_Override *override; /* the engine's compiled form (typed convention), NULL unless accepted:
+                                * what conflict checks and appliers read, compiled once */
   po_Value *consul_arguments;  /* the envoyExtensions `arguments` to write; NULL unless accepted */
 } po_CompiledOverride;
 

@@ -1,0 +1,211 @@
+/* A PropertyOverride compiled once per generation (compiled.h). */
+#include "compiled.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/targets/consul_check.h"
+#include "status.h"
+
+static json_object *get(const json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+/* ---- hash ---- */
+
+static uint64_t mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL; /* FNV-1a */
+  return h;
+}
+
+static uint64_t hash_of(const json_object *o, uint64_t h, const char *skip);
+
+/* An object's members are summed, each hashed on its own: key order does not count (an API
+ * server may store an object with its keys sorted). */
+static uint64_t hash_members(const json_object *o, uint64_t h, const char *skip) {
+  uint64_t sum = 0;
+  size_t n = 0;
+  json_object_object_foreach((json_object *)o, k, v) {
+    if (skip && strcmp(k, skip) == 0) continue;
+    size_t kl = strlen(k);
+    uint64_t m = mix(0xcbf29ce484222325ULL, &kl, sizeof kl);
+    sum += hash_of(v, mix(m, k, kl), NULL);
+    n++;
+  }
+  h = mix(h, &n, sizeof n);
+  return mix(h, &sum, sizeof sum);
+}
+
+static uint64_t hash_of(const json_object *o, uint64_t h, const char *skip) {
+  json_type t = json_object_get_type(o);
+  unsigned char tag = (unsigned char)t;
+  h = mix(h, &tag, 1);
+  switch (t) {
+    case json_type_null: break;
+    case json_type_boolean: {
+      unsigned char b = (unsigned char)json_object_get_boolean(o);
+      h = mix(h, &b, 1);
+      break;
+    }
+    case json_type_double: {
+      double d = json_object_get_double(o); /* not get_string: that writes a buffer into the object */
+      h = mix(h, &d, sizeof d);
+      break;
+    }
+    case json_type_int: {
+      int64_t i = json_object_get_int64(o);
+      uint64_t u = json_object_get_uint64(o);
+      h = mix(h, &i, sizeof i);
+      h = mix(h, &u, sizeof u);
+      break;
+    }
+    case json_type_string: {
+      size_t n = (size_t)json_object_get_string_len(o);
+      h = mix(h, &n, sizeof n);
+      h = mix(h, json_object_get_string((json_object *)o), n);
+      break;
+    }
+    case json_type_array: {
+      size_t n = json_object_array_length(o);
+      h = mix(h, &n, sizeof n);
+      for (size_t i = 0; i < n; i++) h = hash_of(json_object_array_get_idx(o, i), h, NULL);
+      break;
+    }
+    case json_type_object: h = hash_members(o, h, skip); break;
+  }
+  return h;
+}
+
+uint64_t po_Json_Hash(const json_object *o) { return hash_of(o, 0xcbf29ce484222325ULL, NULL); }
+uint64_t po_Json_HashExcept(const json_object *o, const char *key) { return hash_of(o, 0xcbf29ce484222325ULL, key); }
+
+json_object *po_Json_Parse(const char *text, size_t len) {
+  json_tokener *t = text ? json_tokener_new() : NULL;
+  json_object *o = t && len <= INT32_MAX ? json_tokener_parse_ex(t, text, (int)len) : NULL;
+  if (t && json_tokener_get_error(t) != json_tokener_success) {
+    json_object_put(o);
+    o = NULL;
+  }
+  json_tokener_free(t);
+  return o;
+}
+
+/* ---- entries ---- */
+
+bool po_CompiledEntry_KeyOf(const json_object *obj, po_CompileWhich which, int64_t *generation, uint64_t *hash) {
+  if (which == kPo_CompileCurrent) {
+    json_object *spec = get(obj, "spec");
+    *generation = json_object_get_int64(get(get(obj, "metadata"), "generation"));
+    *hash = po_Json_Hash(spec);
+    return true;
+  }
+  json_object *rec = get(get(obj, "status"), "lastValid"), *spec = get(rec, "spec"), *g = get(rec, "generation");
+  if (!spec || !json_object_is_type(spec, json_type_object) || !g || !json_object_is_type(g, json_type_int)) return false;
+  *generation = json_object_get_int64(g);
+  *hash = po_Json_Hash(spec);
+  return true;
+}
+
+static json_object *copy(const json_object *o) {
+  json_object *c = NULL;
+  return o && json_object_deep_copy((json_object *)o, &c, NULL) == 0 ? c : NULL;
+}
+
+/* The record as a PropertyOverride of its own: the object's name and namespace, the record's
+ * generation and spec. Deep copies only: `obj` may be shared between threads, and json-c's
+ * reference counts are not atomic. */
+static json_object *record_object(const json_object *obj, int64_t generation, bool *oom) {
+  json_object *meta = get(obj, "metadata"), *spec = copy(get(get(get(obj, "status"), "lastValid"), "spec"));
+  json_object *syn = json_object_new_object(), *m = json_object_new_object();
+  json_object *name = copy(get(meta, "name")), *ns = copy(get(meta, "namespace"));
+  json_object *gen = json_object_new_int64(generation);
+  if (!spec || !syn || !m || !gen || (get(meta, "name") && !name) || (get(meta, "namespace") && !ns)) {
+    json_object_put(spec), json_object_put(syn), json_object_put(m), json_object_put(name), json_object_put(ns);
+    json_object_put(gen);
+    *oom = true;
+    return NULL;
+  }
+  if (name) json_object_object_add(m, "name", name);
+  if (ns) json_object_object_add(m, "namespace", ns);
+  json_object_object_add(m, "generation", gen);
+  json_object_object_add(syn, "metadata", m);
+  json_object_object_add(syn, "spec", spec);
+  return syn;
+}
+
+po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich which, const char *uid, int64_t generation,
+                                        uint64_t hash, bool *oom) {
+  *oom = false;
+  json_object *syn = NULL;
+  if (which == kPo_CompileRecord && !(syn = record_object(obj, generation, oom))) return NULL;
+  const json_object *src = syn ? syn : obj;
+  po_CompiledEntry *e = calloc(1, sizeof *e);
+  po_Arena *a = po_Arena_New();
+  char *u = strdup(uid ? uid : "");
+  if (!e || !a || !u || !po_CompiledOverride_FromObject(src, a, &e->c)) goto oom;
+  if (!e->c.accepted) {
+    /* Kept for the whole generation, so a verdict is confirmed before it is: an allocation that
+     * failed deep in the engine can read as an error in the spec, and a spec taken for invalid
+     * would keep its previous generation, or nothing, live. A second compile that accepts it
+     * wins; two refusals are the spec's. Only invalid specs pay, once per generation. */
+    po_Arena *again = po_Arena_New();
+    po_CompiledOverride c2;
+    if (again && po_CompiledOverride_FromObject(src, again, &c2) && c2.accepted) {
+      po_Arena_Free(a);
+      a = again;
+      e->c = c2;
+    } else {
+      po_Arena_Free(again);
+    }
+  }
+  atomic_init(&e->refs, 1);
+  e->arena = a;
+  e->uid = u;
+  e->generation = generation;
+  e->hash = hash;
+  e->record = which == kPo_CompileRecord;
+  po_Reconcile_OverrideKey(src, e->target_key, sizeof e->target_key);
+  if (e->c.accepted) {
+    json_object *args = po_Value_ToJsonC(e->c.consul_arguments);
+    size_t len = 0;
+    const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len) : NULL;
+    e->arguments = text ? po_Arena_Strndup(a, text, len) : NULL;
+    e->arguments_len = len;
+    e->patch_count = args ? po_ConsulEntry_PatchCount(args) : 0;
+    e->arguments_hash = args ? po_Json_Hash(args) : 0;
+    json_object_put(args);
+    if (!e->arguments) goto oom;
+  } else {
+    /* The Accepted=False message, made once: bounded to fit the condition with its prefix. */
+    size_t errors = po_Diagnostics_ErrorCount(e->c.diags);
+    const char *d = po_CompiledOverride_Describe(&e->c, false, false, sizeof ((po_Condition *)0)->message - 128, a);
+    e->errors = po_Arena_Printf(a, "%zu error%s: %s", errors, errors == 1 ? "" : "s", d ? d : "");
+    if (!e->errors) goto oom;
+  }
+  json_object_put(syn);
+  return e;
+oom:
+  json_object_put(syn);
+  free(u);
+  po_Arena_Free(a);
+  free(e);
+  *oom = true;
+  return NULL;
+}
+
+const po_CompiledEntry *po_CompiledEntry_Ref(const po_CompiledEntry *e) {
+  if (e) atomic_fetch_add(&((po_CompiledEntry *)e)->refs, 1);
+  return e;
+}
+
+void po_CompiledEntry_Release(const po_CompiledEntry *ce) {
+  po_CompiledEntry *e = (po_CompiledEntry *)ce;
+  if (!e || atomic_fetch_sub(&e->refs, 1) != 1) return;
+  free(e->uid);
+  po_Arena_Free(e->arena);
+  free(e);
+}

@@ -1,0 +1,247 @@
+/* The in-memory API server the reconcile tests run against (fake_api.h). */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_api.h"
+
+/* ---- a tiny API server in memory ---- */
+Fake F;
+
+json_object *get(json_object *o, const char *k) {
+  json_object *v = NULL;
+  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
+}
+
+Slot *slot(const char *key, bool create) {
+  for (int i = 0; i < kMax; i++) if (F.slots[i].obj && !strcmp(F.slots[i].key, key)) return &F.slots[i];
+  if (!create) return NULL;
+  for (int i = 0; i < kMax; i++) if (!F.slots[i].obj) { snprintf(F.slots[i].key, sizeof F.slots[i].key, "%s", key); return &F.slots[i]; }
+  return NULL;
+}
+
+void bump(json_object *o) {
+  char rv[32];
+  snprintf(rv, sizeof rv, "%d", ++F.rv);
+  json_object_object_add(get(o, "metadata"), "resourceVersion", json_object_new_string(rv));
+}
+
+void put(const char *key, json_object *o) {
+  if (!get(get(o, "metadata"), "uid")) { /* every stored object has one */
+    char uid[32];
+    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
+    json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(uid));
+  }
+  Slot *s = slot(key, true);
+  json_object_put(s->obj);
+  s->obj = o;
+  bump(o);
+}
+
+json_object *copy(json_object *o) {
+  json_object *c = NULL;
+  if (o) json_object_deep_copy(o, &c, NULL);
+  return c;
+}
+
+/* Reads hand out a copy as the cache would hand out its own object, and a second copy to check,
+ * when it comes back, that the reconcile did not change it (the cache's objects are shared
+ * between threads: read only). */
+typedef struct {
+  json_object *given, *snapshot;
+} Lent;
+
+static const json_object *lend(Slot *s, void **ref) {
+  *ref = NULL;
+  if (!s) return NULL;
+  Lent *l = malloc(sizeof *l);
+  assert_non_null(l);
+  l->given = copy(s->obj);
+  l->snapshot = copy(s->obj);
+  *ref = l;
+  F.lent++;
+  return l->given;
+}
+
+static void f_release(void *ctx, void *ref) {
+  (void)ctx;
+  Lent *l = ref;
+  assert_non_null(l);
+  assert_true(json_object_equal(l->given, l->snapshot)); /* never changed */
+  json_object_put(l->given);
+  json_object_put(l->snapshot);
+  free(l);
+  F.lent--;
+}
+
+static const json_object *f_get_override(void *ctx, const char *ns, const char *name, void **ref) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  F.override_reads++;
+  return lend(slot(k, false), ref);
+}
+
+static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  return lend(slot(k, false), ref);
+}
+
+/* The resourceVersion without a copy; tests that change a stored object in place bump it, as
+ * any change on a server does. */
+static bool f_override_version(void *ctx, const char *ns, const char *name, char *rv, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  Slot *s = slot(k, false);
+  json_object *v = s ? get(get(s->obj, "metadata"), "resourceVersion") : NULL;
+  snprintf(rv, size, "%s", v ? json_object_get_string(v) : "");
+  return v != NULL;
+}
+
+static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  Slot *s = slot(k, false);
+  F.attempts++;
+  if (F.conflict_next || F.attempts == F.conflict_at) {
+    F.conflict_next = false;
+    snprintf(err, size, "the object has been modified");
+    return kPo_WriteConflict;
+  }
+  if (create && s) return snprintf(err, size, "already exists"), kPo_WriteConflict;
+  if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
+    snprintf(err, size, "stale resourceVersion");
+    return kPo_WriteConflict;
+  }
+  F.target_writes++;
+  if (F.check_write) F.check_write(obj);
+  if (!obj) {
+    json_object_put(s->obj);
+    s->obj = NULL;
+    return kPo_WriteOk;
+  }
+  json_object *stored = copy(obj);
+  if (create) { /* the server assigns the uid; a client's is ignored */
+    char uid[32];
+    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
+    json_object_object_add(get(stored, "metadata"), "uid", json_object_new_string(uid));
+  } else if (s && get(get(s->obj, "metadata"), "uid")) {
+    json_object_object_add(get(stored, "metadata"), "uid", copy(get(get(s->obj, "metadata"), "uid")));
+  }
+  put(k, stored);
+  if (written) *written = copy(stored);
+  return kPo_WriteOk;
+}
+
+static void merge(json_object *dst, json_object *patch) {
+  json_object_object_foreach(patch, k, v) {
+    json_object *d = get(dst, k);
+    if (v && json_object_is_type(v, json_type_object) && d && json_object_is_type(d, json_type_object)) merge(d, v);
+    else json_object_object_add(dst, k, copy(v));
+  }
+}
+
+static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
+                                       char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  Slot *s = slot(k, false);
+  if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (status) F.status_patches++;
+  else F.override_patches++;
+  merge(s->obj, patch);
+  bump(s->obj);
+  /* an object being deleted goes when its finalizers are gone */
+  json_object *fin = get(get(s->obj, "metadata"), "finalizers");
+  if (get(get(s->obj, "metadata"), "deletionTimestamp") && (!fin || json_object_array_length(fin) == 0)) {
+    json_object_put(s->obj);
+    s->obj = NULL;
+  }
+  return kPo_WriteOk;
+}
+
+static void f_now(void *ctx, char buf[32]) {
+  (void)ctx;
+  snprintf(buf, 32, "2026-12-01T00:00:00Z");
+}
+
+int g_warnings;
+static void f_event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
+  (void)ctx; (void)about; (void)reason; (void)message;
+  if (!strcmp(type, "Warning")) g_warnings++;
+}
+
+static bool f_synced(void *ctx) {
+  (void)ctx;
+  return !F.unsynced;
+}
+
+static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, const char *type, const char *reason,
+                           const char *message) {
+  (void)ctx; (void)kind; (void)about; (void)type; (void)message;
+  F.target_events++;
+  snprintf(F.last_target_reason, sizeof F.last_target_reason, "%s", reason);
+}
+
+po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
+const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
+                                  f_synced, f_target_event, &g_tenancy, f_release, f_override_version};
+po_TargetIndex *IX;
+
+int setup(void **s) {
+  (void)s;
+  memset(&F, 0, sizeof F);
+  g_warnings = 0;
+  IX = po_TargetIndex_New();
+  return 0;
+}
+
+int teardown(void **s) {
+  (void)s;
+  assert_int_equal(F.lent, 0); /* every read was handed back */
+  for (int i = 0; i < kMax; i++) json_object_put(F.slots[i].obj);
+  po_TargetIndex_Free(IX);
+  return 0;
+}
+
+void apply_override(const char *name, int gen, const char *target, const char *patches) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
+           "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":%s}}",
+           name, gen, name, target, patches);
+  json_object *o = json_tokener_parse(text);
+  assert_non_null(o);
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", name);
+  Slot *s = slot(k, false);
+  if (s) { /* keep what the server keeps: finalizers, annotations and status */
+    json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
+    json_object *ann = get(get(s->obj, "metadata"), "annotations");
+    if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
+    if (ann) json_object_object_add(get(o, "metadata"), "annotations", copy(ann));
+    if (st) json_object_object_add(o, "status", copy(st));
+  }
+  put(k, o);
+  char key[300], old[300];
+  po_Reconcile_OverrideKey(o, key, sizeof key);
+  po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
+  char held[300];
+  po_Reconcile_HeldKey(o, held, sizeof held); /* as the informer handler does */
+  po_TargetIndex_SetHeld(IX, "default", name, held, old, sizeof old);
+}
+

@@ -1,0 +1,52 @@
+/* A tiny API server in memory for the reconcile tests: slots of objects by key
+ * ("po/<ns>/<name>", "<Kind>/<ns>/<name>"), resourceVersions, uids, merge patches, finalizers,
+ * conflicts on demand, and the IO table po_Reconcile reads and writes it through. Reads lend a
+ * copy and check, when it comes back, that the reconcile did not change it. */
+#ifndef PO_TESTS_RECONCILE_FAKE_API_H_
+#define PO_TESTS_RECONCILE_FAKE_API_H_
+
+#include <stdbool.h>
+
+#include "po/reconcile/reconcile.h"
+#include "po/targets/consul.h"
+
+struct json_object;
+
+enum { kMax = 160 };
+typedef struct {
+  char key[300];
+  json_object *obj;
+} Slot;
+typedef struct {
+  Slot slots[kMax];
+  int rv;
+  int target_writes, override_patches, status_patches, uids;
+  bool conflict_next;
+  int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
+  int attempts;
+  bool unsynced;
+  int target_events;
+  char last_target_reason[64];
+  int lent; /* objects read and not released yet */
+  int override_reads; /* PropertyOverrides read (lent) */
+  void (*check_write)(struct json_object *obj); /* sees every target written (obj NULL: a delete) */
+} Fake;
+
+extern Fake F;
+extern int g_warnings;
+extern po_Tenancy g_tenancy;
+extern const po_ReconcileIO IO;
+extern po_TargetIndex *IX;
+
+struct json_object *get(struct json_object *o, const char *k);
+Slot *slot(const char *key, bool create);
+void bump(struct json_object *o);
+void put(const char *key, struct json_object *o);
+struct json_object *copy(struct json_object *o);
+int setup(void **s);
+int teardown(void **s);
+/* A PropertyOverride of namespace default (uid "uid-po-<name>") stored and indexed as the
+ * informer handlers would. */
+void apply_override(const char *name, int gen, const char *target, const char *patches);
+
+#endif

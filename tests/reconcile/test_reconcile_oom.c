@@ -1,0 +1,216 @@
+/* Out of memory at every allocation (curl's "torture" habit): the Nth allocation of a reconcile
+ * fails, for every N until one runs through. Whatever happens then, no target is ever written
+ * without one of the entries it should hold, and an index update either happens whole or says
+ * it did not.
+ *
+ * The allocator is replaced in this binary (glibc lets a program define malloc and friends;
+ * libraries, json-c and upb included, then use them) and fails only while armed. Each reconcile
+ * runs in a child process: json-c aborts on some allocation failures of its own (an assert on a
+ * NULL object), and such a crash is counted and reported, not failed; a partial write is. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <execinfo.h>
+
+#include <cmocka.h>
+
+#include "fake_api.h"
+
+/* ---- the failing allocator ---- */
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+static long g_fail_at = -1; /* the allocation (1-based) that fails while armed; -1: none */
+static long g_count;
+
+/* PO_OOM_TRACE=1 prints where the failing allocation was made (addr2line -f -e <test> <offset>). */
+static bool fails(void) {
+  bool f = g_fail_at > 0 && ++g_count == g_fail_at;
+  if (f && getenv("PO_OOM_TRACE")) {
+    void *b[24];
+    backtrace_symbols_fd(b, backtrace(b, 24), 2);
+  }
+  return f;
+}
+void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
+void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
+void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
+void free(void *p) { __libc_free(p); }
+
+static void arm(long n) {
+  g_count = 0;
+  g_fail_at = n;
+}
+static void disarm(void) { g_fail_at = -1; }
+
+/* The fake API server's own allocations do not count: it stands for another process. */
+static long g_paused;
+static void pause_(void) {
+  g_paused = g_fail_at;
+  g_fail_at = -1;
+}
+static void resume(void) { g_fail_at = g_paused; }
+
+static const json_object *w_get_override(void *ctx, const char *ns, const char *name, void **ref) {
+  pause_();
+  const json_object *o = IO.get_override(ctx, ns, name, ref);
+  resume();
+  return o;
+}
+static const json_object *w_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+  pause_();
+  const json_object *o = IO.get_target(ctx, kind, ns, name, ref);
+  resume();
+  return o;
+}
+static void w_release(void *ctx, void *ref) {
+  pause_();
+  IO.release(ctx, ref);
+  resume();
+}
+static po_WriteResult w_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
+  pause_();
+  po_WriteResult w = IO.write_target(ctx, kind, ns, name, obj, create, rv, written, err, size);
+  resume();
+  return w;
+}
+static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
+                                       char *err, size_t size) {
+  pause_();
+  po_WriteResult w = IO.patch_override(ctx, ns, name, status, patch, err, size);
+  resume();
+  return w;
+}
+
+static po_ReconcileIO io(void) {
+  po_ReconcileIO w = IO;
+  w.get_override = w_get_override;
+  w.get_target = w_get_target;
+  w.release = w_release;
+  w.write_target = w_write_target;
+  w.patch_override = w_patch_override;
+  w.event = NULL; /* best effort, and the fake's events only count */
+  w.target_event = NULL;
+  return w;
+}
+
+/* ---- the reconcile under it ---- */
+
+static const char *kPatch = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]";
+
+static void apply(const char *name, int gen, int value) {
+  char patches[512];
+  snprintf(patches, sizeof patches, kPatch, value);
+  apply_override(name, gen, "web", patches);
+}
+
+enum { kExitOk = 0, kExitPartialWrite = 3 };
+
+/* Every write of the target must hold our entries for a, b and c, with a at generation 2. */
+static void check_write(json_object *obj) {
+  int seen = 0;
+  json_object *list = get(get(obj, "spec"), "envoyExtensions");
+  for (size_t i = 0; obj && list && i < json_object_array_length(list); i++) {
+    json_object *m = get(get(json_object_array_get_idx(list, i), "arguments"), "PropertyOverride");
+    const char *n = json_object_get_string(get(m, "name"));
+    if (!n) continue;
+    if (!strcmp(n, "a") && json_object_get_int(get(m, "generation")) == 2) seen |= 1;
+    if (!strcmp(n, "b")) seen |= 2;
+    if (!strcmp(n, "c")) seen |= 4;
+  }
+  if (seen != 7) _exit(kExitPartialWrite);
+}
+
+static void test_no_partial_write_at_any_failed_allocation(void **state) {
+  (void)state;
+  /* a and b live in the target; then a changes and c arrives: the write must carry all three */
+  apply("a", 1, 10);
+  apply("b", 1, 20);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/web").ok);
+  apply("a", 2, 11);
+  apply("c", 1, 30);
+  F.check_write = check_write;
+  long n, crashes = 0, errors = 0, clean = 0;
+  for (n = 1; n < 200000; n++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      /* cmocka's handlers would carry a crash back into its runner, in this child */
+      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
+      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+      po_ReconcileIO w = io();
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, IX, "ServiceDefaults/default/web");
+      long reached = g_count;
+      disarm();
+      /* exit codes: 0 ran through without meeting the failure; 1 met it and said so */
+      _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+      crashes++;
+      continue;
+    }
+    int code = WEXITSTATUS(status);
+    if (code == kExitPartialWrite) {
+      printf("allocation %ld failed: a target was written without one of our entries\n", n);
+      fail();
+    }
+    if (code == kExitOk) {
+      clean++;
+      break; /* every allocation of the reconcile has been failed once */
+    }
+    errors++;
+  }
+  printf("reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
+         "0 wrote a partial target\n",
+         n - 1, errors, crashes);
+  assert_int_equal(clean, 1);
+  assert_true(n > 100); /* the scenario did allocate */
+  /* and unarmed it converges */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/web").ok);
+}
+
+static void test_index_update_whole_or_reported(void **state) {
+  (void)state;
+  char old[300], names[4][254];
+  assert_true(po_TargetIndex_Set(IX, "default", "a", "ServiceDefaults/default/web", old, sizeof old));
+  long failures = 0;
+  for (long n = 1;; n++) {
+    arm(n);
+    bool ok = po_TargetIndex_Set(IX, "default", "b", "ServiceDefaults/default/web", old, sizeof old);
+    bool held = ok && po_TargetIndex_SetHeld(IX, "default", "b", "ServiceDefaults/default/api", old, sizeof old);
+    long reached = g_count;
+    disarm();
+    size_t k = po_TargetIndex_Lookup(IX, "ServiceDefaults/default/web", names, 4);
+    size_t h = po_TargetIndex_Lookup(IX, "ServiceDefaults/default/api", names, 4);
+    assert_int_equal(k, ok ? 2 : 1); /* listed exactly when Set said so */
+    assert_int_equal(h, held ? 1 : 0);
+    if (reached < n) break;
+    failures++;
+    po_TargetIndex_Remove(IX, "default", "b", old, sizeof old);
+  }
+  assert_true(failures >= 2);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_index_update_whole_or_reported, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
