@@ -16,8 +16,9 @@
 #
 # Extra flags of lc_start are kube-apiserver flags, except the local server's own: --token T adds
 # a token (admin, like the kubeconfig's), --tls-san DNS adds a name to the certificate, the
-# tuning flags --compaction-window, --bookmark-interval-ms and --log-level are ignored (the real
-# server has its own), and the local-only features (--fault-*, --state, --webhook-host-override,
+# tuning flags --bookmark-interval-ms and --log-level are ignored (the real server has its own),
+# --compaction-window N (keep N revisions) becomes --etcd-compaction-interval 0 (the API server
+# never compacts: a test that asks for a long history gets all of it), and the local-only features (--fault-*, --state, --webhook-host-override,
 # --webhook-service, --crd) make lc_start fail with a message: fault injection and persistence
 # are local-server features.
 
@@ -193,7 +194,8 @@ lc_start() {
     case $1 in
     --token) tokens+=("$2"); shift 2 ;;
     --tls-san) sans+=("$2"); shift 2 ;;
-    --compaction-window | --bookmark-interval-ms | --log-level) shift 2 ;;
+    --compaction-window) flags+=(--etcd-compaction-interval 0); shift 2 ;;
+    --bookmark-interval-ms | --log-level) shift 2 ;;
     --fault-* | --state | --webhook-host-override | --webhook-service | --crd | --listen | --tls-dir | --ready-file | --kubeconfig)
       lc_real_die "$1 is a local API server flag (tests/apiserver) with no counterpart on the real one: run this test with PO_APISERVER=local"
       return 1 ;;
