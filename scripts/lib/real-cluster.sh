@@ -16,10 +16,14 @@
 #
 # Extra flags of lc_start are kube-apiserver flags, except the local server's own: --token T adds
 # a token (admin, like the kubeconfig's), --tls-san DNS adds a name to the certificate, the
-# tuning flags --compaction-window, --bookmark-interval-ms and --log-level are ignored (the real
-# server has its own), and the local-only features (--fault-*, --state, --webhook-host-override,
-# --webhook-service, --crd) make lc_start fail with a message: fault injection and persistence
-# are local-server features.
+# tuning flags --bookmark-interval-ms and --log-level are ignored (the real server has its own),
+# --compaction-window N (keep N revisions) becomes --etcd-compaction-interval 0 (the API server
+# never compacts: a test that asks for a long history gets all of it),
+# --webhook-service NS/NAME=HOST:PORT (as the local server's: webhooks that name that Service
+# reach HOST:PORT) is done with the API server's egress selector and a CONNECT proxy
+# (real-cluster-proxy.py), and the local-only features (--fault-*, --state,
+# --webhook-host-override, --crd) make lc_start fail with a message: fault injection and
+# persistence are local-server features.
 
 # lc_controller, lc_register_webhook and lc_wait_file are the local harness's own: they only
 # use the kubeconfig and the files above. lc_start, lc_free_port and lc_stop are redefined below.
@@ -184,7 +188,7 @@ lc_start() {
   LC_WORK=$2
   shift 2
   LC_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-  local bin t0 t1 sans=() tokens=() flags=()
+  local bin t0 t1 sans=() tokens=() flags=() services=()
   bin=$(lc_real_bin)
   lc_have_real || lc_real_die "no kube-apiserver and etcd in $bin: run scripts/build-kube.sh (or set PO_KUBE_BIN)" || return 1
   command -v openssl >/dev/null && command -v curl >/dev/null && command -v kubectl >/dev/null ||
@@ -193,8 +197,10 @@ lc_start() {
     case $1 in
     --token) tokens+=("$2"); shift 2 ;;
     --tls-san) sans+=("$2"); shift 2 ;;
-    --compaction-window | --bookmark-interval-ms | --log-level) shift 2 ;;
-    --fault-* | --state | --webhook-host-override | --webhook-service | --crd | --listen | --tls-dir | --ready-file | --kubeconfig)
+    --compaction-window) flags+=(--etcd-compaction-interval 0); shift 2 ;;
+    --bookmark-interval-ms | --log-level) shift 2 ;;
+    --webhook-service) services+=("$2"); shift 2 ;;
+    --fault-* | --state | --webhook-host-override | --crd | --listen | --tls-dir | --ready-file | --kubeconfig)
       lc_real_die "$1 is a local API server flag (tests/apiserver) with no counterpart on the real one: run this test with PO_APISERVER=local"
       return 1 ;;
     *) flags+=("$1"); shift ;;
@@ -212,13 +218,38 @@ lc_start() {
     for t in "${tokens[@]}"; do printf '%s,admin-%s,uid-admin-%s,"system:masters"\n' "$t" "${t:0:6}" "${t:0:6}"; done
   } >"$LC_WORK/tls/tokens.csv"
   lc_real_etcd "$bin" || return 1
+  if [ ${#services[@]} -gt 0 ]; then
+    # Webhooks that name a Service: the API server dials its cluster IP through the "cluster"
+    # egress (an HTTP CONNECT proxy on a Unix socket), which tunnels to the mapped address.
+    cat >"$LC_WORK/egress.yaml" <<YAML
+apiVersion: apiserver.k8s.io/v1beta1
+kind: EgressSelectorConfiguration
+egressSelections:
+- name: cluster
+  connection:
+    proxyProtocol: HTTPConnect
+    transport:
+      uds:
+        udsName: $LC_WORK/egress.sock
+YAML
+    flags+=(--egress-selector-config-file "$LC_WORK/egress.yaml")
+  fi
   lc_real_apiserver "$bin" "${flags[@]}" || return 1
+  local api_pid=${lc_pids[-1]}
+  if [ ${#services[@]} -gt 0 ]; then
+    local maps=() s
+    for s in "${services[@]}"; do maps+=(--map "$s"); done
+    /usr/bin/python3 "$LC_TOP/scripts/lib/real-cluster-proxy.py" --socket "$LC_WORK/egress.sock" --url "$LC_URL" \
+      --token "$LC_TOKEN" --ca "$LC_WORK/tls/ca.crt" "${maps[@]}" >>"$LC_WORK/egress-proxy.log" 2>&1 &
+    lc_pids+=($!)
+    lc_real_until 30 "${lc_pids[-1]}" "the egress proxy" test -S "$LC_WORK/egress.sock" || return 1
+  fi
   export KUBECONFIG="$LC_WORK/tls/kubeconfig"
   # kubectl's discovery cache is keyed by host:port; ports are reused across runs.
   export KUBECACHEDIR="$LC_WORK/kube-cache"
   lc_real_kubeconfig "$KUBECONFIG" "$LC_URL" "$LC_WORK/tls/ca.crt" "$LC_TOKEN"
   # The bootstrap controller creates the default namespace shortly after /readyz.
-  lc_real_until 60 "${lc_pids[-1]}" "namespace default" kubectl get namespace default || return 1
+  lc_real_until 60 "$api_pid" "namespace default" kubectl get namespace default || return 1
   if [ "${LC_NO_CRDS:-0}" != 1 ]; then
     # As a user installs them: kubectl apply, then wait until they are served.
     kubectl apply -k "$LC_TOP/crds/" >"$LC_WORK/crds.log" 2>&1 &&

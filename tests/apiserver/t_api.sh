@@ -237,4 +237,21 @@ http DELETE /api/v1/namespaces/tmp
 http GET /api/v1/namespaces/tmp/configmaps/c
 expect_code 404 "namespace deletion removes its objects"
 pass "multi-version CRDs, CRD deletion, namespace deletion"
+
+# A Deployment's spec.selector is immutable (as on the real server: docs/real-apiserver.md)
+D=/apis/apps/v1/namespaces/default/deployments
+dep='{"apiVersion":"apps/v1","kind":"Deployment","metadata":{"name":"d1"},"spec":{"selector":{"matchLabels":{"app":"a"}},"template":{"metadata":{"labels":{"app":"a"}},"spec":{"containers":[{"name":"c","image":"i"}]}}}}'
+http POST $D "$dep"
+expect_code 201 "create a Deployment"
+http GET $D/d1
+cur=$BODY
+http PUT $D/d1 "$(jq -c '.spec.template.metadata.labels.extra = "x"' <<<"$cur")"
+expect_code 200 "a Deployment's template labels may change"
+http PUT $D/d1 "$(jq -c '.metadata.resourceVersion = null | .spec.selector.matchLabels.tier = "b" | .spec.template.metadata.labels.tier = "b"' <<<"$cur")"
+expect_code 422 "a Deployment's selector may not change"
+expect_eq "$(jbody '.details.causes[0].field')" spec.selector "immutable selector: field"
+expect_eq "$(jbody .message)" 'Deployment.apps "d1" is invalid: spec.selector: Invalid value: {"matchLabels":{"app":"a","tier":"b"}}: field is immutable' "immutable selector: message"
+http PATCH $D/d1 '{"spec":{"selector":{"matchLabels":{"app":"z"}}}}' application/merge-patch+json
+expect_code 422 "nor through a merge patch"
+pass "Deployment selector immutability"
 stop_server

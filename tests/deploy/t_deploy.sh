@@ -3,6 +3,9 @@
 # hold the properties the issue asks for (least-privilege RBAC, hardened pods, the webhook's
 # settings); every controller flag it passes exists; and `kubectl apply -k deploy/` works against
 # the local API server (twice: the second apply changes nothing), as does the chart's render.
+# With PO_APISERVER=real (ctest deploy_deploy_real) the same against the real kube-apiserver and
+# etcd: deploy/ installs its own CRD, RBAC is enforced, and the controller runs as deploy/'s
+# ServiceAccount (a token for it), so what the Roles grant is exactly what it needs.
 #   t_deploy.sh BUILD_DIR
 source "$(dirname "$0")/lib.sh"
 j="$work/deploy.json"
@@ -79,17 +82,28 @@ for flag in $(jq -r '.[] | select(.kind=="Deployment") | .spec.template.spec.con
   grep -q -- "$flag" "$work/help.txt" || fail "deploy/cert-manager/ passes $flag, which 'propertyoverride controller --help' does not list"
 done
 
-# --- kubectl apply -k against the local API server ---------------------------------------------------
-if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
-  fail "no $build/tests/apiserver/po-apiserver to apply to"
-  finish
+# --- kubectl apply -k against the API server ---------------------------------------------------------
+if [ "${PO_APISERVER:-local}" = real ]; then
+  source "$top/scripts/lib/real-cluster.sh"
+  # deploy/ brings its own CRD, as shipped; the consul-k8s CRDs are consul-k8s's to install
+  export LC_NO_CRDS=1
+else
+  if [ ! -x "$build/tests/apiserver/po-apiserver" ]; then
+    fail "no $build/tests/apiserver/po-apiserver to apply to"
+    finish
+  fi
+  source "$top/scripts/lib/local-cluster.sh"
+  LC_KIND=local
 fi
-source "$top/scripts/lib/local-cluster.sh"
 trap 'set +e; lc_stop; rm -rf "$work"' EXIT
 # The API server dials the webhook Service of deploy/ at a local port (TLS name unchanged:
 # propertyoverride-webhook.propertyoverride-system.svc, which the self-managed certificate names).
 webhook_port=$(lc_free_port)
 lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port"
+if [ "$LC_KIND" = real ]; then
+  kubectl apply -f "$top/crds/consul/" >/dev/null && kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null &&
+    ok "real API server: consul-k8s's CRDs installed" || fail "installing crds/consul/ on the real API server"
+fi
 kustomize_dir="$top/deploy"
 if ! kubectl api-resources --api-group=policy -o name 2>/dev/null | grep -q '^poddisruptionbudgets'; then
   # The local API server does not store PodDisruptionBudgets: apply the rest of the same render.
@@ -100,7 +114,13 @@ else
   apply() { kubectl apply -k "$kustomize_dir" "$@"; }
 fi
 if out=$(apply 2>&1); then ok "kubectl apply of deploy/ succeeded: $(grep -c created <<<"$out") created"; else fail "kubectl apply: $out"; fi
-if out=$(apply 2>&1) && ! grep -qv unchanged <<<"$out"; then ok "a second apply changes nothing"; else fail "second apply: $out"; fi
+# "Changes nothing" by the objects' resourceVersions: kubectl prints "configured" for a
+# PodDisruptionBudget on every apply (its selector's patch strategy is replace, so the patch is
+# never empty), and the real server then stores nothing new.
+versions() { jq -r '.[] | "\(.kind)/\(.metadata.name) \(.metadata.namespace // "")"' "$j" | while read -r kn ns; do
+  kubectl get "$kn" ${ns:+-n "$ns"} -o jsonpath='{.metadata.resourceVersion}{"\n"}' 2>/dev/null || echo missing; done; }
+before=$(versions)
+if out=$(apply 2>&1) && [ "$(versions)" = "$before" ]; then ok "a second apply changes nothing (every resourceVersion kept)"; else fail "second apply: $out"; fi
 for r in deployment/propertyoverride-controller service/propertyoverride-webhook service/propertyoverride-metrics \
          serviceaccount/propertyoverride-controller role/propertyoverride-leader-election rolebinding/propertyoverride-leader-election; do
   kubectl -n propertyoverride-system get "$r" -o name >/dev/null 2>&1 && ok "stored: $r" || fail "not stored: $r"
@@ -110,6 +130,7 @@ kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webho
 # The chart's render applies over it (same names: an upgrade from kubectl to Helm changes labels only).
 render chart --namespace propertyoverride-system
 jq -c '.[] | select(.kind != "PodDisruptionBudget")' "$work/chart.json" >"$work/chart.jsonl"
+# (The Deployment's selector is immutable: the real server refuses a chart whose selector differs.)
 if out=$(kubectl apply -f "$work/chart.jsonl" 2>&1) && ! grep -q created <<<"$out"; then
   ok "the chart's render applies over deploy/ and creates nothing new"
 else fail "applying the chart's render: $out"; fi
@@ -129,7 +150,47 @@ while read -r a; do
 done < <(jq -r '.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args[]' "$j")
 # Kubernetes expands $(POD_NAMESPACE) from the container's env; do the same.
 args=("${args[@]//\$(POD_NAMESPACE)/propertyoverride-system}")
-"$build/propertyoverride" "${args[@]}" --kubeconfig "$KUBECONFIG" >"$work/controller.log" 2>&1 &
+controller_kubeconfig=$KUBECONFIG
+if [ "$LC_KIND" = real ]; then
+  # As in its pod: deploy/'s ServiceAccount, under the RBAC deploy/ grants (enforced by the real
+  # server; the local one authorises every token).
+  sa=system:serviceaccount:propertyoverride-system:propertyoverride-controller
+  if sa_token=$(kubectl -n propertyoverride-system create token propertyoverride-controller --duration 1h 2>&1); then
+    ok "a token for deploy/'s ServiceAccount"
+  else fail "kubectl create token: $sa_token"; fi
+  controller_kubeconfig=$work/controller.kubeconfig
+  kubectl config view --raw --minify -o json |
+    jq --arg t "$sa_token" '.users[0].user = {token: $t} | .contexts[0].context.namespace = "propertyoverride-system"' >"$controller_kubeconfig"
+  # Every permission the controller uses, asked as the ServiceAccount (SubjectAccessReview)...
+  can() { # expect(yes|no) ns verb resource [name]
+    local got ns=()
+    [ -n "$2" ] && ns=(-n "$2")
+    got=$(kubectl auth can-i --as "$sa" "${ns[@]}" "$3" "$4${5:+/$5}" 2>/dev/null) || true  # exit 1 for "no"
+    [ "$got" = "$1" ] && ok "RBAC: $3 $4${5:+/$5}${2:+ in $2}: $1" || fail "RBAC: $3 $4${5:+/$5}${2:+ in $2}: want $1, got '$got'"
+  }
+  for v in list watch patch; do can yes deploy-test "$v" propertyoverrides.propertyoverride.io; done
+  can yes deploy-test patch propertyoverrides.propertyoverride.io/status
+  for r in servicedefaults proxydefaults; do
+    for v in get list watch create update delete; do can yes deploy-test "$v" "$r.consul.hashicorp.com"; done
+  done
+  can yes deploy-test create events
+  for v in get create update; do can yes propertyoverride-system "$v" leases.coordination.k8s.io; done
+  can yes propertyoverride-system create secrets
+  for v in get update; do can yes propertyoverride-system "$v" secrets propertyoverride-webhook-cert; done
+  for v in get update; do can yes "" "$v" validatingwebhookconfigurations.admissionregistration.k8s.io propertyoverride; done
+  # ...and nothing more: no other Secret, no Secrets elsewhere, no deletes of user objects, no
+  # other webhook configuration, no pods.
+  can no propertyoverride-system get secrets other-secret
+  can no propertyoverride-system list secrets
+  can no deploy-test get secrets propertyoverride-webhook-cert
+  can no deploy-test delete propertyoverrides.propertyoverride.io
+  can no deploy-test update propertyoverrides.propertyoverride.io
+  can no "" update validatingwebhookconfigurations.admissionregistration.k8s.io other-webhook
+  can no "" delete validatingwebhookconfigurations.admissionregistration.k8s.io propertyoverride
+  can no deploy-test list pods
+  can no deploy-test create leases.coordination.k8s.io
+fi
+"$build/propertyoverride" "${args[@]}" --kubeconfig "$controller_kubeconfig" >"$work/controller.log" 2>&1 &
 controller=$!
 lc_pids+=($controller)
 ready=0
@@ -154,6 +215,10 @@ else fail "unexpected denial: $out"; fi
 if out=$(kubectl -n deploy-test apply -f "$top/examples/valid/connect-timeout.yaml" 2>&1); then
   ok "the webhook admits a valid PropertyOverride"
 else fail "a valid PropertyOverride was refused: $out"; fi
+# Reconciled under deploy/'s RBAC: the target created, the entry written, the status patched.
+if kubectl -n deploy-test wait --for=condition=Programmed propertyoverride/api-connect-timeout --timeout=60s >/dev/null 2>&1; then
+  ok "the controller programs it (target created, status patched)"
+else fail "api-connect-timeout not Programmed: $(kubectl -n deploy-test get propertyoverride api-connect-timeout -o jsonpath='{.status.conditions}' 2>&1)"; fi
 # ServiceDefaults: reviewed only when they hold a builtin/property-override entry (matchConditions).
 sd() { # name [envoyExtensions-json]: a ServiceDefaults as JSON
   jq -cn --arg n "$1" --argjson x "${2:-null}" \
@@ -175,6 +240,9 @@ sd held "$(po_entry 50)" | kubectl -n deploy-test apply -f - >/dev/null 2>&1 &&
 kill -TERM "$controller"
 rc=0; wait "$controller" || rc=$?
 [ "$rc" = 0 ] && ok "SIGTERM: the controller stops in order" || fail "SIGTERM: the controller exited $rc: $(tail -3 "$work/controller.log")"
+if grep -qiE 'forbidden|"code":403| 403 ' "$work/controller.log"; then
+  fail "the controller was refused something (RBAC): $(grep -iE 'forbidden|403' "$work/controller.log" | head -3)"
+else ok "the controller was refused nothing it asked the API server ($LC_KIND)"; fi
 
 # --- the controller down: only what it would check is blocked ----------------------------------------
 # The webhook Service now refuses connections. Checked with deploy/'s configuration, then with the

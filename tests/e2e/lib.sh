@@ -5,7 +5,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # local (the default) against tests/apiserver; fault injection exists only on the local one.
 case ${PO_APISERVER:-local} in
   real) . "$top/scripts/lib/real-cluster.sh" ;;
-  local) . "$top/scripts/lib/local-cluster.sh" ;;
+  local) . "$top/scripts/lib/local-cluster.sh"; LC_KIND=local ;;
   *) echo "PO_APISERVER must be real or local, not '$PO_APISERVER'" >&2; exit 2 ;;
 esac
 e2e_pass=0 e2e_fail=0

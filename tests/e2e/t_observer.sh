@@ -39,11 +39,16 @@ eventually "moved left obs-a for obs-b" 15 "flicker@1 moved@2" entries servicede
 eventually "victim's invalid update keeps generation 1" 15 "False" cond victim Accepted status
 check "victim's entry stays" test "$(entries servicedefaults obs-c)" = "victim@1"
 
-# resumed watches expired (410): the observer lists again and goes on judging afterwards
-faults '{"force410":20}'
+# resumed watches expired (410): the observer lists again and goes on judging afterwards. The
+# 410s are injected, a local-server feature: on the real server the rest runs without this part.
+if [ "$LC_KIND" = local ]; then
+  faults '{"force410":20}'
+fi
 po extra obs-e 60 | kubectl apply -f - >/dev/null
-eventually "the observer met a 410" 20 yes sh -c "test -s '$obs_dir/relists' && echo yes"
-faults '{"force410":0}'
+if [ "$LC_KIND" = local ]; then
+  eventually "the observer met a 410" 20 yes sh -c "test -s '$obs_dir/relists' && echo yes"
+  faults '{"force410":0}'
+fi
 check "extra programmed meanwhile" kubectl wait --for=condition=Programmed propertyoverride/extra --timeout=30s
 
 # the controller stopped, so nothing repairs what is done by hand below
@@ -74,7 +79,7 @@ out=$(cat "$e2e_work/report")
 printf '%s\n' "$out"
 check "the observer fails the run" test "$rc" = 1
 check "legitimate transitions: no violation" test "$(obs_figure legitimate violations)" = 0
-check "the observer relisted after a 410" test "$(jq '[.relists[]] | add // 0' "$obs_dir/summary.json")" -gt 0
+[ "$LC_KIND" = local ] && check "the observer relisted after a 410" test "$(jq '[.relists[]] | add // 0' "$obs_dir/summary.json")" -gt 0
 check "by hand: four violations" test "$(obs_figure "by hand" violations)" = 4
 contains "(a) the deleted target and what it lost" "$out" "ServiceDefaults default/obs-c DELETED while 1 PropertyOverride(s) point at it with a live generation (victim@1); entries lost: victim@1"
 contains "(b) the dropped entry" "$out" "ServiceDefaults default/obs-a lost live entries: keep@2 dropped (status: generation 2 live)"

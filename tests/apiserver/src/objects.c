@@ -657,6 +657,19 @@ bool po_As_FinishUpdate(po_As_WriteCtx *w, json_object *cur, json_object *body, 
         }
       }
     }
+    /* apps/v1 workloads: spec.selector is immutable, as on a cluster (a chart whose selector
+     * differs cannot be applied over a Deployment made by other manifests). The value is shown
+     * as JSON, not as the real server's Go struct dump. */
+    if (!strcmp(res->group, "apps") && !po_As_Equal(po_As_Get(po_As_Get(cur, "spec"), "selector"),
+                                                    po_As_Get(po_As_Get(n, "spec"), "selector"))) {
+      json_object *sel = po_As_Get(po_As_Get(n, "spec"), "selector");
+      char *m = po_As_Printf("Invalid value: %s: field is immutable",
+                             sel ? json_object_to_json_string_ext(sel, JSON_C_TO_STRING_PLAIN) : "null");
+      json_object_put(n);
+      invalid1(r, res, w->name, "FieldValueInvalid", "spec.selector", m);
+      free(m);
+      return false;
+    }
     if (res->has_generation) {
       json_object *a = strip(cur, true), *b = strip(n, true);
       if (!po_As_Equal(a, b)) {
