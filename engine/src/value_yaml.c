@@ -49,6 +49,11 @@ typedef struct {
    * `restart`: the document is read again whole. */
   po_Arena *doc_arena;
   bool restart;
+  /* While an item is read (in_item), what its aliases expand to is added up over the whole
+   * document: each item is bounded on its own, and this bounds them together, so a thousand
+   * items aliasing one big anchor cannot make the caller walk a billion nodes. */
+  bool in_item;
+  long alias_weight;
 } Reader;
 
 static po_Pos mark_pos(const Reader *r, yaml_mark_t m) {
@@ -523,6 +528,10 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
             return NULL;
           }
           *sz = (Size){r->anchors[i].weight, r->anchors[i].height};
+          if (r->in_item && (r->alias_weight += sz->weight) > kMaxExpanded) {
+            fail(r, ev->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+            return NULL;
+          }
           if (depth + sz->height > kMaxDepth) {
             fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested (through aliases) deeper than 64 levels");
             return NULL;
@@ -723,8 +732,10 @@ static StreamResult stream_items(Stream *s, yaml_event_t *start) {
     }
     int anchors = r->anchor_count;
     r->arena = item;
+    r->in_item = true;
     Size w;
     po_Value *v = node(r, &ev, 2, &w); /* root map 0, items 1 */
+    r->in_item = false;
     r->arena = r->doc_arena;
     yaml_event_delete(&ev);
     bool ok = v && po_StreamCtx_Object(s->c, s->doc, i, v, r->st);
@@ -851,6 +862,7 @@ static bool stream_chunk(void *ctx, const char *text, size_t len, size_t line0) 
   s->doc++;
   r->line0 = line0;
   r->restart = false;
+  r->alias_weight = 0;
   int aliases = r->alias_count;
   size_t before = s->c->objects;
   r->arena = r->doc_arena = po_StreamCtx_Arena(s->c);

@@ -238,6 +238,39 @@ static void test_yaml_errors_where_whole_reading_finds_them(void **state) {
   same_yaml("deep enough", "kind: List\nitems:\n- " "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]\n");
 }
 
+/* Aliases: each item is bounded alone, and what items' aliases expand to is bounded over the
+ * document, as the whole reading bounds it: 600 items aliasing a 2,001-node anchor fail. */
+static void test_yaml_alias_expansion_bounded_across_items(void **state) {
+  (void)state;
+  for (int items = 400; items <= 600; items += 200) {
+    size_t cap = 16 * 2000 + (size_t)items * 8 + 64, len = 0;
+    char *t = malloc(cap);
+    assert_non_null(t);
+    len += (size_t)sprintf(t + len, "kind: List\nbase: &b [");
+    for (int i = 0; i < 2000; i++) len += (size_t)sprintf(t + len, "%s%d", i ? "," : "", i);
+    len += (size_t)sprintf(t + len, "]\nitems:\n");
+    for (int i = 0; i < items; i++) len += (size_t)sprintf(t + len, "- *b\n");
+    Collected c;
+    po_Status st, wst;
+    Buf want = {0};
+    bool whole = reference(t, len, false, &want, &wst);
+    bool ok = streamed(t, len, false, &c, NULL, &st);
+    if (items == 400) { /* 800,400 nodes through aliases: read, both ways */
+      assert_true(whole);
+      assert_true(ok);
+      assert_string_equal(c.out.buf, want.buf);
+    } else { /* 1,200,600 */
+      assert_false(whole);
+      assert_false(ok);
+      assert_non_null(strstr(wst.message, "YAML expands (through aliases) to more than 1000000 nodes"));
+      assert_non_null(strstr(st.message, "YAML expands (through aliases) to more than 1000000 nodes"));
+    }
+    free(want.buf);
+    free(c.out.buf);
+    free(t);
+  }
+}
+
 /* An item far down a big List: its index, and its line, exactly. */
 static void test_yaml_item_150000_located(void **state) {
   (void)state;
@@ -353,6 +386,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_corpus_reads_the_same),
       cmocka_unit_test(test_yaml_list_items_streamed),
       cmocka_unit_test(test_yaml_errors_where_whole_reading_finds_them),
+      cmocka_unit_test(test_yaml_alias_expansion_bounded_across_items),
       cmocka_unit_test(test_yaml_item_150000_located),
       cmocka_unit_test(test_peak_bytes_bounded_by_one_item),
       cmocka_unit_test(test_json_list_items_streamed),

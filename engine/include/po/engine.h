@@ -107,7 +107,10 @@ char *po_Value_ToJson(const po_Value *v, po_Arena *a);
  * known, an alias to an anchor inside an earlier item, whose value is gone), the reader calls
  * `retract` for the document and hands it over again from a whole parse of that document: the
  * caller forgets what it did with that document's objects. A parse error stops the stream with
- * the status set (objects handed over before it stay handed over). */
+ * the status set (objects handed over before it stay handed over). YAML's bound on expanded
+ * nodes (1,000,000) holds for each streamed item and for the rest of its document, and for what
+ * the items' aliases expand to over the whole document; the nodes items hold themselves are not
+ * added up (the caller never holds more than one item). */
 typedef struct {
   int doc;               /* 1-based document index in the stream */
   long item;             /* index in the document's `items`, or -1 for a whole document */
