@@ -294,28 +294,53 @@ static size_t value_end(const char *t, size_t i, size_t len) {
   return i;
 }
 
-/* One piece [start, end) of t at nesting `depth`. A syntax error inside it is reported where the
- * whole parse would find it (what precedes the piece was read already); one at its end or of
- * depth sets *whole instead: only the whole text says what json-c makes of it. */
-static po_Value *piece(const char *t, size_t start, size_t end, int depth, const BigInts *big, po_Arena *a,
+/* What a piece is, and so the context json-c reads it in: the piece is wrapped so that json-c
+ * is in the state the whole parse is in when it reaches the piece (an array element after '['
+ * or ',', an object's value after ':', an object's key after '{' or ','), and its messages are
+ * the whole parse's. */
+typedef enum { kPieceItem, kPieceValue, kPieceKey } PieceKind;
+
+/* One piece [start, end) of t. A syntax error inside it is reported where and as the whole parse
+ * reports it (what precedes the piece was read already); one at or after its end, or of depth,
+ * sets *whole instead: only the whole text says what json-c makes of it. */
+static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, const BigInts *big, po_Arena *a,
                        po_Status *st, bool *whole) {
+  static const char *const kHead[] = {"[", "{\"\":", "{"}, *const kTail[] = {"]", "}", ":0}"};
+  size_t hl = strlen(kHead[kind]), tl = strlen(kTail[kind]), n = end - start;
+  char *w = malloc(hl + n + tl);
+  if (!w) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  memcpy(w, kHead[kind], hl);
+  memcpy(w + hl, t + start, n);
+  memcpy(w + hl + n, kTail[kind], tl);
   size_t at;
   const char *why;
   json_object *j;
-  if (!tokenize(t + start, end - start, kMaxDepth - depth, &j, &at, &why)) {
+  /* the whole parse is 2 levels deep at an item (root, items), 1 at a value or a key */
+  bool ok = tokenize(w, hl + n + tl, kMaxDepth - (kind == kPieceItem ? 1 : 0), &j, &at, &why);
+  free(w);
+  if (!ok) {
     if (!why) {
       po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-    } else if (at + 1 < end - start && strcmp(why, json_tokener_error_desc(json_tokener_error_depth)) != 0 &&
-               strcmp(why, "data after the value") != 0) {
+    } else if (at >= hl && at - hl + 1 < n && strcmp(why, json_tokener_error_desc(json_tokener_error_depth)) != 0) {
       int line, col;
-      offset_to_pos(t, start + at, &line, &col);
+      offset_to_pos(t, start + at - hl, &line, &col);
       po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col, why);
     } else {
       *whole = true;
     }
     return NULL;
   }
-  po_Value *v = from_jsonc(j, a, depth, big, st);
+  po_Value *v = NULL;
+  if (kind == kPieceItem) {
+    v = json_object_array_length(j) == 1 ? from_jsonc(json_object_array_get_idx(j, 0), a, 2, big, st) : NULL;
+  } else {
+    struct json_object_iterator it = json_object_iter_begin(j);
+    if (json_object_object_length(j) == 1) {
+      v = kind == kPieceKey ? po_Value_NewString(a, json_object_iter_peek_name(&it), strlen(json_object_iter_peek_name(&it)))
+                            : from_jsonc(json_object_iter_peek_value(&it), a, 1, big, st);
+    }
+  }
+  if (!v && po_Status_IsOk(st)) *whole = true; /* not one element: the scan was wrong */
   json_object_put(j);
   return v;
 }
@@ -329,7 +354,7 @@ static ScanResult scan_items(const char *t, size_t *i, size_t len, const BigInts
     po_Arena *item = po_StreamCtx_Arena(c);
     if (!item) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
     bool whole = false;
-    po_Value *v = piece(t, at, end, 2, big, item, st, &whole);
+    po_Value *v = piece(t, at, end, kPieceItem, big, item, st, &whole);
     bool ok = v && po_StreamCtx_Object(c, 1, n, v, st);
     po_Arena_Free(item);
     if (!ok) return whole ? kScanWhole : kScanError;
@@ -352,7 +377,7 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
     for (;;) {
       if (i >= len || t[i] != '"') return kScanWhole;
       size_t kend = value_end(t, i, len);
-      po_Value *k = kend ? piece(t, i, kend, 1, big, a, st, &whole) : NULL;
+      po_Value *k = kend ? piece(t, i, kend, kPieceKey, big, a, st, &whole) : NULL;
       if (!k) return !kend || whole ? kScanWhole : kScanError;
       size_t klen;
       const char *key = po_Value_String(k, &klen);
@@ -368,7 +393,7 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
         if (res != kScanDone) return res;
       } else {
         size_t vend = value_end(t, i, len);
-        po_Value *v = vend ? piece(t, i, vend, 1, big, a, st, &whole) : NULL;
+        po_Value *v = vend ? piece(t, i, vend, kPieceValue, big, a, st, &whole) : NULL;
         if (!v) return !vend || whole ? kScanWhole : kScanError;
         if (!po_Value_MapPut(a, head, key, v)) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
         i = vend;
