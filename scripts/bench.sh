@@ -36,6 +36,11 @@ if [ -x "$build/tests/apiserver/po-apiserver" ] && [ -x "$build/propertyoverride
   bash tests/e2e/bench_controller.sh "$build" "${PO_BENCH_OVERRIDES:-10000}" | grep -v '^{'
   ran=$((ran + 1))
 fi
+if [ -x "$build/propertyoverride" ]; then
+  printf '\n=== propertyoverride: one-shot commands and big Lists (tests/bench/bench_cli.sh) ===\n'
+  bash tests/bench/bench_cli.sh "$build" "${PO_BENCH_LIST_ITEMS:-200000}"
+  ran=$((ran + 1))
+fi
 if [ "$ran" = 0 ]; then
   echo "bench: no benchmark programs in $build (build it first: make)" >&2
   exit 1

@@ -22,6 +22,9 @@ int po_Cmd_Completion(int argc, char **argv);
 /* Reads a whole file ("-" is stdin) into the arena, NUL-terminated. Inputs over 64 MiB are
  * refused: nothing this command reads is legitimately that large. */
 char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st);
+/* The same with malloc (the caller frees) and a limit of its own: for readers that keep only a
+ * bounded part of the parsed input (validate -f streams), so the text can go once read. */
+char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status *st);
 /* JSON when the text is valid JSON, else YAML (which must hold exactly one document). Errors
  * name the file and, for parse errors, line and column. */
 po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, po_Arena *a, po_Status *st);

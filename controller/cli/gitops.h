@@ -34,10 +34,17 @@ typedef struct {
 
 typedef struct po_CliReport po_CliReport;
 
+/* One object read; `a` (freed after the call) is for what checking it allocates. The object and
+ * its value live only until the call returns. false stops the reading (out of memory). */
+typedef bool (*po_CliObjectFn)(void *ctx, const po_CliObject *o, po_Arena *a);
+
 typedef struct {
   po_CliObject *objects;
   size_t count, cap;
   size_t files;
+  po_CliObjectFn fn;        /* set: objects go to fn as they are read (po_CliInputs_Each) */
+  void *fn_ctx;
+  po_StreamStats *stats;
 } po_CliInputs;
 
 /* Reads every path (a file, a directory walked recursively for *.yaml, *.yml and *.json in
@@ -47,6 +54,13 @@ typedef struct {
  * findings of `report` (code "input", counted unreadable), and what could be read is kept.
  * false only when out of memory. */
 bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *report);
+/* The same objects and input findings, handed to fn one at a time as they are read (the
+ * engine's po_Value_StreamYaml/Json): memory is bounded by the largest object, not the input.
+ * A file found unparsable, or a document the reader hands over again, has what fn added to the
+ * report for it rolled back, so the report is what po_CliInputs_Load and checking give. fn must
+ * only add to `report` (and copy out what it keeps). stats (optional) adds up the reader's. */
+bool po_CliInputs_Each(const char *const *paths, size_t n, po_Arena *a, po_CliReport *report, po_CliObjectFn fn,
+                       void *ctx, po_StreamStats *stats);
 
 /* ---- findings (report.c) ---- */
 
@@ -79,7 +93,7 @@ void po_CliReport_Init(po_CliReport *r, po_Arena *a);
 /* Appends a zeroed finding (extension, patch and item -1) to fill in; NULL when out of memory. */
 po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o);
 /* Copies the strings of findings `from` .. count-1 that may live in another arena (message,
- * path, hint) into the report's own, so the arena an object was checked in can be freed. false
+ * path, hint, kind, namespace, name) into the report's own, so the arena an object was checked in can be freed. false
  * when out of memory. */
 bool po_CliReport_Own(po_CliReport *r, size_t from);
 /* Every finding, in the order of the files read (unreadable ones in their place), then (text

@@ -11,7 +11,10 @@
 #include "cli.h"
 #include "gitops.h"
 
+/* Streamed files (validate -f) cost about their size in memory, so they may be larger than the
+ * 64 MiB po_Cli_ReadFile allows whole-tree readers (render), which take ~10x. */
 enum { kMaxDirDepth = 32, kMaxObjects = 1 << 20 };
+static const size_t kMaxStreamed = (size_t)1 << 30;
 
 static bool input_error(po_CliInputs *in, po_CliReport *r, const char *file, po_Pos pos, const char *msg) {
   po_CliFinding *f = po_CliReport_Add(r, NULL);
@@ -94,6 +97,85 @@ static bool looks_like_json(const char *text, size_t len) {
   return false;
 }
 
+/* ---- streaming: each object checked as it is read -------------------------------------------
+ * validate -f hands each object to a callback as the engine's stream reader produces it, in an
+ * arena freed after it, so a 200,000-item List never exists as one tree. The report keeps the
+ * old behaviour exactly: a file that turns out unparsable contributes only its error (what its
+ * objects produced is rolled back), and a document the reader retracts is rolled back too. */
+
+typedef struct {
+  size_t count, valid, invalid, skipped, unreadable;
+} Mark;
+
+static Mark mark_of(const po_CliReport *r) { return (Mark){r->count, r->valid, r->invalid, r->skipped, r->unreadable}; }
+
+static void roll_back(po_CliReport *r, Mark m) {
+  r->count = m.count;
+  r->valid = m.valid;
+  r->invalid = m.invalid;
+  r->skipped = m.skipped;
+  r->unreadable = m.unreadable;
+}
+
+typedef struct {
+  po_CliInputs *in;
+  po_CliReport *r;
+  po_Arena *a;            /* the run's: file names, input errors */
+  const char *file;
+  po_CliObjectFn fn;
+  void *fn_ctx;
+  int doc;                /* the document being handed over, and the report before it */
+  Mark doc_mark;
+} Streamed;
+
+static bool stream_is_list(void *ctx, const po_Value *head) {
+  (void)ctx;
+  const char *kind = str(head, "kind");
+  size_t kl = kind ? strlen(kind) : 0;
+  return kl >= 4 && !strcmp(kind + kl - 4, "List");
+}
+
+static bool stream_object(void *ctx, const po_StreamObject *so, po_Arena *scratch, po_Status *st) {
+  (void)st;
+  Streamed *s = ctx;
+  if (so->doc != s->doc) {
+    s->doc = so->doc;
+    s->doc_mark = mark_of(s->r);
+  }
+  const po_Value *v = so->value;
+  if (so->item < 0) {
+    if (po_Value_Kind(v) == kPo_ValueKind_Null) return true;
+    if (po_Value_Kind(v) != kPo_ValueKind_Map) return add_document(s->in, s->r, s->a, s->file, so->doc, v);
+  }
+  po_CliObject o = {.file = s->file, .file_seq = s->in->files, .doc = so->doc, .item = (int)so->item,
+                    .pos = po_Value_Pos(v), .value = v};
+  o.kind = kind_of(v, &o.kind_name);
+  return s->fn(s->fn_ctx, &o, scratch);
+}
+
+static bool stream_retract(void *ctx, int doc) {
+  Streamed *s = ctx;
+  if (doc == s->doc) roll_back(s->r, s->doc_mark);
+  return true;
+}
+
+static bool stream_file(po_CliInputs *in, const char *path, const char *text, size_t len, po_Arena *a, po_CliReport *r,
+                        po_CliObjectFn fn, void *fn_ctx) {
+  Streamed s = {.in = in, .r = r, .a = a, .file = path, .fn = fn, .fn_ctx = fn_ctx};
+  po_ValueStream vs = {.ctx = &s, .is_list = stream_is_list, .object = stream_object, .retract = stream_retract,
+                       .stats = in->stats};
+  Mark file_mark = mark_of(r);
+  po_Status st;
+  po_Status_Clear(&st);
+  bool json = looks_like_json(text, len);
+  if (json ? po_Value_StreamJson(text, len, &vs, &st) : po_Value_StreamYaml(text, len, &vs, &st)) return true;
+  if (st.code == kPo_ErrNoMemory || !strcmp(st.message, "stopped by the caller")) return false;
+  roll_back(r, file_mark);
+  po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
+  if (json || sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
+  return input_error(in, r, path, at, po_Arena_Printf(a, "%s", st.message));
+}
+
 static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r);
 
 /* One file: its objects and its findings carry its place in the order of files read. */
@@ -107,6 +189,13 @@ static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0;
+  if (in->fn) {
+    char *text = po_Cli_ReadFileMalloc(path, kMaxStreamed, &len, &st);
+    if (!text) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+    bool ok = stream_file(in, path, text, len, a, r, in->fn, in->fn_ctx);
+    free(text);
+    return ok;
+  }
   char *text = po_Cli_ReadFile(path, a, &len, &st);
   if (!text) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
   if (looks_like_json(text, len)) {
@@ -262,6 +351,15 @@ bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_
   memset(in, 0, sizeof *in);
   for (size_t i = 0; i < n; i++) {
     if (!load_path(in, paths[i], a, r)) return false;
+  }
+  return true;
+}
+
+bool po_CliInputs_Each(const char *const *paths, size_t n, po_Arena *a, po_CliReport *r, po_CliObjectFn fn, void *ctx,
+                       po_StreamStats *stats) {
+  po_CliInputs in = {.fn = fn, .fn_ctx = ctx, .stats = stats};
+  for (size_t i = 0; i < n; i++) {
+    if (!load_path(&in, paths[i], a, r)) return false;
   }
   return true;
 }

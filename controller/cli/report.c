@@ -45,7 +45,10 @@ static bool own(po_Arena *a, const char **s) {
 bool po_CliReport_Own(po_CliReport *r, size_t from) {
   for (size_t i = from; i < r->count; i++) {
     po_CliFinding *f = &r->items[i];
-    if (!own(r->arena, &f->message) || !own(r->arena, &f->path) || !own(r->arena, &f->hint)) return false;
+    if (!own(r->arena, &f->message) || !own(r->arena, &f->path) || !own(r->arena, &f->hint) ||
+        !own(r->arena, &f->kind) || !own(r->arena, &f->ns) || !own(r->arena, &f->name)) {
+      return false;
+    }
   }
   return true;
 }

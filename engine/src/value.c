@@ -1,7 +1,9 @@
 /* po_Value: the JSON/YAML tree patches and arguments arrive as, typed as Go would type them. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
+#include "value_stream.h"
 
 po_ValueKind po_Value_Kind(const po_Value *v) { return v ? v->kind : kPo_ValueKind_Null; }
 bool po_Value_Bool(const po_Value *v) { return v && v->kind == kPo_ValueKind_Bool && v->u.b; }
@@ -155,4 +157,96 @@ bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v) {
   if (!list || list->kind != kPo_ValueKind_List || !grow(a, list)) return false;
   list->u.agg.items[list->u.agg.len++] = v;
   return true;
+}
+
+/* ---- streams (po_Value_StreamYaml/Json): counted arenas and the hand-over ------------------ */
+
+/* Each block carries its size in front (upb frees with size 0), so `live` can go down again. */
+enum { kBlockHead = 16 };
+
+static void *count_alloc(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
+  (void)oldsize;
+  po_StreamCtx *c = (po_StreamCtx *)alloc;
+  if (ptr) {
+    char *head = (char *)ptr - kBlockHead;
+    size_t old;
+    memcpy(&old, head, sizeof old);
+    c->live -= old;
+    if (!size) {
+      free(head);
+      return NULL;
+    }
+    char *grown = realloc(head, size + kBlockHead);
+    if (!grown) {
+      c->live += old;
+      return NULL;
+    }
+    head = grown;
+    memcpy(head, &size, sizeof size);
+    c->live += size;
+    if (c->live > c->peak) c->peak = c->live;
+    return head + kBlockHead;
+  }
+  if (!size) return NULL;
+  char *head = malloc(size + kBlockHead);
+  if (!head) return NULL;
+  memcpy(head, &size, sizeof size);
+  c->live += size;
+  if (c->live > c->peak) c->peak = c->live;
+  return head + kBlockHead;
+}
+
+void po_StreamCtx_Init(po_StreamCtx *c, const po_ValueStream *s) {
+  memset(c, 0, sizeof *c);
+  c->alloc.func = count_alloc;
+  c->s = s;
+}
+
+po_Arena *po_StreamCtx_Arena(po_StreamCtx *c) {
+  upb_Arena *u = upb_Arena_Init(NULL, 0, &c->alloc);
+  if (!u) return NULL;
+  po_Arena *a = upb_Arena_Malloc(u, sizeof *a);
+  if (!a) {
+    upb_Arena_Free(u);
+    return NULL;
+  }
+  a->upb = u;
+  return a;
+}
+
+static void note_peak(po_StreamCtx *c) {
+  if (c->s->stats && c->peak > c->s->stats->peak_bytes) c->s->stats->peak_bytes = c->peak;
+}
+
+bool po_StreamCtx_Object(po_StreamCtx *c, int doc, long item, const po_Value *v, po_Status *st) {
+  po_Arena *a = po_StreamCtx_Arena(c);
+  if (!a) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  po_StreamObject o = {.doc = doc, .item = item, .value = v};
+  bool ok = c->s->object(c->s->ctx, &o, a, st);
+  note_peak(c);
+  po_Arena_Free(a);
+  c->objects++;
+  if (c->s->stats) c->s->stats->objects++;
+  if (!ok && po_Status_IsOk(st)) po_Status_Set(st, kPo_ErrInvalid, "stopped by the caller");
+  return ok;
+}
+
+bool po_StreamCtx_Document(po_StreamCtx *c, int doc, const po_Value *v, po_Status *st) {
+  note_peak(c);
+  const po_Value *items = po_Value_Get(v, "items");
+  if (po_Value_Kind(v) == kPo_ValueKind_Map && po_Value_Kind(items) == kPo_ValueKind_List && c->s->is_list &&
+      c->s->is_list(c->s->ctx, v)) {
+    for (size_t i = 0; i < po_Value_Size(items); i++) {
+      if (!po_StreamCtx_Object(c, doc, (long)i, po_Value_At(items, i), st)) return false;
+    }
+    return true;
+  }
+  return po_StreamCtx_Object(c, doc, -1, v, st);
+}
+
+bool po_StreamCtx_Retract(po_StreamCtx *c, int doc, po_Status *st) {
+  if (c->s->stats) c->s->stats->retracted++;
+  if (!c->s->retract || c->s->retract(c->s->ctx, doc)) return true;
+  if (po_Status_IsOk(st)) po_Status_Set(st, kPo_ErrInvalid, "stopped by the caller");
+  return false;
 }

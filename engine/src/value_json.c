@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "value_stream.h"
 
 enum { kMaxDepth = 64 };
 
@@ -170,16 +171,14 @@ static void offset_to_pos(const char *text, size_t off, int *line, int *col) {
   }
 }
 
-po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *st) {
-  if (len > INT32_MAX) {
-    po_Status_Set(st, kPo_ErrLimit, "JSON input of %zu bytes is too large", len);
-    return NULL;
-  }
-  BigInts big = {0};
-  text = mark_big_ints(text, len, a, &big);
-  if (!text) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
-  json_tokener *tok = json_tokener_new_ex(kMaxDepth);
-  if (!tok) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+/* json-c over [text, text+len): true with the tree in *out (NULL is JSON's null), or false with
+ * the error's offset in *err_at (len for an input that ended early) and its description (NULL:
+ * out of memory). */
+static bool tokenize(const char *text, size_t len, int depth, json_object **out, size_t *err_at, const char **why) {
+  *out = NULL;
+  *why = NULL;
+  json_tokener *tok = json_tokener_new_ex(depth);
+  if (!tok) return *err_at = 0, false;
   json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
   json_object *j = json_tokener_parse_ex(tok, text, (int)len);
   enum json_tokener_error err = json_tokener_get_error(tok);
@@ -191,31 +190,248 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
     if (err != json_tokener_success) err = json_tokener_continue; /* report: input ended */
     end = len;
   }
-  po_Value *v = NULL;
-  int line, col;
+  *why = NULL;
   if (err == json_tokener_continue) {
     json_object_put(j);
     j = NULL;
-    offset_to_pos(text, len, &line, &col);
-    po_Status_Set(st, kPo_ErrParse, "line %d, column %d: unexpected end of JSON input", line, col);
+    *err_at = len;
+    *why = "unexpected end of JSON input";
   } else if (err != json_tokener_success) {
-    offset_to_pos(text, end, &line, &col);
-    po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col,
-                  json_tokener_error_desc(err));
+    json_object_put(j);
+    j = NULL;
+    *err_at = end;
+    *why = json_tokener_error_desc(err);
   } else {
     size_t rest = end;
     while (rest < len && strchr(" \t\r\n", text[rest])) rest++;
     if (rest < len) {
-      offset_to_pos(text, rest, &line, &col);
-      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: data after the value",
-                    line, col);
-    } else {
-      v = from_jsonc(j, a, 0, &big, st);
+      json_object_put(j);
+      j = NULL;
+      *err_at = rest;
+      *why = "data after the value";
     }
   }
-  json_object_put(j);
   json_tokener_free(tok);
+  *out = j;
+  return !*why;
+}
+
+/* The whole (marked) text as one value, errors with line and column. */
+static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, po_Arena *a, po_Status *st) {
+  size_t at = 0;
+  const char *why = NULL;
+  json_object *j;
+  if (!tokenize(text, len, kMaxDepth, &j, &at, &why)) {
+    int line, col;
+    if (!why) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+    offset_to_pos(text, at, &line, &col);
+    if (at == len && !strcmp(why, "unexpected end of JSON input")) {
+      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: %s", line, col, why);
+    } else {
+      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col, why);
+    }
+    return NULL;
+  }
+  po_Value *v = from_jsonc(j, a, 0, big, st);
+  json_object_put(j);
   return v;
+}
+
+po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *st) {
+  if (len > INT32_MAX) {
+    po_Status_Set(st, kPo_ErrLimit, "JSON input of %zu bytes is too large", len);
+    return NULL;
+  }
+  BigInts big = {0};
+  text = mark_big_ints(text, len, a, &big);
+  if (!text) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  return parse_marked(text, len, &big, a, st);
+}
+
+/* ---- one object at a time (po_Value_StreamJson) -------------------------------------------------
+ * json-c has no event interface and builds a whole tree (about 0.5 KB per object), so a root
+ * object is cut by a structural scan: each top-level key, each top-level value, and each element
+ * of the first `items` array, is handed to json-c on its own, with a depth limit that keeps the
+ * whole within kMaxDepth. Anything the scan does not expect (including every error json-c finds
+ * in a piece) makes the whole text be parsed as po_Value_ParseJson parses it, so errors and
+ * results are exactly its own. */
+
+typedef enum { kScanDone, kScanWhole, kScanError } ScanResult;
+
+static size_t skip_ws(const char *t, size_t i, size_t len) {
+  while (i < len && (t[i] == ' ' || t[i] == '\t' || t[i] == '\r' || t[i] == '\n')) i++;
+  return i;
+}
+
+/* The end of the value starting at i, by brackets and strings only (json-c checks the rest);
+ * 0 when no value can start there or the text ends inside it. */
+static size_t value_end(const char *t, size_t i, size_t len) {
+  if (i >= len) return 0;
+  char c = t[i];
+  if (c == '"' || c == '{' || c == '[') {
+    size_t depth = 0;
+    bool in_str = false;
+    for (; i < len; i++) {
+      char x = t[i];
+      if (in_str) {
+        if (x == '\\') i++;
+        else if (x == '"') {
+          in_str = false;
+          if (!depth) return i + 1;
+        }
+      } else if (x == '"') {
+        in_str = true;
+      } else if (x == '{' || x == '[') {
+        depth++;
+      } else if (x == '}' || x == ']') {
+        if (!depth || !--depth) return i + 1;
+      }
+    }
+    return 0;
+  }
+  if (!(c == '-' || (c >= '0' && c <= '9') || c == 't' || c == 'f' || c == 'n')) return 0;
+  while (i < len && !strchr(",}] \t\r\n", t[i])) i++;
+  return i;
+}
+
+/* What a piece is, and so the context json-c reads it in: the piece is wrapped so that json-c
+ * is in the state the whole parse is in when it reaches the piece (an array element after '['
+ * or ',', an object's value after ':', an object's key after '{' or ','), and its messages are
+ * the whole parse's. */
+typedef enum { kPieceItem, kPieceValue, kPieceKey } PieceKind;
+
+/* One piece [start, end) of t. A syntax error inside it is reported where and as the whole parse
+ * reports it (what precedes the piece was read already); one at or after its end, or of depth,
+ * sets *whole instead: only the whole text says what json-c makes of it. */
+static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, const BigInts *big, po_Arena *a,
+                       po_Status *st, bool *whole) {
+  static const char *const kHead[] = {"[", "{\"\":", "{"}, *const kTail[] = {"]", "}", ":0}"};
+  size_t hl = strlen(kHead[kind]), tl = strlen(kTail[kind]), n = end - start;
+  char *w = malloc(hl + n + tl);
+  if (!w) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  memcpy(w, kHead[kind], hl);
+  memcpy(w + hl, t + start, n);
+  memcpy(w + hl + n, kTail[kind], tl);
+  size_t at;
+  const char *why;
+  json_object *j;
+  /* the whole parse is 2 levels deep at an item (root, items), 1 at a value or a key */
+  bool ok = tokenize(w, hl + n + tl, kMaxDepth - (kind == kPieceItem ? 1 : 0), &j, &at, &why);
+  free(w);
+  if (!ok) {
+    if (!why) {
+      po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    } else if (at >= hl && at - hl + 1 < n && strcmp(why, json_tokener_error_desc(json_tokener_error_depth)) != 0) {
+      int line, col;
+      offset_to_pos(t, start + at - hl, &line, &col);
+      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col, why);
+    } else {
+      *whole = true;
+    }
+    return NULL;
+  }
+  po_Value *v = NULL;
+  if (kind == kPieceItem) {
+    v = json_object_array_length(j) == 1 ? from_jsonc(json_object_array_get_idx(j, 0), a, 2, big, st) : NULL;
+  } else {
+    struct json_object_iterator it = json_object_iter_begin(j);
+    if (json_object_object_length(j) == 1) {
+      v = kind == kPieceKey ? po_Value_NewString(a, json_object_iter_peek_name(&it), strlen(json_object_iter_peek_name(&it)))
+                            : from_jsonc(json_object_iter_peek_value(&it), a, 1, big, st);
+    }
+  }
+  if (!v && po_Status_IsOk(st)) *whole = true; /* not one element: the scan was wrong */
+  json_object_put(j);
+  return v;
+}
+
+static ScanResult scan_items(const char *t, size_t *i, size_t len, const BigInts *big, po_StreamCtx *c, po_Status *st) {
+  size_t at = skip_ws(t, *i + 1, len);
+  if (at < len && t[at] == ']') return *i = at + 1, kScanDone;
+  for (long n = 0;; n++) {
+    size_t end = value_end(t, at, len);
+    if (!end) return kScanWhole;
+    po_Arena *item = po_StreamCtx_Arena(c);
+    if (!item) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
+    bool whole = false;
+    po_Value *v = piece(t, at, end, kPieceItem, big, item, st, &whole);
+    bool ok = v && po_StreamCtx_Object(c, 1, n, v, st);
+    po_Arena_Free(item);
+    if (!ok) return whole ? kScanWhole : kScanError;
+    at = skip_ws(t, end, len);
+    if (at < len && t[at] == ']') return *i = at + 1, kScanDone;
+    if (at >= len || t[at] != ',') return kScanWhole;
+    at = skip_ws(t, at + 1, len);
+  }
+}
+
+static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_StreamCtx *c, po_Arena *a, po_Status *st) {
+  size_t i = skip_ws(t, 0, len);
+  if (i >= len || t[i] != '{') return kScanWhole;
+  po_Value *head = po_Value_NewMap(a);
+  if (!head) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
+  bool streamed = false, whole = false;
+  i = skip_ws(t, i + 1, len);
+  if (i < len && t[i] == '}') i++;
+  else {
+    for (;;) {
+      if (i >= len || t[i] != '"') return kScanWhole;
+      size_t kend = value_end(t, i, len);
+      po_Value *k = kend ? piece(t, i, kend, kPieceKey, big, a, st, &whole) : NULL;
+      if (!k) return !kend || whole ? kScanWhole : kScanError;
+      size_t klen;
+      const char *key = po_Value_String(k, &klen);
+      if (!key || strlen(key) != klen) return kScanWhole; /* a NUL in a key: json-c's own rules */
+      i = skip_ws(t, kend, len);
+      if (i >= len || t[i] != ':') return kScanWhole;
+      i = skip_ws(t, i + 1, len);
+      bool items = !strcmp(key, "items");
+      if (items && streamed) return kScanWhole;
+      if (items && i < len && t[i] == '[' && !po_Value_Get(head, "items")) {
+        streamed = true;
+        ScanResult res = scan_items(t, &i, len, big, c, st);
+        if (res != kScanDone) return res;
+      } else {
+        size_t vend = value_end(t, i, len);
+        po_Value *v = vend ? piece(t, i, vend, kPieceValue, big, a, st, &whole) : NULL;
+        if (!v) return !vend || whole ? kScanWhole : kScanError;
+        if (!po_Value_MapPut(a, head, key, v)) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
+        i = vend;
+      }
+      i = skip_ws(t, i, len);
+      if (i < len && t[i] == '}') {
+        i++;
+        break;
+      }
+      if (i >= len || t[i] != ',') return kScanWhole;
+      i = skip_ws(t, i + 1, len);
+    }
+  }
+  if (skip_ws(t, i, len) != len) return kScanWhole;
+  if (!streamed) return po_StreamCtx_Document(c, 1, head, st) ? kScanDone : kScanError;
+  const po_ValueStream *vs = c->s;
+  return vs->is_list && vs->is_list(vs->ctx, head) ? kScanDone : kScanWhole;
+}
+
+bool po_Value_StreamJson(const char *text, size_t len, const po_ValueStream *vs, po_Status *st) {
+  if (len > INT32_MAX) return po_Status_Set(st, kPo_ErrLimit, "JSON input of %zu bytes is too large", len);
+  po_StreamCtx c;
+  po_StreamCtx_Init(&c, vs);
+  po_Arena *a = po_StreamCtx_Arena(&c);
+  if (!a) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  BigInts big = {0};
+  const char *marked = mark_big_ints(text, len, a, &big);
+  ScanResult res = marked ? scan_root(marked, len, &big, &c, a, st) : kScanError;
+  if (!marked) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  bool ok = res == kScanDone;
+  if (res == kScanWhole) {
+    /* Handed over again from a whole parse, which also finds the exact error when there is one. */
+    ok = !c.objects || po_StreamCtx_Retract(&c, 1, st);
+    po_Value *v = ok ? parse_marked(marked, len, &big, a, st) : NULL;
+    ok = v && po_StreamCtx_Document(&c, 1, v, st);
+  }
+  po_Arena_Free(a);
+  return ok;
 }
 
 json_object *po_Value_ToJsonC(const po_Value *v) {

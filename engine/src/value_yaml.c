@@ -24,6 +24,7 @@
 #include <stdio.h>
 
 #include "compiled.h"
+#include "value_stream.h"
 
 /* Aliases share the anchored value, so the tree stays small, but consumers that walk it (JSON
  * output, validation) see every expansion: the expanded size is bounded too. */
@@ -42,6 +43,17 @@ typedef struct {
   int anchor_count;
   int alias_count;
   size_t line0; /* the line (0-based) of the file where the chunk being parsed starts */
+  /* Streaming (po_Value_StreamYaml): items are parsed into arenas of their own while the
+   * document's other keys and the anchors' names live in doc_arena (== arena otherwise). An
+   * anchor defined inside an item is forgotten with it (value NULL); an alias to it sets
+   * `restart`: the document is read again whole. */
+  po_Arena *doc_arena;
+  bool restart;
+  /* While an item is read (in_item), what its aliases expand to is added up over the whole
+   * document: each item is bounded on its own, and this bounds them together, so a thousand
+   * items aliasing one big anchor cannot make the caller walk a billion nodes. */
+  bool in_item;
+  long alias_weight;
 } Reader;
 
 static po_Pos mark_pos(const Reader *r, yaml_mark_t m) {
@@ -145,12 +157,16 @@ static Resolved resolve(const char *s, po_Arena *a) {
   char c = s[0];
   bool hinted = c == '\0' || c == '+' || c == '-' || c == '.' || (c >= '0' && c <= '9') || strchr("yYnNtTfFoO~", c);
   if (!hinted) return r;
-  if (one_of(s, kTrue)) return (Resolved){.kind = kResBool, .b = true};
-  if (one_of(s, kFalse)) return (Resolved){.kind = kResBool, .b = false};
-  if (one_of(s, kNull)) return (Resolved){.kind = kResNull};
-  if (one_of(s, kNaN)) return (Resolved){.kind = kResFloat, .d = NAN};
-  if (one_of(s, kInf)) return (Resolved){.kind = kResFloat, .d = INFINITY};
-  if (one_of(s, kNegInf)) return (Resolved){.kind = kResFloat, .d = -INFINITY};
+  /* The words are at most 5 bytes ("false", "+.inf"): longer text skips 39 comparisons, most
+   * of the cost of reading a List's names and values. */
+  if (strnlen(s, 6) <= 5) {
+    if (one_of(s, kTrue)) return (Resolved){.kind = kResBool, .b = true};
+    if (one_of(s, kFalse)) return (Resolved){.kind = kResBool, .b = false};
+    if (one_of(s, kNull)) return (Resolved){.kind = kResNull};
+    if (one_of(s, kNaN)) return (Resolved){.kind = kResFloat, .d = NAN};
+    if (one_of(s, kInf)) return (Resolved){.kind = kResFloat, .d = INFINITY};
+    if (one_of(s, kNegInf)) return (Resolved){.kind = kResFloat, .d = -INFINITY};
+  }
   if (c == '.') {
     double d;
     if (go_parse_float(s, &d) && yaml_float_form(s)) return (Resolved){.kind = kResFloat, .d = d};
@@ -351,7 +367,7 @@ typedef struct {
 static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, Size sz, yaml_mark_t m) {
   if (!anchor) return true;
   if (r->anchor_count >= kMaxAnchors) return fail(r, m, kPo_ErrLimit, "too many YAML anchors");
-  r->anchors[r->anchor_count].name = po_Arena_Strndup(r->arena, (const char *)anchor, strlen((const char *)anchor));
+  r->anchors[r->anchor_count].name = po_Arena_Strndup(r->doc_arena, (const char *)anchor, strlen((const char *)anchor));
   r->anchors[r->anchor_count].weight = sz.weight;
   r->anchors[r->anchor_count].height = sz.height;
   r->anchors[r->anchor_count++].value = v;
@@ -507,7 +523,15 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
       }
       for (int i = r->anchor_count; i-- > 0;) {
         if (!strcmp(r->anchors[i].name, (const char *)ev->data.alias.anchor)) {
+          if (!r->anchors[i].value) { /* defined inside an item handed over and freed */
+            r->restart = true;
+            return NULL;
+          }
           *sz = (Size){r->anchors[i].weight, r->anchors[i].height};
+          if (r->in_item && (r->alias_weight += sz->weight) > kMaxExpanded) {
+            fail(r, ev->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+            return NULL;
+          }
           if (depth + sz->height > kMaxDepth) {
             fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested (through aliases) deeper than 64 levels");
             return NULL;
@@ -608,43 +632,20 @@ done:
   return ok;
 }
 
-bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs_out,
-                        size_t *count_out, po_Status *st) {
-  Reader *r = calloc(1, sizeof *r);
-  if (!r) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-  r->arena = a;
-  r->st = st;
-  po_Value **docs = NULL;
-  size_t count = 0, cap = 0, line = 0, chunk = 0, chunk_line = 0;
-  bool ok = true;
-  for (size_t at = 0; ok && at <= len;) {
+/* Cuts the text into chunks as kubectl does and calls fn for each non-empty one, with the line
+ * (0-based) where it starts. */
+typedef bool (*ChunkFn)(void *ctx, const char *text, size_t len, size_t line0);
+
+static bool each_chunk(const char *text, size_t len, po_Status *st, ChunkFn fn, void *ctx) {
+  size_t line = 0, chunk = 0, chunk_line = 0;
+  for (size_t at = 0; at <= len;) {
     const char *nl = at < len ? memchr(text + at, '\n', len - at) : NULL;
     size_t end = nl ? (size_t)(nl - text) : len;
     bool bad = false, sep = at < len && separator(text + at, end - at, line, st, &bad);
-    if (bad) {
-      ok = false;
-      break;
-    }
+    if (bad) return false;
     bool last = at >= len || !nl;
-    if ((sep || last) && (sep ? at : len) > chunk) {
-      po_Value *v = NULL;
-      r->line0 = chunk_line;
-      if (!parse_chunk(r, text + chunk, (sep ? at : len) - chunk, &v)) {
-        ok = false;
-        break;
-      }
-      if (count == cap) {
-        cap = cap ? cap * 2 : 8;
-        po_Value **grown = po_Arena_Malloc(a, cap * sizeof *grown);
-        if (!grown) {
-          ok = po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-          break;
-        }
-        if (count) memcpy(grown, docs, count * sizeof *docs);
-        docs = grown;
-      }
-      docs[count++] = v ? v : po_Value_NewNull(a);
-      if (!docs[count - 1]) ok = po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    if ((sep || last) && (sep ? at : len) > chunk && !fn(ctx, text + chunk, (sep ? at : len) - chunk, chunk_line)) {
+      return false;
     }
     if (last) break;
     at = end + 1;
@@ -654,10 +655,244 @@ bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***d
       chunk_line = line;
     }
   }
+  return true;
+}
+
+typedef struct {
+  Reader *r;
+  po_Value **docs;
+  size_t count, cap;
+} Collect;
+
+static bool collect_chunk(void *ctx, const char *text, size_t len, size_t line0) {
+  Collect *c = ctx;
+  Reader *r = c->r;
+  po_Value *v = NULL;
+  r->line0 = line0;
+  if (!parse_chunk(r, text, len, &v)) return false;
+  if (c->count == c->cap) {
+    c->cap = c->cap ? c->cap * 2 : 8;
+    po_Value **grown = po_Arena_Malloc(r->arena, c->cap * sizeof *grown);
+    if (!grown) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+    if (c->count) memcpy(grown, c->docs, c->count * sizeof *c->docs);
+    c->docs = grown;
+  }
+  c->docs[c->count++] = v ? v : po_Value_NewNull(r->arena);
+  return c->docs[c->count - 1] || po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+}
+
+bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs_out,
+                        size_t *count_out, po_Status *st) {
+  Reader *r = calloc(1, sizeof *r);
+  if (!r) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  r->arena = r->doc_arena = a;
+  r->st = st;
+  Collect c = {.r = r};
+  bool ok = each_chunk(text, len, st, collect_chunk, &c);
   free(r);
   if (ok) {
-    *docs_out = docs;
-    *count_out = count;
+    *docs_out = c.docs;
+    *count_out = c.count;
   }
+  return ok;
+}
+
+/* ---- one object at a time (po_Value_StreamYaml) -------------------------------------------------
+ * A document whose root is a map is read key by key; the value of its first `items` key, when a
+ * sequence, is read one element at a time, each into an arena of its own that is freed once the
+ * caller has seen it. Everything else is read as po_Value_ParseYaml reads it. What cannot be
+ * known while streaming (engine.h) makes the document be read again whole. */
+
+typedef struct {
+  Reader *r;
+  po_StreamCtx *c;
+  int doc;
+} Stream;
+
+typedef enum { kStreamError, kStreamDone, kStreamRestart } StreamResult;
+
+static StreamResult stream_failed(Reader *r) { return r->restart ? kStreamRestart : kStreamError; }
+
+/* The elements of the `items` sequence whose start event is `start`, each handed over. */
+static StreamResult stream_items(Stream *s, yaml_event_t *start) {
+  Reader *r = s->r;
+  const yaml_char_t *anchor = start->data.sequence_start.anchor;
+  for (long i = 0;; i++) {
+    yaml_event_t ev;
+    if (!next(r, &ev)) return kStreamError;
+    if (ev.type == YAML_SEQUENCE_END_EVENT) {
+      yaml_event_delete(&ev);
+      break;
+    }
+    po_Arena *item = po_StreamCtx_Arena(s->c);
+    if (!item) {
+      yaml_event_delete(&ev);
+      po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+      return kStreamError;
+    }
+    int anchors = r->anchor_count;
+    r->arena = item;
+    r->in_item = true;
+    Size w;
+    po_Value *v = node(r, &ev, 2, &w); /* root map 0, items 1 */
+    r->in_item = false;
+    r->arena = r->doc_arena;
+    yaml_event_delete(&ev);
+    bool ok = v && po_StreamCtx_Object(s->c, s->doc, i, v, r->st);
+    po_Arena_Free(item);
+    for (int k = anchors; k < r->anchor_count; k++) r->anchors[k].value = NULL;
+    if (!ok) return v ? kStreamError : stream_failed(r);
+  }
+  /* An alias to the whole sequence would need every item again. */
+  if (anchor && !remember(r, anchor, NULL, (Size){0, 0}, start->start_mark)) return kStreamError;
+  return kStreamDone;
+}
+
+/* The root map whose start event is `start`: its items streamed, its other keys into a head map
+ * that `is_list` then judges. */
+static StreamResult stream_root(Stream *s, yaml_event_t *start) {
+  Reader *r = s->r;
+  po_Value *head = po_Value_NewMap(r->arena);
+  if (!head) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), kStreamError;
+  head->pos = mark_pos(r, start->start_mark);
+  Index ix = {0};
+  Size sz = {1, 0};
+  bool streamed = false;
+  for (;;) {
+    yaml_event_t ev;
+    if (!next(r, &ev)) return kStreamError;
+    if (ev.type == YAML_MAPPING_END_EVENT) {
+      yaml_event_delete(&ev);
+      break;
+    }
+    if (ev.type != YAML_SCALAR_EVENT) {
+      fail(r, ev.start_mark, kPo_ErrParse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
+      yaml_event_delete(&ev);
+      return kStreamError;
+    }
+    const char *ktag = (const char *)ev.data.scalar.tag;
+    bool is_merge = ((ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ktag) ||
+                     (ktag && !strcmp(ktag, "tag:yaml.org,2002:merge"))) &&
+                    ev.data.scalar.length == 2 && !memcmp(ev.data.scalar.value, "<<", 2);
+    yaml_mark_t km = ev.start_mark;
+    const char *key = is_merge ? "<<" : key_text(r, &ev);
+    yaml_event_delete(&ev);
+    yaml_event_t vev;
+    if (!key || !next(r, &vev)) return kStreamError;
+    bool items = !is_merge && !strcmp(key, "items");
+    if (streamed && (items || is_merge)) { /* a later `items` replaces, a merge may add `items` */
+      yaml_event_delete(&vev);
+      return kStreamRestart;
+    }
+    if (items && vev.type == YAML_SEQUENCE_START_EVENT && !po_Value_Get(head, "items")) {
+      streamed = true;
+      StreamResult res = stream_items(s, &vev);
+      yaml_event_delete(&vev);
+      if (res != kStreamDone) return res;
+      continue;
+    }
+    Size w = {0, 0};
+    po_Value *child = node(r, &vev, 1, &w);
+    yaml_event_delete(&vev);
+    if (!child) return stream_failed(r);
+    if (is_merge ? !merge(r, head, &ix, child, km) : !map_set(r->arena, head, &ix, key, child)) {
+      if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+      return kStreamError;
+    }
+    sz.weight += w.weight;
+    if (sz.weight > kMaxExpanded) {
+      fail(r, start->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+      return kStreamError;
+    }
+  }
+  if (!streamed) return po_StreamCtx_Document(s->c, s->doc, head, r->st) ? kStreamDone : kStreamError;
+  const po_ValueStream *vs = s->c->s;
+  return vs->is_list && vs->is_list(vs->ctx, head) ? kStreamDone : kStreamRestart;
+}
+
+/* One chunk's first document, streamed. */
+static StreamResult stream_document(Stream *s, const char *text, size_t len) {
+  Reader *r = s->r;
+  memset(&r->parser, 0, sizeof r->parser);
+  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), kStreamError;
+  yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
+  r->anchor_count = 0;
+  StreamResult res = kStreamError;
+  yaml_event_t ev;
+  if (!next(r, &ev)) goto done; /* the stream start */
+  yaml_event_delete(&ev);
+  if (!next(r, &ev)) goto done;
+  if (ev.type == YAML_STREAM_END_EVENT) {
+    yaml_event_delete(&ev);
+    po_Value *null = po_Value_NewNull(r->arena);
+    res = null && po_StreamCtx_Document(s->c, s->doc, null, r->st) ? kStreamDone : kStreamError;
+    goto done;
+  }
+  if (ev.type != YAML_DOCUMENT_START_EVENT) {
+    fail(r, ev.start_mark, kPo_ErrParse, "unexpected YAML event");
+    yaml_event_delete(&ev);
+    goto done;
+  }
+  yaml_event_delete(&ev);
+  yaml_event_t root;
+  if (!next(r, &root)) goto done;
+  if (root.type == YAML_MAPPING_START_EVENT && !root.data.mapping_start.anchor) {
+    res = stream_root(s, &root);
+    yaml_event_delete(&root);
+    if (res != kStreamDone) goto done;
+  } else {
+    Size w;
+    po_Value *v = node(r, &root, 0, &w);
+    yaml_event_delete(&root);
+    if (!v) goto done;
+    if (!po_StreamCtx_Document(s->c, s->doc, v, r->st)) goto done;
+  }
+  res = kStreamError;
+  if (!next(r, &ev)) goto done; /* the document end, as go-yaml expects it */
+  yaml_event_delete(&ev);
+  res = kStreamDone;
+done:
+  yaml_parser_delete(&r->parser);
+  return res;
+}
+
+static bool stream_chunk(void *ctx, const char *text, size_t len, size_t line0) {
+  Stream *s = ctx;
+  Reader *r = s->r;
+  s->doc++;
+  r->line0 = line0;
+  r->restart = false;
+  r->alias_weight = 0;
+  int aliases = r->alias_count;
+  size_t before = s->c->objects;
+  r->arena = r->doc_arena = po_StreamCtx_Arena(s->c);
+  if (!r->arena) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  StreamResult res = stream_document(s, text, len);
+  po_Arena_Free(r->doc_arena);
+  if (res != kStreamRestart) return res == kStreamDone;
+  /* Read whole, as po_Value_ParseYaml does, and handed over again. */
+  r->alias_count = aliases;
+  r->restart = false;
+  po_Status_Clear(r->st);
+  if (s->c->objects > before && !po_StreamCtx_Retract(s->c, s->doc, r->st)) return false;
+  r->arena = r->doc_arena = po_StreamCtx_Arena(s->c);
+  if (!r->arena) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  po_Value *v = NULL;
+  bool ok = parse_chunk(r, text, len, &v);
+  if (ok && !v) ok = (v = po_Value_NewNull(r->arena)) || po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  ok = ok && po_StreamCtx_Document(s->c, s->doc, v, r->st);
+  po_Arena_Free(r->doc_arena);
+  return ok;
+}
+
+bool po_Value_StreamYaml(const char *text, size_t len, const po_ValueStream *vs, po_Status *st) {
+  Reader *r = calloc(1, sizeof *r);
+  if (!r) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  r->st = st;
+  po_StreamCtx c;
+  po_StreamCtx_Init(&c, vs);
+  Stream s = {.r = r, .c = &c};
+  bool ok = each_chunk(text, len, st, stream_chunk, &s);
+  free(r);
   return ok;
 }

@@ -3,9 +3,10 @@
 # For `validate -f` of one example (a Cluster and a Listener patch) and for `patch`: instructions
 # (callgrind: stable on a busy machine), best wall time of 20 runs, peak RSS, shared objects
 # loaded; then `validate -f` of a generated List of LIST_ITEMS (default 200,000)
-# PropertyOverrides: wall time and peak RSS against the input's size. Prints numbers, never fails
-# on speed. Uses valgrind and GNU time when installed; the List is generated into a temporary
-# directory and removed.
+# PropertyOverrides, as YAML and as JSON: wall and CPU time, peak RSS against the input's size,
+# and the reader's own peak (PO_DEBUG_STREAM_STATS). Prints numbers, never fails on speed. Uses
+# valgrind and GNU time when installed; the Lists are generated into a temporary directory and
+# removed.
 set -u
 build=${1:?usage: bench_cli.sh BUILD_DIR [LIST_ITEMS]} items=${2:-200000}
 bin=$build/propertyoverride
@@ -41,12 +42,15 @@ one "validate -f (Listener patch)" "$bin" validate -f examples/valid/listener-bu
 one "patch (Cluster)" "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/p.json"
 one "version" "$bin" version
 
-echo "== validate -f of a List of $items PropertyOverrides (every 1,000th invalid)"
-"$here/gen_cli_list.sh" "$items" 1000 >"$work/list.yaml"
-size=$(stat -c %s "$work/list.yaml")
-if [ -x /usr/bin/time ]; then
-  /usr/bin/time -f '%e %M' -o "$work/t" "$bin" validate -f "$work/list.yaml" >"$work/out" 2>&1
-  read -r wall kb < <(tail -1 "$work/t")
-  printf 'input %d bytes: wall %s s, peak RSS %d KB (%.1fx the input); %s\n' "$size" "$wall" "$kb" \
-    "$(echo "$kb * 1024 / $size" | bc -l)" "$(tail -1 "$work/out")"
-fi
+for format in yaml json; do
+  echo "== validate -f of a $format List of $items PropertyOverrides (every 1,000th invalid)"
+  "$here/gen_cli_list.sh" "$items" 1000 "$format" >"$work/list.$format"
+  size=$(stat -c %s "$work/list.$format")
+  if [ -x /usr/bin/time ]; then
+    PO_DEBUG_STREAM_STATS=1 /usr/bin/time -f '%e %U %S %M' -o "$work/t" "$bin" validate -f "$work/list.$format" >"$work/out" 2>"$work/err"
+    read -r wall user sys kb < <(tail -1 "$work/t")
+    printf 'input %d bytes: wall %s s (user %s s, sys %s s), peak RSS %d KB (%.2fx the input); %s; %s\n' "$size" \
+      "$wall" "$user" "$sys" "$kb" "$(echo "$kb * 1024 / $size" | bc -l)" "$(grep '^stream:' "$work/err")" "$(tail -1 "$work/out")"
+  fi
+  rm -f "$work/list.$format"
+done

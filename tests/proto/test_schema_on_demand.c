@@ -1,5 +1,6 @@
 /* The embedded schema loaded on demand (po_Schema_LoadOnDemand, what the one-shot command
- * uses): each lookup loads the file that defines the name and its imports, and nothing more;
+ * uses): each lookup loads the piece that defines the name and the pieces it uses, and nothing
+ * more (the embedded set is cut into pieces of a message or a cycle of them: proto/tools/trim.c);
  * what it finds is what the schema loaded whole has; rules, Anys in JSON (also with an escaped
  * "@type" the scan cannot read) and names no file defines behave as with the whole schema. */
 #include <setjmp.h>
@@ -39,14 +40,18 @@ static void test_loads_only_what_is_looked_up(void **state) {
   (void)state;
   const upb_DefPool *pool = po_Schema_Pool(lazy);
   /* Nothing yet: the first lookup comes below (the tests run in order, this one first). */
-  assert_null(upb_DefPool_FindFileByName(pool, "envoy/config/cluster/v3/cluster.proto"));
-  assert_null(upb_DefPool_FindFileByName(pool, "google/protobuf/any.proto"));
+  assert_null(upb_DefPool_FindMessageByName(pool, "envoy.config.cluster.v3.Cluster"));
+  assert_null(upb_DefPool_FindMessageByName(pool, "google.protobuf.Any"));
   const upb_MessageDef *c = po_Schema_ResourceMessage(lazy, "cluster");
   assert_non_null(c);
   assert_string_equal(upb_MessageDef_FullName(c), "envoy.config.cluster.v3.Cluster");
-  assert_non_null(upb_DefPool_FindFileByName(pool, "envoy/config/cluster/v3/cluster.proto"));
-  /* Listener's own file is not an import of Cluster's: still not loaded. */
-  assert_null(upb_DefPool_FindFileByName(pool, "envoy/config/listener/v3/listener.proto"));
+  assert_non_null(upb_DefPool_FindFileByName(pool, "envoy/config/cluster/v3/cluster.proto#Cluster"));
+  assert_non_null(upb_DefPool_FindMessageByName(pool, "google.protobuf.Any")); /* a field's type */
+  /* Listener is not a type Cluster uses: still not loaded. Nor are the messages of files Cluster
+   * imports that it does not use: core/v3/base.proto's Node (Cluster uses its Metadata). */
+  assert_null(upb_DefPool_FindMessageByName(pool, "envoy.config.listener.v3.Listener"));
+  assert_non_null(upb_DefPool_FindMessageByName(pool, "envoy.config.core.v3.Metadata"));
+  assert_null(upb_DefPool_FindMessageByName(pool, "envoy.config.core.v3.Node"));
   assert_true(po_Schema_FileCount(lazy) == po_Schema_FileCount(whole));
 }
 
@@ -90,18 +95,18 @@ static void test_any_in_json(void **state) {
       "\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"db\"}}}",
       "{\"name\":\"db\",\"transport_socket\":{\"name\":\"q\",\"typed_config\":{\"\\u0040type\":"
       "\"type.googleapis.com/envoy.extensions.transport_sockets.quic.v3.QuicUpstreamTransport\"}}}"};
-  static const char *const files[] = {"envoy/extensions/transport_sockets/tls/v3/tls.proto",
-                                      "envoy/extensions/transport_sockets/quic/v3/quic_transport.proto"};
+  static const char *const types[] = {"envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext",
+                                      "envoy.extensions.transport_sockets.quic.v3.QuicUpstreamTransport"};
   const upb_DefPool *pool = po_Schema_Pool(lazy);
   for (int i = 0; i < 2; i++) {
-    assert_null(upb_DefPool_FindFileByName(pool, files[i]));
+    assert_null(upb_DefPool_FindMessageByName(pool, types[i]));
     upb_Arena *a = upb_Arena_New();
     po_Status st;
     po_Status_Clear(&st);
     const upb_MessageDef *c = po_Schema_FindMessage(lazy, "envoy.config.cluster.v3.Cluster");
     upb_Message *m = po_Json_Decode(lazy, c, inputs[i], strlen(inputs[i]), a, &st);
     if (!m) fail_msg("decode %d: %s", i, st.message);
-    assert_non_null(upb_DefPool_FindFileByName(pool, files[i]));
+    assert_non_null(upb_DefPool_FindMessageByName(pool, types[i]));
     char *out = po_Json_Encode(lazy, c, m, a, NULL, &st);
     assert_non_null(out);
     assert_non_null(strstr(out, i == 0 ? "\"sni\":\"db\"" : "QuicUpstreamTransport"));

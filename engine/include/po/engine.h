@@ -96,6 +96,51 @@ struct json_object *po_Value_ToJsonC(const po_Value *v); /* new reference; NULL 
 /* Compact JSON text of the value, in the arena. */
 char *po_Value_ToJson(const po_Value *v, po_Arena *a);
 
+/* ---- values one object at a time: big List files in bounded memory -------------------------
+ * po_Value_StreamYaml/Json read what po_Value_ParseYaml/Json read, with the same results, errors
+ * and positions, but hand the caller one object at a time: each document, or, for a document
+ * whose top-level `items` is a list and which `is_list` says is a list kind, each of its items.
+ * An item is parsed into an arena of its own, freed after `object` returns, so memory is bounded
+ * by the largest item (plus the document's other keys), not by the file.
+ * Items are handed over as they are read, before the rest of the document is known. When the
+ * rest changes what they were (a later `items` or `<<` key, `is_list` false once every key is
+ * known, an alias to an anchor inside an earlier item, whose value is gone), the reader calls
+ * `retract` for the document and hands it over again from a whole parse of that document: the
+ * caller forgets what it did with that document's objects. A parse error stops the stream with
+ * the status set (objects handed over before it stay handed over). YAML's bound on expanded
+ * nodes (1,000,000) holds for each streamed item and for the rest of its document, and for what
+ * the items' aliases expand to over the whole document; the nodes items hold themselves are not
+ * added up (the caller never holds more than one item). */
+typedef struct {
+  int doc;               /* 1-based document index in the stream */
+  long item;             /* index in the document's `items`, or -1 for a whole document */
+  const po_Value *value; /* valid until `object` returns; kPo_ValueKind_Null for an empty document */
+} po_StreamObject;
+
+typedef struct {
+  size_t objects;        /* calls of `object` */
+  size_t retracted;      /* documents handed over again */
+  size_t peak_bytes;     /* most bytes the reader's arenas held at once (a deterministic proxy for
+                          * its memory: block sizes, not malloc's overhead) */
+} po_StreamStats;
+
+typedef struct {
+  void *ctx;
+  /* Whether a document is a list whose items go one at a time. `head` is the document's
+   * top-level map, without `items` when items are being streamed. */
+  bool (*is_list)(void *ctx, const po_Value *head);
+  /* One object. `a` is an arena the callback may allocate in; it and the object's value are freed
+   * when the call returns. false stops the stream (the status says "stopped by the caller"
+   * unless the callback set its own in *st). */
+  bool (*object)(void *ctx, const po_StreamObject *o, po_Arena *a, po_Status *st);
+  /* Everything `object` got for document `doc` is withdrawn; it comes again. false stops. */
+  bool (*retract)(void *ctx, int doc);
+  po_StreamStats *stats; /* optional, filled as the stream goes */
+} po_ValueStream;
+
+bool po_Value_StreamYaml(const char *text, size_t len, const po_ValueStream *s, po_Status *status);
+bool po_Value_StreamJson(const char *text, size_t len, const po_ValueStream *s, po_Status *status);
+
 /* ---- the model of the seed ---------------------------------------------------------------- */
 
 typedef enum { kPo_Op_Unknown = 0, kPo_Op_Add, kPo_Op_Remove } po_Op;
