@@ -334,14 +334,17 @@ static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dua
   /* Idle clients cannot starve others: each client address gets at most max_per_client
    * connections, one silent for header_timeout before its TLS handshake and request are
    * complete is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
+  /* The logger first, so that it gets the messages about the options after it. One thread is
+   * the daemon's own polling thread, without a pool (MHD warns about a pool of 0 or 1): the
+   * pool size goes last, where MHD_OPTION_END can stand in for it. */
   struct MHD_OptionItem common[] = {
+      {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s},
       {MHD_OPTION_SOCK_ADDR, 0, (void *)sa},
-      {MHD_OPTION_THREAD_POOL_SIZE, s->opt.threads, NULL},
       {MHD_OPTION_CONNECTION_LIMIT, s->limit, NULL},
       {MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_per_client, NULL},
       {MHD_OPTION_CONNECTION_TIMEOUT, s->opt.header_timeout, NULL},
       {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
-      {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s},
+      {s->opt.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->opt.threads, NULL},
       {MHD_OPTION_END, 0, NULL},
   };
   if (s->tls) {
