@@ -1,18 +1,13 @@
-/* The operations server: probes and metrics over libmicrohttpd. */
+/* The operations server: probes and metrics, served by the HTTP layer (po/runtime/http.h). */
 #include "po/runtime/ops.h"
 
-#include <arpa/inet.h>
-#include <microhttpd.h>
-#include <netdb.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 
-#include "po/runtime/clock.h"
+#include "po/runtime/http.h"
 
 typedef struct {
   char *name;
@@ -26,14 +21,12 @@ typedef struct {
 } CheckList;
 
 struct po_OpsServer {
-  po_ListenAddr addr;
+  po_HttpServer *http;
   char address_text[300];
   po_Metrics *metrics;
   po_Logger *log;
   pthread_mutex_t mu; /* guards the check lists */
   CheckList ready, health;
-  struct MHD_Daemon *daemon;
-  int port;
 };
 
 static bool ping(void *ctx, char *reason, size_t cap) { return true; }
@@ -96,6 +89,8 @@ bool po_OpsServer_AddHealthCheck(po_OpsServer *s, const char *name, po_CheckFn f
   return add_check(s, &s->health, "healthz", name, fn, ctx, st);
 }
 
+static bool handle(void *ctx, po_HttpRequest *rq);
+
 po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_CtlStatus *st) {
   const char *address = opts && opts->address ? opts->address : ":8081";
   po_OpsServer *s = calloc(1, sizeof *s);
@@ -103,15 +98,27 @@ po_OpsServer *po_OpsServer_New(const po_OpsOptions *opts, po_CtlStatus *st) {
     po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "operations server: out of memory");
     return NULL;
   }
-  if (!po_ListenAddr_Parse(address, &s->addr, st)) {
-    free(s);
-    return NULL;
-  }
   snprintf(s->address_text, sizeof s->address_text, "%s", address);
   s->metrics = opts ? opts->metrics : NULL;
   s->log = opts ? opts->log : NULL;
   pthread_mutex_init(&s->mu, NULL);
-  if (!po_OpsServer_AddHealthCheck(s, "ping", ping, NULL, st)) {
+  /* Probes and scrapes are small GETs from the kubelet and Prometheus: one thread, a few
+   * connections, no bodies to speak of. The same bounds against idle or slow clients as the
+   * webhook's, scaled down. */
+  s->http = po_HttpServer_New(&(po_HttpOptions){.name = "operations server",
+                                                .address = address,
+                                                .threads = 1,
+                                                .max_connections = 64,
+                                                .max_per_client = 64,
+                                                .header_timeout = 10,
+                                                .request_timeout = 10,
+                                                .idle_timeout = 10,
+                                                .max_body = 4096,
+                                                .handler = handle,
+                                                .ctx = s,
+                                                .log = s->log},
+                              st);
+  if (!s->http || !po_OpsServer_AddHealthCheck(s, "ping", ping, NULL, st)) {
     po_OpsServer_Free(s);
     return NULL;
   }
@@ -125,7 +132,7 @@ static void free_checks(CheckList *l) {
 
 void po_OpsServer_Free(po_OpsServer *s) {
   if (!s) return;
-  po_OpsServer_Stop(s);
+  po_HttpServer_Free(s->http);
   free_checks(&s->ready);
   free_checks(&s->health);
   pthread_mutex_destroy(&s->mu);
@@ -161,63 +168,6 @@ static void text_add(Text *t, const char *fmt, ...) {
   }
 }
 
-static enum MHD_Result respond(struct MHD_Connection *conn, unsigned code, const char *type,
-                               char *body, size_t len, bool owned) {
-  struct MHD_Response *r = MHD_create_response_from_buffer(
-      len, body ? body : (char *)"", owned && body ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_MUST_COPY);
-  if (!r) {
-    if (owned) free(body);
-    return MHD_NO;
-  }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
-  enum MHD_Result ret = MHD_queue_response(conn, code, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-static enum MHD_Result respond_text(struct MHD_Connection *conn, unsigned code, const char *s) {
-  return respond(conn, code, "text/plain; charset=utf-8", (char *)s, strlen(s), false);
-}
-
-typedef struct {
-  const char *name;
-  bool found;
-} ExcludeQuery;
-
-static enum MHD_Result find_exclude(void *cls, enum MHD_ValueKind kind, const char *key,
-                                    const char *value) {
-  ExcludeQuery *q = cls;
-  if (strcmp(key, "exclude") == 0 && value && strcmp(value, q->name) == 0) {
-    q->found = true;
-    return MHD_NO;
-  }
-  return MHD_YES;
-}
-
-static enum MHD_Result find_key(void *cls, enum MHD_ValueKind kind, const char *key,
-                                const char *value) {
-  ExcludeQuery *q = cls;
-  if (strcmp(key, q->name) == 0) {
-    q->found = true;
-    return MHD_NO;
-  }
-  return MHD_YES;
-}
-
-/* "?verbose" has no value, so MHD_lookup_connection_value cannot tell it from absence. */
-static bool has_argument(struct MHD_Connection *conn, const char *name) {
-  ExcludeQuery q = {name, false};
-  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, find_key, &q);
-  return q.found;
-}
-
-static bool excluded(struct MHD_Connection *conn, const char *name) {
-  ExcludeQuery q = {name, false};
-  MHD_get_connection_values(conn, MHD_GET_ARGUMENT_KIND, find_exclude, &q);
-  return q.found;
-}
-
 /* Copies the list so checks run without the lock (a slow check must not block registration). */
 static Check *snapshot(po_OpsServer *s, CheckList *l, size_t *n) {
   pthread_mutex_lock(&s->mu);
@@ -228,30 +178,30 @@ static Check *snapshot(po_OpsServer *s, CheckList *l, size_t *n) {
   return copy;
 }
 
-static enum MHD_Result serve_checks(po_OpsServer *s, struct MHD_Connection *conn, CheckList *l,
-                                    const char *endpoint, const char *only) {
+static bool serve_checks(po_OpsServer *s, po_HttpRequest *rq, CheckList *l, const char *endpoint,
+                         const char *only) {
   size_t n;
   Check *checks = snapshot(s, l, &n);
-  if (!checks) return respond_text(conn, 500, "internal server error: out of memory\n");
-  bool verbose = has_argument(conn, "verbose");
+  if (!checks) return po_HttpRequest_Text(rq, 500, "internal server error: out of memory\n");
+  bool verbose = po_HttpRequest_HasArg(rq, "verbose");
   if (only) {
     for (size_t i = 0; i < n; i++) {
       if (strcmp(checks[i].name, only) != 0) continue;
       char reason[256] = "";
       bool ok = checks[i].fn(checks[i].ctx, reason, sizeof reason);
       free(checks);
-      if (ok) return respond_text(conn, 200, "ok");
+      if (ok) return po_HttpRequest_Text(rq, 200, "ok");
       char body[300];
       snprintf(body, sizeof body, "internal server error: %s\n", reason[0] ? reason : "failed");
-      return respond_text(conn, 500, body);
+      return po_HttpRequest_Text(rq, 500, body);
     }
     free(checks);
-    return respond_text(conn, 404, "404 page not found\n");
+    return po_HttpRequest_Text(rq, 404, "404 page not found\n");
   }
   Text t = {0};
   bool healthy = true;
   for (size_t i = 0; i < n; i++) {
-    if (excluded(conn, checks[i].name)) {
+    if (po_HttpRequest_HasArgValue(rq, "exclude", checks[i].name)) {
       text_add(&t, "[+]%s excluded: ok\n", checks[i].name);
       continue;
     }
@@ -269,25 +219,24 @@ static enum MHD_Result serve_checks(po_OpsServer *s, struct MHD_Connection *conn
   free(checks);
   if (healthy && !verbose) {
     free(t.data);
-    return respond_text(conn, 200, "ok");
+    return po_HttpRequest_Text(rq, 200, "ok");
   }
   text_add(&t, "%s check %s\n", endpoint, healthy ? "passed" : "failed");
-  if (!t.data) return respond_text(conn, 500, "internal server error: out of memory\n");
-  return respond(conn, healthy ? 200 : 500, "text/plain; charset=utf-8", t.data, t.len, true);
+  if (!t.data) return po_HttpRequest_Text(rq, 500, "internal server error: out of memory\n");
+  return po_HttpRequest_RespondOwned(rq, healthy ? 200 : 500, "text/plain; charset=utf-8", t.data, t.len);
 }
 
-static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char *url,
-                              const char *method, const char *version, const char *upload_data,
-                              size_t *upload_data_size, void **con_cls) {
-  po_OpsServer *s = cls;
+static bool handle(void *ctx, po_HttpRequest *rq) {
+  po_OpsServer *s = ctx;
+  const char *method = po_HttpRequest_Method(rq), *url = po_HttpRequest_Path(rq);
   if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
-    return respond_text(conn, 405, "method not allowed: use GET\n");
+    return po_HttpRequest_Text(rq, 405, "method not allowed: use GET\n");
   if (strcmp(url, "/metrics") == 0 && s->metrics) {
     char *text;
     size_t len;
     if (!po_Metrics_Write(s->metrics, &text, &len))
-      return respond_text(conn, 500, "internal server error: out of memory\n");
-    return respond(conn, 200, PO_METRICS_CONTENT_TYPE, text, len, true);
+      return po_HttpRequest_Text(rq, 500, "internal server error: out of memory\n");
+    return po_HttpRequest_RespondOwned(rq, 200, PO_METRICS_CONTENT_TYPE, text, len);
   }
   static const struct {
     const char *prefix;
@@ -300,51 +249,25 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     if (strncmp(url, kProbes[i].prefix, n) != 0) continue;
     CheckList *l = kProbes[i].ready ? &s->ready : &s->health;
     if (url[n] == '\0' || (url[n] == '/' && url[n + 1] == '\0'))
-      return serve_checks(s, conn, l, kProbes[i].endpoint, NULL);
-    if (url[n] == '/') return serve_checks(s, conn, l, kProbes[i].endpoint, url + n + 1);
+      return serve_checks(s, rq, l, kProbes[i].endpoint, NULL);
+    if (url[n] == '/') return serve_checks(s, rq, l, kProbes[i].endpoint, url + n + 1);
   }
-  return respond_text(conn, 404, "404 page not found\n");
+  return po_HttpRequest_Text(rq, 404, "404 page not found\n");
 }
 
 /* --- lifecycle --------------------------------------------------------------------------- */
 
-static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dual_stack) {
-  po_OpsServer *s = ctx;
-  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
-  if (v6) flags |= MHD_USE_IPv6;
-  if (dual_stack) flags |= MHD_USE_DUAL_STACK;
-  s->daemon = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR, sa,
-                               MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-                               MHD_OPTION_CONNECTION_LIMIT, (unsigned)64, MHD_OPTION_END);
-  return s->daemon != NULL;
-}
-
 bool po_OpsServer_Start(po_OpsServer *s, po_CtlStatus *st) {
-  if (s->daemon || s->addr.disabled) return true;
-  po_CtlStatus inner;
-  po_CtlStatus_Clear(&inner);
-  if (!po_ListenAddr_Bind(&s->addr, start_daemon, s, &inner) && inner.code == kPo_Ctl_Usage)
-    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "operations server: %s", inner.message);
-  if (!s->daemon)
-    return po_CtlStatus_Set(st, kPo_Ctl_System,
-                           "operations server: cannot listen on \"%s\" (address in use or not "
-                           "local?)",
-                           s->address_text);
-  const union MHD_DaemonInfo *info = MHD_get_daemon_info(s->daemon, MHD_DAEMON_INFO_BIND_PORT);
-  s->port = info ? (int)info->port : s->addr.port;
+  if (po_HttpServer_Port(s->http) || po_HttpServer_Disabled(s->http)) return true;
+  if (!po_HttpServer_Start(s->http, st)) return false;
   po_Log_Info(s->log, "serving probes and metrics", po_Str("address", s->address_text),
-              po_Int("port", s->port));
+              po_Int("port", po_HttpServer_Port(s->http)));
   return true;
 }
 
-int po_OpsServer_Port(const po_OpsServer *s) { return s->daemon ? s->port : 0; }
+int po_OpsServer_Port(const po_OpsServer *s) { return po_HttpServer_Port(s->http); }
 
-void po_OpsServer_Stop(po_OpsServer *s) {
-  if (!s->daemon) return;
-  MHD_stop_daemon(s->daemon);
-  s->daemon = NULL;
-  s->port = 0;
-}
+void po_OpsServer_Stop(po_OpsServer *s) { po_HttpServer_Stop(s->http); }
 
 static bool runnable_start(void *ctx, po_CtlStatus *st) { return po_OpsServer_Start(ctx, st); }
 static bool runnable_stop(void *ctx, int64_t deadline) {

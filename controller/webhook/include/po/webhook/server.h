@@ -1,4 +1,5 @@
-/* The webhook's HTTPS server (libmicrohttpd + GnuTLS): POST /validate takes AdmissionReview v1,
+/* The webhook's HTTPS server, on the runtime's HTTP layer (po/runtime/http.h: libmicrohttpd +
+ * GnuTLS): POST /validate takes AdmissionReview v1,
  * GET /healthz answers ok. Certificate and key are read from files and re-read when either file
  * changes (checked at most once a second, at handshakes), so rotated certificates (cert-manager,
  * Secret volume updates) are picked up without a restart; a file that fails to load keeps the

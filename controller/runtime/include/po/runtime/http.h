@@ -1,0 +1,95 @@
+/* The process's one HTTP server layer (libmicrohttpd, optionally GnuTLS), under the admission
+ * webhook and the operations server: the listen address (po/runtime/listen.h), the daemon and its
+ * limits, TLS with certificate reload, the request body, the refusals and the responses.
+ *
+ * Bounded against hostile or idle clients, the same way for every server:
+ *   - at most max_connections connections (raised towards RLIMIT_NOFILE, else lowered to fit)
+ *     and at most max_per_client from one client address;
+ *   - each request has header_timeout seconds of allowed silence until it is complete (a
+ *     keep-alive connection gets idle_timeout between requests), and request_timeout seconds
+ *     from its headers to the end of its body, so a trickled body is cut too;
+ *   - a declared body over max_body is answered 413 before it is read (also under
+ *     `Expect: 100-continue`); a chunked body is refused by closing the connection (its chunk
+ *     framing can be trickled without delivering data, so no deadline could be checked);
+ *   - TLS 1.2/1.3, AEAD suites, ECDHE only; the certificate and key files are re-read when they
+ *     change (checked at most once a second, at handshakes); a pair that fails to load keeps
+ *     the previous one.
+ * The handler runs once per request, with the whole body in memory, on one of the server's
+ * threads: it must be thread-safe. */
+#ifndef PO_RUNTIME_HTTP_H
+#define PO_RUNTIME_HTTP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "po/runtime/listen.h"
+#include "po/runtime/log.h"
+#include "po/runtime/runnable.h"
+#include "po/runtime/status.h"
+
+typedef struct po_HttpServer po_HttpServer;
+/* One request; valid only during the handler's call. */
+typedef struct po_HttpRequest po_HttpRequest;
+
+/* Answers rq with one po_HttpRequest_Respond* call and returns its result; false closes the
+ * connection without an answer. */
+typedef bool (*po_HttpHandler)(void *ctx, po_HttpRequest *rq);
+
+typedef struct {
+  const char *name;      /* in messages and as the runnable's name; NULL: "http server" */
+  const char *address;   /* po/runtime/listen.h; "0" disables the server (Start does nothing) */
+  const char *cert_file; /* PEM chain; both NULL: plain HTTP */
+  const char *key_file;  /* PEM private key */
+  unsigned threads;          /* 0: the number of CPUs */
+  unsigned max_connections;  /* 0: 4096 */
+  unsigned max_per_client;   /* connections per client IP address; 0: 256 */
+  unsigned header_timeout;   /* seconds of silence allowed until a request is complete; 0: 5 */
+  unsigned request_timeout;  /* seconds from the headers to the end of the body; 0: 10 */
+  unsigned idle_timeout;     /* seconds a keep-alive connection may idle between requests; 0: 30 */
+  size_t max_body;           /* bytes; 0: 3 MiB */
+  po_HttpHandler handler;
+  void *ctx;
+  /* The refusals the layer answers itself (408 body deadline, 411 chunked, 413 too large), for
+   * metrics; may be NULL. seconds: since the request's headers. */
+  void (*refused)(void *ctx, int http_status, double seconds);
+  /* libmicrohttpd's messages (at most 5 a second, with a count of those dropped) and certificate
+   * reload failures; borrowed; NULL: not logged. */
+  po_Logger *log;
+} po_HttpOptions;
+
+/* Checks the options, parses the address and loads the certificate; nothing listens yet. NULL
+ * with st filled: kPo_Ctl_Usage for a bad address or option (st names which), kPo_Ctl_System for
+ * a certificate that does not load or too few file descriptors. */
+po_HttpServer *po_HttpServer_New(const po_HttpOptions *opts, po_CtlStatus *st);
+void po_HttpServer_Free(po_HttpServer *s); /* stops it first */
+
+/* True when the address was "0": Start binds nothing. */
+bool po_HttpServer_Disabled(const po_HttpServer *s);
+bool po_HttpServer_Start(po_HttpServer *s, po_CtlStatus *st); /* a started server: true */
+/* The bound port (the picked one when the address said 0); 0 when not listening. */
+uint16_t po_HttpServer_Port(const po_HttpServer *s);
+/* Returns once no handler runs any more; Start may be called again. */
+void po_HttpServer_Stop(po_HttpServer *s);
+/* Start and Stop as a manager runnable (needs_leader false: it serves on every replica). */
+po_Runnable po_HttpServer_Runnable(po_HttpServer *s);
+
+const char *po_HttpRequest_Method(const po_HttpRequest *rq);
+const char *po_HttpRequest_Path(const po_HttpRequest *rq); /* without the query */
+/* The body, NUL-terminated ("" when there was none); *len its length (may be NULL). */
+const char *po_HttpRequest_Body(const po_HttpRequest *rq, size_t *len);
+/* Whether the query has the argument ("?verbose" counts), or the argument with that value. */
+bool po_HttpRequest_HasArg(const po_HttpRequest *rq, const char *key);
+bool po_HttpRequest_HasArgValue(const po_HttpRequest *rq, const char *key, const char *value);
+double po_HttpRequest_Seconds(const po_HttpRequest *rq); /* since the headers arrived */
+
+/* The answer, copied. Every answer carries `X-Content-Type-Options: nosniff`. */
+bool po_HttpRequest_Respond(po_HttpRequest *rq, unsigned status, const char *content_type,
+                            const char *body, size_t len);
+/* The answer in a malloc'd buffer, which this takes (and frees, also on failure). */
+bool po_HttpRequest_RespondOwned(po_HttpRequest *rq, unsigned status, const char *content_type,
+                                 char *body, size_t len);
+/* text/plain; charset=utf-8. */
+bool po_HttpRequest_Text(po_HttpRequest *rq, unsigned status, const char *text);
+
+#endif

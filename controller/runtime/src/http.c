@@ -1,0 +1,404 @@
+/* The HTTP server layer (po/runtime/http.h): one libmicrohttpd daemon per server, its limits,
+ * the request body and the responses. TLS credentials are http_tls.c's. */
+#include "po/runtime/http.h"
+
+#include <microhttpd.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http_tls.h"
+
+enum { kMaxLogsPerSecond = 5 };
+
+struct po_HttpServer {
+  po_HttpOptions opt;
+  char name[64];
+  char address[300];
+  po_ListenAddr addr;
+  unsigned limit; /* connections, as file descriptors allow */
+  po_HttpTls *tls;
+  struct MHD_Daemon *d;
+  uint16_t port;
+  pthread_mutex_t log_mu;
+  time_t log_second; /* libmicrohttpd's messages: at most kMaxLogsPerSecond each second */
+  unsigned log_count, log_dropped;
+};
+
+struct po_HttpRequest {
+  struct MHD_Connection *c;
+  const char *method, *url;
+  char *buf;
+  size_t len, cap;
+  bool too_big;
+  struct timespec start;
+};
+
+/* --- responses ---------------------------------------------------------------------------- */
+
+static bool queue(po_HttpRequest *rq, unsigned status, const char *type, char *body, size_t len,
+                  enum MHD_ResponseMemoryMode mode) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+  if (!r) {
+    if (mode == MHD_RESPMEM_MUST_FREE) free(body);
+    return false;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  enum MHD_Result ret = MHD_queue_response(rq->c, status, r);
+  MHD_destroy_response(r);
+  return ret == MHD_YES;
+}
+
+bool po_HttpRequest_Respond(po_HttpRequest *rq, unsigned status, const char *content_type,
+                            const char *body, size_t len) {
+  return queue(rq, status, content_type, (char *)(body ? body : ""), body ? len : 0,
+               MHD_RESPMEM_MUST_COPY);
+}
+
+bool po_HttpRequest_RespondOwned(po_HttpRequest *rq, unsigned status, const char *content_type,
+                                 char *body, size_t len) {
+  if (!body) return po_HttpRequest_Respond(rq, status, content_type, "", 0);
+  return queue(rq, status, content_type, body, len, MHD_RESPMEM_MUST_FREE);
+}
+
+bool po_HttpRequest_Text(po_HttpRequest *rq, unsigned status, const char *text) {
+  return po_HttpRequest_Respond(rq, status, "text/plain; charset=utf-8", text, strlen(text));
+}
+
+/* --- the request --------------------------------------------------------------------------- */
+
+const char *po_HttpRequest_Method(const po_HttpRequest *rq) { return rq->method; }
+const char *po_HttpRequest_Path(const po_HttpRequest *rq) { return rq->url; }
+
+const char *po_HttpRequest_Body(const po_HttpRequest *rq, size_t *len) {
+  if (len) *len = rq->len;
+  return rq->buf ? rq->buf : "";
+}
+
+double po_HttpRequest_Seconds(const po_HttpRequest *rq) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - rq->start.tv_sec) + (double)(t1.tv_nsec - rq->start.tv_nsec) / 1e9;
+}
+
+typedef struct {
+  const char *key, *value; /* value NULL: any */
+  bool found;
+} ArgQuery;
+
+static enum MHD_Result find_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+                                const char *value) {
+  (void)kind;
+  ArgQuery *q = cls;
+  if (strcmp(key, q->key) != 0) return MHD_YES;
+  if (q->value && (!value || strcmp(value, q->value) != 0)) return MHD_YES;
+  q->found = true;
+  return MHD_NO;
+}
+
+/* "?verbose" has no value, so MHD_lookup_connection_value cannot tell it from absence. */
+bool po_HttpRequest_HasArg(const po_HttpRequest *rq, const char *key) {
+  ArgQuery q = {key, NULL, false};
+  MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, find_arg, &q);
+  return q.found;
+}
+
+bool po_HttpRequest_HasArgValue(const po_HttpRequest *rq, const char *key, const char *value) {
+  ArgQuery q = {key, value, false};
+  MHD_get_connection_values(rq->c, MHD_GET_ARGUMENT_KIND, find_arg, &q);
+  return q.found;
+}
+
+/* --- body accumulation and refusals -------------------------------------------------------- */
+
+static void refused(po_HttpServer *s, po_HttpRequest *rq, int status) {
+  if (s->opt.refused) s->opt.refused(s->opt.ctx, status, po_HttpRequest_Seconds(rq));
+}
+
+static enum MHD_Result too_large(po_HttpServer *s, po_HttpRequest *rq) {
+  char msg[128];
+  snprintf(msg, sizeof msg, "request body over %zu bytes\n", s->opt.max_body);
+  refused(s, rq, 413);
+  return po_HttpRequest_Respond(rq, 413, "text/plain", msg, strlen(msg)) ? MHD_YES : MHD_NO;
+}
+
+/* The request's headers are in. */
+static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **ctx) {
+  po_HttpRequest *rq = calloc(1, sizeof *rq);
+  if (!rq) return MHD_NO;
+  rq->c = c;
+  clock_gettime(CLOCK_MONOTONIC, &rq->start);
+  *ctx = rq;
+  /* Each request has the short timeout until it is complete (a keep-alive connection had the
+   * long one since its previous request). */
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.header_timeout);
+  /* Kubernetes' clients always send a Content-Length. A chunked body is refused: its chunk
+   * sizes, extensions and trailers can be trickled without delivering data, so no deadline on
+   * the body could be checked. */
+  const char *te = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_TRANSFER_ENCODING);
+  if (te && strcasecmp(te, "identity") != 0) {
+    /* MHD cannot answer before such a body is read, so the connection is closed. */
+    refused(s, rq, 411);
+    return MHD_NO;
+  }
+  /* A declared body over the limit is refused before it is read, and before MHD would answer
+   * `Expect: 100-continue` with 100 (it does not once a response is queued). */
+  const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+  if (cl) {
+    char *end = NULL;
+    unsigned long long n = strtoull(cl, &end, 10);
+    if (end != cl && n > s->opt.max_body) {
+      rq->too_big = true;
+      return too_large(s, rq);
+    }
+  }
+  return MHD_YES;
+}
+
+/* Part of the body. Bounded: at most max_body bytes are kept, doubling from 16 KiB. */
+static enum MHD_Result accumulate(po_HttpServer *s, po_HttpRequest *rq, const char *data, size_t *size) {
+  /* The whole request within request_timeout of its headers: a client trickling its body byte
+   * by byte is never silent long enough for the inactivity timeout. */
+  if (po_HttpRequest_Seconds(rq) > (double)s->opt.request_timeout) {
+    refused(s, rq, 408);
+    return MHD_NO;
+  }
+  if (rq->len + *size > s->opt.max_body) {
+    /* Only a body without a declared length gets here (a declared one is refused in begin);
+     * MHD cannot answer while a body is being read, so the connection is closed rather than
+     * the rest read. */
+    rq->too_big = true;
+    refused(s, rq, 413);
+    return MHD_NO;
+  }
+  if (!rq->too_big) {
+    if (rq->len + *size + 1 > rq->cap) {
+      size_t cap = rq->cap ? rq->cap : 16384;
+      while (cap < rq->len + *size + 1) cap *= 2;
+      char *nb = realloc(rq->buf, cap);
+      if (!nb) return MHD_NO;
+      rq->buf = nb;
+      rq->cap = cap;
+    }
+    memcpy(rq->buf + rq->len, data, *size);
+    rq->len += *size;
+    rq->buf[rq->len] = '\0';
+  }
+  *size = 0;
+  return MHD_YES;
+}
+
+static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
+                              const char *version, const char *data, size_t *data_size, void **ctx) {
+  (void)version;
+  po_HttpServer *s = cls;
+  po_HttpRequest *rq = *ctx;
+  if (!rq) return begin(s, c, ctx);
+  if (*data_size) return accumulate(s, rq, data, data_size);
+  /* The request is complete: from now on the connection may idle as long as keep-alive allows.
+   * Until here (handshake, headers and body) it had the short timeout. */
+  MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.idle_timeout);
+  if (rq->too_big) return too_large(s, rq);
+  rq->method = method;
+  rq->url = url;
+  return s->opt.handler(s->opt.ctx, rq) ? MHD_YES : MHD_NO;
+}
+
+static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode code) {
+  (void)cls; (void)c; (void)code;
+  po_HttpRequest *rq = *ctx;
+  if (rq) {
+    free(rq->buf);
+    free(rq);
+  }
+  *ctx = NULL;
+}
+
+/* --- libmicrohttpd's messages and TLS sessions ---------------------------------------------- */
+
+/* libmicrohttpd's own messages (a client over its limit, a failed handshake) arrive once per
+ * connection: under a flood of connections, logging each would be a second flood. A few a
+ * second are kept, and how many were dropped is said with the next one kept. */
+static void mhd_log(void *cls, const char *fmt, va_list ap) {
+  po_HttpServer *s = cls;
+  if (!s->opt.log) return;
+  time_t now = time(NULL);
+  pthread_mutex_lock(&s->log_mu);
+  if (now != s->log_second) {
+    s->log_second = now;
+    s->log_count = 0;
+  }
+  bool keep = s->log_count < kMaxLogsPerSecond;
+  unsigned dropped = 0;
+  if (keep) {
+    s->log_count++;
+    dropped = s->log_dropped;
+    s->log_dropped = 0;
+  } else {
+    s->log_dropped++;
+  }
+  pthread_mutex_unlock(&s->log_mu);
+  if (!keep) return;
+  char msg[256];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  size_t k = strlen(msg);
+  while (k > 0 && (msg[k - 1] == '\n' || msg[k - 1] == '.')) msg[--k] = '\0'; /* "...\.\n" */
+  po_Log_Info(s->opt.log, msg, po_Str("server", s->name), po_Int("dropped", dropped));
+}
+
+/* MHD hands us the session before the handshake: bind it to this server's credentials. */
+static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                          enum MHD_ConnectionNotificationCode code) {
+  (void)socket_ctx;
+  po_HttpServer *s = cls;
+  if (code != MHD_CONNECTION_NOTIFY_STARTED || !s->tls) return;
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
+  if (ci && ci->tls_session) po_HttpTls_Attach(s->tls, (gnutls_session_t)ci->tls_session);
+}
+
+/* --- lifecycle ----------------------------------------------------------------------------- */
+
+/* The connection limit that file descriptors allow: the soft RLIMIT_NOFILE is raised towards the
+ * hard one when `want` (plus room for the rest of the process) needs it, else `want` is lowered.
+ * 0 when not even a few connections fit. */
+static unsigned connection_limit(unsigned want) {
+  enum { kReserve = 256 }; /* informers, the API client, logs, certificate files, other servers */
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) != 0) return want;
+  rlim_t need = (rlim_t)want + kReserve;
+  if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < need) {
+    struct rlimit up = rl;
+    up.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= need ? need : rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &up) == 0) rl = up;
+  }
+  if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= need) return want;
+  return rl.rlim_cur > 2 * kReserve ? (unsigned)(rl.rlim_cur - kReserve) : 0;
+}
+
+po_HttpServer *po_HttpServer_New(const po_HttpOptions *opts, po_CtlStatus *st) {
+  const char *name = opts && opts->name ? opts->name : "http server";
+  if (!opts || !opts->address || !opts->handler)
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "%s: an address and a handler are required", name), NULL;
+  if (!opts->cert_file != !opts->key_file)
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "both a certificate and a key file are needed for TLS"), NULL;
+  po_HttpServer *s = calloc(1, sizeof *s);
+  if (!s) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s: out of memory", name), NULL;
+  pthread_mutex_init(&s->log_mu, NULL);
+  s->opt = *opts;
+  snprintf(s->name, sizeof s->name, "%s", name);
+  snprintf(s->address, sizeof s->address, "%s", opts->address);
+  s->opt.name = s->name;
+  s->opt.address = s->address;
+  s->opt.cert_file = s->opt.key_file = NULL; /* http_tls keeps its own copies */
+  if (!s->opt.max_body) s->opt.max_body = 3u << 20;
+  if (!s->opt.max_connections) s->opt.max_connections = 4096;
+  if (!s->opt.max_per_client) s->opt.max_per_client = 256;
+  if (!s->opt.header_timeout) s->opt.header_timeout = 5;
+  if (!s->opt.request_timeout) s->opt.request_timeout = 10;
+  if (!s->opt.idle_timeout) s->opt.idle_timeout = 30;
+  if (!s->opt.threads) {
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    s->opt.threads = n > 0 ? (unsigned)n : 2;
+  }
+  if (!po_ListenAddr_Parse(opts->address, &s->addr, st)) goto fail;
+  if (s->addr.disabled) return s;
+  s->limit = connection_limit(s->opt.max_connections);
+  if (!s->limit) {
+    po_CtlStatus_Set(st, kPo_Ctl_System, "too few file descriptors (RLIMIT_NOFILE) for a connection limit");
+    goto fail;
+  }
+  if (opts->cert_file && !(s->tls = po_HttpTls_New(opts->cert_file, opts->key_file, opts->log, st)))
+    goto fail;
+  return s;
+fail:
+  po_HttpServer_Free(s);
+  return NULL;
+}
+
+bool po_HttpServer_Disabled(const po_HttpServer *s) { return s->addr.disabled; }
+
+/* Starts the daemon on one candidate address (po_ListenAddr_Bind tries them in order). */
+static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dual_stack) {
+  po_HttpServer *s = ctx;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+  if (v6) flags |= MHD_USE_IPv6;
+  if (dual_stack) flags |= MHD_USE_DUAL_STACK;
+  /* Idle clients cannot starve others: each client address gets at most max_per_client
+   * connections, one silent for header_timeout before its TLS handshake and request are
+   * complete is closed, and there are slots for many clients (epoll: no FD_SETSIZE). */
+  /* The logger first, so that it gets the messages about the options after it. One thread is
+   * the daemon's own polling thread, without a pool (MHD warns about a pool of 0 or 1): the
+   * pool size goes last, where MHD_OPTION_END can stand in for it. */
+  struct MHD_OptionItem common[] = {
+      {MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)mhd_log, s},
+      {MHD_OPTION_SOCK_ADDR, 0, (void *)sa},
+      {MHD_OPTION_CONNECTION_LIMIT, s->limit, NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_per_client, NULL},
+      {MHD_OPTION_CONNECTION_TIMEOUT, s->opt.header_timeout, NULL},
+      {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
+      {s->opt.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->opt.threads, NULL},
+      {MHD_OPTION_END, 0, NULL},
+  };
+  if (s->tls) {
+    flags |= MHD_USE_TLS;
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, common,
+                            MHD_OPTION_HTTPS_CERT_CALLBACK, po_HttpTls_CertCallback,
+                            MHD_OPTION_HTTPS_PRIORITIES, po_kHttpTlsPriorities,
+                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+  } else {
+    s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, common, MHD_OPTION_END);
+  }
+  return s->d != NULL;
+}
+
+bool po_HttpServer_Start(po_HttpServer *s, po_CtlStatus *st) {
+  if (s->d || s->addr.disabled) return true;
+  po_CtlStatus inner;
+  po_CtlStatus_Clear(&inner);
+  if (!po_ListenAddr_Bind(&s->addr, start_daemon, s, &inner) && inner.code == kPo_Ctl_Usage)
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "%s: %s", s->name, inner.message);
+  if (!s->d)
+    return po_CtlStatus_Set(st, kPo_Ctl_System,
+                            "%s: cannot listen on \"%s\" (address in use or not local?)", s->name,
+                            s->address);
+  const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
+  s->port = di ? di->port : (uint16_t)s->addr.port;
+  return true;
+}
+
+uint16_t po_HttpServer_Port(const po_HttpServer *s) { return s->d ? s->port : 0; }
+
+void po_HttpServer_Stop(po_HttpServer *s) {
+  if (!s->d) return;
+  MHD_stop_daemon(s->d);
+  s->d = NULL;
+  s->port = 0;
+}
+
+void po_HttpServer_Free(po_HttpServer *s) {
+  if (!s) return;
+  po_HttpServer_Stop(s);
+  po_HttpTls_Free(s->tls);
+  pthread_mutex_destroy(&s->log_mu);
+  free(s);
+}
+
+static bool runnable_start(void *ctx, po_CtlStatus *st) { return po_HttpServer_Start(ctx, st); }
+static bool runnable_stop(void *ctx, int64_t deadline) {
+  (void)deadline; /* MHD_stop_daemon joins its threads; handlers are short */
+  po_HttpServer_Stop(ctx);
+  return true;
+}
+
+po_Runnable po_HttpServer_Runnable(po_HttpServer *s) {
+  return (po_Runnable){.name = s->name, .start = runnable_start, .stop = runnable_stop, .ctx = s,
+                       .needs_leader = false};
+}
