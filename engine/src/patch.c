@@ -466,10 +466,10 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
     if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
-  cp->chain = r.fields;
+  cp->chain = r.count > 1 ? r.fields : NULL; /* r.fields of one segment lives in r */
   cp->chain_len = r.count - 1;
   cp->target = r.fields[r.count - 1];
-  if (o->deprecations) {
+  if (o->deprecations && diags) {
     for (size_t i = 0; i < cp->chain_len; i++) {
       if (po_Schema_FieldDeprecated(cp->chain[i])) {
         note(diags, kPo_Severity_Warning, kPo_DiagKind_Deprecated, idx, path,
@@ -480,7 +480,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   }
   switch (cp->op) {
     case kPo_Op_Remove:
-      if (o->envoy_rules) {
+      if (o->envoy_rules && diags) {
         const char *v = po_Pgv_CheckRemove(schema, cp->target, a);
         if (v) note(diags, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", path, v));
       }
@@ -489,7 +489,9 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
     default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
   }
   if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
-  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
+  /* Its findings go to diags only: without diags (PatchStruct's own use) it would only print
+   * texts nobody reads, a vsnprintf per child of a map value. */
+  if (diags) check_setter(schema, &cp->set, path, a, diags, idx, path, o);
   return true;
 }
 
