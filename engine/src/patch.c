@@ -217,9 +217,8 @@ static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *
   if (is_number(k)) {
     /* Range errors name the wrapper, which is what the user wrote the value for. */
     upb_MessageValue tmp;
-    po_Status inner_st;
-    po_Status_Clear(&inner_st);
-    if (!convert_number(v, upb_FieldDef_CType(inner), inner, &tmp, &inner_st)) {
+    /* No status: its text would be replaced (po_Status_Set takes NULL). */
+    if (!convert_number(v, upb_FieldDef_CType(inner), inner, &tmp, NULL)) {
       return out_of_range(st, v, f);
     }
     s->value = tmp;
