@@ -5,7 +5,8 @@
 // a typed list or a new message of the named children; remove never creates parents and
 // clears a set field; an unknown name lists the message's first 10 fields). Consul's own Go
 // module is not used (BUSL). Values are typed as Consul's tests type them (int, float64,
-// string, map[string]interface{}, []string).
+// string, map[string]interface{}, []string). It pays what Consul's structpatcher.go pays and
+// no more (checked against its public source; docs/benchmarks.md lists what was compared).
 //
 // Usage: consulpeer --cluster FILE (a binary envoy.config.cluster.v3.Cluster) --n N --repeat R
 // Prints one line per case: "<case index> <ns per PatchStruct on a fresh copy>": copies cloned
