@@ -23,7 +23,9 @@ typedef enum {
 
 typedef struct {
   const upb_MessageDef *root;
-  const upb_FieldDef **fields; /* the field of each resolved segment, outermost first */
+  const upb_FieldDef **fields; /* the field of each resolved segment, outermost first; in the
+                                * arena, or (one segment) &one: valid while this po_Resolved is */
+  const upb_FieldDef *one;
   size_t count;                /* resolved segments; on success the last is the target */
   size_t segments;             /* segments in the path */
   po_ResolveError error;
@@ -34,7 +36,8 @@ typedef struct {
 
 /* Resolves `path` against `root` (Consul's rules: leading slashes stripped, exact proto field
  * names, no member access below map, repeated, Any or non-message fields). `fields` is in the
- * arena. False with r->error set at the first problem. */
+ * arena, or in r itself for a one-segment path (do not copy r by value). False with r->error
+ * set at the first problem. */
 bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r);
 /* The field the path names; NULL unless resolved. */
 const upb_FieldDef *po_Resolved_Target(const po_Resolved *r);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "upb/mini_table_accessors.h"
 
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch,
@@ -216,9 +217,8 @@ static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *
   if (is_number(k)) {
     /* Range errors name the wrapper, which is what the user wrote the value for. */
     upb_MessageValue tmp;
-    po_Status inner_st;
-    po_Status_Clear(&inner_st);
-    if (!convert_number(v, upb_FieldDef_CType(inner), inner, &tmp, &inner_st)) {
+    /* No status: its text would be replaced (po_Status_Set takes NULL). */
+    if (!convert_number(v, upb_FieldDef_CType(inner), inner, &tmp, NULL)) {
       return out_of_range(st, v, f);
     }
     s->value = tmp;
@@ -465,10 +465,10 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
     if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
-  cp->chain = r.fields;
+  cp->chain = r.count > 1 ? r.fields : NULL; /* r.fields of one segment lives in r */
   cp->chain_len = r.count - 1;
   cp->target = r.fields[r.count - 1];
-  if (o->deprecations) {
+  if (o->deprecations && diags) {
     for (size_t i = 0; i < cp->chain_len; i++) {
       if (po_Schema_FieldDeprecated(cp->chain[i])) {
         note(diags, kPo_Severity_Warning, kPo_DiagKind_Deprecated, idx, path,
@@ -479,7 +479,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   }
   switch (cp->op) {
     case kPo_Op_Remove:
-      if (o->envoy_rules) {
+      if (o->envoy_rules && diags) {
         const char *v = po_Pgv_CheckRemove(schema, cp->target, a);
         if (v) note(diags, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", path, v));
       }
@@ -488,7 +488,9 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
     default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
   }
   if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
-  check_setter(schema, &cp->set, path, a, diags, idx, path, o);
+  /* Its findings go to diags only: without diags (PatchStruct's own use) it would only print
+   * texts nobody reads, a vsnprintf per child of a map value. */
+  if (diags) check_setter(schema, &cp->set, path, a, diags, idx, path, o);
   return true;
 }
 
@@ -505,11 +507,88 @@ bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, con
              : convert_value(v, cp->target, a, set, o->hints ? hint : NULL, st);
 }
 
-/* ---- apply ---- */
+/* ---- apply ----
+ *
+ * upb_Message_Has/Get/Set/Mutable find the field's layout again on every call (four to eight
+ * out-of-line calls each: extension?, presence?, mini-table, ...). Apply fetches the layout
+ * once per field (upb_FieldDef_MiniTable) and reads and writes through it, as upb's generated
+ * accessors do, with upb_Message_Set's exact rules (value, then hasbit or oneof case). Every
+ * field a compiled patch names came from upb_MessageDef_FindFieldByNameWithSize, which never
+ * returns an extension, so reflection's extension branch is not needed here. */
 
-static bool copy_value(upb_MessageValue *v, const upb_FieldDef *f, upb_Arena *arena) {
-  upb_CType ct = upb_FieldDef_CType(f);
-  if ((ct == kUpb_CType_String || ct == kUpb_CType_Bytes) && v->str_val.size) {
+/* Where a field's value lives in its message (upb's UPB_PTR_AT, which port_undef.inc takes
+ * back at the end of each upb header). */
+#define FIELD_AT(m, mf, type) ((type *)((char *)(m) + (mf)->offset))
+
+/* The bytes a field's value occupies in its message (reflection.c's table, by the same rule:
+ * a repeated or map field holds a pointer). */
+static size_t field_size(const upb_MiniTable_Field *mf) {
+  if (upb_IsRepeatedOrMap(mf)) return sizeof(void *);
+  switch (mf->descriptortype) {
+    case kUpb_FieldType_Bool: return 1;
+    case kUpb_FieldType_Float:
+    case kUpb_FieldType_Int32:
+    case kUpb_FieldType_UInt32:
+    case kUpb_FieldType_Fixed32:
+    case kUpb_FieldType_SFixed32:
+    case kUpb_FieldType_SInt32:
+    case kUpb_FieldType_Enum: return 4;
+    case kUpb_FieldType_Double:
+    case kUpb_FieldType_Int64:
+    case kUpb_FieldType_UInt64:
+    case kUpb_FieldType_Fixed64:
+    case kUpb_FieldType_SFixed64:
+    case kUpb_FieldType_SInt64: return 8;
+    case kUpb_FieldType_String:
+    case kUpb_FieldType_Bytes: return sizeof(upb_StringView);
+    default: return sizeof(void *); /* message, group */
+  }
+}
+
+/* upb_Message_Has for a field with presence; a field without (proto3 scalar, repeated) is
+ * reported present, which is what remove needs (upb_Message_ClearField on it). */
+static bool field_present(const upb_Message *m, const upb_MiniTable_Field *mf) {
+  if (mf->presence < 0) return _upb_getoneofcase_field(m, mf) == mf->number;
+  if (mf->presence > 0) return _upb_hasbit_field(m, mf);
+  if (upb_IsRepeatedOrMap(mf) || !upb_IsSubMessage(mf)) return true;
+  return *FIELD_AT(m, mf, upb_Message *const) != NULL;
+}
+
+static void field_set(upb_Message *m, const upb_MiniTable_Field *mf, upb_MessageValue v) {
+  memcpy(FIELD_AT(m, mf, char), &v, field_size(mf));
+  _upb_MiniTable_SetPresence(m, mf);
+}
+
+static void field_clear(upb_Message *m, const upb_MiniTable_Field *mf) {
+  if (mf->presence > 0) {
+    _upb_clearhas_field(m, mf);
+  } else if (mf->presence < 0) {
+    uint32_t *oneof_case = _upb_oneofcase_field(m, mf);
+    if (*oneof_case != mf->number) return;
+    *oneof_case = 0;
+  }
+  memset(FIELD_AT(m, mf, char), 0, field_size(mf));
+}
+
+static upb_Message *new_message(const upb_FieldDef *f, upb_Arena *arena) {
+  return _upb_Message_New(upb_MessageDef_MiniTable(upb_FieldDef_MessageSubDef(f)), arena);
+}
+
+/* upb_Message_Mutable of a singular message field: the set child, or a new one set in place
+ * (which selects it when it is a oneof member). */
+static upb_Message *mutable_message(upb_Message *m, const upb_FieldDef *f, upb_Arena *arena) {
+  const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(f);
+  upb_Message *sub = *FIELD_AT(m, mf, upb_Message *);
+  if (sub && field_present(m, mf)) return sub;
+  sub = new_message(f, arena);
+  if (!sub) return NULL;
+  field_set(m, mf, (upb_MessageValue){.msg_val = sub});
+  return sub;
+}
+
+static bool copy_value(upb_MessageValue *v, const upb_MiniTable_Field *mf, upb_Arena *arena) {
+  if ((mf->descriptortype == kUpb_FieldType_String || mf->descriptortype == kUpb_FieldType_Bytes) &&
+      v->str_val.size) {
     /* Strings must live in the message's arena. */
     char *p = upb_Arena_Malloc(arena, v->str_val.size);
     if (!p) return false;
@@ -520,61 +599,64 @@ static bool copy_value(upb_MessageValue *v, const upb_FieldDef *f, upb_Arena *ar
 }
 
 static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
+  const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(s->field);
   upb_MessageValue val;
   switch (s->kind) {
     case kPo_SetScalar:
       val = s->value;
-      return copy_value(&val, s->field, arena) && upb_Message_Set(m, s->field, val, arena);
+      if (!copy_value(&val, mf, arena)) return false;
+      break;
     case kPo_SetWrapper: {
-      upb_Message *w = upb_Message_New(upb_FieldDef_MessageSubDef(s->field), arena);
+      upb_Message *w = new_message(s->field, arena);
+      const upb_MiniTable_Field *inner_mf = upb_FieldDef_MiniTable(s->wrapper_value);
       upb_MessageValue inner = s->value;
-      if (!w || !copy_value(&inner, s->wrapper_value, arena) ||
-          !upb_Message_Set(w, s->wrapper_value, inner, arena)) {
-        return false;
-      }
+      if (!w || !copy_value(&inner, inner_mf, arena)) return false;
+      field_set(w, inner_mf, inner);
       val.msg_val = w;
-      return upb_Message_Set(m, s->field, val, arena);
+      break;
     }
     case kPo_SetList: {
       upb_Array *arr = upb_Array_New(arena, upb_FieldDef_CType(s->field));
       if (!arr) return false;
       for (size_t i = 0; i < s->item_count; i++) {
         upb_MessageValue e = s->items[i];
-        if (!copy_value(&e, s->field, arena) || !upb_Array_Append(arr, e, arena)) return false;
+        if (!copy_value(&e, mf, arena) || !upb_Array_Append(arr, e, arena)) return false;
       }
       val.array_val = arr;
-      return upb_Message_Set(m, s->field, val, arena);
+      break;
     }
     case kPo_SetMessage: {
-      upb_Message *nm = upb_Message_New(upb_FieldDef_MessageSubDef(s->field), arena);
+      upb_Message *nm = new_message(s->field, arena);
       if (!nm) return false;
       for (size_t i = 0; i < s->child_count; i++) {
         if (!apply_setter(&s->children[i], nm, arena)) return false;
       }
       val.msg_val = nm;
-      return upb_Message_Set(m, s->field, val, arena);
+      break;
     }
+    default: return false;
   }
-  return false;
+  field_set(m, mf, val);
+  return true;
 }
 
 bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Arena *arena) {
   upb_Message *m = msg;
-  for (size_t i = 0; i < cp->chain_len; i++) {
-    const upb_FieldDef *f = cp->chain[i];
-    if (cp->op == kPo_Op_Remove) {
-      /* remove never creates parents: an unset parent means nothing to remove. */
-      if (!upb_Message_Has(m, f)) return true;
-      m = (upb_Message *)upb_Message_Get(m, f).msg_val;
-    } else {
-      m = upb_Message_Mutable(m, f, arena).msg;
-      if (!m) return false;
-    }
-  }
   if (cp->op == kPo_Op_Remove) {
-    const upb_FieldDef *f = cp->target;
-    if (!upb_FieldDef_HasPresence(f) || upb_Message_Has(m, f)) upb_Message_ClearField(m, f);
+    /* remove never creates parents: an unset parent means nothing to remove. */
+    for (size_t i = 0; i < cp->chain_len; i++) {
+      const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(cp->chain[i]);
+      if (!field_present(m, mf)) return true;
+      m = *FIELD_AT(m, mf, upb_Message *);
+      if (!m) return true;
+    }
+    const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(cp->target);
+    if (field_present(m, mf)) field_clear(m, mf);
     return true;
+  }
+  for (size_t i = 0; i < cp->chain_len; i++) {
+    m = mutable_message(m, cp->chain[i], arena);
+    if (!m) return false;
   }
   return apply_setter(&cp->set, m, arena);
 }

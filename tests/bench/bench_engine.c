@@ -269,11 +269,15 @@ static double time_fresh(const Fixture *fx, const Case *c, const po_CompiledPatc
   return per > 0 ? per : 0;
 }
 
-static double time_apply_fresh(const Fixture *fx, const Case *c, const po_CompiledPatch *cp, long n) {
+/* Not inlined, so that callgrind can count each measurement alone:
+ * `--toggle-collect=time_compile_apply_fresh` (see docs/benchmarks.md). */
+#define NOINLINE __attribute__((noinline))
+
+static NOINLINE double time_apply_fresh(const Fixture *fx, const Case *c, const po_CompiledPatch *cp, long n) {
   return time_fresh(fx, c, cp, n, false);
 }
 
-static double time_compile_apply_fresh(const Fixture *fx, const Case *c, long n) {
+static NOINLINE double time_compile_apply_fresh(const Fixture *fx, const Case *c, long n) {
   return time_fresh(fx, c, NULL, n, true);
 }
 

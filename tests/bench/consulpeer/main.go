@@ -5,7 +5,8 @@
 // a typed list or a new message of the named children; remove never creates parents and
 // clears a set field; an unknown name lists the message's first 10 fields). Consul's own Go
 // module is not used (BUSL). Values are typed as Consul's tests type them (int, float64,
-// string, map[string]interface{}, []string).
+// string, map[string]interface{}, []string). It pays what Consul's structpatcher.go pays and
+// no more (checked against its public source; docs/benchmarks.md lists what was compared).
 //
 // Usage: consulpeer --cluster FILE (a binary envoy.config.cluster.v3.Cluster) --n N --repeat R
 // Prints one line per case: "<case index> <ns per PatchStruct on a fresh copy>": copies cloned
@@ -25,6 +26,7 @@ import (
 	clusterv3 "github.com/envoyproxy/go-control-plane/envoy/config/cluster/v3"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
 type patch struct {
@@ -176,8 +178,8 @@ func toValue(m protoreflect.Message, fd protoreflect.FieldDescriptor, v interfac
 	if fd.Kind() != protoreflect.MessageKind {
 		return scalar(v, fd)
 	}
-	nm := m.NewField(fd).Message()
 	if obj, ok := v.(map[string]interface{}); ok {
+		nm := m.Get(fd).Message().New()
 		for k, cv := range obj {
 			cf, err := field(nm.Descriptor(), k, debug)
 			if err != nil {
@@ -191,25 +193,67 @@ func toValue(m protoreflect.Message, fd protoreflect.FieldDescriptor, v interfac
 		}
 		return protoreflect.ValueOfMessage(nm), nil
 	}
-	name := string(fd.Message().FullName())
-	if !strings.HasPrefix(name, "google.protobuf.") || !strings.HasSuffix(name, "Value") {
-		return protoreflect.Value{}, fmt.Errorf("unsupported target field type '%s'", fieldType(fd))
-	}
-	inner := fd.Message().Fields().ByName("value")
-	val, err := scalar(v, inner)
-	if err != nil {
-		return protoreflect.Value{}, mismatch(v, fd)
-	}
-	nm.Set(inner, val)
-	return protoreflect.ValueOfMessage(nm), nil
+	return wrapper(fd, v)
 }
 
-func patchStruct(root protoreflect.Message, p patch, debug bool) error {
-	path := strings.TrimLeft(p.path, "/")
-	if path == "" {
+// wrapper: a google.protobuf.*Value target from a scalar. Consul names the wrapper by its full
+// name and builds it with wrapperspb's constructors (a generated message, no reflective Set);
+// so does the peer, so that it pays no more than Consul does.
+func wrapper(fd protoreflect.FieldDescriptor, v interface{}) (protoreflect.Value, error) {
+	name := fd.Message().FullName()
+	if !strings.HasPrefix(string(name), "google.protobuf.") || !strings.HasSuffix(string(name), "Value") {
+		return protoreflect.Value{}, fmt.Errorf("unsupported target field type '%s'", fieldType(fd))
+	}
+	switch x := v.(type) {
+	case int:
+		switch name {
+		case "google.protobuf.UInt32Value":
+			return protoreflect.ValueOfMessage(wrapperspb.UInt32(uint32(x)).ProtoReflect()), nil
+		case "google.protobuf.UInt64Value":
+			return protoreflect.ValueOfMessage(wrapperspb.UInt64(uint64(x)).ProtoReflect()), nil
+		case "google.protobuf.Int32Value":
+			return protoreflect.ValueOfMessage(wrapperspb.Int32(int32(x)).ProtoReflect()), nil
+		case "google.protobuf.Int64Value":
+			return protoreflect.ValueOfMessage(wrapperspb.Int64(int64(x)).ProtoReflect()), nil
+		}
+	case float64:
+		switch name {
+		case "google.protobuf.FloatValue":
+			return protoreflect.ValueOfMessage(wrapperspb.Float(float32(x)).ProtoReflect()), nil
+		case "google.protobuf.DoubleValue":
+			return protoreflect.ValueOfMessage(wrapperspb.Double(x).ProtoReflect()), nil
+		case "google.protobuf.UInt32Value":
+			return protoreflect.ValueOfMessage(wrapperspb.UInt32(uint32(x)).ProtoReflect()), nil
+		case "google.protobuf.UInt64Value":
+			return protoreflect.ValueOfMessage(wrapperspb.UInt64(uint64(x)).ProtoReflect()), nil
+		case "google.protobuf.Int32Value":
+			return protoreflect.ValueOfMessage(wrapperspb.Int32(int32(x)).ProtoReflect()), nil
+		case "google.protobuf.Int64Value":
+			return protoreflect.ValueOfMessage(wrapperspb.Int64(int64(x)).ProtoReflect()), nil
+		}
+	case bool:
+		if name == "google.protobuf.BoolValue" {
+			return protoreflect.ValueOfMessage(wrapperspb.Bool(x).ProtoReflect()), nil
+		}
+	case string:
+		if name == "google.protobuf.StringValue" {
+			return protoreflect.ValueOfMessage(wrapperspb.String(x).ProtoReflect()), nil
+		}
+	}
+	return protoreflect.Value{}, mismatch(v, fd)
+}
+
+func patchStruct(root protoreflect.Message, p patch, debug bool) (e error) {
+	// As Consul's PatchStruct: a panic (a path through a scalar or an Any's fields) is an error.
+	defer func() {
+		if r := recover(); r != nil {
+			e = fmt.Errorf("unexpected panic: %v", r)
+		}
+	}()
+	if p.path == "" || p.path == "/" {
 		return fmt.Errorf("non-empty, non-root Path is required;\n%s", fieldList(root.Descriptor(), debug))
 	}
-	segs := strings.Split(path, "/")
+	segs := strings.Split(strings.TrimLeft(p.path, "/"), "/")
 	m := root
 	for _, s := range segs[:len(segs)-1] {
 		if s == "" {
@@ -220,23 +264,19 @@ func patchStruct(root protoreflect.Message, p patch, debug bool) error {
 			return err
 		}
 		switch {
-		case fd.IsMap():
-			return fmt.Errorf("path contains member of map field '%s'; map field member access is not supported", fd.Name())
 		case fd.IsList():
-			return fmt.Errorf("path contains member of repeated field '%s'; repeated field member access is not supported", fd.Name())
-		case fd.Kind() != protoreflect.MessageKind:
-			return fmt.Errorf("path contains member of non-message field '%s' (type '%s'); this type does not support child fields", fd.Name(), fd.Kind())
-		case fd.Message().FullName() == "google.protobuf.Any":
-			return errors.New("variant-type message fields (google.protobuf.Any) are not supported")
+			return fmt.Errorf("path contains member of repeated field '%s'; repeated field member access is not supported", s)
+		case fd.IsMap():
+			return fmt.Errorf("path contains member of map field '%s'; map field member access is not supported", s)
 		}
-		if p.op == "remove" {
-			if !m.Has(fd) {
-				return nil
-			}
-			m = m.Get(fd).Message()
-		} else {
-			m = m.Mutable(fd).Message()
+		// Consul's walk: an unset parent is set to a new message on add (never on remove, which
+		// walks on through the empty read-only view).
+		fm := m.Get(fd).Message()
+		if !fm.IsValid() && p.op == "add" {
+			m.Set(fd, protoreflect.ValueOfMessage(fm.New()))
+			fm = m.Get(fd).Message()
 		}
+		m = fm
 	}
 	last := segs[len(segs)-1]
 	if last == "" {
@@ -248,7 +288,7 @@ func patchStruct(root protoreflect.Message, p patch, debug bool) error {
 	}
 	switch p.op {
 	case "remove":
-		if m.Has(fd) {
+		if m.Has(fd) { // false on the read-only view of an unset parent
 			m.Clear(fd)
 		}
 		return nil
