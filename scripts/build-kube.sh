@@ -40,7 +40,18 @@ sources_sum=$(cat "$src"/apiserver/go.mod "$src"/apiserver/tools.go "$src"/etcd/
 stamp_text="kube-apiserver $kube_version etcd $etcd_version sources $sources_sum"
 stamp="$bin/.kube-stamp"
 
-if [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_text" ]; then
+# The stamp says what was built; the binaries must still be that build: an emptied, truncated or
+# replaced file would otherwise be taken as built (and every real-server test would then fail to
+# start instead of this script rebuilding it). Asking each for its version costs a second or two.
+built() {
+  [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ] && [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$stamp_text" ] || return 1
+  [ "$("$bin/kube-apiserver" --version 2>/dev/null)" = "Kubernetes $kube_version" ] ||
+    { log "$bin/kube-apiserver does not report Kubernetes $kube_version (damaged?): rebuilding"; return 1; }
+  # grep without -q reads all of etcd's output: no SIGPIPE for etcd under pipefail
+  "$bin/etcd" --version 2>/dev/null | grep -x "etcd Version: ${etcd_version#v}" >/dev/null ||
+    { log "$bin/etcd does not report etcd Version: ${etcd_version#v} (damaged?): rebuilding"; return 1; }
+}
+if built; then
   exit 0
 fi
 
@@ -80,7 +91,8 @@ probe_out=$(cd "$(mktemp -d)" && "$gocmd" mod download -json "k8s.io/kubernetes@
   printf '%s\n' "$probe_out" | sed 's/^/  /' >&2
   die "cannot fetch k8s.io/kubernetes@$kube_version from the Go module proxy (GOPROXY=$("$gocmd" env GOPROXY)).
   The real-API-server tests need network access to the module proxy once, to build kube-apiserver and
-  etcd into $bin; set GOPROXY to a reachable proxy, or PO_SKIP_KUBE=1 to skip (those tests then skip)."
+  etcd into $bin; set GOPROXY to a reachable proxy, or PO_SKIP_KUBE=1 to skip (those tests then skip;
+  binaries of other pins left in $bin make them fail instead, naming both versions)."
 }
 
 mkdir -p "$bin" "$work"

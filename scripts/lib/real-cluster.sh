@@ -40,11 +40,35 @@ lc_real_bin() {
 
 lc_have_real() { [ -x "$(lc_real_bin)/kube-apiserver" ] && [ -x "$(lc_real_bin)/etcd" ]; }
 
+# The pinned versions as scripts/build-kube.sh writes them at the start of its stamp
+# ("kube-apiserver vX etcd vY"), read from the same go.mod files.
+lc_real_pins() {
+  local top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+  printf 'kube-apiserver %s etcd %s' \
+    "$(awk '$1=="require" && $2=="k8s.io/kubernetes" {print $3}' "$top/scripts/kube/apiserver/go.mod")" \
+    "$(awk '$1=="require" && $2=="go.etcd.io/etcd/server/v3" {print $3}' "$top/scripts/kube/etcd/go.mod")"
+}
+
+# Binaries of other pins (a pin changed and build-kube.sh could not rebuild, e.g. offline) are not
+# the server these tests claim to run on: say so instead of running on them. Binaries without a
+# stamp (PO_KUBE_BIN pointing at one's own build) are taken as they are.
+lc_real_check_pins() {
+  local stamp pins
+  stamp="$(lc_real_bin)/.kube-stamp"
+  [ -f "$stamp" ] || return 0
+  pins=$(lc_real_pins)
+  case "$(cat "$stamp")" in "$pins "*) return 0 ;; esac
+  lc_real_die "$(lc_real_bin) holds '$(cut -d' ' -f1-4 "$stamp")' but the pins (scripts/kube/*/go.mod) say '$pins': run scripts/build-kube.sh"
+}
+
 # A free loopback port without python: a random port below the kernel's ephemeral range (where
 # no outgoing connection takes one) on which nothing accepts a connection. Ports handed out are
 # remembered in the work folder so two calls in one test never return the same port.
 lc_free_port() {
-  local lo=32768 p i given=${LC_WORK:-/tmp}/.lc-ports
+  # Before lc_start (a test that needs a port for its own server first) the list is this shell's
+  # own file ($$ is the test's shell, also inside $(...)); lc_start carries it into the work folder.
+  local lo=32768 p i given=${LC_WORK:+$LC_WORK/.lc-ports}
+  given=${given:-${TMPDIR:-/tmp}/.lc-ports.$$}
   [ -r /proc/sys/net/ipv4/ip_local_port_range ] && read -r lo _ </proc/sys/net/ipv4/ip_local_port_range
   [ "$lo" -gt 12000 ] || lo=32768
   for ((i = 0; i < 500; i++)); do
@@ -191,6 +215,7 @@ lc_start() {
   local bin t0 t1 sans=() tokens=() flags=() services=()
   bin=$(lc_real_bin)
   lc_have_real || lc_real_die "no kube-apiserver and etcd in $bin: run scripts/build-kube.sh (or set PO_KUBE_BIN)" || return 1
+  lc_real_check_pins || return 1
   command -v openssl >/dev/null && command -v curl >/dev/null && command -v kubectl >/dev/null ||
     lc_real_die "openssl, curl and kubectl are needed" || return 1
   while [ $# -gt 0 ]; do
@@ -208,7 +233,8 @@ lc_start() {
   done
   t0=$(date +%s.%N)
   mkdir -p "$LC_WORK"
-  : >"$LC_WORK/.lc-ports"
+  cat "${TMPDIR:-/tmp}/.lc-ports.$$" >"$LC_WORK/.lc-ports" 2>/dev/null || : >"$LC_WORK/.lc-ports"
+  rm -f "${TMPDIR:-/tmp}/.lc-ports.$$"
   lc_real_certs "$LC_WORK/tls" "${sans[@]}" || return 1
   LC_TOKEN=$(lc_real_token)
   {
