@@ -7,10 +7,7 @@ case ${PO_APISERVER:-real} in
 local) . scripts/lib/local-cluster.sh; LC_KIND=local ;;
 real)
   . scripts/lib/real-cluster.sh
-  if ! lc_have_real; then
-    echo "SKIP: no kube-apiserver/etcd in $(lc_real_bin): run scripts/build-kube.sh (make setup does)"
-    exit 77
-  fi ;;
+  lc_have_real || lc_real_missing ;;
 *) echo "PO_APISERVER must be real or local, not '$PO_APISERVER'" >&2; exit 2 ;;
 esac
 command -v jq >/dev/null || { echo "SKIP: jq is needed (scripts/setup.sh installs it)"; exit 77; }
