@@ -95,11 +95,13 @@ else
   source "$top/scripts/lib/local-cluster.sh"
   LC_KIND=local
 fi
-trap 'set +e; lc_stop; rm -rf "$work"' EXIT
+# On a failure the cluster's logs stay (etcd's data does not: lc_stop drops it).
+trap 'set +e; lc_stop; if [ "${failures:-0}" -gt 0 ]; then echo "logs in $work/cluster"; else rm -rf "$work"; fi' EXIT
 # The API server dials the webhook Service of deploy/ at a local port (TLS name unchanged:
 # propertyoverride-webhook.propertyoverride-system.svc, which the self-managed certificate names).
 webhook_port=$(lc_free_port)
-lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port"
+lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port" ||
+  { fail "the $LC_KIND API server did not start (logs in $work/cluster)"; exit 1; }
 if [ "$LC_KIND" = real ]; then
   kubectl apply -f "$top/crds/consul/" >/dev/null && kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null &&
     ok "real API server: consul-k8s's CRDs installed" || fail "installing crds/consul/ on the real API server"
