@@ -638,6 +638,47 @@ static void test_unchanged_overrides_not_read_again(void **state) {
   assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
 }
 
+/* A status write succeeded but the watch has not brought it back: the next reconciles want the
+ * same status and neither write it nor say it again (each one did, with its Events); a status
+ * that changes meanwhile is written. */
+static void test_status_written_once_while_the_cache_lags(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok); /* the finalizer (its version moves), the target, the status */
+  assert_true(run().ok);
+  F.status_lags = true;
+  apply_override("a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
+  int statuses = F.status_patches, events = F.events;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(F.status_patches, statuses + 1);
+  assert_int_equal(F.events, events + 2);
+  for (int i = 0; i < 3; i++) {
+    r = run();
+    assert_true(r.ok);
+    assert_int_equal(r.statuses_written, 0);
+  }
+  assert_int_equal(F.status_patches, statuses + 1);
+  assert_int_equal(F.events, events + 2);
+  /* valid again (a new version: written), then b joins: a's wanted status changes (Overlapping)
+   * at the same version of a, and is written */
+  apply_override("a", 3, "web", kGood);
+  statuses = F.status_patches;
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_int_equal(F.status_patches, statuses + 1);
+  apply_override("b", 1, "web", kGood2);
+  statuses = F.status_patches;
+  assert_true(run().ok);
+  assert_int_equal(F.status_patches, statuses + 2);
+  /* the watch catches up: the cache shows what is written, compared as usual */
+  F.status_lags = false;
+  apply_override("a", 4, "web", kGood);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -667,6 +708,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_missed_index_update_repaired_from_the_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_current_target_not_rewritten_in_any_key_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

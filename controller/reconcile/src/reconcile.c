@@ -712,6 +712,8 @@ static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
   uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
+  /* Written by us over this very version: the cache has not caught up yet. */
+  if (it->from_memo && it->memo.written_hash == h) return true;
   if (!need_obj(run, it)) return false;
   if (it->record) s.last_valid_spec = get(it->obj, "spec");
   json_object *old_status = get(it->obj, "status");
@@ -743,7 +745,10 @@ static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *
   char err[256];
   po_WriteResult w = io->patch_override(io->ctx, run->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
-  if (w == kPo_WriteOk) run->r.statuses_written++;
+  if (w == kPo_WriteOk) {
+    run->r.statuses_written++;
+    po_TargetIndex_MemoWritten(run->ix, run->ns, it->name, it->rv, h);
+  }
   else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
   return true;
 }
