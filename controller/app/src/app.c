@@ -218,7 +218,13 @@ static bool build(po_App *app, po_CtlStatus *st) {
   if (!app->manager) return false;
   /* Registered before the informers: stopped after the workers drained, it posts their last
    * Events. */
-  if (!(app->io.recorder = po_EventRecorder_New(app->io.client, NULL))) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
+  static const char *const rl[] = {"result"};
+  po_MetricFamily *events = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_events_total",
+      "Events by what became of them: recorded, posted, patched (a series count), coalesced (a repeat counted), "
+      "superseded (a pending Normal replaced by a newer one), dropped (queue full), failed.",
+      1, rl, 0, NULL);
+  if (!events || !(app->io.recorder = po_EventRecorder_New(app->io.client, &(po_EventRecorderOptions){.metric = events}))) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (!add(app, po_EventRecorder_Runnable(app->io.recorder), st)) return false;
   if (!build_informers(app, st) || !add(app, po_App_ControllerRunnable(app), st)) return false;
   if (strcmp(o->webhook_address, "0") != 0 && !build_webhook(app, st)) return false;

@@ -23,6 +23,8 @@ typedef struct {
   int64_t count, sent_count;
   int64_t due_ns, posted_ns;
   int next_key, next_obj; /* hash chains */
+  int prev_posted, next_posted; /* the posted list, oldest first (eviction order) */
+  bool in_posted;
   uint64_t key_hash, obj_hash;
 } Entry;
 
@@ -36,9 +38,18 @@ struct po_EventRecorder {
   Entry *e;
   int *key_buckets, *obj_buckets, *due; /* buckets: capacity each; due: scratch for a flush */
   size_t nbuckets;
+  int *free_slots; /* a stack of unused slots */
+  size_t nfree;
+  int posted_head, posted_tail;
   uint64_t seq;
   po_EventRecorderStats stats;
 };
+
+/* A counter of the stats and its series in propertyoverride_events_total{result} (mutex held). */
+static void bump(po_EventRecorder *r, uint64_t *stat, const char *result) {
+  (*stat)++;
+  if (r->o.metric) po_Series_Inc(po_Family_WithLabels(r->o.metric, result));
+}
 
 static uint64_t fnv(uint64_t h, const char *s) {
   for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
@@ -83,9 +94,31 @@ static void unlink_entry(po_EventRecorder *r, int i) {
   unlink_chain(r, &r->obj_buckets[r->e[i].obj_hash % r->nbuckets], i, false);
 }
 
+static void posted_append(po_EventRecorder *r, int i) {
+  Entry *e = &r->e[i];
+  e->prev_posted = r->posted_tail;
+  e->next_posted = kNone;
+  if (r->posted_tail != kNone) r->e[r->posted_tail].next_posted = i;
+  else r->posted_head = i;
+  r->posted_tail = i;
+  e->in_posted = true;
+}
+
+static void posted_remove(po_EventRecorder *r, int i) {
+  Entry *e = &r->e[i];
+  if (!e->in_posted) return;
+  if (e->prev_posted != kNone) r->e[e->prev_posted].next_posted = e->next_posted;
+  else r->posted_head = e->next_posted;
+  if (e->next_posted != kNone) r->e[e->next_posted].prev_posted = e->prev_posted;
+  else r->posted_tail = e->prev_posted;
+  e->in_posted = false;
+}
+
 static void forget(po_EventRecorder *r, int i) {
   unlink_entry(r, i);
+  posted_remove(r, i);
   r->e[i].used = false;
+  r->free_slots[r->nfree++] = i;
 }
 
 /* ---- recording ---- */
@@ -110,16 +143,16 @@ static int find_pending_normal(po_EventRecorder *r, uint64_t h, const char *uid)
   return kNone;
 }
 
-/* A free slot, else the oldest posted one not in flight (forgotten), else none. */
+/* A free slot, else the oldest posted one that owes no series update (forgotten), else none.
+ * The walk skips only posted Events with an update due, so it is short. */
 static int free_slot(po_EventRecorder *r) {
-  int oldest = kNone;
-  for (size_t i = 0; i < r->o.capacity; i++) {
-    Entry *e = &r->e[i];
-    if (!e->used) return (int)i;
-    if (e->posted && !e->inflight && !e->dirty && (oldest == kNone || e->posted_ns < r->e[oldest].posted_ns)) oldest = (int)i;
+  if (!r->nfree) {
+    int i = r->posted_head;
+    while (i != kNone && (r->e[i].inflight || r->e[i].dirty)) i = r->e[i].next_posted;
+    if (i == kNone) return kNone;
+    forget(r, i);
   }
-  if (oldest != kNone) forget(r, oldest);
-  return oldest;
+  return r->free_slots[--r->nfree];
 }
 
 static void fill(Entry *e, const char *type, const char *reason, const char *msg) {
@@ -137,7 +170,7 @@ void po_EventRecorder_Record(po_EventRecorder *r, const char *api_version, const
   int64_t now = mono_ns();
   uint64_t kh = key_hash(uid, type, reason, msg), oh = obj_hash(uid);
   pthread_mutex_lock(&r->mu);
-  r->stats.recorded++;
+  bump(r, &r->stats.recorded, "recorded");
   int i = find_same(r, kh, uid, type, reason, msg);
   if (i != kNone && r->e[i].posted && now - r->e[i].posted_ns > r->o.window_ms * PO_NS_PER_MS) {
     forget(r, i); /* past the window: a new Event */
@@ -151,7 +184,7 @@ void po_EventRecorder_Record(po_EventRecorder *r, const char *api_version, const
       e->dirty = true;
       e->due_ns = now + r->o.hold_ms * PO_NS_PER_MS;
     }
-    r->stats.coalesced++;
+    bump(r, &r->stats.coalesced, "coalesced");
     pthread_mutex_unlock(&r->mu);
     return;
   }
@@ -166,12 +199,12 @@ void po_EventRecorder_Record(po_EventRecorder *r, const char *api_version, const
     memcpy(e->last_ts, ts, sizeof ts);
     e->key_hash = kh;
     link_entry(r, i);
-    r->stats.superseded++;
+    bump(r, &r->stats.superseded, "superseded");
     pthread_mutex_unlock(&r->mu);
     return;
   }
   if ((i = free_slot(r)) == kNone) {
-    r->stats.dropped++;
+    bump(r, &r->stats.dropped, "dropped");
     pthread_mutex_unlock(&r->mu);
     return;
   }
@@ -269,12 +302,15 @@ static void flush(po_EventRecorder *r, bool all, int64_t deadline) {
     Entry *e = &r->e[i];
     e->inflight = false;
     if (!ok) { /* best effort: a failed Event is not retried (the status holds the truth) */
-      r->stats.failed++;
+      bump(r, &r->stats.failed, "failed");
       forget(r, i);
     } else {
-      if (copy.posted) r->stats.patched++;
-      else r->stats.posted++;
-      if (!copy.posted) e->posted_ns = mono_ns();
+      if (copy.posted) bump(r, &r->stats.patched, "patched");
+      else bump(r, &r->stats.posted, "posted");
+      if (!copy.posted) {
+        e->posted_ns = mono_ns();
+        posted_append(r, i);
+      }
       e->posted = true;
       e->sent_count = copy.count;
       e->dirty = e->count > e->sent_count; /* repeats that came while it was in flight */
@@ -352,11 +388,14 @@ po_EventRecorder *po_EventRecorder_New(po_KubeClient *client, const po_EventReco
   r->key_buckets = malloc(r->nbuckets * sizeof *r->key_buckets);
   r->obj_buckets = malloc(r->nbuckets * sizeof *r->obj_buckets);
   r->due = malloc(r->o.capacity * sizeof *r->due);
-  if (!r->e || !r->key_buckets || !r->obj_buckets || !r->due) {
+  r->free_slots = malloc(r->o.capacity * sizeof *r->free_slots);
+  if (!r->e || !r->key_buckets || !r->obj_buckets || !r->due || !r->free_slots) {
     po_EventRecorder_Free(r);
     return NULL;
   }
   for (size_t i = 0; i < r->nbuckets; i++) r->key_buckets[i] = r->obj_buckets[i] = kNone;
+  for (size_t i = r->o.capacity; i > 0; i--) r->free_slots[r->nfree++] = (int)(i - 1);
+  r->posted_head = r->posted_tail = kNone;
   pthread_mutex_init(&r->mu, NULL);
   po_RtClock_InitCond(&r->cond);
   return r;
@@ -364,7 +403,7 @@ po_EventRecorder *po_EventRecorder_New(po_KubeClient *client, const po_EventReco
 
 void po_EventRecorder_Free(po_EventRecorder *r) {
   if (!r) return;
-  if (r->e && r->key_buckets && r->obj_buckets && r->due) { /* fully built: the mutex and condition exist */
+  if (r->e && r->key_buckets && r->obj_buckets && r->due && r->free_slots) { /* fully built: the mutex and condition exist */
     if (r->running) stop(r, mono_ns() + 5 * PO_NS_PER_S);
     pthread_mutex_destroy(&r->mu);
     pthread_cond_destroy(&r->cond);
@@ -373,5 +412,6 @@ void po_EventRecorder_Free(po_EventRecorder *r) {
   free(r->key_buckets);
   free(r->obj_buckets);
   free(r->due);
+  free(r->free_slots);
   free(r);
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 
 #include "po/kube/client.h"
+#include "po/runtime/metrics.h"
 #include "po/runtime/runnable.h"
 
 struct json_object;
@@ -30,6 +31,9 @@ typedef struct {
   int64_t hold_ms;   /* how long a new Event waits for its successors (default 1000) */
   int64_t window_ms; /* how long a posted Event takes repeats as a series (default 600000) */
   size_t capacity;   /* Events remembered (default 4096) */
+  /* a counter family with one label, result: recorded, posted, patched, coalesced, superseded,
+   * dropped, failed (may be NULL) */
+  po_MetricFamily *metric;
 } po_EventRecorderOptions;
 
 typedef struct {
