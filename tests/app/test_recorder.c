@@ -283,6 +283,31 @@ static void test_runnable_posts_and_stop_flushes(void **state) {
   close_recorder(&f);
 }
 
+/* A stream of Normal changes on one object does not hold its Events back: the newest is posted
+ * when the first one was due, while the changes go on. */
+static void test_replacements_keep_the_first_due_time(void **state) {
+  (void)state;
+  Fixture f = open_recorder((po_EventRecorderOptions){.hold_ms = 100});
+  po_Runnable run = po_EventRecorder_Runnable(f.r);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  assert_true(run.start(run.ctx, &st));
+  json_object *a = obj("a", "uid-a");
+  int64_t until = po_RtClock_Now(po_RtClock_Real()) + 30 * PO_NS_PER_S;
+  for (int n = 0; po_EventRecorder_Stats(f.r).posted < 1 && po_RtClock_Now(po_RtClock_Real()) < until; n++) {
+    char reason[32];
+    snprintf(reason, sizeof reason, "Step%d", n); /* a new reason every 5 ms: always a replacement */
+    rec(&f, a, "Normal", reason, "m");
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+  }
+  assert_true(po_EventRecorder_Stats(f.r).posted >= 1);
+  assert_true(run.stop(run.ctx, po_RtClock_Now(po_RtClock_Real()) + 30 * PO_NS_PER_S));
+  char log[8192];
+  assert_true(take(log, sizeof log) >= 1);
+  json_object_put(a);
+  close_recorder(&f);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_newer_normal_replaces_pending),
@@ -290,6 +315,7 @@ int main(void) {
       cmocka_unit_test(test_repeats_are_a_series),
       cmocka_unit_test(test_bounded),
       cmocka_unit_test(test_runnable_posts_and_stop_flushes),
+      cmocka_unit_test(test_replacements_keep_the_first_due_time),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

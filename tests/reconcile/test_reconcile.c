@@ -135,6 +135,10 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
   assert_null(target()); /* we created it and nothing else is left */
 }
 
+static size_t entries(void);
+
+/* A conflict is retried, and the statuses wait for the retry's outcome: no TargetError written
+ * and taken back (two writes and two Events per PropertyOverride of the target). */
 static void test_conflict_is_reported_for_retry(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -142,9 +146,23 @@ static void test_conflict_is_reported_for_retry(void **state) {
   po_ReconcileResult r = run();
   assert_false(r.ok);
   assert_true(r.conflict);
-  assert_string_equal(cond("a", "Programmed", "reason"), "TargetError");
+  assert_int_equal(F.status_patches, 0);
+  assert_int_equal(F.events, 0);
   assert_true(run().ok);
   assert_string_equal(cond("a", "Programmed", "status"), "True");
+  /* drift met by a conflict: the statuses are left as they are */
+  assert_true(run().ok);
+  int statuses = F.status_patches, events = F.events;
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  bump(target());
+  F.conflict_next = true;
+  r = run();
+  assert_true(r.conflict);
+  assert_int_equal(F.status_patches, statuses);
+  assert_int_equal(F.events, events);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
 }
 
 /* ---- trust: each of these failed on the controller that owned entries by name ---- */

@@ -32,6 +32,7 @@ struct po_EventRecorder {
   po_KubeClient *client;
   po_EventRecorderOptions o;
   pthread_mutex_t mu;
+  pthread_mutex_t flush_mu; /* one flush at a time (the flusher, Flush, the stop): `due` is shared */
   pthread_cond_t cond;
   pthread_t thread;
   bool running, stopping;
@@ -189,8 +190,8 @@ void po_EventRecorder_Record(po_EventRecorder *r, const char *api_version, const
     return;
   }
   if (!strcmp(type, "Normal") && (i = find_pending_normal(r, oh, uid)) != kNone) {
-    /* A transition that lasted less than the hold: the newer one takes its place (and its
-     * hold: the older's successor may follow just as fast). */
+    /* A transition that lasted less than the hold: the newer one takes its place and keeps the
+     * older's due time, so a stream of changes cannot hold an object's Events back for ever. */
     unlink_entry(r, i);
     Entry *e = &r->e[i];
     fill(e, type, reason, msg);
@@ -277,7 +278,14 @@ static bool send(po_EventRecorder *r, const Entry *e) {
 }
 
 /* Sends what is due (everything when `all`), stopping at `deadline` (0: none). */
+static void flush_locked(po_EventRecorder *r, bool all, int64_t deadline);
 static void flush(po_EventRecorder *r, bool all, int64_t deadline) {
+  pthread_mutex_lock(&r->flush_mu);
+  flush_locked(r, all, deadline);
+  pthread_mutex_unlock(&r->flush_mu);
+}
+
+static void flush_locked(po_EventRecorder *r, bool all, int64_t deadline) {
   pthread_mutex_lock(&r->mu);
   int64_t now = mono_ns();
   size_t n = 0;
@@ -285,8 +293,12 @@ static void flush(po_EventRecorder *r, bool all, int64_t deadline) {
     Entry *e = &r->e[i];
     if (!e->used || e->inflight || (e->posted && !e->dirty) || (!all && e->due_ns > now)) continue;
     if (!e->posted) {
+      /* Unique across restarts and replicas in practice: wall-clock ns, plus a sequence for two
+       * in the same tick. */
+      struct timespec ts;
+      clock_gettime(CLOCK_REALTIME, &ts);
       snprintf(e->event_name, sizeof e->event_name, "%.200s.%llx", e->name,
-               (unsigned long long)time(NULL) * 1000000000ull + (unsigned long long)(++r->seq));
+               (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec + (unsigned long long)(++r->seq));
     }
     e->inflight = true;
     r->due[n++] = (int)i;
@@ -295,6 +307,11 @@ static void flush(po_EventRecorder *r, bool all, int64_t deadline) {
   for (size_t k = 0; k < n; k++) {
     int i = r->due[k];
     pthread_mutex_lock(&r->mu);
+    if (!all && r->stopping) { /* the stop posts the rest itself, within its deadline */
+      for (size_t j = k; j < n; j++) r->e[r->due[j]].inflight = false;
+      pthread_mutex_unlock(&r->mu);
+      return;
+    }
     Entry copy = r->e[i];
     pthread_mutex_unlock(&r->mu);
     bool ok = (deadline && mono_ns() >= deadline) ? false : send(r, &copy);
@@ -397,6 +414,7 @@ po_EventRecorder *po_EventRecorder_New(po_KubeClient *client, const po_EventReco
   for (size_t i = r->o.capacity; i > 0; i--) r->free_slots[r->nfree++] = (int)(i - 1);
   r->posted_head = r->posted_tail = kNone;
   pthread_mutex_init(&r->mu, NULL);
+  pthread_mutex_init(&r->flush_mu, NULL);
   po_RtClock_InitCond(&r->cond);
   return r;
 }
@@ -406,6 +424,7 @@ void po_EventRecorder_Free(po_EventRecorder *r) {
   if (r->e && r->key_buckets && r->obj_buckets && r->due && r->free_slots) { /* fully built: the mutex and condition exist */
     if (r->running) stop(r, mono_ns() + 5 * PO_NS_PER_S);
     pthread_mutex_destroy(&r->mu);
+    pthread_mutex_destroy(&r->flush_mu);
     pthread_cond_destroy(&r->cond);
   }
   free(r->e);
