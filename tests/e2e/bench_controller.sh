@@ -24,7 +24,9 @@ token=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
 curl -sf "http://127.0.0.1:$LC_PROBE_PORT/metrics" | awk '
   /^controller_runtime_reconcile_total\{/ { split($1, a, "result=\""); split(a[2], b, "\""); r[b[1]] += $2 }
   /^rest_client_requests_total\{/ { split($1, a, "method=\""); split(a[2], b, "\""); m[b[1]] += $2 }
-  END { printf "reconciles:"; for (k in r) printf " %s %d", k, r[k]; printf "\nrequests:"; for (k in m) printf " %s %d", k, m[k]; print "" }'
+  /^propertyoverride_events_total\{/ { split($1, a, "result=\""); split(a[2], b, "\""); e[b[1]] += $2 }
+  END { printf "reconciles:"; for (k in r) printf " %s %d", k, r[k]; printf "\nrequests:"; for (k in m) printf " %s %d", k, m[k];
+        printf "\nevents:"; for (k in e) printf " %s %d", k, e[k]; print "" }'
 
 echo "controller CPU: $(awk -v n="$count" '{t = ($14+$15)/100; printf "%.1f s, %.3f ms per PropertyOverride", t, t*1000/n}' /proc/$LC_CONTROLLER_PID/stat)"
 echo "controller peak RSS: $(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$LC_CONTROLLER_PID/status)"

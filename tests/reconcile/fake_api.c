@@ -162,6 +162,7 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
   if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
   if (status) F.status_patches++;
   else F.override_patches++;
+  if (status && F.status_lags) return kPo_WriteOk; /* written; the cache does not show it yet */
   merge(s->obj, patch);
   bump(s->obj);
   /* an object being deleted goes when its finalizers are gone */
@@ -181,6 +182,7 @@ static void f_now(void *ctx, char buf[32]) {
 int g_warnings;
 static void f_event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
   (void)ctx; (void)about; (void)reason; (void)message;
+  F.events++;
   if (!strcmp(type, "Warning")) g_warnings++;
 }
 

@@ -27,6 +27,8 @@ typedef struct {
   bool unsynced;
   int target_events;
   char last_target_reason[64];
+  int events;      /* Events about PropertyOverrides */
+  bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
   int lent; /* objects read and not released yet */
   int override_reads; /* PropertyOverrides read (lent) */
   void (*check_write)(struct json_object *obj); /* sees every target written (obj NULL: a delete) */

@@ -135,6 +135,10 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
   assert_null(target()); /* we created it and nothing else is left */
 }
 
+static size_t entries(void);
+
+/* A conflict is retried, and the statuses wait for the retry's outcome: no TargetError written
+ * and taken back (two writes and two Events per PropertyOverride of the target). */
 static void test_conflict_is_reported_for_retry(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -142,9 +146,23 @@ static void test_conflict_is_reported_for_retry(void **state) {
   po_ReconcileResult r = run();
   assert_false(r.ok);
   assert_true(r.conflict);
-  assert_string_equal(cond("a", "Programmed", "reason"), "TargetError");
+  assert_int_equal(F.status_patches, 0);
+  assert_int_equal(F.events, 0);
   assert_true(run().ok);
   assert_string_equal(cond("a", "Programmed", "status"), "True");
+  /* drift met by a conflict: the statuses are left as they are */
+  assert_true(run().ok);
+  int statuses = F.status_patches, events = F.events;
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  bump(target());
+  F.conflict_next = true;
+  r = run();
+  assert_true(r.conflict);
+  assert_int_equal(F.status_patches, statuses);
+  assert_int_equal(F.events, events);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
 }
 
 /* ---- trust: each of these failed on the controller that owned entries by name ---- */
@@ -638,6 +656,47 @@ static void test_unchanged_overrides_not_read_again(void **state) {
   assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
 }
 
+/* A status write succeeded but the watch has not brought it back: the next reconciles want the
+ * same status and neither write it nor say it again (each one did, with its Events); a status
+ * that changes meanwhile is written. */
+static void test_status_written_once_while_the_cache_lags(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok); /* the finalizer (its version moves), the target, the status */
+  assert_true(run().ok);
+  F.status_lags = true;
+  apply_override("a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
+  int statuses = F.status_patches, events = F.events;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(F.status_patches, statuses + 1);
+  assert_int_equal(F.events, events + 2);
+  for (int i = 0; i < 3; i++) {
+    r = run();
+    assert_true(r.ok);
+    assert_int_equal(r.statuses_written, 0);
+  }
+  assert_int_equal(F.status_patches, statuses + 1);
+  assert_int_equal(F.events, events + 2);
+  /* valid again (a new version: written), then b joins: a's wanted status changes (Overlapping)
+   * at the same version of a, and is written */
+  apply_override("a", 3, "web", kGood);
+  statuses = F.status_patches;
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_int_equal(F.status_patches, statuses + 1);
+  apply_override("b", 1, "web", kGood2);
+  statuses = F.status_patches;
+  assert_true(run().ok);
+  assert_int_equal(F.status_patches, statuses + 2);
+  /* the watch catches up: the cache shows what is written, compared as usual */
+  F.status_lags = false;
+  apply_override("a", 4, "web", kGood);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 4);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
@@ -667,6 +726,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_missed_index_update_repaired_from_the_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_current_target_not_rewritten_in_any_key_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -216,6 +216,16 @@ static bool build(po_App *app, po_CtlStatus *st) {
                                                      .release_ctx = app, .exit_process_on_timeout = true},
                                 st);
   if (!app->manager) return false;
+  /* Registered before the informers: stopped after the workers drained, it posts their last
+   * Events. */
+  static const char *const rl[] = {"result"};
+  po_MetricFamily *events = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_events_total",
+      "Events by what became of them: recorded, posted, patched (a series count), coalesced (a repeat counted), "
+      "superseded (a pending Normal replaced by a newer one), dropped (queue full), failed.",
+      1, rl, 0, NULL);
+  if (!events || !(app->io.recorder = po_EventRecorder_New(app->io.client, &(po_EventRecorderOptions){.metric = events}))) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
+  if (!add(app, po_EventRecorder_Runnable(app->io.recorder), st)) return false;
   if (!build_informers(app, st) || !add(app, po_App_ControllerRunnable(app), st)) return false;
   if (strcmp(o->webhook_address, "0") != 0 && !build_webhook(app, st)) return false;
   if (strcmp(o->probe_address, "0") != 0 && !build_ops(app, st)) return false;
@@ -266,6 +276,7 @@ void po_App_Free(po_App *app) {
     po_Informer_Free(app->io.proxy_defaults[i]);
   }
   po_KubeIO_Free(&app->io);
+  po_EventRecorder_Free(app->io.recorder);
   po_KubeClient_Free(app->io.client);
   po_KubeConfig_Free(app->cfg);
   po_TargetIndex_Free(app->index);

@@ -111,40 +111,11 @@ static void now(void *ctx, char buf[32]) {
   strftime(buf, 32, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
+/* Events go to the recorder (coalesced, posted by its own thread); without one (a table built
+ * by hand) they are dropped. */
 static void post_event(po_KubeIO *k, const char *api_version, const char *kind, json_object *about, const char *type,
                        const char *reason, const char *message) {
-  char ts[32], name[300];
-  now(NULL, ts);
-  unsigned long long uniq = (unsigned long long)time(NULL) * 1000003ull ^ (unsigned long long)(uintptr_t)about;
-  snprintf(name, sizeof name, "%.200s.%llx", po_Json_Meta(about, "name"), uniq);
-  json_object *ev = json_object_new_object(), *md = json_object_new_object(), *obj = json_object_new_object(),
-              *src = json_object_new_object();
-  json_object_object_add(ev, "apiVersion", json_object_new_string("v1"));
-  json_object_object_add(ev, "kind", json_object_new_string("Event"));
-  json_object_object_add(md, "name", json_object_new_string(name));
-  json_object_object_add(md, "namespace", json_object_new_string(po_Json_Meta(about, "namespace")));
-  json_object_object_add(ev, "metadata", md);
-  json_object_object_add(obj, "apiVersion", json_object_new_string(api_version));
-  json_object_object_add(obj, "kind", json_object_new_string(kind));
-  json_object_object_add(obj, "namespace", json_object_new_string(po_Json_Meta(about, "namespace")));
-  json_object_object_add(obj, "name", json_object_new_string(po_Json_Meta(about, "name")));
-  json_object_object_add(obj, "uid", json_object_new_string(po_Json_Meta(about, "uid")));
-  json_object_object_add(ev, "involvedObject", obj);
-  json_object_object_add(ev, "type", json_object_new_string(type));
-  json_object_object_add(ev, "reason", json_object_new_string(reason));
-  char msg[1024]; /* events are for people: the status has the whole text */
-  snprintf(msg, sizeof msg, "%s", message);
-  json_object_object_add(ev, "message", json_object_new_string(msg));
-  json_object_object_add(src, "component", json_object_new_string("propertyoverride-controller"));
-  json_object_object_add(ev, "source", src);
-  json_object_object_add(ev, "firstTimestamp", json_object_new_string(ts));
-  json_object_object_add(ev, "lastTimestamp", json_object_new_string(ts));
-  json_object_object_add(ev, "count", json_object_new_int(1));
-  po_KubeRef ref = {.group = "", .version = "v1", .resource = "events", .ns = po_Json_Meta(about, "namespace")};
-  po_CtlStatus st;
-  po_CtlStatus_Clear(&st);
-  po_KubeClient_Create(k->client, &ref, ev, NULL, &st);
-  json_object_put(ev);
+  if (k->recorder) po_EventRecorder_Record(k->recorder, api_version, kind, about, type, reason, message);
 }
 
 static void event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {

@@ -8,6 +8,7 @@
 #include "po/runtime/metrics.h"
 #include "po/app/app.h"
 #include "po/targets/tenancy.h"
+#include "recorder.h"
 
 enum { kPo_MaxNamespaces = kPo_AppMaxNamespaces };
 
@@ -23,6 +24,7 @@ typedef struct {
   /* propertyoverride_foreign_markers_total{kind}: look-alikes reported, once per target revision */
   po_MetricFamily *foreign_markers;
   struct po_SeenRevisions *seen; /* which target revisions were reported already */
+  po_EventRecorder *recorder;    /* Events, coalesced and posted off the reconcile's thread (the app's) */
 } po_KubeIO;
 
 /* Allocates what the table keeps between calls (the reported revisions); before the first use.

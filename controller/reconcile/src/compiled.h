@@ -81,6 +81,7 @@ typedef struct {
   int64_t generation;
   uint64_t spec_hash;
   uint64_t status_hash;
+  uint64_t written_hash; /* the status this controller wrote over rv (0: none) */
 } po_OverrideMemo;
 
 /* The memo when it is for `rv`, with its current and held target keys (false: none, or older). */
@@ -91,6 +92,10 @@ void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name
                             const char *key, const char *held);
 /* The status found current at rv (ignored when the memo is for another version). */
 void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t status_hash);
+/* The status this controller has just written over rv (written_hash). Until the cache shows the
+ * write (a new rv, read again and compared), a reconcile that wants the same status has nothing
+ * to do: without this each one wrote it again, with its Events, while the watch lagged. */
+void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, uint64_t hash);

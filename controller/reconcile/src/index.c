@@ -428,6 +428,13 @@ void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *n
   pthread_mutex_unlock(&ix->mu);
 }
 
+void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->written_hash = written_hash;
+  pthread_mutex_unlock(&ix->mu);
+}
+
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, uint64_t hash) {
   pthread_mutex_lock(&ix->mu);
