@@ -67,7 +67,8 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
       po_CompiledOverride *c = &compiled[i];
       if (!c->accepted || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
       if (!c->generation) c->generation = 1;
-      entries[ne++] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", "")};
+      entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", "")};
+      if (!entries[ne++].arguments) rc = -1; /* never a target rendered without one of its entries */
     }
     /* The last matching Consul object of the inputs is the current state, as a later
      * `kubectl apply` of the same name would leave it. */
@@ -77,14 +78,33 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
       const po_CliObject *o = &in->objects[i];
       if (o->kind != want || strcmp(meta(o->value, "name"), targets[t].name) || strcmp(meta(o->value, "namespace"), targets[t].ns)) continue;
       json_object_put(current);
-      current = po_Value_ToJsonC(o->value);
+      /* NULL here is out of memory: taken for "absent", the target would be rendered anew,
+       * without the fields and extensions of others it has. */
+      if (!(current = po_Value_ToJsonC(o->value))) rc = -1;
     }
-    po_ConsulPlan plan = po_Consul_Plan(current, targets[t].kind, targets[t].ns, targets[t].name, NULL, 0, entries, ne);
+    po_ConsulPlan plan = {.out_of_memory = true};
+    if (rc == 0) plan = po_Consul_Plan(current, targets[t].kind, targets[t].ns, targets[t].name, NULL, 0, entries, ne);
     json_object_put(current);
     for (size_t e = 0; e < ne; e++) json_object_put(entries[e].arguments);
-    if (plan.object) objs[no++] = plan.object;
+    /* A plan that ran out of memory has no object: leaving the target out would print a
+     * rendering without it, which a pipeline would apply as if it were whole. */
+    if (plan.out_of_memory) rc = -1;
+    else if (plan.object) objs[no++] = plan.object;
   }
-  if (rc == 0 && !po_Cli_EmitYaml(objs, no, out)) rc = ferror(out) ? 0 : -2; /* a write error: the caller's flush says it */
+  if (rc == 0) {
+    /* Emitted into memory first: when memory runs out half way, nothing is printed, rather
+     * than the first targets alone, which a pipeline could apply as if they were all. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    bool emitted = mem && po_Cli_EmitYaml(objs, no, mem);
+    /* glibc's fclose of a memory stream reports success even when its last realloc failed,
+     * leaving no buffer: that is out of memory too. */
+    if (mem && (fclose(mem) != 0 || !buf)) emitted = false;
+    if (emitted) fwrite(buf, 1, len, out); /* a write error: the caller's flush says it */
+    else rc = -2;
+    free(buf);
+  }
   for (size_t i = 0; i < no; i++) json_object_put(objs[i]);
   return rc;
 }
@@ -138,7 +158,7 @@ int po_Cmd_Render(int argc, char **argv) {
   } else if (rendered == -2) {
     fprintf(stderr, "propertyoverride render: cannot emit the YAML: nested deeper than the emitter allows, or out of memory\n");
   } else {
-    fprintf(stderr, "propertyoverride render: out of memory\n");
+    fprintf(stderr, "propertyoverride render: out of memory (nothing was rendered)\n");
   }
   po_Arena_Free(a);
   return rc;

@@ -32,9 +32,11 @@ static bool resolves_as_non_string(const char *s) {
 
 static bool scalar(yaml_emitter_t *e, const char *text, bool plain_ok) {
   yaml_event_t ev;
-  yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain_ok, 1,
-                               plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE);
-  return yaml_emitter_emit(e, &ev);
+  /* An initializer copies its strings and fails when memory runs out: the event is then
+   * unset, and emitting it would read garbage. */
+  return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain_ok, 1,
+                                      plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE) &&
+         yaml_emitter_emit(e, &ev);
 }
 
 static int by_key(const void *x, const void *y) {
@@ -48,19 +50,23 @@ static bool node(yaml_emitter_t *e, json_object *j, int depth) {
     case json_type_null: return scalar(e, "null", true);
     case json_type_boolean: return scalar(e, json_object_get_boolean(j) ? "true" : "false", true);
     case json_type_int:
-    case json_type_double: return scalar(e, json_object_to_json_string(j), true);
+    case json_type_double: {
+      const char *t = json_object_to_json_string(j); /* allocates its buffer: NULL when out of memory */
+      return t && scalar(e, t, true);
+    }
     case json_type_string: {
       const char *s = json_object_get_string(j);
       return scalar(e, s, !resolves_as_non_string(s));
     }
     case json_type_array: {
-      yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE);
-      if (!yaml_emitter_emit(e, &ev)) return false;
+      if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
+          !yaml_emitter_emit(e, &ev)) {
+        return false;
+      }
       for (size_t i = 0; i < json_object_array_length(j); i++) {
         if (!node(e, json_object_array_get_idx(j, i), depth + 1)) return false;
       }
-      yaml_sequence_end_event_initialize(&ev);
-      return yaml_emitter_emit(e, &ev);
+      return yaml_sequence_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
     }
     case json_type_object: {
       size_t n = (size_t)json_object_object_length(j), k = 0;
@@ -71,8 +77,8 @@ static bool node(yaml_emitter_t *e, json_object *j, int depth) {
         keys[k++] = key;
       }
       qsort(keys, n, sizeof *keys, by_key);
-      yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE);
-      bool ok = yaml_emitter_emit(e, &ev);
+      bool ok = yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE) &&
+                yaml_emitter_emit(e, &ev);
       for (size_t i = 0; ok && i < n; i++) {
         json_object *v = NULL;
         json_object_object_get_ex(j, keys[i], &v);
@@ -80,8 +86,7 @@ static bool node(yaml_emitter_t *e, json_object *j, int depth) {
       }
       free(keys);
       if (!ok) return false;
-      yaml_mapping_end_event_initialize(&ev);
-      return yaml_emitter_emit(e, &ev);
+      return yaml_mapping_end_event_initialize(&ev) && yaml_emitter_emit(e, &ev);
     }
   }
   return false;
@@ -94,19 +99,13 @@ bool po_Cli_EmitYaml(json_object *const *objects, size_t n, FILE *out) {
   yaml_emitter_set_output(&e, write_out, out);
   yaml_emitter_set_unicode(&e, 1);
   yaml_emitter_set_width(&e, -1); /* long strings stay on one line: easier to diff */
-  yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING);
-  bool ok = yaml_emitter_emit(&e, &ev);
+  bool ok = yaml_stream_start_event_initialize(&ev, YAML_UTF8_ENCODING) && yaml_emitter_emit(&e, &ev);
   for (size_t i = 0; ok && i < n; i++) {
-    yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0);
-    ok = yaml_emitter_emit(&e, &ev) && node(&e, objects[i], 0);
-    if (ok) {
-      yaml_document_end_event_initialize(&ev, 1);
-      ok = yaml_emitter_emit(&e, &ev);
-    }
+    ok = yaml_document_start_event_initialize(&ev, NULL, NULL, NULL, 0) && yaml_emitter_emit(&e, &ev) &&
+         node(&e, objects[i], 0) && yaml_document_end_event_initialize(&ev, 1) && yaml_emitter_emit(&e, &ev);
   }
   if (ok) {
-    yaml_stream_end_event_initialize(&ev);
-    ok = yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
+    ok = yaml_stream_end_event_initialize(&ev) && yaml_emitter_emit(&e, &ev) && yaml_emitter_flush(&e);
   }
   yaml_emitter_delete(&e);
   return ok;

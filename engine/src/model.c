@@ -39,15 +39,6 @@ po_TrafficDirection po_TrafficDirection_Parse(const char *s) {
 bool po_Ops_Contains(const char *op) { return po_Op_Parse(op) != kPo_Op_Unknown; }
 bool po_ResourceTypes_Contains(const char *t) { return po_ResourceType_Parse(t) != kPo_ResourceType_Unknown; }
 
-const char *po_Op_Name(po_Op op) {
-  return op > 0 && op < COUNT(kOps) ? kOps[op] : "";
-}
-const char *po_ResourceType_Name(po_ResourceType t) {
-  return t > 0 && t < COUNT(kResourceTypes) ? kResourceTypes[t] : "";
-}
 const char *po_ResourceType_Message(po_ResourceType t) {
   return t > 0 && t < COUNT(kResourceMessages) ? kResourceMessages[t] : NULL;
-}
-const char *po_TrafficDirection_Name(po_TrafficDirection d) {
-  return d > 0 && d < COUNT(kDirections) ? kDirections[d] : "";
 }

@@ -444,14 +444,28 @@ json_object *po_Value_ToJsonC(const po_Value *v) {
     case kPo_ValueKind_List: {
       json_object *arr = json_object_new_array_ext((int)v->u.agg.len);
       for (size_t i = 0; arr && i < v->u.agg.len; i++) {
-        json_object_array_add(arr, po_Value_ToJsonC(v->u.agg.items[i]));
+        /* A child that could not be made is out of memory, never a null in its place: a tree
+         * missing a value would be written as if it were whole. */
+        const po_Value *c = v->u.agg.items[i];
+        json_object *x = po_Value_ToJsonC(c);
+        if ((!x && po_Value_Kind(c) != kPo_ValueKind_Null) || json_object_array_add(arr, x) != 0) {
+          json_object_put(x);
+          json_object_put(arr);
+          return NULL;
+        }
       }
       return arr;
     }
     case kPo_ValueKind_Map: {
       json_object *obj = json_object_new_object();
       for (size_t i = 0; obj && i < v->u.agg.len; i++) {
-        json_object_object_add(obj, v->u.agg.keys[i], po_Value_ToJsonC(v->u.agg.items[i]));
+        const po_Value *c = v->u.agg.items[i];
+        json_object *x = po_Value_ToJsonC(c);
+        if ((!x && po_Value_Kind(c) != kPo_ValueKind_Null) || json_object_object_add(obj, v->u.agg.keys[i], x) != 0) {
+          json_object_put(x);
+          json_object_put(obj);
+          return NULL;
+        }
       }
       return obj;
     }

@@ -40,19 +40,3 @@ void po_Status_Prefix(po_Status *s, const char *fmt, ...) {
   memcpy(s->message, prefix, plen);
   s->message[plen + mlen] = '\0';
 }
-
-const char *po_StatusCode_Name(po_StatusCode code) {
-  switch (code) {
-    case kPo_Ok: return "ok";
-    case kPo_ErrUsage: return "usage";
-    case kPo_ErrParse: return "parse";
-    case kPo_ErrNotFound: return "not found";
-    case kPo_ErrPatch: return "patch";
-    case kPo_ErrInvalid: return "invalid";
-    case kPo_ErrNoMemory: return "out of memory";
-    case kPo_ErrIo: return "i/o";
-    case kPo_ErrLimit: return "limit";
-    case kPo_ErrInternal: return "internal";
-  }
-  return "unknown";
-}

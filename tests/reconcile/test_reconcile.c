@@ -135,6 +135,55 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
   assert_null(target()); /* we created it and nothing else is left */
 }
 
+/* Issue 10's example: `a` sets a field of outlier_detection, `z` replaces outlier_detection
+ * whole. The paths differ as strings, so a comparison of paths saw nothing; on the resolved
+ * chains z's add replaces a's field's parent, and both statuses say so, naming each other and
+ * which one is applied last. Oneof members are found the same way; the same value set twice is
+ * no overlap. */
+static void test_overlap_on_resolved_chains(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  apply_override("z", 1, "web",
+                 "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                 "\"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":3}}]");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_string_equal(cond("z", "Programmed", "reason"), "Overlapping");
+  assert_string_equal(cond("a", "Programmed", "message"),
+                      "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection/max_ejection_percent "
+                      "sets a field inside what PropertyOverride z patches[0] /outlier_detection replaces; z is applied "
+                      "after, so where both match it discards this value");
+  assert_string_equal(cond("z", "Programmed", "message"),
+                      "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection replaces the "
+                      "message that holds PropertyOverride a patches[0] /outlier_detection/max_ejection_percent; a is "
+                      "applied before, so where both match this one discards its value");
+  /* Another direction: the filters never meet one resource, so no overlap. */
+  apply_override("z", 2, "web",
+                 "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"inbound\"},"
+                 "\"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":3}}]");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_string_equal(cond("z", "Programmed", "reason"), "Programmed");
+  /* Two members of the oneof cluster_discovery_type. */
+  apply_override("a", 2, "web",
+                 "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                 "\"op\":\"add\",\"path\":\"/type\",\"value\":\"STRICT_DNS\"}]");
+  apply_override("z", 3, "web",
+                 "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                 "\"op\":\"add\",\"path\":\"/cluster_type/name\",\"value\":\"custom\"}]");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "set different members of oneof cluster_discovery_type"));
+  assert_non_null(strstr(cond("z", "Programmed", "message"), "PropertyOverride a patches[0] /type"));
+  /* The same field set to the same value: nothing depends on the order. */
+  apply_override("a", 3, "web", kGood);
+  apply_override("z", 4, "web", kGood);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_string_equal(cond("z", "Programmed", "reason"), "Programmed");
+}
+
 static size_t entries(void);
 
 /* A conflict is retried, and the statuses wait for the retry's outcome: no TargetError written
@@ -727,6 +776,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_current_target_not_rewritten_in_any_key_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
       cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_on_resolved_chains, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,13 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "po/base/json.h"
 #include "po/targets/consul_check.h"
 #include "status.h"
-
-static json_object *get(const json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
 
 /* ---- hash ---- */
 
@@ -98,12 +94,12 @@ json_object *po_Json_Parse(const char *text, size_t len) {
 
 bool po_CompiledEntry_KeyOf(const json_object *obj, po_CompileWhich which, int64_t *generation, uint64_t *hash) {
   if (which == kPo_CompileCurrent) {
-    json_object *spec = get(obj, "spec");
-    *generation = json_object_get_int64(get(get(obj, "metadata"), "generation"));
+    json_object *spec = po_Json_Get(obj, "spec");
+    *generation = json_object_get_int64(po_Json_Get(po_Json_Get(obj, "metadata"), "generation"));
     *hash = po_Json_Hash(spec);
     return true;
   }
-  json_object *rec = get(get(obj, "status"), "lastValid"), *spec = get(rec, "spec"), *g = get(rec, "generation");
+  json_object *rec = po_Json_Get(po_Json_Get(obj, "status"), "lastValid"), *spec = po_Json_Get(rec, "spec"), *g = po_Json_Get(rec, "generation");
   if (!spec || !json_object_is_type(spec, json_type_object) || !g || !json_object_is_type(g, json_type_int)) return false;
   *generation = json_object_get_int64(g);
   *hash = po_Json_Hash(spec);
@@ -119,11 +115,11 @@ static json_object *copy(const json_object *o) {
  * generation and spec. Deep copies only: `obj` may be shared between threads, and json-c's
  * reference counts are not atomic. */
 static json_object *record_object(const json_object *obj, int64_t generation, bool *oom) {
-  json_object *meta = get(obj, "metadata"), *spec = copy(get(get(get(obj, "status"), "lastValid"), "spec"));
+  json_object *meta = po_Json_Get(obj, "metadata"), *spec = copy(po_Json_Get(po_Json_Get(po_Json_Get(obj, "status"), "lastValid"), "spec"));
   json_object *syn = json_object_new_object(), *m = json_object_new_object();
-  json_object *name = copy(get(meta, "name")), *ns = copy(get(meta, "namespace"));
+  json_object *name = copy(po_Json_Get(meta, "name")), *ns = copy(po_Json_Get(meta, "namespace"));
   json_object *gen = json_object_new_int64(generation);
-  if (!spec || !syn || !m || !gen || (get(meta, "name") && !name) || (get(meta, "namespace") && !ns)) {
+  if (!spec || !syn || !m || !gen || (po_Json_Get(meta, "name") && !name) || (po_Json_Get(meta, "namespace") && !ns)) {
     json_object_put(spec), json_object_put(syn), json_object_put(m), json_object_put(name), json_object_put(ns);
     json_object_put(gen);
     *oom = true;

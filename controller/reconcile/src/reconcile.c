@@ -9,6 +9,7 @@
 
 #include "compiled.h"
 #include "overlap.h"
+#include "po/base/json.h"
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
 #include "status.h"
@@ -66,19 +67,9 @@ typedef struct {
   po_ReconcileResult r;
 } Run;
 
-static json_object *get(const json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
 static json_object *copy(const json_object *o) {
   json_object *c = NULL;
   return o && json_object_deep_copy((json_object *)o, &c, NULL) == 0 ? c : NULL;
-}
-
-static const char *uid_of(const json_object *o) {
-  json_object *u = get(get(o, "metadata"), "uid");
-  return u && json_object_is_type(u, json_type_string) ? json_object_get_string(u) : "";
 }
 
 static void fail(Run *run, po_WriteResult w, const char *what, const char *err) {
@@ -105,7 +96,7 @@ static void release(Run *run, const json_object *obj, void *ref) {
 /* ---- finalizers ---- */
 
 static bool has_finalizer(const json_object *obj) {
-  json_object *f = get(get(obj, "metadata"), "finalizers");
+  json_object *f = po_Json_Get(po_Json_Get(obj, "metadata"), "finalizers");
   for (size_t i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
     const char *s = json_object_get_string(json_object_array_get_idx(f, i));
     if (s && strcmp(s, PO_FINALIZER) == 0) return true;
@@ -117,7 +108,7 @@ static bool has_finalizer(const json_object *obj) {
  * as precondition (a merge patch replaces the whole list). New strings only: the cached
  * object's are shared. NULL when out of memory. */
 static json_object *finalizer_patch(const json_object *obj, bool add) {
-  json_object *meta = get(obj, "metadata"), *old = get(meta, "finalizers"), *rv = get(meta, "resourceVersion");
+  json_object *meta = po_Json_Get(obj, "metadata"), *old = po_Json_Get(meta, "finalizers"), *rv = po_Json_Get(meta, "resourceVersion");
   json_object *list = json_object_new_array(), *m = json_object_new_object(), *patch = json_object_new_object();
   bool ok = list && m && patch;
   for (size_t i = 0; ok && old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
@@ -222,10 +213,10 @@ static bool add_item(Run *run, const json_object *obj, void *ref, const char *na
   Item *it = new_item(run, name, k, hk);
   it->obj = obj;
   it->ref = ref;
-  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", uid_of(obj));
-  json_object *rv = get(get(obj, "metadata"), "resourceVersion");
+  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", po_Json_Meta(obj, "uid"));
+  json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
   snprintf(it->rv, sizeof it->rv, "%s", rv ? json_object_get_string(rv) : "");
-  it->deleting = get(get(obj, "metadata"), "deletionTimestamp") != NULL;
+  it->deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
   it->has_finalizer = has_finalizer(obj);
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
   bool out_of_memory;
@@ -261,7 +252,7 @@ static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, 
 static bool need_obj(Run *run, Item *it) {
   if (it->obj) return true;
   const json_object *obj = run->io->get_override(run->io->ctx, run->ns, it->name, &it->ref);
-  json_object *rv = get(get(obj, "metadata"), "resourceVersion");
+  json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
   if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
     release(run, obj, it->ref);
     it->ref = NULL;
@@ -322,7 +313,7 @@ static bool load_bound_owners(Run *run) {
     if (listed) continue;
     void *ref = NULL;
     const json_object *other = io->get_override(io->ctx, run->ns, run->bound[b].owner, &ref);
-    if (!other || strcmp(uid_of(other), run->bound[b].uid) != 0) {
+    if (!other || strcmp(po_Json_Meta(other, "uid"), run->bound[b].uid) != 0) {
       release(run, other, ref);
       continue;
     }
@@ -438,12 +429,12 @@ static void drop_entry(Item *it) {
  * so a newcomer never evicts one (first come, first placed); newcomers then by name. */
 static void plan_room(Run *run) {
   size_t used_e = 0, used_p = 0, own_p = 0;
-  json_object *list = get(get(run->target, "spec"), "envoyExtensions");
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
-    json_object *x = json_object_array_get_idx(list, i), *n = get(x, "name");
+    json_object *x = json_object_array_get_idx(list, i), *n = po_Json_Get(x, "name");
     if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
     used_e++;
-    used_p += po_ConsulEntry_PatchCount(get(x, "arguments"));
+    used_p += po_ConsulEntry_PatchCount(po_Json_Get(x, "arguments"));
   }
   for (size_t l = 0; l < run->nlive; l++) own_p += po_ConsulEntry_PatchCount(run->live[l].arguments);
   used_e -= run->nlive < used_e ? run->nlive : used_e;
@@ -513,7 +504,7 @@ static bool create_target(Run *run) {
   po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, skel, true, NULL, &made,
                                            run->target_err, sizeof run->target_err);
   json_object_put(skel);
-  if (w != kPo_WriteOk || !made || !*uid_of(made)) {
+  if (w != kPo_WriteOk || !made || !*po_Json_Meta(made, "uid")) {
     json_object_put(made);
     run->target_ok = false;
     if (w == kPo_WriteOk) {
@@ -524,7 +515,7 @@ static bool create_target(Run *run) {
     fail(run, w, po_Arena_Printf(run->ar, "creating %s", run->where), run->target_err);
     return false;
   }
-  po_TargetIndex_NoteCreated(run->ix, uid_of(made));
+  po_TargetIndex_NoteCreated(run->ix, po_Json_Meta(made, "uid"));
   run->own = made;
   run->target = made;
   run->r.targets_written++;
@@ -551,8 +542,8 @@ static int by_name(const void *a, const void *b) {
  * {name, required: false, arguments} with our marker {name, generation, uid, targetUID} and the
  * same arguments (by hash). */
 static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
-  json_object *args = get(e, "arguments"), *marker = get(args, "PropertyOverride"), *req = get(e, "required");
-  json_object *gen = get(marker, "generation");
+  json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
+  json_object *gen = po_Json_Get(marker, "generation");
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
          !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
          json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
@@ -570,11 +561,11 @@ static bool target_current(Run *run, size_t nwant) {
   size_t k = 0;
   for (size_t i = 0; i < run->m; i++) if (has_entry(&run->items[i])) sorted[k++] = &run->items[i];
   qsort(sorted, nwant, sizeof *sorted, by_name);
-  json_object *list = get(get(run->target, "spec"), "envoyExtensions");
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   k = 0;
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     json_object *e = json_object_array_get_idx(list, i);
-    if (k < run->nlive && get(e, "arguments") == run->live[k].arguments) {
+    if (k < run->nlive && po_Json_Get(e, "arguments") == run->live[k].arguments) {
       if (!entry_current(e, &run->live[k], sorted[k])) return false;
       k++;
     } else if (k > 0) {
@@ -592,13 +583,13 @@ static bool write_target(Run *run) {
   /* Created by this process and not annotated yet (the write after the create failed): the
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
   bool annotate = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedNo &&
-                  po_TargetIndex_WasCreated(run->ix, uid_of(run->target), false);
+                  po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false);
   if (annotate && !run->own) {
     if (!(run->own = copy(run->target))) return oom(run, "annotating the target");
     run->target = run->own;
   }
   if (annotate) po_Consul_MarkCreated(run->own);
-  const char *tuid = uid_of(run->target);
+  const char *tuid = po_Json_Meta(run->target, "uid");
   if (run->target && !*tuid) {
     /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
     run->target_ok = false;
@@ -619,7 +610,7 @@ static bool write_target(Run *run) {
   if (p.out_of_memory) return oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
   if (p.changed) {
-    const char *rv = json_object_get_string(get(get(run->target, "metadata"), "resourceVersion"));
+    const char *rv = json_object_get_string(po_Json_Get(po_Json_Get(run->target, "metadata"), "resourceVersion"));
     po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
                                              p.create, rv, NULL, run->target_err, sizeof run->target_err);
     if (w == kPo_WriteNotFound && p.remove) w = kPo_WriteOk;
@@ -629,7 +620,7 @@ static bool write_target(Run *run) {
       fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
-      if (annotate) po_TargetIndex_WasCreated(run->ix, uid_of(run->target), true);
+      if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
     }
   }
   json_object_put(p.object);
@@ -718,8 +709,8 @@ static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
   if (!need_obj(run, it)) return false;
-  if (it->record) s.last_valid_spec = get(it->obj, "spec");
-  json_object *old_status = get(it->obj, "status");
+  if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
+  json_object *old_status = po_Json_Get(it->obj, "status");
   if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, run->ns, it->name, it->rv, h);
     return true;
@@ -768,7 +759,7 @@ static void status(Run *run) {
   }
   for (size_t i = 0; i < run->m; i++) {
     const Item *it = &run->items[i];
-    peers[i] = (po_OverlapPeer){it->name, it->ce->c.accepted && !it->deleting ? it->ce->c.args : NULL};
+    peers[i] = (po_OverlapPeer){it->name, it->ce->c.accepted && !it->deleting ? it->ce->c.override : NULL};
   }
   char now[32];
   run->io->now(run->io->ctx, now);

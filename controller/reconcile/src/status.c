@@ -2,23 +2,14 @@
 #include <json-c/json.h>
 #include <string.h>
 
+#include "po/base/json.h"
 #include "status.h"
 
-static json_object *get(json_object *o, const char *k) {
-  json_object *v = NULL;
-  return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
-}
-
-static const char *sget(json_object *o, const char *k) {
-  json_object *v = get(o, k);
-  return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "";
-}
-
 static json_object *find_condition(json_object *status, const char *type) {
-  json_object *list = get(status, "conditions");
+  json_object *list = po_Json_Get(status, "conditions");
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     json_object *c = json_object_array_get_idx(list, i);
-    if (strcmp(sget(c, "type"), type) == 0) return c;
+    if (strcmp(po_Json_StringOr(c, "type", ""), type) == 0) return c;
   }
   return NULL;
 }
@@ -27,8 +18,8 @@ static json_object *condition(json_object *old_status, const po_Condition *c, in
   json_object *o = json_object_new_object();
   json_object *prev = find_condition(old_status, c->type);
   /* lastTransitionTime moves only when the status does (metav1.Condition's contract). */
-  const char *when = prev && strcmp(sget(prev, "status"), c->status) == 0 && *sget(prev, "lastTransitionTime")
-                         ? sget(prev, "lastTransitionTime")
+  const char *when = prev && strcmp(po_Json_StringOr(prev, "status", ""), c->status) == 0 && *po_Json_StringOr(prev, "lastTransitionTime", "")
+                         ? po_Json_StringOr(prev, "lastTransitionTime", "")
                          : now;
   json_object_object_add(o, "type", json_object_new_string(c->type));
   json_object_object_add(o, "status", json_object_new_string(c->status));
@@ -64,7 +55,7 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
     json_object_object_add(c, "generation", json_object_new_int64(s->last_valid_generation));
     json_object_object_add(c, "spec", spec);
   } else {
-    json_object *lv = get(old_status, "lastValid");
+    json_object *lv = po_Json_Get(old_status, "lastValid");
     if (lv && json_object_deep_copy(lv, &c, NULL) != 0) goto oom;
   }
   if (c) json_object_object_add(st, "lastValid", c);
@@ -79,7 +70,7 @@ bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_obje
 
 bool po_Status_ReasonChanged(json_object *old_status, const po_Condition *c) {
   json_object *prev = find_condition(old_status, c->type);
-  return !prev || strcmp(sget(prev, "reason"), c->reason) != 0;
+  return !prev || strcmp(po_Json_StringOr(prev, "reason", ""), c->reason) != 0;
 }
 
 /* ---- the same without building it ---- */
@@ -90,33 +81,33 @@ static bool is_str(json_object *o, const char *v) {
 }
 
 static bool condition_matches(json_object *c, const po_Condition *want, int64_t gen) {
-  json_object *ltt = get(c, "lastTransitionTime");
-  return c && json_object_is_type(c, json_type_object) && json_object_object_length(c) == 6 && is_str(get(c, "type"), want->type) &&
-         is_str(get(c, "status"), want->status) && is_int(get(c, "observedGeneration"), gen) && ltt &&
-         json_object_is_type(ltt, json_type_string) && *json_object_get_string(ltt) && is_str(get(c, "reason"), want->reason) &&
-         is_str(get(c, "message"), want->message);
+  json_object *ltt = po_Json_Get(c, "lastTransitionTime");
+  return c && json_object_is_type(c, json_type_object) && json_object_object_length(c) == 6 && is_str(po_Json_Get(c, "type"), want->type) &&
+         is_str(po_Json_Get(c, "status"), want->status) && is_int(po_Json_Get(c, "observedGeneration"), gen) && ltt &&
+         json_object_is_type(ltt, json_type_string) && *json_object_get_string(ltt) && is_str(po_Json_Get(c, "reason"), want->reason) &&
+         is_str(po_Json_Get(c, "message"), want->message);
 }
 
 bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
   if (!old || !json_object_is_type(old, json_type_object)) return false;
-  json_object *conds = get(old, "conditions"), *t = get(old, "target"), *lv = get(old, "lastValid");
+  json_object *conds = po_Json_Get(old, "conditions"), *t = po_Json_Get(old, "target"), *lv = po_Json_Get(old, "lastValid");
   size_t keys = 3 + (s->live_generation > 0) + (lv != NULL);
-  if (json_object_object_length(old) != (int)keys || !is_int(get(old, "observedGeneration"), s->generation)) return false;
+  if (json_object_object_length(old) != (int)keys || !is_int(po_Json_Get(old, "observedGeneration"), s->generation)) return false;
   if (!conds || !json_object_is_type(conds, json_type_array) || json_object_array_length(conds) != 2 ||
       !condition_matches(json_object_array_get_idx(conds, 0), &s->accepted, s->generation) ||
       !condition_matches(json_object_array_get_idx(conds, 1), &s->programmed, s->generation)) {
     return false;
   }
   if (!t || !json_object_is_type(t, json_type_object) || json_object_object_length(t) != 4 ||
-      !is_str(get(t, "apiVersion"), "consul.hashicorp.com/v1alpha1") || !is_str(get(t, "kind"), po_TargetKind_Name(s->target_kind)) ||
-      !is_str(get(t, "namespace"), s->ns) || !is_str(get(t, "name"), s->target_name)) {
+      !is_str(po_Json_Get(t, "apiVersion"), "consul.hashicorp.com/v1alpha1") || !is_str(po_Json_Get(t, "kind"), po_TargetKind_Name(s->target_kind)) ||
+      !is_str(po_Json_Get(t, "namespace"), s->ns) || !is_str(po_Json_Get(t, "name"), s->target_name)) {
     return false;
   }
-  if (s->live_generation > 0 && !is_int(get(old, "programmedGeneration"), s->live_generation)) return false;
+  if (s->live_generation > 0 && !is_int(po_Json_Get(old, "programmedGeneration"), s->live_generation)) return false;
   if (s->last_valid_spec) {
     return lv && json_object_is_type(lv, json_type_object) && json_object_object_length(lv) == 2 &&
-           is_int(get(lv, "generation"), s->last_valid_generation) &&
-           json_object_equal(get(lv, "spec"), (json_object *)s->last_valid_spec);
+           is_int(po_Json_Get(lv, "generation"), s->last_valid_generation) &&
+           json_object_equal(po_Json_Get(lv, "spec"), (json_object *)s->last_valid_spec);
   }
   return true;
 }

@@ -4,20 +4,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "json_get.h"
+#include "po/base/json.h"
 
 #define SOURCE_KEY "PropertyOverride"
 #define CREATED_KEY "propertyoverride.io/created"
 
-const char *po_Consul_Resource(po_TargetKind kind) {
-  return kind == kPo_TargetProxyDefaults ? "proxydefaults" : "servicedefaults";
-}
-
-
-static const char *uid_of(const json_object *obj) {
-  const char *u = po_Json_String(po_Json_Get(obj, "metadata"), "uid");
-  return u ? u : "";
-}
 
 /* Adds a member, false when it (or the object) could not be made. */
 static bool add(json_object *o, const char *k, json_object *v) {
@@ -81,7 +72,7 @@ static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulO
 size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *owners, size_t nowners, po_ConsulEntry *out,
                               size_t cap, size_t *foreign) {
   json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
-  const char *tuid = uid_of(target);
+  const char *tuid = po_Json_Meta(target, "uid");
   size_t n = 0, f = 0;
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     po_ConsulEntry e;
@@ -98,7 +89,7 @@ size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *o
 po_ConsulCreated po_Consul_CreatedBy(const json_object *target) {
   const char *c = po_Json_String(po_Json_Get(po_Json_Get(target, "metadata"), "annotations"), CREATED_KEY);
   if (!c) return kPo_ConsulCreatedNo;
-  return *uid_of(target) && strcmp(c, uid_of(target)) == 0 ? kPo_ConsulCreatedUs : kPo_ConsulCreatedForeign;
+  return *po_Json_Meta(target, "uid") && strcmp(c, po_Json_Meta(target, "uid")) == 0 ? kPo_ConsulCreatedUs : kPo_ConsulCreatedForeign;
 }
 
 void po_Consul_MarkCreated(json_object *target) {
@@ -109,7 +100,7 @@ void po_Consul_MarkCreated(json_object *target) {
     ann = json_object_new_object();
     json_object_object_add(meta, "annotations", ann);
   }
-  json_object_object_add(ann, CREATED_KEY, json_object_new_string(uid_of(target)));
+  json_object_object_add(ann, CREATED_KEY, json_object_new_string(po_Json_Meta(target, "uid")));
 }
 
 bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
@@ -198,7 +189,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   if (!spec || !json_object_is_type(spec, json_type_object)) {
     if (!add(obj, "spec", spec = json_object_new_object())) return out_of_memory(obj, NULL);
   }
-  const char *tuid = uid_of(obj);
+  const char *tuid = po_Json_Meta(obj, "uid");
   json_object *old = po_Json_Get(spec, "envoyExtensions");
   json_object *list = json_object_new_array();
   if (!list) return out_of_memory(obj, NULL);

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "po/targets/consul.h"
-#include "json_get.h"
+#include "po/base/json.h"
 #include "po/targets/override.h"
 #include "text.h"
 

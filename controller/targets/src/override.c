@@ -4,17 +4,11 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "po/base/json.h"
 #include "text.h"
 
 const char *po_TargetKind_Name(po_TargetKind k) {
   return k == kPo_TargetProxyDefaults ? "ProxyDefaults" : "ServiceDefaults";
-}
-
-static const char *str_at(const json_object *o, const char *a, const char *b) {
-  json_object *x = NULL;
-  if (!json_object_object_get_ex(o, a, &x)) return NULL;
-  if (b && !json_object_object_get_ex(x, b, &x)) return NULL;
-  return json_object_is_type(x, json_type_string) ? json_object_get_string(x) : NULL;
 }
 
 static void error(po_CompiledOverride *c, po_Arena *a, int idx, const char *msg) {
@@ -23,11 +17,9 @@ static void error(po_CompiledOverride *c, po_Arena *a, int idx, const char *msg)
 
 /* targetRef: {kind: ServiceDefaults (default) | ProxyDefaults, name}. */
 static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
-  json_object *spec = NULL, *ref = NULL;
-  json_object_object_get_ex(obj, "spec", &spec);
-  json_object_object_get_ex(spec, "targetRef", &ref);
-  const char *kind = str_at(ref, "kind", NULL);
-  const char *name = str_at(ref, "name", NULL);
+  json_object *ref = po_Json_Get(po_Json_Get(obj, "spec"), "targetRef");
+  const char *kind = po_Json_String(ref, "kind");
+  const char *name = po_Json_String(ref, "name");
   c->target_kind = kPo_TargetServiceDefaults;
   if (kind && strcmp(kind, "ProxyDefaults") == 0) c->target_kind = kPo_TargetProxyDefaults;
   else if (kind && strcmp(kind, "ServiceDefaults") != 0) {
@@ -50,19 +42,15 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   memset(c, 0, sizeof *c);
   c->diags = po_Diagnostics_New(a);
   if (!c->diags) return false;
-  const char *ns = str_at(obj, "metadata", "namespace"), *name = str_at(obj, "metadata", "name");
-  c->ns = po_Arena_Printf(a, "%s", ns ? ns : "");
-  c->name = po_Arena_Printf(a, "%s", name ? name : "");
-  json_object *meta = NULL, *gen = NULL, *spec = NULL;
-  if (json_object_object_get_ex(obj, "metadata", &meta) && json_object_object_get_ex(meta, "generation", &gen)) {
-    c->generation = json_object_get_int64(gen);
-  }
+  c->ns = po_Arena_Printf(a, "%s", po_Json_Meta(obj, "namespace"));
+  c->name = po_Arena_Printf(a, "%s", po_Json_Meta(obj, "name"));
+  json_object *gen = po_Json_Get(po_Json_Get(obj, "metadata"), "generation");
+  if (gen) c->generation = json_object_get_int64(gen);
   target(obj, a, c);
   /* Bounded before anything costs per patch: the CRD's maxItems, enforced here too for objects
    * that reach the webhook, the reconciler or the CLI without the API server's schema check. */
-  json_object *patches = NULL;
-  if (json_object_object_get_ex(obj, "spec", &spec) && json_object_object_get_ex(spec, "patches", &patches) &&
-      json_object_is_type(patches, json_type_array) && json_object_array_length(patches) > kPo_MaxPatchesPerOverride) {
+  json_object *spec = po_Json_Get(obj, "spec"), *patches = po_Json_Get(spec, "patches");
+  if (json_object_is_type(patches, json_type_array) && json_object_array_length(patches) > kPo_MaxPatchesPerOverride) {
     error(c, a, -1, po_Arena_Printf(a, "spec.patches: %zu patches; at most %d are allowed in one PropertyOverride "
                                        "(split them over several PropertyOverrides of the same target)",
                                     json_object_array_length(patches), kPo_MaxPatchesPerOverride));
@@ -71,7 +59,9 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   po_Status st;
   po_Status_Clear(&st);
   po_Value *sv = NULL;
-  if (!json_object_object_get_ex(obj, "spec", &spec) || !(sv = po_Value_FromJsonC(spec, a, &st))) {
+  /* A spec present as null is decoded (and refused by the spec decoder), not "required". */
+  bool has_spec = json_object_object_get_ex(obj, "spec", NULL);
+  if (!has_spec || !(sv = po_Value_FromJsonC(spec, a, &st))) {
     if (spec && st.code == kPo_ErrNoMemory) return false; /* not a verdict on the spec */
     error(c, a, -1, spec ? st.message : "spec: required");
     return true;
@@ -92,33 +82,28 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   }
   if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
   po_Arguments_Friendly(args, a);
-  c->args = args;
+  /* One compile: the typed convention with every check, and the wire verdict of each patch
+   * (what Consul decodes from the arguments we write) reported as an error of its own kind,
+   * the reason taken from that kind. */
   po_CompileOptions co = po_CompileOptions_Default();
-  po_Override *o = po_Override_Compile(args, &co, a, c->diags);
-  if (!o || po_Diagnostics_ErrorCount(c->diags) > 0) return true;
-  po_Value *consul = po_Arguments_ToConsul(po_Override_Arguments(o), a);
-  if (!consul) return false;
-  /* What Consul will really decode: encoding/json typing of those arguments. */
-  po_CompileOptions wire = po_CompileOptions_Default();
-  wire.convention = kPo_Convention_Wire;
-  wire.envoy_rules = wire.deprecations = wire.hints = false;
-  po_Diagnostics *wd = po_Diagnostics_New(a);
-  if (!po_Constructor(NULL, consul, &wire, a, wd)) {
-    for (size_t i = 0; i < po_Diagnostics_Count(wd); i++) {
-      const po_Diagnostic *x = po_Diagnostics_At(wd, i);
-      if (x->severity != kPo_Severity_Error) continue;
-      const char *why = strstr(x->message, "could not be applied to target field type 'repeated")
-                            ? "Consul's API delivers every JSON array as []interface {}, which no repeated field accepts"
-                            : "as Consul will decode the arguments written to it";
-      /* Consul's text first, as Consul would print it; why after it. */
-      po_Diagnostic *y = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_WireFormat, x->patch_index, x->path,
-                                            po_Arena_Printf(a, "%s (%s)", x->message, why));
-      if (y && x->patch_index >= 0 && (size_t)x->patch_index < args->patch_count) y->pos = args->patches[x->patch_index].pos;
+  co.check_wire = true;
+  size_t before = po_Diagnostics_Count(c->diags);
+  po_Override *o = po_Override_Build(args, &co, a, c->diags);
+  if (!o) {
+    /* No schema (the engine said so in a diagnostic not about any patch), or out of memory,
+     * which is never a verdict on the spec even when some patch's error came first. */
+    for (size_t i = before; i < po_Diagnostics_Count(c->diags); i++) {
+      const po_Diagnostic *x = po_Diagnostics_At(c->diags, i);
+      if (x->kind == kPo_DiagKind_Decode && x->patch_index < 0) return true;
     }
-    return true;
+    return false;
   }
-  c->accepted = true;
   c->override = o;
+  c->args = po_Override_Arguments(o);
+  if (!po_Override_Valid(o) || po_Diagnostics_ErrorCount(c->diags) > 0) return true;
+  po_Value *consul = po_Arguments_ToConsul(c->args, a);
+  if (!consul) return false;
+  c->accepted = true;
   c->consul_arguments = consul;
   return true;
 }

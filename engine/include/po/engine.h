@@ -162,9 +162,6 @@ bool po_ResourceTypes_Contains(const char *resource_type);
 po_Op po_Op_Parse(const char *s);
 po_ResourceType po_ResourceType_Parse(const char *s);
 po_TrafficDirection po_TrafficDirection_Parse(const char *s);
-const char *po_Op_Name(po_Op op);
-const char *po_ResourceType_Name(po_ResourceType t);
-const char *po_TrafficDirection_Name(po_TrafficDirection d);
 /* The Envoy message a resource type names, e.g. "envoy.config.cluster.v3.Cluster". */
 const char *po_ResourceType_Message(po_ResourceType t);
 

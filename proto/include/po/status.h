@@ -33,6 +33,5 @@ bool po_Status_Set(po_Status *s, po_StatusCode code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Puts "prefix" in front of the current message (e.g. a file name or a patch index). */
 void po_Status_Prefix(po_Status *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-const char *po_StatusCode_Name(po_StatusCode code);
 
 #endif

@@ -37,9 +37,6 @@ typedef struct {
   struct json_object *arguments;   /* borrowed; the arguments including the source key */
 } po_ConsulEntry;
 
-/* The resource name of a kind ("servicedefaults", "proxydefaults"). */
-const char *po_Consul_Resource(po_TargetKind kind);
-
 /* The source marker (a new reference) and the arguments to write for one compiled
  * PropertyOverride with it (a new reference); NULL when out of memory, never a partial marker.
  * `uid` is the PropertyOverride's, `target_uid` the uid of the object the entry goes into (""

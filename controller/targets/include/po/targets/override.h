@@ -2,10 +2,11 @@
  * validated and compiled with the engine: the one pipeline the webhook, the reconciler and the
  * CLI's validate/render all use (DESIGN.md section 1).
  *
- *   spec -> strict spec decode -> friendly values -> Constructor rules + Envoy rules (typed)
- *        -> the Consul `arguments` -> Consul's own Constructor under its wire typing
+ *   spec -> strict spec decode -> friendly values -> one compile (po_Override_Build): Constructor
+ *        rules + Envoy rules under the typed convention, and each patch's verdict under Consul's
+ *        wire typing (check_wire) -> the Consul `arguments`
  *
- * The last step guarantees that what we would write into a ServiceDefaults is what Consul
+ * The wire verdicts guarantee that what we would write into a ServiceDefaults is what Consul
  * accepts, with the same meaning. Everything lives in the caller's arena. */
 #ifndef PO_TARGETS_OVERRIDE_H_
 #define PO_TARGETS_OVERRIDE_H_
@@ -27,9 +28,11 @@ typedef struct {
   const char *target_name;     /* the ServiceDefaults (service) name, or "global" */
   bool accepted;               /* no error */
   po_Diagnostics *diags;       /* errors and warnings, in patch order */
-  const po_Arguments *args;    /* decoded (after friendly values), or NULL */
-  const po_Override *override; /* the engine's compiled form (typed convention), NULL unless accepted:
-                                * what conflict checks and appliers read, compiled once */
+  const po_Arguments *args;    /* po_Override_Arguments(override) (normalised), or NULL */
+  const po_Override *override; /* the engine's compiled form, the one IR (per patch: chain, typed
+                                * value, op, filter, both conventions' verdicts): what conflict
+                                * checks and appliers read, compiled once. Set whenever the spec
+                                * decoded, valid or not (po_Override_Valid); NULL otherwise */
   po_Value *consul_arguments;  /* the envoyExtensions `arguments` to write; NULL unless accepted */
 } po_CompiledOverride;
 
