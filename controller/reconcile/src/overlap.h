@@ -11,8 +11,16 @@ typedef struct {
   const po_Arguments *args; /* NULL: takes no part (invalid, refused or being deleted) */
 } po_OverlapPeer;
 
-/* The first overlap of peer i with any other, as a sentence into out; "" when none. Quadratic
- * in the patches of one target, which the per-object limits bound (po/targets/consul_check.h). */
-void po_Overlap_Of(const po_OverlapPeer *peers, size_t n, size_t i, po_Arena *ar, char *out, size_t size);
+typedef struct po_OverlapIndex po_OverlapIndex;
+
+/* Made once per reconcile (in ar): each patch's value serialised once, and the places (path,
+ * type, direction) where every patch does the same thing, which are then skipped. NULL when
+ * out of memory. */
+po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar);
+
+/* The first overlap of peer i with any other, as a sentence into out; "" when none. Still
+ * pairwise where patches on one place differ (then the first overlap usually ends the search);
+ * no allocation. */
+void po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size);
 
 #endif
