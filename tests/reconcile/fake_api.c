@@ -220,13 +220,16 @@ int teardown(void **s) {
 }
 
 void apply_override(const char *name, int gen, const char *target, const char *patches) {
-  char text[4096];
-  snprintf(text, sizeof text,
+  size_t size = strlen(patches) + 1024; /* big lists of patches too */
+  char *text = malloc(size);
+  assert_non_null(text);
+  snprintf(text, size,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
            "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
            "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":%s}}",
            name, gen, name, target, patches);
   json_object *o = json_tokener_parse(text);
+  free(text);
   assert_non_null(o);
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);

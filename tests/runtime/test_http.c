@@ -205,6 +205,33 @@ static void test_refusals_reach_refused_not_the_handler(void **state) {
   po_HttpServer_Free(s);
 }
 
+/* Headers trickled a byte every 300 ms are never silent for header_timeout (2 s); the request
+ * must still be cut once request_timeout (1 s, here) has passed since its first byte, or one
+ * client holds a connection for as long as it likes (slowloris on the headers). */
+static void test_trickled_headers_are_cut(void **state) {
+  (void)state;
+  static Seen seen;
+  po_HttpServer *s = start((po_HttpOptions){.request_timeout = 1, .header_timeout = 2}, &seen);
+  int fd = connect_to(po_HttpServer_Port(s));
+  assert_true(fd >= 0);
+  const char *head = "GET /x HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  send_all(fd, head, strlen(head));
+  double t0 = now();
+  bool open = true;
+  while (open && now() - t0 < kPromptSeconds) {
+    open = send(fd, "a", 1, MSG_NOSIGNAL) == 1;
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 300) > 0) {
+      char b[256];
+      open = recv(fd, b, sizeof b, MSG_DONTWAIT) > 0 && open;
+    }
+  }
+  double held = now() - t0;
+  close(fd);
+  po_HttpServer_Free(s);
+  if (held >= kPromptSeconds - 1) fail_msg("a connection trickling its headers was held %.1f s", held);
+}
+
 /* libmicrohttpd closes connections over the per-client limit and says so once per connection;
  * the logger gets at most 5 of those messages a second. */
 static void test_messages_logged_at_most_five_a_second(void **state) {
@@ -327,6 +354,7 @@ int main(void) {
       cmocka_unit_test(test_handler_gets_whole_body_and_query),
       cmocka_unit_test(test_refusals_reach_refused_not_the_handler),
       cmocka_unit_test(test_messages_logged_at_most_five_a_second),
+      cmocka_unit_test(test_trickled_headers_are_cut),
       cmocka_unit_test(test_options_and_addresses),
       cmocka_unit_test(test_runnable_starts_stops_and_restarts),
   };

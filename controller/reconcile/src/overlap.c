@@ -6,26 +6,58 @@
 
 #include "overlap.h"
 
-/* Setting one field to the same thing twice is no overlap: nothing depends on the order. */
-static bool same_effect(const po_Override *x, size_t p, const po_Override *y, size_t q, po_Arena *ar) {
-  if (po_Override_Op(x, p) != po_Override_Op(y, q)) return false;
-  const po_Value *a = po_Override_Arguments(x)->patches[p].value, *b = po_Override_Arguments(y)->patches[q].value;
-  if (!a || !b) return !a && !b;
-  const char *s = po_Value_ToJson(a, ar), *t = po_Value_ToJson(b, ar);
-  return s && t && strcmp(s, t) == 0;
+struct po_OverlapIndex {
+  const po_OverlapPeer *peers;
+  size_t n;
+  const char ***effects; /* [peer][patch]: op and value as JSON; NULL rows for peers taking no part */
+  size_t patches;        /* of every peer taking part */
+  bool skipped;          /* over the budget of pairs */
+};
+
+static const char *effect_of(const po_Override *o, size_t p, po_Arena *ar) {
+  const po_Value *v = po_Override_Arguments(o)->patches[p].value;
+  const char *json = v ? po_Value_ToJson(v, ar) : "";
+  return json ? po_Arena_Printf(ar, "%d %s", (int)po_Override_Op(o, p), json) : NULL;
+}
+
+po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar) {
+  po_OverlapIndex *ix = po_Arena_Malloc(ar, sizeof *ix);
+  if (!ix) return NULL;
+  *ix = (po_OverlapIndex){.peers = peers, .n = n};
+  for (size_t i = 0; i < n; i++) {
+    if (peers[i].override) ix->patches += po_Override_PatchCount(peers[i].override);
+  }
+  /* Pairs of patches of different peers: at most patches^2 / 2. */
+  if (ix->patches > 1 && (double)ix->patches * (double)ix->patches / 2 > (double)kPo_OverlapMaxPairs) {
+    ix->skipped = true;
+    return ix;
+  }
+  ix->effects = n ? po_Arena_Malloc(ar, n * sizeof *ix->effects) : NULL;
+  if (n && !ix->effects) return NULL;
+  for (size_t i = 0; i < n; i++) {
+    const po_Override *o = peers[i].override;
+    if (!o) continue;
+    size_t m = po_Override_PatchCount(o);
+    ix->effects[i] = m ? po_Arena_Malloc(ar, m * sizeof **ix->effects) : NULL;
+    if (m && !ix->effects[i]) return NULL;
+    for (size_t p = 0; p < m; p++) {
+      if (!(ix->effects[i][p] = effect_of(o, p, ar))) return NULL;
+    }
+  }
+  return ix;
 }
 
 typedef struct {
-  const po_Override *x, *y;
-  po_Arena *ar;
+  const char **ex, **ey; /* the two peers' effects */
   bool found;
   po_Conflict first;
 } Scan;
 
+/* Setting one field to the same thing twice is no overlap: nothing depends on the order. */
 static void on_conflict(const po_Conflict *c, void *ctx) {
   Scan *s = ctx;
   if (s->found) return;
-  if (c->kind == kPo_ConflictKind_SameField && same_effect(s->x, c->a_patch, s->y, c->b_patch, s->ar)) return;
+  if (c->kind == kPo_ConflictKind_SameField && strcmp(s->ex[c->a_patch], s->ey[c->b_patch]) == 0) return;
   s->found = true;
   s->first = *c;
 }
@@ -73,16 +105,23 @@ static void describe(const po_Conflict *c, const po_Override *x, const po_Overri
   }
 }
 
-void po_Overlap_Of(const po_OverlapPeer *peers, size_t n, size_t i, po_Arena *ar, char *out, size_t size) {
+bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) {
   out[0] = '\0';
+  const po_OverlapPeer *peers = ix->peers;
   const po_Override *x = peers[i].override;
-  for (size_t j = 0; x && j < n; j++) {
+  if (x && ix->skipped) {
+    snprintf(out, size, "overlaps not checked: the %zu patches on this target are over the check's bound of %d pairs",
+             ix->patches, (int)kPo_OverlapMaxPairs);
+    return false;
+  }
+  for (size_t j = 0; x && j < ix->n; j++) {
     const po_Override *y = j != i ? peers[j].override : NULL;
     if (!y) continue;
-    Scan s = {.x = x, .y = y, .ar = ar};
+    Scan s = {.ex = ix->effects[i], .ey = ix->effects[j]};
     po_Override_Conflicts(x, y, on_conflict, &s);
     if (!s.found) continue;
     describe(&s.first, x, y, peers[j].name, strcmp(peers[j].name, peers[i].name) > 0, out, size);
-    return;
+    return true;
   }
+  return false;
 }

@@ -650,7 +650,7 @@ static bool release_finalizer(Run *run, Item *it) {
   return true;
 }
 
-static void programmed(Run *run, size_t i, int64_t live_gen, po_OverlapPeer *peers, po_Condition *p) {
+static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapIndex *peers, po_Condition *p) {
   const Item *it = &run->items[i];
   p->type = "Programmed";
   p->status = "False";
@@ -674,15 +674,15 @@ static void programmed(Run *run, size_t i, int64_t live_gen, po_OverlapPeer *pee
                       : po_Arena_Printf(run->ar, "nothing is live in %s", run->where));
   } else {
     char ov[1024];
-    po_Overlap_Of(peers, run->m, i, run->ar, ov, sizeof ov);
+    bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
-    p->reason = ov[0] ? "Overlapping" : "Programmed";
+    p->reason = overlapping ? "Overlapping" : "Programmed";
     snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
              ov[0] ? "; " : "", ov);
   }
 }
 
-static bool write_status(Run *run, size_t i, po_OverlapPeer *peers, const char *now) {
+static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
   po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
@@ -761,12 +761,17 @@ static void status(Run *run) {
     const Item *it = &run->items[i];
     peers[i] = (po_OverlapPeer){it->name, it->ce->c.accepted && !it->deleting ? it->ce->c.override : NULL};
   }
+  po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m, run->ar);
+  if (!overlaps) {
+    oom(run, "the overlaps of the statuses");
+    return;
+  }
   char now[32];
   run->io->now(run->io->ctx, now);
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (it->held) continue; /* its own target's reconcile writes its status and finalizer */
-    bool go = it->deleting ? release_finalizer(run, it) : write_status(run, i, peers, now);
+    bool go = it->deleting ? release_finalizer(run, it) : write_status(run, i, overlaps, now);
     if (!go) return;
   }
 }

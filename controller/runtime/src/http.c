@@ -30,7 +30,28 @@ struct po_HttpServer {
   pthread_mutex_t log_mu;
   time_t log_second; /* libmicrohttpd's messages: at most kMaxLogsPerSecond each second */
   unsigned log_count, log_dropped;
+  /* Connections whose request has not begun (Conn, below), swept by `sweeper`. */
+  pthread_mutex_t conn_mu;
+  pthread_cond_t conn_cv;
+  struct Conn *conns;
+  bool sweeping, stop_sweeping;
+  pthread_t sweeper;
 };
+
+/* libmicrohttpd's timeout is one of silence, so a client sending a byte of its headers (or of
+ * its TLS handshake) every few seconds is never cut: 4,096 slots held by 16 addresses for hours
+ * (slowloris). Each connection therefore has a deadline for its next request's headers: its
+ * start (or the end of its previous request, plus idle_timeout) plus header_timeout and
+ * request_timeout. A sweeper shuts down the socket of one past it (shutdown, not close: the
+ * descriptor stays libmicrohttpd's, which sees the end of the stream and cleans up; it is
+ * removed from the list before libmicrohttpd closes it, so a reused number is never hit). */
+typedef struct Conn {
+  int fd;
+  bool begun; /* its request's headers are in: request_timeout (accumulate) takes over */
+  bool cut;
+  struct timespec deadline;
+  struct Conn *prev, *next;
+} Conn;
 
 struct po_HttpRequest {
   struct MHD_Connection *c;
@@ -40,6 +61,60 @@ struct po_HttpRequest {
   bool too_big;
   struct timespec start;
 };
+
+/* --- connection deadlines (Conn) --------------------------------------------------------- */
+
+static void deadline_in(po_HttpServer *s, Conn *k, unsigned extra) {
+  clock_gettime(CLOCK_MONOTONIC, &k->deadline);
+  k->deadline.tv_sec += (time_t)s->opt.header_timeout + (time_t)s->opt.request_timeout + (time_t)extra;
+}
+
+static Conn *conn_of(struct MHD_Connection *c) {
+  const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+  return ci ? ci->socket_context : NULL;
+}
+
+/* A request's headers are in (begun) or it is complete (the next one's deadline starts). */
+static void conn_mark(po_HttpServer *s, struct MHD_Connection *c, bool begun) {
+  pthread_mutex_lock(&s->conn_mu);
+  Conn *k = conn_of(c);
+  if (k) {
+    k->begun = begun;
+    if (!begun) deadline_in(s, k, s->opt.idle_timeout);
+  }
+  pthread_mutex_unlock(&s->conn_mu);
+}
+
+static void *sweep(void *arg) {
+  po_HttpServer *s = arg;
+  pthread_mutex_lock(&s->conn_mu);
+  while (!s->stop_sweeping) {
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t); /* pthread_cond_timedwait's default clock */
+    t.tv_nsec += 250 * 1000 * 1000;
+    if (t.tv_nsec >= 1000000000L) t.tv_sec++, t.tv_nsec -= 1000000000L;
+    pthread_cond_timedwait(&s->conn_cv, &s->conn_mu, &t);
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    unsigned cut = 0;
+    for (Conn *k = s->conns; k; k = k->next) {
+      if (k->begun || k->cut || now.tv_sec < k->deadline.tv_sec ||
+          (now.tv_sec == k->deadline.tv_sec && now.tv_nsec < k->deadline.tv_nsec))
+        continue;
+      shutdown(k->fd, SHUT_RDWR);
+      k->cut = true;
+      cut++;
+    }
+    if (cut && s->opt.refused) {
+      pthread_mutex_unlock(&s->conn_mu);
+      double late = (double)s->opt.header_timeout + (double)s->opt.request_timeout;
+      for (unsigned i = 0; i < cut; i++) s->opt.refused(s->opt.ctx, 408, late);
+      pthread_mutex_lock(&s->conn_mu);
+    }
+  }
+  pthread_mutex_unlock(&s->conn_mu);
+  return NULL;
+}
 
 /* --- responses ---------------------------------------------------------------------------- */
 
@@ -137,6 +212,7 @@ static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **
   rq->c = c;
   clock_gettime(CLOCK_MONOTONIC, &rq->start);
   *ctx = rq;
+  conn_mark(s, c, true);
   /* Each request has the short timeout until it is complete (a keep-alive connection had the
    * long one since its previous request). */
   MHD_set_connection_option(c, MHD_CONNECTION_OPTION_TIMEOUT, s->opt.header_timeout);
@@ -213,9 +289,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 }
 
 static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_RequestTerminationCode code) {
-  (void)cls; (void)c; (void)code;
+  (void)code;
   po_HttpRequest *rq = *ctx;
   if (rq) {
+    conn_mark(cls, c, false);
     free(rq->buf);
     free(rq);
   }
@@ -257,9 +334,32 @@ static void mhd_log(void *cls, const char *fmt, va_list ap) {
 /* MHD hands us the session before the handshake: bind it to this server's credentials. */
 static void on_connection(void *cls, struct MHD_Connection *c, void **socket_ctx,
                           enum MHD_ConnectionNotificationCode code) {
-  (void)socket_ctx;
   po_HttpServer *s = cls;
-  if (code != MHD_CONNECTION_NOTIFY_STARTED || !s->tls) return;
+  if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+    Conn *k = *socket_ctx;
+    pthread_mutex_lock(&s->conn_mu);
+    if (k && k->prev) k->prev->next = k->next;
+    else if (k) s->conns = k->next;
+    if (k && k->next) k->next->prev = k->prev;
+    pthread_mutex_unlock(&s->conn_mu);
+    free(k);
+    *socket_ctx = NULL;
+    return;
+  }
+  if (code != MHD_CONNECTION_NOTIFY_STARTED) return;
+  const union MHD_ConnectionInfo *fi = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+  Conn *k = fi ? calloc(1, sizeof *k) : NULL;
+  if (k) { /* without memory for it, the connection has libmicrohttpd's timeout alone */
+    k->fd = fi->connect_fd;
+    deadline_in(s, k, 0);
+    pthread_mutex_lock(&s->conn_mu);
+    k->next = s->conns;
+    if (s->conns) s->conns->prev = k;
+    s->conns = k;
+    pthread_mutex_unlock(&s->conn_mu);
+    *socket_ctx = k;
+  }
+  if (!s->tls) return;
   const union MHD_ConnectionInfo *ci = MHD_get_connection_info(c, MHD_CONNECTION_INFO_GNUTLS_SESSION);
   if (ci && ci->tls_session) po_HttpTls_Attach(s->tls, (gnutls_session_t)ci->tls_session);
 }
@@ -292,6 +392,8 @@ po_HttpServer *po_HttpServer_New(const po_HttpOptions *opts, po_CtlStatus *st) {
   po_HttpServer *s = calloc(1, sizeof *s);
   if (!s) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s: out of memory", name), NULL;
   pthread_mutex_init(&s->log_mu, NULL);
+  pthread_mutex_init(&s->conn_mu, NULL);
+  pthread_cond_init(&s->conn_cv, NULL);
   s->opt = *opts;
   snprintf(s->name, sizeof s->name, "%s", name);
   snprintf(s->address, sizeof s->address, "%s", opts->address);
@@ -344,6 +446,7 @@ static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dua
       {MHD_OPTION_PER_IP_CONNECTION_LIMIT, s->opt.max_per_client, NULL},
       {MHD_OPTION_CONNECTION_TIMEOUT, s->opt.header_timeout, NULL},
       {MHD_OPTION_NOTIFY_COMPLETED, (intptr_t)completed, s},
+      {MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)on_connection, s},
       {s->opt.threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, s->opt.threads, NULL},
       {MHD_OPTION_END, 0, NULL},
   };
@@ -351,8 +454,7 @@ static bool start_daemon(void *ctx, const struct sockaddr *sa, bool v6, bool dua
     flags |= MHD_USE_TLS;
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, common,
                             MHD_OPTION_HTTPS_CERT_CALLBACK, po_HttpTls_CertCallback,
-                            MHD_OPTION_HTTPS_PRIORITIES, po_kHttpTlsPriorities,
-                            MHD_OPTION_NOTIFY_CONNECTION, on_connection, s, MHD_OPTION_END);
+                            MHD_OPTION_HTTPS_PRIORITIES, po_kHttpTlsPriorities, MHD_OPTION_END);
   } else {
     s->d = MHD_start_daemon(flags, 0, NULL, NULL, handle, s, MHD_OPTION_ARRAY, common, MHD_OPTION_END);
   }
@@ -371,6 +473,12 @@ bool po_HttpServer_Start(po_HttpServer *s, po_CtlStatus *st) {
                             s->address);
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(s->d, MHD_DAEMON_INFO_BIND_PORT);
   s->port = di ? di->port : (uint16_t)s->addr.port;
+  s->stop_sweeping = false;
+  if (pthread_create(&s->sweeper, NULL, sweep, s) != 0) {
+    po_HttpServer_Stop(s);
+    return po_CtlStatus_Set(st, kPo_Ctl_System, "%s: cannot start a thread", s->name);
+  }
+  s->sweeping = true;
   return true;
 }
 
@@ -378,9 +486,17 @@ uint16_t po_HttpServer_Port(const po_HttpServer *s) { return s->d ? s->port : 0;
 
 void po_HttpServer_Stop(po_HttpServer *s) {
   if (!s->d) return;
-  MHD_stop_daemon(s->d);
+  MHD_stop_daemon(s->d); /* every connection closed: the list is empty */
   s->d = NULL;
   s->port = 0;
+  if (s->sweeping) {
+    pthread_mutex_lock(&s->conn_mu);
+    s->stop_sweeping = true;
+    pthread_cond_signal(&s->conn_cv);
+    pthread_mutex_unlock(&s->conn_mu);
+    pthread_join(s->sweeper, NULL);
+    s->sweeping = false;
+  }
 }
 
 void po_HttpServer_Free(po_HttpServer *s) {
@@ -388,6 +504,8 @@ void po_HttpServer_Free(po_HttpServer *s) {
   po_HttpServer_Stop(s);
   po_HttpTls_Free(s->tls);
   pthread_mutex_destroy(&s->log_mu);
+  pthread_mutex_destroy(&s->conn_mu);
+  pthread_cond_destroy(&s->conn_cv);
   free(s);
 }
 

@@ -7,7 +7,11 @@
  *     and at most max_per_client from one client address;
  *   - each request has header_timeout seconds of allowed silence until it is complete (a
  *     keep-alive connection gets idle_timeout between requests), and request_timeout seconds
- *     from its headers to the end of its body, so a trickled body is cut too;
+ *     from its headers to the end of its body, so a trickled body is cut too; the TLS
+ *     handshake and headers of a request must be in within header_timeout + request_timeout
+ *     of the connection's start (or of the previous request's end plus idle_timeout), so
+ *     headers trickled a byte at a time are cut as well (the socket is shut down, 408 to
+ *     `refused`);
  *   - a declared body over max_body is answered 413 before it is read (also under
  *     `Expect: 100-continue`); a chunked body is refused by closing the connection (its chunk
  *     framing can be trickled without delivering data, so no deadline could be checked);
