@@ -23,7 +23,7 @@ static const char kUsage[] =
     "                                 controller's own namespace)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
     "  --target-batch-window S        a target is reconciled S seconds after the first change that\n"
-    "                                 affects it, once for every change within (default 0.2; 0: at once)\n"
+    "                                 affects it, once for every change within (default 1; 0: at once)\n"
     "  --webhook-bind-address ADDR    webhook HTTPS address (default :9443; 0 disables the webhook)\n"
     "  --webhook-cert-file FILE       serving certificate (PEM; re-read when it changes)\n"
     "  --webhook-key-file FILE        its private key (PEM)\n"
@@ -106,7 +106,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       case kBatch:
         o.target_batch_window_s = strtod(optarg, &end);
         if (end == optarg || *end || !(o.target_batch_window_s >= 0 && o.target_batch_window_s <= 60)) {
-          return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.2");
+          return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.5");
         }
         break;
       case kWebhookAddr: o.webhook_address = optarg; break;
