@@ -22,6 +22,8 @@ static const char kUsage[] =
     "                                 ProxyDefaults (repeatable; * for any; default: only the\n"
     "                                 controller's own namespace)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
+    "  --target-batch-window S        a target is reconciled S seconds after the first change that\n"
+    "                                 affects it, once for every change within (default 1; 0: at once)\n"
     "  --webhook-bind-address ADDR    webhook HTTPS address (default :9443; 0 disables the webhook)\n"
     "  --webhook-cert-file FILE       serving certificate (PEM; re-read when it changes)\n"
     "  --webhook-key-file FILE        its private key (PEM)\n"
@@ -61,12 +63,13 @@ static int usage_error(const char *msg) {
 }
 
 int po_Cmd_Controller(int argc, char **argv) {
-  enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
+  enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
          kCertDir, kSan, kAllowPd, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
+      {"target-batch-window", required_argument, 0, kBatch},
       {"webhook-bind-address", required_argument, 0, kWebhookAddr}, {"webhook-cert-file", required_argument, 0, kCert},
       {"webhook-key-file", required_argument, 0, kKey}, {"webhook-insecure", no_argument, 0, kInsecure},
       {"health-probe-bind-address", required_argument, 0, kProbe}, {"leader-elect", optional_argument, 0, kElect},
@@ -100,6 +103,12 @@ int po_Cmd_Controller(int argc, char **argv) {
         o.workers = (int)workers;
         break;
       }
+      case kBatch:
+        o.target_batch_window_s = strtod(optarg, &end);
+        if (end == optarg || *end || !(o.target_batch_window_s >= 0 && o.target_batch_window_s <= 60)) {
+          return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.5");
+        }
+        break;
       case kWebhookAddr: o.webhook_address = optarg; break;
       case kCert: o.cert_file = optarg; break;
       case kKey: o.key_file = optarg; break;

@@ -17,6 +17,9 @@
 
 #include "app_internal.h"
 #include "po/runtime/clock.h"
+#include "po/runtime/controller.h"
+#include "po/runtime/workqueue.h"
+#include <json-c/json.h>
 
 static char kubeconfig[64];
 
@@ -172,12 +175,77 @@ static void test_two_apps_run_and_stop(void **state) {
   }
 }
 
+/* Issue 10: informer events on one target within the batching window are one queued key, not
+ * one reconcile each (a burst of N PropertyOverrides re-planned the whole target N times). The
+ * controller is never started, so the queue shows what the events did: with a window the key
+ * waits (once, however many events), without one it is ready at once. The window is 60 s so a
+ * busy machine cannot let it pass during the test. */
+static po_App *batching_app(double window_s) {
+  po_AppOptions o;
+  po_AppOptions_Init(&o);
+  o.kubeconfig = kubeconfig;
+  o.webhook_address = "0";
+  o.probe_address = "0";
+  o.leader_elect = false;
+  o.log_level = kPo_LogError;
+  o.target_batch_window_s = window_s;
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  po_App *app = po_App_New(&o, &st);
+  assert_non_null(app);
+  return app;
+}
+
+static json_object *override_obj(const char *name, const char *target) {
+  char text[512];
+  snprintf(text, sizeof text,
+           "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"%s\",\"uid\":\"u-%s\",\"generation\":1},"
+           "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":[]}}",
+           name, name, target);
+  json_object *o = json_tokener_parse(text);
+  assert_non_null(o);
+  return o;
+}
+
+static void test_events_on_one_target_batch(void **state) {
+  (void)state;
+  po_App *app = batching_app(60);
+  po_InformerHandlers h = po_App_Handlers(app, kPo_WatchOverrides);
+  po_InformerHandlers sd = po_App_Handlers(app, kPo_WatchServiceDefaults);
+  for (int i = 0; i < 50; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "po-%d", i);
+    json_object *o = override_obj(name, i % 2 ? "web" : "api");
+    h.on_add(h.ctx, o);
+    h.on_update(h.ctx, o, o);
+    json_object_put(o);
+  }
+  json_object *target = json_tokener_parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"web\"}}");
+  sd.on_update(sd.ctx, target, target);
+  json_object_put(target);
+  po_Workqueue *q = po_Controller_Queue(app->controller);
+  assert_int_equal(po_Workqueue_Len(q), 0);        /* nothing ready before the window ends */
+  assert_int_equal(po_Workqueue_WaitingLen(q), 2); /* 101 events, two targets, two keys */
+  po_App_Free(app);
+
+  app = batching_app(0); /* off: every event queues its target at once (deduplicated) */
+  h = po_App_Handlers(app, kPo_WatchOverrides);
+  json_object *o = override_obj("po-0", "api");
+  h.on_add(h.ctx, o);
+  json_object_put(o);
+  q = po_Controller_Queue(app->controller);
+  assert_int_equal(po_Workqueue_Len(q), 1);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 0);
+  po_App_Free(app);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_renewal_runs_and_stops),
       cmocka_unit_test(test_renewal_stop_interrupts_the_wait),
       cmocka_unit_test(test_new_reports_bad_configuration),
       cmocka_unit_test(test_two_apps_run_and_stop),
+      cmocka_unit_test(test_events_on_one_target_batch),
   };
   return cmocka_run_group_tests(tests, write_kubeconfig, remove_kubeconfig);
 }

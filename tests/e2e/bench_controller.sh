@@ -3,14 +3,15 @@
 # created as fast as one client can, against the local API server; reports the time until every
 # target holds exactly its entries and every status is current, the controller's CPU (in all and
 # per PropertyOverride) and its peak RSS.
+#   PO_BENCH_CONTROLLER_FLAGS  further controller flags (e.g. --target-batch-window 0 to compare)
 #   PO_BENCH_PERF=<file>  also records a perf profile of the controller there (PO_BENCH_PERF_HZ, default
 #                         999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
 . "$(dirname "$0")/lib.sh"
 build=$1
 count=${2:-10000}
 lc_start "$build" "$e2e_work" --compaction-window 100000 || exit 1
-lc_controller --workers 4 --log-level warn --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} || exit 1
-echo "controller: --workers 4 --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000}"
+lc_controller --workers 4 --log-level warn --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} ${PO_BENCH_CONTROLLER_FLAGS:-} || exit 1
+echo "controller: --workers 4 --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} ${PO_BENCH_CONTROLLER_FLAGS:-}"
 perf_pid=
 if [ -n "${PO_BENCH_PERF:-}" ]; then
   perf record -q -F ${PO_BENCH_PERF_HZ:-999} --call-graph ${PO_BENCH_PERF_GRAPH:-fp} -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &

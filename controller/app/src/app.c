@@ -11,7 +11,7 @@
 #include "app_internal.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .qps = 500, .burst = 1000, .webhook_address = ":9443",
+  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
                        .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",

@@ -7,7 +7,22 @@
 #include "po/base/json.h"
 #include "po/runtime/clock.h"
 
+/* Informer events: the target is reconciled one batching window after the first event for it.
+ * Every later event within the window finds the key waiting and keeps its due time (the
+ * workqueue's earliest AddAfter wins), so N PropertyOverrides created in a row against one
+ * target cost one reconcile (one parse of the target, one plan, one write) instead of N: each
+ * reconcile costs as much as the target's whole set, so reconciling one at a time grew as N*N/T.
+ * The latency a change waits is bounded by the window. An event during the target's reconcile
+ * waits its window, then the key is queued again after that reconcile: nothing is lost. */
 static void enqueue(po_App *app, const char *key) {
+  if (!key || !*key || !app->controller) return;
+  int64_t window = (int64_t)(app->o.target_batch_window_s * 1e9);
+  if (window > 0) po_Controller_EnqueueAfter(app->controller, key, window);
+  else po_Controller_Enqueue(app->controller, key);
+}
+
+/* At leadership every key goes at once: there is no burst to wait for, the caches are complete. */
+static void enqueue_now(po_App *app, const char *key) {
   if (key && *key && app->controller) po_Controller_Enqueue(app->controller, key);
 }
 
@@ -81,7 +96,7 @@ static void enqueue_cached(void *ctx, const char *key, const json_object *o, con
   char k[600];
   if (e->targets) po_Reconcile_TargetKey(e->kind, po_Json_Meta(o, "namespace"), po_Json_Meta(o, "name"), k, sizeof k);
   else po_Reconcile_OverrideKey(o, k, sizeof k);
-  enqueue(e->app, k);
+  enqueue_now(e->app, k);
 }
 
 static void enqueue_all(po_App *app) {

@@ -262,4 +262,10 @@ void po_Controller_Enqueue(po_Controller *c, const char *key) {
   pthread_mutex_unlock(&c->mu);
 }
 
+void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns) {
+  pthread_mutex_lock(&c->mu);
+  po_Workqueue_AddAfter(c->queue, key, delay_ns);
+  pthread_mutex_unlock(&c->mu);
+}
+
 po_Workqueue *po_Controller_Queue(po_Controller *c) { return c->queue; }

@@ -29,6 +29,9 @@ typedef struct {
   const char *proxydefaults_from[kPo_AppMaxProxyDefaultsFrom]; /* "*" for any */
   size_t n_proxydefaults_from;              /* 0: only the controller's own namespace */
   int workers;
+  /* An informer event enqueues its target this long after the first event, so a burst on one
+   * target (N PropertyOverrides created in a row) is one reconcile, not N. 0: at once. */
+  double target_batch_window_s;
   double qps;
   int burst;
 

@@ -67,6 +67,10 @@ void po_Controller_Free(po_Controller *c);
 /* Queues key (informer event handlers call this). Keys queued before Start wait for it; keys
  * queued after a Stop and before the next Start are dropped (the next leader lists everything). */
 void po_Controller_Enqueue(po_Controller *c, const char *key);
+/* Queues key once delay_ns has passed; a key already waiting keeps its earlier due time, so
+ * every call within one window becomes one reconcile (informer bursts on one key). delay_ns <= 0
+ * is Enqueue. Counted in workqueue_retries_total, as client-go counts every AddAfter. */
+void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns);
 
 /* Starts the workers. After a Stop, Start makes a fresh queue. */
 bool po_Controller_Start(po_Controller *c, po_CtlStatus *st);
