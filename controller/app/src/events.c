@@ -65,7 +65,11 @@ static void override_deleted(void *ctx, json_object *obj) {
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   char key[600];
   po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
-  enqueue(app, key); /* drift: our entries are restored, stale ones dropped */
+  /* Drift (someone rewrote the target, e.g. a GitOps apply without our entries) is repaired at
+   * once, not a batching window later: every moment without our entries is one consul-k8s can
+   * sync to the proxies. Our own writes come back here too and cost a cheap reconcile (a target
+   * already holding exactly our entries is neither planned nor written). */
+  enqueue_now(app, key);
 }
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
 static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetServiceDefaults, o); }
