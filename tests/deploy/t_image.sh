@@ -2,11 +2,11 @@
 # The Dockerfile, without a Docker engine and without building anything: the build stage runs
 # exactly the project's setup step and `make` (make's plan read with `make -n`; the runtime
 # packages the image installs are those of the -dev packages the setup step installs); the
-# runtime stage installs (through its apt package list) every shared library the binary of this
+# runtime stage installs (through its apt package list) every shared library the two binaries of this
 # build links, runs as 65532, carries the OCI labels, and stamps the version `propertyoverride
 # version` prints.
 #   t_image.sh BUILD_DIR   the build this test belongs to (ctest passes CMAKE_BINARY_DIR)
-# Only that build's binary is read (readelf, ldd, `version`): this test runs beside the other
+# Only that build's binaries are read (readelf, ldd, `version`): this test runs beside the other
 # tests of the same build, so it neither rebuilds nor runs the setup step, and it reads no other
 # build folder. A sanitizer build links sanitizer runtimes the Release image never ships: those
 # (and what only they pull in) are left out of the library check.
@@ -18,6 +18,9 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$top/build}" && pwd)
 df="$top/Dockerfile"
 bin="$build/propertyoverride"
+# `propertyoverride controller` execs this one, beside it (controller/cli/CMakeLists.txt): the
+# one-shot command links only the engine's libraries, the controller the rest.
+ctl="$build/propertyoverride-controller"
 failures=0
 fail() { echo "FAIL: $*" >&2; failures=$((failures + 1)); }
 ok() { echo "ok: $*"; }
@@ -78,7 +81,9 @@ for l in title description version revision source; do
   has "$labels" "org.opencontainers.image.$l=" && ok "label org.opencontainers.image.$l" || fail "missing label org.opencontainers.image.$l"
 done
 has "$labels" 'org.opencontainers.image.version="${PO_VERSION}"' && ok "the version label is PO_VERSION" || fail "version label is not \${PO_VERSION}"
-[ "$(grep -c '^COPY' <<<"$runtime")" = 1 ] && ok "the runtime stage copies only the binary" || fail "runtime stage copies more than the binary"
+has_line "$runtime" 'COPY --from=build /src/build/propertyoverride-controller /usr/local/bin/propertyoverride-controller' &&
+  ok "runtime copies build/propertyoverride-controller beside it" || fail "runtime stage must COPY --from=build /src/build/propertyoverride-controller beside the command"
+[ "$(grep -c '^COPY' <<<"$runtime")" = 2 ] && ok "the runtime stage copies only the two binaries" || fail "runtime stage copies more than the two binaries"
 
 # --- runtime packages against the setup step ----------------------------------------------------------
 # This machine's dpkg database (the same Debian release as the image), read once: each dpkg call
@@ -138,8 +143,8 @@ pkg_of() {
   return 0
 }
 sanitizers='^(libasan|libubsan|liblsan|libtsan|libhwasan)\.so'
-needed=$(readelf -d "$bin" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p')
-linked=$(ldd "$bin")
+needed=$(for b in "$bin" "$ctl"; do readelf -d "$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u)
+linked=$( (ldd "$bin"; ldd "$ctl") | sort -u)
 path_of() { awk -v n="$1" '$1 == n { print $3 }' <<<"$linked"; }
 if grep -Eq "$sanitizers" <<<"$needed"; then
   # A sanitizer test build: its runtime drags in libstdc++ and libgcc_s, which the image's
