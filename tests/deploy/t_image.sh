@@ -3,7 +3,7 @@
 # exactly the project's setup step and `make` (make's plan read with `make -n`; the runtime
 # packages the image installs are those of the -dev packages the setup step installs); the
 # runtime stage installs (through its apt package list) every shared library the two binaries of this
-# build links, runs as 65532, carries the OCI labels, and stamps the version `propertyoverride
+# build link, runs as 65532, carries the OCI labels, and stamps the version `propertyoverride
 # version` prints.
 #   t_image.sh BUILD_DIR   the build this test belongs to (ctest passes CMAKE_BINARY_DIR)
 # Only that build's binaries are read (readelf, ldd, `version`): this test runs beside the other
