@@ -5,8 +5,9 @@
 
 #include "internal.h"
 
-po_Arena *po_Arena_New(void) {
-  upb_Arena *u = upb_Arena_New();
+po_Arena *po_Arena_New(void) { return po_Arena_Wrap(upb_Arena_New()); }
+
+po_Arena *po_Arena_Wrap(upb_Arena *u) {
   if (!u) return NULL;
   po_Arena *a = upb_Arena_Malloc(u, sizeof *a);
   if (!a) {

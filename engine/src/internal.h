@@ -15,6 +15,8 @@ struct po_Arena {
 };
 
 static inline upb_Arena *po_Arena_Upb(po_Arena *a) { return a->upb; }
+/* A po_Arena living in, and owning, the upb arena u (arena.c); NULL (u freed) when out of memory. */
+po_Arena *po_Arena_Wrap(upb_Arena *u);
 
 struct po_Value {
   po_ValueKind kind;

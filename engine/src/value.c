@@ -202,17 +202,7 @@ void po_StreamCtx_Init(po_StreamCtx *c, const po_ValueStream *s) {
   c->s = s;
 }
 
-po_Arena *po_StreamCtx_Arena(po_StreamCtx *c) {
-  upb_Arena *u = upb_Arena_Init(NULL, 0, &c->alloc);
-  if (!u) return NULL;
-  po_Arena *a = upb_Arena_Malloc(u, sizeof *a);
-  if (!a) {
-    upb_Arena_Free(u);
-    return NULL;
-  }
-  a->upb = u;
-  return a;
-}
+po_Arena *po_StreamCtx_Arena(po_StreamCtx *c) { return po_Arena_Wrap(upb_Arena_Init(NULL, 0, &c->alloc)); }
 
 static void note_peak(po_StreamCtx *c) {
   if (c->s->stats && c->peak > c->s->stats->peak_bytes) c->s->stats->peak_bytes = c->peak;

@@ -358,6 +358,26 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
   return NULL;
 }
 
+/* A mapping's key event, consumed (deleted): its text as key_text makes it, or "<<" for a merge
+ * key (go-yaml v2's isMerge: "<<" plain and untagged, or tagged !!merge in any style); NULL with
+ * the status set for a key that is not a scalar or that JSON cannot have. One reading for the
+ * whole-tree reader and the streaming one, so they agree on every key. */
+static const char *map_key(Reader *r, yaml_event_t *ev, bool *is_merge, yaml_mark_t *km) {
+  if (ev->type != YAML_SCALAR_EVENT) {
+    fail(r, ev->start_mark, kPo_ErrParse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
+    yaml_event_delete(ev);
+    return NULL;
+  }
+  const char *ktag = (const char *)ev->data.scalar.tag;
+  *is_merge = ((ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ktag) ||
+               (ktag && !strcmp(ktag, "tag:yaml.org,2002:merge"))) &&
+              ev->data.scalar.length == 2 && !memcmp(ev->data.scalar.value, "<<", 2);
+  *km = ev->start_mark;
+  const char *key = *is_merge ? "<<" : key_text(r, ev);
+  yaml_event_delete(ev);
+  return key;
+}
+
 /* What a node amounts to once its aliases are expanded: nodes in all, and levels below it. */
 typedef struct {
   long weight;
@@ -462,19 +482,9 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
     }
     Size w = {0, 0};
     if (is_map) {
-      if (ev.type != YAML_SCALAR_EVENT) {
-        fail(r, ev.start_mark, kPo_ErrParse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
-        yaml_event_delete(&ev);
-        return NULL;
-      }
-      /* go-yaml v2's isMerge: "<<" plain and untagged, or tagged !!merge in any style */
-      const char *ktag = (const char *)ev.data.scalar.tag;
-      bool is_merge = ((ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ktag) ||
-                       (ktag && !strcmp(ktag, "tag:yaml.org,2002:merge"))) &&
-                      ev.data.scalar.length == 2 && !memcmp(ev.data.scalar.value, "<<", 2);
-      yaml_mark_t km = ev.start_mark;
-      const char *key = is_merge ? "<<" : key_text(r, &ev);
-      yaml_event_delete(&ev);
+      bool is_merge;
+      yaml_mark_t km;
+      const char *key = map_key(r, &ev, &is_merge, &km);
       yaml_event_t vev;
       if (!key || !next(r, &vev)) return NULL;
       po_Value *child = node(r, &vev, depth + 1, &w);
@@ -765,18 +775,9 @@ static StreamResult stream_root(Stream *s, yaml_event_t *start) {
       yaml_event_delete(&ev);
       break;
     }
-    if (ev.type != YAML_SCALAR_EVENT) {
-      fail(r, ev.start_mark, kPo_ErrParse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
-      yaml_event_delete(&ev);
-      return kStreamError;
-    }
-    const char *ktag = (const char *)ev.data.scalar.tag;
-    bool is_merge = ((ev.data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ktag) ||
-                     (ktag && !strcmp(ktag, "tag:yaml.org,2002:merge"))) &&
-                    ev.data.scalar.length == 2 && !memcmp(ev.data.scalar.value, "<<", 2);
-    yaml_mark_t km = ev.start_mark;
-    const char *key = is_merge ? "<<" : key_text(r, &ev);
-    yaml_event_delete(&ev);
+    bool is_merge;
+    yaml_mark_t km;
+    const char *key = map_key(r, &ev, &is_merge, &km);
     yaml_event_t vev;
     if (!key || !next(r, &vev)) return kStreamError;
     bool items = !is_merge && !strcmp(key, "items");
