@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "po/base/json.h"
 
 struct po_Informer {
   po_KubeClient *client;
@@ -100,13 +101,8 @@ void po_Informer_Free(po_Informer *f) {
 
 /* ---- object helpers ---------------------------------------------------------------------- */
 
-static const char *meta(json_object *o, const char *key) {
-  json_object *m, *v;
-  if (!json_object_object_get_ex(o, "metadata", &m) || !json_object_object_get_ex(m, key, &v) ||
-      !json_object_is_type(v, json_type_string))
-    return NULL;
-  return json_object_get_string(v);
-}
+/* metadata.key as a string; NULL when absent or not a string (an object without a name has no key). */
+static const char *meta(json_object *o, const char *key) { return po_Json_String(po_Json_Get(o, "metadata"), key); }
 
 static bool key_of(json_object *o, char *buf, size_t size) {
   const char *ns = meta(o, "namespace"), *name = meta(o, "name");

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "po/base/json.h"
 #include "compiled.h"
 #include "po/reconcile/reconcile.h"
 
@@ -327,11 +328,7 @@ static bool matches(const po_CompiledEntry *e, const char *uid, int64_t generati
 const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_object *obj, po_CompileWhich which,
                                                 bool *oom) {
   *oom = false;
-  json_object *meta = NULL, *v = NULL;
-  json_object_object_get_ex(obj, "metadata", &meta);
-  const char *ns = json_object_object_get_ex(meta, "namespace", &v) ? json_object_get_string(v) : "";
-  const char *name = json_object_object_get_ex(meta, "name", &v) ? json_object_get_string(v) : "";
-  const char *uid = json_object_object_get_ex(meta, "uid", &v) ? json_object_get_string(v) : "";
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name"), *uid = po_Json_Meta(obj, "uid");
   int64_t generation;
   uint64_t hash;
   if (!po_CompiledEntry_KeyOf(obj, which, &generation, &hash)) return NULL;
