@@ -145,7 +145,8 @@ pkg_of() {
 sanitizers='^(libasan|libubsan|liblsan|libtsan|libhwasan)\.so'
 needed=$(for b in "$bin" "$ctl"; do readelf -d "$b" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u)
 linked=$( (ldd "$bin"; ldd "$ctl") | sort -u)
-path_of() { awk -v n="$1" '$1 == n { print $3 }' <<<"$linked"; }
+# Both binaries' ldd lines name most libraries twice (with different load addresses): the first.
+path_of() { awk -v n="$1" '$1 == n { print $3; exit }' <<<"$linked"; }
 if grep -Eq "$sanitizers" <<<"$needed"; then
   # A sanitizer test build: its runtime drags in libstdc++ and libgcc_s, which the image's
   # Release binary does not link. Check what the binary's own NEEDED libraries need instead.
@@ -156,7 +157,7 @@ if grep -Eq "$sanitizers" <<<"$needed"; then
            ldd "$p" | awk '/=>/ { print $1, $3; next } /^\t\// { print $1, $1 }'
          done | sort -u)
 else
-  libs=$(awk '/=>/ { print $1, $3; next } /^\t\// { print $1, $1 }' <<<"$linked")
+  libs=$(awk '/=>/ { print $1, $3; next } /^\t\// { print $1, $1 }' <<<"$linked" | sort -u)
 fi
 owners $(while read -r lib path; do [ -n "$path" ] && candidates "$path"; done <<<"$libs" | sort -u)
 nlibs=0
