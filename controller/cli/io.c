@@ -9,41 +9,19 @@
 
 enum { kMaxInput = 64 << 20 };
 
+/* The whole-tree readers' input (render, patch, one document): at most 64 MiB, in the arena. */
 char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    po_Status_Set(st, kPo_ErrIo, "%s: cannot open: %s", path, strerror(errno));
-    return NULL;
-  }
-  size_t cap = 1 << 16, n = 0;
-  char *buf = po_Arena_Malloc(a, cap);
-  for (;;) {
-    if (!buf) {
-      po_Status_Set(st, kPo_ErrNoMemory, "%s: out of memory", path);
-      break;
-    }
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (ferror(f)) {
-      po_Status_Set(st, kPo_ErrIo, "%s: read error: %s", path, strerror(errno));
-      buf = NULL;
-      break;
-    }
-    if (feof(f)) break;
-    if (cap >= kMaxInput) {
-      po_Status_Set(st, kPo_ErrLimit, "%s: larger than %d MiB", path, kMaxInput >> 20);
-      buf = NULL;
-      break;
-    }
-    char *bigger = po_Arena_Malloc(a, cap * 2);
-    if (bigger) memcpy(bigger, buf, n);
-    buf = bigger;
-    cap *= 2;
-  }
-  if (f != stdin) fclose(f);
+  size_t n = 0;
+  char *m = po_Cli_ReadFileMalloc(path, kMaxInput, &n, st);
+  if (!m) return NULL;
+  char *buf = po_Arena_Malloc(a, n + 1);
   if (buf) {
-    buf[n] = '\0';
+    memcpy(buf, m, n + 1);
     *len = n;
+  } else {
+    po_Status_Set(st, kPo_ErrNoMemory, "%s: out of memory", path);
   }
+  free(m);
   return buf;
 }
 
@@ -74,7 +52,7 @@ char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status
       break;
     }
     if (feof(f)) break;
-    if (cap > max) {
+    if (cap >= max) { /* the buffer holds cap - 1 bytes and more follow: over the limit */
       po_Status_Set(st, kPo_ErrLimit, "%s: larger than %zu MiB", path, max >> 20);
       free(buf);
       buf = NULL;
