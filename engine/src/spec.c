@@ -54,7 +54,9 @@ static bool is_map(Spec *s, int patch, const char *where, const po_Value *v) {
   return false;
 }
 
-static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "patches", NULL};
+/* targetRef and priority are the resource's own, decoded by controller/targets: known here so the
+ * strict decode accepts them. */
+static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "patches", "priority", NULL};
 static const char *const kPatchKeys[] = {"resourceFilter", "op", "path", "value", NULL};
 static const char *const kFilterKeys[] = {"resourceType", "trafficDirection", "services", NULL};
 static const char *const kServiceKeys[] = {"name", "namespace", "partition", NULL};

@@ -124,8 +124,8 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
   assert_true(run().ok);
   assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 2);
   assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "PropertyOverride b"));
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride a"));
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "PropertyOverride default/b"));
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/a"));
   for (const char *n = "a"; n; n = strcmp(n, "a") == 0 ? "b" : NULL) {
     char k[32];
     snprintf(k, sizeof k, "po/default/%s", n);
@@ -153,12 +153,14 @@ static void test_overlap_on_resolved_chains(void **state) {
   assert_string_equal(cond("z", "Programmed", "reason"), "Overlapping");
   assert_string_equal(cond("a", "Programmed", "message"),
                       "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection/max_ejection_percent "
-                      "sets a field inside what PropertyOverride z patches[0] /outlier_detection replaces; z is applied "
-                      "after, so where both match it discards this value");
+                      "sets a field inside envoy.config.cluster.v3.Cluster.outlier_detection, which PropertyOverride "
+                      "default/z patches[0] /outlier_detection replaces; default/z is applied after this one (same "
+                      "priority 0, then by name), so default/z wins where both match");
   assert_string_equal(cond("z", "Programmed", "message"),
-                      "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection replaces the "
-                      "message that holds PropertyOverride a patches[0] /outlier_detection/max_ejection_percent; a is "
-                      "applied before, so where both match this one discards its value");
+                      "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection replaces "
+                      "envoy.config.cluster.v3.Cluster.outlier_detection, which holds PropertyOverride default/a "
+                      "patches[0] /outlier_detection/max_ejection_percent; default/a is applied before this one (same "
+                      "priority 0, then by name), so this one wins where both match");
   /* Another direction: the filters never meet one resource, so no overlap. */
   apply_override("z", 2, "web",
                  "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"inbound\"},"
@@ -176,7 +178,7 @@ static void test_overlap_on_resolved_chains(void **state) {
   assert_true(run().ok);
   assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
   assert_non_null(strstr(cond("a", "Programmed", "message"), "set different members of oneof cluster_discovery_type"));
-  assert_non_null(strstr(cond("z", "Programmed", "message"), "PropertyOverride a patches[0] /type"));
+  assert_non_null(strstr(cond("z", "Programmed", "message"), "PropertyOverride default/a patches[0] /type"));
   /* The same field set to the same value: nothing depends on the order. */
   apply_override("a", 3, "web", kGood);
   apply_override("z", 4, "web", kGood);
@@ -265,7 +267,8 @@ static void test_overlap_cost_bounded(void **state) {
   assert_string_equal(cond("o050", "Programmed", "status"), "True");
   assert_string_equal(cond("o050", "Programmed", "reason"), "Programmed");
   assert_non_null(strstr(cond("o050", "Programmed", "message"),
-                         "overlaps not checked: the 10000 patches on this target are over the check's bound of 4000000 pairs"));
+                         "overlaps not checked: 10000 patches of this target's PropertyOverrides against the 10000 patches of "
+                         "those they meet are over the check's bound of 4000000 pairs"));
 }
 
 static void test_nothing_before_the_caches_synced(void **state) {

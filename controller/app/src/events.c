@@ -28,7 +28,28 @@ static void enqueue_now(po_App *app, const char *key) {
 
 /* ---- informer handlers: keep the index and enqueue targets ---- */
 
-static void override_changed(void *ctx, json_object *obj) {
+static void enqueue_cb(void *ctx, const char *key) { enqueue(ctx, key); }
+
+/* A ProxyDefaults PropertyOverride meets every ServiceDefaults one (Consul applies its entries to
+ * every service, first): when what takes part in overlaps changes (a new generation, a
+ * deletion), the other side's statuses are refreshed too. Status writes change neither, so
+ * they cost nothing more. */
+static void enqueue_related(po_App *app, const char *key) {
+  if (!po_TargetIndex_ForEachRelated(app->index, key, enqueue_cb, app)) {
+    po_Log_Error(app->log, "out of memory: the targets sharing proxies with this one are not reconciled",
+                 po_Str("key", key));
+  }
+}
+
+static bool overlap_input_changed(const json_object *a, const json_object *b) {
+  if (!a || !b) return true;
+  json_object *ma = po_Json_Get(a, "metadata"), *mb = po_Json_Get(b, "metadata");
+  json_object *ga = po_Json_Get(ma, "generation"), *gb = po_Json_Get(mb, "generation");
+  return !ga || !gb || json_object_get_int64(ga) != json_object_get_int64(gb) ||
+         (po_Json_Get(ma, "deletionTimestamp") != NULL) != (po_Json_Get(mb, "deletionTimestamp") != NULL);
+}
+
+static void override_changed(void *ctx, json_object *old_obj, json_object *obj) {
   po_App *app = ctx;
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
   char key[600], old[600];
@@ -48,18 +69,22 @@ static void override_changed(void *ctx, json_object *obj) {
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held);                /* where its last valid generation is live */
   if (*old_held && strcmp(old_held, held) != 0) enqueue(app, old_held);
+  if (overlap_input_changed(old_obj, obj)) {
+    enqueue_related(app, key);
+    if (*old && strcmp(old, key) != 0) enqueue_related(app, old);
+  }
 }
 
-static void override_added(void *ctx, json_object *obj) { override_changed(ctx, obj); }
+static void override_added(void *ctx, json_object *obj) { override_changed(ctx, NULL, obj); }
 static void override_updated(void *ctx, json_object *old_obj, json_object *obj) {
-  (void)old_obj;
-  override_changed(ctx, obj);
+  override_changed(ctx, old_obj, obj);
 }
 static void override_deleted(void *ctx, json_object *obj) {
   po_App *app = ctx;
   char old[600];
   po_TargetIndex_Remove(app->index, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), old, sizeof old);
   enqueue(app, old);
+  enqueue_related(app, old);
 }
 
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {

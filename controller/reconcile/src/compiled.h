@@ -100,4 +100,10 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, uint64_t hash);
 
+/* The PropertyOverrides listed under every target of one kind (their current or held target), in
+ * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count
+ * pairs. The caller frees it; NULL when out of memory (*count 0). One allocation, linear in the
+ * links listed. */
+char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count);
+
 #endif

@@ -443,3 +443,66 @@ const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const cha
   pthread_mutex_unlock(&ix->mu);
   return c;
 }
+
+/* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
+
+/* The run of links whose target key starts with `prefix` ("ProxyDefaults/"): keys sort by kind
+ * first, so it is one run, found in log time. */
+static void kind_run(const po_TargetIndex *ix, const char *prefix, size_t *from, size_t *to) {
+  bool found;
+  size_t len = strlen(prefix);
+  *from = link_find(ix, prefix, "", &found);
+  *to = *from;
+  while (*to < ix->nlinks && strncmp(ix->links[*to].target, prefix, len) == 0) (*to)++;
+}
+
+static const char *kind_prefix(po_TargetKind kind) {
+  return kind == kPo_TargetProxyDefaults ? "ProxyDefaults/" : "ServiceDefaults/";
+}
+
+char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count) {
+  *count = 0;
+  pthread_mutex_lock(&ix->mu);
+  size_t from, to, bytes = 1;
+  kind_run(ix, kind_prefix(kind), &from, &to);
+  for (size_t i = from; i < to; i++) bytes += strlen(ix->links[i].target) + strlen(ix->links[i].po) + 2;
+  char *block = malloc(bytes), *p = block;
+  for (size_t i = from; block && i < to; i++) {
+    size_t kl = strlen(ix->links[i].target) + 1, pl = strlen(ix->links[i].po) + 1;
+    memcpy(p, ix->links[i].target, kl);
+    memcpy(p + kl, ix->links[i].po, pl);
+    p += kl + pl;
+  }
+  if (block) *count = to - from;
+  pthread_mutex_unlock(&ix->mu);
+  return block;
+}
+
+bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*fn)(void *ctx, const char *key),
+                                   void *ctx) {
+  po_TargetKind other;
+  if (strncmp(key, "ProxyDefaults/", strlen("ProxyDefaults/")) == 0) other = kPo_TargetServiceDefaults;
+  else if (strncmp(key, "ServiceDefaults/", strlen("ServiceDefaults/")) == 0) other = kPo_TargetProxyDefaults;
+  else return true;
+  /* No ProxyDefaults PropertyOverride, no relation: a ServiceDefaults change costs nothing more
+   * (the usual case, and the one the 10,000-PropertyOverride benchmark runs). A ProxyDefaults
+   * key always relates: the last one of it just removed still named in ServiceDefaults statuses. */
+  pthread_mutex_lock(&ix->mu);
+  size_t pf, pt;
+  kind_run(ix, kind_prefix(kPo_TargetProxyDefaults), &pf, &pt);
+  pthread_mutex_unlock(&ix->mu);
+  if (pf == pt && other == kPo_TargetProxyDefaults) return true;
+  size_t n;
+  char *block = po_TargetIndex_LinksOfKind(ix, other, &n);
+  if (!block) return false;
+  const char *p = block, *prev = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const char *k = p, *po = k + strlen(k) + 1;
+    p = po + strlen(po) + 1;
+    if (prev && strcmp(prev, k) == 0) continue; /* links of one target are one run */
+    prev = k;
+    fn(ctx, k);
+  }
+  free(block);
+  return true;
+}

@@ -1,6 +1,7 @@
-/* Overlaps between the accepted PropertyOverrides of one target, found by the engine on the
- * compiled overrides' resolved field chains wherever both filters can match one resource.
- * Reported in Programmed (reason Overlapping), never refused. */
+/* Overlaps between accepted PropertyOverrides whose entries reach the same proxies, found by the
+ * engine on the compiled overrides' resolved field chains wherever both filters can match one
+ * resource. Reported in Programmed (reason Overlapping), never refused: both entries stay, in
+ * their deterministic order, and each side's message names the other and the winner. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,9 +11,16 @@ struct po_OverlapIndex {
   const po_OverlapPeer *peers;
   size_t n;
   const char ***effects; /* [peer][patch]: op and value as JSON; NULL rows for peers taking no part */
-  size_t patches;        /* of every peer taking part */
+  size_t own_patches, patches;
   bool skipped;          /* over the budget of pairs */
 };
+
+int po_Overlap_Order(const po_OverlapPeer *a, const po_OverlapPeer *b) {
+  if (a->tier != b->tier) return a->tier < b->tier ? -1 : 1;
+  if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
+  int c = strcmp(a->name, b->name);
+  return c ? c : strcmp(a->ns, b->ns);
+}
 
 static const char *effect_of(const po_Override *o, size_t p, po_Arena *ar) {
   const po_Value *v = po_Override_Arguments(o)->patches[p].value;
@@ -20,15 +28,23 @@ static const char *effect_of(const po_Override *o, size_t p, po_Arena *ar) {
   return json ? po_Arena_Printf(ar, "%d %s", (int)po_Override_Op(o, p), json) : NULL;
 }
 
+/* Two peers' entries reach the same proxies: one target's, or a ProxyDefaults one and a
+ * ServiceDefaults one (the proxy-defaults entries apply to every service). */
+static bool meet(const po_OverlapPeer *x, const po_OverlapPeer *y) {
+  return x->tier != y->tier || strcmp(x->target, y->target) == 0;
+}
+
 po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar) {
   po_OverlapIndex *ix = po_Arena_Malloc(ar, sizeof *ix);
   if (!ix) return NULL;
   *ix = (po_OverlapIndex){.peers = peers, .n = n};
   for (size_t i = 0; i < n; i++) {
-    if (peers[i].override) ix->patches += po_Override_PatchCount(peers[i].override);
+    if (!peers[i].override) continue;
+    size_t m = po_Override_PatchCount(peers[i].override);
+    ix->patches += m;
+    if (peers[i].own) ix->own_patches += m;
   }
-  /* Pairs of patches of different peers: at most patches^2 / 2. */
-  if (ix->patches > 1 && (double)ix->patches * (double)ix->patches / 2 > (double)kPo_OverlapMaxPairs) {
+  if ((double)ix->own_patches * (double)ix->patches > (double)kPo_OverlapMaxPairs) {
     ix->skipped = true;
     return ix;
   }
@@ -36,6 +52,7 @@ po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_A
   if (n && !ix->effects) return NULL;
   for (size_t i = 0; i < n; i++) {
     const po_Override *o = peers[i].override;
+    ix->effects[i] = NULL;
     if (!o) continue;
     size_t m = po_Override_PatchCount(o);
     ix->effects[i] = m ? po_Arena_Malloc(ar, m * sizeof **ix->effects) : NULL;
@@ -66,41 +83,51 @@ static const char *verb(const po_Override *o, size_t patch) {
   return po_Override_Op(o, patch) == kPo_Op_Remove ? "removes" : "replaces";
 }
 
-/* One sentence per kind; `after`: the other PropertyOverride's entry is applied after this one's
- * (entries are ordered by name), so its effect is the one left where both match. */
-static void describe(const po_Conflict *c, const po_Override *x, const po_Override *y, const char *other, bool after,
-                     char *out, size_t size) {
+/* "the other is applied after this one (why), so it wins where both match" */
+static void order_clause(const po_OverlapPeer *x, const po_OverlapPeer *y, const char *other, char *out, size_t size) {
+  bool after = po_Overlap_Order(y, x) > 0;
+  char why[160];
+  if (x->tier != y->tier) {
+    snprintf(why, sizeof why, "Consul applies ProxyDefaults extensions before ServiceDefaults ones");
+  } else if (x->priority != y->priority) {
+    snprintf(why, sizeof why, "priority %ld %s this one's %ld", (long)y->priority, after ? ">" : "<", (long)x->priority);
+  } else {
+    snprintf(why, sizeof why, "same priority %ld, then by name", (long)x->priority);
+  }
+  snprintf(out, size, "%s is applied %s this one (%s), so %s wins where both match", other, after ? "after" : "before",
+           why, after ? other : "this one");
+}
+
+/* One sentence per kind, then the order and the winner. */
+static void describe(const po_Conflict *c, const po_OverlapPeer *px, const po_OverlapPeer *py, char *out, size_t size) {
+  const po_Override *x = px->override, *y = py->override;
   const char *xp = po_Override_Arguments(x)->patches[c->a_patch].path;
   const char *yp = po_Override_Arguments(y)->patches[c->b_patch].path;
-  const char *order = after ? "after" : "before";
+  char other[600], order[1600];
+  /* Across targets, the other's target too: its namespace may not be this one's. */
+  if (px->tier != py->tier) snprintf(other, sizeof other, "%s/%s (%s)", py->ns, py->name, py->where);
+  else snprintf(other, sizeof other, "%s/%s", py->ns, py->name);
+  char who[620];
+  snprintf(who, sizeof who, "%s/%s", py->ns, py->name);
+  order_clause(px, py, who, order, sizeof order);
   switch (c->kind) {
     case kPo_ConflictKind_ParentReplaced:
       if (c->a_is_parent) {
-        snprintf(out, size,
-                 "patches[%zu] %s %s the message that holds PropertyOverride %s patches[%zu] %s; %s is applied %s, "
-                 "so where both match %s",
-                 c->a_patch, xp, verb(x, c->a_patch), other, c->b_patch, yp, other, order,
-                 after ? "its value is set again over this one" : "this one discards its value");
+        snprintf(out, size, "patches[%zu] %s %s %s, which holds PropertyOverride %s patches[%zu] %s; %s", c->a_patch, xp,
+                 verb(x, c->a_patch), c->where, other, c->b_patch, yp, order);
       } else {
-        snprintf(out, size,
-                 "patches[%zu] %s sets a field inside what PropertyOverride %s patches[%zu] %s %s; %s is applied %s, "
-                 "so where both match %s",
-                 c->a_patch, xp, other, c->b_patch, yp, verb(y, c->b_patch), other, order,
-                 after ? "it discards this value" : "this value is set again over it");
+        snprintf(out, size, "patches[%zu] %s sets a field inside %s, which PropertyOverride %s patches[%zu] %s %s; %s",
+                 c->a_patch, xp, c->where, other, c->b_patch, yp, verb(y, c->b_patch), order);
       }
       return;
     case kPo_ConflictKind_OneofSibling:
       snprintf(out, size,
-               "patches[%zu] %s and PropertyOverride %s patches[%zu] %s set different members of oneof %s of %s; "
-               "%s is applied %s, so where both match %s",
-               c->a_patch, xp, other, c->b_patch, yp, c->where, c->message, other, order,
-               after ? "its member wins" : "this one's member wins");
+               "patches[%zu] %s and PropertyOverride %s patches[%zu] %s set different members of oneof %s of %s; %s",
+               c->a_patch, xp, other, c->b_patch, yp, c->where, c->message, order);
       return;
     default:
-      snprintf(out, size,
-               "patches[%zu] %s overlaps PropertyOverride %s patches[%zu], which sets it differently; %s is "
-               "applied %s, so where both match its value %s",
-               c->a_patch, xp, other, c->b_patch, other, order, after ? "wins" : "is overridden by this one");
+      snprintf(out, size, "patches[%zu] %s and PropertyOverride %s patches[%zu] set %s differently; %s", c->a_patch, xp,
+               other, c->b_patch, c->where, order);
       return;
   }
 }
@@ -110,17 +137,19 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
   const po_OverlapPeer *peers = ix->peers;
   const po_Override *x = peers[i].override;
   if (x && ix->skipped) {
-    snprintf(out, size, "overlaps not checked: the %zu patches on this target are over the check's bound of %d pairs",
-             ix->patches, (int)kPo_OverlapMaxPairs);
+    snprintf(out, size,
+             "overlaps not checked: %zu patches of this target's PropertyOverrides against the %zu patches of "
+             "those they meet are over the check's bound of %d pairs",
+             ix->own_patches, ix->patches, (int)kPo_OverlapMaxPairs);
     return false;
   }
   for (size_t j = 0; x && j < ix->n; j++) {
     const po_Override *y = j != i ? peers[j].override : NULL;
-    if (!y) continue;
+    if (!y || !meet(&peers[i], &peers[j])) continue;
     Scan s = {.ex = ix->effects[i], .ey = ix->effects[j]};
     po_Override_Conflicts(x, y, on_conflict, &s);
     if (!s.found) continue;
-    describe(&s.first, x, y, peers[j].name, strcmp(peers[j].name, peers[i].name) > 0, out, size);
+    describe(&s.first, &peers[i], &peers[j], out, size);
     return true;
   }
   return false;

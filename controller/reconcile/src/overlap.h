@@ -1,31 +1,53 @@
-/* Private to reconcile: overlaps between the PropertyOverrides of one target (overlap.c). */
+/* Private to reconcile: overlaps between the PropertyOverrides whose entries apply to the same
+ * proxies (overlap.c): those of one target, and, across targets, those of the ProxyDefaults
+ * `global` against those of every ServiceDefaults (Consul applies proxy-defaults extensions
+ * first, then service-defaults ones: agent/configentry/resolve.go). */
 #ifndef PO_RECONCILE_OVERLAP_H_
 #define PO_RECONCILE_OVERLAP_H_
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "po/engine.h"
 
+typedef enum {
+  kPo_OverlapTierProxyDefaults = 0, /* applied first, whatever the priorities */
+  kPo_OverlapTierServiceDefaults = 1,
+} po_OverlapTier;
+
 typedef struct {
-  const char *name;
+  const char *ns, *name;       /* the PropertyOverride */
   const po_Override *override; /* the compiled IR; NULL: takes no part (invalid, refused or being deleted) */
+  po_OverlapTier tier;
+  int32_t priority;            /* spec.priority: within a tier, lower is applied first */
+  const char *target;          /* its target's key: two peers of one tier meet only within one target */
+  const char *where;           /* its target for messages ("ProxyDefaults default/global") */
+  bool own;                    /* its status is written by this reconcile: only its overlaps are looked for */
 } po_OverlapPeer;
 
-/* The overlaps of one target's peers, prepared once per reconcile: each patch's effect (its op
- * and value as JSON) computed once, not per pair. The check compares patches pairwise
- * (po_Override_Conflicts), so its cost is bounded by a budget of patch pairs: past
- * kPo_OverlapMaxPairs the check is skipped for that reconcile and every status says so, rather
- * than one tenant's 100 PropertyOverrides of 100 patches costing 10^8 comparisons on every
- * reconcile of the target. NULL when out of memory. */
+/* The apply order of two peers: tier (ProxyDefaults first), then priority (lower first), then
+ * name, then namespace; < 0 when a is applied before b. Total, so "who wins" never depends on
+ * the order the peers were listed in. */
+int po_Overlap_Order(const po_OverlapPeer *a, const po_OverlapPeer *b);
+
+/* The overlaps of a reconcile's peers, prepared once: each patch's effect (its op and value as
+ * JSON) computed once, not per pair. The check compares the patches of each own peer with those
+ * of every peer it meets (po_Override_Conflicts), so its cost is bounded by a budget of patch
+ * pairs, counted as (patches of own peers) x (patches of all peers): past kPo_OverlapMaxPairs
+ * the check is skipped for that reconcile and every status says so, rather than one tenant's
+ * 100 PropertyOverrides of 100 patches costing 10^8 comparisons on every reconcile of the
+ * target. NULL when out of memory. */
 enum { kPo_OverlapMaxPairs = 4000000 };
 typedef struct po_OverlapIndex po_OverlapIndex;
 po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar);
 
-/* The first overlap of peer i with any other, as a sentence into out, and true; false with out
- * "" when none, or false with a sentence saying the check was skipped (the budget). Found on
- * resolved field chains: the same field set differently, a parent replaced or removed over
- * another's field, or two members of one oneof; peers stop at the first one that overlaps. */
+/* The first overlap of peer i with any peer it meets, as a sentence into out, and true; false
+ * with out "" when none, or false with a sentence saying the check was skipped (the budget).
+ * Found on resolved field chains: the same field set differently, a parent replaced or removed
+ * over another's field, or two members of one oneof. The sentence names the other
+ * PropertyOverride (namespace/name, and its target when another), both patches, the field, the
+ * order and why (tier, priority, or name), and which one wins where both match. */
 bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size);
 
 #endif

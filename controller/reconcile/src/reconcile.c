@@ -38,6 +38,7 @@ typedef struct {
   const po_CompiledEntry *entry;
   json_object *entry_copy;       /* owned */
   int64_t entry_generation;
+  int32_t entry_priority;        /* where the entry goes among ours (spec.priority of its generation) */
   size_t entry_patches;
   uint64_t entry_hash;           /* po_Json_Hash of the entry's arguments (without our marker) */
 } Item;
@@ -392,6 +393,7 @@ static bool keep_last_valid(Run *run, Item *it) {
   if (rec && rec->c.accepted && strcmp(rec->target_key, run->key) == 0) {
     it->entry = rec;
     it->entry_generation = rec->c.generation;
+    it->entry_priority = rec->c.priority;
     it->entry_patches = rec->patch_count;
     it->entry_hash = rec->arguments_hash;
     return true;
@@ -407,6 +409,8 @@ static bool keep_last_valid(Run *run, Item *it) {
     if (!(it->entry_copy = copy(e->arguments))) return oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
     json_object_object_del(it->entry_copy, "PropertyOverride");
     it->entry_generation = e->generation;
+    /* the live entry does not carry its priority: the current spec's, when it decoded (else 0) */
+    it->entry_priority = it->ce->c.priority;
     it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
     it->entry_hash = po_Json_Hash(it->entry_copy);
     break;
@@ -467,6 +471,7 @@ static bool plan(Run *run) {
       it->record = true;
       it->entry = po_CompiledEntry_Ref(it->ce);
       it->entry_generation = it->ce->c.generation;
+      it->entry_priority = it->ce->c.priority;
       it->entry_patches = it->ce->patch_count;
       it->entry_hash = it->ce->arguments_hash;
       continue;
@@ -534,8 +539,11 @@ static json_object *marked(const Item *it, const char *target_uid) {
   return args;
 }
 
-static int by_name(const void *a, const void *b) {
-  return strcmp((*(const Item *const *)a)->name, (*(const Item *const *)b)->name);
+/* po_Consul_Plan's order of our entries: priority, then name. */
+static int by_order(const void *a, const void *b) {
+  const Item *x = *(const Item *const *)a, *y = *(const Item *const *)b;
+  if (x->entry_priority != y->entry_priority) return x->entry_priority < y->entry_priority ? -1 : 1;
+  return strcmp(x->name, y->name);
 }
 
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
@@ -551,7 +559,7 @@ static bool entry_current(const json_object *e, const po_ConsulEntry *live, cons
 }
 
 /* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
- * every other extension, sorted by owner), so there is nothing to plan or write: the usual case
+ * every other extension, sorted by priority, then owner), so there is nothing to plan or write: the usual case
  * when a target is reconciled for a status change of one of its PropertyOverrides. Costs a walk
  * of the list and a hash per entry, where a plan copies the whole target and builds every entry. */
 static bool target_current(Run *run, size_t nwant) {
@@ -560,7 +568,7 @@ static bool target_current(Run *run, size_t nwant) {
   if (!sorted) return false; /* the plan decides */
   size_t k = 0;
   for (size_t i = 0; i < run->m; i++) if (has_entry(&run->items[i])) sorted[k++] = &run->items[i];
-  qsort(sorted, nwant, sizeof *sorted, by_name);
+  qsort(sorted, nwant, sizeof *sorted, by_order);
   json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   k = 0;
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
@@ -603,7 +611,7 @@ static bool write_target(Run *run) {
     if (!has_entry(it)) continue;
     json_object *args = marked(it, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
-    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
+    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority};
   }
   po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
                                    run->nwant);
@@ -747,33 +755,102 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   return true;
 }
 
+/* The PropertyOverrides of the other kind of target whose entries reach the same proxies
+ * (Consul applies the ProxyDefaults `global` entries to every service, before its ServiceDefaults
+ * ones): for a ServiceDefaults, those of every ProxyDefaults; for the ProxyDefaults, those of
+ * every ServiceDefaults. Each takes part with its current generation when it is accepted, points
+ * there, is not being deleted and the tenancy policy lets it write there (otherwise no entry of
+ * it applies, or its own status says why). Read through the cache, compiled once per generation
+ * (the index's cache); linear in their number. Appended to `peers` from index run->m on. */
+static bool load_cross(Run *run, po_OverlapPeer **peers, const po_CompiledEntry ***held, size_t *n) {
+  const po_ReconcileIO *io = run->io;
+  po_TargetKind other = run->kind == kPo_TargetProxyDefaults ? kPo_TargetServiceDefaults : kPo_TargetProxyDefaults;
+  size_t count;
+  char *block = po_TargetIndex_LinksOfKind(run->ix, other, &count);
+  if (!block) return oom(run, "listing the PropertyOverrides of other targets");
+  po_OverlapPeer *all = po_Arena_Malloc(run->ar, (run->m + count + 1) * sizeof *all);
+  const po_CompiledEntry **ces = po_Arena_Malloc(run->ar, (count + 1) * sizeof *ces);
+  if (!all || !ces) {
+    free(block);
+    return oom(run, "the overlaps of the statuses");
+  }
+  *peers = all;
+  *held = ces;
+  *n = 0;
+  const char *p = block;
+  for (size_t i = 0; i < count; i++) {
+    const char *key = p, *po = key + strlen(key) + 1, *slash = strchr(po, '/');
+    p = po + strlen(po) + 1;
+    if (!slash) continue;
+    char ns[254], k[600], why[256];
+    snprintf(ns, sizeof ns, "%.*s", (int)(slash - po), po);
+    if (!po_Tenancy_Allows(io->tenancy, other, ns, why, sizeof why)) continue;
+    void *ref = NULL;
+    const json_object *obj = io->get_override(io->ctx, ns, slash + 1, &ref);
+    if (!obj) continue;
+    po_Reconcile_OverrideKey(obj, k, sizeof k);
+    bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
+    bool out_of_memory = false;
+    const po_CompiledEntry *ce =
+        !deleting && strcmp(k, key) == 0 ? po_TargetIndex_Compiled(run->ix, obj, kPo_CompileCurrent, &out_of_memory) : NULL;
+    release(run, obj, ref);
+    if (out_of_memory) {
+      free(block);
+      return oom(run, "compiling the PropertyOverrides of other targets");
+    }
+    if (!ce) continue;
+    ces[(*n)++] = ce; /* released by status() */
+    all[run->m + *n - 1] = (po_OverlapPeer){0}; /* no override: takes no part */
+    if (!ce->c.accepted) continue;
+    const char *s1 = strchr(key, '/');
+    all[run->m + *n - 1] = (po_OverlapPeer){
+        .ns = po_Arena_Printf(run->ar, "%s", ns), .name = po_Arena_Printf(run->ar, "%s", slash + 1),
+        .override = ce->c.override, .tier = other == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults
+                                                                             : kPo_OverlapTierServiceDefaults,
+        .priority = ce->c.priority, .target = po_Arena_Printf(run->ar, "%s", key),
+        .where = s1 ? po_Arena_Printf(run->ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
+    if (!all[run->m + *n - 1].ns || !all[run->m + *n - 1].name || !all[run->m + *n - 1].target ||
+        !all[run->m + *n - 1].where) {
+      free(block);
+      return oom(run, "the overlaps of the statuses");
+    }
+  }
+  free(block);
+  return true;
+}
+
 static void status(Run *run) {
   /* A conflict is optimistic concurrency, not news: the retry follows at once and writes the
    * outcome. Said as TargetError, each one cost two status writes and two Events per
    * PropertyOverride of the target (there and back), 50 of them per target at 10,000. */
   if (run->target_conflict) return;
-  po_OverlapPeer *peers = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *peers);
-  if (!peers) {
-    oom(run, "the statuses");
-    return;
-  }
+  po_OverlapPeer *peers = NULL;
+  const po_CompiledEntry **cross = NULL;
+  size_t ncross = 0;
+  if (!load_cross(run, &peers, &cross, &ncross)) return;
+  po_OverlapTier tier =
+      run->kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
   for (size_t i = 0; i < run->m; i++) {
     const Item *it = &run->items[i];
-    peers[i] = (po_OverlapPeer){it->name, it->ce->c.accepted && !it->deleting ? it->ce->c.override : NULL};
+    peers[i] = (po_OverlapPeer){.ns = run->ns, .name = it->name,
+                                .override = it->ce->c.accepted && !it->deleting ? it->ce->c.override : NULL,
+                                .tier = tier, .priority = it->ce->c.priority, .target = run->key, .where = run->where,
+                                .own = !it->held};
   }
-  po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m, run->ar);
+  po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + ncross, run->ar);
   if (!overlaps) {
     oom(run, "the overlaps of the statuses");
-    return;
+  } else {
+    char now[32];
+    run->io->now(run->io->ctx, now);
+    for (size_t i = 0; i < run->m; i++) {
+      Item *it = &run->items[i];
+      if (it->held) continue; /* its own target's reconcile writes its status and finalizer */
+      bool go = it->deleting ? release_finalizer(run, it) : write_status(run, i, overlaps, now);
+      if (!go) break;
+    }
   }
-  char now[32];
-  run->io->now(run->io->ctx, now);
-  for (size_t i = 0; i < run->m; i++) {
-    Item *it = &run->items[i];
-    if (it->held) continue; /* its own target's reconcile writes its status and finalizer */
-    bool go = it->deleting ? release_finalizer(run, it) : write_status(run, i, overlaps, now);
-    if (!go) return;
-  }
+  for (size_t i = 0; i < ncross; i++) po_CompiledEntry_Release(cross[i]);
 }
 
 /* ---- the reconcile ---- */

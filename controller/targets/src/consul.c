@@ -65,7 +65,7 @@ static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulO
   const char *owner = po_Json_String(src, "name"), *uid = po_Json_String(src, "uid"), *tuid = po_Json_String(src, "targetUID");
   if (!owner || !uid || !*uid || !tuid || !*target_uid || strcmp(tuid, target_uid) != 0) return kLookAlike;
   if (owners && !known(owners, nowners, owner, uid)) return kLookAlike;
-  if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments")};
+  if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"), 0};
   return kOurs;
 }
 
@@ -118,8 +118,12 @@ bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
   return po_Constructor(PO_EXTENSION_NAME, v, &co, a, d) != NULL && po_Diagnostics_ErrorCount(d) == 0;
 }
 
+/* The apply order of our entries: priority ascending (Istio's and Envoy Gateway's convention),
+ * then name, so the order is total and the same on every reconcile. */
 static int by_owner(const void *x, const void *y) {
-  return strcmp(((const po_ConsulEntry *)x)->owner, ((const po_ConsulEntry *)y)->owner);
+  const po_ConsulEntry *a = x, *b = y;
+  if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
+  return strcmp(a->owner, b->owner);
 }
 
 /* A deep copy (json-c has one: json_object_deep_copy). */

@@ -1,6 +1,7 @@
 #include "po/targets/override.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,6 +39,25 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
   }
 }
 
+/* spec.priority: an integer in int32's range, as Istio's EnvoyFilter and Envoy Gateway's
+ * EnvoyPatchPolicy have it (lower applied first; 0 by default). */
+static void priority(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+  json_object *p = po_Json_Get(po_Json_Get(obj, "spec"), "priority");
+  if (!p || json_object_is_type(p, json_type_null)) return;
+  bool integer = json_object_is_type(p, json_type_int);
+  int64_t v = integer ? json_object_get_int64(p) : 0;
+  /* json-c saturates integers past int64 at its bounds, which are out of range here too */
+  if (!integer || v < INT32_MIN || v > INT32_MAX) {
+    const char *text = json_object_to_json_string_ext((json_object *)p, JSON_C_TO_STRING_PLAIN);
+    error(c, a, -1,
+          po_Arena_Printf(a, "spec.priority: %.40s is not valid: want an integer from %d to %d (lower is applied "
+                             "first, so a higher one wins a conflict; default 0)",
+                          text ? text : "?", (int)INT32_MIN, (int)INT32_MAX));
+    return;
+  }
+  c->priority = (int32_t)v;
+}
+
 bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
   memset(c, 0, sizeof *c);
   c->diags = po_Diagnostics_New(a);
@@ -47,6 +67,7 @@ bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_Comp
   json_object *gen = po_Json_Get(po_Json_Get(obj, "metadata"), "generation");
   if (gen) c->generation = json_object_get_int64(gen);
   target(obj, a, c);
+  priority(obj, a, c);
   /* Bounded before anything costs per patch: the CRD's maxItems, enforced here too for objects
    * that reach the webhook, the reconciler or the CLI without the API server's schema check. */
   json_object *spec = po_Json_Get(obj, "spec"), *patches = po_Json_Get(spec, "patches");

@@ -22,7 +22,9 @@
  *      deleted when provably ours and empty; look-alike entries and objects (copies, restores,
  *      hand-written markers) are left alone and reported;
  *   4. status: each PropertyOverride's Accepted, Programmed (with the generation that is live,
- *      and Overlapping when another one sets the same path on the same resources), lastValid,
+ *      and Overlapping when another one's patches meet its own on resolved field chains where
+ *      both can match one resource: of this target, or across the ProxyDefaults and every
+ *      ServiceDefaults, whose entries Consul applies after the ProxyDefaults ones), lastValid,
  *      written only when it changed, with an Event when a condition's reason changes; the
  *      finalizer removed from deleted PropertyOverrides once the target no longer holds their
  *      entry.
@@ -100,6 +102,14 @@ bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
+/* The other targets whose PropertyOverrides' statuses a change of one of `key` may change: Consul
+ * applies the ProxyDefaults `global` entries to every service before its ServiceDefaults ones, so
+ * their overlaps are reported on both sides. For a ProxyDefaults key, every ServiceDefaults key
+ * with PropertyOverrides; for a ServiceDefaults key, every ProxyDefaults key with some; none at
+ * all while no PropertyOverride targets a ProxyDefaults. Calls fn per key, outside the index's
+ * lock; false when out of memory. Linear in the index's links of that kind. */
+bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*fn)(void *ctx, const char *key),
+                                   void *ctx);
 /* The index's size and its compiled-form cache (a PropertyOverride is compiled once per
  * generation, not on every reconcile of its target): for tests, logs and benchmarks. */
 typedef struct {

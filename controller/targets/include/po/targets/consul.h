@@ -11,7 +11,8 @@
  * uids, so a copy into another object, a restore (a new object, a new uid), a marker written by
  * hand, one of a PropertyOverride deleted without its finalizer, or one from an older version is
  * a look-alike, someone else's, and is never changed or removed. Entries of others keep their order; ours follow them, ordered by
- * PropertyOverride name. A target we create is labelled app.kubernetes.io/managed-by=
+ * spec.priority (lower first: Consul applies the list in order, so the later one wins a conflict),
+ * then by PropertyOverride name. A target we create is labelled app.kubernetes.io/managed-by=
  * propertyoverride and, right after the create, annotated propertyoverride.io/created=<its own
  * uid>; we delete it only when that annotation names its own uid and nothing else is left. */
 #ifndef PO_TARGETS_CONSUL_H_
@@ -35,6 +36,7 @@ typedef struct {
   const char *uid;                 /* the PropertyOverride's uid the entry was written for */
   int64_t generation;
   struct json_object *arguments;   /* borrowed; the arguments including the source key */
+  int32_t priority;                /* the PropertyOverride's spec.priority: the plan's order (0 when read back) */
 } po_ConsulEntry;
 
 /* The source marker (a new reference) and the arguments to write for one compiled
@@ -77,7 +79,7 @@ typedef struct {
   bool out_of_memory;         /* no plan (object NULL, changed false): never write a partial one */
 } po_ConsulPlan;
 
-/* The target as it should be with exactly `entries` (sorted here by owner) as our entries; all
+/* The target as it should be with exactly `entries` (sorted here by priority, then owner) as our entries; all
  * or nothing (out_of_memory, no object) when memory runs out.
  * `current` NULL means it does not exist (the plan then shows it created with the entries, as
  * `render` prints it; the reconciler creates it empty first to learn its uid). Every other field

@@ -26,6 +26,10 @@ typedef struct {
   int64_t generation;
   po_TargetKind target_kind;
   const char *target_name;     /* the ServiceDefaults (service) name, or "global" */
+  /* spec.priority (int32, default 0): orders our entries in the target, lower first, so on a
+   * conflict the higher one is applied later and wins; ties by name. Decoded whether or not the
+   * rest of the spec is valid (an invalid generation keeps its last valid entry's place). */
+  int32_t priority;
   bool accepted;               /* no error */
   po_Diagnostics *diags;       /* errors and warnings, in patch order */
   const po_Arguments *args;    /* po_Override_Arguments(override) (normalised), or NULL */
