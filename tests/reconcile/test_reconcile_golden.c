@@ -40,8 +40,10 @@ static const char *str(json_object *o, const char *a, const char *b) {
   return v ? json_object_get_string(v) : "";
 }
 
-/* Loads the documents into the fake server and the index; the target keys go into keys. */
-static size_t load(const char *path, char keys[][300], size_t cap) {
+/* Loads the documents into the fake server and the index; the target keys go into keys. A
+ * document of kind Expect (the conflict cases' expectations) is handed back in *expect (a new
+ * reference) instead, when expect is not NULL. */
+static size_t load(const char *path, char keys[][300], size_t cap, json_object **expect) {
   size_t len, ndocs = 0, nkeys = 0;
   char *text = read_file(path, &len);
   assert_non_null(text);
@@ -56,6 +58,11 @@ static size_t load(const char *path, char keys[][300], size_t cap) {
     const char *kind = json_object_get_string(get(o, "kind")), *ns = str(o, "metadata", "namespace");
     const char *name = str(o, "metadata", "name");
     char slot_key[300], key[300], held[300], old[300];
+    if (expect && !strcmp(kind, "Expect")) {
+      json_object_put(*expect);
+      *expect = o;
+      continue;
+    }
     if (!strcmp(kind, "PropertyOverride")) {
       snprintf(slot_key, sizeof slot_key, "po/%s/%s", ns, name);
       po_Reconcile_OverrideKey(o, key, sizeof key);
@@ -81,14 +88,10 @@ static int by_slot(const void *x, const void *y) {
   return strcmp(((const Slot *const *)x)[0]->key, ((const Slot *const *)y)[0]->key);
 }
 
-static void run_case(const char *dir, const char *name) {
-  setup(NULL);
-  char in[512 + sizeof PO_GOLDEN_DIR], out[512 + sizeof PO_GOLDEN_DIR], keys[16][300];
-  snprintf(in, sizeof in, "%s/%.250s.in.yaml", dir, name);
-  snprintf(out, sizeof out, "%s/%.250s.out.yaml", dir, name);
-  size_t nkeys = load(in, keys, 16);
-  /* Until nothing more is written: a create is followed by the write of its entries, a
-   * deletion by the finalizer's removal. Bounded: a plan that never settles is a failure. */
+/* Every target's reconcile, in key order, until nothing more is written: a create is followed by
+ * the write of its entries, a deletion by the finalizer's removal. Bounded: a plan that never
+ * settles is a failure. */
+static void settle(const char *name, char keys[][300], size_t nkeys) {
   int round;
   for (round = 0; round < 5; round++) {
     int before = F.target_writes + F.override_patches + F.status_patches;
@@ -99,6 +102,15 @@ static void run_case(const char *dir, const char *name) {
     if (F.target_writes + F.override_patches + F.status_patches == before) break;
   }
   if (round == 5) fail_msg("%s: still writing after 5 rounds", name);
+}
+
+static void run_case(const char *dir, const char *name) {
+  setup(NULL);
+  char in[512 + sizeof PO_GOLDEN_DIR], out[512 + sizeof PO_GOLDEN_DIR], keys[16][300];
+  snprintf(in, sizeof in, "%s/%.250s.in.yaml", dir, name);
+  snprintf(out, sizeof out, "%s/%.250s.out.yaml", dir, name);
+  size_t nkeys = load(in, keys, 16, NULL);
+  settle(name, keys, nkeys);
   const Slot *slots[kMax];
   size_t n = 0;
   for (int i = 0; i < kMax; i++) if (F.slots[i].obj) slots[n++] = &F.slots[i];
@@ -149,7 +161,96 @@ static void test_golden_plans(void **state) {
   for (size_t i = 0; i < n; i++) run_case(PO_GOLDEN_DIR, names[i]);
 }
 
+/* ---- conflict cases: conflicts/<case>.yaml, the objects and one Expect document ----
+ *
+ *   kind: Expect
+ *   programmed:            # per PropertyOverride: Programmed's reason, and texts its message holds
+ *     - {po: default/a, reason: Overlapping, contains: ["default/z wins where both match"]}
+ *   entries:               # our entries of a target, in their order, by PropertyOverride name
+ *     - {target: ServiceDefaults/default/web, owners: [z, a]}
+ *
+ * Every target named is reconciled until nothing more is written, as in the golden plans. */
+
+static json_object *programmed_of(const char *po) {
+  char k[300];
+  snprintf(k, sizeof k, "po/%s", po);
+  Slot *sl = slot(k, false);
+  json_object *conds = sl ? get(get(sl->obj, "status"), "conditions") : NULL;
+  for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), "Programmed")) return c;
+  }
+  return NULL;
+}
+
+static void check_expect(const char *name, json_object *expect) {
+  json_object *progs = get(expect, "programmed"), *ents = get(expect, "entries");
+  if (!progs && !ents) fail_msg("%s: the Expect document expects nothing", name);
+  for (size_t i = 0; progs && i < json_object_array_length(progs); i++) {
+    json_object *e = json_object_array_get_idx(progs, i);
+    const char *po = json_object_get_string(get(e, "po")), *reason = json_object_get_string(get(e, "reason"));
+    json_object *c = programmed_of(po);
+    if (!c) fail_msg("%s: %s has no Programmed condition", name, po);
+    const char *got = json_object_get_string(get(c, "reason")), *msg = json_object_get_string(get(c, "message"));
+    if (reason && strcmp(reason, got) != 0) fail_msg("%s: %s: Programmed reason %s, want %s (message: %s)", name, po, got, reason, msg);
+    json_object *has = get(e, "contains"), *hasnt = get(e, "lacks");
+    for (size_t k = 0; has && k < json_object_array_length(has); k++) {
+      const char *want = json_object_get_string(json_object_array_get_idx(has, k));
+      if (!strstr(msg, want)) fail_msg("%s: %s: Programmed message lacks \"%s\":\n  %s", name, po, want, msg);
+    }
+    for (size_t k = 0; hasnt && k < json_object_array_length(hasnt); k++) {
+      const char *want = json_object_get_string(json_object_array_get_idx(hasnt, k));
+      if (strstr(msg, want)) fail_msg("%s: %s: Programmed message holds \"%s\":\n  %s", name, po, want, msg);
+    }
+  }
+  for (size_t i = 0; ents && i < json_object_array_length(ents); i++) {
+    json_object *e = json_object_array_get_idx(ents, i), *owners = get(e, "owners");
+    const char *t = json_object_get_string(get(e, "target"));
+    Slot *sl = slot(t, false);
+    json_object *list = sl ? get(get(sl->obj, "spec"), "envoyExtensions") : NULL;
+    size_t k = 0;
+    for (size_t x = 0; list && x < json_object_array_length(list); x++) {
+      json_object *m = get(get(json_object_array_get_idx(list, x), "arguments"), "PropertyOverride");
+      if (!m) continue;
+      const char *owner = json_object_get_string(get(m, "name"));
+      if (k >= json_object_array_length(owners)) fail_msg("%s: %s: entry of %s past the %zu expected", name, t, owner, k);
+      const char *want = json_object_get_string(json_object_array_get_idx(owners, k));
+      if (strcmp(owner, want) != 0) fail_msg("%s: %s: entry %zu is %s's, want %s's", name, t, k, owner, want);
+      k++;
+    }
+    if (k != json_object_array_length(owners)) fail_msg("%s: %s: %zu of our entries, want %zu", name, t, k, json_object_array_length(owners));
+  }
+}
+
+static void test_conflict_cases(void **state) {
+  (void)state;
+  DIR *d = opendir(PO_CONFLICTS_DIR);
+  assert_non_null(d);
+  char names[64][256];
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL && n < 64) {
+    size_t l = strlen(e->d_name);
+    if (l > 5 && !strcmp(e->d_name + l - 5, ".yaml")) snprintf(names[n++], sizeof names[0], "%s", e->d_name);
+  }
+  closedir(d);
+  qsort(names, n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
+  assert_true(n >= 7);
+  for (size_t i = 0; i < n; i++) {
+    setup(NULL);
+    char path[512 + sizeof PO_CONFLICTS_DIR], keys[16][300];
+    snprintf(path, sizeof path, "%s/%.250s", PO_CONFLICTS_DIR, names[i]);
+    json_object *expect = NULL;
+    size_t nkeys = load(path, keys, 16, &expect);
+    if (!expect) fail_msg("%s: no Expect document", names[i]);
+    settle(names[i], keys, nkeys);
+    check_expect(names[i], expect);
+    json_object_put(expect);
+    teardown(NULL);
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans), cmocka_unit_test(test_conflict_cases)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
