@@ -187,6 +187,70 @@ static void test_overlap_on_resolved_chains(void **state) {
   assert_string_equal(cond("z", "Programmed", "reason"), "Programmed");
 }
 
+
+/* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
+
+static void collect_key(void *ctx, const char *key) {
+  char *keys = ctx;
+  strncat(keys, key, 1023 - strlen(keys));
+  strncat(keys, " ", 1023 - strlen(keys));
+}
+
+static const char *related(const char *key) {
+  static char keys[1024];
+  keys[0] = '\0';
+  assert_true(po_TargetIndex_ForEachRelated(IX, key, collect_key, keys));
+  return keys;
+}
+
+/* A mesh-wide PropertyOverride (ProxyDefaults, from the allowed namespace `mesh`) and one of a
+ * service set the same field: each status names the other, the service's wins (Consul applies
+ * proxy-defaults extensions first). The index relates each ProxyDefaults key to every
+ * ServiceDefaults key with PropertyOverrides, so the controller refreshes the other side; once
+ * the mesh-wide one is gone, the service's status no longer names it. Without a ProxyDefaults
+ * PropertyOverride, a ServiceDefaults key relates to nothing (no extra work). */
+static void test_proxydefaults_overlaps_refresh_servicedefaults(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_string_equal(related("ServiceDefaults/default/web"), "");
+  json_object *pd = json_tokener_parse(
+      "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":"
+      "\"tune\",\"namespace\":\"mesh\",\"generation\":1,\"uid\":\"uid-tune\"},\"spec\":{\"targetRef\":{\"kind\":"
+      "\"ProxyDefaults\",\"name\":\"global\"},\"priority\":50,\"patches\":[{\"resourceFilter\":{\"resourceType\":"
+      "\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection/"
+      "max_ejection_percent\",\"value\":20}]}}");
+  assert_non_null(pd);
+  put("po/mesh/tune", pd);
+  char old[300];
+  assert_true(po_TargetIndex_Set(IX, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
+  assert_string_equal(related("ProxyDefaults/mesh/global"), "ServiceDefaults/default/web ");
+  assert_string_equal(related("ServiceDefaults/default/web"), "ProxyDefaults/mesh/global ");
+  assert_true(run().ok);
+  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond("a", "Programmed", "message"),
+                         "mesh/tune is applied before this one (Consul applies ProxyDefaults extensions before "
+                         "ServiceDefaults ones), so this one wins where both match"));
+  json_object *conds = get(get(slot("po/mesh/tune", false)->obj, "status"), "conditions");
+  const char *msg = NULL;
+  for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), "Programmed")) msg = json_object_get_string(get(c, "message"));
+  }
+  assert_non_null(msg);
+  assert_non_null(strstr(msg, "PropertyOverride default/a (ServiceDefaults default/web)"));
+  assert_non_null(strstr(msg, "so default/a wins where both match"));
+  /* gone: the informer's delete removes it from the index; its key still relates (the last one) */
+  assert_true(po_TargetIndex_Remove(IX, "mesh", "tune", old, sizeof old));
+  Slot *gone = slot("po/mesh/tune", false);
+  json_object_put(gone->obj);
+  gone->obj = NULL;
+  assert_string_equal(related("ProxyDefaults/mesh/global"), "ServiceDefaults/default/web ");
+  assert_string_equal(related("ServiceDefaults/default/web"), "");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+}
+
 static size_t entries(void);
 
 /* A conflict is retried, and the statuses wait for the retry's outcome: no TargetError written
@@ -817,6 +881,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
       cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_on_resolved_chains, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

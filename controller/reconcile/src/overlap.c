@@ -143,14 +143,24 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
              ix->own_patches, ix->patches, (int)kPo_OverlapMaxPairs);
     return false;
   }
+  /* The first overlap with each of the first kShown peers it meets, then how many more: one
+   * across targets must not hide behind one of the same target (or the reverse). */
+  enum { kShown = 3 };
+  size_t found = 0, len = 0;
   for (size_t j = 0; x && j < ix->n; j++) {
     const po_Override *y = j != i ? peers[j].override : NULL;
     if (!y || !meet(&peers[i], &peers[j])) continue;
     Scan s = {.ex = ix->effects[i], .ey = ix->effects[j]};
     po_Override_Conflicts(x, y, on_conflict, &s);
     if (!s.found) continue;
-    describe(&s.first, &peers[i], &peers[j], out, size);
-    return true;
+    if (found++ >= kShown) continue;
+    if (len + 8 >= size) continue;
+    if (found > 1) len += (size_t)snprintf(out + len, size - len, "; also ");
+    if (len < size) describe(&s.first, &peers[i], &peers[j], out + len, size - len);
+    len = strlen(out);
   }
-  return false;
+  if (found > kShown && len < size) {
+    snprintf(out + len, size - len, "; and %zu more PropertyOverride%s", found - kShown, found - kShown == 1 ? "" : "s");
+  }
+  return found > 0;
 }

@@ -42,7 +42,8 @@ enum { kPo_OverlapMaxPairs = 4000000 };
 typedef struct po_OverlapIndex po_OverlapIndex;
 po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar);
 
-/* The first overlap of peer i with any peer it meets, as a sentence into out, and true; false
+/* The overlaps of peer i with the peers it meets, as sentences into out (the first overlap with
+ * each of the first three such peers, in the peers' order, then how many more), and true; false
  * with out "" when none, or false with a sentence saying the check was skipped (the budget).
  * Found on resolved field chains: the same field set differently, a parent replaced or removed
  * over another's field, or two members of one oneof. The sentence names the other
