@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # kubectl flows end to end: install, create/update/delete, denials, webhook down, drift repair,
-# pre-existing extensions, several overrides on one target, printer columns, explain, wait.
+# pre-existing extensions, several overrides on one target, conflicts and priority (one target, and
+# ProxyDefaults vs ServiceDefaults), printer columns, explain, wait.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
@@ -74,6 +75,85 @@ kubectl apply -f examples/overlap/ >/dev/null
 eventually "overlap: Programmed reason" 10 "Overlapping" cond frontend-connect-timeout-team Programmed reason
 contains "overlap: names the other" "$(cond frontend-connect-timeout-team Programmed message)" "frontend-connect-timeout-platform"
 contains "overlap: and the other way" "$(cond frontend-connect-timeout-platform Programmed message)" "frontend-connect-timeout-team"
+
+# conflicts on resolved field chains (issue 11): checkout-a sets a field of outlier_detection,
+# checkout-z replaces outlier_detection whole; same priority, so by name z is applied last and
+# wins; both statuses say so. priority 10 on a reverses the order of the entries and the winner.
+winner() { cond "$1" Programmed message | grep -oE 'so (this one|[^ ]+) wins where both match' | head -1; }
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: checkout-a}
+spec:
+  targetRef: {name: checkout}
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /outlier_detection/max_ejection_percent
+      value: 50
+---
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: checkout-z}
+spec:
+  targetRef: {name: checkout}
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /outlier_detection
+      value: {consecutive_5xx: 7}
+EOF
+eventually "conflict: a is Overlapping" 10 "Overlapping" cond checkout-a Programmed reason
+eventually "conflict: z is Overlapping" 10 "Overlapping" cond checkout-z Programmed reason
+contains "conflict: a names z, the field and the order" "$(cond checkout-a Programmed message)" \
+  "sets a field inside envoy.config.cluster.v3.Cluster.outlier_detection, which PropertyOverride default/checkout-z patches[0] /outlier_detection replaces; default/checkout-z is applied after this one (same priority 0, then by name)"
+eventually "conflict: a says z wins" 10 "so default/checkout-z wins where both match" winner checkout-a
+eventually "conflict: z says it wins" 10 "so this one wins where both match" winner checkout-z
+eventually "conflict: entries by name" 10 "checkout-a@1 checkout-z@1" entries servicedefaults checkout
+out=$(kubectl get pov checkout-a checkout-z 2>&1)
+contains "kubectl get pov: PRIORITY column" "$out" "PRIORITY"
+echo "$out"
+kubectl patch pov checkout-a --type=merge -p '{"spec":{"priority":10}}' >/dev/null
+eventually "priority 10: a's entry goes after z's" 10 "checkout-z@1 checkout-a@2" entries servicedefaults checkout
+eventually "priority 10: a wins" 10 "so this one wins where both match" winner checkout-a
+eventually "priority 10: z says a wins" 10 "so default/checkout-a wins where both match" winner checkout-z
+contains "priority 10: the reason is the priority" "$(cond checkout-z Programmed message)" "priority 10 > this one's 0"
+out=$(kubectl get pov checkout-a 2>&1)
+contains "kubectl get pov shows the priority" "$(echo "$out" | awk 'NR==2 {print $3}')" "10"
+out=$(kubectl describe pov checkout-z 2>&1)
+contains "kubectl describe: the Overlapping condition" "$out" "Overlapping"
+contains "kubectl describe: names the other" "$out" "default/checkout-a"
+echo "$out" | sed -n '/Conditions:/,$p' | head -30
+
+# across targets: Consul applies the ProxyDefaults global extensions before a service's, so a
+# mesh-wide PropertyOverride loses to a service's on the same field chain, and both say so; a
+# change of the mesh-wide one refreshes the service's status (and its deletion clears it)
+contains "ProxyDefaults vs ServiceDefaults: the mesh-wide one names the service's" \
+  "$(cond mesh-tcp-keepalive Programmed message)" "PropertyOverride default/api-billing-db-tcp-keepalive (ServiceDefaults default/api)"
+contains "ProxyDefaults vs ServiceDefaults: the service's names the mesh-wide one" \
+  "$(cond api-billing-db-tcp-keepalive Programmed message)" "PropertyOverride default/mesh-tcp-keepalive (ProxyDefaults default/global)"
+eventually "ProxyDefaults vs ServiceDefaults: the service's wins" 10 "so this one wins where both match" winner api-billing-db-tcp-keepalive
+kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: mesh-outlier}
+spec:
+  targetRef: {kind: ProxyDefaults, name: global}
+  priority: 1000
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /outlier_detection/consecutive_5xx
+      value: 3
+EOF
+programmed_msg() { kubectl get pov "$1" -o jsonpath='{.status.conditions[?(@.type=="Programmed")].message}' | grep -o "$2" | head -1; }
+eventually "a new mesh-wide one: the service's status names it" 10 "mesh-outlier" programmed_msg checkout-z mesh-outlier
+eventually "a new mesh-wide one: it loses whatever its priority" 10 "so default/checkout-z wins where both match" \
+  programmed_msg mesh-outlier "so default/checkout-z wins where both match"
+kubectl get pov mesh-outlier api-billing-db-tcp-keepalive mesh-tcp-keepalive checkout-a checkout-z 2>&1
+kubectl delete pov mesh-outlier --wait=true --timeout=30s >/dev/null
+eventually "the mesh-wide one deleted: the service's status no longer names it" 10 "" programmed_msg checkout-z mesh-outlier
+kubectl delete pov checkout-a checkout-z --wait=true --timeout=30s >/dev/null
 
 # delete: only ours removed; the object we created goes when empty
 kubectl delete -f examples/valid/ -f examples/overlap/ --wait=true --timeout=30s >/dev/null
