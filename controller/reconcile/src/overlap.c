@@ -65,16 +65,22 @@ po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_A
 }
 
 typedef struct {
+  const po_Override *x, *y;
   const char **ex, **ey; /* the two peers' effects */
   bool found;
   po_Conflict first;
 } Scan;
 
-/* Setting one field to the same thing twice is no overlap: nothing depends on the order. */
+/* Setting one field to the same thing twice is no overlap, nor is removing a message and a field
+ * inside it (the field is absent after both, in either order): nothing depends on the order. */
 static void on_conflict(const po_Conflict *c, void *ctx) {
   Scan *s = ctx;
   if (s->found) return;
   if (c->kind == kPo_ConflictKind_SameField && strcmp(s->ex[c->a_patch], s->ey[c->b_patch]) == 0) return;
+  if (c->kind == kPo_ConflictKind_ParentReplaced && po_Override_Op(s->x, c->a_patch) == kPo_Op_Remove &&
+      po_Override_Op(s->y, c->b_patch) == kPo_Op_Remove) {
+    return;
+  }
   s->found = true;
   s->first = *c;
 }
@@ -150,7 +156,7 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
   for (size_t j = 0; x && j < ix->n; j++) {
     const po_Override *y = j != i ? peers[j].override : NULL;
     if (!y || !meet(&peers[i], &peers[j])) continue;
-    Scan s = {.ex = ix->effects[i], .ey = ix->effects[j]};
+    Scan s = {.x = x, .y = y, .ex = ix->effects[i], .ey = ix->effects[j]};
     po_Override_Conflicts(x, y, on_conflict, &s);
     if (!s.found) continue;
     if (found++ >= kShown) continue;
