@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -409,6 +410,61 @@ static void test_nul_uid_and_trailing_bytes(void **state) {
   po_Arena_Free(a);
 }
 
+/* spec.priority: an int32 (Istio's and Envoy Gateway's range), 0 when absent or null; anything
+ * else is an error naming the field, the value and what is valid, and is decoded (for the entry's
+ * place) even when another part of the spec is invalid. */
+static void test_priority_decoded_and_checked(void **state) {
+  (void)state;
+  static const struct {
+    const char *value; /* JSON, or NULL for absent */
+    bool ok;
+    int32_t want;
+    const char *error;
+  } cases[] = {
+      {NULL, true, 0, NULL},
+      {"null", true, 0, NULL},
+      {"-7", true, -7, NULL},
+      {"2147483647", true, INT32_MAX, NULL},
+      {"-2147483648", true, INT32_MIN, NULL},
+      {"2147483648", false, 0, "spec.priority: 2147483648 is not valid: want an integer from -2147483648 to 2147483647"},
+      {"-3000000000", false, 0, "spec.priority: -3000000000 is not valid"},
+      {"1.5", false, 0, "spec.priority: 1.5 is not valid"},
+      {"\"high\"", false, 0, "spec.priority: \"high\" is not valid"},
+      {"99999999999999999999999", false, 0, "spec.priority: "},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"name\":\"web\"},"
+             "%s%s%s\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+             "\"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"5s\"}]}}",
+             cases[i].value ? "\"priority\":" : "", cases[i].value ? cases[i].value : "", cases[i].value ? "," : "");
+    json_object *o = json_tokener_parse(text);
+    assert_non_null(o);
+    po_Arena *a = po_Arena_New();
+    po_CompiledOverride c;
+    assert_true(po_CompiledOverride_FromObject(o, a, &c));
+    if (c.accepted != cases[i].ok) fail_msg("priority %s: accepted %d", cases[i].value ? cases[i].value : "(absent)", c.accepted);
+    if (cases[i].ok) assert_int_equal(c.priority, cases[i].want);
+    if (cases[i].error) {
+      const char *d = po_CompiledOverride_Describe(&c, false, false, 0, a);
+      if (!d || !strstr(d, cases[i].error)) fail_msg("priority %s: %s", cases[i].value, d ? d : "(no error)");
+    }
+    po_Arena_Free(a);
+    json_object_put(o);
+  }
+  /* decoded whatever else is wrong: an invalid generation keeps its entry's place */
+  json_object *o = json_tokener_parse("{\"metadata\":{\"name\":\"p\"},\"spec\":{\"targetRef\":{\"name\":\"web\"},"
+                                      "\"priority\":12,\"patches\":[{\"op\":\"explode\",\"path\":\"/x\"}]}}");
+  po_Arena *a = po_Arena_New();
+  po_CompiledOverride c;
+  assert_true(po_CompiledOverride_FromObject(o, a, &c));
+  assert_false(c.accepted);
+  assert_int_equal(c.priority, 12);
+  po_Arena_Free(a);
+  json_object_put(o);
+}
+
 /* A PropertyOverride may target ProxyDefaults only from the namespaces the operator allows; the
  * request's namespace counts, not what the object's metadata claims. */
 static void test_tenancy(void **state) {
@@ -456,6 +512,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_nul_uid_and_trailing_bytes),
       cmocka_unit_test(test_too_many_values_refused_before_decoding),
       cmocka_unit_test(test_tenancy),
+      cmocka_unit_test(test_priority_decoded_and_checked),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
