@@ -827,7 +827,10 @@ static void status(Run *run) {
   po_OverlapPeer *peers = NULL;
   const po_CompiledEntry **cross = NULL;
   size_t ncross = 0;
-  if (!load_cross(run, &peers, &cross, &ncross)) return;
+  if (!load_cross(run, &peers, &cross, &ncross)) {
+    for (size_t i = 0; i < ncross; i++) po_CompiledEntry_Release(cross[i]); /* those compiled before it failed */
+    return;
+  }
   po_OverlapTier tier =
       run->kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
   for (size_t i = 0; i < run->m; i++) {
