@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiled.h"
 #include "po/engine.h"
 
 typedef enum {
@@ -50,5 +51,22 @@ po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_A
  * PropertyOverride (namespace/name, and its target when another), both patches, the field, the
  * order and why (tier, priority, or name), and which one wins where both match. */
 bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size);
+
+/* The peers of the other kind of target whose entries reach the same proxies (cross.c): for a
+ * ServiceDefaults reconcile, the PropertyOverrides of every ProxyDefaults; for a ProxyDefaults
+ * one, those of every ServiceDefaults. Each takes part with its current generation when it is
+ * accepted, points there, is not being deleted and the tenancy policy lets it write there.
+ * `peers` has room for `first` peers of the caller's own (indexes 0..first-1, left to fill)
+ * then these (first..first+n-1; those taking no part have no override); `held` the compiled
+ * forms referenced, released by po_CrossPeers_Release, also after a failed load. Linear in the
+ * PropertyOverrides listed under targets of that kind. False when memory ran out. */
+typedef struct {
+  po_OverlapPeer *peers;            /* in the arena */
+  const po_CompiledEntry **held;    /* in the arena; n of them */
+  size_t first, n;
+} po_CrossPeers;
+bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
+                        po_CrossPeers *out);
+void po_CrossPeers_Release(po_CrossPeers *c);
 
 #endif

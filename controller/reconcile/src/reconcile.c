@@ -755,82 +755,19 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   return true;
 }
 
-/* The PropertyOverrides of the other kind of target whose entries reach the same proxies
- * (Consul applies the ProxyDefaults `global` entries to every service, before its ServiceDefaults
- * ones): for a ServiceDefaults, those of every ProxyDefaults; for the ProxyDefaults, those of
- * every ServiceDefaults. Each takes part with its current generation when it is accepted, points
- * there, is not being deleted and the tenancy policy lets it write there (otherwise no entry of
- * it applies, or its own status says why). Read through the cache, compiled once per generation
- * (the index's cache); linear in their number. Appended to `peers` from index run->m on. */
-static bool load_cross(Run *run, po_OverlapPeer **peers, const po_CompiledEntry ***held, size_t *n) {
-  const po_ReconcileIO *io = run->io;
-  po_TargetKind other = run->kind == kPo_TargetProxyDefaults ? kPo_TargetServiceDefaults : kPo_TargetProxyDefaults;
-  size_t count;
-  char *block = po_TargetIndex_LinksOfKind(run->ix, other, &count);
-  if (!block) return oom(run, "listing the PropertyOverrides of other targets");
-  po_OverlapPeer *all = po_Arena_Malloc(run->ar, (run->m + count + 1) * sizeof *all);
-  const po_CompiledEntry **ces = po_Arena_Malloc(run->ar, (count + 1) * sizeof *ces);
-  if (!all || !ces) {
-    free(block);
-    return oom(run, "the overlaps of the statuses");
-  }
-  *peers = all;
-  *held = ces;
-  *n = 0;
-  const char *p = block;
-  for (size_t i = 0; i < count; i++) {
-    const char *key = p, *po = key + strlen(key) + 1, *slash = strchr(po, '/');
-    p = po + strlen(po) + 1;
-    if (!slash) continue;
-    char ns[254], k[600], why[256];
-    snprintf(ns, sizeof ns, "%.*s", (int)(slash - po), po);
-    if (!po_Tenancy_Allows(io->tenancy, other, ns, why, sizeof why)) continue;
-    void *ref = NULL;
-    const json_object *obj = io->get_override(io->ctx, ns, slash + 1, &ref);
-    if (!obj) continue;
-    po_Reconcile_OverrideKey(obj, k, sizeof k);
-    bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
-    bool out_of_memory = false;
-    const po_CompiledEntry *ce =
-        !deleting && strcmp(k, key) == 0 ? po_TargetIndex_Compiled(run->ix, obj, kPo_CompileCurrent, &out_of_memory) : NULL;
-    release(run, obj, ref);
-    if (out_of_memory) {
-      free(block);
-      return oom(run, "compiling the PropertyOverrides of other targets");
-    }
-    if (!ce) continue;
-    ces[(*n)++] = ce; /* released by status() */
-    all[run->m + *n - 1] = (po_OverlapPeer){0}; /* no override: takes no part */
-    if (!ce->c.accepted) continue;
-    const char *s1 = strchr(key, '/');
-    all[run->m + *n - 1] = (po_OverlapPeer){
-        .ns = po_Arena_Printf(run->ar, "%s", ns), .name = po_Arena_Printf(run->ar, "%s", slash + 1),
-        .override = ce->c.override, .tier = other == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults
-                                                                             : kPo_OverlapTierServiceDefaults,
-        .priority = ce->c.priority, .target = po_Arena_Printf(run->ar, "%s", key),
-        .where = s1 ? po_Arena_Printf(run->ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
-    if (!all[run->m + *n - 1].ns || !all[run->m + *n - 1].name || !all[run->m + *n - 1].target ||
-        !all[run->m + *n - 1].where) {
-      free(block);
-      return oom(run, "the overlaps of the statuses");
-    }
-  }
-  free(block);
-  return true;
-}
-
 static void status(Run *run) {
   /* A conflict is optimistic concurrency, not news: the retry follows at once and writes the
    * outcome. Said as TargetError, each one cost two status writes and two Events per
    * PropertyOverride of the target (there and back), 50 of them per target at 10,000. */
   if (run->target_conflict) return;
-  po_OverlapPeer *peers = NULL;
-  const po_CompiledEntry **cross = NULL;
-  size_t ncross = 0;
-  if (!load_cross(run, &peers, &cross, &ncross)) {
-    for (size_t i = 0; i < ncross; i++) po_CompiledEntry_Release(cross[i]); /* those compiled before it failed */
+  /* with those of the other kind whose entries reach the same proxies (cross.c) */
+  po_CrossPeers cross;
+  if (!po_CrossPeers_Load(run->io, run->ix, run->kind, run->m, run->ar, &cross)) {
+    po_CrossPeers_Release(&cross);
+    oom(run, "the PropertyOverrides of other targets");
     return;
   }
+  po_OverlapPeer *peers = cross.peers;
   po_OverlapTier tier =
       run->kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
   for (size_t i = 0; i < run->m; i++) {
@@ -840,7 +777,7 @@ static void status(Run *run) {
                                 .tier = tier, .priority = it->ce->c.priority, .target = run->key, .where = run->where,
                                 .own = !it->held};
   }
-  po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + ncross, run->ar);
+  po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + cross.n, run->ar);
   if (!overlaps) {
     oom(run, "the overlaps of the statuses");
   } else {
@@ -853,7 +790,7 @@ static void status(Run *run) {
       if (!go) break;
     }
   }
-  for (size_t i = 0; i < ncross; i++) po_CompiledEntry_Release(cross[i]);
+  po_CrossPeers_Release(&cross);
 }
 
 /* ---- the reconcile ---- */

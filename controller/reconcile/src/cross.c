@@ -1,0 +1,72 @@
+/* The PropertyOverrides of the other kind of target whose entries reach the same proxies as a
+ * target's own: Consul applies the ProxyDefaults `global` entries to every service, before its
+ * ServiceDefaults ones (agent/configentry/resolve.go). For a ServiceDefaults, those of every
+ * ProxyDefaults; for the ProxyDefaults, those of every ServiceDefaults. Read through the cache
+ * (io), compiled once per generation (the index's cache), as overlap peers (overlap.h). */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compiled.h"
+#include "overlap.h"
+#include "po/base/json.h"
+
+/* One PropertyOverride listed under `key`, appended to out when it has a compiled form (a peer
+ * with no override when that form is not accepted); *oom when memory ran out. */
+static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *key, const char *po,
+                    po_Arena *ar, po_CrossPeers *out, bool *oom) {
+  const char *slash = strchr(po, '/');
+  if (!slash) return;
+  char ns[254], k[600], why[256];
+  snprintf(ns, sizeof ns, "%.*s", (int)(slash - po), po);
+  /* one the tenancy policy refuses writes nothing there: no entry of it reaches a proxy */
+  if (!po_Tenancy_Allows(io->tenancy, kind, ns, why, sizeof why)) return;
+  void *ref = NULL;
+  const json_object *obj = io->get_override(io->ctx, ns, slash + 1, &ref);
+  if (!obj) return;
+  po_Reconcile_OverrideKey(obj, k, sizeof k);
+  bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
+  /* only a current generation that points here (not one held for its last valid generation) */
+  const po_CompiledEntry *ce =
+      !deleting && strcmp(k, key) == 0 ? po_TargetIndex_Compiled(ix, obj, kPo_CompileCurrent, oom) : NULL;
+  if (io->release) io->release(io->ctx, ref);
+  if (!ce) return;
+  out->held[out->n] = ce;
+  po_OverlapPeer *p = &out->peers[out->first + out->n];
+  out->n++;
+  *p = (po_OverlapPeer){0}; /* no override: takes no part */
+  if (!ce->c.accepted) return;
+  const char *s1 = strchr(key, '/');
+  *p = (po_OverlapPeer){
+      .ns = po_Arena_Printf(ar, "%s", ns), .name = po_Arena_Printf(ar, "%s", slash + 1), .override = ce->c.override,
+      .tier = kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults,
+      .priority = ce->c.priority, .target = po_Arena_Printf(ar, "%s", key),
+      .where = s1 ? po_Arena_Printf(ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
+  if (!p->ns || !p->name || !p->target || !p->where) *oom = true;
+}
+
+bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
+                        po_CrossPeers *out) {
+  *out = (po_CrossPeers){.first = first};
+  po_TargetKind kind = own_kind == kPo_TargetProxyDefaults ? kPo_TargetServiceDefaults : kPo_TargetProxyDefaults;
+  size_t count;
+  char *block = po_TargetIndex_LinksOfKind(ix, kind, &count);
+  if (!block) return false;
+  out->peers = po_Arena_Malloc(ar, (first + count + 1) * sizeof *out->peers);
+  out->held = po_Arena_Malloc(ar, (count + 1) * sizeof *out->held);
+  bool oom = !out->peers || !out->held;
+  const char *p = block;
+  for (size_t i = 0; !oom && i < count; i++) {
+    const char *key = p, *po = key + strlen(key) + 1;
+    p = po + strlen(po) + 1;
+    peer_of(io, ix, kind, key, po, ar, out, &oom);
+  }
+  free(block);
+  return !oom;
+}
+
+void po_CrossPeers_Release(po_CrossPeers *c) {
+  for (size_t i = 0; c->held && i < c->n; i++) po_CompiledEntry_Release(c->held[i]);
+  c->n = 0;
+}
