@@ -12,6 +12,8 @@ out=$(kubectl api-resources --api-group=propertyoverride.io 2>&1)
 contains "short name pov is served" "$out" "pov"
 out=$(kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1)
 contains "kubectl explain describes resourceFilter" "$out" "trafficDirection"
+out=$(kubectl explain propertyoverride.spec.priority 2>&1)
+contains "kubectl explain describes priority" "$out" "lower is applied first"
 
 kubectl apply -f examples/consul/ >/dev/null
 kubectl apply -f examples/valid/ >/dev/null
