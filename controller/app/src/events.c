@@ -78,11 +78,12 @@ static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; targ
 
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
-    case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app};
-    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app};
+    /* No handler reads the old object: the informer need not parse it for them. */
+    case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app, true};
+    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app, true};
     case kPo_WatchProxyDefaults: break;
   }
-  return (po_InformerHandlers){pd_add, pd_update, NULL, app};
+  return (po_InformerHandlers){pd_add, pd_update, NULL, app, true};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

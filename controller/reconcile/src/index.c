@@ -321,8 +321,8 @@ bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget)
 
 /* ---- compiled forms ---- */
 
-static bool matches(const po_CompiledEntry *e, const char *uid, int64_t generation, uint64_t hash) {
-  return e && e->generation == generation && e->hash == hash && strcmp(e->uid, uid) == 0;
+static bool matches(const po_CompiledEntry *e, const char *uid, int64_t generation, po_JsonHash hash) {
+  return e && e->generation == generation && po_JsonHash_Equal(e->hash, hash) && strcmp(e->uid, uid) == 0;
 }
 
 const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_object *obj, po_CompileWhich which,
@@ -330,7 +330,7 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
   *oom = false;
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name"), *uid = po_Json_Meta(obj, "uid");
   int64_t generation;
-  uint64_t hash;
+  po_JsonHash hash;
   if (!po_CompiledEntry_KeyOf(obj, which, &generation, &hash)) return NULL;
   char po[600];
   snprintf(po, sizeof po, "%s/%s", ns, name);
@@ -377,11 +377,12 @@ static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
   return found ? &ix->by_po[at] : NULL;
 }
 
-bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, po_OverrideMemo *m,
-                            char *key, char *held, size_t size) {
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
+                            po_OverrideMemo *m, char *key, char *held, size_t size) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
-  bool ok = e && e->memo && rv && *rv && strcmp(e->memo->rv, rv) == 0;
+  bool ok = e && e->memo && *v->rv && strcmp(e->memo->rv, v->rv) == 0 && strcmp(e->memo->uid, v->uid) == 0 &&
+            e->memo->generation == v->generation;
   if (ok) {
     *m = *e->memo;
     copy_out(key, size, e->memo_key);
@@ -433,7 +434,7 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 }
 
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                                                   int64_t generation, uint64_t hash) {
+                                                   int64_t generation, po_JsonHash hash) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
   const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileCurrent], uid, generation, hash)

@@ -18,7 +18,7 @@ typedef struct {
   char name[254];
   const char *uid;               /* metadata.uid (uid_buf) */
   char uid_buf[128];
-  char rv[64];                   /* the resourceVersion everything here was learnt at */
+  char rv[128];                  /* the resourceVersion everything here was learnt at */
   bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
   po_OverrideMemo memo;
   const json_object *obj;        /* the cached object (lent: read only), or NULL until needed */
@@ -39,7 +39,7 @@ typedef struct {
   json_object *entry_copy;       /* owned */
   int64_t entry_generation;
   size_t entry_patches;
-  uint64_t entry_hash;           /* po_Json_Hash of the entry's arguments (without our marker) */
+  po_JsonHash entry_hash;        /* po_Json_Hash of the entry's arguments (without our marker) */
 } Item;
 
 typedef struct {
@@ -268,10 +268,11 @@ static bool need_obj(Run *run, Item *it) {
 static bool load_overrides(Run *run) {
   const po_ReconcileIO *io = run->io;
   for (size_t i = 0; i < run->n; i++) {
-    char rv[64], k[600], hk[600];
+    char k[600], hk[600];
+    po_OverrideVersion v;
     po_OverrideMemo m;
-    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], rv, sizeof rv) &&
-        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], rv, &m, k, hk, sizeof k)) {
+    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], &v) &&
+        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], &v, &m, k, hk, sizeof k)) {
       if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
       if (add_memo_item(run, run->names[i], &m, k, hk)) continue;
     }
@@ -547,7 +548,8 @@ static bool entry_current(const json_object *e, const po_ConsulEntry *live, cons
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
          !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
          json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
-         json_object_get_int64(gen) == it->entry_generation && po_Json_HashExcept(args, "PropertyOverride") == it->entry_hash;
+         json_object_get_int64(gen) == it->entry_generation &&
+         po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
 }
 
 /* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
@@ -704,7 +706,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   }
   programmed(run, i, live_gen, peers, &s.programmed);
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
-  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash : 0);
+  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;

@@ -46,6 +46,15 @@ struct json_object;
 
 typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
 
+/* One state of one cached object, read without parsing it: its resourceVersion, uid and
+ * generation (0 when it has none). All three, because a resourceVersion alone can come back
+ * for another object: deleted and created again under the same name, or an etcd restore. */
+typedef struct {
+  char rv[128];
+  char uid[128];
+  int64_t generation;
+} po_OverrideVersion;
+
 typedef struct {
   /* Cached reads: the object, or NULL when absent. The object is the cache's own, shared with
    * other threads: read it, never change it (nor take json-c references on it: those are not
@@ -73,10 +82,10 @@ typedef struct {
                        const char *message);
   const po_Tenancy *tenancy; /* who may target what; NULL allows everything */
   void (*release)(void *ctx, void *ref);
-  /* The cached PropertyOverride's resourceVersion, without reading it (false when absent); may
-   * be NULL. With it, a PropertyOverride unchanged since the last reconcile that found nothing
-   * to do for it is not read again. */
-  bool (*override_version)(void *ctx, const char *ns, const char *name, char *rv, size_t size);
+  /* The cached PropertyOverride's version, without reading it (false when absent); may be NULL.
+   * With it, a PropertyOverride unchanged since the last reconcile that found nothing to do for
+   * it is not read again. */
+  bool (*override_version)(void *ctx, const char *ns, const char *name, po_OverrideVersion *v);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
