@@ -890,8 +890,39 @@ static void test_forged_collision_told_apart(void **state) {
   assert_int_equal(json_object_get_int(get(get(p0, "Value"), "success_rate_minimum_hosts")), 6);
 }
 
+/* A target update of ours is recognised when the watch brings it back (once), whatever the
+ * server set on the write; an event with anything else in it is not ours and is reconciled. */
+static void test_own_target_write_recognised_once(void **state) {
+  (void)state;
+  const char *key = "ServiceDefaults/default/web";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok); /* created, then updated with the entry: the update is noted */
+  json_object *echo = copy(target());
+  json_object_object_add(get(echo, "metadata"), "generation", json_object_new_int(2)); /* set by the server */
+  json_object_object_add(get(echo, "metadata"), "managedFields", json_object_new_array());
+  json_object *edited = copy(echo);
+  json_object_object_add(get(edited, "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, edited));
+  assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, echo));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, echo)); /* once */
+  assert_int_equal(po_TargetIndex_Stats(IX).own_writes_seen, 1);
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, "ServiceDefaults/default/other", echo));
+  /* the next write is noted in turn; a changed entry (drift) is never taken for it */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok);
+  json_object *drift = copy(target());
+  json_object *p0 = json_object_array_get_idx(get(get(json_object_array_get_idx(get(get(drift, "spec"), "envoyExtensions"), 0), "arguments"), "Patches"), 0);
+  json_object_object_add(p0, "Value", json_object_new_int(99));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, drift));
+  assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, target()));
+  json_object_put(echo);
+  json_object_put(edited);
+  json_object_put(drift);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),

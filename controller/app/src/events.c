@@ -67,8 +67,11 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
   /* Drift (someone rewrote the target, e.g. a GitOps apply without our entries) is repaired at
    * once, not a batching window later: every moment without our entries is one consul-k8s can
-   * sync to the proxies. Our own writes come back here too and cost a cheap reconcile (a target
-   * already holding exactly our entries is neither planned nor written). */
+   * sync to the proxies. Our own writes come back here too: one whose content is exactly what the
+   * reconcile wrote is not reconciled again (that reconcile did everything else there was to do;
+   * it cost a parse of the whole target and a pass over all its PropertyOverrides, about one per
+   * PropertyOverride in a burst). */
+  if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) return;
   enqueue_now(app, key);
 }
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }

@@ -94,6 +94,9 @@ void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *n
  * write (a new rv, read again and compared), a reconcile that wants the same status has nothing
  * to do: without this each one wrote it again, with its Events, while the watch lagged. */
 void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash);
+/* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
+ * `written` NULL: that write failed, forget it. */
+void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);

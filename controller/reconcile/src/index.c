@@ -23,6 +23,13 @@ typedef struct {
   char *memo_key, *memo_held;
 } Entry;
 
+/* Our last write of a target, as the content its watch event must have to be that write. */
+typedef struct {
+  char *key;
+  po_JsonHash body, meta; /* the object but metadata; metadata but what the server sets on a write */
+  bool pending;           /* not seen back yet */
+} OwnWrite;
+
 /* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
 typedef struct {
   const char *target;
@@ -39,6 +46,9 @@ struct po_TargetIndex {
   char **created;
   size_t ncreated, created_cap;
   uint64_t hits, misses; /* of the compiled forms */
+  OwnWrite *own;    /* sorted by key: the last target write of ours per target, until its echo */
+  size_t nown, own_cap;
+  uint64_t echoes;  /* events recognised as our own writes */
 };
 
 po_TargetIndex *po_TargetIndex_New(void) {
@@ -61,6 +71,8 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   }
   free(ix->by_po);
   free(ix->links);
+  for (size_t i = 0; i < ix->nown; i++) free(ix->own[i].key);
+  free(ix->own);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
@@ -361,7 +373,7 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
 
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  po_TargetIndexStats s = {ix->len, 0, ix->hits, ix->misses};
+  po_TargetIndexStats s = {ix->len, 0, ix->hits, ix->misses, ix->echoes};
   for (size_t i = 0; i < ix->len; i++) s.compiled += (ix->by_po[i].compiled[0] != NULL) + (ix->by_po[i].compiled[1] != NULL);
   pthread_mutex_unlock(&ix->mu);
   return s;
@@ -443,4 +455,89 @@ const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const cha
   if (c) ix->hits++;
   pthread_mutex_unlock(&ix->mu);
   return c;
+}
+
+/* ---- our own target writes, told apart when the watch brings them back ---- */
+
+/* What a reconcile reads of a target, without what the server sets on every write (its
+ * resourceVersion, generation, managedFields, creationTimestamp): equal for our write and its
+ * echo. Keyed hashes (json_hash.h): nobody can make other content pass for our write. */
+static void content_of(const json_object *obj, po_JsonHash *body, po_JsonHash *meta) {
+  static const char *const kServerSet[] = {"resourceVersion", "generation", "managedFields", "creationTimestamp"};
+  *body = po_Json_HashExcept(obj, "metadata");
+  *meta = po_Json_HashExceptAll(po_Json_Get(obj, "metadata"), kServerSet, sizeof kServerSet / sizeof *kServerSet);
+}
+
+static size_t own_find(const po_TargetIndex *ix, const char *key, bool *found) {
+  size_t lo = 0, hi = ix->nown;
+  *found = false;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(ix->own[mid].key, key);
+    if (c == 0) {
+      *found = true;
+      return mid;
+    }
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const json_object *written) {
+  po_JsonHash body, meta;
+  if (!written) { /* the write failed: forget it */
+    pthread_mutex_lock(&ix->mu);
+    bool found;
+    size_t at = own_find(ix, key, &found);
+    if (found) ix->own[at].pending = false;
+    pthread_mutex_unlock(&ix->mu);
+    return;
+  }
+  content_of(written, &body, &meta);
+  char *k = strdup(key);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  if (!found && k && ix->nown == ix->own_cap) {
+    size_t cap = ix->own_cap ? ix->own_cap * 2 : 64;
+    OwnWrite *o = realloc(ix->own, cap * sizeof *o);
+    if (o) {
+      ix->own = o;
+      ix->own_cap = cap;
+    }
+  }
+  if (found) {
+    ix->own[at].body = body;
+    ix->own[at].meta = meta;
+    ix->own[at].pending = true;
+  } else if (k && ix->nown < ix->own_cap) { /* else (out of memory): the echo is reconciled, as before */
+    memmove(ix->own + at + 1, ix->own + at, (ix->nown - at) * sizeof *ix->own);
+    ix->own[at] = (OwnWrite){k, body, meta, true};
+    ix->nown++;
+    k = NULL;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(k);
+}
+
+bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  bool pending = found && ix->own[at].pending;
+  pthread_mutex_unlock(&ix->mu);
+  if (!pending) return false;
+  po_JsonHash body, meta; /* hashed without the lock: a 25 KB target is a few thousand nodes */
+  content_of(obj, &body, &meta);
+  pthread_mutex_lock(&ix->mu);
+  at = own_find(ix, key, &found);
+  bool own = found && ix->own[at].pending && po_JsonHash_Equal(ix->own[at].body, body) &&
+             po_JsonHash_Equal(ix->own[at].meta, meta);
+  if (own) {
+    ix->own[at].pending = false; /* one echo per write */
+    ix->echoes++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return own;
 }

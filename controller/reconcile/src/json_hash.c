@@ -120,7 +120,12 @@ static void feed_hash(Sip *s, po_JsonHash h) {
 
 /* ---- the tree ---- */
 
-static po_JsonHash node(const json_object *o, const char *skip) {
+static bool skipped(const char *k, const char *const *skip, size_t nskip) {
+  for (size_t i = 0; i < nskip; i++) if (strcmp(k, skip[i]) == 0) return true;
+  return false;
+}
+
+static po_JsonHash node(const json_object *o, const char *const *skip, size_t nskip) {
   Sip s;
   sip_init(&s);
   json_type t = json_object_get_type(o);
@@ -153,20 +158,20 @@ static po_JsonHash node(const json_object *o, const char *skip) {
     case json_type_array: {
       size_t n = json_object_array_length(o);
       feed_u64(&s, n);
-      for (size_t i = 0; i < n; i++) feed_hash(&s, node(json_object_array_get_idx(o, i), NULL));
+      for (size_t i = 0; i < n; i++) feed_hash(&s, node(json_object_array_get_idx(o, i), NULL, 0));
       break;
     }
     case json_type_object: {
       po_JsonHash sum = {0, 0};
       uint64_t n = 0;
       json_object_object_foreach((json_object *)o, k, v) {
-        if (skip && strcmp(k, skip) == 0) continue;
+        if (skipped(k, skip, nskip)) continue;
         Sip m;
         sip_init(&m);
         size_t kl = strlen(k);
         feed_u64(&m, kl);
         sip_feed(&m, k, kl);
-        feed_hash(&m, node(v, NULL));
+        feed_hash(&m, node(v, NULL, 0));
         po_JsonHash h = sip_final(&m);
         sum.lo += h.lo;
         sum.hi += h.hi;
@@ -180,5 +185,6 @@ static po_JsonHash node(const json_object *o, const char *skip) {
   return sip_final(&s);
 }
 
-po_JsonHash po_Json_Hash(const json_object *o) { return node(o, NULL); }
-po_JsonHash po_Json_HashExcept(const json_object *o, const char *key) { return node(o, key); }
+po_JsonHash po_Json_Hash(const json_object *o) { return node(o, NULL, 0); }
+po_JsonHash po_Json_HashExcept(const json_object *o, const char *key) { return node(o, &key, 1); }
+po_JsonHash po_Json_HashExceptAll(const json_object *o, const char *const *keys, size_t n) { return node(o, keys, n); }

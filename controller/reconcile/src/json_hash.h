@@ -18,6 +18,7 @@
 #define PO_RECONCILE_JSON_HASH_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct json_object;
@@ -30,6 +31,8 @@ typedef struct {
  * one member of the top object (our marker, in an entry's arguments). */
 po_JsonHash po_Json_Hash(const struct json_object *o);
 po_JsonHash po_Json_HashExcept(const struct json_object *o, const char *key);
+/* Leaving out several members of the top object. */
+po_JsonHash po_Json_HashExceptAll(const struct json_object *o, const char *const *keys, size_t n);
 static inline bool po_JsonHash_Equal(po_JsonHash a, po_JsonHash b) { return a.lo == b.lo && a.hi == b.hi; }
 
 #endif

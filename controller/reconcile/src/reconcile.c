@@ -613,16 +613,21 @@ static bool write_target(Run *run) {
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
   if (p.changed) {
     const char *rv = json_object_get_string(po_Json_Get(po_Json_Get(run->target, "metadata"), "resourceVersion"));
+    /* Noted before the write: its echo can come through the watch before the answer does. */
+    bool note = !p.remove && !p.create && p.object;
+    if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
     po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
                                              p.create, rv, NULL, run->target_err, sizeof run->target_err);
     if (w == kPo_WriteNotFound && p.remove) w = kPo_WriteOk;
     if (w != kPo_WriteOk) {
+      if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
       run->target_ok = false;
       run->target_conflict = w == kPo_WriteConflict;
       fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
+
     }
   }
   json_object_put(p.object);

@@ -115,6 +115,7 @@ typedef struct {
   size_t overrides;  /* PropertyOverrides indexed */
   size_t compiled;   /* compiled forms held (at most two per PropertyOverride) */
   uint64_t hits, misses;
+  uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* Targets this process created, until their created annotation is written: a create is followed
@@ -122,6 +123,14 @@ po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
  * consul-k8s adding its finalizer, a webhook outage), the next reconcile still knows the object
  * is ours. (A crash in between leaves it unannotated: labelled, never deleted.) */
 void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
+/* Whether a target's watch event is our own last write of it coming back (true once per write):
+ * the reconcile that wrote it found everything else to do and did it, so reconciling the echo
+ * would only find the target current. Told by the content (a keyed hash of all of it but what the
+ * server sets on a write: resourceVersion, generation, managedFields, creationTimestamp), so an
+ * event with anything else in it (a mutating webhook's change, someone's edit, consul-k8s's
+ * status) is not an echo and is reconciled. The reconcile notes each update it makes; any other
+ * change that matters to a target (a PropertyOverride's) comes as an event of its own. */
+bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
