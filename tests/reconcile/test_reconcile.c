@@ -920,8 +920,44 @@ static void test_own_target_write_recognised_once(void **state) {
   json_object_put(drift);
 }
 
+/* Our finalizer and status writes of a PropertyOverride are recognised when the watch brings them
+ * back (once each), and the status write's echo moves the memo: the next reconcile reads nothing.
+ * Anything else in the event (a status edited by someone, a new spec) is not ours. */
+static void test_own_override_writes_recognised_once(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok); /* finalizer, target, status */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok); /* read (its finalizer is there: the memo is made), target, status */
+  json_object *o = slot("po/default/a", false)->obj;
+  json_object *edited = copy(o);
+  json_object_object_add(get(edited, "status"), "someone", json_object_new_string("else"));
+  json_object *respec = copy(o);
+  json_object_object_add(get(respec, "spec"), "patches", json_tokener_parse(kGood));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, edited));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, respec));
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(IX, o));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, o)); /* once */
+  F.override_reads = 0;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written + r.statuses_written, 0);
+  assert_int_equal(F.override_reads, 0);
+  /* the finalizer's echo, seen before the status write lands */
+  F.status_lags = true;
+  apply_override("b", 1, "web", kGood);
+  assert_true(run().ok);
+  json_object *b = slot("po/default/b", false)->obj;
+  assert_null(get(b, "status"));
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(IX, b));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, b));
+  json_object_put(edited);
+  json_object_put(respec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),

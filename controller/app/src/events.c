@@ -44,6 +44,10 @@ static void override_changed(void *ctx, json_object *obj) {
     po_Log_Error(app->log, "out of memory: the target holding the PropertyOverride's last valid generation is not indexed",
                  po_Str("namespace", ns), po_Str("name", name));
   }
+  bool moved = strcmp(old, key) != 0 || strcmp(old_held, held) != 0;
+  /* Our own finalizer or status write coming back, nothing else changed: the reconcile that wrote
+   * it did all there was to do (each echo cost a reconcile of the whole target a window later). */
+  if (!moved && po_TargetIndex_IsOwnOverrideWrite(app->index, obj)) return;
   enqueue(app, key);
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held);                /* where its last valid generation is live */

@@ -97,6 +97,12 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
+/* Notes a write of ours to a PropertyOverride about to be sent (po_TargetIndex_IsOwnOverrideWrite):
+ * which 0, our finalizer (status: the one it has), or 1, its status (status: the one sent, built
+ * from the desired status whose po_Status_Hash is desired_status); m names the version (uid,
+ * generation, spec_hash). failed: that write did not happen, forget it. */
+void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                                      int which, const struct json_object *status, uint64_t desired_status, bool failed);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);

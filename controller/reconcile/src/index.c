@@ -12,6 +12,17 @@
 #include "compiled.h"
 #include "po/reconcile/reconcile.h"
 
+/* Our last writes of a PropertyOverride (finalizer, then status), as what its watch events must
+ * hold to be those writes coming back. */
+typedef struct {
+  char uid[128];
+  int64_t generation;
+  po_JsonHash spec;
+  po_JsonHash status[2];   /* [0] after the finalizer write (the status then), [1] after the status write */
+  bool has[2];
+  uint64_t desired_status; /* po_Status_Hash of the status [1] was built from */
+} OwnPatch;
+
 typedef struct {
   char *po;     /* "ns/name" */
   char *target; /* target key */
@@ -21,6 +32,7 @@ typedef struct {
   const po_CompiledEntry *compiled[2];
   po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
   char *memo_key, *memo_held;
+  OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
 } Entry;
 
 /* Our last write of a target, as the content its watch event must have to be that write. */
@@ -68,6 +80,7 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
     free(ix->by_po[i].memo);
     free(ix->by_po[i].memo_key);
     free(ix->by_po[i].memo_held);
+    free(ix->by_po[i].patch);
   }
   free(ix->by_po);
   free(ix->links);
@@ -204,7 +217,7 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     link_add(ix, e->target, e->po);
   } else {
     memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL};
+    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL};
     ix->len++;
     link_add(ix, t, po);
   }
@@ -231,6 +244,7 @@ bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
     free(e->memo);
     free(e->memo_key);
     free(e->memo_held);
+    free(e->patch);
     memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
     ix->len--;
   }
@@ -540,4 +554,83 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const 
   }
   pthread_mutex_unlock(&ix->mu);
   return own;
+}
+
+/* ---- our own PropertyOverride writes, told apart when the watch brings them back ---- */
+
+static bool has_our_finalizer(const json_object *obj) {
+  json_object *f = po_Json_Get(po_Json_Get(obj, "metadata"), "finalizers");
+  for (size_t i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
+    json_object *s = json_object_array_get_idx(f, i);
+    if (json_object_is_type(s, json_type_string) && strcmp(json_object_get_string(s), PO_FINALIZER) == 0) return true;
+  }
+  return false;
+}
+
+void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                                      int which, const json_object *status, uint64_t desired_status, bool failed) {
+  po_JsonHash h = failed ? (po_JsonHash){0, 0} : po_Json_Hash(status);
+  OwnPatch *fresh = failed ? NULL : calloc(1, sizeof *fresh);
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && failed) {
+    if (e->patch) e->patch->has[which] = false;
+  } else if (e) {
+    OwnPatch *p = e->patch;
+    /* another version of the object than the one noted before: start over */
+    if (p && (strcmp(p->uid, m->uid) != 0 || p->generation != m->generation || !po_JsonHash_Equal(p->spec, m->spec_hash))) {
+      *p = (OwnPatch){.generation = 0};
+    }
+    if (!p && fresh) p = e->patch = fresh, fresh = NULL;
+    if (p) { /* else (out of memory): its echo is reconciled, as before */
+      snprintf(p->uid, sizeof p->uid, "%s", m->uid);
+      p->generation = m->generation;
+      p->spec = m->spec_hash;
+      p->status[which] = h;
+      p->has[which] = true;
+      if (which == 1) p->desired_status = desired_status;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(fresh);
+}
+
+bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *obj) {
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name"), *uid = po_Json_Meta(obj, "uid");
+  json_object *meta = po_Json_Get(obj, "metadata"), *g = po_Json_Get(meta, "generation");
+  const char *rv = po_Json_Meta(obj, "resourceVersion");
+  if (!*rv || po_Json_Get(meta, "deletionTimestamp") || !has_our_finalizer(obj)) return false;
+  int64_t generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0;
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  bool noted = e && e->patch && (e->patch->has[0] || e->patch->has[1]) && strcmp(e->patch->uid, uid) == 0 &&
+               e->patch->generation == generation;
+  pthread_mutex_unlock(&ix->mu);
+  if (!noted) return false;
+  po_JsonHash spec = po_Json_Hash(po_Json_Get(obj, "spec")), status = po_Json_Hash(po_Json_Get(obj, "status"));
+  char key[600], held[600];
+  po_Reconcile_OverrideKey(obj, key, sizeof key);
+  po_Reconcile_HeldKey(obj, held, sizeof held);
+  pthread_mutex_lock(&ix->mu);
+  e = entry_of(ix, ns, name);
+  OwnPatch *p = e ? e->patch : NULL;
+  int which = -1;
+  if (p && strcmp(p->uid, uid) == 0 && p->generation == generation && po_JsonHash_Equal(p->spec, spec)) {
+    if (p->has[1] && po_JsonHash_Equal(p->status[1], status)) which = 1;
+    else if (p->has[0] && po_JsonHash_Equal(p->status[0], status)) which = 0;
+  }
+  if (which >= 0) {
+    p->has[which] = false; /* once */
+    /* The status we wrote is there: what the next reconcile would learn by reading it, learnt
+     * now, so that it does not read the object at all. */
+    if (which == 1 && e->memo && strcmp(e->memo->uid, uid) == 0 && e->memo->generation == generation &&
+        po_JsonHash_Equal(e->memo->spec_hash, spec) && strlen(rv) < sizeof e->memo->rv && strcmp(e->memo_key, key) == 0 &&
+        strcmp(e->memo_held, held) == 0) {
+      snprintf(e->memo->rv, sizeof e->memo->rv, "%s", rv);
+      e->memo->status_hash = p->desired_status;
+      e->memo->written_hash = 0;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return which >= 0;
 }

@@ -480,6 +480,13 @@ static bool plan(Run *run) {
 
 /* ---- phase 3: write ---- */
 
+/* The version of an item, as our writes to it are noted (po_TargetIndex_NoteOverrideWrite). */
+static po_OverrideMemo own_version(const Item *it) {
+  po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
+  snprintf(m.uid, sizeof m.uid, "%s", it->uid);
+  return m;
+}
+
 /* Our finalizer on each PropertyOverride that can reach the target, before the target is
  * written: its deletion must wait for the cleanup. */
 static bool write_finalizers(Run *run) {
@@ -490,8 +497,12 @@ static bool write_finalizers(Run *run) {
     json_object *patch = finalizer_patch(it->obj, true);
     if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
     char err[256];
+    po_OverrideMemo m = own_version(it);
+    /* noted before the write: its echo can come through the watch before the answer does */
+    po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
     po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
+    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, NULL, 0, true);
     if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "adding the finalizer", err);
   }
   return run->r.ok;
@@ -744,8 +755,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   }
   char err[256];
+  po_OverrideMemo m = own_version(it);
+  po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, st, h, false);
   po_WriteResult w = io->patch_override(io->ctx, run->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
+  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, run->ns, it->name, it->rv, h);

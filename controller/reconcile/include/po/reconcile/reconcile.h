@@ -131,6 +131,13 @@ void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
  * status) is not an echo and is reconciled. The reconcile notes each update it makes; any other
  * change that matters to a target (a PropertyOverride's) comes as an event of its own. */
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
+/* The same for a PropertyOverride's watch event: whether it is our own finalizer or status write
+ * coming back (true once per write), the object otherwise as the reconcile that wrote it left it
+ * (uid, generation, spec, our finalizer, not being deleted; the status exactly the one written,
+ * or for the finalizer write the one it had). Its target need not be reconciled for it: that
+ * reconcile did everything else. On the status write's echo the index's memo moves to the new
+ * resourceVersion, so the next reconcile does not read the object either. */
+bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_object *obj);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
