@@ -716,7 +716,7 @@ static void test_current_target_not_rewritten_in_any_key_order(void **state) {
 }
 
 /* An unchanged PropertyOverride whose status is current is not read (parsed) again: its target's
- * next reconciles take what they need from the index's memo, by resourceVersion. */
+ * next reconciles take what they need from the index's memo, by version (resourceVersion, uid, generation). */
 static void test_unchanged_overrides_not_read_again(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
