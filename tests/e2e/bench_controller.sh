@@ -11,6 +11,9 @@ build=$1
 count=${2:-10000}
 lc_start "$build" "$e2e_work" --compaction-window 100000 || exit 1
 lc_controller --workers 4 --log-level warn --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} ${PO_BENCH_CONTROLLER_FLAGS:-} || exit 1
+# Other processes on the machine slow the client, which spreads the creates and so changes how
+# much the batching window can gather: the load is part of the result.
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "controller: --workers 4 --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} ${PO_BENCH_CONTROLLER_FLAGS:-}"
 perf_pid=
 if [ -n "${PO_BENCH_PERF:-}" ]; then

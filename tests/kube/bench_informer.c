@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
   long rss0 = rss_kb();
   po_InformerOptions io = {0};
   io.ref = (po_KubeRef){"", "v1", "configmaps", "bench", NULL, NULL};
-  po_InformerHandlers h = {NULL, on_update, NULL, NULL};
+  po_InformerHandlers h = {NULL, on_update, NULL, NULL, false}; /* it counts updates, not old objects */
   po_Informer *inf;
   po_Informer_New(g_client, &io, &h, &inf, &st);
   t0 = now_s();

@@ -439,6 +439,8 @@ typedef struct {
   /* What the handlers were told, as key -> rv, to check deletions after relists arrive. */
   json_object *mirror;
   int adds, updates, deletes;
+  bool no_old;  /* the handlers say they never read the old object */
+  int olds;     /* updates that came with it */
 } Mirror;
 
 static void key_of(json_object *o, char *buf, size_t n) { snprintf(buf, n, "%s/%s", meta(o, "namespace"), meta(o, "name")); }
@@ -459,6 +461,12 @@ static void m_update(void *ctx, json_object *old, json_object *o) {
   pthread_mutex_lock(&m->lock);
   json_object_object_add(m->mirror, k, json_object_new_string(meta(o, "resourceVersion")));
   m->updates++;
+  if (old) {
+    char ok[256];
+    key_of(old, ok, sizeof ok);
+    assert_string_equal(ok, k);
+    m->olds++;
+  }
   pthread_mutex_unlock(&m->lock);
 }
 static void m_delete(void *ctx, json_object *o) {
@@ -574,7 +582,7 @@ static po_Informer *start_informer(const char *ns, Mirror *m) {
   io.min_watch_timeout_s = 5;         /* exercise watch renewal too */
   io.backoff_initial_ns = 50000000LL; /* keep the test quick; the default is 0.8 s */
   io.backoff_max_ns = 1000000000LL;
-  po_InformerHandlers h = {m_add, m_update, m_delete, m};
+  po_InformerHandlers h = {m_add, m_update, m_delete, m, m->no_old};
   po_Informer *inf;
   po_CtlStatus st;
   assert_true(po_Informer_New(g_client, &io, &h, &inf, &st));
@@ -642,6 +650,8 @@ static void test_churn(void **state) {
                 (unsigned long long)s.events, (unsigned long long)s.watch_errors, m.adds, m.updates, m.deletes);
   assert_true(s.relists_gone >= 1);
   assert_true(s.watches >= 3);
+  assert_true(m.updates > 0);
+  assert_int_equal(m.olds, m.updates); /* every update came with the old object */
   stop_informer(inf, &m);
 }
 
@@ -663,7 +673,7 @@ static void test_restart(void **state) {
     assert_true(retry_create(g_client, &cm, o));
     json_object_put(o);
   }
-  Mirror m = {0};
+  Mirror m = {.no_old = true}; /* and here the old object is not parsed for the handlers */
   po_Informer *inf = start_informer("rs", &m);
   assert_true(po_Informer_WaitForSync(inf, 30000));
   expect_converged(inf, &m, "rs", 30);
@@ -686,7 +696,16 @@ static void test_restart(void **state) {
     r.name = name;
     assert_true(retry_delete(g_client, &r));
   }
+  for (int i = 0; i < 5; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%02d", i * 3 + 1);
+    po_KubeRef r = cm;
+    r.name = name;
+    assert_true(retry_update(g_client, &r, "changed"));
+  }
   expect_converged(inf, &m, "rs", 60);
+  assert_true(m.updates > 0);
+  assert_int_equal(m.olds, 0);
   po_InformerStats s = po_Informer_Stats(inf);
   print_message("restart: %llu lists, %llu watches, %llu watch errors\n", (unsigned long long)s.lists,
                 (unsigned long long)s.watches, (unsigned long long)s.watch_errors);

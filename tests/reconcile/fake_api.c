@@ -97,13 +97,15 @@ static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char
 
 /* The resourceVersion without a copy; tests that change a stored object in place bump it, as
  * any change on a server does. */
-static bool f_override_version(void *ctx, const char *ns, const char *name, char *rv, size_t size) {
+static bool f_override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *out) {
   (void)ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
-  json_object *v = s ? get(get(s->obj, "metadata"), "resourceVersion") : NULL;
-  snprintf(rv, size, "%s", v ? json_object_get_string(v) : "");
+  json_object *meta = s ? get(s->obj, "metadata") : NULL, *v = get(meta, "resourceVersion"), *uid = get(meta, "uid");
+  *out = (po_OverrideVersion){.generation = json_object_get_int64(get(meta, "generation"))};
+  snprintf(out->rv, sizeof out->rv, "%s", v ? json_object_get_string(v) : "");
+  snprintf(out->uid, sizeof out->uid, "%s", uid ? json_object_get_string(uid) : "");
   return v != NULL;
 }
 

@@ -5,6 +5,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -782,7 +783,7 @@ static void test_current_target_not_rewritten_in_any_key_order(void **state) {
 }
 
 /* An unchanged PropertyOverride whose status is current is not read (parsed) again: its target's
- * next reconciles take what they need from the index's memo, by resourceVersion. */
+ * next reconciles take what they need from the index's memo, by version (resourceVersion, uid, generation). */
 static void test_unchanged_overrides_not_read_again(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -849,8 +850,184 @@ static void test_status_written_once_while_the_cache_lags(void **state) {
   assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 4);
 }
 
+/* The memo is for one version of one object, named by resourceVersion, uid and generation: an
+ * object that comes back with a resourceVersion the memo was made at (an etcd restore, or a
+ * delete and create that reuses the number) but another uid or generation is read, not taken for
+ * the one the memo remembers. */
+static void test_memo_not_aliased_by_a_reused_resource_version(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok); /* the memo, at the version after our finalizer and status writes */
+  F.override_reads = 0;
+  assert_true(run().ok);
+  assert_int_equal(F.override_reads, 0);
+  /* another object of the same name, same resourceVersion: new uid, another spec */
+  json_object *o = slot("po/default/a", false)->obj;
+  json_object_object_add(get(o, "metadata"), "uid", json_object_new_string("uid-po-a-again"));
+  json_object_object_add(get(o, "spec"), "patches", json_tokener_parse(kGood2));
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_true(F.override_reads > 0);
+  /* the old object's entry now names no existing PropertyOverride: someone else's, left alone;
+   * the new one gets its own, bound to its uid */
+  assert_int_equal(entries(), 2);
+  size_t mine = entries();
+  for (size_t i = 0; i < entries(); i++) {
+    if (!strcmp(json_object_get_string(get(marker(i), "uid")), "uid-po-a-again")) mine = i;
+  }
+  assert_true(mine < entries());
+  json_object *p0 = json_object_array_get_idx(get(get(entry(mine), "arguments"), "Patches"), 0);
+  assert_int_equal(json_object_get_int(get(p0, "Value")), 30);
+  /* the old entry removed by hand (its name is read on every reconcile while it is there) */
+  json_object_array_del_idx(get(get(target(), "spec"), "envoyExtensions"), mine == 0 ? 1 : 0, 1);
+  bump(target());
+  mine = 0;
+  assert_true(run().ok);
+  assert_true(run().ok);
+  /* the same uid restored to another generation, same resourceVersion again */
+  F.override_reads = 0;
+  assert_true(run().ok);
+  assert_int_equal(F.override_reads, 0);
+  o = slot("po/default/a", false)->obj;
+  json_object_object_add(get(o, "metadata"), "generation", json_object_new_int(7));
+  json_object_object_add(get(o, "spec"), "patches", json_tokener_parse(kGood));
+  assert_true(run().ok);
+  assert_true(F.override_reads > 0);
+  assert_int_equal(json_object_get_int(get(marker(mine), "generation")), 7);
+  p0 = json_object_array_get_idx(get(get(entry(mine), "arguments"), "Patches"), 0);
+  assert_int_equal(json_object_get_int(get(p0, "Value")), 50);
+}
+
+/* The hash before (FNV-1a 64, unkeyed, an object's members summed), as it was: the reference the
+ * forgery below is checked against, so the test shows a real collision of it. */
+static uint64_t old_mix(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = p;
+  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+  return h;
+}
+static uint64_t old_hash(json_object *o, uint64_t h) {
+  json_type t = json_object_get_type(o);
+  unsigned char tag = (unsigned char)t;
+  h = old_mix(h, &tag, 1);
+  if (t == json_type_int) {
+    int64_t i = json_object_get_int64(o);
+    uint64_t u = json_object_get_uint64(o);
+    return old_mix(old_mix(h, &i, sizeof i), &u, sizeof u);
+  }
+  assert_int_equal(t, json_type_object); /* all the forgery needs */
+  uint64_t sum = 0;
+  size_t n = 0;
+  json_object_object_foreach(o, k, v) {
+    size_t kl = strlen(k);
+    sum += old_hash(v, old_mix(old_mix(0xcbf29ce484222325ULL, &kl, sizeof kl), k, kl));
+    n++;
+  }
+  return old_mix(old_mix(h, &n, sizeof n), &sum, sizeof sum);
+}
+
+/* Someone who may edit the ServiceDefaults rewrites our entry's Value (marker kept) to values
+ * chosen so that the old hash of the entry stays the same: four members changed, their sum of
+ * member hashes equal (found offline in under a minute with Wagner's four-list method). The old
+ * check took the entry for current and left the forged values live; the keyed hash tells them
+ * apart and the entry is written back. */
+static void test_forged_collision_told_apart(void **state) {
+  (void)state;
+  static const char *kFour =
+      "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
+      "\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":5,\"consecutive_gateway_failure\":3,"
+      "\"consecutive_local_origin_failure\":4,\"success_rate_minimum_hosts\":6}}]";
+  json_object *forged = json_tokener_parse("{\"consecutive_5xx\":2662995,\"consecutive_gateway_failure\":4879873,"
+                                           "\"consecutive_local_origin_failure\":1000001,\"success_rate_minimum_hosts\":2984471}");
+  apply_override("a", 1, "web", kFour);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  json_object *p0 = json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0);
+  json_object *value = get(p0, "Value");
+  assert_int_equal(json_object_get_int(get(value, "consecutive_5xx")), 5);
+  assert_true(old_hash(value, 0xcbf29ce484222325ULL) == old_hash(forged, 0xcbf29ce484222325ULL)); /* a real collision */
+  assert_false(json_object_equal(value, forged));
+  json_object_object_add(p0, "Value", forged);
+  bump(target());
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written, 1);
+  p0 = json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0);
+  assert_int_equal(json_object_get_int(get(get(p0, "Value"), "consecutive_5xx")), 5);
+  assert_int_equal(json_object_get_int(get(get(p0, "Value"), "success_rate_minimum_hosts")), 6);
+}
+
+/* A target update of ours is recognised when the watch brings it back (once), whatever the
+ * server set on the write; an event with anything else in it is not ours and is reconciled. */
+static void test_own_target_write_recognised_once(void **state) {
+  (void)state;
+  const char *key = "ServiceDefaults/default/web";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok); /* created, then updated with the entry: the update is noted */
+  json_object *echo = copy(target());
+  json_object_object_add(get(echo, "metadata"), "generation", json_object_new_int(2)); /* set by the server */
+  json_object_object_add(get(echo, "metadata"), "managedFields", json_object_new_array());
+  json_object *edited = copy(echo);
+  json_object_object_add(get(edited, "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, edited));
+  assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, echo));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, echo)); /* once */
+  assert_int_equal(po_TargetIndex_Stats(IX).own_writes_seen, 1);
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, "ServiceDefaults/default/other", echo));
+  /* the next write is noted in turn; a changed entry (drift) is never taken for it */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok);
+  json_object *drift = copy(target());
+  json_object *p0 = json_object_array_get_idx(get(get(json_object_array_get_idx(get(get(drift, "spec"), "envoyExtensions"), 0), "arguments"), "Patches"), 0);
+  json_object_object_add(p0, "Value", json_object_new_int(99));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, drift));
+  assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, target()));
+  json_object_put(echo);
+  json_object_put(edited);
+  json_object_put(drift);
+}
+
+/* Our finalizer and status writes of a PropertyOverride are recognised when the watch brings them
+ * back (once each), and the status write's echo moves the memo: the next reconcile reads nothing.
+ * Anything else in the event (a status edited by someone, a new spec) is not ours. */
+static void test_own_override_writes_recognised_once(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok); /* finalizer, target, status */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok); /* read (its finalizer is there: the memo is made), target, status */
+  json_object *o = slot("po/default/a", false)->obj;
+  json_object *edited = copy(o);
+  json_object_object_add(get(edited, "status"), "someone", json_object_new_string("else"));
+  json_object *respec = copy(o);
+  json_object_object_add(get(respec, "spec"), "patches", json_tokener_parse(kGood));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, edited));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, respec));
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(IX, o));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, o)); /* once */
+  F.override_reads = 0;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written + r.statuses_written, 0);
+  assert_int_equal(F.override_reads, 0);
+  /* the finalizer's echo, seen before the status write lands */
+  F.status_lags = true;
+  apply_override("b", 1, "web", kGood);
+  assert_true(run().ok);
+  json_object *b = slot("po/default/b", false)->obj;
+  assert_null(get(b, "status"));
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(IX, b));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, b));
+  json_object_put(edited);
+  json_object_put(respec);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),

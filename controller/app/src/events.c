@@ -65,6 +65,10 @@ static void override_changed(void *ctx, json_object *old_obj, json_object *obj) 
     po_Log_Error(app->log, "out of memory: the target holding the PropertyOverride's last valid generation is not indexed",
                  po_Str("namespace", ns), po_Str("name", name));
   }
+  bool moved = strcmp(old, key) != 0 || strcmp(old_held, held) != 0;
+  /* Our own finalizer or status write coming back, nothing else changed: the reconcile that wrote
+   * it did all there was to do (each echo cost a reconcile of the whole target a window later). */
+  if (!moved && po_TargetIndex_IsOwnOverrideWrite(app->index, obj)) return;
   enqueue(app, key);
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held);                /* where its last valid generation is live */
@@ -92,8 +96,11 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
   /* Drift (someone rewrote the target, e.g. a GitOps apply without our entries) is repaired at
    * once, not a batching window later: every moment without our entries is one consul-k8s can
-   * sync to the proxies. Our own writes come back here too and cost a cheap reconcile (a target
-   * already holding exactly our entries is neither planned nor written). */
+   * sync to the proxies. Our own writes come back here too: one whose content is exactly what the
+   * reconcile wrote is not reconciled again (that reconcile did everything else there was to do;
+   * it cost a parse of the whole target and a pass over all its PropertyOverrides, about one per
+   * PropertyOverride in a burst). */
+  if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) return;
   enqueue_now(app, key);
 }
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
@@ -103,11 +110,12 @@ static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; targ
 
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
-    case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app};
-    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app};
+    /* No handler reads the old object: the informer need not parse it for them. */
+    case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app, true};
+    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app, true};
     case kPo_WatchProxyDefaults: break;
   }
-  return (po_InformerHandlers){pd_add, pd_update, NULL, app};
+  return (po_InformerHandlers){pd_add, pd_update, NULL, app, true};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

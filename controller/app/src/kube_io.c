@@ -40,10 +40,16 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
   return o;
 }
 
-static bool override_version(void *ctx, const char *ns, const char *name, char *rv, size_t size) {
+static bool override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *v) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  return i != (size_t)-1 && po_Informer_ResourceVersion(k->overrides[i], ns, name, rv, size);
+  po_InformerVersion iv;
+  *v = (po_OverrideVersion){.generation = 0};
+  if (i == (size_t)-1 || !po_Informer_Version(k->overrides[i], ns, name, &iv)) return false;
+  snprintf(v->rv, sizeof v->rv, "%s", iv.rv);
+  snprintf(v->uid, sizeof v->uid, "%s", iv.uid);
+  v->generation = iv.generation;
+  return true;
 }
 
 static void release(void *ctx, void *ref) {

@@ -31,9 +31,10 @@ void po_Cache_Destroy_(po_Cache_ *c) {
   c->nslots = c->count = 0;
 }
 
-po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv) {
-  size_t kl = strlen(key), rl = rv ? strlen(rv) : 0;
-  po_CacheEntry_ *e = malloc(sizeof *e + kl + len + rl + 3);
+po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv, const char *uid,
+                                   int64_t generation) {
+  size_t kl = strlen(key), rl = rv ? strlen(rv) : 0, ul = uid ? strlen(uid) : 0;
+  po_CacheEntry_ *e = malloc(sizeof *e + kl + len + rl + ul + 4);
   if (!e) return NULL;
   e->next = NULL;
   e->hash = fnv(key);
@@ -45,8 +46,13 @@ po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len
   char *r = j + len + 1;
   if (rl) memcpy(r, rv, rl);
   r[rl] = '\0';
+  char *u = r + rl + 1;
+  if (ul) memcpy(u, uid, ul);
+  u[ul] = '\0';
   e->json = j;
   e->rv = r;
+  e->uid = u;
+  e->generation = generation;
   return e;
 }
 
@@ -111,6 +117,6 @@ size_t po_Cache_Bytes_(const po_Cache_ *c) {
   size_t n = c->nslots * sizeof *c->slots;
   for (size_t i = 0; i < c->nslots; i++)
     for (po_CacheEntry_ *e = c->slots[i]; e; e = e->next)
-      n += sizeof *e + strlen(e->key) + e->json_len + strlen(e->rv) + 3;
+      n += sizeof *e + strlen(e->key) + e->json_len + strlen(e->rv) + strlen(e->uid) + 4;
   return n;
 }

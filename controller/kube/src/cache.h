@@ -1,5 +1,5 @@
-/* A string-keyed hash map of cached objects (compact JSON + resourceVersion), one allocation per
- * entry. Not locked: the informer wraps it in a rwlock. */
+/* A string-keyed hash map of cached objects (compact JSON, resourceVersion, uid, generation), one
+ * allocation per entry. Not locked: the informer wraps it in a rwlock. */
 #ifndef PO_KUBE_CACHE_H
 #define PO_KUBE_CACHE_H
 
@@ -13,7 +13,9 @@ typedef struct po_CacheEntry_ {
   size_t json_len;
   const char *json; /* into key[] */
   const char *rv;   /* into key[] */
-  char key[];       /* key \0 json \0 rv \0 */
+  const char *uid;  /* into key[]: metadata.uid ("" when absent) */
+  int64_t generation; /* metadata.generation (0 when absent) */
+  char key[];       /* key \0 json \0 rv \0 uid \0 */
 } po_CacheEntry_;
 
 typedef struct {
@@ -23,7 +25,8 @@ typedef struct {
 
 bool po_Cache_Init_(po_Cache_ *c);
 void po_Cache_Destroy_(po_Cache_ *c);
-po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv);
+po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv, const char *uid,
+                                   int64_t generation);
 /* Inserts e; returns the entry it replaced (caller frees it) or NULL. */
 po_CacheEntry_ *po_Cache_Put_(po_Cache_ *c, po_CacheEntry_ *e);
 po_CacheEntry_ *po_Cache_Get_(const po_Cache_ *c, const char *key);

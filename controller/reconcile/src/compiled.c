@@ -10,75 +10,6 @@
 #include "po/targets/consul_check.h"
 #include "status.h"
 
-/* ---- hash ---- */
-
-static uint64_t mix(uint64_t h, const void *p, size_t n) {
-  const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL; /* FNV-1a */
-  return h;
-}
-
-static uint64_t hash_of(const json_object *o, uint64_t h, const char *skip);
-
-/* An object's members are summed, each hashed on its own: key order does not count (an API
- * server may store an object with its keys sorted). */
-static uint64_t hash_members(const json_object *o, uint64_t h, const char *skip) {
-  uint64_t sum = 0;
-  size_t n = 0;
-  json_object_object_foreach((json_object *)o, k, v) {
-    if (skip && strcmp(k, skip) == 0) continue;
-    size_t kl = strlen(k);
-    uint64_t m = mix(0xcbf29ce484222325ULL, &kl, sizeof kl);
-    sum += hash_of(v, mix(m, k, kl), NULL);
-    n++;
-  }
-  h = mix(h, &n, sizeof n);
-  return mix(h, &sum, sizeof sum);
-}
-
-static uint64_t hash_of(const json_object *o, uint64_t h, const char *skip) {
-  json_type t = json_object_get_type(o);
-  unsigned char tag = (unsigned char)t;
-  h = mix(h, &tag, 1);
-  switch (t) {
-    case json_type_null: break;
-    case json_type_boolean: {
-      unsigned char b = (unsigned char)json_object_get_boolean(o);
-      h = mix(h, &b, 1);
-      break;
-    }
-    case json_type_double: {
-      double d = json_object_get_double(o); /* not get_string: that writes a buffer into the object */
-      h = mix(h, &d, sizeof d);
-      break;
-    }
-    case json_type_int: {
-      int64_t i = json_object_get_int64(o);
-      uint64_t u = json_object_get_uint64(o);
-      h = mix(h, &i, sizeof i);
-      h = mix(h, &u, sizeof u);
-      break;
-    }
-    case json_type_string: {
-      size_t n = (size_t)json_object_get_string_len(o);
-      h = mix(h, &n, sizeof n);
-      h = mix(h, json_object_get_string((json_object *)o), n);
-      break;
-    }
-    case json_type_array: {
-      size_t n = json_object_array_length(o);
-      h = mix(h, &n, sizeof n);
-      for (size_t i = 0; i < n; i++) h = hash_of(json_object_array_get_idx(o, i), h, NULL);
-      break;
-    }
-    case json_type_object: h = hash_members(o, h, skip); break;
-  }
-  return h;
-}
-
-uint64_t po_Json_Hash(const json_object *o) { return hash_of(o, 0xcbf29ce484222325ULL, NULL); }
-uint64_t po_Json_HashExcept(const json_object *o, const char *key) { return hash_of(o, 0xcbf29ce484222325ULL, key); }
-
 json_object *po_Json_Parse(const char *text, size_t len) {
   json_tokener *t = text ? json_tokener_new() : NULL;
   json_object *o = t && len <= INT32_MAX ? json_tokener_parse_ex(t, text, (int)len) : NULL;
@@ -92,7 +23,7 @@ json_object *po_Json_Parse(const char *text, size_t len) {
 
 /* ---- entries ---- */
 
-bool po_CompiledEntry_KeyOf(const json_object *obj, po_CompileWhich which, int64_t *generation, uint64_t *hash) {
+bool po_CompiledEntry_KeyOf(const json_object *obj, po_CompileWhich which, int64_t *generation, po_JsonHash *hash) {
   if (which == kPo_CompileCurrent) {
     json_object *spec = po_Json_Get(obj, "spec");
     *generation = json_object_get_int64(po_Json_Get(po_Json_Get(obj, "metadata"), "generation"));
@@ -134,7 +65,7 @@ static json_object *record_object(const json_object *obj, int64_t generation, bo
 }
 
 po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich which, const char *uid, int64_t generation,
-                                        uint64_t hash, bool *oom) {
+                                        po_JsonHash hash, bool *oom) {
   *oom = false;
   json_object *syn = NULL;
   if (which == kPo_CompileRecord && !(syn = record_object(obj, generation, oom))) return NULL;
@@ -172,7 +103,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
     e->arguments = text ? po_Arena_Strndup(a, text, len) : NULL;
     e->arguments_len = len;
     e->patch_count = args ? po_ConsulEntry_PatchCount(args) : 0;
-    e->arguments_hash = args ? po_Json_Hash(args) : 0;
+    e->arguments_hash = po_Json_Hash(args);
     json_object_put(args);
     if (!e->arguments) goto oom;
   } else {

@@ -11,8 +11,8 @@
  * Trust (DESIGN.md section 6) is unchanged: every entry is the engine's verdict on exactly the
  * content it was made from. The record is data anyone allowed to write the status could have
  * forged; it is looked up by its own content hash, so a forged record is compiled (and judged)
- * on its own, never served the verdict of another. A hash collision can only serve the verdict
- * the engine gave on another spec of the same PropertyOverride and generation. */
+ * on its own, never served the verdict of another. The hash is keyed per process (json_hash.h),
+ * so a record cannot be made to collide with another spec on purpose. */
 #ifndef PO_RECONCILE_COMPILED_H_
 #define PO_RECONCILE_COMPILED_H_
 
@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "json_hash.h"
 #include "po/reconcile/reconcile.h"
 
 struct json_object;
@@ -31,7 +32,7 @@ typedef struct {
   po_Arena *arena;              /* owns everything below */
   char *uid;                    /* the PropertyOverride's metadata.uid */
   int64_t generation;           /* of the spec compiled (metadata.generation or lastValid.generation) */
-  uint64_t hash;                /* of that spec */
+  po_JsonHash hash;             /* of that spec */
   bool record;                  /* made from status.lastValid */
   char target_key[600];         /* the target the compiled spec points at ("" for none) */
   po_CompiledOverride c;        /* the pipeline's result, c.override the engine's compiled form */
@@ -41,27 +42,22 @@ typedef struct {
   const char *arguments;
   size_t arguments_len;
   size_t patch_count;           /* po_ConsulEntry_PatchCount of those arguments */
-  uint64_t arguments_hash;      /* po_Json_Hash of those arguments */
+  po_JsonHash arguments_hash;   /* po_Json_Hash of those arguments */
   const char *errors;           /* the Accepted=False text when not accepted ("N errors: ..."), in arena */
 } po_CompiledEntry;
 
 /* Kind of spec to compile: the current one, or the last valid generation recorded in the status. */
 typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
 
-/* The hash of a JSON tree (types, values; an object's members in any order); reads only, so it
- * is safe on objects the informer shares between threads. HashExcept leaves out one member of
- * the top object. */
-uint64_t po_Json_Hash(const struct json_object *o);
-uint64_t po_Json_HashExcept(const struct json_object *o, const char *key);
 /* A tree parsed from text (a new reference), NULL when out of memory or not JSON. */
 struct json_object *po_Json_Parse(const char *text, size_t len);
 
 /* Makes an entry (refs 1). NULL and *oom when out of memory; NULL alone when `which` is the record
  * and the object has none ({generation: int, spec: object}). */
 po_CompiledEntry *po_CompiledEntry_Make(const struct json_object *obj, po_CompileWhich which, const char *uid,
-                                        int64_t generation, uint64_t hash, bool *oom);
+                                        int64_t generation, po_JsonHash hash, bool *oom);
 /* The generation and the spec hash `which` names in obj (false: no such spec). */
-bool po_CompiledEntry_KeyOf(const struct json_object *obj, po_CompileWhich which, int64_t *generation, uint64_t *hash);
+bool po_CompiledEntry_KeyOf(const struct json_object *obj, po_CompileWhich which, int64_t *generation, po_JsonHash *hash);
 const po_CompiledEntry *po_CompiledEntry_Ref(const po_CompiledEntry *e);
 void po_CompiledEntry_Release(const po_CompiledEntry *e);
 
@@ -71,22 +67,24 @@ void po_CompiledEntry_Release(const po_CompiledEntry *e);
 const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const struct json_object *obj, po_CompileWhich which,
                                                 bool *oom);
 
-/* What a reconcile learnt of a PropertyOverride at one resourceVersion, kept in its index entry:
- * while the cache still has that version, a reconcile takes it from here instead of reading
- * (parsing) the object again. Kept only for one that is not being deleted and has our finalizer.
+/* What a reconcile learnt of a PropertyOverride at one version (resourceVersion, uid and
+ * generation: a resourceVersion alone can name another object after a delete and create, or an
+ * etcd restore), kept in its index entry: while the cache still has that version, a reconcile
+ * takes it from here instead of reading (parsing) the object again. Kept only for one that is not being deleted and has our finalizer.
  * status_hash is the desired status its status was found equal to (po_Status_Hash; 0: none). */
 typedef struct {
-  char rv[64];
+  char rv[128];
   char uid[128];
   int64_t generation;
-  uint64_t spec_hash;
+  po_JsonHash spec_hash;
   uint64_t status_hash;
   uint64_t written_hash; /* the status this controller wrote over rv (0: none) */
 } po_OverrideMemo;
 
-/* The memo when it is for `rv`, with its current and held target keys (false: none, or older). */
-bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, po_OverrideMemo *m,
-                            char *key, char *held, size_t size);
+/* The memo when it is for this very version (rv, uid and generation), with its current and held
+ * target keys (false: none, or for another version). */
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
+                            po_OverrideMemo *m, char *key, char *held, size_t size);
 /* Records it (best effort: out of memory leaves none, and the object is read next time). */
 void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                             const char *key, const char *held);
@@ -96,9 +94,18 @@ void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *n
  * write (a new rv, read again and compared), a reconcile that wants the same status has nothing
  * to do: without this each one wrote it again, with its Events, while the watch lagged. */
 void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash);
+/* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
+ * `written` NULL: that write failed, forget it. */
+void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
+/* Notes a write of ours to a PropertyOverride about to be sent (po_TargetIndex_IsOwnOverrideWrite):
+ * which 0, our finalizer (status: the one it has), or 1, its status (status: the one sent, built
+ * from the desired status whose po_Status_Hash is desired_status); m names the version (uid,
+ * generation, spec_hash). failed: that write did not happen, forget it. */
+void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                                      int which, const struct json_object *status, uint64_t desired_status, bool failed);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                                                   int64_t generation, uint64_t hash);
+                                                   int64_t generation, po_JsonHash hash);
 
 /* The PropertyOverrides listed under every target of one kind (their current or held target), in
  * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count

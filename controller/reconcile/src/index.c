@@ -12,6 +12,17 @@
 #include "compiled.h"
 #include "po/reconcile/reconcile.h"
 
+/* Our last writes of a PropertyOverride (finalizer, then status), as what its watch events must
+ * hold to be those writes coming back. */
+typedef struct {
+  char uid[128];
+  int64_t generation;
+  po_JsonHash spec;
+  po_JsonHash status[2];   /* [0] after the finalizer write (the status then), [1] after the status write */
+  bool has[2];
+  uint64_t desired_status; /* po_Status_Hash of the status [1] was built from */
+} OwnPatch;
+
 typedef struct {
   char *po;     /* "ns/name" */
   char *target; /* target key */
@@ -21,7 +32,15 @@ typedef struct {
   const po_CompiledEntry *compiled[2];
   po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
   char *memo_key, *memo_held;
+  OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
 } Entry;
+
+/* Our last write of a target, as the content its watch event must have to be that write. */
+typedef struct {
+  char *key;
+  po_JsonHash body, meta; /* the object but metadata; metadata but what the server sets on a write */
+  bool pending;           /* not seen back yet */
+} OwnWrite;
 
 /* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
 typedef struct {
@@ -39,6 +58,9 @@ struct po_TargetIndex {
   char **created;
   size_t ncreated, created_cap;
   uint64_t hits, misses; /* of the compiled forms */
+  OwnWrite *own;    /* sorted by key: the last target write of ours per target, until its echo */
+  size_t nown, own_cap;
+  uint64_t echoes;  /* events recognised as our own writes */
 };
 
 po_TargetIndex *po_TargetIndex_New(void) {
@@ -58,9 +80,12 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
     free(ix->by_po[i].memo);
     free(ix->by_po[i].memo_key);
     free(ix->by_po[i].memo_held);
+    free(ix->by_po[i].patch);
   }
   free(ix->by_po);
   free(ix->links);
+  for (size_t i = 0; i < ix->nown; i++) free(ix->own[i].key);
+  free(ix->own);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
@@ -192,7 +217,7 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     link_add(ix, e->target, e->po);
   } else {
     memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL};
+    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL};
     ix->len++;
     link_add(ix, t, po);
   }
@@ -219,6 +244,7 @@ bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
     free(e->memo);
     free(e->memo_key);
     free(e->memo_held);
+    free(e->patch);
     memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
     ix->len--;
   }
@@ -321,8 +347,8 @@ bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget)
 
 /* ---- compiled forms ---- */
 
-static bool matches(const po_CompiledEntry *e, const char *uid, int64_t generation, uint64_t hash) {
-  return e && e->generation == generation && e->hash == hash && strcmp(e->uid, uid) == 0;
+static bool matches(const po_CompiledEntry *e, const char *uid, int64_t generation, po_JsonHash hash) {
+  return e && e->generation == generation && po_JsonHash_Equal(e->hash, hash) && strcmp(e->uid, uid) == 0;
 }
 
 const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_object *obj, po_CompileWhich which,
@@ -330,7 +356,7 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
   *oom = false;
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name"), *uid = po_Json_Meta(obj, "uid");
   int64_t generation;
-  uint64_t hash;
+  po_JsonHash hash;
   if (!po_CompiledEntry_KeyOf(obj, which, &generation, &hash)) return NULL;
   char po[600];
   snprintf(po, sizeof po, "%s/%s", ns, name);
@@ -361,7 +387,7 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
 
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  po_TargetIndexStats s = {ix->len, 0, ix->hits, ix->misses};
+  po_TargetIndexStats s = {ix->len, 0, ix->hits, ix->misses, ix->echoes};
   for (size_t i = 0; i < ix->len; i++) s.compiled += (ix->by_po[i].compiled[0] != NULL) + (ix->by_po[i].compiled[1] != NULL);
   pthread_mutex_unlock(&ix->mu);
   return s;
@@ -377,11 +403,12 @@ static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
   return found ? &ix->by_po[at] : NULL;
 }
 
-bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, po_OverrideMemo *m,
-                            char *key, char *held, size_t size) {
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
+                            po_OverrideMemo *m, char *key, char *held, size_t size) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
-  bool ok = e && e->memo && rv && *rv && strcmp(e->memo->rv, rv) == 0;
+  bool ok = e && e->memo && *v->rv && strcmp(e->memo->rv, v->rv) == 0 && strcmp(e->memo->uid, v->uid) == 0 &&
+            e->memo->generation == v->generation;
   if (ok) {
     *m = *e->memo;
     copy_out(key, size, e->memo_key);
@@ -433,7 +460,7 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 }
 
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                                                   int64_t generation, uint64_t hash) {
+                                                   int64_t generation, po_JsonHash hash) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
   const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileCurrent], uid, generation, hash)
@@ -505,4 +532,168 @@ bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*f
   }
   free(block);
   return true;
+}
+
+/* ---- our own target writes, told apart when the watch brings them back ---- */
+
+/* What a reconcile reads of a target, without what the server sets on every write (its
+ * resourceVersion, generation, managedFields, creationTimestamp): equal for our write and its
+ * echo. Keyed hashes (json_hash.h): nobody can make other content pass for our write. */
+static void content_of(const json_object *obj, po_JsonHash *body, po_JsonHash *meta) {
+  static const char *const kServerSet[] = {"resourceVersion", "generation", "managedFields", "creationTimestamp"};
+  *body = po_Json_HashExcept(obj, "metadata");
+  *meta = po_Json_HashExceptAll(po_Json_Get(obj, "metadata"), kServerSet, sizeof kServerSet / sizeof *kServerSet);
+}
+
+static size_t own_find(const po_TargetIndex *ix, const char *key, bool *found) {
+  size_t lo = 0, hi = ix->nown;
+  *found = false;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = strcmp(ix->own[mid].key, key);
+    if (c == 0) {
+      *found = true;
+      return mid;
+    }
+    if (c < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const json_object *written) {
+  po_JsonHash body, meta;
+  if (!written) { /* the write failed: forget it */
+    pthread_mutex_lock(&ix->mu);
+    bool found;
+    size_t at = own_find(ix, key, &found);
+    if (found) ix->own[at].pending = false;
+    pthread_mutex_unlock(&ix->mu);
+    return;
+  }
+  content_of(written, &body, &meta);
+  char *k = strdup(key);
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  if (!found && k && ix->nown == ix->own_cap) {
+    size_t cap = ix->own_cap ? ix->own_cap * 2 : 64;
+    OwnWrite *o = realloc(ix->own, cap * sizeof *o);
+    if (o) {
+      ix->own = o;
+      ix->own_cap = cap;
+    }
+  }
+  if (found) {
+    ix->own[at].body = body;
+    ix->own[at].meta = meta;
+    ix->own[at].pending = true;
+  } else if (k && ix->nown < ix->own_cap) { /* else (out of memory): the echo is reconciled, as before */
+    memmove(ix->own + at + 1, ix->own + at, (ix->nown - at) * sizeof *ix->own);
+    ix->own[at] = (OwnWrite){k, body, meta, true};
+    ix->nown++;
+    k = NULL;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(k);
+}
+
+bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  bool pending = found && ix->own[at].pending;
+  pthread_mutex_unlock(&ix->mu);
+  if (!pending) return false;
+  po_JsonHash body, meta; /* hashed without the lock: a 25 KB target is a few thousand nodes */
+  content_of(obj, &body, &meta);
+  pthread_mutex_lock(&ix->mu);
+  at = own_find(ix, key, &found);
+  bool own = found && ix->own[at].pending && po_JsonHash_Equal(ix->own[at].body, body) &&
+             po_JsonHash_Equal(ix->own[at].meta, meta);
+  if (own) {
+    ix->own[at].pending = false; /* one echo per write */
+    ix->echoes++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return own;
+}
+
+/* ---- our own PropertyOverride writes, told apart when the watch brings them back ---- */
+
+static bool has_our_finalizer(const json_object *obj) {
+  json_object *f = po_Json_Get(po_Json_Get(obj, "metadata"), "finalizers");
+  for (size_t i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
+    json_object *s = json_object_array_get_idx(f, i);
+    if (json_object_is_type(s, json_type_string) && strcmp(json_object_get_string(s), PO_FINALIZER) == 0) return true;
+  }
+  return false;
+}
+
+void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
+                                      int which, const json_object *status, uint64_t desired_status, bool failed) {
+  po_JsonHash h = failed ? (po_JsonHash){0, 0} : po_Json_Hash(status);
+  OwnPatch *fresh = failed ? NULL : calloc(1, sizeof *fresh);
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && failed) {
+    if (e->patch) e->patch->has[which] = false;
+  } else if (e) {
+    OwnPatch *p = e->patch;
+    /* another version of the object than the one noted before: start over */
+    if (p && (strcmp(p->uid, m->uid) != 0 || p->generation != m->generation || !po_JsonHash_Equal(p->spec, m->spec_hash))) {
+      *p = (OwnPatch){.generation = 0};
+    }
+    if (!p && fresh) p = e->patch = fresh, fresh = NULL;
+    if (p) { /* else (out of memory): its echo is reconciled, as before */
+      snprintf(p->uid, sizeof p->uid, "%s", m->uid);
+      p->generation = m->generation;
+      p->spec = m->spec_hash;
+      p->status[which] = h;
+      p->has[which] = true;
+      if (which == 1) p->desired_status = desired_status;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(fresh);
+}
+
+bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *obj) {
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name"), *uid = po_Json_Meta(obj, "uid");
+  json_object *meta = po_Json_Get(obj, "metadata"), *g = po_Json_Get(meta, "generation");
+  const char *rv = po_Json_Meta(obj, "resourceVersion");
+  if (!*rv || po_Json_Get(meta, "deletionTimestamp") || !has_our_finalizer(obj)) return false;
+  int64_t generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0;
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  bool noted = e && e->patch && (e->patch->has[0] || e->patch->has[1]) && strcmp(e->patch->uid, uid) == 0 &&
+               e->patch->generation == generation;
+  pthread_mutex_unlock(&ix->mu);
+  if (!noted) return false;
+  po_JsonHash spec = po_Json_Hash(po_Json_Get(obj, "spec")), status = po_Json_Hash(po_Json_Get(obj, "status"));
+  char key[600], held[600];
+  po_Reconcile_OverrideKey(obj, key, sizeof key);
+  po_Reconcile_HeldKey(obj, held, sizeof held);
+  pthread_mutex_lock(&ix->mu);
+  e = entry_of(ix, ns, name);
+  OwnPatch *p = e ? e->patch : NULL;
+  int which = -1;
+  if (p && strcmp(p->uid, uid) == 0 && p->generation == generation && po_JsonHash_Equal(p->spec, spec)) {
+    if (p->has[1] && po_JsonHash_Equal(p->status[1], status)) which = 1;
+    else if (p->has[0] && po_JsonHash_Equal(p->status[0], status)) which = 0;
+  }
+  if (which >= 0) {
+    p->has[which] = false; /* once */
+    /* The status we wrote is there: what the next reconcile would learn by reading it, learnt
+     * now, so that it does not read the object at all. */
+    if (which == 1 && e->memo && strcmp(e->memo->uid, uid) == 0 && e->memo->generation == generation &&
+        po_JsonHash_Equal(e->memo->spec_hash, spec) && strlen(rv) < sizeof e->memo->rv && strcmp(e->memo_key, key) == 0 &&
+        strcmp(e->memo_held, held) == 0) {
+      snprintf(e->memo->rv, sizeof e->memo->rv, "%s", rv);
+      e->memo->status_hash = p->desired_status;
+      e->memo->written_hash = 0;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return which >= 0;
 }

@@ -18,7 +18,7 @@ typedef struct {
   char name[254];
   const char *uid;               /* metadata.uid (uid_buf) */
   char uid_buf[128];
-  char rv[64];                   /* the resourceVersion everything here was learnt at */
+  char rv[128];                  /* the resourceVersion everything here was learnt at */
   bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
   po_OverrideMemo memo;
   const json_object *obj;        /* the cached object (lent: read only), or NULL until needed */
@@ -40,7 +40,7 @@ typedef struct {
   int64_t entry_generation;
   int32_t entry_priority;        /* where the entry goes among ours (spec.priority of its generation) */
   size_t entry_patches;
-  uint64_t entry_hash;           /* po_Json_Hash of the entry's arguments (without our marker) */
+  po_JsonHash entry_hash;        /* po_Json_Hash of the entry's arguments (without our marker) */
 } Item;
 
 typedef struct {
@@ -269,10 +269,11 @@ static bool need_obj(Run *run, Item *it) {
 static bool load_overrides(Run *run) {
   const po_ReconcileIO *io = run->io;
   for (size_t i = 0; i < run->n; i++) {
-    char rv[64], k[600], hk[600];
+    char k[600], hk[600];
+    po_OverrideVersion v;
     po_OverrideMemo m;
-    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], rv, sizeof rv) &&
-        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], rv, &m, k, hk, sizeof k)) {
+    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], &v) &&
+        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], &v, &m, k, hk, sizeof k)) {
       if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
       if (add_memo_item(run, run->names[i], &m, k, hk)) continue;
     }
@@ -484,6 +485,13 @@ static bool plan(Run *run) {
 
 /* ---- phase 3: write ---- */
 
+/* The version of an item, as our writes to it are noted (po_TargetIndex_NoteOverrideWrite). */
+static po_OverrideMemo own_version(const Item *it) {
+  po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
+  snprintf(m.uid, sizeof m.uid, "%s", it->uid);
+  return m;
+}
+
 /* Our finalizer on each PropertyOverride that can reach the target, before the target is
  * written: its deletion must wait for the cleanup. */
 static bool write_finalizers(Run *run) {
@@ -494,8 +502,12 @@ static bool write_finalizers(Run *run) {
     json_object *patch = finalizer_patch(it->obj, true);
     if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
     char err[256];
+    po_OverrideMemo m = own_version(it);
+    /* noted before the write: its echo can come through the watch before the answer does */
+    po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
     po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
+    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, NULL, 0, true);
     if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "adding the finalizer", err);
   }
   return run->r.ok;
@@ -555,7 +567,8 @@ static bool entry_current(const json_object *e, const po_ConsulEntry *live, cons
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
          !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
          json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
-         json_object_get_int64(gen) == it->entry_generation && po_Json_HashExcept(args, "PropertyOverride") == it->entry_hash;
+         json_object_get_int64(gen) == it->entry_generation &&
+         po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
 }
 
 /* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
@@ -619,16 +632,21 @@ static bool write_target(Run *run) {
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
   if (p.changed) {
     const char *rv = json_object_get_string(po_Json_Get(po_Json_Get(run->target, "metadata"), "resourceVersion"));
+    /* Noted before the write: its echo can come through the watch before the answer does. */
+    bool note = !p.remove && !p.create && p.object;
+    if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
     po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
                                              p.create, rv, NULL, run->target_err, sizeof run->target_err);
     if (w == kPo_WriteNotFound && p.remove) w = kPo_WriteOk;
     if (w != kPo_WriteOk) {
+      if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
       run->target_ok = false;
       run->target_conflict = w == kPo_WriteConflict;
       fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
+
     }
   }
   json_object_put(p.object);
@@ -712,7 +730,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   }
   programmed(run, i, live_gen, peers, &s.programmed);
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
-  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash : 0);
+  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
@@ -745,8 +763,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   }
   char err[256];
+  po_OverrideMemo m = own_version(it);
+  po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, st, h, false);
   po_WriteResult w = io->patch_override(io->ctx, run->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
+  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, run->ns, it->name, it->rv, h);

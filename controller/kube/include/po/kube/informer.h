@@ -30,6 +30,9 @@ typedef struct {
   /* obj is the last state known: the DELETED event's object, or the cached one after a relist. */
   void (*on_delete)(void *ctx, struct json_object *obj);
   void *ctx;
+  /* on_update gets old_obj NULL: the old object is not parsed for a handler that never reads it
+   * (each update would otherwise parse the object twice). */
+  bool no_old_object;
 } po_InformerHandlers;
 
 typedef struct {
@@ -65,9 +68,16 @@ void po_Informer_Free(po_Informer *inf);
 /* A parsed copy of the cached object (the caller's to change and put), or NULL when absent.
  * ns NULL or "" for cluster-scoped objects. */
 struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name);
-/* The cached object's resourceVersion into buf, without parsing it; false (buf "") when absent:
- * what lets a reader parse only the objects that changed since it last looked. */
-bool po_Informer_ResourceVersion(po_Informer *inf, const char *ns, const char *name, char *buf, size_t size);
+/* The cached object's resourceVersion, uid and generation, without parsing it; false (all empty)
+ * when absent: what lets a reader parse only the objects that changed since it last looked. The
+ * three together name one state of one object: a resourceVersion alone can come back for another
+ * object (a delete and create with the same name after an etcd restore reuses numbers). */
+typedef struct {
+  char rv[128];
+  char uid[128];
+  int64_t generation; /* 0 when the object has none */
+} po_InformerVersion;
+bool po_Informer_Version(po_Informer *inf, const char *ns, const char *name, po_InformerVersion *v);
 size_t po_Informer_Count(po_Informer *inf);
 /* Calls fn for each cached object (parsed, borrowed for the call), under the cache's read lock:
  * keep fn short and do not call back into the informer. rv is its resourceVersion. */

@@ -48,6 +48,15 @@ struct json_object;
 
 typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
 
+/* One state of one cached object, read without parsing it: its resourceVersion, uid and
+ * generation (0 when it has none). All three, because a resourceVersion alone can come back
+ * for another object: deleted and created again under the same name, or an etcd restore. */
+typedef struct {
+  char rv[128];
+  char uid[128];
+  int64_t generation;
+} po_OverrideVersion;
+
 typedef struct {
   /* Cached reads: the object, or NULL when absent. The object is the cache's own, shared with
    * other threads: read it, never change it (nor take json-c references on it: those are not
@@ -75,10 +84,10 @@ typedef struct {
                        const char *message);
   const po_Tenancy *tenancy; /* who may target what; NULL allows everything */
   void (*release)(void *ctx, void *ref);
-  /* The cached PropertyOverride's resourceVersion, without reading it (false when absent); may
-   * be NULL. With it, a PropertyOverride unchanged since the last reconcile that found nothing
-   * to do for it is not read again. */
-  bool (*override_version)(void *ctx, const char *ns, const char *name, char *rv, size_t size);
+  /* The cached PropertyOverride's version, without reading it (false when absent); may be NULL.
+   * With it, a PropertyOverride unchanged since the last reconcile that found nothing to do for
+   * it is not read again. */
+  bool (*override_version)(void *ctx, const char *ns, const char *name, po_OverrideVersion *v);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -116,6 +125,7 @@ typedef struct {
   size_t overrides;  /* PropertyOverrides indexed */
   size_t compiled;   /* compiled forms held (at most two per PropertyOverride) */
   uint64_t hits, misses;
+  uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* Targets this process created, until their created annotation is written: a create is followed
@@ -123,6 +133,21 @@ po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
  * consul-k8s adding its finalizer, a webhook outage), the next reconcile still knows the object
  * is ours. (A crash in between leaves it unannotated: labelled, never deleted.) */
 void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
+/* Whether a target's watch event is our own last write of it coming back (true once per write):
+ * the reconcile that wrote it found everything else to do and did it, so reconciling the echo
+ * would only find the target current. Told by the content (a keyed hash of all of it but what the
+ * server sets on a write: resourceVersion, generation, managedFields, creationTimestamp), so an
+ * event with anything else in it (a mutating webhook's change, someone's edit, consul-k8s's
+ * status) is not an echo and is reconciled. The reconcile notes each update it makes; any other
+ * change that matters to a target (a PropertyOverride's) comes as an event of its own. */
+bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
+/* The same for a PropertyOverride's watch event: whether it is our own finalizer or status write
+ * coming back (true once per write), the object otherwise as the reconcile that wrote it left it
+ * (uid, generation, spec, our finalizer, not being deleted; the status exactly the one written,
+ * or for the finalizer write the one it had). Its target need not be reconciled for it: that
+ * reconcile did everything else. On the status write's echo the index's memo moves to the new
+ * resourceVersion, so the next reconcile does not read the object either. */
+bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_object *obj);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */

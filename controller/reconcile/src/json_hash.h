@@ -1,0 +1,38 @@
+/* Private to reconcile: the hash that stands for a JSON tree where equality decides something.
+ *
+ * It keys the compiled-form cache (a spec's verdict is served to the spec that hashes the same)
+ * and decides whether an entry live in a target is exactly ours (no write when it is). Both
+ * inputs can come from tenants: a PropertyOverride's status.lastValid, and anything in a
+ * ServiceDefaults someone may edit. The hash before this one (FNV-1a 64, unkeyed, an object's
+ * members summed) could be collided offline in a minute: four integer members of a Value object
+ * changed so that their sum came out the same (tests/reconcile test_forged_collision_told_apart).
+ * This one is SipHash-2-4 with its 128-bit output, keyed with 128 random bits drawn once per
+ * process: without the key nobody can compute a hash, so nobody can aim for a collision, and a
+ * chance one is 2^-128 per pair.
+ *
+ * An object's members still count in any order (an API server may return its keys sorted): each
+ * member is hashed on its own (key and value) and the 128-bit results are added, lane by lane;
+ * the sum of unpredictable values is as unpredictable. Reads only: safe on trees other threads
+ * read. */
+#ifndef PO_RECONCILE_JSON_HASH_H_
+#define PO_RECONCILE_JSON_HASH_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct json_object;
+
+typedef struct {
+  uint64_t lo, hi;
+} po_JsonHash;
+
+/* The hash of a tree (types and values; an object's members in any order). HashExcept leaves out
+ * one member of the top object (our marker, in an entry's arguments). */
+po_JsonHash po_Json_Hash(const struct json_object *o);
+po_JsonHash po_Json_HashExcept(const struct json_object *o, const char *key);
+/* Leaving out several members of the top object. */
+po_JsonHash po_Json_HashExceptAll(const struct json_object *o, const char *const *keys, size_t n);
+static inline bool po_JsonHash_Equal(po_JsonHash a, po_JsonHash b) { return a.lo == b.lo && a.hi == b.hi; }
+
+#endif
