@@ -77,6 +77,19 @@ kubectl diff --server-side --force-conflicts -f "$e2e_work/web.yaml" >"$e2e_work
 rc=$?
 check "kubectl diff --server-side of the git version: no drift (exit $rc)" test "$rc" = 0
 [ "$rc" = 0 ] || head -30 "$e2e_work/diff.txt"
+# Flux's drift detection: a server-side apply dry run as kustomize-controller
+kubectl diff --server-side --field-manager=kustomize-controller --force-conflicts -f "$e2e_work/web.yaml" >"$e2e_work/diff.txt" 2>&1
+rc=$?
+check "kubectl diff as Flux's field manager: no drift (exit $rc)" test "$rc" = 0
+[ "$rc" = 0 ] || head -30 "$e2e_work/diff.txt"
+# Argo CD's ignoreDifferences: docs/gitops.md's jq expression, run as Argo CD runs it (del of the
+# paths it selects) on the live object, leaves exactly the git version's spec
+sel=$(sed -n "s/^ *- *'\(\.spec\.envoyExtensions\[\].*\)'$/\1/p" "$top/docs/gitops.md" | head -1)
+check "docs/gitops.md holds the jq expression" test -n "$sel"
+live_spec=$(kubectl get servicedefaults web -o json | jq -c "del($sel) | .spec")
+git_spec=$(kubectl create --dry-run=client -o json -f "$e2e_work/web.yaml" | jq -c .spec)
+check "Argo CD's jq expression selects exactly our entries ($sel)" test "$live_spec" = "$git_spec"
+check "... and selects nothing in the git version" test "$(kubectl create --dry-run=client -o json -f "$e2e_work/web.yaml" | jq -c "del($sel) | .spec")" = "$git_spec"
 kubectl diff -f "$e2e_work/web-grpc.yaml" >"$e2e_work/diff.txt" 2>&1
 contains "kubectl diff still shows a real change in git" "$(cat "$e2e_work/diff.txt")" "+  protocol: grpc"
 
