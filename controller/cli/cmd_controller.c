@@ -13,7 +13,8 @@ static const char kUsage[] =
     "\n"
     "Watches PropertyOverrides, validates them with Consul's property-override semantics and the\n"
     "Envoy v3 schema, and writes them into Consul ServiceDefaults/ProxyDefaults envoyExtensions.\n"
-    "Serves the validating admission webhook on every replica; only the leader reconciles.\n"
+    "Serves the validating and mutating admission webhooks on every replica; only the leader\n"
+    "reconciles.\n"
     "\n"
     "  --kubeconfig FILE              kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config)\n"
     "  --context NAME                 kubeconfig context (default: current-context)\n"
@@ -30,15 +31,20 @@ static const char kUsage[] =
     "  --webhook-insecure             serve the webhook over plain HTTP (tests only)\n"
     "  --webhook-cert-mode MODE       files (the two flags above) or self-managed: a CA and serving\n"
     "                                 certificate kept in a Secret, the caBundle put into the\n"
-    "                                 ValidatingWebhookConfiguration, renewed 30 days before expiry\n"
+    "                                 Validating- and MutatingWebhookConfiguration, renewed 30 days\n"
+    "                                 before expiry\n"
     "  --webhook-secret NAME          self-managed: the Secret (default propertyoverride-webhook-cert)\n"
     "  --webhook-service NAME         self-managed: the webhook Service, for the certificate's names\n"
     "                                 (default propertyoverride-webhook)\n"
-    "  --webhook-configuration NAME   self-managed: the ValidatingWebhookConfiguration (default\n"
-    "                                 propertyoverride)\n"
+    "  --webhook-configuration NAME   self-managed: the ValidatingWebhookConfiguration,\n"
+    "                                 and the MutatingWebhookConfiguration of that name, if any\n"
+    "                                 (default propertyoverride)\n"
     "  --webhook-cert-dir DIR         self-managed: where the files go (default\n"
     "                                 /tmp/propertyoverride-webhook)\n"
     "  --webhook-cert-san NAME        self-managed: a further DNS name or IP (repeatable)\n"
+    "  --controller-username NAME     the API server's username for this controller (its\n"
+    "                                 ServiceAccount's, system:serviceaccount:NS:NAME): its own\n"
+    "                                 target writes pass the mutating webhook (POST /mutate) unchanged\n"
     "  --health-probe-bind-address A  /healthz, /readyz and /metrics (default :8081)\n"
     "  --leader-elect=BOOL            leader election on a Lease (default true)\n"
     "  --leader-election-namespace NS the Lease's namespace (default: the kubeconfig's namespace)\n"
@@ -65,7 +71,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kHelp };
+         kCertDir, kSan, kAllowPd, kCtlUser, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -81,7 +87,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
       {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
       {"webhook-cert-san", required_argument, 0, kSan}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
-      {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
+      {"controller-username", required_argument, 0, kCtlUser}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   po_AppOptions o;
   po_AppOptions_Init(&o);
   const char *level_s = "info";
@@ -155,6 +161,7 @@ int po_Cmd_Controller(int argc, char **argv) {
         }
         o.proxydefaults_from[o.n_proxydefaults_from++] = optarg;
         break;
+      case kCtlUser: o.controller_user = optarg; break;
       case kLogLevel: level_s = optarg; break;
       case kHelp: fputs(kUsage, stdout); return kPo_ExitOk;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");

@@ -1,7 +1,10 @@
-/* po-apiserver-testhook: a tiny HTTPS validating webhook for the API server's tests.
+/* po-apiserver-testhook: a tiny HTTPS admission webhook for the API server's tests.
  *   po-apiserver-testhook --cert F --key F --ready-file F [--log F]
  * Denies (403) objects labelled deny=..., warns for warn=..., sleeps 3 s for slow=...,
- * answers 500 for broken=...; appends "OPERATION namespace/name" to --log for every review. */
+ * answers 500 for broken=...; appends "OPERATION namespace/name" (or "MUTATE ..." on /mutate)
+ * to --log for every review. On /mutate it answers a JSONPatch: label patch=V adds the label
+ * mutated=V (V "deny" adds deny=yes instead, for the validating call after it; V "bad" a patch
+ * that cannot apply), label pin=... sets spec.size back to 1. */
 #include <arpa/inet.h>
 #include <json-c/json.h>
 #include <microhttpd.h>
@@ -46,7 +49,7 @@ static enum MHD_Result reply(struct MHD_Connection *c, int code, const char *tex
 
 static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                                const char *version, const char *data, size_t *size, void **ctx) {
-  (void)cls, (void)url, (void)method, (void)version;
+  (void)cls, (void)method, (void)version;
   Body *b = *ctx;
   if (!b) {
     *ctx = calloc(1, sizeof *b);
@@ -71,7 +74,8 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
   if (log_path) {
     FILE *f = fopen(log_path, "a");
     if (f) {
-      fprintf(f, "%s %s/%s\n", op ? op : "?", ns ? ns : "", name ? name : "");
+      bool m = url && !strcmp(url, "/mutate");
+      fprintf(f, "%s %s/%s\n", m ? "MUTATE" : op ? op : "?", ns ? ns : "", name ? name : "");
       fclose(f);
     }
   }
@@ -89,6 +93,28 @@ static enum MHD_Result handler(void *cls, struct MHD_Connection *c, const char *
     json_object_object_add(st, "code", json_object_new_int(403));
     json_object_object_add(st, "message", json_object_new_string("label deny is set"));
     json_object_object_add(resp, "status", st);
+  }
+  const char *pv = json_object_get_string(get(labels, "patch"));
+  if (url && !strcmp(url, "/mutate") && (pv || get(labels, "pin"))) {
+    char ops[512];
+    if (get(labels, "pin")) snprintf(ops, sizeof ops, "[{\"op\":\"replace\",\"path\":\"/spec/size\",\"value\":1}]");
+    else if (!strcmp(pv, "bad")) snprintf(ops, sizeof ops, "[{\"op\":\"replace\",\"path\":\"/no/such/member\",\"value\":1}]");
+    else if (!strcmp(pv, "deny")) snprintf(ops, sizeof ops, "[{\"op\":\"add\",\"path\":\"/metadata/labels/deny\",\"value\":\"yes\"}]");
+    else snprintf(ops, sizeof ops, "[{\"op\":\"add\",\"path\":\"/metadata/labels/mutated\",\"value\":\"%.100s\"}]", pv);
+    /* base64 by hand: this test double links no codec */
+    static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    char b64[800];
+    size_t n = strlen(ops), k = 0;
+    for (size_t i = 0; i < n; i += 3) {
+      unsigned v = (unsigned char)ops[i] << 16 | (i + 1 < n ? (unsigned char)ops[i + 1] << 8 : 0) | (i + 2 < n ? (unsigned char)ops[i + 2] : 0);
+      b64[k++] = a[v >> 18 & 63];
+      b64[k++] = a[v >> 12 & 63];
+      b64[k++] = i + 1 < n ? a[v >> 6 & 63] : '=';
+      b64[k++] = i + 2 < n ? a[v & 63] : '=';
+    }
+    b64[k] = 0;
+    json_object_object_add(resp, "patchType", json_object_new_string("JSONPatch"));
+    json_object_object_add(resp, "patch", json_object_new_string(b64));
   }
   if (get(labels, "warn")) {
     json_object *w = json_object_new_array();

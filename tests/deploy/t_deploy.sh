@@ -27,9 +27,9 @@ jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, g
      {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides/status"],"verbs":["patch"]},
      {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","delete"]},
      {"apiGroups":[""],"resources":["events"],"verbs":["create"]}]'
-jqt "$j" "self-managed certificates: get/update of our one ValidatingWebhookConfiguration" \
+jqt "$j" "self-managed certificates: get/update of our one Validating- and MutatingWebhookConfiguration" \
   '.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-webhook-ca") | .rules == [
-     {"apiGroups":["admissionregistration.k8s.io"],"resources":["validatingwebhookconfigurations"],"resourceNames":["propertyoverride"],"verbs":["get","update"]}]'
+     {"apiGroups":["admissionregistration.k8s.io"],"resources":["validatingwebhookconfigurations","mutatingwebhookconfigurations"],"resourceNames":["propertyoverride"],"verbs":["get","update"]}]'
 jqt "$j" "Role in the controller namespace: leases get/create/update; secrets create, get/update of our one Secret" \
   '.[] | select(.kind=="Role") | .metadata.namespace == "propertyoverride-system" and .rules == [
      {"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update"]},
@@ -67,6 +67,11 @@ jqt "$j" "validate.propertyoverride.io: every CREATE/UPDATE of PropertyOverrides
   "$vwc | .webhooks[0] | .name == \"validate.propertyoverride.io\" and (has(\"matchConditions\") | not) and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"propertyoverride.io\"],\"r\":[\"propertyoverrides\"],\"o\":[\"CREATE\",\"UPDATE\"]}])"
 jqt "$j" "targets.validate.propertyoverride.io: CREATE/UPDATE of ServiceDefaults, ProxyDefaults holding builtin/property-override whose spec changed" \
   "$vwc | .webhooks[1] | .name == \"targets.validate.propertyoverride.io\" and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"consul.hashicorp.com\"],\"r\":[\"servicedefaults\",\"proxydefaults\"],\"o\":[\"CREATE\",\"UPDATE\"]}]) and (.matchConditions | map(.name) == [\"holds-property-override\",\"spec-changed\"]) and (.matchConditions[0].expression | contains(\"e.name == 'builtin/property-override'\"))"
+mwc='.[] | select(.kind=="MutatingWebhookConfiguration")'
+jqt "$j" "targets.mutate.propertyoverride.io: Ignore, sideEffects None, IfNeeded, 3 s, UPDATE of ServiceDefaults/ProxyDefaults only, /mutate, no caBundle" \
+  "[$mwc | .metadata.name == \"propertyoverride\" and (.webhooks | length) == 1 and (.webhooks[0] | .name == \"targets.mutate.propertyoverride.io\" and .failurePolicy == \"Ignore\" and .sideEffects == \"None\" and .reinvocationPolicy == \"IfNeeded\" and .timeoutSeconds == 3 and (.clientConfig | has(\"caBundle\") | not) and .clientConfig.service.path == \"/mutate\" and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"consul.hashicorp.com\"],\"r\":[\"servicedefaults\",\"proxydefaults\"],\"o\":[\"UPDATE\"]}]) and (.matchConditions | map(.name) == [\"holds-property-override\",\"spec-changed\",\"not-the-controller\"]))] == [true]"
+jqt "$j" "the mutating webhook exempts the controller's own ServiceAccount, which the controller is told" \
+  "($mwc | .webhooks[0].matchConditions[2].expression | contains(\"'system:serviceaccount:propertyoverride-system:propertyoverride-controller'\")) and (.[] | select(.kind==\"Deployment\") | .spec.template.spec.containers[0].args | index(\"--controller-username=system:serviceaccount:\$(POD_NAMESPACE):propertyoverride-controller\") != null)"
 jqt "$j" "webhook: self-managed certificates (no caBundle shipped, the controller names its Secret, Service and configuration)" \
   '(.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[].clientConfig | has("caBundle")] == [false, false]) and (.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args as $a | (["--webhook-cert-mode=self-managed","--webhook-secret=propertyoverride-webhook-cert","--webhook-service=propertyoverride-webhook","--webhook-configuration=propertyoverride","--webhook-cert-dir=/tmp/propertyoverride-webhook"] - $a) == [])'
 jqt "$j" "the read-only root's one writable path is an in-memory /tmp" \
@@ -207,6 +212,8 @@ kubectl -n propertyoverride-system get secret propertyoverride-webhook-cert -o n
   ok "self-managed: the controller created its Secret" || fail "self-managed: no Secret propertyoverride-webhook-cert"
 ca=$(kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
 [[ "$ca" =~ ^[A-Za-z0-9+/=]+\ [A-Za-z0-9+/=]+$ ]] && ok "self-managed: the caBundle is set in both webhooks" || fail "self-managed: caBundles: [$ca]"
+mca=$(kubectl get mutatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
+[ -n "$mca" ] && [ "$mca" = "${ca%% *}" ] && ok "self-managed: the same caBundle in the mutating webhook" || fail "self-managed: mutating caBundle: [$mca]"
 # Admission through deploy/'s ValidatingWebhookConfiguration and Service, over the controller's TLS.
 kubectl create namespace deploy-test >/dev/null
 if out=$(kubectl -n deploy-test apply -f "$top/examples/invalid/max-ejection-percent-over-100.yaml" 2>&1); then

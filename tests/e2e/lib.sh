@@ -109,3 +109,13 @@ obs_stop() {
   return $rc
 }
 obs_figure() { jq -r --arg l "$1" --arg f "$2" '.phases[] | select(.label == $l) | .[$f]' "$obs_dir/summary.json"; }
+
+# ---- the mutating webhook, as deploy/ registers it (deploy/base/mutating-webhook.yaml), dialled
+# at this run's controller (lc_controller's port) with the test CA ----
+e2e_register_mutating() {
+  local ca
+  ca=$(base64 -w0 <"$LC_WORK/tls/ca.crt")
+  kubectl create --dry-run=client -o json -f "$top/deploy/base/mutating-webhook.yaml" |
+    jq --arg url "https://127.0.0.1:$LC_WEBHOOK_PORT/mutate" --arg ca "$ca" \
+      '.webhooks[].clientConfig = {url: $url, caBundle: $ca}' | kubectl apply -f - >/dev/null
+}

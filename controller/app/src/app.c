@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app_internal.h"
+#include "po/base/json.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
   *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .qps = 500, .burst = 1000, .webhook_address = ":9443",
@@ -33,6 +34,26 @@ static void observe_webhook(void *ctx, int status, bool allowed, double seconds)
   snprintf(code, sizeof code, "%d", status);
   po_Series_Inc(po_Family_WithLabels(app->wh_requests, code, allowed ? "true" : "false"));
   po_Series_Observe(po_Family_WithLabels(app->wh_latency), seconds);
+}
+
+static void observe_mutate(void *ctx, const char *outcome) {
+  po_App *app = ctx;
+  po_Series_Inc(po_Family_WithLabels(app->wh_mutations, outcome));
+}
+
+/* The mutating webhook's question (po/webhook/mutate.h), answered by the reconciler's own load
+ * and plan over this replica's caches: every replica runs the informers and keeps the index
+ * and the compiled forms, leader or not, so any replica the API server calls can answer. */
+static po_MutateDecision desired(void *ctx, po_TargetKind kind, const json_object *object, json_object **extensions,
+                                 char *err, size_t size) {
+  po_App *app = ctx;
+  switch (po_Reconcile_Desired(&app->table, app->index, kind, object, extensions, err, size)) {
+    case kPo_Desired_Set: return kPo_Mutate_Set;
+    case kPo_Desired_Keep: return kPo_Mutate_Keep;
+    case kPo_Desired_NotSynced: return kPo_Mutate_NotReady;
+    case kPo_Desired_Error: break;
+  }
+  return kPo_Mutate_Error;
 }
 
 static bool synced(void *ctx, char *reason, size_t cap) {
@@ -77,10 +98,16 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
       1, fl, 0, NULL);
   app->wh_requests = po_Metrics_Register(app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_requests_total",
                                          "AdmissionReviews answered, by HTTP status and decision.", 2, wl, 0, NULL);
+  static const char *const ml[] = {"outcome"};
+  app->wh_mutations = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_mutations_total",
+      "Target writes the mutating webhook answered, by outcome: patched (our entries put back), unchanged, "
+      "not-synced (caches incomplete: passed unchanged), exempt (the controller's own write), error (passed unchanged).",
+      1, ml, 0, NULL);
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
                                         po_kReconcileTimeBuckets);
-  if (app->io.foreign_markers && app->wh_requests && app->wh_latency) return true;
+  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations) return true;
   return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
 }
 
@@ -171,7 +198,9 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
   app->webhook = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = o->webhook_address, .cert_file = o->webhook_insecure ? NULL : cert,
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
-                           .tenancy = &app->tenancy},
+                           .tenancy = &app->tenancy,
+                           .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
+                           .observe_mutate = observe_mutate},
       err, sizeof err);
   if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %s", err);
   po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure));

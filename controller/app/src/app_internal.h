@@ -54,7 +54,7 @@ struct po_App {
   po_LeaderElector *elector;
   po_WebhookServer *webhook;
   po_OpsServer *ops;
-  po_MetricFamily *wh_requests, *wh_latency;
+  po_MetricFamily *wh_requests, *wh_latency, *wh_mutations;
   po_Renewal renewal;
   bool renewal_ready;
   po_LeadAlone alone;

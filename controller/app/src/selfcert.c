@@ -14,6 +14,8 @@
 static const po_KubeRef kSecrets = {.group = "", .version = "v1", .resource = "secrets"};
 static const po_KubeRef kWebhookConfigs = {.group = "admissionregistration.k8s.io", .version = "v1",
                                            .resource = "validatingwebhookconfigurations"};
+static const po_KubeRef kMutatingConfigs = {.group = "admissionregistration.k8s.io", .version = "v1",
+                                            .resource = "mutatingwebhookconfigurations"};
 
 /* base64 with GnuTLS (no hand-written codec). Results are malloc'd, NUL-terminated. */
 static char *b64(const char *s, bool decode) {
@@ -106,19 +108,19 @@ static bool generate(const po_SelfCertOptions *o, Material *m, char *err, size_t
 }
 
 /* The caBundle of every webhook of the configuration, set to the CA (PUT on the read
- * resourceVersion, retried on 409). */
-static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char *ca_pem, char *err, size_t size) {
-  char *bundle = b64_encode(ca_pem);
-  if (!bundle) return snprintf(err, size, "out of memory"), false;
+ * resourceVersion, retried on 409). The MutatingWebhookConfiguration of the same name is
+ * optional (the chart can leave it out): absent is fine. */
+static bool publish_ca_to(po_KubeClient *c, po_KubeRef ref, const char *what, bool optional, const char *name,
+                          const char *bundle, char *err, size_t size) {
   bool ok = false;
   for (int attempt = 0; attempt < 5 && !ok; attempt++) {
-    po_KubeRef ref = kWebhookConfigs;
-    ref.name = o->webhook_config;
+    ref.name = name;
     po_CtlStatus st;
     po_CtlStatus_Clear(&st);
     json_object *vwc = NULL;
     if (!po_KubeClient_Get(c, &ref, &vwc, &st)) {
-      snprintf(err, size, "ValidatingWebhookConfiguration %s: %s", o->webhook_config, st.message);
+      if (optional && st.code == kPo_Ctl_NotFound) return true;
+      snprintf(err, size, "%s %s: %s", what, name, st.message);
       break;
     }
     bool differs = false;
@@ -143,6 +145,14 @@ static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char
     }
     json_object_put(vwc);
   }
+  return ok;
+}
+
+static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char *ca_pem, char *err, size_t size) {
+  char *bundle = b64_encode(ca_pem);
+  if (!bundle) return snprintf(err, size, "out of memory"), false;
+  bool ok = publish_ca_to(c, kWebhookConfigs, "ValidatingWebhookConfiguration", false, o->webhook_config, bundle, err, size) &&
+            publish_ca_to(c, kMutatingConfigs, "MutatingWebhookConfiguration", true, o->webhook_config, bundle, err, size);
   free(bundle);
   return ok;
 }

@@ -65,6 +65,7 @@ typedef struct {
   bool target_ok;
   char target_err[512];
   bool target_conflict; /* the target write met a 409: the statuses wait for the retry */
+  bool dry;             /* po_Reconcile_Desired: plan over a given object, no Event, no write */
   po_ReconcileResult r;
 } Run;
 
@@ -340,7 +341,7 @@ static bool load_bound_owners(Run *run) {
 
 static bool load(Run *run) {
   const po_ReconcileIO *io = run->io;
-  run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref);
+  if (!run->dry) run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref);
   run->target = run->read;
   run->n = lookup(run->ix, run->key, &run->names);
   if (run->n == (size_t)-1) {
@@ -376,7 +377,7 @@ static bool load(Run *run) {
       it->is_live = !strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid);
     }
   }
-  report_foreign(run);
+  if (!run->dry) report_foreign(run);
   return true;
 }
 
@@ -478,6 +479,12 @@ static bool plan(Run *run) {
       continue;
     }
     if (!keep_last_valid(run, it)) return false;
+  }
+  /* The admission view adds nothing for a PropertyOverride the controller has not claimed yet
+   * (no finalizer): its entry could outlive it, since its deletion would not wait for the
+   * cleanup. The reconciler adds the finalizer, then the entry. */
+  for (size_t i = 0; run->dry && i < run->m; i++) {
+    if (!run->items[i].has_finalizer) drop_entry(&run->items[i]);
   }
   plan_room(run);
   return true;
@@ -871,4 +878,67 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   finish(&run);
   run.r.result = outcome(&run.r);
   return run.r;
+}
+
+/* ---- the admission view: the same load and plan over an incoming object ---- */
+
+po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind,
+                                      const struct json_object *incoming, json_object **extensions, char *err,
+                                      size_t size) {
+  *extensions = NULL;
+  char key[600];
+  const char *ns = po_Json_Meta(incoming, "namespace"), *name = po_Json_Meta(incoming, "name");
+  po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
+  Run run = {.io = io, .ix = ix, .key = key, .dry = true, .r = {.ok = true}};
+  if (!parse_key(key, &run.kind, run.ns, run.name)) {
+    snprintf(err, size, "the object has no usable namespace and name");
+    return kPo_Desired_Error;
+  }
+  if (!*po_Json_Meta(incoming, "uid")) {
+    snprintf(err, size, "the object has no metadata.uid: nothing can be bound to it yet");
+    return kPo_Desired_Keep;
+  }
+  if (io->synced && !io->synced(io->ctx)) {
+    snprintf(err, size, "caches not synced yet");
+    return kPo_Desired_NotSynced;
+  }
+  po_DesiredResult res = kPo_Desired_Keep;
+  run.read = incoming; /* read only: po_Consul_Plan works on its own copy */
+  run.target = incoming;
+  if (!(run.ar = po_Arena_New())) {
+    snprintf(err, size, "out of memory");
+    return kPo_Desired_Error;
+  }
+  run.where = po_Arena_Printf(run.ar, "%s %s/%s", po_TargetKind_Name(run.kind), run.ns, run.name);
+  if (run.where && load(&run) && plan(&run)) {
+    const char *tuid = po_Json_Meta(incoming, "uid");
+    for (size_t i = 0; i < run.m && run.r.ok; i++) {
+      Item *it = &run.items[i];
+      if (!has_entry(it)) continue;
+      json_object *args = marked(it, tuid);
+      if (!args) {
+        oom(&run, "an entry");
+        break;
+      }
+      run.want[run.nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
+    }
+    if (run.r.ok) {
+      po_ConsulPlan p = po_Consul_Plan(incoming, run.kind, run.ns, run.name, run.owners, run.nowners, run.want, run.nwant);
+      json_object *list = po_Json_Get(po_Json_Get(p.object, "spec"), "envoyExtensions");
+      if (p.out_of_memory) {
+        oom(&run, "the plan");
+      } else if (p.object && !p.create && p.changed && list) {
+        *extensions = json_object_get(list);
+        res = kPo_Desired_Set;
+      }
+      json_object_put(p.object);
+    }
+  }
+  if (!run.where || !run.r.ok) {
+    snprintf(err, size, "%s", run.r.error[0] ? run.r.error : "out of memory");
+    res = kPo_Desired_Error;
+  }
+  run.read = NULL; /* the caller's: finish releases nothing of it */
+  finish(&run);
+  return res;
 }

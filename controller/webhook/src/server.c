@@ -11,6 +11,7 @@
 #include "po/runtime/http.h"
 #include "po/runtime/log.h"
 #include "po/webhook/admission.h"
+#include "po/webhook/mutate.h"
 
 struct po_WebhookServer {
   po_WebhookOptions opt;
@@ -24,15 +25,41 @@ static void observe(po_WebhookServer *s, int status, bool allowed, double second
 
 static void refused(void *ctx, int status, double seconds) { observe(ctx, status, false, seconds); }
 
+static bool respond(po_HttpRequest *rq, json_object *out, int status, const char *err) {
+  if (!out) {
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s\n", err);
+    return po_HttpRequest_Text(rq, (unsigned)status, msg);
+  }
+  const char *text = json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  bool ok = po_HttpRequest_Respond(rq, 200, "application/json", text, strlen(text));
+  json_object_put(out);
+  return ok;
+}
+
+static bool handle_mutate(po_WebhookServer *s, po_HttpRequest *rq) {
+  int status = 200;
+  char err[256] = "";
+  size_t len;
+  const char *body = po_HttpRequest_Body(rq, &len), *outcome = "error";
+  json_object *out = po_Admission_Mutate(body, len, &s->opt.mutate, &status, err, sizeof err, &outcome);
+  bool ok = respond(rq, out, status, err);
+  if (s->opt.observe_mutate && out) s->opt.observe_mutate(s->opt.observe_ctx, outcome);
+  observe(s, status, out != NULL, po_HttpRequest_Seconds(rq));
+  return ok;
+}
+
 static bool handle(void *ctx, po_HttpRequest *rq) {
   po_WebhookServer *s = ctx;
   const char *method = po_HttpRequest_Method(rq), *url = po_HttpRequest_Path(rq);
   if (strcmp(method, "GET") == 0 && (strcmp(url, "/healthz") == 0 || strcmp(url, "/readyz") == 0))
     return po_HttpRequest_Text(rq, 200, "ok");
-  if (strcmp(url, "/validate") != 0)
-    return po_HttpRequest_Text(rq, 404, "not found: POST AdmissionReviews to /validate\n");
+  bool mutate = strcmp(url, "/mutate") == 0;
+  if (!mutate && strcmp(url, "/validate") != 0)
+    return po_HttpRequest_Text(rq, 404, "not found: POST AdmissionReviews to /validate or /mutate\n");
   if (strcmp(method, "POST") != 0)
-    return po_HttpRequest_Text(rq, 405, "method not allowed: POST AdmissionReviews to /validate\n");
+    return po_HttpRequest_Text(rq, 405, "method not allowed: POST AdmissionReviews to /validate or /mutate\n");
+  if (mutate) return handle_mutate(s, rq);
   po_Arena *a = po_Arena_New();
   if (!a) return po_HttpRequest_Text(rq, 500, "out of memory\n");
   int status = 200;

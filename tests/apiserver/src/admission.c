@@ -1,6 +1,7 @@
-/* Validating admission webhooks: rule matching under the lock, then AdmissionReview v1 POSTs
- * with libcurl (caBundle verified; services dialled through --webhook-host-override or
- * --webhook-service so the TLS name stays NAME.NAMESPACE.svc). */
+/* Admission webhooks, mutating then validating: rule matching under the lock, then AdmissionReview
+ * v1 POSTs with libcurl (caBundle verified; services dialled through --webhook-host-override or
+ * --webhook-service so the TLS name stays NAME.NAMESPACE.svc). A mutating webhook's JSONPatch is
+ * applied to the object the next webhook (and the store) sees. */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +16,10 @@ typedef struct Hook {
   size_t ca_len;
   long timeout;
   bool ignore;
-  char *body; /* the AdmissionReview request */
+  char *body; /* the AdmissionReview request (validating: built at prepare) */
+  json_object *req; /* mutating: the request without its object, which is added per call */
+  bool reinvoke;    /* mutating: reinvocationPolicy IfNeeded */
+  char *av;         /* mutating: the apiVersion the object is sent in */
   char *refused; /* matchConditions failed to evaluate under failurePolicy Fail: the 403 text */
   char uid[37];
 } Hook;
@@ -190,8 +194,9 @@ bool po_As_Admission_CheckConfig(json_object *vwc, char *field, size_t fieldsz, 
 
 po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version, const char *operation,
                                             const char *subresource, const char *ns, const char *name,
-                                            json_object *obj, json_object *old, bool dry_run) {
-  po_As_Resource *vwc = po_As_Registry_FindGR("admissionregistration.k8s.io", "validatingwebhookconfigurations");
+                                            json_object *obj, json_object *old, bool dry_run, bool mutating) {
+  po_As_Resource *vwc = po_As_Registry_FindGR("admissionregistration.k8s.io", mutating ? "mutatingwebhookconfigurations"
+                                                                                         : "validatingwebhookconfigurations");
   if (!vwc || vwc->nitems == 0) return NULL;
   po_As_AdmissionJob *job = NULL;
   json_object *nslabels = NULL;
@@ -289,8 +294,16 @@ po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *versi
       }
       const char *ca = po_As_GetStr(cc, "caBundle");
       if (ca) k->ca = b64decode(ca, &k->ca_len);
-      json_object_object_add(req, "object", vobj);
       json_object_object_add(req, "oldObject", vold);
+      if (mutating) {
+        const char *rp = po_As_GetStr(h, "reinvocationPolicy");
+        k->reinvoke = rp && !strcmp(rp, "IfNeeded");
+        k->req = req;
+        k->av = strdup(av);
+        json_object_put(vobj);
+        continue;
+      }
+      json_object_object_add(req, "object", vobj);
       json_object *rev = json_object_new_object();
       json_object_object_add(rev, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
       json_object_object_add(rev, "kind", json_object_new_string("AdmissionReview"));
@@ -331,8 +344,9 @@ static void call_failed(po_As_Reply *r, Hook *k, const char *why) {
   free(m);
 }
 
-/* One call: 1 admitted, 0 denied (r filled), -1 failed (why filled). */
-static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz) {
+/* One call: 1 admitted, 0 denied (r filled), -1 failed (why filled). `patch` (mutating calls
+ * only, else NULL) gets the response's JSONPatch operations, decoded (a new reference), or NULL. */
+static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz, json_object **patch) {
   if (!k->url) {
     snprintf(why, whysz, "failed to call webhook: no clientConfig url or service");
     return -1;
@@ -379,8 +393,27 @@ static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz) {
       json_object *warns = po_As_Get(resp, "warnings");
       for (size_t i = 0; warns && i < json_object_array_length(warns); i++)
         po_As_Reply_Warn(r, "%s", json_object_get_string(json_object_array_get_idx(warns, i)));
+      const char *pt = po_As_GetStr(resp, "patchType"), *pb = po_As_GetStr(resp, "patch");
       if (json_object_get_boolean(po_As_Get(resp, "allowed"))) {
         result = 1;
+        if (pb && !patch) {
+          snprintf(why, whysz, "validating webhook may not return a patch");
+          result = -1;
+        } else if (pb && (!pt || strcmp(pt, "JSONPatch") != 0)) {
+          snprintf(why, whysz, "received invalid webhook response: patchType %s is not JSONPatch", pt ? pt : "(none)");
+          result = -1;
+        } else if (pb) {
+          size_t n;
+          unsigned char *raw = b64decode(pb, &n);
+          *patch = json_tokener_parse((const char *)raw);
+          free(raw);
+          if (!*patch || !json_object_is_type(*patch, json_type_array)) {
+            json_object_put(*patch);
+            *patch = NULL;
+            snprintf(why, whysz, "received invalid webhook response: the patch is not a JSON array of operations");
+            result = -1;
+          }
+        }
       } else {
         json_object *st = po_As_Get(resp, "status");
         int sc = json_object_get_int(po_As_Get(st, "code"));
@@ -402,8 +435,9 @@ static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz) {
   return result;
 }
 
-bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r) {
-  /* As the real dispatcher: every webhook's matchConditions are decided before any is called. */
+/* The matchConditions refusals of a job, decided before any webhook is called (as the real
+ * dispatcher): false with r filled when one refuses. */
+static bool conditions_pass(po_As_AdmissionJob *job, po_As_Reply *r) {
   for (int i = 0; i < job->n; i++) {
     Hook *k = &job->hooks[i];
     if (!k->refused) continue;
@@ -411,10 +445,15 @@ bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r) {
     po_As_Reply_Status(r, 403, "Forbidden", k->refused, NULL);
     return false;
   }
+  return true;
+}
+
+bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r) {
+  if (!conditions_pass(job, r)) return false;
   for (int i = 0; i < job->n; i++) {
     Hook *k = &job->hooks[i];
     char why[1024] = "";
-    int res = call(k, r, why, sizeof why);
+    int res = call(k, r, why, sizeof why, NULL);
     po_As_Log(kPo_As_LogDebug, "webhook %s: %s", k->name, res == 1 ? "allowed" : res == 0 ? "denied" : why);
     if (res == 0) return false;
     if (res < 0) {
@@ -439,6 +478,68 @@ void po_As_Admission_Free(po_As_AdmissionJob *job) {
     free(k->ca);
     free(k->body);
     free(k->refused);
+    free(k->av);
+    json_object_put(k->req);
   }
   free(job);
+}
+
+/* One mutating call with the object as it is now: 1 admitted (*obj patched when the webhook
+ * sent a patch, *changed said), 0 denied or failed under Fail (r filled), 2 failed under Ignore. */
+static int mutate_one(Hook *k, json_object **obj, bool *changed, po_As_Reply *r) {
+  json_object_object_add(k->req, "object", object_for_review(*obj, k->av));
+  json_object *rev = json_object_new_object();
+  json_object_object_add(rev, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
+  json_object_object_add(rev, "kind", json_object_new_string("AdmissionReview"));
+  json_object_object_add(rev, "request", json_object_get(k->req));
+  free(k->body);
+  k->body = strdup(json_object_to_json_string_ext(rev, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  json_object_put(rev);
+  char why[1024] = "";
+  json_object *patch = NULL;
+  int res = call(k, r, why, sizeof why, &patch);
+  po_As_Log(kPo_As_LogDebug, "mutating webhook %s: %s", k->name, res == 1 ? (patch ? "patched" : "allowed") : res == 0 ? "denied" : why);
+  if (res == 1 && patch) {
+    char msg[512] = "";
+    json_object *next = po_As_JsonPatch(po_As_Copy(*obj), patch, msg, sizeof msg);
+    json_object_put(patch);
+    if (!next) {
+      snprintf(why, sizeof why, "JSONPatch could not be applied: %s", msg);
+      res = -1;
+    } else {
+      if (!json_object_equal(next, *obj)) *changed = true;
+      json_object_put(*obj);
+      *obj = next;
+    }
+  }
+  if (res == 0) return 0;
+  if (res < 0) {
+    if (k->ignore) {
+      po_As_Log(kPo_As_LogWarn, "failed calling webhook \"%s\" (failurePolicy Ignore): %s", k->name, why);
+      return 2;
+    }
+    call_failed(r, k, why);
+    return 0;
+  }
+  return 1;
+}
+
+bool po_As_Admission_Mutate(po_As_AdmissionJob *job, json_object **obj, po_As_Reply *r) {
+  if (!conditions_pass(job, r)) return false;
+  /* As the real dispatcher: in order, each seeing the object the previous ones made; then, when
+   * some webhook changed it after a webhook with reinvocationPolicy IfNeeded had run, that
+   * webhook is called once more (at most once). */
+  int last_change = -1;
+  for (int i = 0; i < job->n; i++) {
+    bool changed = false;
+    if (mutate_one(&job->hooks[i], obj, &changed, r) == 0) return false;
+    if (changed) last_change = i;
+  }
+  for (int i = 0; i < job->n && last_change >= 0; i++) {
+    Hook *k = &job->hooks[i];
+    if (!k->reinvoke || i >= last_change) continue;
+    bool changed = false;
+    if (mutate_one(k, obj, &changed, r) == 0) return false;
+  }
+  return true;
 }

@@ -201,7 +201,7 @@ json_object *po_As_OpenApi_GroupVersion(const char *group, const char *version);
 
 /* ---- admission (admission.c) -------------------------------------------------------------- */
 typedef struct po_As_AdmissionJob po_As_AdmissionJob;
-/* A ValidatingWebhookConfiguration's matchConditions as the real server validates them (count,
+/* A Validating- or MutatingWebhookConfiguration's matchConditions as the real server validates them (count,
  * names required and unique, expressions required and compiling; here: inside the CEL subset).
  * false: field, reason and msg say what is wrong. */
 bool po_As_Admission_CheckConfig(json_object *vwc, char *field, size_t fieldsz, char *reason, size_t reasonsz, char *msg,
@@ -210,7 +210,10 @@ bool po_As_Admission_CheckConfig(json_object *vwc, char *field, size_t fieldsz, 
 po_As_AdmissionJob *po_As_Admission_Prepare(po_As_Resource *r, const char *version,
                                             const char *operation, const char *subresource,
                                             const char *ns, const char *name,
-                                            json_object *obj, json_object *old, bool dry_run);
+                                            json_object *obj, json_object *old, bool dry_run, bool mutating);
+/* Without the lock: call the mutating ones in order, each patching *obj (replaced) for the next;
+ * true = admitted; false = r filled with the error. */
+bool po_As_Admission_Mutate(po_As_AdmissionJob *job, json_object **obj, po_As_Reply *r);
 /* Without the lock: call them. true = admitted; false = r filled with the error. */
 bool po_As_Admission_Run(po_As_AdmissionJob *job, po_As_Reply *r);
 void po_As_Admission_Free(po_As_AdmissionJob *job);

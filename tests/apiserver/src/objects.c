@@ -228,7 +228,8 @@ static bool validate_common(po_As_WriteCtx *w, json_object *obj, po_As_Reply *r)
   if (res->is_crd || !strcmp(res->plural, "customresourcedefinitions")) {
     if (!check_schema(w, obj, r)) return false;
   }
-  if (!strcmp(res->plural, "validatingwebhookconfigurations") && !strcmp(res->group, "admissionregistration.k8s.io")) {
+  if ((!strcmp(res->plural, "validatingwebhookconfigurations") || !strcmp(res->plural, "mutatingwebhookconfigurations")) &&
+      !strcmp(res->group, "admissionregistration.k8s.io")) {
     char field[128], reason[64], msg[512];
     if (!po_As_Admission_CheckConfig(obj, field, sizeof field, reason, sizeof reason, msg, sizeof msg)) {
       invalid1(r, res, name, reason, field, msg);
@@ -270,6 +271,30 @@ static bool validate_common(po_As_WriteCtx *w, json_object *obj, po_As_Reply *r)
 static void commit(po_As_WriteCtx *w, json_object *cur, json_object *next, po_As_Reply *r);
 static bool is_dry_run(po_As_WriteCtx *w) { return w->q->dry_run && !strcmp(w->q->dry_run, "All"); }
 
+/* Answers a no-op write with the current object (taken). */
+static void reply_current(po_As_WriteCtx *w, json_object *cur, po_As_Reply *r) {
+  char *av = po_As_ApiVersion(w->q->res, w->q->version);
+  free(r->body);
+  r->code = 200;
+  r->body = po_As_Serialize(cur, av);
+  r->content_type = "application/json";
+  free(av);
+  json_object_put(cur);
+}
+
+/* An update the mutating webhooks changed: the generation rule over the object they made (the
+ * real server's strategy runs after admission), and a no-op when they put everything back. */
+static void after_mutation(po_As_WriteCtx *w, json_object *cur, json_object *next) {
+  if (w->q->res->has_generation) {
+    json_object *a = strip(cur, true), *b = strip(next, true), *g = po_As_Get(po_As_Get(cur, "metadata"), "generation");
+    int64_t gen = g ? json_object_get_int64(g) : 0;
+    json_object_object_add(po_As_Meta(next), "generation", json_object_new_int64(po_As_Equal(a, b) ? gen : gen + 1));
+    json_object_put(a);
+    json_object_put(b);
+  }
+  po_As_CheckNoop(w, cur, next);
+}
+
 static void run_write(po_As_WriteCtx *w, po_As_Reply *r) {
   po_As_Request *q = w->q;
   for (int attempt = 0; attempt < 8; attempt++) {
@@ -294,21 +319,50 @@ static void run_write(po_As_WriteCtx *w, po_As_Reply *r) {
       return;
     }
     if (w->noop) { /* nothing changes: answer with the current object */
-      char *av = po_As_ApiVersion(q->res, q->version);
-      free(r->body);
-      r->code = 200;
-      r->body = po_As_Serialize(cur, av);
-      r->content_type = "application/json";
-      free(av);
-      json_object_put(cur);
+      reply_current(w, cur, r);
       json_object_put(next);
       pthread_mutex_unlock(&po_as.mu);
       return;
     }
     const char *opname = w->op == kPo_As_OpDelete ? "DELETE" : cur ? "UPDATE" : "CREATE";
     const char *nm = next ? po_As_MetaStr(next, "name") : w->name;
+    /* Mutating webhooks first (not on DELETE: there is no object to change), then the object
+     * they made is validated again, as the real server does, and the validating ones see it. */
+    po_As_AdmissionJob *mjob = w->op == kPo_As_OpDelete ? NULL
+                               : po_As_Admission_Prepare(q->res, q->version, opname, q->sub, q->ns, nm, next, cur,
+                                                         is_dry_run(w), true);
+    if (mjob) {
+      pthread_mutex_unlock(&po_as.mu);
+      json_object *before = po_As_Copy(next);
+      bool admitted = po_As_Admission_Mutate(mjob, &next, r);
+      po_As_Admission_Free(mjob);
+      pthread_mutex_lock(&po_as.mu);
+      bool mutated = admitted && !json_object_equal(before, next);
+      json_object_put(before);
+      if (admitted) {
+        for (int i = 0; i < r->nwarnings; i++) {
+          if (w->warn.nwarnings < 16) w->warn.warnings[w->warn.nwarnings++] = r->warnings[i];
+          else free(r->warnings[i]);
+        }
+        r->nwarnings = 0;
+      }
+      if (!admitted || (mutated && !validate_common(w, next, r))) {
+        json_object_put(cur);
+        json_object_put(next);
+        pthread_mutex_unlock(&po_as.mu);
+        return;
+      }
+      if (mutated && cur) after_mutation(w, cur, next);
+      if (w->noop) { /* the webhooks put back what the request changed: nothing is written */
+        reply_current(w, cur, r);
+        json_object_put(next);
+        pthread_mutex_unlock(&po_as.mu);
+        return;
+      }
+      nm = po_As_MetaStr(next, "name");
+    }
     po_As_AdmissionJob *job = po_As_Admission_Prepare(q->res, q->version, opname, q->sub, q->ns, nm,
-                                                      w->op == kPo_As_OpDelete ? NULL : next, cur, is_dry_run(w));
+                                                      w->op == kPo_As_OpDelete ? NULL : next, cur, is_dry_run(w), false);
     pthread_mutex_unlock(&po_as.mu);
     if (job) {
       bool admitted = po_As_Admission_Run(job, r);

@@ -43,6 +43,9 @@ typedef struct {
   const char *sans[kPo_AppMaxSans];
   size_t n_sans;
   double renew_interval_s;                  /* self-managed: how often to check (0: 12 hours) */
+  /* The API server's username for this controller (system:serviceaccount:NS:NAME): its writes
+   * pass the mutating webhook unchanged. NULL: none exempt. */
+  const char *controller_user;
 
   const char *probe_address;                /* "0": no /healthz, /readyz, /metrics */
   bool leader_elect;

@@ -180,4 +180,19 @@ typedef struct {
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);
 
+/* The admission view of a write to a target (the mutating webhook, docs/gitops.md): phases 1
+ * and 2 of po_Reconcile (load and plan, the same code) over `incoming` in place of the cached
+ * target, then po_Consul_Plan over it; no Event, no write. `incoming` must carry the target's
+ * uid (the stored object's, on UPDATE), which the entries are bound to. PropertyOverrides the
+ * controller has not claimed yet (no finalizer) contribute nothing here.
+ *   Set        *extensions (a new reference) is the spec.envoyExtensions the controller would
+ *              write into `incoming`: every other extension as it came, ours as planned
+ *   Keep       `incoming` already holds exactly that, or there is nothing to bind to (no uid)
+ *   NotSynced  the caches are not complete: nothing can be said (the caller lets it pass)
+ *   Error      out of memory or a malformed object; `err` says which */
+typedef enum { kPo_Desired_Keep = 0, kPo_Desired_Set, kPo_Desired_NotSynced, kPo_Desired_Error } po_DesiredResult;
+po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind,
+                                      const struct json_object *incoming, struct json_object **extensions, char *err,
+                                      size_t size);
+
 #endif

@@ -1,6 +1,6 @@
 /* The webhook's HTTPS server, on the runtime's HTTP layer (po/runtime/http.h: libmicrohttpd +
- * GnuTLS): POST /validate takes AdmissionReview v1,
- * GET /healthz answers ok. Certificate and key are read from files and re-read when either file
+ * GnuTLS): POST /validate takes AdmissionReview v1 (the validating decision, admission.h),
+ * POST /mutate the mutating one (mutate.h), GET /healthz answers ok. Certificate and key are read from files and re-read when either file
  * changes (checked at most once a second, at handshakes), so rotated certificates (cert-manager,
  * Secret volume updates) are picked up without a restart; a file that fails to load keeps the
  * previous pair in use. TLS 1.2 and 1.3 only, AEAD suites with ECDHE. Each request gets its own
@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "po/targets/tenancy.h"
+#include "po/webhook/mutate.h"
 
 typedef struct po_WebhookServer po_WebhookServer;
 
@@ -38,6 +39,9 @@ typedef struct {
   void (*observe)(void *ctx, int http_status, bool allowed, double seconds);
   void *observe_ctx;
   const po_Tenancy *tenancy; /* who may target what (borrowed; NULL allows everything) */
+  po_MutateOptions mutate;   /* POST /mutate (desired NULL: every object passes unchanged) */
+  /* Called once per /mutate answer with its outcome (mutate.h); may be NULL. */
+  void (*observe_mutate)(void *ctx, const char *outcome);
 } po_WebhookOptions;
 
 /* Starts serving; NULL with `error` filled on failure. */

@@ -1,0 +1,51 @@
+/* The mutating admission webhook's decision (docs/gitops.md): a write to a ServiceDefaults or
+ * ProxyDefaults that would leave out the builtin/property-override entries the controller
+ * manages gets them back, in the same AdmissionReview, as a JSONPatch; so a GitOps apply of the
+ * object's git version never stores a revision without them.
+ *
+ * What goes back is never taken from oldObject: the webhook asks `desired` (the app wires the
+ * reconciler's own load and plan over the process's caches, po_Reconcile_Desired) for the
+ * spec.envoyExtensions the controller would write into the incoming object, so a forged or
+ * stale entry is not kept and an entry the controller removes does not return. The answer is
+ * always allowed: in every case where nothing can be said (caches not synced, no uid yet on
+ * CREATE, the write is the controller's own, out of memory) the object passes unchanged and the
+ * controller's repair stays the fallback. A body that is not one AdmissionReview v1 request is
+ * a 400, as for the validating route. */
+#ifndef PO_WEBHOOK_MUTATE_H_
+#define PO_WEBHOOK_MUTATE_H_
+
+#include <stddef.h>
+
+#include "po/engine.h"
+#include "po/targets/override.h"
+
+struct json_object;
+
+typedef enum {
+  kPo_Mutate_Keep = 0,  /* the object already holds what the controller would write */
+  kPo_Mutate_Set,       /* *extensions (a new reference) is the list to store */
+  kPo_Mutate_NotReady,  /* nothing can be said yet (caches not synced): pass unchanged */
+  kPo_Mutate_Error,     /* pass unchanged; err says why */
+} po_MutateDecision;
+
+/* `object` is the incoming target with the stored object's uid (read only). Called on the
+ * webhook's HTTP threads, concurrently: it must be thread-safe. */
+typedef po_MutateDecision (*po_MutateDesiredFn)(void *ctx, po_TargetKind kind, const struct json_object *object,
+                                                struct json_object **extensions, char *err, size_t size);
+
+typedef struct {
+  po_MutateDesiredFn desired; /* NULL: every object passes unchanged */
+  void *ctx;
+  /* The username the API server knows the controller by (its ServiceAccount's,
+   * system:serviceaccount:NS:NAME); its writes pass unchanged: only the controller may remove
+   * its own entries. NULL or "": none is exempt (every writer shares one identity in tests). */
+  const char *controller_user;
+} po_MutateOptions;
+
+/* Returns the AdmissionReview response (a new reference), or NULL with *http_status (400, 413)
+ * and `error` when the body is no AdmissionReview v1 request. *outcome (may be NULL) gets
+ * "patched", "unchanged", "not-synced", "exempt" or "error", for metrics and logs. */
+struct json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, int *http_status,
+                                        char *error, size_t size, const char **outcome);
+
+#endif

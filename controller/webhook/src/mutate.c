@@ -1,0 +1,141 @@
+/* The mutating route: a target write that would lose the controller's entries gets them back
+ * (po/webhook/mutate.h). One JSONPatch operation replaces spec.envoyExtensions with the list the
+ * controller's own plan makes of the incoming object: everybody else's extensions as they came,
+ * in their order, ours after them. */
+#include "po/webhook/mutate.h"
+
+#include <gnutls/gnutls.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/base/json.h"
+#include "po/targets/consul.h"
+#include "review.h"
+
+static size_t count_ours(json_object *list) {
+  size_t n = 0;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    const char *name = po_Json_String(json_object_array_get_idx(list, i), "name");
+    n += name && strcmp(name, PO_EXTENSION_NAME) == 0;
+  }
+  return n;
+}
+
+/* The incoming object as the store will hold it, for the plan: on UPDATE the API server keeps the
+ * stored uid and namespace whatever the body says (a PUT may leave them out), and our markers
+ * are bound to that uid. A new reference; NULL when out of memory. */
+static json_object *view_of(json_object *obj, json_object *old, const char *req_ns) {
+  json_object *v = NULL;
+  if (json_object_deep_copy(obj, &v, NULL) != 0) return NULL;
+  json_object *meta = po_Json_Get(v, "metadata");
+  if (!meta || !json_object_is_type(meta, json_type_object)) {
+    meta = json_object_new_object();
+    if (!meta || json_object_object_add(v, "metadata", meta) != 0) {
+      json_object_put(meta);
+      json_object_put(v);
+      return NULL;
+    }
+  }
+  const char *ouid = po_Json_Meta(old, "uid");
+  if (*ouid) json_object_object_add(meta, "uid", json_object_new_string(ouid));
+  if (req_ns && *req_ns) json_object_object_add(meta, "namespace", json_object_new_string(req_ns));
+  return v;
+}
+
+/* [{"op": "add", "path": "/spec/envoyExtensions", "value": list}] (add replaces a member that
+ * exists, RFC 6902 4.1), or the whole spec when the object has none; base64, as the
+ * AdmissionResponse's patch field wants it. malloc'd; NULL when out of memory. */
+static char *patch_of(json_object *obj, json_object *list) {
+  json_object *ops = json_object_new_array(), *op = json_object_new_object(), *value = json_object_get(list);
+  bool has_spec = json_object_is_type(po_Json_Get(obj, "spec"), json_type_object);
+  if (!has_spec) {
+    json_object *spec = json_object_new_object();
+    json_object_object_add(spec, "envoyExtensions", value);
+    value = spec;
+  }
+  json_object_object_add(op, "op", json_object_new_string("add"));
+  json_object_object_add(op, "path", json_object_new_string(has_spec ? "/spec/envoyExtensions" : "/spec"));
+  json_object_object_add(op, "value", value);
+  json_object_array_add(ops, op);
+  size_t len;
+  const char *text = json_object_to_json_string_length(ops, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  gnutls_datum_t in = {(unsigned char *)text, (unsigned)len}, out = {0};
+  char *b64 = NULL;
+  if (text && gnutls_base64_encode2(&in, &out) == 0) {
+    /* GnuTLS wraps at 64 columns: the API server wants one unbroken string */
+    b64 = malloc(out.size + 1);
+    size_t k = 0;
+    for (unsigned i = 0; b64 && i < out.size; i++) {
+      if (out.data[i] != '\n' && out.data[i] != '\r') b64[k++] = (char)out.data[i];
+    }
+    if (b64) b64[k] = '\0';
+  }
+  gnutls_free(out.data);
+  json_object_put(ops);
+  return b64;
+}
+
+static const char *decide(json_object *req, const po_MutateOptions *opt, json_object *resp) {
+  const char *op = po_Json_String(req, "operation");
+  json_object *rk = po_Json_Get(req, "kind"), *obj = po_Json_Get(req, "object"), *old = po_Json_Get(req, "oldObject");
+  const char *group = po_Json_String(rk, "group"), *k = po_Json_String(rk, "kind");
+  po_TargetKind kind;
+  if (!group || strcmp(group, PO_CONSUL_GROUP) != 0 || !k) return "unchanged";
+  if (!strcmp(k, "ServiceDefaults")) kind = kPo_TargetServiceDefaults;
+  else if (!strcmp(k, "ProxyDefaults")) kind = kPo_TargetProxyDefaults;
+  else return "unchanged";
+  /* CREATE: the server assigns the uid after mutating admission, so nothing can be bound to the
+   * new object yet (a re-created object is a new one: the controller programs it). DELETE and
+   * subresources carry no spec to keep. */
+  if (!op || strcmp(op, "UPDATE") != 0 || po_Json_String(req, "subResource")) return "unchanged";
+  if (!json_object_is_type(obj, json_type_object) || !*po_Json_Meta(old, "uid")) return "unchanged";
+  if (po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp")) return "unchanged";
+  const char *user = po_Json_String(po_Json_Get(req, "userInfo"), "username");
+  if (opt->controller_user && *opt->controller_user && user && !strcmp(user, opt->controller_user)) return "exempt";
+  if (!opt->desired) return "unchanged";
+  json_object *view = view_of(obj, old, po_Json_String(req, "namespace"));
+  if (!view) return "error";
+  json_object *list = NULL;
+  char err[256] = "";
+  po_MutateDecision d = opt->desired(opt->ctx, kind, view, &list, err, sizeof err);
+  const char *outcome = d == kPo_Mutate_NotReady ? "not-synced" : d == kPo_Mutate_Error ? "error" : "unchanged";
+  if (d == kPo_Mutate_Set && list) {
+    char *patch = patch_of(obj, list);
+    if (patch) {
+      json_object_object_add(resp, "patchType", json_object_new_string("JSONPatch"));
+      json_object_object_add(resp, "patch", json_object_new_string(patch));
+      size_t had = count_ours(po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions")), have = count_ours(list);
+      char w[256];
+      snprintf(w, sizeof w,
+               "spec.envoyExtensions: the builtin/property-override entries of the PropertyOverrides targeting this "
+               "object were kept (%zu in the request, %zu stored; docs/gitops.md)",
+               had, have);
+      json_object *warnings = json_object_new_array();
+      json_object_array_add(warnings, json_object_new_string(w));
+      json_object_object_add(resp, "warnings", warnings);
+      free(patch);
+      outcome = "patched";
+    } else {
+      outcome = "error";
+    }
+  }
+  json_object_put(list);
+  json_object_put(view);
+  return outcome;
+}
+
+json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, int *http_status, char *error,
+                                 size_t size, const char **outcome) {
+  json_object *review = po_Review_Parse(body, len, http_status, error, size);
+  if (!review) return NULL;
+  json_object *req = po_Json_Get(review, "request");
+  json_object *resp = json_object_new_object();
+  json_object_object_add(resp, "uid", json_object_new_string(po_Json_String(req, "uid")));
+  json_object_object_add(resp, "allowed", json_object_new_boolean(1));
+  const char *o = decide(req, opt, resp);
+  if (outcome) *outcome = o;
+  json_object_put(review);
+  return po_Review_Wrap(resp);
+}

@@ -1,0 +1,177 @@
+/* po_Reconcile_Desired, the mutating webhook's question: the spec.envoyExtensions the controller
+ * would write into an incoming version of a target, from the same load and plan as po_Reconcile
+ * (tests/reconcile/fake_api.c holds the caches). Never a write, never an Event; nothing taken
+ * from the incoming object's own entries but what the plan keeps of everybody else's. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/reconcile/reconcile.h"
+#include "po/targets/consul.h"
+
+#include "fake_api.h"
+
+static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
+
+static json_object *target(void) { return slot("ServiceDefaults/default/web", false)->obj; }
+static json_object *ext_of(json_object *o) { return get(get(o, "spec"), "envoyExtensions"); }
+static po_ReconcileResult reconcile(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/default/web"); }
+
+/* The git version of web: protocol and a lua entry, no entries of ours; uid as stored. */
+static json_object *git_version(void) {
+  json_object *o = json_tokener_parse(
+      "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+      "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"protocol\":\"grpc\","
+      "\"envoyExtensions\":[{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}]}}");
+  json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(json_object_get_string(get(get(target(), "metadata"), "uid"))));
+  return o;
+}
+
+static po_DesiredResult desired(json_object *incoming, json_object **list) {
+  char err[256] = "";
+  int writes = F.target_writes, patches = F.override_patches + F.status_patches, events = F.events + F.target_events;
+  po_DesiredResult d = po_Reconcile_Desired(&IO, IX, kPo_TargetServiceDefaults, incoming, list, err, sizeof err);
+  /* a question, never a write or an Event */
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(F.override_patches + F.status_patches, patches);
+  assert_int_equal(F.events + F.target_events, events);
+  assert_int_equal(F.lent, 0);
+  return d;
+}
+
+/* web with the lua entry from git, then a and b programmed by the reconciler. */
+static void programmed(void) {
+  put("ServiceDefaults/default/web",
+      json_tokener_parse("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                         "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"protocol\":\"http\","
+                         "\"envoyExtensions\":[{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}]}}"));
+  apply_override("a", 1, "web", kGood);
+  apply_override("b", 1, "web", kGood2);
+  assert_true(reconcile().ok);
+  assert_int_equal(json_object_array_length(ext_of(target())), 3);
+}
+
+static void test_stripped_write_gets_exactly_the_reconcilers_entries(void **state) {
+  (void)state;
+  programmed();
+  json_object *in = git_version(), *list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  /* what the reconciler wrote, byte for byte: the lua entry as it came, then a, then b */
+  assert_true(json_object_equal(list, ext_of(target())));
+  json_object_put(list);
+  /* the object as it will be stored holds it: nothing more to say */
+  json_object_object_add(get(in, "spec"), "envoyExtensions", copy(ext_of(target())));
+  list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Keep);
+  assert_null(list);
+  json_object_put(in);
+}
+
+static void test_other_extensions_come_from_the_write_not_the_store(void **state) {
+  (void)state;
+  programmed();
+  json_object *in = git_version(), *list = NULL;
+  /* git changes the lua entry and adds another: those are the writer's, kept as written */
+  json_object *lua = json_object_array_get_idx(ext_of(in), 0);
+  json_object_object_add(get(lua, "arguments"), "Script", json_object_new_string("y"));
+  json_object_array_add(ext_of(in), json_tokener_parse("{\"name\":\"builtin/aws/lambda\",\"arguments\":{\"ARN\":\"z\"}}"));
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(json_object_array_length(list), 4);
+  assert_string_equal(json_object_get_string(get(get(json_object_array_get_idx(list, 0), "arguments"), "Script")), "y");
+  assert_string_equal(json_object_get_string(get(json_object_array_get_idx(list, 1), "name")), "builtin/aws/lambda");
+  assert_true(json_object_equal(json_object_array_get_idx(list, 2), json_object_array_get_idx(ext_of(target()), 1)));
+  json_object_put(list);
+  json_object_put(in);
+}
+
+static void test_stale_entry_in_the_write_is_replaced_by_the_current_one(void **state) {
+  (void)state;
+  programmed();
+  json_object *stale = copy(ext_of(target())); /* a's and b's entries at generation 1, as git might hold them */
+  apply_override("a", 2, "web", kGood2);       /* a moves on; the reconciler has not run yet */
+  json_object *in = git_version(), *list = NULL;
+  json_object_object_add(get(in, "spec"), "envoyExtensions", stale);
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  json_object *ma = get(get(json_object_array_get_idx(list, 1), "arguments"), "PropertyOverride");
+  assert_string_equal(json_object_get_string(get(ma, "name")), "a");
+  assert_int_equal(json_object_get_int(get(ma, "generation")), 2);
+  json_object_put(list);
+  json_object_put(in);
+}
+
+static void test_forged_entry_is_not_made_ours(void **state) {
+  (void)state;
+  programmed();
+  json_object *in = git_version(), *list = NULL;
+  /* a marker naming a with the wrong uid: a look-alike, kept as the writer's, never counted as a */
+  json_object_array_add(ext_of(in), json_tokener_parse(
+      "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":9,"
+      "\"uid\":\"forged\",\"targetUID\":\"forged\"},\"Patches\":[]}}"));
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(json_object_array_length(list), 4); /* lua, the look-alike, a, b */
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(list, 1), "arguments"), "PropertyOverride"), "uid")), "forged");
+  assert_int_equal(json_object_get_int(get(get(get(json_object_array_get_idx(list, 2), "arguments"), "PropertyOverride"), "generation")), 1);
+  json_object_put(list);
+  json_object_put(in);
+}
+
+static void test_entry_the_controller_removes_does_not_come_back(void **state) {
+  (void)state;
+  programmed();
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(slot(k, false)->obj);
+  json_object *in = git_version(), *list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(json_object_array_length(list), 2); /* lua and b: a is being deleted */
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(list, 1), "arguments"), "PropertyOverride"), "name")), "b");
+  json_object_put(list);
+  json_object_put(in);
+}
+
+static void test_unclaimed_override_is_not_added(void **state) {
+  (void)state;
+  programmed();
+  apply_override("c", 1, "web", kGood); /* no finalizer yet: the reconciler has not claimed it */
+  json_object *in = git_version(), *list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(json_object_array_length(list), 3); /* lua, a, b */
+  json_object_put(list);
+  json_object_put(in);
+}
+
+static void test_nothing_said_before_the_caches_synced_or_without_a_uid(void **state) {
+  (void)state;
+  programmed();
+  json_object *in = git_version(), *list = NULL;
+  F.unsynced = true;
+  assert_int_equal(desired(in, &list), kPo_Desired_NotSynced);
+  assert_null(list);
+  F.unsynced = false;
+  json_object_object_del(get(in, "metadata"), "uid"); /* a CREATE: the server has not assigned it yet */
+  assert_int_equal(desired(in, &list), kPo_Desired_Keep);
+  assert_null(list);
+  json_object_put(in);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_stripped_write_gets_exactly_the_reconcilers_entries, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_extensions_come_from_the_write_not_the_store, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stale_entry_in_the_write_is_replaced_by_the_current_one, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_entry_is_not_made_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_entry_the_controller_removes_does_not_come_back, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unclaimed_override_is_not_added, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_nothing_said_before_the_caches_synced_or_without_a_uid, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

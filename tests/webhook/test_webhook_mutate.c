@@ -1,0 +1,245 @@
+/* The mutating route's decision (po_Admission_Mutate) with a stand-in for the app's callback:
+ * which writes are asked about at all, what the callback sees (the incoming object with the
+ * stored uid, never oldObject's entries), and the JSONPatch that comes back. */
+#include <gnutls/gnutls.h>
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/webhook/mutate.h"
+
+/* ---- the stand-in: records what it was asked, answers what the test says ---- */
+static struct {
+  int calls;
+  po_TargetKind kind;
+  json_object *seen;     /* a copy of the object it was given */
+  po_MutateDecision answer;
+  const char *list;      /* the list it answers Set with */
+} g;
+
+static po_MutateDecision fake_desired(void *ctx, po_TargetKind kind, const json_object *object, json_object **extensions,
+                                      char *err, size_t size) {
+  (void)ctx;
+  g.calls++;
+  g.kind = kind;
+  json_object_put(g.seen);
+  g.seen = NULL;
+  json_object_deep_copy((json_object *)object, &g.seen, NULL);
+  if (g.answer == kPo_Mutate_Set) *extensions = json_tokener_parse(g.list);
+  if (g.answer == kPo_Mutate_Error) snprintf(err, size, "out of memory");
+  return g.answer;
+}
+
+static int setup(void **s) {
+  (void)s;
+  memset(&g, 0, sizeof g);
+  g.answer = kPo_Mutate_Set;
+  g.list = "[{\"name\":\"builtin/lua\"},{\"name\":\"builtin/property-override\",\"required\":false,\"arguments\":"
+           "{\"PropertyOverride\":{\"name\":\"a\",\"generation\":2,\"uid\":\"u-a\",\"targetUID\":\"u-web\"}}}]";
+  return 0;
+}
+static int teardown(void **s) {
+  (void)s;
+  json_object_put(g.seen);
+  return 0;
+}
+
+static const char *kOld = "{\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\",\"uid\":\"u-web\"},\"spec\":{\"envoyExtensions\":"
+                          "[{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"x\",\"uid\":\"forged\"}}}]}}";
+static const char *kNew = "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"protocol\":\"http\",\"envoyExtensions\":[{\"name\":\"builtin/lua\"}]}}";
+
+/* An AdmissionReview request; NULL members are left out. */
+static char *review(const char *group, const char *kind, const char *op, const char *obj, const char *old, const char *user,
+                    const char *sub) {
+  char *b = malloc(8192);
+  snprintf(b, 8192,
+           "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"r-1\","
+           "\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},\"namespace\":\"shop\",\"operation\":\"%s\""
+           "%s%s%s%s%s%s%s%s%s}}",
+           group, kind, op, obj ? ",\"object\":" : "", obj ? obj : "", old ? ",\"oldObject\":" : "", old ? old : "",
+           user ? ",\"userInfo\":{\"username\":\"" : "", user ? user : "", user ? "\"}" : "",
+           sub ? ",\"subResource\":\"status\"" : "", "");
+  return b;
+}
+
+static po_MutateOptions opts(void) { return (po_MutateOptions){.desired = fake_desired, .controller_user = "system:serviceaccount:po:ctl"}; }
+
+/* The answer's response member (a new reference), after the common checks: uid echoed, allowed. */
+static json_object *answer(const char *body, const po_MutateOptions *o, const char **outcome) {
+  int status = 0;
+  char err[256] = "";
+  json_object *out = po_Admission_Mutate(body, strlen(body), o, &status, err, sizeof err, outcome);
+  assert_non_null(out);
+  assert_int_equal(status, 200);
+  json_object *resp = NULL;
+  assert_true(json_object_object_get_ex(out, "response", &resp));
+  json_object *v = NULL;
+  assert_true(json_object_object_get_ex(resp, "uid", &v));
+  assert_string_equal(json_object_get_string(v), "r-1");
+  assert_true(json_object_object_get_ex(resp, "allowed", &v) && json_object_get_boolean(v));
+  json_object_get(resp);
+  json_object_put(out);
+  return resp;
+}
+
+static json_object *patch_ops(json_object *resp) {
+  json_object *p = NULL, *t = NULL;
+  if (!json_object_object_get_ex(resp, "patch", &p)) return NULL;
+  assert_true(json_object_object_get_ex(resp, "patchType", &t));
+  assert_string_equal(json_object_get_string(t), "JSONPatch");
+  const char *b64 = json_object_get_string(p);
+  assert_null(strchr(b64, '\n'));
+  gnutls_datum_t in = {(unsigned char *)b64, (unsigned)strlen(b64)}, out = {0};
+  assert_int_equal(gnutls_base64_decode2(&in, &out), 0);
+  char *text = calloc(1, out.size + 1);
+  memcpy(text, out.data, out.size);
+  gnutls_free(out.data);
+  json_object *ops = json_tokener_parse(text);
+  free(text);
+  assert_non_null(ops);
+  return ops;
+}
+
+static void test_stripped_update_gets_the_planned_list(void **s) {
+  (void)s;
+  char *b = review("consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOld, "kubectl-user", NULL);
+  const char *outcome = NULL;
+  po_MutateOptions o = opts();
+  json_object *resp = answer(b, &o, &outcome);
+  assert_string_equal(outcome, "patched");
+  assert_int_equal(g.calls, 1);
+  assert_int_equal(g.kind, kPo_TargetServiceDefaults);
+  /* the callback saw the incoming object, with the stored uid and the request's namespace, and
+   * nothing of oldObject's entries (the forged x is not there to be kept) */
+  json_object *meta = NULL, *spec = NULL, *v = NULL;
+  json_object_object_get_ex(g.seen, "metadata", &meta);
+  assert_true(json_object_object_get_ex(meta, "uid", &v));
+  assert_string_equal(json_object_get_string(v), "u-web");
+  assert_true(json_object_object_get_ex(meta, "namespace", &v));
+  assert_string_equal(json_object_get_string(v), "shop");
+  json_object_object_get_ex(g.seen, "spec", &spec);
+  json_object *want_spec = NULL;
+  json_object *nw = json_tokener_parse(kNew);
+  json_object_object_get_ex(nw, "spec", &want_spec);
+  assert_true(json_object_equal(spec, want_spec));
+  json_object_put(nw);
+  /* one operation: the list replaced, exactly as the callback planned it */
+  json_object *ops = patch_ops(resp), *want = json_tokener_parse(g.list);
+  assert_int_equal(json_object_array_length(ops), 1);
+  json_object *op = json_object_array_get_idx(ops, 0);
+  json_object_object_get_ex(op, "op", &v);
+  assert_string_equal(json_object_get_string(v), "add");
+  json_object_object_get_ex(op, "path", &v);
+  assert_string_equal(json_object_get_string(v), "/spec/envoyExtensions");
+  json_object_object_get_ex(op, "value", &v);
+  assert_true(json_object_equal(v, want));
+  assert_true(json_object_object_get_ex(resp, "warnings", &v));
+  assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(v, 0)), "(0 in the request, 1 stored"));
+  json_object_put(want);
+  json_object_put(ops);
+  json_object_put(resp);
+  free(b);
+}
+
+static void test_object_without_spec_gets_a_spec(void **s) {
+  (void)s;
+  char *b = review("consul.hashicorp.com", "ProxyDefaults", "UPDATE", "{\"metadata\":{\"name\":\"global\"}}", kOld, NULL, NULL);
+  po_MutateOptions o = opts();
+  json_object *resp = answer(b, &o, NULL), *ops = patch_ops(resp), *v = NULL;
+  assert_int_equal(g.kind, kPo_TargetProxyDefaults);
+  json_object_object_get_ex(json_object_array_get_idx(ops, 0), "path", &v);
+  assert_string_equal(json_object_get_string(v), "/spec");
+  json_object_object_get_ex(json_object_array_get_idx(ops, 0), "value", &v);
+  assert_non_null(json_object_object_get(v, "envoyExtensions"));
+  json_object_put(ops);
+  json_object_put(resp);
+  free(b);
+}
+
+/* Each of these passes unchanged without asking the callback. */
+static void test_writes_not_asked_about(void **s) {
+  (void)s;
+  struct {
+    const char *group, *kind, *op, *obj, *old, *user, *sub, *outcome;
+  } cases[] = {
+      {"propertyoverride.io", "PropertyOverride", "UPDATE", kNew, kOld, NULL, NULL, "unchanged"},
+      {"example.com", "ServiceDefaults", "UPDATE", kNew, kOld, NULL, NULL, "unchanged"},
+      {"consul.hashicorp.com", "ServiceIntentions", "UPDATE", kNew, kOld, NULL, NULL, "unchanged"},
+      /* CREATE: no uid to bind entries to yet */
+      {"consul.hashicorp.com", "ServiceDefaults", "CREATE", kNew, NULL, NULL, NULL, "unchanged"},
+      {"consul.hashicorp.com", "ServiceDefaults", "DELETE", NULL, kOld, NULL, NULL, "unchanged"},
+      {"consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOld, NULL, "status", "unchanged"},
+      /* being deleted: the controller is removing its entries */
+      {"consul.hashicorp.com", "ServiceDefaults", "UPDATE",
+       "{\"metadata\":{\"name\":\"web\",\"deletionTimestamp\":\"2026-12-01T00:00:00Z\"},\"spec\":{}}", kOld, NULL, NULL, "unchanged"},
+      /* the controller's own write: only it may remove its entries */
+      {"consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOld, "system:serviceaccount:po:ctl", NULL, "exempt"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    g.calls = 0;
+    char *b = review(cases[i].group, cases[i].kind, cases[i].op, cases[i].obj, cases[i].old, cases[i].user, cases[i].sub);
+    const char *outcome = NULL;
+    po_MutateOptions o = opts();
+    json_object *resp = answer(b, &o, &outcome);
+    if (g.calls != 0 || strcmp(outcome, cases[i].outcome) != 0) fail_msg("case %zu: %d calls, outcome %s", i, g.calls, outcome);
+    assert_null(patch_ops(resp));
+    json_object_put(resp);
+    free(b);
+  }
+}
+
+static void test_no_answer_passes_unchanged(void **s) {
+  (void)s;
+  po_MutateDecision answers[] = {kPo_Mutate_Keep, kPo_Mutate_NotReady, kPo_Mutate_Error};
+  const char *outcomes[] = {"unchanged", "not-synced", "error"};
+  for (int i = 0; i < 3; i++) {
+    g.answer = answers[i];
+    char *b = review("consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOld, NULL, NULL);
+    const char *outcome = NULL;
+    po_MutateOptions o = opts();
+    json_object *resp = answer(b, &o, &outcome);
+    assert_string_equal(outcome, outcomes[i]);
+    assert_null(patch_ops(resp));
+    json_object_put(resp);
+    free(b);
+  }
+  /* no callback wired (the webhook without the controller's caches): unchanged */
+  char *b = review("consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOld, NULL, NULL);
+  po_MutateOptions none = {0};
+  json_object *resp = answer(b, &none, NULL);
+  assert_null(patch_ops(resp));
+  json_object_put(resp);
+  free(b);
+}
+
+static void test_not_a_review_is_400(void **s) {
+  (void)s;
+  const char *bodies[] = {"{", "[]", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
+                          "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"x\"}}"};
+  for (size_t i = 0; i < 4; i++) {
+    int status = 0;
+    char err[256] = "";
+    po_MutateOptions o = opts();
+    assert_null(po_Admission_Mutate(bodies[i], strlen(bodies[i]), &o, &status, err, sizeof err, NULL));
+    assert_int_equal(status, 400);
+    assert_true(err[0] != '\0');
+  }
+  assert_int_equal(g.calls, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_stripped_update_gets_the_planned_list, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_object_without_spec_gets_a_spec, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_writes_not_asked_about, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_answer_passes_unchanged, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
