@@ -603,6 +603,20 @@ static bool target_current(Run *run, size_t nwant) {
   return k == nwant;
 }
 
+
+/* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
+ * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
+static bool wanted(Run *run, const char *tuid) {
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    if (!has_entry(it)) continue;
+    json_object *args = marked(it, tuid);
+    if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
+    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority};
+  }
+  return true;
+}
+
 static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
@@ -626,13 +640,7 @@ static bool write_target(Run *run) {
     return true;
   }
   if (!annotate && target_current(run, nwant)) return true;
-  for (size_t i = 0; i < run->m; i++) {
-    Item *it = &run->items[i];
-    if (!has_entry(it)) continue;
-    json_object *args = marked(it, tuid);
-    if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
-    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority};
-  }
+  if (!wanted(run, tuid)) return false;
   po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
                                    run->nwant);
   if (p.out_of_memory) return oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
@@ -911,18 +919,7 @@ po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *
   }
   run.where = po_Arena_Printf(run.ar, "%s %s/%s", po_TargetKind_Name(run.kind), run.ns, run.name);
   if (run.where && load(&run) && plan(&run)) {
-    const char *tuid = po_Json_Meta(incoming, "uid");
-    for (size_t i = 0; i < run.m && run.r.ok; i++) {
-      Item *it = &run.items[i];
-      if (!has_entry(it)) continue;
-      json_object *args = marked(it, tuid);
-      if (!args) {
-        oom(&run, "an entry");
-        break;
-      }
-      run.want[run.nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
-    }
-    if (run.r.ok) {
+    if (wanted(&run, po_Json_Meta(incoming, "uid"))) {
       po_ConsulPlan p = po_Consul_Plan(incoming, run.kind, run.ns, run.name, run.owners, run.nowners, run.want, run.nwant);
       json_object *list = po_Json_Get(po_Json_Get(p.object, "spec"), "envoyExtensions");
       if (p.out_of_memory) {
