@@ -456,4 +456,56 @@ void po_EnvoyApi_LoadOnDemand(void);
  * and the field list, then a did-you-mean line when one is close). */
 bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
 
+/* ---- Envoy's admin /config_dump and the meshes' naming (`propertyoverride preview`) ----------
+ * config_dump.c reads a dump with upb's JSON decoder (every `@type` resolved against the
+ * schema) and unpacks each resource of its Clusters/Listeners/Routes/EndpointsConfigDump;
+ * mesh.c decides what a mesh makes of each resource. Both pure: no I/O. */
+
+typedef enum {
+  kPo_DumpState_Static = 0, /* from the bootstrap: no mesh extension patches it */
+  kPo_DumpState_Active,     /* dynamic, in use: what preview patches */
+  kPo_DumpState_Warming,    /* dynamic, not yet in use */
+  kPo_DumpState_Draining,   /* dynamic listener on its way out */
+} po_DumpState;
+const char *po_DumpState_Name(po_DumpState s); /* "static", "active", "warming", "draining" */
+
+typedef struct {
+  po_ResourceType type;
+  po_DumpState state;
+  const char *name;         /* Cluster, Listener, RouteConfiguration name; ClusterLoadAssignment cluster_name */
+  const char *version_info; /* "" when the dump has none */
+  po_Message *message;      /* the resource, in the arena: po_Override_Apply may patch it */
+} po_DumpResource;
+
+typedef struct {
+  po_DumpResource *resources; /* in the dump's order */
+  size_t count;
+  const char **other_configs; /* full names of the configs[] entries not read (bootstrap, secrets...) */
+  size_t other_count;
+} po_ConfigDump;
+
+/* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). Errors name where:
+ * "configs[2].dynamic_active_clusters[7].cluster: type '...' is not in the Envoy v3 schema".
+ * Linear in the input. */
+bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
+
+typedef enum { kPo_Mesh_Consul = 0, kPo_Mesh_Istio } po_Mesh;
+const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio" */
+
+/* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
+typedef struct {
+  po_ResourceType resource_type;
+  po_TrafficDirection direction;
+  bool has_service;
+  po_ServiceName service;   /* the upstream service when has_service (namespace, partition filled) */
+  const char *datacenter;   /* Consul: the datacenter an upstream SNI names, or NULL */
+  const char *note;         /* outbound without a service: why (a subset's SNI, a peer's...), or NULL */
+} po_MeshResource;
+
+/* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms) or Istio's names; mesh.c
+ * says them in full. `datacenter` is Consul's local datacenter: upstream SNIs of another never
+ * name a service; NULL accepts any. false only for a resource type no mesh patches. */
+bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
+                      po_MeshResource *out);
+
 #endif
