@@ -98,12 +98,13 @@ static const char *dir_name(po_TrafficDirection d) {
   return d == kPo_TrafficDirection_Inbound ? "inbound" : d == kPo_TrafficDirection_Outbound ? "outbound" : "unknown";
 }
 
-/* "name" for default namespace and partition, else "partition/namespace/name". */
+/* "name" in the default namespace and partition, "namespace/name" in the default partition,
+ * else "partition/namespace/name". */
 static const char *svc_name(const po_ServiceName *s, po_Arena *a) {
   const char *ns = s->namespace_ && *s->namespace_ ? s->namespace_ : "default";
   const char *pt = s->partition && *s->partition ? s->partition : "default";
-  if (!strcmp(ns, "default") && !strcmp(pt, "default")) return s->name;
-  return po_Arena_Printf(a, "%s/%s/%s", pt, ns, s->name);
+  if (strcmp(pt, "default")) return po_Arena_Printf(a, "%s/%s/%s", pt, ns, s->name);
+  return strcmp(ns, "default") ? po_Arena_Printf(a, "%s/%s", ns, s->name) : s->name;
 }
 
 static const char *describe(const Res *r, po_Arena *a) {

@@ -146,6 +146,28 @@ static bool listeners(Reader *r, const upb_Message *dump, const upb_MessageDef *
   return true;
 }
 
+/* After upb's "Type was not found" (which names only a line and column): the first `@type` of
+ * the text that the schema does not have, so the error can name it. A scan of the text for
+ * error reporting only; the dump itself is read by upb. */
+static const char *unknown_type(const po_Schema *s, const char *json, size_t len, po_Arena *a) {
+  static const char kKey[] = "\"@type\"";
+  const char *end = json + len;
+  for (const char *p = json; p < end && (p = memchr(p, '"', (size_t)(end - p))) != NULL; p++) {
+    if ((size_t)(end - p) < sizeof kKey || memcmp(p, kKey, sizeof kKey - 1) != 0) continue;
+    const char *v = p + sizeof kKey - 1;
+    while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n' || *v == ':')) v++;
+    if (v >= end || *v != '"') continue;
+    const char *q = memchr(++v, '"', (size_t)(end - v));
+    if (!q) return NULL;
+    const char *name = v;
+    for (const char *c = v; c < q; c++) name = *c == '/' ? c + 1 : name;
+    char *n = po_Arena_Strndup(a, name, (size_t)(q - name));
+    if (n && !po_Schema_FindMessage(s, n)) return po_Arena_Strndup(a, v, (size_t)(q - v));
+    p = q;
+  }
+  return NULL;
+}
+
 bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *st) {
   memset(out, 0, sizeof *out);
   const po_Schema *s = po_Engine_Schema(st);
@@ -153,7 +175,16 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
   if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
   upb_Message *dump = po_Json_Decode(s, cd, json, len, po_Arena_Upb(a), st);
-  if (!dump) return false;
+  if (!dump) {
+    const char *t = strstr(st->message, "Type was not found") ? unknown_type(s, json, len, a) : NULL;
+    if (t) {
+      size_t at = strlen(st->message);
+      snprintf(st->message + at, sizeof st->message - at,
+               " (the first unknown one is '%s': the dump names a type the Envoy v3 API this build "
+               "validates against does not have, such as a mesh's own filter configuration)", t);
+    }
+    return false;
+  }
   const upb_MessageDef *anyd = NULL;
   const upb_Array *configs = list(dump, cd, "configs", &anyd);
   Reader r = {out, 0, a, st};
