@@ -157,7 +157,8 @@ static const char *unknown_type(const po_Schema *s, const char *json, size_t len
     const char *v = p + sizeof kKey - 1;
     while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n' || *v == ':')) v++;
     if (v >= end || *v != '"') continue;
-    const char *q = memchr(++v, '"', (size_t)(end - v));
+    v++;
+    const char *q = memchr(v, '"', (size_t)(end - v));
     if (!q) return NULL;
     const char *name = v;
     for (const char *c = v; c < q; c++) name = *c == '/' ? c + 1 : name;
