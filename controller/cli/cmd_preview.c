@@ -120,7 +120,8 @@ static const char *why_unmatched(const po_Patch *p, const Res *rs, size_t n, po_
   po_TrafficDirection d = po_TrafficDirection_Parse(p->resource_filter.traffic_direction);
   size_t of_type = 0, of_dir = 0;
   const char *seen[5];
-  size_t nseen = 0, more = 0;
+  size_t nseen = 0;
+  bool more = false;
   for (size_t i = 0; i < n; i++) {
     if (rs[i].r->type != t) continue;
     of_type++;
@@ -132,7 +133,7 @@ static const char *why_unmatched(const po_Patch *p, const Res *rs, size_t n, po_
     for (size_t k = 0; k < nseen && !dup; k++) dup = !strcmp(seen[k], s);
     if (dup) continue;
     if (nseen < 5) seen[nseen++] = s;
-    else more++;
+    else more = true;
   }
   if (!of_type) {
     return po_Arena_Printf(a, "the dump has no active %s%s", type_name(t),
@@ -148,7 +149,7 @@ static const char *why_unmatched(const po_Patch *p, const Res *rs, size_t n, po_
     int w = snprintf(list + at, sizeof list - at, "%s%s", k ? ", " : "", seen[k]);
     at += w > 0 ? (size_t)w : 0;
   }
-  if (more && at < sizeof list) snprintf(list + at, sizeof list - at, " and %zu more", more);
+  if (more && at < sizeof list) snprintf(list + at, sizeof list - at, " and others");
   return po_Arena_Printf(a, "no such service: no %s %s of the services named (services the dump's %s %ss belong to: %s)",
                          dir_name(d), type_name(t), dir_name(d), type_name(t), nseen ? list : "none");
 }
@@ -242,6 +243,20 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
   for (size_t i = 0; i < n; i++) {
     const Res *r = &rs[i];
     po_Payload pl = {r->m.resource_type, r->m.direction, r->m.has_service ? &r->m.service : NULL};
+    /* Only a resource some patch matches is printed (and so encoded) before patching. */
+    bool matches = false;
+    for (size_t p = 0; p < npo && !matches; p++) {
+      const po_Arguments *args = pos[p].c->args;
+      for (size_t k = 0; k < args->patch_count && !matches; k++) {
+        matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl);
+      }
+    }
+    hit[i] = matches;
+    if (!matches) {
+      unmatched++;
+      if (opt->json) po_Value_ListAppend(a, junres, res_value(r, a));
+      continue;
+    }
     size_t blen = 0;
     po_Status st;
     po_Status_Clear(&st);
@@ -275,12 +290,6 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
         const char *msg = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
         po_Value_ListAppend(a, rerrs, str(a, msg));
       }
-    }
-    hit[i] = po_Value_Size(applied) > 0;
-    if (!hit[i]) {
-      unmatched++;
-      po_Value_ListAppend(a, junres, res_value(r, a));
-      continue;
     }
     size_t alen = 0;
     po_Status_Clear(&st);
@@ -491,12 +500,12 @@ int po_Cmd_Preview(int argc, char **argv) {
     else text = po_Cli_ReadFileMalloc(dump_path, kMaxDump, &len, &st);
     const char *src = admin ? admin : dump_path;
     po_ConfigDump dump;
-    if ((text || fetched) && !po_ConfigDump_ParseJson(text ? text : fetched, len, a, &dump, &st)) {
-      po_Status_Prefix(&st, "%s: ", src);
-      free(text);
-      text = fetched = NULL;
-    }
-    if (!text && !fetched) {
+    bool read = (text || fetched) && po_ConfigDump_ParseJson(text ? text : fetched, len, a, &dump, &st);
+    if ((text || fetched) && !read) po_Status_Prefix(&st, "%s: ", src);
+    /* The dump's text is no longer needed: upb copied what it keeps into the arena. */
+    free(text);
+    text = NULL;
+    if (!read) {
       fprintf(stderr, "propertyoverride preview: %s\n", st.message);
     } else {
       if (rep.count) po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr); /* warnings */
@@ -504,7 +513,6 @@ int po_Cmd_Preview(int argc, char **argv) {
       if (r == -1) fprintf(stderr, "propertyoverride preview: out of memory\n");
       if (r >= 0 && po_Cli_Flush(stdout, "preview", "the preview")) rc = r;
     }
-    free(text);
   }
   po_Arena_Free(a);
   return rc;
