@@ -9,7 +9,8 @@
  *     `failover-target~N~<SNI>` is looked up by its SNI. A subset's SNI (one more label in
  *     front), a peer's (`svc.ns.part.peer.external.<td>`) or another datacenter's never match.
  *   listener: inbound when the name before the first ':' is `public_listener`; else outbound,
- *     the service of the upstream whose EnvoyID is that prefix (no ':' at all: none).
+ *     the service of the upstream whose EnvoyID is that prefix (no ':' at all, a prepared
+ *     query's or transparent proxy's `outbound_listener`: none).
  *   RouteConfiguration: inbound when `local_app` is the only cluster its routes target; else
  *     outbound, the upstream whose EnvoyID is the route's name.
  *   An EnvoyID is `[prepared_query:][[partition/]namespace/]name[?dc=DC|?peer=PEER]` (defaults
@@ -263,7 +264,12 @@ bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResourc
       }
       char *id = dup(a, name, (size_t)(colon - name));
       if (!id) return false;
+      /* Consul cuts at the first ':', so a prepared query's listener
+       * ("prepared_query:NAME:addr:port") yields "prepared_query", and transparent proxy's
+       * catch-all is "outbound_listener": no upstream has either as its EnvoyID. */
       if (!strcmp(id, "public_listener")) out->direction = kPo_TrafficDirection_Inbound;
+      else if (!strcmp(id, "prepared_query")) out->note = "a prepared query's upstream: no service";
+      else if (!strcmp(id, "outbound_listener")) out->note = "transparent proxy's outbound listener: no one service";
       else consul_envoy_id(id, datacenter, a, out);
       break;
     }
