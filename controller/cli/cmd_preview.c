@@ -284,11 +284,19 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
       }
       if (!any) continue;
       po_Status_Clear(&st);
-      if (!po_Override_Apply(pos[p].c->override, r->r->message, &pl, NULL, &st)) {
+      po_Diagnostics *rules = po_Diagnostics_New(a);
+      if (!rules) return -1;
+      if (!po_Override_ApplyChecked(pos[p].c->override, r->r->message, &pl, NULL, rules, &st)) {
         if (st.code == kPo_ErrNoMemory) return -1;
         errors++;
         const char *msg = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
         po_Value_ListAppend(a, rerrs, str(a, msg));
+      }
+      for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
+        const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
+        errors++;
+        po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "%s patches[%d] (%s): %s", pos[p].label, dg->patch_index,
+                                                             dg->path ? dg->path : "", dg->message)));
       }
     }
     size_t alen = 0;

@@ -32,6 +32,7 @@ case_ consul-json "${consul[@]}" --datacenter dc1 -o json
 case_ consul-no-datacenter "${consul[@]}"
 case_ consul-other-datacenter "${consul[@]}" --datacenter dc2
 case_ consul-inbound-route -f $pv/consul-inbound-route-po.yaml --config-dump $pv/consul-inbound-route-dump.json
+case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
 case_ invalid-override -f $pv/invalid-po.yaml --config-dump $pv/consul-dump.json

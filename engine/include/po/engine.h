@@ -492,6 +492,16 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
 typedef enum { kPo_Mesh_Consul = 0, kPo_Mesh_Istio } po_Mesh;
 const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio" */
 
+/* po_Override_Apply, then Envoy's protoc-gen-validate rules on the messages the matching add
+ * patches created on the way to their targets (a required field they lack, a scalar whose
+ * default breaks a rule: `/load_assignment/policy/...` on an EDS cluster creates a
+ * ClusterLoadAssignment without the cluster_name Envoy requires). A compile checks what each
+ * patch sets; only a resource shows which parents a patch creates. Violations go to
+ * `rule_errors` (kPo_DiagKind_EnvoyRule, the patch's index and path); they do not make the
+ * call fail. Parents that existed are not re-checked (result_rules.c says why). */
+bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
+                              po_Diagnostics *rule_errors, po_Status *status);
+
 /* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
 typedef struct {
   po_ResourceType resource_type;
