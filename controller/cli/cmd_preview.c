@@ -44,8 +44,8 @@ static const char kUsage[] =
     "patch removed from a new generation cannot be shown reverting; endpoint dumps are rebuilt\n"
     "by Envoy from its host sets, not what the control plane sent.\n"
     "\n"
-    "Exit status: 0 previewed; 1 an override is invalid (reported as validate reports it), or\n"
-    "a patch failed on a resource; 2 bad usage, an unreadable input or dump, a failed fetch, or\n"
+    "Exit status: 0 previewed; 1 an override is invalid (reported as validate reports it), a\n"
+    "patch failed on a resource, or a message a patch created breaks Envoy's rules; 2 bad usage, an unreadable input or dump, a failed fetch, or\n"
     "output that could not be written.\n";
 
 enum { kMaxDump = 256 << 20 }; /* 10,000 clusters are about 10 MB: far beyond any sidecar */
