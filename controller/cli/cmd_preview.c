@@ -4,7 +4,8 @@
  *   inputs -> the webhook's checks and compile (po_Cli_CheckObject) -> the dump read by the
  *   engine (po_ConfigDump_ParseJson) -> each active resource classified by the mesh's naming
  *   (po_Mesh_Classify) -> every override applied in order, as Consul runs its extensions, each
- *   one's matching patches in order with errors collected (po_Override_Apply) -> a diff per
+ *   one's matching patches in order with errors collected, then Envoy's rules on the messages
+ *   the patches created (po_Override_ApplyChecked) -> a diff per
  *   changed resource, the resources no patch matched, the patches that matched nothing (and
  *   why), and the errors.
  * Cost: linear in the dump plus, per changed resource, its JSON twice and a diff bounded by
