@@ -258,11 +258,16 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
       if (opt->json) po_Value_ListAppend(a, junres, res_value(r, a));
       continue;
     }
+    /* The texts, their indented forms and the diff of one resource live in an arena of their
+     * own, freed after it: memory stays that of the dump, not of 10,000 diffs. */
+    po_Arena *sa = po_Arena_New();
+    if (!sa) return -1;
     size_t blen = 0;
     po_Status st;
     po_Status_Clear(&st);
-    char *before = po_Message_ToJson(r->r->message, a, &blen, &st);
+    char *before = po_Message_ToJson(r->r->message, sa, &blen, &st);
     if (!before) {
+      po_Arena_Free(sa);
       fclose(body);
       free(text);
       fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), r->r->name, st.message);
@@ -286,9 +291,9 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
       if (!any) continue;
       po_Status_Clear(&st);
       po_Diagnostics *rules = po_Diagnostics_New(a);
-      if (!rules) return -1;
+      if (!rules) return po_Arena_Free(sa), -1;
       if (!po_Override_ApplyChecked(pos[p].c->override, r->r->message, &pl, NULL, rules, &st)) {
-        if (st.code == kPo_ErrNoMemory) return -1;
+        if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
         errors++;
         const char *msg = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
         po_Value_ListAppend(a, rerrs, str(a, msg));
@@ -302,8 +307,8 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
     }
     size_t alen = 0;
     po_Status_Clear(&st);
-    char *after = po_Message_ToJson(r->r->message, a, &alen, &st);
-    const char *label = po_Arena_Printf(a, "%s/%s", type_name(r->r->type), r->r->name);
+    char *after = po_Message_ToJson(r->r->message, sa, &alen, &st);
+    const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), r->r->name);
     po_Value *jr = res_value(r, a);
     po_Value_MapPut(a, jr, "patches", applied);
     if (!after) {
@@ -311,9 +316,9 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
       errors++;
       po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "the result cannot be written as JSON: %s", st.message)));
     }
-    char *pb = po_Preview_PrettyJson(before, blen, a);
-    char *pa = after ? po_Preview_PrettyJson(after, alen, a) : NULL;
-    if (!pb || (after && !pa)) return -1;
+    char *pb = po_Preview_PrettyJson(before, blen, sa);
+    char *pa = after ? po_Preview_PrettyJson(after, alen, sa) : NULL;
+    if (!pb || (after && !pa)) return po_Arena_Free(sa), -1;
     bool same = pa && !strcmp(pb, pa);
     changed += !same;
     if (opt->json) {
@@ -324,14 +329,15 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
       if (po_Value_Size(rerrs)) po_Value_MapPut(a, jr, "errors", rerrs);
       po_Value_ListAppend(a, jres, jr);
     } else {
-      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), r->r->name, describe(r, a), applied_text);
+      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), r->r->name, describe(r, sa), applied_text);
       for (size_t e = 0; e < po_Value_Size(rerrs); e++) {
         fprintf(body, "error: %s\n", po_Value_String(po_Value_At(rerrs, e), NULL));
       }
       if (same) fprintf(body, "(no change: the patches set what the resource already has)\n");
-      else if (pa && !po_Preview_Diff(pb, pa, label, a, body)) return -1;
+      else if (pa && !po_Preview_Diff(pb, pa, label, sa, body)) return po_Arena_Free(sa), -1;
     }
     for (size_t e = 0; e < po_Value_Size(rerrs); e++) po_Value_ListAppend(a, jerrs, (po_Value *)po_Value_At(rerrs, e));
+    po_Arena_Free(sa);
   }
   if (fclose(body) != 0 || !text) {
     free(text);
