@@ -389,6 +389,12 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
     }
     po_Value_MapPut(a, root, "not_previewed", np);
     po_Value_MapPut(a, root, "static_resources", po_Value_NewInt(a, (int64_t)nstatic));
+    if (dump->unknown_types) {
+      po_Value *u = po_Value_NewMap(a);
+      po_Value_MapPut(a, u, "count", po_Value_NewInt(a, (int64_t)dump->unknown_types));
+      po_Value_MapPut(a, u, "first", str(a, dump->first_unknown_type));
+      po_Value_MapPut(a, root, "unknown_types", u);
+    }
     po_Value_MapPut(a, root, "errors", jerrs);
     char *s = po_Preview_PrettyValue(root, a);
     if (!s) return free(text), free(unp_text), -1;
@@ -400,6 +406,11 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
                  "extension patches them); %zu warming or draining (not previewed)\n",
             n, changed, unmatched, nstatic, nother);
     fprintf(out, "limits: %s; %s\n", kLimits, kLimitsEds);
+    if (dump->unknown_types) {
+      fprintf(out, "note: %zu embedded configurations are of types the Envoy API of this build lacks (the first: %s); "
+                   "they are shown as placeholders (no patch path can enter an Any)\n",
+              dump->unknown_types, dump->first_unknown_type);
+    }
     fputs(text, out);
     fprintf(out, "\npatches that matched nothing: %zu\n%s", nunp, unp_text ? unp_text : "");
     fprintf(out, "\nresources no patch matched: %zu\n", unmatched);

@@ -5,6 +5,8 @@
  * and each resource inside it is an Any, binary-decoded into its own message. Nothing here
  * parses JSON or protobuf by hand. Cost: one JSON decode of the text, one binary decode of each
  * Any (twice per resource: the per-type dump, then the resource), linear in the input. */
+#include <json-c/json.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -180,6 +182,90 @@ static const char *unknown_type(const po_Schema *s, const char *json, size_t len
   return NULL;
 }
 
+/* ---- a dump naming types the schema lacks ----
+ * Real dumps carry configurations of a mesh's own extensions (Istio's metadata exchange, stats
+ * filters) as Anys of types no Envoy API has; upb cannot decode an Any it cannot resolve, and the
+ * whole dump would be refused. No patch can reach inside an Any (a path cannot go through one),
+ * so such a value only has to survive as something: it is replaced, before upb reads the dump, by
+ * a google.protobuf.StringValue saying what it was, and counted. The rewrite goes through
+ * json-c's tree (a copy of the text), only after upb has refused the dump for that reason. */
+
+enum { kMaxJsonDepth = 512 };
+
+typedef struct {
+  const po_Schema *s;
+  po_Arena *a;
+  size_t count;
+  const char *first;
+  bool oom;
+} Fix;
+
+static bool unknown_any(Fix *f, json_object *o) {
+  json_object *t = NULL;
+  if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "@type", &t) ||
+      !json_object_is_type(t, json_type_string)) {
+    return false;
+  }
+  const char *url = json_object_get_string(t), *name = url;
+  for (const char *c = url; *c; c++) name = *c == '/' ? c + 1 : name;
+  if (po_Schema_FindMessage(f->s, name)) return false;
+  if (!f->first) f->first = po_Arena_Strndup(f->a, url, strlen(url));
+  f->count++;
+  return true;
+}
+
+static json_object *placeholder(Fix *f, json_object *o) {
+  json_object *t = NULL;
+  json_object_object_get_ex(o, "@type", &t);
+  char *text = po_Arena_Printf(f->a, "(a %s: a type the Envoy API this build has lacks)", json_object_get_string(t));
+  json_object *p = json_object_new_object();
+  if (!text || !p ||
+      json_object_object_add(p, "@type", json_object_new_string("type.googleapis.com/google.protobuf.StringValue")) ||
+      json_object_object_add(p, "value", json_object_new_string(text))) {
+    f->oom = true;
+  }
+  return p;
+}
+
+static void fix_tree(Fix *f, json_object *j) {
+  if (json_object_is_type(j, json_type_object)) {
+    json_object_object_foreach(j, key, val) {
+      if (unknown_any(f, val)) json_object_object_add(j, key, placeholder(f, val)); /* replaces in place */
+      else fix_tree(f, val);
+    }
+  } else if (json_object_is_type(j, json_type_array)) {
+    for (size_t i = 0; i < json_object_array_length(j); i++) {
+      json_object *val = json_object_array_get_idx(j, i);
+      if (unknown_any(f, val)) json_object_array_put_idx(j, i, placeholder(f, val));
+      else fix_tree(f, val);
+    }
+  }
+}
+
+/* The dump's text with every Any of an unknown type replaced; NULL when it does not parse. */
+static const char *without_unknown_types(const po_Schema *s, const char *json, size_t len, po_Arena *a,
+                                         size_t *out_len, po_ConfigDump *out) {
+  json_tokener *tok = json_tokener_new_ex(kMaxJsonDepth);
+  if (!tok) return NULL;
+  json_object *root = json_tokener_parse_ex(tok, json, (int)len);
+  bool ok = root && json_tokener_get_error(tok) == json_tokener_success;
+  json_tokener_free(tok);
+  const char *text = NULL;
+  if (ok) {
+    Fix f = {s, a, 0, NULL, false};
+    fix_tree(&f, root);
+    const char *t = f.oom ? NULL : json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    text = t ? po_Arena_Strndup(a, t, strlen(t)) : NULL;
+    if (text) {
+      *out_len = strlen(text);
+      out->unknown_types = f.count;
+      out->first_unknown_type = f.first;
+    }
+  }
+  json_object_put(root);
+  return text;
+}
+
 bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *st) {
   memset(out, 0, sizeof *out);
   const po_Schema *s = po_Engine_Schema(st);
@@ -187,6 +273,14 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
   if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
   upb_Message *dump = po_Json_Decode(s, cd, json, len, po_Arena_Upb(a), st);
+  if (!dump && len < (size_t)INT_MAX && strstr(st->message, "Type was not found")) {
+    size_t flen = 0;
+    const char *fixed = without_unknown_types(s, json, len, a, &flen, out);
+    if (fixed && out->unknown_types) {
+      po_Status_Clear(st);
+      dump = po_Json_Decode(s, cd, fixed, flen, po_Arena_Upb(a), st);
+    }
+  }
   if (!dump) {
     const char *t = strstr(st->message, "Type was not found") ? unknown_type(s, json, len, a) : NULL;
     if (t) {

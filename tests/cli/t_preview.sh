@@ -36,7 +36,7 @@ case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
 case_ invalid-override -f $pv/invalid-po.yaml --config-dump $pv/consul-dump.json
-case_ unknown-type -f $pv/consul-po.yaml --config-dump $pv/unknown-type-dump.json
+case_ unknown-type -f $pv/consul-po.yaml --config-dump $pv/unknown-type-dump.json --datacenter dc1
 case_ not-a-dump -f $pv/consul-po.yaml --config-dump $pv/consul-po.yaml
 case_ usage-both "${consul[@]}" --envoy-admin http://127.0.0.1:1
 case_ usage-mesh -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --mesh linkerd

@@ -482,9 +482,15 @@ typedef struct {
   size_t count;
   const char **other_configs; /* full names of the configs[] entries not read (bootstrap, secrets...) */
   size_t other_count;
+  /* Anys whose type the Envoy API this build has lacks (a mesh's own filter configurations):
+   * each read as a google.protobuf.StringValue naming it, since no patch path can enter an Any. */
+  size_t unknown_types;
+  const char *first_unknown_type; /* its type URL, or NULL */
 } po_ConfigDump;
 
-/* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). Errors name where:
+/* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
+ * schema lacks is kept as a placeholder (unknown_types); a resource or per-type dump of such a
+ * type is an error. Errors name where:
  * "configs[2].dynamic_active_clusters[7].cluster: type '...' is not in the Envoy v3 schema".
  * Linear in the input. */
 bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
