@@ -35,8 +35,10 @@ static const char kUsage[] =
     "                         `kubectl port-forward POD 19000` (Consul) or 15000 (Istio); endpoints\n"
     "                         are asked for (?include_eds)\n"
     "  --mesh consul|istio    whose naming decides direction and service (default consul)\n"
-    "  --datacenter DC        Consul's local datacenter; needed only when the dump's upstream SNIs\n"
-    "                         name several (a failover or ?dc= upstream)\n"
+    "  --datacenter DC        Consul's local datacenter; by default the bootstrap's\n"
+    "                         consul.source.datacenter stats tag, else the one datacenter the\n"
+    "                         upstream SNIs name (needed when they name several and the dump has\n"
+    "                         no bootstrap)\n"
     "  --timeout SECONDS      for --envoy-admin (default 10)\n"
     "  -o, --output FORMAT    text (default) or json (before and after of each changed resource)\n"
     "  -v, --verbose          Consul's field lists in full in error reports\n"
@@ -182,8 +184,8 @@ typedef struct {
   bool json, verbose;
 } Options;
 
-/* Decides Consul's local datacenter when not given: the one datacenter the dump's upstream
- * SNIs name. Several (failover, ?dc= upstreams) cannot be told apart from the dump: the user
+/* Decides Consul's local datacenter when neither given nor in the bootstrap: the one datacenter
+ * the dump's upstream SNIs name. Several (failover, ?dc= upstreams) cannot be told apart from the dump: the user
  * says. NULL with *err set then. */
 static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena *a) {
   const char *dc = NULL;
@@ -192,8 +194,9 @@ static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena 
     if (!d) continue;
     if (!dc) dc = d;
     else if (strcmp(dc, d)) {
-      *err = po_Arena_Printf(a, "the dump's upstream SNIs name datacenters %s and %s (cluster %s): say which is "
-                             "this proxy's with --datacenter", dc, d, rs[i].r->name);
+      *err = po_Arena_Printf(a, "the dump has no Consul bootstrap saying this proxy's datacenter, and its upstream "
+                             "SNIs name datacenters %s and %s (cluster %s): say which is local with --datacenter",
+                             dc, d, rs[i].r->name);
       return NULL;
     }
   }
@@ -211,7 +214,10 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
     else if (r->state == kPo_DumpState_Active) rs[n++].r = r;
     else others[nother++].r = r;
   }
+  /* The local datacenter: --datacenter, else what Consul's bootstrap in the dump says, else the
+   * one the upstream SNIs name (below). */
   const char *dc = opt->datacenter;
+  if (!dc && opt->mesh == kPo_Mesh_Consul) dc = dump->consul_datacenter;
   for (int pass = 0; pass < 2; pass++) {
     /* pass 0 without a datacenter finds the SNIs' datacenters; pass 1 decides with the local one */
     for (size_t i = 0; i < n; i++) {

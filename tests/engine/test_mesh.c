@@ -149,6 +149,7 @@ static void test_dump(void **state) {
   assert_string_equal(d.resources[3].name, "a");
   assert_int_equal(d.other_count, 1);
   assert_string_equal(d.other_configs[0], "envoy.admin.v3.SecretsConfigDump");
+  assert_null(d.consul_datacenter); /* no Consul bootstrap in this dump */
 
   /* a resource that is not one a mesh patches: named by where it is */
   static const char kBad[] =

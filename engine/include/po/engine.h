@@ -486,6 +486,9 @@ typedef struct {
    * each read as a google.protobuf.StringValue naming it, since no patch path can enter an Any. */
   size_t unknown_types;
   const char *first_unknown_type; /* its type URL, or NULL */
+  /* The proxy's datacenter as Consul's bootstrap names it (the stats tag
+   * `consul.source.datacenter`), or NULL when the dump has no such bootstrap. */
+  const char *consul_datacenter;
 } po_ConfigDump;
 
 /* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
