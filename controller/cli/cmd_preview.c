@@ -25,7 +25,9 @@ static const char kUsage[] =
     "Applies PropertyOverrides to the configuration a proxy is running, as the mesh would, and\n"
     "shows what changes: a unified diff of each changed resource's JSON (keys sorted), the\n"
     "resources no patch matched, each patch that matched nothing and why, and errors.\n"
-    "Overrides are applied in the order given, each one's matching patches in order, to the\n"
+    "Overrides are applied in the order given, each one's matching patches in order (with\n"
+    "Consul, those of a ServiceDefaults other than the proxy's service, which the dump's\n"
+    "bootstrap names, are set aside and listed), to the\n"
     "dynamic active resources (warming and draining ones are listed, not patched; static ones\n"
     "come from the bootstrap, which no mesh extension patches).\n"
     "\n"
@@ -203,7 +205,19 @@ static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena 
   return dc;
 }
 
-static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump *dump, po_Arena *a, FILE *out) {
+static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump *dump, po_Arena *a, FILE *out) {
+  /* Consul runs a ServiceDefaults' extensions on that service's proxies only (ProxyDefaults'
+   * on all): when the dump's bootstrap says whose proxy this is, the others are set aside. */
+  const char *self = opt->mesh == kPo_Mesh_Consul ? dump->consul_service : NULL;
+  Po *pos = po_Arena_Malloc(a, (nall ? nall : 1) * sizeof *pos);
+  const Po **aside = po_Arena_Malloc(a, (nall ? nall : 1) * sizeof *aside);
+  if (!pos || !aside) return -1;
+  size_t npo = 0, naside = 0;
+  for (size_t p = 0; p < nall; p++) {
+    const po_CompiledOverride *c = all[p].c;
+    if (self && c->target_kind == kPo_TargetServiceDefaults && strcmp(c->target_name, self)) aside[naside++] = &all[p];
+    else pos[npo++] = all[p];
+  }
   size_t n = 0, nstatic = 0, nother = 0;
   Res *rs = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *rs);
   Res *others = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *others);
@@ -395,6 +409,15 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
     }
     po_Value_MapPut(a, root, "not_previewed", np);
     po_Value_MapPut(a, root, "static_resources", po_Value_NewInt(a, (int64_t)nstatic));
+    if (self) po_Value_MapPut(a, root, "service", str(a, self));
+    po_Value *na = po_Value_NewList(a);
+    for (size_t i = 0; i < naside; i++) {
+      po_Value *e = po_Value_NewMap(a);
+      po_Value_MapPut(a, e, "override", str(a, aside[i]->label));
+      po_Value_MapPut(a, e, "target", str(a, aside[i]->c->target_name));
+      po_Value_ListAppend(a, na, e);
+    }
+    po_Value_MapPut(a, root, "other_services_overrides", na);
     if (dump->unknown_types) {
       po_Value *u = po_Value_NewMap(a);
       po_Value_MapPut(a, u, "count", po_Value_NewInt(a, (int64_t)dump->unknown_types));
@@ -412,6 +435,13 @@ static int preview(const Options *opt, Po *pos, size_t npo, const po_ConfigDump 
                  "extension patches them); %zu warming or draining (not previewed)\n",
             n, changed, unmatched, nstatic, nother);
     fprintf(out, "limits: %s; %s\n", kLimits, kLimitsEds);
+    if (naside) {
+      fprintf(out, "overrides for other services' proxies, not applied (this is %s's proxy, says the dump's bootstrap): %zu\n",
+              self, naside);
+      for (size_t i = 0; i < naside; i++) {
+        fprintf(out, "  %s (ServiceDefaults %s)\n", aside[i]->label, aside[i]->c->target_name);
+      }
+    }
     if (dump->unknown_types) {
       fprintf(out, "note: %zu embedded configurations are of types the Envoy API of this build lacks (the first: %s); "
                    "they are shown as placeholders (no patch path can enter an Any)\n",

@@ -266,9 +266,10 @@ static const char *without_unknown_types(const po_Schema *s, const char *json, s
   return text;
 }
 
-/* Consul's bootstrap tags every stat with the proxy's datacenter: the stats tag
- * `consul.source.datacenter` (fixed_value) of bootstrap.stats_config.stats_tags. NULL without. */
-static const char *consul_dc(const upb_Message *bcd, const upb_MessageDef *bcdd, po_Arena *a) {
+/* Consul's bootstrap tags every stat with the proxy's datacenter and service: the stats tags
+ * `consul.source.datacenter` / `consul.source.service` (fixed_value) of
+ * bootstrap.stats_config.stats_tags. NULL without. */
+static const char *consul_tag(const upb_Message *bcd, const upb_MessageDef *bcdd, const char *tag, po_Arena *a) {
   const upb_MessageDef *bd = NULL, *sd = NULL, *td = NULL;
   const upb_Message *b = sub(bcd, bcdd, "bootstrap", &bd);
   const upb_Message *sc = b ? sub(b, bd, "stats_config", &sd) : NULL;
@@ -276,7 +277,7 @@ static const char *consul_dc(const upb_Message *bcd, const upb_MessageDef *bcdd,
   for (size_t i = 0; tags && i < upb_Array_Size(tags); i++) {
     const upb_Message *t = upb_Array_Get(tags, i).msg_val;
     const char *dc = string_of(t, td, "fixed_value", a);
-    if (!strcmp(string_of(t, td, "tag_name", a), "consul.source.datacenter") && *dc) return dc;
+    if (!strcmp(string_of(t, td, "tag_name", a), tag) && *dc) return dc;
   }
   return NULL;
 }
@@ -336,7 +337,10 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
            entries(&r, d, dd, "dynamic_endpoint_configs", "endpoint_config", kPo_DumpState_Active, ci);
     } else {
       out->other_configs[out->other_count++] = n; /* bootstrap, secrets, ...: not patched by a mesh */
-      if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) out->consul_datacenter = consul_dc(d, dd, a);
+      if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {
+        out->consul_datacenter = consul_tag(d, dd, "consul.source.datacenter", a);
+        out->consul_service = consul_tag(d, dd, "consul.source.service", a);
+      }
     }
     if (!ok) return false;
   }

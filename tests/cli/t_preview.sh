@@ -30,6 +30,7 @@ istio=(-f $pv/istio-po.yaml --config-dump $pv/istio-dump.json --mesh istio)
 case_ consul "${consul[@]}" --datacenter dc1
 case_ consul-json "${consul[@]}" --datacenter dc1 -o json
 case_ consul-bootstrap-datacenter "${consul[@]}"
+case_ other-service "${consul[@]}" -f $pv/other-service-po.yaml
 case_ consul-no-datacenter -f $pv/consul-po.yaml --config-dump $pv/consul-no-bootstrap-dump.json
 case_ consul-other-datacenter "${consul[@]}" --datacenter dc2
 case_ consul-inbound-route -f $pv/consul-inbound-route-po.yaml --config-dump $pv/consul-inbound-route-dump.json

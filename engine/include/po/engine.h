@@ -489,6 +489,8 @@ typedef struct {
   /* The proxy's datacenter as Consul's bootstrap names it (the stats tag
    * `consul.source.datacenter`), or NULL when the dump has no such bootstrap. */
   const char *consul_datacenter;
+  /* The service whose proxy this is, likewise (`consul.source.service`), or NULL. */
+  const char *consul_service;
 } po_ConfigDump;
 
 /* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
