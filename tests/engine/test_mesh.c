@@ -150,6 +150,7 @@ static void test_dump(void **state) {
   assert_int_equal(d.other_count, 1);
   assert_string_equal(d.other_configs[0], "envoy.admin.v3.SecretsConfigDump");
   assert_null(d.consul_datacenter); /* no Consul bootstrap in this dump */
+  assert_null(d.consul_service);
 
   /* a resource that is not one a mesh patches: named by where it is */
   static const char kBad[] =
