@@ -39,6 +39,8 @@ fi
 if [ -x "$build/propertyoverride" ]; then
   printf '\n=== propertyoverride: one-shot commands and big Lists (tests/bench/bench_cli.sh) ===\n'
   bash tests/bench/bench_cli.sh "$build" "${PO_BENCH_LIST_ITEMS:-200000}"
+  printf '\n=== propertyoverride preview: a %s-cluster config dump (tests/bench/bench_preview.sh) ===\n' "${PO_BENCH_PREVIEW_CLUSTERS:-10000}"
+  bash tests/bench/bench_preview.sh "$build" "${PO_BENCH_PREVIEW_CLUSTERS:-10000}"
   ran=$((ran + 1))
 fi
 if [ "$ran" = 0 ]; then

@@ -18,6 +18,8 @@ int po_Cmd_Controller(int argc, char **argv);
 int po_Cmd_Render(int argc, char **argv);
 int po_Cmd_Explain(int argc, char **argv);
 int po_Cmd_Completion(int argc, char **argv);
+/* Issue 13: what overrides would change in a proxy's /config_dump (cmd_preview.c, preview.h). */
+int po_Cmd_Preview(int argc, char **argv);
 
 /* Reads a whole file ("-" is stdin) into the arena, NUL-terminated. Inputs over 64 MiB are
  * refused: nothing this command reads is legitimately that large. */

@@ -24,6 +24,7 @@ static const char kUsage[] =
     "  render     print the ServiceDefaults/ProxyDefaults the controller would write\n"
     "  explain    describe a point of the Envoy schema: cluster[/path/to/field]\n"
     "  patch      apply patches to one Envoy message (Consul's PatchStruct)\n"
+    "  preview    show what overrides would change in a proxy's Envoy /config_dump\n"
     "  controller run the controller and its admission webhook against a Kubernetes API\n"
     "  completion print a bash or zsh completion script\n"
     "  version    print the version and the Envoy API snapshot it validates against\n"
@@ -77,6 +78,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "controller")) return run_controller(self, argv);
   if (!strcmp(cmd, "render")) return po_Cmd_Render(argc - 1, argv + 1);
   if (!strcmp(cmd, "explain")) return po_Cmd_Explain(argc - 1, argv + 1);
+  if (!strcmp(cmd, "preview")) return po_Cmd_Preview(argc - 1, argv + 1);
   if (!strcmp(cmd, "completion")) return po_Cmd_Completion(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     /* The snapshot is what "valid" means here: a field newer Envoy has is unknown to it. */

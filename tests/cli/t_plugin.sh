@@ -35,6 +35,14 @@ complete_words propertyoverride validate --out >"$work/out" 2>&1
 check "complete --output" 0 $? "$work/out" "--output"
 complete_words propertyoverride validate -o g >"$work/out" 2>&1
 check "complete format" 0 $? "$work/out" "github"
+complete_words propertyoverride pre >"$work/out" 2>&1
+check "complete pre" 0 $? "$work/out" "preview"
+complete_words propertyoverride preview --con >"$work/out" 2>&1
+check "complete preview option" 0 $? "$work/out" "--config-dump"
+complete_words propertyoverride preview --mesh "" >"$work/out" 2>&1
+check "complete preview --mesh" 0 $? "$work/out" "consul istio"
+complete_words propertyoverride preview -o "" >"$work/out" 2>&1
+check "complete preview format (no github)" 0 $? "$work/out" "text json"
 complete_words propertyoverride explain cl >"$work/out" 2>&1
 check "complete resource" 0 $? "$work/out" "cluster cluster-load-assignment"
 (cd "$data" && bash -c 'source "$1"; COMP_WORDS=(propertyoverride validate -f mi); COMP_CWORD=3; _propertyoverride; echo "${COMPREPLY[@]}"' _ "$work/po.bash") >"$work/out" 2>&1

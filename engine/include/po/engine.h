@@ -456,4 +456,77 @@ void po_EnvoyApi_LoadOnDemand(void);
  * and the field list, then a did-you-mean line when one is close). */
 bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
 
+/* ---- Envoy's admin /config_dump and the meshes' naming (`propertyoverride preview`) ----------
+ * config_dump.c reads a dump with upb's JSON decoder (every `@type` resolved against the
+ * schema) and unpacks each resource of its Clusters/Listeners/Routes/EndpointsConfigDump;
+ * mesh.c decides what a mesh makes of each resource. Both pure: no I/O. */
+
+typedef enum {
+  kPo_DumpState_Static = 0, /* from the bootstrap: no mesh extension patches it */
+  kPo_DumpState_Active,     /* dynamic, in use: what preview patches */
+  kPo_DumpState_Warming,    /* dynamic, not yet in use */
+  kPo_DumpState_Draining,   /* dynamic listener on its way out */
+} po_DumpState;
+const char *po_DumpState_Name(po_DumpState s); /* "static", "active", "warming", "draining" */
+
+typedef struct {
+  po_ResourceType type;
+  po_DumpState state;
+  const char *name;         /* Cluster, Listener, RouteConfiguration name; ClusterLoadAssignment cluster_name */
+  const char *version_info; /* "" when the dump has none */
+  po_Message *message;      /* the resource, in the arena: po_Override_Apply may patch it */
+} po_DumpResource;
+
+typedef struct {
+  po_DumpResource *resources; /* in the dump's order */
+  size_t count;
+  const char **other_configs; /* full names of the configs[] entries not read (bootstrap, secrets...) */
+  size_t other_count;
+  /* Anys whose type the Envoy API this build has lacks (a mesh's own filter configurations):
+   * each read as a google.protobuf.StringValue naming it, since no patch path can enter an Any. */
+  size_t unknown_types;
+  const char *first_unknown_type; /* its type URL, or NULL */
+  /* The proxy's datacenter as Consul's bootstrap names it (the stats tag
+   * `consul.source.datacenter`), or NULL when the dump has no such bootstrap. */
+  const char *consul_datacenter;
+  /* The service whose proxy this is, likewise (`consul.source.service`), or NULL. */
+  const char *consul_service;
+} po_ConfigDump;
+
+/* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
+ * schema lacks is kept as a placeholder (unknown_types); a resource or per-type dump of such a
+ * type is an error. Errors name where:
+ * "configs[2].dynamic_active_clusters[7].cluster: type '...' is not in the Envoy v3 schema".
+ * Linear in the input. */
+bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
+
+typedef enum { kPo_Mesh_Consul = 0, kPo_Mesh_Istio } po_Mesh;
+const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio" */
+
+/* po_Override_Apply, then Envoy's protoc-gen-validate rules on the messages the matching add
+ * patches created on the way to their targets (a required field they lack, a scalar whose
+ * default breaks a rule: `/load_assignment/policy/...` on an EDS cluster creates a
+ * ClusterLoadAssignment without the cluster_name Envoy requires). A compile checks what each
+ * patch sets; only a resource shows which parents a patch creates. Violations go to
+ * `rule_errors` (kPo_DiagKind_EnvoyRule, the patch's index and path); they do not make the
+ * call fail. Parents that existed are not re-checked (result_rules.c says why). */
+bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
+                              po_Diagnostics *rule_errors, po_Status *status);
+
+/* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
+typedef struct {
+  po_ResourceType resource_type;
+  po_TrafficDirection direction;
+  bool has_service;
+  po_ServiceName service;   /* the upstream service when has_service (namespace, partition filled) */
+  const char *datacenter;   /* Consul: the datacenter an upstream SNI names, or NULL */
+  const char *note;         /* outbound without a service: why (a subset's SNI, a peer's...), or NULL */
+} po_MeshResource;
+
+/* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms) or Istio's names; mesh.c
+ * says them in full. `datacenter` is Consul's local datacenter: upstream SNIs of another never
+ * name a service; NULL accepts any. false only for a resource type no mesh patches. */
+bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
+                      po_MeshResource *out);
+
 #endif

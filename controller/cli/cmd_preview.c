@@ -1,0 +1,581 @@
+/* propertyoverride preview: what PropertyOverrides would change in a running proxy's
+ * configuration, from Envoy's admin /config_dump (a file, or fetched from the admin port).
+ *
+ *   inputs -> the webhook's checks and compile (po_Cli_CheckObject) -> the dump read by the
+ *   engine (po_ConfigDump_ParseJson) -> each active resource classified by the mesh's naming
+ *   (po_Mesh_Classify) -> every override applied in order, as Consul runs its extensions, each
+ *   one's matching patches in order with errors collected, then Envoy's rules on the messages
+ *   the patches created (po_Override_ApplyChecked) -> a diff per
+ *   changed resource, the resources no patch matched, the patches that matched nothing (and
+ *   why), and the errors.
+ * Cost: linear in the dump plus, per changed resource, its JSON twice and a diff bounded by
+ * kPo_DiffMaxEdits. */
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gitops.h"
+#include "preview.h"
+
+static const char kUsage[] =
+    "usage: propertyoverride preview -f FILE|DIR|- [-f ...] (--config-dump FILE | --envoy-admin URL)\n"
+    "                                [--mesh consul|istio] [--datacenter DC] [-o text|json]\n"
+    "\n"
+    "Applies PropertyOverrides to the configuration a proxy is running, as the mesh would, and\n"
+    "shows what changes: a unified diff of each changed resource's JSON (keys sorted), the\n"
+    "resources no patch matched, each patch that matched nothing and why, and errors.\n"
+    "Overrides are applied in the order given, each one's matching patches in order (with\n"
+    "Consul, those of a ServiceDefaults other than the proxy's service, which the dump's\n"
+    "bootstrap names, are set aside and listed), to the\n"
+    "dynamic active resources (warming and draining ones are listed, not patched; static ones\n"
+    "come from the bootstrap, which no mesh extension patches).\n"
+    "\n"
+    "  -f, --filename PATH    PropertyOverride manifests: a file, a directory, or - (repeatable)\n"
+    "  --config-dump FILE     Envoy's /config_dump output (JSON; - for stdin)\n"
+    "  --envoy-admin URL      fetch it: http://127.0.0.1:19000 after\n"
+    "                         `kubectl port-forward POD 19000` (Consul) or 15000 (Istio); endpoints\n"
+    "                         are asked for (?include_eds)\n"
+    "  --mesh consul|istio    whose naming decides direction and service (default consul)\n"
+    "  --datacenter DC        Consul's local datacenter; by default the bootstrap's\n"
+    "                         consul.source.datacenter stats tag, else the one datacenter the\n"
+    "                         upstream SNIs name (needed when they name several and the dump has\n"
+    "                         no bootstrap)\n"
+    "  --timeout SECONDS      for --envoy-admin (default 10)\n"
+    "  -o, --output FORMAT    text (default) or json (before and after of each changed resource)\n"
+    "  -v, --verbose          Consul's field lists in full in error reports\n"
+    "\n"
+    "Limits, stated in the output too: the dump already holds whatever extensions are live, so a\n"
+    "patch removed from a new generation cannot be shown reverting; endpoint dumps are rebuilt\n"
+    "by Envoy from its host sets, not what the control plane sent.\n"
+    "\n"
+    "Exit status: 0 previewed; 1 an override is invalid (reported as validate reports it), a\n"
+    "patch failed on a resource, or a message a patch created breaks Envoy's rules; 2 bad usage, an unreadable input or dump, a failed fetch, or\n"
+    "output that could not be written.\n";
+
+enum { kMaxDump = 256 << 20 }; /* 10,000 clusters are about 10 MB: far beyond any sidecar */
+
+static const char kLimits[] =
+    "the dump already holds the extensions that are live: a patch removed from a new generation "
+    "cannot be shown reverting";
+static const char kLimitsEds[] = "endpoint dumps are rebuilt by Envoy from its host sets";
+
+typedef struct {
+  const po_CompiledOverride *c;
+  const char *label; /* namespace/name */
+  size_t *matched;   /* per patch: resources it applied to */
+} Po;
+
+typedef struct {
+  const po_DumpResource *r;
+  po_MeshResource m;
+} Res;
+
+static int type_rank(po_ResourceType t) {
+  switch (t) {
+    case kPo_ResourceType_Cluster: return 0;
+    case kPo_ResourceType_ClusterLoadAssignment: return 1;
+    case kPo_ResourceType_Listener: return 2;
+    case kPo_ResourceType_Route: return 3;
+    default: return 4;
+  }
+}
+
+static int by_resource(const void *x, const void *y) {
+  const Res *a = x, *b = y;
+  int d = type_rank(a->r->type) - type_rank(b->r->type);
+  if (d) return d;
+  int c = strcmp(a->r->name, b->r->name);
+  return c ? c : (int)a->r->state - (int)b->r->state;
+}
+
+static const char *type_name(po_ResourceType t) {
+  switch (t) {
+    case kPo_ResourceType_Cluster: return "cluster";
+    case kPo_ResourceType_ClusterLoadAssignment: return "cluster-load-assignment";
+    case kPo_ResourceType_Listener: return "listener";
+    case kPo_ResourceType_Route: return "route";
+    default: return "unknown";
+  }
+}
+
+static const char *dir_name(po_TrafficDirection d) {
+  return d == kPo_TrafficDirection_Inbound ? "inbound" : d == kPo_TrafficDirection_Outbound ? "outbound" : "unknown";
+}
+
+/* "name" in the default namespace and partition, "namespace/name" in the default partition,
+ * else "partition/namespace/name". */
+static const char *svc_name(const po_ServiceName *s, po_Arena *a) {
+  const char *ns = s->namespace_ && *s->namespace_ ? s->namespace_ : "default";
+  const char *pt = s->partition && *s->partition ? s->partition : "default";
+  if (strcmp(pt, "default")) return po_Arena_Printf(a, "%s/%s/%s", pt, ns, s->name);
+  return strcmp(ns, "default") ? po_Arena_Printf(a, "%s/%s", ns, s->name) : s->name;
+}
+
+static const char *describe(const Res *r, po_Arena *a) {
+  if (r->m.has_service) return po_Arena_Printf(a, "%s, service %s", dir_name(r->m.direction), svc_name(&r->m.service, a));
+  if (r->m.note) return po_Arena_Printf(a, "%s; %s", dir_name(r->m.direction), r->m.note);
+  return dir_name(r->m.direction);
+}
+
+/* Why patch p matched no resource: the nearest miss, in the filter's own order (type, then
+ * direction, then service), naming what the dump does have. Linear in the resources. */
+static const char *why_unmatched(const po_Patch *p, const Res *rs, size_t n, po_Arena *a) {
+  po_ResourceType t = po_ResourceType_Parse(p->resource_filter.resource_type);
+  po_TrafficDirection d = po_TrafficDirection_Parse(p->resource_filter.traffic_direction);
+  size_t of_type = 0, of_dir = 0;
+  const char *seen[5];
+  size_t nseen = 0;
+  bool more = false;
+  for (size_t i = 0; i < n; i++) {
+    if (rs[i].r->type != t) continue;
+    of_type++;
+    if (rs[i].m.direction != d) continue;
+    of_dir++;
+    if (!rs[i].m.has_service) continue;
+    const char *s = svc_name(&rs[i].m.service, a);
+    bool dup = false;
+    for (size_t k = 0; k < nseen && !dup; k++) dup = !strcmp(seen[k], s);
+    if (dup) continue;
+    if (nseen < 5) seen[nseen++] = s;
+    else more = true;
+  }
+  if (!of_type) {
+    return po_Arena_Printf(a, "the dump has no active %s%s", type_name(t),
+                           t == kPo_ResourceType_ClusterLoadAssignment ? " (Envoy dumps endpoints only when asked: /config_dump?include_eds)" : "");
+  }
+  if (!of_dir) {
+    return po_Arena_Printf(a, "wrong direction: the dump's %zu %s resources are all %s", of_type, type_name(t),
+                           dir_name(d == kPo_TrafficDirection_Inbound ? kPo_TrafficDirection_Outbound : kPo_TrafficDirection_Inbound));
+  }
+  char list[512] = "";
+  size_t at = 0;
+  for (size_t k = 0; k < nseen && at < sizeof list; k++) {
+    int w = snprintf(list + at, sizeof list - at, "%s%s", k ? ", " : "", seen[k]);
+    at += w > 0 ? (size_t)w : 0;
+  }
+  if (more && at < sizeof list) snprintf(list + at, sizeof list - at, " and others");
+  return po_Arena_Printf(a, "no such service: no %s %s of the services named (services the dump's %s %ss belong to: %s)",
+                         dir_name(d), type_name(t), dir_name(d), type_name(t), nseen ? list : "none");
+}
+
+/* ---- the --output json report, built as a value tree (printed with sorted keys) ---- */
+
+static po_Value *str(po_Arena *a, const char *s) { return po_Value_NewString(a, s ? s : "", strlen(s ? s : "")); }
+
+static po_Value *res_value(const Res *r, po_Arena *a) {
+  po_Value *v = po_Value_NewMap(a);
+  po_Value_MapPut(a, v, "type", str(a, type_name(r->r->type)));
+  po_Value_MapPut(a, v, "name", str(a, r->r->name));
+  po_Value_MapPut(a, v, "state", str(a, po_DumpState_Name(r->r->state)));
+  po_Value_MapPut(a, v, "direction", str(a, dir_name(r->m.direction)));
+  if (r->m.has_service) {
+    po_Value *s = po_Value_NewMap(a);
+    po_Value_MapPut(a, s, "name", str(a, r->m.service.name));
+    po_Value_MapPut(a, s, "namespace", str(a, r->m.service.namespace_));
+    po_Value_MapPut(a, s, "partition", str(a, r->m.service.partition));
+    po_Value_MapPut(a, v, "service", s);
+  }
+  if (r->m.note) po_Value_MapPut(a, v, "note", str(a, r->m.note));
+  return v;
+}
+
+typedef struct {
+  po_Mesh mesh;
+  const char *datacenter;
+  bool json, verbose;
+} Options;
+
+/* Decides Consul's local datacenter when neither given nor in the bootstrap: the one datacenter
+ * the dump's upstream SNIs name. Several (failover, ?dc= upstreams) cannot be told apart from the dump: the user
+ * says. NULL with *err set then. */
+static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena *a) {
+  const char *dc = NULL;
+  for (size_t i = 0; i < n; i++) {
+    const char *d = rs[i].m.datacenter;
+    if (!d) continue;
+    if (!dc) dc = d;
+    else if (strcmp(dc, d)) {
+      *err = po_Arena_Printf(a, "the dump has no Consul bootstrap saying this proxy's datacenter, and its upstream "
+                             "SNIs name datacenters %s and %s (cluster %s): say which is local with --datacenter",
+                             dc, d, rs[i].r->name);
+      return NULL;
+    }
+  }
+  return dc;
+}
+
+static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump *dump, po_Arena *a, FILE *out) {
+  /* Consul runs a ServiceDefaults' extensions on that service's proxies only (ProxyDefaults'
+   * on all): when the dump's bootstrap says whose proxy this is, the others are set aside. */
+  const char *self = opt->mesh == kPo_Mesh_Consul ? dump->consul_service : NULL;
+  Po *pos = po_Arena_Malloc(a, (nall ? nall : 1) * sizeof *pos);
+  const Po **aside = po_Arena_Malloc(a, (nall ? nall : 1) * sizeof *aside);
+  if (!pos || !aside) return -1;
+  size_t npo = 0, naside = 0;
+  for (size_t p = 0; p < nall; p++) {
+    const po_CompiledOverride *c = all[p].c;
+    if (self && c->target_kind == kPo_TargetServiceDefaults && strcmp(c->target_name, self)) aside[naside++] = &all[p];
+    else pos[npo++] = all[p];
+  }
+  size_t n = 0, nstatic = 0, nother = 0;
+  Res *rs = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *rs);
+  Res *others = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *others);
+  if (!rs || !others) return -1;
+  for (size_t i = 0; i < dump->count; i++) {
+    const po_DumpResource *r = &dump->resources[i];
+    if (r->state == kPo_DumpState_Static) nstatic++;
+    else if (r->state == kPo_DumpState_Active) rs[n++].r = r;
+    else others[nother++].r = r;
+  }
+  /* The local datacenter: --datacenter, else what Consul's bootstrap in the dump says, else the
+   * one the upstream SNIs name (below). */
+  const char *dc = opt->datacenter;
+  if (!dc && opt->mesh == kPo_Mesh_Consul) dc = dump->consul_datacenter;
+  for (int pass = 0; pass < 2; pass++) {
+    /* pass 0 without a datacenter finds the SNIs' datacenters; pass 1 decides with the local one */
+    for (size_t i = 0; i < n; i++) {
+      if (!po_Mesh_Classify(opt->mesh, dc, rs[i].r, a, &rs[i].m)) return -1;
+    }
+    if (pass == 0 && opt->mesh == kPo_Mesh_Consul && !dc) {
+      const char *err = NULL;
+      dc = local_dc(rs, n, &err, a);
+      if (err) {
+        fprintf(stderr, "propertyoverride preview: %s\n", err);
+        return -3;
+      }
+      if (!dc) break;
+    } else {
+      break;
+    }
+  }
+  qsort(rs, n, sizeof *rs, by_resource);
+  qsort(others, nother, sizeof *others, by_resource);
+
+  po_Value *jres = po_Value_NewList(a), *junres = po_Value_NewList(a), *jerrs = po_Value_NewList(a);
+  size_t changed = 0, unmatched = 0, errors = 0;
+  bool *hit = po_Arena_Malloc(a, (n ? n : 1) * sizeof *hit);
+  if (!hit || !jres || !junres || !jerrs) return -1;
+  char *text = NULL;
+  size_t text_len = 0;
+  /* Changed resources go to a memory stream first: the text report prints its summary first. */
+  FILE *body = open_memstream(&text, &text_len);
+  if (!body) return -1;
+  for (size_t i = 0; i < n; i++) {
+    const Res *r = &rs[i];
+    po_Payload pl = {r->m.resource_type, r->m.direction, r->m.has_service ? &r->m.service : NULL};
+    /* Only a resource some patch matches is printed (and so encoded) before patching. */
+    bool matches = false;
+    for (size_t p = 0; p < npo && !matches; p++) {
+      const po_Arguments *args = pos[p].c->args;
+      for (size_t k = 0; k < args->patch_count && !matches; k++) {
+        matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl);
+      }
+    }
+    hit[i] = matches;
+    if (!matches) {
+      unmatched++;
+      if (opt->json) po_Value_ListAppend(a, junres, res_value(r, a));
+      continue;
+    }
+    /* The texts, their indented forms and the diff of one resource live in an arena of their
+     * own, freed after it: memory stays that of the dump, not of 10,000 diffs. */
+    po_Arena *sa = po_Arena_New();
+    if (!sa) return -1;
+    size_t blen = 0;
+    po_Status st;
+    po_Status_Clear(&st);
+    char *before = po_Message_ToJson(r->r->message, sa, &blen, &st);
+    if (!before) {
+      po_Arena_Free(sa);
+      fclose(body);
+      free(text);
+      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), r->r->name, st.message);
+      return -3;
+    }
+    po_Value *applied = po_Value_NewList(a), *rerrs = po_Value_NewList(a);
+    const char *applied_text = "";
+    for (size_t p = 0; p < npo; p++) {
+      const po_Arguments *args = pos[p].c->args;
+      bool any = false;
+      for (size_t k = 0; k < args->patch_count; k++) {
+        if (!po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl)) continue;
+        pos[p].matched[k]++;
+        any = true;
+        po_Value *e = po_Value_NewMap(a);
+        po_Value_MapPut(a, e, "override", str(a, pos[p].label));
+        po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
+        po_Value_ListAppend(a, applied, e);
+        applied_text = po_Arena_Printf(a, "%s%s%s patches[%zu]", applied_text, *applied_text ? ", " : "", pos[p].label, k);
+      }
+      if (!any) continue;
+      po_Status_Clear(&st);
+      po_Diagnostics *rules = po_Diagnostics_New(a);
+      if (!rules) return po_Arena_Free(sa), -1;
+      if (!po_Override_ApplyChecked(pos[p].c->override, r->r->message, &pl, NULL, rules, &st)) {
+        if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
+        errors++;
+        const char *msg = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
+        po_Value_ListAppend(a, rerrs, str(a, msg));
+      }
+      for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
+        const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
+        errors++;
+        po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "%s patches[%d] (%s): %s", pos[p].label, dg->patch_index,
+                                                             dg->path ? dg->path : "", dg->message)));
+      }
+    }
+    size_t alen = 0;
+    po_Status_Clear(&st);
+    char *after = po_Message_ToJson(r->r->message, sa, &alen, &st);
+    const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), r->r->name);
+    po_Value *jr = res_value(r, a);
+    po_Value_MapPut(a, jr, "patches", applied);
+    if (!after) {
+      /* the patches applied, but the result has no JSON form (a Duration out of range) */
+      errors++;
+      po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "the result cannot be written as JSON: %s", st.message)));
+    }
+    char *pb = po_Preview_PrettyJson(before, blen, sa);
+    char *pa = after ? po_Preview_PrettyJson(after, alen, sa) : NULL;
+    if (!pb || (after && !pa)) return po_Arena_Free(sa), -1;
+    bool same = pa && !strcmp(pb, pa);
+    changed += !same;
+    if (opt->json) {
+      po_Status js;
+      po_Value_MapPut(a, jr, "before", po_Value_ParseJson(before, blen, a, &js));
+      if (after) po_Value_MapPut(a, jr, "after", po_Value_ParseJson(after, alen, a, &js));
+      po_Value_MapPut(a, jr, "changed", po_Value_NewBool(a, !same));
+      if (po_Value_Size(rerrs)) po_Value_MapPut(a, jr, "errors", rerrs);
+      po_Value_ListAppend(a, jres, jr);
+    } else {
+      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), r->r->name, describe(r, sa), applied_text);
+      for (size_t e = 0; e < po_Value_Size(rerrs); e++) {
+        fprintf(body, "error: %s\n", po_Value_String(po_Value_At(rerrs, e), NULL));
+      }
+      if (same) fprintf(body, "(no change: the patches set what the resource already has)\n");
+      else if (pa && !po_Preview_Diff(pb, pa, label, sa, body)) return po_Arena_Free(sa), -1;
+    }
+    for (size_t e = 0; e < po_Value_Size(rerrs); e++) po_Value_ListAppend(a, jerrs, (po_Value *)po_Value_At(rerrs, e));
+    po_Arena_Free(sa);
+  }
+  if (fclose(body) != 0 || !text) {
+    free(text);
+    return -1;
+  }
+
+  /* the patches that matched nothing */
+  po_Value *junp = po_Value_NewList(a);
+  size_t nunp = 0;
+  char *unp_text = NULL;
+  size_t unp_len = 0;
+  FILE *unp = open_memstream(&unp_text, &unp_len);
+  if (!unp || !junp) return free(text), -1;
+  for (size_t p = 0; p < npo; p++) {
+    const po_Arguments *args = pos[p].c->args;
+    for (size_t k = 0; k < args->patch_count; k++) {
+      if (pos[p].matched[k]) continue;
+      nunp++;
+      const char *why = why_unmatched(&args->patches[k], rs, n, a);
+      po_Value *e = po_Value_NewMap(a);
+      po_Value_MapPut(a, e, "override", str(a, pos[p].label));
+      po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
+      po_Value_MapPut(a, e, "reason", str(a, why));
+      po_Value_ListAppend(a, junp, e);
+      fprintf(unp, "  %s patches[%zu] (%s %s %s): %s\n", pos[p].label, k, args->patches[k].op, args->patches[k].path,
+              args->patches[k].resource_filter.resource_type, why);
+    }
+  }
+  fclose(unp);
+
+  if (opt->json) {
+    po_Value *root = po_Value_NewMap(a);
+    po_Value_MapPut(a, root, "mesh", str(a, po_Mesh_Name(opt->mesh)));
+    if (dc) po_Value_MapPut(a, root, "datacenter", str(a, dc));
+    po_Value *lim = po_Value_NewList(a);
+    po_Value_ListAppend(a, lim, str(a, kLimits));
+    po_Value_ListAppend(a, lim, str(a, kLimitsEds));
+    po_Value_MapPut(a, root, "limits", lim);
+    po_Value_MapPut(a, root, "resources", jres);
+    po_Value_MapPut(a, root, "unmatched_resources", junres);
+    po_Value_MapPut(a, root, "unmatched_patches", junp);
+    po_Value *np = po_Value_NewList(a);
+    for (size_t i = 0; i < nother; i++) {
+      po_Value *e = po_Value_NewMap(a);
+      po_Value_MapPut(a, e, "type", str(a, type_name(others[i].r->type)));
+      po_Value_MapPut(a, e, "name", str(a, others[i].r->name));
+      po_Value_MapPut(a, e, "state", str(a, po_DumpState_Name(others[i].r->state)));
+      po_Value_ListAppend(a, np, e);
+    }
+    po_Value_MapPut(a, root, "not_previewed", np);
+    po_Value_MapPut(a, root, "static_resources", po_Value_NewInt(a, (int64_t)nstatic));
+    if (self) po_Value_MapPut(a, root, "service", str(a, self));
+    po_Value *na = po_Value_NewList(a);
+    for (size_t i = 0; i < naside; i++) {
+      po_Value *e = po_Value_NewMap(a);
+      po_Value_MapPut(a, e, "override", str(a, aside[i]->label));
+      po_Value_MapPut(a, e, "target", str(a, aside[i]->c->target_name));
+      po_Value_ListAppend(a, na, e);
+    }
+    po_Value_MapPut(a, root, "other_services_overrides", na);
+    if (dump->unknown_types) {
+      po_Value *u = po_Value_NewMap(a);
+      po_Value_MapPut(a, u, "count", po_Value_NewInt(a, (int64_t)dump->unknown_types));
+      po_Value_MapPut(a, u, "first", str(a, dump->first_unknown_type));
+      po_Value_MapPut(a, root, "unknown_types", u);
+    }
+    po_Value_MapPut(a, root, "errors", jerrs);
+    char *s = po_Preview_PrettyValue(root, a);
+    if (!s) return free(text), free(unp_text), -1;
+    fputs(s, out);
+  } else {
+    fprintf(out, "preview: mesh %s", po_Mesh_Name(opt->mesh));
+    if (dc) fprintf(out, ", local datacenter %s", dc);
+    fprintf(out, "; %zu active resources: %zu changed, %zu matched by no patch; %zu static (the bootstrap's: no mesh "
+                 "extension patches them); %zu warming or draining (not previewed)\n",
+            n, changed, unmatched, nstatic, nother);
+    fprintf(out, "limits: %s; %s\n", kLimits, kLimitsEds);
+    if (naside) {
+      fprintf(out, "overrides for other services' proxies, not applied (this is %s's proxy, says the dump's bootstrap): %zu\n",
+              self, naside);
+      for (size_t i = 0; i < naside; i++) {
+        fprintf(out, "  %s (ServiceDefaults %s)\n", aside[i]->label, aside[i]->c->target_name);
+      }
+    }
+    if (dump->unknown_types) {
+      fprintf(out, "note: %zu embedded configurations are of types the Envoy API of this build lacks (the first: %s); "
+                   "they are shown as placeholders (no patch path can enter an Any)\n",
+              dump->unknown_types, dump->first_unknown_type);
+    }
+    fputs(text, out);
+    fprintf(out, "\npatches that matched nothing: %zu\n%s", nunp, unp_text ? unp_text : "");
+    fprintf(out, "\nresources no patch matched: %zu\n", unmatched);
+    for (size_t i = 0; i < n; i++) {
+      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), rs[i].r->name, describe(&rs[i], a));
+    }
+    if (nother) {
+      fprintf(out, "\nwarming or draining, not previewed: %zu\n", nother);
+      for (size_t i = 0; i < nother; i++) {
+        fprintf(out, "  %s %s (%s)\n", type_name(others[i].r->type), others[i].r->name, po_DumpState_Name(others[i].r->state));
+      }
+    }
+    fprintf(out, "\nerrors: %zu\n", errors);
+  }
+  free(text);
+  free(unp_text);
+  return errors ? 1 : 0;
+}
+
+int po_Cmd_Preview(int argc, char **argv) {
+  static const struct option opts[] = {{"filename", required_argument, 0, 'f'},
+                                       {"config-dump", required_argument, 0, 'c'},
+                                       {"envoy-admin", required_argument, 0, 'e'},
+                                       {"mesh", required_argument, 0, 'm'},
+                                       {"datacenter", required_argument, 0, 'd'},
+                                       {"timeout", required_argument, 0, 't'},
+                                       {"output", required_argument, 0, 'o'},
+                                       {"verbose", no_argument, 0, 'v'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+  size_t npaths = 0;
+  const char *dump_path = NULL, *admin = NULL, *usage_err = NULL;
+  Options opt = {.mesh = kPo_Mesh_Consul};
+  long timeout_s = 10;
+  int c;
+  optind = 1;
+  opterr = 0;
+  if (!paths) return fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_ExitUsage;
+  while (!usage_err && (c = getopt_long(argc, argv, "f:o:vh", opts, NULL)) != -1) {
+    switch (c) {
+      case 'f': paths[npaths++] = optarg; break;
+      case 'c': dump_path = optarg; break;
+      case 'e': admin = optarg; break;
+      case 'd': opt.datacenter = optarg; break;
+      case 'v': opt.verbose = true; break;
+      case 'm':
+        if (!strcmp(optarg, "consul")) opt.mesh = kPo_Mesh_Consul;
+        else if (!strcmp(optarg, "istio")) opt.mesh = kPo_Mesh_Istio;
+        else usage_err = "--mesh: expected consul or istio";
+        break;
+      case 'o':
+        if (!strcmp(optarg, "json")) opt.json = true;
+        else if (strcmp(optarg, "text")) usage_err = "--output: expected text or json";
+        break;
+      case 't': {
+        char *end = NULL;
+        timeout_s = strtol(optarg, &end, 10);
+        if (!*optarg || *end || timeout_s < 1 || timeout_s > 3600) usage_err = "--timeout: expected whole seconds, 1 to 3600";
+        break;
+      }
+      case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
+      default: usage_err = optopt ? "an option is missing its argument" : "unknown option";
+    }
+  }
+  if (!usage_err && optind < argc) usage_err = "unexpected argument";
+  if (!usage_err && !npaths) usage_err = "-f is required";
+  if (!usage_err && !dump_path == !admin) usage_err = "one of --config-dump and --envoy-admin is required";
+  if (!usage_err && opt.datacenter && opt.mesh != kPo_Mesh_Consul) usage_err = "--datacenter is Consul's";
+  if (usage_err) {
+    free(paths);
+    fprintf(stderr, "propertyoverride preview: %s\n\n%s", usage_err, kUsage);
+    return kPo_ExitUsage;
+  }
+
+  po_Arena *a = po_Arena_New();
+  if (!a) return free(paths), fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_ExitUsage;
+  int rc = kPo_ExitUsage;
+  po_CliReport rep;
+  po_CliInputs in;
+  po_CliReport_Init(&rep, a);
+  bool ok = po_CliInputs_Load(&in, paths, npaths, a, &rep);
+  free(paths);
+  po_CompiledOverride *compiled = ok ? po_Arena_Malloc(a, (in.count ? in.count : 1) * sizeof *compiled) : NULL;
+  Po *pos = compiled ? po_Arena_Malloc(a, (in.count ? in.count : 1) * sizeof *pos) : NULL;
+  size_t npo = 0;
+  ok = pos != NULL;
+  for (size_t i = 0; ok && i < in.count; i++) {
+    ok = po_Cli_CheckObject(&in.objects[i], a, &rep, &compiled[i]);
+    if (!ok || in.objects[i].kind != kPo_ObjPropertyOverride || !compiled[i].accepted) continue;
+    const po_CompiledOverride *co = &compiled[i];
+    pos[npo].c = co;
+    pos[npo].label = *co->ns ? po_Arena_Printf(a, "%s/%s", co->ns, co->name) : co->name;
+    pos[npo].matched = po_Arena_Malloc(a, (co->args->patch_count ? co->args->patch_count : 1) * sizeof(size_t));
+    ok = pos[npo].label && pos[npo].matched;
+    npo++;
+  }
+  if (!ok) {
+    fprintf(stderr, "propertyoverride preview: out of memory\n");
+  } else if (po_CliReport_ExitCode(&rep) != 0) {
+    /* An override the webhook would refuse is never previewed: what it would do is nothing. */
+    po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr);
+    rc = po_CliReport_ExitCode(&rep);
+  } else if (npo == 0) {
+    if (rep.count) po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr);
+    fprintf(stderr, "propertyoverride preview: no PropertyOverride in the inputs\n");
+  } else {
+    po_Status st;
+    po_Status_Clear(&st);
+    size_t len = 0;
+    char *text = NULL, *fetched = NULL;
+    if (admin) fetched = po_Preview_Fetch(admin, kMaxDump, timeout_s * 1000, a, &len, &st);
+    else text = po_Cli_ReadFileMalloc(dump_path, kMaxDump, &len, &st);
+    const char *src = admin ? admin : dump_path;
+    po_ConfigDump dump;
+    bool read = (text || fetched) && po_ConfigDump_ParseJson(text ? text : fetched, len, a, &dump, &st);
+    if ((text || fetched) && !read) po_Status_Prefix(&st, "%s: ", src);
+    /* The dump's text is no longer needed: upb copied what it keeps into the arena. */
+    free(text);
+    text = NULL;
+    if (!read) {
+      fprintf(stderr, "propertyoverride preview: %s\n", st.message);
+    } else {
+      if (rep.count) po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr); /* warnings */
+      int r = preview(&opt, pos, npo, &dump, a, stdout);
+      if (r == -1) fprintf(stderr, "propertyoverride preview: out of memory\n");
+      if (r >= 0 && po_Cli_Flush(stdout, "preview", "the preview")) rc = r;
+    }
+  }
+  po_Arena_Free(a);
+  return rc;
+}

@@ -1,0 +1,358 @@
+/* Envoy's admin /config_dump read into resources (po_ConfigDump_ParseJson), for `preview`.
+ *
+ * The dump is decoded whole by upb's JSON decoder as envoy.admin.v3.ConfigDump (every `@type` is
+ * resolved against the pool); each per-type dump (Clusters/Listeners/Routes/EndpointsConfigDump)
+ * and each resource inside it is an Any, binary-decoded into its own message. Nothing here
+ * parses JSON or protobuf by hand. Cost: one JSON decode of the text, one binary decode of each
+ * Any (twice per resource: the per-type dump, then the resource), linear in the input. */
+#include <json-c/json.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "internal.h"
+#include "upb/decode.h"
+
+static const upb_FieldDef *field(const upb_MessageDef *d, const char *name) {
+  return upb_MessageDef_FindFieldByName(d, name);
+}
+
+static const char *string_of(const upb_Message *m, const upb_MessageDef *d, const char *name, po_Arena *a) {
+  const upb_FieldDef *f = field(d, name);
+  if (!f || upb_FieldDef_CType(f) != kUpb_CType_String || upb_FieldDef_IsRepeated(f)) return "";
+  upb_StringView v = upb_Message_Get(m, f).str_val;
+  char *s = po_Arena_Strndup(a, v.data ? v.data : "", v.size);
+  return s ? s : "";
+}
+
+/* The message a set singular message field holds, or NULL. */
+static const upb_Message *sub(const upb_Message *m, const upb_MessageDef *d, const char *name,
+                              const upb_MessageDef **sd) {
+  const upb_FieldDef *f = field(d, name);
+  if (!f || !upb_FieldDef_IsSubMessage(f) || upb_FieldDef_IsRepeated(f) || !upb_Message_Has(m, f)) return NULL;
+  *sd = upb_FieldDef_MessageSubDef(f);
+  return upb_Message_Get(m, f).msg_val;
+}
+
+static const upb_Array *list(const upb_Message *m, const upb_MessageDef *d, const char *name,
+                             const upb_MessageDef **ed) {
+  const upb_FieldDef *f = field(d, name);
+  if (!f || !upb_FieldDef_IsSubMessage(f) || !upb_FieldDef_IsRepeated(f) || upb_FieldDef_IsMap(f)) return NULL;
+  *ed = upb_FieldDef_MessageSubDef(f);
+  return upb_Message_Get(m, f).array_val;
+}
+
+/* An Any unpacked into a message of the pool; NULL with st set when its type is unknown or its
+ * bytes do not decode. `where` names the place for the error. */
+static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, const upb_MessageDef **def,
+                           const char *where, po_Arena *a, po_Status *st) {
+  const po_Schema *s = po_Engine_Schema(st);
+  if (!s) return NULL;
+  upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
+  upb_StringView val = upb_Message_Get(any, field(anyd, "value")).str_val;
+  size_t from = url.size; /* the type name is what follows the URL's last '/' */
+  while (from > 0 && url.data[from - 1] != '/') from--;
+  char *name = po_Arena_Strndup(a, url.size ? url.data + from : "", url.size - from);
+  if (!name) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  *def = po_Schema_FindMessage(s, name);
+  if (!*def) {
+    po_Status_Set(st, kPo_ErrNotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
+                  url.data ? url.data : "");
+    return NULL;
+  }
+  /* The Any's bytes live in this arena as long as the message: its strings (the nested Anys'
+   * bytes above all) are aliased, not copied, which halves what a dump costs in memory. */
+  upb_Message *m = upb_Message_New(*def, po_Arena_Upb(a));
+  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  upb_DecodeStatus ds = upb_Decode(val.data, val.size, m, upb_MessageDef_MiniTable(*def),
+                                   upb_DefPool_ExtensionRegistry(po_Schema_Pool(s)), kUpb_DecodeOption_AliasString,
+                                   po_Arena_Upb(a));
+  if (ds != kUpb_DecodeStatus_Ok) {
+    po_Status_Set(st, kPo_ErrParse, "%s: invalid %s protobuf (decode status %d)", where, upb_MessageDef_FullName(*def),
+                  (int)ds);
+    return NULL;
+  }
+  return m;
+}
+
+typedef struct {
+  po_ConfigDump *out;
+  size_t cap;
+  po_Arena *a;
+  po_Status *st;
+} Reader;
+
+static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, po_DumpState state,
+                 const char *version, const char *where) {
+  const upb_MessageDef *def = NULL;
+  upb_Message *m = unpack(any, anyd, &def, where, r->a, r->st);
+  if (!m) return false;
+  const char *rt = po_Schema_ResourceTypeOf(def);
+  po_ResourceType t = rt ? po_ResourceType_Parse(rt) : kPo_ResourceType_Unknown;
+  if (t == kPo_ResourceType_Unknown) {
+    po_Status_Set(r->st, kPo_ErrParse, "%s: expected a Cluster, ClusterLoadAssignment, Listener or RouteConfiguration, found %s",
+                  where, upb_MessageDef_FullName(def));
+    return false;
+  }
+  po_ConfigDump *d = r->out;
+  if (d->count == r->cap) {
+    size_t cap = r->cap ? r->cap * 2 : 64;
+    po_DumpResource *n = po_Arena_Malloc(r->a, cap * sizeof *n);
+    if (!n) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    if (d->count) memcpy(n, d->resources, d->count * sizeof *n);
+    d->resources = n;
+    r->cap = cap;
+  }
+  po_Message *pm = po_Arena_Malloc(r->a, sizeof *pm);
+  if (!pm) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  *pm = (po_Message){def, m, r->a};
+  d->resources[d->count++] = (po_DumpResource){
+      .type = t,
+      .state = state,
+      .name = string_of(m, def, t == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name", r->a),
+      .version_info = version ? version : "",
+      .message = pm,
+  };
+  return true;
+}
+
+/* One list of entries of a per-type dump: each entry holds the resource's Any in field `res`
+ * (for dynamic listeners: inside the state message `state_field`). */
+static bool entries(Reader *r, const upb_Message *dump, const upb_MessageDef *dd, const char *list_name,
+                    const char *res, po_DumpState state, int config) {
+  const upb_MessageDef *ed = NULL;
+  const upb_Array *arr = list(dump, dd, list_name, &ed);
+  for (size_t i = 0; arr && i < upb_Array_Size(arr); i++) {
+    const upb_Message *e = upb_Array_Get(arr, i).msg_val;
+    const upb_MessageDef *anyd = NULL;
+    const upb_Message *any = sub(e, ed, res, &anyd);
+    if (!any) continue; /* an entry without its resource (an error_state only): nothing to preview */
+    char where[160];
+    snprintf(where, sizeof where, "configs[%d].%s[%zu].%s", config, list_name, i, res);
+    if (!push(r, any, anyd, state, string_of(e, ed, "version_info", r->a), where)) return false;
+  }
+  return true;
+}
+
+static bool listeners(Reader *r, const upb_Message *dump, const upb_MessageDef *dd, int config) {
+  if (!entries(r, dump, dd, "static_listeners", "listener", kPo_DumpState_Static, config)) return false;
+  static const struct {
+    const char *field;
+    po_DumpState state;
+  } kStates[] = {{"active_state", kPo_DumpState_Active},
+                 {"warming_state", kPo_DumpState_Warming},
+                 {"draining_state", kPo_DumpState_Draining}};
+  const upb_MessageDef *ed = NULL;
+  const upb_Array *arr = list(dump, dd, "dynamic_listeners", &ed);
+  for (size_t i = 0; arr && i < upb_Array_Size(arr); i++) {
+    const upb_Message *e = upb_Array_Get(arr, i).msg_val;
+    for (size_t k = 0; k < sizeof kStates / sizeof kStates[0]; k++) {
+      const upb_MessageDef *sd = NULL, *anyd = NULL;
+      const upb_Message *s = sub(e, ed, kStates[k].field, &sd);
+      const upb_Message *any = s ? sub(s, sd, "listener", &anyd) : NULL;
+      if (!any) continue;
+      char where[160];
+      snprintf(where, sizeof where, "configs[%d].dynamic_listeners[%zu].%s.listener", config, i, kStates[k].field);
+      if (!push(r, any, anyd, kStates[k].state, string_of(s, sd, "version_info", r->a), where)) return false;
+    }
+  }
+  return true;
+}
+
+/* After upb's "Type was not found" (which names only a line and column): the first `@type` of
+ * the text that the schema does not have, so the error can name it. A scan of the text for
+ * error reporting only; the dump itself is read by upb. */
+static const char *unknown_type(const po_Schema *s, const char *json, size_t len, po_Arena *a) {
+  static const char kKey[] = "\"@type\"";
+  const char *end = json + len;
+  for (const char *p = json; p < end && (p = memchr(p, '"', (size_t)(end - p))) != NULL; p++) {
+    if ((size_t)(end - p) < sizeof kKey || memcmp(p, kKey, sizeof kKey - 1) != 0) continue;
+    const char *v = p + sizeof kKey - 1;
+    while (v < end && (*v == ' ' || *v == '\t' || *v == '\r' || *v == '\n' || *v == ':')) v++;
+    if (v >= end || *v != '"') continue;
+    v++;
+    const char *q = memchr(v, '"', (size_t)(end - v));
+    if (!q) return NULL;
+    const char *name = v;
+    for (const char *c = v; c < q; c++) name = *c == '/' ? c + 1 : name;
+    char *n = po_Arena_Strndup(a, name, (size_t)(q - name));
+    if (n && !po_Schema_FindMessage(s, n)) return po_Arena_Strndup(a, v, (size_t)(q - v));
+    p = q;
+  }
+  return NULL;
+}
+
+/* ---- a dump naming types the schema lacks ----
+ * Real dumps carry configurations of a mesh's own extensions (Istio's metadata exchange, stats
+ * filters) as Anys of types no Envoy API has; upb cannot decode an Any it cannot resolve, and the
+ * whole dump would be refused. No patch can reach inside an Any (a path cannot go through one),
+ * so such a value only has to survive as something: it is replaced, before upb reads the dump, by
+ * a google.protobuf.StringValue saying what it was, and counted. The rewrite goes through
+ * json-c's tree (a copy of the text), only after upb has refused the dump for that reason. */
+
+enum { kMaxJsonDepth = 512 };
+
+typedef struct {
+  const po_Schema *s;
+  po_Arena *a;
+  size_t count;
+  const char *first;
+  bool oom;
+} Fix;
+
+static bool unknown_any(Fix *f, json_object *o) {
+  json_object *t = NULL;
+  if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, "@type", &t) ||
+      !json_object_is_type(t, json_type_string)) {
+    return false;
+  }
+  const char *url = json_object_get_string(t), *name = url;
+  for (const char *c = url; *c; c++) name = *c == '/' ? c + 1 : name;
+  if (po_Schema_FindMessage(f->s, name)) return false;
+  if (!f->first) f->first = po_Arena_Strndup(f->a, url, strlen(url));
+  f->count++;
+  return true;
+}
+
+static json_object *placeholder(Fix *f, json_object *o) {
+  json_object *t = NULL;
+  json_object_object_get_ex(o, "@type", &t);
+  char *text = po_Arena_Printf(f->a, "(a %s: a type the Envoy API this build has lacks)", json_object_get_string(t));
+  json_object *p = json_object_new_object();
+  if (!text || !p ||
+      json_object_object_add(p, "@type", json_object_new_string("type.googleapis.com/google.protobuf.StringValue")) ||
+      json_object_object_add(p, "value", json_object_new_string(text))) {
+    f->oom = true;
+  }
+  return p;
+}
+
+static void fix_tree(Fix *f, json_object *j) {
+  if (json_object_is_type(j, json_type_object)) {
+    json_object_object_foreach(j, key, val) {
+      if (unknown_any(f, val)) json_object_object_add(j, key, placeholder(f, val)); /* replaces in place */
+      else fix_tree(f, val);
+    }
+  } else if (json_object_is_type(j, json_type_array)) {
+    for (size_t i = 0; i < json_object_array_length(j); i++) {
+      json_object *val = json_object_array_get_idx(j, i);
+      if (unknown_any(f, val)) json_object_array_put_idx(j, i, placeholder(f, val));
+      else fix_tree(f, val);
+    }
+  }
+}
+
+/* The dump's text with every Any of an unknown type replaced; NULL when it does not parse. */
+static const char *without_unknown_types(const po_Schema *s, const char *json, size_t len, po_Arena *a,
+                                         size_t *out_len, po_ConfigDump *out) {
+  json_tokener *tok = json_tokener_new_ex(kMaxJsonDepth);
+  if (!tok) return NULL;
+  json_object *root = json_tokener_parse_ex(tok, json, (int)len);
+  bool ok = root && json_tokener_get_error(tok) == json_tokener_success;
+  json_tokener_free(tok);
+  const char *text = NULL;
+  if (ok) {
+    Fix f = {s, a, 0, NULL, false};
+    fix_tree(&f, root);
+    const char *t = f.oom ? NULL : json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+    text = t ? po_Arena_Strndup(a, t, strlen(t)) : NULL;
+    if (text) {
+      *out_len = strlen(text);
+      out->unknown_types = f.count;
+      out->first_unknown_type = f.first;
+    }
+  }
+  json_object_put(root);
+  return text;
+}
+
+/* Consul's bootstrap tags every stat with the proxy's datacenter and service: the stats tags
+ * `consul.source.datacenter` / `consul.source.service` (fixed_value) of
+ * bootstrap.stats_config.stats_tags. NULL without. */
+static const char *consul_tag(const upb_Message *bcd, const upb_MessageDef *bcdd, const char *tag, po_Arena *a) {
+  const upb_MessageDef *bd = NULL, *sd = NULL, *td = NULL;
+  const upb_Message *b = sub(bcd, bcdd, "bootstrap", &bd);
+  const upb_Message *sc = b ? sub(b, bd, "stats_config", &sd) : NULL;
+  const upb_Array *tags = sc ? list(sc, sd, "stats_tags", &td) : NULL;
+  for (size_t i = 0; tags && i < upb_Array_Size(tags); i++) {
+    const upb_Message *t = upb_Array_Get(tags, i).msg_val;
+    const char *dc = string_of(t, td, "fixed_value", a);
+    if (!strcmp(string_of(t, td, "tag_name", a), tag) && *dc) return dc;
+  }
+  return NULL;
+}
+
+bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *st) {
+  memset(out, 0, sizeof *out);
+  const po_Schema *s = po_Engine_Schema(st);
+  if (!s) return false;
+  const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
+  if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  upb_Message *dump = po_Json_Decode(s, cd, json, len, po_Arena_Upb(a), st);
+  if (!dump && len < (size_t)INT_MAX && strstr(st->message, "Type was not found")) {
+    size_t flen = 0;
+    const char *fixed = without_unknown_types(s, json, len, a, &flen, out);
+    if (fixed && out->unknown_types) {
+      po_Status_Clear(st);
+      dump = po_Json_Decode(s, cd, fixed, flen, po_Arena_Upb(a), st);
+    }
+  }
+  if (!dump) {
+    const char *t = strstr(st->message, "Type was not found") ? unknown_type(s, json, len, a) : NULL;
+    if (t) {
+      size_t at = strlen(st->message);
+      snprintf(st->message + at, sizeof st->message - at,
+               " (the first unknown one is '%s': the dump names a type the Envoy v3 API this build "
+               "validates against does not have, such as a mesh's own filter configuration)", t);
+    }
+    return false;
+  }
+  const upb_MessageDef *anyd = NULL;
+  const upb_Array *configs = list(dump, cd, "configs", &anyd);
+  Reader r = {out, 0, a, st};
+  size_t nconf = configs ? upb_Array_Size(configs) : 0;
+  out->other_configs = po_Arena_Malloc(a, (nconf ? nconf : 1) * sizeof *out->other_configs);
+  if (!out->other_configs) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
+  for (size_t i = 0; i < nconf; i++) {
+    const upb_Message *any = upb_Array_Get(configs, i).msg_val;
+    const upb_MessageDef *dd = NULL;
+    char where[64];
+    snprintf(where, sizeof where, "configs[%zu]", i);
+    upb_Message *d = unpack(any, anyd, &dd, where, a, st);
+    if (!d) return false;
+    const char *n = upb_MessageDef_FullName(dd);
+    bool ok = true;
+    int ci = (int)i;
+    if (!strcmp(n, "envoy.admin.v3.ClustersConfigDump")) {
+      ok = entries(&r, d, dd, "static_clusters", "cluster", kPo_DumpState_Static, ci) &&
+           entries(&r, d, dd, "dynamic_active_clusters", "cluster", kPo_DumpState_Active, ci) &&
+           entries(&r, d, dd, "dynamic_warming_clusters", "cluster", kPo_DumpState_Warming, ci);
+    } else if (!strcmp(n, "envoy.admin.v3.ListenersConfigDump")) {
+      ok = listeners(&r, d, dd, ci);
+    } else if (!strcmp(n, "envoy.admin.v3.RoutesConfigDump")) {
+      ok = entries(&r, d, dd, "static_route_configs", "route_config", kPo_DumpState_Static, ci) &&
+           entries(&r, d, dd, "dynamic_route_configs", "route_config", kPo_DumpState_Active, ci);
+    } else if (!strcmp(n, "envoy.admin.v3.EndpointsConfigDump")) {
+      ok = entries(&r, d, dd, "static_endpoint_configs", "endpoint_config", kPo_DumpState_Static, ci) &&
+           entries(&r, d, dd, "dynamic_endpoint_configs", "endpoint_config", kPo_DumpState_Active, ci);
+    } else {
+      out->other_configs[out->other_count++] = n; /* bootstrap, secrets, ...: not patched by a mesh */
+      if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {
+        out->consul_datacenter = consul_tag(d, dd, "consul.source.datacenter", a);
+        out->consul_service = consul_tag(d, dd, "consul.source.service", a);
+      }
+    }
+    if (!ok) return false;
+  }
+  return true;
+}
+
+const char *po_DumpState_Name(po_DumpState s) {
+  switch (s) {
+    case kPo_DumpState_Static: return "static";
+    case kPo_DumpState_Active: return "active";
+    case kPo_DumpState_Warming: return "warming";
+    case kPo_DumpState_Draining: return "draining";
+  }
+  return "unknown";
+}

@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# preview (issue 13): config dumps built from the meshes' naming rules (testdata/preview: a
+# Consul sidecar with upstreams in two partitions, a subset, a peer and failover targets in two
+# datacenters; an Istio sidecar) and their expected output as golden files (NAME.out, and
+# NAME.err with the exit status when the run wrote to stderr or failed). PO_UPDATE_GOLDEN=1
+# rewrites them. Then the admin-URL path against a small HTTP server on loopback, and errors.
+#   t_preview.sh BIN
+set -u
+. "$(dirname "$0")/lib.sh"
+pv=$data/preview
+update=${PO_UPDATE_GOLDEN:-0}
+
+# case NAME ARGS...: one run, stdout and (stderr + exit) against the golden files.
+case_() {
+  local name=$1; shift
+  "$bin" preview "$@" >"$work/out" 2>"$work/err"
+  local rc=$?
+  if [ -s "$work/err" ] || [ $rc != 0 ]; then printf 'exit %d\n' $rc >>"$work/err"; else : >"$work/err"; fi
+  if [ "$update" = 1 ]; then
+    cp "$work/out" "$pv/$name.out"
+    if [ -s "$work/err" ]; then cp "$work/err" "$pv/$name.err"; else rm -f "$pv/$name.err"; fi
+  fi
+  golden "preview $name" 0 0 "$work/out" "$pv/$name.out"
+  : >"$work/none"
+  golden "preview $name (stderr, exit)" 0 0 "$work/err" "$( [ -f "$pv/$name.err" ] && echo "$pv/$name.err" || echo "$work/none")"
+}
+
+consul=(-f $pv/consul-po.yaml --config-dump $pv/consul-dump.json)
+istio=(-f $pv/istio-po.yaml --config-dump $pv/istio-dump.json --mesh istio)
+case_ consul "${consul[@]}" --datacenter dc1
+case_ consul-json "${consul[@]}" --datacenter dc1 -o json
+case_ consul-bootstrap-datacenter "${consul[@]}"
+case_ other-service "${consul[@]}" -f $pv/other-service-po.yaml
+case_ consul-no-datacenter -f $pv/consul-po.yaml --config-dump $pv/consul-no-bootstrap-dump.json
+case_ consul-other-datacenter "${consul[@]}" --datacenter dc2
+case_ consul-inbound-route -f $pv/consul-inbound-route-po.yaml --config-dump $pv/consul-inbound-route-dump.json
+case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
+case_ istio "${istio[@]}"
+case_ istio-json "${istio[@]}" -o json
+case_ invalid-override -f $pv/invalid-po.yaml --config-dump $pv/consul-dump.json
+case_ unknown-type -f $pv/consul-po.yaml --config-dump $pv/unknown-type-dump.json --datacenter dc1
+case_ not-a-dump -f $pv/consul-po.yaml --config-dump $pv/consul-po.yaml
+case_ usage-both "${consul[@]}" --envoy-admin http://127.0.0.1:1
+case_ usage-mesh -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --mesh linkerd
+
+# ---- --envoy-admin: a loopback HTTP server serving the dump at /config_dump (and a 404, and
+# a body over the size limit is not tried: 256 MiB is too slow a test; the limit is the write
+# callback's, shared with every size). /usr/bin/python3, never the PATH shim (tests/README).
+cat >"$work/server.py" <<'PY'
+import http.server, sys
+dump = open(sys.argv[1], 'rb').read()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        if self.path == '/config_dump?include_eds':
+            self.send_response(200); self.send_header('Content-Length', str(len(dump))); self.end_headers(); self.wfile.write(dump)
+        else:
+            self.send_response(404); self.send_header('Content-Length', '0'); self.end_headers()
+    def log_message(self, *a): pass
+s = http.server.HTTPServer(('127.0.0.1', 0), H)
+open(sys.argv[2] + '.tmp', 'w').write(str(s.server_address[1])); __import__('os').rename(sys.argv[2] + '.tmp', sys.argv[2])
+s.serve_forever()
+PY
+/usr/bin/python3 "$work/server.py" "$pv/consul-dump.json" "$work/port" &
+server=$!
+trap 'kill $server 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 1 600); do [ -s "$work/port" ] && break; sleep 0.1; done
+port=$(cat "$work/port" 2>/dev/null)
+if [ -z "$port" ]; then
+  echo "FAIL preview --envoy-admin: the test's HTTP server did not start"; fail=$((fail+1))
+else
+  "$bin" preview -f $pv/consul-po.yaml --envoy-admin "http://127.0.0.1:$port" --datacenter dc1 >"$work/out" 2>"$work/err"
+  check "preview --envoy-admin (same as the file)" 0 $? "$work/err"
+  cmp -s "$work/out" "$pv/consul.out" && pass=$((pass+1)) || { echo "FAIL preview --envoy-admin: output differs from $pv/consul.out"; diff "$pv/consul.out" "$work/out" | head; fail=$((fail+1)); }
+  "$bin" preview -f $pv/consul-po.yaml --envoy-admin "http://127.0.0.1:$port/" --datacenter dc1 >"$work/out2" 2>&1
+  check "preview --envoy-admin with a trailing /" 0 $?
+  "$bin" preview -f $pv/consul-po.yaml --envoy-admin "http://127.0.0.1:$port/stats" --datacenter dc1 >"$work/out" 2>&1
+  check "preview --envoy-admin 404" 2 $?
+  contains "preview --envoy-admin 404 says so" "$work/out" "HTTP status 404, expected 200 (is this Envoy's admin port?)"
+fi
+kill $server 2>/dev/null
+wait $server 2>/dev/null
+# a port nothing listens on (the server's, now closed): a clear connection error, no wait
+"$bin" preview -f $pv/consul-po.yaml --envoy-admin "http://127.0.0.1:${port:-1}" >"$work/out" 2>&1
+check "preview --envoy-admin refused" 2 $?
+contains "preview --envoy-admin refused names the URL" "$work/out" "http://127.0.0.1:${port:-1}/config_dump?include_eds: "
+"$bin" preview -f $pv/consul-po.yaml --envoy-admin "https://127.0.0.1:19000" >"$work/out" 2>&1
+check "preview --envoy-admin https refused" 2 $?
+contains "preview --envoy-admin https says what is valid" "$work/out" "expected an http:// URL of Envoy's admin endpoint"
+finish

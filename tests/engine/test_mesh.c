@@ -1,0 +1,193 @@
+/* preview's reading of a resource (issue 13): po_Mesh_Classify over names built from Consul's
+ * rules (extensioncommon's Get*Payload, connect's SNI forms, upstream EnvoyIDs) and Istio's,
+ * one row each: the resource, then the direction, service and (a part of) the note expected;
+ * and po_ConfigDump_ParseJson on small dumps, with its errors. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static po_Arena *A;
+static int setup(void **s) { (void)s; A = po_Arena_New(); return A ? 0 : -1; }
+static int teardown(void **s) { (void)s; po_Arena_Free(A); return 0; }
+
+#define TD "11111111-2222-3333-4444-555555555555.consul"
+
+typedef struct {
+  po_Mesh mesh;
+  const char *dc;
+  po_ResourceType type;
+  const char *name;
+  po_TrafficDirection want_dir;
+  const char *want_service; /* "name/namespace/partition", or NULL for none */
+  const char *want_note;    /* a substring of the note, or NULL for no note */
+} Row;
+
+#define IN kPo_TrafficDirection_Inbound
+#define OUT kPo_TrafficDirection_Outbound
+#define C kPo_ResourceType_Cluster
+#define E kPo_ResourceType_ClusterLoadAssignment
+#define L kPo_ResourceType_Listener
+#define CONSUL kPo_Mesh_Consul
+#define ISTIO kPo_Mesh_Istio
+
+static const Row kRows[] = {
+    {CONSUL, "dc1", C, "local_app", IN, NULL, NULL},
+    {CONSUL, "dc1", C, "api.default.dc1.internal." TD, OUT, "api/default/default", NULL},
+    {CONSUL, "dc1", C, "api.team.dc1.internal." TD, OUT, "api/team/default", NULL},
+    {CONSUL, "dc1", C, "db.billing.part1.dc1.internal-v1." TD, OUT, "db/billing/part1", NULL},
+    {CONSUL, NULL, C, "api.default.dc7.internal." TD, OUT, "api/default/default", NULL},
+    {CONSUL, "dc1", C, "v2.api.default.dc1.internal." TD, OUT, NULL, "a subset's SNI"},
+    {CONSUL, "dc1", C, "v2.db.billing.part1.dc1.internal-v1." TD, OUT, NULL, "a subset's SNI"},
+    {CONSUL, "dc1", C, "cache.default.default.peer1.external." TD, OUT, NULL, "peered service's SNI"},
+    {CONSUL, "dc1", C, "api.default.dc2.internal." TD, OUT, NULL, "datacenter dc2, not the local one (dc1)"},
+    {CONSUL, "dc1", C, "failover-target~0~api.default.dc1.internal." TD, OUT, "api/default/default", NULL},
+    {CONSUL, "dc1", C, "failover-target~1~api.default.dc2.internal." TD, OUT, NULL, "datacenter dc2"},
+    {CONSUL, "dc1", C, "failover-target~1", OUT, NULL, "failover cluster name without one target SNI"},
+    {CONSUL, "dc1", C, "failover-target~0~a~b", OUT, NULL, "failover cluster name"},
+    {CONSUL, "dc1", C, "original-destination", OUT, NULL, "not an SNI Consul gives"},
+    {CONSUL, "dc1", C, "internal." TD, OUT, NULL, "not an SNI Consul gives"},
+    {CONSUL, "dc1", C, "", OUT, NULL, "not an SNI Consul gives"},
+    {CONSUL, "dc1", E, "local_app", IN, NULL, NULL},
+    {CONSUL, "dc1", E, "api.default.dc1.internal." TD, OUT, "api/default/default", NULL},
+    {CONSUL, "dc1", L, "public_listener:10.0.0.5:20000", IN, NULL, NULL},
+    {CONSUL, "dc1", L, "api:127.0.0.1:9191", OUT, "api/default/default", NULL},
+    {CONSUL, "dc1", L, "billing/db:127.0.0.1:9192", OUT, "db/billing/default", NULL},
+    {CONSUL, "dc1", L, "part1/billing/db:127.0.0.1:9192", OUT, "db/billing/part1", NULL},
+    {CONSUL, "dc1", L, "a/b/c/d:127.0.0.1:1", OUT, NULL, "not an upstream ID"},
+    {CONSUL, "dc1", L, "db?dc=dc2:127.0.0.1:9193", OUT, NULL, "datacenter dc2"},
+    {CONSUL, "dc1", L, "db?dc=dc1:127.0.0.1:9193", OUT, "db/default/default", NULL},
+    {CONSUL, "dc1", L, "cache?peer=peer1:127.0.0.1:9194", OUT, NULL, "a peered upstream"},
+    {CONSUL, "dc1", L, "prepared_query:geo-db:127.0.0.1:9195", OUT, NULL, "prepared query"},
+    {CONSUL, "dc1", L, "outbound_listener:127.0.0.1:15001", OUT, NULL, "transparent proxy"},
+    {CONSUL, "dc1", L, "no-colon", OUT, NULL, "no EnvoyID"},
+    {ISTIO, NULL, C, "outbound|9080||reviews.default.svc.cluster.local", OUT, "reviews/default/default", NULL},
+    {ISTIO, NULL, C, "outbound|9080|v2|reviews.shop.svc.cluster.local", OUT, "reviews/shop/default", NULL},
+    {ISTIO, NULL, C, "outbound|443||www.example.com", OUT, NULL, "not a Kubernetes service"},
+    {ISTIO, NULL, C, "outbound|443", OUT, NULL, "without port|subset|host"},
+    {ISTIO, NULL, C, "inbound|9080||", IN, NULL, NULL},
+    {ISTIO, NULL, C, "PassthroughCluster", OUT, NULL, "not a service's cluster"},
+    {ISTIO, NULL, E, "outbound|9080||reviews.default.svc.cluster.local", OUT, "reviews/default/default", NULL},
+    {ISTIO, NULL, L, "virtualInbound", IN, NULL, NULL},
+    {ISTIO, NULL, L, "0.0.0.0_9080", OUT, NULL, "no one service"},
+};
+
+static void test_rows(void **state) {
+  (void)state;
+  for (size_t i = 0; i < sizeof kRows / sizeof kRows[0]; i++) {
+    const Row *r = &kRows[i];
+    po_DumpResource res = {.type = r->type, .state = kPo_DumpState_Active, .name = r->name};
+    po_MeshResource m;
+    assert_true(po_Mesh_Classify(r->mesh, r->dc, &res, A, &m));
+    char got[256] = "";
+    if (m.has_service) snprintf(got, sizeof got, "%s/%s/%s", m.service.name, m.service.namespace_, m.service.partition);
+    if (m.direction != r->want_dir || strcmp(got, r->want_service ? r->want_service : "") ||
+        (r->want_note ? !m.note || !strstr(m.note, r->want_note) : m.note != NULL)) {
+      fail_msg("row %zu (%s): direction %d service '%s' note '%s'", i, r->name, m.direction, got, m.note ? m.note : "");
+    }
+  }
+}
+
+/* Consul's inbound route: local_app the only cluster its routes name (weighted ones too). */
+static void test_routes(void **state) {
+  (void)state;
+  static const struct {
+    const char *json;
+    po_TrafficDirection dir;
+    const char *service;
+  } kRoutes[] = {
+      {"{\"name\":\"public_listener\",\"virtual_hosts\":[{\"name\":\"a\",\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},"
+       "\"route\":{\"weighted_clusters\":{\"clusters\":[{\"name\":\"local_app\",\"weight\":1}]}}}]}]}", IN, NULL},
+      {"{\"name\":\"api\",\"virtual_hosts\":[{\"name\":\"a\",\"domains\":[\"*\"],\"routes\":[{\"match\":{\"prefix\":\"/\"},"
+       "\"route\":{\"cluster\":\"local_app\"}},{\"match\":{\"prefix\":\"/x\"},\"route\":{\"cluster\":\"api.default.dc1.internal.t\"}}]}]}",
+       OUT, "api"},
+      {"{\"name\":\"api\"}", OUT, "api"}, /* no routes at all: not local_app's */
+  };
+  for (size_t i = 0; i < sizeof kRoutes / sizeof kRoutes[0]; i++) {
+    po_Status st;
+    po_Status_Clear(&st);
+    po_Message *m = po_Message_ParseJson("envoy.config.route.v3.RouteConfiguration", kRoutes[i].json,
+                                         strlen(kRoutes[i].json), A, &st);
+    assert_non_null(m);
+    po_DumpResource res = {.type = kPo_ResourceType_Route, .state = kPo_DumpState_Active, .name = "x", .message = m};
+    res.name = strstr(kRoutes[i].json, "\"api\"") ? "api" : "public_listener";
+    po_MeshResource out;
+    assert_true(po_Mesh_Classify(kPo_Mesh_Consul, "dc1", &res, A, &out));
+    assert_int_equal(out.direction, kRoutes[i].dir);
+    if (kRoutes[i].service) assert_string_equal(out.service.name, kRoutes[i].service);
+    else assert_false(out.has_service);
+  }
+}
+
+static void test_dump(void **state) {
+  (void)state;
+  static const char kDump[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\","
+      "\"static_clusters\":[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"s\"}}],"
+      "\"dynamic_active_clusters\":[{\"version_info\":\"3\",\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\"}}],"
+      "\"dynamic_warming_clusters\":[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"w\"}}]},"
+      "{\"@type\":\"type.googleapis.com/envoy.admin.v3.SecretsConfigDump\"},"
+      "{\"@type\":\"type.googleapis.com/envoy.admin.v3.EndpointsConfigDump\",\"dynamic_endpoint_configs\":[{\"endpoint_config\":"
+      "{\"@type\":\"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment\",\"cluster_name\":\"a\"}}]}]}";
+  po_Status st;
+  po_Status_Clear(&st);
+  po_ConfigDump d;
+  assert_true(po_ConfigDump_ParseJson(kDump, sizeof kDump - 1, A, &d, &st));
+  assert_int_equal(d.count, 4);
+  assert_string_equal(d.resources[0].name, "s");
+  assert_int_equal(d.resources[0].state, kPo_DumpState_Static);
+  assert_string_equal(d.resources[1].name, "a");
+  assert_string_equal(d.resources[1].version_info, "3");
+  assert_int_equal(d.resources[1].state, kPo_DumpState_Active);
+  assert_int_equal(d.resources[2].state, kPo_DumpState_Warming);
+  assert_int_equal(d.resources[3].type, kPo_ResourceType_ClusterLoadAssignment);
+  assert_string_equal(d.resources[3].name, "a");
+  assert_int_equal(d.other_count, 1);
+  assert_string_equal(d.other_configs[0], "envoy.admin.v3.SecretsConfigDump");
+  assert_null(d.consul_datacenter); /* no Consul bootstrap in this dump */
+  assert_null(d.consul_service);
+
+  /* a resource that is not one a mesh patches: named by where it is */
+  static const char kBad[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
+      "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.core.v3.Address\"}}]}]}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kBad, sizeof kBad - 1, A, &d, &st));
+  assert_string_equal(st.message, "configs[0].dynamic_active_clusters[0].cluster: expected a Cluster, ClusterLoadAssignment, "
+                                  "Listener or RouteConfiguration, found envoy.config.core.v3.Address");
+  /* an Any of a type the schema lacks (a mesh's own filter) is kept as a placeholder */
+  static const char kUnknown[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
+      "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\",\"transport_socket\":"
+      "{\"name\":\"x\",\"typed_config\":{\"@type\":\"type.googleapis.com/acme.Thing\",\"k\":[1,{\"@type\":\"acme.Other\"}]}}}}]}]}";
+  po_Status_Clear(&st);
+  assert_true(po_ConfigDump_ParseJson(kUnknown, sizeof kUnknown - 1, A, &d, &st));
+  assert_int_equal(d.count, 1);
+  assert_int_equal(d.unknown_types, 1); /* the outer one replaced whole: what it held is gone */
+  assert_string_equal(d.first_unknown_type, "type.googleapis.com/acme.Thing");
+  size_t jl = 0;
+  char *j = po_Message_ToJson(d.resources[0].message, A, &jl, &st);
+  assert_non_null(j);
+  assert_non_null(strstr(j, "(a type.googleapis.com/acme.Thing: a type the Envoy API this build has lacks)"));
+  /* a resource of an unknown type is still an error, naming where */
+  static const char kUnknownResource[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
+      "[{\"cluster\":{\"@type\":\"type.googleapis.com/acme.Cluster\"}}]}]}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kUnknownResource, sizeof kUnknownResource - 1, A, &d, &st));
+  assert_non_null(strstr(st.message, "configs[0].dynamic_active_clusters[0].cluster: expected a Cluster"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_rows),
+      cmocka_unit_test(test_routes),
+      cmocka_unit_test(test_dump),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
