@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Istio targets and targetRef, as data: every testdata/istio-refusals/*.yaml and
+# testdata/targetref/*.yaml is one PropertyOverride that validate -f must refuse (exit 1) with
+# the text of its `# reason:` header (run with the flags of its `# args:` header). Then render's
+# own needs for a Service target (the Service among the inputs, with a selector) and the mesh
+# flags' checks.
+. "$(dirname "$0")/lib.sh"
+
+hdr() { sed -n "s/^# $2: //p" "$1"; }
+
+for f in "$data"/istio-refusals/*.yaml "$data"/targetref/*.yaml; do
+  reason=$(hdr "$f" reason)
+  [ -n "$reason" ] || { echo "FAIL $f: no '# reason:' header"; fail=$((fail+1)); continue; }
+  # shellcheck disable=SC2046 # the header's words are flags
+  "$bin" validate -f "$f" $(hdr "$f" args) >"$work/out" 2>&1
+  check "refused $f" 1 $? "$work/out"
+  contains "reason $f" "$work/out" "$reason"
+done
+
+# The same patches are fine for Consul where Consul can express them: the refusals are Istio's.
+sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.yaml" >"$work/consul.yaml"
+"$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1
+check "remove is fine on a Consul target" 0 $? "$work/out"
+
+# An array becomes MERGE_AND_REPLACE_LIST from Istio 1.31 on.
+"$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" --istio-version 1.31 >"$work/out" 2>&1
+check "array on 1.31" 0 $? "$work/out"
+"$bin" render -f "$data/istio-refusals/array-before-1-31.yaml" -f examples/istio/outlier-detection.yaml \
+  --istio-version 1.32.0 >"$work/out" 2>"$work/err"
+check "render array on 1.32" 0 $? "$work/err"
+contains "render array operation" "$work/out" "operation: MERGE_AND_REPLACE_LIST"
+
+# render needs the target Service (its selector); it says so and renders the others.
+sed -n '1,/^---$/p' examples/istio/outlier-detection.yaml | sed '$d' >"$work/po.yaml"
+"$bin" render -f "$work/po.yaml" -f examples/istio/mesh-wide-timeouts.yaml >"$work/out" 2>"$work/err"
+check "render without the Service" 1 $? "$work/err"
+contains "render names the Service" "$work/err" "render needs the target Service 'shop/api' among the inputs: its spec.selector becomes the EnvoyFilter's workloadSelector"
+contains "render still renders the others" "$work/out" "name: propertyoverride-mesh-defaults"
+printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: shop}\nspec: {type: ExternalName, externalName: x.example}\n' >"$work/svc.yaml"
+"$bin" render -f "$work/po.yaml" -f "$work/svc.yaml" >"$work/out" 2>"$work/err"
+check "render with a Service without selector" 1 $? "$work/err"
+contains "render says no selector" "$work/err" "the Service has no spec.selector"
+
+# The flags: cluster domain and root namespace reach the objects; bad values are usage errors.
+"$bin" render -f examples/istio/outlier-detection.yaml -f examples/istio/mesh-wide-timeouts.yaml \
+  --cluster-domain corp.example --istio-root-namespace mesh-root >"$work/out" 2>"$work/err"
+check "render with flags" 0 $? "$work/err"
+contains "cluster domain" "$work/out" "service: payments.default.svc.corp.example"
+contains "root namespace" "$work/out" "namespace: mesh-root"
+for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local" "--istio-root-namespace Istio_System"; do
+  # shellcheck disable=SC2086
+  "$bin" render -f examples/istio/mesh-wide-timeouts.yaml $bad >"$work/out" 2>&1
+  check "bad flag $bad" 2 $? "$work/out"
+done
+finish
