@@ -460,7 +460,11 @@ bool po_Override_Set(const po_Override *o, size_t i, po_SetInfo *out) {
   const po_Setter *s = &cp->set;
   out->value = s->source;
   switch (s->kind) {
-    case kPo_SetScalar: out->shape = kPo_SetShape_Scalar; out->zero = scalar_zero(s->field, s->value); break;
+    /* A field with presence (a oneof member, proto3 optional) is copied by a merge even when zero. */
+    case kPo_SetScalar:
+      out->shape = kPo_SetShape_Scalar;
+      out->zero = scalar_zero(s->field, s->value) && !upb_FieldDef_HasPresence(s->field);
+      break;
     case kPo_SetWrapper: out->shape = kPo_SetShape_Wrapper; out->zero = scalar_zero(s->wrapper_value, s->value); break;
     case kPo_SetList: out->shape = kPo_SetShape_List; out->zero = s->item_count == 0; break;
     case kPo_SetMessage: out->shape = kPo_SetShape_Message; out->zero = s->child_count == 0; break;

@@ -30,6 +30,37 @@ check "array on 1.31" 0 $? "$work/out"
 check "render array on 1.32" 0 $? "$work/err"
 contains "render array operation" "$work/out" "operation: MERGE_AND_REPLACE_LIST"
 
+# What the IR says reaches the value: a path through a wrapper to its `value` is the bare
+# wrapper (protojson has no {"value": v} form); an enum's first value on a oneof member is
+# copied by a merge (it has presence), so it is not a zero-value refusal; an enum given by
+# number is written by name.
+cat >"$work/ir.yaml" <<'YAML'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: ir, namespace: shop}
+spec:
+  targetRef: {group: networking.istio.io, kind: Mesh, name: global}
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /max_requests_per_connection/value
+      value: 7
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /type
+      value: STATIC
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /lb_policy
+      value: 2
+YAML
+"$bin" render -f "$work/ir.yaml" >"$work/out" 2>"$work/err"
+check "render the IR cases" 0 $? "$work/err"
+"$yaml2json" "$work/out" >"$work/got.json"
+jqcheck "wrapper value written bare" "$work/got.json" '.[0].spec.configPatches[0].patch.value == {"max_requests_per_connection": 7}'
+jqcheck "oneof enum 0 kept" "$work/got.json" '.[0].spec.configPatches[1].patch.value == {"type": "STATIC"}'
+jqcheck "enum by number written by name" "$work/got.json" '.[0].spec.configPatches[2].patch.value == {"lb_policy": "RING_HASH"}'
+
 # render needs the target Service (its selector); it says so and renders the others.
 sed -n '1,/^---$/p' examples/istio/outlier-detection.yaml | sed '$d' >"$work/po.yaml"
 "$bin" render -f "$work/po.yaml" -f examples/istio/mesh-wide-timeouts.yaml >"$work/out" 2>"$work/err"

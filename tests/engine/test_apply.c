@@ -181,7 +181,9 @@ static void test_ir_set_info(void **state) {
       "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
       " \"Op\": \"add\", \"Path\": \"/alt_stat_name\", \"Value\": \"\"},"
       "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
-      " \"Op\": \"remove\", \"Path\": \"/alt_stat_name\"}]}";
+      " \"Op\": \"remove\", \"Path\": \"/alt_stat_name\"},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/type\", \"Value\": \"STATIC\"}]}";
   po_Status st;
   po_Status_Clear(&st);
   po_Value *v = po_Value_ParseJson(args_json, sizeof args_json - 1, A, &st);
@@ -206,7 +208,10 @@ static void test_ir_set_info(void **state) {
   assert_true(si.zero);
   assert_true(po_Override_Set(o, 5, &si));
   assert_int_equal(si.shape, kPo_SetShape_None);
-  assert_false(po_Override_Set(o, 6, &si));
+  assert_true(po_Override_Set(o, 6, &si)); /* STATIC is 0, but /type is a oneof member: a merge copies it */
+  assert_int_equal(si.shape, kPo_SetShape_Scalar);
+  assert_false(si.zero);
+  assert_false(po_Override_Set(o, 7, &si));
   po_PathSegment seg;
   assert_true(po_Override_Segment(o, 0, 0, &seg));
   assert_string_equal(seg.message_type, "envoy.config.cluster.v3.OutlierDetection");

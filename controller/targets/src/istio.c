@@ -14,6 +14,13 @@
 
 static const char kDuration[] = "google.protobuf.Duration";
 
+/* google.protobuf.*Value: protojson writes the wrapper as its bare value, never {"value": v}. */
+static bool is_wrapper(const char *type) {
+  size_t n = type ? strlen(type) : 0;
+  return n > 21 && !strncmp(type, "google.protobuf.", 16) && !strcmp(type + n - 5, "Value") &&
+         strcmp(type, "google.protobuf.Value") != 0 && strcmp(type, "google.protobuf.ListValue") != 0;
+}
+
 static bool refuse(po_CompiledOverride *c, po_Arena *a, size_t i, const char *msg) {
   const po_Patch *p = &c->args->patches[i];
   po_Diagnostic *d = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, (int)i, p->path,
@@ -147,14 +154,24 @@ static bool append(json_object *l, json_object *v) {
   return true;
 }
 
-/* {seg0: {seg1: ... value}} from the resolved chain, outermost first. */
+/* {seg0: {seg1: ... value}} from the resolved chain, outermost first. A path through a wrapper
+ * to its `value` (/max_requests_per_connection/value) sets the wrapper, written bare. */
 static json_object *merge_value(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   po_Value *v = po_Override_SetJson(c->override, i, a);
   json_object *cur = v ? po_Value_ToJsonC(v) : NULL;
   for (size_t k = po_Override_SegmentCount(c->override, i); cur && k-- > 0;) {
-    po_PathSegment s;
+    po_PathSegment s, parent;
+    if (!po_Override_Segment(c->override, i, k, &s)) {
+      json_object_put(cur);
+      return NULL;
+    }
+    if (k > 0 && !strcmp(s.name, "value") && po_Override_Segment(c->override, i, k - 1, &parent) &&
+        is_wrapper(parent.message_type)) {
+      continue;
+    }
     json_object *m = json_object_new_object();
-    if (!m || !po_Override_Segment(c->override, i, k, &s) || !put(m, s.name, cur)) {
+    if (!m) json_object_put(cur);
+    if (!m || !put(m, s.name, cur)) {
       json_object_put(m);
       return NULL;
     }

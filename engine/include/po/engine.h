@@ -368,8 +368,10 @@ typedef enum {
 
 typedef struct {
   po_SetShape shape;
-  /* Scalar/Wrapper: the value is 0, false, "" or an enum's number 0; List: no elements;
-   * Message: no children. */
+  /* What a proto merge would not copy. Scalar: the value is 0, false, "" or an enum's number 0
+   * and the field has no presence (a oneof member or proto3 optional field is copied even then);
+   * Wrapper: its value is 0/false/"" (the wrapper is set, its value not copied); List: no
+   * elements; Message: no children. */
   bool zero;
   const po_Value *value; /* the (normalised, friendly-converted) value it was compiled from */
 } po_SetInfo;
