@@ -114,6 +114,31 @@ static bool check_consul(const po_CliObject *o, json_object *obj, po_Arena *a, p
   return true;
 }
 
+/* An EnvoyFilter: its patch values against Envoy's schema, and the patches that silently do
+ * nothing or something else (po_Istio_CheckEnvoyFilter). */
+static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  if (!d || !po_Istio_CheckEnvoyFilter(obj, a, d)) return false;
+  const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "configPatches");
+  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+    po_Diagnostic x = *po_Diagnostics_At(d, i);
+    x.path = NULL; /* the message names where, in the object's own terms */
+    po_CliFinding *f = po_CliReport_Add(r, o);
+    if (!f) return false;
+    f->warning = x.severity == kPo_Severity_Warning;
+    f->kind = o->kind_name;
+    f->ns = str_at(o->value, "metadata", "namespace");
+    f->name = str_at(o->value, "metadata", "name");
+    f->patch = x.patch_index;
+    f->code = "target";
+    f->pos = x.patch_index >= 0 ? patch_pos(patches, x.patch_index, o->pos) : o->pos;
+    f->message = x.message;
+  }
+  if (po_Diagnostics_ErrorCount(d)) r->invalid++;
+  else r->valid++;
+  return true;
+}
+
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts) {
   switch (code) {
     case kPo_OptClusterDomain:
@@ -152,7 +177,9 @@ bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_
   }
   json_object *obj = po_Value_ToJsonC(o->value);
   if (!obj) return false;
-  bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, opts, a, r, compiled) : check_consul(o, obj, a, r);
+  bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, opts, a, r, compiled)
+            : o->kind == kPo_ObjEnvoyFilter      ? check_envoyfilter(o, obj, a, r)
+                                                 : check_consul(o, obj, a, r);
   json_object_put(obj);
   return ok;
 }

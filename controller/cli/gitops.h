@@ -19,6 +19,7 @@ typedef enum {
   kPo_ObjPropertyOverride,   /* propertyoverride.io PropertyOverride */
   kPo_ObjServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
   kPo_ObjProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
+  kPo_ObjEnvoyFilter,        /* networking.istio.io EnvoyFilter (written by hand, or rendered) */
 } po_ObjKind;
 
 typedef struct {

@@ -83,4 +83,20 @@ for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local"
   "$bin" render -f examples/istio/mesh-wide-timeouts.yaml $bad >"$work/out" 2>&1
   check "bad flag $bad" 2 $? "$work/out"
 done
+# EnvoyFilters checked as objects: one written by hand with an unknown field (an error), a zero
+# value and a list under MERGE and INSERT_FIRST on CLUSTER (warnings); every EnvoyFilter render
+# prints passes clean.
+"$bin" validate -f "$data/envoyfilter/hand-written.yaml" >"$work/out" 2>&1
+check "hand-written EnvoyFilter" 1 $? "$work/out"
+contains "unknown field" "$work/out" "error: document 1: EnvoyFilter shop/hand: Patches[1]: spec.configPatches[1].patch.value: not a valid envoy.config.cluster.v3.Cluster for applyTo CLUSTER"
+contains "unknown field named" "$work/out" "conect_timeout"
+contains "zero under MERGE" "$work/out" "spec.configPatches[0].patch.value/outlier_detection/consecutive_5xx: a zero value under MERGE"
+contains "INSERT_FIRST" "$work/out" "INSERT_FIRST on CLUSTER is treated as ADD"
+contains "list under MERGE" "$work/out" "spec.configPatches[3].patch.value/internal_only_headers: a list under MERGE is appended"
+contains "counted" "$work/out" "0 valid, 1 invalid, 0 skipped"
+for f in examples/istio/*.yaml; do
+  # shellcheck disable=SC2046
+  "$bin" render -f "$f" $(sed -n 's/^# render-args: //p' "$f") | "$bin" validate -f - >"$work/out" 2>&1
+  check "rendered EnvoyFilter of $f validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+done
 finish

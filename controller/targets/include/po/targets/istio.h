@@ -78,3 +78,13 @@ typedef struct {
  * others on the current object are kept. */
 po_IstioPlan po_Istio_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                            const char *created_uid);
+
+/* ---- EnvoyFilters written by hand (validate -f) ------------------------------------------------
+ * Each configPatches[i].patch.value decoded strictly against the Envoy message its applyTo names
+ * (Istio only warns on unknown fields and checks no value), as errors of kind
+ * kPo_DiagKind_Target with patch_index i; and warnings for patches that silently do nothing or
+ * something else: a zero value under MERGE (proto3 leaves it unset; not copied), a list under
+ * MERGE (appended, not replaced), INSERT_* on CLUSTER (Istio treats it as ADD, istio/istio#37107).
+ * Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are checked, the rest refused at once.
+ * false only when out of memory. */
+bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, po_Arena *a, po_Diagnostics *d);
