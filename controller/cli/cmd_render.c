@@ -118,21 +118,26 @@ static bool render_istio(const po_CliInputs *in, po_CompiledOverride *compiled, 
         continue;
       }
       const po_Value *sv = po_Value_Get(po_Value_Get(svc, "spec"), "selector");
-      if (sv && !(sel = po_Value_ToJsonC(sv))) return false;
+      if (sv && !(sel = po_Value_ToJsonC(sv))) {
+        ok = false;
+        break;
+      }
     }
     const char *why = NULL;
     json_object *ef = po_Istio_EnvoyFilter(c, sel, a, &why);
     json_object_put(sel);
-    if (!ef && !why) return false;
-    if (!ef) {
-      refuse_render(&in->objects[i], r, po_Arena_Printf(a, "Service '%s': %s", c->target_name, why));
-      continue;
-    }
-    fs[nf++] = (Filter){po_Istio_FilterNamespace(c), po_Istio_FilterName(c, a), ef};
+    if (!ef && !why) ok = false;
+    else if (!ef) refuse_render(&in->objects[i], r, po_Arena_Printf(a, "Service '%s': %s", c->target_name, why));
+    else fs[nf++] = (Filter){po_Istio_FilterNamespace(c), po_Istio_FilterName(c, a), ef};
+  }
+  /* Out of memory: nothing of this mesh is handed over (the caller prints nothing then). */
+  if (!ok) {
+    for (size_t k = 0; k < nf; k++) json_object_put(fs[k].obj);
+    return false;
   }
   qsort(fs, nf, sizeof *fs, by_filter);
   for (size_t k = 0; k < nf; k++) objs[(*no)++] = fs[k].obj;
-  return ok;
+  return true;
 }
 
 static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, po_CliReport *r, FILE *out) {

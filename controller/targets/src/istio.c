@@ -24,12 +24,17 @@ static bool is_wrapper(const char *type) {
 
 static bool refuse(po_CompiledOverride *c, po_Arena *a, size_t i, const char *msg) {
   const po_Patch *p = &c->args->patches[i];
-  po_Diagnostic *d = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, (int)i, p->path,
-                                        po_Arena_Printf(a, "not expressible in an Istio EnvoyFilter: %s", msg));
+  const char *text = po_Arena_Printf(a, "not expressible in an Istio EnvoyFilter: %s", msg);
+  if (!text) return false;
+  po_Diagnostic *d = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, (int)i, p->path, text);
   if (!d) return false;
   d->pos = p->pos;
   return true;
 }
+
+/* Out of memory while saying why: never taken for "no reason" (that would accept the patch). */
+static const char kOom[] = "out of memory";
+static const char *or_oom(const char *s) { return s ? s : kOom; }
 
 /* The reason patch i cannot be an EnvoyFilter patch with Consul's meaning, or NULL. */
 static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
@@ -43,18 +48,18 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
            "BOOTSTRAP, LISTENER_FILTER), so a ClusterLoadAssignment cannot be patched";
   }
   if ((rt == kPo_ResourceType_Listener || rt == kPo_ResourceType_Route) && f->service_count > 0) {
-    return po_Arena_Printf(a,
+    return or_oom(po_Arena_Printf(a,
                            "a %s patch with services: Istio's outbound listeners and route configurations are per "
                            "port, shared by every service on it, so the patch cannot be limited to service '%s'; patch "
                            "its clusters instead, or drop services to patch every outbound %s",
                            rt == kPo_ResourceType_Listener ? "listener" : "route", f->services[0].name,
-                           rt == kPo_ResourceType_Listener ? "listener" : "route configuration");
+                           rt == kPo_ResourceType_Listener ? "listener" : "route configuration"));
   }
   for (size_t k = 0; k < f->service_count; k++) {
     const char *part = f->services[k].partition;
     if (part && *part && strcmp(part, "default") != 0) {
-      return po_Arena_Printf(a, "services[%zu].partition '%s': Istio has no admin partitions; only 'default' (or none) "
-                                "can be matched", k, part);
+      return or_oom(po_Arena_Printf(a, "services[%zu].partition '%s': Istio has no admin partitions; only 'default' (or none) "
+                                "can be matched", k, part));
     }
   }
   if (po_Override_Op(o, i) == kPo_Op_Remove) {
@@ -70,10 +75,10 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
              "and merges the TLS context it generated), not as a proto merge, so the result would not be Consul's";
     }
     if (k + 1 < n && s.message_type && !strcmp(s.message_type, kDuration)) {
-      return po_Arena_Printf(a,
+      return or_oom(po_Arena_Printf(a,
                              "a field inside a Duration (/%s/...): Istio replaces a Duration whole when it merges "
                              "(the rest of it would be cleared, where Consul sets only this field); set /%s itself to "
-                             "a duration such as \"5s\"", s.name, s.name);
+                             "a duration such as \"5s\"", s.name, s.name));
     }
   }
   po_SetInfo si;
@@ -93,12 +98,12 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
                  "only the fields a patch sets, so the field would keep its generated value (istio/istio#18169)";
   }
   if (si.shape == kPo_SetShape_List && c->options.istio_minor < kPo_IstioMinorReplaceList) {
-    return po_Arena_Printf(a,
+    return or_oom(po_Arena_Printf(a,
                            "an array: a MERGE appends to a list instead of replacing it (istio/istio#32413); "
                            "MERGE_AND_REPLACE_LIST, which replaces it as Consul does, needs Istio 1.%d or later (%s)",
                            kPo_IstioMinorReplaceList,
-                           c->options.istio_minor ? po_Arena_Printf(a, "the target runs 1.%d", c->options.istio_minor)
-                                                  : "say which with --istio-version");
+                           c->options.istio_minor ? or_oom(po_Arena_Printf(a, "the target runs 1.%d", c->options.istio_minor))
+                                                  : "say which with --istio-version"));
   }
   return NULL;
 }
@@ -107,7 +112,7 @@ bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
   if (!c->override || !c->args) return true;
   for (size_t i = 0; i < c->args->patch_count; i++) {
     const char *why = reason(c, i, a);
-    if (why && !refuse(c, a, i, why)) return false;
+    if (why == kOom || (why && !refuse(c, a, i, why))) return false;
   }
   return true;
 }
