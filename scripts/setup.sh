@@ -135,6 +135,19 @@ if [ ! -f "$deploy_node/.ok" ] || ! cmp -s "$deploy_lock" "$deploy_node/package-
 fi
 # END tests/deploy npm packages
 
+# --- tests/cli: Istio's published schemas (@kubernetes-models/istio, exact version from the lock) --
+# Its own folder: it needs newer @kubernetes-models/base than tests/deploy's models, and
+# installing it must never disturb theirs.
+istio_node="$deps/istio-node"
+istio_lock="$top/tests/cli/istio-schema/package-lock.json"
+if [ ! -f "$istio_node/.ok" ] || ! cmp -s "$istio_lock" "$istio_node/package-lock.json"; then
+  log "installing tests/cli Istio schema package (@kubernetes-models/istio) into $istio_node"
+  rm -rf "$istio_node"; mkdir -p "$istio_node"
+  cp "$top/tests/cli/istio-schema/package.json" "$istio_lock" "$istio_node/"
+  (cd "$istio_node" && npm ci --silent --ignore-scripts --no-audit --no-fund >/dev/null)
+  touch "$istio_node/.ok"
+fi
+
 if ! PO_DEPS_DIR="$deps" "$top/scripts/build-kube.sh"; then
   # CI (PO_REQUIRE_REAL=1) must test on the real server: stop here, with build-kube.sh's error above.
   [ "${PO_REQUIRE_REAL:-0}" = 1 ] && { log "error: scripts/build-kube.sh failed above, and PO_REQUIRE_REAL=1 needs the real kube-apiserver/etcd"; exit 1; }

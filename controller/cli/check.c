@@ -3,10 +3,13 @@
  * webhook sees JSON without positions; here each finding gets the line of its patch from the
  * parsed document. */
 #include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 #include "gitops.h"
 #include "po/targets/consul_check.h"
+#include "po/targets/istio.h"
 
 static const char *str_at(const po_Value *v, const char *a, const char *b) {
   const po_Value *x = po_Value_Get(po_Value_Get(v, a), b);
@@ -39,6 +42,7 @@ static const char *code_of(po_DiagKind k) {
     case kPo_DiagKind_WireArray: return "wire-format";
     case kPo_DiagKind_Deprecated: return "deprecated";
     case kPo_DiagKind_Decode: return "spec";
+    case kPo_DiagKind_Target: return "target";
   }
   return "consul";
 }
@@ -64,10 +68,10 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
   return true;
 }
 
-static bool check_override(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r,
-                           po_CompiledOverride *out) {
+static bool check_override(const po_CliObject *o, json_object *obj, const po_TargetOptions *opts, po_Arena *a,
+                           po_CliReport *r, po_CompiledOverride *out) {
   po_CompiledOverride local, *c = out ? out : &local;
-  if (!po_CompiledOverride_FromObject(obj, a, c)) return false;
+  if (!po_CompiledOverride_FromObjectWith(obj, opts, a, c)) return false;
   const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "patches");
   for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
     if (!add_diag(o, "PropertyOverride", po_Diagnostics_At(c->diags, i), patches, o->pos, -1, a, r)) return false;
@@ -110,7 +114,62 @@ static bool check_consul(const po_CliObject *o, json_object *obj, po_Arena *a, p
   return true;
 }
 
-bool po_Cli_CheckObject(const po_CliObject *o, po_Arena *a, po_CliReport *r, po_CompiledOverride *compiled) {
+/* An EnvoyFilter: its patch values against Envoy's schema, and the patches that silently do
+ * nothing or something else (po_Istio_CheckEnvoyFilter). */
+static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  if (!d || !po_Istio_CheckEnvoyFilter(obj, a, d)) return false;
+  const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "configPatches");
+  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+    po_Diagnostic x = *po_Diagnostics_At(d, i);
+    x.path = NULL; /* the message names where, in the object's own terms */
+    po_CliFinding *f = po_CliReport_Add(r, o);
+    if (!f) return false;
+    f->warning = x.severity == kPo_Severity_Warning;
+    f->kind = o->kind_name;
+    f->ns = str_at(o->value, "metadata", "namespace");
+    f->name = str_at(o->value, "metadata", "name");
+    f->patch = x.patch_index;
+    f->code = "target";
+    f->pos = x.patch_index >= 0 ? patch_pos(patches, x.patch_index, o->pos) : o->pos;
+    f->message = x.message;
+  }
+  if (po_Diagnostics_ErrorCount(d)) r->invalid++;
+  else r->valid++;
+  return true;
+}
+
+bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts) {
+  switch (code) {
+    case kPo_OptClusterDomain:
+      if (!*value || *value == '.' || value[strlen(value) - 1] == '.' || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(value)) {
+        fprintf(stderr, "propertyoverride %s: --cluster-domain '%s': a DNS domain such as cluster.local is expected\n", cmd, value);
+        return false;
+      }
+      opts->cluster_domain = value;
+      return true;
+    case kPo_OptIstioVersion: {
+      int minor = po_Istio_ParseVersion(value);
+      if (minor < 0) {
+        fprintf(stderr, "propertyoverride %s: --istio-version '%s': an Istio release such as 1.31 or 1.30.2 is expected\n", cmd, value);
+        return false;
+      }
+      opts->istio_minor = minor;
+      return true;
+    }
+    case kPo_OptIstioRootNamespace:
+      if (!*value || strlen(value) > 63 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(value)) {
+        fprintf(stderr, "propertyoverride %s: --istio-root-namespace '%s': a namespace name such as istio-system is expected\n", cmd, value);
+        return false;
+      }
+      opts->istio_root_namespace = value;
+      return true;
+  }
+  return false;
+}
+
+bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_Arena *a, po_CliReport *r,
+                        po_CompiledOverride *compiled) {
   if (compiled) compiled->accepted = false;
   if (o->kind == kPo_ObjOther) {
     r->skipped++;
@@ -118,7 +177,9 @@ bool po_Cli_CheckObject(const po_CliObject *o, po_Arena *a, po_CliReport *r, po_
   }
   json_object *obj = po_Value_ToJsonC(o->value);
   if (!obj) return false;
-  bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, a, r, compiled) : check_consul(o, obj, a, r);
+  bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, opts, a, r, compiled)
+            : o->kind == kPo_ObjEnvoyFilter      ? check_envoyfilter(o, obj, a, r)
+                                                 : check_consul(o, obj, a, r);
   json_object_put(obj);
   return ok;
 }

@@ -1,7 +1,9 @@
-/* propertyoverride render: the ServiceDefaults/ProxyDefaults the controller would write for the
- * PropertyOverrides given, with no cluster, for review in pull requests. The same po_Consul_Plan
- * the reconciler runs, from the Consul objects given (when the inputs hold the target) or from
- * nothing (the controller then creates it). */
+/* propertyoverride render: the mesh objects the controller would write for the PropertyOverrides
+ * given, with no cluster, for review in pull requests. Consul: the same po_Consul_Plan the
+ * reconciler runs, from the Consul objects given (when the inputs hold the target) or from
+ * nothing (the controller then creates it). Istio: one EnvoyFilter per PropertyOverride
+ * (po_Istio_EnvoyFilter), its workloadSelector from the target Service's spec.selector, which
+ * must be among the inputs (a Service target says which pods, and only the Service knows). */
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -10,19 +12,31 @@
 #include "cli.h"
 #include "gitops.h"
 #include "po/targets/consul.h"
+#include "po/targets/istio.h"
 
 static const char kUsage[] =
-    "usage: propertyoverride render -f FILE|DIR|- [-f ...] [--verbose]\n"
+    "usage: propertyoverride render -f FILE|DIR|- [-f ...] [--verbose] [--istio-version 1.N]\n"
+    "                               [--cluster-domain D] [--istio-root-namespace NS]\n"
     "\n"
-    "Prints, as multi-document YAML, the ServiceDefaults and ProxyDefaults objects the controller\n"
-    "would write for the PropertyOverrides given (keys sorted, one document per target, targets\n"
-    "in kind/namespace/name order). A target given among the inputs is the starting point and\n"
-    "everything else in it is kept (other extensions, other fields); a target not given is\n"
-    "created as the controller creates it. A manifest without metadata.generation renders as\n"
-    "generation 1, what the API server gives a new object. Inputs are read as by validate -f.\n"
+    "Prints, as multi-document YAML, the objects the controller would write for the\n"
+    "PropertyOverrides given (keys sorted, one document per target object).\n"
+    "Consul targets (ServiceDefaults, ProxyDefaults), in kind/namespace/name order: a target given\n"
+    "among the inputs is the starting point and everything else in it is kept (other extensions,\n"
+    "other fields); a target not given is created as the controller creates it. A manifest\n"
+    "without metadata.generation renders as generation 1, what the API server gives a new object.\n"
+    "Istio targets, after them in namespace/name order: one EnvoyFilter per PropertyOverride. For\n"
+    "a Service target the Service (v1, same namespace and name) must be among the inputs: its\n"
+    "spec.selector becomes the EnvoyFilter's workloadSelector (kubectl get service NAME -o yaml).\n"
+    "A Mesh target's EnvoyFilter goes into Istio's root namespace, without a selector.\n"
+    "Inputs are read as by validate -f.\n"
     "\n"
     "  -f, --filename PATH   a file, a directory, or - for stdin (repeatable)\n"
     "  -v, --verbose         print Consul's field lists in full in error reports\n"
+    "  --istio-version 1.N   the Istio release Istio targets run; arrays become\n"
+    "                        MERGE_AND_REPLACE_LIST patches from 1.31 on (refused before, and\n"
+    "                        when not given)\n"
+    "  --cluster-domain D    Kubernetes' DNS domain in Istio's service names (cluster.local)\n"
+    "  --istio-root-namespace NS  Istio's root namespace, where Mesh targets go (istio-system)\n"
     "\n"
     "Exit status: 0 rendered; 1 some object invalid (reported on stderr as validate reports it;\n"
     "the valid ones are still rendered); 2 bad usage, unreadable input, a directory loop, or\n"
@@ -45,14 +59,95 @@ static const char *meta(const po_Value *v, const char *k) {
   return po_Value_Kind(x) == kPo_ValueKind_String ? po_Value_String(x, NULL) : "";
 }
 
-static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, FILE *out) {
+/* The Service a PropertyOverride of namespace `ns` targets, the last of the inputs as with
+ * Consul targets; NULL when none. */
+static const po_Value *find_service(const po_CliInputs *in, const char *ns, const char *name) {
+  const po_Value *found = NULL;
+  for (size_t i = 0; i < in->count; i++) {
+    const po_CliObject *o = &in->objects[i];
+    const po_Value *api = po_Value_Get(o->value, "apiVersion");
+    if (strcmp(o->kind_name, "Service") || po_Value_Kind(api) != kPo_ValueKind_String || strcmp(po_Value_String(api, NULL), "v1")) continue;
+    if (!strcmp(meta(o->value, "name"), name) && !strcmp(meta(o->value, "namespace"), ns)) found = o->value;
+  }
+  return found;
+}
+
+static void refuse_render(const po_CliObject *o, po_CliReport *r, const char *msg) {
+  po_CliFinding *f = po_CliReport_Add(r, o);
+  if (!f) return;
+  f->kind = o->kind_name;
+  f->ns = meta(o->value, "namespace");
+  f->name = meta(o->value, "name");
+  f->code = "target";
+  f->pos = o->pos;
+  f->message = msg;
+  r->valid--, r->invalid++;
+}
+
+typedef struct {
+  const char *ns, *name;
+  json_object *obj;
+} Filter;
+
+static int by_filter(const void *x, const void *y) {
+  const Filter *a = x, *b = y;
+  int c = strcmp(a->ns, b->ns);
+  return c ? c : strcmp(a->name, b->name);
+}
+
+/* The EnvoyFilters of the accepted Istio overrides, appended to objs in namespace/name order.
+ * false when out of memory. */
+static bool render_istio(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, po_CliReport *r,
+                         json_object **objs, size_t *no) {
+  Filter *fs = po_Arena_Malloc(a, (in->count ? in->count : 1) * sizeof *fs);
+  if (!fs) return false;
+  size_t nf = 0;
+  bool ok = true;
+  for (size_t i = 0; i < in->count && ok; i++) {
+    po_CompiledOverride *c = &compiled[i];
+    if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_MeshIstio) continue;
+    json_object *sel = NULL;
+    if (c->target_kind == kPo_TargetService) {
+      const po_Value *svc = find_service(in, c->ns, c->target_name);
+      if (!svc) {
+        refuse_render(&in->objects[i], r,
+                      po_Arena_Printf(a, "render needs the target Service '%s%s%s' among the inputs: its spec.selector "
+                                         "becomes the EnvoyFilter's workloadSelector (add it with -f, e.g. the output "
+                                         "of kubectl get service %s -o yaml)",
+                                      c->ns, *c->ns ? "/" : "", c->target_name, c->target_name));
+        continue;
+      }
+      const po_Value *sv = po_Value_Get(po_Value_Get(svc, "spec"), "selector");
+      if (sv && !(sel = po_Value_ToJsonC(sv))) {
+        ok = false;
+        break;
+      }
+    }
+    const char *why = NULL;
+    json_object *ef = po_Istio_EnvoyFilter(c, sel, a, &why);
+    json_object_put(sel);
+    if (!ef && !why) ok = false;
+    else if (!ef) refuse_render(&in->objects[i], r, po_Arena_Printf(a, "Service '%s': %s", c->target_name, why));
+    else fs[nf++] = (Filter){po_Istio_FilterNamespace(c), po_Istio_FilterName(c, a), ef};
+  }
+  /* Out of memory: nothing of this mesh is handed over (the caller prints nothing then). */
+  if (!ok) {
+    for (size_t k = 0; k < nf; k++) json_object_put(fs[k].obj);
+    return false;
+  }
+  qsort(fs, nf, sizeof *fs, by_filter);
+  for (size_t k = 0; k < nf; k++) objs[(*no)++] = fs[k].obj;
+  return true;
+}
+
+static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, po_CliReport *r, FILE *out) {
   size_t n = in->count, nt = 0;
   Target *targets = po_Arena_Malloc(a, (n ? n : 1) * sizeof *targets);
-  json_object **objs = po_Arena_Malloc(a, (n ? n : 1) * sizeof *objs);
+  json_object **objs = po_Arena_Malloc(a, (2 * n + 1) * sizeof *objs);
   po_ConsulEntry *entries = po_Arena_Malloc(a, (n ? n : 1) * sizeof *entries);
   if (!targets || !objs || !entries) return -1;
   for (size_t i = 0; i < n; i++) {
-    if (!compiled[i].accepted) continue;
+    if (!compiled[i].accepted || po_TargetKind_Mesh(compiled[i].target_kind) != kPo_MeshConsul) continue;
     Target t = {compiled[i].target_kind, compiled[i].ns, compiled[i].target_name};
     bool seen = false;
     for (size_t k = 0; k < nt && !seen; k++) seen = !by_target(&t, &targets[k]);
@@ -65,7 +160,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
     size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
       po_CompiledOverride *c = &compiled[i];
-      if (!c->accepted || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
+      if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_MeshConsul || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
       if (!c->generation) c->generation = 1;
       entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority};
       if (!entries[ne++].arguments) rc = -1; /* never a target rendered without one of its entries */
@@ -91,6 +186,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
     if (plan.out_of_memory) rc = -1;
     else if (plan.object) objs[no++] = plan.object;
   }
+  if (rc == 0 && !render_istio(in, compiled, a, r, objs, &no)) rc = -1;
   if (rc == 0) {
     /* Emitted into memory first: when memory runs out half way, nothing is printed, rather
      * than the first targets alone, which a pipeline could apply as if they were all. */
@@ -113,7 +209,11 @@ int po_Cmd_Render(int argc, char **argv) {
   static const struct option opts[] = {{"filename", required_argument, 0, 'f'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
+                                       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
+                                       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
+                                       {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
                                        {0, 0, 0, 0}};
+  po_TargetOptions topts = {0};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   bool verbose = false;
@@ -126,6 +226,11 @@ int po_Cmd_Render(int argc, char **argv) {
       case 'f': paths[npaths++] = optarg; break;
       case 'v': verbose = true; break;
       case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
+      case kPo_OptClusterDomain:
+      case kPo_OptIstioVersion:
+      case kPo_OptIstioRootNamespace:
+        if (!po_Cli_TargetOption(c, optarg, "render", &topts)) return free(paths), kPo_ExitUsage;
+        break;
       default:
         free(paths);
         fprintf(stderr, "propertyoverride render: %s\n\n%s", optopt ? "an option is missing its argument" : "unknown option", kUsage);
@@ -148,8 +253,8 @@ int po_Cmd_Render(int argc, char **argv) {
   }
   free(paths);
   if (ok) ok = (compiled = po_Arena_Malloc(a, (in.count ? in.count : 1) * sizeof *compiled)) != NULL;
-  for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], a, &r, &compiled[i]);
-  int rc = kPo_ExitUsage, rendered = ok ? render(&in, compiled, a, stdout) : -1;
+  for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], &topts, a, &r, &compiled[i]);
+  int rc = kPo_ExitUsage, rendered = ok ? render(&in, compiled, a, &r, stdout) : -1;
   if (rendered == 0) {
     /* Output lost (a full disk, a closed pipe) is a failure even when every object is valid. */
     bool written = po_Cli_Flush(stdout, "render", "the rendered YAML");

@@ -16,9 +16,12 @@ static const char kUsage[] =
     "With -f: checks manifests exactly as the admission webhook does, without a cluster.\n"
     "Multi-document YAML or JSON; directories are walked recursively (*.yaml, *.yml, *.json,\n"
     "in name order); - is stdin. PropertyOverride (propertyoverride.io) objects go through the\n"
-    "webhook's pipeline (spec, Consul's Constructor, Envoy's rules, Consul's wire typing);\n"
+    "webhook's pipeline (spec, Consul's Constructor, Envoy's rules, then the target mesh's own\n"
+    "rules: Consul's wire typing, or what an Istio EnvoyFilter can express);\n"
     "ServiceDefaults/ProxyDefaults (consul.hashicorp.com) have each builtin/property-override\n"
-    "entry checked; List kinds are unpacked; other kinds are skipped and counted.\n"
+    "entry checked; EnvoyFilters (networking.istio.io) have each patch value decoded strictly\n"
+    "against the Envoy message its applyTo names, with warnings for patches that silently do\n"
+    "nothing or something else; List kinds are unpacked; other kinds are skipped and counted.\n"
     "\n"
     "  -f, --filename PATH   a file, a directory, or - for stdin (repeatable)\n"
     "  -o, --output FORMAT   text (default): one line per finding (file:line:col, document,\n"
@@ -26,6 +29,9 @@ static const char kUsage[] =
     "                        json: one JSON document with every finding;\n"
     "                        github: GitHub Actions ::error/::warning workflow commands\n"
     "  -v, --verbose         print Consul's field lists in full (folded to one line otherwise)\n"
+    "  --istio-version 1.N   the Istio release Service/Mesh targets run (arrays need 1.31+)\n"
+    "  --cluster-domain D    Kubernetes' DNS domain for Istio's service names (cluster.local)\n"
+    "  --istio-root-namespace NS  Istio's root namespace, for Mesh targets (istio-system)\n"
     "\n"
     "Exit status with -f: 0 every object valid; 1 some object invalid; 2 bad usage, some input\n"
     "unreadable or unparsable (what could be read is still checked and reported), a directory\n"
@@ -64,19 +70,26 @@ static bool parse_output(const char *s, po_OutputFormat *out) {
 /* Each object is checked as it is read, in an arena freed after it (po_CliInputs_Each): memory
  * is bounded by one object, not by the input (a 200,000-item List took 1.76 GB when it was read
  * whole and everything checking allocated was kept); only the findings' texts are copied out. */
+typedef struct {
+  po_CliReport *r;
+  const po_TargetOptions *opts;
+} CheckCtx;
+
 static bool check_one(void *ctx, const po_CliObject *o, po_Arena *scratch) {
-  po_CliReport *r = ctx;
-  size_t before = r->count;
-  return po_Cli_CheckObject(o, scratch, r, NULL) && po_CliReport_Own(r, before);
+  CheckCtx *cc = ctx;
+  size_t before = cc->r->count;
+  return po_Cli_CheckObject(o, cc->opts, scratch, cc->r, NULL) && po_CliReport_Own(cc->r, before);
 }
 
-static int validate_manifests(const char *const *paths, size_t n, po_OutputFormat format, bool verbose) {
+static int validate_manifests(const char *const *paths, size_t n, po_OutputFormat format, bool verbose,
+                              const po_TargetOptions *topts) {
   po_Arena *a = po_Arena_New();
   if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_ExitUsage;
   po_CliReport r;
   po_CliReport_Init(&r, a);
   po_StreamStats stats = {0};
-  bool ok = po_CliInputs_Each(paths, n, a, &r, check_one, &r, &stats);
+  CheckCtx cc = {&r, topts};
+  bool ok = po_CliInputs_Each(paths, n, a, &r, check_one, &cc, &stats);
   /* PO_DEBUG_STREAM_STATS=1: the reader's counters on stderr (tests/cli: memory stays bounded). */
   const char *dbg = getenv("PO_DEBUG_STREAM_STATS");
   if (dbg && *dbg == '1') {
@@ -101,8 +114,12 @@ int po_Cmd_Validate(int argc, char **argv) {
                                        {"output", required_argument, 0, 'o'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
+                                       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
+                                       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
+                                       {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
                                        {0, 0, 0, 0}};
   const char *file = NULL, *name = NULL, *convention = NULL;
+  po_TargetOptions topts = {0};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   po_OutputFormat format = kPo_OutputText;
@@ -123,6 +140,11 @@ int po_Cmd_Validate(int argc, char **argv) {
         break;
       case 'v': verbose = true; break;
       case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
+      case kPo_OptClusterDomain:
+      case kPo_OptIstioVersion:
+      case kPo_OptIstioRootNamespace:
+        if (!po_Cli_TargetOption(c, optarg, "validate", &topts)) return free(paths), kPo_ExitUsage;
+        break;
       default:
         free(paths);
         return usage_error(optopt ? "an option is missing its argument" : "unknown option");
@@ -133,7 +155,7 @@ int po_Cmd_Validate(int argc, char **argv) {
     return free(paths), usage_error("-f does not go with --consul-arguments, --extension-name or --convention");
   }
   if (npaths) {
-    int rc = validate_manifests(paths, npaths, format, verbose);
+    int rc = validate_manifests(paths, npaths, format, verbose, &topts);
     free(paths);
     return rc;
   }

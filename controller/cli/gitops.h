@@ -19,6 +19,7 @@ typedef enum {
   kPo_ObjPropertyOverride,   /* propertyoverride.io PropertyOverride */
   kPo_ObjServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
   kPo_ObjProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
+  kPo_ObjEnvoyFilter,        /* networking.istio.io EnvoyFilter (written by hand, or rendered) */
 } po_ObjKind;
 
 typedef struct {
@@ -109,8 +110,15 @@ int po_CliReport_ExitCode(const po_CliReport *r);
 
 /* Checks one object as the webhook would, adding its findings and counting it (valid, invalid
  * or skipped). A PropertyOverride's compiled form goes to *compiled when not NULL (its
- * `accepted` tells whether it may be rendered). false only when out of memory. */
-bool po_Cli_CheckObject(const po_CliObject *o, po_Arena *a, po_CliReport *r, po_CompiledOverride *compiled);
+ * `accepted` tells whether it may be rendered). `opts`: the meshes' options (NULL: defaults).
+ * false only when out of memory. */
+bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_Arena *a, po_CliReport *r,
+                        po_CompiledOverride *compiled);
+/* The mesh options flags of validate and render (--cluster-domain, --istio-version,
+ * --istio-root-namespace), as getopt_long codes kPo_OptClusterDomain..; returns false with a
+ * message on stderr when the value is bad. */
+enum { kPo_OptClusterDomain = 1000, kPo_OptIstioVersion, kPo_OptIstioRootNamespace };
+bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts);
 
 /* ---- YAML output (yaml_emit.c) ---- */
 

@@ -1,5 +1,6 @@
 /* Constructor (validation and compilation of a whole extension), PatchStruct, filter matching
  * and application. Consul's order of checks and texts: docs/consul-semantics.md section 2. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -341,9 +342,133 @@ bool po_Override_Segment(const po_Override *o, size_t i, size_t k, po_PathSegmen
   const po_CompiledPatch *cp = &o->compiled[i];
   const upb_FieldDef *f = k < cp->chain_len ? cp->chain[k] : cp->target;
   const upb_OneofDef *oneof = upb_FieldDef_RealContainingOneof(f);
+  const upb_MessageDef *m = upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsMap(f) ? upb_FieldDef_MessageSubDef(f) : NULL;
   *out = (po_PathSegment){.name = upb_FieldDef_Name(f), .full_name = upb_FieldDef_FullName(f),
                           .number = (int)upb_FieldDef_Number(f),
-                          .oneof = oneof ? upb_OneofDef_Name(oneof) : NULL};
+                          .oneof = oneof ? upb_OneofDef_Name(oneof) : NULL,
+                          .message_type = m ? upb_MessageDef_FullName(m) : NULL,
+                          .repeated = upb_FieldDef_IsRepeated(f)};
+  return true;
+}
+
+/* The proto3 default of a converted scalar: what a proto merge never copies. */
+static bool scalar_zero(const upb_FieldDef *f, upb_MessageValue v) {
+  switch (upb_FieldDef_CType(f)) {
+    case kUpb_CType_Bool: return !v.bool_val;
+    case kUpb_CType_Float: return v.float_val == 0;
+    case kUpb_CType_Double: return v.double_val == 0;
+    case kUpb_CType_Int32:
+    case kUpb_CType_Enum: return v.int32_val == 0;
+    case kUpb_CType_UInt32: return v.uint32_val == 0;
+    case kUpb_CType_Int64: return v.int64_val == 0;
+    case kUpb_CType_UInt64: return v.uint64_val == 0;
+    case kUpb_CType_String:
+    case kUpb_CType_Bytes: return v.str_val.size == 0;
+    default: return false;
+  }
+}
+
+/* ---- the converted value as protojson (what other control planes' patch objects take) ---- */
+
+static po_Value *scalar_json(const upb_FieldDef *f, upb_MessageValue v, po_Arena *a) {
+  switch (upb_FieldDef_CType(f)) {
+    case kUpb_CType_Bool: return po_Value_NewBool(a, v.bool_val);
+    case kUpb_CType_Float: return po_Value_NewFloat(a, v.float_val);
+    case kUpb_CType_Double: return po_Value_NewFloat(a, v.double_val);
+    case kUpb_CType_Int32: return po_Value_NewInt(a, v.int32_val);
+    case kUpb_CType_UInt32: return po_Value_NewInt(a, (int64_t)v.uint32_val);
+    case kUpb_CType_Int64: return po_Value_NewInt(a, v.int64_val);
+    case kUpb_CType_UInt64:
+      if (v.uint64_val <= (uint64_t)INT64_MAX) return po_Value_NewInt(a, (int64_t)v.uint64_val);
+      /* protojson's own form of a 64-bit integer: a decimal string */
+    {
+      const char *t = po_Arena_Printf(a, "%" PRIu64, v.uint64_val);
+      return t ? po_Value_NewString(a, t, strlen(t)) : NULL;
+    }
+    case kUpb_CType_Enum: {
+      const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(upb_FieldDef_EnumSubDef(f), v.int32_val);
+      if (!ev) return po_Value_NewInt(a, v.int32_val);
+      const char *n = upb_EnumValueDef_Name(ev);
+      return po_Value_NewString(a, n, strlen(n));
+    }
+    case kUpb_CType_String:
+    case kUpb_CType_Bytes: return po_Value_NewString(a, v.str_val.data, v.str_val.size);
+    default: return NULL;
+  }
+}
+
+/* protojson's Duration: seconds with up to nine fractional digits and an "s", the sign once. */
+static po_Value *duration_json(const po_Setter *s, po_Arena *a) {
+  int64_t sec = 0;
+  int32_t nanos = 0;
+  for (size_t i = 0; i < s->child_count; i++) {
+    const po_Setter *c = &s->children[i];
+    if (!strcmp(upb_FieldDef_Name(c->field), "seconds")) sec = c->value.int64_val;
+    else if (!strcmp(upb_FieldDef_Name(c->field), "nanos")) nanos = c->value.int32_val;
+  }
+  bool neg = sec < 0 || nanos < 0;
+  uint64_t us = sec < 0 ? (uint64_t)0 - (uint64_t)sec : (uint64_t)sec;
+  uint32_t un = nanos < 0 ? (uint32_t)(-(int64_t)nanos) : (uint32_t)nanos;
+  char frac[16] = "";
+  if (un) {
+    snprintf(frac, sizeof frac, ".%09" PRIu32, un);
+    size_t l = strlen(frac);
+    while (l > 1 && frac[l - 1] == '0') frac[--l] = '\0';
+  }
+  const char *t = po_Arena_Printf(a, "%s%" PRIu64 "%ss", neg ? "-" : "", us, frac);
+  return t ? po_Value_NewString(a, t, strlen(t)) : NULL;
+}
+
+static po_Value *setter_json(const po_Setter *s, po_Arena *a) {
+  switch (s->kind) {
+    case kPo_SetScalar: return scalar_json(s->field, s->value, a);
+    case kPo_SetWrapper: return scalar_json(s->wrapper_value, s->value, a);
+    case kPo_SetList: {
+      po_Value *l = po_Value_NewList(a);
+      for (size_t i = 0; l && i < s->item_count; i++) {
+        po_Value *e = scalar_json(s->field, s->items[i], a);
+        if (!e || !po_Value_ListAppend(a, l, e)) return NULL;
+      }
+      return l;
+    }
+    case kPo_SetMessage: {
+      const upb_MessageDef *m = upb_FieldDef_MessageSubDef(s->field);
+      if (m && !strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration")) return duration_json(s, a);
+      po_Value *map = po_Value_NewMap(a);
+      for (size_t i = 0; map && i < s->child_count; i++) {
+        po_Value *e = setter_json(&s->children[i], a);
+        if (!e || !po_Value_MapPut(a, map, upb_FieldDef_Name(s->children[i].field), e)) return NULL;
+      }
+      return map;
+    }
+  }
+  return NULL;
+}
+
+po_Value *po_Override_SetJson(const po_Override *o, size_t i, po_Arena *a) {
+  if (i >= o->args.patch_count) return NULL;
+  const po_CompiledPatch *cp = &o->compiled[i];
+  if (!cp->target || cp->op != kPo_Op_Add || !o->verdicts[i][kPo_Convention_Typed].ok) return NULL;
+  return setter_json(&cp->set, a);
+}
+
+bool po_Override_Set(const po_Override *o, size_t i, po_SetInfo *out) {
+  *out = (po_SetInfo){0};
+  if (i >= o->args.patch_count) return false;
+  const po_CompiledPatch *cp = &o->compiled[i];
+  if (!cp->target || cp->op != kPo_Op_Add || !o->verdicts[i][kPo_Convention_Typed].ok) return true;
+  const po_Setter *s = &cp->set;
+  out->value = s->source;
+  switch (s->kind) {
+    /* A field with presence (a oneof member, proto3 optional) is copied by a merge even when zero. */
+    case kPo_SetScalar:
+      out->shape = kPo_SetShape_Scalar;
+      out->zero = scalar_zero(s->field, s->value) && !upb_FieldDef_HasPresence(s->field);
+      break;
+    case kPo_SetWrapper: out->shape = kPo_SetShape_Wrapper; out->zero = scalar_zero(s->wrapper_value, s->value); break;
+    case kPo_SetList: out->shape = kPo_SetShape_List; out->zero = s->item_count == 0; break;
+    case kPo_SetMessage: out->shape = kPo_SetShape_Message; out->zero = s->child_count == 0; break;
+  }
   return true;
 }
 

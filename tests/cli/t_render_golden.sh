@@ -4,6 +4,9 @@
 # testdata/render-golden/DIR/NAME.out.yaml and, when it wrote to stderr or exited non-zero,
 # "stderr, then exit N" against NAME.err. A golden file missing, or one left for an example that
 # is gone, fails. PO_UPDATE_GOLDEN=1 rewrites (and creates) them instead: review the diff.
+# Examples of another mesh's targets (examples/istio) have the mesh in the golden's name
+# (NAME.istio.out.yaml); an example's `# render-args:` header line gives render's flags
+# (e.g. --istio-version 1.31).
 #   t_render_golden.sh BIN
 set -u
 bin=$1
@@ -15,8 +18,10 @@ update=${PO_UPDATE_GOLDEN:-0}
 want_files=()
 for f in examples/*/*.yaml; do
   rel=${f#examples/}; base=$gold/${rel%.yaml}
+  case "$rel" in istio/*) base=$base.istio ;; esac
   mkdir -p "$(dirname "$base")"
-  "$bin" render -f "$f" >"$work/out" 2>"$work/err"
+  # shellcheck disable=SC2046 # the header's words are flags
+  "$bin" render -f "$f" $(sed -n 's/^# render-args: //p' "$f") >"$work/out" 2>"$work/err"
   rc=$?
   if [ -s "$work/err" ] || [ $rc != 0 ]; then printf 'exit %d\n' $rc >>"$work/err"; else : >"$work/err"; fi
   want_files+=("$base.out.yaml")

@@ -35,4 +35,22 @@ for ((n = first; n <= total; n++)); do
   fi
 done
 echo "allocations $first to $total of $total failed in turn"
+
+# An Istio target (an EnvoyFilter from the IR): the last 300 allocations, the same verdicts.
+in=examples/istio/outlier-detection.yaml
+"$bin" render -f "$in" >"$work/want" 2>"$work/err"
+check "istio render reference" 0 $? "$work/err" ""
+PO_COUNT_ALLOC="$work/count" LD_PRELOAD="$shim" "$bin" render -f "$in" >"$work/out" 2>&1
+total=$(cat "$work/count")
+first=$(( total > 300 ? total - 300 : 1 ))
+for ((n = first; n <= total; n++)); do
+  PO_FAIL_ALLOC_AT=$n LD_PRELOAD="$shim" timeout 60 "$bin" render -f "$in" >"$work/out" 2>"$work/err"
+  rc=$?
+  if { [ $rc -eq 0 ] && cmp -s "$work/out" "$work/want"; } || { [ $rc -eq 2 ] && [ ! -s "$work/out" ] && grep -q "out of memory" "$work/err"; }; then
+    pass=$((pass+1))
+  else
+    echo "FAIL istio allocation $n of $total: exit $rc"; head -5 "$work/err"; fail=$((fail+1))
+  fi
+done
+echo "istio: allocations $first to $total of $total failed in turn"
 finish

@@ -164,6 +164,71 @@ static void test_ir_invalid_is_not_applied(void **state) {
   assert_int_equal(st.code, kPo_ErrInvalid);
 }
 
+/* What target adapters read of an add: the shape of the value, whether it is the field's proto3
+ * default (a proto merge would not copy it), and each segment's message type. */
+static void test_ir_set_info(void **state) {
+  (void)state;
+  static const char args_json[] =
+      "{\"Patches\": ["
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/outlier_detection/enforcing_consecutive_5xx\", \"Value\": 0},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/lb_policy\", \"Value\": \"ROUND_ROBIN\"},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/lb_policy\", \"Value\": \"RING_HASH\"},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/connect_timeout\", \"Value\": {\"seconds\": 5}},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/alt_stat_name\", \"Value\": \"\"},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"remove\", \"Path\": \"/alt_stat_name\"},"
+      "{\"ResourceFilter\": {\"ResourceType\": \"cluster\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/type\", \"Value\": \"STATIC\"}]}";
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_ParseJson(args_json, sizeof args_json - 1, A, &st);
+  po_Arguments args;
+  assert_true(po_Arguments_Decode(v, A, &args, &st));
+  po_Override *o = po_Override_Build(&args, NULL, A, po_Diagnostics_New(A));
+  assert_non_null(o);
+  po_SetInfo si;
+  assert_true(po_Override_Set(o, 0, &si));
+  assert_int_equal(si.shape, kPo_SetShape_Wrapper);
+  assert_true(si.zero);
+  assert_true(po_Override_Set(o, 1, &si));
+  assert_int_equal(si.shape, kPo_SetShape_Scalar);
+  assert_true(si.zero); /* ROUND_ROBIN is the enum's 0 */
+  assert_true(po_Override_Set(o, 2, &si));
+  assert_false(si.zero);
+  assert_string_equal(po_Value_String(si.value, NULL), "RING_HASH");
+  assert_true(po_Override_Set(o, 3, &si));
+  assert_int_equal(si.shape, kPo_SetShape_Message);
+  assert_false(si.zero);
+  assert_true(po_Override_Set(o, 4, &si));
+  assert_true(si.zero);
+  assert_true(po_Override_Set(o, 5, &si));
+  assert_int_equal(si.shape, kPo_SetShape_None);
+  assert_true(po_Override_Set(o, 6, &si)); /* STATIC is 0, but /type is a oneof member: a merge copies it */
+  assert_int_equal(si.shape, kPo_SetShape_Scalar);
+  assert_false(si.zero);
+  assert_false(po_Override_Set(o, 7, &si));
+  po_PathSegment seg;
+  assert_true(po_Override_Segment(o, 0, 0, &seg));
+  assert_string_equal(seg.message_type, "envoy.config.cluster.v3.OutlierDetection");
+  assert_false(seg.repeated);
+  assert_true(po_Override_Segment(o, 0, 1, &seg));
+  assert_string_equal(seg.message_type, "google.protobuf.UInt32Value");
+  assert_true(po_Override_Segment(o, 1, 0, &seg));
+  assert_null(seg.message_type);
+  assert_true(po_Override_Segment(o, 3, 0, &seg));
+  assert_string_equal(seg.message_type, "google.protobuf.Duration");
+  /* protojson of the converted values: wrappers bare, enums by name, Durations as strings */
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 0, A), A), "0");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 2, A), A), "\"RING_HASH\"");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 3, A), A), "\"5s\"");
+  assert_null(po_Override_SetJson(o, 5, A));
+}
+
 static void test_ir_bare_applies_every_patch(void **state) {
   (void)state;
   po_Patch patches[2] = {{.op = "add", .path = "/alt_stat_name", .value = po_Value_NewString(A, "a", 1)},
@@ -197,6 +262,7 @@ int main(void) {
       cmocka_unit_test(test_unknown_op_after_path),
       cmocka_unit_test(test_ir_invalid_is_not_applied),
       cmocka_unit_test(test_ir_bare_applies_every_patch),
+      cmocka_unit_test(test_ir_set_info),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

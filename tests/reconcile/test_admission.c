@@ -477,27 +477,63 @@ static void test_tenancy(void **state) {
                    "\"spec\":{\"targetRef\":{\"kind\":\"ProxyDefaults\",\"name\":\"global\"},\"patches\":["
                    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]}}";
-  for (int k = 0; k < 3; k++) {
+  /* k: 0 ProxyDefaults from the allowed namespace, 1 from another, 2 ServiceDefaults from another;
+   * Istio's: 3 Mesh from another (mesh-wide: denied as ProxyDefaults is), 4 Mesh from the allowed
+   * namespace, 5 a Service from another (per service: fine). */
+  for (int k = 0; k < 6; k++) {
     json_object *obj = json_tokener_parse(pd);
-    if (k == 2) { /* a ServiceDefaults target is fine from anywhere */
-      json_object *ref = json_object_object_get(json_object_object_get(obj, "spec"), "targetRef");
-      json_object_object_add(ref, "kind", json_object_new_string("ServiceDefaults"));
+    json_object *ref = json_object_object_get(json_object_object_get(obj, "spec"), "targetRef");
+    if (k == 2 || k == 5) { /* a per-service target is fine from anywhere */
+      json_object_object_add(ref, "kind", json_object_new_string(k == 2 ? "ServiceDefaults" : "Service"));
       json_object_object_add(ref, "name", json_object_new_string("web"));
+    }
+    if (k == 3 || k == 4) {
+      json_object_object_add(ref, "group", json_object_new_string("networking.istio.io"));
+      json_object_object_add(ref, "kind", json_object_new_string("Mesh"));
     }
     json_object *review = review_of(obj, "propertyoverride.io", "PropertyOverride", "CREATE");
     json_object_object_add(json_object_object_get(review, "request"), "namespace",
-                           json_object_new_string(k == 0 ? "mesh-admin" : "team-a"));
+                           json_object_new_string(k == 0 || k == 4 ? "mesh-admin" : "team-a"));
     bool allowed;
     char *msg = decide(review, &allowed);
-    assert_true(allowed == (k != 1));
+    if (allowed != (k != 1 && k != 3)) fail_msg("case %d: allowed %d: %s", k, allowed, msg);
     if (k == 1) {
       assert_non_null(strstr(msg, "PropertyOverride team-a/m: spec.targetRef: PropertyOverrides in namespace 'team-a' may not "
                                   "target ProxyDefaults"));
       assert_non_null(strstr(msg, "'mesh-admin'"));
     }
+    if (k == 3) {
+      assert_non_null(strstr(msg, "may not target Mesh (it configures every proxy of the mesh)"));
+      assert_non_null(strstr(msg, "a Service target of this namespace is allowed"));
+    }
     free(msg);
   }
   g_tenancy = NULL;
+}
+
+/* The webhook denies what Istio cannot express, with the reason, on an Istio target only. */
+static void test_istio_refusal_at_admission(void **state) {
+  (void)state;
+  const char *po = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                   "\"metadata\":{\"name\":\"m\",\"namespace\":\"shop\"},"
+                   "\"spec\":{\"targetRef\":{\"kind\":\"Service\",\"name\":\"api\"},\"patches\":["
+                   "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"remove\",\"path\":\"/outlier_detection\"}]}}";
+  for (int k = 0; k < 2; k++) {
+    json_object *obj = json_tokener_parse(po);
+    if (k == 1) {
+      json_object *ref = json_object_object_get(json_object_object_get(obj, "spec"), "targetRef");
+      json_object_object_add(ref, "kind", json_object_new_string("ServiceDefaults"));
+    }
+    bool allowed;
+    char *msg = decide(review_of(obj, "propertyoverride.io", "PropertyOverride", "CREATE"), &allowed);
+    assert_true(allowed == (k == 1));
+    if (k == 0) {
+      assert_non_null(strstr(msg, "invalid Patches[0]: not expressible in an Istio EnvoyFilter: remove: an EnvoyFilter "
+                                  "MERGE is a proto merge"));
+    }
+    free(msg);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -513,6 +549,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_too_many_values_refused_before_decoding),
       cmocka_unit_test(test_tenancy),
       cmocka_unit_test(test_priority_decoded_and_checked),
+      cmocka_unit_test(test_istio_refusal_at_admission),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

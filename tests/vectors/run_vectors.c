@@ -260,6 +260,7 @@ static const char *kind_name(po_DiagKind k) {
     case kPo_DiagKind_WireArray: return "wire-array";
     case kPo_DiagKind_Deprecated: return "deprecated";
     case kPo_DiagKind_Decode: return "decode";
+    case kPo_DiagKind_Target: return "target";
   }
   return "?";
 }

@@ -14,6 +14,13 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
 static void key_of_spec(const char *ns, const json_object *spec, char *key, size_t size) {
   const char *kind = po_Json_String(po_Json_Get(spec, "targetRef"), "kind");
   const char *name = po_Json_String(po_Json_Get(spec, "targetRef"), "name");
+  const char *group = po_Json_String(po_Json_Get(spec, "targetRef"), "group");
+  /* This reconciler programs Consul targets; the other meshes' (Service, Mesh, Gateway) name no
+   * Consul object, whatever their name, and a group other than Consul's names none either. */
+  if (group && strcmp(group, "consul.hashicorp.com") != 0) {
+    key[0] = '\0';
+    return;
+  }
   bool proxy = kind && strcmp(kind, "ProxyDefaults") == 0;
   if (kind && !proxy && strcmp(kind, "ServiceDefaults") != 0) {
     key[0] = '\0'; /* an unknown kind names no target; validation says so */

@@ -208,6 +208,8 @@ typedef enum {
   kPo_DiagKind_Decode,        /* the arguments could not be decoded */
   kPo_DiagKind_WireArray,     /* Consul would reject what we would write because its API delivers every
                           * JSON array as []interface {}, which no repeated field accepts */
+  kPo_DiagKind_Target,        /* the target mesh's patch object cannot express the patch (with Consul's
+                          * meaning): added by the target adapters, never by the engine */
 } po_DiagKind;
 
 /* For the wire-format kinds: why Consul would refuse ("Consul's API delivers every JSON array
@@ -333,6 +335,9 @@ typedef struct {
   const char *full_name; /* "envoy.config.cluster.v3.Cluster.outlier_detection" */
   int number;            /* the field number */
   const char *oneof;     /* the name of the oneof (of its message) it is a member of, or NULL */
+  const char *message_type; /* the full name of the field's message type ("google.protobuf.Duration"),
+                             * or NULL for a scalar or enum field (and for a map field) */
+  bool repeated;         /* a repeated or map field */
 } po_PathSegment;
 
 /* Segments of the patch's resolved path, outermost first, the last being the field the patch
@@ -349,6 +354,34 @@ typedef struct {
   const char *message;   /* Consul's text of the failure; NULL when ok */
 } po_Verdict;
 po_Verdict po_Override_Verdict(const po_Override *o, size_t patch, po_Convention convention);
+
+/* What a compiled add sets, for target adapters that express it in another object: the shape
+ * of the converted value and whether it is the field's proto3 default (what a proto merge
+ * treats as unset). */
+typedef enum {
+  kPo_SetShape_None = 0, /* not an add, or the patch did not compile */
+  kPo_SetShape_Scalar,   /* a scalar or enum field */
+  kPo_SetShape_Wrapper,  /* a google.protobuf.*Value field from a scalar */
+  kPo_SetShape_List,     /* a repeated field replaced whole */
+  kPo_SetShape_Message,  /* a message field replaced by one holding only the value's children */
+} po_SetShape;
+
+typedef struct {
+  po_SetShape shape;
+  /* What a proto merge would not copy. Scalar: the value is 0, false, "" or an enum's number 0
+   * and the field has no presence (a oneof member or proto3 optional field is copied even then);
+   * Wrapper: its value is 0/false/"" (the wrapper is set, its value not copied); List: no
+   * elements; Message: no children. */
+  bool zero;
+  const po_Value *value; /* the (normalised, friendly-converted) value it was compiled from */
+} po_SetInfo;
+bool po_Override_Set(const po_Override *o, size_t patch, po_SetInfo *out); /* false: no such patch */
+/* The converted value of an add in protojson's form, keys the proto field names: scalars by their
+ * field's type (a float given for an integer field truncated as compiled, an enum by name, a
+ * uint64 above int64's range as a decimal string), wrappers bare, lists, messages as objects of
+ * the children set, a google.protobuf.Duration as "1.5s". NULL when the patch is not a compiled
+ * add, or out of memory. In `a`. */
+po_Value *po_Override_SetJson(const po_Override *o, size_t patch, po_Arena *a);
 
 /* Conflicts between the patches of two overrides (or, with a == b, between the patches of one),
  * found on resolved chains wherever both patches' filters can match one resource (same resource

@@ -18,14 +18,34 @@
 
 struct json_object;
 
-typedef enum { kPo_TargetServiceDefaults = 0, kPo_TargetProxyDefaults } po_TargetKind;
+/* spec.targetRef {group, kind, name} (Gateway API policy-attachment style); numbers never reused. */
+typedef enum {
+  kPo_TargetServiceDefaults = 0, /* consul.hashicorp.com ServiceDefaults <name> */
+  kPo_TargetProxyDefaults,       /* consul.hashicorp.com ProxyDefaults global: every Consul proxy */
+  kPo_TargetService,             /* core Service <name>: its Istio sidecars (an EnvoyFilter) */
+  kPo_TargetIstioMesh,           /* networking.istio.io Mesh global: every Istio sidecar (an
+                                  * EnvoyFilter in Istio's root namespace) */
+  kPo_TargetGateway,             /* gateway.networking.k8s.io Gateway <name>: Envoy Gateway */
+} po_TargetKind;
+
+/* Which mesh programs a target: the adapter that compiles the IR into its objects. */
+typedef enum { kPo_MeshConsul = 0, kPo_MeshIstio, kPo_MeshEnvoyGateway } po_Mesh;
+
+/* What the adapters need to know of the mesh (flags of the CLI and the controller). */
+typedef struct {
+  const char *cluster_domain;      /* Kubernetes' DNS suffix; NULL: "cluster.local" */
+  int istio_minor;                 /* the Istio release 1.N programmed; 0: unknown, so features of
+                                    * newer releases (MERGE_AND_REPLACE_LIST, 1.31) are refused */
+  const char *istio_root_namespace;/* meshConfig.rootNamespace; NULL: "istio-system" */
+} po_TargetOptions;
 
 typedef struct {
   const char *ns;              /* the PropertyOverride's namespace ("" for a manifest without one) */
   const char *name;
   int64_t generation;
   po_TargetKind target_kind;
-  const char *target_name;     /* the ServiceDefaults (service) name, or "global" */
+  const char *target_name;     /* the ServiceDefaults or Service (service) name, or "global" */
+  po_TargetOptions options;    /* as given (NULLs and 0 resolved to the defaults) */
   /* spec.priority (int32, default 0): orders our entries in the target, lower first, so on a
    * conflict the higher one is applied later and wins; ties by name. Decoded whether or not the
    * rest of the spec is valid (an invalid generation keeps its last valid entry's place). */
@@ -40,8 +60,13 @@ typedef struct {
   po_Value *consul_arguments;  /* the envoyExtensions `arguments` to write; NULL unless accepted */
 } po_CompiledOverride;
 
-/* Never fails for bad input: problems are diagnostics (false only when out of memory). */
+/* Never fails for bad input: problems are diagnostics (false only when out of memory). The
+ * target's adapter adds its refusals (kPo_DiagKind_Target errors: what its mesh cannot express
+ * with Consul's meaning), so `accepted` means "can be programmed into that target". */
 bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
+/* The same with the mesh's options (NULL: the defaults). */
+bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_TargetOptions *opts, po_Arena *a,
+                                        po_CompiledOverride *out);
 
 /* Limits (README.md, the webhook section). Objects over them are refused with an error naming
  * the limit before any per-patch work, so a request's cost has a bound. */
@@ -61,6 +86,10 @@ enum {
 const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, size_t max_bytes,
                                          po_Arena *a);
 
-const char *po_TargetKind_Name(po_TargetKind k); /* "ServiceDefaults", "ProxyDefaults" */
+const char *po_TargetKind_Name(po_TargetKind k);  /* "ServiceDefaults", "ProxyDefaults", "Service", "Mesh", "Gateway" */
+const char *po_TargetKind_Group(po_TargetKind k); /* "consul.hashicorp.com", "", "networking.istio.io", ... */
+po_Mesh po_TargetKind_Mesh(po_TargetKind k);
+bool po_TargetKind_MeshWide(po_TargetKind k);     /* ProxyDefaults, Mesh: every proxy (tenancy-gated) */
+const char *po_Mesh_Name(po_Mesh m);              /* "consul", "istio", "envoy-gateway" */
 
 #endif

@@ -1,6 +1,7 @@
 /* Who may target what (DESIGN.md section 6, "ownership and trust"). A PropertyOverride writes
- * only into targets of its own namespace (targetRef has no namespace). The ProxyDefaults `global`
- * configures every proxy of the mesh, so only namespaces the operator names may target it;
+ * only into targets of its own namespace (targetRef has no namespace). The mesh-wide targets
+ * (Consul's ProxyDefaults `global`, Istio's Mesh `global`: an EnvoyFilter in Istio's root
+ * namespace) configure every proxy of the mesh, so only namespaces the operator names may target them;
  * `*` allows every namespace. Checked by the webhook at admission and by the reconciler, so a
  * PropertyOverride that slipped past the webhook (failurePolicy Ignore, an outage) still writes
  * nothing. */

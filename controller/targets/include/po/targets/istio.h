@@ -1,0 +1,90 @@
+/* The Istio target (DESIGN.md section 6b): one EnvoyFilter (networking.istio.io/v1alpha3) per
+ * PropertyOverride, compiled from the IR.
+ *
+ *   target Service S (namespace N)  -> EnvoyFilter N/<name>, workloadSelector = S's spec.selector
+ *   target Mesh global              -> EnvoyFilter <root namespace>/<name>, no selector
+ *   resourceType cluster|listener|route -> applyTo CLUSTER|LISTENER|ROUTE_CONFIGURATION
+ *   trafficDirection inbound|outbound   -> context SIDECAR_INBOUND|SIDECAR_OUTBOUND (never ANY)
+ *   outbound cluster services[{name, namespace}] -> one patch per service, match.cluster.service
+ *       = name.namespace.svc.<cluster domain> (every port and subset)
+ *   add /a/b = v -> MERGE {a: {b: v}} (protojson of the converted value, proto field names);
+ *       an array -> MERGE_AND_REPLACE_LIST (Istio 1.31+)
+ *
+ * Refused, each with its reason (po_Istio_Check): remove; an add of a proto3 zero value; an add
+ * of an object value (except a whole Duration, which Istio replaces as Consul does); an array
+ * before Istio 1.31; cluster-load-assignment; listener or route patches with services; paths
+ * under transport_socket; Duration sub-fields; a non-default partition. */
+#ifndef PO_TARGETS_ISTIO_H_
+#define PO_TARGETS_ISTIO_H_
+
+#include <stdbool.h>
+
+#include "po/targets/override.h"
+
+struct json_object;
+
+#define PO_ISTIO_API_VERSION "networking.istio.io/v1alpha3"
+/* Istio's first release with the MERGE_AND_REPLACE_LIST operation (its 1.31.0 change notes). */
+enum { kPo_IstioMinorReplaceList = 31 };
+
+/* Adds a kPo_DiagKind_Target error per patch Istio cannot express (c compiled without error).
+ * false only when out of memory. */
+bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a);
+
+/* The EnvoyFilter's name for a PropertyOverride: "propertyoverride-<name>" (one per
+ * PropertyOverride, so two never share an object). In `a`. */
+const char *po_Istio_FilterName(const po_CompiledOverride *c, po_Arena *a);
+/* The EnvoyFilter's namespace: the PropertyOverride's, or the root namespace for Mesh. */
+const char *po_Istio_FilterNamespace(const po_CompiledOverride *c);
+
+/* The EnvoyFilter for an accepted override of an Istio target (a new reference). `selector` is
+ * the Service's spec.selector (a map of labels; required, non-empty, for a Service target,
+ * ignored for Mesh). NULL when out of memory; *why (may be NULL) gets the reason when the input
+ * cannot make one (not an accepted Istio override, no selector), else NULL. */
+struct json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const struct json_object *selector,
+                                         po_Arena *a, const char **why);
+
+/* An Istio release "1.N" or "1.N.P" as its minor N; -1 when it is not one. */
+int po_Istio_ParseVersion(const char *s);
+
+#endif
+
+/* ---- programming an EnvoyFilter (the decisions; the caller reads and writes) ----------------
+ * Ownership as for Consul targets (consul.h): an EnvoyFilter is ours only when its
+ * propertyoverride.io/created annotation is its own uid (bound after its create returned it,
+ * po_Consul_MarkCreated) and its propertyoverride.io/owner-uid annotation is the uid of the
+ * PropertyOverride it is named after. A copy, a restore, one written by hand or one of a
+ * PropertyOverride deleted and created again is someone else's: never changed, never deleted,
+ * and the PropertyOverride is not programmed (its status says why). */
+typedef enum {
+  kPo_IstioPlan_None = 0, /* as it should be */
+  kPo_IstioPlan_Create,   /* create `object` (carrying owner-uid, not yet created) */
+  kPo_IstioPlan_Update,   /* update with `object` (current's resourceVersion kept) */
+  kPo_IstioPlan_Delete,   /* ours and no longer wanted */
+  kPo_IstioPlan_Foreign,  /* an EnvoyFilter of that name that is not ours: left alone */
+} po_IstioPlanAction;
+
+typedef struct {
+  po_IstioPlanAction action;
+  struct json_object *object; /* Create/Update: the object to write (a new reference) */
+  const char *why;            /* Foreign: the sentence for the status (static) */
+  bool out_of_memory;         /* no plan: write nothing */
+} po_IstioPlan;
+
+/* current: the EnvoyFilter of that name as it is (NULL: absent); desired: po_Istio_EnvoyFilter's
+ * (NULL: the PropertyOverride is gone or no longer targets Istio); owner_uid: the
+ * PropertyOverride's uid; created_uid: the uid the caller's own create returned (NULL when it
+ * created nothing), which is what lets it bind the created annotation. Labels and annotations of
+ * others on the current object are kept. */
+po_IstioPlan po_Istio_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
+                           const char *created_uid);
+
+/* ---- EnvoyFilters written by hand (validate -f) ------------------------------------------------
+ * Each configPatches[i].patch.value decoded strictly against the Envoy message its applyTo names
+ * (Istio only warns on unknown fields and checks no value), as errors of kind
+ * kPo_DiagKind_Target with patch_index i; and warnings for patches that silently do nothing or
+ * something else: a zero value under MERGE (proto3 leaves it unset; not copied), a list under
+ * MERGE (appended, not replaced), INSERT_* on CLUSTER (Istio treats it as ADD, istio/istio#37107).
+ * Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are checked, the rest refused at once.
+ * false only when out of memory. */
+bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, po_Arena *a, po_Diagnostics *d);

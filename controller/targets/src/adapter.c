@@ -1,0 +1,30 @@
+/* The adapter table (adapter.h): which mesh's rules judge a compiled override. */
+#include "po/targets/adapter.h"
+
+#include "po/targets/istio.h"
+
+/* Consul's own refusals are the compile's wire verdicts (check_wire), made with the engine. */
+static bool consul_check(po_CompiledOverride *c, po_Arena *a) {
+  (void)c, (void)a;
+  return true;
+}
+
+/* Envoy Gateway targets are refused when decoded (override.c) until their adapter exists. */
+static bool eg_check(po_CompiledOverride *c, po_Arena *a) {
+  (void)c, (void)a;
+  return true;
+}
+
+static const po_TargetAdapter kAdapters[] = {
+    [kPo_MeshConsul] = {kPo_MeshConsul, consul_check},
+    [kPo_MeshIstio] = {kPo_MeshIstio, po_Istio_Check},
+    [kPo_MeshEnvoyGateway] = {kPo_MeshEnvoyGateway, eg_check},
+};
+
+const po_TargetAdapter *po_TargetAdapter_For(po_Mesh mesh) {
+  return (unsigned)mesh < sizeof kAdapters / sizeof kAdapters[0] ? &kAdapters[mesh] : &kAdapters[kPo_MeshConsul];
+}
+
+bool po_Target_Check(po_CompiledOverride *c, po_Arena *a) {
+  return po_TargetAdapter_For(po_TargetKind_Mesh(c->target_kind))->check(c, a);
+}

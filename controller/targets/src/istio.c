@@ -1,0 +1,361 @@
+/* The Istio adapter: refusals and the EnvoyFilter, from the compiled IR (istio.h). Facts used,
+ * from Istio's public sources: MERGE is a proto merge (pkg/proto/merge) that copies only set
+ * fields, appends to lists and replaces a google.protobuf.Duration whole; MERGE_AND_REPLACE_LIST
+ * (1.31.0 change notes) replaces the lists the patch sets; applyTo has no endpoint kind; a
+ * cluster's transport_socket is merged by Istio's own code, not by the proto merge. */
+#include "po/targets/istio.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/base/json.h"
+#include "po/targets/consul.h"
+
+static const char kDuration[] = "google.protobuf.Duration";
+
+/* google.protobuf.*Value: protojson writes the wrapper as its bare value, never {"value": v}. */
+static bool is_wrapper(const char *type) {
+  size_t n = type ? strlen(type) : 0;
+  return n > 21 && !strncmp(type, "google.protobuf.", 16) && !strcmp(type + n - 5, "Value") &&
+         strcmp(type, "google.protobuf.Value") != 0 && strcmp(type, "google.protobuf.ListValue") != 0;
+}
+
+static bool refuse(po_CompiledOverride *c, po_Arena *a, size_t i, const char *msg) {
+  const po_Patch *p = &c->args->patches[i];
+  const char *text = po_Arena_Printf(a, "not expressible in an Istio EnvoyFilter: %s", msg);
+  if (!text) return false;
+  po_Diagnostic *d = po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, (int)i, p->path, text);
+  if (!d) return false;
+  d->pos = p->pos;
+  return true;
+}
+
+/* Out of memory while saying why: never taken for "no reason" (that would accept the patch). */
+static const char kOom[] = "out of memory";
+static const char *or_oom(const char *s) { return s ? s : kOom; }
+
+/* The reason patch i cannot be an EnvoyFilter patch with Consul's meaning, or NULL. */
+static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
+  const po_Override *o = c->override;
+  const po_Patch *p = &c->args->patches[i];
+  po_ResourceType rt = po_Override_ResourceType(o, i);
+  const po_ResourceFilter *f = &p->resource_filter;
+  if (rt == kPo_ResourceType_ClusterLoadAssignment) {
+    return "cluster-load-assignment: an EnvoyFilter's applyTo has no endpoint kind (only LISTENER, FILTER_CHAIN, "
+           "NETWORK_FILTER, HTTP_FILTER, ROUTE_CONFIGURATION, VIRTUAL_HOST, HTTP_ROUTE, CLUSTER, EXTENSION_CONFIG, "
+           "BOOTSTRAP, LISTENER_FILTER), so a ClusterLoadAssignment cannot be patched";
+  }
+  if ((rt == kPo_ResourceType_Listener || rt == kPo_ResourceType_Route) && f->service_count > 0) {
+    return or_oom(po_Arena_Printf(a,
+                           "a %s patch with services: Istio's outbound listeners and route configurations are per "
+                           "port, shared by every service on it, so the patch cannot be limited to service '%s'; patch "
+                           "its clusters instead, or drop services to patch every outbound %s",
+                           rt == kPo_ResourceType_Listener ? "listener" : "route", f->services[0].name,
+                           rt == kPo_ResourceType_Listener ? "listener" : "route configuration"));
+  }
+  for (size_t k = 0; k < f->service_count; k++) {
+    const char *part = f->services[k].partition;
+    if (part && *part && strcmp(part, "default") != 0) {
+      return or_oom(po_Arena_Printf(a, "services[%zu].partition '%s': Istio has no admin partitions; only 'default' (or none) "
+                                "can be matched", k, part));
+    }
+  }
+  if (po_Override_Op(o, i) == kPo_Op_Remove) {
+    return "remove: an EnvoyFilter MERGE is a proto merge, which can set fields but never clear one, and Istio's REMOVE "
+           "removes whole listeners, clusters or filters, not fields";
+  }
+  size_t n = po_Override_SegmentCount(o, i);
+  for (size_t k = 0; k < n; k++) {
+    po_PathSegment s;
+    if (!po_Override_Segment(o, i, k, &s)) return "the path did not resolve";
+    if (!strcmp(s.name, "transport_socket")) {
+      return "a path under /transport_socket: Istio merges a cluster's transport_socket with its own code (it unpacks "
+             "and merges the TLS context it generated), not as a proto merge, so the result would not be Consul's";
+    }
+    if (k + 1 < n && s.message_type && !strcmp(s.message_type, kDuration)) {
+      return or_oom(po_Arena_Printf(a,
+                             "a field inside a Duration (/%s/...): Istio replaces a Duration whole when it merges "
+                             "(the rest of it would be cleared, where Consul sets only this field); set /%s itself to "
+                             "a duration such as \"5s\"", s.name, s.name));
+    }
+  }
+  po_SetInfo si;
+  po_Override_Set(o, i, &si);
+  po_PathSegment leaf = {0};
+  if (n) po_Override_Segment(o, i, n - 1, &leaf);
+  bool duration = leaf.message_type && !strcmp(leaf.message_type, kDuration);
+  if (si.shape == kPo_SetShape_Message && !duration) {
+    return "an object value: Consul replaces the whole message with one holding only the fields given, but a MERGE "
+           "keeps the message's other fields; set each field with a patch of its own";
+  }
+  if (si.zero && si.shape != kPo_SetShape_Message) {
+    return si.shape == kPo_SetShape_List
+               ? "an empty array: a MERGE copies only the fields a patch sets, and an empty list is unset in proto3, "
+                 "so the list would keep its generated elements"
+               : "a zero value (0, false, \"\", or an enum's first value): proto3 leaves it unset, and a MERGE copies "
+                 "only the fields a patch sets, so the field would keep its generated value (istio/istio#18169)";
+  }
+  if (si.shape == kPo_SetShape_List && c->options.istio_minor < kPo_IstioMinorReplaceList) {
+    return or_oom(po_Arena_Printf(a,
+                           "an array: a MERGE appends to a list instead of replacing it (istio/istio#32413); "
+                           "MERGE_AND_REPLACE_LIST, which replaces it as Consul does, needs Istio 1.%d or later (%s)",
+                           kPo_IstioMinorReplaceList,
+                           c->options.istio_minor ? or_oom(po_Arena_Printf(a, "the target runs 1.%d", c->options.istio_minor))
+                                                  : "say which with --istio-version"));
+  }
+  return NULL;
+}
+
+bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
+  if (!c->override || !c->args) return true;
+  for (size_t i = 0; i < c->args->patch_count; i++) {
+    const char *why = reason(c, i, a);
+    if (why == kOom || (why && !refuse(c, a, i, why))) return false;
+  }
+  return true;
+}
+
+const char *po_Istio_FilterName(const po_CompiledOverride *c, po_Arena *a) {
+  return po_Arena_Printf(a, "propertyoverride-%s", c->name);
+}
+
+const char *po_Istio_FilterNamespace(const po_CompiledOverride *c) {
+  return c->target_kind == kPo_TargetIstioMesh ? c->options.istio_root_namespace : c->ns;
+}
+
+int po_Istio_ParseVersion(const char *s) {
+  if (!s || strncmp(s, "1.", 2) != 0) return -1;
+  char *end;
+  long minor = strtol(s + 2, &end, 10);
+  if (end == s + 2 || minor < 0 || minor > 1000) return -1;
+  if (*end == '.') {
+    char *e2;
+    long patch = strtol(end + 1, &e2, 10);
+    if (e2 == end + 1 || patch < 0 || *e2) return -1;
+  } else if (*end) {
+    return -1;
+  }
+  return (int)minor;
+}
+
+/* ---- the EnvoyFilter ---- */
+
+static bool put(json_object *o, const char *k, json_object *v) {
+  if (!v) return false;
+  if (json_object_object_add(o, k, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
+static bool append(json_object *l, json_object *v) {
+  if (!v) return false;
+  if (json_object_array_add(l, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
+/* {seg0: {seg1: ... value}} from the resolved chain, outermost first. A path through a wrapper
+ * to its `value` (/max_requests_per_connection/value) sets the wrapper, written bare. */
+static json_object *merge_value(const po_CompiledOverride *c, size_t i, po_Arena *a) {
+  po_Value *v = po_Override_SetJson(c->override, i, a);
+  json_object *cur = v ? po_Value_ToJsonC(v) : NULL;
+  for (size_t k = po_Override_SegmentCount(c->override, i); cur && k-- > 0;) {
+    po_PathSegment s, parent;
+    if (!po_Override_Segment(c->override, i, k, &s)) {
+      json_object_put(cur);
+      return NULL;
+    }
+    if (k > 0 && !strcmp(s.name, "value") && po_Override_Segment(c->override, i, k - 1, &parent) &&
+        is_wrapper(parent.message_type)) {
+      continue;
+    }
+    json_object *m = json_object_new_object();
+    if (!m) json_object_put(cur);
+    if (!m || !put(m, s.name, cur)) {
+      json_object_put(m);
+      return NULL;
+    }
+    cur = m;
+  }
+  return cur;
+}
+
+static const char *apply_to(po_ResourceType t) {
+  return t == kPo_ResourceType_Cluster ? "CLUSTER" : t == kPo_ResourceType_Listener ? "LISTENER" : "ROUTE_CONFIGURATION";
+}
+
+/* One configPatch; `service` NULL: every resource of the kind in the context. */
+static json_object *config_patch(const po_CompiledOverride *c, size_t i, const po_ServiceName *service, po_Arena *a) {
+  po_SetInfo si;
+  po_Override_Set(c->override, i, &si);
+  json_object *cp = json_object_new_object(), *match = json_object_new_object(), *patch = json_object_new_object();
+  bool ok = cp && match && patch;
+  po_TrafficDirection d = po_Override_Direction(c->override, i);
+  ok = ok && put(cp, "applyTo", json_object_new_string(apply_to(po_Override_ResourceType(c->override, i))));
+  ok = ok && put(match, "context",
+                 json_object_new_string(d == kPo_TrafficDirection_Inbound ? "SIDECAR_INBOUND" : "SIDECAR_OUTBOUND"));
+  if (ok && service) {
+    json_object *cl = json_object_new_object();
+    const char *ns = service->namespace_ && *service->namespace_ ? service->namespace_ : "default";
+    ok = put(match, "cluster", cl) &&
+         put(cl, "service", json_object_new_string(po_Arena_Printf(a, "%s.%s.svc.%s", service->name, ns,
+                                                                   c->options.cluster_domain)));
+  }
+  ok = ok && put(cp, "match", match);
+  match = NULL;
+  ok = ok && put(patch, "operation",
+                 json_object_new_string(si.shape == kPo_SetShape_List ? "MERGE_AND_REPLACE_LIST" : "MERGE"));
+  ok = ok && put(patch, "value", merge_value(c, i, a));
+  ok = ok && put(cp, "patch", patch);
+  patch = NULL;
+  json_object_put(match);
+  json_object_put(patch);
+  if (!ok) {
+    json_object_put(cp);
+    return NULL;
+  }
+  return cp;
+}
+
+json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const json_object *selector, po_Arena *a,
+                                  const char **why) {
+  if (why) *why = NULL;
+  if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_MeshIstio) {
+    if (why) *why = "not an accepted PropertyOverride of an Istio target (Service or Mesh)";
+    return NULL;
+  }
+  bool per_service = c->target_kind == kPo_TargetService;
+  if (per_service && (!json_object_is_type(selector, json_type_object) || json_object_object_length(selector) == 0)) {
+    if (why) *why = "the Service has no spec.selector: an EnvoyFilter for its sidecars selects its pods by those labels";
+    return NULL;
+  }
+  json_object *ef = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
+              *spec = json_object_new_object(), *patches = json_object_new_array();
+  bool ok = ef && md && labels && spec && patches;
+  ok = ok && put(ef, "apiVersion", json_object_new_string(PO_ISTIO_API_VERSION));
+  ok = ok && put(ef, "kind", json_object_new_string("EnvoyFilter"));
+  ok = ok && put(md, "name", json_object_new_string(po_Istio_FilterName(c, a)));
+  if (ok && *po_Istio_FilterNamespace(c)) ok = put(md, "namespace", json_object_new_string(po_Istio_FilterNamespace(c)));
+  ok = ok && put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  ok = ok && put(md, "labels", labels);
+  labels = NULL;
+  ok = ok && put(ef, "metadata", md);
+  md = NULL;
+  if (ok && per_service) {
+    json_object *ws = json_object_new_object(), *sel = NULL;
+    ok = ws && json_object_deep_copy((json_object *)selector, &sel, NULL) == 0 && put(ws, "labels", sel) &&
+         put(spec, "workloadSelector", ws);
+    if (!ok) json_object_put(ws);
+  }
+  for (size_t i = 0; ok && i < c->args->patch_count; i++) {
+    const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
+    if (f->service_count == 0) ok = append(patches, config_patch(c, i, NULL, a));
+    for (size_t k = 0; ok && k < f->service_count; k++) ok = append(patches, config_patch(c, i, &f->services[k], a));
+  }
+  ok = ok && put(spec, "configPatches", patches);
+  patches = NULL;
+  ok = ok && put(ef, "spec", spec);
+  spec = NULL;
+  json_object_put(md);
+  json_object_put(labels);
+  json_object_put(spec);
+  json_object_put(patches);
+  if (!ok) {
+    json_object_put(ef);
+    return NULL;
+  }
+  return ef;
+}
+
+/* ---- the plan ---- */
+
+#define OWNER_UID_KEY "propertyoverride.io/owner-uid"
+
+static const char *annotation(const json_object *o, const char *key) {
+  return po_Json_String(po_Json_Get(po_Json_Get(o, "metadata"), "annotations"), key);
+}
+
+/* o's metadata.annotations, created when absent; NULL when out of memory. */
+static json_object *annotations_of(json_object *o) {
+  json_object *md = po_Json_Get(o, "metadata"), *ann = po_Json_Get(md, "annotations");
+  if (ann) return ann;
+  if (!md || !(ann = json_object_new_object())) return NULL;
+  return put(md, "annotations", ann) ? ann : NULL;
+}
+
+static bool same(const json_object *a, const json_object *b) {
+  return json_object_equal((json_object *)a, (json_object *)b) != 0;
+}
+
+po_IstioPlan po_Istio_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
+                           const char *created_uid) {
+  po_IstioPlan p = {0};
+  const char *owner = current ? annotation(current, OWNER_UID_KEY) : NULL;
+  bool owner_ok = owner && owner_uid && *owner_uid && !strcmp(owner, owner_uid);
+  po_ConsulCreated by = current ? po_Consul_CreatedBy(current) : kPo_ConsulCreatedNo;
+  /* Just created by the caller: the server's uid for it is the one the create answered. */
+  bool fresh = current && by == kPo_ConsulCreatedNo && owner_ok && created_uid && *created_uid &&
+               !strcmp(po_Json_Meta(current, "uid"), created_uid);
+  bool ours = current && owner_ok && by == kPo_ConsulCreatedUs;
+  if (current && !ours && !fresh) {
+    if (!desired) return p; /* not ours and not wanted: nothing to do, nothing to report */
+    p.action = kPo_IstioPlan_Foreign;
+    p.why = by == kPo_ConsulCreatedForeign
+                ? "an EnvoyFilter of this name exists whose propertyoverride.io/created annotation is not its own uid "
+                  "(a copy or a restore): it is left alone, and these patches are not programmed"
+                : "an EnvoyFilter of this name exists that this controller did not create for this PropertyOverride: "
+                  "it is left alone, and these patches are not programmed (delete or rename it)";
+    return p;
+  }
+  if (!desired) {
+    if (current) p.action = kPo_IstioPlan_Delete;
+    return p;
+  }
+  json_object *want = NULL;
+  if (!current) {
+    if (json_object_deep_copy((json_object *)desired, &want, NULL) != 0) return (po_IstioPlan){.out_of_memory = true};
+    json_object *ann = annotations_of(want);
+    if (!ann || !put(ann, OWNER_UID_KEY, json_object_new_string(owner_uid ? owner_uid : ""))) {
+      json_object_put(want);
+      return (po_IstioPlan){.out_of_memory = true};
+    }
+    p.action = kPo_IstioPlan_Create;
+    p.object = want;
+    return p;
+  }
+  /* Ours (or just created): the spec and our label as desired, everything else as it is. */
+  const json_object *dlabels = po_Json_Get(po_Json_Get(desired, "metadata"), "labels");
+  const json_object *clabels = po_Json_Get(po_Json_Get(current, "metadata"), "labels");
+  bool labels_ok = true;
+  if (json_object_is_type(dlabels, json_type_object)) {
+    json_object_object_foreach((json_object *)dlabels, lk, lv) {
+      const char *cv = po_Json_String(clabels, lk);
+      if (!cv || strcmp(cv, json_object_get_string(lv)) != 0) labels_ok = false;
+    }
+  }
+  if (!fresh && labels_ok && same(po_Json_Get(current, "spec"), po_Json_Get(desired, "spec"))) return p;
+  if (json_object_deep_copy((json_object *)current, &want, NULL) != 0) return (po_IstioPlan){.out_of_memory = true};
+  json_object *md = po_Json_Get(want, "metadata"), *labels = po_Json_Get(md, "labels"), *spec = NULL;
+  bool ok = md != NULL;
+  if (ok && !labels) ok = (labels = json_object_new_object()) && put(md, "labels", labels);
+  if (ok && json_object_is_type(dlabels, json_type_object)) {
+    json_object_object_foreach((json_object *)dlabels, k2, v2) {
+      if (ok) ok = put(labels, k2, json_object_new_string(json_object_get_string(v2)));
+    }
+  }
+  ok = ok && json_object_deep_copy(po_Json_Get(desired, "spec"), &spec, NULL) == 0 && put(want, "spec", spec);
+  if (ok && fresh) po_Consul_MarkCreated(want);
+  if (!ok || (fresh && po_Consul_CreatedBy(want) != kPo_ConsulCreatedUs)) {
+    json_object_put(want);
+    return (po_IstioPlan){.out_of_memory = true};
+  }
+  p.action = kPo_IstioPlan_Update;
+  p.object = want;
+  return p;
+}

@@ -1,0 +1,102 @@
+/* EnvoyFilters written by hand, checked against Envoy's schema (istio.h, the last section). */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "po/base/json.h"
+#include "po/targets/istio.h"
+
+enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
+
+/* The Envoy message an applyTo's patch value is, or NULL (BOOTSTRAP: outside our schema). */
+static const char *message_of(const char *apply_to) {
+  static const struct {
+    const char *apply_to, *message;
+  } kMap[] = {
+      {"CLUSTER", "envoy.config.cluster.v3.Cluster"},
+      {"LISTENER", "envoy.config.listener.v3.Listener"},
+      {"FILTER_CHAIN", "envoy.config.listener.v3.FilterChain"},
+      {"NETWORK_FILTER", "envoy.config.listener.v3.Filter"},
+      {"HTTP_FILTER", "envoy.extensions.filters.network.http_connection_manager.v3.HttpFilter"},
+      {"ROUTE_CONFIGURATION", "envoy.config.route.v3.RouteConfiguration"},
+      {"VIRTUAL_HOST", "envoy.config.route.v3.VirtualHost"},
+      {"HTTP_ROUTE", "envoy.config.route.v3.Route"},
+      {"LISTENER_FILTER", "envoy.config.listener.v3.ListenerFilter"},
+      {"EXTENSION_CONFIG", "envoy.config.core.v3.TypedExtensionConfig"},
+  };
+  for (size_t i = 0; apply_to && i < sizeof kMap / sizeof *kMap; i++) {
+    if (!strcmp(kMap[i].apply_to, apply_to)) return kMap[i].message;
+  }
+  return NULL;
+}
+
+static bool add(po_Diagnostics *d, po_Severity sev, int i, const char *path, const char *msg) {
+  return po_Diagnostics_Add(d, sev, kPo_DiagKind_Target, i, path, msg) != NULL;
+}
+
+/* The first JSON path below `v` holding a zero scalar or a list, depth-first; NULL when none. */
+static const char *find(const json_object *v, bool list, const char *at, po_Arena *a, int depth) {
+  if (depth > 64) return NULL;
+  switch (json_object_get_type(v)) {
+    case json_type_object: {
+      json_object_object_foreach((json_object *)v, k, c) {
+        const char *p = find(c, list, po_Arena_Printf(a, "%s/%s", at, k), a, depth + 1);
+        if (p) return p;
+      }
+      return NULL;
+    }
+    case json_type_array: return list ? at : NULL;
+    case json_type_boolean: return !list && !json_object_get_boolean(v) ? at : NULL;
+    case json_type_int: return !list && json_object_get_int64(v) == 0 ? at : NULL;
+    case json_type_double: return !list && json_object_get_double(v) == 0 ? at : NULL;
+    case json_type_string: return !list && json_object_get_string_len(v) == 0 ? at : NULL;
+    default: return NULL;
+  }
+}
+
+bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostics *d) {
+  json_object *cps = po_Json_Get(po_Json_Get(ef, "spec"), "configPatches");
+  if (!json_object_is_type(cps, json_type_array)) return true;
+  size_t n = json_object_array_length(cps);
+  if (n > kMaxConfigPatches) {
+    return add(d, kPo_Severity_Error, -1, NULL,
+               po_Arena_Printf(a, "spec.configPatches: %zu patches; at most %d are checked in one EnvoyFilter", n,
+                               kMaxConfigPatches));
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_object *cp = json_object_array_get_idx(cps, i), *patch = po_Json_Get(cp, "patch");
+    const char *apply_to = po_Json_String(cp, "applyTo"), *op = po_Json_String(patch, "operation");
+    json_object *value = po_Json_Get(patch, "value");
+    const char *where = po_Arena_Printf(a, "spec.configPatches[%zu]", i);
+    if (!where) return false;
+    if (apply_to && op && !strcmp(apply_to, "CLUSTER") && !strncmp(op, "INSERT_", 7)) {
+      if (!add(d, kPo_Severity_Warning, (int)i, where,
+               po_Arena_Printf(a, "%s: %s on CLUSTER is treated as ADD: clusters have no order "
+                                  "(istio/istio#37107)", where, op))) return false;
+    }
+    const char *msg = message_of(apply_to);
+    if (!value || !msg) continue;
+    const char *text = json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN);
+    po_Status st;
+    po_Status_Clear(&st);
+    if (!po_Message_ParseJson(msg, text, strlen(text), a, &st)) {
+      if (st.code == kPo_ErrNoMemory) return false;
+      if (!add(d, kPo_Severity_Error, (int)i, where,
+               po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
+                               st.message))) return false;
+      continue;
+    }
+    if (op && !strcmp(op, "MERGE")) {
+      const char *z = find(value, false, "", a, 0), *l = find(value, true, "", a, 0);
+      if (z && !add(d, kPo_Severity_Warning, (int)i, where,
+                    po_Arena_Printf(a, "%s.patch.value%s: a zero value under MERGE is unset in proto3 and is not "
+                                       "copied: the field keeps its generated value (unless it is a oneof member "
+                                       "or optional)", where, z))) return false;
+      if (l && !add(d, kPo_Severity_Warning, (int)i, where,
+                    po_Arena_Printf(a, "%s.patch.value%s: a list under MERGE is appended to the generated one, not "
+                                       "put in its place (MERGE_AND_REPLACE_LIST, Istio 1.31+, replaces it)",
+                                    where, l))) return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,102 @@
+#!/usr/bin/env bash
+# Istio targets and targetRef, as data: every testdata/istio-refusals/*.yaml and
+# testdata/targetref/*.yaml is one PropertyOverride that validate -f must refuse (exit 1) with
+# the text of its `# reason:` header (run with the flags of its `# args:` header). Then render's
+# own needs for a Service target (the Service among the inputs, with a selector) and the mesh
+# flags' checks.
+. "$(dirname "$0")/lib.sh"
+
+hdr() { sed -n "s/^# $2: //p" "$1"; }
+
+for f in "$data"/istio-refusals/*.yaml "$data"/targetref/*.yaml; do
+  reason=$(hdr "$f" reason)
+  [ -n "$reason" ] || { echo "FAIL $f: no '# reason:' header"; fail=$((fail+1)); continue; }
+  # shellcheck disable=SC2046 # the header's words are flags
+  "$bin" validate -f "$f" $(hdr "$f" args) >"$work/out" 2>&1
+  check "refused $f" 1 $? "$work/out"
+  contains "reason $f" "$work/out" "$reason"
+done
+
+# The same patches are fine for Consul where Consul can express them: the refusals are Istio's.
+sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.yaml" >"$work/consul.yaml"
+"$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1
+check "remove is fine on a Consul target" 0 $? "$work/out"
+
+# An array becomes MERGE_AND_REPLACE_LIST from Istio 1.31 on.
+"$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" --istio-version 1.31 >"$work/out" 2>&1
+check "array on 1.31" 0 $? "$work/out"
+"$bin" render -f "$data/istio-refusals/array-before-1-31.yaml" -f examples/istio/outlier-detection.yaml \
+  --istio-version 1.32.0 >"$work/out" 2>"$work/err"
+check "render array on 1.32" 0 $? "$work/err"
+contains "render array operation" "$work/out" "operation: MERGE_AND_REPLACE_LIST"
+
+# What the IR says reaches the value: a path through a wrapper to its `value` is the bare
+# wrapper (protojson has no {"value": v} form); an enum's first value on a oneof member is
+# copied by a merge (it has presence), so it is not a zero-value refusal; an enum given by
+# number is written by name.
+cat >"$work/ir.yaml" <<'YAML'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: ir, namespace: shop}
+spec:
+  targetRef: {group: networking.istio.io, kind: Mesh, name: global}
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /max_requests_per_connection/value
+      value: 7
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /type
+      value: STATIC
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /lb_policy
+      value: 2
+YAML
+"$bin" render -f "$work/ir.yaml" >"$work/out" 2>"$work/err"
+check "render the IR cases" 0 $? "$work/err"
+"$yaml2json" "$work/out" >"$work/got.json"
+jqcheck "wrapper value written bare" "$work/got.json" '.[0].spec.configPatches[0].patch.value == {"max_requests_per_connection": 7}'
+jqcheck "oneof enum 0 kept" "$work/got.json" '.[0].spec.configPatches[1].patch.value == {"type": "STATIC"}'
+jqcheck "enum by number written by name" "$work/got.json" '.[0].spec.configPatches[2].patch.value == {"lb_policy": "RING_HASH"}'
+
+# render needs the target Service (its selector); it says so and renders the others.
+sed -n '1,/^---$/p' examples/istio/outlier-detection.yaml | sed '$d' >"$work/po.yaml"
+"$bin" render -f "$work/po.yaml" -f examples/istio/mesh-wide-timeouts.yaml >"$work/out" 2>"$work/err"
+check "render without the Service" 1 $? "$work/err"
+contains "render names the Service" "$work/err" "render needs the target Service 'shop/api' among the inputs: its spec.selector becomes the EnvoyFilter's workloadSelector"
+contains "render still renders the others" "$work/out" "name: propertyoverride-mesh-defaults"
+printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: shop}\nspec: {type: ExternalName, externalName: x.example}\n' >"$work/svc.yaml"
+"$bin" render -f "$work/po.yaml" -f "$work/svc.yaml" >"$work/out" 2>"$work/err"
+check "render with a Service without selector" 1 $? "$work/err"
+contains "render says no selector" "$work/err" "the Service has no spec.selector"
+
+# The flags: cluster domain and root namespace reach the objects; bad values are usage errors.
+"$bin" render -f examples/istio/outlier-detection.yaml -f examples/istio/mesh-wide-timeouts.yaml \
+  --cluster-domain corp.example --istio-root-namespace mesh-root >"$work/out" 2>"$work/err"
+check "render with flags" 0 $? "$work/err"
+contains "cluster domain" "$work/out" "service: payments.default.svc.corp.example"
+contains "root namespace" "$work/out" "namespace: mesh-root"
+for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local" "--istio-root-namespace Istio_System"; do
+  # shellcheck disable=SC2086
+  "$bin" render -f examples/istio/mesh-wide-timeouts.yaml $bad >"$work/out" 2>&1
+  check "bad flag $bad" 2 $? "$work/out"
+done
+# EnvoyFilters checked as objects: one written by hand with an unknown field (an error), a zero
+# value and a list under MERGE and INSERT_FIRST on CLUSTER (warnings); every EnvoyFilter render
+# prints passes clean.
+"$bin" validate -f "$data/envoyfilter/hand-written.yaml" >"$work/out" 2>&1
+check "hand-written EnvoyFilter" 1 $? "$work/out"
+contains "unknown field" "$work/out" "error: document 1: EnvoyFilter shop/hand: Patches[1]: spec.configPatches[1].patch.value: not a valid envoy.config.cluster.v3.Cluster for applyTo CLUSTER"
+contains "unknown field named" "$work/out" "conect_timeout"
+contains "zero under MERGE" "$work/out" "spec.configPatches[0].patch.value/outlier_detection/consecutive_5xx: a zero value under MERGE"
+contains "INSERT_FIRST" "$work/out" "INSERT_FIRST on CLUSTER is treated as ADD"
+contains "list under MERGE" "$work/out" "spec.configPatches[3].patch.value/internal_only_headers: a list under MERGE is appended"
+contains "counted" "$work/out" "0 valid, 1 invalid, 0 skipped"
+for f in examples/istio/*.yaml; do
+  # shellcheck disable=SC2046
+  "$bin" render -f "$f" $(sed -n 's/^# render-args: //p' "$f") | "$bin" validate -f - >"$work/out" 2>&1
+  check "rendered EnvoyFilter of $f validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+done
+finish

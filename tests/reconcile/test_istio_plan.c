@@ -1,0 +1,123 @@
+/* po_Istio_Plan: what programming an EnvoyFilter does with what is there. Each case is
+ * (current, desired, owner uid, uid our create returned) -> action, and for writes the object. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/targets/istio.h"
+
+static const char kDesired[] =
+    "{\"apiVersion\":\"networking.istio.io/v1alpha3\",\"kind\":\"EnvoyFilter\","
+    "\"metadata\":{\"name\":\"propertyoverride-a\",\"namespace\":\"shop\","
+    "\"labels\":{\"app.kubernetes.io/managed-by\":\"propertyoverride\"}},"
+    "\"spec\":{\"workloadSelector\":{\"labels\":{\"app\":\"api\"}},\"configPatches\":[{\"applyTo\":\"CLUSTER\","
+    "\"match\":{\"context\":\"SIDECAR_OUTBOUND\"},\"patch\":{\"operation\":\"MERGE\",\"value\":{\"connect_timeout\":\"3s\"}}}]}}";
+
+/* The object as the server has it: desired with uid, resourceVersion and the given annotations. */
+static json_object *current(const char *uid, const char *owner, const char *created, const char *timeout) {
+  json_object *o = json_tokener_parse(kDesired), *md = json_object_object_get(o, "metadata");
+  json_object_object_add(md, "uid", json_object_new_string(uid));
+  json_object_object_add(md, "resourceVersion", json_object_new_string("42"));
+  json_object *ann = json_object_new_object();
+  json_object_object_add(ann, "someone/else", json_object_new_string("kept"));
+  if (owner) json_object_object_add(ann, "propertyoverride.io/owner-uid", json_object_new_string(owner));
+  if (created) json_object_object_add(ann, "propertyoverride.io/created", json_object_new_string(created));
+  json_object_object_add(md, "annotations", ann);
+  if (timeout) {
+    json_object *v = json_object_object_get(json_object_object_get(json_object_array_get_idx(
+                                                json_object_object_get(json_object_object_get(o, "spec"), "configPatches"), 0),
+                                                "patch"), "value");
+    json_object_object_add(v, "connect_timeout", json_object_new_string(timeout));
+  }
+  return o;
+}
+
+static const char *ann(json_object *o, const char *k) {
+  json_object *a = json_object_object_get(json_object_object_get(o, "metadata"), "annotations");
+  json_object *v = a ? json_object_object_get(a, k) : NULL;
+  return v ? json_object_get_string(v) : NULL;
+}
+
+static void test_absent_is_created_with_its_owner(void **state) {
+  (void)state;
+  json_object *d = json_tokener_parse(kDesired);
+  po_IstioPlan p = po_Istio_Plan(NULL, d, "po-uid", NULL);
+  assert_int_equal(p.action, kPo_IstioPlan_Create);
+  assert_string_equal(ann(p.object, "propertyoverride.io/owner-uid"), "po-uid");
+  assert_null(ann(p.object, "propertyoverride.io/created")); /* its uid is not known yet */
+  json_object_put(p.object);
+  json_object_put(d);
+}
+
+static void test_fresh_create_is_bound_to_its_uid(void **state) {
+  (void)state;
+  json_object *d = json_tokener_parse(kDesired), *c = current("ef-1", "po-uid", NULL, NULL);
+  po_IstioPlan p = po_Istio_Plan(c, d, "po-uid", "ef-1");
+  assert_int_equal(p.action, kPo_IstioPlan_Update);
+  assert_string_equal(ann(p.object, "propertyoverride.io/created"), "ef-1");
+  assert_string_equal(ann(p.object, "someone/else"), "kept");
+  json_object_put(p.object);
+  /* The create answered another uid: what is there now is not what we created. */
+  p = po_Istio_Plan(c, d, "po-uid", "ef-0");
+  assert_int_equal(p.action, kPo_IstioPlan_Foreign);
+  json_object_put(c);
+  json_object_put(d);
+}
+
+static void test_ours_converges(void **state) {
+  (void)state;
+  json_object *d = json_tokener_parse(kDesired);
+  json_object *same = current("ef-1", "po-uid", "ef-1", NULL), *drifted = current("ef-1", "po-uid", "ef-1", "9s");
+  assert_int_equal(po_Istio_Plan(same, d, "po-uid", NULL).action, kPo_IstioPlan_None);
+  po_IstioPlan p = po_Istio_Plan(drifted, d, "po-uid", NULL);
+  assert_int_equal(p.action, kPo_IstioPlan_Update);
+  assert_true(json_object_equal(json_object_object_get(p.object, "spec"), json_object_object_get(d, "spec")));
+  assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(p.object, "metadata"),
+                                                                    "resourceVersion")), "42");
+  assert_string_equal(ann(p.object, "someone/else"), "kept");
+  json_object_put(p.object);
+  /* No longer wanted: ours is deleted. */
+  assert_int_equal(po_Istio_Plan(same, NULL, "po-uid", NULL).action, kPo_IstioPlan_Delete);
+  json_object_put(same);
+  json_object_put(drifted);
+  json_object_put(d);
+}
+
+static void test_look_alikes_are_left_alone(void **state) {
+  (void)state;
+  json_object *d = json_tokener_parse(kDesired);
+  struct {
+    json_object *c;
+    const char *why;
+  } cases[] = {
+      {current("ef-1", NULL, NULL, NULL), "did not create"},           /* written by hand */
+      {current("ef-2", "po-uid", "ef-1", NULL), "not its own uid"},    /* a copy or a restore */
+      {current("ef-1", "old-po-uid", "ef-1", NULL), "did not create"}, /* of a PropertyOverride since recreated */
+      {current("ef-1", "po-uid", NULL, NULL), "did not create"},       /* never bound, and not just created by us */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    po_IstioPlan p = po_Istio_Plan(cases[i].c, d, "po-uid", NULL);
+    assert_int_equal(p.action, kPo_IstioPlan_Foreign);
+    assert_null(p.object);
+    assert_non_null(strstr(p.why, cases[i].why));
+    /* Not wanted either: still never deleted. */
+    assert_int_equal(po_Istio_Plan(cases[i].c, NULL, "po-uid", NULL).action, kPo_IstioPlan_None);
+    json_object_put(cases[i].c);
+  }
+  json_object_put(d);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_absent_is_created_with_its_owner),
+      cmocka_unit_test(test_fresh_create_is_bound_to_its_uid),
+      cmocka_unit_test(test_ours_converges),
+      cmocka_unit_test(test_look_alikes_are_left_alone),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
