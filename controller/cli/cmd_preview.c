@@ -535,7 +535,7 @@ int po_Cmd_Preview(int argc, char **argv) {
   size_t npo = 0;
   ok = pos != NULL;
   for (size_t i = 0; ok && i < in.count; i++) {
-    ok = po_Cli_CheckObject(&in.objects[i], a, &rep, &compiled[i]);
+    ok = po_Cli_CheckObject(&in.objects[i], NULL, a, &rep, &compiled[i]);
     if (!ok || in.objects[i].kind != kPo_ObjPropertyOverride || !compiled[i].accepted) continue;
     const po_CompiledOverride *co = &compiled[i];
     pos[npo].c = co;

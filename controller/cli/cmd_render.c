@@ -105,7 +105,7 @@ static bool render_istio(const po_CliInputs *in, po_CompiledOverride *compiled, 
   bool ok = true;
   for (size_t i = 0; i < in->count && ok; i++) {
     po_CompiledOverride *c = &compiled[i];
-    if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_MeshIstio) continue;
+    if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_Istio) continue;
     json_object *sel = NULL;
     if (c->target_kind == kPo_TargetService) {
       const po_Value *svc = find_service(in, c->ns, c->target_name);
@@ -147,7 +147,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
   po_ConsulEntry *entries = po_Arena_Malloc(a, (n ? n : 1) * sizeof *entries);
   if (!targets || !objs || !entries) return -1;
   for (size_t i = 0; i < n; i++) {
-    if (!compiled[i].accepted || po_TargetKind_Mesh(compiled[i].target_kind) != kPo_MeshConsul) continue;
+    if (!compiled[i].accepted || po_TargetKind_Mesh(compiled[i].target_kind) != kPo_Mesh_Consul) continue;
     Target t = {compiled[i].target_kind, compiled[i].ns, compiled[i].target_name};
     bool seen = false;
     for (size_t k = 0; k < nt && !seen; k++) seen = !by_target(&t, &targets[k]);
@@ -160,7 +160,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
     size_t ne = 0;
     for (size_t i = 0; i < n; i++) {
       po_CompiledOverride *c = &compiled[i];
-      if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_MeshConsul || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
+      if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_Consul || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
       if (!c->generation) c->generation = 1;
       entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority};
       if (!entries[ne++].arguments) rc = -1; /* never a target rendered without one of its entries */

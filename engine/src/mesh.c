@@ -237,6 +237,7 @@ bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResourc
   out->resource_type = r->type;
   out->direction = kPo_TrafficDirection_Outbound;
   const char *name = r->name ? r->name : "";
+  if (mesh == kPo_Mesh_EnvoyGateway) return false; /* Envoy Gateway's names are not modelled (yet) */
   if (mesh == kPo_Mesh_Istio) {
     switch (r->type) {
       case kPo_ResourceType_Cluster:
@@ -282,4 +283,6 @@ bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResourc
   return true;
 }
 
-const char *po_Mesh_Name(po_Mesh m) { return m == kPo_Mesh_Istio ? "istio" : "consul"; }
+const char *po_Mesh_Name(po_Mesh m) {
+  return m == kPo_Mesh_Istio ? "istio" : m == kPo_Mesh_EnvoyGateway ? "envoy-gateway" : "consul";
+}

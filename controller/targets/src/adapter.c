@@ -16,13 +16,13 @@ static bool eg_check(po_CompiledOverride *c, po_Arena *a) {
 }
 
 static const po_TargetAdapter kAdapters[] = {
-    [kPo_MeshConsul] = {kPo_MeshConsul, consul_check},
-    [kPo_MeshIstio] = {kPo_MeshIstio, po_Istio_Check},
-    [kPo_MeshEnvoyGateway] = {kPo_MeshEnvoyGateway, eg_check},
+    [kPo_Mesh_Consul] = {kPo_Mesh_Consul, consul_check},
+    [kPo_Mesh_Istio] = {kPo_Mesh_Istio, po_Istio_Check},
+    [kPo_Mesh_EnvoyGateway] = {kPo_Mesh_EnvoyGateway, eg_check},
 };
 
 const po_TargetAdapter *po_TargetAdapter_For(po_Mesh mesh) {
-  return (unsigned)mesh < sizeof kAdapters / sizeof kAdapters[0] ? &kAdapters[mesh] : &kAdapters[kPo_MeshConsul];
+  return (unsigned)mesh < sizeof kAdapters / sizeof kAdapters[0] ? &kAdapters[mesh] : &kAdapters[kPo_Mesh_Consul];
 }
 
 bool po_Target_Check(po_CompiledOverride *c, po_Arena *a) {

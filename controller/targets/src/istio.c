@@ -226,7 +226,7 @@ static json_object *config_patch(const po_CompiledOverride *c, size_t i, const p
 json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const json_object *selector, po_Arena *a,
                                   const char **why) {
   if (why) *why = NULL;
-  if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_MeshIstio) {
+  if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_Istio) {
     if (why) *why = "not an accepted PropertyOverride of an Istio target (Service or Mesh)";
     return NULL;
   }

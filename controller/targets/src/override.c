@@ -15,22 +15,18 @@ static const struct {
   po_Mesh mesh;
   bool mesh_wide;
 } kTargets[] = {
-    [kPo_TargetServiceDefaults] = {"ServiceDefaults", "consul.hashicorp.com", kPo_MeshConsul, false},
-    [kPo_TargetProxyDefaults] = {"ProxyDefaults", "consul.hashicorp.com", kPo_MeshConsul, true},
-    [kPo_TargetService] = {"Service", "", kPo_MeshIstio, false},
-    [kPo_TargetIstioMesh] = {"Mesh", "networking.istio.io", kPo_MeshIstio, true},
-    [kPo_TargetGateway] = {"Gateway", "gateway.networking.k8s.io", kPo_MeshEnvoyGateway, false},
+    [kPo_TargetServiceDefaults] = {"ServiceDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, false},
+    [kPo_TargetProxyDefaults] = {"ProxyDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, true},
+    [kPo_TargetService] = {"Service", "", kPo_Mesh_Istio, false},
+    [kPo_TargetIstioMesh] = {"Mesh", "networking.istio.io", kPo_Mesh_Istio, true},
+    [kPo_TargetGateway] = {"Gateway", "gateway.networking.k8s.io", kPo_Mesh_EnvoyGateway, false},
 };
 enum { kTargetCount = sizeof kTargets / sizeof kTargets[0] };
 
 const char *po_TargetKind_Name(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].kind : "?"; }
 const char *po_TargetKind_Group(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].group : "?"; }
-po_Mesh po_TargetKind_Mesh(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].mesh : kPo_MeshConsul; }
+po_Mesh po_TargetKind_Mesh(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].mesh : kPo_Mesh_Consul; }
 bool po_TargetKind_MeshWide(po_TargetKind k) { return (unsigned)k < kTargetCount && kTargets[k].mesh_wide; }
-
-const char *po_Mesh_Name(po_Mesh m) {
-  return m == kPo_MeshIstio ? "istio" : m == kPo_MeshEnvoyGateway ? "envoy-gateway" : "consul";
-}
 
 static void error(po_CompiledOverride *c, po_Arena *a, int idx, const char *msg) {
   po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Decode, idx, NULL, po_Arena_Printf(a, "%s", msg));
@@ -162,7 +158,7 @@ bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetO
    * the reason taken from that kind. */
   po_CompileOptions co = po_CompileOptions_Default();
   po_Mesh mesh = po_TargetKind_Mesh(c->target_kind);
-  co.check_wire = mesh == kPo_MeshConsul; /* only Consul decodes the arguments with its wire typing */
+  co.check_wire = mesh == kPo_Mesh_Consul; /* only Consul decodes the arguments with its wire typing */
   size_t before = po_Diagnostics_Count(c->diags);
   po_Override *o = po_Override_Build(args, &co, a, c->diags);
   if (!o) {
@@ -180,7 +176,7 @@ bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetO
   /* The target's adapter: what its mesh cannot express, each patch with its reason. */
   if (!po_Target_Check(c, a)) return false;
   if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
-  if (mesh == kPo_MeshConsul) {
+  if (mesh == kPo_Mesh_Consul) {
     po_Value *consul = po_Arguments_ToConsul(c->args, a);
     if (!consul) return false;
     c->consul_arguments = consul;

@@ -533,8 +533,10 @@ typedef struct {
  * Linear in the input. */
 bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
 
-typedef enum { kPo_Mesh_Consul = 0, kPo_Mesh_Istio } po_Mesh;
-const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio" */
+/* The meshes a PropertyOverride can target: one enum for the engine's naming rules (preview) and
+ * the controller's target adapters (controller/targets). */
+typedef enum { kPo_Mesh_Consul = 0, kPo_Mesh_Istio, kPo_Mesh_EnvoyGateway } po_Mesh;
+const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio", "envoy-gateway" */
 
 /* po_Override_Apply, then Envoy's protoc-gen-validate rules on the messages the matching add
  * patches created on the way to their targets (a required field they lack, a scalar whose
@@ -558,7 +560,8 @@ typedef struct {
 
 /* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms) or Istio's names; mesh.c
  * says them in full. `datacenter` is Consul's local datacenter: upstream SNIs of another never
- * name a service; NULL accepts any. false only for a resource type no mesh patches. */
+ * name a service; NULL accepts any. false for a resource type no mesh patches, and for Envoy Gateway, whose names
+ * are not modelled here yet. */
 bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
                       po_MeshResource *out);
 

@@ -29,7 +29,6 @@ typedef enum {
 } po_TargetKind;
 
 /* Which mesh programs a target: the adapter that compiles the IR into its objects. */
-typedef enum { kPo_MeshConsul = 0, kPo_MeshIstio, kPo_MeshEnvoyGateway } po_Mesh;
 
 /* What the adapters need to know of the mesh (flags of the CLI and the controller). */
 typedef struct {
@@ -90,6 +89,5 @@ const char *po_TargetKind_Name(po_TargetKind k);  /* "ServiceDefaults", "ProxyDe
 const char *po_TargetKind_Group(po_TargetKind k); /* "consul.hashicorp.com", "", "networking.istio.io", ... */
 po_Mesh po_TargetKind_Mesh(po_TargetKind k);
 bool po_TargetKind_MeshWide(po_TargetKind k);     /* ProxyDefaults, Mesh: every proxy (tenancy-gated) */
-const char *po_Mesh_Name(po_Mesh m);              /* "consul", "istio", "envoy-gateway" */
 
 #endif
