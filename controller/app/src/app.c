@@ -11,7 +11,8 @@
 #include "app_internal.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .qps = 500, .burst = 1000, .webhook_address = ":9443",
+  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .consul_sync_require = true,
+                       .consul_sync_timeout_s = 120, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
                        .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",
@@ -199,8 +200,11 @@ static bool build(po_App *app, po_CtlStatus *st) {
    * Consul's own ProxyDefaults) may target ProxyDefaults. */
   if (app->tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app->tenancy, own_namespace(app));
   app->io.tenancy = &app->tenancy;
+  app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
+                              .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
   app->table = po_KubeIO_Table(&app->io);
+  app->table.sync = &app->sync;
 
   app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
                                                               .ctx = app, .workers = o->workers, .metrics = app->metrics,

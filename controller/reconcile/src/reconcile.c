@@ -13,6 +13,7 @@
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
 #include "status.h"
+#include "sync.h"
 
 typedef struct {
   char name[254];
@@ -64,6 +65,10 @@ typedef struct {
   bool target_ok;
   char target_err[512];
   bool target_conflict; /* the target write met a 409: the statuses wait for the retry */
+  bool deferred;        /* the target write was put off by a second (sync.h): the statuses wait too */
+  bool recorded;        /* `record` is the one just written into the target */
+  po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
+  po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_ReconcileResult r;
 } Run;
 
@@ -575,6 +580,40 @@ static bool target_current(Run *run, size_t nwant) {
   return k == nwant;
 }
 
+static bool requires_sync(const Run *run) { return run->io->sync && run->io->sync->mode == kPo_SyncRequire; }
+
+static int64_t now_s(Run *run) {
+  char now[32];
+  run->io->now(run->io->ctx, now);
+  return po_Sync_ParseTime(now);
+}
+
+static void recheck_in(Run *run, int64_t s) {
+  if (s > 0 && (run->r.recheck_in_s == 0 || s < run->r.recheck_in_s)) run->r.recheck_in_s = s;
+}
+
+/* Under require, the write record (sync.h) goes into the object written: kept when the spec is
+ * the one last recorded (consul-k8s may see nothing new and write no status), else new. False
+ * when the write is put off: the status it would record was written this very second, and
+ * consul-k8s's next one could look the same. */
+static bool record_write(Run *run, json_object *object) {
+  if (!requires_sync(run) || !object) return true;
+  uint64_t spec = po_Json_Hash(po_Json_Get(object, "spec"));
+  po_WriteRecord cur = po_Sync_ReadRecord(run->target);
+  if (cur.present && cur.spec_hash == spec) return true;
+  int64_t now = now_s(run);
+  if (po_Sync_LastStatusTime(run->target) >= now) {
+    run->deferred = true;
+    recheck_in(run, 1);
+    return false;
+  }
+  po_WriteRecord r = {.present = true, .at = now, .spec_hash = spec, .status_hash = po_Sync_StatusHash(run->target)};
+  if (!po_Sync_SetRecord(object, &r)) return oom(run, "recording the write");
+  run->record = r;
+  run->recorded = true;
+  return true;
+}
+
 static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
@@ -609,6 +648,10 @@ static bool write_target(Run *run) {
                                    run->nwant);
   if (p.out_of_memory) return oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
+  if (p.changed && !p.remove && !record_write(run, p.object)) {
+    json_object_put(p.object);
+    return !run->r.out_of_memory;
+  }
   if (p.changed) {
     const char *rv = json_object_get_string(po_Json_Get(po_Json_Get(run->target, "metadata"), "resourceVersion"));
     po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
@@ -682,6 +725,48 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
   }
 }
 
+/* Whether the old status already says this very generation is programmed: consul-k8s synced it
+ * after an earlier write, and a write for another PropertyOverride's entry since (the record
+ * covers the whole target) leaves this one as Consul has it; a refused update leaves Consul's
+ * copy as it was too. */
+static bool already_live(const json_object *obj, int64_t live_gen) {
+  json_object *st = po_Json_Get(obj, "status"), *g = po_Json_Get(st, "programmedGeneration");
+  json_object *list = po_Json_Get(st, "conditions");
+  if (!g || !json_object_is_type(g, json_type_int) || json_object_get_int64(g) != live_gen) return false;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(po_Json_StringOr(c, "type", ""), "Programmed")) return !strcmp(po_Json_StringOr(c, "status", ""), "True");
+  }
+  return false;
+}
+
+/* Programmed under --consul-sync-status=require: a written entry is programmed once consul-k8s
+ * synced it (sync.h); until then Pending, or SyncFailed with consul-k8s's own words. *event gets
+ * whether the timeout's one Warning Event is due. False when the reconcile must end. */
+static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bool *event) {
+  *event = false;
+  if (!requires_sync(run) || strcmp(p->status, "True") != 0 || run->sync.state == kPo_SyncLive) return true;
+  if (!need_obj(run, it)) return false;
+  if (already_live(it->obj, live_gen)) return true;
+  bool failed = run->sync.state == kPo_SyncFailed;
+  p->status = "False";
+  p->reason = failed ? "SyncFailed" : "Pending";
+  snprintf(p->message, sizeof p->message, "%s; generation %lld is written, not yet live", run->sync.message, (long long)live_gen);
+  if (failed) return true;
+  recheck_in(run, run->sync.recheck_in_s);
+  if (run->sync.timed_out) {
+    json_object *list = po_Json_Get(po_Json_Get(it->obj, "status"), "conditions");
+    bool said = false;
+    for (size_t k = 0; list && json_object_is_type(list, json_type_array) && k < json_object_array_length(list); k++) {
+      json_object *c = json_object_array_get_idx(list, k);
+      said |= !strcmp(po_Json_StringOr(c, "type", ""), "Programmed") && !strcmp(po_Json_StringOr(c, "reason", ""), "Pending") &&
+              !strncmp(po_Json_StringOr(c, "message", ""), PO_SYNC_TIMEOUT_PREFIX, strlen(PO_SYNC_TIMEOUT_PREFIX));
+    }
+    *event = !said;
+  }
+  return true;
+}
+
 static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
@@ -703,6 +788,8 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
   }
   programmed(run, i, live_gen, peers, &s.programmed);
+  bool timeout_event;
+  if (!apply_sync(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
   uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
@@ -722,9 +809,14 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     const po_Condition *cs[2] = {&s.accepted, &s.programmed};
     for (int k = 0; k < 2; k++) {
       if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
-      bool warn = strcmp(cs[k]->status, "True") != 0;
+      /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
+      bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
       io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
     }
+  }
+  if (timeout_event && io->event) {
+    io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s.programmed.message);
+    run->r.sync_timeouts++;
   }
   if (po_Status_Same(old_status, st)) {
     json_object_put(st);
@@ -751,7 +843,11 @@ static void status(Run *run) {
   /* A conflict is optimistic concurrency, not news: the retry follows at once and writes the
    * outcome. Said as TargetError, each one cost two status writes and two Events per
    * PropertyOverride of the target (there and back), 50 of them per target at 10,000. */
-  if (run->target_conflict) return;
+  if (run->target_conflict || run->deferred) return;
+  if (requires_sync(run)) {
+    if (!run->recorded) run->record = po_Sync_ReadRecord(run->target);
+    po_Sync_Judge(run->io->sync, run->target, &run->record, now_s(run), run->where, &run->sync);
+  }
   po_OverlapPeer *peers = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *peers);
   if (!peers) {
     oom(run, "the statuses");
@@ -801,6 +897,8 @@ static po_Result outcome(const po_ReconcileResult *r) {
   if (r->terminal) return po_Result_Terminal("%s", r->error);
   if (r->not_synced) return po_Result_RequeueAfter(kPo_ReconcileNotSyncedRetryNs); /* nothing was written */
   if (!r->ok) return po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+  /* Waiting for consul-k8s: its status write requeues the target anyway; this is the timeout. */
+  if (r->recheck_in_s > 0) return po_Result_RequeueAfter(r->recheck_in_s * INT64_C(1000000000));
   return po_Result_Success();
 }
 

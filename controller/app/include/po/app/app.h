@@ -32,6 +32,10 @@ typedef struct {
   /* An informer event enqueues its target this long after the first event, so a burst on one
    * target (N PropertyOverrides created in a row) is one reconcile, not N. 0: at once. */
   double target_batch_window_s;
+  /* Programmed=True waits for consul-k8s's Synced status after our write (true, the default),
+   * or means written (false: clusters without consul-k8s). */
+  bool consul_sync_require;
+  double consul_sync_timeout_s;             /* Pending longer than this: a Warning Event (0: never) */
   double qps;
   int burst;
 

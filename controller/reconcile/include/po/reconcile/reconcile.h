@@ -21,7 +21,9 @@
  *      created annotation are bound to), updated on the read resourceVersion (409 -> retry), or
  *      deleted when provably ours and empty; look-alike entries and objects (copies, restores,
  *      hand-written markers) are left alone and reported;
- *   4. status: each PropertyOverride's Accepted, Programmed (with the generation that is live,
+ *   4. status: each PropertyOverride's Accepted, Programmed (with the generation that is live;
+ *      under io->sync require, True only once consul-k8s reports the target synced after our
+ *      write: Pending, SyncFailed with its message, a Warning Event SyncTimeout once; sync.h),
  *      and Overlapping when another one sets the same path on the same resources), lastValid,
  *      written only when it changed, with an Event when a condition's reason changes; the
  *      finalizer removed from deleted PropertyOverrides once the target no longer holds their
@@ -43,6 +45,16 @@
 struct json_object;
 
 #define PO_FINALIZER "propertyoverride.io/finalizer"
+
+/* What Programmed=True waits for (docs/crd.md, "Programmed"; --consul-sync-status). Under
+ * require, our entries must be in the target and consul-k8s must report the target synced into
+ * Consul after our write (reasons Pending, SyncFailed until then); under ignore, for clusters
+ * without consul-k8s, written is programmed. */
+typedef enum { kPo_SyncIgnore = 0, kPo_SyncRequire = 1 } po_SyncMode;
+typedef struct {
+  po_SyncMode mode;
+  int64_t timeout_s; /* Pending longer than this after our write: one Warning Event (SyncTimeout); 0: never */
+} po_SyncPolicy;
 
 typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
 
@@ -77,6 +89,7 @@ typedef struct {
    * be NULL. With it, a PropertyOverride unchanged since the last reconcile that found nothing
    * to do for it is not read again. */
   bool (*override_version)(void *ctx, const char *ns, const char *name, char *rv, size_t size);
+  const po_SyncPolicy *sync; /* NULL: ignore (Programmed means written) */
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -141,6 +154,9 @@ typedef struct {
   int index_repaired;     /* PropertyOverrides the index missed (a failed update), found by their entries */
   size_t foreign_entries; /* look-alike entries left alone in the target */
   bool foreign_object;    /* the target carries a created annotation that is not bound to it */
+  int64_t recheck_in_s;   /* > 0: a PropertyOverride waits for consul-k8s; its timeout (or a write put
+                           * off by a second, sync.h) falls due then: the result is RequeueAfter */
+  int sync_timeouts;      /* SyncTimeout Events raised */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);
