@@ -5,7 +5,8 @@
 # steered per target by annotations: consul-k8s-fake.propertyoverride.io/delay-ms (sync later) and
 # consul-k8s-fake.propertyoverride.io/fail (Consul refuses the entry). Cases, with the real
 # kubectl: Pending -> Programmed; SyncFailed with consul-k8s's own message, then fixed; the
-# timeout's one Warning Event SyncTimeout; ignore mode (no consul-k8s): written is programmed.
+# timeout's one Warning Event SyncTimeout; spec.required reaching the entry; ignore mode (no
+# consul-k8s): written is programmed.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" --fake-consul-k8s || exit 1
@@ -77,6 +78,14 @@ sleep 3 # (a few more reconciles of the target: none raises it again)
 kubectl annotate servicedefaults never touched=1 >/dev/null
 eventually "still exactly one" 10 1 events p3 SyncTimeout
 kubectl describe pov p3 | sed -n '/Conditions:/,$p'
+
+echo "# spec.required: the entry's required flag"
+kubectl patch pov p1 --type merge -p '{"spec":{"required":true}}' >/dev/null
+eventually "spec.required: true -> the entry in the target is required: true" 30 true sh -c \
+  "kubectl get servicedefaults slow -o json | jq -r '.spec.envoyExtensions[] | select(.arguments.PropertyOverride.name == \"p1\") | .required'"
+out=$(kubectl patch pov p1 --type merge -p '{"spec":{"required":"yes"}}' 2>&1)
+contains "a non-boolean required is refused by the schema" "$out" "spec.required"
+check "kubectl explain knows spec.required" sh -c "kubectl explain propertyoverride.spec.required | grep -q 'refuses that proxy'"
 
 echo "# ignore mode (a cluster without consul-k8s): written is programmed"
 kill "$LC_CONTROLLER_PID"

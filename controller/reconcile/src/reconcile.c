@@ -41,6 +41,7 @@ typedef struct {
   int64_t entry_generation;
   size_t entry_patches;
   uint64_t entry_hash;           /* po_Json_Hash of the entry's arguments (without our marker) */
+  bool entry_required;           /* the entry's `required` (spec.required of that generation) */
 } Item;
 
 typedef struct {
@@ -399,6 +400,7 @@ static bool keep_last_valid(Run *run, Item *it) {
     it->entry_generation = rec->c.generation;
     it->entry_patches = rec->patch_count;
     it->entry_hash = rec->arguments_hash;
+    it->entry_required = rec->c.required;
     return true;
   }
   po_CompiledEntry_Release(rec);
@@ -414,6 +416,7 @@ static bool keep_last_valid(Run *run, Item *it) {
     it->entry_generation = e->generation;
     it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
     it->entry_hash = po_Json_Hash(it->entry_copy);
+    it->entry_required = e->required;
     break;
   }
   return true;
@@ -474,6 +477,7 @@ static bool plan(Run *run) {
       it->entry_generation = it->ce->c.generation;
       it->entry_patches = it->ce->patch_count;
       it->entry_hash = it->ce->arguments_hash;
+      it->entry_required = it->ce->c.required;
       continue;
     }
     if (!keep_last_valid(run, it)) return false;
@@ -544,13 +548,13 @@ static int by_name(const void *a, const void *b) {
 }
 
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
- * {name, required: false, arguments} with our marker {name, generation, uid, targetUID} and the
+ * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID} and the
  * same arguments (by hash). */
 static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
   json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
   json_object *gen = po_Json_Get(marker, "generation");
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
-         !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
+         json_object_get_boolean(req) == it->entry_required && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
          json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
          json_object_get_int64(gen) == it->entry_generation && po_Json_HashExcept(args, "PropertyOverride") == it->entry_hash;
 }
@@ -642,7 +646,7 @@ static bool write_target(Run *run) {
     if (!has_entry(it)) continue;
     json_object *args = marked(it, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
-    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args};
+    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_required};
   }
   po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
                                    run->nwant);

@@ -35,6 +35,7 @@ typedef struct {
   const char *uid;                 /* the PropertyOverride's uid the entry was written for */
   int64_t generation;
   struct json_object *arguments;   /* borrowed; the arguments including the source key */
+  bool required;                   /* the entry's `required` (spec.required) */
 } po_ConsulEntry;
 
 /* The source marker (a new reference) and the arguments to write for one compiled
