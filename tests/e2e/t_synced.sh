@@ -87,6 +87,22 @@ out=$(kubectl patch pov p1 --type merge -p '{"spec":{"required":"yes"}}' 2>&1)
 contains "a non-boolean required is refused by the schema" "$out" "spec.required"
 check "kubectl explain knows spec.required" sh -c "kubectl explain propertyoverride.spec.required | grep -q 'refuses that proxy'"
 
+echo "# where the target lives: ServiceDefaults 'shared' exists in namespace apps only"
+kubectl create namespace apps >/dev/null
+kubectl apply -f - >/dev/null <<YAML
+apiVersion: consul.hashicorp.com/v1alpha1
+kind: ServiceDefaults
+metadata: {name: shared, namespace: apps}
+spec: {protocol: http}
+YAML
+po p5 shared 15
+eventually "Programmed=False TargetInOtherNamespace" 30 TargetInOtherNamespace cond p5 Programmed reason
+contains "the message names the namespace and says why" "$(cond p5 Programmed message)" \
+  "ServiceDefaults shared exists in namespace 'apps', not in 'default': consul-k8s syncs"
+check "no ServiceDefaults shared was created in default" sh -c "! kubectl get servicedefaults shared -n default >/dev/null 2>&1"
+kubectl describe pov p5 | sed -n '/Conditions:/,/Observed Generation/p'
+kubectl delete pov p5 >/dev/null
+
 echo "# ignore mode (a cluster without consul-k8s): written is programmed"
 kill "$LC_CONTROLLER_PID"
 wait "$LC_CONTROLLER_PID" 2>/dev/null

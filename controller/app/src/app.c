@@ -187,7 +187,7 @@ static bool build_ops(po_App *app, po_CtlStatus *st) {
 
 static bool build(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
-  if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New())) {
+  if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New()) || !(app->names = po_TargetNames_New())) {
     return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   if (!register_metrics(app, st) || !build_client(app, st)) return false;
@@ -205,6 +205,7 @@ static bool build(po_App *app, po_CtlStatus *st) {
   po_KubeIO_Init(&app->io);
   app->table = po_KubeIO_Table(&app->io);
   app->table.sync = &app->sync;
+  app->table.names = o->consul_namespace_mirroring ? NULL : app->names;
 
   app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
                                                               .ctx = app, .workers = o->workers, .metrics = app->metrics,
@@ -284,6 +285,7 @@ void po_App_Free(po_App *app) {
   po_KubeClient_Free(app->io.client);
   po_KubeConfig_Free(app->cfg);
   po_TargetIndex_Free(app->index);
+  po_TargetNames_Free(app->names);
   po_Metrics_Free(app->metrics);
   po_Logger_Free(app->log);
   free(app);

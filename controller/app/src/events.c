@@ -63,6 +63,9 @@ static void override_deleted(void *ctx, json_object *obj) {
 }
 
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
+  if (!po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), true)) {
+    po_Log_Error(app->log, "out of memory: a target is missing from the names index", po_Str("name", po_Json_Meta(obj, "name")));
+  }
   char key[600];
   po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
   /* Drift (someone rewrote the target, e.g. a GitOps apply without our entries) is repaired at
@@ -71,7 +74,12 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
    * already holding exactly our entries is neither planned nor written). */
   enqueue_now(app, key);
 }
+static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
+  po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), false);
+}
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
+static void sd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetServiceDefaults, o); }
+static void pd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetProxyDefaults, o); }
 static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetServiceDefaults, o); }
 static void pd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetProxyDefaults, o); }
 static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetProxyDefaults, o); }
@@ -79,10 +87,10 @@ static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; targ
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
     case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app};
-    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app};
+    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, sd_delete, app};
     case kPo_WatchProxyDefaults: break;
   }
-  return (po_InformerHandlers){pd_add, pd_update, NULL, app};
+  return (po_InformerHandlers){pd_add, pd_update, pd_delete, app};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

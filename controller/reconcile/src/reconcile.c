@@ -68,6 +68,7 @@ typedef struct {
   bool target_conflict; /* the target write met a 409: the statuses wait for the retry */
   bool deferred;        /* the target write was put off by a second (sync.h): the statuses wait too */
   bool recorded;        /* `record` is the one just written into the target */
+  char elsewhere[254];  /* the namespace holding a target of this name, where we would create one */
   po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
   po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_ReconcileResult r;
@@ -622,6 +623,14 @@ static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
   run->target_ok = true;
+  if (!run->target && nwant > 0 && run->io->names &&
+      po_TargetNames_Elsewhere(run->io->names, run->kind, run->name, run->ns, run->elsewhere, sizeof run->elsewhere)) {
+    /* Not created: consul-k8s would sync both into one Consul config entry (refusing ours, or
+     * overwriting theirs). Looked at again now and then: that one may go away. */
+    run->target_ok = false;
+    recheck_in(run, kPo_ReconcileElsewhereRecheckS);
+    return true;
+  }
   if (!run->target && nwant > 0 && !create_target(run)) return true; /* the statuses say why */
   /* Created by this process and not annotated yet (the write after the create failed): the
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
@@ -710,7 +719,16 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
              "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
              run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
-  } else if (!run->target_ok) {
+  } else if (*run->elsewhere && it->ce->c.accepted) {
+    p->reason = "TargetInOtherNamespace";
+    snprintf(p->message, sizeof p->message,
+             "%s %s exists in namespace '%s', not in '%s': consul-k8s syncs the %s of every Kubernetes namespace "
+             "into one Consul config entry per name (unless Consul namespaces with mirroring are enabled: "
+             "--consul-namespace-mirroring), so a second one here would be refused by consul-k8s or overwrite the "
+             "one of '%s'; nothing is written. Create this PropertyOverride in namespace '%s'",
+             po_TargetKind_Name(run->kind), run->name, run->elsewhere, run->ns, po_TargetKind_Name(run->kind),
+             run->elsewhere, run->elsewhere);
+  } else if (!run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
              live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");

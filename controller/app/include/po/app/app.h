@@ -36,6 +36,10 @@ typedef struct {
    * or means written (false: clusters without consul-k8s). */
   bool consul_sync_require;
   double consul_sync_timeout_s;             /* Pending longer than this: a Warning Event (0: never) */
+  /* Consul namespaces with mirroring are on: the same target name in two Kubernetes namespaces
+   * is two Consul config entries. Off (the default): a target is not created where one of its
+   * name exists in another namespace. */
+  bool consul_namespace_mirroring;
   double qps;
   int burst;
 

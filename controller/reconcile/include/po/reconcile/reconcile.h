@@ -56,6 +56,19 @@ typedef struct {
   int64_t timeout_s; /* Pending longer than this after our write: one Warning Event (SyncTimeout); 0: never */
 } po_SyncPolicy;
 
+/* Which namespaces hold a ServiceDefaults / ProxyDefaults of each name (the informer handlers keep
+ * it; thread-safe). consul-k8s writes the objects of every Kubernetes namespace into one Consul
+ * config entry per name unless Consul namespaces with mirroring are enabled, so a target is not
+ * created where one of that name already exists in another namespace (Programmed=False,
+ * TargetInOtherNamespace, naming it). Set returns false only when memory ran out. */
+typedef struct po_TargetNames po_TargetNames;
+po_TargetNames *po_TargetNames_New(void);
+void po_TargetNames_Free(po_TargetNames *t);
+bool po_TargetNames_Set(po_TargetNames *t, po_TargetKind kind, const char *ns, const char *name, bool present);
+/* Another namespace holding `name` (into other), if any. */
+bool po_TargetNames_Elsewhere(po_TargetNames *t, po_TargetKind kind, const char *name, const char *ns, char *other,
+                              size_t size);
+
 typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
 
 typedef struct {
@@ -90,6 +103,8 @@ typedef struct {
    * to do for it is not read again. */
   bool (*override_version)(void *ctx, const char *ns, const char *name, char *rv, size_t size);
   const po_SyncPolicy *sync; /* NULL: ignore (Programmed means written) */
+  po_TargetNames *names;     /* NULL: targets are created without looking at other namespaces
+                              * (Consul namespace mirroring on, or tests) */
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -139,6 +154,9 @@ void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
  * backoff; RequeueAfter when the caches are not synced; Terminal for a malformed key, never
  * retried), the rest for logs and tests. */
 enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
+/* A target not created because one of its name lives in another namespace: looked at again after
+ * this long (that one may be deleted; target deletions enqueue nothing here). */
+enum { kPo_ReconcileElsewhereRecheckS = 60 };
 
 typedef struct {
   po_Result result;
