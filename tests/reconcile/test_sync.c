@@ -146,6 +146,7 @@ static void test_pending_then_programmed(void **state) {
   assert_true(r.ok);
   assert_string_equal(cond("a", "status"), "True");
   assert_string_equal(cond("a", "reason"), "Programmed");
+  assert_string_equal(cond("a", "message"), "generation 1 is live in ServiceDefaults default/web, synced into Consul by consul-k8s");
   assert_int_equal(r.result.kind, kPo_Result_Success);
   int writes = F.target_writes, statuses = F.status_patches;
   assert_true(run().ok); /* settled: nothing more */

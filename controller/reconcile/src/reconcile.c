@@ -742,8 +742,8 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
     bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
-    snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
-             ov[0] ? "; " : "", ov);
+    snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s%s", (long long)live_gen, run->where,
+             requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "", ov);
   }
 }
 
