@@ -249,6 +249,13 @@ static void test_write_put_off_in_the_second_of_a_status_write(void **state) {
   assert_true(run().ok);
   assert_int_equal(F.target_writes, writes + 1);
   assert_string_equal(cond("a", "reason"), "Pending");
+  /* consul-k8s's clock ten minutes ahead: its status times are never "this second" by ours, and
+   * the write is not put off for the skew */
+  consul_k8s_status("True", "", "", "2026-12-01T00:10:04Z");
+  apply_override("a", 3, "web", kGood);
+  F.now = "2026-12-01T00:00:06Z";
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 2);
 }
 
 /* A write for b's entry rewrites the target's record; a, synced already at its generation, keeps

@@ -607,7 +607,9 @@ static bool record_write(Run *run, json_object *object) {
   po_WriteRecord cur = po_Sync_ReadRecord(run->target);
   if (cur.present && cur.spec_hash == spec) return true;
   int64_t now = now_s(run);
-  if (po_Sync_LastStatusTime(run->target) >= now) {
+  /* Only this very second: a status time ahead of our clock (consul-k8s's clock runs ahead)
+   * would otherwise put the write off for as long as the skew. */
+  if (po_Sync_LastStatusTime(run->target) == now) {
     run->deferred = true;
     recheck_in(run, 1);
     return false;
