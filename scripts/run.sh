@@ -11,8 +11,8 @@ trap 'lc_stop; echo; echo "logs kept in $work"' EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "local API server (tests/apiserver)"
-LC_NO_CRDS=1 lc_start "$build" "$work" || exit 1
+say "local API server (tests/apiserver), with its fake consul-k8s setting Synced on targets"
+LC_NO_CRDS=1 lc_start "$build" "$work" --fake-consul-k8s-delay-ms 500 || exit 1
 echo "serving $LC_URL; kubeconfig $KUBECONFIG"
 
 say "kubectl apply -k crds/ -f crds/consul/   (ours, and ServiceDefaults/ProxyDefaults from consul-k8s's schema)"
@@ -22,7 +22,7 @@ kubectl wait --for=condition=Established crd --all --timeout=30s
 kubectl get crd
 
 say "propertyoverride controller with its admission webhook"
-lc_controller || exit 1
+LC_CONSUL_SYNC=require lc_controller || exit 1
 lc_register_webhook Fail
 echo "webhook https://127.0.0.1:$LC_WEBHOOK_PORT/validate registered (failurePolicy Fail)"
 

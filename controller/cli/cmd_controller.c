@@ -22,6 +22,14 @@ static const char kUsage[] =
     "  --allow-proxydefaults-from NS  a namespace whose PropertyOverrides may target the mesh-wide\n"
     "                                 ProxyDefaults (repeatable; * for any; default: only the\n"
     "                                 controller's own namespace)\n"
+    "  --consul-sync-status MODE      require (default): Programmed=True only once consul-k8s reports\n"
+    "                                 the target Synced after our write (Pending, SyncFailed until\n"
+    "                                 then); ignore: written is programmed (no consul-k8s installed)\n"
+    "  --consul-sync-timeout S        Pending this long after a write raises one Warning Event\n"
+    "                                 SyncTimeout (default 120; 0: never)\n"
+    "  --consul-namespace-mirroring   Consul namespaces with mirroring are on: a ServiceDefaults\n"
+    "                                 name may exist in several namespaces (default off: none is\n"
+    "                                 created where that name exists in another namespace)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
     "  --target-batch-window S        a target is reconciled S seconds after the first change that\n"
     "                                 affects it, once for every change within (default 1; 0: at once)\n"
@@ -71,7 +79,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kCtlUser, kHelp };
+         kCertDir, kSan, kAllowPd, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -87,7 +95,10 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
       {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
       {"webhook-cert-san", required_argument, 0, kSan}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
-      {"controller-username", required_argument, 0, kCtlUser}, {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
+      {"controller-username", required_argument, 0, kCtlUser},
+      {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
+      {"consul-namespace-mirroring", no_argument, 0, kMirroring},
+      {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   po_AppOptions o;
   po_AppOptions_Init(&o);
   const char *level_s = "info";
@@ -99,6 +110,18 @@ int po_Cmd_Controller(int argc, char **argv) {
     switch (c) {
       case kKubeconfig: o.kubeconfig = optarg; break;
       case kContext: o.context = optarg; break;
+      case kMirroring: o.consul_namespace_mirroring = true; break;
+      case kSyncMode:
+        if (!strcmp(optarg, "require")) o.consul_sync_require = true;
+        else if (!strcmp(optarg, "ignore")) o.consul_sync_require = false;
+        else return usage_error("--consul-sync-status takes require (wait for consul-k8s's Synced) or ignore");
+        break;
+      case kSyncTimeout:
+        o.consul_sync_timeout_s = strtod(optarg, &end);
+        if (end == optarg || *end || !(o.consul_sync_timeout_s >= 0 && o.consul_sync_timeout_s <= 86400)) {
+          return usage_error("--consul-sync-timeout takes seconds from 0 (never) to 86400, e.g. 120");
+        }
+        break;
       case kNamespace:
         if (o.n_namespaces == kPo_AppMaxNamespaces) return usage_error("at most 16 --namespace flags");
         o.namespaces[o.n_namespaces++] = optarg;

@@ -54,9 +54,10 @@ static bool is_map(Spec *s, int patch, const char *where, const po_Value *v) {
   return false;
 }
 
-/* targetRef and priority are the resource's own, decoded by controller/targets: known here so the
- * strict decode accepts them. */
-static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "patches", "priority", NULL};
+/* targetRef and priority are the resource's own, decoded by controller/targets; `required`
+ * belongs to the envoyExtensions entry, not to the arguments: the target adapter reads it. Known
+ * here so the strict decode accepts them (and checks required's type). */
+static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "required", "patches", "priority", NULL};
 static const char *const kPatchKeys[] = {"resourceFilter", "op", "path", "value", NULL};
 static const char *const kFilterKeys[] = {"resourceType", "trafficDirection", "services", NULL};
 static const char *const kServiceKeys[] = {"name", "namespace", "partition", NULL};
@@ -103,6 +104,10 @@ bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *ou
   if (dbg && po_Value_Kind(dbg) != kPo_ValueKind_Null) {
     if (po_Value_Kind(dbg) != kPo_ValueKind_Bool) bad(&s, -1, "spec.debug", "must be true or false");
     out->debug = po_Value_Bool(dbg);
+  }
+  const po_Value *req = po_Value_Get(spec, "required");
+  if (req && po_Value_Kind(req) != kPo_ValueKind_Null && po_Value_Kind(req) != kPo_ValueKind_Bool) {
+    bad(&s, -1, "spec.required", "must be true or false");
   }
   const po_Value *patches = po_Value_Get(spec, "patches");
   if (patches && po_Value_Kind(patches) != kPo_ValueKind_Null && po_Value_Kind(patches) != kPo_ValueKind_List) {

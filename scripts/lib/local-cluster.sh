@@ -3,7 +3,11 @@
 # ValidatingWebhookConfiguration, and a kubeconfig for the real kubectl. Source it, then:
 #   lc_start BUILD_DIR WORK_DIR [extra po-apiserver flags...]   sets LC_URL, KUBECONFIG (CRDs preloaded
 #                                                                unless LC_NO_CRDS=1)
-#   lc_controller [extra controller flags...]                    starts it, waits until ready
+#   lc_controller [extra controller flags...]                    starts it, waits until ready;
+#                                                                --consul-sync-status is
+#                                                                $LC_CONSUL_SYNC (default ignore:
+#                                                                no consul-k8s here unless the
+#                                                                server runs --fake-consul-k8s)
 #   lc_register_webhook [failurePolicy]                          the ValidatingWebhookConfiguration
 #   lc_stop                                                      stops everything (trap-safe)
 # Every process started here is recorded and stopped by lc_stop.
@@ -50,7 +54,8 @@ lc_controller() { # extra flags...; the webhook serves with the API server's cer
     --webhook-bind-address "127.0.0.1:$LC_WEBHOOK_PORT" \
     --webhook-cert-file "$LC_WORK/tls/tls.crt" --webhook-key-file "$LC_WORK/tls/tls.key" \
     --health-probe-bind-address "127.0.0.1:$LC_PROBE_PORT" --leader-election-namespace default \
-    --lease-duration 4 --renew-deadline 3 --retry-period 1 "$@" >>"$LC_WORK/controller.log" 2>&1 &
+    --lease-duration 4 --renew-deadline 3 --retry-period 1 --consul-sync-status "${LC_CONSUL_SYNC:-ignore}" \
+    "$@" >>"$LC_WORK/controller.log" 2>&1 &
   LC_CONTROLLER_PID=$!
   lc_pids+=($LC_CONTROLLER_PID)
   local i

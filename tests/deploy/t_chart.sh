@@ -80,6 +80,10 @@ jqt "$work/options.json" "options: watched namespaces get RoleBindings, no Clust
   '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
 jqt "$work/options.json" "options: both webhooks (failurePolicy, timeout, only the watched namespaces)" \
   '[.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}] == [true, true]'
+jqt "$work/options.json" "options: consulSync renders --consul-sync-status and --consul-sync-timeout" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-\"))] == [\"--consul-sync-status=ignore\",\"--consul-sync-timeout=30\",\"--consul-namespace-mirroring\"]"
+jqt "$work/default.json" "default: --consul-sync-status=require (Programmed waits for consul-k8s), the default timeout" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-sync\"))] == [\"--consul-sync-status=require\",\"--consul-sync-timeout=120\"]"
 jqt "$work/options.json" "options: tenancy.proxyDefaultsNamespaces, one --allow-proxydefaults-from each" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=platform\",\"--allow-proxydefaults-from=team-a\"]"
 jqt "$work/default.json" "default: no --allow-proxydefaults-from (only the controller's own namespace)" \

@@ -105,7 +105,12 @@ trap 'set +e; lc_stop; if [ "${failures:-0}" -gt 0 ]; then echo "logs in $work/c
 # The API server dials the webhook Service of deploy/ at a local port (TLS name unchanged:
 # propertyoverride-webhook.propertyoverride-system.svc, which the self-managed certificate names).
 webhook_port=$(lc_free_port)
-lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port" ||
+# deploy/ runs --consul-sync-status=require: the local server plays consul-k8s (its test double
+# sets Synced on the targets); the real one has no consul-k8s, so there the controller runs with
+# ignore (below).
+fake_consul=()
+[ "$LC_KIND" = local ] && fake_consul=(--fake-consul-k8s)
+lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port" "${fake_consul[@]}" ||
   { fail "the $LC_KIND API server did not start (logs in $work/cluster)"; exit 1; }
 if [ "$LC_KIND" = real ]; then
   kubectl apply -f "$top/crds/consul/" >/dev/null && kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null &&
@@ -152,6 +157,7 @@ while read -r a; do
     --webhook-bind-address=*) a="--webhook-bind-address=127.0.0.1:$webhook_port" ;;
     --health-probe-bind-address=*) a="--health-probe-bind-address=127.0.0.1:$probe_port" ;;
     --webhook-cert-dir=*) a="--webhook-cert-dir=$work/certs" ;;
+    --consul-sync-status=*) [ "$LC_KIND" = real ] && a="--consul-sync-status=ignore" ;;
   esac
   args+=("$a")
 done < <(jq -r '.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args[]' "$j")

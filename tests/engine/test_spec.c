@@ -62,19 +62,21 @@ static void test_spec_is_strict(void **state) {
       "- resourceFilter: {resourceType: cluster, trafficDirection: outbound, service: [x]}\n"
       "  op: 5\n"
       "  Path: /name\n"
-      "debug: \"yes\"\n"); /* quoted: a string (plain yes is true, as kubectl reads it) */
+      "debug: \"yes\"\n" /* quoted: a string (plain yes is true, as kubectl reads it) */
+      "required: 1\n");   /* a known key (the entry's flag, read by the target adapter), of the wrong type */
   po_Arguments args;
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_false(po_Arguments_DecodeSpec(spec, A, &args, d));
   const char *want[] = {
       "spec.debug: must be true or false",
+      "spec.required: must be true or false",
       "spec.patches[0].Path: unknown field (known: resourceFilter, op, path, value)",
       "spec.patches[0].resourceFilter.service: unknown field (known: resourceType, trafficDirection, services)",
       "spec.patches[0].op: must be a string, not int",
   };
-  assert_int_equal(po_Diagnostics_Count(d), 4);
-  for (size_t i = 0; i < 4; i++) assert_string_equal(po_Diagnostics_At(d, i)->message, want[i]);
-  assert_int_equal(po_Diagnostics_At(d, 1)->patch_index, 0);
+  assert_int_equal(po_Diagnostics_Count(d), 5);
+  for (size_t i = 0; i < 5; i++) assert_string_equal(po_Diagnostics_At(d, i)->message, want[i]);
+  assert_int_equal(po_Diagnostics_At(d, 2)->patch_index, 0);
 }
 
 int main(void) {

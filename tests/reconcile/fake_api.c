@@ -178,13 +178,14 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
 
 static void f_now(void *ctx, char buf[32]) {
   (void)ctx;
-  snprintf(buf, 32, "2026-12-01T00:00:00Z");
+  snprintf(buf, 32, "%s", F.now ? F.now : "2026-12-01T00:00:00Z");
 }
 
 int g_warnings;
 static void f_event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
-  (void)ctx; (void)about; (void)reason; (void)message;
+  (void)ctx; (void)about; (void)message;
   F.events++;
+  snprintf(F.last_event_reason, sizeof F.last_event_reason, "%s", reason);
   if (!strcmp(type, "Warning")) g_warnings++;
 }
 
@@ -202,7 +203,7 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 
 po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
-                                  f_synced, f_target_event, &g_tenancy, f_release, f_override_version};
+                                  f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL};
 po_TargetIndex *IX;
 
 int setup(void **s) {

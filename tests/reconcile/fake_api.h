@@ -31,6 +31,8 @@ typedef struct {
   bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
   int lent; /* objects read and not released yet */
   int override_reads; /* PropertyOverrides read (lent) */
+  const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */
+  char last_event_reason[64];
   void (*check_write)(struct json_object *obj); /* sees every target written (obj NULL: a delete) */
 } Fake;
 

@@ -1022,6 +1022,40 @@ static void test_own_override_writes_recognised_once(void **state) {
   json_object_put(respec);
 }
 
+/* consul-k8s syncs the ServiceDefaults of every namespace into one Consul config entry per name
+ * (without namespace mirroring): a PropertyOverride of namespace default whose ServiceDefaults
+ * lives in namespace apps creates nothing, and says where it is and why. */
+static void test_target_in_other_namespace(void **state) {
+  (void)state;
+  po_TargetNames *names = po_TargetNames_New();
+  assert_non_null(names);
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", true));
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "webby", true)); /* a longer name is another name */
+  po_ReconcileIO io = IO;
+  io.names = names;
+  apply_override("a", 1, "web", kGood);
+  po_ReconcileResult r = po_Reconcile(&io, IX, "ServiceDefaults/default/web");
+  assert_true(r.ok);
+  assert_null(target());
+  assert_int_equal(F.target_writes, 0);
+  assert_string_equal(cond("a", "Programmed", "reason"), "TargetInOtherNamespace");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "ServiceDefaults web exists in namespace 'apps', not in 'default'"));
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "Create this PropertyOverride in namespace 'apps'"));
+  assert_string_equal(cond("a", "Accepted", "status"), "True");
+  assert_int_equal(r.result.kind, kPo_Result_RequeueAfter); /* that one may go away */
+  /* it goes: the target is created here */
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", false));
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
+  assert_non_null(target());
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  /* its own namespace's object is never "elsewhere" */
+  char other[64] = "";
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "default", "web", true));
+  assert_false(po_TargetNames_Elsewhere(names, kPo_TargetServiceDefaults, "web", "default", other, sizeof other));
+  assert_false(po_TargetNames_Elsewhere(names, kPo_TargetProxyDefaults, "web", "x", other, sizeof other));
+  po_TargetNames_Free(names);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
@@ -1030,6 +1064,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_target_in_other_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_named_both_ways_and_delete_removes_created, setup, teardown),

@@ -12,7 +12,8 @@
 #include "po/base/json.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .qps = 500, .burst = 1000, .webhook_address = ":9443",
+  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .consul_sync_require = true,
+                       .consul_sync_timeout_s = 120, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
                        .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",
@@ -215,7 +216,7 @@ static bool build_ops(po_App *app, po_CtlStatus *st) {
 
 static bool build(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
-  if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New())) {
+  if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New()) || !(app->names = po_TargetNames_New())) {
     return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   if (!register_metrics(app, st) || !build_client(app, st)) return false;
@@ -228,8 +229,12 @@ static bool build(po_App *app, po_CtlStatus *st) {
    * Consul's own ProxyDefaults) may target ProxyDefaults. */
   if (app->tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app->tenancy, own_namespace(app));
   app->io.tenancy = &app->tenancy;
+  app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
+                              .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
   app->table = po_KubeIO_Table(&app->io);
+  app->table.sync = &app->sync;
+  app->table.names = o->consul_namespace_mirroring ? NULL : app->names;
 
   app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
                                                               .ctx = app, .workers = o->workers, .metrics = app->metrics,
@@ -309,6 +314,7 @@ void po_App_Free(po_App *app) {
   po_KubeClient_Free(app->io.client);
   po_KubeConfig_Free(app->cfg);
   po_TargetIndex_Free(app->index);
+  po_TargetNames_Free(app->names);
   po_Metrics_Free(app->metrics);
   po_Logger_Free(app->log);
   free(app);

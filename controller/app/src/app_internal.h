@@ -47,6 +47,8 @@ struct po_App {
   po_KubeConfig *cfg;
   po_KubeIO io;
   po_Tenancy tenancy;
+  po_SyncPolicy sync;
+  po_TargetNames *names; /* which namespaces hold which target names (the informer handlers) */
   po_ReconcileIO table;
   po_TargetIndex *index;
   po_Controller *controller;

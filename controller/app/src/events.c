@@ -92,6 +92,9 @@ static void override_deleted(void *ctx, json_object *obj) {
 }
 
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
+  if (!po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), true)) {
+    po_Log_Error(app->log, "out of memory: a target is missing from the names index", po_Str("name", po_Json_Meta(obj, "name")));
+  }
   char key[600];
   po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
   /* Drift (someone rewrote the target, e.g. a GitOps apply without our entries) is repaired at
@@ -103,7 +106,12 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) return;
   enqueue_now(app, key);
 }
+static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
+  po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), false);
+}
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
+static void sd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetServiceDefaults, o); }
+static void pd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetProxyDefaults, o); }
 static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetServiceDefaults, o); }
 static void pd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetProxyDefaults, o); }
 static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetProxyDefaults, o); }
@@ -112,10 +120,10 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
     /* No handler reads the old object: the informer need not parse it for them. */
     case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app, true};
-    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, NULL, app, true};
+    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, sd_delete, app, true};
     case kPo_WatchProxyDefaults: break;
   }
-  return (po_InformerHandlers){pd_add, pd_update, NULL, app, true};
+  return (po_InformerHandlers){pd_add, pd_update, pd_delete, app, true};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

@@ -12,7 +12,11 @@
 
 /* ---- the key: 128 random bits, drawn once ---- */
 
-static uint64_t g_k0, g_k1;
+typedef struct {
+  uint64_t k0, k1;
+} Key;
+
+static Key g_key;
 static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 static void draw_key(void) {
@@ -30,10 +34,10 @@ static void draw_key(void) {
     clock_gettime(CLOCK_REALTIME, &ts);
     k[0] ^= (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(uintptr_t)&ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    k[1] ^= (uint64_t)ts.tv_sec * 0xbf58476d1ce4e5b9ULL ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)&g_k0;
+    k[1] ^= (uint64_t)ts.tv_sec * 0xbf58476d1ce4e5b9ULL ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)&g_key;
   }
-  g_k0 = k[0];
-  g_k1 = k[1];
+  g_key.k0 = k[0];
+  g_key.k1 = k[1];
 }
 
 /* ---- SipHash-2-4, 128-bit output, fed in pieces ---- */
@@ -64,12 +68,11 @@ static inline void round_(Sip *s) {
   s->v2 = rotl(s->v2, 32);
 }
 
-static void sip_init(Sip *s) {
-  pthread_once(&g_key_once, draw_key);
-  s->v0 = g_k0 ^ 0x736f6d6570736575ULL;
-  s->v1 = g_k1 ^ 0x646f72616e646f6dULL ^ 0xee; /* 0xee: the 128-bit variant */
-  s->v2 = g_k0 ^ 0x6c7967656e657261ULL;
-  s->v3 = g_k1 ^ 0x7465646279746573ULL;
+static void sip_init(Sip *s, const Key *k) {
+  s->v0 = k->k0 ^ 0x736f6d6570736575ULL;
+  s->v1 = k->k1 ^ 0x646f72616e646f6dULL ^ 0xee; /* 0xee: the 128-bit variant */
+  s->v2 = k->k0 ^ 0x6c7967656e657261ULL;
+  s->v3 = k->k1 ^ 0x7465646279746573ULL;
   s->tail = 0;
   s->ntail = 0;
   s->len = 0;
@@ -125,9 +128,9 @@ static bool skipped(const char *k, const char *const *skip, size_t nskip) {
   return false;
 }
 
-static po_JsonHash node(const json_object *o, const char *const *skip, size_t nskip) {
+static po_JsonHash node(const Key *key, const json_object *o, const char *const *skip, size_t nskip) {
   Sip s;
-  sip_init(&s);
+  sip_init(&s, key);
   json_type t = json_object_get_type(o);
   unsigned char tag = (unsigned char)t;
   sip_feed(&s, &tag, 1);
@@ -158,7 +161,7 @@ static po_JsonHash node(const json_object *o, const char *const *skip, size_t ns
     case json_type_array: {
       size_t n = json_object_array_length(o);
       feed_u64(&s, n);
-      for (size_t i = 0; i < n; i++) feed_hash(&s, node(json_object_array_get_idx(o, i), NULL, 0));
+      for (size_t i = 0; i < n; i++) feed_hash(&s, node(key, json_object_array_get_idx(o, i), NULL, 0));
       break;
     }
     case json_type_object: {
@@ -167,11 +170,11 @@ static po_JsonHash node(const json_object *o, const char *const *skip, size_t ns
       json_object_object_foreach((json_object *)o, k, v) {
         if (skipped(k, skip, nskip)) continue;
         Sip m;
-        sip_init(&m);
+        sip_init(&m, key);
         size_t kl = strlen(k);
         feed_u64(&m, kl);
         sip_feed(&m, k, kl);
-        feed_hash(&m, node(v, NULL, 0));
+        feed_hash(&m, node(key, v, NULL, 0));
         po_JsonHash h = sip_final(&m);
         sum.lo += h.lo;
         sum.hi += h.hi;
@@ -185,6 +188,20 @@ static po_JsonHash node(const json_object *o, const char *const *skip, size_t ns
   return sip_final(&s);
 }
 
-po_JsonHash po_Json_Hash(const json_object *o) { return node(o, NULL, 0); }
-po_JsonHash po_Json_HashExcept(const json_object *o, const char *key) { return node(o, &key, 1); }
-po_JsonHash po_Json_HashExceptAll(const json_object *o, const char *const *keys, size_t n) { return node(o, keys, n); }
+static const Key *process_key(void) {
+  pthread_once(&g_key_once, draw_key);
+  return &g_key;
+}
+
+po_JsonHash po_Json_Hash(const json_object *o) { return node(process_key(), o, NULL, 0); }
+po_JsonHash po_Json_HashExcept(const json_object *o, const char *key) { return node(process_key(), o, &key, 1); }
+po_JsonHash po_Json_HashExceptAll(const json_object *o, const char *const *keys, size_t n) {
+  return node(process_key(), o, keys, n);
+}
+
+/* A fixed key (the first 16 bytes of SipHash's own test key, 00 01 .. 0f): every process and
+ * version computes the same value. */
+uint64_t po_Json_HashStable(const json_object *o) {
+  static const Key kStable = {0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
+  return node(&kStable, o, NULL, 0).lo;
+}

@@ -33,6 +33,12 @@ po_JsonHash po_Json_Hash(const struct json_object *o);
 po_JsonHash po_Json_HashExcept(const struct json_object *o, const char *key);
 /* Leaving out several members of the top object. */
 po_JsonHash po_Json_HashExceptAll(const struct json_object *o, const char *const *keys, size_t n);
+/* The same tree hash under a fixed, public key, 64 bits: equal in every process and across
+ * restarts, so it can be stored (the write record on a target, sync.h) and compared by a later
+ * process. Anyone can compute it, so it must never decide what is ours or what is programmed; the
+ * write record only tells whether consul-k8s wrote a status since, and whoever could aim at a
+ * collision there can edit the record itself. */
+uint64_t po_Json_HashStable(const struct json_object *o);
 static inline bool po_JsonHash_Equal(po_JsonHash a, po_JsonHash b) { return a.lo == b.lo && a.hi == b.hi; }
 
 #endif

@@ -13,6 +13,7 @@
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
 #include "status.h"
+#include "sync.h"
 
 typedef struct {
   char name[254];
@@ -41,6 +42,7 @@ typedef struct {
   int32_t entry_priority;        /* where the entry goes among ours (spec.priority of its generation) */
   size_t entry_patches;
   po_JsonHash entry_hash;        /* po_Json_Hash of the entry's arguments (without our marker) */
+  bool entry_required;           /* the entry's `required` (spec.required of that generation) */
 } Item;
 
 typedef struct {
@@ -66,6 +68,11 @@ typedef struct {
   char target_err[512];
   bool target_conflict; /* the target write met a 409: the statuses wait for the retry */
   bool dry;             /* po_Reconcile_Desired: plan over a given object, no Event, no write */
+  bool deferred;        /* the target write was put off by a second (sync.h): the statuses wait too */
+  bool recorded;        /* `record` is the one just written into the target */
+  char elsewhere[254];  /* the namespace holding a target of this name, where we would create one */
+  po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
+  po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_ReconcileResult r;
 } Run;
 
@@ -398,6 +405,7 @@ static bool keep_last_valid(Run *run, Item *it) {
     it->entry_priority = rec->c.priority;
     it->entry_patches = rec->patch_count;
     it->entry_hash = rec->arguments_hash;
+    it->entry_required = rec->c.required;
     return true;
   }
   po_CompiledEntry_Release(rec);
@@ -415,6 +423,7 @@ static bool keep_last_valid(Run *run, Item *it) {
     it->entry_priority = it->ce->c.priority;
     it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
     it->entry_hash = po_Json_Hash(it->entry_copy);
+    it->entry_required = e->required;
     break;
   }
   return true;
@@ -476,6 +485,7 @@ static bool plan(Run *run) {
       it->entry_priority = it->ce->c.priority;
       it->entry_patches = it->ce->patch_count;
       it->entry_hash = it->ce->arguments_hash;
+      it->entry_required = it->ce->c.required;
       continue;
     }
     if (!keep_last_valid(run, it)) return false;
@@ -566,13 +576,13 @@ static int by_order(const void *a, const void *b) {
 }
 
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
- * {name, required: false, arguments} with our marker {name, generation, uid, targetUID} and the
+ * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID} and the
  * same arguments (by hash). */
 static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
   json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
   json_object *gen = po_Json_Get(marker, "generation");
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
-         !json_object_get_boolean(req) && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
+         json_object_get_boolean(req) == it->entry_required && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
          json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
          json_object_get_int64(gen) == it->entry_generation &&
          po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
@@ -612,8 +622,45 @@ static bool wanted(Run *run, const char *tuid) {
     if (!has_entry(it)) continue;
     json_object *args = marked(it, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
-    run->want[run->nwant++] = (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority};
+    run->want[run->nwant++] =
+        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required};
   }
+  return true;
+}
+
+static bool requires_sync(const Run *run) { return run->io->sync && run->io->sync->mode == kPo_SyncRequire; }
+
+static int64_t now_s(Run *run) {
+  char now[32];
+  run->io->now(run->io->ctx, now);
+  return po_Sync_ParseTime(now);
+}
+
+static void recheck_in(Run *run, int64_t s) {
+  if (s > 0 && (run->r.recheck_in_s == 0 || s < run->r.recheck_in_s)) run->r.recheck_in_s = s;
+}
+
+/* Under require, the write record (sync.h) goes into the object written: kept when the spec is
+ * the one last recorded (consul-k8s may see nothing new and write no status), else new. False
+ * when the write is put off: the status it would record was written this very second, and
+ * consul-k8s's next one could look the same. */
+static bool record_write(Run *run, json_object *object) {
+  if (!requires_sync(run) || !object) return true;
+  uint64_t spec = po_Json_HashStable(po_Json_Get(object, "spec"));
+  po_WriteRecord cur = po_Sync_ReadRecord(run->target);
+  if (cur.present && cur.spec_hash == spec) return true;
+  int64_t now = now_s(run);
+  /* Only this very second: a status time ahead of our clock (consul-k8s's clock runs ahead)
+   * would otherwise put the write off for as long as the skew. */
+  if (po_Sync_LastStatusTime(run->target) == now) {
+    run->deferred = true;
+    recheck_in(run, 1);
+    return false;
+  }
+  po_WriteRecord r = {.present = true, .at = now, .spec_hash = spec, .status_hash = po_Sync_StatusHash(run->target)};
+  if (!po_Sync_SetRecord(object, &r)) return oom(run, "recording the write");
+  run->record = r;
+  run->recorded = true;
   return true;
 }
 
@@ -621,6 +668,14 @@ static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
   run->target_ok = true;
+  if (!run->target && nwant > 0 && run->io->names &&
+      po_TargetNames_Elsewhere(run->io->names, run->kind, run->name, run->ns, run->elsewhere, sizeof run->elsewhere)) {
+    /* Not created: consul-k8s would sync both into one Consul config entry (refusing ours, or
+     * overwriting theirs). Looked at again now and then: that one may go away. */
+    run->target_ok = false;
+    recheck_in(run, kPo_ReconcileElsewhereRecheckS);
+    return true;
+  }
   if (!run->target && nwant > 0 && !create_target(run)) return true; /* the statuses say why */
   /* Created by this process and not annotated yet (the write after the create failed): the
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
@@ -645,6 +700,10 @@ static bool write_target(Run *run) {
                                    run->nwant);
   if (p.out_of_memory) return oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
+  if (p.changed && !p.remove && !record_write(run, p.object)) {
+    json_object_put(p.object);
+    return !run->r.out_of_memory;
+  }
   if (p.changed) {
     const char *rv = json_object_get_string(po_Json_Get(po_Json_Get(run->target, "metadata"), "resourceVersion"));
     /* Noted before the write: its echo can come through the watch before the answer does. */
@@ -704,7 +763,16 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
              "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
              run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
-  } else if (!run->target_ok) {
+  } else if (*run->elsewhere && it->ce->c.accepted) {
+    p->reason = "TargetInOtherNamespace";
+    snprintf(p->message, sizeof p->message,
+             "%s %s exists in namespace '%s', not in '%s': consul-k8s syncs the %s of every Kubernetes namespace "
+             "into one Consul config entry per name (unless Consul namespaces with mirroring are enabled: "
+             "--consul-namespace-mirroring), so a second one here would be refused by consul-k8s or overwrite the "
+             "one of '%s'; nothing is written. Create this PropertyOverride in namespace '%s'",
+             po_TargetKind_Name(run->kind), run->name, run->elsewhere, run->ns, po_TargetKind_Name(run->kind),
+             run->elsewhere, run->elsewhere);
+  } else if (!run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
              live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
@@ -718,9 +786,51 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
     bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
-    snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
-             ov[0] ? "; " : "", ov);
+    snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s%s", (long long)live_gen, run->where,
+             requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "", ov);
   }
+}
+
+/* Whether the old status already says this very generation is programmed: consul-k8s synced it
+ * after an earlier write, and a write for another PropertyOverride's entry since (the record
+ * covers the whole target) leaves this one as Consul has it; a refused update leaves Consul's
+ * copy as it was too. */
+static bool already_live(const json_object *obj, int64_t live_gen) {
+  json_object *st = po_Json_Get(obj, "status"), *g = po_Json_Get(st, "programmedGeneration");
+  json_object *list = po_Json_Get(st, "conditions");
+  if (!g || !json_object_is_type(g, json_type_int) || json_object_get_int64(g) != live_gen) return false;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(po_Json_StringOr(c, "type", ""), "Programmed")) return !strcmp(po_Json_StringOr(c, "status", ""), "True");
+  }
+  return false;
+}
+
+/* Programmed under --consul-sync-status=require: a written entry is programmed once consul-k8s
+ * synced it (sync.h); until then Pending, or SyncFailed with consul-k8s's own words. *event gets
+ * whether the timeout's one Warning Event is due. False when the reconcile must end. */
+static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bool *event) {
+  *event = false;
+  if (!requires_sync(run) || strcmp(p->status, "True") != 0 || run->sync.state == kPo_SyncLive) return true;
+  if (!need_obj(run, it)) return false;
+  if (already_live(it->obj, live_gen)) return true;
+  bool failed = run->sync.state == kPo_SyncFailed;
+  p->status = "False";
+  p->reason = failed ? "SyncFailed" : "Pending";
+  snprintf(p->message, sizeof p->message, "%s; generation %lld is written, not yet live", run->sync.message, (long long)live_gen);
+  if (failed) return true;
+  recheck_in(run, run->sync.recheck_in_s);
+  if (run->sync.timed_out) {
+    json_object *list = po_Json_Get(po_Json_Get(it->obj, "status"), "conditions");
+    bool said = false;
+    for (size_t k = 0; list && json_object_is_type(list, json_type_array) && k < json_object_array_length(list); k++) {
+      json_object *c = json_object_array_get_idx(list, k);
+      said |= !strcmp(po_Json_StringOr(c, "type", ""), "Programmed") && !strcmp(po_Json_StringOr(c, "reason", ""), "Pending") &&
+              !strncmp(po_Json_StringOr(c, "message", ""), PO_SYNC_TIMEOUT_PREFIX, strlen(PO_SYNC_TIMEOUT_PREFIX));
+    }
+    *event = !said;
+  }
+  return true;
 }
 
 static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
@@ -744,6 +854,8 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
   }
   programmed(run, i, live_gen, peers, &s.programmed);
+  bool timeout_event;
+  if (!apply_sync(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
   uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
@@ -763,9 +875,14 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     const po_Condition *cs[2] = {&s.accepted, &s.programmed};
     for (int k = 0; k < 2; k++) {
       if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
-      bool warn = strcmp(cs[k]->status, "True") != 0;
+      /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
+      bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
       io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
     }
+  }
+  if (timeout_event && io->event) {
+    io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s.programmed.message);
+    run->r.sync_timeouts++;
   }
   if (po_Status_Same(old_status, st)) {
     json_object_put(st);
@@ -795,7 +912,11 @@ static void status(Run *run) {
   /* A conflict is optimistic concurrency, not news: the retry follows at once and writes the
    * outcome. Said as TargetError, each one cost two status writes and two Events per
    * PropertyOverride of the target (there and back), 50 of them per target at 10,000. */
-  if (run->target_conflict) return;
+  if (run->target_conflict || run->deferred) return;
+  if (requires_sync(run)) {
+    if (!run->recorded) run->record = po_Sync_ReadRecord(run->target);
+    po_Sync_Judge(run->io->sync, run->target, &run->record, now_s(run), run->where, &run->sync);
+  }
   /* with those of the other kind whose entries reach the same proxies (cross.c) */
   po_CrossPeers cross;
   if (!po_CrossPeers_Load(run->io, run->ix, run->kind, run->m, run->ar, &cross)) {
@@ -854,6 +975,8 @@ static po_Result outcome(const po_ReconcileResult *r) {
   if (r->terminal) return po_Result_Terminal("%s", r->error);
   if (r->not_synced) return po_Result_RequeueAfter(kPo_ReconcileNotSyncedRetryNs); /* nothing was written */
   if (!r->ok) return po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+  /* Waiting for consul-k8s: its status write requeues the target anyway; this is the timeout. */
+  if (r->recheck_in_s > 0) return po_Result_RequeueAfter(r->recheck_in_s * INT64_C(1000000000));
   return po_Result_Success();
 }
 

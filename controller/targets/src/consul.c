@@ -65,7 +65,11 @@ static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulO
   const char *owner = po_Json_String(src, "name"), *uid = po_Json_String(src, "uid"), *tuid = po_Json_String(src, "targetUID");
   if (!owner || !uid || !*uid || !tuid || !*target_uid || strcmp(tuid, target_uid) != 0) return kLookAlike;
   if (owners && !known(owners, nowners, owner, uid)) return kLookAlike;
-  if (out) *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"), 0};
+  json_object *req = po_Json_Get(entry, "required");
+  if (out) {
+    *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"), 0,
+                            req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req)};
+  }
   return kOurs;
 }
 
@@ -162,10 +166,10 @@ json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char 
   return obj;
 }
 
-/* One of our entries, {name, required: false, arguments (a copy)}; NULL when out of memory. */
-static json_object *new_entry(const json_object *arguments) {
+/* One of our entries, {name, required, arguments (a copy)}; NULL when out of memory. */
+static json_object *new_entry(const json_object *arguments, bool required) {
   json_object *e = json_object_new_object();
-  if (add(e, "name", json_object_new_string(PO_EXTENSION_NAME)) && add(e, "required", json_object_new_boolean(0)) &&
+  if (add(e, "name", json_object_new_string(PO_EXTENSION_NAME)) && add(e, "required", json_object_new_boolean(required)) &&
       add(e, "arguments", copy(arguments))) {
     return e;
   }
@@ -210,7 +214,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   memcpy(sorted, entries, n * sizeof *sorted);
   qsort(sorted, n, sizeof *sorted, by_owner);
   for (size_t i = 0; i < n; i++) {
-    json_object *e = new_entry(sorted[i].arguments);
+    json_object *e = new_entry(sorted[i].arguments, sorted[i].required);
     if (!e || json_object_array_add(list, e) != 0) {
       json_object_put(e);
       free(sorted);

@@ -118,6 +118,8 @@ bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetO
   if (gen) c->generation = json_object_get_int64(gen);
   target(obj, a, c);
   priority(obj, a, c);
+  json_object *req = po_Json_Get(po_Json_Get(obj, "spec"), "required");
+  c->required = req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req);
   /* Bounded before anything costs per patch: the CRD's maxItems, enforced here too for objects
    * that reach the webhook, the reconciler or the CLI without the API server's schema check. */
   json_object *spec = po_Json_Get(obj, "spec"), *patches = po_Json_Get(spec, "patches");

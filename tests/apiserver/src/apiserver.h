@@ -228,6 +228,11 @@ bool po_As_Faults_Intercept(po_As_Reply *r);
 json_object *po_As_Faults_Json(void);
 bool po_As_Faults_Set(json_object *in, char *msg, size_t msgsz);
 
+/* ---- FAKE consul-k8s, a test double (fake_consulk8s.c; --fake-consul-k8s) ---------------- */
+void po_As_FakeConsulK8s_Enable(int delay_ms);
+void po_As_FakeConsulK8s_Start(void); /* after the preload; no-op unless enabled */
+void po_As_FakeConsulK8s_Stop(void);  /* after po_as.stopping was set and broadcast */
+
 /* ---- persistence (persist.c) -------------------------------------------------------------- */
 bool po_As_Persist_Load(const char *path, char *msg, size_t msgsz);
 void po_As_Persist_Start(const char *path);

@@ -20,6 +20,7 @@ static void usage(void) {
           "  [--fault-drop-watch-every N] [--fault-410-next N] [--fault-429-next N] [--fault-retry-after S]\n"
           "  [--fault-5xx-next N] [--fault-5xx-code C] [--fault-latency-ms MS] [--fault-5xx-percent P]\n"
           "  [--fault-410-percent P] [--fault-seed S] [--log-level error|warn|info|debug]\n"
+          "  [--fake-consul-k8s] [--fake-consul-k8s-delay-ms MS]   (a test double of consul-k8s's Synced status)\n"
           "see tests/apiserver/README.md\n");
 }
 
@@ -145,6 +146,12 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--bookmark-interval-ms")) { if (!int_flag(a, TAKE(), &po_as.bookmark_ms)) return 2; }
     else if (!strcmp(a, "--webhook-host-override") && v) po_as.webhook_override = strdup(TAKE());
     else if (!strcmp(a, "--webhook-service") && v && po_as.nsvc_map < 32) po_as.svc_map[po_as.nsvc_map++] = strdup(TAKE());
+    else if (!strcmp(a, "--fake-consul-k8s")) po_As_FakeConsulK8s_Enable(0);
+    else if (!strcmp(a, "--fake-consul-k8s-delay-ms")) {
+      int ms;
+      if (!int_flag(a, TAKE(), &ms)) return 2;
+      po_As_FakeConsulK8s_Enable(ms);
+    }
     else if (!strcmp(a, "--fault-drop-watch-every")) { if (!int_flag(a, TAKE(), &po_as.faults.drop_watch_every)) return 2; }
     else if (!strcmp(a, "--fault-410-next")) { if (!int_flag(a, TAKE(), &po_as.faults.force_410)) return 2; }
     else if (!strcmp(a, "--fault-429-next")) { if (!int_flag(a, TAKE(), &po_as.faults.throttle)) return 2; }
@@ -248,6 +255,7 @@ int main(int argc, char **argv) {
     }
   }
   if (state) po_As_Persist_Start(state);
+  po_As_FakeConsulK8s_Start();
   po_As_Listen l = {.host = host, .port = port, .cert_pem = cert, .key_pem = key, .tokens = tokens, .ntokens = ntokens};
   int bound = 0;
   struct MHD_Daemon *d = po_As_Router_Start(&l, &bound, msg, sizeof msg);
@@ -283,6 +291,7 @@ int main(int argc, char **argv) {
   pthread_cond_broadcast(&po_as.cond);
   pthread_mutex_unlock(&po_as.mu);
   MHD_stop_daemon(d);
+  po_As_FakeConsulK8s_Stop();
   po_As_Persist_Stop();
   /* release everything so leak checkers see a clean exit */
   for (size_t i = 0; i < po_as.nres; i++) {

@@ -32,6 +32,14 @@ typedef struct {
   /* An informer event enqueues its target this long after the first event, so a burst on one
    * target (N PropertyOverrides created in a row) is one reconcile, not N. 0: at once. */
   double target_batch_window_s;
+  /* Programmed=True waits for consul-k8s's Synced status after our write (true, the default),
+   * or means written (false: clusters without consul-k8s). */
+  bool consul_sync_require;
+  double consul_sync_timeout_s;             /* Pending longer than this: a Warning Event (0: never) */
+  /* Consul namespaces with mirroring are on: the same target name in two Kubernetes namespaces
+   * is two Consul config entries. Off (the default): a target is not created where one of its
+   * name exists in another namespace. */
+  bool consul_namespace_mirroring;
   double qps;
   int burst;
 

@@ -21,7 +21,9 @@
  *      created annotation are bound to), updated on the read resourceVersion (409 -> retry), or
  *      deleted when provably ours and empty; look-alike entries and objects (copies, restores,
  *      hand-written markers) are left alone and reported;
- *   4. status: each PropertyOverride's Accepted, Programmed (with the generation that is live,
+ *   4. status: each PropertyOverride's Accepted, Programmed (with the generation that is live;
+ *      under io->sync require, True only once consul-k8s reports the target synced after our
+ *      write: Pending, SyncFailed with its message, a Warning Event SyncTimeout once; sync.h),
  *      and Overlapping when another one's patches meet its own on resolved field chains where
  *      both can match one resource: of this target, or across the ProxyDefaults and every
  *      ServiceDefaults, whose entries Consul applies after the ProxyDefaults ones), lastValid,
@@ -45,6 +47,29 @@
 struct json_object;
 
 #define PO_FINALIZER "propertyoverride.io/finalizer"
+
+/* What Programmed=True waits for (docs/crd.md, "Programmed"; --consul-sync-status). Under
+ * require, our entries must be in the target and consul-k8s must report the target synced into
+ * Consul after our write (reasons Pending, SyncFailed until then); under ignore, for clusters
+ * without consul-k8s, written is programmed. */
+typedef enum { kPo_SyncIgnore = 0, kPo_SyncRequire = 1 } po_SyncMode;
+typedef struct {
+  po_SyncMode mode;
+  int64_t timeout_s; /* Pending longer than this after our write: one Warning Event (SyncTimeout); 0: never */
+} po_SyncPolicy;
+
+/* Which namespaces hold a ServiceDefaults / ProxyDefaults of each name (the informer handlers keep
+ * it; thread-safe). consul-k8s writes the objects of every Kubernetes namespace into one Consul
+ * config entry per name unless Consul namespaces with mirroring are enabled, so a target is not
+ * created where one of that name already exists in another namespace (Programmed=False,
+ * TargetInOtherNamespace, naming it). Set returns false only when memory ran out. */
+typedef struct po_TargetNames po_TargetNames;
+po_TargetNames *po_TargetNames_New(void);
+void po_TargetNames_Free(po_TargetNames *t);
+bool po_TargetNames_Set(po_TargetNames *t, po_TargetKind kind, const char *ns, const char *name, bool present);
+/* Another namespace holding `name` (into other), if any. */
+bool po_TargetNames_Elsewhere(po_TargetNames *t, po_TargetKind kind, const char *name, const char *ns, char *other,
+                              size_t size);
 
 typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
 
@@ -88,6 +113,9 @@ typedef struct {
    * With it, a PropertyOverride unchanged since the last reconcile that found nothing to do for
    * it is not read again. */
   bool (*override_version)(void *ctx, const char *ns, const char *name, po_OverrideVersion *v);
+  const po_SyncPolicy *sync; /* NULL: ignore (Programmed means written) */
+  po_TargetNames *names;     /* NULL: targets are created without looking at other namespaces
+                              * (Consul namespace mirroring on, or tests) */
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -161,6 +189,9 @@ void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
  * backoff; RequeueAfter when the caches are not synced; Terminal for a malformed key, never
  * retried), the rest for logs and tests. */
 enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
+/* A target not created because one of its name lives in another namespace: looked at again after
+ * this long (that one may be deleted; target deletions enqueue nothing here). */
+enum { kPo_ReconcileElsewhereRecheckS = 60 };
 
 typedef struct {
   po_Result result;
@@ -176,6 +207,9 @@ typedef struct {
   int index_repaired;     /* PropertyOverrides the index missed (a failed update), found by their entries */
   size_t foreign_entries; /* look-alike entries left alone in the target */
   bool foreign_object;    /* the target carries a created annotation that is not bound to it */
+  int64_t recheck_in_s;   /* > 0: a PropertyOverride waits for consul-k8s; its timeout (or a write put
+                           * off by a second, sync.h) falls due then: the result is RequeueAfter */
+  int sync_timeouts;      /* SyncTimeout Events raised */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);

@@ -37,6 +37,7 @@ typedef struct {
   int64_t generation;
   struct json_object *arguments;   /* borrowed; the arguments including the source key */
   int32_t priority;                /* the PropertyOverride's spec.priority: the plan's order (0 when read back) */
+  bool required;                   /* the entry's `required` (spec.required) */
 } po_ConsulEntry;
 
 /* The source marker (a new reference) and the arguments to write for one compiled

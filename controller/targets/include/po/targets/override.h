@@ -50,6 +50,9 @@ typedef struct {
    * rest of the spec is valid (an invalid generation keeps its last valid entry's place). */
   int32_t priority;
   bool accepted;               /* no error */
+  bool required;               /* spec.required: the envoyExtensions entry's `required` (Consul
+                                * refuses the proxy's xDS update when a required extension fails
+                                * to apply; a non-required one is skipped with a warning) */
   po_Diagnostics *diags;       /* errors and warnings, in patch order */
   const po_Arguments *args;    /* po_Override_Arguments(override) (normalised), or NULL */
   const po_Override *override; /* the engine's compiled form, the one IR (per patch: chain, typed

@@ -1,0 +1,291 @@
+/* Programmed under --consul-sync-status (controller/reconcile/src/sync.h): the verdict as data
+ * (sync/judge.json: a target's status and our write record -> Live, Pending, Failed), then the
+ * reconcile with consul-k8s's part played by hand: Pending -> Programmed, SyncFailed with
+ * consul-k8s's message, the timeout's one Warning Event, a restore that keeps the record, a
+ * write put off in the second of a status write, another PropertyOverride's write. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_api.h"
+#include "sync.h"
+
+/* ---- the verdict, as data ---- */
+
+static void test_judge_cases(void **state) {
+  (void)state;
+  json_object *all = json_object_from_file(PO_SYNC_DIR "/judge.json");
+  assert_non_null(all);
+  json_object *cases = get(all, "cases");
+  assert_true(json_object_array_length(cases) >= 10);
+  for (size_t i = 0; i < json_object_array_length(cases); i++) {
+    json_object *c = json_object_array_get_idx(cases, i), *want = get(c, "want");
+    const char *name = json_object_get_string(get(c, "name"));
+    json_object *t = json_tokener_parse("{\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"}}");
+    json_object *st = get(c, "status");
+    if (st && json_object_is_type(st, json_type_object)) json_object_object_add(t, "status", copy(st));
+    json_object *rec = get(c, "record");
+    if (rec && json_object_is_type(rec, json_type_object)) {
+      uint64_t h = po_Sync_StatusHash(t);
+      po_WriteRecord r = {.present = true, .at = po_Sync_ParseTime(json_object_get_string(get(rec, "at"))), .spec_hash = 7,
+                          .status_hash = !strcmp(json_object_get_string(get(rec, "status")), "same") ? h : h ^ 1};
+      assert_true(po_Sync_SetRecord(t, &r));
+    }
+    po_WriteRecord w = po_Sync_ReadRecord(t); /* through the annotation, as a restarted controller reads it */
+    assert_int_equal(w.present, rec && json_object_is_type(rec, json_type_object));
+    po_SyncPolicy p = {.mode = !strcmp(json_object_get_string(get(c, "mode")), "require") ? kPo_SyncRequire : kPo_SyncIgnore,
+                       .timeout_s = json_object_get_int64(get(c, "timeout"))};
+    po_SyncVerdict v;
+    po_Sync_Judge(&p, t, &w, po_Sync_ParseTime(json_object_get_string(get(c, "now"))), "ServiceDefaults default/web", &v);
+    const char *states[] = {"Live", "Pending", "Failed"};
+    if (strcmp(states[v.state], json_object_get_string(get(want, "state"))) != 0) {
+      fail_msg("case '%s': state %s, want %s (%s)", name, states[v.state], json_object_get_string(get(want, "state")), v.message);
+    }
+    bool timed_out = get(want, "timedOut") && json_object_get_boolean(get(want, "timedOut"));
+    if (v.timed_out != timed_out) fail_msg("case '%s': timedOut %d", name, v.timed_out);
+    if (v.recheck_in_s != json_object_get_int64(get(want, "recheck"))) {
+      fail_msg("case '%s': recheck in %lld s", name, (long long)v.recheck_in_s);
+    }
+    const char *msg = get(want, "message") ? json_object_get_string(get(want, "message")) : NULL;
+    if (msg && !strstr(v.message, msg)) fail_msg("case '%s': message\n  %s\nlacks\n  %s", name, v.message, msg);
+    json_object_put(t);
+  }
+  json_object_put(all);
+}
+
+static void test_parse_time(void **state) {
+  (void)state;
+  assert_int_equal(po_Sync_ParseTime("1970-01-01T00:00:00Z"), 0);
+  assert_int_equal(po_Sync_ParseTime("2026-12-01T00:00:01Z"), 1796083201);
+  assert_int_equal(po_Sync_ParseTime("2026-12-01T00:00:01.999999Z"), 1796083201); /* MicroTime: the second */
+  assert_int_equal(po_Sync_ParseTime("2026-12-01T01:00:01+01:00"), 1796083201);
+  assert_int_equal(po_Sync_ParseTime("2026-12-01T00:00:01"), -1); /* no zone */
+  assert_int_equal(po_Sync_ParseTime("2026-13-01T00:00:01Z"), -1);
+  assert_int_equal(po_Sync_ParseTime("yesterday"), -1);
+  assert_int_equal(po_Sync_ParseTime(NULL), -1);
+  /* a malformed record is as if absent */
+  json_object *t = json_tokener_parse("{\"metadata\":{\"annotations\":{\"propertyoverride.io/written\":\"at=soon spec=1 status=2\"}}}");
+  assert_false(po_Sync_ReadRecord(t).present);
+  json_object_put(t);
+}
+
+/* ---- the reconcile, consul-k8s played by hand ---- */
+
+static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
+
+static po_SyncPolicy g_policy = {.mode = kPo_SyncRequire, .timeout_s = 120};
+
+static po_ReconcileResult run(void) {
+  po_ReconcileIO io = IO;
+  io.sync = &g_policy;
+  return po_Reconcile(&io, IX, "ServiceDefaults/default/web");
+}
+
+static json_object *target(void) {
+  Slot *s = slot("ServiceDefaults/default/web", false);
+  return s ? s->obj : NULL;
+}
+
+static const char *cond(const char *po, const char *field) {
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", po);
+  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), "Programmed")) return json_object_get_string(get(c, field));
+  }
+  return "";
+}
+
+/* What consul-k8s's status write does (SetSyncedCondition replaces the list; lastSyncedTime on
+ * success), through the status subresource: a new resourceVersion. */
+static void consul_k8s_status(const char *status, const char *reason, const char *message, const char *when) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"conditions\":[{\"type\":\"Synced\",\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"%s\","
+           "\"lastTransitionTime\":\"%s\"}]%s%s%s}",
+           status, reason, message, when, !strcmp(status, "True") ? ",\"lastSyncedTime\":\"" : "",
+           !strcmp(status, "True") ? when : "", !strcmp(status, "True") ? "\"" : "");
+  json_object_object_add(target(), "status", json_tokener_parse(text));
+  bump(target());
+}
+
+static const char *record_of_target(void) {
+  return json_object_get_string(get(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION));
+}
+
+static void test_pending_then_programmed(void **state) {
+  (void)state;
+  F.now = "2026-12-01T00:00:00Z";
+  apply_override("a", 1, "web", kGood);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_non_null(record_of_target());
+  assert_string_equal(cond("a", "status"), "False");
+  assert_string_equal(cond("a", "reason"), "Pending");
+  assert_non_null(strstr(cond("a", "message"), "waiting for consul-k8s"));
+  assert_int_equal(r.result.kind, kPo_Result_RequeueAfter); /* the timeout is checked without any event */
+  assert_int_equal(r.recheck_in_s, 120);
+  assert_int_equal(g_warnings, 0); /* Pending is not a fault */
+  /* consul-k8s's first sight: Unknown without a reason, still pending */
+  F.now = "2026-12-01T00:00:01Z";
+  consul_k8s_status("Unknown", "", "", "2026-12-01T00:00:01Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Pending");
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:01Z");
+  r = run();
+  assert_true(r.ok);
+  assert_string_equal(cond("a", "status"), "True");
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  assert_string_equal(cond("a", "message"), "generation 1 is live in ServiceDefaults default/web, synced into Consul by consul-k8s");
+  assert_int_equal(r.result.kind, kPo_Result_Success);
+  int writes = F.target_writes, statuses = F.status_patches;
+  assert_true(run().ok); /* settled: nothing more */
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(F.status_patches, statuses);
+}
+
+static void test_sync_failed_with_consul_message(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:00:05Z";
+  consul_k8s_status("False", "ConsulAgentError", "writing config entry to consul: Unexpected response code: 500", "2026-12-01T00:00:05Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "status"), "False");
+  assert_string_equal(cond("a", "reason"), "SyncFailed");
+  assert_non_null(strstr(cond("a", "message"), "(Synced=False, ConsulAgentError): writing config entry to consul: Unexpected response code: 500"));
+  assert_string_equal(F.last_event_reason, "SyncFailed");
+  assert_int_equal(g_warnings, 1);
+}
+
+static void test_timeout_event_once(void **state) {
+  (void)state;
+  F.now = "2026-12-01T00:00:00Z";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:01:00Z";
+  po_ReconcileResult r = run();
+  assert_int_equal(r.recheck_in_s, 60);
+  assert_int_equal(r.sync_timeouts, 0);
+  F.now = "2026-12-01T00:02:00Z";
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.sync_timeouts, 1);
+  assert_string_equal(F.last_event_reason, "SyncTimeout");
+  assert_string_equal(cond("a", "reason"), "Pending");
+  assert_non_null(strstr(cond("a", "message"), PO_SYNC_TIMEOUT_PREFIX " ServiceDefaults default/web synced within 2m"));
+  assert_int_equal(r.result.kind, kPo_Result_Success); /* nothing more to wait for */
+  int events = F.events;
+  F.now = "2026-12-01T00:09:00Z";
+  r = run();
+  assert_int_equal(r.sync_timeouts, 0); /* once */
+  assert_int_equal(F.events, events);
+  consul_k8s_status("True", "", "", "2026-12-01T00:09:00Z"); /* late, but synced */
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+}
+
+static void test_ignore_mode_written_is_programmed(void **state) {
+  (void)state;
+  g_policy.mode = kPo_SyncIgnore;
+  apply_override("a", 1, "web", kGood);
+  po_ReconcileResult r = run();
+  g_policy.mode = kPo_SyncRequire;
+  assert_true(r.ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  assert_null(record_of_target()); /* nothing to wait for, nothing recorded */
+}
+
+/* Someone strips our entry (a GitOps apply of a copy without it) before consul-k8s saw anything:
+ * the restore writes the very spec recorded, so the record stays and Programmed stays True
+ * (consul-k8s finds Consul equal and writes no status). */
+static void test_restore_keeps_record(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:00:02Z";
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:02Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  char rec[256];
+  snprintf(rec, sizeof rec, "%s", record_of_target());
+  json_object_object_del(get(target(), "spec"), "envoyExtensions");
+  bump(target());
+  F.now = "2026-12-01T00:00:09Z";
+  int writes = F.target_writes;
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 1);
+  assert_string_equal(record_of_target(), rec);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+}
+
+/* A write in the second of consul-k8s's last status write is put off by a second: the next status
+ * could otherwise be the same, time and all, and the write would never look synced. */
+static void test_write_put_off_in_the_second_of_a_status_write(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:00:03Z";
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:03Z");
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kGood2);
+  int writes = F.target_writes;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
+  assert_int_equal(r.recheck_in_s, 1);
+  F.now = "2026-12-01T00:00:04Z";
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 1);
+  assert_string_equal(cond("a", "reason"), "Pending");
+  /* consul-k8s's clock ten minutes ahead: its status times are never "this second" by ours, and
+   * the write is not put off for the skew */
+  consul_k8s_status("True", "", "", "2026-12-01T00:10:04Z");
+  apply_override("a", 3, "web", kGood);
+  F.now = "2026-12-01T00:00:06Z";
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 2);
+}
+
+/* A write for b's entry rewrites the target's record; a, synced already at its generation, keeps
+ * Programmed=True (its entry is as Consul has it), b waits. */
+static void test_other_entry_write_keeps_live_one(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:00:02Z";
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:02Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  F.now = "2026-12-01T00:00:05Z";
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "status"), "True");
+  assert_string_equal(cond("b", "reason"), "Pending");
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_judge_cases),
+      cmocka_unit_test(test_parse_time),
+      cmocka_unit_test_setup_teardown(test_pending_then_programmed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_sync_failed_with_consul_message, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_timeout_event_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_ignore_mode_written_is_programmed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_restore_keeps_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_write_put_off_in_the_second_of_a_status_write, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_entry_write_keeps_live_one, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
