@@ -38,7 +38,8 @@ typedef struct {
  * names, no member access below map, repeated, Any or non-message fields). `fields` is in the
  * arena, or in r itself for a one-segment path (do not copy r by value). False with r->error
  * set at the first problem. */
-bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r);
+bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const char *path, po_Arena *a,
+                     po_Resolved *r);
 /* The field the path names; NULL unless resolved. */
 const upb_FieldDef *po_Resolved_Target(const po_Resolved *r);
 /* Consul's exact text for a failed resolve, into status (kPo_ErrPatch); always false. */
@@ -67,6 +68,7 @@ typedef struct po_Setter {
 
 typedef struct {
   po_Op op;
+  const po_Schema *schema;            /* its name tables (po_Schema_FindField) */
   const upb_MessageDef *root;
   const upb_FieldDef **chain;         /* intermediate message fields, outermost first */
   size_t chain_len;

@@ -24,10 +24,10 @@ static bool unsupported_target(po_Status *st, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch, "unsupported target field type '%s'", po_FieldType(f));
 }
 
-static const upb_FieldDef *child_field(const upb_MessageDef *m, const char *name, size_t len,
-                                       const po_PatchOptions *o, po_Arena *a, const char **hint,
+static const upb_FieldDef *child_field(const po_Schema *schema, const upb_MessageDef *m, const char *name,
+                                       size_t len, const po_PatchOptions *o, po_Arena *a, const char **hint,
                                        po_Status *st) {
-  const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, name, len);
+  const upb_FieldDef *f = po_Schema_FindField(schema, m, name, len);
   if (f) return f;
   char *list = po_FieldList(m, o->debug, a);
   po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
@@ -136,14 +136,14 @@ static bool is_numeric_ctype(upb_CType ct) {
 
 /* toProtoEnumValue: a declared name, or (ints only) a declared number. `go_type` names the
  * value in the mismatch error: the element for lists, as Consul does. */
-static bool convert_enum(const po_Value *v, const upb_FieldDef *f, upb_MessageValue *out,
-                         po_Status *st) {
+static bool convert_enum(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f,
+                         upb_MessageValue *out, po_Status *st) {
   const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
   const upb_EnumValueDef *ev = NULL;
   if (po_Value_Kind(v) == kPo_ValueKind_String) {
     size_t len;
     const char *s = po_Value_String(v, &len);
-    ev = upb_EnumDef_FindValueByNameWithSize(e, s, len);
+    ev = po_Schema_FindEnumValue(schema, e, s, len);
   } else if (po_Value_Kind(v) == kPo_ValueKind_Int) {
     int64_t n = po_Value_Int(v);
     if (n < INT32_MIN || n > INT32_MAX) return out_of_range(st, v, f);
@@ -155,11 +155,11 @@ static bool convert_enum(const po_Value *v, const upb_FieldDef *f, upb_MessageVa
 }
 
 /* The singular scalar path of toProtoValue (and where Go would panic on Set, the mismatch). */
-static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a,
+static bool convert_scalar(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f, po_Arena *a,
                            upb_MessageValue *out, po_Status *st) {
   upb_CType ct = upb_FieldDef_CType(f);
   po_ValueKind k = po_Value_Kind(v);
-  if (ct == kUpb_CType_Enum) return convert_enum(v, f, out, st);
+  if (ct == kUpb_CType_Enum) return convert_enum(schema, v, f, out, st);
   if (is_numeric_ctype(ct)) {
     if (!is_number(k)) return type_mismatch(st, po_Value_GoType(v), f);
     return convert_number(v, ct, f, out, st);
@@ -184,8 +184,8 @@ static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a
  * apart by upb's well-known-type tag (no name comparisons on this path); any other message is
  * judged by its name as Consul does: a google.protobuf.*Value that is no wrapper (Value,
  * ListValue, EnumValue) is a type mismatch, anything else an unsupported target. */
-static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                            po_Status *st) {
+static bool convert_wrapper(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f, po_Arena *a,
+                            po_Setter *s, po_Status *st) {
   const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
   upb_WellKnown wk = upb_MessageDef_WellKnownType(m);
   po_ValueKind k = po_Value_Kind(v);
@@ -224,12 +224,12 @@ static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *
     s->value = tmp;
     return true;
   }
-  return convert_scalar(v, inner, a, &s->value, st);
+  return convert_scalar(schema, v, inner, a, &s->value, st);
 }
 
 /* The repeated path of toProtoValue: typed slices only, element by element. */
-static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                         po_Status *st) {
+static bool convert_list(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f, po_Arena *a,
+                         po_Setter *s, po_Status *st) {
   const char *go = po_Value_GoType(v);
   bool typed = po_Value_Kind(v) == kPo_ValueKind_List && strcmp(go, "[]interface {}") != 0;
   upb_FieldType ft = upb_FieldDef_Type(f);
@@ -262,39 +262,39 @@ static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, 
       as_float.u.d = (double)e->u.i;
       e = &as_float;
     }
-    bool good = ct == kUpb_CType_Enum ? convert_enum(e, f, &s->items[i], st)
-                                      : convert_scalar(e, f, a, &s->items[i], st);
+    bool good = ct == kUpb_CType_Enum ? convert_enum(schema, e, f, &s->items[i], st)
+                                      : convert_scalar(schema, e, f, a, &s->items[i], st);
     if (!good) return false;
   }
   return true;
 }
 
 /* toProtoValue for one field and one value (not a map value on a message: see below). */
-static bool convert_value_(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                           po_Status *st) {
+static bool convert_value_(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f, po_Arena *a,
+                           po_Setter *s, po_Status *st) {
   s->field = f;
   s->source = v;
-  if (upb_FieldDef_IsRepeated(f) && !upb_FieldDef_IsMap(f)) return convert_list(v, f, a, s, st);
+  if (upb_FieldDef_IsRepeated(f) && !upb_FieldDef_IsMap(f)) return convert_list(schema, v, f, a, s, st);
   if (upb_FieldDef_IsMap(f)) {
     /* A map field's Kind is message (its entry type), which is never a wrapper. */
     return unsupported_target(st, f);
   }
-  if (upb_FieldDef_IsSubMessage(f)) return convert_wrapper(v, f, a, s, st);
+  if (upb_FieldDef_IsSubMessage(f)) return convert_wrapper(schema, v, f, a, s, st);
   s->kind = kPo_SetScalar;
-  return convert_scalar(v, f, a, &s->value, st);
+  return convert_scalar(schema, v, f, a, &s->value, st);
 }
 
 /* convert_value, and on failure (hint not NULL) what would have worked. */
-static bool convert_value(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                          const char **hint, po_Status *st) {
-  if (convert_value_(v, f, a, s, st)) return true;
+static bool convert_value(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f, po_Arena *a,
+                          po_Setter *s, const char **hint, po_Status *st) {
+  if (convert_value_(schema, v, f, a, s, st)) return true;
   if (hint && !*hint) *hint = po_Hint_Value(f, v, a);
   return false;
 }
 
 /* applyAdd with a map value on a (non-map) field: a new message with only those children. */
-static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_PatchOptions *o,
-                           po_Arena *a, po_Setter *s, const char **hint, po_Status *st) {
+static bool convert_object(const po_Schema *schema, const po_Value *v, const upb_FieldDef *f,
+                           const po_PatchOptions *o, po_Arena *a, po_Setter *s, const char **hint, po_Status *st) {
   if (!upb_FieldDef_IsSubMessage(f)) {
     return po_Status_Set(st, kPo_ErrPatch, "non-message field type '%s' cannot be set via a map",
                          po_KindName(f));
@@ -315,11 +315,11 @@ static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_Pa
   if (!s->children) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   for (size_t i = 0; i < n; i++) {
     const char *key = po_Value_KeyAt(v, i);
-    const upb_FieldDef *cf = child_field(m, key, strlen(key), o, a, hint, st);
+    const upb_FieldDef *cf = child_field(schema, m, key, strlen(key), o, a, hint, st);
     if (!cf) return false;
     /* A JSON null child is Go nil: "<nil>" in the mismatch texts. */
     const po_Value *cv = po_Value_At(v, i);
-    if (!convert_value(cv, cf, a, &s->children[i], o->hints ? hint : NULL, st)) return false;
+    if (!convert_value(schema, cv, cf, a, &s->children[i], o->hints ? hint : NULL, st)) return false;
   }
   return true;
 }
@@ -457,11 +457,12 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
                               int idx, po_Status *st) {
   if (hint) *hint = NULL;
   memset(cp, 0, sizeof *cp);
+  cp->schema = schema;
   cp->root = root;
   cp->op = po_Op_Parse(patch->op);
   const char *path = patch->path ? patch->path : "";
   po_Resolved r;
-  if (!po_Path_Resolve(root, path, a, &r)) {
+  if (!po_Path_Resolve(schema, root, path, a, &r)) {
     if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
@@ -503,8 +504,8 @@ bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, con
                          "message or the 'remove' op to unset fields");
   }
   return po_Value_Kind(v) == kPo_ValueKind_Map && !upb_FieldDef_IsMap(cp->target)
-             ? convert_object(v, cp->target, o, a, set, hint, st)
-             : convert_value(v, cp->target, a, set, o->hints ? hint : NULL, st);
+             ? convert_object(cp->schema, v, cp->target, o, a, set, hint, st)
+             : convert_value(cp->schema, v, cp->target, a, set, o->hints ? hint : NULL, st);
 }
 
 /* ---- apply ----

@@ -25,7 +25,8 @@ static bool is_any(const upb_FieldDef *f) {
  * the common one- to three-segment path costs a strchr (libc's vectorised scan: faster than a
  * byte loop on these 15-40 byte paths, measured) and a table lookup per segment. The segment count is only needed for the too-deep
  * error, and counted there. */
-bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r) {
+bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const char *path, po_Arena *a,
+                     po_Resolved *r) {
   r->root = root;
   r->at = root;
   r->fields = NULL;
@@ -61,7 +62,7 @@ bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, 
       error = kPo_Resolve_EmptySegment;
       break;
     }
-    const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, p, len);
+    const upb_FieldDef *f = po_Schema_FindField(schema, m, p, len);
     if (!f) {
       error = kPo_Resolve_UnknownField;
       break;

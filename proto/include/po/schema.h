@@ -31,6 +31,15 @@ size_t po_Schema_FileCount(const po_Schema *schema);
 /* By full name ("envoy.config.cluster.v3.Cluster"), or NULL. */
 const upb_MessageDef *po_Schema_FindMessage(const po_Schema *schema, const char *full_name);
 
+/* A field of `m` by its exact proto name (not a JSON or oneof name), or NULL: what
+ * upb_MessageDef_FindFieldByNameWithSize answers, from a table built on the first lookup in `m`
+ * (thread-safe; about a third of upb's cost per lookup). `name` need not be NUL-terminated. */
+const upb_FieldDef *po_Schema_FindField(const po_Schema *schema, const upb_MessageDef *m,
+                                        const char *name, size_t len);
+/* A value of `e` by its exact name, or NULL: upb_EnumDef_FindValueByNameWithSize, likewise. */
+const upb_EnumValueDef *po_Schema_FindEnumValue(const po_Schema *schema, const upb_EnumDef *e,
+                                                const char *name, size_t len);
+
 /* Consul's resource types ("cluster", "cluster-load-assignment", "route", "listener") and the
  * Envoy message each names; NULL for anything else. */
 const upb_MessageDef *po_Schema_ResourceMessage(const po_Schema *schema, const char *resource_type);
