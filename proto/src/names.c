@@ -28,13 +28,14 @@ typedef struct {
   uint32_t hash;
   uint32_t len;
   const char *name;  /* the def's own NUL-terminated name */
-  const void *def;   /* upb_FieldDef or upb_EnumValueDef */
+  const void *def;   /* po_FieldInfo (in the table's `infos`) or upb_EnumValueDef */
 } Slot;
 
 struct po_NameTable {
   const void *owner;           /* the upb_MessageDef or upb_EnumDef */
   struct po_NameTable *next;   /* the bucket's list */
   uint32_t mask;               /* slots - 1, slots a power of two */
+  po_FieldInfo *infos;         /* a message's fields, in the same allocation; NULL for an enum */
   Slot slots[];
 };
 
@@ -94,33 +95,59 @@ static po_NameTable *find_table(const po_Schema *s, const void *owner) {
   return t;
 }
 
-typedef const char *(*NameOf)(const void *owner, int i, const void **def);
+static void field_info(const upb_FieldDef *f, po_FieldInfo *fi) {
+  fi->def = f;
+  fi->layout = upb_FieldDef_MiniTable(f);
+  fi->ctype = upb_FieldDef_CType(f);
+  fi->repeated = upb_FieldDef_IsRepeated(f);
+  fi->map = upb_FieldDef_IsMap(f);
+  fi->submessage = upb_FieldDef_IsSubMessage(f);
+  fi->wkt = kUpb_WellKnown_Unspecified;
+  if (fi->submessage) {
+    fi->message = upb_FieldDef_MessageSubDef(f);
+    fi->message_layout = upb_MessageDef_MiniTable(fi->message);
+    fi->wkt = upb_MessageDef_WellKnownType(fi->message);
+    if (fi->wkt >= kUpb_WellKnown_DoubleValue && fi->wkt <= kUpb_WellKnown_BoolValue) {
+      fi->wrapper_value = upb_MessageDef_Field(fi->message, 0);
+      fi->wrapper_value_layout = upb_FieldDef_MiniTable(fi->wrapper_value);
+      fi->wrapper_value_ctype = upb_FieldDef_CType(fi->wrapper_value);
+    }
+  } else if (fi->ctype == kUpb_CType_Enum) {
+    fi->enum_def = upb_FieldDef_EnumSubDef(f);
+  }
+}
 
-static const char *field_name(const void *owner, int i, const void **def) {
+typedef const char *(*NameOf)(const void *owner, int i, po_NameTable *t, const void **def);
+
+static const char *field_name(const void *owner, int i, po_NameTable *t, const void **def) {
   const upb_FieldDef *f = upb_MessageDef_Field(owner, i);
-  *def = f;
+  field_info(f, &t->infos[i]);
+  *def = &t->infos[i];
   return upb_FieldDef_Name(f);
 }
 
-static const char *enum_value_name(const void *owner, int i, const void **def) {
+static const char *enum_value_name(const void *owner, int i, po_NameTable *t, const void **def) {
+  (void)t;
   const upb_EnumValueDef *v = upb_EnumDef_Value(owner, i);
   *def = v;
   return upb_EnumValueDef_Name(v);
 }
 
 /* Builds and publishes the table of `owner`; NULL only when out of memory (the caller then
- * asks upb). */
-static po_NameTable *build_table(const po_Schema *cs, const void *owner, int count, NameOf name_of) {
+ * asks upb). `infos`: room for a po_FieldInfo per name (a message's table). */
+static po_NameTable *build_table(const po_Schema *cs, const void *owner, int count, bool infos, NameOf name_of) {
   po_Schema *s = (po_Schema *)cs; /* the tables grow behind the const view, atomically */
   uint32_t slots = 4;
   while (slots < 2 * (uint32_t)count) slots *= 2;
-  po_NameTable *t = calloc(1, sizeof *t + slots * sizeof(Slot));
+  size_t size = sizeof(po_NameTable) + slots * sizeof(Slot);
+  po_NameTable *t = calloc(1, size + (infos ? (size_t)count * sizeof(po_FieldInfo) : 0));
   if (!t) return NULL;
   t->owner = owner;
   t->mask = slots - 1;
+  if (infos) t->infos = (po_FieldInfo *)((char *)t + size);
   for (int i = 0; i < count; i++) {
     const void *def;
-    const char *name = name_of(owner, i, &def);
+    const char *name = name_of(owner, i, t, &def);
     size_t len = strlen(name);
     uint32_t h = name_hash(name, len);
     uint32_t at = h & t->mask;
@@ -152,20 +179,24 @@ static const void *lookup(const po_NameTable *t, const char *name, size_t len) {
   }
 }
 
+const po_FieldInfo *po_Schema_FindFieldInfo(const po_Schema *s, const upb_MessageDef *m, const char *name,
+                                            size_t len) {
+  po_NameTable *t = find_table(s, m);
+  if (!t) t = build_table(s, m, upb_MessageDef_FieldCount(m), true, field_name);
+  return t ? lookup(t, name, len) : NULL;
+}
+
 const upb_FieldDef *po_Schema_FindField(const po_Schema *s, const upb_MessageDef *m, const char *name,
                                         size_t len) {
-  if (!s) return upb_MessageDef_FindFieldByNameWithSize(m, name, len);
-  po_NameTable *t = find_table(s, m);
-  if (!t) t = build_table(s, m, upb_MessageDef_FieldCount(m), field_name);
-  if (!t) return upb_MessageDef_FindFieldByNameWithSize(m, name, len);
-  return lookup(t, name, len);
+  const po_FieldInfo *fi = s ? po_Schema_FindFieldInfo(s, m, name, len) : NULL;
+  return fi ? fi->def : upb_MessageDef_FindFieldByNameWithSize(m, name, len);
 }
 
 const upb_EnumValueDef *po_Schema_FindEnumValue(const po_Schema *s, const upb_EnumDef *e, const char *name,
                                                 size_t len) {
   if (!s) return upb_EnumDef_FindValueByNameWithSize(e, name, len);
   po_NameTable *t = find_table(s, e);
-  if (!t) t = build_table(s, e, upb_EnumDef_ValueCount(e), enum_value_name);
+  if (!t) t = build_table(s, e, upb_EnumDef_ValueCount(e), false, enum_value_name);
   if (!t) return upb_EnumDef_FindValueByNameWithSize(e, name, len);
   return lookup(t, name, len);
 }
