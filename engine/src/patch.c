@@ -458,13 +458,19 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
                               po_CompiledPatch *cp, const char **hint, po_Diagnostics *diags,
                               int idx, po_Status *st) {
   if (hint) *hint = NULL;
-  memset(cp, 0, sizeof *cp);
+  /* Every member set one by one, no memset of the whole (a `rep stos` of 150 bytes costs more
+   * than the stores on this path); cp->set is set by Convert (add) or below (remove). */
   cp->schema = schema;
   cp->root = root;
   cp->op = po_Op_Parse(patch->op);
+  cp->chain = NULL;
+  cp->chain_len = 0;
+  cp->target = NULL;
+  cp->target_info = NULL;
   const char *path = patch->path ? patch->path : "";
   po_Resolved r;
   if (!po_Path_Resolve(schema, root, path, a, &r)) {
+    memset(&cp->set, 0, sizeof cp->set);
     if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
@@ -472,6 +478,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   cp->chain_len = r.count - 1;
   cp->target_info = r.fields[r.count - 1];
   cp->target = cp->target_info->def;
+  if (cp->op != kPo_Op_Add) memset(&cp->set, 0, sizeof cp->set);
   if (o->deprecations && diags) {
     for (size_t i = 0; i < cp->chain_len; i++) {
       if (po_Schema_FieldDeprecated(cp->chain[i]->def)) {
@@ -500,7 +507,17 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
 
 bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, const po_PatchOptions *o, po_Arena *a,
                               po_Setter *set, const char **hint, po_Status *st) {
-  memset(set, 0, sizeof *set);
+  /* Member by member (see Compile); a conversion sets what its kind uses. */
+  set->kind = kPo_SetScalar;
+  set->field = NULL;
+  set->info = NULL;
+  set->value = (upb_MessageValue){.str_val = {NULL, 0}}; /* the widest member: every byte */
+  set->wrapper_value = NULL;
+  set->items = NULL;
+  set->item_count = 0;
+  set->children = NULL;
+  set->child_count = 0;
+  set->source = NULL;
   if (!v || po_Value_Kind(v) == kPo_ValueKind_Null) {
     return po_Status_Set(st, kPo_ErrPatch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
