@@ -595,7 +595,13 @@ static void field_clear(upb_Message *m, const upb_MiniTable_Field *mf) {
     if (*oneof_case != mf->number) return;
     *oneof_case = 0;
   }
-  memset(FIELD_AT(m, mf, char), 0, field_size(mf));
+  char *at = FIELD_AT(m, mf, char);
+  switch (field_size(mf)) { /* fixed sizes, as in field_set */
+    case 1: memset(at, 0, 1); break;
+    case 4: memset(at, 0, 4); break;
+    case 8: memset(at, 0, 8); break;
+    default: memset(at, 0, sizeof(upb_StringView)); break;
+  }
 }
 
 static upb_Message *new_message(const po_FieldInfo *f, upb_Arena *arena) {

@@ -88,7 +88,7 @@ bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const 
       r->error = kPo_Resolve_NoMemory;
       return false;
     }
-    memcpy(r->fields, chain, count * sizeof *chain);
+    for (size_t i = 0; i < count; i++) r->fields[i] = chain[i]; /* a few: no memcpy call */
     r->count = count;
   }
   return error == kPo_Resolve_Ok;

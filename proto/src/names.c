@@ -89,7 +89,8 @@ static size_t bucket_of(const void *owner) {
   return (size_t)(x >> (64 - kPo_NameBucketBits));
 }
 
-static po_NameTable *find_table(const po_Schema *s, const void *owner) {
+/* Inlined into the two lookups (a call and its register saves cost as much as the probe). */
+static inline __attribute__((always_inline)) po_NameTable *find_table(const po_Schema *s, const void *owner) {
   po_NameTable *t = atomic_load_explicit(&s->names[bucket_of(owner)], memory_order_acquire);
   while (t && t->owner != owner) t = t->next;
   return t;
@@ -170,7 +171,8 @@ static po_NameTable *build_table(const po_Schema *cs, const void *owner, int cou
   }
 }
 
-static const void *lookup(const po_NameTable *t, const char *name, size_t len) {
+static inline __attribute__((always_inline)) const void *lookup(const po_NameTable *t, const char *name,
+                                                                size_t len) {
   uint32_t h = name_hash(name, len);
   for (uint32_t at = h & t->mask;; at = (at + 1) & t->mask) {
     const Slot *e = &t->slots[at];
