@@ -692,5 +692,11 @@ bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Ar
     m = mutable_message(m, cp->chain[i], arena);
     if (!m) return false;
   }
+  const upb_MiniTable_Field *mf = cp->target_info->layout;
+  if (cp->set.kind == kPo_SetScalar && mf->descriptortype != kUpb_FieldType_String &&
+      mf->descriptortype != kUpb_FieldType_Bytes) {
+    field_set(m, mf, cp->set.value); /* a number, bool or enum: nothing to copy into the arena */
+    return true;
+  }
   return apply_setter(&cp->set, m, arena);
 }

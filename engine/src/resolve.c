@@ -37,6 +37,18 @@ bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const 
   }
   const char *p = path;
   while (*p == '/') p++;
+  const char *end = strchrnul(p, '/'); /* one scan for the last segment too */
+  if (!*end && end != p) {
+    /* One segment (lb_policy, outlier_detection): one lookup, nothing to keep but the field. */
+    const po_FieldInfo *f = po_Schema_FindFieldInfo(schema, root, p, (size_t)(end - p));
+    if (f) {
+      r->one = f;
+      r->fields = &r->one;
+      r->count = 1;
+      r->error = kPo_Resolve_Ok;
+      return true;
+    }
+  }
   const po_FieldInfo *chain[kMaxDepth];
   size_t count = 0;
   const upb_MessageDef *m = root;
@@ -49,7 +61,7 @@ bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const 
       r->segments = segs;
       break;
     }
-    const char *end = strchrnul(p, '/'); /* one scan for the last segment too */
+    if (count) end = strchrnul(p, '/');
     size_t len = (size_t)(end - p);
     r->segment = p;
     r->segment_len = len;
