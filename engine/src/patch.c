@@ -14,6 +14,9 @@
 #include "compiled.h"
 #include "upb/mini_table_accessors.h"
 
+/* po_Value_Kind without the call, on the conversions every compile runs. */
+static inline po_ValueKind kind_of(const po_Value *v) { return v ? v->kind : kPo_ValueKind_Null; }
+
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch,
                        "patch value type %s could not be applied to target field type '%s'",
@@ -77,9 +80,9 @@ static bool convert_big_literal(const po_Value *v, upb_CType ct, const upb_Field
  * where Go would silently wrap. Floats truncate toward zero, as Go's conversion does. */
 static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *f,
                            upb_MessageValue *out, po_Status *st) {
-  bool is_int = po_Value_Kind(v) == kPo_ValueKind_Int;
-  int64_t i = po_Value_Int(v);
-  double d = po_Value_Float(v);
+  bool is_int = kind_of(v) == kPo_ValueKind_Int;
+  int64_t i = is_int ? v->u.i : 0;
+  double d = is_int ? (double)v->u.i : kind_of(v) == kPo_ValueKind_Float ? v->u.d : 0; /* po_Value_Float */
   if (!is_int) {
     if (ct == kUpb_CType_Double) { out->double_val = d; return true; }
     if (ct == kUpb_CType_Float) {
@@ -143,7 +146,7 @@ static bool is_numeric_ctype(upb_CType ct) {
 static bool convert_enum(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi,
                          upb_MessageValue *out, po_Status *st) {
   const upb_EnumValueDef *ev = NULL;
-  po_ValueKind k = po_Value_Kind(v);
+  po_ValueKind k = kind_of(v);
   if (k == kPo_ValueKind_String) {
     ev = po_Schema_FindEnumValue(schema, fi->enum_def, v->u.s.ptr, v->u.s.len);
   } else if (k == kPo_ValueKind_Int) {
@@ -160,7 +163,7 @@ static bool convert_enum(const po_Schema *schema, const po_Value *v, const po_Fi
  * `ct` is the field's (for a wrapper: its `value`'s) C type. */
 static bool convert_scalar(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi, upb_CType ct,
                            const upb_FieldDef *f, po_Arena *a, upb_MessageValue *out, po_Status *st) {
-  po_ValueKind k = po_Value_Kind(v);
+  po_ValueKind k = kind_of(v);
   if (ct == kUpb_CType_Enum) return convert_enum(schema, v, fi, out, st);
   if (is_numeric_ctype(ct)) {
     if (!is_number(k)) return type_mismatch(st, po_Value_GoType(v), f);
@@ -189,7 +192,7 @@ static bool convert_wrapper(const po_Schema *schema, const po_Value *v, const po
                             po_Setter *s, po_Status *st) {
   const upb_FieldDef *f = fi->def;
   upb_WellKnown wk = fi->wkt;
-  po_ValueKind k = po_Value_Kind(v);
+  po_ValueKind k = kind_of(v);
   bool ok = false;
   if (fi->wrapper_value) {
     bool int_wrapper = wk == kUpb_WellKnown_Int64Value || wk == kUpb_WellKnown_UInt64Value ||
@@ -518,7 +521,7 @@ bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, con
   set->children = NULL;
   set->child_count = 0;
   set->source = NULL;
-  if (!v || po_Value_Kind(v) == kPo_ValueKind_Null) {
+  if (kind_of(v) == kPo_ValueKind_Null) {
     return po_Status_Set(st, kPo_ErrPatch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
                          "message or the 'remove' op to unset fields");
