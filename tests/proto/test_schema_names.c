@@ -97,6 +97,11 @@ static void probe_field(const po_Schema *s, const upb_MessageDef *m, const char 
   memcpy(buf + len, "_zzzzzzz", 8);
   const upb_FieldDef *want = upb_MessageDef_FindFieldByNameWithSize(m, buf, len);
   const upb_FieldDef *got = po_Schema_FindField(s, m, buf, len);
+  const po_FieldInfo *info = po_Schema_FindFieldInfo(s, m, buf, len);
+  if ((info ? info->def : NULL) != want) {
+    fail_msg("%s: field info '%.*s': upb %p, ours %p", upb_MessageDef_FullName(m), (int)len, name, (void *)want,
+             (void *)(info ? info->def : NULL));
+  }
   if (want != got) {
     fail_msg("%s: field '%.*s': upb %p, ours %p", upb_MessageDef_FullName(m), (int)len, name, (void *)want,
              (void *)got);
@@ -141,12 +146,37 @@ static void value_probe(const po_Schema *s, const void *e, const char *name, siz
   probe_value(s, e, name, len);
 }
 
+/* What compile and apply read from a po_FieldInfo instead of asking upb: the same answers. */
+static void check_info(const po_FieldInfo *fi, const upb_FieldDef *f) {
+  assert_non_null(fi);
+  assert_ptr_equal(fi->def, f);
+  assert_ptr_equal(fi->layout, upb_FieldDef_MiniTable(f));
+  assert_int_equal(fi->ctype, upb_FieldDef_CType(f));
+  assert_int_equal(fi->repeated, upb_FieldDef_IsRepeated(f));
+  assert_int_equal(fi->map, upb_FieldDef_IsMap(f));
+  assert_int_equal(fi->submessage, upb_FieldDef_IsSubMessage(f));
+  const upb_MessageDef *sub = upb_FieldDef_IsSubMessage(f) ? upb_FieldDef_MessageSubDef(f) : NULL;
+  assert_ptr_equal(fi->message, sub);
+  assert_ptr_equal(fi->message_layout, sub ? upb_MessageDef_MiniTable(sub) : NULL);
+  assert_int_equal(fi->wkt, sub ? upb_MessageDef_WellKnownType(sub) : kUpb_WellKnown_Unspecified);
+  assert_ptr_equal(fi->enum_def, upb_FieldDef_CType(f) == kUpb_CType_Enum ? upb_FieldDef_EnumSubDef(f) : NULL);
+  bool wrapper = sub && upb_MessageDef_WellKnownType(sub) >= kUpb_WellKnown_DoubleValue &&
+                 upb_MessageDef_WellKnownType(sub) <= kUpb_WellKnown_BoolValue;
+  const upb_FieldDef *value = wrapper ? upb_MessageDef_FindFieldByName(sub, "value") : NULL;
+  assert_ptr_equal(fi->wrapper_value, value);
+  if (value) {
+    assert_ptr_equal(fi->wrapper_value_layout, upb_FieldDef_MiniTable(value));
+    assert_int_equal(fi->wrapper_value_ctype, upb_FieldDef_CType(value));
+  }
+}
+
 static void check_all(const po_Schema *s, const Set *msgs, const Set *enums) {
   for (size_t i = 0; i < msgs->n; i++) {
     const upb_MessageDef *m = msgs->v[i];
     for (int j = 0; j < upb_MessageDef_FieldCount(m); j++) {
       const upb_FieldDef *f = upb_MessageDef_Field(m, j);
       assert_ptr_equal(po_Schema_FindField(s, m, upb_FieldDef_Name(f), strlen(upb_FieldDef_Name(f))), f);
+      check_info(po_Schema_FindFieldInfo(s, m, upb_FieldDef_Name(f), strlen(upb_FieldDef_Name(f))), f);
       near_misses(s, m, upb_FieldDef_Name(f), field_probe);
       near_misses(s, m, upb_FieldDef_JsonName(f), field_probe); /* not a proto name: NULL unless equal */
     }
