@@ -456,6 +456,20 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
 
 /* ---- compile ---- */
 
+/* Member by member: a memset of the whole setter is a `rep stos` (see Compile). */
+static void setter_clear(po_Setter *set) {
+  set->kind = kPo_SetScalar;
+  set->field = NULL;
+  set->info = NULL;
+  set->value = (upb_MessageValue){.str_val = {NULL, 0}}; /* the widest member: every byte */
+  set->wrapper_value = NULL;
+  set->items = NULL;
+  set->item_count = 0;
+  set->children = NULL;
+  set->child_count = 0;
+  set->source = NULL;
+}
+
 bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *root,
                               const po_Patch *patch, const po_PatchOptions *o, po_Arena *a,
                               po_CompiledPatch *cp, const char **hint, po_Diagnostics *diags,
@@ -473,7 +487,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   const char *path = patch->path ? patch->path : "";
   po_Resolved r;
   if (!po_Path_Resolve(schema, root, path, a, &r)) {
-    memset(&cp->set, 0, sizeof cp->set);
+    setter_clear(&cp->set);
     if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
@@ -481,7 +495,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   cp->chain_len = r.count - 1;
   cp->target_info = r.fields[r.count - 1];
   cp->target = cp->target_info->def;
-  if (cp->op != kPo_Op_Add) memset(&cp->set, 0, sizeof cp->set);
+  if (cp->op != kPo_Op_Add) setter_clear(&cp->set);
   if (o->deprecations && diags) {
     for (size_t i = 0; i < cp->chain_len; i++) {
       if (po_Schema_FieldDeprecated(cp->chain[i]->def)) {
@@ -510,17 +524,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
 
 bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, const po_PatchOptions *o, po_Arena *a,
                               po_Setter *set, const char **hint, po_Status *st) {
-  /* Member by member (see Compile); a conversion sets what its kind uses. */
-  set->kind = kPo_SetScalar;
-  set->field = NULL;
-  set->info = NULL;
-  set->value = (upb_MessageValue){.str_val = {NULL, 0}}; /* the widest member: every byte */
-  set->wrapper_value = NULL;
-  set->items = NULL;
-  set->item_count = 0;
-  set->children = NULL;
-  set->child_count = 0;
-  set->source = NULL;
+  setter_clear(set); /* a conversion sets what its kind uses */
   if (kind_of(v) == kPo_ValueKind_Null) {
     return po_Status_Set(st, kPo_ErrPatch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
