@@ -23,9 +23,9 @@ typedef enum {
 
 typedef struct {
   const upb_MessageDef *root;
-  const upb_FieldDef **fields; /* the field of each resolved segment, outermost first; in the
+  const po_FieldInfo **fields; /* the field of each resolved segment, outermost first; in the
                                 * arena, or (one segment) &one: valid while this po_Resolved is */
-  const upb_FieldDef *one;
+  const po_FieldInfo *one;
   size_t count;                /* resolved segments; on success the last is the target */
   size_t segments;             /* segments in the path */
   po_ResolveError error;
@@ -38,7 +38,8 @@ typedef struct {
  * names, no member access below map, repeated, Any or non-message fields). `fields` is in the
  * arena, or in r itself for a one-segment path (do not copy r by value). False with r->error
  * set at the first problem. */
-bool po_Path_Resolve(const upb_MessageDef *root, const char *path, po_Arena *a, po_Resolved *r);
+bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const char *path, po_Arena *a,
+                     po_Resolved *r);
 /* The field the path names; NULL unless resolved. */
 const upb_FieldDef *po_Resolved_Target(const po_Resolved *r);
 /* Consul's exact text for a failed resolve, into status (kPo_ErrPatch); always false. */
@@ -56,6 +57,7 @@ typedef enum {
 typedef struct po_Setter {
   po_SetKind kind;
   const upb_FieldDef *field;          /* the field set on its parent */
+  const po_FieldInfo *info;           /* its layout, sub-message, wrapper (schema-owned) */
   upb_MessageValue value;             /* scalar; the inner value of a wrapper */
   const upb_FieldDef *wrapper_value;  /* the wrapper's `value` field */
   upb_MessageValue *items;            /* list elements */
@@ -67,10 +69,12 @@ typedef struct po_Setter {
 
 typedef struct {
   po_Op op;
+  const po_Schema *schema;            /* its name tables (po_Schema_FindField) */
   const upb_MessageDef *root;
-  const upb_FieldDef **chain;         /* intermediate message fields, outermost first */
+  const po_FieldInfo **chain;         /* intermediate message fields, outermost first */
   size_t chain_len;
   const upb_FieldDef *target;         /* the field the path names */
+  const po_FieldInfo *target_info;    /* and what compile and apply need of it */
   po_Setter set;                      /* add only */
 } po_CompiledPatch;
 

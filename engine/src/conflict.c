@@ -38,7 +38,7 @@ static bool filters_meet(const po_Override *a, size_t i, const po_Override *b, s
 }
 
 static const upb_FieldDef *at(const po_CompiledPatch *cp, size_t k) {
-  return k < cp->chain_len ? cp->chain[k] : cp->target;
+  return k < cp->chain_len ? cp->chain[k]->def : cp->target;
 }
 
 /* The conflict of two resolved chains over the same root, if any. */

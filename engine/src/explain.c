@@ -216,7 +216,7 @@ bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *
     if (!path) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     /* The one resolver compile uses: a path explain accepts is a path a patch can use. */
     po_Resolved r;
-    if (!po_Path_Resolve(m, path, a, &r)) {
+    if (!po_Path_Resolve(s, m, path, a, &r)) {
       po_Resolved_Error(&r, false, a, st);
       if (r.error == kPo_Resolve_UnknownField) {
         const char *hint = po_Resolved_Hint(&r, a);

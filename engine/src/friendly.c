@@ -180,9 +180,9 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
 }
 
 /* The field a path names, or NULL when any segment does not resolve (validation reports it). */
-static const upb_FieldDef *target(const upb_MessageDef *m, const char *path, po_Arena *a) {
+static const upb_FieldDef *target(const po_Schema *s, const upb_MessageDef *m, const char *path, po_Arena *a) {
   po_Resolved r;
-  return po_Path_Resolve(m, path, a, &r) ? po_Resolved_Target(&r) : NULL;
+  return po_Path_Resolve(s, m, path, a, &r) ? po_Resolved_Target(&r) : NULL;
 }
 
 void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
@@ -193,7 +193,7 @@ void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
     if (!p->value || !p->path || po_Op_Parse(p->op) != kPo_Op_Add) continue;
     const char *msg = po_ResourceType_Message(po_ResourceType_Parse(p->resource_filter.resource_type));
     const upb_MessageDef *root = msg ? po_Schema_FindMessage(s, msg) : NULL;
-    const upb_FieldDef *f = root ? target(root, p->path, a) : NULL;
+    const upb_FieldDef *f = root ? target(s, root, p->path, a) : NULL;
     if (!f) continue;
     if (po_Value_Kind(p->value) == kPo_ValueKind_Map && upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) &&
         !upb_FieldDef_IsMap(f)) {

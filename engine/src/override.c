@@ -340,7 +340,7 @@ size_t po_Override_SegmentCount(const po_Override *o, size_t i) {
 bool po_Override_Segment(const po_Override *o, size_t i, size_t k, po_PathSegment *out) {
   if (k >= po_Override_SegmentCount(o, i)) return false;
   const po_CompiledPatch *cp = &o->compiled[i];
-  const upb_FieldDef *f = k < cp->chain_len ? cp->chain[k] : cp->target;
+  const upb_FieldDef *f = k < cp->chain_len ? cp->chain[k]->def : cp->target;
   const upb_OneofDef *oneof = upb_FieldDef_RealContainingOneof(f);
   const upb_MessageDef *m = upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsMap(f) ? upb_FieldDef_MessageSubDef(f) : NULL;
   *out = (po_PathSegment){.name = upb_FieldDef_Name(f), .full_name = upb_FieldDef_FullName(f),

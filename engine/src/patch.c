@@ -14,6 +14,9 @@
 #include "compiled.h"
 #include "upb/mini_table_accessors.h"
 
+/* po_Value_Kind without the call, on the conversions every compile runs. */
+static inline po_ValueKind kind_of(const po_Value *v) { return v ? v->kind : kPo_ValueKind_Null; }
+
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch,
                        "patch value type %s could not be applied to target field type '%s'",
@@ -24,11 +27,15 @@ static bool unsupported_target(po_Status *st, const upb_FieldDef *f) {
   return po_Status_Set(st, kPo_ErrPatch, "unsupported target field type '%s'", po_FieldType(f));
 }
 
-static const upb_FieldDef *child_field(const upb_MessageDef *m, const char *name, size_t len,
-                                       const po_PatchOptions *o, po_Arena *a, const char **hint,
+static const po_FieldInfo *child_field(const po_Schema *schema, const upb_MessageDef *m, const char *name,
+                                       size_t len, const po_PatchOptions *o, po_Arena *a, const char **hint,
                                        po_Status *st) {
-  const upb_FieldDef *f = upb_MessageDef_FindFieldByNameWithSize(m, name, len);
+  const po_FieldInfo *f = po_Schema_FindFieldInfo(schema, m, name, len);
   if (f) return f;
+  if (upb_MessageDef_FindFieldByNameWithSize(m, name, len)) { /* there is one: no table, no memory */
+    po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    return NULL;
+  }
   char *list = po_FieldList(m, o->debug, a);
   po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
   if (hint && o->hints) {
@@ -73,9 +80,9 @@ static bool convert_big_literal(const po_Value *v, upb_CType ct, const upb_Field
  * where Go would silently wrap. Floats truncate toward zero, as Go's conversion does. */
 static bool convert_number(const po_Value *v, upb_CType ct, const upb_FieldDef *f,
                            upb_MessageValue *out, po_Status *st) {
-  bool is_int = po_Value_Kind(v) == kPo_ValueKind_Int;
-  int64_t i = po_Value_Int(v);
-  double d = po_Value_Float(v);
+  bool is_int = kind_of(v) == kPo_ValueKind_Int;
+  int64_t i = is_int ? v->u.i : 0;
+  double d = is_int ? (double)v->u.i : kind_of(v) == kPo_ValueKind_Float ? v->u.d : 0; /* po_Value_Float */
   if (!is_int) {
     if (ct == kUpb_CType_Double) { out->double_val = d; return true; }
     if (ct == kUpb_CType_Float) {
@@ -136,44 +143,41 @@ static bool is_numeric_ctype(upb_CType ct) {
 
 /* toProtoEnumValue: a declared name, or (ints only) a declared number. `go_type` names the
  * value in the mismatch error: the element for lists, as Consul does. */
-static bool convert_enum(const po_Value *v, const upb_FieldDef *f, upb_MessageValue *out,
-                         po_Status *st) {
-  const upb_EnumDef *e = upb_FieldDef_EnumSubDef(f);
+static bool convert_enum(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi,
+                         upb_MessageValue *out, po_Status *st) {
   const upb_EnumValueDef *ev = NULL;
-  if (po_Value_Kind(v) == kPo_ValueKind_String) {
-    size_t len;
-    const char *s = po_Value_String(v, &len);
-    ev = upb_EnumDef_FindValueByNameWithSize(e, s, len);
-  } else if (po_Value_Kind(v) == kPo_ValueKind_Int) {
-    int64_t n = po_Value_Int(v);
-    if (n < INT32_MIN || n > INT32_MAX) return out_of_range(st, v, f);
-    ev = upb_EnumDef_FindValueByNumber(e, (int32_t)n);
+  po_ValueKind k = kind_of(v);
+  if (k == kPo_ValueKind_String) {
+    ev = po_Schema_FindEnumValue(schema, fi->enum_def, v->u.s.ptr, v->u.s.len);
+  } else if (k == kPo_ValueKind_Int) {
+    int64_t n = v->u.i;
+    if (n < INT32_MIN || n > INT32_MAX) return out_of_range(st, v, fi->def);
+    ev = upb_EnumDef_FindValueByNumber(fi->enum_def, (int32_t)n);
   }
-  if (!ev) return type_mismatch(st, po_Value_GoType(v), f);
+  if (!ev) return type_mismatch(st, po_Value_GoType(v), fi->def);
   out->int32_val = upb_EnumValueDef_Number(ev);
   return true;
 }
 
-/* The singular scalar path of toProtoValue (and where Go would panic on Set, the mismatch). */
-static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a,
-                           upb_MessageValue *out, po_Status *st) {
-  upb_CType ct = upb_FieldDef_CType(f);
-  po_ValueKind k = po_Value_Kind(v);
-  if (ct == kUpb_CType_Enum) return convert_enum(v, f, out, st);
+/* The singular scalar path of toProtoValue (and where Go would panic on Set, the mismatch).
+ * `ct` is the field's (for a wrapper: its `value`'s) C type. */
+static bool convert_scalar(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi, upb_CType ct,
+                           const upb_FieldDef *f, po_Arena *a, upb_MessageValue *out, po_Status *st) {
+  po_ValueKind k = kind_of(v);
+  if (ct == kUpb_CType_Enum) return convert_enum(schema, v, fi, out, st);
   if (is_numeric_ctype(ct)) {
     if (!is_number(k)) return type_mismatch(st, po_Value_GoType(v), f);
     return convert_number(v, ct, f, out, st);
   }
   if (ct == kUpb_CType_Bool) {
     if (k != kPo_ValueKind_Bool) return type_mismatch(st, po_Value_GoType(v), f);
-    out->bool_val = po_Value_Bool(v);
+    out->bool_val = v->u.b;
     return true;
   }
   if (ct == kUpb_CType_String) {
     if (k != kPo_ValueKind_String) return type_mismatch(st, po_Value_GoType(v), f);
-    size_t len;
-    const char *s = po_Value_String(v, &len);
-    out->str_val = (upb_StringView){.data = po_Arena_Strndup(a, s, len), .size = len};
+    size_t len = v->u.s.len;
+    out->str_val = (upb_StringView){.data = po_Arena_Strndup(a, v->u.s.ptr, len), .size = len};
     return out->str_val.data != NULL || po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   }
   /* bytes (and groups): Consul refuses the target whatever the value. */
@@ -184,15 +188,13 @@ static bool convert_scalar(const po_Value *v, const upb_FieldDef *f, po_Arena *a
  * apart by upb's well-known-type tag (no name comparisons on this path); any other message is
  * judged by its name as Consul does: a google.protobuf.*Value that is no wrapper (Value,
  * ListValue, EnumValue) is a type mismatch, anything else an unsupported target. */
-static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                            po_Status *st) {
-  const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
-  upb_WellKnown wk = upb_MessageDef_WellKnownType(m);
-  po_ValueKind k = po_Value_Kind(v);
-  const upb_FieldDef *inner = NULL;
+static bool convert_wrapper(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi, po_Arena *a,
+                            po_Setter *s, po_Status *st) {
+  const upb_FieldDef *f = fi->def;
+  upb_WellKnown wk = fi->wkt;
+  po_ValueKind k = kind_of(v);
   bool ok = false;
-  if (wk >= kUpb_WellKnown_DoubleValue && wk <= kUpb_WellKnown_BoolValue) {
-    inner = upb_MessageDef_Field(m, 0); /* `value`, the wrapper's one field */
+  if (fi->wrapper_value) {
     bool int_wrapper = wk == kUpb_WellKnown_Int64Value || wk == kUpb_WellKnown_UInt64Value ||
                        wk == kUpb_WellKnown_Int32Value || wk == kUpb_WellKnown_UInt32Value;
     switch (k) {
@@ -205,7 +207,7 @@ static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *
       default: ok = false;
     }
   } else {
-    const char *name = upb_MessageDef_FullName(m);
+    const char *name = upb_MessageDef_FullName(fi->message);
     size_t n = strlen(name);
     if (strncmp(name, "google.protobuf.", 16) != 0 || n < 5 || strcmp(name + n - 5, "Value") != 0) {
       return unsupported_target(st, f);
@@ -213,23 +215,24 @@ static bool convert_wrapper(const po_Value *v, const upb_FieldDef *f, po_Arena *
   }
   if (!ok) return type_mismatch(st, po_Value_GoType(v), f);
   s->kind = kPo_SetWrapper;
-  s->wrapper_value = inner;
+  s->wrapper_value = fi->wrapper_value;
   if (is_number(k)) {
     /* Range errors name the wrapper, which is what the user wrote the value for. */
     upb_MessageValue tmp;
     /* No status: its text would be replaced (po_Status_Set takes NULL). */
-    if (!convert_number(v, upb_FieldDef_CType(inner), inner, &tmp, NULL)) {
+    if (!convert_number(v, fi->wrapper_value_ctype, fi->wrapper_value, &tmp, NULL)) {
       return out_of_range(st, v, f);
     }
     s->value = tmp;
     return true;
   }
-  return convert_scalar(v, inner, a, &s->value, st);
+  return convert_scalar(schema, v, fi, fi->wrapper_value_ctype, fi->wrapper_value, a, &s->value, st);
 }
 
 /* The repeated path of toProtoValue: typed slices only, element by element. */
-static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                         po_Status *st) {
+static bool convert_list(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi, po_Arena *a,
+                         po_Setter *s, po_Status *st) {
+  const upb_FieldDef *f = fi->def;
   const char *go = po_Value_GoType(v);
   bool typed = po_Value_Kind(v) == kPo_ValueKind_List && strcmp(go, "[]interface {}") != 0;
   upb_FieldType ft = upb_FieldDef_Type(f);
@@ -239,7 +242,7 @@ static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, 
     }
     return type_mismatch(st, go, f);
   }
-  upb_CType ct = upb_FieldDef_CType(f);
+  upb_CType ct = fi->ctype;
   po_ValueKind ek = po_Value_Kind(po_Value_At(v, 0));
   bool numbers = is_number(ek);
   /* Which element types each target takes without Go panicking on Append. */
@@ -252,74 +255,76 @@ static bool convert_list(const po_Value *v, const upb_FieldDef *f, po_Arena *a, 
   s->item_count = n;
   s->items = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->items);
   if (!s->items) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  bool floats = !strcmp(go, "[]float64");
   for (size_t i = 0; i < n; i++) {
     const po_Value *e = po_Value_At(v, i);
     /* A []float64 with integer literals in it: every element is a float64 to Go. */
     po_Value as_float;
-    if (!strcmp(go, "[]float64") && po_Value_Kind(e) == kPo_ValueKind_Int) {
+    if (floats && po_Value_Kind(e) == kPo_ValueKind_Int) {
       as_float = *e;
       as_float.kind = kPo_ValueKind_Float;
       as_float.u.d = (double)e->u.i;
       e = &as_float;
     }
-    bool good = ct == kUpb_CType_Enum ? convert_enum(e, f, &s->items[i], st)
-                                      : convert_scalar(e, f, a, &s->items[i], st);
-    if (!good) return false;
+    if (!convert_scalar(schema, e, fi, ct, f, a, &s->items[i], st)) return false;
   }
   return true;
 }
 
 /* toProtoValue for one field and one value (not a map value on a message: see below). */
-static bool convert_value_(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                           po_Status *st) {
-  s->field = f;
+static bool convert_value_(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi, po_Arena *a,
+                           po_Setter *s, po_Status *st) {
+  s->field = fi->def;
+  s->info = fi;
   s->source = v;
-  if (upb_FieldDef_IsRepeated(f) && !upb_FieldDef_IsMap(f)) return convert_list(v, f, a, s, st);
-  if (upb_FieldDef_IsMap(f)) {
+  if (fi->repeated && !fi->map) return convert_list(schema, v, fi, a, s, st);
+  if (fi->map) {
     /* A map field's Kind is message (its entry type), which is never a wrapper. */
-    return unsupported_target(st, f);
+    return unsupported_target(st, fi->def);
   }
-  if (upb_FieldDef_IsSubMessage(f)) return convert_wrapper(v, f, a, s, st);
+  if (fi->submessage) return convert_wrapper(schema, v, fi, a, s, st);
   s->kind = kPo_SetScalar;
-  return convert_scalar(v, f, a, &s->value, st);
+  return convert_scalar(schema, v, fi, fi->ctype, fi->def, a, &s->value, st);
 }
 
 /* convert_value, and on failure (hint not NULL) what would have worked. */
-static bool convert_value(const po_Value *v, const upb_FieldDef *f, po_Arena *a, po_Setter *s,
-                          const char **hint, po_Status *st) {
-  if (convert_value_(v, f, a, s, st)) return true;
-  if (hint && !*hint) *hint = po_Hint_Value(f, v, a);
+static bool convert_value(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi, po_Arena *a,
+                          po_Setter *s, const char **hint, po_Status *st) {
+  if (convert_value_(schema, v, fi, a, s, st)) return true;
+  if (hint && !*hint) *hint = po_Hint_Value(fi->def, v, a);
   return false;
 }
 
 /* applyAdd with a map value on a (non-map) field: a new message with only those children. */
-static bool convert_object(const po_Value *v, const upb_FieldDef *f, const po_PatchOptions *o,
-                           po_Arena *a, po_Setter *s, const char **hint, po_Status *st) {
-  if (!upb_FieldDef_IsSubMessage(f)) {
+static bool convert_object(const po_Schema *schema, const po_Value *v, const po_FieldInfo *fi,
+                           const po_PatchOptions *o, po_Arena *a, po_Setter *s, const char **hint, po_Status *st) {
+  const upb_FieldDef *f = fi->def;
+  if (!fi->submessage) {
     return po_Status_Set(st, kPo_ErrPatch, "non-message field type '%s' cannot be set via a map",
                          po_KindName(f));
   }
-  if (upb_FieldDef_IsRepeated(f)) {
+  if (fi->repeated) {
     /* Go panics here (Get(f).Message() of a list); our text for it. */
     return unsupported_target(st, f);
   }
-  const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
+  const upb_MessageDef *m = fi->message;
   size_t n = po_Value_Size(v);
   /* A google.protobuf.Any is a message like any other here, as in Consul: `{}` is the empty Any,
    * `type_url` a string child, `value` bytes (unsupported). What Envoy makes of it: check_any. */
   s->kind = kPo_SetMessage;
   s->field = f;
+  s->info = fi;
   s->source = v;
   s->child_count = n;
   s->children = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->children);
   if (!s->children) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   for (size_t i = 0; i < n; i++) {
     const char *key = po_Value_KeyAt(v, i);
-    const upb_FieldDef *cf = child_field(m, key, strlen(key), o, a, hint, st);
+    const po_FieldInfo *cf = child_field(schema, m, key, strlen(key), o, a, hint, st);
     if (!cf) return false;
     /* A JSON null child is Go nil: "<nil>" in the mismatch texts. */
     const po_Value *cv = po_Value_At(v, i);
-    if (!convert_value(cv, cf, a, &s->children[i], o->hints ? hint : NULL, st)) return false;
+    if (!convert_value(schema, cv, cf, a, &s->children[i], o->hints ? hint : NULL, st)) return false;
   }
   return true;
 }
@@ -451,29 +456,52 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
 
 /* ---- compile ---- */
 
+/* Member by member: a memset of the whole setter is a `rep stos` (see Compile). */
+static void setter_clear(po_Setter *set) {
+  set->kind = kPo_SetScalar;
+  set->field = NULL;
+  set->info = NULL;
+  set->value = (upb_MessageValue){.str_val = {NULL, 0}}; /* the widest member: every byte */
+  set->wrapper_value = NULL;
+  set->items = NULL;
+  set->item_count = 0;
+  set->children = NULL;
+  set->child_count = 0;
+  set->source = NULL;
+}
+
 bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *root,
                               const po_Patch *patch, const po_PatchOptions *o, po_Arena *a,
                               po_CompiledPatch *cp, const char **hint, po_Diagnostics *diags,
                               int idx, po_Status *st) {
   if (hint) *hint = NULL;
-  memset(cp, 0, sizeof *cp);
+  /* Every member set one by one, no memset of the whole (a `rep stos` of 150 bytes costs more
+   * than the stores on this path); cp->set is set by Convert (add) or below (remove). */
+  cp->schema = schema;
   cp->root = root;
   cp->op = po_Op_Parse(patch->op);
+  cp->chain = NULL;
+  cp->chain_len = 0;
+  cp->target = NULL;
+  cp->target_info = NULL;
   const char *path = patch->path ? patch->path : "";
   po_Resolved r;
-  if (!po_Path_Resolve(root, path, a, &r)) {
+  if (!po_Path_Resolve(schema, root, path, a, &r)) {
+    setter_clear(&cp->set);
     if (hint && o->hints) *hint = po_Resolved_Hint(&r, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
   cp->chain = r.count > 1 ? r.fields : NULL; /* r.fields of one segment lives in r */
   cp->chain_len = r.count - 1;
-  cp->target = r.fields[r.count - 1];
+  cp->target_info = r.fields[r.count - 1];
+  cp->target = cp->target_info->def;
+  if (cp->op != kPo_Op_Add) setter_clear(&cp->set);
   if (o->deprecations && diags) {
     for (size_t i = 0; i < cp->chain_len; i++) {
-      if (po_Schema_FieldDeprecated(cp->chain[i])) {
+      if (po_Schema_FieldDeprecated(cp->chain[i]->def)) {
         note(diags, kPo_Severity_Warning, kPo_DiagKind_Deprecated, idx, path,
-             po_Arena_Printf(a, "field '%s' of %s is deprecated in Envoy", upb_FieldDef_Name(cp->chain[i]),
-                             upb_MessageDef_FullName(upb_FieldDef_ContainingType(cp->chain[i]))));
+             po_Arena_Printf(a, "field '%s' of %s is deprecated in Envoy", upb_FieldDef_Name(cp->chain[i]->def),
+                             upb_MessageDef_FullName(upb_FieldDef_ContainingType(cp->chain[i]->def))));
       }
     }
   }
@@ -496,15 +524,29 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
 
 bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, const po_PatchOptions *o, po_Arena *a,
                               po_Setter *set, const char **hint, po_Status *st) {
-  memset(set, 0, sizeof *set);
-  if (!v || po_Value_Kind(v) == kPo_ValueKind_Null) {
+  setter_clear(set); /* a conversion sets what its kind uses */
+  const po_FieldInfo *fi = cp->target_info;
+  if (fi->enum_def && !fi->repeated && kind_of(v) == kPo_ValueKind_String) {
+    /* An enum by name, the commonest enum patch: the found value straight into the setter, as
+     * convert_value would put it there, without its three call levels. Not found: the general
+     * path below words the error. */
+    const upb_EnumValueDef *ev = po_Schema_FindEnumValue(cp->schema, fi->enum_def, v->u.s.ptr, v->u.s.len);
+    if (ev) {
+      set->field = fi->def;
+      set->info = fi;
+      set->source = v;
+      set->value.int32_val = upb_EnumValueDef_Number(ev);
+      return true;
+    }
+  }
+  if (kind_of(v) == kPo_ValueKind_Null) {
     return po_Status_Set(st, kPo_ErrPatch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
                          "message or the 'remove' op to unset fields");
   }
-  return po_Value_Kind(v) == kPo_ValueKind_Map && !upb_FieldDef_IsMap(cp->target)
-             ? convert_object(v, cp->target, o, a, set, hint, st)
-             : convert_value(v, cp->target, a, set, o->hints ? hint : NULL, st);
+  return v->kind == kPo_ValueKind_Map && !cp->target_info->map
+             ? convert_object(cp->schema, v, cp->target_info, o, a, set, hint, st)
+             : convert_value(cp->schema, v, cp->target_info, a, set, o->hints ? hint : NULL, st);
 }
 
 /* ---- apply ----
@@ -555,7 +597,14 @@ static bool field_present(const upb_Message *m, const upb_MiniTable_Field *mf) {
 }
 
 static void field_set(upb_Message *m, const upb_MiniTable_Field *mf, upb_MessageValue v) {
-  memcpy(FIELD_AT(m, mf, char), &v, field_size(mf));
+  /* Fixed-size copies: a memcpy of a variable size is a libc call, longer than the store. */
+  char *at = FIELD_AT(m, mf, char);
+  switch (field_size(mf)) {
+    case 1: memcpy(at, &v, 1); break;
+    case 4: memcpy(at, &v, 4); break;
+    case 8: memcpy(at, &v, 8); break;
+    default: memcpy(at, &v, sizeof(upb_StringView)); break;
+  }
   _upb_MiniTable_SetPresence(m, mf);
 }
 
@@ -567,17 +616,23 @@ static void field_clear(upb_Message *m, const upb_MiniTable_Field *mf) {
     if (*oneof_case != mf->number) return;
     *oneof_case = 0;
   }
-  memset(FIELD_AT(m, mf, char), 0, field_size(mf));
+  char *at = FIELD_AT(m, mf, char);
+  switch (field_size(mf)) { /* fixed sizes, as in field_set */
+    case 1: memset(at, 0, 1); break;
+    case 4: memset(at, 0, 4); break;
+    case 8: memset(at, 0, 8); break;
+    default: memset(at, 0, sizeof(upb_StringView)); break;
+  }
 }
 
-static upb_Message *new_message(const upb_FieldDef *f, upb_Arena *arena) {
-  return _upb_Message_New(upb_MessageDef_MiniTable(upb_FieldDef_MessageSubDef(f)), arena);
+static upb_Message *new_message(const po_FieldInfo *f, upb_Arena *arena) {
+  return _upb_Message_New(f->message_layout, arena);
 }
 
 /* upb_Message_Mutable of a singular message field: the set child, or a new one set in place
  * (which selects it when it is a oneof member). */
-static upb_Message *mutable_message(upb_Message *m, const upb_FieldDef *f, upb_Arena *arena) {
-  const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(f);
+static upb_Message *mutable_message(upb_Message *m, const po_FieldInfo *f, upb_Arena *arena) {
+  const upb_MiniTable_Field *mf = f->layout;
   upb_Message *sub = *FIELD_AT(m, mf, upb_Message *);
   if (sub && field_present(m, mf)) return sub;
   sub = new_message(f, arena);
@@ -599,7 +654,7 @@ static bool copy_value(upb_MessageValue *v, const upb_MiniTable_Field *mf, upb_A
 }
 
 static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
-  const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(s->field);
+  const upb_MiniTable_Field *mf = s->info->layout;
   upb_MessageValue val;
   switch (s->kind) {
     case kPo_SetScalar:
@@ -607,8 +662,8 @@ static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
       if (!copy_value(&val, mf, arena)) return false;
       break;
     case kPo_SetWrapper: {
-      upb_Message *w = new_message(s->field, arena);
-      const upb_MiniTable_Field *inner_mf = upb_FieldDef_MiniTable(s->wrapper_value);
+      upb_Message *w = new_message(s->info, arena);
+      const upb_MiniTable_Field *inner_mf = s->info->wrapper_value_layout;
       upb_MessageValue inner = s->value;
       if (!w || !copy_value(&inner, inner_mf, arena)) return false;
       field_set(w, inner_mf, inner);
@@ -616,7 +671,7 @@ static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
       break;
     }
     case kPo_SetList: {
-      upb_Array *arr = upb_Array_New(arena, upb_FieldDef_CType(s->field));
+      upb_Array *arr = upb_Array_New(arena, s->info->ctype);
       if (!arr) return false;
       for (size_t i = 0; i < s->item_count; i++) {
         upb_MessageValue e = s->items[i];
@@ -626,7 +681,7 @@ static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
       break;
     }
     case kPo_SetMessage: {
-      upb_Message *nm = new_message(s->field, arena);
+      upb_Message *nm = new_message(s->info, arena);
       if (!nm) return false;
       for (size_t i = 0; i < s->child_count; i++) {
         if (!apply_setter(&s->children[i], nm, arena)) return false;
@@ -645,18 +700,24 @@ bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Ar
   if (cp->op == kPo_Op_Remove) {
     /* remove never creates parents: an unset parent means nothing to remove. */
     for (size_t i = 0; i < cp->chain_len; i++) {
-      const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(cp->chain[i]);
+      const upb_MiniTable_Field *mf = cp->chain[i]->layout;
       if (!field_present(m, mf)) return true;
       m = *FIELD_AT(m, mf, upb_Message *);
       if (!m) return true;
     }
-    const upb_MiniTable_Field *mf = upb_FieldDef_MiniTable(cp->target);
+    const upb_MiniTable_Field *mf = cp->target_info->layout;
     if (field_present(m, mf)) field_clear(m, mf);
     return true;
   }
   for (size_t i = 0; i < cp->chain_len; i++) {
     m = mutable_message(m, cp->chain[i], arena);
     if (!m) return false;
+  }
+  const upb_MiniTable_Field *mf = cp->target_info->layout;
+  if (cp->set.kind == kPo_SetScalar && mf->descriptortype != kUpb_FieldType_String &&
+      mf->descriptortype != kUpb_FieldType_Bytes) {
+    field_set(m, mf, cp->set.value); /* a number, bool or enum: nothing to copy into the arena */
+    return true;
   }
   return apply_setter(&cp->set, m, arena);
 }

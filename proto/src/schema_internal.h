@@ -2,9 +2,14 @@
 #ifndef PO_SCHEMA_INTERNAL_H_
 #define PO_SCHEMA_INTERNAL_H_
 
+#include <stdatomic.h>
 #include <stdlib.h>
 
 #include "po/schema.h"
+
+/* Name tables (names.c), one per message or enum looked up in, built on first use. */
+typedef struct po_NameTable po_NameTable;
+enum { kPo_NameBucketBits = 12 };
 
 struct po_Schema {
   upb_DefPool *pool;
@@ -16,7 +21,11 @@ struct po_Schema {
    * whether all are. NULL / true for a schema loaded whole. */
   unsigned char *loaded;
   bool complete;
+  _Atomic(po_NameTable *) names[1 << kPo_NameBucketBits]; /* by owner def; lists, never shrunk */
 };
+
+/* Frees the name tables (po_Schema_Free). */
+void po_Schema_FreeNames_(po_Schema *s);
 
 /* On demand, the validate.rules defs (field_options, rules_ext) once their files are loaded.
  * A schema loaded whole has them already. */

@@ -79,10 +79,27 @@ static void test_spec_is_strict(void **state) {
   assert_int_equal(po_Diagnostics_At(d, 2)->patch_index, 0);
 }
 
+/* po_Op_Parse compares bytes (no strcmp) on every compile: exactly "add" and "remove", nothing
+ * shorter, longer or differently cased. */
+static void test_op_parse_is_exact(void **state) {
+  (void)state;
+  assert_int_equal(po_Op_Parse("add"), kPo_Op_Add);
+  assert_int_equal(po_Op_Parse("remove"), kPo_Op_Remove);
+  static const char *const bad[] = {"", "a", "ad", "addd", "add ", "Add", "ADD", "r", "remov", "removed",
+                                    "Remove", "replace", "test", "move", "copy", "aadd", "rremove"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    if (po_Op_Parse(bad[i]) != kPo_Op_Unknown) fail_msg("'%s' parsed as an op", bad[i]);
+  }
+  assert_int_equal(po_Op_Parse(NULL), kPo_Op_Unknown);
+  assert_true(po_Ops_Contains("add"));
+  assert_false(po_Ops_Contains("ad"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_spec_round_trip_to_consul),
       cmocka_unit_test(test_spec_is_strict),
+      cmocka_unit_test(test_op_parse_is_exact),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }
