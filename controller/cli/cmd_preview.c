@@ -67,7 +67,7 @@ typedef struct {
 } Po;
 
 typedef struct {
-  const po_DumpResource *r;
+  po_DumpResource *r; /* decoded (po_DumpResource_Decode) only when a patch matches it */
   po_MeshResource m;
 } Res;
 
@@ -205,7 +205,7 @@ static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena 
   return dc;
 }
 
-static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump *dump, po_Arena *a, FILE *out) {
+static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump, po_Arena *a, FILE *out) {
   /* Consul runs a ServiceDefaults' extensions on that service's proxies only (ProxyDefaults'
    * on all): when the dump's bootstrap says whose proxy this is, the others are set aside. */
   const char *self = opt->mesh == kPo_Mesh_Consul ? dump->consul_service : NULL;
@@ -223,7 +223,7 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
   Res *others = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *others);
   if (!rs || !others) return -1;
   for (size_t i = 0; i < dump->count; i++) {
-    const po_DumpResource *r = &dump->resources[i];
+    po_DumpResource *r = &dump->resources[i];
     if (r->state == kPo_DumpState_Static) nstatic++;
     else if (r->state == kPo_DumpState_Active) rs[n++].r = r;
     else others[nother++].r = r;
@@ -285,7 +285,8 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     size_t blen = 0;
     po_Status st;
     po_Status_Clear(&st);
-    char *before = po_Message_ToJson(r->r->message, sa, &blen, &st);
+    po_Message *msg = po_DumpResource_Decode(r->r, &st);
+    char *before = msg ? po_Message_ToJson(msg, sa, &blen, &st) : NULL;
     if (!before) {
       po_Arena_Free(sa);
       fclose(body);
@@ -312,11 +313,11 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
       po_Status_Clear(&st);
       po_Diagnostics *rules = po_Diagnostics_New(a);
       if (!rules) return po_Arena_Free(sa), -1;
-      if (!po_Override_ApplyChecked(pos[p].c->override, r->r->message, &pl, NULL, rules, &st)) {
+      if (!po_Override_ApplyChecked(pos[p].c->override, msg, &pl, NULL, rules, &st)) {
         if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
         errors++;
-        const char *msg = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
-        po_Value_ListAppend(a, rerrs, str(a, msg));
+        const char *why = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
+        po_Value_ListAppend(a, rerrs, str(a, why));
       }
       for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
         const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
@@ -327,7 +328,7 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     }
     size_t alen = 0;
     po_Status_Clear(&st);
-    char *after = po_Message_ToJson(r->r->message, sa, &alen, &st);
+    char *after = po_Message_ToJson(msg, sa, &alen, &st);
     const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), r->r->name);
     po_Value *jr = res_value(r, a);
     po_Value_MapPut(a, jr, "patches", applied);
@@ -564,7 +565,8 @@ int po_Cmd_Preview(int argc, char **argv) {
     po_ConfigDump dump;
     bool read = (text || fetched) && po_ConfigDump_ParseJson(text ? text : fetched, len, a, &dump, &st);
     if ((text || fetched) && !read) po_Status_Prefix(&st, "%s: ", src);
-    /* The dump's text is no longer needed: upb copied what it keeps into the arena. */
+    /* The dump's text is no longer needed: the arena holds its parsed tree (each resource is
+     * decoded from it when a patch matches it) or what upb decoded. */
     free(text);
     text = NULL;
     if (!read) {

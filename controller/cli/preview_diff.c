@@ -63,6 +63,16 @@ static void quoted(Buf *b, const char *s, size_t n) {
   put(b, "\"", 1);
 }
 
+/* An integer's decimal digits, without printf's format parsing: 10,000 changed clusters print
+ * some 200,000 integers, and vsnprintf was a tenth of the run. */
+static void integer(Buf *b, long long v) {
+  char num[24], *p = num + sizeof num;
+  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+  do *--p = (char)('0' + u % 10); while ((u /= 10) != 0);
+  if (v < 0) *--p = '-';
+  put(b, p, (size_t)(num + sizeof num - p));
+}
+
 typedef struct {
   const char *key;
   const po_Value *v;
@@ -75,7 +85,7 @@ static void emit(Buf *b, const po_Value *v, int depth) {
   switch (po_Value_Kind(v)) {
     case kPo_ValueKind_Null: puts_(b, "null"); break;
     case kPo_ValueKind_Bool: puts_(b, po_Value_Bool(v) ? "true" : "false"); break;
-    case kPo_ValueKind_Int: snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v)); puts_(b, num); break;
+    case kPo_ValueKind_Int: integer(b, (long long)po_Value_Int(v)); break;
     case kPo_ValueKind_Float: {
       /* the shortest form that reads back as the same double */
       double d = po_Value_Float(v);

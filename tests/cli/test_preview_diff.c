@@ -133,6 +133,10 @@ static void test_pretty(void **state) {
                       "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2.5,\n    {\n      \"a\": true,\n      \"z\": null\n    }\n  ],\n"
                       "  \"c\": [],\n  \"d\": \"q\\\"\\n\\u0001\",\n  \"e\": 1e+300,\n  \"f\": 0.1\n}\n");
   assert_null(po_Preview_PrettyJson("{", 1, ar));
+  /* integers: zero, signs, the int64 ends */
+  static const char kInts[] = "[0,-7,42,9223372036854775807,-9223372036854775808]";
+  assert_string_equal(po_Preview_PrettyJson(kInts, sizeof kInts - 1, ar),
+                      "[\n  0,\n  -7,\n  42,\n  9223372036854775807,\n  -9223372036854775808\n]\n");
   po_Arena_Free(ar);
 }
 

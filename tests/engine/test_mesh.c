@@ -7,6 +7,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdlib.h>
 
 #include <cmocka.h>
 
@@ -171,7 +172,9 @@ static void test_dump(void **state) {
   assert_int_equal(d.unknown_types, 1); /* the outer one replaced whole: what it held is gone */
   assert_string_equal(d.first_unknown_type, "type.googleapis.com/acme.Thing");
   size_t jl = 0;
-  char *j = po_Message_ToJson(d.resources[0].message, A, &jl, &st);
+  po_Message *dm = po_DumpResource_Decode(&d.resources[0], &st);
+  assert_non_null(dm);
+  char *j = po_Message_ToJson(dm, A, &jl, &st);
   assert_non_null(j);
   assert_non_null(strstr(j, "(a type.googleapis.com/acme.Thing: a type the Envoy API this build has lacks)"));
   /* a resource of an unknown type is still an error, naming where */
@@ -183,11 +186,62 @@ static void test_dump(void **state) {
   assert_non_null(strstr(st.message, "configs[0].dynamic_active_clusters[0].cluster: expected a Cluster"));
 }
 
+/* A resource stays bytes until asked for: its name read without decoding it (each type's
+ * name field, JSON names as well as proto names), a route decoded at once (Consul's
+ * classification looks inside it), every other decoded on the first po_DumpResource_Decode
+ * and kept; the dump's own text is no longer needed. */
+static void test_dump_lazy(void **state) {
+  (void)state;
+  static const char kDump[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\","
+      "\"dynamicActiveClusters\":[{\"versionInfo\":\"7\",\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\","
+      "\"connectTimeout\":\"5s\",\"name\":\"web\",\"transport_socket\":{\"name\":\"tls\",\"typed_config\":"
+      "{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"web.x\"}}}}]},"
+      "{\"@type\":\"type.googleapis.com/envoy.admin.v3.EndpointsConfigDump\",\"dynamic_endpoint_configs\":[{\"endpoint_config\":"
+      "{\"@type\":\"type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment\",\"clusterName\":\"web\"}}]},"
+      "{\"@type\":\"type.googleapis.com/envoy.admin.v3.RoutesConfigDump\",\"dynamic_route_configs\":[{\"route_config\":"
+      "{\"@type\":\"type.googleapis.com/envoy.config.route.v3.RouteConfiguration\",\"name\":\"r\"}}]}]}";
+  char *text = strdup(kDump);
+  assert_non_null(text);
+  po_Status st;
+  po_Status_Clear(&st);
+  po_ConfigDump d;
+  assert_true(po_ConfigDump_ParseJson(text, strlen(text), A, &d, &st));
+  memset(text, ' ', strlen(text)); /* nothing of the text is kept */
+  free(text);
+  assert_int_equal(d.count, 3);
+  assert_string_equal(d.resources[0].name, "web");
+  assert_string_equal(d.resources[0].version_info, "7");
+  assert_string_equal(d.resources[0].where, "configs[0].dynamic_active_clusters[0].cluster");
+  assert_null(d.resources[0].message); /* not decoded until asked */
+  assert_string_equal(d.resources[1].name, "web");
+  assert_null(d.resources[1].message);
+  assert_string_equal(d.resources[2].name, "r");
+  assert_non_null(d.resources[2].message); /* a route: decoded for classification */
+  po_Message *m = po_DumpResource_Decode(&d.resources[0], &st);
+  assert_non_null(m);
+  assert_ptr_equal(po_DumpResource_Decode(&d.resources[0], &st), m);
+  size_t jl = 0;
+  char *j = po_Message_ToJson(m, A, &jl, &st);
+  assert_non_null(j);
+  assert_non_null(strstr(j, "\"name\":\"web\""));
+  assert_non_null(strstr(j, "\"5s\""));
+  assert_non_null(strstr(j, "\"sni\":\"web.x\""));
+  /* a field ConfigDump's entries do not have: upb refuses the dump, as before */
+  static const char kOdd[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\","
+      "\"dynamic_active_clusters\":[{\"nonsense\":1}]}]}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kOdd, sizeof kOdd - 1, A, &d, &st));
+  assert_non_null(strstr(st.message, "nonsense"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows),
       cmocka_unit_test(test_routes),
       cmocka_unit_test(test_dump),
+      cmocka_unit_test(test_dump_lazy),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

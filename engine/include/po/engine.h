@@ -507,7 +507,12 @@ typedef struct {
   po_DumpState state;
   const char *name;         /* Cluster, Listener, RouteConfiguration name; ClusterLoadAssignment cluster_name */
   const char *version_info; /* "" when the dump has none */
-  po_Message *message;      /* the resource, in the arena: po_Override_Apply may patch it */
+  const char *where;        /* its place in the dump, for errors: "configs[0].dynamic_active_clusters[7].cluster" */
+  /* The resource, in the arena (po_Override_Apply may patch it): NULL until
+   * po_DumpResource_Decode decodes it, except for routes (decoded at once: Consul's
+   * classification looks inside them). */
+  po_Message *message;
+  struct po_DumpPending *pending; /* private: its bytes until decoded */
 } po_DumpResource;
 
 typedef struct {
@@ -530,8 +535,13 @@ typedef struct {
  * schema lacks is kept as a placeholder (unknown_types); a resource or per-type dump of such a
  * type is an error. Errors name where:
  * "configs[2].dynamic_active_clusters[7].cluster: type '...' is not in the Envoy v3 schema".
- * Linear in the input. */
+ * Linear in the input: upb decodes the text once (every Any resolved and checked); each
+ * resource stays bytes in the arena, its name read without decoding it, until
+ * po_DumpResource_Decode asks. The text may be freed on return. */
 bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
+/* r's message, decoded (by upb, from the bytes the dump's decode made) on the first call and
+ * kept; NULL with an error naming r->where when out of memory. */
+po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *status);
 
 /* The meshes a PropertyOverride can target: one enum for the engine's naming rules (preview) and
  * the controller's target adapters (controller/targets). */
