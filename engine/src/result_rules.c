@@ -23,7 +23,7 @@ static const upb_Message *child(const upb_Message *m, const upb_FieldDef *f) {
 /* The index in cp->chain of the first parent `m` lacks, or chain_len when it has them all. */
 static size_t first_absent(const po_CompiledPatch *cp, const upb_Message *m) {
   for (size_t i = 0; i < cp->chain_len; i++) {
-    if (!(m = child(m, cp->chain[i]))) return i;
+    if (!(m = child(m, cp->chain[i]->def))) return i;
   }
   return cp->chain_len;
 }
@@ -31,7 +31,7 @@ static size_t first_absent(const po_CompiledPatch *cp, const upb_Message *m) {
 /* The path of proto field names down to chain[upto] (inclusive), for messages. */
 static const char *chain_path(const po_CompiledPatch *cp, size_t upto, po_Arena *a) {
   const char *p = "";
-  for (size_t i = 0; i <= upto && p; i++) p = po_Arena_Printf(a, "%s/%s", p, upb_FieldDef_Name(cp->chain[i]));
+  for (size_t i = 0; i <= upto && p; i++) p = po_Arena_Printf(a, "%s/%s", p, upb_FieldDef_Name(cp->chain[i]->def));
   return p;
 }
 
@@ -117,9 +117,9 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
      * the override's patches (a later patch may fill in what an earlier one's parent needs) */
     const upb_Message *msg = m->msg;
     for (size_t k = 0; k < cp->chain_len && msg; k++) {
-      msg = child(msg, cp->chain[k]);
+      msg = child(msg, cp->chain[k]->def);
       if (k < absent[i] || !msg) continue;
-      check_message(s, msg, upb_FieldDef_MessageSubDef(cp->chain[k]), chain_path(cp, k, m->arena), i,
+      check_message(s, msg, upb_FieldDef_MessageSubDef(cp->chain[k]->def), chain_path(cp, k, m->arena), i,
                     o->args.patches[i].path, m->arena, rule_errors);
     }
   }
