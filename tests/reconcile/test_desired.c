@@ -163,6 +163,30 @@ static void test_nothing_said_before_the_caches_synced_or_without_a_uid(void **s
   json_object_put(in);
 }
 
+/* The answer carries every field of an entry the reconciler plans: spec.priority puts a (priority
+ * 10) after b, spec.required is written into a's entry. An answer that ordered by name alone, or
+ * left required out, would differ from the reconciler's write, and the webhook and the controller
+ * would undo each other's writes on every apply. */
+static void test_answer_orders_by_priority_and_carries_required(void **state) {
+  (void)state;
+  programmed();
+  apply_override("a", 2, "web", kGood);
+  json_object *a = slot("po/default/a", false)->obj;
+  json_object_object_add(get(a, "spec"), "priority", json_object_new_int(10));
+  json_object_object_add(get(a, "spec"), "required", json_object_new_boolean(1));
+  bump(a);
+  assert_true(reconcile().ok);
+  json_object *ext = ext_of(target());
+  assert_int_equal(json_object_array_length(ext), 3);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 2), "arguments"), "PropertyOverride"), "name")), "a");
+  assert_true(json_object_get_boolean(get(json_object_array_get_idx(ext, 2), "required")));
+  json_object *in = git_version(), *list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_true(json_object_equal(list, ext));
+  json_object_put(list);
+  json_object_put(in);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stripped_write_gets_exactly_the_reconcilers_entries, setup, teardown),
@@ -172,6 +196,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_entry_the_controller_removes_does_not_come_back, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unclaimed_override_is_not_added, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nothing_said_before_the_caches_synced_or_without_a_uid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_answer_orders_by_priority_and_carries_required, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
