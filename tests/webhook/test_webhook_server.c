@@ -29,6 +29,7 @@
 #include <cmocka.h>
 
 #include "po/webhook/certgen.h"
+#include "po/runtime/log.h"
 #include "po/webhook/server.h"
 
 enum { kIdle = 1500, kPromptSeconds = 10 };
@@ -453,6 +454,39 @@ static void test_listen_addresses_as_the_ops_server(void **state) {
   }
 }
 
+/* The HTTP layer's messages go to the logger the options give (the process's, so --log-level
+ * applies): a failed handshake is an info line, dropped at warn and written at info. */
+static size_t log_bytes_after_bad_handshake(po_LogLevel level) {
+  FILE *f = tmpfile();
+  assert_non_null(f);
+  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = f, .level = level, .name = "test"});
+  assert_non_null(log);
+  po_WebhookOptions o = {.address = "127.0.0.1:0", .handshake_timeout = 2, .threads = 1, .cert_file = g_cert,
+                         .key_file = g_key, .log = log};
+  char err[256];
+  po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
+  if (!s) fail_msg("start: %s", err);
+  int fd = connect_from("127.0.0.1", po_WebhookServer_Port(s), false);
+  assert_true(fd >= 0);
+  const char *plain = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"; /* no TLS: the handshake fails */
+  assert_int_equal(send(fd, plain, strlen(plain), MSG_NOSIGNAL), (ssize_t)strlen(plain));
+  int closed = wait_closed(&fd, 1, 25);
+  assert_int_equal(closed, 1);
+  close(fd);
+  po_WebhookServer_Stop(s); /* joins the server's threads: every line is written */
+  fflush(f);
+  long n = ftell(f);
+  po_Logger_Free(log);
+  fclose(f);
+  return n > 0 ? (size_t)n : 0;
+}
+
+static void test_http_messages_follow_the_given_log_level(void **state) {
+  (void)state;
+  assert_true(log_bytes_after_bad_handshake(kPo_LogInfo) > 0);
+  assert_int_equal(log_bytes_after_bad_handshake(kPo_LogWarn), 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_listen_addresses_as_the_ops_server),
@@ -460,6 +494,7 @@ int main(void) {
       cmocka_unit_test(test_trickled_or_missing_body_is_cut),
       cmocka_unit_test(test_expect_continue_with_huge_body_gets_413),
       cmocka_unit_test(test_short_timeout_until_headers),
+      cmocka_unit_test(test_http_messages_follow_the_given_log_level),
       cmocka_unit_test(test_idle_connections_do_not_starve_others),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -201,7 +201,7 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
                            .tenancy = &app->tenancy,
                            .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
-                           .observe_mutate = observe_mutate},
+                           .observe_mutate = observe_mutate, .log = app->log},
       err, sizeof err);
   if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %s", err);
   po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure));

@@ -15,7 +15,8 @@
 
 struct po_WebhookServer {
   po_WebhookOptions opt;
-  po_Logger *log; /* the HTTP layer's messages, as JSON lines on stderr */
+  po_Logger *log;  /* the HTTP layer's messages, as JSON lines on stderr */
+  po_Logger *owned; /* log, when the options gave none */
   po_HttpServer *http;
 };
 
@@ -89,7 +90,7 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
   po_WebhookServer *s = calloc(1, sizeof *s);
   if (!s) return snprintf(err, size, "out of memory"), NULL;
   s->opt = *opt;
-  s->log = po_Logger_New(&(po_LoggerOptions){.name = "webhook.http", .level = kPo_LogInfo});
+  s->log = opt->log ? opt->log : (s->owned = po_Logger_New(&(po_LoggerOptions){.name = "webhook.http", .level = kPo_LogInfo}));
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
   s->http = po_HttpServer_New(&(po_HttpOptions){.name = "webhook",
@@ -132,6 +133,6 @@ uint16_t po_WebhookServer_Port(const po_WebhookServer *s) { return po_HttpServer
 void po_WebhookServer_Stop(po_WebhookServer *s) {
   if (!s) return;
   po_HttpServer_Free(s->http);
-  po_Logger_Free(s->log);
+  po_Logger_Free(s->owned);
   free(s);
 }

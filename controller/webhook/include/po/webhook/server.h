@@ -17,6 +17,7 @@
 #include "po/targets/tenancy.h"
 #include "po/webhook/mutate.h"
 
+struct po_Logger; /* po/runtime/log.h */
 typedef struct po_WebhookServer po_WebhookServer;
 
 typedef struct {
@@ -42,6 +43,9 @@ typedef struct {
   po_MutateOptions mutate;   /* POST /mutate (desired NULL: every object passes unchanged) */
   /* Called once per /mutate answer with its outcome (mutate.h); may be NULL. */
   void (*observe_mutate)(void *ctx, const char *outcome);
+  /* The HTTP layer's messages (refusals, dropped connections): the process's logger, so that
+   * --log-level applies to them too (borrowed); NULL: a logger of the server's own at info. */
+  struct po_Logger *log;
 } po_WebhookOptions;
 
 /* Starts serving; NULL with `error` filled on failure. */
