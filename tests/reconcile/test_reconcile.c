@@ -189,6 +189,31 @@ static void test_overlap_on_resolved_chains(void **state) {
 }
 
 
+/* An invalid update keeps the last valid generation live, and that entry still conflicts with
+ * the others: z's generation 1 replaces outlier_detection and is still applied after a's field
+ * when z's generation 2 is invalid, so a's status must keep saying Overlapping (naming z, who
+ * still wins) rather than flap to Programmed while the proxies still lose a's field. */
+static void test_overlap_with_a_last_valid_generation_still_live(void **state) {
+  (void)state;
+  const char *zr = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":3}}]";
+  apply_override("a", 1, "web", kGood);
+  apply_override("z", 1, "web", zr);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  apply_override("z", 2, "web", kBad); /* invalid: generation 1 stays live */
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("z", "Programmed", "reason"), "Invalid");
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 2);
+  assert_int_equal(json_object_get_int(get(get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride"), "generation")), 1);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "default/z wins where both match"));
+}
+
+
 /* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
 
 static void collect_key(void *ctx, const char *key) {
@@ -250,6 +275,39 @@ static void test_proxydefaults_overlaps_refresh_servicedefaults(void **state) {
   assert_string_equal(related("ServiceDefaults/default/web"), "");
   assert_true(run().ok);
   assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+}
+
+/* The same across kinds: the mesh-wide tune turns invalid, its last valid generation stays live
+ * in the ProxyDefaults, so the service's a still overlaps it. */
+static void test_cross_kind_overlap_with_a_last_valid_generation(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  json_object *pd = json_tokener_parse(
+      "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":"
+      "\"tune\",\"namespace\":\"mesh\",\"generation\":1,\"uid\":\"uid-tune\"},\"spec\":{\"targetRef\":{\"kind\":"
+      "\"ProxyDefaults\",\"name\":\"global\"},\"patches\":[{\"resourceFilter\":{\"resourceType\":"
+      "\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection/"
+      "max_ejection_percent\",\"value\":20}]}}");
+  put("po/mesh/tune", pd);
+  char old[300];
+  assert_true(po_TargetIndex_Set(IX, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
+  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
+  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  /* generation 2 is invalid (150 > 100): generation 1 stays live in the ProxyDefaults */
+  json_object *t = slot("po/mesh/tune", false)->obj;
+  json_object *patch0 = json_object_array_get_idx(get(get(t, "spec"), "patches"), 0);
+  json_object_object_add(patch0, "value", json_object_new_int(150));
+  json_object_object_add(get(t, "metadata"), "generation", json_object_new_int(2));
+  bump(t);
+  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
+  json_object *pext = get(get(slot("ProxyDefaults/mesh/global", false)->obj, "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(pext), 1);
+  assert_int_equal(json_object_get_int(get(get(get(json_object_array_get_idx(pext, 0), "arguments"), "PropertyOverride"), "generation")), 1);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "mesh/tune"));
 }
 
 static size_t entries(void);
@@ -1026,6 +1084,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_with_a_last_valid_generation_still_live, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cross_kind_overlap_with_a_last_valid_generation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),
