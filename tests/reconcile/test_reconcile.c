@@ -1093,22 +1093,57 @@ static void test_own_target_write_recognised_once(void **state) {
   json_object_object_add(get(echo, "metadata"), "managedFields", json_object_new_array());
   json_object *edited = copy(echo);
   json_object_object_add(get(edited, "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, edited));
+  /* (an event at another version than ours and not ours means our echo is gone: the events of
+   * one object come in order, test_lost_echo_does_not_hide_a_restore; so edited is asked after) */
   assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, echo));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, edited));
   assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, echo)); /* once */
   assert_int_equal(po_TargetIndex_Stats(IX).own_writes_seen, 1);
   assert_false(po_TargetIndex_IsOwnTargetWrite(IX, "ServiceDefaults/default/other", echo));
   /* the next write is noted in turn; a changed entry (drift) is never taken for it */
+  json_object *before = copy(target()); /* the version the next write goes over */
   apply_override("a", 2, "web", kGood2);
   assert_true(run().ok);
+  /* that version's own event, late (the cache had it before its handler ran): not ours, and our
+   * note stays for the echo that is still to come */
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, before));
+  json_object_put(before);
   json_object *drift = copy(target());
   json_object *p0 = json_object_array_get_idx(get(get(json_object_array_get_idx(get(get(drift, "spec"), "envoyExtensions"), 0), "arguments"), "Patches"), 0);
   json_object_object_add(p0, "Value", json_object_new_int(99));
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, drift));
   assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, target()));
+  apply_override("a", 3, "web", kGood);
+  assert_true(run().ok); /* noted again */
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, drift));
   json_object_put(echo);
   json_object_put(edited);
   json_object_put(drift);
+}
+
+/* A lost echo (a watch that broke after our write: the relist brings only a later version) must
+ * not leave our write pending: a target's events come in resourceVersion order, so once a later
+ * version has come, our write's echo never will, and content equal to it later is someone's
+ * restore of an old version (here with a's generation 1 entry, while a is at generation 2 and
+ * the live object held generation 2): it must be reconciled, not taken for our echo. */
+static void test_lost_echo_does_not_hide_a_restore(void **state) {
+  (void)state;
+  const char *key = "ServiceDefaults/default/web";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);                     /* created, then the entry written: noted */
+  json_object *ours = copy(target());        /* what came of our write; its echo is lost */
+  /* the relist brings a later version: someone's annotation, then a at generation 2 written */
+  json_object_object_add(get(target(), "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
+  bump(target());
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, target()));
+  apply_override("a", 2, "web", kGood2);
+  json_object_object_del(get(target(), "metadata"), "annotations");
+  bump(target());
+  /* someone restores the version our lost write made (a at generation 1) */
+  json_object *restored = copy(ours);
+  json_object_object_add(get(restored, "metadata"), "resourceVersion", json_object_new_string("9999"));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, restored));
+  json_object_put(ours);
+  json_object_put(restored);
 }
 
 /* Our finalizer and status writes of a PropertyOverride are recognised when the watch brings them
@@ -1150,6 +1185,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lost_echo_does_not_hide_a_restore, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_with_a_last_valid_generation_still_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_kind_overlap_with_a_last_valid_generation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_priority_keeps_order_and_winner, setup, teardown),
