@@ -241,6 +241,76 @@ static void test_events_on_one_target_batch(void **state) {
   po_App_Free(app);
 }
 
+/* What the informer hands on_update for an update: the old object only when the handlers ask
+ * for it (po_InformerHandlers.no_old_object). */
+static void deliver_update(const po_InformerHandlers *h, json_object *old, json_object *now) {
+  h->on_update(h->ctx, h->no_old_object ? NULL : old, now);
+}
+
+static size_t drain(po_Workqueue *q, char keys[][128], size_t cap) {
+  size_t n = 0;
+  const char *k;
+  while (po_Workqueue_TryGet(q, &k)) {
+    if (n < cap) snprintf(keys[n], sizeof keys[n], "%s", k);
+    n++;
+    po_Workqueue_Done(q, k);
+  }
+  return n;
+}
+
+/* Part 2 of issue 11: the other side of a ProxyDefaults overlap is refreshed when what takes part
+ * in overlaps changes (a new generation, a deletion), and only then: an update that changes
+ * neither (a label, an annotation, a status written by someone else) queues its own target alone.
+ * Each ProxyDefaults PropertyOverride's update queued every ServiceDefaults key with
+ * PropertyOverrides, and each ServiceDefaults one's queued the ProxyDefaults, whose reconcile
+ * reads every ServiceDefaults PropertyOverride: the overrides' informer never parsed the old
+ * object, so the check for a changed generation always saw none and said "changed". */
+static void test_related_targets_only_on_generation_or_deletion(void **state) {
+  (void)state;
+  po_App *app = batching_app(0);
+  po_InformerHandlers h = po_App_Handlers(app, kPo_WatchOverrides);
+  json_object *tune = json_tokener_parse(
+      "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"tune\",\"uid\":\"u-tune\",\"generation\":1},"
+      "\"spec\":{\"targetRef\":{\"kind\":\"ProxyDefaults\",\"name\":\"global\"},\"patches\":[]}}");
+  json_object *web = override_obj("web-po", "web"), *api = override_obj("api-po", "api");
+  h.on_add(h.ctx, tune);
+  h.on_add(h.ctx, web);
+  h.on_add(h.ctx, api);
+  po_Workqueue *q = po_Controller_Queue(app->controller);
+  char keys[8][128];
+  assert_int_equal(drain(q, keys, 8), 3);
+  /* a label on tune: same generation */
+  json_object *tune2 = NULL, *web2 = NULL;
+  json_object_deep_copy(tune, &tune2, NULL);
+  json_object_object_add(json_object_object_get(tune2, "metadata"), "labels", json_tokener_parse("{\"team\":\"x\"}"));
+  deliver_update(&h, tune, tune2);
+  size_t n = drain(q, keys, 8);
+  for (size_t i = 0; i < n && i < 8; i++) printf("queued: %s\n", keys[i]);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys[0], "ProxyDefaults/ns/global");
+  /* a label on web's: same generation */
+  json_object_deep_copy(web, &web2, NULL);
+  json_object_object_add(json_object_object_get(web2, "metadata"), "labels", json_tokener_parse("{\"team\":\"x\"}"));
+  deliver_update(&h, web, web2);
+  n = drain(q, keys, 8);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/web");
+  /* a new generation of tune: every ServiceDefaults side is refreshed */
+  json_object_object_add(json_object_object_get(tune2, "metadata"), "generation", json_object_new_int(2));
+  json_object *tune3 = NULL;
+  json_object_deep_copy(tune2, &tune3, NULL);
+  json_object_object_add(json_object_object_get(tune2, "metadata"), "generation", json_object_new_int(1));
+  deliver_update(&h, tune2, tune3);
+  assert_int_equal(drain(q, keys, 8), 3);
+  json_object_put(tune);
+  json_object_put(tune2);
+  json_object_put(tune3);
+  json_object_put(web);
+  json_object_put(web2);
+  json_object_put(api);
+  po_App_Free(app);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_renewal_runs_and_stops),
@@ -248,6 +318,7 @@ int main(void) {
       cmocka_unit_test(test_new_reports_bad_configuration),
       cmocka_unit_test(test_two_apps_run_and_stop),
       cmocka_unit_test(test_events_on_one_target_batch),
+      cmocka_unit_test(test_related_targets_only_on_generation_or_deletion),
   };
   return cmocka_run_group_tests(tests, write_kubeconfig, remove_kubeconfig);
 }

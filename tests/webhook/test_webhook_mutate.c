@@ -50,8 +50,14 @@ static int teardown(void **s) {
   return 0;
 }
 
+/* The stored web: a look-alike x, and a's entry at generation 1 (the plan's has generation 2). */
 static const char *kOld = "{\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\",\"uid\":\"u-web\"},\"spec\":{\"envoyExtensions\":"
-                          "[{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"x\",\"uid\":\"forged\"}}}]}}";
+                          "[{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"x\",\"uid\":\"forged\"}}},"
+                          "{\"name\":\"builtin/property-override\",\"required\":false,\"arguments\":{\"PropertyOverride\":"
+                          "{\"name\":\"a\",\"generation\":1,\"uid\":\"u-a\",\"targetUID\":\"u-web\"},\"Patches\":[]}}]}}";
+/* The stored web once the controller removed a's entry (a was deleted; its finalizer went next). */
+static const char *kOldWithoutA = "{\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\",\"uid\":\"u-web\"},\"spec\":"
+                                  "{\"envoyExtensions\":[{\"name\":\"builtin/lua\"}]}}";
 static const char *kNew = "{\"metadata\":{\"name\":\"web\"},\"spec\":{\"protocol\":\"http\",\"envoyExtensions\":[{\"name\":\"builtin/lua\"}]}}";
 
 /* An AdmissionReview request; NULL members are left out. */
@@ -147,6 +153,65 @@ static void test_stripped_update_gets_the_planned_list(void **s) {
   free(b);
 }
 
+/* A replica whose caches lag the controller's (another replica, a watch reconnecting) still sees
+ * a, already deleted: the controller removed a's entry, then a's finalizer, and a is gone. A
+ * GitOps apply now must not get a's entry back: with a gone, nothing would ever remove it (the
+ * controller takes an entry naming no existing PropertyOverride for someone else's). The webhook
+ * keeps entries the stored object holds; it never adds one. */
+static void test_entry_missing_from_the_stored_object_is_not_added(void **s) {
+  (void)s;
+  char *b = review("consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOldWithoutA, "kubectl-user", NULL);
+  const char *outcome = NULL;
+  po_MutateOptions o = opts();
+  json_object *resp = answer(b, &o, &outcome); /* the stand-in answers lua + a, as the lagging cache would */
+  assert_int_equal(g.calls, 1);
+  assert_null(patch_ops(resp));
+  assert_string_equal(outcome, "unchanged");
+  json_object_put(resp);
+  free(b);
+  /* with another extension to restore as well, the patch carries it but not a */
+  g.list = "[{\"name\":\"builtin/lua\"},{\"name\":\"builtin/property-override\",\"required\":false,\"arguments\":"
+           "{\"PropertyOverride\":{\"name\":\"a\",\"generation\":2,\"uid\":\"u-a\",\"targetUID\":\"u-web\"}}},"
+           "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"x\",\"uid\":\"forged\"}}}]";
+  b = review("consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, kOldWithoutA, "kubectl-user", NULL);
+  resp = answer(b, &o, &outcome);
+  json_object *ops = patch_ops(resp), *v = NULL;
+  assert_non_null(ops);
+  json_object_object_get_ex(json_object_array_get_idx(ops, 0), "value", &v);
+  assert_int_equal(json_object_array_length(v), 2); /* the stand-in's answer without a */
+  assert_null(strstr(json_object_get_string(v), "u-a"));
+  json_object_put(ops);
+  json_object_put(resp);
+  free(b);
+}
+
+#ifdef PO_ADV_KNOWN_FAILING
+/* KNOWN, NOT FIXED (built only with -DPO_ADV_KNOWN_FAILING): a replica whose caches lag answers
+ * with an older generation of an entry than the stored one (a at generation 2 while the leader
+ * already wrote generation 3): the stored object goes back to generation 2 until the leader's
+ * repair, a revision a never-regress observer flags and consul-k8s may sync. */
+static void test_lagging_replica_does_not_lower_a_generation(void **s) {
+  (void)s;
+  const char *old3 = "{\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\",\"uid\":\"u-web\"},\"spec\":{\"envoyExtensions\":"
+                     "[{\"name\":\"builtin/lua\"},{\"name\":\"builtin/property-override\",\"required\":false,\"arguments\":"
+                     "{\"PropertyOverride\":{\"name\":\"a\",\"generation\":3,\"uid\":\"u-a\",\"targetUID\":\"u-web\"}}}]}}";
+  char *b = review("consul.hashicorp.com", "ServiceDefaults", "UPDATE", kNew, old3, "kubectl-user", NULL);
+  po_MutateOptions o = opts();
+  json_object *resp = answer(b, &o, NULL), *ops = patch_ops(resp);
+  if (ops) {
+    json_object *v = NULL, *e = NULL, *m = NULL;
+    json_object_object_get_ex(json_object_array_get_idx(ops, 0), "value", &v);
+    json_object_object_get_ex(json_object_array_get_idx(v, 1), "arguments", &e);
+    json_object_object_get_ex(e, "PropertyOverride", &m);
+    json_object_object_get_ex(m, "generation", &e);
+    assert_int_equal(json_object_get_int(e), 3);
+    json_object_put(ops);
+  }
+  json_object_put(resp);
+  free(b);
+}
+#endif
+
 static void test_object_without_spec_gets_a_spec(void **s) {
   (void)s;
   char *b = review("consul.hashicorp.com", "ProxyDefaults", "UPDATE", "{\"metadata\":{\"name\":\"global\"}}", kOld, NULL, NULL);
@@ -236,6 +301,10 @@ static void test_not_a_review_is_400(void **s) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stripped_update_gets_the_planned_list, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_entry_missing_from_the_stored_object_is_not_added, setup, teardown),
+#ifdef PO_ADV_KNOWN_FAILING
+      cmocka_unit_test_setup_teardown(test_lagging_replica_does_not_lower_a_generation, setup, teardown),
+#endif
       cmocka_unit_test_setup_teardown(test_object_without_spec_gets_a_spec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writes_not_asked_about, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_answer_passes_unchanged, setup, teardown),

@@ -30,6 +30,17 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
   /* only a current generation that points here (not one held for its last valid generation) */
   const po_CompiledEntry *ce =
       !deleting && strcmp(k, key) == 0 ? po_TargetIndex_Compiled(ix, obj, kPo_CompileCurrent, oom) : NULL;
+  if (ce && !ce->c.accepted && !*oom) {
+    /* An invalid generation keeps its last valid one live there (the status record, compiled
+     * again, as that target's reconcile plans it): that entry is what reaches the proxies. */
+    const po_CompiledEntry *rec = po_TargetIndex_Compiled(ix, obj, kPo_CompileRecord, oom);
+    if (rec && rec->c.accepted && strcmp(rec->target_key, key) == 0) {
+      po_CompiledEntry_Release(ce);
+      ce = rec;
+    } else {
+      po_CompiledEntry_Release(rec);
+    }
+  }
   if (io->release) io->release(io->ctx, ref);
   if (!ce) return;
   out->held[out->n] = ce;

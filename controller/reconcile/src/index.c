@@ -40,6 +40,7 @@ typedef struct {
   char *key;
   po_JsonHash body, meta; /* the object but metadata; metadata but what the server sets on a write */
   bool pending;           /* not seen back yet */
+  char over[64];          /* the resourceVersion it was written over ("" when unknown) */
 } OwnWrite;
 
 /* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
@@ -572,6 +573,11 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
     return;
   }
   content_of(written, &body, &meta);
+  char over[64] = "";
+  json_object *rv = po_Json_Get(po_Json_Get(written, "metadata"), "resourceVersion");
+  if (rv && json_object_is_type(rv, json_type_string) && json_object_get_string_len(rv) < (int)sizeof over) {
+    snprintf(over, sizeof over, "%s", json_object_get_string(rv));
+  }
   char *k = strdup(key);
   pthread_mutex_lock(&ix->mu);
   bool found;
@@ -588,9 +594,11 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
     ix->own[at].body = body;
     ix->own[at].meta = meta;
     ix->own[at].pending = true;
+    memcpy(ix->own[at].over, over, sizeof over);
   } else if (k && ix->nown < ix->own_cap) { /* else (out of memory): the echo is reconciled, as before */
     memmove(ix->own + at + 1, ix->own + at, (ix->nown - at) * sizeof *ix->own);
-    ix->own[at] = (OwnWrite){k, body, meta, true};
+    ix->own[at] = (OwnWrite){k, body, meta, true, ""};
+    memcpy(ix->own[at].over, over, sizeof over);
     ix->nown++;
     k = NULL;
   }
@@ -614,6 +622,16 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const 
   if (own) {
     ix->own[at].pending = false; /* one echo per write */
     ix->echoes++;
+  } else if (found && ix->own[at].pending && *ix->own[at].over) {
+    /* A target's events come in resourceVersion order. Another version than the one we wrote
+     * over, and not ours: ours came and went unseen (a watch broken after our write, a relist
+     * that brings only a later version), and its echo will never come. Kept pending, it would
+     * take a later restore of that very content (an old version, put back) for our echo and
+     * leave it unreconciled. The version we wrote over may still come late (the cache had it
+     * before its handler ran): that one leaves the note alone. */
+    json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
+    const char *s = rv && json_object_is_type(rv, json_type_string) ? json_object_get_string(rv) : "";
+    if (strcmp(s, ix->own[at].over) != 0) ix->own[at].pending = false;
   }
   pthread_mutex_unlock(&ix->mu);
   return own;

@@ -929,10 +929,15 @@ static void status(Run *run) {
       run->kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
   for (size_t i = 0; i < run->m; i++) {
     const Item *it = &run->items[i];
-    peers[i] = (po_OverlapPeer){.ns = run->ns, .name = it->name,
-                                .override = it->ce->c.accepted && !it->deleting ? it->ce->c.override : NULL,
-                                .tier = tier, .priority = it->ce->c.priority, .target = run->key, .where = run->where,
-                                .own = !it->held};
+    /* What is in the target for it, not what its current spec says: an invalid generation keeps
+     * its last valid one live (compiled from the record, at that generation's priority), and that
+     * entry still conflicts with the others; one with no entry here (deleted, refused, over the
+     * limit, moved to another target) reaches no proxy through this target. A live entry kept
+     * without a record has no compiled form: it takes no part. */
+    const po_CompiledEntry *e = it->entry;
+    peers[i] = (po_OverlapPeer){.ns = run->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
+                                .tier = tier, .priority = e ? it->entry_priority : it->ce->c.priority,
+                                .target = run->key, .where = run->where, .own = !it->held};
   }
   po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + cross.n, run->ar);
   if (!overlaps) {

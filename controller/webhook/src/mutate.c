@@ -77,6 +77,55 @@ static char *patch_of(json_object *obj, json_object *list) {
   return b64;
 }
 
+/* Our entries in the plan's list (bound to the stored uid) that the stored object does not hold
+ * are left out: the webhook keeps entries, it never adds one. Its answer comes from this
+ * replica's caches, which may lag the controller's (another replica, a watch reconnecting):
+ * after the controller removed an entry and then its PropertyOverride's finalizer, a lagging
+ * cache still shows the PropertyOverride, and adding its entry back would leave an entry whose
+ * PropertyOverride no longer exists, which the controller can never tell from a forged one
+ * (a ForeignEntry, left in place for good). An entry stays when oldObject holds one bound to the
+ * same PropertyOverride name and uid (its content is still the plan's, never oldObject's); a
+ * missing one is the controller's to write. A new reference; NULL when out of memory. */
+static json_object *kept_only(json_object *list, json_object *old, const char *tuid) {
+  size_t nold = po_Consul_OwnedEntries(old, NULL, 0, NULL, 0, NULL);
+  po_ConsulEntry *was = malloc((nold ? nold : 1) * sizeof *was);
+  json_object *view = json_object_new_object(), *meta = json_object_new_object(), *spec = json_object_new_object();
+  json_object *out = json_object_new_array();
+  bool ok = was && view && meta && spec && out;
+  if (ok) {
+    json_object_object_add(meta, "uid", json_object_new_string(tuid));
+    json_object_object_add(view, "metadata", meta);
+    json_object_object_add(spec, "envoyExtensions", json_object_get(list));
+    json_object_object_add(view, "spec", spec);
+    meta = spec = NULL;
+    nold = po_Consul_OwnedEntries(old, NULL, 0, was, nold, NULL);
+  }
+  size_t nnew = ok ? po_Consul_OwnedEntries(view, NULL, 0, NULL, 0, NULL) : 0;
+  po_ConsulEntry *now = ok ? malloc((nnew ? nnew : 1) * sizeof *now) : NULL;
+  ok = ok && now;
+  if (ok) nnew = po_Consul_OwnedEntries(view, NULL, 0, now, nnew, NULL);
+  for (size_t i = 0; ok && i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i), *args = po_Json_Get(e, "arguments");
+    bool keep = true;
+    for (size_t k = 0; k < nnew && keep; k++) {
+      if (now[k].arguments != args) continue;
+      keep = false;
+      for (size_t w = 0; w < nold && !keep; w++) keep = !strcmp(was[w].owner, now[k].owner) && !strcmp(was[w].uid, now[k].uid);
+    }
+    if (keep) ok = json_object_array_add(out, json_object_get(e)) == 0;
+  }
+  free(was);
+  free(now);
+  json_object_put(meta);
+  json_object_put(spec);
+  json_object_put(view);
+  if (!ok) {
+    json_object_put(out);
+    return NULL;
+  }
+  return out;
+}
+
 static const char *decide(json_object *req, const po_MutateOptions *opt, json_object *resp) {
   const char *op = po_Json_String(req, "operation");
   json_object *rk = po_Json_Get(req, "kind"), *obj = po_Json_Get(req, "object"), *old = po_Json_Get(req, "oldObject");
@@ -101,6 +150,17 @@ static const char *decide(json_object *req, const po_MutateOptions *opt, json_ob
   char err[256] = "";
   po_MutateDecision d = opt->desired(opt->ctx, kind, view, &list, err, sizeof err);
   const char *outcome = d == kPo_Mutate_NotReady ? "not-synced" : d == kPo_Mutate_Error ? "error" : "unchanged";
+  if (d == kPo_Mutate_Set && list) {
+    json_object *kept = kept_only(list, old, po_Json_Meta(old, "uid"));
+    json_object_put(list);
+    list = kept;
+    if (!list) outcome = "error";
+    json_object *incoming = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
+    if (list && (incoming ? json_object_equal(incoming, list) : json_object_array_length(list) == 0)) {
+      json_object_put(list); /* what is left is what the writer sent */
+      list = NULL;
+    }
+  }
   if (d == kPo_Mutate_Set && list) {
     char *patch = patch_of(obj, list);
     if (patch) {

@@ -6,7 +6,10 @@
  * What goes back is never taken from oldObject: the webhook asks `desired` (the app wires the
  * reconciler's own load and plan over the process's caches, po_Reconcile_Desired) for the
  * spec.envoyExtensions the controller would write into the incoming object, so a forged or
- * stale entry is not kept and an entry the controller removes does not return. The answer is
+ * stale entry is not kept and an entry the controller removes does not return. Of our entries
+ * in that answer, only those oldObject holds (bound to the same PropertyOverride) go back: the
+ * webhook keeps entries and never adds one, since a lagging replica's caches may still show a
+ * PropertyOverride the controller has already cleaned up. The answer is
  * always allowed: in every case where nothing can be said (caches not synced, no uid yet on
  * CREATE, the write is the controller's own, out of memory) the object passes unchanged and the
  * controller's repair stays the fallback. A body that is not one AdmissionReview v1 request is
