@@ -25,9 +25,10 @@ static const char kUsage[] =
     "Applies PropertyOverrides to the configuration a proxy is running, as the mesh would, and\n"
     "shows what changes: a unified diff of each changed resource's JSON (keys sorted), the\n"
     "resources no patch matched, each patch that matched nothing and why, and errors.\n"
-    "Overrides are applied in the order given, each one's matching patches in order (with\n"
-    "Consul, those of a ServiceDefaults other than the proxy's service, which the dump's\n"
-    "bootstrap names, are set aside and listed), to the\n"
+    "Overrides are applied in the order Consul runs them (ProxyDefaults' first, then the\n"
+    "ServiceDefaults'; each by spec.priority, lower first, then name), each one's matching\n"
+    "patches in order (with Consul, those of a ServiceDefaults other than the proxy's service,\n"
+    "which the dump's bootstrap names, are set aside and listed), to the\n"
     "dynamic active resources (warming and draining ones are listed, not patched; static ones\n"
     "come from the bootstrap, which no mesh extension patches).\n"
     "\n"
@@ -64,7 +65,25 @@ typedef struct {
   const po_CompiledOverride *c;
   const char *label; /* namespace/name */
   size_t *matched;   /* per patch: resources it applied to */
+  size_t index;      /* its place in the inputs: the last tie-break */
 } Po;
+
+/* The order Consul runs a proxy's extensions in (docs/crd.md, "Priority and conflicts"): the
+ * ProxyDefaults `global` entries first, then the service's ServiceDefaults entries; within a
+ * target ours follow spec.priority (lower first), then the PropertyOverride's name (the
+ * controller's order, controller/targets/src/consul.c). Not the order of the inputs: a later
+ * patch wins a conflict, so the inputs' order would show the wrong winner. */
+static int by_apply_order(const void *x, const void *y) {
+  const Po *a = x, *b = y;
+  int ka = a->c->target_kind == kPo_TargetProxyDefaults ? 0 : 1, kb = b->c->target_kind == kPo_TargetProxyDefaults ? 0 : 1;
+  if (ka != kb) return ka - kb;
+  int d = strcmp(a->c->ns, b->c->ns);
+  if (!d) d = strcmp(a->c->target_name, b->c->target_name);
+  if (d) return d;
+  if (a->c->priority != b->c->priority) return a->c->priority < b->c->priority ? -1 : 1;
+  d = strcmp(a->c->name, b->c->name);
+  return d ? d : (a->index > b->index) - (a->index < b->index);
+}
 
 typedef struct {
   const po_DumpResource *r;
@@ -541,9 +560,11 @@ int po_Cmd_Preview(int argc, char **argv) {
     pos[npo].c = co;
     pos[npo].label = *co->ns ? po_Arena_Printf(a, "%s/%s", co->ns, co->name) : co->name;
     pos[npo].matched = po_Arena_Malloc(a, (co->args->patch_count ? co->args->patch_count : 1) * sizeof(size_t));
+    pos[npo].index = npo;
     ok = pos[npo].label && pos[npo].matched;
     npo++;
   }
+  if (ok) qsort(pos, npo, sizeof *pos, by_apply_order);
   if (!ok) {
     fprintf(stderr, "propertyoverride preview: out of memory\n");
   } else if (po_CliReport_ExitCode(&rep) != 0) {

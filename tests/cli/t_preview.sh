@@ -34,6 +34,7 @@ case_ other-service "${consul[@]}" -f $pv/other-service-po.yaml
 case_ consul-no-datacenter -f $pv/consul-po.yaml --config-dump $pv/consul-no-bootstrap-dump.json
 case_ consul-other-datacenter "${consul[@]}" --datacenter dc2
 case_ consul-inbound-route -f $pv/consul-inbound-route-po.yaml --config-dump $pv/consul-inbound-route-dump.json
+case_ apply-order -f $pv/apply-order-po.yaml --config-dump $pv/consul-dump.json
 case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
