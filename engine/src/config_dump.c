@@ -68,8 +68,13 @@ static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, c
                                    upb_DefPool_ExtensionRegistry(po_Schema_Pool(s)), kUpb_DecodeOption_AliasString,
                                    po_Arena_Upb(a));
   if (ds != kUpb_DecodeStatus_Ok) {
-    po_Status_Set(st, kPo_ErrParse, "%s: invalid %s protobuf (decode status %d)", where, upb_MessageDef_FullName(*def),
-                  (int)ds);
+    /* upb's status in words: a number says nothing to whoever took the dump */
+    const char *why = ds == kUpb_DecodeStatus_BadUtf8          ? "a string is not valid UTF-8"
+                      : ds == kUpb_DecodeStatus_MaxDepthExceeded ? "nested deeper than upb's 64 levels of messages"
+                      : ds == kUpb_DecodeStatus_OutOfMemory      ? "out of memory"
+                                                                 : "malformed bytes";
+    po_Status_Set(st, ds == kUpb_DecodeStatus_OutOfMemory ? kPo_ErrNoMemory : kPo_ErrParse, "%s: invalid %s: %s", where,
+                  upb_MessageDef_FullName(*def), why);
     return NULL;
   }
   return m;
@@ -249,13 +254,17 @@ static const char *without_unknown_types(const po_Schema *s, const char *json, s
   if (!tok) return NULL;
   json_object *root = json_tokener_parse_ex(tok, json, (int)len);
   bool ok = root && json_tokener_get_error(tok) == json_tokener_success;
+  /* json-c stops after one value: what follows it is kept after the rewritten text, so upb's
+   * decode of the whole still refuses text after the dump (two dumps appended into one file). */
+  size_t end = ok ? json_tokener_get_parse_end(tok) : len;
+  if (end > len) end = len;
   json_tokener_free(tok);
   const char *text = NULL;
   if (ok) {
     Fix f = {s, a, 0, NULL, false};
     fix_tree(&f, root);
     const char *t = f.oom ? NULL : json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    text = t ? po_Arena_Strndup(a, t, strlen(t)) : NULL;
+    text = t ? po_Arena_Printf(a, "%s%.*s", t, (int)(len - end), json + end) : NULL;
     if (text) {
       *out_len = strlen(text);
       out->unknown_types = f.count;
