@@ -132,7 +132,10 @@ static const char *svc_name(const po_ServiceName *s, po_Arena *a) {
 }
 
 static const char *describe(const Res *r, po_Arena *a) {
-  if (r->m.has_service) return po_Arena_Printf(a, "%s, service %s", dir_name(r->m.direction), svc_name(&r->m.service, a));
+  if (r->m.has_service) {
+    return po_Arena_Printf(a, "%s, service %s%s%s", dir_name(r->m.direction), svc_name(&r->m.service, a),
+                           r->m.note ? "; " : "", r->m.note ? r->m.note : "");
+  }
   if (r->m.note) return po_Arena_Printf(a, "%s; %s", dir_name(r->m.direction), r->m.note);
   return dir_name(r->m.direction);
 }

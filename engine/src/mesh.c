@@ -14,7 +14,9 @@
  *   RouteConfiguration: inbound when `local_app` is the only cluster its routes target; else
  *     outbound, the upstream whose EnvoyID is the route's name.
  *   An EnvoyID is `[prepared_query:][[partition/]namespace/]name[?dc=DC|?peer=PEER]` (defaults
- *   left out); prepared queries, other datacenters and peers have no service a filter can name.
+ *   left out); prepared queries and peers have no service a filter can name (no discovery
+ *   chain: not in Consul's upstream map); another datacenter's upstream is its service's, but
+ *   only while it is the proxy's one upstream of that service.
  * Istio: clusters (and endpoints) `outbound|port|subset|host` (service from a host
  *   `name.namespace.svc.<domain>`) and `inbound|port|...`; the listener `virtualInbound` and
  *   `inbound|...` routes are inbound, everything else outbound without a service. */
@@ -140,10 +142,6 @@ static void consul_envoy_id(const char *id, const char *dc, po_Arena *a, po_Mesh
     out->note = "a peered upstream: never matches a services filter";
     return;
   }
-  if (q && !strncmp(q, "?dc=", 4) && (!dc || strcmp(q + 4, dc))) {
-    out->note = po_Arena_Printf(a, "an upstream in datacenter %s: never matches a services filter", q + 4);
-    return;
-  }
   if (n == 0) {
     out->note = "no upstream ID in the name: no service";
     return;
@@ -166,6 +164,14 @@ static void consul_envoy_id(const char *id, const char *dc, po_Arena *a, po_Mesh
   out->service.namespace_ = np >= 2 ? dup(a, parts[np - 2], lens[np - 2]) : "default";
   out->service.partition = np == 3 ? dup(a, parts[0], lens[0]) : "default";
   out->has_service = out->service.name && out->service.namespace_ && out->service.partition;
+  if (out->has_service && q && !strncmp(q, "?dc=", 4) && (!dc || strcmp(q + 4, dc))) {
+    /* Consul's runtime config (agent/xds/extensionruntime) keys upstreams by service name,
+     * namespace and partition, with the EnvoyID of the one written last: an upstream in another
+     * datacenter is that service's when it is the proxy's only upstream of it; with a local one
+     * as well, which of the two a filter matches is Go's map order, i.e. chance. */
+    out->note = po_Arena_Printf(a, "an upstream in datacenter %s: Consul matches it to this service only when the "
+                                   "proxy has no other upstream of it (it keeps one per service)", q + 4);
+  }
 }
 
 /* ---- the clusters a RouteConfiguration's routes target (Consul's RouteClusterNames) ---- */

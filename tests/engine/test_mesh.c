@@ -70,7 +70,10 @@ static const Row kRows[] = {
     {CONSUL, "dc1", L, "billing/db:127.0.0.1:9192", OUT, "db/billing/default", NULL},
     {CONSUL, "dc1", L, "part1/billing/db:127.0.0.1:9192", OUT, "db/billing/part1", NULL},
     {CONSUL, "dc1", L, "a/b/c/d:127.0.0.1:1", OUT, NULL, "not an upstream ID"},
-    {CONSUL, "dc1", L, "db?dc=dc2:127.0.0.1:9193", OUT, NULL, "datacenter dc2"},
+    /* Consul's upstream map holds another datacenter's upstream under its service (EnvoyID
+     * db?dc=dc2): matched, while it is the proxy's only upstream of db */
+    {CONSUL, "dc1", L, "db?dc=dc2:127.0.0.1:9193", OUT, "db/default/default", "datacenter dc2"},
+    {CONSUL, NULL, L, "team/db?dc=dc2:127.0.0.1:9193", OUT, "db/team/default", "datacenter dc2"},
     {CONSUL, "dc1", L, "db?dc=dc1:127.0.0.1:9193", OUT, "db/default/default", NULL},
     {CONSUL, "dc1", L, "cache?peer=peer1:127.0.0.1:9194", OUT, NULL, "a peered upstream"},
     {CONSUL, "dc1", L, "prepared_query:geo-db:127.0.0.1:9195", OUT, NULL, "prepared query"},
