@@ -131,7 +131,33 @@ static const char *svc_name(const po_ServiceName *s, po_Arena *a) {
   return strcmp(ns, "default") ? po_Arena_Printf(a, "%s/%s", ns, s->name) : s->name;
 }
 
-static const char *describe(const Res *r, po_Arena *a) {
+/* Text from the dump (resource names, and what is read out of them) as the text report prints
+ * it: control characters escaped (\n, \t, \xNN). A dump is input like any other - in the
+ * pull-request workflow of docs/gitops.md it is a file of the repository - and a name carrying
+ * a newline would print lines of its own: a forged diff, or the end of the ```diff fence the
+ * report is pasted into and markdown after it; an ESC, terminal escapes. The JSON report
+ * escapes by itself. */
+static const char *shown(const char *s, po_Arena *a) {
+  if (!s) return "";
+  size_t extra = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) extra += *p < 0x20 || *p == 0x7f ? 3 : 0;
+  if (!extra) return s;
+  char *o = po_Arena_Malloc(a, strlen(s) + extra + 1), *w = o;
+  if (!o) return "(a name with control characters)";
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '\n') w += sprintf(w, "\\n");
+    else if (*p == '\t') w += sprintf(w, "\\t");
+    else if (*p < 0x20 || *p == 0x7f) w += sprintf(w, "\\x%02x", *p);
+    else *w++ = (char)*p;
+  }
+  *w = '\0';
+  return o;
+}
+
+static const char *describe_raw(const Res *r, po_Arena *a);
+static const char *describe(const Res *r, po_Arena *a) { return shown(describe_raw(r, a), a); }
+
+static const char *describe_raw(const Res *r, po_Arena *a) {
   if (r->m.has_service) {
     return po_Arena_Printf(a, "%s, service %s%s%s", dir_name(r->m.direction), svc_name(&r->m.service, a),
                            r->m.note ? "; " : "", r->m.note ? r->m.note : "");
@@ -220,7 +246,7 @@ static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena 
     else if (strcmp(dc, d)) {
       *err = po_Arena_Printf(a, "the dump has no Consul bootstrap saying this proxy's datacenter, and its upstream "
                              "SNIs name datacenters %s and %s (cluster %s): say which is local with --datacenter",
-                             dc, d, rs[i].r->name);
+                             shown(dc, a), shown(d, a), shown(rs[i].r->name, a));
       return NULL;
     }
   }
@@ -312,7 +338,7 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
       po_Arena_Free(sa);
       fclose(body);
       free(text);
-      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), r->r->name, st.message);
+      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), shown(r->r->name, sa), st.message);
       return -3;
     }
     po_Value *applied = po_Value_NewList(a), *rerrs = po_Value_NewList(a);
@@ -350,7 +376,7 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     size_t alen = 0;
     po_Status_Clear(&st);
     char *after = po_Message_ToJson(r->r->message, sa, &alen, &st);
-    const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), r->r->name);
+    const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), shown(r->r->name, sa));
     po_Value *jr = res_value(r, a);
     po_Value_MapPut(a, jr, "patches", applied);
     if (!after) {
@@ -371,7 +397,7 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
       if (po_Value_Size(rerrs)) po_Value_MapPut(a, jr, "errors", rerrs);
       po_Value_ListAppend(a, jres, jr);
     } else {
-      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), r->r->name, describe(r, sa), applied_text);
+      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), describe(r, sa), applied_text);
       for (size_t e = 0; e < po_Value_Size(rerrs); e++) {
         fprintf(body, "error: %s\n", po_Value_String(po_Value_At(rerrs, e), NULL));
       }
@@ -398,14 +424,14 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     for (size_t k = 0; k < args->patch_count; k++) {
       if (pos[p].matched[k]) continue;
       nunp++;
-      const char *why = why_unmatched(&args->patches[k], rs, n, a);
+      const char *why = why_unmatched(&args->patches[k], rs, n, a); /* JSON: as it is; text: shown */
       po_Value *e = po_Value_NewMap(a);
       po_Value_MapPut(a, e, "override", str(a, pos[p].label));
       po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
       po_Value_MapPut(a, e, "reason", str(a, why));
       po_Value_ListAppend(a, junp, e);
       fprintf(unp, "  %s patches[%zu] (%s %s %s): %s\n", pos[p].label, k, args->patches[k].op, args->patches[k].path,
-              args->patches[k].resource_filter.resource_type, why);
+              args->patches[k].resource_filter.resource_type, shown(why, a));
     }
   }
   fclose(unp);
@@ -452,14 +478,14 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     fputs(s, out);
   } else {
     fprintf(out, "preview: mesh %s", po_Mesh_Name(opt->mesh));
-    if (dc) fprintf(out, ", local datacenter %s", dc);
+    if (dc) fprintf(out, ", local datacenter %s", shown(dc, a));
     fprintf(out, "; %zu active resources: %zu changed, %zu matched by no patch; %zu static (the bootstrap's: no mesh "
                  "extension patches them); %zu warming or draining (not previewed)\n",
             n, changed, unmatched, nstatic, nother);
     fprintf(out, "limits: %s; %s\n", kLimits, kLimitsEds);
     if (naside) {
       fprintf(out, "overrides for other services' proxies, not applied (this is %s's proxy, says the dump's bootstrap): %zu\n",
-              self, naside);
+              shown(self, a), naside);
       for (size_t i = 0; i < naside; i++) {
         fprintf(out, "  %s (ServiceDefaults %s)\n", aside[i]->label, aside[i]->c->target_name);
       }
@@ -467,18 +493,18 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     if (dump->unknown_types) {
       fprintf(out, "note: %zu embedded configurations are of types the Envoy API of this build lacks (the first: %s); "
                    "they are shown as placeholders (no patch path can enter an Any)\n",
-              dump->unknown_types, dump->first_unknown_type);
+              dump->unknown_types, shown(dump->first_unknown_type, a));
     }
     fputs(text, out);
     fprintf(out, "\npatches that matched nothing: %zu\n%s", nunp, unp_text ? unp_text : "");
     fprintf(out, "\nresources no patch matched: %zu\n", unmatched);
     for (size_t i = 0; i < n; i++) {
-      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), rs[i].r->name, describe(&rs[i], a));
+      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), shown(rs[i].r->name, a), describe(&rs[i], a));
     }
     if (nother) {
       fprintf(out, "\nwarming or draining, not previewed: %zu\n", nother);
       for (size_t i = 0; i < nother; i++) {
-        fprintf(out, "  %s %s (%s)\n", type_name(others[i].r->type), others[i].r->name, po_DumpState_Name(others[i].r->state));
+        fprintf(out, "  %s %s (%s)\n", type_name(others[i].r->type), shown(others[i].r->name, a), po_DumpState_Name(others[i].r->state));
       }
     }
     fprintf(out, "\nerrors: %zu\n", errors);

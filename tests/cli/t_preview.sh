@@ -35,6 +35,10 @@ case_ consul-no-datacenter -f $pv/consul-po.yaml --config-dump $pv/consul-no-boo
 case_ consul-other-datacenter "${consul[@]}" --datacenter dc2
 case_ consul-inbound-route -f $pv/consul-inbound-route-po.yaml --config-dump $pv/consul-inbound-route-dump.json
 case_ apply-order -f $pv/apply-order-po.yaml --config-dump $pv/consul-dump.json
+case_ control-chars -f $pv/control-chars-po.yaml --config-dump $pv/control-chars-dump.json
+if grep -qE '^(~~~|\+\+\+ b/cluster/x|# Approved)' "$work/out" || grep -q $'\e' "$work/out"; then
+  echo "FAIL preview control-chars: a name from the dump printed lines (or an ESC) of its own"; fail=$((fail+1))
+else pass=$((pass+1)); fi
 case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
