@@ -344,6 +344,15 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
     } else if (!strcmp(n, "envoy.admin.v3.EndpointsConfigDump")) {
       ok = entries(&r, d, dd, "static_endpoint_configs", "endpoint_config", kPo_DumpState_Static, ci) &&
            entries(&r, d, dd, "dynamic_endpoint_configs", "endpoint_config", kPo_DumpState_Active, ci);
+    } else if (!strncmp(n, "envoy.admin.v3.ClustersConfigDump.", 34) || !strncmp(n, "envoy.admin.v3.ListenersConfigDump.", 35) ||
+               !strncmp(n, "envoy.admin.v3.RoutesConfigDump.", 32) || !strncmp(n, "envoy.admin.v3.EndpointsConfigDump.", 35)) {
+      /* /config_dump?resource=... (or ?mask= with it) lists single entries, not the per-type
+       * dumps: taken as "something else", every resource would be missing and every patch
+       * reported as matching nothing. An entry does not say which list it came from (a
+       * DynamicCluster is active or warming alike), so it is refused, saying what to take. */
+      po_Status_Set(st, kPo_ErrParse, "configs[%zu]: a single %s, as /config_dump?resource=... gives: whether it is "
+                    "active, warming or draining is not in it; take the whole /config_dump (?include_eds for endpoints)", i, n);
+      return false;
     } else {
       out->other_configs[out->other_count++] = n; /* bootstrap, secrets, ...: not patched by a mesh */
       if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {

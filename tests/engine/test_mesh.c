@@ -227,6 +227,15 @@ static void test_dump(void **state) {
   bool ok = po_ConfigDump_ParseJson(deep, (size_t)at, A, &d, &st);
   if (ok) fail_msg("a dump nested past the encoder read as %zu resources, the first named '%s'", d.count, d.count ? d.resources[0].name : "");
   assert_non_null(strstr(st.message, "nested too deep"));
+  /* a /config_dump?resource= dump (single entries): refused, naming the entry, never read as
+   * a dump without resources */
+  static const char kResource[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump.DynamicCluster\",\"cluster\":"
+      "{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\"}}]}";
+  po_Status_Clear(&st);
+  if (po_ConfigDump_ParseJson(kResource, sizeof kResource - 1, A, &d, &st)) fail_msg("a ?resource= dump read as %zu resources", d.count);
+  assert_non_null(strstr(st.message, "configs[0]: a single envoy.admin.v3.ClustersConfigDump.DynamicCluster, as "
+                                     "/config_dump?resource=... gives"));
   /* a resource whose bytes do not decode says why in words, not upb's status number */
   static const char kBadUtf8[] =
       "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
