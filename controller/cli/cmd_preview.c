@@ -90,6 +90,33 @@ typedef struct {
   po_MeshResource m;
 } Res;
 
+/* A string grown in an arena by doubling (the old blocks stay in it: at most 2x). */
+typedef struct {
+  po_Arena *a;
+  char *buf;
+  size_t len, cap;
+  bool oom;
+} Text;
+
+static void text_cat(Text *t, const char *s) {
+  size_t n = strlen(s);
+  if (t->oom) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 128;
+    while (cap < t->len + n + 1) cap *= 2;
+    char *nb = po_Arena_Malloc(t->a, cap);
+    if (!nb) {
+      t->oom = true;
+      return;
+    }
+    if (t->len) memcpy(nb, t->buf, t->len);
+    t->buf = nb;
+    t->cap = cap;
+  }
+  memcpy(t->buf + t->len, s, n + 1);
+  t->len += n;
+}
+
 static int type_rank(po_ResourceType t) {
   switch (t) {
     case kPo_ResourceType_Cluster: return 0;
@@ -341,8 +368,11 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
       fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), shown(r->r->name, sa), st.message);
       return -3;
     }
-    po_Value *applied = po_Value_NewList(a), *rerrs = po_Value_NewList(a);
-    const char *applied_text = "";
+    /* What applied, per resource: the JSON report keeps it (arena a); the text's line is built
+     * in the resource's arena, by doubling - one string per patch, each a copy of the last,
+     * made one PropertyOverride of 100 patches on 10,000 clusters cost 3 GB and 42 s. */
+    po_Value *applied = opt->json ? po_Value_NewList(a) : NULL, *rerrs = po_Value_NewList(a);
+    Text applied_text = {.a = sa};
     for (size_t p = 0; p < npo; p++) {
       const po_Arguments *args = pos[p].c->args;
       bool any = false;
@@ -350,15 +380,22 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
         if (!po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl)) continue;
         pos[p].matched[k]++;
         any = true;
-        po_Value *e = po_Value_NewMap(a);
-        po_Value_MapPut(a, e, "override", str(a, pos[p].label));
-        po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
-        po_Value_ListAppend(a, applied, e);
-        applied_text = po_Arena_Printf(a, "%s%s%s patches[%zu]", applied_text, *applied_text ? ", " : "", pos[p].label, k);
+        if (applied) {
+          po_Value *e = po_Value_NewMap(a);
+          po_Value_MapPut(a, e, "override", str(a, pos[p].label));
+          po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
+          po_Value_ListAppend(a, applied, e);
+        } else {
+          char idx[32];
+          snprintf(idx, sizeof idx, " patches[%zu]", k);
+          text_cat(&applied_text, applied_text.len ? ", " : "");
+          text_cat(&applied_text, pos[p].label);
+          text_cat(&applied_text, idx);
+        }
       }
       if (!any) continue;
       po_Status_Clear(&st);
-      po_Diagnostics *rules = po_Diagnostics_New(a);
+      po_Diagnostics *rules = po_Diagnostics_New(sa); /* its messages are copied into a below */
       if (!rules) return po_Arena_Free(sa), -1;
       if (!po_Override_ApplyChecked(pos[p].c->override, r->r->message, &pl, NULL, rules, &st)) {
         if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
@@ -377,8 +414,8 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     po_Status_Clear(&st);
     char *after = po_Message_ToJson(r->r->message, sa, &alen, &st);
     const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), shown(r->r->name, sa));
-    po_Value *jr = res_value(r, a);
-    po_Value_MapPut(a, jr, "patches", applied);
+    po_Value *jr = opt->json ? res_value(r, a) : NULL;
+    if (jr) po_Value_MapPut(a, jr, "patches", applied);
     if (!after) {
       /* the patches applied, but the result has no JSON form (a Duration out of range) */
       errors++;
@@ -397,7 +434,9 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
       if (po_Value_Size(rerrs)) po_Value_MapPut(a, jr, "errors", rerrs);
       po_Value_ListAppend(a, jres, jr);
     } else {
-      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), describe(r, sa), applied_text);
+      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), describe(r, sa),
+              applied_text.buf ? applied_text.buf : "");
+      if (applied_text.oom) return po_Arena_Free(sa), -1;
       for (size_t e = 0; e < po_Value_Size(rerrs); e++) {
         fprintf(body, "error: %s\n", po_Value_String(po_Value_At(rerrs, e), NULL));
       }
