@@ -280,6 +280,19 @@ static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena 
   return dc;
 }
 
+/* The ClusterLoadAssignment a cluster carries inline, as Consul's BasicEnvoyExtender sees it
+ * after the cluster's own patches: classified by its cluster_name (local_app inbound, else by
+ * SNI) and given the cluster-load-assignment patches ("updates can come from either" CDS or
+ * EDS). NULL when the cluster has none. */
+static po_Message *inline_cla(const Options *opt, const char *dc, const Res *r, po_Arena *a, po_MeshResource *m) {
+  if (r->r->type != kPo_ResourceType_Cluster) return NULL;
+  const char *name = NULL;
+  po_Message *la = po_Message_InlineLoadAssignment(r->r->message, a, &name);
+  if (!la) return NULL;
+  po_DumpResource d = {.type = kPo_ResourceType_ClusterLoadAssignment, .state = r->r->state, .name = name, .message = la};
+  return po_Mesh_Classify(opt->mesh, dc, &d, a, m) ? la : NULL;
+}
+
 static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump *dump, po_Arena *a, FILE *out) {
   /* Consul runs a ServiceDefaults' extensions on that service's proxies only (ProxyDefaults'
    * on all): when the dump's bootstrap says whose proxy this is, the others are set aside. */
@@ -341,12 +354,19 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     po_Payload pl = {r->m.resource_type, r->m.direction, r->m.has_service ? &r->m.service : NULL};
     /* Only a resource some patch matches is printed (and so encoded) before patching. */
     bool matches = false;
+    po_MeshResource lm;
+    po_Arena *probe = po_Arena_New();
+    if (!probe) return -1;
+    bool has_la = inline_cla(opt, dc, r, probe, &lm) != NULL;
+    po_Payload lp = {kPo_ResourceType_ClusterLoadAssignment, lm.direction, lm.has_service ? &lm.service : NULL};
     for (size_t p = 0; p < npo && !matches; p++) {
       const po_Arguments *args = pos[p].c->args;
       for (size_t k = 0; k < args->patch_count && !matches; k++) {
-        matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl);
+        matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl) ||
+                  (has_la && po_ResourceFilter_Matches(&args->patches[k].resource_filter, &lp));
       }
     }
+    po_Arena_Free(probe);
     hit[i] = matches;
     if (!matches) {
       unmatched++;
@@ -375,39 +395,53 @@ static int preview(const Options *opt, Po *all, size_t nall, const po_ConfigDump
     Text applied_text = {.a = sa};
     for (size_t p = 0; p < npo; p++) {
       const po_Arguments *args = pos[p].c->args;
-      bool any = false;
-      for (size_t k = 0; k < args->patch_count; k++) {
-        if (!po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl)) continue;
-        pos[p].matched[k]++;
-        any = true;
-        if (applied) {
-          po_Value *e = po_Value_NewMap(a);
-          po_Value_MapPut(a, e, "override", str(a, pos[p].label));
-          po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
-          po_Value_ListAppend(a, applied, e);
-        } else {
-          char idx[32];
-          snprintf(idx, sizeof idx, " patches[%zu]", k);
-          text_cat(&applied_text, applied_text.len ? ", " : "");
-          text_cat(&applied_text, pos[p].label);
-          text_cat(&applied_text, idx);
+      /* pass 0: the resource; pass 1: the ClusterLoadAssignment a cluster carries inline, as it
+       * is after this override's cluster patches (Consul's BasicEnvoyExtender order) */
+      for (int pass = 0; pass < 2; pass++) {
+        po_Message *target = r->r->message;
+        po_Payload tp = pl;
+        po_MeshResource tm;
+        if (pass == 1) {
+          target = inline_cla(opt, dc, r, sa, &tm);
+          if (!target) break;
+          tp = (po_Payload){kPo_ResourceType_ClusterLoadAssignment, tm.direction, tm.has_service ? &tm.service : NULL};
         }
-      }
-      if (!any) continue;
-      po_Status_Clear(&st);
-      po_Diagnostics *rules = po_Diagnostics_New(sa); /* its messages are copied into a below */
-      if (!rules) return po_Arena_Free(sa), -1;
-      if (!po_Override_ApplyChecked(pos[p].c->override, r->r->message, &pl, NULL, rules, &st)) {
-        if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
-        errors++;
-        const char *msg = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
-        po_Value_ListAppend(a, rerrs, str(a, msg));
-      }
-      for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
-        const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
-        errors++;
-        po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "%s patches[%d] (%s): %s", pos[p].label, dg->patch_index,
-                                                             dg->path ? dg->path : "", dg->message)));
+        bool any = false;
+        for (size_t k = 0; k < args->patch_count; k++) {
+          if (!po_ResourceFilter_Matches(&args->patches[k].resource_filter, &tp)) continue;
+          pos[p].matched[k]++;
+          any = true;
+          if (applied) {
+            po_Value *e = po_Value_NewMap(a);
+            po_Value_MapPut(a, e, "override", str(a, pos[p].label));
+            po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
+            if (pass) po_Value_MapPut(a, e, "on", str(a, "load_assignment"));
+            po_Value_ListAppend(a, applied, e);
+          } else {
+            char idx[64];
+            snprintf(idx, sizeof idx, " patches[%zu]%s", k, pass ? " (on its load_assignment)" : "");
+            text_cat(&applied_text, applied_text.len ? ", " : "");
+            text_cat(&applied_text, pos[p].label);
+            text_cat(&applied_text, idx);
+          }
+        }
+        if (!any) continue;
+        po_Status_Clear(&st);
+        po_Diagnostics *rules = po_Diagnostics_New(sa); /* its messages are copied into a below */
+        if (!rules) return po_Arena_Free(sa), -1;
+        if (!po_Override_ApplyChecked(pos[p].c->override, target, &tp, NULL, rules, &st)) {
+          if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
+          errors++;
+          const char *msg = po_Arena_Printf(a, "%s%s: %s", pos[p].label, pass ? " (load_assignment)" : "", st.message);
+          po_Value_ListAppend(a, rerrs, str(a, msg));
+        }
+        for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
+          const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
+          errors++;
+          po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "%s patches[%d] (%s%s): %s", pos[p].label, dg->patch_index,
+                                                               pass ? "load_assignment" : "", dg->path ? dg->path : "",
+                                                               dg->message)));
+        }
       }
     }
     size_t alen = 0;

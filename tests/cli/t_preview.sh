@@ -39,6 +39,7 @@ case_ control-chars -f $pv/control-chars-po.yaml --config-dump $pv/control-chars
 if grep -qE '^(~~~|\+\+\+ b/cluster/x|# Approved)' "$work/out" || grep -q $'\e' "$work/out"; then
   echo "FAIL preview control-chars: a name from the dump printed lines (or an ESC) of its own"; fail=$((fail+1))
 else pass=$((pass+1)); fi
+case_ inline-cla -f $pv/inline-cla-po.yaml --config-dump $pv/consul-dump.json
 case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
