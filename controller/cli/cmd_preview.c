@@ -25,9 +25,10 @@ static const char kUsage[] =
     "Applies PropertyOverrides to the configuration a proxy is running, as the mesh would, and\n"
     "shows what changes: a unified diff of each changed resource's JSON (keys sorted), the\n"
     "resources no patch matched, each patch that matched nothing and why, and errors.\n"
-    "Overrides are applied in the order given, each one's matching patches in order (with\n"
-    "Consul, those of a ServiceDefaults other than the proxy's service, which the dump's\n"
-    "bootstrap names, are set aside and listed), to the\n"
+    "Overrides are applied in the order Consul runs them (ProxyDefaults' first, then the\n"
+    "ServiceDefaults'; each by spec.priority, lower first, then name), each one's matching\n"
+    "patches in order (with Consul, those of a ServiceDefaults other than the proxy's service,\n"
+    "which the dump's bootstrap names, are set aside and listed), to the\n"
     "dynamic active resources (warming and draining ones are listed, not patched; static ones\n"
     "come from the bootstrap, which no mesh extension patches).\n"
     "\n"
@@ -64,12 +65,57 @@ typedef struct {
   const po_CompiledOverride *c;
   const char *label; /* namespace/name */
   size_t *matched;   /* per patch: resources it applied to */
+  size_t index;      /* its place in the inputs: the last tie-break */
 } Po;
+
+/* The order Consul runs a proxy's extensions in (docs/crd.md, "Priority and conflicts"): the
+ * ProxyDefaults `global` entries first, then the service's ServiceDefaults entries; within a
+ * target ours follow spec.priority (lower first), then the PropertyOverride's name (the
+ * controller's order, controller/targets/src/consul.c). Not the order of the inputs: a later
+ * patch wins a conflict, so the inputs' order would show the wrong winner. */
+static int by_apply_order(const void *x, const void *y) {
+  const Po *a = x, *b = y;
+  int ka = a->c->target_kind == kPo_TargetProxyDefaults ? 0 : 1, kb = b->c->target_kind == kPo_TargetProxyDefaults ? 0 : 1;
+  if (ka != kb) return ka - kb;
+  int d = strcmp(a->c->ns, b->c->ns);
+  if (!d) d = strcmp(a->c->target_name, b->c->target_name);
+  if (d) return d;
+  if (a->c->priority != b->c->priority) return a->c->priority < b->c->priority ? -1 : 1;
+  d = strcmp(a->c->name, b->c->name);
+  return d ? d : (a->index > b->index) - (a->index < b->index);
+}
 
 typedef struct {
   po_DumpResource *r; /* decoded (po_DumpResource_Decode) only when a patch matches it */
   po_MeshResource m;
 } Res;
+
+/* A string grown in an arena by doubling (the old blocks stay in it: at most 2x). */
+typedef struct {
+  po_Arena *a;
+  char *buf;
+  size_t len, cap;
+  bool oom;
+} Text;
+
+static void text_cat(Text *t, const char *s) {
+  size_t n = strlen(s);
+  if (t->oom) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : 128;
+    while (cap < t->len + n + 1) cap *= 2;
+    char *nb = po_Arena_Malloc(t->a, cap);
+    if (!nb) {
+      t->oom = true;
+      return;
+    }
+    if (t->len) memcpy(nb, t->buf, t->len);
+    t->buf = nb;
+    t->cap = cap;
+  }
+  memcpy(t->buf + t->len, s, n + 1);
+  t->len += n;
+}
 
 static int type_rank(po_ResourceType t) {
   switch (t) {
@@ -112,8 +158,37 @@ static const char *svc_name(const po_ServiceName *s, po_Arena *a) {
   return strcmp(ns, "default") ? po_Arena_Printf(a, "%s/%s", ns, s->name) : s->name;
 }
 
-static const char *describe(const Res *r, po_Arena *a) {
-  if (r->m.has_service) return po_Arena_Printf(a, "%s, service %s", dir_name(r->m.direction), svc_name(&r->m.service, a));
+/* Text from the dump (resource names, and what is read out of them) as the text report prints
+ * it: control characters escaped (\n, \t, \xNN). A dump is input like any other - in the
+ * pull-request workflow of docs/gitops.md it is a file of the repository - and a name carrying
+ * a newline would print lines of its own: a forged diff, or the end of the ```diff fence the
+ * report is pasted into and markdown after it; an ESC, terminal escapes. The JSON report
+ * escapes by itself. */
+static const char *shown(const char *s, po_Arena *a) {
+  if (!s) return "";
+  size_t extra = 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) extra += *p < 0x20 || *p == 0x7f ? 3 : 0;
+  if (!extra) return s;
+  char *o = po_Arena_Malloc(a, strlen(s) + extra + 1), *w = o;
+  if (!o) return "(a name with control characters)";
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '\n') w += sprintf(w, "\\n");
+    else if (*p == '\t') w += sprintf(w, "\\t");
+    else if (*p < 0x20 || *p == 0x7f) w += sprintf(w, "\\x%02x", *p);
+    else *w++ = (char)*p;
+  }
+  *w = '\0';
+  return o;
+}
+
+static const char *describe_raw(const Res *r, po_Arena *a);
+static const char *describe(const Res *r, po_Arena *a) { return shown(describe_raw(r, a), a); }
+
+static const char *describe_raw(const Res *r, po_Arena *a) {
+  if (r->m.has_service) {
+    return po_Arena_Printf(a, "%s, service %s%s%s", dir_name(r->m.direction), svc_name(&r->m.service, a),
+                           r->m.note ? "; " : "", r->m.note ? r->m.note : "");
+  }
   if (r->m.note) return po_Arena_Printf(a, "%s; %s", dir_name(r->m.direction), r->m.note);
   return dir_name(r->m.direction);
 }
@@ -198,11 +273,25 @@ static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena 
     else if (strcmp(dc, d)) {
       *err = po_Arena_Printf(a, "the dump has no Consul bootstrap saying this proxy's datacenter, and its upstream "
                              "SNIs name datacenters %s and %s (cluster %s): say which is local with --datacenter",
-                             dc, d, rs[i].r->name);
+                             shown(dc, a), shown(d, a), shown(rs[i].r->name, a));
       return NULL;
     }
   }
   return dc;
+}
+
+/* The ClusterLoadAssignment a cluster carries inline, as Consul's BasicEnvoyExtender sees it
+ * after the cluster's own patches: classified by its cluster_name (local_app inbound, else by
+ * SNI) and given the cluster-load-assignment patches ("updates can come from either" CDS or
+ * EDS). NULL when the cluster has none. */
+static po_Message *inline_cla(const Options *opt, const char *dc, const Res *r, po_Message *msg, po_Arena *a,
+                              po_MeshResource *m) {
+  if (r->r->type != kPo_ResourceType_Cluster) return NULL;
+  const char *name = NULL;
+  po_Message *la = po_Message_InlineLoadAssignment(msg, a, &name);
+  if (!la) return NULL;
+  po_DumpResource d = {.type = kPo_ResourceType_ClusterLoadAssignment, .state = r->r->state, .name = name, .message = la};
+  return po_Mesh_Classify(opt->mesh, dc, &d, a, m) ? la : NULL;
 }
 
 static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump, po_Arena *a, FILE *out) {
@@ -261,17 +350,41 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
   /* Changed resources go to a memory stream first: the text report prints its summary first. */
   FILE *body = open_memstream(&text, &text_len);
   if (!body) return -1;
+  bool any_cla = false;
+  for (size_t p = 0; p < npo; p++) {
+    for (size_t k = 0; k < pos[p].c->args->patch_count; k++) {
+      const char *t = pos[p].c->args->patches[k].resource_filter.resource_type;
+      any_cla |= t && strcmp(t, "cluster-load-assignment") == 0;
+    }
+  }
   for (size_t i = 0; i < n; i++) {
     const Res *r = &rs[i];
     po_Payload pl = {r->m.resource_type, r->m.direction, r->m.has_service ? &r->m.service : NULL};
     /* Only a resource some patch matches is printed (and so encoded) before patching. */
     bool matches = false;
+    po_MeshResource lm = {0};
+    po_Arena *probe = po_Arena_New();
+    if (!probe) return -1;
+    /* A cluster's inline load_assignment is looked at (which decodes the cluster) only when a
+     * cluster-load-assignment patch exists: otherwise names decide alone. A cluster that does
+     * not decode counts as matched, so that the error is reported below. */
+    bool has_la = false;
+    if (any_cla && r->r->type == kPo_ResourceType_Cluster) {
+      po_Status dst;
+      po_Status_Clear(&dst);
+      po_Message *cm = po_DumpResource_Decode(r->r, &dst);
+      if (!cm) matches = true;
+      else has_la = inline_cla(opt, dc, r, cm, probe, &lm) != NULL;
+    }
+    po_Payload lp = {kPo_ResourceType_ClusterLoadAssignment, lm.direction, lm.has_service ? &lm.service : NULL};
     for (size_t p = 0; p < npo && !matches; p++) {
       const po_Arguments *args = pos[p].c->args;
       for (size_t k = 0; k < args->patch_count && !matches; k++) {
-        matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl);
+        matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl) ||
+                  (has_la && po_ResourceFilter_Matches(&args->patches[k].resource_filter, &lp));
       }
     }
+    po_Arena_Free(probe);
     hit[i] = matches;
     if (!matches) {
       unmatched++;
@@ -291,47 +404,71 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       po_Arena_Free(sa);
       fclose(body);
       free(text);
-      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), r->r->name, st.message);
+      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), shown(r->r->name, sa), st.message);
       return -3;
     }
-    po_Value *applied = po_Value_NewList(a), *rerrs = po_Value_NewList(a);
-    const char *applied_text = "";
+    /* What applied, per resource: the JSON report keeps it (arena a); the text's line is built
+     * in the resource's arena, by doubling - one string per patch, each a copy of the last,
+     * made one PropertyOverride of 100 patches on 10,000 clusters cost 3 GB and 42 s. */
+    po_Value *applied = opt->json ? po_Value_NewList(a) : NULL, *rerrs = po_Value_NewList(a);
+    Text applied_text = {.a = sa};
     for (size_t p = 0; p < npo; p++) {
       const po_Arguments *args = pos[p].c->args;
-      bool any = false;
-      for (size_t k = 0; k < args->patch_count; k++) {
-        if (!po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl)) continue;
-        pos[p].matched[k]++;
-        any = true;
-        po_Value *e = po_Value_NewMap(a);
-        po_Value_MapPut(a, e, "override", str(a, pos[p].label));
-        po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
-        po_Value_ListAppend(a, applied, e);
-        applied_text = po_Arena_Printf(a, "%s%s%s patches[%zu]", applied_text, *applied_text ? ", " : "", pos[p].label, k);
-      }
-      if (!any) continue;
-      po_Status_Clear(&st);
-      po_Diagnostics *rules = po_Diagnostics_New(a);
-      if (!rules) return po_Arena_Free(sa), -1;
-      if (!po_Override_ApplyChecked(pos[p].c->override, msg, &pl, NULL, rules, &st)) {
-        if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
-        errors++;
-        const char *why = po_Arena_Printf(a, "%s: %s", pos[p].label, st.message);
-        po_Value_ListAppend(a, rerrs, str(a, why));
-      }
-      for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
-        const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
-        errors++;
-        po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "%s patches[%d] (%s): %s", pos[p].label, dg->patch_index,
-                                                             dg->path ? dg->path : "", dg->message)));
+      /* pass 0: the resource; pass 1: the ClusterLoadAssignment a cluster carries inline, as it
+       * is after this override's cluster patches (Consul's BasicEnvoyExtender order) */
+      for (int pass = 0; pass < 2; pass++) {
+        po_Message *target = msg;
+        po_Payload tp = pl;
+        po_MeshResource tm;
+        if (pass == 1) {
+          target = inline_cla(opt, dc, r, msg, sa, &tm);
+          if (!target) break;
+          tp = (po_Payload){kPo_ResourceType_ClusterLoadAssignment, tm.direction, tm.has_service ? &tm.service : NULL};
+        }
+        bool any = false;
+        for (size_t k = 0; k < args->patch_count; k++) {
+          if (!po_ResourceFilter_Matches(&args->patches[k].resource_filter, &tp)) continue;
+          pos[p].matched[k]++;
+          any = true;
+          if (applied) {
+            po_Value *e = po_Value_NewMap(a);
+            po_Value_MapPut(a, e, "override", str(a, pos[p].label));
+            po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
+            if (pass) po_Value_MapPut(a, e, "on", str(a, "load_assignment"));
+            po_Value_ListAppend(a, applied, e);
+          } else {
+            char idx[64];
+            snprintf(idx, sizeof idx, " patches[%zu]%s", k, pass ? " (on its load_assignment)" : "");
+            text_cat(&applied_text, applied_text.len ? ", " : "");
+            text_cat(&applied_text, pos[p].label);
+            text_cat(&applied_text, idx);
+          }
+        }
+        if (!any) continue;
+        po_Status_Clear(&st);
+        po_Diagnostics *rules = po_Diagnostics_New(sa); /* its messages are copied into a below */
+        if (!rules) return po_Arena_Free(sa), -1;
+        if (!po_Override_ApplyChecked(pos[p].c->override, target, &tp, NULL, rules, &st)) {
+          if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
+          errors++;
+          const char *why = po_Arena_Printf(a, "%s%s: %s", pos[p].label, pass ? " (load_assignment)" : "", st.message);
+          po_Value_ListAppend(a, rerrs, str(a, why));
+        }
+        for (size_t k = 0; k < po_Diagnostics_Count(rules); k++) {
+          const po_Diagnostic *dg = po_Diagnostics_At(rules, k);
+          errors++;
+          po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "%s patches[%d] (%s%s): %s", pos[p].label, dg->patch_index,
+                                                               pass ? "load_assignment" : "", dg->path ? dg->path : "",
+                                                               dg->message)));
+        }
       }
     }
     size_t alen = 0;
     po_Status_Clear(&st);
     char *after = po_Message_ToJson(msg, sa, &alen, &st);
-    const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), r->r->name);
-    po_Value *jr = res_value(r, a);
-    po_Value_MapPut(a, jr, "patches", applied);
+    const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), shown(r->r->name, sa));
+    po_Value *jr = opt->json ? res_value(r, a) : NULL;
+    if (jr) po_Value_MapPut(a, jr, "patches", applied);
     if (!after) {
       /* the patches applied, but the result has no JSON form (a Duration out of range) */
       errors++;
@@ -350,7 +487,9 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       if (po_Value_Size(rerrs)) po_Value_MapPut(a, jr, "errors", rerrs);
       po_Value_ListAppend(a, jres, jr);
     } else {
-      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), r->r->name, describe(r, sa), applied_text);
+      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), describe(r, sa),
+              applied_text.buf ? applied_text.buf : "");
+      if (applied_text.oom) return po_Arena_Free(sa), -1;
       for (size_t e = 0; e < po_Value_Size(rerrs); e++) {
         fprintf(body, "error: %s\n", po_Value_String(po_Value_At(rerrs, e), NULL));
       }
@@ -377,14 +516,14 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     for (size_t k = 0; k < args->patch_count; k++) {
       if (pos[p].matched[k]) continue;
       nunp++;
-      const char *why = why_unmatched(&args->patches[k], rs, n, a);
+      const char *why = why_unmatched(&args->patches[k], rs, n, a); /* JSON: as it is; text: shown */
       po_Value *e = po_Value_NewMap(a);
       po_Value_MapPut(a, e, "override", str(a, pos[p].label));
       po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
       po_Value_MapPut(a, e, "reason", str(a, why));
       po_Value_ListAppend(a, junp, e);
       fprintf(unp, "  %s patches[%zu] (%s %s %s): %s\n", pos[p].label, k, args->patches[k].op, args->patches[k].path,
-              args->patches[k].resource_filter.resource_type, why);
+              args->patches[k].resource_filter.resource_type, shown(why, a));
     }
   }
   fclose(unp);
@@ -431,14 +570,14 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     fputs(s, out);
   } else {
     fprintf(out, "preview: mesh %s", po_Mesh_Name(opt->mesh));
-    if (dc) fprintf(out, ", local datacenter %s", dc);
+    if (dc) fprintf(out, ", local datacenter %s", shown(dc, a));
     fprintf(out, "; %zu active resources: %zu changed, %zu matched by no patch; %zu static (the bootstrap's: no mesh "
                  "extension patches them); %zu warming or draining (not previewed)\n",
             n, changed, unmatched, nstatic, nother);
     fprintf(out, "limits: %s; %s\n", kLimits, kLimitsEds);
     if (naside) {
       fprintf(out, "overrides for other services' proxies, not applied (this is %s's proxy, says the dump's bootstrap): %zu\n",
-              self, naside);
+              shown(self, a), naside);
       for (size_t i = 0; i < naside; i++) {
         fprintf(out, "  %s (ServiceDefaults %s)\n", aside[i]->label, aside[i]->c->target_name);
       }
@@ -446,18 +585,18 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     if (dump->unknown_types) {
       fprintf(out, "note: %zu embedded configurations are of types the Envoy API of this build lacks (the first: %s); "
                    "they are shown as placeholders (no patch path can enter an Any)\n",
-              dump->unknown_types, dump->first_unknown_type);
+              dump->unknown_types, shown(dump->first_unknown_type, a));
     }
     fputs(text, out);
     fprintf(out, "\npatches that matched nothing: %zu\n%s", nunp, unp_text ? unp_text : "");
     fprintf(out, "\nresources no patch matched: %zu\n", unmatched);
     for (size_t i = 0; i < n; i++) {
-      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), rs[i].r->name, describe(&rs[i], a));
+      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), shown(rs[i].r->name, a), describe(&rs[i], a));
     }
     if (nother) {
       fprintf(out, "\nwarming or draining, not previewed: %zu\n", nother);
       for (size_t i = 0; i < nother; i++) {
-        fprintf(out, "  %s %s (%s)\n", type_name(others[i].r->type), others[i].r->name, po_DumpState_Name(others[i].r->state));
+        fprintf(out, "  %s %s (%s)\n", type_name(others[i].r->type), shown(others[i].r->name, a), po_DumpState_Name(others[i].r->state));
       }
     }
     fprintf(out, "\nerrors: %zu\n", errors);
@@ -542,9 +681,11 @@ int po_Cmd_Preview(int argc, char **argv) {
     pos[npo].c = co;
     pos[npo].label = *co->ns ? po_Arena_Printf(a, "%s/%s", co->ns, co->name) : co->name;
     pos[npo].matched = po_Arena_Malloc(a, (co->args->patch_count ? co->args->patch_count : 1) * sizeof(size_t));
+    pos[npo].index = npo;
     ok = pos[npo].label && pos[npo].matched;
     npo++;
   }
+  if (ok) qsort(pos, npo, sizeof *pos, by_apply_order);
   if (!ok) {
     fprintf(stderr, "propertyoverride preview: out of memory\n");
   } else if (po_CliReport_ExitCode(&rep) != 0) {

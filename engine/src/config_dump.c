@@ -48,6 +48,29 @@ static const upb_Array *list(const upb_Message *m, const upb_MessageDef *d, cons
   return upb_Message_Get(m, f).array_val;
 }
 
+/* upb's decode of a message's bytes (an Any's value), aliasing its strings; NULL with st set,
+ * upb's status in words (a number says nothing to whoever took the dump). */
+static upb_Message *decode_bytes(const upb_MessageDef *def, upb_StringView v, const char *where, po_Arena *a,
+                                 po_Status *st) {
+  const po_Schema *s = po_Engine_Schema(st);
+  if (!s) return NULL;
+  upb_Message *m = upb_Message_New(def, po_Arena_Upb(a));
+  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  upb_DecodeStatus ds = upb_Decode(v.data, v.size, m, upb_MessageDef_MiniTable(def),
+                                   upb_DefPool_ExtensionRegistry(po_Schema_Pool(s)), kUpb_DecodeOption_AliasString,
+                                   po_Arena_Upb(a));
+  if (ds != kUpb_DecodeStatus_Ok) {
+    const char *why = ds == kUpb_DecodeStatus_BadUtf8          ? "a string is not valid UTF-8"
+                      : ds == kUpb_DecodeStatus_MaxDepthExceeded ? "nested deeper than upb's 64 levels of messages"
+                      : ds == kUpb_DecodeStatus_OutOfMemory      ? "out of memory"
+                                                                 : "malformed bytes";
+    po_Status_Set(st, ds == kUpb_DecodeStatus_OutOfMemory ? kPo_ErrNoMemory : kPo_ErrParse, "%s: invalid %s: %s", where,
+                  upb_MessageDef_FullName(def), why);
+    return NULL;
+  }
+  return m;
+}
+
 /* An Any unpacked into a message of the pool; NULL with st set when its type is unknown or its
  * bytes do not decode. `where` names the place for the error. */
 static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, const upb_MessageDef **def,
@@ -68,17 +91,7 @@ static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, c
   }
   /* The Any's bytes live in this arena as long as the message: its strings (the nested Anys'
    * bytes above all) are aliased, not copied, which halves what a dump costs in memory. */
-  upb_Message *m = upb_Message_New(*def, po_Arena_Upb(a));
-  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
-  upb_DecodeStatus ds = upb_Decode(val.data, val.size, m, upb_MessageDef_MiniTable(*def),
-                                   upb_DefPool_ExtensionRegistry(po_Schema_Pool(s)), kUpb_DecodeOption_AliasString,
-                                   po_Arena_Upb(a));
-  if (ds != kUpb_DecodeStatus_Ok) {
-    po_Status_Set(st, kPo_ErrParse, "%s: invalid %s protobuf (decode status %d)", where, upb_MessageDef_FullName(*def),
-                  (int)ds);
-    return NULL;
-  }
-  return m;
+  return decode_bytes(*def, val, where, a, st);
 }
 
 typedef struct {
@@ -95,22 +108,6 @@ struct po_DumpPending {
   po_Arena *arena;
 };
 
-/* upb's decode of a message whose bytes upb itself encoded (the JSON decode of the dump). */
-static upb_Message *decode_bytes(const upb_MessageDef *def, upb_StringView v, const char *where, po_Arena *a,
-                                 po_Status *st) {
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return NULL;
-  upb_Message *m = upb_Message_New(def, po_Arena_Upb(a));
-  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
-  upb_DecodeStatus ds = upb_Decode(v.data, v.size, m, upb_MessageDef_MiniTable(def),
-                                   upb_DefPool_ExtensionRegistry(po_Schema_Pool(s)), kUpb_DecodeOption_AliasString,
-                                   po_Arena_Upb(a));
-  if (ds != kUpb_DecodeStatus_Ok) {
-    po_Status_Set(st, kPo_ErrParse, "%s: invalid %s protobuf (decode status %d)", where, upb_MessageDef_FullName(def), (int)ds);
-    return NULL;
-  }
-  return m;
-}
 
 po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *st) {
   if (r->message) return r->message;
@@ -338,13 +335,17 @@ static const char *without_unknown_types(const po_Schema *s, const char *json, s
   if (!tok) return NULL;
   json_object *root = json_tokener_parse_ex(tok, json, (int)len);
   bool ok = root && json_tokener_get_error(tok) == json_tokener_success;
+  /* json-c stops after one value: what follows it is kept after the rewritten text, so upb's
+   * decode of the whole still refuses text after the dump (two dumps appended into one file). */
+  size_t end = ok ? json_tokener_get_parse_end(tok) : len;
+  if (end > len) end = len;
   json_tokener_free(tok);
   const char *text = NULL;
   if (ok) {
     Fix f = {s, a, 0, NULL, false};
     fix_tree(&f, root);
     const char *t = f.oom ? NULL : json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-    text = t ? po_Arena_Strndup(a, t, strlen(t)) : NULL;
+    text = t ? po_Arena_Printf(a, "%s%.*s", t, (int)(len - end), json + end) : NULL;
     if (text) {
       *out_len = strlen(text);
       out->unknown_types = f.count;
@@ -425,6 +426,15 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
     } else if (!strcmp(n, "envoy.admin.v3.EndpointsConfigDump")) {
       ok = entries(&r, d, dd, "static_endpoint_configs", "endpoint_config", kPo_DumpState_Static, ci) &&
            entries(&r, d, dd, "dynamic_endpoint_configs", "endpoint_config", kPo_DumpState_Active, ci);
+    } else if (!strncmp(n, "envoy.admin.v3.ClustersConfigDump.", 34) || !strncmp(n, "envoy.admin.v3.ListenersConfigDump.", 35) ||
+               !strncmp(n, "envoy.admin.v3.RoutesConfigDump.", 32) || !strncmp(n, "envoy.admin.v3.EndpointsConfigDump.", 35)) {
+      /* /config_dump?resource=... (or ?mask= with it) lists single entries, not the per-type
+       * dumps: taken as "something else", every resource would be missing and every patch
+       * reported as matching nothing. An entry does not say which list it came from (a
+       * DynamicCluster is active or warming alike), so it is refused, saying what to take. */
+      po_Status_Set(st, kPo_ErrParse, "configs[%zu]: a single %s, as /config_dump?resource=... gives: whether it is "
+                    "active, warming or draining is not in it; take the whole /config_dump (?include_eds for endpoints)", i, n);
+      return false;
     } else {
       out->other_configs[out->other_count++] = n; /* bootstrap, secrets, ...: not patched by a mesh */
       if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {

@@ -14,7 +14,9 @@
  *   RouteConfiguration: inbound when `local_app` is the only cluster its routes target; else
  *     outbound, the upstream whose EnvoyID is the route's name.
  *   An EnvoyID is `[prepared_query:][[partition/]namespace/]name[?dc=DC|?peer=PEER]` (defaults
- *   left out); prepared queries, other datacenters and peers have no service a filter can name.
+ *   left out); prepared queries and peers have no service a filter can name (no discovery
+ *   chain: not in Consul's upstream map); another datacenter's upstream is its service's, but
+ *   only while it is the proxy's one upstream of that service.
  * Istio: clusters (and endpoints) `outbound|port|subset|host` (service from a host
  *   `name.namespace.svc.<domain>`) and `inbound|port|...`; the listener `virtualInbound` and
  *   `inbound|...` routes are inbound, everything else outbound without a service. */
@@ -43,36 +45,57 @@ static size_t labels(const char *s, const char **lab, size_t *len, size_t max) {
 
 static bool is(const char *l, size_t n, const char *word) { return n == strlen(word) && !memcmp(l, word, n); }
 
-/* Consul's SNI of an upstream; fills out->service when it names one in `dc` (any when NULL). */
+static bool keyword(const char *l, size_t n) {
+  return is(l, n, "internal") || is(l, n, "internal-v1") || is(l, n, "external") || is(l, n, "query");
+}
+
+/* Consul's SNI of an upstream; fills out->service when it names one in `dc` (any when NULL).
+ * The forms (connect/sni.go) are positional, so the keyword is looked for where each form has
+ * it, not as the first label that reads "internal": a service, namespace, partition or
+ * datacenter may itself be named `internal` or `external` (api.internal.dc1.internal.<td> is
+ * service api of namespace internal). A keyword counts only with a trust domain after it that
+ * does not itself begin with one. */
 static void consul_sni(const char *sni, const char *dc, po_Arena *a, po_MeshResource *out) {
   enum { kMax = 10 };
   const char *lab[kMax];
   size_t len[kMax];
   size_t n = labels(sni, lab, len, kMax);
-  size_t k = 0;
-  while (k < n && k < kMax && !is(lab[k], len[k], "internal") && !is(lab[k], len[k], "internal-v1") &&
-         !is(lab[k], len[k], "external")) {
-    k++;
+  static const struct {
+    size_t at;
+    const char *word;
+  } kForms[] = {
+      {3, "internal"},    /* svc.ns.dc.internal.<td> */
+      {3, "query"},       /* a prepared query's: svc.default.dc.query.<td> */
+      {4, "internal-v1"}, /* svc.ns.part.dc.internal-v1.<td> */
+      {4, "external"},    /* svc.ns.part.peer.external.<td> */
+      {4, "internal"},    /* subset.svc.ns.dc.internal.<td> */
+      {5, "internal-v1"}, /* subset.svc.ns.part.dc.internal-v1.<td> */
+  };
+  size_t f = 0, nforms = sizeof kForms / sizeof kForms[0];
+  for (; f < nforms; f++) {
+    size_t k = kForms[f].at;
+    if (k + 1 < n && k + 1 < kMax && is(lab[k], len[k], kForms[f].word) && len[k + 1] &&
+        !keyword(lab[k + 1], len[k + 1])) {
+      break;
+    }
   }
-  if (k >= n || k >= kMax || k < 3) {
+  if (f == nforms) {
     out->note = "not an SNI Consul gives an upstream: no service";
     return;
   }
-  size_t dci = k - 1;
-  bool v1 = is(lab[k], len[k], "internal-v1");
-  if (is(lab[k], len[k], "external")) {
-    /* svc.ns.part.<peer>.external.<td> */
-    out->note = k == 4 ? "a peered service's SNI: never matches a services filter"
-                       : "not an SNI Consul gives an upstream: no service";
+  size_t k = kForms[f].at, dci = k - 1;
+  bool v1 = is(kForms[f].word, strlen(kForms[f].word), "internal-v1");
+  if (!strcmp(kForms[f].word, "external")) {
+    out->note = "a peered service's SNI: never matches a services filter";
+    return;
+  }
+  if (!strcmp(kForms[f].word, "query")) {
+    out->note = "a prepared query's SNI: no service";
     return;
   }
   if (k == (v1 ? 5u : 4u)) {
     out->note = "a subset's SNI: never matches a services filter";
     out->datacenter = dup(a, lab[dci], len[dci]);
-    return;
-  }
-  if (k != (v1 ? 4u : 3u)) {
-    out->note = "not an SNI Consul gives an upstream: no service";
     return;
   }
   out->datacenter = dup(a, lab[dci], len[dci]);
@@ -119,10 +142,6 @@ static void consul_envoy_id(const char *id, const char *dc, po_Arena *a, po_Mesh
     out->note = "a peered upstream: never matches a services filter";
     return;
   }
-  if (q && !strncmp(q, "?dc=", 4) && (!dc || strcmp(q + 4, dc))) {
-    out->note = po_Arena_Printf(a, "an upstream in datacenter %s: never matches a services filter", q + 4);
-    return;
-  }
   if (n == 0) {
     out->note = "no upstream ID in the name: no service";
     return;
@@ -145,6 +164,14 @@ static void consul_envoy_id(const char *id, const char *dc, po_Arena *a, po_Mesh
   out->service.namespace_ = np >= 2 ? dup(a, parts[np - 2], lens[np - 2]) : "default";
   out->service.partition = np == 3 ? dup(a, parts[0], lens[0]) : "default";
   out->has_service = out->service.name && out->service.namespace_ && out->service.partition;
+  if (out->has_service && q && !strncmp(q, "?dc=", 4) && (!dc || strcmp(q + 4, dc))) {
+    /* Consul's runtime config (agent/xds/extensionruntime) keys upstreams by service name,
+     * namespace and partition, with the EnvoyID of the one written last: an upstream in another
+     * datacenter is that service's when it is the proxy's only upstream of it; with a local one
+     * as well, which of the two a filter matches is Go's map order, i.e. chance. */
+    out->note = po_Arena_Printf(a, "an upstream in datacenter %s: Consul matches it to this service only when the "
+                                   "proxy has no other upstream of it (it keeps one per service)", q + 4);
+  }
 }
 
 /* ---- the clusters a RouteConfiguration's routes target (Consul's RouteClusterNames) ---- */

@@ -1,4 +1,6 @@
 /* po_Message: an Envoy message and the arena it lives in, for callers that see no upb. */
+#include <string.h>
+
 #include "internal.h"
 
 const po_Schema *po_Engine_Schema(po_Status *status) { return po_Schema_Get(status); }
@@ -41,3 +43,17 @@ char *po_Message_ToJson(const po_Message *m, po_Arena *a, size_t *len, po_Status
 }
 
 const char *po_Message_FullName(const po_Message *m) { return upb_MessageDef_FullName(m->def); }
+
+po_Message *po_Message_InlineLoadAssignment(po_Message *m, po_Arena *a, const char **cluster_name) {
+  if (!m || strcmp(upb_MessageDef_FullName(m->def), "envoy.config.cluster.v3.Cluster") != 0) return NULL;
+  const upb_FieldDef *f = upb_MessageDef_FindFieldByName(m->def, "load_assignment");
+  if (!f || !upb_FieldDef_IsSubMessage(f) || !upb_Message_Has(m->msg, f)) return NULL;
+  upb_Message *sub = upb_Message_Mutable(m->msg, f, po_Arena_Upb(m->arena)).msg;
+  po_Message *pm = sub ? po_Arena_Malloc(a, sizeof *pm) : NULL;
+  if (!pm) return NULL;
+  *pm = (po_Message){upb_FieldDef_MessageSubDef(f), sub, m->arena};
+  const upb_FieldDef *cn = upb_MessageDef_FindFieldByName(pm->def, "cluster_name");
+  upb_StringView v = cn ? upb_Message_Get(sub, cn).str_val : (upb_StringView){"", 0};
+  *cluster_name = po_Arena_Strndup(a, v.data ? v.data : "", v.size);
+  return *cluster_name ? pm : NULL;
+}

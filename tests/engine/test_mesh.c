@@ -54,6 +54,16 @@ static const Row kRows[] = {
     {CONSUL, "dc1", C, "original-destination", OUT, NULL, "not an SNI Consul gives"},
     {CONSUL, "dc1", C, "internal." TD, OUT, NULL, "not an SNI Consul gives"},
     {CONSUL, "dc1", C, "", OUT, NULL, "not an SNI Consul gives"},
+    /* names that are themselves Consul's SNI keywords: the forms are positional (sni.go) */
+    {CONSUL, "dc1", C, "api.internal.dc1.internal." TD, OUT, "api/internal/default", NULL},
+    {CONSUL, "dc1", C, "internal.default.dc1.internal." TD, OUT, "internal/default/default", NULL},
+    {CONSUL, "dc1", C, "external.default.dc1.internal." TD, OUT, "external/default/default", NULL},
+    {CONSUL, "internal", C, "api.default.internal.internal." TD, OUT, "api/default/default", NULL},
+    {CONSUL, "dc1", C, "db.internal.external.dc1.internal-v1." TD, OUT, "db/internal/external", NULL},
+    {CONSUL, "dc1", C, "v2.api.internal.dc1.internal." TD, OUT, NULL, "a subset's SNI"},
+    {CONSUL, "dc1", C, "cache.internal.default.peer1.external." TD, OUT, NULL, "peered service's SNI"},
+    {CONSUL, "dc1", C, "geo-db.default.dc1.query." TD, OUT, NULL, "prepared query's SNI"},
+    {CONSUL, "dc1", C, "api.default.dc1.internal.", OUT, NULL, "not an SNI Consul gives"},
     {CONSUL, "dc1", E, "local_app", IN, NULL, NULL},
     {CONSUL, "dc1", E, "api.default.dc1.internal." TD, OUT, "api/default/default", NULL},
     {CONSUL, "dc1", L, "public_listener:10.0.0.5:20000", IN, NULL, NULL},
@@ -61,7 +71,10 @@ static const Row kRows[] = {
     {CONSUL, "dc1", L, "billing/db:127.0.0.1:9192", OUT, "db/billing/default", NULL},
     {CONSUL, "dc1", L, "part1/billing/db:127.0.0.1:9192", OUT, "db/billing/part1", NULL},
     {CONSUL, "dc1", L, "a/b/c/d:127.0.0.1:1", OUT, NULL, "not an upstream ID"},
-    {CONSUL, "dc1", L, "db?dc=dc2:127.0.0.1:9193", OUT, NULL, "datacenter dc2"},
+    /* Consul's upstream map holds another datacenter's upstream under its service (EnvoyID
+     * db?dc=dc2): matched, while it is the proxy's only upstream of db */
+    {CONSUL, "dc1", L, "db?dc=dc2:127.0.0.1:9193", OUT, "db/default/default", "datacenter dc2"},
+    {CONSUL, NULL, L, "team/db?dc=dc2:127.0.0.1:9193", OUT, "db/team/default", "datacenter dc2"},
     {CONSUL, "dc1", L, "db?dc=dc1:127.0.0.1:9193", OUT, "db/default/default", NULL},
     {CONSUL, "dc1", L, "cache?peer=peer1:127.0.0.1:9194", OUT, NULL, "a peered upstream"},
     {CONSUL, "dc1", L, "prepared_query:geo-db:127.0.0.1:9195", OUT, NULL, "prepared query"},
@@ -184,6 +197,56 @@ static void test_dump(void **state) {
   po_Status_Clear(&st);
   assert_false(po_ConfigDump_ParseJson(kUnknownResource, sizeof kUnknownResource - 1, A, &d, &st));
   assert_non_null(strstr(st.message, "configs[0].dynamic_active_clusters[0].cluster: expected a Cluster"));
+
+  /* text after the dump (two dumps appended into one file, garbage): refused, not ignored;
+   * also on the path that rewrites unknown types */
+  static const char *const kTrailing[] = {
+      "{\"configs\":[]} x",
+      "{\"configs\":[]}\n{\"configs\":[]}",
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
+      "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\",\"transport_socket\":"
+      "{\"name\":\"x\",\"typed_config\":{\"@type\":\"type.googleapis.com/acme.Thing\"}}}}]}]} {}",
+  };
+  for (size_t i = 0; i < sizeof kTrailing / sizeof kTrailing[0]; i++) {
+    po_Status_Clear(&st);
+    if (po_ConfigDump_ParseJson(kTrailing[i], strlen(kTrailing[i]), A, &d, &st)) fail_msg("trailing %zu accepted", i);
+    if (!strstr(st.message, "Unexpected text after the JSON value")) fail_msg("trailing %zu: %s", i, st.message);
+  }
+  po_Status_Clear(&st);
+  assert_true(po_ConfigDump_ParseJson("{\"configs\":[]} \n\t", 17, A, &d, &st)); /* whitespace is fine */
+
+  /* a resource nested past upb's binary encoder (a Struct in metadata, 40 deep): an error, never
+   * a cluster read back empty and nameless */
+  char deep[4096];
+  int at = snprintf(deep, sizeof deep,
+                    "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
+                    "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"api\","
+                    "\"metadata\":{\"filter_metadata\":{\"k\":");
+  for (int i = 0; i < 40; i++) at += snprintf(deep + at, sizeof deep - (size_t)at, "{\"a\":");
+  at += snprintf(deep + at, sizeof deep - (size_t)at, "{}");
+  for (int i = 0; i < 40; i++) at += snprintf(deep + at, sizeof deep - (size_t)at, "}");
+  at += snprintf(deep + at, sizeof deep - (size_t)at, "}}}}]}]}");
+  po_Status_Clear(&st);
+  bool ok = po_ConfigDump_ParseJson(deep, (size_t)at, A, &d, &st);
+  if (ok) fail_msg("a dump nested past the encoder read as %zu resources, the first named '%s'", d.count, d.count ? d.resources[0].name : "");
+  assert_non_null(strstr(st.message, "nested too deep"));
+  /* a /config_dump?resource= dump (single entries): refused, naming the entry, never read as
+   * a dump without resources */
+  static const char kResource[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump.DynamicCluster\",\"cluster\":"
+      "{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\"}}]}";
+  po_Status_Clear(&st);
+  if (po_ConfigDump_ParseJson(kResource, sizeof kResource - 1, A, &d, &st)) fail_msg("a ?resource= dump read as %zu resources", d.count);
+  assert_non_null(strstr(st.message, "configs[0]: a single envoy.admin.v3.ClustersConfigDump.DynamicCluster, as "
+                                     "/config_dump?resource=... gives"));
+  /* a resource whose bytes do not decode says why in words, not upb's status number */
+  static const char kBadUtf8[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
+      "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\xff\"}}]}]}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kBadUtf8, sizeof kBadUtf8 - 1, A, &d, &st));
+  assert_string_equal(st.message, "configs[0].dynamic_active_clusters[0].cluster: invalid envoy.config.cluster.v3.Cluster: "
+                                  "a string is not valid UTF-8");
 }
 
 /* A resource stays bytes until asked for: its name read without decoding it (each type's

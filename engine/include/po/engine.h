@@ -422,6 +422,11 @@ po_Message *po_Message_New(const char *full_name, po_Arena *a, po_Status *status
 /* Proto3 JSON with the original proto field names, NUL-terminated, in the arena. */
 char *po_Message_ToJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status);
 const char *po_Message_FullName(const po_Message *m);
+/* The ClusterLoadAssignment a Cluster carries inline (its `load_assignment`), sharing the
+ * cluster's memory: patching it patches the cluster. NULL when unset or m is not a Cluster.
+ * Consul's BasicEnvoyExtender patches it with cluster-load-assignment patches too, after the
+ * cluster's own ("updates can come from either" CDS or EDS), classified by its cluster_name. */
+po_Message *po_Message_InlineLoadAssignment(po_Message *m, po_Arena *a, const char **cluster_name);
 
 /* Consul's PatchStruct: applies one patch to the message (filters are not consulted). On error
  * the message may be partly modified and status has Consul's exact text (plus, when hints are
