@@ -397,12 +397,54 @@ static void any(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int dep
   fields(b, pm, pmsg, &url, depth);
 }
 
+/* "-1.5s" as upb writes a Duration: whole seconds, then the nanos in groups of three digits
+ * with trailing zero groups dropped. What upb refuses (out of range, mixed signs) goes to it
+ * for its error. Every cluster has one or more: through upb and the parser they were a third
+ * of an every-cluster preview. */
+static void duration(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int depth) {
+  int64_t secs = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 1)).int64_val;
+  int32_t nanos = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 2)).int32_val;
+  if (secs > 315576000000LL || secs < -315576000000LL || (secs < 0) != (nanos < 0) || nanos <= -1000000000 ||
+      nanos >= 1000000000) {
+    return wkt(b, m, msg, depth);
+  }
+  char num[48], *end = num + sizeof num, *p = end;
+  *--p = '"';
+  *--p = 's';
+  if (nanos) {
+    uint32_t n = (uint32_t)(nanos < 0 ? -nanos : nanos);
+    int width = 9;
+    while (n % 1000 == 0) n /= 1000, width -= 3;
+    char *q = p;
+    p = digits(p, n);
+    while (q - p < width) *--p = '0';
+    *--p = '.';
+  }
+  p = digits(p, secs < 0 ? 0ULL - (uint64_t)secs : (uint64_t)secs);
+  if (secs < 0) *--p = '-';
+  *--p = '"';
+  put(b, p, (size_t)(end - p));
+}
+
 static void message(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int depth) {
   if (b->failed || b->oom) return;
   switch (upb_MessageDef_WellKnownType(m)) {
     case kUpb_WellKnown_Unspecified: return fields(b, m, msg, NULL, depth);
     case kUpb_WellKnown_Any: return any(b, m, msg, depth);
-    default: return wkt(b, m, msg, depth);
+    case kUpb_WellKnown_Duration: return duration(b, m, msg, depth);
+    case kUpb_WellKnown_DoubleValue:
+    case kUpb_WellKnown_FloatValue:
+    case kUpb_WellKnown_Int64Value:
+    case kUpb_WellKnown_UInt64Value:
+    case kUpb_WellKnown_Int32Value:
+    case kUpb_WellKnown_UInt32Value:
+    case kUpb_WellKnown_StringValue:
+    case kUpb_WellKnown_BytesValue:
+    case kUpb_WellKnown_BoolValue: { /* a wrapper is its value */
+      const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(m, 1);
+      return scalar(b, vf, upb_Message_Get(msg, vf), depth);
+    }
+    default: return wkt(b, m, msg, depth); /* Timestamp, FieldMask, Struct, Value, ListValue, Empty */
   }
 }
 
