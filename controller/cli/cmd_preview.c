@@ -290,7 +290,8 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
      * the compact texts only for the --output json report, which carries them as values. */
     char *before = NULL, *pb = NULL;
     if (msg && opt->json) before = po_Message_ToJson(msg, sa, &blen, &st);
-    if (msg && (!opt->json || before)) pb = opt->json ? po_Preview_PrettyJson(before, blen, sa) : po_Message_ToPrettyJson(msg, sa, NULL, &st);
+    if (msg && opt->json && before) pb = po_Preview_PrettyJson(before, blen, sa);
+    if (msg && !opt->json) pb = po_Message_ToPrettyJson(msg, sa, NULL, &st);
     if (!pb) {
       po_Arena_Free(sa);
       fclose(body);
