@@ -110,7 +110,32 @@ static void test_pretty_sorted(void **state) {
   po_Arena_Free(a);
 }
 
+/* A value with no JSON form fails both routes alike, with upb's reason naming the field: a
+ * Duration whose nanos a patch set beyond a second (Consul's PatchStruct checks no range),
+ * which upb's encoder refuses. */
+static void test_pretty_error_is_upbs(void **state) {
+  (void)state;
+  po_Arena *a = po_Arena_New();
+  po_Status st, want;
+  po_Status_Clear(&st);
+  po_Status_Clear(&want);
+  static const char kIn[] =
+      "{\"name\":\"c\",\"connect_timeout\":\"1s\",\"transport_socket\":{\"name\":\"t\",\"typed_config\":{\"@type\":"
+      "\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"x\"}}}";
+  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", kIn, sizeof kIn - 1, a, &st);
+  if (!m) fail_msg("%s", st.message);
+  po_Patch p = {.op = "add", .path = "/connect_timeout/nanos", .value = po_Value_NewInt(a, 2000000000)};
+  if (!po_PatchStruct(m, &p, false, kPo_Convention_Typed, &st)) fail_msg("%s", st.message);
+  assert_null(po_Message_ToJson(m, a, NULL, &want));
+  assert_null(po_Message_ToPrettyJson(m, a, NULL, &st));
+  assert_int_equal(st.code, want.code);
+  assert_string_equal(st.message, want.message);
+  assert_non_null(strstr(st.message, "connect_timeout"));
+  po_Arena_Free(a);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_pretty_matches_text_route), cmocka_unit_test(test_pretty_sorted)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_pretty_matches_text_route), cmocka_unit_test(test_pretty_sorted),
+                                     cmocka_unit_test(test_pretty_error_is_upbs)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
