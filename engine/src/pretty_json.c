@@ -32,7 +32,9 @@ static void put(Buf *b, const char *s, size_t n) {
   if (b->len + n + 1 > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
     while (cap < b->len + n + 1) cap *= 2;
-    char *nb = po_Arena_Malloc(b->a, cap); /* the old block stays in the arena: at most 2x */
+    /* not zeroed (po_Arena_Malloc's memset was 4% of an every-cluster preview); the old block
+     * stays in the arena: at most 2x */
+    char *nb = upb_Arena_Malloc(po_Arena_Upb(b->a), cap);
     if (!nb) {
       b->oom = true;
       return;
@@ -275,7 +277,7 @@ static void map(Buf *b, const upb_FieldDef *f, const upb_Map *mp, int depth) {
   const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(entry, 2);
   size_t n = upb_Map_Size(mp);
   if (!n) return puts_(b, "{}");
-  Field *e = po_Arena_Malloc(b->a, n * sizeof *e);
+  Field *e = upb_Arena_Malloc(po_Arena_Upb(b->a), n * sizeof *e);
   if (!e) return (void)(b->oom = true);
   size_t i = 0;
   for (size_t it = kUpb_Map_Begin; i < n && upb_MapIterator_Next(mp, &it); i++) {
@@ -346,7 +348,7 @@ static void fields(Buf *b, const upb_MessageDef *m, const upb_Message *msg, cons
   for (size_t it = kUpb_Message_Begin; upb_Message_Next(msg, m, po_Schema_Pool(s), &f, &v, &it);) {
     if (n == cap) { /* doubling in the arena: at most 2x the fields' count */
       cap = cap ? 2 * cap : 16;
-      Field *ne = po_Arena_Malloc(b->a, cap * sizeof *ne);
+      Field *ne = upb_Arena_Malloc(po_Arena_Upb(b->a), cap * sizeof *ne);
       if (!ne) return (void)(b->oom = true);
       if (n) memcpy(ne, e, n * sizeof *e);
       e = ne;
