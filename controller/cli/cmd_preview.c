@@ -399,12 +399,18 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     po_Status st;
     po_Status_Clear(&st);
     po_Message *msg = po_DumpResource_Decode(r->r, &st);
-    char *before = msg ? po_Message_ToJson(msg, sa, &blen, &st) : NULL;
-    if (!before) {
+    /* The diff's indented texts come straight from the message (no JSON text to parse back);
+     * the compact texts only for the --output json report, which carries them as values. */
+    char *before = NULL, *pb = NULL;
+    if (msg && opt->json) before = po_Message_ToJson(msg, sa, &blen, &st);
+    if (msg && opt->json && before) pb = po_Preview_PrettyJson(before, blen, sa);
+    if (msg && !opt->json) pb = po_Message_ToPrettyJson(msg, sa, NULL, &st);
+    if (!pb) {
+      /* shown() writes into sa: said before sa goes */
+      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), shown(r->r->name, sa), st.message);
       po_Arena_Free(sa);
       fclose(body);
       free(text);
-      fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), shown(r->r->name, sa), st.message);
       return -3;
     }
     /* What applied, per resource: the JSON report keeps it (arena a); the text's line is built
@@ -465,7 +471,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     }
     size_t alen = 0;
     po_Status_Clear(&st);
-    char *after = po_Message_ToJson(msg, sa, &alen, &st);
+    char *after = opt->json ? po_Message_ToJson(msg, sa, &alen, &st) : po_Message_ToPrettyJson(msg, sa, &alen, &st);
     const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), shown(r->r->name, sa));
     po_Value *jr = opt->json ? res_value(r, a) : NULL;
     if (jr) po_Value_MapPut(a, jr, "patches", applied);
@@ -474,9 +480,8 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       errors++;
       po_Value_ListAppend(a, rerrs, str(a, po_Arena_Printf(a, "the result cannot be written as JSON: %s", st.message)));
     }
-    char *pb = po_Preview_PrettyJson(before, blen, sa);
-    char *pa = after ? po_Preview_PrettyJson(after, alen, sa) : NULL;
-    if (!pb || (after && !pa)) return po_Arena_Free(sa), -1;
+    char *pa = after && opt->json ? po_Preview_PrettyJson(after, alen, sa) : after;
+    if (after && !pa) return po_Arena_Free(sa), -1;
     bool same = pa && !strcmp(pb, pa);
     changed += !same;
     if (opt->json) {

@@ -8,157 +8,16 @@
 
 /* ================================ indented JSON ================================ */
 
-typedef struct {
-  char *buf;
-  size_t len, cap;
-  po_Arena *a;
-  bool oom;
-} Buf;
-
-static void put(Buf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *nb = po_Arena_Malloc(b->a, cap); /* the old block stays in the arena: at most 2x */
-    if (!nb) {
-      b->oom = true;
-      return;
-    }
-    if (b->len) memcpy(nb, b->buf, b->len);
-    b->buf = nb;
-    b->cap = cap;
-  }
-  memcpy(b->buf + b->len, s, n);
-  b->len += n;
-  b->buf[b->len] = '\0';
-}
-
-static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
-
-static void indent(Buf *b, int depth) {
-  static const char kSpaces[] = "                                                                ";
-  for (int i = 0; i < depth; i++) put(b, kSpaces, 2);
-}
-
-static void quoted(Buf *b, const char *s, size_t n) {
-  put(b, "\"", 1);
-  size_t run = 0;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
-    put(b, s + run, i - run);
-    run = i + 1;
-    char esc[8];
-    switch (c) {
-      case '"': puts_(b, "\\\""); break;
-      case '\\': puts_(b, "\\\\"); break;
-      case '\n': puts_(b, "\\n"); break;
-      case '\t': puts_(b, "\\t"); break;
-      case '\r': puts_(b, "\\r"); break;
-      default: snprintf(esc, sizeof esc, "\\u%04x", c); puts_(b, esc);
-    }
-  }
-  put(b, s + run, n - run);
-  put(b, "\"", 1);
-}
-
-/* An integer's decimal digits, without printf's format parsing: 10,000 changed clusters print
- * some 200,000 integers, and vsnprintf was a tenth of the run. */
-static void integer(Buf *b, long long v) {
-  char num[24], *p = num + sizeof num;
-  unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
-  do *--p = (char)('0' + u % 10); while ((u /= 10) != 0);
-  if (v < 0) *--p = '-';
-  put(b, p, (size_t)(num + sizeof num - p));
-}
-
-typedef struct {
-  const char *key;
-  const po_Value *v;
-} Entry;
-
-static int by_key(const void *x, const void *y) { return strcmp(((const Entry *)x)->key, ((const Entry *)y)->key); }
-
-static void emit(Buf *b, const po_Value *v, int depth) {
-  char num[40];
-  switch (po_Value_Kind(v)) {
-    case kPo_ValueKind_Null: puts_(b, "null"); break;
-    case kPo_ValueKind_Bool: puts_(b, po_Value_Bool(v) ? "true" : "false"); break;
-    case kPo_ValueKind_Int: integer(b, (long long)po_Value_Int(v)); break;
-    case kPo_ValueKind_Float: {
-      /* the shortest form that reads back as the same double */
-      double d = po_Value_Float(v);
-      for (int p = 1; p <= 17; p++) {
-        snprintf(num, sizeof num, "%.*g", p, d);
-        if (strtod(num, NULL) == d) break;
-      }
-      puts_(b, num);
-      break;
-    }
-    case kPo_ValueKind_String: {
-      size_t n = 0;
-      const char *s = po_Value_String(v, &n);
-      quoted(b, s, n);
-      break;
-    }
-    case kPo_ValueKind_List: {
-      size_t n = po_Value_Size(v);
-      if (!n) {
-        puts_(b, "[]");
-        break;
-      }
-      puts_(b, "[\n");
-      for (size_t i = 0; i < n; i++) {
-        indent(b, depth + 1);
-        emit(b, po_Value_At(v, i), depth + 1);
-        puts_(b, i + 1 < n ? ",\n" : "\n");
-      }
-      indent(b, depth);
-      puts_(b, "]");
-      break;
-    }
-    case kPo_ValueKind_Map: {
-      size_t n = po_Value_Size(v);
-      if (!n) {
-        puts_(b, "{}");
-        break;
-      }
-      Entry *e = po_Arena_Malloc(b->a, n * sizeof *e);
-      if (!e) {
-        b->oom = true;
-        return;
-      }
-      for (size_t i = 0; i < n; i++) e[i] = (Entry){po_Value_KeyAt(v, i), po_Value_At(v, i)};
-      qsort(e, n, sizeof *e, by_key);
-      puts_(b, "{\n");
-      for (size_t i = 0; i < n; i++) {
-        indent(b, depth + 1);
-        quoted(b, e[i].key, strlen(e[i].key));
-        puts_(b, ": ");
-        emit(b, e[i].v, depth + 1);
-        puts_(b, i + 1 < n ? ",\n" : "\n");
-      }
-      indent(b, depth);
-      puts_(b, "}");
-      break;
-    }
-  }
-}
-
+/* The indenting itself is the engine's (po_Value_ToPrettyJson): the resources' texts come
+ * straight from their messages (po_Message_ToPrettyJson), and the two must agree byte for byte. */
 char *po_Preview_PrettyJson(const char *json, size_t len, po_Arena *a) {
   po_Status st;
   po_Status_Clear(&st);
   const po_Value *v = po_Value_ParseJson(json, len, a, &st);
-  return v ? po_Preview_PrettyValue(v, a) : NULL;
+  return v ? po_Value_ToPrettyJson(v, a) : NULL;
 }
 
-char *po_Preview_PrettyValue(const po_Value *v, po_Arena *a) {
-  Buf b = {.a = a};
-  emit(&b, v, 0);
-  puts_(&b, "\n");
-  return b.oom ? NULL : b.buf;
-}
+char *po_Preview_PrettyValue(const po_Value *v, po_Arena *a) { return po_Value_ToPrettyJson(v, a); }
 
 /* ================================ unified diff ================================ */
 

@@ -81,6 +81,9 @@ void po_Value_SetPos(po_Value *v, po_Pos pos);
 
 /* JSON text -> value (strict JSON, nested at most 64 deep). Errors name line and column. */
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
+/* The value as indented JSON: two spaces a level, object keys sorted by byte order, floats at
+ * their shortest round-trip form; NUL-terminated, in the arena; NULL when out of memory. */
+char *po_Value_ToPrettyJson(const po_Value *v, po_Arena *a);
 /* YAML stream -> one value per document, read as kubectl reads manifests: cut into documents at
  * lines beginning with "---" (only a comment may follow; else an error), each piece's first
  * document only, a piece without one a null value (kubectl converts YAML to
@@ -427,6 +430,12 @@ const char *po_Message_FullName(const po_Message *m);
  * Consul's BasicEnvoyExtender patches it with cluster-load-assignment patches too, after the
  * cluster's own ("updates can come from either" CDS or EDS), classified by its cluster_name. */
 po_Message *po_Message_InlineLoadAssignment(po_Message *m, po_Arena *a, const char **cluster_name);
+/* Indented proto3 JSON, two spaces a level, object keys sorted by byte order, one value a
+ * line: what po_Message_ToJson gives, parsed and passed to po_Value_ToPrettyJson, byte for byte
+ * (errors too: NULL with upb's reason when a value has no JSON form), written straight from the
+ * message's set fields (reflection; well-known types other than Any through upb's encoder).
+ * Linear in the message's size plus a sort of each message's and map's keys. */
+char *po_Message_ToPrettyJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status);
 
 /* Consul's PatchStruct: applies one patch to the message (filters are not consulted). On error
  * the message may be partly modified and status has Consul's exact text (plus, when hints are
