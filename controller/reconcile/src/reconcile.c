@@ -650,9 +650,14 @@ static bool record_write(Run *run, json_object *object) {
   po_WriteRecord cur = po_Sync_ReadRecord(run->target);
   if (cur.present && cur.spec_hash == spec) return true;
   int64_t now = now_s(run);
-  /* Only this very second: a status time ahead of our clock (consul-k8s's clock runs ahead)
-   * would otherwise put the write off for as long as the skew. */
-  if (po_Sync_LastStatusTime(run->target) == now) {
+  /* The second of the last status write, or the one either side of it: the two clocks are never
+   * exactly together, and a skew of a fraction of a second puts consul-k8s's "this second" on
+   * our last or next one (its answer to our write, in its same second, would look exactly like
+   * the status recorded, and the write would never look synced). Further out: a status time far
+   * ahead of our clock (consul-k8s's clock runs ahead) would otherwise put the write off for as
+   * long as the skew. */
+  int64_t last = po_Sync_LastStatusTime(run->target);
+  if (last >= 0 && last >= now - 1 && last <= now + 1) {
     run->deferred = true;
     recheck_in(run, 1);
     return false;

@@ -14,8 +14,9 @@
  * Two cases keep that exact:
  *   - a write whose spec is the one last recorded (a restore of our own entries, an annotation
  *     alone) keeps the old record: consul-k8s may see nothing new and write no status;
- *   - a write in the same second as the status it would record is put off by a second (the next
- *     status write could otherwise be identical, time and all). */
+ *   - a write in the second of the status it would record, or the second either side of it
+ *     (the two clocks a fraction apart), is put off until that second is past (the next status
+ *     write could otherwise be identical, time and all). */
 #ifndef PO_RECONCILE_SYNC_H_
 #define PO_RECONCILE_SYNC_H_
 
