@@ -322,6 +322,27 @@ static void test_write_put_off_under_subsecond_skew(void **state) {
   assert_int_equal(r.recheck_in_s, 1);
 }
 
+/* adv: a tenant who may update the ServiceDefaults sets our record's time far in the future
+ * (year 9999). The wait "until the timeout falls due" was timeout - (now - at): 2.5e11 s,
+ * times 1e9 for RequeueAfter's nanoseconds, a signed overflow (a negative delay: a reconcile
+ * loop). A record from the future waits no longer than the timeout between looks. */
+static void test_forged_future_record_bounded_recheck(void **state) {
+  (void)state;
+  F.now = "2026-12-01T00:00:00Z";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  json_object_object_add(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
+                         json_object_new_string("at=9999-12-31T23:59:59Z spec=0000000000000001 status=0000000000000002"));
+  bump(target());
+  F.now = "2026-12-01T00:00:10Z";
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_string_equal(cond("a", "reason"), "Pending");
+  assert_true(r.recheck_in_s > 0 && r.recheck_in_s <= 120);
+  assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
+  assert_true(r.result.requeue_after_ns > 0 && r.result.requeue_after_ns <= INT64_C(120000000000));
+}
+
 #ifdef PO_ADV_KNOWN_FAILING
 /* adv (not fixed): a tenant who may update the ServiceDefaults (not its status) deletes our
  * write record while consul-k8s has not synced (it is down). Without a record the status as it
@@ -360,6 +381,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_write_put_off_in_the_second_of_a_status_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_entry_write_keeps_live_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_put_off_under_subsecond_skew, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_future_record_bounded_recheck, setup, teardown),
 #ifdef PO_ADV_KNOWN_FAILING
       cmocka_unit_test_setup_teardown(test_forged_record_removal_keeps_pending, setup, teardown),
 #endif

@@ -636,7 +636,11 @@ static int64_t now_s(Run *run) {
   return po_Sync_ParseTime(now);
 }
 
+/* A day: far beyond any --consul-sync-timeout, far below an overflow of int64 nanoseconds. */
+enum { kPo_ReconcileRecheckMaxS = 86400 };
+
 static void recheck_in(Run *run, int64_t s) {
+  if (s > kPo_ReconcileRecheckMaxS) s = kPo_ReconcileRecheckMaxS; /* RequeueAfter counts nanoseconds */
   if (s > 0 && (run->r.recheck_in_s == 0 || s < run->r.recheck_in_s)) run->r.recheck_in_s = s;
 }
 
