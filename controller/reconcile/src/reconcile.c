@@ -923,7 +923,19 @@ static void status(Run *run) {
    * PropertyOverride of the target (there and back), 50 of them per target at 10,000. */
   if (run->target_conflict || run->deferred) return;
   if (requires_sync(run)) {
-    if (!run->recorded) run->record = po_Sync_ReadRecord(run->target);
+    if (!run->recorded) {
+      run->record = po_Sync_ReadRecord(run->target);
+      /* The annotation is on an object tenants may update: when this process wrote the spec the
+       * target has now, its own memory of the record it wrote wins over an edited or removed one
+       * (a forged record could otherwise say "synced" for a write Consul never got). */
+      po_WriteRecord mine;
+      if (run->target && po_TargetIndex_OwnRecord(run->ix, run->key, &mine) &&
+          mine.spec_hash == po_Json_HashStable(po_Json_Get(run->target, "spec")) &&
+          (!run->record.present || mine.at != run->record.at || mine.status_hash != run->record.status_hash ||
+           mine.spec_hash != run->record.spec_hash)) {
+        run->record = mine;
+      }
+    }
     po_Sync_Judge(run->io->sync, run->target, &run->record, now_s(run), run->where, &run->sync);
   }
   /* with those of the other kind whose entries reach the same proxies (cross.c) */

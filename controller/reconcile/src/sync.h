@@ -65,6 +65,12 @@ typedef struct {
  * or the ignore mode: always Live. */
 void po_Sync_Judge(const po_SyncPolicy *p, const struct json_object *target, const po_WriteRecord *w, int64_t now,
                    const char *where, po_SyncVerdict *v);
+/* The record our last write into the target `key` carried, as this process wrote it (in memory:
+ * a tenant who may update the target can edit or remove the annotation, not this); false when
+ * this process wrote none (a restart, another replica's write, a failed write). Lives in
+ * index.c, with the rest of what the index remembers of our target writes. */
+bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecord *r);
+
 /* The sentence a timed-out Pending message starts with: the one-time Warning Event is raised
  * when the old Programmed message did not start with it. */
 #define PO_SYNC_TIMEOUT_PREFIX "consul-k8s has not reported"
