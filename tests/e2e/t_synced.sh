@@ -6,7 +6,8 @@
 # consul-k8s-fake.propertyoverride.io/fail (Consul refuses the entry). Cases, with the real
 # kubectl: Pending -> Programmed; SyncFailed with consul-k8s's own message, then fixed; the
 # timeout's one Warning Event SyncTimeout; spec.required reaching the entry; ignore mode (no
-# consul-k8s): written is programmed.
+# consul-k8s): written is programmed; a tenant removing or forging the write record
+# (propertyoverride.io/written) does not make a stalled write look synced.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" --fake-consul-k8s || exit 1
@@ -78,6 +79,19 @@ sleep 3 # (a few more reconciles of the target: none raises it again)
 kubectl annotate servicedefaults never touched=1 >/dev/null
 eventually "still exactly one" 10 1 events p3 SyncTimeout
 kubectl describe pov p3 | sed -n '/Conditions:/,$p'
+
+echo "# a tenant forges the write record: 'forged' synced once, then consul-k8s stalls on our write"
+target forged
+eventually "the fake consul-k8s syncs 'forged' by itself" 20 True synced forged
+kubectl annotate servicedefaults forged consul-k8s-fake.propertyoverride.io/delay-ms=600000 >/dev/null
+po p6 forged 16
+eventually "Pending" 15 Pending cond p6 Programmed reason
+kubectl annotate servicedefaults forged propertyoverride.io/written- >/dev/null
+not_true() { [ "$(cond p6 Programmed status)" != True ]; }
+check "the record removed by a tenant: still not Programmed (Synced=True predates our write)" holds 4 not_true
+kubectl annotate --overwrite servicedefaults forged \
+  propertyoverride.io/written="at=9999-12-31T23:59:59Z spec=0000000000000001 status=0000000000000002" >/dev/null
+check "the record forged (dated 9999): still not Programmed" holds 4 not_true
 
 echo "# spec.required: the entry's required flag"
 kubectl patch pov p1 --type merge -p '{"spec":{"required":true}}' >/dev/null

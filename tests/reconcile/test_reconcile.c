@@ -1215,6 +1215,32 @@ static void test_target_in_other_namespace(void **state) {
   po_TargetNames_Free(names);
 }
 
+/* adv: a same-name ServiceDefaults created (and deleted) in another namespace while ours exists:
+ * our existing target is neither abandoned nor deleted, and our next change is still written. */
+static void test_other_namespace_appears_after_ours(void **state) {
+  (void)state;
+  po_TargetNames *names = po_TargetNames_New();
+  assert_non_null(names);
+  po_ReconcileIO io = IO;
+  io.names = names;
+  apply_override("a", 1, "web", kGood);
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
+  assert_non_null(target());
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "default", "web", true));
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", true)); /* a tenant's squat */
+  int writes = F.target_writes;
+  apply_override("a", 2, "web", kGood2);
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
+  assert_non_null(target());
+  assert_int_equal(F.target_writes, writes + 1);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", false));
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
+  assert_non_null(target());
+  assert_int_equal(F.target_writes, writes + 1);
+  po_TargetNames_Free(names);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
@@ -1231,6 +1257,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_in_other_namespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_other_namespace_appears_after_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_named_both_ways_and_delete_removes_created, setup, teardown),

@@ -229,8 +229,9 @@ static void test_restore_keeps_record(void **state) {
   assert_string_equal(cond("a", "reason"), "Programmed");
 }
 
-/* A write in the second of consul-k8s's last status write is put off by a second: the next status
- * could otherwise be the same, time and all, and the write would never look synced. */
+/* A write in the second of consul-k8s's last status write (or the one either side of it, as the
+ * clocks are never exactly together) is put off: the next status could otherwise be the same,
+ * time and all, and the write would never look synced. */
 static void test_write_put_off_in_the_second_of_a_status_write(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -245,7 +246,10 @@ static void test_write_put_off_in_the_second_of_a_status_write(void **state) {
   assert_int_equal(F.target_writes, writes);
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
   assert_int_equal(r.recheck_in_s, 1);
-  F.now = "2026-12-01T00:00:04Z";
+  F.now = "2026-12-01T00:00:04Z"; /* still within a second of it (clocks a fraction apart) */
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes);
+  F.now = "2026-12-01T00:00:05Z";
   assert_true(run().ok);
   assert_int_equal(F.target_writes, writes + 1);
   assert_string_equal(cond("a", "reason"), "Pending");
@@ -275,6 +279,109 @@ static void test_other_entry_write_keeps_live_one(void **state) {
   assert_string_equal(cond("b", "reason"), "Pending");
 }
 
+
+/* adv: consul-k8s's clock less than a second behind ours (NTP keeps nodes within that, not
+ * within the same second): its last status write reads 00:00:03 while our clock says 00:00:04.
+ * A write now is answered within the same second of consul-k8s's clock, with the very status it
+ * wrote before (Synced=True, 00:00:03): the record's status hash matches and the write would look
+ * unsynced forever. The write is put off until consul-k8s's second is surely past. */
+static void test_write_put_off_under_subsecond_skew(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:00:04Z"; /* consul-k8s's 00:00:03.6 */
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:03Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  apply_override("a", 2, "web", kGood2);
+  int writes = F.target_writes;
+  assert_true(run().ok);
+  if (F.target_writes > writes) {
+    /* written at our 00:00:04.1 = consul-k8s's 00:00:03.7: its answer, in the same second */
+    consul_k8s_status("True", "", "", "2026-12-01T00:00:03Z");
+  } else {
+    F.now = "2026-12-01T00:00:05Z";
+    assert_true(run().ok);
+    if (F.target_writes == writes) {
+      F.now = "2026-12-01T00:00:06Z";
+      assert_true(run().ok);
+    }
+    assert_int_equal(F.target_writes, writes + 1);
+    consul_k8s_status("True", "", "", F.now); /* any later second of consul-k8s's clock */
+  }
+  F.now = "2026-12-01T00:00:30Z";
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  /* and a clock a fraction ahead: consul-k8s's 00:00:31.2 is our 00:00:30.7 */
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:31Z");
+  apply_override("a", 3, "web", kGood);
+  writes = F.target_writes;
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(r.recheck_in_s, 1);
+}
+
+/* adv: a tenant who may update the ServiceDefaults sets our record's time far in the future
+ * (year 9999). The wait "until the timeout falls due" was timeout - (now - at): 2.5e11 s,
+ * times 1e9 for RequeueAfter's nanoseconds, a signed overflow (a negative delay: a reconcile
+ * loop). A record from the future waits no longer than the timeout between looks. */
+static void test_forged_future_record_bounded_recheck(void **state) {
+  (void)state;
+  F.now = "2026-12-01T00:00:00Z";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  json_object_object_add(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
+                         json_object_new_string("at=9999-12-31T23:59:59Z spec=0000000000000001 status=0000000000000002"));
+  bump(target());
+  /* a restarted controller: only the annotation to go by */
+  po_TargetIndex_Free(IX);
+  IX = po_TargetIndex_New();
+  F.now = "2026-12-01T00:00:10Z";
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_string_equal(cond("a", "reason"), "Pending");
+  assert_true(r.recheck_in_s > 0 && r.recheck_in_s <= 120);
+  assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
+  assert_true(r.result.requeue_after_ns > 0 && r.result.requeue_after_ns <= INT64_C(120000000000));
+}
+
+/* adv: a tenant who may update the ServiceDefaults (not its status) deletes our write record
+ * while consul-k8s has not synced (it is down). Without a record the status as it is
+ * (Synced=True from before our write) was taken as after it: Programmed=True for a write Consul
+ * never got. The record this process wrote, kept in memory, wins while the spec is the one it
+ * wrote (after a restart the annotation is all there is: docs/crd.md, known limit). */
+static void test_forged_record_removal_keeps_pending(void **state) {
+  (void)state;
+  F.now = "2026-12-01T00:00:00Z";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  F.now = "2026-12-01T00:00:01Z";
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:01Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+  F.now = "2026-12-01T00:00:05Z"; /* consul-k8s is down from here on */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Pending");
+  json_object_object_del(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION);
+  bump(target());
+  F.now = "2026-12-01T00:00:10Z";
+  assert_true(run().ok);
+  assert_string_not_equal(cond("a", "status"), "True");
+  /* edited rather than removed: a status hash that is not the one recorded */
+  json_object_object_add(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
+                         json_object_new_string("at=2026-12-01T00:00:05Z spec=0000000000000001 status=0000000000000002"));
+  bump(target());
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Pending");
+  /* consul-k8s comes back and syncs: Programmed */
+  F.now = "2026-12-01T00:00:20Z";
+  consul_k8s_status("True", "", "", "2026-12-01T00:00:20Z");
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "reason"), "Programmed");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_judge_cases),
@@ -286,6 +393,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_restore_keeps_record, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_put_off_in_the_second_of_a_status_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_entry_write_keeps_live_one, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_write_put_off_under_subsecond_skew, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_future_record_bounded_recheck, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_record_removal_keeps_pending, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "po/base/json.h"
 #include "compiled.h"
 #include "po/reconcile/reconcile.h"
+#include "sync.h"
 
 /* Our last writes of a PropertyOverride (finalizer, then status), as what its watch events must
  * hold to be those writes coming back. */
@@ -41,6 +42,7 @@ typedef struct {
   po_JsonHash body, meta; /* the object but metadata; metadata but what the server sets on a write */
   bool pending;           /* not seen back yet */
   char over[64];          /* the resourceVersion it was written over ("" when unknown) */
+  po_WriteRecord record;  /* the write record (sync.h) that write carried, if any */
 } OwnWrite;
 
 /* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
@@ -568,7 +570,7 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
     pthread_mutex_lock(&ix->mu);
     bool found;
     size_t at = own_find(ix, key, &found);
-    if (found) ix->own[at].pending = false;
+    if (found) ix->own[at].pending = false, ix->own[at].record.present = false;
     pthread_mutex_unlock(&ix->mu);
     return;
   }
@@ -578,6 +580,7 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
   if (rv && json_object_is_type(rv, json_type_string) && json_object_get_string_len(rv) < (int)sizeof over) {
     snprintf(over, sizeof over, "%s", json_object_get_string(rv));
   }
+  po_WriteRecord rec = po_Sync_ReadRecord(written);
   char *k = strdup(key);
   pthread_mutex_lock(&ix->mu);
   bool found;
@@ -595,15 +598,26 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
     ix->own[at].meta = meta;
     ix->own[at].pending = true;
     memcpy(ix->own[at].over, over, sizeof over);
+    ix->own[at].record = rec;
   } else if (k && ix->nown < ix->own_cap) { /* else (out of memory): the echo is reconciled, as before */
     memmove(ix->own + at + 1, ix->own + at, (ix->nown - at) * sizeof *ix->own);
-    ix->own[at] = (OwnWrite){k, body, meta, true, ""};
+    ix->own[at] = (OwnWrite){k, body, meta, true, "", rec};
     memcpy(ix->own[at].over, over, sizeof over);
     ix->nown++;
     k = NULL;
   }
   pthread_mutex_unlock(&ix->mu);
   free(k);
+}
+
+bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecord *r) {
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  bool ok = found && ix->own[at].record.present;
+  if (ok) *r = ix->own[at].record;
+  pthread_mutex_unlock(&ix->mu);
+  return ok;
 }
 
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {

@@ -636,7 +636,11 @@ static int64_t now_s(Run *run) {
   return po_Sync_ParseTime(now);
 }
 
+/* A day: far beyond any --consul-sync-timeout, far below an overflow of int64 nanoseconds. */
+enum { kPo_ReconcileRecheckMaxS = 86400 };
+
 static void recheck_in(Run *run, int64_t s) {
+  if (s > kPo_ReconcileRecheckMaxS) s = kPo_ReconcileRecheckMaxS; /* RequeueAfter counts nanoseconds */
   if (s > 0 && (run->r.recheck_in_s == 0 || s < run->r.recheck_in_s)) run->r.recheck_in_s = s;
 }
 
@@ -650,9 +654,14 @@ static bool record_write(Run *run, json_object *object) {
   po_WriteRecord cur = po_Sync_ReadRecord(run->target);
   if (cur.present && cur.spec_hash == spec) return true;
   int64_t now = now_s(run);
-  /* Only this very second: a status time ahead of our clock (consul-k8s's clock runs ahead)
-   * would otherwise put the write off for as long as the skew. */
-  if (po_Sync_LastStatusTime(run->target) == now) {
+  /* The second of the last status write, or the one either side of it: the two clocks are never
+   * exactly together, and a skew of a fraction of a second puts consul-k8s's "this second" on
+   * our last or next one (its answer to our write, in its same second, would look exactly like
+   * the status recorded, and the write would never look synced). Further out: a status time far
+   * ahead of our clock (consul-k8s's clock runs ahead) would otherwise put the write off for as
+   * long as the skew. */
+  int64_t last = po_Sync_LastStatusTime(run->target);
+  if (last >= 0 && last >= now - 1 && last <= now + 1) {
     run->deferred = true;
     recheck_in(run, 1);
     return false;
@@ -914,7 +923,19 @@ static void status(Run *run) {
    * PropertyOverride of the target (there and back), 50 of them per target at 10,000. */
   if (run->target_conflict || run->deferred) return;
   if (requires_sync(run)) {
-    if (!run->recorded) run->record = po_Sync_ReadRecord(run->target);
+    if (!run->recorded) {
+      run->record = po_Sync_ReadRecord(run->target);
+      /* The annotation is on an object tenants may update: when this process wrote the spec the
+       * target has now, its own memory of the record it wrote wins over an edited or removed one
+       * (a forged record could otherwise say "synced" for a write Consul never got). */
+      po_WriteRecord mine;
+      if (run->target && po_TargetIndex_OwnRecord(run->ix, run->key, &mine) &&
+          mine.spec_hash == po_Json_HashStable(po_Json_Get(run->target, "spec")) &&
+          (!run->record.present || mine.at != run->record.at || mine.status_hash != run->record.status_hash ||
+           mine.spec_hash != run->record.spec_hash)) {
+        run->record = mine;
+      }
+    }
     po_Sync_Judge(run->io->sync, run->target, &run->record, now_s(run), run->where, &run->sync);
   }
   /* with those of the other kind whose entries reach the same proxies (cross.c) */

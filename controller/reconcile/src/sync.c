@@ -131,6 +131,10 @@ void po_Sync_Judge(const po_SyncPolicy *p, const json_object *target, const po_W
   else if (!after) snprintf(sync_state, sizeof sync_state, "its status predates the write");
   else snprintf(sync_state, sizeof sync_state, "Synced=%.32s", *status ? status : "\"\"");
   int64_t waited = w->present ? now - w->at : 0;
+  /* A record from the future (edited by hand, or another replica's clock ahead): waited from
+   * now, so the next look is at most the timeout away (a year-9999 record made the delay
+   * overflow RequeueAfter's nanoseconds into a negative one). */
+  if (waited < 0) waited = 0;
   if (w->present && p->timeout_s > 0 && waited >= p->timeout_s) {
     char d[32];
     duration(p->timeout_s, d, sizeof d);

@@ -14,8 +14,9 @@
  * Two cases keep that exact:
  *   - a write whose spec is the one last recorded (a restore of our own entries, an annotation
  *     alone) keeps the old record: consul-k8s may see nothing new and write no status;
- *   - a write in the same second as the status it would record is put off by a second (the next
- *     status write could otherwise be identical, time and all). */
+ *   - a write in the second of the status it would record, or the second either side of it
+ *     (the two clocks a fraction apart), is put off until that second is past (the next status
+ *     write could otherwise be identical, time and all). */
 #ifndef PO_RECONCILE_SYNC_H_
 #define PO_RECONCILE_SYNC_H_
 
@@ -64,6 +65,12 @@ typedef struct {
  * or the ignore mode: always Live. */
 void po_Sync_Judge(const po_SyncPolicy *p, const struct json_object *target, const po_WriteRecord *w, int64_t now,
                    const char *where, po_SyncVerdict *v);
+/* The record our last write into the target `key` carried, as this process wrote it (in memory:
+ * a tenant who may update the target can edit or remove the annotation, not this); false when
+ * this process wrote none (a restart, another replica's write, a failed write). Lives in
+ * index.c, with the rest of what the index remembers of our target writes. */
+bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecord *r);
+
 /* The sentence a timed-out Pending message starts with: the one-time Warning Event is raised
  * when the old Programmed message did not start with it. */
 #define PO_SYNC_TIMEOUT_PREFIX "consul-k8s has not reported"
