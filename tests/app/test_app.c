@@ -207,6 +207,8 @@ static json_object *override_obj(const char *name, const char *target) {
   return o;
 }
 
+static size_t drain(po_Workqueue *q, char keys[][128], size_t cap);
+
 static void test_events_on_one_target_batch(void **state) {
   (void)state;
   po_App *app = batching_app(60);
@@ -226,8 +228,14 @@ static void test_events_on_one_target_batch(void **state) {
   /* A change of the target itself (drift) is not batched: repaired at once. */
   json_object *target = json_tokener_parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"web\"}}");
   sd.on_update(sd.ctx, target, target);
-  json_object_put(target);
   assert_int_equal(po_Workqueue_Len(q), 1);
+  /* Nor is its deletion: the PropertyOverrides pointing at it re-create it. */
+  char keys[4][128];
+  assert_int_equal(drain(q, keys, 4), 1);
+  sd.on_delete(sd.ctx, target);
+  json_object_put(target);
+  assert_int_equal(drain(q, keys, 4), 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/web");
   po_App_Free(app);
 
   app = batching_app(0); /* off: every event queues its target at once (deduplicated) */

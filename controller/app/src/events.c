@@ -106,8 +106,14 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) return;
   enqueue_now(app, key);
 }
+/* A target deleted while PropertyOverrides point at it is theirs to re-create (and their statuses
+ * must stop saying Programmed): queued at once, like drift. A target nobody points at reconciles
+ * to nothing. */
 static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
   po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), false);
+  char key[600];
+  po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
+  enqueue_now(app, key);
 }
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
 static void sd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetServiceDefaults, o); }
