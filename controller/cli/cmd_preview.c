@@ -90,33 +90,6 @@ typedef struct {
   po_MeshResource m;
 } Res;
 
-/* A string grown in an arena by doubling (the old blocks stay in it: at most 2x). */
-typedef struct {
-  po_Arena *a;
-  char *buf;
-  size_t len, cap;
-  bool oom;
-} Text;
-
-static void text_cat(Text *t, const char *s) {
-  size_t n = strlen(s);
-  if (t->oom) return;
-  if (t->len + n + 1 > t->cap) {
-    size_t cap = t->cap ? t->cap : 128;
-    while (cap < t->len + n + 1) cap *= 2;
-    char *nb = po_Arena_Malloc(t->a, cap);
-    if (!nb) {
-      t->oom = true;
-      return;
-    }
-    if (t->len) memcpy(nb, t->buf, t->len);
-    t->buf = nb;
-    t->cap = cap;
-  }
-  memcpy(t->buf + t->len, s, n + 1);
-  t->len += n;
-}
-
 static int type_rank(po_ResourceType t) {
   switch (t) {
     case kPo_ResourceType_Cluster: return 0;
@@ -417,7 +390,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
      * in the resource's arena, by doubling - one string per patch, each a copy of the last,
      * made one PropertyOverride of 100 patches on 10,000 clusters cost 3 GB and 42 s. */
     po_Value *applied = opt->json ? po_Value_NewList(a) : NULL, *rerrs = po_Value_NewList(a);
-    Text applied_text = {.a = sa};
+    po_TextBuf applied_text = {.a = sa, .initial = 128};
     for (size_t p = 0; p < npo; p++) {
       const po_Arguments *args = pos[p].c->args;
       /* pass 0: the resource; pass 1: the ClusterLoadAssignment a cluster carries inline, as it
@@ -445,9 +418,9 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
           } else {
             char idx[64];
             snprintf(idx, sizeof idx, " patches[%zu]%s", k, pass ? " (on its load_assignment)" : "");
-            text_cat(&applied_text, applied_text.len ? ", " : "");
-            text_cat(&applied_text, pos[p].label);
-            text_cat(&applied_text, idx);
+            po_TextBuf_Puts(&applied_text, applied_text.len ? ", " : "");
+            po_TextBuf_Puts(&applied_text, pos[p].label);
+            po_TextBuf_Puts(&applied_text, idx);
           }
         }
         if (!any) continue;

@@ -47,3 +47,26 @@ char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) {
   va_end(ap2);
   return p;
 }
+
+void po_TextBuf_Put(po_TextBuf *t, const char *s, size_t n) {
+  if (t->oom) return;
+  if (t->len + n + 1 > t->cap) {
+    size_t cap = t->cap ? t->cap : t->initial ? t->initial : 256;
+    while (cap < t->len + n + 1) cap *= 2;
+    /* not zeroed: every byte up to len is written before it is read (a memset was 4% of an
+     * every-cluster preview) */
+    char *nb = upb_Arena_Malloc(t->a->upb, cap);
+    if (!nb) {
+      t->oom = true;
+      return;
+    }
+    if (t->len) memcpy(nb, t->buf, t->len);
+    t->buf = nb;
+    t->cap = cap;
+  }
+  if (n) memcpy(t->buf + t->len, s, n);
+  t->len += n;
+  t->buf[t->len] = '\0';
+}
+
+void po_TextBuf_Puts(po_TextBuf *t, const char *s) { po_TextBuf_Put(t, s, strlen(s)); }

@@ -52,35 +52,9 @@ po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity sev, po_DiagKin
   return x;
 }
 
-/* A growable string in the arena. */
-typedef struct {
-  po_Arena *a;
-  char *buf;
-  size_t len, cap;
-  bool oom;
-} Buf;
-
-static void put(Buf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *nb = po_Arena_Malloc(b->a, cap);
-    if (!nb) { b->oom = true; return; }
-    if (b->len) memcpy(nb, b->buf, b->len);
-    b->buf = nb;
-    b->cap = cap;
-  }
-  memcpy(b->buf + b->len, s, n);
-  b->len += n;
-  b->buf[b->len] = '\0';
-}
-
-static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
-
 /* One go-multierror-style list of the diagnostics `pick` selects, headed `one` when there is
  * one and "<n> <many>" otherwise. Returns how many it listed. */
-static size_t list(Buf *b, const po_Diagnostics *d, bool (*pick)(const po_Diagnostic *),
+static size_t list(po_TextBuf *b, const po_Diagnostics *d, bool (*pick)(const po_Diagnostic *),
                    const char *one, const char *many, const char *prefix) {
   size_t n = 0;
   for (size_t i = 0; i < d->len; i++) n += pick(&d->items[i]);
@@ -88,20 +62,20 @@ static size_t list(Buf *b, const po_Diagnostics *d, bool (*pick)(const po_Diagno
   char head[128];
   if (n == 1) snprintf(head, sizeof head, "%s", one);
   else snprintf(head, sizeof head, "%zu %s", n, many);
-  puts_(b, head);
+  po_TextBuf_Puts(b, head);
   size_t k = 0;
   for (size_t i = 0; i < d->len; i++) {
     const po_Diagnostic *x = &d->items[i];
     if (!pick(x)) continue;
-    puts_(b, k++ ? "\n\t* " : "\t* ");
+    po_TextBuf_Puts(b, k++ ? "\n\t* " : "\t* ");
     if (x->patch_index >= 0) {
       char pre[64];
       snprintf(pre, sizeof pre, "%sPatches[%d]: ", prefix, x->patch_index);
-      puts_(b, pre);
+      po_TextBuf_Puts(b, pre);
     }
-    puts_(b, x->message);
+    po_TextBuf_Puts(b, x->message);
   }
-  puts_(b, "\n\n");
+  po_TextBuf_Puts(b, "\n\n");
   return n;
 }
 
@@ -123,11 +97,11 @@ static const char *text(const po_Diagnostics *d, bool extras, bool warnings, po_
     if (d->items[i].patch_index == -2 && d->items[i].severity == kPo_Severity_Error) alone = d->items[i].message;
   }
   if (alone && !warnings) return alone;
-  Buf b = {.a = a};
+  po_TextBuf b = {.a = a};
   size_t n = 0;
   if (alone) {
-    puts_(&b, alone);
-    if (alone[0] && alone[strlen(alone) - 1] != '\n') puts_(&b, "\n");
+    po_TextBuf_Puts(&b, alone);
+    if (alone[0] && alone[strlen(alone) - 1] != '\n') po_TextBuf_Puts(&b, "\n");
     n++;
   } else {
     n += list(&b, d, consul_error, "1 error occurred:\n", "errors occurred:\n", "invalid ");
@@ -143,9 +117,9 @@ static const char *text(const po_Diagnostics *d, bool extras, bool warnings, po_
     if (!x->hint) continue;
     char pre[64];
     snprintf(pre, sizeof pre, "hint: Patches[%d]: ", x->patch_index);
-    puts_(&b, pre);
-    puts_(&b, x->hint);
-    puts_(&b, "\n");
+    po_TextBuf_Puts(&b, pre);
+    po_TextBuf_Puts(&b, x->hint);
+    po_TextBuf_Puts(&b, "\n");
   }
   if (b.oom) return "out of memory";
   return b.len ? b.buf : NULL;

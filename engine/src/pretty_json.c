@@ -19,36 +19,13 @@
 enum { kMaxDepth = 64 }; /* po_Value_ParseJson's nesting limit: the two forms fail alike */
 
 typedef struct {
-  char *buf;
-  size_t len, cap;
-  po_Arena *a;
-  bool oom;
+  po_TextBuf t;  /* the text (po_TextBuf: doubling in the arena, not zeroed) */
   po_Status *st; /* the message form's first error; NULL for the value form */
   bool failed;
 } Buf;
 
-static void put(Buf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    while (cap < b->len + n + 1) cap *= 2;
-    /* not zeroed (po_Arena_Malloc's memset was 4% of an every-cluster preview); the old block
-     * stays in the arena: at most 2x */
-    char *nb = upb_Arena_Malloc(po_Arena_Upb(b->a), cap);
-    if (!nb) {
-      b->oom = true;
-      return;
-    }
-    if (b->len) memcpy(nb, b->buf, b->len);
-    b->buf = nb;
-    b->cap = cap;
-  }
-  memcpy(b->buf + b->len, s, n);
-  b->len += n;
-  b->buf[b->len] = '\0';
-}
-
-static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
+static void put(Buf *b, const char *s, size_t n) { po_TextBuf_Put(&b->t, s, n); }
+static void puts_(Buf *b, const char *s) { po_TextBuf_Put(&b->t, s, strlen(s)); }
 
 static void indent(Buf *b, int depth) {
   static const char kSpaces[] = "                                                                ";
@@ -144,9 +121,9 @@ static void emit(Buf *b, const po_Value *v, int depth) {
         puts_(b, "{}");
         break;
       }
-      Entry *e = po_Arena_Malloc(b->a, n * sizeof *e);
+      Entry *e = po_Arena_Malloc(b->t.a, n * sizeof *e);
       if (!e) {
-        b->oom = true;
+        b->t.oom = true;
         return;
       }
       for (size_t i = 0; i < n; i++) e[i] = (Entry){po_Value_KeyAt(v, i), po_Value_At(v, i)};
@@ -167,10 +144,10 @@ static void emit(Buf *b, const po_Value *v, int depth) {
 }
 
 char *po_Value_ToPrettyJson(const po_Value *v, po_Arena *a) {
-  Buf b = {.a = a};
+  Buf b = {.t = {.a = a, .initial = 4096}};
   emit(&b, v, 0);
   puts_(&b, "\n");
-  return b.oom ? NULL : b.buf;
+  return b.t.oom ? NULL : b.t.buf;
 }
 
 /* ================================ from a message ================================ */
@@ -188,8 +165,8 @@ static void wkt(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int dep
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0;
-  char *text = po_Json_Encode(po_Schema_Get(NULL), m, msg, po_Arena_Upb(b->a), &len, &st);
-  const po_Value *v = text ? po_Value_ParseJson(text, len, b->a, &st) : NULL;
+  char *text = po_Json_Encode(po_Schema_Get(NULL), m, msg, po_Arena_Upb(b->t.a), &len, &st);
+  const po_Value *v = text ? po_Value_ParseJson(text, len, b->t.a, &st) : NULL;
   if (!v) return fail(b, &st);
   emit(b, v, depth);
 }
@@ -277,14 +254,14 @@ static void map(Buf *b, const upb_FieldDef *f, const upb_Map *mp, int depth) {
   const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(entry, 2);
   size_t n = upb_Map_Size(mp);
   if (!n) return puts_(b, "{}");
-  Field *e = upb_Arena_Malloc(po_Arena_Upb(b->a), n * sizeof *e);
-  if (!e) return (void)(b->oom = true);
+  Field *e = upb_Arena_Malloc(po_Arena_Upb(b->t.a), n * sizeof *e);
+  if (!e) return (void)(b->t.oom = true);
   size_t i = 0;
   for (size_t it = kUpb_Map_Begin; i < n && upb_MapIterator_Next(mp, &it); i++) {
     upb_MessageValue k = upb_MapIterator_Key(mp, it);
     char num[24], *p;
     switch (upb_FieldDef_CType(kf)) { /* JSON's keys are strings, whatever the proto's type */
-      case kUpb_CType_String: e[i].key = po_Arena_Strndup(b->a, k.str_val.data, k.str_val.size); break;
+      case kUpb_CType_String: e[i].key = po_Arena_Strndup(b->t.a, k.str_val.data, k.str_val.size); break;
       case kUpb_CType_Bool: e[i].key = k.bool_val ? "true" : "false"; break;
       default: {
         int64_t s = upb_FieldDef_CType(kf) == kUpb_CType_Int32    ? k.int32_val
@@ -296,10 +273,10 @@ static void map(Buf *b, const upb_FieldDef *f, const upb_Map *mp, int depth) {
                                                                     : (uint64_t)s;
         p = digits(num + sizeof num, u);
         if (s < 0) *--p = '-';
-        e[i].key = po_Arena_Strndup(b->a, p, (size_t)(num + sizeof num - p));
+        e[i].key = po_Arena_Strndup(b->t.a, p, (size_t)(num + sizeof num - p));
       }
     }
-    if (!e[i].key) return (void)(b->oom = true);
+    if (!e[i].key) return (void)(b->t.oom = true);
     e[i].key_len = strlen(e[i].key);
     e[i].v = upb_MapIterator_Value(mp, it);
   }
@@ -348,14 +325,14 @@ static void fields(Buf *b, const upb_MessageDef *m, const upb_Message *msg, cons
   for (size_t it = kUpb_Message_Begin; upb_Message_Next(msg, m, po_Schema_Pool(s), &f, &v, &it);) {
     if (n == cap) { /* doubling in the arena: at most 2x the fields' count */
       cap = cap ? 2 * cap : 16;
-      Field *ne = upb_Arena_Malloc(po_Arena_Upb(b->a), cap * sizeof *ne);
-      if (!ne) return (void)(b->oom = true);
+      Field *ne = upb_Arena_Malloc(po_Arena_Upb(b->t.a), cap * sizeof *ne);
+      if (!ne) return (void)(b->t.oom = true);
       if (n) memcpy(ne, e, n * sizeof *e);
       e = ne;
     }
-    const char *key = upb_FieldDef_IsExtension(f) ? po_Arena_Printf(b->a, "[%s]", upb_FieldDef_FullName(f))
+    const char *key = upb_FieldDef_IsExtension(f) ? po_Arena_Printf(b->t.a, "[%s]", upb_FieldDef_FullName(f))
                                                  : upb_FieldDef_Name(f);
-    if (!key) return (void)(b->oom = true);
+    if (!key) return (void)(b->t.oom = true);
     e[n++] = (Field){key, strlen(key), f, v};
   }
   if (!n && !type_url) return puts_(b, "{}");
@@ -386,12 +363,12 @@ static void any(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int dep
   upb_StringView url = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 1)).str_val;
   upb_StringView bytes = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 2)).str_val;
   const char *slash = url.size ? memrchr(url.data, '/', url.size) : NULL;
-  const char *name = slash ? po_Arena_Strndup(b->a, slash + 1, url.size - (size_t)(slash + 1 - url.data)) : NULL;
+  const char *name = slash ? po_Arena_Strndup(b->t.a, slash + 1, url.size - (size_t)(slash + 1 - url.data)) : NULL;
   const upb_MessageDef *pm = name ? po_Schema_FindMessage(po_Schema_Get(NULL), name) : NULL;
   if (!pm || upb_MessageDef_WellKnownType(pm) != kUpb_WellKnown_Unspecified) return wkt(b, m, msg, depth);
-  upb_Arena *ua = po_Arena_Upb(b->a);
+  upb_Arena *ua = po_Arena_Upb(b->t.a);
   upb_Message *pmsg = upb_Message_New(pm, ua);
-  if (!pmsg) return (void)(b->oom = true);
+  if (!pmsg) return (void)(b->t.oom = true);
   if (upb_Decode(bytes.data, bytes.size, pmsg, upb_MessageDef_MiniTable(pm), NULL, kUpb_DecodeOption_AliasString, ua) !=
       kUpb_DecodeStatus_Ok) {
     return wkt(b, m, msg, depth);
@@ -429,7 +406,7 @@ static void duration(Buf *b, const upb_MessageDef *m, const upb_Message *msg, in
 }
 
 static void message(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int depth) {
-  if (b->failed || b->oom) return;
+  if (b->failed || b->t.oom) return;
   switch (upb_MessageDef_WellKnownType(m)) {
     case kUpb_WellKnown_Unspecified: return fields(b, m, msg, NULL, depth);
     case kUpb_WellKnown_Any: return any(b, m, msg, depth);
@@ -451,10 +428,10 @@ static void message(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int
 }
 
 char *po_Message_ToPrettyJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status) {
-  Buf b = {.a = a, .st = status};
+  Buf b = {.t = {.a = a, .initial = 4096}, .st = status};
   message(&b, m->def, m->msg, 0);
   puts_(&b, "\n");
-  if (b.oom) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (b.t.oom) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
   if (b.failed) {
     /* A part has no JSON form: upb's encoder of the whole message says where, in the words
      * po_Message_ToJson's callers print (and, were it to succeed, its text is the answer). */
@@ -466,6 +443,6 @@ char *po_Message_ToPrettyJson(const po_Message *m, po_Arena *a, size_t *len, po_
     if (out && len) *len = strlen(out);
     return out;
   }
-  if (len) *len = b.len;
-  return b.buf;
+  if (len) *len = b.t.len;
+  return b.t.buf;
 }

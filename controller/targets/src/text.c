@@ -5,30 +5,12 @@
 
 void po_Text_Init(po_Text *t, po_Arena *a, size_t max_items, size_t max_bytes) {
   memset(t, 0, sizeof *t);
-  t->a = a;
+  t->t.a = a;
   t->max_items = max_items ? max_items : 1;
   t->max_bytes = max_bytes ? max_bytes : 1;
 }
 
-/* Doubling growth in the arena: every byte is copied O(1) times on average. */
-static void put(po_Text *t, const char *s, size_t n) {
-  if (t->oom) return;
-  if (t->len + n + 1 > t->cap) {
-    size_t cap = t->cap ? t->cap : 256;
-    while (cap < t->len + n + 1) cap *= 2;
-    char *nb = po_Arena_Malloc(t->a, cap);
-    if (!nb) {
-      t->oom = true;
-      return;
-    }
-    if (t->len) memcpy(nb, t->buf, t->len);
-    t->buf = nb;
-    t->cap = cap;
-  }
-  memcpy(t->buf + t->len, s, n);
-  t->len += n;
-  t->buf[t->len] = '\0';
-}
+static void put(po_Text *t, const char *s, size_t n) { po_TextBuf_Put(&t->t, s, n); }
 
 /* The longest prefix of s[0..n) that is at most `max` bytes and ends on a UTF-8 boundary. */
 static size_t utf8_prefix(const char *s, size_t n, size_t max) {
@@ -39,25 +21,25 @@ static size_t utf8_prefix(const char *s, size_t n, size_t max) {
 }
 
 bool po_Text_HasRoom(const po_Text *t, size_t weight) {
-  return !t->full && t->items + weight <= t->max_items && (t->len == 0 || t->len < t->max_bytes);
+  return !t->full && t->items + weight <= t->max_items && (t->t.len == 0 || t->t.len < t->max_bytes);
 }
 
 bool po_Text_Fits(const po_Text *t, const char *s, size_t weight) {
   size_t n = strlen(s);
-  if (t->len == 0 && t->items == 0) return n <= t->max_bytes && weight <= t->max_items;
-  return !t->full && t->items + weight <= t->max_items && t->len + 1 + n <= t->max_bytes;
+  if (t->t.len == 0 && t->items == 0) return n <= t->max_bytes && weight <= t->max_items;
+  return !t->full && t->items + weight <= t->max_items && t->t.len + 1 + n <= t->max_bytes;
 }
 
 bool po_Text_Item(po_Text *t, const char *s, size_t weight) {
   size_t n = strlen(s);
-  if (t->len == 0 && t->items == 0) {
+  if (t->t.len == 0 && t->items == 0) {
     size_t k = utf8_prefix(s, n, t->max_bytes);
     put(t, s, k);
     if (k < n) put(t, " [...]", 6);
     t->items += weight;
     return true;
   }
-  if (t->full || t->items + weight > t->max_items || t->len + 1 + n > t->max_bytes) {
+  if (t->full || t->items + weight > t->max_items || t->t.len + 1 + n > t->max_bytes) {
     t->full = true;
     t->omitted += weight;
     return false;
@@ -74,13 +56,13 @@ void po_Text_Skip(po_Text *t, size_t weight) {
 }
 
 const char *po_Text_Finish(po_Text *t, const char *noun) {
-  if (t->oom) return "out of memory";
-  if (t->len == 0 && t->items == 0) return NULL;
+  if (t->t.oom) return "out of memory";
+  if (t->t.len == 0 && t->items == 0) return NULL;
   if (t->omitted) {
     char tail[128];
     snprintf(tail, sizeof tail, "\n... and %zu more %s%s", t->omitted, noun, t->omitted == 1 ? "" : "s");
     put(t, tail, strlen(tail));
-    if (t->oom) return "out of memory";
+    if (t->t.oom) return "out of memory";
   }
-  return t->buf;
+  return t->t.buf;
 }

@@ -14,14 +14,11 @@
 #include "po/engine.h"
 
 typedef struct {
-  po_Arena *a;
-  char *buf;
-  size_t len, cap;
+  po_TextBuf t; /* the text so far (the engine's arena builder) */
   size_t max_items, max_bytes;
   size_t items;            /* items shown */
   size_t omitted;          /* items counted, not shown */
   bool full;               /* once one item was left out, every later one is too (order is kept) */
-  bool oom;
 } po_Text;
 
 void po_Text_Init(po_Text *t, po_Arena *a, size_t max_items, size_t max_bytes);

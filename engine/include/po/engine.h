@@ -34,6 +34,19 @@ void po_Arena_Free(po_Arena *a);
 void *po_Arena_Malloc(po_Arena *a, size_t size); /* zeroed; NULL when out of memory */
 char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len);
 char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Text grown in an arena by doubling (each byte copied O(1) times on average; the blocks it
+ * outgrew stay in the arena: at most twice the final size). Zero-initialise with the arena set,
+ * e.g. `po_TextBuf t = {.a = arena};`. Once an allocation fails `oom` is set and later appends do
+ * nothing; `buf` is NUL-terminated whenever it is not NULL. */
+typedef struct {
+  po_Arena *a;
+  char *buf;
+  size_t len, cap;
+  size_t initial; /* the first block's size; 0: 256 */
+  bool oom;
+} po_TextBuf;
+void po_TextBuf_Put(po_TextBuf *t, const char *s, size_t n);
+void po_TextBuf_Puts(po_TextBuf *t, const char *s);
 
 /* ---- values: JSON/YAML trees with Go's typing (DESIGN.md section 4) ----------------------- */
 
