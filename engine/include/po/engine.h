@@ -30,6 +30,9 @@ struct json_object;
 
 typedef struct po_Arena po_Arena;
 po_Arena *po_Arena_New(void);
+/* For one input of many megabytes (preview's config dump): blocks of 2 MB and more are mapped
+ * with transparent huge pages, so touching them costs a fault per 2 MB, not per 4 KB. */
+po_Arena *po_Arena_NewLarge(void);
 void po_Arena_Free(po_Arena *a);
 void *po_Arena_Malloc(po_Arena *a, size_t size); /* zeroed; NULL when out of memory */
 char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len);
