@@ -1,0 +1,124 @@
+/* JSON strings through upb's decoder as patched (proto/upb-patches/json-string-copy.patch: a
+ * string without escapes is copied once, at its size; every other one, and every error, takes
+ * upb's own loop). Rows: the string a Cluster's `name` holds after po_Json_Decode, or the exact
+ * error, for each kind of string, including the loop's quirk that a control character is
+ * refused anywhere but first. They read the same before and after the patch (checked against
+ * the unpatched decoder when the patch was written). Then what a long string costs in arena
+ * bytes: upb's loop grew it by doubling from 8 bytes, each step a new copy in the arena. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/schema.h"
+#include "upb/arena.h"
+#include "upb/reflection.h"
+
+typedef struct {
+  const char *json;
+  const char *name; /* the decoded name; NULL when an error is expected */
+  const char *err;  /* the exact error */
+} Row;
+
+#define CLUSTER "invalid envoy.config.cluster.v3.Cluster JSON: "
+static const Row kRows[] = {
+    {"{\"name\":\"abc\"}", "abc", NULL},
+    {"{\"name\":\"\"}", "", NULL},
+    {"{\"name\":\"a\\\"b\\\\c\\/d\"}", "a\"b\\c/d", NULL},
+    {"{\"name\":\"tab\\tnl\\nend\"}", "tab\tnl\nend", NULL},
+    {"{\"name\":\"\\u00e9\\ud83d\\ude00\"}", "\xc3\xa9\xf0\x9f\x98\x80", NULL},
+    {"{\"name\":\"\xc3\xa9t\xc3\xa9\"}", "\xc3\xa9t\xc3\xa9", NULL},
+    {"{\"name\":\"\x01" "ab\"}", "\x01" "ab", NULL}, /* upb checks from the second character */
+    {"{\"na\\u006de\":\"x\"}", "x", NULL},           /* an escaped key */
+    {"{\"name\":\"plain then escape \\u0041\"}", "plain then escape A", NULL},
+    {"{\"name\":\"a\x01" "b\"}", NULL, CLUSTER "Error parsing JSON @1:10: Invalid char in JSON string"},
+    {"{\"name\":\"a\x01\"}", NULL, CLUSTER "Error parsing JSON @1:10: Invalid char in JSON string"},
+    {"{\"name\":\"a\nb\"}", NULL, CLUSTER "Error parsing JSON @1:10: Invalid char in JSON string"},
+    /* upb's loop reads the NUL po_Json_Decode puts after the text as a control character */
+    {"{\"name\":\"abc", NULL, CLUSTER "Error parsing JSON @1:12: Invalid char in JSON string"},
+    {"{\"name\":\"abc\\", NULL, CLUSTER "Error parsing JSON @1:13: EOF inside string"},
+    {"{\"name\":\"\\q\"}", NULL, CLUSTER "Error parsing JSON @1:11: Invalid escape char"},
+    {"{\"nam\":\"x\"}", NULL, CLUSTER "Error parsing JSON @1:7: No such field: nam"},
+};
+
+static void test_rows(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  const po_Schema *s = po_Schema_Get(&st);
+  assert_non_null(s);
+  const upb_MessageDef *m = po_Schema_FindMessage(s, "envoy.config.cluster.v3.Cluster");
+  assert_non_null(m);
+  const upb_FieldDef *f = upb_MessageDef_FindFieldByName(m, "name");
+  int bad = 0;
+  for (size_t i = 0; i < sizeof kRows / sizeof kRows[0]; i++) {
+    upb_Arena *a = upb_Arena_New();
+    po_Status_Clear(&st);
+    upb_Message *msg = po_Json_Decode(s, m, kRows[i].json, strlen(kRows[i].json), a, &st);
+    if (kRows[i].name) {
+      upb_StringView v = msg ? upb_Message_Get(msg, f).str_val : (upb_StringView){NULL, 0};
+      if (!msg || v.size != strlen(kRows[i].name) || memcmp(v.data, kRows[i].name, v.size)) {
+        print_error("row %zu: %s\n", i, msg ? "another name" : st.message);
+        bad++;
+      }
+    } else if (msg || strcmp(st.message, kRows[i].err)) {
+      print_error("row %zu: got '%s'\n", i, msg ? "no error" : st.message);
+      bad++;
+    }
+    upb_Arena_Free(a);
+  }
+  assert_int_equal(bad, 0);
+}
+
+/* The bytes an arena asked its allocator for. */
+typedef struct {
+  upb_alloc alloc;
+  size_t total;
+} Counting;
+
+static void *counting_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
+  (void)oldsize;
+  Counting *c = (Counting *)alloc;
+  if (size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  c->total += size;
+  return realloc(ptr, size);
+}
+
+static void test_long_string_copied_once(void **state) {
+  (void)state;
+  enum { kLen = 4 << 20 };
+  po_Status st;
+  po_Status_Clear(&st);
+  const po_Schema *s = po_Schema_Get(&st);
+  const upb_MessageDef *m = po_Schema_FindMessage(s, "envoy.config.cluster.v3.Cluster");
+  char *json = malloc(kLen + 32);
+  assert_non_null(json);
+  int n = snprintf(json, 32, "{\"name\":\"");
+  memset(json + n, 'x', kLen);
+  memcpy(json + n + kLen, "\"}", 3);
+  size_t len = (size_t)n + kLen + 2;
+  Counting c = {{counting_func}, 0};
+  upb_Arena *a = upb_Arena_Init(NULL, 0, &c.alloc);
+  upb_Message *msg = po_Json_Decode(s, m, json, len, a, &st);
+  assert_non_null(msg);
+  assert_int_equal(upb_Message_Get(msg, upb_MessageDef_FindFieldByName(m, "name")).str_val.size, kLen);
+  /* The input's copy (po_Json_Decode's, a 4 MB block) and the string's (an 8 MB block: the
+   * arena doubles its blocks): 12.6 MB. upb's loop grew the string from 8 B by doubling, each
+   * step a new copy (and blocks doubling behind them): 29.4 MB. */
+  if (c.total > 4 * (size_t)kLen) fail_msg("the arena took %zu bytes for a %d-byte string", c.total, kLen);
+  upb_Arena_Free(a);
+  free(json);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_rows), cmocka_unit_test(test_long_string_copied_once)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
