@@ -37,13 +37,17 @@ char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len) {
 }
 
 char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) {
+  /* Formatted once into the stack when it fits (nearly always: labels, notes; preview formats
+   * one per resource), else measured there and formatted again at its size. */
+  char small[256];
   va_list ap, ap2;
   va_start(ap, fmt);
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  int n = vsnprintf(small, sizeof small, fmt, ap);
   va_end(ap);
   char *p = n < 0 ? NULL : upb_Arena_Malloc(a->upb, (size_t)n + 1);
-  if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
+  if (p && (size_t)n < sizeof small) memcpy(p, small, (size_t)n + 1);
+  else if (p) vsnprintf(p, (size_t)n + 1, fmt, ap2);
   va_end(ap2);
   return p;
 }

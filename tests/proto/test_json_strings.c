@@ -43,6 +43,17 @@ static const Row kRows[] = {
     {"{\"name\":\"abc", NULL, CLUSTER "Error parsing JSON @1:12: Invalid char in JSON string"},
     {"{\"name\":\"abc\\", NULL, CLUSTER "Error parsing JSON @1:13: EOF inside string"},
     {"{\"name\":\"\\q\"}", NULL, CLUSTER "Error parsing JSON @1:11: Invalid escape char"},
+    /* the scan goes eight bytes at a time: a quote, a backslash or a control character at
+     * each place of a word, and multi-byte UTF-8 across words */
+    {"{\"name\":\"0123456\\\"89abcdef\"}", "0123456\"89abcdef", NULL},
+    {"{\"name\":\"01234567\\n9abcdef\"}", "01234567\n9abcdef", NULL},
+    {"{\"name\":\"0123456789abcde\\t\"}", "0123456789abcde\t", NULL},
+    {"{\"name\":\"0123456789abcdefghijklmn\"}", "0123456789abcdefghijklmn", NULL},
+    {"{\"name\":\"\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z\"}",
+     "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z", NULL},
+    {"{\"name\":\"0123456789abcdefghij\x1f\"}", NULL, CLUSTER "Error parsing JSON @1:29: Invalid char in JSON string"},
+    {"{\"name\":\"01234567\x7f\x80\xff\x01\"}", NULL, CLUSTER "Error parsing JSON @1:20: Invalid char in JSON string"},
+    {"{\"name\":\"0123456789abcdefghij", NULL, CLUSTER "Error parsing JSON @1:29: Invalid char in JSON string"},
     {"{\"nam\":\"x\"}", NULL, CLUSTER "Error parsing JSON @1:7: No such field: nam"},
 };
 
