@@ -123,6 +123,21 @@ sed 's/sectionName: https/sectionName: http/' examples/envoy-gateway/gateway-wid
 "$bin" render -f "$work/section.yaml" | "$yaml2json" /dev/stdin >"$work/got.json"
 [ "$(names Cluster)" = "httproute/edge/site/rule/0" ] && pass=$((pass+1)) || { echo "FAIL sectionName: $(names Cluster)"; fail=$((fail+1)); }
 
+# An HTTPRoute given twice: the last one counts, as kubectl apply of the inputs in order leaves it.
+cat >"$work/site2.yaml" <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: site, namespace: edge}
+spec:
+  parentRefs: [{name: public}]
+  rules:
+    - backendRefs: [{name: web, port: 80}]
+    - backendRefs: [{name: web-canary, port: 80}]
+YAML
+"$bin" render -f examples/envoy-gateway/gateway-wide-timeouts.yaml -f "$work/site2.yaml" | "$yaml2json" /dev/stdin >"$work/got.json"
+[ "$(names Cluster)" = "httproute/edge/site/rule/0,httproute/edge/site/rule/1,httproute/shop/store/rule/0" ] && pass=$((pass+1)) ||
+  { echo "FAIL the last HTTPRoute of a name: $(names Cluster)"; fail=$((fail+1)); }
+
 # EnvoyPatchPolicies written by hand: each finding of testdata/envoypatchpolicy/hand-written.yaml.
 "$bin" validate -f "$data/envoypatchpolicy/hand-written.yaml" >"$work/out" 2>&1
 check "hand-written EnvoyPatchPolicy" 1 $? "$work/out"

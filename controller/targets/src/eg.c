@@ -45,8 +45,8 @@ static bool is_wrapper(const char *type) {
 
 static bool diag(po_CompiledOverride *c, po_Arena *a, size_t i, po_Severity sev, const char *msg) {
   const po_Patch *p = &c->args->patches[i];
-  const char *text = po_Arena_Printf(a, "%s in an Envoy Gateway EnvoyPatchPolicy: %s",
-                                     sev == kPo_Severity_Error ? "not expressible" : "note", msg);
+  const char *text = po_Arena_Printf(a, "%s Envoy Gateway EnvoyPatchPolicy: %s",
+                                     sev == kPo_Severity_Error ? "not expressible in an" : "in an", msg);
   if (!text) return false;
   po_Diagnostic *d = po_Diagnostics_Add(c->diags, sev, kPo_DiagKind_Target, (int)i, p->path, text);
   if (!d) return false;
@@ -153,9 +153,12 @@ typedef struct {
   size_t n;
 } Names;
 
-static bool name_add(Names *ns, const char *s, size_t cap) {
+/* Appends s (false: out of memory); `dedupe` looks for it first, for the few listener names
+ * (a Gateway has at most 64 listeners), never for cluster names, which are distinct by
+ * construction (one per route and rule), so a patch costs linear time in the rules. */
+static bool name_add(Names *ns, const char *s, size_t cap, bool dedupe) {
   if (!s) return false;
-  for (size_t i = 0; i < ns->n; i++) {
+  for (size_t i = 0; dedupe && i < ns->n; i++) {
     if (!strcmp(ns->v[i], s)) return true;
   }
   if (ns->n < cap) ns->v[ns->n++] = s;
@@ -190,7 +193,7 @@ static bool listener_names(const json_object *gw, bool route, po_Arena *a, Names
     if (route && !is_http(proto) && !is_https(proto)) continue; /* TCP, TLS, UDP: no HTTP routes */
     const char *lname = str(at(ls, first), "name");
     if (!lname) continue;
-    if (!name_add(out, po_Arena_Printf(a, "%s/%s/%s", gns, gname, lname), n)) return false;
+    if (!name_add(out, po_Arena_Printf(a, "%s/%s/%s", gns, gname, lname), n, true)) return false;
   }
   return true;
 }
@@ -247,12 +250,14 @@ static bool attached(const json_object *gw, const json_object *r, const char **s
 typedef struct {
   const json_object *route;
   const char *ns, *name;
+  size_t seq; /* its place among the inputs: the last of a namespace/name is kept */
 } Route;
 
 static int by_route(const void *x, const void *y) {
   const Route *a = x, *b = y;
   int c = strcmp(a->ns, b->ns);
-  return c ? c : strcmp(a->name, b->name);
+  if (!c) c = strcmp(a->name, b->name);
+  return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 /* Whether backendRef b (of a route in namespace rns) is Service s. */
@@ -296,7 +301,7 @@ static bool cluster_names(const po_ResourceFilter *f, const Route *rs, size_t nr
             rs[r].ns, rs[r].name, i));
         return true;
       }
-      if (!name_add(out, po_Arena_Printf(a, "httproute/%s/%s/rule/%zu", rs[r].ns, rs[r].name, i), cap)) return false;
+      if (!name_add(out, po_Arena_Printf(a, "httproute/%s/%s/rule/%zu", rs[r].ns, rs[r].name, i), cap, false)) return false;
     }
   }
   return true;
@@ -385,13 +390,17 @@ static Route *attached_routes(const po_EGTopology *t, po_Arena *a, size_t *nr, c
   for (size_t i = 0; i < t->route_count; i++) {
     const json_object *r = t->routes[i];
     if (!attached(t->gateway, r, selector_listener)) continue;
-    Route x = {r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name")};
-    size_t k = 0;
-    while (k < *nr && by_route(&x, &rs[k])) k++;
-    rs[k] = x;
-    if (k == *nr) (*nr)++;
+    rs[(*nr)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
   }
+  /* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of
+   * the inputs in order would leave it. */
   qsort(rs, *nr, sizeof *rs, by_route);
+  size_t kept = 0;
+  for (size_t i = 0; i < *nr; i++) {
+    bool last = i + 1 == *nr || strcmp(rs[i].ns, rs[i + 1].ns) || strcmp(rs[i].name, rs[i + 1].name);
+    if (last) rs[kept++] = rs[i];
+  }
+  *nr = kept;
   return rs;
 }
 
