@@ -9,6 +9,7 @@
 
 #include "gitops.h"
 #include "po/targets/consul_check.h"
+#include "po/targets/eg.h"
 #include "po/targets/istio.h"
 
 static const char *str_at(const po_Value *v, const char *a, const char *b) {
@@ -114,12 +115,9 @@ static bool check_consul(const po_CliObject *o, json_object *obj, po_Arena *a, p
   return true;
 }
 
-/* An EnvoyFilter: its patch values against Envoy's schema, and the patches that silently do
- * nothing or something else (po_Istio_CheckEnvoyFilter). */
-static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
-  po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !po_Istio_CheckEnvoyFilter(obj, a, d)) return false;
-  const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "configPatches");
+/* A native patch object's findings (its own checker's diagnostics) located at its patches. */
+static bool add_native(const po_CliObject *o, po_Diagnostics *d, const char *list, po_CliReport *r) {
+  const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), list);
   for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
     po_Diagnostic x = *po_Diagnostics_At(d, i);
     x.path = NULL; /* the message names where, in the object's own terms */
@@ -137,6 +135,20 @@ static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena 
   if (po_Diagnostics_ErrorCount(d)) r->invalid++;
   else r->valid++;
   return true;
+}
+
+/* An EnvoyFilter: its patch values against Envoy's schema, and the patches that silently do
+ * nothing or something else (po_Istio_CheckEnvoyFilter). */
+static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  return d && po_Istio_CheckEnvoyFilter(obj, a, d) && add_native(o, d, "configPatches", r);
+}
+
+/* An EnvoyPatchPolicy: each JSON Patch value against the Envoy message at its path, and the
+ * patches that do nothing or may fail once applied (po_EG_CheckEnvoyPatchPolicy). */
+static bool check_envoypatchpolicy(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  return d && po_EG_CheckEnvoyPatchPolicy(obj, a, d) && add_native(o, d, "jsonPatches", r);
 }
 
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts) {
@@ -179,6 +191,7 @@ bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_
   if (!obj) return false;
   bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, opts, a, r, compiled)
             : o->kind == kPo_ObjEnvoyFilter      ? check_envoyfilter(o, obj, a, r)
+            : o->kind == kPo_ObjEnvoyPatchPolicy ? check_envoypatchpolicy(o, obj, a, r)
                                                  : check_consul(o, obj, a, r);
   json_object_put(obj);
   return ok;

@@ -3,7 +3,9 @@
  * reconciler runs, from the Consul objects given (when the inputs hold the target) or from
  * nothing (the controller then creates it). Istio: one EnvoyFilter per PropertyOverride
  * (po_Istio_EnvoyFilter), its workloadSelector from the target Service's spec.selector, which
- * must be among the inputs (a Service target says which pods, and only the Service knows). */
+ * must be among the inputs (a Service target says which pods, and only the Service knows). Envoy
+ * Gateway: one EnvoyPatchPolicy per PropertyOverride (po_EG_EnvoyPatchPolicy), its resource
+ * names from the target Gateway and the HTTPRoutes among the inputs. */
 #include <getopt.h>
 #include <json-c/json.h>
 #include <stdlib.h>
@@ -12,6 +14,7 @@
 #include "cli.h"
 #include "gitops.h"
 #include "po/targets/consul.h"
+#include "po/targets/eg.h"
 #include "po/targets/istio.h"
 
 static const char kUsage[] =
@@ -28,6 +31,11 @@ static const char kUsage[] =
     "a Service target the Service (v1, same namespace and name) must be among the inputs: its\n"
     "spec.selector becomes the EnvoyFilter's workloadSelector (kubectl get service NAME -o yaml).\n"
     "A Mesh target's EnvoyFilter goes into Istio's root namespace, without a selector.\n"
+    "Envoy Gateway targets (Gateway), last: one EnvoyPatchPolicy per PropertyOverride. The Gateway\n"
+    "(gateway.networking.k8s.io, same namespace and name) must be among the inputs, and the\n"
+    "HTTPRoutes attached to it too: its listeners name the xDS listeners and route\n"
+    "configurations, their rules the clusters (kubectl get gateway NAME -o yaml; kubectl get\n"
+    "httproutes -A -o yaml).\n"
     "Inputs are read as by validate -f.\n"
     "\n"
     "  -f, --filename PATH   a file, a directory, or - for stdin (repeatable)\n"
@@ -140,6 +148,71 @@ static bool render_istio(const po_CliInputs *in, po_CompiledOverride *compiled, 
   return true;
 }
 
+static bool is_gateway_api(const po_CliObject *o, const char *kind) {
+  const po_Value *api = po_Value_Get(o->value, "apiVersion");
+  const char *s = po_Value_Kind(api) == kPo_ValueKind_String ? po_Value_String(api, NULL) : "";
+  return !strcmp(o->kind_name, kind) && !strncmp(s, "gateway.networking.k8s.io/", 26);
+}
+
+/* The EnvoyPatchPolicies of the accepted Envoy Gateway overrides, appended to objs in
+ * namespace/name order. false when out of memory. */
+static bool render_eg(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, po_CliReport *r,
+                      json_object **objs, size_t *no) {
+  bool any = false;
+  for (size_t i = 0; i < in->count && !any; i++) {
+    any = compiled[i].accepted && po_TargetKind_Mesh(compiled[i].target_kind) == kPo_Mesh_EnvoyGateway;
+  }
+  if (!any) return true;
+  size_t cap = in->count ? in->count : 1, nroutes = 0, nf = 0;
+  json_object **routes = po_Arena_Malloc(a, cap * sizeof *routes);
+  Filter *fs = po_Arena_Malloc(a, cap * sizeof *fs);
+  if (!routes || !fs) return false;
+  bool ok = true;
+  for (size_t i = 0; i < in->count && ok; i++) {
+    if (is_gateway_api(&in->objects[i], "HTTPRoute")) ok = (routes[nroutes++] = po_Value_ToJsonC(in->objects[i].value)) != NULL;
+  }
+  for (size_t i = 0; i < in->count && ok; i++) {
+    po_CompiledOverride *c = &compiled[i];
+    if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_EnvoyGateway) continue;
+    /* The last Gateway of that namespace and name, as with the other targets. */
+    const po_Value *gv = NULL;
+    for (size_t k = 0; k < in->count; k++) {
+      const po_CliObject *o = &in->objects[k];
+      if (is_gateway_api(o, "Gateway") && !strcmp(meta(o->value, "name"), c->target_name) &&
+          !strcmp(meta(o->value, "namespace"), c->ns)) gv = o->value;
+    }
+    if (!gv) {
+      refuse_render(&in->objects[i], r,
+                    po_Arena_Printf(a, "render needs the target Gateway '%s%s%s' among the inputs, and the HTTPRoutes "
+                                       "attached to it: its listeners name the EnvoyPatchPolicy's listeners and route "
+                                       "configurations, their rules its clusters (add them with -f, e.g. the output of "
+                                       "kubectl get gateway %s -o yaml and kubectl get httproutes -A -o yaml)",
+                                    c->ns, *c->ns ? "/" : "", c->target_name, c->target_name));
+      continue;
+    }
+    json_object *gw = po_Value_ToJsonC(gv);
+    if (!gw) {
+      ok = false;
+      break;
+    }
+    po_EGTopology t = {gw, (const json_object *const *)routes, nroutes};
+    const char *why = NULL;
+    json_object *epp = po_EG_EnvoyPatchPolicy(c, &t, a, &why);
+    json_object_put(gw);
+    if (!epp && !why) ok = false;
+    else if (!epp) refuse_render(&in->objects[i], r, po_Arena_Printf(a, "Gateway '%s': %s", c->target_name, why));
+    else fs[nf++] = (Filter){c->ns, po_EG_PolicyName(c, a), epp};
+  }
+  for (size_t k = 0; k < nroutes; k++) json_object_put(routes[k]);
+  if (!ok) {
+    for (size_t k = 0; k < nf; k++) json_object_put(fs[k].obj);
+    return false;
+  }
+  qsort(fs, nf, sizeof *fs, by_filter);
+  for (size_t k = 0; k < nf; k++) objs[(*no)++] = fs[k].obj;
+  return true;
+}
+
 static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Arena *a, po_CliReport *r, FILE *out) {
   size_t n = in->count, nt = 0;
   Target *targets = po_Arena_Malloc(a, (n ? n : 1) * sizeof *targets);
@@ -187,6 +260,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
     else if (plan.object) objs[no++] = plan.object;
   }
   if (rc == 0 && !render_istio(in, compiled, a, r, objs, &no)) rc = -1;
+  if (rc == 0 && !render_eg(in, compiled, a, r, objs, &no)) rc = -1;
   if (rc == 0) {
     /* Emitted into memory first: when memory runs out half way, nothing is printed, rather
      * than the first targets alone, which a pipeline could apply as if they were all. */

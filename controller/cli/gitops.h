@@ -20,6 +20,7 @@ typedef enum {
   kPo_ObjServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
   kPo_ObjProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
   kPo_ObjEnvoyFilter,        /* networking.istio.io EnvoyFilter (written by hand, or rendered) */
+  kPo_ObjEnvoyPatchPolicy,   /* gateway.envoyproxy.io EnvoyPatchPolicy (written by hand, or rendered) */
 } po_ObjKind;
 
 typedef struct {

@@ -48,6 +48,7 @@ static po_ObjKind kind_of(const po_Value *v, const char **kind_name) {
   if (group_is(api, "consul.hashicorp.com") && !strcmp(kind, "ServiceDefaults")) return kPo_ObjServiceDefaults;
   if (group_is(api, "consul.hashicorp.com") && !strcmp(kind, "ProxyDefaults")) return kPo_ObjProxyDefaults;
   if (group_is(api, "networking.istio.io") && !strcmp(kind, "EnvoyFilter")) return kPo_ObjEnvoyFilter;
+  if (group_is(api, "gateway.envoyproxy.io") && !strcmp(kind, "EnvoyPatchPolicy")) return kPo_ObjEnvoyPatchPolicy;
   return kPo_ObjOther;
 }
 

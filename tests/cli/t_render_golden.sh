@@ -5,7 +5,7 @@
 # "stderr, then exit N" against NAME.err. A golden file missing, or one left for an example that
 # is gone, fails. PO_UPDATE_GOLDEN=1 rewrites (and creates) them instead: review the diff.
 # Examples of another mesh's targets (examples/istio) have the mesh in the golden's name
-# (NAME.istio.out.yaml); an example's `# render-args:` header line gives render's flags
+# (NAME.istio.out.yaml, envoy-gateway: NAME.eg.out.yaml); an example's `# render-args:` header line gives render's flags
 # (e.g. --istio-version 1.31).
 #   t_render_golden.sh BIN
 set -u
@@ -18,7 +18,7 @@ update=${PO_UPDATE_GOLDEN:-0}
 want_files=()
 for f in examples/*/*.yaml; do
   rel=${f#examples/}; base=$gold/${rel%.yaml}
-  case "$rel" in istio/*) base=$base.istio ;; esac
+  case "$rel" in istio/*) base=$base.istio ;; envoy-gateway/*) base=$base.eg ;; esac
   mkdir -p "$(dirname "$base")"
   # shellcheck disable=SC2046 # the header's words are flags
   "$bin" render -f "$f" $(sed -n 's/^# render-args: //p' "$f") >"$work/out" 2>"$work/err"

@@ -1,6 +1,7 @@
 /* The adapter table (adapter.h): which mesh's rules judge a compiled override. */
 #include "po/targets/adapter.h"
 
+#include "po/targets/eg.h"
 #include "po/targets/istio.h"
 
 /* Consul's own refusals are the compile's wire verdicts (check_wire), made with the engine. */
@@ -9,16 +10,10 @@ static bool consul_check(po_CompiledOverride *c, po_Arena *a) {
   return true;
 }
 
-/* Envoy Gateway targets are refused when decoded (override.c) until their adapter exists. */
-static bool eg_check(po_CompiledOverride *c, po_Arena *a) {
-  (void)c, (void)a;
-  return true;
-}
-
 static const po_TargetAdapter kAdapters[] = {
     [kPo_Mesh_Consul] = {kPo_Mesh_Consul, consul_check},
     [kPo_Mesh_Istio] = {kPo_Mesh_Istio, po_Istio_Check},
-    [kPo_Mesh_EnvoyGateway] = {kPo_Mesh_EnvoyGateway, eg_check},
+    [kPo_Mesh_EnvoyGateway] = {kPo_Mesh_EnvoyGateway, po_EG_Check},
 };
 
 const po_TargetAdapter *po_TargetAdapter_For(po_Mesh mesh) {

@@ -73,12 +73,6 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
   } else {
     c->target_name = po_Arena_Printf(a, "%s", name);
   }
-  if (c->target_kind == kPo_TargetGateway) {
-    /* Decoded so the webhook and the CLI name it, but not programmed by this version: refused
-     * rather than accepted and never written. */
-    error(c, a, -1, "spec.targetRef: Envoy Gateway targets (kind Gateway) are not supported by this version of the "
-                    "controller yet; use a Service (Istio) or a ServiceDefaults/ProxyDefaults (Consul) target");
-  }
 }
 
 /* spec.priority: an integer in int32's range, as Istio's EnvoyFilter and Envoy Gateway's

@@ -6,7 +6,7 @@
  *   mesh           targets                         objects                 header
  *   Consul         ServiceDefaults, ProxyDefaults  envoyExtensions entries po/targets/consul.h
  *   Istio          Service, Mesh                   EnvoyFilter             po/targets/istio.h
- *   Envoy Gateway  Gateway                         (refused at decode: not yet programmed) */
+ *   Envoy Gateway  Gateway                         EnvoyPatchPolicy        po/targets/eg.h */
 #ifndef PO_TARGETS_ADAPTER_H_
 #define PO_TARGETS_ADAPTER_H_
 

@@ -1,0 +1,72 @@
+/* The Envoy Gateway target (DESIGN.md section 6b): one EnvoyPatchPolicy
+ * (gateway.envoyproxy.io/v1alpha1) per PropertyOverride of a Gateway, compiled from the IR.
+ *
+ *   target Gateway G (namespace N) -> EnvoyPatchPolicy N/propertyoverride-<name>, targetRef G,
+ *       spec.priority = the PropertyOverride's, type JSONPatch
+ *   one jsonPatches[] entry per patch and generated Envoy resource it touches, in patch order:
+ *     listener (outbound)  -> type Listener, name "N/G/<listener>" per xDS listener (Gateway
+ *                             listeners sharing a port share the first one's)
+ *     route (outbound)     -> type RouteConfiguration, per HTTP/HTTPS listener: plain HTTP
+ *                             listeners on one port share the first one's, HTTPS has its own
+ *     cluster, cluster-load-assignment (outbound) -> "httproute/<ns>/<route>/rule/<i>" per rule
+ *                             with backends of the HTTPRoutes attached to G; with services:[x],
+ *                             the rules whose backendRefs include Service x
+ *   add /a/b = v -> {op: add, path: /a/b, value: protojson of v} (proto field names, wrappers
+ *       bare: /x/value is written /x, Durations as strings); Envoy Gateway creates absent
+ *       parents (EnsurePathExistsOnAdd), as Consul initialises them
+ *
+ * Refused, each with its reason (po_EG_Check): inbound; remove; listener or route patches with
+ * services; a non-default partition; paths inside a Duration, Timestamp, FieldMask, Struct,
+ * Value or ListValue (protojson writes them as strings or bare JSON). Warned: a oneof member
+ * (protojson refuses two members, where Consul clears the other). */
+#ifndef PO_TARGETS_EG_H_
+#define PO_TARGETS_EG_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "po/targets/override.h"
+
+struct json_object;
+
+#define PO_EG_API_VERSION "gateway.envoyproxy.io/v1alpha1"
+
+/* Adds a kPo_DiagKind_Target error per patch an EnvoyPatchPolicy cannot express with Consul's
+ * meaning, and warnings (c compiled without error). false only when out of memory. */
+bool po_EG_Check(po_CompiledOverride *c, po_Arena *a);
+
+/* "propertyoverride-<name>", in `a`; the namespace is the PropertyOverride's (= the Gateway's:
+ * an EnvoyPatchPolicy's targetRef has no namespace). */
+const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a);
+
+/* What Envoy Gateway generates its names from: the target Gateway (gateway.networking.k8s.io,
+ * its spec.listeners) and the HTTPRoutes that may attach to it (any; those whose parentRefs and
+ * the listeners' allowedRoutes do not let them attach are ignored). Borrowed. */
+typedef struct {
+  const struct json_object *gateway;
+  const struct json_object *const *routes;
+  size_t route_count;
+} po_EGTopology;
+
+/* The EnvoyPatchPolicy for an accepted override of a Gateway target (a new reference). NULL
+ * when out of memory; *why (may be NULL) gets the reason when the input cannot make one (not an
+ * accepted Gateway override, no or another Gateway, a patch that would touch no resource or
+ * would leak to a backend outside its services, a namespace selector), else NULL. Cost linear in
+ * patches x (listeners + rules x backendRefs x services). */
+struct json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
+                                           const char **why);
+
+/* ---- EnvoyPatchPolicies written by hand (validate -f) -----------------------------------------
+ * Each jsonPatches[i].operation.value decoded strictly against the Envoy message at its path in
+ * the resource its type URL names (the value nested along the RFC 6901 path, array indices as
+ * lists, and decoded as that resource), as errors of kind kPo_DiagKind_Target with patch_index
+ * i; errors for what Envoy Gateway refuses at once (no value for add/replace, no from for
+ * move/copy, a path not starting with '/', a type URL outside its five); warnings for patches
+ * that do nothing or may fail only once applied: test (changes nothing), remove (fails when the
+ * field is absent, and protojson leaves out every default value), a value on remove, a path
+ * inside a google.protobuf.Any (its type is the generated resource's: not checked), a targetRef
+ * Envoy Gateway never attaches to. Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are
+ * checked, the rest refused at once. false only when out of memory. */
+bool po_EG_CheckEnvoyPatchPolicy(const struct json_object *epp, po_Arena *a, po_Diagnostics *d);
+
+#endif

@@ -1,0 +1,495 @@
+/* The Envoy Gateway adapter: refusals and the EnvoyPatchPolicy, from the compiled IR (eg.h).
+ * Facts used, from Envoy Gateway's public sources (internal/xds/translator/jsonpatch.go,
+ * api/v1alpha1/envoypatchpolicy_types.go, the listener translator):
+ * - each jsonPatches[] entry is applied alone to the named resource marshalled by protojson
+ *   with UseProtoNames (so snake_case names; fields at their proto3 default are absent;
+ *   wrappers are bare values; a Duration is a string such as "5s"), with evanphx/json-patch's
+ *   EnsurePathExistsOnAdd (an add creates absent parents) and the default
+ *   AllowMissingPathOnRemove=false (a remove of an absent path fails), then unmarshalled and
+ *   validated: a failure sets the policy's Programmed=False, reason Invalid;
+ * - names (the default xDS name scheme): a listener and its HTTP route configuration are named
+ *   "<gateway namespace>/<gateway>/<listener>"; Gateway listeners on one port share one xDS
+ *   listener, the first one's, and plain HTTP listeners on one port share its route
+ *   configuration (found through the listener's default filter chain), where each HTTPS
+ *   listener keeps its own; a route rule's cluster is "httproute/<ns>/<route>/rule/<i>", and its
+ *   ClusterLoadAssignment has the cluster's name. */
+#include "po/targets/eg.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/base/json.h"
+
+static const char kOom[] = "out of memory";
+static const char *or_oom(const char *s) { return s ? s : kOom; }
+
+/* Messages protojson does not write as an object of their fields: a path cannot go inside. */
+static bool opaque_json(const char *type) {
+  static const char *const kTypes[] = {"google.protobuf.Duration", "google.protobuf.Timestamp",
+                                       "google.protobuf.FieldMask", "google.protobuf.Struct",
+                                       "google.protobuf.Value",    "google.protobuf.ListValue"};
+  for (size_t i = 0; type && i < sizeof kTypes / sizeof *kTypes; i++) {
+    if (!strcmp(type, kTypes[i])) return true;
+  }
+  return false;
+}
+
+/* google.protobuf.*Value wrappers: protojson writes them bare, never {"value": v}. */
+static bool is_wrapper(const char *type) {
+  size_t n = type ? strlen(type) : 0;
+  return n > 21 && !strncmp(type, "google.protobuf.", 16) && !strcmp(type + n - 5, "Value") &&
+         strcmp(type, "google.protobuf.Value") != 0 && strcmp(type, "google.protobuf.ListValue") != 0;
+}
+
+static bool diag(po_CompiledOverride *c, po_Arena *a, size_t i, po_Severity sev, const char *msg) {
+  const po_Patch *p = &c->args->patches[i];
+  const char *text = po_Arena_Printf(a, "%s Envoy Gateway EnvoyPatchPolicy: %s",
+                                     sev == kPo_Severity_Error ? "not expressible in an" : "in an", msg);
+  if (!text) return false;
+  po_Diagnostic *d = po_Diagnostics_Add(c->diags, sev, kPo_DiagKind_Target, (int)i, p->path, text);
+  if (!d) return false;
+  d->pos = p->pos;
+  return true;
+}
+
+/* The reason patch i cannot be a JSON Patch with Consul's meaning, or NULL. */
+static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
+  const po_Override *o = c->override;
+  const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
+  po_ResourceType rt = po_Override_ResourceType(o, i);
+  if (po_Override_Direction(o, i) == kPo_TrafficDirection_Inbound) {
+    return "inbound: a gateway has no local app, so Envoy Gateway generates no inbound listener or local-app "
+           "cluster to patch; its listeners, route configurations and clusters are all outbound (use "
+           "trafficDirection outbound)";
+  }
+  if ((rt == kPo_ResourceType_Listener || rt == kPo_ResourceType_Route) && f->service_count > 0) {
+    return or_oom(po_Arena_Printf(
+        a, "a %s patch with services: a gateway's %s is shared by every backend routed through it, so the patch "
+           "cannot be limited to service '%s'; patch its clusters instead, or drop services to patch every %s",
+        rt == kPo_ResourceType_Listener ? "listener" : "route", rt == kPo_ResourceType_Listener ? "listener" : "route configuration",
+        f->services[0].name, rt == kPo_ResourceType_Listener ? "listener of the Gateway" : "route configuration of the Gateway"));
+  }
+  for (size_t k = 0; k < f->service_count; k++) {
+    const char *part = f->services[k].partition;
+    if (part && *part && strcmp(part, "default") != 0) {
+      return or_oom(po_Arena_Printf(a, "services[%zu].partition '%s': Kubernetes has no admin partitions; only "
+                                       "'default' (or none) can be matched", k, part));
+    }
+  }
+  if (po_Override_Op(o, i) == kPo_Op_Remove) {
+    return "remove: Envoy Gateway applies a JSON Patch remove, which fails (the policy becomes Programmed=False, "
+           "reason Invalid, and none of its patches apply) when the field is absent from the generated resource, "
+           "and protojson leaves out every field at its default value; Consul's remove of an absent field does "
+           "nothing. Nothing at admission says what Envoy Gateway generated, so no remove is ever known to be safe. "
+           "Instead: for a scalar field, add its zero value (the same as absent in proto3); or write an "
+           "EnvoyPatchPolicy by hand for a field you know is generated";
+  }
+  size_t n = po_Override_SegmentCount(o, i);
+  for (size_t k = 0; k + 1 < n; k++) {
+    po_PathSegment s;
+    if (!po_Override_Segment(o, i, k, &s)) return "the path did not resolve";
+    if (opaque_json(s.message_type)) {
+      return or_oom(po_Arena_Printf(a, "a field inside a %s (/%s/...): protojson writes it as %s, not as an "
+                                       "object of its fields, so a JSON Patch cannot reach inside; set /%s whole%s",
+                                    s.message_type, s.name,
+                                    !strcmp(s.message_type, "google.protobuf.Duration") ? "a string such as \"5s\""
+                                                                                        : "a string or bare JSON",
+                                    s.name,
+                                    !strcmp(s.message_type, "google.protobuf.Duration") ? " (e.g. to \"5s\")" : ""));
+    }
+  }
+  return NULL;
+}
+
+/* The oneof (not proto3 optional's synthetic one) a segment of patch i's chain belongs to. */
+static const char *oneof_warning(const po_CompiledOverride *c, size_t i, po_Arena *a) {
+  size_t n = po_Override_SegmentCount(c->override, i);
+  for (size_t k = 0; k < n; k++) {
+    po_PathSegment s;
+    if (!po_Override_Segment(c->override, i, k, &s)) return NULL;
+    if (s.oneof && s.oneof[0] != '_') {
+      return or_oom(po_Arena_Printf(a, "/%s is a member of oneof '%s': Consul's add clears the other members, but "
+                                       "when Envoy Gateway's generated resource has another member set, protojson "
+                                       "refuses the patched resource with both (the policy becomes Invalid)",
+                                    s.name, s.oneof));
+    }
+  }
+  return NULL;
+}
+
+bool po_EG_Check(po_CompiledOverride *c, po_Arena *a) {
+  if (!c->override || !c->args) return true;
+  for (size_t i = 0; i < c->args->patch_count; i++) {
+    const char *why = reason(c, i, a);
+    if (why == kOom || (why && !diag(c, a, i, kPo_Severity_Error, why))) return false;
+    if (why) continue;
+    const char *warn = oneof_warning(c, i, a);
+    if (warn == kOom || (warn && !diag(c, a, i, kPo_Severity_Warning, warn))) return false;
+  }
+  return true;
+}
+
+const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a) {
+  return po_Arena_Printf(a, "propertyoverride-%s", c->name);
+}
+
+/* ---- names from the Gateway and its HTTPRoutes ---- */
+
+static const char *str(const json_object *o, const char *k) { return po_Json_String(o, k); }
+static const char *str_or(const json_object *o, const char *k, const char *dflt) {
+  const char *s = po_Json_String(o, k);
+  return s ? s : dflt;
+}
+
+static size_t len_of(const json_object *arr) {
+  return json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
+}
+static json_object *at(const json_object *arr, size_t i) { return json_object_array_get_idx(arr, i); }
+
+typedef struct {
+  const char **v;
+  size_t n;
+} Names;
+
+/* Appends s (false: out of memory); `dedupe` looks for it first, for the few listener names
+ * (a Gateway has at most 64 listeners), never for cluster names, which are distinct by
+ * construction (one per route and rule), so a patch costs linear time in the rules. */
+static bool name_add(Names *ns, const char *s, size_t cap, bool dedupe) {
+  if (!s) return false;
+  for (size_t i = 0; dedupe && i < ns->n; i++) {
+    if (!strcmp(ns->v[i], s)) return true;
+  }
+  if (ns->n < cap) ns->v[ns->n++] = s;
+  return true;
+}
+
+static bool is_http(const char *proto) { return proto && !strcmp(proto, "HTTP"); }
+static bool is_https(const char *proto) { return proto && !strcmp(proto, "HTTPS"); }
+
+/* The xDS listener names (listener) or route configuration names (route) of the Gateway. */
+static bool listener_names(const json_object *gw, bool route, po_Arena *a, Names *out) {
+  const char *gns = po_Json_Meta(gw, "namespace"), *gname = po_Json_Meta(gw, "name");
+  json_object *ls = po_Json_Get(po_Json_Get(gw, "spec"), "listeners");
+  size_t n = len_of(ls);
+  out->v = po_Arena_Malloc(a, (n ? n : 1) * sizeof *out->v);
+  out->n = 0;
+  if (!out->v) return false;
+  for (size_t i = 0; i < n; i++) {
+    json_object *l = at(ls, i);
+    const char *proto = str(l, "protocol");
+    int64_t port = json_object_get_int64(po_Json_Get(l, "port"));
+    bool udp = proto && !strcmp(proto, "UDP");
+    /* the first earlier listener sharing what EG shares: the socket (port and TCP/UDP) for an
+     * xDS listener; the port among plain HTTP listeners for a route configuration */
+    size_t first = i;
+    for (size_t k = 0; k < i && first == i; k++) {
+      json_object *e = at(ls, k);
+      const char *ep = str(e, "protocol");
+      if (json_object_get_int64(po_Json_Get(e, "port")) != port) continue;
+      if (route ? is_http(proto) && is_http(ep) : udp == (ep && !strcmp(ep, "UDP"))) first = k;
+    }
+    if (route && !is_http(proto) && !is_https(proto)) continue; /* TCP, TLS, UDP: no HTTP routes */
+    const char *lname = str(at(ls, first), "name");
+    if (!lname) continue;
+    if (!name_add(out, po_Arena_Printf(a, "%s/%s/%s", gns, gname, lname), n, true)) return false;
+  }
+  return true;
+}
+
+/* Whether the Gateway's listener l lets an HTTPRoute of namespace rns attach. *selector: it
+ * decides by a namespace selector, which needs the Namespaces' labels. */
+static bool listener_allows(const json_object *l, const char *gns, const char *rns, bool *selector) {
+  const char *proto = str(l, "protocol");
+  if (!is_http(proto) && !is_https(proto)) return false;
+  json_object *ar = po_Json_Get(l, "allowedRoutes");
+  json_object *kinds = po_Json_Get(ar, "kinds");
+  if (len_of(kinds)) {
+    bool http = false;
+    for (size_t k = 0; k < len_of(kinds); k++) {
+      const char *g = str_or(at(kinds, k), "group", "gateway.networking.k8s.io");
+      if (!strcmp(str_or(at(kinds, k), "kind", ""), "HTTPRoute") && !strcmp(g, "gateway.networking.k8s.io")) http = true;
+    }
+    if (!http) return false;
+  }
+  const char *from = str_or(po_Json_Get(ar, "namespaces"), "from", "Same");
+  if (!strcmp(from, "All")) return true;
+  if (!strcmp(from, "Selector")) {
+    *selector = true;
+    return false;
+  }
+  return !strcmp(gns, rns);
+}
+
+/* Whether route r attaches to the Gateway (its parentRefs name it, and a listener allows it). */
+static bool attached(const json_object *gw, const json_object *r, const char **selector_listener) {
+  const char *gns = po_Json_Meta(gw, "namespace"), *gname = po_Json_Meta(gw, "name"), *rns = po_Json_Meta(r, "namespace");
+  json_object *prs = po_Json_Get(po_Json_Get(r, "spec"), "parentRefs"), *ls = po_Json_Get(po_Json_Get(gw, "spec"), "listeners");
+  for (size_t p = 0; p < len_of(prs); p++) {
+    json_object *pr = at(prs, p);
+    if (strcmp(str_or(pr, "group", "gateway.networking.k8s.io"), "gateway.networking.k8s.io") ||
+        strcmp(str_or(pr, "kind", "Gateway"), "Gateway") || strcmp(str_or(pr, "name", ""), gname) ||
+        strcmp(str_or(pr, "namespace", rns), gns)) {
+      continue;
+    }
+    const char *section = str(pr, "sectionName");
+    json_object *port = po_Json_Get(pr, "port");
+    for (size_t i = 0; i < len_of(ls); i++) {
+      json_object *l = at(ls, i);
+      if (section && strcmp(section, str_or(l, "name", ""))) continue;
+      if (port && json_object_get_int64(port) != json_object_get_int64(po_Json_Get(l, "port"))) continue;
+      bool sel = false;
+      if (listener_allows(l, gns, rns, &sel)) return true;
+      if (sel && !*selector_listener) *selector_listener = str_or(l, "name", "?");
+    }
+  }
+  return false;
+}
+
+typedef struct {
+  const json_object *route;
+  const char *ns, *name;
+  size_t seq; /* its place among the inputs: the last of a namespace/name is kept */
+} Route;
+
+static int by_route(const void *x, const void *y) {
+  const Route *a = x, *b = y;
+  int c = strcmp(a->ns, b->ns);
+  if (!c) c = strcmp(a->name, b->name);
+  return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* Whether backendRef b (of a route in namespace rns) is Service s. */
+static bool backend_is(const json_object *b, const char *rns, const po_ServiceName *s) {
+  const char *want_ns = s->namespace_ && *s->namespace_ ? s->namespace_ : "default";
+  return !strcmp(str_or(b, "group", ""), "") && !strcmp(str_or(b, "kind", "Service"), "Service") &&
+         !strcmp(str_or(b, "name", ""), s->name) && !strcmp(str_or(b, "namespace", rns), want_ns);
+}
+
+static bool backend_in(const json_object *b, const char *rns, const po_ResourceFilter *f) {
+  for (size_t k = 0; k < f->service_count; k++) {
+    if (backend_is(b, rns, &f->services[k])) return true;
+  }
+  return false;
+}
+
+/* The cluster names patch i touches; *why when it cannot be expressed with these routes. */
+static bool cluster_names(const po_ResourceFilter *f, const Route *rs, size_t nr, size_t cap, po_Arena *a, Names *out,
+                          const char **why) {
+  out->v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *out->v);
+  out->n = 0;
+  if (!out->v) return false;
+  for (size_t r = 0; r < nr; r++) {
+    json_object *rules = po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules");
+    for (size_t i = 0; i < len_of(rules); i++) {
+      json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
+      if (!len_of(brs)) continue; /* no backends (a redirect): no cluster */
+      bool match = f->service_count == 0;
+      const json_object *other = NULL;
+      for (size_t k = 0; k < len_of(brs) && f->service_count; k++) {
+        if (backend_in(at(brs, k), rs[r].ns, f)) match = true;
+        else if (!other) other = at(brs, k);
+      }
+      if (!match) continue;
+      if (other) {
+        *why = or_oom(po_Arena_Printf(
+            a, "HTTPRoute %s/%s rule %zu sends to %s '%s' besides service '%s': Envoy Gateway makes one cluster per "
+               "rule (httproute/%s/%s/rule/%zu), so the patch would apply to that backend too; split the rule, or add "
+               "the backend to services",
+            rs[r].ns, rs[r].name, i, str_or(other, "kind", "Service"), str_or(other, "name", "?"), f->services[0].name,
+            rs[r].ns, rs[r].name, i));
+        return true;
+      }
+      if (!name_add(out, po_Arena_Printf(a, "httproute/%s/%s/rule/%zu", rs[r].ns, rs[r].name, i), cap, false)) return false;
+    }
+  }
+  return true;
+}
+
+/* ---- the EnvoyPatchPolicy ---- */
+
+static bool put(json_object *o, const char *k, json_object *v) {
+  if (!v) return false;
+  if (json_object_object_add(o, k, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
+static bool append(json_object *l, json_object *v) {
+  if (!v) return false;
+  if (json_object_array_add(l, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
+/* RFC 6901 from the resolved chain: proto field names, '~' and '/' escaped, a wrapper's
+ * `value` dropped (protojson writes the wrapper bare). */
+static const char *pointer(const po_Override *o, size_t i, po_Arena *a) {
+  po_TextBuf t = {.a = a};
+  size_t n = po_Override_SegmentCount(o, i);
+  const char *prev_type = NULL;
+  for (size_t k = 0; k < n; k++) {
+    po_PathSegment s;
+    if (!po_Override_Segment(o, i, k, &s)) return NULL;
+    if (k > 0 && !strcmp(s.name, "value") && is_wrapper(prev_type)) break;
+    po_TextBuf_Put(&t, "/", 1);
+    for (const char *p = s.name; *p; p++) {
+      if (*p == '~') po_TextBuf_Put(&t, "~0", 2);
+      else if (*p == '/') po_TextBuf_Put(&t, "~1", 2);
+      else po_TextBuf_Put(&t, p, 1);
+    }
+    prev_type = s.message_type;
+  }
+  if (!n) po_TextBuf_Put(&t, "", 0);
+  return t.oom ? NULL : t.buf ? t.buf : "";
+}
+
+static const char *type_url(po_ResourceType t) {
+  switch (t) {
+    case kPo_ResourceType_Listener: return "type.googleapis.com/envoy.config.listener.v3.Listener";
+    case kPo_ResourceType_Route: return "type.googleapis.com/envoy.config.route.v3.RouteConfiguration";
+    case kPo_ResourceType_ClusterLoadAssignment: return "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
+    default: return "type.googleapis.com/envoy.config.cluster.v3.Cluster";
+  }
+}
+
+/* Hands *v over to o[k] when ok so far (*v is NULL after: o owns it, or put freed it). */
+static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
+  if (!ok) return false;
+  json_object *x = *v;
+  *v = NULL;
+  return put(o, k, x);
+}
+
+static json_object *entry(const char *url, const char *name, const char *path, const json_object *value) {
+  json_object *e = json_object_new_object(), *op = json_object_new_object(), *v = NULL;
+  bool ok = e && op && put(e, "type", json_object_new_string(url)) && put(e, "name", json_object_new_string(name)) &&
+            put(op, "op", json_object_new_string("add")) && put(op, "path", json_object_new_string(path)) &&
+            json_object_deep_copy((json_object *)value, &v, NULL) == 0;
+  ok = adopt(ok, op, "value", &v);
+  ok = adopt(ok, e, "operation", &op);
+  json_object_put(v);
+  json_object_put(op);
+  if (!ok) {
+    json_object_put(e);
+    return NULL;
+  }
+  return e;
+}
+
+/* The routes that attach to the Gateway, one per namespace/name (the last given), sorted. */
+static Route *attached_routes(const po_EGTopology *t, po_Arena *a, size_t *nr, const char **selector_listener) {
+  Route *rs = po_Arena_Malloc(a, (t->route_count ? t->route_count : 1) * sizeof *rs);
+  if (!rs) return NULL;
+  *nr = 0;
+  for (size_t i = 0; i < t->route_count; i++) {
+    const json_object *r = t->routes[i];
+    if (!attached(t->gateway, r, selector_listener)) continue;
+    rs[(*nr)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
+  }
+  /* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of
+   * the inputs in order would leave it. */
+  qsort(rs, *nr, sizeof *rs, by_route);
+  size_t kept = 0;
+  for (size_t i = 0; i < *nr; i++) {
+    bool last = i + 1 == *nr || strcmp(rs[i].ns, rs[i + 1].ns) || strcmp(rs[i].name, rs[i + 1].name);
+    if (last) rs[kept++] = rs[i];
+  }
+  *nr = kept;
+  return rs;
+}
+
+json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
+                                    const char **why) {
+  const char *dummy;
+  if (!why) why = &dummy;
+  *why = NULL;
+  if (!c->accepted || c->target_kind != kPo_TargetGateway) {
+    *why = "not an accepted PropertyOverride of an Envoy Gateway target (Gateway)";
+    return NULL;
+  }
+  if (!t || !t->gateway) {
+    *why = "the target Gateway is needed: its listeners name the xDS listeners and route configurations, and the "
+           "HTTPRoutes attached to it name the clusters";
+    return NULL;
+  }
+  if (strcmp(po_Json_Meta(t->gateway, "name"), c->target_name) || strcmp(po_Json_Meta(t->gateway, "namespace"), c->ns)) {
+    *why = "the Gateway given is not the target (an EnvoyPatchPolicy attaches to a Gateway of its own namespace)";
+    return NULL;
+  }
+  size_t nr = 0, cap = 0;
+  const char *selector_listener = NULL;
+  Route *rs = attached_routes(t, a, &nr, &selector_listener);
+  if (!rs) return NULL;
+  for (size_t r = 0; r < nr; r++) cap += len_of(po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules"));
+  Names listeners, routes;
+  if (!listener_names(t->gateway, false, a, &listeners) || !listener_names(t->gateway, true, a, &routes)) return NULL;
+
+  json_object *epp = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
+              *spec = json_object_new_object(), *ref = json_object_new_object(), *patches = json_object_new_array();
+  bool ok = epp && md && labels && spec && ref && patches;
+  ok = ok && put(epp, "apiVersion", json_object_new_string(PO_EG_API_VERSION));
+  ok = ok && put(epp, "kind", json_object_new_string("EnvoyPatchPolicy"));
+  ok = ok && put(md, "name", json_object_new_string(or_oom(po_EG_PolicyName(c, a))));
+  if (ok && *c->ns) ok = put(md, "namespace", json_object_new_string(c->ns));
+  ok = ok && put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  ok = adopt(ok, md, "labels", &labels);
+  ok = adopt(ok, epp, "metadata", &md);
+  ok = ok && put(spec, "type", json_object_new_string("JSONPatch"));
+  ok = ok && put(ref, "group", json_object_new_string("gateway.networking.k8s.io")) &&
+       put(ref, "kind", json_object_new_string("Gateway")) && put(ref, "name", json_object_new_string(c->target_name));
+  ok = adopt(ok, spec, "targetRef", &ref);
+  ok = ok && put(spec, "priority", json_object_new_int(c->priority));
+  for (size_t i = 0; ok && !*why && i < c->args->patch_count; i++) {
+    const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
+    po_ResourceType rt = po_Override_ResourceType(c->override, i);
+    Names names = rt == kPo_ResourceType_Listener ? listeners : routes;
+    if (rt == kPo_ResourceType_Cluster || rt == kPo_ResourceType_ClusterLoadAssignment) {
+      if (selector_listener) {
+        *why = or_oom(po_Arena_Printf(a, "listener '%s' of Gateway '%s' admits HTTPRoutes by a namespace selector, "
+                                         "which needs the Namespaces' labels: render cannot tell which routes (and so "
+                                         "which clusters) it has", selector_listener, c->target_name));
+        break;
+      }
+      ok = cluster_names(f, rs, nr, cap, a, &names, why);
+      if (!ok || *why) break;
+    }
+    if (!names.n) {
+      const char *what = rt == kPo_ResourceType_Listener ? "has no listeners"
+                         : rt == kPo_ResourceType_Route  ? "has no HTTP or HTTPS listener (no route configuration)"
+                         : f->service_count
+                             ? or_oom(po_Arena_Printf(a, "has no HTTPRoute rule with a backendRef to Service '%s/%s' "
+                                                         "among the inputs (service namespaces default to 'default')",
+                                                      f->services[0].namespace_ && *f->services[0].namespace_
+                                                          ? f->services[0].namespace_ : "default",
+                                                      f->services[0].name))
+                             : "has no HTTPRoute rule with backends among the inputs";
+      *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name, what));
+      break;
+    }
+    const char *path = pointer(c->override, i, a);
+    po_Value *v = po_Override_SetJson(c->override, i, a);
+    json_object *value = v ? po_Value_ToJsonC(v) : NULL;
+    ok = path && value;
+    for (size_t k = 0; ok && k < names.n; k++) ok = append(patches, entry(type_url(rt), names.v[k], path, value));
+    json_object_put(value);
+  }
+  if (*why == kOom) ok = false, *why = NULL;
+  ok = adopt(ok && !*why, spec, "jsonPatches", &patches);
+  ok = adopt(ok, epp, "spec", &spec);
+  json_object_put(md);
+  json_object_put(labels);
+  json_object_put(ref);
+  json_object_put(spec);
+  json_object_put(patches);
+  if (!ok) {
+    json_object_put(epp);
+    return NULL;
+  }
+  return epp;
+}

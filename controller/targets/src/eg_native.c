@@ -1,0 +1,221 @@
+/* EnvoyPatchPolicies written by hand, checked against Envoy's schema (eg.h, the last section).
+ *
+ * A JSON Patch value is decoded where Envoy Gateway decodes it: in the resource the type URL
+ * names, after the patch put it at its path. Without the generated resource at hand, the value is
+ * nested along the path instead ({"a": {"b": [value]}} for /a/b/0) and that document decoded as
+ * the resource, strictly (an unknown field, a wrong type or a bad enum name is an error, as
+ * protojson's Unmarshal in Envoy Gateway refuses it, but only once applied, as Programmed=False). */
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/base/json.h"
+#include "po/targets/eg.h"
+
+enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
+
+static const char kTypePrefix[] = "type.googleapis.com/";
+
+/* The Envoy message of one of the five type URLs Envoy Gateway's CRD allows, or NULL. */
+static const char *message_of(const char *url) {
+  static const char *const kMessages[] = {
+      "envoy.config.listener.v3.Listener", "envoy.config.route.v3.RouteConfiguration",
+      "envoy.config.cluster.v3.Cluster", "envoy.config.endpoint.v3.ClusterLoadAssignment",
+      "envoy.extensions.transport_sockets.tls.v3.Secret"};
+  if (!url || strncmp(url, kTypePrefix, sizeof kTypePrefix - 1) != 0) return NULL;
+  for (size_t i = 0; i < sizeof kMessages / sizeof *kMessages; i++) {
+    if (!strcmp(url + sizeof kTypePrefix - 1, kMessages[i])) return kMessages[i];
+  }
+  return NULL;
+}
+
+static bool add(po_Diagnostics *d, po_Severity sev, int i, const char *msg) {
+  return msg && po_Diagnostics_Add(d, sev, kPo_DiagKind_Target, i, NULL, msg) != NULL;
+}
+
+/* An array index segment of RFC 6901 ("0", "12") or RFC 6902's "-" (the end). */
+static bool index_segment(const char *s, size_t n) {
+  if (n == 1 && *s == '-') return true;
+  if (!n || n > 9) return false;
+  for (size_t k = 0; k < n; k++) {
+    if (s[k] < '0' || s[k] > '9') return false;
+  }
+  return true;
+}
+
+/* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped); a new reference, or NULL
+ * when out of memory. *too_deep when the path has more segments than are checked. */
+static json_object *nest(const char *path, const json_object *value, po_Arena *a, bool *too_deep) {
+  const char *segs[kMaxSegments];
+  size_t lens[kMaxSegments], n = 0;
+  for (const char *p = path; *p == '/';) {
+    const char *s = p + 1, *e = strchr(s, '/');
+    size_t len = e ? (size_t)(e - s) : strlen(s);
+    if (n == kMaxSegments) {
+      *too_deep = true;
+      return NULL;
+    }
+    segs[n] = s, lens[n++] = len;
+    p = s + len;
+  }
+  json_object *cur = NULL;
+  if (json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL;
+  while (n-- > 0) {
+    json_object *up;
+    if (index_segment(segs[n], lens[n])) {
+      up = json_object_new_array();
+      if (up && json_object_array_add(up, cur) != 0) json_object_put(cur), json_object_put(up), up = NULL;
+    } else {
+      char *key = po_Arena_Malloc(a, lens[n] + 1);
+      size_t kl = 0;
+      for (size_t k = 0; key && k < lens[n]; k++) {
+        if (segs[n][k] == '~' && k + 1 < lens[n] && (segs[n][k + 1] == '0' || segs[n][k + 1] == '1')) {
+          key[kl++] = segs[n][++k] == '0' ? '~' : '/';
+        } else {
+          key[kl++] = segs[n][k];
+        }
+      }
+      up = key ? json_object_new_object() : NULL;
+      if (up && json_object_object_add(up, key, cur) != 0) json_object_put(up), up = NULL;
+      if (!up) json_object_put(cur);
+    }
+    if (!up) return NULL;
+    cur = up;
+  }
+  return cur;
+}
+
+/* Whether a decode failure comes from an Any whose @type the value cannot carry (the value is
+ * put inside a typed_config: only the generated resource says which message it holds). */
+static bool any_without_type(const char *msg) {
+  return msg && (strstr(msg, "@type") || strstr(msg, "google.protobuf.Any"));
+}
+
+static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
+  const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
+  if (!where) return false;
+  const char *url = po_Json_String(jp, "type"), *name = po_Json_String(jp, "name");
+  json_object *op_obj = po_Json_Get(jp, "operation");
+  const char *op = po_Json_String(op_obj, "op"), *path = po_Json_String(op_obj, "path");
+  const char *from = po_Json_String(op_obj, "from");
+  json_object *value = NULL;
+  bool has_value = json_object_object_get_ex(op_obj, "value", &value);
+  const char *msg = message_of(url);
+  int idx = (int)i;
+  if (!msg) {
+    return add(d, kPo_Severity_Error, idx,
+               po_Arena_Printf(a, "%s.type: '%s' is not a resource Envoy Gateway patches (%s%s, %sRouteConfiguration, "
+                                  "%sCluster, %sClusterLoadAssignment or %sSecret of their envoy.*.v3 packages)",
+                               where, url ? url : "(none)", kTypePrefix, "envoy.config.listener.v3.Listener",
+                               kTypePrefix, kTypePrefix, kTypePrefix, kTypePrefix));
+  }
+  if (!name || !*name) {
+    if (!add(d, kPo_Severity_Error, idx,
+             po_Arena_Printf(a, "%s.name: required: the generated resource's name (e.g. default/eg/http for a "
+                                "listener, httproute/default/backend/rule/0 for a cluster)", where))) return false;
+  }
+  static const char *const kOps[] = {"add", "remove", "replace", "move", "copy", "test"};
+  bool known = false;
+  for (size_t k = 0; op && k < sizeof kOps / sizeof *kOps; k++) known |= !strcmp(op, kOps[k]);
+  if (!known) {
+    return add(d, kPo_Severity_Error, idx,
+               po_Arena_Printf(a, "%s.operation.op: '%s' is not a JSON Patch operation (add, remove, replace, move, "
+                                  "copy or test)", where, op ? op : "(none)"));
+  }
+  if (!path || (*path && *path != '/')) {
+    return add(d, kPo_Severity_Error, idx,
+               po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (e.g. "
+                                  "/outlier_detection/consecutive_5xx, proto field names)", where, path ? path : "(none)"));
+  }
+  if (!*path && strcmp(op, "add") != 0) {
+    return add(d, kPo_Severity_Error, idx,
+               po_Arena_Printf(a, "%s.operation.path: empty with op %s: only add takes an empty path (it adds the "
+                                  "value as a whole new resource)", where, op));
+  }
+  bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
+  bool wants_from = !strcmp(op, "move") || !strcmp(op, "copy");
+  if (wants_value && (!has_value || !value)) {
+    return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s.operation.value: required with op %s", where, op));
+  }
+  if (wants_from && (!from || *from != '/')) {
+    return add(d, kPo_Severity_Error, idx,
+               po_Arena_Printf(a, "%s.operation.from: required with op %s: an RFC 6901 pointer in the same resource",
+                               where, op));
+  }
+  if (!wants_value && has_value) {
+    if (!add(d, kPo_Severity_Warning, idx,
+             po_Arena_Printf(a, "%s.operation.value: ignored with op %s (only add, replace and test take a value)",
+                             where, op))) return false;
+  }
+  if (!strcmp(op, "test")) {
+    if (!add(d, kPo_Severity_Warning, idx,
+             po_Arena_Printf(a, "%s: op test changes nothing; when the value differs it fails, and the policy "
+                                "becomes Programmed=False (Invalid)", where))) return false;
+  }
+  if (!strcmp(op, "remove") || !strcmp(op, "move")) {
+    if (!add(d, kPo_Severity_Warning, idx,
+             po_Arena_Printf(a, "%s: op %s fails (the policy becomes Programmed=False, Invalid, and none of its "
+                                "patches apply) when %s is absent from the generated resource, and protojson leaves "
+                                "out every field at its default value (0, false, \"\", an empty list)",
+                             where, op, !strcmp(op, "move") ? from : path))) return false;
+  }
+  if (!wants_value || !value) return true;
+  bool too_deep = false;
+  json_object *doc = nest(path, value, a, &too_deep);
+  if (too_deep) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.path: more than %d segments: the value is not checked", where,
+                               kMaxSegments));
+  }
+  if (!doc) return false;
+  const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
+  const char *copy = text ? po_Arena_Printf(a, "%s", text) : NULL;
+  json_object_put(doc);
+  if (!copy) return false;
+  po_Status st;
+  po_Status_Clear(&st);
+  if (po_Message_ParseJson(msg, copy, strlen(copy), a, &st)) return true;
+  if (st.code == kPo_ErrNoMemory) return false;
+  if (*path && any_without_type(st.message)) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "
+                                  "(a typed_config), whose message only the generated resource names (%s)",
+                               where, path, st.message));
+  }
+  return add(d, kPo_Severity_Error, idx,
+             po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
+                                "wrappers are bare, Durations strings such as \"5s\"): %s",
+                             where, *path ? path : "(the whole resource)", msg, st.message));
+}
+
+bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {
+  json_object *spec = po_Json_Get(epp, "spec");
+  const char *type = po_Json_String(spec, "type");
+  if (!type || strcmp(type, "JSONPatch") != 0) {
+    if (!add(d, kPo_Severity_Error, -1,
+             po_Arena_Printf(a, "spec.type: '%s': JSONPatch is the only type", type ? type : "(none)"))) return false;
+  }
+  json_object *ref = po_Json_Get(spec, "targetRef");
+  const char *kind = po_Json_String(ref, "kind");
+  if (!kind || (strcmp(kind, "Gateway") != 0 && strcmp(kind, "GatewayClass") != 0)) {
+    if (!add(d, kPo_Severity_Warning, -1,
+             po_Arena_Printf(a, "spec.targetRef.kind: '%s': Envoy Gateway applies an EnvoyPatchPolicy to a Gateway "
+                                "(or to a GatewayClass when mergeGateways is on); this one patches nothing",
+                             kind ? kind : "(none)"))) return false;
+  }
+  json_object *jps = po_Json_Get(spec, "jsonPatches");
+  size_t n = json_object_is_type(jps, json_type_array) ? json_object_array_length(jps) : 0;
+  if (n == 0) {
+    return add(d, kPo_Severity_Warning, -1, "spec.jsonPatches: none: this EnvoyPatchPolicy patches nothing");
+  }
+  if (n > kMaxJsonPatches) {
+    return add(d, kPo_Severity_Error, -1,
+               po_Arena_Printf(a, "spec.jsonPatches: %zu patches; at most %d are checked in one EnvoyPatchPolicy", n,
+                               kMaxJsonPatches));
+  }
+  for (size_t i = 0; i < n; i++) {
+    if (!check_one(json_object_array_get_idx(jps, i), i, a, d)) return false;
+  }
+  return true;
+}

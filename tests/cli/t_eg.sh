@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# Envoy Gateway targets, as data: every testdata/eg-refusals/*.yaml is one PropertyOverride that
+# validate -f must refuse (exit 1) with the text of its `# reason:` header; every
+# testdata/eg-render-refusals/*.yaml is one PropertyOverride (with the Gateway and HTTPRoutes it
+# has) that validate accepts and render refuses (exit 1) with its reason, rendering nothing.
+# Then what the IR says reaches the EnvoyPatchPolicy (paths, values, names, priority), and
+# EnvoyPatchPolicies written by hand (validate -f).
+. "$(dirname "$0")/lib.sh"
+
+hdr() { sed -n "s/^# $2: //p" "$1"; }
+
+n=0
+for f in "$data"/eg-refusals/*.yaml; do
+  reason=$(hdr "$f" reason)
+  [ -n "$reason" ] || { echo "FAIL $f: no '# reason:' header"; fail=$((fail+1)); continue; }
+  "$bin" validate -f "$f" >"$work/out" 2>&1
+  check "refused $f" 1 $? "$work/out"
+  contains "reason $f" "$work/out" "$reason"
+  n=$((n+1))
+done
+for f in "$data"/eg-render-refusals/*.yaml; do
+  reason=$(hdr "$f" reason)
+  [ -n "$reason" ] || { echo "FAIL $f: no '# reason:' header"; fail=$((fail+1)); continue; }
+  "$bin" validate -f "$f" >"$work/out" 2>&1
+  check "valid before render $f" 0 $? "$work/out"
+  "$bin" render -f "$f" >"$work/out" 2>"$work/err"
+  check "render refused $f" 1 $? "$work/err"
+  contains "render reason $f" "$work/err" "$reason"
+  [ -s "$work/out" ] && { echo "FAIL render of $f printed:"; cat "$work/out"; fail=$((fail+1)); }
+  n=$((n+1))
+done
+[ $n -ge 12 ] && pass=$((pass+1)) || { echo "FAIL only $n refusal cases"; fail=$((fail+1)); }
+
+# The refusals are Envoy Gateway's: the same remove and inbound patch are fine for Consul.
+for c in remove inbound; do
+  sed -e 's/kind: Gateway$/kind: ServiceDefaults/; s/group: gateway.networking.k8s.io/group: consul.hashicorp.com/' \
+    "$data/eg-refusals/$c.yaml" >"$work/consul.yaml"
+  "$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1
+  check "$c is fine on a Consul target" 0 $? "$work/out"
+done
+
+# What the IR says reaches the value and the path: a path through a wrapper to its `value` is
+# the bare wrapper; an enum given by number is written by name; a Duration is a string; an
+# object value replaces the message whole (an add of the object, as Consul replaces it); the
+# priority is the PropertyOverride's; a oneof member is a warning, not a refusal.
+cat >"$work/ir.yaml" <<'YAML'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: ir, namespace: shop}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  priority: -5
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /per_connection_buffer_limit_bytes/value
+      value: 7
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /lb_policy
+      value: 2
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /common_lb_config/update_merge_window
+      value: 1.5s
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /outlier_detection
+      value: {consecutive_5xx: 3}
+    - resourceFilter: {resourceType: cluster-load-assignment, trafficDirection: outbound, services: [{name: web}]}
+      op: add
+      path: /policy/overprovisioning_factor
+      value: 150
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /type
+      value: STRICT_DNS
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: shop}
+spec:
+  gatewayClassName: eg
+  listeners:
+    - {name: http, protocol: HTTP, port: 80}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  parentRefs: [{name: eg}]
+  rules:
+    - backendRefs: [{name: web, namespace: default, port: 80}]
+YAML
+"$bin" validate -f "$work/ir.yaml" >"$work/out" 2>&1
+check "IR cases valid" 0 $? "$work/out"
+contains "oneof member warned" "$work/out" "/type is a member of oneof 'cluster_discovery_type'"
+"$bin" render -f "$work/ir.yaml" >"$work/out" 2>"$work/err"
+check "render the IR cases" 0 $? "$work/err"
+"$yaml2json" "$work/out" >"$work/got.json"
+op() { echo ".[0].spec.jsonPatches[$1].operation"; }
+jqcheck "wrapper written bare" "$work/got.json" "$(op 0) == {\"op\": \"add\", \"path\": \"/per_connection_buffer_limit_bytes\", \"value\": 7}"
+jqcheck "enum by number written by name" "$work/got.json" "$(op 1).value == \"RING_HASH\""
+jqcheck "Duration a string" "$work/got.json" "$(op 2) == {\"op\": \"add\", \"path\": \"/common_lb_config/update_merge_window\", \"value\": \"1.5s\"}"
+jqcheck "object value whole" "$work/got.json" "$(op 3).value == {\"consecutive_5xx\": 3}"
+jqcheck "CLA named as its cluster" "$work/got.json" '.[0].spec.jsonPatches[4] | .type == "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment" and .name == "httproute/shop/web/rule/0"'
+jqcheck "priority" "$work/got.json" '.[0].spec.priority == -5 and .[0].spec.type == "JSONPatch"'
+jqcheck "targetRef" "$work/got.json" '.[0].spec.targetRef == {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "eg"}'
+jqcheck "one entry per patch and resource" "$work/got.json" '(.[0].spec.jsonPatches | length) == 6'
+
+# Names: listeners sharing a port share the first one's listener and (plain HTTP) route
+# configuration, HTTPS has its own; a route of another namespace attaches only where the
+# listener allows all namespaces and its sectionName names it; a redirect rule has no cluster.
+"$bin" render -f examples/envoy-gateway/gateway-wide-timeouts.yaml >"$work/out" 2>"$work/err"
+check "render gateway-wide" 0 $? "$work/err"
+"$yaml2json" "$work/out" >"$work/got.json"
+names() { jq -r "[.[0].spec.jsonPatches[] | select(.type | endswith(\"$1\")) | .name] | unique | join(\",\")" "$work/got.json"; }
+[ "$(names Listener)" = "edge/public/http,edge/public/https" ] && pass=$((pass+1)) || { echo "FAIL listener names: $(names Listener)"; fail=$((fail+1)); }
+[ "$(names RouteConfiguration)" = "edge/public/http,edge/public/https" ] && pass=$((pass+1)) || { echo "FAIL route names: $(names RouteConfiguration)"; fail=$((fail+1)); }
+[ "$(names Cluster)" = "httproute/edge/site/rule/0,httproute/shop/store/rule/0" ] && pass=$((pass+1)) || { echo "FAIL cluster names: $(names Cluster)"; fail=$((fail+1)); }
+# The same route with a sectionName naming a listener that admits only its own namespace: gone.
+sed 's/sectionName: https/sectionName: http/' examples/envoy-gateway/gateway-wide-timeouts.yaml >"$work/section.yaml"
+"$bin" render -f "$work/section.yaml" | "$yaml2json" /dev/stdin >"$work/got.json"
+[ "$(names Cluster)" = "httproute/edge/site/rule/0" ] && pass=$((pass+1)) || { echo "FAIL sectionName: $(names Cluster)"; fail=$((fail+1)); }
+
+# An HTTPRoute given twice: the last one counts, as kubectl apply of the inputs in order leaves it.
+cat >"$work/site2.yaml" <<'YAML'
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: site, namespace: edge}
+spec:
+  parentRefs: [{name: public}]
+  rules:
+    - backendRefs: [{name: web, port: 80}]
+    - backendRefs: [{name: web-canary, port: 80}]
+YAML
+"$bin" render -f examples/envoy-gateway/gateway-wide-timeouts.yaml -f "$work/site2.yaml" | "$yaml2json" /dev/stdin >"$work/got.json"
+[ "$(names Cluster)" = "httproute/edge/site/rule/0,httproute/edge/site/rule/1,httproute/shop/store/rule/0" ] && pass=$((pass+1)) ||
+  { echo "FAIL the last HTTPRoute of a name: $(names Cluster)"; fail=$((fail+1)); }
+
+# EnvoyPatchPolicies written by hand: each finding of testdata/envoypatchpolicy/hand-written.yaml.
+"$bin" validate -f "$data/envoypatchpolicy/hand-written.yaml" >"$work/out" 2>&1
+check "hand-written EnvoyPatchPolicy" 1 $? "$work/out"
+contains "unknown field" "$work/out" "Patches[0]: spec.jsonPatches[0].operation.value: not a valid value at /conect_timeout of envoy.config.cluster.v3.Cluster"
+contains "unknown field named" "$work/out" "No such field: conect_timeout"
+contains "wrapper /value" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: not a valid value at /per_connection_buffer_limit_bytes/value"
+contains "remove warned" "$work/out" "warning: document 1: EnvoyPatchPolicy shop/hand: Patches[2]: spec.jsonPatches[2]: op remove fails"
+contains "test warned" "$work/out" "Patches[3]: spec.jsonPatches[3]: op test changes nothing"
+contains "Any not checked" "$work/out" "Patches[4]: spec.jsonPatches[4].operation.value at /default_filter_chain/filters/0/typed_config/stat_prefix: not checked"
+contains "enum name" "$work/out" "Unknown enumerator: 'RING_HASHH'"
+contains "add without value" "$work/out" "Patches[7]: spec.jsonPatches[7].operation.value: required with op add"
+if grep -q 'jsonPatches\[5\]' "$work/out"; then echo "FAIL the valid array-index add was flagged"; fail=$((fail+1)); else pass=$((pass+1)); fi
+contains "counted" "$work/out" "0 valid, 1 invalid, 0 skipped"
+# Every EnvoyPatchPolicy render prints for the examples passes clean.
+for f in examples/envoy-gateway/*.yaml; do
+  "$bin" render -f "$f" | "$bin" validate -f - >"$work/out" 2>&1
+  check "rendered EnvoyPatchPolicy of $f validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+done
+finish
