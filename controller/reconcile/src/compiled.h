@@ -111,10 +111,6 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);
 
-/* The PropertyOverrides listed under every target of one kind (their current or held target), in
- * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count
- * pairs. The caller frees it; NULL when out of memory (*count 0). One allocation, linear in the
- * links listed. */
-char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count);
+/* po_TargetIndex_LinksOfKind: reconcile.h (the app finds Mesh targets by it). */
 
 #endif

@@ -146,6 +146,11 @@ bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
+/* The PropertyOverrides listed under every target of one kind (their current or held target), in
+ * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count
+ * pairs. The caller frees it; NULL when out of memory (*count 0). One allocation, linear in the
+ * links listed. */
+char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count);
 /* The other targets whose PropertyOverrides' statuses a change of one of `key` may change: Consul
  * applies the ProxyDefaults `global` entries to every service before its ServiceDefaults ones, so
  * their overlaps are reported on both sides. For a ProxyDefaults key, every ServiceDefaults key
