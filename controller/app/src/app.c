@@ -241,7 +241,7 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
   app->webhook = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = o->webhook_address, .cert_file = o->webhook_insecure ? NULL : cert,
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
-                           .tenancy = &app->tenancy,
+                           .tenancy = &app->tenancy, .targets = &app->target_options,
                            .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
                            .observe_mutate = observe_mutate, .log = app->log},
       err, sizeof err);
