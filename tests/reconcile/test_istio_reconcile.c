@@ -311,6 +311,45 @@ static void test_options_reach_the_compile(void **state) {
   assert_string_equal(json_object_get_string(get(get(get(cp, "match"), "cluster"), "service")), "db.default.svc.corp.example");
 }
 
+/* A PropertyOverride moving between targets: its EnvoyFilter goes from where it no longer
+ * belongs, whichever mesh the new target is (the old target's reconcile no longer lists it). */
+static void test_retarget_sweeps_the_old_filter(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("mesh", "m", 1, "Service", "web", kP50);
+  /* namespace "mesh" has no Service web: create one there */
+  put("Service/mesh/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
+                                             "\"namespace\":\"mesh\"},\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
+  assert_true(rec("Service/mesh/web").ok);
+  assert_non_null(filter("mesh", "m"));
+  /* Service -> Mesh: the root namespace gets it, the namespace's goes */
+  apply_istio("mesh", "m", 2, "Mesh", "global", kP50);
+  assert_true(rec("Mesh/mesh/global").ok);
+  assert_non_null(filter("istio-system", "m"));
+  assert_null(filter("mesh", "m"));
+  /* an invalid move back keeps the Mesh one (its last valid generation is held there) */
+  apply_istio("mesh", "m", 3, "Service", "web", kBad);
+  assert_true(rec("Service/mesh/web").ok);
+  assert_true(rec("Mesh/mesh/global").ok);
+  assert_non_null(filter("istio-system", "m"));
+  /* to a Consul target: the Consul reconcile removes the EnvoyFilter */
+  Slot *sl = slot("po/mesh/m", false);
+  json_object *spec = get(sl->obj, "spec");
+  json_object_object_add(spec, "targetRef", json_tokener_parse("{\"kind\":\"ServiceDefaults\",\"name\":\"web\"}"));
+  json_object_object_add(spec, "patches", json_tokener_parse(kP50));
+  json_object_object_add(get(sl->obj, "metadata"), "generation", json_object_new_int(4));
+  bump(sl->obj);
+  char key[300], old[300], held[300];
+  po_Reconcile_OverrideKey(sl->obj, key, sizeof key);
+  assert_string_equal(key, "ServiceDefaults/mesh/web");
+  po_TargetIndex_Set(IX, "mesh", "m", key, old, sizeof old);
+  po_Reconcile_HeldKey(sl->obj, held, sizeof held);
+  po_TargetIndex_SetHeld(IX, "mesh", "m", held, old, sizeof old);
+  assert_true(rec("ServiceDefaults/mesh/web").ok);
+  assert_null(filter("istio-system", "m"));
+  assert_non_null(obj("ServiceDefaults/mesh/web"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
@@ -322,6 +361,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_on_one_service, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_reach_the_compile, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_retarget_sweeps_the_old_filter, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -97,6 +97,33 @@ static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, po_IstioItem
   return true;
 }
 
+bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                    const char *programmed_ns, po_Arena *ar, int *writes, char *err, size_t size) {
+  if (!io->get_filter || !io->write_filter) return true;
+  const po_TargetOptions *opts = po_TargetIndex_Options(ix);
+  const char *root = opts->istio_root_namespace && *opts->istio_root_namespace ? opts->istio_root_namespace : "istio-system";
+  const char *places[2] = {ns, root};
+  for (int k = 0; k < 2; k++) {
+    if ((programmed_ns && !strcmp(places[k], programmed_ns)) || (k == 1 && !strcmp(root, ns))) continue;
+    po_IstioItem it = {.name = name, .uid = uid, .filter_ns = places[k],
+                       .filter_name = po_Arena_Printf(ar, "propertyoverride-%s", name)};
+    if (!it.filter_name) {
+      snprintf(err, size, "out of memory");
+      return false;
+    }
+    void *ref = NULL;
+    const json_object *current = io->get_filter(io->ctx, it.filter_ns, it.filter_name, &ref);
+    if (!current) continue;
+    bool ok = carry_out(io, ix, &it, current, NULL, writes);
+    if (io->release) io->release(io->ctx, ref);
+    if (!ok || it.outcome == kPo_IstioOutcome_Failed) {
+      snprintf(err, size, "%s", ok ? it.err : "out of memory");
+      return false;
+    }
+  }
+  return true;
+}
+
 bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *ns,
                     const json_object *service, const po_TargetOptions *opts, po_IstioItem *items, size_t n,
                     po_Arena *ar, int *writes) {

@@ -56,4 +56,15 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
                     const struct json_object *service, const po_TargetOptions *opts, po_IstioItem *items, size_t n,
                     po_Arena *ar, int *writes);
 
+/* A PropertyOverride's EnvoyFilter where its target no longer puts one: it moved to another
+ * mesh's target (a Consul one), or between a Service (its namespace) and the Mesh (the root
+ * namespace). Run by the reconcile of its current target, whatever the mesh: the old target's
+ * reconcile no longer lists it (a Consul target finds such entries inside itself; an
+ * EnvoyFilter is an object of its own). Looks at the two places one can be (the
+ * PropertyOverride's namespace, the root namespace), skipping `programmed_ns` (NULL: none), and
+ * deletes one that is provably this PropertyOverride's (po_Istio_Plan); look-alikes stay.
+ * *writes counts deletions. False when a deletion failed (err says why: retried). */
+bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                    const char *programmed_ns, po_Arena *ar, int *writes, char *err, size_t size);
+
 #endif

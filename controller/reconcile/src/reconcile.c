@@ -757,7 +757,11 @@ static bool write_istio(Run *run) {
   if (!(run->istio = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *run->istio))) return oom(run, "the EnvoyFilters");
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
-    bool valid_elsewhere = it->held && it->ce->c.accepted;
+    /* valid where it points now: that target's reconcile owns its EnvoyFilter when it is the
+     * same one (Service to Service: one name, one namespace); else ours here goes */
+    po_TargetKind now = it->ce->c.target_kind;
+    bool valid_elsewhere = it->held && it->ce->c.accepted && po_TargetKind_Mesh(now) == kPo_Mesh_Istio &&
+                           (now == kPo_TargetService) == (run->kind == kPo_TargetService);
     run->istio[i] = (po_IstioItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                                    /* invalid, nothing valid recorded for here: left as it is */
                                    .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
@@ -780,7 +784,30 @@ static bool write_istio(Run *run) {
   return true;
 }
 
-static bool write(Run *run) { return write_finalizers(run) && (is_istio(run) ? write_istio(run) : write_target(run)); }
+/* EnvoyFilters of this target's PropertyOverrides left where they pointed before (another
+ * mesh, or the other Istio place): istio_write.h, po_Istio_Sweep. A failure is retried before
+ * any status is written (one that said Programmed could hide the leftover). */
+static bool sweep(Run *run) {
+  for (size_t i = 0; i < run->m && run->r.ok; i++) {
+    const Item *it = &run->items[i];
+    /* held here: this target's write decides; invalid with its last valid generation live
+     * elsewhere: kept there */
+    if (it->held || (*it->held_key && !it->ce->c.accepted)) continue;
+    const char *at = run->istio && run->istio[i].outcome != kPo_IstioOutcome_Disabled ? run->istio[i].filter_ns : NULL;
+    int writes = 0;
+    char err[512];
+    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, run->ar, &writes, err, sizeof err)) {
+      run->target_conflict = true; /* no status this time: the retry writes it */
+      fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
+    }
+    run->r.targets_written += writes;
+  }
+  return true;
+}
+
+static bool write(Run *run) {
+  return write_finalizers(run) && (is_istio(run) ? write_istio(run) : write_target(run)) && sweep(run);
+}
 
 /* ---- phase 4: status ---- */
 
