@@ -79,9 +79,19 @@ typedef struct {
   po_ReconcileResult r;
 } Run;
 
-/* Istio's targets write one EnvoyFilter per PropertyOverride (istio_write.h); the load, plan and
- * status phases are the same for every mesh. */
-static bool is_istio(const Run *run) { return po_TargetKind_Mesh(run->kind) == kPo_Mesh_Istio; }
+/* The mesh's part of a reconcile (po_TargetOps, below: write_target for Consul, write_istio for
+ * Istio); load, plan and status are the same for every mesh. */
+typedef struct po_TargetOps po_TargetOps;
+/* Per mesh: phase 3's write of the target's objects after the finalizers, and what differs in
+ * the status. Consul: every PropertyOverride's entry in one object (shared room, consul-k8s's
+ * Synced); Istio: one EnvoyFilter each (istio_write.h), written is programmed. */
+struct po_TargetOps {
+  const char *mesh;                              /* for Accepted's message */
+  bool (*write)(Run *run);                       /* false: the reconcile ends (run->r says why) */
+  bool shared_room;                              /* one object for all: plan_room */
+  bool consul_sync;                              /* Programmed may wait for consul-k8s */
+};
+static const po_TargetOps *target_ops(const Run *run);
 
 static json_object *copy(const json_object *o) {
   json_object *c = NULL;
@@ -508,7 +518,7 @@ static bool plan(Run *run) {
   for (size_t i = 0; run->dry && i < run->m; i++) {
     if (!run->items[i].has_finalizer) drop_entry(&run->items[i]);
   }
-  if (!is_istio(run)) plan_room(run); /* an EnvoyFilter per PropertyOverride: no shared room */
+  if (target_ops(run)->shared_room) plan_room(run); /* Istio: an EnvoyFilter each, no shared room */
   return true;
 }
 
@@ -642,7 +652,7 @@ static bool wanted(Run *run, const char *tuid) {
 
 /* consul-k8s's Synced status exists for Consul targets only. */
 static bool requires_sync(const Run *run) {
-  return !is_istio(run) && run->io->sync && run->io->sync->mode == kPo_SyncRequire;
+  return target_ops(run)->consul_sync && run->io->sync && run->io->sync->mode == kPo_SyncRequire;
 }
 
 static int64_t now_s(Run *run) {
@@ -805,9 +815,17 @@ static bool sweep(Run *run) {
   return true;
 }
 
-static bool write(Run *run) {
-  return write_finalizers(run) && (is_istio(run) ? write_istio(run) : write_target(run)) && sweep(run);
+static const po_TargetOps kTargetOps[] = {
+    [kPo_Mesh_Consul] = {"Consul", write_target, true, true},
+    [kPo_Mesh_Istio] = {"Istio", write_istio, false, false},
+};
+static const po_TargetOps *target_ops(const Run *run) {
+  po_Mesh m = po_TargetKind_Mesh(run->kind);
+  /* parse_key admits only the kinds of the meshes in the table */
+  return (unsigned)m < sizeof kTargetOps / sizeof kTargetOps[0] && kTargetOps[m].write ? &kTargetOps[m] : &kTargetOps[0];
 }
+
+static bool write(Run *run) { return write_finalizers(run) && target_ops(run)->write(run) && sweep(run); }
 
 /* ---- phase 4: status ---- */
 
@@ -997,7 +1015,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->refusal);
   } else if (c->accepted) {
     snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for %s and Envoy", c->args->patch_count,
-             c->args->patch_count == 1 ? " is" : "es are", is_istio(run) ? "Istio" : "Consul");
+             c->args->patch_count == 1 ? " is" : "es are", target_ops(run)->mesh);
   } else {
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
   }
