@@ -350,6 +350,21 @@ static void test_retarget_sweeps_the_old_filter(void **state) {
   assert_non_null(obj("ServiceDefaults/mesh/web"));
 }
 
+/* spec.priority becomes the EnvoyFilter's priority (Istio's order of patch sets); 0 is left out. */
+static void test_priority_written(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  assert_true(web().ok);
+  assert_null(get(get(filter("default", "a"), "spec"), "priority"));
+  Slot *sl = slot("po/default/a", false);
+  json_object_object_add(get(sl->obj, "spec"), "priority", json_object_new_int(-7));
+  json_object_object_add(get(sl->obj, "metadata"), "generation", json_object_new_int(2));
+  bump(sl->obj);
+  assert_true(web().ok);
+  assert_int_equal(json_object_get_int(get(get(filter("default", "a"), "spec"), "priority")), -7);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
@@ -362,6 +377,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_reach_the_compile, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retarget_sweeps_the_old_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_priority_written, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
