@@ -6,13 +6,15 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gitops.h"
 #include "po/app/app.h"
 
 static const char kUsage[] =
     "usage: propertyoverride controller [OPTIONS]\n"
     "\n"
     "Watches PropertyOverrides, validates them with Consul's property-override semantics and the\n"
-    "Envoy v3 schema, and writes them into Consul ServiceDefaults/ProxyDefaults envoyExtensions.\n"
+    "Envoy v3 schema, and writes them into Consul ServiceDefaults/ProxyDefaults envoyExtensions,\n"
+    "or Istio EnvoyFilters (targets Service and Mesh).\n"
     "Serves the validating and mutating admission webhooks on every replica; only the leader\n"
     "reconciles.\n"
     "\n"
@@ -30,6 +32,13 @@ static const char kUsage[] =
     "  --consul-namespace-mirroring   Consul namespaces with mirroring are on: a ServiceDefaults\n"
     "                                 name may exist in several namespaces (default off: none is\n"
     "                                 created where that name exists in another namespace)\n"
+    "  --istio MODE                   auto (default): program Istio targets (Service, Mesh) when the\n"
+    "                                 API server serves EnvoyFilters at start; on; off (then their\n"
+    "                                 PropertyOverrides say Programmed=False MeshNotEnabled)\n"
+    "  --istio-version 1.N            the Istio release the mesh runs: arrays become\n"
+    "                                 MERGE_AND_REPLACE_LIST from 1.31 (default unknown: refused)\n"
+    "  --istio-root-namespace NS      Istio's root namespace, for Mesh targets (default istio-system)\n"
+    "  --cluster-domain D             Kubernetes' DNS domain in Istio's service names (cluster.local)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
     "  --target-batch-window S        a target is reconciled S seconds after the first change that\n"
     "                                 affects it, once for every change within (default 1; 0: at once)\n"
@@ -79,7 +88,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kHelp };
+         kCertDir, kSan, kAllowPd, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -97,11 +106,15 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"webhook-cert-san", required_argument, 0, kSan}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
       {"controller-username", required_argument, 0, kCtlUser},
       {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
-      {"consul-namespace-mirroring", no_argument, 0, kMirroring},
+      {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
+      {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
+      {"istio-version", required_argument, 0, kPo_OptIstioVersion},
+      {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
       {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   po_AppOptions o;
   po_AppOptions_Init(&o);
   const char *level_s = "info";
+  po_TargetOptions targets = {0};
   int c;
   optind = 1;
   opterr = 0;
@@ -111,6 +124,15 @@ int po_Cmd_Controller(int argc, char **argv) {
       case kKubeconfig: o.kubeconfig = optarg; break;
       case kContext: o.context = optarg; break;
       case kMirroring: o.consul_namespace_mirroring = true; break;
+      case kIstio:
+        if (!strcmp(optarg, "auto")) o.istio = kPo_IstioAuto;
+        else if (!strcmp(optarg, "on")) o.istio = kPo_IstioOn;
+        else if (!strcmp(optarg, "off")) o.istio = kPo_IstioOff;
+        else return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
+        break;
+      case kPo_OptClusterDomain: case kPo_OptIstioVersion: case kPo_OptIstioRootNamespace:
+        if (!po_Cli_TargetOption(c, optarg, "controller", &targets)) return kPo_ExitUsage;
+        break;
       case kSyncMode:
         if (!strcmp(optarg, "require")) o.consul_sync_require = true;
         else if (!strcmp(optarg, "ignore")) o.consul_sync_require = false;
@@ -191,6 +213,9 @@ int po_Cmd_Controller(int argc, char **argv) {
     }
   }
   if (optind < argc) return usage_error("unexpected argument");
+  o.cluster_domain = targets.cluster_domain;
+  o.istio_minor = targets.istio_minor;
+  o.istio_root_namespace = targets.istio_root_namespace;
   if (!po_LogLevel_Parse(level_s, &o.log_level)) return usage_error("--log-level takes debug, info, warn or error");
   if (strcmp(o.webhook_address, "0") != 0 && !o.webhook_insecure && o.cert_mode == kPo_CertFiles &&
       (!o.cert_file || !o.key_file)) {

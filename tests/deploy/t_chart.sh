@@ -77,13 +77,19 @@ jqt "$work/options.json" "options: controller flags (namespaces, log level, work
 jqt "$work/options.json" "options: resources, nodeSelector, tolerations, affinity, pod labels and annotations" \
   "$d | .spec.template.spec as \$s | \$s.containers[0].resources.limits.memory == \"512Mi\" and \$s.nodeSelector == {\"kubernetes.io/os\":\"linux\"} and \$s.tolerations[0].value == \"platform\" and (\$s.affinity | has(\"nodeAffinity\") and (has(\"podAntiAffinity\")|not)) and .spec.template.metadata.labels[\"example.com/cost-center\"] == \"42\" and .spec.template.metadata.annotations[\"example.com/team\"] == \"platform\""
 jqt "$work/options.json" "options: watched namespaces get RoleBindings, no ClusterRoleBinding" \
-  '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
+  '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole" and .roleRef.name=="propertyoverride-controller") | .metadata.namespace] | sort) == ["mesh-root","team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
 jqt "$work/options.json" "options: both webhooks (failurePolicy, timeout, only the watched namespaces)" \
   '[.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}] == [true, true]'
 jqt "$work/options.json" "options: consulSync renders --consul-sync-status and --consul-sync-timeout" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-\"))] == [\"--consul-sync-status=ignore\",\"--consul-sync-timeout=30\",\"--consul-namespace-mirroring\"]"
 jqt "$work/default.json" "default: --consul-sync-status=require (Programmed waits for consul-k8s), the default timeout" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-sync\"))] == [\"--consul-sync-status=require\",\"--consul-sync-timeout=120\"]"
+jqt "$work/options.json" "options: istio and clusterDomain render --istio, --istio-version, --istio-root-namespace, --cluster-domain" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--istio\") or startswith(\"--cluster-domain\"))] == [\"--istio=on\",\"--istio-version=1.31\",\"--istio-root-namespace=mesh-root\",\"--cluster-domain=corp.example\"]"
+jqt "$work/default.json" "default: --istio=auto, Istio's default root namespace and cluster.local" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--istio\") or startswith(\"--cluster-domain\"))] == [\"--istio=auto\",\"--istio-root-namespace=istio-system\",\"--cluster-domain=cluster.local\"]"
+jqt "$work/default.json" "default: services get/list/watch and envoyfilters CRUD for Istio targets" \
+  '[.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-controller") | .rules[] | select(.resources == ["services"] or .resources == ["envoyfilters"])] == [{"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch"]},{"apiGroups":["networking.istio.io"],"resources":["envoyfilters"],"verbs":["get","list","watch","create","update","delete"]}]'
 jqt "$work/options.json" "options: tenancy.proxyDefaultsNamespaces, one --allow-proxydefaults-from each" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=platform\",\"--allow-proxydefaults-from=team-a\"]"
 jqt "$work/default.json" "default: no --allow-proxydefaults-from (only the controller's own namespace)" \
@@ -96,7 +102,7 @@ jqt "$work/anyns.json" "tenancy: * renders as --allow-proxydefaults-from=*" \
 jqt "$work/options.json" "options: ServiceMonitor on the metrics Service" \
   '.[] | select(.kind=="ServiceMonitor") | .metadata.labels.release == "prometheus" and .spec.endpoints == [{"port":"metrics","path":"/metrics","interval":"15s"}] and .spec.selector.matchLabels["app.kubernetes.io/component"] == "metrics"'
 jqt "$work/options.json" "options: everything namespaced lands in the release namespace (or a watched one)" \
-  '[.[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == ["platform","team-a","team-b"]'
+  '[.[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == ["mesh-root","platform","team-a","team-b"]'
 
 # --- a single replica without leader election ------------------------------------------------------
 render single --namespace "$ns" -f "$top/tests/deploy/testdata/values/single.yaml"

@@ -109,11 +109,8 @@ static bool f_override_version(void *ctx, const char *ns, const char *name, po_O
   return v != NULL;
 }
 
-static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
-  (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
+                                 char *err, size_t size) {
   Slot *s = slot(k, false);
   F.attempts++;
   if (F.conflict_next || F.attempts == F.conflict_at) {
@@ -145,6 +142,30 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
   put(k, stored);
   if (written) *written = copy(stored);
   return kPo_WriteOk;
+}
+
+static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  return write_slot(k, obj, create, rv, written, err, size);
+}
+
+/* EnvoyFilters live in slots "EnvoyFilter/<ns>/<name>"; their writes count as target writes. */
+static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyFilter/%s/%s", ns, name);
+  return lend(slot(k, false), ref);
+}
+
+static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                     const char *rv, json_object **written, char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyFilter/%s/%s", ns, name);
+  return write_slot(k, obj, create, rv, written, err, size);
 }
 
 static void merge(json_object *dst, json_object *patch) {
@@ -203,7 +224,8 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 
 po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
-                                  f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL};
+                                  f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL,
+                                  f_get_filter, f_write_filter};
 po_TargetIndex *IX;
 
 int setup(void **s) {

@@ -71,6 +71,7 @@ static json_object *review_of(json_object *obj, const char *group, const char *k
 }
 
 static const po_Tenancy *g_tenancy; /* the policy decide() passes (NULL: everything allowed) */
+static const po_TargetOptions *g_targets; /* the mesh options decide() passes (NULL: the defaults) */
 
 /* Runs the review (and frees it); returns the response's denial message ("" when allowed). */
 static char *decide(json_object *review, bool *allowed) {
@@ -78,7 +79,7 @@ static char *decide(json_object *review, bool *allowed) {
   const char *body = json_object_to_json_string(review);
   int status;
   char err[256];
-  json_object *out = po_Admission_Review(body, strlen(body), g_tenancy, a, &status, err, sizeof err);
+  json_object *out = po_Admission_ReviewWith(body, strlen(body), g_tenancy, g_targets, a, &status, err, sizeof err);
   assert_non_null(out);
   assert_int_equal(status, 200);
   json_object *resp = json_object_object_get(out, "response");
@@ -536,6 +537,28 @@ static void test_istio_refusal_at_admission(void **state) {
   }
 }
 
+/* The webhook judges with the controller's mesh options: a list on an Istio target is refused
+ * under an unknown Istio release and admitted with --istio-version 1.31, as the controller
+ * programs it (before, the webhook refused what the controller would have written). */
+static void test_istio_options_at_admission(void **state) {
+  (void)state;
+  const char *po = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                   "\"metadata\":{\"name\":\"m\",\"namespace\":\"shop\"},"
+                   "\"spec\":{\"targetRef\":{\"kind\":\"Service\",\"name\":\"api\"},\"patches\":["
+                   "{\"resourceFilter\":{\"resourceType\":\"route\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"add\",\"path\":\"/internal_only_headers\",\"value\":[\"x-internal\"]}]}}";
+  po_TargetOptions o131 = {.istio_minor = 31};
+  for (int k = 0; k < 2; k++) {
+    g_targets = k ? &o131 : NULL;
+    bool allowed;
+    char *msg = decide(review_of(json_tokener_parse(po), "propertyoverride.io", "PropertyOverride", "CREATE"), &allowed);
+    assert_true(allowed == (k == 1));
+    if (k == 0) assert_non_null(strstr(msg, "MERGE_AND_REPLACE_LIST"));
+    free(msg);
+  }
+  g_targets = NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) g_root = argv[1];
   const struct CMUnitTest tests[] = {
@@ -550,6 +573,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_tenancy),
       cmocka_unit_test(test_priority_decoded_and_checked),
       cmocka_unit_test(test_istio_refusal_at_admission),
+      cmocka_unit_test(test_istio_options_at_admission),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

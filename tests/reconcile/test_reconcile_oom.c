@@ -95,6 +95,20 @@ static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *na
   return w;
 }
 
+static const json_object *w_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
+  pause_();
+  const json_object *o = IO.get_filter(ctx, ns, name, ref);
+  resume();
+  return o;
+}
+static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                     const char *rv, json_object **written, char *err, size_t size) {
+  pause_();
+  po_WriteResult w = IO.write_filter(ctx, ns, name, obj, create, rv, written, err, size);
+  resume();
+  return w;
+}
+
 static po_ReconcileIO io(void) {
   po_ReconcileIO w = IO;
   w.sync = g_sync;
@@ -103,6 +117,8 @@ static po_ReconcileIO io(void) {
   w.release = w_release;
   w.write_target = w_write_target;
   w.patch_override = w_patch_override;
+  w.get_filter = w_get_filter;
+  w.write_filter = w_write_filter;
   w.event = NULL; /* best effort, and the fake's events only count */
   w.target_event = NULL;
   return w;
@@ -192,6 +208,92 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
   assert_true(po_Reconcile(&fin, IX, "ServiceDefaults/default/web").ok);
 }
 
+/* Istio: a PropertyOverride of Service web (its EnvoyFilter holds generation 1, value 10) turns
+ * invalid while another one arrives. Whatever allocation fails, an EnvoyFilter is never deleted
+ * nor written with anything but its valid generation (a's value 10, b's 20), always with the
+ * Service's selector. */
+static void istio_po(const char *name, int gen, int value) {
+  char text[1024], k[300], key[300], old[300];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
+           "\"spec\":{\"targetRef\":{\"group\":\"\",\"kind\":\"Service\",\"name\":\"web\"},\"patches\":"
+           "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]}}",
+           name, gen, name, value);
+  json_object *o = json_tokener_parse(text);
+  snprintf(k, sizeof k, "po/default/%s", name);
+  Slot *sl = slot(k, false);
+  if (sl) {
+    json_object *fin = get(get(sl->obj, "metadata"), "finalizers"), *st = get(sl->obj, "status");
+    if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
+    if (st) json_object_object_add(o, "status", copy(st));
+  }
+  put(k, o);
+  po_Reconcile_OverrideKey(o, key, sizeof key);
+  po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
+}
+
+static void check_filter_write(json_object *obj) {
+  if (!obj) _exit(kExitPartialWrite); /* nothing here may be deleted */
+  const char *name = json_object_get_string(get(get(obj, "metadata"), "name"));
+  json_object *cp = json_object_array_get_idx(get(get(obj, "spec"), "configPatches"), 0);
+  int v = json_object_get_int(get(get(get(get(cp, "patch"), "value"), "outlier_detection"), "max_ejection_percent"));
+  int want = name && !strcmp(name, "propertyoverride-a") ? 10 : 20;
+  if (v != want || !get(get(get(obj, "spec"), "workloadSelector"), "labels")) _exit(kExitPartialWrite);
+}
+
+static void test_istio_no_bad_write_at_any_failed_allocation(void **state) {
+  (void)state;
+  put("Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":"
+                                                "{\"name\":\"web\",\"namespace\":\"default\"},"
+                                                "\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
+  istio_po("a", 1, 10);
+  assert_true(po_Reconcile(&IO, IX, "Service/default/web").ok);
+  assert_non_null(slot("EnvoyFilter/default/propertyoverride-a", false));
+  istio_po("a", 2, 150); /* invalid: the last good one stays */
+  istio_po("b", 1, 20);
+  F.check_write = check_filter_write;
+  long n, errors = 0, crashes = 0, clean = 0;
+  for (n = 1; n < 200000; n++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
+      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+      po_ReconcileIO w = io();
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, IX, "Service/default/web");
+      long reached = g_count;
+      disarm();
+      _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+      crashes++;
+      continue;
+    }
+    int code = WEXITSTATUS(status);
+    if (code == kExitPartialWrite) {
+      printf("allocation %ld failed: an EnvoyFilter was deleted or written with the wrong content\n", n);
+      fail();
+    }
+    if (code == kExitOk) {
+      clean++;
+      break;
+    }
+    errors++;
+  }
+  printf("istio reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
+         "0 bad EnvoyFilter writes\n", n - 1, errors, crashes);
+  assert_int_equal(clean, 1);
+  assert_true(n > 50);
+  assert_true(po_Reconcile(&IO, IX, "Service/default/web").ok);
+  assert_non_null(slot("EnvoyFilter/default/propertyoverride-b", false));
+}
+
 static void test_index_update_whole_or_reported(void **state) {
   (void)state;
   char old[300], names[4][254];
@@ -228,6 +330,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_partial_write_under_sync_require, setup, teardown),
       cmocka_unit_test_setup_teardown(test_index_update_whole_or_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_istio_no_bad_write_at_any_failed_allocation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

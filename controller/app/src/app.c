@@ -138,13 +138,55 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
         !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {
       return false;
     }
-    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
-    for (int k = 0; k < 3; k++) {
+    if (app->io.istio) {
+      po_InformerOptions isv = {.ref = kPo_ServicesRef}, ief = {.ref = kPo_EnvoyFiltersRef};
+      isv.ref.ns = ief.ref.ns = ns;
+      po_InformerHandlers hv = po_App_Handlers(app, kPo_WatchServices), hf = po_App_Handlers(app, kPo_WatchFilters);
+      if (!po_Informer_New(app->io.client, &isv, &hv, &app->io.services[i], st) ||
+          !po_Informer_New(app->io.client, &ief, &hf, &app->io.filters[i], st)) {
+        return false;
+      }
+    }
+    po_Informer *all[5] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
+                           app->io.services[i], app->io.filters[i]};
+    for (int k = 0; k < 5; k++) {
+      if (!all[k]) continue;
       po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = all[k], .stop_early = true};
       if (!add(app, r, st)) return false;
     }
   }
+  /* Mesh targets write into Istio's root namespace: watched for its EnvoyFilters alone when the
+   * controller watches a list of namespaces without it. */
+  bool root_watched = false;
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    root_watched |= !app->io.namespaces[i][0] || !strcmp(app->io.namespaces[i], app->io.root_ns);
+  }
+  if (app->io.istio && !root_watched) {
+    po_InformerOptions ief = {.ref = kPo_EnvoyFiltersRef};
+    ief.ref.ns = app->io.root_ns;
+    po_InformerHandlers hf = po_App_Handlers(app, kPo_WatchFilters);
+    if (!po_Informer_New(app->io.client, &ief, &hf, &app->io.root_filters, st)) return false;
+    po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = app->io.root_filters, .stop_early = true};
+    if (!add(app, r, st)) return false;
+  }
   return true;
+}
+
+/* --istio: on, off, or auto: on when the API server serves EnvoyFilters (one List of at most one
+ * item, in a watched namespace: the same permission the informer needs). */
+static bool detect_istio(po_App *app) {
+  if (app->o.istio != kPo_IstioAuto) return app->o.istio == kPo_IstioOn;
+  po_KubeRef ref = kPo_EnvoyFiltersRef;
+  ref.ns = app->io.namespaces[0][0] ? app->io.namespaces[0] : NULL;
+  po_KubeListOptions lo = {.limit = 1};
+  json_object *out = NULL;
+  po_CtlStatus ks;
+  po_CtlStatus_Clear(&ks);
+  bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
+  json_object_put(out);
+  po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
+              po_Str("reason", ok ? "--istio=auto" : ks.message));
+  return ok;
 }
 
 static bool build_elector(po_App *app, po_CtlStatus *st) {
@@ -199,7 +241,7 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
   app->webhook = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = o->webhook_address, .cert_file = o->webhook_insecure ? NULL : cert,
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
-                           .tenancy = &app->tenancy,
+                           .tenancy = &app->tenancy, .targets = &app->target_options,
                            .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
                            .observe_mutate = observe_mutate, .log = app->log},
       err, sizeof err);
@@ -229,6 +271,12 @@ static bool build(po_App *app, po_CtlStatus *st) {
    * Consul's own ProxyDefaults) may target ProxyDefaults. */
   if (app->tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app->tenancy, own_namespace(app));
   app->io.tenancy = &app->tenancy;
+  app->target_options = (po_TargetOptions){.cluster_domain = o->cluster_domain ? o->cluster_domain : "cluster.local",
+                                            .istio_minor = o->istio_minor,
+                                            .istio_root_namespace = o->istio_root_namespace ? o->istio_root_namespace : "istio-system"};
+  po_TargetIndex_SetOptions(app->index, &app->target_options);
+  app->io.root_ns = app->target_options.istio_root_namespace;
+  app->io.istio = detect_istio(app);
   app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
@@ -308,7 +356,10 @@ void po_App_Free(po_App *app) {
     po_Informer_Free(app->io.overrides[i]);
     po_Informer_Free(app->io.service_defaults[i]);
     po_Informer_Free(app->io.proxy_defaults[i]);
+    po_Informer_Free(app->io.services[i]);
+    po_Informer_Free(app->io.filters[i]);
   }
+  po_Informer_Free(app->io.root_filters);
   po_KubeIO_Free(&app->io);
   po_EventRecorder_Free(app->io.recorder);
   po_KubeClient_Free(app->io.client);

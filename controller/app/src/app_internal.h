@@ -49,6 +49,7 @@ struct po_App {
   po_Tenancy tenancy;
   po_SyncPolicy sync;
   po_TargetNames *names; /* which namespaces hold which target names (the informer handlers) */
+  po_TargetOptions target_options; /* the mesh options (cluster domain, Istio release, root namespace) */
   po_ReconcileIO table;
   po_TargetIndex *index;
   po_Controller *controller;
@@ -67,7 +68,7 @@ struct po_App {
 };
 
 /* events.c */
-typedef enum { kPo_WatchOverrides, kPo_WatchServiceDefaults, kPo_WatchProxyDefaults } po_AppWatch;
+typedef enum { kPo_WatchOverrides, kPo_WatchServiceDefaults, kPo_WatchProxyDefaults, kPo_WatchServices, kPo_WatchFilters } po_AppWatch;
 po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log);
 po_Runnable po_App_ControllerRunnable(struct po_App *app);

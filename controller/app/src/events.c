@@ -1,6 +1,7 @@
 /* What the informers feed the workqueue, and the reconcile the workers run: the target index
  * follows every PropertyOverride, and every change enqueues each target it may affect. */
 #include <json-c/json.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "app_internal.h"
@@ -122,6 +123,54 @@ static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; targ
 static void pd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetProxyDefaults, o); }
 static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetProxyDefaults, o); }
 
+/* ---- Istio: a Service's selector and the EnvoyFilters ---- */
+
+/* A Service's change (its selector: which pods its EnvoyFilters select) or deletion (ours go) is
+ * reconciled at once, like a Consul target's drift. A Service without PropertyOverrides
+ * reconciles to nothing. */
+static void service_event(void *ctx, json_object *obj) {
+  char key[600];
+  po_Reconcile_TargetKey(kPo_TargetService, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
+  enqueue_now(ctx, key);
+}
+static void svc_update(void *ctx, json_object *a, json_object *o) { (void)a; service_event(ctx, o); }
+
+typedef struct {
+  po_App *app;
+  const char *name;
+} MeshOwner;
+
+/* An EnvoyFilter named like ours (propertyoverride-<name>): the target of the PropertyOverride
+ * <name> of its namespace is reconciled (drift repaired, a deleted one written again, a
+ * look-alike reported); in Istio's root namespace, also the Mesh targets holding a
+ * PropertyOverride of that name (any namespace: the index's Mesh links, a few). */
+static void filter_event(void *ctx, json_object *obj) {
+  po_App *app = ctx;
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  static const char kPrefix[] = "propertyoverride-";
+  if (strncmp(name, kPrefix, sizeof kPrefix - 1) != 0) return;
+  const char *po = name + sizeof kPrefix - 1;
+  void *ref = NULL;
+  const json_object *owner = app->table.get_override(app->table.ctx, ns, po, &ref);
+  if (owner) {
+    char key[600];
+    po_Reconcile_OverrideKey(owner, key, sizeof key);
+    enqueue_now(app, key);
+    if (app->table.release) app->table.release(app->table.ctx, ref);
+  }
+  if (strcmp(ns, app->target_options.istio_root_namespace) != 0) return;
+  size_t n;
+  char *block = po_TargetIndex_LinksOfKind(app->index, kPo_TargetIstioMesh, &n);
+  const char *p = block;
+  for (size_t i = 0; block && i < n; i++) {
+    const char *k = p, *who = k + strlen(k) + 1, *slash = strchr(who, '/');
+    p = who + strlen(who) + 1;
+    if (slash && !strcmp(slash + 1, po)) enqueue_now(app, k);
+  }
+  free(block);
+}
+static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filter_event(ctx, o); }
+
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
     /* The targets' handlers never read the old object: the informer need not parse it for them
@@ -130,6 +179,8 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
      * refreshed (overlap_input_changed); without it every update looked like a new generation. */
     case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app, false};
     case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, sd_delete, app, true};
+    case kPo_WatchServices: return (po_InformerHandlers){service_event, svc_update, service_event, app, true};
+    case kPo_WatchFilters: return (po_InformerHandlers){filter_event, ef_update, filter_event, app, true};
     case kPo_WatchProxyDefaults: break;
   }
   return (po_InformerHandlers){pd_add, pd_update, pd_delete, app, true};

@@ -14,6 +14,8 @@
 const po_KubeRef kPo_OverridesRef = {.group = "propertyoverride.io", .version = "v1alpha1", .resource = "propertyoverrides"};
 const po_KubeRef kPo_ServiceDefaultsRef = {.group = PO_CONSUL_GROUP, .version = PO_CONSUL_VERSION, .resource = "servicedefaults"};
 const po_KubeRef kPo_ProxyDefaultsRef = {.group = PO_CONSUL_GROUP, .version = PO_CONSUL_VERSION, .resource = "proxydefaults"};
+const po_KubeRef kPo_ServicesRef = {.group = "", .version = "v1", .resource = "services"};
+const po_KubeRef kPo_EnvoyFiltersRef = {.group = "networking.istio.io", .version = "v1alpha3", .resource = "envoyfilters"};
 
 static size_t slot_of(po_KubeIO *k, const char *ns) {
   for (size_t i = 0; i < k->ns_count; i++) {
@@ -35,7 +37,29 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
   json_object *o = NULL;
-  if (i != (size_t)-1) o = po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
+  po_Informer *from = NULL;
+  if (i != (size_t)-1) {
+    switch (kind) {
+      case kPo_TargetProxyDefaults: from = k->proxy_defaults[i]; break;
+      case kPo_TargetServiceDefaults: from = k->service_defaults[i]; break;
+      case kPo_TargetService: from = k->services[i]; break; /* NULL unless Istio is enabled */
+      default: break;                                        /* Mesh: no object */
+    }
+  }
+  if (from) o = po_Informer_Get(from, ns, name);
+  *ref = o;
+  return o;
+}
+
+static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
+  size_t i = slot_of(k, ns);
+  if (i != (size_t)-1) return k->filters[i];
+  return k->root_ns && ns && !strcmp(ns, k->root_ns) ? k->root_filters : NULL;
+}
+
+static const json_object *get_filter(void *ctx, const char *ns, const char *name, void **ref) {
+  po_Informer *f = filters_of(ctx, ns);
+  json_object *o = f ? po_Informer_Get(f, ns, name) : NULL;
   *ref = o;
   return o;
 }
@@ -68,10 +92,8 @@ static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) 
   }
 }
 
-static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                   bool create, const char *rv, json_object **written, char *err, size_t size) {
-  po_KubeIO *k = ctx;
-  po_KubeRef ref = kind == kPo_TargetProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
+static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, const char *name, json_object *obj,
+                                bool create, const char *rv, json_object **written, char *err, size_t size) {
   ref.ns = ns;
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
@@ -92,6 +114,22 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
   if (written && ok) *written = out;
   else json_object_put(out);
   return ok ? kPo_WriteOk : result_of(&st, err, size);
+}
+
+static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                   bool create, const char *rv, json_object **written, char *err, size_t size) {
+  return write_ref(ctx, kind == kPo_TargetProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef, ns, name, obj,
+                   create, rv, written, err, size);
+}
+
+static po_WriteResult write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                   const char *rv, json_object **written, char *err, size_t size) {
+  if (!filters_of(ctx, ns)) {
+    /* Unwatched: a create would never be seen again, and could not be told ours. */
+    snprintf(err, size, "namespace '%s' is not watched by this controller (--namespace)", ns);
+    return kPo_WriteFailed;
+  }
+  return write_ref(ctx, kPo_EnvoyFiltersRef, ns, name, obj, create, rv, written, err, size);
 }
 
 static po_WriteResult patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
@@ -201,9 +239,14 @@ void po_KubeIO_Free(po_KubeIO *k) {
 }
 
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {
+  if (k->root_filters && !po_Informer_HasSynced(k->root_filters)) {
+    if (reason) snprintf(reason, cap, "the EnvoyFilter cache of namespace '%s' not synced", k->root_ns);
+    return false;
+  }
   for (size_t i = 0; i < k->ns_count; i++) {
     if (!po_Informer_HasSynced(k->overrides[i]) || !po_Informer_HasSynced(k->service_defaults[i]) ||
-        !po_Informer_HasSynced(k->proxy_defaults[i])) {
+        !po_Informer_HasSynced(k->proxy_defaults[i]) || (k->services[i] && !po_Informer_HasSynced(k->services[i])) ||
+        (k->filters[i] && !po_Informer_HasSynced(k->filters[i]))) {
       if (reason) snprintf(reason, cap, "caches of namespace '%s' not synced", k->namespaces[i][0] ? k->namespaces[i] : "*");
       return false;
     }
@@ -215,5 +258,6 @@ static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
 
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
   return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
-                          k->tenancy, release, override_version, NULL, NULL};
+                          k->tenancy, release, override_version, NULL, NULL, k->istio ? get_filter : NULL,
+                          k->istio ? write_filter : NULL};
 }

@@ -20,6 +20,14 @@ typedef struct {
   po_Informer *overrides[kPo_MaxNamespaces];
   po_Informer *service_defaults[kPo_MaxNamespaces];
   po_Informer *proxy_defaults[kPo_MaxNamespaces];
+  /* Istio (only when enabled: istio true): core Services (their selectors) and EnvoyFilters per
+   * watched namespace, and the EnvoyFilters of Istio's root namespace when it is not watched
+   * (root_filters, for Mesh targets). */
+  bool istio;
+  po_Informer *services[kPo_MaxNamespaces];
+  po_Informer *filters[kPo_MaxNamespaces];
+  po_Informer *root_filters;
+  const char *root_ns;
   const po_Tenancy *tenancy;
   /* propertyoverride_foreign_markers_total{kind}: look-alikes reported, once per target revision */
   po_MetricFamily *foreign_markers;
@@ -36,6 +44,6 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k);
  * `reason` (may be NULL) says which namespace's caches are missing. */
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap);
 
-extern const po_KubeRef kPo_OverridesRef, kPo_ServiceDefaultsRef, kPo_ProxyDefaultsRef;
+extern const po_KubeRef kPo_OverridesRef, kPo_ServiceDefaultsRef, kPo_ProxyDefaultsRef, kPo_ServicesRef, kPo_EnvoyFiltersRef;
 
 #endif

@@ -65,7 +65,7 @@ static json_object *record_object(const json_object *obj, int64_t generation, bo
 }
 
 po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich which, const char *uid, int64_t generation,
-                                        po_JsonHash hash, bool *oom) {
+                                        po_JsonHash hash, const po_TargetOptions *opts, bool *oom) {
   *oom = false;
   json_object *syn = NULL;
   if (which == kPo_CompileRecord && !(syn = record_object(obj, generation, oom))) return NULL;
@@ -73,7 +73,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   po_CompiledEntry *e = calloc(1, sizeof *e);
   po_Arena *a = po_Arena_New();
   char *u = strdup(uid ? uid : "");
-  if (!e || !a || !u || !po_CompiledOverride_FromObject(src, a, &e->c)) goto oom;
+  if (!e || !a || !u || !po_CompiledOverride_FromObjectWith(src, opts, a, &e->c)) goto oom;
   if (!e->c.accepted) {
     /* Kept for the whole generation, so a verdict is confirmed before it is: an allocation that
      * failed deep in the engine can read as an error in the spec, and a spec taken for invalid
@@ -81,7 +81,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
      * wins; two refusals are the spec's. Only invalid specs pay, once per generation. */
     po_Arena *again = po_Arena_New();
     po_CompiledOverride c2;
-    if (again && po_CompiledOverride_FromObject(src, again, &c2) && c2.accepted) {
+    if (again && po_CompiledOverride_FromObjectWith(src, opts, again, &c2) && c2.accepted) {
       po_Arena_Free(a);
       a = again;
       e->c = c2;
@@ -96,7 +96,10 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   e->hash = hash;
   e->record = which == kPo_CompileRecord;
   po_Reconcile_OverrideKey(src, e->target_key, sizeof e->target_key);
-  if (e->c.accepted) {
+  if (e->c.accepted && !e->c.consul_arguments) {
+    /* another mesh's target (Istio): its objects are built from the IR when written */
+    e->patch_count = e->c.args->patch_count;
+  } else if (e->c.accepted) {
     json_object *args = po_Value_ToJsonC(e->c.consul_arguments);
     size_t len = 0;
     const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len) : NULL;

@@ -46,16 +46,20 @@ typedef struct {
   const char *errors;           /* the Accepted=False text when not accepted ("N errors: ..."), in arena */
 } po_CompiledEntry;
 
+/* The options po_TargetIndex_SetOptions set (zeros: the defaults); lives as long as the index. */
+const po_TargetOptions *po_TargetIndex_Options(const po_TargetIndex *ix);
+
 /* Kind of spec to compile: the current one, or the last valid generation recorded in the status. */
 typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
 
 /* A tree parsed from text (a new reference), NULL when out of memory or not JSON. */
 struct json_object *po_Json_Parse(const char *text, size_t len);
 
-/* Makes an entry (refs 1). NULL and *oom when out of memory; NULL alone when `which` is the record
- * and the object has none ({generation: int, spec: object}). */
+/* Makes an entry (refs 1), compiled with the mesh options opts (NULL: the defaults; the index's,
+ * po_TargetIndex_SetOptions). NULL and *oom when out of memory; NULL alone when `which` is the
+ * record and the object has none ({generation: int, spec: object}). */
 po_CompiledEntry *po_CompiledEntry_Make(const struct json_object *obj, po_CompileWhich which, const char *uid,
-                                        int64_t generation, po_JsonHash hash, bool *oom);
+                                        int64_t generation, po_JsonHash hash, const po_TargetOptions *opts, bool *oom);
 /* The generation and the spec hash `which` names in obj (false: no such spec). */
 bool po_CompiledEntry_KeyOf(const struct json_object *obj, po_CompileWhich which, int64_t *generation, po_JsonHash *hash);
 const po_CompiledEntry *po_CompiledEntry_Ref(const po_CompiledEntry *e);
@@ -107,10 +111,6 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);
 
-/* The PropertyOverrides listed under every target of one kind (their current or held target), in
- * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count
- * pairs. The caller frees it; NULL when out of memory (*count 0). One allocation, linear in the
- * links listed. */
-char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count);
+/* po_TargetIndex_LinksOfKind: reconcile.h (the app finds Mesh targets by it). */
 
 #endif

@@ -51,7 +51,7 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
   const char *s1 = strchr(key, '/');
   *p = (po_OverlapPeer){
       .ns = po_Arena_Printf(ar, "%s", ns), .name = po_Arena_Printf(ar, "%s", slash + 1), .override = ce->c.override,
-      .tier = kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults,
+      .tier = po_TargetKind_MeshWide(kind) ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults,
       .priority = ce->c.priority, .target = po_Arena_Printf(ar, "%s", key),
       .where = s1 ? po_Arena_Printf(ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
   if (!p->ns || !p->name || !p->target || !p->where) *oom = true;
@@ -60,7 +60,15 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
 bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
                         po_CrossPeers *out) {
   *out = (po_CrossPeers){.first = first};
-  po_TargetKind kind = own_kind == kPo_TargetProxyDefaults ? kPo_TargetServiceDefaults : kPo_TargetProxyDefaults;
+  /* The other tier of the same mesh: Consul's ProxyDefaults and ServiceDefaults, Istio's Mesh
+   * (root namespace EnvoyFilters) and Service ones. */
+  po_TargetKind kind;
+  switch (own_kind) {
+    case kPo_TargetProxyDefaults: kind = kPo_TargetServiceDefaults; break;
+    case kPo_TargetService: kind = kPo_TargetIstioMesh; break;
+    case kPo_TargetIstioMesh: kind = kPo_TargetService; break;
+    default: kind = kPo_TargetProxyDefaults; break;
+  }
   size_t count;
   char *block = po_TargetIndex_LinksOfKind(ix, kind, &count);
   if (!block) return false;

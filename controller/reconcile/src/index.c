@@ -64,7 +64,14 @@ struct po_TargetIndex {
   OwnWrite *own;    /* sorted by key: the last target write of ours per target, until its echo */
   size_t nown, own_cap;
   uint64_t echoes;  /* events recognised as our own writes */
+  po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
 };
+
+void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o) {
+  ix->options = o ? *o : (po_TargetOptions){0};
+}
+
+const po_TargetOptions *po_TargetIndex_Options(const po_TargetIndex *ix) { return &ix->options; }
 
 po_TargetIndex *po_TargetIndex_New(void) {
   po_TargetIndex *ix = calloc(1, sizeof *ix);
@@ -374,7 +381,7 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
   if (hit) return hit;
   /* Compiled without the lock (it is the expensive part); two workers racing on the same
    * PropertyOverride (its current and its held target) both compile, the second keeps its own. */
-  po_CompiledEntry *e = po_CompiledEntry_Make(obj, which, uid, generation, hash, oom);
+  po_CompiledEntry *e = po_CompiledEntry_Make(obj, which, uid, generation, hash, &ix->options, oom);
   if (!e) return NULL;
   pthread_mutex_lock(&ix->mu);
   ix->misses++;
@@ -487,7 +494,12 @@ static void kind_run(const po_TargetIndex *ix, const char *prefix, size_t *from,
 }
 
 static const char *kind_prefix(po_TargetKind kind) {
-  return kind == kPo_TargetProxyDefaults ? "ProxyDefaults/" : "ServiceDefaults/";
+  switch (kind) {
+    case kPo_TargetProxyDefaults: return "ProxyDefaults/";
+    case kPo_TargetService: return "Service/";
+    case kPo_TargetIstioMesh: return "Mesh/";
+    default: return "ServiceDefaults/";
+  }
 }
 
 char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count) {
@@ -510,18 +522,22 @@ char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t 
 
 bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*fn)(void *ctx, const char *key),
                                    void *ctx) {
-  po_TargetKind other;
-  if (strncmp(key, "ProxyDefaults/", strlen("ProxyDefaults/")) == 0) other = kPo_TargetServiceDefaults;
-  else if (strncmp(key, "ServiceDefaults/", strlen("ServiceDefaults/")) == 0) other = kPo_TargetProxyDefaults;
+  /* Istio's Mesh and Service targets relate as Consul's ProxyDefaults and ServiceDefaults do:
+   * the mesh-wide EnvoyFilters (root namespace) reach every sidecar a Service's one does. */
+  po_TargetKind other, wide;
+  if (strncmp(key, "ProxyDefaults/", strlen("ProxyDefaults/")) == 0) other = kPo_TargetServiceDefaults, wide = kPo_TargetProxyDefaults;
+  else if (strncmp(key, "ServiceDefaults/", strlen("ServiceDefaults/")) == 0) other = wide = kPo_TargetProxyDefaults;
+  else if (strncmp(key, "Mesh/", strlen("Mesh/")) == 0) other = kPo_TargetService, wide = kPo_TargetIstioMesh;
+  else if (strncmp(key, "Service/", strlen("Service/")) == 0) other = wide = kPo_TargetIstioMesh;
   else return true;
   /* No ProxyDefaults PropertyOverride, no relation: a ServiceDefaults change costs nothing more
    * (the usual case, and the one the 10,000-PropertyOverride benchmark runs). A ProxyDefaults
    * key always relates: the last one of it just removed still named in ServiceDefaults statuses. */
   pthread_mutex_lock(&ix->mu);
   size_t pf, pt;
-  kind_run(ix, kind_prefix(kPo_TargetProxyDefaults), &pf, &pt);
+  kind_run(ix, kind_prefix(wide), &pf, &pt);
   pthread_mutex_unlock(&ix->mu);
-  if (pf == pt && other == kPo_TargetProxyDefaults) return true;
+  if (pf == pt && other == wide) return true;
   size_t n;
   char *block = po_TargetIndex_LinksOfKind(ix, other, &n);
   if (!block) return false;

@@ -1,4 +1,5 @@
-/* Target keys: "ServiceDefaults/<ns>/<name>", "ProxyDefaults/<ns>/global". */
+/* Target keys: "ServiceDefaults/<ns>/<name>", "ProxyDefaults/<ns>/global" (Consul);
+ * "Service/<ns>/<name>", "Mesh/<ns>/global" (Istio). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -10,27 +11,27 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
   snprintf(key, size, "%s/%s/%s", po_TargetKind_Name(kind), ns ? ns : "", name ? name : "");
 }
 
-/* The key a spec points at, in namespace ns ("" when it names none). */
+/* The key a spec points at, in namespace ns ("" when it names none). Without a group the kind
+ * decides (override.c's rule); a group that does not own the kind names nothing (validation
+ * says so). Consul targets: ServiceDefaults/ProxyDefaults; Istio: Service and Mesh ("global":
+ * mesh-wide, like ProxyDefaults, so its key is per namespace too). Envoy Gateway's Gateway names
+ * nothing this reconciler programs. */
 static void key_of_spec(const char *ns, const json_object *spec, char *key, size_t size) {
   const char *kind = po_Json_String(po_Json_Get(spec, "targetRef"), "kind");
   const char *name = po_Json_String(po_Json_Get(spec, "targetRef"), "name");
   const char *group = po_Json_String(po_Json_Get(spec, "targetRef"), "group");
-  /* This reconciler programs Consul targets; the other meshes' (Service, Mesh, Gateway) name no
-   * Consul object, whatever their name, and a group other than Consul's names none either. */
-  if (group && strcmp(group, "consul.hashicorp.com") != 0) {
-    key[0] = '\0';
-    return;
+  static const po_TargetKind kKinds[] = {kPo_TargetServiceDefaults, kPo_TargetProxyDefaults, kPo_TargetService,
+                                         kPo_TargetIstioMesh};
+  po_TargetKind k = kPo_TargetServiceDefaults;
+  bool found = !kind; /* no kind: ServiceDefaults */
+  for (size_t i = 0; kind && i < sizeof kKinds / sizeof kKinds[0] && !found; i++) {
+    if (strcmp(kind, po_TargetKind_Name(kKinds[i])) == 0) k = kKinds[i], found = true;
   }
-  bool proxy = kind && strcmp(kind, "ProxyDefaults") == 0;
-  if (kind && !proxy && strcmp(kind, "ServiceDefaults") != 0) {
-    key[0] = '\0'; /* an unknown kind names no target; validation says so */
-    return;
-  }
-  if (!proxy && (!name || !*name)) {
-    key[0] = '\0';
-    return;
-  }
-  po_Reconcile_TargetKey(proxy ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults, ns, proxy ? "global" : name, key, size);
+  key[0] = '\0';
+  if (!found || (group && strcmp(group, po_TargetKind_Group(k)) != 0)) return;
+  bool wide = po_TargetKind_MeshWide(k);
+  if (!wide && (!name || !*name)) return;
+  po_Reconcile_TargetKey(k, ns, wide ? "global" : name, key, size);
 }
 
 void po_Reconcile_OverrideKey(const json_object *po, char *key, size_t size) {

@@ -8,10 +8,12 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "istio_write.h"
 #include "overlap.h"
 #include "po/base/json.h"
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
+#include "po/targets/istio.h"
 #include "status.h"
 #include "sync.h"
 
@@ -73,8 +75,23 @@ typedef struct {
   char elsewhere[254];  /* the namespace holding a target of this name, where we would create one */
   po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
   po_SyncVerdict sync;  /* consul-k8s's word on that write */
+  po_IstioItem *istio;  /* an Istio target: each item's EnvoyFilter (istio_write.h), else NULL */
   po_ReconcileResult r;
 } Run;
+
+/* The mesh's part of a reconcile (po_TargetOps, below: write_target for Consul, write_istio for
+ * Istio); load, plan and status are the same for every mesh. */
+typedef struct po_TargetOps po_TargetOps;
+/* Per mesh: phase 3's write of the target's objects after the finalizers, and what differs in
+ * the status. Consul: every PropertyOverride's entry in one object (shared room, consul-k8s's
+ * Synced); Istio: one EnvoyFilter each (istio_write.h), written is programmed. */
+struct po_TargetOps {
+  const char *mesh;                              /* for Accepted's message */
+  bool (*write)(Run *run);                       /* false: the reconcile ends (run->r says why) */
+  bool shared_room;                              /* one object for all: plan_room */
+  bool consul_sync;                              /* Programmed may wait for consul-k8s */
+};
+static const po_TargetOps *target_ops(const Run *run);
 
 static json_object *copy(const json_object *o) {
   json_object *c = NULL;
@@ -145,9 +162,14 @@ static bool parse_key(const char *key, po_TargetKind *kind, char ns[254], char n
   const char *s1 = strchr(key, '/'), *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
   if (!s1 || !s2 || s2 == s1 + 1 || !s2[1] || strchr(s2 + 1, '/')) return false;
   size_t kl = (size_t)(s1 - key);
-  if (kl == strlen("ProxyDefaults") && !strncmp(key, "ProxyDefaults", kl)) *kind = kPo_TargetProxyDefaults;
-  else if (kl == strlen("ServiceDefaults") && !strncmp(key, "ServiceDefaults", kl)) *kind = kPo_TargetServiceDefaults;
-  else return false;
+  static const po_TargetKind kKinds[] = {kPo_TargetProxyDefaults, kPo_TargetServiceDefaults, kPo_TargetService,
+                                         kPo_TargetIstioMesh};
+  bool known = false;
+  for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0] && !known; i++) {
+    const char *n = po_TargetKind_Name(kKinds[i]);
+    if (kl == strlen(n) && !strncmp(key, n, kl)) *kind = kKinds[i], known = true;
+  }
+  if (!known) return false;
   if ((size_t)(s2 - s1 - 1) >= 254 || strlen(s2 + 1) >= 254) return false;
   memcpy(ns, s1 + 1, (size_t)(s2 - s1 - 1));
   ns[s2 - s1 - 1] = '\0';
@@ -496,7 +518,7 @@ static bool plan(Run *run) {
   for (size_t i = 0; run->dry && i < run->m; i++) {
     if (!run->items[i].has_finalizer) drop_entry(&run->items[i]);
   }
-  plan_room(run);
+  if (target_ops(run)->shared_room) plan_room(run); /* Istio: an EnvoyFilter each, no shared room */
   return true;
 }
 
@@ -628,7 +650,10 @@ static bool wanted(Run *run, const char *tuid) {
   return true;
 }
 
-static bool requires_sync(const Run *run) { return run->io->sync && run->io->sync->mode == kPo_SyncRequire; }
+/* consul-k8s's Synced status exists for Consul targets only. */
+static bool requires_sync(const Run *run) {
+  return target_ops(run)->consul_sync && run->io->sync && run->io->sync->mode == kPo_SyncRequire;
+}
 
 static int64_t now_s(Run *run) {
   char now[32];
@@ -736,14 +761,80 @@ static bool write_target(Run *run) {
   return true;
 }
 
-static bool write(Run *run) { return write_finalizers(run) && write_target(run); }
+/* The Istio target: each PropertyOverride's EnvoyFilter (istio_write.h) from the generation the
+ * plan chose; the outcome per item is what its status says. */
+static bool write_istio(Run *run) {
+  if (!(run->istio = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *run->istio))) return oom(run, "the EnvoyFilters");
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    /* valid where it points now: that target's reconcile owns its EnvoyFilter when it is the
+     * same one (Service to Service: one name, one namespace); else ours here goes */
+    po_TargetKind now = it->ce->c.target_kind;
+    bool valid_elsewhere = it->held && it->ce->c.accepted && po_TargetKind_Mesh(now) == kPo_Mesh_Istio &&
+                           (now == kPo_TargetService) == (run->kind == kPo_TargetService);
+    run->istio[i] = (po_IstioItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
+                                   /* invalid, nothing valid recorded for here: left as it is */
+                                   .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
+                                   .skip = valid_elsewhere};
+  }
+  int writes = 0;
+  const po_TargetOptions *opts = po_TargetIndex_Options(run->ix);
+  bool ok = po_Istio_Write(run->io, run->ix, run->kind, run->ns, run->read, opts, run->istio, run->m, run->ar, &writes);
+  run->r.targets_written += writes;
+  if (!ok) return oom(run, po_Arena_Printf(run->ar, "the EnvoyFilters of %s", run->where));
+  run->target_ok = true;
+  for (size_t i = 0; i < run->m; i++) {
+    const po_IstioItem *x = &run->istio[i];
+    if (x->outcome == kPo_IstioOutcome_Foreign) run->r.foreign_object = true;
+    if (x->outcome != kPo_IstioOutcome_Failed) continue;
+    run->target_ok = false;
+    run->target_conflict |= x->conflict;
+    fail(run, x->conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), x->err);
+  }
+  return true;
+}
+
+/* EnvoyFilters of this target's PropertyOverrides left where they pointed before (another
+ * mesh, or the other Istio place): istio_write.h, po_Istio_Sweep. A failure is retried before
+ * any status is written (one that said Programmed could hide the leftover). */
+static bool sweep(Run *run) {
+  for (size_t i = 0; i < run->m && run->r.ok; i++) {
+    const Item *it = &run->items[i];
+    /* held here: this target's write decides; invalid with its last valid generation live
+     * elsewhere: kept there */
+    if (it->held || (*it->held_key && !it->ce->c.accepted)) continue;
+    const char *at = run->istio && run->istio[i].outcome != kPo_IstioOutcome_Disabled ? run->istio[i].filter_ns : NULL;
+    int writes = 0;
+    char err[512];
+    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, run->ar, &writes, err, sizeof err)) {
+      run->target_conflict = true; /* no status this time: the retry writes it */
+      fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
+    }
+    run->r.targets_written += writes;
+  }
+  return true;
+}
+
+static const po_TargetOps kTargetOps[] = {
+    [kPo_Mesh_Consul] = {"Consul", write_target, true, true},
+    [kPo_Mesh_Istio] = {"Istio", write_istio, false, false},
+};
+static const po_TargetOps *target_ops(const Run *run) {
+  po_Mesh m = po_TargetKind_Mesh(run->kind);
+  /* parse_key admits only the kinds of the meshes in the table */
+  return (unsigned)m < sizeof kTargetOps / sizeof kTargetOps[0] && kTargetOps[m].write ? &kTargetOps[m] : &kTargetOps[0];
+}
+
+static bool write(Run *run) { return write_finalizers(run) && target_ops(run)->write(run) && sweep(run); }
 
 /* ---- phase 4: status ---- */
 
 /* Its entry is gone from the target once the write succeeded; where its last valid generation
  * was held (another target) it must be gone too before the finalizer goes. */
 static bool release_finalizer(Run *run, Item *it) {
-  if (!run->target_ok || !it->has_finalizer) return true;
+  /* Istio: this one's own EnvoyFilter is gone (another's failed write does not hold it) */
+  bool gone = run->istio ? run->istio[it - run->items].outcome != kPo_IstioOutcome_Failed : run->target_ok;
+  if (!gone || !it->has_finalizer) return true;
   if (*it->held_key && held_elsewhere(run, it)) {
     fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
          po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
@@ -759,6 +850,54 @@ static bool release_finalizer(Run *run, Item *it) {
   return true;
 }
 
+/* Programmed for an Istio target: written is programmed (Istio reports no status per
+ * EnvoyFilter). True when returned false; else p says why not. */
+static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition *p) {
+  const Item *it = &run->items[i];
+  const po_IstioItem *x = &run->istio[i];
+  const char *ef = po_Arena_Printf(run->ar, "EnvoyFilter %s/%s", x->filter_ns, x->filter_name);
+  const char *live = live_gen ? po_Arena_Printf(run->ar, "generation %lld is live in %s", (long long)live_gen, ef) : NULL;
+  switch (x->outcome) {
+    case kPo_IstioOutcome_Disabled:
+      p->reason = "MeshNotEnabled";
+      snprintf(p->message, sizeof p->message,
+               "Istio is not enabled in this controller (--istio=on, or --istio=auto with the EnvoyFilter CRD "
+               "installed); nothing is written to %s", run->where);
+      return true;
+    case kPo_IstioOutcome_NoService:
+      p->reason = "TargetNotFound";
+      snprintf(p->message, sizeof p->message,
+               "%s does not exist: %s is deleted (written again when the Service is created)", run->where, ef);
+      return true;
+    case kPo_IstioOutcome_NoSelector:
+      p->reason = "TargetError";
+      snprintf(p->message, sizeof p->message, "%s: %s; %s is deleted", run->where, x->why, ef);
+      return true;
+    case kPo_IstioOutcome_Foreign:
+      p->reason = "TargetError";
+      snprintf(p->message, sizeof p->message, "%s: %s", ef, x->why);
+      return true;
+    case kPo_IstioOutcome_Failed:
+      p->reason = "TargetError";
+      snprintf(p->message, sizeof p->message, "%s (retrying)", x->err);
+      return true;
+    case kPo_IstioOutcome_Kept:
+      p->reason = "Invalid";
+      snprintf(p->message, sizeof p->message,
+               "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
+               "%s is recorded in its status)", (long long)it->ce->c.generation, ef, run->where);
+      return true;
+    default: break;
+  }
+  if (!it->ce->c.accepted) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
+             live ? live : po_Arena_Printf(run->ar, "nothing is live in %s", ef));
+    return true;
+  }
+  return false;
+}
+
 static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapIndex *peers, po_Condition *p) {
   const Item *it = &run->items[i];
   p->type = "Programmed";
@@ -772,6 +911,8 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
              "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
              run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
+  } else if (run->istio && programmed_istio(run, i, live_gen, p)) {
+    /* said */
   } else if (*run->elsewhere && it->ce->c.accepted) {
     p->reason = "TargetInOtherNamespace";
     snprintf(p->message, sizeof p->message,
@@ -781,7 +922,7 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              "one of '%s'; nothing is written. Create this PropertyOverride in namespace '%s'",
              po_TargetKind_Name(run->kind), run->name, run->elsewhere, run->ns, po_TargetKind_Name(run->kind),
              run->elsewhere, run->elsewhere);
-  } else if (!run->target_ok && !*run->elsewhere) {
+  } else if (!run->istio && !run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
              live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
@@ -795,8 +936,16 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
     bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
-    snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s%s", (long long)live_gen, run->where,
-             requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "", ov);
+    if (run->istio) {
+      const po_IstioItem *x = &run->istio[i];
+      snprintf(p->message, sizeof p->message,
+               "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
+               "written is programmed)%s%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
+               ov[0] ? "; " : "", ov);
+    } else {
+      snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s%s", (long long)live_gen, run->where,
+               requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "", ov);
+    }
   }
 }
 
@@ -848,6 +997,14 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
   if (it->record) s.last_valid_generation = c->generation;
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
+  if (run->istio) {
+    const po_IstioItem *x = &run->istio[i];
+    live_gen = x->outcome == kPo_IstioOutcome_Ok ? it->entry_generation : 0;
+    s.target_api_version = PO_ISTIO_API_VERSION;
+    s.target_kind_name = "EnvoyFilter";
+    s.target_ns = x->filter_ns;
+    s.target_name = x->filter_name;
+  }
   for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
   }
@@ -857,8 +1014,8 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (it->refused) {
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->refusal);
   } else if (c->accepted) {
-    snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for Consul and Envoy", c->args->patch_count,
-             c->args->patch_count == 1 ? " is" : "es are");
+    snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for %s and Envoy", c->args->patch_count,
+             c->args->patch_count == 1 ? " is" : "es are", target_ops(run)->mesh);
   } else {
     snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
   }
@@ -947,7 +1104,7 @@ static void status(Run *run) {
   }
   po_OverlapPeer *peers = cross.peers;
   po_OverlapTier tier =
-      run->kind == kPo_TargetProxyDefaults ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
+      po_TargetKind_MeshWide(run->kind) ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
   for (size_t i = 0; i < run->m; i++) {
     const Item *it = &run->items[i];
     /* What is in the target for it, not what its current spec says: an invalid generation keeps
@@ -1011,7 +1168,8 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
   if (!parse_key(key, &run.kind, run.ns, run.name)) {
     /* A key no event handler makes: retrying cannot help, so it is dropped and said. */
     snprintf(run.r.error, sizeof run.r.error,
-             "malformed key '%.200s': want ServiceDefaults/<namespace>/<name> or ProxyDefaults/<namespace>/global", key);
+             "malformed key '%.200s': want ServiceDefaults/<namespace>/<name>, ProxyDefaults/<namespace>/global, "
+             "Service/<namespace>/<name> or Mesh/<namespace>/global", key);
     run.r.ok = false;
     run.r.terminal = true;
     run.r.result = outcome(&run.r);

@@ -33,6 +33,14 @@ static json_object *condition(json_object *old_status, const po_Condition *c, in
   return o;
 }
 
+static const char *t_api(const po_OverrideStatus *s) {
+  return s->target_api_version ? s->target_api_version : "consul.hashicorp.com/v1alpha1";
+}
+static const char *t_kind(const po_OverrideStatus *s) {
+  return s->target_kind_name ? s->target_kind_name : po_TargetKind_Name(s->target_kind);
+}
+static const char *t_ns(const po_OverrideStatus *s) { return s->target_ns ? s->target_ns : s->ns; }
+
 json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s, const char *now) {
   json_object *st = json_object_new_object();
   json_object_object_add(st, "observedGeneration", json_object_new_int64(s->generation));
@@ -41,9 +49,9 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
   json_object_array_add(conds, condition(old_status, &s->programmed, s->generation, now));
   json_object_object_add(st, "conditions", conds);
   json_object *t = json_object_new_object();
-  json_object_object_add(t, "apiVersion", json_object_new_string("consul.hashicorp.com/v1alpha1"));
-  json_object_object_add(t, "kind", json_object_new_string(po_TargetKind_Name(s->target_kind)));
-  json_object_object_add(t, "namespace", json_object_new_string(s->ns));
+  json_object_object_add(t, "apiVersion", json_object_new_string(t_api(s)));
+  json_object_object_add(t, "kind", json_object_new_string(t_kind(s)));
+  json_object_object_add(t, "namespace", json_object_new_string(t_ns(s)));
   json_object_object_add(t, "name", json_object_new_string(s->target_name));
   json_object_object_add(st, "target", t);
   if (s->live_generation > 0) json_object_object_add(st, "programmedGeneration", json_object_new_int64(s->live_generation));
@@ -99,8 +107,8 @@ bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
     return false;
   }
   if (!t || !json_object_is_type(t, json_type_object) || json_object_object_length(t) != 4 ||
-      !is_str(po_Json_Get(t, "apiVersion"), "consul.hashicorp.com/v1alpha1") || !is_str(po_Json_Get(t, "kind"), po_TargetKind_Name(s->target_kind)) ||
-      !is_str(po_Json_Get(t, "namespace"), s->ns) || !is_str(po_Json_Get(t, "name"), s->target_name)) {
+      !is_str(po_Json_Get(t, "apiVersion"), t_api(s)) || !is_str(po_Json_Get(t, "kind"), t_kind(s)) ||
+      !is_str(po_Json_Get(t, "namespace"), t_ns(s)) || !is_str(po_Json_Get(t, "name"), s->target_name)) {
     return false;
   }
   if (s->live_generation > 0 && !is_int(po_Json_Get(old, "programmedGeneration"), s->live_generation)) return false;
@@ -125,6 +133,7 @@ uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash) {
   h = mix(h, n, sizeof n);
   h = mix(h, &spec_hash, sizeof spec_hash);
   h = mix_str(mix_str(h, s->ns), s->target_name);
+  h = mix_str(mix_str(mix_str(h, t_api(s)), t_kind(s)), t_ns(s));
   const po_Condition *cs[2] = {&s->accepted, &s->programmed};
   for (int i = 0; i < 2; i++) h = mix_str(mix_str(mix_str(mix_str(h, cs[i]->type), cs[i]->status), cs[i]->reason), cs[i]->message);
   return h | 1; /* never 0, which means none */

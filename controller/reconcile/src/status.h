@@ -20,6 +20,9 @@ typedef struct {
   int64_t generation;
   po_TargetKind target_kind;
   const char *target_name;
+  /* status.target when it is not the targetRef's object (Istio: the EnvoyFilter written);
+   * NULL: consul.hashicorp.com/v1alpha1, the target kind's name, ns. */
+  const char *target_api_version, *target_kind_name, *target_ns;
   int64_t live_generation; /* 0: nothing live */
   po_Condition accepted, programmed;
   /* status.lastValid to record: {generation, a copy of spec} (spec borrowed, only read), or

@@ -260,6 +260,10 @@ json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const json_objec
   }
   ok = ok && put(spec, "configPatches", patches);
   patches = NULL;
+  /* Istio applies a context's patch sets by this priority (lower first, the root namespace's
+   * before a workload namespace's, then by creation time): spec.priority's own convention, so the
+   * order our conflict reports state is Istio's but for ties. 0 is Istio's default: left out. */
+  if (ok && c->priority != 0) ok = put(spec, "priority", json_object_new_int(c->priority));
   ok = ok && put(ef, "spec", spec);
   spec = NULL;
   json_object_put(md);

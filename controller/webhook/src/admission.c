@@ -24,10 +24,10 @@ static void add_warning(json_object *warnings, const char *w) {
 }
 
 /* PropertyOverride: the message for a denial, or NULL when accepted. */
-static const char *check_override(json_object *obj, const char *req_ns, const po_Tenancy *tenancy, po_Arena *a,
-                                  json_object *warnings) {
+static const char *check_override(json_object *obj, const char *req_ns, const po_Tenancy *tenancy,
+                                  const po_TargetOptions *targets, po_Arena *a, json_object *warnings) {
   po_CompiledOverride c;
-  if (!po_CompiledOverride_FromObject(obj, a, &c)) return "out of memory validating the object";
+  if (!po_CompiledOverride_FromObjectWith(obj, targets, a, &c)) return "out of memory validating the object";
   /* The request's namespace is where the object is being written, whatever its metadata says. */
   const char *ns = req_ns && *req_ns ? req_ns : c.ns;
   char why[512];
@@ -68,6 +68,12 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
 
 json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a, int *http_status,
                                  char *error, size_t size) {
+  return po_Admission_ReviewWith(body, len, tenancy, NULL, a, http_status, error, size);
+}
+
+json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tenancy *tenancy,
+                                     const po_TargetOptions *targets, po_Arena *a, int *http_status, char *error,
+                                     size_t size) {
   json_object *review = po_Review_Parse(body, len, http_status, error, size);
   if (!review) return NULL;
   json_object *req = po_Json_Get(review, "request");
@@ -88,7 +94,7 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy 
     if (spec_unchanged || deleting) {
       /* allowed */
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
-      denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, a, warnings);
+      denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       denial = check_consul(obj, k, a, warnings);
     }

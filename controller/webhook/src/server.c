@@ -67,7 +67,7 @@ static bool handle(void *ctx, po_HttpRequest *rq) {
   char err[256] = "";
   size_t len;
   const char *body = po_HttpRequest_Body(rq, &len);
-  json_object *out = po_Admission_Review(body, len, s->opt.tenancy, a, &status, err, sizeof err);
+  json_object *out = po_Admission_ReviewWith(body, len, s->opt.tenancy, s->opt.targets, a, &status, err, sizeof err);
   bool ok, allowed = false;
   if (out) {
     json_object *resp = NULL, *al = NULL;

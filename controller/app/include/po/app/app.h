@@ -21,6 +21,10 @@
 enum { kPo_AppMaxNamespaces = 16, kPo_AppMaxSans = 16, kPo_AppMaxProxyDefaultsFrom = 64 };
 
 typedef enum { kPo_CertFiles = 0, kPo_CertSelfManaged = 1 } po_CertMode;
+/* Programming Istio targets (Service, Mesh): auto (the default) when the API server serves
+ * networking.istio.io/v1alpha3 EnvoyFilters at start, on, or off. Only when enabled are Services
+ * and EnvoyFilters watched; otherwise PropertyOverrides of Istio targets say MeshNotEnabled. */
+typedef enum { kPo_IstioAuto = 0, kPo_IstioOn, kPo_IstioOff } po_IstioMode;
 
 typedef struct {
   const char *kubeconfig, *context;         /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
@@ -40,6 +44,10 @@ typedef struct {
    * is two Consul config entries. Off (the default): a target is not created where one of its
    * name exists in another namespace. */
   bool consul_namespace_mirroring;
+  po_IstioMode istio;
+  const char *cluster_domain;               /* Istio's service names (NULL: cluster.local) */
+  int istio_minor;                          /* the Istio release 1.N (0: unknown: no 1.31+ features) */
+  const char *istio_root_namespace;         /* Mesh targets' EnvoyFilters (NULL: istio-system) */
   double qps;
   int burst;
 

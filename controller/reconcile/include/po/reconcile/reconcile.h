@@ -116,6 +116,13 @@ typedef struct {
   const po_SyncPolicy *sync; /* NULL: ignore (Programmed means written) */
   po_TargetNames *names;     /* NULL: targets are created without looking at other namespaces
                               * (Consul namespace mirroring on, or tests) */
+  /* The Istio target (keys Service/<ns>/<name> and Mesh/<ns>/global; get_target reads the core
+   * Service of a Service key): the EnvoyFilters, read from their cache and written as
+   * write_target does. NULL: Istio is not enabled in this controller (--istio), and the
+   * PropertyOverrides of Istio targets say so in their status (Programmed=False, MeshNotEnabled). */
+  const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref);
+  po_WriteResult (*write_filter)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
+                                 const char *resource_version, struct json_object **written, char *err, size_t size);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -139,6 +146,11 @@ bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
+/* The PropertyOverrides listed under every target of one kind (their current or held target), in
+ * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count
+ * pairs. The caller frees it; NULL when out of memory (*count 0). One allocation, linear in the
+ * links listed. */
+char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count);
 /* The other targets whose PropertyOverrides' statuses a change of one of `key` may change: Consul
  * applies the ProxyDefaults `global` entries to every service before its ServiceDefaults ones, so
  * their overlaps are reported on both sides. For a ProxyDefaults key, every ServiceDefaults key
@@ -156,6 +168,10 @@ typedef struct {
   uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
+/* The mesh options (cluster domain, Istio release and root namespace: the controller's flags)
+ * every compile of this index uses; copied (its strings borrowed for the index's life). Set
+ * before the first PropertyOverride is indexed: compiled forms are kept per generation. */
+void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o);
 /* Targets this process created, until their created annotation is written: a create is followed
  * by a second write binding the annotation to the new uid, and when that write fails (a 409 from
  * consul-k8s adding its finalizer, a webhook outage), the next reconcile still knows the object

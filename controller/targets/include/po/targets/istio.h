@@ -9,6 +9,7 @@
  *       = name.namespace.svc.<cluster domain> (every port and subset)
  *   add /a/b = v -> MERGE {a: {b: v}} (protojson of the converted value, proto field names);
  *       an array -> MERGE_AND_REPLACE_LIST (Istio 1.31+)
+ *   spec.priority -> spec.priority (when not 0: Istio's order of patch sets, lower first)
  *
  * Refused, each with its reason (po_Istio_Check): remove; an add of a proto3 zero value; an add
  * of an object value (except a whole Duration, which Istio replaces as Consul does); an array

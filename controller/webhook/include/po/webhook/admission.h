@@ -14,6 +14,7 @@
 #include <stddef.h>
 
 #include "po/engine.h"
+#include "po/targets/override.h"
 #include "po/targets/tenancy.h"
 
 struct json_object;
@@ -23,5 +24,10 @@ struct json_object;
  * everything allowed) refuses PropertyOverrides that target what their namespace may not. */
 struct json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a,
                                         int *http_status, char *error, size_t size);
+/* The same with the mesh options the controller compiles with (NULL: the defaults), so the
+ * webhook accepts exactly what the controller programs (e.g. lists on Istio 1.31+). */
+struct json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tenancy *tenancy,
+                                            const po_TargetOptions *targets, po_Arena *a, int *http_status, char *error,
+                                            size_t size);
 
 #endif

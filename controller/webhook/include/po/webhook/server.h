@@ -40,6 +40,7 @@ typedef struct {
   void (*observe)(void *ctx, int http_status, bool allowed, double seconds);
   void *observe_ctx;
   const po_Tenancy *tenancy; /* who may target what (borrowed; NULL allows everything) */
+  const po_TargetOptions *targets; /* the controller's mesh options (borrowed; NULL: the defaults) */
   po_MutateOptions mutate;   /* POST /mutate (desired NULL: every object passes unchanged) */
   /* Called once per /mutate answer with its outcome (mutate.h); may be NULL. */
   void (*observe_mutate)(void *ctx, const char *outcome);

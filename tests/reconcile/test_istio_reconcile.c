@@ -1,0 +1,383 @@
+/* The reconciler programming Istio targets (issue 12): a PropertyOverride of a Service (or of
+ * the Mesh) gets its EnvoyFilter created, updated and deleted through po_Istio_Plan, over the
+ * same load, plan and status phases as Consul's targets, against the in-memory API server. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_api.h"
+
+static const char *kP50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                          "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+static const char *kP30 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                          "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
+static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                          "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]";
+/* valid for Envoy, refused by the Istio adapter (MERGE cannot remove a field) */
+static const char *kRemove = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                             "\"op\":\"remove\",\"path\":\"/outlier_detection\"}]";
+
+/* A PropertyOverride of namespace ns targeting `kind` `target` (uid "uid-po-<name>"), stored and
+ * indexed as the informer handlers would; finalizers and status kept as a server keeps them. */
+static void apply_istio(const char *ns, const char *name, int gen, const char *kind, const char *target,
+                        const char *patches) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
+           "\"spec\":{\"targetRef\":{\"group\":\"%s\",\"kind\":\"%s\",\"name\":\"%s\"},\"patches\":%s}}",
+           name, ns, gen, name, strcmp(kind, "Mesh") ? "" : "networking.istio.io", kind, target, patches);
+  json_object *o = json_tokener_parse(text);
+  assert_non_null(o);
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  Slot *s = slot(k, false);
+  if (s) {
+    json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
+    if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
+    if (st) json_object_object_add(o, "status", copy(st));
+  }
+  put(k, o);
+  char key[300], old[300], held[300];
+  po_Reconcile_OverrideKey(o, key, sizeof key);
+  po_TargetIndex_Set(IX, ns, name, key, old, sizeof old);
+  po_Reconcile_HeldKey(o, held, sizeof held);
+  po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old);
+}
+
+static void service(const char *name, const char *selector_json) {
+  char text[1024], k[300];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\"},"
+           "\"spec\":{\"selector\":%s,\"ports\":[{\"port\":8080}]}}",
+           name, selector_json);
+  snprintf(k, sizeof k, "Service/default/%s", name);
+  put(k, json_tokener_parse(text));
+}
+
+static json_object *obj(const char *key) {
+  Slot *s = slot(key, false);
+  return s ? s->obj : NULL;
+}
+static json_object *filter(const char *ns, const char *name) {
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyFilter/%s/propertyoverride-%s", ns, name);
+  return obj(k);
+}
+static json_object *po_of(const char *name) {
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", name);
+  return obj(k);
+}
+static json_object *condition(const char *name, const char *type) {
+  json_object *list = get(get(po_of(name), "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), type)) return c;
+  }
+  return NULL;
+}
+static const char *reason(const char *name) { return json_object_get_string(get(condition(name, "Programmed"), "reason")); }
+static const char *message(const char *name) { return json_object_get_string(get(condition(name, "Programmed"), "message")); }
+static int64_t max_percent(json_object *ef) {
+  json_object *cp = json_object_array_get_idx(get(get(ef, "spec"), "configPatches"), 0);
+  return json_object_get_int64(get(get(get(get(cp, "patch"), "value"), "outlier_detection"), "max_ejection_percent"));
+}
+static const char *annotation(json_object *o, const char *k) {
+  return json_object_get_string(get(get(get(o, "metadata"), "annotations"), k));
+}
+
+static po_ReconcileResult rec(const char *key) {
+  po_ReconcileResult r = po_Reconcile(&IO, IX, key);
+  if (!r.ok) print_message("%s: %s\n", key, r.error);
+  assert_int_equal(F.lent, 0);
+  return r;
+}
+static po_ReconcileResult web(void) { return rec("Service/default/web"); }
+
+/* Create, idempotence, the status naming the EnvoyFilter, an update, an invalid update keeping
+ * the last good EnvoyFilter, then valid again. */
+static void test_service_lifecycle(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  char key[300];
+  po_Reconcile_OverrideKey(po_of("a"), key, sizeof key);
+  assert_string_equal(key, "Service/default/web");
+  po_ReconcileResult r = web();
+  assert_true(r.ok);
+  json_object *ef = filter("default", "a");
+  assert_non_null(ef);
+  assert_string_equal(json_object_get_string(get(get(get(get(ef, "spec"), "workloadSelector"), "labels"), "app")), "web");
+  assert_int_equal(max_percent(ef), 50);
+  assert_string_equal(annotation(ef, "propertyoverride.io/owner-uid"), "uid-po-a");
+  assert_non_null(annotation(ef, "propertyoverride.io/created")); /* bound to its own uid */
+  assert_string_equal(reason("a"), "Programmed");
+  assert_non_null(strstr(message("a"), "written is programmed"));
+  json_object *t = get(get(po_of("a"), "status"), "target");
+  assert_string_equal(json_object_get_string(get(t, "kind")), "EnvoyFilter");
+  assert_string_equal(json_object_get_string(get(t, "apiVersion")), "networking.istio.io/v1alpha3");
+  assert_string_equal(json_object_get_string(get(t, "name")), "propertyoverride-a");
+  assert_string_equal(json_object_get_string(json_object_array_get_idx(get(get(po_of("a"), "metadata"), "finalizers"), 0)),
+                      PO_FINALIZER);
+  int writes = F.target_writes;
+  r = web();
+  assert_true(r.ok);
+  assert_int_equal(F.target_writes, writes); /* nothing to do */
+
+  apply_istio("default", "a", 2, "Service", "web", kP30);
+  assert_true(web().ok);
+  assert_int_equal(max_percent(filter("default", "a")), 30);
+  assert_int_equal(json_object_get_int64(get(get(po_of("a"), "status"), "programmedGeneration")), 2);
+
+  apply_istio("default", "a", 3, "Service", "web", kBad);
+  writes = F.target_writes;
+  assert_true(web().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(max_percent(filter("default", "a")), 30); /* the last good one */
+  assert_string_equal(reason("a"), "Invalid");
+  assert_non_null(strstr(message("a"), "generation 2 is live in EnvoyFilter default/propertyoverride-a"));
+  assert_string_equal(json_object_get_string(get(condition("a", "Accepted"), "status")), "False");
+
+  /* refused by the Istio adapter: invalid too, and the last good one stays */
+  apply_istio("default", "a", 4, "Service", "web", kRemove);
+  assert_true(web().ok);
+  assert_int_equal(max_percent(filter("default", "a")), 30);
+  assert_non_null(strstr(json_object_get_string(get(condition("a", "Accepted"), "message")), "Istio"));
+
+  apply_istio("default", "a", 5, "Service", "web", kP50);
+  assert_true(web().ok);
+  assert_int_equal(max_percent(filter("default", "a")), 50);
+  assert_string_equal(reason("a"), "Programmed");
+}
+
+/* The Service's selector changes: the EnvoyFilter follows; the Service goes: ours goes too, and
+ * the status says so; it comes back: so does ours. */
+static void test_selector_change_and_service_deleted(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  assert_true(web().ok);
+  service("web", "{\"app\":\"web2\",\"tier\":\"x\"}");
+  assert_true(web().ok);
+  json_object *labels = get(get(get(filter("default", "a"), "spec"), "workloadSelector"), "labels");
+  assert_string_equal(json_object_get_string(get(labels, "app")), "web2");
+  assert_string_equal(json_object_get_string(get(labels, "tier")), "x");
+
+  json_object_put(slot("Service/default/web", false)->obj);
+  slot("Service/default/web", false)->obj = NULL;
+  assert_true(web().ok);
+  assert_null(filter("default", "a"));
+  assert_string_equal(reason("a"), "TargetNotFound");
+  assert_non_null(strstr(message("a"), "Service default/web does not exist"));
+
+  service("web", "{\"app\":\"web\"}");
+  assert_true(web().ok);
+  assert_non_null(filter("default", "a"));
+  assert_string_equal(reason("a"), "Programmed");
+
+  /* a Service without a selector: a filter without one would patch the whole namespace */
+  service("web", "{}");
+  assert_true(web().ok);
+  assert_null(filter("default", "a"));
+  assert_string_equal(reason("a"), "TargetError");
+  assert_non_null(strstr(message("a"), "no spec.selector"));
+}
+
+/* Deleting the PropertyOverride deletes its EnvoyFilter, then lets it go (the finalizer). */
+static void test_delete_removes_filter_then_finalizer(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  assert_true(web().ok);
+  assert_non_null(filter("default", "a"));
+  json_object_object_add(get(po_of("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
+  bump(po_of("a"));
+  assert_true(web().ok);
+  assert_null(filter("default", "a"));
+  assert_null(po_of("a")); /* its finalizer removed: gone */
+}
+
+/* An EnvoyFilter of that name we did not create (by hand, a copy) is never changed or deleted,
+ * and the status says so; drift in ours is repaired. */
+static void test_foreign_left_alone_and_drift_repaired(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  put("EnvoyFilter/default/propertyoverride-a",
+      json_tokener_parse("{\"apiVersion\":\"networking.istio.io/v1alpha3\",\"kind\":\"EnvoyFilter\","
+                         "\"metadata\":{\"name\":\"propertyoverride-a\",\"namespace\":\"default\","
+                         "\"annotations\":{\"propertyoverride.io/owner-uid\":\"uid-po-a\"}},\"spec\":{\"configPatches\":[]}}"));
+  json_object *before = copy(filter("default", "a"));
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  assert_true(web().ok);
+  assert_true(json_object_equal(before, filter("default", "a")));
+  json_object_put(before);
+  assert_string_equal(reason("a"), "TargetError");
+  assert_non_null(strstr(message("a"), "left alone"));
+  /* deleting the PropertyOverride leaves it too */
+  json_object_object_add(get(po_of("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
+  bump(po_of("a"));
+  assert_true(web().ok);
+  assert_non_null(filter("default", "a"));
+  assert_null(po_of("a"));
+
+  /* ours, edited by someone: put back */
+  apply_istio("default", "b", 1, "Service", "web", kP50);
+  assert_true(web().ok);
+  json_object *cp = json_object_array_get_idx(get(get(filter("default", "b"), "spec"), "configPatches"), 0);
+  json_object_object_add(get(get(get(cp, "patch"), "value"), "outlier_detection"), "max_ejection_percent",
+                         json_object_new_int(99));
+  bump(filter("default", "b"));
+  assert_true(web().ok);
+  assert_int_equal(max_percent(filter("default", "b")), 50);
+}
+
+/* A create whose binding write fails (a 409) is still ours on the next reconcile (noted in the
+ * index), never taken for a look-alike. */
+static void test_unbound_create_still_ours(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  F.conflict_at = F.attempts + 2; /* the create passes, the binding update meets a conflict */
+  po_ReconcileResult r = web();
+  assert_false(r.ok);
+  assert_true(r.conflict);
+  assert_null(annotation(filter("default", "a"), "propertyoverride.io/created"));
+  assert_true(web().ok);
+  assert_non_null(annotation(filter("default", "a"), "propertyoverride.io/created"));
+  assert_string_equal(reason("a"), "Programmed");
+}
+
+/* Mesh global: an EnvoyFilter in Istio's root namespace without a selector, only from namespaces
+ * the tenancy policy allows (fake_api's: "mesh"). */
+static void test_mesh_tenancy(void **state) {
+  (void)state;
+  apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
+  assert_true(rec("Mesh/mesh/global").ok);
+  json_object *ef = filter("istio-system", "m");
+  assert_non_null(ef);
+  assert_null(get(get(ef, "spec"), "workloadSelector"));
+
+  apply_istio("default", "t", 1, "Mesh", "global", kP50);
+  assert_true(rec("Mesh/default/global").ok);
+  assert_null(filter("istio-system", "t"));
+  assert_string_equal(reason("t"), "TargetNotAllowed");
+}
+
+/* Two PropertyOverrides of one Service setting the same field differently: both statuses say so. */
+static void test_overlap_on_one_service(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  apply_istio("default", "b", 1, "Service", "web", kP30);
+  assert_true(web().ok);
+  assert_string_equal(reason("a"), "Overlapping");
+  assert_string_equal(reason("b"), "Overlapping");
+  assert_non_null(strstr(message("a"), "b"));
+}
+
+/* Without Istio enabled (no EnvoyFilter IO) nothing is written and the status says why. */
+static void test_not_enabled(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  po_ReconcileIO io = IO;
+  io.get_filter = NULL;
+  io.write_filter = NULL;
+  assert_true(po_Reconcile(&io, IX, "Service/default/web").ok);
+  assert_null(filter("default", "a"));
+  assert_string_equal(reason("a"), "MeshNotEnabled");
+}
+
+/* The mesh options reach the compile: the cluster domain and the root namespace. */
+static void test_options_reach_the_compile(void **state) {
+  (void)state;
+  po_TargetOptions o = {.cluster_domain = "corp.example", .istio_root_namespace = "mesh-root"};
+  po_TargetIndex_SetOptions(IX, &o);
+  const char *svc = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\","
+                    "\"services\":[{\"name\":\"db\"}]},\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\","
+                    "\"value\":50}]";
+  apply_istio("mesh", "m", 1, "Mesh", "global", svc);
+  assert_true(rec("Mesh/mesh/global").ok);
+  json_object *ef = filter("mesh-root", "m");
+  assert_non_null(ef);
+  json_object *cp = json_object_array_get_idx(get(get(ef, "spec"), "configPatches"), 0);
+  assert_string_equal(json_object_get_string(get(get(get(cp, "match"), "cluster"), "service")), "db.default.svc.corp.example");
+}
+
+/* A PropertyOverride moving between targets: its EnvoyFilter goes from where it no longer
+ * belongs, whichever mesh the new target is (the old target's reconcile no longer lists it). */
+static void test_retarget_sweeps_the_old_filter(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("mesh", "m", 1, "Service", "web", kP50);
+  /* namespace "mesh" has no Service web: create one there */
+  put("Service/mesh/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"web\","
+                                             "\"namespace\":\"mesh\"},\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
+  assert_true(rec("Service/mesh/web").ok);
+  assert_non_null(filter("mesh", "m"));
+  /* Service -> Mesh: the root namespace gets it, the namespace's goes */
+  apply_istio("mesh", "m", 2, "Mesh", "global", kP50);
+  assert_true(rec("Mesh/mesh/global").ok);
+  assert_non_null(filter("istio-system", "m"));
+  assert_null(filter("mesh", "m"));
+  /* an invalid move back keeps the Mesh one (its last valid generation is held there) */
+  apply_istio("mesh", "m", 3, "Service", "web", kBad);
+  assert_true(rec("Service/mesh/web").ok);
+  assert_true(rec("Mesh/mesh/global").ok);
+  assert_non_null(filter("istio-system", "m"));
+  /* to a Consul target: the Consul reconcile removes the EnvoyFilter */
+  Slot *sl = slot("po/mesh/m", false);
+  json_object *spec = get(sl->obj, "spec");
+  json_object_object_add(spec, "targetRef", json_tokener_parse("{\"kind\":\"ServiceDefaults\",\"name\":\"web\"}"));
+  json_object_object_add(spec, "patches", json_tokener_parse(kP50));
+  json_object_object_add(get(sl->obj, "metadata"), "generation", json_object_new_int(4));
+  bump(sl->obj);
+  char key[300], old[300], held[300];
+  po_Reconcile_OverrideKey(sl->obj, key, sizeof key);
+  assert_string_equal(key, "ServiceDefaults/mesh/web");
+  po_TargetIndex_Set(IX, "mesh", "m", key, old, sizeof old);
+  po_Reconcile_HeldKey(sl->obj, held, sizeof held);
+  po_TargetIndex_SetHeld(IX, "mesh", "m", held, old, sizeof old);
+  assert_true(rec("ServiceDefaults/mesh/web").ok);
+  assert_null(filter("istio-system", "m"));
+  assert_non_null(obj("ServiceDefaults/mesh/web"));
+}
+
+/* spec.priority becomes the EnvoyFilter's priority (Istio's order of patch sets); 0 is left out. */
+static void test_priority_written(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  assert_true(web().ok);
+  assert_null(get(get(filter("default", "a"), "spec"), "priority"));
+  Slot *sl = slot("po/default/a", false);
+  json_object_object_add(get(sl->obj, "spec"), "priority", json_object_new_int(-7));
+  json_object_object_add(get(sl->obj, "metadata"), "generation", json_object_new_int(2));
+  bump(sl->obj);
+  assert_true(web().ok);
+  assert_int_equal(json_object_get_int(get(get(filter("default", "a"), "spec"), "priority")), -7);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_selector_change_and_service_deleted, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_delete_removes_filter_then_finalizer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_foreign_left_alone_and_drift_repaired, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mesh_tenancy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_on_one_service, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_options_reach_the_compile, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_retarget_sweeps_the_old_filter, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_priority_written, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
