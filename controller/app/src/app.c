@@ -133,6 +133,11 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
     const char *ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
     po_InformerOptions io = {.ref = kPo_OverridesRef}, is = {.ref = kPo_ServiceDefaultsRef}, ip = {.ref = kPo_ProxyDefaultsRef};
     io.ref.ns = is.ref.ns = ip.ref.ns = ns;
+    /* Targets are few and each is read on every reconcile of its PropertyOverrides: their
+     * informers keep parsed trees (no parse per read, no text made per event). The
+     * PropertyOverrides are many, and read only when they changed (the index's memo): their
+     * informer keeps text, about 13 times smaller (docs/benchmarks.md has the numbers). */
+    is.keep_parsed = ip.keep_parsed = true;
     if (!po_Informer_New(app->io.client, &io, &ho, &app->io.overrides[i], st) ||
         !po_Informer_New(app->io.client, &is, &hs, &app->io.service_defaults[i], st) ||
         !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {

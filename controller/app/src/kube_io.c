@@ -22,21 +22,26 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
   return (size_t)-1;
 }
 
-/* Parsed copies from the informers' caches; the reference is the copy itself. */
+/* References into the informers' caches (po_InformerRef): a shared tree for the targets, a parse
+ * for this reader for the PropertyOverrides (app.c says which informer keeps what). */
 static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name);
-  *ref = o;
+  po_InformerRef *r = NULL;
+  const json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name, &r);
+  *ref = r;
   return o;
 }
 
 static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  json_object *o = NULL;
-  if (i != (size_t)-1) o = po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name);
-  *ref = o;
+  po_InformerRef *r = NULL;
+  const json_object *o = NULL;
+  if (i != (size_t)-1) {
+    o = po_Informer_Get(kind == kPo_TargetProxyDefaults ? k->proxy_defaults[i] : k->service_defaults[i], ns, name, &r);
+  }
+  *ref = r;
   return o;
 }
 
@@ -54,7 +59,7 @@ static bool override_version(void *ctx, const char *ns, const char *name, po_Ove
 
 static void release(void *ctx, void *ref) {
   (void)ctx;
-  json_object_put(ref);
+  po_InformerRef_Release(ref);
 }
 
 static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {
