@@ -559,7 +559,7 @@ static json_object *server_content(const char *ns) {
 
 /* After convergence: what the cache holds is the server's objects (their data, not only their
  * versions: texts taken from the stream, trees kept), by ForEach and by Get. */
-static void expect_same_content(po_Informer *inf, const char *ns) {
+static void expect_same_content(po_Informer *inf, const char *ns, bool parsed) {
   json_object *srv = server_content(ns), *cache = json_object_new_object();
   po_Informer_ForEach(inf, collect_content, cache);
   assert_true(same(srv, cache));
@@ -575,6 +575,12 @@ static void expect_same_content(po_Informer *inf, const char *ns) {
     assert_true(po_Informer_Version(inf, ns, slash + 1, &v));
     assert_string_equal(v.rv, meta((json_object *)o, "resourceVersion"));
     assert_false(v.deleting);
+    /* A kept tree is handed out by reference: a second Get gives the same object, not a parse. */
+    po_InformerRef *ref2 = NULL;
+    const json_object *o2 = po_Informer_Get(inf, ns, slash + 1, &ref2);
+    if (parsed) assert_ptr_equal(o2, o);
+    else assert_ptr_not_equal(o2, o);
+    po_InformerRef_Release(ref2);
     po_InformerRef_Release(ref);
   }
   po_InformerRef *ref = (po_InformerRef *)1;
@@ -730,7 +736,7 @@ static void test_churn(void **state) {
   assert_true(s.watches >= 3);
   assert_true(m.updates > 0);
   assert_int_equal(m.olds, m.updates); /* every update came with the old object */
-  expect_same_content(inf, "churn");
+  expect_same_content(inf, "churn", false);
   stop_informer(inf, &m);
 }
 
@@ -787,7 +793,7 @@ static void test_restart(void **state) {
   assert_true(m.updates > 0);
   assert_int_equal(m.olds, 0);
   assert_int_equal(m.versions, m.updates); /* every update came with the old version */
-  expect_same_content(inf, "rs");
+  expect_same_content(inf, "rs", true);
   po_InformerStats s = po_Informer_Stats(inf);
   print_message("restart: %llu lists, %llu watches, %llu watch errors\n", (unsigned long long)s.lists,
                 (unsigned long long)s.watches, (unsigned long long)s.watch_errors);

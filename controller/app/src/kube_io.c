@@ -22,8 +22,9 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
   return (size_t)-1;
 }
 
-/* References into the informers' caches (po_InformerRef): a shared tree for the targets, a parse
- * for this reader for the PropertyOverrides (app.c says which informer keeps what). */
+/* References into the informers' caches (po_InformerRef): the shared tree of an informer that
+ * keeps trees, else a parse for this reader (app.c says which informer keeps what); read-only
+ * either way (po_Informer_Get). */
 static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
