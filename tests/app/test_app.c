@@ -325,6 +325,23 @@ static void test_related_targets_only_on_generation_or_deletion(void **state) {
   json_object_object_add(json_object_object_get(tune2, "metadata"), "generation", json_object_new_int(1));
   deliver_update(&h, tune2, tune3);
   assert_int_equal(drain(q, keys, 8), 3);
+  /* web's deleted (same generation): its side of the overlap changes, the ProxyDefaults is
+   * refreshed too; the informer gives the handler the old deletion from its cache
+   * (po_InformerVersion.deleting), not by parsing the old object. */
+  json_object *web3 = NULL;
+  json_object_deep_copy(web2, &web3, NULL);
+  json_object_object_add(json_object_object_get(web3, "metadata"), "deletionTimestamp",
+                         json_object_new_string("2026-12-02T08:00:00Z"));
+  deliver_update(&h, web2, web3);
+  n = drain(q, keys, 8);
+  assert_int_equal(n, 2);
+  assert_true(strcmp(keys[0], "ProxyDefaults/ns/global") == 0 || strcmp(keys[1], "ProxyDefaults/ns/global") == 0);
+  /* and a later update of the deleted object (same generation, still deleting) does not */
+  deliver_update(&h, web3, web3);
+  n = drain(q, keys, 8);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/web");
+  json_object_put(web3);
   json_object_put(tune);
   json_object_put(tune2);
   json_object_put(tune3);
