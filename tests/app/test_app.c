@@ -208,6 +208,7 @@ static json_object *override_obj(const char *name, const char *target) {
 }
 
 static size_t drain(po_Workqueue *q, char keys[][128], size_t cap);
+static void deliver_update(const po_InformerHandlers *h, json_object *old, json_object *now);
 
 static void test_events_on_one_target_batch(void **state) {
   (void)state;
@@ -219,7 +220,7 @@ static void test_events_on_one_target_batch(void **state) {
     snprintf(name, sizeof name, "po-%d", i);
     json_object *o = override_obj(name, i % 2 ? "web" : "api");
     h.on_add(h.ctx, o);
-    h.on_update(h.ctx, o, o);
+    deliver_update(&h, o, o);
     json_object_put(o);
   }
   po_Workqueue *q = po_Controller_Queue(app->controller);
@@ -249,9 +250,23 @@ static void test_events_on_one_target_batch(void **state) {
   po_App_Free(app);
 }
 
-/* What the informer hands on_update for an update: the old object only when the handlers ask
- * for it (po_InformerHandlers.no_old_object). */
+/* What the informer hands the handlers for an update: with on_update_version, what its cache
+ * recorded of the old object (as the informer's entry_of reads it); else the old object only when
+ * the handlers ask for it (po_InformerHandlers.no_old_object). */
 static void deliver_update(const po_InformerHandlers *h, json_object *old, json_object *now) {
+  if (h->on_update_version) {
+    json_object *m = NULL, *g = NULL, *d = NULL, *rv = NULL, *uid = NULL;
+    json_object_object_get_ex(old, "metadata", &m);
+    json_object_object_get_ex(m, "generation", &g);
+    json_object_object_get_ex(m, "resourceVersion", &rv);
+    json_object_object_get_ex(m, "uid", &uid);
+    po_InformerVersion v = {.generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
+                            .deleting = json_object_object_get_ex(m, "deletionTimestamp", &d)};
+    snprintf(v.rv, sizeof v.rv, "%s", rv && json_object_is_type(rv, json_type_string) ? json_object_get_string(rv) : "");
+    snprintf(v.uid, sizeof v.uid, "%s", uid && json_object_is_type(uid, json_type_string) ? json_object_get_string(uid) : "");
+    h->on_update_version(h->ctx, &v, now);
+    return;
+  }
   h->on_update(h->ctx, h->no_old_object ? NULL : old, now);
 }
 
@@ -310,6 +325,23 @@ static void test_related_targets_only_on_generation_or_deletion(void **state) {
   json_object_object_add(json_object_object_get(tune2, "metadata"), "generation", json_object_new_int(1));
   deliver_update(&h, tune2, tune3);
   assert_int_equal(drain(q, keys, 8), 3);
+  /* web's deleted (same generation): its side of the overlap changes, the ProxyDefaults is
+   * refreshed too; the informer gives the handler the old deletion from its cache
+   * (po_InformerVersion.deleting), not by parsing the old object. */
+  json_object *web3 = NULL;
+  json_object_deep_copy(web2, &web3, NULL);
+  json_object_object_add(json_object_object_get(web3, "metadata"), "deletionTimestamp",
+                         json_object_new_string("2026-12-02T08:00:00Z"));
+  deliver_update(&h, web2, web3);
+  n = drain(q, keys, 8);
+  assert_int_equal(n, 2);
+  assert_true(strcmp(keys[0], "ProxyDefaults/ns/global") == 0 || strcmp(keys[1], "ProxyDefaults/ns/global") == 0);
+  /* and a later update of the deleted object (same generation, still deleting) does not */
+  deliver_update(&h, web3, web3);
+  n = drain(q, keys, 8);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/web");
+  json_object_put(web3);
   json_object_put(tune);
   json_object_put(tune2);
   json_object_put(tune3);

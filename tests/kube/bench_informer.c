@@ -163,7 +163,7 @@ int main(int argc, char **argv) {
   long rss0 = rss_kb();
   po_InformerOptions io = {0};
   io.ref = (po_KubeRef){"", "v1", "configmaps", "bench", NULL, NULL};
-  po_InformerHandlers h = {NULL, on_update, NULL, NULL, false}; /* it counts updates, not old objects */
+  po_InformerHandlers h = {.on_update = on_update}; /* it counts updates, not old objects */
   po_Informer *inf;
   po_Informer_New(g_client, &io, &h, &inf, &st);
   t0 = now_s();
@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
   long replayed = 0;
   ReplayCtx rc = {&replayed, updates};
   po_KubeRef cm = {"", "v1", "configmaps", "bench", NULL, NULL};
-  po_KubeWatchOptions wo = {NULL, NULL, rv_before, 60, false};
+  po_KubeWatchOptions wo = {NULL, NULL, rv_before, 60, false, NULL};
   t0 = now_s();
   po_KubeClient_Watch(g_client, &cm, &wo, replay_event, &rc, NULL, &st);
   dt = now_s() - t0;

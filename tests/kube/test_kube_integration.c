@@ -441,6 +441,8 @@ typedef struct {
   int adds, updates, deletes;
   bool no_old;  /* the handlers say they never read the old object */
   int olds;     /* updates that came with it */
+  bool parsed;  /* the informer keeps parsed trees, and the handlers take the old version */
+  int versions; /* updates that came with the old version, of the same object, older */
 } Mirror;
 
 static void key_of(json_object *o, char *buf, size_t n) { snprintf(buf, n, "%s/%s", meta(o, "namespace"), meta(o, "name")); }
@@ -469,6 +471,16 @@ static void m_update(void *ctx, json_object *old, json_object *o) {
   }
   pthread_mutex_unlock(&m->lock);
 }
+static void m_update_version(void *ctx, const po_InformerVersion *old, json_object *o) {
+  Mirror *m = ctx;
+  char k[256];
+  key_of(o, k, sizeof k);
+  pthread_mutex_lock(&m->lock);
+  json_object_object_add(m->mirror, k, json_object_new_string(meta(o, "resourceVersion")));
+  m->updates++;
+  if (strcmp(old->uid, meta(o, "uid")) == 0 && strcmp(old->rv, meta(o, "resourceVersion")) != 0 && *old->rv) m->versions++;
+  pthread_mutex_unlock(&m->lock);
+}
 static void m_delete(void *ctx, json_object *o) {
   Mirror *m = ctx;
   char k[256];
@@ -482,6 +494,21 @@ static void m_delete(void *ctx, json_object *o) {
 static void collect(void *ctx, const char *key, const json_object *obj, const char *rv) {
   (void)obj;
   json_object_object_add(ctx, key, json_object_new_string(rv));
+}
+
+/* An object's resourceVersion and data.v, what the content checks compare. */
+static json_object *content_of(const json_object *o) {
+  json_object *data = NULL, *v = NULL;
+  json_object_object_get_ex(o, "data", &data);
+  json_object_object_get_ex(data, "v", &v);
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s|%s", meta((json_object *)o, "resourceVersion"),
+           v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "-");
+  return json_object_new_string(buf);
+}
+static void collect_content(void *ctx, const char *key, const json_object *obj, const char *rv) {
+  (void)rv;
+  json_object_object_add(ctx, key, content_of(obj));
 }
 
 /* The server's state as key -> rv (retrying through injected faults). */
@@ -508,6 +535,61 @@ static json_object *server_state(const char *ns) {
 static bool same(json_object *a, json_object *b) {
   return json_object_equal(a, b) != 0;
 }
+
+/* The same from the server, key -> content_of. */
+static json_object *server_content(const char *ns) {
+  po_KubeRef cm = kCm;
+  cm.ns = ns;
+  po_KubeListOptions lo = {NULL, NULL, 250, NULL, NULL};
+  json_object *l = NULL;
+  po_CtlStatus st;
+  for (int i = 0; i < 50 && !po_KubeClient_ListAll(g_client, &cm, &lo, &l, &st); i++) sleep_ms(100);
+  assert_non_null(l);
+  json_object *items, *out = json_object_new_object();
+  json_object_object_get_ex(l, "items", &items);
+  for (size_t i = 0; i < json_object_array_length(items); i++) {
+    json_object *it = json_object_array_get_idx(items, i);
+    char k[256];
+    key_of(it, k, sizeof k);
+    json_object_object_add(out, k, content_of(it));
+  }
+  json_object_put(l);
+  return out;
+}
+
+/* After convergence: what the cache holds is the server's objects (their data, not only their
+ * versions: texts taken from the stream, trees kept), by ForEach and by Get. */
+static void expect_same_content(po_Informer *inf, const char *ns, bool parsed) {
+  json_object *srv = server_content(ns), *cache = json_object_new_object();
+  po_Informer_ForEach(inf, collect_content, cache);
+  assert_true(same(srv, cache));
+  json_object_object_foreach(srv, k, want) {
+    const char *slash = strchr(k, '/');
+    po_InformerRef *ref = NULL;
+    const json_object *o = po_Informer_Get(inf, ns, slash + 1, &ref);
+    assert_non_null(o);
+    json_object *got = content_of(o);
+    assert_string_equal(json_object_get_string(got), json_object_get_string(want));
+    json_object_put(got);
+    po_InformerVersion v;
+    assert_true(po_Informer_Version(inf, ns, slash + 1, &v));
+    assert_string_equal(v.rv, meta((json_object *)o, "resourceVersion"));
+    assert_false(v.deleting);
+    /* A kept tree is handed out by reference: a second Get gives the same object, not a parse. */
+    po_InformerRef *ref2 = NULL;
+    const json_object *o2 = po_Informer_Get(inf, ns, slash + 1, &ref2);
+    if (parsed) assert_ptr_equal(o2, o);
+    else assert_ptr_not_equal(o2, o);
+    po_InformerRef_Release(ref2);
+    po_InformerRef_Release(ref);
+  }
+  po_InformerRef *ref = (po_InformerRef *)1;
+  assert_null(po_Informer_Get(inf, ns, "no-such-object", &ref));
+  assert_null(ref);
+  json_object_put(srv);
+  json_object_put(cache);
+}
+
 
 /* Waits (bounded) for informer cache == handler mirror == server. */
 static void expect_converged(po_Informer *inf, Mirror *m, const char *ns, double timeout_s) {
@@ -582,7 +664,9 @@ static po_Informer *start_informer(const char *ns, Mirror *m) {
   io.min_watch_timeout_s = 5;         /* exercise watch renewal too */
   io.backoff_initial_ns = 50000000LL; /* keep the test quick; the default is 0.8 s */
   io.backoff_max_ns = 1000000000LL;
-  po_InformerHandlers h = {m_add, m_update, m_delete, m, m->no_old};
+  io.keep_parsed = m->parsed;
+  po_InformerHandlers h = {.on_add = m_add, .on_update = m_update, .on_delete = m_delete, .ctx = m, .no_old_object = m->no_old};
+  if (m->parsed) h.on_update_version = m_update_version;
   po_Informer *inf;
   po_CtlStatus st;
   assert_true(po_Informer_New(g_client, &io, &h, &inf, &st));
@@ -652,6 +736,7 @@ static void test_churn(void **state) {
   assert_true(s.watches >= 3);
   assert_true(m.updates > 0);
   assert_int_equal(m.olds, m.updates); /* every update came with the old object */
+  expect_same_content(inf, "churn", false);
   stop_informer(inf, &m);
 }
 
@@ -673,7 +758,8 @@ static void test_restart(void **state) {
     assert_true(retry_create(g_client, &cm, o));
     json_object_put(o);
   }
-  Mirror m = {.no_old = true}; /* and here the old object is not parsed for the handlers */
+  /* Here the informer keeps parsed trees, and the handlers take the old object's version. */
+  Mirror m = {.parsed = true};
   po_Informer *inf = start_informer("rs", &m);
   assert_true(po_Informer_WaitForSync(inf, 30000));
   expect_converged(inf, &m, "rs", 30);
@@ -706,6 +792,8 @@ static void test_restart(void **state) {
   expect_converged(inf, &m, "rs", 60);
   assert_true(m.updates > 0);
   assert_int_equal(m.olds, 0);
+  assert_int_equal(m.versions, m.updates); /* every update came with the old version */
+  expect_same_content(inf, "rs", true);
   po_InformerStats s = po_Informer_Stats(inf);
   print_message("restart: %llu lists, %llu watches, %llu watch errors\n", (unsigned long long)s.lists,
                 (unsigned long long)s.watches, (unsigned long long)s.watch_errors);

@@ -42,15 +42,16 @@ static void enqueue_related(po_App *app, const char *key) {
   }
 }
 
-static bool overlap_input_changed(const json_object *a, const json_object *b) {
-  if (!a || !b) return true;
-  json_object *ma = po_Json_Get(a, "metadata"), *mb = po_Json_Get(b, "metadata");
-  json_object *ga = po_Json_Get(ma, "generation"), *gb = po_Json_Get(mb, "generation");
-  return !ga || !gb || json_object_get_int64(ga) != json_object_get_int64(gb) ||
-         (po_Json_Get(ma, "deletionTimestamp") != NULL) != (po_Json_Get(mb, "deletionTimestamp") != NULL);
+/* What takes part in overlaps: the generation and the deletion. The informer records both for
+ * the old object, so it need not be parsed again (a generation of 0, unknown, counts as changed). */
+static bool overlap_input_changed(const po_InformerVersion *old, const json_object *obj) {
+  if (!old) return true;
+  json_object *m = po_Json_Get(obj, "metadata"), *g = po_Json_Get(m, "generation");
+  return old->generation == 0 || !g || !json_object_is_type(g, json_type_int) || json_object_get_int64(g) != old->generation ||
+         old->deleting != (po_Json_Get(m, "deletionTimestamp") != NULL);
 }
 
-static void override_changed(void *ctx, json_object *old_obj, json_object *obj) {
+static void override_changed(void *ctx, const po_InformerVersion *old_version, json_object *obj) {
   po_App *app = ctx;
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
   char key[600], old[600];
@@ -74,15 +75,15 @@ static void override_changed(void *ctx, json_object *old_obj, json_object *obj) 
   if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held);                /* where its last valid generation is live */
   if (*old_held && strcmp(old_held, held) != 0) enqueue(app, old_held);
-  if (overlap_input_changed(old_obj, obj)) {
+  if (overlap_input_changed(old_version, obj)) {
     enqueue_related(app, key);
     if (*old && strcmp(old, key) != 0) enqueue_related(app, old);
   }
 }
 
 static void override_added(void *ctx, json_object *obj) { override_changed(ctx, NULL, obj); }
-static void override_updated(void *ctx, json_object *old_obj, json_object *obj) {
-  override_changed(ctx, old_obj, obj);
+static void override_updated(void *ctx, const po_InformerVersion *old_version, json_object *obj) {
+  override_changed(ctx, old_version, obj);
 }
 static void override_deleted(void *ctx, json_object *obj) {
   po_App *app = ctx;
@@ -174,16 +175,22 @@ static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filt
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
     /* The targets' handlers never read the old object: the informer need not parse it for them
-     * (a target is ~25 KB at 50 entries). The PropertyOverrides' handler does: whether the
-     * generation or the deletion changed decides if the other side of a ProxyDefaults overlap is
-     * refreshed (overlap_input_changed); without it every update looked like a new generation. */
-    case kPo_WatchOverrides: return (po_InformerHandlers){override_added, override_updated, override_deleted, app, false};
-    case kPo_WatchServiceDefaults: return (po_InformerHandlers){sd_add, sd_update, sd_delete, app, true};
-    case kPo_WatchServices: return (po_InformerHandlers){service_event, svc_update, service_event, app, true};
-    case kPo_WatchFilters: return (po_InformerHandlers){filter_event, ef_update, filter_event, app, true};
+     * (a target is ~25 KB at 50 entries). The PropertyOverrides' handler reads only the old
+     * generation and deletion, which the informer recorded: whether they changed decides if the
+     * other side of a ProxyDefaults overlap is refreshed (overlap_input_changed); without them every
+     * update looked like a new generation. */
+    case kPo_WatchOverrides:
+      return (po_InformerHandlers){.on_add = override_added, .on_update_version = override_updated,
+                                   .on_delete = override_deleted, .ctx = app};
+    case kPo_WatchServiceDefaults:
+      return (po_InformerHandlers){.on_add = sd_add, .on_update = sd_update, .on_delete = sd_delete, .ctx = app, .no_old_object = true};
+    case kPo_WatchServices:
+      return (po_InformerHandlers){.on_add = service_event, .on_update = svc_update, .on_delete = service_event, .ctx = app, .no_old_object = true};
+    case kPo_WatchFilters:
+      return (po_InformerHandlers){.on_add = filter_event, .on_update = ef_update, .on_delete = filter_event, .ctx = app, .no_old_object = true};
     case kPo_WatchProxyDefaults: break;
   }
-  return (po_InformerHandlers){pd_add, pd_update, pd_delete, app, true};
+  return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

@@ -24,19 +24,23 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
   return (size_t)-1;
 }
 
-/* Parsed copies from the informers' caches; the reference is the copy itself. */
+/* References into the informers' caches (po_InformerRef): the shared tree of an informer that
+ * keeps trees, else a parse for this reader (app.c says which informer keeps what); read-only
+ * either way (po_Informer_Get). */
 static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name);
-  *ref = o;
+  po_InformerRef *r = NULL;
+  const json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name, &r);
+  *ref = r;
   return o;
 }
 
 static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  json_object *o = NULL;
+  po_InformerRef *r = NULL;
+  const json_object *o = NULL;
   po_Informer *from = NULL;
   if (i != (size_t)-1) {
     switch (kind) {
@@ -46,8 +50,8 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
       default: break;                                        /* Mesh: no object */
     }
   }
-  if (from) o = po_Informer_Get(from, ns, name);
-  *ref = o;
+  if (from) o = po_Informer_Get(from, ns, name, &r);
+  *ref = r;
   return o;
 }
 
@@ -59,8 +63,9 @@ static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
 
 static const json_object *get_filter(void *ctx, const char *ns, const char *name, void **ref) {
   po_Informer *f = filters_of(ctx, ns);
-  json_object *o = f ? po_Informer_Get(f, ns, name) : NULL;
-  *ref = o;
+  po_InformerRef *r = NULL;
+  const json_object *o = f ? po_Informer_Get(f, ns, name, &r) : NULL;
+  *ref = r;
   return o;
 }
 
@@ -78,7 +83,7 @@ static bool override_version(void *ctx, const char *ns, const char *name, po_Ove
 
 static void release(void *ctx, void *ref) {
   (void)ctx;
-  json_object_put(ref);
+  po_InformerRef_Release(ref);
 }
 
 static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {

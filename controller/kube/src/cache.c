@@ -1,6 +1,7 @@
-/* Chained hash map, FNV-1a, doubling at load factor 1. */
+/* Chained hash map, FNV-1a, doubling at load factor 1; entries reference-counted. */
 #include "cache.h"
 
+#include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,7 +23,7 @@ void po_Cache_Destroy_(po_Cache_ *c) {
     po_CacheEntry_ *e = c->slots[i];
     while (e) {
       po_CacheEntry_ *n = e->next;
-      free(e);
+      po_CacheEntry_Unref_(e);
       e = n;
     }
   }
@@ -31,29 +32,43 @@ void po_Cache_Destroy_(po_Cache_ *c) {
   c->nslots = c->count = 0;
 }
 
-po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv, const char *uid,
-                                   int64_t generation) {
-  size_t kl = strlen(key), rl = rv ? strlen(rv) : 0, ul = uid ? strlen(uid) : 0;
-  po_CacheEntry_ *e = malloc(sizeof *e + kl + len + rl + ul + 4);
+static char *put_str(char *at, const char *s, size_t n) {
+  if (n) memcpy(at, s, n);
+  at[n] = '\0';
+  return at + n + 1;
+}
+
+po_CacheEntry_ *po_Cache_NewEntry_(const char *key, json_object *obj, const char *json, size_t len,
+                                   const po_CacheMeta_ *m) {
+  if (obj) len = 0;
+  size_t kl = strlen(key), rl = m->rv ? strlen(m->rv) : 0, ul = m->uid ? strlen(m->uid) : 0;
+  po_CacheEntry_ *e = malloc(sizeof *e + kl + (obj ? 0 : len + 1) + rl + ul + 3);
   if (!e) return NULL;
   e->next = NULL;
   e->hash = fnv(key);
+  atomic_init(&e->refs, 1);
+  e->obj = obj;
   e->json_len = len;
-  memcpy(e->key, key, kl + 1);
-  char *j = e->key + kl + 1;
-  memcpy(j, json, len);
-  j[len] = '\0';
-  char *r = j + len + 1;
-  if (rl) memcpy(r, rv, rl);
-  r[rl] = '\0';
-  char *u = r + rl + 1;
-  if (ul) memcpy(u, uid, ul);
-  u[ul] = '\0';
-  e->json = j;
-  e->rv = r;
-  e->uid = u;
-  e->generation = generation;
+  char *at = put_str(e->key, key, kl);
+  e->json = obj ? NULL : at;
+  if (!obj) at = put_str(at, json, len);
+  e->rv = at;
+  at = put_str(at, m->rv, rl);
+  e->uid = at;
+  put_str(at, m->uid, ul);
+  e->generation = m->generation;
+  e->deleting = m->deleting;
   return e;
+}
+
+void po_CacheEntry_Ref_(po_CacheEntry_ *e) { atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed); }
+
+void po_CacheEntry_Unref_(po_CacheEntry_ *e) {
+  if (!e || atomic_fetch_sub_explicit(&e->refs, 1, memory_order_acq_rel) != 1) return;
+  /* The last holder: no other thread can see the tree any more, so json-c's plain (not atomic)
+   * reference count is ours alone here. */
+  json_object_put(e->obj);
+  free(e);
 }
 
 static void grow(po_Cache_ *c) {
@@ -81,6 +96,7 @@ po_CacheEntry_ *po_Cache_Put_(po_Cache_ *c, po_CacheEntry_ *e) {
       po_CacheEntry_ *old = *p;
       e->next = old->next;
       *p = e;
+      old->next = NULL;
       return old;
     }
   e->next = NULL;
@@ -102,6 +118,7 @@ po_CacheEntry_ *po_Cache_Remove_(po_Cache_ *c, const char *key) {
     if ((*p)->hash == h && strcmp((*p)->key, key) == 0) {
       po_CacheEntry_ *e = *p;
       *p = e->next;
+      e->next = NULL;
       c->count--;
       return e;
     }
@@ -117,6 +134,6 @@ size_t po_Cache_Bytes_(const po_Cache_ *c) {
   size_t n = c->nslots * sizeof *c->slots;
   for (size_t i = 0; i < c->nslots; i++)
     for (po_CacheEntry_ *e = c->slots[i]; e; e = e->next)
-      n += sizeof *e + strlen(e->key) + e->json_len + strlen(e->rv) + strlen(e->uid) + 4;
+      n += sizeof *e + strlen(e->key) + (e->json ? e->json_len + 1 : 0) + strlen(e->rv) + strlen(e->uid) + 3;
   return n;
 }

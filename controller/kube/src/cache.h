@@ -1,21 +1,31 @@
-/* A string-keyed hash map of cached objects (compact JSON, resourceVersion, uid, generation), one
- * allocation per entry. Not locked: the informer wraps it in a rwlock. */
+/* A string-keyed hash map of cached objects, one allocation per entry. An entry holds either the
+ * object's compact JSON text or its parsed json-c tree (the informer's choice), plus its
+ * resourceVersion, uid, generation and whether it is being deleted, so those are read without
+ * parsing. Entries are immutable once made and reference-counted (atomically: readers on other
+ * threads release them), so a reader keeps one after the cache replaced it. Not locked: the
+ * informer wraps the map in a rwlock. */
 #ifndef PO_KUBE_CACHE_H
 #define PO_KUBE_CACHE_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+struct json_object;
+
 typedef struct po_CacheEntry_ {
   struct po_CacheEntry_ *next;
   uint64_t hash;
+  atomic_size_t refs;      /* the map's (while linked) and each reader's */
+  struct json_object *obj; /* the parsed tree, owned (NULL when the entry keeps text) */
   size_t json_len;
-  const char *json; /* into key[] */
-  const char *rv;   /* into key[] */
-  const char *uid;  /* into key[]: metadata.uid ("" when absent) */
+  const char *json;   /* into key[]: the text (NULL when the entry keeps the tree) */
+  const char *rv;     /* into key[] */
+  const char *uid;    /* into key[]: metadata.uid ("" when absent) */
   int64_t generation; /* metadata.generation (0 when absent) */
-  char key[];       /* key \0 json \0 rv \0 uid \0 */
+  bool deleting;      /* metadata.deletionTimestamp is set */
+  char key[];         /* key \0 [json \0] rv \0 uid \0 */
 } po_CacheEntry_;
 
 typedef struct {
@@ -23,17 +33,34 @@ typedef struct {
   size_t nslots, count;
 } po_Cache_;
 
+/* What an entry records besides its key and content. */
+typedef struct {
+  const char *rv, *uid;
+  int64_t generation;
+  bool deleting;
+} po_CacheMeta_;
+
 bool po_Cache_Init_(po_Cache_ *c);
+/* Drops the map's reference to every entry. */
 void po_Cache_Destroy_(po_Cache_ *c);
-po_CacheEntry_ *po_Cache_NewEntry_(const char *key, const char *json, size_t len, const char *rv, const char *uid,
-                                   int64_t generation);
-/* Inserts e; returns the entry it replaced (caller frees it) or NULL. */
+/* One reference (the caller's). With obj non-NULL the entry takes over that reference to the
+ * tree and json is ignored; otherwise it copies json[0..len). NULL when out of memory (obj is
+ * then still the caller's). */
+po_CacheEntry_ *po_Cache_NewEntry_(const char *key, struct json_object *obj, const char *json, size_t len,
+                                   const po_CacheMeta_ *m);
+void po_CacheEntry_Ref_(po_CacheEntry_ *e);
+/* Drops one reference; the last frees the entry and its tree. NULL is a no-op. */
+void po_CacheEntry_Unref_(po_CacheEntry_ *e);
+/* Inserts e, taking the caller's reference; returns the entry it replaced with the map's
+ * reference, which the caller drops, or NULL. */
 po_CacheEntry_ *po_Cache_Put_(po_Cache_ *c, po_CacheEntry_ *e);
+/* Borrowed (no reference taken). */
 po_CacheEntry_ *po_Cache_Get_(const po_Cache_ *c, const char *key);
-/* Unlinks and returns the entry (caller frees it) or NULL. */
+/* Unlinks and returns the entry with the map's reference (the caller drops it) or NULL. */
 po_CacheEntry_ *po_Cache_Remove_(po_Cache_ *c, const char *key);
 void po_Cache_ForEach_(const po_Cache_ *c, void (*fn)(void *ctx, po_CacheEntry_ *e), void *ctx);
-/* Bytes held by the map's entries and slot array (for the benchmark). */
+/* Bytes held by the map's entries and slot array (for the benchmark); parsed trees are not
+ * counted (json-c does not say their size). */
 size_t po_Cache_Bytes_(const po_Cache_ *c);
 
 #endif

@@ -135,6 +135,7 @@ static json_tokener *thread_tokener(bool *owned) {
   return t;
 }
 
+/* A text entry's object, parsed for one reader (the caller puts it). */
 static json_object *parse_entry(const po_CacheEntry_ *e) {
   bool owned;
   json_tokener *t = thread_tokener(&owned);
@@ -149,13 +150,29 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
   return o;
 }
 
-/* The entry of an object: its text, with the metadata a reader may ask for without parsing it. */
-static po_CacheEntry_ *entry_of(const char *key, json_object *o) {
-  size_t len;
-  const char *json = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-  json_object *g = po_Json_Get(po_Json_Get(o, "metadata"), "generation");
-  int64_t gen = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0;
-  return json ? po_Cache_NewEntry_(key, json, len, meta(o, "resourceVersion"), meta(o, "uid"), gen) : NULL;
+/* The entry of an object, with the metadata a reader may ask for without parsing it: the tree
+ * itself (a reference taken: the event or the list page that holds it is put after this) for an
+ * informer that keeps trees; else text: the bytes the server sent when the watch located them
+ * (no serialising of what was just parsed), else the compact serialisation (list items). */
+static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_object *o, const char *text, size_t len) {
+  json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
+  po_CacheMeta_ m = {meta(o, "resourceVersion"), meta(o, "uid"),
+                     g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
+                     po_Json_Get(md, "deletionTimestamp") != NULL};
+  if (f->opt.keep_parsed) {
+    po_CacheEntry_ *e = po_Cache_NewEntry_(key, json_object_get(o), NULL, 0, &m);
+    if (!e) json_object_put(o);
+    return e;
+  }
+  if (!text) text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  return text ? po_Cache_NewEntry_(key, NULL, text, len, &m) : NULL;
+}
+
+static void version_of(const po_CacheEntry_ *e, po_InformerVersion *v) {
+  snprintf(v->rv, sizeof v->rv, "%s", e->rv);
+  snprintf(v->uid, sizeof v->uid, "%s", e->uid);
+  v->generation = e->generation;
+  v->deleting = e->deleting;
 }
 
 static void set_rv(po_Informer *f, const char *rv) {
@@ -177,12 +194,16 @@ static void set_rv(po_Informer *f, const char *rv) {
 static void deliver_upsert(po_Informer *f, json_object *obj, po_CacheEntry_ *old) {
   if (old) {
     PO_STAT(f, updates, 1);
-    if (f->h.on_update) {
+    if (f->h.on_update_version) {
+      po_InformerVersion v;
+      version_of(old, &v);
+      f->h.on_update_version(f->h.ctx, &v, obj);
+    } else if (f->h.on_update) {
       /* Parsed only for a handler that reads it: a target's text is ~25 KB at 50 entries, and
-       * every write of it comes back here. */
-      json_object *o = f->h.no_old_object ? NULL : parse_entry(old);
+       * every write of it comes back here. A kept tree costs nothing to give. */
+      json_object *o = f->h.no_old_object ? NULL : old->obj ? old->obj : parse_entry(old);
       f->h.on_update(f->h.ctx, o, obj);
-      json_object_put(o);
+      if (o != old->obj) json_object_put(o);
     }
   } else {
     PO_STAT(f, adds, 1);
@@ -190,7 +211,8 @@ static void deliver_upsert(po_Informer *f, json_object *obj, po_CacheEntry_ *old
   }
 }
 
-static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *obj) {
+/* text: the object's bytes as the server sent them, when the watch located them. */
+static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *obj, const char *text, size_t len) {
   po_Informer *f = ctx;
   const char *rv = meta(obj, "resourceVersion");
   PO_STAT(f, events, 1);
@@ -212,18 +234,22 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
       PO_STAT(f, deletes, 1);
       if (f->h.on_delete) f->h.on_delete(f->h.ctx, obj);
     }
-    free(old);
+    po_CacheEntry_Unref_(old);
     return true;
   }
-  po_CacheEntry_ *e = entry_of(key, obj);
+  po_CacheEntry_ *e = entry_of(f, key, obj, text, len);
   if (!e) return false; /* out of memory: end the watch; the retry relists */
   pthread_rwlock_wrlock(&f->cache_lock);
   po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
   pthread_rwlock_unlock(&f->cache_lock);
   set_rv(f, rv);
   deliver_upsert(f, obj, old);
-  free(old);
+  po_CacheEntry_Unref_(old);
   return true;
+}
+
+static bool on_watch_event_obj(void *ctx, po_KubeWatchEventType type, json_object *obj) {
+  return on_watch_event(ctx, type, obj, NULL, 0);
 }
 
 /* ---- list and diff ----------------------------------------------------------------------- */
@@ -237,10 +263,10 @@ typedef struct {
 static void deliver_if_gone(void *ctx, po_CacheEntry_ *e) {
   GoneCtx *g = ctx;
   if (po_Cache_Get_(g->fresh, e->key)) return;
-  json_object *o = parse_entry(e);
+  json_object *o = e->obj ? e->obj : parse_entry(e);
   PO_STAT(g->f, deletes, 1);
   if (g->f->h.on_delete && o) g->f->h.on_delete(g->f->h.ctx, o);
-  json_object_put(o);
+  if (o != e->obj) json_object_put(o);
 }
 
 /* Lists page by page into a fresh cache (so at most one page of parsed objects is alive, not
@@ -275,12 +301,12 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
       char key[512];
       if (!key_of(it, key, sizeof key)) continue;
       const char *rv = meta(it, "resourceVersion");
-      po_CacheEntry_ *e = entry_of(key, it);
+      po_CacheEntry_ *e = entry_of(f, key, it, NULL, 0);
       if (!e) {
         ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
         break;
       }
-      free(po_Cache_Put_(&fresh, e));
+      po_CacheEntry_Unref_(po_Cache_Put_(&fresh, e));
       po_CacheEntry_ *was = po_Cache_Get_(&f->cache, key);
       if (was && rv && strcmp(was->rv, rv) == 0) continue;
       if (npending == cap) {
@@ -317,10 +343,10 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
   for (size_t i = 0; i < npending; i++) {
     po_CacheEntry_ *now = po_Cache_Get_(&f->cache, pending[i]);
     po_CacheEntry_ *was = po_Cache_Remove_(&old, pending[i]);
-    json_object *o = now ? parse_entry(now) : NULL;
+    json_object *o = !now ? NULL : now->obj ? now->obj : parse_entry(now);
     if (o) deliver_upsert(f, o, was);
-    json_object_put(o);
-    free(was);
+    if (now && o != now->obj) json_object_put(o);
+    po_CacheEntry_Unref_(was);
     free(pending[i]);
   }
   free(pending);
@@ -359,14 +385,17 @@ static void *run(void *arg) {
     char rv[128];
     po_Informer_LastResourceVersion(f, rv, sizeof rv);
     long min = f->opt.min_watch_timeout_s;
-    po_KubeWatchOptions wo = {f->label, f->field, rv, min + (long)((double)min * po_Rand_Unit(&f->rand)), true};
+    /* An informer that keeps text takes the object's bytes from the stream; one that keeps
+     * trees has no use for them. */
+    po_KubeWatchOptions wo = {f->label, f->field, rv, min + (long)((double)min * po_Rand_Unit(&f->rand)), true,
+                              f->opt.keep_parsed ? NULL : on_watch_event};
     uint64_t before;
     pthread_mutex_lock(&f->lock);
     before = f->stats.events;
     f->stats.watches++;
     pthread_mutex_unlock(&f->lock);
     int64_t t0 = now_ns();
-    bool ok = po_KubeClient_Watch(f->client, &f->opt.ref, &wo, on_watch_event, f, f->cancel, &st);
+    bool ok = po_KubeClient_Watch(f->client, &f->opt.ref, &wo, on_watch_event_obj, f, f->cancel, &st);
     if (po_KubeCancel_Fired(f->cancel)) break;
     if (ok) {
       /* A clean end after timeoutSeconds: watch again at once. A stream closed at once and
@@ -436,15 +465,34 @@ static bool key_for(const char *ns, const char *name, char key[512]) {
   return n >= 0 && n < 512;
 }
 
-json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name) {
+/* A reference is an entry: the cached one (its tree is handed out as it is), or for a text
+ * entry a loose one made to hold the reader's parse, so both release the same way. The parse
+ * runs outside the lock: the entry's reference keeps its text alive. */
+const json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name, po_InformerRef **ref) {
   char key[512];
+  *ref = NULL;
   if (!key_for(ns, name, key)) return NULL;
   pthread_rwlock_rdlock(&f->cache_lock);
   po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
-  json_object *o = e ? parse_entry(e) : NULL;
+  if (e) po_CacheEntry_Ref_(e);
   pthread_rwlock_unlock(&f->cache_lock);
+  if (!e) return NULL;
+  if (e->obj) {
+    *ref = (po_InformerRef *)e;
+    return e->obj;
+  }
+  json_object *o = parse_entry(e);
+  po_CacheEntry_Unref_(e);
+  po_CacheEntry_ *hold = o ? po_Cache_NewEntry_("", o, NULL, 0, &(po_CacheMeta_){.generation = 0}) : NULL;
+  if (!hold) {
+    json_object_put(o);
+    return NULL;
+  }
+  *ref = (po_InformerRef *)hold;
   return o;
 }
+
+void po_InformerRef_Release(po_InformerRef *ref) { po_CacheEntry_Unref_((po_CacheEntry_ *)ref); }
 
 bool po_Informer_Version(po_Informer *f, const char *ns, const char *name, po_InformerVersion *v) {
   char key[512];
@@ -452,11 +500,7 @@ bool po_Informer_Version(po_Informer *f, const char *ns, const char *name, po_In
   if (!key_for(ns, name, key)) return false;
   pthread_rwlock_rdlock(&f->cache_lock);
   po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
-  if (e) {
-    snprintf(v->rv, sizeof v->rv, "%s", e->rv);
-    snprintf(v->uid, sizeof v->uid, "%s", e->uid);
-    v->generation = e->generation;
-  }
+  if (e) version_of(e, v);
   pthread_rwlock_unlock(&f->cache_lock);
   return e != NULL;
 }
@@ -475,9 +519,9 @@ typedef struct {
 
 static void each(void *ctx, po_CacheEntry_ *e) {
   ForEachCtx *c = ctx;
-  json_object *o = parse_entry(e);
+  json_object *o = e->obj ? e->obj : parse_entry(e);
   if (o) c->fn(c->ctx, e->key, o, e->rv);
-  json_object_put(o);
+  if (o != e->obj) json_object_put(o);
 }
 
 void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const json_object *, const char *),

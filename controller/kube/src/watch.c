@@ -14,6 +14,7 @@ typedef struct {
   CURL *h;
   po_WatchParser *parser;
   po_KubeWatchFn fn;
+  po_KubeWatchTextFn text_fn;
   void *ctx;
   long http;        /* 0 until headers arrived */
   po_Buf_ errbody;  /* body of a non-200 answer, for the Status */
@@ -29,7 +30,15 @@ static bool on_event(void *ctx, po_KubeWatchEventType type, json_object *obj) {
     w->error_event = true;
     return false;
   }
-  if (!w->fn(w->ctx, type, obj)) {
+  bool more;
+  if (w->text_fn) {
+    size_t len;
+    const char *text = po_WatchParser_ObjectText(w->parser, &len);
+    more = w->text_fn(w->ctx, type, obj, text, len);
+  } else {
+    more = w->fn(w->ctx, type, obj);
+  }
+  if (!more) {
     w->stopped_by_fn = true;
     return false;
   }
@@ -80,6 +89,7 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
   po_KubeClient_RateLimit_(c);
   WatchState w = {0};
   w.fn = fn;
+  w.text_fn = o.text_fn;
   w.ctx = ctx;
   w.parser = po_WatchParser_New(0);
   w.h = curl_easy_init();

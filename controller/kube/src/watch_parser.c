@@ -28,6 +28,10 @@ struct po_WatchParser {
   char *buf; /* bytes after the last newline, not yet given to the tokener */
   size_t blen, bcap;
   size_t received; /* bytes given to Feed */
+  /* The event being dispatched, when all its bytes were in one buffer (NULL otherwise): where
+   * po_WatchParser_ObjectText finds the object's own text. */
+  const char *ev_text;
+  size_t ev_len;
 };
 
 po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
@@ -203,6 +207,7 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
     }
     /* json-c takes an int length; feed huge chunks in slices. */
     int n = len > (1u << 30) ? 1 << 30 : (int)len;
+    bool whole = p->pending == 0; /* the event begins at data */
     json_object *ev = json_tokener_parse_ex(p->tok, data, n);
     enum json_tokener_error e = json_tokener_get_error(p->tok);
     if (e == json_tokener_continue) {
@@ -221,11 +226,106 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
     p->offset += p->pending;
     p->pending = 0;
     p->in_event = false;
+    p->ev_text = whole ? data - used : NULL;
+    p->ev_len = whole ? used : 0;
     po_WatchFeedResult r = dispatch(p, ev, fn, ctx, st);
+    p->ev_text = NULL;
     json_object_put(ev);
     if (r != kPo_WatchFeed_More) return r;
   }
   return kPo_WatchFeed_More;
+}
+
+/* ---- the object's own text --------------------------------------------------------------
+ * A scan of bytes json-c has just accepted as one event: only the top level is walked, values
+ * are skipped by bracket depth and string quotes, so the cost is one pass over the bytes with no
+ * allocation (against json-c's serialising of the tree: a printbuf grown per object, numbers
+ * formatted again). Anything unexpected gives up; the caller then serialises. */
+
+static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
+
+static const char *skip_ws(const char *s, const char *end) {
+  while (s < end && is_ws(*s)) s++;
+  return s;
+}
+
+/* s at an opening quote: past the closing one, NULL when unterminated; *escaped set when the
+ * string holds an escape. */
+static const char *skip_string(const char *s, const char *end, bool *escaped) {
+  for (s++; s < end; s++) {
+    if (*s == '\\') {
+      *escaped = true;
+      s++;
+    } else if (*s == '"') {
+      return s + 1;
+    }
+  }
+  return NULL;
+}
+
+static const char *skip_value(const char *s, const char *end) {
+  bool esc = false;
+  if (s >= end) return NULL;
+  if (*s == '"') return skip_string(s, end, &esc);
+  if (*s != '{' && *s != '[') {
+    while (s < end && *s != ',' && *s != '}' && *s != ']' && !is_ws(*s)) s++;
+    return s;
+  }
+  size_t depth = 0;
+  while (s < end) {
+    char c = *s;
+    if (c == '"') {
+      if (!(s = skip_string(s, end, &esc))) return NULL;
+      continue;
+    }
+    if (c == '{' || c == '[') {
+      depth++;
+    } else if ((c == '}' || c == ']') && --depth == 0) {
+      return s + 1;
+    }
+    s++;
+  }
+  return NULL;
+}
+
+/* The value of the last top-level "object" member (json-c keeps the last of duplicate keys). */
+static bool object_span(const char *s, size_t n, const char **out, size_t *out_len) {
+  const char *end = s + n, *found = NULL;
+  size_t found_len = 0;
+  s = skip_ws(s, end);
+  if (s >= end || *s != '{') return false;
+  s = skip_ws(s + 1, end);
+  if (s < end && *s == '}') return false;
+  for (;;) {
+    if (s >= end || *s != '"') return false;
+    bool esc = false;
+    const char *k = s + 1, *ke = skip_string(s, end, &esc);
+    if (!ke || esc) return false; /* an escaped key might spell "object" */
+    bool is_object = ke - 1 - k == 6 && memcmp(k, "object", 6) == 0;
+    s = skip_ws(ke, end);
+    if (s >= end || *s != ':') return false;
+    const char *v = skip_ws(s + 1, end);
+    if (!(s = skip_value(v, end))) return false;
+    if (is_object) found = v, found_len = (size_t)(s - v);
+    s = skip_ws(s, end);
+    if (s < end && *s == ',') {
+      s = skip_ws(s + 1, end);
+      continue;
+    }
+    if (s < end && *s == '}') break;
+    return false;
+  }
+  if (!found) return false;
+  *out = found;
+  *out_len = found_len;
+  return true;
+}
+
+const char *po_WatchParser_ObjectText(const po_WatchParser *p, size_t *len) {
+  const char *t;
+  *len = 0;
+  if (!p->ev_text || !object_span(p->ev_text, p->ev_len, &t, len)) return NULL;
+  return t;
 }
 
 bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_CtlStatus *st) {

@@ -739,7 +739,9 @@ static bool write_target(Run *run) {
     return !run->r.out_of_memory;
   }
   if (p.changed) {
-    const char *rv = json_object_get_string(po_Json_Get(po_Json_Get(run->target, "metadata"), "resourceVersion"));
+    /* Type-checked: the target is the informer's shared tree, and json_object_get_string on a
+     * non-string writes its serialisation into the object. */
+    const char *rv = po_Json_Meta(run->target, "resourceVersion");
     /* Noted before the write: its echo can come through the watch before the answer does. */
     bool note = !p.remove && !p.create && p.object;
     if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);

@@ -93,6 +93,11 @@ typedef enum {
 /* One watch event. Return false to end the watch (the call then returns true). The object is
  * borrowed for the call; take a reference to keep it. */
 typedef bool (*po_KubeWatchFn)(void *ctx, po_KubeWatchEventType type, struct json_object *object);
+/* The same, with the object's own bytes as the server sent them (valid JSON, borrowed for the
+ * call), for a caller that keeps text: no serialising of what was just parsed. text is NULL
+ * when the bytes could not be located (po_WatchParser_ObjectText says when). */
+typedef bool (*po_KubeWatchTextFn)(void *ctx, po_KubeWatchEventType type, struct json_object *object,
+                                   const char *text, size_t len);
 
 typedef struct {
   const char *label_selector;
@@ -100,6 +105,7 @@ typedef struct {
   const char *resource_version;
   long timeout_seconds;   /* server-side timeout; 0: none */
   bool allow_bookmarks;
+  po_KubeWatchTextFn text_fn; /* when set, called instead of po_KubeClient_Watch's fn */
 } po_KubeWatchOptions;
 
 /* A cancellation token for watches (and the sleeps between retries): fire it from any thread

@@ -6,12 +6,13 @@
  * are delivered as deletions. Failures reconnect with po_Backoff (0.8 s -> 30 s, jitter,
  * reset after 2 min healthy).
  *
- * The cache holds each object as compact JSON text keyed "namespace/name" (or "name" for
- * cluster-scoped kinds), with its resourceVersion: small (a json-c tree costs about 13 times its
- * text: 17 KB for a 1.3 KB PropertyOverride, measured), and safe to share between threads
- * because readers get their own parsed copy. Handlers run on the
- * informer's thread, after the cache is updated, without locks held; objects passed to them
- * are borrowed for the call. */
+ * The cache is keyed "namespace/name" (or "name" for cluster-scoped kinds) and keeps, per
+ * informer (po_InformerOptions.keep_parsed), either each object's parsed json-c tree, shared
+ * read-only by every reader, or its JSON text (as the server sent it), parsed for each reader.
+ * A tree costs about 13 times its text (17 KB for a 1.3 KB PropertyOverride, measured): trees
+ * suit a kind with few objects read often, text one with many. Handlers run on the informer's
+ * thread, after the cache is updated, without locks held; objects passed to them are borrowed
+ * for the call and read-only (with keep_parsed they are the cached trees). */
 #ifndef PO_KUBE_INFORMER_H
 #define PO_KUBE_INFORMER_H
 
@@ -23,6 +24,7 @@
 
 struct json_object;
 typedef struct po_Informer po_Informer;
+typedef struct po_InformerVersion po_InformerVersion;
 
 typedef struct {
   void (*on_add)(void *ctx, struct json_object *obj);
@@ -33,6 +35,10 @@ typedef struct {
   /* on_update gets old_obj NULL: the old object is not parsed for a handler that never reads it
    * (each update would otherwise parse the object twice). */
   bool no_old_object;
+  /* When set, called for an update instead of on_update, with what the cache recorded of the
+   * old object (resourceVersion, uid, generation, deletion) instead of the object: no parse of
+   * the old text for a handler that needs only those. */
+  void (*on_update_version)(void *ctx, const po_InformerVersion *old_version, struct json_object *new_obj);
 } po_InformerHandlers;
 
 typedef struct {
@@ -45,6 +51,9 @@ typedef struct {
   int64_t backoff_max_ns;      /* 0: 30 s */
   int64_t backoff_reset_ns;    /* 0: 2 min */
   uint64_t seed;               /* jitter; 0: from the clock */
+  /* The cache keeps parsed trees, handed out by reference (no parse per po_Informer_Get, no
+   * text made per event); otherwise compact text, parsed for each reader (13 times smaller). */
+  bool keep_parsed;
 } po_InformerOptions;
 
 /* Counters for tests, logs and benchmarks. */
@@ -65,21 +74,35 @@ bool po_Informer_WaitForSync(po_Informer *inf, long timeout_ms);
 void po_Informer_Stop(po_Informer *inf);
 void po_Informer_Free(po_Informer *inf);
 
-/* A parsed copy of the cached object (the caller's to change and put), or NULL when absent.
- * ns NULL or "" for cluster-scoped objects. */
-struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name);
-/* The cached object's resourceVersion, uid and generation, without parsing it; false (all empty)
- * when absent: what lets a reader parse only the objects that changed since it last looked. The
- * three together name one state of one object: a resourceVersion alone can come back for another
- * object (a delete and create with the same name after an etcd restore reuses numbers). */
-typedef struct {
+/* What the cache recorded of an object besides its content: its resourceVersion, uid,
+ * generation and whether it is being deleted, read without parsing it. The first three together
+ * name one state of one object: a resourceVersion alone can come back for another object (a
+ * delete and create with the same name after an etcd restore reuses numbers). */
+struct po_InformerVersion {
   char rv[128];
   char uid[128];
   int64_t generation; /* 0 when the object has none */
-} po_InformerVersion;
+  bool deleting;      /* metadata.deletionTimestamp is set */
+};
+
+/* A reader's hold on one cached object. */
+typedef struct po_InformerRef po_InformerRef;
+
+/* The cached object, or NULL when absent (ns NULL or "" for cluster-scoped objects). It stays
+ * valid, unchanged, until po_InformerRef_Release(*ref), whatever the informer does meanwhile.
+ * With keep_parsed it is the cache's own tree, shared with every other reader and thread, so it
+ * is strictly read-only: never change it, never json_object_get/put it or any part of it (json-c's
+ * reference counts are not atomic), never serialise it or call json_object_get_string on a
+ * non-string in it (json-c writes the text into the object): deep-copy what you must keep or
+ * change. Without keep_parsed it is a parse made for this call (same rules, for one code path). */
+const struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name, po_InformerRef **ref);
+/* NULL is a no-op; any thread. */
+void po_InformerRef_Release(po_InformerRef *ref);
+/* The cached object's version; false (all empty) when absent: what lets a reader parse only the
+ * objects that changed since it last looked. */
 bool po_Informer_Version(po_Informer *inf, const char *ns, const char *name, po_InformerVersion *v);
 size_t po_Informer_Count(po_Informer *inf);
-/* Calls fn for each cached object (parsed, borrowed for the call), under the cache's read lock:
+/* Calls fn for each cached object (parsed, borrowed for the call, read-only as with Get), under the cache's read lock:
  * keep fn short and do not call back into the informer. rv is its resourceVersion. */
 void po_Informer_ForEach(po_Informer *inf,
                          void (*fn)(void *ctx, const char *key, const struct json_object *obj, const char *rv),
@@ -87,7 +110,7 @@ void po_Informer_ForEach(po_Informer *inf,
 /* The resourceVersion the informer would resume from. Copies into buf. */
 void po_Informer_LastResourceVersion(po_Informer *inf, char *buf, size_t size);
 po_InformerStats po_Informer_Stats(po_Informer *inf);
-/* Bytes the cache holds (entries and hash slots), for the memory benchmark. */
+/* Bytes the cache holds (entries, texts and hash slots; not parsed trees), for the memory benchmark. */
 size_t po_Informer_CacheBytes(po_Informer *inf);
 
 #endif

@@ -30,6 +30,12 @@ void po_WatchParser_Free(po_WatchParser *p);
 /* The object passed to fn is borrowed for the call. */
 po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size_t len,
                                        po_KubeWatchFn fn, void *ctx, po_CtlStatus *st);
+/* During a callback from Feed or Finish: the bytes of the event's "object" exactly as they
+ * arrived (valid JSON; they live until the callback returns), or NULL (*len 0) when they are not
+ * in one piece (an event over several lines whose lines came in separate reads) or not found
+ * plainly (an escaped key). One
+ * pass over the event's bytes, no allocation; only callers that keep text pay for it. */
+const char *po_WatchParser_ObjectText(const po_WatchParser *p, size_t *len);
 /* At end of stream: delivers a last event not followed by a newline; an error when an event
  * was cut off. */
 bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_CtlStatus *st);
