@@ -103,6 +103,11 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, 
  * generation, spec_hash). failed: that write did not happen, forget it. */
 void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                                       int which, const struct json_object *status, uint64_t desired_status, bool failed);
+/* When this process last wrote the PropertyOverride's status (io->now seconds), 0 when it has not
+ * (or the PropertyOverride is not in the index): what holds back a status change that is only the
+ * count of further overlapping peers (reconcile.c, kPo_ReconcileCountHoldS). */
+void po_TargetIndex_NoteStatusWritten(po_TargetIndex *ix, const char *ns, const char *name, int64_t at);
+int64_t po_TargetIndex_StatusWrittenAt(po_TargetIndex *ix, const char *ns, const char *name);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);
