@@ -79,6 +79,7 @@ typedef struct {
   po_JsonHash spec_hash;
   uint64_t status_hash;
   uint64_t written_hash; /* the status this controller wrote over rv (0: none) */
+  uint64_t held_hash;    /* a wanted status that differs from the one at rv only in its overlap count, held (0: none) */
 } po_OverrideMemo;
 
 /* The memo when it is for this very version (rv, uid and generation), with its current and held
@@ -94,6 +95,9 @@ void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *n
  * write (a new rv, read again and compared), a reconcile that wants the same status has nothing
  * to do: without this each one wrote it again, with its Events, while the watch lagged. */
 void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash);
+/* The wanted status held back at rv (only its overlap count differs: reconcile.c): the reconciles
+ * before it falls due know so without reading the object. */
+void po_TargetIndex_MemoHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t held_hash);
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);

@@ -463,6 +463,13 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
   pthread_mutex_unlock(&ix->mu);
 }
 
+void po_TargetIndex_MemoHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t held_hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->held_hash = held_hash;
+  pthread_mutex_unlock(&ix->mu);
+}
+
 void po_TargetIndex_NoteStatusWritten(po_TargetIndex *ix, const char *ns, const char *name, int64_t at) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
@@ -740,6 +747,7 @@ bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *ob
       snprintf(e->memo->rv, sizeof e->memo->rv, "%s", rv);
       e->memo->status_hash = p->desired_status;
       e->memo->written_hash = 0;
+      e->memo->held_hash = 0; /* held against the status before this one */
     }
   }
   pthread_mutex_unlock(&ix->mu);

@@ -878,6 +878,18 @@ static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bo
   return true;
 }
 
+/* Whether a change of the overlap count alone still waits (see write_status), asking for the
+ * reconcile to run again when it falls due. */
+static bool count_held(Run *run, const Item *it) {
+  const int64_t hold = kPo_ReconcileCountHoldS;
+  int64_t t = now_s(run), last = po_TargetIndex_StatusWrittenAt(run->ix, run->ns, it->name);
+  int64_t due = (last + hold / 2 + hold - 1) / hold * hold;
+  if (last <= 0 || t < last || t >= due) return false;
+  recheck_in(run, due - t);
+  run->r.counts_held++;
+  return true;
+}
+
 static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
@@ -906,6 +918,8 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
+  /* Held at this very version (only the overlap count differs) and not due yet: nothing to read. */
+  if (it->from_memo && it->memo.held_hash == h && count_held(run, it)) return true;
   if (!need_obj(run, it)) return false;
   if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
@@ -916,16 +930,13 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   /* A target's PropertyOverrides that all overlap each count the others: without a hold every
    * newcomer rewrote the status of every one already there (N*N/T status writes; 10,167 PATCHes
    * for 2,000 PropertyOverrides on 200 targets). The count alone waits until this status was
-   * written kPo_ReconcileCountHoldS ago; anything else (reason, generation, the peers named, who
-   * wins) is written at once. Due within the last quarter of the hold is due now, so that one
-   * timed reconcile of the target writes the counts of all those written about together. */
-  if (only_count_changed(it, old_status, &s)) {
-    int64_t t = now_s(run), last = po_TargetIndex_StatusWrittenAt(run->ix, run->ns, it->name);
-    if (last > 0 && t >= last && t < last + kPo_ReconcileCountHoldS - kPo_ReconcileCountHoldS / 4) {
-      recheck_in(run, last + kPo_ReconcileCountHoldS - t);
-      run->r.counts_held++;
-      return true;
-    }
+   * written at least half the hold ago, at the next multiple of the hold on the clock: the
+   * counts of every PropertyOverride of a target fall due together, so one timed reconcile of
+   * the target (the workqueue keeps one due time per key) writes them all. Anything else
+   * (reason, generation, the peers named, who wins) is written at once. */
+  if (only_count_changed(it, old_status, &s) && count_held(run, it)) {
+    po_TargetIndex_MemoHeld(run->ix, run->ns, it->name, it->rv, h);
+    return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));

@@ -193,8 +193,9 @@ enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
  * this long (that one may be deleted; target deletions enqueue nothing here). */
 enum { kPo_ReconcileElsewhereRecheckS = 60 };
 /* A status change that is only the count of further overlapping peers ending the Programmed
- * message ("; and N more PropertyOverrides") is written at most once per this many seconds per
- * PropertyOverride; the reconcile asks to be run again when it falls due. */
+ * message ("; and N more PropertyOverrides") waits until at least half this many seconds after
+ * the status's last write, at the next multiple of it on the clock (between 15 and 45 s); the
+ * reconcile asks to be run again when it falls due. */
 enum { kPo_ReconcileCountHoldS = 30 };
 
 typedef struct {
