@@ -246,6 +246,12 @@ static void test_overlap_count_held(void **state) {
   assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
   assert_true(r.counts_held >= 1);
   assert_int_equal(r.recheck_in_s, kPo_ReconcileCountHoldS - 10);
+  /* Again before it falls due: still held (from the memo, at the same versions), nothing written. */
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.statuses_written, 0);
+  assert_true(r.counts_held >= 1);
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
   /* Due at 00:00:30: the timed reconcile writes it. */
   F.now = "2026-12-01T00:00:30Z";
   r = run();
