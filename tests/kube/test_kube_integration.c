@@ -22,6 +22,7 @@
 #include "po/kube/config.h"
 #include "po/kube/informer.h"
 #include "po/kube/lease.h"
+#include "client_internal.h" /* po_KubeClient_HeaderBuilds_ */
 
 static const char *g_bin;
 static po_TestServer g_srv;
@@ -425,6 +426,37 @@ static void test_rest_threads(void **state) {
   connections = po_KubeClient_Connections(g_client) - connections;
   printf("8 threads x 40 requests: %llu new connections\n", (unsigned long long)connections);
   assert_true(connections <= 16);
+}
+
+/* One handle, kept set up between requests: each verb after another (a GET after a PATCH with a
+ * body, a POST after a GET, a DELETE after a POST) does what it says, and the header lists are
+ * not built again for every request (once per bearer token). */
+static void test_rest_pooled_handle_verbs(void **state) {
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  json_object *o = NULL, *got = NULL;
+  po_KubeRef cm = kCm;
+  cm.ns = "default";
+  uint64_t builds = po_KubeClient_HeaderBuilds_(c);
+  for (int round = 0; round < 3; round++) {
+    cm.name = NULL;
+    o = configmap("default", "pooled", "rest", "1");
+    assert_true(po_KubeClient_Create(c, &cm, o, NULL, &st));
+    json_object_put(o);
+    cm.name = "pooled";
+    const char *patch = "{\"data\":{\"v\":\"patched\"}}";
+    po_KubePatchOptions mp = {kPo_KubePatch_Merge, NULL, false};
+    assert_true(po_KubeClient_Patch(c, &cm, &mp, patch, strlen(patch), NULL, &st));
+    assert_true(po_KubeClient_Get(c, &cm, &got, &st)); /* a GET, not the PATCH again */
+    json_object *data, *v;
+    assert_true(json_object_object_get_ex(got, "data", &data) && json_object_object_get_ex(data, "v", &v));
+    assert_string_equal(json_object_get_string(v), "patched");
+    json_object_put(got);
+    assert_true(po_KubeClient_Delete(c, &cm, NULL, NULL, &st));
+    assert_false(po_KubeClient_Get(c, &cm, &got, &st));
+    assert_int_equal(st.code, kPo_Ctl_NotFound);
+  }
+  assert_true(po_KubeClient_HeaderBuilds_(c) - builds <= 1); /* 15 requests, one token */
 }
 
 static int setup_rest(void **state) {
@@ -932,7 +964,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest t[] = {
         cmocka_unit_test(test_rest_verbs), cmocka_unit_test(test_rest_list_pagination_selectors),
         cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth), cmocka_unit_test(test_rest_fake_clock_delays),
-        cmocka_unit_test(test_rest_threads),
+        cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
     };
     return cmocka_run_group_tests_name("rest", t, setup_rest, stop_server);
   }

@@ -214,6 +214,60 @@ static void test_overlap_with_a_last_valid_generation_still_live(void **state) {
 }
 
 
+/* connect_timeout set to n seconds: each such PropertyOverride overlaps every other. */
+static void apply_timeout(const char *name, int n) {
+  char spec[300];
+  snprintf(spec, sizeof spec,
+           "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+           "\"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"%ds\"}]", n);
+  apply_override(name, 1, "web", spec);
+}
+
+/* Five overlapping PropertyOverrides each name three others and count the rest. A sixth changes
+ * only that count in the statuses already there: each newcomer used to rewrite every status of
+ * its target (N*N/T writes). The count waits kPo_ReconcileCountHoldS after the status's last
+ * write, and the reconcile asks to run again when it falls due; a change of the peers named is
+ * written at once. */
+static void test_overlap_count_held(void **state) {
+  (void)state;
+  F.now = "2026-12-01T00:00:00Z";
+  const char *names[] = {"b", "c", "d", "e", "f"};
+  for (int i = 0; i < 5; i++) apply_timeout(names[i], i + 1);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("b", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
+  assert_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/f "));
+  F.now = "2026-12-01T00:00:10Z";
+  apply_timeout("g", 6); /* after the three b names: only b's count changes */
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_string_equal(cond("g", "Programmed", "reason"), "Overlapping"); /* the newcomer's first status: at once */
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
+  assert_true(r.counts_held >= 1);
+  assert_int_equal(r.recheck_in_s, kPo_ReconcileCountHoldS - 10);
+  /* Again before it falls due: still held (from the memo, at the same versions), nothing written. */
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.statuses_written, 0);
+  assert_true(r.counts_held >= 1);
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
+  /* Due at 00:00:30: the timed reconcile writes it. */
+  F.now = "2026-12-01T00:00:30Z";
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.counts_held, 0);
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 2 more PropertyOverrides"));
+  /* A newcomer named before the others changes whom b names: written at once. */
+  F.now = "2026-12-01T00:00:31Z";
+  apply_timeout("a", 7);
+  assert_true(run().ok);
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/a "));
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 3 more PropertyOverrides"));
+  F.now = NULL;
+}
+
+
 static void set_priority(const char *name, const char *value) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
@@ -1286,6 +1340,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
       cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_on_resolved_chains, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_count_held, setup, teardown),
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

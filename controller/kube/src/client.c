@@ -75,8 +75,102 @@ bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_K
 
 uint64_t po_KubeClient_Connections(po_KubeClient *c) { return atomic_load(&c->connections); }
 
+/* ---- the requests' header lists ---------------------------------------------------------- */
+
+/* The header lists every request sends, one per content type, built once per bearer token
+ * (rotated tokens are re-read by the configuration) instead of five allocations per request.
+ * Reference counted: a request in flight keeps the set it started with when the token changes. */
+static const char *const kContentTypes[] = {NULL, "application/json", "application/merge-patch+json",
+                                            "application/json-patch+json", "application/apply-patch+yaml"};
+enum { kNContentTypes = sizeof kContentTypes / sizeof kContentTypes[0] };
+
+typedef struct po_KubeHeaders_ {
+  int refs;
+  char *token;
+  struct curl_slist *lists[kNContentTypes];
+} Headers;
+
+static void headers_unref(Headers *hs) {
+  if (!hs || --hs->refs > 0) return;
+  for (int i = 0; i < kNContentTypes; i++) curl_slist_free_all(hs->lists[i]);
+  free(hs->token);
+  free(hs);
+}
+
+static struct curl_slist *append(struct curl_slist *l, const char *h) {
+  struct curl_slist *n = l ? curl_slist_append(l, h) : NULL;
+  if (!n) curl_slist_free_all(l);
+  return n;
+}
+
+static Headers *headers_new(const char *tok) {
+  Headers *hs = calloc(1, sizeof *hs);
+  if (!hs || !(hs->token = strdup(tok))) {
+    free(hs);
+    return NULL;
+  }
+  hs->refs = 1;
+  char *auth = malloc(strlen(tok) + 32);
+  bool ok = auth != NULL;
+  if (ok) snprintf(auth, strlen(tok) + 32, "Authorization: Bearer %s", tok);
+  for (int i = 0; ok && i < kNContentTypes; i++) {
+    /* No "Expect: 100-continue" round trip before large bodies. */
+    struct curl_slist *l = append(curl_slist_append(NULL, "Accept: application/json"), "Expect:");
+    if (tok[0]) l = append(l, auth);
+    if (kContentTypes[i]) {
+      char ct[128];
+      snprintf(ct, sizeof ct, "Content-Type: %s", kContentTypes[i]);
+      l = append(l, ct);
+    }
+    ok = (hs->lists[i] = l) != NULL;
+  }
+  free(auth);
+  if (!ok) {
+    headers_unref(hs);
+    return NULL;
+  }
+  return hs;
+}
+
+/* The set for this token (a reference), NULL when out of memory. */
+static Headers *headers_for(po_KubeClient *c, const char *tok) {
+  pthread_mutex_lock(&c->pool_lock);
+  Headers *hs = c->headers;
+  if (hs && strcmp(hs->token, tok) == 0) {
+    hs->refs++;
+    pthread_mutex_unlock(&c->pool_lock);
+    return hs;
+  }
+  pthread_mutex_unlock(&c->pool_lock);
+  Headers *fresh = headers_new(tok);
+  if (!fresh) return NULL;
+  atomic_fetch_add(&c->header_builds, 1);
+  pthread_mutex_lock(&c->pool_lock);
+  Headers *old = c->headers;
+  c->headers = fresh;
+  fresh->refs++; /* the client's and the caller's */
+  headers_unref(old);
+  pthread_mutex_unlock(&c->pool_lock);
+  return fresh;
+}
+
+static void headers_release(po_KubeClient *c, Headers *hs) {
+  pthread_mutex_lock(&c->pool_lock);
+  headers_unref(hs);
+  pthread_mutex_unlock(&c->pool_lock);
+}
+
+static struct curl_slist *headers_list(const Headers *hs, const char *content_type) {
+  for (int i = 1; content_type && i < kNContentTypes; i++)
+    if (strcmp(kContentTypes[i], content_type) == 0) return hs->lists[i];
+  return content_type ? NULL : hs->lists[0];
+}
+
+uint64_t po_KubeClient_HeaderBuilds_(po_KubeClient *c) { return atomic_load(&c->header_builds); }
+
 void po_KubeClient_Free(po_KubeClient *c) {
   if (!c) return;
+  headers_unref(c->headers);
   for (int i = 0; i < c->n_idle; i++) curl_easy_cleanup(c->idle[i]);
   free(c->idle);
   if (c->share) curl_share_cleanup(c->share);
@@ -87,12 +181,19 @@ void po_KubeClient_Free(po_KubeClient *c) {
   free(c);
 }
 
-CURL *po_KubeClient_TakeHandle_(po_KubeClient *c) {
+/* A handle of the pool, *fresh when it was just made (not yet set up by exchange). */
+static CURL *take_handle(po_KubeClient *c, bool *fresh) {
   CURL *h = NULL;
   pthread_mutex_lock(&c->pool_lock);
   if (c->n_idle) h = c->idle[--c->n_idle];
   pthread_mutex_unlock(&c->pool_lock);
+  *fresh = h == NULL;
   return h ? h : curl_easy_init();
+}
+
+CURL *po_KubeClient_TakeHandle_(po_KubeClient *c) {
+  bool fresh;
+  return take_handle(c, &fresh);
 }
 
 void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h) {
@@ -222,12 +323,10 @@ static size_t on_header(char *ptr, size_t sz, size_t nm, void *ud) {
   return n;
 }
 
-bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
-                          struct curl_slist **headers, const char *content_type, po_CtlStatus *st) {
+/* What every request and watch of this client sets alike: done once per pooled handle. */
+static void setup_constant(po_KubeClient *c, CURL *h) {
   po_KubeConfig *cfg = c->cfg;
-  curl_easy_reset(h);
   curl_easy_setopt(h, CURLOPT_SHARE, c->share);
-  curl_easy_setopt(h, CURLOPT_URL, url);
   curl_easy_setopt(h, CURLOPT_USERAGENT, c->user_agent);
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opt.connect_timeout_ms);
@@ -238,7 +337,6 @@ bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const c
    * 1,505 connections for 300 PropertyOverrides, 5 per object, most of the controller's CPU). */
   curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)kPo_KubeMaxIdleConnections);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it */
-  if (strcmp(method, "GET") != 0) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
   size_t len;
   const char *blob;
   if ((blob = po_KubeConfig_CaData(cfg, &len)) != NULL) {
@@ -265,6 +363,15 @@ bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const c
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+}
+
+bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
+                          struct curl_slist **headers, const char *content_type, po_CtlStatus *st) {
+  po_KubeConfig *cfg = c->cfg;
+  curl_easy_reset(h);
+  setup_constant(c, h);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  if (strcmp(method, "GET") != 0) curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method);
   char tok[8192], auth[8300];
   if (!po_KubeConfig_Token(cfg, tok, sizeof tok, st)) return false;
   /* No "Expect: 100-continue" round trip before large bodies. */
@@ -326,19 +433,37 @@ static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref
   if (!st) st = &tmp;
   for (int attempt = 0;; attempt++) {
     po_KubeClient_RateLimit_(c);
-    CURL *h = po_KubeClient_TakeHandle_(c);
-    if (!h) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (curl handle)");
-    struct curl_slist *headers = NULL;
-    if (!po_KubeClient_Setup_(c, h, method, url, &headers, content_type, st)) {
-      po_KubeClient_ReturnHandle_(c, h);
-      return false;
+    char tok[8192];
+    if (!po_KubeConfig_Token(c->cfg, tok, sizeof tok, st)) return false;
+    Headers *hs = headers_for(c, tok);
+    if (!hs) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (request headers)");
+    struct curl_slist *headers = headers_list(hs, content_type);
+    if (!headers) {
+      headers_release(c, hs);
+      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "no header list for content type '%s'", content_type);
+    }
+    bool fresh;
+    CURL *h = take_handle(c, &fresh);
+    if (!h) {
+      headers_release(c, hs);
+      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (curl handle)");
+    }
+    /* A pooled handle keeps what is the same for every request (the share, TLS files, timeouts,
+     * callbacks): only the request's own options are set again, and each of them every time, so
+     * nothing of the previous request (its verb, its body, its headers) is left over. */
+    if (fresh) {
+      setup_constant(c, h);
+      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
+      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+      curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     }
     po_Buf_ resp = {0};
     long retry_after = -1;
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
-    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_URL, url);
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); /* back to a GET without a body */
+    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, safe && !strcmp(method, "GET") ? NULL : method);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry_after);
     if (body) {
       curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
@@ -356,7 +481,9 @@ static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref
     }
     double secs = (double)(k->monotonic_ns(k->ctx) - t0) / 1e9;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
-    curl_slist_free_all(headers);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
+    curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
+    headers_release(c, hs);
     po_KubeClient_ReturnHandle_(c, h);
     if (c->opt.observer) c->opt.observer(c->opt.observer_ctx, method, rc == CURLE_OK ? http : 0, secs);
     bool retry = false;

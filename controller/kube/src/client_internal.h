@@ -31,9 +31,13 @@ struct po_KubeClient {
   po_TokenBucket bucket;
   po_Rand rand;
   _Atomic uint64_t connections; /* new connections made by requests (not watches) */
+  struct po_KubeHeaders_ *headers; /* the requests' header lists for the current token (pool_lock) */
+  _Atomic uint64_t header_builds;  /* how often they were built: once per token */
 };
 
 CURL *po_KubeClient_TakeHandle_(po_KubeClient *c);
+/* How often the requests' header lists were built (tests: once per bearer token, not per request). */
+uint64_t po_KubeClient_HeaderBuilds_(po_KubeClient *c);
 void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h);
 void po_KubeClient_RateLimit_(po_KubeClient *c);
 double po_KubeClient_Jitter_(po_KubeClient *c);

@@ -138,8 +138,9 @@ static void describe(const po_Conflict *c, const po_OverlapPeer *px, const po_Ov
   }
 }
 
-bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) {
+bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size, size_t *named) {
   out[0] = '\0';
+  *named = 0;
   const po_OverlapPeer *peers = ix->peers;
   const po_Override *x = peers[i].override;
   if (x && ix->skipped) {
@@ -165,6 +166,7 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
     if (len < size) describe(&s.first, &peers[i], &peers[j], out + len, size - len);
     len = strlen(out);
   }
+  *named = len;
   if (found > kShown && len < size) {
     snprintf(out + len, size - len, "; and %zu more PropertyOverride%s", found - kShown, found - kShown == 1 ? "" : "s");
   }

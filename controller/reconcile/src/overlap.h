@@ -49,8 +49,10 @@ po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_A
  * Found on resolved field chains: the same field set differently, a parent replaced or removed
  * over another's field, or two members of one oneof. The sentence names the other
  * PropertyOverride (namespace/name, and its target when another), both patches, the field, the
- * order and why (tier, priority, or name), and which one wins where both match. */
-bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size);
+ * order and why (tier, priority, or name), and which one wins where both match. *named gets the
+ * length of the sentences naming peers: what follows it in out, if anything, is only the count
+ * of the others ("; and N more PropertyOverrides"), which the reconcile writes less often. */
+bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size, size_t *named);
 
 /* The peers of the other kind of target whose entries reach the same proxies (cross.c): for a
  * ServiceDefaults reconcile, the PropertyOverrides of every ProxyDefaults; for a ProxyDefaults

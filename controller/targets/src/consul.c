@@ -166,15 +166,48 @@ json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char 
   return obj;
 }
 
-/* One of our entries, {name, required, arguments (a copy)}; NULL when out of memory. */
+/* One of our entries, {name, required, arguments (a reference)}; NULL when out of memory. */
 static json_object *new_entry(const json_object *arguments, bool required) {
   json_object *e = json_object_new_object();
   if (add(e, "name", json_object_new_string(PO_EXTENSION_NAME)) && add(e, "required", json_object_new_boolean(required)) &&
-      add(e, "arguments", copy(arguments))) {
+      add(e, "arguments", json_object_get((json_object *)arguments))) {
     return e;
   }
   json_object_put(e);
   return NULL;
+}
+
+/* The object to write: a new top level and a new spec over the current object's own members
+ * (references), with metadata copied (a write record or the created annotation goes there). The
+ * plan then replaces spec.envoyExtensions: the old list, about 25 KB at 50 entries, and the
+ * rest of the target are never copied (a deep copy of the whole target was 3.7% of the
+ * controller's CPU at 2,000 PropertyOverrides). NULL when out of memory. */
+static json_object *writable(const json_object *current) {
+  json_object *obj = json_object_new_object();
+  json_object_object_foreach((json_object *)current, k, v) {
+    json_object *c = NULL;
+    if (!obj) break;
+    if (strcmp(k, "metadata") == 0) {
+      c = copy(v);
+    } else if (strcmp(k, "spec") == 0 && json_object_is_type(v, json_type_object)) {
+      c = json_object_new_object();
+      json_object_object_foreach(v, sk, sv) {
+        if (c && json_object_object_add(c, sk, json_object_get(sv)) != 0) {
+          json_object_put(sv);
+          json_object_put(c);
+          c = NULL;
+        }
+      }
+    } else {
+      c = json_object_get(v);
+    }
+    if ((v && !c) || json_object_object_add(obj, k, c) != 0) {
+      json_object_put(c);
+      json_object_put(obj);
+      obj = NULL;
+    }
+  }
+  return obj;
 }
 
 static po_ConsulPlan out_of_memory(json_object *obj, json_object *list) {
@@ -187,7 +220,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
                              const po_ConsulOwner *owners, size_t nowners, const po_ConsulEntry *entries, size_t n) {
   po_ConsulPlan plan = {0};
   json_object *obj = NULL;
-  if (current && !(obj = copy(current))) return out_of_memory(NULL, NULL);
+  if (current && !(obj = writable(current))) return out_of_memory(NULL, NULL);
   if (!obj) {
     if (n == 0) return plan; /* nothing there, nothing wanted */
     plan.create = true;

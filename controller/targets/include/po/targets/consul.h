@@ -84,7 +84,10 @@ typedef struct {
  * or nothing (out_of_memory, no object) when memory runs out.
  * `current` NULL means it does not exist (the plan then shows it created with the entries, as
  * `render` prints it; the reconciler creates it empty first to learn its uid). Every other field
- * and extension, look-alikes included, is preserved. */
+ * and extension, look-alikes included, is preserved. The object shares members with `current`
+ * (all but metadata and spec's top level) and the entries' arguments by reference, not by copy:
+ * both must be the calling thread's own (json-c's reference counts are not atomic), left
+ * unchanged while the object lives, and only its metadata and spec's members changed. */
 po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind kind, const char *ns,
                              const char *name, const po_ConsulOwner *owners, size_t nowners,
                              const po_ConsulEntry *entries, size_t n);
