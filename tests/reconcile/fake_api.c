@@ -162,6 +162,10 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
   if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (status && F.status_fails > 0) {
+    F.status_fails--;
+    return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+  }
   if (status) F.status_patches++;
   else F.override_patches++;
   if (status && F.status_lags) return kPo_WriteOk; /* written; the cache does not show it yet */

@@ -252,12 +252,11 @@ static void test_invalid_priority_keeps_order_and_winner(void **state) {
 }
 
 
-#ifdef PO_ADV_KNOWN_FAILING
-/* KNOWN, NOT FIXED (built only with -DPO_ADV_KNOWN_FAILING): without a usable record (the status
- * write that would have made it failed), an invalid generation keeps the live entry verbatim, but
- * at the current spec's priority, and an invalid priority decodes as 0: a's generation 1, live
- * at priority 10 after z, moves before z, so z wins where a did. An invalid update changed what
- * the proxies get. */
+/* Without a usable record (the status write that would have made it failed), an invalid
+ * generation keeps the live entry verbatim, and at the priority it was live at (its marker's):
+ * the current spec's priority is invalid (it would decode as 0), and taking it would move a's
+ * generation 1, live at priority 10 after z, before z, so z would win where a did: an invalid
+ * update would change what the proxies get. */
 static void test_invalid_priority_without_record_keeps_order(void **state) {
   (void)state;
   const char *zr = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
@@ -276,8 +275,12 @@ static void test_invalid_priority_without_record_keeps_order(void **state) {
   json_object *m1 = get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride");
   assert_int_equal(json_object_get_int(get(m1, "generation")), 1);
   assert_string_equal(json_object_get_string(get(m1, "name")), "a"); /* still applied last */
+  assert_int_equal(json_object_get_int(get(m1, "priority")), 10);   /* the marker says where it was live */
+  /* z, at priority 0, keeps the marker older versions wrote (no priority member): no rewrite on upgrade */
+  json_object *m0 = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
+  assert_null(get(m0, "priority"));
+  assert_int_equal(json_object_object_length(m0), 4);
 }
-#endif
 
 
 /* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
@@ -933,6 +936,28 @@ static void test_unchanged_overrides_not_read_again(void **state) {
   assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
 }
 
+/* Events follow the status that says the same: a status write that fails raises none, and its
+ * retry, which finds the same old status, raises them once (not once per attempt). */
+static void test_events_follow_a_stored_status(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
+  int events = F.events;
+  F.status_fails = 2;
+  for (int i = 0; i < 2; i++) {
+    po_ReconcileResult r = run();
+    assert_false(r.ok);
+    assert_int_equal(F.events, events); /* nothing said while nothing is stored */
+  }
+  assert_true(run().ok);
+  assert_int_equal(F.events, events + 2);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
+  assert_true(run().ok);
+  assert_int_equal(F.events, events + 2);
+}
+
 /* A status write succeeded but the watch has not brought it back: the next reconciles want the
  * same status and neither write it nor say it again (each one did, with its Events); a status
  * that changes meanwhile is written. */
@@ -1249,9 +1274,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_with_a_last_valid_generation_still_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_kind_overlap_with_a_last_valid_generation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_priority_keeps_order_and_winner, setup, teardown),
-#ifdef PO_ADV_KNOWN_FAILING
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
-#endif
+      cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),

@@ -419,8 +419,9 @@ static bool keep_last_valid(Run *run, Item *it) {
     if (!(it->entry_copy = copy(e->arguments))) return oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
     json_object_object_del(it->entry_copy, "PropertyOverride");
     it->entry_generation = e->generation;
-    /* the live entry does not carry its priority: the current spec's, when it decoded (else 0) */
-    it->entry_priority = it->ce->c.priority;
+    /* the priority it was live at (its marker's), never the current spec's: an invalid
+     * generation must not move the entry it keeps */
+    it->entry_priority = e->priority;
     it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
     it->entry_hash = po_Json_Hash(it->entry_copy);
     it->entry_required = e->required;
@@ -559,7 +560,7 @@ static bool create_target(Run *run) {
 /* The entry's arguments with our marker for the target it goes into (a new reference). */
 static json_object *marked(const Item *it, const char *target_uid) {
   json_object *args = it->entry ? po_Json_Parse(it->entry->arguments, it->entry->arguments_len) : copy(it->entry_copy);
-  json_object *marker = args ? po_Consul_Marker(it->name, it->entry_generation, it->uid, target_uid) : NULL;
+  json_object *marker = args ? po_Consul_Marker(it->name, it->entry_generation, it->entry_priority, it->uid, target_uid) : NULL;
   if (!marker || json_object_object_add(args, "PropertyOverride", marker) != 0) {
     json_object_put(marker);
     json_object_put(args);
@@ -576,14 +577,15 @@ static int by_order(const void *a, const void *b) {
 }
 
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
- * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID} and the
- * same arguments (by hash). */
+ * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID, and
+ * priority when not 0} and the same arguments (by hash). */
 static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
   json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
   json_object *gen = po_Json_Get(marker, "generation");
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
          json_object_get_boolean(req) == it->entry_required && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
-         json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
+         json_object_object_length(marker) == 4 + (it->entry_priority != 0) && live->priority == it->entry_priority &&
+         gen && json_object_is_type(gen, json_type_int) &&
          json_object_get_int64(gen) == it->entry_generation &&
          po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
 }
@@ -842,6 +844,26 @@ static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bo
   return true;
 }
 
+/* The Events of a status change, raised once the status saying it is stored: a failed write is
+ * retried, and the retry finds the same old status, so Events raised before the write would be
+ * raised again on every retry. (A crash between the write and the Events loses them: Events are
+ * best effort, the status is the record.) */
+static void say(Run *run, const Item *it, json_object *old_status, const po_OverrideStatus *s, bool timeout_event) {
+  const po_ReconcileIO *io = run->io;
+  if (!io->event) return;
+  const po_Condition *cs[2] = {&s->accepted, &s->programmed};
+  for (int k = 0; k < 2; k++) {
+    if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
+    /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
+    bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
+    io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
+  }
+  if (timeout_event) {
+    io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s->programmed.message);
+    run->r.sync_timeouts++;
+  }
+}
+
 static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
@@ -880,21 +902,9 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   const po_ReconcileIO *io = run->io;
-  if (io->event) {
-    const po_Condition *cs[2] = {&s.accepted, &s.programmed};
-    for (int k = 0; k < 2; k++) {
-      if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
-      /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
-      bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
-      io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
-    }
-  }
-  if (timeout_event && io->event) {
-    io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s.programmed.message);
-    run->r.sync_timeouts++;
-  }
   if (po_Status_Same(old_status, st)) {
     json_object_put(st);
+    say(run, it, old_status, &s, timeout_event);
     return true;
   }
   json_object *patch = json_object_new_object();
@@ -912,6 +922,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, run->ns, it->name, it->rv, h);
+    say(run, it, old_status, &s, timeout_event);
   }
   else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
   return true;

@@ -5,7 +5,9 @@
  * Each entry we write carries its source in its arguments, under a key Consul's decoder ignores
  * (unknown keys are ignored, docs/consul-semantics.md 2.4):
  *     "PropertyOverride": {"name": N, "generation": G, "uid": <PropertyOverride uid>,
- *                          "targetUID": <the target's own uid>}
+ *                          "targetUID": <the target's own uid>, "priority": P}
+ * ("priority", the spec.priority the entry was written at, only when not 0: what keeps a live
+ * entry in its place when its PropertyOverride turns invalid and no record is left)
  * An entry is ours only when its targetUID is the uid of the object it sits in and its name and
  * uid are those of a PropertyOverride of that target as the cache has it: the API server assigns
  * uids, so a copy into another object, a restore (a new object, a new uid), a marker written by
@@ -36,7 +38,7 @@ typedef struct {
   const char *uid;                 /* the PropertyOverride's uid the entry was written for */
   int64_t generation;
   struct json_object *arguments;   /* borrowed; the arguments including the source key */
-  int32_t priority;                /* the PropertyOverride's spec.priority: the plan's order (0 when read back) */
+  int32_t priority;                /* the PropertyOverride's spec.priority: the plan's order (read back: the marker's, else 0) */
   bool required;                   /* the entry's `required` (spec.required) */
 } po_ConsulEntry;
 
@@ -44,7 +46,8 @@ typedef struct {
  * PropertyOverride with it (a new reference); NULL when out of memory, never a partial marker.
  * `uid` is the PropertyOverride's, `target_uid` the uid of the object the entry goes into (""
  * offline, where none is known). */
-struct json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid);
+struct json_object *po_Consul_Marker(const char *name, int64_t generation, int32_t priority, const char *uid,
+                                     const char *target_uid);
 struct json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid);
 
 /* A PropertyOverride of the target, as the cache has it. */
