@@ -617,6 +617,43 @@ static void test_tenancy_refuses_proxydefaults_from_other_namespaces(void **stat
   assert_null(get(get(po("mesh-wide"), "metadata"), "finalizers"));
 }
 
+/* spec.targetRef.namespace: its own namespace (or empty) is the usual target; another namespace
+ * is refused (TargetNotAllowed, naming both namespaces) and writes nothing, and once it is a
+ * PropertyOverride's current generation its entry leaves the target it had (a policy refusal,
+ * not an invalid spec: nothing of it stays live); back to its own namespace, it is programmed
+ * again. */
+static void test_target_in_another_namespace_is_refused(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  json_object_object_add(get(get(po("a"), "spec"), "targetRef"), "namespace", json_object_new_string("default"));
+  bump(po("a"));
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 1);
+  int writes = F.target_writes;
+  apply_override("a", 2, "web", kGood);
+  json_object_object_add(get(get(po("a"), "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
+  bump(po("a"));
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Accepted", "status"), "False");
+  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond("a", "Accepted", "message"),
+                         "PropertyOverrides in namespace 'default' may not write into targets of namespace 'shop'"));
+  assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
+  assert_null(slot("ServiceDefaults/shop/web", false)); /* nothing written there */
+  assert_int_equal(F.target_writes, writes + 1);        /* its entry left default/web */
+  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_true(!ext || json_object_array_length(ext) == 0);
+  apply_override("a", 3, "web", kGood); /* targetRef without namespace: its own again */
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Accepted", "reason"), "Accepted");
+  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
+}
+
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
   /* more PropertyOverrides than the first lookup's table holds */
@@ -1276,6 +1313,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_invalid_priority_keeps_order_and_winner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),

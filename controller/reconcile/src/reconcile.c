@@ -474,7 +474,8 @@ static bool plan(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (it->deleting) continue;
-    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, run->ns, it->refusal, sizeof it->refusal)) {
+    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, run->ns, it->refusal, sizeof it->refusal) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, run->ns, it->ce->c.target_ns, it->refusal, sizeof it->refusal)) {
       it->refused = true;
       continue;
     }

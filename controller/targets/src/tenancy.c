@@ -31,3 +31,14 @@ bool po_Tenancy_Allows(const po_Tenancy *t, po_TargetKind kind, const char *ns, 
   }
   return false;
 }
+
+bool po_Tenancy_AllowsNamespace(const po_Tenancy *t, const char *from, const char *to, char *why, size_t size) {
+  (void)t; /* no policy can allow it yet: see tenancy.h */
+  if (!to || !*to || !strcmp(to, from ? from : "")) return true;
+  snprintf(why, size,
+           "PropertyOverrides in namespace '%s' may not write into targets of namespace '%s': this version programs "
+           "only targets of a PropertyOverride's own namespace (leave spec.targetRef.namespace empty or set it to "
+           "'%s', or create the PropertyOverride in namespace '%s')",
+           from ? from : "", to, from ? from : "", to);
+  return false;
+}

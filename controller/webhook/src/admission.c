@@ -34,6 +34,9 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
   if (!po_Tenancy_Allows(tenancy, c.target_kind, ns, why, sizeof why)) {
     return po_Arena_Printf(a, "PropertyOverride %s%s%s: spec.targetRef: %s", ns, *ns ? "/" : "", c.name, why);
   }
+  if (!po_Tenancy_AllowsNamespace(tenancy, ns, c.target_ns, why, sizeof why)) {
+    return po_Arena_Printf(a, "PropertyOverride %s%s%s: spec.targetRef.namespace: %s", ns, *ns ? "/" : "", c.name, why);
+  }
   for (size_t i = 0; i < po_Diagnostics_Count(c.diags); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(c.diags, i);
     if (x->severity == kPo_Severity_Warning && !warnings_full(warnings)) {

@@ -44,6 +44,7 @@ typedef struct {
   int64_t generation;
   po_TargetKind target_kind;
   const char *target_name;     /* the ServiceDefaults or Service (service) name, or "global" */
+  const char *target_ns;       /* spec.targetRef.namespace: "" for the PropertyOverride's own (tenancy.h decides) */
   po_TargetOptions options;    /* as given (NULLs and 0 resolved to the defaults) */
   /* spec.priority (int32, default 0): orders our entries in the target, lower first, so on a
    * conflict the higher one is applied later and wins; ties by name. Decoded whether or not the
