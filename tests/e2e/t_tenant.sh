@@ -6,7 +6,7 @@
 # are left alone and reported (Events ForeignEntry / ForeignObject on the target, the counter
 # propertyoverride_foreign_markers_total). A forged last-valid annotation programs nothing. Only
 # allowed namespaces (by default the controller's own, here the kubeconfig's: default) may target
-# ProxyDefaults. targetRef has no namespace. The never-regress observer watches throughout.
+# ProxyDefaults. targetRef.namespace may name only the PropertyOverride's own namespace. The never-regress observer watches throughout.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
@@ -137,14 +137,32 @@ eventually "ProxyDefaults from tenant, webhook bypassed: Accepted False" 15 Fals
 check "ProxyDefaults from tenant: reason TargetNotAllowed" test "$(cond mesh-bad Accepted reason tenant)" = TargetNotAllowed
 check "ProxyDefaults from tenant: none created there (3 s)" holds 3 sh -c '[ -z "$(kubectl get proxydefaults -n tenant -o name 2>/dev/null)" ]'
 
-# 6. targetRef.namespace does not exist: pruned, only its own namespace is touched
+# 6. targetRef.namespace: its own namespace works; another is denied at admission and, with the
+#    webhook bypassed, refused (TargetNotAllowed) writing nothing anywhere
 lc_register_webhook Fail
-po tns svc-x 10 tenant | sed 's/^  targetRef: {kind: ServiceDefaults, name: svc-x}$/  targetRef: {kind: ServiceDefaults, name: svc-x, namespace: other}/' |
-  kubectl apply --validate=false -f - >/dev/null
-check "targetRef.namespace pruned" test -z "$(kubectl get propertyoverride tns -n tenant -o jsonpath='{.spec.targetRef.namespace}')"
-check "tns programmed" kubectl wait --for=condition=Programmed propertyoverride/tns -n tenant --timeout=30s
-check "its own namespace's target holds it" test "$(entries servicedefaults svc-x tenant)" = "tns@1"
-check "nothing in the other namespace" test -z "$(kubectl get servicedefaults,proxydefaults -n other -o name 2>/dev/null)"
+tns() { # name namespace-in-targetRef
+  po "$1" svc-x 10 tenant | sed "s/^  targetRef: {kind: ServiceDefaults, name: svc-x}\$/  targetRef: {kind: ServiceDefaults, name: svc-x, namespace: $2}/"
+}
+tns tns-own tenant | kubectl apply -f - >/dev/null
+check "targetRef.namespace kept by the API server" test "$(kubectl get propertyoverride tns-own -n tenant -o jsonpath='{.spec.targetRef.namespace}')" = tenant
+check "targetRef.namespace = its own: programmed" kubectl wait --for=condition=Programmed propertyoverride/tns-own -n tenant --timeout=30s
+check "its own namespace's target holds it" test "$(entries servicedefaults svc-x tenant)" = "tns-own@1"
+out=$(tns tns 'other' | kubectl apply -f - 2>&1)
+contains "targetRef.namespace = other: the webhook denies" "$out" "may not write into targets of namespace 'other'"
+check "targetRef.namespace = other: not created" sh -c '! kubectl get propertyoverride tns -n tenant -o name 2>/dev/null | grep -q .'
+out=$(tns tns 'Other_NS' | kubectl apply -f - 2>&1)
+contains "targetRef.namespace malformed: the API server's schema refuses it" "$out" "targetRef.namespace"
+kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+tns tns other | kubectl apply -f - >/dev/null
+eventually "targetRef.namespace = other, webhook bypassed: Accepted False" 15 False cond tns Accepted status tenant
+check "targetRef.namespace = other: reason TargetNotAllowed" test "$(cond tns Accepted reason tenant)" = TargetNotAllowed
+contains "targetRef.namespace = other: the message names both namespaces" "$(cond tns Accepted message tenant)" \
+  "namespace 'tenant' may not write into targets of namespace 'other'"
+check "targetRef.namespace = other: nothing in the other namespace (3 s)" holds 3 sh -c '[ -z "$(kubectl get servicedefaults,proxydefaults -n other -o name 2>/dev/null)" ]'
+check "targetRef.namespace = other: its own namespace's target holds only tns-own" test "$(entries servicedefaults svc-x tenant)" = "tns-own@1"
+echo "--- kubectl get pov -n tenant; kubectl describe pov tns -n tenant (conditions) ---"
+kubectl get pov -n tenant 2>&1
+kubectl describe pov tns -n tenant 2>&1 | sed -n '/Conditions:/,/Events:/p'
 
 # 7. a forged last-valid annotation on an invalid PropertyOverride, the webhook bypassed
 kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
