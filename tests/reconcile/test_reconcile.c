@@ -643,6 +643,8 @@ static void test_target_in_another_namespace_is_refused(void **state) {
   assert_non_null(strstr(cond("a", "Accepted", "message"),
                          "PropertyOverrides in namespace 'default' may not write into targets of namespace 'shop'"));
   assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
+  assert_string_equal(cond("a", "Programmed", "message"),
+                      "nothing is written into namespace 'shop', nor to ServiceDefaults default/web");
   assert_null(slot("ServiceDefaults/shop/web", false)); /* nothing written there */
   assert_int_equal(F.target_writes, writes + 1);        /* its entry left default/web */
   ext = get(get(target(), "spec"), "envoyExtensions");

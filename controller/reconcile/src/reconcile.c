@@ -768,7 +768,12 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
   p->status = "False";
   if (it->refused) {
     p->reason = "TargetNotAllowed";
-    snprintf(p->message, sizeof p->message, "nothing is written to %s", run->where);
+    const char *tns = it->ce->c.target_ns;
+    if (tns && *tns && strcmp(tns, run->ns) != 0) { /* the status' target is this namespace's: say both */
+      snprintf(p->message, sizeof p->message, "nothing is written into namespace '%s', nor to %s", tns, run->where);
+    } else {
+      snprintf(p->message, sizeof p->message, "nothing is written to %s", run->where);
+    }
   } else if (it->over_limit) {
     p->reason = "TargetFull";
     snprintf(p->message, sizeof p->message,
