@@ -17,6 +17,14 @@ for f in "$data"/istio-refusals/*.yaml "$data"/targetref/*.yaml; do
   contains "reason $f" "$work/out" "$reason"
 done
 
+# targetRef.namespace naming the PropertyOverride's own namespace is fine, and render writes there.
+sed -e 's/namespace: team-b}/namespace: team-a}/' "$data/targetref/namespace-other.yaml" >"$work/own.yaml"
+"$bin" validate -f "$work/own.yaml" >"$work/out" 2>&1
+check "targetRef.namespace = its own namespace is fine" 0 $? "$work/out"
+"$bin" render -f "$work/own.yaml" >"$work/out" 2>&1
+check "render of it" 0 $?
+contains "rendered into its own namespace" "$work/out" "namespace: team-a"
+
 # The same patches are fine for Consul where Consul can express them: the refusals are Istio's.
 sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.yaml" >"$work/consul.yaml"
 "$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1

@@ -7,6 +7,7 @@
 
 #include "po/base/json.h"
 #include "po/targets/adapter.h"
+#include "po/targets/tenancy.h"
 #include "text.h"
 
 /* The targets, one row per kind: the group that owns it, and which mesh programs it. */
@@ -69,6 +70,13 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
       return;
     }
     c->target_ns = po_Arena_Printf(a, "%s", v);
+    /* Refused in the compile too, so every consumer says it (validate -f, render, preview; the
+     * webhook and the reconciler report it as TargetNotAllowed first): a manifest without a
+     * namespace is judged where it is applied. */
+    char why[512];
+    if (*c->ns && !po_Tenancy_AllowsNamespace(NULL, c->ns, v, why, sizeof why)) {
+      error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %s", why));
+    }
   }
   if (kind) {
     size_t k = 0;
