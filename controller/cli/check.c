@@ -139,8 +139,16 @@ static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena 
   return true;
 }
 
-bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts) {
+bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy) {
   switch (code) {
+    case kPo_OptAllowCrossNamespaceFrom: {
+      char why[512];
+      if (!tenancy || !po_Tenancy_AllowCrossNamespace(tenancy, value, why, sizeof why)) {
+        fprintf(stderr, "propertyoverride %s: %s\n", cmd, tenancy ? why : "--allow-cross-namespace-from is not an option here");
+        return false;
+      }
+      return true;
+    }
     case kPo_OptClusterDomain:
       if (!*value || *value == '.' || value[strlen(value) - 1] == '.' || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(value)) {
         fprintf(stderr, "propertyoverride %s: --cluster-domain '%s': a DNS domain such as cluster.local is expected\n", cmd, value);

@@ -213,7 +213,10 @@ int po_Cmd_Render(int argc, char **argv) {
                                        {"istio-version", required_argument, 0, kPo_OptIstioVersion},
                                        {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
                                        {0, 0, 0, 0}};
-  po_TargetOptions topts = {0};
+  /* render writes each entry into its own namespace's target, so another namespace is refused
+   * whatever the controller's policy (an empty one: the message names the flag) */
+  static const po_Tenancy kNobody = {0};
+  po_TargetOptions topts = {.tenancy = &kNobody};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   bool verbose = false;
@@ -229,7 +232,7 @@ int po_Cmd_Render(int argc, char **argv) {
       case kPo_OptClusterDomain:
       case kPo_OptIstioVersion:
       case kPo_OptIstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "render", &topts)) return free(paths), kPo_ExitUsage;
+        if (!po_Cli_TargetOption(c, optarg, "render", &topts, NULL)) return free(paths), kPo_ExitUsage;
         break;
       default:
         free(paths);

@@ -25,6 +25,17 @@ check "targetRef.namespace = its own namespace is fine" 0 $? "$work/out"
 check "render of it" 0 $?
 contains "rendered into its own namespace" "$work/out" "namespace: team-a"
 
+# A namespace the policy lists may name another one (validate takes the controller's flag); the
+# flag is parsed strictly, naming the bad item.
+"$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from=infra,team-a >"$work/out" 2>&1
+check "targetRef.namespace allowed by --allow-cross-namespace-from" 0 $? "$work/out"
+"$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from='team-a,*' >"$work/out" 2>&1
+check "--allow-cross-namespace-from with *" 2 $? "$work/out"
+contains "bad item named" "$work/out" "item 2 '*' is not a namespace name"
+"$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from='team-a,' >"$work/out" 2>&1
+check "--allow-cross-namespace-from with an empty item" 2 $? "$work/out"
+contains "empty item named" "$work/out" "item 2 is empty"
+
 # The same patches are fine for Consul where Consul can express them: the refusals are Istio's.
 sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.yaml" >"$work/consul.yaml"
 "$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1

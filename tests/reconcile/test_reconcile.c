@@ -656,6 +656,29 @@ static void test_target_in_another_namespace_is_refused(void **state) {
   assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
 }
 
+/* Allowed by --allow-cross-namespace-from, another namespace is still not programmed by this
+ * version (the index and the markers name a target's PropertyOverrides within its namespace):
+ * refused saying so, nothing written anywhere, never into its own namespace's target. */
+static void test_cross_namespace_allowed_is_not_yet_programmed(void **state) {
+  (void)state;
+  char why[256];
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "default", why, sizeof why));
+  apply_override("a", 1, "web", kGood);
+  json_object_object_add(get(get(po("a"), "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
+  bump(po("a"));
+  assert_true(run().ok);
+  assert_true(run().ok);
+  g_tenancy.n_cross = 0;
+  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond("a", "Accepted", "message"),
+                         "namespace 'default' is allowed to name namespace 'shop' (--allow-cross-namespace-from), but "
+                         "this controller version does not yet program a target in another namespace"));
+  assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
+  assert_null(slot("ServiceDefaults/shop/web", false));
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_true(!ext || json_object_array_length(ext) == 0);
+}
+
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
   /* more PropertyOverrides than the first lookup's table holds */
@@ -1316,6 +1339,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_is_not_yet_programmed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),

@@ -33,7 +33,7 @@ typedef struct {
   bool over_limit;               /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
   bool is_live;                  /* an entry of it is in the target now */
   bool record;                   /* its current generation is the last valid one (status.lastValid) */
-  char refusal[512];
+  char refusal[1024];
   /* The entry to write: the compiled arguments of `entry` (a reference), or, for an invalid
    * generation without a usable record, a copy of the live entry Consul's check still accepts. */
   const po_CompiledEntry *entry;
@@ -475,7 +475,19 @@ static bool plan(Run *run) {
     Item *it = &run->items[i];
     if (it->deleting) continue;
     if (!po_Tenancy_Allows(run->io->tenancy, run->kind, run->ns, it->refusal, sizeof it->refusal) ||
-        !po_Tenancy_AllowsNamespace(run->io->tenancy, run->ns, it->ce->c.target_ns, it->refusal, sizeof it->refusal)) {
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, run->ns, it->ce->c.target_ns, it->refusal,
+                                    sizeof it->refusal)) {
+      it->refused = true;
+      continue;
+    }
+    if (po_Reconcile_CrossNamespace(&it->ce->c)) {
+      /* Allowed by the policy, but this reconciler lists a target's PropertyOverrides by name in
+       * the target's own namespace (index, markers): writing it here would put it into the wrong
+       * namespace's target. Refused, saying so, until that is in place. */
+      snprintf(it->refusal, sizeof it->refusal,
+               "namespace '%s' is allowed to name namespace '%s' (--allow-cross-namespace-from), but this controller "
+               "version does not yet program a target in another namespace",
+               run->ns, it->ce->c.target_ns);
       it->refused = true;
       continue;
     }

@@ -70,13 +70,6 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
       return;
     }
     c->target_ns = po_Arena_Printf(a, "%s", v);
-    /* Refused in the compile too, so every consumer says it (validate -f, render, preview; the
-     * webhook and the reconciler report it as TargetNotAllowed first): a manifest without a
-     * namespace is judged where it is applied. */
-    char why[512];
-    if (*c->ns && !po_Tenancy_AllowsNamespace(NULL, c->ns, v, why, sizeof why)) {
-      error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %s", why));
-    }
   }
   if (kind) {
     size_t k = 0;
@@ -105,6 +98,15 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
                                                                                 : "Gateway whose proxies"));
   } else {
     c->target_name = po_Arena_Printf(a, "%s", name);
+  }
+  /* The CLI has no controller to ask: it gives its own policy (its --allow-cross-namespace-from,
+   * default nobody), so validate -f, render and preview refuse what the controller would. The
+   * webhook and the reconciler ask theirs (NULL here) and report TargetNotAllowed. A manifest
+   * without a namespace is judged where it is applied. */
+  char why[768];
+  if (c->options.tenancy && *c->ns &&
+      !po_Tenancy_AllowsNamespace(c->options.tenancy, c->target_kind, c->ns, c->target_ns, why, sizeof why)) {
+    error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %s", why));
   }
   if (c->target_kind == kPo_TargetGateway) {
     /* Decoded so the webhook and the CLI name it, but not programmed by this version: refused

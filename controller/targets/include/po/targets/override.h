@@ -36,6 +36,10 @@ typedef struct {
   int istio_minor;                 /* the Istio release 1.N programmed; 0: unknown, so features of
                                     * newer releases (MERGE_AND_REPLACE_LIST, 1.31) are refused */
   const char *istio_root_namespace;/* meshConfig.rootNamespace; NULL: "istio-system" */
+  /* The tenancy policy the compile applies to spec.targetRef.namespace (tenancy.h), for the CLI,
+   * which has no controller to ask; NULL (the webhook, the reconciler): not checked here, the
+   * caller asks its own policy and reports TargetNotAllowed. Borrowed. */
+  const struct po_Tenancy *tenancy;
 } po_TargetOptions;
 
 typedef struct {
