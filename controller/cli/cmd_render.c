@@ -162,7 +162,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
       po_CompiledOverride *c = &compiled[i];
       if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_Consul || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
       if (!c->generation) c->generation = 1;
-      entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority, c->required};
+      entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority, c->required, NULL};
       if (!entries[ne++].arguments) rc = -1; /* never a target rendered without one of its entries */
     }
     /* The last matching Consul object of the inputs is the current state, as a later

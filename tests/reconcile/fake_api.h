@@ -53,5 +53,9 @@ int teardown(void **s);
 /* A PropertyOverride of namespace default (uid "uid-po-<name>") stored and indexed as the
  * informer handlers would. */
 void apply_override(const char *name, int gen, const char *target, const char *patches);
+/* The same in namespace ns, with spec.targetRef.namespace when target_ns is not NULL (uid
+ * "uid-po-NS-NAME" outside default). */
+void apply_override_ns(const char *ns, const char *name, int gen, const char *target, const char *target_ns,
+                       const char *patches);
 
 #endif

@@ -617,66 +617,137 @@ static void test_tenancy_refuses_proxydefaults_from_other_namespaces(void **stat
   assert_null(get(get(po("mesh-wide"), "metadata"), "finalizers"));
 }
 
-/* spec.targetRef.namespace: its own namespace (or empty) is the usual target; another namespace
- * is refused (TargetNotAllowed, naming both namespaces) and writes nothing, and once it is a
- * PropertyOverride's current generation its entry leaves the target it had (a policy refusal,
- * not an invalid spec: nothing of it stays live); back to its own namespace, it is programmed
- * again. */
+static const char *cond_ns(const char *ns, const char *po, const char *type, const char *field) {
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, po);
+  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), type)) return json_object_get_string(get(c, field));
+  }
+  return "";
+}
+
+static json_object *shop_ext(void) {
+  Slot *t = slot("ServiceDefaults/shop/web", false);
+  return t ? get(get(t->obj, "spec"), "envoyExtensions") : NULL;
+}
+
+static po_ReconcileResult run_shop(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/shop/web"); }
+
+/* spec.targetRef.namespace: its own namespace (or empty) is the usual target; another namespace,
+ * from a namespace --allow-cross-namespace-from does not list, is refused (TargetNotAllowed,
+ * naming the flag) and writes nothing there, and its entry leaves its old target; back to its
+ * own namespace, it is programmed there again. */
 static void test_target_in_another_namespace_is_refused(void **state) {
   (void)state;
-  apply_override("a", 1, "web", kGood);
-  json_object_object_add(get(get(po("a"), "spec"), "targetRef"), "namespace", json_object_new_string("default"));
-  bump(po("a"));
+  apply_override_ns("default", "a", 1, "web", "default", kGood);
   assert_true(run().ok);
   assert_true(run().ok);
   assert_string_equal(cond("a", "Programmed", "status"), "True");
   json_object *ext = get(get(target(), "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(ext), 1);
+  /* the marker of a same-namespace entry names no namespace (as older versions wrote it) */
+  assert_null(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "namespace"));
   int writes = F.target_writes;
-  apply_override("a", 2, "web", kGood);
-  json_object_object_add(get(get(po("a"), "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
-  bump(po("a"));
+  apply_override_ns("default", "a", 2, "web", "shop", kGood);
   assert_true(run().ok);
-  assert_true(run().ok);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
   assert_string_equal(cond("a", "Accepted", "status"), "False");
   assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
   assert_non_null(strstr(cond("a", "Accepted", "message"),
-                         "PropertyOverrides in namespace 'default' may not write into targets of namespace 'shop'"));
+                         "PropertyOverrides in namespace 'default' may not write into targets of namespace 'shop': the "
+                         "operator allows another namespace only from namespaces (none) (--allow-cross-namespace-from)"));
   assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
-  assert_string_equal(cond("a", "Programmed", "message"),
-                      "nothing is written into namespace 'shop', nor to ServiceDefaults default/web");
+  assert_string_equal(cond("a", "Programmed", "message"), "nothing is written to ServiceDefaults shop/web");
   assert_null(slot("ServiceDefaults/shop/web", false)); /* nothing written there */
   assert_int_equal(F.target_writes, writes + 1);        /* its entry left default/web */
   ext = get(get(target(), "spec"), "envoyExtensions");
   assert_true(!ext || json_object_array_length(ext) == 0);
-  apply_override("a", 3, "web", kGood); /* targetRef without namespace: its own again */
+  apply_override_ns("default", "a", 3, "web", NULL, kGood); /* targetRef without namespace: its own again */
   assert_true(run().ok);
   assert_true(run().ok);
   assert_string_equal(cond("a", "Accepted", "reason"), "Accepted");
   assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
 }
 
-/* Allowed by --allow-cross-namespace-from, another namespace is still not programmed by this
- * version (the index and the markers name a target's PropertyOverrides within its namespace):
- * refused saying so, nothing written anywhere, never into its own namespace's target. */
-static void test_cross_namespace_allowed_is_not_yet_programmed(void **state) {
+/* A namespace --allow-cross-namespace-from lists programs another namespace's ServiceDefaults:
+ * the marker names its namespace; two PropertyOverrides of one name from two namespaces in one
+ * target are kept apart (by uid), and deleting one removes only its entry; an entry of the
+ * target's own namespace keeps a marker without a namespace (not rewritten). */
+static void test_cross_namespace_allowed_programs_the_other_target(void **state) {
   (void)state;
   char why[256];
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "default", why, sizeof why));
-  apply_override("a", 1, "web", kGood);
-  json_object_object_add(get(get(po("a"), "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
-  bump(po("a"));
-  assert_true(run().ok);
-  assert_true(run().ok);
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("shop", "a", 1, "web", NULL, kGood);          /* shop's own */
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood);    /* the platform team's, same name */
+  apply_override_ns("team-x", "b", 1, "web", "shop", kGood);      /* not listed: refused */
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
+  assert_string_equal(cond_ns("shop", "a", "Programmed", "status"), "True");
+  assert_non_null(strstr(cond_ns("platform", "a", "Programmed", "message"), "ServiceDefaults shop/web"));
+  assert_string_equal(cond_ns("team-x", "b", "Programmed", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond_ns("team-x", "b", "Accepted", "message"),
+                         "only from namespace 'platform' (--allow-cross-namespace-from)"));
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 2);
+  int with_ns = 0;
+  for (size_t i = 0; i < 2; i++) {
+    json_object *m = get(get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride");
+    const char *uid = json_object_get_string(get(m, "uid"));
+    json_object *ns = get(m, "namespace");
+    if (ns) {
+      with_ns++;
+      assert_string_equal(json_object_get_string(ns), "platform");
+      assert_string_equal(uid, "uid-po-platform-a");
+    } else {
+      assert_string_equal(uid, "uid-po-shop-a");
+    }
+  }
+  assert_int_equal(with_ns, 1);
+  int writes = F.target_writes;
+  assert_true(run_shop().ok); /* current: nothing rewritten */
+  assert_int_equal(F.target_writes, writes);
+  /* deleting the platform's removes only its entry, and its finalizer */
+  json_object *p = slot("po/platform/a", false)->obj;
+  json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(p);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
+                      "uid-po-shop-a");
+  assert_null(slot("po/platform/a", false));
   g_tenancy.n_cross = 0;
-  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
-  assert_non_null(strstr(cond("a", "Accepted", "message"),
-                         "namespace 'default' is allowed to name namespace 'shop' (--allow-cross-namespace-from), but "
-                         "this controller version does not yet program a target in another namespace"));
-  assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
-  assert_null(slot("ServiceDefaults/shop/web", false));
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
-  assert_true(!ext || json_object_array_length(ext) == 0);
+}
+
+/* A marker whose "namespace" is forged (a same-named PropertyOverride in another namespace) gains
+ * nothing: ownership is the uid's, so the entry is someone else's and is left alone. */
+static void test_forged_marker_namespace_gains_nothing(void **state) {
+  (void)state;
+  apply_override_ns("shop", "a", 1, "web", NULL, kGood);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  /* someone copies our entry, naming another namespace's PropertyOverride of that name */
+  json_object *dup = NULL;
+  json_object_deep_copy(json_object_array_get_idx(ext, 0), &dup, NULL);
+  json_object_object_add(get(get(dup, "arguments"), "PropertyOverride"), "namespace", json_object_new_string("platform"));
+  json_object_array_add(ext, dup);
+  apply_override_ns("platform", "a", 1, "other", NULL, kGood); /* exists, other uid, other target */
+  bump(slot("ServiceDefaults/shop/web", false)->obj);
+  assert_true(run_shop().ok);
+  /* the copy is bound to shop/a's uid whatever its namespace says: a second entry of shop/a,
+   * removed by the plan; nothing is taken for platform/a's (its status untouched) */
+  ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  json_object *m = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
+  assert_string_equal(json_object_get_string(get(m, "uid")), "uid-po-shop-a");
+  assert_null(get(m, "namespace"));
+  assert_null(get(slot("po/platform/a", false)->obj, "status"));
 }
 
 static void test_index_read_once_for_many_overrides(void **state) {
@@ -1339,7 +1410,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_is_not_yet_programmed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),

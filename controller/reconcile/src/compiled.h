@@ -20,7 +20,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <string.h>
 
 #include "json_hash.h"
 #include "po/reconcile/reconcile.h"
@@ -52,13 +51,6 @@ typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
 
 /* A tree parsed from text (a new reference), NULL when out of memory or not JSON. */
 struct json_object *po_Json_Parse(const char *text, size_t len);
-
-/* Whether a compiled spec names another namespace than its own in targetRef.namespace: allowed
- * by the tenancy policy or not, this version does not program it (the index and the markers name
- * a target's PropertyOverrides within the target's namespace), so it writes nothing anywhere. */
-static inline bool po_Reconcile_CrossNamespace(const po_CompiledOverride *c) {
-  return c->target_ns && *c->target_ns && strcmp(c->target_ns, c->ns) != 0;
-}
 
 /* Makes an entry (refs 1). NULL and *oom when out of memory; NULL alone when `which` is the record
  * and the object has none ({generation: int, spec: object}). */

@@ -10,11 +10,12 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
   snprintf(key, size, "%s/%s/%s", po_TargetKind_Name(kind), ns ? ns : "", name ? name : "");
 }
 
-/* The key a spec points at, in namespace ns ("" when it names none). */
+/* The key a spec points at, for a PropertyOverride of namespace ns ("" when it names none). */
 static void key_of_spec(const char *ns, const json_object *spec, char *key, size_t size) {
   const char *kind = po_Json_String(po_Json_Get(spec, "targetRef"), "kind");
   const char *name = po_Json_String(po_Json_Get(spec, "targetRef"), "name");
   const char *group = po_Json_String(po_Json_Get(spec, "targetRef"), "group");
+  const char *tns = po_Json_String(po_Json_Get(spec, "targetRef"), "namespace");
   /* This reconciler programs Consul targets; the other meshes' (Service, Mesh, Gateway) name no
    * Consul object, whatever their name, and a group other than Consul's names none either. */
   if (group && strcmp(group, "consul.hashicorp.com") != 0) {
@@ -30,6 +31,10 @@ static void key_of_spec(const char *ns, const json_object *spec, char *key, size
     key[0] = '\0';
     return;
   }
+  /* A ServiceDefaults of spec.targetRef.namespace: the reconcile of that target is where the
+   * tenancy policy allows it or refuses it (TargetNotAllowed). A ProxyDefaults is never of
+   * another namespace: it stays listed under its own, where it is refused. */
+  if (!proxy && tns && *tns) ns = tns;
   po_Reconcile_TargetKey(proxy ? kPo_TargetProxyDefaults : kPo_TargetServiceDefaults, ns, proxy ? "global" : name, key, size);
 }
 

@@ -16,6 +16,7 @@
 #include "sync.h"
 
 typedef struct {
+  char ns[254];                  /* its namespace: the target's, or another (spec.targetRef.namespace) */
   char name[254];
   const char *uid;               /* metadata.uid (uid_buf) */
   char uid_buf[128];
@@ -57,7 +58,7 @@ typedef struct {
   void *read_ref;
   const json_object *target;     /* `read`, or `own` once we have our own */
   json_object *own;              /* the target after our create, or our annotated copy (owned) */
-  char (*names)[254];
+  char (*names)[320];            /* "namespace/name" of each PropertyOverride the index lists */
   Item *items;
   size_t n, m;                   /* names listed, items loaded */
   po_ConsulOwner *owners;        /* the target's PropertyOverrides, then those of entries bound to it */
@@ -170,12 +171,12 @@ static bool held_elsewhere(Run *run, const Item *it) {
 
 /* The PropertyOverride names of a target, read in one consistent call: the index may grow
  * between a count and a second read, and a name missing from the list would look deleted. */
-static size_t lookup(po_TargetIndex *ix, const char *key, char (**names)[254]) {
+static size_t lookup(po_TargetIndex *ix, const char *key, char (**names)[320]) {
   size_t cap = 16;
   for (;;) {
-    char(*buf)[254] = malloc(cap * sizeof *buf);
+    char(*buf)[320] = malloc(cap * sizeof *buf);
     if (!buf) return (size_t)-1;
-    size_t n = po_TargetIndex_Lookup(ix, key, buf, cap);
+    size_t n = po_TargetIndex_LookupQualified(ix, key, buf, cap);
     if (n <= cap) {
       *names = buf;
       return n;
@@ -207,10 +208,11 @@ static void report_foreign(Run *run) {
 
 /* ---- phase 1: load ---- */
 
-static Item *new_item(Run *run, const char *name, const char *k, const char *hk) {
+static Item *new_item(Run *run, const char *ns, const char *name, const char *k, const char *hk) {
   Item *it = &run->items[run->m++];
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
+  snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
   snprintf(it->name, sizeof it->name, "%s", name);
   it->uid = it->uid_buf;
   return it;
@@ -218,8 +220,9 @@ static Item *new_item(Run *run, const char *name, const char *k, const char *hk)
 
 /* One PropertyOverride of the key as an item (taking obj and ref), compiled; false when
  * memory ran out. k and hk are its current and held keys. */
-static bool add_item(Run *run, const json_object *obj, void *ref, const char *name, const char *k, const char *hk) {
-  Item *it = new_item(run, name, k, hk);
+static bool add_item(Run *run, const json_object *obj, void *ref, const char *ns, const char *name, const char *k,
+                     const char *hk) {
+  Item *it = new_item(run, ns, name, k, hk);
   it->obj = obj;
   it->ref = ref;
   snprintf(it->uid_buf, sizeof it->uid_buf, "%s", po_Json_Meta(obj, "uid"));
@@ -235,17 +238,18 @@ static bool add_item(Run *run, const json_object *obj, void *ref, const char *na
     po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
     snprintf(m.rv, sizeof m.rv, "%s", it->rv);
     snprintf(m.uid, sizeof m.uid, "%s", it->uid);
-    po_TargetIndex_MemoSet(run->ix, run->ns, name, &m, k, hk);
+    po_TargetIndex_MemoSet(run->ix, it->ns, name, &m, k, hk);
   }
   return true;
 }
 
 /* From the memo of an unchanged PropertyOverride (not being deleted, finalizer in place): no
  * read. False when its compiled form is no longer cached: then it is read. */
-static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, const char *k, const char *hk) {
-  const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, run->ns, name, m->uid, m->generation, m->spec_hash);
+static bool add_memo_item(Run *run, const char *ns, const char *name, const po_OverrideMemo *m, const char *k,
+                          const char *hk) {
+  const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, ns, name, m->uid, m->generation, m->spec_hash);
   if (!ce) return false;
-  Item *it = new_item(run, name, k, hk);
+  Item *it = new_item(run, ns, name, k, hk);
   it->from_memo = true;
   it->memo = *m;
   snprintf(it->uid_buf, sizeof it->uid_buf, "%s", m->uid);
@@ -260,7 +264,7 @@ static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, 
  * (to run again) when it changed meanwhile. */
 static bool need_obj(Run *run, Item *it) {
   if (it->obj) return true;
-  const json_object *obj = run->io->get_override(run->io->ctx, run->ns, it->name, &it->ref);
+  const json_object *obj = run->io->get_override(run->io->ctx, it->ns, it->name, &it->ref);
   json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
   if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
     release(run, obj, it->ref);
@@ -277,16 +281,18 @@ static bool need_obj(Run *run, Item *it) {
 static bool load_overrides(Run *run) {
   const po_ReconcileIO *io = run->io;
   for (size_t i = 0; i < run->n; i++) {
-    char k[600], hk[600];
+    char k[600], hk[600], ns[254];
+    const char *slash = strchr(run->names[i], '/'), *name = slash ? slash + 1 : run->names[i];
+    snprintf(ns, sizeof ns, "%.*s", slash ? (int)(slash - run->names[i]) : 0, run->names[i]);
     po_OverrideVersion v;
     po_OverrideMemo m;
-    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], &v) &&
-        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], &v, &m, k, hk, sizeof k)) {
+    if (io->override_version && io->override_version(io->ctx, ns, name, &v) &&
+        po_TargetIndex_MemoGet(run->ix, ns, name, &v, &m, k, hk, sizeof k)) {
       if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
-      if (add_memo_item(run, run->names[i], &m, k, hk)) continue;
+      if (add_memo_item(run, ns, name, &m, k, hk)) continue;
     }
     void *ref = NULL;
-    const json_object *obj = io->get_override(io->ctx, run->ns, run->names[i], &ref);
+    const json_object *obj = io->get_override(io->ctx, ns, name, &ref);
     if (!obj) continue;
     po_Reconcile_OverrideKey(obj, k, sizeof k);
     po_Reconcile_HeldKey(obj, hk, sizeof hk);
@@ -294,7 +300,7 @@ static bool load_overrides(Run *run) {
       release(run, obj, ref);
       continue;
     }
-    if (!add_item(run, obj, ref, run->names[i], k, hk)) return false;
+    if (!add_item(run, obj, ref, ns, name, k, hk)) return false;
   }
   return true;
 }
@@ -322,7 +328,9 @@ static bool load_bound_owners(Run *run) {
     }
     if (listed) continue;
     void *ref = NULL;
-    const json_object *other = io->get_override(io->ctx, run->ns, run->bound[b].owner, &ref);
+    /* the marker's namespace only says where to look: the uid must match all the same */
+    const char *bns = run->bound[b].ns && *run->bound[b].ns ? run->bound[b].ns : run->ns;
+    const json_object *other = io->get_override(io->ctx, bns, run->bound[b].owner, &ref);
     if (!other || strcmp(po_Json_Meta(other, "uid"), run->bound[b].uid) != 0) {
       release(run, other, ref);
       continue;
@@ -335,9 +343,9 @@ static bool load_bound_owners(Run *run) {
        * memory). It is one of ours all the same, never taken for deleted; the index is repaired. */
       char old[600];
       run->r.index_repaired++;
-      po_TargetIndex_Set(run->ix, run->ns, run->bound[b].owner, k, old, sizeof old);
-      po_TargetIndex_SetHeld(run->ix, run->ns, run->bound[b].owner, hk, old, sizeof old);
-      if (!add_item(run, other, ref, run->bound[b].owner, k, hk)) return false;
+      po_TargetIndex_Set(run->ix, bns, run->bound[b].owner, k, old, sizeof old);
+      po_TargetIndex_SetHeld(run->ix, bns, run->bound[b].owner, hk, old, sizeof old);
+      if (!add_item(run, other, ref, bns, run->bound[b].owner, k, hk)) return false;
       continue;
     }
     run->owners[run->nowners++] = (po_ConsulOwner){run->bound[b].owner, run->bound[b].uid};
@@ -474,20 +482,11 @@ static bool plan(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (it->deleting) continue;
-    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, run->ns, it->refusal, sizeof it->refusal) ||
-        !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, run->ns, it->ce->c.target_ns, it->refusal,
+    /* the PropertyOverride's own namespace is asked about, not the target's: they differ when
+     * targetRef.namespace names another (the key put it here) */
+    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, it->refusal, sizeof it->refusal) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, it->refusal,
                                     sizeof it->refusal)) {
-      it->refused = true;
-      continue;
-    }
-    if (po_Reconcile_CrossNamespace(&it->ce->c)) {
-      /* Allowed by the policy, but this reconciler lists a target's PropertyOverrides by name in
-       * the target's own namespace (index, markers): writing it here would put it into the wrong
-       * namespace's target. Refused, saying so, until that is in place. */
-      snprintf(it->refusal, sizeof it->refusal,
-               "namespace '%s' is allowed to name namespace '%s' (--allow-cross-namespace-from), but this controller "
-               "version does not yet program a target in another namespace",
-               run->ns, it->ce->c.target_ns);
       it->refused = true;
       continue;
     }
@@ -535,10 +534,10 @@ static bool write_finalizers(Run *run) {
     char err[256];
     po_OverrideMemo m = own_version(it);
     /* noted before the write: its echo can come through the watch before the answer does */
-    po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
-    po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
+    po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
+    po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
-    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, NULL, 0, true);
+    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
     if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "adding the finalizer", err);
   }
   return run->r.ok;
@@ -571,9 +570,15 @@ static bool create_target(Run *run) {
 }
 
 /* The entry's arguments with our marker for the target it goes into (a new reference). */
-static json_object *marked(const Item *it, const char *target_uid) {
+/* The marker's namespace: the PropertyOverride's when not the target's, else none (as older
+ * versions wrote it, so their markers are not rewritten). */
+static const char *marker_ns(const Item *it, const char *target_ns) { return strcmp(it->ns, target_ns) != 0 ? it->ns : ""; }
+
+static json_object *marked(const Item *it, const char *target_ns, const char *target_uid) {
   json_object *args = it->entry ? po_Json_Parse(it->entry->arguments, it->entry->arguments_len) : copy(it->entry_copy);
-  json_object *marker = args ? po_Consul_Marker(it->name, it->entry_generation, it->entry_priority, it->uid, target_uid) : NULL;
+  json_object *marker = args ? po_Consul_Marker(marker_ns(it, target_ns), it->name, it->entry_generation, it->entry_priority,
+                                                it->uid, target_uid)
+                             : NULL;
   if (!marker || json_object_object_add(args, "PropertyOverride", marker) != 0) {
     json_object_put(marker);
     json_object_put(args);
@@ -592,12 +597,14 @@ static int by_order(const void *a, const void *b) {
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
  * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID, and
  * priority when not 0} and the same arguments (by hash). */
-static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
+static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it, const char *target_ns) {
+  const char *mns = marker_ns(it, target_ns);
   json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
   json_object *gen = po_Json_Get(marker, "generation");
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
          json_object_get_boolean(req) == it->entry_required && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
-         json_object_object_length(marker) == 4 + (it->entry_priority != 0) && live->priority == it->entry_priority &&
+         json_object_object_length(marker) == 4 + (it->entry_priority != 0) + (*mns != 0) &&
+         live->priority == it->entry_priority && strcmp(live->ns ? live->ns : "", mns) == 0 &&
          gen && json_object_is_type(gen, json_type_int) &&
          json_object_get_int64(gen) == it->entry_generation &&
          po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
@@ -619,7 +626,7 @@ static bool target_current(Run *run, size_t nwant) {
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     json_object *e = json_object_array_get_idx(list, i);
     if (k < run->nlive && po_Json_Get(e, "arguments") == run->live[k].arguments) {
-      if (!entry_current(e, &run->live[k], sorted[k])) return false;
+      if (!entry_current(e, &run->live[k], sorted[k], run->ns)) return false;
       k++;
     } else if (k > 0) {
       return false; /* another extension after ours: the plan moves ours to the end */
@@ -635,10 +642,11 @@ static bool wanted(Run *run, const char *tuid) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (!has_entry(it)) continue;
-    json_object *args = marked(it, tuid);
+    json_object *args = marked(it, run->ns, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
     run->want[run->nwant++] =
-        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required};
+        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required,
+                         marker_ns(it, run->ns)};
   }
   return true;
 }
@@ -768,7 +776,7 @@ static bool release_finalizer(Run *run, Item *it) {
   json_object *patch = finalizer_patch(it->obj, false);
   if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
   char err[256];
-  po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
+  po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
   json_object_put(patch);
   if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "removing the finalizer", err);
   return true;
@@ -914,7 +922,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
-    po_TargetIndex_MemoStatus(run->ix, run->ns, it->name, it->rv, h);
+    po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
@@ -933,13 +941,13 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   }
   char err[256];
   po_OverrideMemo m = own_version(it);
-  po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, st, h, false);
-  po_WriteResult w = io->patch_override(io->ctx, run->ns, it->name, true, patch, err, sizeof err);
+  po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, st, h, false);
+  po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
-  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, NULL, 0, true);
+  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
-    po_TargetIndex_MemoWritten(run->ix, run->ns, it->name, it->rv, h);
+    po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
     say(run, it, old_status, &s, timeout_event);
   }
   else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
@@ -985,7 +993,7 @@ static void status(Run *run) {
      * limit, moved to another target) reaches no proxy through this target. A live entry kept
      * without a record has no compiled form: it takes no part. */
     const po_CompiledEntry *e = it->entry;
-    peers[i] = (po_OverlapPeer){.ns = run->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
+    peers[i] = (po_OverlapPeer){.ns = it->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
                                 .tier = tier, .priority = e ? it->entry_priority : it->ce->c.priority,
                                 .target = run->key, .where = run->where, .own = !it->held};
   }

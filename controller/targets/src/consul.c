@@ -19,10 +19,12 @@ static bool add(json_object *o, const char *k, json_object *v) {
   return true;
 }
 
-json_object *po_Consul_Marker(const char *name, int64_t generation, int32_t priority, const char *uid, const char *target_uid) {
+json_object *po_Consul_Marker(const char *ns, const char *name, int64_t generation, int32_t priority, const char *uid,
+                              const char *target_uid) {
   json_object *src = json_object_new_object();
   /* All or nothing: a marker missing its name or uids would make the entry someone else's. */
   bool ok = add(src, "name", json_object_new_string(name)) && add(src, "generation", json_object_new_int64(generation));
+  if (ok && ns && *ns) ok = add(src, "namespace", json_object_new_string(ns));
   /* The priority the entry was written at, so an entry kept verbatim (an invalid generation
    * without a usable record) keeps its place. Only when not 0: the markers of entries at the
    * default priority stay as older versions wrote them (no rewrite of every entry on upgrade). */
@@ -40,7 +42,8 @@ json_object *po_Consul_Marker(const char *name, int64_t generation, int32_t prio
 json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid) {
   json_object *args = po_Value_ToJsonC(c->consul_arguments);
   if (!args) return NULL;
-  if (!add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, c->priority, uid, target_uid))) {
+  if (!add(args, SOURCE_KEY, po_Consul_Marker(c->target_ns && *c->target_ns && strcmp(c->target_ns, c->ns) != 0 ? c->ns : NULL, c->name,
+                                             c->generation, c->priority, uid, target_uid))) {
     json_object_put(args);
     return NULL;
   }
@@ -81,7 +84,8 @@ static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulO
   json_object *req = po_Json_Get(entry, "required");
   if (out) {
     *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"),
-                            marker_priority(src), req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req)};
+                            marker_priority(src), req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req),
+                            po_Json_String(src, "namespace")};
   }
   return kOurs;
 }
