@@ -681,13 +681,22 @@ static void test_cross_namespace_allowed_programs_the_other_target(void **state)
   char why[256];
   assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
   apply_override_ns("shop", "a", 1, "web", NULL, kGood);          /* shop's own */
-  apply_override_ns("platform", "a", 1, "web", "shop", kGood);    /* the platform team's, same name */
+  /* the platform team's, same name, another value for the same field: a conflict naming it */
+  apply_override_ns("platform", "a", 1, "web", "shop",
+                    "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":77}]");
   apply_override_ns("team-x", "b", 1, "web", "shop", kGood);      /* not listed: refused */
   assert_true(run_shop().ok);
   assert_true(run_shop().ok);
   assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
   assert_string_equal(cond_ns("shop", "a", "Programmed", "status"), "True");
   assert_non_null(strstr(cond_ns("platform", "a", "Programmed", "message"), "ServiceDefaults shop/web"));
+  if (!strstr(cond_ns("shop", "a", "Programmed", "message"), "platform/a")) {
+    fail_msg("shop/a's status does not name platform/a: %s", cond_ns("shop", "a", "Programmed", "message"));
+  }
+  /* same priority, same name: the target's own namespace first, so the platform's wins */
+  json_object *first = get(get(json_object_array_get_idx(shop_ext(), 0), "arguments"), "PropertyOverride");
+  assert_null(get(first, "namespace"));
   assert_string_equal(cond_ns("team-x", "b", "Programmed", "reason"), "TargetNotAllowed");
   assert_non_null(strstr(cond_ns("team-x", "b", "Accepted", "message"),
                          "only from namespace 'platform' (--allow-cross-namespace-from)"));

@@ -17,6 +17,7 @@
 
 typedef struct {
   char ns[254];                  /* its namespace: the target's, or another (spec.targetRef.namespace) */
+  bool other_ns;                 /* ns is not the target's: its marker names it */
   char name[254];
   const char *uid;               /* metadata.uid (uid_buf) */
   char uid_buf[128];
@@ -213,6 +214,7 @@ static Item *new_item(Run *run, const char *ns, const char *name, const char *k,
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
   snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
+  it->other_ns = strcmp(it->ns, run->ns) != 0;
   snprintf(it->name, sizeof it->name, "%s", name);
   it->uid = it->uid_buf;
   return it;
@@ -591,7 +593,10 @@ static json_object *marked(const Item *it, const char *target_ns, const char *ta
 static int by_order(const void *a, const void *b) {
   const Item *x = *(const Item *const *)a, *y = *(const Item *const *)b;
   if (x->entry_priority != y->entry_priority) return x->entry_priority < y->entry_priority ? -1 : 1;
-  return strcmp(x->name, y->name);
+  int c = strcmp(x->name, y->name);
+  /* one name from two namespaces: the marker's namespace ("" for the target's own) decides, as
+   * po_Consul_Plan orders them */
+  return c ? c : strcmp(x->other_ns ? x->ns : "", y->other_ns ? y->ns : "");
 }
 
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:

@@ -144,7 +144,9 @@ bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
 static int by_owner(const void *x, const void *y) {
   const po_ConsulEntry *a = x, *b = y;
   if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
-  return strcmp(a->owner, b->owner);
+  int c = strcmp(a->owner, b->owner);
+  /* one name from two namespaces: the target's own ("" or no namespace) first, then by namespace */
+  return c ? c : strcmp(a->ns ? a->ns : "", b->ns ? b->ns : "");
 }
 
 /* A deep copy (json-c has one: json_object_deep_copy). */
