@@ -733,6 +733,32 @@ static void test_cross_namespace_allowed_programs_the_other_target(void **state)
   g_tenancy.n_cross = 0;
 }
 
+/* Markers of same-namespace entries are what older versions wrote ({name, generation, uid,
+ * targetUID}, no "namespace"): a new process (a fresh index) over such a target finds it current
+ * and writes nothing. */
+static void test_old_markers_not_rewritten_on_upgrade(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *m = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
+  assert_int_equal(json_object_object_length(m), 4);
+  assert_non_null(get(m, "name"));
+  assert_non_null(get(m, "generation"));
+  assert_non_null(get(m, "uid"));
+  assert_non_null(get(m, "targetUID"));
+  int writes = F.target_writes;
+  po_TargetIndex_Free(IX); /* the upgraded controller starts with an empty index */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+}
+
 /* A marker whose "namespace" is forged (a same-named PropertyOverride in another namespace) gains
  * nothing: ownership is the uid's, so the entry is someone else's and is left alone. */
 static void test_forged_marker_namespace_gains_nothing(void **state) {
@@ -1421,6 +1447,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),
