@@ -35,6 +35,10 @@ contains "bad item named" "$work/out" "item 2 '*' is not a namespace name"
 "$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from='team-a,' >"$work/out" 2>&1
 check "--allow-cross-namespace-from with an empty item" 2 $? "$work/out"
 contains "empty item named" "$work/out" "item 2 is empty"
+# The controller parses its flag the same way, before it connects anywhere: a typo fails the start.
+"$bin" controller --allow-cross-namespace-from='platform,*' >"$work/out" 2>&1
+check "controller --allow-cross-namespace-from with *" 2 $? "$work/out"
+contains "controller: bad item named" "$work/out" "--allow-cross-namespace-from 'platform,*': item 2 '*' is not a namespace name"
 
 # The same patches are fine for Consul where Consul can express them: the refusals are Istio's.
 sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.yaml" >"$work/consul.yaml"
