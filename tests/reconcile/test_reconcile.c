@@ -1405,6 +1405,19 @@ static void test_target_in_other_namespace(void **state) {
   assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "default", "web", true));
   assert_false(po_TargetNames_Elsewhere(names, kPo_TargetServiceDefaults, "web", "default", other, sizeof other));
   assert_false(po_TargetNames_Elsewhere(names, kPo_TargetProxyDefaults, "web", "x", other, sizeof other));
+  /* a platform team's PropertyOverride pointing by targetRef.namespace at a namespace without
+   * that ServiceDefaults, which another namespace holds: told to fix its targetRef.namespace */
+  char why[128];
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "api", true));
+  apply_override_ns("platform", "p", 1, "api", "shop", kGood);
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/api").ok);
+  g_tenancy.n_cross = 0;
+  assert_string_equal(cond_ns("platform", "p", "Programmed", "reason"), "TargetInOtherNamespace");
+  if (!strstr(cond_ns("platform", "p", "Programmed", "message"), "not in 'shop'") ||
+      !strstr(cond_ns("platform", "p", "Programmed", "message"), "Set spec.targetRef.namespace to 'apps'")) {
+    fail_msg("%s", cond_ns("platform", "p", "Programmed", "message"));
+  }
   po_TargetNames_Free(names);
 }
 

@@ -811,9 +811,11 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              "%s %s exists in namespace '%s', not in '%s': consul-k8s syncs the %s of every Kubernetes namespace "
              "into one Consul config entry per name (unless Consul namespaces with mirroring are enabled: "
              "--consul-namespace-mirroring), so a second one here would be refused by consul-k8s or overwrite the "
-             "one of '%s'; nothing is written. Create this PropertyOverride in namespace '%s'",
+             "one of '%s'; nothing is written. %s '%s'",
              po_TargetKind_Name(run->kind), run->name, run->elsewhere, run->ns, po_TargetKind_Name(run->kind),
-             run->elsewhere, run->elsewhere);
+             run->elsewhere,
+             /* one of another namespace (a platform team's) points there by targetRef.namespace */
+             it->other_ns ? "Set spec.targetRef.namespace to" : "Create this PropertyOverride in namespace", run->elsewhere);
   } else if (!run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
