@@ -35,6 +35,11 @@ contains "bad item named" "$work/out" "item 2 '*' is not a namespace name"
 "$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from='team-a,' >"$work/out" 2>&1
 check "--allow-cross-namespace-from with an empty item" 2 $? "$work/out"
 contains "empty item named" "$work/out" "item 2 is empty"
+# preview and render apply it in its own namespace: another is refused whatever the policy.
+"$bin" preview -f "$data/targetref/namespace-other.yaml" --config-dump "$data/preview/consul-dump.json" >"$work/out" 2>&1
+check "preview refuses targetRef.namespace = another" 1 $? "$work/out"
+contains "preview: the reason" "$work/out" "may not write into targets of namespace 'team-b'"
+
 # The controller parses its flag the same way, before it connects anywhere: a typo fails the start.
 "$bin" controller --allow-cross-namespace-from='platform,*' >"$work/out" 2>&1
 check "controller --allow-cross-namespace-from with *" 2 $? "$work/out"
