@@ -151,8 +151,16 @@ static bool check_envoypatchpolicy(const po_CliObject *o, json_object *obj, po_A
   return d && po_EG_CheckEnvoyPatchPolicy(obj, a, d) && add_native(o, d, "jsonPatches", r);
 }
 
-bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts) {
+bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy) {
   switch (code) {
+    case kPo_OptAllowCrossNamespaceFrom: {
+      char why[512];
+      if (!tenancy || !po_Tenancy_AllowCrossNamespace(tenancy, value, why, sizeof why)) {
+        fprintf(stderr, "propertyoverride %s: %s\n", cmd, tenancy ? why : "--allow-cross-namespace-from is not an option here");
+        return false;
+      }
+      return true;
+    }
     case kPo_OptClusterDomain:
       if (!*value || *value == '.' || value[strlen(value) - 1] == '.' || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(value)) {
         fprintf(stderr, "propertyoverride %s: --cluster-domain '%s': a DNS domain such as cluster.local is expected\n", cmd, value);

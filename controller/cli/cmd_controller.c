@@ -8,6 +8,7 @@
 #include "cli.h"
 #include "gitops.h"
 #include "po/app/app.h"
+#include "po/targets/tenancy.h"
 
 static const char kUsage[] =
     "usage: propertyoverride controller [OPTIONS]\n"
@@ -24,6 +25,9 @@ static const char kUsage[] =
     "  --allow-proxydefaults-from NS  a namespace whose PropertyOverrides may target the mesh-wide\n"
     "                                 ProxyDefaults (repeatable; * for any; default: only the\n"
     "                                 controller's own namespace)\n"
+    "  --allow-cross-namespace-from NS[,NS...]  namespaces (platform teams) whose PropertyOverrides\n"
+    "                                 may set targetRef.namespace to any namespace for ServiceDefaults\n"
+    "                                 targets (repeatable; DNS labels, no *; default: none)\n"
     "  --consul-sync-status MODE      require (default): Programmed=True only once consul-k8s reports\n"
     "                                 the target Synced after our write (Pending, SyncFailed until\n"
     "                                 then); ignore: written is programmed (no consul-k8s installed)\n"
@@ -88,7 +92,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kHelp };
+         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -104,6 +108,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
       {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
       {"webhook-cert-san", required_argument, 0, kSan}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
+      {"allow-cross-namespace-from", required_argument, 0, kAllowXns},
       {"controller-username", required_argument, 0, kCtlUser},
       {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
       {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
@@ -131,7 +136,7 @@ int po_Cmd_Controller(int argc, char **argv) {
         else return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
         break;
       case kPo_OptClusterDomain: case kPo_OptIstioVersion: case kPo_OptIstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "controller", &targets)) return kPo_ExitUsage;
+        if (!po_Cli_TargetOption(c, optarg, "controller", &targets, NULL)) return kPo_ExitUsage;
         break;
       case kSyncMode:
         if (!strcmp(optarg, "require")) o.consul_sync_require = true;
@@ -206,6 +211,17 @@ int po_Cmd_Controller(int argc, char **argv) {
         }
         o.proxydefaults_from[o.n_proxydefaults_from++] = optarg;
         break;
+      case kAllowXns: {
+        /* parsed here, strictly, so a typo fails the start instead of allowing nobody */
+        char why[512];
+        po_Tenancy probe = {0};
+        if (!po_Tenancy_AllowCrossNamespace(&probe, optarg, why, sizeof why)) return usage_error(why);
+        if (o.n_cross_namespace_from == kPo_AppMaxProxyDefaultsFrom) {
+          return usage_error("--allow-cross-namespace-from: at most 64 times");
+        }
+        o.cross_namespace_from[o.n_cross_namespace_from++] = optarg;
+        break;
+      }
       case kCtlUser: o.controller_user = optarg; break;
       case kLogLevel: level_s = optarg; break;
       case kHelp: fputs(kUsage, stdout); return kPo_ExitOk;

@@ -584,6 +584,12 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
   return errors ? 1 : 0;
 }
 
+/* Preview applies each PropertyOverride to the proxy of its own namespace's dump, so another
+ * namespace in targetRef is refused whatever the controller's policy (an empty one: the message
+ * names the controller's flag), as render refuses it. */
+static const po_Tenancy kPreviewNobody = {0};
+static const po_TargetOptions kPreviewOptions = {.tenancy = &kPreviewNobody};
+
 int po_Cmd_Preview(int argc, char **argv) {
   static const struct option opts[] = {{"filename", required_argument, 0, 'f'},
                                        {"config-dump", required_argument, 0, 'c'},
@@ -655,7 +661,7 @@ int po_Cmd_Preview(int argc, char **argv) {
   size_t npo = 0;
   ok = pos != NULL;
   for (size_t i = 0; ok && i < in.count; i++) {
-    ok = po_Cli_CheckObject(&in.objects[i], NULL, a, &rep, &compiled[i]);
+    ok = po_Cli_CheckObject(&in.objects[i], &kPreviewOptions, a, &rep, &compiled[i]);
     if (!ok || in.objects[i].kind != kPo_ObjPropertyOverride || !compiled[i].accepted) continue;
     const po_CompiledOverride *co = &compiled[i];
     pos[npo].c = co;

@@ -235,7 +235,7 @@ static int render(const po_CliInputs *in, po_CompiledOverride *compiled, po_Aren
       po_CompiledOverride *c = &compiled[i];
       if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_Consul || by_target(&(Target){c->target_kind, c->ns, c->target_name}, &targets[t])) continue;
       if (!c->generation) c->generation = 1;
-      entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority, c->required};
+      entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority, c->required, NULL};
       if (!entries[ne++].arguments) rc = -1; /* never a target rendered without one of its entries */
     }
     /* The last matching Consul object of the inputs is the current state, as a later
@@ -287,7 +287,10 @@ int po_Cmd_Render(int argc, char **argv) {
                                        {"istio-version", required_argument, 0, kPo_OptIstioVersion},
                                        {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
                                        {0, 0, 0, 0}};
-  po_TargetOptions topts = {0};
+  /* render writes each entry into its own namespace's target, so another namespace is refused
+   * whatever the controller's policy (an empty one: the message names the flag) */
+  static const po_Tenancy kNobody = {0};
+  po_TargetOptions topts = {.tenancy = &kNobody};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   bool verbose = false;
@@ -303,7 +306,7 @@ int po_Cmd_Render(int argc, char **argv) {
       case kPo_OptClusterDomain:
       case kPo_OptIstioVersion:
       case kPo_OptIstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "render", &topts)) return free(paths), kPo_ExitUsage;
+        if (!po_Cli_TargetOption(c, optarg, "render", &topts, NULL)) return free(paths), kPo_ExitUsage;
         break;
       default:
         free(paths);

@@ -32,6 +32,9 @@ static const char kUsage[] =
     "  --istio-version 1.N   the Istio release Service/Mesh targets run (arrays need 1.31+)\n"
     "  --cluster-domain D    Kubernetes' DNS domain for Istio's service names (cluster.local)\n"
     "  --istio-root-namespace NS  Istio's root namespace, for Mesh targets (istio-system)\n"
+    "  --allow-cross-namespace-from NS[,NS...]  namespaces whose PropertyOverrides may name another\n"
+    "                        namespace in targetRef.namespace (ServiceDefaults only; the controller's\n"
+    "                        flag of the same name; default: none)\n"
     "\n"
     "Exit status with -f: 0 every object valid; 1 some object invalid; 2 bad usage, some input\n"
     "unreadable or unparsable (what could be read is still checked and reported), a directory\n"
@@ -117,9 +120,12 @@ int po_Cmd_Validate(int argc, char **argv) {
                                        {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
                                        {"istio-version", required_argument, 0, kPo_OptIstioVersion},
                                        {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
+                                       {"allow-cross-namespace-from", required_argument, 0, kPo_OptAllowCrossNamespaceFrom},
                                        {0, 0, 0, 0}};
   const char *file = NULL, *name = NULL, *convention = NULL;
-  po_TargetOptions topts = {0};
+  /* the tenancy policy judged offline: nobody may name another namespace unless the flag says so */
+  po_Tenancy tenancy = {0};
+  po_TargetOptions topts = {.tenancy = &tenancy};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   po_OutputFormat format = kPo_OutputText;
@@ -143,7 +149,8 @@ int po_Cmd_Validate(int argc, char **argv) {
       case kPo_OptClusterDomain:
       case kPo_OptIstioVersion:
       case kPo_OptIstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "validate", &topts)) return free(paths), kPo_ExitUsage;
+      case kPo_OptAllowCrossNamespaceFrom:
+        if (!po_Cli_TargetOption(c, optarg, "validate", &topts, &tenancy)) return free(paths), kPo_ExitUsage;
         break;
       default:
         free(paths);

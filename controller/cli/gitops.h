@@ -9,6 +9,7 @@
 
 #include "po/engine.h"
 #include "po/targets/override.h"
+#include "po/targets/tenancy.h"
 
 struct json_object;
 
@@ -118,8 +119,10 @@ bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_
 /* The mesh options flags of validate and render (--cluster-domain, --istio-version,
  * --istio-root-namespace), as getopt_long codes kPo_OptClusterDomain..; returns false with a
  * message on stderr when the value is bad. */
-enum { kPo_OptClusterDomain = 1000, kPo_OptIstioVersion, kPo_OptIstioRootNamespace };
-bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts);
+enum { kPo_OptClusterDomain = 1000, kPo_OptIstioVersion, kPo_OptIstioRootNamespace, kPo_OptAllowCrossNamespaceFrom };
+/* `tenancy` takes --allow-cross-namespace-from (validate: the controller's flag of the same name,
+ * so CI judges a platform team's targetRef.namespace as the cluster will; default nobody). */
+bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy);
 
 /* ---- YAML output (yaml_emit.c) ---- */
 

@@ -17,6 +17,34 @@ for f in "$data"/istio-refusals/*.yaml "$data"/targetref/*.yaml; do
   contains "reason $f" "$work/out" "$reason"
 done
 
+# targetRef.namespace naming the PropertyOverride's own namespace is fine, and render writes there.
+sed -e 's/namespace: team-b}/namespace: team-a}/' "$data/targetref/namespace-other.yaml" >"$work/own.yaml"
+"$bin" validate -f "$work/own.yaml" >"$work/out" 2>&1
+check "targetRef.namespace = its own namespace is fine" 0 $? "$work/out"
+"$bin" render -f "$work/own.yaml" >"$work/out" 2>&1
+check "render of it" 0 $?
+contains "rendered into its own namespace" "$work/out" "namespace: team-a"
+
+# A namespace the policy lists may name another one (validate takes the controller's flag); the
+# flag is parsed strictly, naming the bad item.
+"$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from=infra,team-a >"$work/out" 2>&1
+check "targetRef.namespace allowed by --allow-cross-namespace-from" 0 $? "$work/out"
+"$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from='team-a,*' >"$work/out" 2>&1
+check "--allow-cross-namespace-from with *" 2 $? "$work/out"
+contains "bad item named" "$work/out" "item 2 '*' is not a namespace name"
+"$bin" validate -f "$data/targetref/namespace-other.yaml" --allow-cross-namespace-from='team-a,' >"$work/out" 2>&1
+check "--allow-cross-namespace-from with an empty item" 2 $? "$work/out"
+contains "empty item named" "$work/out" "item 2 is empty"
+# preview and render apply it in its own namespace: another is refused whatever the policy.
+"$bin" preview -f "$data/targetref/namespace-other.yaml" --config-dump "$data/preview/consul-dump.json" >"$work/out" 2>&1
+check "preview refuses targetRef.namespace = another" 1 $? "$work/out"
+contains "preview: the reason" "$work/out" "may not write into targets of namespace 'team-b'"
+
+# The controller parses its flag the same way, before it connects anywhere: a typo fails the start.
+"$bin" controller --allow-cross-namespace-from='platform,*' >"$work/out" 2>&1
+check "controller --allow-cross-namespace-from with *" 2 $? "$work/out"
+contains "controller: bad item named" "$work/out" "--allow-cross-namespace-from 'platform,*': item 2 '*' is not a namespace name"
+
 # The same patches are fine for Consul where Consul can express them: the refusals are Istio's.
 sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.yaml" >"$work/consul.yaml"
 "$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1

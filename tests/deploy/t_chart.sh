@@ -92,6 +92,10 @@ jqt "$work/default.json" "default: services get/list/watch and envoyfilters CRUD
   '[.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-controller") | .rules[] | select(.resources == ["services"] or .resources == ["envoyfilters"])] == [{"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch"]},{"apiGroups":["networking.istio.io"],"resources":["envoyfilters"],"verbs":["get","list","watch","create","update","delete"]}]'
 jqt "$work/options.json" "options: tenancy.proxyDefaultsNamespaces, one --allow-proxydefaults-from each" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=platform\",\"--allow-proxydefaults-from=team-a\"]"
+jqt "$work/options.json" "options: tenancy.allowCrossNamespaceFrom, one --allow-cross-namespace-from with the list" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-cross-namespace-from\"))] == [\"--allow-cross-namespace-from=platform,infra\"]"
+jqt "$work/default.json" "default: no --allow-cross-namespace-from (nobody names another namespace)" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-cross-namespace-from\"))] == []"
 jqt "$work/default.json" "default: no --allow-proxydefaults-from (only the controller's own namespace)" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == []"
 jqt "$work/default.json" "default: PropertyOverrides always reviewed; ServiceDefaults/ProxyDefaults only under matchConditions" \

@@ -6,15 +6,17 @@
 # are left alone and reported (Events ForeignEntry / ForeignObject on the target, the counter
 # propertyoverride_foreign_markers_total). A forged last-valid annotation programs nothing. Only
 # allowed namespaces (by default the controller's own, here the kubeconfig's: default) may target
-# ProxyDefaults. targetRef has no namespace. The never-regress observer watches throughout.
+# ProxyDefaults. targetRef.namespace may name another namespace only from the namespaces
+# --allow-cross-namespace-from lists (here: platform). The never-regress observer watches throughout.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
 obs_start || exit 1
-lc_controller || exit 1
+lc_controller --allow-cross-namespace-from=platform || exit 1
 lc_register_webhook Fail
 kubectl create namespace tenant >/dev/null
 kubectl create namespace other >/dev/null
+kubectl create namespace platform >/dev/null
 
 PATCH='{ResourceFilter: {ResourceType: cluster, TrafficDirection: outbound}, Op: add, Path: /outlier_detection/max_ejection_percent, Value: 42}'
 po() { # name target [value] [namespace] [targetKind]
@@ -137,14 +139,54 @@ eventually "ProxyDefaults from tenant, webhook bypassed: Accepted False" 15 Fals
 check "ProxyDefaults from tenant: reason TargetNotAllowed" test "$(cond mesh-bad Accepted reason tenant)" = TargetNotAllowed
 check "ProxyDefaults from tenant: none created there (3 s)" holds 3 sh -c '[ -z "$(kubectl get proxydefaults -n tenant -o name 2>/dev/null)" ]'
 
-# 6. targetRef.namespace does not exist: pruned, only its own namespace is touched
+# 6. targetRef.namespace: its own namespace works; another is denied at admission and, with the
+#    webhook bypassed, refused (TargetNotAllowed) writing nothing anywhere; from platform (listed
+#    by --allow-cross-namespace-from) it programs the other namespace's ServiceDefaults, side by
+#    side with a same-named PropertyOverride of that namespace, and deleting it removes only its entry
 lc_register_webhook Fail
-po tns svc-x 10 tenant | sed 's/^  targetRef: {kind: ServiceDefaults, name: svc-x}$/  targetRef: {kind: ServiceDefaults, name: svc-x, namespace: other}/' |
-  kubectl apply --validate=false -f - >/dev/null
-check "targetRef.namespace pruned" test -z "$(kubectl get propertyoverride tns -n tenant -o jsonpath='{.spec.targetRef.namespace}')"
-check "tns programmed" kubectl wait --for=condition=Programmed propertyoverride/tns -n tenant --timeout=30s
-check "its own namespace's target holds it" test "$(entries servicedefaults svc-x tenant)" = "tns@1"
-check "nothing in the other namespace" test -z "$(kubectl get servicedefaults,proxydefaults -n other -o name 2>/dev/null)"
+tns() { # name namespace-in-targetRef [namespace of the PropertyOverride]
+  po "$1" svc-x 10 "${3:-tenant}" | sed "s/^  targetRef: {kind: ServiceDefaults, name: svc-x}\$/  targetRef: {kind: ServiceDefaults, name: svc-x, namespace: $2}/"
+}
+tns tns-own tenant | kubectl apply -f - >/dev/null
+check "targetRef.namespace kept by the API server" test "$(kubectl get propertyoverride tns-own -n tenant -o jsonpath='{.spec.targetRef.namespace}')" = tenant
+check "targetRef.namespace = its own: programmed" kubectl wait --for=condition=Programmed propertyoverride/tns-own -n tenant --timeout=30s
+check "its own namespace's target holds it" test "$(entries servicedefaults svc-x tenant)" = "tns-own@1"
+out=$(tns tns 'other' | kubectl apply -f - 2>&1)
+contains "targetRef.namespace = other: the webhook denies" "$out" "may not write into targets of namespace 'other'"
+check "targetRef.namespace = other: not created" sh -c '! kubectl get propertyoverride tns -n tenant -o name 2>/dev/null | grep -q .'
+out=$(tns tns 'Other_NS' | kubectl apply -f - 2>&1)
+contains "targetRef.namespace malformed: the API server's schema refuses it" "$out" "targetRef.namespace"
+kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+tns tns other | kubectl apply -f - >/dev/null
+eventually "targetRef.namespace = other, webhook bypassed: Accepted False" 15 False cond tns Accepted status tenant
+check "targetRef.namespace = other: reason TargetNotAllowed" test "$(cond tns Accepted reason tenant)" = TargetNotAllowed
+contains "targetRef.namespace = other: the message names both namespaces" "$(cond tns Accepted message tenant)" \
+  "namespace 'tenant' may not write into targets of namespace 'other'"
+check "targetRef.namespace = other: nothing in the other namespace (3 s)" holds 3 sh -c '[ -z "$(kubectl get servicedefaults,proxydefaults -n other -o name 2>/dev/null)" ]'
+check "targetRef.namespace = other: its own namespace's target holds only tns-own" test "$(entries servicedefaults svc-x tenant)" = "tns-own@1"
+lc_register_webhook Fail
+# entries with the marker's namespace when it has one: "ns/name@gen", else "name@gen"
+qentries() {
+  kubectl get servicedefaults "$1" -n "$2" -o json 2>/dev/null | jq -r '[.spec.envoyExtensions // [] | .[] |
+    .arguments.PropertyOverride | "\(if .namespace then .namespace + "/" else "" end)\(.name)@\(.generation)"] | sort | join(" ")'
+}
+tns tns-own tenant platform | kubectl apply -f - >/dev/null
+check "from platform, targetRef.namespace = tenant: admitted and programmed" \
+  kubectl wait --for=condition=Programmed propertyoverride/tns-own -n platform --timeout=30s
+contains "its status names the target of the other namespace" "$(cond tns-own Programmed message platform)" "ServiceDefaults tenant/svc-x"
+check "tenant/svc-x holds both tns-own, kept apart (the platform's marker names its namespace)" \
+  test "$(qentries svc-x tenant)" = "platform/tns-own@1 tns-own@1"
+check "the tenant's own entry was not rewritten (its marker has no namespace)" \
+  test "$(kubectl get servicedefaults svc-x -n tenant -o json | jq '[.spec.envoyExtensions[].arguments.PropertyOverride | select(.namespace == null)] | length')" = 1
+out=$(tns tns-pd tenant platform | sed 's/kind: ServiceDefaults, name: svc-x/kind: ProxyDefaults, name: global/' | kubectl apply -f - 2>&1)
+contains "from platform, ProxyDefaults with targetRef.namespace: denied" "$out" "may not target ProxyDefaults"
+echo "--- kubectl get pov -A; kubectl describe pov tns -n tenant, tns-own -n platform (conditions) ---"
+kubectl get pov -A 2>&1
+kubectl describe pov tns -n tenant 2>&1 | sed -n '/Conditions:/,/Events:/p'
+kubectl describe pov tns-own -n platform 2>&1 | sed -n '/Conditions:/,/Events:/p'
+kubectl delete propertyoverride tns-own -n platform --timeout=30s >/dev/null
+eventually "deleting the platform's tns-own removes only its entry" 15 "tns-own@1" qentries svc-x tenant
+check "the platform's finalizer went with it" sh -c '! kubectl get propertyoverride tns-own -n platform -o name 2>/dev/null | grep -q .'
 
 # 7. a forged last-valid annotation on an invalid PropertyOverride, the webhook bypassed
 kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null

@@ -183,6 +183,10 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
   if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (status && F.status_fails > 0) {
+    F.status_fails--;
+    return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+  }
   if (status) F.status_patches++;
   else F.override_patches++;
   if (status && F.status_lags) return kPo_WriteOk; /* written; the cache does not show it yet */
@@ -245,19 +249,30 @@ int teardown(void **s) {
 }
 
 void apply_override(const char *name, int gen, const char *target, const char *patches) {
+  apply_override_ns("default", name, gen, target, NULL, patches);
+}
+
+void apply_override_ns(const char *ns, const char *name, int gen, const char *target, const char *target_ns,
+                       const char *patches) {
   size_t size = strlen(patches) + 1024; /* big lists of patches too */
-  char *text = malloc(size);
+  char *text = malloc(size), tref[200];
   assert_non_null(text);
+  if (target_ns) snprintf(tref, sizeof tref, ",\"namespace\":\"%s\"", target_ns);
+  else tref[0] = '\0';
+  /* uids differ per namespace (as the API server's do) but stay "uid-po-NAME" in default */
+  char uid[300];
+  if (!strcmp(ns, "default")) snprintf(uid, sizeof uid, "uid-po-%s", name);
+  else snprintf(uid, sizeof uid, "uid-po-%s-%s", ns, name);
   snprintf(text, size,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
-           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
-           "\"spec\":{\"targetRef\":{\"name\":\"%s\"},\"patches\":%s}}",
-           name, gen, name, target, patches);
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"generation\":%d,\"uid\":\"%s\"},"
+           "\"spec\":{\"targetRef\":{\"name\":\"%s\"%s},\"patches\":%s}}",
+           name, ns, gen, uid, target, tref, patches);
   json_object *o = json_tokener_parse(text);
   free(text);
   assert_non_null(o);
   char k[300];
-  snprintf(k, sizeof k, "po/default/%s", name);
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
   if (s) { /* keep what the server keeps: finalizers, annotations and status */
     json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
@@ -269,9 +284,9 @@ void apply_override(const char *name, int gen, const char *target, const char *p
   put(k, o);
   char key[300], old[300];
   po_Reconcile_OverrideKey(o, key, sizeof key);
-  po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
+  po_TargetIndex_Set(IX, ns, name, key, old, sizeof old);
   char held[300];
   po_Reconcile_HeldKey(o, held, sizeof held); /* as the informer handler does */
-  po_TargetIndex_SetHeld(IX, "default", name, held, old, sizeof old);
+  po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old);
 }
 

@@ -29,6 +29,7 @@ typedef struct {
   char last_target_reason[64];
   int events;      /* Events about PropertyOverrides */
   bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
+  int status_fails; /* the next this many status writes fail (kPo_WriteFailed), as a 500 would */
   int lent; /* objects read and not released yet */
   int override_reads; /* PropertyOverrides read (lent) */
   const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */
@@ -52,5 +53,9 @@ int teardown(void **s);
 /* A PropertyOverride of namespace default (uid "uid-po-<name>") stored and indexed as the
  * informer handlers would. */
 void apply_override(const char *name, int gen, const char *target, const char *patches);
+/* The same in namespace ns, with spec.targetRef.namespace when target_ns is not NULL (uid
+ * "uid-po-NS-NAME" outside default). */
+void apply_override_ns(const char *ns, const char *name, int gen, const char *target, const char *target_ns,
+                       const char *patches);
 
 #endif

@@ -512,6 +512,61 @@ static void test_tenancy(void **state) {
   g_tenancy = NULL;
 }
 
+/* --allow-cross-namespace-from: parsed strictly (all or nothing, the bad item named), and another
+ * namespace allowed only to a listed namespace and only for a ServiceDefaults target. */
+static void test_cross_namespace_policy(void **state) {
+  (void)state;
+  po_Tenancy t = {0};
+  char why[768];
+  static const struct { const char *list, *want; } bad[] = {
+      {"", "item 1 is empty"},
+      {"platform,,infra", "item 2 is empty"},
+      {"platform,", "item 2 is empty"},
+      {"platform,*", "item 2 '*' is not a namespace name"},
+      {"Platform", "item 1 'Platform' is not a namespace name"},
+      {"-x", "item 1 '-x' is not a namespace name"},
+      {"a_b", "item 1 'a_b' is not a namespace name"},
+      {"0123456789012345678901234567890123456789012345678901234567890123", "item 1"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    assert_false(po_Tenancy_AllowCrossNamespace(&t, bad[i].list, why, sizeof why));
+    if (!strstr(why, bad[i].want) || !strstr(why, "--allow-cross-namespace-from")) fail_msg("'%s': %s", bad[i].list, why);
+    assert_int_equal(t.n_cross, 0); /* nothing of a bad list is kept */
+  }
+  assert_true(po_Tenancy_AllowCrossNamespace(&t, "platform,infra", why, sizeof why));
+  assert_true(po_Tenancy_AllowCrossNamespace(&t, "infra", why, sizeof why)); /* repeated: harmless */
+  assert_int_equal(t.n_cross, 2);
+  /* own namespace and empty: always; a listed namespace: ServiceDefaults anywhere */
+  assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetServiceDefaults, "team-a", "", why, sizeof why));
+  assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetServiceDefaults, "team-a", "team-a", why, sizeof why));
+  assert_true(po_Tenancy_AllowsNamespace(&t, kPo_TargetServiceDefaults, "platform", "team-b", why, sizeof why));
+  assert_false(po_Tenancy_AllowsNamespace(NULL, kPo_TargetServiceDefaults, "platform", "team-b", why, sizeof why));
+  assert_non_null(strstr(why, "only from namespaces (none) (--allow-cross-namespace-from)"));
+  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetServiceDefaults, "team-a", "team-b", why, sizeof why));
+  assert_non_null(strstr(why, "only from namespaces 'platform', 'infra' (--allow-cross-namespace-from)"));
+  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetProxyDefaults, "platform", "team-b", why, sizeof why));
+  assert_non_null(strstr(why, "only for a ServiceDefaults target, not ProxyDefaults"));
+  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetService, "platform", "team-b", why, sizeof why));
+  /* the webhook: the same policy, the denial naming the flag */
+  g_tenancy = &t;
+  const char *po = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                   "\"metadata\":{\"name\":\"m\",\"namespace\":\"x\"},"
+                   "\"spec\":{\"targetRef\":{\"name\":\"web\",\"namespace\":\"team-b\"},\"patches\":["
+                   "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]}}";
+  for (int k = 0; k < 2; k++) {
+    json_object *review = review_of(json_tokener_parse(po), "propertyoverride.io", "PropertyOverride", "CREATE");
+    json_object_object_add(json_object_object_get(review, "request"), "namespace",
+                           json_object_new_string(k == 0 ? "platform" : "team-a"));
+    bool allowed;
+    char *msg = decide(review, &allowed);
+    if (allowed != (k == 0)) fail_msg("case %d: allowed %d: %s", k, allowed, msg);
+    if (k == 1) assert_non_null(strstr(msg, "spec.targetRef.namespace: PropertyOverrides in namespace 'team-a' may not write"));
+    free(msg);
+  }
+  g_tenancy = NULL;
+}
+
 /* The webhook denies what Istio cannot express, with the reason, on an Istio target only. */
 static void test_istio_refusal_at_admission(void **state) {
   (void)state;
@@ -563,6 +618,7 @@ int main(int argc, char **argv) {
   if (argc > 1) g_root = argv[1];
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_examples),
+      cmocka_unit_test(test_cross_namespace_policy),
       cmocka_unit_test(test_consul_objects_checked_under_wire_typing),
       cmocka_unit_test(test_malformed_reviews),
       cmocka_unit_test(test_denial_of_many_bad_patches_is_bounded),

@@ -306,12 +306,11 @@ static void test_invalid_priority_keeps_order_and_winner(void **state) {
 }
 
 
-#ifdef PO_ADV_KNOWN_FAILING
-/* KNOWN, NOT FIXED (built only with -DPO_ADV_KNOWN_FAILING): without a usable record (the status
- * write that would have made it failed), an invalid generation keeps the live entry verbatim, but
- * at the current spec's priority, and an invalid priority decodes as 0: a's generation 1, live
- * at priority 10 after z, moves before z, so z wins where a did. An invalid update changed what
- * the proxies get. */
+/* Without a usable record (the status write that would have made it failed), an invalid
+ * generation keeps the live entry verbatim, and at the priority it was live at (its marker's):
+ * the current spec's priority is invalid (it would decode as 0), and taking it would move a's
+ * generation 1, live at priority 10 after z, before z, so z would win where a did: an invalid
+ * update would change what the proxies get. */
 static void test_invalid_priority_without_record_keeps_order(void **state) {
   (void)state;
   const char *zr = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
@@ -330,8 +329,12 @@ static void test_invalid_priority_without_record_keeps_order(void **state) {
   json_object *m1 = get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride");
   assert_int_equal(json_object_get_int(get(m1, "generation")), 1);
   assert_string_equal(json_object_get_string(get(m1, "name")), "a"); /* still applied last */
+  assert_int_equal(json_object_get_int(get(m1, "priority")), 10);   /* the marker says where it was live */
+  /* z, at priority 0, keeps the marker older versions wrote (no priority member): no rewrite on upgrade */
+  json_object *m0 = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
+  assert_null(get(m0, "priority"));
+  assert_int_equal(json_object_object_length(m0), 4);
 }
-#endif
 
 
 /* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
@@ -668,6 +671,174 @@ static void test_tenancy_refuses_proxydefaults_from_other_namespaces(void **stat
   assert_null(get(get(po("mesh-wide"), "metadata"), "finalizers"));
 }
 
+static const char *cond_ns(const char *ns, const char *po, const char *type, const char *field) {
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, po);
+  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), type)) return json_object_get_string(get(c, field));
+  }
+  return "";
+}
+
+static json_object *shop_ext(void) {
+  Slot *t = slot("ServiceDefaults/shop/web", false);
+  return t ? get(get(t->obj, "spec"), "envoyExtensions") : NULL;
+}
+
+static po_ReconcileResult run_shop(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/shop/web"); }
+
+/* spec.targetRef.namespace: its own namespace (or empty) is the usual target; another namespace,
+ * from a namespace --allow-cross-namespace-from does not list, is refused (TargetNotAllowed,
+ * naming the flag) and writes nothing there, and its entry leaves its old target; back to its
+ * own namespace, it is programmed there again. */
+static void test_target_in_another_namespace_is_refused(void **state) {
+  (void)state;
+  apply_override_ns("default", "a", 1, "web", "default", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 1);
+  /* the marker of a same-namespace entry names no namespace (as older versions wrote it) */
+  assert_null(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "namespace"));
+  int writes = F.target_writes;
+  apply_override_ns("default", "a", 2, "web", "shop", kGood);
+  assert_true(run().ok);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_string_equal(cond("a", "Accepted", "status"), "False");
+  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond("a", "Accepted", "message"),
+                         "PropertyOverrides in namespace 'default' may not write into targets of namespace 'shop': the "
+                         "operator allows another namespace only from namespaces (none) (--allow-cross-namespace-from)"));
+  assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
+  assert_string_equal(cond("a", "Programmed", "message"), "nothing is written to ServiceDefaults shop/web");
+  assert_null(slot("ServiceDefaults/shop/web", false)); /* nothing written there */
+  assert_int_equal(F.target_writes, writes + 1);        /* its entry left default/web */
+  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_true(!ext || json_object_array_length(ext) == 0);
+  apply_override_ns("default", "a", 3, "web", NULL, kGood); /* targetRef without namespace: its own again */
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_string_equal(cond("a", "Accepted", "reason"), "Accepted");
+  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
+}
+
+/* A namespace --allow-cross-namespace-from lists programs another namespace's ServiceDefaults:
+ * the marker names its namespace; two PropertyOverrides of one name from two namespaces in one
+ * target are kept apart (by uid), and deleting one removes only its entry; an entry of the
+ * target's own namespace keeps a marker without a namespace (not rewritten). */
+static void test_cross_namespace_allowed_programs_the_other_target(void **state) {
+  (void)state;
+  char why[256];
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("shop", "a", 1, "web", NULL, kGood);          /* shop's own */
+  /* the platform team's, same name, another value for the same field: a conflict naming it */
+  apply_override_ns("platform", "a", 1, "web", "shop",
+                    "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":77}]");
+  apply_override_ns("team-x", "b", 1, "web", "shop", kGood);      /* not listed: refused */
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
+  assert_string_equal(cond_ns("shop", "a", "Programmed", "status"), "True");
+  assert_non_null(strstr(cond_ns("platform", "a", "Programmed", "message"), "ServiceDefaults shop/web"));
+  if (!strstr(cond_ns("shop", "a", "Programmed", "message"), "platform/a")) {
+    fail_msg("shop/a's status does not name platform/a: %s", cond_ns("shop", "a", "Programmed", "message"));
+  }
+  /* same priority, same name: the target's own namespace first, so the platform's wins */
+  json_object *first = get(get(json_object_array_get_idx(shop_ext(), 0), "arguments"), "PropertyOverride");
+  assert_null(get(first, "namespace"));
+  assert_string_equal(cond_ns("team-x", "b", "Programmed", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond_ns("team-x", "b", "Accepted", "message"),
+                         "only from namespace 'platform' (--allow-cross-namespace-from)"));
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 2);
+  int with_ns = 0;
+  for (size_t i = 0; i < 2; i++) {
+    json_object *m = get(get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride");
+    const char *uid = json_object_get_string(get(m, "uid"));
+    json_object *ns = get(m, "namespace");
+    if (ns) {
+      with_ns++;
+      assert_string_equal(json_object_get_string(ns), "platform");
+      assert_string_equal(uid, "uid-po-platform-a");
+    } else {
+      assert_string_equal(uid, "uid-po-shop-a");
+    }
+  }
+  assert_int_equal(with_ns, 1);
+  int writes = F.target_writes;
+  assert_true(run_shop().ok); /* current: nothing rewritten */
+  assert_int_equal(F.target_writes, writes);
+  /* deleting the platform's removes only its entry, and its finalizer */
+  json_object *p = slot("po/platform/a", false)->obj;
+  json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(p);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
+                      "uid-po-shop-a");
+  assert_null(slot("po/platform/a", false));
+  g_tenancy.n_cross = 0;
+}
+
+/* Markers of same-namespace entries are what older versions wrote ({name, generation, uid,
+ * targetUID}, no "namespace"): a new process (a fresh index) over such a target finds it current
+ * and writes nothing. */
+static void test_old_markers_not_rewritten_on_upgrade(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *m = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
+  assert_int_equal(json_object_object_length(m), 4);
+  assert_non_null(get(m, "name"));
+  assert_non_null(get(m, "generation"));
+  assert_non_null(get(m, "uid"));
+  assert_non_null(get(m, "targetUID"));
+  int writes = F.target_writes;
+  po_TargetIndex_Free(IX); /* the upgraded controller starts with an empty index */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_string_equal(cond("a", "Programmed", "status"), "True");
+}
+
+/* A marker whose "namespace" is forged (a same-named PropertyOverride in another namespace) gains
+ * nothing: ownership is the uid's, so the entry is someone else's and is left alone. */
+static void test_forged_marker_namespace_gains_nothing(void **state) {
+  (void)state;
+  apply_override_ns("shop", "a", 1, "web", NULL, kGood);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  /* someone copies our entry, naming another namespace's PropertyOverride of that name */
+  json_object *dup = NULL;
+  json_object_deep_copy(json_object_array_get_idx(ext, 0), &dup, NULL);
+  json_object_object_add(get(get(dup, "arguments"), "PropertyOverride"), "namespace", json_object_new_string("platform"));
+  json_object_array_add(ext, dup);
+  apply_override_ns("platform", "a", 1, "other", NULL, kGood); /* exists, other uid, other target */
+  bump(slot("ServiceDefaults/shop/web", false)->obj);
+  assert_true(run_shop().ok);
+  /* the copy is bound to shop/a's uid whatever its namespace says: a second entry of shop/a,
+   * removed by the plan; nothing is taken for platform/a's (its status untouched) */
+  ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  json_object *m = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
+  assert_string_equal(json_object_get_string(get(m, "uid")), "uid-po-shop-a");
+  assert_null(get(m, "namespace"));
+  assert_null(get(slot("po/platform/a", false)->obj, "status"));
+}
+
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
   /* more PropertyOverrides than the first lookup's table holds */
@@ -987,6 +1158,28 @@ static void test_unchanged_overrides_not_read_again(void **state) {
   assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
 }
 
+/* Events follow the status that says the same: a status write that fails raises none, and its
+ * retry, which finds the same old status, raises them once (not once per attempt). */
+static void test_events_follow_a_stored_status(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
+  int events = F.events;
+  F.status_fails = 2;
+  for (int i = 0; i < 2; i++) {
+    po_ReconcileResult r = run();
+    assert_false(r.ok);
+    assert_int_equal(F.events, events); /* nothing said while nothing is stored */
+  }
+  assert_true(run().ok);
+  assert_int_equal(F.events, events + 2);
+  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
+  assert_true(run().ok);
+  assert_int_equal(F.events, events + 2);
+}
+
 /* A status write succeeded but the watch has not brought it back: the next reconciles want the
  * same status and neither write it nor say it again (each one did, with its Events); a status
  * that changes meanwhile is written. */
@@ -1266,6 +1459,19 @@ static void test_target_in_other_namespace(void **state) {
   assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "default", "web", true));
   assert_false(po_TargetNames_Elsewhere(names, kPo_TargetServiceDefaults, "web", "default", other, sizeof other));
   assert_false(po_TargetNames_Elsewhere(names, kPo_TargetProxyDefaults, "web", "x", other, sizeof other));
+  /* a platform team's PropertyOverride pointing by targetRef.namespace at a namespace without
+   * that ServiceDefaults, which another namespace holds: told to fix its targetRef.namespace */
+  char why[128];
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "api", true));
+  apply_override_ns("platform", "p", 1, "api", "shop", kGood);
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/api").ok);
+  g_tenancy.n_cross = 0;
+  assert_string_equal(cond_ns("platform", "p", "Programmed", "reason"), "TargetInOtherNamespace");
+  if (!strstr(cond_ns("platform", "p", "Programmed", "message"), "not in 'shop'") ||
+      !strstr(cond_ns("platform", "p", "Programmed", "message"), "Set spec.targetRef.namespace to 'apps'")) {
+    fail_msg("%s", cond_ns("platform", "p", "Programmed", "message"));
+  }
   po_TargetNames_Free(names);
 }
 
@@ -1303,9 +1509,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_with_a_last_valid_generation_still_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_kind_overlap_with_a_last_valid_generation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_priority_keeps_order_and_winner, setup, teardown),
-#ifdef PO_ADV_KNOWN_FAILING
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
-#endif
+      cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_cost_bounded, setup, teardown),

@@ -277,6 +277,12 @@ static bool build(po_App *app, po_CtlStatus *st) {
   /* Without the flag only the controller's own namespace (where the operator runs it, next to
    * Consul's own ProxyDefaults) may target ProxyDefaults. */
   if (app->tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app->tenancy, own_namespace(app));
+  for (size_t i = 0; i < o->n_cross_namespace_from; i++) {
+    char why[512];
+    if (!po_Tenancy_AllowCrossNamespace(&app->tenancy, o->cross_namespace_from[i], why, sizeof why)) {
+      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "%s", why);
+    }
+  }
   app->io.tenancy = &app->tenancy;
   app->target_options = (po_TargetOptions){.cluster_domain = o->cluster_domain ? o->cluster_domain : "cluster.local",
                                             .istio_minor = o->istio_minor,

@@ -48,6 +48,8 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
   out->n++;
   *p = (po_OverlapPeer){0}; /* no override: takes no part */
   if (!ce->c.accepted) return;
+  /* nor one whose targetRef.namespace is refused: it writes nothing anywhere */
+  if (!po_Tenancy_AllowsNamespace(io->tenancy, ce->c.target_kind, ns, ce->c.target_ns, why, sizeof why)) return;
   const char *s1 = strchr(key, '/');
   *p = (po_OverlapPeer){
       .ns = po_Arena_Printf(ar, "%s", ns), .name = po_Arena_Printf(ar, "%s", slash + 1), .override = ce->c.override,

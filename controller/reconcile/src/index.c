@@ -315,6 +315,23 @@ size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*
   return count;
 }
 
+size_t po_TargetIndex_LookupQualified(po_TargetIndex *ix, const char *target_key, char (*refs)[320], size_t cap) {
+  size_t count = 0;
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = link_find(ix, target_key, "", &found);
+  const char *prev = NULL;
+  for (size_t i = at; i < ix->nlinks && strcmp(ix->links[i].target, target_key) == 0; i++) {
+    const char *po = ix->links[i].po;
+    if (prev && strcmp(prev, po) == 0) continue;
+    prev = po;
+    if (count < cap) copy_out(refs[count], sizeof refs[count], po);
+    count++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return count;
+}
+
 size_t po_TargetIndex_Count(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
   size_t n = ix->len;

@@ -31,6 +31,11 @@ static void key_of_spec(const char *ns, const json_object *spec, char *key, size
   if (!found || (group && strcmp(group, po_TargetKind_Group(k)) != 0)) return;
   bool wide = po_TargetKind_MeshWide(k);
   if (!wide && (!name || !*name)) return;
+  /* A ServiceDefaults of spec.targetRef.namespace: the reconcile of that target is where the
+   * tenancy policy allows it or refuses it (TargetNotAllowed). The other kinds are never of
+   * another namespace: they stay listed under their own, where they are refused. */
+  const char *tns = po_Json_String(po_Json_Get(spec, "targetRef"), "namespace");
+  if (k == kPo_TargetServiceDefaults && tns && *tns) ns = tns;
   po_Reconcile_TargetKey(k, ns, wide ? "global" : name, key, size);
 }
 

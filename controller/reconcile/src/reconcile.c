@@ -19,6 +19,8 @@
 #include "sync.h"
 
 typedef struct {
+  char ns[254];                  /* its namespace: the target's, or another (spec.targetRef.namespace) */
+  bool other_ns;                 /* ns is not the target's: its marker names it */
   char name[254];
   const char *uid;               /* metadata.uid (uid_buf) */
   char uid_buf[128];
@@ -36,7 +38,7 @@ typedef struct {
   bool over_limit;               /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
   bool is_live;                  /* an entry of it is in the target now */
   bool record;                   /* its current generation is the last valid one (status.lastValid) */
-  char refusal[512];
+  char refusal[1024];
   /* The entry to write: the compiled arguments of `entry` (a reference), or, for an invalid
    * generation without a usable record, a copy of the live entry Consul's check still accepts. */
   const po_CompiledEntry *entry;
@@ -62,7 +64,7 @@ typedef struct {
   void *read_ref;
   const json_object *target;     /* `read`, or `own` once we have our own */
   json_object *own;              /* the target after our create, or our annotated copy (owned) */
-  char (*names)[254];
+  char (*names)[320];            /* "namespace/name" of each PropertyOverride the index lists */
   Item *items;
   size_t n, m;                   /* names listed, items loaded */
   po_ConsulOwner *owners;        /* the target's PropertyOverrides, then those of entries bound to it */
@@ -195,12 +197,12 @@ static bool held_elsewhere(Run *run, const Item *it) {
 
 /* The PropertyOverride names of a target, read in one consistent call: the index may grow
  * between a count and a second read, and a name missing from the list would look deleted. */
-static size_t lookup(po_TargetIndex *ix, const char *key, char (**names)[254]) {
+static size_t lookup(po_TargetIndex *ix, const char *key, char (**names)[320]) {
   size_t cap = 16;
   for (;;) {
-    char(*buf)[254] = malloc(cap * sizeof *buf);
+    char(*buf)[320] = malloc(cap * sizeof *buf);
     if (!buf) return (size_t)-1;
-    size_t n = po_TargetIndex_Lookup(ix, key, buf, cap);
+    size_t n = po_TargetIndex_LookupQualified(ix, key, buf, cap);
     if (n <= cap) {
       *names = buf;
       return n;
@@ -232,11 +234,13 @@ static void report_foreign(Run *run) {
 
 /* ---- phase 1: load ---- */
 
-static Item *new_item(Run *run, const char *name, const char *k, const char *hk) {
+static Item *new_item(Run *run, const char *ns, const char *name, const char *k, const char *hk) {
   Item *it = &run->items[run->m++];
   it->count_at = SIZE_MAX;
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
+  snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
+  it->other_ns = strcmp(it->ns, run->ns) != 0;
   snprintf(it->name, sizeof it->name, "%s", name);
   it->uid = it->uid_buf;
   return it;
@@ -244,8 +248,9 @@ static Item *new_item(Run *run, const char *name, const char *k, const char *hk)
 
 /* One PropertyOverride of the key as an item (taking obj and ref), compiled; false when
  * memory ran out. k and hk are its current and held keys. */
-static bool add_item(Run *run, const json_object *obj, void *ref, const char *name, const char *k, const char *hk) {
-  Item *it = new_item(run, name, k, hk);
+static bool add_item(Run *run, const json_object *obj, void *ref, const char *ns, const char *name, const char *k,
+                     const char *hk) {
+  Item *it = new_item(run, ns, name, k, hk);
   it->obj = obj;
   it->ref = ref;
   snprintf(it->uid_buf, sizeof it->uid_buf, "%s", po_Json_Meta(obj, "uid"));
@@ -261,17 +266,18 @@ static bool add_item(Run *run, const json_object *obj, void *ref, const char *na
     po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
     snprintf(m.rv, sizeof m.rv, "%s", it->rv);
     snprintf(m.uid, sizeof m.uid, "%s", it->uid);
-    po_TargetIndex_MemoSet(run->ix, run->ns, name, &m, k, hk);
+    po_TargetIndex_MemoSet(run->ix, it->ns, name, &m, k, hk);
   }
   return true;
 }
 
 /* From the memo of an unchanged PropertyOverride (not being deleted, finalizer in place): no
  * read. False when its compiled form is no longer cached: then it is read. */
-static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, const char *k, const char *hk) {
-  const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, run->ns, name, m->uid, m->generation, m->spec_hash);
+static bool add_memo_item(Run *run, const char *ns, const char *name, const po_OverrideMemo *m, const char *k,
+                          const char *hk) {
+  const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, ns, name, m->uid, m->generation, m->spec_hash);
   if (!ce) return false;
-  Item *it = new_item(run, name, k, hk);
+  Item *it = new_item(run, ns, name, k, hk);
   it->from_memo = true;
   it->memo = *m;
   snprintf(it->uid_buf, sizeof it->uid_buf, "%s", m->uid);
@@ -286,7 +292,7 @@ static bool add_memo_item(Run *run, const char *name, const po_OverrideMemo *m, 
  * (to run again) when it changed meanwhile. */
 static bool need_obj(Run *run, Item *it) {
   if (it->obj) return true;
-  const json_object *obj = run->io->get_override(run->io->ctx, run->ns, it->name, &it->ref);
+  const json_object *obj = run->io->get_override(run->io->ctx, it->ns, it->name, &it->ref);
   json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
   if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
     release(run, obj, it->ref);
@@ -303,16 +309,18 @@ static bool need_obj(Run *run, Item *it) {
 static bool load_overrides(Run *run) {
   const po_ReconcileIO *io = run->io;
   for (size_t i = 0; i < run->n; i++) {
-    char k[600], hk[600];
+    char k[600], hk[600], ns[254];
+    const char *slash = strchr(run->names[i], '/'), *name = slash ? slash + 1 : run->names[i];
+    snprintf(ns, sizeof ns, "%.*s", slash ? (int)(slash - run->names[i]) : 0, run->names[i]);
     po_OverrideVersion v;
     po_OverrideMemo m;
-    if (io->override_version && io->override_version(io->ctx, run->ns, run->names[i], &v) &&
-        po_TargetIndex_MemoGet(run->ix, run->ns, run->names[i], &v, &m, k, hk, sizeof k)) {
+    if (io->override_version && io->override_version(io->ctx, ns, name, &v) &&
+        po_TargetIndex_MemoGet(run->ix, ns, name, &v, &m, k, hk, sizeof k)) {
       if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
-      if (add_memo_item(run, run->names[i], &m, k, hk)) continue;
+      if (add_memo_item(run, ns, name, &m, k, hk)) continue;
     }
     void *ref = NULL;
-    const json_object *obj = io->get_override(io->ctx, run->ns, run->names[i], &ref);
+    const json_object *obj = io->get_override(io->ctx, ns, name, &ref);
     if (!obj) continue;
     po_Reconcile_OverrideKey(obj, k, sizeof k);
     po_Reconcile_HeldKey(obj, hk, sizeof hk);
@@ -320,7 +328,7 @@ static bool load_overrides(Run *run) {
       release(run, obj, ref);
       continue;
     }
-    if (!add_item(run, obj, ref, run->names[i], k, hk)) return false;
+    if (!add_item(run, obj, ref, ns, name, k, hk)) return false;
   }
   return true;
 }
@@ -348,7 +356,9 @@ static bool load_bound_owners(Run *run) {
     }
     if (listed) continue;
     void *ref = NULL;
-    const json_object *other = io->get_override(io->ctx, run->ns, run->bound[b].owner, &ref);
+    /* the marker's namespace only says where to look: the uid must match all the same */
+    const char *bns = run->bound[b].ns && *run->bound[b].ns ? run->bound[b].ns : run->ns;
+    const json_object *other = io->get_override(io->ctx, bns, run->bound[b].owner, &ref);
     if (!other || strcmp(po_Json_Meta(other, "uid"), run->bound[b].uid) != 0) {
       release(run, other, ref);
       continue;
@@ -361,9 +371,9 @@ static bool load_bound_owners(Run *run) {
        * memory). It is one of ours all the same, never taken for deleted; the index is repaired. */
       char old[600];
       run->r.index_repaired++;
-      po_TargetIndex_Set(run->ix, run->ns, run->bound[b].owner, k, old, sizeof old);
-      po_TargetIndex_SetHeld(run->ix, run->ns, run->bound[b].owner, hk, old, sizeof old);
-      if (!add_item(run, other, ref, run->bound[b].owner, k, hk)) return false;
+      po_TargetIndex_Set(run->ix, bns, run->bound[b].owner, k, old, sizeof old);
+      po_TargetIndex_SetHeld(run->ix, bns, run->bound[b].owner, hk, old, sizeof old);
+      if (!add_item(run, other, ref, bns, run->bound[b].owner, k, hk)) return false;
       continue;
     }
     run->owners[run->nowners++] = (po_ConsulOwner){run->bound[b].owner, run->bound[b].uid};
@@ -445,8 +455,9 @@ static bool keep_last_valid(Run *run, Item *it) {
     if (!(it->entry_copy = copy(e->arguments))) return oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
     json_object_object_del(it->entry_copy, "PropertyOverride");
     it->entry_generation = e->generation;
-    /* the live entry does not carry its priority: the current spec's, when it decoded (else 0) */
-    it->entry_priority = it->ce->c.priority;
+    /* the priority it was live at (its marker's), never the current spec's: an invalid
+     * generation must not move the entry it keeps */
+    it->entry_priority = e->priority;
     it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
     it->entry_hash = po_Json_Hash(it->entry_copy);
     it->entry_required = e->required;
@@ -499,7 +510,11 @@ static bool plan(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (it->deleting) continue;
-    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, run->ns, it->refusal, sizeof it->refusal)) {
+    /* the PropertyOverride's own namespace is asked about, not the target's: they differ when
+     * targetRef.namespace names another (the key put it here) */
+    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, it->refusal, sizeof it->refusal) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, it->refusal,
+                                    sizeof it->refusal)) {
       it->refused = true;
       continue;
     }
@@ -547,10 +562,10 @@ static bool write_finalizers(Run *run) {
     char err[256];
     po_OverrideMemo m = own_version(it);
     /* noted before the write: its echo can come through the watch before the answer does */
-    po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
-    po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
+    po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
+    po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
-    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 0, NULL, 0, true);
+    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
     if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "adding the finalizer", err);
   }
   return run->r.ok;
@@ -583,9 +598,15 @@ static bool create_target(Run *run) {
 }
 
 /* The entry's arguments with our marker for the target it goes into (a new reference). */
-static json_object *marked(const Item *it, const char *target_uid) {
+/* The marker's namespace: the PropertyOverride's when not the target's, else none (as older
+ * versions wrote it, so their markers are not rewritten). */
+static const char *marker_ns(const Item *it, const char *target_ns) { return strcmp(it->ns, target_ns) != 0 ? it->ns : ""; }
+
+static json_object *marked(const Item *it, const char *target_ns, const char *target_uid) {
   json_object *args = it->entry ? po_Json_Parse(it->entry->arguments, it->entry->arguments_len) : copy(it->entry_copy);
-  json_object *marker = args ? po_Consul_Marker(it->name, it->entry_generation, it->uid, target_uid) : NULL;
+  json_object *marker = args ? po_Consul_Marker(marker_ns(it, target_ns), it->name, it->entry_generation, it->entry_priority,
+                                                it->uid, target_uid)
+                             : NULL;
   if (!marker || json_object_object_add(args, "PropertyOverride", marker) != 0) {
     json_object_put(marker);
     json_object_put(args);
@@ -598,18 +619,24 @@ static json_object *marked(const Item *it, const char *target_uid) {
 static int by_order(const void *a, const void *b) {
   const Item *x = *(const Item *const *)a, *y = *(const Item *const *)b;
   if (x->entry_priority != y->entry_priority) return x->entry_priority < y->entry_priority ? -1 : 1;
-  return strcmp(x->name, y->name);
+  int c = strcmp(x->name, y->name);
+  /* one name from two namespaces: the marker's namespace ("" for the target's own) decides, as
+   * po_Consul_Plan orders them */
+  return c ? c : strcmp(x->other_ns ? x->ns : "", y->other_ns ? y->ns : "");
 }
 
 /* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
- * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID} and the
- * same arguments (by hash). */
-static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it) {
+ * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID, and
+ * priority when not 0} and the same arguments (by hash). */
+static bool entry_current(const json_object *e, const po_ConsulEntry *live, const Item *it, const char *target_ns) {
+  const char *mns = marker_ns(it, target_ns);
   json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
   json_object *gen = po_Json_Get(marker, "generation");
   return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
          json_object_get_boolean(req) == it->entry_required && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
-         json_object_object_length(marker) == 4 && gen && json_object_is_type(gen, json_type_int) &&
+         json_object_object_length(marker) == 4 + (it->entry_priority != 0) + (*mns != 0) &&
+         live->priority == it->entry_priority && strcmp(live->ns ? live->ns : "", mns) == 0 &&
+         gen && json_object_is_type(gen, json_type_int) &&
          json_object_get_int64(gen) == it->entry_generation &&
          po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
 }
@@ -630,7 +657,7 @@ static bool target_current(Run *run, size_t nwant) {
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     json_object *e = json_object_array_get_idx(list, i);
     if (k < run->nlive && po_Json_Get(e, "arguments") == run->live[k].arguments) {
-      if (!entry_current(e, &run->live[k], sorted[k])) return false;
+      if (!entry_current(e, &run->live[k], sorted[k], run->ns)) return false;
       k++;
     } else if (k > 0) {
       return false; /* another extension after ours: the plan moves ours to the end */
@@ -646,10 +673,11 @@ static bool wanted(Run *run, const char *tuid) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (!has_entry(it)) continue;
-    json_object *args = marked(it, tuid);
+    json_object *args = marked(it, run->ns, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
     run->want[run->nwant++] =
-        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required};
+        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required,
+                         marker_ns(it, run->ns)};
   }
   return true;
 }
@@ -850,7 +878,7 @@ static bool release_finalizer(Run *run, Item *it) {
   json_object *patch = finalizer_patch(it->obj, false);
   if (!patch) return oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
   char err[256];
-  po_WriteResult w = run->io->patch_override(run->io->ctx, run->ns, it->name, false, patch, err, sizeof err);
+  po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
   json_object_put(patch);
   if (w != kPo_WriteOk && w != kPo_WriteNotFound) fail(run, w, "removing the finalizer", err);
   return true;
@@ -910,7 +938,12 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
   p->status = "False";
   if (it->refused) {
     p->reason = "TargetNotAllowed";
-    snprintf(p->message, sizeof p->message, "nothing is written to %s", run->where);
+    const char *tns = it->ce->c.target_ns;
+    if (tns && *tns && strcmp(tns, run->ns) != 0) { /* the status' target is this namespace's: say both */
+      snprintf(p->message, sizeof p->message, "nothing is written into namespace '%s', nor to %s", tns, run->where);
+    } else {
+      snprintf(p->message, sizeof p->message, "nothing is written to %s", run->where);
+    }
   } else if (it->over_limit) {
     p->reason = "TargetFull";
     snprintf(p->message, sizeof p->message,
@@ -925,9 +958,11 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              "%s %s exists in namespace '%s', not in '%s': consul-k8s syncs the %s of every Kubernetes namespace "
              "into one Consul config entry per name (unless Consul namespaces with mirroring are enabled: "
              "--consul-namespace-mirroring), so a second one here would be refused by consul-k8s or overwrite the "
-             "one of '%s'; nothing is written. Create this PropertyOverride in namespace '%s'",
+             "one of '%s'; nothing is written. %s '%s'",
              po_TargetKind_Name(run->kind), run->name, run->elsewhere, run->ns, po_TargetKind_Name(run->kind),
-             run->elsewhere, run->elsewhere);
+             run->elsewhere,
+             /* one of another namespace (a platform team's) points there by targetRef.namespace */
+             it->other_ns ? "Set spec.targetRef.namespace to" : "Create this PropertyOverride in namespace", run->elsewhere);
   } else if (!run->istio && !run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
@@ -1034,12 +1069,32 @@ static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bo
  * reconcile to run again when it falls due. */
 static bool count_held(Run *run, const Item *it) {
   const int64_t hold = kPo_ReconcileCountHoldS;
-  int64_t t = now_s(run), last = po_TargetIndex_StatusWrittenAt(run->ix, run->ns, it->name);
+  int64_t t = now_s(run), last = po_TargetIndex_StatusWrittenAt(run->ix, it->ns, it->name);
   int64_t due = (last + hold / 2 + hold - 1) / hold * hold;
   if (last <= 0 || t < last || t >= due) return false;
   recheck_in(run, due - t);
   run->r.counts_held++;
   return true;
+}
+
+/* The Events of a status change, raised once the status saying it is stored: a failed write is
+ * retried, and the retry finds the same old status, so Events raised before the write would be
+ * raised again on every retry. (A crash between the write and the Events loses them: Events are
+ * best effort, the status is the record.) */
+static void say(Run *run, const Item *it, json_object *old_status, const po_OverrideStatus *s, bool timeout_event) {
+  const po_ReconcileIO *io = run->io;
+  if (!io->event) return;
+  const po_Condition *cs[2] = {&s->accepted, &s->programmed};
+  for (int k = 0; k < 2; k++) {
+    if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
+    /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
+    bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
+    io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
+  }
+  if (timeout_event) {
+    io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s->programmed.message);
+    run->r.sync_timeouts++;
+  }
 }
 
 static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
@@ -1084,7 +1139,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
-    po_TargetIndex_MemoStatus(run->ix, run->ns, it->name, it->rv, h);
+    po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
   /* A target's PropertyOverrides that all overlap each count the others: without a hold every
@@ -1095,27 +1150,15 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
    * the target (the workqueue keeps one due time per key) writes them all. Anything else
    * (reason, generation, the peers named, who wins) is written at once. */
   if (only_count_changed(it, old_status, &s) && count_held(run, it)) {
-    po_TargetIndex_MemoHeld(run->ix, run->ns, it->name, it->rv, h);
+    po_TargetIndex_MemoHeld(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   const po_ReconcileIO *io = run->io;
-  if (io->event) {
-    const po_Condition *cs[2] = {&s.accepted, &s.programmed};
-    for (int k = 0; k < 2; k++) {
-      if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
-      /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
-      bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
-      io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
-    }
-  }
-  if (timeout_event && io->event) {
-    io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s.programmed.message);
-    run->r.sync_timeouts++;
-  }
   if (po_Status_Same(old_status, st)) {
     json_object_put(st);
+    say(run, it, old_status, &s, timeout_event);
     return true;
   }
   json_object *patch = json_object_new_object();
@@ -1126,14 +1169,15 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   }
   char err[256];
   po_OverrideMemo m = own_version(it);
-  po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, st, h, false);
-  po_WriteResult w = io->patch_override(io->ctx, run->ns, it->name, true, patch, err, sizeof err);
+  po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, st, h, false);
+  po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
-  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, run->ns, it->name, &m, 1, NULL, 0, true);
+  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
-    po_TargetIndex_MemoWritten(run->ix, run->ns, it->name, it->rv, h);
-    po_TargetIndex_NoteStatusWritten(run->ix, run->ns, it->name, now_s(run));
+    po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
+    po_TargetIndex_NoteStatusWritten(run->ix, it->ns, it->name, now_s(run));
+    say(run, it, old_status, &s, timeout_event);
   }
   else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
   return true;
@@ -1178,7 +1222,7 @@ static void status(Run *run) {
      * limit, moved to another target) reaches no proxy through this target. A live entry kept
      * without a record has no compiled form: it takes no part. */
     const po_CompiledEntry *e = it->entry;
-    peers[i] = (po_OverlapPeer){.ns = run->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
+    peers[i] = (po_OverlapPeer){.ns = it->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
                                 .tier = tier, .priority = e ? it->entry_priority : it->ce->c.priority,
                                 .target = run->key, .where = run->where, .own = !it->held};
   }

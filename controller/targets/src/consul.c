@@ -19,10 +19,16 @@ static bool add(json_object *o, const char *k, json_object *v) {
   return true;
 }
 
-json_object *po_Consul_Marker(const char *name, int64_t generation, const char *uid, const char *target_uid) {
+json_object *po_Consul_Marker(const char *ns, const char *name, int64_t generation, int32_t priority, const char *uid,
+                              const char *target_uid) {
   json_object *src = json_object_new_object();
   /* All or nothing: a marker missing its name or uids would make the entry someone else's. */
   bool ok = add(src, "name", json_object_new_string(name)) && add(src, "generation", json_object_new_int64(generation));
+  if (ok && ns && *ns) ok = add(src, "namespace", json_object_new_string(ns));
+  /* The priority the entry was written at, so an entry kept verbatim (an invalid generation
+   * without a usable record) keeps its place. Only when not 0: the markers of entries at the
+   * default priority stay as older versions wrote them (no rewrite of every entry on upgrade). */
+  if (ok && priority != 0) ok = add(src, "priority", json_object_new_int(priority));
   /* Offline (render) no uid is known: the fields are left out rather than shown empty. */
   if (ok && uid && *uid) ok = add(src, "uid", json_object_new_string(uid));
   if (ok && target_uid && *target_uid) ok = add(src, "targetUID", json_object_new_string(target_uid));
@@ -36,7 +42,8 @@ json_object *po_Consul_Marker(const char *name, int64_t generation, const char *
 json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid) {
   json_object *args = po_Value_ToJsonC(c->consul_arguments);
   if (!args) return NULL;
-  if (!add(args, SOURCE_KEY, po_Consul_Marker(c->name, c->generation, uid, target_uid))) {
+  if (!add(args, SOURCE_KEY, po_Consul_Marker(c->target_ns && *c->target_ns && strcmp(c->target_ns, c->ns) != 0 ? c->ns : NULL, c->name,
+                                             c->generation, c->priority, uid, target_uid))) {
     json_object_put(args);
     return NULL;
   }
@@ -57,6 +64,15 @@ static bool known(const po_ConsulOwner *owners, size_t n, const char *name, cons
   return false;
 }
 
+/* The marker's priority: an integer in int32's range, else 0 (absent: written at 0, or by a
+ * version that did not record it). */
+static int32_t marker_priority(json_object *src) {
+  json_object *p = po_Json_Get(src, "priority");
+  if (!p || !json_object_is_type(p, json_type_int)) return 0;
+  int64_t v = json_object_get_int64(p);
+  return v < INT32_MIN || v > INT32_MAX ? 0 : (int32_t)v;
+}
+
 static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulOwner *owners, size_t nowners,
                     po_ConsulEntry *out) {
   const char *name = po_Json_String(entry, "name");
@@ -67,8 +83,9 @@ static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulO
   if (owners && !known(owners, nowners, owner, uid)) return kLookAlike;
   json_object *req = po_Json_Get(entry, "required");
   if (out) {
-    *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"), 0,
-                            req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req)};
+    *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"),
+                            marker_priority(src), req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req),
+                            po_Json_String(src, "namespace")};
   }
   return kOurs;
 }
@@ -127,7 +144,9 @@ bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
 static int by_owner(const void *x, const void *y) {
   const po_ConsulEntry *a = x, *b = y;
   if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
-  return strcmp(a->owner, b->owner);
+  int c = strcmp(a->owner, b->owner);
+  /* one name from two namespaces: the target's own ("" or no namespace) first, then by namespace */
+  return c ? c : strcmp(a->ns ? a->ns : "", b->ns ? b->ns : "");
 }
 
 /* A deep copy (json-c has one: json_object_deep_copy). */

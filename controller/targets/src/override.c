@@ -7,6 +7,7 @@
 
 #include "po/base/json.h"
 #include "po/targets/adapter.h"
+#include "po/targets/tenancy.h"
 #include "text.h"
 
 /* The targets, one row per kind: the group that owns it, and which mesh programs it. */
@@ -36,7 +37,19 @@ static const char kTargetList[] =
     "ServiceDefaults or ProxyDefaults (group consul.hashicorp.com, the default), Service (group \"\": Istio), "
     "Mesh (group networking.istio.io: every Istio sidecar), Gateway (group gateway.networking.k8s.io: Envoy Gateway)";
 
-/* targetRef: {group, kind, name}. Without a group the kind decides (the kinds are distinct), so
+/* A namespace name: an RFC 1123 label ("" is the PropertyOverride's own namespace). */
+static bool dns_label(const char *s) {
+  size_t n = strlen(s);
+  if (n > 63) return false;
+  for (size_t i = 0; i < n; i++) {
+    char ch = s[i];
+    bool alnum = (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9');
+    if (!alnum && (ch != '-' || i == 0 || i == n - 1)) return false;
+  }
+  return true;
+}
+
+/* targetRef: {group, kind, name, namespace}. Without a group the kind decides (the kinds are distinct), so
  * the objects written before groups existed keep their meaning: no kind is ServiceDefaults. */
 static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
   json_object *ref = po_Json_Get(po_Json_Get(obj, "spec"), "targetRef");
@@ -45,6 +58,19 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
   const char *name = po_Json_String(ref, "name");
   c->target_kind = kPo_TargetServiceDefaults;
   c->target_name = "";
+  c->target_ns = "";
+  json_object *ns = po_Json_Get(ref, "namespace");
+  if (ns && !json_object_is_type(ns, json_type_null)) {
+    const char *v = json_object_is_type(ns, json_type_string) ? json_object_get_string(ns) : NULL;
+    if (!v || !dns_label(v)) {
+      const char *text = json_object_to_json_string_ext(ns, JSON_C_TO_STRING_PLAIN);
+      error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %.80s is not a namespace name (want a DNS label: "
+                                         "at most 63 of a-z, 0-9 and '-', starting and ending alphanumeric; empty for "
+                                         "this PropertyOverride's own namespace)", text ? text : "?"));
+      return;
+    }
+    c->target_ns = po_Arena_Printf(a, "%s", v);
+  }
   if (kind) {
     size_t k = 0;
     while (k < kTargetCount && strcmp(kTargets[k].kind, kind) != 0) k++;
@@ -72,6 +98,15 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
                                                                                 : "Gateway whose proxies"));
   } else {
     c->target_name = po_Arena_Printf(a, "%s", name);
+  }
+  /* The CLI has no controller to ask: it gives its own policy (its --allow-cross-namespace-from,
+   * default nobody), so validate -f, render and preview refuse what the controller would. The
+   * webhook and the reconciler ask theirs (NULL here) and report TargetNotAllowed. A manifest
+   * without a namespace is judged where it is applied. */
+  char why[768];
+  if (c->options.tenancy && *c->ns &&
+      !po_Tenancy_AllowsNamespace(c->options.tenancy, c->target_kind, c->ns, c->target_ns, why, sizeof why)) {
+    error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %s", why));
   }
 }
 

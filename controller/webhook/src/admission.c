@@ -30,9 +30,12 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
   if (!po_CompiledOverride_FromObjectWith(obj, targets, a, &c)) return "out of memory validating the object";
   /* The request's namespace is where the object is being written, whatever its metadata says. */
   const char *ns = req_ns && *req_ns ? req_ns : c.ns;
-  char why[512];
+  char why[768];
   if (!po_Tenancy_Allows(tenancy, c.target_kind, ns, why, sizeof why)) {
     return po_Arena_Printf(a, "PropertyOverride %s%s%s: spec.targetRef: %s", ns, *ns ? "/" : "", c.name, why);
+  }
+  if (!po_Tenancy_AllowsNamespace(tenancy, c.target_kind, ns, c.target_ns, why, sizeof why)) {
+    return po_Arena_Printf(a, "PropertyOverride %s%s%s: spec.targetRef.namespace: %s", ns, *ns ? "/" : "", c.name, why);
   }
   for (size_t i = 0; i < po_Diagnostics_Count(c.diags); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(c.diags, i);

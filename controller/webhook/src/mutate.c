@@ -84,8 +84,20 @@ static char *patch_of(json_object *obj, json_object *list) {
  * cache still shows the PropertyOverride, and adding its entry back would leave an entry whose
  * PropertyOverride no longer exists, which the controller can never tell from a forged one
  * (a ForeignEntry, left in place for good). An entry stays when oldObject holds one bound to the
- * same PropertyOverride name and uid (its content is still the plan's, never oldObject's); a
- * missing one is the controller's to write. A new reference; NULL when out of memory. */
+ * same PropertyOverride name and uid (its content is the plan's, unless oldObject's carries a
+ * newer generation: then oldObject's entry as it is, since a lagging cache must not take an
+ * entry back a generation); a missing one is the controller's to write. A new reference; NULL
+ * when out of memory. */
+/* The entry of the stored list whose arguments are `args` (borrowed), NULL when none. */
+static json_object *stored_entry(json_object *old, const json_object *args) {
+  json_object *list = po_Json_Get(po_Json_Get(old, "spec"), "envoyExtensions");
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    if (po_Json_Get(e, "arguments") == args) return e;
+  }
+  return NULL;
+}
+
 static json_object *kept_only(json_object *list, json_object *old, const char *tuid) {
   size_t nold = po_Consul_OwnedEntries(old, NULL, 0, NULL, 0, NULL);
   po_ConsulEntry *was = malloc((nold ? nold : 1) * sizeof *was);
@@ -110,9 +122,16 @@ static json_object *kept_only(json_object *list, json_object *old, const char *t
     for (size_t k = 0; k < nnew && keep; k++) {
       if (now[k].arguments != args) continue;
       keep = false;
-      for (size_t w = 0; w < nold && !keep; w++) keep = !strcmp(was[w].owner, now[k].owner) && !strcmp(was[w].uid, now[k].uid);
+      for (size_t w = 0; w < nold && !keep; w++) {
+        if (strcmp(was[w].owner, now[k].owner) != 0 || strcmp(was[w].uid, now[k].uid) != 0) continue;
+        keep = true;
+        /* A lagging cache plans an older generation than the leader already stored: the stored
+         * entry stays as it is, so no revision goes back a generation (the leader's repair
+         * decides the rest). */
+        if (was[w].generation > now[k].generation) e = stored_entry(old, was[w].arguments);
+      }
     }
-    if (keep) ok = json_object_array_add(out, json_object_get(e)) == 0;
+    if (keep && e) ok = json_object_array_add(out, json_object_get(e)) == 0;
   }
   free(was);
   free(now);

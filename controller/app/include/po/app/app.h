@@ -32,6 +32,9 @@ typedef struct {
   size_t n_namespaces;                      /* 0: all namespaces */
   const char *proxydefaults_from[kPo_AppMaxProxyDefaultsFrom]; /* "*" for any */
   size_t n_proxydefaults_from;              /* 0: only the controller's own namespace */
+  /* --allow-cross-namespace-from values (comma lists of namespaces, parsed by po_Tenancy_AllowCrossNamespace) */
+  const char *cross_namespace_from[kPo_AppMaxProxyDefaultsFrom];
+  size_t n_cross_namespace_from;            /* 0: nobody may name another namespace */
   int workers;
   /* An informer event enqueues its target this long after the first event, so a burst on one
    * target (N PropertyOverrides created in a row) is one reconcile, not N. 0: at once. */

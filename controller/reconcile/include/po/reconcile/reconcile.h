@@ -145,6 +145,9 @@ bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name
                             size_t size);
 /* The names of the PropertyOverrides of a target, sorted; returns the count (fills up to cap). */
 size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap);
+/* The same as "namespace/name": a target's PropertyOverrides may live in other namespaces
+ * (spec.targetRef.namespace, where the tenancy policy allows it). */
+size_t po_TargetIndex_LookupQualified(po_TargetIndex *ix, const char *target_key, char (*refs)[320], size_t cap);
 size_t po_TargetIndex_Count(po_TargetIndex *ix);
 /* The PropertyOverrides listed under every target of one kind (their current or held target), in
  * key order, as one block of string pairs: the key, then "ns/name", each NUL-terminated; *count

@@ -36,6 +36,10 @@ typedef struct {
   int istio_minor;                 /* the Istio release 1.N programmed; 0: unknown, so features of
                                     * newer releases (MERGE_AND_REPLACE_LIST, 1.31) are refused */
   const char *istio_root_namespace;/* meshConfig.rootNamespace; NULL: "istio-system" */
+  /* The tenancy policy the compile applies to spec.targetRef.namespace (tenancy.h), for the CLI,
+   * which has no controller to ask; NULL (the webhook, the reconciler): not checked here, the
+   * caller asks its own policy and reports TargetNotAllowed. Borrowed. */
+  const struct po_Tenancy *tenancy;
 } po_TargetOptions;
 
 typedef struct {
@@ -44,6 +48,7 @@ typedef struct {
   int64_t generation;
   po_TargetKind target_kind;
   const char *target_name;     /* the ServiceDefaults or Service (service) name, or "global" */
+  const char *target_ns;       /* spec.targetRef.namespace: "" for the PropertyOverride's own (tenancy.h decides) */
   po_TargetOptions options;    /* as given (NULLs and 0 resolved to the defaults) */
   /* spec.priority (int32, default 0): orders our entries in the target, lower first, so on a
    * conflict the higher one is applied later and wins; ties by name. Decoded whether or not the
