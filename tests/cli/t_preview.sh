@@ -71,7 +71,9 @@ contains "validate -f: non-ASCII base64 says upb's words" "$work/out" "Corrupt b
 # where the full decode refused it (879b6f7: "a string is not valid UTF-8"); the same dump is
 # refused under an override that matches that cluster (or has any cluster-load-assignment
 # patch: then every cluster is decoded for its load_assignment). Fixing it means validating every
-# resource (a binary decode each, the cost the lazy decode removed).
+# resource (a binary decode each, the cost the lazy decode removed). The same for nesting the JSON
+# reader and the Any's encoder take but upb's binary decoder does not (a Struct 21 deep in a
+# cluster's metadata: 3 binary levels per JSON object): refused only when a patch matches.
 if [ "${PO_KNOWN_ISSUES:-0}" = 1 ]; then
   printf '{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"api.default.dc1.internal.t.consul"}},{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"other.default.dc1.internal.t.consul","alt_stat_name":"bad\xff"}}]}]}' >"$work/utf8.json"
   "$bin" preview -f $pv/created-parent-po.yaml --config-dump "$work/utf8.json" --datacenter dc1 >"$work/out" 2>&1
