@@ -28,7 +28,9 @@ find_program(PO_PATCH patch REQUIRED)
 set(_upb_patched "${CMAKE_BINARY_DIR}/upb-patched")
 # The series, in the order it is applied (each patch's header says what and why).
 set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch"
-                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-string-copy.patch")
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-string-copy.patch"
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-base64-index.patch"
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-number-assert.patch")
 set(_upb_patch_cmds)
 foreach(p ${_upb_patches})
   list(APPEND _upb_patch_cmds COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i "${p}")

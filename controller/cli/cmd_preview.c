@@ -155,7 +155,11 @@ static const char *shown(const char *s, po_Arena *a) {
 }
 
 static const char *describe_raw(const Res *r, po_Arena *a);
-static const char *describe(const Res *r, po_Arena *a) { return shown(describe_raw(r, a), a); }
+/* NULL when out of memory (shown() would print it as nothing: a line missing its words) */
+static const char *describe(const Res *r, po_Arena *a) {
+  const char *d = describe_raw(r, a);
+  return d ? shown(d, a) : NULL;
+}
 
 static const char *describe_raw(const Res *r, po_Arena *a) {
   if (r->m.has_service) {
@@ -448,6 +452,14 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), shown(r->r->name, sa));
     po_Value *jr = opt->json ? res_value(r, a) : NULL;
     if (jr) po_Value_MapPut(a, jr, "patches", applied);
+    if (!after && st.code == kPo_ErrNoMemory) {
+      /* not a verdict on the override: said as out of memory (exit 2), never as an error in the
+       * result (exit 1, what a pipeline reads as "this override breaks the proxy") */
+      po_Arena_Free(sa);
+      fclose(body);
+      free(text);
+      return -1;
+    }
     if (!after) {
       /* the patches applied, but the result has no JSON form (a Duration out of range) */
       errors++;
@@ -465,7 +477,9 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       if (po_Value_Size(rerrs)) po_Value_MapPut(a, jr, "errors", rerrs);
       po_Value_ListAppend(a, jres, jr);
     } else {
-      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), describe(r, sa),
+      const char *desc = describe(r, sa);
+      if (!desc) return po_Arena_Free(sa), fclose(body), free(text), -1;
+      fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), desc,
               applied_text.buf ? applied_text.buf : "");
       if (applied_text.oom) return po_Arena_Free(sa), -1;
       for (size_t e = 0; e < po_Value_Size(rerrs); e++) {
@@ -495,6 +509,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       if (pos[p].matched[k]) continue;
       nunp++;
       const char *why = why_unmatched(&args->patches[k], rs, n, a); /* JSON: as it is; text: shown */
+      if (!why) return fclose(unp), free(unp_text), free(text), -1; /* out of memory, not a reason left out */
       po_Value *e = po_Value_NewMap(a);
       po_Value_MapPut(a, e, "override", str(a, pos[p].label));
       po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
@@ -504,7 +519,8 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
               args->patches[k].resource_filter.resource_type, shown(why, a));
     }
   }
-  fclose(unp);
+  /* a line the stream could not grow for is out of memory: never a list printed short (exit 0) */
+  if (fclose(unp) != 0 || !unp_text) return free(unp_text), free(text), -1;
 
   if (opt->json) {
     po_Value *root = po_Value_NewMap(a);
@@ -569,7 +585,9 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     fprintf(out, "\npatches that matched nothing: %zu\n%s", nunp, unp_text ? unp_text : "");
     fprintf(out, "\nresources no patch matched: %zu\n", unmatched);
     for (size_t i = 0; i < n; i++) {
-      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), shown(rs[i].r->name, a), describe(&rs[i], a));
+      const char *desc = hit[i] ? "" : describe(&rs[i], a);
+      if (!desc) return free(text), free(unp_text), -1;
+      if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), shown(rs[i].r->name, a), desc);
     }
     if (nother) {
       fprintf(out, "\nwarming or draining, not previewed: %zu\n", nother);

@@ -253,6 +253,9 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
     o->types[i] = po_ResourceType_Parse(p->resource_filter.resource_type);
     o->dirs[i] = po_TrafficDirection_Parse(p->resource_filter.traffic_direction);
     const upb_MessageDef *root = po_Schema_FindMessage(schema, po_ResourceType_Message(o->types[i]));
+    /* The four resource types are in every schema: none here is the on-demand load of its file
+     * failing for memory (resolving a path from no message dereferenced NULL). */
+    if (!root) return NULL;
     if (!compile_patch(o, i, schema, root, opts, a, diags)) return NULL;
   }
   if (!o->args.proxy_type || !*o->args.proxy_type) o->args.proxy_type = "connect-proxy";

@@ -40,6 +40,10 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
     if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
     ok = upb_JsonDecode(json, len, msg, m, s->pool, 0, arena, &st);
   }
+  /* Not complete after po_Schema_NeedAll_: its files could not all be loaded (out of memory).
+   * Whatever upb said then ("Type was not found" above all) is not about the text: saying it
+   * would make a preview replace a known Any by a placeholder and go on as if all were well. */
+  if (!ok && !s->complete) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
   if (!ok) {
     po_Status_Set(status, kPo_ErrParse, "invalid %s JSON: %s", upb_MessageDef_FullName(m),
                   upb_Status_ErrorMessage(&st));

@@ -49,6 +49,37 @@ case_ not-a-dump -f $pv/consul-po.yaml --config-dump $pv/consul-po.yaml
 case_ usage-both "${consul[@]}" --envoy-admin http://127.0.0.1:1
 case_ usage-mesh -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --mesh linkerd
 
+# ---- hostile dumps (adversarial review of issue 13's speed work)
+# A bytes field's base64 with a non-ASCII character (here a BytesValue in a cluster's Any, as a
+# \u escape: the text is pure ASCII): upb's base64 table was indexed 4 GB away and preview died
+# of SIGSEGV/SIGBUS; upb's own error now (proto/upb-patches/json-base64-index.patch). The same
+# decoder reads a hand-written EnvoyFilter's patch value under validate -f.
+printf '%s' '{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"api.default.dc1.internal.t.consul","upstream_config":{"name":"x","typed_config":{"@type":"type.googleapis.com/google.protobuf.BytesValue","value":"\u00e9AAA"}}}}]}]}' >"$work/b64.json"
+"$bin" preview -f $pv/consul-po.yaml --config-dump "$work/b64.json" --datacenter dc1 >"$work/out" 2>&1
+check "preview: non-ASCII base64 in a dump is an error, not a crash" 2 $? "$work/out"
+contains "preview: non-ASCII base64 says upb's words" "$work/out" "Corrupt base64"
+printf '%s\n' 'apiVersion: networking.istio.io/v1alpha3' 'kind: EnvoyFilter' 'metadata: {name: ef, namespace: default}' \
+  'spec:' '  configPatches:' '    - applyTo: CLUSTER' '      patch:' '        operation: MERGE' '        value:' \
+  '          upstream_config: {name: x, typed_config: {"@type": type.googleapis.com/google.protobuf.BytesValue, value: "é"}}' >"$work/ef.yaml"
+"$bin" validate -f "$work/ef.yaml" >"$work/out" 2>&1
+check "validate -f: EnvoyFilter with non-ASCII base64 is refused, not a crash" 1 $? "$work/out"
+contains "validate -f: non-ASCII base64 says upb's words" "$work/out" "Corrupt base64"
+
+# Known issue, not fixed (PO_KNOWN_ISSUES=1 runs it): since resources are decoded only when a
+# patch matches them, a dump whose unmatched cluster holds a string that is not UTF-8 (upb's
+# JSON reader lets it through; only the binary decode of the resource checks) is previewed,
+# where the full decode refused it (879b6f7: "a string is not valid UTF-8"); the same dump is
+# refused under an override that matches that cluster (or has any cluster-load-assignment
+# patch: then every cluster is decoded for its load_assignment). Fixing it means validating every
+# resource (a binary decode each, the cost the lazy decode removed). The same for nesting the JSON
+# reader and the Any's encoder take but upb's binary decoder does not (a Struct 21 deep in a
+# cluster's metadata: 3 binary levels per JSON object): refused only when a patch matches.
+if [ "${PO_KNOWN_ISSUES:-0}" = 1 ]; then
+  printf '{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"api.default.dc1.internal.t.consul"}},{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"other.default.dc1.internal.t.consul","alt_stat_name":"bad\xff"}}]}]}' >"$work/utf8.json"
+  "$bin" preview -f $pv/created-parent-po.yaml --config-dump "$work/utf8.json" --datacenter dc1 >"$work/out" 2>&1
+  check "preview: a dump with a non-UTF-8 string in an unmatched cluster is refused as the full decode refused it" 2 $? "$work/out"
+fi
+
 # ---- cost: one PropertyOverride of 100 patches (the most one may have) matching all of 1,000
 # clusters. Each resource's list of what applied was rebuilt per patch in the long-lived arena
 # (quadratic: 300 MB and 3.5 s here, 3 GB and 42 s on the benchmark's 10,000 clusters); now about

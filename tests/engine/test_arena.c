@@ -77,8 +77,31 @@ static void test_sizes_round_trip(void **state) {
   po_Arena_Free(a);
 }
 
+/* po_Arena_Printf formats into a 256-byte stack buffer first: texts at each side of its size
+ * (255 characters fit with the NUL, 256 are formatted again at their size) come out whole. */
+static void test_printf_at_the_stack_size(void **state) {
+  (void)state;
+  static const int kLens[] = {0, 1, 254, 255, 256, 257, 511, 4096};
+  po_Arena *a = po_Arena_New();
+  assert_non_null(a);
+  char want[4100];
+  for (size_t i = 0; i < sizeof kLens / sizeof kLens[0]; i++) {
+    int n = kLens[i];
+    for (int k = 0; k < n; k++) want[k] = (char)('a' + k % 26);
+    want[n] = '\0';
+    char *got = po_Arena_Printf(a, "%s", want);
+    assert_non_null(got);
+    assert_string_equal(got, want);
+    char *two = po_Arena_Printf(a, "%.*s|%d", n > 3 ? n - 3 : 0, want, 7); /* a format, not only %s */
+    assert_non_null(two);
+    assert_int_equal(strlen(two), (size_t)(n > 3 ? n - 3 : 0) + 2);
+  }
+  po_Arena_Free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_large_blocks_advised_huge),
-                                     cmocka_unit_test(test_sizes_round_trip)};
+                                     cmocka_unit_test(test_sizes_round_trip),
+                                     cmocka_unit_test(test_printf_at_the_stack_size)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
