@@ -25,6 +25,20 @@
 /* A huge page on x86-64 and on arm64 with 4 KB pages; below it a block gains nothing. */
 enum { kLarge = 2 << 20 };
 
+/* Under AddressSanitizer every block comes from malloc: ASan sees an overrun past a malloc'd
+ * block (its redzone), not past the end of a private mapping, so the sanitizer stages keep
+ * checking what the Release build maps. */
+#if defined(__SANITIZE_ADDRESS__)
+#define PO_ARENA_LARGE_MAPS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define PO_ARENA_LARGE_MAPS 0
+#endif
+#endif
+#ifndef PO_ARENA_LARGE_MAPS
+#define PO_ARENA_LARGE_MAPS 1
+#endif
+
 typedef struct {
   size_t size;   /* what the block's user asked for */
   size_t mapped; /* the length of the mapping; 0 when malloc'd */
@@ -54,7 +68,7 @@ static void large_free(void *p) {
 }
 
 static void *large_alloc(size_t size) {
-  if (size >= kLarge) return large_map(size);
+  if (PO_ARENA_LARGE_MAPS && size >= kLarge) return large_map(size);
   if (size > SIZE_MAX - sizeof(Head)) return NULL;
   Head *h = malloc(sizeof(Head) + size);
   if (!h) return NULL;
