@@ -29,6 +29,8 @@ static void *recording_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t 
 
 static upb_alloc kRecordingAlloc = {recording_func};
 
+void po_Engine_NoteOutOfMemory_(void) { g_oom = true; }
+
 bool po_Engine_OutOfMemory(void) {
   if (g_oom) return true;
   const po_Schema *s = po_Schema_Get(NULL);
