@@ -158,7 +158,7 @@ int po_Cmd_Patch(int argc, char **argv) {
         fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
       }
     }
-  } else if (po_Engine_OutOfMemory()) {
+  } else if (po_Engine_OutOfMemory() || st.code == kPo_ErrNoMemory) {
     fprintf(stderr, "propertyoverride patch: out of memory\n");
   } else {
     fprintf(stderr, "propertyoverride patch: %s\n", st.message);
