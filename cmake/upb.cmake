@@ -18,32 +18,38 @@ if(NOT _upb_gen)
 endif()
 
 set(_upb_src)
-foreach(f arena array decode_fast decode def encode extension_registry
-          map mini_table msg reflection status table text_encode upb)
+foreach(f arena array decode_fast decode encode extension_registry
+          map mini_table msg reflection status text_encode upb)
   list(APPEND _upb_src "${_upb}/upb/${f}.c")
 endforeach()
-# The JSON codec is compiled from copies with proto/upb-patches applied (negative Durations, the empty Any,
-# strings copied once: see each patch's header); the checkout itself is never modified.
+# The JSON codec and def.c are compiled from copies with proto/upb-patches applied (negative Durations,
+# the empty Any, strings copied once, a def pool's arena and a compacted table checked: see each patch's header); the
+# checkout itself is never modified.
 find_program(PO_PATCH patch REQUIRED)
 set(_upb_patched "${CMAKE_BINARY_DIR}/upb-patched")
 # The series, in the order it is applied (each patch's header says what and why).
 set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-string-copy.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-base64-index.patch"
-                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-number-assert.patch")
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-number-assert.patch"
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/defpool-arena-oom.patch"
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/inttable-compact-oom.patch")
 set(_upb_patch_cmds)
 foreach(p ${_upb_patches})
   list(APPEND _upb_patch_cmds COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i "${p}")
 endforeach()
 add_custom_command(
-  OUTPUT "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c"
+  OUTPUT "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c" "${_upb_patched}/upb/def.c"
+         "${_upb_patched}/upb/table.c"
   COMMAND ${CMAKE_COMMAND} -E make_directory "${_upb_patched}/upb"
-  COMMAND ${CMAKE_COMMAND} -E copy "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb_patched}/upb/"
+  COMMAND ${CMAKE_COMMAND} -E copy "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb}/upb/def.c"
+          "${_upb}/upb/table.c" "${_upb_patched}/upb/"
   ${_upb_patch_cmds}
-  DEPENDS "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" ${_upb_patches}
-  COMMENT "upb JSON codec with proto/upb-patches"
+  DEPENDS "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb}/upb/def.c" "${_upb}/upb/table.c" ${_upb_patches}
+  COMMENT "upb JSON codec, def.c and table.c with proto/upb-patches"
   VERBATIM)
-list(APPEND _upb_src "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c")
+list(APPEND _upb_src "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c"
+     "${_upb_patched}/upb/def.c" "${_upb_patched}/upb/table.c")
 list(APPEND _upb_src "${_upb}/third_party/utf8_range/naive.c")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm")
   list(APPEND _upb_src "${_upb}/third_party/utf8_range/range2-neon.c")

@@ -60,7 +60,12 @@ int po_Cmd_Explain(int argc, char **argv) {
   po_Status_Clear(&st);
   po_Explanation e;
   int rc = kPo_ExitOk;
-  if (!po_Explain(argv[1], a, &e, &st)) {
+  bool explained = po_Explain(argv[1], a, &e, &st);
+  /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
+  if (po_Engine_OutOfMemory()) {
+    fprintf(stderr, "propertyoverride explain: out of memory\n");
+    rc = kPo_ExitUsage;
+  } else if (!explained) {
     fprintf(stderr, "propertyoverride explain: %s\n", st.message);
     rc = st.code == kPo_ErrNoMemory || st.code == kPo_ErrInternal ? kPo_ExitUsage : kPo_ExitInvalid;
   } else {

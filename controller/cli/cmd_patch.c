@@ -120,7 +120,8 @@ int po_Cmd_Patch(int argc, char **argv) {
     po_Diagnostics *d = args.patches ? po_Diagnostics_New(a) : NULL;
     po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
     rc = kPo_ExitOk;
-    if (!o) {
+    /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
+    if (!o || po_Engine_OutOfMemory()) {
       po_Status_Set(&st, kPo_ErrNoMemory, "out of memory");
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_ExitUsage;
@@ -157,6 +158,8 @@ int po_Cmd_Patch(int argc, char **argv) {
         fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
       }
     }
+  } else if (po_Engine_OutOfMemory() || st.code == kPo_ErrNoMemory) {
+    fprintf(stderr, "propertyoverride patch: out of memory\n");
   } else {
     fprintf(stderr, "propertyoverride patch: %s\n", st.message);
   }

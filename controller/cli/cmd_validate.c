@@ -99,7 +99,8 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
     fprintf(stderr, "stream: objects %zu retracted %zu peak_bytes %zu\n", stats.objects, stats.retracted, stats.peak_bytes);
   }
   int rc = kPo_ExitUsage;
-  if (!ok) {
+  /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
+  if (!ok || po_Engine_OutOfMemory()) {
     fprintf(stderr, "propertyoverride validate: out of memory\n");
   } else {
     po_CliReport_Print(&r, format, verbose, stdout);

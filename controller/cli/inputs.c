@@ -171,7 +171,8 @@ static bool stream_file(po_CliInputs *in, const char *path, const char *text, si
   po_Status_Clear(&st);
   bool json = looks_like_json(text, len);
   if (json ? po_Value_StreamJson(text, len, &vs, &st) : po_Value_StreamYaml(text, len, &vs, &st)) return true;
-  if (st.code == kPo_ErrNoMemory || !strcmp(st.message, "stopped by the caller")) return false;
+  /* An engine arena that ran out (a value of the tree) may leave no status: po_Engine_OutOfMemory. */
+  if (st.code == kPo_ErrNoMemory || po_Engine_OutOfMemory() || !strcmp(st.message, "stopped by the caller")) return false;
   roll_back(r, file_mark);
   po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
   if (json || sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
@@ -187,27 +188,35 @@ static bool load_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   return ok;
 }
 
+/* A file that could not be read or parsed: unreadable input, unless memory ran out (false: the
+ * command then says "out of memory" and gives no verdict, the input being no worse for it). */
+static bool read_error(po_CliInputs *in, po_CliReport *r, const char *path, po_Arena *a, const po_Status *st) {
+  if (st->code == kPo_ErrNoMemory || po_Engine_OutOfMemory()) return false;
+  return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st->message));
+}
+
 static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliReport *r) {
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0;
   if (in->fn) {
     char *text = po_Cli_ReadFileMalloc(path, kMaxStreamed, &len, &st);
-    if (!text) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+    if (!text) return read_error(in, r, path, a, &st);
     bool ok = stream_file(in, path, text, len, a, r, in->fn, in->fn_ctx);
     free(text);
     return ok;
   }
   char *text = po_Cli_ReadFile(path, a, &len, &st);
-  if (!text) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+  if (!text) return read_error(in, r, path, a, &st);
   if (looks_like_json(text, len)) {
     po_Value *v = po_Value_ParseJson(text, len, a, &st);
-    if (!v) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st.message));
+    if (!v) return read_error(in, r, path, a, &st);
     return add_document(in, r, a, path, 1, v);
   }
   po_Value **docs = NULL;
   size_t count = 0;
   if (!po_Value_ParseYaml(text, len, a, &docs, &count, &st)) {
+    if (st.code == kPo_ErrNoMemory || po_Engine_OutOfMemory()) return false;
     po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
     if (sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
     return input_error(in, r, path, at, po_Arena_Printf(a, "%s", st.message));

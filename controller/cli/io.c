@@ -28,7 +28,8 @@ char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st)
 char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status *st) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f) {
-    po_Status_Set(st, kPo_ErrIo, "%s: cannot open: %s", path, strerror(errno));
+    int e = errno; /* fopen's own allocation failing is memory, not the file */
+    po_Status_Set(st, e == ENOMEM ? kPo_ErrNoMemory : kPo_ErrIo, "%s: cannot open: %s", path, strerror(e));
     return NULL;
   }
   /* A regular file is read into a buffer of its size (a doubling buffer touches up to twice

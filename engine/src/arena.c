@@ -1,11 +1,49 @@
 /* po_Arena: a upb arena, so engine data and the Envoy messages it patches share one lifetime. */
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
 
-po_Arena *po_Arena_New(void) { return po_Arena_Wrap(upb_Arena_New()); }
+/* ---- memory running out ----------------------------------------------------------------------
+ * A NULL deep in compile, decode or explain cannot always say why it is NULL (a lookup's NULL
+ * is "no such field" to its caller). So every po_Arena allocates through this allocator, which
+ * records a failure process-wide: a one-shot command asks po_Engine_OutOfMemory before giving
+ * a verdict, and says "out of memory" (exit 2) instead of calling a valid input invalid. */
+static _Atomic bool g_oom;
+
+static void *recording_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
+  (void)alloc;
+  (void)oldsize;
+  if (size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  void *n = realloc(ptr, size);
+  if (!n) g_oom = true;
+  return n;
+}
+
+static upb_alloc kRecordingAlloc = {recording_func};
+
+void po_Engine_NoteOutOfMemory_(void) { g_oom = true; }
+
+bool po_Engine_OutOfMemory(void) {
+  if (g_oom) return true;
+  const po_Schema *s = po_Schema_Get(NULL);
+  return !s || po_Schema_OutOfMemory(s);
+}
+
+po_Arena *po_Arena_New(void) {
+  upb_Arena *u = upb_Arena_Init(NULL, 0, &kRecordingAlloc);
+  if (!u) g_oom = true;
+  po_Arena *a = po_Arena_Wrap(u);
+  if (!a) g_oom = true;
+  return a;
+}
 
 po_Arena *po_Arena_Wrap(upb_Arena *u) {
   if (!u) return NULL;

@@ -86,6 +86,7 @@ static void *large_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size
     return NULL;
   }
   void *n = large_alloc(size);
+  if (!n) po_Engine_NoteOutOfMemory_(); /* as po_Arena_New's arenas record it */
   if (n && ptr) {
     size_t had = ((Head *)ptr - 1)->size;
     memcpy(n, ptr, had < size ? had : size);

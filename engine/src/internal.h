@@ -70,4 +70,8 @@ const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 const po_Schema *po_Engine_Schema(po_Status *status);
 
 
+/* Records that an allocation failed, for po_Engine_OutOfMemory (arena.c; arena_large.c's
+ * allocator calls it too). */
+void po_Engine_NoteOutOfMemory_(void);
+
 #endif

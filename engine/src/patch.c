@@ -32,7 +32,8 @@ static const po_FieldInfo *child_field(const po_Schema *schema, const upb_Messag
                                        po_Status *st) {
   const po_FieldInfo *f = po_Schema_FindFieldInfo(schema, m, name, len);
   if (f) return f;
-  if (upb_MessageDef_FindFieldByNameWithSize(m, name, len)) { /* there is one: no table, no memory */
+  /* there is one: no table, no memory; no message: a load that ran out of memory */
+  if (!m || upb_MessageDef_FindFieldByNameWithSize(m, name, len)) {
     po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     return NULL;
   }

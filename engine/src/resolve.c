@@ -72,8 +72,10 @@ bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const 
     }
     const po_FieldInfo *f = po_Schema_FindFieldInfo(schema, m, p, len);
     if (!f) {
-      /* No table (out of memory) and no such field look alike here; upb tells them apart. */
-      error = upb_MessageDef_FindFieldByNameWithSize(m, p, len) ? kPo_Resolve_NoMemory : kPo_Resolve_UnknownField;
+      /* No table (out of memory) and no such field look alike here; upb tells them apart. No
+       * message at all is one an on-demand load could not add for lack of memory. */
+      error = !m || upb_MessageDef_FindFieldByNameWithSize(m, p, len) ? kPo_Resolve_NoMemory
+                                                                       : kPo_Resolve_UnknownField;
       break;
     }
     chain[count++] = f;

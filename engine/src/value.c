@@ -179,6 +179,7 @@ static void *count_alloc(upb_alloc *alloc, void *ptr, size_t oldsize, size_t siz
     char *grown = realloc(head, size + kBlockHead);
     if (!grown) {
       c->live += old;
+      po_Engine_NoteOutOfMemory_(); /* as po_Arena_New's arenas record it */
       return NULL;
     }
     head = grown;
@@ -189,7 +190,7 @@ static void *count_alloc(upb_alloc *alloc, void *ptr, size_t oldsize, size_t siz
   }
   if (!size) return NULL;
   char *head = malloc(size + kBlockHead);
-  if (!head) return NULL;
+  if (!head) return po_Engine_NoteOutOfMemory_(), NULL;
   memcpy(head, &size, sizeof size);
   c->live += size;
   if (c->live > c->peak) c->peak = c->live;

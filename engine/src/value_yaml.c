@@ -66,6 +66,8 @@ static bool fail(Reader *r, yaml_mark_t m, po_StatusCode code, const char *what)
 
 static bool next(Reader *r, yaml_event_t *ev) {
   if (yaml_parser_parse(&r->parser, ev)) return true;
+  /* libyaml's own allocation failing is memory, not the input */
+  if (r->parser.error == YAML_MEMORY_ERROR) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
   yaml_mark_t m = r->parser.problem_mark;
   po_Status_Set(r->st, kPo_ErrParse, "line %d, column %d: invalid YAML: %s%s%s", (int)(m.line + r->line0) + 1,
                 (int)m.column + 1, r->parser.problem ? r->parser.problem : "parse error",

@@ -143,7 +143,10 @@ static po_NameTable *build_table(const po_Schema *cs, const void *owner, int cou
   while (slots < 2 * (uint32_t)count) slots *= 2;
   size_t size = sizeof(po_NameTable) + slots * sizeof(Slot);
   po_NameTable *t = calloc(1, size + (infos ? (size_t)count * sizeof(po_FieldInfo) : 0));
-  if (!t) return NULL;
+  if (!t) {
+    s->oom = true; /* the callers' NULL is then no verdict on the name */
+    return NULL;
+  }
   t->owner = owner;
   t->mask = slots - 1;
   if (infos) t->infos = (po_FieldInfo *)((char *)t + size);
@@ -184,6 +187,7 @@ static inline __attribute__((always_inline)) const void *lookup(const po_NameTab
 
 const po_FieldInfo *po_Schema_FindFieldInfo(const po_Schema *s, const upb_MessageDef *m, const char *name,
                                             size_t len) {
+  if (!m) return NULL; /* a message a failed load left out: po_Schema_OutOfMemory says so */
   po_NameTable *t = find_table(s, m);
   if (!t) t = build_table(s, m, upb_MessageDef_FieldCount(m), true, field_name);
   return t ? lookup(t, name, len) : NULL;
@@ -191,12 +195,14 @@ const po_FieldInfo *po_Schema_FindFieldInfo(const po_Schema *s, const upb_Messag
 
 const upb_FieldDef *po_Schema_FindField(const po_Schema *s, const upb_MessageDef *m, const char *name,
                                         size_t len) {
+  if (!m) return NULL; /* a message a failed load left out: po_Schema_OutOfMemory says so */
   const po_FieldInfo *fi = s ? po_Schema_FindFieldInfo(s, m, name, len) : NULL;
   return fi ? fi->def : upb_MessageDef_FindFieldByNameWithSize(m, name, len);
 }
 
 const upb_EnumValueDef *po_Schema_FindEnumValue(const po_Schema *s, const upb_EnumDef *e, const char *name,
                                                 size_t len) {
+  if (!e) return NULL; /* an enum a failed load left out: po_Schema_OutOfMemory says so */
   if (!s) return upb_EnumDef_FindValueByNameWithSize(e, name, len);
   po_NameTable *t = find_table(s, e);
   if (!t) t = build_table(s, e, upb_EnumDef_ValueCount(e), false, enum_value_name);

@@ -114,12 +114,19 @@ static bool load_file(po_Schema *s, size_t i, upb_Arena *tmp, po_Status *status)
   return true;
 }
 
+/* A failure here is memory: the embedded set loaded whole at build time (test_schema_on_demand
+ * loads every piece), so it is recorded as such (po_Schema_OutOfMemory) and never taken for a
+ * missing name. */
 static bool load_files(po_Schema *s, size_t first, size_t end, po_Status *status) {
   upb_Arena *tmp = upb_Arena_New();
-  if (!tmp) return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), false;
+  if (!tmp) {
+    s->oom = true;
+    return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), false;
+  }
   bool ok = true;
   for (size_t i = first; ok && i < end; i++) ok = load_file(s, i, tmp, status);
   upb_Arena_Free(tmp);
+  if (!ok) s->oom = true;
   return ok;
 }
 
@@ -220,6 +227,7 @@ const po_Schema *po_Schema_Get(po_Status *status) {
 }
 
 const upb_DefPool *po_Schema_Pool(const po_Schema *s) { return s->pool; }
+bool po_Schema_OutOfMemory(const po_Schema *s) { return s && s->oom; }
 size_t po_Schema_FileCount(const po_Schema *s) { return s->file_count; }
 
 #ifndef PO_ENVOY_API_SNAPSHOT

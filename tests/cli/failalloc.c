@@ -2,6 +2,7 @@
  * process (malloc, calloc or realloc, counted together) return NULL; PO_COUNT_ALLOC=FILE writes
  * the number of allocations made to FILE at exit, so the script knows how far to go. glibc lets
  * a preloaded library define the allocator and reach its own through the __libc_ names. */
+#include <errno.h>
 #include <execinfo.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ static int fails(void) {
     g_fail_at = e && *e ? strtol(e, NULL, 10) : -1;
   }
   if (++g_count != g_fail_at) return 0;
+  errno = ENOMEM; /* as glibc's own allocator does: fopen and friends report it through errno */
   if (getenv("PO_FAIL_ALLOC_TRACE")) { /* where it failed, for a failure to debug */
     void *b[16];
     backtrace_symbols_fd(b, backtrace(b, 16), 2);

@@ -513,6 +513,13 @@ const char *po_EnvoyApi_Snapshot(void);
  * then loaded piecemeal, only the .proto files a lookup needs (proto/: po_Schema_LoadOnDemand). */
 void po_EnvoyApi_LoadOnDemand(void);
 
+/* True once memory ran out anywhere the engine could see it in this process (an arena from
+ * po_Arena_New, an on-demand schema load, a name table, or the schema not loading at all): from
+ * then on a failed lookup or compile is no verdict on the input. Sticky, process-wide: for
+ * one-shot commands, which check it before printing any verdict or output and exit 2 saying
+ * "out of memory" instead (docs/cli.md). */
+bool po_Engine_OutOfMemory(void);
+
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
  * message's full name, then optionally "/" and a patch path. Everything lives in the arena.
  * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."

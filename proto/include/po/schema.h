@@ -4,6 +4,7 @@
 #ifndef PO_SCHEMA_H_
 #define PO_SCHEMA_H_
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "po/status.h"
@@ -26,9 +27,15 @@ void po_Schema_LoadOnDemand(void);
 po_Schema *po_Schema_New(const void *descriptor_set, size_t size, po_Status *status);
 void po_Schema_Free(po_Schema *schema);
 
+/* True once a lookup of this schema ran out of memory (an on-demand load, a name table): from
+ * then on a NULL from a lookup is no verdict on the name. Sticky; a one-shot command checks it
+ * before giving any verdict or output. */
+bool po_Schema_OutOfMemory(const po_Schema *schema);
+
 const upb_DefPool *po_Schema_Pool(const po_Schema *schema);
 size_t po_Schema_FileCount(const po_Schema *schema);
-/* By full name ("envoy.config.cluster.v3.Cluster"), or NULL. */
+/* By full name ("envoy.config.cluster.v3.Cluster"), or NULL: no such message, or (on demand)
+ * its file could not be loaded for lack of memory, which po_Schema_OutOfMemory then tells. */
 const upb_MessageDef *po_Schema_FindMessage(const po_Schema *schema, const char *full_name);
 
 /* What compiling and applying a patch asks of a field, read from upb once, when the name table
