@@ -19,3 +19,21 @@ const char *po_Json_StringOr(const json_object *o, const char *k, const char *df
 const char *po_Json_Meta(const json_object *obj, const char *k) {
   return po_Json_StringOr(po_Json_Get(obj, "metadata"), k, "");
 }
+
+bool po_Json_Put(json_object *o, const char *k, json_object *v) {
+  if (!v) return false;
+  if (json_object_object_add(o, k, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}
+
+bool po_Json_Append(json_object *l, json_object *v) {
+  if (!v) return false;
+  if (json_object_array_add(l, v) != 0) {
+    json_object_put(v);
+    return false;
+  }
+  return true;
+}

@@ -309,23 +309,6 @@ static bool cluster_names(const po_ResourceFilter *f, const Route *rs, size_t nr
 
 /* ---- the EnvoyPatchPolicy ---- */
 
-static bool put(json_object *o, const char *k, json_object *v) {
-  if (!v) return false;
-  if (json_object_object_add(o, k, v) != 0) {
-    json_object_put(v);
-    return false;
-  }
-  return true;
-}
-
-static bool append(json_object *l, json_object *v) {
-  if (!v) return false;
-  if (json_object_array_add(l, v) != 0) {
-    json_object_put(v);
-    return false;
-  }
-  return true;
-}
 
 /* RFC 6901 from the resolved chain: proto field names, '~' and '/' escaped, a wrapper's
  * `value` dropped (protojson writes the wrapper bare). */
@@ -363,13 +346,13 @@ static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
   if (!ok) return false;
   json_object *x = *v;
   *v = NULL;
-  return put(o, k, x);
+  return po_Json_Put(o, k, x);
 }
 
 static json_object *entry(const char *url, const char *name, const char *path, const json_object *value) {
   json_object *e = json_object_new_object(), *op = json_object_new_object(), *v = NULL;
-  bool ok = e && op && put(e, "type", json_object_new_string(url)) && put(e, "name", json_object_new_string(name)) &&
-            put(op, "op", json_object_new_string("add")) && put(op, "path", json_object_new_string(path)) &&
+  bool ok = e && op && po_Json_Put(e, "type", json_object_new_string(url)) && po_Json_Put(e, "name", json_object_new_string(name)) &&
+            po_Json_Put(op, "op", json_object_new_string("add")) && po_Json_Put(op, "path", json_object_new_string(path)) &&
             json_object_deep_copy((json_object *)value, &v, NULL) == 0;
   ok = adopt(ok, op, "value", &v);
   ok = adopt(ok, e, "operation", &op);
@@ -433,18 +416,18 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
   json_object *epp = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
               *spec = json_object_new_object(), *ref = json_object_new_object(), *patches = json_object_new_array();
   bool ok = epp && md && labels && spec && ref && patches;
-  ok = ok && put(epp, "apiVersion", json_object_new_string(PO_EG_API_VERSION));
-  ok = ok && put(epp, "kind", json_object_new_string("EnvoyPatchPolicy"));
-  ok = ok && put(md, "name", json_object_new_string(or_oom(po_EG_PolicyName(c, a))));
-  if (ok && *c->ns) ok = put(md, "namespace", json_object_new_string(c->ns));
-  ok = ok && put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  ok = ok && po_Json_Put(epp, "apiVersion", json_object_new_string(PO_EG_API_VERSION));
+  ok = ok && po_Json_Put(epp, "kind", json_object_new_string("EnvoyPatchPolicy"));
+  ok = ok && po_Json_Put(md, "name", json_object_new_string(or_oom(po_EG_PolicyName(c, a))));
+  if (ok && *c->ns) ok = po_Json_Put(md, "namespace", json_object_new_string(c->ns));
+  ok = ok && po_Json_Put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
   ok = adopt(ok, md, "labels", &labels);
   ok = adopt(ok, epp, "metadata", &md);
-  ok = ok && put(spec, "type", json_object_new_string("JSONPatch"));
-  ok = ok && put(ref, "group", json_object_new_string("gateway.networking.k8s.io")) &&
-       put(ref, "kind", json_object_new_string("Gateway")) && put(ref, "name", json_object_new_string(c->target_name));
+  ok = ok && po_Json_Put(spec, "type", json_object_new_string("JSONPatch"));
+  ok = ok && po_Json_Put(ref, "group", json_object_new_string("gateway.networking.k8s.io")) &&
+       po_Json_Put(ref, "kind", json_object_new_string("Gateway")) && po_Json_Put(ref, "name", json_object_new_string(c->target_name));
   ok = adopt(ok, spec, "targetRef", &ref);
-  ok = ok && put(spec, "priority", json_object_new_int(c->priority));
+  ok = ok && po_Json_Put(spec, "priority", json_object_new_int(c->priority));
   for (size_t i = 0; ok && !*why && i < c->args->patch_count; i++) {
     const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
     po_ResourceType rt = po_Override_ResourceType(c->override, i);
@@ -476,7 +459,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     po_Value *v = po_Override_SetJson(c->override, i, a);
     json_object *value = v ? po_Value_ToJsonC(v) : NULL;
     ok = path && value;
-    for (size_t k = 0; ok && k < names.n; k++) ok = append(patches, entry(type_url(rt), names.v[k], path, value));
+    for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(type_url(rt), names.v[k], path, value));
     json_object_put(value);
   }
   if (*why == kOom) ok = false, *why = NULL;

@@ -142,23 +142,6 @@ int po_Istio_ParseVersion(const char *s) {
 
 /* ---- the EnvoyFilter ---- */
 
-static bool put(json_object *o, const char *k, json_object *v) {
-  if (!v) return false;
-  if (json_object_object_add(o, k, v) != 0) {
-    json_object_put(v);
-    return false;
-  }
-  return true;
-}
-
-static bool append(json_object *l, json_object *v) {
-  if (!v) return false;
-  if (json_object_array_add(l, v) != 0) {
-    json_object_put(v);
-    return false;
-  }
-  return true;
-}
 
 /* {seg0: {seg1: ... value}} from the resolved chain, outermost first. A path through a wrapper
  * to its `value` (/max_requests_per_connection/value) sets the wrapper, written bare. */
@@ -177,7 +160,7 @@ static json_object *merge_value(const po_CompiledOverride *c, size_t i, po_Arena
     }
     json_object *m = json_object_new_object();
     if (!m) json_object_put(cur);
-    if (!m || !put(m, s.name, cur)) {
+    if (!m || !po_Json_Put(m, s.name, cur)) {
       json_object_put(m);
       return NULL;
     }
@@ -197,22 +180,22 @@ static json_object *config_patch(const po_CompiledOverride *c, size_t i, const p
   json_object *cp = json_object_new_object(), *match = json_object_new_object(), *patch = json_object_new_object();
   bool ok = cp && match && patch;
   po_TrafficDirection d = po_Override_Direction(c->override, i);
-  ok = ok && put(cp, "applyTo", json_object_new_string(apply_to(po_Override_ResourceType(c->override, i))));
-  ok = ok && put(match, "context",
+  ok = ok && po_Json_Put(cp, "applyTo", json_object_new_string(apply_to(po_Override_ResourceType(c->override, i))));
+  ok = ok && po_Json_Put(match, "context",
                  json_object_new_string(d == kPo_TrafficDirection_Inbound ? "SIDECAR_INBOUND" : "SIDECAR_OUTBOUND"));
   if (ok && service) {
     json_object *cl = json_object_new_object();
     const char *ns = service->namespace_ && *service->namespace_ ? service->namespace_ : "default";
-    ok = put(match, "cluster", cl) &&
-         put(cl, "service", json_object_new_string(po_Arena_Printf(a, "%s.%s.svc.%s", service->name, ns,
+    ok = po_Json_Put(match, "cluster", cl) &&
+         po_Json_Put(cl, "service", json_object_new_string(po_Arena_Printf(a, "%s.%s.svc.%s", service->name, ns,
                                                                    c->options.cluster_domain)));
   }
-  ok = ok && put(cp, "match", match);
+  ok = ok && po_Json_Put(cp, "match", match);
   match = NULL;
-  ok = ok && put(patch, "operation",
+  ok = ok && po_Json_Put(patch, "operation",
                  json_object_new_string(si.shape == kPo_SetShape_List ? "MERGE_AND_REPLACE_LIST" : "MERGE"));
-  ok = ok && put(patch, "value", merge_value(c, i, a));
-  ok = ok && put(cp, "patch", patch);
+  ok = ok && po_Json_Put(patch, "value", merge_value(c, i, a));
+  ok = ok && po_Json_Put(cp, "patch", patch);
   patch = NULL;
   json_object_put(match);
   json_object_put(patch);
@@ -238,33 +221,33 @@ json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const json_objec
   json_object *ef = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
               *spec = json_object_new_object(), *patches = json_object_new_array();
   bool ok = ef && md && labels && spec && patches;
-  ok = ok && put(ef, "apiVersion", json_object_new_string(PO_ISTIO_API_VERSION));
-  ok = ok && put(ef, "kind", json_object_new_string("EnvoyFilter"));
-  ok = ok && put(md, "name", json_object_new_string(po_Istio_FilterName(c, a)));
-  if (ok && *po_Istio_FilterNamespace(c)) ok = put(md, "namespace", json_object_new_string(po_Istio_FilterNamespace(c)));
-  ok = ok && put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
-  ok = ok && put(md, "labels", labels);
+  ok = ok && po_Json_Put(ef, "apiVersion", json_object_new_string(PO_ISTIO_API_VERSION));
+  ok = ok && po_Json_Put(ef, "kind", json_object_new_string("EnvoyFilter"));
+  ok = ok && po_Json_Put(md, "name", json_object_new_string(po_Istio_FilterName(c, a)));
+  if (ok && *po_Istio_FilterNamespace(c)) ok = po_Json_Put(md, "namespace", json_object_new_string(po_Istio_FilterNamespace(c)));
+  ok = ok && po_Json_Put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
+  ok = ok && po_Json_Put(md, "labels", labels);
   labels = NULL;
-  ok = ok && put(ef, "metadata", md);
+  ok = ok && po_Json_Put(ef, "metadata", md);
   md = NULL;
   if (ok && per_service) {
     json_object *ws = json_object_new_object(), *sel = NULL;
-    ok = ws && json_object_deep_copy((json_object *)selector, &sel, NULL) == 0 && put(ws, "labels", sel) &&
-         put(spec, "workloadSelector", ws);
+    ok = ws && json_object_deep_copy((json_object *)selector, &sel, NULL) == 0 && po_Json_Put(ws, "labels", sel) &&
+         po_Json_Put(spec, "workloadSelector", ws);
     if (!ok) json_object_put(ws);
   }
   for (size_t i = 0; ok && i < c->args->patch_count; i++) {
     const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
-    if (f->service_count == 0) ok = append(patches, config_patch(c, i, NULL, a));
-    for (size_t k = 0; ok && k < f->service_count; k++) ok = append(patches, config_patch(c, i, &f->services[k], a));
+    if (f->service_count == 0) ok = po_Json_Append(patches, config_patch(c, i, NULL, a));
+    for (size_t k = 0; ok && k < f->service_count; k++) ok = po_Json_Append(patches, config_patch(c, i, &f->services[k], a));
   }
-  ok = ok && put(spec, "configPatches", patches);
+  ok = ok && po_Json_Put(spec, "configPatches", patches);
   patches = NULL;
   /* Istio applies a context's patch sets by this priority (lower first, the root namespace's
    * before a workload namespace's, then by creation time): spec.priority's own convention, so the
    * order our conflict reports state is Istio's but for ties. 0 is Istio's default: left out. */
-  if (ok && c->priority != 0) ok = put(spec, "priority", json_object_new_int(c->priority));
-  ok = ok && put(ef, "spec", spec);
+  if (ok && c->priority != 0) ok = po_Json_Put(spec, "priority", json_object_new_int(c->priority));
+  ok = ok && po_Json_Put(ef, "spec", spec);
   spec = NULL;
   json_object_put(md);
   json_object_put(labels);
@@ -290,7 +273,7 @@ static json_object *annotations_of(json_object *o) {
   json_object *md = po_Json_Get(o, "metadata"), *ann = po_Json_Get(md, "annotations");
   if (ann) return ann;
   if (!md || !(ann = json_object_new_object())) return NULL;
-  return put(md, "annotations", ann) ? ann : NULL;
+  return po_Json_Put(md, "annotations", ann) ? ann : NULL;
 }
 
 static bool same(const json_object *a, const json_object *b) {
@@ -325,7 +308,7 @@ po_IstioPlan po_Istio_Plan(const json_object *current, const json_object *desire
   if (!current) {
     if (json_object_deep_copy((json_object *)desired, &want, NULL) != 0) return (po_IstioPlan){.out_of_memory = true};
     json_object *ann = annotations_of(want);
-    if (!ann || !put(ann, OWNER_UID_KEY, json_object_new_string(owner_uid ? owner_uid : ""))) {
+    if (!ann || !po_Json_Put(ann, OWNER_UID_KEY, json_object_new_string(owner_uid ? owner_uid : ""))) {
       json_object_put(want);
       return (po_IstioPlan){.out_of_memory = true};
     }
@@ -347,13 +330,13 @@ po_IstioPlan po_Istio_Plan(const json_object *current, const json_object *desire
   if (json_object_deep_copy((json_object *)current, &want, NULL) != 0) return (po_IstioPlan){.out_of_memory = true};
   json_object *md = po_Json_Get(want, "metadata"), *labels = po_Json_Get(md, "labels"), *spec = NULL;
   bool ok = md != NULL;
-  if (ok && !labels) ok = (labels = json_object_new_object()) && put(md, "labels", labels);
+  if (ok && !labels) ok = (labels = json_object_new_object()) && po_Json_Put(md, "labels", labels);
   if (ok && json_object_is_type(dlabels, json_type_object)) {
     json_object_object_foreach((json_object *)dlabels, k2, v2) {
-      if (ok) ok = put(labels, k2, json_object_new_string(json_object_get_string(v2)));
+      if (ok) ok = po_Json_Put(labels, k2, json_object_new_string(json_object_get_string(v2)));
     }
   }
-  ok = ok && json_object_deep_copy(po_Json_Get(desired, "spec"), &spec, NULL) == 0 && put(want, "spec", spec);
+  ok = ok && json_object_deep_copy(po_Json_Get(desired, "spec"), &spec, NULL) == 0 && po_Json_Put(want, "spec", spec);
   if (ok && fresh) po_Consul_MarkCreated(want);
   if (!ok || (fresh && po_Consul_CreatedBy(want) != kPo_ConsulCreatedUs)) {
     json_object_put(want);
