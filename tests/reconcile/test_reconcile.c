@@ -839,6 +839,60 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
   assert_null(get(slot("po/platform/a", false)->obj, "status"));
 }
 
+/* adv11: a platform PropertyOverride programmed into shop/web, then the policy is revoked
+ * (--allow-cross-namespace-from no longer lists 'platform') while its new generation points back
+ * home and is invalid: the held last valid generation must not keep (or rewrite) the entry in
+ * another namespace's ServiceDefaults. The tenancy check asks about the namespace of the target
+ * being written, not only about the current spec. */
+static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
+  assert_int_equal(json_object_array_length(shop_ext()), 1);
+  g_tenancy.n_cross = 0; /* revoked: the controller restarted without the flag */
+  apply_override_ns("platform", "a", 2, "web", NULL, kBad); /* back home, invalid: held at shop/web */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  for (size_t i = 0; ext && i < json_object_array_length(ext); i++) {
+    const char *uid = json_object_get_string(get(get(get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride"), "uid"));
+    if (uid && !strcmp(uid, "uid-po-platform-a")) fail_msg("platform/a's entry stays in shop/web after the policy was revoked");
+  }
+}
+
+/* adv11: a tenant of a namespace the policy does not list, who can write its PropertyOverride's
+ * status (docs/install.md says not to grant it, but the controller's tenancy must not rest on
+ * that), forges status.lastValid naming targetRef.namespace 'shop' and makes its spec invalid:
+ * the held record must not be written into shop's ServiceDefaults. */
+static void test_adv_forged_last_valid_namespace_writes_nothing_elsewhere(void **state) {
+  (void)state;
+  g_tenancy.n_cross = 0;
+  apply_override_ns("team-x", "a", 1, "web", NULL, kGood);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_string_equal(cond_ns("team-x", "a", "Programmed", "status"), "True");
+  json_object *st = get(slot("po/team-x/a", false)->obj, "status");
+  json_object *lv = get(st, "lastValid");
+  assert_non_null(lv);
+  json_object_object_add(get(get(lv, "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
+  apply_override_ns("team-x", "a", 2, "web", NULL, kBad); /* keeps the forged status */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  if (ext && json_object_array_length(ext) > 0) {
+    fail_msg("team-x/a wrote into ServiceDefaults shop/web through a forged status.lastValid: %s",
+             json_object_to_json_string(ext));
+  }
+  assert_null(slot("ServiceDefaults/shop/web", false)); /* not even created */
+}
+
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
   /* more PropertyOverrides than the first lookup's table holds */
@@ -1514,6 +1568,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_revoked_policy_held_entry_leaves_other_namespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_forged_last_valid_namespace_writes_nothing_elsewhere, setup, teardown),
       cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),

@@ -512,9 +512,13 @@ static bool plan(Run *run) {
     if (it->deleting) continue;
     /* the PropertyOverride's own namespace is asked about, not the target's: they differ when
      * targetRef.namespace names another (the key put it here) */
+    /* and the namespace of this very target too: an item held here by its last valid record (an
+     * invalid generation pointing elsewhere) is judged by where its entry would be written, not
+     * by its current spec, so a revoked policy or a forged status.lastValid reaches nothing */
     if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, it->refusal, sizeof it->refusal) ||
         !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, it->refusal,
-                                    sizeof it->refusal)) {
+                                    sizeof it->refusal) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, run->kind, it->ns, run->ns, it->refusal, sizeof it->refusal)) {
       it->refused = true;
       continue;
     }
