@@ -893,6 +893,58 @@ static void test_adv_forged_last_valid_namespace_writes_nothing_elsewhere(void *
   assert_null(slot("ServiceDefaults/shop/web", false)); /* not even created */
 }
 
+/* adv11: the finalizer when the policy is revoked, or the target's namespace is gone, while a
+ * platform PropertyOverride's entry is in shop/web: revoked, its entry leaves shop/web (nothing
+ * of shop's own is touched) and its status says TargetNotAllowed; deleted, its finalizer goes;
+ * with the target gone (its namespace deleted), the deletion finishes and nothing is created. */
+static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
+  apply_override_ns("platform", "b", 1, "web", "shop", kGood2);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_int_equal(json_object_array_length(shop_ext()), 3);
+  g_tenancy.n_cross = 0; /* revoked */
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
+                      "uid-po-shop-own");
+  assert_string_equal(cond_ns("platform", "a", "Accepted", "reason"), "TargetNotAllowed");
+  /* deleting it now: the finalizer goes */
+  json_object *p = slot("po/platform/a", false)->obj;
+  json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(p);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_null(slot("po/platform/a", false));
+  /* allowed again for b; then shop's namespace is deleted (its ServiceDefaults with it) and b is deleted */
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_int_equal(json_object_array_length(shop_ext()), 2);
+  Slot *t = slot("ServiceDefaults/shop/web", false);
+  json_object_put(t->obj);
+  t->obj = NULL;
+  Slot *o = slot("po/shop/own", false);
+  json_object_put(o->obj);
+  o->obj = NULL;
+  po_TargetIndex_Remove(IX, "shop", "own", (char[300]){0}, 300);
+  p = slot("po/platform/b", false)->obj;
+  json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:02Z"));
+  bump(p);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_null(slot("po/platform/b", false));
+  assert_null(slot("ServiceDefaults/shop/web", false));
+  g_tenancy.n_cross = 0;
+}
+
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
   /* more PropertyOverrides than the first lookup's table holds */
@@ -1570,6 +1622,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_revoked_policy_held_entry_leaves_other_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_forged_last_valid_namespace_writes_nothing_elsewhere, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_revoked_then_deleted_and_target_namespace_gone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),
