@@ -864,6 +864,19 @@ static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **sta
     const char *uid = json_object_get_string(get(get(get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride"), "uid"));
     if (uid && !strcmp(uid, "uid-po-platform-a")) fail_msg("platform/a's entry stays in shop/web after the policy was revoked");
   }
+  /* settled: the two reconciles (its new target's and the held one's) do not rewrite its status
+   * back and forth */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
+  assert_true(run_shop().ok);
+  int patches = F.status_patches, writes = F.target_writes;
+  for (int i = 0; i < 3; i++) {
+    assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
+    assert_true(run_shop().ok);
+  }
+  /* nothing of it is live anywhere: its status claims no programmed generation */
+  assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_int_equal(F.status_patches, patches);
+  assert_int_equal(F.target_writes, writes);
 }
 
 /* adv11: a tenant of a namespace the policy does not list, who can write its PropertyOverride's
@@ -944,6 +957,64 @@ static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state
   assert_null(slot("ServiceDefaults/shop/web", false));
   g_tenancy.n_cross = 0;
 }
+
+/* adv11: restart mid-move: platform/a's entry is in shop/web; it is retargeted to shop2 while no
+ * controller runs, so the new process's index lists it under shop2 only. shop/web's reconcile
+ * finds the entry through its marker's namespace and removes it (not left unowned forever), and
+ * it is written into shop2/web. */
+static void test_adv_retarget_across_namespaces_after_restart(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_int_equal(json_object_array_length(shop_ext()), 2);
+  po_TargetIndex_Free(IX); /* a new process */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns("platform", "a", 2, "web", "shop2", kGood2);
+  assert_true(run_shop().ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop2/web").ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
+                      "uid-po-shop-own");
+  Slot *t2 = slot("ServiceDefaults/shop2/web", false);
+  assert_non_null(t2);
+  assert_int_equal(json_object_array_length(get(get(t2->obj, "spec"), "envoyExtensions")), 1);
+  g_tenancy.n_cross = 0;
+}
+
+#ifdef PO_ADV11_KNOWN_FAILING
+/* adv11, KNOWN FAILING (not registered unless PO_ADV11_KNOWN_FAILING is defined): an invalid
+ * move (generation 2 points at api and is invalid, generation 1 held live at web). The reconcile
+ * of api builds a status without programmedGeneration (nothing live at api), the stored status
+ * keeps programmedGeneration 1 (a merge patch leaves it; true enough: generation 1 is live at
+ * web), po_Status_Matches never matches it, and every reconcile of api sends the same status
+ * PATCH again. The fix needs a decision on what programmedGeneration says for a held generation. */
+static void test_adv_invalid_move_status_settles(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  apply_override("a", 2, "api", kBad);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_true(run().ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_true(run().ok);
+  int patches = F.status_patches;
+  for (int i = 0; i < 3; i++) {
+    assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+    assert_true(run().ok);
+  }
+  assert_int_equal(F.status_patches, patches);
+}
+#endif
 
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
@@ -1623,6 +1694,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_revoked_policy_held_entry_leaves_other_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_forged_last_valid_namespace_writes_nothing_elsewhere, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_revoked_then_deleted_and_target_namespace_gone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_retarget_across_namespaces_after_restart, setup, teardown),
+#ifdef PO_ADV11_KNOWN_FAILING
+      cmocka_unit_test_setup_teardown(test_adv_invalid_move_status_settles, setup, teardown),
+#endif
       cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),

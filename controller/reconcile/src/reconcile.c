@@ -1165,9 +1165,21 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     say(run, it, old_status, &s, timeout_event);
     return true;
   }
-  json_object *patch = json_object_new_object();
-  if (!patch || json_object_object_add(patch, "status", st) != 0) {
+  json_object *patch = json_object_new_object(), *sent = st;
+  /* A merge patch keeps what it leaves out: a programmedGeneration nothing is live at any more
+   * (its entry removed, e.g. refused, and not held in another target either) is removed
+   * explicitly, else the status claims a live generation that is gone. */
+  if (s.live_generation <= 0 && po_Json_Get(old_status, "programmedGeneration") &&
+      !(*it->held_key && held_elsewhere(run, it))) {
+    sent = NULL;
+    if (json_object_deep_copy(st, &sent, NULL) != 0 || json_object_object_add(sent, "programmedGeneration", NULL) != 0) {
+      json_object_put(sent);
+      sent = NULL;
+    }
+  }
+  if (!patch || !sent || json_object_object_add(patch, "status", sent) != 0) {
     json_object_put(patch);
+    if (sent != st) json_object_put(sent);
     json_object_put(st);
     return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   }
@@ -1176,6 +1188,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, st, h, false);
   po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
+  if (sent != st) json_object_put(st); /* ours alone: the patch held its copy */
   if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
