@@ -44,6 +44,9 @@ po py platform 150 | kubectl apply -f - >/dev/null
 lc_controller || exit 1
 eventually "revoked: the platform's entries leave tenant/web, the tenant's stays" 20 "own@1" qentries tenant
 eventually "revoked: platform/px Accepted=False" 15 TargetNotAllowed cond px Accepted reason platform
+pgen() { kubectl get propertyoverride "$1" -n platform -o jsonpath='{.status.programmedGeneration}' 2>/dev/null; }
+eventually "revoked: platform/px's status claims no programmed generation" 15 "" pgen px
+eventually "revoked: platform/py's status claims no programmed generation" 15 "" pgen py
 check "tenant/own still programmed" kubectl wait --for=condition=Programmed propertyoverride/own -n tenant --timeout=10s
 check "revoked: no entry of the platform's comes back (3 s)" holds 3 sh -c "[ \"\$(kubectl get servicedefaults web -n tenant -o json | jq -r '[.spec.envoyExtensions[]? | .arguments.PropertyOverride.namespace // empty] | length')\" = 0 ]"
 kubectl delete propertyoverride px py -n platform --timeout=30s >/dev/null
