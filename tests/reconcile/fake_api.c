@@ -171,7 +171,8 @@ static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name
 static void merge(json_object *dst, json_object *patch) {
   json_object_object_foreach(patch, k, v) {
     json_object *d = get(dst, k);
-    if (v && json_object_is_type(v, json_type_object) && d && json_object_is_type(d, json_type_object)) merge(d, v);
+    if (!v) json_object_object_del(dst, k); /* RFC 7386: null removes the member, as the API server does */
+    else if (json_object_is_type(v, json_type_object) && d && json_object_is_type(d, json_type_object)) merge(d, v);
     else json_object_object_add(dst, k, copy(v));
   }
 }

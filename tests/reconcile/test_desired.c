@@ -187,6 +187,37 @@ static void test_answer_orders_by_priority_and_carries_required(void **state) {
   json_object_put(in);
 }
 
+/* adv11: the mutating webhook's answer for a write of shop/web never carries the entry of a
+ * PropertyOverride of a namespace the policy does not list, even one whose status.lastValid was
+ * forged to name targetRef.namespace shop (its spec invalid, so the record would be kept). */
+static void test_adv_desired_ignores_forged_cross_namespace_record(void **state) {
+  (void)state;
+  g_tenancy.n_cross = 0;
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop/web").ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop/web").ok);
+  apply_override_ns("team-x", "a", 1, "web", NULL, kGood2);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  json_object *lv = get(get(slot("po/team-x/a", false)->obj, "status"), "lastValid");
+  assert_non_null(lv);
+  json_object_object_add(get(get(lv, "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
+  apply_override_ns("team-x", "a", 2, "web",
+                    NULL, "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                          "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]");
+  json_object *incoming = copy(slot("ServiceDefaults/shop/web", false)->obj);
+  json_object_object_del(get(incoming, "spec"), "envoyExtensions"); /* a write from git, without ours */
+  json_object *list = NULL;
+  po_DesiredResult d = desired(incoming, &list);
+  assert_int_equal(d, kPo_Desired_Set);
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    const char *uid = json_object_get_string(get(get(get(json_object_array_get_idx(list, i), "arguments"), "PropertyOverride"), "uid"));
+    if (uid && !strcmp(uid, "uid-po-team-x-a")) fail_msg("the webhook merges team-x/a's entry into shop/web: %s", json_object_to_json_string(list));
+  }
+  json_object_put(list);
+  json_object_put(incoming);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stripped_write_gets_exactly_the_reconcilers_entries, setup, teardown),
@@ -197,6 +228,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unclaimed_override_is_not_added, setup, teardown),
       cmocka_unit_test_setup_teardown(test_nothing_said_before_the_caches_synced_or_without_a_uid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_answer_orders_by_priority_and_carries_required, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_desired_ignores_forged_cross_namespace_record, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -839,6 +839,183 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
   assert_null(get(slot("po/platform/a", false)->obj, "status"));
 }
 
+/* adv11: a platform PropertyOverride programmed into shop/web, then the policy is revoked
+ * (--allow-cross-namespace-from no longer lists 'platform') while its new generation points back
+ * home and is invalid: the held last valid generation must not keep (or rewrite) the entry in
+ * another namespace's ServiceDefaults. The tenancy check asks about the namespace of the target
+ * being written, not only about the current spec. */
+static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
+  assert_int_equal(json_object_array_length(shop_ext()), 1);
+  g_tenancy.n_cross = 0; /* revoked: the controller restarted without the flag */
+  apply_override_ns("platform", "a", 2, "web", NULL, kBad); /* back home, invalid: held at shop/web */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  for (size_t i = 0; ext && i < json_object_array_length(ext); i++) {
+    const char *uid = json_object_get_string(get(get(get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride"), "uid"));
+    if (uid && !strcmp(uid, "uid-po-platform-a")) fail_msg("platform/a's entry stays in shop/web after the policy was revoked");
+  }
+  /* settled: the two reconciles (its new target's and the held one's) do not rewrite its status
+   * back and forth */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
+  assert_true(run_shop().ok);
+  int patches = F.status_patches, writes = F.target_writes;
+  for (int i = 0; i < 3; i++) {
+    assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
+    assert_true(run_shop().ok);
+  }
+  /* nothing of it is live anywhere: its status claims no programmed generation */
+  assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_int_equal(F.status_patches, patches);
+  assert_int_equal(F.target_writes, writes);
+}
+
+/* adv11: a tenant of a namespace the policy does not list, who can write its PropertyOverride's
+ * status (docs/install.md says not to grant it, but the controller's tenancy must not rest on
+ * that), forges status.lastValid naming targetRef.namespace 'shop' and makes its spec invalid:
+ * the held record must not be written into shop's ServiceDefaults. */
+static void test_adv_forged_last_valid_namespace_writes_nothing_elsewhere(void **state) {
+  (void)state;
+  g_tenancy.n_cross = 0;
+  apply_override_ns("team-x", "a", 1, "web", NULL, kGood);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_string_equal(cond_ns("team-x", "a", "Programmed", "status"), "True");
+  json_object *st = get(slot("po/team-x/a", false)->obj, "status");
+  json_object *lv = get(st, "lastValid");
+  assert_non_null(lv);
+  json_object_object_add(get(get(lv, "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
+  apply_override_ns("team-x", "a", 2, "web", NULL, kBad); /* keeps the forged status */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  if (ext && json_object_array_length(ext) > 0) {
+    fail_msg("team-x/a wrote into ServiceDefaults shop/web through a forged status.lastValid: %s",
+             json_object_to_json_string(ext));
+  }
+  assert_null(slot("ServiceDefaults/shop/web", false)); /* not even created */
+}
+
+/* adv11: the finalizer when the policy is revoked, or the target's namespace is gone, while a
+ * platform PropertyOverride's entry is in shop/web: revoked, its entry leaves shop/web (nothing
+ * of shop's own is touched) and its status says TargetNotAllowed; deleted, its finalizer goes;
+ * with the target gone (its namespace deleted), the deletion finishes and nothing is created. */
+static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
+  apply_override_ns("platform", "b", 1, "web", "shop", kGood2);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_int_equal(json_object_array_length(shop_ext()), 3);
+  g_tenancy.n_cross = 0; /* revoked */
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
+                      "uid-po-shop-own");
+  assert_string_equal(cond_ns("platform", "a", "Accepted", "reason"), "TargetNotAllowed");
+  /* deleting it now: the finalizer goes */
+  json_object *p = slot("po/platform/a", false)->obj;
+  json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(p);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_null(slot("po/platform/a", false));
+  /* allowed again for b; then shop's namespace is deleted (its ServiceDefaults with it) and b is deleted */
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_int_equal(json_object_array_length(shop_ext()), 2);
+  Slot *t = slot("ServiceDefaults/shop/web", false);
+  json_object_put(t->obj);
+  t->obj = NULL;
+  Slot *o = slot("po/shop/own", false);
+  json_object_put(o->obj);
+  o->obj = NULL;
+  po_TargetIndex_Remove(IX, "shop", "own", (char[300]){0}, 300);
+  p = slot("po/platform/b", false)->obj;
+  json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:02Z"));
+  bump(p);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_null(slot("po/platform/b", false));
+  assert_null(slot("ServiceDefaults/shop/web", false));
+  g_tenancy.n_cross = 0;
+}
+
+/* adv11: restart mid-move: platform/a's entry is in shop/web; it is retargeted to shop2 while no
+ * controller runs, so the new process's index lists it under shop2 only. shop/web's reconcile
+ * finds the entry through its marker's namespace and removes it (not left unowned forever), and
+ * it is written into shop2/web. */
+static void test_adv_retarget_across_namespaces_after_restart(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  assert_int_equal(json_object_array_length(shop_ext()), 2);
+  po_TargetIndex_Free(IX); /* a new process */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns("platform", "a", 2, "web", "shop2", kGood2);
+  assert_true(run_shop().ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop2/web").ok);
+  assert_true(run_shop().ok);
+  json_object *ext = shop_ext();
+  assert_int_equal(json_object_array_length(ext), 1);
+  assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
+                      "uid-po-shop-own");
+  Slot *t2 = slot("ServiceDefaults/shop2/web", false);
+  assert_non_null(t2);
+  assert_int_equal(json_object_array_length(get(get(t2->obj, "spec"), "envoyExtensions")), 1);
+  g_tenancy.n_cross = 0;
+}
+
+#ifdef PO_ADV11_KNOWN_FAILING
+/* adv11, KNOWN FAILING (not registered unless PO_ADV11_KNOWN_FAILING is defined): an invalid
+ * move (generation 2 points at api and is invalid, generation 1 held live at web). The reconcile
+ * of api builds a status without programmedGeneration (nothing live at api), the stored status
+ * keeps programmedGeneration 1 (a merge patch leaves it; true enough: generation 1 is live at
+ * web), po_Status_Matches never matches it, and every reconcile of api sends the same status
+ * PATCH again. The fix needs a decision on what programmedGeneration says for a held generation. */
+static void test_adv_invalid_move_status_settles(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_true(run().ok);
+  apply_override("a", 2, "api", kBad);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_true(run().ok);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_true(run().ok);
+  int patches = F.status_patches;
+  for (int i = 0; i < 3; i++) {
+    assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+    assert_true(run().ok);
+  }
+  assert_int_equal(F.status_patches, patches);
+}
+#endif
+
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
   /* more PropertyOverrides than the first lookup's table holds */
@@ -1514,6 +1691,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_revoked_policy_held_entry_leaves_other_namespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_forged_last_valid_namespace_writes_nothing_elsewhere, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_revoked_then_deleted_and_target_namespace_gone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_retarget_across_namespaces_after_restart, setup, teardown),
+#ifdef PO_ADV11_KNOWN_FAILING
+      cmocka_unit_test_setup_teardown(test_adv_invalid_move_status_settles, setup, teardown),
+#endif
       cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),

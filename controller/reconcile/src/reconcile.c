@@ -512,9 +512,13 @@ static bool plan(Run *run) {
     if (it->deleting) continue;
     /* the PropertyOverride's own namespace is asked about, not the target's: they differ when
      * targetRef.namespace names another (the key put it here) */
+    /* and the namespace of this very target too: an item held here by its last valid record (an
+     * invalid generation pointing elsewhere) is judged by where its entry would be written, not
+     * by its current spec, so a revoked policy or a forged status.lastValid reaches nothing */
     if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, it->refusal, sizeof it->refusal) ||
         !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, it->refusal,
-                                    sizeof it->refusal)) {
+                                    sizeof it->refusal) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, run->kind, it->ns, run->ns, it->refusal, sizeof it->refusal)) {
       it->refused = true;
       continue;
     }
@@ -1161,9 +1165,21 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     say(run, it, old_status, &s, timeout_event);
     return true;
   }
-  json_object *patch = json_object_new_object();
-  if (!patch || json_object_object_add(patch, "status", st) != 0) {
+  json_object *patch = json_object_new_object(), *sent = st;
+  /* A merge patch keeps what it leaves out: a programmedGeneration nothing is live at any more
+   * (its entry removed, e.g. refused, and not held in another target either) is removed
+   * explicitly, else the status claims a live generation that is gone. */
+  if (s.live_generation <= 0 && po_Json_Get(old_status, "programmedGeneration") &&
+      !(*it->held_key && held_elsewhere(run, it))) {
+    sent = NULL;
+    if (json_object_deep_copy(st, &sent, NULL) != 0 || json_object_object_add(sent, "programmedGeneration", NULL) != 0) {
+      json_object_put(sent);
+      sent = NULL;
+    }
+  }
+  if (!patch || !sent || json_object_object_add(patch, "status", sent) != 0) {
     json_object_put(patch);
+    if (sent != st) json_object_put(sent);
     json_object_put(st);
     return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   }
@@ -1172,6 +1188,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, st, h, false);
   po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
+  if (sent != st) json_object_put(st); /* ours alone: the patch held its copy */
   if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
