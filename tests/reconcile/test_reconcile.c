@@ -990,13 +990,12 @@ static void test_adv_retarget_across_namespaces_after_restart(void **state) {
   g_tenancy.n_cross = 0;
 }
 
-#ifdef PO_ADV11_KNOWN_FAILING
-/* adv11, KNOWN FAILING (not registered unless PO_ADV11_KNOWN_FAILING is defined): an invalid
+/* adv11: an invalid
  * move (generation 2 points at api and is invalid, generation 1 held live at web). The reconcile
  * of api builds a status without programmedGeneration (nothing live at api), the stored status
  * keeps programmedGeneration 1 (a merge patch leaves it; true enough: generation 1 is live at
  * web), po_Status_Matches never matches it, and every reconcile of api sends the same status
- * PATCH again. The fix needs a decision on what programmedGeneration says for a held generation. */
+ * PATCH again. Now programmedGeneration there says the held generation, which is live. */
 static void test_adv_invalid_move_status_settles(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -1014,7 +1013,6 @@ static void test_adv_invalid_move_status_settles(void **state) {
   }
   assert_int_equal(F.status_patches, patches);
 }
-#endif
 
 static void test_index_read_once_for_many_overrides(void **state) {
   (void)state;
@@ -1695,9 +1693,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_forged_last_valid_namespace_writes_nothing_elsewhere, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_revoked_then_deleted_and_target_namespace_gone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_retarget_across_namespaces_after_restart, setup, teardown),
-#ifdef PO_ADV11_KNOWN_FAILING
       cmocka_unit_test_setup_teardown(test_adv_invalid_move_status_settles, setup, teardown),
-#endif
       cmocka_unit_test_setup_teardown(test_old_markers_not_rewritten_on_upgrade, setup, teardown),
       cmocka_unit_test_setup_teardown(test_memo_not_aliased_by_a_reused_resource_version, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_collision_told_apart, setup, teardown),

@@ -182,18 +182,23 @@ static bool parse_key(const char *key, po_TargetKind *kind, char ns[254], char n
   return true;
 }
 
-/* Whether the target at `it->held_key` still holds an entry of this PropertyOverride. */
-static bool held_elsewhere(Run *run, const Item *it) {
+/* The generation of this PropertyOverride's entry in the target at `it->held_key`, 0 when that
+ * target holds none. */
+static int64_t held_generation(Run *run, const Item *it) {
   po_TargetKind kind;
   char ns[254], name[254];
-  if (!parse_key(it->held_key, &kind, ns, name)) return false;
+  if (!parse_key(it->held_key, &kind, ns, name)) return 0;
   void *ref = NULL;
   const json_object *t = run->io->get_target(run->io->ctx, kind, ns, name, &ref);
   po_ConsulOwner me = {it->name, it->uid};
-  bool held = t && po_Consul_OwnedEntries(t, &me, 1, NULL, 0, NULL) > 0;
+  po_ConsulEntry e;
+  int64_t gen = t && po_Consul_OwnedEntries(t, &me, 1, &e, 1, NULL) > 0 ? (e.generation > 0 ? e.generation : 1) : 0;
   release(run, t, ref);
-  return held;
+  return gen;
 }
+
+/* Whether the target at `it->held_key` still holds an entry of this PropertyOverride. */
+static bool held_elsewhere(Run *run, const Item *it) { return held_generation(run, it) > 0; }
 
 /* The PropertyOverride names of a target, read in one consistent call: the index may grow
  * between a count and a second read, and a name missing from the list would look deleted. */
@@ -1119,6 +1124,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
   }
   s.live_generation = live_gen;
+  /* An invalid generation that moved the PropertyOverride here while its last valid one stays
+   * live in the target it came from: programmedGeneration says that one (it is live), as that
+   * target's reconcile last wrote it; left out, the stored one never matched and every
+   * reconcile here sent the same status again (test_adv_invalid_move_status_settles). */
+  if (live_gen <= 0 && *it->held_key && !it->ce->c.accepted) s.live_generation = held_generation(run, it);
   s.accepted = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
                               .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
   if (it->refused) {
