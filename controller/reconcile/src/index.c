@@ -296,8 +296,10 @@ bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name
 }
 
 /* The links of a target are one run; a PropertyOverride listed there both for its current spec
- * and its held generation appears twice, side by side, and is returned once. */
-size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap) {
+ * and its held generation appears twice, side by side, and is returned once. Each name goes to
+ * out + count * stride (size bytes), `namespace/name` when qualified, else the name alone. */
+static size_t lookup_run(po_TargetIndex *ix, const char *target_key, char *out, size_t stride, size_t cap,
+                         bool qualified) {
   size_t count = 0;
   pthread_mutex_lock(&ix->mu);
   bool found;
@@ -307,29 +309,20 @@ size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*
     const char *po = ix->links[i].po;
     if (prev && strcmp(prev, po) == 0) continue;
     prev = po;
-    const char *slash = strchr(po, '/');
-    if (count < cap) copy_out(names[count], sizeof names[count], slash ? slash + 1 : po);
+    const char *slash = qualified ? NULL : strchr(po, '/');
+    if (count < cap) copy_out(out + count * stride, stride, slash ? slash + 1 : po);
     count++;
   }
   pthread_mutex_unlock(&ix->mu);
   return count;
 }
 
+size_t po_TargetIndex_Lookup(po_TargetIndex *ix, const char *target_key, char (*names)[254], size_t cap) {
+  return lookup_run(ix, target_key, (char *)names, sizeof *names, cap, false);
+}
+
 size_t po_TargetIndex_LookupQualified(po_TargetIndex *ix, const char *target_key, char (*refs)[320], size_t cap) {
-  size_t count = 0;
-  pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = link_find(ix, target_key, "", &found);
-  const char *prev = NULL;
-  for (size_t i = at; i < ix->nlinks && strcmp(ix->links[i].target, target_key) == 0; i++) {
-    const char *po = ix->links[i].po;
-    if (prev && strcmp(prev, po) == 0) continue;
-    prev = po;
-    if (count < cap) copy_out(refs[count], sizeof refs[count], po);
-    count++;
-  }
-  pthread_mutex_unlock(&ix->mu);
-  return count;
+  return lookup_run(ix, target_key, (char *)refs, sizeof *refs, cap, true);
 }
 
 size_t po_TargetIndex_Count(po_TargetIndex *ix) {
