@@ -448,7 +448,7 @@ static void test_rest_pooled_handle_verbs(void **state) {
     po_KubePatchOptions mp = {kPo_KubePatch_Merge, NULL, false};
     assert_true(po_KubeClient_Patch(c, &cm, &mp, patch, strlen(patch), NULL, &st));
     assert_true(po_KubeClient_Get(c, &cm, &got, &st)); /* a GET, not the PATCH again */
-    json_object *data, *v;
+    json_object *data = NULL, *v = NULL;
     assert_true(json_object_object_get_ex(got, "data", &data) && json_object_object_get_ex(data, "v", &v));
     assert_string_equal(json_object_get_string(v), "patched");
     json_object_put(got);
