@@ -846,10 +846,11 @@ static bool sweep(Run *run) {
     /* held here: this target's write decides; invalid with its last valid generation live
      * elsewhere: kept there */
     if (it->held || (*it->held_key && !it->ce->c.accepted)) continue;
-    const char *at = run->istio && run->istio[i].outcome != kPo_IstioOutcome_Disabled ? run->istio[i].filter_ns : NULL;
+    bool mine = run->istio && run->istio[i].outcome != kPo_IstioOutcome_Disabled;
+    const char *at = mine ? run->istio[i].filter_ns : NULL, *at_name = mine ? run->istio[i].filter_name : NULL;
     int writes = 0;
     char err[512];
-    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, run->ar, &writes, err, sizeof err)) {
+    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, at_name, run->ar, &writes, err, sizeof err)) {
       run->target_conflict = true; /* no status this time: the retry writes it */
       fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
     }

@@ -6,6 +6,7 @@
 #include "po/targets/istio.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,7 +119,37 @@ bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
 }
 
 const char *po_Istio_FilterName(const po_CompiledOverride *c, po_Arena *a) {
+  if (c->target_kind == kPo_TargetIstioMesh) return po_Istio_MeshFilterName(c->ns, c->name, a);
   return po_Arena_Printf(a, "propertyoverride-%s", c->name);
+}
+
+const char *po_Istio_LegacyMeshFilterName(const char *name, po_Arena *a) {
+  return po_Arena_Printf(a, "propertyoverride-%s", name);
+}
+
+/* FNV-1a 64: stable across processes and versions (the name is what finds the object again),
+ * unlike the keyed hash of the reconcile's caches. */
+static uint64_t fnv1a(const char *s, uint64_t h) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+const char *po_Istio_MeshFilterName(const char *ns, const char *name, po_Arena *a) {
+  /* A namespace is a DNS-1123 label (no dot), so the first dot after the prefix separates it
+   * from the name: (ns, name) -> one name, and none of them starts like a Service target's
+   * (`propertyoverride-`) or the old Mesh name. Both parts are valid subdomain parts already. */
+  const char *full = po_Arena_Printf(a, "propertyoverride.%s.%s", ns ? ns : "", name ? name : "");
+  if (!full || strlen(full) <= kPo_IstioMaxName) return full;
+  /* Too long: a readable prefix, then the hash of the whole (17 characters: "-" and 16 hex). A
+   * prefix cut after a '.' or '-' would put it next to the '-' (".-" is no valid subdomain). */
+  char *out = po_Arena_Malloc(a, kPo_IstioMaxName + 1);
+  if (!out) return NULL;
+  size_t keep = kPo_IstioMaxName - 17;
+  memcpy(out, full, keep);
+  while (keep > 0 && (out[keep - 1] == '.' || out[keep - 1] == '-')) keep--;
+  uint64_t h = fnv1a(name ? name : "", fnv1a("/", fnv1a(ns ? ns : "", 0xcbf29ce484222325ull)));
+  snprintf(out + keep, kPo_IstioMaxName + 1 - keep, "-%016llx", (unsigned long long)h);
+  return out;
 }
 
 const char *po_Istio_FilterNamespace(const po_CompiledOverride *c) {
