@@ -94,7 +94,7 @@ sed -n '1,/^---$/p' examples/istio/outlier-detection.yaml | sed '$d' >"$work/po.
 "$bin" render -f "$work/po.yaml" -f examples/istio/mesh-wide-timeouts.yaml >"$work/out" 2>"$work/err"
 check "render without the Service" 1 $? "$work/err"
 contains "render names the Service" "$work/err" "render needs the target Service 'shop/api' among the inputs: its spec.selector becomes the EnvoyFilter's workloadSelector"
-contains "render still renders the others" "$work/out" "name: propertyoverride-mesh-defaults"
+contains "render still renders the others" "$work/out" "name: propertyoverride.platform.mesh-defaults"
 printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: shop}\nspec: {type: ExternalName, externalName: x.example}\n' >"$work/svc.yaml"
 "$bin" render -f "$work/po.yaml" -f "$work/svc.yaml" >"$work/out" 2>"$work/err"
 check "render with a Service without selector" 1 $? "$work/err"

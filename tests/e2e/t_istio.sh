@@ -95,9 +95,9 @@ check "look-alike: still there after" test "$(efj propertyoverride-handmade '{.m
 
 # --- Mesh global: Istio's root namespace, no selector; lists under 1.31 -----------------------------
 kubectl apply -f examples/istio/mesh-wide-timeouts.yaml >/dev/null
-eventually "Mesh: EnvoyFilter in istio-system" 30 "propertyoverride-mesh-defaults" \
-  sh -c "kubectl -n istio-system get envoyfilter propertyoverride-mesh-defaults -o jsonpath='{.metadata.name}'"
-check "Mesh: no workloadSelector" test -z "$(kubectl -n istio-system get envoyfilter propertyoverride-mesh-defaults -o jsonpath='{.spec.workloadSelector}')"
+eventually "Mesh: EnvoyFilter in istio-system" 30 "propertyoverride.platform.mesh-defaults" \
+  sh -c "kubectl -n istio-system get envoyfilter propertyoverride.platform.mesh-defaults -o jsonpath='{.metadata.name}'"
+check "Mesh: no workloadSelector" test -z "$(kubectl -n istio-system get envoyfilter propertyoverride.platform.mesh-defaults -o jsonpath='{.spec.workloadSelector}')"
 kubectl apply -f examples/istio/route-internal-headers.yaml >/dev/null
 eventually "lists: MERGE_AND_REPLACE_LIST under --istio-version 1.31" 30 "MERGE_AND_REPLACE_LIST" \
   efj propertyoverride-frontend-internal-headers '{.spec.configPatches[0].patch.operation}'
