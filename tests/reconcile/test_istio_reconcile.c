@@ -439,6 +439,82 @@ static void test_mesh_upgrade_from_old_name(void **state) {
   assert_non_null(mesh_filter("mesh", "other"));
 }
 
+static void set_created(json_object *ef, const char *t) {
+  assert_non_null(ef);
+  json_object_object_add(get(ef, "metadata"), "creationTimestamp", json_object_new_string(t));
+  bump(ef);
+}
+static void set_priority(const char *key, int priority) {
+  Slot *sl = slot(key, false);
+  json_object_object_add(get(sl->obj, "spec"), "priority", json_object_new_int(priority));
+  json_object *md = get(sl->obj, "metadata");
+  json_object_object_add(md, "generation", json_object_new_int(json_object_get_int(get(md, "generation")) + 1));
+  bump(sl->obj);
+}
+
+/* Equal priorities: Istio applies the EnvoyFilter created first first (then by
+ * <name>.<namespace>), not Consul's order by name. Before the creation times are known the
+ * message names no winner; once they are, the winner is the one created last, here a. */
+static void test_overlap_tie_is_istio_order(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  apply_istio("default", "b", 1, "Service", "web", kP30);
+  assert_true(web().ok);
+  assert_string_equal(reason("a"), "Overlapping");
+  assert_non_null(strstr(message("a"), "is Istio's"));
+  assert_non_null(strstr(message("a"), "which one wins where both match is not known"));
+  assert_null(strstr(message("b"), "wins where both match;"));
+  assert_null(strstr(message("b"), "so this one wins"));
+
+  /* b's EnvoyFilter is older: b is applied first, a after it, a wins (by name it would be b) */
+  set_created(filter("default", "a"), "2026-12-01T00:00:09Z");
+  set_created(filter("default", "b"), "2026-12-01T00:00:05Z");
+  assert_true(web().ok);
+  assert_non_null(strstr(message("a"), "default/b is applied before this one"));
+  assert_non_null(strstr(message("a"), "so this one wins"));
+  assert_non_null(strstr(message("b"), "default/a is applied after this one"));
+  assert_non_null(strstr(message("b"), "the older EnvoyFilter first: created 2026-12-01T00:00:09Z, this one's 2026-12-01T00:00:05Z"));
+  assert_non_null(strstr(message("b"), "so default/a wins"));
+
+  /* created in the same second: by <name>.<namespace>, "propertyoverride-a.default" first */
+  set_created(filter("default", "a"), "2026-12-01T00:00:05Z");
+  assert_true(web().ok);
+  assert_non_null(strstr(message("b"), "default/a is applied before this one"));
+  assert_non_null(strstr(message("b"), "so this one wins"));
+}
+
+/* A Mesh PropertyOverride (root namespace) against a Service one at different priorities:
+ * Istio 1.22 and later order them by priority (the Mesh one, priority 5, after the Service one,
+ * so it wins); earlier releases put the root namespace first whatever the priority; unknown:
+ * no winner named. Consul's order (the mesh-wide tier first, always) is none of these. */
+static void test_overlap_mesh_against_service_is_istio_order(void **state) {
+  (void)state;
+  po_TargetOptions o = {.istio_minor = 22};
+  po_TargetIndex_SetOptions(IX, &o);
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP30);
+  apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
+  set_priority("po/mesh/m", 5);
+  assert_true(rec("Mesh/mesh/global").ok);
+  assert_true(web().ok);
+  assert_string_equal(reason("a"), "Overlapping");
+  assert_non_null(strstr(message("a"), "mesh/m is applied after this one (priority 5 > this one's 0)"));
+  assert_non_null(strstr(message("a"), "so mesh/m wins"));
+
+  o.istio_minor = 21;
+  po_TargetIndex_SetOptions(IX, &o);
+  assert_true(web().ok);
+  assert_non_null(strstr(message("a"), "mesh/m is applied before this one (Istio 1.21 applies the root"));
+  assert_non_null(strstr(message("a"), "so this one wins"));
+
+  o.istio_minor = 0;
+  po_TargetIndex_SetOptions(IX, &o);
+  assert_true(web().ok);
+  assert_non_null(strstr(message("a"), "--istio-version"));
+  assert_non_null(strstr(message("a"), "which one wins where both match is not known"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
@@ -454,6 +530,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_priority_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_same_name_two_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_upgrade_from_old_name, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_tie_is_istio_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_mesh_against_service_is_istio_order, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1253,6 +1253,13 @@ static void status(Run *run) {
     peers[i] = (po_OverlapPeer){.ns = it->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
                                 .tier = tier, .priority = e ? it->entry_priority : it->ce->c.priority,
                                 .target = run->key, .where = run->where, .own = !it->held};
+    /* Istio's order needs where its EnvoyFilter is and when it was created */
+    if (target_ops(run) == &kTargetOps[kPo_Mesh_Istio] && peers[i].override &&
+        !(peers[i].istio = po_OverlapIstio_Of(run->io, run->ix, run->kind, run->ns, it->name, run->ar))) {
+      po_CrossPeers_Release(&cross);
+      oom(run, "the EnvoyFilters of the overlaps");
+      return;
+    }
   }
   po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + cross.n, run->ar);
   if (!overlaps) {
