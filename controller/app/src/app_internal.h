@@ -32,6 +32,19 @@ typedef struct {
   pthread_t thread;
 } po_Renewal;
 
+/* --istio=auto while EnvoyFilters are not served: a thread the manager stops lists them every
+ * interval; once they are, it makes and starts the Istio informers (it stops them too), turns
+ * Istio on (po_KubeIO.istio) and enqueues the Istio targets (istio_detect.c). */
+typedef struct {
+  struct po_App *app;
+  int64_t interval_ns;
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  bool stopping, running;
+  bool started;         /* the informers it made were started: stopped with it */
+  pthread_t thread;
+} po_IstioDetect;
+
 /* Leading without an election: the manager is still inside Start when this runnable starts, so
  * BecameLeader is called from a thread of its own, joined by po_App_Free. */
 typedef struct {
@@ -58,6 +71,9 @@ struct po_App {
   po_WebhookServer *webhook;
   po_OpsServer *ops;
   po_MetricFamily *wh_requests, *wh_latency, *wh_mutations;
+  po_MetricFamily *istio_enabled; /* propertyoverride_istio_enabled */
+  po_IstioDetect istio_detect;
+  bool istio_detect_ready;
   po_Renewal renewal;
   bool renewal_ready;
   po_LeadAlone alone;
@@ -78,6 +94,19 @@ po_Runnable po_App_LeadershipRunnable(struct po_App *app);
 bool po_App_ReleaseLease(void *ctx, int64_t deadline);
 void po_App_LeaderCallbacks(struct po_App *app, po_LeaderElectionOptions *lo);
 void po_App_JoinLeadAlone(struct po_App *app);
+
+/* app.c: the Istio informers (Services and EnvoyFilters of every watched namespace, and the root
+ * namespace's EnvoyFilters when it is not watched) made into app->io; with `manage` each is a
+ * runnable of the manager, else their maker starts and stops them. */
+bool po_App_NewIstioInformers(struct po_App *app, bool manage, po_CtlStatus *st);
+
+/* istio_detect.c */
+/* Whether the API server serves EnvoyFilters: one List of at most one item, in a watched
+ * namespace (the permission the informer needs). When not, why says what it answered. */
+bool po_App_IstioServed(struct po_App *app, char *why, size_t size);
+bool po_IstioDetect_Init(po_IstioDetect *d, struct po_App *app, int64_t interval_ns);
+void po_IstioDetect_Destroy(po_IstioDetect *d);
+po_Runnable po_IstioDetect_Runnable(po_IstioDetect *d);
 
 /* renewal.c */
 bool po_Renewal_Init(po_Renewal *r, po_KubeClient *c, const po_SelfCertOptions *o, po_Logger *log, int64_t interval_ns);

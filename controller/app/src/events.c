@@ -241,7 +241,10 @@ static void enqueue_all(po_App *app) {
 
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
   po_App *app = ctx;
-  po_ReconcileResult r = po_Reconcile(&app->table, app->index, key);
+  /* Istio off (yet): its targets say MeshNotEnabled (no EnvoyFilter IO), as under --istio=off */
+  po_ReconcileIO io = app->table;
+  if (!atomic_load(&app->io.istio)) io.get_filter = NULL, io.write_filter = NULL;
+  po_ReconcileResult r = po_Reconcile(&io, app->index, key);
   if (r.ok && (r.targets_written || r.statuses_written)) {
     po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
   }

@@ -905,8 +905,10 @@ static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition 
     case kPo_IstioOutcome_Disabled:
       p->reason = "MeshNotEnabled";
       snprintf(p->message, sizeof p->message,
-               "Istio is not enabled in this controller (--istio=on, or --istio=auto with the EnvoyFilter CRD "
-               "installed); nothing is written to %s", run->where);
+               "Istio is not enabled in this controller: --istio=off, or --istio=auto and the API server does not "
+               "serve EnvoyFilters (checked again every --istio-recheck-interval, 60 s by default: once the "
+               "EnvoyFilter CRD is installed this is programmed, no restart needed); nothing is written to %s",
+               run->where);
       return true;
     case kPo_IstioOutcome_NoService:
       p->reason = "TargetNotFound";
