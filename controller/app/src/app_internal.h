@@ -20,16 +20,32 @@
 #include "po/webhook/server.h"
 #include "selfcert.h"
 
-/* Self-managed certificates: checked every interval by a thread the manager stops. */
+/* periodic.c: `tick` every interval on a thread of its own, as a runnable (stop_early) whose
+ * stop wakes the wait, joins the thread, then calls `after_stop` (may be NULL). A tick returning
+ * false ends the thread (done). */
 typedef struct {
-  po_KubeClient *client;
-  po_SelfCertOptions opt;
-  po_Logger *log;
+  const char *name;
   int64_t interval_ns;
+  bool (*tick)(void *ctx);
+  void (*after_stop)(void *ctx);
+  void *ctx;
   pthread_mutex_t mu;
   pthread_cond_t cond;
   bool stopping, running;
   pthread_t thread;
+} po_Periodic;
+bool po_Periodic_Init(po_Periodic *p, const char *name, int64_t interval_ns, bool (*tick)(void *ctx),
+                      void (*after_stop)(void *ctx), void *ctx);
+void po_Periodic_Destroy(po_Periodic *p);
+po_Runnable po_Periodic_Runnable(po_Periodic *p);
+bool po_Periodic_Stopping(po_Periodic *p); /* a tick may end early */
+
+/* Self-managed certificates: checked every interval (renewal.c). */
+typedef struct {
+  po_KubeClient *client;
+  po_SelfCertOptions opt;
+  po_Logger *log;
+  po_Periodic every;
 } po_Renewal;
 
 /* --istio=auto while EnvoyFilters are not served: a thread the manager stops lists them every
@@ -37,12 +53,8 @@ typedef struct {
  * Istio on (po_KubeIO.istio) and enqueues the Istio targets (istio_detect.c). */
 typedef struct {
   struct po_App *app;
-  int64_t interval_ns;
-  pthread_mutex_t mu;
-  pthread_cond_t cond;
-  bool stopping, running;
+  po_Periodic every;
   bool started;         /* the informers it made were started: stopped with it */
-  pthread_t thread;
 } po_IstioDetect;
 
 /* Leading without an election: the manager is still inside Start when this runnable starts, so

@@ -8,7 +8,6 @@
  * The check then ends; Istio going away again is not followed (its informers say why in the
  * log, and nothing is written where nothing is served). */
 #include <json-c/json.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,13 +42,6 @@ static void enqueue_istio_targets(po_App *app) {
     }
     free(block);
   }
-}
-
-static bool stopping(po_IstioDetect *d) {
-  pthread_mutex_lock(&d->mu);
-  bool s = d->stopping;
-  pthread_mutex_unlock(&d->mu);
-  return s;
 }
 
 static bool start_informers(po_IstioDetect *d, po_CtlStatus *st) {
@@ -87,7 +79,7 @@ static void turn_on(po_IstioDetect *d) {
   size_t n = 0;
   for (size_t i = 0; i < app->io.ns_count; i++) all[n++] = app->io.services[i], all[n++] = app->io.filters[i];
   if (app->io.root_filters) all[n++] = app->io.root_filters;
-  for (size_t i = 0; i < n && !stopping(d); i++) {
+  for (size_t i = 0; i < n && !po_Periodic_Stopping(&d->every); i++) {
     int64_t left_ms = (deadline - po_RtClock_Now(po_RtClock_Real())) / PO_NS_PER_MS;
     po_Informer_WaitForSync(all[i], left_ms > 0 ? (long)left_ms : 0);
   }
@@ -97,68 +89,31 @@ static void turn_on(po_IstioDetect *d) {
   enqueue_istio_targets(app);
 }
 
-static void *detect_loop(void *arg) {
-  po_IstioDetect *d = arg;
-  po_RtClock *clock = po_RtClock_Real();
-  pthread_mutex_lock(&d->mu);
-  for (;;) {
-    int64_t due = po_RtClock_Now(clock) + d->interval_ns;
-    while (!d->stopping && po_RtClock_Now(clock) < due) po_RtClock_WaitUntil(clock, &d->cond, &d->mu, due);
-    if (d->stopping) break;
-    pthread_mutex_unlock(&d->mu);
-    char why[512];
-    bool served = po_App_IstioServed(d->app, why, sizeof why);
-    if (served) {
-      turn_on(d); /* done either way: on, or said why not (the informers made stay stopped) */
-      return NULL;
-    }
+/* One check: false (done) once EnvoyFilters are served, whether turning on worked or not (it
+ * said why; the informers it made stay stopped). */
+static bool check(void *ctx) {
+  po_IstioDetect *d = ctx;
+  char why[512];
+  if (!po_App_IstioServed(d->app, why, sizeof why)) {
     po_Log_Debug(d->app->log, "Istio targets still not programmed", po_Str("reason", why));
-    pthread_mutex_lock(&d->mu);
+    return true;
   }
-  pthread_mutex_unlock(&d->mu);
-  return NULL;
+  turn_on(d);
+  return false;
+}
+
+static void after_stop(void *ctx) {
+  po_IstioDetect *d = ctx;
+  if (d->started) stop_informers(d->app);
 }
 
 bool po_IstioDetect_Init(po_IstioDetect *d, po_App *app, int64_t interval_ns) {
-  *d = (po_IstioDetect){.app = app, .interval_ns = interval_ns};
-  if (pthread_mutex_init(&d->mu, NULL) != 0) return false;
-  if (po_RtClock_InitCond(&d->cond) != 0) {
-    pthread_mutex_destroy(&d->mu);
-    return false;
-  }
-  return true;
+  *d = (po_IstioDetect){.app = app};
+  return po_Periodic_Init(&d->every, "istio-detection", interval_ns, check, after_stop, d);
 }
 
-void po_IstioDetect_Destroy(po_IstioDetect *d) {
-  pthread_cond_destroy(&d->cond);
-  pthread_mutex_destroy(&d->mu);
-}
+void po_IstioDetect_Destroy(po_IstioDetect *d) { po_Periodic_Destroy(&d->every); }
 
-static bool detect_start(void *ctx, po_CtlStatus *st) {
-  po_IstioDetect *d = ctx;
-  d->stopping = false;
-  if (pthread_create(&d->thread, NULL, detect_loop, d) != 0) return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot start a thread");
-  d->running = true;
-  return true;
-}
-
-/* Wakes the wait, joins the thread (a check in flight is bounded by the client's timeouts), then
- * stops the informers it started; po_App_Free frees them with the others. */
-static bool detect_stop(void *ctx, int64_t deadline) {
-  (void)deadline;
-  po_IstioDetect *d = ctx;
-  if (!d->running) return true;
-  pthread_mutex_lock(&d->mu);
-  d->stopping = true;
-  pthread_cond_broadcast(&d->cond);
-  pthread_mutex_unlock(&d->mu);
-  pthread_join(d->thread, NULL);
-  d->running = false;
-  if (d->started) stop_informers(d->app);
-  return true;
-}
-
-po_Runnable po_IstioDetect_Runnable(po_IstioDetect *d) {
-  /* stop_early, as the informers it may start: nothing waits on it */
-  return (po_Runnable){.name = "istio-detection", .start = detect_start, .stop = detect_stop, .ctx = d, .stop_early = true};
-}
+/* Its stop (periodic.c) joins the thread, then stops the informers it started; po_App_Free frees
+ * them with the others. */
+po_Runnable po_IstioDetect_Runnable(po_IstioDetect *d) { return po_Periodic_Runnable(&d->every); }
