@@ -49,23 +49,18 @@ static json_object *envoyfilter(const char *name, size_t n, const char *op, cons
   return ef;
 }
 
-/* The AdmissionReview for `obj` (taken) of group/kind, with `old` (taken, may be NULL). */
+/* The AdmissionReview for `obj` (taken, may be NULL) of group/kind, with `old` (taken, may be NULL). */
 static char *review(const char *group, const char *kind, const char *op, json_object *obj, json_object *old) {
-  json_object *r = json_object_new_object(), *req = json_object_new_object(), *k = json_object_new_object();
-  json_object_object_add(r, "apiVersion", json_object_new_string("admission.k8s.io/v1"));
-  json_object_object_add(r, "kind", json_object_new_string("AdmissionReview"));
-  json_object_object_add(req, "uid", json_object_new_string("u1"));
-  json_object_object_add(k, "group", json_object_new_string(group));
-  json_object_object_add(k, "version", json_object_new_string("v1alpha3"));
-  json_object_object_add(k, "kind", json_object_new_string(kind));
-  json_object_object_add(req, "kind", k);
-  json_object_object_add(req, "operation", json_object_new_string(op));
-  json_object_object_add(req, "namespace", json_object_new_string("team-a"));
-  if (obj) json_object_object_add(req, "object", obj);
-  if (old) json_object_object_add(req, "oldObject", old);
-  json_object_object_add(r, "request", req);
-  char *body = strdup(json_object_to_json_string_ext(r, JSON_C_TO_STRING_PLAIN));
-  json_object_put(r);
+  const char *o = obj ? json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN) : "null";
+  const char *p = old ? json_object_to_json_string_ext(old, JSON_C_TO_STRING_PLAIN) : "null";
+  const char fmt[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
+                     "\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha3\",\"kind\":\"%s\"},\"operation\":\"%s\","
+                     "\"namespace\":\"team-a\",\"object\":%s,\"oldObject\":%s}}";
+  size_t n = sizeof fmt + strlen(group) + strlen(kind) + strlen(op) + strlen(o) + strlen(p);
+  char *body = malloc(n);
+  snprintf(body, n, fmt, group, kind, op, o, p);
+  json_object_put(obj);
+  json_object_put(old);
   return body;
 }
 
