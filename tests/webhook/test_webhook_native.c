@@ -105,6 +105,13 @@ static void test_envoyfilter_denied_where_and_what(void **state) {
   assert_non_null(strstr(x.message, "envoy.config.cluster.v3.Cluster"));
   assert_non_null(strstr(x.message, "max_ejection_percnt"));
   assert_null(strstr(x.message, "configPatches[0]"));
+  /* a generateName object has no name yet: the denial names the prefix */
+  ef = envoyfilter("", 1, "MERGE", kBad, false);
+  json_object *md = json_object_object_get(ef, "metadata");
+  json_object_object_del(md, "name");
+  json_object_object_add(md, "generateName", json_object_new_string("ef-"));
+  x = decide(review(kIstio, "EnvoyFilter", "CREATE", ef, NULL));
+  assert_non_null(strstr(x.message, "EnvoyFilter team-a/ef-* is invalid (1 error):\n"));
 }
 
 static void test_envoyfilter_allowed_and_warned(void **state) {
@@ -157,7 +164,8 @@ static void test_not_judged(void **state) {
 /* Many bad patches: the denial keeps its first errors whole within 16 KiB and counts the rest. */
 static void test_denial_bounded(void **state) {
   (void)state;
-  Answer x = decide(review(kIstio, "EnvoyFilter", "CREATE", envoyfilter("many", (size_t)kPo_MaxPatchesPerOverride * 10, "MERGE", kBad, false), NULL));
+  json_object *ef = envoyfilter("many", (size_t)kPo_MaxPatchesPerOverride * 10, "MERGE", kBad, false);
+  Answer x = decide(review(kIstio, "EnvoyFilter", "CREATE", ef, NULL));
   assert_false(x.allowed);
   char head[64];
   snprintf(head, sizeof head, "is invalid (%d errors):", kPo_MaxPatchesPerOverride * 10);

@@ -91,15 +91,18 @@ static void put(po_TextBuf *t, const char *s) {
  * Their messages already say where (spec.configPatches[i] / spec.jsonPatches[i] and the path) and
  * what is valid. Errors deny, the first ones whole within kMaxDenialBytes and then a count;
  * warnings go to the response's warnings. */
-static const char *check_native(json_object *obj, const char *req_ns, const char *kind, bool istio, po_Arena *a, json_object *warnings) {
+static const char *check_native(json_object *obj, const char *req_ns, const char *kind, bool istio, po_Arena *a,
+                                json_object *warnings) {
   po_Diagnostics *d = po_Diagnostics_New(a);
   if (!d || !(istio ? po_Istio_CheckEnvoyFilter(obj, a, d) : po_EG_CheckEnvoyPatchPolicy(obj, a, d)))
     return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
-  const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace");
+  const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  /* kubectl create of a generateName object: no name yet */
+  if (!*name && *po_Json_Meta(obj, "generateName")) name = po_Arena_Printf(a, "%s*", po_Json_Meta(obj, "generateName"));
   po_TextBuf t = {.a = a};
   put(&t, po_Arena_Printf(a, "%s %s%s%s is invalid (%zu error%s):", kind, ns, *ns ? "/" : "",
-                          po_Json_Meta(obj, "name"), errors, errors == 1 ? "" : "s"));
+                          name ? name : "", errors, errors == 1 ? "" : "s"));
   for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(d, i);
     if (x->severity == kPo_Severity_Warning) {
