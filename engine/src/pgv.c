@@ -295,6 +295,9 @@ const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t c
 }
 
 bool po_Pgv_Required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
+  /* PGV applies a oneof member's rules only when it is the member set: required then says only
+   * that it is not null (RouteMatch's safe_regex is required when the match is a regex) */
+  if (upb_FieldDef_RealContainingOneof(f)) return false;
   const upb_MessageDef *rd, *md;
   const upb_Message *r = rules_of(s, f, a, &rd);
   const upb_Message *m = r ? sub(r, rd, "message", &md) : NULL;

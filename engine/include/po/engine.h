@@ -618,7 +618,8 @@ typedef enum {
  * default cannot be told from absent there). Each violation is added to `out` as an error of kind
  * kPo_DiagKind_EnvoyRule with `patch_index`, its path the RFC 6901 pointer (proto field names)
  * from the value ("" for the value itself), its message the violation ("0s violates duration gt
- * 0s"); a warning when the value is deeper than 64 levels (not checked below). An Any is not
+ * 0s"); a warning when the value is deeper than 64 levels (not checked below; upb's JSON decoder
+ * refuses a value nested deeper than 64 objects and arrays first). An Any is not
  * descended (silently: its contents are bytes until Envoy builds the extension). Linear in the
  * value's size. false only when out of memory, or value_depth is over 64 (kPo_ErrLimit). */
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, po_ValueScope scope, int patch_index,
