@@ -6,6 +6,7 @@
 source "$(dirname "$0")/lib.sh"
 for f in "$data"/native-rules/*.yaml; do
   "$bin" validate -f "$f" >"$work/out" 2>&1
-  golden "$(basename "$f")" 1 $? "$work/out" "${f%.yaml}.out"
+  rc=$?
+  golden "$(basename "$f")" 1 "$rc" "$work/out" "${f%.yaml}.out"
 done
 finish
