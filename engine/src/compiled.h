@@ -130,6 +130,9 @@ const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Are
  * default too (unless ignore_empty). Absent and non-wrapper messages and maps: the caller's. */
 const char *po_Pgv_CheckField(const po_Schema *s, const upb_Message *msg, const upb_FieldDef *f, bool whole,
                               po_Arena *a);
+/* Remembers, for the arena's life, each field's rules looked up in arena `a` (a walk over a big
+ * value asks for the same fields' again and again). false when out of memory (not turned on). */
+bool po_Pgv_MemoRules(po_Arena *a);
 /* Whether field f has message.required (never for a oneof member: PGV judges it only when set). */
 bool po_Pgv_Required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
 /* Whether scalar x of field f is empty and f's rules say ignore_empty (PGV then skips them). */

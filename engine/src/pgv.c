@@ -16,9 +16,61 @@
 
 #include "compiled.h"
 
+/* The memo of po_Pgv_MemoRules: open addressing on the field's address, doubled at half full. */
+typedef struct {
+  const upb_FieldDef *f;
+  const upb_Message *rules; /* NULL: none */
+  const upb_MessageDef *def;
+} Memo;
+
+struct po_RulesMemo {
+  Memo *slots;
+  size_t cap, len;
+};
+
+bool po_Pgv_MemoRules(po_Arena *a) {
+  struct po_RulesMemo *m = po_Arena_Malloc(a, sizeof *m);
+  Memo *slots = m ? po_Arena_Malloc(a, 256 * sizeof *slots) : NULL;
+  if (!slots) return false;
+  *m = (struct po_RulesMemo){slots, 256, 0};
+  a->rules_memo = m;
+  return true;
+}
+
+static size_t slot_of(const struct po_RulesMemo *m, const upb_FieldDef *f) {
+  size_t i = ((uintptr_t)f >> 3) * 0x9E3779B97F4A7C15u & (m->cap - 1);
+  while (m->slots[i].f && m->slots[i].f != f) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static bool memo_grow(po_Arena *a, struct po_RulesMemo *m) {
+  Memo *old = m->slots;
+  size_t n = m->cap;
+  Memo *slots = po_Arena_Malloc(a, 2 * n * sizeof *slots);
+  if (!slots) return false;
+  m->slots = slots, m->cap = 2 * n;
+  for (size_t i = 0; i < n; i++) {
+    if (old[i].f) m->slots[slot_of(m, old[i].f)] = old[i];
+  }
+  return true;
+}
+
 static const upb_Message *rules_of(const po_Schema *s, const upb_FieldDef *f, po_Arena *a,
                                    const upb_MessageDef **def) {
-  return po_Schema_FieldRules(s, f, po_Arena_Upb(a), def);
+  struct po_RulesMemo *m = a->rules_memo;
+  if (!m) return po_Schema_FieldRules(s, f, po_Arena_Upb(a), def);
+  Memo *e = &m->slots[slot_of(m, f)];
+  if (!e->f) {
+    const upb_MessageDef *d = NULL;
+    const upb_Message *r = po_Schema_FieldRules(s, f, po_Arena_Upb(a), &d);
+    /* out of memory growing: answer without remembering */
+    if (2 * (m->len + 1) > m->cap && !memo_grow(a, m)) return r ? (*def = d, r) : NULL;
+    e = &m->slots[slot_of(m, f)];
+    *e = (Memo){f, r, d};
+    m->len++;
+  }
+  if (e->rules) *def = e->def;
+  return e->rules;
 }
 
 /* The sub-message `name` of a rules message, when set. */

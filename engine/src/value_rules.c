@@ -203,7 +203,10 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, po_ValueScop
                          value_depth, kMaxScaffold);
   }
   po_Arena *scratch = po_Arena_New();
-  if (!scratch) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_Free(scratch);
+    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  }
   Walk w = {.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth,
             .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .patch = patch_index, .out = out};
   walk_message(&w, m->msg, m->def, NULL, 0, scope == kPo_ValueScope_Whole);
