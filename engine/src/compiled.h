@@ -130,6 +130,9 @@ const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Are
  * default too (unless ignore_empty). Absent and non-wrapper messages and maps: the caller's. */
 const char *po_Pgv_CheckField(const po_Schema *s, const upb_Message *msg, const upb_FieldDef *f, bool whole,
                               po_Arena *a);
+/* Whether m holds something at field f: a non-empty list or map, a set field, a proto3 scalar
+ * not at its default (which cannot be told from absent). */
+bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f);
 /* Remembers, for the arena's life, each field's rules looked up in arena `a` (a walk over a big
  * value asks for the same fields' again and again). false when out of memory (not turned on). */
 bool po_Pgv_MemoRules(po_Arena *a);

@@ -100,6 +100,18 @@ static bool present(const upb_Message *m, const upb_FieldDef *f) {
   }
 }
 
+bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f) {
+  if (upb_FieldDef_IsMap(f)) {
+    const upb_Map *map = upb_Message_Get(m, f).map_val;
+    return map && upb_Map_Size(map);
+  }
+  if (upb_FieldDef_IsRepeated(f)) {
+    const upb_Array *arr = upb_Message_Get(m, f).array_val;
+    return arr && upb_Array_Size(arr);
+  }
+  return present(m, f);
+}
+
 static bool get(const upb_Message *m, const upb_MessageDef *d, const char *name,
                 const upb_FieldDef **fo, upb_MessageValue *v) {
   const upb_FieldDef *f = upb_MessageDef_FindFieldByName(d, name);

@@ -126,22 +126,6 @@ static void walk_map(Walk *w, const upb_Message *msg, const upb_FieldDef *f, siz
   }
 }
 
-/* Whether msg holds something at field f (a proto3 scalar: when not at its default). */
-static bool holds(const upb_Message *msg, const upb_FieldDef *f) {
-  if (upb_FieldDef_IsMap(f)) return upb_Message_Get(msg, f).map_val && upb_Map_Size(upb_Message_Get(msg, f).map_val);
-  if (upb_FieldDef_IsRepeated(f)) return upb_Message_Get(msg, f).array_val && upb_Array_Size(upb_Message_Get(msg, f).array_val);
-  if (upb_FieldDef_HasPresence(f)) return upb_Message_Has(msg, f);
-  upb_MessageValue v = upb_Message_Get(msg, f);
-  switch (upb_FieldDef_CType(f)) {
-    case kUpb_CType_String: case kUpb_CType_Bytes: return v.str_val.size != 0;
-    case kUpb_CType_Bool: return v.bool_val;
-    case kUpb_CType_Float: return v.float_val != 0;
-    case kUpb_CType_Double: return v.double_val != 0;
-    case kUpb_CType_Int64: case kUpb_CType_UInt64: return v.int64_val != 0;
-    default: return v.int32_val != 0;
-  }
-}
-
 /* msg, of type md, held by field `holder` (NULL: the root, a list item, a map value), at `depth`
  * steps from the root. Judged when at the value's depth or below it. */
 static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
@@ -174,13 +158,13 @@ static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *
     w->steps[depth] = (Step){.field = f};
     /* at the value's own depth below a scaffold (an EnvoyPatchPolicy path), only the field the
      * path names is the value: its siblings are the scaffold's, absent */
-    bool here = fd > w->value_depth || (fd == w->value_depth && holds(msg, f));
+    bool here = fd > w->value_depth || (fd == w->value_depth && po_Pgv_Holds(msg, f));
     if (upb_FieldDef_IsMap(f)) {
       walk_map(w, msg, f, fd + 1);
       continue;
     }
     if (here) {
-      bool w_list = whole || (w->replace_lists && upb_FieldDef_IsRepeated(f) && holds(msg, f));
+      bool w_list = whole || (w->replace_lists && upb_FieldDef_IsRepeated(f) && po_Pgv_Holds(msg, f));
       report(w, fd, kPo_Severity_Error, po_Pgv_CheckField(w->s, msg, f, w_list, w->scratch));
     }
     if (upb_FieldDef_IsRepeated(f)) {
