@@ -46,6 +46,7 @@ typedef struct {
   po_Arena *scratch; /* rule lookups and violation texts */
   po_Arena *a;       /* the findings' texts: the caller's */
   size_t value_depth;
+  const char *value_field; /* the field at value_depth, or NULL: the one m holds */
   bool replace_lists;
   int patch;
   po_Diagnostics *out;
@@ -158,7 +159,10 @@ static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *
     w->steps[depth] = (Step){.field = f};
     /* at the value's own depth below a scaffold (an EnvoyPatchPolicy path), only the field the
      * path names is the value: its siblings are the scaffold's, absent */
-    bool here = fd > w->value_depth || (fd == w->value_depth && po_Pgv_Holds(msg, f));
+    bool here = fd > w->value_depth ||
+                (fd == w->value_depth && (w->value_field ? !strcmp(upb_FieldDef_Name(f), w->value_field) ||
+                                                               !strcmp(upb_FieldDef_JsonName(f), w->value_field)
+                                                         : po_Pgv_Holds(msg, f)));
     if (upb_FieldDef_IsMap(f)) {
       walk_map(w, msg, f, fd + 1);
       continue;
@@ -178,8 +182,8 @@ static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *
   }
 }
 
-bool po_Message_CheckRules(const po_Message *m, size_t value_depth, po_ValueScope scope, int patch_index,
-                           po_Diagnostics *out, po_Status *st) {
+bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
+                           int patch_index, po_Diagnostics *out, po_Status *st) {
   const po_Schema *s = po_Engine_Schema(st);
   if (!s) return false;
   if (value_depth > kMaxScaffold) {
@@ -191,7 +195,7 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, po_ValueScop
     po_Arena_Free(scratch);
     return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   }
-  Walk w = {.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth,
+  Walk w = {.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth, .value_field = value_field,
             .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .patch = patch_index, .out = out};
   walk_message(&w, m->msg, m->def, NULL, 0, scope == kPo_ValueScope_Whole);
   po_Arena_Free(scratch);

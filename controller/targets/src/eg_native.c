@@ -101,10 +101,22 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
                         po_Diagnostics *d) {
   size_t depth = 0;
   for (const char *p = path; *p; p++) depth += *p == '/';
+  /* the last step names the field the value is (judged even at its default: "" is a value
+   * here), unless it is a list index; "~1" and "~0" unescaped */
+  const char *last = strrchr(path, '/');
+  char *field = NULL;
+  if (last && !index_segment(last + 1, strlen(last + 1))) {
+    size_t n = strlen(last + 1), k = 0;
+    if (!(field = po_Arena_Malloc(a, n + 1))) return false;
+    for (const char *p = last + 1; *p; p++) {
+      if (*p == '~' && (p[1] == '0' || p[1] == '1')) field[k++] = *++p == '0' ? '~' : '/';
+      else field[k++] = *p;
+    }
+  }
   po_Diagnostics *found = po_Diagnostics_New(a);
   po_Status st;
   po_Status_Clear(&st);
-  if (!found || !po_Message_CheckRules(pm, depth, kPo_ValueScope_Whole, idx, found, &st)) {
+  if (!found || !po_Message_CheckRules(pm, depth, field, kPo_ValueScope_Whole, idx, found, &st)) {
     return found && st.code != kPo_ErrNoMemory; /* kPo_ErrLimit: nest() has refused such paths */
   }
   for (size_t k = 0; k < po_Diagnostics_Count(found); k++) {

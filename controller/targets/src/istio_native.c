@@ -68,7 +68,7 @@ static bool check_rules(const po_Message *pm, const char *op, int i, const char 
   po_Diagnostics *found = po_Diagnostics_New(a);
   po_Status st;
   po_Status_Clear(&st);
-  if (!found || !po_Message_CheckRules(pm, 0, scope, i, found, &st)) return false;
+  if (!found || !po_Message_CheckRules(pm, 0, NULL, scope, i, found, &st)) return false;
   for (size_t k = 0; k < po_Diagnostics_Count(found); k++) {
     const po_Diagnostic *f = po_Diagnostics_At(found, k);
     if (!add(d, f->severity, i, where, po_Arena_Printf(a, "%s.patch.value%s: %s", where, f->path, f->message))) {

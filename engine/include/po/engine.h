@@ -614,16 +614,17 @@ typedef enum {
  * `value_depth` steps (fields, list items, map entries) below m's root when m only nests it along
  * a path (an EnvoyPatchPolicy's /a/b/0 decoded as {"a": {"b": [value]}}: 3; 0 when m is the
  * value): the scaffold above is not judged (a list holding the value has other items: its count is
- * not judged), and at that depth only fields m holds are the value (a proto3 scalar at its
- * default cannot be told from absent there). Each violation is added to `out` as an error of kind
+ * not judged). At that depth the value is the field named `value_field` (proto or JSON name,
+ * judged even at its default: `""` against min_len) or, when NULL (the path ends in a list index
+ * or a map key), what m holds there. Each violation is added to `out` as an error of kind
  * kPo_DiagKind_EnvoyRule with `patch_index`, its path the RFC 6901 pointer (proto field names)
  * from the value ("" for the value itself), its message the violation ("0s violates duration gt
  * 0s"); a warning when the value is deeper than 64 levels (not checked below; upb's JSON decoder
  * refuses a value nested deeper than 64 objects and arrays first). An Any is not
  * descended (silently: its contents are bytes until Envoy builds the extension). Linear in the
  * value's size. false only when out of memory, or value_depth is over 64 (kPo_ErrLimit). */
-bool po_Message_CheckRules(const po_Message *m, size_t value_depth, po_ValueScope scope, int patch_index,
-                           po_Diagnostics *out, po_Status *status);
+bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
+                           int patch_index, po_Diagnostics *out, po_Status *status);
 
 /* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
 typedef struct {
