@@ -206,12 +206,14 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                kMaxSegments));
   }
   if (!doc) return false;
-  const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-  const char *copy = text ? po_Arena_Printf(a, "%s", text) : NULL;
-  json_object_put(doc);
-  if (!copy) return false;
   po_Status st;
   po_Status_Clear(&st);
+  /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
+   * missing (its printbuf appends go unchecked), which would decode as some other error */
+  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
+  json_object_put(doc);
+  const char *copy = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+  if (!copy) return false;
   po_Message *pm = po_Message_ParseJson(msg, copy, strlen(copy), a, &st);
   if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_ErrNoMemory) return false;

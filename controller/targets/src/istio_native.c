@@ -100,9 +100,13 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     }
     const char *msg = message_of(apply_to);
     if (!value || !msg) continue;
-    const char *text = json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN);
     po_Status st;
     po_Status_Clear(&st);
+    /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
+     * missing (its printbuf appends go unchecked), which would decode as some other error */
+    po_Value *pv = po_Value_FromJsonC(value, a, &st);
+    const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+    if (!text) return false;
     po_Message *pm = po_Message_ParseJson(msg, text, strlen(text), a, &st);
     if (!pm) {
       if (st.code == kPo_ErrNoMemory) return false;
