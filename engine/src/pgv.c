@@ -331,7 +331,7 @@ const char *po_Pgv_CheckScalar(const po_Schema *s, const upb_FieldDef *f, upb_Me
       if (msg && ev) return po_Arena_Printf(a, "%s (%s)", msg, upb_EnumValueDef_Name(ev));
       const upb_FieldDef *df;
       upb_MessageValue d;
-      /* a decoder takes an enum's number too (JSON 7): only names are defined values */
+      /* a JSON decoder takes an enum as a number too (`"lb_policy": 42`), defined or not */
       if (!msg && !ev && get(k, kd, "defined_only", &df, &d) && d.bool_val) {
         return po_Arena_Printf(a, "%d violates enum defined_only (no value of %s has that number)", (int)v.int32_val,
                                upb_EnumDef_FullName(upb_FieldDef_EnumSubDef(vf)));
