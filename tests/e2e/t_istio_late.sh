@@ -3,7 +3,7 @@
 # at start -> PropertyOverrides of a Service and of the Mesh say Programmed=False MeshNotEnabled
 # and why (checked again); the CRD installed -> within the recheck interval (1 s here) the
 # controller watches Services and EnvoyFilters, programs both EnvoyFilters without a restart,
-# logs it, and propertyoverride_istio_enabled goes from 0 to 1.
+# logs it, and propertyoverride_istio_enabled goes from 0 to 1. Local and real API server.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
