@@ -143,7 +143,7 @@ YAML
 check "hand-written EnvoyPatchPolicy" 1 $? "$work/out"
 contains "unknown field" "$work/out" "Patches[0]: spec.jsonPatches[0].operation.value: not a valid value at /conect_timeout of envoy.config.cluster.v3.Cluster"
 contains "unknown field named" "$work/out" "No such field: conect_timeout"
-contains "wrapper /value" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: not a valid value at /per_connection_buffer_limit_bytes/value"
+contains "wrapper /value" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: not a valid value at /per_connection_buffer_limit_bytes of envoy.config.cluster.v3.Cluster (protojson, proto field names; wrappers are bare, Durations strings such as \"5s\"): Expected number or string"
 contains "remove warned" "$work/out" "warning: document 1: EnvoyPatchPolicy shop/hand: Patches[2]: spec.jsonPatches[2]: op remove fails"
 contains "test warned" "$work/out" "Patches[3]: spec.jsonPatches[3]: op test changes nothing"
 contains "Any not checked" "$work/out" "Patches[4]: spec.jsonPatches[4].operation.value at /default_filter_chain/filters/0/typed_config/stat_prefix: not checked"

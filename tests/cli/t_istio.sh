@@ -116,7 +116,7 @@ done
 # prints passes clean.
 "$bin" validate -f "$data/envoyfilter/hand-written.yaml" >"$work/out" 2>&1
 check "hand-written EnvoyFilter" 1 $? "$work/out"
-contains "unknown field" "$work/out" "error: document 1: EnvoyFilter shop/hand: Patches[1]: spec.configPatches[1].patch.value: not a valid envoy.config.cluster.v3.Cluster for applyTo CLUSTER"
+contains "unknown field" "$work/out" "error: document 1: EnvoyFilter shop/hand: Patches[1]: spec.configPatches[1].patch.value/conect_timeout: not a valid envoy.config.cluster.v3.Cluster for applyTo CLUSTER: No such field"
 contains "unknown field named" "$work/out" "conect_timeout"
 contains "zero under MERGE" "$work/out" "spec.configPatches[0].patch.value/outlier_detection/consecutive_5xx: a zero value under MERGE"
 contains "INSERT_FIRST" "$work/out" "INSERT_FIRST on CLUSTER is treated as ADD"

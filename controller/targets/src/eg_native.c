@@ -13,6 +13,8 @@
 #include "po/base/json.h"
 #include "po/targets/eg.h"
 
+#include "native_error.h"
+
 enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
 
 static const char kTypePrefix[] = "type.googleapis.com/";
@@ -42,6 +44,21 @@ static bool index_segment(const char *s, size_t n) {
     if (s[k] < '0' || s[k] > '9') return false;
   }
   return true;
+}
+
+/* A pointer into nest()'s document, as a pointer into the resource: its first segments are the
+ * path's (where nest() wrote every list index as 0), so those are taken from `path`; what lies
+ * below the path is the pointer's own. */
+static const char *in_resource(const char *path, const char *pointer, po_Arena *a) {
+  const char *p = path, *q = pointer;
+  while (*p == '/' && *q == '/') { /* one segment of each */
+    p = strchr(p + 1, '/');
+    q = strchr(q + 1, '/');
+    if (!p) p = path + strlen(path);
+    if (!q) q = pointer + strlen(pointer);
+  }
+  /* q past the path: the path, then the rest of the pointer; else the pointer ended inside it */
+  return *p ? po_Arena_Strndup(a, path, (size_t)(p - path)) : po_Arena_Printf(a, "%s%s", path, q);
 }
 
 /* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped); a new reference, or NULL
@@ -223,10 +240,13 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                   "(a typed_config), whose message only the generated resource names (%s)",
                                where, path, st.message));
   }
+  /* named by the field, not by a line of the indented text the decoder read */
+  const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
+  at = at ? in_resource(path, at, a) : NULL;
   return add(d, kPo_Severity_Error, idx,
              po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
                                 "wrappers are bare, Durations strings such as \"5s\"): %s",
-                             where, *path ? path : "(the whole resource)", msg, st.message));
+                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
 }
 
 bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {

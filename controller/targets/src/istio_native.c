@@ -6,6 +6,8 @@
 #include "po/base/json.h"
 #include "po/targets/istio.h"
 
+#include "native_error.h"
+
 enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
 
 /* The Envoy message an applyTo's patch value is, or NULL (BOOTSTRAP: outside our schema). */
@@ -110,9 +112,13 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     po_Message *pm = po_Message_ParseJson(msg, text, strlen(text), a, &st);
     if (!pm) {
       if (st.code == kPo_ErrNoMemory) return false;
+      /* named by the field, not by a line of the indented text the decoder read */
+      const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
       if (!add(d, kPo_Severity_Error, (int)i, where,
-               po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
-                               st.message))) return false;
+               at ? po_Arena_Printf(a, "%s.patch.value%s: not a valid %s for applyTo %s: %s", where, at, msg,
+                                    apply_to, what)
+                  : po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
+                                    st.message))) return false;
       continue;
     }
     if (!check_rules(pm, op, (int)i, where, a, d)) return false;
