@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# adv1 (issue 12): a valid PropertyOverride moved between targets keeps its patches live where
+# they were until they are written where it points now. A ValidatingWebhookConfiguration that
+# refuses every EnvoyFilter CREATE (a dead URL, failurePolicy Fail) makes the new EnvoyFilter's
+# create fail: the old one (Service target -> Mesh) must still be there; the same for a move
+# ServiceDefaults -> Service (the ServiceDefaults entry stays until the EnvoyFilter exists) and
+# Service -> ServiceDefaults with ServiceDefaults creates refused (the EnvoyFilter stays).
+. "$(dirname "$0")/lib.sh"
+build=$1
+lc_start "$build" "$e2e_work" || exit 1
+kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
+kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
+for ns in platform istio-system; do kubectl create namespace "$ns" >/dev/null; done
+lc_controller --istio on --allow-proxydefaults-from platform || exit 1
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: web, namespace: platform}
+spec: {selector: {app: web}, ports: [{port: 80}]}
+YAML
+po() { # targetRef, connect_timeout
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: m, namespace: platform}
+spec:
+  targetRef: $1
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /connect_timeout
+      value: $2
+YAML
+}
+refuse_creates() { # resource group
+  local dead
+  dead=$(lc_free_port)
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: refuse-creates}
+webhooks:
+  - name: refuse.adv1.test
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    timeoutSeconds: 1
+    clientConfig: {url: "https://127.0.0.1:$dead/refuse"}
+    rules: [{apiGroups: ["$2"], apiVersions: ["*"], resources: ["$1"], operations: [CREATE]}]
+YAML
+}
+allow_creates() { kubectl delete validatingwebhookconfiguration refuse-creates >/dev/null; }
+efj() { kubectl -n "$1" get envoyfilter propertyoverride-m -o jsonpath="$2" 2>/dev/null; }
+ct() { efj "$1" '{.spec.configPatches[0].patch.value.connect_timeout}'; }
+pov() { kubectl -n platform get propertyoverride m -o jsonpath="$1" 2>/dev/null; }
+sd_entry() { entries servicedefaults web platform; }
+is() { local want=${*: -1}; [ "$("${@:1:$#-1}")" = "$want" ]; } # command... want
+
+po '{group: "", kind: Service, name: web}' 1s
+eventually "Service: EnvoyFilter written" 30 "1s" ct platform
+
+# --- Service -> Mesh, the new EnvoyFilter's create refused: the old one stays -----------------------
+refuse_creates envoyfilters networking.istio.io
+po '{group: networking.istio.io, kind: Mesh, name: global}' 2s
+eventually "Service -> Mesh: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+check "Service -> Mesh, create refused: the Service's EnvoyFilter is still there" holds 3 is ct platform 1s
+allow_creates
+eventually "Service -> Mesh: written in the root namespace once creates work" 30 "2s" ct istio-system
+eventually "Service -> Mesh: then the old one goes" 30 "" efj platform '{.metadata.name}'
+
+# --- Mesh -> ServiceDefaults -> Service, the EnvoyFilter's create refused: the entry stays ----------
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 3s
+eventually "ServiceDefaults: entry written" 30 "m@3" sd_entry
+eventually "ServiceDefaults: root EnvoyFilter gone" 30 "" efj istio-system '{.metadata.name}'
+refuse_creates envoyfilters networking.istio.io
+po '{group: "", kind: Service, name: web}' 4s
+eventually "ServiceDefaults -> Service: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+check "ServiceDefaults -> Service, create refused: the ServiceDefaults entry is still there" holds 3 is sd_entry m@3
+allow_creates
+eventually "ServiceDefaults -> Service: written once creates work" 30 "4s" ct platform
+
+# --- Service -> ServiceDefaults (a new one), its create refused: the EnvoyFilter stays -------------
+kubectl -n platform delete servicedefaults web >/dev/null 2>&1
+refuse_creates servicedefaults consul.hashicorp.com
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
+eventually "Service -> ServiceDefaults: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+check "Service -> ServiceDefaults, create refused: the EnvoyFilter is still there" holds 3 is ct platform 4s
+allow_creates
+eventually "Service -> ServiceDefaults: written once creates work" 30 "m@5" sd_entry
+eventually "Service -> ServiceDefaults: then the EnvoyFilter goes" 30 "" efj platform '{.metadata.name}'
+finish
