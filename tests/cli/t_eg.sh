@@ -156,4 +156,25 @@ for f in examples/envoy-gateway/*.yaml; do
   "$bin" render -f "$f" | "$bin" validate -f - >"$work/out" 2>&1
   check "rendered EnvoyPatchPolicy of $f validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
 done
+# adv1: an add of JSON null is a value (RFC 6902: any JSON value; protojson reads null as the
+# field unset, so it clears a field without failing when it is absent): not "required".
+cat >"$work/null.yaml" <<'YAML'
+apiVersion: gateway.envoyproxy.io/v1alpha1
+kind: EnvoyPatchPolicy
+metadata: {name: null-value, namespace: shop}
+spec:
+  type: JSONPatch
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  jsonPatches:
+    - type: type.googleapis.com/envoy.config.cluster.v3.Cluster
+      name: httproute/shop/api/rule/0
+      operation: {op: add, path: /outlier_detection, value: null}
+    - type: type.googleapis.com/envoy.config.cluster.v3.Cluster
+      name: httproute/shop/api/rule/0
+      operation: {op: replace, path: /outlier_detection}
+YAML
+"$bin" validate -f "$work/null.yaml" >"$work/out" 2>&1
+check "add of null" 1 $? "$work/out"
+if grep -q 'jsonPatches\[0\]' "$work/out"; then echo "FAIL add of null was flagged"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+contains "replace without value still required" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: required with op replace"
 finish
