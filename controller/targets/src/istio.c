@@ -139,8 +139,24 @@ static bool too_large(const po_CompiledOverride *c, po_Arena *a, const char **wh
   return *why != NULL;
 }
 
+/* Istio applies an EnvoyFilter of its root namespace to every namespace's workloads its
+ * workloadSelector matches (istio/api, EnvoyFilter.workloadSelector): with a Service's selector
+ * there it would patch the look-alike pods of every namespace, not the Service's. */
+static bool check_root_namespace(po_CompiledOverride *c, po_Arena *a) {
+  const char *root = c->options.istio_root_namespace && *c->options.istio_root_namespace
+                         ? c->options.istio_root_namespace : "istio-system";
+  if (c->target_kind != kPo_TargetService || !c->ns || strcmp(c->ns, root) != 0) return true;
+  const char *text = po_Arena_Printf(a,
+                                     "not expressible in an Istio EnvoyFilter: a Service target in Istio's root namespace "
+                                     "'%s': an EnvoyFilter there applies to the pods of every namespace its "
+                                     "workloadSelector matches, not only to Service '%s'; use a Mesh target for every "
+                                     "namespace", root, c->target_name ? c->target_name : "");
+  return text && po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, -1, NULL, text) != NULL;
+}
+
 bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
   if (!c->override || !c->args) return true;
+  if (!check_root_namespace(c, a)) return false;
   bool refused = false;
   for (size_t i = 0; i < c->args->patch_count; i++) {
     const char *why = reason(c, i, a);
