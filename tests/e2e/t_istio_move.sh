@@ -4,7 +4,8 @@
 # refuses every EnvoyFilter CREATE (a dead URL, failurePolicy Fail) makes the new EnvoyFilter's
 # create fail: the old one (Service target -> Mesh) must still be there; the same for a move
 # ServiceDefaults -> Service (the ServiceDefaults entry stays until the EnvoyFilter exists) and
-# Service -> ServiceDefaults with ServiceDefaults creates refused (the EnvoyFilter stays).
+# Service -> ServiceDefaults with ServiceDefaults creates refused (the EnvoyFilter stays), and
+# ServiceDefaults -> another ServiceDefaults whose create is refused (the first keeps its entry).
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
@@ -88,4 +89,19 @@ check "Service -> ServiceDefaults, create refused: the EnvoyFilter is still ther
 allow_creates
 eventually "Service -> ServiceDefaults: written once creates work" 30 "m@5" sd_entry
 eventually "Service -> ServiceDefaults: then the EnvoyFilter goes" 30 "" efj platform '{.metadata.name}'
+# --- the same between two Consul targets: ServiceDefaults web -> other, other's create refused -------
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: consul.hashicorp.com/v1alpha1
+kind: ServiceDefaults
+metadata: {name: web, namespace: platform}
+spec: {protocol: http}
+YAML
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 6s
+eventually "ServiceDefaults web: entry" 30 "m@6" sd_entry
+refuse_creates servicedefaults consul.hashicorp.com
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: other}' 7s
+eventually "web -> other: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+check "web -> other, create refused: the entry in web is still there" holds 3 is sd_entry m@6
+allow_creates
+eventually "web -> other: written once creates work" 30 "m@7" entries servicedefaults other platform
 finish
