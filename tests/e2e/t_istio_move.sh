@@ -1,18 +1,17 @@
 #!/usr/bin/env bash
-# adv1 (issue 12): a valid PropertyOverride moved between targets keeps its patches live where
-# they were until they are written where it points now. A ValidatingWebhookConfiguration that
-# refuses every EnvoyFilter CREATE (a dead URL, failurePolicy Fail) makes the new EnvoyFilter's
-# create fail: the old one (Service target -> Mesh) must still be there; the same for a move
-# ServiceDefaults -> Service (the ServiceDefaults entry stays until the EnvoyFilter exists) and
-# Service -> ServiceDefaults with ServiceDefaults creates refused (the EnvoyFilter stays), and
-# ServiceDefaults -> another ServiceDefaults whose create is refused (the first keeps its entry).
+# adv1 (issue 12): a valid PropertyOverride moved from an Istio target keeps its EnvoyFilter
+# until its patches are written where it points now. A ValidatingWebhookConfiguration that
+# refuses every CREATE of a kind (a dead URL, failurePolicy Fail) makes the new target's create
+# fail: Service -> Mesh and Mesh -> Service (EnvoyFilter creates refused), Service ->
+# ServiceDefaults (ServiceDefaults creates refused): the old EnvoyFilter stays, and goes once the
+# new target is written. A move to a ServiceDefaults of another namespace leaves nothing behind.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
 kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
 for ns in platform istio-system; do kubectl create namespace "$ns" >/dev/null; done
-lc_controller --istio on --allow-proxydefaults-from platform || exit 1
+lc_controller --istio on --allow-proxydefaults-from platform --allow-cross-namespace-from platform || exit 1
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: v1
 kind: Service
@@ -69,19 +68,19 @@ allow_creates
 eventually "Service -> Mesh: written in the root namespace once creates work" 30 "2s" ct istio-system
 eventually "Service -> Mesh: then the old one goes" 30 "" efj platform '{.metadata.name}'
 
-# --- Mesh -> ServiceDefaults -> Service, the EnvoyFilter's create refused: the entry stays ----------
-po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 3s
-eventually "ServiceDefaults: entry written" 30 "m@3" sd_entry
-eventually "ServiceDefaults: root EnvoyFilter gone" 30 "" efj istio-system '{.metadata.name}'
+# --- Mesh -> Service, the Service's EnvoyFilter create refused: the root one stays ----------------
+po '{group: networking.istio.io, kind: Mesh, name: global}' 3s
+eventually "Mesh: written" 30 "3s" ct istio-system
+eventually "Mesh: nothing in the namespace" 30 "" efj platform '{.metadata.name}'
 refuse_creates envoyfilters networking.istio.io
 po '{group: "", kind: Service, name: web}' 4s
-eventually "ServiceDefaults -> Service: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
-check "ServiceDefaults -> Service, create refused: the ServiceDefaults entry is still there" holds 3 is sd_entry m@3
+eventually "Mesh -> Service: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+check "Mesh -> Service, create refused: the root EnvoyFilter is still there" holds 3 is ct istio-system 3s
 allow_creates
-eventually "ServiceDefaults -> Service: written once creates work" 30 "4s" ct platform
+eventually "Mesh -> Service: written once creates work" 30 "4s" ct platform
+eventually "Mesh -> Service: then the root one goes" 30 "" efj istio-system '{.metadata.name}'
 
 # --- Service -> ServiceDefaults (a new one), its create refused: the EnvoyFilter stays -------------
-kubectl -n platform delete servicedefaults web >/dev/null 2>&1
 refuse_creates servicedefaults consul.hashicorp.com
 po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
 eventually "Service -> ServiceDefaults: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
@@ -89,19 +88,12 @@ check "Service -> ServiceDefaults, create refused: the EnvoyFilter is still ther
 allow_creates
 eventually "Service -> ServiceDefaults: written once creates work" 30 "m@5" sd_entry
 eventually "Service -> ServiceDefaults: then the EnvoyFilter goes" 30 "" efj platform '{.metadata.name}'
-# --- the same between two Consul targets: ServiceDefaults web -> other, other's create refused -------
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: consul.hashicorp.com/v1alpha1
-kind: ServiceDefaults
-metadata: {name: web, namespace: platform}
-spec: {protocol: http}
-YAML
-po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 6s
-eventually "ServiceDefaults web: entry" 30 "m@6" sd_entry
-refuse_creates servicedefaults consul.hashicorp.com
-po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: other}' 7s
-eventually "web -> other: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
-check "web -> other, create refused: the entry in web is still there" holds 3 is sd_entry m@6
-allow_creates
-eventually "web -> other: written once creates work" 30 "m@7" entries servicedefaults other platform
+
+# --- Service -> a ServiceDefaults of another namespace: the EnvoyFilter does not stay behind --------
+kubectl create namespace infra >/dev/null
+po '{group: "", kind: Service, name: web}' 6s
+eventually "Service again" 30 "6s" ct platform
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web, namespace: infra}' 7s
+eventually "cross-namespace: written" 30 "m@7" entries servicedefaults web infra
+eventually "cross-namespace: the EnvoyFilter goes" 30 "" efj platform '{.metadata.name}'
 finish
