@@ -106,7 +106,7 @@ contains "render says no selector" "$work/err" "the Service has no spec.selector
 check "render with flags" 0 $? "$work/err"
 contains "cluster domain" "$work/out" "service: payments.default.svc.corp.example"
 contains "root namespace" "$work/out" "namespace: mesh-root"
-for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local" "--istio-root-namespace Istio_System"; do
+for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local" "--cluster-domain cluster..local" "--istio-root-namespace Istio_System"; do
   # shellcheck disable=SC2086
   "$bin" render -f examples/istio/mesh-wide-timeouts.yaml $bad >"$work/out" 2>&1
   check "bad flag $bad" 2 $? "$work/out"
