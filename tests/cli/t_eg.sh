@@ -158,51 +158,14 @@ for f in examples/envoy-gateway/*.yaml; do
 done
 # adv1: an add of JSON null is a value (RFC 6902: any JSON value; protojson reads null as the
 # field unset, so it clears a field without failing when it is absent): not "required".
-cat >"$work/null.yaml" <<'YAML'
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyPatchPolicy
-metadata: {name: null-value, namespace: shop}
-spec:
-  type: JSONPatch
-  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
-  jsonPatches:
-    - type: type.googleapis.com/envoy.config.cluster.v3.Cluster
-      name: httproute/shop/api/rule/0
-      operation: {op: add, path: /outlier_detection, value: null}
-    - type: type.googleapis.com/envoy.config.cluster.v3.Cluster
-      name: httproute/shop/api/rule/0
-      operation: {op: replace, path: /outlier_detection}
-YAML
-"$bin" validate -f "$work/null.yaml" >"$work/out" 2>&1
+"$bin" validate -f "$data/envoypatchpolicy/null-value.yaml" >"$work/out" 2>&1
 check "add of null" 1 $? "$work/out"
 if grep -q 'jsonPatches\[0\]' "$work/out"; then echo "FAIL add of null was flagged"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
 contains "replace without value still required" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: required with op replace"
 # adv1: Envoy Gateway builds the xDS listeners of HTTP and HTTPS Gateway listeners before those
 # of TLS and TCP ones (internal/xds/translator: HTTP, then TCP, then UDP), so a port shared by a
 # TLS passthrough listener listed first and an HTTPS one is the HTTPS listener's xDS listener.
-cat >"$work/mixed.yaml" <<'YAML'
-apiVersion: propertyoverride.io/v1alpha1
-kind: PropertyOverride
-metadata: {name: mixed, namespace: shop}
-spec:
-  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
-  patches:
-    - resourceFilter: {resourceType: listener, trafficDirection: outbound}
-      op: add
-      path: /per_connection_buffer_limit_bytes
-      value: 32768
----
-apiVersion: gateway.networking.k8s.io/v1
-kind: Gateway
-metadata: {name: eg, namespace: shop}
-spec:
-  gatewayClassName: eg
-  listeners:
-    - {name: passthrough, protocol: TLS, port: 443, hostname: db.example.com, tls: {mode: Passthrough}}
-    - {name: https, protocol: HTTPS, port: 443, hostname: www.example.com, tls: {mode: Terminate, certificateRefs: [{name: cert}]}}
-    - {name: raw, protocol: TCP, port: 9000}
-YAML
-"$bin" render -f "$work/mixed.yaml" >"$work/out" 2>"$work/err"
+"$bin" render -f "$data/eg-listeners/tls-listed-first.yaml" >"$work/out" 2>"$work/err"
 check "mixed listeners render" 0 $? "$work/err"
 contains "the shared port's xDS listener is the HTTPS listener's" "$work/out" "name: shop/eg/https"
 if grep -q "name: shop/eg/passthrough" "$work/out"; then echo "FAIL the TLS listener named the shared xDS listener"; fail=$((fail+1)); else pass=$((pass+1)); fi

@@ -4,18 +4,6 @@
 # (/metadata/filter_metadata/0, valid: filter_metadata is a map<string, Struct>) is reported
 # as an invalid value, where Envoy Gateway applies it.
 . "$(dirname "$0")/lib.sh"
-cat >"$work/mapkey.yaml" <<'YAML'
-apiVersion: gateway.envoyproxy.io/v1alpha1
-kind: EnvoyPatchPolicy
-metadata: {name: mapkey, namespace: shop}
-spec:
-  type: JSONPatch
-  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
-  jsonPatches:
-    - type: type.googleapis.com/envoy.config.cluster.v3.Cluster
-      name: httproute/shop/api/rule/0
-      operation: {op: add, path: /metadata/filter_metadata/0, value: {a: 1}}
-YAML
-"$bin" validate -f "$work/mapkey.yaml" >"$work/out" 2>&1
+"$bin" validate -f "$data/envoypatchpolicy/map-key-digits.yaml" >"$work/out" 2>&1
 check "an all-digit map key is a key" 0 $? "$work/out"
 finish

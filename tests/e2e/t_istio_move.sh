@@ -6,55 +6,9 @@
 # ServiceDefaults (ServiceDefaults creates refused): the old EnvoyFilter stays, and goes once the
 # new target is written. A move to a ServiceDefaults of another namespace leaves nothing behind.
 . "$(dirname "$0")/lib.sh"
-build=$1
-lc_start "$build" "$e2e_work" || exit 1
-kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
-kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
-for ns in platform istio-system; do kubectl create namespace "$ns" >/dev/null; done
-lc_controller --istio on --allow-proxydefaults-from platform --allow-cross-namespace-from platform || exit 1
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: v1
-kind: Service
-metadata: {name: web, namespace: platform}
-spec: {selector: {app: web}, ports: [{port: 80}]}
-YAML
-po() { # targetRef, connect_timeout
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: propertyoverride.io/v1alpha1
-kind: PropertyOverride
-metadata: {name: m, namespace: platform}
-spec:
-  targetRef: $1
-  patches:
-    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
-      op: add
-      path: /connect_timeout
-      value: $2
-YAML
-}
-refuse_creates() { # resource group
-  local dead
-  dead=$(lc_free_port)
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: refuse-creates}
-webhooks:
-  - name: refuse.adv1.test
-    admissionReviewVersions: [v1]
-    sideEffects: None
-    failurePolicy: Fail
-    timeoutSeconds: 1
-    clientConfig: {url: "https://127.0.0.1:$dead/refuse"}
-    rules: [{apiGroups: ["$2"], apiVersions: ["*"], resources: ["$1"], operations: [CREATE]}]
-YAML
-}
-allow_creates() { kubectl delete validatingwebhookconfiguration refuse-creates >/dev/null; }
-efj() { kubectl -n "$1" get envoyfilter propertyoverride-m -o jsonpath="$2" 2>/dev/null; }
-ct() { efj "$1" '{.spec.configPatches[0].patch.value.connect_timeout}'; }
-pov() { kubectl -n platform get propertyoverride m -o jsonpath="$1" 2>/dev/null; }
-sd_entry() { entries servicedefaults web platform; }
-is() { local want=${*: -1}; [ "$("${@:1:$#-1}")" = "$want" ]; } # command... want
+PO_NS=platform PO_NAME=m
+. "$(dirname "$0")/move_lib.sh"
+move_start "$1" --allow-proxydefaults-from platform --allow-cross-namespace-from platform
 
 po '{group: "", kind: Service, name: web}' 1s
 eventually "Service: EnvoyFilter written" 30 "1s" ct platform
@@ -62,7 +16,7 @@ eventually "Service: EnvoyFilter written" 30 "1s" ct platform
 # --- Service -> Mesh, the new EnvoyFilter's create refused: the old one stays -----------------------
 refuse_creates envoyfilters networking.istio.io
 po '{group: networking.istio.io, kind: Mesh, name: global}' 2s
-eventually "Service -> Mesh: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+programmed_false "Service -> Mesh: the create fails (status says so)"
 check "Service -> Mesh, create refused: the Service's EnvoyFilter is still there" holds 3 is ct platform 1s
 allow_creates
 eventually "Service -> Mesh: written in the root namespace once creates work" 30 "2s" ct istio-system
@@ -74,7 +28,7 @@ eventually "Mesh: written" 30 "3s" ct istio-system
 eventually "Mesh: nothing in the namespace" 30 "" efj platform '{.metadata.name}'
 refuse_creates envoyfilters networking.istio.io
 po '{group: "", kind: Service, name: web}' 4s
-eventually "Mesh -> Service: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+programmed_false "Mesh -> Service: the create fails (status says so)"
 check "Mesh -> Service, create refused: the root EnvoyFilter is still there" holds 3 is ct istio-system 3s
 allow_creates
 eventually "Mesh -> Service: written once creates work" 30 "4s" ct platform
@@ -83,7 +37,7 @@ eventually "Mesh -> Service: then the root one goes" 30 "" efj istio-system '{.m
 # --- Service -> ServiceDefaults (a new one), its create refused: the EnvoyFilter stays -------------
 refuse_creates servicedefaults consul.hashicorp.com
 po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
-eventually "Service -> ServiceDefaults: the create fails (status says so)" 30 "False" pov '{.status.conditions[?(@.type=="Programmed")].status}'
+programmed_false "Service -> ServiceDefaults: the create fails (status says so)"
 check "Service -> ServiceDefaults, create refused: the EnvoyFilter is still there" holds 3 is ct platform 4s
 allow_creates
 eventually "Service -> ServiceDefaults: written once creates work" 30 "m@5" sd_entry
