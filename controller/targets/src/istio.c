@@ -125,9 +125,10 @@ static bool too_large(const po_CompiledOverride *c, po_Arena *a, const char **wh
   for (size_t i = 0; i < c->args->patch_count; i++) {
     json_object *cp = config_patch(c, i, NULL, a);
     const char *text = cp ? json_object_to_json_string_ext(cp, JSON_C_TO_STRING_PLAIN) : NULL;
-    size_t len = text ? strlen(text) : 0, n = c->args->patches[i].resource_filter.service_count;
+    bool ok = text != NULL; /* text is cp's: measured before cp goes */
+    size_t len = ok ? strlen(text) : 0, n = c->args->patches[i].resource_filter.service_count;
     json_object_put(cp);
-    if (!text) return false;
+    if (!ok) return false;
     n = n ? n : 1;
     count += n;
     total += len * n;
