@@ -811,10 +811,15 @@ static bool write_istio(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     /* valid where it points now: that target's reconcile owns its EnvoyFilter when it is the
-     * same one (Service to Service: one name, one namespace); else ours here goes */
+     * same one (Service to Service: one name, one namespace), and removes ours here only after
+     * its own write succeeded (sweep) when it looks here: an Istio target (the PropertyOverride's
+     * namespace and the root namespace) or a Consul target of the PropertyOverride's namespace.
+     * So the patches stay live here until they are live there. Else ours here goes now. */
     po_TargetKind now = it->ce->c.target_kind;
-    bool valid_elsewhere = it->held && it->ce->c.accepted && po_TargetKind_Mesh(now) == kPo_Mesh_Istio &&
-                           (now == kPo_TargetService) == (run->kind == kPo_TargetService);
+    po_Mesh mesh = po_TargetKind_Mesh(now);
+    const char *tns = it->ce->c.target_ns;
+    bool swept_there = mesh == kPo_Mesh_Istio || (mesh == kPo_Mesh_Consul && (!tns || !*tns || !strcmp(tns, it->ns)));
+    bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there;
     run->istio[i] = (po_IstioItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                                    /* invalid, nothing valid recorded for here: left as it is */
                                    .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,

@@ -189,7 +189,8 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   }
   bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
   bool wants_from = !strcmp(op, "move") || !strcmp(op, "copy");
-  if (wants_value && (!has_value || !value)) {
+  /* JSON null is a value (json-c's NULL): protojson reads it as the field unset, nothing to decode */
+  if (wants_value && !has_value) {
     return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s.operation.value: required with op %s", where, op));
   }
   if (wants_from && (!from || *from != '/')) {
