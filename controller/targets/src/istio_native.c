@@ -34,24 +34,45 @@ static bool add(po_Diagnostics *d, po_Severity sev, int i, const char *path, con
   return po_Diagnostics_Add(d, sev, kPo_DiagKind_Target, i, path, msg) != NULL;
 }
 
-/* The first JSON path below `v` holding a zero scalar or a list, depth-first; NULL when none. */
-static const char *find(const json_object *v, bool list, const char *at, po_Arena *a, int depth) {
-  if (depth > 64) return NULL;
+enum { kMaxFindDepth = 64 };
+
+/* The depth of the first value below `v` that is a zero scalar or a list, depth-first, with the
+ * keys on the way in keys[0..depth-1]; -1 when none. The path is printed once, at the end: printed
+ * at every level it would cost each member the length of its whole path, and a wide object under
+ * long keys (a Struct in metadata) would cost width times path length in memory. */
+static int find_depth(const json_object *v, bool list, const char **keys, int depth) {
+  if (depth > kMaxFindDepth) return -1;
   switch (json_object_get_type(v)) {
     case json_type_object: {
       json_object_object_foreach((json_object *)v, k, c) {
-        const char *p = find(c, list, po_Arena_Printf(a, "%s/%s", at, k), a, depth + 1);
-        if (p) return p;
+        if (depth == kMaxFindDepth) return -1;
+        keys[depth] = k;
+        int hit = find_depth(c, list, keys, depth + 1);
+        if (hit >= 0) return hit;
       }
-      return NULL;
+      return -1;
     }
-    case json_type_array: return list ? at : NULL;
-    case json_type_boolean: return !list && !json_object_get_boolean(v) ? at : NULL;
-    case json_type_int: return !list && json_object_get_int64(v) == 0 ? at : NULL;
-    case json_type_double: return !list && json_object_get_double(v) == 0 ? at : NULL;
-    case json_type_string: return !list && json_object_get_string_len(v) == 0 ? at : NULL;
-    default: return NULL;
+    case json_type_array: return list ? depth : -1;
+    case json_type_boolean: return !list && !json_object_get_boolean(v) ? depth : -1;
+    case json_type_int: return !list && json_object_get_int64(v) == 0 ? depth : -1;
+    case json_type_double: return !list && json_object_get_double(v) == 0 ? depth : -1;
+    case json_type_string: return !list && json_object_get_string_len(v) == 0 ? depth : -1;
+    default: return -1;
   }
+}
+
+/* The first JSON path below `v` holding a zero scalar or a list ("" for `v` itself); NULL when
+ * none (or out of memory). */
+static const char *find(const json_object *v, bool list, po_Arena *a) {
+  const char *keys[kMaxFindDepth];
+  int hit = find_depth(v, list, keys, 0);
+  if (hit < 0) return NULL;
+  po_TextBuf t = {.a = a};
+  for (int i = 0; i < hit; i++) {
+    po_TextBuf_Puts(&t, "/");
+    po_TextBuf_Puts(&t, keys[i]);
+  }
+  return t.oom ? NULL : t.buf ? t.buf : "";
 }
 
 bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostics *d) {
@@ -87,7 +108,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
       continue;
     }
     if (op && !strcmp(op, "MERGE")) {
-      const char *z = find(value, false, "", a, 0), *l = find(value, true, "", a, 0);
+      const char *z = find(value, false, a), *l = find(value, true, a);
       if (z && !add(d, kPo_Severity_Warning, (int)i, where,
                     po_Arena_Printf(a, "%s.patch.value%s: a zero value under MERGE is unset in proto3 and is not "
                                        "copied: the field keeps its generated value (unless it is a oneof member "
