@@ -12,6 +12,7 @@
 
 #include "po/base/json.h"
 #include "po/targets/eg.h"
+#include "any_type.h"
 
 enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
 
@@ -98,7 +99,7 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   const char *url = po_Json_String(jp, "type"), *name = po_Json_String(jp, "name");
   json_object *op_obj = po_Json_Get(jp, "operation");
   const char *op = po_Json_String(op_obj, "op"), *path = po_Json_String(op_obj, "path");
-  const char *from = po_Json_String(op_obj, "from");
+  const char *from = po_Json_String(op_obj, "from"), *json_path = po_Json_String(op_obj, "jsonPath");
   json_object *value = NULL;
   bool has_value = json_object_object_get_ex(op_obj, "value", &value);
   const char *msg = message_of(url);
@@ -123,12 +124,25 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                po_Arena_Printf(a, "%s.operation.op: '%s' is not a JSON Patch operation (add, remove, replace, move, "
                                   "copy or test)", where, op ? op : "(none)"));
   }
-  if (!path || (*path && *path != '/')) {
+  /* Envoy Gateway 1.2+: a JSONPath expression selects the place(s) and `path`, then optional, is
+   * relative to each match. Where that is only the generated resource says: the value is not
+   * checked against the schema, the rest is. */
+  if (json_path && *json_path) {
+    if (path && *path && *path != '/') {
+      return add(d, kPo_Severity_Error, idx,
+                 po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (with "
+                                    "jsonPath it is relative to each match, e.g. /typed_config)", where, path));
+    }
+    if (!add(d, kPo_Severity_Warning, idx,
+             po_Arena_Printf(a, "%s.operation.jsonPath: the places it selects are known only from the generated "
+                                "resource: the value is not checked against %s", where, msg))) return false;
+    path = NULL;
+  } else if (!path || (*path && *path != '/')) {
     return add(d, kPo_Severity_Error, idx,
                po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (e.g. "
                                   "/outlier_detection/consecutive_5xx, proto field names)", where, path ? path : "(none)"));
   }
-  if (!*path && strcmp(op, "add") != 0) {
+  if (path && !*path && strcmp(op, "add") != 0) {
     return add(d, kPo_Severity_Error, idx,
                po_Arena_Printf(a, "%s.operation.path: empty with op %s: only add takes an empty path (it adds the "
                                   "value as a whole new resource)", where, op));
@@ -158,9 +172,9 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
              po_Arena_Printf(a, "%s: op %s fails (the policy becomes Programmed=False, Invalid, and none of its "
                                 "patches apply) when %s is absent from the generated resource, and protojson leaves "
                                 "out every field at its default value (0, false, \"\", an empty list)",
-                             where, op, !strcmp(op, "move") ? from : path))) return false;
+                             where, op, !strcmp(op, "move") ? from : path ? path : json_path))) return false;
   }
-  if (!wants_value || !value) return true;
+  if (!wants_value || !value || !path) return true;
   bool too_deep = false;
   json_object *doc = nest(path, value, a, &too_deep);
   if (too_deep) {
@@ -177,6 +191,13 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   po_Status_Clear(&st);
   if (po_Message_ParseJson(msg, copy, strlen(copy), a, &st)) return true;
   if (st.code == kPo_ErrNoMemory) return false;
+  const char *unknown = po_AnyType_FirstUnknown(value, a);
+  if (unknown) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.value at %s: not checked: @type %s is not in Envoy's schema here (e.g. "
+                                  "a TypedStruct); if Envoy Gateway does not know it either, Programmed=False", where,
+                               *path ? path : "(the whole resource)", unknown));
+  }
   if (*path && any_without_type(st.message)) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "

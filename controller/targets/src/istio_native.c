@@ -5,6 +5,7 @@
 
 #include "po/base/json.h"
 #include "po/targets/istio.h"
+#include "any_type.h"
 
 enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
 
@@ -102,6 +103,14 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     po_Status_Clear(&st);
     if (!po_Message_ParseJson(msg, text, strlen(text), a, &st)) {
       if (st.code == kPo_ErrNoMemory) return false;
+      const char *unknown = po_AnyType_FirstUnknown(value, a);
+      if (unknown) {
+        if (!add(d, kPo_Severity_Warning, (int)i, where,
+                 po_Arena_Printf(a, "%s.patch.value: not checked: @type %s is not in Envoy's schema (an Istio-only type "
+                                    "such as stats.PluginConfig or a TypedStruct; else check the URL)",
+                                 where, unknown))) return false;
+        continue;
+      }
       if (!add(d, kPo_Severity_Error, (int)i, where,
                po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
                                st.message))) return false;
