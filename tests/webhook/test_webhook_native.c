@@ -259,6 +259,31 @@ static void test_merge_scan_memory_bounded(void **state) {
   free(body);
 }
 
+/* One error that echoes a huge input (a 600 KB path, quoted twice: ours and upb's "No such field")
+ * still leaves a denial within the 16 KiB bound: it is cut (marked " [...]"), not sent whole. */
+static void test_first_error_cut(void **state) {
+  (void)state;
+  enum { kPathLen = 600000 };
+  char *path = malloc(kPathLen + 2);
+  path[0] = '/';
+  memset(path + 1, 'a', kPathLen);
+  path[kPathLen + 1] = '\0';
+  json_object *epp = json_tokener_parse(
+      "{\"apiVersion\":\"gateway.envoyproxy.io/v1alpha1\",\"kind\":\"EnvoyPatchPolicy\","
+      "\"metadata\":{\"name\":\"p\",\"namespace\":\"team-a\"},\"spec\":{\"type\":\"JSONPatch\","
+      "\"targetRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"edge\"},"
+      "\"jsonPatches\":[{\"type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"c\","
+      "\"operation\":{\"op\":\"add\",\"value\":1}}]}}");
+  json_object *op = json_object_object_get(
+      json_object_array_get_idx(json_object_object_get(json_object_object_get(epp, "spec"), "jsonPatches"), 0), "operation");
+  json_object_object_add(op, "path", json_object_new_string(path));
+  free(path);
+  Answer x = decide(review("gateway.envoyproxy.io", "EnvoyPatchPolicy", "CREATE", epp, NULL));
+  assert_false(x.allowed);
+  assert_non_null(strstr(x.message, "spec.jsonPatches[0].operation.value"));
+  if (strlen(x.message) > 16384 + 256) fail_msg("a denial of %zu bytes", strlen(x.message));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_envoyfilter_denied_where_and_what),
@@ -269,6 +294,7 @@ int main(void) {
       cmocka_unit_test(test_too_many_patches),
       cmocka_unit_test(test_oversized_and_deep),
       cmocka_unit_test(test_merge_scan_memory_bounded),
+      cmocka_unit_test(test_first_error_cut),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
