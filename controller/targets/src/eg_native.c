@@ -93,6 +93,43 @@ static bool any_without_type(const char *msg) {
   return msg && (strstr(msg, "@type") || strstr(msg, "google.protobuf.Any"));
 }
 
+/* Envoy's rules on the value decoded at its path (po_Message_CheckRules): add and replace put it
+ * in place of what the path names, whole (RFC 6902: an add onto an existing member replaces it),
+ * so every rule of the field at the path and of all the value holds applies. The messages the
+ * path runs through are the generated resource's (or created by EnsurePathExistsOnAdd): not
+ * judged, nor the count of a list the path indexes. */
+static bool check_rules(const po_Message *pm, const char *path, int idx, const char *where, po_Arena *a,
+                        po_Diagnostics *d) {
+  size_t depth = 0;
+  for (const char *p = path; *p; p++) depth += *p == '/';
+  /* the last step names the field the value is (judged even at its default: "" is a value
+   * here), unless it is a list index; "~1" and "~0" unescaped */
+  const char *last = strrchr(path, '/');
+  char *field = NULL;
+  if (last && !index_segment(last + 1, strlen(last + 1))) {
+    size_t n = strlen(last + 1), k = 0;
+    if (!(field = po_Arena_Malloc(a, n + 1))) return false;
+    for (const char *p = last + 1; *p; p++) {
+      if (*p == '~' && (p[1] == '0' || p[1] == '1')) field[k++] = *++p == '0' ? '~' : '/';
+      else field[k++] = *p;
+    }
+  }
+  po_Diagnostics *found = po_Diagnostics_New(a);
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!found || !po_Message_CheckRules(pm, depth, field, kPo_ValueScope_Whole, idx, found, &st)) {
+    return found && st.code != kPo_ErrNoMemory; /* kPo_ErrLimit: nest() has refused such paths */
+  }
+  for (size_t k = 0; k < po_Diagnostics_Count(found); k++) {
+    const po_Diagnostic *f = po_Diagnostics_At(found, k);
+    const char *text = *path ? po_Arena_Printf(a, "%s.operation.value%s (at %s%s): %s", where, f->path, path, f->path,
+                                               f->message)
+                             : po_Arena_Printf(a, "%s.operation.value%s: %s", where, f->path, f->message);
+    if (!add(d, f->severity, idx, text)) return false;
+  }
+  return true;
+}
+
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
   if (!where) return false;
@@ -183,13 +220,16 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                kMaxSegments));
   }
   if (!doc) return false;
-  const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-  const char *copy = text ? po_Arena_Printf(a, "%s", text) : NULL;
-  json_object_put(doc);
-  if (!copy) return false;
   po_Status st;
   po_Status_Clear(&st);
-  if (po_Message_ParseJson(msg, copy, strlen(copy), a, &st)) return true;
+  /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
+   * missing (its printbuf appends go unchecked), which would decode as some other error */
+  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
+  json_object_put(doc);
+  const char *copy = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+  if (!copy) return false;
+  po_Message *pm = po_Message_ParseJson(msg, copy, strlen(copy), a, &st);
+  if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_ErrNoMemory) return false;
   const char *unknown = po_AnyType_FirstUnknown(value, a);
   if (unknown) {
