@@ -268,7 +268,8 @@ static const char *check_string(const upb_Message *r, const upb_MessageDef *rd, 
     const upb_FieldDef *sf;
     upb_MessageValue strict;
     bool is_strict = !get(r, rd, "strict", &sf, &strict) || strict.bool_val;
-    if (wk.int32_val == 1 && !header_name_ok(v.data, v.size)) {
+    /* strict false: the loose pattern, the same for names and values (no NUL, CR or LF) */
+    if (wk.int32_val == 1 && !(is_strict ? header_name_ok(v.data, v.size) : header_value_ok(v.data, v.size, false))) {
       return po_Arena_Printf(a, "%s violates string well_known_regex HTTP_HEADER_NAME", q);
     }
     if (wk.int32_val == 2 && !header_value_ok(v.data, v.size, is_strict)) {
