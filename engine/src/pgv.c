@@ -8,8 +8,8 @@
  * enum const/in/not_in/defined_only, repeated min_items/max_items and scalar item rules,
  * Duration bounds, ignore_empty on proto3 scalars, and message.required (on remove, for the
  * children of a message a patch replaces, and in a whole native value).
- * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, Any (its
- * contents, nor its type_url in/not_in), map rules (min_pairs, keys, values: a map's message
+ * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, an Any's
+ * type_url in/not_in (value_rules.c judges a native value's Any contents), map rules (min_pairs, keys, values: a map's message
  * values are walked), repeated `unique`, the `(validate.required)` option of a oneof. */
 #include <stdio.h>
 #include <string.h>
