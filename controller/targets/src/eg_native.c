@@ -61,7 +61,7 @@ static json_object *nest(const char *path, const json_object *value, po_Arena *a
     p = s + len;
   }
   json_object *cur = NULL;
-  if (json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL;
+  if (value && json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL; /* NULL: a JSON null */
   while (n-- > 0) {
     json_object *up;
     if (index_segment(segs[n], lens[n])) {
@@ -128,6 +128,22 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
     if (!add(d, f->severity, idx, text)) return false;
   }
   return true;
+}
+
+/* Whether `path` itself goes inside an Any of `msg`: the path alone, its value null (unset),
+ * fails to decode for want of an "@type". Otherwise an Any without "@type" is the value's own
+ * fault, which Envoy Gateway's protojson refuses too. */
+static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
+  bool too_deep = false;
+  json_object *null = NULL, *doc = nest(path, null, a, &too_deep);
+  if (!doc) return true; /* out of memory or too deep: as before, not checked */
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
+  json_object_put(doc);
+  const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+  if (!text) return true;
+  return !po_Message_ParseJson(msg, text, strlen(text), a, &st) && any_without_type(st.message);
 }
 
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
@@ -238,7 +254,7 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                   "a TypedStruct); if Envoy Gateway does not know it either, Programmed=False", where,
                                *path ? path : "(the whole resource)", unknown));
   }
-  if (*path && any_without_type(st.message)) {
+  if (*path && any_without_type(st.message) && path_enters_any(msg, path, a)) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "
                                   "(a typed_config), whose message only the generated resource names (%s)",
