@@ -133,17 +133,25 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
 /* Whether `path` itself goes inside an Any of `msg`: the path alone, its value null (unset),
  * fails to decode for want of an "@type". Otherwise an Any without "@type" is the value's own
  * fault, which Envoy Gateway's protojson refuses too. */
+/* `doc` (taken) decoded as `msg`; NULL with st set when it does not decode, NULL with *oom when
+ * memory ran out. Through the engine's writer, in the arena: json-c's, out of memory, can return
+ * a text with pieces missing (its printbuf appends go unchecked), which would decode as some
+ * other error. */
+static po_Message *decode(const char *msg, json_object *doc, po_Arena *a, po_Status *st, bool *oom) {
+  po_Value *pv = po_Value_FromJsonC(doc, a, st);
+  json_object_put(doc);
+  const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+  *oom = !text;
+  return text ? po_Message_ParseJson(msg, text, strlen(text), a, st) : NULL;
+}
+
 static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
-  bool too_deep = false;
+  bool too_deep = false, oom = false;
   json_object *null = NULL, *doc = nest(path, null, a, &too_deep);
   if (!doc) return true; /* out of memory or too deep: as before, not checked */
   po_Status st;
   po_Status_Clear(&st);
-  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
-  json_object_put(doc);
-  const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
-  if (!text) return true;
-  return !po_Message_ParseJson(msg, text, strlen(text), a, &st) && any_without_type(st.message);
+  return !decode(msg, doc, a, &st, &oom) && (oom || any_without_type(st.message));
 }
 
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
@@ -238,13 +246,9 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   if (!doc) return false;
   po_Status st;
   po_Status_Clear(&st);
-  /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
-   * missing (its printbuf appends go unchecked), which would decode as some other error */
-  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
-  json_object_put(doc);
-  const char *copy = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
-  if (!copy) return false;
-  po_Message *pm = po_Message_ParseJson(msg, copy, strlen(copy), a, &st);
+  bool oom = false;
+  po_Message *pm = decode(msg, doc, a, &st, &oom);
+  if (oom) return false;
   if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_ErrNoMemory) return false;
   const char *unknown = po_AnyType_FirstUnknown(value, a);
