@@ -120,6 +120,13 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
                po_Arena_Printf(a, "%s: %s on CLUSTER is treated as ADD: clusters have no order "
                                   "(istio/istio#37107)", where, op))) return false;
     }
+    /* REMOVE uses no value: one left over is never a denial (Istio decodes it leniently, and
+     * only a value that does not decode at all makes it drop the patch: said as a warning) */
+    bool unused = value && op && !strcmp(op, "REMOVE");
+    if (unused && !add(d, kPo_Severity_Warning, (int)i, where,
+                       po_Arena_Printf(a, "%s.patch.value: operation REMOVE uses no value: remove it", where))) {
+      return false;
+    }
     const char *msg = message_of(apply_to);
     if (!value || !msg) continue;
     po_Status st;
@@ -140,11 +147,14 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
                                  where, unknown))) return false;
         continue;
       }
-      if (!add(d, kPo_Severity_Error, (int)i, where,
-               po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
-                               st.message))) return false;
+      const char *why = unused ? po_Arena_Printf(a, "%s.patch.value, unused by REMOVE, does not decode (Istio may "
+                                                     "drop the patch): %s", where, st.message)
+                                : po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg,
+                                                  apply_to, st.message);
+      if (!add(d, unused ? kPo_Severity_Warning : kPo_Severity_Error, (int)i, where, why)) return false;
       continue;
     }
+    if (unused) continue;
     if (!check_rules(pm, op, (int)i, where, a, d)) return false;
     if (op && !strcmp(op, "MERGE")) {
       const char *z = find(value, false, a), *l = find(value, true, a);
