@@ -17,7 +17,7 @@ void po_AppOptions_Init(po_AppOptions *o) {
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
                        .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",
-                       .lease_s = 15, .renew_deadline_s = 10, .retry_period_s = 2, .grace_s = 30,
+                       .lease_s = 15, .renew_deadline_s = 10, .retry_period_s = 2, .grace_s = 30, .istio_recheck_s = 60,
                        .log_level = kPo_LogInfo};
 }
 
@@ -108,7 +108,12 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
                                         po_kReconcileTimeBuckets);
-  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations) return true;
+  app->istio_enabled = po_Metrics_Register(
+      app->metrics, kPo_Metric_Gauge, "propertyoverride_istio_enabled",
+      "1 when Istio targets (Service, Mesh) are programmed: --istio=on, or --istio=auto and the API server serves "
+      "EnvoyFilters (checked again every --istio-recheck-interval until it does); 0 otherwise.",
+      0, NULL, 0, NULL);
+  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled) return true;
   return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
 }
 
@@ -145,21 +150,23 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
         !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {
       return false;
     }
-    if (app->io.istio) {
-      po_InformerOptions isv = {.ref = kPo_ServicesRef}, ief = {.ref = kPo_EnvoyFiltersRef};
-      isv.ref.ns = ief.ref.ns = ns;
-      po_InformerHandlers hv = po_App_Handlers(app, kPo_WatchServices), hf = po_App_Handlers(app, kPo_WatchFilters);
-      if (!po_Informer_New(app->io.client, &isv, &hv, &app->io.services[i], st) ||
-          !po_Informer_New(app->io.client, &ief, &hf, &app->io.filters[i], st)) {
-        return false;
-      }
-    }
-    po_Informer *all[5] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
-                           app->io.services[i], app->io.filters[i]};
-    for (int k = 0; k < 5; k++) {
-      if (!all[k]) continue;
+    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
+    for (int k = 0; k < 3; k++) {
       po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = all[k], .stop_early = true};
       if (!add(app, r, st)) return false;
+    }
+  }
+  return !atomic_load(&app->io.istio) || po_App_NewIstioInformers(app, true, st);
+}
+
+bool po_App_NewIstioInformers(po_App *app, bool manage, po_CtlStatus *st) {
+  po_InformerHandlers hv = po_App_Handlers(app, kPo_WatchServices), hf = po_App_Handlers(app, kPo_WatchFilters);
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    po_InformerOptions isv = {.ref = kPo_ServicesRef}, ief = {.ref = kPo_EnvoyFiltersRef};
+    isv.ref.ns = ief.ref.ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
+    if (!po_Informer_New(app->io.client, &isv, &hv, &app->io.services[i], st) ||
+        !po_Informer_New(app->io.client, &ief, &hf, &app->io.filters[i], st)) {
+      return false;
     }
   }
   /* Mesh targets write into Istio's root namespace: watched for its EnvoyFilters alone when the
@@ -168,31 +175,31 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
   for (size_t i = 0; i < app->io.ns_count; i++) {
     root_watched |= !app->io.namespaces[i][0] || !strcmp(app->io.namespaces[i], app->io.root_ns);
   }
-  if (app->io.istio && !root_watched) {
+  if (!root_watched) {
     po_InformerOptions ief = {.ref = kPo_EnvoyFiltersRef};
     ief.ref.ns = app->io.root_ns;
-    po_InformerHandlers hf = po_App_Handlers(app, kPo_WatchFilters);
     if (!po_Informer_New(app->io.client, &ief, &hf, &app->io.root_filters, st)) return false;
-    po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = app->io.root_filters, .stop_early = true};
-    if (!add(app, r, st)) return false;
+  }
+  for (size_t i = 0; manage && i < app->io.ns_count + 1; i++) {
+    po_Informer *two[2] = {i < app->io.ns_count ? app->io.services[i] : app->io.root_filters,
+                           i < app->io.ns_count ? app->io.filters[i] : NULL};
+    for (int k = 0; k < 2; k++) {
+      if (!two[k]) continue;
+      po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = two[k], .stop_early = true};
+      if (!add(app, r, st)) return false;
+    }
   }
   return true;
 }
 
-/* --istio: on, off, or auto: on when the API server serves EnvoyFilters (one List of at most one
- * item, in a watched namespace: the same permission the informer needs). */
+/* --istio: on, off, or auto: on when the API server serves EnvoyFilters (istio_detect.c: now,
+ * and, when not yet, again every --istio-recheck-interval). */
 static bool detect_istio(po_App *app) {
   if (app->o.istio != kPo_IstioAuto) return app->o.istio == kPo_IstioOn;
-  po_KubeRef ref = kPo_EnvoyFiltersRef;
-  ref.ns = app->io.namespaces[0][0] ? app->io.namespaces[0] : NULL;
-  po_KubeListOptions lo = {.limit = 1};
-  json_object *out = NULL;
-  po_CtlStatus ks;
-  po_CtlStatus_Clear(&ks);
-  bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
-  json_object_put(out);
+  char why[512];
+  bool ok = po_App_IstioServed(app, why, sizeof why);
   po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
-              po_Str("reason", ok ? "--istio=auto" : ks.message));
+              po_Str("reason", ok ? "--istio=auto" : why));
   return ok;
 }
 
@@ -289,7 +296,9 @@ static bool build(po_App *app, po_CtlStatus *st) {
                                             .istio_root_namespace = o->istio_root_namespace ? o->istio_root_namespace : "istio-system"};
   po_TargetIndex_SetOptions(app->index, &app->target_options);
   app->io.root_ns = app->target_options.istio_root_namespace;
-  app->io.istio = detect_istio(app);
+  atomic_store(&app->io.istio, detect_istio(app));
+  app->io.istio_later = app->o.istio == kPo_IstioAuto && !atomic_load(&app->io.istio);
+  po_Series_Set(po_Family_WithLabels(app->istio_enabled), atomic_load(&app->io.istio) ? 1 : 0);
   app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
@@ -322,6 +331,13 @@ static bool build(po_App *app, po_CtlStatus *st) {
   if (!events || !(app->io.recorder = po_EventRecorder_New(app->io.client, &(po_EventRecorderOptions){.metric = events}))) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (!add(app, po_EventRecorder_Runnable(app->io.recorder), st)) return false;
   if (!build_informers(app, st) || !add(app, po_App_ControllerRunnable(app), st)) return false;
+  /* --istio=auto without EnvoyFilters yet: checked again until they are served */
+  if (app->io.istio_later) {
+    int64_t every = (int64_t)((app->o.istio_recheck_s > 0 ? app->o.istio_recheck_s : 60) * 1e9);
+    if (!po_IstioDetect_Init(&app->istio_detect, app, every)) return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot make the Istio check's lock");
+    app->istio_detect_ready = true;
+    if (!add(app, po_IstioDetect_Runnable(&app->istio_detect), st)) return false;
+  }
   if (strcmp(o->webhook_address, "0") != 0 && !build_webhook(app, st)) return false;
   if (strcmp(o->probe_address, "0") != 0 && !build_ops(app, st)) return false;
   if (!add(app, po_App_LeadershipRunnable(app), st)) return false;
@@ -362,6 +378,7 @@ void po_App_Free(po_App *app) {
   po_App_JoinLeadAlone(app);
   po_WebhookServer_Stop(app->webhook);
   if (app->renewal_ready) po_Renewal_Destroy(&app->renewal);
+  if (app->istio_detect_ready) po_IstioDetect_Destroy(&app->istio_detect);
   po_OpsServer_Free(app->ops);
   po_LeaderElector_Free(app->elector);
   po_Controller_Free(app->controller);

@@ -14,6 +14,8 @@
 #include "po/targets/eg.h"
 #include "any_type.h"
 
+#include "native_error.h"
+
 enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
 
 static const char kTypePrefix[] = "type.googleapis.com/";
@@ -43,6 +45,21 @@ static bool index_segment(const char *s, size_t n) {
     if (s[k] < '0' || s[k] > '9') return false;
   }
   return true;
+}
+
+/* A pointer into nest()'s document, as a pointer into the resource: its first segments are the
+ * path's (where nest() wrote every list index as 0), so those are taken from `path`; what lies
+ * below the path is the pointer's own. */
+static const char *in_resource(const char *path, const char *pointer, po_Arena *a) {
+  const char *p = path, *q = pointer;
+  while (*p == '/' && *q == '/') { /* one segment of each */
+    p = strchr(p + 1, '/');
+    q = strchr(q + 1, '/');
+    if (!p) p = path + strlen(path);
+    if (!q) q = pointer + strlen(pointer);
+  }
+  /* q past the path: the path, then the rest of the pointer; else the pointer ended inside it */
+  return *p ? po_Arena_Strndup(a, path, (size_t)(p - path)) : po_Arena_Printf(a, "%s%s", path, q);
 }
 
 /* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped); a new reference, or NULL
@@ -133,14 +150,14 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
 /* Whether `path` itself goes inside an Any of `msg`: the path alone, its value null (unset),
  * fails to decode for want of an "@type". Otherwise an Any without "@type" is the value's own
  * fault, which Envoy Gateway's protojson refuses too. */
-/* `doc` (taken) decoded as `msg`; NULL with st set when it does not decode, NULL with *oom when
- * memory ran out. Through the engine's writer, in the arena: json-c's, out of memory, can return
+/* `doc` (taken) decoded as `msg`, *pv its value tree (for naming an error's field); NULL with st
+ * set when it does not decode, NULL with *oom when memory ran out. Through the engine's writer, in the arena: json-c's, out of memory, can return
  * a text with pieces missing (its printbuf appends go unchecked), which would decode as some
  * other error. */
-static po_Message *decode(const char *msg, json_object *doc, po_Arena *a, po_Status *st, bool *oom) {
-  po_Value *pv = po_Value_FromJsonC(doc, a, st);
+static po_Message *decode(const char *msg, json_object *doc, po_Arena *a, po_Status *st, bool *oom, po_Value **pv) {
+  *pv = po_Value_FromJsonC(doc, a, st);
   json_object_put(doc);
-  const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+  const char *text = *pv ? po_Value_ToPrettyJson(*pv, a) : NULL;
   *oom = !text;
   return text ? po_Message_ParseJson(msg, text, strlen(text), a, st) : NULL;
 }
@@ -151,7 +168,8 @@ static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
   if (!doc) return true; /* out of memory or too deep: as before, not checked */
   po_Status st;
   po_Status_Clear(&st);
-  return !decode(msg, doc, a, &st, &oom) && (oom || any_without_type(st.message));
+  po_Value *pv = NULL;
+  return !decode(msg, doc, a, &st, &oom, &pv) && (oom || any_without_type(st.message));
 }
 
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
@@ -210,7 +228,8 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   }
   bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
   bool wants_from = !strcmp(op, "move") || !strcmp(op, "copy");
-  if (wants_value && (!has_value || !value)) {
+  /* JSON null is a value (json-c's NULL): protojson reads it as the field unset, nothing to decode */
+  if (wants_value && !has_value) {
     return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s.operation.value: required with op %s", where, op));
   }
   if (wants_from && (!from || *from != '/')) {
@@ -247,7 +266,8 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   po_Status st;
   po_Status_Clear(&st);
   bool oom = false;
-  po_Message *pm = decode(msg, doc, a, &st, &oom);
+  po_Value *pv = NULL;
+  po_Message *pm = decode(msg, doc, a, &st, &oom, &pv);
   if (oom) return false;
   if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_ErrNoMemory) return false;
@@ -264,10 +284,13 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                   "(a typed_config), whose message only the generated resource names (%s)",
                                where, path, st.message));
   }
+  /* named by the field, not by a line of the indented text the decoder read */
+  const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
+  at = at ? in_resource(path, at, a) : NULL;
   return add(d, kPo_Severity_Error, idx,
              po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
                                 "wrappers are bare, Durations strings such as \"5s\"): %s",
-                             where, *path ? path : "(the whole resource)", msg, st.message));
+                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
 }
 
 bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {

@@ -7,6 +7,8 @@
 #include "po/targets/istio.h"
 #include "any_type.h"
 
+#include "native_error.h"
+
 enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
 
 /* The Envoy message an applyTo's patch value is, or NULL (BOOTSTRAP: outside our schema). */
@@ -147,10 +149,11 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
                                  where, unknown))) return false;
         continue;
       }
-      const char *why = unused ? po_Arena_Printf(a, "%s.patch.value, unused by REMOVE, does not decode (Istio may "
-                                                     "drop the patch): %s", where, st.message)
-                                : po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg,
-                                                  apply_to, st.message);
+      /* named by the field, not by a line of the indented text the decoder read */
+      const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
+      const char *verb = unused ? "unused by REMOVE, does not decode (Istio may drop the patch) as" : "not a valid";
+      const char *why = po_Arena_Printf(a, "%s.patch.value%s: %s %s for applyTo %s: %s", where, at ? at : "", verb, msg,
+                                        apply_to, at ? what : st.message);
       if (!add(d, unused ? kPo_Severity_Warning : kPo_Severity_Error, (int)i, where, why)) return false;
       continue;
     }

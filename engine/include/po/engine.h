@@ -100,6 +100,11 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
 /* The value as indented JSON: two spaces a level, object keys sorted by byte order, floats at
  * their shortest round-trip form; NUL-terminated, in the arena; NULL when out of memory. */
 char *po_Value_ToPrettyJson(const po_Value *v, po_Arena *a);
+/* The RFC 6901 pointer ("" for the root, "/a/0/b" below it) of the value that starts on `line`
+ * (1-based) of po_Value_ToPrettyJson(v)'s text, or of the container a closing line ends: what
+ * an error position in that text ("@3:17", from a decoder reading it) is about. NULL when the
+ * line is outside the text or out of memory. */
+const char *po_Value_PrettyJsonPointerAt(const po_Value *v, int line, po_Arena *a);
 /* YAML stream -> one value per document, read as kubectl reads manifests: cut into documents at
  * lines beginning with "---" (only a comment may follow; else an error), each piece's first
  * document only, a piece without one a null value (kubectl converts YAML to
