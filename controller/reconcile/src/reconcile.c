@@ -48,8 +48,6 @@ typedef struct {
   size_t entry_patches;
   po_JsonHash entry_hash;        /* po_Json_Hash of the entry's arguments (without our marker) */
   bool entry_required;           /* the entry's `required` (spec.required of that generation) */
-  size_t count_at;               /* where the Programmed message's count of further overlapping
-                                    peers starts (SIZE_MAX: the message has none to hold back) */
 } Item;
 
 typedef struct {
@@ -241,7 +239,6 @@ static void report_foreign(Run *run) {
 
 static Item *new_item(Run *run, const char *ns, const char *name, const char *k, const char *hk) {
   Item *it = &run->items[run->m++];
-  it->count_at = SIZE_MAX;
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
   snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
@@ -983,53 +980,22 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
                       : po_Arena_Printf(run->ar, "nothing is live in %s", run->where));
   } else {
     char ov[1024];
-    size_t named;
-    bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov, &named);
+    bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
-    int head;
     if (run->istio) {
       const po_IstioItem *x = &run->istio[i];
-      head = snprintf(p->message, sizeof p->message,
-                      "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
-                      "written is programmed)%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
-                      ov[0] ? "; " : "");
+      snprintf(p->message, sizeof p->message,
+               "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
+               "written is programmed)%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
+               ov[0] ? "; " : "");
     } else {
-      head = snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
-                      requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");
+      snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
+               requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");
     }
     size_t len = strlen(p->message);
     snprintf(p->message + len, sizeof p->message - len, "%s", ov);
-    if (overlapping && head >= 0 && (size_t)head == len && len + named <= strlen(p->message)) run->items[i].count_at = len + named;
   }
-}
-
-/* "" or "; and N more PropertyOverride(s)", exactly as po_Overlap_Of ends a message. */
-static bool count_suffix(const char *t) {
-  static const char and[] = "; and ", more[] = " more PropertyOverride";
-  if (!*t) return true;
-  if (strncmp(t, and, sizeof and - 1) != 0) return false;
-  t += sizeof and - 1;
-  if (*t < '0' || *t > '9') return false;
-  while (*t >= '0' && *t <= '9') t++;
-  if (strncmp(t, more, sizeof more - 1) != 0) return false;
-  t += sizeof more - 1;
-  return !*t || (t[0] == 's' && !t[1]);
-}
-
-/* Whether the old status differs from the wanted one only in the count of further overlapping
- * peers that ends the Programmed message: the peers it names, who wins, every reason and
- * generation are the same. */
-static bool only_count_changed(const Item *it, json_object *old_status, const po_OverrideStatus *s) {
-  if (it->count_at == SIZE_MAX || strcmp(s->programmed.reason, "Overlapping") != 0) return false;
-  const char *old = po_Status_Message(old_status, "Programmed");
-  if (!old || strlen(old) >= sizeof s->programmed.message || strncmp(old, s->programmed.message, it->count_at) != 0 ||
-      !count_suffix(old + it->count_at)) {
-    return false;
-  }
-  po_OverrideStatus was = *s;
-  snprintf(was.programmed.message, sizeof was.programmed.message, "%s", old);
-  return po_Status_Matches(old_status, &was);
 }
 
 /* Whether the old status already says this very generation is programmed: consul-k8s synced it
@@ -1071,18 +1037,6 @@ static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bo
     }
     *event = !said;
   }
-  return true;
-}
-
-/* Whether a change of the overlap count alone still waits (see write_status), asking for the
- * reconcile to run again when it falls due. */
-static bool count_held(Run *run, const Item *it) {
-  const int64_t hold = kPo_ReconcileCountHoldS;
-  int64_t t = now_s(run), last = po_TargetIndex_StatusWrittenAt(run->ix, it->ns, it->name);
-  int64_t due = (last + hold / 2 + hold - 1) / hold * hold;
-  if (last <= 0 || t < last || t >= due) return false;
-  recheck_in(run, due - t);
-  run->r.counts_held++;
   return true;
 }
 
@@ -1147,24 +1101,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
-  /* Held at this very version (only the overlap count differs) and not due yet: nothing to read. */
-  if (it->from_memo && it->memo.held_hash == h && count_held(run, it)) return true;
   if (!need_obj(run, it)) return false;
   if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
-    return true;
-  }
-  /* A target's PropertyOverrides that all overlap each count the others: without a hold every
-   * newcomer rewrote the status of every one already there (N*N/T status writes; 10,167 PATCHes
-   * for 2,000 PropertyOverrides on 200 targets). The count alone waits until this status was
-   * written at least half the hold ago, at the next multiple of the hold on the clock: the
-   * counts of every PropertyOverride of a target fall due together, so one timed reconcile of
-   * the target (the workqueue keeps one due time per key) writes them all. Anything else
-   * (reason, generation, the peers named, who wins) is written at once. */
-  if (only_count_changed(it, old_status, &s) && count_held(run, it)) {
-    po_TargetIndex_MemoHeld(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
@@ -1203,7 +1144,6 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
-    po_TargetIndex_NoteStatusWritten(run->ix, it->ns, it->name, now_s(run));
     say(run, it, old_status, &s, timeout_event);
   }
   else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
