@@ -66,6 +66,51 @@ static void test_create_then_idempotent(void **state) {
   assert_int_equal(F.status_patches, statuses);
 }
 
+/* An entry already exactly ours is written back as it is in the target when another
+ * PropertyOverride joins (taken by reference, not parsed and rebuilt: a target gaining its 50th
+ * entry parsed the other 49 again), so even its members' order is the stored one; a stale
+ * entry (another generation) is rebuilt. */
+static void test_current_entries_written_back_as_stored(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  /* Store a's arguments with the marker first (our build puts it last), as another serialiser might. */
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *args = get(json_object_array_get_idx(ext, 0), "arguments");
+  json_object *flipped = json_object_new_object();
+  json_object_object_add(flipped, "PropertyOverride", json_object_get(get(args, "PropertyOverride")));
+  json_object_object_foreach(args, k, v) {
+    if (strcmp(k, "PropertyOverride") != 0) json_object_object_add(flipped, k, json_object_get(v));
+  }
+  json_object_object_add(json_object_array_get_idx(ext, 0), "arguments", flipped);
+  bump(target());
+  char stored[4096];
+  snprintf(stored, sizeof stored, "%s", json_object_to_json_string_ext(flipped, JSON_C_TO_STRING_PLAIN));
+  assert_true(run().ok); /* current as it is: nothing written */
+  int writes = F.target_writes;
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 1);
+  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 2);
+  assert_string_equal(json_object_to_json_string_ext(get(json_object_array_get_idx(ext, 0), "arguments"), JSON_C_TO_STRING_PLAIN),
+                      stored);
+  /* A new generation of a: rebuilt from its compiled form, the marker last again. */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok);
+  ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *a2 = get(json_object_array_get_idx(ext, 0), "arguments");
+  assert_int_equal(json_object_get_int(get(get(a2, "PropertyOverride"), "generation")), 2);
+  assert_string_not_equal(json_object_to_json_string_ext(a2, JSON_C_TO_STRING_PLAIN), stored);
+  const char *first = NULL;
+  json_object_object_foreach(a2, k2, v2) {
+    (void)v2;
+    if (!first) first = k2;
+  }
+  assert_non_null(first);
+  assert_string_not_equal(first, "PropertyOverride");
+}
+
 static void test_other_extensions_kept_and_drift_repaired(void **state) {
   (void)state;
   put("ServiceDefaults/default/web",
@@ -1731,6 +1776,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_on_resolved_chains, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_arrivals_rewrite_no_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_current_entries_written_back_as_stored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

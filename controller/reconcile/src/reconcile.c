@@ -673,13 +673,38 @@ static bool target_current(Run *run, size_t nwant) {
 }
 
 
+/* The item's entry in the target when it is already exactly what marked() would build for it
+ * (entry_current, bound to this target's uid): its arguments, marker included, are what to write,
+ * taken by reference. A target that gains one PropertyOverride keeps all the others: without
+ * this each reconcile parsed every entry's arguments again (50 per write at 10,000 on 200
+ * targets). NULL: build it. */
+static json_object *current_args(Run *run, const Item *it, const char *tuid) {
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  if (!list || !json_object_is_type(list, json_type_array)) return NULL;
+  for (size_t l = 0; l < run->nlive; l++) {
+    const po_ConsulEntry *live = &run->live[l];
+    if (strcmp(live->owner, it->name) != 0 || strcmp(live->uid, it->uid) != 0) continue;
+    json_object *marker = po_Json_Get(live->arguments, "PropertyOverride");
+    const char *bound = po_Json_String(marker, "targetUID");
+    if (!bound || strcmp(bound, tuid) != 0) return NULL;
+    /* the entry holding these arguments: one of this very target (an annotated copy has none) */
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+      json_object *e = json_object_array_get_idx(list, i);
+      if (po_Json_Get(e, "arguments") == live->arguments) return entry_current(e, live, it, run->ns) ? live->arguments : NULL;
+    }
+    return NULL;
+  }
+  return NULL;
+}
+
 /* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
  * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
 static bool wanted(Run *run, const char *tuid) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (!has_entry(it)) continue;
-    json_object *args = marked(it, run->ns, tuid);
+    json_object *args = it->entry ? current_args(run, it, tuid) : NULL;
+    args = args ? json_object_get(args) : marked(it, run->ns, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
     run->want[run->nwant++] =
         (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required,
