@@ -12,7 +12,7 @@
 #include "po/base/json.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .consul_sync_require = true,
+  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 2, .consul_sync_require = true,
                        .consul_sync_timeout_s = 120, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
