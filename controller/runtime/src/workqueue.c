@@ -303,19 +303,30 @@ void po_Workqueue_Free(po_Workqueue *q) {
   free(q);
 }
 
-void po_Workqueue_Add(po_Workqueue *q, const char *key) {
+static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now);
+
+/* Add (spacing < 0: the key's spacing as it is, no wait) or AddSpaced. */
+static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
   pthread_mutex_lock(&q->mu);
   int64_t now = po_RtClock_Now(q->clock);
   promote(q, now);
   if (!q->shutting_down) {
     Entry *e = get_or_create(q, key);
     if (e) {
-      add_locked(q, e, now);
-      maybe_free(q, e);
+      if (spacing >= 0) e->spacing = spacing;
+      int64_t wait = spacing >= 0 && e->spaced_to > now ? e->spaced_to - now : 0;
+      if (wait > 0) {
+        add_after_locked(q, key, wait, now);
+      } else {
+        add_locked(q, e, now);
+        maybe_free(q, e);
+      }
     }
   }
   pthread_mutex_unlock(&q->mu);
 }
+
+void po_Workqueue_Add(po_Workqueue *q, const char *key) { add_with(q, key, -1); }
 
 static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now) {
   po_Series_Inc(q->m_retries); /* client-go counts every AddAfter as a retry */
@@ -359,23 +370,7 @@ void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns) {
 }
 
 void po_Workqueue_AddSpaced(po_Workqueue *q, const char *key, int64_t spacing_ns) {
-  pthread_mutex_lock(&q->mu);
-  int64_t now = po_RtClock_Now(q->clock);
-  promote(q, now);
-  if (!q->shutting_down) {
-    Entry *e = get_or_create(q, key);
-    if (e) {
-      e->spacing = spacing_ns > 0 ? spacing_ns : 0;
-      int64_t wait = e->spaced_to > now ? e->spaced_to - now : 0;
-      if (wait > 0) {
-        add_after_locked(q, key, wait, now);
-      } else {
-        add_locked(q, e, now);
-        maybe_free(q, e);
-      }
-    }
-  }
-  pthread_mutex_unlock(&q->mu);
+  add_with(q, key, spacing_ns > 0 ? spacing_ns : -1);
 }
 
 int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key) {
