@@ -925,6 +925,47 @@ static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **sta
   assert_int_equal(F.target_writes, writes);
 }
 
+static char g_enqueued[4][600];
+static int g_nenqueued;
+static void record_enqueue(void *ctx, const char *key) {
+  (void)ctx;
+  if (g_nenqueued < 4) snprintf(g_enqueued[g_nenqueued], sizeof g_enqueued[0], "%s", key);
+  g_nenqueued++;
+}
+
+/* The same revocation with the reconciles in the other order (the e2e t_revoke's after a
+ * restart: both keys queued at once): the PropertyOverride's own target (platform/web) runs
+ * first, while its held generation is still live in shop/web, and says so; shop/web's reconcile
+ * then removes that entry and must queue platform/web, whose status would otherwise keep
+ * claiming a generation nothing holds (its own status write's echo is not reconciled). */
+static void test_removed_held_entry_queues_its_own_target(void **state) {
+  (void)state;
+  char why[256];
+  g_tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  apply_override_ns("platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop().ok);
+  assert_true(run_shop().ok);
+  g_tenancy.n_cross = 0;
+  apply_override_ns("platform", "a", 2, "web", NULL, kBad);
+  po_ReconcileIO io = IO;
+  io.enqueue = record_enqueue;
+  g_nenqueued = 0;
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(g_nenqueued, 0); /* nothing removed there */
+  assert_non_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/web").ok);
+  assert_int_equal(g_nenqueued, 1);
+  assert_string_equal(g_enqueued[0], "ServiceDefaults/platform/web");
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  /* settled: nothing more is queued */
+  g_nenqueued = 0;
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/web").ok);
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(g_nenqueued, 0);
+}
+
 /* adv11: a tenant of a namespace the policy does not list, who can write its PropertyOverride's
  * status (docs/install.md says not to grant it, but the controller's tenancy must not rest on
  * that), forges status.lastValid naming targetRef.namespace 'shop' and makes its spec invalid:
@@ -1777,6 +1818,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_on_resolved_chains, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_arrivals_rewrite_no_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_current_entries_written_back_as_stored, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_held_entry_queues_its_own_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

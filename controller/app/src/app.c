@@ -296,6 +296,8 @@ static bool build(po_App *app, po_CtlStatus *st) {
   app->table = po_KubeIO_Table(&app->io);
   app->table.sync = &app->sync;
   app->table.names = o->consul_namespace_mirroring ? NULL : app->names;
+  app->table.enqueue = po_App_EnqueueKey;
+  app->table.enqueue_ctx = app;
 
   app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
                                                               .ctx = app, .workers = o->workers, .metrics = app->metrics,

@@ -23,6 +23,8 @@ static void enqueue(po_App *app, const char *key) {
   else po_Controller_Enqueue(app->controller, key);
 }
 
+void po_App_EnqueueKey(void *app, const char *key) { enqueue(app, key); }
+
 /* At leadership every key goes at once: there is no burst to wait for, the caches are complete. */
 static void enqueue_now(po_App *app, const char *key) {
   if (key && *key && app->controller) po_Controller_Enqueue(app->controller, key);

@@ -264,5 +264,5 @@ static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
   return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
                           k->tenancy, release, override_version, NULL, NULL, k->istio ? get_filter : NULL,
-                          k->istio ? write_filter : NULL};
+                          k->istio ? write_filter : NULL, NULL, NULL};
 }

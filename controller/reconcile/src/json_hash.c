@@ -106,6 +106,7 @@ static void sip_feed(Sip *s, const void *p, size_t n) {
       s->ntail = 0;
     }
   }
+  if (s->ntail) return; /* all of it went into the partial word */
   for (; n >= 8; b += 8, n -= 8) compress(s, load_le64(b));
   for (size_t i = 0; i < n; i++) s->tail |= (uint64_t)b[i] << (8 * i);
   s->ntail = (unsigned)n;

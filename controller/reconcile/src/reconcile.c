@@ -33,6 +33,7 @@ typedef struct {
   bool deleting;
   bool held;                     /* listed here for its last valid generation; its spec points elsewhere */
   char held_key[600];            /* where its last valid generation is live, when not here */
+  char home_key[600];            /* held here: the target its spec points at */
   bool has_finalizer;
   bool refused;                  /* the tenancy policy does not let it write this target */
   bool over_limit;               /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
@@ -241,6 +242,7 @@ static Item *new_item(Run *run, const char *ns, const char *name, const char *k,
   Item *it = &run->items[run->m++];
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
+  snprintf(it->home_key, sizeof it->home_key, "%s", it->held ? k : "");
   snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
   it->other_ns = strcmp(it->ns, run->ns) != 0;
   snprintf(it->name, sizeof it->name, "%s", name);
@@ -819,6 +821,11 @@ static bool write_target(Run *run) {
     } else {
       run->r.targets_written++;
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
+      /* A generation held here and now gone: its own target's reconcile says so in its status. */
+      for (size_t i = 0; i < run->m && run->io->enqueue; i++) {
+        const Item *it = &run->items[i];
+        if (it->held && it->is_live && !has_entry(it) && *it->home_key) run->io->enqueue(run->io->enqueue_ctx, it->home_key);
+      }
 
     }
   }

@@ -123,6 +123,12 @@ typedef struct {
   const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref);
   po_WriteResult (*write_filter)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, char *err, size_t size);
+  /* Queues another target key (may be NULL): a write here that removed the entry of a
+   * PropertyOverride whose spec points at that target changes what that target's reconcile
+   * says in its status (the generation held here is no longer live), and nothing else would
+   * reconcile it: our own writes coming back through the watch are not reconciled. */
+  void (*enqueue)(void *enqueue_ctx, const char *key);
+  void *enqueue_ctx;
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
