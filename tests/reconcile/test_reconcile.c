@@ -890,8 +890,9 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
  * home and is invalid: the held last valid generation must not keep (or rewrite) the entry in
  * another namespace's ServiceDefaults. The tenancy check asks about the namespace of the target
  * being written, not only about the current spec. */
-static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
-  (void)state;
+/* platform/a programmed into shop/web under the policy; the policy revoked (the controller
+ * restarted without the flag) and a's generation 2 back home and invalid: held at shop/web. */
+static void held_in_shop_then_revoked(void) {
   char why[256];
   g_tenancy.n_cross = 0;
   assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
@@ -900,8 +901,13 @@ static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **sta
   assert_true(run_shop().ok);
   assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
   assert_int_equal(json_object_array_length(shop_ext()), 1);
-  g_tenancy.n_cross = 0; /* revoked: the controller restarted without the flag */
-  apply_override_ns("platform", "a", 2, "web", NULL, kBad); /* back home, invalid: held at shop/web */
+  g_tenancy.n_cross = 0;
+  apply_override_ns("platform", "a", 2, "web", NULL, kBad);
+}
+
+static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
+  (void)state;
+  held_in_shop_then_revoked();
   assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
   assert_true(run_shop().ok);
   assert_true(run_shop().ok);
@@ -940,14 +946,7 @@ static void record_enqueue(void *ctx, const char *key) {
  * claiming a generation nothing holds (its own status write's echo is not reconciled). */
 static void test_removed_held_entry_queues_its_own_target(void **state) {
   (void)state;
-  char why[256];
-  g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
-  apply_override_ns("platform", "a", 1, "web", "shop", kGood);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  g_tenancy.n_cross = 0;
-  apply_override_ns("platform", "a", 2, "web", NULL, kBad);
+  held_in_shop_then_revoked();
   po_ReconcileIO io = IO;
   io.enqueue = record_enqueue;
   g_nenqueued = 0;
