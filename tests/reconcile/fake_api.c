@@ -11,6 +11,8 @@
 
 #include "fake_api.h"
 
+#include "po/targets/eg.h"
+
 /* ---- a tiny API server in memory ---- */
 Fake F;
 
@@ -168,6 +170,35 @@ static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name
   return write_slot(k, obj, create, rv, written, err, size);
 }
 
+/* EnvoyPatchPolicies live in slots "EnvoyPatchPolicy/<ns>/<name>", HTTPRoutes in
+ * "HTTPRoute/<ns>/<name>", Gateways in "Gateway/<ns>/<name>" (get_target's slots). */
+static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyPatchPolicy/%s/%s", ns, name);
+  return lend(slot(k, false), ref);
+}
+
+static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                     const char *rv, json_object **written, char *err, size_t size) {
+  (void)ctx;
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyPatchPolicy/%s/%s", ns, name);
+  return write_slot(k, obj, create, rv, written, err, size);
+}
+
+static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway) {
+  (void)ctx;
+  json_object *out = json_object_new_array();
+  for (int i = 0; out && i < kMax; i++) {
+    if (F.slots[i].obj && !strncmp(F.slots[i].key, "HTTPRoute/", 10) &&
+        po_EG_RouteNamesGateway(F.slots[i].obj, ns, gateway)) {
+      json_object_array_add(out, copy(F.slots[i].obj));
+    }
+  }
+  return out;
+}
+
 static void merge(json_object *dst, json_object *patch) {
   json_object_object_foreach(patch, k, v) {
     json_object *d = get(dst, k);
@@ -230,7 +261,7 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                                   f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL,
-                                  f_get_filter, f_write_filter};
+                                  f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes};
 po_TargetIndex *IX;
 
 int setup(void **s) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "eg_write.h"
 #include "istio_write.h"
 #include "overlap.h"
 #include "po/base/json.h"
@@ -81,6 +82,7 @@ typedef struct {
   po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
   po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_IstioItem *istio;  /* an Istio target: each item's EnvoyFilter (istio_write.h), else NULL */
+  po_EGItem *eg;        /* an Envoy Gateway target: each item's EnvoyPatchPolicy (eg_write.h), else NULL */
   po_ReconcileResult r;
 } Run;
 
@@ -168,7 +170,7 @@ static bool parse_key(const char *key, po_TargetKind *kind, char ns[254], char n
   if (!s1 || !s2 || s2 == s1 + 1 || !s2[1] || strchr(s2 + 1, '/')) return false;
   size_t kl = (size_t)(s1 - key);
   static const po_TargetKind kKinds[] = {kPo_TargetProxyDefaults, kPo_TargetServiceDefaults, kPo_TargetService,
-                                         kPo_TargetIstioMesh};
+                                         kPo_TargetIstioMesh, kPo_TargetGateway};
   bool known = false;
   for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0] && !known; i++) {
     const char *n = po_TargetKind_Name(kKinds[i]);
@@ -837,8 +839,36 @@ static bool write_istio(Run *run) {
   return true;
 }
 
-/* EnvoyFilters of this target's PropertyOverrides left where they pointed before (another
- * mesh, or the other Istio place): istio_write.h, po_Istio_Sweep. A failure is retried before
+/* The Envoy Gateway target: each PropertyOverride's EnvoyPatchPolicy (eg_write.h), as for Istio. */
+static bool write_eg(Run *run) {
+  if (!(run->eg = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *run->eg))) return oom(run, "the EnvoyPatchPolicies");
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    /* valid at another Gateway now: that one's reconcile rewrites the same policy (one name per
+     * PropertyOverride, in its namespace); at another mesh: ours here goes (swept there too) */
+    bool valid_elsewhere = it->held && it->ce->c.accepted && it->ce->c.target_kind == kPo_TargetGateway;
+    run->eg[i] = (po_EGItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
+                             .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
+                             .skip = valid_elsewhere};
+  }
+  int writes = 0;
+  bool ok = po_EG_Write(run->io, run->ix, run->ns, run->name, run->read, run->eg, run->m, run->ar, &writes);
+  run->r.targets_written += writes;
+  if (!ok) return oom(run, po_Arena_Printf(run->ar, "the EnvoyPatchPolicies of %s", run->where));
+  run->target_ok = true;
+  for (size_t i = 0; i < run->m; i++) {
+    const po_EGItem *x = &run->eg[i];
+    if (x->outcome == kPo_EGOutcome_Foreign) run->r.foreign_object = true;
+    if (x->outcome != kPo_EGOutcome_Failed) continue;
+    run->target_ok = false;
+    run->target_conflict |= x->conflict;
+    fail(run, x->conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), x->err);
+  }
+  return true;
+}
+
+/* EnvoyFilters and EnvoyPatchPolicies of this target's PropertyOverrides left where they pointed
+ * before (another mesh, or the other Istio place): po_Istio_Sweep, po_EG_Sweep. A failure is retried before
  * any status is written (one that said Programmed could hide the leftover). */
 static bool sweep(Run *run) {
   for (size_t i = 0; i < run->m && run->r.ok; i++) {
@@ -852,6 +882,10 @@ static bool sweep(Run *run) {
     if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, run->ar, &writes, err, sizeof err)) {
       run->target_conflict = true; /* no status this time: the retry writes it */
       fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
+    } else if (!run->eg && !po_EG_Sweep(run->io, run->ix, run->ns, it->name, it->uid, run->ar, &writes, err, sizeof err)) {
+      /* a Gateway target's own write owns the one EnvoyPatchPolicy name */
+      run->target_conflict = true;
+      fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), err);
     }
     run->r.targets_written += writes;
   }
@@ -861,6 +895,7 @@ static bool sweep(Run *run) {
 static const po_TargetOps kTargetOps[] = {
     [kPo_Mesh_Consul] = {"Consul", write_target, true, true},
     [kPo_Mesh_Istio] = {"Istio", write_istio, false, false},
+    [kPo_Mesh_EnvoyGateway] = {"Envoy Gateway", write_eg, false, false},
 };
 static const po_TargetOps *target_ops(const Run *run) {
   po_Mesh m = po_TargetKind_Mesh(run->kind);
@@ -876,7 +911,9 @@ static bool write(Run *run) { return write_finalizers(run) && target_ops(run)->w
  * was held (another target) it must be gone too before the finalizer goes. */
 static bool release_finalizer(Run *run, Item *it) {
   /* Istio: this one's own EnvoyFilter is gone (another's failed write does not hold it) */
-  bool gone = run->istio ? run->istio[it - run->items].outcome != kPo_IstioOutcome_Failed : run->target_ok;
+  bool gone = run->istio ? run->istio[it - run->items].outcome != kPo_IstioOutcome_Failed
+              : run->eg  ? run->eg[it - run->items].outcome != kPo_EGOutcome_Failed
+                         : run->target_ok;
   if (!gone || !it->has_finalizer) return true;
   if (*it->held_key && held_elsewhere(run, it)) {
     fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
@@ -941,6 +978,78 @@ static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition 
   return false;
 }
 
+/* Programmed for an Envoy Gateway target: Envoy Gateway's own conditions on the policy for its
+ * current generation (po_EG_ReadStatus). True when returned false; else p says why not. */
+static bool programmed_eg(Run *run, size_t i, int64_t live_gen, po_Condition *p) {
+  const Item *it = &run->items[i];
+  const po_EGItem *x = &run->eg[i];
+  const char *epp = po_Arena_Printf(run->ar, "EnvoyPatchPolicy %s/%s", x->policy_ns, x->policy_name);
+  switch (x->outcome) {
+    case kPo_EGOutcome_Disabled:
+      p->reason = "MeshNotEnabled";
+      snprintf(p->message, sizeof p->message,
+               "Envoy Gateway is not enabled in this controller (--envoy-gateway=on, or --envoy-gateway=auto with the "
+               "EnvoyPatchPolicy CRD installed); nothing is written for %s", run->where);
+      return true;
+    case kPo_EGOutcome_NoGateway:
+      p->reason = "TargetNotFound";
+      snprintf(p->message, sizeof p->message,
+               "%s does not exist: %s is deleted (written again when the Gateway is created)", run->where, epp);
+      return true;
+    case kPo_EGOutcome_Refused:
+      p->reason = "TargetError";
+      snprintf(p->message, sizeof p->message, "%s: %s; %s is deleted", run->where, x->why, epp);
+      return true;
+    case kPo_EGOutcome_Foreign:
+      p->reason = "TargetError";
+      snprintf(p->message, sizeof p->message, "%s: %s", epp, x->why);
+      return true;
+    case kPo_EGOutcome_Failed:
+      p->reason = "TargetError";
+      snprintf(p->message, sizeof p->message, "%s (retrying)", x->err);
+      return true;
+    case kPo_EGOutcome_Kept:
+      p->reason = "Invalid";
+      snprintf(p->message, sizeof p->message,
+               "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
+               "%s is recorded in its status)", (long long)it->ce->c.generation, epp, run->where);
+      return true;
+    default: break;
+  }
+  if (!it->ce->c.accepted) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
+             live_gen ? po_Arena_Printf(run->ar, "generation %lld is still live in %s", (long long)live_gen, epp)
+                      : po_Arena_Printf(run->ar, "nothing is live in %s", epp));
+    return true;
+  }
+  if (x->written || x->eg.state == kPo_EGState_Pending) {
+    p->reason = "Pending";
+    snprintf(p->message, sizeof p->message,
+             "generation %lld is written to %s for %s; waiting for Envoy Gateway to program it (its status, for the "
+             "policy's current generation)", (long long)live_gen, epp, run->where);
+    return true;
+  }
+  switch (x->eg.state) {
+    case kPo_EGState_Disabled:
+      p->reason = "Disabled";
+      snprintf(p->message, sizeof p->message,
+               "Envoy Gateway did not accept %s (reason Disabled): EnvoyPatchPolicies are disabled in its configuration; "
+               "set extensionApis.enableEnvoyPatchPolicy: true in the EnvoyGateway config (the envoy-gateway-config "
+               "ConfigMap) and restart Envoy Gateway", epp);
+      return true;
+    case kPo_EGState_NotAccepted:
+    case kPo_EGState_NotProgrammed:
+      p->reason = *x->eg.reason ? x->eg.reason : "NotProgrammed";
+      snprintf(p->message, sizeof p->message, "Envoy Gateway did not %s %s (reason %s): %s",
+               x->eg.state == kPo_EGState_NotAccepted ? "accept" : "program", epp, p->reason,
+               *x->eg.message ? x->eg.message : "no message");
+      return true;
+    default: break;
+  }
+  return false;
+}
+
 static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapIndex *peers, po_Condition *p) {
   const Item *it = &run->items[i];
   p->type = "Programmed";
@@ -961,6 +1070,8 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
   } else if (run->istio && programmed_istio(run, i, live_gen, p)) {
     /* said */
+  } else if (run->eg && programmed_eg(run, i, live_gen, p)) {
+    /* said */
   } else if (*run->elsewhere && it->ce->c.accepted) {
     p->reason = "TargetInOtherNamespace";
     snprintf(p->message, sizeof p->message,
@@ -972,7 +1083,7 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              run->elsewhere,
              /* one of another namespace (a platform team's) points there by targetRef.namespace */
              it->other_ns ? "Set spec.targetRef.namespace to" : "Create this PropertyOverride in namespace", run->elsewhere);
-  } else if (!run->istio && !run->target_ok && !*run->elsewhere) {
+  } else if (!run->istio && !run->eg && !run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
              live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
@@ -994,6 +1105,11 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
                       "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
                       "written is programmed)%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
                       ov[0] ? "; " : "");
+    } else if (run->eg) {
+      const po_EGItem *x = &run->eg[i];
+      head = snprintf(p->message, sizeof p->message,
+                      "generation %lld is programmed by Envoy Gateway from EnvoyPatchPolicy %s/%s for %s%s",
+                      (long long)live_gen, x->policy_ns, x->policy_name, run->where, ov[0] ? "; " : "");
     } else {
       head = snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
                       requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");
@@ -1119,6 +1235,14 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     s.target_kind_name = "EnvoyFilter";
     s.target_ns = x->filter_ns;
     s.target_name = x->filter_name;
+  }
+  if (run->eg) {
+    const po_EGItem *x = &run->eg[i];
+    live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : 0;
+    s.target_api_version = PO_EG_API_VERSION;
+    s.target_kind_name = "EnvoyPatchPolicy";
+    s.target_ns = x->policy_ns;
+    s.target_name = x->policy_name;
   }
   for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
@@ -1305,7 +1429,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     /* A key no event handler makes: retrying cannot help, so it is dropped and said. */
     snprintf(run.r.error, sizeof run.r.error,
              "malformed key '%.200s': want ServiceDefaults/<namespace>/<name>, ProxyDefaults/<namespace>/global, "
-             "Service/<namespace>/<name> or Mesh/<namespace>/global", key);
+             "Service/<namespace>/<name>, Mesh/<namespace>/global or Gateway/<namespace>/<name>", key);
     run.r.ok = false;
     run.r.terminal = true;
     run.r.result = outcome(&run.r);
