@@ -141,6 +141,16 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
   } else if (s && get(get(s->obj, "metadata"), "uid")) {
     json_object_object_add(get(stored, "metadata"), "uid", copy(get(get(s->obj, "metadata"), "uid")));
   }
+  if (!strncmp(k, "EnvoyPatchPolicy/", 17)) {
+    /* a CRD with a status subresource: metadata.generation counts spec changes, and a write of
+     * the object never changes its status (Envoy Gateway's) */
+    json_object *old_md = s ? get(s->obj, "metadata") : NULL;
+    int64_t gen = old_md ? json_object_get_int64(get(old_md, "generation")) : 0;
+    if (!s || !json_object_equal(get(s->obj, "spec"), get(stored, "spec"))) gen++;
+    json_object_object_add(get(stored, "metadata"), "generation", json_object_new_int64(gen));
+    json_object_object_del(stored, "status");
+    if (s && get(s->obj, "status")) json_object_object_add(stored, "status", copy(get(s->obj, "status")));
+  }
   put(k, stored);
   if (written) *written = copy(stored);
   return kPo_WriteOk;
