@@ -43,6 +43,9 @@ static const char kUsage[] =
     "                                 MERGE_AND_REPLACE_LIST from 1.31 (default unknown: refused)\n"
     "  --istio-root-namespace NS      Istio's root namespace, for Mesh targets (default istio-system)\n"
     "  --cluster-domain D             Kubernetes' DNS domain in Istio's service names (cluster.local)\n"
+    "  --envoy-gateway MODE           auto (default): program Envoy Gateway targets (Gateway) when the\n"
+    "                                 API server serves EnvoyPatchPolicies at start; on; off (then\n"
+    "                                 their PropertyOverrides say Programmed=False MeshNotEnabled)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
     "  --target-batch-window S        a target is reconciled S seconds after the first change that\n"
     "                                 affects it, once for every change within (default 1; 0: at once)\n"
@@ -92,7 +95,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kHelp };
+         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kEnvoyGateway, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -112,6 +115,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"controller-username", required_argument, 0, kCtlUser},
       {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
       {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
+      {"envoy-gateway", required_argument, 0, kEnvoyGateway},
       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
       {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
@@ -134,6 +138,12 @@ int po_Cmd_Controller(int argc, char **argv) {
         else if (!strcmp(optarg, "on")) o.istio = kPo_IstioOn;
         else if (!strcmp(optarg, "off")) o.istio = kPo_IstioOff;
         else return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
+        break;
+      case kEnvoyGateway:
+        if (!strcmp(optarg, "auto")) o.envoy_gateway = kPo_IstioAuto;
+        else if (!strcmp(optarg, "on")) o.envoy_gateway = kPo_IstioOn;
+        else if (!strcmp(optarg, "off")) o.envoy_gateway = kPo_IstioOff;
+        else return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
         break;
       case kPo_OptClusterDomain: case kPo_OptIstioVersion: case kPo_OptIstioRootNamespace:
         if (!po_Cli_TargetOption(c, optarg, "controller", &targets, NULL)) return kPo_ExitUsage;

@@ -154,9 +154,21 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
         return false;
       }
     }
-    po_Informer *all[5] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
-                           app->io.services[i], app->io.filters[i]};
-    for (int k = 0; k < 5; k++) {
+    if (app->io.eg) {
+      po_InformerOptions ig = {.ref = kPo_GatewaysRef}, ir = {.ref = kPo_HTTPRoutesRef}, ie = {.ref = kPo_EnvoyPatchPoliciesRef};
+      ig.ref.ns = ir.ref.ns = ie.ref.ns = ns;
+      po_InformerHandlers hg = po_App_Handlers(app, kPo_WatchGateways), hr = po_App_Handlers(app, kPo_WatchRoutes),
+                          he = po_App_Handlers(app, kPo_WatchPolicies);
+      if (!po_Informer_New(app->io.client, &ig, &hg, &app->io.gateways[i], st) ||
+          !po_Informer_New(app->io.client, &ir, &hr, &app->io.routes[i], st) ||
+          !po_Informer_New(app->io.client, &ie, &he, &app->io.policies[i], st)) {
+        return false;
+      }
+    }
+    po_Informer *all[8] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
+                           app->io.services[i], app->io.filters[i], app->io.gateways[i], app->io.routes[i],
+                           app->io.policies[i]};
+    for (int k = 0; k < 8; k++) {
       if (!all[k]) continue;
       po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = all[k], .stop_early = true};
       if (!add(app, r, st)) return false;
@@ -179,11 +191,12 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
   return true;
 }
 
-/* --istio: on, off, or auto: on when the API server serves EnvoyFilters (one List of at most one
- * item, in a watched namespace: the same permission the informer needs). */
-static bool detect_istio(po_App *app) {
-  if (app->o.istio != kPo_IstioAuto) return app->o.istio == kPo_IstioOn;
-  po_KubeRef ref = kPo_EnvoyFiltersRef;
+/* --istio, --envoy-gateway: on, off, or auto: on when the API server serves the mesh's objects
+ * (EnvoyFilters, EnvoyPatchPolicies: one List of at most one item, in a watched namespace: the
+ * same permission the informer needs). */
+static bool detect_mesh(po_App *app, po_IstioMode mode, po_KubeRef ref, const char *served, const char *not_served,
+                        const char *flag) {
+  if (mode != kPo_IstioAuto) return mode == kPo_IstioOn;
   ref.ns = app->io.namespaces[0][0] ? app->io.namespaces[0] : NULL;
   po_KubeListOptions lo = {.limit = 1};
   json_object *out = NULL;
@@ -191,8 +204,7 @@ static bool detect_istio(po_App *app) {
   po_CtlStatus_Clear(&ks);
   bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
   json_object_put(out);
-  po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
-              po_Str("reason", ok ? "--istio=auto" : ks.message));
+  po_Log_Info(app->log, ok ? served : not_served, po_Str("reason", ok ? flag : ks.message));
   return ok;
 }
 
@@ -289,7 +301,11 @@ static bool build(po_App *app, po_CtlStatus *st) {
                                             .istio_root_namespace = o->istio_root_namespace ? o->istio_root_namespace : "istio-system"};
   po_TargetIndex_SetOptions(app->index, &app->target_options);
   app->io.root_ns = app->target_options.istio_root_namespace;
-  app->io.istio = detect_istio(app);
+  app->io.istio = detect_mesh(app, o->istio, kPo_EnvoyFiltersRef, "Istio targets programmed: EnvoyFilters are served",
+                              "Istio targets not programmed", "--istio=auto");
+  app->io.eg = detect_mesh(app, o->envoy_gateway, kPo_EnvoyPatchPoliciesRef,
+                           "Envoy Gateway targets programmed: EnvoyPatchPolicies are served",
+                           "Envoy Gateway targets not programmed", "--envoy-gateway=auto");
   app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
@@ -371,6 +387,9 @@ void po_App_Free(po_App *app) {
     po_Informer_Free(app->io.proxy_defaults[i]);
     po_Informer_Free(app->io.services[i]);
     po_Informer_Free(app->io.filters[i]);
+    po_Informer_Free(app->io.gateways[i]);
+    po_Informer_Free(app->io.routes[i]);
+    po_Informer_Free(app->io.policies[i]);
   }
   po_Informer_Free(app->io.root_filters);
   po_KubeIO_Free(&app->io);

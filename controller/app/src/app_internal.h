@@ -68,7 +68,16 @@ struct po_App {
 };
 
 /* events.c */
-typedef enum { kPo_WatchOverrides, kPo_WatchServiceDefaults, kPo_WatchProxyDefaults, kPo_WatchServices, kPo_WatchFilters } po_AppWatch;
+typedef enum {
+  kPo_WatchOverrides,
+  kPo_WatchServiceDefaults,
+  kPo_WatchProxyDefaults,
+  kPo_WatchServices,
+  kPo_WatchFilters,
+  kPo_WatchGateways,  /* Envoy Gateway: a Gateway's change reconciles it */
+  kPo_WatchRoutes,    /* an HTTPRoute's change reconciles every Gateway its parentRefs name */
+  kPo_WatchPolicies,  /* an EnvoyPatchPolicy's (Envoy Gateway's status) reconciles its Gateway */
+} po_AppWatch;
 po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log);
 po_Runnable po_App_ControllerRunnable(struct po_App *app);
