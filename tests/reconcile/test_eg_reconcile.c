@@ -396,6 +396,31 @@ static void test_unbound_create_still_ours(void **state) {
   assert_non_null(annotation(policy("a"), "propertyoverride.io/created"));
 }
 
+/* Envoy Gateway answers while the cache still shows the status from before our Pending write (a
+ * lagging watch: found Programmed, then Pending written over it): Programmed is written again,
+ * not taken as current from the stale cache (which left Pending for good, seen end to end). */
+static void test_answer_while_status_lags(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_true(gw().ok); /* found current: remembered at this version */
+  assert_string_equal(reason("a"), "Programmed");
+  F.status_lags = true;
+  route("[\"payments\",\"payments\"]");
+  int patches = F.status_patches;
+  assert_true(gw().ok); /* the policy renamed: Pending written (the cache still says Programmed) */
+  assert_int_equal(F.status_patches, patches + 1);
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_int_equal(F.status_patches, patches + 2); /* Programmed written over our Pending */
+  assert_true(gw().ok);
+  assert_int_equal(F.status_patches, patches + 2); /* and not again */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
@@ -408,6 +433,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_move_sweeps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_answer_while_status_lags, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1276,7 +1276,10 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (!need_obj(run, it)) return false;
   if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
-  if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
+  /* The cached status at this version is one our own later write replaced (the watch lags): it
+   * says nothing of what the server has, so the wanted one is written. */
+  bool replaced = it->from_memo && it->memo.written_hash != 0;
+  if (!replaced && po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
@@ -1294,7 +1297,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   const po_ReconcileIO *io = run->io;
-  if (po_Status_Same(old_status, st)) {
+  if (!replaced && po_Status_Same(old_status, st)) {
     json_object_put(st);
     say(run, it, old_status, &s, timeout_event);
     return true;
