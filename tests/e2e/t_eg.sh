@@ -61,13 +61,14 @@ fi
 # --- an invalid edit: with the webhook down, the last good policy stays (never deleted) -------------
 kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
 good=$(kubectl -n shop get envoypatchpolicy "$epp" -o json | jq -cS .spec)
-kubectl -n shop patch propertyoverride "$po" --type=json \
-  -p '[{"op":"replace","path":"/spec/patches/0/resourceFilter/trafficDirection","value":"inbound"}]' >/dev/null
+# inbound: a gateway has no local app (refused by the Envoy Gateway adapter, not the CRD)
+bad='[{"op":"add","path":"/spec/patches/-","value":{"resourceFilter":{"resourceType":"cluster","trafficDirection":"inbound"},"op":"add","path":"/outlier_detection/consecutive_5xx","value":5}}]'
+kubectl -n shop patch propertyoverride "$po" --type=json -p "$bad" >/dev/null
 eventually "invalid edit: Accepted False" 30 "False" pov "$po" '{.status.conditions[?(@.type=="Accepted")].status}'
 check "invalid edit: the last good policy kept, same object" holds 2 sh -c \
   "test \"\$(kubectl -n shop get envoypatchpolicy $epp -o json | jq -cS '[.spec, .metadata.uid]')\" = '[$good,\"$first_uid\"]'"
-kubectl -n shop patch propertyoverride "$po" --type=json \
-  -p '[{"op":"replace","path":"/spec/patches/0/resourceFilter/trafficDirection","value":"outbound"}]' >/dev/null
+contains "invalid edit: the status says inbound is refused" "$(pov $po '{.status.conditions[?(@.type=="Accepted")].message}')" "inbound"
+kubectl -n shop patch propertyoverride "$po" --type=json -p '[{"op":"remove","path":"/spec/patches/3"}]' >/dev/null
 eventually "valid again: Accepted True" 30 "True" pov "$po" '{.status.conditions[?(@.type=="Accepted")].status}'
 lc_register_webhook Fail
 
