@@ -87,6 +87,16 @@ static bool parse_bool(const char *s, bool *out) {
   return false;
 }
 
+/* --istio, --envoy-gateway: auto, on or off. */
+static bool mesh_mode(const char *s, po_MeshEnableMode *m) {
+  static const struct { const char *name; po_MeshEnableMode mode; } kModes[] = {
+      {"auto", kPo_IstioAuto}, {"on", kPo_IstioOn}, {"off", kPo_IstioOff}};
+  for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++) {
+    if (!strcmp(s, kModes[i].name)) return *m = kModes[i].mode, true;
+  }
+  return false;
+}
+
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride controller: %s\n\n%s", msg, kUsage);
   return kPo_ExitUsage;
@@ -134,16 +144,12 @@ int po_Cmd_Controller(int argc, char **argv) {
       case kContext: o.context = optarg; break;
       case kMirroring: o.consul_namespace_mirroring = true; break;
       case kIstio:
-        if (!strcmp(optarg, "auto")) o.istio = kPo_IstioAuto;
-        else if (!strcmp(optarg, "on")) o.istio = kPo_IstioOn;
-        else if (!strcmp(optarg, "off")) o.istio = kPo_IstioOff;
-        else return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
+        if (!mesh_mode(optarg, &o.istio)) return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
         break;
       case kEnvoyGateway:
-        if (!strcmp(optarg, "auto")) o.envoy_gateway = kPo_IstioAuto;
-        else if (!strcmp(optarg, "on")) o.envoy_gateway = kPo_IstioOn;
-        else if (!strcmp(optarg, "off")) o.envoy_gateway = kPo_IstioOff;
-        else return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
+        if (!mesh_mode(optarg, &o.envoy_gateway)) {
+          return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
+        }
         break;
       case kPo_OptClusterDomain: case kPo_OptIstioVersion: case kPo_OptIstioRootNamespace:
         if (!po_Cli_TargetOption(c, optarg, "controller", &targets, NULL)) return kPo_ExitUsage;

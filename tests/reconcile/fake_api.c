@@ -90,11 +90,25 @@ static const json_object *f_get_override(void *ctx, const char *ns, const char *
   return lend(slot(k, false), ref);
 }
 
+/* The mesh objects live in slots "<Kind>/<ns>/<name>" (EnvoyFilter, EnvoyPatchPolicy); their
+ * writes count as target writes. HTTPRoutes are in "HTTPRoute/<ns>/<name>", Gateways in
+ * "Gateway/<ns>/<name>" (get_target's slots). */
+static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
+                                 char *err, size_t size);
+static const json_object *lend_kind(const char *kind, const char *ns, const char *name, void **ref) {
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
+  return lend(slot(k, false), ref);
+}
+static po_WriteResult write_kind(const char *kind, const char *ns, const char *name, json_object *obj, bool create,
+                                 const char *rv, json_object **written, char *err, size_t size) {
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
+  return write_slot(k, obj, create, rv, written, err, size);
+}
 static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
-  return lend(slot(k, false), ref);
+  return lend_kind(po_TargetKind_Name(kind), ns, name, ref);
 }
 
 /* The resourceVersion without a copy; tests that change a stored object in place bump it, as
@@ -159,42 +173,26 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                      bool create, const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
-  return write_slot(k, obj, create, rv, written, err, size);
+  return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, err, size);
 }
 
-/* EnvoyFilters live in slots "EnvoyFilter/<ns>/<name>"; their writes count as target writes. */
 static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "EnvoyFilter/%s/%s", ns, name);
-  return lend(slot(k, false), ref);
+  return lend_kind("EnvoyFilter", ns, name, ref);
 }
-
 static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "EnvoyFilter/%s/%s", ns, name);
-  return write_slot(k, obj, create, rv, written, err, size);
+  return write_kind("EnvoyFilter", ns, name, obj, create, rv, written, err, size);
 }
-
-/* EnvoyPatchPolicies live in slots "EnvoyPatchPolicy/<ns>/<name>", HTTPRoutes in
- * "HTTPRoute/<ns>/<name>", Gateways in "Gateway/<ns>/<name>" (get_target's slots). */
 static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "EnvoyPatchPolicy/%s/%s", ns, name);
-  return lend(slot(k, false), ref);
+  return lend_kind("EnvoyPatchPolicy", ns, name, ref);
 }
-
 static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "EnvoyPatchPolicy/%s/%s", ns, name);
-  return write_slot(k, obj, create, rv, written, err, size);
+  return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, err, size);
 }
 
 static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway) {
@@ -313,6 +311,10 @@ void apply_override_ns(const char *ns, const char *name, int gen, const char *ta
   json_object *o = json_tokener_parse(text);
   free(text);
   assert_non_null(o);
+  store_override(ns, name, o);
+}
+
+void store_override(const char *ns, const char *name, json_object *o) {
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
@@ -332,3 +334,30 @@ void apply_override_ns(const char *ns, const char *name, int gen, const char *ta
   po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old);
 }
 
+
+json_object *slot_obj(const char *key) {
+  Slot *s = slot(key, false);
+  return s ? s->obj : NULL;
+}
+
+json_object *override_condition(const char *ns, const char *name, const char *type) {
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  json_object *list = get(get(slot_obj(k), "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), type)) return c;
+  }
+  return NULL;
+}
+
+po_ReconcileResult reconcile_key(const char *key) {
+  po_ReconcileResult r = po_Reconcile(&IO, IX, key);
+  if (!r.ok) print_message("%s: %s\n", key, r.error);
+  assert_int_equal(F.lent, 0); /* every object read was handed back */
+  return r;
+}
+
+const char *annotation_of(json_object *o, const char *k) {
+  return json_object_get_string(get(get(get(o, "metadata"), "annotations"), k));
+}

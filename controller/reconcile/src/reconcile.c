@@ -806,6 +806,16 @@ static bool write_target(Run *run) {
   return true;
 }
 
+/* One mesh object's outcome (Istio's, Envoy Gateway's) into the run: a look-alike is reported, a
+ * failed write fails the reconcile (retried; a 409 soon). */
+static void owned_outcome(Run *run, bool foreign, bool failed, bool conflict, const char *err) {
+  if (foreign) run->r.foreign_object = true;
+  if (!failed) return;
+  run->target_ok = false;
+  run->target_conflict |= conflict;
+  fail(run, conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), err);
+}
+
 /* The Istio target: each PropertyOverride's EnvoyFilter (istio_write.h) from the generation the
  * plan chose; the outcome per item is what its status says. */
 static bool write_istio(Run *run) {
@@ -830,11 +840,7 @@ static bool write_istio(Run *run) {
   run->target_ok = true;
   for (size_t i = 0; i < run->m; i++) {
     const po_IstioItem *x = &run->istio[i];
-    if (x->outcome == kPo_IstioOutcome_Foreign) run->r.foreign_object = true;
-    if (x->outcome != kPo_IstioOutcome_Failed) continue;
-    run->target_ok = false;
-    run->target_conflict |= x->conflict;
-    fail(run, x->conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), x->err);
+    owned_outcome(run, x->outcome == kPo_IstioOutcome_Foreign, x->outcome == kPo_IstioOutcome_Failed, x->conflict, x->err);
   }
   return true;
 }
@@ -858,11 +864,7 @@ static bool write_eg(Run *run) {
   run->target_ok = true;
   for (size_t i = 0; i < run->m; i++) {
     const po_EGItem *x = &run->eg[i];
-    if (x->outcome == kPo_EGOutcome_Foreign) run->r.foreign_object = true;
-    if (x->outcome != kPo_EGOutcome_Failed) continue;
-    run->target_ok = false;
-    run->target_conflict |= x->conflict;
-    fail(run, x->conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), x->err);
+    owned_outcome(run, x->outcome == kPo_EGOutcome_Foreign, x->outcome == kPo_EGOutcome_Failed, x->conflict, x->err);
   }
   return true;
 }
@@ -930,52 +932,66 @@ static bool release_finalizer(Run *run, Item *it) {
   return true;
 }
 
+/* A mesh this controller does not program (flag --<flag>: on, or auto when the API server serves
+ * the kind `crd`). Always true (said). */
+static bool mesh_not_enabled(Run *run, const char *mesh, const char *flag, const char *crd, po_Condition *p) {
+  p->reason = "MeshNotEnabled";
+  snprintf(p->message, sizeof p->message,
+           "%s is not enabled in this controller (--%s=on, or --%s=auto with the %s CRD installed); nothing is "
+           "written to %s", mesh, flag, flag, crd, run->where);
+  return true;
+}
+
+/* The target object (a Service, a Gateway: `kind`) is gone, and with it our object `obj`. */
+static bool target_gone(Run *run, const char *obj, const char *kind, po_Condition *p) {
+  p->reason = "TargetNotFound";
+  snprintf(p->message, sizeof p->message, "%s does not exist: %s is deleted (written again when the %s is created)",
+           run->where, obj, kind);
+  return true;
+}
+
+/* What every one-object-per-PropertyOverride mesh says alike about its object `obj` ("EnvoyFilter
+ * ns/name"): a look-alike (why), a failed write (err), an invalid generation without a record
+ * (kept), an invalid one. True when said; else p is untouched. */
+static bool programmed_owned(Run *run, const Item *it, int64_t live_gen, const char *obj, const char *why,
+                             const char *err, bool kept, po_Condition *p) {
+  if (why || err) {
+    p->reason = "TargetError";
+    if (why) snprintf(p->message, sizeof p->message, "%s: %s", obj, why);
+    else snprintf(p->message, sizeof p->message, "%s (retrying)", err);
+  } else if (kept) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message,
+             "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
+             "%s is recorded in its status)", (long long)it->ce->c.generation, obj, run->where);
+  } else if (!it->ce->c.accepted) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
+             live_gen ? po_Arena_Printf(run->ar, "generation %lld is live in %s", (long long)live_gen, obj)
+                      : po_Arena_Printf(run->ar, "nothing is live in %s", obj));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 /* Programmed for an Istio target: written is programmed (Istio reports no status per
  * EnvoyFilter). True when returned false; else p says why not. */
 static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition *p) {
   const Item *it = &run->items[i];
   const po_IstioItem *x = &run->istio[i];
   const char *ef = po_Arena_Printf(run->ar, "EnvoyFilter %s/%s", x->filter_ns, x->filter_name);
-  const char *live = live_gen ? po_Arena_Printf(run->ar, "generation %lld is live in %s", (long long)live_gen, ef) : NULL;
   switch (x->outcome) {
-    case kPo_IstioOutcome_Disabled:
-      p->reason = "MeshNotEnabled";
-      snprintf(p->message, sizeof p->message,
-               "Istio is not enabled in this controller (--istio=on, or --istio=auto with the EnvoyFilter CRD "
-               "installed); nothing is written to %s", run->where);
-      return true;
-    case kPo_IstioOutcome_NoService:
-      p->reason = "TargetNotFound";
-      snprintf(p->message, sizeof p->message,
-               "%s does not exist: %s is deleted (written again when the Service is created)", run->where, ef);
-      return true;
+    case kPo_IstioOutcome_Disabled: return mesh_not_enabled(run, "Istio", "istio", "EnvoyFilter", p);
+    case kPo_IstioOutcome_NoService: return target_gone(run, ef, "Service", p);
     case kPo_IstioOutcome_NoSelector:
       p->reason = "TargetError";
       snprintf(p->message, sizeof p->message, "%s: %s; %s is deleted", run->where, x->why, ef);
       return true;
-    case kPo_IstioOutcome_Foreign:
-      p->reason = "TargetError";
-      snprintf(p->message, sizeof p->message, "%s: %s", ef, x->why);
-      return true;
-    case kPo_IstioOutcome_Failed:
-      p->reason = "TargetError";
-      snprintf(p->message, sizeof p->message, "%s (retrying)", x->err);
-      return true;
-    case kPo_IstioOutcome_Kept:
-      p->reason = "Invalid";
-      snprintf(p->message, sizeof p->message,
-               "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
-               "%s is recorded in its status)", (long long)it->ce->c.generation, ef, run->where);
-      return true;
     default: break;
   }
-  if (!it->ce->c.accepted) {
-    p->reason = "Invalid";
-    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
-             live ? live : po_Arena_Printf(run->ar, "nothing is live in %s", ef));
-    return true;
-  }
-  return false;
+  return programmed_owned(run, it, live_gen, ef, x->outcome == kPo_IstioOutcome_Foreign ? x->why : NULL,
+                          x->outcome == kPo_IstioOutcome_Failed ? x->err : NULL, x->outcome == kPo_IstioOutcome_Kept, p);
 }
 
 /* Programmed for an Envoy Gateway target: Envoy Gateway's own conditions on the policy for its
@@ -985,42 +1001,16 @@ static bool programmed_eg(Run *run, size_t i, int64_t live_gen, po_Condition *p)
   const po_EGItem *x = &run->eg[i];
   const char *epp = po_Arena_Printf(run->ar, "EnvoyPatchPolicy %s/%s", x->policy_ns, x->policy_name);
   switch (x->outcome) {
-    case kPo_EGOutcome_Disabled:
-      p->reason = "MeshNotEnabled";
-      snprintf(p->message, sizeof p->message,
-               "Envoy Gateway is not enabled in this controller (--envoy-gateway=on, or --envoy-gateway=auto with the "
-               "EnvoyPatchPolicy CRD installed); nothing is written for %s", run->where);
-      return true;
-    case kPo_EGOutcome_NoGateway:
-      p->reason = "TargetNotFound";
-      snprintf(p->message, sizeof p->message,
-               "%s does not exist: %s is deleted (written again when the Gateway is created)", run->where, epp);
-      return true;
+    case kPo_EGOutcome_Disabled: return mesh_not_enabled(run, "Envoy Gateway", "envoy-gateway", "EnvoyPatchPolicy", p);
+    case kPo_EGOutcome_NoGateway: return target_gone(run, epp, "Gateway", p);
     case kPo_EGOutcome_Refused:
       p->reason = "TargetError";
       snprintf(p->message, sizeof p->message, "%s: %s; %s is deleted", run->where, x->why, epp);
       return true;
-    case kPo_EGOutcome_Foreign:
-      p->reason = "TargetError";
-      snprintf(p->message, sizeof p->message, "%s: %s", epp, x->why);
-      return true;
-    case kPo_EGOutcome_Failed:
-      p->reason = "TargetError";
-      snprintf(p->message, sizeof p->message, "%s (retrying)", x->err);
-      return true;
-    case kPo_EGOutcome_Kept:
-      p->reason = "Invalid";
-      snprintf(p->message, sizeof p->message,
-               "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
-               "%s is recorded in its status)", (long long)it->ce->c.generation, epp, run->where);
-      return true;
     default: break;
   }
-  if (!it->ce->c.accepted) {
-    p->reason = "Invalid";
-    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
-             live_gen ? po_Arena_Printf(run->ar, "generation %lld is still live in %s", (long long)live_gen, epp)
-                      : po_Arena_Printf(run->ar, "nothing is live in %s", epp));
+  if (programmed_owned(run, it, live_gen, epp, x->outcome == kPo_EGOutcome_Foreign ? x->why : NULL,
+                       x->outcome == kPo_EGOutcome_Failed ? x->err : NULL, x->outcome == kPo_EGOutcome_Kept, p)) {
     return true;
   }
   if (x->written || x->eg.state == kPo_EGState_Pending) {
