@@ -69,6 +69,13 @@ if [ ${#fake[@]} -gt 0 ]; then
 fi
 
 # --- an invalid edit: with the webhook down, the last good policy stays (never deleted) -------------
+# Every event of the policies from here to after the controller's restart, watched: none may be a
+# deletion of ours (a look at the end would miss a delete and create in between).
+kubectl -n shop get envoypatchpolicies -w --output-watch-events \
+  -o jsonpath='{.type} {.object.metadata.name} {.object.metadata.uid}{"\n"}' >"$e2e_work/epp-events" 2>&1 &
+watch_pid=$!
+lc_pids+=($watch_pid)
+eventually "watching the policies" 30 "ADDED $epp $first_uid" sh -c "head -1 '$e2e_work/epp-events'"
 kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
 good=$(kubectl -n shop get envoypatchpolicy "$epp" -o json | jq -cS .spec)
 # inbound: a gateway has no local app (refused by the Envoy Gateway adapter, not the CRD)
@@ -88,6 +95,9 @@ wait "$LC_CONTROLLER_PID" 2>/dev/null
 lc_controller --envoy-gateway auto || exit 1
 lc_register_webhook Fail
 check "restart: the same policy object" holds 3 sh -c "test \"\$(kubectl -n shop get envoypatchpolicy $epp -o jsonpath='{.metadata.uid}')\" = $first_uid"
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+check "invalid edit and restart: no DELETED event of the policy, all along" test -z "$(grep -v "^MODIFIED $epp $first_uid\$" "$e2e_work/epp-events" | grep -v "^ADDED $epp $first_uid\$")"
 
 # --- drift: someone edits our policy; it is put back ---------------------------------------------------
 kubectl -n shop patch envoypatchpolicy "$epp" --type=json -p '[{"op":"replace","path":"/spec/jsonPatches/0/operation/value","value":99}]' >/dev/null
