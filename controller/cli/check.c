@@ -162,7 +162,7 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
       return true;
     }
     case kPo_OptClusterDomain:
-      if (!*value || *value == '.' || value[strlen(value) - 1] == '.' || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(value)) {
+      if (!*value || *value == '.' || value[strlen(value) - 1] == '.' || strstr(value, "..") || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(value)) {
         fprintf(stderr, "propertyoverride %s: --cluster-domain '%s': a DNS domain such as cluster.local is expected\n", cmd, value);
         return false;
       }

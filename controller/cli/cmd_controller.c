@@ -36,9 +36,12 @@ static const char kUsage[] =
     "  --consul-namespace-mirroring   Consul namespaces with mirroring are on: a ServiceDefaults\n"
     "                                 name may exist in several namespaces (default off: none is\n"
     "                                 created where that name exists in another namespace)\n"
-    "  --istio MODE                   auto (default): program Istio targets (Service, Mesh) when the\n"
-    "                                 API server serves EnvoyFilters at start; on; off (then their\n"
-    "                                 PropertyOverrides say Programmed=False MeshNotEnabled)\n"
+    "  --istio MODE                   auto (default): program Istio targets (Service, Mesh) once the\n"
+    "                                 API server serves EnvoyFilters (checked at start, then every\n"
+    "                                 --istio-recheck-interval until it does); on; off (their\n"
+    "                                 PropertyOverrides say Programmed=False MeshNotEnabled until on)\n"
+    "  --istio-recheck-interval S     --istio=auto without EnvoyFilters served: check again every S\n"
+    "                                 seconds (default 60)\n"
     "  --istio-version 1.N            the Istio release the mesh runs: arrays become\n"
     "                                 MERGE_AND_REPLACE_LIST from 1.31 (default unknown: refused)\n"
     "  --istio-root-namespace NS      Istio's root namespace, for Mesh targets (default istio-system)\n"
@@ -105,7 +108,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kEnvoyGateway, kHelp };
+         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -126,6 +129,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
       {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
       {"envoy-gateway", required_argument, 0, kEnvoyGateway},
+      {"istio-recheck-interval", required_argument, 0, kIstioRecheck},
       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
       {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
@@ -149,6 +153,12 @@ int po_Cmd_Controller(int argc, char **argv) {
       case kEnvoyGateway:
         if (!mesh_mode(optarg, &o.envoy_gateway)) {
           return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
+        }
+        break;
+      case kIstioRecheck:
+        o.istio_recheck_s = strtod(optarg, &end);
+        if (end == optarg || *end || !(o.istio_recheck_s >= 1 && o.istio_recheck_s <= 86400)) {
+          return usage_error("--istio-recheck-interval takes seconds from 1 to 86400, e.g. 60");
         }
         break;
       case kPo_OptClusterDomain: case kPo_OptIstioVersion: case kPo_OptIstioRootNamespace:

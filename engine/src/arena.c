@@ -53,6 +53,7 @@ po_Arena *po_Arena_Wrap(upb_Arena *u) {
     return NULL;
   }
   a->upb = u;
+  a->rules_memo = NULL;
   return a;
 }
 

@@ -112,10 +112,34 @@ void po_FormatGoFloat(double d, char *buf, size_t size);
  * text ("150 violates uint32 lte 100") in the arena, or NULL when the value satisfies them. */
 const char *po_Pgv_CheckScalar(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue v,
                                po_Arena *a);
-const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t count, po_Arena *a);
+/* A list of `count` items: max_items, and min_items when `with_min` (not for a list merged
+ * into one the value does not show). */
+const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t count, bool with_min,
+                             po_Arena *a);
+/* A message a patch sets whole: a required child the setter lacks, the Duration bounds of f. */
 const char *po_Pgv_CheckMessage(const po_Schema *s, const upb_FieldDef *f,
                                 const po_Setter *set, po_Arena *a);
+/* The same on a decoded message `msg` of type `m`, held by field f (NULL for a top-level
+ * message: no field rules); required children only when `required` (a whole value). */
+const char *po_Pgv_CheckMessageValue(const po_Schema *s, const upb_FieldDef *f, const upb_MessageDef *m,
+                                     const upb_Message *msg, bool required, po_Arena *a);
 const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
+/* The rules of field f of a decoded message on what msg holds there, not descending: a list's
+ * count (min_items, and an empty list, only when `whole`: a merged list keeps the items the value
+ * does not show), a set wrapper's value, a set scalar, and when `whole` a proto3 scalar at its
+ * default too (unless ignore_empty). Absent and non-wrapper messages and maps: the caller's. */
+const char *po_Pgv_CheckField(const po_Schema *s, const upb_Message *msg, const upb_FieldDef *f, bool whole,
+                              po_Arena *a);
+/* Whether m holds something at field f: a non-empty list or map, a set field, a proto3 scalar
+ * not at its default (which cannot be told from absent). */
+bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f);
+/* Remembers, for the arena's life, each field's rules looked up in arena `a` (a walk over a big
+ * value asks for the same fields' again and again). false when out of memory (not turned on). */
+bool po_Pgv_MemoRules(po_Arena *a);
+/* Whether field f has message.required (never for a oneof member: PGV judges it only when set). */
+bool po_Pgv_Required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
+/* Whether scalar x of field f is empty and f's rules say ignore_empty (PGV then skips them). */
+bool po_Pgv_SkipsEmpty(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue x, po_Arena *a);
 
 /* A did-you-mean for an unknown field name of `m`, or NULL (hint.c). */
 const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a);

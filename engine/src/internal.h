@@ -12,6 +12,10 @@
 
 struct po_Arena {
   upb_Arena *upb;
+  /* Envoy's rules of each field looked up in this arena, when po_Pgv_MemoRules turned it on
+   * (pgv.c): a walk over a big native value asks for the same few hundred fields' rules again and
+   * again, and each lookup decodes the field's options. Lives and dies with the arena. */
+  struct po_RulesMemo *rules_memo;
 };
 
 static inline upb_Arena *po_Arena_Upb(po_Arena *a) { return a->upb; }

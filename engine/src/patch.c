@@ -438,7 +438,7 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
     case kPo_SetScalar: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
     case kPo_SetWrapper: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
     case kPo_SetList:
-      v = po_Pgv_CheckList(schema, s->field, s->item_count, a);
+      v = po_Pgv_CheckList(schema, s->field, s->item_count, true, a);
       for (size_t i = 0; !v && i < s->item_count; i++) v = po_Pgv_CheckScalar(schema, s->field, s->items[i], a);
       break;
     case kPo_SetMessage:

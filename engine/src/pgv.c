@@ -1,19 +1,76 @@
-/* Envoy's protoc-gen-validate rules, checked on the values a patch sets (beyond Consul, which
- * leaves them to Envoy: a bad value is then only found when the proxy NACKs its config).
- * The rules are read reflectively from the validate.FieldRules option of each field. Checked:
- * numeric const/lt/lte/gt/gte/in/not_in (and of wrappers), bool const, string length, bytes,
- * prefix/suffix/contains/in/not_in and Envoy's HTTP header well-known regexes, enum
- * const/in/not_in, repeated min_items/max_items and item rules, Duration bounds, and
- * message.required (on remove, and for the children of a message a patch replaces).
- * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, Any. */
+/* Envoy's protoc-gen-validate rules: the one evaluator of them. Its callers: the values a
+ * PropertyOverride patch sets (patch.c, beyond Consul, which leaves them to Envoy: a bad value
+ * is then only found when the proxy NACKs its config), the messages such a patch creates on its
+ * way (result_rules.c), and native EnvoyFilter / EnvoyPatchPolicy values decoded by upb
+ * (value_rules.c). The rules are read reflectively from the validate.FieldRules option of each
+ * field. Checked: numeric const/lt/lte/gt/gte/in/not_in (and of wrappers), bool const, string
+ * length, bytes, prefix/suffix/contains/in/not_in and Envoy's HTTP header well-known regexes,
+ * enum const/in/not_in/defined_only, repeated min_items/max_items and scalar item rules,
+ * Duration bounds, ignore_empty on proto3 scalars, and message.required (on remove, for the
+ * children of a message a patch replaces, and in a whole native value).
+ * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, Any (its
+ * contents, nor its type_url in/not_in), map rules (min_pairs, keys, values: a map's message
+ * values are walked), repeated `unique`, the `(validate.required)` option of a oneof. */
 #include <stdio.h>
 #include <string.h>
 
 #include "compiled.h"
 
+/* The memo of po_Pgv_MemoRules: open addressing on the field's address, doubled at half full. */
+typedef struct {
+  const upb_FieldDef *f;
+  const upb_Message *rules; /* NULL: none */
+  const upb_MessageDef *def;
+} Memo;
+
+struct po_RulesMemo {
+  Memo *slots;
+  size_t cap, len;
+};
+
+bool po_Pgv_MemoRules(po_Arena *a) {
+  struct po_RulesMemo *m = po_Arena_Malloc(a, sizeof *m);
+  Memo *slots = m ? po_Arena_Malloc(a, 256 * sizeof *slots) : NULL;
+  if (!slots) return false;
+  *m = (struct po_RulesMemo){slots, 256, 0};
+  a->rules_memo = m;
+  return true;
+}
+
+static size_t slot_of(const struct po_RulesMemo *m, const upb_FieldDef *f) {
+  size_t i = ((uintptr_t)f >> 3) * 0x9E3779B97F4A7C15u & (m->cap - 1);
+  while (m->slots[i].f && m->slots[i].f != f) i = (i + 1) & (m->cap - 1);
+  return i;
+}
+
+static bool memo_grow(po_Arena *a, struct po_RulesMemo *m) {
+  Memo *old = m->slots;
+  size_t n = m->cap;
+  Memo *slots = po_Arena_Malloc(a, 2 * n * sizeof *slots);
+  if (!slots) return false;
+  m->slots = slots, m->cap = 2 * n;
+  for (size_t i = 0; i < n; i++) {
+    if (old[i].f) m->slots[slot_of(m, old[i].f)] = old[i];
+  }
+  return true;
+}
+
 static const upb_Message *rules_of(const po_Schema *s, const upb_FieldDef *f, po_Arena *a,
                                    const upb_MessageDef **def) {
-  return po_Schema_FieldRules(s, f, po_Arena_Upb(a), def);
+  struct po_RulesMemo *m = a->rules_memo;
+  if (!m) return po_Schema_FieldRules(s, f, po_Arena_Upb(a), def);
+  Memo *e = &m->slots[slot_of(m, f)];
+  if (!e->f) {
+    const upb_MessageDef *d = NULL;
+    const upb_Message *r = po_Schema_FieldRules(s, f, po_Arena_Upb(a), &d);
+    /* out of memory growing: answer without remembering */
+    if (2 * (m->len + 1) > m->cap && !memo_grow(a, m)) return r ? (*def = d, r) : NULL;
+    e = &m->slots[slot_of(m, f)];
+    *e = (Memo){f, r, d};
+    m->len++;
+  }
+  if (e->rules) *def = e->def;
+  return e->rules;
 }
 
 /* The sub-message `name` of a rules message, when set. */
@@ -41,6 +98,18 @@ static bool present(const upb_Message *m, const upb_FieldDef *f) {
     case kUpb_CType_String: case kUpb_CType_Bytes: return v.str_val.size != 0;
     default: return v.msg_val != NULL;
   }
+}
+
+bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f) {
+  if (upb_FieldDef_IsMap(f)) {
+    const upb_Map *map = upb_Message_Get(m, f).map_val;
+    return map && upb_Map_Size(map);
+  }
+  if (upb_FieldDef_IsRepeated(f)) {
+    const upb_Array *arr = upb_Message_Get(m, f).array_val;
+    return arr && upb_Array_Size(arr);
+  }
+  return present(m, f);
 }
 
 static bool get(const upb_Message *m, const upb_MessageDef *d, const char *name,
@@ -260,20 +329,27 @@ const char *po_Pgv_CheckScalar(const po_Schema *s, const upb_FieldDef *f, upb_Me
       const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(upb_FieldDef_EnumSubDef(vf), v.int32_val);
       const char *msg = check_numeric(k, kd, "enum", v.int32_val, ct, a);
       if (msg && ev) return po_Arena_Printf(a, "%s (%s)", msg, upb_EnumValueDef_Name(ev));
+      const upb_FieldDef *df;
+      upb_MessageValue d;
+      /* a JSON decoder takes an enum as a number too (`"lb_policy": 42`), defined or not */
+      if (!msg && !ev && get(k, kd, "defined_only", &df, &d) && d.bool_val) {
+        return po_Arena_Printf(a, "%d violates enum defined_only (no value of %s has that number)", (int)v.int32_val,
+                               upb_EnumDef_FullName(upb_FieldDef_EnumSubDef(vf)));
+      }
       return msg;
     }
     default: return check_numeric(k, kd, kind, num_of(v, ct), ct, a);
   }
 }
 
-const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t count, po_Arena *a) {
+const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t count, bool with_min, po_Arena *a) {
   const upb_MessageDef *rd, *repd;
   const upb_Message *r = rules_of(s, f, a, &rd);
   const upb_Message *rep = r ? sub(r, rd, "repeated", &repd) : NULL;
   if (!rep) return NULL;
   const upb_FieldDef *lf;
   upb_MessageValue lim;
-  if (get(rep, repd, "min_items", &lf, &lim) && count < lim.uint64_val) {
+  if (with_min && get(rep, repd, "min_items", &lf, &lim) && count < lim.uint64_val) {
     return po_Arena_Printf(a, "%zu items violate repeated min_items %llu", count, (unsigned long long)lim.uint64_val);
   }
   if (get(rep, repd, "max_items", &lf, &lim) && count > lim.uint64_val) {
@@ -282,7 +358,10 @@ const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t c
   return NULL;
 }
 
-static bool required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
+bool po_Pgv_Required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
+  /* PGV applies a oneof member's rules only when it is the member set: required then says only
+   * that it is not null (RouteMatch's safe_regex is required when the match is a regex) */
+  if (upb_FieldDef_RealContainingOneof(f)) return false;
   const upb_MessageDef *rd, *md;
   const upb_Message *r = rules_of(s, f, a, &rd);
   const upb_Message *m = r ? sub(r, rd, "message", &md) : NULL;
@@ -291,15 +370,28 @@ static bool required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
   return m && get(m, md, "required", &qf, &q) && q.bool_val;
 }
 
-/* Duration bounds, from the seconds and nanos children a map value sets. */
-static const char *check_duration(const upb_Message *k, const upb_MessageDef *kd, const po_Setter *set,
-                                  po_Arena *a) {
-  Num x = 0;
-  for (size_t i = 0; i < set->child_count; i++) {
-    const char *n = upb_FieldDef_Name(set->children[i].field);
-    if (!strcmp(n, "seconds")) x += set->children[i].value.int64_val;
-    if (!strcmp(n, "nanos")) x += set->children[i].value.int32_val / 1e9L;
+bool po_Pgv_SkipsEmpty(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue x, po_Arena *a) {
+  bool empty;
+  switch (upb_FieldDef_CType(f)) {
+    case kUpb_CType_String: case kUpb_CType_Bytes: empty = x.str_val.size == 0; break;
+    case kUpb_CType_Bool: empty = !x.bool_val; break;
+    case kUpb_CType_Float: empty = x.float_val == 0; break;
+    case kUpb_CType_Double: empty = x.double_val == 0; break;
+    case kUpb_CType_Int64: case kUpb_CType_UInt64: empty = x.int64_val == 0; break;
+    default: empty = x.int32_val == 0; break;
   }
+  if (!empty) return false;
+  const upb_MessageDef *rd = NULL, *kd;
+  const upb_Message *r = rules_of(s, f, a, &rd);
+  const char *kind = kRulesName(f);
+  const upb_Message *k = r && kind ? sub(r, rd, kind, &kd) : NULL;
+  const upb_FieldDef *ie;
+  upb_MessageValue v;
+  return k && get(k, kd, "ignore_empty", &ie, &v) && upb_FieldDef_CType(ie) == kUpb_CType_Bool && v.bool_val;
+}
+
+/* Duration bounds on a Duration of x seconds. */
+static const char *check_duration(const upb_Message *k, const upb_MessageDef *kd, Num x, po_Arena *a) {
   static const struct { const char *name; int cmp; } kOps[] = {{"const", 0}, {"lt", 1}, {"lte", 2}, {"gt", 3}, {"gte", 4}};
   for (size_t i = 0; i < sizeof kOps / sizeof *kOps; i++) {
     const upb_MessageDef *bd;
@@ -322,27 +414,93 @@ static const char *check_duration(const upb_Message *k, const upb_MessageDef *kd
   return NULL;
 }
 
-const char *po_Pgv_CheckMessage(const po_Schema *s, const upb_FieldDef *f, const po_Setter *set,
-                                po_Arena *a) {
-  const upb_MessageDef *m = upb_FieldDef_MessageSubDef(f);
-  for (int i = 0; i < upb_MessageDef_FieldCount(m); i++) {
+/* Which children a message has: a patch's setter names them, a decoded message holds them. */
+typedef struct {
+  const po_Setter *set;   /* or */
+  const upb_Message *msg;
+} Children;
+
+static bool has_child(Children c, const upb_FieldDef *f) {
+  if (c.msg) return present(c.msg, f);
+  for (size_t j = 0; j < c.set->child_count; j++) {
+    if (c.set->children[j].field == f) return true;
+  }
+  return false;
+}
+
+/* The message-level rules: a required child `c` lacks (when `required`), then the Duration
+ * bounds of field f (NULL: a top-level message, no field rules) on the seconds and nanos `c`
+ * has. One evaluator for a patch's setter and a decoded value. */
+static const char *check_message(const po_Schema *s, const upb_FieldDef *f, const upb_MessageDef *m, Children c,
+                                 bool required, po_Arena *a) {
+  for (int i = 0; required && i < upb_MessageDef_FieldCount(m); i++) {
     const upb_FieldDef *cf = upb_MessageDef_Field(m, i);
-    if (!required(s, cf, a)) continue;
-    bool present = false;
-    for (size_t j = 0; j < set->child_count; j++) present |= set->children[j].field == cf;
-    if (!present) {
-      return po_Arena_Printf(a, "the new %s lacks '%s', which Envoy requires", upb_MessageDef_FullName(m),
-                             upb_FieldDef_Name(cf));
-    }
+    if (!po_Pgv_Required(s, cf, a) || has_child(c, cf)) continue;
+    return po_Arena_Printf(a, "the new %s lacks '%s', which Envoy requires", upb_MessageDef_FullName(m),
+                           upb_FieldDef_Name(cf));
   }
   const upb_MessageDef *rd, *kd;
-  const upb_Message *r = rules_of(s, f, a, &rd);
+  const upb_Message *r = f ? rules_of(s, f, a, &rd) : NULL;
   const upb_Message *k = r ? sub(r, rd, "duration", &kd) : NULL;
-  return k ? check_duration(k, kd, set, a) : NULL;
+  if (!k) return NULL;
+  Num x = 0;
+  if (c.msg) {
+    const upb_FieldDef *sf = upb_MessageDef_FindFieldByNumber(m, 1), *nf = upb_MessageDef_FindFieldByNumber(m, 2);
+    if (sf) x += upb_Message_Get(c.msg, sf).int64_val;
+    if (nf) x += upb_Message_Get(c.msg, nf).int32_val / 1e9L;
+  } else {
+    for (size_t i = 0; i < c.set->child_count; i++) {
+      const char *n = upb_FieldDef_Name(c.set->children[i].field);
+      if (!strcmp(n, "seconds")) x += c.set->children[i].value.int64_val;
+      if (!strcmp(n, "nanos")) x += c.set->children[i].value.int32_val / 1e9L;
+    }
+  }
+  return check_duration(k, kd, x, a);
+}
+
+const char *po_Pgv_CheckMessage(const po_Schema *s, const upb_FieldDef *f, const po_Setter *set,
+                                po_Arena *a) {
+  return check_message(s, f, upb_FieldDef_MessageSubDef(f), (Children){.set = set}, true, a);
+}
+
+const char *po_Pgv_CheckMessageValue(const po_Schema *s, const upb_FieldDef *f, const upb_MessageDef *m,
+                                     const upb_Message *msg, bool required, po_Arena *a) {
+  return check_message(s, f, m, (Children){.msg = msg}, required, a);
 }
 
 const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
-  if (!required(s, f, a)) return NULL;
+  if (!po_Pgv_Required(s, f, a)) return NULL;
   return po_Arena_Printf(a, "Envoy requires '%s'; removing it makes the %s invalid", upb_FieldDef_Name(f),
                          upb_MessageDef_FullName(upb_FieldDef_ContainingType(f)));
+}
+
+static bool is_wrapper(const upb_MessageDef *m) {
+  upb_WellKnown w = upb_MessageDef_WellKnownType(m);
+  return w >= kUpb_WellKnown_DoubleValue && w <= kUpb_WellKnown_BoolValue;
+}
+
+const char *po_Pgv_CheckField(const po_Schema *s, const upb_Message *msg, const upb_FieldDef *f, bool whole,
+                              po_Arena *a) {
+  if (upb_FieldDef_IsMap(f)) return NULL;
+  if (upb_FieldDef_IsRepeated(f)) {
+    const upb_Array *arr = upb_Message_Get(msg, f).array_val;
+    size_t n = arr ? upb_Array_Size(arr) : 0;
+    /* a list merged into one the value does not show: only what it adds is known */
+    return n || whole ? po_Pgv_CheckList(s, f, n, whole, a) : NULL;
+  }
+  if (upb_FieldDef_IsSubMessage(f)) {
+    const upb_MessageDef *sd = upb_FieldDef_MessageSubDef(f);
+    if (!is_wrapper(sd) || !upb_Message_Has(msg, f)) return NULL;
+    const upb_FieldDef *vf = upb_MessageDef_FindFieldByNumber(sd, 1);
+    return vf ? po_Pgv_CheckScalar(s, f, upb_Message_Get(upb_Message_Get(msg, f).msg_val, vf), a) : NULL;
+  }
+  if (upb_FieldDef_HasPresence(f)) {
+    /* a oneof member or an optional scalar: its rules apply only when it is set */
+    return upb_Message_Has(msg, f) ? po_Pgv_CheckScalar(s, f, upb_Message_Get(msg, f), a) : NULL;
+  }
+  /* a proto3 scalar: set when not at its default. At the default it is checked (PGV does so)
+   * only in a whole message, unless its rules ignore an empty value */
+  upb_MessageValue x = upb_Message_Get(msg, f);
+  if (!present(msg, f) && (!whole || po_Pgv_SkipsEmpty(s, f, x, a))) return NULL;
+  return po_Pgv_CheckScalar(s, f, x, a);
 }

@@ -150,6 +150,71 @@ char *po_Value_ToPrettyJson(const po_Value *v, po_Arena *a) {
   return b.t.oom ? NULL : b.t.buf;
 }
 
+/* Where a line of that text is: the same walk, counting lines instead of writing them. A
+ * scalar, "[]" and "{}" take one line; a non-empty container its opening line (the member's or
+ * item's own), one or more lines per child, and its closing line. */
+typedef struct {
+  po_TextBuf path; /* the pointer of the value being walked */
+  int line, want;  /* the walk's line; the line asked for */
+  const char *found;
+  bool oom;
+} Locate;
+
+static void pointer_segment(po_TextBuf *t, const char *s) {
+  po_TextBuf_Put(t, "/", 1);
+  for (; *s; s++) {
+    if (*s == '~') po_TextBuf_Put(t, "~0", 2);
+    else if (*s == '/') po_TextBuf_Put(t, "~1", 2);
+    else po_TextBuf_Put(t, s, 1);
+  }
+}
+
+static void found_here(Locate *l) {
+  if (l->found) return;
+  po_TextBuf_Put(&l->path, "", 0);
+  l->found = l->path.oom ? NULL : po_Arena_Strndup(l->path.a, l->path.buf ? l->path.buf : "", l->path.len);
+  if (!l->found) l->oom = true;
+}
+
+static void locate(Locate *l, const po_Value *v) {
+  if (l->found || l->oom) return;
+  if (l->line == l->want) return found_here(l); /* this value starts on the line */
+  po_ValueKind k = po_Value_Kind(v);
+  size_t n = po_Value_Size(v);
+  if ((k != kPo_ValueKind_List && k != kPo_ValueKind_Map) || !n) return;
+  Entry *e = NULL;
+  if (k == kPo_ValueKind_Map) {
+    if (!(e = po_Arena_Malloc(l->path.a, n * sizeof *e))) {
+      l->oom = true;
+      return;
+    }
+    for (size_t i = 0; i < n; i++) e[i] = (Entry){po_Value_KeyAt(v, i), po_Value_At(v, i)};
+    qsort(e, n, sizeof *e, by_key);
+  }
+  size_t mark = l->path.len;
+  for (size_t i = 0; i < n && !l->found && !l->oom; i++) {
+    l->line++;
+    if (e) {
+      pointer_segment(&l->path, e[i].key);
+    } else {
+      char num[24];
+      po_TextBuf_Put(&l->path, num, (size_t)snprintf(num, sizeof num, "/%zu", i));
+    }
+    locate(l, e ? e[i].v : po_Value_At(v, i));
+    l->path.len = mark;
+  }
+  if (l->found || l->oom) return;
+  l->line++; /* the closing line: the container itself */
+  if (l->line == l->want) found_here(l);
+}
+
+const char *po_Value_PrettyJsonPointerAt(const po_Value *v, int line, po_Arena *a) {
+  Locate l = {.path = {.a = a, .initial = 64}, .line = 1, .want = line};
+  if (line < 1) return NULL;
+  locate(&l, v);
+  return l.found;
+}
+
 /* ================================ from a message ================================ */
 
 static void fail(Buf *b, po_Status *st) {

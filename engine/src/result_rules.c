@@ -35,59 +35,17 @@ static const char *chain_path(const po_CompiledPatch *cp, size_t upto, po_Arena 
   return p;
 }
 
-/* Whether the field's rules for its kind say `ignore_empty` (PGV skips the rules for an empty
- * value: a created message's unset fields are empty). */
-static bool ignores_empty(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
-  const upb_MessageDef *rd = NULL;
-  const upb_Message *r = po_Schema_FieldRules(s, f, po_Arena_Upb(a), &rd);
-  const upb_FieldDef *kf = r ? upb_MessageDef_FindFieldByName(rd, po_KindName(f)) : NULL;
-  if (!kf || !upb_FieldDef_IsSubMessage(kf) || !upb_Message_Has(r, kf)) return false;
-  const upb_MessageDef *kd = upb_FieldDef_MessageSubDef(kf);
-  const upb_FieldDef *ie = upb_MessageDef_FindFieldByName(kd, "ignore_empty");
-  const upb_Message *k = upb_Message_Get(r, kf).msg_val;
-  return ie && upb_FieldDef_CType(ie) == kUpb_CType_Bool && upb_Message_Get(k, ie).bool_val;
-}
-
-static bool is_empty(const upb_FieldDef *f, upb_MessageValue x) {
-  switch (upb_FieldDef_CType(f)) {
-    case kUpb_CType_String:
-    case kUpb_CType_Bytes: return x.str_val.size == 0;
-    case kUpb_CType_Bool: return !x.bool_val;
-    case kUpb_CType_Float: return x.float_val == 0;
-    case kUpb_CType_Double: return x.double_val == 0;
-    case kUpb_CType_Int64:
-    case kUpb_CType_UInt64: return x.int64_val == 0;
-    default: return x.int32_val == 0;
-  }
-}
-
 static void check_message(const po_Schema *s, const upb_Message *msg, const upb_MessageDef *d, const char *where,
                           size_t patch, const char *path, po_Arena *a, po_Diagnostics *out) {
   for (int i = 0; i < upb_MessageDef_FieldCount(d); i++) {
     const upb_FieldDef *f = upb_MessageDef_Field(d, i);
-    const char *v = NULL;
-    if (upb_FieldDef_IsRepeated(f)) {
-      const upb_Array *arr = upb_FieldDef_IsMap(f) ? NULL : upb_Message_Get(msg, f).array_val;
-      if (!upb_FieldDef_IsMap(f)) v = po_Pgv_CheckList(s, f, arr ? upb_Array_Size(arr) : 0, a);
-    } else if (upb_FieldDef_IsSubMessage(f)) {
-      if (!upb_Message_Has(msg, f)) {
-        v = po_Pgv_CheckRemove(s, f, a) ? po_Arena_Printf(a, "Envoy requires '%s'", upb_FieldDef_Name(f)) : NULL;
-      } else {
-        const upb_MessageDef *sd = upb_FieldDef_MessageSubDef(f);
-        const upb_FieldDef *vf = upb_MessageDef_FindFieldByName(sd, "value");
-        /* a wrapper's rules are its value's; other messages were checked when set */
-        if (vf && !strncmp(upb_MessageDef_FullName(sd), "google.protobuf.", 16) && upb_MessageDef_FieldCount(sd) == 1) {
-          v = po_Pgv_CheckScalar(s, f, upb_Message_Get(upb_Message_Get(msg, f).msg_val, vf), a);
-        }
-      }
-    } else if (upb_FieldDef_HasPresence(f)) {
-      /* a oneof member or an optional scalar: its rules apply only when it is set */
-      if (upb_Message_Has(msg, f)) v = po_Pgv_CheckScalar(s, f, upb_Message_Get(msg, f), a);
+    const char *v;
+    if (upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) && !upb_Message_Has(msg, f)) {
+      v = po_Pgv_Required(s, f, a) ? po_Arena_Printf(a, "Envoy requires '%s'", upb_FieldDef_Name(f)) : NULL;
     } else {
-      /* a proto3 scalar is checked with its value, default or not (PGV does so), unless its
-       * rules ignore an empty one and it is (upb_Message_Has would assert: no presence) */
-      upb_MessageValue x = upb_Message_Get(msg, f);
-      if (!(is_empty(f, x) && ignores_empty(s, f, a))) v = po_Pgv_CheckScalar(s, f, x, a);
+      /* a whole message (created here); its set sub-messages other than wrappers were checked
+       * when set, or are on the chain */
+      v = po_Pgv_CheckField(s, msg, f, true, a);
     }
     if (!v) continue;
     const char *text = po_Arena_Printf(a, "the %s this patch creates at %s breaks Envoy's rule on '%s': %s",

@@ -38,7 +38,7 @@ for f in "$top"/examples/istio/*.yaml; do
 done
 pass "rendered EnvoyFilters applied and read back"
 
-expect_eq "$(k -n istio-system get envoyfilter propertyoverride-mesh-defaults -o jsonpath='{.spec.configPatches[0].patch.value.connect_timeout}')" \
+expect_eq "$(k -n istio-system get envoyfilter propertyoverride.platform.mesh-defaults -o jsonpath='{.spec.configPatches[0].patch.value.connect_timeout}')" \
   "3s" "a Duration stays a protojson string"
 expect_eq "$(k -n shop get envoyfilter propertyoverride-api-payments-outlier-detection -o jsonpath='{.spec.workloadSelector.labels.app}')" \
   "api" "the Service's selector is the workloadSelector"

@@ -143,7 +143,7 @@ YAML
 check "hand-written EnvoyPatchPolicy" 1 $? "$work/out"
 contains "unknown field" "$work/out" "Patches[0]: spec.jsonPatches[0].operation.value: not a valid value at /conect_timeout of envoy.config.cluster.v3.Cluster"
 contains "unknown field named" "$work/out" "No such field: conect_timeout"
-contains "wrapper /value" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: not a valid value at /per_connection_buffer_limit_bytes/value"
+contains "wrapper /value" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: not a valid value at /per_connection_buffer_limit_bytes of envoy.config.cluster.v3.Cluster (protojson, proto field names; wrappers are bare, Durations strings such as \"5s\"): Expected number or string"
 contains "remove warned" "$work/out" "warning: document 1: EnvoyPatchPolicy shop/hand: Patches[2]: spec.jsonPatches[2]: op remove fails"
 contains "test warned" "$work/out" "Patches[3]: spec.jsonPatches[3]: op test changes nothing"
 contains "Any not checked" "$work/out" "Patches[4]: spec.jsonPatches[4].operation.value at /default_filter_chain/filters/0/typed_config/stat_prefix: not checked"
@@ -156,4 +156,18 @@ for f in examples/envoy-gateway/*.yaml; do
   "$bin" render -f "$f" | "$bin" validate -f - >"$work/out" 2>&1
   check "rendered EnvoyPatchPolicy of $f validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
 done
+# adv1: an add of JSON null is a value (RFC 6902: any JSON value; protojson reads null as the
+# field unset, so it clears a field without failing when it is absent): not "required".
+"$bin" validate -f "$data/envoypatchpolicy/null-value.yaml" >"$work/out" 2>&1
+check "add of null" 1 $? "$work/out"
+if grep -q 'jsonPatches\[0\]' "$work/out"; then echo "FAIL add of null was flagged"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+contains "replace without value still required" "$work/out" "Patches[1]: spec.jsonPatches[1].operation.value: required with op replace"
+# adv1: Envoy Gateway builds the xDS listeners of HTTP and HTTPS Gateway listeners before those
+# of TLS and TCP ones (internal/xds/translator: HTTP, then TCP, then UDP), so a port shared by a
+# TLS passthrough listener listed first and an HTTPS one is the HTTPS listener's xDS listener.
+"$bin" render -f "$data/eg-listeners/tls-listed-first.yaml" >"$work/out" 2>"$work/err"
+check "mixed listeners render" 0 $? "$work/err"
+contains "the shared port's xDS listener is the HTTPS listener's" "$work/out" "name: shop/eg/https"
+if grep -q "name: shop/eg/passthrough" "$work/out"; then echo "FAIL the TLS listener named the shared xDS listener"; fail=$((fail+1)); else pass=$((pass+1)); fi
+contains "a TCP listener alone on its port names its own" "$work/out" "name: shop/eg/raw"
 finish

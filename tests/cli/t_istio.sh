@@ -94,7 +94,7 @@ sed -n '1,/^---$/p' examples/istio/outlier-detection.yaml | sed '$d' >"$work/po.
 "$bin" render -f "$work/po.yaml" -f examples/istio/mesh-wide-timeouts.yaml >"$work/out" 2>"$work/err"
 check "render without the Service" 1 $? "$work/err"
 contains "render names the Service" "$work/err" "render needs the target Service 'shop/api' among the inputs: its spec.selector becomes the EnvoyFilter's workloadSelector"
-contains "render still renders the others" "$work/out" "name: propertyoverride-mesh-defaults"
+contains "render still renders the others" "$work/out" "name: propertyoverride.platform.mesh-defaults"
 printf -- '---\napiVersion: v1\nkind: Service\nmetadata: {name: api, namespace: shop}\nspec: {type: ExternalName, externalName: x.example}\n' >"$work/svc.yaml"
 "$bin" render -f "$work/po.yaml" -f "$work/svc.yaml" >"$work/out" 2>"$work/err"
 check "render with a Service without selector" 1 $? "$work/err"
@@ -106,7 +106,7 @@ contains "render says no selector" "$work/err" "the Service has no spec.selector
 check "render with flags" 0 $? "$work/err"
 contains "cluster domain" "$work/out" "service: payments.default.svc.corp.example"
 contains "root namespace" "$work/out" "namespace: mesh-root"
-for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local" "--istio-root-namespace Istio_System"; do
+for bad in "--istio-version 2.0" "--istio-version 1.x" "--cluster-domain .local" "--cluster-domain cluster..local" "--istio-root-namespace Istio_System"; do
   # shellcheck disable=SC2086
   "$bin" render -f examples/istio/mesh-wide-timeouts.yaml $bad >"$work/out" 2>&1
   check "bad flag $bad" 2 $? "$work/out"
@@ -116,7 +116,7 @@ done
 # prints passes clean.
 "$bin" validate -f "$data/envoyfilter/hand-written.yaml" >"$work/out" 2>&1
 check "hand-written EnvoyFilter" 1 $? "$work/out"
-contains "unknown field" "$work/out" "error: document 1: EnvoyFilter shop/hand: Patches[1]: spec.configPatches[1].patch.value: not a valid envoy.config.cluster.v3.Cluster for applyTo CLUSTER"
+contains "unknown field" "$work/out" "error: document 1: EnvoyFilter shop/hand: Patches[1]: spec.configPatches[1].patch.value/conect_timeout: not a valid envoy.config.cluster.v3.Cluster for applyTo CLUSTER: No such field"
 contains "unknown field named" "$work/out" "conect_timeout"
 contains "zero under MERGE" "$work/out" "spec.configPatches[0].patch.value/outlier_detection/consecutive_5xx: a zero value under MERGE"
 contains "INSERT_FIRST" "$work/out" "INSERT_FIRST on CLUSTER is treated as ADD"
@@ -127,4 +127,25 @@ for f in examples/istio/*.yaml; do
   "$bin" render -f "$f" $(sed -n 's/^# render-args: //p' "$f") | "$bin" validate -f - >"$work/out" 2>&1
   check "rendered EnvoyFilter of $f validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
 done
+# adv1: an EnvoyFilter has a configPatch per patch and service (100 patches x 64 services is 6,400
+# of them): one that cannot be stored (etcd's default limit, 1.5 MiB, for its configPatches
+# alone) is refused at admission, before the controller builds hundreds of megabytes of it on
+# every retry of a create the API server refuses; 10 x 64 small ones are fine.
+big_po() { # patches, value length
+  local svcs v i
+  svcs=$(for ((i = 0; i < 64; i++)); do printf '{name: service-%02d}, ' "$i"; done)
+  v=$(head -c "$2" /dev/zero | tr '\0' x)
+  printf 'apiVersion: propertyoverride.io/v1alpha1\nkind: PropertyOverride\nmetadata: {name: big, namespace: platform}\n'
+  printf 'spec:\n  targetRef: {group: networking.istio.io, kind: Mesh, name: global}\n  patches:\n'
+  for ((i = 0; i < $1; i++)); do
+    printf '    - {resourceFilter: {resourceType: cluster, trafficDirection: outbound, services: [%s]}, op: add, path: /alt_stat_name, value: %s}\n' "${svcs%, }" "$v"
+  done
+}
+big_po 100 300 >"$work/big.yaml"
+"$bin" validate -f "$work/big.yaml" >"$work/out" 2>&1
+check "an EnvoyFilter too large to store is refused" 1 $? "$work/out"
+contains "too large: the reason" "$work/out" "configPatches of at least"
+big_po 10 20 >"$work/big.yaml"
+"$bin" validate -f "$work/big.yaml" >"$work/out" 2>&1
+check "10 patches x 64 services are fine" 0 $? "$work/out"
 finish

@@ -112,6 +112,31 @@ jqt "$work/options.json" "options: ServiceMonitor on the metrics Service" \
 jqt "$work/options.json" "options: everything namespaced lands in the release namespace (or a watched one)" \
   '[.[] | select(.metadata.namespace != null) | .metadata.namespace] | unique == ["mesh-root","platform","team-a","team-b"]'
 
+# --- webhook.validateNative: hand-written EnvoyFilters / EnvoyPatchPolicies (off by default) ----------
+jqt "$work/default.json" "default: no webhook for EnvoyFilters or EnvoyPatchPolicies" \
+  '[.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[].rules[].resources[]] - ["propertyoverrides","servicedefaults","proxydefaults"] == []'
+render native --namespace "$ns" -f "$top/tests/deploy/testdata/values/validate-native.yaml"
+if out=$(k8s_validate "$work/native.json"); then ok "validateNative: schemas"; else fail "validateNative: $out"; fi
+jqt "$work/native.json" "validateNative: one entry per kind, its own rules, spec-changed / not-generated / not-the-controller" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[2:][] | {name, failurePolicy, path: .clientConfig.service.path, rules: [.rules[] | "\(.apiGroups[0])/\(.apiVersions[0])/\(.resources[0])"], conditions: [.matchConditions[].name]}] == [{"name":"envoyfilters.validate.propertyoverride.io","failurePolicy":"Ignore","path":"/validate","rules":["networking.istio.io/v1alpha3/envoyfilters"],"conditions":["spec-changed","not-generated","not-the-controller"]},{"name":"envoypatchpolicies.validate.propertyoverride.io","failurePolicy":"Ignore","path":"/validate","rules":["gateway.envoyproxy.io/v1alpha1/envoypatchpolicies"],"conditions":["spec-changed","not-generated","not-the-controller"]}]'
+jqt "$work/native.json" "validateNative: not-the-controller names the chart's ServiceAccount" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[2].matchConditions[2].expression | contains("system:serviceaccount:propertyoverride-system:propertyoverride-controller")'
+# deploy/components/ add the same entries to deploy/ (an overlay as a user writes it).
+# (kustomize takes relative paths only: the overlay in $work names deploy/ relative to it)
+mkdir -p "$work/overlay"
+rel=$(realpath --relative-to="$work/overlay" "$top/deploy")
+printf 'resources: [%s]\ncomponents: [%s/components/validate-envoyfilters, %s/components/validate-envoypatchpolicies]\n' \
+  "$rel" "$rel" "$rel" >"$work/overlay/kustomization.yaml"
+kubectl kustomize "$work/overlay" >"$work/deploy-native.yaml"
+"$H" yaml2json "$work/deploy-native.yaml" >"$work/deploy-native.json"
+render native-crds --namespace "$ns" --include-crds -f "$top/tests/deploy/testdata/values/validate-native.yaml"
+if out=$(node "$top/tests/deploy/k8scheck.mjs" compare "$work/deploy-native.json" "$work/native-crds.json"); then
+  ok "validateNative: the same objects as deploy/ with deploy/components/validate-*"
+else fail "chart (validateNative) and deploy/ + components differ:"$'\n'"$out"; fi
+render native-fail --namespace "$ns" -f "$top/tests/deploy/testdata/values/validate-envoyfilter-fail.yaml"
+jqt "$work/native-fail.json" "validateNative.envoyFilter alone, Fail, watched namespaces only" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[] | .name] == ["validate.propertyoverride.io","targets.validate.propertyoverride.io","envoyfilters.validate.propertyoverride.io"] and .webhooks[2].failurePolicy == "Fail" and .webhooks[2].namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a"]}'
+
 # --- a single replica without leader election ------------------------------------------------------
 render single --namespace "$ns" -f "$top/tests/deploy/testdata/values/single.yaml"
 if out=$(k8s_validate "$work/single.json"); then ok "single replica: schemas"; else fail "single replica: $out"; fi

@@ -151,6 +151,15 @@ if out=$(kubectl apply -f "$work/chart.jsonl" 2>&1) && ! grep -q created <<<"$ou
   ok "the chart's render applies over deploy/ and creates nothing new"
 else fail "applying the chart's render: $out"; fi
 
+# webhook.validateNative (off above): the configuration with the native kinds on passes the API
+# server (matchConditions compiled, rules and selectors valid), for both failure policies.
+for v in validate-native validate-envoyfilter-fail; do
+  render "$v" --namespace propertyoverride-system -f "$top/tests/deploy/testdata/values/$v.yaml"
+  if out=$(jq -c '.[] | select(.kind=="ValidatingWebhookConfiguration")' "$work/$v.json" | kubectl apply --dry-run=server -f - 2>&1); then
+    ok "the chart's webhook configuration with $v.yaml passes kubectl apply --dry-run=server"
+  else fail "$v.yaml: kubectl apply --dry-run=server: $out"; fi
+done
+
 # --- the controller with deploy/'s own arguments ---------------------------------------------------
 # Every argument as deploy/ has it, except the listen addresses (loopback ports here), the
 # certificate directory (a temp dir) and the kubeconfig (in a pod: in-cluster configuration).

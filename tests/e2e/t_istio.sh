@@ -5,7 +5,8 @@
 # keeps the last good one; the Service's selector change follows; drift is repaired; the
 # Service deleted -> ours deleted and the status says so; a hand-made EnvoyFilter of our name is
 # left alone and reported; the PropertyOverride deleted -> its EnvoyFilter gone; Mesh global
-# from an allowed namespace -> Istio's root namespace; lists under --istio-version 1.31.
+# from an allowed namespace -> Istio's root namespace (propertyoverride.<ns>.<name>: deleted by
+# hand, written again; one of the old name deleted after it); lists under --istio-version 1.31.
 . "$(dirname "$0")/lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
@@ -95,9 +96,23 @@ check "look-alike: still there after" test "$(efj propertyoverride-handmade '{.m
 
 # --- Mesh global: Istio's root namespace, no selector; lists under 1.31 -----------------------------
 kubectl apply -f examples/istio/mesh-wide-timeouts.yaml >/dev/null
-eventually "Mesh: EnvoyFilter in istio-system" 30 "propertyoverride-mesh-defaults" \
-  sh -c "kubectl -n istio-system get envoyfilter propertyoverride-mesh-defaults -o jsonpath='{.metadata.name}'"
-check "Mesh: no workloadSelector" test -z "$(kubectl -n istio-system get envoyfilter propertyoverride-mesh-defaults -o jsonpath='{.spec.workloadSelector}')"
+eventually "Mesh: EnvoyFilter in istio-system" 30 "propertyoverride.platform.mesh-defaults" \
+  sh -c "kubectl -n istio-system get envoyfilter propertyoverride.platform.mesh-defaults -o jsonpath='{.metadata.name}'"
+check "Mesh: no workloadSelector" test -z "$(kubectl -n istio-system get envoyfilter propertyoverride.platform.mesh-defaults -o jsonpath='{.spec.workloadSelector}')"
+mef=propertyoverride.platform.mesh-defaults
+mesh_ef() { kubectl -n istio-system get envoyfilter "$1" -o jsonpath='{.metadata.name}' 2>/dev/null; }
+kubectl -n istio-system delete envoyfilter "$mef" >/dev/null
+eventually "Mesh: deleted by hand, written again (the EnvoyFilter watch knows the new name)" 15 "$mef" mesh_ef "$mef"
+# upgrade: the EnvoyFilter an earlier version wrote (propertyoverride-<name>, ours: owner and
+# created annotations) goes once the new one is there
+uid=$(kubectl -n platform get propertyoverride mesh-defaults -o jsonpath='{.metadata.uid}')
+kubectl -n istio-system get envoyfilter "$mef" -o json |
+  jq --arg uid "$uid" '{apiVersion, kind, spec, metadata: {name: "propertyoverride-mesh-defaults", namespace: "istio-system",
+     labels: .metadata.labels, annotations: {"propertyoverride.io/owner-uid": $uid}}}' | kubectl create -f - >/dev/null
+olduid=$(kubectl -n istio-system get envoyfilter propertyoverride-mesh-defaults -o jsonpath='{.metadata.uid}')
+kubectl -n istio-system annotate envoyfilter propertyoverride-mesh-defaults "propertyoverride.io/created=$olduid" >/dev/null
+eventually "upgrade: the old-named EnvoyFilter deleted" 15 "" mesh_ef propertyoverride-mesh-defaults
+check "upgrade: the new one stays" test "$(mesh_ef "$mef")" = "$mef"
 kubectl apply -f examples/istio/route-internal-headers.yaml >/dev/null
 eventually "lists: MERGE_AND_REPLACE_LIST under --istio-version 1.31" 30 "MERGE_AND_REPLACE_LIST" \
   efj propertyoverride-frontend-internal-headers '{.spec.configPatches[0].patch.operation}'

@@ -174,6 +174,10 @@ tns tns-own tenant platform | kubectl apply -f - >/dev/null
 check "from platform, targetRef.namespace = tenant: admitted and programmed" \
   kubectl wait --for=condition=Programmed propertyoverride/tns-own -n platform --timeout=30s
 contains "its status names the target of the other namespace" "$(cond tns-own Programmed message platform)" "ServiceDefaults tenant/svc-x"
+out=$(kubectl get pov tns-own -n platform -o wide 2>&1)
+check "kubectl get -o wide: a TARGET-NS column" grep -q '^NAME .* TARGET .* TARGET-NS ' <<<"$out"
+check "kubectl get -o wide: the target's namespace in it" grep -Eq '^tns-own +svc-x +.* tenant +' <<<"$out"
+echo "$out"
 check "tenant/svc-x holds both tns-own, kept apart (the platform's marker names its namespace)" \
   test "$(qentries svc-x tenant)" = "platform/tns-own@1 tns-own@1"
 check "the tenant's own entry was not rewritten (its marker has no namespace)" \

@@ -134,8 +134,39 @@ static void test_pretty_error_is_upbs(void **state) {
   po_Arena_Free(a);
 }
 
+/* po_Value_PrettyJsonPointerAt: every line of the indented text names the value it starts or
+ * the container it closes, with RFC 6901 escapes; lines outside the text have none. */
+static void test_pointer_at_each_line(void **state) {
+  (void)state;
+  po_Arena *a = po_Arena_New();
+  po_Status st;
+  po_Status_Clear(&st);
+  static const char kIn[] = "{\"b\":{\"c\":1,\"a\":[1,{\"x~/\":2}]},\"a\":[]}";
+  po_Value *v = po_Value_ParseJson(kIn, sizeof kIn - 1, a, &st);
+  assert_non_null(v);
+  assert_string_equal(po_Value_ToPrettyJson(v, a),
+                      "{\n  \"a\": [],\n  \"b\": {\n    \"a\": [\n      1,\n      {\n        \"x~/\": 2\n      }\n"
+                      "    ],\n    \"c\": 1\n  }\n}\n");
+  static const char *const kWant[] = {NULL,      "",      "/a",     "/b", "/b/a", "/b/a/0", "/b/a/1",
+                                      "/b/a/1/x~0~1", "/b/a/1", "/b/a", "/b/c", "/b",     "",     NULL};
+  for (int line = 0; line < (int)(sizeof kWant / sizeof *kWant); line++) {
+    const char *got = po_Value_PrettyJsonPointerAt(v, line, a);
+    if (!kWant[line]) {
+      assert_null(got);
+    } else {
+      if (!got) fail_msg("line %d: no pointer, want '%s'", line, kWant[line]);
+      assert_string_equal(got, kWant[line]);
+    }
+  }
+  po_Value *scalar = po_Value_NewInt(a, 3);
+  assert_string_equal(po_Value_PrettyJsonPointerAt(scalar, 1, a), "");
+  assert_null(po_Value_PrettyJsonPointerAt(scalar, 2, a));
+  po_Arena_Free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_pretty_matches_text_route), cmocka_unit_test(test_pretty_sorted),
-                                     cmocka_unit_test(test_pretty_error_is_upbs)};
+                                     cmocka_unit_test(test_pretty_error_is_upbs),
+                                     cmocka_unit_test(test_pointer_at_each_line)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

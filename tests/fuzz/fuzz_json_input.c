@@ -3,7 +3,8 @@
  * is its JSON. Parse, print, and parse what was printed: nothing may crash, assert, leak or
  * hang; every failure carries a message; what the engine prints it reads back, and printing
  * that again gives text of the same length (map entries come out in hash order, so the texts
- * themselves may differ). */
+ * themselves may differ). Envoy's rules are walked on each decoded message as a native value
+ * (po_Message_CheckRules, in the scope byte 0 picks). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (po_Status_IsOk(&st) || st.message[0] == '\0') abort();
     po_Arena_Free(a);
     return 0;
+  }
+  /* Envoy's rules on it as a native value (byte 0 picks the scope): findings or none, never a
+   * failure but out of memory; every finding a located error or the depth warning. */
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  if (!d) abort();
+  po_ValueScope scope = (po_ValueScope)((data[0] / 4) % 3);
+  if (!po_Message_CheckRules(m, 0, NULL, scope, 0, d, &st) && st.code != kPo_ErrNoMemory) abort();
+  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(d, i);
+    if (!x->path || !x->message || x->kind != kPo_DiagKind_EnvoyRule || (x->path[0] && x->path[0] != '/')) abort();
   }
   size_t out_len = 0;
   char *out = po_Message_ToJson(m, a, &out_len, &st);

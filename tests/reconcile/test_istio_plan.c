@@ -3,6 +3,7 @@
 #include <json-c/json.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -112,9 +113,61 @@ static void test_look_alikes_are_left_alone(void **state) {
   json_object_put(d);
 }
 
+/* Kubernetes' DNS-1123 subdomain: <= 253, labels of [a-z0-9-] that start and end alphanumeric,
+ * joined by dots. */
+static bool is_subdomain(const char *s) {
+  size_t n = strlen(s);
+  if (n == 0 || n > 253) return false;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i], prev = i ? s[i - 1] : '.', next = i + 1 < n ? s[i + 1] : '.';
+    bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (c == '-' && (prev == '.' || next == '.')) return false;
+    if (c == '.' && (prev == '.' || next == '.')) return false;
+    if (!alnum && c != '-' && c != '.') return false;
+  }
+  return true;
+}
+
+/* The Mesh EnvoyFilter's name: one per (namespace, name), valid, deterministic, readable. Each
+ * row: namespace, name, the name expected ("" for a hashed one: checked by shape). */
+static void test_mesh_filter_name(void **state) {
+  (void)state;
+  po_Arena *a = po_Arena_New();
+  assert_non_null(a);
+  assert_string_equal(po_Istio_MeshFilterName("team-a", "timeouts", a), "propertyoverride.team-a.timeouts");
+  /* namespaces have no dots: "a-b"/"c" and "a"/"b-c" never meet, nor "a"/"b.c" and "a.b"/"c" */
+  assert_string_not_equal(po_Istio_MeshFilterName("a-b", "c", a), po_Istio_MeshFilterName("a", "b-c", a));
+  assert_string_equal(po_Istio_MeshFilterName("a", "b.c", a), "propertyoverride.a.b.c");
+  /* and none is a Service target's or the old Mesh name */
+  assert_string_equal(po_Istio_LegacyMeshFilterName("timeouts", a), "propertyoverride-timeouts");
+  char ns[64], name[254], name2[254];
+  memset(ns, 'n', 63), ns[63] = '\0';
+  memset(name, 'x', 253), name[253] = '\0';
+  memcpy(name2, name, sizeof name2);
+  name2[252] = 'y'; /* differs only past the readable prefix */
+  name[230] = '.';  /* the cut lands right after a dot: no ".-" */
+  name2[230] = '.';
+  const char *h1 = po_Istio_MeshFilterName(ns, name, a), *h1b = po_Istio_MeshFilterName(ns, name, a);
+  const char *h2 = po_Istio_MeshFilterName(ns, name2, a);
+  assert_true(is_subdomain(h1));
+  assert_true(is_subdomain(h2));
+  assert_true(strlen(h1) <= 253);
+  assert_string_equal(h1, h1b); /* deterministic */
+  assert_string_not_equal(h1, h2);
+  assert_int_equal(strncmp(h1, "propertyoverride.nnn", 20), 0); /* readable */
+  /* the longest that needs no hash is kept whole */
+  char fit[254];
+  memset(fit, 'z', 253 - 17 - 1 - 3), fit[253 - 17 - 1 - 3] = '\0';
+  const char *whole = po_Istio_MeshFilterName("abc", fit, a);
+  assert_int_equal(strlen(whole), 253);
+  assert_null(strchr(whole + 17 + 4, '-'));
+  po_Arena_Free(a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_absent_is_created_with_its_owner),
+      cmocka_unit_test(test_mesh_filter_name),
       cmocka_unit_test(test_fresh_create_is_bound_to_its_uid),
       cmocka_unit_test(test_ours_converges),
       cmocka_unit_test(test_look_alikes_are_left_alone),

@@ -24,16 +24,17 @@ static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"
 static const char *kRemove = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                              "\"op\":\"remove\",\"path\":\"/outlier_detection\"}]";
 
-/* A PropertyOverride of namespace ns targeting `kind` `target` (uid "uid-po-<name>"), stored and
+/* A PropertyOverride of namespace ns targeting `kind` `target` (uid "uid-po-<name>" in default,
+ * else "uid-po-<ns>-<name>": one per object, as a server gives), stored and
  * indexed as the informer handlers would; finalizers and status kept as a server keeps them. */
 static void apply_istio(const char *ns, const char *name, int gen, const char *kind, const char *target,
                         const char *patches) {
   char text[4096];
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
-           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"%s\",\"generation\":%d,\"uid\":\"uid-po-%s%s%s\"},"
            "\"spec\":{\"targetRef\":{\"group\":\"%s\",\"kind\":\"%s\",\"name\":\"%s\"},\"patches\":%s}}",
-           name, ns, gen, name, strcmp(kind, "Mesh") ? "" : "networking.istio.io", kind, target, patches);
+           name, ns, gen, strcmp(ns, "default") ? ns : "", strcmp(ns, "default") ? "-" : "", name, strcmp(kind, "Mesh") ? "" : "networking.istio.io", kind, target, patches);
   json_object *o = json_tokener_parse(text);
   assert_non_null(o);
   store_override(ns, name, o);
@@ -52,6 +53,12 @@ static void service(const char *name, const char *selector_json) {
 static json_object *filter(const char *ns, const char *name) {
   char k[300];
   snprintf(k, sizeof k, "EnvoyFilter/%s/propertyoverride-%s", ns, name);
+  return obj(k);
+}
+/* A Mesh PropertyOverride's EnvoyFilter in the root namespace (istio-system). */
+static json_object *mesh_filter(const char *po_ns, const char *name) {
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyFilter/istio-system/propertyoverride.%s.%s", po_ns, name);
   return obj(k);
 }
 static int64_t max_percent(json_object *ef) {
@@ -220,26 +227,14 @@ static void test_mesh_tenancy(void **state) {
   (void)state;
   apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
   assert_true(rec("Mesh/mesh/global").ok);
-  json_object *ef = filter("istio-system", "m");
+  json_object *ef = mesh_filter("mesh", "m");
   assert_non_null(ef);
   assert_null(get(get(ef, "spec"), "workloadSelector"));
 
   apply_istio("default", "t", 1, "Mesh", "global", kP50);
   assert_true(rec("Mesh/default/global").ok);
-  assert_null(filter("istio-system", "t"));
+  assert_null(mesh_filter("default", "t"));
   assert_string_equal(reason("t"), "TargetNotAllowed");
-}
-
-/* Two PropertyOverrides of one Service setting the same field differently: both statuses say so. */
-static void test_overlap_on_one_service(void **state) {
-  (void)state;
-  service("web", "{\"app\":\"web\"}");
-  apply_istio("default", "a", 1, "Service", "web", kP50);
-  apply_istio("default", "b", 1, "Service", "web", kP30);
-  assert_true(web().ok);
-  assert_string_equal(reason("a"), "Overlapping");
-  assert_string_equal(reason("b"), "Overlapping");
-  assert_non_null(strstr(message("a"), "b"));
 }
 
 /* Without Istio enabled (no EnvoyFilter IO) nothing is written and the status says why. */
@@ -265,7 +260,7 @@ static void test_options_reach_the_compile(void **state) {
                     "\"value\":50}]";
   apply_istio("mesh", "m", 1, "Mesh", "global", svc);
   assert_true(rec("Mesh/mesh/global").ok);
-  json_object *ef = filter("mesh-root", "m");
+  json_object *ef = obj("EnvoyFilter/mesh-root/propertyoverride.mesh.m");
   assert_non_null(ef);
   json_object *cp = json_object_array_get_idx(get(get(ef, "spec"), "configPatches"), 0);
   assert_string_equal(json_object_get_string(get(get(get(cp, "match"), "cluster"), "service")), "db.default.svc.corp.example");
@@ -285,13 +280,13 @@ static void test_retarget_sweeps_the_old_filter(void **state) {
   /* Service -> Mesh: the root namespace gets it, the namespace's goes */
   apply_istio("mesh", "m", 2, "Mesh", "global", kP50);
   assert_true(rec("Mesh/mesh/global").ok);
-  assert_non_null(filter("istio-system", "m"));
+  assert_non_null(mesh_filter("mesh", "m"));
   assert_null(filter("mesh", "m"));
   /* an invalid move back keeps the Mesh one (its last valid generation is held there) */
   apply_istio("mesh", "m", 3, "Service", "web", kBad);
   assert_true(rec("Service/mesh/web").ok);
   assert_true(rec("Mesh/mesh/global").ok);
-  assert_non_null(filter("istio-system", "m"));
+  assert_non_null(mesh_filter("mesh", "m"));
   /* to a Consul target: the Consul reconcile removes the EnvoyFilter */
   Slot *sl = slot("po/mesh/m", false);
   json_object *spec = get(sl->obj, "spec");
@@ -306,7 +301,7 @@ static void test_retarget_sweeps_the_old_filter(void **state) {
   po_Reconcile_HeldKey(sl->obj, held, sizeof held);
   po_TargetIndex_SetHeld(IX, "mesh", "m", held, old, sizeof old);
   assert_true(rec("ServiceDefaults/mesh/web").ok);
-  assert_null(filter("istio-system", "m"));
+  assert_null(mesh_filter("mesh", "m"));
   assert_non_null(obj("ServiceDefaults/mesh/web"));
 }
 
@@ -325,6 +320,152 @@ static void test_priority_written(void **state) {
   assert_int_equal(json_object_get_int(get(get(filter("default", "a"), "spec"), "priority")), -7);
 }
 
+/* Mesh PropertyOverrides of one name in two namespaces (both allowed Mesh): one EnvoyFilter
+ * each in the root namespace, both programmed (one name for both made the second Foreign). */
+static void test_mesh_same_name_two_namespaces(void **state) {
+  (void)state;
+  g_tenancy.proxy_defaults_from[1] = "mesh2";
+  g_tenancy.n = 2;
+  apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
+  apply_istio("mesh2", "m", 1, "Mesh", "global", kP30);
+  bool a = rec("Mesh/mesh/global").ok, b = rec("Mesh/mesh2/global").ok;
+  g_tenancy.n = 1;
+  assert_true(a && b);
+  assert_int_equal(max_percent(mesh_filter("mesh", "m")), 50);
+  assert_int_equal(max_percent(mesh_filter("mesh2", "m")), 30);
+  assert_string_equal(annotation(mesh_filter("mesh2", "m"), "propertyoverride.io/owner-uid"), "uid-po-mesh2-m");
+  json_object *st = get(obj("po/mesh2/m"), "status");
+  assert_non_null(st);
+  assert_string_equal(json_object_get_string(get(get(st, "target"), "name")), "propertyoverride.mesh2.m");
+}
+
+static bool g_new_live_at_legacy_delete = true;
+static int g_legacy_deletes;
+/* Sees every write: a deletion while the new-named EnvoyFilter is not there yet would leave
+ * the mesh without the patches. */
+static void watch_upgrade(json_object *o) {
+  if (o) return;
+  g_legacy_deletes++;
+  if (!mesh_filter("mesh", "m")) g_new_live_at_legacy_delete = false;
+}
+
+/* Upgrade: a Mesh EnvoyFilter written by an earlier version under the old name (ours: owner and
+ * created annotations) is replaced by the new name, created first, the old deleted after; one
+ * of the old name owned by another PropertyOverride stays. A failed deletion is retried. */
+static void test_mesh_upgrade_from_old_name(void **state) {
+  (void)state;
+  apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
+  assert_true(rec("Mesh/mesh/global").ok);
+  /* what the earlier version wrote: the same object under the old name */
+  json_object *old = copy(mesh_filter("mesh", "m"));
+  json_object_object_add(get(old, "metadata"), "name", json_object_new_string("propertyoverride-m"));
+  put("EnvoyFilter/istio-system/propertyoverride-m", old);
+  Slot *fresh = slot("EnvoyFilter/istio-system/propertyoverride.mesh.m", false);
+  json_object_put(fresh->obj);
+  fresh->obj = NULL;
+  /* and another PropertyOverride's of the old name */
+  put("EnvoyFilter/istio-system/propertyoverride-other",
+      json_tokener_parse("{\"apiVersion\":\"networking.istio.io/v1alpha3\",\"kind\":\"EnvoyFilter\","
+                         "\"metadata\":{\"name\":\"propertyoverride-other\",\"namespace\":\"istio-system\","
+                         "\"annotations\":{\"propertyoverride.io/owner-uid\":\"uid-po-someone\"}},\"spec\":{}}"));
+  apply_istio("mesh", "other", 1, "Mesh", "global", kP50);
+
+  /* the create of the new one fails: the old one stays live */
+  F.conflict_at = F.attempts + 1;
+  assert_false(po_Reconcile(&IO, IX, "Mesh/mesh/global").ok);
+  assert_non_null(obj("EnvoyFilter/istio-system/propertyoverride-m"));
+
+  F.check_write = watch_upgrade;
+  po_ReconcileResult r = rec("Mesh/mesh/global");
+  F.check_write = NULL;
+  assert_true(r.ok);
+  assert_true(g_new_live_at_legacy_delete);
+  assert_int_equal(g_legacy_deletes, 1);
+  assert_null(obj("EnvoyFilter/istio-system/propertyoverride-m"));
+  assert_int_equal(max_percent(mesh_filter("mesh", "m")), 50);
+  assert_non_null(obj("EnvoyFilter/istio-system/propertyoverride-other")); /* not ours: stays */
+  assert_non_null(mesh_filter("mesh", "other"));
+}
+
+static void set_created(json_object *ef, const char *t) {
+  assert_non_null(ef);
+  json_object_object_add(get(ef, "metadata"), "creationTimestamp", json_object_new_string(t));
+  bump(ef);
+}
+static void set_priority(const char *key, int priority) {
+  Slot *sl = slot(key, false);
+  json_object_object_add(get(sl->obj, "spec"), "priority", json_object_new_int(priority));
+  json_object *md = get(sl->obj, "metadata");
+  json_object_object_add(md, "generation", json_object_new_int(json_object_get_int(get(md, "generation")) + 1));
+  bump(sl->obj);
+}
+
+/* Two PropertyOverrides of one Service setting the same field differently: both statuses say
+ * so. At equal priorities Istio applies the EnvoyFilter created first first (then by
+ * <name>.<namespace>), not Consul's order by name. Before the creation times are known the
+ * message names no winner; once they are, the winner is the one created last, here a. */
+static void test_overlap_tie_is_istio_order(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  apply_istio("default", "b", 1, "Service", "web", kP30);
+  assert_true(web().ok);
+  assert_string_equal(reason("a"), "Overlapping");
+  assert_string_equal(reason("b"), "Overlapping");
+  assert_non_null(strstr(message("a"), "default/b"));
+  assert_non_null(strstr(message("a"), "is Istio's"));
+  assert_non_null(strstr(message("a"), "which one wins where both match is not known"));
+  assert_null(strstr(message("b"), "wins where both match;"));
+  assert_null(strstr(message("b"), "so this one wins"));
+
+  /* b's EnvoyFilter is older: b is applied first, a after it, a wins (by name it would be b) */
+  set_created(filter("default", "a"), "2026-12-01T00:00:09Z");
+  set_created(filter("default", "b"), "2026-12-01T00:00:05Z");
+  assert_true(web().ok);
+  assert_non_null(strstr(message("a"), "default/b is applied before this one"));
+  assert_non_null(strstr(message("a"), "so this one wins"));
+  assert_non_null(strstr(message("b"), "default/a is applied after this one"));
+  assert_non_null(strstr(message("b"), "the older EnvoyFilter first: created 2026-12-01T00:00:09Z, this one's 2026-12-01T00:00:05Z"));
+  assert_non_null(strstr(message("b"), "so default/a wins"));
+
+  /* created in the same second: by <name>.<namespace>, "propertyoverride-a.default" first */
+  set_created(filter("default", "a"), "2026-12-01T00:00:05Z");
+  assert_true(web().ok);
+  assert_non_null(strstr(message("b"), "default/a is applied before this one"));
+  assert_non_null(strstr(message("b"), "so this one wins"));
+}
+
+/* A Mesh PropertyOverride (root namespace) against a Service one at different priorities:
+ * Istio 1.22 and later order them by priority (the Mesh one, priority 5, after the Service one,
+ * so it wins); earlier releases put the root namespace first whatever the priority; unknown:
+ * no winner named. Consul's order (the mesh-wide tier first, always) is none of these. */
+static void test_overlap_mesh_against_service_is_istio_order(void **state) {
+  (void)state;
+  po_TargetOptions o = {.istio_minor = 22};
+  po_TargetIndex_SetOptions(IX, &o);
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP30);
+  apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
+  set_priority("po/mesh/m", 5);
+  assert_true(rec("Mesh/mesh/global").ok);
+  assert_true(web().ok);
+  assert_string_equal(reason("a"), "Overlapping");
+  assert_non_null(strstr(message("a"), "mesh/m is applied after this one (priority 5 > this one's 0)"));
+  assert_non_null(strstr(message("a"), "so mesh/m wins"));
+
+  o.istio_minor = 21;
+  po_TargetIndex_SetOptions(IX, &o);
+  assert_true(web().ok);
+  assert_non_null(strstr(message("a"), "mesh/m is applied before this one (Istio 1.21 applies the root"));
+  assert_non_null(strstr(message("a"), "so this one wins"));
+
+  o.istio_minor = 0;
+  po_TargetIndex_SetOptions(IX, &o);
+  assert_true(web().ok);
+  assert_non_null(strstr(message("a"), "--istio-version"));
+  assert_non_null(strstr(message("a"), "which one wins where both match is not known"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
@@ -333,11 +474,14 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_foreign_left_alone_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_tenancy, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_overlap_on_one_service, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_reach_the_compile, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retarget_sweeps_the_old_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_priority_written, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mesh_same_name_two_namespaces, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_mesh_upgrade_from_old_name, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_tie_is_istio_order, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_mesh_against_service_is_istio_order, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

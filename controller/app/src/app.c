@@ -17,7 +17,7 @@ void po_AppOptions_Init(po_AppOptions *o) {
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
                        .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",
-                       .lease_s = 15, .renew_deadline_s = 10, .retry_period_s = 2, .grace_s = 30,
+                       .lease_s = 15, .renew_deadline_s = 10, .retry_period_s = 2, .grace_s = 30, .istio_recheck_s = 60,
                        .log_level = kPo_LogInfo};
 }
 
@@ -108,7 +108,12 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
                                         po_kReconcileTimeBuckets);
-  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations) return true;
+  app->istio_enabled = po_Metrics_Register(
+      app->metrics, kPo_Metric_Gauge, "propertyoverride_istio_enabled",
+      "1 when Istio targets (Service, Mesh) are programmed: --istio=on, or --istio=auto and the API server serves "
+      "EnvoyFilters (checked again every --istio-recheck-interval until it does); 0 otherwise.",
+      0, NULL, 0, NULL);
+  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled) return true;
   return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
 }
 
@@ -145,15 +150,6 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
         !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {
       return false;
     }
-    if (app->io.istio) {
-      po_InformerOptions isv = {.ref = kPo_ServicesRef}, ief = {.ref = kPo_EnvoyFiltersRef};
-      isv.ref.ns = ief.ref.ns = ns;
-      po_InformerHandlers hv = po_App_Handlers(app, kPo_WatchServices), hf = po_App_Handlers(app, kPo_WatchFilters);
-      if (!po_Informer_New(app->io.client, &isv, &hv, &app->io.services[i], st) ||
-          !po_Informer_New(app->io.client, &ief, &hf, &app->io.filters[i], st)) {
-        return false;
-      }
-    }
     if (app->io.eg) {
       po_InformerOptions ig = {.ref = kPo_GatewaysRef}, ir = {.ref = kPo_HTTPRoutesRef}, ie = {.ref = kPo_EnvoyPatchPoliciesRef};
       ig.ref.ns = ir.ref.ns = ie.ref.ns = ns;
@@ -165,13 +161,25 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
         return false;
       }
     }
-    po_Informer *all[8] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
-                           app->io.services[i], app->io.filters[i], app->io.gateways[i], app->io.routes[i],
-                           app->io.policies[i]};
-    for (int k = 0; k < 8; k++) {
+    po_Informer *all[6] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
+                           app->io.gateways[i], app->io.routes[i], app->io.policies[i]};
+    for (int k = 0; k < 6; k++) {
       if (!all[k]) continue;
       po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = all[k], .stop_early = true};
       if (!add(app, r, st)) return false;
+    }
+  }
+  return !atomic_load(&app->io.istio) || po_App_NewIstioInformers(app, true, st);
+}
+
+bool po_App_NewIstioInformers(po_App *app, bool manage, po_CtlStatus *st) {
+  po_InformerHandlers hv = po_App_Handlers(app, kPo_WatchServices), hf = po_App_Handlers(app, kPo_WatchFilters);
+  for (size_t i = 0; i < app->io.ns_count; i++) {
+    po_InformerOptions isv = {.ref = kPo_ServicesRef}, ief = {.ref = kPo_EnvoyFiltersRef};
+    isv.ref.ns = ief.ref.ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
+    if (!po_Informer_New(app->io.client, &isv, &hv, &app->io.services[i], st) ||
+        !po_Informer_New(app->io.client, &ief, &hf, &app->io.filters[i], st)) {
+      return false;
     }
   }
   /* Mesh targets write into Istio's root namespace: watched for its EnvoyFilters alone when the
@@ -180,31 +188,41 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
   for (size_t i = 0; i < app->io.ns_count; i++) {
     root_watched |= !app->io.namespaces[i][0] || !strcmp(app->io.namespaces[i], app->io.root_ns);
   }
-  if (app->io.istio && !root_watched) {
+  if (!root_watched) {
     po_InformerOptions ief = {.ref = kPo_EnvoyFiltersRef};
     ief.ref.ns = app->io.root_ns;
-    po_InformerHandlers hf = po_App_Handlers(app, kPo_WatchFilters);
     if (!po_Informer_New(app->io.client, &ief, &hf, &app->io.root_filters, st)) return false;
-    po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = app->io.root_filters, .stop_early = true};
-    if (!add(app, r, st)) return false;
+  }
+  for (size_t i = 0; manage && i < app->io.ns_count + 1; i++) {
+    po_Informer *two[2] = {i < app->io.ns_count ? app->io.services[i] : app->io.root_filters,
+                           i < app->io.ns_count ? app->io.filters[i] : NULL};
+    for (int k = 0; k < 2; k++) {
+      if (!two[k]) continue;
+      po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = two[k], .stop_early = true};
+      if (!add(app, r, st)) return false;
+    }
   }
   return true;
 }
 
-/* --istio, --envoy-gateway: on, off, or auto: on when the API server serves the mesh's objects
- * (EnvoyFilters, EnvoyPatchPolicies: one List of at most one item, in a watched namespace: the
- * same permission the informer needs). */
-static bool detect_mesh(po_App *app, po_IstioMode mode, po_KubeRef ref, const char *served, const char *not_served,
-                        const char *flag) {
-  if (mode != kPo_IstioAuto) return mode == kPo_IstioOn;
-  ref.ns = app->io.namespaces[0][0] ? app->io.namespaces[0] : NULL;
-  po_KubeListOptions lo = {.limit = 1};
-  json_object *out = NULL;
-  po_CtlStatus ks;
-  po_CtlStatus_Clear(&ks);
-  bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
-  json_object_put(out);
-  po_Log_Info(app->log, ok ? served : not_served, po_Str("reason", ok ? flag : ks.message));
+/* --istio: on, off, or auto: on when the API server serves EnvoyFilters (istio_detect.c: now,
+ * and, when not yet, again every --istio-recheck-interval). */
+static bool detect_istio(po_App *app) {
+  if (app->o.istio != kPo_IstioAuto) return app->o.istio == kPo_IstioOn;
+  char why[512];
+  bool ok = po_App_IstioServed(app, why, sizeof why);
+  po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
+              po_Str("reason", ok ? "--istio=auto" : why));
+  return ok;
+}
+
+/* --envoy-gateway: on, off, or auto: on when the API server serves EnvoyPatchPolicies at start. */
+static bool detect_eg(po_App *app) {
+  if (app->o.envoy_gateway != kPo_IstioAuto) return app->o.envoy_gateway == kPo_IstioOn;
+  char why[512];
+  bool ok = po_App_KindServed(app, kPo_EnvoyPatchPoliciesRef, why, sizeof why);
+  po_Log_Info(app->log, ok ? "Envoy Gateway targets programmed: EnvoyPatchPolicies are served"
+                           : "Envoy Gateway targets not programmed", po_Str("reason", ok ? "--envoy-gateway=auto" : why));
   return ok;
 }
 
@@ -301,11 +319,10 @@ static bool build(po_App *app, po_CtlStatus *st) {
                                             .istio_root_namespace = o->istio_root_namespace ? o->istio_root_namespace : "istio-system"};
   po_TargetIndex_SetOptions(app->index, &app->target_options);
   app->io.root_ns = app->target_options.istio_root_namespace;
-  app->io.istio = detect_mesh(app, o->istio, kPo_EnvoyFiltersRef, "Istio targets programmed: EnvoyFilters are served",
-                              "Istio targets not programmed", "--istio=auto");
-  app->io.eg = detect_mesh(app, o->envoy_gateway, kPo_EnvoyPatchPoliciesRef,
-                           "Envoy Gateway targets programmed: EnvoyPatchPolicies are served",
-                           "Envoy Gateway targets not programmed", "--envoy-gateway=auto");
+  atomic_store(&app->io.istio, detect_istio(app));
+  app->io.istio_later = app->o.istio == kPo_IstioAuto && !atomic_load(&app->io.istio);
+  po_Series_Set(po_Family_WithLabels(app->istio_enabled), atomic_load(&app->io.istio) ? 1 : 0);
+  app->io.eg = detect_eg(app);
   app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
@@ -338,6 +355,13 @@ static bool build(po_App *app, po_CtlStatus *st) {
   if (!events || !(app->io.recorder = po_EventRecorder_New(app->io.client, &(po_EventRecorderOptions){.metric = events}))) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (!add(app, po_EventRecorder_Runnable(app->io.recorder), st)) return false;
   if (!build_informers(app, st) || !add(app, po_App_ControllerRunnable(app), st)) return false;
+  /* --istio=auto without EnvoyFilters yet: checked again until they are served */
+  if (app->io.istio_later) {
+    int64_t every = (int64_t)((app->o.istio_recheck_s > 0 ? app->o.istio_recheck_s : 60) * 1e9);
+    if (!po_IstioDetect_Init(&app->istio_detect, app, every)) return po_CtlStatus_Set(st, kPo_Ctl_System, "cannot make the Istio check's lock");
+    app->istio_detect_ready = true;
+    if (!add(app, po_IstioDetect_Runnable(&app->istio_detect), st)) return false;
+  }
   if (strcmp(o->webhook_address, "0") != 0 && !build_webhook(app, st)) return false;
   if (strcmp(o->probe_address, "0") != 0 && !build_ops(app, st)) return false;
   if (!add(app, po_App_LeadershipRunnable(app), st)) return false;
@@ -378,6 +402,7 @@ void po_App_Free(po_App *app) {
   po_App_JoinLeadAlone(app);
   po_WebhookServer_Stop(app->webhook);
   if (app->renewal_ready) po_Renewal_Destroy(&app->renewal);
+  if (app->istio_detect_ready) po_IstioDetect_Destroy(&app->istio_detect);
   po_OpsServer_Free(app->ops);
   po_LeaderElector_Free(app->elector);
   po_Controller_Free(app->controller);

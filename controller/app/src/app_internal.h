@@ -20,17 +20,42 @@
 #include "po/webhook/server.h"
 #include "selfcert.h"
 
-/* Self-managed certificates: checked every interval by a thread the manager stops. */
+/* periodic.c: `tick` every interval on a thread of its own, as a runnable (stop_early) whose
+ * stop wakes the wait, joins the thread, then calls `after_stop` (may be NULL). A tick returning
+ * false ends the thread (done). */
 typedef struct {
-  po_KubeClient *client;
-  po_SelfCertOptions opt;
-  po_Logger *log;
+  const char *name;
   int64_t interval_ns;
+  bool (*tick)(void *ctx);
+  void (*after_stop)(void *ctx);
+  void *ctx;
   pthread_mutex_t mu;
   pthread_cond_t cond;
   bool stopping, running;
   pthread_t thread;
+} po_Periodic;
+bool po_Periodic_Init(po_Periodic *p, const char *name, int64_t interval_ns, bool (*tick)(void *ctx),
+                      void (*after_stop)(void *ctx), void *ctx);
+void po_Periodic_Destroy(po_Periodic *p);
+po_Runnable po_Periodic_Runnable(po_Periodic *p);
+bool po_Periodic_Stopping(po_Periodic *p); /* a tick may end early */
+
+/* Self-managed certificates: checked every interval (renewal.c). */
+typedef struct {
+  po_KubeClient *client;
+  po_SelfCertOptions opt;
+  po_Logger *log;
+  po_Periodic every;
 } po_Renewal;
+
+/* --istio=auto while EnvoyFilters are not served: a thread the manager stops lists them every
+ * interval; once they are, it makes and starts the Istio informers (it stops them too), turns
+ * Istio on (po_KubeIO.istio) and enqueues the Istio targets (istio_detect.c). */
+typedef struct {
+  struct po_App *app;
+  po_Periodic every;
+  bool started;         /* the informers it made were started: stopped with it */
+} po_IstioDetect;
 
 /* Leading without an election: the manager is still inside Start when this runnable starts, so
  * BecameLeader is called from a thread of its own, joined by po_App_Free. */
@@ -58,6 +83,9 @@ struct po_App {
   po_WebhookServer *webhook;
   po_OpsServer *ops;
   po_MetricFamily *wh_requests, *wh_latency, *wh_mutations;
+  po_MetricFamily *istio_enabled; /* propertyoverride_istio_enabled */
+  po_IstioDetect istio_detect;
+  bool istio_detect_ready;
   po_Renewal renewal;
   bool renewal_ready;
   po_LeadAlone alone;
@@ -87,6 +115,21 @@ po_Runnable po_App_LeadershipRunnable(struct po_App *app);
 bool po_App_ReleaseLease(void *ctx, int64_t deadline);
 void po_App_LeaderCallbacks(struct po_App *app, po_LeaderElectionOptions *lo);
 void po_App_JoinLeadAlone(struct po_App *app);
+
+/* app.c: the Istio informers (Services and EnvoyFilters of every watched namespace, and the root
+ * namespace's EnvoyFilters when it is not watched) made into app->io; with `manage` each is a
+ * runnable of the manager, else their maker starts and stops them. */
+bool po_App_NewIstioInformers(struct po_App *app, bool manage, po_CtlStatus *st);
+
+/* istio_detect.c */
+/* Whether the API server serves EnvoyFilters: one List of at most one item, in a watched
+ * namespace (the permission the informer needs). When not, why says what it answered. */
+bool po_App_IstioServed(struct po_App *app, char *why, size_t size);
+/* The same for any kind (Envoy Gateway's EnvoyPatchPolicies: --envoy-gateway=auto). */
+bool po_App_KindServed(struct po_App *app, po_KubeRef ref, char *why, size_t size);
+bool po_IstioDetect_Init(po_IstioDetect *d, struct po_App *app, int64_t interval_ns);
+void po_IstioDetect_Destroy(po_IstioDetect *d);
+po_Runnable po_IstioDetect_Runnable(po_IstioDetect *d);
 
 /* renewal.c */
 bool po_Renewal_Init(po_Renewal *r, po_KubeClient *c, const po_SelfCertOptions *o, po_Logger *log, int64_t interval_ns);

@@ -8,6 +8,7 @@
 #include "po/base/json.h"
 #include "po/runtime/clock.h"
 #include "po/targets/eg.h"
+#include "po/targets/istio.h"
 
 /* Informer events: the target is reconciled one batching window after the first event for it.
  * Every later event within the window finds the key waiting and keeps its due time (the
@@ -142,16 +143,9 @@ typedef struct {
   const char *name;
 } MeshOwner;
 
-/* An EnvoyFilter named like ours (propertyoverride-<name>): the target of the PropertyOverride
- * <name> of its namespace is reconciled (drift repaired, a deleted one written again, a
- * look-alike reported); in Istio's root namespace, also the Mesh targets holding a
- * PropertyOverride of that name (any namespace: the index's Mesh links, a few). */
-/* The PropertyOverride a mesh object of ours is named after (propertyoverride-<name>, in ns):
- * its target reconciled. Returns <name>, or NULL when the object is not named like ours. */
-static const char *enqueue_owner(po_App *app, const char *ns, const char *name) {
-  static const char kPrefix[] = "propertyoverride-";
-  if (strncmp(name, kPrefix, sizeof kPrefix - 1) != 0) return NULL;
-  const char *po = name + sizeof kPrefix - 1;
+/* The PropertyOverride <po> of namespace ns a mesh object of ours is named after
+ * (propertyoverride-<po>): its target reconciled. */
+static void enqueue_owner(po_App *app, const char *ns, const char *po) {
   void *ref = NULL;
   const json_object *owner = app->table.get_override(app->table.ctx, ns, po, &ref);
   if (owner) {
@@ -160,22 +154,41 @@ static const char *enqueue_owner(po_App *app, const char *ns, const char *name) 
     enqueue_now(app, key);
     if (app->table.release) app->table.release(app->table.ctx, ref);
   }
-  return po;
 }
 
+/* An EnvoyFilter named like ours: the target of the PropertyOverride it belongs to is
+ * reconciled (drift repaired, a deleted one written again, a look-alike reported).
+ * "propertyoverride-<name>": a Service target's, the PropertyOverride <name> of its namespace;
+ * in Istio's root namespace also a Mesh one's of the name earlier versions used (the Mesh
+ * targets holding a PropertyOverride <name>, of any namespace). "propertyoverride.<ns>.<name>"
+ * (or its hashed form past 253 characters) in the root namespace: the Mesh target whose
+ * PropertyOverride gets that name (po_Istio_MeshFilterName). The index's Mesh links are a few. */
 static void filter_event(void *ctx, json_object *obj) {
   po_App *app = ctx;
-  const char *ns = po_Json_Meta(obj, "namespace");
-  const char *po = enqueue_owner(app, ns, po_Json_Meta(obj, "name"));
-  if (!po || strcmp(ns, app->target_options.istio_root_namespace) != 0) return;
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  static const char kPrefix[] = "propertyoverride-", kMeshPrefix[] = "propertyoverride.";
+  bool service_name = strncmp(name, kPrefix, sizeof kPrefix - 1) == 0;
+  const char *po = name + sizeof kPrefix - 1;
+  if (service_name) enqueue_owner(app, ns, po);
+  if (strcmp(ns, app->target_options.istio_root_namespace) != 0) return;
+  bool mesh_name = strncmp(name, kMeshPrefix, sizeof kMeshPrefix - 1) == 0;
+  if (!service_name && !mesh_name) return;
   size_t n;
   char *block = po_TargetIndex_LinksOfKind(app->index, kPo_TargetIstioMesh, &n);
+  po_Arena *ar = mesh_name && block && n ? po_Arena_New() : NULL;
   const char *p = block;
   for (size_t i = 0; block && i < n; i++) {
     const char *k = p, *who = k + strlen(k) + 1, *slash = strchr(who, '/');
     p = who + strlen(who) + 1;
-    if (slash && !strcmp(slash + 1, po)) enqueue_now(app, k);
+    if (!slash) continue;
+    if (service_name && !strcmp(slash + 1, po)) enqueue_now(app, k);
+    if (!ar) continue;
+    char pns[254];
+    snprintf(pns, sizeof pns, "%.*s", (int)(slash - who), who);
+    const char *mine = po_Istio_MeshFilterName(pns, slash + 1, ar);
+    if (mine && !strcmp(mine, name)) enqueue_now(app, k);
   }
+  po_Arena_Free(ar);
   free(block);
 }
 static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filter_event(ctx, o); }
@@ -203,7 +216,9 @@ static void route_update(void *ctx, json_object *old_obj, json_object *o) {
 /* An EnvoyPatchPolicy: Envoy Gateway's status of ours (Programmed), drift, a deletion, a
  * look-alike: the target of the PropertyOverride it is named after. */
 static void policy_event(void *ctx, json_object *obj) {
-  enqueue_owner(ctx, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"));
+  static const char kPrefix[] = "propertyoverride-";
+  const char *name = po_Json_Meta(obj, "name");
+  if (!strncmp(name, kPrefix, sizeof kPrefix - 1)) enqueue_owner(ctx, po_Json_Meta(obj, "namespace"), name + sizeof kPrefix - 1);
 }
 static void epp_update(void *ctx, json_object *a, json_object *o) { (void)a; policy_event(ctx, o); }
 
@@ -266,7 +281,10 @@ static void enqueue_all(po_App *app) {
 
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
   po_App *app = ctx;
-  po_ReconcileResult r = po_Reconcile(&app->table, app->index, key);
+  /* Istio off (yet): its targets say MeshNotEnabled (no EnvoyFilter IO), as under --istio=off */
+  po_ReconcileIO io = app->table;
+  if (!atomic_load(&app->io.istio)) io.get_filter = NULL, io.write_filter = NULL;
+  po_ReconcileResult r = po_Reconcile(&io, app->index, key);
   if (r.ok && (r.targets_written || r.statuses_written)) {
     po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
   }

@@ -51,7 +51,7 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
     switch (kind) {
       case kPo_TargetProxyDefaults: from = k->proxy_defaults[i]; break;
       case kPo_TargetServiceDefaults: from = k->service_defaults[i]; break;
-      case kPo_TargetService: from = k->services[i]; break; /* NULL unless Istio is enabled */
+      case kPo_TargetService: from = atomic_load(&k->istio) ? k->services[i] : NULL; break; /* Istio enabled */
       case kPo_TargetGateway: from = k->gateways[i]; break;  /* NULL unless Envoy Gateway is enabled */
       default: break;                                        /* Mesh: no object */
     }
@@ -62,6 +62,7 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
 }
 
 static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
+  if (!atomic_load(&k->istio)) return NULL;
   size_t i = slot_of(k, ns);
   if (i != (size_t)-1) return k->filters[i];
   return k->root_ns && ns && !strcmp(ns, k->root_ns) ? k->root_filters : NULL;
@@ -301,14 +302,16 @@ void po_KubeIO_Free(po_KubeIO *k) {
 }
 
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {
-  if (k->root_filters && !po_Informer_HasSynced(k->root_filters)) {
+  bool istio = atomic_load(&k->istio); /* its informers are read only once it is on */
+  if (istio && k->root_filters && !po_Informer_HasSynced(k->root_filters)) {
     if (reason) snprintf(reason, cap, "the EnvoyFilter cache of namespace '%s' not synced", k->root_ns);
     return false;
   }
   for (size_t i = 0; i < k->ns_count; i++) {
     if (!po_Informer_HasSynced(k->overrides[i]) || !po_Informer_HasSynced(k->service_defaults[i]) ||
-        !po_Informer_HasSynced(k->proxy_defaults[i]) || (k->services[i] && !po_Informer_HasSynced(k->services[i])) ||
-        (k->filters[i] && !po_Informer_HasSynced(k->filters[i])) ||
+        !po_Informer_HasSynced(k->proxy_defaults[i]) ||
+        (istio && k->services[i] && !po_Informer_HasSynced(k->services[i])) ||
+        (istio && k->filters[i] && !po_Informer_HasSynced(k->filters[i])) ||
         (k->gateways[i] && !po_Informer_HasSynced(k->gateways[i])) ||
         (k->routes[i] && !po_Informer_HasSynced(k->routes[i])) ||
         (k->policies[i] && !po_Informer_HasSynced(k->policies[i]))) {
@@ -323,7 +326,9 @@ static bool synced(void *ctx) { return po_KubeIO_Synced(ctx, NULL, 0); }
 
 po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
   return (po_ReconcileIO){get_override, get_target, write_target, patch_override, now, event, k, synced, target_event,
-                          k->tenancy, release, override_version, NULL, NULL, k->istio ? get_filter : NULL,
-                          k->istio ? write_filter : NULL, k->eg ? get_policy : NULL, k->eg ? write_policy : NULL,
-                          k->eg ? gateway_routes : NULL};
+                          k->tenancy, release, override_version, NULL, NULL,
+                          /* while Istio may still turn on, po_App_Reconcile leaves them out until it does */
+                          atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
+                          atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
+                          k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL};
 }

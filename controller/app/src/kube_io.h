@@ -2,6 +2,8 @@
 #ifndef PO_APP_KUBE_IO_H_
 #define PO_APP_KUBE_IO_H_
 
+#include <stdatomic.h>
+
 #include "po/kube/client.h"
 #include "po/kube/informer.h"
 #include "po/reconcile/reconcile.h"
@@ -22,8 +24,11 @@ typedef struct {
   po_Informer *proxy_defaults[kPo_MaxNamespaces];
   /* Istio (only when enabled: istio true): core Services (their selectors) and EnvoyFilters per
    * watched namespace, and the EnvoyFilters of Istio's root namespace when it is not watched
-   * (root_filters, for Mesh targets). */
-  bool istio;
+   * (root_filters, for Mesh targets). Under --istio=auto it may turn true while the reconciles
+   * run (istio_later: istio_detect.c sets the informers first, then the flag, which every reader
+   * loads before the informers: an atomic, release then acquire). */
+  atomic_bool istio;
+  bool istio_later;
   po_Informer *services[kPo_MaxNamespaces];
   po_Informer *filters[kPo_MaxNamespaces];
   po_Informer *root_filters;

@@ -12,12 +12,16 @@
 #include "po/targets/consul.h"
 #include "po/targets/istio.h"
 
+static const char *root_of(const po_TargetOptions *opts) {
+  return opts && opts->istio_root_namespace && *opts->istio_root_namespace ? opts->istio_root_namespace : "istio-system";
+}
+
 /* Where a PropertyOverride's EnvoyFilter lives, known without its compiled form (one being
  * deleted, or refused, has none to program but may still have a filter of ours to remove). */
 static void locate(po_IstioItem *it, po_TargetKind kind, const char *ns, const po_TargetOptions *opts, po_Arena *ar) {
   po_CompiledOverride c = {.ns = ns, .name = it->name, .target_kind = kind};
   if (opts) c.options = *opts;
-  if (!c.options.istio_root_namespace || !*c.options.istio_root_namespace) c.options.istio_root_namespace = "istio-system";
+  c.options.istio_root_namespace = root_of(opts);
   it->filter_name = po_Istio_FilterName(&c, ar);
   it->filter_ns = po_Arena_Printf(ar, "%s", po_Istio_FilterNamespace(&c));
 }
@@ -45,20 +49,32 @@ static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, po_IstioItem
   return true;
 }
 
+/* The places one of this PropertyOverride's EnvoyFilters can be: its Service target's (its
+ * namespace), its Mesh one's (the root namespace), and the Mesh one's of earlier versions. */
+enum { kPlaces = 3 };
+static bool places_of(const char *ns, const char *name, const char *root, po_Arena *ar, const char *pns[kPlaces],
+                      const char *pname[kPlaces]) {
+  pns[0] = ns, pname[0] = po_Arena_Printf(ar, "propertyoverride-%s", name);
+  pns[1] = root, pname[1] = po_Istio_MeshFilterName(ns, name, ar);
+  pns[2] = root, pname[2] = po_Istio_LegacyMeshFilterName(name, ar);
+  return pname[0] && pname[1] && pname[2];
+}
+
 bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                    const char *programmed_ns, po_Arena *ar, int *writes, char *err, size_t size) {
-  const po_TargetOptions *opts = po_TargetIndex_Options(ix);
-  const char *root = opts->istio_root_namespace && *opts->istio_root_namespace ? opts->istio_root_namespace : "istio-system";
-  const char *places[2] = {ns, root};
-  const char *filter = po_Arena_Printf(ar, "propertyoverride-%s", name);
-  if (!filter) {
+                    const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes, char *err,
+                    size_t size) {
+  po_OwnedKindOps ops = filter_ops(io);
+  const char *pns[kPlaces], *pname[kPlaces];
+  if (!places_of(ns, name, root_of(po_TargetIndex_Options(ix)), ar, pns, pname)) {
     snprintf(err, size, "out of memory");
     return false;
   }
-  po_OwnedKindOps k = filter_ops(io);
-  for (int i = 0; i < 2; i++) {
-    if ((programmed_ns && !strcmp(places[i], programmed_ns)) || (i == 1 && !strcmp(root, ns))) continue;
-    if (!po_Owned_Sweep(io, ix, &k, places[i], filter, uid, writes, err, size)) return false;
+  for (int k = 0; k < kPlaces; k++) {
+    /* the one programmed now stays; a place named twice (the root namespace's own Service
+     * target and an old Mesh name) is looked at once */
+    if (programmed_ns && programmed_name && !strcmp(pns[k], programmed_ns) && !strcmp(pname[k], programmed_name)) continue;
+    if (k == 2 && !strcmp(pns[0], pns[2]) && !strcmp(pname[0], pname[2])) continue;
+    if (!po_Owned_Sweep(io, ix, &ops, pns[k], pname[k], uid, writes, err, size)) return false;
   }
   return true;
 }
@@ -98,6 +114,18 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);
     if (!ok) return false;
+    /* Upgrade from the old Mesh name (one for every namespace's PropertyOverride of a name): ours
+     * of that name goes only now that the new one is as planned, so the patches are never off;
+     * for a moment both are live, which applies the same MERGE twice (the same result). */
+    if (!per_service && it->outcome == kPo_IstioOutcome_Ok) {
+      const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
+      if (!legacy) return false;
+      char err[sizeof it->err];
+      if (!drop_if_ours(io, ix, it->filter_ns, legacy, it->name, it->uid, writes, err, sizeof err)) {
+        it->outcome = kPo_IstioOutcome_Failed;
+        snprintf(it->err, sizeof it->err, "%.500s", err);
+      }
+    }
   }
   return true;
 }

@@ -6,11 +6,13 @@
  * Per PropertyOverride of the target, in the order reconcile.c loaded them:
  *   the generation to program (its current one, or its last valid one from the status record)
  *     -> po_Istio_EnvoyFilter with the Service's spec.selector (Mesh: none, in the root namespace)
- *     -> po_Istio_Plan against the EnvoyFilter of that name in the cache: create (then bind the
+ *     -> po_Istio_Plan against the EnvoyFilter of that name in the cache (po_Istio_FilterName): create (then bind the
  *        created annotation to the uid the create returned), update on the read
  *        resourceVersion, delete ours, or leave a look-alike alone (reported: status and Event);
  *   none to program (being deleted, refused by the tenancy policy, the Service gone or without a
  *   selector) -> ours deleted;
+ *   Mesh, ours as planned -> ours of the name earlier versions used deleted (the upgrade: after
+ *     the new one is written, never before);
  *   an invalid generation without a usable record -> its EnvoyFilter left exactly as it is
  *     (never deleted: an invalid update never removes what was programmed). */
 #ifndef PO_RECONCILE_ISTIO_WRITE_H_
@@ -60,11 +62,14 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
  * mesh's target (a Consul one), or between a Service (its namespace) and the Mesh (the root
  * namespace). Run by the reconcile of its current target, whatever the mesh: the old target's
  * reconcile no longer lists it (a Consul target finds such entries inside itself; an
- * EnvoyFilter is an object of its own). Looks at the two places one can be (the
- * PropertyOverride's namespace, the root namespace), skipping `programmed_ns` (NULL: none), and
- * deletes one that is provably this PropertyOverride's (po_Istio_Plan); look-alikes stay.
- * *writes counts deletions. False when a deletion failed (err says why: retried). */
+ * EnvoyFilter is an object of its own). Looks at the places one can be (the PropertyOverride's
+ * namespace by the Service name; the root namespace by the Mesh name and by the Mesh name of
+ * earlier versions, po_Istio_LegacyMeshFilterName), skipping the one programmed now
+ * (`programmed_ns`/`programmed_name`, NULL: none), and deletes one that is provably this
+ * PropertyOverride's (po_Istio_Plan); look-alikes stay. *writes counts deletions. False when a
+ * deletion failed (err says why: retried). */
 bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                    const char *programmed_ns, po_Arena *ar, int *writes, char *err, size_t size);
+                    const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes, char *err,
+                    size_t size);
 
 #endif

@@ -15,7 +15,85 @@ struct po_OverlapIndex {
   bool skipped;          /* over the budget of pairs */
 };
 
+/* "<name>.<namespace>" of a against that of b, byte by byte as Go compares strings, without
+ * building them. */
+static int dotted_cmp(const po_OverlapIstio *a, const po_OverlapIstio *b) {
+  const char *ap[2] = {a->filter_name, a->filter_ns}, *bp[2] = {b->filter_name, b->filter_ns};
+  int ai = 0, bi = 0;
+  const char *x = ap[0], *y = bp[0];
+  for (;;) {
+    /* the next byte of each: the part's, the '.' between the parts, or the end (-1) */
+    int cx = *x ? (unsigned char)*x : ai == 0 ? '.' : -1;
+    int cy = *y ? (unsigned char)*y : bi == 0 ? '.' : -1;
+    if (cx != cy) return cx < cy ? -1 : 1;
+    if (cx < 0) return 0;
+    if (*x) x++;
+    else x = ap[++ai];
+    if (*y) y++;
+    else y = bp[++bi];
+  }
+}
+
+typedef enum {
+  kIstioKnown,        /* the order is Istio's */
+  kIstioNoVersion,    /* root against workload namespace at different priorities, release unknown */
+  kIstioNoTime,       /* a tie that Istio breaks by creation time, and a time is not known */
+} IstioCertainty;
+
+/* Istio's order of two peers (overlap.h, po_OverlapIstio), and how sure it is; `why` (may be
+ * NULL) says by what, for the message of b ("this one") about a (the other). */
+static int istio_order(const po_OverlapPeer *a, const po_OverlapPeer *b, IstioCertainty *sure, char *why, size_t size) {
+  const po_OverlapIstio *ia = a->istio, *ib = b->istio;
+  int minor = ia->minor ? ia->minor : ib->minor;
+  *sure = kIstioKnown;
+  if (ia->root != ib->root) {
+    int root_first = ia->root ? -1 : 1;
+    if (minor && minor < kPo_IstioMinorPriorityAcrossNamespaces) {
+      if (why) snprintf(why, size, "Istio 1.%d applies the root namespace's EnvoyFilters before a workload namespace's, whatever "
+               "their priorities", minor);
+      return root_first;
+    }
+    if (a->priority == b->priority) {
+      if (why) snprintf(why, size, "same priority %ld, and Istio applies the root namespace's EnvoyFilter first", (long)a->priority);
+      return root_first;
+    }
+    if (!minor) *sure = kIstioNoVersion;
+  }
+  if (a->priority != b->priority) {
+    int c = a->priority < b->priority ? -1 : 1;
+    if (*sure == kIstioNoVersion) {
+      if (why) snprintf(why, size, "Istio 1.%d and later apply the lower priority first (%ld and %ld), earlier releases the root "
+               "namespace's EnvoyFilter first; say which Istio with --istio-version",
+               (int)kPo_IstioMinorPriorityAcrossNamespaces, (long)a->priority, (long)b->priority);
+    } else {
+      if (why) snprintf(why, size, "priority %ld %s this one's %ld", (long)a->priority, c > 0 ? ">" : "<", (long)b->priority);
+    }
+    return c;
+  }
+  if (!ia->created || !ib->created || !*ia->created || !*ib->created) {
+    *sure = kIstioNoTime;
+    if (why) snprintf(why, size, "same priority %ld: Istio applies them in the order their EnvoyFilters were created, and %s's "
+             "creation time is not known yet", (long)a->priority,
+             !ia->created || !*ia->created ? ia->filter_name : ib->filter_name);
+    return dotted_cmp(ia, ib);
+  }
+  /* RFC 3339 in UTC with whole seconds, as the API server writes them: the text orders as time */
+  int t = strcmp(ia->created, ib->created);
+  if (t) {
+    if (why) snprintf(why, size, "same priority %ld; Istio applies the older EnvoyFilter first: created %s, this one's %s",
+             (long)a->priority, ia->created, ib->created);
+    return t < 0 ? -1 : 1;
+  }
+  if (why) snprintf(why, size, "same priority %ld and creation second; Istio then orders by EnvoyFilter <name>.<namespace>",
+           (long)a->priority);
+  return dotted_cmp(ia, ib);
+}
+
 int po_Overlap_Order(const po_OverlapPeer *a, const po_OverlapPeer *b) {
+  if (a->istio && b->istio) {
+    IstioCertainty sure;
+    return istio_order(a, b, &sure, NULL, 0);
+  }
   if (a->tier != b->tier) return a->tier < b->tier ? -1 : 1;
   if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
   int c = strcmp(a->name, b->name);
@@ -92,8 +170,16 @@ static const char *verb(const po_Override *o, size_t patch) {
 /* "the other is applied after this one (why), so it wins where both match" */
 static void order_clause(const po_OverlapPeer *x, const po_OverlapPeer *y, const char *other, char *out, size_t size) {
   bool after = po_Overlap_Order(y, x) > 0;
-  char why[160];
-  if (x->tier != y->tier) {
+  char why[480];
+  if (x->istio && y->istio) {
+    IstioCertainty sure;
+    after = istio_order(y, x, &sure, why, sizeof why) > 0;
+    if (sure != kIstioKnown) {
+      snprintf(out, size, "the order of %s and this one is Istio's (%s), so which one wins where both match is not known",
+               other, why);
+      return;
+    }
+  } else if (x->tier != y->tier) {
     snprintf(why, sizeof why, "Consul applies ProxyDefaults extensions before ServiceDefaults ones");
   } else if (x->priority != y->priority) {
     snprintf(why, sizeof why, "priority %ld %s this one's %ld", (long)y->priority, after ? ">" : "<", (long)x->priority);
@@ -109,7 +195,7 @@ static void describe(const po_Conflict *c, const po_OverlapPeer *px, const po_Ov
   const po_Override *x = px->override, *y = py->override;
   const char *xp = po_Override_Arguments(x)->patches[c->a_patch].path;
   const char *yp = po_Override_Arguments(y)->patches[c->b_patch].path;
-  char other[600], order[1600];
+  char other[600], order[2048];
   /* Across targets, the other's target too: its namespace may not be this one's. */
   if (px->tier != py->tier) snprintf(other, sizeof other, "%s/%s (%s)", py->ns, py->name, py->where);
   else snprintf(other, sizeof other, "%s/%s", py->ns, py->name);

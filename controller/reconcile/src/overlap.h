@@ -17,6 +17,21 @@ typedef enum {
   kPo_OverlapTierServiceDefaults = 1,
 } po_OverlapTier;
 
+/* What Istio orders a peer's patch set by, besides its priority (istio/istio
+ * pilot/pkg/model/push_context.go, EnvoyFilters of a proxy): from Istio 1.22 (istio/istio#49681)
+ * by priority, lower first; at equal priority the root namespace's EnvoyFilter first; then the
+ * one created first (creationTimestamp, whole seconds); then by "<name>.<namespace>". Before
+ * 1.22 every root namespace EnvoyFilter came before every workload namespace one, whatever
+ * their priorities, and within each the same order as above. */
+typedef struct {
+  const char *filter_ns, *filter_name; /* its EnvoyFilter */
+  const char *created; /* its metadata.creationTimestamp as the cache has it; NULL: not known
+                        * (not created yet, or not seen yet): the order at a tie is not known */
+  bool root;           /* it is in Istio's root namespace */
+  int minor;           /* the Istio release 1.N (--istio-version); 0: unknown */
+} po_OverlapIstio;
+enum { kPo_IstioMinorPriorityAcrossNamespaces = 22 };
+
 typedef struct {
   const char *ns, *name;       /* the PropertyOverride */
   const po_Override *override; /* the compiled IR; NULL: takes no part (invalid, refused or being deleted) */
@@ -25,11 +40,15 @@ typedef struct {
   const char *target;          /* its target's key: two peers of one tier meet only within one target */
   const char *where;           /* its target for messages ("ProxyDefaults default/global") */
   bool own;                    /* its status is written by this reconcile: only its overlaps are looked for */
+  const po_OverlapIstio *istio;/* an Istio target's peer: Istio's order, not Consul's; else NULL */
 } po_OverlapPeer;
 
-/* The apply order of two peers: tier (ProxyDefaults first), then priority (lower first), then
- * name, then namespace; < 0 when a is applied before b. Total, so "who wins" never depends on
- * the order the peers were listed in. */
+/* The apply order of two peers; < 0 when a is applied before b. Consul's: tier (ProxyDefaults
+ * first), then priority (lower first), then name, then namespace. Two Istio peers: Istio's
+ * (po_OverlapIstio), where what it cannot know (the Istio release, a creation time not seen
+ * yet) falls back to priority, then the EnvoyFilters' names, and the message says the order is
+ * not known rather than naming a winner. Total, so "who wins" never depends on the order the
+ * peers were listed in. */
 int po_Overlap_Order(const po_OverlapPeer *a, const po_OverlapPeer *b);
 
 /* The overlaps of a reconcile's peers, prepared once: each patch's effect (its op and value as
@@ -70,5 +89,11 @@ typedef struct {
 bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
                         po_CrossPeers *out);
 void po_CrossPeers_Release(po_CrossPeers *c);
+
+/* The Istio part of the peer ns/name of an Istio target of `kind`: where its EnvoyFilter is
+ * (po_Istio_FilterName) and, read through io->get_filter, when it was created. In `ar`; NULL
+ * when out of memory. */
+po_OverlapIstio *po_OverlapIstio_Of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *ns,
+                                    const char *name, po_Arena *ar);
 
 #endif

@@ -816,6 +816,17 @@ static void owned_outcome(Run *run, bool foreign, bool failed, bool conflict, co
   fail(run, conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), err);
 }
 
+/* Whether the reconcile of the target a PropertyOverride points at now looks at where its mesh
+ * object of this target is, and removes it after its own write succeeded (sweep): every Istio and
+ * Gateway target's does (the PropertyOverride's namespace, Istio's root namespace), and a Consul
+ * target's of the PropertyOverride's own namespace. */
+static bool swept_there(const Item *it) {
+  po_Mesh mesh = po_TargetKind_Mesh(it->ce->c.target_kind);
+  const char *tns = it->ce->c.target_ns;
+  return mesh == kPo_Mesh_Istio || mesh == kPo_Mesh_EnvoyGateway ||
+         (mesh == kPo_Mesh_Consul && (!tns || !*tns || !strcmp(tns, it->ns)));
+}
+
 /* The Istio target: each PropertyOverride's EnvoyFilter (istio_write.h) from the generation the
  * plan chose; the outcome per item is what its status says. */
 static bool write_istio(Run *run) {
@@ -823,10 +834,10 @@ static bool write_istio(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     /* valid where it points now: that target's reconcile owns its EnvoyFilter when it is the
-     * same one (Service to Service: one name, one namespace); else ours here goes */
-    po_TargetKind now = it->ce->c.target_kind;
-    bool valid_elsewhere = it->held && it->ce->c.accepted && po_TargetKind_Mesh(now) == kPo_Mesh_Istio &&
-                           (now == kPo_TargetService) == (run->kind == kPo_TargetService);
+     * same one (Service to Service: one name, one namespace), and removes ours here only after
+     * its own write succeeded (sweep) when it looks here (swept_there). So the patches stay live
+     * here until they are live there. Else ours here goes now. */
+    bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there(it);
     run->istio[i] = (po_IstioItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                                    /* invalid, nothing valid recorded for here: left as it is */
                                    .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
@@ -850,9 +861,10 @@ static bool write_eg(Run *run) {
   if (!(run->eg = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *run->eg))) return oom(run, "the EnvoyPatchPolicies");
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
-    /* valid at another Gateway now: that one's reconcile rewrites the same policy (one name per
-     * PropertyOverride, in its namespace); at another mesh: ours here goes (swept there too) */
-    bool valid_elsewhere = it->held && it->ce->c.accepted && it->ce->c.target_kind == kPo_TargetGateway;
+    /* valid where it points now: another Gateway's reconcile rewrites the same policy (one name
+     * per PropertyOverride, in its namespace); an Istio or Consul target's removes it after its
+     * own write succeeded (swept_there). Else ours here goes now. */
+    bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there(it);
     run->eg[i] = (po_EGItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                              .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
                              .skip = valid_elsewhere};
@@ -878,10 +890,11 @@ static bool sweep(Run *run) {
     /* held here: this target's write decides; invalid with its last valid generation live
      * elsewhere: kept there */
     if (it->held || (*it->held_key && !it->ce->c.accepted)) continue;
-    const char *at = run->istio && run->istio[i].outcome != kPo_IstioOutcome_Disabled ? run->istio[i].filter_ns : NULL;
+    bool mine = run->istio && run->istio[i].outcome != kPo_IstioOutcome_Disabled;
+    const char *at = mine ? run->istio[i].filter_ns : NULL, *at_name = mine ? run->istio[i].filter_name : NULL;
     int writes = 0;
     char err[512];
-    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, run->ar, &writes, err, sizeof err)) {
+    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, at_name, run->ar, &writes, err, sizeof err)) {
       run->target_conflict = true; /* no status this time: the retry writes it */
       fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
     } else if (!run->eg && !po_EG_Sweep(run->io, run->ix, run->ns, it->name, it->uid, run->ar, &writes, err, sizeof err)) {
@@ -982,7 +995,14 @@ static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition 
   const po_IstioItem *x = &run->istio[i];
   const char *ef = po_Arena_Printf(run->ar, "EnvoyFilter %s/%s", x->filter_ns, x->filter_name);
   switch (x->outcome) {
-    case kPo_IstioOutcome_Disabled: return mesh_not_enabled(run, "Istio", "istio", "EnvoyFilter", p);
+    case kPo_IstioOutcome_Disabled:
+      p->reason = "MeshNotEnabled";
+      snprintf(p->message, sizeof p->message,
+               "Istio is not enabled in this controller: --istio=off, or --istio=auto and the API server does not "
+               "serve EnvoyFilters (checked again every --istio-recheck-interval, 60 s by default: once the "
+               "EnvoyFilter CRD is installed this is programmed, no restart needed); nothing is written to %s",
+               run->where);
+      return true;
     case kPo_IstioOutcome_NoService: return target_gone(run, ef, "Service", p);
     case kPo_IstioOutcome_NoSelector:
       p->reason = "TargetError";
@@ -1369,6 +1389,13 @@ static void status(Run *run) {
     peers[i] = (po_OverlapPeer){.ns = it->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
                                 .tier = tier, .priority = e ? it->entry_priority : it->ce->c.priority,
                                 .target = run->key, .where = run->where, .own = !it->held};
+    /* Istio's order needs where its EnvoyFilter is and when it was created */
+    if (target_ops(run) == &kTargetOps[kPo_Mesh_Istio] && peers[i].override &&
+        !(peers[i].istio = po_OverlapIstio_Of(run->io, run->ix, run->kind, run->ns, it->name, run->ar))) {
+      po_CrossPeers_Release(&cross);
+      oom(run, "the EnvoyFilters of the overlaps");
+      return;
+    }
   }
   po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + cross.n, run->ar);
   if (!overlaps) {

@@ -9,7 +9,8 @@
  *   validated: a failure sets the policy's Programmed=False, reason Invalid;
  * - names (the default xDS name scheme): a listener and its HTTP route configuration are named
  *   "<gateway namespace>/<gateway>/<listener>"; Gateway listeners on one port share one xDS
- *   listener, the first one's, and plain HTTP listeners on one port share its route
+ *   listener, the first one's (the first HTTP or HTTPS one's when there is one: the translator
+ *   builds those before the TLS and TCP ones), and plain HTTP listeners on one port share its route
  *   configuration (found through the listener's default filter chain), where each HTTPS
  *   listener keeps its own; a route rule's cluster is "httproute/<ns>/<route>/rule/<i>", and its
  *   ClusterLoadAssignment has the cluster's name. */
@@ -182,14 +183,23 @@ static bool listener_names(const json_object *gw, bool route, po_Arena *a, Names
     int64_t port = json_object_get_int64(po_Json_Get(l, "port"));
     bool udp = proto && !strcmp(proto, "UDP");
     /* the first earlier listener sharing what EG shares: the socket (port and TCP/UDP) for an
-     * xDS listener; the port among plain HTTP listeners for a route configuration */
-    size_t first = i;
-    for (size_t k = 0; k < i && first == i; k++) {
+     * xDS listener; the port among plain HTTP listeners for a route configuration. EG builds the
+     * xDS listeners of HTTP and HTTPS listeners before those of TLS and TCP ones, so a socket
+     * with any of the former is named by the first of them, wherever TLS/TCP ones are listed. */
+    size_t first = i, first_web = n;
+    for (size_t k = 0; k < n && first_web == n && (k < i || !route); k++) {
       json_object *e = at(ls, k);
       const char *ep = str(e, "protocol");
       if (json_object_get_int64(po_Json_Get(e, "port")) != port) continue;
-      if (route ? is_http(proto) && is_http(ep) : udp == (ep && !strcmp(ep, "UDP"))) first = k;
+      bool web = is_http(ep) || is_https(ep);
+      if (route) {
+        if (is_http(proto) && is_http(ep) && first == i) first = k;
+      } else if (udp == (ep && !strcmp(ep, "UDP"))) {
+        if (k < i && first == i) first = k;
+        if (web) first_web = k;
+      }
     }
+    if (!route && first_web < n) first = first_web;
     if (route && !is_http(proto) && !is_https(proto)) continue; /* TCP, TLS, UDP: no HTTP routes */
     const char *lname = str(at(ls, first), "name");
     if (!lname) continue;

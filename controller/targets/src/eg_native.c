@@ -13,6 +13,8 @@
 #include "po/base/json.h"
 #include "po/targets/eg.h"
 
+#include "native_error.h"
+
 enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
 
 static const char kTypePrefix[] = "type.googleapis.com/";
@@ -42,6 +44,21 @@ static bool index_segment(const char *s, size_t n) {
     if (s[k] < '0' || s[k] > '9') return false;
   }
   return true;
+}
+
+/* A pointer into nest()'s document, as a pointer into the resource: its first segments are the
+ * path's (where nest() wrote every list index as 0), so those are taken from `path`; what lies
+ * below the path is the pointer's own. */
+static const char *in_resource(const char *path, const char *pointer, po_Arena *a) {
+  const char *p = path, *q = pointer;
+  while (*p == '/' && *q == '/') { /* one segment of each */
+    p = strchr(p + 1, '/');
+    q = strchr(q + 1, '/');
+    if (!p) p = path + strlen(path);
+    if (!q) q = pointer + strlen(pointer);
+  }
+  /* q past the path: the path, then the rest of the pointer; else the pointer ended inside it */
+  return *p ? po_Arena_Strndup(a, path, (size_t)(p - path)) : po_Arena_Printf(a, "%s%s", path, q);
 }
 
 /* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped); a new reference, or NULL
@@ -92,6 +109,43 @@ static bool any_without_type(const char *msg) {
   return msg && (strstr(msg, "@type") || strstr(msg, "google.protobuf.Any"));
 }
 
+/* Envoy's rules on the value decoded at its path (po_Message_CheckRules): add and replace put it
+ * in place of what the path names, whole (RFC 6902: an add onto an existing member replaces it),
+ * so every rule of the field at the path and of all the value holds applies. The messages the
+ * path runs through are the generated resource's (or created by EnsurePathExistsOnAdd): not
+ * judged, nor the count of a list the path indexes. */
+static bool check_rules(const po_Message *pm, const char *path, int idx, const char *where, po_Arena *a,
+                        po_Diagnostics *d) {
+  size_t depth = 0;
+  for (const char *p = path; *p; p++) depth += *p == '/';
+  /* the last step names the field the value is (judged even at its default: "" is a value
+   * here), unless it is a list index; "~1" and "~0" unescaped */
+  const char *last = strrchr(path, '/');
+  char *field = NULL;
+  if (last && !index_segment(last + 1, strlen(last + 1))) {
+    size_t n = strlen(last + 1), k = 0;
+    if (!(field = po_Arena_Malloc(a, n + 1))) return false;
+    for (const char *p = last + 1; *p; p++) {
+      if (*p == '~' && (p[1] == '0' || p[1] == '1')) field[k++] = *++p == '0' ? '~' : '/';
+      else field[k++] = *p;
+    }
+  }
+  po_Diagnostics *found = po_Diagnostics_New(a);
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!found || !po_Message_CheckRules(pm, depth, field, kPo_ValueScope_Whole, idx, found, &st)) {
+    return found && st.code != kPo_ErrNoMemory; /* kPo_ErrLimit: nest() has refused such paths */
+  }
+  for (size_t k = 0; k < po_Diagnostics_Count(found); k++) {
+    const po_Diagnostic *f = po_Diagnostics_At(found, k);
+    const char *text = *path ? po_Arena_Printf(a, "%s.operation.value%s (at %s%s): %s", where, f->path, path, f->path,
+                                               f->message)
+                             : po_Arena_Printf(a, "%s.operation.value%s: %s", where, f->path, f->message);
+    if (!add(d, f->severity, idx, text)) return false;
+  }
+  return true;
+}
+
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
   if (!where) return false;
@@ -135,7 +189,8 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   }
   bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
   bool wants_from = !strcmp(op, "move") || !strcmp(op, "copy");
-  if (wants_value && (!has_value || !value)) {
+  /* JSON null is a value (json-c's NULL): protojson reads it as the field unset, nothing to decode */
+  if (wants_value && !has_value) {
     return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s.operation.value: required with op %s", where, op));
   }
   if (wants_from && (!from || *from != '/')) {
@@ -169,13 +224,16 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                kMaxSegments));
   }
   if (!doc) return false;
-  const char *text = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PLAIN);
-  const char *copy = text ? po_Arena_Printf(a, "%s", text) : NULL;
-  json_object_put(doc);
-  if (!copy) return false;
   po_Status st;
   po_Status_Clear(&st);
-  if (po_Message_ParseJson(msg, copy, strlen(copy), a, &st)) return true;
+  /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
+   * missing (its printbuf appends go unchecked), which would decode as some other error */
+  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
+  json_object_put(doc);
+  const char *copy = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+  if (!copy) return false;
+  po_Message *pm = po_Message_ParseJson(msg, copy, strlen(copy), a, &st);
+  if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_ErrNoMemory) return false;
   if (*path && any_without_type(st.message)) {
     return add(d, kPo_Severity_Warning, idx,
@@ -183,10 +241,13 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                   "(a typed_config), whose message only the generated resource names (%s)",
                                where, path, st.message));
   }
+  /* named by the field, not by a line of the indented text the decoder read */
+  const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
+  at = at ? in_resource(path, at, a) : NULL;
   return add(d, kPo_Severity_Error, idx,
              po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
                                 "wrappers are bare, Durations strings such as \"5s\"): %s",
-                             where, *path ? path : "(the whole resource)", msg, st.message));
+                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
 }
 
 bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {

@@ -6,6 +6,7 @@
 #include "po/targets/istio.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,17 +109,104 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   return NULL;
 }
 
+static json_object *config_patch(const po_CompiledOverride *c, size_t i, const po_ServiceName *service, po_Arena *a);
+
+/* etcd's default limit on a stored object (--max-request-bytes): an EnvoyFilter larger than
+ * this can never be created. */
+enum { kMaxStoredBytes = 1572864 };
+
+/* Whether the EnvoyFilter's configPatches alone would exceed kMaxStoredBytes. A lower bound, so
+ * nothing storable is refused: each patch's configPatch without a service, serialized once,
+ * times the configPatches it becomes (one per service, each longer by its match). Linear in the
+ * patches' size, where building the filter is not (a patch per service: 100 x 64 of them). *why
+ * gets the sentence, NULL when it fits; false only when out of memory. */
+static bool too_large(const po_CompiledOverride *c, po_Arena *a, const char **why) {
+  *why = NULL;
+  size_t total = 0, count = 0;
+  for (size_t i = 0; i < c->args->patch_count; i++) {
+    json_object *cp = config_patch(c, i, NULL, a);
+    const char *text = cp ? json_object_to_json_string_ext(cp, JSON_C_TO_STRING_PLAIN) : NULL;
+    bool ok = text != NULL; /* text is cp's: measured before cp goes */
+    size_t len = ok ? strlen(text) : 0, n = c->args->patches[i].resource_filter.service_count;
+    json_object_put(cp);
+    if (!ok) return false;
+    n = n ? n : 1;
+    count += n;
+    total += len * n;
+  }
+  if (total <= kMaxStoredBytes) return true;
+  *why = po_Arena_Printf(a, "the EnvoyFilter would have %zu configPatches of at least %zu bytes in all (one per patch "
+                            "and service), and Kubernetes stores objects of at most %d bytes (etcd's default): split the "
+                            "patches among PropertyOverrides, or give fewer services", count, total, kMaxStoredBytes);
+  return *why != NULL;
+}
+
+/* Istio applies an EnvoyFilter of its root namespace to every namespace's workloads its
+ * workloadSelector matches (istio/api, EnvoyFilter.workloadSelector): with a Service's selector
+ * there it would patch the look-alike pods of every namespace, not the Service's. */
+static bool check_root_namespace(po_CompiledOverride *c, po_Arena *a) {
+  const char *root = c->options.istio_root_namespace && *c->options.istio_root_namespace
+                         ? c->options.istio_root_namespace : "istio-system";
+  if (c->target_kind != kPo_TargetService || !c->ns || strcmp(c->ns, root) != 0) return true;
+  const char *text = po_Arena_Printf(a,
+                                     "not expressible in an Istio EnvoyFilter: a Service target in Istio's root namespace "
+                                     "'%s': an EnvoyFilter there applies to the pods of every namespace its "
+                                     "workloadSelector matches, not only to Service '%s'; use a Mesh target for every "
+                                     "namespace", root, c->target_name ? c->target_name : "");
+  return text && po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, -1, NULL, text) != NULL;
+}
+
 bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
   if (!c->override || !c->args) return true;
+  if (!check_root_namespace(c, a)) return false;
+  bool refused = false;
   for (size_t i = 0; i < c->args->patch_count; i++) {
     const char *why = reason(c, i, a);
     if (why == kOom || (why && !refuse(c, a, i, why))) return false;
+    refused |= why != NULL;
+  }
+  if (refused) return true; /* a refused patch has no configPatch to measure */
+  const char *big;
+  if (!too_large(c, a, &big)) return false;
+  if (big) {
+    const char *text = po_Arena_Printf(a, "not expressible in an Istio EnvoyFilter: %s", big);
+    if (!text || !po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, -1, NULL, text)) return false;
   }
   return true;
 }
 
 const char *po_Istio_FilterName(const po_CompiledOverride *c, po_Arena *a) {
+  if (c->target_kind == kPo_TargetIstioMesh) return po_Istio_MeshFilterName(c->ns, c->name, a);
   return po_Arena_Printf(a, "propertyoverride-%s", c->name);
+}
+
+const char *po_Istio_LegacyMeshFilterName(const char *name, po_Arena *a) {
+  return po_Arena_Printf(a, "propertyoverride-%s", name);
+}
+
+/* FNV-1a 64: stable across processes and versions (the name is what finds the object again),
+ * unlike the keyed hash of the reconcile's caches. */
+static uint64_t fnv1a(const char *s, uint64_t h) {
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+const char *po_Istio_MeshFilterName(const char *ns, const char *name, po_Arena *a) {
+  /* A namespace is a DNS-1123 label (no dot), so the first dot after the prefix separates it
+   * from the name: (ns, name) -> one name, and none of them starts like a Service target's
+   * (`propertyoverride-`) or the old Mesh name. Both parts are valid subdomain parts already. */
+  const char *full = po_Arena_Printf(a, "propertyoverride.%s.%s", ns ? ns : "", name ? name : "");
+  if (!full || strlen(full) <= kPo_IstioMaxName) return full;
+  /* Too long: a readable prefix, then the hash of the whole (17 characters: "-" and 16 hex). A
+   * prefix cut after a '.' or '-' would put it next to the '-' (".-" is no valid subdomain). */
+  char *out = po_Arena_Malloc(a, kPo_IstioMaxName + 1);
+  if (!out) return NULL;
+  size_t keep = kPo_IstioMaxName - 17;
+  memcpy(out, full, keep);
+  while (keep > 0 && (out[keep - 1] == '.' || out[keep - 1] == '-')) keep--;
+  uint64_t h = fnv1a(name ? name : "", fnv1a("/", fnv1a(ns ? ns : "", 0xcbf29ce484222325ull)));
+  snprintf(out + keep, kPo_IstioMaxName + 1 - keep, "-%016llx", (unsigned long long)h);
+  return out;
 }
 
 const char *po_Istio_FilterNamespace(const po_CompiledOverride *c) {

@@ -6,6 +6,8 @@
 #include "po/base/json.h"
 #include "po/targets/istio.h"
 
+#include "native_error.h"
+
 enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
 
 /* The Envoy message an applyTo's patch value is, or NULL (BOOTSTRAP: outside our schema). */
@@ -54,6 +56,30 @@ static const char *find(const json_object *v, bool list, const char *at, po_Aren
   }
 }
 
+/* Envoy's rules on a patch value (po_Message_CheckRules): MERGE merges it into the generated
+ * object, so only what it sets is judged; ADD, INSERT_* and REPLACE put it in whole, so every
+ * rule applies (a required field it lacks too). Other operations carry no value Istio uses. */
+static bool check_rules(const po_Message *pm, const char *op, int i, const char *where, po_Arena *a,
+                        po_Diagnostics *d) {
+  po_ValueScope scope;
+  if (!op) return true;
+  if (!strcmp(op, "MERGE")) scope = kPo_ValueScope_Merge;
+  else if (!strcmp(op, "MERGE_AND_REPLACE_LIST")) scope = kPo_ValueScope_MergeReplaceLists;
+  else if (!strcmp(op, "ADD") || !strcmp(op, "REPLACE") || !strncmp(op, "INSERT_", 7)) scope = kPo_ValueScope_Whole;
+  else return true;
+  po_Diagnostics *found = po_Diagnostics_New(a);
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!found || !po_Message_CheckRules(pm, 0, NULL, scope, i, found, &st)) return false;
+  for (size_t k = 0; k < po_Diagnostics_Count(found); k++) {
+    const po_Diagnostic *f = po_Diagnostics_At(found, k);
+    if (!add(d, f->severity, i, where, po_Arena_Printf(a, "%s.patch.value%s: %s", where, f->path, f->message))) {
+      return false;
+    }
+  }
+  return true;
+}
+
 bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostics *d) {
   json_object *cps = po_Json_Get(po_Json_Get(ef, "spec"), "configPatches");
   if (!json_object_is_type(cps, json_type_array)) return true;
@@ -76,16 +102,26 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     }
     const char *msg = message_of(apply_to);
     if (!value || !msg) continue;
-    const char *text = json_object_to_json_string_ext(value, JSON_C_TO_STRING_PLAIN);
     po_Status st;
     po_Status_Clear(&st);
-    if (!po_Message_ParseJson(msg, text, strlen(text), a, &st)) {
+    /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
+     * missing (its printbuf appends go unchecked), which would decode as some other error */
+    po_Value *pv = po_Value_FromJsonC(value, a, &st);
+    const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
+    if (!text) return false;
+    po_Message *pm = po_Message_ParseJson(msg, text, strlen(text), a, &st);
+    if (!pm) {
       if (st.code == kPo_ErrNoMemory) return false;
+      /* named by the field, not by a line of the indented text the decoder read */
+      const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
       if (!add(d, kPo_Severity_Error, (int)i, where,
-               po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
-                               st.message))) return false;
+               at ? po_Arena_Printf(a, "%s.patch.value%s: not a valid %s for applyTo %s: %s", where, at, msg,
+                                    apply_to, what)
+                  : po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
+                                    st.message))) return false;
       continue;
     }
+    if (!check_rules(pm, op, (int)i, where, a, d)) return false;
     if (op && !strcmp(op, "MERGE")) {
       const char *z = find(value, false, "", a, 0), *l = find(value, true, "", a, 0);
       if (z && !add(d, kPo_Severity_Warning, (int)i, where,

@@ -7,6 +7,8 @@
 #include "po/base/json.h"
 #include "po/targets/consul.h"
 #include "po/targets/consul_check.h"
+#include "po/targets/eg.h"
+#include "po/targets/istio.h"
 #include "po/targets/override.h"
 #include "review.h"
 
@@ -69,6 +71,55 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
   return po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
 }
 
+/* What the controller writes itself carries this label (po_Istio_EnvoyFilter, po_EG_EnvoyPatchPolicy):
+ * it came from a PropertyOverride this webhook already accepted, and the controller must never be
+ * blocked by its own webhook. The configuration leaves these writes out (matchConditions on the
+ * label and on the controller's username); this is the same rule for a configuration without them.
+ * A hand-made object with the label opts out of the check, as a webhook left disabled would. */
+static bool generated_by_us(json_object *obj) {
+  const char *m = po_Json_String(po_Json_Get(po_Json_Get(obj, "metadata"), "labels"), "app.kubernetes.io/managed-by");
+  return m && !strcmp(m, "propertyoverride");
+}
+
+/* po_TextBuf_Puts for a string that may be NULL (an arena printf out of memory). */
+static void put(po_TextBuf *t, const char *s) {
+  if (s) po_TextBuf_Puts(t, s);
+  else t->oom = true;
+}
+
+/* EnvoyFilter / EnvoyPatchPolicy written by hand: the checks `validate -f` runs (istio.h, eg.h).
+ * Their messages already say where (spec.configPatches[i] / spec.jsonPatches[i] and the path) and
+ * what is valid. Errors deny, the first ones whole within kMaxDenialBytes and then a count;
+ * warnings go to the response's warnings. */
+static const char *check_native(json_object *obj, const char *req_ns, const char *kind, bool istio, po_Arena *a,
+                                json_object *warnings) {
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  if (!d || !(istio ? po_Istio_CheckEnvoyFilter(obj, a, d) : po_EG_CheckEnvoyPatchPolicy(obj, a, d)))
+    return "out of memory validating the object";
+  size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
+  const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  /* kubectl create of a generateName object: no name yet */
+  if (!*name && *po_Json_Meta(obj, "generateName")) name = po_Arena_Printf(a, "%s*", po_Json_Meta(obj, "generateName"));
+  po_TextBuf t = {.a = a};
+  put(&t, po_Arena_Printf(a, "%s %s%s%s is invalid (%zu error%s):", kind, ns, *ns ? "/" : "",
+                          name ? name : "", errors, errors == 1 ? "" : "s"));
+  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(d, i);
+    if (x->severity == kPo_Severity_Warning) {
+      add_warning(warnings, x->message);
+    } else if (shown == 0 || t.len + strlen(x->message) < kMaxDenialBytes) {
+      po_TextBuf_Puts(&t, "\n");
+      po_TextBuf_Puts(&t, x->message);
+      shown++;
+    }
+  }
+  if (errors == 0) return NULL;
+  if (shown < errors) {
+    put(&t, po_Arena_Printf(a, "\n(%zu more error%s not shown)", errors - shown, errors - shown == 1 ? "" : "s"));
+  }
+  return t.oom || !t.buf ? "out of memory validating the object" : t.buf;
+}
+
 json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a, int *http_status,
                                  char *error, size_t size) {
   return po_Admission_ReviewWith(body, len, tenancy, NULL, a, http_status, error, size);
@@ -100,6 +151,11 @@ json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tena
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       denial = check_consul(obj, k, a, warnings);
+    } else if (group && !strcmp(group, "networking.istio.io") && !strcmp(k, "EnvoyFilter") && !generated_by_us(obj)) {
+      denial = check_native(obj, po_Json_String(req, "namespace"), k, true, a, warnings);
+    } else if (group && !strcmp(group, "gateway.envoyproxy.io") && !strcmp(k, "EnvoyPatchPolicy") &&
+               !generated_by_us(obj)) {
+      denial = check_native(obj, po_Json_String(req, "namespace"), k, false, a, warnings);
     }
   }
   json_object_object_add(resp, "allowed", json_object_new_boolean(!denial));

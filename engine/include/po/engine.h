@@ -100,6 +100,11 @@ po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Statu
 /* The value as indented JSON: two spaces a level, object keys sorted by byte order, floats at
  * their shortest round-trip form; NUL-terminated, in the arena; NULL when out of memory. */
 char *po_Value_ToPrettyJson(const po_Value *v, po_Arena *a);
+/* The RFC 6901 pointer ("" for the root, "/a/0/b" below it) of the value that starts on `line`
+ * (1-based) of po_Value_ToPrettyJson(v)'s text, or of the container a closing line ends: what
+ * an error position in that text ("@3:17", from a decoder reading it) is about. NULL when the
+ * line is outside the text or out of memory. */
+const char *po_Value_PrettyJsonPointerAt(const po_Value *v, int line, po_Arena *a);
 /* YAML stream -> one value per document, read as kubectl reads manifests: cut into documents at
  * lines beginning with "---" (only a comment may follow; else an error), each piece's first
  * document only, a piece without one a null value (kubectl converts YAML to
@@ -594,6 +599,37 @@ const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio", "envoy-gateway" */
  * call fail. Parents that existed are not re-checked (result_rules.c says why). */
 bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                               po_Diagnostics *rule_errors, po_Status *status);
+
+/* How much of its message a native patch value (an EnvoyFilter's patch.value, an
+ * EnvoyPatchPolicy's operation.value) is: what Envoy's rules judge in it (value_rules.c). */
+typedef enum {
+  /* the whole message (Istio ADD, INSERT_*, REPLACE; JSON Patch add and replace, which put the
+   * value in place of the member, RFC 6902): every rule, absent fields included (message.required,
+   * min_items, a proto3 scalar at its default unless ignore_empty) */
+  kPo_ValueScope_Whole = 0,
+  /* merged into a generated message (Istio MERGE): only the fields the value sets; a list it sets
+   * is appended (max_items and item rules, no min_items); list message items and map values whole */
+  kPo_ValueScope_Merge,
+  /* Istio MERGE_AND_REPLACE_LIST: as Merge, but a list the value sets replaces (min_items too) */
+  kPo_ValueScope_MergeReplaceLists,
+} po_ValueScope;
+
+/* Envoy's protoc-gen-validate rules (pgv.c's: the same rules and texts as a PropertyOverride
+ * patch's findings) on a native value decoded into `m`, judged by `scope`. The value sits
+ * `value_depth` steps (fields, list items, map entries) below m's root when m only nests it along
+ * a path (an EnvoyPatchPolicy's /a/b/0 decoded as {"a": {"b": [value]}}: 3; 0 when m is the
+ * value): the scaffold above is not judged (a list holding the value has other items: its count is
+ * not judged). At that depth the value is the field named `value_field` (proto or JSON name,
+ * judged even at its default: `""` against min_len) or, when NULL (the path ends in a list index
+ * or a map key), what m holds there. Each violation is added to `out` as an error of kind
+ * kPo_DiagKind_EnvoyRule with `patch_index`, its path the RFC 6901 pointer (proto field names)
+ * from the value ("" for the value itself), its message the violation ("0s violates duration gt
+ * 0s"); a warning when the value is deeper than 64 levels (not checked below; upb's JSON decoder
+ * refuses a value nested deeper than 64 objects and arrays first). An Any is not
+ * descended (silently: its contents are bytes until Envoy builds the extension). Linear in the
+ * value's size. false only when out of memory, or value_depth is over 64 (kPo_ErrLimit). */
+bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
+                           int patch_index, po_Diagnostics *out, po_Status *status);
 
 /* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
 typedef struct {

@@ -22,8 +22,10 @@ enum { kPo_AppMaxNamespaces = 16, kPo_AppMaxSans = 16, kPo_AppMaxProxyDefaultsFr
 
 typedef enum { kPo_CertFiles = 0, kPo_CertSelfManaged = 1 } po_CertMode;
 /* Programming Istio targets (Service, Mesh): auto (the default) when the API server serves
- * networking.istio.io/v1alpha3 EnvoyFilters at start, on, or off. Only when enabled are Services
- * and EnvoyFilters watched; otherwise PropertyOverrides of Istio targets say MeshNotEnabled. */
+ * networking.istio.io/v1alpha3 EnvoyFilters (checked at start, then every istio_recheck_s until
+ * it does: Istio installed later is picked up without a restart), on, or off. Only when enabled
+ * are Services and EnvoyFilters watched; until then PropertyOverrides of Istio targets say
+ * MeshNotEnabled. */
 typedef enum { kPo_IstioAuto = 0, kPo_IstioOn, kPo_IstioOff } po_IstioMode;
 /* The same three modes for Envoy Gateway targets (Gateway): auto (the default) when the API server
  * serves gateway.envoyproxy.io/v1alpha1 EnvoyPatchPolicies at start. Only when enabled are
@@ -53,6 +55,7 @@ typedef struct {
   bool consul_namespace_mirroring;
   po_IstioMode istio;
   po_MeshEnableMode envoy_gateway;
+  double istio_recheck_s;                   /* auto, not served yet: checked again this often (60) */
   const char *cluster_domain;               /* Istio's service names (NULL: cluster.local) */
   int istio_minor;                          /* the Istio release 1.N (0: unknown: no 1.31+ features) */
   const char *istio_root_namespace;         /* Mesh targets' EnvoyFilters (NULL: istio-system) */

@@ -33,9 +33,21 @@ enum { kPo_IstioMinorReplaceList = 31 };
  * false only when out of memory. */
 bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a);
 
-/* The EnvoyFilter's name for a PropertyOverride: "propertyoverride-<name>" (one per
- * PropertyOverride, so two never share an object). In `a`. */
+/* The EnvoyFilter's name for a PropertyOverride (one per PropertyOverride, so two never share
+ * an object), in `a`: for a Service "propertyoverride-<name>" in the PropertyOverride's
+ * namespace; for the Mesh po_Istio_MeshFilterName. NULL when out of memory. */
 const char *po_Istio_FilterName(const po_CompiledOverride *c, po_Arena *a);
+/* The root namespace's EnvoyFilter for the Mesh PropertyOverride ns/name, one per (ns, name)
+ * (Mesh PropertyOverrides of one name in two namespaces must not meet in one object):
+ * "propertyoverride.<ns>.<name>", a DNS-1123 subdomain; past kPo_IstioMaxName characters its
+ * first 236 (less a trailing '.' or '-'), "-" and 16 hex digits of a hash of ns/name, so the
+ * same pair always gets the same name. */
+enum { kPo_IstioMaxName = 253 };
+const char *po_Istio_MeshFilterName(const char *ns, const char *name, po_Arena *a);
+/* The name earlier versions gave a Mesh PropertyOverride's EnvoyFilter:
+ * "propertyoverride-<name>", shared by every namespace's. Still recognised, so an upgrade
+ * deletes ours of that name once the new one is written (istio_write.c). */
+const char *po_Istio_LegacyMeshFilterName(const char *name, po_Arena *a);
 /* The EnvoyFilter's namespace: the PropertyOverride's, or the root namespace for Mesh. */
 const char *po_Istio_FilterNamespace(const po_CompiledOverride *c);
 

@@ -6,7 +6,11 @@
  * error with its patch index and path, Consul's message, the did-you-mean and the Envoy rule,
  * bounded: the first errors whole within 16 KiB, then how many more there are; objects over the
  * per-object limits (po/targets) are denied before any patch is checked. Deprecated Envoy fields
- * come back as warnings (at most 16). A body that is not exactly one JSON value, or whose
+ * come back as warnings (at most 16). EnvoyFilters and EnvoyPatchPolicies written by hand are
+ * checked as `validate -f` checks them (po_Istio_CheckEnvoyFilter, po_EG_CheckEnvoyPatchPolicy):
+ * errors deny, warnings are returned; those labelled app.kubernetes.io/managed-by=propertyoverride
+ * (the controller's own) are not judged. Deletes, and updates that leave spec unchanged, are
+ * always allowed. A body that is not exactly one JSON value, or whose
  * request.uid holds a NUL, is refused (400). */
 #ifndef PO_WEBHOOK_ADMISSION_H_
 #define PO_WEBHOOK_ADMISSION_H_

@@ -1,0 +1,204 @@
+/* po_Message_CheckRules: Envoy's protoc-gen-validate rules on a native patch value, an
+ * EnvoyFilter's `patch.value` or an EnvoyPatchPolicy's `operation.value`, once decoded strictly
+ * (neither Istio nor Envoy Gateway checks these rules at admission: Envoy NACKs the result later,
+ * istio/istio#43383). The rules themselves are pgv.c's, the evaluator PropertyOverride patches
+ * use too; this file only decides which of them a value is judged by, and where a finding is.
+ *
+ * What is judged depends on how much of its message the value is (po_ValueScope, engine.h):
+ * - Whole (Istio ADD, INSERT_*, REPLACE; a JSON Patch add or replace, which replaces an object
+ *   member whole, RFC 6902 4.1): the value is what Envoy gets, so every rule of every field of
+ *   every message in it applies, absent fields included: message.required, min_items on an
+ *   absent list, a proto3 scalar at its default unless its rules say ignore_empty.
+ * - Merge (Istio MERGE, Go's proto.Merge): fields the value leaves out keep their generated
+ *   values, which we do not see, so only what the value sets is judged, in its sub-messages too
+ *   (they are merged likewise). A list is appended to: max_items and its items' rules are judged,
+ *   min_items not. A list's message items and a map's values are put in whole: Whole below them.
+ *   A proto3 scalar at its default is not set (and MERGE would not copy it): not judged.
+ * - MergeReplaceLists (Istio MERGE_AND_REPLACE_LIST): as Merge, but a list the value sets
+ *   replaces the generated one: min_items too.
+ * Not descended: google.protobuf.Any (a typed_config: upb keeps its contents as bytes; Envoy
+ * checks them when it builds the extension), silently, as a PropertyOverride patch's path cannot
+ * enter one either. Map keys and scalar map values have no rules checked (pgv.c's list).
+ *
+ * Cost: one visit per message the value holds, and per field of each one rules lookup (its
+ * options decoded, in a scratch arena freed at the end): linear in the value's size times the
+ * widest message's field count. Recursion stops kMaxDepth levels below the value, with a
+ * warning (upb's JSON decoder has refused deeper values already). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "compiled.h"
+#include "internal.h"
+
+enum { kMaxDepth = 64, kMaxScaffold = 64, kMaxSegments = kMaxScaffold + kMaxDepth + 2 };
+
+/* One step of the path from the root: a field, a list item, or a map entry's key. */
+typedef struct {
+  const upb_FieldDef *field; /* a field's step; else an item's or a key's */
+  size_t index;
+  const upb_FieldDef *key_field; /* a map entry's step */
+  upb_MessageValue key;
+} Step;
+
+typedef struct {
+  const po_Schema *s;
+  po_Arena *scratch; /* rule lookups and violation texts */
+  po_Arena *a;       /* the findings' texts: the caller's */
+  size_t value_depth;
+  const char *value_field; /* the field at value_depth, or NULL: the one m holds */
+  bool replace_lists;
+  int patch;
+  po_Diagnostics *out;
+  Step steps[kMaxSegments];
+  bool oom, deep;
+} Walk;
+
+/* The RFC 6901 pointer of steps[from..n), proto field names, "~" and "/" of a key escaped. */
+static const char *pointer(Walk *w, size_t n) {
+  po_TextBuf t = {.a = w->a};
+  po_TextBuf_Put(&t, "", 0);
+  for (size_t i = w->value_depth; i < n; i++) {
+    const Step *s = &w->steps[i];
+    char num[32];
+    if (s->field) {
+      po_TextBuf_Put(&t, "/", 1), po_TextBuf_Puts(&t, upb_FieldDef_Name(s->field));
+    } else if (!s->key_field) {
+      snprintf(num, sizeof num, "/%zu", s->index), po_TextBuf_Puts(&t, num);
+    } else {
+      po_TextBuf_Put(&t, "/", 1);
+      upb_MessageValue k = s->key;
+      switch (upb_FieldDef_CType(s->key_field)) {
+        case kUpb_CType_String:
+          for (size_t j = 0; j < k.str_val.size; j++) {
+            char c = k.str_val.data[j];
+            if (c == '~') po_TextBuf_Put(&t, "~0", 2);
+            else if (c == '/') po_TextBuf_Put(&t, "~1", 2);
+            else po_TextBuf_Put(&t, &c, 1);
+          }
+          continue;
+        case kUpb_CType_Bool: snprintf(num, sizeof num, "%s", k.bool_val ? "true" : "false"); break;
+        case kUpb_CType_Int32: snprintf(num, sizeof num, "%" PRId32, k.int32_val); break;
+        case kUpb_CType_UInt32: snprintf(num, sizeof num, "%" PRIu32, k.uint32_val); break;
+        case kUpb_CType_Int64: snprintf(num, sizeof num, "%" PRId64, k.int64_val); break;
+        default: snprintf(num, sizeof num, "%" PRIu64, k.uint64_val); break;
+      }
+      po_TextBuf_Puts(&t, num);
+    }
+  }
+  return t.oom ? NULL : t.buf;
+}
+
+static void report(Walk *w, size_t n, po_Severity sev, const char *violation) {
+  if (!violation || w->oom) return;
+  const char *path = pointer(w, n), *text = po_Arena_Strndup(w->a, violation, strlen(violation));
+  if (!path || !text || !po_Diagnostics_Add(w->out, sev, kPo_DiagKind_EnvoyRule, w->patch, path, text)) w->oom = true;
+}
+
+static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
+                         size_t depth, bool whole);
+
+/* A list's items, at depth `depth`: scalar items by their `items` rules, message items whole. */
+static void walk_list(Walk *w, const upb_Message *msg, const upb_FieldDef *f, size_t depth) {
+  const upb_Array *arr = upb_Message_Get(msg, f).array_val;
+  size_t n = arr ? upb_Array_Size(arr) : 0;
+  const upb_MessageDef *sd = upb_FieldDef_IsSubMessage(f) ? upb_FieldDef_MessageSubDef(f) : NULL;
+  bool judged = depth >= w->value_depth;
+  for (size_t i = 0; i < n && !w->oom; i++) {
+    w->steps[depth - 1] = (Step){.index = i};
+    if (sd) {
+      walk_message(w, upb_Array_Get(arr, i).msg_val, sd, NULL, depth, true);
+    } else if (judged) {
+      report(w, depth, kPo_Severity_Error, po_Pgv_CheckScalar(w->s, f, upb_Array_Get(arr, i), w->scratch));
+    }
+  }
+}
+
+/* A map's message values, whole (a merge puts each in place of the generated entry's). */
+static void walk_map(Walk *w, const upb_Message *msg, const upb_FieldDef *f, size_t depth) {
+  const upb_MessageDef *entry = upb_FieldDef_MessageSubDef(f);
+  const upb_FieldDef *kf = upb_MessageDef_FindFieldByNumber(entry, 1), *vf = upb_MessageDef_FindFieldByNumber(entry, 2);
+  const upb_Map *map = upb_Message_Get(msg, f).map_val;
+  if (!map || !kf || !vf || !upb_FieldDef_IsSubMessage(vf)) return;
+  const upb_MessageDef *vd = upb_FieldDef_MessageSubDef(vf);
+  for (size_t it = kUpb_Map_Begin; upb_MapIterator_Next(map, &it) && !w->oom;) {
+    w->steps[depth - 1] = (Step){.key_field = kf, .key = upb_MapIterator_Key(map, it)};
+    walk_message(w, upb_MapIterator_Value(map, it).msg_val, vd, NULL, depth, true);
+  }
+}
+
+/* msg, of type md, held by field `holder` (NULL: the root, a list item, a map value), at `depth`
+ * steps from the root. Judged when at the value's depth or below it. */
+static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
+                         size_t depth, bool whole) {
+  upb_WellKnown wk = upb_MessageDef_WellKnownType(md);
+  if (wk == kUpb_WellKnown_Any) return;
+  if (depth >= w->value_depth) {
+    if (wk == kUpb_WellKnown_Duration) {
+      const upb_FieldDef *sf = upb_MessageDef_FindFieldByNumber(md, 1), *nf = upb_MessageDef_FindFieldByNumber(md, 2);
+      const char *v = po_Duration_Check(true, upb_Message_Get(msg, sf).int64_val, true,
+                                        upb_Message_Get(msg, nf).int32_val, w->scratch);
+      /* an invalid Duration's own bounds (gt 0s, ...) would only restate it, as for a patch */
+      report(w, depth, kPo_Severity_Error, v ? v : po_Pgv_CheckMessageValue(w->s, holder, md, msg, false, w->scratch));
+      return;
+    }
+    report(w, depth, kPo_Severity_Error, po_Pgv_CheckMessageValue(w->s, holder, md, msg, whole, w->scratch));
+    if (depth >= w->value_depth + kMaxDepth) {
+      if (!w->deep) report(w, depth, kPo_Severity_Warning,
+                           po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
+                                           kMaxDepth));
+      w->deep = true;
+      return;
+    }
+  } else if (depth >= kMaxScaffold) {
+    return;
+  }
+  for (int i = 0; i < upb_MessageDef_FieldCount(md) && !w->oom; i++) {
+    const upb_FieldDef *f = upb_MessageDef_Field(md, i);
+    size_t fd = depth + 1;
+    w->steps[depth] = (Step){.field = f};
+    /* at the value's own depth below a scaffold (an EnvoyPatchPolicy path), only the field the
+     * path names is the value: its siblings are the scaffold's, absent */
+    bool here = fd > w->value_depth ||
+                (fd == w->value_depth && (w->value_field ? !strcmp(upb_FieldDef_Name(f), w->value_field) ||
+                                                               !strcmp(upb_FieldDef_JsonName(f), w->value_field)
+                                                         : po_Pgv_Holds(msg, f)));
+    if (upb_FieldDef_IsMap(f)) {
+      walk_map(w, msg, f, fd + 1);
+      continue;
+    }
+    if (here) {
+      bool w_list = whole || (w->replace_lists && upb_FieldDef_IsRepeated(f) && po_Pgv_Holds(msg, f));
+      report(w, fd, kPo_Severity_Error, po_Pgv_CheckField(w->s, msg, f, w_list, w->scratch));
+    }
+    if (upb_FieldDef_IsRepeated(f)) {
+      walk_list(w, msg, f, fd + 1);
+    } else if (upb_FieldDef_IsSubMessage(f) && upb_Message_Has(msg, f)) {
+      const upb_MessageDef *sd = upb_FieldDef_MessageSubDef(f);
+      upb_WellKnown swk = upb_MessageDef_WellKnownType(sd);
+      if (swk >= kUpb_WellKnown_DoubleValue && swk <= kUpb_WellKnown_BoolValue) continue; /* CheckField's */
+      walk_message(w, upb_Message_Get(msg, f).msg_val, sd, f, fd, whole);
+    }
+  }
+}
+
+bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
+                           int patch_index, po_Diagnostics *out, po_Status *st) {
+  const po_Schema *s = po_Engine_Schema(st);
+  if (!s) return false;
+  if (value_depth > kMaxScaffold) {
+    return po_Status_Set(st, kPo_ErrLimit, "the value is %zu steps deep in its message; at most %d are checked",
+                         value_depth, kMaxScaffold);
+  }
+  po_Arena *scratch = po_Arena_New();
+  if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_Free(scratch);
+    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  }
+  Walk w = {.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth, .value_field = value_field,
+            .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .patch = patch_index, .out = out};
+  walk_message(&w, m->msg, m->def, NULL, 0, scope == kPo_ValueScope_Whole);
+  po_Arena_Free(scratch);
+  if (w.oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  return true;
+}

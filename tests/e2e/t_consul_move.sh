@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# adv1 (issue 12): a valid PropertyOverride moved from a Consul target keeps its entry there
+# until its patches are written where it points now, as one moved from an Istio target keeps its
+# EnvoyFilter (t_istio_move.sh). A ValidatingWebhookConfiguration refusing every CREATE of a kind
+# (a dead URL, failurePolicy Fail) makes the new target's create fail: ServiceDefaults ->
+# Service (EnvoyFilter creates refused) and ServiceDefaults web -> other (ServiceDefaults creates
+# refused): the old entry must stay.
+. "$(dirname "$0")/lib.sh"
+PO_NS=platform PO_NAME=m
+. "$(dirname "$0")/move_lib.sh"
+move_start "$1" --allow-proxydefaults-from platform
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: consul.hashicorp.com/v1alpha1
+kind: ServiceDefaults
+metadata: {name: web, namespace: platform}
+spec: {protocol: http}
+YAML
+# --- ServiceDefaults -> Service, the EnvoyFilter's create refused: the entry stays ----------
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 1s
+eventually "ServiceDefaults: entry written" 30 "m@1" sd_entry
+refuse_creates envoyfilters networking.istio.io
+po '{group: "", kind: Service, name: web}' 2s
+programmed_false "ServiceDefaults -> Service: the create fails (status says so)"
+check "ServiceDefaults -> Service, create refused: the ServiceDefaults entry is still there" holds 3 is sd_entry m@1
+allow_creates
+eventually "ServiceDefaults -> Service: written once creates work" 30 "2s" ct platform
+
+# --- the same between two Consul targets: ServiceDefaults web -> other, other's create refused -------
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 3s
+eventually "ServiceDefaults web: entry" 30 "m@3" sd_entry
+refuse_creates servicedefaults consul.hashicorp.com
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: other}' 4s
+programmed_false "web -> other: the create fails (status says so)"
+check "web -> other, create refused: the entry in web is still there" holds 3 is sd_entry m@3
+allow_creates
+eventually "web -> other: written once creates work" 30 "m@4" entries servicedefaults other platform
+finish
