@@ -52,7 +52,10 @@ YAML
 refuse_creates() { refuse CREATE "$@"; } # resource group
 allow() { kubectl delete validatingwebhookconfiguration refuse >/dev/null; }
 allow_creates() { allow; }
-efj() { kubectl -n "$1" get envoyfilter "propertyoverride-$PO_NAME" -o jsonpath="$2" 2>/dev/null; } # namespace jsonpath
+# The EnvoyFilter's name: propertyoverride-<name> beside a Service, propertyoverride.<ns>.<name>
+# in Istio's root namespace (a Mesh target's, docs/crd.md).
+efname() { [ "$1" = istio-system ] && echo "propertyoverride.$PO_NS.$PO_NAME" || echo "propertyoverride-$PO_NAME"; }
+efj() { kubectl -n "$1" get envoyfilter "$(efname "$1")" -o jsonpath="$2" 2>/dev/null; } # namespace jsonpath
 ct() { efj "$1" '{.spec.configPatches[0].patch.value.connect_timeout}'; }                       # namespace
 pov() { kubectl -n "$PO_NS" get propertyoverride "$PO_NAME" -o jsonpath="$1" 2>/dev/null; }
 sd_entry() { entries servicedefaults web "$PO_NS"; }
