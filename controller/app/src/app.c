@@ -216,12 +216,16 @@ static bool detect_istio(po_App *app) {
   return ok;
 }
 
-/* --envoy-gateway: on, off, or auto: on when the API server serves EnvoyPatchPolicies at start. */
+/* --envoy-gateway: on, off, or auto: on when the API server serves EnvoyPatchPolicies, and the
+ * Gateways and HTTPRoutes their names come from, at start (an informer of a kind not served never
+ * syncs, and the controller would never be ready). */
 static bool detect_eg(po_App *app) {
   if (app->o.envoy_gateway != kPo_IstioAuto) return app->o.envoy_gateway == kPo_IstioOn;
   char why[512];
-  bool ok = po_App_KindServed(app, kPo_EnvoyPatchPoliciesRef, why, sizeof why);
-  po_Log_Info(app->log, ok ? "Envoy Gateway targets programmed: EnvoyPatchPolicies are served"
+  bool ok = po_App_KindServed(app, kPo_EnvoyPatchPoliciesRef, why, sizeof why) &&
+            po_App_KindServed(app, kPo_GatewaysRef, why, sizeof why) &&
+            po_App_KindServed(app, kPo_HTTPRoutesRef, why, sizeof why);
+  po_Log_Info(app->log, ok ? "Envoy Gateway targets programmed: EnvoyPatchPolicies, Gateways and HTTPRoutes are served"
                            : "Envoy Gateway targets not programmed", po_Str("reason", ok ? "--envoy-gateway=auto" : why));
   return ok;
 }

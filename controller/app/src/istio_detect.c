@@ -27,7 +27,7 @@ bool po_App_KindServed(po_App *app, po_KubeRef ref, char *why, size_t size) {
   po_CtlStatus_Clear(&ks);
   bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
   json_object_put(out);
-  if (!ok && why) snprintf(why, size, "%s", ks.message);
+  if (!ok && why) snprintf(why, size, "%.480s", ks.message); /* the callers keep 512 */
   return ok;
 }
 

@@ -121,7 +121,8 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
       if (!legacy) return false;
       char err[sizeof it->err];
-      if (!drop_if_ours(io, ix, it->filter_ns, legacy, it->name, it->uid, writes, err, sizeof err)) {
+      po_OwnedKindOps ops = filter_ops(io);
+      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, it->uid, writes, err, sizeof err)) {
         it->outcome = kPo_IstioOutcome_Failed;
         snprintf(it->err, sizeof it->err, "%.500s", err);
       }
