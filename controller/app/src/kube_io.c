@@ -330,5 +330,5 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           /* while Istio may still turn on, po_App_Reconcile leaves them out until it does */
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
                           atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
-                          k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL};
+                          k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL};
 }

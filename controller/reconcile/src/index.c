@@ -479,7 +479,6 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
     e->memo->written_hash = written_hash;
     /* what was found at rv is no longer what the server has: our write replaced it */
     e->memo->status_hash = 0;
-    e->memo->held_hash = 0;
   }
   pthread_mutex_unlock(&ix->mu);
 }
