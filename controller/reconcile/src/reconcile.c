@@ -923,10 +923,10 @@ static bool sweep(Run *run) {
     const char *at = mine ? run->istio[i].filter_ns : NULL, *at_name = mine ? run->istio[i].filter_name : NULL;
     int writes = 0;
     char err[512];
-    if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, at_name, run->ar, &writes, err, sizeof err)) {
+    if (!po_Istio_Sweep(run->io, run->ix, it->ns, it->name, it->uid, at, at_name, run->ar, &writes, err, sizeof err)) {
       run->target_conflict = true; /* no status this time: the retry writes it */
       fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
-    } else if (!run->eg && !po_EG_Sweep(run->io, run->ix, run->ns, it->name, it->uid, run->ar, &writes, err, sizeof err)) {
+    } else if (!run->eg && !po_EG_Sweep(run->io, run->ix, it->ns, it->name, it->uid, run->ar, &writes, err, sizeof err)) {
       /* a Gateway target's own write owns the one EnvoyPatchPolicy name */
       run->target_conflict = true;
       fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), err);
