@@ -149,6 +149,10 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
   (void)ctx;
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  if (F.target_fails > 0) {
+    F.target_fails--;
+    return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+  }
   return write_slot(k, obj, create, rv, written, err, size);
 }
 

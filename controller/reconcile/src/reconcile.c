@@ -511,6 +511,24 @@ static void plan_room(Run *run) {
   }
 }
 
+/* A valid PropertyOverride moved away from this Consul target (listed here by its last valid
+ * record, status.lastValid): its entry stays until the target it points at now holds its patches.
+ * That target's reconcile records the new generation as lastValid only once its own write
+ * succeeded (write_status), and the record moving away is what lets this target drop the entry
+ * (the index's held key goes, and the watch enqueues this target). So the patches are never live
+ * nowhere while the new target's write fails, across restarts too (the record is in the status).
+ * Not kept: when the new target is one the tenancy policy refuses this PropertyOverride (it
+ * would never be written there, and the move was asked for: the entry goes now, Accepted=False
+ * TargetNotAllowed says why), when its spec names nothing this reconciler writes, and on Istio
+ * targets (write_istio keeps or deletes its EnvoyFilter by its own rule). plan's tenancy check
+ * has already dropped it when this target, or the namespace it points at now, is refused. */
+static bool move_waits(Run *run, const Item *it) {
+  char why[1024];
+  po_TargetKind now = it->ce->c.target_kind;
+  return po_TargetKind_Mesh(run->kind) == kPo_Mesh_Consul && *it->ce->target_key &&
+         po_Tenancy_Allows(run->io->tenancy, now, it->ns, why, sizeof why);
+}
+
 static bool plan(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
@@ -527,7 +545,12 @@ static bool plan(Run *run) {
       it->refused = true;
       continue;
     }
-    if (it->held && it->ce->c.accepted) continue; /* valid where it points now: its entry moves there */
+    if (it->held && it->ce->c.accepted) {
+      /* valid where it points now: its entry moves there, and stays here (the generation last
+       * written here) until the new target holds its patches (move_waits) */
+      if (move_waits(run, it) && !keep_last_valid(run, it)) return false;
+      continue;
+    }
     if (it->ce->c.accepted) {
       it->record = true;
       it->entry = po_CompiledEntry_Ref(it->ce);
@@ -1118,7 +1141,6 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
   po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
-  if (it->record) s.last_valid_generation = c->generation;
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
   if (run->istio) {
     const po_IstioItem *x = &run->istio[i];
@@ -1132,11 +1154,17 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
   }
   s.live_generation = live_gen;
-  /* An invalid generation that moved the PropertyOverride here while its last valid one stays
-   * live in the target it came from: programmedGeneration says that one (it is live), as that
-   * target's reconcile last wrote it; left out, the stored one never matched and every
-   * reconcile here sent the same status again (test_adv_invalid_move_status_settles). */
-  if (live_gen <= 0 && *it->held_key && !it->ce->c.accepted) s.live_generation = held_generation(run, it);
+  /* Moved here (its last valid record points at another target): the record moves only once
+   * this target holds its patches. Until then the target it came from keeps the generation
+   * last written there (move_waits), and a record naming this target would let it drop that. */
+  bool record = it->record && (!*it->held_key || live_gen > 0);
+  if (record) s.last_valid_generation = c->generation;
+  /* A PropertyOverride moved here (an invalid generation, or a valid one not written here yet)
+   * while its last valid one stays live in the target it came from: programmedGeneration says
+   * that one (it is live), as that target's reconcile last wrote it; left out, the stored one
+   * never matched and every reconcile here sent the same status again
+   * (test_adv_invalid_move_status_settles). */
+  if (live_gen <= 0 && *it->held_key) s.live_generation = held_generation(run, it);
   s.accepted = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
                               .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
   if (it->refused) {
@@ -1151,14 +1179,14 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   bool timeout_event;
   if (!apply_sync(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
-  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
+  uint64_t h = po_Status_Hash(&s, record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
   /* Held at this very version (only the overlap count differs) and not due yet: nothing to read. */
   if (it->from_memo && it->memo.held_hash == h && count_held(run, it)) return true;
   if (!need_obj(run, it)) return false;
-  if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
+  if (record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
