@@ -118,6 +118,7 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
     snprintf(err, size, "the object has been modified");
     return kPo_WriteConflict;
   }
+  if (F.attempts == F.fail_at) return snprintf(err, size, "injected failure"), kPo_WriteFailed;
   if (create && s) return snprintf(err, size, "already exists"), kPo_WriteConflict;
   if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
   if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {

@@ -23,6 +23,7 @@ typedef struct {
   int target_writes, override_patches, status_patches, uids;
   bool conflict_next;
   int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
+  int fail_at;     /* the target write attempt (1-based) that fails (kPo_WriteFailed); 0: none */
   int attempts;
   bool unsynced;
   int target_events;

@@ -1106,6 +1106,56 @@ static void test_created_target_annotated_after_a_failed_second_write(void **sta
   assert_null(target());
 }
 
+/* issue 12 (adv1): the write after the create fails (not a conflict) and the controller restarts
+ * before it succeeds: the created object's uid is in the PropertyOverride's status
+ * (status.created), so the new process still binds the created annotation and deletes the
+ * object when it is left empty; without the record it stayed unannotated, never deleted. */
+static void test_created_target_bound_after_a_restart(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  F.fail_at = F.attempts + 2; /* the create passes, the write after it fails */
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_false(r.conflict);
+  assert_null(get(get(target(), "metadata"), "annotations"));
+  char tuid[64];
+  snprintf(tuid, sizeof tuid, "%s", json_object_get_string(get(get(target(), "metadata"), "uid")));
+  json_object *cr = get(get(po("a"), "status"), "created");
+  assert_string_equal(json_object_get_string(get(cr, "uid")), tuid);
+  assert_string_equal(json_object_get_string(get(cr, "name")), "web");
+  po_TargetIndex_Free(IX); /* a new process */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_int_equal(entries(), 1);
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+  assert_null(target());
+}
+
+/* The record binds only the object of that uid: one restored in its place (a new uid, our
+ * label copied) is never annotated, so never deleted. */
+static void test_created_record_binds_no_restore(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  F.fail_at = F.attempts + 2;
+  assert_false(run().ok);
+  json_object *restored = copy(target());
+  json_object_object_add(get(restored, "metadata"), "uid", json_object_new_string("uid-restored"));
+  put("ServiceDefaults/default/web", restored);
+  po_TargetIndex_Free(IX);
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_null(get(get(target(), "metadata"), "annotations"));
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+  assert_non_null(target()); /* not ours to delete */
+}
+
 /* Retargeted: the old target's entry is still ours (its PropertyOverride exists with that uid)
  * and goes; an entry naming a PropertyOverride that does not exist stays. */
 static void test_retargeted_entry_removed_from_the_old_target(void **state) {
@@ -1801,6 +1851,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_generation_not_adopted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_created_target_annotated_after_a_failed_second_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retargeted_entry_removed_from_the_old_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_created_target_bound_after_a_restart, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_created_record_binds_no_restore, setup, teardown),
       cmocka_unit_test_setup_teardown(test_move_keeps_the_old_entry_until_the_new_target_holds_it, setup, teardown),
       cmocka_unit_test_setup_teardown(test_move_to_a_refused_target_drops_the_old_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_moving_targetref_keeps_the_live_entry, setup, teardown),

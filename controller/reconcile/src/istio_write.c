@@ -31,13 +31,33 @@ static void failed(po_IstioItem *it, po_WriteResult w, const char *what, const c
   snprintf(it->err, sizeof it->err, "%s EnvoyFilter %s/%s: %.400s", what, it->filter_ns, it->filter_name, err);
 }
 
-/* One plan carried out. `current` is the cache's (read only). */
-static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, po_IstioItem *it, const json_object *current,
-                      const json_object *desired, int *writes) {
+/* Whether the PropertyOverride (namespace ns, the item's name and uid) recorded in its status
+ * that the controller created `current` and could not bind it: status.created names its
+ * namespace, name and uid. The status is written only by the controller (tenants need no
+ * status RBAC), and a uid only by the API server, for our own create: a copy, a restore or an
+ * object written by hand has another uid, so it is never taken for ours by this. */
+static bool recorded_created(const po_ReconcileIO *io, const char *ns, const po_IstioItem *it, const json_object *current) {
+  void *ref = NULL;
+  const json_object *po = io->get_override(io->ctx, ns, it->name, &ref);
+  json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
+  const char *cuid = po_Json_Meta(current, "uid");
+  bool yes = po && !strcmp(po_Json_Meta(po, "uid"), it->uid) && *cuid && po_Json_String(cr, "uid") &&
+             !strcmp(po_Json_String(cr, "uid"), cuid) && po_Json_String(cr, "namespace") &&
+             !strcmp(po_Json_String(cr, "namespace"), it->filter_ns) && po_Json_String(cr, "name") &&
+             !strcmp(po_Json_String(cr, "name"), it->filter_name);
+  if (po && io->release) io->release(io->ctx, ref);
+  return yes;
+}
+
+/* One plan carried out. `current` is the cache's (read only); ns is the PropertyOverride's. */
+static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, po_IstioItem *it,
+                      const json_object *current, const json_object *desired, int *writes) {
   const char *rv = po_Json_String(po_Json_Get(current, "metadata"), "resourceVersion");
-  /* Created by this process, and the write binding the created annotation failed: still ours. */
+  /* Created by this process, or by an earlier one that recorded it in the PropertyOverride's
+   * status, and the write binding the created annotation failed: still ours. */
   const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
-  bool unbound = current && po_Consul_CreatedBy(current) == kPo_ConsulCreatedNo && po_TargetIndex_WasCreated(ix, cuid, false);
+  bool unbound = current && po_Consul_CreatedBy(current) == kPo_ConsulCreatedNo &&
+                 (po_TargetIndex_WasCreated(ix, cuid, false) || recorded_created(io, ns, it, current));
   po_IstioPlan p = po_Istio_Plan(current, desired, it->uid, unbound ? cuid : NULL);
   if (p.out_of_memory) return false;
   char err[512] = "";
@@ -86,8 +106,10 @@ static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, po_IstioItem
       if (b.action == kPo_IstioPlan_Update) {
         const char *mrv = po_Json_String(po_Json_Get(made, "metadata"), "resourceVersion");
         w = io->write_filter(io->ctx, it->filter_ns, it->filter_name, b.object, false, mrv, NULL, err, sizeof err);
-        if (w != kPo_WriteOk) failed(it, w, "binding the created annotation of", err);
-        else {
+        if (w != kPo_WriteOk) {
+          failed(it, w, "binding the created annotation of", err);
+          snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", po_Json_Meta(made, "uid"));
+        } else {
           (*writes)++;
           po_TargetIndex_WasCreated(ix, po_Json_Meta(made, "uid"), true);
         }
@@ -113,13 +135,13 @@ static bool places_of(const char *ns, const char *name, const char *root, po_Are
 }
 
 /* The EnvoyFilter at ns/name deleted when it is provably this PropertyOverride's. */
-static bool drop_if_ours(const po_ReconcileIO *io, po_TargetIndex *ix, const char *fns, const char *fname,
+static bool drop_if_ours(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *fns, const char *fname,
                          const char *name, const char *uid, int *writes, char *err, size_t size) {
   po_IstioItem it = {.name = name, .uid = uid, .filter_ns = fns, .filter_name = fname};
   void *ref = NULL;
   const json_object *current = io->get_filter(io->ctx, fns, fname, &ref);
   if (!current) return true;
-  bool ok = carry_out(io, ix, &it, current, NULL, writes);
+  bool ok = carry_out(io, ix, ns, &it, current, NULL, writes);
   if (io->release) io->release(io->ctx, ref);
   if (!ok || it.outcome == kPo_IstioOutcome_Failed) {
     snprintf(err, size, "%s", ok ? it.err : "out of memory");
@@ -142,7 +164,7 @@ bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns
      * target and an old Mesh name) is looked at once */
     if (programmed_ns && programmed_name && !strcmp(pns[k], programmed_ns) && !strcmp(pname[k], programmed_name)) continue;
     if (k == 2 && !strcmp(pns[0], pns[2]) && !strcmp(pname[0], pname[2])) continue;
-    if (!drop_if_ours(io, ix, pns[k], pname[k], name, uid, writes, err, size)) return false;
+    if (!drop_if_ours(io, ix, ns, pns[k], pname[k], name, uid, writes, err, size)) return false;
   }
   return true;
 }
@@ -178,7 +200,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     }
     void *ref = NULL;
     const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref);
-    bool ok = carry_out(io, ix, it, current, desired, writes);
+    bool ok = carry_out(io, ix, ns, it, current, desired, writes);
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);
     if (!ok) return false;
@@ -189,7 +211,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
       if (!legacy) return false;
       char err[sizeof it->err];
-      if (!drop_if_ours(io, ix, it->filter_ns, legacy, it->name, it->uid, writes, err, sizeof err)) {
+      if (!drop_if_ours(io, ix, ns, it->filter_ns, legacy, it->name, it->uid, writes, err, sizeof err)) {
         it->outcome = kPo_IstioOutcome_Failed;
         snprintf(it->err, sizeof it->err, "%.500s", err);
       }

@@ -81,6 +81,7 @@ typedef struct {
   po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
   po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_IstioItem *istio;  /* an Istio target: each item's EnvoyFilter (istio_write.h), else NULL */
+  char unbound_uid[128]; /* created by us, the write binding the created annotation failed: for status.created */
   po_ReconcileResult r;
 } Run;
 
@@ -762,6 +763,30 @@ static bool record_write(Run *run, json_object *object) {
   return true;
 }
 
+/* Whether one of the target's PropertyOverrides recorded in its status that the controller
+ * created this very object (status.created: its namespace, name and uid) and could not bind the
+ * created annotation: a restart before that write succeeded. The uid is the API server's for our
+ * own create and the status is the controller's to write, so a copy, a restore or a look-alike
+ * (another uid) is never bound by this. Looked for only in an object labelled as ours and not
+ * annotated, until it is; read through the IO table, no memo touched. */
+static bool created_recorded(Run *run) {
+  const char *managed = po_Json_String(po_Json_Get(po_Json_Get(run->target, "metadata"), "labels"), "app.kubernetes.io/managed-by");
+  const char *tuid = po_Json_Meta(run->target, "uid");
+  if (!managed || strcmp(managed, "propertyoverride") != 0 || !*tuid) return false;
+  bool yes = false;
+  for (size_t i = 0; i < run->m && !yes; i++) {
+    const Item *it = &run->items[i];
+    void *ref = NULL;
+    const json_object *po = run->io->get_override(run->io->ctx, it->ns, it->name, &ref);
+    json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
+    const char *u = po_Json_String(cr, "uid"), *cns = po_Json_String(cr, "namespace"), *cn = po_Json_String(cr, "name");
+    yes = po && !strcmp(po_Json_Meta(po, "uid"), it->uid) && u && !strcmp(u, tuid) && cns && !strcmp(cns, run->ns) && cn &&
+          !strcmp(cn, run->name);
+    release(run, po, ref);
+  }
+  return yes;
+}
+
 static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
@@ -778,7 +803,7 @@ static bool write_target(Run *run) {
   /* Created by this process and not annotated yet (the write after the create failed): the
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
   bool annotate = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedNo &&
-                  po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false);
+                  (po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false) || created_recorded(run));
   if (annotate && !run->own) {
     if (!(run->own = copy(run->target))) return oom(run, "annotating the target");
     run->target = run->own;
@@ -816,6 +841,8 @@ static bool write_target(Run *run) {
       if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
       run->target_ok = false;
       run->target_conflict = w == kPo_WriteConflict;
+      /* not bound yet: the statuses record it (status.created), in case this process goes first */
+      if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
       fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
@@ -1149,7 +1176,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     s.target_kind_name = "EnvoyFilter";
     s.target_ns = x->filter_ns;
     s.target_name = x->filter_name;
+    /* created and not bound: recorded, so that a restart before the binding write succeeds
+     * still knows it for ours (istio_write.h) */
+    if (*x->unbound_uid) s.created_ns = x->filter_ns, s.created_name = x->filter_name, s.created_uid = x->unbound_uid;
   }
+  if (*run->unbound_uid && has_entry(it)) s.created_ns = run->ns, s.created_name = run->name, s.created_uid = run->unbound_uid;
   for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
   }
