@@ -56,6 +56,84 @@ static const char *find(const json_object *v, bool list, const char *at, po_Aren
   }
 }
 
+/* `v` copied without `drop` (a member or element somewhere in it); NULL when out of memory. */
+static po_Value *without(const po_Value *v, const po_Value *drop, po_Arena *a, int depth) {
+  size_t n = po_Value_Size(v), len = 0;
+  po_Value *c = NULL;
+  if (depth > 64) return NULL;
+  switch (po_Value_Kind(v)) {
+    case kPo_ValueKind_Map:
+      if (!(c = po_Value_NewMap(a))) return NULL;
+      for (size_t i = 0; i < n; i++) {
+        if (po_Value_At(v, i) == drop) continue;
+        po_Value *e = without(po_Value_At(v, i), drop, a, depth + 1);
+        if (!e || !po_Value_MapPut(a, c, po_Value_KeyAt(v, i), e)) return NULL;
+      }
+      return c;
+    case kPo_ValueKind_List:
+      if (!(c = po_Value_NewList(a))) return NULL;
+      for (size_t i = 0; i < n; i++) {
+        if (po_Value_At(v, i) == drop) continue;
+        po_Value *e = without(po_Value_At(v, i), drop, a, depth + 1);
+        if (!e || !po_Value_ListAppend(a, c, e)) return NULL;
+      }
+      return c;
+    case kPo_ValueKind_Bool: return po_Value_NewBool(a, po_Value_Bool(v));
+    case kPo_ValueKind_Int: return po_Value_NewInt(a, po_Value_Int(v));
+    case kPo_ValueKind_Float: return po_Value_NewFloat(a, po_Value_Float(v));
+    case kPo_ValueKind_String: {
+      const char *t = po_Value_String(v, &len);
+      return po_Value_NewString(a, t ? t : "", len);
+    }
+    default: return po_Value_NewNull(a);
+  }
+}
+
+typedef struct {
+  const po_Value *root;
+  const char *msg, *encoded; /* the message's name, and the value decoded and encoded again */
+  size_t encoded_len;
+  int checks;                /* string members looked at (bounded: each costs a decode) */
+  bool oom;
+} Zero;
+
+/* Out of the decoded message a member leaves nothing: a zero in proto3 (no presence). A string
+ * member cannot be told zero from its JSON (an enum's first value by name, lb_policy:
+ * ROUND_ROBIN; a number written as "0"), so it is left out and the rest decoded: when the
+ * message encodes the same, the member set nothing. Fields with presence (oneof members,
+ * optional, wrappers, messages) change it and are not named. The first such path, depth-first;
+ * at most kMaxZeroChecks members are looked at (each a decode of the value). */
+enum { kMaxZeroChecks = 32 };
+static const char *zero_by_name(Zero *z, const po_Value *v, const char *at, po_Arena *a, int depth) {
+  if (depth > 64 || !at || z->oom) return NULL;
+  size_t n = po_Value_Size(v);
+  for (size_t i = 0; (po_Value_Kind(v) == kPo_ValueKind_Map || po_Value_Kind(v) == kPo_ValueKind_List) && i < n; i++) {
+    const po_Value *c = po_Value_At(v, i);
+    const char *p = po_Value_Kind(v) == kPo_ValueKind_Map ? po_Arena_Printf(a, "%s/%s", at, po_Value_KeyAt(v, i))
+                                                          : po_Arena_Printf(a, "%s/%zu", at, i);
+    if (!p) return z->oom = true, NULL;
+    size_t len = 0;
+    if (po_Value_Kind(c) == kPo_ValueKind_String && po_Value_String(c, &len) && len > 0 &&
+        po_Value_Kind(v) == kPo_ValueKind_Map) {
+      if (z->checks++ >= kMaxZeroChecks) return NULL;
+      po_Value *rest = without(z->root, c, a, 0);
+      const char *text = rest ? po_Value_ToJson(rest, a) : NULL;
+      if (!text) return z->oom = true, NULL;
+      po_Status st;
+      po_Status_Clear(&st);
+      po_Message *m = po_Message_ParseJson(z->msg, text, strlen(text), a, &st);
+      size_t elen = 0;
+      const char *enc = m ? po_Message_ToJson(m, a, &elen, &st) : NULL;
+      if (!enc && st.code == kPo_ErrNoMemory) return z->oom = true, NULL;
+      if (enc && elen == z->encoded_len && !memcmp(enc, z->encoded, elen)) return p;
+      continue;
+    }
+    const char *q = zero_by_name(z, c, p, a, depth + 1);
+    if (q || z->oom) return q;
+  }
+  return NULL;
+}
+
 /* Envoy's rules on a patch value (po_Message_CheckRules): MERGE merges it into the generated
  * object, so only what it sets is judged; ADD, INSERT_* and REPLACE put it in whole, so every
  * rule applies (a required field it lacks too). Other operations carry no value Istio uses. */
@@ -124,6 +202,13 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     if (!check_rules(pm, op, (int)i, where, a, d)) return false;
     if (op && !strcmp(op, "MERGE")) {
       const char *z = find(value, false, "", a, 0), *l = find(value, true, "", a, 0);
+      if (!z) { /* a zero by name: a string member that sets nothing */
+        Zero zs = {.root = pv, .msg = msg};
+        zs.encoded = po_Message_ToJson(pm, a, &zs.encoded_len, &st);
+        if (!zs.encoded && st.code == kPo_ErrNoMemory) return false;
+        z = zs.encoded ? zero_by_name(&zs, pv, "", a, 0) : NULL;
+        if (zs.oom) return false;
+      }
       if (z && !add(d, kPo_Severity_Warning, (int)i, where,
                     po_Arena_Printf(a, "%s.patch.value%s: a zero value under MERGE is unset in proto3 and is not "
                                        "copied: the field keeps its generated value (unless it is a oneof member "
