@@ -8,8 +8,8 @@
  * enum const/in/not_in/defined_only, repeated min_items/max_items and scalar item rules,
  * Duration bounds, ignore_empty on proto3 scalars, and message.required (on remove, for the
  * children of a message a patch replaces, and in a whole native value).
- * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, Any (its
- * contents, nor its type_url in/not_in), map rules (min_pairs, keys, values: a map's message
+ * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, an Any's
+ * type_url in/not_in (value_rules.c judges a native value's Any contents), map rules (min_pairs, keys, values: a map's message
  * values are walked), repeated `unique`, the `(validate.required)` option of a oneof. */
 #include <stdio.h>
 #include <string.h>
@@ -268,7 +268,8 @@ static const char *check_string(const upb_Message *r, const upb_MessageDef *rd, 
     const upb_FieldDef *sf;
     upb_MessageValue strict;
     bool is_strict = !get(r, rd, "strict", &sf, &strict) || strict.bool_val;
-    if (wk.int32_val == 1 && !header_name_ok(v.data, v.size)) {
+    /* strict false: the loose pattern, the same for names and values (no NUL, CR or LF) */
+    if (wk.int32_val == 1 && !(is_strict ? header_name_ok(v.data, v.size) : header_value_ok(v.data, v.size, false))) {
       return po_Arena_Printf(a, "%s violates string well_known_regex HTTP_HEADER_NAME", q);
     }
     if (wk.int32_val == 2 && !header_value_ok(v.data, v.size, is_strict)) {

@@ -16,9 +16,10 @@
  *   A proto3 scalar at its default is not set (and MERGE would not copy it): not judged.
  * - MergeReplaceLists (Istio MERGE_AND_REPLACE_LIST): as Merge, but a list the value sets
  *   replaces the generated one: min_items too.
- * Not descended: google.protobuf.Any (a typed_config: upb keeps its contents as bytes; Envoy
- * checks them when it builds the extension), silently, as a PropertyOverride patch's path cannot
- * enter one either. Map keys and scalar map values have no rules checked (pgv.c's list).
+ * An Any (a typed_config) is unpacked by its type URL and its message judged in the Any's place
+ * and scope (Envoy checks the same rules when it builds the extension, and NACKs): most
+ * hand-written EnvoyFilter values are filters' typed_configs. Its bytes are aliased, not copied
+ * (nested Anys stay linear). Map keys and scalar map values have no rules checked (pgv.c's list).
  *
  * Cost: one visit per message the value holds, and per field of each one rules lookup (its
  * options decoded, in a scratch arena freed at the end): linear in the value's size times the
@@ -30,6 +31,7 @@
 
 #include "compiled.h"
 #include "internal.h"
+#include "upb/decode.h"
 
 enum { kMaxDepth = 64, kMaxScaffold = 64, kMaxSegments = kMaxScaffold + kMaxDepth + 2 };
 
@@ -127,12 +129,43 @@ static void walk_map(Walk *w, const upb_Message *msg, const upb_FieldDef *f, siz
   }
 }
 
+/* The message an Any at `depth` holds, walked in its place (its JSON form has the message's
+ * fields beside "@type"). A type the schema lacks, or bytes that do not decode, are left alone:
+ * the decoder that packed them has judged them already. */
+static void walk_any(Walk *w, const upb_Message *any, const upb_MessageDef *md, size_t depth, bool whole) {
+  upb_StringView url = upb_Message_Get(any, upb_MessageDef_FindFieldByNumber(md, 1)).str_val;
+  upb_StringView bytes = upb_Message_Get(any, upb_MessageDef_FindFieldByNumber(md, 2)).str_val;
+  size_t start = url.size;
+  while (start > 0 && url.data[start - 1] != '/') start--;
+  char *name = po_Arena_Strndup(w->scratch, url.data + start, url.size - start);
+  if (!name) {
+    w->oom = true;
+    return;
+  }
+  const upb_MessageDef *sd = po_Schema_FindMessage(w->s, name);
+  if (!sd) return;
+  const upb_MiniTable *mt = upb_MessageDef_MiniTable(sd);
+  upb_Message *inner = upb_Message_New(sd, po_Arena_Upb(w->scratch));
+  if (!inner) {
+    w->oom = true;
+    return;
+  }
+  upb_DecodeStatus ds = upb_Decode(bytes.data, bytes.size, inner, mt, upb_DefPool_ExtensionRegistry(po_Schema_Pool(w->s)),
+                                   kUpb_DecodeOption_AliasString, po_Arena_Upb(w->scratch));
+  if (ds == kUpb_DecodeStatus_OutOfMemory) w->oom = true;
+  if (ds != kUpb_DecodeStatus_Ok) return;
+  walk_message(w, inner, sd, NULL, depth, whole);
+}
+
 /* msg, of type md, held by field `holder` (NULL: the root, a list item, a map value), at `depth`
  * steps from the root. Judged when at the value's depth or below it. */
 static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
                          size_t depth, bool whole) {
   upb_WellKnown wk = upb_MessageDef_WellKnownType(md);
-  if (wk == kUpb_WellKnown_Any) return;
+  if (wk == kUpb_WellKnown_Any) {
+    if (depth >= w->value_depth) walk_any(w, msg, md, depth, whole);
+    return;
+  }
   if (depth >= w->value_depth) {
     if (wk == kUpb_WellKnown_Duration) {
       const upb_FieldDef *sf = upb_MessageDef_FindFieldByNumber(md, 1), *nf = upb_MessageDef_FindFieldByNumber(md, 2);

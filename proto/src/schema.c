@@ -205,6 +205,12 @@ bool po_Schema_NeedAll_(const po_Schema *cs) {
   po_Status_Clear(&st);
   bool ok = load_files(s, 0, po_envoy_file_count, &st);
   s->complete = ok;
+  /* po_Schema_NeedRules_ does nothing once the pool is complete: find the rules here, as a full
+   * load does (without them, every later value would go unchecked by Envoy's rules). */
+  if (ok && !s->rules_ext) {
+    s->field_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.FieldOptions");
+    s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.rules");
+  }
   return ok;
 }
 

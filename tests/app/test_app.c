@@ -224,14 +224,25 @@ static void test_events_on_one_target_batch(void **state) {
     json_object_put(o);
   }
   po_Workqueue *q = po_Controller_Queue(app->controller);
-  assert_int_equal(po_Workqueue_Len(q), 0);        /* nothing ready before the window ends */
-  assert_int_equal(po_Workqueue_WaitingLen(q), 2); /* 100 events, two targets, two keys */
+  /* 100 events, two quiet targets: each queued at once, once (the events after the first find
+   * it waiting) */
+  assert_int_equal(po_Workqueue_Len(q), 2);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 0);
+  char keys[4][128];
+  assert_int_equal(drain(q, keys, 4), 2);
+  /* Just run: the next events wait for the window after that run's start, all of them one key. */
+  for (int i = 0; i < 10; i++) {
+    json_object *o = override_obj("po-1", "web");
+    deliver_update(&h, o, o);
+    json_object_put(o);
+  }
+  assert_int_equal(po_Workqueue_Len(q), 0);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 1);
   /* A change of the target itself (drift) is not batched: repaired at once. */
   json_object *target = json_tokener_parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"web\"}}");
   sd.on_update(sd.ctx, target, target);
   assert_int_equal(po_Workqueue_Len(q), 1);
   /* Nor is its deletion: the PropertyOverrides pointing at it re-create it. */
-  char keys[4][128];
   assert_int_equal(drain(q, keys, 4), 1);
   sd.on_delete(sd.ctx, target);
   json_object_put(target);

@@ -4,7 +4,7 @@
  * one a line: "E|W <pointer from the value>: <violation>". What each scope judges is the point:
  * the same value is clean merged and invalid whole (a required field, an empty name), a list's
  * min_items is judged only when the value replaces the list, the scaffold a path nests the value
- * in is never judged, an Any is not entered. */
+ * in is never judged, an Any is unpacked and its message judged in its place. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,9 +86,13 @@ static const Row kRows[] = {
      "{\"load_assignment\": {\"cluster_name\": \"c\", \"named_endpoints\": {\"a/b~c\": {\"health_check_config\": "
      "{\"port_value\": 70000}}}}}",
      0, NULL, M, "E /load_assignment/named_endpoints/a~1b~0c/health_check_config/port_value: 70000 violates uint32 lte 65535\n"},
-    /* an Any is not entered (HttpConnectionManager's stat_prefix has min_len 1): only the name */
+    /* an Any is entered: its message judged in its place (HttpConnectionManager's stat_prefix
+     * has min_len 1), under the Any's field in the pointer */
     {FILTER, "{\"name\": \"\", \"typed_config\": {" HCM ", \"stat_prefix\": \"\"}}", 0, NULL, W,
-     "E /name: \"\" violates string min_len 1 (it has 0)\n"},
+     "E /name: \"\" violates string min_len 1 (it has 0)\nE /typed_config/stat_prefix: \"\" violates string min_len 1 (it has 0)\n"},
+    /* under MERGE only what the Any's message sets */
+    {FILTER, "{\"typed_config\": {" HCM ", \"max_request_headers_kb\": 9000}}", 0, NULL, M,
+     "E /typed_config/max_request_headers_kb: 9000 violates uint32 lte 8192\n"},
     /* a value nested along a path (EnvoyPatchPolicy): only the value is judged, from itself */
     {CLUSTER, "{\"outlier_detection\": {\"max_ejection_percent\": 101}}", 2, "max_ejection_percent", W,
      "E : 101 violates uint32 lte 100\n"},

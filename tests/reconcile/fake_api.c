@@ -235,7 +235,7 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                                   f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL,
-                                  f_get_filter, f_write_filter};
+                                  f_get_filter, f_write_filter, NULL, NULL};
 po_TargetIndex *IX;
 
 int setup(void **s) {

@@ -66,6 +66,51 @@ static void test_create_then_idempotent(void **state) {
   assert_int_equal(F.status_patches, statuses);
 }
 
+/* An entry already exactly ours is written back as it is in the target when another
+ * PropertyOverride joins (taken by reference, not parsed and rebuilt: a target gaining its 50th
+ * entry parsed the other 49 again), so even its members' order is the stored one; a stale
+ * entry (another generation) is rebuilt. */
+static void test_current_entries_written_back_as_stored(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  /* Store a's arguments with the marker first (our build puts it last), as another serialiser might. */
+  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *args = get(json_object_array_get_idx(ext, 0), "arguments");
+  json_object *flipped = json_object_new_object();
+  json_object_object_add(flipped, "PropertyOverride", json_object_get(get(args, "PropertyOverride")));
+  json_object_object_foreach(args, k, v) {
+    if (strcmp(k, "PropertyOverride") != 0) json_object_object_add(flipped, k, json_object_get(v));
+  }
+  json_object_object_add(json_object_array_get_idx(ext, 0), "arguments", flipped);
+  bump(target());
+  char stored[4096];
+  snprintf(stored, sizeof stored, "%s", json_object_to_json_string_ext(flipped, JSON_C_TO_STRING_PLAIN));
+  assert_true(run().ok); /* current as it is: nothing written */
+  int writes = F.target_writes;
+  apply_override("b", 1, "web", kGood2);
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes + 1);
+  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(ext), 2);
+  assert_string_equal(json_object_to_json_string_ext(get(json_object_array_get_idx(ext, 0), "arguments"), JSON_C_TO_STRING_PLAIN),
+                      stored);
+  /* A new generation of a: rebuilt from its compiled form, the marker last again. */
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok);
+  ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *a2 = get(json_object_array_get_idx(ext, 0), "arguments");
+  assert_int_equal(json_object_get_int(get(get(a2, "PropertyOverride"), "generation")), 2);
+  assert_string_not_equal(json_object_to_json_string_ext(a2, JSON_C_TO_STRING_PLAIN), stored);
+  const char *first = NULL;
+  json_object_object_foreach(a2, k2, v2) {
+    (void)v2;
+    if (!first) first = k2;
+  }
+  assert_non_null(first);
+  assert_string_not_equal(first, "PropertyOverride");
+}
+
 static void test_other_extensions_kept_and_drift_repaired(void **state) {
   (void)state;
   put("ServiceDefaults/default/web",
@@ -223,12 +268,13 @@ static void apply_timeout(const char *name, int n) {
   apply_override(name, 1, "web", spec);
 }
 
-/* Five overlapping PropertyOverrides each name three others and count the rest. A sixth changes
- * only that count in the statuses already there: each newcomer used to rewrite every status of
- * its target (N*N/T writes). The count waits kPo_ReconcileCountHoldS after the status's last
- * write, and the reconcile asks to run again when it falls due; a change of the peers named is
- * written at once. */
-static void test_overlap_count_held(void **state) {
+/* Five overlapping PropertyOverrides each name three others and say there are further ones,
+ * without counting them: a count changed in every status of the target with every arrival, a
+ * status write per PropertyOverride per newcomer (N*N/T writes; held on a 30 s grid before, and
+ * still about one more write per PropertyOverride after a burst). A newcomer after the peers
+ * named changes no status but its own, now or later (no timed reconcile is asked for); one named
+ * before the others changes whom they name, written at once. */
+static void test_overlap_arrivals_rewrite_no_status(void **state) {
   (void)state;
   F.now = "2026-12-01T00:00:00Z";
   const char *names[] = {"b", "c", "d", "e", "f"};
@@ -236,34 +282,34 @@ static void test_overlap_count_held(void **state) {
   assert_true(run().ok);
   assert_true(run().ok);
   assert_string_equal(cond("b", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
-  assert_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/f "));
+  char before[2048];
+  snprintf(before, sizeof before, "%s", cond("b", "Programmed", "message"));
+  assert_non_null(strstr(before, "; and further PropertyOverrides (the first three are named)"));
+  assert_null(strstr(before, "PropertyOverride default/f "));
+  assert_null(strstr(before, " more PropertyOverride"));
   F.now = "2026-12-01T00:00:10Z";
-  apply_timeout("g", 6); /* after the three b names: only b's count changes */
+  apply_timeout("g", 6); /* after the three b names */
   po_ReconcileResult r = run();
   assert_true(r.ok);
-  assert_string_equal(cond("g", "Programmed", "reason"), "Overlapping"); /* the newcomer's first status: at once */
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
-  assert_true(r.counts_held >= 1);
-  assert_int_equal(r.recheck_in_s, kPo_ReconcileCountHoldS - 10);
-  /* Again before it falls due: still held (from the memo, at the same versions), nothing written. */
+  assert_string_equal(cond("g", "Programmed", "reason"), "Overlapping"); /* the newcomer's first status */
+  assert_int_equal(r.statuses_written, 1);
+  assert_int_equal(r.recheck_in_s, 0);
+  apply_timeout("h", 7);
+  r = run();
+  assert_true(r.ok);
+  assert_int_equal(r.statuses_written, 1);
+  /* Minutes later: nothing was waiting to be written. */
+  F.now = "2026-12-01T00:05:00Z";
   r = run();
   assert_true(r.ok);
   assert_int_equal(r.statuses_written, 0);
-  assert_true(r.counts_held >= 1);
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 1 more PropertyOverride"));
-  /* Due at 00:00:30: the timed reconcile writes it. */
-  F.now = "2026-12-01T00:00:30Z";
-  r = run();
-  assert_true(r.ok);
-  assert_int_equal(r.counts_held, 0);
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 2 more PropertyOverrides"));
+  assert_string_equal(cond("b", "Programmed", "message"), before);
   /* A newcomer named before the others changes whom b names: written at once. */
-  F.now = "2026-12-01T00:00:31Z";
-  apply_timeout("a", 7);
+  F.now = "2026-12-01T00:05:01Z";
+  apply_timeout("a", 8);
   assert_true(run().ok);
   assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/a "));
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and 3 more PropertyOverrides"));
+  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and further PropertyOverrides"));
   F.now = NULL;
 }
 
@@ -844,8 +890,9 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
  * home and is invalid: the held last valid generation must not keep (or rewrite) the entry in
  * another namespace's ServiceDefaults. The tenancy check asks about the namespace of the target
  * being written, not only about the current spec. */
-static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
-  (void)state;
+/* platform/a programmed into shop/web under the policy; the policy revoked (the controller
+ * restarted without the flag) and a's generation 2 back home and invalid: held at shop/web. */
+static void held_in_shop_then_revoked(void) {
   char why[256];
   g_tenancy.n_cross = 0;
   assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
@@ -854,8 +901,13 @@ static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **sta
   assert_true(run_shop().ok);
   assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
   assert_int_equal(json_object_array_length(shop_ext()), 1);
-  g_tenancy.n_cross = 0; /* revoked: the controller restarted without the flag */
-  apply_override_ns("platform", "a", 2, "web", NULL, kBad); /* back home, invalid: held at shop/web */
+  g_tenancy.n_cross = 0;
+  apply_override_ns("platform", "a", 2, "web", NULL, kBad);
+}
+
+static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
+  (void)state;
+  held_in_shop_then_revoked();
   assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
   assert_true(run_shop().ok);
   assert_true(run_shop().ok);
@@ -877,6 +929,40 @@ static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **sta
   assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
   assert_int_equal(F.status_patches, patches);
   assert_int_equal(F.target_writes, writes);
+}
+
+static char g_enqueued[4][600];
+static int g_nenqueued;
+static void record_enqueue(void *ctx, const char *key) {
+  (void)ctx;
+  if (g_nenqueued < 4) snprintf(g_enqueued[g_nenqueued], sizeof g_enqueued[0], "%s", key);
+  g_nenqueued++;
+}
+
+/* The same revocation with the reconciles in the other order (the e2e t_revoke's after a
+ * restart: both keys queued at once): the PropertyOverride's own target (platform/web) runs
+ * first, while its held generation is still live in shop/web, and says so; shop/web's reconcile
+ * then removes that entry and must queue platform/web, whose status would otherwise keep
+ * claiming a generation nothing holds (its own status write's echo is not reconciled). */
+static void test_removed_held_entry_queues_its_own_target(void **state) {
+  (void)state;
+  held_in_shop_then_revoked();
+  po_ReconcileIO io = IO;
+  io.enqueue = record_enqueue;
+  g_nenqueued = 0;
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(g_nenqueued, 0); /* nothing removed there */
+  assert_non_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/web").ok);
+  assert_int_equal(g_nenqueued, 1);
+  assert_string_equal(g_enqueued[0], "ServiceDefaults/platform/web");
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  /* settled: nothing more is queued */
+  g_nenqueued = 0;
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/web").ok);
+  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(g_nenqueued, 0);
 }
 
 /* adv11: a tenant of a namespace the policy does not list, who can write its PropertyOverride's
@@ -1865,7 +1951,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unchanged_overrides_not_read_again, setup, teardown),
       cmocka_unit_test_setup_teardown(test_status_written_once_while_the_cache_lags, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_on_resolved_chains, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_overlap_count_held, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_arrivals_rewrite_no_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_current_entries_written_back_as_stored, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_removed_held_entry_queues_its_own_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

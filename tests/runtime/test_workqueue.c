@@ -105,6 +105,60 @@ static void add_after_releases_in_time_order(void **state) {
   po_Workqueue_Done(f->q, "ns/d");
 }
 
+/* AddSpaced: a quiet key runs at once; its runs then start at least the spacing apart, every
+ * add meanwhile (during the run or after it) one run at the spacing's end; once the spacing is
+ * over, at once again; entries kept only for their spacing go before the table grows. */
+static void spaced_keys_run_at_once_then_a_spacing_apart(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddSpaced(f->q, "ns/a", 1000 * MS);
+  assert_string_equal(next(f->q, k), "ns/a"); /* quiet: no wait */
+  po_FakeClock_Advance(f->clock, 10 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/a", 1000 * MS); /* during the run */
+  po_Workqueue_Done(f->q, "ns/a");
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 300 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/a", 1000 * MS); /* after it, within the spacing */
+  po_Workqueue_AddSpaced(f->q, "ns/a", 1000 * MS);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 1);
+  po_FakeClock_Advance(f->clock, 689 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 1 * MS); /* 1000 ms after the run's start */
+  assert_string_equal(next(f->q, k), "ns/a");
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Done(f->q, "ns/a");
+  /* A spacing after this run's start too... */
+  po_FakeClock_Advance(f->clock, 500 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/a", 1000 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 500 * MS);
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_Done(f->q, "ns/a");
+  /* ...and none once it is over. */
+  po_FakeClock_Advance(f->clock, 1000 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/a", 1000 * MS);
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_Done(f->q, "ns/a");
+  /* Spacing 0 is Add; other keys are not held by a's spacing. */
+  po_Workqueue_AddSpaced(f->q, "ns/b", 0);
+  po_Workqueue_AddSpaced(f->q, "ns/c", 1000 * MS);
+  assert_string_equal(next(f->q, k), "ns/b");
+  assert_string_equal(next(f->q, k), "ns/c");
+  po_Workqueue_Done(f->q, "ns/b");
+  po_Workqueue_Done(f->q, "ns/c");
+  /* Many keys run once, their spacings over: the table does not keep them all. */
+  for (int i = 0; i < 1000; i++) {
+    char key[32];
+    snprintf(key, sizeof key, "ns/many-%d", i);
+    po_Workqueue_AddSpaced(f->q, key, 1000 * MS);
+    assert_string_equal(next(f->q, k), key);
+    po_Workqueue_Done(f->q, key);
+    po_FakeClock_Advance(f->clock, 10 * MS);
+  }
+  assert_int_equal(po_Workqueue_Len(f->q), 0);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 0);
+}
+
 static void earliest_add_after_wins_and_ready_keys_dedup(void **state) {
   Fixture *f = *state;
   char k[64];
@@ -239,6 +293,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(overall_bucket_limits_many_failing_keys, setup, teardown),
       cmocka_unit_test_setup_teardown(shutdown_stops_handing_out_keys, setup, teardown),
       cmocka_unit_test_setup_teardown(metrics_follow_client_go, setup, teardown),
+      cmocka_unit_test_setup_teardown(spaced_keys_run_at_once_then_a_spacing_apart, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,7 +12,7 @@
 #include "po/base/json.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 1, .consul_sync_require = true,
+  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 2, .consul_sync_require = true,
                        .consul_sync_timeout_s = 120, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
@@ -305,6 +305,8 @@ static bool build(po_App *app, po_CtlStatus *st) {
   app->table = po_KubeIO_Table(&app->io);
   app->table.sync = &app->sync;
   app->table.names = o->consul_namespace_mirroring ? NULL : app->names;
+  app->table.enqueue = po_App_EnqueueKey;
+  app->table.enqueue_ctx = app;
 
   app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
                                                               .ctx = app, .workers = o->workers, .metrics = app->metrics,

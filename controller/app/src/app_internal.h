@@ -98,6 +98,9 @@ struct po_App {
 /* events.c */
 typedef enum { kPo_WatchOverrides, kPo_WatchServiceDefaults, kPo_WatchProxyDefaults, kPo_WatchServices, kPo_WatchFilters } po_AppWatch;
 po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
+/* Queues a target key as an informer event does (the batching window); app is the po_App. For
+ * the reconcile's IO table (po_ReconcileIO.enqueue). */
+void po_App_EnqueueKey(void *app, const char *key);
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log);
 po_Runnable po_App_ControllerRunnable(struct po_App *app);
 

@@ -9,19 +9,22 @@
 #include "po/runtime/clock.h"
 #include "po/targets/istio.h"
 
-/* Informer events: the target is reconciled one batching window after the first event for it.
- * Every later event within the window finds the key waiting and keeps its due time (the
- * workqueue's earliest AddAfter wins), so N PropertyOverrides created in a row against one
- * target cost one reconcile (one parse of the target, one plan, one write) instead of N: each
- * reconcile costs as much as the target's whole set, so reconciling one at a time grew as N*N/T.
- * The latency a change waits is bounded by the window. An event during the target's reconcile
- * waits its window, then the key is queued again after that reconcile: nothing is lost. */
+/* Informer events: a target's reconciles start at least one batching window apart. The first
+ * event of a target that has not run within the window queues it at once; every later one
+ * within the window waits for the window's end (the workqueue remembers when each key last
+ * started), so N PropertyOverrides created in a row against one target cost one reconcile per
+ * window (one parse of the target, one plan, one write) instead of N: each reconcile costs as
+ * much as the target's whole set, so reconciling one at a time grew as N*N/T. A change waits at
+ * most one window, none when the target was quiet. An event during the target's reconcile waits
+ * for the window after that reconcile's start: nothing is lost. */
 static void enqueue(po_App *app, const char *key) {
   if (!key || !*key || !app->controller) return;
   int64_t window = (int64_t)(app->o.target_batch_window_s * 1e9);
-  if (window > 0) po_Controller_EnqueueAfter(app->controller, key, window);
+  if (window > 0) po_Controller_EnqueueSpaced(app->controller, key, window);
   else po_Controller_Enqueue(app->controller, key);
 }
+
+void po_App_EnqueueKey(void *app, const char *key) { enqueue(app, key); }
 
 /* At leadership every key goes at once: there is no burst to wait for, the caches are complete. */
 static void enqueue_now(po_App *app, const char *key) {

@@ -269,5 +269,5 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           k->tenancy, release, override_version, NULL, NULL,
                           /* while Istio may still turn on, po_App_Reconcile leaves them out until it does */
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
-                          atomic_load(&k->istio) || k->istio_later ? write_filter : NULL};
+                          atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, NULL, NULL};
 }

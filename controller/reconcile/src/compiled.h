@@ -83,7 +83,6 @@ typedef struct {
   po_JsonHash spec_hash;
   uint64_t status_hash;
   uint64_t written_hash; /* the status this controller wrote over rv (0: none) */
-  uint64_t held_hash;    /* a wanted status that differs from the one at rv only in its overlap count, held (0: none) */
 } po_OverrideMemo;
 
 /* The memo when it is for this very version (rv, uid and generation), with its current and held
@@ -99,9 +98,6 @@ void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *n
  * write (a new rv, read again and compared), a reconcile that wants the same status has nothing
  * to do: without this each one wrote it again, with its Events, while the watch lagged. */
 void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash);
-/* The wanted status held back at rv (only its overlap count differs: reconcile.c): the reconciles
- * before it falls due know so without reading the object. */
-void po_TargetIndex_MemoHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t held_hash);
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
@@ -111,11 +107,6 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, 
  * generation, spec_hash). failed: that write did not happen, forget it. */
 void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                                       int which, const struct json_object *status, uint64_t desired_status, bool failed);
-/* When this process last wrote the PropertyOverride's status (io->now seconds), 0 when it has not
- * (or the PropertyOverride is not in the index): what holds back a status change that is only the
- * count of further overlapping peers (reconcile.c, kPo_ReconcileCountHoldS). */
-void po_TargetIndex_NoteStatusWritten(po_TargetIndex *ix, const char *ns, const char *name, int64_t at);
-int64_t po_TargetIndex_StatusWrittenAt(po_TargetIndex *ix, const char *ns, const char *name);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);

@@ -34,7 +34,6 @@ typedef struct {
   po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
   char *memo_key, *memo_held;
   OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
-  int64_t status_at;         /* when this process last wrote its status (io->now seconds; 0: never) */
 } Entry;
 
 /* Our last write of a target, as the content its watch event must have to be that write. */
@@ -228,7 +227,7 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     link_add(ix, e->target, e->po);
   } else {
     memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL, 0};
+    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL};
     ix->len++;
     link_add(ix, t, po);
   }
@@ -478,28 +477,6 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
   Entry *e = entry_of(ix, ns, name);
   if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->written_hash = written_hash;
   pthread_mutex_unlock(&ix->mu);
-}
-
-void po_TargetIndex_MemoHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t held_hash) {
-  pthread_mutex_lock(&ix->mu);
-  Entry *e = entry_of(ix, ns, name);
-  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->held_hash = held_hash;
-  pthread_mutex_unlock(&ix->mu);
-}
-
-void po_TargetIndex_NoteStatusWritten(po_TargetIndex *ix, const char *ns, const char *name, int64_t at) {
-  pthread_mutex_lock(&ix->mu);
-  Entry *e = entry_of(ix, ns, name);
-  if (e) e->status_at = at;
-  pthread_mutex_unlock(&ix->mu);
-}
-
-int64_t po_TargetIndex_StatusWrittenAt(po_TargetIndex *ix, const char *ns, const char *name) {
-  pthread_mutex_lock(&ix->mu);
-  Entry *e = entry_of(ix, ns, name);
-  int64_t at = e ? e->status_at : 0;
-  pthread_mutex_unlock(&ix->mu);
-  return at;
 }
 
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
@@ -773,7 +750,6 @@ bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *ob
       snprintf(e->memo->rv, sizeof e->memo->rv, "%s", rv);
       e->memo->status_hash = p->desired_status;
       e->memo->written_hash = 0;
-      e->memo->held_hash = 0; /* held against the status before this one */
     }
   }
   pthread_mutex_unlock(&ix->mu);

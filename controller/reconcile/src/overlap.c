@@ -224,9 +224,8 @@ static void describe(const po_Conflict *c, const po_OverlapPeer *px, const po_Ov
   }
 }
 
-bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size, size_t *named) {
+bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) {
   out[0] = '\0';
-  *named = 0;
   const po_OverlapPeer *peers = ix->peers;
   const po_Override *x = peers[i].override;
   if (x && ix->skipped) {
@@ -236,11 +235,14 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size, 
              ix->own_patches, ix->patches, (int)kPo_OverlapMaxPairs);
     return false;
   }
-  /* The first overlap with each of the first kShown peers it meets, then how many more: one
-   * across targets must not hide behind one of the same target (or the reverse). */
+  /* The first overlap with each of the first kShown peers it meets, then whether there are more:
+   * one across targets must not hide behind one of the same target (or the reverse). Not how
+   * many more: a count in every peer's status changed with every arrival on the target, a
+   * status write per PropertyOverride per arrival (N*N/T), and once one more is found the scan
+   * can stop. */
   enum { kShown = 3 };
   size_t found = 0, len = 0;
-  for (size_t j = 0; x && j < ix->n; j++) {
+  for (size_t j = 0; x && j < ix->n && found <= kShown; j++) {
     const po_Override *y = j != i ? peers[j].override : NULL;
     if (!y || !meet(&peers[i], &peers[j])) continue;
     Scan s = {.x = x, .y = y, .ex = ix->effects[i], .ey = ix->effects[j]};
@@ -252,9 +254,6 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size, 
     if (len < size) describe(&s.first, &peers[i], &peers[j], out + len, size - len);
     len = strlen(out);
   }
-  *named = len;
-  if (found > kShown && len < size) {
-    snprintf(out + len, size - len, "; and %zu more PropertyOverride%s", found - kShown, found - kShown == 1 ? "" : "s");
-  }
+  if (found > kShown && len < size) snprintf(out + len, size - len, PO_OVERLAP_MORE);
   return found > 0;
 }

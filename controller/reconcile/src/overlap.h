@@ -62,16 +62,17 @@ enum { kPo_OverlapMaxPairs = 4000000 };
 typedef struct po_OverlapIndex po_OverlapIndex;
 po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar);
 
+/* What ends the message of a PropertyOverride that overlaps more peers than it names. */
+#define PO_OVERLAP_MORE "; and further PropertyOverrides (the first three are named)"
 /* The overlaps of peer i with the peers it meets, as sentences into out (the first overlap with
- * each of the first three such peers, in the peers' order, then how many more), and true; false
- * with out "" when none, or false with a sentence saying the check was skipped (the budget).
- * Found on resolved field chains: the same field set differently, a parent replaced or removed
- * over another's field, or two members of one oneof. The sentence names the other
- * PropertyOverride (namespace/name, and its target when another), both patches, the field, the
- * order and why (tier, priority, or name), and which one wins where both match. *named gets the
- * length of the sentences naming peers: what follows it in out, if anything, is only the count
- * of the others ("; and N more PropertyOverrides"), which the reconcile writes less often. */
-bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size, size_t *named);
+ * each of the first three such peers, in the peers' order, then PO_OVERLAP_MORE when there are
+ * more), and true; false with out "" when none, or false with a sentence saying the check was
+ * skipped (the budget). Found on resolved field chains: the same field set differently, a parent
+ * replaced or removed over another's field, or two members of one oneof. The sentence names the
+ * other PropertyOverride (namespace/name, and its target when another), both patches, the field,
+ * the order and why (tier, priority, or name), and which one wins where both match. It does not
+ * change when a peer arrives after the ones named: the status is not rewritten for that. */
+bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size);
 
 /* The peers of the other kind of target whose entries reach the same proxies (cross.c): for a
  * ServiceDefaults reconcile, the PropertyOverrides of every ProxyDefaults; for a ProxyDefaults

@@ -33,6 +33,7 @@ typedef struct {
   bool deleting;
   bool held;                     /* listed here for its last valid generation; its spec points elsewhere */
   char held_key[600];            /* where its last valid generation is live, when not here */
+  char home_key[600];            /* held here: the target its spec points at */
   bool has_finalizer;
   bool refused;                  /* the tenancy policy does not let it write this target */
   bool over_limit;               /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
@@ -48,8 +49,6 @@ typedef struct {
   size_t entry_patches;
   po_JsonHash entry_hash;        /* po_Json_Hash of the entry's arguments (without our marker) */
   bool entry_required;           /* the entry's `required` (spec.required of that generation) */
-  size_t count_at;               /* where the Programmed message's count of further overlapping
-                                    peers starts (SIZE_MAX: the message has none to hold back) */
 } Item;
 
 typedef struct {
@@ -242,9 +241,9 @@ static void report_foreign(Run *run) {
 
 static Item *new_item(Run *run, const char *ns, const char *name, const char *k, const char *hk) {
   Item *it = &run->items[run->m++];
-  it->count_at = SIZE_MAX;
   it->held = strcmp(k, run->key) != 0;
   snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
+  snprintf(it->home_key, sizeof it->home_key, "%s", it->held ? k : "");
   snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
   it->other_ns = strcmp(it->ns, run->ns) != 0;
   snprintf(it->name, sizeof it->name, "%s", name);
@@ -700,13 +699,38 @@ static bool target_current(Run *run, size_t nwant) {
 }
 
 
+/* The item's entry in the target when it is already exactly what marked() would build for it
+ * (entry_current, bound to this target's uid): its arguments, marker included, are what to write,
+ * taken by reference. A target that gains one PropertyOverride keeps all the others: without
+ * this each reconcile parsed every entry's arguments again (50 per write at 10,000 on 200
+ * targets). NULL: build it. */
+static json_object *current_args(Run *run, const Item *it, const char *tuid) {
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  if (!list || !json_object_is_type(list, json_type_array)) return NULL;
+  for (size_t l = 0; l < run->nlive; l++) {
+    const po_ConsulEntry *live = &run->live[l];
+    if (strcmp(live->owner, it->name) != 0 || strcmp(live->uid, it->uid) != 0) continue;
+    json_object *marker = po_Json_Get(live->arguments, "PropertyOverride");
+    const char *bound = po_Json_String(marker, "targetUID");
+    if (!bound || strcmp(bound, tuid) != 0) return NULL;
+    /* the entry holding these arguments: one of this very target (an annotated copy has none) */
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+      json_object *e = json_object_array_get_idx(list, i);
+      if (po_Json_Get(e, "arguments") == live->arguments) return entry_current(e, live, it, run->ns) ? live->arguments : NULL;
+    }
+    return NULL;
+  }
+  return NULL;
+}
+
 /* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
  * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
 static bool wanted(Run *run, const char *tuid) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     if (!has_entry(it)) continue;
-    json_object *args = marked(it, run->ns, tuid);
+    json_object *args = it->entry ? current_args(run, it, tuid) : NULL;
+    args = args ? json_object_get(args) : marked(it, run->ns, tuid);
     if (!args) return oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
     run->want[run->nwant++] =
         (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required,
@@ -847,6 +871,11 @@ static bool write_target(Run *run) {
     } else {
       run->r.targets_written++;
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
+      /* A generation held here and now gone: its own target's reconcile says so in its status. */
+      for (size_t i = 0; i < run->m && run->io->enqueue; i++) {
+        const Item *it = &run->items[i];
+        if (it->held && it->is_live && !has_entry(it) && *it->home_key) run->io->enqueue(run->io->enqueue_ctx, it->home_key);
+      }
 
     }
   }
@@ -1041,53 +1070,22 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
                       : po_Arena_Printf(run->ar, "nothing is live in %s", run->where));
   } else {
     char ov[1024];
-    size_t named;
-    bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov, &named);
+    bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
-    int head;
     if (run->istio) {
       const po_IstioItem *x = &run->istio[i];
-      head = snprintf(p->message, sizeof p->message,
-                      "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
-                      "written is programmed)%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
-                      ov[0] ? "; " : "");
+      snprintf(p->message, sizeof p->message,
+               "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
+               "written is programmed)%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
+               ov[0] ? "; " : "");
     } else {
-      head = snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
-                      requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");
+      snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
+               requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");
     }
     size_t len = strlen(p->message);
     snprintf(p->message + len, sizeof p->message - len, "%s", ov);
-    if (overlapping && head >= 0 && (size_t)head == len && len + named <= strlen(p->message)) run->items[i].count_at = len + named;
   }
-}
-
-/* "" or "; and N more PropertyOverride(s)", exactly as po_Overlap_Of ends a message. */
-static bool count_suffix(const char *t) {
-  static const char and[] = "; and ", more[] = " more PropertyOverride";
-  if (!*t) return true;
-  if (strncmp(t, and, sizeof and - 1) != 0) return false;
-  t += sizeof and - 1;
-  if (*t < '0' || *t > '9') return false;
-  while (*t >= '0' && *t <= '9') t++;
-  if (strncmp(t, more, sizeof more - 1) != 0) return false;
-  t += sizeof more - 1;
-  return !*t || (t[0] == 's' && !t[1]);
-}
-
-/* Whether the old status differs from the wanted one only in the count of further overlapping
- * peers that ends the Programmed message: the peers it names, who wins, every reason and
- * generation are the same. */
-static bool only_count_changed(const Item *it, json_object *old_status, const po_OverrideStatus *s) {
-  if (it->count_at == SIZE_MAX || strcmp(s->programmed.reason, "Overlapping") != 0) return false;
-  const char *old = po_Status_Message(old_status, "Programmed");
-  if (!old || strlen(old) >= sizeof s->programmed.message || strncmp(old, s->programmed.message, it->count_at) != 0 ||
-      !count_suffix(old + it->count_at)) {
-    return false;
-  }
-  po_OverrideStatus was = *s;
-  snprintf(was.programmed.message, sizeof was.programmed.message, "%s", old);
-  return po_Status_Matches(old_status, &was);
 }
 
 /* Whether the old status already says this very generation is programmed: consul-k8s synced it
@@ -1129,18 +1127,6 @@ static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bo
     }
     *event = !said;
   }
-  return true;
-}
-
-/* Whether a change of the overlap count alone still waits (see write_status), asking for the
- * reconcile to run again when it falls due. */
-static bool count_held(Run *run, const Item *it) {
-  const int64_t hold = kPo_ReconcileCountHoldS;
-  int64_t t = now_s(run), last = po_TargetIndex_StatusWrittenAt(run->ix, it->ns, it->name);
-  int64_t due = (last + hold / 2 + hold - 1) / hold * hold;
-  if (last <= 0 || t < last || t >= due) return false;
-  recheck_in(run, due - t);
-  run->r.counts_held++;
   return true;
 }
 
@@ -1214,24 +1200,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
-  /* Held at this very version (only the overlap count differs) and not due yet: nothing to read. */
-  if (it->from_memo && it->memo.held_hash == h && count_held(run, it)) return true;
   if (!need_obj(run, it)) return false;
   if (record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
-    return true;
-  }
-  /* A target's PropertyOverrides that all overlap each count the others: without a hold every
-   * newcomer rewrote the status of every one already there (N*N/T status writes; 10,167 PATCHes
-   * for 2,000 PropertyOverrides on 200 targets). The count alone waits until this status was
-   * written at least half the hold ago, at the next multiple of the hold on the clock: the
-   * counts of every PropertyOverride of a target fall due together, so one timed reconcile of
-   * the target (the workqueue keeps one due time per key) writes them all. Anything else
-   * (reason, generation, the peers named, who wins) is written at once. */
-  if (only_count_changed(it, old_status, &s) && count_held(run, it)) {
-    po_TargetIndex_MemoHeld(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
@@ -1270,7 +1243,6 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (w == kPo_WriteOk) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
-    po_TargetIndex_NoteStatusWritten(run->ix, it->ns, it->name, now_s(run));
     say(run, it, old_status, &s, timeout_event);
   }
   else if (w != kPo_WriteNotFound) fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);

@@ -89,11 +89,6 @@ oom:
 
 bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_object_equal(a, b); }
 
-const char *po_Status_Message(json_object *old_status, const char *type) {
-  json_object *m = po_Json_Get(find_condition(old_status, type), "message");
-  return m && json_object_is_type(m, json_type_string) ? json_object_get_string(m) : NULL;
-}
-
 bool po_Status_ReasonChanged(json_object *old_status, const po_Condition *c) {
   json_object *prev = find_condition(old_status, c->type);
   return !prev || strcmp(po_Json_StringOr(prev, "reason", ""), c->reason) != 0;

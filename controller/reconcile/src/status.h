@@ -45,8 +45,6 @@ bool po_Status_Matches(struct json_object *old_status, const po_OverrideStatus *
 /* A hash of everything po_Status_Build writes but the times, with the spec recorded as lastValid
  * standing for itself by its hash (last_valid_spec is not read): what a memo remembers. */
 uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash);
-/* The message of the old status's condition of that type (borrowed), NULL when there is none. */
-const char *po_Status_Message(struct json_object *old_status, const char *type);
 /* Whether the condition's type has another reason (or is absent) in the old status. */
 bool po_Status_ReasonChanged(struct json_object *old_status, const po_Condition *c);
 

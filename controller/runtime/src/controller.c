@@ -268,4 +268,10 @@ void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay
   pthread_mutex_unlock(&c->mu);
 }
 
+void po_Controller_EnqueueSpaced(po_Controller *c, const char *key, int64_t spacing_ns) {
+  pthread_mutex_lock(&c->mu);
+  po_Workqueue_AddSpaced(c->queue, key, spacing_ns);
+  pthread_mutex_unlock(&c->mu);
+}
+
 po_Workqueue *po_Controller_Queue(po_Controller *c) { return c->queue; }

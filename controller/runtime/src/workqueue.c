@@ -22,6 +22,9 @@ typedef struct Entry {
   uint64_t seq;       /* timed requeue: ties between equal ready_at keep AddAfter order */
   int64_t added_at;   /* when it became dirty (queue_duration) */
   int64_t started_at; /* when a worker took it (work_duration, unfinished work) */
+  int64_t spacing;    /* AddSpaced: the least time between two runs (0: none asked) */
+  int64_t spaced_to;  /* AddSpaced: no run before this (its last run's start + spacing); the
+                       * entry is kept until then even when nothing else refers to it */
 } Entry;
 
 struct po_Workqueue {
@@ -80,10 +83,28 @@ static bool grow_buckets(po_Workqueue *q) {
 }
 
 /* NULL only when out of memory: the key is then dropped, like any add after shutdown. */
+static void maybe_free(po_Workqueue *q, Entry *e);
+
+/* Entries kept only for their spacing, once it is over, go before the table grows: they are
+ * bounded by the keys run within the last spacing. */
+static void sweep_spaced(po_Workqueue *q) {
+  int64_t now = po_RtClock_Now(q->clock);
+  for (size_t i = 0; i < q->n_buckets; i++) {
+    for (Entry *e = q->buckets[i], *next; e; e = next) {
+      next = e->next;
+      if (e->spaced_to && e->spaced_to <= now) {
+        e->spaced_to = 0;
+        maybe_free(q, e);
+      }
+    }
+  }
+}
+
 static Entry *get_or_create(po_Workqueue *q, const char *key) {
   uint32_t h = hash_key(key);
   Entry *e = find(q, key, h);
   if (e) return e;
+  if (q->n_entries >= q->n_buckets) sweep_spaced(q);
   if (q->n_entries >= q->n_buckets && !grow_buckets(q)) return NULL;
   e = calloc(1, sizeof *e);
   if (!e || !(e->key = strdup(key))) {
@@ -98,10 +119,11 @@ static Entry *get_or_create(po_Workqueue *q, const char *key) {
   return e;
 }
 
-/* An entry lives only while something refers to it. */
+/* An entry lives only while something refers to it, or its spacing lasts. */
 static void maybe_free(po_Workqueue *q, Entry *e) {
   if (e->dirty || e->in_fifo || e->processing || e->failures || e->heap_index != NOT_WAITING)
     return;
+  if (e->spaced_to && e->spaced_to > po_RtClock_Now(q->clock)) return;
   Entry **p = &q->buckets[e->hash & (q->n_buckets - 1)];
   while (*p != e) p = &(*p)->next;
   *p = e->next;
@@ -281,19 +303,30 @@ void po_Workqueue_Free(po_Workqueue *q) {
   free(q);
 }
 
-void po_Workqueue_Add(po_Workqueue *q, const char *key) {
+static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now);
+
+/* Add (spacing < 0: the key's spacing as it is, no wait) or AddSpaced. */
+static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
   pthread_mutex_lock(&q->mu);
   int64_t now = po_RtClock_Now(q->clock);
   promote(q, now);
   if (!q->shutting_down) {
     Entry *e = get_or_create(q, key);
     if (e) {
-      add_locked(q, e, now);
-      maybe_free(q, e);
+      if (spacing >= 0) e->spacing = spacing;
+      int64_t wait = spacing >= 0 && e->spaced_to > now ? e->spaced_to - now : 0;
+      if (wait > 0) {
+        add_after_locked(q, key, wait, now);
+      } else {
+        add_locked(q, e, now);
+        maybe_free(q, e);
+      }
     }
   }
   pthread_mutex_unlock(&q->mu);
 }
+
+void po_Workqueue_Add(po_Workqueue *q, const char *key) { add_with(q, key, -1); }
 
 static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now) {
   po_Series_Inc(q->m_retries); /* client-go counts every AddAfter as a retry */
@@ -334,6 +367,10 @@ void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns) {
   promote(q, now);
   if (!q->shutting_down) add_after_locked(q, key, delay_ns, now);
   pthread_mutex_unlock(&q->mu);
+}
+
+void po_Workqueue_AddSpaced(po_Workqueue *q, const char *key, int64_t spacing_ns) {
+  add_with(q, key, spacing_ns > 0 ? spacing_ns : -1);
 }
 
 int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key) {
@@ -377,6 +414,7 @@ static const char *take_locked(po_Workqueue *q, int64_t now) {
   e->dirty = false;
   e->processing = true;
   e->started_at = now;
+  e->spaced_to = e->spacing ? now + e->spacing : 0;
   q->n_dirty--;
   q->n_processing++;
   set_depth(q);

@@ -12,6 +12,7 @@
 
 #include "po/base/json.h"
 #include "po/targets/eg.h"
+#include "any_type.h"
 
 #include "native_error.h"
 
@@ -91,7 +92,7 @@ static json_object *nest(const char *msg, const char *path, const json_object *v
     p = s + len;
   }
   json_object *cur = NULL;
-  if (json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL;
+  if (value && json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL; /* NULL: a JSON null */
   while (n-- > 0) {
     json_object *up;
     if (index_segment(segs[n], lens[n]) && !map_key_at(msg, path, (size_t)(segs[n] - 1 - path), a)) {
@@ -160,13 +161,38 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
   return true;
 }
 
+/* Whether `path` itself goes inside an Any of `msg`: the path alone, its value null (unset),
+ * fails to decode for want of an "@type". Otherwise an Any without "@type" is the value's own
+ * fault, which Envoy Gateway's protojson refuses too. */
+/* `doc` (taken) decoded as `msg`, *pv its value tree (for naming an error's field); NULL with st
+ * set when it does not decode, NULL with *oom when memory ran out. Through the engine's writer, in the arena: json-c's, out of memory, can return
+ * a text with pieces missing (its printbuf appends go unchecked), which would decode as some
+ * other error. */
+static po_Message *decode(const char *msg, json_object *doc, po_Arena *a, po_Status *st, bool *oom, po_Value **pv) {
+  *pv = po_Value_FromJsonC(doc, a, st);
+  json_object_put(doc);
+  const char *text = *pv ? po_Value_ToPrettyJson(*pv, a) : NULL;
+  *oom = !text;
+  return text ? po_Message_ParseJson(msg, text, strlen(text), a, st) : NULL;
+}
+
+static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
+  bool too_deep = false, oom = false;
+  json_object *null = NULL, *doc = nest(msg, path, null, a, &too_deep);
+  if (!doc) return true; /* out of memory or too deep: as before, not checked */
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *pv = NULL;
+  return !decode(msg, doc, a, &st, &oom, &pv) && (oom || any_without_type(st.message));
+}
+
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
   if (!where) return false;
   const char *url = po_Json_String(jp, "type"), *name = po_Json_String(jp, "name");
   json_object *op_obj = po_Json_Get(jp, "operation");
   const char *op = po_Json_String(op_obj, "op"), *path = po_Json_String(op_obj, "path");
-  const char *from = po_Json_String(op_obj, "from");
+  const char *from = po_Json_String(op_obj, "from"), *json_path = po_Json_String(op_obj, "jsonPath");
   json_object *value = NULL;
   bool has_value = json_object_object_get_ex(op_obj, "value", &value);
   const char *msg = message_of(url);
@@ -191,12 +217,25 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                po_Arena_Printf(a, "%s.operation.op: '%s' is not a JSON Patch operation (add, remove, replace, move, "
                                   "copy or test)", where, op ? op : "(none)"));
   }
-  if (!path || (*path && *path != '/')) {
+  /* Envoy Gateway 1.2+: a JSONPath expression selects the place(s) and `path`, then optional, is
+   * relative to each match. Where that is only the generated resource says: the value is not
+   * checked against the schema, the rest is. */
+  if (json_path && *json_path) {
+    if (path && *path && *path != '/') {
+      return add(d, kPo_Severity_Error, idx,
+                 po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (with "
+                                    "jsonPath it is relative to each match, e.g. /typed_config)", where, path));
+    }
+    if (!add(d, kPo_Severity_Warning, idx,
+             po_Arena_Printf(a, "%s.operation.jsonPath: the places it selects are known only from the generated "
+                                "resource: the value is not checked against %s", where, msg))) return false;
+    path = NULL;
+  } else if (!path || (*path && *path != '/')) {
     return add(d, kPo_Severity_Error, idx,
                po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (e.g. "
                                   "/outlier_detection/consecutive_5xx, proto field names)", where, path ? path : "(none)"));
   }
-  if (!*path && strcmp(op, "add") != 0) {
+  if (path && !*path && strcmp(op, "add") != 0) {
     return add(d, kPo_Severity_Error, idx,
                po_Arena_Printf(a, "%s.operation.path: empty with op %s: only add takes an empty path (it adds the "
                                   "value as a whole new resource)", where, op));
@@ -227,9 +266,9 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
              po_Arena_Printf(a, "%s: op %s fails (the policy becomes Programmed=False, Invalid, and none of its "
                                 "patches apply) when %s is absent from the generated resource, and protojson leaves "
                                 "out every field at its default value (0, false, \"\", an empty list)",
-                             where, op, !strcmp(op, "move") ? from : path))) return false;
+                             where, op, !strcmp(op, "move") ? from : path ? path : json_path))) return false;
   }
-  if (!wants_value || !value) return true;
+  if (!wants_value || !value || !path) return true;
   bool too_deep = false;
   json_object *doc = nest(msg, path, value, a, &too_deep);
   if (too_deep) {
@@ -240,16 +279,20 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   if (!doc) return false;
   po_Status st;
   po_Status_Clear(&st);
-  /* the engine's writer, in the arena: json-c's, out of memory, can return a text with pieces
-   * missing (its printbuf appends go unchecked), which would decode as some other error */
-  po_Value *pv = po_Value_FromJsonC(doc, a, &st);
-  json_object_put(doc);
-  const char *copy = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
-  if (!copy) return false;
-  po_Message *pm = po_Message_ParseJson(msg, copy, strlen(copy), a, &st);
+  bool oom = false;
+  po_Value *pv = NULL;
+  po_Message *pm = decode(msg, doc, a, &st, &oom, &pv);
+  if (oom) return false;
   if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_ErrNoMemory) return false;
-  if (*path && any_without_type(st.message)) {
+  const char *unknown = po_AnyType_FirstUnknown(value, a);
+  if (unknown) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.value at %s: not checked: @type %s is not in Envoy's schema here (e.g. "
+                                  "a TypedStruct); if Envoy Gateway does not know it either, Programmed=False", where,
+                               *path ? path : "(the whole resource)", unknown));
+  }
+  if (*path && any_without_type(st.message) && path_enters_any(msg, path, a)) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "
                                   "(a typed_config), whose message only the generated resource names (%s)",

@@ -5,6 +5,7 @@
 
 #include "po/base/json.h"
 #include "po/targets/istio.h"
+#include "any_type.h"
 
 #include "native_error.h"
 
@@ -36,24 +37,45 @@ static bool add(po_Diagnostics *d, po_Severity sev, int i, const char *path, con
   return po_Diagnostics_Add(d, sev, kPo_DiagKind_Target, i, path, msg) != NULL;
 }
 
-/* The first JSON path below `v` holding a zero scalar or a list, depth-first; NULL when none. */
-static const char *find(const json_object *v, bool list, const char *at, po_Arena *a, int depth) {
-  if (depth > 64) return NULL;
+enum { kMaxFindDepth = 64 };
+
+/* The depth of the first value below `v` that is a zero scalar or a list, depth-first, with the
+ * keys on the way in keys[0..depth-1]; -1 when none. The path is printed once, at the end: printed
+ * at every level it would cost each member the length of its whole path, and a wide object under
+ * long keys (a Struct in metadata) would cost width times path length in memory. */
+static int find_depth(const json_object *v, bool list, const char **keys, int depth) {
+  if (depth > kMaxFindDepth) return -1;
   switch (json_object_get_type(v)) {
     case json_type_object: {
       json_object_object_foreach((json_object *)v, k, c) {
-        const char *p = find(c, list, po_Arena_Printf(a, "%s/%s", at, k), a, depth + 1);
-        if (p) return p;
+        if (depth == kMaxFindDepth) return -1;
+        keys[depth] = k;
+        int hit = find_depth(c, list, keys, depth + 1);
+        if (hit >= 0) return hit;
       }
-      return NULL;
+      return -1;
     }
-    case json_type_array: return list ? at : NULL;
-    case json_type_boolean: return !list && !json_object_get_boolean(v) ? at : NULL;
-    case json_type_int: return !list && json_object_get_int64(v) == 0 ? at : NULL;
-    case json_type_double: return !list && json_object_get_double(v) == 0 ? at : NULL;
-    case json_type_string: return !list && json_object_get_string_len(v) == 0 ? at : NULL;
-    default: return NULL;
+    case json_type_array: return list ? depth : -1;
+    case json_type_boolean: return !list && !json_object_get_boolean(v) ? depth : -1;
+    case json_type_int: return !list && json_object_get_int64(v) == 0 ? depth : -1;
+    case json_type_double: return !list && json_object_get_double(v) == 0 ? depth : -1;
+    case json_type_string: return !list && json_object_get_string_len(v) == 0 ? depth : -1;
+    default: return -1;
   }
+}
+
+/* The first JSON path below `v` holding a zero scalar or a list ("" for `v` itself); NULL when
+ * none (or out of memory). */
+static const char *find(const json_object *v, bool list, po_Arena *a) {
+  const char *keys[kMaxFindDepth];
+  int hit = find_depth(v, list, keys, 0);
+  if (hit < 0) return NULL;
+  po_TextBuf t = {.a = a};
+  for (int i = 0; i < hit; i++) {
+    po_TextBuf_Puts(&t, "/");
+    po_TextBuf_Puts(&t, keys[i]);
+  }
+  return t.oom ? NULL : t.buf ? t.buf : "";
 }
 
 /* `v` copied without `drop` (a member or element somewhere in it); NULL when out of memory. */
@@ -178,6 +200,13 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
                po_Arena_Printf(a, "%s: %s on CLUSTER is treated as ADD: clusters have no order "
                                   "(istio/istio#37107)", where, op))) return false;
     }
+    /* REMOVE uses no value: one left over is never a denial (Istio decodes it leniently, and
+     * only a value that does not decode at all makes it drop the patch: said as a warning) */
+    bool unused = value && op && !strcmp(op, "REMOVE");
+    if (unused && !add(d, kPo_Severity_Warning, (int)i, where,
+                       po_Arena_Printf(a, "%s.patch.value: operation REMOVE uses no value: remove it", where))) {
+      return false;
+    }
     const char *msg = message_of(apply_to);
     if (!value || !msg) continue;
     po_Status st;
@@ -190,18 +219,26 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     po_Message *pm = po_Message_ParseJson(msg, text, strlen(text), a, &st);
     if (!pm) {
       if (st.code == kPo_ErrNoMemory) return false;
+      const char *unknown = po_AnyType_FirstUnknown(value, a);
+      if (unknown) {
+        if (!add(d, kPo_Severity_Warning, (int)i, where,
+                 po_Arena_Printf(a, "%s.patch.value: not checked: @type %s is not in Envoy's schema (an Istio-only type "
+                                    "such as stats.PluginConfig or a TypedStruct; else check the URL)",
+                                 where, unknown))) return false;
+        continue;
+      }
       /* named by the field, not by a line of the indented text the decoder read */
       const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
-      if (!add(d, kPo_Severity_Error, (int)i, where,
-               at ? po_Arena_Printf(a, "%s.patch.value%s: not a valid %s for applyTo %s: %s", where, at, msg,
-                                    apply_to, what)
-                  : po_Arena_Printf(a, "%s.patch.value: not a valid %s for applyTo %s: %s", where, msg, apply_to,
-                                    st.message))) return false;
+      const char *verb = unused ? "unused by REMOVE, does not decode (Istio may drop the patch) as" : "not a valid";
+      const char *why = po_Arena_Printf(a, "%s.patch.value%s: %s %s for applyTo %s: %s", where, at ? at : "", verb, msg,
+                                        apply_to, at ? what : st.message);
+      if (!add(d, unused ? kPo_Severity_Warning : kPo_Severity_Error, (int)i, where, why)) return false;
       continue;
     }
+    if (unused) continue;
     if (!check_rules(pm, op, (int)i, where, a, d)) return false;
     if (op && !strcmp(op, "MERGE")) {
-      const char *z = find(value, false, "", a, 0), *l = find(value, true, "", a, 0);
+      const char *z = find(value, false, a), *l = find(value, true, a);
       if (!z) { /* a zero by name: a string member that sets nothing */
         Zero zs = {.root = pv, .msg = msg};
         zs.encoded = po_Message_ToJson(pm, a, &zs.encoded_len, &st);

@@ -108,8 +108,17 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
     if (x->severity == kPo_Severity_Warning) {
       add_warning(warnings, x->message);
     } else if (shown == 0 || t.len + strlen(x->message) < kMaxDenialBytes) {
+      /* The first is shown even when it alone is over the bound (it may echo a huge path or
+       * value): then cut, on a UTF-8 boundary, and marked. */
+      size_t n = strlen(x->message);
+      bool cut = n > kMaxDenialBytes;
+      if (cut) {
+        n = kMaxDenialBytes;
+        while (n > 0 && ((unsigned char)x->message[n] & 0xC0) == 0x80) n--;
+      }
       po_TextBuf_Puts(&t, "\n");
-      po_TextBuf_Puts(&t, x->message);
+      po_TextBuf_Put(&t, x->message, n);
+      if (cut) po_TextBuf_Puts(&t, " [...]");
       shown++;
     }
   }

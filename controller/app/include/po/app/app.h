@@ -38,8 +38,10 @@ typedef struct {
   const char *cross_namespace_from[kPo_AppMaxProxyDefaultsFrom];
   size_t n_cross_namespace_from;            /* 0: nobody may name another namespace */
   int workers;
-  /* An informer event enqueues its target this long after the first event, so a burst on one
-   * target (N PropertyOverrides created in a row) is one reconcile, not N. 0: at once. */
+  /* A target's reconciles start at least this long apart (po_Controller_EnqueueSpaced): an
+   * informer event on a quiet target queues it at once, later ones wait for the window after the
+   * last start, so a burst on one target (N PropertyOverrides created in a row) is one reconcile
+   * per window, not N. 0: every event at once. */
   double target_batch_window_s;
   /* Programmed=True waits for consul-k8s's Synced status after our write (true, the default),
    * or means written (false: clusters without consul-k8s). */

@@ -123,6 +123,12 @@ typedef struct {
   const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref);
   po_WriteResult (*write_filter)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, char *err, size_t size);
+  /* Queues another target key (may be NULL): a write here that removed the entry of a
+   * PropertyOverride whose spec points at that target changes what that target's reconcile
+   * says in its status (the generation held here is no longer live), and nothing else would
+   * reconcile it: our own writes coming back through the watch are not reconciled. */
+  void (*enqueue)(void *enqueue_ctx, const char *key);
+  void *enqueue_ctx;
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -213,12 +219,6 @@ enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
 /* A target not created because one of its name lives in another namespace: looked at again after
  * this long (that one may be deleted; target deletions enqueue nothing here). */
 enum { kPo_ReconcileElsewhereRecheckS = 60 };
-/* A status change that is only the count of further overlapping peers ending the Programmed
- * message ("; and N more PropertyOverrides") waits until at least half this many seconds after
- * the status's last write, at the next multiple of it on the clock (between 15 and 45 s); the
- * reconcile asks to be run again when it falls due. */
-enum { kPo_ReconcileCountHoldS = 30 };
-
 typedef struct {
   po_Result result;
   bool ok;
@@ -230,7 +230,6 @@ typedef struct {
                            * write left out an entry that should be there */
   int targets_written;    /* 0 to 2 (a create, then the entries bound to its uid) */
   int statuses_written;
-  int counts_held;        /* statuses whose only change, the count of further overlapping peers, waits (kPo_ReconcileCountHoldS) */
   int index_repaired;     /* PropertyOverrides the index missed (a failed update), found by their entries */
   size_t foreign_entries; /* look-alike entries left alone in the target */
   bool foreign_object;    /* the target carries a created annotation that is not bound to it */

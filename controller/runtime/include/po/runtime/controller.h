@@ -71,6 +71,10 @@ void po_Controller_Enqueue(po_Controller *c, const char *key);
  * every call within one window becomes one reconcile (informer bursts on one key). delay_ns <= 0
  * is Enqueue. Counted in workqueue_retries_total, as client-go counts every AddAfter. */
 void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay_ns);
+/* Queues key so that its reconciles start at least spacing_ns apart (po_Workqueue_AddSpaced):
+ * at once when it has not run within the last spacing, else when that spacing ends, so every
+ * call meanwhile is one reconcile. spacing_ns <= 0 is Enqueue. */
+void po_Controller_EnqueueSpaced(po_Controller *c, const char *key, int64_t spacing_ns);
 
 /* Starts the workers. After a Stop, Start makes a fresh queue. */
 bool po_Controller_Start(po_Controller *c, po_CtlStatus *st);

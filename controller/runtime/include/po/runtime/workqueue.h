@@ -6,6 +6,7 @@
  *   - AddRateLimited waits max(per-key exponential backoff, overall token bucket) (ratelimit.h);
  *     Forget resets the key's failure count (on success);
  *   - AddAfter queues the key once its delay has passed (the earliest of several delays wins);
+ *   - AddSpaced queues it at once, or when its last run's start is a spacing ago;
  *   - ShutDown stops accepting keys; Get then returns "shutting down" (keys still waiting are
  *     dropped: reconciliation is level-triggered, the next start lists everything anyway);
  *     ShutDownWithDrain also waits for the keys in flight to be Done.
@@ -46,6 +47,11 @@ void po_Workqueue_Free(po_Workqueue *q);
 void po_Workqueue_Add(po_Workqueue *q, const char *key);
 /* delay <= 0 adds at once. */
 void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns);
+/* Adds key so that two of its runs start at least spacing apart: at once when no worker took it
+ * within the last spacing (a quiet key's first change waits for nothing), else when that spacing
+ * ends, so everything that comes meanwhile is one run. The key is remembered for spacing after
+ * it is taken; spacing <= 0 is Add. */
+void po_Workqueue_AddSpaced(po_Workqueue *q, const char *key, int64_t spacing_ns);
 /* Counts a failure of key, then AddAfter(the rate limiter's delay). Returns that delay. */
 int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key);
 /* The key succeeded: forget its failures (the next failure starts again at the base delay). */
