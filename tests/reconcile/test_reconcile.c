@@ -1194,18 +1194,15 @@ static void test_created_target_annotated_after_a_failed_second_write(void **sta
 
 /* issue 12 (adv1): the write after the create fails (not a conflict) and the controller restarts
  * before it succeeds: the created object's uid is in the PropertyOverride's status
- * (status.created), so the new process still binds the created annotation and deletes the
- * object when it is left empty; without the record it stayed unannotated, never deleted. */
-static void test_created_target_bound_after_a_restart(void **state) {
-  (void)state;
+ * (status.created). tuid gets that uid; the index is a new process's. */
+static void created_then_restart(char tuid[64]) {
   apply_override("a", 1, "web", kGood);
   F.fail_at = F.attempts + 2; /* the create passes, the write after it fails */
   po_ReconcileResult r = run();
   assert_false(r.ok);
   assert_false(r.conflict);
   assert_null(get(get(target(), "metadata"), "annotations"));
-  char tuid[64];
-  snprintf(tuid, sizeof tuid, "%s", json_object_get_string(get(get(target(), "metadata"), "uid")));
+  snprintf(tuid, 64, "%s", json_object_get_string(get(get(target(), "metadata"), "uid")));
   json_object *cr = get(get(po("a"), "status"), "created");
   assert_string_equal(json_object_get_string(get(cr, "uid")), tuid);
   assert_string_equal(json_object_get_string(get(cr, "name")), "web");
@@ -1213,11 +1210,23 @@ static void test_created_target_bound_after_a_restart(void **state) {
   IX = po_TargetIndex_New();
   assert_non_null(IX);
   apply_override("a", 1, "web", kGood);
+}
+
+static void delete_a(void) {
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+}
+
+/* The new process still binds the created annotation by the record, and deletes the object when
+ * it is left empty; without the record it stayed unannotated, never deleted. */
+static void test_created_target_bound_after_a_restart(void **state) {
+  (void)state;
+  char tuid[64];
+  created_then_restart(tuid);
   assert_true(run().ok);
   assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
   assert_int_equal(entries(), 1);
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  assert_true(run().ok);
+  delete_a();
   assert_null(target());
 }
 
@@ -1225,20 +1234,14 @@ static void test_created_target_bound_after_a_restart(void **state) {
  * label copied) is never annotated, so never deleted. */
 static void test_created_record_binds_no_restore(void **state) {
   (void)state;
-  apply_override("a", 1, "web", kGood);
-  F.fail_at = F.attempts + 2;
-  assert_false(run().ok);
+  char tuid[64];
+  created_then_restart(tuid);
   json_object *restored = copy(target());
   json_object_object_add(get(restored, "metadata"), "uid", json_object_new_string("uid-restored"));
   put("ServiceDefaults/default/web", restored);
-  po_TargetIndex_Free(IX);
-  IX = po_TargetIndex_New();
-  assert_non_null(IX);
-  apply_override("a", 1, "web", kGood);
   assert_true(run().ok);
   assert_null(get(get(target(), "metadata"), "annotations"));
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  assert_true(run().ok);
+  delete_a();
   assert_non_null(target()); /* not ours to delete */
 }
 
