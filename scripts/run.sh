@@ -11,13 +11,15 @@ trap 'lc_stop; echo; echo "logs kept in $work"' EXIT
 
 say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
 
-say "local API server (tests/apiserver), with its fake consul-k8s setting Synced on targets"
-LC_NO_CRDS=1 lc_start "$build" "$work" --fake-consul-k8s-delay-ms 500 || exit 1
+say "local API server (tests/apiserver), with its fake consul-k8s setting Synced on targets and its fake Envoy Gateway setting EnvoyPatchPolicies' status"
+LC_NO_CRDS=1 lc_start "$build" "$work" --fake-consul-k8s-delay-ms 500 --fake-envoy-gateway || exit 1
 echo "serving $LC_URL; kubeconfig $KUBECONFIG"
 
 say "kubectl apply -k crds/ -f crds/consul/   (ours, and ServiceDefaults/ProxyDefaults from consul-k8s's schema)"
 kubectl apply -k crds/
 kubectl apply -f crds/consul/
+say "kubectl apply -f crds/envoygateway/   (Envoy Gateway's EnvoyPatchPolicy, the Gateway API's Gateway and HTTPRoute)"
+kubectl apply -f crds/envoygateway/
 kubectl wait --for=condition=Established crd --all --timeout=30s
 kubectl get crd
 
@@ -69,5 +71,14 @@ import json, sys
 for e in json.load(sys.stdin)["spec"]["envoyExtensions"]:
     src = e.get("arguments", {}).get("PropertyOverride", {})
     if src.get("name") == "api-payments-outlier-detection": print(src["generation"])')"
+
+say "Envoy Gateway: kubectl apply -f examples/envoy-gateway/   (Gateways, HTTPRoutes, PropertyOverrides)"
+kubectl create namespace shop
+kubectl create namespace edge
+kubectl apply -f examples/envoy-gateway/
+kubectl -n shop wait --for=condition=Programmed propertyoverride/payments-outlier-detection --timeout=30s
+kubectl -n edge wait --for=condition=Programmed propertyoverride/gateway-defaults --timeout=30s
+say "the EnvoyPatchPolicy the controller wrote for shop/payments-outlier-detection, and Envoy Gateway's status of it"
+kubectl -n shop get envoypatchpolicy propertyoverride-payments-outlier-detection -o yaml
 
 say "done"

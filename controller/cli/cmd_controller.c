@@ -46,6 +46,10 @@ static const char kUsage[] =
     "                                 MERGE_AND_REPLACE_LIST from 1.31 (default unknown: refused)\n"
     "  --istio-root-namespace NS      Istio's root namespace, for Mesh targets (default istio-system)\n"
     "  --cluster-domain D             Kubernetes' DNS domain in Istio's service names (cluster.local)\n"
+    "  --envoy-gateway MODE           auto (default): program Envoy Gateway targets (Gateway) when the\n"
+    "                                 API server serves EnvoyPatchPolicies, Gateways and HTTPRoutes\n"
+    "                                 at start; on; off (then\n"
+    "                                 their PropertyOverrides say Programmed=False MeshNotEnabled)\n"
     "  --workers N                    concurrent reconciles (default 4)\n"
     "  --target-batch-window S        a target's reconciles start at least S seconds apart: a change\n"
     "                                 to a quiet target at once, later ones together when the S\n"
@@ -88,6 +92,16 @@ static bool parse_bool(const char *s, bool *out) {
   return false;
 }
 
+/* --istio, --envoy-gateway: auto, on or off. */
+static bool mesh_mode(const char *s, po_MeshEnableMode *m) {
+  static const struct { const char *name; po_MeshEnableMode mode; } kModes[] = {
+      {"auto", kPo_IstioAuto}, {"on", kPo_IstioOn}, {"off", kPo_IstioOff}};
+  for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++) {
+    if (!strcmp(s, kModes[i].name)) return *m = kModes[i].mode, true;
+  }
+  return false;
+}
+
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride controller: %s\n\n%s", msg, kUsage);
   return kPo_ExitUsage;
@@ -96,7 +110,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kHelp };
+         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -116,6 +130,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"controller-username", required_argument, 0, kCtlUser},
       {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
       {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
+      {"envoy-gateway", required_argument, 0, kEnvoyGateway},
       {"istio-recheck-interval", required_argument, 0, kIstioRecheck},
       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
@@ -135,10 +150,12 @@ int po_Cmd_Controller(int argc, char **argv) {
       case kContext: o.context = optarg; break;
       case kMirroring: o.consul_namespace_mirroring = true; break;
       case kIstio:
-        if (!strcmp(optarg, "auto")) o.istio = kPo_IstioAuto;
-        else if (!strcmp(optarg, "on")) o.istio = kPo_IstioOn;
-        else if (!strcmp(optarg, "off")) o.istio = kPo_IstioOff;
-        else return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
+        if (!mesh_mode(optarg, &o.istio)) return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
+        break;
+      case kEnvoyGateway:
+        if (!mesh_mode(optarg, &o.envoy_gateway)) {
+          return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
+        }
         break;
       case kIstioRecheck:
         o.istio_recheck_s = strtod(optarg, &end);

@@ -28,6 +28,8 @@ jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, g
      {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","delete"]},
      {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch"]},
      {"apiGroups":["networking.istio.io"],"resources":["envoyfilters"],"verbs":["get","list","watch","create","update","delete"]},
+     {"apiGroups":["gateway.networking.k8s.io"],"resources":["gateways","httproutes"],"verbs":["get","list","watch"]},
+     {"apiGroups":["gateway.envoyproxy.io"],"resources":["envoypatchpolicies"],"verbs":["get","list","watch","create","update","delete"]},
      {"apiGroups":[""],"resources":["events"],"verbs":["create"]}]'
 jqt "$j" "self-managed certificates: get/update of our one Validating- and MutatingWebhookConfiguration" \
   '.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-webhook-ca") | .rules == [

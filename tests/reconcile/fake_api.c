@@ -11,6 +11,8 @@
 
 #include "fake_api.h"
 
+#include "po/targets/eg.h"
+
 /* ---- a tiny API server in memory ---- */
 Fake F;
 
@@ -88,11 +90,25 @@ static const json_object *f_get_override(void *ctx, const char *ns, const char *
   return lend(slot(k, false), ref);
 }
 
+/* The mesh objects live in slots "<Kind>/<ns>/<name>" (EnvoyFilter, EnvoyPatchPolicy); their
+ * writes count as target writes. HTTPRoutes are in "HTTPRoute/<ns>/<name>", Gateways in
+ * "Gateway/<ns>/<name>" (get_target's slots). */
+static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
+                                 char *err, size_t size);
+static const json_object *lend_kind(const char *kind, const char *ns, const char *name, void **ref) {
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
+  return lend(slot(k, false), ref);
+}
+static po_WriteResult write_kind(const char *kind, const char *ns, const char *name, json_object *obj, bool create,
+                                 const char *rv, json_object **written, char *err, size_t size) {
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
+  return write_slot(k, obj, create, rv, written, err, size);
+}
 static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
-  return lend(slot(k, false), ref);
+  return lend_kind(po_TargetKind_Name(kind), ns, name, ref);
 }
 
 /* The resourceVersion without a copy; tests that change a stored object in place bump it, as
@@ -140,6 +156,16 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
   } else if (s && get(get(s->obj, "metadata"), "uid")) {
     json_object_object_add(get(stored, "metadata"), "uid", copy(get(get(s->obj, "metadata"), "uid")));
   }
+  if (!strncmp(k, "EnvoyPatchPolicy/", 17)) {
+    /* a CRD with a status subresource: metadata.generation counts spec changes, and a write of
+     * the object never changes its status (Envoy Gateway's) */
+    json_object *old_md = s ? get(s->obj, "metadata") : NULL;
+    int64_t gen = old_md ? json_object_get_int64(get(old_md, "generation")) : 0;
+    if (!s || !json_object_equal(get(s->obj, "spec"), get(stored, "spec"))) gen++;
+    json_object_object_add(get(stored, "metadata"), "generation", json_object_new_int64(gen));
+    json_object_object_del(stored, "status");
+    if (s && get(s->obj, "status")) json_object_object_add(stored, "status", copy(get(s->obj, "status")));
+  }
   put(k, stored);
   if (written) *written = copy(stored);
   return kPo_WriteOk;
@@ -148,29 +174,42 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                      bool create, const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
   if (F.target_fails > 0) {
     F.target_fails--;
     return snprintf(err, size, "injected failure"), kPo_WriteFailed;
   }
-  return write_slot(k, obj, create, rv, written, err, size);
+  return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, err, size);
 }
 
-/* EnvoyFilters live in slots "EnvoyFilter/<ns>/<name>"; their writes count as target writes. */
 static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "EnvoyFilter/%s/%s", ns, name);
-  return lend(slot(k, false), ref);
+  return lend_kind("EnvoyFilter", ns, name, ref);
 }
-
 static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
-  char k[300];
-  snprintf(k, sizeof k, "EnvoyFilter/%s/%s", ns, name);
-  return write_slot(k, obj, create, rv, written, err, size);
+  return write_kind("EnvoyFilter", ns, name, obj, create, rv, written, err, size);
+}
+static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  (void)ctx;
+  return lend_kind("EnvoyPatchPolicy", ns, name, ref);
+}
+static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                     const char *rv, json_object **written, char *err, size_t size) {
+  (void)ctx;
+  return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, err, size);
+}
+
+static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway) {
+  (void)ctx;
+  json_object *out = json_object_new_array();
+  for (int i = 0; out && i < kMax; i++) {
+    if (F.slots[i].obj && !strncmp(F.slots[i].key, "HTTPRoute/", 10) &&
+        po_EG_RouteNamesGateway(F.slots[i].obj, ns, gateway)) {
+      json_object_array_add(out, copy(F.slots[i].obj));
+    }
+  }
+  return out;
 }
 
 static void merge(json_object *dst, json_object *patch) {
@@ -235,7 +274,7 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                                   f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL,
-                                  f_get_filter, f_write_filter, NULL, NULL};
+                                  f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL};
 po_TargetIndex *IX;
 
 int setup(void **s) {
@@ -277,6 +316,10 @@ void apply_override_ns(const char *ns, const char *name, int gen, const char *ta
   json_object *o = json_tokener_parse(text);
   free(text);
   assert_non_null(o);
+  store_override(ns, name, o);
+}
+
+void store_override(const char *ns, const char *name, json_object *o) {
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
@@ -296,3 +339,30 @@ void apply_override_ns(const char *ns, const char *name, int gen, const char *ta
   po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old);
 }
 
+
+json_object *slot_obj(const char *key) {
+  Slot *s = slot(key, false);
+  return s ? s->obj : NULL;
+}
+
+json_object *override_condition(const char *ns, const char *name, const char *type) {
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  json_object *list = get(get(slot_obj(k), "status"), "conditions");
+  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), type)) return c;
+  }
+  return NULL;
+}
+
+po_ReconcileResult reconcile_key(const char *key) {
+  po_ReconcileResult r = po_Reconcile(&IO, IX, key);
+  if (!r.ok) print_message("%s: %s\n", key, r.error);
+  assert_int_equal(F.lent, 0); /* every object read was handed back */
+  return r;
+}
+
+const char *annotation_of(json_object *o, const char *k) {
+  return json_object_get_string(get(get(get(o, "metadata"), "annotations"), k));
+}

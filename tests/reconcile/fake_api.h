@@ -59,5 +59,16 @@ void apply_override(const char *name, int gen, const char *target, const char *p
  * "uid-po-NS-NAME" outside default). */
 void apply_override_ns(const char *ns, const char *name, int gen, const char *target, const char *target_ns,
                        const char *patches);
+/* A PropertyOverride object stored (taken) as the server keeps it over the one there (its
+ * finalizers, annotations and status kept) and indexed as the informer handlers would. */
+void store_override(const char *ns, const char *name, struct json_object *o);
+/* po_Reconcile of a key through IO, its error printed, every lent object checked handed back. */
+po_ReconcileResult reconcile_key(const char *key);
+/* metadata.annotations[k] of o, or NULL. */
+const char *annotation_of(struct json_object *o, const char *k);
+/* The object of a slot, or NULL. */
+struct json_object *slot_obj(const char *key);
+/* A condition of the stored PropertyOverride ns/name, or NULL. */
+struct json_object *override_condition(const char *ns, const char *name, const char *type);
 
 #endif

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "fake_api.h"
+#include "mesh_test.h"
 
 static const char *kP50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
@@ -36,20 +37,7 @@ static void apply_istio(const char *ns, const char *name, int gen, const char *k
            name, ns, gen, strcmp(ns, "default") ? ns : "", strcmp(ns, "default") ? "-" : "", name, strcmp(kind, "Mesh") ? "" : "networking.istio.io", kind, target, patches);
   json_object *o = json_tokener_parse(text);
   assert_non_null(o);
-  char k[300];
-  snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
-  if (s) {
-    json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
-    if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
-    if (st) json_object_object_add(o, "status", copy(st));
-  }
-  put(k, o);
-  char key[300], old[300], held[300];
-  po_Reconcile_OverrideKey(o, key, sizeof key);
-  po_TargetIndex_Set(IX, ns, name, key, old, sizeof old);
-  po_Reconcile_HeldKey(o, held, sizeof held);
-  po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old);
+  store_override(ns, name, o);
 }
 
 static void service(const char *name, const char *selector_json) {
@@ -62,10 +50,6 @@ static void service(const char *name, const char *selector_json) {
   put(k, json_tokener_parse(text));
 }
 
-static json_object *obj(const char *key) {
-  Slot *s = slot(key, false);
-  return s ? s->obj : NULL;
-}
 static json_object *filter(const char *ns, const char *name) {
   char k[300];
   snprintf(k, sizeof k, "EnvoyFilter/%s/propertyoverride-%s", ns, name);
@@ -77,35 +61,11 @@ static json_object *mesh_filter(const char *po_ns, const char *name) {
   snprintf(k, sizeof k, "EnvoyFilter/istio-system/propertyoverride.%s.%s", po_ns, name);
   return obj(k);
 }
-static json_object *po_of(const char *name) {
-  char k[300];
-  snprintf(k, sizeof k, "po/default/%s", name);
-  return obj(k);
-}
-static json_object *condition(const char *name, const char *type) {
-  json_object *list = get(get(po_of(name), "status"), "conditions");
-  for (size_t i = 0; list && i < json_object_array_length(list); i++) {
-    json_object *c = json_object_array_get_idx(list, i);
-    if (!strcmp(json_object_get_string(get(c, "type")), type)) return c;
-  }
-  return NULL;
-}
-static const char *reason(const char *name) { return json_object_get_string(get(condition(name, "Programmed"), "reason")); }
-static const char *message(const char *name) { return json_object_get_string(get(condition(name, "Programmed"), "message")); }
 static int64_t max_percent(json_object *ef) {
   json_object *cp = json_object_array_get_idx(get(get(ef, "spec"), "configPatches"), 0);
   return json_object_get_int64(get(get(get(get(cp, "patch"), "value"), "outlier_detection"), "max_ejection_percent"));
 }
-static const char *annotation(json_object *o, const char *k) {
-  return json_object_get_string(get(get(get(o, "metadata"), "annotations"), k));
-}
 
-static po_ReconcileResult rec(const char *key) {
-  po_ReconcileResult r = po_Reconcile(&IO, IX, key);
-  if (!r.ok) print_message("%s: %s\n", key, r.error);
-  assert_int_equal(F.lent, 0);
-  return r;
-}
 static po_ReconcileResult web(void) { return rec("Service/default/web"); }
 
 /* Create, idempotence, the status naming the EnvoyFilter, an update, an invalid update keeping

@@ -1383,7 +1383,7 @@ static void test_malformed_key_is_terminal(void **state) {
     assert_false(r.ok);
     assert_true(r.terminal);
     assert_int_equal(r.result.kind, kPo_Result_Terminal); /* never retried */
-    assert_non_null(strstr(r.error, "want ServiceDefaults/<namespace>/<name>, ProxyDefaults/<namespace>/global, Service/<namespace>/<name> or Mesh/<namespace>/global"));
+    assert_non_null(strstr(r.error, "want ServiceDefaults/<namespace>/<name>, ProxyDefaults/<namespace>/global, Service/<namespace>/<name>, Mesh/<namespace>/global or Gateway/<namespace>/<name>"));
   }
   assert_int_equal(F.target_writes + F.override_patches + F.status_patches, 0); /* nothing read or written */
   assert_null(target());

@@ -109,6 +109,26 @@ static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name
   return w;
 }
 
+static const json_object *w_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  pause_();
+  const json_object *o = IO.get_policy(ctx, ns, name, ref);
+  resume();
+  return o;
+}
+static po_WriteResult w_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                     const char *rv, json_object **written, char *err, size_t size) {
+  pause_();
+  po_WriteResult w = IO.write_policy(ctx, ns, name, obj, create, rv, written, err, size);
+  resume();
+  return w;
+}
+static json_object *w_gateway_routes(void *ctx, const char *ns, const char *gateway) {
+  pause_();
+  json_object *r = IO.gateway_routes(ctx, ns, gateway);
+  resume();
+  return r;
+}
+
 static po_ReconcileIO io(void) {
   po_ReconcileIO w = IO;
   w.sync = g_sync;
@@ -119,6 +139,9 @@ static po_ReconcileIO io(void) {
   w.patch_override = w_patch_override;
   w.get_filter = w_get_filter;
   w.write_filter = w_write_filter;
+  w.get_policy = w_get_policy;
+  w.write_policy = w_write_policy;
+  w.gateway_routes = w_gateway_routes;
   w.event = NULL; /* best effort, and the fake's events only count */
   w.target_event = NULL;
   return w;
@@ -208,6 +231,51 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
   assert_true(po_Reconcile(&fin, IX, "ServiceDefaults/default/web").ok);
 }
 
+/* The reconcile of `key`, run with its Nth allocation failing for every N until one runs
+ * through (each in a child: json-c aborts on some failures of its own); check_write sees every
+ * write and exits kExitPartialWrite on a bad one. Returns the allocations failed; *errors and
+ * *crashes count the runs that reported an error and those that crashed inside json-c. */
+static long torture(const char *key, void (*check)(json_object *), long *errors, long *crashes) {
+  F.check_write = check;
+  long n, clean = 0;
+  *errors = *crashes = 0;
+  for (n = 1; n < 200000; n++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
+      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+      po_ReconcileIO w = io();
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, IX, key);
+      long reached = g_count;
+      disarm();
+      _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+      (*crashes)++;
+      continue;
+    }
+    int code = WEXITSTATUS(status);
+    if (code == kExitPartialWrite) {
+      printf("allocation %ld failed: %s: an object was deleted or written with the wrong content\n", n, key);
+      fail();
+    }
+    if (code == kExitOk) {
+      clean++;
+      break;
+    }
+    (*errors)++;
+  }
+  F.check_write = NULL;
+  assert_int_equal(clean, 1);
+  assert_true(n > 50);
+  return n - 1;
+}
+
 /* Istio: a PropertyOverride of Service web (its EnvoyFilter holds generation 1, value 10) turns
  * invalid while another one arrives. Whatever allocation fails, an EnvoyFilter is never deleted
  * nor written with anything but its valid generation (a's value 10, b's 20), always with the
@@ -253,45 +321,60 @@ static void test_istio_no_bad_write_at_any_failed_allocation(void **state) {
   assert_non_null(slot("EnvoyFilter/default/propertyoverride-a", false));
   istio_po("a", 2, 150); /* invalid: the last good one stays */
   istio_po("b", 1, 20);
-  F.check_write = check_filter_write;
-  long n, errors = 0, crashes = 0, clean = 0;
-  for (n = 1; n < 200000; n++) {
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
-      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
-      po_ReconcileIO w = io();
-      arm(n);
-      po_ReconcileResult r = po_Reconcile(&w, IX, "Service/default/web");
-      long reached = g_count;
-      disarm();
-      _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
-    }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status)) {
-      crashes++;
-      continue;
-    }
-    int code = WEXITSTATUS(status);
-    if (code == kExitPartialWrite) {
-      printf("allocation %ld failed: an EnvoyFilter was deleted or written with the wrong content\n", n);
-      fail();
-    }
-    if (code == kExitOk) {
-      clean++;
-      break;
-    }
-    errors++;
-  }
+  long errors, crashes, n = torture("Service/default/web", check_filter_write, &errors, &crashes);
   printf("istio reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
-         "0 bad EnvoyFilter writes\n", n - 1, errors, crashes);
-  assert_int_equal(clean, 1);
-  assert_true(n > 50);
+         "0 bad EnvoyFilter writes\n", n, errors, crashes);
   assert_true(po_Reconcile(&IO, IX, "Service/default/web").ok);
   assert_non_null(slot("EnvoyFilter/default/propertyoverride-b", false));
+}
+
+/* Envoy Gateway: the same over a Gateway's EnvoyPatchPolicies (a's holds generation 1, value 10;
+ * a turns invalid while b arrives): never deleted, never written with anything but a valid
+ * generation's value, always with the HTTPRoute's cluster name. */
+static void eg_po(const char *name, int gen, int value) {
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
+           "\"spec\":{\"targetRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"eg\"},"
+           "\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]}}",
+           name, gen, name, value);
+  store_override("default", name, json_tokener_parse(text));
+}
+
+static void check_policy_write(json_object *obj) {
+  if (!obj) _exit(kExitPartialWrite);
+  const char *name = json_object_get_string(get(get(obj, "metadata"), "name"));
+  json_object *jp = json_object_array_get_idx(get(get(obj, "spec"), "jsonPatches"), 0);
+  int want = name && !strcmp(name, "propertyoverride-a") ? 10 : 20;
+  const char *cluster = json_object_get_string(get(jp, "name"));
+  if (json_object_get_int(get(get(jp, "operation"), "value")) != want || !cluster ||
+      strcmp(cluster, "httproute/default/api/rule/0") != 0) {
+    _exit(kExitPartialWrite);
+  }
+}
+
+static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
+  (void)state;
+  put("Gateway/default/eg",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
+                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"listeners\":[{\"name\":\"http\",\"protocol\":"
+                         "\"HTTP\",\"port\":80}]}}"));
+  put("HTTPRoute/default/api",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
+                         "\"api\",\"namespace\":\"default\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\"}],\"rules\":"
+                         "[{\"backendRefs\":[{\"name\":\"web\",\"port\":80}]}]}}"));
+  eg_po("a", 1, 10);
+  assert_true(po_Reconcile(&IO, IX, "Gateway/default/eg").ok);
+  assert_non_null(slot("EnvoyPatchPolicy/default/propertyoverride-a", false));
+  eg_po("a", 2, 150); /* invalid: the last good one stays */
+  eg_po("b", 1, 20);
+  long errors, crashes, n = torture("Gateway/default/eg", check_policy_write, &errors, &crashes);
+  printf("envoy gateway reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside "
+         "json-c, 0 bad EnvoyPatchPolicy writes\n", n, errors, crashes);
+  assert_true(po_Reconcile(&IO, IX, "Gateway/default/eg").ok);
+  assert_non_null(slot("EnvoyPatchPolicy/default/propertyoverride-b", false));
 }
 
 static void test_index_update_whole_or_reported(void **state) {
@@ -331,6 +414,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_partial_write_under_sync_require, setup, teardown),
       cmocka_unit_test_setup_teardown(test_index_update_whole_or_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_istio_no_bad_write_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_eg_no_bad_write_at_any_failed_allocation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

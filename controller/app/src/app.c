@@ -150,8 +150,21 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
         !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {
       return false;
     }
-    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
-    for (int k = 0; k < 3; k++) {
+    if (app->io.eg) {
+      po_InformerOptions ig = {.ref = kPo_GatewaysRef}, ir = {.ref = kPo_HTTPRoutesRef}, ie = {.ref = kPo_EnvoyPatchPoliciesRef};
+      ig.ref.ns = ir.ref.ns = ie.ref.ns = ns;
+      po_InformerHandlers hg = po_App_Handlers(app, kPo_WatchGateways), hr = po_App_Handlers(app, kPo_WatchRoutes),
+                          he = po_App_Handlers(app, kPo_WatchPolicies);
+      if (!po_Informer_New(app->io.client, &ig, &hg, &app->io.gateways[i], st) ||
+          !po_Informer_New(app->io.client, &ir, &hr, &app->io.routes[i], st) ||
+          !po_Informer_New(app->io.client, &ie, &he, &app->io.policies[i], st)) {
+        return false;
+      }
+    }
+    po_Informer *all[6] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i],
+                           app->io.gateways[i], app->io.routes[i], app->io.policies[i]};
+    for (int k = 0; k < 6; k++) {
+      if (!all[k]) continue;
       po_Runnable r = {.name = "informer", .start = informer_start, .stop = informer_stop, .ctx = all[k], .stop_early = true};
       if (!add(app, r, st)) return false;
     }
@@ -200,6 +213,20 @@ static bool detect_istio(po_App *app) {
   bool ok = po_App_IstioServed(app, why, sizeof why);
   po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
               po_Str("reason", ok ? "--istio=auto" : why));
+  return ok;
+}
+
+/* --envoy-gateway: on, off, or auto: on when the API server serves EnvoyPatchPolicies, and the
+ * Gateways and HTTPRoutes their names come from, at start (an informer of a kind not served never
+ * syncs, and the controller would never be ready). */
+static bool detect_eg(po_App *app) {
+  if (app->o.envoy_gateway != kPo_IstioAuto) return app->o.envoy_gateway == kPo_IstioOn;
+  char why[512];
+  bool ok = po_App_KindServed(app, kPo_EnvoyPatchPoliciesRef, why, sizeof why) &&
+            po_App_KindServed(app, kPo_GatewaysRef, why, sizeof why) &&
+            po_App_KindServed(app, kPo_HTTPRoutesRef, why, sizeof why);
+  po_Log_Info(app->log, ok ? "Envoy Gateway targets programmed: EnvoyPatchPolicies, Gateways and HTTPRoutes are served"
+                           : "Envoy Gateway targets not programmed", po_Str("reason", ok ? "--envoy-gateway=auto" : why));
   return ok;
 }
 
@@ -299,6 +326,7 @@ static bool build(po_App *app, po_CtlStatus *st) {
   atomic_store(&app->io.istio, detect_istio(app));
   app->io.istio_later = app->o.istio == kPo_IstioAuto && !atomic_load(&app->io.istio);
   po_Series_Set(po_Family_WithLabels(app->istio_enabled), atomic_load(&app->io.istio) ? 1 : 0);
+  app->io.eg = detect_eg(app);
   app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
@@ -390,6 +418,9 @@ void po_App_Free(po_App *app) {
     po_Informer_Free(app->io.proxy_defaults[i]);
     po_Informer_Free(app->io.services[i]);
     po_Informer_Free(app->io.filters[i]);
+    po_Informer_Free(app->io.gateways[i]);
+    po_Informer_Free(app->io.routes[i]);
+    po_Informer_Free(app->io.policies[i]);
   }
   po_Informer_Free(app->io.root_filters);
   po_KubeIO_Free(&app->io);

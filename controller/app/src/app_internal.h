@@ -96,7 +96,16 @@ struct po_App {
 };
 
 /* events.c */
-typedef enum { kPo_WatchOverrides, kPo_WatchServiceDefaults, kPo_WatchProxyDefaults, kPo_WatchServices, kPo_WatchFilters } po_AppWatch;
+typedef enum {
+  kPo_WatchOverrides,
+  kPo_WatchServiceDefaults,
+  kPo_WatchProxyDefaults,
+  kPo_WatchServices,
+  kPo_WatchFilters,
+  kPo_WatchGateways,  /* Envoy Gateway: a Gateway's change reconciles it */
+  kPo_WatchRoutes,    /* an HTTPRoute's change reconciles every Gateway its parentRefs name */
+  kPo_WatchPolicies,  /* an EnvoyPatchPolicy's (Envoy Gateway's status) reconciles its Gateway */
+} po_AppWatch;
 po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
 /* Queues a target key as an informer event does (the batching window); app is the po_App. For
  * the reconcile's IO table (po_ReconcileIO.enqueue). */
@@ -119,6 +128,8 @@ bool po_App_NewIstioInformers(struct po_App *app, bool manage, po_CtlStatus *st)
 /* Whether the API server serves EnvoyFilters: one List of at most one item, in a watched
  * namespace (the permission the informer needs). When not, why says what it answered. */
 bool po_App_IstioServed(struct po_App *app, char *why, size_t size);
+/* The same for any kind (Envoy Gateway's EnvoyPatchPolicies: --envoy-gateway=auto). */
+bool po_App_KindServed(struct po_App *app, po_KubeRef ref, char *why, size_t size);
 bool po_IstioDetect_Init(po_IstioDetect *d, struct po_App *app, int64_t interval_ns);
 void po_IstioDetect_Destroy(po_IstioDetect *d);
 po_Runnable po_IstioDetect_Runnable(po_IstioDetect *d);

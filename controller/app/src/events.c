@@ -7,6 +7,7 @@
 #include "app_internal.h"
 #include "po/base/json.h"
 #include "po/runtime/clock.h"
+#include "po/targets/eg.h"
 #include "po/targets/istio.h"
 
 /* Informer events: a target's reconciles start at least one batching window apart. The first
@@ -145,6 +146,19 @@ typedef struct {
   const char *name;
 } MeshOwner;
 
+/* The PropertyOverride <po> of namespace ns a mesh object of ours is named after
+ * (propertyoverride-<po>): its target reconciled. */
+static void enqueue_owner(po_App *app, const char *ns, const char *po) {
+  void *ref = NULL;
+  const json_object *owner = app->table.get_override(app->table.ctx, ns, po, &ref);
+  if (owner) {
+    char key[600];
+    po_Reconcile_OverrideKey(owner, key, sizeof key);
+    enqueue_now(app, key);
+    if (app->table.release) app->table.release(app->table.ctx, ref);
+  }
+}
+
 /* An EnvoyFilter named like ours: the target of the PropertyOverride it belongs to is
  * reconciled (drift repaired, a deleted one written again, a look-alike reported).
  * "propertyoverride-<name>": a Service target's, the PropertyOverride <name> of its namespace;
@@ -158,16 +172,7 @@ static void filter_event(void *ctx, json_object *obj) {
   static const char kPrefix[] = "propertyoverride-", kMeshPrefix[] = "propertyoverride.";
   bool service_name = strncmp(name, kPrefix, sizeof kPrefix - 1) == 0;
   const char *po = name + sizeof kPrefix - 1;
-  if (service_name) {
-    void *ref = NULL;
-    const json_object *owner = app->table.get_override(app->table.ctx, ns, po, &ref);
-    if (owner) {
-      char key[600];
-      po_Reconcile_OverrideKey(owner, key, sizeof key);
-      enqueue_now(app, key);
-      if (app->table.release) app->table.release(app->table.ctx, ref);
-    }
-  }
+  if (service_name) enqueue_owner(app, ns, po);
   if (strcmp(ns, app->target_options.istio_root_namespace) != 0) return;
   bool mesh_name = strncmp(name, kMeshPrefix, sizeof kMeshPrefix - 1) == 0;
   if (!service_name && !mesh_name) return;
@@ -191,6 +196,35 @@ static void filter_event(void *ctx, json_object *obj) {
 }
 static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filter_event(ctx, o); }
 
+/* ---- Envoy Gateway: Gateways, HTTPRoutes and EnvoyPatchPolicies ---- */
+
+static void gateway_key(void *ctx, const char *ns, const char *name) {
+  char key[600];
+  po_Reconcile_TargetKey(kPo_TargetGateway, ns, name, key, sizeof key);
+  enqueue_now(ctx, key);
+}
+/* A Gateway's listeners name its xDS listeners and decide which routes attach; its deletion
+ * deletes ours. A Gateway without PropertyOverrides reconciles to nothing. */
+static void gateway_event(void *ctx, json_object *obj) {
+  gateway_key(ctx, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"));
+}
+static void gw_update(void *ctx, json_object *a, json_object *o) { (void)a; gateway_event(ctx, o); }
+/* An HTTPRoute's rules name the clusters (httproute/<ns>/<route>/rule/<i>): every Gateway its
+ * parentRefs name, before and after the change, is reconciled so the names stay right. */
+static void route_event(void *ctx, json_object *obj) { po_EG_RouteParents(obj, gateway_key, ctx); }
+static void route_update(void *ctx, json_object *old_obj, json_object *o) {
+  if (old_obj) route_event(ctx, old_obj);
+  route_event(ctx, o);
+}
+/* An EnvoyPatchPolicy: Envoy Gateway's status of ours (Programmed), drift, a deletion, a
+ * look-alike: the target of the PropertyOverride it is named after. */
+static void policy_event(void *ctx, json_object *obj) {
+  static const char kPrefix[] = "propertyoverride-";
+  const char *name = po_Json_Meta(obj, "name");
+  if (!strncmp(name, kPrefix, sizeof kPrefix - 1)) enqueue_owner(ctx, po_Json_Meta(obj, "namespace"), name + sizeof kPrefix - 1);
+}
+static void epp_update(void *ctx, json_object *a, json_object *o) { (void)a; policy_event(ctx, o); }
+
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
     /* The targets' handlers never read the old object: the informer need not parse it for them
@@ -207,6 +241,12 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
       return (po_InformerHandlers){.on_add = service_event, .on_update = svc_update, .on_delete = service_event, .ctx = app, .no_old_object = true};
     case kPo_WatchFilters:
       return (po_InformerHandlers){.on_add = filter_event, .on_update = ef_update, .on_delete = filter_event, .ctx = app, .no_old_object = true};
+    case kPo_WatchGateways:
+      return (po_InformerHandlers){.on_add = gateway_event, .on_update = gw_update, .on_delete = gateway_event, .ctx = app, .no_old_object = true};
+    case kPo_WatchRoutes:
+      return (po_InformerHandlers){.on_add = route_event, .on_update = route_update, .on_delete = route_event, .ctx = app};
+    case kPo_WatchPolicies:
+      return (po_InformerHandlers){.on_add = policy_event, .on_update = epp_update, .on_delete = policy_event, .ctx = app, .no_old_object = true};
     case kPo_WatchProxyDefaults: break;
   }
   return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true};

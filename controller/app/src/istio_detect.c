@@ -16,7 +16,10 @@
 #include "po/runtime/clock.h"
 
 bool po_App_IstioServed(po_App *app, char *why, size_t size) {
-  po_KubeRef ref = kPo_EnvoyFiltersRef;
+  return po_App_KindServed(app, kPo_EnvoyFiltersRef, why, size);
+}
+
+bool po_App_KindServed(po_App *app, po_KubeRef ref, char *why, size_t size) {
   ref.ns = app->io.namespaces[0][0] ? app->io.namespaces[0] : NULL;
   po_KubeListOptions lo = {.limit = 1};
   json_object *out = NULL;
@@ -24,7 +27,7 @@ bool po_App_IstioServed(po_App *app, char *why, size_t size) {
   po_CtlStatus_Clear(&ks);
   bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
   json_object_put(out);
-  if (!ok && why) snprintf(why, size, "%s", ks.message);
+  if (!ok && why) snprintf(why, size, "%.480s", ks.message); /* the callers keep 512 */
   return ok;
 }
 

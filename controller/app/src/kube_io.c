@@ -10,12 +10,17 @@
 
 #include "po/base/json.h"
 #include "po/targets/consul.h"
+#include "po/targets/eg.h"
 
 const po_KubeRef kPo_OverridesRef = {.group = "propertyoverride.io", .version = "v1alpha1", .resource = "propertyoverrides"};
 const po_KubeRef kPo_ServiceDefaultsRef = {.group = PO_CONSUL_GROUP, .version = PO_CONSUL_VERSION, .resource = "servicedefaults"};
 const po_KubeRef kPo_ProxyDefaultsRef = {.group = PO_CONSUL_GROUP, .version = PO_CONSUL_VERSION, .resource = "proxydefaults"};
 const po_KubeRef kPo_ServicesRef = {.group = "", .version = "v1", .resource = "services"};
 const po_KubeRef kPo_EnvoyFiltersRef = {.group = "networking.istio.io", .version = "v1alpha3", .resource = "envoyfilters"};
+const po_KubeRef kPo_GatewaysRef = {.group = "gateway.networking.k8s.io", .version = "v1", .resource = "gateways"};
+const po_KubeRef kPo_HTTPRoutesRef = {.group = "gateway.networking.k8s.io", .version = "v1", .resource = "httproutes"};
+const po_KubeRef kPo_EnvoyPatchPoliciesRef = {.group = "gateway.envoyproxy.io", .version = "v1alpha1",
+                                              .resource = "envoypatchpolicies"};
 
 static size_t slot_of(po_KubeIO *k, const char *ns) {
   for (size_t i = 0; i < k->ns_count; i++) {
@@ -47,6 +52,7 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
       case kPo_TargetProxyDefaults: from = k->proxy_defaults[i]; break;
       case kPo_TargetServiceDefaults: from = k->service_defaults[i]; break;
       case kPo_TargetService: from = atomic_load(&k->istio) ? k->services[i] : NULL; break; /* Istio enabled */
+      case kPo_TargetGateway: from = k->gateways[i]; break;  /* NULL unless Envoy Gateway is enabled */
       default: break;                                        /* Mesh: no object */
     }
   }
@@ -68,6 +74,46 @@ static const json_object *get_filter(void *ctx, const char *ns, const char *name
   const json_object *o = f ? po_Informer_Get(f, ns, name, &r) : NULL;
   *ref = r;
   return o;
+}
+
+static const json_object *get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
+  po_InformerRef *r = NULL;
+  const json_object *o = i == (size_t)-1 || !k->policies[i] ? NULL : po_Informer_Get(k->policies[i], ns, name, &r);
+  *ref = r;
+  return o;
+}
+
+typedef struct {
+  const char *ns, *gateway;
+  json_object *out;
+  bool ok;
+} RoutesOf;
+
+/* Under the cache's read lock: only the routes naming the Gateway are copied. */
+static void route_of(void *ctx, const char *key, const json_object *obj, const char *rv) {
+  (void)key; (void)rv;
+  RoutesOf *r = ctx;
+  if (!r->ok || !po_EG_RouteNamesGateway(obj, r->ns, r->gateway)) return;
+  json_object *c = NULL;
+  r->ok = json_object_deep_copy((json_object *)obj, &c, NULL) == 0 && json_object_array_add(r->out, c) == 0;
+  if (!r->ok) json_object_put(c);
+}
+
+/* Every watched namespace's HTTPRoutes: a route of another namespace attaches where the
+ * Gateway's listeners allow it (po_EG_EnvoyPatchPolicy judges). Linear in the HTTPRoutes cached. */
+static json_object *gateway_routes(void *ctx, const char *ns, const char *gateway) {
+  po_KubeIO *k = ctx;
+  RoutesOf r = {.ns = ns, .gateway = gateway, .out = json_object_new_array(), .ok = true};
+  for (size_t i = 0; r.out && i < k->ns_count; i++) {
+    if (k->routes[i]) po_Informer_ForEach(k->routes[i], route_of, &r);
+  }
+  if (!r.ok) {
+    json_object_put(r.out);
+    return NULL;
+  }
+  return r.out;
 }
 
 static bool override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *v) {
@@ -136,6 +182,17 @@ static po_WriteResult write_filter(void *ctx, const char *ns, const char *name, 
     return kPo_WriteFailed;
   }
   return write_ref(ctx, kPo_EnvoyFiltersRef, ns, name, obj, create, rv, written, err, size);
+}
+
+static po_WriteResult write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
+                                   const char *rv, json_object **written, char *err, size_t size) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
+  if (i == (size_t)-1 || !k->policies[i]) {
+    snprintf(err, size, "namespace '%s' is not watched by this controller (--namespace)", ns);
+    return kPo_WriteFailed;
+  }
+  return write_ref(ctx, kPo_EnvoyPatchPoliciesRef, ns, name, obj, create, rv, written, err, size);
 }
 
 static po_WriteResult patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
@@ -254,7 +311,10 @@ bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {
     if (!po_Informer_HasSynced(k->overrides[i]) || !po_Informer_HasSynced(k->service_defaults[i]) ||
         !po_Informer_HasSynced(k->proxy_defaults[i]) ||
         (istio && k->services[i] && !po_Informer_HasSynced(k->services[i])) ||
-        (istio && k->filters[i] && !po_Informer_HasSynced(k->filters[i]))) {
+        (istio && k->filters[i] && !po_Informer_HasSynced(k->filters[i])) ||
+        (k->gateways[i] && !po_Informer_HasSynced(k->gateways[i])) ||
+        (k->routes[i] && !po_Informer_HasSynced(k->routes[i])) ||
+        (k->policies[i] && !po_Informer_HasSynced(k->policies[i]))) {
       if (reason) snprintf(reason, cap, "caches of namespace '%s' not synced", k->namespaces[i][0] ? k->namespaces[i] : "*");
       return false;
     }
@@ -269,5 +329,6 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           k->tenancy, release, override_version, NULL, NULL,
                           /* while Istio may still turn on, po_App_Reconcile leaves them out until it does */
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
-                          atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, NULL, NULL};
+                          atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
+                          k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL};
 }

@@ -33,6 +33,13 @@ typedef struct {
   po_Informer *filters[kPo_MaxNamespaces];
   po_Informer *root_filters;
   const char *root_ns;
+  /* Envoy Gateway (only when enabled: eg true): Gateways, HTTPRoutes (their parentRefs and
+   * rules: the cluster names) and EnvoyPatchPolicies (ours, with Envoy Gateway's status) per
+   * watched namespace. */
+  bool eg;
+  po_Informer *gateways[kPo_MaxNamespaces];
+  po_Informer *routes[kPo_MaxNamespaces];
+  po_Informer *policies[kPo_MaxNamespaces];
   const po_Tenancy *tenancy;
   /* propertyoverride_foreign_markers_total{kind}: look-alikes reported, once per target revision */
   po_MetricFamily *foreign_markers;
@@ -50,5 +57,6 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k);
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap);
 
 extern const po_KubeRef kPo_OverridesRef, kPo_ServiceDefaultsRef, kPo_ProxyDefaultsRef, kPo_ServicesRef, kPo_EnvoyFiltersRef;
+extern const po_KubeRef kPo_GatewaysRef, kPo_HTTPRoutesRef, kPo_EnvoyPatchPoliciesRef;
 
 #endif

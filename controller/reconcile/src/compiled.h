@@ -96,7 +96,10 @@ void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name
 void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t status_hash);
 /* The status this controller has just written over rv (written_hash). Until the cache shows the
  * write (a new rv, read again and compared), a reconcile that wants the same status has nothing
- * to do: without this each one wrote it again, with its Events, while the watch lagged. */
+ * to do: without this each one wrote it again, with its Events, while the watch lagged. One that
+ * wants another status must write it even when it equals the cached one at rv (the status found
+ * there is forgotten): that is the status our write replaced (Programmed, Pending written over
+ * it, Programmed again once Envoy Gateway answers). */
 void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash);
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */

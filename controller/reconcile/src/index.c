@@ -475,7 +475,11 @@ void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *n
 void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t written_hash) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
-  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) e->memo->written_hash = written_hash;
+  if (e && e->memo && strcmp(e->memo->rv, rv) == 0) {
+    e->memo->written_hash = written_hash;
+    /* what was found at rv is no longer what the server has: our write replaced it */
+    e->memo->status_hash = 0;
+  }
   pthread_mutex_unlock(&ix->mu);
 }
 

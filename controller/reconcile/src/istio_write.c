@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "owned_write.h"
 #include "po/base/json.h"
 #include "po/targets/consul.h"
 #include "po/targets/istio.h"
@@ -25,101 +26,30 @@ static void locate(po_IstioItem *it, po_TargetKind kind, const char *ns, const p
   it->filter_ns = po_Arena_Printf(ar, "%s", po_Istio_FilterNamespace(&c));
 }
 
-static void failed(po_IstioItem *it, po_WriteResult w, const char *what, const char *err) {
-  it->outcome = kPo_IstioOutcome_Failed;
-  it->conflict = w == kPo_WriteConflict;
-  snprintf(it->err, sizeof it->err, "%s EnvoyFilter %s/%s: %.400s", what, it->filter_ns, it->filter_name, err);
-}
-
-/* Whether the PropertyOverride (namespace ns, the item's name and uid) recorded in its status
- * that the controller created `current` and could not bind it: status.created names its
- * namespace, name and uid. The status is written only by the controller (tenants need no
- * status RBAC), and a uid only by the API server, for our own create: a copy, a restore or an
- * object written by hand has another uid, so it is never taken for ours by this. */
-static bool recorded_created(const po_ReconcileIO *io, const char *ns, const po_IstioItem *it, const json_object *current) {
-  void *ref = NULL;
-  const json_object *po = io->get_override(io->ctx, ns, it->name, &ref);
-  json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
-  const char *cuid = po_Json_Meta(current, "uid");
-  bool yes = po && !strcmp(po_Json_Meta(po, "uid"), it->uid) && *cuid && po_Json_String(cr, "uid") &&
-             !strcmp(po_Json_String(cr, "uid"), cuid) && po_Json_String(cr, "namespace") &&
-             !strcmp(po_Json_String(cr, "namespace"), it->filter_ns) && po_Json_String(cr, "name") &&
-             !strcmp(po_Json_String(cr, "name"), it->filter_name);
-  if (po && io->release) io->release(io->ctx, ref);
-  return yes;
+/* The EnvoyFilter's part of owned_write.h's shared write phase (NULL reader or writer: Istio
+ * is not enabled). */
+static po_OwnedKindOps filter_ops(const po_ReconcileIO *io) {
+  return (po_OwnedKindOps){.write = io->write_filter, .get = io->get_filter, .plan = po_Istio_Plan, .kind = "EnvoyFilter"};
 }
 
 /* One plan carried out. `current` is the cache's (read only); ns is the PropertyOverride's. */
 static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, po_IstioItem *it,
                       const json_object *current, const json_object *desired, int *writes) {
-  const char *rv = po_Json_String(po_Json_Get(current, "metadata"), "resourceVersion");
-  /* Created by this process, or by an earlier one that recorded it in the PropertyOverride's
-   * status, and the write binding the created annotation failed: still ours. */
-  const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
-  bool unbound = current && po_Consul_CreatedBy(current) == kPo_ConsulCreatedNo &&
-                 (po_TargetIndex_WasCreated(ix, cuid, false) || recorded_created(io, ns, it, current));
-  po_IstioPlan p = po_Istio_Plan(current, desired, it->uid, unbound ? cuid : NULL);
-  if (p.out_of_memory) return false;
-  char err[512] = "";
-  po_WriteResult w = kPo_WriteOk;
-  switch (p.action) {
-    case kPo_IstioPlan_None: break;
-    case kPo_IstioPlan_Foreign:
-      it->outcome = kPo_IstioOutcome_Foreign;
-      it->why = p.why;
-      break;
-    case kPo_IstioPlan_Delete:
-      w = io->write_filter(io->ctx, it->filter_ns, it->filter_name, NULL, false, rv, NULL, err, sizeof err);
-      if (w == kPo_WriteNotFound) w = kPo_WriteOk;
-      if (w != kPo_WriteOk) failed(it, w, "deleting", err);
-      else (*writes)++;
-      break;
-    case kPo_IstioPlan_Update:
-      w = io->write_filter(io->ctx, it->filter_ns, it->filter_name, p.object, false, rv, NULL, err, sizeof err);
-      if (w != kPo_WriteOk) failed(it, w, "updating", err);
-      else {
-        (*writes)++;
-        if (unbound) po_TargetIndex_WasCreated(ix, cuid, true);
-      }
-      break;
-    case kPo_IstioPlan_Create: {
-      /* Created first, then bound: the created annotation names the uid only the server assigns. */
-      json_object *made = NULL;
-      w = io->write_filter(io->ctx, it->filter_ns, it->filter_name, p.object, true, NULL, &made, err, sizeof err);
-      if (w == kPo_WriteOk && (!made || !*po_Json_Meta(made, "uid"))) {
-        w = kPo_WriteFailed;
-        snprintf(err, sizeof err, "the server returned no uid for the created object");
-      }
-      if (w != kPo_WriteOk) {
-        failed(it, w, "creating", err);
-        json_object_put(made);
-        break;
-      }
-      (*writes)++;
-      po_TargetIndex_NoteCreated(ix, po_Json_Meta(made, "uid"));
-      po_IstioPlan b = po_Istio_Plan(made, desired, it->uid, po_Json_Meta(made, "uid"));
-      if (b.out_of_memory) {
-        json_object_put(made);
-        json_object_put(p.object);
-        return false;
-      }
-      if (b.action == kPo_IstioPlan_Update) {
-        const char *mrv = po_Json_String(po_Json_Get(made, "metadata"), "resourceVersion");
-        w = io->write_filter(io->ctx, it->filter_ns, it->filter_name, b.object, false, mrv, NULL, err, sizeof err);
-        if (w != kPo_WriteOk) {
-          failed(it, w, "binding the created annotation of", err);
-          snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", po_Json_Meta(made, "uid"));
-        } else {
-          (*writes)++;
-          po_TargetIndex_WasCreated(ix, po_Json_Meta(made, "uid"), true);
-        }
-      }
-      json_object_put(b.object);
-      json_object_put(made);
-      break;
-    }
+  po_OwnedKindOps k = filter_ops(io);
+  po_OwnedOutcome o;
+  if (!po_Owned_CarryOut(io, ix, &k, it->filter_ns, it->filter_name, (po_OwnedFor){ns, it->name}, it->uid, current,
+                         desired, writes, &o)) {
+    return false;
   }
-  json_object_put(p.object);
+  snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
+  if (o.foreign) {
+    it->outcome = kPo_IstioOutcome_Foreign;
+    it->why = o.why;
+  } else if (o.failed) {
+    it->outcome = kPo_IstioOutcome_Failed;
+    it->conflict = o.conflict;
+    snprintf(it->err, sizeof it->err, "%s", o.err);
+  }
   return true;
 }
 
@@ -134,26 +64,10 @@ static bool places_of(const char *ns, const char *name, const char *root, po_Are
   return pname[0] && pname[1] && pname[2];
 }
 
-/* The EnvoyFilter at ns/name deleted when it is provably this PropertyOverride's. */
-static bool drop_if_ours(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *fns, const char *fname,
-                         const char *name, const char *uid, int *writes, char *err, size_t size) {
-  po_IstioItem it = {.name = name, .uid = uid, .filter_ns = fns, .filter_name = fname};
-  void *ref = NULL;
-  const json_object *current = io->get_filter(io->ctx, fns, fname, &ref);
-  if (!current) return true;
-  bool ok = carry_out(io, ix, ns, &it, current, NULL, writes);
-  if (io->release) io->release(io->ctx, ref);
-  if (!ok || it.outcome == kPo_IstioOutcome_Failed) {
-    snprintf(err, size, "%s", ok ? it.err : "out of memory");
-    return false;
-  }
-  return true;
-}
-
 bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                     const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes, char *err,
                     size_t size) {
-  if (!io->get_filter || !io->write_filter) return true;
+  po_OwnedKindOps ops = filter_ops(io);
   const char *pns[kPlaces], *pname[kPlaces];
   if (!places_of(ns, name, root_of(po_TargetIndex_Options(ix)), ar, pns, pname)) {
     snprintf(err, size, "out of memory");
@@ -164,7 +78,7 @@ bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns
      * target and an old Mesh name) is looked at once */
     if (programmed_ns && programmed_name && !strcmp(pns[k], programmed_ns) && !strcmp(pname[k], programmed_name)) continue;
     if (k == 2 && !strcmp(pns[0], pns[2]) && !strcmp(pname[0], pname[2])) continue;
-    if (!drop_if_ours(io, ix, ns, pns[k], pname[k], name, uid, writes, err, size)) return false;
+    if (!po_Owned_Sweep(io, ix, &ops, pns[k], pname[k], (po_OwnedFor){ns, name}, uid, writes, err, size)) return false;
   }
   return true;
 }
@@ -211,7 +125,9 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
       if (!legacy) return false;
       char err[sizeof it->err];
-      if (!drop_if_ours(io, ix, ns, it->filter_ns, legacy, it->name, it->uid, writes, err, sizeof err)) {
+      po_OwnedKindOps ops = filter_ops(io);
+      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, err,
+                          sizeof err)) {
         it->outcome = kPo_IstioOutcome_Failed;
         snprintf(it->err, sizeof it->err, "%.500s", err);
       }

@@ -1,5 +1,5 @@
 /* Target keys: "ServiceDefaults/<ns>/<name>", "ProxyDefaults/<ns>/global" (Consul);
- * "Service/<ns>/<name>", "Mesh/<ns>/global" (Istio). */
+ * "Service/<ns>/<name>", "Mesh/<ns>/global" (Istio); "Gateway/<ns>/<name>" (Envoy Gateway). */
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,14 +14,13 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
 /* The key a spec points at, in namespace ns ("" when it names none). Without a group the kind
  * decides (override.c's rule); a group that does not own the kind names nothing (validation
  * says so). Consul targets: ServiceDefaults/ProxyDefaults; Istio: Service and Mesh ("global":
- * mesh-wide, like ProxyDefaults, so its key is per namespace too). Envoy Gateway's Gateway names
- * nothing this reconciler programs. */
+ * mesh-wide, like ProxyDefaults, so its key is per namespace too); Envoy Gateway: Gateway. */
 static void key_of_spec(const char *ns, const json_object *spec, char *key, size_t size) {
   const char *kind = po_Json_String(po_Json_Get(spec, "targetRef"), "kind");
   const char *name = po_Json_String(po_Json_Get(spec, "targetRef"), "name");
   const char *group = po_Json_String(po_Json_Get(spec, "targetRef"), "group");
   static const po_TargetKind kKinds[] = {kPo_TargetServiceDefaults, kPo_TargetProxyDefaults, kPo_TargetService,
-                                         kPo_TargetIstioMesh};
+                                         kPo_TargetIstioMesh, kPo_TargetGateway};
   po_TargetKind k = kPo_TargetServiceDefaults;
   bool found = !kind; /* no kind: ServiceDefaults */
   for (size_t i = 0; kind && i < sizeof kKinds / sizeof kKinds[0] && !found; i++) {

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "eg_write.h"
 #include "istio_write.h"
 #include "overlap.h"
 #include "po/base/json.h"
@@ -81,6 +82,7 @@ typedef struct {
   po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_IstioItem *istio;  /* an Istio target: each item's EnvoyFilter (istio_write.h), else NULL */
   char unbound_uid[128]; /* created by us, the write binding the created annotation failed: for status.created */
+  po_EGItem *eg;        /* an Envoy Gateway target: each item's EnvoyPatchPolicy (eg_write.h), else NULL */
   po_ReconcileResult r;
 } Run;
 
@@ -168,7 +170,7 @@ static bool parse_key(const char *key, po_TargetKind *kind, char ns[254], char n
   if (!s1 || !s2 || s2 == s1 + 1 || !s2[1] || strchr(s2 + 1, '/')) return false;
   size_t kl = (size_t)(s1 - key);
   static const po_TargetKind kKinds[] = {kPo_TargetProxyDefaults, kPo_TargetServiceDefaults, kPo_TargetService,
-                                         kPo_TargetIstioMesh};
+                                         kPo_TargetIstioMesh, kPo_TargetGateway};
   bool known = false;
   for (size_t i = 0; i < sizeof kKinds / sizeof kKinds[0] && !known; i++) {
     const char *n = po_TargetKind_Name(kKinds[i]);
@@ -883,6 +885,27 @@ static bool write_target(Run *run) {
   return true;
 }
 
+/* One mesh object's outcome (Istio's, Envoy Gateway's) into the run: a look-alike is reported, a
+ * failed write fails the reconcile (retried; a 409 soon). */
+static void owned_outcome(Run *run, bool foreign, bool failed, bool conflict, const char *err) {
+  if (foreign) run->r.foreign_object = true;
+  if (!failed) return;
+  run->target_ok = false;
+  run->target_conflict |= conflict;
+  fail(run, conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), err);
+}
+
+/* Whether the reconcile of the target a PropertyOverride points at now looks at where its mesh
+ * object of this target is, and removes it after its own write succeeded (sweep): every Istio and
+ * Gateway target's does (the PropertyOverride's namespace, Istio's root namespace), and a Consul
+ * target's of the PropertyOverride's own namespace. */
+static bool swept_there(const Item *it) {
+  po_Mesh mesh = po_TargetKind_Mesh(it->ce->c.target_kind);
+  const char *tns = it->ce->c.target_ns;
+  return mesh == kPo_Mesh_Istio || mesh == kPo_Mesh_EnvoyGateway ||
+         (mesh == kPo_Mesh_Consul && (!tns || !*tns || !strcmp(tns, it->ns)));
+}
+
 /* The Istio target: each PropertyOverride's EnvoyFilter (istio_write.h) from the generation the
  * plan chose; the outcome per item is what its status says. */
 static bool write_istio(Run *run) {
@@ -891,14 +914,9 @@ static bool write_istio(Run *run) {
     Item *it = &run->items[i];
     /* valid where it points now: that target's reconcile owns its EnvoyFilter when it is the
      * same one (Service to Service: one name, one namespace), and removes ours here only after
-     * its own write succeeded (sweep) when it looks here: an Istio target (the PropertyOverride's
-     * namespace and the root namespace) or a Consul target of the PropertyOverride's namespace.
-     * So the patches stay live here until they are live there. Else ours here goes now. */
-    po_TargetKind now = it->ce->c.target_kind;
-    po_Mesh mesh = po_TargetKind_Mesh(now);
-    const char *tns = it->ce->c.target_ns;
-    bool swept_there = mesh == kPo_Mesh_Istio || (mesh == kPo_Mesh_Consul && (!tns || !*tns || !strcmp(tns, it->ns)));
-    bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there;
+     * its own write succeeded (sweep) when it looks here (swept_there). So the patches stay live
+     * here until they are live there. Else ours here goes now. */
+    bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there(it);
     run->istio[i] = (po_IstioItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                                    /* invalid, nothing valid recorded for here: left as it is */
                                    .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
@@ -912,17 +930,38 @@ static bool write_istio(Run *run) {
   run->target_ok = true;
   for (size_t i = 0; i < run->m; i++) {
     const po_IstioItem *x = &run->istio[i];
-    if (x->outcome == kPo_IstioOutcome_Foreign) run->r.foreign_object = true;
-    if (x->outcome != kPo_IstioOutcome_Failed) continue;
-    run->target_ok = false;
-    run->target_conflict |= x->conflict;
-    fail(run, x->conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), x->err);
+    owned_outcome(run, x->outcome == kPo_IstioOutcome_Foreign, x->outcome == kPo_IstioOutcome_Failed, x->conflict, x->err);
   }
   return true;
 }
 
-/* EnvoyFilters of this target's PropertyOverrides left where they pointed before (another
- * mesh, or the other Istio place): istio_write.h, po_Istio_Sweep. A failure is retried before
+/* The Envoy Gateway target: each PropertyOverride's EnvoyPatchPolicy (eg_write.h), as for Istio. */
+static bool write_eg(Run *run) {
+  if (!(run->eg = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *run->eg))) return oom(run, "the EnvoyPatchPolicies");
+  for (size_t i = 0; i < run->m; i++) {
+    Item *it = &run->items[i];
+    /* valid where it points now: another Gateway's reconcile rewrites the same policy (one name
+     * per PropertyOverride, in its namespace); an Istio or Consul target's removes it after its
+     * own write succeeded (swept_there). Else ours here goes now. */
+    bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there(it);
+    run->eg[i] = (po_EGItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
+                             .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
+                             .skip = valid_elsewhere};
+  }
+  int writes = 0;
+  bool ok = po_EG_Write(run->io, run->ix, run->ns, run->name, run->read, run->eg, run->m, run->ar, &writes);
+  run->r.targets_written += writes;
+  if (!ok) return oom(run, po_Arena_Printf(run->ar, "the EnvoyPatchPolicies of %s", run->where));
+  run->target_ok = true;
+  for (size_t i = 0; i < run->m; i++) {
+    const po_EGItem *x = &run->eg[i];
+    owned_outcome(run, x->outcome == kPo_EGOutcome_Foreign, x->outcome == kPo_EGOutcome_Failed, x->conflict, x->err);
+  }
+  return true;
+}
+
+/* EnvoyFilters and EnvoyPatchPolicies of this target's PropertyOverrides left where they pointed
+ * before (another mesh, or the other Istio place): po_Istio_Sweep, po_EG_Sweep. A failure is retried before
  * any status is written (one that said Programmed could hide the leftover). */
 static bool sweep(Run *run) {
   for (size_t i = 0; i < run->m && run->r.ok; i++) {
@@ -937,6 +976,10 @@ static bool sweep(Run *run) {
     if (!po_Istio_Sweep(run->io, run->ix, run->ns, it->name, it->uid, at, at_name, run->ar, &writes, err, sizeof err)) {
       run->target_conflict = true; /* no status this time: the retry writes it */
       fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
+    } else if (!run->eg && !po_EG_Sweep(run->io, run->ix, run->ns, it->name, it->uid, run->ar, &writes, err, sizeof err)) {
+      /* a Gateway target's own write owns the one EnvoyPatchPolicy name */
+      run->target_conflict = true;
+      fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), err);
     }
     run->r.targets_written += writes;
   }
@@ -946,6 +989,7 @@ static bool sweep(Run *run) {
 static const po_TargetOps kTargetOps[] = {
     [kPo_Mesh_Consul] = {"Consul", write_target, true, true},
     [kPo_Mesh_Istio] = {"Istio", write_istio, false, false},
+    [kPo_Mesh_EnvoyGateway] = {"Envoy Gateway", write_eg, false, false},
 };
 static const po_TargetOps *target_ops(const Run *run) {
   po_Mesh m = po_TargetKind_Mesh(run->kind);
@@ -961,7 +1005,9 @@ static bool write(Run *run) { return write_finalizers(run) && target_ops(run)->w
  * was held (another target) it must be gone too before the finalizer goes. */
 static bool release_finalizer(Run *run, Item *it) {
   /* Istio: this one's own EnvoyFilter is gone (another's failed write does not hold it) */
-  bool gone = run->istio ? run->istio[it - run->items].outcome != kPo_IstioOutcome_Failed : run->target_ok;
+  bool gone = run->istio ? run->istio[it - run->items].outcome != kPo_IstioOutcome_Failed
+              : run->eg  ? run->eg[it - run->items].outcome != kPo_EGOutcome_Failed
+                         : run->target_ok;
   if (!gone || !it->has_finalizer) return true;
   if (*it->held_key && held_elsewhere(run, it)) {
     fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
@@ -978,13 +1024,55 @@ static bool release_finalizer(Run *run, Item *it) {
   return true;
 }
 
+/* A mesh this controller does not program (flag --<flag>: on, or auto when the API server serves
+ * the kind `crd`). Always true (said). */
+static bool mesh_not_enabled(Run *run, const char *mesh, const char *flag, const char *crd, po_Condition *p) {
+  p->reason = "MeshNotEnabled";
+  snprintf(p->message, sizeof p->message,
+           "%s is not enabled in this controller (--%s=on, or --%s=auto with the %s CRD installed); nothing is "
+           "written to %s", mesh, flag, flag, crd, run->where);
+  return true;
+}
+
+/* The target object (a Service, a Gateway: `kind`) is gone, and with it our object `obj`. */
+static bool target_gone(Run *run, const char *obj, const char *kind, po_Condition *p) {
+  p->reason = "TargetNotFound";
+  snprintf(p->message, sizeof p->message, "%s does not exist: %s is deleted (written again when the %s is created)",
+           run->where, obj, kind);
+  return true;
+}
+
+/* What every one-object-per-PropertyOverride mesh says alike about its object `obj` ("EnvoyFilter
+ * ns/name"): a look-alike (why), a failed write (err), an invalid generation without a record
+ * (kept), an invalid one. True when said; else p is untouched. */
+static bool programmed_owned(Run *run, const Item *it, int64_t live_gen, const char *obj, const char *why,
+                             const char *err, bool kept, po_Condition *p) {
+  if (why || err) {
+    p->reason = "TargetError";
+    if (why) snprintf(p->message, sizeof p->message, "%s: %s", obj, why);
+    else snprintf(p->message, sizeof p->message, "%s (retrying)", err);
+  } else if (kept) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message,
+             "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
+             "%s is recorded in its status)", (long long)it->ce->c.generation, obj, run->where);
+  } else if (!it->ce->c.accepted) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
+             live_gen ? po_Arena_Printf(run->ar, "generation %lld is live in %s", (long long)live_gen, obj)
+                      : po_Arena_Printf(run->ar, "nothing is live in %s", obj));
+  } else {
+    return false;
+  }
+  return true;
+}
+
 /* Programmed for an Istio target: written is programmed (Istio reports no status per
  * EnvoyFilter). True when returned false; else p says why not. */
 static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition *p) {
   const Item *it = &run->items[i];
   const po_IstioItem *x = &run->istio[i];
   const char *ef = po_Arena_Printf(run->ar, "EnvoyFilter %s/%s", x->filter_ns, x->filter_name);
-  const char *live = live_gen ? po_Arena_Printf(run->ar, "generation %lld is live in %s", (long long)live_gen, ef) : NULL;
   switch (x->outcome) {
     case kPo_IstioOutcome_Disabled:
       p->reason = "MeshNotEnabled";
@@ -994,36 +1082,59 @@ static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition 
                "EnvoyFilter CRD is installed this is programmed, no restart needed); nothing is written to %s",
                run->where);
       return true;
-    case kPo_IstioOutcome_NoService:
-      p->reason = "TargetNotFound";
-      snprintf(p->message, sizeof p->message,
-               "%s does not exist: %s is deleted (written again when the Service is created)", run->where, ef);
-      return true;
+    case kPo_IstioOutcome_NoService: return target_gone(run, ef, "Service", p);
     case kPo_IstioOutcome_NoSelector:
       p->reason = "TargetError";
       snprintf(p->message, sizeof p->message, "%s: %s; %s is deleted", run->where, x->why, ef);
       return true;
-    case kPo_IstioOutcome_Foreign:
+    default: break;
+  }
+  return programmed_owned(run, it, live_gen, ef, x->outcome == kPo_IstioOutcome_Foreign ? x->why : NULL,
+                          x->outcome == kPo_IstioOutcome_Failed ? x->err : NULL, x->outcome == kPo_IstioOutcome_Kept, p);
+}
+
+/* Programmed for an Envoy Gateway target: Envoy Gateway's own conditions on the policy for its
+ * current generation (po_EG_ReadStatus). True when returned false; else p says why not. */
+static bool programmed_eg(Run *run, size_t i, int64_t live_gen, po_Condition *p) {
+  const Item *it = &run->items[i];
+  const po_EGItem *x = &run->eg[i];
+  const char *epp = po_Arena_Printf(run->ar, "EnvoyPatchPolicy %s/%s", x->policy_ns, x->policy_name);
+  switch (x->outcome) {
+    case kPo_EGOutcome_Disabled: return mesh_not_enabled(run, "Envoy Gateway", "envoy-gateway", "EnvoyPatchPolicy", p);
+    case kPo_EGOutcome_NoGateway: return target_gone(run, epp, "Gateway", p);
+    case kPo_EGOutcome_Refused:
       p->reason = "TargetError";
-      snprintf(p->message, sizeof p->message, "%s: %s", ef, x->why);
-      return true;
-    case kPo_IstioOutcome_Failed:
-      p->reason = "TargetError";
-      snprintf(p->message, sizeof p->message, "%s (retrying)", x->err);
-      return true;
-    case kPo_IstioOutcome_Kept:
-      p->reason = "Invalid";
-      snprintf(p->message, sizeof p->message,
-               "generation %lld is invalid; %s is left as it is (no valid generation of this PropertyOverride for "
-               "%s is recorded in its status)", (long long)it->ce->c.generation, ef, run->where);
+      snprintf(p->message, sizeof p->message, "%s: %s; %s is deleted", run->where, x->why, epp);
       return true;
     default: break;
   }
-  if (!it->ce->c.accepted) {
-    p->reason = "Invalid";
-    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s", (long long)it->ce->c.generation,
-             live ? live : po_Arena_Printf(run->ar, "nothing is live in %s", ef));
+  if (programmed_owned(run, it, live_gen, epp, x->outcome == kPo_EGOutcome_Foreign ? x->why : NULL,
+                       x->outcome == kPo_EGOutcome_Failed ? x->err : NULL, x->outcome == kPo_EGOutcome_Kept, p)) {
     return true;
+  }
+  if (x->written || x->eg.state == kPo_EGState_Pending) {
+    p->reason = "Pending";
+    snprintf(p->message, sizeof p->message,
+             "generation %lld is written to %s for %s; waiting for Envoy Gateway to program it (its status, for the "
+             "policy's current generation)", (long long)live_gen, epp, run->where);
+    return true;
+  }
+  switch (x->eg.state) {
+    case kPo_EGState_Disabled:
+      p->reason = "Disabled";
+      snprintf(p->message, sizeof p->message,
+               "Envoy Gateway did not accept %s (reason Disabled): EnvoyPatchPolicies are disabled in its configuration; "
+               "set extensionApis.enableEnvoyPatchPolicy: true in the EnvoyGateway config (the envoy-gateway-config "
+               "ConfigMap) and restart Envoy Gateway", epp);
+      return true;
+    case kPo_EGState_NotAccepted:
+    case kPo_EGState_NotProgrammed:
+      p->reason = *x->eg.reason ? x->eg.reason : "NotProgrammed";
+      snprintf(p->message, sizeof p->message, "Envoy Gateway did not %s %s (reason %s): %s",
+               x->eg.state == kPo_EGState_NotAccepted ? "accept" : "program", epp, p->reason,
+               *x->eg.message ? x->eg.message : "no message");
+      return true;
+    default: break;
   }
   return false;
 }
@@ -1048,6 +1159,8 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
   } else if (run->istio && programmed_istio(run, i, live_gen, p)) {
     /* said */
+  } else if (run->eg && programmed_eg(run, i, live_gen, p)) {
+    /* said */
   } else if (*run->elsewhere && it->ce->c.accepted) {
     p->reason = "TargetInOtherNamespace";
     snprintf(p->message, sizeof p->message,
@@ -1059,7 +1172,7 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
              run->elsewhere,
              /* one of another namespace (a platform team's) points there by targetRef.namespace */
              it->other_ns ? "Set spec.targetRef.namespace to" : "Create this PropertyOverride in namespace", run->elsewhere);
-  } else if (!run->istio && !run->target_ok && !*run->elsewhere) {
+  } else if (!run->istio && !run->eg && !run->target_ok && !*run->elsewhere) {
     p->reason = "TargetError";
     snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
              live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
@@ -1079,6 +1192,11 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
                "generation %lld is written to EnvoyFilter %s/%s for %s (Istio reports no status per EnvoyFilter: "
                "written is programmed)%s", (long long)live_gen, x->filter_ns, x->filter_name, run->where,
                ov[0] ? "; " : "");
+    } else if (run->eg) {
+      const po_EGItem *x = &run->eg[i];
+      snprintf(p->message, sizeof p->message,
+               "generation %lld is programmed by Envoy Gateway from EnvoyPatchPolicy %s/%s for %s%s",
+               (long long)live_gen, x->policy_ns, x->policy_name, run->where, ov[0] ? "; " : "");
     } else {
       snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
                requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");
@@ -1167,6 +1285,15 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     if (*x->unbound_uid) s.created_ns = x->filter_ns, s.created_name = x->filter_name, s.created_uid = x->unbound_uid;
   }
   if (*run->unbound_uid && has_entry(it)) s.created_ns = run->ns, s.created_name = run->name, s.created_uid = run->unbound_uid;
+  if (run->eg) {
+    const po_EGItem *x = &run->eg[i];
+    live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : 0;
+    s.target_api_version = PO_EG_API_VERSION;
+    s.target_kind_name = "EnvoyPatchPolicy";
+    s.target_ns = x->policy_ns;
+    s.target_name = x->policy_name;
+    if (*x->unbound_uid) s.created_ns = x->policy_ns, s.created_name = x->policy_name, s.created_uid = x->unbound_uid;
+  }
   for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
   }
@@ -1203,14 +1330,17 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (!need_obj(run, it)) return false;
   if (record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
-  if (po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
+  /* The cached status at this version is one our own later write replaced (the watch lags): it
+   * says nothing of what the server has, so the wanted one is written. */
+  bool replaced = it->from_memo && it->memo.written_hash != 0;
+  if (!replaced && po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
     return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
   if (!st) return oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   const po_ReconcileIO *io = run->io;
-  if (po_Status_Same(old_status, st)) {
+  if (!replaced && po_Status_Same(old_status, st)) {
     json_object_put(st);
     say(run, it, old_status, &s, timeout_event);
     return true;
@@ -1351,7 +1481,7 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
     /* A key no event handler makes: retrying cannot help, so it is dropped and said. */
     snprintf(run.r.error, sizeof run.r.error,
              "malformed key '%.200s': want ServiceDefaults/<namespace>/<name>, ProxyDefaults/<namespace>/global, "
-             "Service/<namespace>/<name> or Mesh/<namespace>/global", key);
+             "Service/<namespace>/<name>, Mesh/<namespace>/global or Gateway/<namespace>/<name>", key);
     run.r.ok = false;
     run.r.terminal = true;
     run.r.result = outcome(&run.r);

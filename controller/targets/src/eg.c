@@ -232,17 +232,43 @@ static bool listener_allows(const json_object *l, const char *gns, const char *r
   return !strcmp(gns, rns);
 }
 
+/* The Gateway a parentRef of a route of namespace rns names (*ns, *name), if it names one (the
+ * Gateway API's defaults: group gateway.networking.k8s.io, kind Gateway, the route's namespace). */
+static bool parent_gateway(const json_object *pr, const char *rns, const char **ns, const char **name) {
+  if (strcmp(str_or(pr, "group", "gateway.networking.k8s.io"), "gateway.networking.k8s.io") ||
+      strcmp(str_or(pr, "kind", "Gateway"), "Gateway") || !*str_or(pr, "name", "")) {
+    return false;
+  }
+  *ns = str_or(pr, "namespace", rns);
+  *name = str(pr, "name");
+  return true;
+}
+
+void po_EG_RouteParents(const json_object *route, void (*fn)(void *ctx, const char *ns, const char *name), void *ctx) {
+  const char *rns = po_Json_Meta(route, "namespace"), *ns, *name;
+  json_object *prs = po_Json_Get(po_Json_Get(route, "spec"), "parentRefs");
+  for (size_t p = 0; p < len_of(prs); p++) {
+    if (parent_gateway(at(prs, p), rns, &ns, &name)) fn(ctx, ns, name);
+  }
+}
+
+bool po_EG_RouteNamesGateway(const json_object *route, const char *ns, const char *gateway) {
+  const char *rns = po_Json_Meta(route, "namespace"), *pns, *pname;
+  json_object *prs = po_Json_Get(po_Json_Get(route, "spec"), "parentRefs");
+  for (size_t p = 0; p < len_of(prs); p++) {
+    if (parent_gateway(at(prs, p), rns, &pns, &pname) && !strcmp(pns, ns) && !strcmp(pname, gateway)) return true;
+  }
+  return false;
+}
+
 /* Whether route r attaches to the Gateway (its parentRefs name it, and a listener allows it). */
 static bool attached(const json_object *gw, const json_object *r, const char **selector_listener) {
   const char *gns = po_Json_Meta(gw, "namespace"), *gname = po_Json_Meta(gw, "name"), *rns = po_Json_Meta(r, "namespace");
   json_object *prs = po_Json_Get(po_Json_Get(r, "spec"), "parentRefs"), *ls = po_Json_Get(po_Json_Get(gw, "spec"), "listeners");
   for (size_t p = 0; p < len_of(prs); p++) {
     json_object *pr = at(prs, p);
-    if (strcmp(str_or(pr, "group", "gateway.networking.k8s.io"), "gateway.networking.k8s.io") ||
-        strcmp(str_or(pr, "kind", "Gateway"), "Gateway") || strcmp(str_or(pr, "name", ""), gname) ||
-        strcmp(str_or(pr, "namespace", rns), gns)) {
-      continue;
-    }
+    const char *pns, *pname;
+    if (!parent_gateway(pr, rns, &pns, &pname) || strcmp(pname, gname) || strcmp(pns, gns)) continue;
     const char *section = str(pr, "sectionName");
     json_object *port = po_Json_Get(pr, "port");
     for (size_t i = 0; i < len_of(ls); i++) {
@@ -485,4 +511,65 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     return NULL;
   }
   return epp;
+}
+
+/* ---- programming and status ---- */
+
+po_OwnedPlan po_EG_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
+                        const char *created_uid) {
+  return po_Owned_Plan(current, desired, owner_uid, created_uid, kPo_Owned_EnvoyPatchPolicy);
+}
+
+/* How bad a state is, to keep the worst over the ancestors: a policy programmed for one Gateway
+ * and not for another is not programmed. */
+static int severity(po_EGState s) {
+  switch (s) {
+    case kPo_EGState_Programmed: return 0;
+    case kPo_EGState_Pending: return 1;
+    case kPo_EGState_NotProgrammed: return 2;
+    case kPo_EGState_NotAccepted: return 3;
+    case kPo_EGState_Disabled: return 4;
+  }
+  return 1;
+}
+
+static const char *str_or_empty(const json_object *o, const char *k) {
+  const char *s = po_Json_String(o, k);
+  return s ? s : "";
+}
+
+po_EGStatus po_EG_ReadStatus(const json_object *epp) {
+  po_EGStatus worst = {.state = kPo_EGState_Pending, .reason = "", .message = ""};
+  json_object *gen = po_Json_Get(po_Json_Get(epp, "metadata"), "generation");
+  int64_t g = gen && json_object_is_type(gen, json_type_int) ? json_object_get_int64(gen) : 0;
+  json_object *anc = po_Json_Get(po_Json_Get(epp, "status"), "ancestors");
+  size_t na = anc && json_object_is_type(anc, json_type_array) ? json_object_array_length(anc) : 0;
+  bool any = false;
+  for (size_t i = 0; i < na; i++) {
+    json_object *conds = po_Json_Get(json_object_array_get_idx(anc, i), "conditions");
+    size_t nc = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
+    po_EGStatus here = {.state = kPo_EGState_Pending, .reason = "", .message = ""};
+    bool accepted = false, programmed = false;
+    for (size_t k = 0; k < nc; k++) {
+      json_object *c = json_object_array_get_idx(conds, k), *og = po_Json_Get(c, "observedGeneration");
+      /* a condition about an older spec says nothing of this one */
+      if (g > 0 && (!og || !json_object_is_type(og, json_type_int) || json_object_get_int64(og) != g)) continue;
+      const char *type = str_or_empty(c, "type"), *status = str_or_empty(c, "status");
+      po_EGStatus s = {.state = kPo_EGState_Pending, .reason = str_or_empty(c, "reason"),
+                       .message = str_or_empty(c, "message")};
+      if (!strcmp(type, "Accepted")) {
+        if (!strcmp(status, "True")) accepted = true;
+        else if (!strcmp(status, "False"))
+          s.state = !strcmp(s.reason, "Disabled") ? kPo_EGState_Disabled : kPo_EGState_NotAccepted;
+      } else if (!strcmp(type, "Programmed")) {
+        if (!strcmp(status, "True")) programmed = true;
+        else if (!strcmp(status, "False")) s.state = kPo_EGState_NotProgrammed;
+      }
+      if (severity(s.state) > severity(here.state)) here = s;
+    }
+    if (here.state == kPo_EGState_Pending && accepted && programmed) here.state = kPo_EGState_Programmed;
+    if (!any || severity(here.state) > severity(worst.state)) worst = here;
+    any = true;
+  }
+  return worst;
 }

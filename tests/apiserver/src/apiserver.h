@@ -233,6 +233,11 @@ void po_As_FakeConsulK8s_Enable(int delay_ms);
 void po_As_FakeConsulK8s_Start(void); /* after the preload; no-op unless enabled */
 void po_As_FakeConsulK8s_Stop(void);  /* after po_as.stopping was set and broadcast */
 
+/* ---- FAKE Envoy Gateway, a test double (fake_eg.c; --fake-envoy-gateway[=disabled]) ------- */
+void po_As_FakeEnvoyGateway_Enable(bool disabled);
+void po_As_FakeEnvoyGateway_Start(void); /* after the preload; no-op unless enabled */
+void po_As_FakeEnvoyGateway_Stop(void);  /* after po_as.stopping was set and broadcast */
+
 /* ---- persistence (persist.c) -------------------------------------------------------------- */
 bool po_As_Persist_Load(const char *path, char *msg, size_t msgsz);
 void po_As_Persist_Start(const char *path);

@@ -21,6 +21,7 @@ static void usage(void) {
           "  [--fault-5xx-next N] [--fault-5xx-code C] [--fault-latency-ms MS] [--fault-5xx-percent P]\n"
           "  [--fault-410-percent P] [--fault-seed S] [--log-level error|warn|info|debug]\n"
           "  [--fake-consul-k8s] [--fake-consul-k8s-delay-ms MS]   (a test double of consul-k8s's Synced status)\n"
+          "  [--fake-envoy-gateway[=disabled]]   (a test double of Envoy Gateway's EnvoyPatchPolicy status)\n"
           "see tests/apiserver/README.md\n");
 }
 
@@ -147,6 +148,8 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--webhook-host-override") && v) po_as.webhook_override = strdup(TAKE());
     else if (!strcmp(a, "--webhook-service") && v && po_as.nsvc_map < 32) po_as.svc_map[po_as.nsvc_map++] = strdup(TAKE());
     else if (!strcmp(a, "--fake-consul-k8s")) po_As_FakeConsulK8s_Enable(0);
+    else if (!strcmp(a, "--fake-envoy-gateway")) po_As_FakeEnvoyGateway_Enable(false);
+    else if (!strcmp(a, "--fake-envoy-gateway=disabled")) po_As_FakeEnvoyGateway_Enable(true);
     else if (!strcmp(a, "--fake-consul-k8s-delay-ms")) {
       int ms;
       if (!int_flag(a, TAKE(), &ms)) return 2;
@@ -256,6 +259,7 @@ int main(int argc, char **argv) {
   }
   if (state) po_As_Persist_Start(state);
   po_As_FakeConsulK8s_Start();
+  po_As_FakeEnvoyGateway_Start();
   po_As_Listen l = {.host = host, .port = port, .cert_pem = cert, .key_pem = key, .tokens = tokens, .ntokens = ntokens};
   int bound = 0;
   struct MHD_Daemon *d = po_As_Router_Start(&l, &bound, msg, sizeof msg);
@@ -292,6 +296,7 @@ int main(int argc, char **argv) {
   pthread_mutex_unlock(&po_as.mu);
   MHD_stop_daemon(d);
   po_As_FakeConsulK8s_Stop();
+  po_As_FakeEnvoyGateway_Stop();
   po_As_Persist_Stop();
   /* release everything so leak checkers see a clean exit */
   for (size_t i = 0; i < po_as.nres; i++) {

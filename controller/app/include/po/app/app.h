@@ -27,6 +27,10 @@ typedef enum { kPo_CertFiles = 0, kPo_CertSelfManaged = 1 } po_CertMode;
  * are Services and EnvoyFilters watched; until then PropertyOverrides of Istio targets say
  * MeshNotEnabled. */
 typedef enum { kPo_IstioAuto = 0, kPo_IstioOn, kPo_IstioOff } po_IstioMode;
+/* The same three modes for Envoy Gateway targets (Gateway): auto (the default) when the API server
+ * serves gateway.envoyproxy.io/v1alpha1 EnvoyPatchPolicies at start. Only when enabled are
+ * Gateways, HTTPRoutes and EnvoyPatchPolicies watched. */
+typedef po_IstioMode po_MeshEnableMode;
 
 typedef struct {
   const char *kubeconfig, *context;         /* NULL: $KUBECONFIG, in-cluster, ~/.kube/config */
@@ -52,6 +56,7 @@ typedef struct {
    * name exists in another namespace. */
   bool consul_namespace_mirroring;
   po_IstioMode istio;
+  po_MeshEnableMode envoy_gateway;
   double istio_recheck_s;                   /* auto, not served yet: checked again this often (60) */
   const char *cluster_domain;               /* Istio's service names (NULL: cluster.local) */
   int istio_minor;                          /* the Istio release 1.N (0: unknown: no 1.31+ features) */

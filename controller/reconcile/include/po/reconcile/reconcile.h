@@ -2,7 +2,8 @@
  * with every PropertyOverride that points at it. Level-triggered and idempotent: read the
  * current state, compute the desired one, converge (STYLE.md, controller-runtime).
  *
- *   key  "ServiceDefaults/<ns>/<name>" or "ProxyDefaults/<ns>/global"
+ *   key  "ServiceDefaults/<ns>/<name>" or "ProxyDefaults/<ns>/global" (Consul), "Service/<ns>/<name>" or
+ *        "Mesh/<ns>/global" (Istio, istio_write.h), "Gateway/<ns>/<name>" (Envoy Gateway, eg_write.h)
  *   0. nothing at all unless every cache it reads has synced (io->synced): a partial cache
  *      would look like deleted PropertyOverrides, and their entries and targets would go;
  *   1. load: the target, the PropertyOverrides of the key (the index), each compiled once per
@@ -123,6 +124,16 @@ typedef struct {
   const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref);
   po_WriteResult (*write_filter)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, char *err, size_t size);
+  /* The Envoy Gateway target (key Gateway/<ns>/<name>; get_target reads the
+   * gateway.networking.k8s.io Gateway): the EnvoyPatchPolicies, read from their cache (with
+   * Envoy Gateway's status) and written as write_filter does, and the HTTPRoutes whose
+   * parentRefs name the Gateway (a new array of copies, the caller puts it; NULL when out of
+   * memory), which its cluster names come from. NULL: Envoy Gateway is not enabled in this
+   * controller (--envoy-gateway), and the PropertyOverrides of Gateways say so (MeshNotEnabled). */
+  const struct json_object *(*get_policy)(void *ctx, const char *ns, const char *name, void **ref);
+  po_WriteResult (*write_policy)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
+                                 const char *resource_version, struct json_object **written, char *err, size_t size);
+  struct json_object *(*gateway_routes)(void *ctx, const char *ns, const char *gateway);
   /* Queues another target key (may be NULL): a write here that removed the entry of a
    * PropertyOverride whose spec points at that target changes what that target's reconcile
    * says in its status (the generation held here is no longer live), and nothing else would

@@ -26,6 +26,7 @@
 #include <stddef.h>
 
 #include "po/targets/override.h"
+#include "po/targets/owned.h"
 
 struct json_object;
 
@@ -48,6 +49,15 @@ typedef struct {
   size_t route_count;
 } po_EGTopology;
 
+/* The Gateways an HTTPRoute's spec.parentRefs name (group gateway.networking.k8s.io, kind
+ * Gateway, by default; namespace by default the route's): fn(ctx, ns, name) per parentRef, so a
+ * change of the route can reconcile every Gateway whose cluster names it changes. Reads only. */
+void po_EG_RouteParents(const struct json_object *route, void (*fn)(void *ctx, const char *ns, const char *name),
+                        void *ctx);
+/* Whether one of the route's parentRefs names Gateway ns/gateway (attachment itself, the
+ * listeners' allowedRoutes, is po_EG_EnvoyPatchPolicy's to judge). */
+bool po_EG_RouteNamesGateway(const struct json_object *route, const char *ns, const char *gateway);
+
 /* The EnvoyPatchPolicy for an accepted override of a Gateway target (a new reference). NULL
  * when out of memory; *why (may be NULL) gets the reason when the input cannot make one (not an
  * accepted Gateway override, no or another Gateway, a patch that would touch no resource or
@@ -55,6 +65,30 @@ typedef struct {
  * patches x (listeners + rules x backendRefs x services). */
 struct json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
                                            const char **why);
+
+/* ---- programming an EnvoyPatchPolicy (the decision; the caller reads and writes) -----------
+ * owned.h's decision, as for an EnvoyFilter: ours only when created by this controller for this
+ * PropertyOverride (created = its own uid, owner-uid = the PropertyOverride's); a look-alike is
+ * never changed or deleted. The status (Envoy Gateway's) is never written. */
+po_OwnedPlan po_EG_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
+                        const char *created_uid);
+
+/* What Envoy Gateway says of an EnvoyPatchPolicy it has seen: its status.ancestors[].conditions
+ * for the object's current metadata.generation (observedGeneration), the worst over the
+ * ancestors (EG writes one per Gateway). */
+typedef enum {
+  kPo_EGState_Pending = 0,  /* no condition for this generation yet */
+  kPo_EGState_Programmed,   /* Accepted and Programmed True */
+  kPo_EGState_Disabled,     /* Accepted=False reason Disabled: extensionApis.enableEnvoyPatchPolicy is off */
+  kPo_EGState_NotAccepted,  /* Accepted=False, another reason */
+  kPo_EGState_NotProgrammed,/* Programmed=False (ResourceNotFound, Invalid) */
+} po_EGState;
+typedef struct {
+  po_EGState state;
+  const char *reason, *message; /* of the deciding condition (borrowed from epp; "" when none) */
+} po_EGStatus;
+/* Reads only: epp may be an informer's shared tree. Linear in ancestors x conditions. */
+po_EGStatus po_EG_ReadStatus(const struct json_object *epp);
 
 /* ---- EnvoyPatchPolicies written by hand (validate -f) -----------------------------------------
  * Each jsonPatches[i].operation.value decoded strictly against the Envoy message at its path in

@@ -21,6 +21,7 @@
 #include <stdbool.h>
 
 #include "po/targets/override.h"
+#include "po/targets/owned.h"
 
 struct json_object;
 
@@ -63,32 +64,19 @@ int po_Istio_ParseVersion(const char *s);
 #endif
 
 /* ---- programming an EnvoyFilter (the decisions; the caller reads and writes) ----------------
- * Ownership as for Consul targets (consul.h): an EnvoyFilter is ours only when its
- * propertyoverride.io/created annotation is its own uid (bound after its create returned it,
- * po_Consul_MarkCreated) and its propertyoverride.io/owner-uid annotation is the uid of the
- * PropertyOverride it is named after. A copy, a restore, one written by hand or one of a
- * PropertyOverride deleted and created again is someone else's: never changed, never deleted,
- * and the PropertyOverride is not programmed (its status says why). */
-typedef enum {
-  kPo_IstioPlan_None = 0, /* as it should be */
-  kPo_IstioPlan_Create,   /* create `object` (carrying owner-uid, not yet created) */
-  kPo_IstioPlan_Update,   /* update with `object` (current's resourceVersion kept) */
-  kPo_IstioPlan_Delete,   /* ours and no longer wanted */
-  kPo_IstioPlan_Foreign,  /* an EnvoyFilter of that name that is not ours: left alone */
-} po_IstioPlanAction;
+ * owned.h's decision (the same ownership rules as every mesh object of ours), with an
+ * EnvoyFilter's sentences for a look-alike. */
+typedef po_OwnedPlanAction po_IstioPlanAction;
+enum {
+  kPo_IstioPlan_None = kPo_OwnedPlan_None,
+  kPo_IstioPlan_Create = kPo_OwnedPlan_Create,
+  kPo_IstioPlan_Update = kPo_OwnedPlan_Update,
+  kPo_IstioPlan_Delete = kPo_OwnedPlan_Delete,
+  kPo_IstioPlan_Foreign = kPo_OwnedPlan_Foreign,
+};
+typedef po_OwnedPlan po_IstioPlan;
 
-typedef struct {
-  po_IstioPlanAction action;
-  struct json_object *object; /* Create/Update: the object to write (a new reference) */
-  const char *why;            /* Foreign: the sentence for the status (static) */
-  bool out_of_memory;         /* no plan: write nothing */
-} po_IstioPlan;
-
-/* current: the EnvoyFilter of that name as it is (NULL: absent); desired: po_Istio_EnvoyFilter's
- * (NULL: the PropertyOverride is gone or no longer targets Istio); owner_uid: the
- * PropertyOverride's uid; created_uid: the uid the caller's own create returned (NULL when it
- * created nothing), which is what lets it bind the created annotation. Labels and annotations of
- * others on the current object are kept. */
+/* po_Owned_Plan for an EnvoyFilter (owned.h says what each argument means). */
 po_IstioPlan po_Istio_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                            const char *created_uid);
 

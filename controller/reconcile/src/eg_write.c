@@ -1,0 +1,118 @@
+/* The write phase of an Envoy Gateway target (eg_write.h): each PropertyOverride's
+ * EnvoyPatchPolicy through po_EG_Plan and owned_write.h's sequence, then Envoy Gateway's status
+ * of it. */
+#include "eg_write.h"
+
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "owned_write.h"
+#include "po/base/json.h"
+
+static po_OwnedKindOps policy_ops(const po_ReconcileIO *io) {
+  return (po_OwnedKindOps){.write = io->write_policy, .get = io->get_policy, .plan = po_EG_Plan, .kind = "EnvoyPatchPolicy"};
+}
+
+static const char *policy_name(const char *ns, const char *name, po_Arena *ar) {
+  po_CompiledOverride c = {.ns = ns, .name = name, .target_kind = kPo_TargetGateway};
+  return po_EG_PolicyName(&c, ar);
+}
+
+/* Envoy Gateway's word on a current policy, its strings copied (the cached tree goes back). */
+static bool read_status(po_EGItem *it, const json_object *current, po_Arena *ar) {
+  po_EGStatus s = po_EG_ReadStatus(current);
+  it->eg.state = s.state;
+  it->eg.reason = po_Arena_Printf(ar, "%s", s.reason);
+  it->eg.message = po_Arena_Printf(ar, "%.600s", s.message);
+  return it->eg.reason && it->eg.message;
+}
+
+bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
+                 const json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes) {
+  po_OwnedKindOps k = policy_ops(io);
+  bool enabled = io->get_policy && io->write_policy;
+  /* The Gateway's HTTPRoutes, read once for all its PropertyOverrides (only when one programs). */
+  json_object *routes = NULL;
+  const json_object **rv = NULL;
+  size_t nr = 0;
+  bool need_routes = false;
+  for (size_t i = 0; i < n && enabled && gateway; i++) need_routes |= items[i].program && !items[i].skip && !items[i].keep;
+  if (need_routes && io->gateway_routes) {
+    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name))) return false;
+    nr = json_object_array_length(routes);
+    if (!(rv = po_Arena_Malloc(ar, (nr ? nr : 1) * sizeof *rv))) {
+      json_object_put(routes);
+      return false;
+    }
+    for (size_t r = 0; r < nr; r++) rv[r] = json_object_array_get_idx(routes, r);
+  }
+  po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr};
+  bool ok = true;
+  for (size_t i = 0; i < n && ok; i++) {
+    po_EGItem *it = &items[i];
+    it->policy_ns = ns;
+    if (!(it->policy_name = policy_name(ns, it->name, ar))) {
+      ok = false;
+      break;
+    }
+    if (!enabled) {
+      it->outcome = kPo_EGOutcome_Disabled;
+      continue;
+    }
+    if (it->skip || it->keep) {
+      it->outcome = it->skip ? kPo_EGOutcome_Skipped : kPo_EGOutcome_Kept;
+      continue;
+    }
+    json_object *desired = NULL;
+    if (it->program && !gateway) {
+      it->outcome = kPo_EGOutcome_NoGateway;
+    } else if (it->program) {
+      const char *why = NULL;
+      desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why);
+      if (!desired && !why) {
+        ok = false;
+        break;
+      }
+      if (!desired) {
+        it->outcome = kPo_EGOutcome_Refused;
+        it->why = why;
+      }
+    }
+    void *ref = NULL;
+    const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref);
+    po_OwnedOutcome o;
+    int before = *writes;
+    ok = po_Owned_CarryOut(io, ix, &k, it->policy_ns, it->policy_name, (po_OwnedFor){ns, it->name}, it->uid, current,
+                           desired, writes, &o);
+    if (ok && o.foreign) {
+      it->outcome = kPo_EGOutcome_Foreign;
+      it->why = o.why;
+    } else if (ok && o.failed) {
+      it->outcome = kPo_EGOutcome_Failed;
+      it->conflict = o.conflict;
+      snprintf(it->err, sizeof it->err, "%s", o.err);
+      snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
+    } else if (ok && it->outcome == kPo_EGOutcome_Ok && desired) {
+      /* written now: Envoy Gateway answers through the policy's watch event, which re-enqueues */
+      it->written = *writes != before;
+      if (!it->written) ok = read_status(it, current, ar);
+    }
+    if (current && io->release) io->release(io->ctx, ref);
+    json_object_put(desired);
+  }
+  json_object_put(routes);
+  return ok;
+}
+
+bool po_EG_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                 po_Arena *ar, int *writes, char *err, size_t size) {
+  po_OwnedKindOps k = policy_ops(io);
+  const char *pname = policy_name(ns, name, ar);
+  if (!pname) {
+    snprintf(err, size, "out of memory");
+    return false;
+  }
+  return po_Owned_Sweep(io, ix, &k, ns, pname, (po_OwnedFor){ns, name}, uid, writes, err, size);
+}

@@ -1,0 +1,71 @@
+/* Private to reconcile: the write phase of an Envoy Gateway target (key Gateway/<ns>/<name>).
+ * One EnvoyPatchPolicy per PropertyOverride, in the Gateway's namespace, each programmed on its
+ * own through po_EG_Plan (po/targets/eg.h, owned.h's ownership rules) by owned_write.h's
+ * sequence: the load, plan (last valid generation, tenancy) and status phases are
+ * reconcile.c's, shared with the other meshes; only the objects written differ.
+ *
+ * Per PropertyOverride of the target, in the order reconcile.c loaded them:
+ *   the generation to program -> po_EG_EnvoyPatchPolicy with the Gateway and the HTTPRoutes
+ *     whose parentRefs name it (io->gateway_routes) -> po_EG_Plan against the EnvoyPatchPolicy
+ *     of that name in the cache: create (then bind), update on the read resourceVersion, or
+ *     leave a look-alike alone; once current, Envoy Gateway's own status of it is read
+ *     (po_EG_ReadStatus) for our Programmed;
+ *   a generation Envoy Gateway's names cannot carry (a patch touching no generated resource,
+ *     or leaking to another backend: po_EG_EnvoyPatchPolicy's reason) -> ours deleted, the
+ *     reason in the status (Refused);
+ *   none to program (being deleted, refused by the tenancy policy, the Gateway gone) -> ours
+ *     deleted;
+ *   an invalid generation without a usable record -> its EnvoyPatchPolicy left exactly as it is. */
+#ifndef PO_RECONCILE_EG_WRITE_H_
+#define PO_RECONCILE_EG_WRITE_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "po/reconcile/reconcile.h"
+#include "po/targets/eg.h"
+
+struct json_object;
+
+typedef enum {
+  kPo_EGOutcome_Ok = 0,    /* the EnvoyPatchPolicy is as planned (current, written, or deleted) */
+  kPo_EGOutcome_Kept,      /* invalid without a record: its EnvoyPatchPolicy left as it is */
+  kPo_EGOutcome_Skipped,   /* held here, valid where it points now: that reconcile owns it */
+  kPo_EGOutcome_NoGateway, /* the Gateway is absent: ours deleted */
+  kPo_EGOutcome_Refused,   /* po_EG_EnvoyPatchPolicy cannot make one (why): ours deleted */
+  kPo_EGOutcome_Foreign,   /* an EnvoyPatchPolicy of that name that is not ours: left alone */
+  kPo_EGOutcome_Failed,    /* a write failed (err); retried */
+  kPo_EGOutcome_Disabled,  /* Envoy Gateway is not enabled in this controller */
+} po_EGOutcome;
+
+typedef struct {
+  /* in */
+  const char *name, *uid;             /* the PropertyOverride */
+  const po_CompiledOverride *program; /* the accepted generation to program; NULL: none */
+  bool keep;                          /* invalid without a usable record: leave its policy */
+  bool skip;                          /* not this target's to write (held here, valid elsewhere) */
+  /* out */
+  po_EGOutcome outcome;
+  bool conflict;                      /* a write met a newer object (409): retried soon */
+  bool written;                       /* Ok and written by this reconcile: Envoy Gateway has not answered */
+  po_EGStatus eg;                     /* Ok and current: Envoy Gateway's word (strings in the arena) */
+  const char *policy_ns, *policy_name;/* the EnvoyPatchPolicy (in the arena) */
+  char unbound_uid[128];              /* created, the binding write failed: for status.created */
+  const char *why;                    /* Foreign (static), Refused (in the arena) */
+  char err[512];                      /* Failed: the server's answer */
+} po_EGItem;
+
+/* Programs the items' EnvoyPatchPolicies. `gateway` is the Gateway as the cache has it (NULL:
+ * absent). *writes counts the writes made. False only when memory ran out. Cost linear in the
+ * items and the HTTPRoutes of the Gateway (read once per call). */
+bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
+                 const struct json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes);
+
+/* A PropertyOverride's EnvoyPatchPolicy where its target no longer puts one (it moved to an
+ * Istio or Consul target): deleted when provably ours (look-alikes stay). Run by the reconcile
+ * of its current target, unless that is a Gateway (whose write owns the same name). False when
+ * a deletion failed (err says why: retried). */
+bool po_EG_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                 po_Arena *ar, int *writes, char *err, size_t size);
+
+#endif

@@ -1,0 +1,44 @@
+/* Programming one mesh object per PropertyOverride (an Istio EnvoyFilter, an Envoy Gateway
+ * EnvoyPatchPolicy): the one ownership decision both adapters use (istio.h, eg.h).
+ *
+ * Ownership as for Consul targets (consul.h): an object is ours only when its
+ * propertyoverride.io/created annotation is its own uid (bound after its create returned it,
+ * po_Consul_MarkCreated) and its propertyoverride.io/owner-uid annotation is the uid of the
+ * PropertyOverride it is named after. A copy, a restore, one written by hand or one of a
+ * PropertyOverride deleted and created again is someone else's: never changed, never deleted,
+ * and the PropertyOverride is not programmed (its status says why). */
+#ifndef PO_TARGETS_OWNED_H_
+#define PO_TARGETS_OWNED_H_
+
+#include <stdbool.h>
+
+struct json_object;
+
+typedef enum {
+  kPo_OwnedPlan_None = 0, /* as it should be */
+  kPo_OwnedPlan_Create,   /* create `object` (carrying owner-uid, not yet created) */
+  kPo_OwnedPlan_Update,   /* update with `object` (current's resourceVersion kept) */
+  kPo_OwnedPlan_Delete,   /* ours and no longer wanted */
+  kPo_OwnedPlan_Foreign,  /* an object of that name that is not ours: left alone */
+} po_OwnedPlanAction;
+
+/* The kinds of object planned, for the sentences (static) a look-alike gets. */
+typedef enum { kPo_Owned_EnvoyFilter = 0, kPo_Owned_EnvoyPatchPolicy } po_OwnedKind;
+
+typedef struct {
+  po_OwnedPlanAction action;
+  struct json_object *object; /* Create/Update: the object to write (a new reference) */
+  const char *why;            /* Foreign: the sentence for the status (static) */
+  bool out_of_memory;         /* no plan: write nothing */
+} po_OwnedPlan;
+
+/* current: the object of that name as it is (NULL: absent); desired: the adapter's object (NULL:
+ * the PropertyOverride is gone or no longer targets that mesh); owner_uid: the
+ * PropertyOverride's uid; created_uid: the uid the caller's own create returned (NULL when it
+ * created nothing), which is what lets it bind the created annotation. The spec and our labels
+ * are the desired ones; labels and annotations of others on the current object are kept, and
+ * its status (the mesh's) is never written. */
+po_OwnedPlan po_Owned_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
+                           const char *created_uid, po_OwnedKind kind);
+
+#endif

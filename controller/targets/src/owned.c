@@ -1,0 +1,104 @@
+/* The ownership decision for one mesh object per PropertyOverride (owned.h). */
+#include "po/targets/owned.h"
+
+#include <json-c/json.h>
+#include <string.h>
+
+#include "po/base/json.h"
+#include "po/targets/consul.h"
+
+#define OWNER_UID_KEY "propertyoverride.io/owner-uid"
+
+static const char *annotation(const json_object *o, const char *key) {
+  return po_Json_String(po_Json_Get(po_Json_Get(o, "metadata"), "annotations"), key);
+}
+
+/* o's metadata.annotations, created when absent; NULL when out of memory. */
+static json_object *annotations_of(json_object *o) {
+  json_object *md = po_Json_Get(o, "metadata"), *ann = po_Json_Get(md, "annotations");
+  if (ann) return ann;
+  if (!md || !(ann = json_object_new_object())) return NULL;
+  return po_Json_Put(md, "annotations", ann) ? ann : NULL;
+}
+
+static bool same(const json_object *a, const json_object *b) {
+  return json_object_equal((json_object *)a, (json_object *)b) != 0;
+}
+
+/* What a look-alike's status says, per kind: [kind][copy or restore, anything else]. */
+static const char *const kForeign[][2] = {
+    [kPo_Owned_EnvoyFilter] =
+        {"an EnvoyFilter of this name exists whose propertyoverride.io/created annotation is not its own uid "
+         "(a copy or a restore): it is left alone, and these patches are not programmed",
+         "an EnvoyFilter of this name exists that this controller did not create for this PropertyOverride: "
+         "it is left alone, and these patches are not programmed (delete or rename it)"},
+    [kPo_Owned_EnvoyPatchPolicy] =
+        {"an EnvoyPatchPolicy of this name exists whose propertyoverride.io/created annotation is not its own uid "
+         "(a copy or a restore): it is left alone, and these patches are not programmed",
+         "an EnvoyPatchPolicy of this name exists that this controller did not create for this PropertyOverride: "
+         "it is left alone, and these patches are not programmed (delete or rename it)"},
+};
+
+po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
+                           const char *created_uid, po_OwnedKind kind) {
+  po_OwnedPlan p = {0};
+  const char *owner = current ? annotation(current, OWNER_UID_KEY) : NULL;
+  bool owner_ok = owner && owner_uid && *owner_uid && !strcmp(owner, owner_uid);
+  po_ConsulCreated by = current ? po_Consul_CreatedBy(current) : kPo_ConsulCreatedNo;
+  /* Just created by the caller: the server's uid for it is the one the create answered. */
+  bool fresh = current && by == kPo_ConsulCreatedNo && owner_ok && created_uid && *created_uid &&
+               !strcmp(po_Json_Meta(current, "uid"), created_uid);
+  bool ours = current && owner_ok && by == kPo_ConsulCreatedUs;
+  if (current && !ours && !fresh) {
+    if (!desired) return p; /* not ours and not wanted: nothing to do, nothing to report */
+    p.action = kPo_OwnedPlan_Foreign;
+    unsigned k = (unsigned)kind < sizeof kForeign / sizeof kForeign[0] ? (unsigned)kind : 0;
+    p.why = kForeign[k][by == kPo_ConsulCreatedForeign ? 0 : 1];
+    return p;
+  }
+  if (!desired) {
+    if (current) p.action = kPo_OwnedPlan_Delete;
+    return p;
+  }
+  json_object *want = NULL;
+  if (!current) {
+    if (json_object_deep_copy((json_object *)desired, &want, NULL) != 0) return (po_OwnedPlan){.out_of_memory = true};
+    json_object *ann = annotations_of(want);
+    if (!ann || !po_Json_Put(ann, OWNER_UID_KEY, json_object_new_string(owner_uid ? owner_uid : ""))) {
+      json_object_put(want);
+      return (po_OwnedPlan){.out_of_memory = true};
+    }
+    p.action = kPo_OwnedPlan_Create;
+    p.object = want;
+    return p;
+  }
+  /* Ours (or just created): the spec and our label as desired, everything else as it is. */
+  const json_object *dlabels = po_Json_Get(po_Json_Get(desired, "metadata"), "labels");
+  const json_object *clabels = po_Json_Get(po_Json_Get(current, "metadata"), "labels");
+  bool labels_ok = true;
+  if (json_object_is_type(dlabels, json_type_object)) {
+    json_object_object_foreach((json_object *)dlabels, lk, lv) {
+      const char *cv = po_Json_String(clabels, lk);
+      if (!cv || strcmp(cv, json_object_get_string(lv)) != 0) labels_ok = false;
+    }
+  }
+  if (!fresh && labels_ok && same(po_Json_Get(current, "spec"), po_Json_Get(desired, "spec"))) return p;
+  if (json_object_deep_copy((json_object *)current, &want, NULL) != 0) return (po_OwnedPlan){.out_of_memory = true};
+  json_object *md = po_Json_Get(want, "metadata"), *labels = po_Json_Get(md, "labels"), *spec = NULL;
+  bool ok = md != NULL;
+  if (ok && !labels) ok = (labels = json_object_new_object()) && po_Json_Put(md, "labels", labels);
+  if (ok && json_object_is_type(dlabels, json_type_object)) {
+    json_object_object_foreach((json_object *)dlabels, k2, v2) {
+      if (ok) ok = po_Json_Put(labels, k2, json_object_new_string(json_object_get_string(v2)));
+    }
+  }
+  ok = ok && json_object_deep_copy(po_Json_Get(desired, "spec"), &spec, NULL) == 0 && po_Json_Put(want, "spec", spec);
+  if (ok && fresh) po_Consul_MarkCreated(want);
+  if (!ok || (fresh && po_Consul_CreatedBy(want) != kPo_ConsulCreatedUs)) {
+    json_object_put(want);
+    return (po_OwnedPlan){.out_of_memory = true};
+  }
+  p.action = kPo_OwnedPlan_Update;
+  p.object = want;
+  return p;
+}

@@ -1,0 +1,399 @@
+/* The reconciler programming Envoy Gateway targets (issue 12): a PropertyOverride of a Gateway
+ * gets one EnvoyPatchPolicy, created, updated and deleted through po_EG_Plan over the same load,
+ * plan and status phases as the other meshes, its cluster names from the Gateway's HTTPRoutes,
+ * and Programmed from Envoy Gateway's own status of the policy; against the in-memory API
+ * server (fake_api.h), with Envoy Gateway's answer written by hand (eg_answer). */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fake_api.h"
+#include "mesh_test.h"
+
+/* outbound clusters of the rules that send to Service payments */
+static const char *kPay50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\","
+                            "\"services\":[{\"name\":\"payments\"}]},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+static const char *kPay30 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\","
+                            "\"services\":[{\"name\":\"payments\"}]},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
+static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                          "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]";
+/* valid for Envoy and the adapter, but no HTTPRoute rule sends to Service nowhere */
+static const char *kNowhere = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\","
+                              "\"services\":[{\"name\":\"nowhere\"}]},"
+                              "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+
+/* A PropertyOverride of namespace default (uid "uid-po-<name>") of `kind` `target`, stored and
+ * indexed as the informer handlers would; finalizers and status kept as a server keeps them. */
+static void apply(const char *name, int gen, const char *group, const char *kind, const char *target,
+                  const char *patches) {
+  char text[4096];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%s\"},"
+           "\"spec\":{\"targetRef\":{\"group\":\"%s\",\"kind\":\"%s\",\"name\":\"%s\"},\"patches\":%s}}",
+           name, gen, name, group, kind, target, patches);
+  json_object *o = json_tokener_parse(text);
+  assert_non_null(o);
+  store_override("default", name, o);
+}
+static void apply_gw(const char *name, int gen, const char *patches) {
+  apply(name, gen, "gateway.networking.k8s.io", "Gateway", "eg", patches);
+}
+
+static void gateway(void) {
+  put("Gateway/default/eg",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
+                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":[{\"name\":"
+                         "\"http\",\"protocol\":\"HTTP\",\"port\":80}]}}"));
+}
+/* HTTPRoute default/api on Gateway eg, one rule per backend named in `backends` (a JSON array
+ * of Service names). */
+static void route(const char *backends) {
+  json_object *names = json_tokener_parse(backends), *rules = json_object_new_array();
+  for (size_t i = 0; i < json_object_array_length(names); i++) {
+    char rule[256];
+    snprintf(rule, sizeof rule, "{\"backendRefs\":[{\"name\":\"%s\",\"port\":8080}]}",
+             json_object_get_string(json_object_array_get_idx(names, i)));
+    json_object_array_add(rules, json_tokener_parse(rule));
+  }
+  json_object_put(names);
+  json_object *r = json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\","
+                                      "\"metadata\":{\"name\":\"api\",\"namespace\":\"default\"},"
+                                      "\"spec\":{\"parentRefs\":[{\"name\":\"eg\"}]}}");
+  json_object_object_add(get(r, "spec"), "rules", rules);
+  put("HTTPRoute/default/api", r);
+}
+
+static json_object *policy(const char *name) {
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyPatchPolicy/default/propertyoverride-%s", name);
+  return obj(k);
+}
+static const char *status_of(const char *name) { return json_object_get_string(get(condition(name, "Programmed"), "status")); }
+static json_object *patch_at(json_object *epp, size_t i) {
+  return json_object_array_get_idx(get(get(epp, "spec"), "jsonPatches"), i);
+}
+static size_t patch_count(json_object *epp) { return json_object_array_length(get(get(epp, "spec"), "jsonPatches")); }
+static const char *patch_name(json_object *epp, size_t i) { return json_object_get_string(get(patch_at(epp, i), "name")); }
+static int64_t patch_value(json_object *epp, size_t i) {
+  return json_object_get_int64(get(get(patch_at(epp, i), "operation"), "value"));
+}
+
+/* Envoy Gateway's answer for a policy, as it writes it: status.ancestors[0] for the Gateway with
+ * Accepted and Programmed conditions at `observed` (0: the policy's current generation). */
+static void eg_answer(const char *name, const char *acc, const char *acc_reason, const char *prog, const char *prog_reason,
+                      const char *prog_message, int64_t observed) {
+  json_object *epp = policy(name);
+  assert_non_null(epp);
+  if (!observed) observed = json_object_get_int64(get(get(epp, "metadata"), "generation"));
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"ancestors\":[{\"ancestorRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"eg\","
+           "\"namespace\":\"default\"},\"controllerName\":\"gateway.envoyproxy.io/gatewayclass-controller\","
+           "\"conditions\":[{\"type\":\"Accepted\",\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"m\","
+           "\"observedGeneration\":%lld},{\"type\":\"Programmed\",\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"%s\","
+           "\"observedGeneration\":%lld}]}]}",
+           acc, acc_reason, (long long)observed, prog, prog_reason, prog_message, (long long)observed);
+  json_object_object_add(epp, "status", json_tokener_parse(text));
+  bump(epp);
+}
+static void eg_programs(const char *name) { eg_answer(name, "True", "Accepted", "True", "Programmed", "ok", 0); }
+
+static po_ReconcileResult gw(void) { return rec("Gateway/default/eg"); }
+
+/* Create (Pending until Envoy Gateway answers, then Programmed), idempotence, an update (Pending
+ * again: the answer was about the old generation), an invalid update keeping the last good
+ * policy, valid again. */
+static void test_lifecycle(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\",\"orders\"]");
+  apply_gw("a", 1, kPay50);
+  char key[300];
+  po_Reconcile_OverrideKey(po_of("a"), key, sizeof key);
+  assert_string_equal(key, "Gateway/default/eg");
+  assert_true(gw().ok);
+  json_object *epp = policy("a");
+  assert_non_null(epp);
+  assert_string_equal(json_object_get_string(get(get(get(epp, "spec"), "targetRef"), "name")), "eg");
+  assert_int_equal(patch_count(epp), 1);
+  assert_string_equal(patch_name(epp, 0), "httproute/default/api/rule/0"); /* payments only, not orders */
+  assert_int_equal(patch_value(epp, 0), 50);
+  assert_string_equal(annotation(epp, "propertyoverride.io/owner-uid"), "uid-po-a");
+  assert_non_null(annotation(epp, "propertyoverride.io/created"));
+  assert_string_equal(reason("a"), "Pending");
+  assert_string_equal(status_of("a"), "False");
+  json_object *t = get(get(po_of("a"), "status"), "target");
+  assert_string_equal(json_object_get_string(get(t, "kind")), "EnvoyPatchPolicy");
+  assert_string_equal(json_object_get_string(get(t, "apiVersion")), "gateway.envoyproxy.io/v1alpha1");
+  assert_string_equal(json_object_get_string(get(t, "name")), "propertyoverride-a");
+
+  assert_true(gw().ok); /* no answer yet: still Pending, nothing written */
+  assert_string_equal(reason("a"), "Pending");
+  eg_programs("a");
+  int writes = F.target_writes;
+  assert_true(gw().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_string_equal(reason("a"), "Programmed");
+  assert_string_equal(status_of("a"), "True");
+  assert_non_null(strstr(message("a"), "EnvoyPatchPolicy default/propertyoverride-a"));
+
+  apply_gw("a", 2, kPay30);
+  assert_true(gw().ok);
+  assert_int_equal(patch_value(policy("a"), 0), 30);
+  assert_string_equal(reason("a"), "Pending");
+  assert_true(gw().ok); /* EG's conditions are for the previous generation of the policy */
+  assert_string_equal(reason("a"), "Pending");
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Programmed");
+  assert_int_equal(json_object_get_int64(get(get(po_of("a"), "status"), "programmedGeneration")), 2);
+
+  apply_gw("a", 3, kBad);
+  writes = F.target_writes;
+  assert_true(gw().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_non_null(policy("a"));
+  assert_int_equal(patch_value(policy("a"), 0), 30); /* the last good one */
+  assert_string_equal(reason("a"), "Invalid");
+  assert_non_null(strstr(message("a"), "generation 2 is live in EnvoyPatchPolicy default/propertyoverride-a"));
+
+  apply_gw("a", 4, kPay50);
+  assert_true(gw().ok);
+  assert_int_equal(patch_value(policy("a"), 0), 50);
+}
+
+/* Deleting the PropertyOverride deletes its policy, then lets it go (the finalizer). */
+static void test_delete_removes_policy_then_finalizer(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  json_object_object_add(get(po_of("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
+  bump(po_of("a"));
+  assert_true(gw().ok);
+  assert_null(policy("a"));
+  assert_null(po_of("a"));
+}
+
+/* A policy of that name we did not create is never changed or deleted; drift in ours is
+ * repaired. */
+static void test_lookalike_untouched_and_drift_repaired(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  put("EnvoyPatchPolicy/default/propertyoverride-a",
+      json_tokener_parse("{\"apiVersion\":\"gateway.envoyproxy.io/v1alpha1\",\"kind\":\"EnvoyPatchPolicy\","
+                         "\"metadata\":{\"name\":\"propertyoverride-a\",\"namespace\":\"default\","
+                         "\"annotations\":{\"propertyoverride.io/owner-uid\":\"uid-po-a\"}},"
+                         "\"spec\":{\"type\":\"JSONPatch\",\"jsonPatches\":[]}}"));
+  json_object *before = copy(policy("a"));
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_true(json_object_equal(before, policy("a")));
+  assert_string_equal(reason("a"), "TargetError");
+  assert_non_null(strstr(message("a"), "an EnvoyPatchPolicy of this name exists"));
+  json_object_object_add(get(po_of("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
+  bump(po_of("a"));
+  assert_true(gw().ok);
+  assert_true(json_object_equal(before, policy("a")));
+  assert_null(po_of("a"));
+  json_object_put(before);
+
+  apply_gw("b", 1, kPay50);
+  assert_true(gw().ok);
+  json_object_object_add(get(patch_at(policy("b"), 0), "operation"), "value", json_object_new_int(99));
+  bump(policy("b"));
+  assert_true(gw().ok);
+  assert_int_equal(patch_value(policy("b"), 0), 50);
+}
+
+/* The Gateway goes: ours goes, the status says so; it comes back: so does ours. */
+static void test_gateway_gone(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  json_object_put(slot("Gateway/default/eg", false)->obj);
+  slot("Gateway/default/eg", false)->obj = NULL;
+  assert_true(gw().ok);
+  assert_null(policy("a"));
+  assert_string_equal(reason("a"), "TargetNotFound");
+  assert_non_null(strstr(message("a"), "Gateway default/eg does not exist"));
+  gateway();
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  assert_string_equal(reason("a"), "Pending");
+}
+
+/* An HTTPRoute change moves the payments backend to another rule: the cluster names follow. */
+static void test_route_change_renames_clusters(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_string_equal(patch_name(policy("a"), 0), "httproute/default/api/rule/0");
+  route("[\"orders\",\"payments\",\"payments\"]");
+  assert_true(gw().ok);
+  assert_int_equal(patch_count(policy("a")), 2);
+  assert_string_equal(patch_name(policy("a"), 0), "httproute/default/api/rule/1");
+  assert_string_equal(patch_name(policy("a"), 1), "httproute/default/api/rule/2");
+}
+
+/* A patch Envoy Gateway's names cannot carry (no rule sends to its service) is a status with
+ * the adapter's reason, not a crash or a silent skip; ours is deleted meanwhile. */
+static void test_refusal_is_a_status(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  apply_gw("a", 2, kNowhere);
+  assert_true(gw().ok);
+  assert_null(policy("a"));
+  assert_string_equal(reason("a"), "TargetError");
+  assert_non_null(strstr(message("a"), "would touch nothing"));
+  assert_non_null(strstr(message("a"), "nowhere"));
+}
+
+/* Envoy Gateway's own conditions, each copied into Programmed. */
+static void test_status_copied(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  eg_answer("a", "False", "Disabled", "False", "Disabled", "EnvoyPatchPolicy is disabled", 0);
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Disabled");
+  assert_non_null(strstr(message("a"), "extensionApis.enableEnvoyPatchPolicy: true"));
+  eg_answer("a", "True", "Accepted", "False", "ResourceNotFound",
+            "Unable to find xds resources: httproute/default/api/rule/0", 0);
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "ResourceNotFound");
+  assert_non_null(strstr(message("a"), "Unable to find xds resources: httproute/default/api/rule/0"));
+  eg_answer("a", "True", "Accepted", "False", "Invalid", "bad path", 0);
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Invalid");
+  eg_answer("a", "False", "Invalid", "False", "Invalid", "no such gateway", 0);
+  assert_true(gw().ok);
+  assert_non_null(strstr(message("a"), "did not accept"));
+  eg_answer("a", "True", "Accepted", "True", "Programmed", "ok", 99); /* about another generation */
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Pending");
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Programmed");
+}
+
+/* A PropertyOverride moving Gateway -> Istio Service -> Gateway -> Consul leaves nothing behind. */
+static void test_move_sweeps(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  put("Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+                                                "\"web\",\"namespace\":\"default\"},\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  const char *p50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+  apply("a", 2, "", "Service", "web", p50);
+  assert_true(rec("Service/default/web").ok);
+  assert_null(policy("a"));
+  assert_non_null(obj("EnvoyFilter/default/propertyoverride-a"));
+  assert_true(gw().ok); /* the old target: nothing of it left to write */
+  assert_null(policy("a"));
+
+  apply_gw("a", 3, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  assert_null(obj("EnvoyFilter/default/propertyoverride-a"));
+
+  apply("a", 4, "consul.hashicorp.com", "ServiceDefaults", "web", p50);
+  assert_true(rec("ServiceDefaults/default/web").ok);
+  assert_null(policy("a"));
+  assert_non_null(obj("ServiceDefaults/default/web"));
+}
+
+/* Without Envoy Gateway enabled (no policy IO) nothing is written and the status says why. */
+static void test_not_enabled(void **state) {
+  (void)state;
+  gateway();
+  apply_gw("a", 1, kPay50);
+  po_ReconcileIO io = IO;
+  io.get_policy = NULL;
+  io.write_policy = NULL;
+  assert_true(po_Reconcile(&io, IX, "Gateway/default/eg").ok);
+  assert_null(policy("a"));
+  assert_string_equal(reason("a"), "MeshNotEnabled");
+  assert_non_null(strstr(message("a"), "--envoy-gateway"));
+}
+
+/* A create whose binding write fails is still ours on the next reconcile. */
+static void test_unbound_create_still_ours(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  F.conflict_at = F.attempts + 2;
+  po_ReconcileResult r = gw();
+  assert_false(r.ok);
+  assert_null(annotation(policy("a"), "propertyoverride.io/created"));
+  assert_true(gw().ok);
+  assert_non_null(annotation(policy("a"), "propertyoverride.io/created"));
+}
+
+/* Envoy Gateway answers while the cache still shows the status from before our Pending write (a
+ * lagging watch: found Programmed, then Pending written over it): Programmed is written again,
+ * not taken as current from the stale cache (which left Pending for good, seen end to end). */
+static void test_answer_while_status_lags(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_true(gw().ok); /* found current: remembered at this version */
+  assert_string_equal(reason("a"), "Programmed");
+  F.status_lags = true;
+  route("[\"payments\",\"payments\"]");
+  int patches = F.status_patches;
+  assert_true(gw().ok); /* the policy renamed: Pending written (the cache still says Programmed) */
+  assert_int_equal(F.status_patches, patches + 1);
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_int_equal(F.status_patches, patches + 2); /* Programmed written over our Pending */
+  assert_true(gw().ok);
+  assert_int_equal(F.status_patches, patches + 2); /* and not again */
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_delete_removes_policy_then_finalizer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lookalike_untouched_and_drift_repaired, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gateway_gone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_route_change_renames_clusters, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_refusal_is_a_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_status_copied, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_move_sweeps, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_answer_while_status_lags, setup, teardown),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
