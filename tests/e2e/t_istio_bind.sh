@@ -15,6 +15,10 @@ created() { kubectl -n shop get envoyfilter propertyoverride-b -o json 2>/dev/nu
 refuse UPDATE envoyfilters networking.istio.io
 po '{group: "", kind: Service, name: web}' 1s
 eventually "created, not yet bound" 30 "1s none" sh -c "echo \$(kubectl -n shop get envoyfilter propertyoverride-b -o json 2>/dev/null | jq -r '.spec.configPatches[0].patch.value.connect_timeout, (.metadata.annotations[\"propertyoverride.io/created\"] // \"none\")')"
+# the create is recorded (its uid) in the PropertyOverride's status, which only the controller
+# writes: what the restarted controller binds by (a crash in the instant between the create's
+# answer and that status write is the one window left: docs/crd.md, ownership)
+eventually "the unbound create recorded in the status" 30 "$(efj shop '{.metadata.uid}')" pov '{.status.created.uid}'
 # --- the controller restarts before the binding write succeeds -----------------------------------
 kill -9 "$LC_CONTROLLER_PID"
 wait "$LC_CONTROLLER_PID" 2>/dev/null

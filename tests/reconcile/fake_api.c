@@ -134,6 +134,7 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
     snprintf(err, size, "the object has been modified");
     return kPo_WriteConflict;
   }
+  if (F.attempts == F.fail_at) return snprintf(err, size, "injected failure"), kPo_WriteFailed;
   if (create && s) return snprintf(err, size, "already exists"), kPo_WriteConflict;
   if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
   if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
@@ -173,6 +174,10 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                      bool create, const char *rv, json_object **written, char *err, size_t size) {
   (void)ctx;
+  if (F.target_fails > 0) {
+    F.target_fails--;
+    return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+  }
   return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, err, size);
 }
 

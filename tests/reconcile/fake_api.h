@@ -23,6 +23,7 @@ typedef struct {
   int target_writes, override_patches, status_patches, uids;
   bool conflict_next;
   int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
+  int fail_at;     /* the target write attempt (1-based) that fails (kPo_WriteFailed); 0: none */
   int attempts;
   bool unsynced;
   int target_events;
@@ -30,6 +31,7 @@ typedef struct {
   int events;      /* Events about PropertyOverrides */
   bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
   int status_fails; /* the next this many status writes fail (kPo_WriteFailed), as a 500 would */
+  int target_fails; /* the next this many target writes fail (kPo_WriteFailed), as a refusing webhook would */
   int lent; /* objects read and not released yet */
   int override_reads; /* PropertyOverrides read (lent) */
   const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */

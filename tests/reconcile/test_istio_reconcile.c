@@ -221,6 +221,55 @@ static void test_unbound_create_still_ours(void **state) {
   assert_string_equal(reason("a"), "Programmed");
 }
 
+/* issue 12 (adv1): the binding write fails (a refusing webhook, not a conflict) and the
+ * controller restarts before it succeeds. The uid the create returned is in the
+ * PropertyOverride's status (status.created), which only the controller writes: the new
+ * process binds the EnvoyFilter by it instead of leaving it as a look-alike forever. */
+static void unbound_then_restart(void) {
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP50);
+  F.fail_at = F.attempts + 2; /* the create passes, the binding update fails */
+  po_ReconcileResult r = web();
+  assert_false(r.ok);
+  assert_false(r.conflict);
+  assert_null(annotation(filter("default", "a"), "propertyoverride.io/created"));
+  json_object *cr = get(get(po_of("a"), "status"), "created");
+  assert_string_equal(json_object_get_string(get(cr, "uid")), json_object_get_string(get(get(filter("default", "a"), "metadata"), "uid")));
+  assert_string_equal(json_object_get_string(get(cr, "namespace")), "default");
+  assert_string_equal(json_object_get_string(get(cr, "name")), "propertyoverride-a");
+  po_TargetIndex_Free(IX); /* a new process: nothing in memory */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_istio("default", "a", 2, "Service", "web", kP30);
+}
+
+static void test_unbound_create_bound_after_a_restart(void **state) {
+  (void)state;
+  unbound_then_restart();
+  char fuid[64];
+  snprintf(fuid, sizeof fuid, "%s", json_object_get_string(get(get(filter("default", "a"), "metadata"), "uid")));
+  assert_true(web().ok);
+  assert_string_equal(annotation(filter("default", "a"), "propertyoverride.io/created"), fuid);
+  assert_int_equal(max_percent(filter("default", "a")), 30);
+  assert_string_equal(reason("a"), "Programmed");
+}
+
+/* The record names a uid: one at that name with another uid (ours deleted by a tenant and a
+ * look-alike written in its place, a copy, a restore) is never adopted by it. */
+static void test_unbound_record_adopts_no_look_alike(void **state) {
+  (void)state;
+  unbound_then_restart();
+  json_object *look = copy(filter("default", "a"));
+  json_object_object_add(get(look, "metadata"), "uid", json_object_new_string("uid-by-hand"));
+  put("EnvoyFilter/default/propertyoverride-a", look);
+  json_object *before = copy(look);
+  assert_true(web().ok);
+  assert_true(json_object_equal(before, filter("default", "a")));
+  json_object_put(before);
+  assert_string_equal(reason("a"), "TargetError");
+  assert_non_null(strstr(message("a"), "left alone"));
+}
+
 /* Mesh global: an EnvoyFilter in Istio's root namespace without a selector, only from namespaces
  * the tenancy policy allows (fake_api's: "mesh"). */
 static void test_mesh_tenancy(void **state) {
@@ -473,6 +522,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_delete_removes_filter_then_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_foreign_left_alone_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unbound_create_bound_after_a_restart, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unbound_record_adopts_no_look_alike, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_tenancy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_reach_the_compile, setup, teardown),

@@ -1192,6 +1192,59 @@ static void test_created_target_annotated_after_a_failed_second_write(void **sta
   assert_null(target());
 }
 
+/* issue 12 (adv1): the write after the create fails (not a conflict) and the controller restarts
+ * before it succeeds: the created object's uid is in the PropertyOverride's status
+ * (status.created). tuid gets that uid; the index is a new process's. */
+static void created_then_restart(char tuid[64]) {
+  apply_override("a", 1, "web", kGood);
+  F.fail_at = F.attempts + 2; /* the create passes, the write after it fails */
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_false(r.conflict);
+  assert_null(get(get(target(), "metadata"), "annotations"));
+  snprintf(tuid, 64, "%s", json_object_get_string(get(get(target(), "metadata"), "uid")));
+  json_object *cr = get(get(po("a"), "status"), "created");
+  assert_string_equal(json_object_get_string(get(cr, "uid")), tuid);
+  assert_string_equal(json_object_get_string(get(cr, "name")), "web");
+  po_TargetIndex_Free(IX); /* a new process */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override("a", 1, "web", kGood);
+}
+
+static void delete_a(void) {
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run().ok);
+}
+
+/* The new process still binds the created annotation by the record, and deletes the object when
+ * it is left empty; without the record it stayed unannotated, never deleted. */
+static void test_created_target_bound_after_a_restart(void **state) {
+  (void)state;
+  char tuid[64];
+  created_then_restart(tuid);
+  assert_true(run().ok);
+  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_int_equal(entries(), 1);
+  delete_a();
+  assert_null(target());
+}
+
+/* The record binds only the object of that uid: one restored in its place (a new uid, our
+ * label copied) is never annotated, so never deleted. */
+static void test_created_record_binds_no_restore(void **state) {
+  (void)state;
+  char tuid[64];
+  created_then_restart(tuid);
+  json_object *restored = copy(target());
+  json_object_object_add(get(restored, "metadata"), "uid", json_object_new_string("uid-restored"));
+  put("ServiceDefaults/default/web", restored);
+  assert_true(run().ok);
+  assert_null(get(get(target(), "metadata"), "annotations"));
+  delete_a();
+  assert_non_null(target()); /* not ours to delete */
+}
+
 /* Retargeted: the old target's entry is still ours (its PropertyOverride exists with that uid)
  * and goes; an entry naming a PropertyOverride that does not exist stays. */
 static void test_retargeted_entry_removed_from_the_old_target(void **state) {
@@ -1209,6 +1262,88 @@ static void test_retargeted_entry_removed_from_the_old_target(void **state) {
   Slot *api = slot("ServiceDefaults/default/api", false);
   assert_non_null(api);
   assert_int_equal(json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")), 1);
+}
+
+/* issue 12 (adv1): a valid move whose new target cannot be written (its create refused) keeps
+ * the entry of the generation last written in the old target, and does not move status.lastValid
+ * (which would let the old target drop it) until the new target holds it. Deleted mid-move:
+ * nothing is left behind. */
+static void test_move_keeps_the_old_entry_until_the_new_target_holds_it(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 2, "api", kGood2);
+  F.target_fails = 1;
+  assert_false(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_null(slot("ServiceDefaults/default/api", false));
+  assert_string_equal(cond("a", "Programmed", "status"), "False");
+  /* the record still names web, where generation 1 is live (programmedGeneration says so) */
+  json_object *st = get(po("a"), "status");
+  assert_int_equal(json_object_get_int(get(get(st, "lastValid"), "generation")), 1);
+  assert_int_equal(json_object_get_int(get(st, "programmedGeneration")), 1);
+  apply_override("a", 2, "api", kGood2); /* the status write's event: indexed again */
+  for (int i = 0; i < 2; i++) {
+    assert_true(run().ok);
+    assert_int_equal(entries(), 1);
+    assert_int_equal(json_object_get_int(get(marker(0), "generation")), 1);
+  }
+  /* a restart mid-move: the index is rebuilt from the objects, the entry still stays */
+  po_TargetIndex_Free(IX);
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_override("a", 2, "api", kGood2);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  /* the new target written: the record moves, and web drops the entry */
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
+  apply_override("a", 2, "api", kGood2);
+  assert_true(run().ok);
+  assert_null(target()); /* created for a, now empty */
+  Slot *api = slot("ServiceDefaults/default/api", false);
+  assert_int_equal(json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")), 1);
+  /* moved again (to web), the create refused again, then deleted mid-move: both targets end
+   * empty and the finalizer goes */
+  apply_override("a", 3, "web", kGood);
+  F.target_fails = 1;
+  assert_false(run().ok);
+  apply_override("a", 3, "web", kGood);
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  assert_int_equal(json_object_array_length(get(get(slot("ServiceDefaults/default/api", false)->obj, "spec"), "envoyExtensions")), 1);
+  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  po_ReconcileResult r = run();
+  assert_false(r.ok); /* waits for api to drop its entry */
+  assert_non_null(strstr(r.error, "waiting for ServiceDefaults/default/api"));
+  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
+  api = slot("ServiceDefaults/default/api", false);
+  assert_true(!api || !api->obj); /* created for a, now empty */
+  assert_true(run().ok);
+  assert_null(po("a"));
+}
+
+/* A move to a target the tenancy policy refuses this PropertyOverride (a ProxyDefaults from a
+ * namespace not allowed) never completes: the old entry goes at once (the move was asked for;
+ * Accepted=False TargetNotAllowed says why) rather than staying live forever. */
+static void test_move_to_a_refused_target_drops_the_old_entry(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  json_object *p = po("a");
+  json_object *ref = get(get(p, "spec"), "targetRef");
+  json_object_object_add(ref, "kind", json_object_new_string("ProxyDefaults"));
+  json_object_object_add(ref, "name", json_object_new_string("global"));
+  json_object_object_add(get(p, "metadata"), "generation", json_object_new_int(2));
+  char key[300], old[300], held[300];
+  po_Reconcile_OverrideKey(p, key, sizeof key);
+  po_TargetIndex_Set(IX, "default", "a", key, old, sizeof old);
+  po_Reconcile_HeldKey(p, held, sizeof held);
+  assert_string_equal(held, "ServiceDefaults/default/web");
+  po_TargetIndex_SetHeld(IX, "default", "a", held, old, sizeof old);
+  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/default/global").ok);
+  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_true(run().ok);
+  assert_null(target());
 }
 
 /* An invalid update that also moves targetRef: the last valid generation stays live where it
@@ -1805,6 +1940,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_generation_not_adopted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_created_target_annotated_after_a_failed_second_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retargeted_entry_removed_from_the_old_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_created_target_bound_after_a_restart, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_created_record_binds_no_restore, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_move_keeps_the_old_entry_until_the_new_target_holds_it, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_move_to_a_refused_target_drops_the_old_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_moving_targetref_keeps_the_live_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_malformed_key_is_terminal, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compiled_once_per_generation, setup, teardown),

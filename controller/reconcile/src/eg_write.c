@@ -84,7 +84,8 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref);
     po_OwnedOutcome o;
     int before = *writes;
-    ok = po_Owned_CarryOut(io, ix, &k, it->policy_ns, it->policy_name, it->uid, current, desired, writes, &o);
+    ok = po_Owned_CarryOut(io, ix, &k, it->policy_ns, it->policy_name, (po_OwnedFor){ns, it->name}, it->uid, current,
+                           desired, writes, &o);
     if (ok && o.foreign) {
       it->outcome = kPo_EGOutcome_Foreign;
       it->why = o.why;
@@ -92,6 +93,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       it->outcome = kPo_EGOutcome_Failed;
       it->conflict = o.conflict;
       snprintf(it->err, sizeof it->err, "%s", o.err);
+      snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
     } else if (ok && it->outcome == kPo_EGOutcome_Ok && desired) {
       /* written now: Envoy Gateway answers through the policy's watch event, which re-enqueues */
       it->written = *writes != before;
@@ -112,5 +114,5 @@ bool po_EG_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     snprintf(err, size, "out of memory");
     return false;
   }
-  return po_Owned_Sweep(io, ix, &k, ns, pname, uid, writes, err, size);
+  return po_Owned_Sweep(io, ix, &k, ns, pname, (po_OwnedFor){ns, name}, uid, writes, err, size);
 }

@@ -50,6 +50,7 @@ typedef struct {
   bool written;                       /* Ok and written by this reconcile: Envoy Gateway has not answered */
   po_EGStatus eg;                     /* Ok and current: Envoy Gateway's word (strings in the arena) */
   const char *policy_ns, *policy_name;/* the EnvoyPatchPolicy (in the arena) */
+  char unbound_uid[128];              /* created, the binding write failed: for status.created */
   const char *why;                    /* Foreign (static), Refused (in the arena) */
   char err[512];                      /* Failed: the server's answer */
 } po_EGItem;

@@ -32,12 +32,16 @@ static po_OwnedKindOps filter_ops(const po_ReconcileIO *io) {
   return (po_OwnedKindOps){.write = io->write_filter, .get = io->get_filter, .plan = po_Istio_Plan, .kind = "EnvoyFilter"};
 }
 
-/* One plan carried out. `current` is the cache's (read only). */
-static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, po_IstioItem *it, const json_object *current,
-                      const json_object *desired, int *writes) {
+/* One plan carried out. `current` is the cache's (read only); ns is the PropertyOverride's. */
+static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, po_IstioItem *it,
+                      const json_object *current, const json_object *desired, int *writes) {
   po_OwnedKindOps k = filter_ops(io);
   po_OwnedOutcome o;
-  if (!po_Owned_CarryOut(io, ix, &k, it->filter_ns, it->filter_name, it->uid, current, desired, writes, &o)) return false;
+  if (!po_Owned_CarryOut(io, ix, &k, it->filter_ns, it->filter_name, (po_OwnedFor){ns, it->name}, it->uid, current,
+                         desired, writes, &o)) {
+    return false;
+  }
+  snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
   if (o.foreign) {
     it->outcome = kPo_IstioOutcome_Foreign;
     it->why = o.why;
@@ -74,7 +78,7 @@ bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns
      * target and an old Mesh name) is looked at once */
     if (programmed_ns && programmed_name && !strcmp(pns[k], programmed_ns) && !strcmp(pname[k], programmed_name)) continue;
     if (k == 2 && !strcmp(pns[0], pns[2]) && !strcmp(pname[0], pname[2])) continue;
-    if (!po_Owned_Sweep(io, ix, &ops, pns[k], pname[k], uid, writes, err, size)) return false;
+    if (!po_Owned_Sweep(io, ix, &ops, pns[k], pname[k], (po_OwnedFor){ns, name}, uid, writes, err, size)) return false;
   }
   return true;
 }
@@ -110,7 +114,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     }
     void *ref = NULL;
     const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref);
-    bool ok = carry_out(io, ix, it, current, desired, writes);
+    bool ok = carry_out(io, ix, ns, it, current, desired, writes);
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);
     if (!ok) return false;
@@ -122,7 +126,8 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       if (!legacy) return false;
       char err[sizeof it->err];
       po_OwnedKindOps ops = filter_ops(io);
-      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, it->uid, writes, err, sizeof err)) {
+      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, err,
+                          sizeof err)) {
         it->outcome = kPo_IstioOutcome_Failed;
         snprintf(it->err, sizeof it->err, "%.500s", err);
       }

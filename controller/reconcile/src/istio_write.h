@@ -7,7 +7,9 @@
  *   the generation to program (its current one, or its last valid one from the status record)
  *     -> po_Istio_EnvoyFilter with the Service's spec.selector (Mesh: none, in the root namespace)
  *     -> po_Istio_Plan against the EnvoyFilter of that name in the cache (po_Istio_FilterName): create (then bind the
- *        created annotation to the uid the create returned), update on the read
+ *        created annotation to the uid the create returned; when that write fails, the uid goes
+ *        into the PropertyOverride's status.created, so a restarted controller still binds it),
+ *        update on the read
  *        resourceVersion, delete ours, or leave a look-alike alone (reported: status and Event);
  *   none to program (being deleted, refused by the tenancy policy, the Service gone or without a
  *   selector) -> ours deleted;
@@ -49,6 +51,9 @@ typedef struct {
   const char *filter_ns, *filter_name;/* the EnvoyFilter (in the arena) */
   const char *why;                    /* Foreign, NoSelector: the sentence (static) */
   char err[512];                      /* Failed: the server's answer */
+  /* Created here and not bound (the binding write failed): its uid, for status.created, the
+   * durable record that lets a restarted controller bind it still ("" otherwise) */
+  char unbound_uid[128];
 } po_IstioItem;
 
 /* Programs the items' EnvoyFilters. `service` is the Service of a Service key as the cache has

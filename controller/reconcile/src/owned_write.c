@@ -4,6 +4,7 @@
 
 #include <json-c/json.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "compiled.h"
 #include "po/base/json.h"
@@ -16,14 +17,35 @@ static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps
   snprintf(out->err, sizeof out->err, "%s %s %s/%s: %.400s", what, k->kind, ns, name, err);
 }
 
+/* Whether the PropertyOverride recorded in its status that the controller created `current`
+ * (ns/name) and could not bind it: status.created names its namespace, name and uid. The status
+ * is written only by the controller (tenants need no status RBAC), and a uid only by the API
+ * server, for our own create: a copy, a restore or an object written by hand has another uid,
+ * so it is never taken for ours by this. */
+static bool recorded_created(const po_ReconcileIO *io, po_OwnedFor who, const char *owner_uid, const char *ns,
+                             const char *name, const json_object *current) {
+  if (!who.ns || !who.name || !io->get_override) return false;
+  void *ref = NULL;
+  const json_object *po = io->get_override(io->ctx, who.ns, who.name, &ref);
+  json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
+  const char *cuid = po_Json_Meta(current, "uid"), *u = po_Json_String(cr, "uid");
+  const char *cns = po_Json_String(cr, "namespace"), *cn = po_Json_String(cr, "name");
+  bool yes = po && owner_uid && !strcmp(po_Json_Meta(po, "uid"), owner_uid) && *cuid && u && !strcmp(u, cuid) && cns &&
+             !strcmp(cns, ns) && cn && !strcmp(cn, name);
+  if (po && io->release) io->release(io->ctx, ref);
+  return yes;
+}
+
 bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                       const char *name, const char *owner_uid, const json_object *current, const json_object *desired,
-                       int *writes, po_OwnedOutcome *out) {
+                       const char *name, po_OwnedFor who, const char *owner_uid, const json_object *current,
+                       const json_object *desired, int *writes, po_OwnedOutcome *out) {
   *out = (po_OwnedOutcome){.foreign = false};
   const char *rv = po_Json_String(po_Json_Get(current, "metadata"), "resourceVersion");
-  /* Created by this process, and the write binding the created annotation failed: still ours. */
+  /* Created by this process, or by an earlier one that recorded it in the PropertyOverride's
+   * status, and the write binding the created annotation failed: still ours. */
   const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
-  bool unbound = current && po_Consul_CreatedBy(current) == kPo_ConsulCreatedNo && po_TargetIndex_WasCreated(ix, cuid, false);
+  bool unbound = current && po_Consul_CreatedBy(current) == kPo_ConsulCreatedNo &&
+                 (po_TargetIndex_WasCreated(ix, cuid, false) || recorded_created(io, who, owner_uid, ns, name, current));
   po_OwnedPlan p = k->plan(current, desired, owner_uid, unbound ? cuid : NULL);
   if (p.out_of_memory) return false;
   char err[512] = "";
@@ -73,8 +95,10 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       if (b.action == kPo_OwnedPlan_Update) {
         const char *mrv = po_Json_String(po_Json_Get(made, "metadata"), "resourceVersion");
         w = k->write(io->ctx, ns, name, b.object, false, mrv, NULL, err, sizeof err);
-        if (w != kPo_WriteOk) failed(out, w, k, "binding the created annotation of", ns, name, err);
-        else {
+        if (w != kPo_WriteOk) {
+          failed(out, w, k, "binding the created annotation of", ns, name, err);
+          snprintf(out->unbound_uid, sizeof out->unbound_uid, "%s", po_Json_Meta(made, "uid"));
+        } else {
           (*writes)++;
           po_TargetIndex_WasCreated(ix, po_Json_Meta(made, "uid"), true);
         }
@@ -89,13 +113,13 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
 }
 
 bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                    const char *name, const char *owner_uid, int *writes, char *err, size_t size) {
+                    const char *name, po_OwnedFor who, const char *owner_uid, int *writes, char *err, size_t size) {
   if (!k->get || !k->write) return true;
   void *ref = NULL;
   const json_object *current = k->get(io->ctx, ns, name, &ref);
   if (!current) return true;
   po_OwnedOutcome out;
-  bool ok = po_Owned_CarryOut(io, ix, k, ns, name, owner_uid, current, NULL, writes, &out);
+  bool ok = po_Owned_CarryOut(io, ix, k, ns, name, who, owner_uid, current, NULL, writes, &out);
   if (io->release) io->release(io->ctx, ref);
   if (!ok || out.failed) {
     snprintf(err, size, "%s", ok ? out.err : "out of memory");

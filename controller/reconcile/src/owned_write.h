@@ -3,7 +3,10 @@
  * shares (istio_write.h, eg_write.h). The decision is the adapter's (po/targets/owned.h):
  *   Create  -> created, then the created annotation bound to the uid the create returned (a
  *              second write; when it fails the index remembers the object as ours,
- *              po_TargetIndex_NoteCreated, and the next reconcile binds it);
+ *              po_TargetIndex_NoteCreated, and the next reconcile binds it; its uid is handed
+ *              out (unbound_uid) for the PropertyOverride's status.created, by which a restarted
+ *              controller binds it: the status is the controller's to write, the uid the API
+ *              server's, so a copy, a restore or a look-alike by hand is never adopted);
  *   Update  -> on the read resourceVersion (409: retried);
  *   Delete  -> with that resourceVersion as precondition (already gone: done);
  *   Foreign -> nothing written; the status says why. */
@@ -35,19 +38,26 @@ typedef struct {
   bool failed;      /* a write failed (err) */
   bool conflict;    /* ... on a newer object (409) */
   char err[512];
+  char unbound_uid[128]; /* created, and the binding write failed: its uid ("" otherwise) */
 } po_OwnedOutcome;
+
+/* The PropertyOverride the object is for (its namespace and name; its uid is owner_uid): whose
+ * status.created may name an object created by an earlier process and not bound yet. */
+typedef struct {
+  const char *ns, *name;
+} po_OwnedFor;
 
 /* One plan for the object ns/name, carried out. `current` is the cache's (read only; NULL:
  * absent). *writes counts the writes made. False only when memory ran out (nothing more
  * written). */
 bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                       const char *name, const char *owner_uid, const struct json_object *current,
+                       const char *name, po_OwnedFor who, const char *owner_uid, const struct json_object *current,
                        const struct json_object *desired, int *writes, po_OwnedOutcome *out);
 
 /* The object ns/name deleted when it is provably this PropertyOverride's (look-alikes stay):
  * one left where a PropertyOverride no longer puts one. Absent, or no reader: nothing. False
  * when a deletion failed or memory ran out (err says why). */
 bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                    const char *name, const char *owner_uid, int *writes, char *err, size_t size);
+                    const char *name, po_OwnedFor who, const char *owner_uid, int *writes, char *err, size_t size);
 
 #endif

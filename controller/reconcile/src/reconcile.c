@@ -81,6 +81,7 @@ typedef struct {
   po_WriteRecord record; /* our last write into the target (require mode, sync.h) */
   po_SyncVerdict sync;  /* consul-k8s's word on that write */
   po_IstioItem *istio;  /* an Istio target: each item's EnvoyFilter (istio_write.h), else NULL */
+  char unbound_uid[128]; /* created by us, the write binding the created annotation failed: for status.created */
   po_EGItem *eg;        /* an Envoy Gateway target: each item's EnvoyPatchPolicy (eg_write.h), else NULL */
   po_ReconcileResult r;
 } Run;
@@ -512,6 +513,24 @@ static void plan_room(Run *run) {
   }
 }
 
+/* A valid PropertyOverride moved away from this Consul target (listed here by its last valid
+ * record, status.lastValid): its entry stays until the target it points at now holds its patches.
+ * That target's reconcile records the new generation as lastValid only once its own write
+ * succeeded (write_status), and the record moving away is what lets this target drop the entry
+ * (the index's held key goes, and the watch enqueues this target). So the patches are never live
+ * nowhere while the new target's write fails, across restarts too (the record is in the status).
+ * Not kept: when the new target is one the tenancy policy refuses this PropertyOverride (it
+ * would never be written there, and the move was asked for: the entry goes now, Accepted=False
+ * TargetNotAllowed says why), when its spec names nothing this reconciler writes, and on Istio
+ * targets (write_istio keeps or deletes its EnvoyFilter by its own rule). plan's tenancy check
+ * has already dropped it when this target, or the namespace it points at now, is refused. */
+static bool move_waits(Run *run, const Item *it) {
+  char why[1024];
+  po_TargetKind now = it->ce->c.target_kind;
+  return po_TargetKind_Mesh(run->kind) == kPo_Mesh_Consul && *it->ce->target_key &&
+         po_Tenancy_Allows(run->io->tenancy, now, it->ns, why, sizeof why);
+}
+
 static bool plan(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
@@ -528,7 +547,12 @@ static bool plan(Run *run) {
       it->refused = true;
       continue;
     }
-    if (it->held && it->ce->c.accepted) continue; /* valid where it points now: its entry moves there */
+    if (it->held && it->ce->c.accepted) {
+      /* valid where it points now: its entry moves there, and stays here (the generation last
+       * written here) until the new target holds its patches (move_waits) */
+      if (move_waits(run, it) && !keep_last_valid(run, it)) return false;
+      continue;
+    }
     if (it->ce->c.accepted) {
       it->record = true;
       it->entry = po_CompiledEntry_Ref(it->ce);
@@ -765,6 +789,30 @@ static bool record_write(Run *run, json_object *object) {
   return true;
 }
 
+/* Whether one of the target's PropertyOverrides recorded in its status that the controller
+ * created this very object (status.created: its namespace, name and uid) and could not bind the
+ * created annotation: a restart before that write succeeded. The uid is the API server's for our
+ * own create and the status is the controller's to write, so a copy, a restore or a look-alike
+ * (another uid) is never bound by this. Looked for only in an object labelled as ours and not
+ * annotated, until it is; read through the IO table, no memo touched. */
+static bool created_recorded(Run *run) {
+  const char *managed = po_Json_String(po_Json_Get(po_Json_Get(run->target, "metadata"), "labels"), "app.kubernetes.io/managed-by");
+  const char *tuid = po_Json_Meta(run->target, "uid");
+  if (!managed || strcmp(managed, "propertyoverride") != 0 || !*tuid) return false;
+  bool yes = false;
+  for (size_t i = 0; i < run->m && !yes; i++) {
+    const Item *it = &run->items[i];
+    void *ref = NULL;
+    const json_object *po = run->io->get_override(run->io->ctx, it->ns, it->name, &ref);
+    json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
+    const char *u = po_Json_String(cr, "uid"), *cns = po_Json_String(cr, "namespace"), *cn = po_Json_String(cr, "name");
+    yes = po && !strcmp(po_Json_Meta(po, "uid"), it->uid) && u && !strcmp(u, tuid) && cns && !strcmp(cns, run->ns) && cn &&
+          !strcmp(cn, run->name);
+    release(run, po, ref);
+  }
+  return yes;
+}
+
 static bool write_target(Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += has_entry(&run->items[i]);
@@ -781,7 +829,7 @@ static bool write_target(Run *run) {
   /* Created by this process and not annotated yet (the write after the create failed): the
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
   bool annotate = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedNo &&
-                  po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false);
+                  (po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false) || created_recorded(run));
   if (annotate && !run->own) {
     if (!(run->own = copy(run->target))) return oom(run, "annotating the target");
     run->target = run->own;
@@ -819,6 +867,8 @@ static bool write_target(Run *run) {
       if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
       run->target_ok = false;
       run->target_conflict = w == kPo_WriteConflict;
+      /* not bound yet: the statuses record it (status.created), in case this process goes first */
+      if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
       fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
@@ -1222,7 +1272,6 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   Item *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
   po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
-  if (it->record) s.last_valid_generation = c->generation;
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
   if (run->istio) {
     const po_IstioItem *x = &run->istio[i];
@@ -1231,7 +1280,11 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     s.target_kind_name = "EnvoyFilter";
     s.target_ns = x->filter_ns;
     s.target_name = x->filter_name;
+    /* created and not bound: recorded, so that a restart before the binding write succeeds
+     * still knows it for ours (istio_write.h) */
+    if (*x->unbound_uid) s.created_ns = x->filter_ns, s.created_name = x->filter_name, s.created_uid = x->unbound_uid;
   }
+  if (*run->unbound_uid && has_entry(it)) s.created_ns = run->ns, s.created_name = run->name, s.created_uid = run->unbound_uid;
   if (run->eg) {
     const po_EGItem *x = &run->eg[i];
     live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : 0;
@@ -1239,16 +1292,23 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
     s.target_kind_name = "EnvoyPatchPolicy";
     s.target_ns = x->policy_ns;
     s.target_name = x->policy_name;
+    if (*x->unbound_uid) s.created_ns = x->policy_ns, s.created_name = x->policy_name, s.created_uid = x->unbound_uid;
   }
   for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
     if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) live_gen = run->live[l].generation;
   }
   s.live_generation = live_gen;
-  /* An invalid generation that moved the PropertyOverride here while its last valid one stays
-   * live in the target it came from: programmedGeneration says that one (it is live), as that
-   * target's reconcile last wrote it; left out, the stored one never matched and every
-   * reconcile here sent the same status again (test_adv_invalid_move_status_settles). */
-  if (live_gen <= 0 && *it->held_key && !it->ce->c.accepted) s.live_generation = held_generation(run, it);
+  /* Moved here (its last valid record points at another target): the record moves only once
+   * this target holds its patches. Until then the target it came from keeps the generation
+   * last written there (move_waits), and a record naming this target would let it drop that. */
+  bool record = it->record && (!*it->held_key || live_gen > 0);
+  if (record) s.last_valid_generation = c->generation;
+  /* A PropertyOverride moved here (an invalid generation, or a valid one not written here yet)
+   * while its last valid one stays live in the target it came from: programmedGeneration says
+   * that one (it is live), as that target's reconcile last wrote it; left out, the stored one
+   * never matched and every reconcile here sent the same status again
+   * (test_adv_invalid_move_status_settles). */
+  if (live_gen <= 0 && *it->held_key) s.live_generation = held_generation(run, it);
   s.accepted = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
                               .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
   if (it->refused) {
@@ -1263,12 +1323,12 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   bool timeout_event;
   if (!apply_sync(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
-  uint64_t h = po_Status_Hash(&s, it->record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
+  uint64_t h = po_Status_Hash(&s, record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
   if (it->from_memo && it->memo.status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
   if (it->from_memo && it->memo.written_hash == h) return true;
   if (!need_obj(run, it)) return false;
-  if (it->record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
+  if (record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   /* The cached status at this version is one our own later write replaced (the watch lags): it
    * says nothing of what the server has, so the wanted one is written. */

@@ -67,6 +67,19 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
     if (lv && json_object_deep_copy(lv, &c, NULL) != 0) goto oom;
   }
   if (c) json_object_object_add(st, "lastValid", c);
+  c = NULL;
+  if (s->created_uid) {
+    c = json_object_new_object();
+    if (!c || !po_Json_Put(c, "namespace", json_object_new_string(s->created_ns ? s->created_ns : "")) ||
+        !po_Json_Put(c, "name", json_object_new_string(s->created_name ? s->created_name : "")) ||
+        !po_Json_Put(c, "uid", json_object_new_string(s->created_uid))) {
+      goto oom;
+    }
+  } else {
+    json_object *cr = po_Json_Get(old_status, "created");
+    if (cr && json_object_deep_copy(cr, &c, NULL) != 0) goto oom;
+  }
+  if (c) json_object_object_add(st, "created", c);
   return st;
 oom:
   json_object_put(c);
@@ -99,7 +112,8 @@ static bool condition_matches(json_object *c, const po_Condition *want, int64_t 
 bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
   if (!old || !json_object_is_type(old, json_type_object)) return false;
   json_object *conds = po_Json_Get(old, "conditions"), *t = po_Json_Get(old, "target"), *lv = po_Json_Get(old, "lastValid");
-  size_t keys = 3 + (s->live_generation > 0) + (lv != NULL);
+  json_object *cr = po_Json_Get(old, "created");
+  size_t keys = 3 + (s->live_generation > 0) + (lv != NULL) + (cr != NULL);
   if (json_object_object_length(old) != (int)keys || !is_int(po_Json_Get(old, "observedGeneration"), s->generation)) return false;
   if (!conds || !json_object_is_type(conds, json_type_array) || json_object_array_length(conds) != 2 ||
       !condition_matches(json_object_array_get_idx(conds, 0), &s->accepted, s->generation) ||
@@ -112,6 +126,12 @@ bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
     return false;
   }
   if (s->live_generation > 0 && !is_int(po_Json_Get(old, "programmedGeneration"), s->live_generation)) return false;
+  if (s->created_uid && !(cr && json_object_is_type(cr, json_type_object) && json_object_object_length(cr) == 3 &&
+                          is_str(po_Json_Get(cr, "namespace"), s->created_ns ? s->created_ns : "") &&
+                          is_str(po_Json_Get(cr, "name"), s->created_name ? s->created_name : "") &&
+                          is_str(po_Json_Get(cr, "uid"), s->created_uid))) {
+    return false;
+  }
   if (s->last_valid_spec) {
     return lv && json_object_is_type(lv, json_type_object) && json_object_object_length(lv) == 2 &&
            is_int(po_Json_Get(lv, "generation"), s->last_valid_generation) &&
@@ -134,6 +154,7 @@ uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash) {
   h = mix(h, &spec_hash, sizeof spec_hash);
   h = mix_str(mix_str(h, s->ns), s->target_name);
   h = mix_str(mix_str(mix_str(h, t_api(s)), t_kind(s)), t_ns(s));
+  h = mix_str(mix_str(mix_str(h, s->created_ns), s->created_name), s->created_uid);
   const po_Condition *cs[2] = {&s->accepted, &s->programmed};
   for (int i = 0; i < 2; i++) h = mix_str(mix_str(mix_str(mix_str(h, cs[i]->type), cs[i]->status), cs[i]->reason), cs[i]->message);
   return h | 1; /* never 0, which means none */

@@ -29,10 +29,13 @@ typedef struct {
    * spec NULL to keep the old one. */
   int64_t last_valid_generation;
   const struct json_object *last_valid_spec;
+  /* status.created to record: the object this reconcile created for it and could not bind (its
+   * namespace, name and uid, istio_write.h); created_uid NULL keeps the old record. */
+  const char *created_ns, *created_name, *created_uid;
 } po_OverrideStatus;
 
 /* The new status (a new reference), carrying lastTransitionTime over from `old_status`, and
- * its lastValid unless `s` replaces it. */
+ * its lastValid and created unless `s` replaces them. */
 struct json_object *po_Status_Build(struct json_object *old_status, const po_OverrideStatus *s, const char *now);
 /* NULL when out of memory. */
 bool po_Status_Same(struct json_object *a, struct json_object *b);

@@ -47,6 +47,19 @@ static bool index_segment(const char *s, size_t n) {
   return true;
 }
 
+/* Whether the all-digit segment starting after path[upto] (its '/') is a map key rather than a
+ * list index: the field the path names up to it is a map (a map<string, T>'s keys may be all
+ * digits: /metadata/filter_metadata/0), by the schema (po_Explain). Known where the path up to
+ * it runs through message fields only; elsewhere it is an index, as RFC 6901 reads it. */
+static bool map_key_at(const char *msg, const char *path, size_t upto, po_Arena *a) {
+  if (!msg || upto == 0) return false;
+  const char *q = po_Arena_Printf(a, "%s%.*s", msg, (int)upto, path);
+  po_Explanation e;
+  po_Status st;
+  po_Status_Clear(&st);
+  return q && po_Explain(q, a, &e, &st) && e.field && e.field->map;
+}
+
 /* A pointer into nest()'s document, as a pointer into the resource: its first segments are the
  * path's (where nest() wrote every list index as 0), so those are taken from `path`; what lies
  * below the path is the pointer's own. */
@@ -62,9 +75,10 @@ static const char *in_resource(const char *path, const char *pointer, po_Arena *
   return *p ? po_Arena_Strndup(a, path, (size_t)(p - path)) : po_Arena_Printf(a, "%s%s", path, q);
 }
 
-/* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped); a new reference, or NULL
+/* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped) in the message `msg`: an
+ * all-digit segment is a list index, or a map's key (map_key_at); a new reference, or NULL
  * when out of memory. *too_deep when the path has more segments than are checked. */
-static json_object *nest(const char *path, const json_object *value, po_Arena *a, bool *too_deep) {
+static json_object *nest(const char *msg, const char *path, const json_object *value, po_Arena *a, bool *too_deep) {
   const char *segs[kMaxSegments];
   size_t lens[kMaxSegments], n = 0;
   for (const char *p = path; *p == '/';) {
@@ -81,7 +95,7 @@ static json_object *nest(const char *path, const json_object *value, po_Arena *a
   if (value && json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL; /* NULL: a JSON null */
   while (n-- > 0) {
     json_object *up;
-    if (index_segment(segs[n], lens[n])) {
+    if (index_segment(segs[n], lens[n]) && !map_key_at(msg, path, (size_t)(segs[n] - 1 - path), a)) {
       up = json_object_new_array();
       if (up && json_object_array_add(up, cur) != 0) json_object_put(cur), json_object_put(up), up = NULL;
     } else {
@@ -123,7 +137,7 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
    * here), unless it is a list index; "~1" and "~0" unescaped */
   const char *last = strrchr(path, '/');
   char *field = NULL;
-  if (last && !index_segment(last + 1, strlen(last + 1))) {
+  if (last && (!index_segment(last + 1, strlen(last + 1)) || map_key_at(po_Message_FullName(pm), path, (size_t)(last - path), a))) {
     size_t n = strlen(last + 1), k = 0;
     if (!(field = po_Arena_Malloc(a, n + 1))) return false;
     for (const char *p = last + 1; *p; p++) {
@@ -164,7 +178,7 @@ static po_Message *decode(const char *msg, json_object *doc, po_Arena *a, po_Sta
 
 static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
   bool too_deep = false, oom = false;
-  json_object *null = NULL, *doc = nest(path, null, a, &too_deep);
+  json_object *null = NULL, *doc = nest(msg, path, null, a, &too_deep);
   if (!doc) return true; /* out of memory or too deep: as before, not checked */
   po_Status st;
   po_Status_Clear(&st);
@@ -256,7 +270,7 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   }
   if (!wants_value || !value || !path) return true;
   bool too_deep = false;
-  json_object *doc = nest(path, value, a, &too_deep);
+  json_object *doc = nest(msg, path, value, a, &too_deep);
   if (too_deep) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.path: more than %d segments: the value is not checked", where,

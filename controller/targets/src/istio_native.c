@@ -78,6 +78,122 @@ static const char *find(const json_object *v, bool list, po_Arena *a) {
   return t.oom ? NULL : t.buf ? t.buf : "";
 }
 
+/* `v` copied without `drop` (a member or element somewhere in it); NULL when out of memory. */
+static po_Value *without(const po_Value *v, const po_Value *drop, po_Arena *a, int depth) {
+  size_t n = po_Value_Size(v), len = 0;
+  po_Value *c = NULL;
+  if (depth > 64) return NULL;
+  switch (po_Value_Kind(v)) {
+    case kPo_ValueKind_Map:
+      if (!(c = po_Value_NewMap(a))) return NULL;
+      for (size_t i = 0; i < n; i++) {
+        if (po_Value_At(v, i) == drop) continue;
+        po_Value *e = without(po_Value_At(v, i), drop, a, depth + 1);
+        if (!e || !po_Value_MapPut(a, c, po_Value_KeyAt(v, i), e)) return NULL;
+      }
+      return c;
+    case kPo_ValueKind_List:
+      if (!(c = po_Value_NewList(a))) return NULL;
+      for (size_t i = 0; i < n; i++) {
+        if (po_Value_At(v, i) == drop) continue;
+        po_Value *e = without(po_Value_At(v, i), drop, a, depth + 1);
+        if (!e || !po_Value_ListAppend(a, c, e)) return NULL;
+      }
+      return c;
+    case kPo_ValueKind_Bool: return po_Value_NewBool(a, po_Value_Bool(v));
+    case kPo_ValueKind_Int: return po_Value_NewInt(a, po_Value_Int(v));
+    case kPo_ValueKind_Float: return po_Value_NewFloat(a, po_Value_Float(v));
+    case kPo_ValueKind_String: {
+      const char *t = po_Value_String(v, &len);
+      return po_Value_NewString(a, t ? t : "", len);
+    }
+    default: return po_Value_NewNull(a);
+  }
+}
+
+typedef struct {
+  const po_Value *root;
+  const char *msg, *encoded; /* the message's name, and the value decoded and encoded again */
+  size_t encoded_len;
+  int checks;                /* string members looked at (bounded: each costs a decode) */
+  bool oom;
+  const char *keys[kMaxFindDepth]; /* the path down to the member looked at (list indexes: NULL) */
+  size_t idx[kMaxFindDepth];
+} Zero;
+
+/* A string that can decode to a zero: an enum value's name (upper case, digits, '_') or a
+ * number ("0", "-0", "0.0"); anything else is a string field's value, set whatever it is. */
+static bool maybe_zero(const char *t, size_t len) {
+  bool name = len > 0 && t[0] >= 'A' && t[0] <= 'Z', number = len > 0;
+  for (size_t k = 0; k < len; k++) {
+    char c = t[k];
+    name = name && ((c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_');
+    number = number && (c == '0' || c == '-' || c == '.' || c == '+');
+  }
+  return name || number;
+}
+
+/* Whether the decoded message is the same without `c`: the member set nothing. Decoded in an
+ * arena of its own, freed at once, so the checks of one value never hold more than one decode. */
+static bool sets_nothing(Zero *z, const po_Value *c) {
+  po_Arena *s = po_Arena_New();
+  po_Value *rest = s ? without(z->root, c, s, 0) : NULL;
+  const char *text = rest ? po_Value_ToJson(rest, s) : NULL;
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = text ? po_Message_ParseJson(z->msg, text, strlen(text), s, &st) : NULL;
+  size_t elen = 0;
+  const char *enc = m ? po_Message_ToJson(m, s, &elen, &st) : NULL;
+  /* a value deeper than `without` copies is not looked at; out of memory in the arena is
+   * sticky (po_Engine_OutOfMemory), so the one-shot commands say so rather than a verdict */
+  z->oom |= !s || (rest && !text) || (!enc && st.code == kPo_ErrNoMemory);
+  bool same = enc && elen == z->encoded_len && !memcmp(enc, z->encoded, elen);
+  po_Arena_Free(s);
+  return same;
+}
+
+/* Out of the decoded message a member leaves nothing: a zero in proto3 (no presence). A string
+ * member cannot be told zero from its JSON (an enum's first value by name, lb_policy:
+ * ROUND_ROBIN; a number written as "0"), so it is left out and the rest decoded: when the
+ * message encodes the same, the member set nothing. Fields with presence (oneof members,
+ * optional, wrappers, messages) change it and are not named. Returns the depth of the first
+ * such member (its path in z->keys/idx), depth-first, or -1. At most kMaxZeroChecks members are
+ * looked at, each a decode of the value; the path is printed once, for the hit. */
+enum { kMaxZeroChecks = 16 };
+static int zero_by_name(Zero *z, const po_Value *v, int depth) {
+  if (depth >= kMaxFindDepth || z->oom) return -1;
+  bool map = po_Value_Kind(v) == kPo_ValueKind_Map;
+  if (!map && po_Value_Kind(v) != kPo_ValueKind_List) return -1;
+  size_t n = po_Value_Size(v);
+  for (size_t i = 0; i < n; i++) {
+    const po_Value *c = po_Value_At(v, i);
+    z->keys[depth] = map ? po_Value_KeyAt(v, i) : NULL;
+    z->idx[depth] = i;
+    size_t len = 0;
+    const char *t = po_Value_Kind(c) == kPo_ValueKind_String ? po_Value_String(c, &len) : NULL;
+    if (t && map && maybe_zero(t, len)) {
+      if (z->checks++ >= kMaxZeroChecks) return -1;
+      if (sets_nothing(z, c)) return depth + 1;
+      if (z->oom) return -1;
+      continue;
+    }
+    int hit = zero_by_name(z, c, depth + 1);
+    if (hit >= 0 || z->oom) return hit;
+  }
+  return -1;
+}
+
+static const char *zero_path(const Zero *z, int hit, po_Arena *a) {
+  po_TextBuf t = {.a = a};
+  for (int i = 0; i < hit; i++) {
+    char num[24];
+    snprintf(num, sizeof num, "%zu", z->idx[i]);
+    po_TextBuf_Puts(&t, "/");
+    po_TextBuf_Puts(&t, z->keys[i] ? z->keys[i] : num);
+  }
+  return t.oom ? NULL : t.buf ? t.buf : "";
+}
+
 /* Envoy's rules on a patch value (po_Message_CheckRules): MERGE merges it into the generated
  * object, so only what it sets is judged; ADD, INSERT_* and REPLACE put it in whole, so every
  * rule applies (a required field it lacks too). Other operations carry no value Istio uses. */
@@ -161,6 +277,13 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     if (!check_rules(pm, op, (int)i, where, a, d)) return false;
     if (op && !strcmp(op, "MERGE")) {
       const char *z = find(value, false, a), *l = find(value, true, a);
+      if (!z) { /* a zero by name: a string member that sets nothing */
+        Zero zs = {.root = pv, .msg = msg};
+        zs.encoded = po_Message_ToJson(pm, a, &zs.encoded_len, &st);
+        if (!zs.encoded && st.code == kPo_ErrNoMemory) return false;
+        int hit = zs.encoded ? zero_by_name(&zs, pv, 0) : -1;
+        if (zs.oom || (hit >= 0 && !(z = zero_path(&zs, hit, a)))) return false;
+      }
       if (z && !add(d, kPo_Severity_Warning, (int)i, where,
                     po_Arena_Printf(a, "%s.patch.value%s: a zero value under MERGE is unset in proto3 and is not "
                                        "copied: the field keeps its generated value (unless it is a oneof member "

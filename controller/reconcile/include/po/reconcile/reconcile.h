@@ -195,7 +195,9 @@ void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o);
 /* Targets this process created, until their created annotation is written: a create is followed
  * by a second write binding the annotation to the new uid, and when that write fails (a 409 from
  * consul-k8s adding its finalizer, a webhook outage), the next reconcile still knows the object
- * is ours. (A crash in between leaves it unannotated: labelled, never deleted.) */
+ * is ours. A restart in between: the statuses of its PropertyOverrides recorded it (status.created,
+ * the uid), which binds it then; only a crash between the create and that status write leaves it
+ * unannotated (labelled, never deleted). */
 void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
 /* Whether a target's watch event is our own last write of it coming back (true once per write):
  * the reconcile that wrote it found everything else to do and did it, so reconciling the echo
