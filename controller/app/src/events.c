@@ -117,10 +117,28 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
  * must stop saying Programmed): queued at once, like drift. A target nobody points at reconciles
  * to nothing. */
 static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
-  po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), false);
+  const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  po_TargetNames_Set(app->names, kind, ns, name, false);
   char key[600];
-  po_Reconcile_TargetKey(kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
+  po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
   enqueue_now(app, key);
+  /* The targets of that name in other namespaces that waited for this one to go
+   * (TargetInOtherNamespace: consul-k8s keeps one config entry per name) may be written now:
+   * nothing else would reconcile them. Linear in the PropertyOverrides of this kind, once per
+   * deletion of a target. */
+  size_t n = 0, len = name ? strlen(name) : 0;
+  char *links = len ? po_TargetIndex_LinksOfKind(app->index, kind, &n) : NULL;
+  const char *p = links, *last = "";
+  for (size_t i = 0; i < n; i++) {
+    const char *k = p;
+    p += strlen(p) + 1; /* the key, then "ns/name" */
+    p += strlen(p) + 1;
+    size_t kl = strlen(k);
+    if (!strcmp(k, last) || !strcmp(k, key) || kl <= len + 1 || k[kl - len - 1] != '/' || strcmp(k + kl - len, name)) continue;
+    last = k;
+    enqueue_now(app, k);
+  }
+  free(links);
 }
 static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
 static void sd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetServiceDefaults, o); }
