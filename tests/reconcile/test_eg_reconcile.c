@@ -381,6 +381,63 @@ static void test_answer_while_status_lags(void **state) {
   assert_int_equal(F.status_patches, patches + 2); /* and not again */
 }
 
+/* adv3: Envoy Gateway's status has an ancestor for another Gateway only (a stale entry, another
+ * controller's, or a tenant's status write): it says nothing of this policy on Gateway eg, so
+ * ours is not Programmed on its word. */
+static void test_adv_other_gateway_ancestor_not_programmed(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  json_object *epp = policy("a");
+  char text[2048];
+  snprintf(text, sizeof text,
+           "{\"ancestors\":[{\"ancestorRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"other\","
+           "\"namespace\":\"default\"},\"controllerName\":\"gateway.envoyproxy.io/gatewayclass-controller\","
+           "\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",\"reason\":\"Accepted\",\"message\":\"m\","
+           "\"observedGeneration\":%lld},{\"type\":\"Programmed\",\"status\":\"True\",\"reason\":\"Programmed\","
+           "\"message\":\"ok\",\"observedGeneration\":%lld}]}]}",
+           (long long)json_object_get_int64(get(get(epp, "metadata"), "generation")),
+           (long long)json_object_get_int64(get(get(epp, "metadata"), "generation")));
+  json_object_object_add(epp, "status", json_tokener_parse(text));
+  bump(epp);
+  assert_true(gw().ok);
+  assert_string_equal(status_of("a"), "False");
+  assert_string_equal(reason("a"), "Pending");
+  eg_programs("a"); /* the answer for eg itself */
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Programmed");
+}
+
+/* adv3: a move Gateway -> Service whose EnvoyFilter cannot be created (a refusing webhook, here
+ * a failed write): the EnvoyPatchPolicy of the last valid generation stays until the new target
+ * is written, whichever target reconciles first. */
+static void test_adv_move_keeps_policy_until_written(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  put("Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
+                                                "\"web\",\"namespace\":\"default\"},\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  const char *p50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+  apply("a", 2, "", "Service", "web", p50);
+  assert_true(gw().ok); /* the old target first */
+  assert_non_null(policy("a"));
+  F.conflict_at = F.attempts + 1;
+  (void)rec("Service/default/web");
+  assert_null(obj("EnvoyFilter/default/propertyoverride-a"));
+  assert_non_null(policy("a"));
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  assert_true(rec("Service/default/web").ok);
+  assert_non_null(obj("EnvoyFilter/default/propertyoverride-a"));
+  assert_null(policy("a"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
@@ -394,6 +451,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_answer_while_status_lags, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_other_gateway_ancestor_not_programmed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_move_keeps_policy_until_written, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
