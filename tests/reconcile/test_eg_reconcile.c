@@ -438,7 +438,42 @@ static void test_adv_move_keeps_policy_until_written(void **state) {
   assert_null(policy("a"));
 }
 
+#ifdef PO_ADV_KNOWN_FAILING
+/* ADV-KNOWN-FAILING (adv3): a tenant of another namespace, whose HTTPRoute may attach to
+ * Gateway eg (allowedRoutes from All), names Service default/payments in a rule beside its own
+ * backend. Without a ReferenceGrant in default Envoy Gateway never sends to payments for that
+ * rule (the backendRef is not permitted), so the rule's cluster is the tenant's alone; yet the
+ * adapter counts the rule as a payments one, refuses the patch ("would apply to that backend
+ * too") and deletes our EnvoyPatchPolicy: any tenant can switch off a Gateway owner's patches. */
+static void test_adv_foreign_route_cannot_delete_policy(void **state) {
+  (void)state;
+  put("Gateway/default/eg",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
+                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":[{\"name\":"
+                         "\"http\",\"protocol\":\"HTTP\",\"port\":80,\"allowedRoutes\":{\"namespaces\":{\"from\":\"All\"}}}]}}"));
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  put("HTTPRoute/evil/grab",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
+                         "\"grab\",\"namespace\":\"evil\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\",\"namespace\":"
+                         "\"default\"}],\"rules\":[{\"backendRefs\":[{\"name\":\"payments\",\"namespace\":\"default\","
+                         "\"port\":8080},{\"name\":\"mine\",\"port\":8080}]}]}}"));
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  assert_int_equal(patch_count(policy("a")), 1);
+  assert_string_equal(patch_name(policy("a"), 0), "httproute/default/api/rule/0");
+}
+#endif
+
 int main(void) {
+#ifdef PO_ADV_KNOWN_FAILING
+  const struct CMUnitTest known[] = {
+      cmocka_unit_test_setup_teardown(test_adv_foreign_route_cannot_delete_policy, setup, teardown),
+  };
+  return cmocka_run_group_tests(known, NULL, NULL);
+#else
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_removes_policy_then_finalizer, setup, teardown),
@@ -455,4 +490,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_move_keeps_policy_until_written, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
+#endif
 }
