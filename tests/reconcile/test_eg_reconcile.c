@@ -471,6 +471,24 @@ static void test_adv_long_message_cut_on_utf8_boundary(void **state) {
   assert_true(utf8_ok(message("a")));
 }
 
+/* adv3: Envoy Gateway's reason is copied into our Programmed condition, whose CRD requires a
+ * CamelCase word (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024): a reason outside it
+ * (anyone who may write the policy's status, or a CRD copy without the pattern) made the API
+ * server refuse our whole status write, the previous status (Programmed) standing for good. */
+static void test_adv_hostile_reason_not_copied(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  eg_answer("a", "True", "Accepted", "False", "not a reason!", "broken", 0);
+  assert_true(gw().ok);
+  const char *r = reason("a");
+  assert_string_equal(status_of("a"), "False");
+  assert_true(r[0] && strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:") == strlen(r));
+  assert_non_null(strstr(message("a"), "broken"));
+}
+
 #ifdef PO_ADV_KNOWN_FAILING
 /* ADV-KNOWN-FAILING (adv3): a tenant of another namespace, whose HTTPRoute may attach to
  * Gateway eg (allowedRoutes from All), names Service default/payments in a rule beside its own
@@ -541,6 +559,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_other_gateway_ancestor_not_programmed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_move_keeps_policy_until_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_long_message_cut_on_utf8_boundary, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_hostile_reason_not_copied, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #endif
