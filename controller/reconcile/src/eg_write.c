@@ -31,11 +31,22 @@ static int utf8_cut(const char *s, size_t max) {
   return (int)n;
 }
 
+/* Whether r is what our CRD admits as a condition reason (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$,
+ * at most 1024): the policy's status is anyone's with write access to it (and a CRD without the
+ * pattern admits anything), and one reason the API server refuses fails our whole status write,
+ * leaving the previous status (perhaps Programmed) standing. */
+static bool reason_ok(const char *r) {
+  size_t n = strlen(r);
+  if (!n || n > 1024 || !((r[0] >= 'A' && r[0] <= 'Z') || (r[0] >= 'a' && r[0] <= 'z'))) return false;
+  if (strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:") != n) return false;
+  return r[n - 1] != ',' && r[n - 1] != ':';
+}
+
 /* Envoy Gateway's word on a current policy, its strings copied (the cached tree goes back). */
 static bool read_status(po_EGItem *it, const json_object *current, po_Arena *ar) {
   po_EGStatus s = po_EG_ReadStatus(current);
   it->eg.state = s.state;
-  it->eg.reason = po_Arena_Printf(ar, "%s", s.reason);
+  it->eg.reason = po_Arena_Printf(ar, "%s", reason_ok(s.reason) ? s.reason : ""); /* "": NotProgrammed */
   it->eg.message = po_Arena_Printf(ar, "%.*s", utf8_cut(s.message, 600), s.message);
   return it->eg.reason && it->eg.message;
 }
