@@ -489,6 +489,26 @@ static void test_adv_hostile_reason_not_copied(void **state) {
   assert_non_null(strstr(message("a"), "broken"));
 }
 
+/* adv3: Gateway eg has a listener admitting routes by a namespace selector beside a plain one;
+ * HTTPRoute default/api attaches through the plain one (same namespace), whatever the selector
+ * says. Its clusters are known, so a cluster patch is not refused ("admits HTTPRoutes by a
+ * namespace selector") and our policy is not deleted. */
+static void test_adv_selector_listener_beside_attaching_one(void **state) {
+  (void)state;
+  put("Gateway/default/eg",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
+                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":["
+                         "{\"name\":\"shared\",\"protocol\":\"HTTP\",\"port\":8080,\"allowedRoutes\":{\"namespaces\":"
+                         "{\"from\":\"Selector\",\"selector\":{\"matchLabels\":{\"shared\":\"yes\"}}}}},"
+                         "{\"name\":\"http\",\"protocol\":\"HTTP\",\"port\":80}]}}"));
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  assert_int_equal(patch_count(policy("a")), 1);
+  assert_string_equal(patch_name(policy("a"), 0), "httproute/default/api/rule/0");
+}
+
 #ifdef PO_ADV_KNOWN_FAILING
 /* ADV-KNOWN-FAILING (adv3): a tenant of another namespace, whose HTTPRoute may attach to
  * Gateway eg (allowedRoutes from All), names Service default/payments in a rule beside its own
@@ -560,6 +580,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_move_keeps_policy_until_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_long_message_cut_on_utf8_boundary, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_hostile_reason_not_copied, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_selector_listener_beside_attaching_one, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 #endif
