@@ -261,8 +261,11 @@ bool po_EG_RouteNamesGateway(const json_object *route, const char *ns, const cha
   return false;
 }
 
-/* Whether route r attaches to the Gateway (its parentRefs name it, and a listener allows it). */
+/* Whether route r attaches to the Gateway (its parentRefs name it, and a listener allows it).
+ * *selector_listener: a listener it names admits it or not by a namespace selector, and no other
+ * listener admits it (one that does decides: its clusters are the same whichever listener). */
 static bool attached(const json_object *gw, const json_object *r, const char **selector_listener) {
+  const char *sel_listener = NULL;
   const char *gns = po_Json_Meta(gw, "namespace"), *gname = po_Json_Meta(gw, "name"), *rns = po_Json_Meta(r, "namespace");
   json_object *prs = po_Json_Get(po_Json_Get(r, "spec"), "parentRefs"), *ls = po_Json_Get(po_Json_Get(gw, "spec"), "listeners");
   for (size_t p = 0; p < len_of(prs); p++) {
@@ -277,9 +280,10 @@ static bool attached(const json_object *gw, const json_object *r, const char **s
       if (port && json_object_get_int64(port) != json_object_get_int64(po_Json_Get(l, "port"))) continue;
       bool sel = false;
       if (listener_allows(l, gns, rns, &sel)) return true;
-      if (sel && !*selector_listener) *selector_listener = str_or(l, "name", "?");
+      if (sel && !sel_listener) sel_listener = str_or(l, "name", "?");
     }
   }
+  if (sel_listener && !*selector_listener) *selector_listener = sel_listener;
   return false;
 }
 
