@@ -554,6 +554,31 @@ static void test_adv_long_name_policy_name_valid(void **state) {
   assert_non_null(pname);
   assert_true(strlen(pname) <= 253);
 }
+
+/* ADV-KNOWN-FAILING (adv3): any tenant may create an HTTPRoute naming Gateway eg; when it names
+ * a listener that admits routes by a namespace selector (and no other admits it), the adapter
+ * cannot tell whether it attaches (no Namespace labels at hand) and refuses every cluster patch
+ * of the Gateway: our policy is deleted, though the tenant's namespace may well not match. */
+static void test_adv_foreign_selector_route_cannot_delete_policy(void **state) {
+  (void)state;
+  put("Gateway/default/eg",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
+                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":["
+                         "{\"name\":\"shared\",\"protocol\":\"HTTP\",\"port\":8080,\"allowedRoutes\":{\"namespaces\":"
+                         "{\"from\":\"Selector\",\"selector\":{\"matchLabels\":{\"shared\":\"yes\"}}}}},"
+                         "{\"name\":\"http\",\"protocol\":\"HTTP\",\"port\":80}]}}"));
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+  put("HTTPRoute/evil/grab",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
+                         "\"grab\",\"namespace\":\"evil\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\",\"namespace\":"
+                         "\"default\",\"sectionName\":\"shared\"}],\"rules\":[{\"backendRefs\":[{\"name\":\"mine\","
+                         "\"port\":8080}]}]}}"));
+  assert_true(gw().ok);
+  assert_non_null(policy("a"));
+}
 #endif
 
 int main(void) {
@@ -561,6 +586,7 @@ int main(void) {
   const struct CMUnitTest known[] = {
       cmocka_unit_test_setup_teardown(test_adv_foreign_route_cannot_delete_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_long_name_policy_name_valid, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_foreign_selector_route_cannot_delete_policy, setup, teardown),
   };
   return cmocka_run_group_tests(known, NULL, NULL);
 #else
