@@ -89,21 +89,25 @@ static int64_t patch_value(json_object *epp, size_t i) {
 
 /* Envoy Gateway's answer for a policy, as it writes it: status.ancestors[0] for the Gateway with
  * Accepted and Programmed conditions at `observed` (0: the policy's current generation). */
-static void eg_answer(const char *name, const char *acc, const char *acc_reason, const char *prog, const char *prog_reason,
-                      const char *prog_message, int64_t observed) {
+static void eg_answer_on(const char *gateway, const char *name, const char *acc, const char *acc_reason,
+                         const char *prog, const char *prog_reason, const char *prog_message, int64_t observed) {
   json_object *epp = policy(name);
   assert_non_null(epp);
   if (!observed) observed = json_object_get_int64(get(get(epp, "metadata"), "generation"));
   char text[2048];
   snprintf(text, sizeof text,
-           "{\"ancestors\":[{\"ancestorRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"eg\","
+           "{\"ancestors\":[{\"ancestorRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"%s\","
            "\"namespace\":\"default\"},\"controllerName\":\"gateway.envoyproxy.io/gatewayclass-controller\","
            "\"conditions\":[{\"type\":\"Accepted\",\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"m\","
            "\"observedGeneration\":%lld},{\"type\":\"Programmed\",\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"%s\","
            "\"observedGeneration\":%lld}]}]}",
-           acc, acc_reason, (long long)observed, prog, prog_reason, prog_message, (long long)observed);
+           gateway, acc, acc_reason, (long long)observed, prog, prog_reason, prog_message, (long long)observed);
   json_object_object_add(epp, "status", json_tokener_parse(text));
   bump(epp);
+}
+static void eg_answer(const char *name, const char *acc, const char *acc_reason, const char *prog, const char *prog_reason,
+                      const char *prog_message, int64_t observed) {
+  eg_answer_on("eg", name, acc, acc_reason, prog, prog_reason, prog_message, observed);
 }
 static void eg_programs(const char *name) { eg_answer(name, "True", "Accepted", "True", "Programmed", "ok", 0); }
 
@@ -298,9 +302,9 @@ static void test_status_copied(void **state) {
   assert_string_equal(reason("a"), "Programmed");
 }
 
-/* A PropertyOverride moving Gateway -> Istio Service -> Gateway -> Consul leaves nothing behind. */
-static void test_move_sweeps(void **state) {
-  (void)state;
+/* Gateway eg with HTTPRoute api, Service web, and PropertyOverride a of eg programmed: the start
+ * of a move. Returns patches valid for an Istio or Consul target too. */
+static const char *programmed_before_move(void) {
   gateway();
   route("[\"payments\"]");
   put("Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
@@ -310,6 +314,13 @@ static void test_move_sweeps(void **state) {
   assert_non_null(policy("a"));
   const char *p50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                     "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+  return p50;
+}
+
+/* A PropertyOverride moving Gateway -> Istio Service -> Gateway -> Consul leaves nothing behind. */
+static void test_move_sweeps(void **state) {
+  (void)state;
+  const char *p50 = programmed_before_move();
   apply("a", 2, "", "Service", "web", p50);
   assert_true(rec("Service/default/web").ok);
   assert_null(policy("a"));
@@ -390,18 +401,7 @@ static void test_adv_other_gateway_ancestor_not_programmed(void **state) {
   route("[\"payments\"]");
   apply_gw("a", 1, kPay50);
   assert_true(gw().ok);
-  json_object *epp = policy("a");
-  char text[2048];
-  snprintf(text, sizeof text,
-           "{\"ancestors\":[{\"ancestorRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"other\","
-           "\"namespace\":\"default\"},\"controllerName\":\"gateway.envoyproxy.io/gatewayclass-controller\","
-           "\"conditions\":[{\"type\":\"Accepted\",\"status\":\"True\",\"reason\":\"Accepted\",\"message\":\"m\","
-           "\"observedGeneration\":%lld},{\"type\":\"Programmed\",\"status\":\"True\",\"reason\":\"Programmed\","
-           "\"message\":\"ok\",\"observedGeneration\":%lld}]}]}",
-           (long long)json_object_get_int64(get(get(epp, "metadata"), "generation")),
-           (long long)json_object_get_int64(get(get(epp, "metadata"), "generation")));
-  json_object_object_add(epp, "status", json_tokener_parse(text));
-  bump(epp);
+  eg_answer_on("other", "a", "True", "Accepted", "True", "Programmed", "ok", 0);
   assert_true(gw().ok);
   assert_string_equal(status_of("a"), "False");
   assert_string_equal(reason("a"), "Pending");
@@ -415,15 +415,7 @@ static void test_adv_other_gateway_ancestor_not_programmed(void **state) {
  * is written, whichever target reconciles first. */
 static void test_adv_move_keeps_policy_until_written(void **state) {
   (void)state;
-  gateway();
-  route("[\"payments\"]");
-  put("Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":"
-                                                "\"web\",\"namespace\":\"default\"},\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
-  apply_gw("a", 1, kPay50);
-  assert_true(gw().ok);
-  assert_non_null(policy("a"));
-  const char *p50 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
-                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50}]";
+  const char *p50 = programmed_before_move();
   apply("a", 2, "", "Service", "web", p50);
   assert_true(gw().ok); /* the old target first */
   assert_non_null(policy("a"));
