@@ -481,12 +481,9 @@ static void test_adv_hostile_reason_not_copied(void **state) {
   assert_non_null(strstr(message("a"), "broken"));
 }
 
-/* adv3: Gateway eg has a listener admitting routes by a namespace selector beside a plain one;
- * HTTPRoute default/api attaches through the plain one (same namespace), whatever the selector
- * says. Its clusters are known, so a cluster patch is not refused ("admits HTTPRoutes by a
- * namespace selector") and our policy is not deleted. */
-static void test_adv_selector_listener_beside_attaching_one(void **state) {
-  (void)state;
+/* Gateway eg with listener "shared" (routes admitted by a namespace selector) and plain "http",
+ * HTTPRoute api through it, and PropertyOverride a of eg programmed. */
+static void selector_gateway_programmed(void) {
   put("Gateway/default/eg",
       json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
                          "\"eg\",\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":["
@@ -497,6 +494,15 @@ static void test_adv_selector_listener_beside_attaching_one(void **state) {
   apply_gw("a", 1, kPay50);
   assert_true(gw().ok);
   assert_non_null(policy("a"));
+}
+
+/* adv3: Gateway eg has a listener admitting routes by a namespace selector beside a plain one;
+ * HTTPRoute default/api attaches through the plain one (same namespace), whatever the selector
+ * says. Its clusters are known, so a cluster patch is not refused ("admits HTTPRoutes by a
+ * namespace selector") and our policy is not deleted. */
+static void test_adv_selector_listener_beside_attaching_one(void **state) {
+  (void)state;
+  selector_gateway_programmed();
   assert_int_equal(patch_count(policy("a")), 1);
   assert_string_equal(patch_name(policy("a"), 0), "httproute/default/api/rule/0");
 }
@@ -553,16 +559,7 @@ static void test_adv_long_name_policy_name_valid(void **state) {
  * of the Gateway: our policy is deleted, though the tenant's namespace may well not match. */
 static void test_adv_foreign_selector_route_cannot_delete_policy(void **state) {
   (void)state;
-  put("Gateway/default/eg",
-      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
-                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":["
-                         "{\"name\":\"shared\",\"protocol\":\"HTTP\",\"port\":8080,\"allowedRoutes\":{\"namespaces\":"
-                         "{\"from\":\"Selector\",\"selector\":{\"matchLabels\":{\"shared\":\"yes\"}}}}},"
-                         "{\"name\":\"http\",\"protocol\":\"HTTP\",\"port\":80}]}}"));
-  route("[\"payments\"]");
-  apply_gw("a", 1, kPay50);
-  assert_true(gw().ok);
-  assert_non_null(policy("a"));
+  selector_gateway_programmed();
   put("HTTPRoute/evil/grab",
       json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
                          "\"grab\",\"namespace\":\"evil\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\",\"namespace\":"
