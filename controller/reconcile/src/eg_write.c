@@ -20,12 +20,34 @@ static const char *policy_name(const char *ns, const char *name, po_Arena *ar) {
   return po_EG_PolicyName(&c, ar);
 }
 
+/* The length of s's longest prefix of at most max bytes that ends on a UTF-8 character boundary
+ * (a cut inside a character leaves invalid UTF-8, which the API server rewrites as U+FFFD: the
+ * status would never read back as written). */
+static int utf8_cut(const char *s, size_t max) {
+  size_t n = strnlen(s, max + 1);
+  if (n <= max) return (int)n;
+  n = max;
+  while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--; /* s[n] continues a character: cut before it */
+  return (int)n;
+}
+
+/* Whether r is what our CRD admits as a condition reason (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$,
+ * at most 1024): the policy's status is anyone's with write access to it (and a CRD without the
+ * pattern admits anything), and one reason the API server refuses fails our whole status write,
+ * leaving the previous status (perhaps Programmed) standing. */
+static bool reason_ok(const char *r) {
+  size_t n = strlen(r);
+  if (!n || n > 1024 || !((r[0] >= 'A' && r[0] <= 'Z') || (r[0] >= 'a' && r[0] <= 'z'))) return false;
+  if (strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:") != n) return false;
+  return r[n - 1] != ',' && r[n - 1] != ':';
+}
+
 /* Envoy Gateway's word on a current policy, its strings copied (the cached tree goes back). */
 static bool read_status(po_EGItem *it, const json_object *current, po_Arena *ar) {
   po_EGStatus s = po_EG_ReadStatus(current);
   it->eg.state = s.state;
-  it->eg.reason = po_Arena_Printf(ar, "%s", s.reason);
-  it->eg.message = po_Arena_Printf(ar, "%.600s", s.message);
+  it->eg.reason = po_Arena_Printf(ar, "%s", reason_ok(s.reason) ? s.reason : ""); /* "": NotProgrammed */
+  it->eg.message = po_Arena_Printf(ar, "%.*s", utf8_cut(s.message, 600), s.message);
   return it->eg.reason && it->eg.message;
 }
 

@@ -261,8 +261,11 @@ bool po_EG_RouteNamesGateway(const json_object *route, const char *ns, const cha
   return false;
 }
 
-/* Whether route r attaches to the Gateway (its parentRefs name it, and a listener allows it). */
+/* Whether route r attaches to the Gateway (its parentRefs name it, and a listener allows it).
+ * *selector_listener: a listener it names admits it or not by a namespace selector, and no other
+ * listener admits it (one that does decides: its clusters are the same whichever listener). */
 static bool attached(const json_object *gw, const json_object *r, const char **selector_listener) {
+  const char *sel_listener = NULL;
   const char *gns = po_Json_Meta(gw, "namespace"), *gname = po_Json_Meta(gw, "name"), *rns = po_Json_Meta(r, "namespace");
   json_object *prs = po_Json_Get(po_Json_Get(r, "spec"), "parentRefs"), *ls = po_Json_Get(po_Json_Get(gw, "spec"), "listeners");
   for (size_t p = 0; p < len_of(prs); p++) {
@@ -277,9 +280,10 @@ static bool attached(const json_object *gw, const json_object *r, const char **s
       if (port && json_object_get_int64(port) != json_object_get_int64(po_Json_Get(l, "port"))) continue;
       bool sel = false;
       if (listener_allows(l, gns, rns, &sel)) return true;
-      if (sel && !*selector_listener) *selector_listener = str_or(l, "name", "?");
+      if (sel && !sel_listener) sel_listener = str_or(l, "name", "?");
     }
   }
+  if (sel_listener && !*selector_listener) *selector_listener = sel_listener;
   return false;
 }
 
@@ -538,6 +542,20 @@ static const char *str_or_empty(const json_object *o, const char *k) {
   return s ? s : "";
 }
 
+/* Whether ancestor a is the Gateway the policy targets (spec.targetRef, in the policy's namespace):
+ * an entry for another Gateway (stale, another controller's, or written by someone else) says
+ * nothing of this one. A policy without a targetRef name keeps every ancestor. */
+static bool ancestor_is_target(const json_object *epp, const json_object *a) {
+  const json_object *tr = po_Json_Get(po_Json_Get(epp, "spec"), "targetRef");
+  const char *want = po_Json_String(tr, "name");
+  if (!want) return true;
+  const json_object *ref = po_Json_Get(a, "ancestorRef");
+  const char *group = po_Json_String(ref, "group"), *kind = po_Json_String(ref, "kind"), *ns = po_Json_String(ref, "namespace");
+  const char *name = po_Json_String(ref, "name"), *pns = po_Json_Meta(epp, "namespace");
+  return name && !strcmp(name, want) && (!group || !strcmp(group, "gateway.networking.k8s.io")) &&
+         (!kind || !strcmp(kind, "Gateway")) && (!ns || !strcmp(ns, pns));
+}
+
 po_EGStatus po_EG_ReadStatus(const json_object *epp) {
   po_EGStatus worst = {.state = kPo_EGState_Pending, .reason = "", .message = ""};
   json_object *gen = po_Json_Get(po_Json_Get(epp, "metadata"), "generation");
@@ -546,6 +564,7 @@ po_EGStatus po_EG_ReadStatus(const json_object *epp) {
   size_t na = anc && json_object_is_type(anc, json_type_array) ? json_object_array_length(anc) : 0;
   bool any = false;
   for (size_t i = 0; i < na; i++) {
+    if (!ancestor_is_target(epp, json_object_array_get_idx(anc, i))) continue;
     json_object *conds = po_Json_Get(json_object_array_get_idx(anc, i), "conditions");
     size_t nc = conds && json_object_is_type(conds, json_type_array) ? json_object_array_length(conds) : 0;
     po_EGStatus here = {.state = kPo_EGState_Pending, .reason = "", .message = ""};

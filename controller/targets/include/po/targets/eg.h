@@ -87,7 +87,8 @@ typedef struct {
   po_EGState state;
   const char *reason, *message; /* of the deciding condition (borrowed from epp; "" when none) */
 } po_EGStatus;
-/* Reads only: epp may be an informer's shared tree. Linear in ancestors x conditions. */
+/* Reads only: epp may be an informer's shared tree. Linear in ancestors x conditions. Only the
+ * ancestors naming the policy's own targetRef Gateway count. */
 po_EGStatus po_EG_ReadStatus(const struct json_object *epp);
 
 /* ---- EnvoyPatchPolicies written by hand (validate -f) -----------------------------------------
