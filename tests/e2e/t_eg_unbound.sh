@@ -6,6 +6,10 @@
 # retry) only the process that created it remembers it is its own. A restarted controller sees
 # an unbound policy carrying our owner-uid and treats it as a look-alike "this controller did not
 # create": the PropertyOverride is never programmed again, and deleting it leaves the policy.
+# Fixed: the reconcile whose binding write failed records the created object in the
+# PropertyOverride's status (status.created: namespace, name, uid); a restarted controller binds
+# an unbound policy only when its uid is that record's. The kill waits for that record (a crash
+# before the status write is the one window left, docs/crd.md).
 . "$(dirname "$0")/lib.sh"
 PO_NS=shop PO_NAME=unused
 . "$(dirname "$0")/move_lib.sh"
@@ -24,6 +28,8 @@ refuse UPDATE envoypatchpolicies gateway.envoyproxy.io
 kubectl apply -f examples/envoy-gateway/backend-outlier-detection.yaml >/dev/null
 eventually "created, the binding write refused" 30 "$epp" kubectl -n shop get envoypatchpolicy "$epp" -o jsonpath='{.metadata.name}'
 check "unbound: no created annotation" test -z "$(kubectl -n shop get envoypatchpolicy "$epp" -o json | jq -r '.metadata.annotations["propertyoverride.io/created"] // empty')"
+eventually "the unbound create recorded in the status" 30 "$(kubectl -n shop get envoypatchpolicy "$epp" -o jsonpath='{.metadata.uid}')" \
+  kubectl -n shop get propertyoverride "$po" -o jsonpath='{.status.created.uid}'
 kill -KILL "$LC_CONTROLLER_PID"
 wait "$LC_CONTROLLER_PID" 2>/dev/null
 allow
