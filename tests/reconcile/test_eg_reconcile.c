@@ -367,6 +367,45 @@ static void test_unbound_create_still_ours(void **state) {
   assert_non_null(annotation(policy("a"), "propertyoverride.io/created"));
 }
 
+/* adv3 (e2e_eg_unbound): the binding write meets a conflict (Envoy Gateway's first status write
+ * of the new policy), so no status is written that time; the retry's binding write is then
+ * refused (a webhook, not a conflict). That retry must record the created policy in
+ * status.created as the first failure would have: it was left out (only a failed binding right
+ * after the create recorded it), and a restarted controller took its own policy for a
+ * look-alike (TargetError, left behind on delete). */
+static void test_unbound_after_conflict_bound_after_a_restart(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("a", 1, kPay50);
+  F.conflict_at = F.attempts + 2; /* the create passes, the binding update meets a conflict */
+  po_ReconcileResult r = gw();
+  assert_false(r.ok);
+  assert_true(r.conflict);
+  F.fail_at = F.attempts + 1; /* the retry's binding update is refused */
+  r = gw();
+  assert_false(r.ok);
+  assert_false(r.conflict);
+  assert_null(annotation(policy("a"), "propertyoverride.io/created"));
+  char uid[64];
+  snprintf(uid, sizeof uid, "%s", json_object_get_string(get(get(policy("a"), "metadata"), "uid")));
+  json_object *cr = get(get(po_of("a"), "status"), "created");
+  assert_non_null(cr);
+  assert_string_equal(json_object_get_string(get(cr, "uid")), uid);
+  assert_string_equal(json_object_get_string(get(cr, "namespace")), "default");
+  assert_string_equal(json_object_get_string(get(cr, "name")), "propertyoverride-a");
+  po_TargetIndex_Free(IX); /* a new process: nothing in memory */
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  apply_gw("a", 2, kPay30); /* indexed again, as the new process's informer does */
+  assert_true(gw().ok);
+  assert_string_equal(annotation(policy("a"), "propertyoverride.io/created"), uid);
+  assert_int_equal(patch_value(policy("a"), 0), 30);
+  eg_programs("a");
+  assert_true(gw().ok);
+  assert_string_equal(reason("a"), "Programmed");
+}
+
 /* Envoy Gateway answers while the cache still shows the status from before our Pending write (a
  * lagging watch: found Programmed, then Pending written over it): Programmed is written again,
  * not taken as current from the stale cache (which left Pending for good, seen end to end). */
@@ -590,6 +629,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_move_sweeps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unbound_after_conflict_bound_after_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_answer_while_status_lags, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_other_gateway_ancestor_not_programmed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_move_keeps_policy_until_written, setup, teardown),

@@ -65,8 +65,14 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       break;
     case kPo_OwnedPlan_Update:
       w = k->write(io->ctx, ns, name, p.object, false, rv, NULL, err, sizeof err);
-      if (w != kPo_WriteOk) failed(out, w, k, "updating", ns, name, err);
-      else {
+      if (w != kPo_WriteOk) {
+        failed(out, w, k, "updating", ns, name, err);
+        /* The binding retried and failed again: recorded as the failure right after the create
+         * would have been. That one may have been a conflict (Envoy Gateway's first status
+         * write of the new policy), which writes no status, leaving this retry the first
+         * chance to record it (e2e_eg_unbound). */
+        if (unbound) snprintf(out->unbound_uid, sizeof out->unbound_uid, "%s", cuid);
+      } else {
         (*writes)++;
         if (unbound) po_TargetIndex_WasCreated(ix, cuid, true);
       }

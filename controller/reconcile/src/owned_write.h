@@ -7,7 +7,9 @@
  *              out (unbound_uid) for the PropertyOverride's status.created, by which a restarted
  *              controller binds it: the status is the controller's to write, the uid the API
  *              server's, so a copy, a restore or a look-alike by hand is never adopted);
- *   Update  -> on the read resourceVersion (409: retried);
+ *   Update  -> on the read resourceVersion (409: retried); the binding of such an unbound
+ *              object failing again hands its uid out the same way (the first failure may have
+ *              been a conflict, after which no status is written);
  *   Delete  -> with that resourceVersion as precondition (already gone: done);
  *   Foreign -> nothing written; the status says why. */
 #ifndef PO_RECONCILE_OWNED_WRITE_H_
