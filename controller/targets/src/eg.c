@@ -300,22 +300,30 @@ static int by_route(const void *x, const void *y) {
   return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
-/* Whether backendRef b (of a route in namespace rns) is Service s. */
-static bool backend_is(const json_object *b, const char *rns, const po_ServiceName *s) {
+/* Whether backendRef b (of a route in namespace rns) is Service s. A backendRef into another
+ * namespace than the route's counts only for a route of the Gateway's own namespace (gns: the
+ * policy owner's, whose routes name backends anywhere, under their ReferenceGrants). A route of
+ * another namespace gets such a backend only with a ReferenceGrant, which is not read, and
+ * counting it would let any tenant whose HTTPRoute may attach to the Gateway name our Service
+ * beside its own backend and so have every patch of that Service refused (the policy deleted):
+ * such a rule is not patched (docs/crd.md). */
+static bool backend_is(const json_object *b, const char *rns, const char *gns, const po_ServiceName *s) {
   const char *want_ns = s->namespace_ && *s->namespace_ ? s->namespace_ : "default";
+  const char *ref_ns = str_or(b, "namespace", rns);
   return !strcmp(str_or(b, "group", ""), "") && !strcmp(str_or(b, "kind", "Service"), "Service") &&
-         !strcmp(str_or(b, "name", ""), s->name) && !strcmp(str_or(b, "namespace", rns), want_ns);
+         !strcmp(str_or(b, "name", ""), s->name) && !strcmp(ref_ns, want_ns) &&
+         (!strcmp(ref_ns, rns) || !strcmp(rns, gns));
 }
 
-static bool backend_in(const json_object *b, const char *rns, const po_ResourceFilter *f) {
+static bool backend_in(const json_object *b, const char *rns, const char *gns, const po_ResourceFilter *f) {
   for (size_t k = 0; k < f->service_count; k++) {
-    if (backend_is(b, rns, &f->services[k])) return true;
+    if (backend_is(b, rns, gns, &f->services[k])) return true;
   }
   return false;
 }
 
 /* The cluster names patch i touches; *why when it cannot be expressed with these routes. */
-static bool cluster_names(const po_ResourceFilter *f, const Route *rs, size_t nr, size_t cap, po_Arena *a, Names *out,
+static bool cluster_names(const po_ResourceFilter *f, const char *gns, const Route *rs, size_t nr, size_t cap, po_Arena *a, Names *out,
                           const char **why) {
   out->v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *out->v);
   out->n = 0;
@@ -328,7 +336,7 @@ static bool cluster_names(const po_ResourceFilter *f, const Route *rs, size_t nr
       bool match = f->service_count == 0;
       const json_object *other = NULL;
       for (size_t k = 0; k < len_of(brs) && f->service_count; k++) {
-        if (backend_in(at(brs, k), rs[r].ns, f)) match = true;
+        if (backend_in(at(brs, k), rs[r].ns, gns, f)) match = true;
         else if (!other) other = at(brs, k);
       }
       if (!match) continue;
@@ -479,7 +487,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
                                          "which clusters) it has", selector_listener, c->target_name));
         break;
       }
-      ok = cluster_names(f, rs, nr, cap, a, &names, why);
+      ok = cluster_names(f, c->ns, rs, nr, cap, a, &names, why);
       if (!ok || *why) break;
     }
     if (!names.n) {
