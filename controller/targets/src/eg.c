@@ -322,6 +322,24 @@ static bool backend_in(const json_object *b, const char *rns, const char *gns, c
   return false;
 }
 
+/* Whether a route that may attach (by a namespace selector) has a rule patch f would touch: one
+ * with backends (f without services), or with a backendRef to one of f's services. Only then does
+ * not knowing whether it attaches matter: a tenant's route of its own backends does not stop the
+ * patches of the Gateway's other clusters. */
+static bool uncertain_matters(const po_ResourceFilter *f, const char *gns, const Route *us, size_t nu) {
+  for (size_t r = 0; r < nu; r++) {
+    json_object *rules = po_Json_Get(po_Json_Get(us[r].route, "spec"), "rules");
+    for (size_t i = 0; i < len_of(rules); i++) {
+      json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
+      if (len_of(brs) && !f->service_count) return true;
+      for (size_t k = 0; k < len_of(brs); k++) {
+        if (backend_in(at(brs, k), us[r].ns, gns, f)) return true;
+      }
+    }
+  }
+  return false;
+}
+
 /* The cluster names patch i touches; *why when it cannot be expressed with these routes. */
 static bool cluster_names(const po_ResourceFilter *f, const char *gns, const Route *rs, size_t nr, size_t cap, po_Arena *a, Names *out,
                           const char **why) {
@@ -414,14 +432,20 @@ static json_object *entry(const char *url, const char *name, const char *path, c
 }
 
 /* The routes that attach to the Gateway, one per namespace/name (the last given), sorted. */
-static Route *attached_routes(const po_EGTopology *t, po_Arena *a, size_t *nr, const char **selector_listener) {
+static Route *attached_routes(const po_EGTopology *t, po_Arena *a, size_t *nr, Route *uncertain, size_t *nu,
+                              const char **selector_listener) {
   Route *rs = po_Arena_Malloc(a, (t->route_count ? t->route_count : 1) * sizeof *rs);
   if (!rs) return NULL;
-  *nr = 0;
+  *nr = *nu = 0;
   for (size_t i = 0; i < t->route_count; i++) {
     const json_object *r = t->routes[i];
-    if (!attached(t->gateway, r, selector_listener)) continue;
-    rs[(*nr)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
+    const char *sel = NULL;
+    if (attached(t->gateway, r, &sel)) {
+      rs[(*nr)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
+    } else if (sel) { /* may attach: decided by the Namespaces' labels */
+      uncertain[(*nu)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
+      if (!*selector_listener) *selector_listener = sel;
+    }
   }
   /* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of
    * the inputs in order would leave it. */
@@ -453,9 +477,10 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     *why = "the Gateway given is not the target (an EnvoyPatchPolicy attaches to a Gateway of its own namespace)";
     return NULL;
   }
-  size_t nr = 0, cap = 0;
+  size_t nr = 0, nu = 0, cap = 0;
   const char *selector_listener = NULL;
-  Route *rs = attached_routes(t, a, &nr, &selector_listener);
+  Route *us = po_Arena_Malloc(a, (t->route_count ? t->route_count : 1) * sizeof *us);
+  Route *rs = us ? attached_routes(t, a, &nr, us, &nu, &selector_listener) : NULL;
   if (!rs) return NULL;
   for (size_t r = 0; r < nr; r++) cap += len_of(po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules"));
   Names listeners, routes;
@@ -481,7 +506,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     po_ResourceType rt = po_Override_ResourceType(c->override, i);
     Names names = rt == kPo_ResourceType_Listener ? listeners : routes;
     if (rt == kPo_ResourceType_Cluster || rt == kPo_ResourceType_ClusterLoadAssignment) {
-      if (selector_listener) {
+      if (selector_listener && uncertain_matters(f, c->ns, us, nu)) {
         *why = or_oom(po_Arena_Printf(a, "listener '%s' of Gateway '%s' admits HTTPRoutes by a namespace selector, "
                                          "which needs the Namespaces' labels: render cannot tell which routes (and so "
                                          "which clusters) it has", selector_listener, c->target_name));
