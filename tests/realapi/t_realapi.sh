@@ -29,8 +29,10 @@ for c in servicedefaults.consul.hashicorp.com proxydefaults.consul.hashicorp.com
   equals "$c is Established" "$(kubectl get crd $c -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" True
 done
 contains "short name pov is served" "$(kubectl api-resources --api-group=propertyoverride.io 2>&1)" "pov"
-contains "kubectl explain reads the published schema" \
-  "$(kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1)" "trafficDirection"
+# The server publishes a CRD's OpenAPI some time after Established (its OpenAPI controller
+# aggregates asynchronously: "couldn't find resource" until then), so explain is polled.
+explain_has() { kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1 | grep -c trafficDirection | grep -qv '^0$' && echo yes; }
+eventually "kubectl explain reads the published schema" 60 yes explain_has
 
 # --- 2. the API server alone ---------------------------------------------------------------------
 for f in examples/invalid/*.yaml; do
