@@ -341,6 +341,13 @@ static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, 
     }
   }
   if (!v && po_Status_IsOk(st)) *whole = true; /* not one element: the scan was wrong */
+  if (!v && !po_Status_IsOk(st) && st->code != kPo_ErrNoMemory) {
+    /* A value json-c reads but ours refuses (a number beyond a double): the whole parse reads
+     * all the text first, so a syntax error after this piece is its error, not this one; only
+     * the whole text says which comes first (fuzz_stream). */
+    po_Status_Clear(st);
+    *whole = true;
+  }
   json_object_put(j);
   return v;
 }
