@@ -31,7 +31,7 @@ done
 contains "short name pov is served" "$(kubectl api-resources --api-group=propertyoverride.io 2>&1)" "pov"
 # The server publishes a CRD's OpenAPI some time after Established (its OpenAPI controller
 # aggregates asynchronously: "couldn't find resource" until then), so explain is polled.
-explain_has() { kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1 | grep -c trafficDirection | grep -qv '^0$' && echo yes; }
+explain_has() { kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1 | grep -q trafficDirection && echo yes; }
 eventually "kubectl explain reads the published schema" 60 yes explain_has
 
 # --- 2. the API server alone ---------------------------------------------------------------------
