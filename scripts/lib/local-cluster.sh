@@ -9,8 +9,16 @@
 #                                                                no consul-k8s here unless the
 #                                                                server runs --fake-consul-k8s)
 #   lc_register_webhook [failurePolicy]                          the ValidatingWebhookConfiguration
+#                                                                (returns once the API server
+#                                                                calls it: lc_webhook_ready)
+#   lc_unregister_webhook                                        deletes it; returns once the API
+#                                                                server no longer calls it
 #   lc_stop                                                      stops everything (trap-safe)
+#   lc_crds_ready [CRD...], lc_webhook_ready PORT                after creating CRDs or a webhook
+#                                                                configuration (scripts/lib/ready.sh)
 # Every process started here is recorded and stopped by lc_stop.
+
+. "$(dirname "${BASH_SOURCE[0]}")/ready.sh"
 
 lc_pids=()
 
@@ -109,6 +117,13 @@ webhooks:
         expression: >-
           oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec
 YAML
+  lc_webhook_ready "$LC_WEBHOOK_PORT"
+}
+
+# The webhook "down" as the tests mean it: its configuration deleted, and the API server no longer
+# calling it (it reads configurations through an informer: the next write may still be sent).
+lc_unregister_webhook() {
+  kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null && lc_webhook_gone
 }
 
 lc_stop() {

@@ -291,10 +291,12 @@ YAML
   # The bootstrap controller creates the default namespace shortly after /readyz.
   lc_real_until 60 "$api_pid" "namespace default" kubectl get namespace default || return 1
   if [ "${LC_NO_CRDS:-0}" != 1 ]; then
-    # As a user installs them: kubectl apply, then wait until they are served.
+    # As a user installs them: kubectl apply, then wait until they are served, in discovery and
+    # in the OpenAPI document (lc_crds_ready).
     kubectl apply -k "$LC_TOP/crds/" >"$LC_WORK/crds.log" 2>&1 &&
       kubectl apply -f "$LC_TOP/crds/consul/" >>"$LC_WORK/crds.log" 2>&1 &&
-      kubectl wait --for=condition=Established crd --all --timeout=60s >>"$LC_WORK/crds.log" 2>&1 ||
+      kubectl wait --for=condition=Established crd --all --timeout=60s >>"$LC_WORK/crds.log" 2>&1 &&
+      lc_crds_ready 2>>"$LC_WORK/crds.log" ||
       { cat "$LC_WORK/crds.log" >&2; lc_real_die "installing crds/ failed"; return 1; }
   fi
   t1=$(date +%s.%N)

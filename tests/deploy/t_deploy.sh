@@ -117,7 +117,7 @@ fake_consul=()
 lc_start "$build" "$work/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port" "${fake_consul[@]}" ||
   { fail "the $LC_KIND API server did not start (logs in $work/cluster)"; exit 1; }
 if [ "$LC_KIND" = real ]; then
-  kubectl apply -f "$top/crds/consul/" >/dev/null && kubectl wait --for=condition=Established crd --all --timeout=60s >/dev/null &&
+  kubectl apply -f "$top/crds/consul/" >/dev/null && lc_crds_ready servicedefaults.consul.hashicorp.com proxydefaults.consul.hashicorp.com &&
     ok "real API server: consul-k8s's CRDs installed" || fail "installing crds/consul/ on the real API server"
 fi
 kustomize_dir="$top/deploy"
@@ -130,6 +130,9 @@ else
   apply() { kubectl apply -k "$kustomize_dir" "$@"; }
 fi
 if out=$(apply 2>&1); then ok "kubectl apply of deploy/ succeeded: $(grep -c created <<<"$out") created"; else fail "kubectl apply: $out"; fi
+# The CRD deploy/ brings is used below as a user would, with kubectl (discovery, OpenAPI).
+lc_crds_ready propertyoverrides.propertyoverride.io && ok "deploy/'s CRD is served, discovered and described" ||
+  fail "deploy/'s CRD is not ready"
 # "Changes nothing" by the objects' resourceVersions: kubectl prints "configured" for a
 # PodDisruptionBudget on every apply (its selector's patch strategy is replace, so the patch is
 # never empty), and the real server then stores nothing new.
@@ -233,8 +236,11 @@ ca=$(kubectl get validatingwebhookconfiguration propertyoverride -o jsonpath='{.
 [[ "$ca" =~ ^[A-Za-z0-9+/=]+\ [A-Za-z0-9+/=]+$ ]] && ok "self-managed: the caBundle is set in both webhooks" || fail "self-managed: caBundles: [$ca]"
 mca=$(kubectl get mutatingwebhookconfiguration propertyoverride -o jsonpath='{.webhooks[*].clientConfig.caBundle}')
 [ -n "$mca" ] && [ "$mca" = "${ca%% *}" ] && ok "self-managed: the same caBundle in the mutating webhook" || fail "self-managed: mutating caBundle: [$mca]"
-# Admission through deploy/'s ValidatingWebhookConfiguration and Service, over the controller's TLS.
+# Admission through deploy/'s ValidatingWebhookConfiguration and Service, over the controller's TLS
+# (once the API server has read the configuration with the caBundle the controller just set).
 kubectl create namespace deploy-test >/dev/null
+lc_webhook_ready && ok "the API server calls the webhook through deploy/'s Service" ||
+  fail "the API server does not reach the webhook through deploy/'s Service"
 if out=$(kubectl -n deploy-test apply -f "$top/examples/invalid/max-ejection-percent-over-100.yaml" 2>&1); then
   fail "an invalid PropertyOverride was admitted: $out"
 elif grep -q 'validate.propertyoverride.io' <<<"$out" && grep -q 'max_ejection_percent' <<<"$out"; then

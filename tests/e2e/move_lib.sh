@@ -7,7 +7,7 @@ move_start() { # build, controller flags...
   shift
   lc_start "$build" "$e2e_work" || exit 1
   kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
-  kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
+  lc_crds_ready envoyfilters.networking.istio.io || exit 1
   for ns in "$PO_NS" istio-system; do kubectl create namespace "$ns" >/dev/null; done
   lc_controller --istio on "$@" || exit 1
   kubectl apply -f - >/dev/null <<YAML

@@ -28,8 +28,8 @@ eg_crds() {
 }
 lc_start "$build" "$e2e_work" "${fake[@]}" || exit 1
 eg_crds
-kubectl wait --for=condition=Established crd/envoypatchpolicies.gateway.envoyproxy.io \
-  crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io --timeout=60s >/dev/null
+lc_crds_ready envoypatchpolicies.gateway.envoyproxy.io gateways.gateway.networking.k8s.io \
+  httproutes.gateway.networking.k8s.io || exit 1
 kubectl create namespace shop >/dev/null
 lc_controller --envoy-gateway auto || exit 1
 lc_register_webhook Fail
@@ -76,7 +76,7 @@ kubectl -n shop get envoypatchpolicies -w --output-watch-events \
 watch_pid=$!
 lc_pids+=($watch_pid)
 eventually "watching the policies" 30 "ADDED $epp $first_uid" sh -c "head -1 '$e2e_work/epp-events'"
-kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+lc_unregister_webhook
 good=$(kubectl -n shop get envoypatchpolicy "$epp" -o json | jq -cS .spec)
 # inbound: a gateway has no local app (refused by the Envoy Gateway adapter, not the CRD)
 bad='[{"op":"add","path":"/spec/patches/-","value":{"resourceFilter":{"resourceType":"cluster","trafficDirection":"inbound"},"op":"add","path":"/outlier_detection/consecutive_5xx","value":5}}]'
@@ -141,7 +141,7 @@ if [ ${#fake[@]} -gt 0 ]; then
   lc_stop
   lc_start "$build" "$e2e_work/disabled" --fake-envoy-gateway=disabled || exit 1
   eg_crds
-  kubectl wait --for=condition=Established crd/envoypatchpolicies.gateway.envoyproxy.io --timeout=60s >/dev/null
+  lc_crds_ready envoypatchpolicies.gateway.envoyproxy.io || exit 1
   kubectl create namespace shop >/dev/null
   lc_controller --envoy-gateway on || exit 1
   kubectl apply -f examples/envoy-gateway/backend-outlier-detection.yaml >/dev/null

@@ -12,8 +12,8 @@ build=$1
 lc_start "$build" "$e2e_work" --fake-envoy-gateway || exit 1
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
 for f in crds/envoygateway/*.yaml; do kubectl apply -f "$f" >/dev/null; done
-kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io crd/envoypatchpolicies.gateway.envoyproxy.io \
-  crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io --timeout=60s >/dev/null
+lc_crds_ready envoyfilters.networking.istio.io envoypatchpolicies.gateway.envoyproxy.io \
+  gateways.gateway.networking.k8s.io httproutes.gateway.networking.k8s.io || exit 1
 for ns in "$PO_NS" istio-system; do kubectl create namespace "$ns" >/dev/null; done
 ctl() { lc_controller --istio on --envoy-gateway on; }
 ctl || exit 1

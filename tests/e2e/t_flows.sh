@@ -52,7 +52,7 @@ out=$(kubectl get servicedefaults api -o json)
 contains "the friendly 7s was written as seconds" "$out" '"seconds": 7'
 
 # webhook down: failurePolicy Ignore and the server gone; the controller still validates
-kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+lc_unregister_webhook
 kubectl patch propertyoverride api-connect-timeout --type=merge \
   -p '{"spec":{"patches":[{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"add","path":"/connect_timeout","value":{"seconds":0}}]}}' >/dev/null
 eventually "invalid update: Accepted False" 10 "False" cond api-connect-timeout Accepted status

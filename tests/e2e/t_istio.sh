@@ -11,7 +11,7 @@
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
-kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
+lc_crds_ready envoyfilters.networking.istio.io || exit 1
 for ns in shop platform istio-system; do kubectl create namespace "$ns" >/dev/null; done
 lc_controller --istio auto --istio-version 1.31 --allow-proxydefaults-from platform || exit 1
 lc_register_webhook Fail
@@ -47,7 +47,7 @@ eventually "edit: generation 2 programmed" 30 "2" pov "$po" '{.status.programmed
 bad='[{"op":"add","path":"/spec/patches/-","value":{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"remove","path":"/outlier_detection"}}]'
 out=$(kubectl -n shop patch propertyoverride "$po" --type=json -p "$bad" 2>&1)
 contains "webhook refuses remove for Istio" "$out" "not expressible in an Istio EnvoyFilter"
-kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+lc_unregister_webhook
 kubectl -n shop patch propertyoverride "$po" --type=json -p "$bad" >/dev/null
 eventually "invalid edit: Accepted False" 30 "False" pov "$po" '{.status.conditions[?(@.type=="Accepted")].status}'
 contains "invalid edit: generation 2 still live in the EnvoyFilter" "$(pov $po '{.status.conditions[?(@.type=="Programmed")].message}')" "generation 2 is live in EnvoyFilter shop/$ef"

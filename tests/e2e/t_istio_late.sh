@@ -23,7 +23,7 @@ contains "before: the status says it is checked again" "$(pov shop "$po" '{.stat
 
 # Istio installed: the EnvoyFilter CRD
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
-kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
+lc_crds_ready envoyfilters.networking.istio.io || exit 1
 eventually "after: the Service's EnvoyFilter written" 30 "propertyoverride-$po" \
   sh -c "kubectl -n shop get envoyfilter propertyoverride-$po -o jsonpath='{.metadata.name}' 2>/dev/null"
 eventually "after: the Mesh's EnvoyFilter written" 30 "propertyoverride.platform.mesh-defaults" \

@@ -13,8 +13,7 @@ build=$1
 lc_start "$build" "$e2e_work" || exit 1
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml \
   -f crds/envoygateway/gateway.envoyproxy.io_envoypatchpolicies.yaml >/dev/null
-kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io \
-  crd/envoypatchpolicies.gateway.envoyproxy.io --timeout=60s >/dev/null
+lc_crds_ready envoyfilters.networking.istio.io envoypatchpolicies.gateway.envoyproxy.io || exit 1
 kubectl create namespace shop >/dev/null
 lc_controller --istio auto || exit 1
 lc_register_webhook Fail

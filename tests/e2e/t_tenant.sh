@@ -133,7 +133,7 @@ lc_register_webhook Fail
 out=$(po mesh-bad global 10 tenant ProxyDefaults | kubectl apply -f - 2>&1)
 contains "ProxyDefaults from tenant: the webhook denies" "$out" "may not target ProxyDefaults"
 check "ProxyDefaults from tenant: not created" sh -c '! kubectl get propertyoverride mesh-bad -n tenant -o name 2>/dev/null | grep -q .'
-kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+lc_unregister_webhook
 po mesh-bad global 10 tenant ProxyDefaults | kubectl apply -f - >/dev/null
 eventually "ProxyDefaults from tenant, webhook bypassed: Accepted False" 15 False cond mesh-bad Accepted status tenant
 check "ProxyDefaults from tenant: reason TargetNotAllowed" test "$(cond mesh-bad Accepted reason tenant)" = TargetNotAllowed
@@ -156,7 +156,7 @@ contains "targetRef.namespace = other: the webhook denies" "$out" "may not write
 check "targetRef.namespace = other: not created" sh -c '! kubectl get propertyoverride tns -n tenant -o name 2>/dev/null | grep -q .'
 out=$(tns tns 'Other_NS' | kubectl apply -f - 2>&1)
 contains "targetRef.namespace malformed: the API server's schema refuses it" "$out" "targetRef.namespace"
-kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+lc_unregister_webhook
 tns tns other | kubectl apply -f - >/dev/null
 eventually "targetRef.namespace = other, webhook bypassed: Accepted False" 15 False cond tns Accepted status tenant
 check "targetRef.namespace = other: reason TargetNotAllowed" test "$(cond tns Accepted reason tenant)" = TargetNotAllowed
@@ -193,7 +193,7 @@ eventually "deleting the platform's tns-own removes only its entry" 15 "tns-own@
 check "the platform's finalizer went with it" sh -c '! kubectl get propertyoverride tns-own -n platform -o name 2>/dev/null | grep -q .'
 
 # 7. a forged last-valid annotation on an invalid PropertyOverride, the webhook bypassed
-kubectl delete validatingwebhookconfiguration propertyoverride >/dev/null
+lc_unregister_webhook
 po flv lv-target 150 | sed 's/^metadata: {name: flv, namespace: default}$/metadata:\n  name: flv\n  annotations:\n    propertyoverride.io\/last-valid: '"'"'{"generation":1,"arguments":{"ProxyType":"connect-proxy","Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"add","Path":"\/outlier_detection\/max_ejection_percent","Value":150}]}}'"'"'/' |
   kubectl apply -f - >/dev/null
 check "forged last-valid: the annotation is on the object" test -n "$(kubectl get propertyoverride flv -o jsonpath='{.metadata.annotations.propertyoverride\.io/last-valid}')"

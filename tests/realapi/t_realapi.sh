@@ -29,10 +29,53 @@ for c in servicedefaults.consul.hashicorp.com proxydefaults.consul.hashicorp.com
   equals "$c is Established" "$(kubectl get crd $c -o jsonpath='{.status.conditions[?(@.type=="Established")].status}')" True
 done
 contains "short name pov is served" "$(kubectl api-resources --api-group=propertyoverride.io 2>&1)" "pov"
-# The server publishes a CRD's OpenAPI some time after Established (its OpenAPI controller
-# aggregates asynchronously: "couldn't find resource" until then), so explain is polled.
-explain_has() { kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1 | grep -q trafficDirection && echo yes; }
-eventually "kubectl explain reads the published schema" 60 yes explain_has
+# (lc_start returned once the OpenAPI document describes the kind: lc_crds_ready, which the server
+# publishes some time after Established; explain says "couldn't find resource" until then.)
+contains "kubectl explain reads the published schema" \
+  "$(kubectl explain propertyoverride.spec.patches.resourceFilter 2>&1)" "trafficDirection"
+
+# The wait itself (scripts/lib/ready.sh): CRDs created now, each used by kubectl the moment
+# lc_crds_ready returns: explain (OpenAPI), get (discovery), a server-side dry run (served). Three
+# rounds of three kinds, so a helper that returned early would show here, not once in a CI run.
+ready_crd() { # group kind
+  local plural
+  plural=$(tr '[:upper:]' '[:lower:]' <<<"$2")s
+  cat <<YAML
+apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata: {name: $plural.$1}
+spec:
+  group: $1
+  scope: Namespaced
+  names: {plural: $plural, singular: $(tr '[:upper:]' '[:lower:]' <<<"$2"), kind: $2, listKind: ${2}List}
+  versions:
+    - name: v1
+      served: true
+      storage: true
+      schema:
+        openAPIV3Schema:
+          type: object
+          properties:
+            spec:
+              type: object
+              description: The $2 probe's spec.
+              properties: {readyField: {type: string, description: lc_crds_ready probe field}}
+YAML
+}
+for round in 1 2 3; do
+  crds=()
+  for k in Alpha Beta Gamma; do
+    ready_crd "r$round.ready.test" "$k$round" | kubectl apply -f - >/dev/null
+    crds+=("$(tr '[:upper:]' '[:lower:]' <<<"$k$round")s.r$round.ready.test")
+  done
+  check "round $round: lc_crds_ready returns for three new CRDs" lc_crds_ready "${crds[@]}"
+  for k in Alpha Beta Gamma; do
+    kind=$(tr '[:upper:]' '[:lower:]' <<<"$k$round")
+    contains "round $round: kubectl explain $kind at once" "$(kubectl explain "$kind.spec" 2>&1)" "readyField"
+    contains "round $round: kubectl get $kind at once" "$(kubectl get "${kind}s.r$round.ready.test" 2>&1)" "No resources found"
+  done
+  kubectl delete crd "${crds[@]}" --wait=false >/dev/null
+done
 
 # --- 2. the API server alone ---------------------------------------------------------------------
 for f in examples/invalid/*.yaml; do
