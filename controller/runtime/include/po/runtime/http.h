@@ -15,6 +15,12 @@
  *   - a declared body over max_body is answered 413 before it is read (also under
  *     `Expect: 100-continue`); a chunked body is refused by closing the connection (its chunk
  *     framing can be trickled without delivering data, so no deadline could be checked);
+ *   - with a memory budget (po/runtime/budget.h), each request reserves request_cost plus its
+ *     declared Content-Length (and the NUL after it) before its body is read, and keeps the
+ *     reservation until its answer is sent; the handler may reserve more (the cost of decoding
+ *     it, po_HttpRequest_Reserve). One that does not fit now is answered 429 with
+ *     `Retry-After: 1` before its body is read, one larger than the whole budget 413; so the
+ *     bytes held for requests never pass the budget, however many clients send at once;
  *   - TLS 1.2/1.3, AEAD suites, ECDHE only; the certificate and key files are re-read when they
  *     change (checked at most once a second, at handshakes); a pair that fails to load keeps
  *     the previous one.
@@ -27,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "po/runtime/budget.h"
 #include "po/runtime/listen.h"
 #include "po/runtime/log.h"
 #include "po/runtime/runnable.h"
@@ -52,10 +59,13 @@ typedef struct {
   unsigned request_timeout;  /* seconds from the headers to the end of the body; 0: 10 */
   unsigned idle_timeout;     /* seconds a keep-alive connection may idle between requests; 0: 30 */
   size_t max_body;           /* bytes; 0: 3 MiB */
+  /* Borrowed; NULL: requests are bounded one by one (max_body) but not together. */
+  po_Budget *budget;
+  size_t request_cost; /* bytes reserved per request beside its body (buffers, answer); 0: 64 KiB */
   po_HttpHandler handler;
   void *ctx;
-  /* The refusals the layer answers itself (408 body deadline, 411 chunked, 413 too large), for
-   * metrics; may be NULL. seconds: since the request's headers. */
+  /* The refusals the layer answers itself (408 body deadline, 411 chunked, 413 too large, 429
+   * over the budget), for metrics; may be NULL. seconds: since the request's headers. */
   void (*refused)(void *ctx, int http_status, double seconds);
   /* libmicrohttpd's messages (at most 5 a second, with a count of those dropped) and certificate
    * reload failures; borrowed; NULL: not logged. */
@@ -86,6 +96,16 @@ const char *po_HttpRequest_Body(const po_HttpRequest *rq, size_t *len);
 bool po_HttpRequest_HasArg(const po_HttpRequest *rq, const char *key);
 bool po_HttpRequest_HasArgValue(const po_HttpRequest *rq, const char *key, const char *value);
 double po_HttpRequest_Seconds(const po_HttpRequest *rq); /* since the headers arrived */
+
+/* Adds n bytes to the request's reservation on the server's budget (released with the rest when
+ * the answer is sent): 0 when reserved (always, without a budget), else the status to answer
+ * with: 413 when the request's whole reservation would be over the whole budget (it can never
+ * be served), 429 when it does not fit now (answer with po_HttpRequest_Busy). */
+unsigned po_HttpRequest_Reserve(po_HttpRequest *rq, size_t n);
+/* 429 Too Many Requests with `Retry-After: 1` and `text` (text/plain): what the layer answers
+ * itself for a request over the budget. The Kubernetes API server's webhook client retries it
+ * after that second, up to 10 times within the webhook's timeout (client-go's rest client). */
+bool po_HttpRequest_Busy(po_HttpRequest *rq, const char *text);
 
 /* The answer, copied. Every answer carries `X-Content-Type-Options: nosniff`. */
 bool po_HttpRequest_Respond(po_HttpRequest *rq, unsigned status, const char *content_type,
