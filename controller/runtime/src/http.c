@@ -2,6 +2,9 @@
  * the request body and the responses. TLS credentials are http_tls.c's. */
 #include "po/runtime/http.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,6 +20,8 @@
 #include "http_tls.h"
 
 enum { kMaxLogsPerSecond = 5 };
+/* Requests whose reservation reached this give their freed memory back to the system. */
+static const size_t kTrimAbove = (size_t)8 << 20;
 
 struct po_HttpServer {
   po_HttpOptions opt;
@@ -61,6 +66,7 @@ struct po_HttpRequest {
   size_t len, cap;
   size_t declared; /* Content-Length (0: none) */
   size_t charged;  /* bytes reserved on the budget, released in `completed` */
+  size_t estimate; /* of those, what the handler's work was estimated at (decode_factor) */
   bool too_big;
   bool answered; /* refused over the budget before its body: the rest of it is ignored */
   struct timespec start;
@@ -221,7 +227,7 @@ static enum MHD_Result too_large(po_HttpServer *s, po_HttpRequest *rq) {
   return po_HttpRequest_Respond(rq, 413, "text/plain", msg, strlen(msg)) ? MHD_YES : MHD_NO;
 }
 
-/* The reservation over the budget: 0, 413 or 429 (po_HttpRequest_Reserve). */
+/* Adds n bytes to the request's reservation: 0, 413 or 429 (po_HttpRequest_Reserve). */
 static unsigned reserve(po_HttpServer *s, po_HttpRequest *rq, size_t n) {
   po_Budget *b = s->opt.budget;
   if (!b || n == 0) return 0;
@@ -231,7 +237,19 @@ static unsigned reserve(po_HttpServer *s, po_HttpRequest *rq, size_t n) {
   return 0;
 }
 
-unsigned po_HttpRequest_Reserve(po_HttpRequest *rq, size_t n) { return reserve(rq->s, rq, n); }
+unsigned po_HttpRequest_Reserve(po_HttpRequest *rq, size_t n) {
+  po_HttpServer *s = rq->s;
+  if (!s->opt.budget) return 0;
+  if (n <= rq->estimate) { /* the estimate was enough: the rest goes back */
+    po_Budget_Release(s->opt.budget, rq->estimate - n);
+    rq->charged -= rq->estimate - n;
+    rq->estimate = n;
+    return 0;
+  }
+  unsigned over = reserve(s, rq, n - rq->estimate);
+  if (!over) rq->estimate = n;
+  return over;
+}
 
 static enum MHD_Result over_budget(po_HttpServer *s, po_HttpRequest *rq, unsigned status) {
   char msg[200];
@@ -278,9 +296,16 @@ static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **
     }
     if (end != cl) rq->declared = (size_t)n;
   }
-  /* The body, its NUL and the request's own buffers are reserved before a byte of it is read:
-   * one that does not fit is answered now, and never held. */
+  /* The body, its NUL, the request's own buffers and the handler's work on the body (estimated
+   * at decode_factor times it; the handler sets the exact figure) are reserved before a byte of
+   * it is read: one that does not fit is answered now, and never held; one admitted will not
+   * be refused for want of memory once its body is in (unless its shape costs more). */
+  size_t estimate = rq->declared <= SIZE_MAX / (s->opt.decode_factor + 2) ? rq->declared * s->opt.decode_factor : SIZE_MAX / 2;
   unsigned over = reserve(s, rq, s->opt.request_cost + rq->declared + 1);
+  if (!over) {
+    over = reserve(s, rq, estimate);
+    if (!over) rq->estimate = estimate;
+  }
   if (over) {
     rq->answered = true; /* whatever of the body still comes is not kept */
     return over_budget(s, rq, over);
@@ -350,7 +375,16 @@ static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_
     po_HttpServer *s = cls;
     conn_mark(s, c, false);
     free(rq->buf);
-    if (rq->charged) po_Budget_Release(s->opt.budget, rq->charged);
+    if (rq->charged) {
+      /* glibc keeps what a thread freed in that thread's arena: after large requests on each of
+       * the server's threads, the process would hold each one's high-water mark (261 MiB under
+       * a 96 MiB budget with eight threads: tests/webhook/test_webhook_load). A large one's memory is handed back
+       * to the system before its reservation is, so resident memory follows the budget. */
+#ifdef __GLIBC__
+      if (rq->charged >= kTrimAbove) malloc_trim(0);
+#endif
+      po_Budget_Release(s->opt.budget, rq->charged);
+    }
     free(rq);
   }
   *ctx = NULL;

@@ -39,6 +39,12 @@ static void budget_refused(void *ctx, size_t asked) {
   if (s->opt.observe_budget) s->opt.observe_budget(s->opt.observe_ctx, 0, true);
 }
 
+/* What deciding the largest review the limits admit costs, in multiples of its body (27.7:
+ * tests/webhook/test_webhook_cost, "maximal"): reserved with the body before it is read, so that
+ * bodies read do not hold the memory their decoding needs (128 maximal reviews at once were
+ * all read, and then none could be decoded); set exactly once the body is in. */
+enum { kDecodeFactor = 28 };
+
 /* The body is in (the HTTP layer reserved it); decoding it costs a multiple of it that depends
  * on its shape, reserved too before anything is decoded. False: answered (429 or 413). */
 static bool reserve_decode(po_WebhookServer *s, po_HttpRequest *rq, const char *body, size_t len, bool *ok) {
@@ -154,6 +160,7 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
                                                 .idle_timeout = opt->idle_timeout,
                                                 .max_body = opt->max_body,
                                                 .budget = s->budget,
+                                                .decode_factor = kDecodeFactor,
                                                 .handler = handle,
                                                 .ctx = s,
                                                 .refused = refused,
