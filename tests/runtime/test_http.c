@@ -226,14 +226,15 @@ static void test_budget_refuses_with_retry_after(void **state) {
   po_HttpServer *s = start((po_HttpOptions){.max_body = 16u << 20, .budget = b, .decode_factor = 1}, &seen);
   uint16_t port = po_HttpServer_Port(s);
   char reply[4096];
-  /* The holder: 3.4 MB declared, reserved twice (decode_factor 1), body never sent. */
+  /* The holder: 3.7 MB declared, reserved twice (decode_factor 1): over 7/8 of the budget, so it
+   * fits only alone, as one reservation (the body and the estimate together); body never sent. */
   int holder = connect_to(port);
   assert_true(holder >= 0);
-  const char *hold = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3400000\r\n\r\n";
+  const char *hold = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3700000\r\n\r\n";
   send_all(holder, hold, strlen(hold));
   double t0 = now();
   while (po_Budget_InFlight(b) == 0 && now() - t0 < kPromptSeconds) usleep(10000);
-  assert_int_equal(po_Budget_InFlight(b), (64u << 10) + 3400001 + 3400000);
+  assert_int_equal(po_Budget_InFlight(b), (64u << 10) + 3700001 + 3700000);
   /* A large one (300 KB, over 8 MiB/64) would pass 7/8: 429 before its body. */
   char *big = malloc(300000 + 200);
   int n = sprintf(big, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 300000\r\n\r\n");

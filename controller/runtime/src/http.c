@@ -301,11 +301,10 @@ static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **
    * it is read: one that does not fit is answered now, and never held; one admitted will not
    * be refused for want of memory once its body is in (unless its shape costs more). */
   size_t estimate = rq->declared <= SIZE_MAX / (s->opt.decode_factor + 2) ? rq->declared * s->opt.decode_factor : SIZE_MAX / 2;
-  unsigned over = reserve(s, rq, s->opt.request_cost + rq->declared + 1);
-  if (!over) {
-    over = reserve(s, rq, estimate);
-    if (!over) rq->estimate = estimate;
-  }
+  size_t own = s->opt.request_cost + rq->declared + 1;
+  /* One reservation, not two: a large one that fits only alone must be asked for whole. */
+  unsigned over = estimate <= SIZE_MAX - own ? reserve(s, rq, own + estimate) : 413;
+  if (!over) rq->estimate = estimate;
   if (over) {
     rq->answered = true; /* whatever of the body still comes is not kept */
     return over_budget(s, rq, over);
