@@ -217,7 +217,8 @@ static void test_refusals_reach_refused_not_the_handler(void **state) {
  * answered 429 with Retry-After: 1 at once, before its body, and never reaches the handler; a
  * small one still fits in the last eighth; one over the whole budget is 413; once the holder is
  * gone every byte is back and the large one passes. The handler's own reservation: the exact
- * figure replaces the estimate, 413 past the whole budget. */
+ * figure replaces the estimate, 413 past the whole budget; an estimate past the budget is cut to
+ * it (a body that fits is never refused for its estimate alone). */
 static void test_budget_refuses_with_retry_after(void **state) {
   (void)state;
   Seen seen = {0};
@@ -276,8 +277,18 @@ static void test_budget_refuses_with_retry_after(void **state) {
   t0 = now();
   while (po_Budget_InFlight(b) != 0 && now() - t0 < kPromptSeconds) usleep(10000);
   assert_int_equal(po_Budget_InFlight(b), 0);
+  po_HttpServer_Free(s);
+  /* An estimate past the budget (300 KB x 100) is cut to what is left beside the body: the
+   * request waits to be alone, it is not refused as if it could never fit. */
+  s = start((po_HttpOptions){.max_body = 16u << 20, .budget = b, .decode_factor = 100}, &seen);
+  n = sprintf(big, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 300000\r\n\r\n");
+  memset(big + n, 'b', 300000);
+  exchange(po_HttpServer_Port(s), big, (size_t)n + 300000, reply, sizeof reply);
+  if (!strstr(reply, "HTTP/1.1 200 ")) fail_msg("reply %s", reply);
+  assert_int_equal(po_Budget_Peak(b), 8u << 20);
   free(big);
   po_HttpServer_Free(s);
+  assert_int_equal(po_Budget_InFlight(b), 0);
   po_Budget_Free(b);
 }
 

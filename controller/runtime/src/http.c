@@ -300,10 +300,16 @@ static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **
    * at decode_factor times it; the handler sets the exact figure) are reserved before a byte of
    * it is read: one that does not fit is answered now, and never held; one admitted will not
    * be refused for want of memory once its body is in (unless its shape costs more). */
-  size_t estimate = rq->declared <= SIZE_MAX / (s->opt.decode_factor + 2) ? rq->declared * s->opt.decode_factor : SIZE_MAX / 2;
   size_t own = s->opt.request_cost + rq->declared + 1;
+  size_t f = s->opt.decode_factor;
+  size_t estimate = f && rq->declared > SIZE_MAX / f ? SIZE_MAX : rq->declared * f;
+  /* Only the body itself over the whole budget is a 413 here: an estimate past what is left
+   * beside it is cut to that (it then waits to be alone), the exact figure decides later. */
+  size_t all = s->opt.budget ? po_Budget_Bytes(s->opt.budget) : SIZE_MAX;
+  if (own > all) estimate = 0;
+  else if (estimate > all - own) estimate = all - own;
   /* One reservation, not two: a large one that fits only alone must be asked for whole. */
-  unsigned over = estimate <= SIZE_MAX - own ? reserve(s, rq, own + estimate) : 413;
+  unsigned over = reserve(s, rq, own > all ? own : own + estimate);
   if (!over) rq->estimate = estimate;
   if (over) {
     rq->answered = true; /* whatever of the body still comes is not kept */
@@ -377,8 +383,9 @@ static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_
     if (rq->charged) {
       /* glibc keeps what a thread freed in that thread's arena: after large requests on each of
        * the server's threads, the process would hold each one's high-water mark (261 MiB under
-       * a 96 MiB budget with eight threads: tests/webhook/test_webhook_load). A large one's memory is handed back
-       * to the system before its reservation is, so resident memory follows the budget. */
+       * a 96 MiB budget with eight threads: tests/webhook/test_webhook_load). A large one's
+       * memory is handed back to the system before its reservation is, so resident memory
+       * follows the budget. */
 #ifdef __GLIBC__
       if (rq->charged >= kTrimAbove) malloc_trim(0);
 #endif

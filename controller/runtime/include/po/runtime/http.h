@@ -18,10 +18,12 @@
  *   - with a memory budget (po/runtime/budget.h), each request reserves request_cost plus its
  *     declared Content-Length (and the NUL after it) plus decode_factor times it before its body
  *     is read, and keeps the reservation until its answer is sent; the handler sets the exact
- *     cost of its work once it has the body (po_HttpRequest_Reserve: more, or some back). One
- *     that does not fit now is answered 429 with
- *     `Retry-After: 1` before its body is read, one larger than the whole budget 413; so the
- *     bytes held for requests never pass the budget, however many clients send at once;
+ *     cost of its work once it has the body (po_HttpRequest_Reserve: more, or some back); an
+ *     estimate past the budget is cut to what the body leaves of it (the request then waits to
+ *     be alone). One that does not fit now is answered 429 with `Retry-After: 1` before its
+ *     body is read, one whose body alone is larger than the whole budget 413; so the bytes held
+ *     for requests never pass the budget, however many clients send at once; a reservation of
+ *     8 MiB or more hands its freed memory back to the system (malloc_trim) before it ends;
  *   - TLS 1.2/1.3, AEAD suites, ECDHE only; the certificate and key files are re-read when they
  *     change (checked at most once a second, at handshakes); a pair that fails to load keeps
  *     the previous one.
