@@ -8,8 +8,8 @@
  * 8 server threads (a node's CPUs), each 429 retried after its Retry-After as the API server's
  * client does, for 10 s; every attempt must be answered, 200 or 429, within 5 s, and the
  * server's peak must stay under the budget plus kSteadyMiB (what it holds without requests: the
- * engine's schemas, libraries, thread stacks; about 10 MiB). Before the budget: 479 MiB, median
- * answer after 10 s, 92 of 128 closed without one. Without the trim after large requests (http.c):
+ * engine's schemas, libraries, thread stacks; about 10 MiB). Before the budget (2 threads, one
+ * burst): 479 MiB, median answer after 10 s, 92 of 128 closed without one. Without the trim after large requests (http.c):
  * each thread's malloc arena kept its high-water mark: 261 MiB with 8 threads (125 with 2).
  * 32 typical reviews sent at the same moment must all be answered 200 (not starved).
  * As a benchmark: test_webhook_load CLIENTS [BUDGET_MiB [THREADS [TYPICAL [RETRY]]]] prints the
