@@ -58,6 +58,9 @@ static const char kUsage[] =
     "  --webhook-cert-file FILE       serving certificate (PEM; re-read when it changes)\n"
     "  --webhook-key-file FILE        its private key (PEM)\n"
     "  --webhook-insecure             serve the webhook over plain HTTP (tests only)\n"
+    "  --webhook-memory-budget MiB    what the webhook's requests in flight may hold together,\n"
+    "                                 bodies and decoding (default 96: with the 256 MiB limit of\n"
+    "                                 deploy/ and the chart); beyond it 429 with Retry-After: 1\n"
     "  --webhook-cert-mode MODE       files (the two flags above) or self-managed: a CA and serving\n"
     "                                 certificate kept in a Secret, the caBundle put into the\n"
     "                                 Validating- and MutatingWebhookConfiguration, renewed 30 days\n"
@@ -110,7 +113,7 @@ static int usage_error(const char *msg) {
 int po_Cmd_Controller(int argc, char **argv) {
   enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
          kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
+         kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
   static const struct option opts[] = {
       {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
       {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -125,7 +128,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"kube-api-burst", required_argument, 0, kBurst}, {"webhook-cert-mode", required_argument, 0, kCertMode},
       {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
       {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
-      {"webhook-cert-san", required_argument, 0, kSan}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
+      {"webhook-cert-san", required_argument, 0, kSan}, {"webhook-memory-budget", required_argument, 0, kMemBudget}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
       {"allow-cross-namespace-from", required_argument, 0, kAllowXns},
       {"controller-username", required_argument, 0, kCtlUser},
       {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
@@ -197,6 +200,14 @@ int po_Cmd_Controller(int argc, char **argv) {
       case kCert: o.cert_file = optarg; break;
       case kKey: o.key_file = optarg; break;
       case kInsecure: o.webhook_insecure = true; break;
+      case kMemBudget: {
+        long mib = strtol(optarg, &end, 10);
+        if (end == optarg || *end || mib < 8 || mib > 65536) {
+          return usage_error("--webhook-memory-budget takes MiB from 8 to 65536, e.g. 96 (a maximal review needs 82)");
+        }
+        o.webhook_memory_budget = (size_t)mib << 20;
+        break;
+      }
       case kProbe: o.probe_address = optarg; break;
       case kElect:
         if (optarg && !parse_bool(optarg, &o.leader_elect)) return usage_error("--leader-elect takes true or false");

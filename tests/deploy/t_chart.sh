@@ -84,6 +84,10 @@ jqt "$work/options.json" "options: consulSync renders --consul-sync-status and -
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-\"))] == [\"--consul-sync-status=ignore\",\"--consul-sync-timeout=30\",\"--consul-namespace-mirroring\"]"
 jqt "$work/default.json" "default: --consul-sync-status=require (Programmed waits for consul-k8s), the default timeout" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-sync\"))] == [\"--consul-sync-status=require\",\"--consul-sync-timeout=120\"]"
+jqt "$work/default.json" "default: --webhook-memory-budget=96 (3/8 of the 256Mi limit)" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--webhook-memory-budget\"))] == [\"--webhook-memory-budget=96\"]"
+jqt "$work/options.json" "options: --webhook-memory-budget=192 (3/8 of the 512Mi limit)" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--webhook-memory-budget\"))] == [\"--webhook-memory-budget=192\"]"
 jqt "$work/options.json" "options: istio and clusterDomain render --istio, --istio-version, --istio-root-namespace, --cluster-domain" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--istio\") or startswith(\"--cluster-domain\"))] == [\"--istio=on\",\"--istio-version=1.31\",\"--istio-root-namespace=mesh-root\",\"--cluster-domain=corp.example\"]"
 jqt "$work/default.json" "default: --istio=auto, Istio's default root namespace and cluster.local" \

@@ -5,6 +5,7 @@
  *   - the layer's own refusals reach `refused` and never the handler: 413 for a declared body
  *     over max_body (answered), 411 for a chunked body and 408 for a body trickled past
  *     request_timeout (both closed);
+ *   - over a memory budget, 429 with Retry-After before the body; 413 over the whole budget;
  *   - libmicrohttpd's messages reach the logger, at most 5 a second;
  *   - options and addresses are checked with clear messages; "0" disables; the runnable starts,
  *     stops and starts again.
@@ -53,6 +54,12 @@ static bool echo(void *ctx, po_HttpRequest *rq) {
   atomic_fetch_add(&seen->calls, 1);
   size_t len;
   const char *body = po_HttpRequest_Body(rq, &len);
+  /* /reserve/N: the handler's work is N MiB (po_HttpRequest_Reserve) */
+  if (strncmp(po_HttpRequest_Path(rq), "/reserve/", 9) == 0) {
+    unsigned over = po_HttpRequest_Reserve(rq, strtoul(po_HttpRequest_Path(rq) + 9, NULL, 10) << 20);
+    if (over == 429) return po_HttpRequest_Busy(rq, "busy\n");
+    if (over) return po_HttpRequest_Text(rq, over, "never\n");
+  }
   char out[512];
   snprintf(out, sizeof out, "%s %s len=%zu hash=%08x nul=%d verbose=%d exclude-a=%d seconds-ok=%d",
            po_HttpRequest_Method(rq), po_HttpRequest_Path(rq), len, hash(body, len),
@@ -205,6 +212,86 @@ static void test_refusals_reach_refused_not_the_handler(void **state) {
   po_HttpServer_Free(s);
 }
 
+/* The memory budget: a request reserves its declared body (plus request_cost and decode_factor
+ * times it) before the body is read. One that does not fit while another holds the budget is
+ * answered 429 with Retry-After: 1 at once, before its body, and never reaches the handler; a
+ * small one still fits in the last eighth; one over the whole budget is 413; once the holder is
+ * gone every byte is back and the large one passes. The handler's own reservation: the exact
+ * figure replaces the estimate, 413 past the whole budget; an estimate past the budget is cut to
+ * it (a body that fits is never refused for its estimate alone). */
+static void test_budget_refuses_with_retry_after(void **state) {
+  (void)state;
+  Seen seen = {0};
+  po_Budget *b = po_Budget_New(&(po_BudgetOptions){.bytes = 8u << 20}, NULL);
+  assert_non_null(b);
+  po_HttpServer *s = start((po_HttpOptions){.max_body = 16u << 20, .budget = b, .decode_factor = 1}, &seen);
+  uint16_t port = po_HttpServer_Port(s);
+  char reply[4096];
+  /* The holder: 3.7 MB declared, reserved twice (decode_factor 1): over 7/8 of the budget, so it
+   * fits only alone, as one reservation (the body and the estimate together); body never sent. */
+  int holder = connect_to(port);
+  assert_true(holder >= 0);
+  const char *hold = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 3700000\r\n\r\n";
+  send_all(holder, hold, strlen(hold));
+  double t0 = now();
+  while (po_Budget_InFlight(b) == 0 && now() - t0 < kPromptSeconds) usleep(10000);
+  assert_int_equal(po_Budget_InFlight(b), (64u << 10) + 3700001 + 3700000);
+  /* A large one (300 KB, over 8 MiB/64) would pass 7/8: 429 before its body. */
+  char *big = malloc(300000 + 200);
+  int n = sprintf(big, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 300000\r\n\r\n");
+  memset(big + n, 'b', 300000);
+  exchange(port, big, (size_t)n + 300000, reply, sizeof reply);
+  if (!strstr(reply, "HTTP/1.1 429 ")) fail_msg("reply %s", reply);
+  assert_non_null(strstr(reply, "\r\nRetry-After: 1\r\n"));
+  assert_non_null(strstr(reply, "test server: the requests in flight hold its memory budget; retry in a second"));
+  assert_int_equal(atomic_load(&seen.refused[429]), 1);
+  assert_int_equal(po_Budget_Refusals(b), 1);
+  assert_int_equal(atomic_load(&seen.calls), 0);
+  /* A small one fits beside it. */
+  const char *small = "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 5\r\n\r\nhello";
+  exchange(port, small, strlen(small), reply, sizeof reply);
+  if (!strstr(reply, "HTTP/1.1 200 ")) fail_msg("reply %s", reply);
+  assert_non_null(strstr(reply, "len=5 "));
+  /* Over the whole budget (within max_body): 413, whatever is in flight. */
+  const char *huge = "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 9000000\r\n\r\n";
+  exchange(port, huge, strlen(huge), reply, sizeof reply);
+  assert_non_null(strstr(reply, "HTTP/1.1 413 "));
+  assert_non_null(strstr(reply, "request of 9000000 bytes over the whole memory budget of this server (8388608 bytes)"));
+  /* The holder leaves: everything is given back, the large one passes. */
+  close(holder);
+  t0 = now();
+  while (po_Budget_InFlight(b) != 0 && now() - t0 < kPromptSeconds) usleep(10000);
+  assert_int_equal(po_Budget_InFlight(b), 0);
+  exchange(port, big, (size_t)n + 300000, reply, sizeof reply);
+  if (!strstr(reply, "HTTP/1.1 200 ")) fail_msg("reply %s", reply);
+  assert_non_null(strstr(reply, "len=300000 "));
+  /* The handler's exact figure: 2 MiB on a 300 KB body (estimate 300 KB) fits, 9 MiB never. */
+  n = sprintf(big, "POST /reserve/2 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 300000\r\n\r\n");
+  memset(big + n, 'b', 300000);
+  exchange(port, big, (size_t)n + 300000, reply, sizeof reply);
+  if (!strstr(reply, "HTTP/1.1 200 ")) fail_msg("reply %s", reply);
+  assert_true(po_Budget_Peak(b) >= (64u << 10) + 300001 + (2u << 20));
+  const char *never = "POST /reserve/9 HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 1\r\n\r\nx";
+  exchange(port, never, strlen(never), reply, sizeof reply);
+  assert_non_null(strstr(reply, "HTTP/1.1 413 "));
+  t0 = now();
+  while (po_Budget_InFlight(b) != 0 && now() - t0 < kPromptSeconds) usleep(10000);
+  assert_int_equal(po_Budget_InFlight(b), 0);
+  po_HttpServer_Free(s);
+  /* An estimate past the budget (300 KB x 100) is cut to what is left beside the body: the
+   * request waits to be alone, it is not refused as if it could never fit. */
+  s = start((po_HttpOptions){.max_body = 16u << 20, .budget = b, .decode_factor = 100}, &seen);
+  n = sprintf(big, "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 300000\r\n\r\n");
+  memset(big + n, 'b', 300000);
+  exchange(po_HttpServer_Port(s), big, (size_t)n + 300000, reply, sizeof reply);
+  if (!strstr(reply, "HTTP/1.1 200 ")) fail_msg("reply %s", reply);
+  assert_int_equal(po_Budget_Peak(b), 8u << 20);
+  free(big);
+  po_HttpServer_Free(s);
+  assert_int_equal(po_Budget_InFlight(b), 0);
+  po_Budget_Free(b);
+}
+
 /* Headers trickled a byte every 300 ms are never silent for header_timeout (2 s); the request
  * must still be cut once request_timeout (1 s, here) has passed since its first byte, or one
  * client holds a connection for as long as it likes (slowloris on the headers). */
@@ -353,6 +440,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_handler_gets_whole_body_and_query),
       cmocka_unit_test(test_refusals_reach_refused_not_the_handler),
+      cmocka_unit_test(test_budget_refuses_with_retry_after),
       cmocka_unit_test(test_messages_logged_at_most_five_a_second),
       cmocka_unit_test(test_trickled_headers_are_cut),
       cmocka_unit_test(test_options_and_addresses),

@@ -37,6 +37,13 @@ static void observe_webhook(void *ctx, int status, bool allowed, double seconds)
   po_Series_Observe(po_Family_WithLabels(app->wh_latency), seconds);
 }
 
+/* Called with the budget's lock held: only the series are touched. */
+static void observe_budget(void *ctx, size_t in_flight, bool refusal) {
+  po_App *app = ctx;
+  if (refusal) po_Series_Inc(app->wh_refusals);
+  else po_Series_Set(app->wh_inflight, (double)in_flight);
+}
+
 static void observe_mutate(void *ctx, const char *outcome) {
   po_App *app = ctx;
   po_Series_Inc(po_Family_WithLabels(app->wh_mutations, outcome));
@@ -108,12 +115,29 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
                                         po_kReconcileTimeBuckets);
+  po_MetricFamily *inflight = po_Metrics_Register(
+      app->metrics, kPo_Metric_Gauge, "propertyoverride_webhook_memory_inflight_bytes",
+      "Bytes the webhook's requests in flight hold on its memory budget: declared bodies and what deciding them costs.",
+      0, NULL, 0, NULL);
+  po_MetricFamily *budget = po_Metrics_Register(
+      app->metrics, kPo_Metric_Gauge, "propertyoverride_webhook_memory_budget_bytes",
+      "The webhook's memory budget (--webhook-memory-budget): requests beyond it are answered 429 with Retry-After.", 0,
+      NULL, 0, NULL);
+  po_MetricFamily *refusals = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_memory_refusals_total",
+      "Requests the webhook answered 429 (Retry-After: 1) because those in flight held its memory budget.", 0, NULL, 0,
+      NULL);
+  app->wh_inflight = inflight ? po_Family_WithLabels(inflight) : NULL;
+  app->wh_budget = budget ? po_Family_WithLabels(budget) : NULL;
+  app->wh_refusals = refusals ? po_Family_WithLabels(refusals) : NULL;
   app->istio_enabled = po_Metrics_Register(
       app->metrics, kPo_Metric_Gauge, "propertyoverride_istio_enabled",
       "1 when Istio targets (Service, Mesh) are programmed: --istio=on, or --istio=auto and the API server serves "
       "EnvoyFilters (checked again every --istio-recheck-interval until it does); 0 otherwise.",
       0, NULL, 0, NULL);
-  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled) return true;
+  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled &&
+      app->wh_inflight && app->wh_budget && app->wh_refusals)
+    return true;
   return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
 }
 
@@ -284,10 +308,13 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
                            .tenancy = &app->tenancy, .targets = &app->target_options,
                            .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
-                           .observe_mutate = observe_mutate, .log = app->log},
+                           .observe_mutate = observe_mutate, .log = app->log,
+                           .memory_budget = o->webhook_memory_budget, .observe_budget = observe_budget},
       err, sizeof err);
   if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %s", err);
-  po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure));
+  po_Series_Set(app->wh_budget, (double)po_WebhookServer_MemoryBudget(app->webhook));
+  po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure),
+              po_Int("memory_budget_bytes", (int64_t)po_WebhookServer_MemoryBudget(app->webhook)));
   return add(app, (po_Runnable){.name = "webhook", .start = webhook_start, .stop = webhook_stop, .ctx = app}, st);
 }
 

@@ -83,6 +83,7 @@ struct po_App {
   po_WebhookServer *webhook;
   po_OpsServer *ops;
   po_MetricFamily *wh_requests, *wh_latency, *wh_mutations;
+  po_Series *wh_inflight, *wh_budget, *wh_refusals; /* the webhook's memory budget */
   po_MetricFamily *istio_enabled; /* propertyoverride_istio_enabled */
   po_IstioDetect istio_detect;
   bool istio_detect_ready;

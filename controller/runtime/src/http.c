@@ -2,6 +2,9 @@
  * the request body and the responses. TLS credentials are http_tls.c's. */
 #include "po/runtime/http.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <microhttpd.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -17,6 +20,8 @@
 #include "http_tls.h"
 
 enum { kMaxLogsPerSecond = 5 };
+/* Requests whose reservation reached this give their freed memory back to the system. */
+static const size_t kTrimAbove = (size_t)8 << 20;
 
 struct po_HttpServer {
   po_HttpOptions opt;
@@ -54,11 +59,16 @@ typedef struct Conn {
 } Conn;
 
 struct po_HttpRequest {
+  po_HttpServer *s;
   struct MHD_Connection *c;
   const char *method, *url;
   char *buf;
   size_t len, cap;
+  size_t declared; /* Content-Length (0: none) */
+  size_t charged;  /* bytes reserved on the budget, released in `completed` */
+  size_t estimate; /* of those, what the handler's work was estimated at (decode_factor) */
   bool too_big;
+  bool answered; /* refused over the budget before its body: the rest of it is ignored */
   struct timespec start;
 };
 
@@ -148,6 +158,18 @@ bool po_HttpRequest_Text(po_HttpRequest *rq, unsigned status, const char *text) 
   return po_HttpRequest_Respond(rq, status, "text/plain; charset=utf-8", text, strlen(text));
 }
 
+bool po_HttpRequest_Busy(po_HttpRequest *rq, const char *text) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(strlen(text), (void *)text, MHD_RESPMEM_MUST_COPY);
+  if (!r) return false;
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, "text/plain; charset=utf-8");
+  MHD_add_response_header(r, "X-Content-Type-Options", "nosniff");
+  /* Whole seconds: client-go reads Retry-After with Atoi and retries only when it parses. */
+  MHD_add_response_header(r, MHD_HTTP_HEADER_RETRY_AFTER, "1");
+  enum MHD_Result ret = MHD_queue_response(rq->c, MHD_HTTP_TOO_MANY_REQUESTS, r);
+  MHD_destroy_response(r);
+  return ret == MHD_YES;
+}
+
 /* --- the request --------------------------------------------------------------------------- */
 
 const char *po_HttpRequest_Method(const po_HttpRequest *rq) { return rq->method; }
@@ -205,11 +227,48 @@ static enum MHD_Result too_large(po_HttpServer *s, po_HttpRequest *rq) {
   return po_HttpRequest_Respond(rq, 413, "text/plain", msg, strlen(msg)) ? MHD_YES : MHD_NO;
 }
 
+/* Adds n bytes to the request's reservation: 0, 413 or 429 (po_HttpRequest_Reserve). */
+static unsigned reserve(po_HttpServer *s, po_HttpRequest *rq, size_t n) {
+  po_Budget *b = s->opt.budget;
+  if (!b || n == 0) return 0;
+  if (n > po_Budget_Bytes(b) || rq->charged > po_Budget_Bytes(b) - n) return 413;
+  if (!po_Budget_TryAcquire(b, n)) return 429;
+  rq->charged += n;
+  return 0;
+}
+
+unsigned po_HttpRequest_Reserve(po_HttpRequest *rq, size_t n) {
+  po_HttpServer *s = rq->s;
+  if (!s->opt.budget) return 0;
+  if (n <= rq->estimate) { /* the estimate was enough: the rest goes back */
+    po_Budget_Release(s->opt.budget, rq->estimate - n);
+    rq->charged -= rq->estimate - n;
+    rq->estimate = n;
+    return 0;
+  }
+  unsigned over = reserve(s, rq, n - rq->estimate);
+  if (!over) rq->estimate = n;
+  return over;
+}
+
+static enum MHD_Result over_budget(po_HttpServer *s, po_HttpRequest *rq, unsigned status) {
+  char msg[200];
+  refused(s, rq, (int)status);
+  if (status == 413) {
+    snprintf(msg, sizeof msg, "request of %zu bytes over the whole memory budget of this server (%zu bytes)\n",
+             rq->declared, po_Budget_Bytes(s->opt.budget));
+    return po_HttpRequest_Respond(rq, 413, "text/plain", msg, strlen(msg)) ? MHD_YES : MHD_NO;
+  }
+  snprintf(msg, sizeof msg, "%s: the requests in flight hold its memory budget; retry in a second\n", s->name);
+  return po_HttpRequest_Busy(rq, msg) ? MHD_YES : MHD_NO;
+}
+
 /* The request's headers are in. */
 static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **ctx) {
   po_HttpRequest *rq = calloc(1, sizeof *rq);
   if (!rq) return MHD_NO;
   rq->c = c;
+  rq->s = s;
   clock_gettime(CLOCK_MONOTONIC, &rq->start);
   *ctx = rq;
   conn_mark(s, c, true);
@@ -235,6 +294,26 @@ static enum MHD_Result begin(po_HttpServer *s, struct MHD_Connection *c, void **
       rq->too_big = true;
       return too_large(s, rq);
     }
+    if (end != cl) rq->declared = (size_t)n;
+  }
+  /* The body, its NUL, the request's own buffers and the handler's work on the body (estimated
+   * at decode_factor times it; the handler sets the exact figure) are reserved before a byte of
+   * it is read: one that does not fit is answered now, and never held; one admitted will not
+   * be refused for want of memory once its body is in (unless its shape costs more). */
+  size_t own = s->opt.request_cost + rq->declared + 1;
+  size_t f = s->opt.decode_factor;
+  size_t estimate = f && rq->declared > SIZE_MAX / f ? SIZE_MAX : rq->declared * f;
+  /* Only the body itself over the whole budget is a 413 here: an estimate past what is left
+   * beside it is cut to that (it then waits to be alone), the exact figure decides later. */
+  size_t all = s->opt.budget ? po_Budget_Bytes(s->opt.budget) : SIZE_MAX;
+  if (own > all) estimate = 0;
+  else if (estimate > all - own) estimate = all - own;
+  /* One reservation, not two: a large one that fits only alone must be asked for whole. */
+  unsigned over = reserve(s, rq, own > all ? own : own + estimate);
+  if (!over) rq->estimate = estimate;
+  if (over) {
+    rq->answered = true; /* whatever of the body still comes is not kept */
+    return over_budget(s, rq, over);
   }
   return MHD_YES;
 }
@@ -257,7 +336,9 @@ static enum MHD_Result accumulate(po_HttpServer *s, po_HttpRequest *rq, const ch
   }
   if (!rq->too_big) {
     if (rq->len + *size + 1 > rq->cap) {
-      size_t cap = rq->cap ? rq->cap : 16384;
+      /* The declared length at once (it is within max_body and reserved): no doubling, so no
+       * copy and no second buffer beside the first while it grows. */
+      size_t cap = rq->cap ? rq->cap : rq->declared >= rq->len + *size ? rq->declared + 1 : 16384;
       while (cap < rq->len + *size + 1) cap *= 2;
       char *nb = realloc(rq->buf, cap);
       if (!nb) return MHD_NO;
@@ -278,6 +359,10 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
   po_HttpServer *s = cls;
   po_HttpRequest *rq = *ctx;
   if (!rq) return begin(s, c, ctx);
+  if (rq->answered) {
+    *data_size = 0;
+    return MHD_YES;
+  }
   if (*data_size) return accumulate(s, rq, data, data_size);
   /* The request is complete: from now on the connection may idle as long as keep-alive allows.
    * Until here (handshake, headers and body) it had the short timeout. */
@@ -292,8 +377,20 @@ static void completed(void *cls, struct MHD_Connection *c, void **ctx, enum MHD_
   (void)code;
   po_HttpRequest *rq = *ctx;
   if (rq) {
-    conn_mark(cls, c, false);
+    po_HttpServer *s = cls;
+    conn_mark(s, c, false);
     free(rq->buf);
+    if (rq->charged) {
+      /* glibc keeps what a thread freed in that thread's arena: after large requests on each of
+       * the server's threads, the process would hold each one's high-water mark (261 MiB under
+       * a 96 MiB budget with eight threads: tests/webhook/test_webhook_load). A large one's
+       * memory is handed back to the system before its reservation is, so resident memory
+       * follows the budget. */
+#ifdef __GLIBC__
+      if (rq->charged >= kTrimAbove) malloc_trim(0);
+#endif
+      po_Budget_Release(s->opt.budget, rq->charged);
+    }
     free(rq);
   }
   *ctx = NULL;
@@ -401,6 +498,7 @@ po_HttpServer *po_HttpServer_New(const po_HttpOptions *opts, po_CtlStatus *st) {
   s->opt.address = s->address;
   s->opt.cert_file = s->opt.key_file = NULL; /* http_tls keeps its own copies */
   if (!s->opt.max_body) s->opt.max_body = 3u << 20;
+  if (!s->opt.request_cost) s->opt.request_cost = 64u << 10;
   if (!s->opt.max_connections) s->opt.max_connections = 4096;
   if (!s->opt.max_per_client) s->opt.max_per_client = 256;
   if (!s->opt.header_timeout) s->opt.header_timeout = 5;

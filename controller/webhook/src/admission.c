@@ -129,6 +129,23 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
   return t.oom || !t.buf ? "out of memory validating the object" : t.buf;
 }
 
+/* What deciding a review holds at most beside its body, measured (tests/webhook/test_webhook_cost
+ * runs each shape in a fresh process and compares its peak resident memory with this): json-c's
+ * tree (per container, per value, and the strings' copies, per byte), the compiled patches and
+ * their diagnostics (per container: each patch is one), and the answer. */
+enum {
+  kCostPerByte = 5,
+  kCostPerContainer = 1024,
+  kCostPerValue = 96,
+  kCostFixed = 256 << 10,
+};
+
+size_t po_Admission_Cost(const char *body, size_t len) {
+  size_t containers, values;
+  po_Review_Count(body, len, &containers, &values);
+  return kCostFixed + len * kCostPerByte + containers * kCostPerContainer + values * kCostPerValue;
+}
+
 json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a, int *http_status,
                                  char *error, size_t size) {
   return po_Admission_ReviewWith(body, len, tenancy, NULL, a, http_status, error, size);

@@ -15,7 +15,7 @@
  * ServiceDefaults, in object and oldObject) with room to spare. */
 enum { kMaxContainers = 100000, kMaxValues = 400000 };
 
-static bool too_complex(const char *body, size_t len, char *error, size_t size) {
+void po_Review_Count(const char *body, size_t len, size_t *containers_out, size_t *values_out) {
   size_t containers = 0, values = 0;
   bool in_string = false, in_scalar = false;
   for (size_t i = 0; i < len; i++) {
@@ -36,6 +36,13 @@ static bool too_complex(const char *body, size_t len, char *error, size_t size) 
       values++;
     }
   }
+  *containers_out = containers;
+  *values_out = values;
+}
+
+static bool too_complex(const char *body, size_t len, char *error, size_t size) {
+  size_t containers, values;
+  po_Review_Count(body, len, &containers, &values);
   if (containers <= kMaxContainers && values <= kMaxValues) return false;
   snprintf(error, size,
            "the AdmissionReview holds %zu JSON objects and arrays and %zu values in all; at most %d and %d are "

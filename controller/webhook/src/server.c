@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "po/engine.h"
+#include "po/runtime/budget.h"
 #include "po/runtime/http.h"
 #include "po/runtime/log.h"
 #include "po/webhook/admission.h"
@@ -15,6 +16,7 @@
 
 struct po_WebhookServer {
   po_WebhookOptions opt;
+  po_Budget *budget; /* what requests in flight may hold, bodies and decoding together */
   po_Logger *log;  /* the HTTP layer's messages, as JSON lines on stderr */
   po_Logger *owned; /* log, when the options gave none */
   po_HttpServer *http;
@@ -25,6 +27,46 @@ static void observe(po_WebhookServer *s, int status, bool allowed, double second
 }
 
 static void refused(void *ctx, int status, double seconds) { observe(ctx, status, false, seconds); }
+
+static void budget_changed(void *ctx, size_t in_flight) {
+  po_WebhookServer *s = ctx;
+  if (s->opt.observe_budget) s->opt.observe_budget(s->opt.observe_ctx, in_flight, false);
+}
+
+static void budget_refused(void *ctx, size_t asked) {
+  (void)asked;
+  po_WebhookServer *s = ctx;
+  if (s->opt.observe_budget) s->opt.observe_budget(s->opt.observe_ctx, 0, true);
+}
+
+/* What deciding the largest review the limits admit costs, in multiples of its body (27.7:
+ * tests/webhook/test_webhook_cost, "maximal"): reserved with the body before it is read, so that
+ * bodies read do not hold the memory their decoding needs (128 maximal reviews at once were
+ * all read, and then none could be decoded); set exactly once the body is in. */
+enum { kDecodeFactor = 28 };
+
+/* The body is in (the HTTP layer reserved it); decoding it costs a multiple of it that depends
+ * on its shape, reserved too before anything is decoded. False: answered (429 or 413). */
+static bool reserve_decode(po_WebhookServer *s, po_HttpRequest *rq, const char *body, size_t len, bool *ok) {
+  size_t cost = po_Admission_Cost(body, len);
+  unsigned over = po_HttpRequest_Reserve(rq, cost);
+  if (!over) return true;
+  char msg[300];
+  if (over == 429) {
+    snprintf(msg, sizeof msg,
+             "webhook busy: the reviews in flight hold its memory budget (%zu bytes); retry in a second\n",
+             po_Budget_Bytes(s->budget));
+    *ok = po_HttpRequest_Busy(rq, msg);
+  } else {
+    snprintf(msg, sizeof msg,
+             "deciding this review would hold %zu bytes beside its %zu, over the webhook's whole memory budget "
+             "(%zu bytes, --webhook-memory-budget)\n",
+             cost, len, po_Budget_Bytes(s->budget));
+    *ok = po_HttpRequest_Text(rq, 413, msg);
+  }
+  observe(s, (int)over, false, po_HttpRequest_Seconds(rq));
+  return false;
+}
 
 static bool respond(po_HttpRequest *rq, json_object *out, int status, const char *err) {
   if (!out) {
@@ -43,8 +85,10 @@ static bool handle_mutate(po_WebhookServer *s, po_HttpRequest *rq) {
   char err[256] = "";
   size_t len;
   const char *body = po_HttpRequest_Body(rq, &len), *outcome = "error";
+  bool ok;
+  if (!reserve_decode(s, rq, body, len, &ok)) return ok;
   json_object *out = po_Admission_Mutate(body, len, &s->opt.mutate, &status, err, sizeof err, &outcome);
-  bool ok = respond(rq, out, status, err);
+  ok = respond(rq, out, status, err);
   if (s->opt.observe_mutate && out) s->opt.observe_mutate(s->opt.observe_ctx, outcome);
   observe(s, status, out != NULL, po_HttpRequest_Seconds(rq));
   return ok;
@@ -61,14 +105,15 @@ static bool handle(void *ctx, po_HttpRequest *rq) {
   if (strcmp(method, "POST") != 0)
     return po_HttpRequest_Text(rq, 405, "method not allowed: POST AdmissionReviews to /validate or /mutate\n");
   if (mutate) return handle_mutate(s, rq);
+  size_t len;
+  const char *body = po_HttpRequest_Body(rq, &len);
+  bool ok, allowed = false;
+  if (!reserve_decode(s, rq, body, len, &ok)) return ok;
   po_Arena *a = po_Arena_New();
   if (!a) return po_HttpRequest_Text(rq, 500, "out of memory\n");
   int status = 200;
   char err[256] = "";
-  size_t len;
-  const char *body = po_HttpRequest_Body(rq, &len);
   json_object *out = po_Admission_ReviewWith(body, len, s->opt.tenancy, s->opt.targets, a, &status, err, sizeof err);
-  bool ok, allowed = false;
   if (out) {
     json_object *resp = NULL, *al = NULL;
     if (json_object_object_get_ex(out, "response", &resp) && json_object_object_get_ex(resp, "allowed", &al))
@@ -90,9 +135,19 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
   po_WebhookServer *s = calloc(1, sizeof *s);
   if (!s) return snprintf(err, size, "out of memory"), NULL;
   s->opt = *opt;
-  s->log = opt->log ? opt->log : (s->owned = po_Logger_New(&(po_LoggerOptions){.name = "webhook.http", .level = kPo_LogInfo}));
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
+  s->budget = po_Budget_New(&(po_BudgetOptions){.bytes = opt->memory_budget ? opt->memory_budget : (size_t)kPo_WebhookMemoryBudgetMiB << 20,
+                                                .changed = budget_changed,
+                                                .refused = budget_refused,
+                                                .ctx = s},
+                            &st);
+  if (!s->budget) {
+    snprintf(err, size, "%s", st.message);
+    free(s);
+    return NULL;
+  }
+  s->log = opt->log ? opt->log : (s->owned = po_Logger_New(&(po_LoggerOptions){.name = "webhook.http", .level = kPo_LogInfo}));
   s->http = po_HttpServer_New(&(po_HttpOptions){.name = "webhook",
                                                 .address = opt->address,
                                                 .cert_file = opt->cert_file,
@@ -104,6 +159,8 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
                                                 .request_timeout = opt->request_timeout,
                                                 .idle_timeout = opt->idle_timeout,
                                                 .max_body = opt->max_body,
+                                                .budget = s->budget,
+                                                .decode_factor = kDecodeFactor,
                                                 .handler = handle,
                                                 .ctx = s,
                                                 .refused = refused,
@@ -130,9 +187,12 @@ fail:
 
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s) { return po_HttpServer_Port(s->http); }
 
+size_t po_WebhookServer_MemoryBudget(const po_WebhookServer *s) { return po_Budget_Bytes(s->budget); }
+
 void po_WebhookServer_Stop(po_WebhookServer *s) {
   if (!s) return;
   po_HttpServer_Free(s->http);
+  po_Budget_Free(s->budget);
   po_Logger_Free(s->owned);
   free(s);
 }

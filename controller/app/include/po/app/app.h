@@ -66,6 +66,9 @@ typedef struct {
 
   const char *webhook_address;              /* "0": no webhook */
   bool webhook_insecure;                    /* plain HTTP (tests only) */
+  /* What the webhook's requests in flight may hold together, bodies and decoding (bytes; 0:
+   * kPo_WebhookMemoryBudgetMiB); beyond it they are answered 429 with Retry-After. */
+  size_t webhook_memory_budget;
   po_CertMode cert_mode;
   const char *cert_file, *key_file;         /* kPo_CertFiles */
   const char *secret, *service, *webhook_config, *cert_dir; /* kPo_CertSelfManaged */

@@ -15,6 +15,15 @@
  *   - a declared body over max_body is answered 413 before it is read (also under
  *     `Expect: 100-continue`); a chunked body is refused by closing the connection (its chunk
  *     framing can be trickled without delivering data, so no deadline could be checked);
+ *   - with a memory budget (po/runtime/budget.h), each request reserves request_cost plus its
+ *     declared Content-Length (and the NUL after it) plus decode_factor times it before its body
+ *     is read, and keeps the reservation until its answer is sent; the handler sets the exact
+ *     cost of its work once it has the body (po_HttpRequest_Reserve: more, or some back); an
+ *     estimate past the budget is cut to what the body leaves of it (the request then waits to
+ *     be alone). One that does not fit now is answered 429 with `Retry-After: 1` before its
+ *     body is read, one whose body alone is larger than the whole budget 413; so the bytes held
+ *     for requests never pass the budget, however many clients send at once; a reservation of
+ *     8 MiB or more hands its freed memory back to the system (malloc_trim) before it ends;
  *   - TLS 1.2/1.3, AEAD suites, ECDHE only; the certificate and key files are re-read when they
  *     change (checked at most once a second, at handshakes); a pair that fails to load keeps
  *     the previous one.
@@ -27,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "po/runtime/budget.h"
 #include "po/runtime/listen.h"
 #include "po/runtime/log.h"
 #include "po/runtime/runnable.h"
@@ -52,10 +62,17 @@ typedef struct {
   unsigned request_timeout;  /* seconds from the headers to the end of the body; 0: 10 */
   unsigned idle_timeout;     /* seconds a keep-alive connection may idle between requests; 0: 30 */
   size_t max_body;           /* bytes; 0: 3 MiB */
+  /* Borrowed; NULL: requests are bounded one by one (max_body) but not together. */
+  po_Budget *budget;
+  size_t request_cost; /* bytes reserved per request beside its body (buffers, answer); 0: 64 KiB */
+  /* The handler's work on a body is estimated at this many times the body, reserved with it
+   * before it is read, so that bodies admitted do not hold the budget that deciding them needs;
+   * the handler sets the exact figure with po_HttpRequest_Reserve. 0: nothing beyond the body. */
+  unsigned decode_factor;
   po_HttpHandler handler;
   void *ctx;
-  /* The refusals the layer answers itself (408 body deadline, 411 chunked, 413 too large), for
-   * metrics; may be NULL. seconds: since the request's headers. */
+  /* The refusals the layer answers itself (408 body deadline, 411 chunked, 413 too large, 429
+   * over the budget), for metrics; may be NULL. seconds: since the request's headers. */
   void (*refused)(void *ctx, int http_status, double seconds);
   /* libmicrohttpd's messages (at most 5 a second, with a count of those dropped) and certificate
    * reload failures; borrowed; NULL: not logged. */
@@ -86,6 +103,18 @@ const char *po_HttpRequest_Body(const po_HttpRequest *rq, size_t *len);
 bool po_HttpRequest_HasArg(const po_HttpRequest *rq, const char *key);
 bool po_HttpRequest_HasArgValue(const po_HttpRequest *rq, const char *key, const char *value);
 double po_HttpRequest_Seconds(const po_HttpRequest *rq); /* since the headers arrived */
+
+/* Sets the handler's work on this request at n bytes, beside the body: gives back what the
+ * up-front estimate (decode_factor times the body) reserved beyond n, or reserves the rest on
+ * the server's budget (all released when the answer is sent). 0 when done (always, without a
+ * budget), else the status to answer with: 413 when the request's whole reservation would be
+ * over the whole budget (it can never be served), 429 when it does not fit now (answer with
+ * po_HttpRequest_Busy). */
+unsigned po_HttpRequest_Reserve(po_HttpRequest *rq, size_t n);
+/* 429 Too Many Requests with `Retry-After: 1` and `text` (text/plain): what the layer answers
+ * itself for a request over the budget. The Kubernetes API server's webhook client retries it
+ * after that second, up to 10 times within the webhook's timeout (client-go's rest client). */
+bool po_HttpRequest_Busy(po_HttpRequest *rq, const char *text);
 
 /* The answer, copied. Every answer carries `X-Content-Type-Options: nosniff`. */
 bool po_HttpRequest_Respond(po_HttpRequest *rq, unsigned status, const char *content_type,

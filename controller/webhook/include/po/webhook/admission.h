@@ -34,4 +34,10 @@ struct json_object *po_Admission_ReviewWith(const char *body, size_t len, const 
                                             const po_TargetOptions *targets, po_Arena *a, int *http_status, char *error,
                                             size_t size);
 
+/* The bytes deciding `body` (either route, its answer included) may hold at most beside the body
+ * itself, from one scan of it before anything is decoded: json-c's tree costs a multiple of the
+ * body that depends on its shape (about half a kilobyte for an empty object, tens of bytes per
+ * number). The server reserves this on its memory budget before it decodes. */
+size_t po_Admission_Cost(const char *body, size_t len);
+
 #endif

@@ -5,7 +5,8 @@
  * Secret volume updates) are picked up without a restart; a file that fails to load keeps the
  * previous pair in use. TLS 1.2 and 1.3 only, AEAD suites with ECDHE. Each request gets its own
  * arena; a declared body over `max_body` is refused with 413 before it is read (also under
- * `Expect: 100-continue`), a chunked one by closing the connection. Safe to run beside the
+ * `Expect: 100-continue`), a chunked one by closing the connection; bodies and decoding in
+ * flight together stay within `memory_budget` (429 with Retry-After beyond it). Safe to run beside the
  * controller: it reads nothing but its request. */
 #ifndef PO_WEBHOOK_SERVER_H_
 #define PO_WEBHOOK_SERVER_H_
@@ -18,6 +19,12 @@
 #include "po/webhook/mutate.h"
 
 struct po_Logger; /* po/runtime/log.h */
+
+/* The default memory budget of the requests in flight (po_WebhookOptions.memory_budget). With
+ * the deployment's 256 MiB limit: the controller's steady state (61 MB at 10,000
+ * PropertyOverrides, README "Performance") plus this plus the allocator's slack stays well
+ * below it (docs/install.md, "Memory"). */
+enum { kPo_WebhookMemoryBudgetMiB = 96 };
 typedef struct po_WebhookServer po_WebhookServer;
 
 typedef struct {
@@ -25,6 +32,12 @@ typedef struct {
   const char *cert_file; /* PEM; NULL with key_file NULL serves plain HTTP (tests only) */
   const char *key_file;
   size_t max_body;       /* 0: 3 MiB */
+  /* What the requests in flight may hold together (po/runtime/budget.h): each reserves its
+   * declared body before it is read, and what deciding it costs (po_Admission_Cost) before it is
+   * decoded; one that does not fit now is answered 429 with Retry-After: 1 (the API server's
+   * client retries it within the webhook's timeout), one larger than the whole budget 413.
+   * 0: kPo_WebhookMemoryBudgetMiB MiB; at least 1 MiB. */
+  size_t memory_budget;
   unsigned threads;      /* 0: number of CPUs */
   /* So that idle or slow clients cannot starve the API server (README.md, the webhook section): */
   unsigned max_connections;   /* 0: 4096 (lowered when RLIMIT_NOFILE cannot be raised for it) */
@@ -42,6 +55,10 @@ typedef struct {
   const po_Tenancy *tenancy; /* who may target what (borrowed; NULL allows everything) */
   const po_TargetOptions *targets; /* the controller's mesh options (borrowed; NULL: the defaults) */
   po_MutateOptions mutate;   /* POST /mutate (desired NULL: every object passes unchanged) */
+  /* Called with the budget's bytes in flight after each change (refusal false), and once per
+   * refusal over it (refusal true, in_flight 0), for metrics; may be NULL. Called with the
+   * budget's lock held. */
+  void (*observe_budget)(void *ctx, size_t in_flight, bool refusal);
   /* Called once per /mutate answer with its outcome (mutate.h); may be NULL. */
   void (*observe_mutate)(void *ctx, const char *outcome);
   /* The HTTP layer's messages (refusals, dropped connections): the process's logger, so that
@@ -52,6 +69,7 @@ typedef struct {
 /* Starts serving; NULL with `error` filled on failure. */
 po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *error, size_t size);
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s);
+size_t po_WebhookServer_MemoryBudget(const po_WebhookServer *s); /* bytes */
 void po_WebhookServer_Stop(po_WebhookServer *s);
 
 #endif

@@ -1,0 +1,24 @@
+/* AdmissionReview bodies for the webhook's memory tests (test_webhook_cost, test_webhook_load):
+ * the largest the limits admit and the shapes that cost json-c the most per byte. */
+#ifndef PO_TESTS_WEBHOOK_REVIEWS_H
+#define PO_TESTS_WEBHOOK_REVIEWS_H
+
+#include <stddef.h>
+
+typedef enum {
+  kReview_Typical,       /* a PropertyOverride of 4 patches (tests/e2e/bench_webhook.c's), ~1.3 KB */
+  kReview_Maximal,       /* a ServiceDefaults UPDATE at both limits: 100 entries of 100 patches
+                          * each, in object and oldObject (spec changed): 2.6 MB, all judged */
+  kReview_MaximalDenied, /* the same with every patch's path misspelt: 10,000 errors */
+  kReview_Containers,    /* 99,000 empty JSON objects (just within the webhook's bound) */
+  kReview_Scalars,       /* 399,000 one-digit numbers (just within the bound) */
+  kReview_Strings,       /* a PropertyOverride whose one patch value is a 2.6 MB string */
+  kReview_Count
+} po_TestReview;
+
+extern const char *const po_kTestReviewNames[kReview_Count];
+
+/* The body (malloc'd, NUL-terminated); *len its length. NULL when out of memory. */
+char *po_TestReview_Body(po_TestReview which, size_t *len);
+
+#endif
