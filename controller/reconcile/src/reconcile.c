@@ -107,6 +107,10 @@ static json_object *copy(const json_object *o) {
 
 static void fail(Run *run, po_WriteResult w, const char *what, const char *err) {
   if (w == kPo_WriteConflict) run->r.conflict = true;
+  /* The API server's words when an admission webhook could not be called (500 InternalError,
+   * the same text on every version): its end is no event of ours, so the retry must come soon
+   * (kPo_ReconcileWebhookRetryMaxS), not after a backoff grown while it was down. */
+  if (err && strstr(err, "failed calling webhook")) run->r.webhook_unreachable = true;
   /* The first error wins; long texts are cut (the status conditions carry the whole of them). */
   if (!run->r.error[0]) {
     int k = snprintf(run->r.error, sizeof run->r.error, "%.200s: ", what);
@@ -1469,7 +1473,11 @@ static void finish(Run *run) {
 static po_Result outcome(const po_ReconcileResult *r) {
   if (r->terminal) return po_Result_Terminal("%s", r->error);
   if (r->not_synced) return po_Result_RequeueAfter(kPo_ReconcileNotSyncedRetryNs); /* nothing was written */
-  if (!r->ok) return po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+  if (!r->ok) {
+    po_Result e = po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+    if (r->webhook_unreachable) e.max_backoff_ns = kPo_ReconcileWebhookRetryMaxS * INT64_C(1000000000);
+    return e;
+  }
   /* Waiting for consul-k8s: its status write requeues the target anyway; this is the timeout. */
   if (r->recheck_in_s > 0) return po_Result_RequeueAfter(r->recheck_in_s * INT64_C(1000000000));
   return po_Result_Success();
