@@ -84,11 +84,11 @@ static bool generated_by_us(json_object *obj) {
 /* Whether the update leaves the builtin/property-override entries of spec.envoyExtensions as they
  * were: the same entries in the same order, wherever other extensions moved. They are all that
  * check_consul reads, so an update that keeps them (a protocol change, another extension added
- * or moved) cannot turn an allowed object into a refused one. The configuration's matchCondition
- * entries-changed (deploy/base/webhook.yaml) says exactly this in CEL, so a webhook the API server
- * cannot reach blocks no such write; this is the same rule for a configuration without it.
- * Entries compared whole and in order: a reorder among them is judged again (the count and
- * patch limits do not depend on order, but judging it costs nothing a refused write would not). */
+ * or moved) brings nothing new to judge: whatever stored them is not this writer's doing. The
+ * configuration's matchCondition entries-changed (deploy/base/webhook.yaml) says exactly this in
+ * CEL, so a webhook the API server cannot reach blocks no such write; this is the same rule for
+ * a configuration without it. Compared whole and in order, as the CEL list equality does: a
+ * reorder among them is judged again (cheap, and the limits hold either way). */
 static bool consul_entries_unchanged(json_object *obj, json_object *old) {
   json_object *a = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
   json_object *b = po_Json_Get(po_Json_Get(old, "spec"), "envoyExtensions");

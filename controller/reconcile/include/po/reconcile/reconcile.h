@@ -229,12 +229,12 @@ void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
 enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
 /* A write refused because an admission webhook could not be called (the API server's
  * "failed calling webhook", 500) is retried at least this often. Nothing requeues the key when
- * the webhook is back, and under the workqueue's own backoff (5 ms doubling to 1000 s) the
- * retry after 11 minutes of failures comes 655 s later, then 1000 s: a deletion could finish
- * 11 to 16 minutes after the webhook was back. The shipped webhook
- * configurations never send our finalizer writes to our webhook (matchCondition spec-changed:
- * they change metadata only), but another webhook (consul-k8s's own, a policy engine's), or
- * ours registered without that condition, can still refuse a write while it is unreachable. */
+ * the webhook is back, and under the workqueue's own backoff (5 ms doubling to 1000 s) the retry
+ * after 11 minutes of failures comes 655 s later, then 1000 s: a deletion could finish 11 to 16
+ * minutes after the webhook was back. The shipped configurations never send our finalizer writes
+ * to our webhook (matchCondition spec-changed: they change metadata only), but other writes of
+ * ours (a target keeping other entries), another webhook (consul-k8s's own, a policy engine's),
+ * or ours registered without that condition can still be refused while it is unreachable. */
 enum { kPo_ReconcileWebhookRetryMaxS = 10 };
 /* A target not created because one of its name lives in another namespace: looked at again after
  * this long (that one may be deleted; target deletions enqueue nothing here). */
