@@ -142,8 +142,10 @@ static bool has_finalizer(const json_object *obj) {
 }
 
 /* metadata.finalizers with ours added or removed, as a merge patch with the resourceVersion
- * as precondition (a merge patch replaces the whole list). New strings only: the cached
- * object's are shared. NULL when out of memory. */
+ * as precondition (a merge patch replaces the whole list). Metadata only, never spec: the
+ * shipped webhook configurations do not send such an update to our webhook (matchCondition
+ * spec-changed), so a deletion never waits for a webhook that cannot be reached. New strings
+ * only: the cached object's are shared. NULL when out of memory. */
 static json_object *finalizer_patch(const json_object *obj, bool add) {
   json_object *meta = po_Json_Get(obj, "metadata"), *old = po_Json_Get(meta, "finalizers"), *rv = po_Json_Get(meta, "resourceVersion");
   json_object *list = json_object_new_array(), *m = json_object_new_object(), *patch = json_object_new_object();
