@@ -100,6 +100,10 @@ webhooks:
         apiVersions: [v1alpha1]
         operations: [CREATE, UPDATE]
         resources: [propertyoverrides]
+    matchConditions: # as deploy/base/webhook.yaml's (tests/e2e/t_scope.sh compares them)
+      - name: spec-changed
+        expression: >-
+          oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec
   # As deploy/ registers it: only the target writes the webhook could refuse (matchConditions).
   - name: targets.validate.propertyoverride.io
     <<: *call
@@ -113,9 +117,13 @@ webhooks:
         expression: >-
           has(object.spec) && has(object.spec.envoyExtensions) &&
           object.spec.envoyExtensions.exists(e, has(e.name) && e.name == 'builtin/property-override')
-      - name: spec-changed
+      - name: entries-changed
         expression: >-
-          oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec
+          oldObject == null || !has(object.spec) || !has(object.spec.envoyExtensions) ||
+          !has(oldObject.spec) || !has(oldObject.spec.envoyExtensions) ||
+          (object.spec.envoyExtensions != oldObject.spec.envoyExtensions &&
+          object.spec.envoyExtensions.filter(e, has(e.name) && e.name == 'builtin/property-override') !=
+          oldObject.spec.envoyExtensions.filter(e, has(e.name) && e.name == 'builtin/property-override'))
 YAML
   lc_webhook_ready "$LC_WEBHOOK_PORT"
 }

@@ -54,6 +54,15 @@ static void test_cel(void **state) {
       {"self.l.exists(e, true)", "{\"l\":null}", 2},                    /* not a list or map */
       {"self.l.exists(e, true)", "{\"l\":\"s\"}", 2},
       {"self.m.exists(k, k == 'b')", "{\"m\":{\"a\":1,\"b\":2}}", 1},
+      /* filter(): the elements (a map's keys) whose predicate holds, in order; any error is its result */
+      {"self.l.filter(e, e > 1) == [2, 3]", "{\"l\":[1,2,3]}", 1},
+      {"self.l.filter(e, e > 1) == [3, 2]", "{\"l\":[1,2,3]}", 0},
+      {"size(self.l.filter(e, e > 5)) == 0", "{\"l\":[1,2,3]}", 1},
+      {"self.m.filter(k, k != 'a') == ['b']", "{\"m\":{\"a\":1,\"b\":2}}", 1},
+      {"self.l.filter(e, e.n == 1) == []", "{\"l\":[{},{\"n\":2}]}", 2},
+      {"self.l.filter(e, has(e.n) && e.n == 1) == self.k.filter(e, has(e.n) && e.n == 1)",
+       "{\"l\":[{\"n\":1,\"a\":1},{}],\"k\":[{},{\"m\":2},{\"n\":1,\"a\":1}]}", 1},
+      {"self.l.filter(e, true)", "{\"l\":\"s\"}", 2},
       /* equality: deep, numbers by value, different types unequal */
       {"self.a == self.b", "{\"a\":{\"x\":[1,{\"y\":\"z\"}]},\"b\":{\"x\":[1,{\"y\":\"z\"}]}}", 1},
       {"self.a != self.b", "{\"a\":{\"x\":[1,2]},\"b\":{\"x\":[2,1]}}", 1},
@@ -78,6 +87,15 @@ static const char kHolds[] =
     "has(object.spec) && has(object.spec.envoyExtensions) && "
     "object.spec.envoyExtensions.exists(e, has(e.name) && e.name == 'builtin/property-override')";
 static const char kChanged[] = "oldObject == null || !has(object.spec) || !has(oldObject.spec) || object.spec != oldObject.spec";
+#define PO_OURS(x) x ".spec.envoyExtensions.filter(e, has(e.name) && e.name == 'builtin/property-override')"
+static const char kEntriesChanged[] =
+    "oldObject == null || !has(object.spec) || !has(object.spec.envoyExtensions) || "
+    "!has(oldObject.spec) || !has(oldObject.spec.envoyExtensions) || "
+    "(object.spec.envoyExtensions != oldObject.spec.envoyExtensions && " PO_OURS("object") " != " PO_OURS("oldObject") ")";
+#define PO_LUA "{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}"
+#define PO_A "{\"name\":\"builtin/property-override\",\"arguments\":{\"Patches\":[1]}}"
+#define PO_B "{\"name\":\"builtin/property-override\",\"arguments\":{\"Patches\":[2]}}"
+#define PO_SD(protocol, list) "{\"spec\":{\"protocol\":\"" protocol "\",\"envoyExtensions\":[" list "]}}"
 
 static void test_cel_match_conditions(void **state) {
   (void)state;
@@ -95,6 +113,17 @@ static void test_cel_match_conditions(void **state) {
       {kChanged, "{\"spec\":{\"a\":1},\"metadata\":{\"finalizers\":[\"f\"]}}", "{\"spec\":{\"a\":1}}", 0},
       {kChanged, "{\"spec\":{\"a\":2}}", "{\"spec\":{\"a\":1}}", 1},
       {kChanged, "{\"spec\":{\"a\":1}}", "{\"metadata\":{}}", 1},
+      /* entries-changed: only the builtin/property-override entries, wherever they stand */
+      {kEntriesChanged, PO_SD("http", PO_A), NULL, 1},                                        /* CREATE */
+      {kEntriesChanged, PO_SD("grpc", PO_LUA "," PO_A), PO_SD("http", PO_LUA "," PO_A), 0},   /* protocol */
+      {kEntriesChanged, PO_SD("http", PO_LUA "," PO_A), PO_SD("http", PO_A), 0},              /* moved by another */
+      {kEntriesChanged, PO_SD("http", PO_A), PO_SD("http", PO_A "," PO_LUA), 0},
+      {kEntriesChanged, PO_SD("http", PO_B), PO_SD("http", PO_A), 1},                         /* changed */
+      {kEntriesChanged, PO_SD("http", PO_A "," PO_B), PO_SD("http", PO_A), 1},                /* added */
+      {kEntriesChanged, PO_SD("http", PO_A), PO_SD("http", PO_A "," PO_B), 1},                /* one removed */
+      {kEntriesChanged, PO_SD("http", PO_B "," PO_A), PO_SD("http", PO_A "," PO_B), 1},       /* reordered */
+      {kEntriesChanged, PO_SD("http", PO_A), "{\"spec\":{\"protocol\":\"http\"}}", 1},      /* the first */
+      {kEntriesChanged, "{\"spec\":{\"protocol\":\"http\"}}", PO_SD("http", PO_A), 1},      /* all gone (holds: 0) */
       {"request.operation == 'CREATE' && request.kind.kind == 'ServiceDefaults'", "{}", NULL, 1},
       {"authorizer.group('').resource('pods').check('get').allowed()", "{}", NULL, -1},
   };

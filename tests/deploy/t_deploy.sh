@@ -67,10 +67,10 @@ done
 vwc='.[] | select(.kind=="ValidatingWebhookConfiguration")'
 jqt "$j" "webhooks: Fail, sideEffects None, 5 s, Equivalent, kube-system left alone, /validate on the Service (both)" \
   "[$vwc | .webhooks[] | .failurePolicy == \"Fail\" and .sideEffects == \"None\" and .timeoutSeconds == 5 and .matchPolicy == \"Equivalent\" and .namespaceSelector == {\"matchExpressions\":[{\"key\":\"kubernetes.io/metadata.name\",\"operator\":\"NotIn\",\"values\":[\"kube-system\"]}]} and .clientConfig.service == {\"name\":\"propertyoverride-webhook\",\"namespace\":\"propertyoverride-system\",\"path\":\"/validate\",\"port\":443}] == [true, true]"
-jqt "$j" "validate.propertyoverride.io: every CREATE/UPDATE of PropertyOverrides (no matchConditions); never a subresource" \
-  "$vwc | .webhooks[0] | .name == \"validate.propertyoverride.io\" and (has(\"matchConditions\") | not) and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"propertyoverride.io\"],\"r\":[\"propertyoverrides\"],\"o\":[\"CREATE\",\"UPDATE\"]}])"
-jqt "$j" "targets.validate.propertyoverride.io: CREATE/UPDATE of ServiceDefaults, ProxyDefaults holding builtin/property-override whose spec changed" \
-  "$vwc | .webhooks[1] | .name == \"targets.validate.propertyoverride.io\" and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"consul.hashicorp.com\"],\"r\":[\"servicedefaults\",\"proxydefaults\"],\"o\":[\"CREATE\",\"UPDATE\"]}]) and (.matchConditions | map(.name) == [\"holds-property-override\",\"spec-changed\"]) and (.matchConditions[0].expression | contains(\"e.name == 'builtin/property-override'\"))"
+jqt "$j" "validate.propertyoverride.io: CREATE/UPDATE of PropertyOverrides whose spec changed (matchCondition spec-changed); never a subresource" \
+  "$vwc | .webhooks[0] | .name == \"validate.propertyoverride.io\" and (.matchConditions | map(.name) == [\"spec-changed\"]) and (.matchConditions[0].expression | contains(\"object.spec != oldObject.spec\")) and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"propertyoverride.io\"],\"r\":[\"propertyoverrides\"],\"o\":[\"CREATE\",\"UPDATE\"]}])"
+jqt "$j" "targets.validate.propertyoverride.io: CREATE/UPDATE of ServiceDefaults, ProxyDefaults holding builtin/property-override whose entries of that name changed" \
+  "$vwc | .webhooks[1] | .name == \"targets.validate.propertyoverride.io\" and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"consul.hashicorp.com\"],\"r\":[\"servicedefaults\",\"proxydefaults\"],\"o\":[\"CREATE\",\"UPDATE\"]}]) and (.matchConditions | map(.name) == [\"holds-property-override\",\"entries-changed\"]) and (.matchConditions[0].expression | contains(\"e.name == 'builtin/property-override'\")) and (.matchConditions[1].expression | contains(\"filter(e, has(e.name) && e.name == 'builtin/property-override')\"))"
 mwc='.[] | select(.kind=="MutatingWebhookConfiguration")'
 jqt "$j" "targets.mutate.propertyoverride.io: Ignore, sideEffects None, IfNeeded, 3 s, UPDATE of ServiceDefaults/ProxyDefaults only, /mutate, no caBundle" \
   "[$mwc | .metadata.name == \"propertyoverride\" and (.webhooks | length) == 1 and (.webhooks[0] | .name == \"targets.mutate.propertyoverride.io\" and .failurePolicy == \"Ignore\" and .sideEffects == \"None\" and .reinvocationPolicy == \"IfNeeded\" and .timeoutSeconds == 3 and (.clientConfig | has(\"caBundle\") | not) and .clientConfig.service.path == \"/mutate\" and (.rules | map({g: .apiGroups, r: .resources, o: .operations}) == [{\"g\":[\"consul.hashicorp.com\"],\"r\":[\"servicedefaults\",\"proxydefaults\"],\"o\":[\"UPDATE\"]}]) and (.matchConditions | map(.name) == [\"holds-property-override\",\"spec-changed\",\"not-the-controller\"]))] == [true]"
@@ -300,14 +300,27 @@ outage() { # label render.json
   elif grep -q 'failed calling webhook "targets.validate.propertyoverride.io"' <<<"$out"; then
     ok "$label, controller down: a ServiceDefaults holding a builtin/property-override entry is refused (fail closed)"
   else fail "$label, controller down: unexpected: $out"; fi
-  if out=$(kubectl -n deploy-test patch servicedefaults held --type=merge -p '{"spec":{"protocol":"grpc"}}' 2>&1); then
-    fail "$label, controller down: a spec change of a ServiceDefaults holding an entry was admitted"
+  local protocol=grpc
+  [ "$n" = 1 ] || protocol=http2
+  out=$(kubectl -n deploy-test patch servicedefaults held --type=merge -p "{\"spec\":{\"protocol\":\"$protocol\"}}" 2>&1) &&
+    ok "$label, controller down: a protocol change of a ServiceDefaults holding an entry passes (entries-changed)" ||
+    fail "$label: protocol change of held refused: $out"
+  if out=$(kubectl -n deploy-test patch servicedefaults held --type=json \
+      -p '[{"op":"replace","path":"/spec/envoyExtensions/1/arguments/Patches/0/Value","value":60}]' 2>&1); then
+    fail "$label, controller down: a change of the builtin/property-override entry of a ServiceDefaults was admitted"
   else grep -q 'failed calling webhook "targets.validate.propertyoverride.io"' <<<"$out" &&
-    ok "$label, controller down: a spec change of a ServiceDefaults holding an entry is refused" || fail "$label: unexpected: $out"; fi
+    ok "$label, controller down: a change of its builtin/property-override entry is refused" || fail "$label: unexpected: $out"; fi
   if out=$(sed "s/^  name: .*/  name: down-$n/" "$top/examples/valid/connect-timeout.yaml" | kubectl -n deploy-test create -f - 2>&1); then
     fail "$label, controller down: a PropertyOverride was admitted unvalidated"
   else grep -q 'failed calling webhook "validate.propertyoverride.io"' <<<"$out" &&
     ok "$label, controller down: PropertyOverrides stay failurePolicy Fail" || fail "$label: unexpected: $out"; fi
+  out=$(kubectl -n deploy-test label propertyoverride api-connect-timeout "n=$n" --overwrite 2>&1) &&
+    ok "$label, controller down: a label on a PropertyOverride passes (spec-changed)" || fail "$label: PropertyOverride label refused: $out"
+  if out=$(kubectl -n deploy-test patch propertyoverride api-connect-timeout --type=json \
+      -p '[{"op":"replace","path":"/spec/patches/0/value","value":"7s"}]' 2>&1); then
+    fail "$label, controller down: a spec change of a PropertyOverride was admitted unvalidated"
+  else grep -q 'failed calling webhook "validate.propertyoverride.io"' <<<"$out" &&
+    ok "$label, controller down: a spec change of a PropertyOverride is refused" || fail "$label: unexpected: $out"; fi
 }
 outage "deploy/" 1 "$j"
 outage "the chart" 2 "$work/chart.json"

@@ -176,7 +176,7 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
   (void)ctx;
   if (F.target_fails > 0) {
     F.target_fails--;
-    return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteFailed;
   }
   return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, err, size);
 }
@@ -231,6 +231,10 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
   if (status && F.status_fails > 0) {
     F.status_fails--;
     return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+  }
+  if (!status && F.override_fails > 0) {
+    F.override_fails--;
+    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteFailed;
   }
   if (status) F.status_patches++;
   else F.override_patches++;

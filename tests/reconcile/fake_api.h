@@ -32,6 +32,8 @@ typedef struct {
   bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
   int status_fails; /* the next this many status writes fail (kPo_WriteFailed), as a 500 would */
   int target_fails; /* the next this many target writes fail (kPo_WriteFailed), as a refusing webhook would */
+  int override_fails; /* the next this many PropertyOverride patches (not status) fail likewise */
+  const char *fail_text; /* the error of those failures (NULL: "injected failure") */
   int lent; /* objects read and not released yet */
   int override_reads; /* PropertyOverrides read (lent) */
   const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */

@@ -137,6 +137,53 @@ static void test_other_extensions_kept_and_drift_repaired(void **state) {
   assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
 }
 
+/* A write refused because an admission webhook could not be called (issue 21 item 4: ours, or
+ * consul-k8s's, while unreachable) is retried within kPo_ReconcileWebhookRetryMaxS, however
+ * long it has been failing: nothing requeues the key when the webhook is back. Other failures
+ * keep the workqueue's own backoff. */
+static size_t entries(void);
+static void test_webhook_unreachable_retried_soon(void **state) {
+  (void)state;
+  static const char kUnreachable[] =
+      "Internal error occurred: failed calling webhook \"validate.propertyoverride.io\": failed to call webhook: Post "
+      "\"https://propertyoverride-webhook.propertyoverride-system.svc:443/validate?timeout=5s\": dial tcp 10.0.0.1:443: "
+      "connect: connection refused";
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(slot(k, false)->obj);
+  /* the finalizer's removal refused: the entry is gone already, the retry comes within 10 s */
+  F.fail_text = kUnreachable;
+  F.override_fails = 1;
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_true(r.webhook_unreachable);
+  assert_int_equal(r.result.kind, kPo_Result_Error);
+  assert_int_equal(r.result.max_backoff_ns, kPo_ReconcileWebhookRetryMaxS * INT64_C(1000000000));
+  assert_non_null(strstr(r.error, "removing the finalizer: Internal error occurred: failed calling webhook"));
+  assert_int_equal(entries(), 0);
+  assert_non_null(slot(k, false));
+  r = run();
+  assert_true(r.ok);
+  assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
+  /* a target write refused likewise (consul-k8s's webhook down) */
+  apply_override("b", 1, "web", kGood);
+  F.target_fails = 1;
+  r = run();
+  assert_false(r.ok);
+  assert_int_equal(r.result.max_backoff_ns, kPo_ReconcileWebhookRetryMaxS * INT64_C(1000000000));
+  /* any other failure: the workqueue's backoff as it is */
+  F.fail_text = NULL;
+  F.target_fails = 1;
+  r = run();
+  assert_false(r.ok);
+  assert_false(r.webhook_unreachable);
+  assert_int_equal(r.result.kind, kPo_Result_Error);
+  assert_int_equal(r.result.max_backoff_ns, 0);
+  assert_true(run().ok);
+}
+
 static void test_invalid_update_keeps_last_good(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -1899,6 +1946,7 @@ static void test_other_namespace_appears_after_ours(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_webhook_unreachable_retried_soon, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lost_echo_does_not_hide_a_restore, setup, teardown),

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "po/runtime/controller.h"
 
@@ -53,6 +54,19 @@ static void wait_calls(Ctx *c, int n) {
   pthread_mutex_lock(&c->mu);
   while (c->calls < n) pthread_cond_wait(&c->cv, &c->mu);
   pthread_mutex_unlock(&c->mu);
+}
+
+/* wait_calls, giving up after 10 s of real time (false): a test that fails rather than hangs. */
+static bool wait_calls_for(Ctx *c, int n) {
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&c->mu);
+  int rc = 0;
+  while (c->calls < n && rc == 0) rc = pthread_cond_timedwait(&c->cv, &c->mu, &until);
+  bool done = c->calls >= n;
+  pthread_mutex_unlock(&c->mu);
+  return done;
 }
 
 static double metric(po_Metrics *m, const char *family, const char *l1, const char *l2) {
@@ -122,6 +136,59 @@ static void results_requeue_like_controller_runtime(void **state) {
   po_FakeClock_Free(clock);
 }
 
+/* Fails 24 times with max_backoff_ns 10 s, then succeeds. */
+static po_Result reconcile_capped(void *arg, const char *key, po_Logger *log) {
+  (void)key;
+  (void)log;
+  Ctx *c = arg;
+  pthread_mutex_lock(&c->mu);
+  int n = ++c->calls;
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  if (n > 24) return po_Result_Success();
+  po_Result r = po_Result_Error("failed calling webhook %d", n);
+  r.max_backoff_ns = 10 * S;
+  return r;
+}
+
+/* An error result with max_backoff_ns: the retries double as usual but never wait longer than
+ * that (without it the 24th would wait 5 ms * 2^23, the queue's 1000 s). */
+static void error_backoff_capped_by_the_result(void **state) {
+  (void)state;
+  Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, false};
+  po_RtClock *clock = po_FakeClock_New(0);
+  FILE *logf = tmpfile();
+  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogInfo});
+  po_ControllerOptions o = {.name = "cap", .reconcile = reconcile_capped, .ctx = &c, .clock = clock, .log = log};
+  po_CtlStatus st;
+  po_Controller *ctl = po_Controller_New(&o, &st);
+  assert_non_null(ctl);
+  po_Controller_Enqueue(ctl, "ns/cap");
+  assert_true(po_Controller_Start(ctl, &st));
+  for (int i = 1; i <= 25; i++) {
+    if (!wait_calls_for(&c, i)) fail_msg("call %d did not come 10 s after the last failure", i);
+    po_FakeClock_AwaitWaiters(clock, 1);
+    po_FakeClock_Advance(clock, 10 * S);
+  }
+  assert_true(po_Controller_Stop(ctl, PO_FOREVER));
+  assert_int_equal(c.calls, 25);
+  rewind(logf);
+  char line[1024];
+  long last = -1, most = 0;
+  while (fgets(line, sizeof line, logf)) {
+    const char *p = strstr(line, "\"retry_in_ms\":");
+    if (!p) continue;
+    last = strtol(p + 14, NULL, 10);
+    if (last > most) most = last;
+  }
+  assert_int_equal(last, 10000);
+  assert_int_equal(most, 10000);
+  po_Controller_Free(ctl);
+  po_Logger_Free(log);
+  fclose(logf);
+  po_FakeClock_Free(clock);
+}
+
 static void restart_after_stop_uses_a_fresh_queue(void **state) {
   Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, false};
   po_Metrics *m = po_Metrics_New();
@@ -188,6 +255,7 @@ static void new_validates_options(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(results_requeue_like_controller_runtime),
+      cmocka_unit_test(error_backoff_capped_by_the_result),
       cmocka_unit_test(restart_after_stop_uses_a_fresh_queue),
       cmocka_unit_test(stop_gives_up_at_the_deadline_then_waits_again),
       cmocka_unit_test(new_validates_options),

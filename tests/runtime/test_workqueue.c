@@ -12,6 +12,7 @@
 #include "po/runtime/workqueue.h"
 
 #define MS INT64_C(1000000)
+#define S INT64_C(1000000000)
 
 typedef struct {
   po_RtClock *clock;
@@ -200,6 +201,25 @@ static void rate_limited_adds_back_off_and_forget_resets(void **state) {
   po_Workqueue_Forget(f->q, "ns/unknown");
 }
 
+/* A capped backoff (a failure whose end no event reports: a webhook reachable again) still
+ * counts the failures and doubles from the base, but never waits longer than the cap; the
+ * uncapped call afterwards picks up the full backoff of all the failures. */
+static void rate_limited_up_to_caps_the_key_backoff(void **state) {
+  Fixture *f = *state;
+  int64_t d = 0;
+  for (int i = 0; i < 30; i++) d = po_Workqueue_AddRateLimitedUpTo(f->q, "ns/a", 10 * S);
+  assert_int_equal(d, 10 * S);
+  assert_int_equal(po_Workqueue_NumRequeues(f->q, "ns/a"), 30);
+  assert_int_equal(po_Workqueue_AddRateLimitedUpTo(f->q, "ns/a", 0), 1000 * S); /* 0: the queue's maximum */
+  po_Workqueue_Forget(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_AddRateLimitedUpTo(f->q, "ns/a", 10 * S), 5 * MS);
+  assert_int_equal(po_Workqueue_AddRateLimitedUpTo(f->q, "ns/a", 10 * S), 10 * MS);
+  /* a cap under the base delay is the wait */
+  assert_int_equal(po_Workqueue_AddRateLimitedUpTo(f->q, "ns/b", 1 * MS), 1 * MS);
+  po_Workqueue_Forget(f->q, "ns/a");
+  po_Workqueue_Forget(f->q, "ns/b");
+}
+
 static void overall_bucket_limits_many_failing_keys(void **state) {
   Fixture *f = *state;
   char key[32];
@@ -290,6 +310,7 @@ int main(void) {
                                       teardown),
       cmocka_unit_test_setup_teardown(rate_limited_adds_back_off_and_forget_resets, setup,
                                       teardown),
+      cmocka_unit_test_setup_teardown(rate_limited_up_to_caps_the_key_backoff, setup, teardown),
       cmocka_unit_test_setup_teardown(overall_bucket_limits_many_failing_keys, setup, teardown),
       cmocka_unit_test_setup_teardown(shutdown_stops_handing_out_keys, setup, teardown),
       cmocka_unit_test_setup_teardown(metrics_follow_client_go, setup, teardown),

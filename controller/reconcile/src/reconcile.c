@@ -107,6 +107,10 @@ static json_object *copy(const json_object *o) {
 
 static void fail(Run *run, po_WriteResult w, const char *what, const char *err) {
   if (w == kPo_WriteConflict) run->r.conflict = true;
+  /* The API server's words when an admission webhook could not be called (500 InternalError,
+   * the same text on every version): its end is no event of ours, so the retry must come soon
+   * (kPo_ReconcileWebhookRetryMaxS), not after a backoff grown while it was down. */
+  if (err && strstr(err, "failed calling webhook")) run->r.webhook_unreachable = true;
   /* The first error wins; long texts are cut (the status conditions carry the whole of them). */
   if (!run->r.error[0]) {
     int k = snprintf(run->r.error, sizeof run->r.error, "%.200s: ", what);
@@ -138,8 +142,10 @@ static bool has_finalizer(const json_object *obj) {
 }
 
 /* metadata.finalizers with ours added or removed, as a merge patch with the resourceVersion
- * as precondition (a merge patch replaces the whole list). New strings only: the cached
- * object's are shared. NULL when out of memory. */
+ * as precondition (a merge patch replaces the whole list). Metadata only, never spec: the
+ * shipped webhook configurations do not send such an update to our webhook (matchCondition
+ * spec-changed), so a deletion never waits for a webhook that cannot be reached. New strings
+ * only: the cached object's are shared. NULL when out of memory. */
 static json_object *finalizer_patch(const json_object *obj, bool add) {
   json_object *meta = po_Json_Get(obj, "metadata"), *old = po_Json_Get(meta, "finalizers"), *rv = po_Json_Get(meta, "resourceVersion");
   json_object *list = json_object_new_array(), *m = json_object_new_object(), *patch = json_object_new_object();
@@ -1469,7 +1475,11 @@ static void finish(Run *run) {
 static po_Result outcome(const po_ReconcileResult *r) {
   if (r->terminal) return po_Result_Terminal("%s", r->error);
   if (r->not_synced) return po_Result_RequeueAfter(kPo_ReconcileNotSyncedRetryNs); /* nothing was written */
-  if (!r->ok) return po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+  if (!r->ok) {
+    po_Result e = po_Result_Error("%s%s", r->conflict ? "conflict: " : "", r->error);
+    if (r->webhook_unreachable) e.max_backoff_ns = kPo_ReconcileWebhookRetryMaxS * INT64_C(1000000000);
+    return e;
+  }
   /* Waiting for consul-k8s: its status write requeues the target anyway; this is the timeout. */
   if (r->recheck_in_s > 0) return po_Result_RequeueAfter(r->recheck_in_s * INT64_C(1000000000));
   return po_Result_Success();

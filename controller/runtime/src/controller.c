@@ -113,7 +113,7 @@ static void handle_result(po_Controller *c, po_Workqueue *q, const char *key, co
       po_Series_Inc(c->m_success);
       break;
     case kPo_Result_Error: {
-      int64_t delay = po_Workqueue_AddRateLimited(q, key);
+      int64_t delay = po_Workqueue_AddRateLimitedUpTo(q, key, r->max_backoff_ns);
       po_Series_Inc(c->m_errors);
       po_Series_Inc(c->m_error);
       po_Log_Error(log, "reconcile failed, will retry", po_Str("error", r->error),

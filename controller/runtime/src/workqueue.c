@@ -373,14 +373,17 @@ void po_Workqueue_AddSpaced(po_Workqueue *q, const char *key, int64_t spacing_ns
   add_with(q, key, spacing_ns > 0 ? spacing_ns : -1);
 }
 
-int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key) {
+int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key) { return po_Workqueue_AddRateLimitedUpTo(q, key, 0); }
+
+int64_t po_Workqueue_AddRateLimitedUpTo(po_Workqueue *q, const char *key, int64_t max_delay_ns) {
   pthread_mutex_lock(&q->mu);
   int64_t now = po_RtClock_Now(q->clock), delay = 0;
+  int64_t cap = max_delay_ns > 0 && max_delay_ns < q->max_delay ? max_delay_ns : q->max_delay;
   promote(q, now);
   if (!q->shutting_down) {
     Entry *e = get_or_create(q, key);
     if (e) {
-      int64_t backoff = po_Backoff_Delay(q->base_delay, q->max_delay, e->failures);
+      int64_t backoff = po_Backoff_Delay(q->base_delay, cap, e->failures);
       int64_t bucket = po_TokenBucket_Reserve(&q->bucket, now);
       delay = backoff > bucket ? backoff : bucket;
       if (e->failures < 1000000) e->failures++;

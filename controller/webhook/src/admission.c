@@ -81,6 +81,37 @@ static bool generated_by_us(json_object *obj) {
   return m && !strcmp(m, "propertyoverride");
 }
 
+/* Whether the update leaves the builtin/property-override entries of spec.envoyExtensions as they
+ * were: the same entries in the same order, wherever other extensions moved. They are all that
+ * check_consul reads, so an update that keeps them (a protocol change, another extension added
+ * or moved) brings nothing new to judge: whatever stored them is not this writer's doing. The
+ * configuration's matchCondition entries-changed (deploy/base/webhook.yaml) says exactly this in
+ * CEL, so a webhook the API server cannot reach blocks no such write; this is the same rule for
+ * a configuration without it. Compared whole and in order, as the CEL list equality does: a
+ * reorder among them is judged again (cheap, and the limits hold either way). */
+static bool consul_entries_unchanged(json_object *obj, json_object *old) {
+  json_object *a = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
+  json_object *b = po_Json_Get(po_Json_Get(old, "spec"), "envoyExtensions");
+  size_t na = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+  size_t nb = json_object_is_type(b, json_type_array) ? json_object_array_length(b) : 0;
+  size_t i = 0, k = 0;
+  for (;;) {
+    json_object *x = NULL, *y = NULL;
+    for (; i < na && !x; i++) {
+      json_object *e = json_object_array_get_idx(a, i);
+      const char *n = po_Json_String(e, "name");
+      if (n && !strcmp(n, PO_EXTENSION_NAME)) x = e;
+    }
+    for (; k < nb && !y; k++) {
+      json_object *e = json_object_array_get_idx(b, k);
+      const char *n = po_Json_String(e, "name");
+      if (n && !strcmp(n, PO_EXTENSION_NAME)) y = e;
+    }
+    if (!x || !y) return !x && !y;
+    if (!json_object_equal(x, y)) return false;
+  }
+}
+
 /* po_TextBuf_Puts for a string that may be NULL (an arena printf out of memory). */
 static void put(po_TextBuf *t, const char *s) {
   if (s) po_TextBuf_Puts(t, s);
@@ -176,7 +207,7 @@ json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tena
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
-      denial = check_consul(obj, k, a, warnings);
+      if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, a, warnings);
     } else if (group && !strcmp(group, "networking.istio.io") && !strcmp(k, "EnvoyFilter") && !generated_by_us(obj)) {
       denial = check_native(obj, po_Json_String(req, "namespace"), k, true, a, warnings);
     } else if (group && !strcmp(group, "gateway.envoyproxy.io") && !strcmp(k, "EnvoyPatchPolicy") &&

@@ -2,7 +2,7 @@
  * no-evaluation mode for short-circuits and macros): literals, self and field access, indexing,
  * ! - * / % + < <= > >= == != in && || ?:, has(), size(), startsWith, endsWith, contains,
  * matches (POSIX ERE, close to RE2 for the usual anchored patterns), and the all / exists /
- * exists_one macros. A rule outside the subset is skipped (counted as passing) and logged once:
+ * exists_one / filter macros. A rule outside the subset is skipped (counted as passing) and logged once:
  * the webhook and the controller validate too. */
 #include <ctype.h>
 #include <errno.h>
@@ -301,7 +301,7 @@ static bool regex_tame(const char *re) {
 
 /* Called after "recv.fn(" (or for globals after the argument); consumes arguments and ")". */
 static V args_and_call(P *p, bool ev, V recv, const char *fn) {
-  if (!strcmp(fn, "all") || !strcmp(fn, "exists") || !strcmp(fn, "exists_one")) {
+  if (!strcmp(fn, "all") || !strcmp(fn, "exists") || !strcmp(fn, "exists_one") || !strcmp(fn, "filter")) {
     char var[64];
     if (!ident(p, var, sizeof var) || !eat(p, ",") || p->nvars >= 8) {
       p->unsupported = true;
@@ -325,6 +325,8 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
     if (ev && !recv.err && iterable) n = json_object_array_length(list);
     size_t count = 0, nfalse = 0;
     bool any_err = recv.err;
+    /* filter(): the elements (a map's keys) whose predicate is true, in order */
+    json_object *kept = !strcmp(fn, "filter") ? json_object_new_array() : NULL;
     const char *end = NULL;
     p->vars[p->nvars].name = var;
     p->nvars++;
@@ -336,6 +338,7 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
       if (truthy(r, &b)) {
         count += b;
         nfalse += !b;
+        if (b && kept) json_object_array_add(kept, json_object_get(json_object_array_get_idx(list, i)));
       } else {
         any_err = true;
       }
@@ -353,8 +356,11 @@ static V args_and_call(P *p, bool ev, V recv, const char *fn) {
     json_object_put(keys);
     drop(recv);
     if (!eat(p, ")")) p->unsupported = true;
+    if (!ev || (kept && (any_err || !iterable))) json_object_put(kept), kept = NULL;
     if (!ev) return ok(NULL);
     if (!recv.err && !iterable) return fail_v(p, "no matching overload for %s() (not a list or map)", fn);
+    /* filter() accumulates through a conditional: any element's error is its result */
+    if (!strcmp(fn, "filter")) return any_err ? fail_v(p, "error evaluating %s()", fn) : ok(kept);
     /* CEL folds all() with && and exists() with ||, both commutative over errors: one false
      * element decides all(), one true element decides exists(), whatever errors the others
      * raised. exists_one() counts, so any error is its result. */

@@ -227,6 +227,15 @@ void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
  * backoff; RequeueAfter when the caches are not synced; Terminal for a malformed key, never
  * retried), the rest for logs and tests. */
 enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
+/* A write refused because an admission webhook could not be called (the API server's
+ * "failed calling webhook", 500) is retried at least this often. Nothing requeues the key when
+ * the webhook is back, and under the workqueue's own backoff (5 ms doubling to 1000 s) the retry
+ * after 11 minutes of failures comes 655 s later, then 1000 s: a deletion could finish 11 to 16
+ * minutes after the webhook was back. The shipped configurations never send our finalizer writes
+ * to our webhook (matchCondition spec-changed: they change metadata only), but other writes of
+ * ours (a target keeping other entries), another webhook (consul-k8s's own, a policy engine's),
+ * or ours registered without that condition can still be refused while it is unreachable. */
+enum { kPo_ReconcileWebhookRetryMaxS = 10 };
 /* A target not created because one of its name lives in another namespace: looked at again after
  * this long (that one may be deleted; target deletions enqueue nothing here). */
 enum { kPo_ReconcileElsewhereRecheckS = 60 };
@@ -234,6 +243,8 @@ typedef struct {
   po_Result result;
   bool ok;
   bool conflict;          /* a write met a newer object: retry soon */
+  bool webhook_unreachable; /* a write failed because an admission webhook could not be called:
+                             * the retry's backoff is capped at kPo_ReconcileWebhookRetryMaxS */
   char error[512];
   bool not_synced;        /* nothing was read or written: the caches are not synced yet */
   bool terminal;          /* the key is malformed: nothing was read or written, retrying cannot help */

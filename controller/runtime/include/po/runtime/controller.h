@@ -3,7 +3,8 @@
  *
  *   result          queue action                       reconcile_total{result}  errors_total
  *   Success         Forget                             success                  -
- *   Error           AddRateLimited (backoff, retries)  error                    +1
+ *   Error           AddRateLimited (backoff, retries;  error                    +1
+ *                   max_backoff_ns caps it)
  *   Requeue         AddRateLimited                     requeue                  -
  *   RequeueAfter    Forget, AddAfter(duration)         requeue_after            -
  *   Terminal        Forget (never retried)             error                    +1 (and terminal)
@@ -35,6 +36,11 @@ typedef enum {
 typedef struct {
   po_ResultKind kind;
   int64_t requeue_after_ns; /* kPo_Result_RequeueAfter */
+  /* kPo_Result_Error: the key's own backoff grows no longer than this (0: the queue's maximum,
+   * 1000 s). For a failure that can end at any moment with no event to requeue the key (a
+   * webhook reachable again): the retry then comes within this long, not up to 1000 s later.
+   * The queue's overall token bucket still bounds the rate of all retries together. */
+  int64_t max_backoff_ns;
   char error[256];          /* kPo_Result_Error / Terminal: logged with the retry */
 } po_Result;
 

@@ -9,9 +9,13 @@
  * come back as warnings (at most 16). EnvoyFilters and EnvoyPatchPolicies written by hand are
  * checked as `validate -f` checks them (po_Istio_CheckEnvoyFilter, po_EG_CheckEnvoyPatchPolicy):
  * errors deny, warnings are returned; those labelled app.kubernetes.io/managed-by=propertyoverride
- * (the controller's own) are not judged. Deletes, and updates that leave spec unchanged, are
- * always allowed. A body that is not exactly one JSON value, or whose
- * request.uid holds a NUL, is refused (400). */
+ * (the controller's own) are not judged. Deletes, updates that leave spec unchanged, and
+ * updates of a ServiceDefaults/ProxyDefaults that leave its builtin/property-override entries
+ * as they were (the same entries in the same order) are always allowed: nothing else of an
+ * object is read for a verdict but its kind, its namespace (tenancy; fixed once created) and, for
+ * EnvoyFilters and EnvoyPatchPolicies, the managed-by label, which only ever allows. The
+ * configurations' matchConditions leave exactly these writes out (deploy/base/webhook.yaml).
+ * A body that is not exactly one JSON value, or whose request.uid holds a NUL, is refused (400). */
 #ifndef PO_WEBHOOK_ADMISSION_H_
 #define PO_WEBHOOK_ADMISSION_H_
 
