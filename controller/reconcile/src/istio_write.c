@@ -114,6 +114,14 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     }
     void *ref = NULL;
     const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref);
+    if (it->verify && desired && !po_Owned_Holds(current, desired, it->uid, kPo_Owned_EnvoyFilter)) {
+      /* a record not shown to be ours programs nothing: the EnvoyFilter stays as it is */
+      it->outcome = kPo_IstioOutcome_Kept;
+      it->mismatch = true;
+      if (current && io->release) io->release(io->ctx, ref);
+      json_object_put(desired);
+      continue;
+    }
     bool ok = carry_out(io, ix, ns, it, current, desired, writes);
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);

@@ -45,6 +45,10 @@ typedef struct {
   const po_CompiledOverride *program; /* the accepted generation to program; NULL: none */
   bool keep;                          /* invalid without a usable record: leave its EnvoyFilter */
   bool skip;                          /* not this target's to write (held here, valid elsewhere) */
+  /* `program` is status.lastValid not yet shown to be this controller's (reconcile.c,
+   * record_bound): nothing is written for it; it counts as programmed only where the object is
+   * ours and already holds exactly it, else the outcome is Kept with `mismatch` */
+  bool verify;
   /* out */
   po_IstioOutcome outcome;
   bool conflict;                      /* a write met a newer object (409): retried soon */
@@ -54,6 +58,7 @@ typedef struct {
   /* Created here and not bound (the binding write failed): its uid, for status.created, the
    * durable record that lets a restarted controller bind it still ("" otherwise) */
   char unbound_uid[128];
+  bool mismatch;                      /* verify: the object does not hold it (Kept) */
 } po_IstioItem;
 
 /* Programs the items' EnvoyFilters. `service` is the Service of a Service key as the cache has

@@ -102,3 +102,10 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
   p.object = want;
   return p;
 }
+
+bool po_Owned_Holds(const json_object *current, const json_object *desired, const char *owner_uid, po_OwnedKind kind) {
+  if (!current || !desired) return false;
+  po_OwnedPlan p = po_Owned_Plan(current, desired, owner_uid, NULL, kind);
+  json_object_put(p.object);
+  return !p.out_of_memory && p.action == kPo_OwnedPlan_None;
+}

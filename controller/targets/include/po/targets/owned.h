@@ -41,4 +41,9 @@ typedef struct {
 po_OwnedPlan po_Owned_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                            const char *created_uid, po_OwnedKind kind);
 
+/* Whether `current` is ours (owner_uid's, created annotation bound) and already holds `desired`
+ * exactly, so that po_Owned_Plan would write nothing. */
+bool po_Owned_Holds(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
+                    po_OwnedKind kind);
+
 #endif
