@@ -93,6 +93,11 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     } else if (it->program) {
       const char *why = NULL;
       desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why);
+      if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
+        json_object_put(desired);
+        ok = false;
+        break;
+      }
       if (!desired && !why) {
         ok = false;
         break;

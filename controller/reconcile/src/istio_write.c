@@ -106,6 +106,10 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     } else if (it->program) {
       const char *why = NULL;
       desired = po_Istio_EnvoyFilter(it->program, selector, ar, &why);
+      if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
+        json_object_put(desired);
+        return false;
+      }
       if (!desired && !why) return false;
       if (!desired) {
         it->outcome = kPo_IstioOutcome_NoSelector;
