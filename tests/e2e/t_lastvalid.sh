@@ -98,8 +98,8 @@ eventually "istio: generation 2 programmed" 30 "50 2" sh -c "echo \$(kubectl get
 po ef 150 Service api | kubectl apply -f - >/dev/null
 eventually "istio: generation 3 invalid, generation 2 live" 30 yes says ef "generation 3 is invalid; generation 2 is live in EnvoyFilter default/propertyoverride-ef"
 forge ef 2 77 Service api
-eventually "istio: the status says the record does not match" 30 yes says ef \
-  "status.lastValid (generation 2) does not match what this controller wrote to EnvoyFilter default/propertyoverride-ef"
+eventually "istio: the status says the record does not match, and what is live" 30 yes says ef \
+  "EnvoyFilter default/propertyoverride-ef is left as it is (generation 2 is live in it); status.lastValid (generation 2) does not match what this controller wrote to EnvoyFilter default/propertyoverride-ef (it holds generation 2 of this PropertyOverride with other patches): it is ignored"
 check "istio: the EnvoyFilter keeps 50, never 77 (5 s)" holds 5 sh -c "[ \"\$(kubectl get envoyfilter propertyoverride-ef -o jsonpath='{.spec.configPatches[0].patch.value.outlier_detection.max_ejection_percent}')\" = 50 ]"
 po efnever 150 Service api | kubectl apply -f - >/dev/null
 eventually "istio never: generation 1 (150) is not accepted" 30 False cond efnever Accepted status

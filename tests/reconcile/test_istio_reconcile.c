@@ -169,13 +169,17 @@ static void test_forged_last_valid_after_restart(void **state) {
   assert_true(web().ok);
   assert_int_equal(F.target_writes, writes);
   assert_int_equal(max_percent(filter("default", "a")), 50);
-  assert_non_null(strstr(message("a"), "EnvoyFilter default/propertyoverride-a is left as it is; status.lastValid "
-                                       "(generation 2) does not match what this controller wrote"));
+  assert_non_null(strstr(message("a"), "EnvoyFilter default/propertyoverride-a is left as it is (generation 2 is live in it); "
+                                       "status.lastValid (generation 2) does not match what this controller wrote to EnvoyFilter "
+                                       "default/propertyoverride-a (it holds generation 2 of this PropertyOverride with other "
+                                       "patches): it is ignored"));
+  assert_int_equal(json_object_get_int64(get(get(po_of("a"), "status"), "programmedGeneration")), 2);
   forge_last_valid("a", 1, kP50);
   restart_with("a");
   assert_true(web().ok);
   assert_int_equal(F.target_writes, writes);
-  assert_non_null(strstr(message("a"), "status.lastValid (generation 1) does not match"));
+  assert_non_null(strstr(message("a"), "status.lastValid (generation 1) does not match what this controller wrote to "
+                                       "EnvoyFilter default/propertyoverride-a (it holds generation 2 of this PropertyOverride)"));
 }
 
 /* The Service's selector changes: the EnvoyFilter follows; the Service goes: ours goes too, and

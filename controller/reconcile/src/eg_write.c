@@ -113,6 +113,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       /* a record not shown to be ours programs nothing: the EnvoyPatchPolicy stays as it is */
       it->outcome = kPo_EGOutcome_Kept;
       it->mismatch = true;
+      it->live_generation = po_Owned_Generation(current, it->uid);
       if (current && io->release) io->release(io->ctx, ref);
       json_object_put(desired);
       continue;

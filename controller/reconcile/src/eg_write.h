@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "po/reconcile/reconcile.h"
 #include "po/targets/eg.h"
@@ -58,6 +59,7 @@ typedef struct {
   const char *why;                    /* Foreign (static), Refused (in the arena) */
   char err[512];                      /* Failed: the server's answer */
   bool mismatch;                      /* verify: the object does not hold it (Kept) */
+  int64_t live_generation;            /* mismatch: the generation of ours the object holds (0: none, or not said) */
 } po_EGItem;
 
 /* Programs the items' EnvoyPatchPolicies. `gateway` is the Gateway as the cache has it (NULL:

@@ -122,6 +122,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       /* a record not shown to be ours programs nothing: the EnvoyFilter stays as it is */
       it->outcome = kPo_IstioOutcome_Kept;
       it->mismatch = true;
+      it->live_generation = po_Owned_Generation(current, it->uid);
       if (current && io->release) io->release(io->ctx, ref);
       json_object_put(desired);
       continue;

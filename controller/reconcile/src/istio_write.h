@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "po/reconcile/reconcile.h"
 
@@ -59,6 +60,7 @@ typedef struct {
    * durable record that lets a restarted controller bind it still ("" otherwise) */
   char unbound_uid[128];
   bool mismatch;                      /* verify: the object does not hold it (Kept) */
+  int64_t live_generation;            /* mismatch: the generation of ours the object holds (0: none, or not said) */
 } po_IstioItem;
 
 /* Programs the items' EnvoyFilters. `service` is the Service of a Service key as the cache has

@@ -949,11 +949,13 @@ static void owned_outcome(Run *run, bool foreign, bool failed, bool conflict, co
 
 /* A record the write phase found not held by its object (po_IstioItem.verify): ignored, and its
  * compiled form takes no part in the overlaps (nothing of it is live). */
-static void owned_mismatch(Run *run, Item *it, const char *kind, const char *ns, const char *name) {
+static void owned_mismatch(Run *run, Item *it, const char *kind, const char *ns, const char *name, int64_t live) {
   snprintf(it->mismatch, sizeof it->mismatch,
-           "status.lastValid (generation %lld) does not match what this controller wrote to %s %s/%s (it holds other "
-           "patches, or does not exist): it is ignored",
-           (long long)it->entry_generation, kind, ns, name);
+           "status.lastValid (generation %lld) does not match what this controller wrote to %s %s/%s (%s): it is ignored",
+           (long long)it->entry_generation, kind, ns, name,
+           live ? or_oom(po_Arena_Printf(run->ar, "it holds generation %lld of this PropertyOverride%s", (long long)live,
+                                         live == it->entry_generation ? " with other patches" : ""))
+                : "it holds nothing this controller wrote for this PropertyOverride, or does not exist");
   drop_entry(it);
   it->entry_generation = 0;
 }
@@ -994,7 +996,7 @@ static bool write_istio(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_IstioItem *x = &run->istio[i];
     owned_outcome(run, x->outcome == kPo_IstioOutcome_Foreign, x->outcome == kPo_IstioOutcome_Failed, x->conflict, x->err);
-    if (x->mismatch) owned_mismatch(run, &run->items[i], "EnvoyFilter", x->filter_ns, x->filter_name);
+    if (x->mismatch) owned_mismatch(run, &run->items[i], "EnvoyFilter", x->filter_ns, x->filter_name, x->live_generation);
   }
   return true;
 }
@@ -1020,7 +1022,7 @@ static bool write_eg(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_EGItem *x = &run->eg[i];
     owned_outcome(run, x->outcome == kPo_EGOutcome_Foreign, x->outcome == kPo_EGOutcome_Failed, x->conflict, x->err);
-    if (x->mismatch) owned_mismatch(run, &run->items[i], "EnvoyPatchPolicy", x->policy_ns, x->policy_name);
+    if (x->mismatch) owned_mismatch(run, &run->items[i], "EnvoyPatchPolicy", x->policy_ns, x->policy_name, x->live_generation);
   }
   return true;
 }
@@ -1118,8 +1120,9 @@ static bool programmed_owned(Run *run, const Item *it, int64_t live_gen, const c
     else snprintf(p->message, sizeof p->message, "%s (retrying)", err);
   } else if (kept && it->mismatch[0]) {
     p->reason = "Invalid";
-    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s is left as it is",
-             (long long)it->ce->c.generation, obj);
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s is left as it is%s",
+             (long long)it->ce->c.generation, obj,
+             live_gen ? or_oom(po_Arena_Printf(run->ar, " (generation %lld is live in it)", (long long)live_gen)) : "");
   } else if (kept) {
     p->reason = "Invalid";
     snprintf(p->message, sizeof p->message,
@@ -1361,7 +1364,8 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
   if (run->istio) {
     const po_IstioItem *x = &run->istio[i];
-    live_gen = x->outcome == kPo_IstioOutcome_Ok ? it->entry_generation : 0;
+    /* a record that does not match: what is live is the generation the EnvoyFilter says */
+    live_gen = x->outcome == kPo_IstioOutcome_Ok ? it->entry_generation : x->mismatch ? x->live_generation : 0;
     s.target_api_version = PO_ISTIO_API_VERSION;
     s.target_kind_name = "EnvoyFilter";
     s.target_ns = x->filter_ns;
@@ -1373,7 +1377,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (*run->unbound_uid && has_entry(it)) s.created_ns = run->ns, s.created_name = run->name, s.created_uid = run->unbound_uid;
   if (run->eg) {
     const po_EGItem *x = &run->eg[i];
-    live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : 0;
+    live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : x->mismatch ? x->live_generation : 0;
     s.target_api_version = PO_EG_API_VERSION;
     s.target_kind_name = "EnvoyPatchPolicy";
     s.target_ns = x->policy_ns;

@@ -3,6 +3,7 @@
 
 #include <json-c/json.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "po/base/json.h"
@@ -132,4 +133,12 @@ bool po_Owned_Holds(const json_object *current, const json_object *desired, cons
   po_OwnedPlan p = po_Owned_Plan(current, desired, owner_uid, NULL, kind);
   json_object_put(p.object);
   return !p.out_of_memory && p.action == kPo_OwnedPlan_None;
+}
+
+int64_t po_Owned_Generation(const json_object *current, const char *owner_uid) {
+  const char *owner = current ? annotation(current, OWNER_UID_KEY) : NULL, *g = current ? annotation(current, PO_OWNED_GENERATION_KEY) : NULL;
+  if (!owner || !owner_uid || strcmp(owner, owner_uid) != 0 || po_Consul_CreatedBy(current) != kPo_ConsulCreatedUs || !g) return 0;
+  char *end = NULL;
+  long long v = strtoll(g, &end, 10);
+  return end && end != g && !*end && v > 0 ? (int64_t)v : 0;
 }

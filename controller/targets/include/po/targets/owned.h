@@ -51,6 +51,9 @@ po_OwnedPlan po_Owned_Plan(const struct json_object *current, const struct json_
 /* Sets it on a desired object; false when out of memory. */
 bool po_Owned_MarkGeneration(struct json_object *desired, int64_t generation);
 
+/* The generation the object says it holds (PO_OWNED_GENERATION_KEY) when it is ours (owner_uid's,
+ * created annotation bound), else 0. */
+int64_t po_Owned_Generation(const struct json_object *current, const char *owner_uid);
 /* Whether `current` is ours (owner_uid's, created annotation bound) and already holds `desired`
  * exactly, so that po_Owned_Plan would write nothing. */
 bool po_Owned_Holds(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
