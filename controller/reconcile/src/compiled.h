@@ -11,7 +11,8 @@
  * Trust (DESIGN.md section 6) is unchanged: every entry is the engine's verdict on exactly the
  * content it was made from. The record is data anyone allowed to write the status could have
  * forged; it is looked up by its own content hash, so a forged record is compiled (and judged)
- * on its own, never served the verdict of another. The hash is keyed per process (json_hash.h),
+ * on its own, never served the verdict of another; and a valid one is programmed only when it is
+ * what the controller wrote (reconcile.c, record_bound). The hash is keyed per process (json_hash.h),
  * so a record cannot be made to collide with another spec on purpose. */
 #ifndef PO_RECONCILE_COMPILED_H_
 #define PO_RECONCILE_COMPILED_H_

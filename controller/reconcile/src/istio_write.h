@@ -16,7 +16,12 @@
  *   Mesh, ours as planned -> ours of the name earlier versions used deleted (the upgrade: after
  *     the new one is written, never before);
  *   an invalid generation without a usable record -> its EnvoyFilter left exactly as it is
- *     (never deleted: an invalid update never removes what was programmed). */
+ *     (never deleted: an invalid update never removes what was programmed);
+ *   a status.lastValid not shown to be ours (verify) -> nothing written: as planned when the
+ *     EnvoyFilter already holds exactly it (and its propertyoverride.io/generation), else left
+ *     as it is (mismatch, with the generation it says it holds).
+ * What is written carries propertyoverride.io/generation (po_Owned_MarkGeneration): the proof a
+ * later record is checked against after a restart. */
 #ifndef PO_RECONCILE_ISTIO_WRITE_H_
 #define PO_RECONCILE_ISTIO_WRITE_H_
 
