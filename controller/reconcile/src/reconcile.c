@@ -442,6 +442,22 @@ static bool load(Run *run) {
 
 static const char *or_oom(const char *s) { return s ? s : "out of memory"; }
 
+/* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
+ * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
+ * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
+static bool proves(const po_ConsulEntry *live, size_t n, const Item *it, const po_CompiledEntry *rec, int64_t *seen) {
+  for (size_t l = 0; l < n; l++) {
+    const po_ConsulEntry *e = &live[l];
+    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
+    if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
+        po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
+      return true;
+    }
+    *seen = e->generation > 0 ? e->generation : 1;
+  }
+  return false;
+}
+
 /* Whether status.lastValid, compiled valid for this very target (`rec`), is a record this
  * controller made. The status subresource can be written by others than the controller (a CI
  * robot, a namespace admin granted it), and a record is only a claim: it is honoured when it names
@@ -466,14 +482,17 @@ static bool record_bound(Run *run, Item *it, const po_CompiledEntry *rec) {
     return true;
   }
   int64_t live = 0;
-  for (size_t l = 0; l < run->nlive; l++) {
-    const po_ConsulEntry *e = &run->live[l];
-    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
-    if (e->generation == g && e->priority == rec->c.priority && e->required == rec->c.required &&
-        po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
-      return true;
-    }
-    live = e->generation > 0 ? e->generation : 1;
+  if (proves(run->live, run->nlive, it, rec, &live)) return true;
+  if (run->dry) {
+    /* the admission view: the incoming object replaces the stored one (a re-apply from git may
+     * carry none of our entries), and the stored one holds what the controller wrote */
+    void *ref = NULL;
+    const json_object *stored = run->io->get_target(run->io->ctx, run->kind, run->ns, run->name, &ref);
+    po_ConsulOwner me = {it->name, it->uid};
+    po_ConsulEntry e;
+    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves(&e, 1, it, rec, &live);
+    release(run, stored, ref);
+    if (yes) return true;
   }
   snprintf(it->mismatch, sizeof it->mismatch,
            "status.lastValid (generation %lld) does not match what this controller wrote to %s (%s): it is ignored",
