@@ -4,6 +4,7 @@
 #define PO_TESTS_RECONCILE_MESH_TEST_H_
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "fake_api.h"
@@ -23,5 +24,26 @@ static inline const char *message(const char *name) {
 }
 static inline const char *annotation(json_object *o, const char *k) { return annotation_of(o, k); }
 static inline po_ReconcileResult rec(const char *key) { return reconcile_key(key); }
+
+/* status.lastValid of PropertyOverride default/name set by hand (as `kubectl patch
+ * --subresource=status` would) to {generation, its spec with `patches`}. */
+static inline void forge_last_valid(const char *name, int64_t generation, const char *patches) {
+  json_object *o = po_of(name), *st = get(o, "status");
+  if (!st) json_object_object_add(o, "status", st = json_object_new_object());
+  json_object *spec = copy(get(o, "spec")), *lv = json_object_new_object();
+  json_object_object_add(spec, "patches", json_tokener_parse(patches));
+  json_object_object_add(lv, "generation", json_object_new_int64(generation));
+  json_object_object_add(lv, "spec", spec);
+  json_object_object_add(st, "lastValid", lv);
+  bump(o);
+}
+
+/* A restarted controller: a new index, PropertyOverride default/name indexed again as the
+ * informers would list it. */
+static inline void restart_with(const char *name) {
+  po_TargetIndex_Free(IX);
+  IX = po_TargetIndex_New();
+  store_override("default", name, copy(po_of(name)));
+}
 
 #endif

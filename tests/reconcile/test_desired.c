@@ -76,6 +76,39 @@ static void test_stripped_write_gets_exactly_the_reconcilers_entries(void **stat
   json_object_put(in);
 }
 
+/* issue 21: a git re-apply (no entries of ours) after a restart, while a is invalid: its
+ * status.lastValid is proved by the stored target's entry (what the controller wrote), not by
+ * the incoming object, so the answer still carries a's last valid entry; a forged record gets
+ * nothing. */
+static void test_stripped_write_after_a_restart_keeps_the_last_valid_entry(void **state) {
+  (void)state;
+  static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]";
+  programmed();
+  apply_override("a", 2, "web", kBad);
+  assert_true(reconcile().ok);
+  json_object *before = copy(ext_of(target()));
+  po_TargetIndex_Free(IX); /* a new process */
+  IX = po_TargetIndex_New();
+  store_override("default", "a", copy(slot("po/default/a", false)->obj));
+  store_override("default", "b", copy(slot("po/default/b", false)->obj));
+  json_object *in = git_version(), *list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_true(json_object_equal(list, before));
+  json_object_put(list);
+  /* the record forged to another valid value: a's entry is not in the answer */
+  json_object *p0 = json_object_array_get_idx(get(get(get(get(slot("po/default/a", false)->obj, "status"), "lastValid"), "spec"),
+                                                  "patches"), 0);
+  json_object_object_add(p0, "value", json_object_new_int(33));
+  bump(slot("po/default/a", false)->obj);
+  list = NULL;
+  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_null(strstr(json_object_to_json_string(list), "\"Value\":33"));
+  json_object_put(list);
+  json_object_put(in);
+  json_object_put(before);
+}
+
 static void test_other_extensions_come_from_the_write_not_the_store(void **state) {
   (void)state;
   programmed();
@@ -221,6 +254,7 @@ static void test_adv_desired_ignores_forged_cross_namespace_record(void **state)
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_stripped_write_gets_exactly_the_reconcilers_entries, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_stripped_write_after_a_restart_keeps_the_last_valid_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_come_from_the_write_not_the_store, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_entry_in_the_write_is_replaced_by_the_current_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_entry_is_not_made_ours, setup, teardown),

@@ -175,6 +175,41 @@ static void test_lifecycle(void **state) {
   assert_int_equal(patch_value(policy("a"), 0), 50);
 }
 
+/* issue 21 on Envoy Gateway: a forged status.lastValid is never programmed; the legitimate one
+ * is honoured after a restart (the policy holds it, propertyoverride.io/generation says which). */
+static void test_forged_last_valid(void **state) {
+  (void)state;
+  gateway();
+  route("[\"payments\"]");
+  apply_gw("b", 1, kBad);
+  assert_true(gw().ok);
+  forge_last_valid("b", 1, kPay30);
+  assert_true(gw().ok);
+  assert_null(policy("b"));
+  assert_non_null(strstr(message("b"), "does not match what this controller wrote to EnvoyPatchPolicy "
+                                       "default/propertyoverride-b"));
+
+  apply_gw("a", 1, kPay30);
+  assert_true(gw().ok);
+  apply_gw("a", 2, kPay50);
+  assert_true(gw().ok);
+  assert_string_equal(annotation(policy("a"), "propertyoverride.io/generation"), "2");
+  eg_programs("a");
+  apply_gw("a", 3, kBad);
+  assert_true(gw().ok);
+  restart_with("a");
+  int writes = F.target_writes;
+  assert_true(gw().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_non_null(strstr(message("a"), "generation 2 is live in EnvoyPatchPolicy default/propertyoverride-a"));
+  forge_last_valid("a", 2, kPay30);
+  restart_with("a");
+  assert_true(gw().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(patch_value(policy("a"), 0), 50);
+  assert_non_null(strstr(message("a"), "status.lastValid (generation 2) does not match what this controller wrote"));
+}
+
 /* Deleting the PropertyOverride deletes its policy, then lets it go (the finalizer). */
 static void test_delete_removes_policy_then_finalizer(void **state) {
   (void)state;
@@ -622,6 +657,7 @@ int main(void) {
 #else
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_foreign_route_cannot_delete_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_foreign_selector_route_cannot_delete_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_removes_policy_then_finalizer, setup, teardown),

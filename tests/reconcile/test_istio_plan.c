@@ -89,6 +89,34 @@ static void test_ours_converges(void **state) {
   json_object_put(d);
 }
 
+/* issue 21: the generation the desired object carries (po_Owned_MarkGeneration) is ours to keep
+ * like the spec: an object of ours without it, or naming another generation, is updated (its
+ * spec the same); one naming it is as planned (po_Owned_Holds); others' annotations stay. */
+static void test_generation_annotation_kept(void **state) {
+  (void)state;
+  json_object *d = json_tokener_parse(kDesired);
+  assert_true(po_Owned_MarkGeneration(d, 2));
+  json_object *c = current("ef-1", "po-uid", "ef-1", NULL);
+  assert_int_equal(po_Owned_Generation(c, "po-uid"), 0);
+  assert_false(po_Owned_Holds(c, d, "po-uid", kPo_Owned_EnvoyFilter));
+  po_IstioPlan p = po_Istio_Plan(c, d, "po-uid", NULL);
+  assert_int_equal(p.action, kPo_IstioPlan_Update);
+  assert_string_equal(ann(p.object, "propertyoverride.io/generation"), "2");
+  assert_string_equal(ann(p.object, "someone/else"), "kept");
+  assert_string_equal(ann(p.object, "propertyoverride.io/created"), "ef-1");
+  assert_int_equal(po_Owned_Generation(p.object, "po-uid"), 2);
+  assert_int_equal(po_Owned_Generation(p.object, "other-uid"), 0); /* not ours: says nothing */
+  assert_true(po_Owned_Holds(p.object, d, "po-uid", kPo_Owned_EnvoyFilter));
+  assert_int_equal(po_Istio_Plan(p.object, d, "po-uid", NULL).action, kPo_IstioPlan_None);
+  json_object *d3 = json_tokener_parse(kDesired);
+  assert_true(po_Owned_MarkGeneration(d3, 3));
+  assert_false(po_Owned_Holds(p.object, d3, "po-uid", kPo_Owned_EnvoyFilter));
+  json_object_put(d3);
+  json_object_put(p.object);
+  json_object_put(c);
+  json_object_put(d);
+}
+
 static void test_look_alikes_are_left_alone(void **state) {
   (void)state;
   json_object *d = json_tokener_parse(kDesired);
@@ -169,6 +197,7 @@ int main(void) {
       cmocka_unit_test(test_absent_is_created_with_its_owner),
       cmocka_unit_test(test_mesh_filter_name),
       cmocka_unit_test(test_fresh_create_is_bound_to_its_uid),
+      cmocka_unit_test(test_generation_annotation_kept),
       cmocka_unit_test(test_ours_converges),
       cmocka_unit_test(test_look_alikes_are_left_alone),
   };

@@ -124,6 +124,64 @@ static void test_service_lifecycle(void **state) {
   assert_string_equal(reason("a"), "Programmed");
 }
 
+/* issue 21: status.lastValid is programmed only when the EnvoyFilter holds what the controller
+ * wrote for it (its content and propertyoverride.io/generation), or this process recorded it.
+ * The only generation invalid, the record forged to a valid spec: no EnvoyFilter, and the status
+ * says the record does not match. */
+static void test_forged_last_valid_never_admitted(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kBad);
+  assert_true(web().ok);
+  forge_last_valid("a", 1, kP30);
+  assert_true(web().ok);
+  assert_null(filter("default", "a"));
+  assert_string_equal(reason("a"), "Invalid");
+  assert_null(strstr(message("a"), "is live"));
+  assert_non_null(strstr(message("a"), "status.lastValid (generation 1) does not match what this controller wrote to "
+                                       "EnvoyFilter default/propertyoverride-a"));
+  assert_string_equal(F.last_event_reason, "LastValidMismatch");
+}
+
+/* Generation 2 (50) live, generation 3 invalid, the record forged to generation 2 with 30, a
+ * restart: the EnvoyFilter keeps 50. The legitimate record is honoured after a restart (nothing
+ * written), and one forged to generation 1 with generation 2's very patches is not (the
+ * EnvoyFilter says generation 2). */
+static void test_forged_last_valid_after_restart(void **state) {
+  (void)state;
+  service("web", "{\"app\":\"web\"}");
+  apply_istio("default", "a", 1, "Service", "web", kP30);
+  assert_true(web().ok);
+  apply_istio("default", "a", 2, "Service", "web", kP50);
+  assert_true(web().ok);
+  assert_string_equal(annotation(filter("default", "a"), "propertyoverride.io/generation"), "2");
+  apply_istio("default", "a", 3, "Service", "web", kBad);
+  assert_true(web().ok);
+  restart_with("a");
+  int writes = F.target_writes;
+  assert_true(web().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_non_null(strstr(message("a"), "generation 2 is live in EnvoyFilter default/propertyoverride-a"));
+  assert_null(strstr(message("a"), "does not match"));
+
+  forge_last_valid("a", 2, kP30);
+  restart_with("a");
+  assert_true(web().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(max_percent(filter("default", "a")), 50);
+  assert_non_null(strstr(message("a"), "EnvoyFilter default/propertyoverride-a is left as it is (generation 2 is live in it); "
+                                       "status.lastValid (generation 2) does not match what this controller wrote to EnvoyFilter "
+                                       "default/propertyoverride-a (it holds generation 2 of this PropertyOverride with other "
+                                       "patches): it is ignored"));
+  assert_int_equal(json_object_get_int64(get(get(po_of("a"), "status"), "programmedGeneration")), 2);
+  forge_last_valid("a", 1, kP50);
+  restart_with("a");
+  assert_true(web().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_non_null(strstr(message("a"), "status.lastValid (generation 1) does not match what this controller wrote to "
+                                       "EnvoyFilter default/propertyoverride-a (it holds generation 2 of this PropertyOverride)"));
+}
+
 /* The Service's selector changes: the EnvoyFilter follows; the Service goes: ours goes too, and
  * the status says so; it comes back: so does ours. */
 static void test_selector_change_and_service_deleted(void **state) {
@@ -518,6 +576,8 @@ static void test_overlap_mesh_against_service_is_istio_order(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid_never_admitted, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid_after_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_selector_change_and_service_deleted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_delete_removes_filter_then_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_foreign_left_alone_and_drift_repaired, setup, teardown),

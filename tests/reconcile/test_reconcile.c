@@ -1474,8 +1474,8 @@ static void test_compiled_once_per_generation(void **state) {
 }
 
 /* The record is looked up by its content: one rewritten under the same generation is judged on
- * its own (here valid, with another value: what the engine accepts is written, as before the
- * cache), never served the verdict of the first. */
+ * its own, never served the verdict of the first; valid, with another value, it is still not
+ * programmed: it is not what the controller wrote (record_bound), and the live entry stays. */
 static void test_record_cached_by_content_not_generation(void **state) {
   (void)state;
   apply_override("a", 1, "web", kGood);
@@ -1484,17 +1484,180 @@ static void test_record_cached_by_content_not_generation(void **state) {
   assert_true(run().ok);
   json_object *v = get(json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0), "Value");
   assert_int_equal(json_object_get_int(v), 50);
+  po_TargetIndexStats before = po_TargetIndex_Stats(IX);
   json_object *rec = get(get(po("a"), "status"), "lastValid");
   json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(30));
   assert_true(run().ok);
+  assert_int_equal(po_TargetIndex_Stats(IX).misses, before.misses + 1); /* compiled on its own */
   v = get(json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0), "Value");
-  assert_int_equal(json_object_get_int(v), 30);
+  assert_int_equal(json_object_get_int(v), 50);
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "does not match what this controller wrote"));
   /* and one rewritten to something invalid under that generation is refused, not served 30 */
   rec = get(get(po("a"), "status"), "lastValid");
   json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(150));
   json_object_object_del(get(target(), "spec"), "envoyExtensions");
   assert_true(run().ok);
   assert_int_equal(entries(), 0);
+}
+
+/* ---- issue 21: status.lastValid is trusted only when it is what the controller wrote ---- */
+
+static const char *kValue33 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                              "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":33}]";
+
+/* status.lastValid set by hand to {generation, the spec with `patches`} (the target unchanged). */
+static void forge_record(const char *name, int64_t generation, const char *patches) {
+  json_object *o = po(name), *st = get(o, "status");
+  if (!st) json_object_object_add(o, "status", st = json_object_new_object());
+  json_object *spec = copy(get(o, "spec"));
+  json_object_object_add(spec, "patches", json_tokener_parse(patches));
+  json_object *rec = json_object_new_object();
+  json_object_object_add(rec, "generation", json_object_new_int64(generation));
+  json_object_object_add(rec, "spec", spec);
+  json_object_object_add(st, "lastValid", rec);
+}
+
+/* A new process: an empty index, filled again from the objects as the informers would. */
+static void restart(const char *name) {
+  po_TargetIndex_Free(IX);
+  IX = po_TargetIndex_New();
+  assert_non_null(IX);
+  char k[300];
+  snprintf(k, sizeof k, "po/default/%s", name);
+  store_override("default", name, copy(slot(k, false)->obj));
+}
+
+static int64_t value_of(size_t i) {
+  return json_object_get_int64(get(json_object_array_get_idx(get(get(entry(i), "arguments"), "Patches"), 0), "Value"));
+}
+
+/* The issue's first case: the only generation is invalid (150) and the record, patched through
+ * the status subresource, holds a valid spec (33) the controller never saw admitted. Was: 33
+ * written, and the status said both "generation 1 is invalid" and "generation 1 is still live". */
+static void test_forged_last_valid_never_admitted_programs_nothing(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kBad);
+  assert_true(run().ok);
+  forge_record("a", 1, kValue33);
+  int warnings = g_warnings;
+  assert_true(run().ok);
+  assert_null(target());
+  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
+  const char *msg = cond("a", "Programmed", "message");
+  assert_null(strstr(msg, "still live"));
+  assert_non_null(strstr(msg, "nothing is live in ServiceDefaults default/web"));
+  assert_non_null(strstr(msg, "status.lastValid (generation 1) does not match what this controller wrote to ServiceDefaults "
+                              "default/web (it holds no entry of this PropertyOverride): it is ignored"));
+  assert_int_equal(g_warnings, warnings + 1);
+  assert_string_equal(F.last_event_reason, "LastValidMismatch");
+  /* said once: the next reconcile finds the status current */
+  assert_true(run().ok);
+  assert_int_equal(g_warnings, warnings + 1);
+}
+
+/* The issue's second case: generation 2 (50) is live, generation 3 invalid, the record forged to
+ * generation 2 with 77, and the controller restarted (its memory gone): the target keeps 50,
+ * the proof being the entry the controller wrote. */
+static void test_forged_last_valid_after_restart_keeps_what_is_live(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood2);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 3, "web", kBad);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  forge_record("a", 2,
+               "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
+               "\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":77}]");
+  restart("a");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  assert_int_equal(value_of(0), 50);
+  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 2);
+  const char *msg = cond("a", "Programmed", "message");
+  assert_non_null(strstr(msg, "generation 3 is invalid; generation 2 is still live in ServiceDefaults default/web"));
+  assert_non_null(strstr(msg, "status.lastValid (generation 2) does not match what this controller wrote to ServiceDefaults "
+                              "default/web (its entry of this PropertyOverride is generation 2 with other patches)"));
+  /* the same without a restart: this process's own record differs too */
+  apply_override("a", 3, "web", kBad);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+}
+
+/* The legitimate record survives a restart: the entry the controller wrote proves it (no
+ * mismatch said), and the last valid generation stays live through the invalid one. */
+static void test_own_last_valid_honoured_after_restart(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kBad);
+  assert_true(run().ok);
+  restart("a");
+  int writes = F.target_writes;
+  assert_true(run().ok);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(value_of(0), 50);
+  const char *msg = cond("a", "Programmed", "message");
+  assert_non_null(strstr(msg, "generation 1 is still live"));
+  assert_null(strstr(msg, "does not match"));
+}
+
+/* A record forged to equal an earlier live generation (1: 50) while generation 2 (30) is what
+ * the controller wrote last: ignored, before and after a restart; 30 stays. */
+static void test_forged_last_valid_of_an_earlier_generation_ignored(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kGood2);
+  assert_true(run().ok);
+  apply_override("a", 3, "web", kBad);
+  assert_true(run().ok);
+  forge_record("a", 1, kGood);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 30);
+  assert_non_null(strstr(cond("a", "Programmed", "message"), "(its entry of this PropertyOverride is generation 2)"));
+  restart("a");
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 30);
+  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 2);
+}
+
+/* A record naming a generation above metadata.generation is never one the controller wrote. */
+static void test_last_valid_above_metadata_generation_ignored(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kBad);
+  assert_true(run().ok);
+  forge_record("a", 9, kValue33);
+  assert_true(run().ok);
+  assert_null(target());
+  assert_non_null(strstr(cond("a", "Programmed", "message"),
+                         "status.lastValid names generation 9, but metadata.generation is 1: it was not written by this "
+                         "controller and is ignored"));
+}
+
+/* The entry gone (the target deleted and created again by someone) while the spec is invalid:
+ * this process still knows its own record and writes it back; a restarted one has no proof
+ * left, writes nothing and says so. */
+static void test_last_valid_without_its_entry(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  apply_override("a", 2, "web", kBad);
+  assert_true(run().ok);
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web-2\"},\"spec\":{}}");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 1);
+  assert_int_equal(value_of(0), 50);
+  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web-3\"},\"spec\":{}}");
+  restart("a");
+  assert_true(run().ok);
+  assert_int_equal(entries(), 0);
+  const char *msg = cond("a", "Programmed", "message");
+  assert_non_null(strstr(msg, "nothing is live"));
+  assert_non_null(strstr(msg, "(it holds no entry of this PropertyOverride): it is ignored"));
 }
 
 static size_t names_of(const char *key, char (*names)[254]) { return po_TargetIndex_Lookup(IX, key, names, 8); }
@@ -1996,6 +2159,12 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_malformed_key_is_terminal, setup, teardown),
       cmocka_unit_test_setup_teardown(test_compiled_once_per_generation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_record_cached_by_content_not_generation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid_never_admitted_programs_nothing, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid_after_restart_keeps_what_is_live, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_own_last_valid_honoured_after_restart, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_forged_last_valid_of_an_earlier_generation_ignored, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_last_valid_above_metadata_generation_ignored, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_last_valid_without_its_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_index_links_follow_moves_holds_and_removals, setup, teardown),
       cmocka_unit_test_setup_teardown(test_missed_index_update_repaired_from_the_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_current_target_not_rewritten_in_any_key_order, setup, teardown),

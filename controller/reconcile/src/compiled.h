@@ -11,7 +11,8 @@
  * Trust (DESIGN.md section 6) is unchanged: every entry is the engine's verdict on exactly the
  * content it was made from. The record is data anyone allowed to write the status could have
  * forged; it is looked up by its own content hash, so a forged record is compiled (and judged)
- * on its own, never served the verdict of another. The hash is keyed per process (json_hash.h),
+ * on its own, never served the verdict of another; and a valid one is programmed only when it is
+ * what the controller wrote (reconcile.c, record_bound). The hash is keyed per process (json_hash.h),
  * so a record cannot be made to collide with another spec on purpose. */
 #ifndef PO_RECONCILE_COMPILED_H_
 #define PO_RECONCILE_COMPILED_H_
@@ -113,6 +114,18 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);
+
+/* The last valid generation this process saw admitted (its current spec, compiled valid), wrote
+ * into its target and recorded as status.lastValid: uid, generation and the keyed hash of that
+ * spec (po_CompiledEntry.hash). status.lastValid is data anyone allowed to write the status
+ * subresource can forge; a record equal to this one is this process's own, so it is honoured even
+ * when its entry is gone from the target (removed by hand while the spec is invalid). Memory only:
+ * after a restart the proof is what the controller wrote into the target (reconcile.c,
+ * record_bound). Kept while the PropertyOverride is in the index; best effort (none when it is not). */
+void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                  int64_t generation, po_JsonHash hash);
+bool po_TargetIndex_IsOwnLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                   int64_t generation, po_JsonHash hash);
 
 /* po_TargetIndex_LinksOfKind: reconcile.h (the app finds Mesh targets by it). */
 

@@ -93,6 +93,11 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     } else if (it->program) {
       const char *why = NULL;
       desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why);
+      if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
+        json_object_put(desired);
+        ok = false;
+        break;
+      }
       if (!desired && !why) {
         ok = false;
         break;
@@ -104,6 +109,15 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     }
     void *ref = NULL;
     const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref);
+    if (it->verify && desired && !po_Owned_Holds(current, desired, it->uid, kPo_Owned_EnvoyPatchPolicy)) {
+      /* a record not shown to be ours programs nothing: the EnvoyPatchPolicy stays as it is */
+      it->outcome = kPo_EGOutcome_Kept;
+      it->mismatch = true;
+      it->live_generation = po_Owned_Generation(current, it->uid);
+      if (current && io->release) io->release(io->ctx, ref);
+      json_object_put(desired);
+      continue;
+    }
     po_OwnedOutcome o;
     int before = *writes;
     ok = po_Owned_CarryOut(io, ix, &k, it->policy_ns, it->policy_name, (po_OwnedFor){ns, it->name}, it->uid, current,

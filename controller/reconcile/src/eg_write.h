@@ -21,6 +21,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "po/reconcile/reconcile.h"
 #include "po/targets/eg.h"
@@ -44,6 +45,10 @@ typedef struct {
   const po_CompiledOverride *program; /* the accepted generation to program; NULL: none */
   bool keep;                          /* invalid without a usable record: leave its policy */
   bool skip;                          /* not this target's to write (held here, valid elsewhere) */
+  /* `program` is status.lastValid not yet shown to be this controller's (reconcile.c,
+   * record_bound): nothing is written for it; it counts as programmed only where the object is
+   * ours and already holds exactly it, else the outcome is Kept with `mismatch` */
+  bool verify;
   /* out */
   po_EGOutcome outcome;
   bool conflict;                      /* a write met a newer object (409): retried soon */
@@ -53,6 +58,8 @@ typedef struct {
   char unbound_uid[128];              /* created, the binding write failed: for status.created */
   const char *why;                    /* Foreign (static), Refused (in the arena) */
   char err[512];                      /* Failed: the server's answer */
+  bool mismatch;                      /* verify: the object does not hold it (Kept) */
+  int64_t live_generation;            /* mismatch: the generation of ours the object holds (0: none, or not said) */
 } po_EGItem;
 
 /* Programs the items' EnvoyPatchPolicies. `gateway` is the Gateway as the cache has it (NULL:

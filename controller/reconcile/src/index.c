@@ -34,6 +34,11 @@ typedef struct {
   po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
   char *memo_key, *memo_held;
   OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
+  /* The last valid generation this process wrote into its target and recorded as its
+   * status.lastValid (po_TargetIndex_NoteLastValid): uid, generation, keyed spec hash. */
+  char lv_uid[128];
+  int64_t lv_generation;     /* 0: none */
+  po_JsonHash lv_hash;
 } Entry;
 
 /* Our last write of a target, as the content its watch event must have to be that write. */
@@ -227,7 +232,7 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     link_add(ix, e->target, e->po);
   } else {
     memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){po, t, NULL, {NULL, NULL}, NULL, NULL, NULL, NULL};
+    ix->by_po[at] = (Entry){.po = po, .target = t};
     ix->len++;
     link_add(ix, t, po);
   }
@@ -481,6 +486,28 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
     e->memo->status_hash = 0;
   }
   pthread_mutex_unlock(&ix->mu);
+}
+
+void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                  int64_t generation, po_JsonHash hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  if (e && uid && strlen(uid) < sizeof e->lv_uid) {
+    snprintf(e->lv_uid, sizeof e->lv_uid, "%s", uid);
+    e->lv_generation = generation;
+    e->lv_hash = hash;
+  }
+  pthread_mutex_unlock(&ix->mu);
+}
+
+bool po_TargetIndex_IsOwnLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                   int64_t generation, po_JsonHash hash) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  bool yes = e && e->lv_generation > 0 && e->lv_generation == generation && uid && !strcmp(e->lv_uid, uid) &&
+             po_JsonHash_Equal(e->lv_hash, hash);
+  pthread_mutex_unlock(&ix->mu);
+  return yes;
 }
 
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,

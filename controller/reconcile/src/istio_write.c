@@ -106,6 +106,10 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     } else if (it->program) {
       const char *why = NULL;
       desired = po_Istio_EnvoyFilter(it->program, selector, ar, &why);
+      if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
+        json_object_put(desired);
+        return false;
+      }
       if (!desired && !why) return false;
       if (!desired) {
         it->outcome = kPo_IstioOutcome_NoSelector;
@@ -114,6 +118,15 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     }
     void *ref = NULL;
     const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref);
+    if (it->verify && desired && !po_Owned_Holds(current, desired, it->uid, kPo_Owned_EnvoyFilter)) {
+      /* a record not shown to be ours programs nothing: the EnvoyFilter stays as it is */
+      it->outcome = kPo_IstioOutcome_Kept;
+      it->mismatch = true;
+      it->live_generation = po_Owned_Generation(current, it->uid);
+      if (current && io->release) io->release(io->ctx, ref);
+      json_object_put(desired);
+      continue;
+    }
     bool ok = carry_out(io, ix, ns, it, current, desired, writes);
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);

@@ -16,12 +16,18 @@
  *   Mesh, ours as planned -> ours of the name earlier versions used deleted (the upgrade: after
  *     the new one is written, never before);
  *   an invalid generation without a usable record -> its EnvoyFilter left exactly as it is
- *     (never deleted: an invalid update never removes what was programmed). */
+ *     (never deleted: an invalid update never removes what was programmed);
+ *   a status.lastValid not shown to be ours (verify) -> nothing written: as planned when the
+ *     EnvoyFilter already holds exactly it (and its propertyoverride.io/generation), else left
+ *     as it is (mismatch, with the generation it says it holds).
+ * What is written carries propertyoverride.io/generation (po_Owned_MarkGeneration): the proof a
+ * later record is checked against after a restart. */
 #ifndef PO_RECONCILE_ISTIO_WRITE_H_
 #define PO_RECONCILE_ISTIO_WRITE_H_
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "po/reconcile/reconcile.h"
 
@@ -45,6 +51,10 @@ typedef struct {
   const po_CompiledOverride *program; /* the accepted generation to program; NULL: none */
   bool keep;                          /* invalid without a usable record: leave its EnvoyFilter */
   bool skip;                          /* not this target's to write (held here, valid elsewhere) */
+  /* `program` is status.lastValid not yet shown to be this controller's (reconcile.c,
+   * record_bound): nothing is written for it; it counts as programmed only where the object is
+   * ours and already holds exactly it, else the outcome is Kept with `mismatch` */
+  bool verify;
   /* out */
   po_IstioOutcome outcome;
   bool conflict;                      /* a write met a newer object (409): retried soon */
@@ -54,6 +64,8 @@ typedef struct {
   /* Created here and not bound (the binding write failed): its uid, for status.created, the
    * durable record that lets a restarted controller bind it still ("" otherwise) */
   char unbound_uid[128];
+  bool mismatch;                      /* verify: the object does not hold it (Kept) */
+  int64_t live_generation;            /* mismatch: the generation of ours the object holds (0: none, or not said) */
 } po_IstioItem;
 
 /* Programs the items' EnvoyFilters. `service` is the Service of a Service key as the cache has

@@ -50,6 +50,13 @@ typedef struct {
   size_t entry_patches;
   po_JsonHash entry_hash;        /* po_Json_Hash of the entry's arguments (without our marker) */
   bool entry_required;           /* the entry's `required` (spec.required of that generation) */
+  /* status.lastValid, compiled valid for this target, not yet shown to be ours (record_bound):
+   * an Istio or Envoy Gateway record, which its write phase programs only where the object
+   * already holds exactly it (po_IstioItem.verify, po_EGItem.verify) */
+  bool unverified;
+  /* status.lastValid ignored, because it does not match what this controller wrote: the sentence
+   * the Programmed message and the LastValidMismatch Event carry ("" otherwise) */
+  char mismatch[512];
 } Item;
 
 typedef struct {
@@ -439,16 +446,80 @@ static bool load(Run *run) {
 
 /* ---- phase 2: plan ---- */
 
+static const char *or_oom(const char *s) { return s ? s : "out of memory"; }
+
+/* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
+ * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
+ * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
+static bool proves(const po_ConsulEntry *live, size_t n, const Item *it, const po_CompiledEntry *rec, int64_t *seen) {
+  for (size_t l = 0; l < n; l++) {
+    const po_ConsulEntry *e = &live[l];
+    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
+    if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
+        po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
+      return true;
+    }
+    *seen = e->generation > 0 ? e->generation : 1;
+  }
+  return false;
+}
+
+/* Whether status.lastValid, compiled valid for this very target (`rec`), is a record this
+ * controller made. The status subresource can be written by others than the controller (a CI
+ * robot, a namespace admin granted it), and a record is only a claim: it is honoured when it names
+ * no generation above metadata.generation and either this process recorded exactly it (same
+ * generation, same spec: po_TargetIndex_IsOwnLastValid), or the target holds what the controller
+ * wrote for it, which survives a restart: for Consul the entry of this PropertyOverride bound to
+ * this target, whose marker names that generation and priority and whose arguments are exactly the
+ * record's compiled ones (the keyed hash: no collision can be aimed). An Istio or Envoy Gateway
+ * record is compared with its object by the write phase (it->unverified: written only where the
+ * object already holds exactly it). Else it->mismatch says why it is ignored. */
+static bool record_bound(Run *run, Item *it, const po_CompiledEntry *rec) {
+  int64_t g = rec->generation, now = it->ce->c.generation;
+  if (g < 1 || g > now) {
+    snprintf(it->mismatch, sizeof it->mismatch,
+             "status.lastValid names generation %lld, but metadata.generation is %lld: it was not written by this "
+             "controller and is ignored", (long long)g, (long long)now);
+    return false;
+  }
+  if (po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
+  if (po_TargetKind_Mesh(run->kind) != kPo_Mesh_Consul) {
+    it->unverified = true;
+    return true;
+  }
+  int64_t live = 0;
+  if (proves(run->live, run->nlive, it, rec, &live)) return true;
+  if (run->dry) {
+    /* the admission view: the incoming object replaces the stored one (a re-apply from git may
+     * carry none of our entries), and the stored one holds what the controller wrote */
+    void *ref = NULL;
+    const json_object *stored = run->io->get_target(run->io->ctx, run->kind, run->ns, run->name, &ref);
+    po_ConsulOwner me = {it->name, it->uid};
+    po_ConsulEntry e;
+    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves(&e, 1, it, rec, &live);
+    release(run, stored, ref);
+    if (yes) return true;
+  }
+  snprintf(it->mismatch, sizeof it->mismatch,
+           "status.lastValid (generation %lld) does not match what this controller wrote to %s (%s): it is ignored",
+           (long long)g, run->where,
+           !live ? "it holds no entry of this PropertyOverride"
+                 : or_oom(po_Arena_Printf(run->ar, "its entry of this PropertyOverride is generation %lld%s",
+                                          (long long)live, live == g ? " with other patches" : "")));
+  return false;
+}
+
 /* An invalid generation never removes what is live: the last valid one stays, recompiled from
- * the status record (never taken verbatim: the engine judges it again, for this very target),
- * or, without a usable record (a status write that failed), the entry written for this very
+ * the status record (never taken verbatim: the engine judges it again, for this very target) when
+ * the record is one this controller made (record_bound), or, without a usable record (a status
+ * write that failed, a record that does not match), the entry written for this very
  * PropertyOverride, if Consul's check still accepts it. */
 static bool keep_last_valid(Run *run, Item *it) {
   if (!need_obj(run, it)) return false;
   bool out_of_memory = false;
   const po_CompiledEntry *rec = po_TargetIndex_Compiled(run->ix, it->obj, kPo_CompileRecord, &out_of_memory);
   if (out_of_memory) return oom(run, po_Arena_Printf(run->ar, "compiling the last valid record of %s", it->name));
-  if (rec && rec->c.accepted && strcmp(rec->target_key, run->key) == 0) {
+  if (rec && rec->c.accepted && strcmp(rec->target_key, run->key) == 0 && record_bound(run, it, rec)) {
     it->entry = rec;
     it->entry_generation = rec->c.generation;
     it->entry_priority = rec->c.priority;
@@ -901,6 +972,19 @@ static void owned_outcome(Run *run, bool foreign, bool failed, bool conflict, co
   fail(run, conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), err);
 }
 
+/* A record the write phase found not held by its object (po_IstioItem.verify): ignored, and its
+ * compiled form takes no part in the overlaps (nothing of it is live). */
+static void owned_mismatch(Run *run, Item *it, const char *kind, const char *ns, const char *name, int64_t live) {
+  snprintf(it->mismatch, sizeof it->mismatch,
+           "status.lastValid (generation %lld) does not match what this controller wrote to %s %s/%s (%s): it is ignored",
+           (long long)it->entry_generation, kind, ns, name,
+           live ? or_oom(po_Arena_Printf(run->ar, "it holds generation %lld of this PropertyOverride%s", (long long)live,
+                                         live == it->entry_generation ? " with other patches" : ""))
+                : "it holds nothing this controller wrote for this PropertyOverride, or does not exist");
+  drop_entry(it);
+  it->entry_generation = 0;
+}
+
 /* Whether the reconcile of the target a PropertyOverride points at now looks at where its mesh
  * object of this target is, and removes it after its own write succeeded (sweep): every Istio and
  * Gateway target's does (the PropertyOverride's namespace, Istio's root namespace), and a Consul
@@ -926,7 +1010,7 @@ static bool write_istio(Run *run) {
     run->istio[i] = (po_IstioItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                                    /* invalid, nothing valid recorded for here: left as it is */
                                    .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
-                                   .skip = valid_elsewhere};
+                                   .skip = valid_elsewhere, .verify = it->unverified && it->entry};
   }
   int writes = 0;
   const po_TargetOptions *opts = po_TargetIndex_Options(run->ix);
@@ -937,6 +1021,7 @@ static bool write_istio(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_IstioItem *x = &run->istio[i];
     owned_outcome(run, x->outcome == kPo_IstioOutcome_Foreign, x->outcome == kPo_IstioOutcome_Failed, x->conflict, x->err);
+    if (x->mismatch) owned_mismatch(run, &run->items[i], "EnvoyFilter", x->filter_ns, x->filter_name, x->live_generation);
   }
   return true;
 }
@@ -952,7 +1037,7 @@ static bool write_eg(Run *run) {
     bool valid_elsewhere = it->held && it->ce->c.accepted && swept_there(it);
     run->eg[i] = (po_EGItem){.name = it->name, .uid = it->uid, .program = it->entry ? &it->entry->c : NULL,
                              .keep = !it->deleting && !it->refused && !it->entry && !it->ce->c.accepted,
-                             .skip = valid_elsewhere};
+                             .skip = valid_elsewhere, .verify = it->unverified && it->entry};
   }
   int writes = 0;
   bool ok = po_EG_Write(run->io, run->ix, run->ns, run->name, run->read, run->eg, run->m, run->ar, &writes);
@@ -962,6 +1047,7 @@ static bool write_eg(Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_EGItem *x = &run->eg[i];
     owned_outcome(run, x->outcome == kPo_EGOutcome_Foreign, x->outcome == kPo_EGOutcome_Failed, x->conflict, x->err);
+    if (x->mismatch) owned_mismatch(run, &run->items[i], "EnvoyPatchPolicy", x->policy_ns, x->policy_name, x->live_generation);
   }
   return true;
 }
@@ -1057,6 +1143,11 @@ static bool programmed_owned(Run *run, const Item *it, int64_t live_gen, const c
     p->reason = "TargetError";
     if (why) snprintf(p->message, sizeof p->message, "%s: %s", obj, why);
     else snprintf(p->message, sizeof p->message, "%s (retrying)", err);
+  } else if (kept && it->mismatch[0]) {
+    p->reason = "Invalid";
+    snprintf(p->message, sizeof p->message, "generation %lld is invalid; %s is left as it is%s",
+             (long long)it->ce->c.generation, obj,
+             live_gen ? or_oom(po_Arena_Printf(run->ar, " (generation %lld is live in it)", (long long)live_gen)) : "");
   } else if (kept) {
     p->reason = "Invalid";
     snprintf(p->message, sizeof p->message,
@@ -1210,6 +1301,10 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
     size_t len = strlen(p->message);
     snprintf(p->message + len, sizeof p->message - len, "%s", ov);
   }
+  if (it->mismatch[0]) { /* what is live was said: now why the record is not */
+    size_t len = strlen(p->message);
+    snprintf(p->message + len, sizeof p->message - len, "; %s", it->mismatch);
+  }
 }
 
 /* Whether the old status already says this very generation is programmed: consul-k8s synced it
@@ -1254,6 +1349,16 @@ static bool apply_sync(Run *run, Item *it, int64_t live_gen, po_Condition *p, bo
   return true;
 }
 
+/* The Programmed condition's message in a status ("" when none). */
+static const char *old_programmed_message(json_object *status) {
+  json_object *list = po_Json_Get(status, "conditions");
+  for (size_t k = 0; list && json_object_is_type(list, json_type_array) && k < json_object_array_length(list); k++) {
+    json_object *c = json_object_array_get_idx(list, k);
+    if (!strcmp(po_Json_StringOr(c, "type", ""), "Programmed")) return po_Json_StringOr(c, "message", "");
+  }
+  return "";
+}
+
 /* The Events of a status change, raised once the status saying it is stored: a failed write is
  * retried, and the retry finds the same old status, so Events raised before the write would be
  * raised again on every retry. (A crash between the write and the Events loses them: Events are
@@ -1268,6 +1373,9 @@ static void say(Run *run, const Item *it, json_object *old_status, const po_Over
     bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
     io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
   }
+  if (it->mismatch[0] && !strstr(old_programmed_message(old_status), it->mismatch)) {
+    io->event(io->ctx, (json_object *)it->obj, "Warning", "LastValidMismatch", it->mismatch);
+  }
   if (timeout_event) {
     io->event(io->ctx, (json_object *)it->obj, "Warning", "SyncTimeout", s->programmed.message);
     run->r.sync_timeouts++;
@@ -1281,7 +1389,8 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
   if (run->istio) {
     const po_IstioItem *x = &run->istio[i];
-    live_gen = x->outcome == kPo_IstioOutcome_Ok ? it->entry_generation : 0;
+    /* a record that does not match: what is live is the generation the EnvoyFilter says */
+    live_gen = x->outcome == kPo_IstioOutcome_Ok ? it->entry_generation : x->mismatch ? x->live_generation : 0;
     s.target_api_version = PO_ISTIO_API_VERSION;
     s.target_kind_name = "EnvoyFilter";
     s.target_ns = x->filter_ns;
@@ -1293,7 +1402,7 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
   if (*run->unbound_uid && has_entry(it)) s.created_ns = run->ns, s.created_name = run->name, s.created_uid = run->unbound_uid;
   if (run->eg) {
     const po_EGItem *x = &run->eg[i];
-    live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : 0;
+    live_gen = x->outcome == kPo_EGOutcome_Ok ? it->entry_generation : x->mismatch ? x->live_generation : 0;
     s.target_api_version = PO_EG_API_VERSION;
     s.target_kind_name = "EnvoyPatchPolicy";
     s.target_ns = x->policy_ns;
@@ -1309,6 +1418,9 @@ static bool write_status(Run *run, size_t i, const po_OverlapIndex *peers, const
    * last written there (move_waits), and a record naming this target would let it drop that. */
   bool record = it->record && (!*it->held_key || live_gen > 0);
   if (record) s.last_valid_generation = c->generation;
+  /* the proof a later invalid generation's record is checked against (record_bound): this process
+   * saw this generation admitted and wrote it */
+  if (record && live_gen > 0) po_TargetIndex_NoteLastValid(run->ix, it->ns, it->name, it->uid, c->generation, it->ce->hash);
   /* A PropertyOverride moved here (an invalid generation, or a valid one not written here yet)
    * while its last valid one stays live in the target it came from: programmedGeneration says
    * that one (it is live), as that target's reconcile last wrote it; left out, the stored one

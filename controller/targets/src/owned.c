@@ -2,6 +2,8 @@
 #include "po/targets/owned.h"
 
 #include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "po/base/json.h"
@@ -38,6 +40,13 @@ static const char *const kForeign[][2] = {
          "an EnvoyPatchPolicy of this name exists that this controller did not create for this PropertyOverride: "
          "it is left alone, and these patches are not programmed (delete or rename it)"},
 };
+
+bool po_Owned_MarkGeneration(json_object *desired, int64_t generation) {
+  json_object *ann = annotations_of(desired);
+  char g[24];
+  snprintf(g, sizeof g, "%lld", (long long)generation);
+  return ann && po_Json_Put(ann, PO_OWNED_GENERATION_KEY, json_object_new_string(g));
+}
 
 po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
                            const char *created_uid, po_OwnedKind kind) {
@@ -82,7 +91,16 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
       if (!cv || strcmp(cv, json_object_get_string(lv)) != 0) labels_ok = false;
     }
   }
-  if (!fresh && labels_ok && same(po_Json_Get(current, "spec"), po_Json_Get(desired, "spec"))) return p;
+  /* and our annotations the desired ones carry (the generation written: po_Owned_MarkGeneration) */
+  const json_object *dann = po_Json_Get(po_Json_Get(desired, "metadata"), "annotations");
+  bool ann_ok = true;
+  if (json_object_is_type(dann, json_type_object)) {
+    json_object_object_foreach((json_object *)dann, ak, av) {
+      const char *cv = annotation(current, ak);
+      if (!cv || strcmp(cv, json_object_get_string(av)) != 0) ann_ok = false;
+    }
+  }
+  if (!fresh && labels_ok && ann_ok && same(po_Json_Get(current, "spec"), po_Json_Get(desired, "spec"))) return p;
   if (json_object_deep_copy((json_object *)current, &want, NULL) != 0) return (po_OwnedPlan){.out_of_memory = true};
   json_object *md = po_Json_Get(want, "metadata"), *labels = po_Json_Get(md, "labels"), *spec = NULL;
   bool ok = md != NULL;
@@ -90,6 +108,13 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
   if (ok && json_object_is_type(dlabels, json_type_object)) {
     json_object_object_foreach((json_object *)dlabels, k2, v2) {
       if (ok) ok = po_Json_Put(labels, k2, json_object_new_string(json_object_get_string(v2)));
+    }
+  }
+  if (ok && !ann_ok) {
+    json_object *ann = annotations_of(want);
+    ok = ann != NULL;
+    json_object_object_foreach((json_object *)dann, k3, v3) {
+      if (ok) ok = po_Json_Put(ann, k3, json_object_new_string(json_object_get_string(v3)));
     }
   }
   ok = ok && json_object_deep_copy(po_Json_Get(desired, "spec"), &spec, NULL) == 0 && po_Json_Put(want, "spec", spec);
@@ -101,4 +126,19 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
   p.action = kPo_OwnedPlan_Update;
   p.object = want;
   return p;
+}
+
+bool po_Owned_Holds(const json_object *current, const json_object *desired, const char *owner_uid, po_OwnedKind kind) {
+  if (!current || !desired) return false;
+  po_OwnedPlan p = po_Owned_Plan(current, desired, owner_uid, NULL, kind);
+  json_object_put(p.object);
+  return !p.out_of_memory && p.action == kPo_OwnedPlan_None;
+}
+
+int64_t po_Owned_Generation(const json_object *current, const char *owner_uid) {
+  const char *owner = current ? annotation(current, OWNER_UID_KEY) : NULL, *g = current ? annotation(current, PO_OWNED_GENERATION_KEY) : NULL;
+  if (!owner || !owner_uid || strcmp(owner, owner_uid) != 0 || po_Consul_CreatedBy(current) != kPo_ConsulCreatedUs || !g) return 0;
+  char *end = NULL;
+  long long v = strtoll(g, &end, 10);
+  return end && end != g && !*end && v > 0 ? (int64_t)v : 0;
 }

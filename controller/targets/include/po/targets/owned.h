@@ -11,6 +11,7 @@
 #define PO_TARGETS_OWNED_H_
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct json_object;
 
@@ -36,9 +37,26 @@ typedef struct {
  * the PropertyOverride is gone or no longer targets that mesh); owner_uid: the
  * PropertyOverride's uid; created_uid: the uid the caller's own create returned (NULL when it
  * created nothing), which is what lets it bind the created annotation. The spec and our labels
- * are the desired ones; labels and annotations of others on the current object are kept, and
+ * are the desired ones, and so are the annotations `desired` carries (the generation); labels and
+ * annotations of others on the current object are kept, and
  * its status (the mesh's) is never written. */
 po_OwnedPlan po_Owned_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                            const char *created_uid, po_OwnedKind kind);
+
+/* The annotation that says which generation of the PropertyOverride the object holds, written by
+ * the controller (po_Owned_MarkGeneration on the desired object; po_Owned_Plan keeps the desired
+ * object's annotations on the current one): with the object's content, the proof a later
+ * status.lastValid is checked against after a restart. */
+#define PO_OWNED_GENERATION_KEY "propertyoverride.io/generation"
+/* Sets it on a desired object; false when out of memory. */
+bool po_Owned_MarkGeneration(struct json_object *desired, int64_t generation);
+
+/* The generation the object says it holds (PO_OWNED_GENERATION_KEY) when it is ours (owner_uid's,
+ * created annotation bound), else 0. */
+int64_t po_Owned_Generation(const struct json_object *current, const char *owner_uid);
+/* Whether `current` is ours (owner_uid's, created annotation bound) and already holds `desired`
+ * exactly, so that po_Owned_Plan would write nothing. */
+bool po_Owned_Holds(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
+                    po_OwnedKind kind);
 
 #endif
