@@ -51,6 +51,11 @@ static bool read_status(po_EGItem *it, const json_object *current, po_Arena *ar)
   return it->eg.reason && it->eg.message;
 }
 
+static int by_name(const void *x, const void *y) {
+  const po_EGItem *a = *(const po_EGItem *const *)x, *b = *(const po_EGItem *const *)y;
+  return strcmp(a->name, b->name);
+}
+
 bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
                  const json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes) {
   po_OwnedKindOps k = policy_ops(io);
@@ -71,9 +76,18 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     for (size_t r = 0; r < nr; r++) rv[r] = json_object_array_get_idx(routes, r);
   }
   po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr};
+  /* The Gateway's bound given out by name: deterministic whatever order the index lists them. */
+  po_EGItem **order = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *order);
+  if (!order) {
+    json_object_put(routes);
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) order[i] = &items[i];
+  qsort(order, n, sizeof *order, by_name);
+  size_t gateway_left = kPo_EGMaxGatewayBytes;
   bool ok = true;
   for (size_t i = 0; i < n && ok; i++) {
-    po_EGItem *it = &items[i];
+    po_EGItem *it = order[i];
     it->policy_ns = ns;
     if (!(it->policy_name = policy_name(ns, it->name, ar))) {
       ok = false;
@@ -92,7 +106,9 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       it->outcome = kPo_EGOutcome_NoGateway;
     } else if (it->program) {
       const char *why = NULL;
-      desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why);
+      it->gateway_bound = gateway_left < kPo_EGMaxPolicyBytes;
+      topo.max_bytes = it->gateway_bound ? (gateway_left > 2 ? gateway_left : 2) : kPo_EGMaxPolicyBytes;
+      desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why, &it->fit);
       if (!desired && !why) {
         ok = false;
         break;
@@ -100,6 +116,9 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       if (!desired) {
         it->outcome = kPo_EGOutcome_Refused;
         it->why = why;
+      } else {
+        it->built = true;
+        gateway_left -= it->fit.bytes <= gateway_left ? it->fit.bytes : gateway_left;
       }
     }
     void *ref = NULL;

@@ -9,6 +9,20 @@
 
 #define OWNER_UID_KEY "propertyoverride.io/owner-uid"
 
+size_t po_Owned_JsonBytes(json_object *v) {
+  size_t n = 0;
+  const char *t = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &n);
+  return t ? n : 0;
+}
+
+size_t po_Owned_StringBytes(const char *s) {
+  size_t n = 2;
+  for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+    n += *p < 0x20 ? 6 : (*p == '"' || *p == '\\' || *p == '/') ? 2 : 1;
+  }
+  return n;
+}
+
 static const char *annotation(const json_object *o, const char *key) {
   return po_Json_String(po_Json_Get(po_Json_Get(o, "metadata"), "annotations"), key);
 }

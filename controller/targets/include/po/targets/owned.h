@@ -11,8 +11,25 @@
 #define PO_TARGETS_OWNED_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 
 struct json_object;
+
+/* ---- the stored size of a mesh object ----------------------------------------------------
+ * Kubernetes stores an object of at most kPo_MaxStoredBytes (etcd's default
+ * --max-request-bytes): a larger one is refused on every write ("etcdserver: request is too
+ * large"), and the one stored before stays, so nothing newer is ever programmed. Each adapter
+ * bounds what it generates by measuring the pieces it writes, serialized, before building the
+ * object: Istio refuses an EnvoyFilter whose configPatches alone exceed it (istio.c); Envoy
+ * Gateway, whose policy grows with HTTPRoutes others write, keeps what fits under a lower bound
+ * (eg.h, kPo_EGMaxPolicyBytes). */
+enum { kPo_MaxStoredBytes = 1572864 };
+/* The bytes `v` takes serialized as the API server is sent it (JSON_C_TO_STRING_PLAIN); the text
+ * lives in v until v changes or goes. 0 when out of memory. */
+size_t po_Owned_JsonBytes(struct json_object *v);
+/* The bytes string s takes as a JSON string, quotes included: an upper bound over every escape a
+ * serializer may write ('/' as "\/", a control character as "\u00XX"). */
+size_t po_Owned_StringBytes(const char *s);
 
 typedef enum {
   kPo_OwnedPlan_None = 0, /* as it should be */
