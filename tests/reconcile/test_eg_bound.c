@@ -96,11 +96,40 @@ static json_object *counted_routes(void *ctx, const char *ns, const char *gatewa
   atomic_fetch_sub(&g_paused, 1);
   return r;
 }
+/* The fake lends a copy of what it reads (to check that nothing changes it); an informer lends
+ * its own tree: neither copy nor its release is the controller's cost. */
+static const json_object *lent_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  atomic_fetch_add(&g_paused, 1);
+  const json_object *o = IO.get_policy(ctx, ns, name, ref);
+  atomic_fetch_sub(&g_paused, 1);
+  return o;
+}
+static const json_object *lent_override(void *ctx, const char *ns, const char *name, void **ref) {
+  atomic_fetch_add(&g_paused, 1);
+  const json_object *o = IO.get_override(ctx, ns, name, ref);
+  atomic_fetch_sub(&g_paused, 1);
+  return o;
+}
+static const json_object *lent_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+  atomic_fetch_add(&g_paused, 1);
+  const json_object *o = IO.get_target(ctx, kind, ns, name, ref);
+  atomic_fetch_sub(&g_paused, 1);
+  return o;
+}
+static void released(void *ctx, void *ref) {
+  atomic_fetch_add(&g_paused, 1);
+  IO.release(ctx, ref);
+  atomic_fetch_sub(&g_paused, 1);
+}
 static po_ReconcileIO g_io;
 static po_ReconcileResult measured(const char *key, long *peak) {
   g_io = IO;
   g_io.write_policy = counted_write;
   g_io.gateway_routes = counted_routes;
+  g_io.get_policy = lent_policy;
+  g_io.get_override = lent_override;
+  g_io.get_target = lent_target;
+  g_io.release = released;
   long base = atomic_load(&g_live);
   atomic_store(&g_peak, base);
   po_ReconcileResult r = po_Reconcile(&g_io, IX, key);

@@ -12,7 +12,8 @@
 #include "po/base/json.h"
 
 static po_OwnedKindOps policy_ops(const po_ReconcileIO *io) {
-  return (po_OwnedKindOps){.write = io->write_policy, .get = io->get_policy, .plan = po_EG_Plan, .kind = "EnvoyPatchPolicy"};
+  return (po_OwnedKindOps){.write = io->write_policy, .get = io->get_policy, .plan = po_EG_Plan, .kind = "EnvoyPatchPolicy",
+                           .bulky = "jsonPatches"};
 }
 
 static const char *policy_name(const char *ns, const char *name, po_Arena *ar) {

@@ -428,20 +428,33 @@ static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
   return po_Json_Put(o, k, x);
 }
 
-/* One jsonPatches entry; url, add, path and value are shared by every entry of a patch
- * (json-c counts references), so a patch's value is in memory once, whatever the routes. */
-static json_object *entry(json_object *url, const char *name, json_object *add, json_object *path, json_object *value) {
-  json_object *e = json_object_new_object(), *op = json_object_new_object();
-  bool ok = e && op && po_Json_Put(e, "type", json_object_get(url)) && po_Json_Put(e, "name", json_object_new_string(name)) &&
-            po_Json_Put(op, "op", json_object_get(add)) && po_Json_Put(op, "path", json_object_get(path)) &&
-            po_Json_Put(op, "value", json_object_get(value));
-  ok = adopt(ok, e, "operation", &op);
-  json_object_put(op);
+/* One jsonPatches entry: {type, name, operation}. The type URL and the operation ({op: add,
+ * path, value}) are one json-c object per patch, shared by every entry of it (json-c counts
+ * references): an entry costs one object and its name, so a policy's tree is a few times its
+ * text whatever the value, not a copy of the value per cluster. */
+static json_object *entry(json_object *url, const char *name, json_object *operation) {
+  json_object *e = json_object_new_object();
+  bool ok = e && po_Json_Put(e, "type", json_object_get(url)) && po_Json_Put(e, "name", json_object_new_string(name)) &&
+            po_Json_Put(e, "operation", json_object_get(operation));
   if (!ok) {
     json_object_put(e);
     return NULL;
   }
   return e;
+}
+
+/* A patch's operation {op: add, path, value}; takes value (NULL when out of memory). */
+static json_object *operation(const char *path, json_object *value) {
+  json_object *op = json_object_new_object();
+  bool ok = op && value && po_Json_Put(op, "op", json_object_new_string("add")) &&
+            po_Json_Put(op, "path", json_object_new_string(path));
+  ok = adopt(ok, op, "value", &value);
+  json_object_put(value);
+  if (!ok) {
+    json_object_put(op);
+    return NULL;
+  }
+  return op;
 }
 
 /* Whether the PropertyOverride follows the HTTPRoutes of namespace rns: its own, and those of
@@ -496,17 +509,13 @@ static Route *attached_routes(const po_CompiledOverride *c, const po_EGTopology 
 typedef struct {
   po_ResourceType rt;
   const po_ResourceFilter *f;
-  json_object *url, *path, *value;
+  json_object *url, *op; /* shared by the patch's entries */
   size_t base;
   Names names;  /* listener and route patches: the xDS names */
   size_t found; /* cluster patches: clusters among every route followed */
 } Out;
 
 static const char kEntryFrame[] = "{\"type\":,\"name\":,\"operation\":{\"op\":\"add\",\"path\":,\"value\":}}";
-
-static void put_all(json_object **v, size_t n) {
-  for (size_t i = 0; i < n; i++) json_object_put(v[i]);
-}
 
 json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
                                     const char **why, po_EGFit *fit) {
@@ -535,11 +544,8 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
   Route *us = po_Arena_Malloc(a, alloc * sizeof *us), *fs = po_Arena_Malloc(a, alloc * sizeof *fs);
   Route *rs = us && fs ? attached_routes(c, t, a, &nr, us, &nu, fs, &nf, &selector_listener) : NULL;
   Out *outs = po_Arena_Malloc(a, (np ? np : 1) * sizeof *outs);
-  json_object *add = json_object_new_string("add");
   Names listeners, routes;
-  if (!rs || !outs || !add || !listener_names(t->gateway, false, a, &listeners) ||
-      !listener_names(t->gateway, true, a, &routes)) {
-    json_object_put(add);
+  if (!rs || !outs || !listener_names(t->gateway, false, a, &listeners) || !listener_names(t->gateway, true, a, &routes)) {
     return NULL;
   }
   fit->unfollowed = nf;
@@ -557,11 +563,11 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     bool cluster = o->rt == kPo_ResourceType_Cluster || o->rt == kPo_ResourceType_ClusterLoadAssignment;
     const char *path = pointer(c->override, i, a);
     po_Value *v = po_Override_SetJson(c->override, i, a);
-    o->value = v ? po_Value_ToJsonC(v) : NULL;
+    json_object *value = v && path ? po_Value_ToJsonC(v) : NULL;
+    size_t vbytes = value ? po_Owned_JsonBytes(value) : 0;
     o->url = json_object_new_string(type_url(o->rt));
-    o->path = path ? json_object_new_string(path) : NULL;
-    size_t vbytes = o->value ? po_Owned_JsonBytes(o->value) : 0;
-    ok = o->value && o->url && o->path && vbytes;
+    o->op = vbytes ? operation(path, value) : (json_object_put(value), NULL);
+    ok = o->url && o->op;
     if (!ok) break;
     o->base = strlen(kEntryFrame) + po_Owned_StringBytes(type_url(o->rt)) + po_Owned_StringBytes(path) + vbytes;
     if (cluster) {
@@ -657,7 +663,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
         ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, &names, cap, &count, &bytes, why);
       }
     }
-    for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(o->url, names.v[k], add, o->path, o->value));
+    for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(o->url, names.v[k], o->op));
     fit->patches += names.n;
   }
   fit->bytes = total;
@@ -665,10 +671,9 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
   ok = adopt(ok && !*why, spec, "jsonPatches", &patches);
   ok = adopt(ok, epp, "spec", &spec);
   for (size_t i = 0; i < np; i++) {
-    json_object *v[3] = {outs[i].url, outs[i].path, outs[i].value};
-    put_all(v, 3);
+    json_object_put(outs[i].url);
+    json_object_put(outs[i].op);
   }
-  json_object_put(add);
   json_object_put(md);
   json_object_put(labels);
   json_object_put(ref);

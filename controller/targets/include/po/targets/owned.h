@@ -44,7 +44,8 @@ typedef enum { kPo_Owned_EnvoyFilter = 0, kPo_Owned_EnvoyPatchPolicy } po_OwnedK
 
 typedef struct {
   po_OwnedPlanAction action;
-  struct json_object *object; /* Create/Update: the object to write (a new reference) */
+  struct json_object *object; /* Create/Update: the object to write (a new reference; its spec is
+                               * desired's own, shared: write it, never change it) */
   const char *why;            /* Foreign: the sentence for the status (static) */
   bool out_of_memory;         /* no plan: write nothing */
 } po_OwnedPlan;
