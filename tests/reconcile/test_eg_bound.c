@@ -89,10 +89,10 @@ static po_WriteResult counted_write(void *ctx, const char *ns, const char *name,
   }
   return w;
 }
-static json_object *counted_routes(void *ctx, const char *ns, const char *gateway) {
+static json_object *counted_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole, size_t n_whole) {
   /* the informer's copy of the routes is its cache's cost (the same with or without a policy) */
   atomic_fetch_add(&g_paused, 1);
-  json_object *r = IO.gateway_routes(ctx, ns, gateway);
+  json_object *r = IO.gateway_routes(ctx, ns, gateway, whole, n_whole);
   atomic_fetch_sub(&g_paused, 1);
   return r;
 }

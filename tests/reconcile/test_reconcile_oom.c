@@ -122,9 +122,9 @@ static po_WriteResult w_write_policy(void *ctx, const char *ns, const char *name
   resume();
   return w;
 }
-static json_object *w_gateway_routes(void *ctx, const char *ns, const char *gateway) {
+static json_object *w_gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole, size_t n_whole) {
   pause_();
-  json_object *r = IO.gateway_routes(ctx, ns, gateway);
+  json_object *r = IO.gateway_routes(ctx, ns, gateway, whole, n_whole);
   resume();
   return r;
 }

@@ -68,7 +68,19 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
   bool need_routes = false;
   for (size_t i = 0; i < n && enabled && gateway; i++) need_routes |= items[i].program && !items[i].skip && !items[i].keep;
   if (need_routes && io->gateway_routes) {
-    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name))) return false;
+    /* copied whole: the routes of the namespaces some PropertyOverride here follows (its own, the
+     * Gateway's, and those its spec.routeNamespaces names); the rest as stubs */
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++) nw += 1 + (items[i].program ? items[i].program->route_namespace_count : 0);
+    const char **whole = po_Arena_Malloc(ar, (nw ? nw : 1) * sizeof *whole);
+    if (!whole) return false;
+    nw = 0;
+    whole[nw++] = ns;
+    for (size_t i = 0; i < n; i++) {
+      if (!items[i].program || items[i].skip || items[i].keep) continue;
+      for (size_t j = 0; j < items[i].program->route_namespace_count; j++) whole[nw++] = items[i].program->route_namespaces[j];
+    }
+    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name, whole, nw))) return false;
     nr = json_object_array_length(routes);
     if (!(rv = po_Arena_Malloc(ar, (nr ? nr : 1) * sizeof *rv))) {
       json_object_put(routes);

@@ -144,6 +144,15 @@ static const char *str_or(const json_object *o, const char *k, const char *dflt)
   return s ? s : dflt;
 }
 
+/* Hands *v over to o[k] when ok so far (*v is NULL after: o owns it, or put freed it); a NULL
+ * *v puts nothing. */
+static bool adopt_(bool ok, json_object *o, const char *k, json_object **v) {
+  if (!ok || !*v) return ok;
+  json_object *x = *v;
+  *v = NULL;
+  return po_Json_Put(o, k, x);
+}
+
 static size_t len_of(const json_object *arr) {
   return json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
 }
@@ -250,6 +259,32 @@ void po_EG_RouteParents(const json_object *route, void (*fn)(void *ctx, const ch
   for (size_t p = 0; p < len_of(prs); p++) {
     if (parent_gateway(at(prs, p), rns, &ns, &name)) fn(ctx, ns, name);
   }
+}
+
+json_object *po_EG_RouteStub(const json_object *route) {
+  json_object *st = json_object_new_object(), *md = json_object_new_object(), *spec = json_object_new_object();
+  json_object *prs = NULL, *src = po_Json_Get(po_Json_Get(route, "spec"), "parentRefs");
+  bool ok = st && md && spec && po_Json_Put(md, "name", json_object_new_string(po_Json_Meta(route, "name"))) &&
+            po_Json_Put(md, "namespace", json_object_new_string(po_Json_Meta(route, "namespace"))) &&
+            (!src || json_object_deep_copy(src, &prs, NULL) == 0);
+  ok = adopt_(ok, spec, "parentRefs", &prs);
+  ok = adopt_(ok, st, "metadata", &md);
+  ok = adopt_(ok, st, "spec", &spec);
+  json_object_put(prs);
+  json_object_put(md);
+  json_object_put(spec);
+  if (!ok) {
+    json_object_put(st);
+    return NULL;
+  }
+  return st;
+}
+
+bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns) {
+  for (size_t i = 0; i < n; i++) {
+    if (!strcmp(ns[i], "*") || !strcmp(ns[i], rns)) return true;
+  }
+  return false;
 }
 
 bool po_EG_RouteNamesGateway(const json_object *route, const char *ns, const char *gateway) {
@@ -460,11 +495,7 @@ static json_object *operation(const char *path, json_object *value) {
 /* Whether the PropertyOverride follows the HTTPRoutes of namespace rns: its own, and those of
  * spec.routeNamespaces ("*": every one). */
 static bool follows(const po_CompiledOverride *c, const char *rns) {
-  if (!strcmp(rns, c->ns)) return true;
-  for (size_t i = 0; i < c->route_namespace_count; i++) {
-    if (!strcmp(c->route_namespaces[i], "*") || !strcmp(c->route_namespaces[i], rns)) return true;
-  }
-  return false;
+  return !strcmp(rns, c->ns) || po_EG_NamespaceIn(c->route_namespaces, c->route_namespace_count, rns);
 }
 
 /* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of the

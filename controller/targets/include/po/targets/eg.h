@@ -80,6 +80,13 @@ typedef struct {
  * change of the route can reconcile every Gateway whose cluster names it changes. Reads only. */
 void po_EG_RouteParents(const struct json_object *route, void (*fn)(void *ctx, const char *ns, const char *name),
                         void *ctx);
+/* What po_EG_EnvoyPatchPolicy reads of an HTTPRoute it does not follow: {metadata: {name,
+ * namespace}, spec: {parentRefs}} (a new reference; NULL when out of memory). Copying only this of
+ * the routes of namespaces no PropertyOverride of a Gateway follows keeps a tenant's routes from
+ * costing a copy each per reconcile. */
+struct json_object *po_EG_RouteStub(const struct json_object *route);
+/* Whether namespace rns is among `ns` (n of them; "*" is every namespace). */
+bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns);
 /* Whether one of the route's parentRefs names Gateway ns/gateway (attachment itself, the
  * listeners' allowedRoutes, is po_EG_EnvoyPatchPolicy's to judge). */
 bool po_EG_RouteNamesGateway(const struct json_object *route, const char *ns, const char *gateway);
