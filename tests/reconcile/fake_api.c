@@ -209,7 +209,7 @@ static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gate
     json_object *r = F.slots[i].obj;
     if (r && !strncmp(F.slots[i].key, "HTTPRoute/", 10) && po_EG_RouteNamesGateway(r, ns, gateway)) {
       bool full = po_EG_NamespaceIn(whole, n_whole, json_object_get_string(get(get(r, "metadata"), "namespace")));
-      json_object_array_add(out, full ? copy(r) : po_EG_RouteStub(r));
+      json_object_array_add(out, po_EG_RouteCopy(r, full));
     }
   }
   return out;

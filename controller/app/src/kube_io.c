@@ -99,13 +99,8 @@ static void route_of(void *ctx, const char *key, const json_object *obj, const c
   (void)key; (void)rv;
   RoutesOf *r = ctx;
   if (!r->ok || !po_EG_RouteNamesGateway(obj, r->ns, r->gateway)) return;
-  json_object *c = NULL;
-  if (po_EG_NamespaceIn(r->whole, r->n_whole, po_Json_Meta(obj, "namespace"))) {
-    r->ok = json_object_deep_copy((json_object *)obj, &c, NULL) == 0;
-  } else {
-    r->ok = (c = po_EG_RouteStub(obj)) != NULL;
-  }
-  r->ok = r->ok && json_object_array_add(r->out, c) == 0;
+  json_object *c = po_EG_RouteCopy(obj, po_EG_NamespaceIn(r->whole, r->n_whole, po_Json_Meta(obj, "namespace")));
+  r->ok = c && json_object_array_add(r->out, c) == 0;
   if (!r->ok) json_object_put(c);
 }
 

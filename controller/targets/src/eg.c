@@ -261,13 +261,17 @@ void po_EG_RouteParents(const json_object *route, void (*fn)(void *ctx, const ch
   }
 }
 
-json_object *po_EG_RouteStub(const json_object *route) {
-  json_object *st = json_object_new_object(), *md = json_object_new_object(), *spec = json_object_new_object();
-  json_object *prs = NULL, *src = po_Json_Get(po_Json_Get(route, "spec"), "parentRefs");
-  bool ok = st && md && spec && po_Json_Put(md, "name", json_object_new_string(po_Json_Meta(route, "name"))) &&
-            po_Json_Put(md, "namespace", json_object_new_string(po_Json_Meta(route, "namespace"))) &&
-            (!src || json_object_deep_copy(src, &prs, NULL) == 0);
-  ok = adopt_(ok, spec, "parentRefs", &prs);
+json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
+  json_object *st = json_object_new_object(), *md = json_object_new_object(), *spec = NULL, *prs = NULL;
+  json_object *rspec = po_Json_Get(route, "spec"), *src = po_Json_Get(rspec, "parentRefs");
+  bool ok = st && md && po_Json_Put(md, "name", json_object_new_string(po_Json_Meta(route, "name"))) &&
+            po_Json_Put(md, "namespace", json_object_new_string(po_Json_Meta(route, "namespace")));
+  if (followed) {
+    ok = ok && (!rspec || json_object_deep_copy(rspec, &spec, NULL) == 0);
+  } else {
+    ok = ok && (spec = json_object_new_object()) && (!src || json_object_deep_copy(src, &prs, NULL) == 0);
+    ok = adopt_(ok, spec, "parentRefs", &prs);
+  }
   ok = adopt_(ok, st, "metadata", &md);
   ok = adopt_(ok, st, "spec", &spec);
   json_object_put(prs);

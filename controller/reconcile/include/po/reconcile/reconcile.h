@@ -134,7 +134,7 @@ typedef struct {
   po_WriteResult (*write_policy)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, char *err, size_t size);
   /* Routes of the namespaces `whole` names ("*": every one) are copied whole; the others as
-   * po_EG_RouteStub (name, namespace, parentRefs: enough to tell they attach and to name them in
+   * po_EG_RouteCopy(route, false) (name, namespace, parentRefs: enough to tell they attach and to name them in
    * the status), so a tenant's routes no PropertyOverride follows cost no copy per reconcile. */
   struct json_object *(*gateway_routes)(void *ctx, const char *ns, const char *gateway, const char *const *whole,
                                         size_t n_whole);
