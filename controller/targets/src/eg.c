@@ -266,11 +266,23 @@ json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
   json_object *rspec = po_Json_Get(route, "spec"), *src = po_Json_Get(rspec, "parentRefs");
   bool ok = st && md && po_Json_Put(md, "name", json_object_new_string(po_Json_Meta(route, "name"))) &&
             po_Json_Put(md, "namespace", json_object_new_string(po_Json_Meta(route, "namespace")));
-  if (followed) {
-    ok = ok && (!rspec || json_object_deep_copy(rspec, &spec, NULL) == 0);
-  } else {
-    ok = ok && (spec = json_object_new_object()) && (!src || json_object_deep_copy(src, &prs, NULL) == 0);
-    ok = adopt_(ok, spec, "parentRefs", &prs);
+  ok = ok && (spec = json_object_new_object()) && (!src || json_object_deep_copy(src, &prs, NULL) == 0);
+  ok = adopt_(ok, spec, "parentRefs", &prs);
+  /* of a followed route's rules, only their backendRefs (a cluster per rule with backends, named
+   * by the rule's index): matches and filters are most of a rule and never read */
+  json_object *rules = po_Json_Get(rspec, "rules"), *out = NULL;
+  if (ok && followed && rules) {
+    ok = (out = json_object_new_array()) != NULL;
+    for (size_t i = 0; ok && i < len_of(rules); i++) {
+      json_object *r = json_object_new_object(), *brs = NULL, *src_brs = po_Json_Get(at(rules, i), "backendRefs");
+      ok = r && (!src_brs || json_object_deep_copy(src_brs, &brs, NULL) == 0);
+      ok = adopt_(ok, r, "backendRefs", &brs);
+      json_object_put(brs);
+      if (ok) ok = json_object_array_add(out, r) == 0;
+      if (!ok) json_object_put(r);
+    }
+    ok = adopt_(ok, spec, "rules", &out);
+    json_object_put(out);
   }
   ok = adopt_(ok, st, "metadata", &md);
   ok = adopt_(ok, st, "spec", &spec);

@@ -80,9 +80,9 @@ typedef struct {
  * change of the route can reconcile every Gateway whose cluster names it changes. Reads only. */
 void po_EG_RouteParents(const struct json_object *route, void (*fn)(void *ctx, const char *ns, const char *name),
                         void *ctx);
-/* What po_EG_EnvoyPatchPolicy reads of an HTTPRoute: {metadata: {name, namespace}, spec} when
- * `followed`, else {metadata: {name, namespace}, spec: {parentRefs}} (enough to tell it attaches
- * and to name it in the status). A new reference; NULL when out of memory. Copying only this
+/* What po_EG_EnvoyPatchPolicy reads of an HTTPRoute: {metadata: {name, namespace}, spec:
+ * {parentRefs, rules: [{backendRefs}]}} when `followed`, else {metadata: {name, namespace}, spec:
+ * {parentRefs}} (enough to tell it attaches and to name it in the status). A new reference; NULL when out of memory. Copying only this
  * (no managedFields, annotations or status; no rules of a route no PropertyOverride of the Gateway
  * follows) keeps a tenant's routes from costing a whole copy each per reconcile. */
 struct json_object *po_EG_RouteCopy(const struct json_object *route, bool followed);
