@@ -114,7 +114,10 @@ eventually "the status names a route not followed" 60 yes sh -c \
   "kubectl -n infra get propertyoverride platform -o json | jq -r '.status.conditions[] | select(.type==\"Programmed\") | .message' | grep -q 'not followed: HTTPRoute tenant/r0000 and others attached from a namespace spec.routeNamespaces does not name' && echo yes"
 kubectl -n infra patch propertyoverride platform --type=json -p '[{"op":"replace","path":"/spec/patches/0/value","value":"4s"}]' >/dev/null
 eventually "a platform edit is applied while the tenant's routes exist" 60 4s value_of
-echo "     not followed: patches=$(count) policy_bytes=$(stored_bytes) VmHWM_KiB=$(hwm_kib)"
+hwm=$(hwm_kib)
+echo "     not followed: patches=$(count) policy_bytes=$(stored_bytes) VmHWM_KiB=$hwm"
+# before: 345 MiB at 500 routes, 545 MiB at 700 (the controller follows every route)
+check "not followed: the controller's peak RSS ($((hwm / 1024)) MiB) under 64 MiB" test "$hwm" -lt $((64 * 1024))
 
 # --- opted in: what fits under the bound, the platform's route first --------------------------------------
 kubectl -n infra patch propertyoverride platform --type=merge -p '{"spec":{"routeNamespaces":["tenant"]}}' >/dev/null
@@ -138,5 +141,7 @@ check "the webhook answers (the controller was never killed)" kubectl -n infra p
   -p '{"metadata":{"labels":{"checked":"yes"}}}'
 hwm=$(hwm_kib)
 echo "     opted in: patches=$n policy_bytes=$(stored_bytes) jsonPatches_bytes=$(patches_bytes) VmHWM_KiB=$hwm"
-check "the controller's peak RSS ($((hwm / 1024)) MiB) well under 256 MiB" test "$hwm" -lt $((128 * 1024))
+# opted in, the routes' specs are read once per reconcile and the policy is at its bound: 118
+# MiB measured at 700 routes; 256 MiB is the limit deploy/ and the chart set
+check "opted in: the controller's peak RSS ($((hwm / 1024)) MiB) well under 256 MiB" test "$hwm" -lt $((160 * 1024))
 finish
