@@ -146,7 +146,7 @@ static const char *str_or(const json_object *o, const char *k, const char *dflt)
 
 /* Hands *v over to o[k] when ok so far (*v is NULL after: o owns it, or put freed it); a NULL
  * *v puts nothing. */
-static bool adopt_(bool ok, json_object *o, const char *k, json_object **v) {
+static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
   if (!ok || !*v) return ok;
   json_object *x = *v;
   *v = NULL;
@@ -267,7 +267,7 @@ json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
   bool ok = st && md && po_Json_Put(md, "name", json_object_new_string(po_Json_Meta(route, "name"))) &&
             po_Json_Put(md, "namespace", json_object_new_string(po_Json_Meta(route, "namespace")));
   ok = ok && (spec = json_object_new_object()) && (!src || json_object_deep_copy(src, &prs, NULL) == 0);
-  ok = adopt_(ok, spec, "parentRefs", &prs);
+  ok = adopt(ok, spec, "parentRefs", &prs);
   /* of a followed route's rules, only their backendRefs (a cluster per rule with backends, named
    * by the rule's index): matches and filters are most of a rule and never read */
   json_object *rules = po_Json_Get(rspec, "rules"), *out = NULL;
@@ -276,16 +276,16 @@ json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
     for (size_t i = 0; ok && i < len_of(rules); i++) {
       json_object *r = json_object_new_object(), *brs = NULL, *src_brs = po_Json_Get(at(rules, i), "backendRefs");
       ok = r && (!src_brs || json_object_deep_copy(src_brs, &brs, NULL) == 0);
-      ok = adopt_(ok, r, "backendRefs", &brs);
+      ok = adopt(ok, r, "backendRefs", &brs);
       json_object_put(brs);
       if (ok) ok = json_object_array_add(out, r) == 0;
       if (!ok) json_object_put(r);
     }
-    ok = adopt_(ok, spec, "rules", &out);
+    ok = adopt(ok, spec, "rules", &out);
     json_object_put(out);
   }
-  ok = adopt_(ok, st, "metadata", &md);
-  ok = adopt_(ok, st, "spec", &spec);
+  ok = adopt(ok, st, "metadata", &md);
+  ok = adopt(ok, st, "spec", &spec);
   json_object_put(prs);
   json_object_put(md);
   json_object_put(spec);
@@ -469,14 +469,6 @@ static const char *type_url(po_ResourceType t) {
     case kPo_ResourceType_ClusterLoadAssignment: return "type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment";
     default: return "type.googleapis.com/envoy.config.cluster.v3.Cluster";
   }
-}
-
-/* Hands *v over to o[k] when ok so far (*v is NULL after: o owns it, or put freed it). */
-static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
-  if (!ok) return false;
-  json_object *x = *v;
-  *v = NULL;
-  return po_Json_Put(o, k, x);
 }
 
 /* One jsonPatches entry: {type, name, operation}. The type URL and the operation ({op: add,
