@@ -195,9 +195,9 @@ static bool render_eg(const po_CliInputs *in, po_CompiledOverride *compiled, po_
       ok = false;
       break;
     }
-    po_EGTopology t = {gw, (const json_object *const *)routes, nroutes};
+    po_EGTopology t = {gw, (const json_object *const *)routes, nroutes, 0};
     const char *why = NULL;
-    json_object *epp = po_EG_EnvoyPatchPolicy(c, &t, a, &why);
+    json_object *epp = po_EG_EnvoyPatchPolicy(c, &t, a, &why, NULL);
     json_object_put(gw);
     if (!epp && !why) ok = false;
     else if (!epp) refuse_render(&in->objects[i], r, po_Arena_Printf(a, "Gateway '%s': %s", c->target_name, why));

@@ -54,10 +54,11 @@ static bool is_map(Spec *s, int patch, const char *where, const po_Value *v) {
   return false;
 }
 
-/* targetRef and priority are the resource's own, decoded by controller/targets; `required`
+/* targetRef, priority and routeNamespaces are the resource's own, decoded by controller/targets; `required`
  * belongs to the envoyExtensions entry, not to the arguments: the target adapter reads it. Known
  * here so the strict decode accepts them (and checks required's type). */
-static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "required", "patches", "priority", NULL};
+static const char *const kSpecKeys[] = {"targetRef", "proxyType", "debug", "required", "patches", "priority",
+                                        "routeNamespaces", NULL};
 static const char *const kPatchKeys[] = {"resourceFilter", "op", "path", "value", NULL};
 static const char *const kFilterKeys[] = {"resourceType", "trafficDirection", "services", NULL};
 static const char *const kServiceKeys[] = {"name", "namespace", "partition", NULL};

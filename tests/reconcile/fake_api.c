@@ -200,13 +200,16 @@ static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name
   return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, err, size);
 }
 
-static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway) {
+/* As the app's: whole when a namespace of `whole` holds it, else its stub. */
+static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole,
+                                     size_t n_whole) {
   (void)ctx;
   json_object *out = json_object_new_array();
   for (int i = 0; out && i < kMax; i++) {
-    if (F.slots[i].obj && !strncmp(F.slots[i].key, "HTTPRoute/", 10) &&
-        po_EG_RouteNamesGateway(F.slots[i].obj, ns, gateway)) {
-      json_object_array_add(out, copy(F.slots[i].obj));
+    json_object *r = F.slots[i].obj;
+    if (r && !strncmp(F.slots[i].key, "HTTPRoute/", 10) && po_EG_RouteNamesGateway(r, ns, gateway)) {
+      bool full = po_EG_NamespaceIn(whole, n_whole, json_object_get_string(get(get(r, "metadata"), "namespace")));
+      json_object_array_add(out, po_EG_RouteCopy(r, full));
     }
   }
   return out;

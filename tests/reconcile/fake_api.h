@@ -12,7 +12,7 @@
 
 struct json_object;
 
-enum { kMax = 160 };
+enum { kMax = 1024 };
 typedef struct {
   char key[300];
   json_object *obj;

@@ -340,6 +340,12 @@ static void test_limits_per_object(void **state) {
   for (size_t i = 0; i < sizeof path / sizeof *path; i++) v = json_object_object_get(v, path[i]);
   assert_non_null(v);
   assert_int_equal(json_object_get_int(v), kPo_MaxPatchesPerOverride);
+  /* spec.routeNamespaces: the CRD's maxItems is the pipeline's bound */
+  v = json_object_object_get(json_object_array_get_idx(json_object_object_get(json_object_object_get(o, "spec"), "versions"), 0), "schema");
+  const char *const rpath[] = {"openAPIV3Schema", "properties", "spec", "properties", "routeNamespaces", "maxItems"};
+  for (size_t i = 0; i < sizeof rpath / sizeof *rpath; i++) v = json_object_object_get(v, rpath[i]);
+  assert_non_null(v);
+  assert_int_equal(json_object_get_int(v), kPo_MaxRouteNamespaces);
   json_object_put(o);
   free(crd);
 }

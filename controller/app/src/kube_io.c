@@ -87,25 +87,29 @@ static const json_object *get_policy(void *ctx, const char *ns, const char *name
 
 typedef struct {
   const char *ns, *gateway;
+  const char *const *whole;
+  size_t n_whole;
   json_object *out;
   bool ok;
 } RoutesOf;
 
-/* Under the cache's read lock: only the routes naming the Gateway are copied. */
+/* Under the cache's read lock: only the routes naming the Gateway are copied, whole when a
+ * PropertyOverride of it follows their namespace, else the stub it reads of them. */
 static void route_of(void *ctx, const char *key, const json_object *obj, const char *rv) {
   (void)key; (void)rv;
   RoutesOf *r = ctx;
   if (!r->ok || !po_EG_RouteNamesGateway(obj, r->ns, r->gateway)) return;
-  json_object *c = NULL;
-  r->ok = json_object_deep_copy((json_object *)obj, &c, NULL) == 0 && json_object_array_add(r->out, c) == 0;
+  json_object *c = po_EG_RouteCopy(obj, po_EG_NamespaceIn(r->whole, r->n_whole, po_Json_Meta(obj, "namespace")));
+  r->ok = c && json_object_array_add(r->out, c) == 0;
   if (!r->ok) json_object_put(c);
 }
 
 /* Every watched namespace's HTTPRoutes: a route of another namespace attaches where the
  * Gateway's listeners allow it (po_EG_EnvoyPatchPolicy judges). Linear in the HTTPRoutes cached. */
-static json_object *gateway_routes(void *ctx, const char *ns, const char *gateway) {
+static json_object *gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole,
+                                   size_t n_whole) {
   po_KubeIO *k = ctx;
-  RoutesOf r = {.ns = ns, .gateway = gateway, .out = json_object_new_array(), .ok = true};
+  RoutesOf r = {.ns = ns, .gateway = gateway, .whole = whole, .n_whole = n_whole, .out = json_object_new_array(), .ok = true};
   for (size_t i = 0; r.out && i < k->ns_count; i++) {
     if (k->routes[i]) po_Informer_ForEach(k->routes[i], route_of, &r);
   }

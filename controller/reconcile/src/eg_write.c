@@ -12,7 +12,8 @@
 #include "po/base/json.h"
 
 static po_OwnedKindOps policy_ops(const po_ReconcileIO *io) {
-  return (po_OwnedKindOps){.write = io->write_policy, .get = io->get_policy, .plan = po_EG_Plan, .kind = "EnvoyPatchPolicy"};
+  return (po_OwnedKindOps){.write = io->write_policy, .get = io->get_policy, .plan = po_EG_Plan, .kind = "EnvoyPatchPolicy",
+                           .bulky = "jsonPatches"};
 }
 
 static const char *policy_name(const char *ns, const char *name, po_Arena *ar) {
@@ -51,6 +52,11 @@ static bool read_status(po_EGItem *it, const json_object *current, po_Arena *ar)
   return it->eg.reason && it->eg.message;
 }
 
+static int by_name(const void *x, const void *y) {
+  const po_EGItem *a = *(const po_EGItem *const *)x, *b = *(const po_EGItem *const *)y;
+  return strcmp(a->name, b->name);
+}
+
 bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
                  const json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes) {
   po_OwnedKindOps k = policy_ops(io);
@@ -62,7 +68,19 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
   bool need_routes = false;
   for (size_t i = 0; i < n && enabled && gateway; i++) need_routes |= items[i].program && !items[i].skip && !items[i].keep;
   if (need_routes && io->gateway_routes) {
-    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name))) return false;
+    /* copied whole: the routes of the namespaces some PropertyOverride here follows (its own, the
+     * Gateway's, and those its spec.routeNamespaces names); the rest as stubs */
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++) nw += 1 + (items[i].program ? items[i].program->route_namespace_count : 0);
+    const char **whole = po_Arena_Malloc(ar, (nw ? nw : 1) * sizeof *whole);
+    if (!whole) return false;
+    nw = 0;
+    whole[nw++] = ns;
+    for (size_t i = 0; i < n; i++) {
+      if (!items[i].program || items[i].skip || items[i].keep) continue;
+      for (size_t j = 0; j < items[i].program->route_namespace_count; j++) whole[nw++] = items[i].program->route_namespaces[j];
+    }
+    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name, whole, nw))) return false;
     nr = json_object_array_length(routes);
     if (!(rv = po_Arena_Malloc(ar, (nr ? nr : 1) * sizeof *rv))) {
       json_object_put(routes);
@@ -71,9 +89,18 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     for (size_t r = 0; r < nr; r++) rv[r] = json_object_array_get_idx(routes, r);
   }
   po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr};
+  /* The Gateway's bound given out by name: deterministic whatever order the index lists them. */
+  po_EGItem **order = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *order);
+  if (!order) {
+    json_object_put(routes);
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) order[i] = &items[i];
+  qsort(order, n, sizeof *order, by_name);
+  size_t gateway_left = kPo_EGMaxGatewayBytes;
   bool ok = true;
   for (size_t i = 0; i < n && ok; i++) {
-    po_EGItem *it = &items[i];
+    po_EGItem *it = order[i];
     it->policy_ns = ns;
     if (!(it->policy_name = policy_name(ns, it->name, ar))) {
       ok = false;
@@ -92,7 +119,9 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       it->outcome = kPo_EGOutcome_NoGateway;
     } else if (it->program) {
       const char *why = NULL;
-      desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why);
+      it->gateway_bound = gateway_left < kPo_EGMaxPolicyBytes;
+      topo.max_bytes = it->gateway_bound ? (gateway_left > 2 ? gateway_left : 2) : kPo_EGMaxPolicyBytes;
+      desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why, &it->fit);
       if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
         json_object_put(desired);
         ok = false;
@@ -105,6 +134,9 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       if (!desired) {
         it->outcome = kPo_EGOutcome_Refused;
         it->why = why;
+      } else {
+        it->built = true;
+        gateway_left -= it->fit.bytes <= gateway_left ? it->fit.bytes : gateway_left;
       }
     }
     void *ref = NULL;

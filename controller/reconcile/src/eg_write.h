@@ -10,6 +10,11 @@
  *     of that name in the cache: create (then bind), update on the read resourceVersion, or
  *     leave a look-alike alone; once current, Envoy Gateway's own status of it is read
  *     (po_EG_ReadStatus) for our Programmed;
+ *   the bound: each policy's jsonPatches within kPo_EGMaxPolicyBytes, and all the Gateway's
+ *     policies together within kPo_EGMaxGatewayBytes, given out to its PropertyOverrides by name
+ *     (each gets what the ones before it left, up to its own bound); what does not fit is left
+ *     out by po_EG_EnvoyPatchPolicy's order (its own namespace's routes first) and said in the
+ *     status (fit);
  *   a generation Envoy Gateway's names cannot carry (a patch touching no generated resource,
  *     or leaking to another backend: po_EG_EnvoyPatchPolicy's reason) -> ours deleted, the
  *     reason in the status (Refused);
@@ -54,6 +59,9 @@ typedef struct {
   bool conflict;                      /* a write met a newer object (409): retried soon */
   bool written;                       /* Ok and written by this reconcile: Envoy Gateway has not answered */
   po_EGStatus eg;                     /* Ok and current: Envoy Gateway's word (strings in the arena) */
+  bool built;                         /* a policy was built for it: fit says what it holds */
+  po_EGFit fit;                       /* what the policy holds, what was left out and why (bound) */
+  bool gateway_bound;                 /* the Gateway's bound, not the policy's, was the tighter */
   const char *policy_ns, *policy_name;/* the EnvoyPatchPolicy (in the arena) */
   char unbound_uid[128];              /* created, the binding write failed: for status.created */
   const char *why;                    /* Foreign (static), Refused (in the arena) */
@@ -64,7 +72,8 @@ typedef struct {
 
 /* Programs the items' EnvoyPatchPolicies. `gateway` is the Gateway as the cache has it (NULL:
  * absent). *writes counts the writes made. False only when memory ran out. Cost linear in the
- * items and the HTTPRoutes of the Gateway (read once per call). */
+ * items and the HTTPRoutes of the Gateway (read once per call); memory, one policy at a time: its
+ * tree, shared with the object written (no copy of its jsonPatches), and its text once sent. */
 bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
                  const struct json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes);
 

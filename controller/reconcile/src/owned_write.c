@@ -36,6 +36,35 @@ static bool recorded_created(const po_ReconcileIO *io, po_OwnedFor who, const ch
   return yes;
 }
 
+/* o with spec.<member> an empty array, sharing everything else (json-c counts references: o is
+ * not changed). NULL when out of memory. */
+static json_object *without(const json_object *o, const char *member) {
+  json_object *w = json_object_new_object(), *spec = json_object_new_object();
+  bool ok = w && spec;
+  if (ok) {
+    json_object_object_foreach((json_object *)o, k, v) {
+      if (ok && strcmp(k, "spec") != 0) ok = po_Json_Put(w, k, json_object_get(v));
+    }
+    json_object *os = po_Json_Get(o, "spec");
+    if (json_object_is_type(os, json_type_object)) {
+      json_object_object_foreach(os, sk, sv) {
+        if (ok && strcmp(sk, member) != 0) ok = po_Json_Put(spec, sk, json_object_get(sv));
+      }
+    }
+  }
+  ok = ok && po_Json_Put(spec, member, json_object_new_array());
+  if (ok) {
+    ok = po_Json_Put(w, "spec", spec);
+    spec = NULL;
+  }
+  json_object_put(spec);
+  if (!ok) {
+    json_object_put(w);
+    return NULL;
+  }
+  return w;
+}
+
 bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
                        const char *name, po_OwnedFor who, const char *owner_uid, const json_object *current,
                        const json_object *desired, int *writes, po_OwnedOutcome *out) {
@@ -79,8 +108,13 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       break;
     case kPo_OwnedPlan_Create: {
       /* Created first, then bound: the created annotation names the uid only the server assigns. */
-      json_object *made = NULL;
-      w = k->write(io->ctx, ns, name, p.object, true, NULL, &made, err, sizeof err);
+      json_object *made = NULL, *bare = k->bulky ? without(p.object, k->bulky) : NULL;
+      if (k->bulky && !bare) {
+        ok = false;
+        break;
+      }
+      w = k->write(io->ctx, ns, name, bare ? bare : p.object, true, NULL, &made, err, sizeof err);
+      json_object_put(bare);
       if (w == kPo_WriteOk && (!made || !*po_Json_Meta(made, "uid"))) {
         w = kPo_WriteFailed;
         snprintf(err, sizeof err, "the server returned no uid for the created object");

@@ -32,6 +32,11 @@ typedef struct {
   po_OwnedPlan (*plan)(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                        const char *created_uid);
   const char *kind; /* "EnvoyFilter": for messages */
+  /* A spec member that may be large (EnvoyPatchPolicy: "jsonPatches"; NULL: none): created
+   * empty, and written by the binding update that follows every create. The create's answer is
+   * parsed (its uid binds the object); with the member in it that answer is a second tree as
+   * large as the policy's, for nothing. */
+  const char *bulky;
 } po_OwnedKindOps;
 
 typedef struct {

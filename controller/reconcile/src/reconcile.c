@@ -1190,6 +1190,34 @@ static bool programmed_istio(Run *run, size_t i, int64_t live_gen, po_Condition 
                           x->outcome == kPo_IstioOutcome_Failed ? x->err : NULL, x->outcome == kPo_IstioOutcome_Kept, p);
 }
 
+/* What an Envoy Gateway policy left out ("" when nothing): the routes the bound cut (which
+ * bound, its size, what the policy holds, how many routes and entries, the first of them), and
+ * the attached routes of namespaces not followed (spec.routeNamespaces). */
+static const char *eg_left_out(Run *run, const po_EGItem *x) {
+  if (!x->built) return "";
+  const po_EGFit *f = &x->fit;
+  const char *cut = "", *unf = "";
+  if (f->cut_routes) {
+    cut = po_Arena_Printf(
+        run->ar, "; left out by the bound of %zu bytes on %s (it holds %zu entries, %zu bytes, from %zu HTTPRoutes): "
+                 "%zu HTTPRoutes (%zu entries) from %s on, in the order own namespace '%s' first, then by "
+                 "namespace and name",
+        f->max_bytes,
+        x->gateway_bound ? po_Arena_Printf(run->ar, "this policy, what is left of the %d bytes all the policies of %s "
+                                                     "may hold together (given out by PropertyOverride name)",
+                                           (int)kPo_EGMaxGatewayBytes, run->where)
+                         : "the policy's jsonPatches",
+        f->patches, f->bytes, f->routes, f->cut_routes, f->cut_entries, f->first_cut, run->ns);
+  }
+  if (f->unfollowed) {
+    /* no count: each tenant route would rewrite this status (the first changes far less often) */
+    unf = po_Arena_Printf(run->ar, "; not followed: HTTPRoute %s%s attached from a namespace spec.routeNamespaces "
+                                   "does not name", f->first_unfollowed, f->unfollowed > 1 ? " and others" : "");
+  }
+  const char *s = cut && unf ? po_Arena_Printf(run->ar, "%s%s", cut, unf) : NULL;
+  return s ? s : "";
+}
+
 /* Programmed for an Envoy Gateway target: Envoy Gateway's own conditions on the policy for its
  * current generation (po_EG_ReadStatus). True when returned false; else p says why not. */
 static bool programmed_eg(Run *run, size_t i, int64_t live_gen, po_Condition *p) {
@@ -1213,7 +1241,7 @@ static bool programmed_eg(Run *run, size_t i, int64_t live_gen, po_Condition *p)
     p->reason = "Pending";
     snprintf(p->message, sizeof p->message,
              "generation %lld is written to %s for %s; waiting for Envoy Gateway to program it (its status, for the "
-             "policy's current generation)", (long long)live_gen, epp, run->where);
+             "policy's current generation)%s", (long long)live_gen, epp, run->where, eg_left_out(run, x));
     return true;
   }
   switch (x->eg.state) {
@@ -1291,9 +1319,11 @@ static void programmed(Run *run, size_t i, int64_t live_gen, const po_OverlapInd
                ov[0] ? "; " : "");
     } else if (run->eg) {
       const po_EGItem *x = &run->eg[i];
+      /* what fits is programmed; what the bound left out is said by the reason and message */
+      if (x->built && x->fit.cut_routes) p->reason = "PolicyFull";
       snprintf(p->message, sizeof p->message,
-               "generation %lld is programmed by Envoy Gateway from EnvoyPatchPolicy %s/%s for %s%s",
-               (long long)live_gen, x->policy_ns, x->policy_name, run->where, ov[0] ? "; " : "");
+               "generation %lld is programmed by Envoy Gateway from EnvoyPatchPolicy %s/%s for %s%s%s",
+               (long long)live_gen, x->policy_ns, x->policy_name, run->where, eg_left_out(run, x), ov[0] ? "; " : "");
     } else {
       snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
                requires_sync(run) ? ", synced into Consul by consul-k8s" : "", ov[0] ? "; " : "");

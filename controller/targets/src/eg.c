@@ -144,6 +144,15 @@ static const char *str_or(const json_object *o, const char *k, const char *dflt)
   return s ? s : dflt;
 }
 
+/* Hands *v over to o[k] when ok so far (*v is NULL after: o owns it, or put freed it); a NULL
+ * *v puts nothing. */
+static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
+  if (!ok || !*v) return ok;
+  json_object *x = *v;
+  *v = NULL;
+  return po_Json_Put(o, k, x);
+}
+
 static size_t len_of(const json_object *arr) {
   return json_object_is_type(arr, json_type_array) ? json_object_array_length(arr) : 0;
 }
@@ -252,6 +261,48 @@ void po_EG_RouteParents(const json_object *route, void (*fn)(void *ctx, const ch
   }
 }
 
+json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
+  json_object *st = json_object_new_object(), *md = json_object_new_object(), *spec = NULL, *prs = NULL;
+  json_object *rspec = po_Json_Get(route, "spec"), *src = po_Json_Get(rspec, "parentRefs");
+  bool ok = st && md && po_Json_Put(md, "name", json_object_new_string(po_Json_Meta(route, "name"))) &&
+            po_Json_Put(md, "namespace", json_object_new_string(po_Json_Meta(route, "namespace")));
+  ok = ok && (spec = json_object_new_object()) && (!src || json_object_deep_copy(src, &prs, NULL) == 0);
+  ok = adopt(ok, spec, "parentRefs", &prs);
+  /* of a followed route's rules, only their backendRefs (a cluster per rule with backends, named
+   * by the rule's index): matches and filters are most of a rule and never read */
+  json_object *rules = po_Json_Get(rspec, "rules"), *out = NULL;
+  if (ok && followed && rules) {
+    ok = (out = json_object_new_array()) != NULL;
+    for (size_t i = 0; ok && i < len_of(rules); i++) {
+      json_object *r = json_object_new_object(), *brs = NULL, *src_brs = po_Json_Get(at(rules, i), "backendRefs");
+      ok = r && (!src_brs || json_object_deep_copy(src_brs, &brs, NULL) == 0);
+      ok = adopt(ok, r, "backendRefs", &brs);
+      json_object_put(brs);
+      if (ok) ok = json_object_array_add(out, r) == 0;
+      if (!ok) json_object_put(r);
+    }
+    ok = adopt(ok, spec, "rules", &out);
+    json_object_put(out);
+  }
+  ok = adopt(ok, st, "metadata", &md);
+  ok = adopt(ok, st, "spec", &spec);
+  json_object_put(prs);
+  json_object_put(md);
+  json_object_put(spec);
+  if (!ok) {
+    json_object_put(st);
+    return NULL;
+  }
+  return st;
+}
+
+bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns) {
+  for (size_t i = 0; i < n; i++) {
+    if (!strcmp(ns[i], "*") || !strcmp(ns[i], rns)) return true;
+  }
+  return false;
+}
+
 bool po_EG_RouteNamesGateway(const json_object *route, const char *ns, const char *gateway) {
   const char *rns = po_Json_Meta(route, "namespace"), *pns, *pname;
   json_object *prs = po_Json_Get(po_Json_Get(route, "spec"), "parentRefs");
@@ -291,10 +342,15 @@ typedef struct {
   const json_object *route;
   const char *ns, *name;
   size_t seq; /* its place among the inputs: the last of a namespace/name is kept */
+  bool own;   /* of the PropertyOverride's (and the Gateway's) namespace: followed first */
 } Route;
 
+/* The PropertyOverride's own namespace's routes first, then by namespace and name: the order in
+ * which routes get room under the bound, so a route of another namespace never takes the room
+ * of one of the Gateway's own namespace, and a newcomer only ever displaces routes after it. */
 static int by_route(const void *x, const void *y) {
   const Route *a = x, *b = y;
+  if (a->own != b->own) return a->own ? -1 : 1;
   int c = strcmp(a->ns, b->ns);
   if (!c) c = strcmp(a->name, b->name);
   return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
@@ -340,41 +396,49 @@ static bool uncertain_matters(const po_ResourceFilter *f, const char *gns, const
   return false;
 }
 
-/* The cluster names patch i touches; *why when it cannot be expressed with these routes. */
-static bool cluster_names(const po_ResourceFilter *f, const char *gns, const Route *rs, size_t nr, size_t cap, po_Arena *a, Names *out,
-                          const char **why) {
-  out->v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *out->v);
-  out->n = 0;
-  if (!out->v) return false;
-  for (size_t r = 0; r < nr; r++) {
-    json_object *rules = po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules");
-    for (size_t i = 0; i < len_of(rules); i++) {
-      json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
-      if (!len_of(brs)) continue; /* no backends (a redirect): no cluster */
-      bool match = f->service_count == 0;
-      const json_object *other = NULL;
-      for (size_t k = 0; k < len_of(brs) && f->service_count; k++) {
-        if (backend_in(at(brs, k), rs[r].ns, gns, f)) match = true;
-        else if (!other) other = at(brs, k);
-      }
-      if (!match) continue;
-      if (other) {
-        *why = or_oom(po_Arena_Printf(
-            a, "HTTPRoute %s/%s rule %zu sends to %s '%s' besides service '%s': Envoy Gateway makes one cluster per "
-               "rule (httproute/%s/%s/rule/%zu), so the patch would apply to that backend too; split the rule, or add "
-               "the backend to services",
-            rs[r].ns, rs[r].name, i, str_or(other, "kind", "Service"), str_or(other, "name", "?"), f->services[0].name,
-            rs[r].ns, rs[r].name, i));
-        return true;
-      }
-      if (!name_add(out, po_Arena_Printf(a, "httproute/%s/%s/rule/%zu", rs[r].ns, rs[r].name, i), cap, false)) return false;
+/* One cluster's name, "httproute/<ns>/<route>/rule/<i>", into buf (a namespace is at most 63
+ * bytes and a name 253: it always fits). */
+static const char *cluster_name(char *buf, size_t size, const Route *r, size_t rule) {
+  snprintf(buf, size, "httproute/%s/%s/rule/%zu", r->ns, r->name, rule);
+  return buf;
+}
+
+/* The clusters of route r that patch f touches: their count and (out non-NULL) their names,
+ * appended; *bytes adds, per cluster, `base` plus its name's bytes as a JSON string and a comma
+ * (the jsonPatches entry it becomes). *why when a rule would leak the patch to another backend.
+ * Nothing is allocated without `out`: a route left out costs no memory. */
+static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Route *r, size_t base, po_Arena *a,
+                           Names *out, size_t cap, size_t *count, size_t *bytes, const char **why) {
+  json_object *rules = po_Json_Get(po_Json_Get(r->route, "spec"), "rules");
+  char buf[640];
+  for (size_t i = 0; i < len_of(rules); i++) {
+    json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
+    if (!len_of(brs)) continue; /* no backends (a redirect): no cluster */
+    bool match = f->service_count == 0;
+    const json_object *other = NULL;
+    for (size_t k = 0; k < len_of(brs) && f->service_count; k++) {
+      if (backend_in(at(brs, k), r->ns, gns, f)) match = true;
+      else if (!other) other = at(brs, k);
     }
+    if (!match) continue;
+    if (other) {
+      *why = or_oom(po_Arena_Printf(
+          a, "HTTPRoute %s/%s rule %zu sends to %s '%s' besides service '%s': Envoy Gateway makes one cluster per "
+             "rule (httproute/%s/%s/rule/%zu), so the patch would apply to that backend too; split the rule, or add "
+             "the backend to services",
+          r->ns, r->name, i, str_or(other, "kind", "Service"), str_or(other, "name", "?"), f->services[0].name,
+          r->ns, r->name, i));
+      return true;
+    }
+    const char *name = cluster_name(buf, sizeof buf, r, i);
+    (*count)++;
+    *bytes += base + po_Owned_StringBytes(name) + 1;
+    if (out && !name_add(out, po_Arena_Printf(a, "%s", name), cap, false)) return false;
   }
   return true;
 }
 
 /* ---- the EnvoyPatchPolicy ---- */
-
 
 /* RFC 6901 from the resolved chain: proto field names, '~' and '/' escaped, a wrapper's
  * `value` dropped (protojson writes the wrapper bare). */
@@ -407,23 +471,14 @@ static const char *type_url(po_ResourceType t) {
   }
 }
 
-/* Hands *v over to o[k] when ok so far (*v is NULL after: o owns it, or put freed it). */
-static bool adopt(bool ok, json_object *o, const char *k, json_object **v) {
-  if (!ok) return false;
-  json_object *x = *v;
-  *v = NULL;
-  return po_Json_Put(o, k, x);
-}
-
-static json_object *entry(const char *url, const char *name, const char *path, const json_object *value) {
-  json_object *e = json_object_new_object(), *op = json_object_new_object(), *v = NULL;
-  bool ok = e && op && po_Json_Put(e, "type", json_object_new_string(url)) && po_Json_Put(e, "name", json_object_new_string(name)) &&
-            po_Json_Put(op, "op", json_object_new_string("add")) && po_Json_Put(op, "path", json_object_new_string(path)) &&
-            json_object_deep_copy((json_object *)value, &v, NULL) == 0;
-  ok = adopt(ok, op, "value", &v);
-  ok = adopt(ok, e, "operation", &op);
-  json_object_put(v);
-  json_object_put(op);
+/* One jsonPatches entry: {type, name, operation}. The type URL and the operation ({op: add,
+ * path, value}) are one json-c object per patch, shared by every entry of it (json-c counts
+ * references): an entry costs one object and its name, so a policy's tree is a few times its
+ * text whatever the value, not a copy of the value per cluster. */
+static json_object *entry(json_object *url, const char *name, json_object *operation) {
+  json_object *e = json_object_new_object();
+  bool ok = e && po_Json_Put(e, "type", json_object_get(url)) && po_Json_Put(e, "name", json_object_new_string(name)) &&
+            po_Json_Put(e, "operation", json_object_get(operation));
   if (!ok) {
     json_object_put(e);
     return NULL;
@@ -431,39 +486,84 @@ static json_object *entry(const char *url, const char *name, const char *path, c
   return e;
 }
 
-/* The routes that attach to the Gateway, one per namespace/name (the last given), sorted. */
-static Route *attached_routes(const po_EGTopology *t, po_Arena *a, size_t *nr, Route *uncertain, size_t *nu,
+/* A patch's operation {op: add, path, value}; takes value (NULL when out of memory). */
+static json_object *operation(const char *path, json_object *value) {
+  json_object *op = json_object_new_object();
+  bool ok = op && value && po_Json_Put(op, "op", json_object_new_string("add")) &&
+            po_Json_Put(op, "path", json_object_new_string(path));
+  ok = adopt(ok, op, "value", &value);
+  json_object_put(value);
+  if (!ok) {
+    json_object_put(op);
+    return NULL;
+  }
+  return op;
+}
+
+/* Whether the PropertyOverride follows the HTTPRoutes of namespace rns: its own, and those of
+ * spec.routeNamespaces ("*": every one). */
+static bool follows(const po_CompiledOverride *c, const char *rns) {
+  return !strcmp(rns, c->ns) || po_EG_NamespaceIn(c->route_namespaces, c->route_namespace_count, rns);
+}
+
+/* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of the
+ * inputs in order would leave it. */
+static size_t sort_unique(Route *rs, size_t n) {
+  qsort(rs, n, sizeof *rs, by_route);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    bool last = i + 1 == n || strcmp(rs[i].ns, rs[i + 1].ns) || strcmp(rs[i].name, rs[i + 1].name);
+    if (last) rs[kept++] = rs[i];
+  }
+  return kept;
+}
+
+/* The routes that attach to the Gateway and that c follows, one per namespace/name (the last
+ * given), in by_route's order; those that may attach (a selector listener) in `uncertain`; those
+ * that attach from a namespace c does not follow in `unfollowed` (counted for the status). */
+static Route *attached_routes(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a, size_t *nr,
+                              Route *uncertain, size_t *nu, Route *unfollowed, size_t *nf,
                               const char **selector_listener) {
   Route *rs = po_Arena_Malloc(a, (t->route_count ? t->route_count : 1) * sizeof *rs);
   if (!rs) return NULL;
-  *nr = *nu = 0;
+  *nr = *nu = *nf = 0;
   for (size_t i = 0; i < t->route_count; i++) {
     const json_object *r = t->routes[i];
-    const char *sel = NULL;
+    const char *sel = NULL, *rns = po_Json_Meta(r, "namespace");
+    Route x = {r, rns, po_Json_Meta(r, "name"), i, !strcmp(rns, c->ns)};
     if (attached(t->gateway, r, &sel)) {
-      rs[(*nr)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
-    } else if (sel) { /* may attach: decided by the Namespaces' labels */
-      uncertain[(*nu)++] = (Route){r, po_Json_Meta(r, "namespace"), po_Json_Meta(r, "name"), i};
+      if (follows(c, rns)) rs[(*nr)++] = x;
+      else unfollowed[(*nf)++] = x;
+    } else if (sel && follows(c, rns)) { /* may attach: decided by the Namespaces' labels */
+      uncertain[(*nu)++] = x;
       if (!*selector_listener) *selector_listener = sel;
     }
   }
-  /* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of
-   * the inputs in order would leave it. */
-  qsort(rs, *nr, sizeof *rs, by_route);
-  size_t kept = 0;
-  for (size_t i = 0; i < *nr; i++) {
-    bool last = i + 1 == *nr || strcmp(rs[i].ns, rs[i + 1].ns) || strcmp(rs[i].name, rs[i + 1].name);
-    if (last) rs[kept++] = rs[i];
-  }
-  *nr = kept;
+  *nr = sort_unique(rs, *nr);
+  *nf = sort_unique(unfollowed, *nf);
   return rs;
 }
 
+/* What one patch writes: the entry's shared parts, and the bytes an entry takes but its name. */
+typedef struct {
+  po_ResourceType rt;
+  const po_ResourceFilter *f;
+  json_object *url, *op; /* shared by the patch's entries */
+  size_t base;
+  Names names;  /* listener and route patches: the xDS names */
+  size_t found; /* cluster patches: clusters among every route followed */
+} Out;
+
+static const char kEntryFrame[] = "{\"type\":,\"name\":,\"operation\":{\"op\":\"add\",\"path\":,\"value\":}}";
+
 json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
-                                    const char **why) {
+                                    const char **why, po_EGFit *fit) {
   const char *dummy;
+  po_EGFit ignored;
   if (!why) why = &dummy;
+  if (!fit) fit = &ignored;
   *why = NULL;
+  *fit = (po_EGFit){.max_bytes = t && t->max_bytes ? t->max_bytes : kPo_EGMaxPolicyBytes};
   if (!c->accepted || c->target_kind != kPo_TargetGateway) {
     *why = "not an accepted PropertyOverride of an Envoy Gateway target (Gateway)";
     return NULL;
@@ -477,18 +577,106 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     *why = "the Gateway given is not the target (an EnvoyPatchPolicy attaches to a Gateway of its own namespace)";
     return NULL;
   }
-  size_t nr = 0, nu = 0, cap = 0;
+  size_t nr = 0, nu = 0, nf = 0, np = c->args->patch_count;
   const char *selector_listener = NULL;
-  Route *us = po_Arena_Malloc(a, (t->route_count ? t->route_count : 1) * sizeof *us);
-  Route *rs = us ? attached_routes(t, a, &nr, us, &nu, &selector_listener) : NULL;
-  if (!rs) return NULL;
-  for (size_t r = 0; r < nr; r++) cap += len_of(po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules"));
+  size_t alloc = t->route_count ? t->route_count : 1;
+  Route *us = po_Arena_Malloc(a, alloc * sizeof *us), *fs = po_Arena_Malloc(a, alloc * sizeof *fs);
+  Route *rs = us && fs ? attached_routes(c, t, a, &nr, us, &nu, fs, &nf, &selector_listener) : NULL;
+  Out *outs = po_Arena_Malloc(a, (np ? np : 1) * sizeof *outs);
   Names listeners, routes;
-  if (!listener_names(t->gateway, false, a, &listeners) || !listener_names(t->gateway, true, a, &routes)) return NULL;
+  if (!rs || !outs || !listener_names(t->gateway, false, a, &listeners) || !listener_names(t->gateway, true, a, &routes)) {
+    return NULL;
+  }
+  fit->unfollowed = nf;
+  if (nf) fit->first_unfollowed = or_oom(po_Arena_Printf(a, "%s/%s", fs[0].ns, fs[0].name));
+  memset(outs, 0, (np ? np : 1) * sizeof *outs);
 
+  /* 1. Per patch, in patch order: its shared parts, and what stops the whole policy (a patch with
+   *    nothing to touch, a selector listener that may admit a route it would touch). */
+  bool ok = true;
+  size_t fixed = 2; /* "[]" */
+  for (size_t i = 0; ok && !*why && i < np; i++) {
+    Out *o = &outs[i];
+    o->f = &c->args->patches[i].resource_filter;
+    o->rt = po_Override_ResourceType(c->override, i);
+    bool cluster = o->rt == kPo_ResourceType_Cluster || o->rt == kPo_ResourceType_ClusterLoadAssignment;
+    const char *path = pointer(c->override, i, a);
+    po_Value *v = po_Override_SetJson(c->override, i, a);
+    json_object *value = v && path ? po_Value_ToJsonC(v) : NULL;
+    size_t vbytes = value ? po_Owned_JsonBytes(value) : 0;
+    o->url = json_object_new_string(type_url(o->rt));
+    o->op = vbytes ? operation(path, value) : (json_object_put(value), NULL);
+    ok = o->url && o->op;
+    if (!ok) break;
+    o->base = strlen(kEntryFrame) + po_Owned_StringBytes(type_url(o->rt)) + po_Owned_StringBytes(path) + vbytes;
+    if (cluster) {
+      if (selector_listener && uncertain_matters(o->f, c->ns, us, nu)) {
+        *why = or_oom(po_Arena_Printf(a, "listener '%s' of Gateway '%s' admits HTTPRoutes by a namespace selector, "
+                                         "which needs the Namespaces' labels: render cannot tell which routes (and so "
+                                         "which clusters) it has", selector_listener, c->target_name));
+      }
+      continue;
+    }
+    o->names = o->rt == kPo_ResourceType_Listener ? listeners : routes;
+    if (!o->names.n) {
+      *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name,
+                                    o->rt == kPo_ResourceType_Listener ? "has no listeners"
+                                    : "has no HTTP or HTTPS listener (no route configuration)"));
+      break;
+    }
+    for (size_t k = 0; k < o->names.n; k++) fixed += o->base + po_Owned_StringBytes(o->names.v[k]) + 1;
+  }
+
+  /* 2. The routes, in order, while their clusters fit under the bound: a route whose entries
+   *    would not fit, and every route after it, is left out whole (a route is programmed with all
+   *    its rules or not at all, and what is in stays in when a later route arrives). */
+  size_t taken = 0, total = fixed;
+  bool full = total > fit->max_bytes;
+  for (size_t r = 0; ok && !*why && r < nr; r++) {
+    size_t count = 0, bytes = 0;
+    for (size_t i = 0; ok && !*why && i < np; i++) {
+      Out *o = &outs[i];
+      if (o->names.v) continue; /* a listener or route patch */
+      size_t n0 = count;
+      ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, NULL, 0, &count, &bytes, why);
+      o->found += count - n0;
+    }
+    if (!ok || *why) break;
+    if (!full && total + bytes <= fit->max_bytes) {
+      total += bytes;
+      taken = r + 1;
+      fit->routes += count > 0;
+      continue;
+    }
+    full = true;
+    if (!count) continue;
+    if (!fit->cut_routes++) fit->first_cut = or_oom(po_Arena_Printf(a, "%s/%s", rs[r].ns, rs[r].name));
+    fit->cut_entries += count;
+  }
+  for (size_t i = 0; ok && !*why && i < np; i++) {
+    const Out *o = &outs[i];
+    if (o->names.v || o->found) continue;
+    const po_ResourceFilter *f = o->f;
+    const char *what = f->service_count
+        ? or_oom(po_Arena_Printf(a, "has no HTTPRoute rule with a backendRef to Service '%s/%s' among the inputs "
+                                    "(service namespaces default to 'default')",
+                                 f->services[0].namespace_ && *f->services[0].namespace_ ? f->services[0].namespace_
+                                                                                         : "default",
+                                 f->services[0].name))
+        : "has no HTTPRoute rule with backends among the inputs";
+    *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name, what));
+  }
+  if (ok && !*why && fixed > fit->max_bytes) {
+    *why = or_oom(po_Arena_Printf(a, "the listener and route patches alone take %zu bytes, over the bound of %zu "
+                                     "bytes on the EnvoyPatchPolicy's jsonPatches: patch fewer listeners", fixed,
+                                  fit->max_bytes));
+  }
+  if (fit->first_unfollowed == kOom || fit->first_cut == kOom) ok = false;
+
+  /* 3. The policy: each patch's entries, in patch order, over the routes taken. */
   json_object *epp = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
               *spec = json_object_new_object(), *ref = json_object_new_object(), *patches = json_object_new_array();
-  bool ok = epp && md && labels && spec && ref && patches;
+  ok = ok && epp && md && labels && spec && ref && patches;
   ok = ok && po_Json_Put(epp, "apiVersion", json_object_new_string(PO_EG_API_VERSION));
   ok = ok && po_Json_Put(epp, "kind", json_object_new_string("EnvoyPatchPolicy"));
   ok = ok && po_Json_Put(md, "name", json_object_new_string(or_oom(po_EG_PolicyName(c, a))));
@@ -501,43 +689,30 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
        po_Json_Put(ref, "kind", json_object_new_string("Gateway")) && po_Json_Put(ref, "name", json_object_new_string(c->target_name));
   ok = adopt(ok, spec, "targetRef", &ref);
   ok = ok && po_Json_Put(spec, "priority", json_object_new_int(c->priority));
-  for (size_t i = 0; ok && !*why && i < c->args->patch_count; i++) {
-    const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
-    po_ResourceType rt = po_Override_ResourceType(c->override, i);
-    Names names = rt == kPo_ResourceType_Listener ? listeners : routes;
-    if (rt == kPo_ResourceType_Cluster || rt == kPo_ResourceType_ClusterLoadAssignment) {
-      if (selector_listener && uncertain_matters(f, c->ns, us, nu)) {
-        *why = or_oom(po_Arena_Printf(a, "listener '%s' of Gateway '%s' admits HTTPRoutes by a namespace selector, "
-                                         "which needs the Namespaces' labels: render cannot tell which routes (and so "
-                                         "which clusters) it has", selector_listener, c->target_name));
-        break;
+  for (size_t i = 0; ok && !*why && i < np; i++) {
+    Out *o = &outs[i];
+    Names names = o->names;
+    if (!names.v) {
+      size_t cap = 0, count = 0, bytes = 0;
+      for (size_t r = 0; r < taken; r++) cap += len_of(po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules"));
+      names.v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *names.v);
+      names.n = 0;
+      ok = names.v != NULL;
+      for (size_t r = 0; ok && r < taken; r++) {
+        ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, &names, cap, &count, &bytes, why);
       }
-      ok = cluster_names(f, c->ns, rs, nr, cap, a, &names, why);
-      if (!ok || *why) break;
     }
-    if (!names.n) {
-      const char *what = rt == kPo_ResourceType_Listener ? "has no listeners"
-                         : rt == kPo_ResourceType_Route  ? "has no HTTP or HTTPS listener (no route configuration)"
-                         : f->service_count
-                             ? or_oom(po_Arena_Printf(a, "has no HTTPRoute rule with a backendRef to Service '%s/%s' "
-                                                         "among the inputs (service namespaces default to 'default')",
-                                                      f->services[0].namespace_ && *f->services[0].namespace_
-                                                          ? f->services[0].namespace_ : "default",
-                                                      f->services[0].name))
-                             : "has no HTTPRoute rule with backends among the inputs";
-      *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name, what));
-      break;
-    }
-    const char *path = pointer(c->override, i, a);
-    po_Value *v = po_Override_SetJson(c->override, i, a);
-    json_object *value = v ? po_Value_ToJsonC(v) : NULL;
-    ok = path && value;
-    for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(type_url(rt), names.v[k], path, value));
-    json_object_put(value);
+    for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(o->url, names.v[k], o->op));
+    fit->patches += names.n;
   }
+  fit->bytes = total;
   if (*why == kOom) ok = false, *why = NULL;
   ok = adopt(ok && !*why, spec, "jsonPatches", &patches);
   ok = adopt(ok, epp, "spec", &spec);
+  for (size_t i = 0; i < np; i++) {
+    json_object_put(outs[i].url);
+    json_object_put(outs[i].op);
+  }
   json_object_put(md);
   json_object_put(labels);
   json_object_put(ref);

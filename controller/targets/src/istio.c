@@ -111,11 +111,7 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
 
 static json_object *config_patch(const po_CompiledOverride *c, size_t i, const po_ServiceName *service, po_Arena *a);
 
-/* etcd's default limit on a stored object (--max-request-bytes): an EnvoyFilter larger than
- * this can never be created. */
-enum { kMaxStoredBytes = 1572864 };
-
-/* Whether the EnvoyFilter's configPatches alone would exceed kMaxStoredBytes. A lower bound, so
+/* Whether the EnvoyFilter's configPatches alone would exceed kPo_MaxStoredBytes (owned.h). A lower bound, so
  * nothing storable is refused: each patch's configPatch without a service, serialized once,
  * times the configPatches it becomes (one per service, each longer by its match). Linear in the
  * patches' size, where building the filter is not (a patch per service: 100 x 64 of them). *why
@@ -125,19 +121,18 @@ static bool too_large(const po_CompiledOverride *c, po_Arena *a, const char **wh
   size_t total = 0, count = 0;
   for (size_t i = 0; i < c->args->patch_count; i++) {
     json_object *cp = config_patch(c, i, NULL, a);
-    const char *text = cp ? json_object_to_json_string_ext(cp, JSON_C_TO_STRING_PLAIN) : NULL;
-    bool ok = text != NULL; /* text is cp's: measured before cp goes */
-    size_t len = ok ? strlen(text) : 0, n = c->args->patches[i].resource_filter.service_count;
+    size_t len = cp ? po_Owned_JsonBytes(cp) : 0, n = c->args->patches[i].resource_filter.service_count;
+    bool ok = len > 0; /* measured before cp goes */
     json_object_put(cp);
     if (!ok) return false;
     n = n ? n : 1;
     count += n;
     total += len * n;
   }
-  if (total <= kMaxStoredBytes) return true;
+  if (total <= kPo_MaxStoredBytes) return true;
   *why = po_Arena_Printf(a, "the EnvoyFilter would have %zu configPatches of at least %zu bytes in all (one per patch "
                             "and service), and Kubernetes stores objects of at most %d bytes (etcd's default): split the "
-                            "patches among PropertyOverrides, or give fewer services", count, total, kMaxStoredBytes);
+                            "patches among PropertyOverrides, or give fewer services", count, total, (int)kPo_MaxStoredBytes);
   return *why != NULL;
 }
 

@@ -129,6 +129,45 @@ static void priority(const json_object *obj, po_Arena *a, po_CompiledOverride *c
   c->priority = (int32_t)v;
 }
 
+/* spec.routeNamespaces: namespace names (DNS labels), or "*", at most kPo_MaxRouteNamespaces,
+ * and only for a Gateway target (the HTTPRoutes whose clusters its patches follow, eg.h). */
+static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+  json_object *rn = po_Json_Get(po_Json_Get(obj, "spec"), "routeNamespaces");
+  if (!rn || json_object_is_type(rn, json_type_null)) return;
+  if (!json_object_is_type(rn, json_type_array)) {
+    error(c, a, -1, "spec.routeNamespaces: must be a list of namespace names (or \"*\" for every namespace)");
+    return;
+  }
+  size_t n = json_object_array_length(rn);
+  if (n && c->target_kind != kPo_TargetGateway) {
+    error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces: only for a Gateway target (it names the namespaces "
+                                       "whose HTTPRoutes an Envoy Gateway target's cluster patches follow); this one "
+                                       "targets a %s", po_TargetKind_Name(c->target_kind)));
+    return;
+  }
+  if (n > kPo_MaxRouteNamespaces) {
+    error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces: %zu namespaces; at most %d are allowed (\"*\" follows "
+                                       "every namespace the Gateway's listeners admit)", n, kPo_MaxRouteNamespaces));
+    return;
+  }
+  const char **v = po_Arena_Malloc(a, (n ? n : 1) * sizeof *v);
+  if (!v) return;
+  for (size_t i = 0; i < n; i++) {
+    json_object *e = json_object_array_get_idx(rn, i);
+    const char *s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
+    if (!s || (!dns_label(s) && strcmp(s, "*") != 0) || !*s) {
+      const char *text = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN);
+      error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces[%zu]: %.80s is not a namespace name (want a DNS label: "
+                                         "at most 63 of a-z, 0-9 and '-', starting and ending alphanumeric; or \"*\" "
+                                         "for every namespace)", i, text ? text : "?"));
+      return;
+    }
+    v[i] = po_Arena_Printf(a, "%s", s);
+  }
+  c->route_namespaces = v;
+  c->route_namespace_count = n;
+}
+
 bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
   return po_CompiledOverride_FromObjectWith(obj, NULL, a, c);
 }
@@ -147,6 +186,7 @@ bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetO
   if (gen) c->generation = json_object_get_int64(gen);
   target(obj, a, c);
   priority(obj, a, c);
+  route_namespaces(obj, a, c);
   json_object *req = po_Json_Get(po_Json_Get(obj, "spec"), "required");
   c->required = req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req);
   /* Bounded before anything costs per patch: the CRD's maxItems, enforced here too for objects

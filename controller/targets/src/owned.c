@@ -11,6 +11,20 @@
 
 #define OWNER_UID_KEY "propertyoverride.io/owner-uid"
 
+size_t po_Owned_JsonBytes(json_object *v) {
+  size_t n = 0;
+  const char *t = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &n);
+  return t ? n : 0;
+}
+
+size_t po_Owned_StringBytes(const char *s) {
+  size_t n = 2;
+  for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
+    n += *p < 0x20 ? 6 : (*p == '"' || *p == '\\' || *p == '/') ? 2 : 1;
+  }
+  return n;
+}
+
 static const char *annotation(const json_object *o, const char *key) {
   return po_Json_String(po_Json_Get(po_Json_Get(o, "metadata"), "annotations"), key);
 }
@@ -48,6 +62,27 @@ bool po_Owned_MarkGeneration(json_object *desired, int64_t generation) {
   return ann && po_Json_Put(ann, PO_OWNED_GENERATION_KEY, json_object_new_string(g));
 }
 
+/* A copy of o for a write: every member copied but spec, which is `spec`, shared (json-c counts
+ * references: no copy of what may be a megabyte of patches; the caller only writes the result and
+ * never changes its spec). NULL when out of memory. */
+static json_object *with_spec(const json_object *o, const json_object *spec) {
+  json_object *w = json_object_new_object();
+  bool ok = w != NULL;
+  if (ok) {
+    json_object_object_foreach((json_object *)o, k, v) {
+      if (!ok || !strcmp(k, "spec")) continue;
+      json_object *c = NULL;
+      ok = json_object_deep_copy(v, &c, NULL) == 0 && po_Json_Put(w, k, c);
+    }
+  }
+  ok = ok && (!spec || po_Json_Put(w, "spec", json_object_get((json_object *)spec)));
+  if (!ok) {
+    json_object_put(w);
+    return NULL;
+  }
+  return w;
+}
+
 po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
                            const char *created_uid, po_OwnedKind kind) {
   po_OwnedPlan p = {0};
@@ -71,7 +106,7 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
   }
   json_object *want = NULL;
   if (!current) {
-    if (json_object_deep_copy((json_object *)desired, &want, NULL) != 0) return (po_OwnedPlan){.out_of_memory = true};
+    if (!(want = with_spec(desired, po_Json_Get(desired, "spec")))) return (po_OwnedPlan){.out_of_memory = true};
     json_object *ann = annotations_of(want);
     if (!ann || !po_Json_Put(ann, OWNER_UID_KEY, json_object_new_string(owner_uid ? owner_uid : ""))) {
       json_object_put(want);
@@ -101,8 +136,8 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
     }
   }
   if (!fresh && labels_ok && ann_ok && same(po_Json_Get(current, "spec"), po_Json_Get(desired, "spec"))) return p;
-  if (json_object_deep_copy((json_object *)current, &want, NULL) != 0) return (po_OwnedPlan){.out_of_memory = true};
-  json_object *md = po_Json_Get(want, "metadata"), *labels = po_Json_Get(md, "labels"), *spec = NULL;
+  if (!(want = with_spec(current, po_Json_Get(desired, "spec")))) return (po_OwnedPlan){.out_of_memory = true};
+  json_object *md = po_Json_Get(want, "metadata"), *labels = po_Json_Get(md, "labels");
   bool ok = md != NULL;
   if (ok && !labels) ok = (labels = json_object_new_object()) && po_Json_Put(md, "labels", labels);
   if (ok && json_object_is_type(dlabels, json_type_object)) {
@@ -117,7 +152,6 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
       if (ok) ok = po_Json_Put(ann, k3, json_object_new_string(json_object_get_string(v3)));
     }
   }
-  ok = ok && json_object_deep_copy(po_Json_Get(desired, "spec"), &spec, NULL) == 0 && po_Json_Put(want, "spec", spec);
   if (ok && fresh) po_Consul_MarkCreated(want);
   if (!ok || (fresh && po_Consul_CreatedBy(want) != kPo_ConsulCreatedUs)) {
     json_object_put(want);

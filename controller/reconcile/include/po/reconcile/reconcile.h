@@ -133,7 +133,11 @@ typedef struct {
   const struct json_object *(*get_policy)(void *ctx, const char *ns, const char *name, void **ref);
   po_WriteResult (*write_policy)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, char *err, size_t size);
-  struct json_object *(*gateway_routes)(void *ctx, const char *ns, const char *gateway);
+  /* Routes of the namespaces `whole` names ("*": every one) are copied whole; the others as
+   * po_EG_RouteCopy(route, false) (name, namespace, parentRefs: enough to tell they attach and to name them in
+   * the status), so a tenant's routes no PropertyOverride follows cost no copy per reconcile. */
+  struct json_object *(*gateway_routes)(void *ctx, const char *ns, const char *gateway, const char *const *whole,
+                                        size_t n_whole);
   /* Queues another target key (may be NULL): a write here that removed the entry of a
    * PropertyOverride whose spec points at that target changes what that target's reconcile
    * says in its status (the generation held here is no longer live), and nothing else would

@@ -40,20 +40,54 @@ bool po_EG_Check(po_CompiledOverride *c, po_Arena *a);
  * an EnvoyPatchPolicy's targetRef has no namespace). */
 const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a);
 
+/* The bounds on what a policy holds (owned.h's stored size): the serialized bytes of its
+ * spec.jsonPatches, per policy (under kPo_MaxStoredBytes, with room for its metadata and Envoy
+ * Gateway's status), and per Gateway over all its PropertyOverrides' policies (eg_write.c),
+ * which bounds the controller's work and memory per Gateway and Envoy Gateway's per
+ * translation. */
+enum { kPo_EGMaxPolicyBytes = 1048576, kPo_EGMaxGatewayBytes = 4 * 1048576 };
+
 /* What Envoy Gateway generates its names from: the target Gateway (gateway.networking.k8s.io,
  * its spec.listeners) and the HTTPRoutes that may attach to it (any; those whose parentRefs and
- * the listeners' allowedRoutes do not let them attach are ignored). Borrowed. */
+ * the listeners' allowedRoutes do not let them attach are ignored, and those of namespaces the
+ * PropertyOverride does not follow are only counted). Borrowed. */
 typedef struct {
   const struct json_object *gateway;
   const struct json_object *const *routes;
   size_t route_count;
+  size_t max_bytes; /* the bound on the policy's jsonPatches (serialized); 0: kPo_EGMaxPolicyBytes */
 } po_EGTopology;
+
+/* What a policy holds and what it leaves out. The routes followed get room in order: those of
+ * the PropertyOverride's own namespace first, then by namespace and name; a route whose cluster
+ * entries do not fit, and every route after it, is left out whole, so a route of the own
+ * namespace is never displaced by another namespace's, and a newcomer displaces only routes
+ * after it. Strings in the arena. */
+typedef struct {
+  size_t bytes;               /* spec.jsonPatches serialized (an upper bound: every escape counted) */
+  size_t patches;             /* its entries */
+  size_t max_bytes;           /* the bound applied */
+  size_t routes;              /* followed HTTPRoutes whose clusters are in */
+  size_t cut_routes;          /* followed HTTPRoutes left out by the bound ... */
+  size_t cut_entries;         /* ... and the entries they would have added */
+  const char *first_cut;      /* "ns/name" of the first of them, NULL when none */
+  size_t unfollowed;          /* attached HTTPRoutes of namespaces not followed */
+  const char *first_unfollowed; /* "ns/name" of the first of them (by namespace, name) */
+} po_EGFit;
 
 /* The Gateways an HTTPRoute's spec.parentRefs name (group gateway.networking.k8s.io, kind
  * Gateway, by default; namespace by default the route's): fn(ctx, ns, name) per parentRef, so a
  * change of the route can reconcile every Gateway whose cluster names it changes. Reads only. */
 void po_EG_RouteParents(const struct json_object *route, void (*fn)(void *ctx, const char *ns, const char *name),
                         void *ctx);
+/* What po_EG_EnvoyPatchPolicy reads of an HTTPRoute: {metadata: {name, namespace}, spec:
+ * {parentRefs, rules: [{backendRefs}]}} when `followed`, else {metadata: {name, namespace}, spec:
+ * {parentRefs}} (enough to tell it attaches and to name it in the status). A new reference; NULL when out of memory. Copying only this
+ * (no managedFields, annotations or status; no rules of a route no PropertyOverride of the Gateway
+ * follows) keeps a tenant's routes from costing a whole copy each per reconcile. */
+struct json_object *po_EG_RouteCopy(const struct json_object *route, bool followed);
+/* Whether namespace rns is among `ns` (n of them; "*" is every namespace). */
+bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns);
 /* Whether one of the route's parentRefs names Gateway ns/gateway (attachment itself, the
  * listeners' allowedRoutes, is po_EG_EnvoyPatchPolicy's to judge). */
 bool po_EG_RouteNamesGateway(const struct json_object *route, const char *ns, const char *gateway);
@@ -61,10 +95,13 @@ bool po_EG_RouteNamesGateway(const struct json_object *route, const char *ns, co
 /* The EnvoyPatchPolicy for an accepted override of a Gateway target (a new reference). NULL
  * when out of memory; *why (may be NULL) gets the reason when the input cannot make one (not an
  * accepted Gateway override, no or another Gateway, a patch that would touch no resource or
- * would leak to a backend outside its services, a namespace selector), else NULL. Cost linear in
- * patches x (listeners + rules x backendRefs x services). */
+ * would leak to a backend outside its services, a namespace selector, listener and route patches
+ * over the bound by themselves), else NULL. *fit (may be NULL) says what it holds and what was
+ * left out. Cost linear in patches x (listeners + rules x backendRefs x services); memory: each
+ * patch's value once (shared by its entries), an entry per cluster taken, nothing per route
+ * left out. */
 struct json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
-                                           const char **why);
+                                           const char **why, po_EGFit *fit);
 
 /* ---- programming an EnvoyPatchPolicy (the decision; the caller reads and writes) -----------
  * owned.h's decision, as for an EnvoyFilter: ours only when created by this controller for this

@@ -58,6 +58,11 @@ typedef struct {
   bool required;               /* spec.required: the envoyExtensions entry's `required` (Consul
                                 * refuses the proxy's xDS update when a required extension fails
                                 * to apply; a non-required one is skipped with a warning) */
+  /* spec.routeNamespaces (Envoy Gateway targets only): the namespaces besides its own whose
+   * HTTPRoutes attached to the Gateway its cluster patches follow; "*" for every namespace the
+   * Gateway's listeners admit. None (the default): only this namespace's (eg.h). */
+  const char *const *route_namespaces;
+  size_t route_namespace_count;
   po_Diagnostics *diags;       /* errors and warnings, in patch order */
   const po_Arguments *args;    /* po_Override_Arguments(override) (normalised), or NULL */
   const po_Override *override; /* the engine's compiled form, the one IR (per patch: chain, typed
@@ -79,6 +84,7 @@ bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_
  * the limit before any per-patch work, so a request's cost has a bound. */
 enum {
   kPo_MaxPatchesPerOverride = 100, /* spec.patches; the CRD's maxItems says the same (tested) */
+  kPo_MaxRouteNamespaces = 16,     /* spec.routeNamespaces; the CRD's maxItems says the same */
   kPo_DescribeMaxErrors = 20,      /* errors a description shows whole; the rest are counted */
   kPo_DescribeMaxBytes = 16384,    /* the default bound of a description's text */
 };

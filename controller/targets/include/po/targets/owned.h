@@ -11,9 +11,26 @@
 #define PO_TARGETS_OWNED_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct json_object;
+
+/* ---- the stored size of a mesh object ----------------------------------------------------
+ * Kubernetes stores an object of at most kPo_MaxStoredBytes (etcd's default
+ * --max-request-bytes): a larger one is refused on every write ("etcdserver: request is too
+ * large"), and the one stored before stays, so nothing newer is ever programmed. Each adapter
+ * bounds what it generates by measuring the pieces it writes, serialized, before building the
+ * object: Istio refuses an EnvoyFilter whose configPatches alone exceed it (istio.c); Envoy
+ * Gateway, whose policy grows with HTTPRoutes others write, keeps what fits under a lower bound
+ * (eg.h, kPo_EGMaxPolicyBytes). */
+enum { kPo_MaxStoredBytes = 1572864 };
+/* The bytes `v` takes serialized as the API server is sent it (JSON_C_TO_STRING_PLAIN); the text
+ * lives in v until v changes or goes. 0 when out of memory. */
+size_t po_Owned_JsonBytes(struct json_object *v);
+/* The bytes string s takes as a JSON string, quotes included: an upper bound over every escape a
+ * serializer may write ('/' as "\/", a control character as "\u00XX"). */
+size_t po_Owned_StringBytes(const char *s);
 
 typedef enum {
   kPo_OwnedPlan_None = 0, /* as it should be */
@@ -28,7 +45,8 @@ typedef enum { kPo_Owned_EnvoyFilter = 0, kPo_Owned_EnvoyPatchPolicy } po_OwnedK
 
 typedef struct {
   po_OwnedPlanAction action;
-  struct json_object *object; /* Create/Update: the object to write (a new reference) */
+  struct json_object *object; /* Create/Update: the object to write (a new reference; its spec is
+                               * desired's own, shared: write it, never change it) */
   const char *why;            /* Foreign: the sentence for the status (static) */
   bool out_of_memory;         /* no plan: write nothing */
 } po_OwnedPlan;
