@@ -349,7 +349,8 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     if (any_cla && r->r->type == kPo_ResourceType_Cluster) {
       po_Status dst;
       po_Status_Clear(&dst);
-      po_Message *cm = po_DumpResource_Decode(r->r, &dst);
+      po_Message *cm = po_DumpResource_DecodeIn(r->r, probe, &dst);
+      if (!cm && (dst.code == kPo_ErrNoMemory || po_Engine_OutOfMemory())) return po_Arena_Free(probe), -1;
       if (!cm) matches = true;
       else has_la = inline_cla(opt, dc, r, cm, probe, &lm) != NULL;
     }
@@ -375,7 +376,8 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     size_t blen = 0;
     po_Status st;
     po_Status_Clear(&st);
-    po_Message *msg = po_DumpResource_Decode(r->r, &st);
+    /* decoded from the dump's text into this resource's arena, and gone with it */
+    po_Message *msg = po_DumpResource_DecodeIn(r->r, sa, &st);
     /* The diff's indented texts come straight from the message (no JSON text to parse back);
      * the compact texts only for the --output json report, which carries them as values. */
     char *before = NULL, *pb = NULL;
@@ -710,8 +712,8 @@ int po_Cmd_Preview(int argc, char **argv) {
     po_ConfigDump dump;
     bool read = (text || fetched) && po_ConfigDump_ParseJson(text ? text : fetched, len, a, &dump, &st);
     if ((text || fetched) && !read) po_Status_Prefix(&st, "%s: ", src);
-    /* The dump's text is no longer needed: the arena holds its parsed tree (each resource is
-     * decoded from it when a patch matches it) or what upb decoded. */
+    /* The dump's text is no longer needed: the arena holds a record and the bytes of each
+     * resource, decoded when a patch matches it into an arena of its own, freed after it. */
     free(text);
     text = NULL;
     if (!read) {

@@ -102,4 +102,42 @@ $work/mixed/zero.json: not read: a character device, not a regular file
 1 valid, 0 invalid, 0 skipped; 2 entries not read"
 timeout 10 "$bin" validate -f "$work/mixed" -o github >"$work/out" 2>&1
 contains "github: a notice per entry not read" "$work/out" "::notice file=$work/mixed/pipe.yml,title=not read::a FIFO (named pipe), not a regular file"
+
+# preview's memory: a 46 MB dump (testdata's Consul dump with 71,500 more upstream clusters,
+# copies of its api cluster under distinct names) once took 406 MB (8.8x; other shapes up to
+# 37x: upb's tree of the whole dump, every nested Any at every level). The dump is now read a
+# piece at a time, each resource kept as its bytes and decoded when a patch matches it, in an
+# arena freed after it: peak RSS within 4x the input, one patch or every cluster patched.
+if [ -x /usr/bin/time ] && [ "${PO_SANITIZED:-0}" != 1 ]; then
+  entry=$(jq -c '.configs[1].dynamic_active_clusters[1]' "$pv/consul-dump.json")
+  name=$(jq -r '.configs[1].dynamic_active_clusters[1].cluster.name' "$pv/consul-dump.json")
+  jq -c '.configs[1].dynamic_active_clusters += ["@@MORE@@"]' "$pv/consul-dump.json" |
+    awk -v n=71500 -v entry="$entry" -v name="$name" '{
+      i = index($0, "\"@@MORE@@\""); printf "%s", substr($0, 1, i - 1)
+      np = 0; e = entry
+      while ((j = index(e, name)) > 0) { part[np++] = substr(e, 1, j - 1); e = substr(e, j + length(name)) }
+      part[np] = e; rest = substr(name, index(name, "."))
+      for (k = 0; k < n; k++) {
+        nm = sprintf("svc-%06d%s", k, rest); line = (k ? "," : "") part[0]
+        for (p = 1; p <= np; p++) line = line nm part[p]
+        printf "%s", line
+      }
+      printf "%s\n", substr($0, i + 10) }' >"$work/d46.json"
+  size=$(wc -c <"$work/d46.json")
+  printf '%s\n' 'apiVersion: propertyoverride.io/v1alpha1' 'kind: PropertyOverride' 'metadata: {name: every}' 'spec:' \
+    '  targetRef: {kind: ServiceDefaults, name: web}' '  patches:' \
+    '    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}' \
+    '      op: add' '      path: /outlier_detection/max_ejection_percent' '      value: 50' >"$work/every.yaml"
+  for po_file in "$po" "$work/every.yaml"; do
+    label="preview of a $((size / 1000000)) MB dump, $(basename "$po_file")"
+    /usr/bin/time -f '%M %e' -o "$work/time" timeout 60 "$bin" preview -f "$po_file" --config-dump "$work/d46.json" --datacenter dc1 >"$work/out" 2>"$work/err"
+    check "$label" 0 $? "$work/err"
+    head -1 "$work/out" >"$work/first"
+    contains "$label: every resource read" "$work/first" "preview: mesh consul, local datacenter dc1; 71513 active resources: "
+    read -r rss secs < <(tail -1 "$work/time")
+    bound=$((size * 4 / 1024))
+    if [ "${rss:-999999999}" -le "$bound" ]; then pass=$((pass+1)); else echo "FAIL $label: peak RSS $rss KB, over 4x the dump ($bound KB)"; fail=$((fail+1)); fi
+    echo "$label: peak RSS $rss KB ($(awk -v r="$rss" -v s="$size" 'BEGIN { printf "%.2f", r * 1024 / s }')x), $secs s"
+  done
+fi
 finish

@@ -250,9 +250,10 @@ static void test_dump(void **state) {
 }
 
 /* A resource stays bytes until asked for: its name read without decoding it (each type's
- * name field, JSON names as well as proto names), a route decoded at once (Consul's
- * classification looks inside it), every other decoded on the first po_DumpResource_Decode
- * and kept; the dump's own text is no longer needed. */
+ * name field, JSON names as well as proto names), a route too (po_Mesh_Classify decodes it
+ * into a scratch arena when it looks inside), every one decoded on the first
+ * po_DumpResource_Decode and kept, or afresh into a caller's arena by _DecodeIn; the dump's own
+ * text is no longer needed. */
 static void test_dump_lazy(void **state) {
   (void)state;
   static const char kDump[] =
@@ -280,7 +281,16 @@ static void test_dump_lazy(void **state) {
   assert_string_equal(d.resources[1].name, "web");
   assert_null(d.resources[1].message);
   assert_string_equal(d.resources[2].name, "r");
-  assert_non_null(d.resources[2].message); /* a route: decoded for classification */
+  assert_null(d.resources[2].message); /* a route too: classification decodes it for itself */
+  po_MeshResource mr;
+  assert_true(po_Mesh_Classify(kPo_Mesh_Consul, "dc1", &d.resources[2], A, &mr));
+  assert_null(d.resources[2].message); /* and keeps nothing of it */
+  po_Arena *one = po_Arena_New();
+  assert_non_null(one);
+  po_Message *fresh = po_DumpResource_DecodeIn(&d.resources[0], one, &st);
+  assert_non_null(fresh);
+  assert_null(d.resources[0].message); /* _DecodeIn keeps nothing in the record */
+  po_Arena_Free(one);
   po_Message *m = po_DumpResource_Decode(&d.resources[0], &st);
   assert_non_null(m);
   assert_ptr_equal(po_DumpResource_Decode(&d.resources[0], &st), m);
