@@ -531,13 +531,15 @@ static bool syntax(Stream *x, size_t at, const char *what) {
 }
 
 /* upb's "@L:C" in a piece's error made the dump's: the piece began at `off`. */
-static void fix_position(Stream *x, size_t off, po_Status *st) {
+static void fix_position(Stream *x, size_t off, size_t prefix, po_Status *st) {
   char *at = strstr(st->message, "Error parsing JSON @");
   int l = 0, c = 0, used = 0;
   if (!at || sscanf(at, "Error parsing JSON @%d:%d%n", &l, &c, &used) != 2) return;
   int bl, bc;
   position(x->text, off, &bl, &bc);
-  int line = l <= 1 ? bl : bl + l - 1, col = l <= 1 ? bc + c : c;
+  /* the piece may have had `prefix` bytes of ours before it, on its first line */
+  int line = l <= 1 ? bl : bl + l - 1, col = l <= 1 ? bc + c - (int)prefix : c;
+  if (col < 0) col = 0;
   char rest[sizeof st->message];
   snprintf(rest, sizeof rest, "%s", at + used);
   snprintf(at, sizeof st->message - (size_t)(at - st->message), "Error parsing JSON @%d:%d%s", line, col, rest);
@@ -589,7 +591,7 @@ static upb_Message *member(Stream *x, const upb_MessageDef *def, size_t k, size_
   obj[vend - k + 2] = '\0';
   upb_Message *m = decode_piece(s, def, obj, vend - k + 2, a, x->r, x->r->st);
   if (!m) {
-    fix_position(x, k - 1, x->r->st);
+    fix_position(x, k, 1, x->r->st);
     if (where) po_Status_Prefix(x->r->st, "%s: ", where);
   }
   return m;
@@ -639,7 +641,7 @@ static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed
   upb_Message *e = decode_piece(s, ed, x->text + from, to - from, scratch, r, r->st);
   bool ok = e != NULL;
   if (!ok) {
-    fix_position(x, from, r->st);
+    fix_position(x, from, 0, r->st);
     po_Status_Prefix(r->st, "configs[%d].%s[%zu]: ", config, ls->list, index);
   }
   static const struct {
@@ -772,31 +774,56 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     sc = (Scan){x->text, to, from};
     return members(x, &sc, stream_member, &c);
   }
-  /* decoded whole, as one Any, then unpacked */
-  const upb_MessageDef *anyd = po_Schema_FindMessage(s, "google.protobuf.Any");
-  if (!anyd) return po_Status_Set(r->st, kPo_ErrNotFound, "google.protobuf.Any is not in the schema"), false;
-  po_Arena *scratch = po_Arena_New();
-  if (!scratch) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  /* decoded whole, then unpacked: as the element of a one-entry dump, so that an entry whose
+   * own type the schema lacks becomes a placeholder and is counted, as in a dump decoded whole */
+  const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
+  if (!cd) return po_Status_Set(r->st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  static const char kPre[] = "{\"configs\":[";
   char where[64];
   snprintf(where, sizeof where, "configs[%zu]", index);
-  upb_Message *any = decode_piece(s, anyd, x->text + from, to - from, scratch, r, r->st);
-  const upb_MessageDef *dd = NULL;
-  /* what one_config keeps (names, the bootstrap's tags) is copied into the dump's arena; the
-   * per-type dumps' bytes, when an escaped @type brought one here, must outlive the scratch */
-  bool streamable = false;
-  upb_Message *d = NULL;
-  if (!any) {
-    fix_position(x, from, r->st);
-  } else {
+  bool ok = false;
+  /* pass 0 in a scratch arena; a per-type dump (its @type written with escapes) again in the
+   * dump's, whose records alias its bytes */
+  for (int pass = 0; pass < 2 && !ok; pass++) {
+    po_Arena *scratch = pass == 0 ? po_Arena_New() : NULL, *in = pass == 0 ? scratch : r->a;
+    char *wrapped = in ? po_Arena_Malloc(in, sizeof kPre - 1 + (to - from) + 3) : NULL;
+    if (!wrapped) return po_Arena_Free(scratch), po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    size_t wl = 0;
+    memcpy(wrapped, kPre, sizeof kPre - 1);
+    wl += sizeof kPre - 1;
+    memcpy(wrapped + wl, x->text + from, to - from);
+    wl += to - from;
+    memcpy(wrapped + wl, "]}", 3);
+    wl += 2;
+    size_t unknown_before = r->out->unknown_types;
+    upb_Message *one = decode_piece(s, cd, wrapped, wl, in, r, r->st);
+    const upb_MessageDef *anyd = NULL, *dd = NULL;
+    const upb_Array *configs = one ? list(one, cd, "configs", &anyd) : NULL;
+    if (!one) {
+      fix_position(x, from, sizeof kPre - 1, r->st);
+      return po_Arena_Free(scratch), false;
+    }
+    if (!configs || upb_Array_Size(configs) != 1) {
+      po_Status_Set(r->st, kPo_ErrParse, "%s: not one entry", where);
+      return po_Arena_Free(scratch), false;
+    }
+    const upb_Message *any = upb_Array_Get(configs, 0).msg_val;
     upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
+    bool streamable = false;
     for (size_t i = 0; i < sizeof kStreamed / sizeof kStreamed[0]; i++) {
       size_t n = strlen(kStreamed[i]);
       streamable |= url.size >= n && !memcmp(url.data + url.size - n, kStreamed[i], n);
     }
-    d = unpack(any, anyd, &dd, where, streamable ? r->a : scratch, r->st);
+    if (pass == 0 && streamable) {
+      r->out->unknown_types = unknown_before; /* counted again by pass 1 */
+      po_Arena_Free(scratch);
+      continue;
+    }
+    upb_Message *d = unpack(any, anyd, &dd, where, in, r->st);
+    ok = d && one_config(r, d, dd, index);
+    po_Arena_Free(scratch);
+    if (!ok) return false;
   }
-  bool ok = d && one_config(r, d, dd, index);
-  po_Arena_Free(scratch);
   return ok;
 }
 
