@@ -566,6 +566,11 @@ static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, 
       }
     }
   }
+  /* upb's JSON decoder does not check every allocation it makes (an empty submessage whose
+   * allocation failed is left out, silently): a piece decoded while memory ran out is no
+   * verdict on the dump, and never a resource read short (po_Arena_New's allocator records
+   * every failure) */
+  if (po_Engine_OutOfMemory()) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
   if (!m && strstr(st->message, "Type was not found")) {
     const char *t = unknown_type(s, text, len, a);
     if (t) {
