@@ -1,15 +1,20 @@
 /* Envoy's admin /config_dump read into resources (po_ConfigDump_ParseJson), for `preview`.
  *
- * The dump is decoded whole by upb's JSON decoder as envoy.admin.v3.ConfigDump (every `@type` is
- * resolved against the pool); each per-type dump (Clusters/Listeners/Routes/EndpointsConfigDump)
- * is an Any, binary-decoded into its own message. Each resource inside it is an Any too, kept as
- * its bytes (aliased) until po_DumpResource_Decode needs it: preview decodes only the resources
- * a patch matches, and lists the others by the name read from field 1 alone. Nothing here
- * parses JSON or protobuf by hand. Cost: one JSON decode of the text, one binary decode of each
- * per-type dump, a top-level field scan of each resource, a binary decode of each resource
- * asked for; linear in the input. A json-c split of the dump (each resource then JSON-decoded on
- * its own) was tried and measured slower: json-c's tree of a 3 MB dump cost 164 M instructions
- * to build and free against upb's 129 M for the whole preview (docs/benchmarks.md). */
+ * The dump is read a piece at a time ("the dump streamed" below): the text is split by its
+ * structure and each piece decoded by upb's JSON decoder on its own (every `@type` resolved
+ * against the pool), in an arena freed after it - each entry of a per-type dump's resource lists
+ * (Clusters/Listeners/Routes/EndpointsConfigDump), each other configs[] entry whole (the
+ * bootstrap), each other member as a one-member object of its message. Each resource is an Any,
+ * kept as its bytes (copied out of the piece's arena) until po_DumpResource_Decode/_DecodeIn
+ * needs it: preview decodes only the resources a patch matches, and lists the others by the
+ * name read from field 1 alone. The scan only finds where values end and checks the punctuation
+ * between them; every value is upb's to read and judge. Cost: linear in the input (the scan
+ * twice over a per-type dump's members, one JSON decode of each piece, a top-level field scan of
+ * each resource, a binary decode of each resource asked for); memory the text, the resources'
+ * bytes and a record each (docs/benchmarks.md, "the dump read a piece at a time": upb's decode of
+ * the whole kept every level of every nested Any, 9x to 37x the text). A json-c split of the
+ * dump was tried earlier and measured slower: json-c's tree of a 3 MB dump cost 164 M
+ * instructions to build and free against upb's 129 M for the whole preview. */
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
