@@ -757,7 +757,19 @@ static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v,
   /* any other member (version_info), or a list under a key the scan did not recognise (written
    * with escapes): upb reads it as the only member of the per-type dump, in the dump's arena,
    * and its resources, if any, are read as from a dump decoded whole */
-  upb_Message *d = member(x, c->def, k, vend, where, x->r->a);
+  po_Arena *scratch = po_Arena_New();
+  if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
+  upb_Message *d = member(x, c->def, k, vend, where, scratch);
+  bool lists = false; /* only then is it read again where its records may alias it */
+  for (size_t i = 0; d && i < sizeof kLists / sizeof kLists[0]; i++) {
+    const upb_MessageDef *ed = NULL;
+    const upb_Array *arr = list(d, c->def, kLists[i].list, &ed);
+    lists |= arr && upb_Array_Size(arr) > 0;
+  }
+  po_Arena_Free(scratch);
+  if (!d) return false;
+  if (!lists) return true;
+  d = member(x, c->def, k, vend, where, x->r->a);
   return d && one_config(x->r, d, c->def, c->index);
 }
 
