@@ -855,10 +855,18 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
   if (!key_is(&key, k, kend, "configs") || x->text[v] != '[') {
     /* another member: upb's to judge (an unknown field is its error); "configs" written with
      * escapes is read whole, in the dump's arena, as the dump was before it was streamed */
-    upb_Message *d = member(x, cd, k, vend, NULL, x->r->a);
-    if (!d) return false;
+    po_Arena *scratch = po_Arena_New();
+    if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
+    upb_Message *d = member(x, cd, k, vend, NULL, scratch);
     const upb_MessageDef *anyd = NULL;
-    const upb_Array *configs = list(d, cd, "configs", &anyd);
+    const upb_Array *configs = d ? list(d, cd, "configs", &anyd) : NULL;
+    bool any_config = configs && upb_Array_Size(configs) > 0;
+    po_Arena_Free(scratch);
+    if (!d) return false;
+    if (!any_config) return true;
+    d = member(x, cd, k, vend, NULL, x->r->a); /* again where the records may alias it */
+    if (!d) return false;
+    configs = list(d, cd, "configs", &anyd);
     for (size_t i = 0; configs && i < upb_Array_Size(configs); i++) {
       const upb_MessageDef *dd = NULL;
       size_t index = x->r->configs++;
