@@ -287,9 +287,13 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     if (self && c->target_kind == kPo_TargetServiceDefaults && strcmp(c->target_name, self)) aside[naside++] = &all[p];
     else pos[npo++] = all[p];
   }
-  size_t n = 0, nstatic = 0, nother = 0;
-  Res *rs = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *rs);
-  Res *others = po_Arena_Malloc(a, (dump->count ? dump->count : 1) * sizeof *others);
+  size_t n = 0, nstatic = 0, nother = 0, nactive = 0;
+  /* each list sized for what it holds: a record per resource is most of preview's memory on a
+   * dump of many small resources */
+  for (size_t i = 0; i < dump->count; i++) nactive += dump->resources[i].state == kPo_DumpState_Active;
+  size_t nrest = dump->count - nactive;
+  Res *rs = po_Arena_Malloc(a, (nactive ? nactive : 1) * sizeof *rs);
+  Res *others = po_Arena_Malloc(a, (nrest ? nrest : 1) * sizeof *others);
   if (!rs || !others) return -1;
   for (size_t i = 0; i < dump->count; i++) {
     po_DumpResource *r = &dump->resources[i];

@@ -18,6 +18,7 @@
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -32,7 +33,8 @@ static const char *string_of(const upb_Message *m, const upb_MessageDef *d, cons
   const upb_FieldDef *f = field(d, name);
   if (!f || upb_FieldDef_CType(f) != kUpb_CType_String || upb_FieldDef_IsRepeated(f)) return "";
   upb_StringView v = upb_Message_Get(m, f).str_val;
-  char *s = po_Arena_Strndup(a, v.data ? v.data : "", v.size);
+  if (!v.size) return ""; /* no copy of nothing (a version_info per resource) */
+  char *s = po_Arena_Strndup(a, v.data, v.size);
   return s ? s : "";
 }
 
@@ -99,8 +101,18 @@ static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, c
   return decode_bytes(*def, val, where, a, st);
 }
 
+/* The resources' array, malloc'd and grown by realloc (large blocks grow in place, by mremap),
+ * freed with the arena: doubling it inside the arena left every outgrown copy behind, most of
+ * the memory of a dump of many small resources. */
+typedef struct {
+  po_DumpResource *p;
+} Owned;
+
+static void free_owned(void *ud) { free(((Owned *)ud)->p); }
+
 typedef struct {
   po_ConfigDump *out;
+  Owned *owned;
   size_t cap;
   po_Arena *a;
   po_Status *st;
@@ -169,8 +181,14 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   upb_StringView val = upb_Message_Get(any, field(anyd, "value")).str_val;
   size_t from = url.size; /* the type name is what follows the URL's last '/' */
   while (from > 0 && url.data[from - 1] != '/') from--;
-  char *tname = po_Arena_Strndup(r->a, url.size ? url.data + from : "", url.size - from);
+  /* the name looked up from the stack when it fits: a copy in the arena per resource was 32
+   * bytes of every record */
+  char small[256];
+  size_t tl = url.size - from;
+  char *tname = tl < sizeof small ? small : po_Arena_Malloc(r->a, tl + 1);
   if (!tname) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (tl) memcpy(tname, url.data + from, tl);
+  tname[tl] = '\0';
   const upb_MessageDef *def = po_Schema_FindMessage(s, tname);
   if (!def) {
     po_Status_Set(r->st, kPo_ErrNotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
@@ -187,9 +205,16 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   po_ConfigDump *d = r->out;
   if (d->count == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 64;
-    po_DumpResource *n = po_Arena_Malloc(r->a, cap * sizeof *n);
+    if (!r->owned) {
+      r->owned = po_Arena_Malloc(r->a, sizeof *r->owned);
+      if (!r->owned || !upb_Arena_AddCleanup(po_Arena_Upb(r->a), r->owned, free_owned)) {
+        r->owned = NULL;
+        return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+      }
+    }
+    po_DumpResource *n = realloc(r->owned->p, cap * sizeof *n);
     if (!n) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
-    if (d->count) memcpy(n, d->resources, d->count * sizeof *n);
+    r->owned->p = n;
     d->resources = n;
     r->cap = cap;
   }
@@ -903,7 +928,7 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   if (!s) return false;
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
   if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
-  Reader r = {out, 0, a, st, 0, 0};
+  Reader r = {out, NULL, 0, a, st, 0, 0};
   Stream x = {&r, json, len};
   Scan sc = {json, len, 0};
   ws(&sc);
@@ -916,6 +941,10 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   if (!members(&x, &sc, top_member, (void *)cd)) return false;
   ws(&sc);
   if (sc.at < len) return syntax(&x, sc.at, "Unexpected text after the JSON value");
+  if (r.owned && out->count < r.cap) { /* the room doubling left is given back */
+    po_DumpResource *exact = realloc(r.owned->p, (out->count ? out->count : 1) * sizeof *exact);
+    if (exact) r.owned->p = out->resources = exact;
+  }
   return true;
 }
 
