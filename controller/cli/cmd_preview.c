@@ -12,7 +12,7 @@
  * kPo_DiffMaxEdits. Memory: the engine reads the dump a piece at a time and keeps each resource
  * as its bytes (about half its JSON) and a record; a resource is decoded, patched, printed and
  * diffed in an arena of its own, freed before the next (po_DumpResource_DecodeIn): peak RSS about
- * 2.3x the dump's text, 3.1x with every cluster changed (t_hostile_files.sh holds it under 4x). */
+ * 2x the dump's text, 2.7x with every cluster changed (t_hostile_files.sh holds it under 4x). */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>
