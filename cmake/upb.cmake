@@ -33,7 +33,8 @@ set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-base64-index.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-number-assert.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/defpool-arena-oom.patch"
-                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/inttable-compact-oom.patch")
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/inttable-compact-oom.patch"
+                 "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-decode-oom.patch")
 set(_upb_patch_cmds)
 foreach(p ${_upb_patches})
   list(APPEND _upb_patch_cmds COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i "${p}")

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "po/engine.h"
 
@@ -21,12 +22,19 @@ int po_Cmd_Completion(int argc, char **argv);
 /* Issue 13: what overrides would change in a proxy's /config_dump (cmd_preview.c, preview.h). */
 int po_Cmd_Preview(int argc, char **argv);
 
-/* Reads a whole file ("-" is stdin) into the arena, NUL-terminated. Inputs over 64 MiB are
- * refused: nothing this command reads is legitimately that large. */
+/* Every file the one-shot commands read goes through these two (one set of rules): a path is
+ * opened without blocking and refused unless it is a regular file (a FIFO, a device, a socket,
+ * a directory: "PATH: a FIFO (named pipe), not a regular file: refused ..."), and a regular
+ * file over the limit is refused from its size before it is read ("PATH: N bytes, larger than
+ * M MiB: refused without reading it"). "-" is stdin, read whatever it is, up to the limit.
+ * po_Cli_ReadFile: into the arena, NUL-terminated, at most 64 MiB (nothing a whole-tree reader
+ * takes is legitimately that large). */
 char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st);
 /* The same with malloc (the caller frees) and a limit of its own: for readers that keep only a
  * bounded part of the parsed input (validate -f streams), so the text can go once read. */
 char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status *st);
+/* What a stat mode is, in words for messages: "a FIFO (named pipe)", "a character device"... */
+const char *po_Cli_FileType(mode_t mode);
 /* JSON when the text is valid JSON, else YAML (which must hold exactly one document). Errors
  * name the file and, for parse errors, line and column. */
 po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, po_Arena *a, po_Status *st);

@@ -47,8 +47,8 @@ static const char kUsage[] =
     "  --istio-root-namespace NS  Istio's root namespace, where Mesh targets go (istio-system)\n"
     "\n"
     "Exit status: 0 rendered; 1 some object invalid (reported on stderr as validate reports it;\n"
-    "the valid ones are still rendered); 2 bad usage, unreadable input, a directory loop, or\n"
-    "output that could not be written.\n";
+    "the valid ones are still rendered); 2 bad usage, unreadable input, a directory loop, no\n"
+    "file read at all, or output that could not be written.\n";
 
 typedef struct {
   po_TargetKind kind;
@@ -337,7 +337,8 @@ int po_Cmd_Render(int argc, char **argv) {
   if (rendered == 0) {
     /* Output lost (a full disk, a closed pipe) is a failure even when every object is valid. */
     bool written = po_Cli_Flush(stdout, "render", "the rendered YAML");
-    if (r.count) po_CliReport_Print(&r, kPo_OutputText, verbose, stderr);
+    /* findings, entries not read, or nothing read at all (exit 2 must say why) */
+    if (r.count || r.not_read_count || po_CliReport_ExitCode(&r)) po_CliReport_Print(&r, kPo_OutputText, verbose, stderr);
     if (written && po_Cli_Flush(stderr, "render", "the report")) rc = po_CliReport_ExitCode(&r);
   } else if (rendered == -2) {
     fprintf(stderr, "propertyoverride render: cannot emit the YAML: nested deeper than the emitter allows, or out of memory\n");

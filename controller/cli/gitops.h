@@ -53,7 +53,9 @@ typedef struct {
 /* Reads every path (a file, a directory walked recursively for *.yaml, *.yml and *.json in
  * byte order of their names, or "-" for stdin) into objects; List kinds become their items.
  * Links are followed, each directory walked once (by device and inode): a link back to an
- * enclosing directory is a loop. Files that cannot be read or parsed, and loops, become
+ * enclosing directory is a loop. Every other entry of a directory (another name, hidden, not a
+ * regular file, a dangling link, a directory walked already) is recorded as not read with why
+ * (po_CliReport_NotRead), and the number of files read goes to report->files_read. Files that cannot be read or parsed, and loops, become
  * findings of `report` (code "input", counted unreadable), and what could be read is kept.
  * false only when out of memory. */
 bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *report);
@@ -83,11 +85,22 @@ typedef struct {
   const char *hint;         /* a did-you-mean, or NULL */
 } po_CliFinding;
 
+/* A directory entry the walk did not read, and why (not a regular file, not named as a
+ * manifest, hidden, a directory walked already, a dangling link). */
+typedef struct {
+  const char *path;
+  const char *why;
+} po_CliNotRead;
+
 struct po_CliReport {
   po_Arena *arena;
   po_CliFinding *items;
   size_t count, cap;
   size_t valid, invalid, skipped, unreadable;
+  po_CliNotRead *not_read;  /* in the order met */
+  size_t not_read_count, not_read_cap;
+  size_t files_read;        /* files opened (or tried): 0 means nothing was validated */
+  bool inputs_done;         /* files_read is final (po_CliInputs_Load/_Each returned) */
 };
 
 typedef enum { kPo_OutputText = 0, kPo_OutputJson, kPo_OutputGithub } po_OutputFormat;
@@ -99,13 +112,19 @@ po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o);
  * path, hint, kind, namespace, name) into the report's own, so the arena an object was checked in can be freed. false
  * when out of memory. */
 bool po_CliReport_Own(po_CliReport *r, size_t from);
+/* Records an entry not read (path and why are kept, not copied). false when out of memory. */
+bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why);
 /* Every finding, in the order of the files read (unreadable ones in their place), then (text
- * and github) the summary line "N valid, M invalid, K skipped". Text and github print each
+ * and github) each entry not read ("PATH: not read: WHY"), then the summary line "N valid, M
+ * invalid, K skipped" (with "; E entries not read" when there are some), and, when no file was
+ * read at all, "nothing validated: ..." on a line of its own. Text and github print each
  * finding on one line, with what manifests control escaped (control characters, C1, non-UTF-8
  * bytes); Consul's field lists follow on lines of their own only when `verbose`. The caller
  * checks that `out` was written (po_Cli_Flush). */
 void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
-/* 0 all valid, 1 some invalid, 2 some input unreadable. */
+/* 0 all valid, 1 some invalid, 2 some input unreadable or no file read at all (an empty
+ * directory, or one holding only entries not read: a CI job must not pass having validated
+ * nothing). */
 int po_CliReport_ExitCode(const po_CliReport *r);
 
 /* ---- checks (check.c) ---- */

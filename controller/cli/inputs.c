@@ -305,15 +305,16 @@ static bool load_dir(po_CliInputs *in, const char *path, const struct stat *sb, 
   }
   bool seen = false;
   if (!remember(w, id, a, &seen)) return false;
-  if (seen) return true; /* walked already, through another link */
+  if (seen) return po_CliReport_NotRead(r, path, "a directory walked already, through another link");
   DIR *d = opendir(path);
+  if (!d && errno == ENOMEM) return false; /* opendir's own allocation: memory, not the directory */
   if (!d) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot open: %s", path, strerror(errno)));
   const char **names = NULL;
   size_t n = 0, cap = 0;
   bool ok = true;
   struct dirent *e;
   while (ok && (e = readdir(d))) {
-    if (e->d_name[0] == '.') continue; /* ., .., and hidden files (.git) */
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
     if (n == cap) {
       cap = cap ? cap * 2 : 32;
       const char **bigger = po_Arena_Malloc(a, cap * sizeof *bigger);
@@ -331,17 +332,40 @@ static bool load_dir(po_CliInputs *in, const char *path, const struct stat *sb, 
   w->open[w->depth].id = id;
   w->open[w->depth].path = path;
   w->depth++;
+  /* Every entry is read or said not read, with why: a directory holding only a FIFO, links to
+   * devices or README files once gave "0 valid, 0 invalid, 0 skipped" and exit 0, a CI job
+   * green having validated nothing. The type comes from stat (links followed) before anything
+   * is opened: a FIFO or a device is never opened here, so it cannot block the walk. */
   for (size_t i = 0; ok && i < n; i++) {
+    const char *base = strrchr(names[i], '/') + 1;
     struct stat st;
+    if (base[0] == '.') { /* hidden: .git and the like */
+      ok = po_CliReport_NotRead(r, names[i], "hidden (its name starts with a dot)");
+      continue;
+    }
     if (stat(names[i], &st) != 0) {
-      /* A dangling link has nothing to validate; a link that leads to itself is a loop. */
-      if (errno == ELOOP) {
+      int err = errno;
+      struct stat lst;
+      /* a link that leads to itself is a loop; a dangling link has nothing to validate */
+      if (err == ELOOP) {
         ok = input_error(in, r, names[i], (po_Pos){0, 0}, po_Arena_Printf(a, "%s: symbolic link loop: %s", names[i], strerror(ELOOP)));
+      } else if (err == ENOENT && lstat(names[i], &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        ok = po_CliReport_NotRead(r, names[i], "a dangling symbolic link");
+      } else {
+        ok = input_error(in, r, names[i], (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot stat: %s", names[i], strerror(err)));
       }
       continue;
     }
-    if (S_ISDIR(st.st_mode)) ok = load_dir(in, names[i], &st, a, r, w);
-    else if (S_ISREG(st.st_mode) && manifest_name(names[i])) ok = load_file(in, names[i], a, r);
+    if (S_ISDIR(st.st_mode)) {
+      ok = load_dir(in, names[i], &st, a, r, w);
+    } else if (!S_ISREG(st.st_mode)) {
+      const char *why = po_Arena_Printf(a, "%s, not a regular file", po_Cli_FileType(st.st_mode));
+      ok = why && po_CliReport_NotRead(r, names[i], why);
+    } else if (!manifest_name(names[i])) {
+      ok = po_CliReport_NotRead(r, names[i], "not named *.yaml, *.yml or *.json");
+    } else {
+      ok = load_file(in, names[i], a, r);
+    }
   }
   w->depth--;
   return ok;
@@ -358,19 +382,22 @@ static bool load_path(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   return load_file(in, path, a, r);
 }
 
-bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *r) {
-  memset(in, 0, sizeof *in);
+static bool load_all(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *r) {
   for (size_t i = 0; i < n; i++) {
     if (!load_path(in, paths[i], a, r)) return false;
   }
+  r->files_read = in->files; /* none: nothing validated, which the exit code says */
+  r->inputs_done = true;
   return true;
+}
+
+bool po_CliInputs_Load(po_CliInputs *in, const char *const *paths, size_t n, po_Arena *a, po_CliReport *r) {
+  memset(in, 0, sizeof *in);
+  return load_all(in, paths, n, a, r);
 }
 
 bool po_CliInputs_Each(const char *const *paths, size_t n, po_Arena *a, po_CliReport *r, po_CliObjectFn fn, void *ctx,
                        po_StreamStats *stats) {
   po_CliInputs in = {.fn = fn, .fn_ctx = ctx, .stats = stats};
-  for (size_t i = 0; i < n; i++) {
-    if (!load_path(&in, paths[i], a, r)) return false;
-  }
-  return true;
+  return load_all(&in, paths, n, a, r);
 }

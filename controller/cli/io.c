@@ -1,9 +1,10 @@
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-#include <stdint.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -25,46 +26,100 @@ char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st)
   return buf;
 }
 
+const char *po_Cli_FileType(mode_t mode) {
+  if (S_ISREG(mode)) return "a regular file";
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISLNK(mode)) return "a symbolic link";
+  return "not a regular file";
+}
+
+/* Says the limit in MiB, and the size when it is known (a regular file: before any read). */
+static void too_large(po_Status *st, const char *path, size_t max, const struct stat *sb) {
+  if (sb) {
+    po_Status_Set(st, kPo_ErrLimit, "%s: %lld bytes, larger than %zu MiB: refused without reading it", path,
+                  (long long)sb->st_size, max >> 20);
+  } else {
+    po_Status_Set(st, kPo_ErrLimit, "%s: %slarger than %zu MiB: refused (read up to the limit, no further)", path,
+                  strcmp(path, "-") ? "" : "stdin is ", max >> 20);
+  }
+}
+
+/* The one reader of every file the one-shot commands take (validate, render, preview, patch).
+ * A file named by path is opened with O_NONBLOCK, so a FIFO without a writer cannot block the
+ * open, and then refused unless fstat calls it a regular file: a FIFO would block the read
+ * forever (a CI job that never ends) and /dev/zero never ends; to read a pipe, give it as
+ * stdin (`-f - <fifo`), where the shell's own open is what waits. A regular file over `max` is
+ * refused from its size, before a byte is read. Stdin ("-") is read whatever it is, but only
+ * up to `max`: what a pipe brings cannot be known before it is read. */
 char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status *st) {
-  FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-  if (!f) {
-    int e = errno; /* fopen's own allocation failing is memory, not the file */
+  bool std = strcmp(path, "-") == 0;
+  int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) {
+    int e = errno; /* the kernel's allocation failing is memory, not the file */
     po_Status_Set(st, e == ENOMEM ? kPo_ErrNoMemory : kPo_ErrIo, "%s: cannot open: %s", path, strerror(e));
     return NULL;
   }
-  /* A regular file is read into a buffer of its size (a doubling buffer touches up to twice
-   * the input; 200,000-item Lists are 60-90 MB); pipes grow by doubling, each old copy freed. */
   struct stat sb;
-  size_t cap = 1 << 16, n = 0;
-  if (fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) && sb.st_size >= 0 && (uint64_t)sb.st_size < max) {
-    cap = (size_t)sb.st_size + 2;
+  bool regular = false;
+  if (fstat(fd, &sb) != 0) {
+    po_Status_Set(st, kPo_ErrIo, "%s: cannot stat: %s", path, strerror(errno));
+    if (!std) close(fd);
+    return NULL;
   }
+  regular = S_ISREG(sb.st_mode);
+  if (!std && !regular) {
+    po_Status_Set(st, kPo_ErrIo, "%s: %s, not a regular file: refused (reading it could block or never end; a pipe "
+                  "can be given as stdin, -)", path, po_Cli_FileType(sb.st_mode));
+    close(fd);
+    return NULL;
+  }
+  if (regular && sb.st_size >= 0 && (uint64_t)sb.st_size > max) {
+    too_large(st, path, max, &sb);
+    if (!std) close(fd);
+    return NULL;
+  }
+  /* A regular file that is not stdin is read blocking again (O_NONBLOCK means nothing for it,
+   * but the flag is cleared rather than relied upon). */
+  if (!std) (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  /* A regular file is read into a buffer of its size plus one byte, which tells whether it grew
+   * since fstat (a doubling buffer touches up to twice the input; 200,000-item Lists are
+   * 60-90 MB); pipes grow by doubling up to max + 1, each old copy freed. */
+  size_t cap = regular && sb.st_size >= 0 ? (size_t)sb.st_size + 2 : (size_t)1 << 16, n = 0;
+  if (cap > max + 2) cap = max + 2;
   char *buf = malloc(cap);
   for (;;) {
     if (!buf) {
       po_Status_Set(st, kPo_ErrNoMemory, "%s: out of memory", path);
       break;
     }
-    n += fread(buf + n, 1, cap - n - 1, f);
-    if (ferror(f)) {
+    ssize_t got = read(fd, buf + n, cap - n - 1);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) {
       po_Status_Set(st, kPo_ErrIo, "%s: read error: %s", path, strerror(errno));
       free(buf);
       buf = NULL;
       break;
     }
-    if (feof(f)) break;
-    if (cap >= max) { /* the buffer holds cap - 1 bytes and more follow: over the limit */
-      po_Status_Set(st, kPo_ErrLimit, "%s: larger than %zu MiB", path, max >> 20);
+    n += (size_t)got;
+    if (n > max) { /* more than max bytes arrived: over the limit */
+      too_large(st, path, max, NULL);
       free(buf);
       buf = NULL;
       break;
     }
-    char *bigger = realloc(buf, cap * 2);
+    if (got == 0) break;
+    if (n + 1 < cap) continue;
+    size_t bigger_cap = cap * 2 > max + 2 ? max + 2 : cap * 2;
+    char *bigger = realloc(buf, bigger_cap);
     if (!bigger) free(buf);
     buf = bigger;
-    cap *= 2;
+    cap = bigger_cap;
   }
-  if (f != stdin) fclose(f);
+  if (!std) close(fd);
   if (buf) {
     buf[n] = '\0';
     *len = n;

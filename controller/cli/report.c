@@ -53,8 +53,23 @@ bool po_CliReport_Own(po_CliReport *r, size_t from) {
   return true;
 }
 
+bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why) {
+  if (r->not_read_count == r->not_read_cap) {
+    size_t cap = r->not_read_cap ? r->not_read_cap * 2 : 16;
+    po_CliNotRead *bigger = po_Arena_Malloc(r->arena, cap * sizeof *bigger);
+    if (!bigger) return false;
+    if (r->not_read_count) memcpy(bigger, r->not_read, r->not_read_count * sizeof *bigger);
+    r->not_read = bigger;
+    r->not_read_cap = cap;
+  }
+  r->not_read[r->not_read_count++] = (po_CliNotRead){path, why};
+  return true;
+}
+
+static bool nothing_read(const po_CliReport *r) { return r->inputs_done && r->files_read == 0; }
+
 int po_CliReport_ExitCode(const po_CliReport *r) {
-  if (r->unreadable) return kPo_ExitUsage;
+  if (r->unreadable || nothing_read(r)) return kPo_ExitUsage;
   return r->invalid ? kPo_ExitInvalid : kPo_ExitOk;
 }
 
@@ -173,11 +188,14 @@ static void put_place(FILE *out, const po_CliFinding *f, Esc esc) {
   }
 }
 
-static void print_text(const po_CliFinding *f, bool verbose, FILE *out) {
-  const char *file = f->file ? f->file : "-";
+static void put_file(FILE *out, const char *file) {
   /* A CI log reads a line starting (after blanks) with "::" as a workflow command. */
   if (file[0] == ':' || file[0] == ' ') fputs("./", out);
   put(out, file, kEscText);
+}
+
+static void print_text(const po_CliFinding *f, bool verbose, FILE *out) {
+  put_file(out, f->file ? f->file : "-");
   if (f->pos.line) fprintf(out, ":%d", f->pos.line);
   if (f->pos.line && f->pos.column) fprintf(out, ":%d", f->pos.column);
   fprintf(out, ": %s: ", f->warning ? "warning" : "error");
@@ -225,7 +243,17 @@ static void print_json(const po_CliReport *r, FILE *out) {
   json_object_object_add(sum, "invalid", json_object_new_int64((int64_t)r->invalid));
   json_object_object_add(sum, "skipped", json_object_new_int64((int64_t)r->skipped));
   json_object_object_add(sum, "unreadable", json_object_new_int64((int64_t)r->unreadable));
+  json_object_object_add(sum, "not_read", json_object_new_int64((int64_t)r->not_read_count));
+  json_object_object_add(sum, "files_read", json_object_new_int64((int64_t)r->files_read));
   json_object_object_add(root, "summary", sum);
+  json_object *nr = json_object_new_array();
+  for (size_t i = 0; i < r->not_read_count; i++) {
+    json_object *j = json_object_new_object();
+    json_object_object_add(j, "path", json_object_new_string(r->not_read[i].path));
+    json_object_object_add(j, "reason", json_object_new_string(r->not_read[i].why));
+    json_object_array_add(nr, j);
+  }
+  json_object_object_add(root, "not_read", nr);
   for (size_t i = 0; i < r->count; i++) {
     const po_CliFinding *f = &r->items[i];
     json_object *j = json_object_new_object();
@@ -271,7 +299,28 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
     if (format == kPo_OutputGithub) print_github(&r->items[i], verbose, out);
     else print_text(&r->items[i], verbose, out);
   }
+  for (size_t i = 0; i < r->not_read_count; i++) {
+    const po_CliNotRead *e = &r->not_read[i];
+    if (format == kPo_OutputGithub) {
+      fputs("::notice file=", out);
+      put(out, e->path, kEscGithubProperty);
+      fputs(",title=not read::", out);
+      put(out, e->why, kEscGithubData);
+    } else {
+      put_file(out, e->path);
+      fputs(": not read: ", out);
+      put(out, e->why, kEscText);
+    }
+    fputc('\n', out);
+  }
   fprintf(out, "%zu valid, %zu invalid, %zu skipped", r->valid, r->invalid, r->skipped);
   if (r->unreadable) fprintf(out, ", %zu unreadable", r->unreadable);
+  if (r->not_read_count) fprintf(out, "; %zu %s not read", r->not_read_count, r->not_read_count == 1 ? "entry" : "entries");
   fputc('\n', out);
+  if (nothing_read(r)) {
+    fprintf(out, "%snothing validated: no file was read (%s)\n", format == kPo_OutputGithub ? "::error title=nothing validated::" : "",
+            r->unreadable       ? "the errors above say why"
+            : r->not_read_count ? "every entry of the inputs is listed above as not read"
+                                : "the directories given are empty");
+  }
 }

@@ -1,18 +1,24 @@
 /* Envoy's admin /config_dump read into resources (po_ConfigDump_ParseJson), for `preview`.
  *
- * The dump is decoded whole by upb's JSON decoder as envoy.admin.v3.ConfigDump (every `@type` is
- * resolved against the pool); each per-type dump (Clusters/Listeners/Routes/EndpointsConfigDump)
- * is an Any, binary-decoded into its own message. Each resource inside it is an Any too, kept as
- * its bytes (aliased) until po_DumpResource_Decode needs it: preview decodes only the resources
- * a patch matches, and lists the others by the name read from field 1 alone. Nothing here
- * parses JSON or protobuf by hand. Cost: one JSON decode of the text, one binary decode of each
- * per-type dump, a top-level field scan of each resource, a binary decode of each resource
- * asked for; linear in the input. A json-c split of the dump (each resource then JSON-decoded on
- * its own) was tried and measured slower: json-c's tree of a 3 MB dump cost 164 M instructions
- * to build and free against upb's 129 M for the whole preview (docs/benchmarks.md). */
+ * The dump is read a piece at a time ("the dump streamed" below): the text is split by its
+ * structure and each piece decoded by upb's JSON decoder on its own (every `@type` resolved
+ * against the pool), in an arena freed after it - each entry of a per-type dump's resource lists
+ * (Clusters/Listeners/Routes/EndpointsConfigDump), each other configs[] entry whole (the
+ * bootstrap), each other member as a one-member object of its message. Each resource is an Any,
+ * kept as its bytes (copied out of the piece's arena) until po_DumpResource_Decode/_DecodeIn
+ * needs it: preview decodes only the resources a patch matches, and lists the others by the
+ * name read from field 1 alone. The scan only finds where values end and checks the punctuation
+ * between them; every value is upb's to read and judge. Cost: linear in the input (the scan
+ * twice over a per-type dump's members, one JSON decode of each piece, a top-level field scan of
+ * each resource, a binary decode of each resource asked for); memory the text, the resources'
+ * bytes and a record each (docs/benchmarks.md, "the dump read a piece at a time": upb's decode of
+ * the whole kept every level of every nested Any, 9x to 37x the text). A json-c split of the
+ * dump was tried earlier and measured slower: json-c's tree of a 3 MB dump cost 164 M
+ * instructions to build and free against upb's 129 M for the whole preview. */
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "internal.h"
@@ -27,7 +33,8 @@ static const char *string_of(const upb_Message *m, const upb_MessageDef *d, cons
   const upb_FieldDef *f = field(d, name);
   if (!f || upb_FieldDef_CType(f) != kUpb_CType_String || upb_FieldDef_IsRepeated(f)) return "";
   upb_StringView v = upb_Message_Get(m, f).str_val;
-  char *s = po_Arena_Strndup(a, v.data ? v.data : "", v.size);
+  if (!v.size) return ""; /* no copy of nothing (a version_info per resource) */
+  char *s = po_Arena_Strndup(a, v.data, v.size);
   return s ? s : "";
 }
 
@@ -94,32 +101,52 @@ static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, c
   return decode_bytes(*def, val, where, a, st);
 }
 
+/* The resources' array, malloc'd and grown by realloc (large blocks grow in place, by mremap),
+ * freed with the arena: doubling it inside the arena left every outgrown copy behind, most of
+ * the memory of a dump of many small resources. */
+typedef struct {
+  po_DumpResource *p;
+} Owned;
+
+static void free_owned(void *ud) { free(((Owned *)ud)->p); }
+
 typedef struct {
   po_ConfigDump *out;
+  Owned *owned;
   size_t cap;
   po_Arena *a;
   po_Status *st;
+  size_t configs;   /* configs[] entries met */
+  size_t other_cap; /* out->other_configs' room */
 } Reader;
 
-/* A resource's Any, kept until po_DumpResource_Decode needs the message. */
+/* A resource, kept until po_DumpResource_Decode needs the message: its Any's bytes, in the
+ * arena (aliased when a per-type dump was decoded whole, copied out of the piece's scratch arena
+ * when it was streamed: binary, about half the JSON text it came from). */
 struct po_DumpPending {
   const upb_MessageDef *def;
-  upb_StringView bytes; /* the Any's value: aliases the per-type dump's decoded strings, in the arena */
+  upb_StringView bytes;
   po_Arena *arena;
 };
 
+po_Message *po_DumpResource_DecodeIn(const po_DumpResource *r, po_Arena *a, po_Status *st) {
+  if (r->message && r->message->arena == a) return r->message;
+  struct po_DumpPending *p = r->pending;
+  if (!p) return po_Status_Set(st, kPo_ErrInvalid, "%s: no resource", r->where ? r->where : "dump"), NULL;
+  upb_Message *m = decode_bytes(p->def, p->bytes, r->where, a, st);
+  po_Message *pm = m ? po_Arena_Malloc(a, sizeof *pm) : NULL;
+  if (m && !pm) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!pm) return NULL;
+  *pm = (po_Message){p->def, m, a};
+  return pm;
+}
 
 po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *st) {
   if (r->message) return r->message;
-  struct po_DumpPending *p = r->pending;
-  if (!p) return po_Status_Set(st, kPo_ErrInvalid, "%s: no resource", r->where ? r->where : "dump"), NULL;
-  upb_Message *m = decode_bytes(p->def, p->bytes, r->where, p->arena, st);
-  po_Message *pm = m ? po_Arena_Malloc(p->arena, sizeof *pm) : NULL;
-  if (m && !pm) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-  if (!pm) return NULL;
-  *pm = (po_Message){p->def, m, p->arena};
-  r->message = pm;
-  return pm;
+  po_Message *m = r->pending ? po_DumpResource_DecodeIn(r, r->pending->arena, st) : NULL;
+  if (!r->pending) po_Status_Set(st, kPo_ErrInvalid, "%s: no resource", r->where ? r->where : "dump");
+  r->message = m;
+  return m;
 }
 
 /* The resource's name without decoding it: field 1 of Cluster, Listener and RouteConfiguration
@@ -147,15 +174,21 @@ static const char *name_of(const upb_MessageDef *def, const char *name_field, up
 }
 
 static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, po_DumpState state,
-                 const char *version, const char *where) {
+                 const char *version, const char *where, bool streamed) {
   const po_Schema *s = po_Engine_Schema(r->st);
   if (!s) return false;
   upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
   upb_StringView val = upb_Message_Get(any, field(anyd, "value")).str_val;
   size_t from = url.size; /* the type name is what follows the URL's last '/' */
   while (from > 0 && url.data[from - 1] != '/') from--;
-  char *tname = po_Arena_Strndup(r->a, url.size ? url.data + from : "", url.size - from);
+  /* the name looked up from the stack when it fits: a copy in the arena per resource was 32
+   * bytes of every record */
+  char small[256];
+  size_t tl = url.size - from;
+  char *tname = tl < sizeof small ? small : po_Arena_Malloc(r->a, tl + 1);
   if (!tname) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (tl) memcpy(tname, url.data + from, tl);
+  tname[tl] = '\0';
   const upb_MessageDef *def = po_Schema_FindMessage(s, tname);
   if (!def) {
     po_Status_Set(r->st, kPo_ErrNotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
@@ -172,15 +205,28 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   po_ConfigDump *d = r->out;
   if (d->count == r->cap) {
     size_t cap = r->cap ? r->cap * 2 : 64;
-    po_DumpResource *n = po_Arena_Malloc(r->a, cap * sizeof *n);
+    if (!r->owned) {
+      r->owned = po_Arena_Malloc(r->a, sizeof *r->owned);
+      if (!r->owned || !upb_Arena_AddCleanup(po_Arena_Upb(r->a), r->owned, free_owned)) {
+        r->owned = NULL;
+        return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+      }
+    }
+    po_DumpResource *n = realloc(r->owned->p, cap * sizeof *n);
     if (!n) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
-    if (d->count) memcpy(n, d->resources, d->count * sizeof *n);
+    r->owned->p = n;
     d->resources = n;
     r->cap = cap;
   }
   struct po_DumpPending *p = po_Arena_Malloc(r->a, sizeof *p);
   if (!p) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
-  *p = (struct po_DumpPending){def, val, r->a};
+  *p = (struct po_DumpPending){.def = def, .bytes = val, .arena = r->a};
+  if (streamed && val.size) { /* the piece's scratch arena goes after it: the bytes are copied */
+    char *copy = po_Arena_Malloc(r->a, val.size);
+    if (!copy) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    memcpy(copy, val.data, val.size);
+    p->bytes = (upb_StringView){copy, val.size};
+  }
   po_DumpResource *res = &d->resources[d->count++];
   const char *name_field = t == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name";
   *res = (po_DumpResource){
@@ -191,10 +237,19 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
       .pending = p,
   };
   if (!res->where) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
-  /* Decoded at once: a route (Consul's classification looks inside it), or a resource whose
-   * name the shortcut cannot read. Any other waits for a patch to match it. */
-  res->name = t == kPo_ResourceType_Route ? NULL : name_of(def, name_field, val, r->a);
-  if (!res->name) {
+  /* Decoded at once: a route of a per-type dump decoded whole (Consul's classification looks
+   * inside it; a streamed one is decoded by po_Mesh_Classify when it asks, and freed), or a
+   * resource whose name the shortcut cannot read (decoded from the bytes at hand). Any other
+   * waits for a patch to match it. */
+  res->name = t == kPo_ResourceType_Route && !streamed ? NULL : name_of(def, name_field, val, r->a);
+  if (!res->name && streamed) {
+    po_Arena *scratch = po_Arena_New();
+    if (!scratch) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    upb_Message *m = decode_bytes(def, val, res->where, scratch, r->st);
+    res->name = m ? string_of(m, def, name_field, r->a) : NULL;
+    po_Arena_Free(scratch);
+    if (!m) return false;
+  } else if (!res->name) {
     po_Message *m = po_DumpResource_Decode(res, r->st);
     if (!m) return false;
     res->name = string_of(m->msg, def, name_field, r->a);
@@ -215,7 +270,7 @@ static bool entries(Reader *r, const upb_Message *dump, const upb_MessageDef *dd
     if (!any) continue; /* an entry without its resource (an error_state only): nothing to preview */
     char where[160];
     snprintf(where, sizeof where, "configs[%d].%s[%zu].%s", config, list_name, i, res);
-    if (!push(r, any, anyd, state, string_of(e, ed, "version_info", r->a), where)) return false;
+    if (!push(r, any, anyd, state, string_of(e, ed, "version_info", r->a), where, false)) return false;
   }
   return true;
 }
@@ -239,7 +294,7 @@ static bool listeners(Reader *r, const upb_Message *dump, const upb_MessageDef *
       if (!any) continue;
       char where[160];
       snprintf(where, sizeof where, "configs[%d].dynamic_listeners[%zu].%s.listener", config, i, kStates[k].field);
-      if (!push(r, any, anyd, kStates[k].state, string_of(s, sd, "version_info", r->a), where)) return false;
+      if (!push(r, any, anyd, kStates[k].state, string_of(s, sd, "version_info", r->a), where, false)) return false;
     }
   }
   return true;
@@ -373,76 +428,522 @@ static const char *consul_tag(const upb_Message *bcd, const upb_MessageDef *bcdd
 }
 
 
-bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *st) {
-  memset(out, 0, sizeof *out);
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return false;
-  const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
-  if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
-  upb_Message *dump = po_Json_Decode(s, cd, json, len, po_Arena_Upb(a), st);
-  if (!dump && len < (size_t)INT_MAX && strstr(st->message, "Type was not found")) {
+/* One configs[] entry decoded whole (its Any unpacked): the per-type dumps' resources kept as
+ * bytes, the bootstrap's tags read, others named. */
+static bool one_config(Reader *r, const upb_Message *d, const upb_MessageDef *dd, size_t i) {
+  po_ConfigDump *out = r->out;
+  po_Status *st = r->st;
+  const char *n = upb_MessageDef_FullName(dd);
+  int ci = (int)i;
+  if (!strcmp(n, "envoy.admin.v3.ClustersConfigDump")) {
+    return entries(r, d, dd, "static_clusters", "cluster", kPo_DumpState_Static, ci) &&
+           entries(r, d, dd, "dynamic_active_clusters", "cluster", kPo_DumpState_Active, ci) &&
+           entries(r, d, dd, "dynamic_warming_clusters", "cluster", kPo_DumpState_Warming, ci);
+  } else if (!strcmp(n, "envoy.admin.v3.ListenersConfigDump")) {
+    return listeners(r, d, dd, ci);
+  } else if (!strcmp(n, "envoy.admin.v3.RoutesConfigDump")) {
+    return entries(r, d, dd, "static_route_configs", "route_config", kPo_DumpState_Static, ci) &&
+           entries(r, d, dd, "dynamic_route_configs", "route_config", kPo_DumpState_Active, ci);
+  } else if (!strcmp(n, "envoy.admin.v3.EndpointsConfigDump")) {
+    return entries(r, d, dd, "static_endpoint_configs", "endpoint_config", kPo_DumpState_Static, ci) &&
+           entries(r, d, dd, "dynamic_endpoint_configs", "endpoint_config", kPo_DumpState_Active, ci);
+  } else if (!strncmp(n, "envoy.admin.v3.ClustersConfigDump.", 34) || !strncmp(n, "envoy.admin.v3.ListenersConfigDump.", 35) ||
+             !strncmp(n, "envoy.admin.v3.RoutesConfigDump.", 32) || !strncmp(n, "envoy.admin.v3.EndpointsConfigDump.", 35)) {
+    /* /config_dump?resource=... (or ?mask= with it) lists single entries, not the per-type
+     * dumps: taken as "something else", every resource would be missing and every patch
+     * reported as matching nothing. An entry does not say which list it came from (a
+     * DynamicCluster is active or warming alike), so it is refused, saying what to take. */
+    po_Status_Set(st, kPo_ErrParse, "configs[%zu]: a single %s, as /config_dump?resource=... gives: whether it is "
+                  "active, warming or draining is not in it; take the whole /config_dump (?include_eds for endpoints)", i, n);
+    return false;
+  }
+  if (out->other_count == r->other_cap) {
+    const char **bigger = po_Arena_Malloc(r->a, r->other_cap * 2 * sizeof *bigger);
+    if (!bigger) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
+    memcpy(bigger, out->other_configs, out->other_count * sizeof *bigger);
+    out->other_configs = bigger;
+    r->other_cap *= 2;
+  }
+  out->other_configs[out->other_count++] = n; /* bootstrap, secrets, ...: not patched by a mesh */
+  if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {
+    out->consul_datacenter = consul_tag(d, dd, "consul.source.datacenter", r->a);
+    out->consul_service = consul_tag(d, dd, "consul.source.service", r->a);
+  }
+  return true;
+}
+
+/* ---- the dump streamed ----
+ * A dump is mostly its per-type dumps' lists of resources, and upb's decode of the whole keeps
+ * every level of every nested Any in one arena (9x to 37x the text: 1.69 GB for 46 MB). So the
+ * text is split by its structure, and each piece decoded by upb on its own, in an arena freed
+ * after it: a configs[] entry that is not a per-type dump whole (the bootstrap), each entry of a
+ * per-type dump's resource lists (a DynamicCluster, a DynamicListener...), and every other
+ * member as a one-member object of its message (`{"version_info": "1"}`: upb judges its key and
+ * value). Nothing is skipped unseen: the scan below only finds where values end and checks the
+ * punctuation between them; every value is read by upb, with upb's words for what is wrong in
+ * it (positions made the dump's own). What stays is the text (resources are decoded again from
+ * it when a patch matches them: po_DumpResource_DecodeIn) and a record per resource. A key
+ * written with escapes, or an `@type` that is, is not recognised by the scan: its value goes to
+ * upb whole, which reads it as before (memory as before, for that piece). */
+
+typedef struct {
+  const char *s;
+  size_t len, at;
+} Scan;
+
+static void ws(Scan *x) {
+  while (x->at < x->len && (x->s[x->at] == ' ' || x->s[x->at] == '\t' || x->s[x->at] == '\n' || x->s[x->at] == '\r')) x->at++;
+}
+
+static bool skip_string(Scan *x) {
+  if (x->at >= x->len || x->s[x->at] != '"') return false;
+  for (x->at++; x->at < x->len; x->at++) {
+    char c = x->s[x->at];
+    if (c == '\\') x->at++;
+    else if (c == '"') return x->at++, true;
+  }
+  return false;
+}
+
+/* Past one value: a string, an object or array (brackets counted, strings skipped), or a run of
+ * scalar characters. upb reads it later; this only has to find its end. */
+static bool skip_value(Scan *x) {
+  if (x->at >= x->len) return false;
+  char c = x->s[x->at];
+  if (c == '"') return skip_string(x);
+  if (c == '{' || c == '[') {
+    size_t depth = 0;
+    while (x->at < x->len) {
+      c = x->s[x->at];
+      if (c == '"') {
+        if (!skip_string(x)) return false;
+        continue;
+      }
+      if (c == '{' || c == '[') depth++;
+      else if (c == '}' || c == ']') {
+        if (--depth == 0) return x->at++, true;
+      }
+      x->at++;
+    }
+    return false;
+  }
+  size_t from = x->at;
+  while (x->at < x->len && !strchr(",]}: \t\r\n\"{[", x->s[x->at])) x->at++;
+  return x->at > from;
+}
+
+static bool key_is(const Scan *x, size_t k, size_t kend, const char *name) {
+  size_t n = strlen(name);
+  return kend - k == n + 2 && !memcmp(x->s + k + 1, name, n);
+}
+
+/* 1-based line and 0-based column of an offset, as upb counts them. */
+static void position(const char *s, size_t off, int *line, int *col) {
+  *line = 1;
+  size_t bol = 0;
+  for (size_t i = 0; i < off; i++) {
+    if (s[i] == '\n') (*line)++, bol = i + 1;
+  }
+  *col = (int)(off - bol);
+}
+
+typedef struct {
+  Reader *r;
+  const char *text; /* the whole dump, for positions */
+  size_t len;
+} Stream;
+
+static bool syntax(Stream *x, size_t at, const char *what) {
+  int line, col;
+  position(x->text, at, &line, &col);
+  po_Status_Set(x->r->st, kPo_ErrParse, "invalid envoy.admin.v3.ConfigDump JSON: Error parsing JSON @%d:%d: %s", line, col, what);
+  return false;
+}
+
+/* upb's "@L:C" in a piece's error made the dump's: the piece began at `off`. */
+static void fix_position(Stream *x, size_t off, size_t prefix, po_Status *st) {
+  char *at = strstr(st->message, "Error parsing JSON @");
+  int l = 0, c = 0, used = 0;
+  if (!at || sscanf(at, "Error parsing JSON @%d:%d%n", &l, &c, &used) != 2) return;
+  int bl, bc;
+  position(x->text, off, &bl, &bc);
+  /* the piece may have had `prefix` bytes of ours before it, on its first line */
+  int line = l <= 1 ? bl : bl + l - 1, col = l <= 1 ? bc + c - (int)prefix : c;
+  if (col < 0) col = 0;
+  char rest[sizeof st->message];
+  snprintf(rest, sizeof rest, "%s", at + used);
+  snprintf(at, sizeof st->message - (size_t)(at - st->message), "Error parsing JSON @%d:%d%s", line, col, rest);
+}
+
+/* upb's decode of one piece of the text as `def`, in `a`; an Any of a type the schema lacks
+ * replaced by a placeholder as for the whole dump (counted into `count` when given: only the
+ * first read of a piece counts). */
+static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, const char *text, size_t len,
+                                 po_Arena *a, Reader *count, po_Status *st) {
+  upb_Message *m = po_Json_Decode(s, def, text, len, po_Arena_Upb(a), st);
+  if (!m && len < (size_t)INT_MAX && strstr(st->message, "Type was not found")) {
+    po_ConfigDump found = {0};
     size_t flen = 0;
-    const char *fixed = without_unknown_types(s, json, len, a, &flen, out);
-    if (fixed && out->unknown_types) {
+    const char *fixed = without_unknown_types(s, text, len, a, &flen, &found);
+    if (fixed && found.unknown_types) {
       po_Status_Clear(st);
-      dump = po_Json_Decode(s, cd, fixed, flen, po_Arena_Upb(a), st);
+      m = po_Json_Decode(s, def, fixed, flen, po_Arena_Upb(a), st);
+      if (m && count) {
+        count->out->unknown_types += found.unknown_types;
+        if (!count->out->first_unknown_type && found.first_unknown_type) {
+          count->out->first_unknown_type = po_Arena_Strndup(count->a, found.first_unknown_type, strlen(found.first_unknown_type));
+        }
+      }
     }
   }
-  if (!dump) {
-    const char *t = strstr(st->message, "Type was not found") ? unknown_type(s, json, len, a) : NULL;
+  /* upb's JSON decoder does not check every allocation it makes (an empty submessage whose
+   * allocation failed is left out, silently): a piece decoded while memory ran out is no
+   * verdict on the dump, and never a resource read short (po_Arena_New's allocator records
+   * every failure) */
+  if (po_Engine_OutOfMemory()) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!m && strstr(st->message, "Type was not found")) {
+    const char *t = unknown_type(s, text, len, a);
     if (t) {
       size_t at = strlen(st->message);
       snprintf(st->message + at, sizeof st->message - at,
                " (the first unknown one is '%s': the dump names a type the Envoy v3 API this build "
                "validates against does not have, such as a mesh's own filter configuration)", t);
     }
-    return false;
   }
-  const upb_MessageDef *anyd = NULL;
-  const upb_Array *configs = list(dump, cd, "configs", &anyd);
-  Reader r = {out, 0, a, st};
-  size_t nconf = configs ? upb_Array_Size(configs) : 0;
-  out->other_configs = po_Arena_Malloc(a, (nconf ? nconf : 1) * sizeof *out->other_configs);
-  if (!out->other_configs) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
-  for (size_t i = 0; i < nconf; i++) {
-    const upb_Message *any = upb_Array_Get(configs, i).msg_val;
-    const upb_MessageDef *dd = NULL;
-    char where[64];
-    snprintf(where, sizeof where, "configs[%zu]", i);
-    upb_Message *d = unpack(any, anyd, &dd, where, a, st);
-    if (!d) return false;
-    const char *n = upb_MessageDef_FullName(dd);
-    bool ok = true;
-    int ci = (int)i;
-    if (!strcmp(n, "envoy.admin.v3.ClustersConfigDump")) {
-      ok = entries(&r, d, dd, "static_clusters", "cluster", kPo_DumpState_Static, ci) &&
-           entries(&r, d, dd, "dynamic_active_clusters", "cluster", kPo_DumpState_Active, ci) &&
-           entries(&r, d, dd, "dynamic_warming_clusters", "cluster", kPo_DumpState_Warming, ci);
-    } else if (!strcmp(n, "envoy.admin.v3.ListenersConfigDump")) {
-      ok = listeners(&r, d, dd, ci);
-    } else if (!strcmp(n, "envoy.admin.v3.RoutesConfigDump")) {
-      ok = entries(&r, d, dd, "static_route_configs", "route_config", kPo_DumpState_Static, ci) &&
-           entries(&r, d, dd, "dynamic_route_configs", "route_config", kPo_DumpState_Active, ci);
-    } else if (!strcmp(n, "envoy.admin.v3.EndpointsConfigDump")) {
-      ok = entries(&r, d, dd, "static_endpoint_configs", "endpoint_config", kPo_DumpState_Static, ci) &&
-           entries(&r, d, dd, "dynamic_endpoint_configs", "endpoint_config", kPo_DumpState_Active, ci);
-    } else if (!strncmp(n, "envoy.admin.v3.ClustersConfigDump.", 34) || !strncmp(n, "envoy.admin.v3.ListenersConfigDump.", 35) ||
-               !strncmp(n, "envoy.admin.v3.RoutesConfigDump.", 32) || !strncmp(n, "envoy.admin.v3.EndpointsConfigDump.", 35)) {
-      /* /config_dump?resource=... (or ?mask= with it) lists single entries, not the per-type
-       * dumps: taken as "something else", every resource would be missing and every patch
-       * reported as matching nothing. An entry does not say which list it came from (a
-       * DynamicCluster is active or warming alike), so it is refused, saying what to take. */
-      po_Status_Set(st, kPo_ErrParse, "configs[%zu]: a single %s, as /config_dump?resource=... gives: whether it is "
-                    "active, warming or draining is not in it; take the whole /config_dump (?include_eds for endpoints)", i, n);
-      return false;
-    } else {
-      out->other_configs[out->other_count++] = n; /* bootstrap, secrets, ...: not patched by a mesh */
-      if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {
-        out->consul_datacenter = consul_tag(d, dd, "consul.source.datacenter", a);
-        out->consul_service = consul_tag(d, dd, "consul.source.service", a);
-      }
+  return m;
+}
+
+/* One member `"key": value` (text from the key to the value's end) read by upb as the only
+ * member of a `def`: what the scan does not stream is still upb's to judge. */
+static upb_Message *member(Stream *x, const upb_MessageDef *def, size_t k, size_t vend, const char *where, po_Arena *a) {
+  const po_Schema *s = po_Engine_Schema(x->r->st);
+  if (!s) return NULL;
+  char *obj = po_Arena_Malloc(a, vend - k + 3);
+  if (!obj) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), NULL;
+  obj[0] = '{';
+  memcpy(obj + 1, x->text + k, vend - k);
+  obj[vend - k + 1] = '}';
+  obj[vend - k + 2] = '\0';
+  upb_Message *m = decode_piece(s, def, obj, vend - k + 2, a, x->r, x->r->st);
+  if (!m) {
+    fix_position(x, k, 1, x->r->st);
+    if (where) po_Status_Prefix(x->r->st, "%s: ", where);
+  }
+  return m;
+}
+
+typedef struct {
+  const char *list;        /* the per-type dump's field */
+  const char *state_field; /* dynamic_listeners: which states hold a listener */
+  const char *res;         /* the entry's field holding the Any */
+  po_DumpState state;
+} ListSpec;
+
+static const ListSpec kLists[] = {
+    {"static_clusters", NULL, "cluster", kPo_DumpState_Static},
+    {"dynamic_active_clusters", NULL, "cluster", kPo_DumpState_Active},
+    {"dynamic_warming_clusters", NULL, "cluster", kPo_DumpState_Warming},
+    {"static_listeners", NULL, "listener", kPo_DumpState_Static},
+    {"dynamic_listeners", "active_state", "listener", kPo_DumpState_Active}, /* and the other states */
+    {"static_route_configs", NULL, "route_config", kPo_DumpState_Static},
+    {"dynamic_route_configs", NULL, "route_config", kPo_DumpState_Active},
+    {"static_endpoint_configs", NULL, "endpoint_config", kPo_DumpState_Static},
+    {"dynamic_endpoint_configs", NULL, "endpoint_config", kPo_DumpState_Active},
+};
+
+/* The Any an entry holds (inside its state message for a dynamic listener), or NULL. */
+static const upb_Message *entry_any(const upb_Message *e, const upb_MessageDef *ed, const char *state_field,
+                                    const char *res_field, const upb_MessageDef **anyd, const upb_MessageDef **sd,
+                                    const upb_Message **state) {
+  *state = e;
+  *sd = ed;
+  if (state_field) {
+    *state = sub(e, ed, state_field, sd);
+    if (!*state) return NULL;
+  }
+  return sub(*state, *sd, res_field, anyd);
+}
+
+/* One entry of a resource list, decoded by upb in a scratch arena; its resource recorded with
+ * its Any's bytes, copied out, to be decoded when asked. */
+static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed, size_t from, size_t to, int config,
+                         size_t index) {
+  Reader *r = x->r;
+  const po_Schema *s = po_Engine_Schema(r->st);
+  if (!s) return false;
+  po_Arena *scratch = po_Arena_New();
+  if (!scratch) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  upb_Message *e = decode_piece(s, ed, x->text + from, to - from, scratch, r, r->st);
+  bool ok = e != NULL;
+  if (!ok) {
+    fix_position(x, from, 0, r->st);
+    po_Status_Prefix(r->st, "configs[%d].%s[%zu]: ", config, ls->list, index);
+  }
+  static const struct {
+    const char *field;
+    po_DumpState state;
+  } kStates[] = {{"active_state", kPo_DumpState_Active},
+                 {"warming_state", kPo_DumpState_Warming},
+                 {"draining_state", kPo_DumpState_Draining}};
+  size_t nstates = ls->state_field ? sizeof kStates / sizeof kStates[0] : 1;
+  for (size_t k = 0; ok && k < nstates; k++) {
+    const char *sf = ls->state_field ? kStates[k].field : NULL;
+    const upb_MessageDef *anyd = NULL, *sd = NULL;
+    const upb_Message *state = NULL;
+    const upb_Message *any = entry_any(e, ed, sf, ls->res, &anyd, &sd, &state);
+    if (!any) continue; /* an entry without its resource (an error_state only): nothing to preview */
+    char where[160];
+    if (sf) snprintf(where, sizeof where, "configs[%d].%s[%zu].%s.%s", config, ls->list, index, sf, ls->res);
+    else snprintf(where, sizeof where, "configs[%d].%s[%zu].%s", config, ls->list, index, ls->res);
+    ok = push(r, any, anyd, sf ? kStates[k].state : ls->state, string_of(state, sd, "version_info", r->a), where, true);
+  }
+  po_Arena_Free(scratch);
+  return ok;
+}
+
+/* The members of the object at x->at, each handed to fn with its key's and value's extents. */
+typedef bool (*MemberFn)(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend);
+
+static bool members(Stream *x, Scan *sc, MemberFn fn, void *ctx) {
+  ws(sc);
+  if (sc->at >= sc->len || sc->s[sc->at] != '{') return syntax(x, sc->at, "Expected: '{'");
+  sc->at++;
+  ws(sc);
+  if (sc->at < sc->len && sc->s[sc->at] == '}') return sc->at++, true;
+  for (;;) {
+    ws(sc);
+    size_t k = sc->at;
+    if (!skip_string(sc)) return syntax(x, k, "Expected: '\"'");
+    size_t kend = sc->at;
+    ws(sc);
+    if (sc->at >= sc->len || sc->s[sc->at] != ':') return syntax(x, sc->at, "Expected: ':'");
+    sc->at++;
+    ws(sc);
+    size_t v = sc->at;
+    if (!skip_value(sc)) return syntax(x, v, "Expected a value");
+    if (fn && !fn(x, ctx, k, kend, v, sc->at)) return false;
+    ws(sc);
+    if (sc->at < sc->len && sc->s[sc->at] == ',') {
+      sc->at++;
+      continue;
     }
+    if (sc->at < sc->len && sc->s[sc->at] == '}') return sc->at++, true;
+    return syntax(x, sc->at, "Expected: ',' or '}'");
+  }
+}
+
+typedef struct {
+  size_t index;       /* in configs[] */
+  const char *type;   /* the @type's text (raw), or NULL */
+  size_t type_len;
+  const upb_MessageDef *def;
+} Config;
+
+static bool find_type(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend) {
+  Config *c = ctx;
+  if (key_is(&(Scan){x->text, x->len, 0}, k, kend, "@type") && x->text[v] == '"' && !c->type) {
+    c->type = x->text + v + 1;
+    c->type_len = vend - v - 2;
+  }
+  return true;
+}
+
+static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend) {
+  Config *c = ctx;
+  Scan key = {x->text, x->len, 0};
+  if (key_is(&key, k, kend, "@type")) return true;
+  for (size_t i = 0; i < sizeof kLists / sizeof kLists[0]; i++) {
+    const ListSpec *ls = &kLists[i];
+    const upb_FieldDef *f = field(c->def, ls->list);
+    /* proto3 JSON takes the field's name or its JSON name (dynamicActiveClusters) */
+    if (!f || !(key_is(&key, k, kend, ls->list) || key_is(&key, k, kend, upb_FieldDef_JsonName(f))) || x->text[v] != '[') continue;
+    const upb_MessageDef *ed = NULL;
+    if (!upb_FieldDef_IsSubMessage(f) || !upb_FieldDef_IsRepeated(f)) break;
+    ed = upb_FieldDef_MessageSubDef(f);
+    Scan sc = {x->text, vend, v + 1};
+    ws(&sc);
+    if (sc.at < vend && x->text[sc.at] == ']') return true;
+    for (size_t index = 0;; index++) {
+      ws(&sc);
+      size_t from = sc.at;
+      if (!skip_value(&sc)) return syntax(x, from, "Expected a value");
+      if (!stream_entry(x, ls, ed, from, sc.at, (int)c->index, index)) return false;
+      ws(&sc);
+      if (sc.at < vend && x->text[sc.at] == ',') {
+        sc.at++;
+        continue;
+      }
+      if (sc.at < vend && x->text[sc.at] == ']') return true;
+      return syntax(x, sc.at, "Expected: ',' or ']'");
+    }
+  }
+  char where[64];
+  snprintf(where, sizeof where, "configs[%zu]", c->index);
+  /* any other member (version_info), or a list under a key the scan did not recognise (written
+   * with escapes): upb reads it as the only member of the per-type dump, in the dump's arena,
+   * and its resources, if any, are read as from a dump decoded whole */
+  po_Arena *scratch = po_Arena_New();
+  if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
+  upb_Message *d = member(x, c->def, k, vend, where, scratch);
+  bool lists = false; /* only then is it read again where its records may alias it */
+  for (size_t i = 0; d && i < sizeof kLists / sizeof kLists[0]; i++) {
+    const upb_MessageDef *ed = NULL;
+    const upb_Array *arr = list(d, c->def, kLists[i].list, &ed);
+    lists |= arr && upb_Array_Size(arr) > 0;
+  }
+  po_Arena_Free(scratch);
+  if (!d) return false;
+  if (!lists) return true;
+  d = member(x, c->def, k, vend, where, x->r->a);
+  return d && one_config(x->r, d, c->def, c->index);
+}
+
+static const char *const kStreamed[] = {"envoy.admin.v3.ClustersConfigDump", "envoy.admin.v3.ListenersConfigDump",
+                                        "envoy.admin.v3.RoutesConfigDump", "envoy.admin.v3.EndpointsConfigDump"};
+
+/* configs[i]: a per-type dump streamed member by member; anything else decoded whole. */
+static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
+  Reader *r = x->r;
+  const po_Schema *s = po_Engine_Schema(r->st);
+  if (!s) return false;
+  Config c = {.index = index};
+  Scan sc = {x->text, to, from};
+  if (x->text[from] == '{' && !members(x, &sc, find_type, &c)) return false;
+  for (size_t i = 0; c.type && i < sizeof kStreamed / sizeof kStreamed[0]; i++) {
+    size_t n = strlen(kStreamed[i]);
+    const char *slash = c.type + c.type_len;
+    while (slash > c.type && slash[-1] != '/') slash--;
+    if ((size_t)(c.type + c.type_len - slash) == n && !memcmp(slash, kStreamed[i], n) && !memchr(c.type, '\\', c.type_len)) {
+      c.def = po_Schema_FindMessage(s, kStreamed[i]);
+    }
+  }
+  if (c.def) {
+    sc = (Scan){x->text, to, from};
+    return members(x, &sc, stream_member, &c);
+  }
+  /* decoded whole, then unpacked: as the element of a one-entry dump, so that an entry whose
+   * own type the schema lacks becomes a placeholder and is counted, as in a dump decoded whole */
+  const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
+  if (!cd) return po_Status_Set(r->st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  static const char kPre[] = "{\"configs\":[";
+  char where[64];
+  snprintf(where, sizeof where, "configs[%zu]", index);
+  bool ok = false;
+  /* pass 0 in a scratch arena; a per-type dump (its @type written with escapes) again in the
+   * dump's, whose records alias its bytes */
+  for (int pass = 0; pass < 2 && !ok; pass++) {
+    po_Arena *scratch = pass == 0 ? po_Arena_New() : NULL, *in = pass == 0 ? scratch : r->a;
+    char *wrapped = in ? po_Arena_Malloc(in, sizeof kPre - 1 + (to - from) + 3) : NULL;
+    if (!wrapped) return po_Arena_Free(scratch), po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    size_t wl = 0;
+    memcpy(wrapped, kPre, sizeof kPre - 1);
+    wl += sizeof kPre - 1;
+    memcpy(wrapped + wl, x->text + from, to - from);
+    wl += to - from;
+    memcpy(wrapped + wl, "]}", 3);
+    wl += 2;
+    size_t unknown_before = r->out->unknown_types;
+    upb_Message *one = decode_piece(s, cd, wrapped, wl, in, r, r->st);
+    const upb_MessageDef *anyd = NULL, *dd = NULL;
+    const upb_Array *configs = one ? list(one, cd, "configs", &anyd) : NULL;
+    if (!one) {
+      fix_position(x, from, sizeof kPre - 1, r->st);
+      return po_Arena_Free(scratch), false;
+    }
+    if (!configs || upb_Array_Size(configs) != 1) {
+      po_Status_Set(r->st, kPo_ErrParse, "%s: not one entry", where);
+      return po_Arena_Free(scratch), false;
+    }
+    const upb_Message *any = upb_Array_Get(configs, 0).msg_val;
+    upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
+    bool streamable = false;
+    for (size_t i = 0; i < sizeof kStreamed / sizeof kStreamed[0]; i++) {
+      size_t n = strlen(kStreamed[i]);
+      streamable |= url.size >= n && !memcmp(url.data + url.size - n, kStreamed[i], n);
+    }
+    if (pass == 0 && streamable) {
+      r->out->unknown_types = unknown_before; /* counted again by pass 1 */
+      po_Arena_Free(scratch);
+      continue;
+    }
+    upb_Message *d = unpack(any, anyd, &dd, where, in, r->st);
+    ok = d && one_config(r, d, dd, index);
+    po_Arena_Free(scratch);
     if (!ok) return false;
+  }
+  return ok;
+}
+
+static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend) {
+  const upb_MessageDef *cd = ctx;
+  Scan key = {x->text, x->len, 0};
+  if (!key_is(&key, k, kend, "configs") || x->text[v] != '[') {
+    /* another member: upb's to judge (an unknown field is its error); "configs" written with
+     * escapes is read whole, in the dump's arena, as the dump was before it was streamed */
+    po_Arena *scratch = po_Arena_New();
+    if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
+    upb_Message *d = member(x, cd, k, vend, NULL, scratch);
+    const upb_MessageDef *anyd = NULL;
+    const upb_Array *configs = d ? list(d, cd, "configs", &anyd) : NULL;
+    bool any_config = configs && upb_Array_Size(configs) > 0;
+    po_Arena_Free(scratch);
+    if (!d) return false;
+    if (!any_config) return true;
+    d = member(x, cd, k, vend, NULL, x->r->a); /* again where the records may alias it */
+    if (!d) return false;
+    configs = list(d, cd, "configs", &anyd);
+    for (size_t i = 0; configs && i < upb_Array_Size(configs); i++) {
+      const upb_MessageDef *dd = NULL;
+      size_t index = x->r->configs++;
+      char where[64];
+      snprintf(where, sizeof where, "configs[%zu]", index);
+      upb_Message *one = unpack(upb_Array_Get(configs, i).msg_val, anyd, &dd, where, x->r->a, x->r->st);
+      if (!one || !one_config(x->r, one, dd, index)) return false;
+    }
+    return true;
+  }
+  Scan sc = {x->text, vend, v + 1};
+  ws(&sc);
+  if (sc.at < vend && x->text[sc.at] == ']') return true;
+  for (;;) {
+    ws(&sc);
+    size_t from = sc.at;
+    if (!skip_value(&sc)) return syntax(x, from, "Expected a value");
+    Reader *r = x->r;
+    size_t index = r->configs++;
+    if (!stream_config(x, from, sc.at, index)) return false;
+    ws(&sc);
+    if (sc.at < vend && x->text[sc.at] == ',') {
+      sc.at++;
+      continue;
+    }
+    if (sc.at < vend && x->text[sc.at] == ']') return true;
+    return syntax(x, sc.at, "Expected: ',' or ']'");
+  }
+}
+
+bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *st) {
+  memset(out, 0, sizeof *out);
+  const po_Schema *s = po_Engine_Schema(st);
+  if (!s) return false;
+  const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
+  if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  Reader r = {out, NULL, 0, a, st, 0, 0};
+  Stream x = {&r, json, len};
+  Scan sc = {json, len, 0};
+  ws(&sc);
+  if (sc.at == len) return po_Status_Set(st, kPo_ErrParse, "invalid envoy.admin.v3.ConfigDump JSON: empty input"), false;
+  /* configs[] entries are counted as they come; other_configs grows with them */
+  size_t cap = 16;
+  out->other_configs = po_Arena_Malloc(a, cap * sizeof *out->other_configs);
+  if (!out->other_configs) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
+  r.other_cap = cap;
+  if (!members(&x, &sc, top_member, (void *)cd)) return false;
+  ws(&sc);
+  if (sc.at < len) return syntax(&x, sc.at, "Unexpected text after the JSON value");
+  if (r.owned && out->count < r.cap) { /* the room doubling left is given back */
+    po_DumpResource *exact = realloc(r.owned->p, (out->count ? out->count : 1) * sizeof *exact);
+    if (exact) r.owned->p = out->resources = exact;
   }
   return true;
 }

@@ -301,10 +301,19 @@ bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResourc
       else consul_envoy_id(id, datacenter, a, out);
       break;
     }
-    case kPo_ResourceType_Route:
-      if (routes_only_local_app(r->message)) out->direction = kPo_TrafficDirection_Inbound;
+    case kPo_ResourceType_Route: {
+      /* a streamed dump's route is decoded here, looked at, and freed: classification keeps
+       * nothing of it */
+      po_Arena *scratch = r->message ? NULL : po_Arena_New();
+      po_Status st;
+      po_Status_Clear(&st);
+      const po_Message *m = r->message ? r->message : scratch ? po_DumpResource_DecodeIn(r, scratch, &st) : NULL;
+      if (!m && (!scratch || st.code == kPo_ErrNoMemory)) return po_Arena_Free(scratch), false;
+      if (m && routes_only_local_app(m)) out->direction = kPo_TrafficDirection_Inbound;
       else consul_envoy_id(name, datacenter, a, out);
+      po_Arena_Free(scratch);
       break;
+    }
     default: return false;
   }
   return true;

@@ -59,4 +59,23 @@ printf '%s' '[{"op":"add","path":"/outlier_detection/max_ejection_percent","valu
 if [ "${PO_OOM_PATCH:-0}" = 1 ]; then
   torture "patch" "$stride" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/p.json"
 fi
+# the shared reader's refusals and the walk's entries not read (issue 21): a directory with a
+# manifest, a FIFO, a link to a device and a file of another name; then one with nothing to read
+# (exit 2 in the reference run too: torture takes 0 and 1 only, so it is run by hand here)
+mkdir -p "$work/hostile/sub" "$work/nothing"
+cp examples/valid/circuit-breakers.yaml "$work/hostile/sub/"
+mkfifo "$work/hostile/pipe.yaml" "$work/nothing/pipe.yaml"
+ln -s /dev/zero "$work/hostile/zero.json"
+printf 'notes\n' >"$work/hostile/README.md"
+torture "validate entries not read" 1 validate -f "$work/hostile"
+"$bin" validate -f "$work/nothing" >"$work/want" 2>&1
+PO_COUNT_ALLOC="$work/count" LD_PRELOAD="$shim" "$bin" validate -f "$work/nothing" >/dev/null 2>&1
+total=$(cat "$work/count") bad=0
+for ((n = 1; n <= total; n++)); do
+  PO_FAIL_ALLOC_AT=$n LD_PRELOAD="$shim" timeout 60 "$bin" validate -f "$work/nothing" >"$work/out" 2>&1
+  rc=$?
+  if [ $rc -eq 2 ] && { cmp -s "$work/out" "$work/want" || grep -q "out of memory" "$work/out"; }; then pass=$((pass+1)); continue; fi
+  fail=$((fail+1)); bad=$((bad+1)); [ $bad -le 5 ] && { echo "FAIL validate nothing read: allocation $n of $total: exit $rc"; head -3 "$work/out"; }
+done
+echo "validate nothing read: allocations 1 to $total failed in turn, $bad wrong"
 finish

@@ -13,9 +13,11 @@
 # compile resolving a path from the NULL message of a resource type whose file did not load,
 # 861, 901, 1121, 1191, 1601) is fixed in engine/src/override.c.
 # In ctest (cli_preview_oom): only the last LAST allocations, every one (the diffs, the report:
-# after the dump's decode and the schema's loads), where a resource's indented text failing for
-# memory was reported as an error in the result (exit 1, a partial preview) instead of out of
-# memory (exit 2).
+# after the schema's loads), where a resource's indented text failing for memory was reported as
+# an error in the result (exit 1, a partial preview) instead of out of memory (exit 2). Since the
+# dump is decoded a piece at a time (issue 21), its pieces' decodes fall in the last 400 too:
+# upb's JSON decoder wrote through a NULL submessage there (SIGSEGV) or left an element out (exit
+# 0, a wrong "before"), until proto/upb-patches/json-decode-oom.patch.
 #   t_preview_oom.sh BIN SHIM [STRIDE [LAST]]
 #   e.g. bash tests/cli/t_preview_oom.sh build/propertyoverride build/tests/cli/libcli_failalloc.so 5
 . tests/cli/lib.sh

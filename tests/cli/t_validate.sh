@@ -58,7 +58,7 @@ contains "colon file name prefixed" "$work/out" "./::warning x.yaml:9:7: error:"
 
 "$bin" validate -f "$m" --output json >"$work/out" 2>&1
 check "json" 1 $?
-jqcheck "json summary" "$work/out" '.summary == {"valid": 1, "invalid": 1, "skipped": 1, "unreadable": 0}'
+jqcheck "json summary" "$work/out" '.summary == {"valid": 1, "invalid": 1, "skipped": 1, "unreadable": 0, "not_read": 0, "files_read": 1}'
 jqcheck "json findings" "$work/out" '[.findings[] | [.severity, .code, .file, .document, .line, .column, .kind, .namespace,
     .name, .patch, .path, .hint]] ==
   [["warning", "deprecated", $m, 1, 17, 7, "PropertyOverride", "shop", "good", 1, "/max_requests_per_connection", null],
@@ -69,10 +69,13 @@ jqcheck "json message unfolded" "$work/out" '.findings[2].message | startswith("
 jqcheck "json message" "$work/out" '.findings[1].message == "invalid Patches[1]: /outlier_detection/max_ejection_percent: 150 violates uint32 lte 100"'
 
 
-# Directories: recursive, sorted, only *.yaml/*.yml/*.json (tree/notes.txt is not read).
+# Directories: recursive, sorted, only *.yaml/*.yml/*.json (tree/notes.txt is not read, and said so).
 "$bin" validate -f "$data/tree" >"$work/out" 2>&1
 check "tree" 1 $? "$work/out" "$data/tree/nested/b.yml:9:7: error: document 1: PropertyOverride tree-b: Patches[0] /connect_timeout: invalid Patches[0]: /connect_timeout: 0s violates duration gt 0s
-1 valid, 1 invalid, 1 skipped"
+$data/tree/notes.txt: not read: not named *.yaml, *.yml or *.json
+1 valid, 1 invalid, 1 skipped; 1 entry not read"
+"$bin" validate -f "$data/tree" -o json >"$work/out" 2>&1
+jqcheck "tree json not_read" "$work/out" '.summary.not_read == 1 and .summary.files_read == 3 and .not_read == [{"path": ($d + "/tree/notes.txt"), "reason": "not named *.yaml, *.yml or *.json"}]' --arg d "$data"
 
 # A List (JSON, no positions): items checked one by one, the Service skipped.
 "$bin" validate -f "$data/list.json" >"$work/out" 2>&1
@@ -127,7 +130,9 @@ cp "$data/tree/a.yaml" "$work/twice/real/"
 ln -s real "$work/twice/link1"
 ln -s real "$work/twice/link2"
 timeout 60 "$bin" validate -f "$work/twice" >"$work/out" 2>&1
-check "twice" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+check "twice" 0 $? "$work/out" "$work/twice/link2: not read: a directory walked already, through another link
+$work/twice/real: not read: a directory walked already, through another link
+1 valid, 0 invalid, 0 skipped; 2 entries not read"
 
 # Output that cannot be written (a full disk): exit 2 and a message, in every format.
 for o in text json github; do

@@ -250,9 +250,10 @@ static void test_dump(void **state) {
 }
 
 /* A resource stays bytes until asked for: its name read without decoding it (each type's
- * name field, JSON names as well as proto names), a route decoded at once (Consul's
- * classification looks inside it), every other decoded on the first po_DumpResource_Decode
- * and kept; the dump's own text is no longer needed. */
+ * name field, JSON names as well as proto names), a route too (po_Mesh_Classify decodes it
+ * into a scratch arena when it looks inside), every one decoded on the first
+ * po_DumpResource_Decode and kept, or afresh into a caller's arena by _DecodeIn; the dump's own
+ * text is no longer needed. */
 static void test_dump_lazy(void **state) {
   (void)state;
   static const char kDump[] =
@@ -280,7 +281,16 @@ static void test_dump_lazy(void **state) {
   assert_string_equal(d.resources[1].name, "web");
   assert_null(d.resources[1].message);
   assert_string_equal(d.resources[2].name, "r");
-  assert_non_null(d.resources[2].message); /* a route: decoded for classification */
+  assert_null(d.resources[2].message); /* a route too: classification decodes it for itself */
+  po_MeshResource mr;
+  assert_true(po_Mesh_Classify(kPo_Mesh_Consul, "dc1", &d.resources[2], A, &mr));
+  assert_null(d.resources[2].message); /* and keeps nothing of it */
+  po_Arena *one = po_Arena_New();
+  assert_non_null(one);
+  po_Message *fresh = po_DumpResource_DecodeIn(&d.resources[0], one, &st);
+  assert_non_null(fresh);
+  assert_null(d.resources[0].message); /* _DecodeIn keeps nothing in the record */
+  po_Arena_Free(one);
   po_Message *m = po_DumpResource_Decode(&d.resources[0], &st);
   assert_non_null(m);
   assert_ptr_equal(po_DumpResource_Decode(&d.resources[0], &st), m);
@@ -299,12 +309,67 @@ static void test_dump_lazy(void **state) {
   assert_non_null(strstr(st.message, "nonsense"));
 }
 
+/* The dump read a piece at a time (config_dump.c): keys the scan recognises are streamed,
+ * others (written with escapes) read whole by upb with the same result; `@type` anywhere in a
+ * per-type dump; a configs[] entry of a type the schema lacks a counted placeholder; upb's error
+ * positions are the dump's own, with the place named. */
+static void test_dump_streamed(void **state) {
+  (void)state;
+  static const char kCluster[] = "{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"c\"}";
+  char text[2048];
+  static const char *const kForms[] = {
+      /* @type last; the list's key with an escape (read whole); "configs" with an escape */
+      "{\"configs\":[{\"dynamic_active_clusters\":[{\"cluster\":%s}],\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\"}]}",
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active\\u005fclusters\":[{\"cluster\":%s}]}]}",
+      "{\"con\\u0066igs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":[{\"cluster\":%s}]}]}",
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.Clusters\\u0043onfigDump\",\"dynamic_active_clusters\":[{\"cluster\":%s}]}]}",
+  };
+  for (size_t i = 0; i < sizeof kForms / sizeof kForms[0]; i++) {
+    snprintf(text, sizeof text, kForms[i], kCluster);
+    po_Status st;
+    po_Status_Clear(&st);
+    po_ConfigDump d;
+    if (!po_ConfigDump_ParseJson(text, strlen(text), A, &d, &st)) fail_msg("form %zu: %s", i, st.message);
+    if (d.count != 1 || strcmp(d.resources[0].name, "c") || d.resources[0].state != kPo_DumpState_Active) {
+      fail_msg("form %zu: %zu resources", i, d.count);
+    }
+    assert_non_null(po_DumpResource_Decode(&d.resources[0], &st));
+  }
+  /* a configs[] entry of an unknown type: a placeholder, counted, as in a dump decoded whole */
+  static const char kOdd[] = "{\"configs\":[{\"@type\":\"type.googleapis.com/acme.Dump\",\"x\":1}]}";
+  po_Status st;
+  po_Status_Clear(&st);
+  po_ConfigDump d;
+  assert_true(po_ConfigDump_ParseJson(kOdd, sizeof kOdd - 1, A, &d, &st));
+  assert_int_equal(d.unknown_types, 1);
+  assert_string_equal(d.first_unknown_type, "type.googleapis.com/acme.Dump");
+  /* an error inside the 2nd entry, on line 3: its place and the dump's line and column */
+  static const char kBad[] =
+      "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\n"
+      "\"dynamic_active_clusters\":[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\"}},\n"
+      "  {\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"nam\":\"b\"}}]}]}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kBad, sizeof kBad - 1, A, &d, &st));
+  if (!strstr(st.message, "configs[0].dynamic_active_clusters[1]: ") || !strstr(st.message, "@3:")) fail_msg("%s", st.message);
+  /* punctuation the scan checks itself */
+  static const char kComma[] = "{\"configs\":[] \"x\":1}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kComma, sizeof kComma - 1, A, &d, &st));
+  assert_string_equal(st.message, "invalid envoy.admin.v3.ConfigDump JSON: Error parsing JSON @1:14: Expected: ',' or '}'");
+  /* another top-level member: upb's verdict */
+  static const char kMember[] = "{\"configs\":[],\"nonsense\":1}";
+  po_Status_Clear(&st);
+  assert_false(po_ConfigDump_ParseJson(kMember, sizeof kMember - 1, A, &d, &st));
+  assert_non_null(strstr(st.message, "nonsense"));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows),
       cmocka_unit_test(test_routes),
       cmocka_unit_test(test_dump),
       cmocka_unit_test(test_dump_lazy),
+      cmocka_unit_test(test_dump_streamed),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -551,8 +551,8 @@ typedef struct {
   const char *version_info; /* "" when the dump has none */
   const char *where;        /* its place in the dump, for errors: "configs[0].dynamic_active_clusters[7].cluster" */
   /* The resource, in the arena (po_Override_Apply may patch it): NULL until
-   * po_DumpResource_Decode decodes it, except for routes (decoded at once: Consul's
-   * classification looks inside them). */
+   * po_DumpResource_Decode decodes it (po_Mesh_Classify decodes a route it needs to look
+   * inside into its own scratch arena when this is NULL). */
   po_Message *message;
   struct po_DumpPending *pending; /* private: its bytes until decoded */
 } po_DumpResource;
@@ -577,13 +577,19 @@ typedef struct {
  * schema lacks is kept as a placeholder (unknown_types); a resource or per-type dump of such a
  * type is an error. Errors name where:
  * "configs[2].dynamic_active_clusters[7].cluster: type '...' is not in the Envoy v3 schema".
- * Linear in the input: upb decodes the text once (every Any resolved and checked); each
- * resource stays bytes in the arena, its name read without decoding it, until
- * po_DumpResource_Decode asks. The text may be freed on return. */
+ * Streamed (config_dump.c says how): the text is split by its structure and each piece - a
+ * resource list's entry, another configs[] entry, any other member - decoded by upb on its own
+ * in an arena freed after it, so memory is the text plus a record per resource, not upb's tree
+ * of the whole (9x to 37x the text). Linear in the input. Each resource stays its Any's bytes
+ * in the arena (about half its JSON), its name read from field 1 alone, until
+ * po_DumpResource_Decode or _DecodeIn asks. The text may be freed on return. */
 bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
-/* r's message, decoded (by upb, from the bytes the dump's decode made) on the first call and
- * kept; NULL with an error naming r->where when out of memory. */
+/* r's message, decoded on the first call (into the dump's arena) and kept; NULL with an error
+ * naming r->where when out of memory. */
 po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *status);
+/* r's message decoded afresh into `a` (kept nowhere: freeing `a` frees it), so a caller that
+ * visits every resource holds one at a time. */
+po_Message *po_DumpResource_DecodeIn(const po_DumpResource *r, po_Arena *a, po_Status *status);
 
 /* The meshes a PropertyOverride can target: one enum for the engine's naming rules (preview) and
  * the controller's target adapters (controller/targets). */
