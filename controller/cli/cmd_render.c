@@ -195,7 +195,7 @@ static bool render_eg(const po_CliInputs *in, po_CompiledOverride *compiled, po_
       ok = false;
       break;
     }
-    po_EGTopology t = {gw, (const json_object *const *)routes, nroutes, 0};
+    po_EGTopology t = {.gateway = gw, .routes = (const json_object *const *)routes, .route_count = nroutes};
     const char *why = NULL;
     json_object *epp = po_EG_EnvoyPatchPolicy(c, &t, a, &why, NULL);
     json_object_put(gw);

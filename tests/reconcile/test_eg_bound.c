@@ -193,7 +193,7 @@ static const char *cluster_patches(int n) {
 
 /* PropertyOverride default/<name> of Gateway eg; route_namespaces a JSON array or NULL. */
 static void platform(const char *name, const char *route_namespaces, const char *patches) {
-  char text[8192];
+  static char text[1 << 17]; /* a patch value may be 64 KB */
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
            "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":1,\"uid\":\"uid-po-%s\"},"
@@ -344,6 +344,36 @@ static void test_gateway_bound(void **state) {
   assert_null(strstr(message("p1"), "all the policies of"));
 }
 
+/* A PropertyOverride that comes after the Gateway's bound is used up, with listener patches that
+ * no longer fit: refused naming the Gateway's shared bound and who took it, never "a bound of 2
+ * bytes" (adv of issue 21: the share left was passed as the policy's bound). */
+static void test_gateway_bound_used_up_refusal_says_why(void **state) {
+  (void)state;
+  shared_gateway();
+  for (int i = 0; i < 140; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%03d", i);
+    http_route("default", name, 16);
+  }
+  const char *names[] = {"p1", "p2", "p3", "p4", "p5"};
+  for (int i = 0; i < 5; i++) platform(names[i], NULL, cluster_patches(4));
+  /* p5 took what p1..p4 left but a part of one route (at most one route's entries, ~12 KB): a
+   * listener patch of 64 KB no longer fits */
+  static char p6[70000];
+  int n = snprintf(p6, sizeof p6, "[{\"resourceFilter\":{\"resourceType\":\"listener\",\"trafficDirection\":"
+                                  "\"outbound\"},\"op\":\"add\",\"path\":\"/stat_prefix\",\"value\":\"");
+  memset(p6 + n, 's', 65536);
+  snprintf(p6 + n + 65536, sizeof p6 - (size_t)n - 65536, "\"}]");
+  platform("p6", NULL, p6);
+  assert_true(gw().ok);
+  assert_null(policy("p6"));
+  char want[256];
+  snprintf(want, sizeof want, "of the %d bytes all the EnvoyPatchPolicies of Gateway 'eg' may hold together",
+           (int)kPo_EGMaxGatewayBytes);
+  assert_non_null(strstr(message("p6"), want));
+  assert_null(strstr(message("p6"), "bound of 2 bytes"));
+}
+
 /* spec.routeNamespaces is a Gateway target's; elsewhere, and malformed, it is refused. */
 static void test_route_namespaces_checked(void **state) {
   (void)state;
@@ -408,6 +438,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_tenant_routes_not_followed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_opted_in_routes_bounded, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gateway_bound, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_gateway_bound_used_up_refusal_says_why, setup, teardown),
       cmocka_unit_test_setup_teardown(test_route_namespaces_checked, setup, teardown),
       cmocka_unit_test_setup_teardown(test_write_memory_budget, setup, teardown),
   };

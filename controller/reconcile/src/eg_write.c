@@ -121,6 +121,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       const char *why = NULL;
       it->gateway_bound = gateway_left < kPo_EGMaxPolicyBytes;
       topo.max_bytes = it->gateway_bound ? (gateway_left > 2 ? gateway_left : 2) : kPo_EGMaxPolicyBytes;
+      topo.gateway_share = it->gateway_bound;
       desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why, &it->fit);
       if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
         json_object_put(desired);

@@ -666,7 +666,15 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
         : "has no HTTPRoute rule with backends among the inputs";
     *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name, what));
   }
-  if (ok && !*why && fixed > fit->max_bytes) {
+  if (ok && !*why && fixed > fit->max_bytes && t->gateway_share) {
+    /* the Gateway's bound, not the policy's: say whose share is gone, not "a bound of 2 bytes" */
+    *why = or_oom(po_Arena_Printf(a, "the listener and route patches alone take %zu bytes, over what is left (%zu "
+                                     "bytes) of the %d bytes all the EnvoyPatchPolicies of Gateway '%s' may hold "
+                                     "together, given out by PropertyOverride name: those before this one take the "
+                                     "rest (patch fewer listeners, or rename to come first)",
+                                  fixed, fit->max_bytes > 2 ? fit->max_bytes - 2 : 0, (int)kPo_EGMaxGatewayBytes,
+                                  c->target_name));
+  } else if (ok && !*why && fixed > fit->max_bytes) {
     *why = or_oom(po_Arena_Printf(a, "the listener and route patches alone take %zu bytes, over the bound of %zu "
                                      "bytes on the EnvoyPatchPolicy's jsonPatches: patch fewer listeners", fixed,
                                   fit->max_bytes));

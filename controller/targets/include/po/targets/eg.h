@@ -56,6 +56,7 @@ typedef struct {
   const struct json_object *const *routes;
   size_t route_count;
   size_t max_bytes; /* the bound on the policy's jsonPatches (serialized); 0: kPo_EGMaxPolicyBytes */
+  bool gateway_share; /* max_bytes is what is left of kPo_EGMaxGatewayBytes (said in a refusal) */
 } po_EGTopology;
 
 /* What a policy holds and what it leaves out. The routes followed get room in order: those of
