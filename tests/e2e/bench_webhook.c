@@ -10,19 +10,11 @@
 #include <time.h>
 
 #include "po/webhook/server.h"
+#include "reviews.h"
 
-static const char kReview[] =
-    "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"b1\","
-    "\"kind\":{\"group\":\"propertyoverride.io\",\"version\":\"v1alpha1\",\"kind\":\"PropertyOverride\"},"
-    "\"operation\":\"CREATE\",\"object\":{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
-    "\"metadata\":{\"name\":\"bench\",\"namespace\":\"default\",\"generation\":1},\"spec\":{\"targetRef\":{\"name\":\"api\"},"
-    "\"patches\":["
-    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\",\"services\":[{\"name\":\"db\"}]},"
-    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":50},"
-    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"2.5s\"},"
-    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/lb_policy\",\"value\":\"LEAST_REQUEST\"},"
-    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/upstream_connection_options/tcp_keepalive\","
-    "\"value\":{\"keepalive_time\":60,\"keepalive_interval\":10}}]}}}}";
+/* The review sent: tests/webhook/reviews.c's typical one (set once in main, read by the clients). */
+static char *g_review;
+static size_t g_review_len;
 
 typedef struct {
   const char *url, *ca;
@@ -47,7 +39,7 @@ static void *client(void *arg) {
   curl_easy_setopt(h, CURLOPT_URL, c->url);
   curl_easy_setopt(h, CURLOPT_CAINFO, c->ca);
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, hdr);
-  curl_easy_setopt(h, CURLOPT_POSTFIELDS, kReview);
+  curl_easy_setopt(h, CURLOPT_POSTFIELDS, g_review);
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, sink);
   double end = now() + c->seconds;
   while (now() < end) {
@@ -80,6 +72,7 @@ int main(int argc, char **argv) {
   }
   double seconds = argc > 4 ? atof(argv[4]) : 5;
   int threads = argc > 5 ? atoi(argv[5]) : 2;
+  if (!(g_review = po_TestReview_Body(kReview_Typical, &g_review_len))) return 1;
   char err[256];
   po_WebhookServer *s = po_WebhookServer_Start(&(po_WebhookOptions){.address = "127.0.0.1:0", .cert_file = argv[1], .key_file = argv[2]},
                                                err, sizeof err);
@@ -113,12 +106,13 @@ int main(int argc, char **argv) {
   }
   qsort(all, total, sizeof *all, cmp);
   printf("webhook over TLS, keep-alive, %d client threads, %.1f s, %zu-byte AdmissionReview (4 patches)\n", threads, wall,
-         sizeof kReview - 1);
+         g_review_len);
   printf("  reviews/s  %.0f\n", total / wall);
   printf("  p50        %.3f ms\n", total ? all[total / 2] * 1e3 : 0);
   printf("  p99        %.3f ms\n", total ? all[(size_t)(total * 0.99)] * 1e3 : 0);
   printf("  max        %.3f ms\n", total ? all[total - 1] * 1e3 : 0);
   printf("  errors     %ld\n", errors);
   po_WebhookServer_Stop(s);
+  free(g_review);
   return errors ? 1 : 0;
 }

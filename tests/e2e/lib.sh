@@ -8,6 +8,20 @@ case ${PO_APISERVER:-local} in
   local) . "$top/scripts/lib/local-cluster.sh"; LC_KIND=local ;;
   *) echo "PO_APISERVER must be real or local, not '$PO_APISERVER'" >&2; exit 2 ;;
 esac
+# Envoy Gateway's and the Gateway API's CRDs (crds/envoygateway), installed and ready
+# (lc_crds_ready). The Gateway API's groups (*.k8s.io) are protected on a real kube-apiserver: a CRD
+# there needs the api-approved.kubernetes.io annotation; the minimal test copies say they are not
+# approved.
+eg_crds() {
+  local f
+  for f in "$top"/crds/envoygateway/*.yaml; do
+    kubectl create --dry-run=client -o json -f "$f" |
+      jq '.metadata.annotations["api-approved.kubernetes.io"] //= "unapproved, a minimal test copy (crds/envoygateway)"' |
+      kubectl apply -f - >/dev/null || return 1
+  done
+  lc_crds_ready envoypatchpolicies.gateway.envoyproxy.io gateways.gateway.networking.k8s.io \
+    httproutes.gateway.networking.k8s.io
+}
 e2e_pass=0 e2e_fail=0
 e2e_work=$(mktemp -d /tmp/po-e2e.XXXXXX)
 trap 'lc_stop; if [ $e2e_fail -gt 0 ]; then echo "logs in $e2e_work"; tail -30 "$e2e_work/controller.log"; else rm -rf "$e2e_work"; fi' EXIT

@@ -16,20 +16,8 @@
 build=$1
 fake=()
 [ "${PO_APISERVER:-local}" = local ] && fake=(--fake-envoy-gateway)
-# The Gateway API's groups (*.k8s.io) are protected on a real kube-apiserver: a CRD there needs the
-# api-approved.kubernetes.io annotation; the minimal test copies say they are not approved.
-eg_crds() {
-  local f
-  for f in crds/envoygateway/*.yaml; do
-    kubectl create --dry-run=client -o json -f "$f" |
-      jq '.metadata.annotations["api-approved.kubernetes.io"] //= "unapproved, a minimal test copy (crds/envoygateway)"' |
-      kubectl apply -f - >/dev/null
-  done
-}
 lc_start "$build" "$e2e_work" "${fake[@]}" || exit 1
-eg_crds
-lc_crds_ready envoypatchpolicies.gateway.envoyproxy.io gateways.gateway.networking.k8s.io \
-  httproutes.gateway.networking.k8s.io || exit 1
+eg_crds || exit 1
 kubectl create namespace shop >/dev/null
 lc_controller --envoy-gateway auto || exit 1
 lc_register_webhook Fail
@@ -140,8 +128,7 @@ check "delete: policy gone" test -z "$(eppj "$epp" '{.metadata.name}')"
 if [ ${#fake[@]} -gt 0 ]; then
   lc_stop
   lc_start "$build" "$e2e_work/disabled" --fake-envoy-gateway=disabled || exit 1
-  eg_crds
-  lc_crds_ready envoypatchpolicies.gateway.envoyproxy.io || exit 1
+  eg_crds || exit 1
   kubectl create namespace shop >/dev/null
   lc_controller --envoy-gateway on || exit 1
   kubectl apply -f examples/envoy-gateway/backend-outlier-detection.yaml >/dev/null

@@ -17,18 +17,8 @@ build=$1
 routes=${PO_FLOOD_ROUTES:-700}
 fake=()
 [ "${PO_APISERVER:-local}" = local ] && fake=(--fake-envoy-gateway)
-eg_crds() { # the Gateway API's groups are protected on a real kube-apiserver (as t_eg.sh)
-  local f
-  for f in crds/envoygateway/*.yaml; do
-    kubectl create --dry-run=client -o json -f "$f" |
-      jq '.metadata.annotations["api-approved.kubernetes.io"] //= "unapproved, a minimal test copy (crds/envoygateway)"' |
-      kubectl apply -f - >/dev/null
-  done
-}
 lc_start "$build" "$e2e_work" "${fake[@]}" || exit 1
-eg_crds
-kubectl wait --for=condition=Established crd/envoypatchpolicies.gateway.envoyproxy.io \
-  crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io --timeout=60s >/dev/null
+eg_crds || exit 1
 kubectl create namespace infra >/dev/null
 kubectl create namespace tenant >/dev/null
 lc_controller --envoy-gateway auto || exit 1

@@ -11,9 +11,7 @@ PO_NS=platform PO_NAME=m
 build=$1
 lc_start "$build" "$e2e_work" --fake-envoy-gateway || exit 1
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
-for f in crds/envoygateway/*.yaml; do kubectl apply -f "$f" >/dev/null; done
-lc_crds_ready envoyfilters.networking.istio.io envoypatchpolicies.gateway.envoyproxy.io \
-  gateways.gateway.networking.k8s.io httproutes.gateway.networking.k8s.io || exit 1
+eg_crds && lc_crds_ready envoyfilters.networking.istio.io || exit 1
 for ns in "$PO_NS" istio-system; do kubectl create namespace "$ns" >/dev/null; done
 ctl() { lc_controller --istio on --envoy-gateway on; }
 ctl || exit 1

@@ -15,9 +15,7 @@ PO_NS=shop PO_NAME=unused
 . "$(dirname "$0")/move_lib.sh"
 build=$1
 lc_start "$build" "$e2e_work" --fake-envoy-gateway || exit 1
-for f in crds/envoygateway/*.yaml; do kubectl apply -f "$f" >/dev/null; done
-lc_crds_ready envoypatchpolicies.gateway.envoyproxy.io gateways.gateway.networking.k8s.io \
-  httproutes.gateway.networking.k8s.io || exit 1
+eg_crds || exit 1
 kubectl create namespace shop >/dev/null
 lc_controller --envoy-gateway on || exit 1
 po=payments-outlier-detection

@@ -14,7 +14,7 @@
 build=$1
 lc_start "$build" "$e2e_work" || exit 1
 kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
-kubectl wait --for=condition=Established crd/envoyfilters.networking.istio.io --timeout=60s >/dev/null
+lc_crds_ready envoyfilters.networking.istio.io || exit 1
 kubectl create namespace istio-system >/dev/null
 lc_controller --istio auto || exit 1
 # no lc_register_webhook: nothing checks what is stored but the CRD's schema and the controller

@@ -315,16 +315,23 @@ static void test_opted_in_routes_bounded(void **state) {
 
 /* The Gateway's bound: its PropertyOverrides' policies together hold at most
  * kPo_EGMaxGatewayBytes, given out by name; the one that got what was left says so. */
-static void test_gateway_bound(void **state) {
-  (void)state;
+static const char *const kFillers[] = {"p1", "p2", "p3", "p4", "p5"};
+/* Gateway eg with 140 16-rule routes of default and five PropertyOverrides p1..p5 of 4 cluster
+ * patches each: together more than the Gateway's bound. */
+static void fill_gateway(void) {
   shared_gateway();
   for (int i = 0; i < 140; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%03d", i);
     http_route("default", name, 16);
   }
-  const char *names[] = {"p1", "p2", "p3", "p4", "p5"};
-  for (int i = 0; i < 5; i++) platform(names[i], NULL, cluster_patches(4));
+  for (int i = 0; i < 5; i++) platform(kFillers[i], NULL, cluster_patches(4));
+}
+
+static void test_gateway_bound(void **state) {
+  (void)state;
+  fill_gateway();
+  const char *const *names = kFillers;
   assert_true(gw().ok);
   size_t total = 0;
   for (int i = 0; i < 5; i++) {
@@ -349,14 +356,7 @@ static void test_gateway_bound(void **state) {
  * bytes" (adv of issue 21: the share left was passed as the policy's bound). */
 static void test_gateway_bound_used_up_refusal_says_why(void **state) {
   (void)state;
-  shared_gateway();
-  for (int i = 0; i < 140; i++) {
-    char name[32];
-    snprintf(name, sizeof name, "r%03d", i);
-    http_route("default", name, 16);
-  }
-  const char *names[] = {"p1", "p2", "p3", "p4", "p5"};
-  for (int i = 0; i < 5; i++) platform(names[i], NULL, cluster_patches(4));
+  fill_gateway();
   /* p5 took what p1..p4 left but a part of one route (at most one route's entries, ~12 KB): a
    * listener patch of 64 KB no longer fits */
   static char p6[70000];

@@ -82,3 +82,14 @@ char *po_TestReview_Body(po_TestReview which, size_t *len) {
   *len = (size_t)(w - b);
   return b;
 }
+
+bool po_TestSanitized(void) {
+#if defined(__SANITIZE_ADDRESS__)
+  return true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+  return true;
+#endif
+#endif
+  return false;
+}

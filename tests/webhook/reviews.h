@@ -3,6 +3,7 @@
 #ifndef PO_TESTS_WEBHOOK_REVIEWS_H
 #define PO_TESTS_WEBHOOK_REVIEWS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef enum {
@@ -20,5 +21,9 @@ extern const char *const po_kTestReviewNames[kReview_Count];
 
 /* The body (malloc'd, NUL-terminated); *len its length. NULL when out of memory. */
 char *po_TestReview_Body(po_TestReview which, size_t *len);
+
+/* Built with AddressSanitizer: resident memory means nothing then (shadow memory, quarantine),
+ * so the memory tests skip. */
+bool po_TestSanitized(void);
 
 #endif

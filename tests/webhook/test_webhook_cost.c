@@ -94,20 +94,8 @@ static size_t measured(int which, bool mutate) {
   return strtoull(buf, NULL, 10);
 }
 
-/* Resident memory means nothing under ASan (shadow memory, quarantine). */
-static bool sanitized(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
-  return false;
-}
-
 static void check(int which) {
-  if (sanitized()) skip();
+  if (po_TestSanitized()) skip();
   size_t len;
   char *body = po_TestReview_Body((po_TestReview)which, &len);
   assert_non_null(body);

@@ -215,21 +215,9 @@ static bool run(int clients, int small, bool retry, size_t budget_mib, unsigned 
   return got;
 }
 
-/* Resident memory means nothing under ASan (shadow memory, quarantine). */
-static bool sanitized(void) {
-#if defined(__SANITIZE_ADDRESS__)
-  return true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-  return true;
-#endif
-#endif
-  return false;
-}
-
 static void test_concurrent_maximal_reviews_bounded(void **state) {
   (void)state;
-  if (sanitized()) skip();
+  if (po_TestSanitized()) skip();
   Figures f;
   assert_true(run(kTestClients, kTestSmall, true, kPo_WebhookMemoryBudgetMiB, kTestThreads, &f));
   unsigned long bound_kb = (unsigned long)(kPo_WebhookMemoryBudgetMiB + kSteadyMiB) << 10;
