@@ -70,6 +70,18 @@ timeout 10 "$bin" validate -f "$work/nonutf" -o json >"$work/out" 2>&1
 if iconv -f UTF-8 -t UTF-8 "$work/out" >/dev/null 2>&1; then pass=$((pass+1)); else
   echo "FAIL validate -o json: the report is not UTF-8 (a not_read path's raw bytes)"; fail=$((fail+1)); fi
 
+# 3b. GitHub's runner also takes a v1 command `##[name props]data` ANYWHERE in a line
+#    (actions/runner ActionCommand.TryParse: message.IndexOf("##[")), and a v2 `::name::` after
+#    TrimStart() (Char.IsWhiteSpace: U+00A0, U+2003...). The text report prints both raw: a file
+#    the walk lists as not read (new in this change) makes an annotation, a mask, a stop-commands.
+mkdir "$work/inj"
+cp "$work/cm/a.yaml" "$work/inj/a.yaml"
+: >"$work/inj/notes##[error title=pwned]fake annotation"
+timeout 10 "$bin" validate -f "$work/inj" >"$work/out" 2>&1
+if grep -qF '##[' "$work/out"; then echo "FAIL validate text: a not-read name's '##[' printed raw (a v1 workflow command):"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+timeout 10 "$bin" validate -f "$(printf '\xc2\xa0::error::pwned.yaml')" >"$work/out" 2>&1
+if grep -q "^$(printf '\xc2\xa0')::" "$work/out"; then echo "FAIL validate text: a line starts with U+00A0 then '::' (the runner trims it: a workflow command)"; fail=$((fail+1)); else pass=$((pass+1)); fi
+
 # 4. The streamed dump reader skips every "@type" member of a per-type dump unread: a second
 #    "@type" (upb: "No such field: @type", the whole decode refused it), even one holding text
 #    that is not JSON at all ({]), is accepted and the preview goes ahead (exit 0).
