@@ -82,9 +82,10 @@ char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status
     if (!std) close(fd);
     return NULL;
   }
-  /* A regular file that is not stdin is read blocking again (O_NONBLOCK means nothing for it,
-   * but the flag is cleared rather than relied upon). */
-  if (!std) (void)fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  /* A file named by path stays O_NONBLOCK while it is read: a regular file's read never waits,
+   * but some files fstat calls regular do (/proc/kmsg: size 0, its read waits for the kernel's
+   * next message, forever in a CI job; a repository can plant a link to it). EAGAIN from such a
+   * file is a refusal naming it, not a wait. */
   /* A regular file is read into a buffer of its size plus one byte, which tells whether it grew
    * since fstat (a doubling buffer touches up to twice the input; 200,000-item Lists are
    * 60-90 MB); pipes grow by doubling up to max + 1, each old copy freed. */
@@ -98,6 +99,13 @@ char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status
     }
     ssize_t got = read(fd, buf + n, cap - n - 1);
     if (got < 0 && errno == EINTR) continue;
+    if (got < 0 && !std && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      po_Status_Set(st, kPo_ErrIo, "%s: would block: not a file whose content can be read now (refused; a pipe "
+                    "can be given as stdin, -)", path);
+      free(buf);
+      buf = NULL;
+      break;
+    }
     if (got < 0) {
       po_Status_Set(st, kPo_ErrIo, "%s: read error: %s", path, strerror(errno));
       free(buf);
