@@ -118,7 +118,60 @@ typedef struct {
   po_Status *st;
   size_t configs;   /* configs[] entries met */
   size_t other_cap; /* out->other_configs' room */
+  size_t budget;    /* what one piece's decode may take: max(4x the dump, kMinPieceBudget) */
 } Reader;
+
+/* ---- what one piece may cost ----
+ * upb's JSON decode of a piece can cost far more than its text: a google.protobuf.Struct is a
+ * message per JSON value (`[{},{},...]`: ~330 bytes per 3-byte `{}`), an Any keeps each nested
+ * level's encoding (a string under 25 Anys: 25 copies), and an Any of a type the schema lacks
+ * goes through json-c's tree. A 9 MB dump made 1 GB. So each piece is decoded in an arena with
+ * a budget: its allocator counts what the arena takes and fails past the budget, and the piece
+ * is refused, saying where and how much it was allowed, instead of the machine's memory being
+ * the limit. The budget is max(4x the dump, kMinPieceBudget): a real resource (10,000 endpoints,
+ * 3 MB of JSON) takes a few times its text. */
+enum { kMinPieceBudget = 32 << 20 };
+
+typedef struct {
+  upb_alloc alloc; /* first: upb hands the allocator back as this */
+  size_t used, limit;
+  bool over;
+} Budget;
+
+static void *budget_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
+  Budget *b = (Budget *)alloc;
+  if (size == 0) {
+    free(ptr);
+    return NULL;
+  }
+  /* an arena's blocks are only ever added (freed with it): what it took is the running sum */
+  size_t grow = size > oldsize ? size - oldsize : 0;
+  if (b->used + grow > b->limit) {
+    b->over = true;
+    return NULL;
+  }
+  void *n = realloc(ptr, size);
+  if (!n) po_Engine_NoteOutOfMemory_();
+  else b->used += grow;
+  return n;
+}
+
+/* A scratch arena for one piece, its allocations counted against r->budget. */
+static po_Arena *piece_arena(Reader *r, Budget *b) {
+  *b = (Budget){{budget_func}, 0, r->budget, false};
+  return po_Arena_Wrap(upb_Arena_Init(NULL, 0, &b->alloc));
+}
+
+/* After a piece's decode: over its budget is a refusal naming the piece, whatever upb said
+ * (its decoder does not check every allocation: a piece read short is no verdict). */
+static bool within_budget(Reader *r, const Budget *b, const char *where) {
+  if (!b || !b->over) return true;
+  po_Status_Set(r->st, kPo_ErrLimit, "%s: decoding it takes more than %zu MiB, the most one resource (or other piece "
+                "of the dump) may take: 4x the dump's size, at least %d MiB; refused (a google.protobuf.Struct of "
+                "very many values, or Anys nested deep, cost upb hundreds of bytes per byte of JSON)",
+                where, b->limit >> 20, kMinPieceBudget >> 20);
+  return false;
+}
 
 /* A resource, kept until po_DumpResource_Decode needs the message: its Any's bytes, in the
  * arena (aliased when a per-type dump was decoded whole, copied out of the piece's scratch arena
@@ -578,9 +631,33 @@ static void fix_position(Stream *x, size_t off, size_t prefix, po_Status *st) {
 /* upb's decode of one piece of the text as `def`, in `a`; an Any of a type the schema lacks
  * replaced by a placeholder as for the whole dump (counted into `count` when given: only the
  * first read of a piece counts). */
+/* json-c's tree of a text, per value: measured ~100 bytes (an object, its slot in its parent,
+ * a key's copy) on a list of 500,000 numbers; counted as 160 to stay on the safe side. */
+enum { kJsoncPerValue = 160 };
+
+/* The values of a JSON text, at most (a ',' '{' '[' outside strings, and one). */
+static size_t values_in(const char *text, size_t len) {
+  size_t n = 1;
+  for (size_t i = 0; i < len; i++) {
+    char c = text[i];
+    if (c == '"') {
+      for (i++; i < len && text[i] != '"'; i++) i += text[i] == '\\';
+    } else if (c == ',' || c == '{' || c == '[') {
+      n++;
+    }
+  }
+  return n;
+}
+
 static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, const char *text, size_t len,
-                                 po_Arena *a, Reader *count, po_Status *st) {
+                                 po_Arena *a, Budget *b, Reader *count, po_Status *st) {
   upb_Message *m = po_Json_Decode(s, def, text, len, po_Arena_Upb(a), st);
+  /* json-c's tree is malloc'd, outside the arena: its cost is counted before it is built */
+  if (!m && b && !b->over && strstr(st->message, "Type was not found") &&
+      values_in(text, len) > (b->limit - b->used) / kJsoncPerValue) {
+    b->over = true;
+  }
+  if (b && b->over) return NULL; /* the caller says so (within_budget) */
   if (!m && len < (size_t)INT_MAX && strstr(st->message, "Type was not found")) {
     po_ConfigDump found = {0};
     size_t flen = 0;
@@ -615,16 +692,19 @@ static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, 
 
 /* One member `"key": value` (text from the key to the value's end) read by upb as the only
  * member of a `def`: what the scan does not stream is still upb's to judge. */
-static upb_Message *member(Stream *x, const upb_MessageDef *def, size_t k, size_t vend, const char *where, po_Arena *a) {
+static upb_Message *member(Stream *x, const upb_MessageDef *def, size_t k, size_t vend, const char *where, po_Arena *a,
+                           Budget *b) {
   const po_Schema *s = po_Engine_Schema(x->r->st);
   if (!s) return NULL;
   char *obj = po_Arena_Malloc(a, vend - k + 3);
+  if (!obj && !within_budget(x->r, b, where ? where : "the dump's top level")) return NULL;
   if (!obj) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), NULL;
   obj[0] = '{';
   memcpy(obj + 1, x->text + k, vend - k);
   obj[vend - k + 1] = '}';
   obj[vend - k + 2] = '\0';
-  upb_Message *m = decode_piece(s, def, obj, vend - k + 2, a, x->r, x->r->st);
+  upb_Message *m = decode_piece(s, def, obj, vend - k + 2, a, b, x->r, x->r->st);
+  if (!within_budget(x->r, b, where ? where : "the dump's top level")) return NULL;
   if (!m) {
     fix_position(x, k, 1, x->r->st);
     if (where) po_Status_Prefix(x->r->st, "%s: ", where);
@@ -671,10 +751,17 @@ static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed
   Reader *r = x->r;
   const po_Schema *s = po_Engine_Schema(r->st);
   if (!s) return false;
-  po_Arena *scratch = po_Arena_New();
+  Budget b;
+  po_Arena *scratch = piece_arena(r, &b);
   if (!scratch) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
-  upb_Message *e = decode_piece(s, ed, x->text + from, to - from, scratch, r, r->st);
+  upb_Message *e = decode_piece(s, ed, x->text + from, to - from, scratch, &b, r, r->st);
   bool ok = e != NULL;
+  char piece[160];
+  snprintf(piece, sizeof piece, "configs[%d].%s[%zu]", config, ls->list, index);
+  if (!within_budget(r, &b, piece)) {
+    po_Arena_Free(scratch);
+    return false;
+  }
   if (!ok) {
     fix_position(x, from, 0, r->st);
     po_Status_Prefix(r->st, "configs[%d].%s[%zu]: ", config, ls->list, index);
@@ -782,9 +869,10 @@ static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v,
   /* any other member (version_info), or a list under a key the scan did not recognise (written
    * with escapes): upb reads it as the only member of the per-type dump, in the dump's arena,
    * and its resources, if any, are read as from a dump decoded whole */
-  po_Arena *scratch = po_Arena_New();
+  Budget b;
+  po_Arena *scratch = piece_arena(x->r, &b);
   if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
-  upb_Message *d = member(x, c->def, k, vend, where, scratch);
+  upb_Message *d = member(x, c->def, k, vend, where, scratch, &b);
   bool lists = false; /* only then is it read again where its records may alias it */
   for (size_t i = 0; d && i < sizeof kLists / sizeof kLists[0]; i++) {
     const upb_MessageDef *ed = NULL;
@@ -794,7 +882,7 @@ static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v,
   po_Arena_Free(scratch);
   if (!d) return false;
   if (!lists) return true;
-  d = member(x, c->def, k, vend, where, x->r->a);
+  d = member(x, c->def, k, vend, where, x->r->a, NULL);
   return d && one_config(x->r, d, c->def, c->index);
 }
 
@@ -832,8 +920,10 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
   /* pass 0 in a scratch arena; a per-type dump (its @type written with escapes) again in the
    * dump's, whose records alias its bytes */
   for (int pass = 0; pass < 2 && !ok; pass++) {
-    po_Arena *scratch = pass == 0 ? po_Arena_New() : NULL, *in = pass == 0 ? scratch : r->a;
+    Budget b;
+    po_Arena *scratch = pass == 0 ? piece_arena(r, &b) : NULL, *in = pass == 0 ? scratch : r->a;
     char *wrapped = in ? po_Arena_Malloc(in, sizeof kPre - 1 + (to - from) + 3) : NULL;
+    if (!wrapped && pass == 0 && scratch && !within_budget(r, &b, where)) return po_Arena_Free(scratch), false;
     if (!wrapped) return po_Arena_Free(scratch), po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
     size_t wl = 0;
     memcpy(wrapped, kPre, sizeof kPre - 1);
@@ -843,7 +933,8 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     memcpy(wrapped + wl, "]}", 3);
     wl += 2;
     size_t unknown_before = r->out->unknown_types;
-    upb_Message *one = decode_piece(s, cd, wrapped, wl, in, r, r->st);
+    upb_Message *one = decode_piece(s, cd, wrapped, wl, in, pass == 0 ? &b : NULL, r, r->st);
+    if (pass == 0 && !within_budget(r, &b, where)) return po_Arena_Free(scratch), false;
     const upb_MessageDef *anyd = NULL, *dd = NULL;
     const upb_Array *configs = one ? list(one, cd, "configs", &anyd) : NULL;
     if (!one) {
@@ -880,16 +971,17 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
   if (!key_is(&key, k, kend, "configs") || x->text[v] != '[') {
     /* another member: upb's to judge (an unknown field is its error); "configs" written with
      * escapes is read whole, in the dump's arena, as the dump was before it was streamed */
-    po_Arena *scratch = po_Arena_New();
+    Budget b;
+    po_Arena *scratch = piece_arena(x->r, &b);
     if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
-    upb_Message *d = member(x, cd, k, vend, NULL, scratch);
+    upb_Message *d = member(x, cd, k, vend, NULL, scratch, &b);
     const upb_MessageDef *anyd = NULL;
     const upb_Array *configs = d ? list(d, cd, "configs", &anyd) : NULL;
     bool any_config = configs && upb_Array_Size(configs) > 0;
     po_Arena_Free(scratch);
     if (!d) return false;
     if (!any_config) return true;
-    d = member(x, cd, k, vend, NULL, x->r->a); /* again where the records may alias it */
+    d = member(x, cd, k, vend, NULL, x->r->a, NULL); /* again where the records may alias it */
     if (!d) return false;
     configs = list(d, cd, "configs", &anyd);
     for (size_t i = 0; configs && i < upb_Array_Size(configs); i++) {
@@ -928,7 +1020,8 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   if (!s) return false;
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
   if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
-  Reader r = {out, NULL, 0, a, st, 0, 0};
+  Reader r = {out, NULL, 0, a, st, 0, 0, len > SIZE_MAX / 4 ? SIZE_MAX : len * 4};
+  if (r.budget < (size_t)kMinPieceBudget) r.budget = kMinPieceBudget;
   Stream x = {&r, json, len};
   Scan sc = {json, len, 0};
   ws(&sc);
