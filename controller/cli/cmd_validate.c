@@ -10,6 +10,7 @@
 
 static const char kUsage[] =
     "usage: propertyoverride validate -f FILE|DIR|- [-f ...] [--output text|json|github] [--verbose]\n"
+    "                                [--allow-empty]\n"
     "       propertyoverride validate --consul-arguments FILE [--extension-name NAME]\n"
     "                                 [--convention wire|typed]\n"
     "\n"
@@ -31,6 +32,9 @@ static const char kUsage[] =
     "                        json: one JSON document with every finding;\n"
     "                        github: GitHub Actions ::error/::warning workflow commands\n"
     "  -v, --verbose         print Consul's field lists in full (folded to one line otherwise)\n"
+    "  --allow-empty         exit 0 when nothing was validated (no file read, or no object of\n"
+    "                        a kind checked here in the files read): for directories that may\n"
+    "                        hold none\n"
     "  --istio-version 1.N   the Istio release Service/Mesh targets run (arrays need 1.31+)\n"
     "  --cluster-domain D    Kubernetes' DNS domain for Istio's service names (cluster.local)\n"
     "  --istio-root-namespace NS  Istio's root namespace, for Mesh targets (istio-system)\n"
@@ -40,8 +44,9 @@ static const char kUsage[] =
     "\n"
     "Exit status with -f: 0 every object valid; 1 some object invalid; 2 bad usage, some input\n"
     "unreadable or unparsable (what could be read is still checked and reported), a directory\n"
-    "loop, no file read at all (an empty directory, or only entries not read), or a report that\n"
-    "could not be written.\n"
+    "loop, nothing validated (no file read at all: an empty directory, or only entries not read;\n"
+    "or files read holding no object of a kind checked here: empty files, ConfigMaps only; both\n"
+    "exit 0 with --allow-empty), or a report that could not be written.\n"
     "\n"
     "With --consul-arguments:\n"
     "Validates the `arguments` object of a Consul envoyExtensions entry exactly as Consul's\n"
@@ -88,11 +93,13 @@ static bool check_one(void *ctx, const po_CliObject *o, po_Arena *scratch) {
 }
 
 static int validate_manifests(const char *const *paths, size_t n, po_OutputFormat format, bool verbose,
-                              const po_TargetOptions *topts) {
+                              bool allow_empty, const po_TargetOptions *topts) {
   po_Arena *a = po_Arena_New();
   if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_ExitUsage;
   po_CliReport r;
   po_CliReport_Init(&r, a);
+  r.need_checked = true;
+  r.allow_empty = allow_empty;
   po_StreamStats stats = {0};
   CheckCtx cc = {&r, topts};
   bool ok = po_CliInputs_Each(paths, n, a, &r, check_one, &cc, &stats);
@@ -120,6 +127,7 @@ int po_Cmd_Validate(int argc, char **argv) {
                                        {"filename", required_argument, 0, 'f'},
                                        {"output", required_argument, 0, 'o'},
                                        {"verbose", no_argument, 0, 'v'},
+                                       {"allow-empty", no_argument, 0, 'E'},
                                        {"help", no_argument, 0, 'h'},
                                        {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
                                        {"istio-version", required_argument, 0, kPo_OptIstioVersion},
@@ -133,7 +141,7 @@ int po_Cmd_Validate(int argc, char **argv) {
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   po_OutputFormat format = kPo_OutputText;
-  bool verbose = false, output_given = false;
+  bool verbose = false, output_given = false, allow_empty = false;
   int c;
   optind = 1;
   opterr = 0;
@@ -149,6 +157,7 @@ int po_Cmd_Validate(int argc, char **argv) {
         if (!parse_output(optarg, &format)) return free(paths), usage_error("--output must be text, json or github");
         break;
       case 'v': verbose = true; break;
+      case 'E': allow_empty = true; break;
       case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
       case kPo_OptClusterDomain:
       case kPo_OptIstioVersion:
@@ -166,12 +175,12 @@ int po_Cmd_Validate(int argc, char **argv) {
     return free(paths), usage_error("-f does not go with --consul-arguments, --extension-name or --convention");
   }
   if (npaths) {
-    int rc = validate_manifests(paths, npaths, format, verbose, &topts);
+    int rc = validate_manifests(paths, npaths, format, verbose, allow_empty, &topts);
     free(paths);
     return rc;
   }
   free(paths);
-  if (output_given || verbose) return usage_error("--output and --verbose go with -f");
+  if (output_given || verbose || allow_empty) return usage_error("--output, --verbose and --allow-empty go with -f");
   if (!file) return usage_error("-f or --consul-arguments is required");
   if (convention && strcmp(convention, "wire") != 0 && strcmp(convention, "typed") != 0) {
     return usage_error("--convention must be wire or typed");

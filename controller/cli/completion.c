@@ -15,7 +15,7 @@ static const char kUsage[] =
 
 /* The word lists both scripts use. */
 #define PO_COMMANDS "validate render explain patch preview controller completion version help"
-#define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --consul-arguments --extension-name --convention --help"
+#define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --allow-empty --consul-arguments --extension-name --convention --help"
 #define PO_RENDER_OPTS "-f --filename -v --verbose --help"
 #define PO_PREVIEW_OPTS \
   "-f --filename --config-dump --envoy-admin --mesh --datacenter --timeout -o --output -v --verbose --help"
@@ -85,7 +85,7 @@ static const char kZsh[] =
     "    validate)\n"
     "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
     "        {-o,--output}'[output format]:format:(text json github)' \\\n"
-    "        {-v,--verbose}'[full field lists]' \\\n"
+    "        {-v,--verbose}'[full field lists]' '--allow-empty[exit 0 when nothing was validated]' \\\n"
     "        '--consul-arguments[a Consul arguments file]:file:_files' \\\n"
     "        '--extension-name[the extension name]:name:' '--convention[how values are typed]:convention:(wire typed)' '--help[usage]' ;;\n"
     "    render)\n"

@@ -101,6 +101,11 @@ struct po_CliReport {
   size_t not_read_count, not_read_cap;
   size_t files_read;        /* files opened (or tried): 0 means nothing was validated */
   bool inputs_done;         /* files_read is final (po_CliInputs_Load/_Each returned) */
+  /* validate: an exit of 0 needs some object checked (valid + invalid > 0), files read holding
+   * only other kinds or nothing are "nothing validated" (exit 2); false with --allow-empty, and
+   * for render and preview, whose inputs say so otherwise */
+  bool need_checked;
+  bool allow_empty;         /* validate --allow-empty: nothing read or checked is not an error */
 };
 
 typedef enum { kPo_OutputText = 0, kPo_OutputJson, kPo_OutputGithub } po_OutputFormat;
@@ -124,7 +129,8 @@ bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why);
 void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
 /* 0 all valid, 1 some invalid, 2 some input unreadable or no file read at all (an empty
  * directory, or one holding only entries not read: a CI job must not pass having validated
- * nothing). */
+ * nothing), or (need_checked) files read but no object of a kind validate checks in them;
+ * allow_empty lifts both of the last two. */
 int po_CliReport_ExitCode(const po_CliReport *r);
 
 /* ---- checks (check.c) ---- */

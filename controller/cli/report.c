@@ -66,10 +66,16 @@ bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why) {
   return true;
 }
 
-static bool nothing_read(const po_CliReport *r) { return r->inputs_done && r->files_read == 0; }
+static bool nothing_read(const po_CliReport *r) { return r->inputs_done && r->files_read == 0 && !r->allow_empty; }
+
+/* Files were read, but none held an object validate checks (empty files, ConfigMaps only). */
+static bool nothing_checked(const po_CliReport *r) {
+  return r->need_checked && !r->allow_empty && r->inputs_done && r->files_read > 0 && !r->unreadable &&
+         r->valid + r->invalid == 0;
+}
 
 int po_CliReport_ExitCode(const po_CliReport *r) {
-  if (r->unreadable || nothing_read(r)) return kPo_ExitUsage;
+  if (r->unreadable || nothing_read(r) || nothing_checked(r)) return kPo_ExitUsage;
   return r->invalid ? kPo_ExitInvalid : kPo_ExitOk;
 }
 
@@ -322,5 +328,11 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
             r->unreadable       ? "the errors above say why"
             : r->not_read_count ? "every entry of the inputs is listed above as not read"
                                 : "the directories given are empty");
+  }
+  if (nothing_checked(r)) {
+    fprintf(out, "%snothing validated: %zu %s read, but no PropertyOverride, ServiceDefaults, ProxyDefaults, "
+                 "EnvoyFilter or EnvoyPatchPolicy in %s (--allow-empty accepts that)\n",
+            format == kPo_OutputGithub ? "::error title=nothing validated::" : "", r->files_read,
+            r->files_read == 1 ? "file was" : "files were", r->files_read == 1 ? "it" : "them");
   }
 }

@@ -64,6 +64,9 @@ timeout 10 "$bin" validate -f "$work/empty" >"$work/out" 2>&1
 check "validate -f DIR holding only an empty a.yaml: nothing validated" 2 $? "$work/out"
 timeout 10 "$bin" validate -f "$work/cm" >"$work/out" 2>&1
 check "validate -f DIR holding only a ConfigMap: nothing validated" 2 $? "$work/out"
+contains "nothing validated said" "$work/out" "nothing validated: 1 file was read, but no PropertyOverride"
+timeout 10 "$bin" validate --allow-empty -f "$work/cm" >"$work/out" 2>&1
+check "validate --allow-empty -f DIR holding only a ConfigMap" 0 $? "$work/out" "0 valid, 0 invalid, 1 skipped"
 
 # 3. --output json with a file name that is not UTF-8: the bytes go out raw, and the report is
 #    not JSON (RFC 8259 8.1; Python's json.load refuses it; jq silently replaces them).
