@@ -142,20 +142,8 @@ static const char *svc_name(const po_ServiceName *s, po_Arena *a) {
  * report is pasted into and markdown after it; an ESC, terminal escapes. The JSON report
  * escapes by itself. */
 static const char *shown(const char *s, po_Arena *a) {
-  if (!s) return "";
-  size_t extra = 0;
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) extra += *p < 0x20 || *p == 0x7f ? 3 : 0;
-  if (!extra) return s;
-  char *o = po_Arena_Malloc(a, strlen(s) + extra + 1), *w = o;
-  if (!o) return "(a name with control characters)";
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p == '\n') w += sprintf(w, "\\n");
-    else if (*p == '\t') w += sprintf(w, "\\t");
-    else if (*p < 0x20 || *p == 0x7f) w += sprintf(w, "\\x%02x", *p);
-    else *w++ = (char)*p;
-  }
-  *w = '\0';
-  return o;
+  const char *o = po_Cli_Shown(s, a);
+  return o ? o : "(a name with control characters)";
 }
 
 static const char *describe_raw(const Res *r, po_Arena *a);

@@ -132,6 +132,10 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
  * nothing), or (need_checked) files read but no object of a kind validate checks in them;
  * allow_empty lifts both of the last two. */
 int po_CliReport_ExitCode(const po_CliReport *r);
+/* Text from an input (a name read from a dump) as the text report prints it: control
+ * characters, C1, bytes that are not UTF-8 and GitHub's "##[" neutralised (report.c, "escaping");
+ * s itself when nothing needs it, else a copy in `a`; NULL when out of memory. */
+const char *po_Cli_Shown(const char *s, po_Arena *a);
 
 /* ---- checks (check.c) ---- */
 

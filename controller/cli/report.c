@@ -109,11 +109,23 @@ static void put_char(FILE *out, char c, Esc esc) {
   else fputc(c, out);
 }
 
+/* "##[" anywhere in a line is a GitHub workflow command of the old form (the runner's
+ * ActionCommand.TryParse looks for it at any place): its second '#' is printed as \x23, which
+ * no runner reads as '#', and a reader still does. */
+static bool command_hash(const unsigned char *p, size_t i, size_t n) {
+  return p[i] == '#' && i > 0 && p[i - 1] == '#' && i + 1 < n && p[i + 1] == '[';
+}
+
 /* n bytes of s on one line, escaped as above and then for GitHub when `esc` says so. */
 static void put_n(FILE *out, const char *s, size_t n, Esc esc) {
   const unsigned char *p = (const unsigned char *)s;
   for (size_t i = 0; i < n;) {
     unsigned char c = p[i];
+    if (command_hash(p, i, n)) {
+      fputs("\\x23", out);
+      i++;
+      continue;
+    }
     if (c >= 0x20 && c < 0x7F) {
       put_char(out, (char)c, esc);
       i++;
@@ -194,10 +206,75 @@ static void put_place(FILE *out, const po_CliFinding *f, Esc esc) {
   }
 }
 
+/* Length of the white space .NET's Char.IsWhiteSpace sees at p (what the runner's TrimStart()
+ * removes before it looks for "::"), 0 when none: ASCII blanks and controls 9-13, U+0085, U+00A0,
+ * U+1680, U+2000-U+200A, U+2028, U+2029, U+202F, U+205F, U+3000. */
+static size_t unicode_space(const unsigned char *p) {
+  if (*p == ' ' || (*p >= 9 && *p <= 13)) return 1;
+  if (p[0] == 0xC2 && (p[1] == 0x85 || p[1] == 0xA0)) return 2;
+  if (p[0] == 0xE1 && p[1] == 0x9A && p[2] == 0x80) return 3;
+  if (p[0] == 0xE2 && p[1] == 0x80 && p[2] && ((p[2] >= 0x80 && p[2] <= 0x8A) || p[2] == 0xA8 || p[2] == 0xA9 || p[2] == 0xAF)) return 3;
+  if (p[0] == 0xE2 && p[1] == 0x81 && p[2] == 0x9F) return 3;
+  if (p[0] == 0xE3 && p[1] == 0x80 && p[2] == 0x80) return 3;
+  return 0;
+}
+
+/* A line that begins with a path: a CI log reads a line starting, after white space (Unicode's
+ * too: U+00A0, U+2003...), with "::" as a workflow command. A path that starts with ':' or any
+ * white space is printed after "./" (the same file, relative), so no line begins with it. */
 static void put_file(FILE *out, const char *file) {
-  /* A CI log reads a line starting (after blanks) with "::" as a workflow command. */
-  if (file[0] == ':' || file[0] == ' ') fputs("./", out);
+  if (file[0] == ':' || unicode_space((const unsigned char *)file)) fputs("./", out);
   put(out, file, kEscText);
+}
+
+/* s as text output prints it (control characters, C1, bytes that are not UTF-8 and "##["
+ * neutralised as put_n does): s itself when nothing needs it, else a copy in `a`. For text the
+ * report does not print itself (preview's names). NULL when out of memory. */
+const char *po_Cli_Shown(const char *s, po_Arena *a) {
+  if (!s) return "";
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = strlen(s);
+  bool plain = true;
+  for (size_t i = 0; i < n && plain; i++) plain = p[i] >= 0x20 && p[i] < 0x7F && !command_hash(p, i, n);
+  if (plain) return s;
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *m = open_memstream(&buf, &len);
+  if (!m) return NULL;
+  put_n(m, s, n, kEscText);
+  if (fclose(m) != 0 || !buf) return free(buf), NULL;
+  char *o = po_Arena_Strndup(a, buf, len);
+  free(buf);
+  return o;
+}
+
+/* s for the JSON report: bytes that are not UTF-8 spelled out as \xNN (a backslash, 'x', two
+ * hex digits), so the report is UTF-8 (RFC 8259 8.1); everything else as it is (json-c escapes
+ * control characters). A file name is bytes: one that is not UTF-8 is still named. */
+static const char *utf8_only(const char *s, po_Arena *a) {
+  const unsigned char *p = (const unsigned char *)s;
+  size_t n = strlen(s), bad = 0;
+  for (size_t i = 0; i < n;) {
+    size_t l = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+    if (!l) bad++, l = 1;
+    i += l;
+  }
+  if (!bad) return s;
+  char *o = po_Arena_Malloc(a, n + bad * 3 + 1), *w = o;
+  if (!o) return "(a name that is not UTF-8)";
+  for (size_t i = 0; i < n;) {
+    size_t l = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
+    if (!l) {
+      w += sprintf(w, "\\x%02x", p[i]);
+      i++;
+      continue;
+    }
+    memcpy(w, p + i, l);
+    w += l;
+    i += l;
+  }
+  *w = '\0';
+  return o;
 }
 
 static void print_text(const po_CliFinding *f, bool verbose, FILE *out) {
@@ -240,7 +317,8 @@ static void print_github(const po_CliFinding *f, bool verbose, FILE *out) {
   fputc('\n', out);
 }
 
-static json_object *str_or_null(const char *s) { return s ? json_object_new_string(s) : NULL; }
+static json_object *jstr(po_Arena *a, const char *s) { return json_object_new_string(utf8_only(s, a)); }
+static json_object *str_or_null(po_Arena *a, const char *s) { return s ? jstr(a, s) : NULL; }
 static json_object *int_or_null(int i, int none) { return i == none ? NULL : json_object_new_int(i); }
 
 static void print_json(const po_CliReport *r, FILE *out) {
@@ -255,8 +333,8 @@ static void print_json(const po_CliReport *r, FILE *out) {
   json_object *nr = json_object_new_array();
   for (size_t i = 0; i < r->not_read_count; i++) {
     json_object *j = json_object_new_object();
-    json_object_object_add(j, "path", json_object_new_string(r->not_read[i].path));
-    json_object_object_add(j, "reason", json_object_new_string(r->not_read[i].why));
+    json_object_object_add(j, "path", jstr(r->arena, r->not_read[i].path));
+    json_object_object_add(j, "reason", jstr(r->arena, r->not_read[i].why));
     json_object_array_add(nr, j);
   }
   json_object_object_add(root, "not_read", nr);
@@ -265,19 +343,19 @@ static void print_json(const po_CliReport *r, FILE *out) {
     json_object *j = json_object_new_object();
     json_object_object_add(j, "severity", json_object_new_string(f->warning ? "warning" : "error"));
     json_object_object_add(j, "code", json_object_new_string(f->code ? f->code : ""));
-    json_object_object_add(j, "file", str_or_null(f->file));
+    json_object_object_add(j, "file", str_or_null(r->arena, f->file));
     json_object_object_add(j, "document", int_or_null(f->doc, 0));
     json_object_object_add(j, "item", int_or_null(f->item, -1));
     json_object_object_add(j, "line", int_or_null(f->pos.line, 0));
     json_object_object_add(j, "column", int_or_null(f->pos.column, 0));
-    json_object_object_add(j, "kind", str_or_null(f->kind));
-    json_object_object_add(j, "namespace", f->kind ? json_object_new_string(f->ns) : NULL);
-    json_object_object_add(j, "name", f->kind ? json_object_new_string(f->name) : NULL);
+    json_object_object_add(j, "kind", str_or_null(r->arena, f->kind));
+    json_object_object_add(j, "namespace", f->kind ? jstr(r->arena, f->ns) : NULL);
+    json_object_object_add(j, "name", f->kind ? jstr(r->arena, f->name) : NULL);
     json_object_object_add(j, "extension", int_or_null(f->extension, -1));
     json_object_object_add(j, "patch", int_or_null(f->patch, -1));
-    json_object_object_add(j, "path", str_or_null(f->path));
-    json_object_object_add(j, "message", json_object_new_string(f->message ? f->message : ""));
-    json_object_object_add(j, "hint", str_or_null(f->hint));
+    json_object_object_add(j, "path", str_or_null(r->arena, f->path));
+    json_object_object_add(j, "message", jstr(r->arena, f->message ? f->message : ""));
+    json_object_object_add(j, "hint", str_or_null(r->arena, f->hint));
     json_object_array_add(list, j);
   }
   json_object_object_add(root, "findings", list);

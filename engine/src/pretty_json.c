@@ -37,7 +37,10 @@ static void quoted(Buf *b, const char *s, size_t n) {
   size_t run = 0;
   for (size_t i = 0; i < n; i++) {
     unsigned char c = (unsigned char)s[i];
-    if (c >= 0x20 && c != '"' && c != '\\') continue;
+    /* "##[" is a GitHub workflow command anywhere in a CI log's line (preview's diff is printed
+     * there): its second '#' written \u0023, the same JSON string */
+    bool command = c == '#' && i > 0 && s[i - 1] == '#' && i + 1 < n && s[i + 1] == '[';
+    if (c >= 0x20 && c != '"' && c != '\\' && !command) continue;
     put(b, s + run, i - run);
     run = i + 1;
     char esc[8];

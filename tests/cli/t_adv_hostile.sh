@@ -85,9 +85,23 @@ mkdir "$work/inj"
 cp "$work/cm/a.yaml" "$work/inj/a.yaml"
 : >"$work/inj/notes##[error title=pwned]fake annotation"
 timeout 10 "$bin" validate -f "$work/inj" >"$work/out" 2>&1
+cp "$work/out" "$work/out0"
 if grep -qF '##[' "$work/out"; then echo "FAIL validate text: a not-read name's '##[' printed raw (a v1 workflow command):"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
 timeout 10 "$bin" validate -f "$(printf '\xc2\xa0::error::pwned.yaml')" >"$work/out" 2>&1
 if grep -q "^$(printf '\xc2\xa0')::" "$work/out"; then echo "FAIL validate text: a line starts with U+00A0 then '::' (the runner trims it: a workflow command)"; fail=$((fail+1)); else pass=$((pass+1)); fi
+# the fix (docs/gitops.md, "Reports in CI logs"): the second '#' of "##[" printed as \x23 (text,
+# github) or \u0023 (preview's JSON texts); a path starting with ':' or Unicode white space after "./"
+contains "validate text: '##[' neutralised" "$work/out0" 'notes#\x23[error title=pwned]fake annotation: not read'
+timeout 10 "$bin" validate -f "$work/inj" -o github >"$work/out" 2>&1
+if grep -qF '##[' "$work/out"; then echo "FAIL validate -o github: '##[' printed raw:"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+timeout 10 "$bin" validate -f "$(printf '\xe2\x80\x83::error::pwned.yaml')" >"$work/out" 2>&1
+if grep -q "^$(printf '\xe2\x80\x83')::" "$work/out"; then echo "FAIL validate text: a line starts with U+2003 then '::'"; fail=$((fail+1)); else pass=$((pass+1)); fi
+contains "validate text: a path starting with U+2003 after ./" "$work/out" "./$(printf '\xe2\x80\x83')::error::pwned.yaml: error"
+printf '{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"c##[error]x"}}]}]}' >"$work/gh.json"
+timeout 10 "$bin" preview -f "$work/every.yaml" --config-dump "$work/gh.json" --datacenter dc1 >"$work/out" 2>&1
+check "preview of a cluster named c##[error]x" 0 $? 
+if grep -qF '##[' "$work/out"; then echo "FAIL preview text: '##[' printed raw:"; cat "$work/out"; fail=$((fail+1)); else pass=$((pass+1)); fi
+contains "preview text: the name in the diff" "$work/out" '"name": "c#\u0023[error]x"'
 
 # 4. The streamed dump reader skips every "@type" member of a per-type dump unread: a second
 #    "@type" (upb: "No such field: @type", the whole decode refused it), even one holding text
