@@ -337,6 +337,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
    * and 210 MB of JSON trees for a 1.16 MB dump. JSON entries are written as each resource is
    * done, its tree freed with it. */
   FILE *body = tmpfile();
+  if (!body && errno == ENOMEM) return -1; /* said as out of memory */
   if (!body) {
     fprintf(stderr, "propertyoverride preview: cannot create a temporary file for the report (TMPDIR or /tmp): %s\n",
             strerror(errno));

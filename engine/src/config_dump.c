@@ -542,6 +542,8 @@ static bool one_config(Reader *r, const upb_Message *d, const upb_MessageDef *dd
 typedef struct {
   const char *s;
   size_t len, at;
+  const char *err; /* skip_value's: what is wrong, at err_at (a ']' closing a '{'); else NULL */
+  size_t err_at;
 } Scan;
 
 static void ws(Scan *x) {
@@ -558,13 +560,17 @@ static bool skip_string(Scan *x) {
   return false;
 }
 
-/* Past one value: a string, an object or array (brackets counted, strings skipped), or a run of
- * scalar characters. upb reads it later; this only has to find its end. */
+enum { kMaxScanDepth = 4096 }; /* far past upb's own limit of nesting: a value deeper is refused */
+
+/* Past one value: a string, an object or array (brackets matched, strings skipped), or a run of
+ * scalar characters. upb reads it later, but a value the scan skips unread (an @type member,
+ * told apart by it) must be JSON too: a ']' closing a '{' is an error at its offset (x->err). */
 static bool skip_value(Scan *x) {
   if (x->at >= x->len) return false;
   char c = x->s[x->at];
   if (c == '"') return skip_string(x);
   if (c == '{' || c == '[') {
+    unsigned char open[kMaxScanDepth / 8]; /* a bit a level: set for '{' */
     size_t depth = 0;
     while (x->at < x->len) {
       c = x->s[x->at];
@@ -572,8 +578,20 @@ static bool skip_value(Scan *x) {
         if (!skip_string(x)) return false;
         continue;
       }
-      if (c == '{' || c == '[') depth++;
-      else if (c == '}' || c == ']') {
+      if (c == '{' || c == '[') {
+        if (depth == kMaxScanDepth) {
+          x->err = "nested deeper than 4096 levels", x->err_at = x->at;
+          return false;
+        }
+        if (c == '{') open[depth / 8] |= (unsigned char)(1u << (depth % 8));
+        else open[depth / 8] &= (unsigned char)~(1u << (depth % 8));
+        depth++;
+      } else if (c == '}' || c == ']') {
+        bool brace = (open[(depth - 1) / 8] >> ((depth - 1) % 8)) & 1;
+        if (brace != (c == '}')) {
+          x->err = brace ? "Expected: ',' or '}'" : "Expected: ',' or ']'", x->err_at = x->at;
+          return false;
+        }
         if (--depth == 0) return x->at++, true;
       }
       x->at++;
@@ -807,7 +825,7 @@ static bool members(Stream *x, Scan *sc, MemberFn fn, void *ctx) {
     sc->at++;
     ws(sc);
     size_t v = sc->at;
-    if (!skip_value(sc)) return syntax(x, v, "Expected a value");
+    if (!skip_value(sc)) return syntax(x, sc->err ? sc->err_at : v, sc->err ? sc->err : "Expected a value");
     if (fn && !fn(x, ctx, k, kend, v, sc->at)) return false;
     ws(sc);
     if (sc->at < sc->len && sc->s[sc->at] == ',') {
@@ -826,18 +844,28 @@ typedef struct {
   const upb_MessageDef *def;
 } Config;
 
+/* A configs[] entry's "@type": exactly one, a string (the streamed reader skips every @type
+ * member unread, so what upb's decode of the whole refused is refused here). */
 static bool find_type(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend) {
   Config *c = ctx;
-  if (key_is(&(Scan){x->text, x->len, 0}, k, kend, "@type") && x->text[v] == '"' && !c->type) {
-    c->type = x->text + v + 1;
-    c->type_len = vend - v - 2;
+  if (!key_is(&(Scan){x->text, x->len, 0, NULL, 0}, k, kend, "@type")) return true;
+  char what[96];
+  if (c->type) {
+    snprintf(what, sizeof what, "configs[%zu]: \"@type\" given twice (an Any has one)", c->index);
+    return syntax(x, k, what);
   }
+  if (x->text[v] != '"') {
+    snprintf(what, sizeof what, "configs[%zu]: \"@type\" must be a string (a type URL)", c->index);
+    return syntax(x, v, what);
+  }
+  c->type = x->text + v + 1;
+  c->type_len = vend - v - 2;
   return true;
 }
 
 static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend) {
   Config *c = ctx;
-  Scan key = {x->text, x->len, 0};
+  Scan key = {x->text, x->len, 0, NULL, 0};
   if (key_is(&key, k, kend, "@type")) return true;
   for (size_t i = 0; i < sizeof kLists / sizeof kLists[0]; i++) {
     const ListSpec *ls = &kLists[i];
@@ -847,13 +875,13 @@ static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v,
     const upb_MessageDef *ed = NULL;
     if (!upb_FieldDef_IsSubMessage(f) || !upb_FieldDef_IsRepeated(f)) break;
     ed = upb_FieldDef_MessageSubDef(f);
-    Scan sc = {x->text, vend, v + 1};
+    Scan sc = {x->text, vend, v + 1, NULL, 0};
     ws(&sc);
     if (sc.at < vend && x->text[sc.at] == ']') return true;
     for (size_t index = 0;; index++) {
       ws(&sc);
       size_t from = sc.at;
-      if (!skip_value(&sc)) return syntax(x, from, "Expected a value");
+      if (!skip_value(&sc)) return syntax(x, sc.err ? sc.err_at : from, sc.err ? sc.err : "Expected a value");
       if (!stream_entry(x, ls, ed, from, sc.at, (int)c->index, index)) return false;
       ws(&sc);
       if (sc.at < vend && x->text[sc.at] == ',') {
@@ -895,7 +923,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
   const po_Schema *s = po_Engine_Schema(r->st);
   if (!s) return false;
   Config c = {.index = index};
-  Scan sc = {x->text, to, from};
+  Scan sc = {x->text, to, from, NULL, 0};
   if (x->text[from] == '{' && !members(x, &sc, find_type, &c)) return false;
   for (size_t i = 0; c.type && i < sizeof kStreamed / sizeof kStreamed[0]; i++) {
     size_t n = strlen(kStreamed[i]);
@@ -906,7 +934,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     }
   }
   if (c.def) {
-    sc = (Scan){x->text, to, from};
+    sc = (Scan){x->text, to, from, NULL, 0};
     return members(x, &sc, stream_member, &c);
   }
   /* decoded whole, then unpacked: as the element of a one-entry dump, so that an entry whose
@@ -967,7 +995,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
 
 static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, size_t vend) {
   const upb_MessageDef *cd = ctx;
-  Scan key = {x->text, x->len, 0};
+  Scan key = {x->text, x->len, 0, NULL, 0};
   if (!key_is(&key, k, kend, "configs") || x->text[v] != '[') {
     /* another member: upb's to judge (an unknown field is its error); "configs" written with
      * escapes is read whole, in the dump's arena, as the dump was before it was streamed */
@@ -994,13 +1022,13 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
     }
     return true;
   }
-  Scan sc = {x->text, vend, v + 1};
+  Scan sc = {x->text, vend, v + 1, NULL, 0};
   ws(&sc);
   if (sc.at < vend && x->text[sc.at] == ']') return true;
   for (;;) {
     ws(&sc);
     size_t from = sc.at;
-    if (!skip_value(&sc)) return syntax(x, from, "Expected a value");
+    if (!skip_value(&sc)) return syntax(x, sc.err ? sc.err_at : from, sc.err ? sc.err : "Expected a value");
     Reader *r = x->r;
     size_t index = r->configs++;
     if (!stream_config(x, from, sc.at, index)) return false;
@@ -1023,7 +1051,7 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   Reader r = {out, NULL, 0, a, st, 0, 0, len > SIZE_MAX / 4 ? SIZE_MAX : len * 4};
   if (r.budget < (size_t)kMinPieceBudget) r.budget = kMinPieceBudget;
   Stream x = {&r, json, len};
-  Scan sc = {json, len, 0};
+  Scan sc = {json, len, 0, NULL, 0};
   ws(&sc);
   if (sc.at == len) return po_Status_Set(st, kPo_ErrParse, "invalid envoy.admin.v3.ConfigDump JSON: empty input"), false;
   /* configs[] entries are counted as they come; other_configs grows with them */

@@ -110,9 +110,19 @@ CD='"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump"'
 E='"dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v3.Cluster","name":"c"}}]'
 for cfg in "{$CD,$CD,$E}" "{$CD,\"@type\":{],$E}" "{\"@type\":7,$CD,$E}"; do
   printf '{"configs":[%s]}' "$cfg" >"$work/dt.json"
+  [ "$cfg" = "{$CD,$CD,$E}" ] && { "$bin" preview -f "$work/every.yaml" --config-dump "$work/dt.json" --datacenter dc1 >"$work/out0dt" 2>&1; }
   timeout 10 "$bin" preview -f "$work/every.yaml" --config-dump "$work/dt.json" --datacenter dc1 >"$work/out" 2>&1
-  check "preview of a dump with a duplicate/invalid @type ($(printf '%s' "$cfg" | cut -c70-90)...) refused" 2 $? "$work/out"
+  # the exit code taken first: the name's $(...) would set $? to cut's
+  rc=$?; check "preview of a dump with a duplicate/invalid @type ($(printf '%s' "$cfg" | cut -c70-90)...) refused" 2 $rc "$work/out"
 done
+contains "a second @type said" "$work/out0dt" '"@type" given twice'
+contains "@type not a string said" "$work/out" '"@type" must be a string'
+# brackets matched: a ']' closing a '{' is an error at that offset, column 94 here (the scan
+# once counted them)
+printf '{"configs":[{%s,"version_info":[{]}]}' "$CD" >"$work/dt.json"
+timeout 10 "$bin" preview -f "$work/every.yaml" --config-dump "$work/dt.json" --datacenter dc1 >"$work/out" 2>&1
+rc=$?; check "preview of a dump with [{] in a member" 2 $rc "$work/out"
+contains "[{] said where" "$work/out" "Error parsing JSON @1:94: Expected: ',' or '}'"
 
 # 5. preview's memory, "at most a few times its input" (t_hostile_files: within 4x): one
 #    resource is still decoded whole by upb's JSON decoder (a Struct, nested Anys) and, when it
