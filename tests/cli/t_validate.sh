@@ -109,30 +109,42 @@ check "broken json" 2 $?
 jqcheck "broken json content" "$work/out" '.findings[0] | [.code, .line, .kind] == ["input", 4, null]'
 
 # Directory loops: two symbolic links back to ancestors (and one to itself) once made the walk
-# take 2^32 paths; each directory is now walked once, a loop reported, exit 2, promptly.
+# take 2^32 paths. A link to a directory is not descended into at all now (find without -L; a
+# link to / walked the whole file system): each is listed as not read; a link to itself is a
+# link loop (exit 2), promptly.
 mkdir -p "$work/loops/sub"
 cp "$data/tree/a.yaml" "$work/loops/"
 ln -s .. "$work/loops/sub/up"
 ln -s . "$work/loops/self"
-ln -s ../sub "$work/loops/sub/again"  # a second way into sub/, walked already: skipped
+ln -s ../sub "$work/loops/sub/again"
 ln -s ../../loops "$work/loops/sub/round"
 ln -s me "$work/loops/me"
 timeout 60 "$bin" validate -f "$work/loops" >"$work/out" 2>&1
 check "loops" 2 $? "$work/out" "$work/loops/me: error: symbolic link loop: Too many levels of symbolic links
-$work/loops/self: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
-$work/loops/sub/again: error: directory loop: this is $work/loops/sub again (a symbolic link to a directory that contains it); not followed
-$work/loops/sub/round: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
-$work/loops/sub/up: error: directory loop: this is $work/loops again (a symbolic link to a directory that contains it); not followed
-1 valid, 0 invalid, 0 skipped, 5 unreadable"
-# A directory reached twice without a loop (two links to one sibling) is read once.
+$work/loops/self: not read: a symbolic link to a directory: not followed
+$work/loops/sub/again: not read: a symbolic link to a directory: not followed
+$work/loops/sub/round: not read: a symbolic link to a directory: not followed
+$work/loops/sub/up: not read: a symbolic link to a directory: not followed
+1 valid, 0 invalid, 0 skipped, 1 unreadable; 4 entries not read"
+# Two links to one sibling: the sibling is read, once; the links are not followed.
 mkdir -p "$work/twice/real"
 cp "$data/tree/a.yaml" "$work/twice/real/"
 ln -s real "$work/twice/link1"
 ln -s real "$work/twice/link2"
 timeout 60 "$bin" validate -f "$work/twice" >"$work/out" 2>&1
-check "twice" 0 $? "$work/out" "$work/twice/link2: not read: a directory walked already, through another link
-$work/twice/real: not read: a directory walked already, through another link
+check "twice" 0 $? "$work/out" "$work/twice/link1: not read: a symbolic link to a directory: not followed
+$work/twice/link2: not read: a symbolic link to a directory: not followed
 1 valid, 0 invalid, 0 skipped; 2 entries not read"
+# A link to a file: read when the file is inside the directory given, else not read (its content
+# could reach the log in an error message).
+mkdir -p "$work/flinks/in"
+cp "$data/tree/a.yaml" "$work/flinks/in/a.yaml"
+ln -s in/a.yaml "$work/flinks/inside.yaml"
+printf 'secret: [\n' >"$work/outside.yaml"
+ln -s "$work/outside.yaml" "$work/flinks/outside.yaml"
+timeout 60 "$bin" validate -f "$work/flinks" >"$work/out" 2>&1
+check "links to files" 0 $? "$work/out" "$work/flinks/outside.yaml: not read: a symbolic link to a file outside the directory given: not followed
+2 valid, 0 invalid, 0 skipped; 1 entry not read"
 
 # Output that cannot be written (a full disk): exit 2 and a message, in every format.
 for o in text json github; do
