@@ -12,7 +12,9 @@
  * kPo_DiffMaxEdits. Memory: the engine reads the dump a piece at a time and keeps each resource
  * as its bytes (about half its JSON) and a record; a resource is decoded, patched, printed and
  * diffed in an arena of its own, freed before the next (po_DumpResource_DecodeIn): peak RSS about
- * 2x the dump's text, 2.7x with every cluster changed (t_hostile_files.sh holds it under 4x). */
+ * 2x the dump's text, 2.7x with every cluster changed (t_hostile_files.sh holds it under 4x);
+ * one piece of the dump at most max(4x the dump, 32 MiB) while it is decoded (the engine refuses
+ * it past that); the report spilled to a temporary file, not kept (t_adv_hostile.sh). */
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>

@@ -12,7 +12,8 @@
  * twice over a per-type dump's members, one JSON decode of each piece, a top-level field scan of
  * each resource, a binary decode of each resource asked for); memory the text, the resources'
  * bytes and a record each (docs/benchmarks.md, "the dump read a piece at a time": upb's decode of
- * the whole kept every level of every nested Any, 9x to 37x the text). A json-c split of the
+ * the whole kept every level of every nested Any, 9x to 37x the text); each piece's decode is
+ * held to a budget ("what one piece may cost" below). A json-c split of the
  * dump was tried earlier and measured slower: json-c's tree of a 3 MB dump cost 164 M
  * instructions to build and free against upb's 129 M for the whole preview. */
 #include <json-c/json.h>
