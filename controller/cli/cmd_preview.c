@@ -278,6 +278,46 @@ static bool copy_out(FILE *tmp, FILE *out) {
   return true;
 }
 
+/* One entry of a JSON list the report prints later (splice): as the whole report would print
+ * it, an item of a root member (depth 2, 4 spaces), every line indented (JSON strings hold no
+ * newline), after a comma from the second on. false when out of memory. */
+static bool spill_entry(FILE *f, size_t *n, const po_Value *v, po_Arena *a) {
+  char *e = po_Preview_PrettyValue(v, a);
+  if (!e) return false;
+  fputs((*n)++ ? ",\n    " : "    ", f);
+  for (char *line = e, *nl; *line; line = nl + 1) {
+    nl = strchr(line, '\n');
+    if (!nl) { /* never: the printer ends its text with a newline */
+      fputs(line, f);
+      break;
+    }
+    fwrite(line, 1, (size_t)(nl - line), f);
+    if (nl[1]) fputs("\n    ", f);
+  }
+  return true;
+}
+
+/* The root's text from *s up to the member `key`, printed empty ("[]": the one line at depth 1
+ * that names it), then the n entries spilled to f in its place; *s moves past it. 0, -1 when the
+ * member is not there (out of memory upstream), -3 when f cannot be read back (said). */
+static int splice(FILE *out, const char **s, const char *key, FILE *f, size_t n) {
+  char want[64];
+  snprintf(want, sizeof want, "\n  \"%s\": []", key);
+  const char *at = strstr(*s, want);
+  if (!at) return -1;
+  at += strlen(want) - 2; /* at the "[]" */
+  fwrite(*s, 1, (size_t)(at - *s), out);
+  if (n) {
+    fputs("[\n", out);
+    if (!copy_out(f, out)) return -3;
+    fputs("\n  ]", out);
+  } else {
+    fputs("[]", out);
+  }
+  *s = at + 2;
+  return 0;
+}
+
 static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump, po_Arena *a, FILE *out) {
   /* Consul runs a ServiceDefaults' extensions on that service's proxies only (ProxyDefaults'
    * on all): when the dump's bootstrap says whose proxy this is, the others are set aside. */
@@ -345,7 +385,15 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
             strerror(errno));
     return -3;
   }
-  size_t jn = 0; /* JSON entries written */
+  size_t jn = 0, jun = 0; /* JSON entries written: changed resources, unmatched ones */
+  FILE *unres = opt->json ? tmpfile() : NULL;
+  if (opt->json && !unres) {
+    fclose(body);
+    if (errno == ENOMEM) return -1;
+    fprintf(stderr, "propertyoverride preview: cannot create a temporary file for the report (TMPDIR or /tmp): %s\n",
+            strerror(errno));
+    return -3;
+  }
   bool any_cla = false;
   for (size_t p = 0; p < npo; p++) {
     for (size_t k = 0; k < pos[p].c->args->patch_count; k++) {
@@ -385,7 +433,12 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     hit[i] = matches;
     if (!matches) {
       unmatched++;
-      if (opt->json) po_Value_ListAppend(a, junres, res_value(r, a));
+      if (opt->json) { /* written as met, like the changed ones: 20,000 of them were 27 MB of tree */
+        po_Arena *ja = po_Arena_New();
+        bool ok = ja && spill_entry(unres, &jun, res_value(r, ja), ja);
+        po_Arena_Free(ja);
+        if (!ok) return fclose(body), fclose(unres), -1;
+      }
       continue;
     }
     /* The texts, their indented forms and the diff of one resource live in an arena of their
@@ -494,20 +547,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       if (after) po_Value_MapPut(sa, jr, "after", po_Value_ParseJson(after, alen, sa, &js));
       po_Value_MapPut(sa, jr, "changed", po_Value_NewBool(sa, !same));
       if (po_Value_Size(rerrs)) po_Value_MapPut(sa, jr, "errors", rerrs);
-      /* the entry as the whole report prints it: an item of "resources" (depth 2, 4 spaces),
-       * every line indented (JSON strings hold no newline) */
-      char *e = po_Preview_PrettyValue(jr, sa);
-      if (!e) return po_Arena_Free(sa), fclose(body), -1;
-      fputs(jn++ ? ",\n    " : "    ", body);
-      for (char *line = e, *nl; *line; line = nl + 1) {
-        nl = strchr(line, '\n');
-        if (!nl) { /* never: the printer ends its text with a newline */
-          fputs(line, body);
-          break;
-        }
-        fwrite(line, 1, (size_t)(nl - line), body);
-        if (nl[1]) fputs("\n    ", body);
-      }
+      if (!spill_entry(body, &jn, jr, sa)) return po_Arena_Free(sa), fclose(body), -1;
     } else {
       const char *desc = describe(r, sa);
       if (!desc) return po_Arena_Free(sa), fclose(body), -1;
@@ -592,23 +632,14 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       po_Value_MapPut(a, root, "unknown_types", u);
     }
     po_Value_MapPut(a, root, "errors", jerrs);
-    char *s = po_Preview_PrettyValue(root, a);
-    if (!s) return fclose(body), free(unp_text), -1;
-    /* "resources" printed empty, a key of the root (the one line at depth 1 that says so):
-     * the entries go in its place from the temporary file */
-    static const char kRes[] = "\n  \"resources\": []";
-    char *at = strstr(s, kRes);
-    if (!at) return fclose(body), free(unp_text), -1;
-    at += sizeof kRes - 3; /* at the "[]" */
-    fwrite(s, 1, (size_t)(at - s), out);
-    if (jn) {
-      fputs("[\n", out);
-      if (!copy_out(body, out)) return fclose(body), free(unp_text), -3;
-      fputs("\n  ]", out);
-    } else {
-      fputs("[]", out);
-    }
-    fputs(at + 2, out);
+    const char *s = po_Preview_PrettyValue(root, a);
+    /* "resources" and "unmatched_resources" printed empty (keys in byte order: in that order),
+     * their entries put in place from the temporary files */
+    int sr = s ? splice(out, &s, "resources", body, jn) : -1;
+    if (!sr) sr = splice(out, &s, "unmatched_resources", unres, jun);
+    fclose(unres);
+    if (sr) return fclose(body), free(unp_text), sr;
+    fputs(s, out);
   } else {
     fprintf(out, "preview: mesh %s", po_Mesh_Name(opt->mesh));
     if (dc) fprintf(out, ", local datacenter %s", shown(dc, a));
