@@ -318,6 +318,11 @@ static int splice(FILE *out, const char **s, const char *key, FILE *f, size_t n)
   return 0;
 }
 
+static void close_spills(FILE *body, FILE *unres) {
+  fclose(body);
+  if (unres) fclose(unres);
+}
+
 static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump, po_Arena *a, FILE *out) {
   /* Consul runs a ServiceDefaults' extensions on that service's proxies only (ProxyDefaults'
    * on all): when the dump's bootstrap says whose proxy this is, the others are set aside. */
@@ -381,7 +386,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
   FILE *body = tmpfile();
   if (!body && errno == ENOMEM) return -1; /* said as out of memory */
   if (!body) {
-    fprintf(stderr, "propertyoverride preview: cannot create a temporary file for the report (TMPDIR or /tmp): %s\n",
+    fprintf(stderr, "propertyoverride preview: cannot create a temporary file for the report in /tmp: %s\n",
             strerror(errno));
     return -3;
   }
@@ -390,7 +395,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
   if (opt->json && !unres) {
     fclose(body);
     if (errno == ENOMEM) return -1;
-    fprintf(stderr, "propertyoverride preview: cannot create a temporary file for the report (TMPDIR or /tmp): %s\n",
+    fprintf(stderr, "propertyoverride preview: cannot create a temporary file for the report in /tmp: %s\n",
             strerror(errno));
     return -3;
   }
@@ -437,7 +442,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
         po_Arena *ja = po_Arena_New();
         bool ok = ja && spill_entry(unres, &jun, res_value(r, ja), ja);
         po_Arena_Free(ja);
-        if (!ok) return fclose(body), fclose(unres), -1;
+        if (!ok) return close_spills(body, unres), -1;
       }
       continue;
     }
@@ -460,7 +465,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       /* shown() writes into sa: said before sa goes */
       fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(r->r->type), shown(r->r->name, sa), st.message);
       po_Arena_Free(sa);
-      fclose(body);
+      close_spills(body, unres);
       return -3;
     }
     /* What applied, per resource: the JSON report keeps it (arena a); the text's line is built
@@ -529,7 +534,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       /* not a verdict on the override: said as out of memory (exit 2), never as an error in the
        * result (exit 1, what a pipeline reads as "this override breaks the proxy") */
       po_Arena_Free(sa);
-      fclose(body);
+      close_spills(body, unres);
       return -1;
     }
     if (!after) {
@@ -547,10 +552,10 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       if (after) po_Value_MapPut(sa, jr, "after", po_Value_ParseJson(after, alen, sa, &js));
       po_Value_MapPut(sa, jr, "changed", po_Value_NewBool(sa, !same));
       if (po_Value_Size(rerrs)) po_Value_MapPut(sa, jr, "errors", rerrs);
-      if (!spill_entry(body, &jn, jr, sa)) return po_Arena_Free(sa), fclose(body), -1;
+      if (!spill_entry(body, &jn, jr, sa)) return po_Arena_Free(sa), close_spills(body, unres), -1;
     } else {
       const char *desc = describe(r, sa);
-      if (!desc) return po_Arena_Free(sa), fclose(body), -1;
+      if (!desc) return po_Arena_Free(sa), close_spills(body, unres), -1;
       fprintf(body, "\n%s %s (%s): %s\n", type_name(r->r->type), shown(r->r->name, sa), desc,
               applied_text.buf ? applied_text.buf : "");
       if (applied_text.oom) return po_Arena_Free(sa), -1;
@@ -563,9 +568,9 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     for (size_t e = 0; e < po_Value_Size(rerrs); e++) po_Value_ListAppend(a, jerrs, (po_Value *)po_Value_At(rerrs, e));
     po_Arena_Free(sa);
   }
-  if (fflush(body) != 0 || ferror(body)) {
+  if (fflush(body) != 0 || ferror(body) || (unres && (fflush(unres) != 0 || ferror(unres)))) {
     fprintf(stderr, "propertyoverride preview: cannot write the report's temporary file: %s\n", strerror(errno));
-    fclose(body);
+    close_spills(body, unres);
     return -3;
   }
 
@@ -575,14 +580,14 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
   char *unp_text = NULL;
   size_t unp_len = 0;
   FILE *unp = open_memstream(&unp_text, &unp_len);
-  if (!unp || !junp) return fclose(body), -1;
+  if (!unp || !junp) return close_spills(body, unres), -1;
   for (size_t p = 0; p < npo; p++) {
     const po_Arguments *args = pos[p].c->args;
     for (size_t k = 0; k < args->patch_count; k++) {
       if (pos[p].matched[k]) continue;
       nunp++;
       const char *why = why_unmatched(&args->patches[k], rs, n, a); /* JSON: as it is; text: shown */
-      if (!why) return fclose(unp), free(unp_text), fclose(body), -1; /* out of memory, not a reason left out */
+      if (!why) return fclose(unp), free(unp_text), close_spills(body, unres), -1; /* out of memory, not a reason left out */
       po_Value *e = po_Value_NewMap(a);
       po_Value_MapPut(a, e, "override", str(a, pos[p].label));
       po_Value_MapPut(a, e, "patch", po_Value_NewInt(a, (int64_t)k));
@@ -593,7 +598,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     }
   }
   /* a line the stream could not grow for is out of memory: never a list printed short (exit 0) */
-  if (fclose(unp) != 0 || !unp_text) return free(unp_text), fclose(body), -1;
+  if (fclose(unp) != 0 || !unp_text) return free(unp_text), close_spills(body, unres), -1;
 
   if (opt->json) {
     po_Value *root = po_Value_NewMap(a);
@@ -637,8 +642,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
      * their entries put in place from the temporary files */
     int sr = s ? splice(out, &s, "resources", body, jn) : -1;
     if (!sr) sr = splice(out, &s, "unmatched_resources", unres, jun);
-    fclose(unres);
-    if (sr) return fclose(body), free(unp_text), sr;
+    if (sr) return close_spills(body, unres), free(unp_text), sr;
     fputs(s, out);
   } else {
     fprintf(out, "preview: mesh %s", po_Mesh_Name(opt->mesh));
@@ -659,12 +663,12 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
                    "they are shown as placeholders (no patch path can enter an Any)\n",
               dump->unknown_types, shown(dump->first_unknown_type, a));
     }
-    if (!copy_out(body, out)) return fclose(body), free(unp_text), -3;
+    if (!copy_out(body, out)) return close_spills(body, unres), free(unp_text), -3;
     fprintf(out, "\npatches that matched nothing: %zu\n%s", nunp, unp_text ? unp_text : "");
     fprintf(out, "\nresources no patch matched: %zu\n", unmatched);
     for (size_t i = 0; i < n; i++) {
       const char *desc = hit[i] ? "" : describe(&rs[i], a);
-      if (!desc) return fclose(body), free(unp_text), -1;
+      if (!desc) return close_spills(body, unres), free(unp_text), -1;
       if (!hit[i]) fprintf(out, "  %s %s (%s)\n", type_name(rs[i].r->type), shown(rs[i].r->name, a), desc);
     }
     if (nother) {
@@ -675,7 +679,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     }
     fprintf(out, "\nerrors: %zu\n", errors);
   }
-  fclose(body);
+  close_spills(body, unres);
   free(unp_text);
   return errors ? 1 : 0;
 }
