@@ -2,7 +2,8 @@
  * this process for tests/adv/*.py. Prints its port on stdout; each line on stdin is a command:
  *   s  -> prints "inflight=N peak=N refusals=N rss_kb=N hwm_kb=N"
  *   EOF stops it.
- * adv_server BUDGET_MiB [THREADS] */
+ * adv_server BUDGET_MiB [THREADS [HEAP_MiB]]: HEAP_MiB of 200-byte blocks, every other one freed,
+ * stand in for the controller's steady state (informer caches: 61 MB at 10,000 PropertyOverrides). */
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,11 @@ static unsigned long status_kb(const char *key) {
 int main(int argc, char **argv) {
   size_t mib = argc > 1 ? strtoul(argv[1], NULL, 10) : 96;
   unsigned threads = argc > 2 ? (unsigned)strtoul(argv[2], NULL, 10) : 8;
+  size_t heap = argc > 3 ? strtoul(argv[3], NULL, 10) << 20 : 0;
+  size_t nblocks = heap / 200;
+  void **blocks = nblocks ? calloc(nblocks, sizeof *blocks) : NULL;
+  for (size_t i = 0; i < nblocks; i++) blocks[i] = malloc(200);
+  for (size_t i = 0; i < nblocks; i += 2) free(blocks[i]), blocks[i] = NULL;
   char err[256];
   po_WebhookServer *s = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = "127.0.0.1:0", .threads = threads, .memory_budget = mib << 20,

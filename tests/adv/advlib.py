@@ -9,9 +9,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 class Server:
-    def __init__(self, budget_mib=96, threads=8, build=None):
+    def __init__(self, budget_mib=96, threads=8, build=None, heap_mib=0):
         build = build or os.environ.get("PO_BUILD", os.path.join(ROOT, "build"))
-        self.p = subprocess.Popen([os.path.join(build, "tests/adv/adv_server"), str(budget_mib), str(threads)],
+        self.p = subprocess.Popen([os.path.join(build, "tests/adv/adv_server"), str(budget_mib), str(threads), str(heap_mib)],
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                   stderr=None if os.environ.get("ADV_VERBOSE") else subprocess.DEVNULL)
         self.port = int(self.p.stdout.readline())
