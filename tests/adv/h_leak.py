@@ -2,7 +2,7 @@
 headers then close, half a body then close or RST, a whole body then close before the answer,
 Content-Length larger than the body then close, smaller than the body, chunked, Expect:
 100-continue then nothing, a declared length over max_body, garbage Content-Length.
-  h_leak.py [N]  (default 3000). Exit 1 when anything stays in flight."""
+  h_leak.py [N [PARALLEL]]  (defaults 3000, 1). Exit 1 when anything stays in flight."""
 import os, socket, struct, sys, time, random
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from advlib import Server, head, TYPICAL
@@ -35,10 +35,18 @@ def once(kind):
     finally:
         s.close()
 
+import threading
+par = int(sys.argv[2]) if len(sys.argv) > 2 else 1
 t0 = time.monotonic()
-for i in range(n):
-    once(i % 12)
-    if time.monotonic() - t0 > 60: break
+done = [0]
+def worker(w):
+    for i in range(w, n, par):
+        once(i % 12)
+        done[0] += 1
+        if time.monotonic() - t0 > 60: break
+ws = [threading.Thread(target=worker, args=(w,)) for w in range(par)]
+[t.start() for t in ws]; [t.join() for t in ws]
+i = done[0] - 1
 for _ in range(30):
     time.sleep(0.5)
     st = srv.stats()
