@@ -10,38 +10,80 @@ from advlib import Server, post, review
 MAXB = 3 << 20
 
 
-def count(body):
-    """po_Review_Count (controller/webhook/src/review.c), the same scan."""
-    containers = values = 0
-    in_string = in_scalar = False
+def scan(body):
+    """po_Review_Count (controller/webhook/src/review.c), the same scan: (containers, values,
+    in_value_containers, in_value_values, escapes, bad), bad the offset of what strict JSON
+    refuses (None when nothing)."""
+    containers = values = inc = inv = 0
+    depth, vdepth = 0, None
+    in_string = in_scalar = last_key = after_key = escapes = False
+    start = 0
     i, n = 0, len(body)
+    scalar_chars = set(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-+.")
     while i < n:
-        c = body[i:i + 1]
+        c = body[i]
         if in_string:
-            if c == b"\\":
+            if c == 0x5c:
+                if i + 1 < n and body[i + 1] == 0x75:
+                    escapes = True
                 i += 1
-            elif c == b'"':
+            elif c == 0x22:
                 in_string = False
+                last_key = body[start:i] in (b"value", b"Value")
+            elif c < 0x20:
+                return 0, 0, 0, 0, escapes, i
             i += 1
             continue
-        scalar = c not in b'{}[],: \t\r\n"'
-        if scalar and not in_scalar:
-            values += 1
+        scalar = c in scalar_chars
+        starts = (scalar and not in_scalar) or c in b'"{['
         in_scalar = scalar
-        if c == b'"':
-            in_string = True
+        if starts:
             values += 1
-        elif c in (b"{", b"["):
-            containers += 1
-            values += 1
+            inside = vdepth is not None or after_key
+            inv += inside
+            if c in b"{[":
+                containers += 1
+                inc += inside
+                if after_key and vdepth is None:
+                    vdepth = depth
+                depth += 1
+            after_key = False
+            if c == 0x22:
+                in_string = True
+                start = i + 1
+            i += 1
+            continue
+        if not scalar:
+            if c in b"}]":
+                depth = max(depth - 1, 0)
+                if depth == vdepth:
+                    vdepth = None
+            elif c == 0x3a:
+                after_key = last_key
+            elif c not in b", \t\r\n":
+                return 0, 0, 0, 0, escapes, i
+            if c != 0x3a:
+                last_key = False
         i += 1
-    return containers, values
+    if escapes:
+        inc, inv = containers, values
+    return containers, values, inc, inv, escapes, None
+
+
+def count(body):
+    c, v, _, _, _, _ = scan(body)
+    return c, v
 
 
 def cost(body):
     """po_Admission_Cost (controller/webhook/src/admission.c)."""
-    c, v = count(body)
-    return (256 << 10) + len(body) * 5 + c * 1024 + v * 96
+    c, v, ic, iv, esc, bad = scan(body)
+    if bad is not None:
+        return 256 << 10
+    k = (256 << 10) + len(body) * 5 + c * 1024 + v * 96 + iv * 112
+    if esc or b"Envoy" in body:
+        k += ic * 200 + iv * 300
+    return k
 
 
 def admissible(body, budget=int(os.environ.get("ADV_FILL_MIB", "96")) << 20):
