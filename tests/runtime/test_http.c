@@ -212,6 +212,36 @@ static void test_refusals_reach_refused_not_the_handler(void **state) {
   po_HttpServer_Free(s);
 }
 
+/* A body's deadline is 2 s plus 1 s per MiB declared (the API server sends a body at once), not
+ * all of request_timeout: a body of 100 bytes trickled a byte every 200 ms, never silent, is cut
+ * (408) after about 2 s though request_timeout is 10 s, and what it held is given back. */
+static void test_body_deadline_by_size(void **state) {
+  (void)state;
+  static Seen seen;
+  po_Budget *b = po_Budget_New(&(po_BudgetOptions){.bytes = 8u << 20}, NULL);
+  assert_non_null(b);
+  po_HttpServer *s = start((po_HttpOptions){.max_body = 1000, .request_timeout = 10, .header_timeout = 5, .budget = b},
+                           &seen);
+  int fd = connect_to(po_HttpServer_Port(s));
+  assert_true(fd >= 0);
+  const char *head = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n";
+  send_all(fd, head, strlen(head));
+  double t0 = now();
+  while (atomic_load(&seen.refused[408]) == 0 && now() - t0 < kPromptSeconds) {
+    send(fd, "{", 1, MSG_NOSIGNAL);
+    usleep(200 * 1000);
+  }
+  double took = now() - t0;
+  close(fd);
+  assert_int_equal(atomic_load(&seen.refused[408]), 1);
+  if (took < 1.9 || took > 3.5) fail_msg("cut after %.2f s, want about 2", took);
+  t0 = now();
+  while (po_Budget_InFlight(b) != 0 && now() - t0 < kPromptSeconds) usleep(10000);
+  assert_int_equal(po_Budget_InFlight(b), 0);
+  po_HttpServer_Free(s);
+  po_Budget_Free(b);
+}
+
 /* The memory budget: a request reserves nothing before its body arrives (a client that sends
  * headers and then nothing, or a byte every few seconds, held the whole budget: F4), then its
  * bytes as they arrive, within half the budget for all bodies being read, and its handler's
@@ -464,6 +494,7 @@ int main(void) {
       cmocka_unit_test(test_handler_gets_whole_body_and_query),
       cmocka_unit_test(test_refusals_reach_refused_not_the_handler),
       cmocka_unit_test(test_budget_refuses_with_retry_after),
+      cmocka_unit_test(test_body_deadline_by_size),
       cmocka_unit_test(test_messages_logged_at_most_five_a_second),
       cmocka_unit_test(test_trickled_headers_are_cut),
       cmocka_unit_test(test_options_and_addresses),
