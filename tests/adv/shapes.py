@@ -12,11 +12,11 @@ MAXB = 3 << 20
 
 def scan(body):
     """po_Review_Count (controller/webhook/src/review.c), the same scan: (containers, values,
-    in_value_containers, in_value_values, escapes, bad), bad the offset of what strict JSON
+    in_value_containers, in_value_values, escaped_envoy, bad), bad the offset of what strict JSON
     refuses (None when nothing)."""
     containers = values = inc = inv = 0
     depth, vdepth = 0, None
-    in_string = in_scalar = last_key = after_key = escapes = False
+    in_string = in_scalar = last_key = after_key = escapes = string_u = False
     start = 0
     i, n = 0, len(body)
     scalar_chars = set(b"0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-+.")
@@ -25,11 +25,18 @@ def scan(body):
         if in_string:
             if c == 0x5c:
                 if i + 1 < n and body[i + 1] == 0x75:
-                    escapes = True
+                    string_u = True
                 i += 1
             elif c == 0x22:
                 in_string = False
                 last_key = body[start:i] in (b"value", b"Value")
+                if string_u and i - start <= 96:
+                    try:
+                        d = json.loads(b'"' + body[start:i] + b'"')
+                    except ValueError:
+                        d = ""
+                    last_key = d in ("value", "Value")
+                    escapes = escapes or "Envoy" in d
             elif c < 0x20:
                 return 0, 0, 0, 0, escapes, i
             i += 1
@@ -50,6 +57,7 @@ def scan(body):
             after_key = False
             if c == 0x22:
                 in_string = True
+                string_u = False
                 start = i + 1
             i += 1
             continue
@@ -65,8 +73,6 @@ def scan(body):
             if c != 0x3a:
                 last_key = False
         i += 1
-    if escapes:
-        inc, inv = containers, values
     return containers, values, inc, inv, escapes, None
 
 

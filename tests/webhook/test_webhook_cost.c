@@ -134,6 +134,31 @@ static void test_value_lists(void **state) {
   if (bad) fail_msg("%d of the value lists held more than their reservation (above)", bad);
 }
 
+/* A kind or a "value" key may be written with \\u escapes: priced as written plainly. A \\u escape
+ * elsewhere (Go's encoder writes & < > as \\u0026 ...) changes nothing. */
+static size_t cost_of(const char *kind, const char *key, const char *pad) {
+  char body[4096];
+  int n = snprintf(body, sizeof body,
+                   "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u\","
+                   "\"kind\":{\"kind\":\"%s\"},\"pad\":\"%s\",\"object\":{\"spec\":{\"%s\":[1,2,3,4,5,6,7,8,9,10]}}}}",
+                   kind, pad, key);
+  return po_Admission_Cost(body, (size_t)n);
+}
+
+static void test_escaped_names_priced(void **state) {
+  (void)state;
+  size_t plain = cost_of("EnvoyFilter", "value", "");
+  assert_true(cost_of("Envoy\\u0046ilter", "value", "") >= plain);
+  assert_true(cost_of("EnvoyFilter", "v\\u0061lue", "") >= plain);
+  assert_true(cost_of("\\u0045nvoyFilter", "\\u0056alue", "") >= plain);
+  size_t other = cost_of("Thing", "value", ""), keyless = cost_of("Thing", "items", "");
+  assert_true(other < plain);
+  assert_true(keyless < other);
+  assert_true(cost_of("Thing", "v\\u0061lue", "") > keyless);
+  /* an escape that spells nothing of it: no more than its bytes */
+  assert_true(cost_of("Thing", "items", "a\\u0026b") == keyless + 8 * 5); /* its 8 bytes */
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && (!strcmp(argv[1], "--measure") || !strcmp(argv[1], "--measure-mutate"))) {
     return measure(atoi(argv[2]), !strcmp(argv[1], "--measure-mutate"));
@@ -142,6 +167,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_typical),    cmocka_unit_test(test_maximal), cmocka_unit_test(test_maximal_denied),
       cmocka_unit_test(test_containers), cmocka_unit_test(test_scalars), cmocka_unit_test(test_strings),
       cmocka_unit_test(test_value_lists),
+      cmocka_unit_test(test_escaped_names_priced),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

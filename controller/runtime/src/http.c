@@ -335,6 +335,8 @@ static bool body_alloc(po_HttpRequest *rq, size_t cap) {
     if (m == MAP_FAILED) return false;
     rq->buf = m;
     rq->mapped = true;
+    /* pages as written: a huge page would make a few bytes hold 2 MiB (THP "always") */
+    (void)madvise(m, cap, MADV_NOHUGEPAGE);
   } else {
     char *nb = realloc(rq->buf, cap);
     if (!nb) return false;

@@ -198,9 +198,8 @@ size_t po_Admission_Cost(const char *body, size_t len) {
   size_t cost = kCostFixed + len * kCostPerByte + n.containers * kCostPerContainer + n.values * kCostPerValue;
   cost += n.in_value_values * kValuePerValue;
   /* EnvoyFilter and EnvoyPatchPolicy values: priced again for a body that may be one, that is
-   * one that names "Envoy" or writes a \u escape (the kind could be spelt with one). Only an
-   * overestimate for the others. */
-  if (n.escapes || contains(body, len, "Envoy", 5)) {
+   * one that names "Envoy", plainly or with \\u escapes. Only an overestimate for the others. */
+  if (n.escaped_envoy || contains(body, len, "Envoy", 5)) {
     cost += n.in_value_containers * kNativePerContainer + n.in_value_values * kNativePerValue;
   }
   return cost;

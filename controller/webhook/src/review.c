@@ -30,25 +30,59 @@ static bool scalar_char(unsigned char c) {
 }
 
 /* Whether the string of body[from, to) is the key "value" or "Value" (a patch's value). */
-static bool value_key(const char *body, size_t from, size_t to) {
-  return to - from == 5 && (!memcmp(body + from, "value", 5) || !memcmp(body + from, "Value", 5));
+static bool value_key(const char *s, size_t len) {
+  return len == 5 && (!memcmp(s, "value", 5) || !memcmp(s, "Value", 5));
+}
+
+static int hex(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+}
+
+/* A string with a \u escape, short enough to be a key or a kind name (kMaxEscapedName bytes as
+ * written): decoded into `out` (ASCII as itself, anything else as 0x80), its length returned. */
+enum { kMaxEscapedName = 96 };
+static size_t unescape(const char *p, size_t len, char *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (p[i] != '\\' || i + 1 >= len) {
+      out[n++] = p[i];
+      continue;
+    }
+    char e = p[++i];
+    if (e == 'u' && i + 4 < len) {
+      int v = 0;
+      for (int k = 1; k <= 4; k++) v = hex(p[i + k]) < 0 || v < 0 ? -1 : v * 16 + hex(p[i + k]);
+      out[n++] = v >= 0 && v < 0x80 ? (char)v : (char)0x80;
+      i += 4;
+    } else {
+      out[n++] = e; /* \" \\ \/ as themselves; \n and the like are no letters either way */
+    }
+  }
+  return n;
 }
 
 void po_Review_Count(const char *body, size_t len, po_ReviewCount *out) {
   size_t containers = 0, values = 0, in_containers = 0, in_values = 0;
   size_t depth = 0, value_depth = SIZE_MAX; /* inside a patch value while depth > value_depth */
   size_t string_start = 0;
-  bool in_string = false, in_scalar = false, last_value_key = false, after_value_key = false;
+  bool in_string = false, in_scalar = false, last_value_key = false, after_value_key = false, string_u = false;
   *out = (po_ReviewCount){0};
   for (size_t i = 0; i < len; i++) {
     unsigned char c = (unsigned char)body[i];
     if (in_string) {
       if (c == '\\') {
-        if (i + 1 < len && body[i + 1] == 'u') out->escapes = true;
+        if (i + 1 < len && body[i + 1] == 'u') string_u = true;
         i++;
       } else if (c == '"') {
         in_string = false;
-        last_value_key = value_key(body, string_start, i);
+        last_value_key = value_key(body + string_start, i - string_start);
+        /* Only a \u escape can spell a letter: "v\u0061lue", "Envoy\u0046ilter". */
+        if (string_u && i - string_start <= kMaxEscapedName) {
+          char d[kMaxEscapedName];
+          size_t n = unescape(body + string_start, i - string_start, d);
+          last_value_key = value_key(d, n);
+          for (size_t k = 0; k + 5 <= n && !out->escaped_envoy; k++) out->escaped_envoy = !memcmp(d + k, "Envoy", 5);
+        }
       } else if (c < 0x20) {
         out->bad = "a raw control character inside a string (RFC 8259: write it escaped, \\u00XX)";
         out->bad_at = i;
@@ -73,6 +107,7 @@ void po_Review_Count(const char *body, size_t len, po_ReviewCount *out) {
       after_value_key = false;
       if (c == '"') {
         in_string = true;
+        string_u = false;
         string_start = i + 1;
       }
       continue;
@@ -95,9 +130,8 @@ void po_Review_Count(const char *body, size_t len, po_ReviewCount *out) {
   }
   out->containers = containers;
   out->values = values;
-  /* A \u escape could spell "value": then every value counts as one. */
-  out->in_value_containers = out->escapes ? containers : in_containers;
-  out->in_value_values = out->escapes ? values : in_values;
+  out->in_value_containers = in_containers;
+  out->in_value_values = in_values;
 }
 
 json_object *po_Review_Parse(const char *body, size_t len, int *http_status, char *error, size_t size) {

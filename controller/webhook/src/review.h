@@ -12,13 +12,14 @@ json_object *po_Review_Parse(const char *body, size_t len, int *http_status, cha
 /* What one linear scan of the body finds, before anything is allocated: the JSON objects and
  * arrays (containers) and the values of all kinds, keys included (what decoding costs goes by
  * these), of those the ones inside a patch's value (under a "value" or "Value" key: the checks
- * convert these again), whether a string holds a \u escape, and the first thing strict JSON (RFC 8259) does not
- * allow that the scan would miscount: a single-quoted string, a comment, any other character
+ * convert these again; a key written with \u escapes is read decoded), whether a short string
+ * written with \u escapes spells "Envoy" (a kind name need not be written plainly), and the
+ * first thing strict JSON (RFC 8259) does not allow that the scan would miscount: a single-quoted string, a comment, any other character
  * outside strings, or a raw control character inside one (bad, at byte bad_at; counts 0). */
 typedef struct {
   size_t containers, values;
   size_t in_value_containers, in_value_values;
-  bool escapes;
+  bool escaped_envoy;
   const char *bad;
   size_t bad_at;
   unsigned bad_byte;
