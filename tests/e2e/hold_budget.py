@@ -2,7 +2,7 @@
 a body reserves what has arrived, not what it declares (headers alone hold nothing), so CONNS
 connections over TLS each send all but the last byte of a small body (LENGTH declared: its
 reservation, 64 KiB of buffers and the body in 64 KiB steps, stays under budget/64), and before
-the server's body deadline (2 s + 1 s per MiB) each closes and sends again at once, until
+the server's body deadline (5 s + 1 s per MiB) each closes and sends again at once, until
 SECONDS have passed; closing the connections gives the budget back. The connections renew at
 staggered moments, so that what is free at any moment (one connection's 128 KiB) is less than a
 review needs; more connections than fit stand by to take what is freed.

@@ -15,7 +15,7 @@
  *   - a declared body over max_body is answered 413 before it is read (also under
  *     `Expect: 100-continue`); a chunked body is refused by closing the connection (its chunk
  *     framing can be trickled without delivering data, so no deadline could be checked);
- *   - a body must be in within 2 s plus 1 s per MiB declared (at most request_timeout): the
+ *   - a body must be in within 5 s plus 1 s per MiB declared (at most request_timeout): the
  *     API server sends it at once; past that it is cut (408, the connection closed);
  *   - with a memory budget (po/runtime/budget.h), a request reserves nothing before its body
  *     arrives, then what has arrived (64 KiB steps, with request_cost): a client that sends
