@@ -74,6 +74,32 @@ static void test_acquire_release_refuse(void **state) {
   po_Budget_Free(b);
 }
 
+/* A request that holds part of its reservation and grows it (the webhook: its body, then its
+ * decoding) is alone when nothing else is in flight: it may then take the whole budget, past the
+ * 7/8 of large ones. Before, its own part counted as another's: one priced between 7/8 and all
+ * of the budget was refused (429) on an idle server, every time. */
+static void test_grow_alone_takes_it_all(void **state) {
+  (void)state;
+  size_t all = 8u << 20;
+  po_Budget *b = po_Budget_New(&(po_BudgetOptions){.bytes = all}, NULL);
+  assert_non_null(b);
+  size_t held = 1u << 20, more = all - held - 4096; /* the whole over 7/8 */
+  assert_true(po_Budget_TryAcquire(b, held));
+  assert_true(po_Budget_TryGrow(b, held, more));
+  assert_int_equal(po_Budget_InFlight(b), all - 4096);
+  po_Budget_Release(b, held + more);
+  /* Beside another's 64 KiB, the same is refused (7/8), and so is growing past the whole. */
+  assert_true(po_Budget_TryAcquire(b, 64u << 10));
+  assert_true(po_Budget_TryAcquire(b, held));
+  assert_false(po_Budget_TryGrow(b, held, more));
+  po_Budget_Release(b, 64u << 10);
+  assert_false(po_Budget_TryGrow(b, held, all - held + 1));
+  assert_true(po_Budget_TryGrow(b, held, all - held));
+  po_Budget_Release(b, all);
+  assert_int_equal(po_Budget_InFlight(b), 0);
+  po_Budget_Free(b);
+}
+
 static void test_too_small_refused_with_message(void **state) {
   (void)state;
   po_CtlStatus st;
@@ -119,6 +145,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_acquire_release_refuse),
       cmocka_unit_test(test_too_small_refused_with_message),
+      cmocka_unit_test(test_grow_alone_takes_it_all),
       cmocka_unit_test(test_threads_stay_within),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -5,7 +5,9 @@
 #include <string.h>
 
 const char *const po_kTestReviewNames[kReview_Count] = {"typical", "maximal", "maximal-denied", "containers",
-                                                         "scalars", "strings"};
+                                                         "scalars", "strings", "ef-strings", "ef-numbers", "ef-objects",
+                                                         "epp-strings", "epp-numbers", "epp-objects", "po-strings",
+                                                         "po-numbers", "po-objects"};
 
 static const char kHead[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\",";
 
@@ -37,6 +39,32 @@ static char *service_defaults(char *w, int value, const char *field) {
     w += sprintf(w, "]}}");
   }
   return w + sprintf(w, "]}}");
+}
+
+/* A list of n units as the one patch value of an EnvoyFilter (kind 0), EnvoyPatchPolicy (1) or
+ * PropertyOverride (2): tests/adv/shapes.py's. */
+static char *value_list(char *w, int kind, const char *unit, int n) {
+  static const char *const head[] = {
+      "\"kind\":{\"group\":\"networking.istio.io\",\"version\":\"v1alpha3\",\"kind\":\"EnvoyFilter\"},"
+      "\"operation\":\"CREATE\",\"namespace\":\"shop\",\"object\":{\"apiVersion\":\"networking.istio.io/v1alpha3\","
+      "\"kind\":\"EnvoyFilter\",\"metadata\":{\"name\":\"e\",\"namespace\":\"shop\"},\"spec\":{\"configPatches\":"
+      "[{\"applyTo\":\"CLUSTER\",\"match\":{\"context\":\"SIDECAR_OUTBOUND\"},\"patch\":{\"operation\":\"MERGE\","
+      "\"value\":{\"metadata\":{\"filter_metadata\":{\"x\":{\"l\":[",
+      "\"kind\":{\"group\":\"gateway.envoyproxy.io\",\"version\":\"v1alpha1\",\"kind\":\"EnvoyPatchPolicy\"},"
+      "\"operation\":\"CREATE\",\"namespace\":\"shop\",\"object\":{\"apiVersion\":\"gateway.envoyproxy.io/v1alpha1\","
+      "\"kind\":\"EnvoyPatchPolicy\",\"metadata\":{\"name\":\"e\",\"namespace\":\"shop\"},\"spec\":{\"type\":\"JSONPatch\","
+      "\"targetRef\":{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"g\"},\"jsonPatches\":"
+      "[{\"type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"c\",\"operation\":"
+      "{\"op\":\"add\",\"path\":\"/metadata/filter_metadata/x\",\"value\":{\"l\":[",
+      "\"kind\":{\"group\":\"propertyoverride.io\",\"version\":\"v1alpha1\",\"kind\":\"PropertyOverride\"},"
+      "\"operation\":\"CREATE\",\"namespace\":\"shop\",\"object\":{\"apiVersion\":\"propertyoverride.io/v1alpha1\","
+      "\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"p\",\"namespace\":\"shop\"},\"spec\":{\"targetRef\":"
+      "{\"kind\":\"ServiceDefaults\",\"name\":\"api\"},\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\","
+      "\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/metadata/filter_metadata/x\",\"value\":{\"l\":["};
+  static const char *const tail[] = {"]}}}}}}]}}}}", "]}}}]}}}}", "]}}]}}}}"};
+  w += sprintf(w, "%s%s", kHead, head[kind]);
+  for (int i = 0; i < n; i++) w += sprintf(w, "%s%s", i ? "," : "", unit);
+  return w + sprintf(w, "%s", tail[kind]);
 }
 
 char *po_TestReview_Body(po_TestReview which, size_t *len) {
@@ -75,6 +103,22 @@ char *po_TestReview_Body(po_TestReview which, size_t *len) {
       memset(w, 'x', n);
       w += n;
       w += sprintf(w, "\"}]}}}}");
+      break;
+    }
+    case kReview_EfStrings:
+    case kReview_EfNumbers:
+    case kReview_EfObjects:
+    case kReview_EppStrings:
+    case kReview_EppNumbers:
+    case kReview_EppObjects:
+    case kReview_PoStrings:
+    case kReview_PoNumbers:
+    case kReview_PoObjects: {
+      /* Just within the bounds (review.c): 400,000 values (a few are the envelope's), or
+       * 100,000 containers for the objects (three values each). */
+      int k = (which - kReview_EfStrings) / 3, u = (which - kReview_EfStrings) % 3;
+      static const char *const units[] = {"\"s\"", "1.5", "{\"a\":1}"};
+      w = value_list(w, k, units[u], u == 2 ? 99000 : 399000);
       break;
     }
     case kReview_Count: break;

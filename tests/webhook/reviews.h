@@ -14,6 +14,18 @@ typedef enum {
   kReview_Containers,    /* 99,000 empty JSON objects (just within the webhook's bound) */
   kReview_Scalars,       /* 399,000 one-digit numbers (just within the bound) */
   kReview_Strings,       /* a PropertyOverride whose one patch value is a 2.6 MB string */
+  /* One patch whose value holds a list of as many "s" strings, 1.5 numbers or {"a":1} objects as
+   * the bounds admit, in an EnvoyFilter, an EnvoyPatchPolicy and a PropertyOverride: the native
+   * kinds convert a value again (controller/targets), so their decoding costs the most. */
+  kReview_EfStrings,
+  kReview_EfNumbers,
+  kReview_EfObjects,
+  kReview_EppStrings,
+  kReview_EppNumbers,
+  kReview_EppObjects,
+  kReview_PoStrings,
+  kReview_PoNumbers,
+  kReview_PoObjects,
   kReview_Count
 } po_TestReview;
 

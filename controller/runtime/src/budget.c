@@ -9,6 +9,7 @@ struct po_Budget {
   po_BudgetOptions opt;
   pthread_mutex_t mu;
   size_t in_flight, peak;
+  size_t reading; /* of in_flight, what TryRead reserved (bodies being read) */
   uint64_t refusals;
 };
 
@@ -30,14 +31,8 @@ void po_Budget_Free(po_Budget *b) {
   free(b);
 }
 
-bool po_Budget_TryAcquire(po_Budget *b, size_t n) {
-  if (n == 0) return true;
-  size_t all = b->opt.bytes;
-  /* Large reservations stop at 7/8: the last eighth stays free for small ones. One alone may
-   * take it all (else one over 7/8 would never fit). */
-  size_t limit = n > all / 64 ? all - all / 8 : all;
-  pthread_mutex_lock(&b->mu);
-  bool fits = n <= all && (b->in_flight == 0 || (n <= limit && b->in_flight <= limit - n));
+/* Under b->mu: counts a reservation of n that fits, or a refusal. */
+static bool take(po_Budget *b, size_t n, bool fits) {
   if (fits) {
     b->in_flight += n;
     if (b->in_flight > b->peak) b->peak = b->in_flight;
@@ -46,9 +41,48 @@ bool po_Budget_TryAcquire(po_Budget *b, size_t n) {
     b->refusals++;
     if (b->opt.refused) b->opt.refused(b->opt.ctx, n);
   }
+  return fits;
+}
+
+bool po_Budget_TryGrow(po_Budget *b, size_t held, size_t n) {
+  if (n == 0) return true;
+  size_t all = b->opt.bytes;
+  /* The whole reservation (held + n) decides large or small, and "alone" is nothing in flight
+   * beside the caller's own: a request that already holds part of its reservation and asks for
+   * the rest must be able to take it all when alone, or one over 7/8 would never fit (429 on an
+   * idle server, every time). */
+  bool whole_ok = held <= all && n <= all - held;
+  size_t total = whole_ok ? held + n : all;
+  /* Large reservations stop at 7/8 (bodies being read aside, they have their own eighth): the
+   * last eighth stays free for small ones and for reading. */
+  bool large = total > all / 64;
+  size_t limit = large ? all - all / 8 : all;
+  pthread_mutex_lock(&b->mu);
+  size_t others = b->in_flight > held ? b->in_flight - held : 0;
+  size_t counted = large ? b->in_flight - b->reading : b->in_flight;
+  bool fits = whole_ok && (others == 0 || (n <= limit && counted <= limit - n && b->in_flight <= all - n));
+  take(b, n, fits);
   pthread_mutex_unlock(&b->mu);
   return fits;
 }
+
+bool po_Budget_TryRead(po_Budget *b, size_t n) {
+  if (n == 0) return true;
+  size_t all = b->opt.bytes;
+  pthread_mutex_lock(&b->mu);
+  bool fits = n <= all / 8 && b->reading <= all / 8 - n && b->in_flight <= all - n;
+  if (take(b, n, fits)) b->reading += n;
+  pthread_mutex_unlock(&b->mu);
+  return fits;
+}
+
+void po_Budget_ReadDone(po_Budget *b, size_t n) {
+  pthread_mutex_lock(&b->mu);
+  b->reading = n > b->reading ? 0 : b->reading - n;
+  pthread_mutex_unlock(&b->mu);
+}
+
+bool po_Budget_TryAcquire(po_Budget *b, size_t n) { return po_Budget_TryGrow(b, 0, n); }
 
 void po_Budget_Release(po_Budget *b, size_t n) {
   if (n == 0) return;

@@ -116,6 +116,7 @@ typedef struct {
   const char *msg, *encoded; /* the message's name, and the value decoded and encoded again */
   size_t encoded_len;
   int checks;                /* string members looked at (bounded: each costs a decode) */
+  size_t *work;              /* bytes decoded by those checks in this EnvoyFilter, all patches */
   bool oom;
   const char *keys[kMaxFindDepth]; /* the path down to the member looked at (list indexes: NULL) */
   size_t idx[kMaxFindDepth];
@@ -158,8 +159,12 @@ static bool sets_nothing(Zero *z, const po_Value *c) {
  * message encodes the same, the member set nothing. Fields with presence (oneof members,
  * optional, wrappers, messages) change it and are not named. Returns the depth of the first
  * such member (its path in z->keys/idx), depth-first, or -1. At most kMaxZeroChecks members are
- * looked at, each a decode of the value; the path is printed once, for the hit. */
-enum { kMaxZeroChecks = 16 };
+ * looked at, each a decode of the whole value, and no more than kMaxZeroWork bytes decoded in
+ * all the EnvoyFilter's patches: 17 such members beside a list of 150,000 strings took one
+ * review from 0.13 s to 0.96 s of CPU (1.5 MB: 0.35 s to 3.2 s); a value of 600 KB now gets one
+ * look, one over 1 MiB none (the finding is a warning: a huge value may go without it). The
+ * path is printed once, for the hit. */
+enum { kMaxZeroChecks = 16, kMaxZeroWork = 1 << 20 };
 static int zero_by_name(Zero *z, const po_Value *v, int depth) {
   if (depth >= kMaxFindDepth || z->oom) return -1;
   bool map = po_Value_Kind(v) == kPo_ValueKind_Map;
@@ -172,7 +177,8 @@ static int zero_by_name(Zero *z, const po_Value *v, int depth) {
     size_t len = 0;
     const char *t = po_Value_Kind(c) == kPo_ValueKind_String ? po_Value_String(c, &len) : NULL;
     if (t && map && maybe_zero(t, len)) {
-      if (z->checks++ >= kMaxZeroChecks) return -1;
+      if (z->checks++ >= kMaxZeroChecks || *z->work + z->encoded_len > kMaxZeroWork) return -1;
+      *z->work += z->encoded_len;
       if (sets_nothing(z, c)) return depth + 1;
       if (z->oom) return -1;
       continue;
@@ -227,6 +233,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
                po_Arena_Printf(a, "spec.configPatches: %zu patches; at most %d are checked in one EnvoyFilter", n,
                                kMaxConfigPatches));
   }
+  size_t zero_work = 0; /* kMaxZeroWork */
   for (size_t i = 0; i < n; i++) {
     json_object *cp = json_object_array_get_idx(cps, i), *patch = po_Json_Get(cp, "patch");
     const char *apply_to = po_Json_String(cp, "applyTo"), *op = po_Json_String(patch, "operation");
@@ -278,7 +285,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     if (op && !strcmp(op, "MERGE")) {
       const char *z = find(value, false, a), *l = find(value, true, a);
       if (!z) { /* a zero by name: a string member that sets nothing */
-        Zero zs = {.root = pv, .msg = msg};
+        Zero zs = {.root = pv, .msg = msg, .work = &zero_work};
         zs.encoded = po_Message_ToJson(pm, a, &zs.encoded_len, &st);
         if (!zs.encoded && st.code == kPo_ErrNoMemory) return false;
         int hit = zs.encoded ? zero_by_name(&zs, pv, 0) : -1;

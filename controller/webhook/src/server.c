@@ -39,14 +39,11 @@ static void budget_refused(void *ctx, size_t asked) {
   if (s->opt.observe_budget) s->opt.observe_budget(s->opt.observe_ctx, 0, true);
 }
 
-/* What deciding the largest review the limits admit costs, in multiples of its body (27.7:
- * tests/webhook/test_webhook_cost, "maximal"): reserved with the body before it is read, so that
- * bodies read do not hold the memory their decoding needs (128 maximal reviews at once were
- * all read, and then none could be decoded); set exactly once the body is in. */
-enum { kDecodeFactor = 28 };
-
-/* The body is in (the HTTP layer reserved it); decoding it costs a multiple of it that depends
- * on its shape, reserved too before anything is decoded. False: answered (429 or 413). */
+/* The body is in (the HTTP layer reserved its bytes as they arrived); decoding it costs a multiple
+ * of it that depends on its shape and kind (po_Admission_Cost, one scan), reserved before
+ * anything is decoded. No estimate is reserved before that: the body alone holds nothing of
+ * the budget while it is read (a sender that sends nothing must hold nothing), and the scan is
+ * the exact figure. False: answered (429 or 413). */
 static bool reserve_decode(po_WebhookServer *s, po_HttpRequest *rq, const char *body, size_t len, bool *ok) {
   size_t cost = po_Admission_Cost(body, len);
   unsigned over = po_HttpRequest_Reserve(rq, cost);
@@ -160,7 +157,6 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
                                                 .idle_timeout = opt->idle_timeout,
                                                 .max_body = opt->max_body,
                                                 .budget = s->budget,
-                                                .decode_factor = kDecodeFactor,
                                                 .handler = handle,
                                                 .ctx = s,
                                                 .refused = refused,

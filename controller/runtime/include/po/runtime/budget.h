@@ -5,8 +5,11 @@
  *
  * Large reservations cannot take the whole budget: those over budget/64 (a "large" one) fit only
  * while the bytes in flight stay within 7/8 of it (or alone), so the last eighth is left to small
- * ones and a flood of maximal requests never refuses an ordinary one. Thread
- * safe; costs are O(1) under one mutex. */
+ * ones and a flood of maximal requests never refuses an ordinary one. Large request bodies being
+ * read (TryRead) have that last eighth too, and only it: what they hold does not count against
+ * the 7/8 of large ones, so that senders (however many, however slow) can never hold what
+ * deciding complete requests needs, and never more than an eighth of the budget. Thread safe;
+ * costs are O(1) under one mutex. */
 #ifndef PO_RUNTIME_BUDGET_H
 #define PO_RUNTIME_BUDGET_H
 
@@ -36,6 +39,16 @@ void po_Budget_Free(po_Budget *b);
  * reservation over the whole budget never fits: callers check po_Budget_Bytes first to tell
  * "too large ever" (413) from "not now" (429). n 0: true. */
 bool po_Budget_TryAcquire(po_Budget *b, size_t n);
+/* Adds n bytes to a reservation of `held` bytes the caller already has: the same rules for the
+ * whole (held + n), and "alone" when nothing beside those `held` is in flight, so a reservation
+ * within the whole budget grown by an idle server's only request always fits. */
+bool po_Budget_TryGrow(po_Budget *b, size_t held, size_t n);
+/* Reserves n bytes for a body being read: true while the bodies being read hold at most an eighth
+ * of the budget with them (and the whole budget is not passed); false (a refusal) when not. */
+bool po_Budget_TryRead(po_Budget *b, size_t n);
+/* n bytes reserved by TryRead are no longer a body being read (its request is complete, or
+ * gone): they stay reserved as the request's own until released. */
+void po_Budget_ReadDone(po_Budget *b, size_t n);
 /* Gives back n bytes of earlier reservations. */
 void po_Budget_Release(po_Budget *b, size_t n);
 

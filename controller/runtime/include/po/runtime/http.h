@@ -15,15 +15,21 @@
  *   - a declared body over max_body is answered 413 before it is read (also under
  *     `Expect: 100-continue`); a chunked body is refused by closing the connection (its chunk
  *     framing can be trickled without delivering data, so no deadline could be checked);
- *   - with a memory budget (po/runtime/budget.h), each request reserves request_cost plus its
- *     declared Content-Length (and the NUL after it) plus decode_factor times it before its body
- *     is read, and keeps the reservation until its answer is sent; the handler sets the exact
- *     cost of its work once it has the body (po_HttpRequest_Reserve: more, or some back); an
- *     estimate past the budget is cut to what the body leaves of it (the request then waits to
- *     be alone). One that does not fit now is answered 429 with `Retry-After: 1` before its
- *     body is read, one whose body alone is larger than the whole budget 413; so the bytes held
- *     for requests never pass the budget, however many clients send at once; a reservation of
- *     8 MiB or more hands its freed memory back to the system (malloc_trim) before it ends;
+ *   - a body must be in within 5 s plus 1 s per MiB declared (at most request_timeout): the
+ *     API server sends it at once; past that it is cut (408, the connection closed);
+ *   - with a memory budget (po/runtime/budget.h), a request reserves nothing before its body
+ *     arrives, then what has arrived (64 KiB steps, with request_cost): a client that sends
+ *     headers and then nothing, or a byte every few seconds, holds nothing of it. A large body
+ *     (request_cost and body over budget/64) is reserved within the eighth of the budget that
+ *     large bodies being read share (po_Budget_TryRead), its buffer an anonymous mapping whose
+ *     pages become resident as it is written. Once the body is complete, decode_factor times it
+ *     is reserved for the handler's work (which sets the exact cost, po_HttpRequest_Reserve:
+ *     more, or some back); an estimate past the budget is cut to what the body leaves of it.
+ *     A body that does not fit while it arrives is not kept and is answered 429 with
+ *     `Retry-After: 1` once it is in; one whose body alone is larger than the whole budget
+ *     413 before it is read; so the bytes held for requests never pass the budget, however many
+ *     clients send at once; a reservation of 8 MiB or more hands its freed memory back to the
+ *     system (malloc_trim) before it ends;
  *   - TLS 1.2/1.3, AEAD suites, ECDHE only; the certificate and key files are re-read when they
  *     change (checked at most once a second, at handshakes); a pair that fails to load keeps
  *     the previous one.
@@ -65,9 +71,9 @@ typedef struct {
   /* Borrowed; NULL: requests are bounded one by one (max_body) but not together. */
   po_Budget *budget;
   size_t request_cost; /* bytes reserved per request beside its body (buffers, answer); 0: 64 KiB */
-  /* The handler's work on a body is estimated at this many times the body, reserved with it
-   * before it is read, so that bodies admitted do not hold the budget that deciding them needs;
-   * the handler sets the exact figure with po_HttpRequest_Reserve. 0: nothing beyond the body. */
+  /* The handler's work on a body is estimated at this many times the body, reserved once the
+   * body is complete, before the handler runs; the handler sets the exact figure with
+   * po_HttpRequest_Reserve. 0: nothing beyond the body (the handler reserves its own). */
   unsigned decode_factor;
   po_HttpHandler handler;
   void *ctx;
@@ -105,8 +111,9 @@ bool po_HttpRequest_HasArgValue(const po_HttpRequest *rq, const char *key, const
 double po_HttpRequest_Seconds(const po_HttpRequest *rq); /* since the headers arrived */
 
 /* Sets the handler's work on this request at n bytes, beside the body: gives back what the
- * up-front estimate (decode_factor times the body) reserved beyond n, or reserves the rest on
- * the server's budget (all released when the answer is sent). 0 when done (always, without a
+ * estimate (decode_factor times the body) reserved beyond n, or reserves the rest on the
+ * server's budget (all released when the answer is sent); the request's own reservation is its
+ * own: alone on the server, it may grow to the whole budget. 0 when done (always, without a
  * budget), else the status to answer with: 413 when the request's whole reservation would be
  * over the whole budget (it can never be served), 429 when it does not fit now (answer with
  * po_HttpRequest_Busy). */
