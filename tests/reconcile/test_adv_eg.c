@@ -262,6 +262,44 @@ static void test_adv_tenant_mixed_backend_refuses_policy(void **state) {
   assert_non_null(policy("edge")); /* fails: the platform's own api patch goes too */
 }
 
+/* F6. routeNamespaces ["payments", "*"]: the namespace the platform named explicitly gets no
+ * precedence over those "*" admits; routes are ordered by namespace name only, so a tenant that
+ * creates namespace "a-evil" (any name sorting before "payments") and floods it displaces every
+ * route of "payments" from the platform's policy. */
+static size_t entries_of(const char *name, const char *ns) {
+  char prefix[128];
+  snprintf(prefix, sizeof prefix, "httproute/%s/", ns);
+  json_object *ps = get(get(policy(name), "spec"), "jsonPatches");
+  size_t n = 0;
+  for (size_t i = 0; ps && i < json_object_array_length(ps); i++) {
+    const char *e = json_object_get_string(get(json_object_array_get_idx(ps, i), "name"));
+    n += !strncmp(e, prefix, strlen(prefix));
+  }
+  return n;
+}
+static void test_adv_star_displaces_named_namespace(void **state) {
+  (void)state;
+  gateway(0, false);
+  route("default", "site", 1, NULL, NULL);
+  for (int i = 0; i < 40; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "p%03d", i);
+    route("payments", name, 16, NULL, NULL);
+  }
+  platform("edge", "[\"payments\",\"*\"]", kCluster);
+  assert_true(gw().ok);
+  assert_int_equal(entries_of("edge", "payments"), 40 * 16);
+  for (int i = 0; i < 600; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "x%03d", i);
+    route("a-evil", name, 16, NULL, NULL);
+  }
+  assert_true(gw().ok);
+  print_message("F6: payments entries %zu (was 640), a-evil entries %zu\n", entries_of("edge", "payments"),
+                entries_of("edge", "a-evil"));
+  assert_int_equal(entries_of("edge", "payments"), 40 * 16); /* fails: 0 */
+}
+
 /* H1 (expected to hold): a left-out route comes back when room is made. */
 static void test_adv_left_out_comes_back(void **state) {
   (void)state;
@@ -293,6 +331,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_gateway_bound_starves_listener_patch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_selector_listener_kills_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_tenant_mixed_backend_refuses_policy, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_star_displaces_named_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_left_out_comes_back, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
