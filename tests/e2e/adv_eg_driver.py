@@ -48,7 +48,7 @@ elif cmd == "churn":
     while time.time() < end:
         s, _ = req("POST", base(ns), route(ns, "0000", 1, 0)); ops += 1; bad += s >= 300
         s, _ = req("DELETE", base(ns) + "/0000"); ops += 1; bad += s >= 300
-        s, _ = req("PATCH", base(ns) + "/r%04d" % (k % 50), {"metadata": {"labels": {"churn": str(k)}}},
+        s, _ = req("PATCH", base("tenant") + "/r%04d" % (k % 50), {"metadata": {"labels": {"churn": str(k)}}},
                    "application/merge-patch+json"); ops += 1; bad += s >= 300
         k += 1
     print("%d requests in %.0f s (%.1f/s), %d failed" % (ops, secs, ops / secs, bad))

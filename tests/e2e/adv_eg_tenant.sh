@@ -16,6 +16,9 @@ build=$1
 churn_s=${ADV_CHURN_S:-60}
 fat=${ADV_FAT:-200}
 fat_kb=${ADV_FAT_KB:-256}
+opt=${ADV_OPT:-}       # e.g. '["*"]': the platform opts in (phase 1 then counts policy rewrites)
+base=${ADV_BASE:-50}   # the tenant's standing 16-rule routes
+churn_ns=${ADV_CHURN_NS:-tenant}
 fake=()
 [ "${PO_APISERVER:-local}" = local ] && fake=(--fake-envoy-gateway)
 eg_crds() {
@@ -32,6 +35,7 @@ kubectl wait --for=condition=Established crd/envoypatchpolicies.gateway.envoypro
   crd/gateways.gateway.networking.k8s.io crd/httproutes.gateway.networking.k8s.io --timeout=60s >/dev/null
 kubectl create namespace infra >/dev/null
 kubectl create namespace tenant >/dev/null
+[ "$churn_ns" != tenant ] && kubectl create namespace "$churn_ns" >/dev/null
 lc_controller --envoy-gateway auto || exit 1
 lc_register_webhook Fail
 epp=propertyoverride-platform
@@ -42,7 +46,7 @@ hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$LC_CONTROLLER_PID/status"; }
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$LC_CONTROLLER_PID/status"; }
 cpu_s() { awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$LC_CONTROLLER_PID/stat"; }
 msg() { kubectl -n infra get propertyoverride platform -o jsonpath='{.status.conditions[?(@.type=="Programmed")].message}'; }
-kubectl apply -f - >/dev/null <<'YAML'
+kubectl apply -f - >/dev/null <<YAML
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
 metadata: {name: eg, namespace: infra}
@@ -64,6 +68,7 @@ kind: PropertyOverride
 metadata: {name: platform, namespace: infra}
 spec:
   targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  routeNamespaces: ${opt:-[]}
   patches:
     - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
       op: add
@@ -73,10 +78,13 @@ YAML
 eventually "the platform's policy" 60 1 count
 export ADV_URL=$LC_URL ADV_CA=$LC_WORK/tls/ca.crt ADV_TOKEN=$(lc_token)
 drv=$(dirname "$0")/adv_eg_driver.py
-/usr/bin/python3 "$drv" bulk tenant r 50 16 0 >/dev/null
+/usr/bin/python3 "$drv" bulk tenant r "$base" 16 0 >/dev/null
+if [ -z "$opt" ]; then
 eventually "the status names tenant/r0000 as not followed" 60 yes sh -c \
   "kubectl -n infra get propertyoverride platform -o jsonpath='{.status.conditions[?(@.type==\"Programmed\")].message}' | grep -q 'not followed: HTTPRoute tenant/r0000' && echo yes"
-sleep 3
+fi
+sleep 10
+echo "     before the churn: policy entries $(count), $(policy_json | jq -c .spec.jsonPatches | wc -c) bytes"
 
 # ---- phase 1: churn ----
 kubectl -n infra get propertyoverride platform -w --output-watch-events -o name >"$e2e_work/po.watch" 2>/dev/null &
@@ -85,7 +93,7 @@ kubectl -n infra get envoypatchpolicy "$epp" -w --output-watch-events -o name >"
 w2=$!
 sleep 2
 po0=$(wc -l <"$e2e_work/po.watch") epp0=$(wc -l <"$e2e_work/epp.watch") c0=$(cpu_s)
-/usr/bin/python3 "$drv" churn tenant "$churn_s" >"$e2e_work/churn.out" &
+/usr/bin/python3 "$drv" churn "$churn_ns" "$churn_s" >"$e2e_work/churn.out" &
 ch=$!
 sleep $((churn_s / 2))
 t0=$(date +%s.%N)

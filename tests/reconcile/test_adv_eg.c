@@ -300,6 +300,32 @@ static void test_adv_star_displaces_named_namespace(void **state) {
   assert_int_equal(entries_of("edge", "payments"), 40 * 16); /* fails: 0 */
 }
 
+/* H2 (expected to hold): a tenant route naming the Gateway 32 times (no sectionName, 8
+ * listeners) with a 253-character name counts once: one entry per rule. */
+static void test_adv_many_parent_refs_count_once(void **state) {
+  (void)state;
+  gateway(7, false);
+  route("default", "site", 1, NULL, NULL);
+  char name[254];
+  memset(name, 'a', 253);
+  name[253] = '\0';
+  char text[16384];
+  size_t n = (size_t)snprintf(text, sizeof text,
+                              "{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{"
+                              "\"name\":\"%s\",\"namespace\":\"tenant\"},\"spec\":{\"parentRefs\":[", name);
+  for (int i = 0; i < 32; i++) n += (size_t)snprintf(text + n, sizeof text - n, "%s{\"name\":\"eg\",\"namespace\":\"default\"}", i ? "," : "");
+  n += (size_t)snprintf(text + n, sizeof text - n, "],\"rules\":[");
+  for (int i = 0; i < 16; i++) n += (size_t)snprintf(text + n, sizeof text - n, "%s{\"backendRefs\":[{\"name\":\"s%d\",\"port\":80}]}", i ? "," : "", i);
+  snprintf(text + n, sizeof text - n, "]}}");
+  char key[400];
+  snprintf(key, sizeof key, "HTTPRoute/tenant/%s", name);
+  put(key, parse(text));
+  platform("edge", "[\"tenant\"]", kCluster);
+  assert_true(gw().ok);
+  print_message("H2: %zu entries (want 17)\n", patch_count("edge"));
+  assert_int_equal(patch_count("edge"), 17);
+}
+
 /* H1 (expected to hold): a left-out route comes back when room is made. */
 static void test_adv_left_out_comes_back(void **state) {
   (void)state;
@@ -333,6 +359,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_tenant_mixed_backend_refuses_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_star_displaces_named_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_left_out_comes_back, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_many_parent_refs_count_once, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
