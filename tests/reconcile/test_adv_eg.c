@@ -300,6 +300,68 @@ static void test_adv_star_displaces_named_namespace(void **state) {
   assert_int_equal(entries_of("edge", "payments"), 40 * 16); /* fails: 0 */
 }
 
+/* F7. The bound counts json-c's bytes; the API server (Go's encoding/json, EscapeHTML) stores
+ * '<', '>' and '&' as \\u003c etc. (6 bytes) and '/' unescaped. A platform value with such
+ * characters, opted in to a tenant's routes: the policy computed under 1 MiB is ~2.3 MiB as the
+ * API server sends it to etcd (measured on the real kube-apiserver, adv_eg_memory.sh phase A:
+ * "trying to send message larger than max (2423261 vs. 2097152)", the policy left with 0 entries,
+ * the Gateway's reconcile failing and retrying). */
+static size_t go_bytes(json_object *o) {
+  const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+  size_t n = 0;
+  for (const char *p = t; *p; p++) n += (*p == '<' || *p == '>' || *p == '&') ? 6 : 1;
+  return n;
+}
+static void test_adv_bound_ignores_stored_encoding(void **state) {
+  (void)state;
+  gateway(0, false);
+  route("default", "site", 1, NULL, NULL);
+  for (int i = 0; i < 600; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%03d", i);
+    route("tenant", name, 16, NULL, NULL);
+  }
+  char v[80];
+  memset(v, '<', 60);
+  v[60] = '\0';
+  char patches[512];
+  snprintf(patches, sizeof patches,
+           "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
+           "\"path\":\"/alt_stat_name\",\"value\":\"%s\"}]", v);
+  platform("edge", "[\"tenant\"]", patches);
+  assert_true(gw().ok);
+  assert_non_null(policy("edge"));
+  size_t stored = go_bytes(get(get(policy("edge"), "spec"), "jsonPatches"));
+  print_message("F7: %zu entries; jsonPatches as the API server encodes them: %zu bytes (bound %d)\n", patch_count("edge"),
+                stored, (int)kPo_EGMaxPolicyBytes);
+  assert_true(stored <= kPo_EGMaxPolicyBytes); /* fails: ~2.3 MiB */
+}
+
+/* H3 (expected to hold): a restarted controller (a new index) over a full opted-in policy
+ * rewrites neither the policy nor the status. */
+static void test_adv_restart_rewrites_nothing(void **state) {
+  (void)state;
+  gateway(0, false);
+  route("default", "site", 1, NULL, NULL);
+  for (int i = 0; i < 600; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "r%03d", i);
+    route("tenant", name, 16, NULL, NULL);
+  }
+  platform("edge", "[\"tenant\"]", kCluster);
+  assert_true(gw().ok);
+  eg_programs("edge");
+  assert_true(gw().ok);
+  assert_true(gw().ok);
+  int writes = F.target_writes, statuses = F.status_patches;
+  restart_with("edge");
+  assert_true(gw().ok);
+  print_message("H3: after a restart: %d policy writes, %d status patches\n", F.target_writes - writes,
+                F.status_patches - statuses);
+  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(F.status_patches, statuses);
+}
+
 /* H2 (expected to hold): a tenant route naming the Gateway 32 times (no sectionName, 8
  * listeners) with a 253-character name counts once: one entry per rule. */
 static void test_adv_many_parent_refs_count_once(void **state) {
@@ -358,6 +420,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_selector_listener_kills_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_tenant_mixed_backend_refuses_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_star_displaces_named_namespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_bound_ignores_stored_encoding, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_restart_rewrites_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_left_out_comes_back, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_many_parent_refs_count_once, setup, teardown),
   };
