@@ -9,6 +9,9 @@
 #   patches each, ADV_ROUTES 16-rule tenant routes over 4 namespaces: the controller's VmHWM.
 # Phase C (route cache): ADV_FAT routes of ~235 KiB (header matches the controller never reads),
 #   not followed: the controller's RSS against the 256 MiB limit of deploy/ and the chart.
+# Phase D (after C): the tenant churns a route (create/delete, 30 s) while its fat routes exist:
+#   every Gateway reconcile parses every cached HTTPRoute text; the platform's edit latency and
+#   the controller's CPU.
 . "$(dirname "$0")/lib.sh"
 build=$1
 pos=${ADV_POS:-5}
@@ -115,5 +118,33 @@ if [[ $phases == *C* ]]; then
   sleep 15
   echo "     fat: controller VmRSS $(rss_kib) KiB VmHWM $(hwm_kib) KiB; alive: $(kill -0 $LC_CONTROLLER_PID 2>/dev/null && echo yes || echo no)"
   check "fat: the controller's RSS under 256 MiB with $fat tenant routes it does not follow" test "$(rss_kib)" -lt $((256 * 1024))
+fi
+if [[ $phases == *D* ]]; then
+  kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: platform, namespace: infra}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  patches:
+    - {resourceFilter: {resourceType: cluster, trafficDirection: outbound}, op: add, path: /connect_timeout, value: 3s}
+YAML
+  sleep 15
+  val() { pol platform | jq -r '[.spec.jsonPatches[].operation.value] | unique | join(",")'; }
+  t0=$(date +%s.%N)
+  kubectl -n infra patch propertyoverride platform --type=json -p '[{"op":"replace","path":"/spec/patches/0/value","value":"4s"}]' >/dev/null
+  eventually "quiet: a platform edit applied" 120 4s val
+  quiet=$(echo "$(date +%s.%N) - $t0" | bc)
+  cpu0=$(awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$LC_CONTROLLER_PID/stat")
+  /usr/bin/python3 "$drv" churn t2 30 >"$e2e_work/churn.out" &
+  ch=$!
+  sleep 10
+  t0=$(date +%s.%N)
+  kubectl -n infra patch propertyoverride platform --type=json -p '[{"op":"replace","path":"/spec/patches/0/value","value":"5s"}]' >/dev/null
+  eventually "churn: a platform edit applied" 300 5s val
+  busy=$(echo "$(date +%s.%N) - $t0" | bc)
+  wait $ch
+  cpu1=$(awk '{printf "%.2f", ($14 + $15) / 100}' "/proc/$LC_CONTROLLER_PID/stat")
+  echo "     churn with fat routes: $(cat "$e2e_work/churn.out"); edit latency quiet ${quiet} s, during churn ${busy} s; controller CPU $(echo "$cpu1 - $cpu0" | bc) s"
 fi
 finish
