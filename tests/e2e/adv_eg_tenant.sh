@@ -11,6 +11,11 @@
 # Phase 2 (memory): ADV_FAT routes of ~ADV_FAT_KB KiB each (matches with headers the controller
 #   never reads) in the tenant's namespace, not followed: VmRSS/VmHWM of the controller and the
 #   time a platform edit takes.
+# Measured 2026-12-04 (real kube-apiserver, build 1bb7fe9):
+#   not opted in: 8184 tenant requests in 60 s -> 2505 status writes of infra/platform, 0 policy
+#     writes, 9.0 s controller CPU; 200 fat routes (46 MiB) -> RSS 24 -> 75 MiB
+#   ADV_OPT='["*"]' ADV_BASE=700 ADV_CHURN_NS=a0: 7059 requests in 60 s -> 25 rewrites of the
+#     1,011,726-byte policy and 26 status writes; VmHWM 136 MiB
 . "$(dirname "$0")/lib.sh"
 build=$1
 churn_s=${ADV_CHURN_S:-60}
