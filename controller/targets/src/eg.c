@@ -296,6 +296,23 @@ json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
   return st;
 }
 
+json_object *po_EG_RouteTrim(const json_object *route) {
+  json_object *t = po_EG_RouteCopy(route, true), *md = po_Json_Get(t, "metadata");
+  json_object *src = po_Json_Get(route, "metadata");
+  static const char *const kKeep[] = {"uid", "resourceVersion", "generation", "deletionTimestamp"};
+  bool ok = t != NULL;
+  for (size_t i = 0; ok && i < sizeof kKeep / sizeof *kKeep; i++) {
+    json_object *v = po_Json_Get(src, kKeep[i]), *c = NULL;
+    if (!v) continue;
+    ok = json_object_deep_copy(v, &c, NULL) == 0 && po_Json_Put(md, kKeep[i], c);
+  }
+  if (!ok) {
+    json_object_put(t);
+    return NULL;
+  }
+  return t;
+}
+
 bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns) {
   for (size_t i = 0; i < n; i++) {
     if (!strcmp(ns[i], "*") || !strcmp(ns[i], rns)) return true;

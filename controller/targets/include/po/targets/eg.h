@@ -87,6 +87,12 @@ void po_EG_RouteParents(const struct json_object *route, void (*fn)(void *ctx, c
  * (no managedFields, annotations or status; no rules of a route no PropertyOverride of the Gateway
  * follows) keeps a tenant's routes from costing a whole copy each per reconcile. */
 struct json_object *po_EG_RouteCopy(const struct json_object *route, bool followed);
+/* What the controller keeps of an HTTPRoute at all (the route informer's cache: its transform):
+ * po_EG_RouteCopy(route, true) plus metadata uid, resourceVersion, generation and
+ * deletionTimestamp. A route's matches, filters, annotations and managedFields (up to ~1.5 MB
+ * of a tenant's text each) are never read, so the cache costs what is read, not what a tenant
+ * writes. A new reference; NULL when out of memory. */
+struct json_object *po_EG_RouteTrim(const struct json_object *route);
 /* Whether namespace rns is among `ns` (n of them; "*" is every namespace). */
 bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns);
 /* Whether one of the route's parentRefs names Gateway ns/gateway (attachment itself, the
