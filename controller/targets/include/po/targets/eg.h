@@ -60,20 +60,22 @@ typedef struct {
 } po_EGTopology;
 
 /* What a policy holds and what it leaves out. The routes followed get room in order: those of
- * the PropertyOverride's own namespace first, then by namespace and name; a route whose cluster
- * entries do not fit, and every route after it, is left out whole, so a route of the own
- * namespace is never displaced by another namespace's, and a newcomer displaces only routes
- * after it. Strings in the arena. */
+ * the PropertyOverride's own namespace first, then those of the namespaces spec.routeNamespaces
+ * names, in its order, then those "*" admits, each by namespace and name; a route whose cluster
+ * entries do not fit, and every route after it, is left out whole (and not walked), so a route
+ * of the own namespace is never displaced by another namespace's, one of a named namespace never
+ * by one "*" admits, and a newcomer displaces only routes after it. Strings in the arena. */
 typedef struct {
   size_t bytes;               /* spec.jsonPatches serialized (an upper bound: every escape counted) */
   size_t patches;             /* its entries */
   size_t max_bytes;           /* the bound applied */
   size_t routes;              /* followed HTTPRoutes whose clusters are in */
-  size_t cut_routes;          /* followed HTTPRoutes left out by the bound ... */
-  size_t cut_entries;         /* ... and the entries they would have added */
+  size_t cut_routes;          /* followed HTTPRoutes from the first the bound left out on (not walked) */
   const char *first_cut;      /* "ns/name" of the first of them, NULL when none */
   size_t unfollowed;          /* attached HTTPRoutes of namespaces not followed */
-  const char *first_unfollowed; /* "ns/name" of the first of them (by namespace, name) */
+  size_t uncertain;           /* followed HTTPRoutes that may attach through a selector listener: left out */
+  const char *selector_listener; /* the first such listener's name */
+  size_t mixed;               /* other namespaces' HTTPRoutes left out: a rule to a patched Service and another backend */
 } po_EGFit;
 
 /* The Gateways an HTTPRoute's spec.parentRefs name (group gateway.networking.k8s.io, kind
@@ -99,14 +101,20 @@ bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns);
  * listeners' allowedRoutes, is po_EG_EnvoyPatchPolicy's to judge). */
 bool po_EG_RouteNamesGateway(const struct json_object *route, const char *ns, const char *gateway);
 
+/* The bytes of the policy's jsonPatches that do not depend on HTTPRoutes: "[]" and its listener
+ * and route configuration entries (what po_EG_EnvoyPatchPolicy counts first). The Gateway's
+ * shared bound reserves these for every PropertyOverride before any gets room for route
+ * clusters (eg_write.c), so routes never starve a listener patch. 0 when out of memory. */
+size_t po_EG_FixedBytes(const po_CompiledOverride *c, const struct json_object *gateway, po_Arena *a);
+
 /* The EnvoyPatchPolicy for an accepted override of a Gateway target (a new reference). NULL
  * when out of memory; *why (may be NULL) gets the reason when the input cannot make one (not an
- * accepted Gateway override, no or another Gateway, a patch that would touch no resource or
- * would leak to a backend outside its services, a namespace selector, listener and route patches
- * over the bound by themselves), else NULL. *fit (may be NULL) says what it holds and what was
+ * accepted Gateway override, no or another Gateway, a patch that would touch no resource, a rule
+ * of the own namespace that would leak a patch to a backend outside its services, listener and
+ * route patches over the bound by themselves), else NULL. *fit (may be NULL) says what it holds and what was
  * left out. Cost linear in patches x (listeners + rules x backendRefs x services); memory: each
  * patch's value once (shared by its entries), an entry per cluster taken, nothing per route
- * left out. */
+ * left out, and routes past the bound are not walked. */
 struct json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
                                            const char **why, po_EGFit *fit);
 
