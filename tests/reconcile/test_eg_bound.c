@@ -5,9 +5,10 @@
  *   namespaces spec.routeNamespaces names; a tenant's routes attached through a listener that
  *   admits every namespace are left out (and said in Programmed);
  * - the bound: a policy's jsonPatches stay within kPo_EGMaxPolicyBytes, the Gateway's policies
- *   together within kPo_EGMaxGatewayBytes; routes get room own namespace first, then by
- *   namespace and name, so a tenant's route never displaces the platform's; Programmed says the
- *   bound, the size and what was left out (reason PolicyFull);
+ *   together within kPo_EGMaxGatewayBytes (every listener and route patch set aside first);
+ *   routes get room own namespace first, then spec.routeNamespaces' in its order, then "*"'s,
+ *   so a tenant's route never displaces the platform's; Programmed says the bound and that
+ *   routes were left out, naming none (reason PolicyFull);
  * - memory: the write path's peak heap, counted by replacing the allocator in this binary (glibc
  *   lets a program define malloc and friends), stays within a few times the policy's size.
  *
