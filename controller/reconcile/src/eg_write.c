@@ -80,7 +80,8 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       if (!items[i].program || items[i].skip || items[i].keep) continue;
       for (size_t j = 0; j < items[i].program->route_namespace_count; j++) whole[nw++] = items[i].program->route_namespaces[j];
     }
-    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name, whole, nw))) return false;
+    /* with io->route, stubs only: the routes the bound lets in are fetched whole one at a time */
+    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name, whole, io->route ? 0 : nw))) return false;
     nr = json_object_array_length(routes);
     if (!(rv = po_Arena_Malloc(ar, (nr ? nr : 1) * sizeof *rv))) {
       json_object_put(routes);
@@ -88,7 +89,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     }
     for (size_t r = 0; r < nr; r++) rv[r] = json_object_array_get_idx(routes, r);
   }
-  po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr};
+  po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr, .route_rules = io->route, .route_ctx = io->ctx};
   /* The Gateway's bound given out by name: deterministic whatever order the index lists them. */
   po_EGItem **order = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *order);
   if (!order) {

@@ -410,10 +410,10 @@ static const char *cluster_name(char *buf, size_t size, const Route *r, size_t r
  * appended; *bytes adds, per cluster, `base` plus its name's bytes as a JSON string and a comma
  * (the jsonPatches entry it becomes). *why when a rule would leak the patch to another backend.
  * Nothing is allocated without `out`: a route left out costs no memory. */
-static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Route *r, size_t base, po_Arena *a,
-                           Names *out, size_t cap, size_t *count, size_t *bytes, const char **why) {
+static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Route *r, const json_object *rules,
+                           size_t base, po_Arena *a, Names *out, size_t cap, size_t *count, size_t *bytes,
+                           const char **why) {
   if (r->skip) return true;
-  json_object *rules = po_Json_Get(po_Json_Get(r->route, "spec"), "rules");
   char buf[640];
   for (size_t i = 0; i < len_of(rules); i++) {
     json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
@@ -439,6 +439,18 @@ static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Ro
     *bytes += base + po_Owned_StringBytes(name) + 1;
     if (out && !name_add(out, po_Arena_Printf(a, "%s", name), cap, false)) return false;
   }
+  return true;
+}
+
+/* Route r's rules (*rules, NULL when none): its own, or for a stub (t->route_rules set) the whole
+ * route's, fetched into *hold (the caller puts it after use): one route whole at a time. False
+ * when out of memory. */
+static bool rules_of(const po_EGTopology *t, const Route *r, json_object **rules, json_object **hold) {
+  *hold = NULL;
+  *rules = po_Json_Get(po_Json_Get(r->route, "spec"), "rules");
+  if (*rules || !t->route_rules) return true;
+  if (!(*hold = t->route_rules(t->route_ctx, r->ns, r->name))) return false;
+  *rules = po_Json_Get(po_Json_Get(*hold, "spec"), "rules");
   return true;
 }
 
@@ -666,16 +678,19 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
    *    proportional to what the policy holds, not to what tenants write. A rule of another
    *    namespace's route sending to a patched Service and another backend leaves that route out
    *    (a tenant cannot refuse the platform's patches); only the own namespace's refuses. */
-  size_t taken = 0, total = fixed;
+  size_t taken = 0, total = fixed, taken_entries = 0;
   bool full = total > fit->max_bytes;
   for (size_t r = 0; ok && !*why && !full && r < nr; r++) {
     size_t count = 0, bytes = 0;
     const char *mixed = NULL;
+    json_object *hold, *rules;
+    ok = rules_of(t, &rs[r], &rules, &hold);
     for (size_t i = 0; ok && !mixed && i < np; i++) {
       Out *o = &outs[i];
       if (o->names.v) continue; /* a listener or route patch */
-      ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, NULL, 0, &count, &bytes, &mixed);
+      ok = route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, NULL, 0, &count, &bytes, &mixed);
     }
+    json_object_put(hold);
     if (!ok) break;
     if (mixed && rs[r].own) {
       *why = mixed;
@@ -689,6 +704,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     }
     if (total + bytes <= fit->max_bytes) {
       total += bytes;
+      taken_entries += count;
       taken = r + 1;
       fit->routes += count > 0;
       continue;
@@ -698,15 +714,21 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     fit->first_cut = or_oom(po_Arena_Printf(a, "%s/%s", rs[r].ns, rs[r].name));
   }
   /* which patches found a cluster: over the routes taken (what the policy holds) */
-  for (size_t r = 0; ok && !*why && r < taken; r++) {
+  for (size_t r = 0; ok && !*why && !full && r < taken; r++) {
+    bool want = false;
+    for (size_t i = 0; i < np; i++) want |= !outs[i].names.v && !outs[i].found;
+    if (!want) break;
+    json_object *hold, *rules;
+    ok = rules_of(t, &rs[r], &rules, &hold);
     for (size_t i = 0; ok && i < np; i++) {
       Out *o = &outs[i];
       if (o->names.v || o->found) continue;
       size_t count = 0, bytes = 0;
       const char *mixed = NULL;
-      ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, NULL, 0, &count, &bytes, &mixed);
+      ok = route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, NULL, 0, &count, &bytes, &mixed);
       o->found += count;
     }
+    json_object_put(hold);
   }
   for (size_t i = 0; ok && !*why && i < np; i++) {
     const Out *o = &outs[i];
@@ -762,14 +784,16 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     Out *o = &outs[i];
     Names names = o->names;
     if (!names.v) {
-      size_t cap = 0, count = 0, bytes = 0;
-      for (size_t r = 0; r < taken; r++) cap += len_of(po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules"));
+      size_t cap = taken_entries, count = 0, bytes = 0; /* every patch's entries over the routes taken */
       names.v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *names.v);
       names.n = 0;
       ok = names.v != NULL;
       const char *mixed = NULL; /* said in step 2 */
       for (size_t r = 0; ok && r < taken; r++) {
-        ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, &names, cap, &count, &bytes, &mixed);
+        json_object *hold, *rules;
+        ok = rules_of(t, &rs[r], &rules, &hold) &&
+             route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, &names, cap, &count, &bytes, &mixed);
+        json_object_put(hold);
       }
     }
     for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(o->url, names.v[k], o->op));

@@ -57,6 +57,12 @@ typedef struct {
   size_t route_count;
   size_t max_bytes; /* the bound on the policy's jsonPatches (serialized); 0: kPo_EGMaxPolicyBytes */
   bool gateway_share; /* max_bytes is what is left of kPo_EGMaxGatewayBytes (said in a refusal) */
+  /* NULL: routes are given with their rules. Else a route without spec.rules is a stub, and this
+   * gives it whole (po_EG_RouteCopy(route, true), a new reference, put after use; an empty
+   * object when it is gone; NULL: out of memory) when its rules are read: only for routes
+   * before the bound's cut. */
+  struct json_object *(*route_rules)(void *ctx, const char *ns, const char *name);
+  void *route_ctx;
 } po_EGTopology;
 
 /* What a policy holds and what it leaves out. The routes followed get room in order: those of
