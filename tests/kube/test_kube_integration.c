@@ -431,6 +431,64 @@ static void test_rest_threads(void **state) {
 /* One handle, kept set up between requests: each verb after another (a GET after a PATCH with a
  * body, a POST after a GET, a DELETE after a POST) does what it says, and the header lists are
  * not built again for every request (once per bearer token). */
+/* po_InformerOptions.transform (issue 21 item 2, F9): the cache keeps what the transform
+ * returns, not the object sent: a ConfigMap of 200 KB kept as its metadata only costs its name,
+ * from the list and from a watch event (the server's text is then not cached either). */
+static json_object *metadata_only(const json_object *o) {
+  json_object *md = NULL, *out = json_object_new_object(), *c = NULL;
+  if (!out || !json_object_object_get_ex((json_object *)o, "metadata", &md) || json_object_deep_copy(md, &c, NULL) != 0) {
+    json_object_put(out);
+    return NULL;
+  }
+  json_object_object_add(out, "metadata", c);
+  return out;
+}
+static void count_data(void *ctx, const char *key, const json_object *o, const char *rv) {
+  (void)key; (void)rv;
+  json_object *d;
+  *(int *)ctx += json_object_object_get_ex((json_object *)o, "data", &d) ? 100 : 1;
+}
+static void test_informer_transform(void **state) {
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  make_ns(c, "trim");
+  po_KubeRef cm = kCm;
+  cm.ns = "trim";
+  char *big = malloc(200001);
+  memset(big, 'x', 200000);
+  big[200000] = 0;
+  json_object *o = configmap("trim", "fat", "t", "1");
+  json_object_object_add(json_object_object_get(o, "data"), "big", json_object_new_string(big));
+  assert_true(po_KubeClient_Create(c, &cm, o, NULL, &st));
+  json_object_put(o);
+  po_InformerOptions io = {0};
+  io.ref = kCm;
+  io.ref.ns = "trim";
+  io.transform = metadata_only;
+  po_InformerHandlers h = {0};
+  po_Informer *inf;
+  assert_true(po_Informer_New(c, &io, &h, &inf, &st));
+  assert_true(po_Informer_Start(inf, &st));
+  assert_true(po_Informer_WaitForSync(inf, 10000));
+  size_t listed = po_Informer_CacheBytes(inf);
+  /* a watch event: a second one, then the cache holds both trimmed */
+  o = configmap("trim", "fat2", "t", "2");
+  json_object_object_add(json_object_object_get(o, "data"), "big", json_object_new_string(big));
+  assert_true(po_KubeClient_Create(c, &cm, o, NULL, &st));
+  json_object_put(o);
+  for (int i = 0; i < 200 && po_Informer_Count(inf) < 2; i++) sleep_ms(50);
+  assert_int_equal(po_Informer_Count(inf), 2);
+  size_t watched = po_Informer_CacheBytes(inf);
+  int seen = 0;
+  po_Informer_ForEach(inf, count_data, &seen);
+  print_message("transform: cache %zu bytes after the list, %zu after a watch event (objects of 200 KB)\n", listed,
+                watched);
+  assert_int_equal(seen, 2); /* neither has data */
+  assert_true(watched < 4096);
+  po_Informer_Free(inf);
+  free(big);
+}
+
 static void test_rest_pooled_handle_verbs(void **state) {
   po_KubeClient *c = g_client;
   po_CtlStatus st;
@@ -965,6 +1023,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_verbs), cmocka_unit_test(test_rest_list_pagination_selectors),
         cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth), cmocka_unit_test(test_rest_fake_clock_delays),
         cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
+        cmocka_unit_test(test_informer_transform),
     };
     return cmocka_run_group_tests_name("rest", t, setup_rest, stop_server);
   }

@@ -200,6 +200,17 @@ static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name
   return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, err, size);
 }
 
+/* As the app's: one route whole, when the bound lets its rules in. */
+static json_object *f_route(void *ctx, const char *ns, const char *name) {
+  (void)ctx;
+  char key[400];
+  snprintf(key, sizeof key, "HTTPRoute/%s/%s", ns, name);
+  for (int i = 0; i < kMax; i++) {
+    if (F.slots[i].obj && !strcmp(F.slots[i].key, key)) return po_EG_RouteCopy(F.slots[i].obj, true);
+  }
+  return json_object_new_object(); /* gone */
+}
+
 /* As the app's: whole when a namespace of `whole` holds it, else its stub. */
 static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole,
                                      size_t n_whole) {
@@ -281,7 +292,7 @@ static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, co
 po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
 const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                                   f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL,
-                                  f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL};
+                                  f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route};
 po_TargetIndex *IX;
 
 int setup(void **s) {

@@ -192,9 +192,30 @@ static void test_mesh_filter_name(void **state) {
   po_Arena_Free(a);
 }
 
+/* Issue 21 item 2, F7: the bounds (Istio's and Envoy Gateway's) count the bytes the API server
+ * stores, Go's encoding/json: '<', '>', '&' as \\u003c, U+2028/U+2029 as \\u2028, an invalid
+ * UTF-8 byte as \\ufffd (6 bytes each); json-c's 1 to 3 let a policy computed under 1 MiB be
+ * ~2.4 MB in etcd. */
+static void test_stored_bytes_count_go_escapes(void **state) {
+  (void)state;
+  assert_int_equal(po_Owned_StringBytes("a"), 3);
+  assert_int_equal(po_Owned_StringBytes("<>&"), 2 + 18);
+  assert_int_equal(po_Owned_StringBytes("\xe2\x80\xa8x\xe2\x80\xa9"), 2 + 6 + 1 + 6); /* U+2028 x U+2029 */
+  assert_int_equal(po_Owned_StringBytes("\xc3\xa9"), 2 + 2);                             /* e-acute: as is */
+  assert_int_equal(po_Owned_StringBytes("\xff\xc3"), 2 + 12);                            /* invalid: \\ufffd each */
+  assert_int_equal(po_Owned_StringBytes("\xed\xa0\x80"), 2 + 18);                       /* a surrogate: invalid */
+  assert_int_equal(po_Owned_StringBytes("\"\n"), 2 + 2 + 6);
+  json_object *v = json_object_new_object();
+  json_object_object_add(v, "k", json_object_new_string("a<b>&\xe2\x80\xa8/"));
+  /* {"k":"a<b>&\u2028/"}: 8 + a, b, '/' + 3 x 6 + 6 */
+  assert_int_equal(po_Owned_JsonBytes(v), 8 + 3 + 18 + 6);
+  json_object_put(v);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_absent_is_created_with_its_owner),
+      cmocka_unit_test(test_stored_bytes_count_go_escapes),
       cmocka_unit_test(test_mesh_filter_name),
       cmocka_unit_test(test_fresh_create_is_bound_to_its_uid),
       cmocka_unit_test(test_generation_annotation_kept),

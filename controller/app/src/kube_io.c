@@ -120,6 +120,17 @@ static json_object *gateway_routes(void *ctx, const char *ns, const char *gatewa
   return r.out;
 }
 
+/* One HTTPRoute whole (what is read of it), when the bound lets its rules in (po_ReconcileIO.route). */
+static json_object *route_whole(void *ctx, const char *ns, const char *name) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
+  po_InformerRef *r = NULL;
+  const json_object *o = i == (size_t)-1 || !k->routes[i] ? NULL : po_Informer_Get(k->routes[i], ns, name, &r);
+  json_object *c = o ? po_EG_RouteCopy(o, true) : json_object_new_object(); /* gone: no rules */
+  po_InformerRef_Release(r);
+  return c;
+}
+
 static bool override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *v) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
@@ -334,5 +345,6 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           /* while Istio may still turn on, po_App_Reconcile leaves them out until it does */
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
                           atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
-                          k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL};
+                          k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL,
+                          k->eg ? route_whole : NULL};
 }

@@ -159,13 +159,18 @@ static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_obje
   po_CacheMeta_ m = {meta(o, "resourceVersion"), meta(o, "uid"),
                      g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
                      po_Json_Get(md, "deletionTimestamp") != NULL};
+  json_object *kept = f->opt.transform ? f->opt.transform(o) : json_object_get(o);
+  if (!kept) return NULL;
   if (f->opt.keep_parsed) {
-    po_CacheEntry_ *e = po_Cache_NewEntry_(key, json_object_get(o), NULL, 0, &m);
-    if (!e) json_object_put(o);
+    po_CacheEntry_ *e = po_Cache_NewEntry_(key, kept, NULL, 0, &m);
+    if (!e) json_object_put(kept);
     return e;
   }
-  if (!text) text = json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
-  return text ? po_Cache_NewEntry_(key, NULL, text, len, &m) : NULL;
+  if (kept != o) text = NULL; /* the server's bytes are the whole object: serialise the copy */
+  if (!text) text = json_object_to_json_string_length(kept, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  po_CacheEntry_ *e = text ? po_Cache_NewEntry_(key, NULL, text, len, &m) : NULL;
+  json_object_put(kept);
+  return e;
 }
 
 static void version_of(const po_CacheEntry_ *e, po_InformerVersion *v) {

@@ -80,7 +80,8 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       if (!items[i].program || items[i].skip || items[i].keep) continue;
       for (size_t j = 0; j < items[i].program->route_namespace_count; j++) whole[nw++] = items[i].program->route_namespaces[j];
     }
-    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name, whole, nw))) return false;
+    /* with io->route, stubs only: the routes the bound lets in are fetched whole one at a time */
+    if (!(routes = io->gateway_routes(io->ctx, ns, gateway_name, whole, io->route ? 0 : nw))) return false;
     nr = json_object_array_length(routes);
     if (!(rv = po_Arena_Malloc(ar, (nr ? nr : 1) * sizeof *rv))) {
       json_object_put(routes);
@@ -88,7 +89,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
     }
     for (size_t r = 0; r < nr; r++) rv[r] = json_object_array_get_idx(routes, r);
   }
-  po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr};
+  po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr, .route_rules = io->route, .route_ctx = io->ctx};
   /* The Gateway's bound given out by name: deterministic whatever order the index lists them. */
   po_EGItem **order = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *order);
   if (!order) {
@@ -97,6 +98,22 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
   }
   for (size_t i = 0; i < n; i++) order[i] = &items[i];
   qsort(order, n, sizeof *order, by_name);
+  /* Every PropertyOverride's listener and route entries are set aside first: what routes may
+   * take of the Gateway's bound is what is left after all of them. */
+  size_t *fixed = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *fixed), *need = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *need);
+  size_t reserved = 0;
+  if (!fixed || !need) {
+    json_object_put(routes);
+    return false;
+  }
+  for (size_t i = 0; i < n; i++) {
+    const po_EGItem *it = order[i];
+    bool builds = enabled && gateway && it->program && !it->skip && !it->keep;
+    need[i] = fixed[i] = builds ? po_EG_FixedBytes(it->program, gateway, ar) : 0;
+    /* by name while they fit: one that does not gets nothing set aside (it finds no room) */
+    if (reserved + fixed[i] > kPo_EGMaxGatewayBytes) fixed[i] = 0;
+    reserved += fixed[i];
+  }
   size_t gateway_left = kPo_EGMaxGatewayBytes;
   bool ok = true;
   for (size_t i = 0; i < n && ok; i++) {
@@ -119,10 +136,23 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
       it->outcome = kPo_EGOutcome_NoGateway;
     } else if (it->program) {
       const char *why = NULL;
-      it->gateway_bound = gateway_left < kPo_EGMaxPolicyBytes;
-      topo.max_bytes = it->gateway_bound ? (gateway_left > 2 ? gateway_left : 2) : kPo_EGMaxPolicyBytes;
+      reserved -= fixed[i];
+      /* what the ones before left, less what is set aside for those after */
+      size_t room = gateway_left > reserved ? gateway_left - reserved : 0;
+      it->gateway_bound = room < kPo_EGMaxPolicyBytes;
+      topo.max_bytes = it->gateway_bound ? (room > 2 ? room : 2) : kPo_EGMaxPolicyBytes;
       topo.gateway_share = it->gateway_bound;
       desired = po_EG_EnvoyPatchPolicy(it->program, &topo, ar, &why, &it->fit);
+      if (!desired && why && it->gateway_bound && need[i] > topo.max_bytes) {
+        /* no room, not a fault of its own: what is programmed stays (never deleted for room) */
+        it->outcome = kPo_EGOutcome_NoRoom;
+        it->why = why;
+        void *ref = NULL;
+        const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref);
+        it->live_generation = po_Owned_Generation(current, it->uid);
+        if (current && io->release) io->release(io->ctx, ref);
+        continue;
+      }
       if (desired && !po_Owned_MarkGeneration(desired, it->program->generation)) {
         json_object_put(desired);
         ok = false;

@@ -11,10 +11,13 @@
  *     leave a look-alike alone; once current, Envoy Gateway's own status of it is read
  *     (po_EG_ReadStatus) for our Programmed;
  *   the bound: each policy's jsonPatches within kPo_EGMaxPolicyBytes, and all the Gateway's
- *     policies together within kPo_EGMaxGatewayBytes, given out to its PropertyOverrides by name
- *     (each gets what the ones before it left, up to its own bound); what does not fit is left
- *     out by po_EG_EnvoyPatchPolicy's order (its own namespace's routes first) and said in the
- *     status (fit);
+ *     policies together within kPo_EGMaxGatewayBytes: first every PropertyOverride's listener
+ *     and route configuration entries are set aside (po_EG_FixedBytes), then the rest is given
+ *     out for route clusters by name (each gets what the ones before it left, less what is set
+ *     aside for those after it, up to its own bound), so no route flood ever starves a listener
+ *     patch; what does not fit is left out by po_EG_EnvoyPatchPolicy's order and said in the
+ *     status (fit); one whose listener and route entries find no room even so (they alone over
+ *     the Gateway's bound) keeps its policy as it is (NoRoom), never deleted for lack of room;
  *   a generation Envoy Gateway's names cannot carry (a patch touching no generated resource,
  *     or leaking to another backend: po_EG_EnvoyPatchPolicy's reason) -> ours deleted, the
  *     reason in the status (Refused);
@@ -42,6 +45,7 @@ typedef enum {
   kPo_EGOutcome_Foreign,   /* an EnvoyPatchPolicy of that name that is not ours: left alone */
   kPo_EGOutcome_Failed,    /* a write failed (err); retried */
   kPo_EGOutcome_Disabled,  /* Envoy Gateway is not enabled in this controller */
+  kPo_EGOutcome_NoRoom,    /* the Gateway's bound leaves no room for it (why): its policy left as it is */
 } po_EGOutcome;
 
 typedef struct {
@@ -64,10 +68,10 @@ typedef struct {
   bool gateway_bound;                 /* the Gateway's bound, not the policy's, was the tighter */
   const char *policy_ns, *policy_name;/* the EnvoyPatchPolicy (in the arena) */
   char unbound_uid[128];              /* created, the binding write failed: for status.created */
-  const char *why;                    /* Foreign (static), Refused (in the arena) */
+  const char *why;                    /* Foreign (static), Refused, NoRoom (in the arena) */
   char err[512];                      /* Failed: the server's answer */
   bool mismatch;                      /* verify: the object does not hold it (Kept) */
-  int64_t live_generation;            /* mismatch: the generation of ours the object holds (0: none, or not said) */
+  int64_t live_generation;            /* mismatch, NoRoom: the generation of ours the object holds (0: none, or not said) */
 } po_EGItem;
 
 /* Programs the items' EnvoyPatchPolicies. `gateway` is the Gateway as the cache has it (NULL:

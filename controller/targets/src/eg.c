@@ -296,6 +296,23 @@ json_object *po_EG_RouteCopy(const json_object *route, bool followed) {
   return st;
 }
 
+json_object *po_EG_RouteTrim(const json_object *route) {
+  json_object *t = po_EG_RouteCopy(route, true), *md = po_Json_Get(t, "metadata");
+  json_object *src = po_Json_Get(route, "metadata");
+  static const char *const kKeep[] = {"uid", "resourceVersion", "generation", "deletionTimestamp"};
+  bool ok = t != NULL;
+  for (size_t i = 0; ok && i < sizeof kKeep / sizeof *kKeep; i++) {
+    json_object *v = po_Json_Get(src, kKeep[i]), *c = NULL;
+    if (!v) continue;
+    ok = json_object_deep_copy(v, &c, NULL) == 0 && po_Json_Put(md, kKeep[i], c);
+  }
+  if (!ok) {
+    json_object_put(t);
+    return NULL;
+  }
+  return t;
+}
+
 bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns) {
   for (size_t i = 0; i < n; i++) {
     if (!strcmp(ns[i], "*") || !strcmp(ns[i], rns)) return true;
@@ -343,14 +360,18 @@ typedef struct {
   const char *ns, *name;
   size_t seq; /* its place among the inputs: the last of a namespace/name is kept */
   bool own;   /* of the PropertyOverride's (and the Gateway's) namespace: followed first */
+  size_t rank; /* 0: own; 1 + i: spec.routeNamespaces[i] names it; then those "*" admits */
+  bool skip;   /* left out: a tenant's rule sends to a patched Service and another backend */
 } Route;
 
-/* The PropertyOverride's own namespace's routes first, then by namespace and name: the order in
- * which routes get room under the bound, so a route of another namespace never takes the room
- * of one of the Gateway's own namespace, and a newcomer only ever displaces routes after it. */
+/* The order in which routes get room under the bound: the PropertyOverride's own namespace's
+ * first, then those of the namespaces spec.routeNamespaces names, in its order, then those "*"
+ * admits, each by namespace and name. So a route of another namespace never takes the room of
+ * one of the Gateway's own namespace, a namespace "*" admits never that of a namespace named,
+ * and a newcomer only ever displaces routes after it. */
 static int by_route(const void *x, const void *y) {
   const Route *a = x, *b = y;
-  if (a->own != b->own) return a->own ? -1 : 1;
+  if (a->rank != b->rank) return a->rank < b->rank ? -1 : 1;
   int c = strcmp(a->ns, b->ns);
   if (!c) c = strcmp(a->name, b->name);
   return c ? c : a->seq < b->seq ? -1 : a->seq > b->seq;
@@ -378,24 +399,6 @@ static bool backend_in(const json_object *b, const char *rns, const char *gns, c
   return false;
 }
 
-/* Whether a route that may attach (by a namespace selector) has a rule patch f would touch: one
- * with backends (f without services), or with a backendRef to one of f's services. Only then does
- * not knowing whether it attaches matter: a tenant's route of its own backends does not stop the
- * patches of the Gateway's other clusters. */
-static bool uncertain_matters(const po_ResourceFilter *f, const char *gns, const Route *us, size_t nu) {
-  for (size_t r = 0; r < nu; r++) {
-    json_object *rules = po_Json_Get(po_Json_Get(us[r].route, "spec"), "rules");
-    for (size_t i = 0; i < len_of(rules); i++) {
-      json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
-      if (len_of(brs) && !f->service_count) return true;
-      for (size_t k = 0; k < len_of(brs); k++) {
-        if (backend_in(at(brs, k), us[r].ns, gns, f)) return true;
-      }
-    }
-  }
-  return false;
-}
-
 /* One cluster's name, "httproute/<ns>/<route>/rule/<i>", into buf (a namespace is at most 63
  * bytes and a name 253: it always fits). */
 static const char *cluster_name(char *buf, size_t size, const Route *r, size_t rule) {
@@ -407,9 +410,10 @@ static const char *cluster_name(char *buf, size_t size, const Route *r, size_t r
  * appended; *bytes adds, per cluster, `base` plus its name's bytes as a JSON string and a comma
  * (the jsonPatches entry it becomes). *why when a rule would leak the patch to another backend.
  * Nothing is allocated without `out`: a route left out costs no memory. */
-static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Route *r, size_t base, po_Arena *a,
-                           Names *out, size_t cap, size_t *count, size_t *bytes, const char **why) {
-  json_object *rules = po_Json_Get(po_Json_Get(r->route, "spec"), "rules");
+static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Route *r, const json_object *rules,
+                           size_t base, po_Arena *a, Names *out, size_t cap, size_t *count, size_t *bytes,
+                           const char **why) {
+  if (r->skip) return true;
   char buf[640];
   for (size_t i = 0; i < len_of(rules); i++) {
     json_object *brs = po_Json_Get(at(rules, i), "backendRefs");
@@ -435,6 +439,18 @@ static bool route_clusters(const po_ResourceFilter *f, const char *gns, const Ro
     *bytes += base + po_Owned_StringBytes(name) + 1;
     if (out && !name_add(out, po_Arena_Printf(a, "%s", name), cap, false)) return false;
   }
+  return true;
+}
+
+/* Route r's rules (*rules, NULL when none): its own, or for a stub (t->route_rules set) the whole
+ * route's, fetched into *hold (the caller puts it after use): one route whole at a time. False
+ * when out of memory. */
+static bool rules_of(const po_EGTopology *t, const Route *r, json_object **rules, json_object **hold) {
+  *hold = NULL;
+  *rules = po_Json_Get(po_Json_Get(r->route, "spec"), "rules");
+  if (*rules || !t->route_rules) return true;
+  if (!(*hold = t->route_rules(t->route_ctx, r->ns, r->name))) return false;
+  *rules = po_Json_Get(po_Json_Get(*hold, "spec"), "rules");
   return true;
 }
 
@@ -501,9 +517,20 @@ static json_object *operation(const char *path, json_object *value) {
 }
 
 /* Whether the PropertyOverride follows the HTTPRoutes of namespace rns: its own, and those of
- * spec.routeNamespaces ("*": every one). */
-static bool follows(const po_CompiledOverride *c, const char *rns) {
-  return !strcmp(rns, c->ns) || po_EG_NamespaceIn(c->route_namespaces, c->route_namespace_count, rns);
+ * spec.routeNamespaces ("*": every one); *rank: by_route's. */
+static bool follows(const po_CompiledOverride *c, const char *rns, size_t *rank) {
+  *rank = 0;
+  if (!strcmp(rns, c->ns)) return true;
+  bool star = false;
+  for (size_t i = 0; i < c->route_namespace_count; i++) {
+    if (!strcmp(c->route_namespaces[i], rns)) {
+      *rank = 1 + i;
+      return true;
+    }
+    star |= !strcmp(c->route_namespaces[i], "*");
+  }
+  *rank = 1 + c->route_namespace_count;
+  return star;
 }
 
 /* Sorted (n log n), then of each namespace/name only the last given, as kubectl apply of the
@@ -519,28 +546,30 @@ static size_t sort_unique(Route *rs, size_t n) {
 }
 
 /* The routes that attach to the Gateway and that c follows, one per namespace/name (the last
- * given), in by_route's order; those that may attach (a selector listener) in `uncertain`; those
- * that attach from a namespace c does not follow in `unfollowed` (counted for the status). */
+ * given), in by_route's order. Counted only: those that may attach (through a listener admitting
+ * by a namespace selector, which needs the Namespaces' labels: left out, never a refusal, or any
+ * tenant naming that listener would switch the Gateway owner's patches off), and those that
+ * attach from a namespace c does not follow. */
 static Route *attached_routes(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a, size_t *nr,
-                              Route *uncertain, size_t *nu, Route *unfollowed, size_t *nf,
-                              const char **selector_listener) {
+                              size_t *nu, size_t *nf, const char **selector_listener) {
   Route *rs = po_Arena_Malloc(a, (t->route_count ? t->route_count : 1) * sizeof *rs);
   if (!rs) return NULL;
   *nr = *nu = *nf = 0;
   for (size_t i = 0; i < t->route_count; i++) {
     const json_object *r = t->routes[i];
     const char *sel = NULL, *rns = po_Json_Meta(r, "namespace");
-    Route x = {r, rns, po_Json_Meta(r, "name"), i, !strcmp(rns, c->ns)};
+    size_t rank;
+    bool followed = follows(c, rns, &rank);
+    Route x = {r, rns, po_Json_Meta(r, "name"), i, !strcmp(rns, c->ns), rank, false};
     if (attached(t->gateway, r, &sel)) {
-      if (follows(c, rns)) rs[(*nr)++] = x;
-      else unfollowed[(*nf)++] = x;
-    } else if (sel && follows(c, rns)) { /* may attach: decided by the Namespaces' labels */
-      uncertain[(*nu)++] = x;
+      if (followed) rs[(*nr)++] = x;
+      else (*nf)++;
+    } else if (sel && followed) {
+      (*nu)++;
       if (!*selector_listener) *selector_listener = sel;
     }
   }
   *nr = sort_unique(rs, *nr);
-  *nf = sort_unique(unfollowed, *nf);
   return rs;
 }
 
@@ -555,6 +584,29 @@ typedef struct {
 } Out;
 
 static const char kEntryFrame[] = "{\"type\":,\"name\":,\"operation\":{\"op\":\"add\",\"path\":,\"value\":}}";
+
+size_t po_EG_FixedBytes(const po_CompiledOverride *c, const json_object *gateway, po_Arena *a) {
+  Names listeners, routes;
+  if (!c->accepted || !c->args || !gateway || !listener_names(gateway, false, a, &listeners) ||
+      !listener_names(gateway, true, a, &routes)) {
+    return 0;
+  }
+  size_t fixed = 2; /* "[]" */
+  for (size_t i = 0; i < c->args->patch_count; i++) {
+    po_ResourceType rt = po_Override_ResourceType(c->override, i);
+    if (rt != kPo_ResourceType_Listener && rt != kPo_ResourceType_Route) continue;
+    const Names *names = rt == kPo_ResourceType_Listener ? &listeners : &routes;
+    const char *path = pointer(c->override, i, a);
+    po_Value *v = po_Override_SetJson(c->override, i, a);
+    json_object *value = v && path ? po_Value_ToJsonC(v) : NULL;
+    size_t vbytes = value ? po_Owned_JsonBytes(value) : 0;
+    json_object_put(value);
+    if (!vbytes) return 0;
+    size_t base = strlen(kEntryFrame) + po_Owned_StringBytes(type_url(rt)) + po_Owned_StringBytes(path) + vbytes;
+    for (size_t k = 0; k < names->n; k++) fixed += base + po_Owned_StringBytes(names->v[k]) + 1;
+  }
+  return fixed;
+}
 
 json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
                                     const char **why, po_EGFit *fit) {
@@ -579,20 +631,19 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
   }
   size_t nr = 0, nu = 0, nf = 0, np = c->args->patch_count;
   const char *selector_listener = NULL;
-  size_t alloc = t->route_count ? t->route_count : 1;
-  Route *us = po_Arena_Malloc(a, alloc * sizeof *us), *fs = po_Arena_Malloc(a, alloc * sizeof *fs);
-  Route *rs = us && fs ? attached_routes(c, t, a, &nr, us, &nu, fs, &nf, &selector_listener) : NULL;
+  Route *rs = attached_routes(c, t, a, &nr, &nu, &nf, &selector_listener);
   Out *outs = po_Arena_Malloc(a, (np ? np : 1) * sizeof *outs);
   Names listeners, routes;
   if (!rs || !outs || !listener_names(t->gateway, false, a, &listeners) || !listener_names(t->gateway, true, a, &routes)) {
     return NULL;
   }
   fit->unfollowed = nf;
-  if (nf) fit->first_unfollowed = or_oom(po_Arena_Printf(a, "%s/%s", fs[0].ns, fs[0].name));
+  fit->uncertain = nu;
+  fit->selector_listener = selector_listener;
   memset(outs, 0, (np ? np : 1) * sizeof *outs);
 
-  /* 1. Per patch, in patch order: its shared parts, and what stops the whole policy (a patch with
-   *    nothing to touch, a selector listener that may admit a route it would touch). */
+  /* 1. Per patch, in patch order: its shared parts, and what stops the whole policy (a listener
+   *    or route patch with nothing to touch). */
   bool ok = true;
   size_t fixed = 2; /* "[]" */
   for (size_t i = 0; ok && !*why && i < np; i++) {
@@ -609,14 +660,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     ok = o->url && o->op;
     if (!ok) break;
     o->base = strlen(kEntryFrame) + po_Owned_StringBytes(type_url(o->rt)) + po_Owned_StringBytes(path) + vbytes;
-    if (cluster) {
-      if (selector_listener && uncertain_matters(o->f, c->ns, us, nu)) {
-        *why = or_oom(po_Arena_Printf(a, "listener '%s' of Gateway '%s' admits HTTPRoutes by a namespace selector, "
-                                         "which needs the Namespaces' labels: render cannot tell which routes (and so "
-                                         "which clusters) it has", selector_listener, c->target_name));
-      }
-      continue;
-    }
+    if (cluster) continue;
     o->names = o->rt == kPo_ResourceType_Listener ? listeners : routes;
     if (!o->names.n) {
       *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name,
@@ -629,33 +673,67 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
 
   /* 2. The routes, in order, while their clusters fit under the bound: a route whose entries
    *    would not fit, and every route after it, is left out whole (a route is programmed with all
-   *    its rules or not at all, and what is in stays in when a later route arrives). */
-  size_t taken = 0, total = fixed;
+   *    its rules or not at all, and what is in stays in when a later route arrives). The walk
+   *    stops there: routes past the bound are neither read nor counted, so the work is
+   *    proportional to what the policy holds, not to what tenants write. A rule of another
+   *    namespace's route sending to a patched Service and another backend leaves that route out
+   *    (a tenant cannot refuse the platform's patches); only the own namespace's refuses. */
+  size_t taken = 0, total = fixed, taken_entries = 0;
   bool full = total > fit->max_bytes;
-  for (size_t r = 0; ok && !*why && r < nr; r++) {
+  for (size_t r = 0; ok && !*why && !full && r < nr; r++) {
     size_t count = 0, bytes = 0;
-    for (size_t i = 0; ok && !*why && i < np; i++) {
+    const char *mixed = NULL;
+    json_object *hold, *rules;
+    ok = rules_of(t, &rs[r], &rules, &hold);
+    for (size_t i = 0; ok && !mixed && i < np; i++) {
       Out *o = &outs[i];
       if (o->names.v) continue; /* a listener or route patch */
-      size_t n0 = count;
-      ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, NULL, 0, &count, &bytes, why);
-      o->found += count - n0;
+      ok = route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, NULL, 0, &count, &bytes, &mixed);
     }
-    if (!ok || *why) break;
-    if (!full && total + bytes <= fit->max_bytes) {
+    json_object_put(hold);
+    if (!ok) break;
+    if (mixed && rs[r].own) {
+      *why = mixed;
+      break;
+    }
+    if (mixed) {
+      rs[r].skip = true;
+      fit->mixed++;
+      taken = r + 1;
+      continue;
+    }
+    if (total + bytes <= fit->max_bytes) {
       total += bytes;
+      taken_entries += count;
       taken = r + 1;
       fit->routes += count > 0;
       continue;
     }
     full = true;
-    if (!count) continue;
-    if (!fit->cut_routes++) fit->first_cut = or_oom(po_Arena_Printf(a, "%s/%s", rs[r].ns, rs[r].name));
-    fit->cut_entries += count;
+    fit->cut_routes = nr - r;
+    fit->first_cut = or_oom(po_Arena_Printf(a, "%s/%s", rs[r].ns, rs[r].name));
+  }
+  /* which patches found a cluster: over the routes taken (what the policy holds) */
+  for (size_t r = 0; ok && !*why && !full && r < taken; r++) {
+    bool want = false;
+    for (size_t i = 0; i < np; i++) want |= !outs[i].names.v && !outs[i].found;
+    if (!want) break;
+    json_object *hold, *rules;
+    ok = rules_of(t, &rs[r], &rules, &hold);
+    for (size_t i = 0; ok && i < np; i++) {
+      Out *o = &outs[i];
+      if (o->names.v || o->found) continue;
+      size_t count = 0, bytes = 0;
+      const char *mixed = NULL;
+      ok = route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, NULL, 0, &count, &bytes, &mixed);
+      o->found += count;
+    }
+    json_object_put(hold);
   }
   for (size_t i = 0; ok && !*why && i < np; i++) {
     const Out *o = &outs[i];
-    if (o->names.v || o->found) continue;
+    /* full: the clusters a patch would touch may be among the routes left out */
+    if (o->names.v || o->found || full) continue;
     const po_ResourceFilter *f = o->f;
     const char *what = f->service_count
         ? or_oom(po_Arena_Printf(a, "has no HTTPRoute rule with a backendRef to Service '%s/%s' among the inputs "
@@ -664,7 +742,12 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
                                                                                          : "default",
                                  f->services[0].name))
         : "has no HTTPRoute rule with backends among the inputs";
-    *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name, what));
+    *why = or_oom(po_Arena_Printf(
+        a, "patches[%zu] would touch nothing: Gateway '%s' %s%s%s%s", i, c->target_name, what,
+        fit->uncertain ? " (HTTPRoutes attached only through listener '" : "",
+        fit->uncertain ? fit->selector_listener : "",
+        fit->uncertain ? "', which admits by a namespace selector, are left out: the Namespaces' labels are not read)"
+                       : ""));
   }
   if (ok && !*why && fixed > fit->max_bytes && t->gateway_share) {
     /* the Gateway's bound, not the policy's: say whose share is gone, not "a bound of 2 bytes" */
@@ -679,7 +762,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
                                      "bytes on the EnvoyPatchPolicy's jsonPatches: patch fewer listeners", fixed,
                                   fit->max_bytes));
   }
-  if (fit->first_unfollowed == kOom || fit->first_cut == kOom) ok = false;
+  if (fit->first_cut == kOom) ok = false;
 
   /* 3. The policy: each patch's entries, in patch order, over the routes taken. */
   json_object *epp = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
@@ -701,13 +784,16 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
     Out *o = &outs[i];
     Names names = o->names;
     if (!names.v) {
-      size_t cap = 0, count = 0, bytes = 0;
-      for (size_t r = 0; r < taken; r++) cap += len_of(po_Json_Get(po_Json_Get(rs[r].route, "spec"), "rules"));
+      size_t cap = taken_entries, count = 0, bytes = 0; /* every patch's entries over the routes taken */
       names.v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *names.v);
       names.n = 0;
       ok = names.v != NULL;
+      const char *mixed = NULL; /* said in step 2 */
       for (size_t r = 0; ok && r < taken; r++) {
-        ok = route_clusters(o->f, c->ns, &rs[r], o->base, a, &names, cap, &count, &bytes, why);
+        json_object *hold, *rules;
+        ok = rules_of(t, &rs[r], &rules, &hold) &&
+             route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, &names, cap, &count, &bytes, &mixed);
+        json_object_put(hold);
       }
     }
     for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(o->url, names.v[k], o->op));

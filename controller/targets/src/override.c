@@ -155,14 +155,24 @@ static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOve
   for (size_t i = 0; i < n; i++) {
     json_object *e = json_object_array_get_idx(rn, i);
     const char *s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
-    if (!s || (!dns_label(s) && strcmp(s, "*") != 0) || !*s) {
+    /* the length as given: a NUL inside ("a\u0000b") would end the check at "a" */
+    bool whole = s && (size_t)json_object_get_string_len(e) == strlen(s);
+    if (!s || !whole || (!dns_label(s) && strcmp(s, "*") != 0) || !*s) {
       const char *text = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN);
       error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces[%zu]: %.80s is not a namespace name (want a DNS label: "
                                          "at most 63 of a-z, 0-9 and '-', starting and ending alphanumeric; or \"*\" "
                                          "for every namespace)", i, text ? text : "?"));
       return;
     }
+    for (size_t k = 0; k < i; k++) { /* the CRD's x-kubernetes-list-type: set */
+      if (!strcmp(v[k], s)) {
+        error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces[%zu]: \"%s\" is given twice (a set: each namespace "
+                                           "at most once; it is first at [%zu])", i, s, k));
+        return;
+      }
+    }
     v[i] = po_Arena_Printf(a, "%s", s);
+    if (!v[i]) return;
   }
   c->route_namespaces = v;
   c->route_namespace_count = n;

@@ -11,18 +11,62 @@
 
 #define OWNER_UID_KEY "propertyoverride.io/owner-uid"
 
+/* The length of the UTF-8 character at p (n bytes left) as Go's encoding/json decodes it
+ * (utf8.DecodeRune): 0 when invalid (a bad lead or continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, cut short), *rune its code point when valid. */
+static size_t utf8_char(const unsigned char *p, size_t n, unsigned *rune) {
+  unsigned b = p[0];
+  size_t len = b >= 0xF0 && b <= 0xF4 ? 4 : b >= 0xE0 ? 3 : b >= 0xC2 && b <= 0xDF ? 2 : 0;
+  if (!len || len > n || b >= 0xF5) return 0;
+  unsigned r = b & (0x7F >> len);
+  for (size_t i = 1; i < len; i++) {
+    if ((p[i] & 0xC0) != 0x80) return 0;
+    r = (r << 6) | (p[i] & 0x3F);
+  }
+  if ((len == 3 && (r < 0x800 || (r >= 0xD800 && r <= 0xDFFF))) || (len == 4 && (r < 0x10000 || r > 0x10FFFF))) return 0;
+  *rune = r;
+  return len;
+}
+
+/* The bytes n bytes at s take as Go's encoding/json (the API server, so etcd) writes them, an
+ * upper bound: '<', '>' and '&' as \u003c (HTML escaping, on by default), U+2028 and U+2029 as
+ * \u2028, each byte of invalid UTF-8 as \ufffd; `raw` (s is a string's value, not JSON text):
+ * the quotes, and '"', '\\' and '/' as two bytes (json-c writes "\/"), a control character as
+ * six (\u00XX; Go writes some as two). In JSON text those escapes are there already, and '<',
+ * '>', '&' and bytes of 0x80 and above occur only inside strings. */
+static size_t go_bytes(const unsigned char *s, size_t n, bool raw) {
+  size_t out = raw ? 2 : 0;
+  for (size_t i = 0; i < n;) {
+    unsigned c = s[i], rune = 0;
+    if (c < 0x80) {
+      out += c == '<' || c == '>' || c == '&' ? 6
+             : !raw                           ? 1
+             : c < 0x20                       ? 6
+             : c == '"' || c == '\\' || c == '/' ? 2
+                                              : 1;
+      i++;
+      continue;
+    }
+    size_t len = utf8_char(s + i, n - i, &rune);
+    if (!len) {
+      out += 6; /* \ufffd */
+      i++;
+      continue;
+    }
+    out += rune == 0x2028 || rune == 0x2029 ? 6 : len;
+    i += len;
+  }
+  return out;
+}
+
 size_t po_Owned_JsonBytes(json_object *v) {
   size_t n = 0;
-  const char *t = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &n);
-  return t ? n : 0;
+  const char *t = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+  return t ? go_bytes((const unsigned char *)t, n, false) : 0;
 }
 
 size_t po_Owned_StringBytes(const char *s) {
-  size_t n = 2;
-  for (const unsigned char *p = (const unsigned char *)s; p && *p; p++) {
-    n += *p < 0x20 ? 6 : (*p == '"' || *p == '\\' || *p == '/') ? 2 : 1;
-  }
-  return n;
+  return go_bytes((const unsigned char *)(s ? s : ""), s ? strlen(s) : 0, true);
 }
 
 static const char *annotation(const json_object *o, const char *key) {

@@ -54,6 +54,13 @@ typedef struct {
   /* The cache keeps parsed trees, handed out by reference (no parse per po_Informer_Get, no
    * text made per event); otherwise compact text, parsed for each reader (13 times smaller). */
   bool keep_parsed;
+  /* When set, what the cache keeps of each object: transform(obj) returns a new reference to a
+   * copy of the parts its readers use (NULL: out of memory, as for any cache entry), cached
+   * instead of obj, so the cache costs what is read rather than what was written. The cached
+   * metadata (resourceVersion, uid, generation, deletion) is taken from obj itself. Readers
+   * (po_Informer_Get, po_Informer_ForEach, on_update's old object, on_delete after a relist)
+   * see the copy; on_add, on_update's new object and a DELETED event's object are the server's. */
+  struct json_object *(*transform)(const struct json_object *obj);
 } po_InformerOptions;
 
 /* Counters for tests, logs and benchmarks. */

@@ -57,23 +57,31 @@ typedef struct {
   size_t route_count;
   size_t max_bytes; /* the bound on the policy's jsonPatches (serialized); 0: kPo_EGMaxPolicyBytes */
   bool gateway_share; /* max_bytes is what is left of kPo_EGMaxGatewayBytes (said in a refusal) */
+  /* NULL: routes are given with their rules. Else a route without spec.rules is a stub, and this
+   * gives it whole (po_EG_RouteCopy(route, true), a new reference, put after use; an empty
+   * object when it is gone; NULL: out of memory) when its rules are read: only for routes
+   * before the bound's cut. */
+  struct json_object *(*route_rules)(void *ctx, const char *ns, const char *name);
+  void *route_ctx;
 } po_EGTopology;
 
 /* What a policy holds and what it leaves out. The routes followed get room in order: those of
- * the PropertyOverride's own namespace first, then by namespace and name; a route whose cluster
- * entries do not fit, and every route after it, is left out whole, so a route of the own
- * namespace is never displaced by another namespace's, and a newcomer displaces only routes
- * after it. Strings in the arena. */
+ * the PropertyOverride's own namespace first, then those of the namespaces spec.routeNamespaces
+ * names, in its order, then those "*" admits, each by namespace and name; a route whose cluster
+ * entries do not fit, and every route after it, is left out whole (and not walked), so a route
+ * of the own namespace is never displaced by another namespace's, one of a named namespace never
+ * by one "*" admits, and a newcomer displaces only routes after it. Strings in the arena. */
 typedef struct {
   size_t bytes;               /* spec.jsonPatches serialized (an upper bound: every escape counted) */
   size_t patches;             /* its entries */
   size_t max_bytes;           /* the bound applied */
   size_t routes;              /* followed HTTPRoutes whose clusters are in */
-  size_t cut_routes;          /* followed HTTPRoutes left out by the bound ... */
-  size_t cut_entries;         /* ... and the entries they would have added */
+  size_t cut_routes;          /* followed HTTPRoutes from the first the bound left out on (not walked) */
   const char *first_cut;      /* "ns/name" of the first of them, NULL when none */
   size_t unfollowed;          /* attached HTTPRoutes of namespaces not followed */
-  const char *first_unfollowed; /* "ns/name" of the first of them (by namespace, name) */
+  size_t uncertain;           /* followed HTTPRoutes that may attach through a selector listener: left out */
+  const char *selector_listener; /* the first such listener's name */
+  size_t mixed;               /* other namespaces' HTTPRoutes left out: a rule to a patched Service and another backend */
 } po_EGFit;
 
 /* The Gateways an HTTPRoute's spec.parentRefs name (group gateway.networking.k8s.io, kind
@@ -87,20 +95,32 @@ void po_EG_RouteParents(const struct json_object *route, void (*fn)(void *ctx, c
  * (no managedFields, annotations or status; no rules of a route no PropertyOverride of the Gateway
  * follows) keeps a tenant's routes from costing a whole copy each per reconcile. */
 struct json_object *po_EG_RouteCopy(const struct json_object *route, bool followed);
+/* What the controller keeps of an HTTPRoute at all (the route informer's cache: its transform):
+ * po_EG_RouteCopy(route, true) plus metadata uid, resourceVersion, generation and
+ * deletionTimestamp. A route's matches, filters, annotations and managedFields (up to ~1.5 MB
+ * of a tenant's text each) are never read, so the cache costs what is read, not what a tenant
+ * writes. A new reference; NULL when out of memory. */
+struct json_object *po_EG_RouteTrim(const struct json_object *route);
 /* Whether namespace rns is among `ns` (n of them; "*" is every namespace). */
 bool po_EG_NamespaceIn(const char *const *ns, size_t n, const char *rns);
 /* Whether one of the route's parentRefs names Gateway ns/gateway (attachment itself, the
  * listeners' allowedRoutes, is po_EG_EnvoyPatchPolicy's to judge). */
 bool po_EG_RouteNamesGateway(const struct json_object *route, const char *ns, const char *gateway);
 
+/* The bytes of the policy's jsonPatches that do not depend on HTTPRoutes: "[]" and its listener
+ * and route configuration entries (what po_EG_EnvoyPatchPolicy counts first). The Gateway's
+ * shared bound reserves these for every PropertyOverride before any gets room for route
+ * clusters (eg_write.c), so routes never starve a listener patch. 0 when out of memory. */
+size_t po_EG_FixedBytes(const po_CompiledOverride *c, const struct json_object *gateway, po_Arena *a);
+
 /* The EnvoyPatchPolicy for an accepted override of a Gateway target (a new reference). NULL
  * when out of memory; *why (may be NULL) gets the reason when the input cannot make one (not an
- * accepted Gateway override, no or another Gateway, a patch that would touch no resource or
- * would leak to a backend outside its services, a namespace selector, listener and route patches
- * over the bound by themselves), else NULL. *fit (may be NULL) says what it holds and what was
+ * accepted Gateway override, no or another Gateway, a patch that would touch no resource, a rule
+ * of the own namespace that would leak a patch to a backend outside its services, listener and
+ * route patches over the bound by themselves), else NULL. *fit (may be NULL) says what it holds and what was
  * left out. Cost linear in patches x (listeners + rules x backendRefs x services); memory: each
  * patch's value once (shared by its entries), an entry per cluster taken, nothing per route
- * left out. */
+ * left out, and routes past the bound are not walked. */
 struct json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
                                            const char **why, po_EGFit *fit);
 

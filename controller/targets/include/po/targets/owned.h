@@ -25,11 +25,14 @@ struct json_object;
  * Gateway, whose policy grows with HTTPRoutes others write, keeps what fits under a lower bound
  * (eg.h, kPo_EGMaxPolicyBytes). */
 enum { kPo_MaxStoredBytes = 1572864 };
-/* The bytes `v` takes serialized as the API server is sent it (JSON_C_TO_STRING_PLAIN); the text
- * lives in v until v changes or goes. 0 when out of memory. */
+/* The bytes `v` takes as the API server stores it (Go's encoding/json: '<', '>' and '&' as
+ * \u003c, U+2028 and U+2029 as \u2028, each byte of invalid UTF-8 as \ufffd; 6 bytes each
+ * where json-c writes 1 to 3), an upper bound: what is counted against kPo_MaxStoredBytes and
+ * Envoy Gateway's bound is what etcd is sent. 0 when out of memory. */
 size_t po_Owned_JsonBytes(struct json_object *v);
 /* The bytes string s takes as a JSON string, quotes included: an upper bound over every escape a
- * serializer may write ('/' as "\/", a control character as "\u00XX"). */
+ * serializer may write ('/' as "\/", a control character as "\u00XX", and Go's as for
+ * po_Owned_JsonBytes). */
 size_t po_Owned_StringBytes(const char *s);
 
 typedef enum {
