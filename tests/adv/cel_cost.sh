@@ -17,7 +17,7 @@ ca=$(base64 -w0 <"$LC_WORK/tls/ca.crt")
 cpu() { awk '{print $14+$15}' /proc/$api_pid/stat; } # clock ticks (1/100 s)
 po='{"name":"builtin/property-override","arguments":{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"add","Path":"/outlier_detection/max_ejection_percent","Value":10}]}}'
 for n in ${sizes[@]}; do
-  for withpo in no yes; do
+  for withpo in ${PO_ADV_WITHPO:-no yes}; do
     name="big-$n-$withpo"
     kubectl delete validatingwebhookconfiguration propertyoverride --ignore-not-found >/dev/null
     if [ $withpo = yes ]; then p="$po"; else p=null; fi
