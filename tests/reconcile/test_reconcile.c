@@ -2107,7 +2107,76 @@ static void test_other_namespace_appears_after_ours(void **state) {
   po_TargetNames_Free(names);
 }
 
+
+#ifdef PO_ADV_KNOWN_FAILING
+/* ADV-KNOWN-FAILING (adv-trust, issue 21 item 1): a replica's memory of the record it wrote
+ * (po_TargetIndex_NoteLastValid) outlives its leadership. Replica A writes generation 1 (30) and
+ * remembers it; B leads and writes generation 2 (50, the new record); generation 3 is invalid
+ * (stored while the webhook was bypassed); A leads again (a lease flap: the process and its
+ * index stay, controller/app/src/leadership.c). Whoever may patch the status replays
+ * generation 1's record, once really A's: A honours it from memory (po_TargetIndex_IsOwnLastValid)
+ * and rolls the target back from 50 to 30, although the target proves generation 2 and docs/crd.md
+ * says a replayed earlier record is ignored. Expected: 50 stays. */
+static void test_adv_failover_replays_a_superseded_own_record(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood2);
+  assert_true(run().ok); /* replica A */
+  assert_int_equal(value_of(0), 30);
+  json_object *rec1 = copy(get(get(po("a"), "status"), "lastValid"));
+  assert_non_null(rec1);
+  po_TargetIndex *replica_a = IX;
+  IX = po_TargetIndex_New(); /* replica B leads, its own index from the informers */
+  assert_non_null(IX);
+  store_override("default", "a", copy(slot("po/default/a", false)->obj));
+  apply_override("a", 2, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
+  apply_override("a", 3, "web", kBad);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  /* A leads again: its index, which followed the objects as a standby's informers do */
+  po_TargetIndex_Free(IX);
+  IX = replica_a;
+  store_override("default", "a", copy(slot("po/default/a", false)->obj));
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50); /* its own record is gone from the status: the target proves 2 */
+  /* the replay */
+  json_object_object_add(get(po("a"), "status"), "lastValid", rec1);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+}
+
+/* ADV-KNOWN-FAILING (adv-trust, issue 21 item 4): the retry cap keys on the API server's words
+ * "failed calling webhook", which it also says for answers that will never change: our own
+ * webhook's 413 (a review over its memory budget: a ServiceDefaults of ~50,000 extensions, seen
+ * on kube-apiserver 1.32 by tests/adv/t_retry_cel_burn.sh) or any webhook's non-200. Such a write
+ * is then retried every 10 s forever, each try paying the matchConditions' walks of the list on
+ * the API server, instead of backing off to the queue's maximum. Expected: only an unreachable
+ * webhook (no answer: dial error, timeout) caps the backoff. */
+static void test_adv_webhook_413_is_not_unreachable(void **state) {
+  (void)state;
+  static const char k413[] =
+      "Internal error occurred: failed calling webhook \"targets.validate.propertyoverride.io\": failed to call webhook: "
+      "the server responded with the status code 413 but did not return more information";
+  apply_override("a", 1, "web", kGood);
+  F.fail_text = k413;
+  F.target_fails = 1;
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_int_equal(r.result.kind, kPo_Result_Error);
+  assert_int_equal(r.result.max_backoff_ns, 0);
+}
+#endif
+
 int main(void) {
+#ifdef PO_ADV_KNOWN_FAILING
+  const struct CMUnitTest known[] = {
+      cmocka_unit_test_setup_teardown(test_adv_failover_replays_a_superseded_own_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_webhook_413_is_not_unreachable, setup, teardown),
+  };
+  return cmocka_run_group_tests(known, NULL, NULL);
+#else
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_webhook_unreachable_retried_soon, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
@@ -2177,4 +2246,5 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
+#endif
 }
