@@ -114,10 +114,11 @@ static json_object *copy(const json_object *o) {
 
 static void fail(Run *run, po_WriteResult w, const char *what, const char *err) {
   if (w == kPo_WriteConflict) run->r.conflict = true;
-  /* The API server's words when an admission webhook could not be called (500 InternalError,
-   * the same text on every version): its end is no event of ours, so the retry must come soon
-   * (kPo_ReconcileWebhookRetryMaxS), not after a backoff grown while it was down. */
-  if (err && strstr(err, "failed calling webhook")) run->r.webhook_unreachable = true;
+  /* An admission webhook that could not be reached (nothing answered: webhook_error.c): its
+   * return is no event of ours, so the retry must come soon (kPo_ReconcileWebhookRetryMaxS), not
+   * after a backoff grown while it was down. An answer (any status code) or a timeout keeps the
+   * normal backoff. */
+  if (po_Reconcile_WebhookUnreachable(err)) run->r.webhook_unreachable = true;
   /* The first error wins; long texts are cut (the status conditions carry the whole of them). */
   if (!run->r.error[0]) {
     int k = snprintf(run->r.error, sizeof run->r.error, "%.200s: ", what);
