@@ -137,6 +137,48 @@ static void test_other_extensions_kept_and_drift_repaired(void **state) {
   assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
 }
 
+/* F2 (issue 21 item 4): only the API server's texts for a webhook nothing answered for cap the
+ * retry; an answer with any status code, or a call that ran out of time, keeps the backoff. The
+ * texts are kube-apiserver 1.32's (webhook_error.c says where each comes from). */
+static void test_webhook_unreachable_texts(void **state) {
+  (void)state;
+#define PO_CALL "Internal error occurred: failed calling webhook \"targets.validate.propertyoverride.io\": failed to call webhook: "
+#define PO_POST PO_CALL "Post \"https://propertyoverride-webhook.propertyoverride-system.svc:443/validate-targets?timeout=10s\": "
+  static const struct {
+    const char *text;
+    bool unreachable;
+  } cases[] = {
+      {PO_POST "dial tcp 10.96.12.7:443: connect: connection refused", true},
+      {PO_POST "dial tcp 10.244.0.9:443: connect: no route to host", true},
+      {PO_POST "dial tcp 10.244.0.9:443: connect: network is unreachable", true},
+      {PO_POST "dial tcp 10.96.12.7:443: i/o timeout", true},
+      {PO_POST "dial tcp: lookup propertyoverride-webhook.propertyoverride-system.svc on 10.96.0.10:53: no such host", true},
+      {PO_POST "service \"propertyoverride-webhook\" not found", true},
+      {PO_POST "no endpoints available for service \"propertyoverride-webhook\"", true},
+      /* answers: the webhook was reached */
+      {PO_CALL "the server responded with the status code 413 but did not return more information", false},
+      {PO_CALL "the server responded with the status code 429 but did not return more information", false},
+      {PO_CALL "the server responded with the status code 500 but did not return more information", false},
+      {PO_CALL "an error on the server (\"\") has prevented the request from succeeding", false},
+      /* out of time: an overloaded webhook answering 429 until the timeout */
+      {PO_POST "context deadline exceeded", false},
+      {PO_POST "context deadline exceeded (Client.Timeout exceeded while awaiting headers)", false},
+      /* a refusal, another component's words, nothing */
+      {"admission webhook \"targets.validate.propertyoverride.io\" denied the request: spec.x: bad", false},
+      {"Post \"https://x\": dial tcp 10.0.0.1:443: connect: connection refused", false},
+      {"the object has been modified; please apply your changes to the latest version and try again", false},
+      {"", false},
+      {NULL, false},
+  };
+#undef PO_POST
+#undef PO_CALL
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (po_Reconcile_WebhookUnreachable(cases[i].text) != cases[i].unreachable)
+      fail_msg("case %zu: %s: expected %s", i, cases[i].text ? cases[i].text : "(null)",
+               cases[i].unreachable ? "unreachable" : "not unreachable");
+  }
+}
+
 /* A write refused because an admission webhook could not be called (issue 21 item 4: ours, or
  * consul-k8s's, while unreachable) is retried within kPo_ReconcileWebhookRetryMaxS, however
  * long it has been failing: nothing requeues the key when the webhook is back. Other failures
@@ -2108,6 +2150,42 @@ static void test_other_namespace_appears_after_ours(void **state) {
 }
 
 
+
+/* F1 (issue 21 item 1): a status.lastValid whose spec nests as deep as the API server stores
+ * (10,000 levels; nobody's webhook sees the status) is a record like any other: hashed, compared,
+ * copied back into the status and refused by the engine's own depth bounds, never a crash, and
+ * the PropertyOverride's current spec stays programmed. */
+static void test_deep_record_is_ignored(void **state) {
+  (void)state;
+  enum { kDepth = 10000 - 4 }; /* the object, status, lastValid, spec */
+  char *text = malloc((size_t)kDepth * 6 + 256), *p = text;
+  assert_non_null(text);
+  p += sprintf(p, "{\"generation\":1,\"spec\":{\"targetRef\":{\"name\":\"web\"},\"x\":");
+  for (int i = 0; i < kDepth - 1; i++) p += sprintf(p, "{\"a\":");
+  p += sprintf(p, "1");
+  for (int i = 0; i < kDepth - 1; i++) *p++ = '}';
+  p += sprintf(p, "}}");
+  json_tokener *t = json_tokener_new_ex(10003);
+  assert_non_null(t);
+  json_object *rec = json_tokener_parse_ex(t, text, (int)strlen(text));
+  assert_int_equal(json_tokener_get_error(t), json_tokener_success);
+  json_tokener_free(t);
+  free(text);
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  apply_override("a", 2, "web", kGood2);
+  json_object *st = get(po("a"), "status");
+  assert_non_null(st);
+  json_object_object_add(st, "lastValid", rec);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(value_of(0), 30); /* generation 2 programmed, the record ignored */
+  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
+  assert_true(run().ok);
+}
+
+
 #ifdef PO_ADV_KNOWN_FAILING
 /* ADV-KNOWN-FAILING (adv-trust, issue 21 item 1): a replica's memory of the record it wrote
  * (po_TargetIndex_NoteLastValid) outlives its leadership. Replica A writes generation 1 (30) and
@@ -2179,6 +2257,8 @@ int main(void) {
 #else
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_webhook_unreachable_retried_soon, setup, teardown),
+      cmocka_unit_test(test_webhook_unreachable_texts),
+      cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lost_echo_does_not_hide_a_restore, setup, teardown),

@@ -130,7 +130,7 @@ static json_tokener *thread_tokener(bool *owned) {
     json_tokener_reset(t);
     return t;
   }
-  if (!(t = json_tokener_new_ex(256))) return NULL;
+  if (!(t = json_tokener_new_ex(kPo_KubeMaxJsonDepth))) return NULL;
   if (!g_tokener_key_ok || pthread_setspecific(g_tokener_key, t) != 0) *owned = true; /* freed after this parse */
   return t;
 }
@@ -424,7 +424,14 @@ static void *run(void *arg) {
 
 bool po_Informer_Start(po_Informer *f, po_KubeStatus *st) {
   if (f->started) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "informer already started");
-  if (pthread_create(&f->thread, NULL, run, f) != 0)
+  /* The thread parses and caches objects nested up to kPo_KubeMaxJsonDepth: a stack of a known
+   * size, whatever RLIMIT_STACK the container gives (address space; pages touched as used). */
+  pthread_attr_t attr;
+  bool attr_ok = pthread_attr_init(&attr) == 0;
+  if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+  int rc = pthread_create(&f->thread, attr_ok ? &attr : NULL, run, f);
+  if (attr_ok) pthread_attr_destroy(&attr);
+  if (rc != 0)
     return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "cannot start the informer thread");
   f->started = true;
   return true;
