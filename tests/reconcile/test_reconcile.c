@@ -2186,8 +2186,7 @@ static void test_deep_record_is_ignored(void **state) {
 }
 
 
-#ifdef PO_ADV_KNOWN_FAILING
-/* ADV-KNOWN-FAILING (adv-trust, issue 21 item 1): a replica's memory of the record it wrote
+/* Was ADV-KNOWN-FAILING (adv-trust, issue 21 item 1; F5, fixed): a replica's memory of the record it wrote
  * (po_TargetIndex_NoteLastValid) outlives its leadership. Replica A writes generation 1 (30) and
  * remembers it; B leads and writes generation 2 (50, the new record); generation 3 is invalid
  * (stored while the webhook was bypassed); A leads again (a lease flap: the process and its
@@ -2225,7 +2224,7 @@ static void test_adv_failover_replays_a_superseded_own_record(void **state) {
   assert_int_equal(value_of(0), 50);
 }
 
-/* ADV-KNOWN-FAILING (adv-trust, issue 21 item 4): the retry cap keys on the API server's words
+/* Was ADV-KNOWN-FAILING (adv-trust, issue 21 item 4; F2, fixed): the retry cap keyed on the API server's words
  * "failed calling webhook", which it also says for answers that will never change: our own
  * webhook's 413 (a review over its memory budget: a ServiceDefaults of ~50,000 extensions, seen
  * on kube-apiserver 1.32 by tests/adv/t_retry_cel_burn.sh) or any webhook's non-200. Such a write
@@ -2245,17 +2244,11 @@ static void test_adv_webhook_413_is_not_unreachable(void **state) {
   assert_int_equal(r.result.kind, kPo_Result_Error);
   assert_int_equal(r.result.max_backoff_ns, 0);
 }
-#endif
 
 int main(void) {
-#ifdef PO_ADV_KNOWN_FAILING
-  const struct CMUnitTest known[] = {
+  const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_adv_failover_replays_a_superseded_own_record, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_webhook_413_is_not_unreachable, setup, teardown),
-  };
-  return cmocka_run_group_tests(known, NULL, NULL);
-#else
-  const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_webhook_unreachable_retried_soon, setup, teardown),
       cmocka_unit_test(test_webhook_unreachable_texts),
       cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
@@ -2326,5 +2319,4 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
-#endif
 }

@@ -483,13 +483,16 @@ static bool record_bound(Run *run, Item *it, const po_CompiledEntry *rec) {
              "controller and is ignored", (long long)g, (long long)now);
     return false;
   }
-  if (po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
-  if (po_TargetKind_Mesh(run->kind) != kPo_Mesh_Consul) {
+  bool consul = po_TargetKind_Mesh(run->kind) == kPo_Mesh_Consul;
+  int64_t live = 0;
+  if (consul && proves(run->live, run->nlive, it, rec, &live)) return true;
+  /* This process's memory of its own record, unless the target proves a newer generation: then
+   * another replica (leading while this one did not) superseded it, and the record is a replay. */
+  if (live <= g && po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
+  if (!consul) {
     it->unverified = true;
     return true;
   }
-  int64_t live = 0;
-  if (proves(run->live, run->nlive, it, rec, &live)) return true;
   if (run->dry) {
     /* the admission view: the incoming object replaces the stored one (a re-apply from git may
      * carry none of our entries), and the stored one holds what the controller wrote */

@@ -151,6 +151,11 @@ typedef struct {
 typedef struct po_TargetIndex po_TargetIndex;
 po_TargetIndex *po_TargetIndex_New(void);
 void po_TargetIndex_Free(po_TargetIndex *ix);
+/* Forgets every status.lastValid record this process remembers writing. Called when leadership
+ * is lost: while another replica leads it writes newer records, and a record of ours it superseded
+ * must not be honoured from memory when this replica leads again (a replayed old status). The
+ * proof after that is what the target holds, as after a restart. */
+void po_TargetIndex_ForgetLastValid(po_TargetIndex *ix);
 /* Records (or moves) a PropertyOverride; returns the key of the target it pointed at before,
  * in old_key (or "" when new), so both targets can be reconciled. */
 /* The updates return false only when memory ran out; the index is then as it was, and the caller
