@@ -106,7 +106,9 @@ static const char *svc_target(const char *ns, const char *name) {
 static json_object *object_for_review(json_object *o, const char *av) {
   if (!o) return NULL;
   char *s = po_As_Serialize(o, av);
-  json_object *c = json_tokener_parse(s);
+  json_tokener *t = s ? json_tokener_new_ex(kPo_As_MaxJsonDepth) : NULL;
+  json_object *c = t ? json_tokener_parse_ex(t, s, (int)strlen(s)) : NULL;
+  json_tokener_free(t);
   free(s);
   return c;
 }
