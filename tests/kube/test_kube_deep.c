@@ -15,10 +15,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <cmocka.h>
 
 #include "client_internal.h"
 #include "po/kube/client.h"
+#include "po/kube/config.h"
+#include "po/kube/informer.h"
 #include "po/kube/watch_parser.h"
 
 /* {"a":{"a":...1...}} nested `depth` levels (the outermost object counts) */
@@ -133,12 +136,49 @@ static void test_deeper_than_the_api_server_is_refused(void **state) {
   free(deep);
 }
 
+/* An informer whose list keeps failing says why (po_Informer_LastError, which the readiness
+ * reason shows), where before it retried silently: a controller that never became ready logged
+ * nothing. The list is refused here by a port nothing listens on. */
+static void test_failed_list_says_why(void **state) {
+  (void)state;
+  static const char kConfig[] =
+      "apiVersion: v1\nkind: Config\ncurrent-context: c\nclusters:\n- name: k\n  cluster: {server: 'http://127.0.0.1:1'}\n"
+      "contexts:\n- name: c\n  context: {cluster: k, user: u}\nusers:\n- name: u\n  user: {token: t}\n";
+  po_KubeConfig *cfg = NULL;
+  po_CtlStatus st = {0};
+  assert_true(po_KubeConfig_ParseYaml(kConfig, sizeof kConfig - 1, "test", NULL, &cfg, &st));
+  po_KubeClientOptions co = {.max_retries = -1, .connect_timeout_ms = 1000, .timeout_ms = 2000};
+  po_KubeClient *c = NULL;
+  assert_true(po_KubeClient_New(cfg, &co, &c, &st));
+  po_InformerOptions io = {.ref = {"propertyoverride.io", "v1alpha1", "propertyoverrides", NULL, NULL, NULL},
+                           .backoff_initial_ns = 50000000, .backoff_max_ns = 100000000};
+  po_InformerHandlers h = {0};
+  po_Informer *inf = NULL;
+  assert_true(po_Informer_New(c, &io, &h, &inf, &st));
+  char why[400] = "";
+  assert_false(po_Informer_LastError(inf, why, sizeof why));
+  assert_true(po_Informer_Start(inf, &st));
+  bool said = false;
+  for (int i = 0; i < 100 && !said; i++) {
+    said = po_Informer_LastError(inf, why, sizeof why);
+    if (!said) nanosleep(&(struct timespec){0, 50000000}, NULL);
+  }
+  po_Informer_Stop(inf);
+  assert_true(said);
+  assert_false(po_Informer_HasSynced(inf));
+  assert_non_null(strstr(why, "list propertyoverrides: "));
+  po_Informer_Free(inf);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(cfg);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_list_at_the_api_servers_depth),
       cmocka_unit_test(test_watch_at_the_api_servers_depth),
       cmocka_unit_test(test_walkers_on_a_workers_stack),
       cmocka_unit_test(test_deeper_than_the_api_server_is_refused),
+      cmocka_unit_test(test_failed_list_says_why),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
