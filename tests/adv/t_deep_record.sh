@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ADV-KNOWN-FAILING (adv-trust, issue 21 item 1): a status.lastValid nested deeper than the
+# Was ADV-KNOWN-FAILING (adv-trust, issue 21 item 1; F1 fixed, enabled as tests/e2e/t_deep.sh): a status.lastValid nested deeper than the
 # controller's JSON parsers allow (json_tokener_new_ex(256): controller/kube/src/client.c,
 # watch_parser.c, informer.c). status.lastValid.spec is x-kubernetes-preserve-unknown-fields and
 # the status subresource is never sent to the webhook, so whoever may patch the status of ONE

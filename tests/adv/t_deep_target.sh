@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ADV-KNOWN-FAILING (adv-trust): a ServiceDefaults holding no builtin/property-override entry,
+# Was ADV-KNOWN-FAILING (adv-trust; F1 fixed, enabled as tests/e2e/t_deep.sh): a ServiceDefaults holding no builtin/property-override entry,
 # one of whose other extensions' arguments nest deeper than the controller's JSON parsers allow
 # (json_tokener_new_ex(256)). The webhook never sees it (matchCondition holds-property-override):
 # whoever may write any ServiceDefaults (an app team's GitOps) stores it. Expected: the controller

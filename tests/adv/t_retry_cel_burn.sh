@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# ADV-KNOWN-FAILING probe (adv-trust, issue 21 item 4): the 10 s retry cap times the cost of
+# Was an ADV-KNOWN-FAILING probe (adv-trust, issue 21 item 4; F2 fixed, unit test test_adv_webhook_413_is_not_unreachable): the 10 s retry cap times the cost of
 # targets.validate.propertyoverride.io's matchConditions. A ServiceDefaults holding N other
 # extensions (an app team's) and two PropertyOverrides' entries; one PropertyOverride is deleted
 # while the webhook is unreachable: the controller's write (entries changed) is evaluated by the
