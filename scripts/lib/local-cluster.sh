@@ -116,6 +116,8 @@ webhooks:
       - name: holds-property-override
         expression: >-
           has(object.spec) && has(object.spec.envoyExtensions) &&
+          (oldObject == null || !has(oldObject.spec) || !has(oldObject.spec.envoyExtensions) ||
+          object.spec.envoyExtensions != oldObject.spec.envoyExtensions) &&
           object.spec.envoyExtensions.exists(e, has(e.name) && e.name == 'builtin/property-override')
       - name: entries-changed
         expression: >-

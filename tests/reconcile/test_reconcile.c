@@ -137,6 +137,48 @@ static void test_other_extensions_kept_and_drift_repaired(void **state) {
   assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
 }
 
+/* F2 (issue 21 item 4): only the API server's texts for a webhook nothing answered for cap the
+ * retry; an answer with any status code, or a call that ran out of time, keeps the backoff. The
+ * texts are kube-apiserver 1.32's (webhook_error.c says where each comes from). */
+static void test_webhook_unreachable_texts(void **state) {
+  (void)state;
+#define PO_CALL "Internal error occurred: failed calling webhook \"targets.validate.propertyoverride.io\": failed to call webhook: "
+#define PO_POST PO_CALL "Post \"https://propertyoverride-webhook.propertyoverride-system.svc:443/validate-targets?timeout=10s\": "
+  static const struct {
+    const char *text;
+    bool unreachable;
+  } cases[] = {
+      {PO_POST "dial tcp 10.96.12.7:443: connect: connection refused", true},
+      {PO_POST "dial tcp 10.244.0.9:443: connect: no route to host", true},
+      {PO_POST "dial tcp 10.244.0.9:443: connect: network is unreachable", true},
+      {PO_POST "dial tcp 10.96.12.7:443: i/o timeout", true},
+      {PO_POST "dial tcp: lookup propertyoverride-webhook.propertyoverride-system.svc on 10.96.0.10:53: no such host", true},
+      {PO_POST "service \"propertyoverride-webhook\" not found", true},
+      {PO_POST "no endpoints available for service \"propertyoverride-webhook\"", true},
+      /* answers: the webhook was reached */
+      {PO_CALL "the server responded with the status code 413 but did not return more information", false},
+      {PO_CALL "the server responded with the status code 429 but did not return more information", false},
+      {PO_CALL "the server responded with the status code 500 but did not return more information", false},
+      {PO_CALL "an error on the server (\"\") has prevented the request from succeeding", false},
+      /* out of time: an overloaded webhook answering 429 until the timeout */
+      {PO_POST "context deadline exceeded", false},
+      {PO_POST "context deadline exceeded (Client.Timeout exceeded while awaiting headers)", false},
+      /* a refusal, another component's words, nothing */
+      {"admission webhook \"targets.validate.propertyoverride.io\" denied the request: spec.x: bad", false},
+      {"Post \"https://x\": dial tcp 10.0.0.1:443: connect: connection refused", false},
+      {"the object has been modified; please apply your changes to the latest version and try again", false},
+      {"", false},
+      {NULL, false},
+  };
+#undef PO_POST
+#undef PO_CALL
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (po_Reconcile_WebhookUnreachable(cases[i].text) != cases[i].unreachable)
+      fail_msg("case %zu: %s: expected %s", i, cases[i].text ? cases[i].text : "(null)",
+               cases[i].unreachable ? "unreachable" : "not unreachable");
+  }
+}
+
 /* A write refused because an admission webhook could not be called (issue 21 item 4: ours, or
  * consul-k8s's, while unreachable) is retried within kPo_ReconcileWebhookRetryMaxS, however
  * long it has been failing: nothing requeues the key when the webhook is back. Other failures
@@ -2107,9 +2149,109 @@ static void test_other_namespace_appears_after_ours(void **state) {
   po_TargetNames_Free(names);
 }
 
+
+
+/* F1 (issue 21 item 1): a status.lastValid whose spec nests as deep as the API server stores
+ * (10,000 levels; nobody's webhook sees the status) is a record like any other: hashed, compared,
+ * copied back into the status and refused by the engine's own depth bounds, never a crash, and
+ * the PropertyOverride's current spec stays programmed. */
+static void test_deep_record_is_ignored(void **state) {
+  (void)state;
+  enum { kDepth = 10000 - 4 }; /* the object, status, lastValid, spec */
+  char *text = malloc((size_t)kDepth * 6 + 256), *p = text;
+  assert_non_null(text);
+  p += sprintf(p, "{\"generation\":1,\"spec\":{\"targetRef\":{\"name\":\"web\"},\"x\":");
+  for (int i = 0; i < kDepth - 1; i++) p += sprintf(p, "{\"a\":");
+  p += sprintf(p, "1");
+  for (int i = 0; i < kDepth - 1; i++) *p++ = '}';
+  p += sprintf(p, "}}");
+  json_tokener *t = json_tokener_new_ex(10003);
+  assert_non_null(t);
+  json_object *rec = json_tokener_parse_ex(t, text, (int)strlen(text));
+  assert_int_equal(json_tokener_get_error(t), json_tokener_success);
+  json_tokener_free(t);
+  free(text);
+  apply_override("a", 1, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  apply_override("a", 2, "web", kGood2);
+  json_object *st = get(po("a"), "status");
+  assert_non_null(st);
+  json_object_object_add(st, "lastValid", rec);
+  po_ReconcileResult r = run();
+  assert_true(r.ok);
+  assert_int_equal(value_of(0), 30); /* generation 2 programmed, the record ignored */
+  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
+  assert_true(run().ok);
+}
+
+
+/* Was ADV-KNOWN-FAILING (adv-trust, issue 21 item 1; F5, fixed): a replica's memory of the record it wrote
+ * (po_TargetIndex_NoteLastValid) outlives its leadership. Replica A writes generation 1 (30) and
+ * remembers it; B leads and writes generation 2 (50, the new record); generation 3 is invalid
+ * (stored while the webhook was bypassed); A leads again (a lease flap: the process and its
+ * index stay, controller/app/src/leadership.c). Whoever may patch the status replays
+ * generation 1's record, once really A's: A honours it from memory (po_TargetIndex_IsOwnLastValid)
+ * and rolls the target back from 50 to 30, although the target proves generation 2 and docs/crd.md
+ * says a replayed earlier record is ignored. Expected: 50 stays. */
+static void test_adv_failover_replays_a_superseded_own_record(void **state) {
+  (void)state;
+  apply_override("a", 1, "web", kGood2);
+  assert_true(run().ok); /* replica A */
+  assert_int_equal(value_of(0), 30);
+  json_object *rec1 = copy(get(get(po("a"), "status"), "lastValid"));
+  assert_non_null(rec1);
+  po_TargetIndex *replica_a = IX;
+  IX = po_TargetIndex_New(); /* replica B leads, its own index from the informers */
+  assert_non_null(IX);
+  store_override("default", "a", copy(slot("po/default/a", false)->obj));
+  apply_override("a", 2, "web", kGood);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
+  apply_override("a", 3, "web", kBad);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+  /* A leads again: its index, which followed the objects as a standby's informers do */
+  po_TargetIndex_Free(IX);
+  IX = replica_a;
+  store_override("default", "a", copy(slot("po/default/a", false)->obj));
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50); /* its own record is gone from the status: the target proves 2 */
+  /* the replay */
+  json_object_object_add(get(po("a"), "status"), "lastValid", rec1);
+  assert_true(run().ok);
+  assert_int_equal(value_of(0), 50);
+}
+
+/* Was ADV-KNOWN-FAILING (adv-trust, issue 21 item 4; F2, fixed): the retry cap keyed on the API server's words
+ * "failed calling webhook", which it also says for answers that will never change: our own
+ * webhook's 413 (a review over its memory budget: a ServiceDefaults of ~50,000 extensions, seen
+ * on kube-apiserver 1.32 by tests/adv/t_retry_cel_burn.sh) or any webhook's non-200. Such a write
+ * is then retried every 10 s forever, each try paying the matchConditions' walks of the list on
+ * the API server, instead of backing off to the queue's maximum. Expected: only an unreachable
+ * webhook (no answer: dial error, timeout) caps the backoff. */
+static void test_adv_webhook_413_is_not_unreachable(void **state) {
+  (void)state;
+  static const char k413[] =
+      "Internal error occurred: failed calling webhook \"targets.validate.propertyoverride.io\": failed to call webhook: "
+      "the server responded with the status code 413 but did not return more information";
+  apply_override("a", 1, "web", kGood);
+  F.fail_text = k413;
+  F.target_fails = 1;
+  po_ReconcileResult r = run();
+  assert_false(r.ok);
+  assert_int_equal(r.result.kind, kPo_Result_Error);
+  assert_int_equal(r.result.max_backoff_ns, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test_setup_teardown(test_adv_failover_replays_a_superseded_own_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_webhook_413_is_not_unreachable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_webhook_unreachable_retried_soon, setup, teardown),
+      cmocka_unit_test(test_webhook_unreachable_texts),
+      cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lost_echo_does_not_hide_a_restore, setup, teardown),

@@ -323,14 +323,17 @@ bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap) {
     return false;
   }
   for (size_t i = 0; i < k->ns_count; i++) {
-    if (!po_Informer_HasSynced(k->overrides[i]) || !po_Informer_HasSynced(k->service_defaults[i]) ||
-        !po_Informer_HasSynced(k->proxy_defaults[i]) ||
-        (istio && k->services[i] && !po_Informer_HasSynced(k->services[i])) ||
-        (istio && k->filters[i] && !po_Informer_HasSynced(k->filters[i])) ||
-        (k->gateways[i] && !po_Informer_HasSynced(k->gateways[i])) ||
-        (k->routes[i] && !po_Informer_HasSynced(k->routes[i])) ||
-        (k->policies[i] && !po_Informer_HasSynced(k->policies[i]))) {
-      if (reason) snprintf(reason, cap, "caches of namespace '%s' not synced", k->namespaces[i][0] ? k->namespaces[i] : "*");
+    po_Informer *all[] = {k->overrides[i], k->service_defaults[i], k->proxy_defaults[i], istio ? k->services[i] : NULL,
+                          istio ? k->filters[i] : NULL, k->gateways[i], k->routes[i], k->policies[i]};
+    for (size_t j = 0; j < sizeof all / sizeof all[0]; j++) {
+      if (!all[j] || po_Informer_HasSynced(all[j])) continue;
+      if (reason) {
+        /* why, when the list or watch failed: a cache that never syncs says so (F1, issue 21) */
+        char why[400];
+        bool failed = po_Informer_LastError(all[j], why, sizeof why);
+        snprintf(reason, cap, "caches of namespace '%s' not synced%s%.400s", k->namespaces[i][0] ? k->namespaces[i] : "*",
+                 failed ? ": the last " : "", failed ? why : "");
+      }
       return false;
     }
   }

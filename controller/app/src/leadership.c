@@ -20,6 +20,8 @@ static void stopped_leading(void *ctx) {
   }
   po_Log_Warn(app->log, "leadership lost: reconciling stops");
   po_Manager_LostLeadership(app->manager);
+  /* Another replica writes the records now: ours may be superseded by the time we lead again. */
+  if (app->index) po_TargetIndex_ForgetLastValid(app->index);
 }
 
 static void new_leader(void *ctx, const char *who) {

@@ -523,7 +523,7 @@ static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref
 
 bool po_Kube_ParseJson_(const char *body, size_t len, json_object **out, const char *what,
                         po_CtlStatus *st) {
-  json_tokener *tok = json_tokener_new_ex(256);
+  json_tokener *tok = json_tokener_new_ex(kPo_KubeMaxJsonDepth);
   if (!tok) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   json_object *o = NULL;
   if (len <= (size_t)1 << 30) o = json_tokener_parse_ex(tok, body, (int)len);

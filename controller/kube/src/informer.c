@@ -29,6 +29,7 @@ struct po_Informer {
   bool synced, ended;
   char last_rv[128];
   po_InformerStats stats;
+  char last_error[400]; /* po_Informer_LastError; guarded by lock */
 
   po_Backoff backoff;
   po_Rand rand;
@@ -111,10 +112,10 @@ static bool key_of(json_object *o, char *buf, size_t size) {
   return n > 0 && (size_t)n < size;
 }
 
-/* One tokener per thread, reset between parses: a tokener of depth 256 is an 8 KB calloc, which
- * glibc serves only after consolidating its fast bins, and made per parse it cost more than the
- * parse of a 25 KB target itself (6.6% of the controller's CPU at 5,000, profiled). Freed when
- * its thread ends. */
+/* One tokener per thread, reset between parses: even a tokener of depth 256 was an 8 KB calloc,
+ * which glibc serves only after consolidating its fast bins, and made per parse it cost more than
+ * the parse of a 25 KB target itself (6.6% of the controller's CPU at 5,000, profiled); at
+ * kPo_KubeMaxJsonDepth it is ~400 KB. Freed when its thread ends. */
 static pthread_key_t g_tokener_key;
 static pthread_once_t g_tokener_once = PTHREAD_ONCE_INIT;
 static bool g_tokener_key_ok;
@@ -130,7 +131,7 @@ static json_tokener *thread_tokener(bool *owned) {
     json_tokener_reset(t);
     return t;
   }
-  if (!(t = json_tokener_new_ex(256))) return NULL;
+  if (!(t = json_tokener_new_ex(kPo_KubeMaxJsonDepth))) return NULL;
   if (!g_tokener_key_ok || pthread_setspecific(g_tokener_key, t) != 0) *owned = true; /* freed after this parse */
   return t;
 }
@@ -373,6 +374,21 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+static void note_error(po_Informer *f, const char *what, const po_KubeStatus *st) {
+  pthread_mutex_lock(&f->lock);
+  if (st) snprintf(f->last_error, sizeof f->last_error, "%s %.60s: %.300s", what, f->opt.ref.resource ? f->opt.ref.resource : "", st->message);
+  else f->last_error[0] = 0;
+  pthread_mutex_unlock(&f->lock);
+}
+
+bool po_Informer_LastError(po_Informer *f, char *buf, size_t size) {
+  pthread_mutex_lock(&f->lock);
+  bool any = f->last_error[0] != 0;
+  if (size) snprintf(buf, size, "%s", f->last_error);
+  pthread_mutex_unlock(&f->lock);
+  return any;
+}
+
 static void *run(void *arg) {
   po_Informer *f = arg;
   bool need_list = true;
@@ -381,11 +397,13 @@ static void *run(void *arg) {
     if (need_list) {
       if (!relist(f, &st)) {
         if (st.code == kPo_KubeErr_Stopped || po_KubeCancel_Fired(f->cancel)) break;
+        note_error(f, "list", &st);
         PO_STAT(f, watch_errors, 1);
         po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
         continue;
       }
       need_list = false;
+      note_error(f, NULL, NULL);
     }
     char rv[128];
     po_Informer_LastResourceVersion(f, rv, sizeof rv);
@@ -417,6 +435,7 @@ static void *run(void *arg) {
       need_list = true;
       continue;
     }
+    note_error(f, "watch", &st);
     PO_STAT(f, watch_errors, 1);
     po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
   }
@@ -429,7 +448,14 @@ static void *run(void *arg) {
 
 bool po_Informer_Start(po_Informer *f, po_KubeStatus *st) {
   if (f->started) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "informer already started");
-  if (pthread_create(&f->thread, NULL, run, f) != 0)
+  /* The thread parses and caches objects nested up to kPo_KubeMaxJsonDepth: a stack of a known
+   * size, whatever RLIMIT_STACK the container gives (address space; pages touched as used). */
+  pthread_attr_t attr;
+  bool attr_ok = pthread_attr_init(&attr) == 0;
+  if (attr_ok) pthread_attr_setstacksize(&attr, (size_t)8 << 20);
+  int rc = pthread_create(&f->thread, attr_ok ? &attr : NULL, run, f);
+  if (attr_ok) pthread_attr_destroy(&attr);
+  if (rc != 0)
     return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "cannot start the informer thread");
   f->started = true;
   return true;

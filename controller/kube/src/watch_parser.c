@@ -37,8 +37,8 @@ struct po_WatchParser {
 po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
   po_WatchParser *p = calloc(1, sizeof *p);
   if (!p) return NULL;
-  /* Objects nest deeper than json-c's default 32 (managedFields, CRD schemas). */
-  p->tok = json_tokener_new_ex(256);
+  /* As deep as the API server stores (kPo_KubeMaxJsonDepth): json-c's default is 32. */
+  p->tok = json_tokener_new_ex(kPo_KubeMaxJsonDepth);
   if (!p->tok) {
     free(p);
     return NULL;

@@ -500,6 +500,12 @@ void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char
   pthread_mutex_unlock(&ix->mu);
 }
 
+void po_TargetIndex_ForgetLastValid(po_TargetIndex *ix) {
+  pthread_mutex_lock(&ix->mu);
+  for (size_t i = 0; i < ix->len; i++) ix->by_po[i].lv_generation = 0;
+  pthread_mutex_unlock(&ix->mu);
+}
+
 bool po_TargetIndex_IsOwnLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                    int64_t generation, po_JsonHash hash) {
   pthread_mutex_lock(&ix->mu);

@@ -114,10 +114,11 @@ static json_object *copy(const json_object *o) {
 
 static void fail(Run *run, po_WriteResult w, const char *what, const char *err) {
   if (w == kPo_WriteConflict) run->r.conflict = true;
-  /* The API server's words when an admission webhook could not be called (500 InternalError,
-   * the same text on every version): its end is no event of ours, so the retry must come soon
-   * (kPo_ReconcileWebhookRetryMaxS), not after a backoff grown while it was down. */
-  if (err && strstr(err, "failed calling webhook")) run->r.webhook_unreachable = true;
+  /* An admission webhook that could not be reached (nothing answered: webhook_error.c): its
+   * return is no event of ours, so the retry must come soon (kPo_ReconcileWebhookRetryMaxS), not
+   * after a backoff grown while it was down. An answer (any status code) or a timeout keeps the
+   * normal backoff. */
+  if (po_Reconcile_WebhookUnreachable(err)) run->r.webhook_unreachable = true;
   /* The first error wins; long texts are cut (the status conditions carry the whole of them). */
   if (!run->r.error[0]) {
     int k = snprintf(run->r.error, sizeof run->r.error, "%.200s: ", what);
@@ -482,13 +483,16 @@ static bool record_bound(Run *run, Item *it, const po_CompiledEntry *rec) {
              "controller and is ignored", (long long)g, (long long)now);
     return false;
   }
-  if (po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
-  if (po_TargetKind_Mesh(run->kind) != kPo_Mesh_Consul) {
+  bool consul = po_TargetKind_Mesh(run->kind) == kPo_Mesh_Consul;
+  int64_t live = 0;
+  if (consul && proves(run->live, run->nlive, it, rec, &live)) return true;
+  /* This process's memory of its own record, unless the target proves a newer generation: then
+   * another replica (leading while this one did not) superseded it, and the record is a replay. */
+  if (live <= g && po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
+  if (!consul) {
     it->unverified = true;
     return true;
   }
-  int64_t live = 0;
-  if (proves(run->live, run->nlive, it, rec, &live)) return true;
   if (run->dry) {
     /* the admission view: the incoming object replaces the stored one (a re-apply from git may
      * carry none of our entries), and the stored one holds what the controller wrote */

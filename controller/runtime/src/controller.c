@@ -198,16 +198,24 @@ bool po_Controller_Start(po_Controller *c, po_CtlStatus *st) {
   free(c->threads);
   c->threads = calloc((size_t)c->n_workers, sizeof *c->threads);
   c->finished = 0;
+  /* A stack of a known size whatever RLIMIT_STACK the container gives: a reconcile walks
+   * objects nested as deep as the API server stores them (10,000 levels, kPo_KubeMaxJsonDepth)
+   * with json-c's recursive functions and the project's own walkers. Address space only: the
+   * pages are touched as the stack grows. */
+  pthread_attr_t attr;
+  bool attr_ok = pthread_attr_init(&attr) == 0;
+  if (attr_ok) pthread_attr_setstacksize(&attr, kPo_ControllerWorkerStackBytes);
   for (int i = 0; c->threads && i < c->n_workers; i++) {
     WorkerArg *w = malloc(sizeof *w);
     if (!w) break;
     *w = (WorkerArg){c, c->queue};
-    if (pthread_create(&c->threads[i], NULL, worker_main, w) != 0) {
+    if (pthread_create(&c->threads[i], attr_ok ? &attr : NULL, worker_main, w) != 0) {
       free(w);
       break;
     }
     c->n_threads++;
   }
+  if (attr_ok) pthread_attr_destroy(&attr);
   c->running = true;
   bool ok = c->n_threads == c->n_workers;
   pthread_mutex_unlock(&c->mu);

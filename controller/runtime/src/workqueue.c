@@ -47,6 +47,7 @@ struct po_Workqueue {
 
   int64_t base_delay, max_delay;
   po_TokenBucket bucket;
+  po_TokenBucket capped_bucket; /* capped retries' own (ratelimit.h) */
 
   po_Metrics *metrics;
   po_Series *m_depth, *m_adds, *m_queue_duration, *m_work_duration, *m_unfinished, *m_longest,
@@ -267,6 +268,7 @@ po_Workqueue *po_Workqueue_New(const po_WorkqueueOptions *opts) {
   q->max_delay = o.max_delay_ns > 0 ? o.max_delay_ns : PO_BACKOFF_MAX_NS;
   po_TokenBucket_Init(&q->bucket, o.qps > 0 ? o.qps : PO_BUCKET_QPS,
                       o.burst > 0 ? o.burst : PO_BUCKET_BURST);
+  po_TokenBucket_Init(&q->capped_bucket, PO_CAPPED_BUCKET_QPS, PO_CAPPED_BUCKET_BURST);
   if (o.metrics) {
     const char *name = o.name ? o.name : "";
     q->metrics = o.metrics;
@@ -384,7 +386,10 @@ int64_t po_Workqueue_AddRateLimitedUpTo(po_Workqueue *q, const char *key, int64_
     Entry *e = get_or_create(q, key);
     if (e) {
       int64_t backoff = po_Backoff_Delay(q->base_delay, cap, e->failures);
-      int64_t bucket = po_TokenBucket_Reserve(&q->bucket, now);
+      /* a capped retry's token from the capped retries' own bucket: keys stuck at one try per
+       * cap cannot starve every other key's retry (ratelimit.h) */
+      bool capped = max_delay_ns > 0 && max_delay_ns < q->max_delay;
+      int64_t bucket = po_TokenBucket_Reserve(capped ? &q->capped_bucket : &q->bucket, now);
       delay = backoff > bucket ? backoff : bucket;
       if (e->failures < 1000000) e->failures++;
       add_after_locked(q, key, delay, now);

@@ -106,7 +106,9 @@ static const char *svc_target(const char *ns, const char *name) {
 static json_object *object_for_review(json_object *o, const char *av) {
   if (!o) return NULL;
   char *s = po_As_Serialize(o, av);
-  json_object *c = json_tokener_parse(s);
+  json_tokener *t = s ? json_tokener_new_ex(kPo_As_MaxJsonDepth) : NULL;
+  json_object *c = t ? json_tokener_parse_ex(t, s, (int)strlen(s)) : NULL;
+  json_tokener_free(t);
   free(s);
   return c;
 }
@@ -372,15 +374,31 @@ static int call(Hook *k, po_As_Reply *r, char *why, size_t whysz, json_object **
   CURLcode rc = curl_easy_perform(c);
   long code = 0;
   curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &code);
+  char addr[80] = "";
+  char *ip = NULL;
+  long port = 0;
+  if (curl_easy_getinfo(c, CURLINFO_PRIMARY_IP, &ip) == CURLE_OK && ip && *ip &&
+      curl_easy_getinfo(c, CURLINFO_PRIMARY_PORT, &port) == CURLE_OK)
+    snprintf(addr, sizeof addr, "%s:%ld", ip, port);
   curl_easy_cleanup(c);
   curl_slist_free_all(hdr);
   curl_slist_free_all(conn);
   int result = -1;
   if (rc != CURLE_OK) {
-    snprintf(why, whysz, "failed to call webhook: Post \"%s\": %s", k->url,
-             rc == CURLE_OPERATION_TIMEDOUT ? "context deadline exceeded" : curl_easy_strerror(rc));
+    /* kube-apiserver's words (Go's net and url errors), which clients tell apart: a dial that
+     * nothing answered is not a timeout of a webhook that was reached */
+    char cause[256];
+    if (rc == CURLE_OPERATION_TIMEDOUT)
+      snprintf(cause, sizeof cause, "context deadline exceeded");
+    else if (rc == CURLE_COULDNT_CONNECT)
+      snprintf(cause, sizeof cause, "dial tcp %s: connect: connection refused", addr);
+    else if (rc == CURLE_COULDNT_RESOLVE_HOST)
+      snprintf(cause, sizeof cause, "dial tcp: lookup: no such host");
+    else
+      snprintf(cause, sizeof cause, "%s", curl_easy_strerror(rc));
+    snprintf(why, whysz, "failed to call webhook: Post \"%s\": %s", k->url, cause);
   } else if (code != 200) {
-    snprintf(why, whysz, "failed to call webhook: the server responded with status %ld", code);
+    snprintf(why, whysz, "failed to call webhook: the server responded with the status code %ld but did not return more information", code);
   } else {
     json_object *rev = b.p ? json_tokener_parse(b.p) : NULL;
     json_object *resp = po_As_Get(rev, "response");

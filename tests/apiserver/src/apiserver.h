@@ -15,6 +15,9 @@
 #include <stdint.h>
 
 /* ---- logging ---------------------------------------------------------------------------- */
+/* How deep a request's JSON may nest: the real API server's limit (sigs.k8s.io/json, Go's
+ * encoding/json scanner: maxNestingDepth 10000), plus one for json-c's counting. */
+enum { kPo_As_MaxJsonDepth = 10000 + 1 };
 enum { kPo_As_LogError = 0, kPo_As_LogWarn = 1, kPo_As_LogInfo = 2, kPo_As_LogDebug = 3 };
 void po_As_Log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -889,7 +889,7 @@ static json_object *parse_body(po_As_Request *q, po_As_Reply *r) {
     json_object_put(docs);
     return o;
   }
-  json_tokener *tok = json_tokener_new();
+  json_tokener *tok = json_tokener_new_ex(kPo_As_MaxJsonDepth);
   json_object *o = json_tokener_parse_ex(tok, q->body, (int)q->body_len);
   enum json_tokener_error err = json_tokener_get_error(tok);
   json_tokener_free(tok);

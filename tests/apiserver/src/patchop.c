@@ -8,7 +8,7 @@
 #include "objects_internal.h"
 
 static bool parse_json(const char *b, size_t n, json_object **out) {
-  json_tokener *tok = json_tokener_new();
+  json_tokener *tok = json_tokener_new_ex(kPo_As_MaxJsonDepth);
   *out = json_tokener_parse_ex(tok, b, (int)n);
   bool ok = json_tokener_get_error(tok) == json_tokener_success;
   json_tokener_free(tok);

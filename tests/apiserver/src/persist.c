@@ -25,7 +25,9 @@ bool po_As_Persist_Load(const char *path, char *msg, size_t msgsz) {
   size_t got = fread(buf, 1, (size_t)n, f);
   fclose(f);
   buf[got] = 0;
-  json_object *doc = json_tokener_parse(buf);
+  json_tokener *tok = json_tokener_new_ex(kPo_As_MaxJsonDepth + 3); /* objects inside the file's lists */
+  json_object *doc = tok ? json_tokener_parse_ex(tok, buf, (int)got) : NULL;
+  json_tokener_free(tok);
   free(buf);
   json_object *objs = po_As_Get(doc, "objects");
   if (!doc || !objs || !json_object_is_type(objs, json_type_array)) {

@@ -124,6 +124,20 @@ bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_K
 void po_KubeClient_Free(po_KubeClient *c);
 /* Idle connections kept for reuse, shared by all the client's threads. */
 enum { kPo_KubeMaxIdleConnections = 64 };
+/* How deep the objects the API server sends may nest, and so how deep every parser of its
+ * answers (client.c, watch_parser.c, informer.c) must go: the API server decodes JSON with
+ * sigs.k8s.io/json, Go's encoding/json scanner (internal/golang/encoding/json/scanner.go,
+ * maxNestingDepth = 10000, "exceeded max depth"), so a custom resource whose schema preserves
+ * unknown fields (status.lastValid.spec, a ServiceDefaults' extension arguments) is stored
+ * nested up to 10,000 levels. A smaller limit here made one such object fail the list or watch
+ * of every object of its kind: the controller stopped, or never became ready. json-c's tokener
+ * keeps its own stack on the heap (10,000 x 40 bytes), and json-c's recursive walkers (put,
+ * copy, equal, serialize) use under 1 MiB of stack at this depth (tests/kube/test_kube_deep.c). */
+enum { kPo_KubeMaxObjectDepth = 10000 };
+/* The tokeners' limit: an object at kPo_KubeMaxObjectDepth inside a list (the list and its items
+ * array: two levels more; a watch event adds one), plus one because json-c's max_depth N admits
+ * N - 1 levels. */
+enum { kPo_KubeMaxJsonDepth = kPo_KubeMaxObjectDepth + 3 };
 /* New connections (TCP + TLS handshakes) the client's requests made so far (watches not
  * counted): a few per thread when connections are reused, one per request when not. */
 uint64_t po_KubeClient_Connections(po_KubeClient *c);

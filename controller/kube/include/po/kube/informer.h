@@ -117,6 +117,10 @@ void po_Informer_ForEach(po_Informer *inf,
 /* The resourceVersion the informer would resume from. Copies into buf. */
 void po_Informer_LastResourceVersion(po_Informer *inf, char *buf, size_t size);
 po_InformerStats po_Informer_Stats(po_Informer *inf);
+/* The last failed list or watch (the API server's or the decoder's words, with the resource), ""
+ * when the last one succeeded: so a cache that never syncs says why (the readiness reason) instead
+ * of retrying silently. Writes at most size bytes; returns whether there is one. */
+bool po_Informer_LastError(po_Informer *inf, char *buf, size_t size);
 /* Bytes the cache holds (entries, texts and hash slots; not parsed trees), for the memory benchmark. */
 size_t po_Informer_CacheBytes(po_Informer *inf);
 

@@ -157,6 +157,11 @@ typedef struct {
 typedef struct po_TargetIndex po_TargetIndex;
 po_TargetIndex *po_TargetIndex_New(void);
 void po_TargetIndex_Free(po_TargetIndex *ix);
+/* Forgets every status.lastValid record this process remembers writing. Called when leadership
+ * is lost: while another replica leads it writes newer records, and a record of ours it superseded
+ * must not be honoured from memory when this replica leads again (a replayed old status). The
+ * proof after that is what the target holds, as after a restart. */
+void po_TargetIndex_ForgetLastValid(po_TargetIndex *ix);
 /* Records (or moves) a PropertyOverride; returns the key of the target it pointed at before,
  * in old_key (or "" when new), so both targets can be reconciled. */
 /* The updates return false only when memory ran out; the index is then as it was, and the caller
@@ -237,8 +242,10 @@ void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
  * backoff; RequeueAfter when the caches are not synced; Terminal for a malformed key, never
  * retried), the rest for logs and tests. */
 enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
-/* A write refused because an admission webhook could not be called (the API server's
- * "failed calling webhook", 500) is retried at least this often. Nothing requeues the key when
+/* A write refused because an admission webhook could not be reached (po_Reconcile_WebhookUnreachable:
+ * the API server's "failed calling webhook", 500, for a dial or service-resolution failure) is
+ * retried at least this often. An answer the webhook gave (any status code: our own 413 over its
+ * memory budget never changes) or a call that timed out keeps the workqueue's growing backoff. Nothing requeues the key when
  * the webhook is back, and under the workqueue's own backoff (5 ms doubling to 1000 s) the retry
  * after 11 minutes of failures comes 655 s later, then 1000 s: a deletion could finish 11 to 16
  * minutes after the webhook was back. The shipped configurations never send our finalizer writes
@@ -246,6 +253,11 @@ enum { kPo_ReconcileNotSyncedRetryNs = 500 * 1000000 };
  * ours (a target keeping other entries), another webhook (consul-k8s's own, a policy engine's),
  * or ours registered without that condition can still be refused while it is unreachable. */
 enum { kPo_ReconcileWebhookRetryMaxS = 10 };
+/* true when `err` (a write's error text) is the API server's refusal because an admission webhook
+ * could not be reached: connection refused, no route to host, dial i/o timeout, no such host, the
+ * webhook's Service not found or without endpoints (kube-apiserver 1.32's texts). false for an
+ * answer with any status code, for "context deadline exceeded", and for anything else. */
+bool po_Reconcile_WebhookUnreachable(const char *err);
 /* A target not created because one of its name lives in another namespace: looked at again after
  * this long (that one may be deleted; target deletions enqueue nothing here). */
 enum { kPo_ReconcileElsewhereRecheckS = 60 };

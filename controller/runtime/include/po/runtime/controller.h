@@ -25,6 +25,11 @@
 #include "po/runtime/status.h"
 #include "po/runtime/workqueue.h"
 
+/* Each worker thread's stack: 8 MiB, glibc's usual default, set explicitly so that a container's
+ * smaller RLIMIT_STACK cannot make a reconcile of a deeply nested object (10,000 levels, what the
+ * API server stores) overflow it. */
+enum { kPo_ControllerWorkerStackBytes = 8 << 20 };
+
 typedef enum {
   kPo_Result_Success = 0,
   kPo_Result_Error = 1,

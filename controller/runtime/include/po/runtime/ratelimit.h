@@ -16,5 +16,12 @@
 #define PO_BACKOFF_MAX_NS (1000 * INT64_C(1000000000))         /* 1000 s */
 #define PO_BUCKET_QPS 10.0
 #define PO_BUCKET_BURST 100
+/* Retries whose backoff is capped (po_Workqueue_AddRateLimitedUpTo: a webhook that could not be
+ * reached) take their tokens from a bucket of their own, 5 per second, bursts of 50: keys stuck
+ * at one try per cap forever cannot drain the shared bucket (1,000 of them kept it empty, and an
+ * unrelated conflict retry waited ~90 s), and however many keys are stuck, their tries stay within
+ * 5 per second in all (with N stuck keys, each is tried every max(cap, N / 5 s)). */
+#define PO_CAPPED_BUCKET_QPS 5.0
+#define PO_CAPPED_BUCKET_BURST 50
 
 #endif

@@ -54,8 +54,9 @@ void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns);
 void po_Workqueue_AddSpaced(po_Workqueue *q, const char *key, int64_t spacing_ns);
 /* Counts a failure of key, then AddAfter(the rate limiter's delay). Returns that delay. */
 int64_t po_Workqueue_AddRateLimited(po_Workqueue *q, const char *key);
-/* The same with the key's own backoff capped at max_delay_ns (<= 0: the queue's maximum); the
- * failure is still counted, and the overall token bucket still applies. */
+/* The same with the key's own backoff capped at max_delay_ns (<= 0: the queue's maximum, and
+ * the call is AddRateLimited); the failure is still counted. A capped retry takes its token from
+ * the capped retries' own bucket (PO_CAPPED_BUCKET_QPS), not the one every other key shares. */
 int64_t po_Workqueue_AddRateLimitedUpTo(po_Workqueue *q, const char *key, int64_t max_delay_ns);
 /* The key succeeded: forget its failures (the next failure starts again at the base delay). */
 void po_Workqueue_Forget(po_Workqueue *q, const char *key);
