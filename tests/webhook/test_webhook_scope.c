@@ -61,8 +61,8 @@ static const char kBadSpec[] =
 static const char *const kMetadata[] = {
     "",
     ",\"labels\":{\"team\":\"a\",\"app.kubernetes.io/managed-by\":\"propertyoverride\"}",
-    ",\"annotations\":{\"propertyoverride.io/written\":\"at=2026-01-01T00:00:00Z spec=0 status=0\","
-    "\"propertyoverride.io/created\":\"u\",\"propertyoverride.io/owner-uid\":\"u\"}",
+    (",\"annotations\":{\"propertyoverride.io/written\":\"at=2026-01-01T00:00:00Z spec=0 status=0\","
+     "\"propertyoverride.io/created\":\"u\",\"propertyoverride.io/owner-uid\":\"u\"}"),
     ",\"finalizers\":[\"propertyoverride.io/finalizer\",\"other.example/x\"]",
     ",\"ownerReferences\":[{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"name\":\"x\",\"uid\":\"u\"}]",
     ",\"generation\":7,\"uid\":\"u-1\",\"resourceVersion\":\"42\"",
