@@ -153,4 +153,9 @@ if ! PO_DEPS_DIR="$deps" "$top/scripts/build-kube.sh"; then
   [ "${PO_REQUIRE_REAL:-0}" = 1 ] && { log "error: scripts/build-kube.sh failed above, and PO_REQUIRE_REAL=1 needs the real kube-apiserver/etcd"; exit 1; }
   log "warning: no real kube-apiserver/etcd (scripts/build-kube.sh failed above): the tests on the real server will be skipped"
 fi
+# The oracles the tests compare the product with (tests/oracles/, test-only Go).
+if ! PO_DEPS_DIR="$deps" "$top/scripts/build-oracles.sh"; then
+  [ "${PO_REQUIRE_REAL:-0}" = 1 ] && { log "error: scripts/build-oracles.sh failed above, and PO_REQUIRE_REAL=1 needs every oracle"; exit 1; }
+  log "warning: an oracle failed to build (above): the tests that ask it will be skipped"
+fi
 log "ok: envoy protos in $envoy_dir, upb in $upb_dir/third_party/upb"
