@@ -8,9 +8,9 @@
 #include <strings.h>
 
 #include "gitops.h"
-#include "po/targets/consul_check.h"
-#include "po/targets/eg.h"
-#include "po/targets/istio.h"
+#include "po/meshes/consul_check.h"
+#include "po/meshes/eg.h"
+#include "po/meshes/istio.h"
 
 static const char *str_at(const po_Value *v, const char *a, const char *b) {
   const po_Value *x = po_Value_Get(po_Value_Get(v, a), b);

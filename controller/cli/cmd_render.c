@@ -13,9 +13,9 @@
 
 #include "cli.h"
 #include "gitops.h"
-#include "po/targets/consul.h"
-#include "po/targets/eg.h"
-#include "po/targets/istio.h"
+#include "po/meshes/consul.h"
+#include "po/meshes/eg.h"
+#include "po/meshes/istio.h"
 
 static const char kUsage[] =
     "usage: propertyoverride render -f FILE|DIR|- [-f ...] [--verbose] [--istio-version 1.N]\n"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "bench.h"
-#include "po/targets/consul_check.h"
+#include "po/meshes/consul_check.h"
 #include "po/targets/override.h"
 #include "po/webhook/admission.h"
 

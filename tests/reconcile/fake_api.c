@@ -11,7 +11,7 @@
 
 #include "fake_api.h"
 
-#include "po/targets/eg.h"
+#include "po/meshes/eg.h"
 
 /* ---- a tiny API server in memory ---- */
 Fake F;

@@ -8,7 +8,7 @@
 #include <stdbool.h>
 
 #include "po/reconcile/reconcile.h"
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 
 struct json_object;
 

@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "po/targets/consul_check.h"
+#include "po/meshes/consul_check.h"
 #include "po/targets/override.h"
 #include "po/webhook/admission.h"
 

@@ -15,7 +15,7 @@
 
 #include "fake_api.h"
 #include "mesh_test.h"
-#include "po/targets/eg.h"
+#include "po/meshes/eg.h"
 
 static json_object *parse(const char *text) {
   json_object *o = json_tokener_parse(text);

@@ -13,7 +13,7 @@
 #include <cmocka.h>
 
 #include "po/reconcile/reconcile.h"
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 
 #include "fake_api.h"
 

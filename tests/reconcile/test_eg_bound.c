@@ -28,7 +28,7 @@
 
 #include "fake_api.h"
 #include "mesh_test.h"
-#include "po/targets/eg.h"
+#include "po/meshes/eg.h"
 
 /* ---- the allocator, counted ---- */
 

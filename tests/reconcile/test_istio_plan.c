@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "po/targets/istio.h"
+#include "po/meshes/istio.h"
 
 static const char kDesired[] =
     "{\"apiVersion\":\"networking.istio.io/v1alpha3\",\"kind\":\"EnvoyFilter\","

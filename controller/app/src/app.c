@@ -10,7 +10,7 @@
 
 #include "app_internal.h"
 #include "po/base/json.h"
-#include "po/targets/eg.h"
+#include "po/meshes/eg.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
   *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 2, .consul_sync_require = true,

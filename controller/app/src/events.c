@@ -7,8 +7,8 @@
 #include "app_internal.h"
 #include "po/base/json.h"
 #include "po/runtime/clock.h"
-#include "po/targets/eg.h"
-#include "po/targets/istio.h"
+#include "po/meshes/eg.h"
+#include "po/meshes/istio.h"
 
 /* Informer events: a target's reconciles start at least one batching window apart. The first
  * event of a target that has not run within the window queues it at once; every later one

@@ -9,8 +9,8 @@
 #include <time.h>
 
 #include "po/base/json.h"
-#include "po/targets/consul.h"
-#include "po/targets/eg.h"
+#include "po/meshes/consul.h"
+#include "po/meshes/eg.h"
 
 const po_KubeRef kPo_OverridesRef = {.group = "propertyoverride.io", .version = "v1alpha1", .resource = "propertyoverrides"};
 const po_KubeRef kPo_ServiceDefaultsRef = {.group = PO_CONSUL_GROUP, .version = PO_CONSUL_VERSION, .resource = "servicedefaults"};

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/consul_check.h"
+#include "po/meshes/consul_check.h"
 #include "status.h"
 
 json_object *po_Json_Parse(const char *text, size_t len) {

@@ -11,7 +11,7 @@
 #include "compiled.h"
 #include "overlap.h"
 #include "po/base/json.h"
-#include "po/targets/istio.h"
+#include "po/meshes/istio.h"
 
 /* One PropertyOverride listed under `key`, appended to out when it has a compiled form (a peer
  * with no override when that form is not accepted); *oom when memory ran out. */

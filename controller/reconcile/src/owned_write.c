@@ -8,7 +8,7 @@
 
 #include "compiled.h"
 #include "po/base/json.h"
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 
 static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps *k, const char *what, const char *ns,
                    const char *name, const char *err) {

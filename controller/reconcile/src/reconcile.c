@@ -13,9 +13,9 @@
 #include "istio_write.h"
 #include "overlap.h"
 #include "po/base/json.h"
-#include "po/targets/consul.h"
-#include "po/targets/consul_check.h"
-#include "po/targets/istio.h"
+#include "po/meshes/consul.h"
+#include "po/meshes/consul_check.h"
+#include "po/meshes/istio.h"
 #include "status.h"
 #include "sync.h"
 

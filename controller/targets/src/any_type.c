@@ -1,4 +1,4 @@
-#include "any_type.h"
+#include "po/targets/any_type.h"
 
 #include <string.h>
 

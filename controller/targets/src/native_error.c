@@ -1,4 +1,4 @@
-#include "native_error.h"
+#include "po/targets/native_error.h"
 
 #include <stdlib.h>
 #include <string.h>

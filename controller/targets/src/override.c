@@ -6,9 +6,9 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/adapter.h"
+#include "po/meshes/mesh.h"
 #include "po/targets/tenancy.h"
-#include "text.h"
+#include "po/targets/text.h"
 
 /* The targets, one row per kind: the group that owns it, and which mesh programs it. */
 static const struct {

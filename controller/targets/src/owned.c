@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 
 #define OWNER_UID_KEY "propertyoverride.io/owner-uid"
 

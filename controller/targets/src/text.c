@@ -1,4 +1,4 @@
-#include "text.h"
+#include "po/targets/text.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/consul.h"
-#include "po/targets/consul_check.h"
-#include "po/targets/eg.h"
-#include "po/targets/istio.h"
+#include "po/meshes/consul.h"
+#include "po/meshes/consul_check.h"
+#include "po/meshes/eg.h"
+#include "po/meshes/istio.h"
 #include "po/targets/override.h"
 #include "review.h"
 

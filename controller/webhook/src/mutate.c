@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 #include "review.h"
 
 static size_t count_ours(json_object *list) {

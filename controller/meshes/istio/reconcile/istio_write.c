@@ -9,8 +9,8 @@
 #include "compiled.h"
 #include "owned_write.h"
 #include "po/base/json.h"
-#include "po/targets/consul.h"
-#include "po/targets/istio.h"
+#include "po/meshes/consul.h"
+#include "po/meshes/istio.h"
 
 static const char *root_of(const po_TargetOptions *opts) {
   return opts && opts->istio_root_namespace && *opts->istio_root_namespace ? opts->istio_root_namespace : "istio-system";

@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/istio.h"
-#include "any_type.h"
+#include "po/meshes/istio.h"
+#include "po/targets/any_type.h"
 
-#include "native_error.h"
+#include "po/targets/native_error.h"
 
 enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
 

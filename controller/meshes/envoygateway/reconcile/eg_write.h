@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "po/reconcile/reconcile.h"
-#include "po/targets/eg.h"
+#include "po/meshes/eg.h"
 
 struct json_object;
 

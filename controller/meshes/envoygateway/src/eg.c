@@ -14,7 +14,7 @@
  *   configuration (found through the listener's default filter chain), where each HTTPS
  *   listener keeps its own; a route rule's cluster is "httproute/<ns>/<route>/rule/<i>", and its
  *   ClusterLoadAssignment has the cluster's name. */
-#include "po/targets/eg.h"
+#include "po/meshes/eg.h"
 
 #include <json-c/json.h>
 #include <stdio.h>

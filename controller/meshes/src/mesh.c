@@ -1,11 +1,11 @@
 /* The adapter table (adapter.h): which mesh's rules judge a compiled override. */
-#include "po/targets/adapter.h"
+#include "po/meshes/mesh.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "po/targets/eg.h"
-#include "po/targets/istio.h"
+#include "po/meshes/eg.h"
+#include "po/meshes/istio.h"
 
 /* Kubernetes' longest object name (a DNS subdomain). */
 enum { kMaxObjectName = 253 };

@@ -3,7 +3,7 @@
  * fields, appends to lists and replaces a google.protobuf.Duration whole; MERGE_AND_REPLACE_LIST
  * (1.31.0 change notes) replaces the lists the patch sets; applyTo has no endpoint kind; a
  * cluster's transport_socket is merged by Istio's own code, not by the proto merge. */
-#include "po/targets/istio.h"
+#include "po/meshes/istio.h"
 
 #include <json-c/json.h>
 #include <stdint.h>
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 
 static const char kDuration[] = "google.protobuf.Duration";
 

@@ -11,10 +11,10 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/targets/eg.h"
-#include "any_type.h"
+#include "po/meshes/eg.h"
+#include "po/targets/any_type.h"
 
-#include "native_error.h"
+#include "po/targets/native_error.h"
 
 enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
 

@@ -1,14 +1,14 @@
-#include "po/targets/consul_check.h"
+#include "po/meshes/consul_check.h"
 
 #include <json-c/json.h>
 #include <stdio.h>
 #include <strings.h>
 #include <string.h>
 
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 #include "po/base/json.h"
 #include "po/targets/override.h"
-#include "text.h"
+#include "po/targets/text.h"
 
 
 /* How many patches an entry's arguments hold, as Consul's decoder will see them: the key matches

@@ -1,4 +1,4 @@
-#include "po/targets/consul.h"
+#include "po/meshes/consul.h"
 
 #include <json-c/json.h>
 #include <stdlib.h>
