@@ -10,6 +10,7 @@
 #include "gitops.h"
 #include "po/meshes/consul_check.h"
 #include "po/meshes/eg.h"
+#include "po/meshes/mesh.h"
 #include "po/meshes/istio.h"
 
 static const char *str_at(const po_Value *v, const char *a, const char *b) {

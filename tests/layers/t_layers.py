@@ -3,7 +3,10 @@ it and checks the verdict: "ok" compiles; "forbidden" fails because the header (
 includes) is not on that module's include path.
 Then checks that ARCHITECTURE.md's module table names, for each module, exactly the modules of
 ours its CMakeLists.txt links (the "deps" lines of CASES_FILE), so the document stays true.
-usage: /usr/bin/python3 t_layers.py BUILD_DIR CASES_FILE ARCHITECTURE_MD"""
+Then the rules a compile cannot show, read from the sources (include_graph.py): no mesh folder
+includes another mesh's or the mesh table, the core includes no mesh, and the files of the core
+and the meshes include each other in no circle.
+usage: /usr/bin/python3 t_layers.py BUILD_DIR CASES_FILE ARCHITECTURE_MD SOURCE_DIR"""
 import json
 import os
 import re
@@ -11,11 +14,16 @@ import shlex
 import subprocess
 import sys
 
-build, cases, arch = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import include_graph  # noqa: E402
+
+build, cases, arch, source = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
 
 # "| `controller/kube` (`po_kube`) | base | libcurl, ... |" -> {"po_kube": {"po_base"}}
 NAMES = {"proto": "po_proto", "engine": "po_engine", "engine api": "po_engine_api", "base": "po_base",
          "kube": "po_kube", "runtime": "po_runtime", "targets": "po_targets", "reconcile": "po_reconcile",
+         "meshes": "po_meshes", "consul": "po_mesh_consul", "istio": "po_mesh_istio",
+         "envoy gateway": "po_mesh_eg",
          "webhook": "po_webhook", "app": "po_app", "cli": "po_cli"}
 documented = {}
 with open(arch) as f:
@@ -71,6 +79,13 @@ for mod, deps in sorted(declared.items()):
         fails += 1
     else:
         print(f"ok: {arch} row of {mod} matches its CMakeLists ({', '.join(sorted(deps)) or 'none'})")
+graph_rules = include_graph.check(os.path.abspath(source))
+for sentence in graph_rules:
+    print(f"FAIL: {sentence}")
+fails += len(graph_rules)
+if not graph_rules:
+    print("ok: no mesh folder includes another mesh's or the table; the core includes no mesh; no circle of files "
+          "in controller/targets and controller/meshes")
 if n == 0 or not declared:
     print(f"FAIL: no cases in {cases}")
 print(f"{n} cases, {fails} failed")

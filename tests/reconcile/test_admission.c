@@ -15,6 +15,7 @@
 #include <cmocka.h>
 
 #include "po/meshes/consul_check.h"
+#include "po/meshes/mesh.h"
 #include "po/targets/override.h"
 #include "po/webhook/admission.h"
 

@@ -29,6 +29,7 @@
 #include "fake_api.h"
 #include "mesh_test.h"
 #include "po/meshes/eg.h"
+#include "po/meshes/mesh.h"
 
 /* ---- the allocator, counted ---- */
 

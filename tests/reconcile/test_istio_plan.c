@@ -47,8 +47,8 @@ static const char *ann(json_object *o, const char *k) {
 static void test_absent_is_created_with_its_owner(void **state) {
   (void)state;
   json_object *d = json_tokener_parse(kDesired);
-  po_IstioPlan p = po_Istio_Plan(NULL, d, "po-uid", NULL);
-  assert_int_equal(p.action, kPo_IstioPlan_Create);
+  po_OwnedPlan p = po_Istio_Plan(NULL, d, "po-uid", NULL);
+  assert_int_equal(p.action, kPo_OwnedPlan_Create);
   assert_string_equal(ann(p.object, "propertyoverride.io/owner-uid"), "po-uid");
   assert_null(ann(p.object, "propertyoverride.io/created")); /* its uid is not known yet */
   json_object_put(p.object);
@@ -58,14 +58,14 @@ static void test_absent_is_created_with_its_owner(void **state) {
 static void test_fresh_create_is_bound_to_its_uid(void **state) {
   (void)state;
   json_object *d = json_tokener_parse(kDesired), *c = current("ef-1", "po-uid", NULL, NULL);
-  po_IstioPlan p = po_Istio_Plan(c, d, "po-uid", "ef-1");
-  assert_int_equal(p.action, kPo_IstioPlan_Update);
+  po_OwnedPlan p = po_Istio_Plan(c, d, "po-uid", "ef-1");
+  assert_int_equal(p.action, kPo_OwnedPlan_Update);
   assert_string_equal(ann(p.object, "propertyoverride.io/created"), "ef-1");
   assert_string_equal(ann(p.object, "someone/else"), "kept");
   json_object_put(p.object);
   /* The create answered another uid: what is there now is not what we created. */
   p = po_Istio_Plan(c, d, "po-uid", "ef-0");
-  assert_int_equal(p.action, kPo_IstioPlan_Foreign);
+  assert_int_equal(p.action, kPo_OwnedPlan_Foreign);
   json_object_put(c);
   json_object_put(d);
 }
@@ -74,16 +74,16 @@ static void test_ours_converges(void **state) {
   (void)state;
   json_object *d = json_tokener_parse(kDesired);
   json_object *same = current("ef-1", "po-uid", "ef-1", NULL), *drifted = current("ef-1", "po-uid", "ef-1", "9s");
-  assert_int_equal(po_Istio_Plan(same, d, "po-uid", NULL).action, kPo_IstioPlan_None);
-  po_IstioPlan p = po_Istio_Plan(drifted, d, "po-uid", NULL);
-  assert_int_equal(p.action, kPo_IstioPlan_Update);
+  assert_int_equal(po_Istio_Plan(same, d, "po-uid", NULL).action, kPo_OwnedPlan_None);
+  po_OwnedPlan p = po_Istio_Plan(drifted, d, "po-uid", NULL);
+  assert_int_equal(p.action, kPo_OwnedPlan_Update);
   assert_true(json_object_equal(json_object_object_get(p.object, "spec"), json_object_object_get(d, "spec")));
   assert_string_equal(json_object_get_string(json_object_object_get(json_object_object_get(p.object, "metadata"),
                                                                     "resourceVersion")), "42");
   assert_string_equal(ann(p.object, "someone/else"), "kept");
   json_object_put(p.object);
   /* No longer wanted: ours is deleted. */
-  assert_int_equal(po_Istio_Plan(same, NULL, "po-uid", NULL).action, kPo_IstioPlan_Delete);
+  assert_int_equal(po_Istio_Plan(same, NULL, "po-uid", NULL).action, kPo_OwnedPlan_Delete);
   json_object_put(same);
   json_object_put(drifted);
   json_object_put(d);
@@ -99,15 +99,15 @@ static void test_generation_annotation_kept(void **state) {
   json_object *c = current("ef-1", "po-uid", "ef-1", NULL);
   assert_int_equal(po_Owned_Generation(c, "po-uid"), 0);
   assert_false(po_Owned_Holds(c, d, "po-uid", kPo_Owned_EnvoyFilter));
-  po_IstioPlan p = po_Istio_Plan(c, d, "po-uid", NULL);
-  assert_int_equal(p.action, kPo_IstioPlan_Update);
+  po_OwnedPlan p = po_Istio_Plan(c, d, "po-uid", NULL);
+  assert_int_equal(p.action, kPo_OwnedPlan_Update);
   assert_string_equal(ann(p.object, "propertyoverride.io/generation"), "2");
   assert_string_equal(ann(p.object, "someone/else"), "kept");
   assert_string_equal(ann(p.object, "propertyoverride.io/created"), "ef-1");
   assert_int_equal(po_Owned_Generation(p.object, "po-uid"), 2);
   assert_int_equal(po_Owned_Generation(p.object, "other-uid"), 0); /* not ours: says nothing */
   assert_true(po_Owned_Holds(p.object, d, "po-uid", kPo_Owned_EnvoyFilter));
-  assert_int_equal(po_Istio_Plan(p.object, d, "po-uid", NULL).action, kPo_IstioPlan_None);
+  assert_int_equal(po_Istio_Plan(p.object, d, "po-uid", NULL).action, kPo_OwnedPlan_None);
   json_object *d3 = json_tokener_parse(kDesired);
   assert_true(po_Owned_MarkGeneration(d3, 3));
   assert_false(po_Owned_Holds(p.object, d3, "po-uid", kPo_Owned_EnvoyFilter));
@@ -130,12 +130,12 @@ static void test_look_alikes_are_left_alone(void **state) {
       {current("ef-1", "po-uid", NULL, NULL), "did not create"},       /* never bound, and not just created by us */
   };
   for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-    po_IstioPlan p = po_Istio_Plan(cases[i].c, d, "po-uid", NULL);
-    assert_int_equal(p.action, kPo_IstioPlan_Foreign);
+    po_OwnedPlan p = po_Istio_Plan(cases[i].c, d, "po-uid", NULL);
+    assert_int_equal(p.action, kPo_OwnedPlan_Foreign);
     assert_null(p.object);
     assert_non_null(strstr(p.why, cases[i].why));
     /* Not wanted either: still never deleted. */
-    assert_int_equal(po_Istio_Plan(cases[i].c, NULL, "po-uid", NULL).action, kPo_IstioPlan_None);
+    assert_int_equal(po_Istio_Plan(cases[i].c, NULL, "po-uid", NULL).action, kPo_OwnedPlan_None);
     json_object_put(cases[i].c);
   }
   json_object_put(d);

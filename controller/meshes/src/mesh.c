@@ -1,49 +1,60 @@
-/* The adapter table (adapter.h): which mesh's rules judge a compiled override. */
+/* The mesh table (mesh.h): po/meshes/list.h expanded, and what every mesh shares through it. */
 #include "po/meshes/mesh.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "po/meshes/eg.h"
-#include "po/meshes/istio.h"
+#define PO_MESH(id, row, reconcile) extern const po_MeshOps row;
+#include "po/meshes/list.h"
+#undef PO_MESH
+
+static const po_MeshOps *const kMeshes[] = {
+#define PO_MESH(id, row, reconcile) [id] = &row,
+#include "po/meshes/list.h"
+#undef PO_MESH
+};
+enum { kMeshCount = sizeof kMeshes / sizeof kMeshes[0] };
+
+const po_MeshOps *po_Mesh_Ops(po_Mesh mesh) {
+  return (unsigned)mesh < kMeshCount && kMeshes[mesh] ? kMeshes[mesh] : kMeshes[kPo_Mesh_Consul];
+}
 
 /* Kubernetes' longest object name (a DNS subdomain). */
 enum { kMaxObjectName = 253 };
 
-/* Consul's own refusals are the compile's wire verdicts (check_wire), made with the engine. */
-static bool consul_check(po_CompiledOverride *c, po_Arena *a) {
-  (void)c, (void)a;
-  return true;
-}
-
-static const po_TargetAdapter kAdapters[] = {
-    [kPo_Mesh_Consul] = {kPo_Mesh_Consul, consul_check},
-    [kPo_Mesh_Istio] = {kPo_Mesh_Istio, po_Istio_Check},
-    [kPo_Mesh_EnvoyGateway] = {kPo_Mesh_EnvoyGateway, po_EG_Check},
-};
-
-const po_TargetAdapter *po_TargetAdapter_For(po_Mesh mesh) {
-  return (unsigned)mesh < sizeof kAdapters / sizeof kAdapters[0] ? &kAdapters[mesh] : &kAdapters[kPo_Mesh_Consul];
-}
-
-/* Istio and Envoy Gateway targets get an object of their own named after the PropertyOverride
- * (po_Istio_FilterName, po_EG_PolicyName): a name too long for it passed admission and then
- * failed at every create, so it is refused here, where the webhook says so. */
+/* A mesh with an object of its own per PropertyOverride names it after the PropertyOverride
+ * (po_MeshOps.object_name): a name too long for it passed admission and then failed at every
+ * create, so it is refused here, where the webhook says so. */
 static bool check_object_name(po_CompiledOverride *c, po_Arena *a) {
-  po_Mesh m = po_TargetKind_Mesh(c->target_kind);
-  if (m == kPo_Mesh_Consul || !c->name) return true;
-  const char *obj = m == kPo_Mesh_Istio ? po_Istio_FilterName(c, a) : po_EG_PolicyName(c, a);
+  const po_MeshOps *m = po_Mesh_Ops(po_TargetKind_Mesh(c->target_kind));
+  if (!m->object_name || !c->name) return true;
+  const char *obj = m->object_name(c, a);
   if (!obj) return false;
   size_t n = strlen(obj), room = kMaxObjectName - (n - strlen(c->name));
   if (n <= kMaxObjectName) return true;
   const char *msg = po_Arena_Printf(a,
                                     "metadata.name: %zu characters: the %s is named %.*s<name>, and a Kubernetes name has "
                                     "at most %d characters (so at most %zu here)",
-                                    strlen(c->name), m == kPo_Mesh_Istio ? "EnvoyFilter" : "EnvoyPatchPolicy",
-                                    (int)(n - strlen(c->name)), obj, kMaxObjectName, room);
+                                    strlen(c->name), m->object_kind, (int)(n - strlen(c->name)), obj, kMaxObjectName,
+                                    room);
   return msg && po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Target, -1, NULL, msg) != NULL;
 }
 
 bool po_Target_Check(po_CompiledOverride *c, po_Arena *a) {
-  return check_object_name(c, a) && po_TargetAdapter_For(po_TargetKind_Mesh(c->target_kind))->check(c, a);
+  const po_MeshOps *m = po_Mesh_Ops(po_TargetKind_Mesh(c->target_kind));
+  return check_object_name(c, a) && (!m->rules.check || m->rules.check(c, a));
+}
+
+/* The compile's rules: the mesh's wire typing, and po_Target_Check (which finds the mesh's own
+ * refusals through the table). */
+static const po_MeshRules kWireTyped = {true, po_Target_Check}, kTyped = {false, po_Target_Check};
+static const po_MeshRules *rules_for(po_Mesh mesh) { return po_Mesh_Ops(mesh)->rules.wire_typed ? &kWireTyped : &kTyped; }
+
+bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out) {
+  return po_CompiledOverride_Compile(obj, NULL, rules_for, a, out);
+}
+
+bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_TargetOptions *opts, po_Arena *a,
+                                        po_CompiledOverride *out) {
+  return po_CompiledOverride_Compile(obj, opts, rules_for, a, out);
 }

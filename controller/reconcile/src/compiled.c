@@ -8,6 +8,7 @@
 
 #include "po/base/json.h"
 #include "po/meshes/consul_check.h"
+#include "po/meshes/mesh.h"
 #include "status.h"
 
 json_object *po_Json_Parse(const char *text, size_t len) {

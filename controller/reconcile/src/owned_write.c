@@ -8,7 +8,6 @@
 
 #include "compiled.h"
 #include "po/base/json.h"
-#include "po/meshes/consul.h"
 
 static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps *k, const char *what, const char *ns,
                    const char *name, const char *err) {
@@ -73,7 +72,7 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
   /* Created by this process, or by an earlier one that recorded it in the PropertyOverride's
    * status, and the write binding the created annotation failed: still ours. */
   const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
-  bool unbound = current && po_Consul_CreatedBy(current) == kPo_ConsulCreatedNo &&
+  bool unbound = current && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No &&
                  (po_TargetIndex_WasCreated(ix, cuid, false) || recorded_created(io, who, owner_uid, ns, name, current));
   po_OwnedPlan p = k->plan(current, desired, owner_uid, unbound ? cuid : NULL);
   if (p.out_of_memory) return false;

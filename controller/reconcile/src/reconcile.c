@@ -434,7 +434,7 @@ static bool load(Run *run) {
   run->live = malloc((live_cap ? live_cap : 1) * sizeof *run->live);
   if (!run->live) return oom(run, "reading the target's entries");
   run->nlive = po_Consul_OwnedEntries(run->target, run->owners, run->nowners, run->live, live_cap, NULL);
-  run->r.foreign_object = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedForeign;
+  run->r.foreign_object = run->target && po_Owned_CreatedBy(run->target) == kPo_OwnedCreated_Foreign;
   for (size_t i = 0; i < run->m; i++) {
     Item *it = &run->items[i];
     for (size_t l = 0; l < run->nlive && !it->is_live; l++) {
@@ -909,13 +909,13 @@ static bool write_target(Run *run) {
   if (!run->target && nwant > 0 && !create_target(run)) return true; /* the statuses say why */
   /* Created by this process and not annotated yet (the write after the create failed): the
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
-  bool annotate = run->target && po_Consul_CreatedBy(run->target) == kPo_ConsulCreatedNo &&
+  bool annotate = run->target && po_Owned_CreatedBy(run->target) == kPo_OwnedCreated_No &&
                   (po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false) || created_recorded(run));
   if (annotate && !run->own) {
     if (!(run->own = copy(run->target))) return oom(run, "annotating the target");
     run->target = run->own;
   }
-  if (annotate) po_Consul_MarkCreated(run->own);
+  if (annotate) po_Owned_MarkCreated(run->own);
   const char *tuid = po_Json_Meta(run->target, "uid");
   if (run->target && !*tuid) {
     /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */

@@ -6,28 +6,8 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/meshes/mesh.h"
 #include "po/targets/tenancy.h"
 #include "po/targets/text.h"
-
-/* The targets, one row per kind: the group that owns it, and which mesh programs it. */
-static const struct {
-  const char *kind, *group;
-  po_Mesh mesh;
-  bool mesh_wide;
-} kTargets[] = {
-    [kPo_TargetServiceDefaults] = {"ServiceDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, false},
-    [kPo_TargetProxyDefaults] = {"ProxyDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, true},
-    [kPo_TargetService] = {"Service", "", kPo_Mesh_Istio, false},
-    [kPo_TargetIstioMesh] = {"Mesh", "networking.istio.io", kPo_Mesh_Istio, true},
-    [kPo_TargetGateway] = {"Gateway", "gateway.networking.k8s.io", kPo_Mesh_EnvoyGateway, false},
-};
-enum { kTargetCount = sizeof kTargets / sizeof kTargets[0] };
-
-const char *po_TargetKind_Name(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].kind : "?"; }
-const char *po_TargetKind_Group(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].group : "?"; }
-po_Mesh po_TargetKind_Mesh(po_TargetKind k) { return (unsigned)k < kTargetCount ? kTargets[k].mesh : kPo_Mesh_Consul; }
-bool po_TargetKind_MeshWide(po_TargetKind k) { return (unsigned)k < kTargetCount && kTargets[k].mesh_wide; }
 
 static void error(po_CompiledOverride *c, po_Arena *a, int idx, const char *msg) {
   po_Diagnostics_Add(c->diags, kPo_Severity_Error, kPo_DiagKind_Decode, idx, NULL, po_Arena_Printf(a, "%s", msg));
@@ -72,23 +52,20 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
     c->target_ns = po_Arena_Printf(a, "%s", v);
   }
   if (kind) {
-    size_t k = 0;
-    while (k < kTargetCount && strcmp(kTargets[k].kind, kind) != 0) k++;
-    if (k == kTargetCount) {
+    if (!po_TargetKind_Parse(kind, &c->target_kind)) {
       error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.kind: '%s' is not a target (%s)", kind, kTargetList));
       return;
     }
-    c->target_kind = (po_TargetKind)k;
   }
-  if (group && strcmp(group, kTargets[c->target_kind].group) != 0) {
+  if (group && strcmp(group, po_TargetKind_Group(c->target_kind)) != 0) {
     error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.group: a %s target has group '%s', not '%s' (%s)",
-                                    kTargets[c->target_kind].kind, kTargets[c->target_kind].group, group, kTargetList));
+                                    po_TargetKind_Name(c->target_kind), po_TargetKind_Group(c->target_kind), group, kTargetList));
     return;
   }
   if (po_TargetKind_MeshWide(c->target_kind)) {
     if (name && strcmp(name, "global") != 0) {
       error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.name: a %s target must be named 'global', not '%s'",
-                                      kTargets[c->target_kind].kind, name));
+                                      po_TargetKind_Name(c->target_kind), name));
     }
     c->target_name = "global";
   } else if (!name || !*name) {
@@ -178,12 +155,8 @@ static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOve
   c->route_namespace_count = n;
 }
 
-bool po_CompiledOverride_FromObject(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
-  return po_CompiledOverride_FromObjectWith(obj, NULL, a, c);
-}
-
-bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetOptions *opts, po_Arena *a,
-                                        po_CompiledOverride *c) {
+bool po_CompiledOverride_Compile(const json_object *obj, const po_TargetOptions *opts,
+                                 const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a, po_CompiledOverride *c) {
   memset(c, 0, sizeof *c);
   c->diags = po_Diagnostics_New(a);
   if (!c->diags) return false;
@@ -238,8 +211,8 @@ bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetO
    * (what Consul decodes from the arguments we write) reported as an error of its own kind,
    * the reason taken from that kind. */
   po_CompileOptions co = po_CompileOptions_Default();
-  po_Mesh mesh = po_TargetKind_Mesh(c->target_kind);
-  co.check_wire = mesh == kPo_Mesh_Consul; /* only Consul decodes the arguments with its wire typing */
+  const po_MeshRules *rules = rules_for(po_TargetKind_Mesh(c->target_kind));
+  co.check_wire = rules->wire_typed; /* only Consul decodes the arguments with its wire typing */
   size_t before = po_Diagnostics_Count(c->diags);
   po_Override *o = po_Override_Build(args, &co, a, c->diags);
   if (!o) {
@@ -255,9 +228,9 @@ bool po_CompiledOverride_FromObjectWith(const json_object *obj, const po_TargetO
   c->args = po_Override_Arguments(o);
   if (!po_Override_Valid(o) || po_Diagnostics_ErrorCount(c->diags) > 0) return true;
   /* The target's adapter: what its mesh cannot express, each patch with its reason. */
-  if (!po_Target_Check(c, a)) return false;
+  if (rules->check && !rules->check(c, a)) return false;
   if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
-  if (mesh == kPo_Mesh_Consul) {
+  if (rules->wire_typed) {
     po_Value *consul = po_Arguments_ToConsul(c->args, a);
     if (!consul) return false;
     c->consul_arguments = consul;

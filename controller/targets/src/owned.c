@@ -7,7 +7,6 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/meshes/consul.h"
 
 #define OWNER_UID_KEY "propertyoverride.io/owner-uid"
 
@@ -57,6 +56,25 @@ static size_t go_bytes(const unsigned char *s, size_t n, bool raw) {
     i += len;
   }
   return out;
+}
+
+#define CREATED_KEY "propertyoverride.io/created"
+
+po_OwnedCreated po_Owned_CreatedBy(const json_object *obj) {
+  const char *c = po_Json_String(po_Json_Get(po_Json_Get(obj, "metadata"), "annotations"), CREATED_KEY);
+  if (!c) return kPo_OwnedCreated_No;
+  return *po_Json_Meta(obj, "uid") && strcmp(c, po_Json_Meta(obj, "uid")) == 0 ? kPo_OwnedCreated_Us : kPo_OwnedCreated_Foreign;
+}
+
+void po_Owned_MarkCreated(json_object *obj) {
+  json_object *meta = po_Json_Get(obj, "metadata");
+  if (!meta) return;
+  json_object *ann = po_Json_Get(meta, "annotations");
+  if (!ann || !json_object_is_type(ann, json_type_object)) {
+    ann = json_object_new_object();
+    json_object_object_add(meta, "annotations", ann);
+  }
+  json_object_object_add(ann, CREATED_KEY, json_object_new_string(po_Json_Meta(obj, "uid")));
 }
 
 size_t po_Owned_JsonBytes(json_object *v) {
@@ -132,16 +150,16 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
   po_OwnedPlan p = {0};
   const char *owner = current ? annotation(current, OWNER_UID_KEY) : NULL;
   bool owner_ok = owner && owner_uid && *owner_uid && !strcmp(owner, owner_uid);
-  po_ConsulCreated by = current ? po_Consul_CreatedBy(current) : kPo_ConsulCreatedNo;
+  po_OwnedCreated by = current ? po_Owned_CreatedBy(current) : kPo_OwnedCreated_No;
   /* Just created by the caller: the server's uid for it is the one the create answered. */
-  bool fresh = current && by == kPo_ConsulCreatedNo && owner_ok && created_uid && *created_uid &&
+  bool fresh = current && by == kPo_OwnedCreated_No && owner_ok && created_uid && *created_uid &&
                !strcmp(po_Json_Meta(current, "uid"), created_uid);
-  bool ours = current && owner_ok && by == kPo_ConsulCreatedUs;
+  bool ours = current && owner_ok && by == kPo_OwnedCreated_Us;
   if (current && !ours && !fresh) {
     if (!desired) return p; /* not ours and not wanted: nothing to do, nothing to report */
     p.action = kPo_OwnedPlan_Foreign;
     unsigned k = (unsigned)kind < sizeof kForeign / sizeof kForeign[0] ? (unsigned)kind : 0;
-    p.why = kForeign[k][by == kPo_ConsulCreatedForeign ? 0 : 1];
+    p.why = kForeign[k][by == kPo_OwnedCreated_Foreign ? 0 : 1];
     return p;
   }
   if (!desired) {
@@ -196,8 +214,8 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
       if (ok) ok = po_Json_Put(ann, k3, json_object_new_string(json_object_get_string(v3)));
     }
   }
-  if (ok && fresh) po_Consul_MarkCreated(want);
-  if (!ok || (fresh && po_Consul_CreatedBy(want) != kPo_ConsulCreatedUs)) {
+  if (ok && fresh) po_Owned_MarkCreated(want);
+  if (!ok || (fresh && po_Owned_CreatedBy(want) != kPo_OwnedCreated_Us)) {
     json_object_put(want);
     return (po_OwnedPlan){.out_of_memory = true};
   }
@@ -215,7 +233,7 @@ bool po_Owned_Holds(const json_object *current, const json_object *desired, cons
 
 int64_t po_Owned_Generation(const json_object *current, const char *owner_uid) {
   const char *owner = current ? annotation(current, OWNER_UID_KEY) : NULL, *g = current ? annotation(current, PO_OWNED_GENERATION_KEY) : NULL;
-  if (!owner || !owner_uid || strcmp(owner, owner_uid) != 0 || po_Consul_CreatedBy(current) != kPo_ConsulCreatedUs || !g) return 0;
+  if (!owner || !owner_uid || strcmp(owner, owner_uid) != 0 || po_Owned_CreatedBy(current) != kPo_OwnedCreated_Us || !g) return 0;
   char *end = NULL;
   long long v = strtoll(g, &end, 10);
   return end && end != g && !*end && v > 0 ? (int64_t)v : 0;

@@ -8,6 +8,7 @@
 #include "po/meshes/consul.h"
 #include "po/meshes/consul_check.h"
 #include "po/meshes/eg.h"
+#include "po/meshes/mesh.h"
 #include "po/meshes/istio.h"
 #include "po/targets/override.h"
 #include "review.h"

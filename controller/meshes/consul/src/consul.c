@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "po/base/json.h"
+#include "po/targets/owned.h"
 
 #define SOURCE_KEY "PropertyOverride"
-#define CREATED_KEY "propertyoverride.io/created"
 
 
 /* Adds a member, false when it (or the object) could not be made. */
@@ -105,23 +105,6 @@ size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *o
   }
   if (foreign) *foreign = f;
   return n;
-}
-
-po_ConsulCreated po_Consul_CreatedBy(const json_object *target) {
-  const char *c = po_Json_String(po_Json_Get(po_Json_Get(target, "metadata"), "annotations"), CREATED_KEY);
-  if (!c) return kPo_ConsulCreatedNo;
-  return *po_Json_Meta(target, "uid") && strcmp(c, po_Json_Meta(target, "uid")) == 0 ? kPo_ConsulCreatedUs : kPo_ConsulCreatedForeign;
-}
-
-void po_Consul_MarkCreated(json_object *target) {
-  json_object *meta = po_Json_Get(target, "metadata");
-  if (!meta) return;
-  json_object *ann = po_Json_Get(meta, "annotations");
-  if (!ann || !json_object_is_type(ann, json_type_object)) {
-    ann = json_object_new_object();
-    json_object_object_add(meta, "annotations", ann);
-  }
-  json_object_object_add(ann, CREATED_KEY, json_object_new_string(po_Json_Meta(target, "uid")));
 }
 
 bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
@@ -282,7 +265,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   }
   /* Deleted only when provably ours: the created annotation bound to the object's own uid (a
    * copy or a restore has another uid), and nothing but our (now removed) entries left in it. */
-  if (!plan.create && po_Consul_CreatedBy(obj) == kPo_ConsulCreatedUs && only_extensions_left(spec)) {
+  if (!plan.create && po_Owned_CreatedBy(obj) == kPo_OwnedCreated_Us && only_extensions_left(spec)) {
     plan.remove = true;
     plan.changed = true;
     json_object_put(obj);

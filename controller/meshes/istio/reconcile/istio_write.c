@@ -9,7 +9,6 @@
 #include "compiled.h"
 #include "owned_write.h"
 #include "po/base/json.h"
-#include "po/meshes/consul.h"
 #include "po/meshes/istio.h"
 
 static const char *root_of(const po_TargetOptions *opts) {

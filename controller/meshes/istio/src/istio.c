@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include "po/base/json.h"
-#include "po/meshes/consul.h"
 
 static const char kDuration[] = "google.protobuf.Duration";
 
@@ -345,7 +344,7 @@ json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const json_objec
 
 /* ---- the plan: owned.c's, with an EnvoyFilter's sentences ---- */
 
-po_IstioPlan po_Istio_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
+po_OwnedPlan po_Istio_Plan(const json_object *current, const json_object *desired, const char *owner_uid,
                            const char *created_uid) {
   return po_Owned_Plan(current, desired, owner_uid, created_uid, kPo_Owned_EnvoyFilter);
 }

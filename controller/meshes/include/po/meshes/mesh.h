@@ -1,29 +1,32 @@
-/* Target adapters: one per mesh, each reading the one compiled form (po_CompiledOverride's
- * engine IR: per patch its resolved field chain, converted value, op and filter) and never the
- * patch paths again. An adapter says what its mesh cannot express with Consul's meaning (a
- * refusal per patch, kPo_DiagKind_Target, with the reason) and builds the mesh's objects.
+/* The mesh table: one row per mesh (po/meshes/list.h), each the mesh's po_MeshOps
+ * (po/targets/mesh_ops.h) defined in its own folder. The one entry the webhook, the reconciler
+ * and the CLI use to compile a PropertyOverride for its target's mesh, and to ask a mesh
+ * anything by its po_Mesh, so none of them switches on the mesh itself.
  *
- *   mesh           targets                         objects                 header
- *   Consul         ServiceDefaults, ProxyDefaults  envoyExtensions entries po/targets/consul.h
- *   Istio          Service, Mesh                   EnvoyFilter             po/targets/istio.h
- *   Envoy Gateway  Gateway                         EnvoyPatchPolicy        po/targets/eg.h */
-#ifndef PO_TARGETS_ADAPTER_H_
-#define PO_TARGETS_ADAPTER_H_
+ *   mesh           targets                         objects                 folder
+ *   Consul         ServiceDefaults, ProxyDefaults  envoyExtensions entries controller/meshes/consul
+ *   Istio          Service, Mesh                   EnvoyFilter             controller/meshes/istio
+ *   Envoy Gateway  Gateway                         EnvoyPatchPolicy        controller/meshes/envoygateway */
+#ifndef PO_MESHES_MESH_H_
+#define PO_MESHES_MESH_H_
 
 #include <stdbool.h>
 
+#include "po/targets/mesh_ops.h"
 #include "po/targets/override.h"
 
-typedef struct {
-  po_Mesh mesh;
-  /* Adds the mesh's refusals of c's patches to c->diags (c compiled without error). false only
-   * when out of memory. */
-  bool (*check)(po_CompiledOverride *c, po_Arena *a);
-} po_TargetAdapter;
+/* The row of `mesh` (Consul's for a value outside the table). */
+const po_MeshOps *po_Mesh_Ops(po_Mesh mesh);
 
-const po_TargetAdapter *po_TargetAdapter_For(po_Mesh mesh);
-
-/* po_TargetAdapter_For(the mesh of c's target)->check(c, a). */
+/* The object-name bound every mesh with an object per PropertyOverride shares, then the mesh's
+ * own refusals (po_MeshOps.rules.check). false only when out of memory. */
 bool po_Target_Check(po_CompiledOverride *c, po_Arena *a);
+
+/* po_CompiledOverride_Compile (override.h) under the table's rules: the one compile the webhook,
+ * the reconciler and the CLI's validate/render all use. */
+bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
+/* The same with the mesh's options (NULL: the defaults). */
+bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_TargetOptions *opts, po_Arena *a,
+                                        po_CompiledOverride *out);
 
 #endif

@@ -15,18 +15,10 @@
 #include <stdint.h>
 
 #include "po/engine.h"
+#include "po/targets/target_kind.h"
 
 struct json_object;
 
-/* spec.targetRef {group, kind, name} (Gateway API policy-attachment style); numbers never reused. */
-typedef enum {
-  kPo_TargetServiceDefaults = 0, /* consul.hashicorp.com ServiceDefaults <name> */
-  kPo_TargetProxyDefaults,       /* consul.hashicorp.com ProxyDefaults global: every Consul proxy */
-  kPo_TargetService,             /* core Service <name>: its Istio sidecars (an EnvoyFilter) */
-  kPo_TargetIstioMesh,           /* networking.istio.io Mesh global: every Istio sidecar (an
-                                  * EnvoyFilter in Istio's root namespace) */
-  kPo_TargetGateway,             /* gateway.networking.k8s.io Gateway <name>: Envoy Gateway */
-} po_TargetKind;
 
 /* Which mesh programs a target: the adapter that compiles the IR into its objects. */
 
@@ -72,13 +64,24 @@ typedef struct {
   po_Value *consul_arguments;  /* the envoyExtensions `arguments` to write; NULL unless accepted */
 } po_CompiledOverride;
 
-/* Never fails for bad input: problems are diagnostics (false only when out of memory). The
- * target's adapter adds its refusals (kPo_DiagKind_Target errors: what its mesh cannot express
- * with Consul's meaning), so `accepted` means "can be programmed into that target". */
-bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
-/* The same with the mesh's options (NULL: the defaults). */
-bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_TargetOptions *opts, po_Arena *a,
-                                        po_CompiledOverride *out);
+/* What the compile asks of the target's mesh (each mesh's row, po/targets/mesh_ops.h). */
+typedef struct {
+  /* Consul's wire typing: each patch's verdict as Consul decodes the arguments we write
+   * (check_wire), and those arguments (consul_arguments) once accepted */
+  bool wire_typed;
+  /* Adds the mesh's refusals of c's patches to c->diags (c compiled without error), errors of
+   * kind kPo_DiagKind_Target, one per patch with the reason. NULL: none. false only when out of
+   * memory. */
+  bool (*check)(po_CompiledOverride *c, po_Arena *a);
+} po_MeshRules;
+
+/* The compile under the rules of the target's mesh (rules_for(po_TargetKind_Mesh(target))).
+ * Never fails for bad input: problems are diagnostics (false only when out of memory). The
+ * mesh's refusals make `accepted` mean "can be programmed into that target". Callers use
+ * po/meshes/mesh.h's po_CompiledOverride_FromObject, which passes the table's rules. `opts`
+ * NULL: the defaults. */
+bool po_CompiledOverride_Compile(const struct json_object *obj, const po_TargetOptions *opts,
+                                 const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a, po_CompiledOverride *out);
 
 /* Limits (README.md, the webhook section). Objects over them are refused with an error naming
  * the limit before any per-patch work, so a request's cost has a bound. */
@@ -99,9 +102,5 @@ enum {
 const char *po_CompiledOverride_Describe(const po_CompiledOverride *c, bool full, bool warnings, size_t max_bytes,
                                          po_Arena *a);
 
-const char *po_TargetKind_Name(po_TargetKind k);  /* "ServiceDefaults", "ProxyDefaults", "Service", "Mesh", "Gateway" */
-const char *po_TargetKind_Group(po_TargetKind k); /* "consul.hashicorp.com", "", "networking.istio.io", ... */
-po_Mesh po_TargetKind_Mesh(po_TargetKind k);
-bool po_TargetKind_MeshWide(po_TargetKind k);     /* ProxyDefaults, Mesh: every proxy (tenancy-gated) */
 
 #endif

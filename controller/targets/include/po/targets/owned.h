@@ -3,7 +3,7 @@
  *
  * Ownership as for Consul targets (consul.h): an object is ours only when its
  * propertyoverride.io/created annotation is its own uid (bound after its create returned it,
- * po_Consul_MarkCreated) and its propertyoverride.io/owner-uid annotation is the uid of the
+ * po_Owned_MarkCreated) and its propertyoverride.io/owner-uid annotation is the uid of the
  * PropertyOverride it is named after. A copy, a restore, one written by hand or one of a
  * PropertyOverride deleted and created again is someone else's: never changed, never deleted,
  * and the PropertyOverride is not programmed (its status says why). */
@@ -63,6 +63,16 @@ typedef struct {
  * its status (the mesh's) is never written. */
 po_OwnedPlan po_Owned_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                            const char *created_uid, po_OwnedKind kind);
+
+/* The created annotation (propertyoverride.io/created): set by the controller right after its own
+ * create returned the object's uid, so it names that uid. Every object the controller creates
+ * (a Consul target, an EnvoyFilter, an EnvoyPatchPolicy) is bound this way: a copy, a restore
+ * or one written by hand has another uid, and is never taken for ours. */
+typedef enum { kPo_OwnedCreated_No = 0, kPo_OwnedCreated_Us, kPo_OwnedCreated_Foreign } po_OwnedCreated;
+/* Whether the created annotation is absent, bound to the object's own uid, or a look-alike. */
+po_OwnedCreated po_Owned_CreatedBy(const struct json_object *obj);
+/* Binds the created annotation to the object's own uid (after its create returned it). */
+void po_Owned_MarkCreated(struct json_object *obj);
 
 /* The annotation that says which generation of the PropertyOverride the object holds, written by
  * the controller (po_Owned_MarkGeneration on the desired object; po_Owned_Plan keeps the desired

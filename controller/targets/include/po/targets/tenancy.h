@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "po/targets/override.h"
+#include "po/targets/target_kind.h"
 
 enum { kPo_TenancyMaxNamespaces = 64 };
 

@@ -19,8 +19,8 @@
  * then by PropertyOverride name. A target we create is labelled app.kubernetes.io/managed-by=
  * propertyoverride and, right after the create, annotated propertyoverride.io/created=<its own
  * uid>; we delete it only when that annotation names its own uid and nothing else is left. */
-#ifndef PO_TARGETS_CONSUL_H_
-#define PO_TARGETS_CONSUL_H_
+#ifndef PO_MESHES_CONSUL_H_
+#define PO_MESHES_CONSUL_H_
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,11 +72,6 @@ typedef struct {
 size_t po_Consul_OwnedEntries(const struct json_object *target, const po_ConsulOwner *owners, size_t nowners,
                               po_ConsulEntry *out, size_t cap, size_t *foreign);
 
-typedef enum { kPo_ConsulCreatedNo = 0, kPo_ConsulCreatedUs, kPo_ConsulCreatedForeign } po_ConsulCreated;
-/* Whether the created annotation is absent, bound to the object's own uid, or a look-alike. */
-po_ConsulCreated po_Consul_CreatedBy(const struct json_object *target);
-/* Binds the created annotation to the object's own uid (after its create returned it). */
-void po_Consul_MarkCreated(struct json_object *target);
 /* Whether entry arguments (our marker is ignored) pass Consul's Constructor under its wire typing
  * and Envoy's rules today: what is re-checked before an entry already in a target is kept. */
 bool po_Consul_Recheck(const struct json_object *arguments, po_Arena *a);

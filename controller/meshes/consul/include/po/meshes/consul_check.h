@@ -2,8 +2,8 @@
  * ProxyDefaults: every builtin/property-override entry of spec.envoyExtensions through Consul's
  * Constructor under the wire convention (what Consul's HTTP API will hand it), plus Envoy's
  * rules. Shared by the webhook and the CLI's validate, so both give the same answer. */
-#ifndef PO_TARGETS_CONSUL_CHECK_H_
-#define PO_TARGETS_CONSUL_CHECK_H_
+#ifndef PO_MESHES_CONSUL_CHECK_H_
+#define PO_MESHES_CONSUL_CHECK_H_
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -19,8 +19,8 @@
  * services; a non-default partition; paths inside a Duration, Timestamp, FieldMask, Struct,
  * Value or ListValue (protojson writes them as strings or bare JSON). Warned: a oneof member
  * (protojson refuses two members, where Consul clears the other). */
-#ifndef PO_TARGETS_EG_H_
-#define PO_TARGETS_EG_H_
+#ifndef PO_MESHES_EG_H_
+#define PO_MESHES_EG_H_
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -15,8 +15,8 @@
  * of an object value (except a whole Duration, which Istio replaces as Consul does); an array
  * before Istio 1.31; cluster-load-assignment; listener or route patches with services; paths
  * under transport_socket; Duration sub-fields; a non-default partition. */
-#ifndef PO_TARGETS_ISTIO_H_
-#define PO_TARGETS_ISTIO_H_
+#ifndef PO_MESHES_ISTIO_H_
+#define PO_MESHES_ISTIO_H_
 
 #include <stdbool.h>
 
@@ -61,23 +61,11 @@ struct json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const str
 /* An Istio release "1.N" or "1.N.P" as its minor N; -1 when it is not one. */
 int po_Istio_ParseVersion(const char *s);
 
-#endif
-
 /* ---- programming an EnvoyFilter (the decisions; the caller reads and writes) ----------------
  * owned.h's decision (the same ownership rules as every mesh object of ours), with an
  * EnvoyFilter's sentences for a look-alike. */
-typedef po_OwnedPlanAction po_IstioPlanAction;
-enum {
-  kPo_IstioPlan_None = kPo_OwnedPlan_None,
-  kPo_IstioPlan_Create = kPo_OwnedPlan_Create,
-  kPo_IstioPlan_Update = kPo_OwnedPlan_Update,
-  kPo_IstioPlan_Delete = kPo_OwnedPlan_Delete,
-  kPo_IstioPlan_Foreign = kPo_OwnedPlan_Foreign,
-};
-typedef po_OwnedPlan po_IstioPlan;
-
 /* po_Owned_Plan for an EnvoyFilter (owned.h says what each argument means). */
-po_IstioPlan po_Istio_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
+po_OwnedPlan po_Istio_Plan(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                            const char *created_uid);
 
 /* ---- EnvoyFilters written by hand (validate -f) ------------------------------------------------
@@ -89,3 +77,5 @@ po_IstioPlan po_Istio_Plan(const struct json_object *current, const struct json_
  * Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are checked, the rest refused at once.
  * false only when out of memory. */
 bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, po_Arena *a, po_Diagnostics *d);
+
+#endif

@@ -1,0 +1,12 @@
+/* Consul's row of the mesh table (po/meshes/list.h): its entries go into the target itself (no
+ * object of its own), and its refusals are the compile's wire verdicts (check_wire), which the
+ * engine makes: nothing more to check here. */
+#include "po/meshes/consul.h"
+#include "po/targets/mesh_ops.h"
+
+extern const po_MeshOps po_Consul_Mesh;
+const po_MeshOps po_Consul_Mesh = {
+    .mesh = kPo_Mesh_Consul,
+    .name = "Consul",
+    .rules = {.wire_typed = true},
+};
