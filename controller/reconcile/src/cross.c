@@ -11,7 +11,7 @@
 #include "compiled.h"
 #include "overlap.h"
 #include "po/base/json.h"
-#include "po/meshes/istio.h"
+#include "run.h"
 
 /* One PropertyOverride listed under `key`, appended to out when it has a compiled form (a peer
  * with no override when that form is not accepted); *oom when memory ran out. */
@@ -58,13 +58,12 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       .priority = ce->c.priority, .target = po_Arena_Printf(ar, "%s", key),
       .where = s1 ? po_Arena_Printf(ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
   if (!p->ns || !p->name || !p->target || !p->where) *oom = true;
-  /* its EnvoyFilter is located as its own target's reconcile does: by the key's namespace */
+  /* what the mesh's order needs (Istio: its EnvoyFilter, located as its own target's reconcile
+   * does, by the key's namespace) */
   const char *s2 = s1 ? strchr(s1 + 1, '/') : NULL;
   const char *kns = s2 ? po_Arena_Strndup(ar, s1 + 1, (size_t)(s2 - s1 - 1)) : ns;
-  if (!*oom && po_TargetKind_Mesh(kind) == kPo_Mesh_Istio &&
-      (!kns || !(p->istio = po_OverlapIstio_Of(io, ix, kind, kns, p->name, ar)))) {
-    *oom = true;
-  }
+  const po_ReconcileMesh *m = po_ReconcileMesh_For(kind);
+  if (!*oom && m->overlap_peer && (!kns || !m->overlap_peer(io, ix, kind, kns, p, ar))) *oom = true;
 }
 
 bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
@@ -98,25 +97,4 @@ bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetK
 void po_CrossPeers_Release(po_CrossPeers *c) {
   for (size_t i = 0; c->held && i < c->n; i++) po_CompiledEntry_Release(c->held[i]);
   c->n = 0;
-}
-
-po_OverlapIstio *po_OverlapIstio_Of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *ns,
-                                    const char *name, po_Arena *ar) {
-  po_OverlapIstio *o = po_Arena_Malloc(ar, sizeof *o);
-  if (!o) return NULL;
-  po_CompiledOverride c = {.ns = ns, .name = name, .target_kind = kind, .options = *po_TargetIndex_Options(ix)};
-  const char *root = c.options.istio_root_namespace;
-  if (!root || !*root) c.options.istio_root_namespace = root = "istio-system";
-  *o = (po_OverlapIstio){.filter_ns = po_Istio_FilterNamespace(&c), .filter_name = po_Istio_FilterName(&c, ar),
-                         .minor = c.options.istio_minor};
-  if (!o->filter_name) return NULL;
-  o->root = !strcmp(o->filter_ns, root);
-  void *ref = NULL;
-  const json_object *ef = io->get_filter ? io->get_filter(io->ctx, o->filter_ns, o->filter_name, &ref) : NULL;
-  if (ef) {
-    const char *t = po_Json_String(po_Json_Get(ef, "metadata"), "creationTimestamp");
-    if (t && *t && !(o->created = po_Arena_Printf(ar, "%s", t))) o = NULL;
-    if (io->release) io->release(io->ctx, ref);
-  }
-  return o;
 }

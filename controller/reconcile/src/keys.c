@@ -19,13 +19,8 @@ static void key_of_spec(const char *ns, const json_object *spec, char *key, size
   const char *kind = po_Json_String(po_Json_Get(spec, "targetRef"), "kind");
   const char *name = po_Json_String(po_Json_Get(spec, "targetRef"), "name");
   const char *group = po_Json_String(po_Json_Get(spec, "targetRef"), "group");
-  static const po_TargetKind kKinds[] = {kPo_TargetServiceDefaults, kPo_TargetProxyDefaults, kPo_TargetService,
-                                         kPo_TargetIstioMesh, kPo_TargetGateway};
   po_TargetKind k = kPo_TargetServiceDefaults;
-  bool found = !kind; /* no kind: ServiceDefaults */
-  for (size_t i = 0; kind && i < sizeof kKinds / sizeof kKinds[0] && !found; i++) {
-    if (strcmp(kind, po_TargetKind_Name(kKinds[i])) == 0) k = kKinds[i], found = true;
-  }
+  bool found = !kind || po_TargetKind_Parse(kind, &k); /* no kind: ServiceDefaults */
   key[0] = '\0';
   if (!found || (group && strcmp(group, po_TargetKind_Group(k)) != 0)) return;
   bool wide = po_TargetKind_MeshWide(k);

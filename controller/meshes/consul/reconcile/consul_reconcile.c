@@ -1,0 +1,621 @@
+/* Consul's part of a reconcile (po_ReconcileMesh, controller/reconcile/src/run.h): every
+ * PropertyOverride of a ServiceDefaults or ProxyDefaults (keys ServiceDefaults/<ns>/<name>,
+ * ProxyDefaults/<ns>/global) is one builtin/property-override entry in that one object
+ * (po/meshes/consul.h), so the entries share its room (plan_room) and one write; the entries live
+ * in it are what proves a record and what an invalid generation keeps; consul-k8s's Synced status
+ * says when a write is live in Consul (sync.h, --consul-sync-status=require). Compiled into the
+ * reconciler (po_reconcile), listed by po/meshes/list.h. */
+#include <json-c/json.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "po/base/json.h"
+#include "po/meshes/consul.h"
+#include "po/meshes/consul_check.h"
+#include "po/targets/owned.h"
+#include "run.h"
+
+/* ---- load ---- */
+
+/* consul-k8s's Synced status exists for Consul targets only. */
+static bool requires_sync(const po_Run *run) {
+  return run->io->sync && run->io->sync->mode == kPo_SyncRequire;
+}
+
+/* Room for PropertyOverrides the index missed, found through their entries (load_bound_owners). */
+static size_t extra_items(po_Run *run) { return po_Consul_OwnedEntries(run->target, NULL, 0, NULL, 0, NULL); }
+
+/* Entries bound to this target for PropertyOverrides that point elsewhere now (retargeted):
+ * still ours, as long as the PropertyOverride they name exists with that uid, so they are
+ * removed here. One that names no existing PropertyOverride is someone else's. */
+static bool load_bound_owners(po_Run *run) {
+  const po_ReconcileIO *io = run->io;
+  size_t nbound = po_Consul_OwnedEntries(run->target, NULL, 0, NULL, 0, NULL);
+  po_ConsulOwner *all = malloc((run->nowners + nbound + 1) * sizeof *all);
+  run->bound = malloc((nbound ? nbound : 1) * sizeof *run->bound);
+  if (!all || !run->bound) {
+    free(all);
+    return po_Run_Oom(run, "reading the target's entries");
+  }
+  memcpy(all, run->owners, run->nowners * sizeof *all);
+  free(run->owners);
+  run->owners = all;
+  nbound = po_Consul_OwnedEntries(run->target, NULL, 0, run->bound, nbound, NULL);
+  for (size_t b = 0; b < nbound; b++) {
+    bool listed = false;
+    for (size_t o = 0; o < run->nowners && !listed; o++) {
+      listed = !strcmp(run->owners[o].name, run->bound[b].owner) && !strcmp(run->owners[o].uid, run->bound[b].uid);
+    }
+    if (listed) continue;
+    void *ref = NULL;
+    /* the marker's namespace only says where to look: the uid must match all the same */
+    const char *bns = run->bound[b].ns && *run->bound[b].ns ? run->bound[b].ns : run->ns;
+    const json_object *other = io->get_override(io->ctx, bns, run->bound[b].owner, &ref);
+    if (!other || strcmp(po_Json_Meta(other, "uid"), run->bound[b].uid) != 0) {
+      po_Run_Release(run, other, ref);
+      continue;
+    }
+    char k[600], hk[600];
+    po_Reconcile_OverrideKey(other, k, sizeof k);
+    po_Reconcile_HeldKey(other, hk, sizeof hk);
+    if (strcmp(k, run->key) == 0 || strcmp(hk, run->key) == 0) {
+      /* It points here, but the index did not list it: an index update that failed (out of
+       * memory). It is one of ours all the same, never taken for deleted; the index is repaired. */
+      char old[600];
+      run->r.index_repaired++;
+      po_TargetIndex_Set(run->ix, bns, run->bound[b].owner, k, old, sizeof old);
+      po_TargetIndex_SetHeld(run->ix, bns, run->bound[b].owner, hk, old, sizeof old);
+      if (!po_Run_AddItem(run, other, ref, bns, run->bound[b].owner, k, hk)) return false;
+      continue;
+    }
+    run->owners[run->nowners++] = (po_ConsulOwner){run->bound[b].owner, run->bound[b].uid};
+    po_Run_Release(run, other, ref);
+  }
+  return true;
+}
+
+/* The PropertyOverrides the entries of the target name, then the entries of ours live in it. */
+static bool load(po_Run *run) {
+  if (!load_bound_owners(run)) return false;
+  size_t live_cap = po_Consul_OwnedEntries(run->target, run->owners, run->nowners, NULL, 0, &run->r.foreign_entries);
+  run->live = malloc((live_cap ? live_cap : 1) * sizeof *run->live);
+  if (!run->live) return po_Run_Oom(run, "reading the target's entries");
+  run->nlive = po_Consul_OwnedEntries(run->target, run->owners, run->nowners, run->live, live_cap, NULL);
+  for (size_t i = 0; i < run->m; i++) {
+    po_RunItem *it = &run->items[i];
+    for (size_t l = 0; l < run->nlive && !it->is_live; l++) {
+      it->is_live = !strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid);
+    }
+  }
+  return true;
+}
+
+/* The generation of this PropertyOverride's entry in the Consul target ns/name, 0 when it holds
+ * none. */
+static int64_t held_generation(po_Run *run, const po_RunItem *it, po_TargetKind kind, const char *ns, const char *name) {
+  void *ref = NULL;
+  const json_object *t = run->io->get_target(run->io->ctx, kind, ns, name, &ref);
+  po_ConsulOwner me = {it->name, it->uid};
+  po_ConsulEntry e;
+  int64_t gen = t && po_Consul_OwnedEntries(t, &me, 1, &e, 1, NULL) > 0 ? (e.generation > 0 ? e.generation : 1) : 0;
+  po_Run_Release(run, t, ref);
+  return gen;
+}
+
+/* ---- plan ---- */
+
+/* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
+ * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
+ * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
+static bool proves(const po_ConsulEntry *live, size_t n, const po_RunItem *it, const po_CompiledEntry *rec, int64_t *seen) {
+  for (size_t l = 0; l < n; l++) {
+    const po_ConsulEntry *e = &live[l];
+    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
+    if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
+        po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
+      return true;
+    }
+    *seen = e->generation > 0 ? e->generation : 1;
+  }
+  return false;
+}
+
+/* A record is proved by the target: the entry of this PropertyOverride bound to this target,
+ * whose marker names that generation and priority and whose arguments are exactly the record's
+ * compiled ones (the keyed hash: no collision can be aimed); or this process recorded exactly it
+ * (po_TargetIndex_IsOwnLastValid), unless the target proves a newer generation: then another
+ * replica (leading while this one did not) superseded it, and the record is a replay. */
+static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *rec) {
+  int64_t g = rec->generation, live = 0;
+  if (proves(run->live, run->nlive, it, rec, &live)) return true;
+  if (live <= g && po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
+  if (run->dry) {
+    /* the admission view: the incoming object replaces the stored one (a re-apply from git may
+     * carry none of our entries), and the stored one holds what the controller wrote */
+    void *ref = NULL;
+    const json_object *stored = run->io->get_target(run->io->ctx, run->kind, run->ns, run->name, &ref);
+    po_ConsulOwner me = {it->name, it->uid};
+    po_ConsulEntry e;
+    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves(&e, 1, it, rec, &live);
+    po_Run_Release(run, stored, ref);
+    if (yes) return true;
+  }
+  snprintf(it->mismatch, sizeof it->mismatch,
+           "status.lastValid (generation %lld) does not match what this controller wrote to %s (%s): it is ignored",
+           (long long)g, run->where,
+           !live ? "it holds no entry of this PropertyOverride"
+                 : po_Run_OrOom(po_Arena_Printf(run->ar, "its entry of this PropertyOverride is generation %lld%s",
+                                                (long long)live, live == g ? " with other patches" : "")));
+  return false;
+}
+
+/* Without a usable record: the entry written for this very PropertyOverride, if Consul's check
+ * still accepts it. */
+static bool keep_live(po_Run *run, po_RunItem *it) {
+  for (size_t l = 0; l < run->nlive; l++) {
+    /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
+     * generation the PropertyOverride never had was not written by us */
+    const po_ConsulEntry *e = &run->live[l];
+    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
+    if (e->generation < 1 || e->generation > it->ce->c.generation) break;
+    if (!po_Consul_Recheck(e->arguments, run->ar)) break;
+    if (!(it->entry_copy = po_Run_Copy(e->arguments))) {
+      return po_Run_Oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
+    }
+    json_object_object_del(it->entry_copy, "PropertyOverride");
+    it->entry_generation = e->generation;
+    /* the priority it was live at (its marker's), never the current spec's: an invalid
+     * generation must not move the entry it keeps */
+    it->entry_priority = e->priority;
+    it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
+    it->entry_hash = po_Json_Hash(it->entry_copy);
+    it->entry_required = e->required;
+    break;
+  }
+  return true;
+}
+
+/* Room in the target: the webhook refuses an object over the per-object limits, so the
+ * PropertyOverrides that do not fit (the last ones by name) are not written and say so, rather
+ * than every write to the target failing. Two passes: entries already live keep their place,
+ * so a newcomer never evicts one (first come, first placed); newcomers then by name. */
+static void plan_room(po_Run *run) {
+  size_t used_e = 0, used_p = 0, own_p = 0;
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *x = json_object_array_get_idx(list, i), *n = po_Json_Get(x, "name");
+    if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
+    used_e++;
+    used_p += po_ConsulEntry_PatchCount(po_Json_Get(x, "arguments"));
+  }
+  for (size_t l = 0; l < run->nlive; l++) own_p += po_ConsulEntry_PatchCount(run->live[l].arguments);
+  used_e -= run->nlive < used_e ? run->nlive : used_e;
+  used_p -= own_p < used_p ? own_p : used_p;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < run->m; i++) {
+      po_RunItem *it = &run->items[i];
+      if (!po_Run_HasEntry(it) || it->is_live != (pass == 0)) continue;
+      if (used_e + 1 > kPo_MaxExtensionsPerConsulObject || used_p + it->entry_patches > kPo_MaxPatchesPerConsulObject) {
+        it->over_limit = true;
+        po_Run_DropEntry(it);
+        continue;
+      }
+      used_e++;
+      used_p += it->entry_patches;
+    }
+  }
+}
+
+/* ---- write ---- */
+
+/* Created empty first: its uid, which only the API server assigns, is what binds our markers
+ * and the created annotation to it. */
+static bool create_target(po_Run *run) {
+  json_object *skel = po_Consul_NewTarget(run->kind, run->ns, run->name), *made = NULL;
+  if (!skel) return po_Run_Oom(run, "a new target");
+  po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, skel, true, NULL, &made,
+                                           run->target_err, sizeof run->target_err);
+  json_object_put(skel);
+  if (w != kPo_WriteOk || !made || !*po_Json_Meta(made, "uid")) {
+    json_object_put(made);
+    run->target_ok = false;
+    if (w == kPo_WriteOk) {
+      w = kPo_WriteFailed;
+      snprintf(run->target_err, sizeof run->target_err, "the server returned no uid for the created object");
+    }
+    run->target_conflict = w == kPo_WriteConflict;
+    po_Run_Fail(run, w, po_Arena_Printf(run->ar, "creating %s", run->where), run->target_err);
+    return false;
+  }
+  po_TargetIndex_NoteCreated(run->ix, po_Json_Meta(made, "uid"));
+  run->own = made;
+  run->target = made;
+  run->r.targets_written++;
+  return true;
+}
+
+/* The entry's arguments with our marker for the target it goes into (a new reference). */
+/* The marker's namespace: the PropertyOverride's when not the target's, else none (as older
+ * versions wrote it, so their markers are not rewritten). */
+static const char *marker_ns(const po_RunItem *it, const char *target_ns) { return strcmp(it->ns, target_ns) != 0 ? it->ns : ""; }
+
+static json_object *marked(const po_RunItem *it, const char *target_ns, const char *target_uid) {
+  json_object *args = it->entry ? po_Json_Parse(it->entry->arguments, it->entry->arguments_len) : po_Run_Copy(it->entry_copy);
+  json_object *marker = args ? po_Consul_Marker(marker_ns(it, target_ns), it->name, it->entry_generation, it->entry_priority,
+                                                it->uid, target_uid)
+                             : NULL;
+  if (!marker || json_object_object_add(args, "PropertyOverride", marker) != 0) {
+    json_object_put(marker);
+    json_object_put(args);
+    return NULL;
+  }
+  return args;
+}
+
+/* po_Consul_Plan's order of our entries: priority, then name. */
+static int by_order(const void *a, const void *b) {
+  const po_RunItem *x = *(const po_RunItem *const *)a, *y = *(const po_RunItem *const *)b;
+  if (x->entry_priority != y->entry_priority) return x->entry_priority < y->entry_priority ? -1 : 1;
+  int c = strcmp(x->name, y->name);
+  /* one name from two namespaces: the marker's namespace ("" for the target's own) decides, as
+   * po_Consul_Plan orders them */
+  return c ? c : strcmp(x->other_ns ? x->ns : "", y->other_ns ? y->ns : "");
+}
+
+/* Whether one of our entries in the target is exactly what po_Consul_Plan would write for it:
+ * {name, required (spec.required), arguments} with our marker {name, generation, uid, targetUID, and
+ * priority when not 0} and the same arguments (by hash). */
+static bool entry_current(const json_object *e, const po_ConsulEntry *live, const po_RunItem *it, const char *target_ns) {
+  const char *mns = marker_ns(it, target_ns);
+  json_object *args = po_Json_Get(e, "arguments"), *marker = po_Json_Get(args, "PropertyOverride"), *req = po_Json_Get(e, "required");
+  json_object *gen = po_Json_Get(marker, "generation");
+  return json_object_object_length(e) == 3 && req && json_object_is_type(req, json_type_boolean) &&
+         json_object_get_boolean(req) == it->entry_required && strcmp(live->owner, it->name) == 0 && strcmp(live->uid, it->uid) == 0 &&
+         json_object_object_length(marker) == 4 + (it->entry_priority != 0) + (*mns != 0) &&
+         live->priority == it->entry_priority && strcmp(live->ns ? live->ns : "", mns) == 0 &&
+         gen && json_object_is_type(gen, json_type_int) &&
+         json_object_get_int64(gen) == it->entry_generation &&
+         po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
+}
+
+/* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
+ * every other extension, sorted by priority, then owner), so there is nothing to plan or write: the usual case
+ * when a target is reconciled for a status change of one of its PropertyOverrides. Costs a walk
+ * of the list and a hash per entry, where a plan copies the whole target and builds every entry. */
+static bool target_current(po_Run *run, size_t nwant) {
+  if (!run->target || nwant == 0 || run->nlive != nwant) return false;
+  const po_RunItem **sorted = po_Arena_Malloc(run->ar, nwant * sizeof *sorted);
+  if (!sorted) return false; /* the plan decides */
+  size_t k = 0;
+  for (size_t i = 0; i < run->m; i++) if (po_Run_HasEntry(&run->items[i])) sorted[k++] = &run->items[i];
+  qsort(sorted, nwant, sizeof *sorted, by_order);
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  k = 0;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    if (k < run->nlive && po_Json_Get(e, "arguments") == run->live[k].arguments) {
+      if (!entry_current(e, &run->live[k], sorted[k], run->ns)) return false;
+      k++;
+    } else if (k > 0) {
+      return false; /* another extension after ours: the plan moves ours to the end */
+    }
+  }
+  return k == nwant;
+}
+
+/* The item's entry in the target when it is already exactly what marked() would build for it
+ * (entry_current, bound to this target's uid): its arguments, marker included, are what to write,
+ * taken by reference. A target that gains one PropertyOverride keeps all the others: without
+ * this each reconcile parsed every entry's arguments again (50 per write at 10,000 on 200
+ * targets). NULL: build it. */
+static json_object *current_args(po_Run *run, const po_RunItem *it, const char *tuid) {
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  if (!list || !json_object_is_type(list, json_type_array)) return NULL;
+  for (size_t l = 0; l < run->nlive; l++) {
+    const po_ConsulEntry *live = &run->live[l];
+    if (strcmp(live->owner, it->name) != 0 || strcmp(live->uid, it->uid) != 0) continue;
+    json_object *marker = po_Json_Get(live->arguments, "PropertyOverride");
+    const char *bound = po_Json_String(marker, "targetUID");
+    if (!bound || strcmp(bound, tuid) != 0) return NULL;
+    /* the entry holding these arguments: one of this very target (an annotated copy has none) */
+    for (size_t i = 0; i < json_object_array_length(list); i++) {
+      json_object *e = json_object_array_get_idx(list, i);
+      if (po_Json_Get(e, "arguments") == live->arguments) return entry_current(e, live, it, run->ns) ? live->arguments : NULL;
+    }
+    return NULL;
+  }
+  return NULL;
+}
+
+/* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
+ * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
+static bool wanted(po_Run *run, const char *tuid) {
+  for (size_t i = 0; i < run->m; i++) {
+    po_RunItem *it = &run->items[i];
+    if (!po_Run_HasEntry(it)) continue;
+    json_object *args = it->entry ? current_args(run, it, tuid) : NULL;
+    args = args ? json_object_get(args) : marked(it, run->ns, tuid);
+    if (!args) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
+    run->want[run->nwant++] =
+        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required,
+                         marker_ns(it, run->ns)};
+  }
+  return true;
+}
+
+/* Under require, the write record (sync.h) goes into the object written: kept when the spec is
+ * the one last recorded (consul-k8s may see nothing new and write no status), else new. False
+ * when the write is put off: the status it would record was written this very second, and
+ * consul-k8s's next one could look the same. */
+static bool record_write(po_Run *run, json_object *object) {
+  if (!requires_sync(run) || !object) return true;
+  uint64_t spec = po_Json_HashStable(po_Json_Get(object, "spec"));
+  po_WriteRecord cur = po_Sync_ReadRecord(run->target);
+  if (cur.present && cur.spec_hash == spec) return true;
+  int64_t now = po_Run_NowS(run);
+  /* The second of the last status write, or the one either side of it: the two clocks are never
+   * exactly together, and a skew of a fraction of a second puts consul-k8s's "this second" on
+   * our last or next one (its answer to our write, in its same second, would look exactly like
+   * the status recorded, and the write would never look synced). Further out: a status time far
+   * ahead of our clock (consul-k8s's clock runs ahead) would otherwise put the write off for as
+   * long as the skew. */
+  int64_t last = po_Sync_LastStatusTime(run->target);
+  if (last >= 0 && last >= now - 1 && last <= now + 1) {
+    run->deferred = true;
+    po_Run_RecheckIn(run, 1);
+    return false;
+  }
+  po_WriteRecord r = {.present = true, .at = now, .spec_hash = spec, .status_hash = po_Sync_StatusHash(run->target)};
+  if (!po_Sync_SetRecord(object, &r)) return po_Run_Oom(run, "recording the write");
+  run->record = r;
+  run->recorded = true;
+  return true;
+}
+
+/* Whether one of the target's PropertyOverrides recorded in its status that the controller
+ * created this very object (status.created: its namespace, name and uid) and could not bind the
+ * created annotation: a restart before that write succeeded. The uid is the API server's for our
+ * own create and the status is the controller's to write, so a copy, a restore or a look-alike
+ * (another uid) is never bound by this. Looked for only in an object labelled as ours and not
+ * annotated, until it is; read through the IO table, no memo touched. */
+static bool created_recorded(po_Run *run) {
+  const char *managed = po_Json_String(po_Json_Get(po_Json_Get(run->target, "metadata"), "labels"), "app.kubernetes.io/managed-by");
+  const char *tuid = po_Json_Meta(run->target, "uid");
+  if (!managed || strcmp(managed, "propertyoverride") != 0 || !*tuid) return false;
+  bool yes = false;
+  for (size_t i = 0; i < run->m && !yes; i++) {
+    const po_RunItem *it = &run->items[i];
+    void *ref = NULL;
+    const json_object *po = run->io->get_override(run->io->ctx, it->ns, it->name, &ref);
+    json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
+    const char *u = po_Json_String(cr, "uid"), *cns = po_Json_String(cr, "namespace"), *cn = po_Json_String(cr, "name");
+    yes = po && !strcmp(po_Json_Meta(po, "uid"), it->uid) && u && !strcmp(u, tuid) && cns && !strcmp(cns, run->ns) && cn &&
+          !strcmp(cn, run->name);
+    po_Run_Release(run, po, ref);
+  }
+  return yes;
+}
+
+static bool write_target(po_Run *run) {
+  size_t nwant = 0;
+  for (size_t i = 0; i < run->m; i++) nwant += po_Run_HasEntry(&run->items[i]);
+  run->target_ok = true;
+  if (!run->target && nwant > 0 && run->io->names &&
+      po_TargetNames_Elsewhere(run->io->names, run->kind, run->name, run->ns, run->elsewhere, sizeof run->elsewhere)) {
+    /* Not created: consul-k8s would sync both into one Consul config entry (refusing ours, or
+     * overwriting theirs). Looked at again now and then: that one may go away. */
+    run->target_ok = false;
+    po_Run_RecheckIn(run, kPo_ReconcileElsewhereRecheckS);
+    return true;
+  }
+  if (!run->target && nwant > 0 && !create_target(run)) return true; /* the statuses say why */
+  /* Created by this process and not annotated yet (the write after the create failed): the
+   * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
+  bool annotate = run->target && po_Owned_CreatedBy(run->target) == kPo_OwnedCreated_No &&
+                  (po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false) || created_recorded(run));
+  if (annotate && !run->own) {
+    if (!(run->own = po_Run_Copy(run->target))) return po_Run_Oom(run, "annotating the target");
+    run->target = run->own;
+  }
+  if (annotate) po_Owned_MarkCreated(run->own);
+  const char *tuid = po_Json_Meta(run->target, "uid");
+  if (run->target && !*tuid) {
+    /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
+    run->target_ok = false;
+    snprintf(run->target_err, sizeof run->target_err, "the object has no metadata.uid");
+    po_Run_Fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "reading %s", run->where), run->target_err);
+    return true;
+  }
+  if (!annotate && target_current(run, nwant)) return true;
+  if (!wanted(run, tuid)) return false;
+  po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
+                                   run->nwant);
+  if (p.out_of_memory) return po_Run_Oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
+  if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
+  if (p.changed && !p.remove && !record_write(run, p.object)) {
+    json_object_put(p.object);
+    return !run->r.out_of_memory;
+  }
+  if (p.changed) {
+    /* Type-checked: the target is the informer's shared tree, and json_object_get_string on a
+     * non-string writes its serialisation into the object. */
+    const char *rv = po_Json_Meta(run->target, "resourceVersion");
+    /* Noted before the write: its echo can come through the watch before the answer does. */
+    bool note = !p.remove && !p.create && p.object;
+    if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
+    po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
+                                             p.create, rv, NULL, run->target_err, sizeof run->target_err);
+    if (w == kPo_WriteNotFound && p.remove) w = kPo_WriteOk;
+    if (w != kPo_WriteOk) {
+      if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
+      run->target_ok = false;
+      run->target_conflict = w == kPo_WriteConflict;
+      /* not bound yet: the statuses record it (status.created), in case this process goes first */
+      if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
+      po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
+    } else {
+      run->r.targets_written++;
+      if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
+      /* A generation held here and now gone: its own target's reconcile says so in its status. */
+      for (size_t i = 0; i < run->m && run->io->enqueue; i++) {
+        const po_RunItem *it = &run->items[i];
+        if (it->held && it->is_live && !po_Run_HasEntry(it) && *it->home_key) run->io->enqueue(run->io->enqueue_ctx, it->home_key);
+      }
+
+    }
+  }
+  json_object_put(p.object);
+  return true;
+}
+
+/* ---- status ---- */
+
+/* The write record under require (sync.h), and consul-k8s's word on it. */
+static void status_begin(po_Run *run) {
+  if (!requires_sync(run)) return;
+  if (!run->recorded) {
+    run->record = po_Sync_ReadRecord(run->target);
+    /* The annotation is on an object tenants may update: when this process wrote the spec the
+     * target has now, its own memory of the record it wrote wins over an edited or removed one
+     * (a forged record could otherwise say "synced" for a write Consul never got). */
+    po_WriteRecord mine;
+    if (run->target && po_TargetIndex_OwnRecord(run->ix, run->key, &mine) &&
+        mine.spec_hash == po_Json_HashStable(po_Json_Get(run->target, "spec")) &&
+        (!run->record.present || mine.at != run->record.at || mine.status_hash != run->record.status_hash ||
+         mine.spec_hash != run->record.spec_hash)) {
+      run->record = mine;
+    }
+  }
+  po_Sync_Judge(run->io->sync, run->target, &run->record, po_Run_NowS(run), run->where, &run->sync);
+}
+
+/* The target created and not bound (status.created); what is live when the write failed. */
+static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *live_gen) {
+  const po_RunItem *it = &run->items[i];
+  if (*run->unbound_uid && po_Run_HasEntry(it)) s->created_ns = run->ns, s->created_name = run->name, s->created_uid = run->unbound_uid;
+  for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
+    if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) *live_gen = run->live[l].generation;
+  }
+}
+
+/* One write for all: its entry is gone once the target's write succeeded. */
+static bool item_failed(const po_Run *run, size_t i) {
+  (void)i;
+  return !run->target_ok;
+}
+
+static bool not_programmed(po_Run *run, size_t i, int64_t live_gen, po_Condition *p) {
+  const po_RunItem *it = &run->items[i];
+  if (it->over_limit) {
+    p->reason = "TargetFull";
+    snprintf(p->message, sizeof p->message,
+             "%s has no room for this entry: at most %d builtin/property-override entries and %d patches per object; "
+             "entries already live keep their place, newcomers are placed by name, and this one comes after the limit",
+             run->where, (int)kPo_MaxExtensionsPerConsulObject, (int)kPo_MaxPatchesPerConsulObject);
+  } else if (*run->elsewhere && it->ce->c.accepted) {
+    p->reason = "TargetInOtherNamespace";
+    snprintf(p->message, sizeof p->message,
+             "%s %s exists in namespace '%s', not in '%s': consul-k8s syncs the %s of every Kubernetes namespace "
+             "into one Consul config entry per name (unless Consul namespaces with mirroring are enabled: "
+             "--consul-namespace-mirroring), so a second one here would be refused by consul-k8s or overwrite the "
+             "one of '%s'; nothing is written. %s '%s'",
+             po_TargetKind_Name(run->kind), run->name, run->elsewhere, run->ns, po_TargetKind_Name(run->kind),
+             run->elsewhere,
+             /* one of another namespace (a platform team's) points there by targetRef.namespace */
+             it->other_ns ? "Set spec.targetRef.namespace to" : "Create this PropertyOverride in namespace", run->elsewhere);
+  } else if (!run->target_ok && !*run->elsewhere) {
+    p->reason = "TargetError";
+    snprintf(p->message, sizeof p->message, "%s (retrying); %s", run->target_err,
+             live_gen ? po_Arena_Printf(run->ar, "generation %lld is live", (long long)live_gen) : "nothing is live");
+  } else {
+    return false;
+  }
+  return true;
+}
+
+static void programmed_message(po_Run *run, size_t i, int64_t live_gen, po_Condition *p, bool more) {
+  (void)i;
+  snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
+           requires_sync(run) ? ", synced into Consul by consul-k8s" : "", more ? "; " : "");
+}
+
+/* Whether the old status already says this very generation is programmed: consul-k8s synced it
+ * after an earlier write, and a write for another PropertyOverride's entry since (the record
+ * covers the whole target) leaves this one as Consul has it; a refused update leaves Consul's
+ * copy as it was too. */
+static bool already_live(const json_object *obj, int64_t live_gen) {
+  json_object *st = po_Json_Get(obj, "status"), *g = po_Json_Get(st, "programmedGeneration");
+  json_object *list = po_Json_Get(st, "conditions");
+  if (!g || !json_object_is_type(g, json_type_int) || json_object_get_int64(g) != live_gen) return false;
+  for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
+    json_object *c = json_object_array_get_idx(list, i);
+    if (!strcmp(po_Json_StringOr(c, "type", ""), "Programmed")) return !strcmp(po_Json_StringOr(c, "status", ""), "True");
+  }
+  return false;
+}
+
+/* Programmed under --consul-sync-status=require: a written entry is programmed once consul-k8s
+ * synced it (sync.h); until then Pending, or SyncFailed with consul-k8s's own words. *event gets
+ * whether the timeout's one Warning Event is due. False when the reconcile must end. */
+static bool apply_sync(po_Run *run, po_RunItem *it, int64_t live_gen, po_Condition *p, bool *event) {
+  *event = false;
+  if (!requires_sync(run) || strcmp(p->status, "True") != 0 || run->sync.state == kPo_SyncLive) return true;
+  if (!po_Run_NeedObj(run, it)) return false;
+  if (already_live(it->obj, live_gen)) return true;
+  bool failed = run->sync.state == kPo_SyncFailed;
+  p->status = "False";
+  p->reason = failed ? "SyncFailed" : "Pending";
+  snprintf(p->message, sizeof p->message, "%s; generation %lld is written, not yet live", run->sync.message, (long long)live_gen);
+  if (failed) return true;
+  po_Run_RecheckIn(run, run->sync.recheck_in_s);
+  if (run->sync.timed_out) {
+    json_object *list = po_Json_Get(po_Json_Get(it->obj, "status"), "conditions");
+    bool said = false;
+    for (size_t k = 0; list && json_object_is_type(list, json_type_array) && k < json_object_array_length(list); k++) {
+      json_object *c = json_object_array_get_idx(list, k);
+      said |= !strcmp(po_Json_StringOr(c, "type", ""), "Programmed") && !strcmp(po_Json_StringOr(c, "reason", ""), "Pending") &&
+              !strncmp(po_Json_StringOr(c, "message", ""), PO_SYNC_TIMEOUT_PREFIX, strlen(PO_SYNC_TIMEOUT_PREFIX));
+    }
+    *event = !said;
+  }
+  return true;
+}
+
+/* ---- the admission view ---- */
+
+/* The mutating webhook's answer for an incoming target: our entries as the plan wants them. */
+static po_DesiredResult desired(po_Run *run, const json_object *incoming, json_object **extensions) {
+  po_DesiredResult res = kPo_Desired_Keep;
+  if (!wanted(run, po_Json_Meta(incoming, "uid"))) return res;
+  po_ConsulPlan p = po_Consul_Plan(incoming, run->kind, run->ns, run->name, run->owners, run->nowners, run->want, run->nwant);
+  json_object *list = po_Json_Get(po_Json_Get(p.object, "spec"), "envoyExtensions");
+  if (p.out_of_memory) {
+    po_Run_Oom(run, "the plan");
+  } else if (p.object && !p.create && p.changed && list) {
+    *extensions = json_object_get(list);
+    res = kPo_Desired_Set;
+  }
+  json_object_put(p.object);
+  return res;
+}
+
+extern const po_ReconcileMesh po_Consul_Reconcile;
+const po_ReconcileMesh po_Consul_Reconcile = {
+    .extra_items = extra_items,
+    .load = load,
+    .held_generation = held_generation,
+    .record_bound = record_bound,
+    .keep_live = keep_live,
+    .plan = plan_room,
+    .moves_wait = true,
+    .write = write_target,
+    .status_begin = status_begin,
+    .status_object = status_object,
+    .item_failed = item_failed,
+    .not_programmed = not_programmed,
+    .programmed_message = programmed_message,
+    .confirm = apply_sync,
+    .desired = desired,
+};
