@@ -138,18 +138,13 @@ static bool add_native(const po_CliObject *o, po_Diagnostics *d, const char *lis
   return true;
 }
 
-/* An EnvoyFilter: its patch values against Envoy's schema, and the patches that silently do
- * nothing or something else (po_Istio_CheckEnvoyFilter). */
-static bool check_envoyfilter(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+/* A mesh's own object (an EnvoyFilter: its patch values against Envoy's schema, and the patches
+ * that silently do nothing or something else; an EnvoyPatchPolicy: each JSON Patch value against
+ * the Envoy message at its path, and the patches that do nothing or may fail once applied): its
+ * mesh's check (po_MeshOps.check_native). */
+static bool check_mesh_native(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
   po_Diagnostics *d = po_Diagnostics_New(a);
-  return d && po_Istio_CheckEnvoyFilter(obj, a, d) && add_native(o, d, "configPatches", r);
-}
-
-/* An EnvoyPatchPolicy: each JSON Patch value against the Envoy message at its path, and the
- * patches that do nothing or may fail once applied (po_EG_CheckEnvoyPatchPolicy). */
-static bool check_envoypatchpolicy(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
-  po_Diagnostics *d = po_Diagnostics_New(a);
-  return d && po_EG_CheckEnvoyPatchPolicy(obj, a, d) && add_native(o, d, "jsonPatches", r);
+  return d && o->native->check_native(obj, a, d) && add_native(o, d, o->native->native_patches, r);
 }
 
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy) {
@@ -199,9 +194,8 @@ bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_
   json_object *obj = po_Value_ToJsonC(o->value);
   if (!obj) return false;
   bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, opts, a, r, compiled)
-            : o->kind == kPo_ObjEnvoyFilter      ? check_envoyfilter(o, obj, a, r)
-            : o->kind == kPo_ObjEnvoyPatchPolicy ? check_envoypatchpolicy(o, obj, a, r)
-                                                 : check_consul(o, obj, a, r);
+            : o->kind == kPo_ObjMeshNative      ? check_mesh_native(o, obj, a, r)
+                                                : check_consul(o, obj, a, r);
   json_object_put(obj);
   return ok;
 }

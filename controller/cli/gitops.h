@@ -20,8 +20,8 @@ typedef enum {
   kPo_ObjPropertyOverride,   /* propertyoverride.io PropertyOverride */
   kPo_ObjServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
   kPo_ObjProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
-  kPo_ObjEnvoyFilter,        /* networking.istio.io EnvoyFilter (written by hand, or rendered) */
-  kPo_ObjEnvoyPatchPolicy,   /* gateway.envoyproxy.io EnvoyPatchPolicy (written by hand, or rendered) */
+  kPo_ObjMeshNative,         /* a mesh's own object (an EnvoyFilter, an EnvoyPatchPolicy: written by
+                              * hand, or rendered): po_CliObject.native says whose */
 } po_ObjKind;
 
 typedef struct {
@@ -31,6 +31,7 @@ typedef struct {
   int item;                 /* index in a List's items, or -1 */
   po_Pos pos;               /* where the object starts (0 when unknown: JSON) */
   po_ObjKind kind;
+  const struct po_MeshOps *native; /* kPo_ObjMeshNative: its mesh (po_Mesh_ForNative) */
   const char *kind_name;    /* the object's kind as written ("" when none) */
   const po_Value *value;
 } po_CliObject;

@@ -60,8 +60,29 @@ static void test_every_listed_mesh_has_its_row(void **state) {
     assert_int_equal(m->mesh, kListed[i]);
     assert_non_null(m->name);
     assert_true((m->object_kind == NULL) == (m->object_name == NULL));
+    assert_non_null(m->render);
+    /* a hand-written object has a group, a patch list and a check, and is found by them */
+    assert_true((m->native_kind == NULL) == (m->check_native == NULL));
+    if (m->native_kind) {
+      assert_non_null(m->native_group);
+      assert_non_null(m->native_patches);
+      assert_ptr_equal(po_Mesh_ForNative(m->native_group, m->native_kind), m);
+    }
+    assert_ptr_equal(po_Mesh_At(i), m);
     for (size_t k = 0; k < i; k++) assert_ptr_not_equal(po_Mesh_Ops(kListed[k]), m);
   }
+}
+
+/* The objects written by hand each mesh checks, by API group and kind; nothing else. */
+static void test_native_objects_by_group_and_kind(void **state) {
+  (void)state;
+  assert_int_equal(po_Mesh_Count(), kListedCount);
+  assert_int_equal(po_Mesh_ForNative("networking.istio.io", "EnvoyFilter")->mesh, kPo_Mesh_Istio);
+  assert_int_equal(po_Mesh_ForNative("gateway.envoyproxy.io", "EnvoyPatchPolicy")->mesh, kPo_Mesh_EnvoyGateway);
+  assert_null(po_Mesh_ForNative("networking.istio.io", "EnvoyPatchPolicy"));
+  assert_null(po_Mesh_ForNative("consul.hashicorp.com", "ServiceDefaults"));
+  assert_null(po_Mesh_ForNative(NULL, "EnvoyFilter"));
+  assert_null(po_Mesh_At(kListedCount));
 }
 
 /* Every target kind is programmed by a mesh of the list. */
@@ -130,6 +151,7 @@ static void test_compile_asks_the_targets_mesh(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_every_listed_mesh_has_its_row),
+      cmocka_unit_test(test_native_objects_by_group_and_kind),
       cmocka_unit_test(test_every_target_kind_has_a_listed_mesh),
       cmocka_unit_test(test_compile_asks_the_targets_mesh),
   };

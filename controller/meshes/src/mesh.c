@@ -19,6 +19,17 @@ const po_MeshOps *po_Mesh_Ops(po_Mesh mesh) {
   return (unsigned)mesh < kMeshCount && kMeshes[mesh] ? kMeshes[mesh] : kMeshes[kPo_Mesh_Consul];
 }
 
+size_t po_Mesh_Count(void) { return kMeshCount; }
+const po_MeshOps *po_Mesh_At(size_t i) { return i < kMeshCount ? kMeshes[i] : NULL; }
+
+const po_MeshOps *po_Mesh_ForNative(const char *group, const char *kind) {
+  for (size_t i = 0; group && kind && i < kMeshCount; i++) {
+    const po_MeshOps *m = kMeshes[i];
+    if (m && m->native_kind && !strcmp(m->native_group, group) && !strcmp(m->native_kind, kind)) return m;
+  }
+  return NULL;
+}
+
 /* Kubernetes' longest object name (a DNS subdomain). */
 enum { kMaxObjectName = 253 };
 

@@ -119,14 +119,15 @@ static void put(po_TextBuf *t, const char *s) {
   else t->oom = true;
 }
 
-/* EnvoyFilter / EnvoyPatchPolicy written by hand: the checks `validate -f` runs (istio.h, eg.h).
+/* A mesh's own object written by hand (an EnvoyFilter, an EnvoyPatchPolicy: po_MeshOps.
+ * check_native): the checks `validate -f` runs (istio.h, eg.h).
  * Their messages already say where (spec.configPatches[i] / spec.jsonPatches[i] and the path) and
  * what is valid. Errors deny, the first ones whole within kMaxDenialBytes and then a count;
  * warnings go to the response's warnings. */
-static const char *check_native(json_object *obj, const char *req_ns, const char *kind, bool istio, po_Arena *a,
-                                json_object *warnings) {
+static const char *check_native(json_object *obj, const char *req_ns, const char *kind, const po_MeshOps *mesh,
+                                po_Arena *a, json_object *warnings) {
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !(istio ? po_Istio_CheckEnvoyFilter(obj, a, d) : po_EG_CheckEnvoyPatchPolicy(obj, a, d)))
+  if (!d || !mesh->check_native(obj, a, d))
     return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
   const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
@@ -225,6 +226,7 @@ json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tena
   json_object *rk = po_Json_Get(req, "kind");
   const char *group = po_Json_String(rk, "group"), *k = po_Json_String(rk, "kind");
   const char *denial = NULL;
+  const po_MeshOps *native = NULL;
   if (obj && json_object_is_type(obj, json_type_object) && (!op || strcmp(op, "DELETE") != 0) && k) {
     json_object *old = po_Json_Get(req, "oldObject");
     /* Updates that leave the spec as it was (finalizers, labels, deletion) are never refused:
@@ -237,11 +239,8 @@ json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tena
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, a, warnings);
-    } else if (group && !strcmp(group, "networking.istio.io") && !strcmp(k, "EnvoyFilter") && !generated_by_us(obj)) {
-      denial = check_native(obj, po_Json_String(req, "namespace"), k, true, a, warnings);
-    } else if (group && !strcmp(group, "gateway.envoyproxy.io") && !strcmp(k, "EnvoyPatchPolicy") &&
-               !generated_by_us(obj)) {
-      denial = check_native(obj, po_Json_String(req, "namespace"), k, false, a, warnings);
+    } else if ((native = po_Mesh_ForNative(group, k)) && !generated_by_us(obj)) {
+      denial = check_native(obj, po_Json_String(req, "namespace"), k, native, a, warnings);
     }
   }
   json_object_object_add(resp, "allowed", json_object_new_boolean(!denial));

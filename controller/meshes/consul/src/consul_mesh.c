@@ -4,9 +4,13 @@
 #include "po/meshes/consul.h"
 #include "po/targets/mesh_ops.h"
 
+/* consul_render.c */
+bool po_Consul_Render(const po_RenderInputs *in, po_Arena *a, struct json_object **objs, size_t *no);
+
 extern const po_MeshOps po_Consul_Mesh;
 const po_MeshOps po_Consul_Mesh = {
     .mesh = kPo_Mesh_Consul,
     .name = "Consul",
     .rules = {.wire_typed = true},
+    .render = po_Consul_Render,
 };

@@ -2,6 +2,9 @@
 #include "po/meshes/istio.h"
 #include "po/targets/mesh_ops.h"
 
+/* istio_render.c */
+bool po_Istio_Render(const po_RenderInputs *in, po_Arena *a, struct json_object **objs, size_t *no);
+
 extern const po_MeshOps po_Istio_Mesh;
 const po_MeshOps po_Istio_Mesh = {
     .mesh = kPo_Mesh_Istio,
@@ -9,4 +12,9 @@ const po_MeshOps po_Istio_Mesh = {
     .object_kind = "EnvoyFilter",
     .object_name = po_Istio_FilterName,
     .rules = {.check = po_Istio_Check},
+    .native_group = "networking.istio.io",
+    .native_kind = "EnvoyFilter",
+    .native_patches = "configPatches",
+    .check_native = po_Istio_CheckEnvoyFilter,
+    .render = po_Istio_Render,
 };

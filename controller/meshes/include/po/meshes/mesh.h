@@ -11,12 +11,19 @@
 #define PO_MESHES_MESH_H_
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "po/targets/mesh_ops.h"
 #include "po/targets/override.h"
 
 /* The row of `mesh` (Consul's for a value outside the table). */
 const po_MeshOps *po_Mesh_Ops(po_Mesh mesh);
+/* The rows in the list's order: i < po_Mesh_Count(). */
+size_t po_Mesh_Count(void);
+const po_MeshOps *po_Mesh_At(size_t i);
+/* The mesh whose hand-written object is of API group `group` and kind `kind` (po_MeshOps.
+ * native_group, native_kind), NULL when none is. */
+const po_MeshOps *po_Mesh_ForNative(const char *group, const char *kind);
 
 /* The object-name bound every mesh with an object per PropertyOverride shares, then the mesh's
  * own refusals (po_MeshOps.rules.check). false only when out of memory. */

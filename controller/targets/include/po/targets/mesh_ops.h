@@ -8,8 +8,11 @@
 #include <stdbool.h>
 
 #include "po/targets/override.h"
+#include "po/targets/render.h"
 
-typedef struct {
+struct json_object;
+
+typedef struct po_MeshOps {
   po_Mesh mesh;
   const char *name;        /* "Consul", "Istio", "Envoy Gateway": for messages */
   /* The object each PropertyOverride of this mesh gets ("EnvoyFilter", "EnvoyPatchPolicy"), named
@@ -18,6 +21,18 @@ typedef struct {
   const char *(*object_name)(const po_CompiledOverride *c, po_Arena *a);
   /* What the compile asks of the mesh (override.h): wire typing, refusals. */
   po_MeshRules rules;
+  /* The mesh's own object a person may write by hand (an EnvoyFilter, an EnvoyPatchPolicy), which
+   * the webhook and `validate -f` check: its API group and kind, the spec member listing its
+   * patches (a diagnostic's patch_index counts in it), and the check (errors deny, warnings warn;
+   * false only when out of memory). NULL kind (Consul): none; its objects are its targets, which
+   * consul_check.h checks. */
+  const char *native_group, *native_kind, *native_patches;
+  bool (*check_native)(const struct json_object *obj, po_Arena *a, po_Diagnostics *d);
+  /* `propertyoverride render`: appends to objs (*n grows) the objects the controller would write
+   * for the accepted PropertyOverrides of this mesh's targets among the inputs, in the mesh's
+   * order, refusing through in->refuse those it cannot render from them; false when out of
+   * memory (what was appended is the caller's to free). */
+  bool (*render)(const po_RenderInputs *in, po_Arena *a, struct json_object **objs, size_t *n);
 } po_MeshOps;
 
 #endif
