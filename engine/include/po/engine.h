@@ -1,6 +1,6 @@
 /* propertyoverride engine: HashiCorp Consul's builtin/property-override semantics in C.
  *
- * The seed API (shared/seed/propertyoverride-api.txt) maps to:
+ * Consul's extension API (its Go types, docs/consul-semantics.md) maps to:
  *   Patch, ResourceFilter, ServiceName    po_Patch, po_ResourceFilter, po_ServiceName
  *   Op, Ops                               po_Op, po_Ops_Contains()
  *   ResourceType, ResourceTypes           po_ResourceType, po_ResourceTypes_Contains()
