@@ -1,6 +1,6 @@
 /* propertyoverride engine: HashiCorp Consul's builtin/property-override semantics in C.
  *
- * The seed API (shared/seed/propertyoverride-api.txt) maps to:
+ * Consul's extension API (its Go types, docs/consul-semantics.md) maps to:
  *   Patch, ResourceFilter, ServiceName    po_Patch, po_ResourceFilter, po_ServiceName
  *   Op, Ops                               po_Op, po_Ops_Contains()
  *   ResourceType, ResourceTypes           po_ResourceType, po_ResourceTypes_Contains()
@@ -515,8 +515,9 @@ typedef struct {
 const char *po_EnvoyApi_Snapshot(void);
 
 /* For single-threaded one-shot processes, before any other engine call: the Envoy schema is
- * then loaded piecemeal, only the .proto files a lookup needs (proto/: po_Schema_LoadOnDemand). */
-void po_EnvoyApi_LoadOnDemand(void);
+ * then loaded piecemeal, only the .proto files a lookup needs (proto/: po_Schema_LoadOnDemand).
+ * False when the schema was already loaded whole (the mode is fixed by the first load). */
+bool po_EnvoyApi_LoadOnDemand(void);
 
 /* True once memory ran out anywhere the engine could see it in this process (an arena from
  * po_Arena_New, an on-demand schema load, a name table, or the schema not loading at all): from

@@ -1,6 +1,6 @@
 /* Private to reconcile: the write phase of an Envoy Gateway target (key Gateway/<ns>/<name>).
  * One EnvoyPatchPolicy per PropertyOverride, in the Gateway's namespace, each programmed on its
- * own through po_EG_Plan (po/targets/eg.h, owned.h's ownership rules) by owned_write.h's
+ * own through po_EG_Plan (po/meshes/eg.h, po/targets/owned.h's ownership rules) by owned_write.h's
  * sequence: the load, plan (last valid generation, tenancy) and status phases are
  * reconcile.c's, shared with the other meshes; only the objects written differ.
  *

@@ -1,6 +1,6 @@
 /* Private to reconcile: the write phase of an Istio target (keys Service/<ns>/<name> and
  * Mesh/<ns>/global). One EnvoyFilter per PropertyOverride, each programmed on its own through
- * po_Istio_Plan (po/targets/istio.h): the load, plan (last valid generation, tenancy) and status
+ * po_Istio_Plan (po/meshes/istio.h): the load, plan (last valid generation, tenancy) and status
  * phases are reconcile.c's, shared with Consul's targets; only the objects written differ.
  *
  * Per PropertyOverride of the target, in the order reconcile.c loaded them:

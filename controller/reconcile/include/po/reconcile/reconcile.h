@@ -17,7 +17,7 @@
  *      programmed, and nothing the engine has not validated, as it is, is ever written; one
  *      being deleted contributes nothing; those over the target's room (the webhook's
  *      per-object limits) neither;
- *   3. write: our finalizer added where missing; then the target (po/targets/consul.h), written
+ *   3. write: our finalizer added where missing; then the target (po/meshes/consul.h), written
  *      when it differs: created empty first (to learn its uid, which our markers and the
  *      created annotation are bound to), updated on the read resourceVersion (409 -> retry), or
  *      deleted when provably ours and empty; look-alike entries and objects (copies, restores,
