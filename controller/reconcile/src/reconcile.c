@@ -316,7 +316,7 @@ static bool write_finalizers(po_Run *run) {
 /* The mesh objects of this target's PropertyOverrides left where they pointed before (another
  * mesh, or the other Istio place): every mesh's sweep, in the table's order. A failure is retried
  * before any status is written (one that said Programmed could hide the leftover). */
-static bool sweep(po_Run *run) {
+static void sweep(po_Run *run) {
   for (size_t i = 0; i < run->m && run->r.ok; i++) {
     const po_RunItem *it = &run->items[i];
     /* held here: this target's write decides; invalid with its last valid generation live
@@ -329,10 +329,16 @@ static bool sweep(po_Run *run) {
     }
     run->r.targets_written += writes;
   }
-  return true;
 }
 
-static bool write(po_Run *run) { return write_finalizers(run) && mesh(run)->write(run) && sweep(run); }
+/* Finalizers, the target's objects, then the leftovers elsewhere. A failed sweep is in run->r
+ * (not ok, and target_conflict: no status is written this time) and does not end the reconcile
+ * here: the status phase sees it. */
+static bool write(po_Run *run) {
+  if (!write_finalizers(run) || !mesh(run)->write(run)) return false;
+  sweep(run);
+  return true;
+}
 
 /* ---- phase 4: status ---- */
 
