@@ -55,6 +55,25 @@ static bool diag(po_CompiledOverride *c, po_Arena *a, size_t i, po_Severity sev,
   return true;
 }
 
+/* Whether patch i sets the field Envoy Gateway names the resource by (issue 23 B): a Cluster's,
+ * Listener's or RouteConfiguration's `name`, a ClusterLoadAssignment's `cluster_name`. */
+static bool renames(const po_Override *o, size_t i) {
+  po_PathSegment s;
+  if (po_Override_Op(o, i) != kPo_Op_Add || po_Override_SegmentCount(o, i) != 1 || !po_Override_Segment(o, i, 0, &s)) {
+    return false;
+  }
+  return !strcmp(s.name, po_Override_ResourceType(o, i) == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name");
+}
+
+static const char *resource_word(po_ResourceType rt) {
+  switch (rt) {
+    case kPo_ResourceType_Listener: return "listener";
+    case kPo_ResourceType_Route: return "route configuration";
+    case kPo_ResourceType_ClusterLoadAssignment: return "ClusterLoadAssignment";
+    default: return "cluster";
+  }
+}
+
 /* The reason patch i cannot be a JSON Patch with Consul's meaning, or NULL. */
 static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   const po_Override *o = c->override;
@@ -88,6 +107,16 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
            "EnvoyPatchPolicy by hand for a field you know is generated";
   }
   size_t n = po_Override_SegmentCount(o, i);
+  if (renames(o, i)) {
+    return or_oom(po_Arena_Printf(
+        a, "/%s renames the %s: Envoy Gateway finds the resource of every jsonPatches entry by its name, so this "
+           "policy's later entries and every EnvoyPatchPolicy of the Gateway applied after it would not find it (the "
+           "policy becomes Invalid and none of its patches apply)%s",
+        rt == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name", resource_word(rt),
+        rt == kPo_ResourceType_Cluster ? "; and the routes Envoy Gateway generated still send to the old name"
+        : rt == kPo_ResourceType_ClusterLoadAssignment ? "; and its cluster still asks EDS for the old name"
+        : rt == kPo_ResourceType_Route ? "; and the listener still asks RDS for the old name" : ""));
+  }
   for (size_t k = 0; k + 1 < n; k++) {
     po_PathSegment s;
     if (!po_Override_Segment(o, i, k, &s)) return "the path did not resolve";
