@@ -167,6 +167,16 @@ jqcheck "the empty Any is {}" "$work/got.json" "$(op 4).value == {}"
 "$bin" render -f "$work/wkt.yaml" | "$bin" validate -f - >"$work/out" 2>&1
 check "rendered well-known-type policy validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
 
+# A PropertyOverride name of 237-253 characters (issue 25): once refused, as its policy's name
+# would pass 253; now cut and hashed: the policy's name is 253 characters, a valid subdomain.
+long=$(head -c 253 /dev/zero | tr '\0' a)
+sed "s/name: wkt, namespace: shop/name: $long, namespace: shop/" "$work/wkt.yaml" >"$work/long.yaml"
+"$bin" validate -f "$work/long.yaml" >"$work/out" 2>&1
+check "a 253-character name is valid for a Gateway target" 0 $? "$work/out"
+"$bin" render -f "$work/long.yaml" | "$yaml2json" /dev/stdin >"$work/got.json"
+jqcheck "its policy's name: 253 characters, prefix then hash" "$work/got.json" \
+  '.[0].metadata.name | length == 253 and startswith("propertyoverride-aaaa") and test("-[0-9a-f]{16}$")'
+
 # Names: listeners sharing a port share the first one's listener and (plain HTTP) route
 # configuration, HTTPS has its own; a route of another namespace attaches only where the
 # listener allows all namespaces and its sectionName names it; a redirect rule has no cluster.

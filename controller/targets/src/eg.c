@@ -17,6 +17,7 @@
 #include "po/targets/eg.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,8 +162,27 @@ bool po_EG_Check(po_CompiledOverride *c, po_Arena *a) {
   return true;
 }
 
+/* FNV-1a 64: stable across processes and versions, as the name is what finds the policy again. */
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
 const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a) {
-  return po_Arena_Printf(a, "propertyoverride-%s", c->name);
+  const char *full = po_Arena_Printf(a, "propertyoverride-%s", c->name ? c->name : "");
+  if (!full || strlen(full) <= kPo_EGMaxPolicyName) return full;
+  /* A PropertyOverride name of 237 to 253 characters (issue 25): a readable prefix, then "-" and
+   * 16 hex digits of the name's hash, 253 characters at most, a valid subdomain (a prefix cut
+   * after a '.' or '-' would put it next to the '-'). Such names were refused before, so no policy
+   * of the plain form is left behind. */
+  size_t keep = kPo_EGMaxPolicyName - 17;
+  char *out = po_Arena_Malloc(a, kPo_EGMaxPolicyName + 1);
+  if (!out) return NULL;
+  memcpy(out, full, keep);
+  while (keep > 0 && (out[keep - 1] == '.' || out[keep - 1] == '-')) keep--;
+  snprintf(out + keep, kPo_EGMaxPolicyName + 1 - keep, "-%016llx", (unsigned long long)name_hash(c->name));
+  return out;
 }
 
 /* ---- names from the Gateway and its HTTPRoutes ---- */

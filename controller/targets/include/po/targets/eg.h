@@ -37,7 +37,10 @@ struct json_object;
 bool po_EG_Check(po_CompiledOverride *c, po_Arena *a);
 
 /* "propertyoverride-<name>", in `a`; the namespace is the PropertyOverride's (= the Gateway's:
- * an EnvoyPatchPolicy's targetRef has no namespace). */
+ * an EnvoyPatchPolicy's targetRef has no namespace). Past kPo_EGMaxPolicyName characters (a
+ * name of 237 or more), its first 236 (less a trailing '.' or '-'), "-" and 16 hex digits of a
+ * hash of the name, so every valid PropertyOverride name has a policy name Kubernetes takes. */
+enum { kPo_EGMaxPolicyName = 253 };
 const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a);
 
 /* The bounds on what a policy holds (owned.h's stored size): the serialized bytes of its
