@@ -442,16 +442,47 @@ static po_Value *wrapper_object_json(const po_Setter *s, const upb_MessageDef *m
   return scalar_json(vf, zero, a);
 }
 
+/* protojson writes an Any of a well-known type with a JSON form of its own as {"@type": u,
+ * "value": <that form>}, and refuses one without "value": the form of the empty message of each
+ * (what Consul's Any holds: no bytes), as JSON text. google.protobuf.Value has none (its empty
+ * message has no JSON form): NULL, so nothing is added and the adapter refuses it. */
+static const char *wkt_empty_json(const char *url, size_t n) {
+  static const struct { const char *name, *json; } kForms[] = {
+      {"Duration", "\"0s\""}, {"Timestamp", "\"1970-01-01T00:00:00Z\""}, {"FieldMask", "\"\""},
+      {"DoubleValue", "0"}, {"FloatValue", "0"}, {"Int64Value", "0"}, {"UInt64Value", "0"}, {"Int32Value", "0"},
+      {"UInt32Value", "0"}, {"BoolValue", "false"}, {"StringValue", "\"\""}, {"BytesValue", "\"\""},
+      {"Struct", "{}"}, {"ListValue", "[]"}, {"Any", "{}"}};
+  static const char kPrefix[] = "/google.protobuf.";
+  const char *slash = url + n;
+  while (slash > url && slash[-1] != '/') slash--;
+  slash = slash > url ? slash - 1 : NULL;
+  size_t k = sizeof kPrefix - 1;
+  if (!slash || (size_t)(url + n - slash) <= k || strncmp(slash, kPrefix, k) != 0) return NULL;
+  for (size_t i = 0; i < sizeof kForms / sizeof *kForms; i++) {
+    if (strlen(kForms[i].name) == (size_t)(url + n - slash - k) && !strncmp(slash + k, kForms[i].name, strlen(kForms[i].name))) {
+      return kForms[i].json;
+    }
+  }
+  return NULL;
+}
+
 /* An Any given in Consul's form ({type_url: u}; its `value` is bytes, which Consul cannot set):
- * protojson's form is {"@type": u} (the message of that type, empty) and refuses a `type_url`
- * member; an Any without a type URL is the empty Any, {}. */
+ * protojson's form is {"@type": u} (the message of that type, empty; a well-known type's JSON
+ * form under "value") and refuses a `type_url` member; an Any without a type URL is the empty
+ * Any, {}. */
 static po_Value *any_json(const po_Setter *s, po_Arena *a) {
   po_Value *map = po_Value_NewMap(a);
   for (size_t i = 0; map && i < s->child_count; i++) {
     const po_Setter *c = &s->children[i];
     if (c->kind != kPo_SetScalar || strcmp(upb_FieldDef_Name(c->field), "type_url") || !c->value.str_val.size) continue;
-    po_Value *u = po_Value_NewString(a, c->value.str_val.data, c->value.str_val.size);
+    upb_StringView url = c->value.str_val;
+    po_Value *u = po_Value_NewString(a, url.data, url.size);
     if (!u || !po_Value_MapPut(a, map, "@type", u)) return NULL;
+    const char *form = wkt_empty_json(url.data, url.size);
+    po_Status st;
+    po_Status_Clear(&st);
+    po_Value *v = form ? po_Value_ParseJson(form, strlen(form), a, &st) : NULL;
+    if (form && (!v || !po_Value_MapPut(a, map, "value", v))) return NULL;
   }
   return map;
 }

@@ -110,7 +110,8 @@ jqcheck "one entry per patch and resource" "$work/got.json" '(.[0].spec.jsonPatc
 
 # Objects for well-known types, as protojson (what Envoy Gateway unmarshals the patched resource
 # with) writes them (issue 23 A and D): an object for a wrapper is its bare value ({} its zero,
-# {value: v} v); an Any in Consul's {type_url: u} form is {"@type": u}.
+# {value: v} v); an Any in Consul's {type_url: u} form is {"@type": u}, with the empty message's
+# JSON form under "value" for a well-known type that has one (protojson requires it).
 cat >"$work/wkt.yaml" <<'YAML'
 apiVersion: propertyoverride.io/v1alpha1
 kind: PropertyOverride
@@ -138,6 +139,10 @@ spec:
       op: add
       path: /transport_socket/typed_config
       value: {}
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /upstream_config/typed_config
+      value: {type_url: type.googleapis.com/google.protobuf.Duration}
 ---
 apiVersion: gateway.networking.k8s.io/v1
 kind: Gateway
@@ -163,6 +168,7 @@ jqcheck "wrapper {value: v} is v, bare" "$work/got.json" "$(op 1).value == 1024"
 jqcheck "BoolValue {} is false" "$work/got.json" "$(op 2).value == false"
 jqcheck "Any in protojson's form" "$work/got.json" "$(op 3).value == {\"@type\": \"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}"
 jqcheck "the empty Any is {}" "$work/got.json" "$(op 4).value == {}"
+jqcheck "an Any of a well-known type: its JSON form under value" "$work/got.json" "$(op 5).value == {\"@type\": \"type.googleapis.com/google.protobuf.Duration\", \"value\": \"0s\"}"
 # Every such policy passes the hand-written checker too (it decodes each value with protojson's rules).
 "$bin" render -f "$work/wkt.yaml" | "$bin" validate -f - >"$work/out" 2>&1
 check "rendered well-known-type policy validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"

@@ -245,7 +245,8 @@ static void test_ir_set_json_well_known(void **state) {
       PATCH("cluster", "/transport_socket/typed_config",
             "{\"type_url\": \"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}") ","
       PATCH("cluster", "/transport_socket/typed_config", "{}") ","
-      PATCH("cluster", "/alt_stat_name", "\"x\"") "]}";
+      PATCH("cluster", "/upstream_config/typed_config", "{\"type_url\": \"type.googleapis.com/google.protobuf.Duration\"}") ","
+      PATCH("cluster", "/upstream_config/typed_config", "{\"type_url\": \"type.googleapis.com/google.protobuf.BoolValue\"}") "]}";
 #undef PATCH
   po_Override *o = compile(args_json);
   assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 0, A), A), "0");
@@ -254,6 +255,11 @@ static void test_ir_set_json_well_known(void **state) {
   assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 3, A), A),
                       "{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}");
   assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 4, A), A), "{}");
+  /* a well-known type with a JSON form of its own: that form of the empty message under "value" */
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 5, A), A),
+                      "{\"@type\":\"type.googleapis.com/google.protobuf.Duration\",\"value\":\"0s\"}");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 6, A), A),
+                      "{\"@type\":\"type.googleapis.com/google.protobuf.BoolValue\",\"value\":false}");
   po_SetInfo si;
   assert_true(po_Override_Set(o, 0, &si));
   assert_int_equal(si.shape, kPo_SetShape_Wrapper);

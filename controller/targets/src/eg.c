@@ -66,6 +66,16 @@ static bool renames(const po_Override *o, size_t i) {
   return !strcmp(s.name, po_Override_ResourceType(o, i) == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name");
 }
 
+/* Whether patch i sets an Any to a google.protobuf.Value (in protojson's form, po_Override_SetJson:
+ * {"@type": ".../google.protobuf.Value"} without the "value" protojson requires). */
+static bool any_of_value(const po_Override *o, size_t i, po_Arena *a) {
+  static const char kValue[] = "/google.protobuf.Value";
+  po_Value *v = po_Override_SetJson(o, i, a);
+  const char *url = v && po_Value_Kind(v) == kPo_ValueKind_Map ? po_Value_String(po_Value_Get(v, "@type"), NULL) : NULL;
+  size_t n = url ? strlen(url) : 0;
+  return n >= sizeof kValue - 1 && !strcmp(url + n - (sizeof kValue - 1), kValue) && !po_Value_Get(v, "value");
+}
+
 static const char *resource_word(po_ResourceType rt) {
   switch (rt) {
     case kPo_ResourceType_Listener: return "listener";
@@ -117,6 +127,10 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
         rt == kPo_ResourceType_Cluster ? "; and the routes Envoy Gateway generated still send to the old name"
         : rt == kPo_ResourceType_ClusterLoadAssignment ? "; and its cluster still asks EDS for the old name"
         : rt == kPo_ResourceType_Route ? "; and the listener still asks RDS for the old name" : ""));
+  }
+  if (any_of_value(o, i, a)) {
+    return "an Any of google.protobuf.Value: Consul's Any holds the empty Value (no bytes), which protojson has no "
+           "form for, so Envoy Gateway cannot write or read it back; name another type_url";
   }
   for (size_t k = 0; k + 1 < n; k++) {
     po_PathSegment s;
