@@ -12,13 +12,17 @@
  *                             with backends of the HTTPRoutes attached to G; with services:[x],
  *                             the rules whose backendRefs include Service x
  *   add /a/b = v -> {op: add, path: /a/b, value: protojson of v} (proto field names, wrappers
- *       bare: /x/value is written /x, Durations as strings); Envoy Gateway creates absent
- *       parents (EnsurePathExistsOnAdd), as Consul initialises them
+ *       bare: /x/value is written /x, an object {value: v} for a wrapper v and {} its zero;
+ *       an Any's {type_url: u} as {"@type": u}; Durations as strings); Envoy Gateway creates
+ *       absent parents (EnsurePathExistsOnAdd), as Consul initialises them
  *
  * Refused, each with its reason (po_EG_Check): inbound; remove; listener or route patches with
  * services; a non-default partition; paths inside a Duration, Timestamp, FieldMask, Struct,
- * Value or ListValue (protojson writes them as strings or bare JSON). Warned: a oneof member
- * (protojson refuses two members, where Consul clears the other). */
+ * Value or ListValue (protojson writes them as strings or bare JSON); renaming the resource
+ * (/name, a ClusterLoadAssignment's /cluster_name: every entry, of this policy and of the
+ * Gateway's others, finds its resource by name); an Any of google.protobuf.Value (no protojson
+ * form for the empty one). Warned: a oneof member (protojson refuses two members, where Consul
+ * clears the other). */
 #ifndef PO_TARGETS_EG_H_
 #define PO_TARGETS_EG_H_
 
