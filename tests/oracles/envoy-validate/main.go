@@ -1,0 +1,212 @@
+// envoy-validate: Envoy's own protoc-gen-validate validators (go-control-plane's generated
+// ValidateAll) as a test oracle.
+//
+// Reads cases on stdin, one JSON object a line:
+//
+//	{"type": "Cluster", "value": {...proto3 JSON...}}
+//
+// `type` is Cluster, ClusterLoadAssignment, Listener, RouteConfiguration or any message's full
+// name ("envoy.config.core.v3.Address"). Prints one JSON line per case, in order:
+//
+//	{"violations": [{"path": "/outlier_detection/max_ejection_percent", "reason": "value must be ..."}]}
+//	{"error": "..."}      the case could not be read (bad JSON, unknown type, protojson refused it)
+//
+// A violation's path is made of proto field names (a oneof's name for "value is required" on a
+// oneof), list indexes and map keys, from the message given: the Go field names of the generated
+// validation errors mapped back through the message's descriptor. One process judges any number
+// of cases; output is flushed at end of input, or after every line with -line-buffered.
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/reflect/protoreflect"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+var shortNames = map[string]string{
+	"Cluster":               "envoy.config.cluster.v3.Cluster",
+	"ClusterLoadAssignment": "envoy.config.endpoint.v3.ClusterLoadAssignment",
+	"Listener":              "envoy.config.listener.v3.Listener",
+	"RouteConfiguration":    "envoy.config.route.v3.RouteConfiguration",
+}
+
+type input struct {
+	Type  string          `json:"type"`
+	Value json.RawMessage `json:"value"`
+}
+
+type violation struct {
+	Path   string `json:"path"`
+	Reason string `json:"reason"`
+}
+
+type output struct {
+	Violations []violation `json:"violations"`
+	Error      string      `json:"error,omitempty"`
+}
+
+// What every generated <Message>ValidationError offers, and every <Message>MultiError.
+type fieldError interface {
+	Field() string
+	Reason() string
+	Cause() error
+	Key() bool
+}
+
+type multiError interface {
+	AllErrors() []error
+}
+
+type allValidator interface {
+	ValidateAll() error
+}
+
+func main() {
+	lineBuffered := flag.Bool("line-buffered", false, "flush the output after every case")
+	flag.Parse()
+	in := bufio.NewReaderSize(os.Stdin, 1<<20)
+	out := bufio.NewWriterSize(os.Stdout, 1<<20)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false)
+	for {
+		line, err := in.ReadBytes('\n')
+		if len(strings.TrimSpace(string(line))) > 0 {
+			if e := enc.Encode(judge(line)); e != nil {
+				fmt.Fprintln(os.Stderr, "envoy-validate:", e)
+				os.Exit(2)
+			}
+			if *lineBuffered {
+				out.Flush()
+			}
+		}
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "envoy-validate:", err)
+			os.Exit(2)
+		}
+	}
+}
+
+func judge(line []byte) output {
+	var c input
+	if err := json.Unmarshal(line, &c); err != nil {
+		return output{Error: "case: " + err.Error()}
+	}
+	name := c.Type
+	if full, ok := shortNames[name]; ok {
+		name = full
+	}
+	mt, err := protoregistry.GlobalTypes.FindMessageByName(protoreflect.FullName(name))
+	if err != nil {
+		return output{Error: fmt.Sprintf("type %q: %v", c.Type, err)}
+	}
+	m := mt.New().Interface()
+	if len(c.Value) > 0 {
+		if err := protojson.Unmarshal(c.Value, m); err != nil {
+			return output{Error: "protojson: " + err.Error()}
+		}
+	}
+	o := output{Violations: []violation{}}
+	v, ok := m.(allValidator)
+	if !ok {
+		return output{Error: fmt.Sprintf("type %q has no ValidateAll", name)}
+	}
+	flatten(v.ValidateAll(), m.ProtoReflect().Descriptor(), "", &o.Violations)
+	return o
+}
+
+// flatten walks a ValidateAll error tree: multi-errors are lists, a field error whose cause is
+// another validation error ("embedded message failed validation") descends into that field's
+// message, anything else is one violation.
+func flatten(err error, md protoreflect.MessageDescriptor, prefix string, out *[]violation) {
+	if err == nil {
+		return
+	}
+	if me, ok := err.(multiError); ok {
+		for _, e := range me.AllErrors() {
+			flatten(e, md, prefix, out)
+		}
+		return
+	}
+	fe, ok := err.(fieldError)
+	if !ok {
+		*out = append(*out, violation{Path: prefix, Reason: err.Error()})
+		return
+	}
+	path, sub := resolve(md, fe.Field(), prefix)
+	cause := fe.Cause()
+	if cause != nil && sub != nil && isValidation(cause) {
+		flatten(cause, sub, path, out)
+		return
+	}
+	reason := fe.Reason()
+	if fe.Key() {
+		reason = "key: " + reason
+	}
+	if cause != nil {
+		reason += ": " + cause.Error()
+	}
+	*out = append(*out, violation{Path: path, Reason: reason})
+}
+
+func isValidation(err error) bool {
+	switch err.(type) {
+	case multiError, fieldError:
+		return true
+	}
+	return false
+}
+
+// norm is how a generated Go name and a proto name are compared: protoc-gen-go's CamelCase
+// drops the underscores before letters and upper-cases them, keeping some before digits
+// ("EnforcingConsecutive_5Xx"); lower-cased without underscores both sides agree.
+func norm(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSuffix(s, "_")), "_", "")
+}
+
+// resolve maps a generated error's field ("MaxEjectionPercent", "LbEndpoints[2]",
+// "FilterMetadata[key]", or a oneof's name) to its proto path under prefix, and gives the
+// message the field holds (a list's item, a map's value), if any.
+func resolve(md protoreflect.MessageDescriptor, field, prefix string) (string, protoreflect.MessageDescriptor) {
+	name, index, hasIndex := field, "", false
+	if i := strings.IndexByte(field, '['); i >= 0 && strings.HasSuffix(field, "]") {
+		name, index, hasIndex = field[:i], field[i+1:len(field)-1], true
+	}
+	want := norm(name)
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		f := fields.Get(i)
+		if norm(string(f.Name())) != want {
+			continue
+		}
+		path := prefix + "/" + string(f.Name())
+		if hasIndex {
+			path += "/" + index
+		}
+		switch {
+		case f.IsMap():
+			return path, f.MapValue().Message()
+		default:
+			return path, f.Message()
+		}
+	}
+	oneofs := md.Oneofs()
+	for i := 0; i < oneofs.Len(); i++ {
+		if o := oneofs.Get(i); norm(string(o.Name())) == want {
+			return prefix + "/" + string(o.Name()), nil
+		}
+	}
+	// Not a name of this message: keep the generated one, so a reader sees the mismatch.
+	return prefix + "/?" + field, nil
+}
