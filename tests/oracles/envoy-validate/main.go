@@ -4,7 +4,10 @@
 // Reads cases on stdin, one JSON object a line:
 //
 //	{"type": "Cluster", "value": {...proto3 JSON...}}
+//	{"type": "Cluster", "binary": "<base64 of the wire bytes>"}
 //
+// (binary: what Envoy receives over xDS; it also carries what proto3 JSON cannot, such as a
+// Duration whose nanos are out of range, which the validators judge and protojson refuses).
 // `type` is Cluster, ClusterLoadAssignment, Listener, RouteConfiguration or any message's full
 // name ("envoy.config.core.v3.Address"). Prints one JSON line per case, in order:
 //
@@ -19,6 +22,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -27,6 +31,7 @@ import (
 	"strings"
 
 	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
 	"google.golang.org/protobuf/reflect/protoregistry"
 )
@@ -39,8 +44,9 @@ var shortNames = map[string]string{
 }
 
 type input struct {
-	Type  string          `json:"type"`
-	Value json.RawMessage `json:"value"`
+	Type   string          `json:"type"`
+	Value  json.RawMessage `json:"value"`
+	Binary []byte          `json:"binary"`
 }
 
 type violation struct {
@@ -100,7 +106,9 @@ func main() {
 
 func judge(line []byte) output {
 	var c input
-	if err := json.Unmarshal(line, &c); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields() // a key this version does not know is no case to judge silently
+	if err := dec.Decode(&c); err != nil {
 		return output{Error: "case: " + err.Error()}
 	}
 	name := c.Type
@@ -112,7 +120,11 @@ func judge(line []byte) output {
 		return output{Error: fmt.Sprintf("type %q: %v", c.Type, err)}
 	}
 	m := mt.New().Interface()
-	if len(c.Value) > 0 {
+	if c.Binary != nil {
+		if err := proto.Unmarshal(c.Binary, m); err != nil {
+			return output{Error: "binary: " + err.Error()}
+		}
+	} else if len(c.Value) > 0 {
 		if err := protojson.Unmarshal(c.Value, m); err != nil {
 			return output{Error: "protojson: " + err.Error()}
 		}
