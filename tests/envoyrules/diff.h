@@ -82,6 +82,13 @@ typedef struct {
 /* false only when out of memory. Everything lives in `a`. */
 bool po_DiffVerdict_Of(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out);
 
+/* The webhook's verdict (po_Admission_Review) on a CREATE of `object` (JSON text) of group and
+ * kind; *why gets the denial when it has none yet. false when the review could not be made. */
+bool po_DiffVerdict_Webhook(const char *group, const char *kind, const char *object, po_Arena *a, bool *ok,
+                           const char **why);
+/* validate -f's verdict (po_Cli_CheckObject) on `object` as an object of po_ObjKind `kind`. */
+bool po_DiffVerdict_File(int kind, const char *kind_name, const char *object, po_Arena *a, bool *ok);
+
 /* The patch applied to an empty resource with Consul's PatchStruct (wire convention), as the
  * wire bytes Envoy would receive, base64; NULL with *why set when PatchStruct refuses it. */
 const char *po_Diff_Apply(const po_DiffCase *c, po_Arena *a, const char **message_name, const char **why);

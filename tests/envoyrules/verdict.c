@@ -70,7 +70,8 @@ static bool by_arguments(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out)
   return true;
 }
 
-static bool by_webhook(const char *group, const char *kind, const char *object, po_Arena *a, bool *ok, const char **why) {
+bool po_DiffVerdict_Webhook(const char *group, const char *kind, const char *object, po_Arena *a, bool *ok,
+                           const char **why) {
   const char *body = po_Arena_Printf(a,
                                      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":"
                                      "{\"uid\":\"u1\",\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},"
@@ -91,14 +92,14 @@ static bool by_webhook(const char *group, const char *kind, const char *object, 
   return true;
 }
 
-static bool by_file(po_ObjKind kind, const char *kind_name, const char *object, po_Arena *a, bool *ok) {
+bool po_DiffVerdict_File(int kind, const char *kind_name, const char *object, po_Arena *a, bool *ok) {
   po_Value *v = parse(object, a);
   if (!v) return false;
   po_Tenancy tenancy = {0};
   po_TargetOptions topts = {.tenancy = &tenancy};
   po_CliReport r;
   po_CliReport_Init(&r, a);
-  po_CliObject o = {.file = "-", .doc = 1, .item = -1, .kind = kind, .kind_name = kind_name, .value = v};
+  po_CliObject o = {.file = "-", .doc = 1, .item = -1, .kind = (po_ObjKind)kind, .kind_name = kind_name, .value = v};
   if (!po_Cli_CheckObject(&o, &topts, a, &r, NULL)) return false;
   *ok = r.invalid == 0 && r.valid == 1;
   return true;
@@ -109,10 +110,10 @@ bool po_DiffVerdict_Of(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out) {
   const char *sd = service_defaults(c, a), *po = property_override(c, a);
   const char *why = NULL;
   return sd && po && by_arguments(c, a, out) &&
-         by_webhook("consul.hashicorp.com", "ServiceDefaults", sd, a, &out->ok[kPo_DiffPathHookSD], &why) &&
-         by_webhook("propertyoverride.io", "PropertyOverride", po, a, &out->ok[kPo_DiffPathHookPO], &why) &&
-         by_file(kPo_ObjServiceDefaults, "ServiceDefaults", sd, a, &out->ok[kPo_DiffPathFileSD]) &&
-         by_file(kPo_ObjPropertyOverride, "PropertyOverride", po, a, &out->ok[kPo_DiffPathFilePO]) &&
+         po_DiffVerdict_Webhook("consul.hashicorp.com", "ServiceDefaults", sd, a, &out->ok[kPo_DiffPathHookSD], &why) &&
+         po_DiffVerdict_Webhook("propertyoverride.io", "PropertyOverride", po, a, &out->ok[kPo_DiffPathHookPO], &why) &&
+         po_DiffVerdict_File(kPo_ObjServiceDefaults, "ServiceDefaults", sd, a, &out->ok[kPo_DiffPathFileSD]) &&
+         po_DiffVerdict_File(kPo_ObjPropertyOverride, "PropertyOverride", po, a, &out->ok[kPo_DiffPathFilePO]) &&
          (out->why = out->why ? out->why : why, true);
 }
 

@@ -86,7 +86,7 @@ static void tally_kinds(Table *t, const Result *r, po_Arena *a) {
 static int by_key(const void *x, const void *y) { return strcmp(((const Row *)x)->key, ((const Row *)y)->key); }
 
 static void print_table(FILE *f, const char *title, Table *t) {
-  qsort(t->rows, t->n, sizeof *t->rows, by_key);
+  if (t->n) qsort(t->rows, t->n, sizeof *t->rows, by_key);
   fprintf(f, "\n%s\n  %-44s %7s %7s %7s %7s %7s %7s %6s\n", title, "", "cases", "allowed", "refused", "holes",
           "falseden", "consul", "paths");
   for (size_t i = 0; i < t->n; i++) {
@@ -153,7 +153,7 @@ static void print_disagreements(FILE *f, Result *res, size_t n, size_t limit) {
     for (size_t i = 0; i < n; i++) {
       if (res[i].cls == kShown[k]) row(&kinds, res[i].envoy_kind ? res[i].envoy_kind : res[i].c->kind)->n[0]++;
     }
-    qsort(kinds.rows, kinds.n, sizeof *kinds.rows, by_key);
+    if (kinds.n) qsort(kinds.rows, kinds.n, sizeof *kinds.rows, by_key);
     for (size_t g = 0; g < kinds.n; g++) {
       fprintf(f, "\n== %s: %s (%zu)\n", kClassNames[kShown[k]], kinds.rows[g].key, kinds.rows[g].n[0]);
       size_t shown = 0;
