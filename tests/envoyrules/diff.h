@@ -46,12 +46,18 @@ uint64_t po_DiffRng_Below(po_DiffRng *r, uint64_t n); /* in [0, n) */
 /* ---- gen.c, gen_values.c: the generator ---- */
 
 /* Every case the schema gives: each field with a rule that a Consul path reaches from the four
- * resource roots (each message at the first, shortest path a breadth-first walk finds), values
- * on and around each of its boundaries through each path form its type allows, and each message
- * whose rules judge what a value leaves unset as `{}`, as a fuller object, and as that object
- * with one judged field left out. Then seeded random cases (a random field, form and value near
- * a random boundary) until there are `target` cases. false when out of memory. */
-bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng);
+ * resource roots (each message once per resource, at the shortest path a breadth-first walk
+ * finds), values on and around each of its boundaries through each path form its type allows,
+ * and each message whose rules judge what a value leaves unset as `{}`, as a fuller object, and
+ * as that object with one judged field left out. Then seeded random cases (a random field, form
+ * and value near a random boundary) until there are `target` cases. false when out of memory. */
+typedef struct {
+  size_t messages;        /* messages the walk reached */
+  size_t ruled;           /* fields with a rule among theirs */
+  size_t settable;        /* of which a patch can set (a scalar, enum, wrapper, Duration, Timestamp) */
+  size_t systematic;      /* cases before the random ones */
+} po_DiffGenStats;
+bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng, po_DiffGenStats *stats);
 
 /* ---- corpus.c ---- */
 

@@ -264,8 +264,13 @@ int main(int argc, char **argv) {
   po_DiffRng rng = {seed};
   if (!a || !po_DiffCorpus_Load(argv[2], &cases)) return 2;
   size_t corpus = cases.len;
-  if (!po_DiffGen_All(&cases, corpus + target, &rng)) return fprintf(stderr, "envoy_rules_diff: out of memory\n"), 2;
-  printf("%zu cases: %zu from the corpus (%s), %zu generated\n", cases.len, corpus, argv[2], cases.len - corpus);
+  po_DiffGenStats gs;
+  if (!po_DiffGen_All(&cases, corpus + target, &rng, &gs)) return fprintf(stderr, "envoy_rules_diff: out of memory\n"), 2;
+  printf("%zu cases: %zu from the corpus (%s), %zu generated (%zu on and around every boundary, %zu drawn at random)\n"
+         "the walk: %zu messages reached by Consul paths from the four roots, %zu fields with rules, %zu of them settable "
+         "by a patch (the rest, lists, maps, Anys, bytes and messages, judged as a value leaves them unset)\n",
+         cases.len, corpus, argv[2], cases.len - corpus, gs.systematic - corpus, cases.len - gs.systematic, gs.messages,
+         gs.ruled, gs.settable);
   fflush(stdout);
   Result *res = calloc(cases.len + 1, sizeof *res);
   if (!res || !ours_all(&cases, res, a) || !judge_all(argv[1], res, cases.len, a)) return 2;

@@ -218,7 +218,8 @@ int main(int argc, char **argv) {
   po_DiffRng rng = {seed};
   if (!a || !po_DiffCorpus_Load(argv[2], &all)) return 2;
   size_t corpus = all.len;
-  if (!po_DiffGen_All(&all, corpus, &rng)) return fprintf(stderr, "envoy_rules_native_diff: out of memory\n"), 2;
+  po_DiffGenStats gs;
+  if (!po_DiffGen_All(&all, corpus, &rng, &gs)) return fprintf(stderr, "envoy_rules_native_diff: out of memory\n"), 2;
   const po_DiffCase **cases = calloc(corpus + want + 1, sizeof *cases);
   size_t n = cases ? pick(&all, corpus, want, &rng, cases) : 0;
   Obj(*objs)[kObjs] = calloc(n + 1, sizeof *objs);

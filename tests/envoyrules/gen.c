@@ -1,7 +1,7 @@
 /* The generator: a breadth-first walk of the embedded schema from the four resource roots along
  * the paths Consul's PatchStruct can take (singular message fields; never a list, a map, an Any
- * or into a well-known type), and for every field with a rule on the way, its boundary values
- * through every path form its type allows:
+ * or into a well-known type; each message once per resource, at its shortest path), and for
+ * every field with a rule on the way, its boundary values through every path form its type allows:
  *
  *   direct / deep    PREFIX/f v          (deep: below the root, so the add creates the parents)
  *   wrapper-value    PREFIX/f/value v    (a google.protobuf.*Value field)
@@ -32,6 +32,7 @@ typedef struct {
   po_DiffRng *rng;
   Node *nodes; /* the walk's queue, kept: the random phase draws from it */
   size_t n, cap;
+  po_DiffGenStats *stats;
 } Gen;
 
 static const struct {
@@ -41,9 +42,10 @@ static const struct {
               {"route", "envoy.config.route.v3.RouteConfiguration"},
               {"listener", "envoy.config.listener.v3.Listener"}};
 
-static bool seen(const Gen *g, const upb_MessageDef *m) {
+/* Each message once per resource, at the first (shortest) path from that root. */
+static bool seen(const Gen *g, const char *resource, const upb_MessageDef *m) {
   for (size_t i = 0; i < g->n; i++) {
-    if (g->nodes[i].m == m) return true;
+    if (g->nodes[i].m == m && g->nodes[i].resource == resource) return true;
   }
   return false;
 }
@@ -163,9 +165,15 @@ static bool time_forms(Gen *g, const Node *n, const upb_FieldDef *f, const po_Di
 /* Every case of one field with rules: values around its boundaries through its forms. */
 static bool field_cases(Gen *g, const Node *n, const upb_FieldDef *f, size_t extra) {
   po_DiffRules r;
-  if (!po_DiffRules_Of(g->s, f, g->ua, &r) || !r.type) return true; /* only `message` rules: judged as unset */
-  if (is_time(f) && (!strcmp(r.type, "duration") || !strcmp(r.type, "timestamp"))) return time_forms(g, n, f, &r);
+  if (!po_DiffRules_Of(g->s, f, g->ua, &r)) return true;
+  g->stats->ruled++;
+  if (!r.type) return true; /* only `message` rules: judged as unset */
+  if (is_time(f) && (!strcmp(r.type, "duration") || !strcmp(r.type, "timestamp"))) {
+    g->stats->settable++;
+    return time_forms(g, n, f, &r);
+  }
   if (!object_child(f)) return true; /* a list, a map, an Any, bytes: Consul sets none of them */
+  g->stats->settable++;
   po_DiffValues v = {0};
   if (!po_DiffValues_Scalar(&r, po_Diff_Scalar(f), g->out->a, g->rng, extra, &v)) return false;
   bool ok = true;
@@ -227,7 +235,7 @@ static bool walk(Gen *g) {
       const upb_FieldDef *f = upb_MessageDef_Field(n.m, i);
       if (!field_cases(g, &n, f, 2)) return false;
       const upb_MessageDef *sub = traversable(f) ? upb_FieldDef_MessageSubDef(f) : NULL;
-      if (sub && !seen(g, sub)) {
+      if (sub && !seen(g, n.resource, sub)) {
         const char *prefix = po_Arena_Printf(g->out->a, "%s/%s", n.prefix, upb_FieldDef_Name(f));
         if (!prefix || !enqueue(g, n.resource, prefix, sub)) return false;
       }
@@ -255,13 +263,17 @@ static bool random_cases(Gen *g, size_t target) {
   return true;
 }
 
-bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng) {
+bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng, po_DiffGenStats *stats) {
   po_Status st;
   po_Status_Clear(&st);
-  Gen g = {.out = out, .s = po_Schema_Get(&st), .rng = rng};
+  *stats = (po_DiffGenStats){0};
+  Gen g = {.out = out, .s = po_Schema_Get(&st), .rng = rng, .stats = stats};
   if (!g.s) return false;
   g.ua = upb_Arena_New();
-  bool ok = g.ua && walk(&g) && random_cases(&g, target);
+  bool ok = g.ua && walk(&g);
+  stats->messages = g.n;
+  stats->systematic = out->len;
+  ok = ok && random_cases(&g, target);
   upb_Arena_Free(g.ua);
   free(g.nodes);
   return ok;
