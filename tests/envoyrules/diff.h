@@ -53,6 +53,8 @@ uint64_t po_DiffRng_Below(po_DiffRng *r, uint64_t n); /* in [0, n) */
  * and value near a random boundary) until there are `target` cases. false when out of memory. */
 typedef struct {
   size_t messages;        /* messages the walk reached */
+  const char **names;     /* their full names, each once (in the cases' arena) */
+  size_t names_len;
   size_t ruled;           /* fields with a rule among theirs */
   size_t settable;        /* of which a patch can set (a scalar, enum, wrapper, Duration, Timestamp) */
   size_t systematic;      /* cases before the random ones */
@@ -116,6 +118,15 @@ typedef struct {
  * reads its `n` answers. false with a message on stderr when it cannot be run or answers short. */
 bool po_DiffOracle_Run(const char *oracle, const char *const *lines, size_t n, po_Arena *a,
                        po_DiffJudgement *out);
+/* The same, each answer's line as it is (in `a`). */
+bool po_DiffOracle_RunRaw(const char *oracle, const char *const *lines, size_t n, po_Arena *a, const char **out);
+
+/* ---- version.c ---- */
+
+/* Compares the oracle's schema (its `describe` answers) with ours on `messages` (full names),
+ * printing what differs; returns how many differences set_aside.c does not explain (and entries
+ * it has that explain nothing). */
+size_t po_DiffVersion_Check(const char *oracle, const char *const *messages, size_t n, po_Arena *a);
 
 /* What a case's patch answers for, among an oracle's violations of the patched resource: the
  * field the patch sets and everything in it, and the fields on its path (a wrapper whose

@@ -274,7 +274,9 @@ int main(int argc, char **argv) {
   fflush(stdout);
   Result *res = calloc(cases.len + 1, sizeof *res);
   if (!res || !ours_all(&cases, res, a) || !judge_all(argv[1], res, cases.len, a)) return 2;
-  int rc = report(res, cases.len, a);
+  /* the versions' differences on what the walk reached, explained by set_aside.c or a failure */
+  int rc = po_DiffVersion_Check(argv[1], gs.names, gs.names_len, a) ? 1 : 0;
+  rc |= report(res, cases.len, a);
   free(res);
   po_Arena_Free(a);
   return rc;

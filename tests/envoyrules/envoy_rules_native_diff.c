@@ -23,11 +23,13 @@
 
 #include "diff.h"
 #include "gitops.h"
+#include "set_aside.h"
 
 enum { kEF = 0, kEPP, kObjs };
-enum { kAllowed = 0, kDenied, kHole, kFalseDenial, kDecode, kOracleError, kClassCount };
+enum { kAllowed = 0, kDenied, kHole, kFalseDenial, kDecode, kSetAside, kOracleError, kClassCount };
 static const char *const kClassNames[] = {"agree: admitted", "agree: refused", "hole", "false denial",
-                                          "refused as not a valid value (not a rule)", "oracle error"};
+                                          "refused as not a valid value (not a rule)", "set aside (set_aside.c)",
+                                          "oracle error"};
 
 typedef struct {
   const po_DiffCase *c;
@@ -101,6 +103,10 @@ static bool judge_ours(Obj *o, int which, const char *object, po_Arena *a) {
 }
 
 static void classify(Obj *o, int which, const char *message, const po_DiffJudgement *j, po_Arena *a) {
+  if (po_Diff_SetAside(o->c, false)) {
+    o->cls = kSetAside;
+    return;
+  }
   if (!o->hook_ok && o->why && strstr(o->why, ": not a valid ")) {
     o->cls = kDecode;
     return;

@@ -272,6 +272,13 @@ bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng, po_DiffGe
   g.ua = upb_Arena_New();
   bool ok = g.ua && walk(&g);
   stats->messages = g.n;
+  stats->names = ok ? po_Arena_Malloc(out->a, (g.n + 1) * sizeof *stats->names) : NULL;
+  for (size_t i = 0; stats->names && i < g.n; i++) {
+    const char *name = upb_MessageDef_FullName(g.nodes[i].m);
+    bool dup = false;
+    for (size_t k = 0; k < stats->names_len && !dup; k++) dup = !strcmp(stats->names[k], name);
+    if (!dup) stats->names[stats->names_len++] = name;
+  }
   stats->systematic = out->len;
   ok = ok && random_cases(&g, target);
   upb_Arena_Free(g.ua);

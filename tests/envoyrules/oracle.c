@@ -64,7 +64,7 @@ static bool judgement(const char *line, po_Arena *a, po_DiffJudgement *j) {
   return j->n == 0 || j->v;
 }
 
-bool po_DiffOracle_Run(const char *oracle, const char *const *lines, size_t n, po_Arena *a, po_DiffJudgement *out) {
+bool po_DiffOracle_RunRaw(const char *oracle, const char *const *lines, size_t n, po_Arena *a, const char **out) {
   char in_name[4096], out_name[4096];
   FILE *in = temp_file(in_name, sizeof in_name, "in"), *res = in ? temp_file(out_name, sizeof out_name, "out") : NULL;
   bool ok = in && res;
@@ -74,9 +74,7 @@ bool po_DiffOracle_Run(const char *oracle, const char *const *lines, size_t n, p
   size_t cap = 0, got = 0;
   ssize_t len;
   while (ok && got < n && (len = getline(&line, &cap, res)) >= 0) {
-    ok = judgement(line, a, &out[got]);
-    if (!ok) fprintf(stderr, "envoy-rules: the oracle's answer %zu is not one: %s\n", got + 1, line);
-    got++;
+    ok = (out[got++] = po_Arena_Strndup(a, line, (size_t)len)) != NULL;
   }
   if (ok && got != n) {
     fprintf(stderr, "envoy-rules: the oracle answered %zu cases of %zu\n", got, n);
@@ -85,6 +83,17 @@ bool po_DiffOracle_Run(const char *oracle, const char *const *lines, size_t n, p
   free(line);
   if (in) fclose(in), unlink(in_name);
   if (res) fclose(res), unlink(out_name);
+  return ok;
+}
+
+bool po_DiffOracle_Run(const char *oracle, const char *const *lines, size_t n, po_Arena *a, po_DiffJudgement *out) {
+  const char **raw = calloc(n + 1, sizeof *raw);
+  bool ok = raw && po_DiffOracle_RunRaw(oracle, lines, n, a, raw);
+  for (size_t i = 0; ok && i < n; i++) {
+    ok = judgement(raw[i], a, &out[i]);
+    if (!ok) fprintf(stderr, "envoy-rules: the oracle's answer %zu is not one: %s\n", i + 1, raw[i]);
+  }
+  free(raw);
   return ok;
 }
 

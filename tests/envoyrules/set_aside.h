@@ -9,4 +9,13 @@
  * patch answers for. */
 const char *po_Diff_SetAside(const po_DiffCase *c, bool oracle_refuses);
 
+/* The fields whose rules set_aside.c says differ between the versions: how many, the i-th's full
+ * name, and the index of `field` (a full name) among them or -1. */
+size_t po_Diff_RuleDiffersCount(void);
+const char *po_Diff_RuleDiffersField(size_t i);
+long po_Diff_RuleDiffersIndex(const char *field);
+
+/* set_aside.c names message.field (field NULL: any field of `message`) as only our snapshot's. */
+bool po_Diff_OnlyOurs(const char *message, const char *field);
+
 #endif

@@ -14,6 +14,10 @@
 //	{"violations": [{"path": "/outlier_detection/max_ejection_percent", "reason": "value must be ..."}]}
 //	{"error": "..."}      the case could not be read (bad JSON, unknown type, protojson refused it)
 //
+// With "describe": true instead of a value, the answer is the message's own schema in this
+// version, for comparing with another: {"fields": [{"name": ..., "rules": <validate.FieldRules as
+// proto3 JSON with proto names, or absent>}], "required_oneofs": [...]}.
+//
 // A violation's path is made of proto field names (a oneof's name for "value is required" on a
 // oneof), list indexes and map keys, from the message given: the Go field names of the generated
 // validation errors mapped back through the message's descriptor. One process judges any number
@@ -30,6 +34,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/envoyproxy/protoc-gen-validate/validate"
 	"google.golang.org/protobuf/encoding/protojson"
 	"google.golang.org/protobuf/proto"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -44,9 +49,15 @@ var shortNames = map[string]string{
 }
 
 type input struct {
-	Type   string          `json:"type"`
-	Value  json.RawMessage `json:"value"`
-	Binary []byte          `json:"binary"`
+	Type     string          `json:"type"`
+	Value    json.RawMessage `json:"value"`
+	Binary   []byte          `json:"binary"`
+	Describe bool            `json:"describe"`
+}
+
+type fieldInfo struct {
+	Name  string          `json:"name"`
+	Rules json.RawMessage `json:"rules,omitempty"`
 }
 
 type violation struct {
@@ -54,9 +65,12 @@ type violation struct {
 	Reason string `json:"reason"`
 }
 
+// One answer: violations (a case judged), fields (a message described) or an error.
 type output struct {
-	Violations []violation `json:"violations"`
-	Error      string      `json:"error,omitempty"`
+	Violations *[]violation `json:"violations,omitempty"`
+	Fields     []fieldInfo  `json:"fields,omitempty"`
+	Required   []string     `json:"required_oneofs,omitempty"`
+	Error      string       `json:"error,omitempty"`
 }
 
 // What every generated <Message>ValidationError offers, and every <Message>MultiError.
@@ -120,6 +134,9 @@ func judge(line []byte) output {
 		return output{Error: fmt.Sprintf("type %q: %v", c.Type, err)}
 	}
 	m := mt.New().Interface()
+	if c.Describe {
+		return describe(m.ProtoReflect().Descriptor())
+	}
 	if c.Binary != nil {
 		if err := proto.Unmarshal(c.Binary, m); err != nil {
 			return output{Error: "binary: " + err.Error()}
@@ -129,13 +146,13 @@ func judge(line []byte) output {
 			return output{Error: "protojson: " + err.Error()}
 		}
 	}
-	o := output{Violations: []violation{}}
 	v, ok := m.(allValidator)
 	if !ok {
 		return output{Error: fmt.Sprintf("type %q has no ValidateAll", name)}
 	}
-	flatten(v.ValidateAll(), m.ProtoReflect().Descriptor(), "", &o.Violations)
-	return o
+	vs := []violation{}
+	flatten(v.ValidateAll(), m.ProtoReflect().Descriptor(), "", &vs)
+	return output{Violations: &vs}
 }
 
 // flatten walks a ValidateAll error tree: multi-errors are lists, a field error whose cause is
@@ -221,4 +238,35 @@ func resolve(md protoreflect.MessageDescriptor, field, prefix string) (string, p
 	}
 	// Not a name of this message: keep the generated one, so a reader sees the mismatch.
 	return prefix + "/?" + field, nil
+}
+
+// describe gives a message's fields and their protoc-gen-validate rules as this version has them.
+func describe(md protoreflect.MessageDescriptor) output {
+	o := output{Fields: []fieldInfo{}}
+	opts := protojson.MarshalOptions{UseProtoNames: true}
+	fields := md.Fields()
+	for i := 0; i < fields.Len(); i++ {
+		f := fields.Get(i)
+		fi := fieldInfo{Name: string(f.Name())}
+		if fo := f.Options(); fo != nil && proto.HasExtension(fo, validate.E_Rules) {
+			if r, ok := proto.GetExtension(fo, validate.E_Rules).(*validate.FieldRules); ok && r != nil {
+				b, err := opts.Marshal(r)
+				if err != nil {
+					return output{Error: "rules of " + string(f.FullName()) + ": " + err.Error()}
+				}
+				fi.Rules = b
+			}
+		}
+		o.Fields = append(o.Fields, fi)
+	}
+	oneofs := md.Oneofs()
+	for i := 0; i < oneofs.Len(); i++ {
+		od := oneofs.Get(i)
+		if oo := od.Options(); oo != nil && proto.HasExtension(oo, validate.E_Required) {
+			if req, ok := proto.GetExtension(oo, validate.E_Required).(bool); ok && req {
+				o.Required = append(o.Required, string(od.Name()))
+			}
+		}
+	}
+	return o
 }
