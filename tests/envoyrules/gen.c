@@ -23,6 +23,7 @@ typedef struct {
   const char *resource;
   const char *prefix; /* "" at the root */
   const upb_MessageDef *m;
+  size_t self; /* its index in the queue (which moves as it grows) */
 } Node;
 
 typedef struct {
@@ -30,8 +31,15 @@ typedef struct {
   const po_Schema *s;
   upb_Arena *ua;
   po_DiffRng *rng;
-  Node *nodes; /* the walk's queue, kept: the random phase draws from it */
+  Node *nodes; /* the walk's queue */
   size_t n, cap;
+  /* every settable field with a rule the walk met, with its node's index: the random phase
+   * draws from them uniformly */
+  struct {
+    size_t node;
+    const upb_FieldDef *f;
+  } *targets;
+  size_t nt, tcap;
   po_DiffGenStats *stats;
 } Gen;
 
@@ -57,7 +65,8 @@ static bool enqueue(Gen *g, const char *resource, const char *prefix, const upb_
     if (!v) return false;
     g->nodes = v, g->cap = cap;
   }
-  g->nodes[g->n++] = (Node){resource, prefix, m};
+  g->nodes[g->n] = (Node){resource, prefix, m, g->n};
+  g->n++;
   return true;
 }
 
@@ -140,26 +149,42 @@ static bool scalar_forms(Gen *g, const Node *n, const upb_FieldDef *f, const po_
   return ok;
 }
 
-static bool time_forms(Gen *g, const Node *n, const upb_FieldDef *f, const po_DiffRules *r) {
+/* One Duration (or Timestamp) value through the forms that can set it; `split`: also its seconds
+ * alone through /seconds and its nanos alone through /nanos (two other values). */
+static bool dur_forms(Gen *g, const Node *n, const upb_FieldDef *f, const po_DiffDur *x, bool split) {
   po_DiffCases *c = g->out;
   po_Arena *a = c->a;
-  po_DiffDurs d = {0};
-  if (!po_DiffDurs_Of(r, a, g->rng, 2, &d)) return false;
-  bool ok = po_DiffCases_Add(c, n->resource, field_path(a, n, f, ""), "{}", d.v[0].kind, "message-empty");
-  for (size_t i = 0; i < d.n; i++) {
-    const po_DiffDur *x = &d.v[i];
-    const char *obj = po_Arena_Printf(a, "{\"seconds\":%lld,\"nanos\":%lld}", (long long)x->seconds, (long long)x->nanos);
-    ok &= po_DiffCases_Add(c, n->resource, field_path(a, n, f, ""), obj, x->kind, "duration-object");
-    if (x->nanos == 0) {
-      ok &= po_DiffCases_Add(c, n->resource, field_path(a, n, f, "/seconds"), po_Arena_Printf(a, "%lld", (long long)x->seconds),
-                             x->kind, "duration-seconds");
-    }
-    if (x->seconds == 0) {
-      ok &= po_DiffCases_Add(c, n->resource, field_path(a, n, f, "/nanos"), po_Arena_Printf(a, "%lld", (long long)x->nanos),
-                             x->kind, "duration-nanos");
-    }
+  const char *obj = po_Arena_Printf(a, "{\"seconds\":%lld,\"nanos\":%lld}", (long long)x->seconds, (long long)x->nanos);
+  bool ok = po_DiffCases_Add(c, n->resource, field_path(a, n, f, ""), obj, x->kind, "duration-object");
+  if (x->nanos == 0 || split) {
+    ok &= po_DiffCases_Add(c, n->resource, field_path(a, n, f, "/seconds"), po_Arena_Printf(a, "%lld", (long long)x->seconds),
+                           x->kind, "duration-seconds");
+  }
+  if (x->seconds == 0 || split) {
+    ok &= po_DiffCases_Add(c, n->resource, field_path(a, n, f, "/nanos"), po_Arena_Printf(a, "%lld", (long long)x->nanos),
+                           x->kind, "duration-nanos");
   }
   return ok;
+}
+
+static bool time_forms(Gen *g, const Node *n, const upb_FieldDef *f, const po_DiffRules *r) {
+  po_DiffDurs d = {0};
+  if (!po_DiffDurs_Of(r, g->out->a, g->rng, 2, &d)) return false;
+  bool ok = po_DiffCases_Add(g->out, n->resource, field_path(g->out->a, n, f, ""), "{}", d.v[0].kind, "message-empty");
+  for (size_t i = 0; i < d.n; i++) ok &= dur_forms(g, n, f, &d.v[i], false);
+  return ok;
+}
+
+static bool add_target(Gen *g, const Node *n, const upb_FieldDef *f) {
+  if (g->nt == g->tcap) {
+    size_t cap = g->tcap ? 2 * g->tcap : 128;
+    void *v = realloc(g->targets, cap * sizeof *g->targets);
+    if (!v) return false;
+    g->targets = v, g->tcap = cap;
+  }
+  g->targets[g->nt].node = n->self;
+  g->targets[g->nt++].f = f;
+  return true;
 }
 
 /* Every case of one field with rules: values around its boundaries through its forms. */
@@ -170,10 +195,11 @@ static bool field_cases(Gen *g, const Node *n, const upb_FieldDef *f, size_t ext
   if (!r.type) return true; /* only `message` rules: judged as unset */
   if (is_time(f) && (!strcmp(r.type, "duration") || !strcmp(r.type, "timestamp"))) {
     g->stats->settable++;
-    return time_forms(g, n, f, &r);
+    return add_target(g, n, f) && time_forms(g, n, f, &r);
   }
   if (!object_child(f)) return true; /* a list, a map, an Any, bytes: Consul sets none of them */
   g->stats->settable++;
+  if (!add_target(g, n, f)) return false;
   po_DiffValues v = {0};
   if (!po_DiffValues_Scalar(&r, po_Diff_Scalar(f), g->out->a, g->rng, extra, &v)) return false;
   bool ok = true;
@@ -245,17 +271,22 @@ static bool walk(Gen *g) {
   return true;
 }
 
-/* Seeded extras: a random field with rules of a random message the walk reached, its values
- * with a few more drawn near its boundaries, one of them through its forms. */
+/* Seeded extras: a field drawn uniformly among the settable ones with rules, a value drawn near
+ * one of its boundaries, through each form that can set it. */
 static bool random_cases(Gen *g, size_t target) {
-  size_t tries = 0;
-  while (g->out->len < target && tries++ < 100 * target) {
-    const Node *n = &g->nodes[po_DiffRng_Below(g->rng, g->n)];
-    int count = upb_MessageDef_FieldCount(n->m);
-    if (!count) continue;
-    const upb_FieldDef *f = upb_MessageDef_Field(n->m, (int)po_DiffRng_Below(g->rng, (uint64_t)count));
+  for (size_t tries = 0; g->nt && g->out->len < target && tries < 100 * target; tries++) {
+    size_t t = po_DiffRng_Below(g->rng, g->nt);
+    const Node *n = &g->nodes[g->targets[t].node];
+    const upb_FieldDef *f = g->targets[t].f;
     po_DiffRules r;
-    if (!po_DiffRules_Of(g->s, f, g->ua, &r) || !r.type || !object_child(f)) continue;
+    if (!po_DiffRules_Of(g->s, f, g->ua, &r) || !r.type) continue;
+    if (is_time(f)) {
+      /* the values drawn at random come after the fixed ones */
+      po_DiffDurs fixed = {0}, d = {0};
+      if (!po_DiffDurs_Of(&r, g->out->a, g->rng, 0, &fixed) || !po_DiffDurs_Of(&r, g->out->a, g->rng, 1, &d)) return false;
+      if (d.n > fixed.n && !dur_forms(g, n, f, &d.v[d.n - 1], true)) return false;
+      continue;
+    }
     po_DiffValues v = {0};
     if (!po_DiffValues_Scalar(&r, po_Diff_Scalar(f), g->out->a, g->rng, 4, &v)) return false;
     if (v.n && !scalar_forms(g, n, f, &v.v[v.n - 1 - po_DiffRng_Below(g->rng, v.n < 4 ? v.n : 4)])) return false;
@@ -283,5 +314,6 @@ bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng, po_DiffGe
   ok = ok && random_cases(&g, target);
   upb_Arena_Free(g.ua);
   free(g.nodes);
+  free(g.targets);
   return ok;
 }
