@@ -148,8 +148,9 @@ static size_t pick(const po_DiffCases *all, size_t corpus, size_t want, po_DiffR
   return n;
 }
 
-static void print_obj(FILE *f, const char *what, const Obj *o) {
-  fprintf(f, "  %s: %s %s %s  [%s, %s]%s\n      ours: %s%s%.300s%s\n      envoy: %s\n", what, o->c->resource,
+static void print_obj(FILE *f, int which, const char *what, const Obj *o) {
+  fprintf(f, "  %s %s: %s %s %s  [%s, %s]%s\n      ours: %s%s%.300s%s\n      envoy: %s\n",
+          which == kEF ? "EnvoyFilter" : "EnvoyPatchPolicy", what, o->c->resource,
           o->c->path, o->c->value, o->c->form, o->c->kind, o->c->corpus ? " (corpus)" : "",
           o->hook_ok ? "admitted" : "refused", o->why ? " (" : "", o->why ? o->why : "", o->why ? ")" : "",
           o->envoy ? o->envoy : "accepts");
@@ -168,8 +169,8 @@ static int report(Obj (*objs)[kObjs], size_t n) {
       cls[w][o->cls]++;
       split[w] += o->hook_ok != o->file_ok;
       bool wrong = o->cls == kHole || o->cls == kFalseDenial || o->cls == kOracleError || o->hook_ok != o->file_ok;
-      if (wrong && bad++ < 20) print_obj(stdout, kClassNames[o->cls], o);
-      if ((wrong || o->cls == kDecode) && f) print_obj(f, kClassNames[o->cls], o);
+      if (wrong && bad++ < 20) print_obj(stdout, w, kClassNames[o->cls], o);
+      if ((wrong || o->cls == kDecode) && f) print_obj(f, w, kClassNames[o->cls], o);
       case_wrong |= wrong;
     }
     if (case_wrong && cf && !objs[i][kEPP].c->corpus) po_DiffCorpus_Write(cf, objs[i][kEPP].c);
