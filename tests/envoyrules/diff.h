@@ -83,7 +83,6 @@ const char *po_DiffPath_Name(int path);
 
 typedef struct {
   bool ok[kPo_DiffPathCount];
-  bool consul;          /* the Constructor refused it for a reason of Consul's, not an Envoy rule */
   const char *why;      /* the Constructor's first error, or the first path's that refused */
 } po_DiffVerdict;
 

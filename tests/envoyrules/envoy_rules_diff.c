@@ -116,7 +116,9 @@ static void describe_envoy(Result *r, const po_DiffJudgement *j, po_Arena *a) {
 static void classify(Result *r, const po_DiffJudgement *j, po_Arena *a) {
   bool ours_ok = r->v.ok[kPo_DiffPathArgs];
   for (int p = 1; p < kPo_DiffPathCount; p++) r->paths_disagree |= r->v.ok[p] != ours_ok;
-  if (!r->bytes || r->v.consul) {
+  /* Consul's verdict is PatchStruct's: only a patch it refuses has no resource to judge. Any other
+   * refusal, whatever its kind, is compared (a rule reported under another kind is no excuse). */
+  if (!r->bytes) {
     r->cls = kConsul;
   } else if (j->error) {
     r->cls = kOracleError;
@@ -147,8 +149,8 @@ static void print_case(FILE *f, const Result *r) {
 
 /* Every disagreement, grouped by class and by the kind of Envoy's violation (or the case's aim). */
 static void print_disagreements(FILE *f, Result *res, size_t n, size_t limit) {
-  static const int kShown[] = {kHole, kFalseDenial, kOracleError, kSetAside};
-  for (size_t k = 0; k < 4; k++) {
+  static const int kShown[] = {kHole, kFalseDenial, kOracleError, kConsul, kSetAside};
+  for (size_t k = 0; k < 5; k++) {
     Table kinds = {0};
     for (size_t i = 0; i < n; i++) {
       if (res[i].cls == kShown[k]) row(&kinds, res[i].envoy_kind ? res[i].envoy_kind : res[i].c->kind)->n[0]++;

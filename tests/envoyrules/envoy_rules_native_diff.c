@@ -8,8 +8,8 @@
  *   - an EnvoyPatchPolicy JSON Patch `add` of the value at the path, in R's type: the messages
  *     on the path are the generated resource's, so only the violations the add answers for count
  *     (po_Diff_Affects).
- * The oracle reads R as proto3 JSON. A value our decoder refuses ("not a valid ...") is not
- * Envoy's rules' to judge and is counted apart. Fails on a hole, a false denial, or the webhook
+ * The oracle reads R as proto3 JSON. A value neither it nor our decoder can read is not Envoy's
+ * rules' to judge and is counted apart. Fails on a hole, a false denial, or the webhook
  * and validate -f disagreeing.
  *
  *   PO_ORACLE_SEED=N            the seed (default: from the clock; printed)
@@ -28,7 +28,7 @@
 enum { kEF = 0, kEPP, kObjs };
 enum { kAllowed = 0, kDenied, kHole, kFalseDenial, kDecode, kSetAside, kOracleError, kClassCount };
 static const char *const kClassNames[] = {"agree: admitted", "agree: refused", "hole", "false denial",
-                                          "refused as not a valid value (not a rule)", "set aside (set_aside.c)",
+                                          "unreadable by both (not a rule)", "set aside (set_aside.c)",
                                           "oracle error"};
 
 typedef struct {
@@ -107,12 +107,10 @@ static void classify(Obj *o, int which, const char *message, const po_DiffJudgem
     o->cls = kSetAside;
     return;
   }
-  if (!o->hook_ok && o->why && strstr(o->why, ": not a valid ")) {
-    o->cls = kDecode;
-    return;
-  }
+  /* a value neither side can read as proto3 JSON is no rule's to judge; one that only we cannot
+   * read is compared like any refusal */
   if (j->error) {
-    o->cls = kOracleError;
+    o->cls = o->hook_ok ? kOracleError : kDecode;
     o->envoy = j->error;
     return;
   }

@@ -65,7 +65,6 @@ static bool by_arguments(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out)
     const po_Diagnostic *x = po_Diagnostics_At(d, i);
     if (x->severity != kPo_Severity_Error) continue;
     if (!out->why) out->why = x->message;
-    if (x->kind != kPo_DiagKind_EnvoyRule) out->consul = true;
   }
   return true;
 }
