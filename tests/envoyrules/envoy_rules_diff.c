@@ -24,7 +24,7 @@
 
 enum { kAllowed = 0, kDenied, kHole, kFalseDenial, kConsul, kSetAside, kOracleError, kClassCount };
 static const char *const kClassNames[] = {"agree: admitted", "agree: refused", "hole", "false denial",
-                                          "refused by Consul's checks (not Envoy's to judge)", "set aside",
+                                          "refused by PatchStruct (Consul's; no resource to judge)", "set aside",
                                           "oracle error"};
 
 typedef struct {
@@ -245,7 +245,7 @@ static int report(const Result *res, size_t n, po_Arena *a) {
   print_disagreements(stdout, (Result *)res, n, 5);
   write_new_corpus(getenv("PO_ORACLE_NEW_CORPUS"), res, n);
   printf("\nresult: %zu cases: %zu admitted and %zu refused by both, %zu holes, %zu false denials, %zu refused by "
-         "Consul's checks, %zu set aside, %zu oracle errors; %zu where our entry points disagree\n",
+         "PatchStruct, %zu set aside, %zu oracle errors; %zu where our entry points disagree\n",
          n, cls[kAllowed], cls[kDenied], cls[kHole], cls[kFalseDenial], cls[kConsul], cls[kSetAside], cls[kOracleError], paths);
   free(forms.rows), free(kinds.rows), free(envoy.rows), free(resources.rows);
   return cls[kHole] || cls[kFalseDenial] || cls[kOracleError] || paths ? 1 : 0;
