@@ -506,7 +506,6 @@ const char *po_DiffValues_Valid(const po_Schema *s, const upb_FieldDef *f, upb_A
   if (ct == kUpb_CType_Message || ct == kUpb_CType_Bytes) return NULL;
   po_DiffRules r;
   if (!po_DiffRules_Of(s, f, ua, &r)) r = (po_DiffRules){0};
-  if (r.type && !strcmp(r.type, "message")) r.k = NULL;
   switch (ct) {
     case kUpb_CType_Bool: {
       upb_MessageValue v;
