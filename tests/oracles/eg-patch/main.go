@@ -1,0 +1,169 @@
+// eg-patch: Envoy Gateway v1.9.1's own EnvoyPatchPolicy application (processJSONPatches:
+// protojson with proto names, its JSON Patch with EnsurePathExistsOnAdd, protojson unmarshal,
+// Validate), run on cases the tests generate, each compared proto-equal with the result our
+// engine gave for the same PropertyOverride.
+//
+// Reads JSON lines from stdin, one case each:
+//
+//	{"id": "...", "resources": [{"type": URL, "json": {...}}],
+//	 "patches": [{"type": URL, "name": "...", "operation": {"op", "path", "value"}}],
+//	 "ours": [{"type": URL, "json": {...}}]}       (our result, the resources in the same order)
+//
+// and writes one line per case:
+//
+//	{"id", "eg_error": "..." (Envoy Gateway's error: the policy would be Invalid), "condition",
+//	 "equal": bool (no eg_error, and every resource proto-equal to ours),
+//	 "diffs": [{"index", "type", "eg", "ours"}] (the resources that differ, as protojson)}
+//
+// A case whose input cannot be read is a line with "input_error" (the test fails on it).
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/envoyproxy/gateway/pooracle"
+	"google.golang.org/protobuf/encoding/protojson"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoregistry"
+)
+
+type resourceJSON struct {
+	Type string          `json:"type"`
+	JSON json.RawMessage `json:"json"`
+}
+
+type patchJSON struct {
+	Type      string `json:"type"`
+	Name      string `json:"name"`
+	Operation struct {
+		Op    string          `json:"op"`
+		Path  *string         `json:"path"`
+		From  *string         `json:"from"`
+		Value json.RawMessage `json:"value"`
+	} `json:"operation"`
+}
+
+type caseJSON struct {
+	ID        string         `json:"id"`
+	Resources []resourceJSON `json:"resources"`
+	Patches   []patchJSON    `json:"patches"`
+	Ours      []resourceJSON `json:"ours"`
+}
+
+type diffJSON struct {
+	Index int             `json:"index"`
+	Type  string          `json:"type"`
+	EG    json.RawMessage `json:"eg"`
+	Ours  json.RawMessage `json:"ours"`
+}
+
+type verdictJSON struct {
+	ID         string     `json:"id"`
+	InputError string     `json:"input_error,omitempty"`
+	EGError    string     `json:"eg_error,omitempty"`
+	Condition  string     `json:"condition,omitempty"`
+	Equal      bool       `json:"equal"`
+	Diffs      []diffJSON `json:"diffs,omitempty"`
+}
+
+var marshal = protojson.MarshalOptions{UseProtoNames: true}
+
+func decode(r resourceJSON) (proto.Message, error) {
+	mt, err := protoregistry.GlobalTypes.FindMessageByURL(r.Type)
+	if err != nil {
+		return nil, fmt.Errorf("type %s: %w", r.Type, err)
+	}
+	m := mt.New().Interface()
+	if err := protojson.Unmarshal(r.JSON, m); err != nil {
+		return nil, fmt.Errorf("%s: %w", r.Type, err)
+	}
+	return m, nil
+}
+
+func decodeAll(rs []resourceJSON) ([]pooracle.Resource, error) {
+	out := make([]pooracle.Resource, 0, len(rs))
+	for _, r := range rs {
+		m, err := decode(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, pooracle.Resource{Type: r.Type, Message: m})
+	}
+	return out, nil
+}
+
+func entries(ps []patchJSON) []pooracle.Entry {
+	out := make([]pooracle.Entry, 0, len(ps))
+	for _, p := range ps {
+		e := pooracle.Entry{Type: p.Type, Name: p.Name, Op: p.Operation.Op, Path: p.Operation.Path, From: p.Operation.From}
+		if len(p.Operation.Value) > 0 {
+			e.Value = p.Operation.Value
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func judge(c caseJSON) verdictJSON {
+	v := verdictJSON{ID: c.ID}
+	resources, err := decodeAll(c.Resources)
+	if err == nil && len(c.Ours) != len(c.Resources) {
+		err = fmt.Errorf("%d resources but %d of ours", len(c.Resources), len(c.Ours))
+	}
+	var ours []pooracle.Resource
+	if err == nil {
+		ours, err = decodeAll(c.Ours)
+	}
+	var res pooracle.Result
+	if err == nil {
+		res, err = pooracle.Apply(resources, entries(c.Patches))
+	}
+	if err == nil && len(res.Resources) != len(ours) {
+		err = fmt.Errorf("Envoy Gateway returned %d resources of %d", len(res.Resources), len(ours))
+	}
+	if err != nil {
+		v.InputError = err.Error()
+		return v
+	}
+	v.Condition = res.Condition
+	if res.Err != nil {
+		v.EGError = res.Err.Error()
+	}
+	for i := range ours {
+		if !proto.Equal(res.Resources[i].Message, ours[i].Message) {
+			eg, _ := marshal.Marshal(res.Resources[i].Message)
+			our, _ := marshal.Marshal(ours[i].Message)
+			v.Diffs = append(v.Diffs, diffJSON{Index: i, Type: ours[i].Type, EG: eg, Ours: our})
+		}
+	}
+	v.Equal = res.Err == nil && len(v.Diffs) == 0
+	return v
+}
+
+func main() {
+	in := bufio.NewScanner(os.Stdin)
+	in.Buffer(make([]byte, 1<<20), 64<<20)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	enc := json.NewEncoder(out)
+	for in.Scan() {
+		var c caseJSON
+		var v verdictJSON
+		if err := json.Unmarshal(in.Bytes(), &c); err != nil {
+			v = verdictJSON{ID: c.ID, InputError: "case: " + err.Error()}
+		} else {
+			v = judge(c)
+		}
+		if err := enc.Encode(&v); err != nil {
+			fmt.Fprintln(os.Stderr, "eg-patch:", err)
+			os.Exit(2)
+		}
+	}
+	if err := in.Err(); err != nil {
+		fmt.Fprintln(os.Stderr, "eg-patch: reading stdin:", err)
+		os.Exit(2)
+	}
+}
