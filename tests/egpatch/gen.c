@@ -80,12 +80,12 @@ static struct json_object *scalar_value(po_EgRng *r, const char *kind) {
 static struct json_object *any_value(po_EgRng *r) {
   struct json_object *o = json_object_new_object();
   const char *t = PICK(r, kAnyTypes);
-  if (po_EgRng_Chance(r, 70)) {
+  if (po_EgRng_Chance(r, 30)) { /* protojson's form */
     json_object_object_add(o, "@type", json_object_new_string(t));
     if (strstr(t, "Duration")) json_object_object_add(o, "value", json_object_new_string("5s"));
-  } else { /* Consul's form of an Any: what PatchStruct reads */
+  } else { /* Consul's form of an Any: the message's own fields, as PatchStruct reads them */
     json_object_object_add(o, "type_url", json_object_new_string(t));
-    json_object_object_add(o, "value", json_object_new_string(""));
+    if (po_EgRng_Chance(r, 20)) json_object_object_add(o, "value", json_object_new_string(""));
   }
   return o;
 }

@@ -6,7 +6,7 @@
 # compared proto-equal. Every refusal of ours is counted by reason; every mismatch (Envoy Gateway
 # failing where we rendered, or another result) fails the test. The corpus (corpus/*.json, every
 # mismatch ever found) is replayed first, then PO_EGPATCH_CASES (default 3000) generated from
-# PO_EGPATCH_SEED (default: the time; printed). docs/testing.md, "The Envoy Gateway oracle".
+# PO_EGPATCH_SEED (default: the time; printed). tests/oracles/README.md, "eg-patch".
 #
 #   t_egpatch.sh EGPATCH_CASES_BINARY      (from the repository root; ctest runs it)
 #   PO_EGPATCH_REPORT=FILE                 where the report of every mismatch goes (default: a

@@ -44,23 +44,25 @@ def reason(refusal):
 
 
 def klass(rec, verdict):
-    """Issue 23's class of a mismatch: the patch's tags checked against what Envoy Gateway said."""
+    """Issue 23's class of a mismatch: the patch's tags (what it is, from Envoy's schema) checked
+    against what Envoy Gateway said; a case with several causes takes the first that fits."""
     tags = rec.get("tags", [])
-    err = verdict.get("eg_error", "") + " " + verdict.get("condition", "")
+    err = verdict.get("eg_error", "")
+    oneof = "oneof" in err and "already set" in err
     if "A" in tags and "invalid value for" in err:
         return "A"
-    if "B" in tags and ("ResourceNotFound" in err or verdict.get("diffs")):
-        return "B"
-    if "D" in tags and ("type_url" in err or "unknown field" in err or "invalid value for" in err):
+    if "D" in tags and ("type_url" in err or "invalid value for" in err or "unknown field" in err):
         return "D"
-    if "C2" in tags and ("oneof" in err or "already set" in err):
+    if "C2" in tags and oneof:
         return "C2"
-    if "C1" in tags and ("oneof" in err or "already set" in err):
+    if "C1" in tags and oneof:
         return "C1"
-    if "unknown field" in err or verdict.get("ours_error"):
-        return "V"
+    if "B" in tags and "ResourceNotFound" in err:
+        return "B"
     if "validation failed for xds resource" in err:
         return "E"
+    if "unknown field" in err or verdict.get("ours_error"):
+        return "V"
     return "X"
 
 
@@ -103,7 +105,8 @@ def main(meta_path, verdict_path, report_path):
             detail.append("  patches:     " + json.dumps(rec["patches"]))
             detail.append("  jsonPatches: " + json.dumps(rec.get("jsonPatches")))
             if v.get("eg_error"):
-                detail.append("  Envoy Gateway: " + v["eg_error"][:600])
+                err = re.sub(r"xds resource \{.*?\}, err:", "xds resource {…}, err:", v["eg_error"], flags=re.S)
+                detail.append("  Envoy Gateway: " + err.replace("\n", " | ")[:600])
             if v.get("ours_error"):
                 detail.append("  ours in Envoy Gateway's Envoy API: " + v["ours_error"][:300])
             if rec.get("ours_error"):
@@ -111,8 +114,11 @@ def main(meta_path, verdict_path, report_path):
             if rec.get("ours_rules"):
                 detail.append("  ours breaks Envoy's rules: " + "; ".join(rec["ours_rules"])[:300])
             for d in v.get("diffs", [])[:2]:
-                detail.append("  differs (%s): EG %s" % (d["type"].rsplit(".", 1)[-1], json.dumps(d["eg"])[:400]))
-                detail.append("  %s         ours %s" % (" " * len(d["type"].rsplit(".", 1)[-1]), json.dumps(d["ours"])[:400]))
+                eg, ours = d["eg"], d["ours"]
+                keys = sorted(k for k in set(eg) | set(ours) if eg.get(k) != ours.get(k))
+                detail.append("  %s differs in %s: EG %s; ours %s" % (
+                    d["type"].rsplit(".", 1)[-1], ", ".join(keys),
+                    json.dumps({k: eg.get(k) for k in keys})[:300], json.dumps({k: ours.get(k) for k in keys})[:300]))
     for i, e in input_errors:
         detail.append("[input error] %s: %s" % (i, e))
     with open(report_path, "w") as f:

@@ -11,7 +11,8 @@
 //
 // and writes one line per case:
 //
-//	{"id", "eg_error": "..." (Envoy Gateway's error: the policy would be Invalid), "condition",
+//	{"id", "eg_error": "..." (Envoy Gateway's error: the policy would be Invalid, or an entry's
+//	 resource was not found), "condition",
 //	 "ours_error": "..." (our result does not decode in Envoy Gateway's Envoy API),
 //	 "equal": bool (no eg_error, and every resource proto-equal to ours),
 //	 "diffs": [{"index", "type", "eg", "ours"}] (the resources that differ, as protojson)}
@@ -24,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/envoyproxy/gateway/pooracle"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -129,6 +131,11 @@ func judge(c caseJSON) verdictJSON {
 	v.Condition = res.Condition
 	if res.Err != nil {
 		v.EGError = res.Err.Error()
+	}
+	// An entry whose resource is not found is no error of processJSONPatches, only the policy's
+	// condition (Programmed=False, ResourceNotFound): a failure all the same.
+	if strings.HasPrefix(res.Condition, "ResourceNotFound") {
+		v.EGError = strings.TrimPrefix(v.EGError+"\n"+res.Condition, "\n")
 	}
 	for i, r := range c.Ours {
 		// Our result in Envoy Gateway's Envoy API: a field it lacks (another Envoy release) is a
