@@ -43,15 +43,26 @@ def reason(refusal):
     return kind + ": " + text.strip()[:110]
 
 
+def eg_reason(err):
+    """Envoy Gateway's error without the resource it quotes, the positions and the values."""
+    err = re.sub(r"xds resource \{.*?\}, err:", "xds resource {…}, err:", err, flags=re.S).split("\n")[0]
+    err = re.sub(r"\(line \d+:\d+\)", "", err)
+    err = re.sub(r'"[^"]*"', '"…"', err)
+    err = re.sub(r"Unable to find xds resources: .*", "Unable to find xds resources", err)
+    err = re.sub(r"op=\w+ path=\S+", "op path", err)
+    return re.sub(r"\d+", "N", err)[:160]
+
+
 def klass(rec, verdict):
     """Issue 23's class of a mismatch: the patch's tags (what it is, from Envoy's schema) checked
     against what Envoy Gateway said; a case with several causes takes the first that fits."""
     tags = rec.get("tags", [])
-    err = verdict.get("eg_error", "")
+    # the resource Envoy Gateway quotes in its error is not what it says
+    err = re.sub(r"xds resource \{.*?\}, err:", "xds resource {…}, err:", verdict.get("eg_error", ""), flags=re.S)
     oneof = "oneof" in err and "already set" in err
     if "A" in tags and "invalid value for" in err:
         return "A"
-    if "D" in tags and ("type_url" in err or "invalid value for" in err or "unknown field" in err):
+    if "D" in tags and ('missing "@type"' in err or "type_url" in err or "unknown field" in err):
         return "D"
     if "C2" in tags and oneof:
         return "C2"
@@ -72,7 +83,7 @@ def main(meta_path, verdict_path, report_path):
     for line in open(verdict_path):
         v = json.loads(line)
         verdicts[v["id"]] = v
-    refusals, mismatches, input_errors = Counter(), defaultdict(list), []
+    refusals, eg_errors, mismatches, input_errors = Counter(), Counter(), defaultdict(list), []
     accepted = same = 0
     for rec in meta:
         if "refused" in rec:
@@ -87,12 +98,17 @@ def main(meta_path, verdict_path, report_path):
             same += 1
         else:
             mismatches[klass(rec, v)].append((rec, v))
+            if v.get("eg_error"):
+                eg_errors[eg_reason(v["eg_error"])] += 1
     total_mm = sum(len(x) for x in mismatches.values())
     out = []
     out.append("cases %d: refused by us %d, rendered %d: same result as Envoy Gateway %d, mismatches %d, input errors %d"
                % (len(meta), len(meta) - accepted, accepted, same, total_mm, len(input_errors)))
     out.append("refusals by reason (a case counts once per reason):")
     for r, n in refusals.most_common():
+        out.append("  %5d  %s" % (n, r))
+    out.append("Envoy Gateway's errors on what we rendered, by reason (each a mismatch):")
+    for r, n in eg_errors.most_common():
         out.append("  %5d  %s" % (n, r))
     out.append("mismatches by class:")
     for k in CLASSES:
