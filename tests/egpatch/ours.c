@@ -26,6 +26,7 @@ static struct json_object *override_object(const char *id, struct json_object *p
 
 /* Our refusals: every error, as "kind: message" (the tally turns them into reasons). */
 static struct json_object *refusals(const po_CompiledOverride *c) {
+  /* po_DiagKind, in its order (engine.h) */
   static const char *const kKinds[] = {"consul", "envoy-rule", "wire-format", "deprecated", "decode", "wire-array", "target"};
   struct json_object *out = json_object_new_array();
   for (size_t i = 0; c->diags && i < po_Diagnostics_Count(c->diags); i++) {
