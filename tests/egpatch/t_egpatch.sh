@@ -8,25 +8,25 @@
 # mismatch ever found) is replayed first, then PO_EGPATCH_CASES (default 3000) generated from
 # PO_EGPATCH_SEED (default: the time; printed). tests/oracles/README.md, "eg-patch".
 #
-#   t_egpatch.sh EGPATCH_CASES_BINARY      (from the repository root; ctest runs it)
-#   PO_EGPATCH_REPORT=FILE                 where the report of every mismatch goes (default: a
-#                                          temporary directory's, printed)
+#   t_egpatch.sh EGPATCH_CASES_BINARY REPORT   (from the repository root; ctest runs it with
+#                                              REPORT = build/tests/egpatch/egpatch-report.txt)
+#   PO_EGPATCH_REPORT=FILE                     the report of every mismatch goes there instead
 set -euo pipefail
 cases_bin=$1
+report=${PO_EGPATCH_REPORT:-$2}
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/../../scripts/lib/oracle.sh"
 oracle=$(po_oracle eg-patch eg-patch)
 work=$(mktemp -d "${TMPDIR:-/tmp}/po-egpatch.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-report=${PO_EGPATCH_REPORT:-$work/report.txt}
 t0=$(date +%s)
 "$cases_bin" "$here/fixtures" "$here/corpus" "$work/cases.jsonl" "$work/meta.jsonl"
 "$oracle" <"$work/cases.jsonl" >"$work/verdicts.jsonl"
 rc=0
 /usr/bin/python3 "$here/tally.py" "$work/meta.jsonl" "$work/verdicts.jsonl" "$report" || rc=$?
 echo "oracle_eg_patch: $(( $(date +%s) - t0 )) s"
-if [ "$rc" != 0 ] && [ -z "${PO_EGPATCH_REPORT:-}" ]; then
-  sed -n '/^\[/,$p' "$report" | head -60
-  echo "(the first mismatches above; PO_EGPATCH_REPORT=FILE keeps the whole report)"
+if [ "$rc" != 0 ]; then
+  sed -n '/^\[/,$p' "$report" | head -40 || true  # head closes the pipe early
+  echo "(the first mismatches; all of them in $report)"
 fi
 exit "$rc"

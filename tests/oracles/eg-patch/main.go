@@ -7,15 +7,17 @@
 //
 //	{"id": "...", "resources": [{"type": URL, "json": {...}}],
 //	 "patches": [{"type": URL, "name": "...", "operation": {"op", "path", "value"}}],
-//	 "ours": [{"type": URL, "json": {...}}]}       (our result, the resources in the same order)
+//	 "ours": [{"type": URL, "json": {...}}]}       (our result, the resources in the same order;
+//	                                               optional: without it, Envoy Gateway's result is printed)
 //
 // and writes one line per case:
 //
 //	{"id", "eg_error": "..." (Envoy Gateway's error: the policy would be Invalid, or an entry's
 //	 resource was not found), "condition",
 //	 "ours_error": "..." (our result does not decode in Envoy Gateway's Envoy API),
-//	 "equal": bool (no eg_error, and every resource proto-equal to ours),
-//	 "diffs": [{"index", "type", "eg", "ours"}] (the resources that differ, as protojson)}
+//	 "equal": bool (no eg_error, and every resource proto-equal to ours when given),
+//	 "diffs": [{"index", "type", "eg", "ours"}] (the resources that differ, as protojson),
+//	 "resources": [{"type", "json"}] (without "ours": every resource after the patches)}
 //
 // A case whose input cannot be read is a line with "input_error" (the test fails on it).
 package main
@@ -64,13 +66,14 @@ type diffJSON struct {
 }
 
 type verdictJSON struct {
-	ID         string     `json:"id"`
-	InputError string     `json:"input_error,omitempty"`
-	EGError    string     `json:"eg_error,omitempty"`
-	OursError  string     `json:"ours_error,omitempty"` // our result does not decode in Envoy Gateway's Envoy API
-	Condition  string     `json:"condition,omitempty"`
-	Equal      bool       `json:"equal"`
-	Diffs      []diffJSON `json:"diffs,omitempty"`
+	ID         string         `json:"id"`
+	InputError string         `json:"input_error,omitempty"`
+	EGError    string         `json:"eg_error,omitempty"`
+	OursError  string         `json:"ours_error,omitempty"` // our result does not decode in Envoy Gateway's Envoy API
+	Condition  string         `json:"condition,omitempty"`
+	Equal      bool           `json:"equal"`
+	Diffs      []diffJSON     `json:"diffs,omitempty"`
+	Resources  []resourceJSON `json:"resources,omitempty"`
 }
 
 var marshal = protojson.MarshalOptions{UseProtoNames: true}
@@ -114,15 +117,15 @@ func entries(ps []patchJSON) []pooracle.Entry {
 func judge(c caseJSON) verdictJSON {
 	v := verdictJSON{ID: c.ID}
 	resources, err := decodeAll(c.Resources)
-	if err == nil && len(c.Ours) != len(c.Resources) {
+	if err == nil && c.Ours != nil && len(c.Ours) != len(c.Resources) {
 		err = fmt.Errorf("%d resources but %d of ours", len(c.Resources), len(c.Ours))
 	}
 	var res pooracle.Result
 	if err == nil {
 		res, err = pooracle.Apply(resources, entries(c.Patches))
 	}
-	if err == nil && len(res.Resources) != len(c.Ours) {
-		err = fmt.Errorf("Envoy Gateway returned %d resources of %d", len(res.Resources), len(c.Ours))
+	if err == nil && len(res.Resources) != len(c.Resources) {
+		err = fmt.Errorf("Envoy Gateway returned %d resources of %d", len(res.Resources), len(c.Resources))
 	}
 	if err != nil {
 		v.InputError = err.Error()
@@ -136,6 +139,14 @@ func judge(c caseJSON) verdictJSON {
 	// condition (Programmed=False, ResourceNotFound): a failure all the same.
 	if strings.HasPrefix(res.Condition, "ResourceNotFound") {
 		v.EGError = strings.TrimPrefix(v.EGError+"\n"+res.Condition, "\n")
+	}
+	if c.Ours == nil {
+		for _, r := range res.Resources {
+			j, _ := marshal.Marshal(r.Message)
+			v.Resources = append(v.Resources, resourceJSON{Type: r.Type, JSON: j})
+		}
+		v.Equal = res.Err == nil
+		return v
 	}
 	for i, r := range c.Ours {
 		// Our result in Envoy Gateway's Envoy API: a field it lacks (another Envoy release) is a
