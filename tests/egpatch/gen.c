@@ -104,11 +104,25 @@ static struct json_object *message_value(po_EgRng *r, const char *rtype, const c
     return o;
   uint32_t n = po_EgRng_Below(r, 3);
   const po_ExplainField *first = NULL;
+  if (po_EgRng_Chance(r, 25)) { /* start at a scalar oneof member (what an object value may set),
+                                  * so that a second one may follow */
+    size_t at = po_EgRng_Below(r, (uint32_t)ex.field_count);
+    for (size_t k = 0; k < ex.field_count && !first; k++) {
+      const po_ExplainField *f = &ex.fields[(at + k) % ex.field_count];
+      if (f->oneof && !f->message) first = f;
+    }
+    if (first) {
+      struct json_object *v = field_value(r, rtype, po_Arena_Printf(a, "%s/%s", path, first->name), first, depth + 1, a);
+      if (v) json_object_object_add(o, first->name, v);
+      n = 1;
+    }
+  }
   for (uint32_t i = 0; i < n; i++) {
     const po_ExplainField *f = &ex.fields[po_EgRng_Below(r, (uint32_t)ex.field_count)];
-    if (first && first->oneof && po_EgRng_Chance(r, 50)) { /* a second member of the first's oneof */
+    if (first && first->oneof && po_EgRng_Chance(r, 70)) { /* a second member of the first's oneof */
       for (size_t k = 0; k < ex.field_count; k++)
-        if (&ex.fields[k] != first && ex.fields[k].oneof && strcmp(ex.fields[k].oneof, first->oneof) == 0)
+        if (&ex.fields[k] != first && ex.fields[k].oneof && strcmp(ex.fields[k].oneof, first->oneof) == 0 &&
+            (f == first || !ex.fields[k].message))
           f = &ex.fields[k];
     }
     if (!first) first = f;
