@@ -6,6 +6,9 @@
  *   PO_EGPATCH_SEED   the seed (default: the time); printed on stderr
  *   PO_EGPATCH_CASES  how many to generate (default 3000)
  */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L /* scandir */
+#endif
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
