@@ -77,7 +77,7 @@ typedef struct {
 /* The order Consul runs a proxy's extensions in (docs/crd.md, "Priority and conflicts"): the
  * ProxyDefaults `global` entries first, then the service's ServiceDefaults entries; within a
  * target ours follow spec.priority (lower first), then the PropertyOverride's name (the
- * controller's order, controller/targets/src/consul.c). Not the order of the inputs: a later
+ * controller's order, controller/meshes/consul/src/consul.c). Not the order of the inputs: a later
  * patch wins a conflict, so the inputs' order would show the wrong winner. */
 static int by_apply_order(const void *x, const void *y) {
   const Po *a = x, *b = y;

@@ -36,6 +36,10 @@ typedef struct {
   const po_Value *value;
 } po_CliObject;
 
+/* What an object is (its kind, the kind as written, and for a mesh's own object its mesh), as
+ * the inputs are classified. */
+po_ObjKind po_CliObject_Kind(const po_Value *v, const char **kind_name, const struct po_MeshOps **native);
+
 typedef struct po_CliReport po_CliReport;
 
 /* One object read; `a` (freed after the call) is for what checking it allocates. The object and
@@ -158,5 +162,11 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
 
 /* Writes the objects as one YAML stream, a `---` document each, keys sorted. */
 bool po_Cli_EmitYaml(struct json_object *const *objects, size_t n, FILE *out);
+/* Whether a plain scalar of this text reads back as this string in every YAML 1.1 and 1.2 reader
+ * (PyYAML, Go's yaml.v2 and yaml.v3 behind kubectl, the 1.2 core schema): false for "", y, n,
+ * yes, on, off, true, null, ~, =, <<, .inf, .nan and anything shaped like a number or timestamp
+ * in any of them (yaml_plain.c). The syntax (indicators, ": ", " #", spaces at the ends) is
+ * libyaml's to judge. */
+bool po_Cli_YamlPlainIsString(const char *s);
 
 #endif

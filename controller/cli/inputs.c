@@ -41,7 +41,7 @@ static bool group_is(const char *api, const char *group) {
   return api && strncmp(api, group, n) == 0 && api[n] == '/';
 }
 
-static po_ObjKind kind_of(const po_Value *v, const char **kind_name, const po_MeshOps **native) {
+po_ObjKind po_CliObject_Kind(const po_Value *v, const char **kind_name, const po_MeshOps **native) {
   const char *api = str(v, "apiVersion"), *kind = str(v, "kind");
   *kind_name = kind ? kind : "";
   *native = NULL;
@@ -84,7 +84,7 @@ static bool add_document(po_CliInputs *in, po_CliReport *r, po_Arena *a, const c
                                        doc, po_Value_Kind(v) == kPo_ValueKind_List ? "list" : "scalar"));
   }
   po_CliObject o = {.file = file, .file_seq = in->files, .doc = doc, .item = -1, .pos = po_Value_Pos(v), .value = v};
-  o.kind = kind_of(v, &o.kind_name, &o.native);
+  o.kind = po_CliObject_Kind(v, &o.kind_name, &o.native);
   const po_Value *items = po_Value_Get(v, "items");
   size_t kl = strlen(o.kind_name);
   bool list = kl >= 4 && !strcmp(o.kind_name + kl - 4, "List") && po_Value_Kind(items) == kPo_ValueKind_List;
@@ -92,7 +92,7 @@ static bool add_document(po_CliInputs *in, po_CliReport *r, po_Arena *a, const c
   for (size_t i = 0; i < po_Value_Size(items); i++) {
     const po_Value *it = po_Value_At(items, i);
     po_CliObject x = {.file = file, .file_seq = in->files, .doc = doc, .item = (int)i, .pos = po_Value_Pos(it), .value = it};
-    x.kind = kind_of(it, &x.kind_name, &x.native);
+    x.kind = po_CliObject_Kind(it, &x.kind_name, &x.native);
     if (!push(in, a, &x)) return false;
   }
   return true;
@@ -158,7 +158,7 @@ static bool stream_object(void *ctx, const po_StreamObject *so, po_Arena *scratc
   }
   po_CliObject o = {.file = s->file, .file_seq = s->in->files, .doc = so->doc, .item = (int)so->item,
                     .pos = po_Value_Pos(v), .value = v};
-  o.kind = kind_of(v, &o.kind_name, &o.native);
+  o.kind = po_CliObject_Kind(v, &o.kind_name, &o.native);
   return s->fn(s->fn_ctx, &o, scratch);
 }
 

@@ -1,5 +1,5 @@
 """ADV finding 9: the EnvoyFilter native check decodes a patch value again for each string member
-that could be a zero (an enum-like "A"), up to 16 times (controller/targets/src/istio_native.c,
+that could be a zero (an enum-like "A"), up to 16 times (controller/meshes/istio/src/istio_native.c,
 kMaxZeroChecks, sets_nothing: copy + to JSON + upb decode + encode of the WHOLE value each time),
 not in po_Admission_Cost (which prices memory, and time not at all). The same value with and
 without 17 such members beside a list of strings: the server's CPU seconds for one review.

@@ -35,7 +35,8 @@ enum { kMaxObjectName = 253 };
 
 /* A mesh with an object of its own per PropertyOverride names it after the PropertyOverride
  * (po_MeshOps.object_name): a name too long for it passed admission and then failed at every
- * create, so it is refused here, where the webhook says so. */
+ * create, so it is refused here, where the webhook says so. (Envoy Gateway's and Istio's Mesh
+ * names hash a long name into 253 characters: only a Service target's can be too long.) */
 static bool check_object_name(po_CompiledOverride *c, po_Arena *a) {
   const po_MeshOps *m = po_Mesh_Ops(po_TargetKind_Mesh(c->target_kind));
   if (!m->object_name || !c->name) return true;

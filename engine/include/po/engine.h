@@ -532,6 +532,27 @@ bool po_Engine_OutOfMemory(void);
  * and the field list, then a did-you-mean line when one is close). */
 bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
 
+/* What each segment of an RFC 6901 pointer into the protojson document of a message is, by the
+ * schema (for JSON Patch paths written by hand: an EnvoyPatchPolicy's). "~0" and "~1" are not
+ * unescaped (no field name has them). */
+typedef enum {
+  kPo_PointerSeg_Unknown = 0, /* not known from the schema: no such field, or below a scalar, an Any,
+                               * a Value, or a message protojson writes as a string (Duration, wrappers) */
+  kPo_PointerSeg_Field,       /* a field of the message, by its proto name */
+  kPo_PointerSeg_JsonName,    /* a field of the message by its JSON name (connectTimeout), not its proto name */
+  kPo_PointerSeg_MapKey,      /* a key of a map field: any text, digits included */
+  kPo_PointerSeg_StructKey,   /* a key of a google.protobuf.Struct: any text, digits included */
+  kPo_PointerSeg_Index,       /* an index (digits, or "-") into a repeated field or a ListValue */
+} po_PointerSegKind;
+typedef struct {
+  po_PointerSegKind kind;
+  const char *field;   /* Field, JsonName: the proto field name (static) */
+  const char *message; /* Field, JsonName: the full name of the message it is a field of (static) */
+} po_PointerSeg;
+/* The first `max` segments of `pointer` in message `message_full_name` into out; returns how many.
+ * Every segment Unknown when there is no such message or no schema. Linear in the pointer. */
+size_t po_Pointer_Segments(const char *message_full_name, const char *pointer, po_PointerSeg *out, size_t max);
+
 /* ---- Envoy's admin /config_dump and the meshes' naming (`propertyoverride preview`) ----------
  * config_dump.c reads a dump with upb's JSON decoder (every `@type` resolved against the
  * schema) and unpacks each resource of its Clusters/Listeners/Routes/EndpointsConfigDump;
