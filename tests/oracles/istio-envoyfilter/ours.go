@@ -61,7 +61,7 @@ func reasons(stderr []byte) (errs, warns []string) {
 			if i := strings.IndexAny(msg, ":("); i > 0 {
 				msg = msg[:i]
 			}
-			msg = "istio adapter: " + strings.TrimSpace(msg)
+			msg = "istio adapter: " + digits.ReplaceAllString(strings.TrimSpace(msg), "N")
 		} else {
 			// the class, not the instance: no path, no quoted names or numbers, no hint
 			msg = digits.ReplaceAllString(quoted.ReplaceAllString(leadPath.ReplaceAllString(msg, ""), "_"), "N")
