@@ -26,7 +26,8 @@
 
 static const char kUsage[] =
     "usage: propertyoverride preview -f FILE|DIR|- [-f ...] (--config-dump FILE | --envoy-admin URL)\n"
-    "                                [--mesh consul|istio] [--datacenter DC] [-o text|json]\n"
+    "                                [--mesh consul|istio] [--datacenter DC] [--istio-version 1.N]\n"
+    "                                [-o text|json]\n"
     "\n"
     "Applies PropertyOverrides to the configuration a proxy is running, as the mesh would, and\n"
     "shows what changes: a unified diff of each changed resource's JSON (keys sorted), the\n"
@@ -44,6 +45,8 @@ static const char kUsage[] =
     "                         `kubectl port-forward POD 19000` (Consul) or 15000 (Istio); endpoints\n"
     "                         are asked for (?include_eds)\n"
     "  --mesh consul|istio    whose naming decides direction and service (default consul)\n"
+    "  --istio-version 1.N    the Istio release a Service or Mesh target runs, judged as render\n"
+    "                         and validate judge it (arrays need 1.31+; refused when not given)\n"
     "  --datacenter DC        Consul's local datacenter; by default the bootstrap's\n"
     "                         consul.source.datacenter stats tag, else the one datacenter the\n"
     "                         upstream SNIs name (needed when they name several and the dump has\n"
@@ -688,7 +691,6 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
  * namespace in targetRef is refused whatever the controller's policy (an empty one: the message
  * names the controller's flag), as render refuses it. */
 static const po_Tenancy kPreviewNobody = {0};
-static const po_TargetOptions kPreviewOptions = {.tenancy = &kPreviewNobody};
 
 int po_Cmd_Preview(int argc, char **argv) {
   static const struct option opts[] = {{"filename", required_argument, 0, 'f'},
@@ -700,10 +702,13 @@ int po_Cmd_Preview(int argc, char **argv) {
                                        {"output", required_argument, 0, 'o'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
+                                       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
                                        {0, 0, 0, 0}};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
   const char *dump_path = NULL, *admin = NULL, *usage_err = NULL;
+  /* the Istio release decides what an Istio target accepts (its arrays), as for render */
+  po_TargetOptions topts = {.tenancy = &kPreviewNobody};
   Options opt = {.mesh = kPo_Mesh_Consul};
   long timeout_s = 10;
   int c;
@@ -733,6 +738,9 @@ int po_Cmd_Preview(int argc, char **argv) {
         break;
       }
       case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
+      case kPo_OptIstioVersion:
+        if (!po_Cli_TargetOption(c, optarg, "preview", &topts, NULL)) return free(paths), kPo_ExitUsage;
+        break;
       default: usage_err = optopt ? "an option is missing its argument" : "unknown option";
     }
   }
@@ -761,7 +769,7 @@ int po_Cmd_Preview(int argc, char **argv) {
   size_t npo = 0;
   ok = pos != NULL;
   for (size_t i = 0; ok && i < in.count; i++) {
-    ok = po_Cli_CheckObject(&in.objects[i], &kPreviewOptions, a, &rep, &compiled[i]);
+    ok = po_Cli_CheckObject(&in.objects[i], &topts, a, &rep, &compiled[i]);
     if (!ok || in.objects[i].kind != kPo_ObjPropertyOverride || !compiled[i].accepted) continue;
     const po_CompiledOverride *co = &compiled[i];
     pos[npo].c = co;

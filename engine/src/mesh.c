@@ -18,8 +18,10 @@
  *   chain: not in Consul's upstream map); another datacenter's upstream is its service's, but
  *   only while it is the proxy's one upstream of that service.
  * Istio: clusters (and endpoints) `outbound|port|subset|host` (service from a host
- *   `name.namespace.svc.<domain>`) and `inbound|port|...`; the listener `virtualInbound` and
- *   `inbound|...` routes are inbound, everything else outbound without a service. */
+ *   `name.namespace.svc.<domain>`) and `inbound|port|...`; `InboundPassthroughCluster` (before
+ *   Istio 1.20 `InboundPassthroughClusterIpv4`/`Ipv6`), the listener `virtualInbound` and
+ *   `inbound|...` routes are inbound (istiod patches them in the SIDECAR_INBOUND context:
+ *   pilot/pkg/networking/core/cluster.go), everything else outbound without a service. */
 #include <string.h>
 
 #include "internal.h"
@@ -229,7 +231,7 @@ static bool routes_only_local_app(const po_Message *r) {
 /* ---- Istio ---- */
 
 static void istio_cluster(const char *name, po_Arena *a, po_MeshResource *out) {
-  if (!strncmp(name, "inbound|", 8)) {
+  if (!strncmp(name, "inbound|", 8) || !strncmp(name, "InboundPassthroughCluster", 25)) {
     out->direction = kPo_TrafficDirection_Inbound;
     return;
   }

@@ -86,6 +86,11 @@ static const Row kRows[] = {
     {ISTIO, NULL, C, "outbound|443", OUT, NULL, "without port|subset|host"},
     {ISTIO, NULL, C, "inbound|9080||", IN, NULL, NULL},
     {ISTIO, NULL, C, "PassthroughCluster", OUT, NULL, "not a service's cluster"},
+    /* istiod patches it in the SIDECAR_INBOUND context, as inbound|PORT|| (the Istio oracle found
+     * preview treating it as outbound) */
+    {ISTIO, NULL, C, "InboundPassthroughCluster", IN, NULL, NULL},
+    {ISTIO, NULL, C, "InboundPassthroughClusterIpv4", IN, NULL, NULL},
+    {ISTIO, NULL, C, "BlackHoleCluster", OUT, NULL, "not a service's cluster"},
     {ISTIO, NULL, E, "outbound|9080||reviews.default.svc.cluster.local", OUT, "reviews/default/default", NULL},
     {ISTIO, NULL, L, "virtualInbound", IN, NULL, NULL},
     {ISTIO, NULL, L, "0.0.0.0_9080", OUT, NULL, "no one service"},
