@@ -160,7 +160,12 @@ static const char *enum_hint(const upb_FieldDef *f, const po_Value *v, po_Arena 
       const po_Value *x = po_Value_At(v, i);
       size_t l;
       const char *s = po_Value_String(x, &l);
-      if (po_Value_Kind(x) != kPo_ValueKind_String || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) bad = x;
+      if (po_Value_Kind(x) == kPo_ValueKind_Int) {
+        int64_t n = po_Value_Int(x);
+        if (n < INT32_MIN || n > INT32_MAX || !upb_EnumDef_FindValueByNumber(e, (int32_t)n)) bad = x;
+      } else if (po_Value_Kind(x) != kPo_ValueKind_String || !upb_EnumDef_FindValueByNameWithSize(e, s, l)) {
+        bad = x;
+      }
     }
     if (!bad) return NULL;
     v = bad;
@@ -171,6 +176,13 @@ static const char *enum_hint(const upb_FieldDef *f, const po_Value *v, po_Arena 
     const char *c = closest_enum(e, s);
     if (c) return po_Arena_Printf(a, "did you mean '%s'? %s values: %s", c, upb_EnumDef_FullName(e), names);
     return po_Arena_Printf(a, "'%s' is no value of %s; valid: %s", s, upb_EnumDef_FullName(e), names);
+  }
+  if (po_Value_Kind(v) == kPo_ValueKind_Int && (po_Value_Int(v) < INT32_MIN || po_Value_Int(v) > INT32_MAX)) {
+    /* beyond Consul, whose text only names the type: why the number named nothing */
+    int64_t n = po_Value_Int(v);
+    return po_Arena_Printf(a, "%lld is out of range for an enum (int32; Go keeps its low 32 bits, %ld, which "
+                              "names no value); %s takes one of its names: %s",
+                           (long long)n, (long)(int32_t)(uint32_t)(uint64_t)n, upb_EnumDef_FullName(e), names);
   }
   return po_Arena_Printf(a, "%s takes one of its names: %s", upb_EnumDef_FullName(e), names);
 }
