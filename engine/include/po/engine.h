@@ -644,12 +644,13 @@ typedef struct {
   bool has_service;
   po_ServiceName service;   /* the upstream service when has_service (namespace, partition filled) */
   const char *datacenter;   /* Consul: the datacenter an upstream SNI names, or NULL */
-  const char *note;         /* outbound without a service: why (a subset's SNI, a peer's...), or NULL */
+  const char *note;         /* outbound without a service: why (a peer's SNI...), or NULL */
 } po_MeshResource;
 
 /* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms) or Istio's names; mesh.c
- * says them in full. `datacenter` is Consul's local datacenter: upstream SNIs of another never
- * name a service; NULL accepts any. false for a resource type no mesh patches, and for Envoy Gateway, whose names
+ * says them in full. `datacenter` is Consul's local datacenter: it only words the note of an
+ * upstream listener or route of another one (every datacenter's SNI names its service, as
+ * Consul's runtime config puts each discovery-chain target's SNI in its upstream's set). false for a resource type no mesh patches, and for Envoy Gateway, whose names
  * are not modelled here yet. */
 bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
                       po_MeshResource *out);
