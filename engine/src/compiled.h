@@ -1,4 +1,4 @@
-/* Private: the compiled form of one patch (DESIGN.md section 1): the field chain resolved
+/* Private: the compiled form of one patch (ARCHITECTURE.md section 4): the field chain resolved
  * against the schema and the value converted to the target's types, once, so applying it is a
  * walk and a few stores. */
 #ifndef PO_ENGINE_COMPILED_H_

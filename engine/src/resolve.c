@@ -1,5 +1,5 @@
 /* The one path resolver: a patch path -> the chain of field definitions it names, with Consul's
- * rules for every segment (DESIGN.md section 4). Compile (patch.c), friendly values
+ * rules for every segment (docs/consul-semantics.md). Compile (patch.c), friendly values
  * (friendly.c) and explain (explain.c) all walk paths through here, so a path one of them
  * accepts is a path the others accept, and the error a user sees is the same everywhere.
  *

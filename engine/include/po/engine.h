@@ -51,7 +51,7 @@ typedef struct {
 void po_TextBuf_Put(po_TextBuf *t, const char *s, size_t n);
 void po_TextBuf_Puts(po_TextBuf *t, const char *s);
 
-/* ---- values: JSON/YAML trees with Go's typing (DESIGN.md section 4) ----------------------- */
+/* ---- values: JSON/YAML trees with Go's typing (docs/consul-semantics.md 3.6) ----------------------- */
 
 typedef enum {
   kPo_ValueKind_Null = 0,
@@ -227,7 +227,7 @@ typedef enum {
   kPo_DiagKind_Consul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
                           * warning: what Consul does silently (truncating 50.5 to 50) */
   kPo_DiagKind_EnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
-  kPo_DiagKind_WireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
+  kPo_DiagKind_WireFormat,    /* Consul would reject what we would write (ARCHITECTURE.md section 7) */
   kPo_DiagKind_Deprecated,    /* warning: a field Envoy marks deprecated */
   kPo_DiagKind_Decode,        /* the arguments could not be decoded */
   kPo_DiagKind_WireArray,     /* Consul would reject what we would write because its API delivers every
@@ -494,7 +494,7 @@ typedef struct {
   const char *oneof;       /* the oneof it is a member of, or NULL */
   bool repeated, map, message, deprecated;
   const char *rules;       /* Envoy's protoc-gen-validate rules, readably ("uint32 lte 100"), or NULL */
-  bool settable;           /* an add patch can set it (on the Consul target, DESIGN.md section 6) */
+  bool settable;           /* an add patch can set it (on the Consul target, ARCHITECTURE.md section 7) */
   const char *how;         /* settable: the value to give; not settable: why not */
   bool traversable;        /* a path may continue below it */
 } po_ExplainField;
@@ -522,7 +522,7 @@ void po_EnvoyApi_LoadOnDemand(void);
  * po_Arena_New, an on-demand schema load, a name table, or the schema not loading at all): from
  * then on a failed lookup or compile is no verdict on the input. Sticky, process-wide: for
  * one-shot commands, which check it before printing any verdict or output and exit 2 saying
- * "out of memory" instead (docs/cli.md). */
+ * "out of memory" instead (docs/gitops.md, "render"). */
 bool po_Engine_OutOfMemory(void);
 
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy

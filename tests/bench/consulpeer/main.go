@@ -1,6 +1,6 @@
 // consulpeer: the speed of Consul's builtin/property-override PatchStruct, for bench_engine's
 // side-by-side table (tests/bench/bench_engine.c --peer). The algorithm is written here from
-// its public description (DESIGN.md section 4: strip leading '/', split on '/', walk exact
+// its public description (docs/consul-semantics.md: strip leading '/', split on '/', walk exact
 // proto field names with protoreflect, add initialises parents and sets a scalar, a wrapper,
 // a typed list or a new message of the named children; remove never creates parents and
 // clears a set field; an unknown name lists the message's first 10 fields). Consul's own Go
