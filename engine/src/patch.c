@@ -37,12 +37,9 @@ static const po_FieldInfo *child_field(const po_Schema *schema, const upb_Messag
     po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     return NULL;
   }
-  char *list = po_FieldList(m, o->debug, a);
+  const char *list = po_FieldList(schema, m, o->debug, a, NULL);
   po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
-  if (hint && o->hints) {
-    char *n = po_Arena_Strndup(a, name, len);
-    *hint = n ? po_Hint_UnknownField(m, n, a) : NULL;
-  }
+  if (hint && o->hints) *hint = po_Hint_UnknownField(schema, m, name, len, a);
   return NULL;
 }
 
