@@ -417,6 +417,25 @@ static const char *check_truncation(const po_Setter *s, po_Arena *a) {
                          num, to, po_KindName(f));
 }
 
+/* Two children of one object value in one oneof: Consul sets the members in Go's map order, each
+ * clearing the other, so which one stays differs from run to run; protojson (Envoy Gateway, Istio,
+ * Envoy's own config loading) refuses the pair. Quadratic in the children of one object, which
+ * Consul's own decode already walks (and an object's keys are at most a message's fields). */
+static const char *check_oneof_pair(const po_Setter *s, po_Arena *a) {
+  for (size_t i = 0; i < s->child_count; i++) {
+    const upb_OneofDef *oi = upb_FieldDef_RealContainingOneof(s->children[i].field);
+    for (size_t k = i + 1; oi && k < s->child_count; k++) {
+      if (upb_FieldDef_RealContainingOneof(s->children[k].field) != oi) continue;
+      return po_Arena_Printf(a, "sets '%s' and '%s', two members of oneof '%s' of %s: a message holds one of them, and "
+                                "Consul sets the keys of an object in Go's random map order (each clearing the "
+                                "other), so which one it keeps differs from run to run; give only one",
+                             upb_FieldDef_Name(s->children[i].field), upb_FieldDef_Name(s->children[k].field),
+                             upb_OneofDef_Name(oi), upb_MessageDef_FullName(upb_OneofDef_ContainingType(oi)));
+    }
+  }
+  return NULL;
+}
+
 static void check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
                          po_Arena *a, po_Diagnostics *d, int idx, const char *path,
                          const po_PatchOptions *o) {
@@ -442,7 +461,8 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
       for (size_t i = 0; !v && i < s->item_count; i++) v = po_Pgv_CheckScalar(schema, s->field, s->items[i], a);
       break;
     case kPo_SetMessage:
-      v = po_Pgv_CheckMessage(schema, s->field, s, a);
+      v = check_oneof_pair(s, a);
+      if (!v) v = po_Pgv_CheckMessage(schema, s->field, s, a);
       if (!v && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
         v = check_any(schema, s, a);
       }
