@@ -47,10 +47,10 @@ static const char kUsage[] =
     "  --mesh consul|istio    whose naming decides direction and service (default consul)\n"
     "  --istio-version 1.N    the Istio release a Service or Mesh target runs, judged as render\n"
     "                         and validate judge it (arrays need 1.31+; refused when not given)\n"
-    "  --datacenter DC        Consul's local datacenter; by default the bootstrap's\n"
-    "                         consul.source.datacenter stats tag, else the one datacenter the\n"
-    "                         upstream SNIs name (needed when they name several and the dump has\n"
-    "                         no bootstrap)\n"
+    "  --datacenter DC        Consul's local datacenter, for the report (every datacenter's\n"
+    "                         upstream SNI is its service's, as in Consul); by default the\n"
+    "                         bootstrap's consul.source.datacenter stats tag, else the one\n"
+    "                         datacenter the upstream SNIs name\n"
     "  --timeout SECONDS      for --envoy-admin (default 10)\n"
     "  -o, --output FORMAT    text (default) or json (before and after of each changed resource)\n"
     "  -v, --verbose          Consul's field lists in full in error reports\n"
@@ -235,21 +235,17 @@ typedef struct {
   bool json, verbose;
 } Options;
 
-/* Decides Consul's local datacenter when neither given nor in the bootstrap: the one datacenter
- * the dump's upstream SNIs name. Several (failover, ?dc= upstreams) cannot be told apart from the dump: the user
- * says. NULL with *err set then. */
-static const char *local_dc(const Res *rs, size_t n, const char **err, po_Arena *a) {
+/* Guesses Consul's local datacenter when neither given nor in the bootstrap: the one datacenter
+ * the dump's upstream SNIs name, or none when they name several (failover, redirects, ?dc=
+ * upstreams). It decides nothing: every datacenter's SNI is its service's (mesh.c); it only
+ * words the summary and the note of a ?dc= upstream's listener and route. */
+static const char *local_dc(const Res *rs, size_t n) {
   const char *dc = NULL;
   for (size_t i = 0; i < n; i++) {
     const char *d = rs[i].m.datacenter;
     if (!d) continue;
     if (!dc) dc = d;
-    else if (strcmp(dc, d)) {
-      *err = po_Arena_Printf(a, "the dump has no Consul bootstrap saying this proxy's datacenter, and its upstream "
-                             "SNIs name datacenters %s and %s (cluster %s): say which is local with --datacenter",
-                             shown(dc, a), shown(d, a), shown(rs[i].r->name, a));
-      return NULL;
-    }
+    else if (strcmp(dc, d)) return NULL;
   }
   return dc;
 }
@@ -363,12 +359,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       if (!po_Mesh_Classify(opt->mesh, dc, rs[i].r, a, &rs[i].m)) return -1;
     }
     if (pass == 0 && opt->mesh == kPo_Mesh_Consul && !dc) {
-      const char *err = NULL;
-      dc = local_dc(rs, n, &err, a);
-      if (err) {
-        fprintf(stderr, "propertyoverride preview: %s\n", err);
-        return -3;
-      }
+      dc = local_dc(rs, n);
       if (!dc) break;
     } else {
       break;

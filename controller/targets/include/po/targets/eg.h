@@ -1,4 +1,4 @@
-/* The Envoy Gateway target (DESIGN.md section 6b): one EnvoyPatchPolicy
+/* The Envoy Gateway target (ARCHITECTURE.md section 7): one EnvoyPatchPolicy
  * (gateway.envoyproxy.io/v1alpha1) per PropertyOverride of a Gateway, compiled from the IR.
  *
  *   target Gateway G (namespace N) -> EnvoyPatchPolicy N/propertyoverride-<name>, targetRef G,
