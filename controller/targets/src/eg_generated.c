@@ -110,33 +110,34 @@ static bool same_prefix(const po_Override *o, size_t j, size_t i, size_t n) {
   return true;
 }
 
-/* What the oneof of segment k of patch i holds after patch j (nj segments, a prefix of i's
- * path) replaced an ancestor whole: the member its value has there, or NULL. *oom on failure. */
+/* The fields of the message holding segment s (its full name less ".name"), fetched from the
+ * schema once per segment however many earlier values are looked into. False when out of memory. */
+static bool members_of(const po_PathSegment *s, po_Arena *a, po_Explanation *ex, bool *loaded) {
+  if (*loaded) return true;
+  const char *msg = po_Arena_Strndup(a, s->full_name, strlen(s->full_name) - strlen(s->name) - 1);
+  po_Status st;
+  po_Status_Clear(&st);
+  *ex = (po_Explanation){0};
+  if (!msg || (!po_Explain(msg, a, ex, &st) && po_Engine_OutOfMemory())) return false;
+  *loaded = true;
+  return true;
+}
+
+/* The member of segment s's oneof that patch j's value (j replaces segment nj-1 of patch i's
+ * path, an ancestor of s's message) holds there, as written (proto field names: Consul's), or
+ * NULL. Reads the value in place: nothing is allocated. */
 static const char *member_in_value(const po_CompiledOverride *c, size_t j, size_t nj, size_t i, size_t k,
-                                   const po_PathSegment *s, po_Arena *a, bool *oom) {
-  const po_Value *v = po_Override_SetJson(c->override, j, a);
-  if (!v) {
-    *oom = c->args->patches[j].value != NULL;
-    return NULL;
-  }
+                                   const po_PathSegment *s, const po_Explanation *ex) {
+  const po_Value *v = c->args->patches[j].value;
   for (size_t m = nj; m < k && v; m++) {
     po_PathSegment p;
     if (!po_Override_Segment(c->override, i, m, &p)) return NULL;
     v = po_Value_Kind(v) == kPo_ValueKind_Map ? po_Value_Get(v, p.name) : NULL;
   }
   if (!v || po_Value_Kind(v) != kPo_ValueKind_Map) return NULL;
-  /* the oneof's members, from the schema: its message is the segment's full name less ".name" */
-  const char *msg = po_Arena_Strndup(a, s->full_name, strlen(s->full_name) - strlen(s->name) - 1);
-  po_Explanation ex;
-  po_Status st;
-  po_Status_Clear(&st);
-  if (!msg || !po_Explain(msg, a, &ex, &st)) {
-    *oom = !msg || po_Engine_OutOfMemory();
-    return NULL;
-  }
-  for (size_t f = 0; f < ex.field_count; f++) {
-    if (ex.fields[f].oneof && !strcmp(ex.fields[f].oneof, s->oneof) && po_Value_Get(v, ex.fields[f].name)) {
-      return ex.fields[f].name;
+  for (size_t f = 0; f < ex->field_count; f++) {
+    if (ex->fields[f].oneof && !strcmp(ex->fields[f].oneof, s->oneof) && po_Value_Get(v, ex->fields[f].name)) {
+      return ex->fields[f].name;
     }
   }
   return NULL;
@@ -153,10 +154,14 @@ typedef struct {
  * object value it gives an ancestor. An earlier value without a member does not count as
  * clearing the generated one: Envoy Gateway validates each entry's result alone, and every
  * oneof the table names is required (protoc-gen-validate), so such an entry fails there and
- * leaves the generated member in place. False when out of memory. */
+ * leaves the generated member in place. Cost: the earlier patches (at most
+ * kPo_MaxPatchesPerOverride) times the path's length, and one schema lookup. False when out of
+ * memory. */
 static bool earlier(const po_CompiledOverride *c, size_t i, size_t k, const po_PathSegment *s, po_Arena *a,
                     Earlier *out) {
   const po_Override *o = c->override;
+  po_Explanation ex;
+  bool loaded = false;
   *out = (Earlier){0};
   for (size_t j = i; j-- > 0;) {
     if (po_Override_ResourceType(o, j) != po_Override_ResourceType(o, i) ||
@@ -167,9 +172,8 @@ static bool earlier(const po_CompiledOverride *c, size_t i, size_t k, const po_P
     size_t nj = po_Override_SegmentCount(o, j);
     po_PathSegment t;
     if (nj > 0 && nj <= k && same_prefix(o, j, i, nj)) {
-      bool oom = false;
-      const char *m = member_in_value(c, j, nj, i, k, s, a, &oom);
-      if (oom) return false;
+      if (!members_of(s, a, &ex, &loaded)) return false;
+      const char *m = member_in_value(c, j, nj, i, k, s, &ex);
       if (!m) continue;
       *out = (Earlier){m, j, true};
       return true;
