@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 CLASSES = {
     "A": "a wrapper given an object (issue 23 A)",
     "B": "renaming the resource: later entries find no resource (issue 23 B)",
-    "C1": "a oneof member set over the generated resource's other member (issue 23 C1, warned)",
+    "C1": "a oneof member set over the generated resource's other member, or an earlier patch's (issue 23 C1, refused: eg_generated.c)",
     "C2": "one object value setting two members of one oneof (issue 23 C2)",
     "D": "an Any in Consul's type_url form (issue 23 D)",
     "E": "the result breaks Envoy's rules (Validate()): issue 22",
