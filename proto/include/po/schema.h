@@ -94,6 +94,9 @@ const char *po_Schema_Snapshot(void);
  * the pool, in `arena`), or NULL when it has none; *rules_def gets validate.FieldRules. */
 const upb_Message *po_Schema_FieldRules(const po_Schema *schema, const upb_FieldDef *f,
                                         upb_Arena *arena, const upb_MessageDef **rules_def);
+/* `option (validate.required) = true` on a oneof: PGV then refuses a message with no member of
+ * it set (124 oneofs of the snapshot have it: Address's, SocketAddress's port_specifier, ...). */
+bool po_Schema_OneofRequired(const po_Schema *schema, const upb_OneofDef *o, upb_Arena *arena);
 /* `[deprecated = true]` on the field, or on the message or enum value it names. */
 bool po_Schema_FieldDeprecated(const upb_FieldDef *f);
 
