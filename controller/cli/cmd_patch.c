@@ -7,20 +7,27 @@
 
 static const char kUsage[] =
     "usage: propertyoverride patch --message FULL.NAME --input IN.json --patches PATCHES.json [--debug]\n"
+    "                              [--rules]\n"
     "\n"
     "Applies patches to one Envoy message with the exact semantics of Consul's\n"
     "builtin/property-override PatchStruct, in order, stopping at the first error. Values are\n"
     "typed as Consul's own Go tests write them (integers int, lists typed by their elements);\n"
     "`validate --consul-arguments` types them as Consul's HTTP API delivers them.\n"
+    "Like PatchStruct, it does not check Envoy's protoc-gen-validate rules by default: a patched\n"
+    "message Envoy would refuse (`max_ejection_percent` 150) is printed as Consul would make it.\n"
     "\n"
     "  --message FULL.NAME   the message type, e.g. envoy.config.cluster.v3.Cluster\n"
     "  --input FILE          the message as proto3 JSON (`@type` Anys allowed); - for stdin\n"
     "  --patches FILE        a JSON array of {\"op\", \"path\", \"value\"} objects (keys in any case;\n"
     "                        no \"value\" means none)\n"
     "  --debug               list every field of a message in unknown-field errors, not 10\n"
+    "  --rules               also judge Envoy's protoc-gen-validate rules, as `validate` and\n"
+    "                        `preview` do: on the values the patches set and on the messages\n"
+    "                        they create in this message; each violation on stderr, nothing on\n"
+    "                        stdout, exit 1 (rule kinds not judged are said as warnings)\n"
     "\n"
     "Exit status: 0 patched (the message on stdout, proto field names); 1 a patch failed (the\n"
-    "error on stderr); 2 bad usage, unreadable input, or a patched message JSON cannot carry\n"
+    "error on stderr), or with --rules the result breaks Envoy's rules; 2 bad usage, unreadable input, or a patched message JSON cannot carry\n"
     "(a Duration or Timestamp out of protobuf's range: the field is named).\n";
 
 static const po_Value *key(const po_Value *m, const char *name) {
@@ -36,15 +43,44 @@ static int usage_error(const char *msg) {
   return kPo_ExitUsage;
 }
 
+/* Whether a compile error is Consul's own (PatchStruct's text wins), not only Envoy's rules. */
+static bool consul_error(const po_Diagnostics *d) {
+  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(d, i);
+    if (x->severity == kPo_Severity_Error && x->kind != kPo_DiagKind_EnvoyRule) return true;
+  }
+  return false;
+}
+
+/* --rules: the compile's Envoy-rule findings (its warnings that leave a created parent to
+ * preview are left out: `applied` judges the message itself), then those on the patched
+ * message; each on stderr. Exit 1 when any is an error. */
+static int rule_report(const po_Diagnostics *compiled, const po_Diagnostics *applied) {
+  int rc = kPo_ExitOk;
+  const po_Diagnostics *all[2] = {compiled, applied};
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; all[k] && i < po_Diagnostics_Count(all[k]); i++) {
+      const po_Diagnostic *x = po_Diagnostics_At(all[k], i);
+      if (x->kind == kPo_DiagKind_EnvoyRuleIfResource || (x->kind != kPo_DiagKind_EnvoyRule && x->kind != kPo_DiagKind_EnvoyRuleNotJudged)) continue;
+      bool err = x->severity == kPo_Severity_Error;
+      if (err) rc = kPo_ExitInvalid;
+      fprintf(stderr, "%s: patch %d (%s): %s\n", err ? "Envoy's rules" : "warning", x->patch_index, x->path ? x->path : "",
+              x->message);
+    }
+  }
+  return rc;
+}
+
 int po_Cmd_Patch(int argc, char **argv) {
   static const struct option opts[] = {{"message", required_argument, 0, 'm'},
                                        {"input", required_argument, 0, 'i'},
                                        {"patches", required_argument, 0, 'p'},
                                        {"debug", no_argument, 0, 'd'},
+                                       {"rules", no_argument, 0, 'r'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   const char *message = NULL, *input = NULL, *patches_path = NULL;
-  bool debug = false;
+  bool debug = false, rules = false;
   int c;
   optind = 1;
   opterr = 0;
@@ -54,6 +90,7 @@ int po_Cmd_Patch(int argc, char **argv) {
       case 'i': input = optarg; break;
       case 'p': patches_path = optarg; break;
       case 'd': debug = true; break;
+      case 'r': rules = true; break;
       case 'h': fputs(kUsage, stdout); return kPo_ExitOk;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
     }
@@ -116,7 +153,9 @@ int po_Cmd_Patch(int argc, char **argv) {
       if (p->value && po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL;
     }
     po_CompileOptions co = po_CompileOptions_Default();
-    co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
+    /* PatchStruct is Consul's: rules belong to validation, or to --rules */
+    co.deprecations = false;
+    co.envoy_rules = rules;
     po_Diagnostics *d = args.patches ? po_Diagnostics_New(a) : NULL;
     po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
     rc = kPo_ExitOk;
@@ -125,6 +164,8 @@ int po_Cmd_Patch(int argc, char **argv) {
       po_Status_Set(&st, kPo_ErrNoMemory, "out of memory");
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_ExitUsage;
+    } else if (!po_Override_Valid(o) && !consul_error(d)) {
+      rc = rule_report(d, NULL); /* only Envoy's rules refuse it */
     } else if (!po_Override_Valid(o)) {
       const po_Diagnostic *x = NULL;
       for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
@@ -141,6 +182,16 @@ int po_Cmd_Patch(int argc, char **argv) {
       fputs(st.message, stderr);
       if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
       rc = kPo_ExitInvalid;
+    } else if (rules) {
+      /* the message is known here: the parents the patches create are judged on it, not left to
+       * preview as a compile leaves them */
+      po_Diagnostics *found = po_Diagnostics_New(a);
+      if (!found || !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
+        fprintf(stderr, "propertyoverride patch: %s\n", found ? st.message : "out of memory");
+        rc = kPo_ExitUsage;
+      } else {
+        rc = rule_report(d, found);
+      }
     } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_ExitUsage;

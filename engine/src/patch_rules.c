@@ -32,12 +32,13 @@ typedef struct {
   bool conditional;           /* conditional findings still said (none once an error is certain) */
 } Patch;
 
-static void add(po_RuleWalk *w, po_Severity sev, const char *text) {
+static void add(po_RuleWalk *w, po_Severity sev, po_DiagKind kind, const char *text) {
   Patch *p = w->ctx;
-  if (!text || !po_Diagnostics_Add(p->d, sev, kPo_DiagKind_EnvoyRule, p->idx, p->path, text)) w->oom = true;
+  if (!text || !po_Diagnostics_Add(p->d, sev, kind, p->idx, p->path, text)) w->oom = true;
 }
 
-static void patch_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, const char *text) {
+static void patch_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                        const char *text) {
   Patch *p = w->ctx;
   const char *at = po_Rules_Pointer(w, 0, n);
   if (!at) {
@@ -46,14 +47,14 @@ static void patch_found(po_RuleWalk *w, size_t n, bool message_level, po_Severit
   }
   bool certain = n >= p->unit_depth && w->steps[p->unit_depth - 1].field == p->unit;
   if (certain || sev == kPo_Severity_Warning) {
-    add(w, sev, po_Arena_Printf(w->a, "%s: %s", at, text));
+    add(w, sev, kind, po_Arena_Printf(w->a, "%s: %s", at, text));
     return;
   }
   if (!p->conditional) return;
   size_t fs = n; /* the field step: a list item's finding is in the message holding the list */
   while (!message_level && fs > 1 && !w->steps[fs - 1].field) fs--;
   const char *created = po_Rules_Pointer(w, 0, message_level ? n : fs - 1);
-  add(w, kPo_Severity_Warning,
+  add(w, kPo_Severity_Warning, kPo_DiagKind_EnvoyRuleIfResource,
       po_Arena_Printf(w->a, "if the resource has no %s, this patch creates one that Envoy refuses: %s: %s (a compile "
                             "cannot know the resource: `propertyoverride preview` judges it on a proxy's configuration)",
                       created ? created : "", at, text));
@@ -102,6 +103,16 @@ static void judge_remove(const po_Schema *s, const po_CompiledPatch *cp, Patch *
     if (v) v = po_Arena_Printf(a, "the %s it leaves holds the zero value: %s", upb_FieldDef_Name(h), v);
   } else if (!v && is_time(hm)) {
     v = time_part(s, h, cp->target, 0, a);
+    /* not on every resource: on one whose other part is zero too */
+    const char *zero = v ? NULL : po_Pgv_CheckTimeRange(s, h, 0, 0, 0, 0, a);
+    if (zero) {
+      po_Diagnostics_Add(p->d, kPo_Severity_Warning, kPo_DiagKind_EnvoyRuleIfResource, p->idx, p->path,
+                         po_Arena_Printf(a, "if the resource's %s has no %s either, what this remove leaves breaks Envoy's "
+                                            "rule: %s (a compile cannot know the resource: `propertyoverride preview` "
+                                            "judges it on a proxy's configuration)",
+                                         chain_pointer(cp, a), upb_FieldDef_Number(cp->target) == 1 ? "nanos" : "seconds",
+                                         zero));
+    }
   }
   if (v) po_Diagnostics_Add(p->d, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, p->idx, p->path,
                             po_Arena_Printf(a, "%s: %s", p->path, v));
@@ -131,7 +142,7 @@ void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const c
     upb_MessageValue v = cp->set.value;
     const char *t = time_part(s, h, cp->target, upb_FieldDef_Number(cp->target) == 1 ? v.int64_val : v.int32_val, a);
     if (t) {
-      add(w, kPo_Severity_Error, po_Arena_Printf(a, "%s: %s", chain_pointer(cp, a), t));
+      add(w, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, po_Arena_Printf(a, "%s: %s", chain_pointer(cp, a), t));
       p.conditional = false;
     }
   }

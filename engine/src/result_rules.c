@@ -57,7 +57,8 @@ static const upb_MessageDef *type_at(const po_RuleWalk *w, const upb_MessageDef 
   return m;
 }
 
-static void result_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, const char *text) {
+static void result_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                         const char *text) {
   Result *r = w->ctx;
   /* the message the finding is in: for a list item's, the one holding the list */
   size_t fs = n;
@@ -73,7 +74,7 @@ static void result_found(po_RuleWalk *w, size_t n, bool message_level, po_Severi
           : po_Arena_Printf(w->a, "the %s this patch %s at %s breaks Envoy's rule on '%s': %s",
                             m ? upb_MessageDef_FullName(m) : "message", verb, where ? where : "",
                             upb_FieldDef_Name(w->steps[fs - 1].field), text);
-  if (!msg || !po_Diagnostics_Add(r->out, sev, kPo_DiagKind_EnvoyRule, (int)r->patch, r->path, msg)) w->oom = true;
+  if (!msg || !po_Diagnostics_Add(r->out, sev, kind, (int)r->patch, r->path, msg)) w->oom = true;
 }
 
 /* A wrapper or a Duration or Timestamp: a patch through its value or one of its parts leaves

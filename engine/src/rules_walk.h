@@ -21,8 +21,11 @@ typedef struct {
 typedef struct po_RuleWalk po_RuleWalk;
 
 /* A finding at steps[0..n): about the message at depth n when `message_level` (a required child
- * or oneof it lacks, a Duration's own bounds), else about the field steps[n-1] names. */
-typedef void (*po_RuleFound)(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, const char *text);
+ * or oneof it lacks, a Duration's own bounds), else about the field steps[n-1] names (for a list
+ * item's, the last field step before it). An error of kind kPo_DiagKind_EnvoyRule, or a warning
+ * (kPo_DiagKind_EnvoyRuleNotJudged, or EnvoyRule: too deep to judge). */
+typedef void (*po_RuleFound)(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                             const char *text);
 
 struct po_RuleWalk {
   const po_Schema *s;

@@ -67,8 +67,13 @@ const char *po_Rules_Pointer(po_RuleWalk *w, size_t from, size_t n) {
   return t.oom ? NULL : t.buf;
 }
 
+static void found_kind(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                       const char *text) {
+  if (text && !w->oom) w->found(w, n, message_level, sev, kind, text);
+}
+
 static void found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, const char *text) {
-  if (text && !w->oom) w->found(w, n, message_level, sev, text);
+  found_kind(w, n, message_level, sev, kPo_DiagKind_EnvoyRule, text);
 }
 
 /* A rule kind on f that is not judged: said once per field and walk. */
@@ -77,7 +82,7 @@ static void say_unjudged(po_RuleWalk *w, const upb_FieldDef *f, size_t n) {
   const char *u = po_Pgv_Unjudged(w->s, f, w->scratch);
   if (!u) return;
   if (w->warned_len < sizeof w->warned / sizeof *w->warned) w->warned[w->warned_len++] = f;
-  found(w, n, false, kPo_Severity_Warning, u);
+  found_kind(w, n, false, kPo_Severity_Warning, kPo_DiagKind_EnvoyRuleNotJudged, u);
 }
 
 static void walk_message(po_RuleWalk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
@@ -227,11 +232,12 @@ typedef struct {
   po_Diagnostics *out;
 } Native;
 
-static void native_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, const char *violation) {
+static void native_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                         const char *violation) {
   (void)message_level;
   Native *nv = w->ctx;
   const char *path = po_Rules_Pointer(w, w->value_depth, n), *text = po_Arena_Strndup(w->a, violation, strlen(violation));
-  if (!path || !text || !po_Diagnostics_Add(nv->out, sev, kPo_DiagKind_EnvoyRule, nv->patch, path, text)) w->oom = true;
+  if (!path || !text || !po_Diagnostics_Add(nv->out, sev, kind, nv->patch, path, text)) w->oom = true;
 }
 
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,

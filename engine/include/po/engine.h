@@ -234,6 +234,12 @@ typedef enum {
                           * JSON array as []interface {}, which no repeated field accepts */
   kPo_DiagKind_Target,        /* the target mesh's patch object cannot express the patch (with Consul's
                           * meaning): added by the target adapters, never by the engine */
+  kPo_DiagKind_EnvoyRuleIfResource, /* warning: a rule of Envoy's the patch breaks on some resources only,
+                          * which no compile can know: a parent it creates when the resource lacks
+                          * it, a Duration part whose other part is the resource's. Left to preview
+                          * (po_Override_ApplyChecked), which judges the resource */
+  kPo_DiagKind_EnvoyRuleNotJudged, /* warning: a rule kind of Envoy's that the engine does not judge
+                          * (pgv.c names them) on a field the value sets or leaves at its default */
 } po_DiagKind;
 
 /* For the wire-format kinds: why Consul would refuse ("Consul's API delivers every JSON array
