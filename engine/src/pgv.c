@@ -128,30 +128,51 @@ static void fmt_num(Num n, upb_CType ct, char *buf, size_t size) {
   else snprintf(buf, size, "%llu", (unsigned long long)n);
 }
 
-/* The five comparisons every ordered kind has: violated when 0 x != b (const), 1 x >= b (lt),
- * 2 x > b (lte), 3 x <= b (gt), 4 x < b (gte); `c` is x compared with b (-1, 0, 1). */
+/* The comparisons every ordered kind has, on every value from lo to hi (one value: lo == hi).
+ * present[i] for const, lt, lte, gt, gte; c_lo[i], c_hi[i]: lo and hi compared with bound i (-1, 0,
+ * 1); reversed: both an upper (lt, lte) and a lower (gt, gte) bound, the upper not above the
+ * lower, which PGV reads as a range the value must lie outside (`gte 1ms lte 0s`: at most 0s or at
+ * least 1ms). Returns the op every value breaks (0..4), 5 for the outside range, or -1. */
 static const char *const kOrderOps[] = {"const", "lt", "lte", "gt", "gte"};
-static bool order_bad(int op, int c) {
-  return (op == 0 && c != 0) || (op == 1 && c >= 0) || (op == 2 && c > 0) || (op == 3 && c <= 0) || (op == 4 && c < 0);
+static int bounds_broken(const bool present[5], const int c_lo[5], const int c_hi[5], bool reversed) {
+  if (present[0] && (c_lo[0] > 0 || c_hi[0] < 0)) return 0;
+  int upper = -1, lower = -1;
+  for (int i = 1; i <= 2; i++) if (present[i] && (i == 1 ? c_lo[i] >= 0 : c_lo[i] > 0)) upper = i;
+  for (int i = 3; i <= 4; i++) if (present[i] && (i == 3 ? c_hi[i] <= 0 : c_hi[i] < 0)) lower = i;
+  if (reversed) return upper >= 0 && lower >= 0 ? 5 : -1;
+  return upper >= 0 ? upper : lower;
+}
+
+/* Whether the upper bound is at or below the lower one (bounds_broken's `reversed`). */
+static bool reversed_range(const bool present[5], int upper_vs_lower) {
+  return (present[1] || present[2]) && (present[3] || present[4]) && upper_vs_lower <= 0;
 }
 
 static const char *check_numeric(const upb_Message *r, const upb_MessageDef *rd, const char *kind,
                                  Num x, upb_CType ct, po_Arena *a) {
-  char xs[64], bs[64];
+  char xs[64], bs[5][64] = {{0}};
   fmt_num(x, ct, xs, sizeof xs);
+  bool present[5] = {false};
+  int c[5] = {0};
+  Num b[5] = {0};
   for (int i = 0; i < 5; i++) {
-    const upb_FieldDef *f;
-    upb_MessageValue v;
     /* proto2 optional members: a bound of 0 is set too (uint32 gte 0 is no rule, lt 0 is) */
-    f = upb_MessageDef_FindFieldByName(rd, kOrderOps[i]);
+    const upb_FieldDef *f = upb_MessageDef_FindFieldByName(rd, kOrderOps[i]);
     if (!f || !upb_Message_Has(r, f)) continue;
-    v = upb_Message_Get(r, f);
-    Num b = num_of(v, upb_FieldDef_CType(f));
-    if (order_bad(i, x < b ? -1 : x > b)) {
-      fmt_num(b, upb_FieldDef_CType(f), bs, sizeof bs);
-      return po_Arena_Printf(a, "%s violates %s %s %s", xs, kind, kOrderOps[i], bs);
-    }
+    present[i] = true;
+    b[i] = num_of(upb_Message_Get(r, f), upb_FieldDef_CType(f));
+    c[i] = x < b[i] ? -1 : x > b[i];
+    fmt_num(b[i], upb_FieldDef_CType(f), bs[i], sizeof bs[i]);
   }
+  Num up = present[1] ? b[1] : b[2], low = present[3] ? b[3] : b[4];
+  int broken = bounds_broken(present, c, c, reversed_range(present, up < low ? -1 : up > low));
+  if (broken == 5) {
+    return po_Arena_Printf(a, "%s violates %s %s %s or %s %s (an upper bound not above the lower: valid is %s %s or %s %s)",
+                           xs, kind, present[1] ? "lt" : "lte", present[1] ? bs[1] : bs[2], present[3] ? "gt" : "gte",
+                           present[3] ? bs[3] : bs[4], present[1] ? "below" : "at most", present[1] ? bs[1] : bs[2],
+                           present[3] ? "above" : "at least", present[3] ? bs[3] : bs[4]);
+  }
+  if (broken >= 0) return po_Arena_Printf(a, "%s violates %s %s %s", xs, kind, kOrderOps[broken], bs[broken]);
   const upb_FieldDef *lf;
   const upb_Array *in = get_list(r, rd, "in", &lf);
   if (in) {
@@ -366,16 +387,26 @@ static Nanos now_nanos(void) {
 static const char *check_time_range(const upb_Message *k, const upb_MessageDef *kd, const char *kind, Nanos lo,
                                     Nanos hi, po_Arena *a) {
   const char *shown = lo == hi ? secs(lo, a) : po_Arena_Printf(a, "every value from %s to %s", secs(lo, a), secs(hi, a));
+  bool present[5] = {false};
+  int c_lo[5] = {0}, c_hi[5] = {0};
+  Nanos y[5] = {0};
   for (int i = 0; i < 5; i++) {
     const upb_MessageDef *bd;
     const upb_Message *b = sub(k, kd, kOrderOps[i], &bd);
     if (!b) continue;
-    Nanos y = nanos_of(b, bd);
-    /* every value breaks it: const unless lo == hi == y; lt/lte at lo; gt/gte at hi */
-    bool bad = i == 0 ? !(lo == y && hi == y) && (lo == hi || y < lo || y > hi)
-                      : order_bad(i, i <= 2 ? (lo < y ? -1 : lo > y) : (hi < y ? -1 : hi > y));
-    if (bad) return po_Arena_Printf(a, "%s violates %s %s %s", shown, kind, kOrderOps[i], secs(y, a));
+    present[i] = true;
+    y[i] = nanos_of(b, bd);
+    c_lo[i] = lo < y[i] ? -1 : lo > y[i];
+    c_hi[i] = hi < y[i] ? -1 : hi > y[i];
   }
+  Nanos up = present[1] ? y[1] : y[2], low = present[3] ? y[3] : y[4];
+  int broken = bounds_broken(present, c_lo, c_hi, reversed_range(present, up < low ? -1 : up > low));
+  if (broken == 5) {
+    return po_Arena_Printf(a, "%s violates %s %s %s or %s %s (an upper bound not above the lower: valid is %s %s or %s %s)",
+                           shown, kind, present[1] ? "lt" : "lte", secs(up, a), present[3] ? "gt" : "gte", secs(low, a),
+                           present[1] ? "below" : "at most", secs(up, a), present[3] ? "above" : "at least", secs(low, a));
+  }
+  if (broken >= 0) return po_Arena_Printf(a, "%s violates %s %s %s", shown, kind, kOrderOps[broken], secs(y[broken], a));
   const upb_FieldDef *lf;
   const upb_Array *in = lo == hi ? get_list(k, kd, "in", &lf) : NULL;
   if (in) {
