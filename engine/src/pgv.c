@@ -1,16 +1,18 @@
-/* Envoy's protoc-gen-validate rules: the one evaluator of them. Its callers: the values a
- * PropertyOverride patch sets (patch.c, beyond Consul, which leaves them to Envoy: a bad value
- * is then only found when the proxy NACKs its config), the messages such a patch creates on its
- * way (result_rules.c), and native EnvoyFilter / EnvoyPatchPolicy values decoded by upb
- * (value_rules.c). The rules are read reflectively from the validate.FieldRules option of each
- * field. Checked: numeric const/lt/lte/gt/gte/in/not_in (and of wrappers), bool const, string
- * length, bytes, prefix/suffix/contains/in/not_in and Envoy's HTTP header well-known regexes,
- * enum const/in/not_in/defined_only, repeated min_items/max_items and scalar item rules,
- * Duration bounds, ignore_empty on proto3 scalars, and message.required (on remove, for the
- * children of a message a patch replaces, and in a whole native value).
- * Not checked (documented): regex `pattern`, address/hostname/uri forms, Timestamp, an Any's
- * type_url in/not_in (value_rules.c judges a native value's Any contents), map rules (min_pairs, keys, values: a map's message
- * values are walked), repeated `unique`, the `(validate.required)` option of a oneof. */
+/* Envoy's protoc-gen-validate rules, field by field: the one evaluator of them (strings and bytes
+ * in pgv_string.c). The one walk that applies it to messages is value_rules.c's (rules_walk.h):
+ * a PropertyOverride patch at compile (patch_rules.c), native EnvoyFilter / EnvoyPatchPolicy
+ * values, preview's result (result_rules.c). The rules are read reflectively from the
+ * validate.FieldRules option of each field (and a oneof's validate.required, proto/src/rules.c),
+ * with the meaning of Envoy's Go validators (go-control-plane's ValidateAll, the test oracle):
+ * numbers, enums and bools (const, lt, lte, gt, gte, a reversed pair as a range to lie outside, in,
+ * not_in, defined_only, ignore_empty; a wrapper by its field's rules), lists (min_items,
+ * max_items, unique, items), maps (min_pairs, max_pairs, keys, values, ignore_empty), required
+ * children (message, duration, timestamp, any) and oneofs, message.skip, Durations and Timestamps
+ * (bounds, in, not_in, lt_now, gt_now, within), Anys (in, not_in on the type URL).
+ * Not judged, and said so by po_Pgv_Unjudged: string email, uri and uri_ref (Go's net/mail and
+ * net/url parsers), a `pattern` with no exact POSIX form, map no_sparse; the message options
+ * validate.disabled and validate.ignored are not read (no message of the snapshot has them).
+ * docs/consul-semantics.md 5a has the table. */
 #include <stdio.h>
 #include <string.h>
 #include <time.h>

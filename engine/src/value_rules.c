@@ -1,14 +1,16 @@
-/* po_Message_CheckRules: Envoy's protoc-gen-validate rules on a native patch value, an
- * EnvoyFilter's `patch.value` or an EnvoyPatchPolicy's `operation.value`, once decoded strictly
- * (neither Istio nor Envoy Gateway checks these rules at admission: Envoy NACKs the result later,
- * istio/istio#43383). The rules themselves are pgv.c's, the evaluator PropertyOverride patches
- * use too; this file only decides which of them a value is judged by, and where a finding is.
+/* The one rule walk (po_Rules_Walk, rules_walk.h): which of Envoy's protoc-gen-validate rules a
+ * decoded message is judged by, and where each finding is; the rules themselves are pgv.c's. Its
+ * users: a PropertyOverride patch at compile (patch_rules.c), preview's result (result_rules.c),
+ * and here po_Message_CheckRules on a native patch value, an EnvoyFilter's `patch.value` or an
+ * EnvoyPatchPolicy's `operation.value`, once decoded strictly (neither Istio nor Envoy Gateway
+ * checks these rules at admission: Envoy NACKs the result later, istio/istio#43383).
  *
  * What is judged depends on how much of its message the value is (po_ValueScope, engine.h):
  * - Whole (Istio ADD, INSERT_*, REPLACE; a JSON Patch add or replace, which replaces an object
  *   member whole, RFC 6902 4.1): the value is what Envoy gets, so every rule of every field of
- *   every message in it applies, absent fields included: message.required, min_items on an
- *   absent list, a proto3 scalar at its default unless its rules say ignore_empty.
+ *   every message in it applies, absent fields included: message.required (and duration, timestamp,
+ *   any required), a required oneof with no member, min_items on an absent list, min_pairs on an
+ *   absent map, a proto3 scalar at its default unless its rules say ignore_empty.
  * - Merge (Istio MERGE, Go's proto.Merge): fields the value leaves out keep their generated
  *   values, which we do not see, so only what the value sets is judged, in its sub-messages too
  *   (they are merged likewise). A list is appended to: max_items and its items' rules are judged,
@@ -19,11 +21,14 @@
  * An Any (a typed_config) is unpacked by its type URL and its message judged in the Any's place
  * and scope (Envoy checks the same rules when it builds the extension, and NACKs): most
  * hand-written EnvoyFilter values are filters' typed_configs. Its bytes are aliased, not copied
- * (nested Anys stay linear). Map keys and scalar map values have no rules checked (pgv.c's list).
+ * (nested Anys stay linear). A field with message.skip is not entered. A rule kind pgv.c does not
+ * judge is said as a warning once per field and walk (kPo_DiagKind_EnvoyRuleNotJudged).
  *
  * Cost: one visit per message the value holds, and per field of each one rules lookup (its
  * options decoded, in a scratch arena freed at the end): linear in the value's size times the
- * widest message's field count. Recursion stops kMaxDepth levels below the value, with a
+ * widest message's field count (rules memoized per field). With a `chain` the walk follows only the
+ * patch's path above the value (a live resource: linear in the path). Recursion stops
+ * kPo_RulesMaxDepth levels below the value, with a
  * warning (upb's JSON decoder has refused deeper values already). */
 #include <inttypes.h>
 #include <stdio.h>
