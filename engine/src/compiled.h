@@ -151,6 +151,10 @@ bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f);
 /* Remembers, for the arena's life, each field's rules looked up in arena `a` (a walk over a big
  * value asks for the same fields' again and again). false when out of memory (not turned on). */
 bool po_Pgv_MemoRules(po_Arena *a);
+/* For tests: field f's rules in arena `a` are `rules` (a validate.FieldRules of type def), as if
+ * its options said so (the memo must be on). Rule kinds no field of the snapshot uses are tested
+ * through it (tests/engine/test_pgv_kinds.c). */
+bool po_Pgv_MemoPut_(po_Arena *a, const upb_FieldDef *f, const upb_Message *rules, const upb_MessageDef *def);
 /* Whether message field f is required when absent (message.required, or its well-known type's
  * own `required`; never for a oneof member: PGV judges it only when set). */
 bool po_Pgv_Required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);

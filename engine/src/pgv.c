@@ -58,6 +58,15 @@ static bool memo_grow(po_Arena *a, struct po_RulesMemo *m) {
   return true;
 }
 
+bool po_Pgv_MemoPut_(po_Arena *a, const upb_FieldDef *f, const upb_Message *rules, const upb_MessageDef *def) {
+  struct po_RulesMemo *m = a->rules_memo;
+  if (!m || (2 * (m->len + 1) > m->cap && !memo_grow(a, m))) return false;
+  Memo *e = &m->slots[slot_of(m, f)];
+  if (!e->f) m->len++;
+  *e = (Memo){f, rules, def};
+  return true;
+}
+
 static const upb_Message *rules_of(const po_Schema *s, const upb_FieldDef *f, po_Arena *a,
                                    const upb_MessageDef **def) {
   struct po_RulesMemo *m = a->rules_memo;
