@@ -17,7 +17,8 @@
  * them, else conditional as above. A remove is judged on what it leaves (po_Pgv_CheckRemove; a
  * wrapper's value back at zero; a Duration's part at zero).
  * Cost: the messages of the path only (a patch value is one message deep, Consul's PatchStruct
- * sets no nested maps), one rules lookup per field of each, memoized in the compile's arena. */
+ * sets no nested maps), one rules lookup per field of each (the schema keeps each field's rules
+ * decoded: proto/src/rules.c). */
 #include <string.h>
 
 #include "internal.h"
@@ -121,7 +122,6 @@ static void judge_remove(const po_Schema *s, const po_CompiledPatch *cp, Patch *
 void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
                          po_Diagnostics *d) {
   if (!cp->target) return;
-  if (!a->rules_memo) po_Pgv_MemoRules(a); /* without it each lookup decodes the options again */
   Patch p = {.path = path, .idx = idx, .d = d, .conditional = true};
   if (cp->op == kPo_Op_Remove) {
     judge_remove(s, cp, &p, a);

@@ -625,42 +625,57 @@ static bool judged(const upb_Message *k, const upb_FieldDef *mf, po_Arena *a) {
   return false;
 }
 
-/* The first member of rules kind `k` not judged, as "kind.member", or NULL. */
+/* The first member of rules kind `k` not judged, as "kind.member", or NULL. upb_Message_Next
+ * visits only the members set (one to three, against the twenty-odd each kind declares). */
 static const char *unjudged_in(const upb_Message *k, const upb_MessageDef *kd, const char *kind, po_Arena *a) {
-  for (int i = 0; i < upb_MessageDef_FieldCount(kd); i++) {
-    const upb_FieldDef *mf = upb_MessageDef_Field(kd, i);
-    bool set = upb_FieldDef_IsRepeated(mf) ? upb_Message_Get(k, mf).array_val && upb_Array_Size(upb_Message_Get(k, mf).array_val)
-                                           : upb_Message_Has(k, mf);
-    if (!set) continue;
+  const upb_FieldDef *mf;
+  upb_MessageValue v;
+  for (size_t it = kUpb_Message_Begin; upb_Message_Next(k, kd, NULL, &mf, &v, &it);) {
     if (!judged(k, mf, a)) return po_Arena_Printf(a, "%s.%s", kind, upb_FieldDef_Name(mf));
     /* the nested kinds of repeated.items and map.keys/values */
-    if (upb_FieldDef_IsSubMessage(mf) && !upb_FieldDef_IsRepeated(mf) && strcmp(kind, "duration") && strcmp(kind, "timestamp")) {
-      const upb_Message *inner = upb_Message_Get(k, mf).msg_val;
-      const upb_MessageDef *id = upb_FieldDef_MessageSubDef(mf);
-      for (int j = 0; j < upb_MessageDef_FieldCount(id); j++) {
-        const upb_FieldDef *g = upb_MessageDef_Field(id, j);
-        if (!upb_FieldDef_IsSubMessage(g) || upb_FieldDef_IsRepeated(g) || !upb_Message_Has(inner, g)) continue;
-        const char *u = unjudged_in(upb_Message_Get(inner, g).msg_val, upb_FieldDef_MessageSubDef(g),
-                                    po_Arena_Printf(a, "%s.%s.%s", kind, upb_FieldDef_Name(mf), upb_FieldDef_Name(g)), a);
-        if (u) return u;
-      }
+    if (!upb_FieldDef_IsSubMessage(mf) || upb_FieldDef_IsRepeated(mf) || !strcmp(kind, "duration") ||
+        !strcmp(kind, "timestamp")) {
+      continue;
+    }
+    const upb_MessageDef *id = upb_FieldDef_MessageSubDef(mf);
+    const upb_FieldDef *g;
+    upb_MessageValue gv;
+    for (size_t jt = kUpb_Message_Begin; upb_Message_Next(v.msg_val, id, NULL, &g, &gv, &jt);) {
+      if (!upb_FieldDef_IsSubMessage(g) || upb_FieldDef_IsRepeated(g)) continue;
+      const char *u = unjudged_in(gv.msg_val, upb_FieldDef_MessageSubDef(g),
+                                  po_Arena_Printf(a, "%s.%s.%s", kind, upb_FieldDef_Name(mf), upb_FieldDef_Name(g)), a);
+      if (u) return u;
     }
   }
   return NULL;
 }
 
-const char *po_Pgv_Unjudged(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
+static const char *unjudged(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
   const upb_MessageDef *rd;
   const upb_Message *r = rules_of(s, f, a, &rd);
-  if (!r) return NULL;
-  for (int i = 0; i < upb_MessageDef_FieldCount(rd); i++) {
-    const upb_FieldDef *kf = upb_MessageDef_Field(rd, i);
-    if (!upb_FieldDef_IsSubMessage(kf) || !upb_Message_Has(r, kf)) continue;
-    const char *u = unjudged_in(upb_Message_Get(r, kf).msg_val, upb_FieldDef_MessageSubDef(kf), upb_FieldDef_Name(kf), a);
+  const upb_FieldDef *kf;
+  upb_MessageValue kv;
+  for (size_t it = kUpb_Message_Begin; r && upb_Message_Next(r, rd, NULL, &kf, &kv, &it);) {
+    if (!upb_FieldDef_IsSubMessage(kf) || upb_FieldDef_IsRepeated(kf)) continue;
+    const char *u = unjudged_in(kv.msg_val, upb_FieldDef_MessageSubDef(kf), upb_FieldDef_Name(kf), a);
     if (u) {
       return po_Arena_Printf(a, "Envoy's rule %s on '%s' is not judged here (docs/consul-semantics.md, \"Envoy's rules\"); "
                                 "Envoy may still refuse the value", u, upb_FieldDef_Name(f));
     }
   }
   return NULL;
+}
+
+const char *po_Pgv_Unjudged(const po_Schema *s, const upb_FieldDef *f, po_Arena *a) {
+  /* with a memo, the arena's rules (a test's, po_Pgv_MemoPut_, are not the schema's) */
+  if (a->rules_memo) return unjudged(s, f, a);
+  if (!upb_FieldDef_HasOptions(f)) return NULL;
+  /* once per field and schema: the walk asks it of every field of every whole message */
+  bool known;
+  const char *note = po_Schema_FieldNote(s, f, &known);
+  if (!known) {
+    note = unjudged(s, f, a);
+    po_Schema_SetFieldNote(s, f, note);
+  }
+  return note;
 }
