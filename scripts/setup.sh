@@ -24,6 +24,7 @@ packages=(
   valgrind clang libclang-rt-14-dev
   dpkg-dev gpgv debian-archive-keyring openssl curl jq
   patch  # cmake/upb.cmake applies proto/upb-patches to build copies of upb's JSON codec
+  python3-yaml  # tests/cli/t_yaml_quoting.sh: PyYAML, a YAML 1.1 reader of what render writes
   # tests/deploy: the Helm-compatible renderer, built offline from Debian's Go sources
   golang-go golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev
   golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev

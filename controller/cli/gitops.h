@@ -157,5 +157,11 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
 
 /* Writes the objects as one YAML stream, a `---` document each, keys sorted. */
 bool po_Cli_EmitYaml(struct json_object *const *objects, size_t n, FILE *out);
+/* Whether a plain scalar of this text reads back as this string in every YAML 1.1 and 1.2 reader
+ * (PyYAML, Go's yaml.v2 and yaml.v3 behind kubectl, the 1.2 core schema): false for "", y, n,
+ * yes, on, off, true, null, ~, =, <<, .inf, .nan and anything shaped like a number or timestamp
+ * in any of them (yaml_plain.c). The syntax (indicators, ": ", " #", spaces at the ends) is
+ * libyaml's to judge. */
+bool po_Cli_YamlPlainIsString(const char *s);
 
 #endif

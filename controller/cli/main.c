@@ -72,7 +72,7 @@ int main(int argc, char **argv) {
   const char *cmd = argv[1];
   /* One thread, one command: the schema's files are loaded as the command needs them (about a
    * fifth of them for a Cluster patch), not all (docs/benchmarks.md, "CLI"). */
-  po_EnvoyApi_LoadOnDemand();
+  (void)po_EnvoyApi_LoadOnDemand(); /* nothing has loaded the schema yet: cannot be refused */
   if (!strcmp(cmd, "patch")) return po_Cmd_Patch(argc - 1, argv + 1);
   if (!strcmp(cmd, "validate")) return po_Cmd_Validate(argc - 1, argv + 1);
   if (!strcmp(cmd, "controller")) return run_controller(self, argv);

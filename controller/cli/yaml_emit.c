@@ -1,6 +1,7 @@
 /* json-c trees out as YAML through libyaml's emitter (which does the quoting and escaping
- * right), keys sorted so a rendered diff in a pull request shows only real changes. Strings a
- * YAML reader would take for something else ("true", "1.5", "null", "") are quoted. */
+ * right), keys sorted so a rendered diff in a pull request shows only real changes. Strings some
+ * YAML 1.1 or 1.2 reader would take for something else ("true", "y", "1.5", "0o17", "1:30",
+ * "2001-12-14", "=", "null", "") are quoted (yaml_plain.c). */
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,22 +13,6 @@ enum { kMaxDepth = 128 };
 
 static int write_out(void *data, unsigned char *buf, size_t size) {
   return fwrite(buf, 1, size, (FILE *)data) == size;
-}
-
-/* Whether a plain scalar with this text would be read back as a non-string (YAML 1.1 or 1.2
- * core resolution, whichever reader a reviewer's tools use). */
-static bool resolves_as_non_string(const char *s) {
-  static const char *const kWords[] = {"true", "True", "TRUE", "false", "False", "FALSE", "null", "Null", "NULL",
-                                       "~", "yes", "Yes", "YES", "no", "No", "NO", "on", "On", "ON", "off", "Off",
-                                       "OFF", "y", "Y", "n", "N", ".inf", ".Inf", ".INF", "-.inf", ".nan", ".NaN", NULL};
-  if (!*s) return true;
-  for (const char *const *w = kWords; *w; w++) if (!strcmp(s, *w)) return true;
-  char *end;
-  strtod(s, &end);
-  if (*end == '\0') return true;
-  /* 0x.., 0o.., and sexagesimal-looking 1:30 are numbers to some readers. */
-  if ((s[0] == '0' && (s[1] == 'x' || s[1] == 'o')) || (strchr(s, ':') && strspn(s, "0123456789:") == strlen(s))) return true;
-  return false;
 }
 
 static bool scalar(yaml_emitter_t *e, const char *text, bool plain_ok) {
@@ -56,7 +41,7 @@ static bool node(yaml_emitter_t *e, json_object *j, int depth) {
     }
     case json_type_string: {
       const char *s = json_object_get_string(j);
-      return scalar(e, s, !resolves_as_non_string(s));
+      return scalar(e, s, po_Cli_YamlPlainIsString(s));
     }
     case json_type_array: {
       if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||
@@ -82,7 +67,7 @@ static bool node(yaml_emitter_t *e, json_object *j, int depth) {
       for (size_t i = 0; ok && i < n; i++) {
         json_object *v = NULL;
         json_object_object_get_ex(j, keys[i], &v);
-        ok = scalar(e, keys[i], !resolves_as_non_string(keys[i])) && node(e, v, depth + 1);
+        ok = scalar(e, keys[i], po_Cli_YamlPlainIsString(keys[i])) && node(e, v, depth + 1);
       }
       free(keys);
       if (!ok) return false;

@@ -14,7 +14,7 @@ static const struct {
 };
 
 const char *po_EnvoyApi_Snapshot(void) { return po_Schema_Snapshot(); }
-void po_EnvoyApi_LoadOnDemand(void) { po_Schema_LoadOnDemand(); }
+bool po_EnvoyApi_LoadOnDemand(void) { return po_Schema_LoadOnDemand(); }
 
 const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, po_Arena *a) {
   const char *full = upb_MessageDef_FullName(m);

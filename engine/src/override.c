@@ -422,6 +422,71 @@ static po_Value *duration_json(const po_Setter *s, po_Arena *a) {
   return t ? po_Value_NewString(a, t, strlen(t)) : NULL;
 }
 
+static bool is_wrapper_def(const upb_MessageDef *m) {
+  upb_WellKnown wk = upb_MessageDef_WellKnownType(m);
+  return wk >= kUpb_WellKnown_DoubleValue && wk <= kUpb_WellKnown_BoolValue;
+}
+
+/* An object given for a wrapper ({} or {value: v}): Consul sets the wrapper, to its zero or to v.
+ * protojson writes a wrapper as its bare value and refuses {"value": v} for one (Envoy Gateway's
+ * unmarshal of the patched resource fails), so the bare value it stands for. */
+static po_Value *wrapper_object_json(const po_Setter *s, const upb_MessageDef *m, po_Arena *a) {
+  for (size_t i = 0; i < s->child_count; i++) {
+    if (s->children[i].kind == kPo_SetScalar) return scalar_json(s->children[i].field, s->children[i].value, a);
+  }
+  const upb_FieldDef *vf = upb_MessageDef_FindFieldByName(m, "value");
+  upb_MessageValue zero;
+  memset(&zero, 0, sizeof zero); /* every member reads as its zero */
+  if (!vf) return NULL;
+  if (upb_FieldDef_CType(vf) == kUpb_CType_String || upb_FieldDef_CType(vf) == kUpb_CType_Bytes) zero.str_val.data = "";
+  return scalar_json(vf, zero, a);
+}
+
+/* protojson writes an Any of a well-known type with a JSON form of its own as {"@type": u,
+ * "value": <that form>}, and refuses one without "value": the form of the empty message of each
+ * (what Consul's Any holds: no bytes), as JSON text. google.protobuf.Value has none (its empty
+ * message has no JSON form): NULL, so nothing is added and the adapter refuses it. */
+static const char *wkt_empty_json(const char *url, size_t n) {
+  static const struct { const char *name, *json; } kForms[] = {
+      {"Duration", "\"0s\""}, {"Timestamp", "\"1970-01-01T00:00:00Z\""}, {"FieldMask", "\"\""},
+      {"DoubleValue", "0"}, {"FloatValue", "0"}, {"Int64Value", "0"}, {"UInt64Value", "0"}, {"Int32Value", "0"},
+      {"UInt32Value", "0"}, {"BoolValue", "false"}, {"StringValue", "\"\""}, {"BytesValue", "\"\""},
+      {"Struct", "{}"}, {"ListValue", "[]"}, {"Any", "{}"}};
+  static const char kPrefix[] = "/google.protobuf.";
+  const char *slash = url + n;
+  while (slash > url && slash[-1] != '/') slash--;
+  slash = slash > url ? slash - 1 : NULL;
+  size_t k = sizeof kPrefix - 1;
+  if (!slash || (size_t)(url + n - slash) <= k || strncmp(slash, kPrefix, k) != 0) return NULL;
+  for (size_t i = 0; i < sizeof kForms / sizeof *kForms; i++) {
+    if (strlen(kForms[i].name) == (size_t)(url + n - slash - k) && !strncmp(slash + k, kForms[i].name, strlen(kForms[i].name))) {
+      return kForms[i].json;
+    }
+  }
+  return NULL;
+}
+
+/* An Any given in Consul's form ({type_url: u}; its `value` is bytes, which Consul cannot set):
+ * protojson's form is {"@type": u} (the message of that type, empty; a well-known type's JSON
+ * form under "value") and refuses a `type_url` member; an Any without a type URL is the empty
+ * Any, {}. */
+static po_Value *any_json(const po_Setter *s, po_Arena *a) {
+  po_Value *map = po_Value_NewMap(a);
+  for (size_t i = 0; map && i < s->child_count; i++) {
+    const po_Setter *c = &s->children[i];
+    if (c->kind != kPo_SetScalar || strcmp(upb_FieldDef_Name(c->field), "type_url") || !c->value.str_val.size) continue;
+    upb_StringView url = c->value.str_val;
+    po_Value *u = po_Value_NewString(a, url.data, url.size);
+    if (!u || !po_Value_MapPut(a, map, "@type", u)) return NULL;
+    const char *form = wkt_empty_json(url.data, url.size);
+    po_Status st;
+    po_Status_Clear(&st);
+    po_Value *v = form ? po_Value_ParseJson(form, strlen(form), a, &st) : NULL;
+    if (form && (!v || !po_Value_MapPut(a, map, "value", v))) return NULL;
+  }
+  return map;
+}
+
 static po_Value *setter_json(const po_Setter *s, po_Arena *a) {
   switch (s->kind) {
     case kPo_SetScalar: return scalar_json(s->field, s->value, a);
@@ -437,6 +502,8 @@ static po_Value *setter_json(const po_Setter *s, po_Arena *a) {
     case kPo_SetMessage: {
       const upb_MessageDef *m = upb_FieldDef_MessageSubDef(s->field);
       if (m && !strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration")) return duration_json(s, a);
+      if (m && is_wrapper_def(m)) return wrapper_object_json(s, m, a);
+      if (m && upb_MessageDef_WellKnownType(m) == kUpb_WellKnown_Any) return any_json(s, a);
       po_Value *map = po_Value_NewMap(a);
       for (size_t i = 0; map && i < s->child_count; i++) {
         po_Value *e = setter_json(&s->children[i], a);
@@ -470,7 +537,15 @@ bool po_Override_Set(const po_Override *o, size_t i, po_SetInfo *out) {
       break;
     case kPo_SetWrapper: out->shape = kPo_SetShape_Wrapper; out->zero = scalar_zero(s->wrapper_value, s->value); break;
     case kPo_SetList: out->shape = kPo_SetShape_List; out->zero = s->item_count == 0; break;
-    case kPo_SetMessage: out->shape = kPo_SetShape_Message; out->zero = s->child_count == 0; break;
+    case kPo_SetMessage:
+      out->shape = kPo_SetShape_Message;
+      out->zero = s->child_count == 0;
+      /* An object for a wrapper sets the wrapper as its scalar would: {value: v} is v, {} its zero. */
+      if (is_wrapper_def(upb_FieldDef_MessageSubDef(s->field))) {
+        out->shape = kPo_SetShape_Wrapper;
+        for (size_t k = 0; k < s->child_count; k++) out->zero = scalar_zero(s->children[k].field, s->children[k].value);
+      }
+      break;
   }
   return true;
 }

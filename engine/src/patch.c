@@ -418,10 +418,30 @@ static const char *check_truncation(const po_Setter *s, po_Arena *a) {
                          num, to, po_KindName(f));
 }
 
+/* Two children of one object value in one oneof: Consul sets the members in Go's map order, each
+ * clearing the other, so which one stays differs from run to run; protojson (Envoy Gateway, Istio,
+ * Envoy's own config loading) refuses the pair. Quadratic in the children of one object, which
+ * Consul's own decode already walks (and an object's keys are at most a message's fields). */
+static const char *check_oneof_pair(const po_Setter *s, po_Arena *a) {
+  for (size_t i = 0; i < s->child_count; i++) {
+    const upb_OneofDef *oi = upb_FieldDef_RealContainingOneof(s->children[i].field);
+    for (size_t k = i + 1; oi && k < s->child_count; k++) {
+      if (upb_FieldDef_RealContainingOneof(s->children[k].field) != oi) continue;
+      return po_Arena_Printf(a, "sets '%s' and '%s', two members of oneof '%s' of %s: a message holds one of them, and "
+                                "Consul sets the keys of an object in Go's random map order (each clearing the "
+                                "other), so which one it keeps differs from run to run; give only one",
+                             upb_FieldDef_Name(s->children[i].field), upb_FieldDef_Name(s->children[k].field),
+                             upb_OneofDef_Name(oi), upb_MessageDef_FullName(upb_OneofDef_ContainingType(oi)));
+    }
+  }
+  return NULL;
+}
+
 /* What a patch sets, setter by setter, beyond Consul: a fraction Consul truncates, deprecated
- * fields, Envoy's own Duration validity and an Any's type URL. Envoy's protoc-gen-validate rules
- * are judged on the whole patch afterwards (po_Rules_JudgePatch); true when an Envoy error was
- * found here, which those rules would only restate. */
+ * fields, two members of one oneof in one object, Envoy's own Duration validity and an Any's type
+ * URL. Envoy's protoc-gen-validate rules are judged on the whole patch afterwards
+ * (po_Rules_JudgePatch); true when an Envoy error was found here, which those rules would only
+ * restate. */
 static bool check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
                          po_Arena *a, po_Diagnostics *d, int idx, const char *path,
                          const po_PatchOptions *o) {
@@ -435,6 +455,7 @@ static bool check_setter(const po_Schema *schema, const po_Setter *s, const char
   }
   if (!o->envoy_rules) return false;
   const char *v = check_duration(s, a);
+  if (!v && s->kind == kPo_SetMessage) v = check_oneof_pair(s, a);
   if (!v && s->kind == kPo_SetMessage && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
     v = check_any(schema, s, a);
   }

@@ -2,6 +2,7 @@
 #include "po/schema.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "google/protobuf/descriptor.upb.h"
@@ -89,9 +90,14 @@ void po_Schema_Free(po_Schema *s) {
  * upb_DefPool_AddFile requires) and nothing else. Adding to a upb_DefPool is not thread-safe,
  * so this is for single-threaded processes; the controller loads everything once. */
 
-static bool g_on_demand;
+/* The process-wide schema's mode: chosen before its first load, fixed by that load. */
+enum { kMode_Unset, kMode_OnDemand, kMode_Whole };
+static _Atomic int g_mode = kMode_Unset;
 
-void po_Schema_LoadOnDemand(void) { g_on_demand = true; }
+bool po_Schema_LoadOnDemand(void) {
+  int m = kMode_Unset;
+  return atomic_compare_exchange_strong(&g_mode, &m, kMode_OnDemand) || m == kMode_OnDemand;
+}
 
 /* Adds file i after its imports; false when the set is broken (it cannot be: it loaded whole
  * at build time, but a failure is said, not hidden). Recursion depth is the import depth. */
@@ -225,7 +231,9 @@ static po_Status g_status;
 
 static void load_default(void) {
   po_Status_Clear(&g_status);
-  g_schema = g_on_demand ? new_on_demand(&g_status)
+  int m = kMode_Unset;
+  bool on_demand = !atomic_compare_exchange_strong(&g_mode, &m, kMode_Whole) && m == kMode_OnDemand;
+  g_schema = on_demand ? new_on_demand(&g_status)
                          : po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &g_status);
 }
 

@@ -108,6 +108,81 @@ jqcheck "priority" "$work/got.json" '.[0].spec.priority == -5 and .[0].spec.type
 jqcheck "targetRef" "$work/got.json" '.[0].spec.targetRef == {"group": "gateway.networking.k8s.io", "kind": "Gateway", "name": "eg"}'
 jqcheck "one entry per patch and resource" "$work/got.json" '(.[0].spec.jsonPatches | length) == 6'
 
+# Objects for well-known types, as protojson (what Envoy Gateway unmarshals the patched resource
+# with) writes them (issue 23 A and D): an object for a wrapper is its bare value ({} its zero,
+# {value: v} v); an Any in Consul's {type_url: u} form is {"@type": u}, with the empty message's
+# JSON form under "value" for a well-known type that has one (protojson requires it).
+cat >"$work/wkt.yaml" <<'YAML'
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: wkt, namespace: shop}
+spec:
+  targetRef: {group: gateway.networking.k8s.io, kind: Gateway, name: eg}
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /outlier_detection/consecutive_5xx
+      value: {}
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /per_connection_buffer_limit_bytes
+      value: {value: 1024}
+    - resourceFilter: {resourceType: listener, trafficDirection: outbound}
+      op: add
+      path: /bind_to_port
+      value: {}
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /transport_socket/typed_config
+      value: {type_url: type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer}
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /transport_socket/typed_config
+      value: {}
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /upstream_config/typed_config
+      value: {type_url: type.googleapis.com/google.protobuf.Duration}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: Gateway
+metadata: {name: eg, namespace: shop}
+spec:
+  gatewayClassName: eg
+  listeners:
+    - {name: http, protocol: HTTP, port: 80}
+---
+apiVersion: gateway.networking.k8s.io/v1
+kind: HTTPRoute
+metadata: {name: web, namespace: shop}
+spec:
+  parentRefs: [{name: eg}]
+  rules:
+    - backendRefs: [{name: web, namespace: default, port: 80}]
+YAML
+"$bin" render -f "$work/wkt.yaml" >"$work/out" 2>"$work/err"
+check "render the well-known-type cases" 0 $? "$work/err"
+"$yaml2json" "$work/out" >"$work/got.json"
+jqcheck "wrapper {} is its zero, bare" "$work/got.json" "$(op 0).value == 0"
+jqcheck "wrapper {value: v} is v, bare" "$work/got.json" "$(op 1).value == 1024"
+jqcheck "BoolValue {} is false" "$work/got.json" "$(op 2).value == false"
+jqcheck "Any in protojson's form" "$work/got.json" "$(op 3).value == {\"@type\": \"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}"
+jqcheck "the empty Any is {}" "$work/got.json" "$(op 4).value == {}"
+jqcheck "an Any of a well-known type: its JSON form under value" "$work/got.json" "$(op 5).value == {\"@type\": \"type.googleapis.com/google.protobuf.Duration\", \"value\": \"0s\"}"
+# Every such policy passes the hand-written checker too (it decodes each value with protojson's rules).
+"$bin" render -f "$work/wkt.yaml" | "$bin" validate -f - >"$work/out" 2>&1
+check "rendered well-known-type policy validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+
+# A PropertyOverride name of 237-253 characters (issue 25): once refused, as its policy's name
+# would pass 253; now cut and hashed: the policy's name is 253 characters, a valid subdomain.
+long=$(head -c 253 /dev/zero | tr '\0' a)
+sed "s/name: wkt, namespace: shop/name: $long, namespace: shop/" "$work/wkt.yaml" >"$work/long.yaml"
+"$bin" validate -f "$work/long.yaml" >"$work/out" 2>&1
+check "a 253-character name is valid for a Gateway target" 0 $? "$work/out"
+"$bin" render -f "$work/long.yaml" | "$yaml2json" /dev/stdin >"$work/got.json"
+jqcheck "its policy's name: 253 characters, prefix then hash" "$work/got.json" \
+  '.[0].metadata.name | length == 253 and startswith("propertyoverride-aaaa") and test("-[0-9a-f]{16}$")'
+
 # Names: listeners sharing a port share the first one's listener and (plain HTTP) route
 # configuration, HTTPS has its own; a route of another namespace attaches only where the
 # listener allows all namespaces and its sectionName names it; a redirect rule has no cluster.

@@ -50,6 +50,13 @@ sed -e 's/kind: Service$/kind: ServiceDefaults/' "$data/istio-refusals/remove.ya
 "$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1
 check "remove is fine on a Consul target" 0 $? "$work/out"
 
+# issue 23 B: the same rename after the patch naming services keeps Consul's meaning (each
+# configPatch found the cluster by its generated name first): accepted.
+awk '/^  patches:/{print; p=1; next} !p{print; next} /^    - resourceFilter:/{n++} {b[n]=b[n] $0 "\n"} END{printf "%s%s", b[2], b[1]}' \
+  "$data/istio-refusals/rename-before-service-patch.yaml" >"$work/rename-last.yaml"
+"$bin" validate -f "$work/rename-last.yaml" >"$work/out" 2>&1
+check "a cluster rename after the patches naming services" 0 $? "$work/out"
+
 # An array becomes MERGE_AND_REPLACE_LIST from Istio 1.31 on.
 "$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" --istio-version 1.31 >"$work/out" 2>&1
 check "array on 1.31" 0 $? "$work/out"
@@ -58,7 +65,8 @@ check "array on 1.31" 0 $? "$work/out"
 check "render array on 1.32" 0 $? "$work/err"
 contains "render array operation" "$work/out" "operation: MERGE_AND_REPLACE_LIST"
 
-# What the IR says reaches the value: a path through a wrapper to its `value` is the bare
+# What the IR says reaches the value: a path through a wrapper to its `value`, or an object for
+# the wrapper, is the bare
 # wrapper (protojson has no {"value": v} form); an enum's first value on a oneof member is
 # copied by a merge (it has presence), so it is not a zero-value refusal; an enum given by
 # number is written by name.
@@ -81,6 +89,10 @@ spec:
       op: add
       path: /lb_policy
       value: 2
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /per_connection_buffer_limit_bytes
+      value: {value: 1024}
 YAML
 "$bin" render -f "$work/ir.yaml" >"$work/out" 2>"$work/err"
 check "render the IR cases" 0 $? "$work/err"
@@ -88,6 +100,9 @@ check "render the IR cases" 0 $? "$work/err"
 jqcheck "wrapper value written bare" "$work/got.json" '.[0].spec.configPatches[0].patch.value == {"max_requests_per_connection": 7}'
 jqcheck "oneof enum 0 kept" "$work/got.json" '.[0].spec.configPatches[1].patch.value == {"type": "STATIC"}'
 jqcheck "enum by number written by name" "$work/got.json" '.[0].spec.configPatches[2].patch.value == {"lb_policy": "RING_HASH"}'
+# issue 23 A: an object for a wrapper ({value: v}) sets the wrapper to v, which a MERGE does too
+# (the wrapper's one field): not an "object value" refusal, and written bare as protojson wants.
+jqcheck "wrapper object written bare" "$work/got.json" '.[0].spec.configPatches[3].patch.value == {"per_connection_buffer_limit_bytes": 1024}'
 
 # render needs the target Service (its selector); it says so and renders the others.
 sed -n '1,/^---$/p' examples/istio/outlier-detection.yaml | sed '$d' >"$work/po.yaml"

@@ -229,6 +229,74 @@ static void test_ir_set_info(void **state) {
   assert_null(po_Override_SetJson(o, 5, A));
 }
 
+/* issue 23 A and D: objects for well-known types in protojson's form, which Envoy Gateway's
+ * unmarshal of the patched resource needs: an object for a wrapper is its bare value ({} the
+ * wrapper's zero, set), with the shape and zero of the scalar it stands for (a MERGE copies
+ * {value: 1024} as Consul sets it); an Any in Consul's {type_url: u} form is {"@type": u}. */
+static void test_ir_set_json_well_known(void **state) {
+  (void)state;
+#define PATCH(rt, path, value)                                                                          \
+  "{\"ResourceFilter\": {\"ResourceType\": \"" rt "\", \"TrafficDirection\": \"outbound\"}, \"Op\": \"add\"," \
+  " \"Path\": \"" path "\", \"Value\": " value "}"
+  static const char args_json[] =
+      "{\"Patches\": [" PATCH("cluster", "/outlier_detection/consecutive_5xx", "{}") ","
+      PATCH("cluster", "/per_connection_buffer_limit_bytes", "{\"value\": 1024}") ","
+      PATCH("listener", "/bind_to_port", "{}") ","
+      PATCH("cluster", "/transport_socket/typed_config",
+            "{\"type_url\": \"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}") ","
+      PATCH("cluster", "/transport_socket/typed_config", "{}") ","
+      PATCH("cluster", "/upstream_config/typed_config", "{\"type_url\": \"type.googleapis.com/google.protobuf.Duration\"}") ","
+      PATCH("cluster", "/upstream_config/typed_config", "{\"type_url\": \"type.googleapis.com/google.protobuf.BoolValue\"}") "]}";
+#undef PATCH
+  po_Override *o = compile(args_json);
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 0, A), A), "0");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 1, A), A), "1024");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 2, A), A), "false");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 3, A), A),
+                      "{\"@type\":\"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 4, A), A), "{}");
+  /* a well-known type with a JSON form of its own: that form of the empty message under "value" */
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 5, A), A),
+                      "{\"@type\":\"type.googleapis.com/google.protobuf.Duration\",\"value\":\"0s\"}");
+  assert_string_equal(po_Value_ToJson(po_Override_SetJson(o, 6, A), A),
+                      "{\"@type\":\"type.googleapis.com/google.protobuf.BoolValue\",\"value\":false}");
+  po_SetInfo si;
+  assert_true(po_Override_Set(o, 0, &si));
+  assert_int_equal(si.shape, kPo_SetShape_Wrapper);
+  assert_true(si.zero);
+  assert_true(po_Override_Set(o, 1, &si));
+  assert_int_equal(si.shape, kPo_SetShape_Wrapper);
+  assert_false(si.zero);
+  assert_true(po_Override_Set(o, 3, &si));
+  assert_int_equal(si.shape, kPo_SetShape_Message);
+}
+
+/* issue 23 C2: one object that sets two members of one oneof is refused for every target (Consul
+ * keeps whichever Go's map order sets last), naming the oneof and both members; one member of
+ * it beside a field outside it is fine. */
+static void test_oneof_pair_refused(void **state) {
+  (void)state;
+  static const char two[] =
+      "{\"Patches\": [{\"ResourceFilter\": {\"ResourceType\": \"listener\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/address/socket_address\","
+      " \"Value\": {\"address\": \"0.0.0.0\", \"named_port\": \"http\", \"port_value\": 8080}}]}";
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_ParseJson(two, sizeof two - 1, A, &st);
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_null(po_Constructor(NULL, v, NULL, A, d));
+  assert_int_equal(po_Diagnostics_ErrorCount(d), 1);
+  const po_Diagnostic *x = po_Diagnostics_At(d, 0);
+  assert_int_equal(x->patch_index, 0);
+  assert_non_null(strstr(x->message, "sets 'named_port' and 'port_value', two members of oneof 'port_specifier' of "
+                                     "envoy.config.core.v3.SocketAddress"));
+  static const char one[] =
+      "{\"Patches\": [{\"ResourceFilter\": {\"ResourceType\": \"listener\", \"TrafficDirection\": \"outbound\"},"
+      " \"Op\": \"add\", \"Path\": \"/address/socket_address\","
+      " \"Value\": {\"address\": \"0.0.0.0\", \"port_value\": 8080}}]}";
+  assert_non_null(compile(one));
+}
+
 static void test_ir_bare_applies_every_patch(void **state) {
   (void)state;
   po_Patch patches[2] = {{.op = "add", .path = "/alt_stat_name", .value = po_Value_NewString(A, "a", 1)},
@@ -298,6 +366,8 @@ int main(void) {
       cmocka_unit_test(test_ir_invalid_is_not_applied),
       cmocka_unit_test(test_ir_bare_applies_every_patch),
       cmocka_unit_test(test_ir_set_info),
+      cmocka_unit_test(test_ir_set_json_well_known),
+      cmocka_unit_test(test_oneof_pair_refused),
   };
   return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -25,6 +25,9 @@ static void test_loads_once_with_every_resource(void **state) {
   const po_Schema *s = schema();
   assert_ptr_equal(s, po_Schema_Get(NULL));
   assert_true(po_Schema_FileCount(s) > 300);
+  /* Loaded whole: the mode is fixed, asking for on demand now is refused and changes nothing. */
+  assert_false(po_Schema_LoadOnDemand());
+  assert_ptr_equal(s, po_Schema_Get(NULL));
   static const char *const types[][2] = {{"cluster", "envoy.config.cluster.v3.Cluster"},
                                          {"cluster-load-assignment", "envoy.config.endpoint.v3.ClusterLoadAssignment"},
                                          {"route", "envoy.config.route.v3.RouteConfiguration"},

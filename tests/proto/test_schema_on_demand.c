@@ -24,7 +24,8 @@ static int setup(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  po_Schema_LoadOnDemand();
+  assert_true(po_Schema_LoadOnDemand());
+  assert_true(po_Schema_LoadOnDemand()); /* asking again for the same mode is fine */
   lazy = po_Schema_Get(&st);
   whole = po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &st);
   return lazy && whole ? 0 : -1;

@@ -77,6 +77,12 @@ static json_object *policy(const char *name) {
   snprintf(k, sizeof k, "EnvoyPatchPolicy/default/propertyoverride-%s", name);
   return obj(k);
 }
+/* The policy stored under its own name (what the PropertyOverride's status.target.name says). */
+static json_object *policy_named(const char *pname) {
+  char k[300];
+  snprintf(k, sizeof k, "EnvoyPatchPolicy/default/%s", pname);
+  return obj(k);
+}
 static const char *status_of(const char *name) { return json_object_get_string(get(condition(name, "Programmed"), "status")); }
 static json_object *patch_at(json_object *epp, size_t i) {
   return json_object_array_get_idx(get(get(epp, "spec"), "jsonPatches"), i);
@@ -626,35 +632,34 @@ static void test_adv_foreign_selector_route_cannot_delete_policy(void **state) {
   assert_true(gw().ok);
   assert_non_null(policy("a"));
 }
-#ifdef PO_ADV_KNOWN_FAILING
-/* ADV-KNOWN-FAILING (adv3): a PropertyOverride's name may be 253 characters, and its
- * EnvoyPatchPolicy is named "propertyoverride-<name>" with no bound: past 236 characters the
- * name is over the API server's 253 and every create is refused, so a valid PropertyOverride is
- * never programmed (the Mesh EnvoyFilter's name has a hashed form for this; the Service one and
- * the EnvoyPatchPolicy do not). */
+/* adv3, once a known failure (issue 25): a PropertyOverride's name may be 253 characters, and its
+ * EnvoyPatchPolicy was named "propertyoverride-<name>" with no bound: past 236 characters the
+ * name was over the API server's 253 and the PropertyOverride was refused. A long name is now
+ * cut and hashed (po_EG_PolicyName): programmed, under a name of at most 253 characters, and two
+ * long names that share their first 236 characters get two policies. */
 static void test_adv_long_name_policy_name_valid(void **state) {
   (void)state;
   gateway();
   route("[\"payments\"]");
-  char name[241];
-  memset(name, 'n', 240);
-  name[240] = '\0';
+  char name[254], other[254];
+  memset(name, 'n', 253);
+  name[253] = '\0';
+  memcpy(other, name, sizeof other);
+  other[252] = 'm';
   apply_gw(name, 1, kPay50);
+  apply_gw(other, 1, kPay50);
   assert_true(gw().ok);
   const char *pname = json_object_get_string(get(get(get(po_of(name), "status"), "target"), "name"));
+  const char *oname = json_object_get_string(get(get(get(po_of(other), "status"), "target"), "name"));
   assert_non_null(pname);
+  assert_non_null(oname);
   assert_true(strlen(pname) <= 253);
+  assert_string_not_equal(pname, oname);
+  assert_non_null(policy_named(pname));
+  assert_non_null(policy_named(oname));
 }
 
-#endif
-
 int main(void) {
-#ifdef PO_ADV_KNOWN_FAILING
-  const struct CMUnitTest known[] = {
-      cmocka_unit_test_setup_teardown(test_adv_long_name_policy_name_valid, setup, teardown),
-  };
-  return cmocka_run_group_tests(known, NULL, NULL);
-#else
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_lifecycle, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_last_valid, setup, teardown),
@@ -676,7 +681,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_adv_long_message_cut_on_utf8_boundary, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_hostile_reason_not_copied, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_selector_listener_beside_attaching_one, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_long_name_policy_name_valid, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
-#endif
 }

@@ -3,7 +3,7 @@
  * every target they name runs until it writes nothing more; golden/<case>.out.yaml is every
  * object after, as YAML with sorted keys, so a change of behaviour is reviewed as a diff.
  *
- *   PO_GOLDEN_UPDATE=1 ctest -R test_reconcile_golden    rewrites the .out.yaml files */
+ *   PO_UPDATE_GOLDEN=1 ctest -R test_reconcile_golden    rewrites the .out.yaml files */
 #include <dirent.h>
 #include <json-c/json.h>
 #include <setjmp.h>
@@ -123,7 +123,7 @@ static void run_case(const char *dir, const char *name) {
   assert_non_null(mem);
   assert_true(po_Cli_EmitYaml(objs, n, mem));
   fclose(mem);
-  const char *update = getenv("PO_GOLDEN_UPDATE");
+  const char *update = getenv("PO_UPDATE_GOLDEN");
   if (update && !strcmp(update, "1")) {
     FILE *f = fopen(out, "wb");
     assert_non_null(f);
@@ -132,9 +132,9 @@ static void run_case(const char *dir, const char *name) {
   } else {
     size_t want_len;
     char *want = read_file(out, &want_len);
-    if (!want) fail_msg("%s: missing (PO_GOLDEN_UPDATE=1 writes it)", out);
+    if (!want) fail_msg("%s: missing (PO_UPDATE_GOLDEN=1 writes it)", out);
     if (want_len != got_len || memcmp(want, got, got_len) != 0) {
-      fprintf(stderr, "%s differs from what the reconcile gives now:\n%s\n(PO_GOLDEN_UPDATE=1 rewrites it; review the diff)\n",
+      fprintf(stderr, "%s differs from what the reconcile gives now:\n%s\n(PO_UPDATE_GOLDEN=1 rewrites it; review the diff)\n",
               out, got);
       fail();
     }

@@ -33,12 +33,15 @@ typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
   bool released;
+  struct po_Manager *other; /* on start: run this second manager while ours runs */
+  int other_rc;
 } Fake;
 
 static bool fake_start(void *ctx, po_CtlStatus *st) {
   Fake *f = ctx;
   if (f->fail_start) return po_CtlStatus_Set(st, kPo_Ctl_System, "port in use");
   record("start", f->name);
+  if (f->other) f->other_rc = po_Manager_Run(f->other);
   if (f->raise_sigterm) raise(SIGTERM);
   return true;
 }
@@ -216,6 +219,32 @@ static void a_second_signal_exits_at_once(void **state) {
   po_Metrics_Free(m);
 }
 
+/* SIGTERM belongs to the process: while one manager runs, a second Run is refused (and starts
+ * nothing) rather than taking the signal pipe, so the first still stops on SIGTERM. */
+static void a_second_run_is_refused_and_signals_stay_with_the_first(void **state) {
+  events[0] = '\0';
+  po_Metrics *m = po_Metrics_New();
+  po_CtlStatus st;
+  po_Manager *first = po_Manager_New(&(po_ManagerOptions){.metrics = m}, &st);
+  po_Manager *second = po_Manager_New(&(po_ManagerOptions){.metrics = m}, &st);
+  Fake a = FAKE("a"), b = FAKE("b");
+  a.other = second;
+  a.raise_sigterm = true; /* after the second Run returned: must reach the first manager */
+  po_Runnable ra = runnable(&a, false), rb = runnable(&b, false);
+  assert_true(po_Manager_Add(first, &ra, &st));
+  assert_true(po_Manager_Add(second, &rb, &st));
+  po_Manager_RequestStop(second); /* were it let run, it would return at once */
+  assert_int_equal(po_Manager_Run(first), 0);
+  assert_int_equal(a.other_rc, 1);
+  assert_string_equal(events, "start:a stop:a");
+  /* Once the first has returned, the second may run. */
+  assert_int_equal(po_Manager_Run(second), 0);
+  assert_string_equal(events, "start:a stop:a start:b stop:b");
+  po_Manager_Free(second);
+  po_Manager_Free(first);
+  po_Metrics_Free(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(start_stop_order_and_leadership),
@@ -223,6 +252,7 @@ int main(void) {
       cmocka_unit_test(run_stops_on_request_and_on_sigterm),
       cmocka_unit_test(run_exits_non_zero_after_the_deadline),
       cmocka_unit_test(a_second_signal_exits_at_once),
+      cmocka_unit_test(a_second_run_is_refused_and_signals_stay_with_the_first),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -38,12 +38,12 @@ struct po_Informer {
 static char *dup_or_null(const char *s) { return s ? strdup(s) : NULL; }
 
 bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
-                     const po_InformerHandlers *handlers, po_Informer **out, po_KubeStatus *st) {
+                     const po_InformerHandlers *handlers, po_Informer **out, po_CtlStatus *st) {
   *out = NULL;
   if (!opt || !opt->ref.version || !opt->ref.resource)
-    return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "informer needs ref.version and ref.resource");
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "informer needs ref.version and ref.resource");
   po_Informer *f = calloc(1, sizeof *f);
-  if (!f) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!f) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   f->client = client;
   f->opt = *opt;
   if (handlers) f->h = *handlers;
@@ -72,7 +72,7 @@ bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
   bool ok = f->version && f->resource && f->cancel && po_Cache_Init_(&f->cache);
   if (!ok) {
     po_Informer_Free(f);
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   po_Backoff_Init(&f->backoff, f->opt.backoff_initial_ns, f->opt.backoff_max_ns, 2.0, 1.0,
                   f->opt.backoff_reset_ns);
@@ -279,11 +279,11 @@ static void deliver_if_gone(void *ctx, po_CacheEntry_ *e) {
  * the whole list), swaps it in, then tells the handlers what changed: adds and updates for the
  * keys whose resourceVersion differs, deletions for keys that are gone. Only this thread writes
  * the cache, so it reads it here without the lock. */
-static bool relist(po_Informer *f, po_KubeStatus *st) {
+static bool relist(po_Informer *f, po_CtlStatus *st) {
   po_KubeListOptions lo = {f->label, f->field, f->opt.page_size, NULL, NULL};
   PO_STAT(f, lists, 1);
   po_Cache_ fresh;
-  if (!po_Cache_Init_(&fresh)) return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+  if (!po_Cache_Init_(&fresh)) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   char **pending = NULL, *cont = NULL, list_rv[128] = "";
   size_t npending = 0, cap = 0;
   bool ok = true;
@@ -297,7 +297,7 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
     if (!json_object_object_get_ex(list, "items", &items) ||
         !(json_object_is_type(items, json_type_array) || json_object_is_type(items, json_type_null))) {
       json_object_put(list);
-      ok = po_KubeStatus_Set(st, kPo_KubeErr_Decode, "list: the answer has no items array");
+      ok = po_CtlStatus_Set(st, kPo_Ctl_Decode, "list: the answer has no items array");
       break;
     }
     if (page == 0 && meta(list, "resourceVersion")) snprintf(list_rv, sizeof list_rv, "%s", meta(list, "resourceVersion"));
@@ -309,7 +309,7 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
       const char *rv = meta(it, "resourceVersion");
       po_CacheEntry_ *e = entry_of(f, key, it, NULL, 0);
       if (!e) {
-        ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+        ok = po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
         break;
       }
       po_CacheEntry_Unref_(po_Cache_Put_(&fresh, e));
@@ -319,19 +319,19 @@ static bool relist(po_Informer *f, po_KubeStatus *st) {
         cap = cap ? cap * 2 : 256;
         char **np = realloc(pending, cap * sizeof *np);
         if (!np) {
-          ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+          ok = po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
           break;
         }
         pending = np;
       }
       if (!(pending[npending] = strdup(key))) {
-        ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+        ok = po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
         break;
       }
       npending++;
     }
     const char *next = meta(list, "continue");
-    if (ok && next && *next && !(cont = strdup(next))) ok = po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "out of memory");
+    if (ok && next && *next && !(cont = strdup(next))) ok = po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     json_object_put(list);
     if (!cont) break;
   }
@@ -374,7 +374,7 @@ static int64_t now_ns(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void note_error(po_Informer *f, const char *what, const po_KubeStatus *st) {
+static void note_error(po_Informer *f, const char *what, const po_CtlStatus *st) {
   pthread_mutex_lock(&f->lock);
   if (st) snprintf(f->last_error, sizeof f->last_error, "%s %.60s: %.300s", what, f->opt.ref.resource ? f->opt.ref.resource : "", st->message);
   else f->last_error[0] = 0;
@@ -393,10 +393,10 @@ static void *run(void *arg) {
   po_Informer *f = arg;
   bool need_list = true;
   while (!po_KubeCancel_Fired(f->cancel)) {
-    po_KubeStatus st;
+    po_CtlStatus st;
     if (need_list) {
       if (!relist(f, &st)) {
-        if (st.code == kPo_KubeErr_Stopped || po_KubeCancel_Fired(f->cancel)) break;
+        if (st.code == kPo_Ctl_Stopped || po_KubeCancel_Fired(f->cancel)) break;
         note_error(f, "list", &st);
         PO_STAT(f, watch_errors, 1);
         po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
@@ -430,7 +430,7 @@ static void *run(void *arg) {
         po_KubeCancel_Sleep(f->cancel, po_Backoff_Next(&f->backoff, now_ns(), &f->rand));
       continue;
     }
-    if (st.code == kPo_KubeErr_Gone) {
+    if (st.code == kPo_Ctl_Gone) {
       PO_STAT(f, relists_gone, 1);
       need_list = true;
       continue;
@@ -446,8 +446,8 @@ static void *run(void *arg) {
   return NULL;
 }
 
-bool po_Informer_Start(po_Informer *f, po_KubeStatus *st) {
-  if (f->started) return po_KubeStatus_Set(st, kPo_KubeErr_Usage, "informer already started");
+bool po_Informer_Start(po_Informer *f, po_CtlStatus *st) {
+  if (f->started) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "informer already started");
   /* The thread parses and caches objects nested up to kPo_KubeMaxJsonDepth: a stack of a known
    * size, whatever RLIMIT_STACK the container gives (address space; pages touched as used). */
   pthread_attr_t attr;
@@ -456,7 +456,7 @@ bool po_Informer_Start(po_Informer *f, po_KubeStatus *st) {
   int rc = pthread_create(&f->thread, attr_ok ? &attr : NULL, run, f);
   if (attr_ok) pthread_attr_destroy(&attr);
   if (rc != 0)
-    return po_KubeStatus_Set(st, kPo_KubeErr_NoMemory, "cannot start the informer thread");
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot start the informer thread");
   f->started = true;
   return true;
 }

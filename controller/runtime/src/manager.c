@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,12 +30,16 @@ struct po_Manager {
   int wake[2]; /* self-pipe: 's' signal, 'r' RequestStop, 'd' stop finished, 'f' start failed */
 };
 
-/* The running manager's pipe for the signal handler (one Run at a time). */
-static volatile sig_atomic_t g_signal_fd = -1;
+/* The signal handler can reach no manager but through a process-wide slot: SIGTERM and SIGINT
+ * belong to the process, not to a manager. So one po_Manager_Run owns them at a time: it claims
+ * the slot with a compare-and-swap and gives it back on return; a second concurrent Run is refused
+ * instead of silently taking the first one's signals (a lock-free atomic int is async-signal-safe
+ * to read). */
+static _Atomic int g_signal_owner_fd = -1;
 
 static void on_signal(int sig) {
   int saved = errno;
-  int fd = g_signal_fd;
+  int fd = atomic_load(&g_signal_owner_fd);
   if (fd >= 0) {
     char c = 's';
     ssize_t ignored = write(fd, &c, 1);
@@ -292,7 +297,11 @@ int po_Manager_Run(po_Manager *m) {
   sa.sa_handler = on_signal;
   sa.sa_flags = SA_RESTART; /* other threads' blocking calls should not see EINTR because of us */
   sigemptyset(&sa.sa_mask);
-  g_signal_fd = m->wake[1];
+  int unowned = -1;
+  if (!atomic_compare_exchange_strong(&g_signal_owner_fd, &unowned, m->wake[1])) {
+    po_Log_Error(m->o.log, "another manager is running and owns SIGTERM/SIGINT: one po_Manager_Run at a time per process");
+    return 1;
+  }
   sigaction(SIGTERM, &sa, &old_term);
   sigaction(SIGINT, &sa, &old_int);
 
@@ -335,6 +344,6 @@ int po_Manager_Run(po_Manager *m) {
 out:
   sigaction(SIGTERM, &old_term, NULL);
   sigaction(SIGINT, &old_int, NULL);
-  g_signal_fd = -1;
+  atomic_store(&g_signal_owner_fd, -1);
   return code;
 }

@@ -1,4 +1,6 @@
 /* Prometheus text exposition format 0.0.4. */
+/* qsort_r is glibc's (and POSIX 2024's): the sort below passes its context instead of a global. */
+#define _GNU_SOURCE
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,12 +100,11 @@ static void buf_series_name(Buf *b, const po_MetricFamily *f, const po_Series *s
   buf_put(b, "}", 1);
 }
 
-static size_t sort_labels; /* label count for compare_series (qsort has no context) */
-static pthread_mutex_t sort_mu = PTHREAD_MUTEX_INITIALIZER;
-
-static int compare_series(const void *a, const void *b) {
+/* qsort_r (glibc) passes the label count: no global and no lock for a sort's context. */
+static int compare_series(const void *a, const void *b, void *labels) {
   const po_Series *x = *(po_Series *const *)a, *y = *(po_Series *const *)b;
-  for (size_t i = 0; i < sort_labels; i++) {
+  size_t n = *(const size_t *)labels;
+  for (size_t i = 0; i < n; i++) {
     int c = strcmp(x->values[i], y->values[i]);
     if (c) return c;
   }
@@ -137,10 +138,8 @@ static void write_family(Buf *b, po_MetricFamily *f) {
     return;
   }
   memcpy(order, f->series, f->n_series * sizeof *order);
-  pthread_mutex_lock(&sort_mu);
-  sort_labels = f->n_labels;
-  qsort(order, f->n_series, sizeof *order, compare_series);
-  pthread_mutex_unlock(&sort_mu);
+  size_t labels = f->n_labels;
+  qsort_r(order, f->n_series, sizeof *order, compare_series, &labels);
 
   buf_str(b, "# HELP ");
   buf_str(b, f->name);

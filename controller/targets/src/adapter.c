@@ -28,7 +28,8 @@ const po_TargetAdapter *po_TargetAdapter_For(po_Mesh mesh) {
 
 /* Istio and Envoy Gateway targets get an object of their own named after the PropertyOverride
  * (po_Istio_FilterName, po_EG_PolicyName): a name too long for it passed admission and then
- * failed at every create, so it is refused here, where the webhook says so. */
+ * failed at every create, so it is refused here, where the webhook says so. (Envoy Gateway's and
+ * Istio's Mesh names hash a long name into 253 characters: only a Service target's can be too long.) */
 static bool check_object_name(po_CompiledOverride *c, po_Arena *a) {
   po_Mesh m = po_TargetKind_Mesh(c->target_kind);
   if (m == kPo_Mesh_Consul || !c->name) return true;

@@ -17,6 +17,7 @@
 #include "po/targets/eg.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,35 @@ static bool diag(po_CompiledOverride *c, po_Arena *a, size_t i, po_Severity sev,
   return true;
 }
 
+/* Whether patch i sets the field Envoy Gateway names the resource by (issue 23 B): a Cluster's,
+ * Listener's or RouteConfiguration's `name`, a ClusterLoadAssignment's `cluster_name`. */
+static bool renames(const po_Override *o, size_t i) {
+  po_PathSegment s;
+  if (po_Override_Op(o, i) != kPo_Op_Add || po_Override_SegmentCount(o, i) != 1 || !po_Override_Segment(o, i, 0, &s)) {
+    return false;
+  }
+  return !strcmp(s.name, po_Override_ResourceType(o, i) == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name");
+}
+
+/* Whether patch i sets an Any to a google.protobuf.Value (in protojson's form, po_Override_SetJson:
+ * {"@type": ".../google.protobuf.Value"} without the "value" protojson requires). */
+static bool any_of_value(const po_Override *o, size_t i, po_Arena *a) {
+  static const char kValue[] = "/google.protobuf.Value";
+  po_Value *v = po_Override_SetJson(o, i, a);
+  const char *url = v && po_Value_Kind(v) == kPo_ValueKind_Map ? po_Value_String(po_Value_Get(v, "@type"), NULL) : NULL;
+  size_t n = url ? strlen(url) : 0;
+  return n >= sizeof kValue - 1 && !strcmp(url + n - (sizeof kValue - 1), kValue) && !po_Value_Get(v, "value");
+}
+
+static const char *resource_word(po_ResourceType rt) {
+  switch (rt) {
+    case kPo_ResourceType_Listener: return "listener";
+    case kPo_ResourceType_Route: return "route configuration";
+    case kPo_ResourceType_ClusterLoadAssignment: return "ClusterLoadAssignment";
+    default: return "cluster";
+  }
+}
+
 /* The reason patch i cannot be a JSON Patch with Consul's meaning, or NULL. */
 static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   const po_Override *o = c->override;
@@ -88,6 +118,20 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
            "EnvoyPatchPolicy by hand for a field you know is generated";
   }
   size_t n = po_Override_SegmentCount(o, i);
+  if (renames(o, i)) {
+    return or_oom(po_Arena_Printf(
+        a, "/%s renames the %s: Envoy Gateway finds the resource of every jsonPatches entry by its name, so this "
+           "policy's later entries and every EnvoyPatchPolicy of the Gateway applied after it would not find it (the "
+           "policy becomes Invalid and none of its patches apply)%s",
+        rt == kPo_ResourceType_ClusterLoadAssignment ? "cluster_name" : "name", resource_word(rt),
+        rt == kPo_ResourceType_Cluster ? "; and the routes Envoy Gateway generated still send to the old name"
+        : rt == kPo_ResourceType_ClusterLoadAssignment ? "; and its cluster still asks EDS for the old name"
+        : rt == kPo_ResourceType_Route ? "; and the listener still asks RDS for the old name" : ""));
+  }
+  if (any_of_value(o, i, a)) {
+    return "an Any of google.protobuf.Value: Consul's Any holds the empty Value (no bytes), which protojson has no "
+           "form for, so Envoy Gateway cannot write or read it back; name another type_url";
+  }
   for (size_t k = 0; k + 1 < n; k++) {
     po_PathSegment s;
     if (!po_Override_Segment(o, i, k, &s)) return "the path did not resolve";
@@ -132,8 +176,27 @@ bool po_EG_Check(po_CompiledOverride *c, po_Arena *a) {
   return true;
 }
 
+/* FNV-1a 64: stable across processes and versions, as the name is what finds the policy again. */
+static uint64_t name_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
 const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a) {
-  return po_Arena_Printf(a, "propertyoverride-%s", c->name);
+  const char *full = po_Arena_Printf(a, "propertyoverride-%s", c->name ? c->name : "");
+  if (!full || strlen(full) <= kPo_EGMaxPolicyName) return full;
+  /* A PropertyOverride name of 237 to 253 characters (issue 25): a readable prefix, then "-" and
+   * 16 hex digits of the name's hash, 253 characters at most, a valid subdomain (a prefix cut
+   * after a '.' or '-' would put it next to the '-'). Such names were refused before, so no policy
+   * of the plain form is left behind. */
+  size_t keep = kPo_EGMaxPolicyName - 17;
+  char *out = po_Arena_Malloc(a, kPo_EGMaxPolicyName + 1);
+  if (!out) return NULL;
+  memcpy(out, full, keep);
+  while (keep > 0 && (out[keep - 1] == '.' || out[keep - 1] == '-')) keep--;
+  snprintf(out + keep, kPo_EGMaxPolicyName + 1 - keep, "-%016llx", (unsigned long long)name_hash(c->name));
+  return out;
 }
 
 /* ---- names from the Gateway and its HTTPRoutes ---- */

@@ -6,6 +6,7 @@
  * the resource, strictly (an unknown field, a wrong type or a bad enum name is an error, as
  * protojson's Unmarshal in Envoy Gateway refuses it, but only once applied, as Programmed=False). */
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,17 +48,14 @@ static bool index_segment(const char *s, size_t n) {
   return true;
 }
 
-/* Whether the all-digit segment starting after path[upto] (its '/') is a map key rather than a
- * list index: the field the path names up to it is a map (a map<string, T>'s keys may be all
- * digits: /metadata/filter_metadata/0), by the schema (po_Explain). Known where the path up to
- * it runs through message fields only; elsewhere it is an index, as RFC 6901 reads it. */
-static bool map_key_at(const char *msg, const char *path, size_t upto, po_Arena *a) {
-  if (!msg || upto == 0) return false;
-  const char *q = po_Arena_Printf(a, "%s%.*s", msg, (int)upto, path);
-  po_Explanation e;
-  po_Status st;
-  po_Status_Clear(&st);
-  return q && po_Explain(q, a, &e, &st) && e.field && e.field->map;
+/* Whether segment k of `path` in message `msg` is a list index: where the schema says so (a
+ * repeated field, a ListValue), or where it does not know (below an Any or a Value) and the
+ * segment is digits or "-", as RFC 6901 reads it. Digits are a key where the schema says the
+ * segment is one: of a map (/metadata/filter_metadata/0) or of a Struct
+ * (/metadata/filter_metadata/example.com/2024). */
+static bool is_index(const po_PointerSeg *segs, size_t nsegs, size_t k, const char *seg, size_t len) {
+  po_PointerSegKind kind = k < nsegs ? segs[k].kind : kPo_PointerSeg_Unknown;
+  return kind == kPo_PointerSeg_Index || (kind == kPo_PointerSeg_Unknown && index_segment(seg, len));
 }
 
 /* A pointer into nest()'s document, as a pointer into the resource: its first segments are the
@@ -76,7 +74,7 @@ static const char *in_resource(const char *path, const char *pointer, po_Arena *
 }
 
 /* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped) in the message `msg`: an
- * all-digit segment is a list index, or a map's key (map_key_at); a new reference, or NULL
+ * all-digit segment is a list index, or a map's or Struct's key (is_index); a new reference, or NULL
  * when out of memory. *too_deep when the path has more segments than are checked. */
 static json_object *nest(const char *msg, const char *path, const json_object *value, po_Arena *a, bool *too_deep) {
   const char *segs[kMaxSegments];
@@ -91,11 +89,13 @@ static json_object *nest(const char *msg, const char *path, const json_object *v
     segs[n] = s, lens[n++] = len;
     p = s + len;
   }
+  po_PointerSeg kinds[kMaxSegments];
+  size_t nkinds = po_Pointer_Segments(msg, path, kinds, kMaxSegments);
   json_object *cur = NULL;
   if (value && json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL; /* NULL: a JSON null */
   while (n-- > 0) {
     json_object *up;
-    if (index_segment(segs[n], lens[n]) && !map_key_at(msg, path, (size_t)(segs[n] - 1 - path), a)) {
+    if (is_index(kinds, nkinds, n, segs[n], lens[n])) {
       up = json_object_new_array();
       if (up && json_object_array_add(up, cur) != 0) json_object_put(cur), json_object_put(up), up = NULL;
     } else {
@@ -137,7 +137,9 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
    * here), unless it is a list index; "~1" and "~0" unescaped */
   const char *last = strrchr(path, '/');
   char *field = NULL;
-  if (last && (!index_segment(last + 1, strlen(last + 1)) || map_key_at(po_Message_FullName(pm), path, (size_t)(last - path), a))) {
+  po_PointerSeg kinds[kMaxSegments];
+  size_t nkinds = po_Pointer_Segments(po_Message_FullName(pm), path, kinds, kMaxSegments);
+  if (last && depth && !is_index(kinds, nkinds, depth - 1, last + 1, strlen(last + 1))) {
     size_t n = strlen(last + 1), k = 0;
     if (!(field = po_Arena_Malloc(a, n + 1))) return false;
     for (const char *p = last + 1; *p; p++) {
@@ -184,6 +186,34 @@ static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
   po_Status_Clear(&st);
   po_Value *pv = NULL;
   return !decode(msg, doc, a, &st, &oom, &pv) && (oom || any_without_type(st.message));
+}
+
+/* A path segment that is a field's JSON name (connectTimeout for connect_timeout): Envoy Gateway
+ * writes the generated resource with proto field names, so the path is not there. Replace,
+ * remove and test then fail (the policy becomes Programmed=False, Invalid); an add creates a
+ * second member that protojson reads as the same field, which it refuses when the generated
+ * resource has the field set, and accepts only where it is absent. The first such segment. */
+static bool check_json_names(const char *msg, const char *path, const char *op, int idx, const char *where,
+                             po_Arena *a, po_Diagnostics *d) {
+  po_PointerSeg segs[kMaxSegments];
+  size_t n = po_Pointer_Segments(msg, path, segs, kMaxSegments);
+  const char *p = path;
+  for (size_t k = 0; k < n; k++, p = strchr(p + 1, '/')) {
+    if (segs[k].kind != kPo_PointerSeg_JsonName) continue;
+    bool fails = !strcmp(op, "replace") || !strcmp(op, "remove") || !strcmp(op, "test");
+    const char *end = strchr(p + 1, '/');
+    return add(d, fails ? kPo_Severity_Error : kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.path: '%.*s' is the JSON name of %s's field '%s': Envoy Gateway "
+                                  "writes the generated resource with proto field names, so %s (write %.*s/%s%s)",
+                               where, (int)(end ? end - p - 1 : (ptrdiff_t)strlen(p + 1)), p + 1, segs[k].message,
+                               segs[k].field,
+                               fails ? po_Arena_Printf(a, "op %s finds nothing there and fails (the policy becomes "
+                                                          "Programmed=False, Invalid)", op)
+                                     : "where the generated resource has the field set, the patched resource holds "
+                                       "both names and protojson refuses it (Programmed=False, Invalid)",
+                               (int)(p - path), path, segs[k].field, end ? end : ""));
+  }
+  return true;
 }
 
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
@@ -268,6 +298,7 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
                                 "out every field at its default value (0, false, \"\", an empty list)",
                              where, op, !strcmp(op, "move") ? from : path ? path : json_path))) return false;
   }
+  if (path && !check_json_names(msg, path, op, idx, where, a, d)) return false;
   if (!wants_value || !value || !path) return true;
   bool too_deep = false;
   json_object *doc = nest(msg, path, value, a, &too_deep);

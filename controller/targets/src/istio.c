@@ -37,6 +37,34 @@ static bool refuse(po_CompiledOverride *c, po_Arena *a, size_t i, const char *ms
 static const char kOom[] = "out of memory";
 static const char *or_oom(const char *s) { return s ? s : kOom; }
 
+/* A cluster's /name renamed (issue 23 B) before a later patch of the same PropertyOverride that
+ * names services: Istio applies each configPatch to a cluster in order and matches
+ * match.cluster.service against the host in the cluster's name ("outbound|80||payments.shop..."),
+ * which the rename took away, so the later patch would not apply where Consul, which finds the
+ * cluster once for all of one extension's patches, applies it. A rename alone, or before patches
+ * without services (matched by context), keeps Consul's meaning. */
+static const char *rename_reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
+  const po_Override *o = c->override;
+  po_PathSegment s;
+  if (po_Override_ResourceType(o, i) != kPo_ResourceType_Cluster || po_Override_Op(o, i) != kPo_Op_Add ||
+      po_Override_SegmentCount(o, i) != 1 || !po_Override_Segment(o, i, 0, &s) || strcmp(s.name, "name") != 0) {
+    return NULL;
+  }
+  for (size_t k = i + 1; k < c->args->patch_count; k++) {
+    if (po_Override_ResourceType(o, k) != kPo_ResourceType_Cluster ||
+        po_Override_Direction(o, k) != po_Override_Direction(o, i) ||
+        c->args->patches[k].resource_filter.service_count == 0) {
+      continue;
+    }
+    return or_oom(po_Arena_Printf(
+        a, "/name renames the cluster before patches[%zu], which names services: Istio matches a configPatch's "
+           "match.cluster.service against the host in the cluster's name, so after the rename patches[%zu] would not "
+           "apply (Consul applies every patch of a PropertyOverride to the cluster it found); put the rename last",
+        k, k));
+  }
+  return NULL;
+}
+
 /* The reason patch i cannot be an EnvoyFilter patch with Consul's meaning, or NULL. */
 static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   const po_Override *o = c->override;
@@ -82,6 +110,8 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
                              "a duration such as \"5s\"", s.name, s.name));
     }
   }
+  const char *renamed = rename_reason(c, i, a);
+  if (renamed) return renamed;
   po_SetInfo si;
   po_Override_Set(o, i, &si);
   po_PathSegment leaf = {0};

@@ -1,6 +1,6 @@
 /* propertyoverride engine: HashiCorp Consul's builtin/property-override semantics in C.
  *
- * The seed API (shared/seed/propertyoverride-api.txt) maps to:
+ * Consul's extension API (its Go types, docs/consul-semantics.md) maps to:
  *   Patch, ResourceFilter, ServiceName    po_Patch, po_ResourceFilter, po_ServiceName
  *   Op, Ops                               po_Op, po_Ops_Contains()
  *   ResourceType, ResourceTypes           po_ResourceType, po_ResourceTypes_Contains()
@@ -521,8 +521,9 @@ typedef struct {
 const char *po_EnvoyApi_Snapshot(void);
 
 /* For single-threaded one-shot processes, before any other engine call: the Envoy schema is
- * then loaded piecemeal, only the .proto files a lookup needs (proto/: po_Schema_LoadOnDemand). */
-void po_EnvoyApi_LoadOnDemand(void);
+ * then loaded piecemeal, only the .proto files a lookup needs (proto/: po_Schema_LoadOnDemand).
+ * False when the schema was already loaded whole (the mode is fixed by the first load). */
+bool po_EnvoyApi_LoadOnDemand(void);
 
 /* True once memory ran out anywhere the engine could see it in this process (an arena from
  * po_Arena_New, an on-demand schema load, a name table, or the schema not loading at all): from
@@ -536,6 +537,27 @@ bool po_Engine_OutOfMemory(void);
  * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."
  * and the field list, then a did-you-mean line when one is close). */
 bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
+
+/* What each segment of an RFC 6901 pointer into the protojson document of a message is, by the
+ * schema (for JSON Patch paths written by hand: an EnvoyPatchPolicy's). "~0" and "~1" are not
+ * unescaped (no field name has them). */
+typedef enum {
+  kPo_PointerSeg_Unknown = 0, /* not known from the schema: no such field, or below a scalar, an Any,
+                               * a Value, or a message protojson writes as a string (Duration, wrappers) */
+  kPo_PointerSeg_Field,       /* a field of the message, by its proto name */
+  kPo_PointerSeg_JsonName,    /* a field of the message by its JSON name (connectTimeout), not its proto name */
+  kPo_PointerSeg_MapKey,      /* a key of a map field: any text, digits included */
+  kPo_PointerSeg_StructKey,   /* a key of a google.protobuf.Struct: any text, digits included */
+  kPo_PointerSeg_Index,       /* an index (digits, or "-") into a repeated field or a ListValue */
+} po_PointerSegKind;
+typedef struct {
+  po_PointerSegKind kind;
+  const char *field;   /* Field, JsonName: the proto field name (static) */
+  const char *message; /* Field, JsonName: the full name of the message it is a field of (static) */
+} po_PointerSeg;
+/* The first `max` segments of `pointer` in message `message_full_name` into out; returns how many.
+ * Every segment Unknown when there is no such message or no schema. Linear in the pointer. */
+size_t po_Pointer_Segments(const char *message_full_name, const char *pointer, po_PointerSeg *out, size_t max);
 
 /* ---- Envoy's admin /config_dump and the meshes' naming (`propertyoverride preview`) ----------
  * config_dump.c reads a dump with upb's JSON decoder (every `@type` resolved against the

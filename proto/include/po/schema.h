@@ -20,8 +20,9 @@ const po_Schema *po_Schema_Get(po_Status *status);
 
 /* Before the first po_Schema_Get: load the embedded schema on demand, only the files that
  * define what is looked up (and their imports), instead of all of it. For single-threaded
- * processes only (one-shot commands): lookups then add to the pool. */
-void po_Schema_LoadOnDemand(void);
+ * processes only (one-shot commands): lookups then add to the pool. The mode is fixed when the
+ * schema is first loaded: false (and nothing changes) when it was already loaded whole. */
+bool po_Schema_LoadOnDemand(void);
 
 /* A schema from a serialized FileDescriptorSet (files in protoc's order, dependencies first). */
 po_Schema *po_Schema_New(const void *descriptor_set, size_t size, po_Status *status);

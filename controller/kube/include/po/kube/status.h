@@ -16,15 +16,4 @@ bool po_KubeStatus_FromResponse(po_CtlStatus *st, long http_status, const char *
 struct json_object;
 bool po_KubeStatus_FromObject(po_CtlStatus *st, long http_status, struct json_object *status);
 
-/* The names before the family moved to controller/base, for code not yet converted (informer.c);
- * new code uses the po_Ctl names. To be removed once nothing uses them. */
-typedef po_CtlStatus po_KubeStatus;
-#define po_KubeStatus_Clear po_CtlStatus_Clear
-#define po_KubeStatus_Set po_CtlStatus_Set
-#define kPo_KubeErr_Decode kPo_Ctl_Decode
-#define kPo_KubeErr_Gone kPo_Ctl_Gone
-#define kPo_KubeErr_NoMemory kPo_Ctl_NoMemory
-#define kPo_KubeErr_Stopped kPo_Ctl_Stopped
-#define kPo_KubeErr_Usage kPo_Ctl_Usage
-
 #endif

@@ -12,13 +12,17 @@
  *                             with backends of the HTTPRoutes attached to G; with services:[x],
  *                             the rules whose backendRefs include Service x
  *   add /a/b = v -> {op: add, path: /a/b, value: protojson of v} (proto field names, wrappers
- *       bare: /x/value is written /x, Durations as strings); Envoy Gateway creates absent
- *       parents (EnsurePathExistsOnAdd), as Consul initialises them
+ *       bare: /x/value is written /x, an object {value: v} for a wrapper v and {} its zero;
+ *       an Any's {type_url: u} as {"@type": u}; Durations as strings); Envoy Gateway creates
+ *       absent parents (EnsurePathExistsOnAdd), as Consul initialises them
  *
  * Refused, each with its reason (po_EG_Check): inbound; remove; listener or route patches with
  * services; a non-default partition; paths inside a Duration, Timestamp, FieldMask, Struct,
- * Value or ListValue (protojson writes them as strings or bare JSON). Warned: a oneof member
- * (protojson refuses two members, where Consul clears the other). */
+ * Value or ListValue (protojson writes them as strings or bare JSON); renaming the resource
+ * (/name, a ClusterLoadAssignment's /cluster_name: every entry, of this policy and of the
+ * Gateway's others, finds its resource by name); an Any of google.protobuf.Value (no protojson
+ * form for the empty one). Warned: a oneof member (protojson refuses two members, where Consul
+ * clears the other). */
 #ifndef PO_TARGETS_EG_H_
 #define PO_TARGETS_EG_H_
 
@@ -37,7 +41,10 @@ struct json_object;
 bool po_EG_Check(po_CompiledOverride *c, po_Arena *a);
 
 /* "propertyoverride-<name>", in `a`; the namespace is the PropertyOverride's (= the Gateway's:
- * an EnvoyPatchPolicy's targetRef has no namespace). */
+ * an EnvoyPatchPolicy's targetRef has no namespace). Past kPo_EGMaxPolicyName characters (a
+ * name of 237 or more), its first 236 (less a trailing '.' or '-'), "-" and 16 hex digits of a
+ * hash of the name, so every valid PropertyOverride name has a policy name Kubernetes takes. */
+enum { kPo_EGMaxPolicyName = 253 };
 const char *po_EG_PolicyName(const po_CompiledOverride *c, po_Arena *a);
 
 /* The bounds on what a policy holds (owned.h's stored size): the serialized bytes of its
