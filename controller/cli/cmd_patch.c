@@ -21,10 +21,12 @@ static const char kUsage[] =
     "  --patches FILE        a JSON array of {\"op\", \"path\", \"value\"} objects (keys in any case;\n"
     "                        no \"value\" means none)\n"
     "  --debug               list every field of a message in unknown-field errors, not 10\n"
-    "  --rules               also judge Envoy's protoc-gen-validate rules, as `validate` and\n"
-    "                        `preview` do: on the values the patches set and on the messages\n"
-    "                        they create in this message; each violation on stderr, nothing on\n"
-    "                        stdout, exit 1 (rule kinds not judged are said as warnings)\n"
+    "  --rules               also judge Envoy's protoc-gen-validate rules, as `preview` does, on\n"
+    "                        what each patch leaves in this message: the value it sets (a\n"
+    "                        Duration set a part at a time with this message's other part), the\n"
+    "                        messages it creates, what a remove leaves; each violation on\n"
+    "                        stderr, nothing on stdout, exit 1 (rule kinds not judged are said\n"
+    "                        as warnings)\n"
     "\n"
     "Exit status: 0 patched (the message on stdout, proto field names); 1 a patch failed (the\n"
     "error on stderr), or with --rules the result breaks Envoy's rules; 2 bad usage, unreadable input, or a patched message JSON cannot carry\n"
@@ -43,25 +45,21 @@ static int usage_error(const char *msg) {
   return kPo_ExitUsage;
 }
 
-/* Whether a compile error is Consul's own (PatchStruct's text wins), not only Envoy's rules. */
-static bool consul_error(const po_Diagnostics *d) {
-  for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
-    const po_Diagnostic *x = po_Diagnostics_At(d, i);
-    if (x->severity == kPo_Severity_Error && x->kind != kPo_DiagKind_EnvoyRule) return true;
-  }
-  return false;
-}
-
-/* --rules: the compile's Envoy-rule findings (its warnings that leave a created parent to
- * preview are left out: `applied` judges the message itself), then those on the patched
- * message; each on stderr. Exit 1 when any is an error. */
-static int rule_report(const po_Diagnostics *compiled, const po_Diagnostics *applied) {
+/* --rules: Envoy's rules on the patched message itself (po_Override_ApplyChecked: what each add
+ * created and set, with the message's own parts where the patch sets a Duration's one part), and
+ * the compile's findings on each remove (`judged`, compiled with the rules: what a remove leaves
+ * is known from the schema; its warnings that leave a resource to preview are left out, this is
+ * the resource). Each on stderr; exit 1 when any is an error. */
+static int rule_report(const po_Arguments *args, const po_Diagnostics *judged, const po_Diagnostics *applied) {
   int rc = kPo_ExitOk;
-  const po_Diagnostics *all[2] = {compiled, applied};
+  const po_Diagnostics *all[2] = {judged, applied};
   for (int k = 0; k < 2; k++) {
     for (size_t i = 0; all[k] && i < po_Diagnostics_Count(all[k]); i++) {
       const po_Diagnostic *x = po_Diagnostics_At(all[k], i);
-      if (x->kind == kPo_DiagKind_EnvoyRuleIfResource || (x->kind != kPo_DiagKind_EnvoyRule && x->kind != kPo_DiagKind_EnvoyRuleNotJudged)) continue;
+      if (x->kind != kPo_DiagKind_EnvoyRule && x->kind != kPo_DiagKind_EnvoyRuleNotJudged) continue;
+      bool remove = x->patch_index >= 0 && (size_t)x->patch_index < args->patch_count &&
+                    !strcmp(args->patches[x->patch_index].op, "remove");
+      if (k == 0 && !remove) continue;
       bool err = x->severity == kPo_Severity_Error;
       if (err) rc = kPo_ExitInvalid;
       fprintf(stderr, "%s: patch %d (%s): %s\n", err ? "Envoy's rules" : "warning", x->patch_index, x->path ? x->path : "",
@@ -153,9 +151,7 @@ int po_Cmd_Patch(int argc, char **argv) {
       if (p->value && po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL;
     }
     po_CompileOptions co = po_CompileOptions_Default();
-    /* PatchStruct is Consul's: rules belong to validation, or to --rules */
-    co.deprecations = false;
-    co.envoy_rules = rules;
+    co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
     po_Diagnostics *d = args.patches ? po_Diagnostics_New(a) : NULL;
     po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
     rc = kPo_ExitOk;
@@ -164,8 +160,6 @@ int po_Cmd_Patch(int argc, char **argv) {
       po_Status_Set(&st, kPo_ErrNoMemory, "out of memory");
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_ExitUsage;
-    } else if (!po_Override_Valid(o) && !consul_error(d)) {
-      rc = rule_report(d, NULL); /* only Envoy's rules refuse it */
     } else if (!po_Override_Valid(o)) {
       const po_Diagnostic *x = NULL;
       for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
@@ -185,12 +179,15 @@ int po_Cmd_Patch(int argc, char **argv) {
     } else if (rules) {
       /* the message is known here: the parents the patches create are judged on it, not left to
        * preview as a compile leaves them */
-      po_Diagnostics *found = po_Diagnostics_New(a);
-      if (!found || !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
-        fprintf(stderr, "propertyoverride patch: %s\n", found ? st.message : "out of memory");
+      po_Diagnostics *found = po_Diagnostics_New(a), *judged = po_Diagnostics_New(a);
+      po_CompileOptions ro = co;
+      ro.envoy_rules = true;
+      if (!found || !judged || !po_Override_BuildFor(message, &args, &ro, a, judged) ||
+          !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
+        fprintf(stderr, "propertyoverride patch: %s\n", found && judged ? st.message : "out of memory");
         rc = kPo_ExitUsage;
       } else {
-        rc = rule_report(d, found);
+        rc = rule_report(&args, judged, found);
       }
     } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);

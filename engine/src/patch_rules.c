@@ -12,10 +12,12 @@
  *   (`/upstream_bind_config/source_address/address` creates a SocketAddress without the port its
  *   oneof requires, if there was none). No compile can know the resource: a warning that says so
  *   and leaves it to `preview`, which judges the patched resource (result_rules.c).
- * A Duration or Timestamp set a part at a time (`/connect_timeout/nanos`) is a parent too, whose
- * other part is the resource's: its rules are an error when every value that part can take breaks
- * them, else conditional as above. A remove is judged on what it leaves (po_Pgv_CheckRemove; a
- * wrapper's value back at zero; a Duration's part at zero).
+ * A Duration or Timestamp set a part at a time (`/connect_timeout/nanos 0`) is what the patch
+ * sets, like a wrapper through `/value`, and judged as the patch leaves it on a resource without
+ * it (the other part 0), as Envoy's validator judges the patched empty resource: an error that
+ * says so and how to set the whole Duration. A remove is judged on what it leaves
+ * (po_Pgv_CheckRemove; a wrapper's value back at zero; a Duration part at zero: an error when
+ * every value of the other part breaks the rule, else a warning left to preview).
  * Cost: the messages of the path only (a patch value is one message deep, Consul's PatchStruct
  * sets no nested maps), one rules lookup per field of each (the schema keeps each field's rules
  * decoded: proto/src/rules.c). */
@@ -30,6 +32,7 @@ typedef struct {
   po_Diagnostics *d;
   size_t unit_depth;          /* the steps to what the patch sets whole */
   const upb_FieldDef *unit;   /* and its field */
+  const char *part;           /* a Duration's or Timestamp's part the patch sets, or NULL */
   bool conditional;           /* conditional findings still said (none once an error is certain) */
 } Patch;
 
@@ -47,6 +50,14 @@ static void patch_found(po_RuleWalk *w, size_t n, bool message_level, po_Severit
     return;
   }
   bool certain = n >= p->unit_depth && w->steps[p->unit_depth - 1].field == p->unit;
+  if (certain && p->part && n == p->unit_depth && message_level) {
+    /* the Duration as this patch leaves it where the resource has none */
+    add(w, sev, kind,
+        po_Arena_Printf(w->a, "%s: %s (this patch sets only its %s: the rest is the resource's, or 0 where the "
+                              "resource has no %s; set it whole, %s {\"seconds\": S, \"nanos\": N}, to say what it is)",
+                        at, text, p->part, upb_FieldDef_Name(p->unit), at));
+    return;
+  }
   if (certain || sev == kPo_Severity_Warning) {
     add(w, sev, kind, po_Arena_Printf(w->a, "%s: %s", at, text));
     return;
@@ -130,21 +141,16 @@ void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const c
   size_t k = cp->chain_len;
   const upb_FieldDef *h = k ? cp->chain[k - 1]->def : NULL;
   const upb_MessageDef *hm = h ? upb_FieldDef_MessageSubDef(h) : NULL;
-  /* what the patch sets whole: its target, or the wrapper whose value it sets */
-  p.unit_depth = is_wrapper(hm) ? k : k + 1;
-  p.unit = is_wrapper(hm) ? h : cp->target;
+  /* what the patch sets whole: its target, or the wrapper whose value it sets, or the Duration
+   * or Timestamp one part of which it sets */
+  bool parent_unit = is_wrapper(hm) || is_time(hm);
+  p.unit_depth = parent_unit ? k : k + 1;
+  p.unit = parent_unit ? h : cp->target;
+  p.part = is_time(hm) ? upb_FieldDef_Name(cp->target) : NULL;
   po_RuleWalk *w = po_Arena_Malloc(a, sizeof *w);
   upb_Message *root = w ? upb_Message_New(cp->root, po_Arena_Upb(a)) : NULL;
   if (!root || !po_CompiledPatch_Apply(cp, root, po_Arena_Upb(a))) return;
   const upb_FieldDef *first = k ? cp->chain[0]->def : cp->target;
   *w = (po_RuleWalk){.s = s, .scratch = a, .a = a, .value_depth = 1, .chain = &first, .found = patch_found, .ctx = &p};
-  if (is_time(hm) && cp->set.kind == kPo_SetScalar) {
-    upb_MessageValue v = cp->set.value;
-    const char *t = time_part(s, h, cp->target, upb_FieldDef_Number(cp->target) == 1 ? v.int64_val : v.int32_val, a);
-    if (t) {
-      add(w, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, po_Arena_Printf(a, "%s: %s", chain_pointer(cp, a), t));
-      p.conditional = false;
-    }
-  }
   po_Rules_Walk(w, root, cp->root, true);
 }

@@ -41,7 +41,6 @@ if grep -qE '^(~~~|\+\+\+ b/cluster/x|# Approved)' "$work/out" || grep -q $'\e' 
 else pass=$((pass+1)); fi
 case_ inline-cla -f $pv/inline-cla-po.yaml --config-dump $pv/consul-dump.json
 case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
-case_ duration-part -f $pv/duration-part-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
 case_ invalid-override -f $pv/invalid-po.yaml --config-dump $pv/consul-dump.json

@@ -236,7 +236,7 @@ typedef enum {
                           * meaning): added by the target adapters, never by the engine */
   kPo_DiagKind_EnvoyRuleIfResource, /* warning: a rule of Envoy's the patch breaks on some resources only,
                           * which no compile can know: a parent it creates when the resource lacks
-                          * it, a Duration part whose other part is the resource's. Left to preview
+                          * it, a Duration part a remove leaves at zero. Left to preview
                           * (po_Override_ApplyChecked), which judges the resource */
   kPo_DiagKind_EnvoyRuleNotJudged, /* warning: a rule kind of Envoy's that the engine does not judge
                           * (pgv.c names them) on a field the value sets or leaves at its default */
@@ -628,8 +628,8 @@ const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio", "envoy-gateway" */
  * of the resource: the messages it created on the way to its target (a required field they lack,
  * a scalar whose default breaks a rule: `/load_assignment/policy/...` on an EDS cluster creates a
  * ClusterLoadAssignment without the cluster_name Envoy requires) and the value it set, whole (a
- * Duration set a part at a time, now with the resource's other part). A compile judges what is
- * certain and leaves these to a resource (kPo_DiagKind_EnvoyRuleIfResource). Violations go to
+ * Duration set a part at a time, now with the resource's other part). A compile judges the value
+ * and leaves created parents to a resource (kPo_DiagKind_EnvoyRuleIfResource). Violations go to
  * `rule_errors` (kPo_DiagKind_EnvoyRule, the patch's index and path); they do not make the call
  * fail. Parents that existed are not re-checked (result_rules.c says why). */
 bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
