@@ -69,6 +69,24 @@ static int rule_report(const po_Arguments *args, const po_Diagnostics *judged, c
   return rc;
 }
 
+/* --rules: the patches applied to the message, which is known here, so what they create and set
+ * is judged on it (not left to preview as a compile leaves it); removes by a compile with the
+ * rules. The exit status. */
+static int apply_judged(const char *message, const po_Arguments *args, const po_CompileOptions *co, const po_Override *o,
+                        po_Message *msg, po_Arena *a) {
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Diagnostics *found = po_Diagnostics_New(a), *judged = po_Diagnostics_New(a);
+  po_CompileOptions ro = *co;
+  ro.envoy_rules = true;
+  if (!found || !judged || !po_Override_BuildFor(message, args, &ro, a, judged) ||
+      !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
+    fprintf(stderr, "propertyoverride patch: %s\n", found && judged ? st.message : "out of memory");
+    return kPo_ExitUsage;
+  }
+  return rule_report(args, judged, found);
+}
+
 int po_Cmd_Patch(int argc, char **argv) {
   static const struct option opts[] = {{"message", required_argument, 0, 'm'},
                                        {"input", required_argument, 0, 'i'},
@@ -177,18 +195,7 @@ int po_Cmd_Patch(int argc, char **argv) {
       if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
       rc = kPo_ExitInvalid;
     } else if (rules) {
-      /* the message is known here: the parents the patches create are judged on it, not left to
-       * preview as a compile leaves them */
-      po_Diagnostics *found = po_Diagnostics_New(a), *judged = po_Diagnostics_New(a);
-      po_CompileOptions ro = co;
-      ro.envoy_rules = true;
-      if (!found || !judged || !po_Override_BuildFor(message, &args, &ro, a, judged) ||
-          !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
-        fprintf(stderr, "propertyoverride patch: %s\n", found && judged ? st.message : "out of memory");
-        rc = kPo_ExitUsage;
-      } else {
-        rc = rule_report(&args, judged, found);
-      }
+      rc = apply_judged(message, &args, &co, o, msg, a);
     } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_ExitUsage;
