@@ -147,10 +147,14 @@ void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const c
   p.unit_depth = parent_unit ? k : k + 1;
   p.unit = parent_unit ? h : cp->target;
   p.part = is_time(hm) ? upb_FieldDef_Name(cp->target) : NULL;
-  po_RuleWalk *w = po_Arena_Malloc(a, sizeof *w);
-  upb_Message *root = w ? upb_Message_New(cp->root, po_Arena_Upb(a)) : NULL;
-  if (!root || !po_CompiledPatch_Apply(cp, root, po_Arena_Upb(a))) return;
+  /* the copy, the walk's lookups and texts in an arena of this call: an override's arena keeps
+   * only the findings (10,000 patches would otherwise keep 46 MB of copies) */
+  po_Arena *scratch = po_Arena_New(); /* a failure is recorded for po_Engine_OutOfMemory */
+  if (!scratch) return;
   const upb_FieldDef *first = k ? cp->chain[0]->def : cp->target;
-  *w = (po_RuleWalk){.s = s, .scratch = a, .a = a, .value_depth = 1, .chain = &first, .found = patch_found, .ctx = &p};
-  po_Rules_Walk(w, root, cp->root, true);
+  po_RuleWalk w = {.s = s, .scratch = scratch, .a = a, .value_depth = 1, .chain = &first, .found = patch_found,
+                   .ctx = &p};
+  upb_Message *root = upb_Message_New(cp->root, po_Arena_Upb(scratch));
+  if (root && po_CompiledPatch_Apply(cp, root, po_Arena_Upb(scratch))) po_Rules_Walk(&w, root, cp->root, true);
+  po_Arena_Free(scratch);
 }
