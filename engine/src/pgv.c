@@ -675,7 +675,8 @@ const char *po_Pgv_Unjudged(const po_Schema *s, const upb_FieldDef *f, po_Arena 
   const char *note = po_Schema_FieldNote(s, f, &known);
   if (!known) {
     note = unjudged(s, f, a);
-    po_Schema_SetFieldNote(s, f, note);
+    /* an answer cut short by a failed allocation is not kept */
+    if (!po_Engine_OutOfMemory()) po_Schema_SetFieldNote(s, f, note);
   }
   return note;
 }

@@ -227,17 +227,24 @@ static int pattern_match(const char *re, upb_StringView v, po_Arena *a) {
   const char *ere = translate(re, a);
   char *subject = po_Arena_Strndup(a, v.data, v.size);
   if (!ere || !subject || memchr(v.data, 0, v.size)) return -1;
+  /* glibc has C.UTF-8 built in since 2.35; without it, bytes: `.` then matches a byte of a
+   * multi-byte rune, which only a counted `.` could tell apart */
   locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-  if (!utf8) return -1;
-  locale_t old = uselocale(utf8);
+  locale_t old = utf8 ? uselocale(utf8) : (locale_t)0;
   regex_t rx;
-  int r = -1;
-  if (regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB) == 0) {
-    r = regexec(&rx, subject, 0, NULL, 0) == 0;
+  int r = -1, c = regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB);
+  if (c == 0) {
+    int e = regexec(&rx, subject, 0, NULL, 0);
+    r = e == 0 ? 1 : e == REG_NOMATCH ? 0 : -1;
+    if (e == REG_ESPACE) po_Engine_NoteOutOfMemory_();
     regfree(&rx);
+  } else if (c == REG_ESPACE) {
+    po_Engine_NoteOutOfMemory_(); /* the C library's malloc: no verdict, said as out of memory */
   }
-  uselocale(old);
-  freelocale(utf8);
+  if (utf8) {
+    uselocale(old);
+    freelocale(utf8);
+  }
   return r;
 }
 

@@ -91,29 +91,30 @@ void po_Schema_FreeRules_(po_Schema *s) {
 
 /* ---- decoding ---- */
 
-static const upb_Message *decode_field_rules(const po_Schema *s, const upb_FieldDef *f, upb_Arena *arena) {
+/* The field's rules (NULL: none); *failed when memory ran out, which is no verdict. */
+static const upb_Message *decode_field_rules(const po_Schema *s, const upb_FieldDef *f, upb_Arena *arena,
+                                             bool *failed) {
   size_t len = 0;
   char *bytes = google_protobuf_FieldOptions_serialize(upb_FieldDef_Options(f), arena, &len);
-  if (!bytes || len == 0) return NULL;
-  upb_Message *opts = upb_Message_New(s->field_options, arena);
-  if (!opts) return NULL;
-  if (upb_Decode(bytes, len, opts, upb_MessageDef_MiniTable(s->field_options),
-                 upb_DefPool_ExtensionRegistry(s->pool), 0, arena) != kUpb_DecodeStatus_Ok) {
-    return NULL;
-  }
+  upb_Message *opts = bytes ? upb_Message_New(s->field_options, arena) : NULL;
+  if (!opts) return *failed = true, NULL;
+  upb_DecodeStatus ds = upb_Decode(bytes, len, opts, upb_MessageDef_MiniTable(s->field_options),
+                                   upb_DefPool_ExtensionRegistry(s->pool), 0, arena);
+  if (ds == kUpb_DecodeStatus_OutOfMemory) *failed = true;
+  if (ds != kUpb_DecodeStatus_Ok) return NULL;
   return upb_Message_Has(opts, s->rules_ext) ? upb_Message_Get(opts, s->rules_ext).msg_val : NULL;
 }
 
-static bool decode_oneof_required(const po_Schema *s, const upb_OneofDef *o, upb_Arena *arena) {
+static bool decode_oneof_required(const po_Schema *s, const upb_OneofDef *o, upb_Arena *arena, bool *failed) {
   size_t len = 0;
   char *bytes = google_protobuf_OneofOptions_serialize(upb_OneofDef_Options(o), arena, &len);
-  if (!bytes || len == 0) return false;
-  upb_Message *opts = upb_Message_New(s->oneof_options, arena);
-  if (!opts || upb_Decode(bytes, len, opts, upb_MessageDef_MiniTable(s->oneof_options),
-                          upb_DefPool_ExtensionRegistry(s->pool), 0, arena) != kUpb_DecodeStatus_Ok) {
-    return false;
-  }
-  return upb_Message_Has(opts, s->required_ext) && upb_Message_Get(opts, s->required_ext).bool_val;
+  upb_Message *opts = bytes ? upb_Message_New(s->oneof_options, arena) : NULL;
+  if (!opts) return *failed = true, false;
+  upb_DecodeStatus ds = upb_Decode(bytes, len, opts, upb_MessageDef_MiniTable(s->oneof_options),
+                                   upb_DefPool_ExtensionRegistry(s->pool), 0, arena);
+  if (ds == kUpb_DecodeStatus_OutOfMemory) *failed = true;
+  return ds == kUpb_DecodeStatus_Ok && upb_Message_Has(opts, s->required_ext) &&
+         upb_Message_Get(opts, s->required_ext).bool_val;
 }
 
 const upb_Message *po_Schema_FieldRules(const po_Schema *cs, const upb_FieldDef *f,
@@ -125,17 +126,22 @@ const upb_Message *po_Schema_FieldRules(const po_Schema *cs, const upb_FieldDef 
   const void *v = cached(cs, f);
   if (v) return v == &kNone ? NULL : v;
   po_Schema *s = (po_Schema *)cs; /* the cache grows behind the const view, under its lock */
+  bool failed = false;
   lock(s);
   const upb_Message *r = NULL;
-  upb_Arena *ca = (v = cached(s, f)) ? NULL : cache_arena(s);
-  if (v) {
+  if ((v = cached(s, f))) {
     r = v == &kNone ? NULL : v;
-  } else if (ca) {
-    r = decode_field_rules(s, f, ca);
-    publish(s, f, r ? (const void *)r : &kNone);
+  } else {
+    upb_Arena *ca = cache_arena(s);
+    /* no memory for the cache: decoded into the caller's arena, uncached */
+    r = decode_field_rules(s, f, ca ? ca : arena, &failed);
+    /* a decode that ran out of memory is no answer to keep; the sticky flag says so, so that
+     * "no rules" is not a verdict (po_Schema_OutOfMemory) */
+    if (ca && !failed) publish(s, f, r ? (const void *)r : &kNone);
+    if (failed) s->oom = true;
   }
   unlock(s);
-  return v || ca ? r : decode_field_rules(s, f, arena); /* no memory for the cache: uncached */
+  return r;
 }
 
 bool po_Schema_OneofRequired(const po_Schema *cs, const upb_OneofDef *o, upb_Arena *arena) {
@@ -145,19 +151,18 @@ bool po_Schema_OneofRequired(const po_Schema *cs, const upb_OneofDef *o, upb_Are
   const void *v = cached(cs, o);
   if (v) return v == &kTrue;
   po_Schema *s = (po_Schema *)cs;
+  bool failed = false, r;
   lock(s);
-  bool r = false, done = false;
   if ((v = cached(s, o))) {
-    r = v == &kTrue, done = true;
+    r = v == &kTrue;
   } else {
     upb_Arena *ca = cache_arena(s);
-    if (ca) {
-      r = decode_oneof_required(s, o, ca), done = true;
-      publish(s, o, r ? &kTrue : &kNone);
-    }
+    r = decode_oneof_required(s, o, ca ? ca : arena, &failed);
+    if (ca && !failed) publish(s, o, r ? &kTrue : &kNone);
+    if (failed) s->oom = true;
   }
   unlock(s);
-  return done ? r : decode_oneof_required(s, o, arena);
+  return r;
 }
 
 /* A note's key: the field's address plus one, which no def has (defs are aligned). */
@@ -176,6 +181,7 @@ void po_Schema_SetFieldNote(const po_Schema *cs, const upb_FieldDef *f, const ch
   char *copy = ca && note ? upb_Arena_Malloc(ca, strlen(note) + 1) : NULL;
   if (copy) memcpy(copy, note, strlen(note) + 1);
   if (ca && (copy || !note)) publish(s, note_key(f), copy ? copy : &kNone);
+  /* not kept for lack of memory: asked again next time, no verdict lost */
   unlock(s);
 }
 
