@@ -524,7 +524,9 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   }
   switch (cp->op) {
     case kPo_Op_Remove:
-      if (o->envoy_rules && diags) po_Rules_JudgePatch(schema, cp, path, idx, a, diags);
+      if (o->envoy_rules && diags && !po_Rules_JudgePatch(schema, cp, path, idx, a, diags)) {
+        return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+      }
       return true;
     case kPo_Op_Add: break;
     default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
@@ -532,8 +534,9 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
   /* Its findings go to diags only: without diags (PatchStruct's own use) it would only print
    * texts nobody reads, a vsnprintf per child of a map value. */
-  if (diags && !check_setter(schema, &cp->set, path, a, diags, idx, path, o) && o->envoy_rules) {
-    po_Rules_JudgePatch(schema, cp, path, idx, a, diags);
+  if (diags && !check_setter(schema, &cp->set, path, a, diags, idx, path, o) && o->envoy_rules &&
+      !po_Rules_JudgePatch(schema, cp, path, idx, a, diags)) {
+    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"); /* a finding may be missing: no verdict */
   }
   return true;
 }

@@ -130,13 +130,13 @@ static void judge_remove(const po_Schema *s, const po_CompiledPatch *cp, Patch *
                             po_Arena_Printf(a, "%s: %s", p->path, v));
 }
 
-void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
+bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
                          po_Diagnostics *d) {
-  if (!cp->target) return;
+  if (!cp->target) return true;
   Patch p = {.path = path, .idx = idx, .d = d, .conditional = true};
   if (cp->op == kPo_Op_Remove) {
     judge_remove(s, cp, &p, a);
-    return;
+    return true;
   }
   size_t k = cp->chain_len;
   const upb_FieldDef *h = k ? cp->chain[k - 1]->def : NULL;
@@ -149,12 +149,16 @@ void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const c
   p.part = is_time(hm) ? upb_FieldDef_Name(cp->target) : NULL;
   /* the copy, the walk's lookups and texts in an arena of this call: an override's arena keeps
    * only the findings (10,000 patches would otherwise keep 46 MB of copies) */
-  po_Arena *scratch = po_Arena_New(); /* a failure is recorded for po_Engine_OutOfMemory */
-  if (!scratch) return;
+  po_ArenaTrack track;
+  po_Arena *scratch = po_Arena_NewTracked_(&track);
+  if (!scratch) return false;
   const upb_FieldDef *first = k ? cp->chain[0]->def : cp->target;
   po_RuleWalk w = {.s = s, .scratch = scratch, .a = a, .value_depth = 1, .chain = &first, .found = patch_found,
                    .ctx = &p};
   upb_Message *root = upb_Message_New(cp->root, po_Arena_Upb(scratch));
-  if (root && po_CompiledPatch_Apply(cp, root, po_Arena_Upb(scratch))) po_Rules_Walk(&w, root, cp->root, true);
+  bool applied = root && po_CompiledPatch_Apply(cp, root, po_Arena_Upb(scratch));
+  if (applied) po_Rules_Walk(&w, root, cp->root, true);
   po_Arena_Free(scratch);
+  /* a lookup or a text that could not be allocated would be a finding silently lost */
+  return applied && !w.oom && !track.failed;
 }

@@ -118,7 +118,8 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
   if (!po_Override_Apply(o, m, p, patched, st)) return false;
   const po_Schema *s = po_Engine_Schema(st);
   if (!s) return false;
-  po_Arena *scratch = po_Arena_New();
+  po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
+  po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
     po_Arena_Free(scratch);
     return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
@@ -130,6 +131,7 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
     if (absent[i] == SIZE_MAX) continue;
     ok = judge(s, &o->compiled[i], absent[i], m, i, o->args.patches[i].path, scratch, rule_errors);
   }
+  ok = ok && !track.failed;
   po_Arena_Free(scratch);
   return ok || po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
 }

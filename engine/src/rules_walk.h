@@ -55,8 +55,9 @@ const char *po_Rules_Pointer(po_RuleWalk *w, size_t from, size_t n);
 
 /* A compile's judgment of one patch (patch_rules.c): `cp`'s value set into a scratch copy of the
  * parents it creates, walked; what holds whatever the resource is goes to `d` as errors, what
- * holds only when the patch creates a parent as a warning that leaves it to preview. */
-void po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
+ * holds only when the patch creates a parent as a warning that leaves it to preview. false when
+ * memory ran out (then the findings are not all there: no verdict). */
+bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
                          po_Diagnostics *d);
 
 #endif

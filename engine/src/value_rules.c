@@ -253,7 +253,8 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
     return po_Status_Set(st, kPo_ErrLimit, "the value is %zu steps deep in its message; at most %d are checked",
                          value_depth, kPo_RulesMaxScaffold);
   }
-  po_Arena *scratch = po_Arena_New();
+  po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
+  po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
     po_Arena_Free(scratch);
     return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
@@ -267,7 +268,7 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
   *w = (po_RuleWalk){.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth, .value_field = value_field,
                      .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .found = native_found, .ctx = &nv};
   po_Rules_Walk(w, m->msg, m->def, scope == kPo_ValueScope_Whole);
-  bool oom = w->oom;
+  bool oom = w->oom || track.failed;
   po_Arena_Free(scratch);
   if (oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   return true;

@@ -133,12 +133,16 @@ const upb_Message *po_Schema_FieldRules(const po_Schema *cs, const upb_FieldDef 
     r = v == &kNone ? NULL : v;
   } else {
     upb_Arena *ca = cache_arena(s);
-    /* no memory for the cache: decoded into the caller's arena, uncached */
-    r = decode_field_rules(s, f, ca ? ca : arena, &failed);
-    /* a decode that ran out of memory is no answer to keep; the sticky flag says so, so that
-     * "no rules" is not a verdict (po_Schema_OutOfMemory) */
+    r = ca ? decode_field_rules(s, f, ca, &failed) : NULL;
     if (ca && !failed) publish(s, f, r ? (const void *)r : &kNone);
-    if (failed) s->oom = true;
+    /* no memory for the cache: decoded into the caller's arena, uncached, whose failure the
+     * caller sees as it saw it before the cache; a decode that ran out of memory there too is
+     * no answer: the sticky flag says so (po_Schema_OutOfMemory) */
+    if (!ca || failed) {
+      failed = false;
+      r = decode_field_rules(s, f, arena, &failed);
+      if (failed) s->oom = true;
+    }
   }
   unlock(s);
   return r;
@@ -157,9 +161,13 @@ bool po_Schema_OneofRequired(const po_Schema *cs, const upb_OneofDef *o, upb_Are
     r = v == &kTrue;
   } else {
     upb_Arena *ca = cache_arena(s);
-    r = decode_oneof_required(s, o, ca ? ca : arena, &failed);
+    r = ca ? decode_oneof_required(s, o, ca, &failed) : false;
     if (ca && !failed) publish(s, o, r ? &kTrue : &kNone);
-    if (failed) s->oom = true;
+    if (!ca || failed) { /* as for a field's rules */
+      failed = false;
+      r = decode_oneof_required(s, o, arena, &failed);
+      if (failed) s->oom = true;
+    }
   }
   unlock(s);
   return r;
