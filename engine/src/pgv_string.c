@@ -12,7 +12,6 @@
  * reproduced here: not judged either (no field of the snapshot uses them). IP addresses are read
  * with inet_pton, which takes what Go's net.ParseIP takes (dotted quads without leading zeros,
  * RFC 4291 text, no zone); an IPv4-mapped IPv6 address counts as IPv4, as PGV's `To4()` does. */
-#define _GNU_SOURCE /* newlocale, uselocale */
 #include <arpa/inet.h>
 #include <locale.h>
 #include <regex.h>
