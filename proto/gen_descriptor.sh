@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the Envoy v3 descriptor set the library embeds (DESIGN.md section 3).
+# Builds the Envoy v3 descriptor set the library embeds (ARCHITECTURE.md section 6).
 #   gen_descriptor.sh PROTOC ENVOY_API_DIR PROTO_INCLUDE_DIR OUT.pb OUT.files
 # ENVOY_API_DIR has the grpc-js-xds deps/ layout: envoy-api/ xds/ googleapis/ protoc-gen-validate/.
 # Every envoy/**/v3/*.proto that compiles with the imports at hand goes in (so any @type inside

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One setup step for a fresh Debian 12 machine (DESIGN.md section 3). Idempotent: each stage
+# One setup step for a fresh Debian 12 machine (ARCHITECTURE.md section 6). Idempotent: each stage
 # checks for its result first, so a second run takes well under a second.
 #
 #   scripts/setup.sh            install packages, fetch and verify the pinned sources into .deps/

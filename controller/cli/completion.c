@@ -18,7 +18,7 @@ static const char kUsage[] =
 #define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --allow-empty --consul-arguments --extension-name --convention --help"
 #define PO_RENDER_OPTS "-f --filename -v --verbose --help"
 #define PO_PREVIEW_OPTS \
-  "-f --filename --config-dump --envoy-admin --mesh --datacenter --timeout -o --output -v --verbose --help"
+  "-f --filename --config-dump --envoy-admin --mesh --datacenter --istio-version --timeout -o --output -v --verbose --help"
 #define PO_RESOURCES "cluster cluster-load-assignment route listener"
 
 static const char kBash[] =
@@ -96,6 +96,7 @@ static const char kZsh[] =
     "        '--config-dump[Envoy /config_dump output]:file:_files' \\\n"
     "        '--envoy-admin[Envoy admin URL]:url:(http\\://127.0.0.1\\:19000 http\\://127.0.0.1\\:15000)' \\\n"
     "        '--mesh[naming rules]:mesh:(consul istio)' '--datacenter[Consul local datacenter]:dc:' \\\n"
+    "        '--istio-version[the Istio release of Istio targets]:release:' \\\n"
     "        '--timeout[seconds for --envoy-admin]:seconds:' {-o,--output}'[output format]:format:(text json)' \\\n"
     "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"
     "    explain) (( CURRENT == 3 )) && compadd -- " PO_RESOURCES " ;;\n"

@@ -1,4 +1,4 @@
-/* Private: the compiled form of one patch (DESIGN.md section 1): the field chain resolved
+/* Private: the compiled form of one patch (ARCHITECTURE.md section 4): the field chain resolved
  * against the schema and the value converted to the target's types, once, so applying it is a
  * walk and a few stores. */
 #ifndef PO_ENGINE_COMPILED_H_
@@ -22,6 +22,7 @@ typedef enum {
 } po_ResolveError;
 
 typedef struct {
+  const po_Schema *schema;     /* what the path was resolved in (its name tables) */
   const upb_MessageDef *root;
   const po_FieldInfo **fields; /* the field of each resolved segment, outermost first; in the
                                 * arena, or (one segment) &one: valid while this po_Resolved is */
@@ -103,8 +104,25 @@ bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Ar
 const char *po_FieldType(const upb_FieldDef *f);
 /* Go's protoreflect.Kind name of a field ("int32", "sint64", "message", ...). */
 const char *po_KindName(const upb_FieldDef *f);
-/* Consul's field list: "available <FullName> fields:\n" + names (first 10 unless debug). */
-char *po_FieldList(const upb_MessageDef *m, bool debug, po_Arena *a);
+/* Consul's field list: "available <FullName> fields:\n" + names (first 10 unless debug), and
+ * its length in *len (when not NULL). Without debug, the copy kept in m's field index (as long
+ * as the schema lives); otherwise, or with no schema, built in `a`. Read-only. NULL: no memory. */
+const char *po_FieldList(const po_Schema *schema, const upb_MessageDef *m, bool debug, po_Arena *a, size_t *len);
+/* What an unknown field's error needs of m, derived once and kept by the schema
+ * (field_index.c). NULL without a schema or out of memory (callers then use upb's defs). */
+typedef struct {
+  uint64_t classes;          /* bit (c & 63) set for each byte c of the field's name */
+  const char *json;          /* its JSON name (upb_FieldDef_JsonName) */
+  size_t json_len;
+} po_FieldHintInfo;
+typedef struct {
+  const po_FieldInfo *infos; /* m's fields in declaration order (po_Schema_Fields) */
+  int count;
+  size_t list_len;
+  const char *list;          /* po_FieldList without debug */
+  po_FieldHintInfo fields[]; /* per field, declaration order */
+} po_FieldIndex;
+const po_FieldIndex *po_FieldIndex_Get(const po_Schema *schema, const upb_MessageDef *m);
 /* Go's %v of a float64 (shortest round-trip form, "1e+300", "-1.5", "1234"). */
 void po_FormatGoFloat(double d, char *buf, size_t size);
 
@@ -163,11 +181,13 @@ bool po_Pgv_Skips(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
 /* Whether scalar x of field f is empty and f's rules say ignore_empty (PGV then skips them). */
 bool po_Pgv_SkipsEmpty(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue x, po_Arena *a);
 
-/* A did-you-mean for an unknown field name of `m`, or NULL (hint.c). */
-const char *po_Hint_UnknownField(const upb_MessageDef *m, const char *name, po_Arena *a);
+/* A did-you-mean for an unknown field name of `m` (len bytes, not NUL-terminated), or NULL
+ * (hint.c). The candidates come from `schema`'s table of m (NULL: from upb). */
+const char *po_Hint_UnknownField(const po_Schema *schema, const upb_MessageDef *m, const char *name, size_t len,
+                                 po_Arena *a);
 /* When `name` is a field newer Envoy APIs have on `m` but this snapshot lacks: a sentence saying
  * so (newer.c). NULL otherwise. */
-const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, po_Arena *a);
+const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, size_t len, po_Arena *a);
 /* What would work, for a value field `f` refused (hint.c): an enum's closest name and its valid
  * names, a Duration's accepted forms. NULL when there is nothing useful to add. */
 const char *po_Hint_Value(const upb_FieldDef *f, const po_Value *v, po_Arena *a);

@@ -1,4 +1,4 @@
-/* Conflicts between compiled patches, on resolved field chains (DESIGN.md section 5): two
+/* Conflicts between compiled patches, on resolved field chains (docs/crd.md, "Priority and conflicts"): two
  * patches conflict when their filters can match one resource and their chains meet. Chains are
  * compared field definition by field definition (pointer equality within the one schema), so
  * "/a/b" and "//a/b" are the same field and a JSON-name lookalike is not. */

@@ -2,8 +2,15 @@
  * Consul's HookWeakDecodeFromSlice (docs/consul-semantics.md section 2.4).
  *   - struct fields match keys exactly, else case-insensitively (first such key in document
  *     order); unknown keys are ignored; a null is an absent key;
- *   - where a single value is expected, a one-element list is unwrapped (for Value, whose type
- *     is `any`, one-element lists inside maps are unwrapped too);
+ *   - where a single value is expected, a one-element list is unwrapped when it is untyped
+ *     (Go []interface {}, which is every list under the wire convention; under the typed one an
+ *     empty, mixed, nested or map list): the hook recognises no typed slice such as []string.
+ *     For Value, whose type is `any`, one-element lists inside that element's maps are
+ *     unwrapped too, typed or not (lib/decode's walker looks only at the kind);
+ *   - a field of a named Go type is named by it in a decode error, as mapstructure prints the
+ *     target's reflect.Type: Op `propertyoverride.Op`, ResourceType
+ *     `propertyoverride.ResourceType`, TrafficDirection `extensioncommon.TrafficDirection`,
+ *     ProxyType `api.ServiceKind` (Path and the service names are plain `string`);
  *   - where a list is expected, an empty object is an empty list and any other value a list
  *     of one;
  *   - strings take bools ("1"/"0") and numbers (decimal); bools take numbers (!= 0) and
@@ -109,10 +116,15 @@ static const po_Value *field(const po_Value *m, const char *name) {
   return NULL;
 }
 
-/* HookWeakDecodeFromSlice for a non-slice target. */
-static const po_Value *unwrap(const po_Value *v) {
-  return po_Value_Kind(v) == kPo_ValueKind_List && po_Value_Size(v) == 1 ? po_Value_At(v, 0) : v;
+/* What HookWeakDecodeFromSlice unwraps for a non-slice target: a one-element []interface {}
+ * (or []map[string]interface {}, which our typing also names []interface {}), never a typed
+ * slice. */
+static bool unwrappable(const po_Value *v) {
+  return po_Value_Kind(v) == kPo_ValueKind_List && po_Value_Size(v) == 1 &&
+         strcmp(po_Value_GoType(v), "[]interface {}") == 0;
 }
+
+static const po_Value *unwrap(const po_Value *v) { return unwrappable(v) ? po_Value_At(v, 0) : v; }
 
 /* unSlice, for a Value (lib/decode's walker): every map entry whose value is a one-element list
  * becomes that element, in every map reachable through maps and lists. One level only: the
@@ -136,12 +148,13 @@ static const po_Value *unslice(po_Arena *a, const po_Value *v) {
 }
 
 const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a) {
-  /* HookWeakDecodeFromSlice into `any`: a one-element list is its element, unSliced. */
-  v = po_Value_Kind(v) == kPo_ValueKind_List && po_Value_Size(v) == 1 ? unslice(a, po_Value_At(v, 0)) : v;
+  /* HookWeakDecodeFromSlice into `any`: a one-element untyped list is its element, unSliced. */
+  v = unwrappable(v) ? unslice(a, po_Value_At(v, 0)) : v;
   return po_Value_Kind(v) == kPo_ValueKind_Null ? NULL : v; /* [null] is nil to Go too */
 }
 
-static const char *decode_string(Dec *d, const char *name, const po_Value *v) {
+/* `type` is the Go type of the target field, as mapstructure names it in its error. */
+static const char *decode_string(Dec *d, const char *name, const char *type, const po_Value *v) {
   v = unwrap(v);
   char buf[128];
   switch (po_Value_Kind(v)) {
@@ -167,8 +180,8 @@ static const char *decode_string(Dec *d, const char *name, const po_Value *v) {
     default: {
       char val[256];
       go_v(v, val, sizeof val);
-      err(d, po_Arena_Printf(d->a, "'%s' expected type 'string', got unconvertible type '%s', value: '%s'",
-                             name, po_Value_GoType(v), val));
+      err(d, po_Arena_Printf(d->a, "'%s' expected type '%s', got unconvertible type '%s', value: '%s'",
+                             name, type, po_Value_GoType(v), val));
       return "";
     }
   }
@@ -234,9 +247,9 @@ static void decode_filter(Dec *d, const char *name, const po_Value *v, po_Resour
   if (po_Value_Kind(v) == kPo_ValueKind_Null || !expect_map(d, name, &v)) return;
   char sub[256];
   snprintf(sub, sizeof sub, "%s.ResourceType", name);
-  rf->resource_type = decode_string(d, sub, field(v, "ResourceType"));
+  rf->resource_type = decode_string(d, sub, "propertyoverride.ResourceType", field(v, "ResourceType"));
   snprintf(sub, sizeof sub, "%s.TrafficDirection", name);
-  rf->traffic_direction = decode_string(d, sub, field(v, "TrafficDirection"));
+  rf->traffic_direction = decode_string(d, sub, "extensioncommon.TrafficDirection", field(v, "TrafficDirection"));
   const po_Value **items = NULL;
   snprintf(sub, sizeof sub, "%s.Services", name);
   size_t n = list_items(d, sub, field(v, "Services"), &items);
@@ -251,11 +264,11 @@ static void decode_filter(Dec *d, const char *name, const po_Value *v, po_Resour
     if (po_Value_Kind(sv) == kPo_ValueKind_Null || !expect_map(d, el, &sv)) continue;
     char f[340];
     snprintf(f, sizeof f, "%s.Name", el);
-    sn->name = decode_string(d, f, field(sv, "Name"));
+    sn->name = decode_string(d, f, "string", field(sv, "Name"));
     snprintf(f, sizeof f, "%s.Namespace", el);
-    sn->namespace_ = decode_string(d, f, field(sv, "Namespace"));
+    sn->namespace_ = decode_string(d, f, "string", field(sv, "Namespace"));
     snprintf(f, sizeof f, "%s.Partition", el);
-    sn->partition = decode_string(d, f, field(sv, "Partition"));
+    sn->partition = decode_string(d, f, "string", field(sv, "Partition"));
   }
   /* isEmpty(): no services, no direction, no type. */
   rf->present = rf->service_count > 0 || rf->traffic_direction[0] || rf->resource_type[0];
@@ -269,7 +282,7 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
     /* mapstructure names the root "" */
   } else if (po_Value_Kind(args) == kPo_ValueKind_Map) {
     out->debug = decode_bool(&d, "Debug", field(args, "Debug"));
-    out->proxy_type = decode_string(&d, "ProxyType", field(args, "ProxyType"));
+    out->proxy_type = decode_string(&d, "ProxyType", "api.ServiceKind", field(args, "ProxyType"));
     const po_Value **items = NULL;
     size_t n = list_items(&d, "Patches", field(args, "Patches"), &items);
     out->patches = po_Arena_Malloc(a, (n ? n : 1) * sizeof *out->patches);
@@ -287,9 +300,9 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
       snprintf(f, sizeof f, "%s.ResourceFilter", name);
       decode_filter(&d, f, field(pv, "ResourceFilter"), &p->resource_filter);
       snprintf(f, sizeof f, "%s.Op", name);
-      p->op = decode_string(&d, f, field(pv, "Op"));
+      p->op = decode_string(&d, f, "propertyoverride.Op", field(pv, "Op"));
       snprintf(f, sizeof f, "%s.Path", name);
-      p->path = decode_string(&d, f, field(pv, "Path"));
+      p->path = decode_string(&d, f, "string", field(pv, "Path"));
       const po_Value *val = field(pv, "Value");
       if (po_Value_Kind(val) != kPo_ValueKind_Null) p->value = po_Value_DecodedAsAny(val, a);
     }

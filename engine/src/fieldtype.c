@@ -42,41 +42,6 @@ const char *po_FieldType(const upb_FieldDef *f) {
   return buf;
 }
 
-char *po_FieldList(const upb_MessageDef *m, bool debug, po_Arena *a) {
-  int n = upb_MessageDef_FieldCount(m);
-  int print = n;
-  bool truncate = false;
-  if (!debug && n > 10) {
-    print = 10;
-    truncate = true;
-  }
-  size_t len = strlen("available ") + strlen(upb_MessageDef_FullName(m)) + strlen(" fields:\n") + 1;
-  for (int i = 0; i < print; i++) len += strlen(upb_FieldDef_Name(upb_MessageDef_Field(m, i))) + 1;
-  static const char kMore[] =
-      "First 10 fields for this message included, configure with `Debug = true` to print all.";
-  if (truncate) len += sizeof kMore;
-  char *out = po_Arena_Malloc(a, len);
-  if (!out) return NULL;
-  /* Copied, not printed: this is on the path of every unknown-field error. */
-  char *p = out;
-  const char *full = upb_MessageDef_FullName(m);
-  size_t fl = strlen(full);
-  memcpy(p, "available ", 10);
-  memcpy(p + 10, full, fl);
-  memcpy(p + 10 + fl, " fields:\n", 9);
-  p += 19 + fl;
-  for (int i = 0; i < print; i++) {
-    const char *name = upb_FieldDef_Name(upb_MessageDef_Field(m, i));
-    size_t nl = strlen(name);
-    memcpy(p, name, nl);
-    p[nl] = '\n';
-    p += nl + 1;
-  }
-  if (truncate) memcpy(p, kMore, sizeof kMore);
-  else *p = '\0';
-  return out;
-}
-
 void po_FormatGoFloat(double d, char *buf, size_t size) {
   /* Go's %v for float64 is strconv.FormatFloat(d, 'g', -1, 64) with Go's exponent form
    * (at least two digits, explicit sign) and %e used once the exponent is < -4 or >= 21. */

@@ -72,8 +72,9 @@ bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Va
 bool po_YamlTag_String(const char *tag, const char *s, size_t len, po_Arena *a, const char **out, size_t *out_len,
                        const char **error);
 
-/* What Consul's decoder makes of a patch's Value (its type is `any`): a one-element list is
- * its element, with one-element lists in the maps below unwrapped; [null] and null are NULL
+/* What Consul's decoder makes of a patch's Value (its type is `any`): a one-element untyped
+ * list ([]interface {}, never a typed slice) is its element, with one-element lists in the maps
+ * below unwrapped; [null] and null are NULL
  * (Go nil). decode.c; the wire verdict of a compile (override.c) uses it too. */
 const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 

@@ -4,10 +4,14 @@
  *
  * Consul (RuntimeConfig.Get*Payload):
  *   cluster, ClusterLoadAssignment: inbound when named `local_app`; else outbound, with a service
- *     only through the upstream's SNI, which Consul builds unsubsetted for the local datacenter:
- *     `svc.ns.dc.internal.<td>` (default partition) or `svc.ns.part.dc.internal-v1.<td>`;
- *     `failover-target~N~<SNI>` is looked up by its SNI. A subset's SNI (one more label in
- *     front), a peer's (`svc.ns.part.peer.external.<td>`) or another datacenter's never match.
+ *     only through an upstream's SNI set, which Consul's runtime config fills with the SNI of
+ *     every target of the upstream's discovery chain: `svc.ns.dc.internal.<td>` (default
+ *     partition) or `svc.ns.part.dc.internal-v1.<td>`, a subset's (one more label in front),
+ *     any datacenter's (a failover or a redirect to another one), each the service it names;
+ *     `failover-target~N~<SNI>` is looked up by its SNI. A peer's (`svc.ns.part.peer.external.
+ *     <td>`: peered upstreams have no discovery chain there) and a prepared query's never match.
+ *     From names alone, a redirect to another service is that service's; Consul also puts it
+ *     in the set of the upstream whose chain redirects (docs/consul-semantics.md 4).
  *   listener: inbound when the name before the first ':' is `public_listener`; else outbound,
  *     the service of the upstream whose EnvoyID is that prefix (no ':' at all, a prepared
  *     query's or transparent proxy's `outbound_listener`: none).
@@ -18,8 +22,10 @@
  *   chain: not in Consul's upstream map); another datacenter's upstream is its service's, but
  *   only while it is the proxy's one upstream of that service.
  * Istio: clusters (and endpoints) `outbound|port|subset|host` (service from a host
- *   `name.namespace.svc.<domain>`) and `inbound|port|...`; the listener `virtualInbound` and
- *   `inbound|...` routes are inbound, everything else outbound without a service. */
+ *   `name.namespace.svc.<domain>`) and `inbound|port|...`; `InboundPassthroughCluster` (before
+ *   Istio 1.20 `InboundPassthroughClusterIpv4`/`Ipv6`), the listener `virtualInbound` and
+ *   `inbound|...` routes are inbound (istiod patches them in the SIDECAR_INBOUND context:
+ *   pilot/pkg/networking/core/cluster.go), everything else outbound without a service. */
 #include <string.h>
 
 #include "internal.h"
@@ -49,13 +55,14 @@ static bool keyword(const char *l, size_t n) {
   return is(l, n, "internal") || is(l, n, "internal-v1") || is(l, n, "external") || is(l, n, "query");
 }
 
-/* Consul's SNI of an upstream; fills out->service when it names one in `dc` (any when NULL).
+/* Consul's SNI of a discovery-chain target; fills out->service with the service it names, and
+ * out->datacenter (preview's guess of the local one when the dump does not say it).
  * The forms (connect/sni.go) are positional, so the keyword is looked for where each form has
  * it, not as the first label that reads "internal": a service, namespace, partition or
  * datacenter may itself be named `internal` or `external` (api.internal.dc1.internal.<td> is
  * service api of namespace internal). A keyword counts only with a trust domain after it that
  * does not itself begin with one. */
-static void consul_sni(const char *sni, const char *dc, po_Arena *a, po_MeshResource *out) {
+static void consul_sni(const char *sni, po_Arena *a, po_MeshResource *out) {
   enum { kMax = 10 };
   const char *lab[kMax];
   size_t len[kMax];
@@ -93,24 +100,16 @@ static void consul_sni(const char *sni, const char *dc, po_Arena *a, po_MeshReso
     out->note = "a prepared query's SNI: no service";
     return;
   }
-  if (k == (v1 ? 5u : 4u)) {
-    out->note = "a subset's SNI: never matches a services filter";
-    out->datacenter = dup(a, lab[dci], len[dci]);
-    return;
-  }
+  /* a subset's SNI has the subset's name in front; the service's labels follow it */
+  size_t s0 = k == (v1 ? 5u : 4u) ? 1 : 0;
   out->datacenter = dup(a, lab[dci], len[dci]);
-  if (dc && !is(lab[dci], len[dci], dc)) {
-    out->note = po_Arena_Printf(a, "datacenter %s, not the local one (%s): never matches a services filter",
-                                out->datacenter ? out->datacenter : "", dc);
-    return;
-  }
-  out->service.name = dup(a, lab[0], len[0]);
-  out->service.namespace_ = dup(a, lab[1], len[1]);
-  out->service.partition = v1 ? dup(a, lab[2], len[2]) : "default";
+  out->service.name = dup(a, lab[s0], len[s0]);
+  out->service.namespace_ = dup(a, lab[s0 + 1], len[s0 + 1]);
+  out->service.partition = v1 ? dup(a, lab[s0 + 2], len[s0 + 2]) : "default";
   out->has_service = out->service.name && out->service.namespace_ && out->service.partition;
 }
 
-static void consul_cluster(const char *name, const char *dc, po_Arena *a, po_MeshResource *out) {
+static void consul_cluster(const char *name, po_Arena *a, po_MeshResource *out) {
   if (!strcmp(name, kLocalApp)) {
     out->direction = kPo_TrafficDirection_Inbound;
     return;
@@ -123,10 +122,10 @@ static void consul_cluster(const char *name, const char *dc, po_Arena *a, po_Mes
       out->note = "a failover cluster name without one target SNI: no service";
       return;
     }
-    consul_sni(t1 + 1, dc, a, out);
+    consul_sni(t1 + 1, a, out);
     return;
   }
-  consul_sni(name, dc, a, out);
+  consul_sni(name, a, out);
 }
 
 /* An upstream's EnvoyID -> its service (default namespace and partition left out in the ID). */
@@ -229,7 +228,7 @@ static bool routes_only_local_app(const po_Message *r) {
 /* ---- Istio ---- */
 
 static void istio_cluster(const char *name, po_Arena *a, po_MeshResource *out) {
-  if (!strncmp(name, "inbound|", 8)) {
+  if (!strncmp(name, "inbound|", 8) || !strncmp(name, "InboundPassthroughCluster", 25)) {
     out->direction = kPo_TrafficDirection_Inbound;
     return;
   }
@@ -283,7 +282,7 @@ bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResourc
   }
   switch (r->type) {
     case kPo_ResourceType_Cluster:
-    case kPo_ResourceType_ClusterLoadAssignment: consul_cluster(name, datacenter, a, out); break;
+    case kPo_ResourceType_ClusterLoadAssignment: consul_cluster(name, a, out); break;
     case kPo_ResourceType_Listener: {
       const char *colon = strchr(name, ':');
       if (!colon) {

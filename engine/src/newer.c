@@ -16,15 +16,17 @@ static const struct {
 const char *po_EnvoyApi_Snapshot(void) { return po_Schema_Snapshot(); }
 bool po_EnvoyApi_LoadOnDemand(void) { return po_Schema_LoadOnDemand(); }
 
-const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, po_Arena *a) {
-  const char *full = upb_MessageDef_FullName(m);
+const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, size_t len, po_Arena *a) {
+  const char *full = NULL;
   for (size_t i = 0; i < sizeof kNewer / sizeof kNewer[0]; i++) {
-    if (strcmp(kNewer[i].message, full) || strcmp(kNewer[i].field, name)) continue;
+    if (strlen(kNewer[i].field) != len || memcmp(kNewer[i].field, name, len)) continue;
+    if (!full) full = upb_MessageDef_FullName(m);
+    if (strcmp(kNewer[i].message, full)) continue;
     return po_Arena_Printf(a,
                            "'%s' is a field of %s in newer Envoy APIs (%s) but not in the API snapshot "
                            "this tool validates against (%s), so it cannot be checked here; Consul built "
                            "with a newer Envoy may accept it",
-                           name, full, kNewer[i].evidence, po_Schema_Snapshot());
+                           kNewer[i].field, full, kNewer[i].evidence, po_Schema_Snapshot());
   }
   return NULL;
 }

@@ -5,7 +5,7 @@
 
 #include "compiled.h"
 
-/* The IR (DESIGN.md section 1): per patch, its filter parsed, its path resolved to a field
+/* The IR (ARCHITECTURE.md section 4): per patch, its filter parsed, its path resolved to a field
  * chain, its value converted (po_CompiledPatch), and the verdict of each input convention, all
  * from one compile. Read-only once built: safe to share between threads. */
 struct po_Override {

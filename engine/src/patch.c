@@ -38,12 +38,9 @@ static const po_FieldInfo *child_field(const po_Schema *schema, const upb_Messag
     po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     return NULL;
   }
-  char *list = po_FieldList(m, o->debug, a);
+  const char *list = po_FieldList(schema, m, o->debug, a, NULL);
   po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
-  if (hint && o->hints) {
-    char *n = po_Arena_Strndup(a, name, len);
-    *hint = n ? po_Hint_UnknownField(m, n, a) : NULL;
-  }
+  if (hint && o->hints) *hint = po_Hint_UnknownField(schema, m, name, len, a);
   return NULL;
 }
 
@@ -152,9 +149,12 @@ static bool convert_enum(const po_Schema *schema, const po_Value *v, const po_Fi
   if (k == kPo_ValueKind_String) {
     ev = po_Schema_FindEnumValue(schema, fi->enum_def, v->u.s.ptr, v->u.s.len);
   } else if (k == kPo_ValueKind_Int) {
+    /* Go's EnumNumber(n) keeps the low 32 bits. Beyond int32, when those name a value Consul
+     * sets it and only our range error stands; when they name none, Consul's mismatch text
+     * comes first and the range is said after it (po_Hint_Value). */
     int64_t n = v->u.i;
-    if (n < INT32_MIN || n > INT32_MAX) return out_of_range(st, v, fi->def);
-    ev = upb_EnumDef_FindValueByNumber(fi->enum_def, (int32_t)n);
+    ev = upb_EnumDef_FindValueByNumber(fi->enum_def, (int32_t)(uint32_t)(uint64_t)n);
+    if (ev && (n < INT32_MIN || n > INT32_MAX)) return out_of_range(st, v, fi->def);
   }
   if (!ev) return type_mismatch(st, po_Value_GoType(v), fi->def);
   out->int32_val = upb_EnumValueDef_Number(ev);

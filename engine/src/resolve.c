@@ -1,5 +1,5 @@
 /* The one path resolver: a patch path -> the chain of field definitions it names, with Consul's
- * rules for every segment (DESIGN.md section 4). Compile (patch.c), friendly values
+ * rules for every segment (docs/consul-semantics.md). Compile (patch.c), friendly values
  * (friendly.c) and explain (explain.c) all walk paths through here, so a path one of them
  * accepts is a path the others accept, and the error a user sees is the same everywhere.
  *
@@ -23,6 +23,7 @@ enum { kMaxDepth = 32 };
  * error, and counted there. */
 bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const char *path, po_Arena *a,
                      po_Resolved *r) {
+  r->schema = schema;
   r->root = root;
   r->at = root;
   r->fields = NULL;
@@ -118,13 +119,13 @@ bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status 
     case kPo_Resolve_Ok: return true;
     case kPo_Resolve_NoMemory: return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
     case kPo_Resolve_EmptyPath: {
-      char *list = po_FieldList(r->root, debug, a);
+      const char *list = po_FieldList(r->schema, r->root, debug, a, NULL);
       return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
     }
     case kPo_Resolve_EmptySegment: return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
     case kPo_Resolve_UnknownField: {
-      char *list = po_FieldList(r->at, debug, a);
-      size_t ll = list ? strlen(list) : 0;
+      size_t ll = 0;
+      const char *list = po_FieldList(r->schema, r->at, debug, a, &ll);
       /* Copied when it fits (the usual case: ten names), formatted (and truncated) otherwise. */
       if (st && 22 + r->segment_len + ll < sizeof st->message) {
         char *p = st->message;
@@ -162,6 +163,5 @@ bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status 
 
 const char *po_Resolved_Hint(const po_Resolved *r, po_Arena *a) {
   if (r->error != kPo_Resolve_UnknownField) return NULL;
-  char *n = po_Arena_Strndup(a, r->segment, r->segment_len);
-  return n ? po_Hint_UnknownField(r->at, n, a) : NULL;
+  return po_Hint_UnknownField(r->schema, r->at, r->segment, r->segment_len, a);
 }

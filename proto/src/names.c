@@ -35,7 +35,9 @@ struct po_NameTable {
   const void *owner;           /* the upb_MessageDef or upb_EnumDef */
   struct po_NameTable *next;   /* the bucket's list */
   uint32_t mask;               /* slots - 1, slots a power of two */
+  int count;                   /* names */
   po_FieldInfo *infos;         /* a message's fields, in the same allocation; NULL for an enum */
+  _Atomic(void *) extra;       /* po_Schema_SetMessageExtra's block; freed with t */
   Slot slots[];
 };
 
@@ -123,9 +125,12 @@ typedef const char *(*NameOf)(const void *owner, int i, po_NameTable *t, const v
 
 static const char *field_name(const void *owner, int i, po_NameTable *t, const void **def) {
   const upb_FieldDef *f = upb_MessageDef_Field(owner, i);
-  field_info(f, &t->infos[i]);
-  *def = &t->infos[i];
-  return upb_FieldDef_Name(f);
+  po_FieldInfo *fi = &t->infos[i];
+  field_info(f, fi);
+  fi->name = upb_FieldDef_Name(f);
+  fi->name_len = (uint32_t)strlen(fi->name);
+  *def = fi;
+  return fi->name;
 }
 
 static const char *enum_value_name(const void *owner, int i, po_NameTable *t, const void **def) {
@@ -149,11 +154,12 @@ static po_NameTable *build_table(const po_Schema *cs, const void *owner, int cou
   }
   t->owner = owner;
   t->mask = slots - 1;
+  t->count = count;
   if (infos) t->infos = (po_FieldInfo *)((char *)t + size);
   for (int i = 0; i < count; i++) {
     const void *def;
     const char *name = name_of(owner, i, t, &def);
-    size_t len = strlen(name);
+    size_t len = infos ? t->infos[i].name_len : strlen(name);
     uint32_t h = name_hash(name, len);
     uint32_t at = h & t->mask;
     while (t->slots[at].name) at = (at + 1) & t->mask;
@@ -193,6 +199,33 @@ const po_FieldInfo *po_Schema_FindFieldInfo(const po_Schema *s, const upb_Messag
   return t ? lookup(t, name, len) : NULL;
 }
 
+static po_NameTable *message_table(const po_Schema *s, const upb_MessageDef *m) {
+  po_NameTable *t = find_table(s, m);
+  return t ? t : build_table(s, m, upb_MessageDef_FieldCount(m), true, field_name);
+}
+
+const po_FieldInfo *po_Schema_Fields(const po_Schema *s, const upb_MessageDef *m, int *count) {
+  po_NameTable *t = m ? message_table(s, m) : NULL;
+  *count = t ? t->count : 0;
+  return t ? t->infos : NULL;
+}
+
+const void *po_Schema_MessageExtra(const po_Schema *s, const upb_MessageDef *m) {
+  po_NameTable *t = m ? find_table(s, m) : NULL;
+  return t ? atomic_load_explicit(&t->extra, memory_order_acquire) : NULL;
+}
+
+const void *po_Schema_SetMessageExtra(const po_Schema *s, const upb_MessageDef *m, void *block) {
+  po_NameTable *t = m ? message_table(s, m) : NULL;
+  if (!t) return NULL;
+  /* complete before it is published (release); a later reader's acquire sees all of it */
+  void *none = NULL;
+  if (atomic_compare_exchange_strong_explicit(&t->extra, &none, block, memory_order_release, memory_order_acquire)) {
+    return block;
+  }
+  return none;
+}
+
 const upb_FieldDef *po_Schema_FindField(const po_Schema *s, const upb_MessageDef *m, const char *name,
                                         size_t len) {
   if (!m) return NULL; /* a message a failed load left out: po_Schema_OutOfMemory says so */
@@ -215,6 +248,7 @@ void po_Schema_FreeNames_(po_Schema *s) {
     po_NameTable *t = atomic_load_explicit(&s->names[i], memory_order_relaxed);
     while (t) {
       po_NameTable *next = t->next;
+      free(atomic_load_explicit(&t->extra, memory_order_relaxed));
       free(t);
       t = next;
     }

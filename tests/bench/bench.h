@@ -1,6 +1,6 @@
 /* Shared by the engine benchmark's files: timing and statistics (bench_timer.c) and the
  * generated inputs (bench_fixture.c). Nothing here is timed against a threshold: the program
- * prints numbers and ratios, and the reader compares them with DESIGN.md section 9. */
+ * prints numbers and ratios, and the reader compares them with ARCHITECTURE.md section 8. */
 #ifndef PO_BENCH_H_
 #define PO_BENCH_H_
 

@@ -15,6 +15,18 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 printf '{"name":"db","connect_timeout":"5s"}' >"$work/in.json"
 printf '[{"op":"add","path":"/outlier_detection/max_ejection_percent","value":50}]' >"$work/p.json"
+# One realistic Cluster tuning of three patches, each in another part of the schema (issue 25's
+# case: a Duration, a wrapper of the outlier detection, a parent created for the load assignment).
+{
+  printf 'apiVersion: propertyoverride.io/v1alpha1\nkind: PropertyOverride\nmetadata:\n  name: api-payments\n'
+  printf '  namespace: shop\nspec:\n  targetRef:\n    kind: ServiceDefaults\n    name: api\n  patches:\n'
+  for pv in '/common_http_protocol_options/idle_timeout 60s' '/outlier_detection/max_ejection_percent 50' \
+            '/load_assignment/policy/overprovisioning_factor 140'; do
+    set -- $pv
+    printf '    - resourceFilter:\n        resourceType: cluster\n        trafficDirection: outbound\n'
+    printf '        services:\n          - name: payments\n      op: add\n      path: %s\n      value: %s\n' "$1" "$2"
+  done
+} >"$work/three.yaml"
 
 best_wall() { # best of 20, in ms
   local best=999999 t0 t1 ms
@@ -39,6 +51,7 @@ one() {
 echo "== one-shot commands ($bin)"
 one "validate -f (Cluster patch)" "$bin" validate -f examples/valid/circuit-breakers.yaml
 one "validate -f (Listener patch)" "$bin" validate -f examples/valid/listener-buffer-limits.yaml
+one "validate -f (3 Cluster patches)" "$bin" validate -f "$work/three.yaml"
 one "patch (Cluster)" "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/p.json"
 one "version" "$bin" version
 

@@ -43,6 +43,11 @@ case_ inline-cla -f $pv/inline-cla-po.yaml --config-dump $pv/consul-dump.json
 case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
+# an array under an Istio target: refused without the Istio release, applied from 1.31 on (the
+# release decides as for render: MERGE_AND_REPLACE_LIST)
+case_ istio-array-noversion -f $pv/istio-array-po.yaml --config-dump $pv/istio-dump.json --mesh istio
+case_ istio-array -f $pv/istio-array-po.yaml --config-dump $pv/istio-dump.json --mesh istio --istio-version 1.31
+case_ istio-bad-version -f $pv/istio-array-po.yaml --config-dump $pv/istio-dump.json --mesh istio --istio-version 2.1
 case_ invalid-override -f $pv/invalid-po.yaml --config-dump $pv/consul-dump.json
 case_ unknown-type -f $pv/consul-po.yaml --config-dump $pv/unknown-type-dump.json --datacenter dc1
 case_ not-a-dump -f $pv/consul-po.yaml --config-dump $pv/consul-po.yaml

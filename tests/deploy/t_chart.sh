@@ -194,6 +194,21 @@ render memr -f "$work/mem.yaml"
 jqt "$work/memr.json" "webhook.memoryBudgetMiB set: the limit is not read" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--webhook-memory-budget\"))] == [\"--webhook-memory-budget=64\"]"
 
+# --- as a dependency of an umbrella chart (issue 25) -----------------------------------------------
+# Helm gives a subchart its section of the umbrella's values plus `global`, and checks them against
+# the subchart's schema: a schema without `global` made the chart impossible to depend on.
+render umbrella --namespace "$ns" --name platform --as-subchart -f "$top/tests/deploy/testdata/values/umbrella.yaml"
+if out=$(k8s_validate "$work/umbrella.json"); then ok "as a subchart: every object passes its schema"; else fail "as a subchart: $out"; fi
+jqt "$work/umbrella.json" "as a subchart: nameOverride names every object and the app.kubernetes.io/name label" \
+  '(length > 10) and all(.[]; (.metadata.name | startswith("platform-po")) and .metadata.labels["app.kubernetes.io/name"] == "po")'
+jqt "$work/umbrella.json" "as a subchart: the umbrella's section reaches the chart, and the selector still selects the pods" \
+  "$d | (.spec.template.spec.containers[0].args | index(\"--log-level=debug\") != null) and (.spec.selector.matchLabels | to_entries | all(.value as \$v | \$v != null)) and (.spec.selector.matchLabels as \$m | .spec.template.metadata.labels | contains(\$m)) and .spec.selector.matchLabels[\"app.kubernetes.io/name\"] == \"po\""
+printf 'global: {}\n' >"$work/global-only.yaml"
+render globalonly --namespace "$ns" --include-crds --as-subchart -f "$work/global-only.yaml"
+if jq -e --slurpfile a "$work/default.json" '. == $a[0]' "$work/globalonly.json" >/dev/null; then
+  ok "as a subchart with no section of its own: the same objects as a release of its own"
+else fail "as a subchart with no section: the objects differ from the default render"; fi
+
 # --- bad values fail the values schema with a clear message -------------------------------------
 for f in "$top"/tests/deploy/testdata/bad/*.yaml; do
   want=$(sed -n '1s/^# expect: //p' "$f")

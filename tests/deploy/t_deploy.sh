@@ -13,6 +13,14 @@ kubectl kustomize "$top/deploy" >"$work/deploy.yaml"
 "$H" yaml2json "$work/deploy.yaml" >"$j"
 ok "kubectl kustomize deploy/ renders $(jq length "$j") objects"
 if out=$(k8s_validate "$j"); then ok "every object passes its schema"; else fail "$out"; fi
+# docs/install.md's "With kubectl" paragraph names every kind deploy/ creates (it once left the
+# MutatingWebhookConfiguration out): the webhook configurations and the workload kinds by name.
+para=$(awk '/^## With kubectl/{on=1;next} /^## /{on=0} on' "$top/docs/install.md" | tr '\n' ' ')
+for k in $(jq -r '.[].kind' "$j" | sort -u | grep -E 'WebhookConfiguration|Deployment|PodDisruptionBudget|ServiceAccount|CustomResourceDefinition'); do
+  w=$k; [ "$k" = CustomResourceDefinition ] && w=CRD
+  case "$para" in *"$w"*) ok "docs/install.md names deploy/'s $k" ;;
+    *) fail "docs/install.md's \"With kubectl\" does not name the $k that deploy/ creates" ;; esac
+done
 
 # --- the CRD comes from crds/, unchanged ---------------------------------------------------------
 "$H" yaml2json "$top/crds/propertyoverride.io_propertyoverrides.yaml" >"$work/crd.json"

@@ -37,7 +37,10 @@ envoy.config.cluster.v3.Cluster.LbPolicy takes one of its names: ROUND_ROBIN, LE
 
 # Patches that apply (Consul's PatchStruct sets the int64 as given) but leave a Duration JSON
 # cannot carry: exit 2, the field named.
-for c in '/connect_timeout/seconds|315576000001|/connect_timeout: google.protobuf.Duration {seconds: 315576000001, nanos: 0}' \
+# The first two are issue 25's: Consul's PatchStruct succeeds on int64's minimum too, and its
+# protojson marshal of the result then fails as ours does.
+for c in '/connect_timeout/seconds|-9223372036854775808|/connect_timeout: google.protobuf.Duration {seconds: -9223372036854775808, nanos: 0}' \
+         '/connect_timeout/seconds|315576000001|/connect_timeout: google.protobuf.Duration {seconds: 315576000001, nanos: 0}' \
          '/connect_timeout|{"seconds":1,"nanos":-5}|/connect_timeout: google.protobuf.Duration {seconds: 1, nanos: -5}' \
          '/load_assignment/policy/endpoint_stale_after/nanos|1000000000|/load_assignment/policy/endpoint_stale_after: google.protobuf.Duration {seconds: 0, nanos: 1000000000}'; do
   IFS='|' read -r path value want <<<"$c"
@@ -46,6 +49,13 @@ for c in '/connect_timeout/seconds|315576000001|/connect_timeout: google.protobu
   check "patch unencodable $path" 2 $? "$work/err" "propertyoverride patch: the patches applied, but cannot encode envoy.config.cluster.v3.Cluster as JSON: $want has no JSON form (seconds within +-315576000000, nanos within +-999999999, both of one sign)"
   [ -s "$work/out" ] && { echo "FAIL patch unencodable $path: wrote stdout"; fail=$((fail+1)); }
 done
+
+# patch passes values to PatchStruct as they are, as Consul's own PatchStruct tests do: no
+# one-element unwrap (that is the Constructor's decoder, validate --consul-arguments).
+echo '[{"op":"add","path":"/connect_timeout","value":[{"seconds":5}]}]' > "$work/one.json"
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/one.json" >/dev/null 2>"$work/err"
+check "patch no unwrap" 1 $? "$work/err" "unsupported target field type 'google.protobuf.Duration'
+a Duration is written {\"seconds\": 5, \"nanos\": 0} (a PropertyOverride also takes \"5s\", \"1.5s\", \"250ms\", \"1h30m\")"
 
 echo '[{"op":"add","path":"/outlier_detection"}]' > "$work/nv.json"
 "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/nv.json" >/dev/null 2>"$work/err"

@@ -24,7 +24,7 @@ static void test_weak_lifts_and_case(void **state) {
   po_Arguments args;
   po_Status st;
   assert_true(decode("{\"patches\": {\"RESOURCEFILTER\": [{\"resourcetype\": \"cluster\", \"Services\": {\"name\": \"a\"}}],"
-                     " \"op\": [\"add\"], \"Path\": \"/name\", \"Value\": [[\"x\"]]}, \"DEBUG\": \"true\", \"ProxyType\": 7}",
+                     " \"op\": \"add\", \"Path\": \"/name\", \"Value\": [[\"x\"]]}, \"DEBUG\": \"true\", \"ProxyType\": 7}",
                      &args, &st));
   assert_int_equal(args.patch_count, 1);
   assert_true(args.debug);
@@ -35,7 +35,9 @@ static void test_weak_lifts_and_case(void **state) {
   assert_int_equal(p->resource_filter.service_count, 1);
   assert_string_equal(p->resource_filter.services[0].name, "a");
   assert_string_equal(p->op, "add");
-  /* Value: a one-element list is unwrapped one level only, as Consul's decode hook does */
+  /* Value: a one-element []interface {} (a list of lists is one) is unwrapped one level only,
+   * as Consul's decode hook does; a typed one such as ["add"] ([]string) is not
+   * (tests/vectors/constructor/consul-decode.json) */
   assert_int_equal(po_Value_Kind(p->value), kPo_ValueKind_List);
   assert_int_equal(po_Value_Size(p->value), 1);
   assert_string_equal(po_Value_String(po_Value_At(p->value, 0), NULL), "x");
@@ -66,7 +68,7 @@ static void test_errors_are_sorted_and_prefixed(void **state) {
   assert_string_equal(st.message,
                       "error decoding extension arguments: 4 error(s) decoding:\n\n"
                       "* 'Patches[0]' expected a map, got 'string'\n"
-                      "* 'Patches[1].Op' expected type 'string', got unconvertible type 'map[string]interface {}', value: 'map[a:1]'\n"
+                      "* 'Patches[1].Op' expected type 'propertyoverride.Op', got unconvertible type 'map[string]interface {}', value: 'map[a:1]'\n"
                       "* 'Patches[1].ResourceFilter' expected a map, got 'int'\n"
                       "* cannot parse 'Debug' as bool: strconv.ParseBool: parsing \"maybe\": invalid syntax");
 }
@@ -81,7 +83,7 @@ static void test_constructor_reports_decode_errors_alone(void **state) {
   assert_null(po_Constructor(NULL, v, NULL, A, d));
   assert_string_equal(po_Diagnostics_ConsulText(d, true, A),
                       "error decoding extension arguments: 1 error(s) decoding:\n\n"
-                      "* 'Patches[0].Op' expected type 'string', got unconvertible type '[]int', value: '[1 2]'");
+                      "* 'Patches[0].Op' expected type 'propertyoverride.Op', got unconvertible type '[]int', value: '[1 2]'");
 }
 
 int main(void) {

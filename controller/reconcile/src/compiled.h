@@ -8,7 +8,7 @@
  * PropertyOverride (index.c): an entry goes when the PropertyOverride leaves the index (deleted)
  * and is replaced when its generation or record changes, so the cache never outgrows the index.
  *
- * Trust (DESIGN.md section 6) is unchanged: every entry is the engine's verdict on exactly the
+ * Trust (ARCHITECTURE.md section 7) is unchanged: every entry is the engine's verdict on exactly the
  * content it was made from. The record is data anyone allowed to write the status could have
  * forged; it is looked up by its own content hash, so a forged record is compiled (and judged)
  * on its own, never served the verdict of another; and a valid one is programmed only when it is

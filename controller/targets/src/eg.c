@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
+#include "eg_generated.h"
 
 static const char kOom[] = "out of memory";
 static const char *or_oom(const char *s) { return s ? s : kOom; }
@@ -148,30 +149,14 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   return NULL;
 }
 
-/* The oneof (not proto3 optional's synthetic one) a segment of patch i's chain belongs to. */
-static const char *oneof_warning(const po_CompiledOverride *c, size_t i, po_Arena *a) {
-  size_t n = po_Override_SegmentCount(c->override, i);
-  for (size_t k = 0; k < n; k++) {
-    po_PathSegment s;
-    if (!po_Override_Segment(c->override, i, k, &s)) return NULL;
-    if (s.oneof && s.oneof[0] != '_') {
-      return or_oom(po_Arena_Printf(a, "/%s is a member of oneof '%s': Consul's add clears the other members, but "
-                                       "when Envoy Gateway's generated resource has another member set, protojson "
-                                       "refuses the patched resource with both (the policy becomes Invalid)",
-                                    s.name, s.oneof));
-    }
-  }
-  return NULL;
-}
-
 bool po_EG_Check(po_CompiledOverride *c, po_Arena *a) {
   if (!c->override || !c->args) return true;
   for (size_t i = 0; i < c->args->patch_count; i++) {
     const char *why = reason(c, i, a);
     if (why == kOom || (why && !diag(c, a, i, kPo_Severity_Error, why))) return false;
     if (why) continue;
-    const char *warn = oneof_warning(c, i, a);
-    if (warn == kOom || (warn && !diag(c, a, i, kPo_Severity_Warning, warn))) return false;
+    po_EGOneof v; /* a oneof member beside the one Envoy Gateway generates (eg_generated.c) */
+    if (!po_EG_OneofCheck(c, i, a, &v) || (v.text && !diag(c, a, i, v.severity, v.text))) return false;
   }
   return true;
 }

@@ -51,7 +51,7 @@ typedef struct {
 void po_TextBuf_Put(po_TextBuf *t, const char *s, size_t n);
 void po_TextBuf_Puts(po_TextBuf *t, const char *s);
 
-/* ---- values: JSON/YAML trees with Go's typing (DESIGN.md section 4) ----------------------- */
+/* ---- values: JSON/YAML trees with Go's typing (docs/consul-semantics.md 3.6) ----------------------- */
 
 typedef enum {
   kPo_ValueKind_Null = 0,
@@ -227,7 +227,7 @@ typedef enum {
   kPo_DiagKind_Consul = 0,    /* an error Consul itself reports; `message` is Consul's exact text. As a
                           * warning: what Consul does silently (truncating 50.5 to 50) */
   kPo_DiagKind_EnvoyRule,     /* a protoc-gen-validate rule of Envoy's that a value violates */
-  kPo_DiagKind_WireFormat,    /* Consul would reject what we would write (DESIGN.md section 6) */
+  kPo_DiagKind_WireFormat,    /* Consul would reject what we would write (ARCHITECTURE.md section 7) */
   kPo_DiagKind_Deprecated,    /* warning: a field Envoy marks deprecated */
   kPo_DiagKind_Decode,        /* the arguments could not be decoded */
   kPo_DiagKind_WireArray,     /* Consul would reject what we would write because its API delivers every
@@ -500,7 +500,7 @@ typedef struct {
   const char *oneof;       /* the oneof it is a member of, or NULL */
   bool repeated, map, message, deprecated;
   const char *rules;       /* Envoy's protoc-gen-validate rules, readably ("uint32 lte 100"), or NULL */
-  bool settable;           /* an add patch can set it (on the Consul target, DESIGN.md section 6) */
+  bool settable;           /* an add patch can set it (on the Consul target, ARCHITECTURE.md section 7) */
   const char *how;         /* settable: the value to give; not settable: why not */
   bool traversable;        /* a path may continue below it */
 } po_ExplainField;
@@ -529,7 +529,7 @@ bool po_EnvoyApi_LoadOnDemand(void);
  * po_Arena_New, an on-demand schema load, a name table, or the schema not loading at all): from
  * then on a failed lookup or compile is no verdict on the input. Sticky, process-wide: for
  * one-shot commands, which check it before printing any verdict or output and exit 2 saying
- * "out of memory" instead (docs/cli.md). */
+ * "out of memory" instead (docs/gitops.md, "render"). */
 bool po_Engine_OutOfMemory(void);
 
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
@@ -674,12 +674,13 @@ typedef struct {
   bool has_service;
   po_ServiceName service;   /* the upstream service when has_service (namespace, partition filled) */
   const char *datacenter;   /* Consul: the datacenter an upstream SNI names, or NULL */
-  const char *note;         /* outbound without a service: why (a subset's SNI, a peer's...), or NULL */
+  const char *note;         /* outbound without a service: why (a peer's SNI...), or NULL */
 } po_MeshResource;
 
 /* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms) or Istio's names; mesh.c
- * says them in full. `datacenter` is Consul's local datacenter: upstream SNIs of another never
- * name a service; NULL accepts any. false for a resource type no mesh patches, and for Envoy Gateway, whose names
+ * says them in full. `datacenter` is Consul's local datacenter: it only words the note of an
+ * upstream listener or route of another one (every datacenter's SNI names its service, as
+ * Consul's runtime config puts each discovery-chain target's SNI in its upstream's set). false for a resource type no mesh patches, and for Envoy Gateway, whose names
  * are not modelled here yet. */
 bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
                       po_MeshResource *out);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "po/status.h"
 #include "upb/arena.h"
@@ -54,6 +55,8 @@ typedef struct {
   upb_CType ctype;
   upb_WellKnown wkt;                     /* of `message`; kUpb_WellKnown_Unspecified otherwise */
   bool repeated, map, submessage;        /* upb_FieldDef_IsRepeated, _IsMap, _IsSubMessage */
+  uint32_t name_len;                     /* of `name` */
+  const char *name;                      /* upb_FieldDef_Name (upb finds it with a strrchr) */
 } po_FieldInfo;
 
 /* A field of `m` by its exact proto name (not a JSON or oneof name), or NULL: what
@@ -66,6 +69,18 @@ const upb_FieldDef *po_Schema_FindField(const po_Schema *schema, const upb_Messa
  * the two apart asks upb on NULL. */
 const po_FieldInfo *po_Schema_FindFieldInfo(const po_Schema *schema, const upb_MessageDef *m,
                                             const char *name, size_t len);
+/* Every field of `m` in declaration order (entry i is upb_MessageDef_Field(m, i)), from the same
+ * table; *count their number. NULL when the table could not be built (out of memory). What an
+ * unknown field's error walks: Consul's field list and the did-you-mean search. */
+const po_FieldInfo *po_Schema_Fields(const po_Schema *schema, const upb_MessageDef *m, int *count);
+/* One block per message where a layer above keeps what it derives from the message's fields
+ * once (the engine: an unknown field's error text and its did-you-mean index), built on first
+ * need, not with the table: most messages never need it. NULL until set. */
+const void *po_Schema_MessageExtra(const po_Schema *schema, const upb_MessageDef *m);
+/* Publishes `block` (from malloc; the schema frees it) as m's extra unless another thread did
+ * first, and returns the one published: when that is not `block`, the caller frees `block`.
+ * NULL when m's table could not be built (out of memory; `block` is the caller's still). */
+const void *po_Schema_SetMessageExtra(const po_Schema *schema, const upb_MessageDef *m, void *block);
 /* A value of `e` by its exact name, or NULL: upb_EnumDef_FindValueByNameWithSize, likewise. */
 const upb_EnumValueDef *po_Schema_FindEnumValue(const po_Schema *schema, const upb_EnumDef *e,
                                                 const char *name, size_t len);

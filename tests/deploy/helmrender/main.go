@@ -7,7 +7,12 @@
 // Built offline in GOPATH mode from Debian's packaged Go sources (tests/deploy/build-helmrender.sh).
 //
 //	helmrender --chart DIR [-f values.yaml]... [--name R] [--namespace NS]
-//	           [--api-versions G/V]... [--include-crds] [--notes]
+//	           [--api-versions G/V]... [--include-crds] [--notes] [--as-subchart]
+//
+// --as-subchart renders DIR as a dependency of an umbrella chart: the -f files are the
+// umbrella's values, and the chart gets what Helm gives a subchart: its values.yaml coalesced
+// with the umbrella's section named after the chart, plus `global` (the umbrella's, {} when it
+// has none: Helm adds it to every subchart's values), validated against the chart's own schema.
 //	helmrender yaml2json FILE...     every YAML document of the files as one JSON array
 //
 // Output: the rendered manifests as a YAML stream, each preceded by `# Source: <chart>/<file>`.
@@ -226,7 +231,7 @@ func main() {
 	}
 	var chartDir, relName, relNS string
 	var valueFiles, apiVersions listFlag
-	includeCRDs, notes := false, false
+	includeCRDs, notes, asSubchart := false, false, false
 	args := os.Args[1:]
 	for i := 0; i < len(args); i++ {
 		a := args[i]
@@ -252,6 +257,8 @@ func main() {
 			includeCRDs = true
 		case "--notes":
 			notes = true
+		case "--as-subchart":
+			asSubchart = true
 		default:
 			die("unknown argument %q (see the comment at the top of helmrender/main.go)", a)
 		}
@@ -284,6 +291,12 @@ func main() {
 			die("values.yaml: %v", err)
 		}
 	}
+	// Each file over the chart's values in turn (a null deletes a default); as a subchart, over
+	// the umbrella's values, whose section for the chart then goes over the chart's.
+	given := map[string]interface{}{}
+	if !asSubchart {
+		given = values
+	}
 	for _, f := range valueFiles {
 		data, err := os.ReadFile(f)
 		if err != nil {
@@ -293,7 +306,20 @@ func main() {
 		if err != nil {
 			die("%s: %v", f, err)
 		}
-		coalesce(values, over)
+		coalesce(given, over)
+	}
+	if asSubchart {
+		section, _ := given[chart.Name].(map[string]interface{})
+		global, _ := given["global"].(map[string]interface{})
+		given = map[string]interface{}{}
+		if section != nil {
+			given = section
+		}
+		if global == nil {
+			global = map[string]interface{}{}
+		}
+		given["global"] = global
+		coalesce(values, given)
 	}
 	if schema, err := os.ReadFile(filepath.Join(chartDir, "values.schema.json")); err == nil {
 		if err := validateSchema(chart.Name, schema, values); err != nil {

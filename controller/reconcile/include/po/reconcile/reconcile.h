@@ -1,6 +1,6 @@
 /* Reconciling one target (a ServiceDefaults, or the ProxyDefaults `global`, of a namespace)
  * with every PropertyOverride that points at it. Level-triggered and idempotent: read the
- * current state, compute the desired one, converge (STYLE.md, controller-runtime).
+ * current state, compute the desired one, converge (CONTRIBUTING.md, "The controller", after controller-runtime).
  *
  *   key  "ServiceDefaults/<ns>/<name>" or "ProxyDefaults/<ns>/global" (Consul), "Service/<ns>/<name>" or
  *        "Mesh/<ns>/global" (Istio, istio_write.h), "Gateway/<ns>/<name>" (Envoy Gateway, eg_write.h)

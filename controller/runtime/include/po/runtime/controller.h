@@ -11,7 +11,7 @@
  *
  * controller_runtime_reconcile_time_seconds observes every call; active_workers and
  * max_concurrent_reconciles are kept up to date. The callback receives a logger bound to
- * controller and key. Reconcile must be level-triggered and idempotent (STYLE.md). */
+ * controller and key. Reconcile must be level-triggered and idempotent (CONTRIBUTING.md, "The controller"). */
 #ifndef PO_RUNTIME_CONTROLLER_H
 #define PO_RUNTIME_CONTROLLER_H
 

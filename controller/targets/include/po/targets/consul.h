@@ -1,4 +1,4 @@
-/* The Consul target (DESIGN.md section 6): our builtin/property-override entries in the
+/* The Consul target (ARCHITECTURE.md section 7): our builtin/property-override entries in the
  * spec.envoyExtensions of a consul.hashicorp.com/v1alpha1 ServiceDefaults (or the ProxyDefaults
  * named global).
  *

@@ -1,4 +1,4 @@
-/* The Envoy Gateway target (DESIGN.md section 6b): one EnvoyPatchPolicy
+/* The Envoy Gateway target (ARCHITECTURE.md section 7): one EnvoyPatchPolicy
  * (gateway.envoyproxy.io/v1alpha1) per PropertyOverride of a Gateway, compiled from the IR.
  *
  *   target Gateway G (namespace N) -> EnvoyPatchPolicy N/propertyoverride-<name>, targetRef G,
@@ -21,8 +21,9 @@
  * Value or ListValue (protojson writes them as strings or bare JSON); renaming the resource
  * (/name, a ClusterLoadAssignment's /cluster_name: every entry, of this policy and of the
  * Gateway's others, finds its resource by name); an Any of google.protobuf.Value (no protojson
- * form for the empty one). Warned: a oneof member (protojson refuses two members, where Consul
- * clears the other). */
+ * form for the empty one); a oneof member beside the one Envoy Gateway generates or an earlier
+ * patch sets (protojson refuses two members, where Consul clears the other: eg_generated.c's
+ * table). Warned: /type on every cluster (a Backend of hostnames' cluster holds cluster_type). */
 #ifndef PO_TARGETS_EG_H_
 #define PO_TARGETS_EG_H_
 

@@ -1,4 +1,4 @@
-/* The Istio target (DESIGN.md section 6b): one EnvoyFilter (networking.istio.io/v1alpha3) per
+/* The Istio target (ARCHITECTURE.md section 7): one EnvoyFilter (networking.istio.io/v1alpha3) per
  * PropertyOverride, compiled from the IR.
  *
  *   target Service S (namespace N)  -> EnvoyFilter N/<name>, workloadSelector = S's spec.selector

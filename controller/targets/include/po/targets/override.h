@@ -1,6 +1,6 @@
 /* A PropertyOverride object (json-c, as the API server or a manifest gives it) decoded,
  * validated and compiled with the engine: the one pipeline the webhook, the reconciler and the
- * CLI's validate/render all use (DESIGN.md section 1).
+ * CLI's validate/render all use (ARCHITECTURE.md section 4).
  *
  *   spec -> strict spec decode -> friendly values -> one compile (po_Override_Build): Constructor
  *        rules + Envoy rules under the typed convention, and each patch's verdict under Consul's

@@ -1,4 +1,4 @@
-/* Who may target what (DESIGN.md section 6, "ownership and trust"). A PropertyOverride writes
+/* Who may target what (ARCHITECTURE.md section 7, "Trust"). A PropertyOverride writes
  * into targets of its own namespace; a spec.targetRef.namespace naming another is allowed only
  * for ServiceDefaults targets and only to PropertyOverrides of the namespaces the operator names
  * (--allow-cross-namespace-from: platform teams). The mesh-wide targets (Consul's ProxyDefaults
