@@ -50,6 +50,30 @@ for f in "$data"/eg-oneof/*.yaml; do
 done
 [ $n -ge 6 ] && pass=$((pass+1)) || { echo "FAIL only $n oneof cases"; fail=$((fail+1)); }
 
+# Envoy Gateway validates the resource after each entry (eg_steps.c; the refused sequences and
+# created parents are eg-refusals/steps-*.yaml): every testdata/eg-steps/*.yaml is accepted, with
+# no word of it when its `# steps:` header is `none`, else with the warning text after `warning: `.
+n=0
+for f in "$data"/eg-steps/*.yaml; do
+  want=$(hdr "$f" steps)
+  "$bin" validate -f "$f" >"$work/out" 2>&1
+  check "accepted $f" 0 $? "$work/out"
+  case "$want" in
+    none) grep -q "after each jsonPatches entry" "$work/out" && { echo "FAIL $f: judged by step:"; cat "$work/out"; fail=$((fail+1)); } || pass=$((pass+1)) ;;
+    "warning: "*) contains "warned $f" "$work/out" "${want#warning: }" ;;
+    *) echo "FAIL $f: no '# steps: none' or '# steps: warning: TEXT' header"; fail=$((fail+1)) ;;
+  esac
+  n=$((n+1))
+done
+[ $n -ge 4 ] && pass=$((pass+1)) || { echo "FAIL only $n step cases"; fail=$((fail+1)); }
+# The step judgment is Envoy Gateway's: the same sequence is fine for Consul (which judges only
+# the final result), with no word of Envoy Gateway's entries.
+sed -e 's/kind: Gateway$/kind: ServiceDefaults/; s/group: gateway.networking.k8s.io/group: consul.hashicorp.com/' \
+  "$data/eg-refusals/steps-sequence-bind-address.yaml" >"$work/consul.yaml"
+"$bin" validate -f "$work/consul.yaml" >"$work/out" 2>&1
+check "a sequence is fine on a Consul target" 0 $? "$work/out"
+grep -q "jsonPatches entry" "$work/out" && { echo "FAIL the Consul target judged by Envoy Gateway's steps:"; cat "$work/out"; fail=$((fail+1)); } || pass=$((pass+1))
+
 # The refusals are Envoy Gateway's: the same remove and inbound patch are fine for Consul.
 for c in remove inbound; do
   sed -e 's/kind: Gateway$/kind: ServiceDefaults/; s/group: gateway.networking.k8s.io/group: consul.hashicorp.com/' \
@@ -131,7 +155,9 @@ jqcheck "one entry per patch and resource" "$work/got.json" '(.[0].spec.jsonPatc
 # Objects for well-known types, as protojson (what Envoy Gateway unmarshals the patched resource
 # with) writes them (issue 23 A and D): an object for a wrapper is its bare value ({} its zero,
 # {value: v} v); an Any in Consul's {type_url: u} form is {"@type": u}, with the empty message's
-# JSON form under "value" for a well-known type that has one (protojson requires it).
+# JSON form under "value" for a well-known type that has one (protojson requires it). The
+# TransportSocket is named first: Envoy Gateway validates the cluster after each entry, and one
+# without its name breaks Envoy's rules (eg-refusals/steps-*.yaml).
 cat >"$work/wkt.yaml" <<'YAML'
 apiVersion: propertyoverride.io/v1alpha1
 kind: PropertyOverride
@@ -153,6 +179,10 @@ spec:
       value: {}
     - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
       op: add
+      path: /transport_socket/name
+      value: envoy.transport_sockets.raw_buffer
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
       path: /transport_socket/typed_config
       value: {type_url: type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer}
     - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
@@ -161,7 +191,7 @@ spec:
       value: {}
     - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
       op: add
-      path: /upstream_config/typed_config
+      path: /transport_socket/typed_config
       value: {type_url: type.googleapis.com/google.protobuf.Duration}
 ---
 apiVersion: gateway.networking.k8s.io/v1
@@ -186,9 +216,9 @@ check "render the well-known-type cases" 0 $? "$work/err"
 jqcheck "wrapper {} is its zero, bare" "$work/got.json" "$(op 0).value == 0"
 jqcheck "wrapper {value: v} is v, bare" "$work/got.json" "$(op 1).value == 1024"
 jqcheck "BoolValue {} is false" "$work/got.json" "$(op 2).value == false"
-jqcheck "Any in protojson's form" "$work/got.json" "$(op 3).value == {\"@type\": \"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}"
-jqcheck "the empty Any is {}" "$work/got.json" "$(op 4).value == {}"
-jqcheck "an Any of a well-known type: its JSON form under value" "$work/got.json" "$(op 5).value == {\"@type\": \"type.googleapis.com/google.protobuf.Duration\", \"value\": \"0s\"}"
+jqcheck "Any in protojson's form" "$work/got.json" "$(op 4).value == {\"@type\": \"type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer\"}"
+jqcheck "the empty Any is {}" "$work/got.json" "$(op 5).value == {}"
+jqcheck "an Any of a well-known type: its JSON form under value" "$work/got.json" "$(op 6).value == {\"@type\": \"type.googleapis.com/google.protobuf.Duration\", \"value\": \"0s\"}"
 # Every such policy passes the hand-written checker too (it decodes each value with protojson's rules).
 "$bin" render -f "$work/wkt.yaml" | "$bin" validate -f - >"$work/out" 2>&1
 check "rendered well-known-type policy validates clean" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"

@@ -18,6 +18,7 @@ CLASSES = {
     "C2": "one object value setting two members of one oneof (issue 23 C2)",
     "D": "an Any in Consul's type_url form (issue 23 D)",
     "E": "the result breaks Envoy's rules (Validate()): issue 22",
+    "I": "the result passes Envoy's rules, an entry before it did not: Envoy Gateway validates after each entry (issue 23)",
     "V": "a field Envoy Gateway's Envoy API lacks (another Envoy release: issue 24)",
     "X": "another kind: not one of issue 23's classes",
 }
@@ -91,7 +92,10 @@ def klass(rec, verdict):
     if "B" in tags and "ResourceNotFound" in err:
         return "B"
     if "validation failed for xds resource" in err:
-        return "E"
+        # Envoy Gateway validates the resource after each entry (processJSONPatches): when our
+        # result of every patch passes Envoy's rules (po_Override_ApplyChecked found nothing),
+        # what failed was an intermediate one, a message built a part an entry at a time
+        return "E" if rec.get("ours_rules") else "I"
     if "unknown field" in err or verdict.get("ours_error"):
         return "V"
     return "X"

@@ -24,6 +24,7 @@
 
 #include "po/base/json.h"
 #include "eg_generated.h"
+#include "eg_steps.h"
 
 static const char kOom[] = "out of memory";
 static const char *or_oom(const char *s) { return s ? s : kOom; }
@@ -158,7 +159,7 @@ bool po_EG_Check(po_CompiledOverride *c, po_Arena *a) {
     po_EGOneof v; /* a oneof member beside the one Envoy Gateway generates (eg_generated.c) */
     if (!po_EG_OneofCheck(c, i, a, &v) || (v.text && !diag(c, a, i, v.severity, v.text))) return false;
   }
-  return true;
+  return po_EG_StepCheck(c, a); /* each entry's result, on what Envoy Gateway generates (eg_steps.c) */
 }
 
 /* FNV-1a 64: stable across processes and versions, as the name is what finds the policy again. */
