@@ -23,7 +23,11 @@
  * Gateway's others, finds its resource by name); an Any of google.protobuf.Value (no protojson
  * form for the empty one); a oneof member beside the one Envoy Gateway generates or an earlier
  * patch sets (protojson refuses two members, where Consul clears the other: eg_generated.c's
- * table). Warned: /type on every cluster (a Backend of hostnames' cluster holds cluster_type). */
+ * table); a patch whose entry leaves a resource Envoy Gateway generates breaking Envoy's rules
+ * (a parent created without its required parts, or the first of a sequence building one message
+ * a part at a time: Envoy Gateway validates after each entry, eg_steps.c). Warned: /type on every
+ * cluster (a Backend of hostnames' cluster holds cluster_type), and an entry that breaks a rule
+ * only on a Backend of hostnames' cluster. */
 #ifndef PO_MESHES_EG_H_
 #define PO_MESHES_EG_H_
 
