@@ -17,12 +17,15 @@
  *
  * A resource a cluster patch reaches depends on its services: a Service x's cluster gets the
  * patches without services and those naming x, in order; a cluster of no service named gets those
- * without services only. So there is one model ("lane") per shape and service named, and one per
- * shape for the rest. Cost: patches x lanes, each one PatchStruct and one walk of a resource of
- * a few dozen fields; lanes are the shapes of the patch's type (at most two) times the distinct
- * services the override names plus one (bounded by the spec's limits). */
+ * without services only. Services named by the same patches have the same resources, so there is
+ * one model ("lane") per shape and set of patches naming a Service, and one per shape for the
+ * rest. Cost: patches x lanes, each one PatchStruct and one walk of a resource of a few dozen
+ * fields; lanes are at most the two shapes of a type times kMaxNamedSets + 1 (the sets are found
+ * by sorting the (Service, patch) pairs, at most 100 x 64). */
 #include "eg_steps.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "po/engine.h"
@@ -98,11 +101,22 @@ static const Shape kShapes[] = {
 };
 enum { kShapeCount = sizeof kShapes / sizeof *kShapes };
 
+/* The patches naming a Service: Services named by the same patches have the same resources, so
+ * one model serves them all. At most kMaxNamedSets sets are modelled (the work of one compile is
+ * patches x models); a patch naming only Services of other sets is warned of, not judged. */
+enum { kSigWords = (kPo_MaxPatchesPerOverride + 63) / 64, kMaxNamedSets = 8 };
+typedef struct {
+  uint64_t w[kSigWords];
+} Sig;
+
+static bool sig_has(const Sig *g, size_t i) { return (g->w[i / 64] >> (i % 64)) & 1u; }
+
 typedef struct {
   const Shape *shape;
-  const po_ServiceName *service; /* the Service whose resource it is; NULL: one of no service named */
-  po_Message *m;                 /* NULL: dropped (a patch did not apply) */
-  bool broken;                   /* the last step left it breaking a rule */
+  bool named;     /* the resource of the Services the patches in sig name; else of a Service none names */
+  Sig sig;
+  po_Message *m;  /* NULL: dropped (a patch did not apply) */
+  bool broken;    /* the last step left it breaking a rule */
 } Lane;
 
 typedef struct {
@@ -114,10 +128,7 @@ typedef struct {
 
 /* Whether patch i reaches the lane's resource (its type checked by the caller). */
 static bool reaches(const po_CompiledOverride *c, size_t i, const Lane *l) {
-  const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
-  if (!l->service) return f->service_count == 0;
-  po_Payload p = {po_Override_ResourceType(c->override, i), kPo_TrafficDirection_Outbound, l->service};
-  return po_ResourceFilter_Matches(f, &p);
+  return c->args->patches[i].resource_filter.service_count == 0 || (l->named && sig_has(&l->sig, i));
 }
 
 /* Whether patch i is one Envoy Gateway would apply as rendered: an outbound add not refused. */
@@ -127,8 +138,55 @@ static bool steps(const po_CompiledOverride *c, size_t i, const bool *refused) {
          po_Override_SegmentCount(c->override, i) > 0;
 }
 
-static bool same_service(const po_ServiceName *x, const po_ServiceName *y) {
-  return !strcmp(x->name, y->name) && !strcmp(x->namespace_, y->namespace_) && !strcmp(x->partition, y->partition);
+typedef struct {
+  const po_ServiceName *service;
+  size_t patch;
+} Named;
+
+static int by_service(const po_ServiceName *x, const po_ServiceName *y) {
+  int d = strcmp(x->name, y->name);
+  if (!d) d = strcmp(x->namespace_, y->namespace_);
+  return d ? d : strcmp(x->partition, y->partition);
+}
+
+static int by_service_then_patch(const void *a, const void *b) {
+  const Named *x = a, *y = b;
+  int d = by_service(x->service, y->service);
+  return d ? d : (x->patch > y->patch) - (x->patch < y->patch);
+}
+
+static int by_sig(const void *a, const void *b) { return memcmp(a, b, sizeof(Sig)); }
+
+/* The distinct sets of patches of type rt naming one Service (each Service's set: the patches
+ * naming it), sorted, into *out; their count. Cost: the (Service, patch) pairs, sorted. */
+static size_t named_sets(const po_CompiledOverride *c, po_ResourceType rt, const bool *refused, po_Arena *s,
+                         Sig **out, bool *oom) {
+  size_t n = 0, np = c->args->patch_count;
+  for (size_t i = 0; i < np; i++) {
+    if (po_Override_ResourceType(c->override, i) == rt) n += c->args->patches[i].resource_filter.service_count;
+  }
+  Named *ps = po_Arena_Malloc(s, (n ? n : 1) * sizeof *ps);
+  Sig *sigs = po_Arena_Malloc(s, (n ? n : 1) * sizeof *sigs);
+  if ((*oom = !ps || !sigs)) return 0;
+  n = 0;
+  for (size_t i = 0; i < np; i++) {
+    const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
+    if (po_Override_ResourceType(c->override, i) != rt || !steps(c, i, refused)) continue;
+    for (size_t v = 0; v < f->service_count; v++) ps[n++] = (Named){&f->services[v], i};
+  }
+  qsort(ps, n, sizeof *ps, by_service_then_patch);
+  size_t ns = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (k == 0 || by_service(ps[k - 1].service, ps[k].service)) memset(&sigs[ns++], 0, sizeof *sigs);
+    sigs[ns - 1].w[ps[k].patch / 64] |= UINT64_C(1) << (ps[k].patch % 64);
+  }
+  qsort(sigs, ns, sizeof *sigs, by_sig);
+  size_t u = 0;
+  for (size_t k = 0; k < ns; k++) {
+    if (u == 0 || by_sig(&sigs[u - 1], &sigs[k])) sigs[u++] = sigs[k];
+  }
+  *out = sigs;
+  return u;
 }
 
 /* Rules of this build's Envoy API that the one Envoy Gateway v1.9.1 validates with lacks
@@ -201,30 +259,20 @@ static bool say(po_CompiledOverride *c, po_Arena *a, size_t i, const Finding *f,
   return true;
 }
 
-/* The lanes of resource type rt: every shape of it for a resource of no service named, and each
- * Service shape once per distinct service the patches of rt name. */
+/* The lanes of resource type rt: every shape of it for a resource of a Service no patch names,
+ * and each Service shape once per set of patches naming a Service (the first kMaxNamedSets). */
 static Lane *lanes_of(const po_CompiledOverride *c, po_ResourceType rt, const bool *refused, po_Arena *s,
                       size_t *nl, bool *oom) {
-  size_t cap = 0;
-  for (size_t i = 0; i < c->args->patch_count; i++) {
-    if (po_Override_ResourceType(c->override, i) == rt) cap += c->args->patches[i].resource_filter.service_count;
-  }
-  cap = (cap + 1) * kShapeCount;
-  Lane *ls = po_Arena_Malloc(s, cap * sizeof *ls);
+  Sig *sigs = NULL;
+  size_t ns = named_sets(c, rt, refused, s, &sigs, oom);
+  ns = ns < kMaxNamedSets ? ns : kMaxNamedSets;
+  Lane *ls = *oom ? NULL : po_Arena_Malloc(s, (ns + 1) * kShapeCount * sizeof *ls);
   *nl = 0;
   if (!(*oom = !ls)) {
     for (size_t k = 0; k < kShapeCount; k++) {
       if (kShapes[k].rt == rt) ls[(*nl)++] = (Lane){.shape = &kShapes[k]};
-    }
-    for (size_t i = 0; i < c->args->patch_count; i++) {
-      const po_ResourceFilter *f = &c->args->patches[i].resource_filter;
-      if (po_Override_ResourceType(c->override, i) != rt || !steps(c, i, refused)) continue;
-      for (size_t v = 0; v < f->service_count; v++) {
-        bool seen = false;
-        for (size_t l = 0; l < *nl && !seen; l++) seen = ls[l].service && same_service(ls[l].service, &f->services[v]);
-        for (size_t k = 0; k < kShapeCount && !seen; k++) {
-          if (kShapes[k].rt == rt && kShapes[k].services) ls[(*nl)++] = (Lane){.shape = &kShapes[k], .service = &f->services[v]};
-        }
+      for (size_t g = 0; g < ns && kShapes[k].rt == rt && kShapes[k].services; g++) {
+        ls[(*nl)++] = (Lane){.shape = &kShapes[k], .named = true, .sig = sigs[g]};
       }
     }
   }
@@ -260,6 +308,20 @@ static bool step(const po_CompiledOverride *c, size_t i, Lane *l, po_Arena *s, F
   return true;
 }
 
+/* A patch naming only Services of the sets past kMaxNamedSets: said, not judged. */
+static bool unjudged(po_CompiledOverride *c, size_t i) {
+  const po_Patch *p = &c->args->patches[i];
+  static const char kText[] =
+      "in an Envoy Gateway EnvoyPatchPolicy: not judged entry by entry: the patches of this PropertyOverride name its "
+      "Services in more than 8 different sets, and each set's clusters need a model of their own (a bound on the work "
+      "of a compile). Envoy Gateway validates the cluster after each jsonPatches entry, so a patch that creates a "
+      "message without every part Envoy requires of it makes the policy Invalid";
+  po_Diagnostic *d = po_Diagnostics_Add(c->diags, kPo_Severity_Warning, kPo_DiagKind_Target, (int)i, p->path, kText);
+  if (!d) return false;
+  d->pos = p->pos;
+  return true;
+}
+
 /* Every patch of resource type rt, in order, on each lane it reaches. */
 static bool check_type(po_CompiledOverride *c, po_ResourceType rt, const bool *refused, po_Arena *s, po_Arena *a) {
   size_t nl, np = c->args->patch_count;
@@ -270,9 +332,13 @@ static bool check_type(po_CompiledOverride *c, po_ResourceType rt, const bool *r
   memset(fs, 0, (np ? np : 1) * sizeof *fs);
   for (size_t i = 0; i < np; i++) {
     if (po_Override_ResourceType(c->override, i) != rt || !steps(c, i, refused)) continue;
+    bool judged = false;
     for (size_t l = 0; l < nl; l++) {
-      if (ls[l].m && reaches(c, i, &ls[l]) && !step(c, i, &ls[l], s, &fs[i])) return false;
+      if (!reaches(c, i, &ls[l])) continue;
+      judged = true;
+      if (ls[l].m && !step(c, i, &ls[l], s, &fs[i])) return false;
     }
+    if (!judged && !unjudged(c, i)) return false;
   }
   for (size_t i = 0; i < np; i++) {
     /* the lane passing at the end: later patches completed what this one left broken */
@@ -283,7 +349,8 @@ static bool check_type(po_CompiledOverride *c, po_ResourceType rt, const bool *r
 
 bool po_EG_StepCheck(po_CompiledOverride *c, po_Arena *a) {
   size_t np = c->override && c->args ? c->args->patch_count : 0;
-  if (!np) return true;
+  /* (more patches are refused before any per-patch work: never here) */
+  if (!np || np > kPo_MaxPatchesPerOverride) return true;
   po_Arena *s = po_Arena_New(); /* the models and their judgments: freed on return */
   bool *refused = s ? po_Arena_Malloc(s, np * sizeof *refused) : NULL;
   bool ok = refused != NULL;
