@@ -14,7 +14,9 @@
  * breaks a rule on a resource that passed before it gets a kPo_DiagKind_Target error (on the
  * shape every such target has: an EDS cluster, its ClusterLoadAssignment, the listener, the
  * route configuration) or warning (only on a shape some targets have: a Backend of hostnames'
- * cluster). Run after the other refusals (po_EG_Check). false only when out of memory. */
+ * cluster). Services named by the same patches share one model, at most 8 such sets; a patch
+ * naming only Services of further sets gets a warning that it was not judged. Run after the other
+ * refusals (po_EG_Check). false only when out of memory. */
 bool po_EG_StepCheck(po_CompiledOverride *c, po_Arena *a);
 
 #endif /* PO_MESHES_EG_STEPS_H_ */
