@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# adv-25: validate --consul-arguments against what Consul's Constructor (mapstructure v1.5.0,
+# HookWeakDecodeFromSlice then HookTranslateKeys, WeaklyTypedInput) does, wire convention.
+# Facts checked against mapstructure v1.5.0 run with Consul's decoder configuration and struct
+# shapes (property_override.go): see the adv-25 report.
+#   t_adv25_consul_decode.sh BIN
+set -u
+. "$(dirname "$0")/lib.sh"
+rf='"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"}'
+
+run() { printf '%s\n' "$1" >"$work/args.json"; "$bin" validate --consul-arguments "$work/args.json" >"$work/out" 2>&1; }
+
+# 1. propertyOverride embeds extensioncommon.BasicExtensionAdapter without squash: mapstructure
+#    decodes it as a field named BasicExtensionAdapter (an empty struct), matched
+#    case-insensitively like every other field. A non-map value is a decode error in Consul.
+run "{\"basicExtensionAdapter\":\"x\",\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\"}]}"
+check embedded_adapter_string 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
+
+* 'BasicExtensionAdapter' expected a map, got 'string'"
+run "{\"BasicExtensionAdapter\":[1,2],\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\"}]}"
+check embedded_adapter_slice 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
+
+* 'BasicExtensionAdapter' expected a map, got 'slice'"
+# an object (any keys) decodes into the empty struct: accepted, as Consul accepts it
+run "{\"BasicExtensionAdapter\":{\"a\":1},\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\"}]}"
+check embedded_adapter_map 0 $?
+
+# 2. Go's %v of a float64 (every JSON number under the wire convention) is strconv 'g' with the
+#    shortest digits: exponent form from 1e+06 up (and below 1e-04). mapstructure prints the
+#    value so in "unconvertible type" errors.
+run "{\"Patches\":[{$rf,\"Op\":{\"a\":1000000,\"b\":123456789012},\"Path\":\"/name\"}]}"
+check float_v_in_map 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
+
+* 'Patches[0].Op' expected type 'propertyoverride.Op', got unconvertible type 'map[string]interface {}', value: 'map[a:1e+06 b:1.23456789012e+11]'"
+run "{\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":[9007199254740992,2]}]}"
+check float_v_in_list 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
+
+* 'Patches[0].Path' expected type 'string', got unconvertible type '[]interface {}', value: '[9.007199254740992e+15 2]'"
+
+# 3. [null] where one value is expected: HookWeakDecodeFromSlice unwraps it to nil, and
+#    ComposeDecodeHookFunc then calls the next hook with reflect.ValueOf(nil), whose Type()
+#    panics ("reflect: call of reflect.Value.Type on zero Value"): Consul's Constructor never
+#    returns. Accepting such arguments as valid says Consul takes what it cannot decode.
+for f in '"Debug":[null]' '"ProxyType":[null]' '"proxytype":[null]'; do
+  run "{$f,\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\"}]}"
+  rc=$?; n=${f%%:*}; n=${n//\"/}; [ $rc != 0 ]; check "null_unwrapped_$n (exit $rc)" 0 $?
+done
+run "{\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\",\"Value\":[null]}]}"
+rc=$?; [ $rc != 0 ]; check "null_unwrapped_Value (exit $rc)" 0 $?
+
+# 4. The same arguments in a ServiceDefaults through validate -f (the webhook's pipeline): the
+#    entry Consul refuses (BasicExtensionAdapter) or cannot decode (Debug: [null]) is valid here.
+cat >"$work/sd.yaml" <<'YAML'
+apiVersion: consul.hashicorp.com/v1alpha1
+kind: ServiceDefaults
+metadata:
+  name: api
+spec:
+  envoyExtensions:
+    - name: builtin/property-override
+      arguments:
+        BasicExtensionAdapter: x
+        Patches:
+          - ResourceFilter: {ResourceType: cluster, TrafficDirection: outbound}
+            Op: remove
+            Path: /name
+YAML
+"$bin" validate -f "$work/sd.yaml" >"$work/out" 2>&1
+check servicedefaults_embedded_adapter 1 $? "$work/out"
+sed -i 's/BasicExtensionAdapter: x/Debug: [null]/' "$work/sd.yaml"
+"$bin" validate -f "$work/sd.yaml" >"$work/out" 2>&1
+check servicedefaults_debug_null 1 $? "$work/out"
+finish
