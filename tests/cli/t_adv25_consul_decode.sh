@@ -48,6 +48,16 @@ done
 run "{\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\",\"Value\":[null]}]}"
 rc=$?; [ $rc != 0 ]; check "null_unwrapped_Value (exit $rc)" 0 $?
 
+# 5. Services is []*ServiceName: mapstructure's decodePtr decodes the element again into the
+#    struct through d.decode, so the hooks run twice and a Services entry is unwrapped from two
+#    levels of one-element lists (the pointer, then the struct). Consul accepts [[{...}]].
+run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound","Services":[[[{"Name":"db"}]]]},"Op":"remove","Path":"/name"}]}'
+check services_two_unwraps 0 $? "$work/out" ""
+run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound","Services":[[[-1]]]},"Op":"remove","Path":"/name"}]}'
+check services_two_unwraps_scalar 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
+
+* 'Patches[0].ResourceFilter.Services[0]' expected a map, got 'float64'"
+
 # 4. The same arguments in a ServiceDefaults through validate -f (the webhook's pipeline): the
 #    entry Consul refuses (BasicExtensionAdapter) or cannot decode (Debug: [null]) is valid here.
 cat >"$work/sd.yaml" <<'YAML'
