@@ -58,6 +58,16 @@ check services_two_unwraps_scalar 1 $? "$work/out" "error decoding extension arg
 
 * 'Patches[0].ResourceFilter.Services[0]' expected a map, got 'float64'"
 
+# 6. An enum number beyond int32 whose low 32 bits name a value (4294967297 -> 1, MODIFY_ONLY):
+#    Consul's EnumNumber(int32(n)) sets MODIFY_ONLY; ours refuses with its range error (section 5
+#    of docs/consul-semantics.md says so), but the hint then says the low 32 bits, 1, "name no
+#    value", which is untrue: 1 is Listener.DrainType MODIFY_ONLY.
+printf '%s\n' '{"Patches":[{"ResourceFilter":{"ResourceType":"listener","TrafficDirection":"outbound"},"Op":"add","Path":"/drain_type","Value":4294967297}]}' >"$work/args.json"
+"$bin" validate --consul-arguments "$work/args.json" --convention typed >"$work/out" 2>&1
+if grep -qF "low 32 bits, 1, which names no value" "$work/out"; then
+  echo "FAIL enum_low_bits_hint: the hint says 1 names no value of Listener.DrainType (1 is MODIFY_ONLY):"; cat "$work/out"; fail=$((fail+1))
+else pass=$((pass+1)); fi
+
 # 4. The same arguments in a ServiceDefaults through validate -f (the webhook's pipeline): the
 #    entry Consul refuses (BasicExtensionAdapter) or cannot decode (Debug: [null]) is valid here.
 cat >"$work/sd.yaml" <<'YAML'
