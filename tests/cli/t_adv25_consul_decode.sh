@@ -68,6 +68,15 @@ if grep -qF "low 32 bits, 1, which names no value" "$work/out"; then
   echo "FAIL enum_low_bits_hint: the hint says 1 names no value of Listener.DrainType (1 is MODIFY_ONLY):"; cat "$work/out"; fail=$((fail+1))
 else pass=$((pass+1)); fi
 
+# 7. mapstructure matches a key to a field with strings.EqualFold, Unicode's simple case folding:
+#    U+017F LATIN SMALL LETTER LONG S folds to s, so "Patche\u017f" is Patches and
+#    "Service\u017f" is Services to Consul (decoded, then applied to db only). Ours folds ASCII.
+run '{"Patche\u017f":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"remove","Path":"/name"}]}'
+check unicode_fold_patches 0 $? "$work/out" ""
+run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"inbound","Service\u017f":[{"Name":"db"}]},"Op":"remove","Path":"/name"}]}'
+check unicode_fold_services 1 $? "$work/out" '1 error occurred:
+	* invalid Patches[0]: patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not "outbound"'
+
 # 4. The same arguments in a ServiceDefaults through validate -f (the webhook's pipeline): the
 #    entry Consul refuses (BasicExtensionAdapter) or cannot decode (Debug: [null]) is valid here.
 cat >"$work/sd.yaml" <<'YAML'
