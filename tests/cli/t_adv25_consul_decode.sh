@@ -77,6 +77,22 @@ run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":
 check unicode_fold_services 1 $? "$work/out" '1 error occurred:
 	* invalid Patches[0]: patch contains non-empty ResourceFilter.Services but ResourceFilter.TrafficDirection is not "outbound"'
 
+# 8. mapstructure collects every error and counts them all: 65 patches with an unconvertible Op
+#    are "65 error(s) decoding", the points sorted as strings (Patches[0], Patches[10], ...).
+#    Ours keeps 64 and says "64 error(s)", so Consul's text is no longer a prefix.
+p='{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":[],"Path":"/name"}'
+ps=$p; for i in $(seq 2 65); do ps="$ps,$p"; done
+run "{\"Patches\":[$ps]}"
+rc=$?; head -1 "$work/out" >"$work/first"
+check decode_error_count_65 1 $rc "$work/first" "error decoding extension arguments: 65 error(s) decoding:"
+# 9. %v prints a value whole: a 300-character string inside a list is not cut (ours stops at 255
+#    bytes of the value, without a mark, and the closing "]'" is lost).
+long=$(printf 'x%.0s' $(seq 300))
+run "{\"Patches\":[{\"ResourceFilter\":{\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},\"Op\":\"remove\",\"Path\":[\"$long\",\"y\"]}]}"
+check decode_value_whole 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
+
+* 'Patches[0].Path' expected type 'string', got unconvertible type '[]interface {}', value: '[$long y]'"
+
 # 4. The same arguments in a ServiceDefaults through validate -f (the webhook's pipeline): the
 #    entry Consul refuses (BasicExtensionAdapter) or cannot decode (Debug: [null]) is valid here.
 cat >"$work/sd.yaml" <<'YAML'
