@@ -25,14 +25,14 @@ plant capitals "docs/adv25$md" "See MISSING-DOC$md for the rules."
 # a capitalised document under a folder where it is not (CONTRIBUTING.md is at the root only)
 plant capitals_wrong_folder "docs/adv25$md" "See docs/CONTRIBUTING$md for the rules."
 # a document in a subfolder of docs/
-plant docs_subfolder "docs/adv25$md" 'See docs/guides/upgrading.md.'
+plant docs_subfolder "docs/adv25$md" "See docs/guides/upgrading$md."
 # a Markdown link with a title, and one in angle brackets
 plant link_title "docs/adv25$md" 'See [the guide](upgrading.md "Upgrading").'
 plant link_angle "docs/adv25$md" 'See [the guide](<upgrading guide.md>).'
 # a reference-style link definition
 plant link_reference "docs/adv25$md" $'See [the guide].\n\n[the guide]: upgrading.md'
 # the design document cited as issue 25 found it, in other spellings
-plant design_section_sign engine/src/adv25.c '/* DESIGN §4: one concern per file */'
-plant design_mixed_case engine/src/adv25.c '/* as Design.md section 4 says */'
+plant design_section_sign engine/src/adv25.c '/* DESIGN'' §4: one concern per file */'
+plant design_mixed_case engine/src/adv25.c "/* as Design$md section 4 says */"
 echo "$pass passed, $fail failed"
 [ "$fail" = 0 ]
