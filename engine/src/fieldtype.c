@@ -43,8 +43,9 @@ const char *po_FieldType(const upb_FieldDef *f) {
 }
 
 void po_FormatGoFloat(double d, char *buf, size_t size) {
-  /* Go's %v for float64 is strconv.FormatFloat(d, 'g', -1, 64) with Go's exponent form
-   * (at least two digits, explicit sign) and %e used once the exponent is < -4 or >= 21. */
+  /* The float form of our own texts (range errors, hints): shortest digits, Go's exponent form
+   * (at least two digits, explicit sign) once the exponent is < -4 or >= 21. Not fmt's %v,
+   * whose exponent form starts at 1e+06: po_FormatGoFloatV prints that. */
   if (isnan(d)) { snprintf(buf, size, "NaN"); return; }
   if (isinf(d)) { snprintf(buf, size, d > 0 ? "+Inf" : "-Inf"); return; }
   char tmp[64];
