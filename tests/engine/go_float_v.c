@@ -1,5 +1,5 @@
 /* Compares po_FormatGoFloatV with Go's fmt %v: reads "HEX<TAB>TEXT" lines (a float64's bits and
- * what Go printed for it, from the h-consul2 oracle) and prints every disagreement.
+ * what Go printed for it, from the go-fmt oracle) and prints every disagreement.
  *   go_float_v FILE   exit 0 when all agree, 1 otherwise; the last line counts them */
 #include <inttypes.h>
 #include <stdio.h>

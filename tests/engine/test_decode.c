@@ -44,7 +44,7 @@ static void test_weak_lifts_and_case(void **state) {
 }
 
 /* Go's strings.EqualFold is simple case folding: U+017F (long s) is s and U+212A (Kelvin) is k,
- * but U+0131 (dotless i) and U+0130 (I with dot above) are not i (the h-consul2 oracle's
+ * but U+0131 (dotless i) and U+0130 (I with dot above) are not i (the go-fmt oracle's
  * `gofmt fold` says so for every rune), and full folding ("ss" for U+00DF) is not Go's. */
 static void test_keys_fold_as_go(void **state) {
   (void)state;

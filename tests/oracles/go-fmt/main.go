@@ -1,4 +1,4 @@
-// Oracle h-consul2: Go's own fmt and strings, as mapstructure (through Consul) uses them.
+// Oracle go-fmt: Go's own fmt and strings, as mapstructure (through Consul) uses them.
 //
 //	gofmt gen SEED N   N float64 bit patterns (hex, one a line) drawn from SEED: random bits,
 //	                   integers, short decimals scaled by powers of ten, powers of two and
