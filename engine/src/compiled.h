@@ -125,6 +125,8 @@ typedef struct {
 const po_FieldIndex *po_FieldIndex_Get(const po_Schema *schema, const upb_MessageDef *m);
 /* Go's %v of a float64 (shortest round-trip form, "1e+300", "-1.5", "1234"). */
 void po_FormatGoFloat(double d, char *buf, size_t size);
+/* fmt's %v of a float64 (strconv 'g', shortest digits), as mapstructure prints values. */
+void po_FormatGoFloatV(double d, char *buf, size_t size);
 
 /* Envoy's protoc-gen-validate rules (pgv.c, pgv_string.c): the one evaluator, field by field.
  * The one walker that applies it to messages is value_rules.c (po_Rules_*). Each returns a

@@ -17,79 +17,123 @@
  *     strings as Go's strconv.ParseBool reads them.
  * Errors are collected, sorted and reported in mapstructure's format, behind Consul's
  * "error decoding extension arguments: ". */
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "compiled.h"
 
-enum { kMaxErrors = 64 };
-
+/* Every error is kept: mapstructure counts and sorts them all, so a cap would change the text.
+ * There is at most one per value of the arguments, whose size the API server bounds (1.5 MiB). */
 typedef struct {
   po_Arena *a;
-  const char *errs[kMaxErrors];
-  int nerr;
+  const char **errs;
+  int nerr, cap;
+  bool oom;
+  /* where Consul's decoder would panic (a one-element list holding null), first found */
+  const char *panic_at;
 } Dec;
 
 static void err(Dec *d, const char *msg) {
-  if (d->nerr < kMaxErrors && msg) d->errs[d->nerr++] = msg;
-}
-
-/* Go's %v, as mapstructure prints values in its errors. */
-static void go_v(const po_Value *v, char *buf, size_t size);
-
-static size_t append(char *buf, size_t size, size_t at, const char *s) {
-  size_t n = strlen(s);
-  if (at < size) {
-    size_t room = size - at - 1;
-    memcpy(buf + at, s, n < room ? n : room);
-    buf[at + (n < room ? n : room)] = '\0';
+  if (!msg) {
+    d->oom = true;
+    return;
   }
-  return at + n;
+  if (d->nerr == d->cap) {
+    int cap = d->cap ? d->cap * 2 : 16;
+    const char **grown = po_Arena_Malloc(d->a, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      d->oom = true;
+      return;
+    }
+    if (d->nerr) memcpy(grown, d->errs, (size_t)d->nerr * sizeof *grown);
+    d->errs = grown;
+    d->cap = cap;
+  }
+  d->errs[d->nerr++] = msg;
 }
+
+/* A growing string in the arena: %v prints a value whole, however long (a value is part of
+ * the arguments, which the API server bounds). */
+typedef struct {
+  po_Arena *a;
+  char *p;
+  size_t len, cap;
+  bool oom;
+} Buf;
+
+static void put(Buf *b, const char *s, size_t n) {
+  if (b->oom) return;
+  if (b->len + n + 1 > b->cap) {
+    size_t cap = b->cap ? b->cap : 64;
+    while (cap < b->len + n + 1) cap *= 2;
+    char *grown = po_Arena_Malloc(b->a, cap);
+    if (!grown) {
+      b->oom = true;
+      return;
+    }
+    if (b->len) memcpy(grown, b->p, b->len);
+    b->p = grown;
+    b->cap = cap;
+  }
+  memcpy(b->p + b->len, s, n);
+  b->len += n;
+  b->p[b->len] = '\0';
+}
+
+static void puts_(Buf *b, const char *s) { put(b, s, strlen(s)); }
 
 static int cmp_str(const void *x, const void *y) { return strcmp(*(const char *const *)x, *(const char *const *)y); }
 
-static void go_v(const po_Value *v, char *buf, size_t size) {
-  char tmp[256];
-  buf[0] = '\0';
+/* Go's %v, as mapstructure prints values in its errors (fmt prints a map's keys sorted). */
+static void go_v(Buf *b, const po_Value *v) {
+  char num[64];
   switch (po_Value_Kind(v)) {
-    case kPo_ValueKind_Null: snprintf(buf, size, "<nil>"); return;
-    case kPo_ValueKind_Bool: snprintf(buf, size, "%s", po_Value_Bool(v) ? "true" : "false"); return;
-    case kPo_ValueKind_Int: snprintf(buf, size, "%lld", (long long)po_Value_Int(v)); return;
-    case kPo_ValueKind_Float: po_FormatGoFloat(po_Value_Float(v), buf, size); return;
-    case kPo_ValueKind_String: snprintf(buf, size, "%s", po_Value_String(v, NULL)); return;
-    case kPo_ValueKind_List: {
-      size_t at = append(buf, size, 0, "[");
-      for (size_t i = 0; i < po_Value_Size(v); i++) {
-        if (i) at = append(buf, size, at, " ");
-        go_v(po_Value_At(v, i), tmp, sizeof tmp);
-        at = append(buf, size, at, tmp);
-      }
-      append(buf, size, at, "]");
+    case kPo_ValueKind_Null: puts_(b, "<nil>"); return;
+    case kPo_ValueKind_Bool: puts_(b, po_Value_Bool(v) ? "true" : "false"); return;
+    case kPo_ValueKind_Int: snprintf(num, sizeof num, "%lld", (long long)po_Value_Int(v)); puts_(b, num); return;
+    case kPo_ValueKind_Float: po_FormatGoFloatV(po_Value_Float(v), num, sizeof num); puts_(b, num); return;
+    case kPo_ValueKind_String: {
+      size_t len;
+      const char *s = po_Value_String(v, &len);
+      put(b, s, len);
       return;
     }
+    case kPo_ValueKind_List:
+      puts_(b, "[");
+      for (size_t i = 0; i < po_Value_Size(v); i++) {
+        if (i) puts_(b, " ");
+        go_v(b, po_Value_At(v, i));
+      }
+      puts_(b, "]");
+      return;
     case kPo_ValueKind_Map: {
-      /* fmt prints maps with sorted keys */
       size_t n = po_Value_Size(v);
-      const char **keys = malloc((n ? n : 1) * sizeof *keys);
-      if (!keys) return;
+      const char **keys = po_Arena_Malloc(b->a, (n ? n : 1) * sizeof *keys);
+      if (!keys) {
+        b->oom = true;
+        return;
+      }
       for (size_t i = 0; i < n; i++) keys[i] = po_Value_KeyAt(v, i);
       qsort(keys, n, sizeof *keys, cmp_str);
-      size_t at = append(buf, size, 0, "map[");
+      puts_(b, "map[");
       for (size_t i = 0; i < n; i++) {
-        if (i) at = append(buf, size, at, " ");
-        at = append(buf, size, at, keys[i]);
-        at = append(buf, size, at, ":");
-        go_v(po_Value_Get(v, keys[i]), tmp, sizeof tmp);
-        at = append(buf, size, at, tmp);
+        if (i) puts_(b, " ");
+        puts_(b, keys[i]);
+        puts_(b, ":");
+        go_v(b, po_Value_Get(v, keys[i]));
       }
-      append(buf, size, at, "]");
-      free(keys);
+      puts_(b, "]");
       return;
     }
   }
+}
+
+static const char *go_v_str(Dec *d, const po_Value *v) {
+  Buf b = {.a = d->a};
+  go_v(&b, v);
+  return b.oom ? NULL : b.p ? b.p : "";
 }
 
 /* mapstructure's Kind names in "expected a map, got '%s'". */
@@ -106,12 +150,35 @@ static const char *go_kind(const po_Value *v) {
   return "invalid";
 }
 
-/* The key of `m` for struct field `name`: exact, else the first case-insensitive match. */
+/* strings.EqualFold of a key and an ASCII field name: Go compares runes by Unicode's simple case
+ * folding (unicode.SimpleFold orbits). The only orbits holding an ASCII letter and a non-ASCII
+ * rune are {K, k, U+212A KELVIN SIGN} and {S, s, U+017F LATIN SMALL LETTER LONG S}, so a key
+ * matches when every rune is the name's letter in either case or that letter's non-ASCII
+ * partner. (Full folding, as ICU's or glib's, would also fold U+0130 to "i\u0307": Go does not.) */
+static bool equal_fold(const char *key, const char *name) {
+  const unsigned char *k = (const unsigned char *)key;
+  for (const char *n = name; *n; n++) {
+    unsigned char c = (unsigned char)(*n | 0x20);
+    if (*k < 0x80) {
+      if ((*k | 0x20) != c || !((c >= 'a' && c <= 'z') || *k == (unsigned char)*n)) return false;
+      k++;
+    } else if (c == 'k' && k[0] == 0xE2 && k[1] == 0x84 && k[2] == 0xAA) {
+      k += 3; /* U+212A */
+    } else if (c == 's' && k[0] == 0xC5 && k[1] == 0xBF) {
+      k += 2; /* U+017F */
+    } else {
+      return false;
+    }
+  }
+  return *k == '\0';
+}
+
+/* The key of `m` for struct field `name`: exact, else the first key equal under Go's folding. */
 static const po_Value *field(const po_Value *m, const char *name) {
   const po_Value *v = po_Value_Get(m, name);
   if (v) return v;
   for (size_t i = 0; i < po_Value_Size(m); i++) {
-    if (strcasecmp(po_Value_KeyAt(m, i), name) == 0) return po_Value_At(m, i);
+    if (equal_fold(po_Value_KeyAt(m, i), name)) return po_Value_At(m, i);
   }
   return NULL;
 }
@@ -124,7 +191,18 @@ static bool unwrappable(const po_Value *v) {
          strcmp(po_Value_GoType(v), "[]interface {}") == 0;
 }
 
-static const po_Value *unwrap(const po_Value *v) { return unwrappable(v) ? po_Value_At(v, 0) : v; }
+/* One pass of the hooks. Unwrapped to null, the next hook (HookTranslateKeys) is called with
+ * reflect.ValueOf(nil), whose Type() panics: Consul's decoder never returns. Recorded, so the
+ * arguments are refused saying so. */
+static const po_Value *unwrap(Dec *d, const char *name, const po_Value *v) {
+  if (!unwrappable(v)) return v;
+  v = po_Value_At(v, 0);
+  if (po_Value_Kind(v) == kPo_ValueKind_Null && !d->panic_at) {
+    d->panic_at = po_Arena_Printf(d->a, "%s", name[0] ? name : "arguments");
+    if (!d->panic_at) d->oom = true;
+  }
+  return v;
+}
 
 /* unSlice, for a Value (lib/decode's walker): every map entry whose value is a one-element list
  * becomes that element, in every map reachable through maps and lists. One level only: the
@@ -155,7 +233,7 @@ const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a) {
 
 /* `type` is the Go type of the target field, as mapstructure names it in its error. */
 static const char *decode_string(Dec *d, const char *name, const char *type, const po_Value *v) {
-  v = unwrap(v);
+  v = unwrap(d, name, v);
   char buf[128];
   switch (po_Value_Kind(v)) {
     case kPo_ValueKind_Null: return "";
@@ -178,17 +256,17 @@ static const char *decode_string(Dec *d, const char *name, const char *type, con
       return po_Arena_Strndup(d->a, buf, strlen(buf));
     }
     default: {
-      char val[256];
-      go_v(v, val, sizeof val);
-      err(d, po_Arena_Printf(d->a, "'%s' expected type '%s', got unconvertible type '%s', value: '%s'",
-                             name, type, po_Value_GoType(v), val));
+      const char *val = go_v_str(d, v);
+      err(d, val ? po_Arena_Printf(d->a, "'%s' expected type '%s', got unconvertible type '%s', value: '%s'", name,
+                                   type, po_Value_GoType(v), val)
+                 : NULL);
       return "";
     }
   }
 }
 
 static bool decode_bool(Dec *d, const char *name, const po_Value *v) {
-  v = unwrap(v);
+  v = unwrap(d, name, v);
   switch (po_Value_Kind(v)) {
     case kPo_ValueKind_Null: return false;
     case kPo_ValueKind_Bool: return po_Value_Bool(v);
@@ -204,20 +282,17 @@ static bool decode_bool(Dec *d, const char *name, const po_Value *v) {
       return false;
     }
     default: {
-      char val[256];
-      go_v(v, val, sizeof val);
-      err(d, po_Arena_Printf(d->a, "'%s' expected type 'bool', got unconvertible type '%s', value: '%s'",
-                             name, po_Value_GoType(v), val));
+      const char *val = go_v_str(d, v);
+      err(d, val ? po_Arena_Printf(d->a, "'%s' expected type 'bool', got unconvertible type '%s', value: '%s'", name,
+                                   po_Value_GoType(v), val)
+                 : NULL);
       return false;
     }
   }
 }
 
 /* A list target: the elements to decode, after the weak lifts. */
-static size_t list_items(Dec *d, const char *name, const po_Value *v, const po_Value ***items) {
-  static const po_Value *one[1];
-  (void)d;
-  (void)name;
+static size_t list_items(Dec *d, const po_Value *v, const po_Value ***items) {
   if (po_Value_Kind(v) == kPo_ValueKind_Null) return 0;
   if (po_Value_Kind(v) == kPo_ValueKind_List) {
     *items = (const po_Value **)(void *)((struct po_Value *)v)->u.agg.items;
@@ -226,7 +301,7 @@ static size_t list_items(Dec *d, const char *name, const po_Value *v, const po_V
   if (po_Value_Kind(v) == kPo_ValueKind_Map && po_Value_Size(v) == 0) return 0;
   po_Value **box = po_Arena_Malloc(d->a, sizeof *box);
   if (!box) {
-    *items = one;
+    d->oom = true;
     return 0;
   }
   box[0] = (po_Value *)v;
@@ -234,11 +309,29 @@ static size_t list_items(Dec *d, const char *name, const po_Value *v, const po_V
   return 1;
 }
 
+/* A struct target: null is left zero (false, no error); anything else must be a map. */
 static bool expect_map(Dec *d, const char *name, const po_Value **v) {
-  *v = unwrap(*v);
+  *v = unwrap(d, name, *v);
+  if (po_Value_Kind(*v) == kPo_ValueKind_Null) return false;
   if (po_Value_Kind(*v) == kPo_ValueKind_Map) return true;
   err(d, po_Arena_Printf(d->a, "'%s' expected a map, got '%s'", name, go_kind(*v)));
   return false;
+}
+
+static void decode_service(Dec *d, const char *el, const po_Value *sv, po_ServiceName *sn) {
+  sn->name = sn->namespace_ = sn->partition = "";
+  if (po_Value_Kind(sv) == kPo_ValueKind_Null) return;
+  /* Services is []*ServiceName: the hooks run for the pointer, then again (decodePtr) for the
+   * struct, so an entry is unwrapped from two levels of one-element lists. */
+  sv = unwrap(d, el, sv);
+  if (!expect_map(d, el, &sv)) return;
+  char f[340];
+  snprintf(f, sizeof f, "%s.Name", el);
+  sn->name = decode_string(d, f, "string", field(sv, "Name"));
+  snprintf(f, sizeof f, "%s.Namespace", el);
+  sn->namespace_ = decode_string(d, f, "string", field(sv, "Namespace"));
+  snprintf(f, sizeof f, "%s.Partition", el);
+  sn->partition = decode_string(d, f, "string", field(sv, "Partition"));
 }
 
 static void decode_filter(Dec *d, const char *name, const po_Value *v, po_ResourceFilter *rf) {
@@ -251,70 +344,86 @@ static void decode_filter(Dec *d, const char *name, const po_Value *v, po_Resour
   snprintf(sub, sizeof sub, "%s.TrafficDirection", name);
   rf->traffic_direction = decode_string(d, sub, "extensioncommon.TrafficDirection", field(v, "TrafficDirection"));
   const po_Value **items = NULL;
-  snprintf(sub, sizeof sub, "%s.Services", name);
-  size_t n = list_items(d, sub, field(v, "Services"), &items);
+  size_t n = list_items(d, field(v, "Services"), &items);
   rf->services = po_Arena_Malloc(d->a, (n ? n : 1) * sizeof *rf->services);
-  if (!rf->services) return;
+  if (!rf->services) {
+    d->oom = true;
+    return;
+  }
   for (size_t i = 0; i < n; i++) {
     char el[300];
     snprintf(el, sizeof el, "%s.Services[%zu]", name, i);
-    po_ServiceName *sn = &rf->services[rf->service_count++];
-    sn->name = sn->namespace_ = sn->partition = "";
-    const po_Value *sv = items[i];
-    if (po_Value_Kind(sv) == kPo_ValueKind_Null || !expect_map(d, el, &sv)) continue;
-    char f[340];
-    snprintf(f, sizeof f, "%s.Name", el);
-    sn->name = decode_string(d, f, "string", field(sv, "Name"));
-    snprintf(f, sizeof f, "%s.Namespace", el);
-    sn->namespace_ = decode_string(d, f, "string", field(sv, "Namespace"));
-    snprintf(f, sizeof f, "%s.Partition", el);
-    sn->partition = decode_string(d, f, "string", field(sv, "Partition"));
+    decode_service(d, el, items[i], &rf->services[rf->service_count++]);
   }
   /* isEmpty(): no services, no direction, no type. */
   rf->present = rf->service_count > 0 || rf->traffic_direction[0] || rf->resource_type[0];
+}
+
+static void decode_patch(Dec *d, size_t i, const po_Value *pv, po_Patch *p) {
+  char name[64];
+  snprintf(name, sizeof name, "Patches[%zu]", i);
+  p->op = p->path = "";
+  p->resource_filter.resource_type = p->resource_filter.traffic_direction = "";
+  p->pos = po_Value_Pos(pv);
+  if (po_Value_Kind(pv) == kPo_ValueKind_Null || !expect_map(d, name, &pv)) return;
+  char f[96];
+  snprintf(f, sizeof f, "%s.ResourceFilter", name);
+  decode_filter(d, f, field(pv, "ResourceFilter"), &p->resource_filter);
+  snprintf(f, sizeof f, "%s.Op", name);
+  p->op = decode_string(d, f, "propertyoverride.Op", field(pv, "Op"));
+  snprintf(f, sizeof f, "%s.Path", name);
+  p->path = decode_string(d, f, "string", field(pv, "Path"));
+  const po_Value *val = field(pv, "Value");
+  if (po_Value_Kind(val) == kPo_ValueKind_Null) return;
+  snprintf(f, sizeof f, "%s.Value", name);
+  (void)unwrap(d, f, val); /* only to see Consul's panic on [null] */
+  p->value = po_Value_DecodedAsAny(val, d->a);
+}
+
+/* mapstructure's Error(): every error, sorted, counted; behind Consul's prefix. The text is
+ * whole in the arena; po_Status bounds it (with its visible "..." mark). */
+static bool report(Dec *d, po_Status *st) {
+  if (d->oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (d->panic_at) {
+    return po_Status_Set(st, kPo_ErrInvalid,
+                         "%s: a one-element list holding null ([null]) is not decoded by Consul: its decode hook "
+                         "HookWeakDecodeFromSlice unwraps it to nil and the next hook panics on it, so Consul's "
+                         "Constructor never returns; write the value itself, or null, or leave the key out",
+                         d->panic_at);
+  }
+  qsort(d->errs, (size_t)d->nerr, sizeof d->errs[0], cmp_str);
+  Buf b = {.a = d->a};
+  char head[96];
+  snprintf(head, sizeof head, "error decoding extension arguments: %d error(s) decoding:\n\n", d->nerr);
+  puts_(&b, head);
+  for (int i = 0; i < d->nerr; i++) {
+    if (i) puts_(&b, "\n");
+    puts_(&b, "* ");
+    puts_(&b, d->errs[i]);
+  }
+  if (b.oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  return po_Status_Set(st, kPo_ErrInvalid, "%s", b.p);
 }
 
 bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, po_Status *st) {
   Dec d = {.a = a};
   memset(out, 0, sizeof *out);
   out->proxy_type = "";
-  if (po_Value_Kind(args) != kPo_ValueKind_Null && !expect_map(&d, "", &args)) {
-    /* mapstructure names the root "" */
-  } else if (po_Value_Kind(args) == kPo_ValueKind_Map) {
+  /* mapstructure names the root "" */
+  if (po_Value_Kind(args) != kPo_ValueKind_Null && expect_map(&d, "", &args)) {
+    /* propertyOverride embeds extensioncommon.BasicExtensionAdapter without `mapstructure:",squash"`:
+     * to mapstructure it is a field of that name, an empty struct: a map (any keys) is taken and
+     * ignored, anything else is "expected a map". */
+    const po_Value *adapter = field(args, "BasicExtensionAdapter");
+    if (po_Value_Kind(adapter) != kPo_ValueKind_Null) (void)expect_map(&d, "BasicExtensionAdapter", &adapter);
     out->debug = decode_bool(&d, "Debug", field(args, "Debug"));
     out->proxy_type = decode_string(&d, "ProxyType", "api.ServiceKind", field(args, "ProxyType"));
     const po_Value **items = NULL;
-    size_t n = list_items(&d, "Patches", field(args, "Patches"), &items);
+    size_t n = list_items(&d, field(args, "Patches"), &items);
     out->patches = po_Arena_Malloc(a, (n ? n : 1) * sizeof *out->patches);
     if (!out->patches) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-      char name[64];
-      snprintf(name, sizeof name, "Patches[%zu]", i);
-      po_Patch *p = &out->patches[out->patch_count++];
-      p->op = p->path = "";
-      p->resource_filter.resource_type = p->resource_filter.traffic_direction = "";
-      const po_Value *pv = items[i];
-      p->pos = po_Value_Pos(pv);
-      if (po_Value_Kind(pv) == kPo_ValueKind_Null || !expect_map(&d, name, &pv)) continue;
-      char f[96];
-      snprintf(f, sizeof f, "%s.ResourceFilter", name);
-      decode_filter(&d, f, field(pv, "ResourceFilter"), &p->resource_filter);
-      snprintf(f, sizeof f, "%s.Op", name);
-      p->op = decode_string(&d, f, "propertyoverride.Op", field(pv, "Op"));
-      snprintf(f, sizeof f, "%s.Path", name);
-      p->path = decode_string(&d, f, "string", field(pv, "Path"));
-      const po_Value *val = field(pv, "Value");
-      if (po_Value_Kind(val) != kPo_ValueKind_Null) p->value = po_Value_DecodedAsAny(val, a);
-    }
+    for (size_t i = 0; i < n; i++) decode_patch(&d, i, items[i], &out->patches[out->patch_count++]);
   }
-  if (d.nerr == 0) return true;
-  qsort(d.errs, (size_t)d.nerr, sizeof d.errs[0], cmp_str);
-  char buf[PO_STATUS_MAX];
-  size_t at = (size_t)snprintf(buf, sizeof buf, "error decoding extension arguments: %d error(s) decoding:\n\n", d.nerr);
-  for (int i = 0; i < d.nerr; i++) {
-    if (i) at = append(buf, sizeof buf, at, "\n");
-    at = append(buf, sizeof buf, at, "* ");
-    at = append(buf, sizeof buf, at, d.errs[i]);
-  }
-  return po_Status_Set(st, kPo_ErrInvalid, "%s", buf);
+  if (d.nerr == 0 && !d.panic_at && !d.oom) return true;
+  return report(&d, st);
 }

@@ -300,9 +300,18 @@ static const char *enum_hint(const upb_FieldDef *f, const po_Value *v, po_Arena 
   if (po_Value_Kind(v) == kPo_ValueKind_Int && (po_Value_Int(v) < INT32_MIN || po_Value_Int(v) > INT32_MAX)) {
     /* beyond Consul, whose text only names the type: why the number named nothing */
     int64_t n = po_Value_Int(v);
+    int32_t low = (int32_t)(uint32_t)(uint64_t)n;
+    const upb_EnumValueDef *lv = upb_EnumDef_FindValueByNumber(e, low);
+    if (lv) {
+      /* the low bits name a value: Consul sets it, so say which, and how to write it in range */
+      return po_Arena_Printf(a, "%lld is out of range for an enum (int32); Go keeps its low 32 bits, %ld, which is "
+                                "%s, so Consul would set %s: write %s (or %ld) to mean it; %s takes one of its names: %s",
+                             (long long)n, (long)low, upb_EnumValueDef_Name(lv), upb_EnumValueDef_Name(lv),
+                             upb_EnumValueDef_Name(lv), (long)low, upb_EnumDef_FullName(e), names);
+    }
     return po_Arena_Printf(a, "%lld is out of range for an enum (int32; Go keeps its low 32 bits, %ld, which "
                               "names no value); %s takes one of its names: %s",
-                           (long long)n, (long)(int32_t)(uint32_t)(uint64_t)n, upb_EnumDef_FullName(e), names);
+                           (long long)n, (long)low, upb_EnumDef_FullName(e), names);
   }
   return po_Arena_Printf(a, "%s takes one of its names: %s", upb_EnumDef_FullName(e), names);
 }

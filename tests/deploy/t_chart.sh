@@ -156,6 +156,22 @@ render other-cm --name po --namespace ops -f "$top/tests/deploy/testdata/values/
 jqt "$work/other-cm.json" "release po in ops, cert-manager: inject-ca-from and DNS names follow the release" \
   '(.[] | select(.kind=="ValidatingWebhookConfiguration") | .metadata.annotations["cert-manager.io/inject-ca-from"] == "ops/po-propertyoverride-webhook") and (.[] | select(.kind=="Certificate") | .spec.dnsNames[0] == "po-propertyoverride-webhook.ops.svc")'
 
+# --- release names Helm takes but a Service name does not ------------------------------------------
+# a dot becomes "-": every object is named team-a-..., which the Services take (DNS-1035)
+render dotted --name team.a --namespace ops
+jqt "$work/dotted.json" "release team.a: every object named team-a-propertyoverride..." \
+  '[.[] | .metadata.name | select(startswith("team-a-propertyoverride") | not)] == []'
+# a digit first cannot be mended: refused at render time, naming the release and the way out
+if "$H" --chart "$chart" --name 1abc --namespace ops >/dev/null 2>"$work/digit.err"; then
+  fail "release 1abc: rendered, but its Services would be named 1abc-propertyoverride-..."
+elif grep -qF 'release name "1abc" gives object names the base "1abc-propertyoverride", which is no DNS-1035 label' "$work/digit.err" &&
+  grep -qF 'set fullnameOverride' "$work/digit.err"; then ok "release 1abc: refused, naming it and fullnameOverride"
+else fail "release 1abc: refused without saying why: $(cat "$work/digit.err")"; fi
+printf 'fullnameOverride: po1\n' >"$work/po1.yaml"
+render digit-override --name 1abc --namespace ops -f "$work/po1.yaml"
+jqt "$work/digit-override.json" "release 1abc with fullnameOverride po1: objects named po1-..." \
+  '(.[] | select(.kind=="Service" and .metadata.name=="po1-webhook")) != null'
+
 # --- NOTES.txt --------------------------------------------------------------------------------------
 notes=$("$H" --chart "$chart" --namespace "$ns" --notes)
 grep -q 'kubectl -n propertyoverride-system rollout status deployment/propertyoverride-controller' <<<"$notes" &&

@@ -43,6 +43,59 @@ static void test_weak_lifts_and_case(void **state) {
   assert_string_equal(po_Value_String(po_Value_At(p->value, 0), NULL), "x");
 }
 
+/* Go's strings.EqualFold is simple case folding: U+017F (long s) is s and U+212A (Kelvin) is k,
+ * but U+0131 (dotless i) and U+0130 (I with dot above) are not i (the go-fmt oracle's
+ * `gofmt fold` says so for every rune), and full folding ("ss" for U+00DF) is not Go's. */
+static void test_keys_fold_as_go(void **state) {
+  (void)state;
+  po_Arguments args;
+  po_Status st;
+  assert_true(decode("{\"Patche\xC5\xBF\": [{\"ResourceFilter\": {\"\xC5\xBF" "ervice\xC5\xBF\": [{\"Name\": \"db\", "
+                     "\"Name\xC5\xBFpace\": \"x\"}]}, \"op\": \"remove\"}]}",
+                     &args, &st));
+  assert_int_equal(args.patch_count, 1);
+  assert_int_equal(args.patches[0].resource_filter.service_count, 1);
+  assert_string_equal(args.patches[0].resource_filter.services[0].name, "db");
+  assert_string_equal(args.patches[0].resource_filter.services[0].namespace_, "x");
+  assert_true(decode("{\"Patches\": [{\"ResourceFilter\": {\"Services\": [{\"Name\": \"db\", "
+                     "\"Namespace\": \"a\", \"Partit\xC4\xB1on\": \"b\", \"Part\xC4\xB0tion\": \"c\"}], "
+                     "\"TrafficD\xC4\xB1rection\": \"inbound\", \"Re\xC3\x9F" "ourceType\": \"x\"}}]}",
+                     &args, &st));
+  po_ServiceName *sn = &args.patches[0].resource_filter.services[0];
+  assert_string_equal(sn->namespace_, "a");
+  assert_string_equal(sn->partition, "");
+  assert_string_equal(args.patches[0].resource_filter.traffic_direction, "");
+  assert_string_equal(args.patches[0].resource_filter.resource_type, "");
+  /* a key longer or shorter than the name by one folded rune is no match */
+  assert_true(decode("{\"Patches\": [{\"Op\": \"remove\", \"Path\": \"/a\", \"Pat\xC5\xBF\": \"/b\"}], \"Debu\": true}",
+                     &args, &st));
+  assert_string_equal(args.patches[0].path, "/a");
+  assert_false(args.debug);
+}
+
+/* [null] where one value is expected: Consul's hook unwraps it to nil and the next hook panics, so
+ * Consul never answers; refused saying so, at the first place, even with decode errors about. */
+static void test_null_in_list_is_consul_panic(void **state) {
+  (void)state;
+  po_Arguments args;
+  po_Status st;
+  static const char *const cases[][2] = {
+      {"{\"Debug\": [null]}", "Debug: "},
+      {"{\"Patches\": [[null]]}", "Patches[0]: "},
+      {"{\"Patches\": [{\"Op\": [], \"ResourceFilter\": {\"Services\": [[[null]]]}}]}",
+       "Patches[0].ResourceFilter.Services[0]: "},
+      {"{\"Patches\": [{\"Value\": [null]}]}", "Patches[0].Value: "},
+      {"{\"basicextensionadapter\": [null]}", "BasicExtensionAdapter: "},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    assert_false(decode(cases[i][0], &args, &st));
+    assert_true(strncmp(st.message, cases[i][1], strlen(cases[i][1])) == 0);
+    assert_non_null(strstr(st.message, "panics"));
+  }
+  /* null itself, and [null] inside a Value's map (unSlice, no hook after it), are fine */
+  assert_true(decode("{\"Debug\": null, \"Patches\": [{\"Value\": {\"a\": [null]}}]}", &args, &st));
+}
+
 static void test_weak_scalars(void **state) {
   (void)state;
   po_Arguments args;
@@ -90,6 +143,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_weak_lifts_and_case),
       cmocka_unit_test(test_weak_scalars),
+      cmocka_unit_test(test_keys_fold_as_go),
+      cmocka_unit_test(test_null_in_list_is_consul_panic),
       cmocka_unit_test(test_errors_are_sorted_and_prefixed),
       cmocka_unit_test(test_constructor_reports_decode_errors_alone),
   };

@@ -4,18 +4,27 @@
 {{- default .Chart.Name .Values.nameOverride | trunc 40 | trimSuffix "-" -}}
 {{- end -}}
 
-{{/* The base of every object name: the release name, plus the name unless it is in it. */}}
+{{/* The base of every object name: the release name, plus the name unless it is in it. Services
+     need DNS-1035 labels, which Helm's release names need not be: a dot becomes "-" (team.a:
+     team-a-...), the cut at 40 characters drops every dash it leaves at the end (not one, as
+     `trimSuffix "-"` does), and a base that still starts with a digit is refused here, at render
+     time, rather than by the API server halfway through an install. */}}
 {{- define "po.fullname" -}}
+{{- $base := "" -}}
+{{- $from := "" -}}
 {{- if .Values.fullnameOverride -}}
-{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- $base = .Values.fullnameOverride -}}
+{{- $from = printf "fullnameOverride %q" .Values.fullnameOverride -}}
 {{- else -}}
 {{- $name := include "po.name" . -}}
-{{- if contains $name .Release.Name -}}
-{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
-{{- else -}}
-{{- printf "%s-%s" .Release.Name $name | trunc 40 | trimSuffix "-" -}}
+{{- $base = ternary .Release.Name (printf "%s-%s" .Release.Name $name) (contains $name .Release.Name) -}}
+{{- $from = printf "release name %q" .Release.Name -}}
 {{- end -}}
+{{- $full := regexReplaceAll "-+$" ($base | replace "." "-" | trunc 40) "" -}}
+{{- if not (regexMatch "^[a-z]([-a-z0-9]*[a-z0-9])?$" $full) -}}
+{{- fail (printf "%s gives object names the base %q, which is no DNS-1035 label (a letter first, then letters, digits and '-'): the Services named from it would be refused; set fullnameOverride to a name that starts with a letter" $from $full) -}}
 {{- end -}}
+{{- $full -}}
 {{- end -}}
 
 {{/* Labels on every object (the component label is added by each template). */}}

@@ -1,0 +1,3 @@
+module propertyoverride/oracles/gofmt
+
+go 1.26
