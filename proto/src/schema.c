@@ -66,6 +66,8 @@ po_Schema *po_Schema_New(const void *set, size_t size, po_Status *status) {
   /* Optional: without validate.proto there are simply no rules to check. */
   s->field_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.FieldOptions");
   s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.rules");
+  s->oneof_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.OneofOptions");
+  s->required_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.required");
   return s;
 fail:
   if (tmp) upb_Arena_Free(tmp);
@@ -175,12 +177,17 @@ static po_Schema *new_on_demand(po_Status *status) {
 
 void po_Schema_NeedRules_(const po_Schema *cs) {
   po_Schema *s = (po_Schema *)cs; /* on demand only: the pool grows behind the const view */
-  if (s->complete || s->rules_ext) return;
+  if (s->complete || (s->rules_ext && s->required_ext)) return;
   static const char kOpts[] = "google.protobuf.FieldOptions", kRules[] = "validate.rules";
+  static const char kOneofOpts[] = "google.protobuf.OneofOptions", kRequired[] = "validate.required";
   need_symbol(s, kOpts, sizeof kOpts - 1);
   need_symbol(s, kRules, sizeof kRules - 1);
+  need_symbol(s, kOneofOpts, sizeof kOneofOpts - 1);
+  need_symbol(s, kRequired, sizeof kRequired - 1);
   s->field_options = upb_DefPool_FindMessageByName(s->pool, kOpts);
   s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, kRules);
+  s->oneof_options = upb_DefPool_FindMessageByName(s->pool, kOneofOpts);
+  s->required_ext = upb_DefPool_FindExtensionByName(s->pool, kRequired);
 }
 
 void po_Schema_NeedJsonTypes_(const po_Schema *cs, const char *json, size_t len) {

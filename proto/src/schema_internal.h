@@ -17,6 +17,8 @@ struct po_Schema {
   const upb_MessageDef *resources[4];    /* in the order of kResources (on demand: once found) */
   const upb_MessageDef *field_options;   /* the pool's google.protobuf.FieldOptions */
   const upb_FieldDef *rules_ext;         /* validate.rules (extension 1071), or NULL */
+  const upb_MessageDef *oneof_options;   /* the pool's google.protobuf.OneofOptions */
+  const upb_FieldDef *required_ext;      /* validate.required (extension 1071 on OneofOptions), or NULL */
   /* On demand (po_Schema_LoadOnDemand): which files of the embedded set are in the pool, and
    * whether all are. NULL / true for a schema loaded whole. */
   unsigned char *loaded;

@@ -17,6 +17,8 @@ CLASSES = {
     "C1": "a oneof member set over the generated resource's other member, or an earlier patch's (issue 23 C1, refused: eg_generated.c)",
     "C2": "one object value setting two members of one oneof (issue 23 C2)",
     "D": "an Any in Consul's type_url form (issue 23 D)",
+    "I": "an earlier entry alone leaves a message without a part a later entry adds: Envoy Gateway validates after "
+         "each entry (issue 23 I, refused: eg_stepwise.c)",
     "E": "the result breaks Envoy's rules (Validate()): issue 22",
     "V": "a field Envoy Gateway's Envoy API lacks (another Envoy release: issue 24)",
     "X": "another kind: not one of issue 23's classes",
@@ -73,6 +75,30 @@ def eg_reason(err):
     return re.sub(r"\d+", "N", err)[:160]
 
 
+def snake(name):
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
+
+
+def stepwise(rec, err):
+    """Whether Envoy Gateway's validation failure is one of an entry alone (class I): the field it
+    says is missing (or the oneof with no member) is what a later patch adds into a message an
+    earlier patch's path already built, where the final result has it."""
+    fails = re.findall(r"invalid \w+\.(\w+): (?:value is required|value length must be at least)", err)
+    if not fails:
+        return False
+    field = snake(fails[-1])
+    paths = [(p.get("resourceFilter", {}).get("resourceType"), p.get("path", "")) for p in rec.get("patches", [])]
+    for k, (rt, path) in enumerate(paths):
+        parent, _, last = path.rpartition("/")
+        if not parent:
+            continue
+        named = last == field or all(field not in q.split("/") for _, q in paths)
+        for rt_j, path_j in paths[:k]:
+            if named and rt_j == rt and path_j != path and path_j.startswith(parent + "/"):
+                return True
+    return False
+
+
 def klass(rec, verdict):
     """Issue 23's class of a mismatch: the patch's tags (what it is, from Envoy's schema) checked
     against what Envoy Gateway said; a case with several causes takes the first that fits."""
@@ -90,6 +116,8 @@ def klass(rec, verdict):
         return "C1"
     if "B" in tags and "ResourceNotFound" in err:
         return "B"
+    if "validation failed for xds resource" in err and stepwise(rec, err):
+        return "I"
     if "validation failed for xds resource" in err:
         return "E"
     if "unknown field" in err or verdict.get("ours_error"):

@@ -110,6 +110,9 @@ const char *po_Schema_Snapshot(void);
  * the pool, in `arena`), or NULL when it has none; *rules_def gets validate.FieldRules. */
 const upb_Message *po_Schema_FieldRules(const po_Schema *schema, const upb_FieldDef *f,
                                         upb_Arena *arena, const upb_MessageDef **rules_def);
+/* Whether the oneof carries `option (validate.required) = true`: Envoy refuses the message with
+ * none of its members set. */
+bool po_Schema_OneofRequired(const po_Schema *schema, const upb_OneofDef *o, upb_Arena *arena);
 /* `[deprecated = true]` on the field, or on the message or enum value it names. */
 bool po_Schema_FieldDeprecated(const upb_FieldDef *f);
 

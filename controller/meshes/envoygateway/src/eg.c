@@ -24,6 +24,7 @@
 
 #include "po/base/json.h"
 #include "eg_generated.h"
+#include "eg_stepwise.h"
 
 static const char kOom[] = "out of memory";
 static const char *or_oom(const char *s) { return s ? s : kOom; }
@@ -157,6 +158,9 @@ bool po_EG_Check(po_CompiledOverride *c, po_Arena *a) {
     if (why) continue;
     po_EGOneof v; /* a oneof member beside the one Envoy Gateway generates (eg_generated.c) */
     if (!po_EG_OneofCheck(c, i, a, &v) || (v.text && !diag(c, a, i, v.severity, v.text))) return false;
+    if (v.text && v.severity == kPo_Severity_Error) continue;
+    const char *step; /* a message an earlier patch created without the part this one adds */
+    if (!po_EG_StepCheck(c, i, a, &step) || (step && !diag(c, a, i, kPo_Severity_Error, step))) return false;
   }
   return true;
 }

@@ -82,6 +82,28 @@ static const Generated *generated(const po_Override *o, size_t i, size_t k, cons
   return NULL;
 }
 
+/* The singular messages with required parts that Envoy Gateway v1.9.1 generates whole in every
+ * resource of their type a PropertyOverride patches (the same sources as kGenerated: every
+ * listener's address and its socket_address; every Service backend's cluster's
+ * eds_cluster_config and its eds_config). A patch into one of them finds it already valid. */
+static const struct {
+  po_ResourceType rt;
+  const char *path;
+} kGeneratedMessages[] = {
+    {kPo_ResourceType_Listener, "address"},
+    {kPo_ResourceType_Listener, "address/socket_address"},
+    {kPo_ResourceType_Cluster, "eds_cluster_config"},
+    {kPo_ResourceType_Cluster, "eds_cluster_config/eds_config"},
+};
+
+bool po_EG_GeneratesMessage(const po_Override *o, size_t i, size_t k) {
+  po_ResourceType rt = po_Override_ResourceType(o, i);
+  for (size_t r = 0; r < sizeof kGeneratedMessages / sizeof *kGeneratedMessages; r++) {
+    if (kGeneratedMessages[r].rt == rt && parent_is(kGeneratedMessages[r].path, o, i, k)) return true;
+  }
+  return false;
+}
+
 /* Whether patch j's filter matches a resource of service s (NULL: of every service). */
 static bool reaches(const po_CompiledOverride *c, size_t j, const po_ServiceName *s) {
   po_Payload p = {po_Override_ResourceType(c->override, j), po_Override_Direction(c->override, j), s};
@@ -89,8 +111,7 @@ static bool reaches(const po_CompiledOverride *c, size_t j, const po_ServiceName
            : c->args->patches[j].resource_filter.service_count == 0;
 }
 
-/* Some resource patch i reaches, patch j reaches too (same type and direction checked). */
-static bool meets(const po_CompiledOverride *c, size_t j, size_t i) {
+bool po_EG_Meets(const po_CompiledOverride *c, size_t j, size_t i) {
   const po_ResourceFilter *fi = &c->args->patches[i].resource_filter;
   if (!fi->service_count || reaches(c, j, NULL)) return true;
   for (size_t k = 0; k < fi->service_count; k++) {
@@ -166,7 +187,7 @@ static bool earlier(const po_CompiledOverride *c, size_t i, size_t k, const po_P
   for (size_t j = i; j-- > 0;) {
     if (po_Override_ResourceType(o, j) != po_Override_ResourceType(o, i) ||
         po_Override_Direction(o, j) != po_Override_Direction(o, i) || po_Override_Op(o, j) != kPo_Op_Add ||
-        !meets(c, j, i)) {
+        !po_EG_Meets(c, j, i)) {
       continue;
     }
     size_t nj = po_Override_SegmentCount(o, j);

@@ -25,4 +25,12 @@ typedef struct {
  * patches of c set on resources patch i can reach. False only when out of memory. */
 bool po_EG_OneofCheck(const po_CompiledOverride *c, size_t i, po_Arena *a, po_EGOneof *out);
 
+/* Whether some resource patch i reaches, patch j reaches too (their resource types and
+ * directions are the caller's to compare). */
+bool po_EG_Meets(const po_CompiledOverride *c, size_t j, size_t i);
+
+/* Whether Envoy Gateway generates the message that segments 0..k-1 of patch i's path name (k >= 1)
+ * whole, its required parts set, in every resource of its type the patch can reach. */
+bool po_EG_GeneratesMessage(const po_Override *o, size_t i, size_t k);
+
 #endif /* PO_TARGETS_EG_GENERATED_H_ */
