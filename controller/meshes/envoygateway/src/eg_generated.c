@@ -60,6 +60,16 @@ static const Generated kGenerated[] = {
      "port_value: the listener's port", "on every listener", kGen_Always, NULL},
 };
 
+const char *po_EG_GeneratedMember(po_ResourceType rt, const char *parent, const char *oneof, bool *always) {
+  for (size_t r = 0; r < sizeof kGenerated / sizeof *kGenerated; r++) {
+    const Generated *g = &kGenerated[r];
+    if (g->rt != rt || strcmp(g->oneof, oneof) != 0 || strcmp(g->parent, parent) != 0) continue;
+    if (always) *always = g->when == kGen_Always;
+    return g->member;
+  }
+  return NULL;
+}
+
 /* Whether segments 0..k-1 of patch i are `parent` ("a/b", "" for none). */
 static bool parent_is(const char *parent, const po_Override *o, size_t i, size_t k) {
   const char *p = parent;
