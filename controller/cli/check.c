@@ -45,6 +45,8 @@ static const char *code_of(po_DiagKind k) {
     case kPo_DiagKind_Deprecated: return "deprecated";
     case kPo_DiagKind_Decode: return "spec";
     case kPo_DiagKind_Target: return "target";
+    case kPo_DiagKind_EnvoyRuleIfResource: return "envoy-rule-if-resource";
+    case kPo_DiagKind_EnvoyRuleNotJudged: return "envoy-rule-not-judged";
   }
   return "consul";
 }

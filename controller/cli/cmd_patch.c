@@ -7,20 +7,29 @@
 
 static const char kUsage[] =
     "usage: propertyoverride patch --message FULL.NAME --input IN.json --patches PATCHES.json [--debug]\n"
+    "                              [--rules]\n"
     "\n"
     "Applies patches to one Envoy message with the exact semantics of Consul's\n"
     "builtin/property-override PatchStruct, in order, stopping at the first error. Values are\n"
     "typed as Consul's own Go tests write them (integers int, lists typed by their elements);\n"
     "`validate --consul-arguments` types them as Consul's HTTP API delivers them.\n"
+    "Like PatchStruct, it does not check Envoy's protoc-gen-validate rules by default: a patched\n"
+    "message Envoy would refuse (`max_ejection_percent` 150) is printed as Consul would make it.\n"
     "\n"
     "  --message FULL.NAME   the message type, e.g. envoy.config.cluster.v3.Cluster\n"
     "  --input FILE          the message as proto3 JSON (`@type` Anys allowed); - for stdin\n"
     "  --patches FILE        a JSON array of {\"op\", \"path\", \"value\"} objects (keys in any case;\n"
     "                        no \"value\" means none)\n"
     "  --debug               list every field of a message in unknown-field errors, not 10\n"
+    "  --rules               also judge Envoy's protoc-gen-validate rules, as `preview` does, on\n"
+    "                        what each patch leaves in this message: the value it sets (a\n"
+    "                        Duration set a part at a time with this message's other part), the\n"
+    "                        messages it creates, what a remove leaves; each violation on\n"
+    "                        stderr, nothing on stdout, exit 1 (rule kinds not judged are said\n"
+    "                        as warnings)\n"
     "\n"
     "Exit status: 0 patched (the message on stdout, proto field names); 1 a patch failed (the\n"
-    "error on stderr); 2 bad usage, unreadable input, or a patched message JSON cannot carry\n"
+    "error on stderr), or with --rules the result breaks Envoy's rules; 2 bad usage, unreadable input, or a patched message JSON cannot carry\n"
     "(a Duration or Timestamp out of protobuf's range: the field is named).\n";
 
 static const po_Value *key(const po_Value *m, const char *name) {
@@ -36,15 +45,58 @@ static int usage_error(const char *msg) {
   return kPo_ExitUsage;
 }
 
+/* --rules: Envoy's rules on the patched message itself (po_Override_ApplyChecked: what each add
+ * created and set, with the message's own parts where the patch sets a Duration's one part), and
+ * the compile's findings on each remove (`judged`, compiled with the rules: what a remove leaves
+ * is known from the schema; its warnings that leave a resource to preview are left out, this is
+ * the resource). Each on stderr; exit 1 when any is an error. */
+static int rule_report(const po_Arguments *args, const po_Diagnostics *judged, const po_Diagnostics *applied) {
+  int rc = kPo_ExitOk;
+  const po_Diagnostics *all[2] = {judged, applied};
+  for (int k = 0; k < 2; k++) {
+    for (size_t i = 0; all[k] && i < po_Diagnostics_Count(all[k]); i++) {
+      const po_Diagnostic *x = po_Diagnostics_At(all[k], i);
+      if (x->kind != kPo_DiagKind_EnvoyRule && x->kind != kPo_DiagKind_EnvoyRuleNotJudged) continue;
+      bool remove = x->patch_index >= 0 && (size_t)x->patch_index < args->patch_count &&
+                    !strcmp(args->patches[x->patch_index].op, "remove");
+      if (k == 0 && !remove) continue;
+      bool err = x->severity == kPo_Severity_Error;
+      if (err) rc = kPo_ExitInvalid;
+      fprintf(stderr, "%s: patch %d (%s): %s\n", err ? "Envoy's rules" : "warning", x->patch_index, x->path ? x->path : "",
+              x->message);
+    }
+  }
+  return rc;
+}
+
+/* --rules: the patches applied to the message, which is known here, so what they create and set
+ * is judged on it (not left to preview as a compile leaves it); removes by a compile with the
+ * rules. The exit status. */
+static int apply_judged(const char *message, const po_Arguments *args, const po_CompileOptions *co, const po_Override *o,
+                        po_Message *msg, po_Arena *a) {
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Diagnostics *found = po_Diagnostics_New(a), *judged = po_Diagnostics_New(a);
+  po_CompileOptions ro = *co;
+  ro.envoy_rules = true;
+  if (!found || !judged || !po_Override_BuildFor(message, args, &ro, a, judged) ||
+      !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
+    fprintf(stderr, "propertyoverride patch: %s\n", found && judged ? st.message : "out of memory");
+    return kPo_ExitUsage;
+  }
+  return rule_report(args, judged, found);
+}
+
 int po_Cmd_Patch(int argc, char **argv) {
   static const struct option opts[] = {{"message", required_argument, 0, 'm'},
                                        {"input", required_argument, 0, 'i'},
                                        {"patches", required_argument, 0, 'p'},
                                        {"debug", no_argument, 0, 'd'},
+                                       {"rules", no_argument, 0, 'r'},
                                        {"help", no_argument, 0, 'h'},
                                        {0, 0, 0, 0}};
   const char *message = NULL, *input = NULL, *patches_path = NULL;
-  bool debug = false;
+  bool debug = false, rules = false;
   int c;
   optind = 1;
   opterr = 0;
@@ -54,6 +106,7 @@ int po_Cmd_Patch(int argc, char **argv) {
       case 'i': input = optarg; break;
       case 'p': patches_path = optarg; break;
       case 'd': debug = true; break;
+      case 'r': rules = true; break;
       case 'h': fputs(kUsage, stdout); return kPo_ExitOk;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
     }
@@ -141,6 +194,8 @@ int po_Cmd_Patch(int argc, char **argv) {
       fputs(st.message, stderr);
       if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
       rc = kPo_ExitInvalid;
+    } else if (rules) {
+      rc = apply_judged(message, &args, &co, o, msg, a);
     } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_ExitUsage;

@@ -51,7 +51,12 @@ static const char kUsage[] =
     "With --consul-arguments:\n"
     "Validates the `arguments` object of a Consul envoyExtensions entry exactly as Consul's\n"
     "builtin/property-override Constructor does (every patch dry-run against the Envoy v3\n"
-    "schema), and further checks Envoy's own field rules on the values patches set.\n"
+    "schema), and further checks Envoy's own field rules (protoc-gen-validate) on what each patch\n"
+    "leaves, whatever the path's form: a wrapper set through /value, a Duration through /seconds\n"
+    "or /nanos, the fields an object value leaves unset. What only the resource decides (a parent\n"
+    "a patch creates when the resource lacks it) is a warning: it is left to `preview`, which\n"
+    "judges it on a proxy's configuration. A rule kind not judged here is said as a warning\n"
+    "(docs/consul-semantics.md 5a).\n"
     "\n"
     "  --consul-arguments FILE  JSON or YAML; - for stdin\n"
     "  --extension-name NAME    the entry's name (default builtin/property-override)\n"
@@ -62,7 +67,8 @@ static const char kUsage[] =
     "                           write them (integers int, lists typed by their elements)\n"
     "\n"
     "Exit status: 0 valid; 1 invalid (every error on stderr, aggregated as Consul formats them,\n"
-    "then hints); 2 bad usage or unreadable input. Warnings (deprecated Envoy fields) go to\n"
+    "then hints); 2 bad usage or unreadable input. Warnings (deprecated Envoy fields, Envoy's\n"
+    "rules left to preview or not judged) go to\n"
     "stderr and do not fail validation.\n";
 
 static int usage_error(const char *msg) {

@@ -85,7 +85,7 @@ typedef struct {
   int extension;            /* spec.envoyExtensions index (Consul objects), or -1 */
   int patch;                /* patch index, or -1 */
   const char *path;         /* the patch's path, or NULL */
-  const char *code;         /* "consul", "envoy-rule", "wire-format", "deprecated", "spec", "input" */
+  const char *code;         /* "consul", "envoy-rule", "envoy-rule-if-resource", "envoy-rule-not-judged", "wire-format", "deprecated", "spec", "input" */
   const char *message;      /* Consul's text first where Consul has one; may span lines */
   const char *hint;         /* a did-you-mean, or NULL */
 } po_CliFinding;

@@ -45,6 +45,26 @@ po_Arena *po_Arena_New(void) {
   return a;
 }
 
+/* The recording allocator that also marks its own po_ArenaTrack: a scratch arena's failure seen
+ * by the call that made it, whatever the process-wide flag said before. */
+static void *tracking_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
+  void *n = recording_func(alloc, ptr, oldsize, size);
+  if (size && !n) ((po_ArenaTrack *)alloc)->failed = true;
+  return n;
+}
+
+po_Arena *po_Arena_NewTracked_(po_ArenaTrack *t) {
+  t->alloc.func = tracking_func;
+  t->failed = false;
+  upb_Arena *u = upb_Arena_Init(NULL, 0, &t->alloc);
+  po_Arena *a = u ? po_Arena_Wrap(u) : NULL;
+  if (!a) {
+    g_oom = true;
+    t->failed = true;
+  }
+  return a;
+}
+
 po_Arena *po_Arena_Wrap(upb_Arena *u) {
   if (!u) return NULL;
   po_Arena *a = upb_Arena_Malloc(u, sizeof *a);

@@ -126,36 +126,58 @@ const po_FieldIndex *po_FieldIndex_Get(const po_Schema *schema, const upb_Messag
 /* Go's %v of a float64 (shortest round-trip form, "1e+300", "-1.5", "1234"). */
 void po_FormatGoFloat(double d, char *buf, size_t size);
 
-/* Envoy's protoc-gen-validate rules for a value about to be set (pgv.c). Returns a violation
- * text ("150 violates uint32 lte 100") in the arena, or NULL when the value satisfies them. */
+/* Envoy's protoc-gen-validate rules (pgv.c, pgv_string.c): the one evaluator, field by field.
+ * The one walker that applies it to messages is value_rules.c (po_Rules_*). Each returns a
+ * violation text ("150 violates uint32 lte 100") in the arena, or NULL when the rules hold. */
+/* (A repeated field's item: by its `items` rules.) */
 const char *po_Pgv_CheckScalar(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue v,
                                po_Arena *a);
-/* A list of `count` items: max_items, and min_items when `with_min` (not for a list merged
- * into one the value does not show). */
-const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, size_t count, bool with_min,
+/* A list `arr` (NULL: empty) of field f: max_items, unique, and
+ * min_items when `with_min` (not for a list merged into one the value does not show). */
+const char *po_Pgv_CheckList(const po_Schema *s, const upb_FieldDef *f, const upb_Array *arr, bool with_min,
                              po_Arena *a);
-/* A message a patch sets whole: a required child the setter lacks, the Duration bounds of f. */
-const char *po_Pgv_CheckMessage(const po_Schema *s, const upb_FieldDef *f,
-                                const po_Setter *set, po_Arena *a);
-/* The same on a decoded message `msg` of type `m`, held by field f (NULL for a top-level
- * message: no field rules); required children only when `required` (a whole value). */
+/* A map (NULL: empty): max_pairs, its scalar keys' and values' rules, min_pairs when `with_min`. */
+const char *po_Pgv_CheckMap(const po_Schema *s, const upb_FieldDef *f, const upb_Map *map, bool with_min,
+                            po_Arena *a);
+/* The rules of field f (NULL: none) on the Duration, Timestamp or Any `msg` of type m it holds. */
 const char *po_Pgv_CheckMessageValue(const po_Schema *s, const upb_FieldDef *f, const upb_MessageDef *m,
-                                     const upb_Message *msg, bool required, po_Arena *a);
+                                     const upb_Message *msg, po_Arena *a);
+/* The Duration or Timestamp rules of field f on every value from lo to hi (a patch that sets one
+ * part of it: the other is whatever the resource has): a violation only when all break it. */
+const char *po_Pgv_CheckTimeRange(const po_Schema *s, const upb_FieldDef *f, int64_t lo_s, int32_t lo_n,
+                                  int64_t hi_s, int32_t hi_n, po_Arena *a);
+/* In a whole message m: the first required child msg lacks (message.required, duration,
+ * timestamp or any required), then the first required oneof with no member set. */
+const char *po_Pgv_CheckRequired(const po_Schema *s, const upb_MessageDef *m, const upb_Message *msg, po_Arena *a);
+const char *po_Pgv_CheckOneofs(const po_Schema *s, const upb_MessageDef *m, const upb_Message *msg, po_Arena *a);
+/* What removing field f (from a message that has it) leaves: a required field or oneof member
+ * gone, a list or map emptied, a proto3 scalar back at its default. */
 const char *po_Pgv_CheckRemove(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
 /* The rules of field f of a decoded message on what msg holds there, not descending: a list's
  * count (min_items, and an empty list, only when `whole`: a merged list keeps the items the value
- * does not show), a set wrapper's value, a set scalar, and when `whole` a proto3 scalar at its
- * default too (unless ignore_empty). Absent and non-wrapper messages and maps: the caller's. */
+ * does not show), a map's, a set wrapper's value, a set scalar, and when `whole` a proto3 scalar
+ * at its default too (unless ignore_empty). Messages: the caller's (po_Pgv_CheckMessageValue). */
 const char *po_Pgv_CheckField(const po_Schema *s, const upb_Message *msg, const upb_FieldDef *f, bool whole,
                               po_Arena *a);
+/* When a rule kind set on field f is one the evaluator does not judge: a sentence naming it. */
+const char *po_Pgv_Unjudged(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
+/* Whether a RE2 `pattern` is judged (it translates to POSIX syntax). */
+bool po_Pgv_PatternJudged(const char *re, po_Arena *a);
 /* Whether m holds something at field f: a non-empty list or map, a set field, a proto3 scalar
  * not at its default (which cannot be told from absent). */
 bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f);
 /* Remembers, for the arena's life, each field's rules looked up in arena `a` (a walk over a big
  * value asks for the same fields' again and again). false when out of memory (not turned on). */
 bool po_Pgv_MemoRules(po_Arena *a);
-/* Whether field f has message.required (never for a oneof member: PGV judges it only when set). */
+/* For tests: field f's rules in arena `a` are `rules` (a validate.FieldRules of type def), as if
+ * its options said so (the memo must be on). Rule kinds no field of the snapshot uses are tested
+ * through it (tests/engine/test_pgv_kinds.c). */
+bool po_Pgv_MemoPut_(po_Arena *a, const upb_FieldDef *f, const upb_Message *rules, const upb_MessageDef *def);
+/* Whether message field f is required when absent (message.required, or its well-known type's
+ * own `required`; never for a oneof member: PGV judges it only when set). */
 bool po_Pgv_Required(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
+/* message.skip on f: PGV does not look inside the message it holds. */
+bool po_Pgv_Skips(const po_Schema *s, const upb_FieldDef *f, po_Arena *a);
 /* Whether scalar x of field f is empty and f's rules say ignore_empty (PGV then skips them). */
 bool po_Pgv_SkipsEmpty(const po_Schema *s, const upb_FieldDef *f, upb_MessageValue x, po_Arena *a);
 

@@ -21,6 +21,13 @@ struct po_Arena {
 static inline upb_Arena *po_Arena_Upb(po_Arena *a) { return a->upb; }
 /* A po_Arena living in, and owning, the upb arena u (arena.c); NULL (u freed) when out of memory. */
 po_Arena *po_Arena_Wrap(upb_Arena *u);
+/* A scratch arena whose allocation failures `t` records (t->failed), for a call that must tell
+ * "no finding" from "no memory to find it" (the rule walk of a compile). `t` outlives it. */
+typedef struct {
+  upb_alloc alloc;
+  bool failed;
+} po_ArenaTrack;
+po_Arena *po_Arena_NewTracked_(po_ArenaTrack *t);
 
 struct po_Value {
   po_ValueKind kind;

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "compiled.h"
+#include "rules_walk.h"
 #include "upb/mini_table_accessors.h"
 
 /* po_Value_Kind without the call, on the conversions every compile runs. */
@@ -436,7 +437,12 @@ static const char *check_oneof_pair(const po_Setter *s, po_Arena *a) {
   return NULL;
 }
 
-static void check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
+/* What a patch sets, setter by setter, beyond Consul: a fraction Consul truncates, deprecated
+ * fields, two members of one oneof in one object, Envoy's own Duration validity and an Any's type
+ * URL. Envoy's protoc-gen-validate rules are judged on the whole patch afterwards
+ * (po_Rules_JudgePatch); true when an Envoy error was found here, which those rules would only
+ * restate. */
+static bool check_setter(const po_Schema *schema, const po_Setter *s, const char *where,
                          po_Arena *a, po_Diagnostics *d, int idx, const char *path,
                          const po_PatchOptions *o) {
   const char *trunc_note = check_truncation(s, a);
@@ -447,32 +453,22 @@ static void check_setter(const po_Schema *schema, const po_Setter *s, const char
                          upb_FieldDef_Name(s->field),
                          upb_MessageDef_FullName(upb_FieldDef_ContainingType(s->field))));
   }
-  if (!o->envoy_rules) return;
+  if (!o->envoy_rules) return false;
   const char *v = check_duration(s, a);
+  if (!v && s->kind == kPo_SetMessage) v = check_oneof_pair(s, a);
+  if (!v && s->kind == kPo_SetMessage && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
+    v = check_any(schema, s, a);
+  }
   if (v) {
     note(d, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
-    return; /* its own rules (gt 0s, ...) would only restate it */
+    return true; /* its parts would only restate it */
   }
-  switch (s->kind) {
-    case kPo_SetScalar: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
-    case kPo_SetWrapper: v = po_Pgv_CheckScalar(schema, s->field, s->value, a); break;
-    case kPo_SetList:
-      v = po_Pgv_CheckList(schema, s->field, s->item_count, true, a);
-      for (size_t i = 0; !v && i < s->item_count; i++) v = po_Pgv_CheckScalar(schema, s->field, s->items[i], a);
-      break;
-    case kPo_SetMessage:
-      v = check_oneof_pair(s, a);
-      if (!v) v = po_Pgv_CheckMessage(schema, s->field, s, a);
-      if (!v && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
-        v = check_any(schema, s, a);
-      }
-      for (size_t i = 0; i < s->child_count; i++) {
-        const char *sub = po_Arena_Printf(a, "%s/%s", where, upb_FieldDef_Name(s->children[i].field));
-        check_setter(schema, &s->children[i], sub, a, d, idx, path, o);
-      }
-      break;
+  bool bad = false;
+  for (size_t i = 0; s->kind == kPo_SetMessage && i < s->child_count; i++) {
+    const char *sub = po_Arena_Printf(a, "%s/%s", where, upb_FieldDef_Name(s->children[i].field));
+    bad |= check_setter(schema, &s->children[i], sub, a, d, idx, path, o);
   }
-  if (v) note(d, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", where, v));
+  return bad;
 }
 
 /* ---- compile ---- */
@@ -528,9 +524,8 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   }
   switch (cp->op) {
     case kPo_Op_Remove:
-      if (o->envoy_rules && diags) {
-        const char *v = po_Pgv_CheckRemove(schema, cp->target, a);
-        if (v) note(diags, kPo_Severity_Error, kPo_DiagKind_EnvoyRule, idx, path, po_Arena_Printf(a, "%s: %s", path, v));
+      if (o->envoy_rules && diags && !po_Rules_JudgePatch(schema, cp, path, idx, a, diags)) {
+        return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
       }
       return true;
     case kPo_Op_Add: break;
@@ -539,7 +534,10 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
   /* Its findings go to diags only: without diags (PatchStruct's own use) it would only print
    * texts nobody reads, a vsnprintf per child of a map value. */
-  if (diags) check_setter(schema, &cp->set, path, a, diags, idx, path, o);
+  if (diags && !check_setter(schema, &cp->set, path, a, diags, idx, path, o) && o->envoy_rules &&
+      !po_Rules_JudgePatch(schema, cp, path, idx, a, diags)) {
+    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"); /* a finding may be missing: no verdict */
+  }
   return true;
 }
 

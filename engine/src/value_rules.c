@@ -1,14 +1,16 @@
-/* po_Message_CheckRules: Envoy's protoc-gen-validate rules on a native patch value, an
- * EnvoyFilter's `patch.value` or an EnvoyPatchPolicy's `operation.value`, once decoded strictly
- * (neither Istio nor Envoy Gateway checks these rules at admission: Envoy NACKs the result later,
- * istio/istio#43383). The rules themselves are pgv.c's, the evaluator PropertyOverride patches
- * use too; this file only decides which of them a value is judged by, and where a finding is.
+/* The one rule walk (po_Rules_Walk, rules_walk.h): which of Envoy's protoc-gen-validate rules a
+ * decoded message is judged by, and where each finding is; the rules themselves are pgv.c's. Its
+ * users: a PropertyOverride patch at compile (patch_rules.c), preview's result (result_rules.c),
+ * and here po_Message_CheckRules on a native patch value, an EnvoyFilter's `patch.value` or an
+ * EnvoyPatchPolicy's `operation.value`, once decoded strictly (neither Istio nor Envoy Gateway
+ * checks these rules at admission: Envoy NACKs the result later, istio/istio#43383).
  *
  * What is judged depends on how much of its message the value is (po_ValueScope, engine.h):
  * - Whole (Istio ADD, INSERT_*, REPLACE; a JSON Patch add or replace, which replaces an object
  *   member whole, RFC 6902 4.1): the value is what Envoy gets, so every rule of every field of
- *   every message in it applies, absent fields included: message.required, min_items on an
- *   absent list, a proto3 scalar at its default unless its rules say ignore_empty.
+ *   every message in it applies, absent fields included: message.required (and duration, timestamp,
+ *   any required), a required oneof with no member, min_items on an absent list, min_pairs on an
+ *   absent map, a proto3 scalar at its default unless its rules say ignore_empty.
  * - Merge (Istio MERGE, Go's proto.Merge): fields the value leaves out keep their generated
  *   values, which we do not see, so only what the value sets is judged, in its sub-messages too
  *   (they are merged likewise). A list is appended to: max_items and its items' rules are judged,
@@ -19,49 +21,28 @@
  * An Any (a typed_config) is unpacked by its type URL and its message judged in the Any's place
  * and scope (Envoy checks the same rules when it builds the extension, and NACKs): most
  * hand-written EnvoyFilter values are filters' typed_configs. Its bytes are aliased, not copied
- * (nested Anys stay linear). Map keys and scalar map values have no rules checked (pgv.c's list).
+ * (nested Anys stay linear). A field with message.skip is not entered. A rule kind pgv.c does not
+ * judge is said as a warning once per field and walk (kPo_DiagKind_EnvoyRuleNotJudged).
  *
  * Cost: one visit per message the value holds, and per field of each one rules lookup (its
  * options decoded, in a scratch arena freed at the end): linear in the value's size times the
- * widest message's field count. Recursion stops kMaxDepth levels below the value, with a
+ * widest message's field count (rules memoized per field). With a `chain` the walk follows only the
+ * patch's path above the value (a live resource: linear in the path). Recursion stops
+ * kPo_RulesMaxDepth levels below the value, with a
  * warning (upb's JSON decoder has refused deeper values already). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "compiled.h"
 #include "internal.h"
+#include "rules_walk.h"
 #include "upb/decode.h"
 
-enum { kMaxDepth = 64, kMaxScaffold = 64, kMaxSegments = kMaxScaffold + kMaxDepth + 2 };
-
-/* One step of the path from the root: a field, a list item, or a map entry's key. */
-typedef struct {
-  const upb_FieldDef *field; /* a field's step; else an item's or a key's */
-  size_t index;
-  const upb_FieldDef *key_field; /* a map entry's step */
-  upb_MessageValue key;
-} Step;
-
-typedef struct {
-  const po_Schema *s;
-  po_Arena *scratch; /* rule lookups and violation texts */
-  po_Arena *a;       /* the findings' texts: the caller's */
-  size_t value_depth;
-  const char *value_field; /* the field at value_depth, or NULL: the one m holds */
-  bool replace_lists;
-  int patch;
-  po_Diagnostics *out;
-  Step steps[kMaxSegments];
-  bool oom, deep;
-} Walk;
-
-/* The RFC 6901 pointer of steps[from..n), proto field names, "~" and "/" of a key escaped. */
-static const char *pointer(Walk *w, size_t n) {
+const char *po_Rules_Pointer(po_RuleWalk *w, size_t from, size_t n) {
   po_TextBuf t = {.a = w->a};
   po_TextBuf_Put(&t, "", 0);
-  for (size_t i = w->value_depth; i < n; i++) {
-    const Step *s = &w->steps[i];
+  for (size_t i = from; i < n; i++) {
+    const po_RuleStep *s = &w->steps[i];
     char num[32];
     if (s->field) {
       po_TextBuf_Put(&t, "/", 1), po_TextBuf_Puts(&t, upb_FieldDef_Name(s->field));
@@ -91,40 +72,50 @@ static const char *pointer(Walk *w, size_t n) {
   return t.oom ? NULL : t.buf;
 }
 
-static void report(Walk *w, size_t n, po_Severity sev, const char *violation) {
-  if (!violation || w->oom) return;
-  const char *path = pointer(w, n), *text = po_Arena_Strndup(w->a, violation, strlen(violation));
-  if (!path || !text || !po_Diagnostics_Add(w->out, sev, kPo_DiagKind_EnvoyRule, w->patch, path, text)) w->oom = true;
+static void found_kind(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                       const char *text) {
+  if (text && !w->oom) w->found(w, n, message_level, sev, kind, text);
 }
 
-static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
+static void found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, const char *text) {
+  found_kind(w, n, message_level, sev, kPo_DiagKind_EnvoyRule, text);
+}
+
+/* A rule kind on f that is not judged: said once per field and walk. */
+static void say_unjudged(po_RuleWalk *w, const upb_FieldDef *f, size_t n) {
+  for (size_t i = 0; i < w->warned_len; i++) if (w->warned[i] == f) return;
+  const char *u = po_Pgv_Unjudged(w->s, f, w->scratch);
+  if (!u) return;
+  if (w->warned_len < sizeof w->warned / sizeof *w->warned) w->warned[w->warned_len++] = f;
+  found_kind(w, n, false, kPo_Severity_Warning, kPo_DiagKind_EnvoyRuleNotJudged, u);
+}
+
+static void walk_message(po_RuleWalk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
                          size_t depth, bool whole);
 
 /* A list's items, at depth `depth`: scalar items by their `items` rules, message items whole. */
-static void walk_list(Walk *w, const upb_Message *msg, const upb_FieldDef *f, size_t depth) {
+static void walk_list(po_RuleWalk *w, const upb_Message *msg, const upb_FieldDef *f, size_t depth) {
   const upb_Array *arr = upb_Message_Get(msg, f).array_val;
   size_t n = arr ? upb_Array_Size(arr) : 0;
   const upb_MessageDef *sd = upb_FieldDef_IsSubMessage(f) ? upb_FieldDef_MessageSubDef(f) : NULL;
+  if (sd && po_Pgv_Skips(w->s, f, w->scratch)) return;
   bool judged = depth >= w->value_depth;
   for (size_t i = 0; i < n && !w->oom; i++) {
-    w->steps[depth - 1] = (Step){.index = i};
-    if (sd) {
-      walk_message(w, upb_Array_Get(arr, i).msg_val, sd, NULL, depth, true);
-    } else if (judged) {
-      report(w, depth, kPo_Severity_Error, po_Pgv_CheckScalar(w->s, f, upb_Array_Get(arr, i), w->scratch));
-    }
+    w->steps[depth - 1] = (po_RuleStep){.index = i};
+    if (sd) walk_message(w, upb_Array_Get(arr, i).msg_val, sd, NULL, depth, true);
+    else if (judged) found(w, depth, false, kPo_Severity_Error, po_Pgv_CheckScalar(w->s, f, upb_Array_Get(arr, i), w->scratch));
   }
 }
 
 /* A map's message values, whole (a merge puts each in place of the generated entry's). */
-static void walk_map(Walk *w, const upb_Message *msg, const upb_FieldDef *f, size_t depth) {
+static void walk_map(po_RuleWalk *w, const upb_Message *msg, const upb_FieldDef *f, size_t depth) {
   const upb_MessageDef *entry = upb_FieldDef_MessageSubDef(f);
   const upb_FieldDef *kf = upb_MessageDef_FindFieldByNumber(entry, 1), *vf = upb_MessageDef_FindFieldByNumber(entry, 2);
   const upb_Map *map = upb_Message_Get(msg, f).map_val;
   if (!map || !kf || !vf || !upb_FieldDef_IsSubMessage(vf)) return;
   const upb_MessageDef *vd = upb_FieldDef_MessageSubDef(vf);
   for (size_t it = kUpb_Map_Begin; upb_MapIterator_Next(map, &it) && !w->oom;) {
-    w->steps[depth - 1] = (Step){.key_field = kf, .key = upb_MapIterator_Key(map, it)};
+    w->steps[depth - 1] = (po_RuleStep){.key_field = kf, .key = upb_MapIterator_Key(map, it)};
     walk_message(w, upb_MapIterator_Value(map, it).msg_val, vd, NULL, depth, true);
   }
 }
@@ -132,7 +123,7 @@ static void walk_map(Walk *w, const upb_Message *msg, const upb_FieldDef *f, siz
 /* The message an Any at `depth` holds, walked in its place (its JSON form has the message's
  * fields beside "@type"). A type the schema lacks, or bytes that do not decode, are left alone:
  * the decoder that packed them has judged them already. */
-static void walk_any(Walk *w, const upb_Message *any, const upb_MessageDef *md, size_t depth, bool whole) {
+static void walk_any(po_RuleWalk *w, const upb_Message *any, const upb_MessageDef *md, size_t depth, bool whole) {
   upb_StringView url = upb_Message_Get(any, upb_MessageDef_FindFieldByNumber(md, 1)).str_val;
   upb_StringView bytes = upb_Message_Get(any, upb_MessageDef_FindFieldByNumber(md, 2)).str_val;
   size_t start = url.size;
@@ -142,96 +133,143 @@ static void walk_any(Walk *w, const upb_Message *any, const upb_MessageDef *md, 
     w->oom = true;
     return;
   }
-  const upb_MessageDef *sd = po_Schema_FindMessage(w->s, name);
+  const upb_MessageDef *sd = url.size ? po_Schema_FindMessage(w->s, name) : NULL;
   if (!sd) return;
-  const upb_MiniTable *mt = upb_MessageDef_MiniTable(sd);
   upb_Message *inner = upb_Message_New(sd, po_Arena_Upb(w->scratch));
   if (!inner) {
     w->oom = true;
     return;
   }
-  upb_DecodeStatus ds = upb_Decode(bytes.data, bytes.size, inner, mt, upb_DefPool_ExtensionRegistry(po_Schema_Pool(w->s)),
-                                   kUpb_DecodeOption_AliasString, po_Arena_Upb(w->scratch));
+  upb_DecodeStatus ds = upb_Decode(bytes.data, bytes.size, inner, upb_MessageDef_MiniTable(sd),
+                                   upb_DefPool_ExtensionRegistry(po_Schema_Pool(w->s)), kUpb_DecodeOption_AliasString,
+                                   po_Arena_Upb(w->scratch));
   if (ds == kUpb_DecodeStatus_OutOfMemory) w->oom = true;
   if (ds != kUpb_DecodeStatus_Ok) return;
   walk_message(w, inner, sd, NULL, depth, whole);
 }
 
+/* Whether field f at step depth fd (its message at fd - 1) is the value or below it. */
+static bool judged_here(const po_RuleWalk *w, const upb_Message *msg, const upb_FieldDef *f, size_t fd) {
+  if (fd > w->value_depth) return true;
+  if (fd < w->value_depth) return false;
+  if (w->chain) return w->chain[fd - 1] == f;
+  /* at the value's own depth below a scaffold (an EnvoyPatchPolicy path), only the field the
+   * path names is the value: its siblings are the scaffold's, absent */
+  return w->value_field ? !strcmp(upb_FieldDef_Name(f), w->value_field) || !strcmp(upb_FieldDef_JsonName(f), w->value_field)
+                        : po_Pgv_Holds(msg, f);
+}
+
+/* The message-level rules of msg at `depth`: its own (a Duration's bounds, an Any's type URL,
+ * Envoy's Duration validity) and, when whole, the required children and oneofs it lacks. */
+static bool judge_message(po_RuleWalk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
+                          size_t depth, bool whole) {
+  upb_WellKnown wk = upb_MessageDef_WellKnownType(md);
+  if (wk == kUpb_WellKnown_Duration) {
+    const upb_FieldDef *sf = upb_MessageDef_FindFieldByNumber(md, 1), *nf = upb_MessageDef_FindFieldByNumber(md, 2);
+    const char *v = po_Duration_Check(true, upb_Message_Get(msg, sf).int64_val, true,
+                                      upb_Message_Get(msg, nf).int32_val, w->scratch);
+    /* an invalid Duration's own bounds (gt 0s, ...) would only restate it, as for a patch */
+    found(w, depth, true, kPo_Severity_Error, v ? v : po_Pgv_CheckMessageValue(w->s, holder, md, msg, w->scratch));
+    return false;
+  }
+  found(w, depth, true, kPo_Severity_Error, po_Pgv_CheckMessageValue(w->s, holder, md, msg, w->scratch));
+  if (whole) found(w, depth, true, kPo_Severity_Error, po_Pgv_CheckRequired(w->s, md, msg, w->scratch));
+  if (wk == kUpb_WellKnown_Timestamp) return false;
+  if (depth >= w->value_depth + kPo_RulesMaxDepth) {
+    if (!w->deep) found(w, depth, true, kPo_Severity_Warning,
+                        po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
+                                        kPo_RulesMaxDepth));
+    w->deep = true;
+    return false;
+  }
+  return true;
+}
+
 /* msg, of type md, held by field `holder` (NULL: the root, a list item, a map value), at `depth`
  * steps from the root. Judged when at the value's depth or below it. */
-static void walk_message(Walk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
+static void walk_message(po_RuleWalk *w, const upb_Message *msg, const upb_MessageDef *md, const upb_FieldDef *holder,
                          size_t depth, bool whole) {
-  upb_WellKnown wk = upb_MessageDef_WellKnownType(md);
-  if (wk == kUpb_WellKnown_Any) {
-    if (depth >= w->value_depth) walk_any(w, msg, md, depth, whole);
+  if (upb_MessageDef_WellKnownType(md) == kUpb_WellKnown_Any) {
+    if (depth >= w->value_depth) {
+      found(w, depth, true, kPo_Severity_Error, po_Pgv_CheckMessageValue(w->s, holder, md, msg, w->scratch));
+      walk_any(w, msg, md, depth, whole);
+    }
     return;
   }
   if (depth >= w->value_depth) {
-    if (wk == kUpb_WellKnown_Duration) {
-      const upb_FieldDef *sf = upb_MessageDef_FindFieldByNumber(md, 1), *nf = upb_MessageDef_FindFieldByNumber(md, 2);
-      const char *v = po_Duration_Check(true, upb_Message_Get(msg, sf).int64_val, true,
-                                        upb_Message_Get(msg, nf).int32_val, w->scratch);
-      /* an invalid Duration's own bounds (gt 0s, ...) would only restate it, as for a patch */
-      report(w, depth, kPo_Severity_Error, v ? v : po_Pgv_CheckMessageValue(w->s, holder, md, msg, false, w->scratch));
-      return;
-    }
-    report(w, depth, kPo_Severity_Error, po_Pgv_CheckMessageValue(w->s, holder, md, msg, whole, w->scratch));
-    if (depth >= w->value_depth + kMaxDepth) {
-      if (!w->deep) report(w, depth, kPo_Severity_Warning,
-                           po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
-                                           kMaxDepth));
-      w->deep = true;
-      return;
-    }
-  } else if (depth >= kMaxScaffold) {
+    if (!judge_message(w, msg, md, holder, depth, whole)) return;
+  } else if (depth >= kPo_RulesMaxScaffold) {
     return;
   }
   for (int i = 0; i < upb_MessageDef_FieldCount(md) && !w->oom; i++) {
     const upb_FieldDef *f = upb_MessageDef_Field(md, i);
     size_t fd = depth + 1;
-    w->steps[depth] = (Step){.field = f};
-    /* at the value's own depth below a scaffold (an EnvoyPatchPolicy path), only the field the
-     * path names is the value: its siblings are the scaffold's, absent */
-    bool here = fd > w->value_depth ||
-                (fd == w->value_depth && (w->value_field ? !strcmp(upb_FieldDef_Name(f), w->value_field) ||
-                                                               !strcmp(upb_FieldDef_JsonName(f), w->value_field)
-                                                         : po_Pgv_Holds(msg, f)));
-    if (upb_FieldDef_IsMap(f)) {
-      walk_map(w, msg, f, fd + 1);
-      continue;
-    }
+    if (w->chain && fd <= w->value_depth && w->chain[depth] != f) continue; /* not on the patch's path */
+    w->steps[depth] = (po_RuleStep){.field = f};
+    bool here = judged_here(w, msg, f, fd);
     if (here) {
       bool w_list = whole || (w->replace_lists && upb_FieldDef_IsRepeated(f) && po_Pgv_Holds(msg, f));
-      report(w, fd, kPo_Severity_Error, po_Pgv_CheckField(w->s, msg, f, w_list, w->scratch));
+      found(w, fd, false, kPo_Severity_Error, po_Pgv_CheckField(w->s, msg, f, w_list, w->scratch));
+      if (whole || po_Pgv_Holds(msg, f)) say_unjudged(w, f, fd);
     }
-    if (upb_FieldDef_IsRepeated(f)) {
+    if (upb_FieldDef_IsMap(f)) {
+      walk_map(w, msg, f, fd + 1);
+    } else if (upb_FieldDef_IsRepeated(f)) {
       walk_list(w, msg, f, fd + 1);
     } else if (upb_FieldDef_IsSubMessage(f) && upb_Message_Has(msg, f)) {
       const upb_MessageDef *sd = upb_FieldDef_MessageSubDef(f);
       upb_WellKnown swk = upb_MessageDef_WellKnownType(sd);
       if (swk >= kUpb_WellKnown_DoubleValue && swk <= kUpb_WellKnown_BoolValue) continue; /* CheckField's */
+      if (here && po_Pgv_Skips(w->s, f, w->scratch)) continue;
       walk_message(w, upb_Message_Get(msg, f).msg_val, sd, f, fd, whole);
     }
   }
+}
+
+void po_Rules_Walk(po_RuleWalk *w, const upb_Message *msg, const upb_MessageDef *md, bool whole) {
+  walk_message(w, msg, md, NULL, 0, whole);
+}
+
+/* ---- native values ---- */
+
+typedef struct {
+  int patch;
+  po_Diagnostics *out;
+} Native;
+
+static void native_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
+                         const char *violation) {
+  (void)message_level;
+  Native *nv = w->ctx;
+  const char *path = po_Rules_Pointer(w, w->value_depth, n), *text = po_Arena_Strndup(w->a, violation, strlen(violation));
+  if (!path || !text || !po_Diagnostics_Add(nv->out, sev, kind, nv->patch, path, text)) w->oom = true;
 }
 
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
                            int patch_index, po_Diagnostics *out, po_Status *st) {
   const po_Schema *s = po_Engine_Schema(st);
   if (!s) return false;
-  if (value_depth > kMaxScaffold) {
+  if (value_depth > kPo_RulesMaxScaffold) {
     return po_Status_Set(st, kPo_ErrLimit, "the value is %zu steps deep in its message; at most %d are checked",
-                         value_depth, kMaxScaffold);
+                         value_depth, kPo_RulesMaxScaffold);
   }
-  po_Arena *scratch = po_Arena_New();
+  po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
+  po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
     po_Arena_Free(scratch);
     return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   }
-  Walk w = {.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth, .value_field = value_field,
-            .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .patch = patch_index, .out = out};
-  walk_message(&w, m->msg, m->def, NULL, 0, scope == kPo_ValueScope_Whole);
+  Native nv = {patch_index, out};
+  po_RuleWalk *w = po_Arena_Malloc(scratch, sizeof *w);
+  if (!w) {
+    po_Arena_Free(scratch);
+    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  }
+  *w = (po_RuleWalk){.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth, .value_field = value_field,
+                     .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .found = native_found, .ctx = &nv};
+  po_Rules_Walk(w, m->msg, m->def, scope == kPo_ValueScope_Whole);
+  bool oom = w->oom || track.failed;
   po_Arena_Free(scratch);
-  if (w.oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   return true;
 }

@@ -64,10 +64,7 @@ po_Schema *po_Schema_New(const void *set, size_t size, po_Status *status) {
     }
   }
   /* Optional: without validate.proto there are simply no rules to check. */
-  s->field_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.FieldOptions");
-  s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.rules");
-  s->oneof_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.OneofOptions");
-  s->required_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.required");
+  po_Schema_FindRuleDefs_(s);
   return s;
 fail:
   if (tmp) upb_Arena_Free(tmp);
@@ -79,6 +76,7 @@ void po_Schema_Free(po_Schema *s) {
   if (!s) return;
   if (s->pool) upb_DefPool_Free(s->pool);
   po_Schema_FreeNames_(s);
+  po_Schema_FreeRules_(s);
   free(s->loaded);
   free(s);
 }
@@ -177,17 +175,18 @@ static po_Schema *new_on_demand(po_Status *status) {
 
 void po_Schema_NeedRules_(const po_Schema *cs) {
   po_Schema *s = (po_Schema *)cs; /* on demand only: the pool grows behind the const view */
-  if (s->complete || (s->rules_ext && s->required_ext)) return;
+  if (s->complete || s->rules_ext) return;
   static const char kOpts[] = "google.protobuf.FieldOptions", kRules[] = "validate.rules";
-  static const char kOneofOpts[] = "google.protobuf.OneofOptions", kRequired[] = "validate.required";
   need_symbol(s, kOpts, sizeof kOpts - 1);
-  need_symbol(s, kRules, sizeof kRules - 1);
-  need_symbol(s, kOneofOpts, sizeof kOneofOpts - 1);
-  need_symbol(s, kRequired, sizeof kRequired - 1);
-  s->field_options = upb_DefPool_FindMessageByName(s->pool, kOpts);
-  s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, kRules);
-  s->oneof_options = upb_DefPool_FindMessageByName(s->pool, kOneofOpts);
-  s->required_ext = upb_DefPool_FindExtensionByName(s->pool, kRequired);
+  need_symbol(s, kRules, sizeof kRules - 1); /* validate.required is in the same file */
+  po_Schema_FindRuleDefs_(s);
+}
+
+void po_Schema_FindRuleDefs_(po_Schema *s) {
+  s->field_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.FieldOptions");
+  s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.rules");
+  s->oneof_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.OneofOptions");
+  s->required_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.required");
 }
 
 void po_Schema_NeedJsonTypes_(const po_Schema *cs, const char *json, size_t len) {
@@ -220,10 +219,7 @@ bool po_Schema_NeedAll_(const po_Schema *cs) {
   s->complete = ok;
   /* po_Schema_NeedRules_ does nothing once the pool is complete: find the rules here, as a full
    * load does (without them, every later value would go unchecked by Envoy's rules). */
-  if (ok && !s->rules_ext) {
-    s->field_options = upb_DefPool_FindMessageByName(s->pool, "google.protobuf.FieldOptions");
-    s->rules_ext = upb_DefPool_FindExtensionByName(s->pool, "validate.rules");
-  }
+  if (ok && !s->rules_ext) po_Schema_FindRuleDefs_(s);
   return ok;
 }
 

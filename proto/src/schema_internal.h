@@ -18,7 +18,13 @@ struct po_Schema {
   const upb_MessageDef *field_options;   /* the pool's google.protobuf.FieldOptions */
   const upb_FieldDef *rules_ext;         /* validate.rules (extension 1071), or NULL */
   const upb_MessageDef *oneof_options;   /* the pool's google.protobuf.OneofOptions */
-  const upb_FieldDef *required_ext;      /* validate.required (extension 1071 on OneofOptions), or NULL */
+  const upb_FieldDef *required_ext;      /* validate.required (OneofOptions 1071), or NULL */
+  /* The rules of each field (and the required flag of each oneof) once decoded (rules.c): looked
+   * up without a lock, filled under rule_lock into rule_arena; freed with the schema. */
+  _Atomic(struct po_RuleSlot *) rule_slots;
+  upb_Arena *rule_arena;
+  size_t rule_count;
+  _Atomic int rule_lock;
   /* On demand (po_Schema_LoadOnDemand): which files of the embedded set are in the pool, and
    * whether all are. NULL / true for a schema loaded whole. */
   unsigned char *loaded;
@@ -31,10 +37,14 @@ struct po_Schema {
 
 /* Frees the name tables (po_Schema_Free). */
 void po_Schema_FreeNames_(po_Schema *s);
+/* Frees the rules cache (rules.c). */
+void po_Schema_FreeRules_(po_Schema *s);
 
-/* On demand, the validate.rules defs (field_options, rules_ext) once their files are loaded.
- * A schema loaded whole has them already. */
+/* On demand, the validate.rules defs (field_options, rules_ext, oneof_options, required_ext)
+ * once their files are loaded. A schema loaded whole has them already. */
 void po_Schema_NeedRules_(const po_Schema *s);
+/* Finds those defs in the pool as it is (a whole load, or once every file is in). */
+void po_Schema_FindRuleDefs_(po_Schema *s);
 /* On demand, the files defining the messages a JSON text names in "@type" (a linear scan); a
  * schema loaded whole has them already. */
 void po_Schema_NeedJsonTypes_(const po_Schema *s, const char *json, size_t len);

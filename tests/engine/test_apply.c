@@ -303,6 +303,7 @@ static void test_ir_bare_applies_every_patch(void **state) {
                          {.op = "remove", .path = "/name"}};
   po_Arguments args = {.patches = patches, .patch_count = 2, .proxy_type = ""};
   po_CompileOptions co = po_CompileOptions_Default();
+  co.envoy_rules = false; /* a cluster without its name breaks Envoy's min_len 1: this is about applying */
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_null(po_Override_BuildFor("envoy.config.cluster.v3.Nope", &args, &co, A, d));
   assert_int_equal(po_Diagnostics_ErrorCount(d), 1);
@@ -321,9 +322,43 @@ static void test_ir_bare_applies_every_patch(void **state) {
   assert_string_equal(po_Message_ToJson(m, A, NULL, &st), "{\"alt_stat_name\":\"a\"}");
 }
 
+/* po_Override_ApplyChecked judges the value a patch sets as it ends up in the resource, not only
+ * the parents it creates (issue 22, class 4): `/transport_socket {}` lacks the name Envoy requires;
+ * a Duration part is judged with the resource's other part. Compiled without Envoy's rules, so
+ * only the result says so. */
+static void test_apply_checked_judges_the_value(void **state) {
+  (void)state;
+  po_Value *empty = po_Value_NewMap(A);
+  po_Patch patches[3] = {{.op = "add", .path = "/transport_socket", .value = empty},
+                         {.op = "add", .path = "/connect_timeout/nanos", .value = po_Value_NewInt(A, 0)},
+                         {.op = "add", .path = "/cleanup_interval/nanos", .value = po_Value_NewInt(A, 0)}};
+  po_Arguments args = {.patches = patches, .patch_count = 3, .proxy_type = ""};
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.envoy_rules = false;
+  po_Override *o = po_Override_BuildFor("envoy.config.cluster.v3.Cluster", &args, &co, A, po_Diagnostics_New(A));
+  assert_non_null(o);
+  po_Status st;
+  po_Status_Clear(&st);
+  /* connect_timeout exists (seconds 0 after the patch: 0s); cleanup_interval is 5s: left valid */
+  const char *in = "{\"name\":\"db\",\"connect_timeout\":\"0.5s\",\"cleanup_interval\":\"5s\"}";
+  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", in, strlen(in), A, &st);
+  assert_non_null(m);
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  assert_true(po_Override_ApplyChecked(o, m, NULL, NULL, d, &st));
+  assert_int_equal(po_Diagnostics_Count(d), 2);
+  assert_string_equal(po_Diagnostics_At(d, 0)->message,
+                      "the envoy.config.core.v3.TransportSocket this patch sets at /transport_socket breaks Envoy's rule on "
+                      "'name': \"\" violates string min_len 1 (it has 0)");
+  assert_string_equal(po_Diagnostics_At(d, 1)->message,
+                      "the google.protobuf.Duration this patch sets at /connect_timeout breaks Envoy's rules: 0s violates "
+                      "duration gt 0s");
+  assert_int_equal(po_Diagnostics_At(d, 1)->patch_index, 1);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_matching),
+      cmocka_unit_test(test_apply_checked_judges_the_value),
       cmocka_unit_test(test_compiled_once_applies_many),
       cmocka_unit_test(test_wrong_message_for_type_is_an_error),
       cmocka_unit_test(test_patchstruct_unknown_message),

@@ -61,6 +61,26 @@ echo '[{"op":"add","path":"/outlier_detection"}]' > "$work/nv.json"
 "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/nv.json" >/dev/null 2>"$work/err"
 check "patch without value" 1 $? "$work/err" "non-nil Value is required; use an empty map to reset all fields on a message or the 'remove' op to unset fields"
 
+# patch judges no Envoy rule (Consul's PatchStruct checks none); --rules does (issue 22), on this
+# message: the value through a wrapper's /value by the wrapper field's rule, what a parent the
+# patches create breaks, a Duration part with the message's other part (connect_timeout is 5s:
+# /nanos 0 leaves 5s, nothing to say, where validate, not knowing the resource, refuses it), and
+# a remove by what it leaves
+printf '[{"op": "add", "path": "/outlier_detection/max_ejection_percent/value", "value": 101},\n {"op": "add", "path": "/connect_timeout/nanos", "value": 0}]' > "$work/rules.json"
+"$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/rules.json" >"$work/out" 2>&1
+check "patch judges no rule" 0 $? "$work/out" '{"name":"db","connect_timeout":"5s","outlier_detection":{"max_ejection_percent":101},"transport_socket":{"name":"tls","typed_config":{"@type":"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext","sni":"db"}}}'
+"$bin" patch --rules --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/rules.json" >"$work/out" 2>"$work/err"
+check "patch --rules" 1 $? "$work/err" "Envoy's rules: patch 0 (/outlier_detection/max_ejection_percent/value): the envoy.config.cluster.v3.OutlierDetection this patch creates at /outlier_detection breaks Envoy's rule on 'max_ejection_percent': 101 violates uint32 lte 100"
+[ -s "$work/out" ] && { echo "FAIL patch --rules: wrote stdout"; fail=$((fail+1)); }
+printf '[{"op": "add", "path": "/connect_timeout/nanos", "value": 0}, {"op": "add", "path": "/upstream_bind_config/source_address/address", "value": "10.0.0.1"}]' > "$work/rules2.json"
+"$bin" patch --rules --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/rules2.json" >"$work/out" 2>"$work/err"
+check "patch --rules, a parent created" 1 $? "$work/err" "Envoy's rules: patch 1 (/upstream_bind_config/source_address/address): the envoy.config.core.v3.SocketAddress this patch creates at /upstream_bind_config/source_address breaks Envoy's rules: the new envoy.config.core.v3.SocketAddress sets none of its oneof 'port_specifier', which Envoy requires: set one of port_value, named_port"
+printf '[{"op": "remove", "path": "/name"}]' > "$work/rules3.json"
+"$bin" patch --rules --message envoy.config.cluster.v3.Cluster --input "$work/in.json" --patches "$work/rules3.json" >"$work/out" 2>"$work/err"
+check "patch --rules, a remove" 1 $? "$work/err" "Envoy's rules: patch 0 (/name): /name: removing 'name' leaves it empty: \"\" violates string min_len 1 (it has 0)"
+"$bin" patch --help | grep -q "does not check Envoy's protoc-gen-validate rules by default" ||
+  { echo "FAIL patch --help: does not say it checks no rule by default"; fail=$((fail+1)); }
+
 echo '{"name": ' > "$work/trunc.json"
 "$bin" patch --message envoy.config.cluster.v3.Cluster --input "$work/trunc.json" --patches "$work/p.json" >/dev/null 2>"$work/err"
 check "patch malformed input" 2 $?

@@ -89,7 +89,10 @@ static const Row kRows[] = {
     /* an Any is entered: its message judged in its place (HttpConnectionManager's stat_prefix
      * has min_len 1), under the Any's field in the pointer */
     {FILTER, "{\"name\": \"\", \"typed_config\": {" HCM ", \"stat_prefix\": \"\"}}", 0, NULL, W,
-     "E /name: \"\" violates string min_len 1 (it has 0)\nE /typed_config/stat_prefix: \"\" violates string min_len 1 (it has 0)\n"},
+     "E /name: \"\" violates string min_len 1 (it has 0)\nE /typed_config: the new "
+     "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager sets none of its oneof "
+     "'route_specifier', which Envoy requires: set one of rds, route_config, scoped_routes\nE /typed_config/stat_prefix: "
+     "\"\" violates string min_len 1 (it has 0)\n"},
     /* under MERGE only what the Any's message sets */
     {FILTER, "{\"typed_config\": {" HCM ", \"max_request_headers_kb\": 9000}}", 0, NULL, M,
      "E /typed_config/max_request_headers_kb: 9000 violates uint32 lte 8192\n"},

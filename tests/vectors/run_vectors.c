@@ -261,6 +261,8 @@ static const char *kind_name(po_DiagKind k) {
     case kPo_DiagKind_Deprecated: return "deprecated";
     case kPo_DiagKind_Decode: return "decode";
     case kPo_DiagKind_Target: return "target";
+    case kPo_DiagKind_EnvoyRuleIfResource: return "envoy-rule-if-resource";
+    case kPo_DiagKind_EnvoyRuleNotJudged: return "envoy-rule-not-judged";
   }
   return "?";
 }

@@ -234,6 +234,12 @@ typedef enum {
                           * JSON array as []interface {}, which no repeated field accepts */
   kPo_DiagKind_Target,        /* the target mesh's patch object cannot express the patch (with Consul's
                           * meaning): added by the target adapters, never by the engine */
+  kPo_DiagKind_EnvoyRuleIfResource, /* warning: a rule of Envoy's the patch breaks on some resources only,
+                          * which no compile can know: a parent it creates when the resource lacks
+                          * it, a Duration part a remove leaves at zero. Left to preview
+                          * (po_Override_ApplyChecked), which judges the resource */
+  kPo_DiagKind_EnvoyRuleNotJudged, /* warning: a rule kind of Envoy's that the engine does not judge
+                          * (pgv.c names them) on a field the value sets or leaves at its default */
 } po_DiagKind;
 
 /* For the wire-format kinds: why Consul would refuse ("Consul's API delivers every JSON array
@@ -619,13 +625,14 @@ po_Message *po_DumpResource_DecodeIn(const po_DumpResource *r, po_Arena *a, po_S
 typedef enum { kPo_Mesh_Consul = 0, kPo_Mesh_Istio, kPo_Mesh_EnvoyGateway } po_Mesh;
 const char *po_Mesh_Name(po_Mesh m); /* "consul", "istio", "envoy-gateway" */
 
-/* po_Override_Apply, then Envoy's protoc-gen-validate rules on the messages the matching add
- * patches created on the way to their targets (a required field they lack, a scalar whose
- * default breaks a rule: `/load_assignment/policy/...` on an EDS cluster creates a
- * ClusterLoadAssignment without the cluster_name Envoy requires). A compile checks what each
- * patch sets; only a resource shows which parents a patch creates. Violations go to
- * `rule_errors` (kPo_DiagKind_EnvoyRule, the patch's index and path); they do not make the
- * call fail. Parents that existed are not re-checked (result_rules.c says why). */
+/* po_Override_Apply, then Envoy's protoc-gen-validate rules on what each matching add patch made
+ * of the resource: the messages it created on the way to its target (a required field they lack,
+ * a scalar whose default breaks a rule: `/load_assignment/policy/...` on an EDS cluster creates a
+ * ClusterLoadAssignment without the cluster_name Envoy requires) and the value it set, whole (a
+ * Duration set a part at a time, now with the resource's other part). A compile judges the value
+ * and leaves created parents to a resource (kPo_DiagKind_EnvoyRuleIfResource). Violations go to
+ * `rule_errors` (kPo_DiagKind_EnvoyRule, the patch's index and path); they do not make the call
+ * fail. Parents that existed are not re-checked (result_rules.c says why). */
 bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                               po_Diagnostics *rule_errors, po_Status *status);
 
@@ -644,7 +651,8 @@ typedef enum {
 } po_ValueScope;
 
 /* Envoy's protoc-gen-validate rules (pgv.c's: the same rules and texts as a PropertyOverride
- * patch's findings) on a native value decoded into `m`, judged by `scope`. The value sits
+ * patch's findings) on a native value decoded into `m`, judged by `scope` (the same walk judges PropertyOverride
+ * patches, so the verdicts of `validate -f`, the webhook and `validate --consul-arguments` agree). The value sits
  * `value_depth` steps (fields, list items, map entries) below m's root when m only nests it along
  * a path (an EnvoyPatchPolicy's /a/b/0 decoded as {"a": {"b": [value]}}: 3; 0 when m is the
  * value): the scaffold above is not judged (a list holding the value has other items: its count is

@@ -110,9 +110,14 @@ const char *po_Schema_Snapshot(void);
  * the pool, in `arena`), or NULL when it has none; *rules_def gets validate.FieldRules. */
 const upb_Message *po_Schema_FieldRules(const po_Schema *schema, const upb_FieldDef *f,
                                         upb_Arena *arena, const upb_MessageDef **rules_def);
-/* Whether the oneof carries `option (validate.required) = true`: Envoy refuses the message with
- * none of its members set. */
+/* `option (validate.required) = true` on a oneof: PGV then refuses a message with no member of
+ * it set (124 oneofs of the snapshot have it: Address's, SocketAddress's port_specifier, ...). */
 bool po_Schema_OneofRequired(const po_Schema *schema, const upb_OneofDef *o, upb_Arena *arena);
+/* A note the engine derives from a field's rules once per schema (which rule kinds it does not
+ * judge), kept with the schema's decoded rules: *known is false until po_Schema_SetFieldNote
+ * has set it (NULL is a note too: none). The text is copied. */
+const char *po_Schema_FieldNote(const po_Schema *schema, const upb_FieldDef *f, bool *known);
+void po_Schema_SetFieldNote(const po_Schema *schema, const upb_FieldDef *f, const char *note);
 /* `[deprecated = true]` on the field, or on the message or enum value it names. */
 bool po_Schema_FieldDeprecated(const upb_FieldDef *f);
 
