@@ -83,19 +83,20 @@ def stepwise(rec, err):
     """Whether Envoy Gateway's validation failure is one of an entry alone (class I): the field it
     says is missing (or the oneof with no member) is what a later patch adds into a message an
     earlier patch's path already built, where the final result has it."""
+    # one failure per entry that failed (each entry is applied to the resource as the entries
+    # before it left it): any of them may be the early entry's
     fails = re.findall(r"invalid \w+\.(\w+): (?:value is required|value length must be at least)", err)
-    if not fails:
-        return False
-    field = snake(fails[-1])
     paths = [(p.get("resourceFilter", {}).get("resourceType"), p.get("path", "")) for p in rec.get("patches", [])]
-    for k, (rt, path) in enumerate(paths):
-        parent, _, last = path.rpartition("/")
-        if not parent:
-            continue
-        named = last == field or all(field not in q.split("/") for _, q in paths)
-        for rt_j, path_j in paths[:k]:
-            if named and rt_j == rt and path_j != path and path_j.startswith(parent + "/"):
-                return True
+    for field in {snake(f) for f in fails}:
+        for k, (rt, path) in enumerate(paths):
+            parent, _, last = path.rpartition("/")
+            # the later entry adds the field named, or a member of the oneof named (no path holds it)
+            named = last == field or all(field not in q.split("/") for _, q in paths)
+            if not parent or not named:
+                continue
+            for rt_j, path_j in paths[:k]:
+                if rt_j == rt and path_j != path and path_j.startswith(parent + "/"):
+                    return True
     return False
 
 
