@@ -3,6 +3,7 @@
  * YAML 1.1 or 1.2 reader would take for something else ("true", "y", "1.5", "0o17", "1:30",
  * "2001-12-14", "=", "null", "") are quoted (yaml_plain.c). */
 #include <json-c/json.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
@@ -15,13 +16,20 @@ static int write_out(void *data, unsigned char *buf, size_t size) {
   return fwrite(buf, 1, size, (FILE *)data) == size;
 }
 
-static bool scalar(yaml_emitter_t *e, const char *text, bool plain_ok) {
+/* `len` bytes of text, NULs included: a string may hold U+0000, which libyaml writes as "\0" in a
+ * double-quoted scalar (a NUL is not printable, so it never leaves a scalar plain). */
+static bool scalar_n(yaml_emitter_t *e, const char *text, size_t len, bool plain_ok) {
   yaml_event_t ev;
+  if (len > INT_MAX) return false;
   /* An initializer copies its strings and fails when memory runs out: the event is then
    * unset, and emitting it would read garbage. */
-  return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)strlen(text), plain_ok, 1,
+  return yaml_scalar_event_initialize(&ev, NULL, NULL, (yaml_char_t *)text, (int)len, plain_ok, 1,
                                       plain_ok ? YAML_ANY_SCALAR_STYLE : YAML_DOUBLE_QUOTED_SCALAR_STYLE) &&
          yaml_emitter_emit(e, &ev);
+}
+
+static bool scalar(yaml_emitter_t *e, const char *text, bool plain_ok) {
+  return scalar_n(e, text, strlen(text), plain_ok);
 }
 
 static int by_key(const void *x, const void *y) {
@@ -41,7 +49,8 @@ static bool node(yaml_emitter_t *e, json_object *j, int depth) {
     }
     case json_type_string: {
       const char *s = json_object_get_string(j);
-      return scalar(e, s, po_Cli_YamlPlainIsString(s));
+      size_t len = (size_t)json_object_get_string_len(j);
+      return scalar_n(e, s, len, len == strlen(s) && po_Cli_YamlPlainIsString(s));
     }
     case json_type_array: {
       if (!yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE) ||

@@ -128,6 +128,7 @@ static void describe(const po_Schema *s, const upb_FieldDef *f, po_Arena *a, po_
   x->deprecated = po_Schema_FieldDeprecated(f);
   const upb_OneofDef *o = upb_FieldDef_RealContainingOneof(f);
   x->oneof = o ? upb_OneofDef_Name(o) : NULL;
+  x->oneof_required = o && po_Schema_OneofRequired(s, o, po_Arena_Upb(a));
   const upb_MessageDef *rd = NULL;
   const upb_Message *r = po_Schema_FieldRules(s, f, po_Arena_Upb(a), &rd);
   x->rules = r ? rules_text(r, rd, a, 0) : NULL;

@@ -3,6 +3,13 @@
 #ifndef PO_ENGINE_INTERNAL_H_
 #define PO_ENGINE_INTERNAL_H_
 
+/* The readers' refusal of a mapping key holding U+0000 (value_yaml.c, value_json.c): keys are C
+ * strings from the reader on, so such a key would be cut, and could then take another key's
+ * place; a value keeps its NUL. */
+#define kPo_NulKeyRefused                                                                                 \
+  "a mapping key holding U+0000 (\\u0000): keys are kept as C strings here, so it would be cut (and " \
+  "could take another key's place); refused rather than cut: remove the NUL from the key"
+
 #include "po/engine.h"
 #include "po/schema.h"
 #include "upb/arena.h"

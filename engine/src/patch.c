@@ -352,10 +352,13 @@ static const char *check_any(const po_Schema *schema, const po_Setter *s, po_Are
     const char *name = url.data + url.size;
     while (name > url.data && name[-1] != '/') name--;
     char *full = po_Arena_Strndup(a, name, (size_t)(url.data + url.size - name));
-    if (slash && full && po_Schema_FindMessage(schema, full)) return NULL;
-    return po_Arena_Printf(a, "type_url \"%.*s\" names no message of the Envoy API (want "
+    const upb_MessageDef *m = slash && full ? po_Schema_FindMessage(schema, full) : NULL;
+    /* a map field's entry is a message of the schema, but not one a registry resolves (protobuf's
+     * Go and C++ registries hold no map entries): Envoy and Envoy Gateway cannot unpack it */
+    if (m && !upb_MessageDef_IsMapEntry(m)) return NULL;
+    return po_Arena_Printf(a, "type_url \"%.*s\" names no message of the Envoy API%s (want "
                               "\"type.googleapis.com/<full message name>\"); Envoy cannot unpack it",
-                           (int)url.size, url.data);
+                           (int)url.size, url.data, m ? " (it names the entry of a map field, which no registry resolves)" : "");
   }
   return NULL;
 }

@@ -216,11 +216,36 @@ static bool tokenize(const char *text, size_t len, int depth, json_object **out,
   return !*why;
 }
 
+/* Where a key of the (valid) JSON text holds \u0000, or len: json-c keeps keys as C strings and
+ * would cut such a key, which could then take another key's place. One pass over the text. */
+static size_t nul_key_at(const char *t, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    if (t[i] != '"') continue;
+    size_t start = i;
+    bool nul = false;
+    for (i++; i < len && t[i] != '"'; i++) {
+      if (t[i] != '\\') continue;
+      if (i + 5 < len && !memcmp(t + i + 1, "u0000", 5)) nul = true;
+      i++; /* the escaped character: an escaped quote does not end the string */
+    }
+    size_t k = i + 1;
+    while (k < len && strchr(" \t\r\n", t[k])) k++;
+    if (nul && k < len && t[k] == ':') return start;
+  }
+  return len;
+}
+
 /* The whole (marked) text as one value, errors with line and column. */
 static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, po_Arena *a, po_Status *st) {
-  size_t at = 0;
+  size_t at = nul_key_at(text, len);
   const char *why = NULL;
   json_object *j;
+  if (at < len) {
+    int line, col;
+    offset_to_pos(text, at, &line, &col);
+    return po_Status_Set(st, kPo_ErrParse, "line %d, column %d: %s", line, col, kPo_NulKeyRefused), NULL;
+  }
+  at = 0;
   if (!tokenize(text, len, kMaxDepth, &j, &at, &why)) {
     int line, col;
     if (!why) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
@@ -388,7 +413,8 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
       if (!k) return !kend || whole ? kScanWhole : kScanError;
       size_t klen;
       const char *key = po_Value_String(k, &klen);
-      if (!key || strlen(key) != klen) return kScanWhole; /* a NUL in a key: json-c's own rules */
+      if (!key) return kScanWhole;
+      if (strlen(key) != klen) return po_Status_Set(st, kPo_ErrParse, "%s", kPo_NulKeyRefused), kScanError;
       i = skip_ws(t, kend, len);
       if (i >= len || t[i] != ':') return kScanWhole;
       i = skip_ws(t, i + 1, len);

@@ -118,6 +118,25 @@ static bool yaml_float_form(const char *p) {
   return *p == '\0';
 }
 
+/* Go's strconv underscoreOK for a decimal number without a base prefix: each '_' between two
+ * digits ("1_0", not "._5", "5_" or "1__0"). */
+static bool go_underscores_ok(const char *s) {
+  char saw = '^'; /* '^' the start, '0' a digit, '_' an underscore, '!' anything else */
+  if (*s == '-' || *s == '+') s++;
+  for (; *s; s++) {
+    if (*s >= '0' && *s <= '9') {
+      saw = '0';
+    } else if (*s == '_') {
+      if (saw != '0') return false;
+      saw = '_';
+    } else {
+      if (saw == '_') return false;
+      saw = '!';
+    }
+  }
+  return saw != '_';
+}
+
 /* Go's strconv.ParseFloat of a decimal form: false when out of double range (Go's ErrRange). */
 static bool go_parse_float(const char *s, double *out) {
   errno = 0;
@@ -169,9 +188,14 @@ static Resolved resolve(const char *s, po_Arena *a) {
     if (one_of(s, kInf)) return (Resolved){.kind = kResFloat, .d = INFINITY};
     if (one_of(s, kNegInf)) return (Resolved){.kind = kResFloat, .d = -INFINITY};
   }
-  if (c == '.') {
+  if (c == '.') { /* go-yaml v2 takes whatever strconv.ParseFloat takes, underscores as Go allows them */
     double d;
-    if (go_parse_float(s, &d) && yaml_float_form(s)) return (Resolved){.kind = kResFloat, .d = d};
+    size_t n = strlen(s), k = 0;
+    char *plain = go_underscores_ok(s) ? po_Arena_Malloc(a, n + 1) : NULL;
+    if (!plain) return r;
+    for (size_t i = 0; i < n; i++) if (s[i] != '_') plain[k++] = s[i];
+    plain[k] = '\0';
+    if (go_parse_float(plain, &d)) return (Resolved){.kind = kResFloat, .d = d};
     return r;
   }
   if (!(c == '+' || c == '-' || (c >= '0' && c <= '9'))) return r;
@@ -338,8 +362,10 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
     if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
     return po_Arena_Strndup(a, text, text_len); /* a NUL from !!binary ends the key, as in C */
   }
+  if (memchr(s, '\0', len)) /* keys are C strings from here on: cut, it could take another's place */
+    return fail(r, ev->start_mark, kPo_ErrParse, kPo_NulKeyRefused), NULL;
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
-  if (!plain || strlen(s) != len) return po_Arena_Strndup(a, s, len);
+  if (!plain) return po_Arena_Strndup(a, s, len);
   Resolved v = resolve(s, a);
   char buf[64];
   switch (v.kind) {

@@ -43,7 +43,9 @@ def generate(rng, n, seen):
 
 def manifests(strings):
     values = {"v%05d" % i: s for i, s in enumerate(strings)}
-    keys = {s: "k" for s in strings}
+    # A key holding U+0000 is refused by the readers (keys are C strings there: it would be cut);
+    # nul_keys_refused checks that, so here only values carry it.
+    keys = {s: "k" for s in strings if "\0" not in s}
     sd = {
         "apiVersion": "consul.hashicorp.com/v1alpha1", "kind": "ServiceDefaults", "metadata": {"name": "q"},
         "spec": {"envoyExtensions": [{"name": "builtin/lua", "arguments": {"values": values, "keys": keys}}]},
@@ -87,6 +89,20 @@ def render(binary, strings, work):
     if r.returncode != 0:
         raise RuntimeError("render: exit %d: %s" % (r.returncode, r.stderr.decode(errors="replace")))
     return out, lua_arguments(sd)
+
+
+def nul_keys_refused(binary, strings, work, bad):
+    """Each string holding U+0000, as a key, is refused with the reason (never cut silently: a cut
+    key can take another key's place), in YAML and in JSON."""
+    for s in [s for s in strings if "\0" in s]:
+        sd, _ = manifests([])
+        sd["spec"]["envoyExtensions"][0]["arguments"]["keys"] = {s: "k"}
+        src = os.path.join(work, "nulkey.yaml")
+        with open(src, "w", encoding="utf-8") as f:
+            f.write(json.dumps(sd) + "\n")
+        r = subprocess.run([binary, "render", "-f", src], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        if r.returncode == 0 or b"U+0000" not in r.stderr:
+            bad.append(("render", "key (want a refusal naming U+0000)", s, r.stderr.decode(errors="replace")[:200]))
 
 
 def node_strings(node):
@@ -140,6 +156,7 @@ def main():
         out, want = render(binary, strings, work)
         pyyaml(out, want, bad)
         kubectl(binary, strings, work, bad)
+        nul_keys_refused(binary, strings, work, bad)
     except RuntimeError as e:
         print("FAIL %s" % e)
         return 1

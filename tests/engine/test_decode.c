@@ -139,8 +139,25 @@ static void test_constructor_reports_decode_errors_alone(void **state) {
                       "* 'Patches[0].Op' expected type 'propertyoverride.Op', got unconvertible type '[]int', value: '[1 2]'");
 }
 
+/* A key holding U+0000 is refused by the JSON reader (json-c would cut it to "a", where it could
+ * take another key's place); a value keeps its NUL; an escaped quote does not end a string. */
+static void test_json_nul_key_refused(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  const char *t = "{\"ok\": \"x\\u0000y\",\n \"q\\\"\\u0000\": 1}";
+  assert_null(po_Value_ParseJson(t, strlen(t), A, &st));
+  assert_string_equal(st.message, "line 2, column 2: a mapping key holding U+0000 (\\u0000): keys are kept as C "
+                                  "strings here, so it would be cut (and could take another key's place); refused "
+                                  "rather than cut: remove the NUL from the key");
+  po_Status_Clear(&st);
+  const char *v = "{\"ok\": \"x\\u0000y\", \"\\\"a\": \"\\u0000:\"}";
+  assert_non_null(po_Value_ParseJson(v, strlen(v), A, &st));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_json_nul_key_refused),
       cmocka_unit_test(test_weak_lifts_and_case),
       cmocka_unit_test(test_weak_scalars),
       cmocka_unit_test(test_keys_fold_as_go),

@@ -498,6 +498,7 @@ typedef struct {
                             * "google.protobuf.UInt32Value" */
   const char *detail;      /* "wrapper of uint32", "enum <FullName>: A, B", "map<string, T>"; or NULL */
   const char *oneof;       /* the oneof it is a member of, or NULL */
+  bool oneof_required;     /* that oneof is `(validate.required)`: Envoy wants one member set */
   bool repeated, map, message, deprecated;
   const char *rules;       /* Envoy's protoc-gen-validate rules, readably ("uint32 lte 100"), or NULL */
   bool settable;           /* an add patch can set it (on the Consul target, ARCHITECTURE.md section 7) */

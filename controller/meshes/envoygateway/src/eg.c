@@ -811,6 +811,19 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
                                      "bytes on the EnvoyPatchPolicy's jsonPatches: patch fewer listeners", fixed,
                                   fit->max_bytes));
   }
+  /* A cluster patch one entry of which (the shortest cluster name) passes the bound beside the
+   *    listener and route entries is never in the policy, whatever routes there are: said, as the
+   *    listener case is, not rendered as a policy without it. */
+  for (size_t i = 0; ok && !*why && fixed <= fit->max_bytes && i < np; i++) {
+    const Out *o = &outs[i];
+    if (o->names.v || fixed + o->base + 1 <= fit->max_bytes) continue;
+    *why = or_oom(po_Arena_Printf(
+        a, "patches[%zu] takes %zu bytes per cluster it patches (its value is that large), over %s%zu bytes %s: no "
+           "cluster's entry can be in the policy; set a smaller value",
+        i, o->base, fixed > 2 ? "what the listener and route patches leave of the " : "the bound of ",
+        fixed > 2 ? fit->max_bytes - fixed + 2 : fit->max_bytes,
+        t->gateway_share ? "the EnvoyPatchPolicies of the Gateway may hold" : "on the EnvoyPatchPolicy's jsonPatches"));
+  }
   if (fit->first_cut == kOom) ok = false;
 
   /* 3. The policy: each patch's entries, in patch order, over the routes taken. */

@@ -60,6 +60,16 @@ static const Generated kGenerated[] = {
      "port_value: the listener's port", "on every listener", kGen_Always, NULL},
 };
 
+const char *po_EG_GeneratedMember(po_ResourceType rt, const char *parent, const char *oneof, bool *always) {
+  for (size_t r = 0; r < sizeof kGenerated / sizeof *kGenerated; r++) {
+    const Generated *g = &kGenerated[r];
+    if (g->rt != rt || strcmp(g->oneof, oneof) != 0 || strcmp(g->parent, parent) != 0) continue;
+    if (always) *always = g->when == kGen_Always;
+    return g->member;
+  }
+  return NULL;
+}
+
 /* Whether segments 0..k-1 of patch i are `parent` ("a/b", "" for none). */
 static bool parent_is(const char *parent, const po_Override *o, size_t i, size_t k) {
   const char *p = parent;
@@ -89,8 +99,7 @@ static bool reaches(const po_CompiledOverride *c, size_t j, const po_ServiceName
            : c->args->patches[j].resource_filter.service_count == 0;
 }
 
-/* Some resource patch i reaches, patch j reaches too (same type and direction checked). */
-static bool meets(const po_CompiledOverride *c, size_t j, size_t i) {
+bool po_EG_Meets(const po_CompiledOverride *c, size_t j, size_t i) {
   const po_ResourceFilter *fi = &c->args->patches[i].resource_filter;
   if (!fi->service_count || reaches(c, j, NULL)) return true;
   for (size_t k = 0; k < fi->service_count; k++) {
@@ -123,38 +132,53 @@ static bool members_of(const po_PathSegment *s, po_Arena *a, po_Explanation *ex,
   return true;
 }
 
-/* The member of segment s's oneof that patch j's value (j replaces segment nj-1 of patch i's
- * path, an ancestor of s's message) holds there, as written (proto field names: Consul's), or
- * NULL. Reads the value in place: nothing is allocated. */
-static const char *member_in_value(const po_CompiledOverride *c, size_t j, size_t nj, size_t i, size_t k,
-                                   const po_PathSegment *s, const po_Explanation *ex) {
-  const po_Value *v = c->args->patches[j].value;
-  for (size_t m = nj; m < k && v; m++) {
-    po_PathSegment p;
-    if (!po_Override_Segment(c->override, i, m, &p)) return NULL;
-    v = po_Value_Kind(v) == kPo_ValueKind_Map ? po_Value_Get(v, p.name) : NULL;
-  }
-  if (!v || po_Value_Kind(v) != kPo_ValueKind_Map) return NULL;
-  for (size_t f = 0; f < ex->field_count; f++) {
-    if (ex->fields[f].oneof && !strcmp(ex->fields[f].oneof, s->oneof) && po_Value_Get(v, ex->fields[f].name)) {
-      return ex->fields[f].name;
-    }
-  }
-  return NULL;
-}
-
 typedef struct {
   const char *member; /* the member an earlier patch sets, or NULL */
   size_t patch;       /* that patch */
   bool in_value;      /* set by the object value of an ancestor, not by the path */
+  bool cleared;       /* an earlier object value at an ancestor put the oneof's message in place
+                       * without any member: neither the generated member nor an earlier one is
+                       * left (a JSON Patch add replaces the member whole, as Consul's does) */
 } Earlier;
+
+/* What patch j's value (j replaces segment nj-1 of patch i's path, an ancestor of s's message)
+ * puts in segment s's oneof, into *e: a member, as written (proto field names: Consul's); or
+ * nothing, the oneof cleared, when the value leaves the message out or holds none of its members.
+ * A value holding the message without a member of a `(validate.required)` oneof clears nothing
+ * Envoy Gateway keeps: that entry fails its validation alone (every such entry is Invalid), so
+ * it is left as not said (false). Reads the value in place: nothing is allocated. */
+static bool value_says(const po_CompiledOverride *c, size_t j, size_t nj, size_t i, size_t k,
+                       const po_PathSegment *s, const po_Explanation *ex, Earlier *e) {
+  const po_Value *v = c->args->patches[j].value;
+  for (size_t m = nj; m < k && v; m++) {
+    po_PathSegment p;
+    if (!po_Override_Segment(c->override, i, m, &p)) return false;
+    v = po_Value_Kind(v) == kPo_ValueKind_Map ? po_Value_Get(v, p.name) : NULL;
+  }
+  if (!v || po_Value_Kind(v) != kPo_ValueKind_Map) {
+    *e = (Earlier){NULL, j, true, true}; /* the message is left out: replaced by a value without it */
+    return true;
+  }
+  bool required = false;
+  for (size_t f = 0; f < ex->field_count; f++) {
+    if (!ex->fields[f].oneof || strcmp(ex->fields[f].oneof, s->oneof)) continue;
+    required |= ex->fields[f].oneof_required;
+    if (po_Value_Get(v, ex->fields[f].name)) {
+      *e = (Earlier){ex->fields[f].name, j, true, false};
+      return true;
+    }
+  }
+  if (required) return false;
+  *e = (Earlier){NULL, j, true, true};
+  return true;
+}
 
 /* The member of the oneof of patch i's segment k that the latest earlier patch of this
  * PropertyOverride setting one sets on a resource patch i reaches: through its path, or in the
- * object value it gives an ancestor. An earlier value without a member does not count as
- * clearing the generated one: Envoy Gateway validates each entry's result alone, and every
- * oneof the table names is required (protoc-gen-validate), so such an entry fails there and
- * leaves the generated member in place. Cost: the earlier patches (at most
+ * object value it gives an ancestor; or the oneof cleared by such a value (Earlier.cleared). An
+ * earlier value holding the message without a member of a required oneof does not count as
+ * clearing the generated one: Envoy Gateway validates each entry's result alone, so such an
+ * entry fails there and leaves the generated member in place. Cost: the earlier patches (at most
  * kPo_MaxPatchesPerOverride) times the path's length, and one schema lookup. False when out of
  * memory. */
 static bool earlier(const po_CompiledOverride *c, size_t i, size_t k, const po_PathSegment *s, po_Arena *a,
@@ -166,21 +190,19 @@ static bool earlier(const po_CompiledOverride *c, size_t i, size_t k, const po_P
   for (size_t j = i; j-- > 0;) {
     if (po_Override_ResourceType(o, j) != po_Override_ResourceType(o, i) ||
         po_Override_Direction(o, j) != po_Override_Direction(o, i) || po_Override_Op(o, j) != kPo_Op_Add ||
-        !meets(c, j, i)) {
+        !po_EG_Meets(c, j, i)) {
       continue;
     }
     size_t nj = po_Override_SegmentCount(o, j);
     po_PathSegment t;
     if (nj > 0 && nj <= k && same_prefix(o, j, i, nj)) {
       if (!members_of(s, a, &ex, &loaded)) return false;
-      const char *m = member_in_value(c, j, nj, i, k, s, &ex);
-      if (!m) continue;
-      *out = (Earlier){m, j, true};
-      return true;
+      if (value_says(c, j, nj, i, k, s, &ex, out)) return true;
+      continue;
     }
     if (nj > k && same_prefix(o, j, i, k) && po_Override_Segment(o, j, k, &t) && t.oneof &&
         !strcmp(t.oneof, s->oneof)) {
-      *out = (Earlier){t.name, j, false};
+      *out = (Earlier){t.name, j, false, false};
       return true;
     }
   }
@@ -219,7 +241,7 @@ static bool segment_verdict(const po_CompiledOverride *c, size_t i, size_t k, co
   Earlier e;
   if (!earlier(c, i, k, s, a, &e)) return false;
   bool clash_earlier = e.member && strcmp(e.member, s->name) != 0;
-  const Generated *g = clash_earlier ? NULL : generated(o, i, k, s->oneof);
+  const Generated *g = clash_earlier || e.cleared ? NULL : generated(o, i, k, s->oneof);
   bool clash_generated = g && strcmp(g->member, s->name) != 0;
   bool backends = g && !clash_generated && g->when == kGen_ServiceBackends &&
                   c->args->patches[i].resource_filter.service_count == 0;

@@ -25,4 +25,14 @@ typedef struct {
  * patches of c set on resources patch i can reach. False only when out of memory. */
 bool po_EG_OneofCheck(const po_CompiledOverride *c, size_t i, po_Arena *a, po_EGOneof *out);
 
+/* The member of `oneof` Envoy Gateway v1.9.1 generates in the message at `parent` (proto field
+ * names from the resource, "a/b"; "" the resource) of resources of type rt, or NULL; *always
+ * (when not NULL): in every such resource, not only the clusters of Service backends. Static. */
+const char *po_EG_GeneratedMember(po_ResourceType rt, const char *parent, const char *oneof, bool *always);
+
+/* Whether some resource patch i reaches, patch j reaches too (their resource types and
+ * directions are the caller's to compare). */
+bool po_EG_Meets(const po_CompiledOverride *c, size_t j, size_t i);
+
+
 #endif /* PO_TARGETS_EG_GENERATED_H_ */

@@ -16,6 +16,7 @@
 #include "po/targets/any_type.h"
 
 #include "po/targets/native_error.h"
+#include "eg_generated.h"
 
 enum { kMaxJsonPatches = kPo_MaxPatchesPerOverride * 10, kMaxSegments = 64 };
 
@@ -216,6 +217,116 @@ static bool check_json_names(const char *msg, const char *path, const char *op, 
   return true;
 }
 
+/* "~" and "/" of a key escaped for a pointer (RFC 6901). */
+static const char *pointer_key(const char *key, po_Arena *a) {
+  po_TextBuf t = {.a = a};
+  for (const char *p = key; *p; p++) po_TextBuf_Puts(&t, *p == '~' ? "~0" : *p == '/' ? "~1" : (char[2]){*p, 0});
+  return t.oom ? NULL : t.buf ? t.buf : "";
+}
+
+typedef struct {
+  const char *msg, *where;
+  int idx;
+  po_Arena *a;
+  po_Diagnostics *d;
+  size_t budget; /* objects still to look into: the value's size bounds it, this bounds the cost */
+} Dups;
+
+/* Two members of one object of the value naming one field, by its proto name and its JSON name
+ * (consecutive_5xx and consecutive5xx): protojson's Unmarshal refuses the duplicate field, so
+ * Envoy Gateway fails the entry whatever it generated. `at` is the object's pointer in the
+ * resource. The first such pair; false only when out of memory. */
+static bool find_dups(Dups *x, const json_object *v, const char *at, int depth, bool *found) {
+  if (*found || depth > kMaxSegments || !x->budget) return true;
+  x->budget--;
+  if (json_object_is_type(v, json_type_array)) {
+    const char *item = po_Arena_Printf(x->a, "%s/0", at);
+    if (!item) return false;
+    for (size_t k = 0; k < json_object_array_length(v); k++) {
+      if (!find_dups(x, json_object_array_get_idx(v, k), item, depth + 1, found)) return false;
+    }
+    return true;
+  }
+  if (!json_object_is_type(v, json_type_object)) return true;
+  size_t n = (size_t)json_object_object_length(v), k = 0;
+  const char **fields = po_Arena_Malloc(x->a, (n ? n : 1) * sizeof *fields);
+  const char **keys = po_Arena_Malloc(x->a, (n ? n : 1) * sizeof *keys);
+  if (!fields || !keys) return false;
+  json_object_object_foreach((json_object *)v, key, val) {
+    const char *esc = pointer_key(key, x->a), *ptr = esc ? po_Arena_Printf(x->a, "%s/%s", at, esc) : NULL;
+    if (!ptr) return false;
+    po_PointerSeg segs[kMaxSegments];
+    size_t ns = po_Pointer_Segments(x->msg, ptr, segs, kMaxSegments);
+    const po_PointerSeg *last = ns ? &segs[ns - 1] : NULL;
+    bool field = last && (last->kind == kPo_PointerSeg_Field || last->kind == kPo_PointerSeg_JsonName);
+    for (size_t m = 0; field && m < k; m++) {
+      if (!fields[m] || strcmp(fields[m], last->field) != 0) continue;
+      *found = true;
+      return add(x->d, kPo_Severity_Error, x->idx,
+                 po_Arena_Printf(x->a, "%s.operation.value at %s: '%s' and '%s' are one field of %s (its proto and JSON "
+                                       "names): protojson refuses the duplicate field, so Envoy Gateway fails the entry "
+                                       "(the policy becomes Programmed=False, Invalid) whatever it generated; keep one",
+                                 x->where, *at ? at : "(the whole resource)", keys[m], key, last->message));
+    }
+    fields[k] = field ? last->field : NULL;
+    keys[k++] = key;
+    if (!find_dups(x, val, ptr, depth + 1, found)) return false;
+    if (*found) return true;
+  }
+  return true;
+}
+
+static po_ResourceType resource_type_of(const char *msg) {
+  if (!strcmp(msg, "envoy.config.listener.v3.Listener")) return kPo_ResourceType_Listener;
+  if (!strcmp(msg, "envoy.config.cluster.v3.Cluster")) return kPo_ResourceType_Cluster;
+  if (!strcmp(msg, "envoy.config.route.v3.RouteConfiguration")) return kPo_ResourceType_Route;
+  if (!strcmp(msg, "envoy.config.endpoint.v3.ClusterLoadAssignment")) return kPo_ResourceType_ClusterLoadAssignment;
+  return kPo_ResourceType_Unknown;
+}
+
+/* An add whose path sets a member of a oneof beside the member Envoy Gateway generates there
+ * (eg_generated.c's table, the one the PropertyOverride check reads): the add leaves the generated
+ * member in place, and protojson refuses the resource with both (issue 23 C1). An error where
+ * Envoy Gateway generates the member on every such resource, a warning where only on the clusters
+ * of Service backends. The first such segment; false only when out of memory. */
+static bool check_generated_oneof(const char *msg, const char *path, int idx, const char *where, po_Arena *a,
+                                  po_Diagnostics *d) {
+  po_ResourceType rt = resource_type_of(msg);
+  po_PointerSeg segs[kMaxSegments];
+  size_t n = po_Pointer_Segments(msg, path, segs, kMaxSegments);
+  po_TextBuf parent = {.a = a};
+  po_TextBuf_Puts(&parent, "");
+  for (size_t k = 0; k < n && rt != kPo_ResourceType_Unknown; k++) {
+    if (segs[k].kind != kPo_PointerSeg_Field && segs[k].kind != kPo_PointerSeg_JsonName) return true;
+    po_Explanation ex = {0};
+    po_Status st;
+    po_Status_Clear(&st);
+    if (!po_Explain(segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory();
+    const char *oneof = NULL;
+    for (size_t f = 0; f < ex.field_count; f++) {
+      if (!strcmp(ex.fields[f].name, segs[k].field)) oneof = ex.fields[f].oneof;
+    }
+    bool always = false;
+    const char *gen = oneof && parent.buf ? po_EG_GeneratedMember(rt, parent.buf, oneof, &always) : NULL;
+    if (gen && strcmp(gen, segs[k].field) != 0) {
+      return add(d, always ? kPo_Severity_Error : kPo_Severity_Warning, idx,
+                 po_Arena_Printf(a, "%s.operation.path: '%s' is a member of oneof '%s' of %s, whose member Envoy "
+                                    "Gateway generates as '%s' %s: the add leaves '%s' in place beside it, and "
+                                    "protojson refuses the resource with both (the policy becomes Programmed=False, "
+                                    "Invalid); remove /%s%s%s in an entry before this one%s%s%s",
+                                 where, segs[k].field, oneof, segs[k].message, gen,
+                                 always ? "in every such resource" : "on the cluster of every Service backend", gen,
+                                 parent.buf, *parent.buf ? "/" : "", gen,
+                                 *parent.buf ? ", or replace /" : "", parent.buf,
+                                 *parent.buf ? " whole with an object holding the member you want" : ""));
+    }
+    if (k) po_TextBuf_Puts(&parent, "/");
+    po_TextBuf_Puts(&parent, segs[k].field);
+    if (parent.oom) return false;
+  }
+  return true;
+}
+
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
   if (!where) return false;
@@ -291,14 +402,26 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
              po_Arena_Printf(a, "%s: op test changes nothing; when the value differs it fails, and the policy "
                                 "becomes Programmed=False (Invalid)", where))) return false;
   }
-  if (!strcmp(op, "remove") || !strcmp(op, "move")) {
+  /* replace, as remove, wants the member there (RFC 6902 4.3): "doc is missing key" otherwise */
+  bool names_it = path && (!strcmp(path, "/name") || !strcmp(path, "/cluster_name")); /* found by it: there */
+  if (!strcmp(op, "remove") || !strcmp(op, "move") || (!strcmp(op, "replace") && path && *path && !names_it)) {
     if (!add(d, kPo_Severity_Warning, idx,
              po_Arena_Printf(a, "%s: op %s fails (the policy becomes Programmed=False, Invalid, and none of its "
                                 "patches apply) when %s is absent from the generated resource, and protojson leaves "
-                                "out every field at its default value (0, false, \"\", an empty list)",
-                             where, op, !strcmp(op, "move") ? from : path ? path : json_path))) return false;
+                                "out every field at its default value (0, false, \"\", an empty list)%s",
+                             where, op, !strcmp(op, "move") ? from : path ? path : json_path,
+                             !strcmp(op, "replace") ? "; an add sets the field whether it is there or not" : ""))) {
+      return false;
+    }
   }
   if (path && !check_json_names(msg, path, op, idx, where, a, d)) return false;
+  if (path && !strcmp(op, "add") && !check_generated_oneof(msg, path, idx, where, a, d)) return false;
+  if (path && wants_value && value && strcmp(op, "test") != 0) {
+    Dups x = {msg, where, idx, a, d, 1u << 16};
+    bool found = false;
+    if (!find_dups(&x, value, path, 0, &found)) return false;
+    if (found) return true;
+  }
   if (!wants_value || !value || !path) return true;
   bool too_deep = false;
   json_object *doc = nest(msg, path, value, a, &too_deep);

@@ -64,6 +64,43 @@ static const char *rename_reason(const po_CompiledOverride *c, size_t i, po_Aren
   return NULL;
 }
 
+/* A scalar a MERGE copies: set in proto3 (non-zero), so it lands in the generated message. A
+ * number given as a string (a 64-bit integer in protojson) is zero as "0". */
+static bool copied(const po_Value *v) {
+  size_t len = 0;
+  const char *str;
+  switch (po_Value_Kind(v)) {
+    case kPo_ValueKind_Bool: return po_Value_Bool(v);
+    case kPo_ValueKind_Int: case kPo_ValueKind_Float: return po_Value_Float(v) != 0;
+    case kPo_ValueKind_String: str = po_Value_String(v, &len); return len > 0 && strcmp(str, "0") != 0;
+    default: return false;
+  }
+}
+
+/* Whether patch i's object value is its whole message as a MERGE writes it: every field of the
+ * message given, each a plain scalar or a wrapper (not an enum, list, map, oneof member or other
+ * message, which a MERGE would merge rather than replace) holding a value proto3 keeps. Then
+ * there is no field of the generated message left to keep, and the MERGE sets what Consul's
+ * replacement sets (a message of one field, such as envoy.type.v3.Percent, is the simplest). */
+static bool merge_is_whole(const po_Override *o, size_t i, const char *msg, po_Arena *a) {
+  po_Value *v = msg ? po_Override_SetJson(o, i, a) : NULL;
+  po_Explanation ex = {0};
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!v || po_Value_Kind(v) != kPo_ValueKind_Map || !po_Explain(msg, a, &ex, &st) || !ex.field_count) return false;
+  if (po_Value_Size(v) != ex.field_count) return false;
+  for (size_t f = 0; f < ex.field_count; f++) {
+    const po_ExplainField *x = &ex.fields[f];
+    bool wrapper = x->message && x->detail && !strncmp(x->detail, "wrapper of ", 11);
+    if (x->repeated || x->map || x->oneof || (x->message && !wrapper) || (x->detail && !strncmp(x->detail, "enum", 4))) {
+      return false;
+    }
+    const po_Value *fv = po_Value_Get(v, x->name);
+    if (!fv || !copied(fv)) return false;
+  }
+  return true;
+}
+
 /* The reason patch i cannot be an EnvoyFilter patch with Consul's meaning, or NULL. */
 static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   const po_Override *o = c->override;
@@ -116,7 +153,7 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
   po_PathSegment leaf = {0};
   if (n) po_Override_Segment(o, i, n - 1, &leaf);
   bool duration = leaf.message_type && !strcmp(leaf.message_type, kDuration);
-  if (si.shape == kPo_SetShape_Message && !duration) {
+  if (si.shape == kPo_SetShape_Message && !duration && !merge_is_whole(o, i, leaf.message_type, a)) {
     return "an object value: Consul replaces the whole message with one holding only the fields given, but a MERGE "
            "keeps the message's other fields; set each field with a patch of its own";
   }

@@ -224,6 +224,55 @@ static bool check_rules(const po_Message *pm, const char *op, int i, const char 
   return true;
 }
 
+static bool one_of(const char *s, const char *const *list) {
+  for (; s && *list; list++) {
+    if (!strcmp(s, *list)) return true;
+  }
+  return false;
+}
+
+/* What Istio's own ValidateEnvoyFilter (pkg/config/validation/envoyfilter) refuses in one
+ * configPatch before it looks at the value, in its order, or NULL: no applyTo, no patch, no
+ * operation, no value for an operation other than REMOVE, and a match on another class of object
+ * than applyTo patches (a listener, route configuration or cluster match). Istio then refuses the
+ * whole EnvoyFilter (the API server denies it where Istio's webhook runs). */
+static const char *istio_refuses(const json_object *cp, const char *where, po_Arena *a) {
+  static const char *const kListener[] = {"LISTENER", "FILTER_CHAIN", "NETWORK_FILTER", "HTTP_FILTER", NULL};
+  static const char *const kRoute[] = {"ROUTE_CONFIGURATION", "VIRTUAL_HOST", "HTTP_ROUTE", NULL};
+  json_object *patch = po_Json_Get(cp, "patch"), *match = po_Json_Get(cp, "match");
+  const char *apply_to = po_Json_String(cp, "applyTo"), *op = po_Json_String(patch, "operation");
+  if (!apply_to || !*apply_to || !strcmp(apply_to, "INVALID")) {
+    return po_Arena_Printf(a, "%s.applyTo: missing: Istio refuses the EnvoyFilter (\"Envoy filter: missing applyTo\"); "
+                              "name what the patch applies to (CLUSTER, LISTENER, HTTP_FILTER, ...)", where);
+  }
+  if (!patch) {
+    return po_Arena_Printf(a, "%s.patch: missing: Istio refuses the EnvoyFilter (\"Envoy filter: missing patch\")",
+                           where);
+  }
+  if (!op || !*op || !strcmp(op, "INVALID")) {
+    return po_Arena_Printf(a, "%s.patch.operation: missing: Istio refuses the EnvoyFilter (\"Envoy filter: missing "
+                              "patch operation\"); name one (MERGE, ADD, REMOVE, ...)", where);
+  }
+  if (strcmp(op, "REMOVE") != 0 && !po_Json_Get(patch, "value")) {
+    return po_Arena_Printf(a, "%s.patch.value: missing with operation %s: Istio refuses the EnvoyFilter (\"Envoy "
+                              "filter: missing patch value for non-remove operation\")", where, op);
+  }
+  bool listener = po_Json_Get(match, "listener") != NULL, route = po_Json_Get(match, "routeConfiguration") != NULL,
+       cluster = po_Json_Get(match, "cluster") != NULL;
+  if (!listener && !route && !cluster) return NULL; /* no object match: any object of the class */
+  const char *cls = one_of(apply_to, kListener) ? "listener" : one_of(apply_to, kRoute) ? "route configuration"
+                    : !strcmp(apply_to, "CLUSTER") ? "cluster" : NULL;
+  bool fits = !cls || (!strcmp(cls, "listener") ? listener : !strcmp(cls, "cluster") ? cluster : route);
+  if (fits) return NULL;
+  return po_Arena_Printf(a, "%s.match: a %s match with applyTo %s: Istio refuses the EnvoyFilter (\"Envoy filter: "
+                            "applyTo for %s class objects cannot have non %s match\"); match.%s, or no object match",
+                         where, listener ? "listener" : route ? "routeConfiguration" : "cluster", apply_to,
+                         !strcmp(cls, "route configuration") ? "http route" : cls,
+                         !strcmp(cls, "route configuration") ? "route configuration" : cls,
+                         !strcmp(cls, "listener") ? "listener" : !strcmp(cls, "cluster") ? "cluster"
+                                                                                          : "routeConfiguration");
+}
+
 bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostics *d) {
   json_object *cps = po_Json_Get(po_Json_Get(ef, "spec"), "configPatches");
   if (!json_object_is_type(cps, json_type_array)) return true;
@@ -240,6 +289,11 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     json_object *value = po_Json_Get(patch, "value");
     const char *where = po_Arena_Printf(a, "spec.configPatches[%zu]", i);
     if (!where) return false;
+    const char *refused = istio_refuses(cp, where, a);
+    if (refused) {
+      if (!add(d, kPo_Severity_Error, (int)i, where, refused)) return false;
+      continue;
+    }
     if (apply_to && op && !strcmp(apply_to, "CLUSTER") && !strncmp(op, "INSERT_", 7)) {
       if (!add(d, kPo_Severity_Warning, (int)i, where,
                po_Arena_Printf(a, "%s: %s on CLUSTER is treated as ADD: clusters have no order "
