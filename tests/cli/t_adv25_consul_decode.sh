@@ -22,7 +22,7 @@ check embedded_adapter_slice 1 $? "$work/out" "error decoding extension argument
 
 * 'BasicExtensionAdapter' expected a map, got 'slice'"
 # an object (any keys) decodes into the empty struct: accepted, as Consul accepts it
-run "{\"BasicExtensionAdapter\":{\"a\":1},\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/name\"}]}"
+run "{\"BasicExtensionAdapter\":{\"a\":1},\"Patches\":[{$rf,\"Op\":\"remove\",\"Path\":\"/circuit_breakers\"}]}"
 check embedded_adapter_map 0 $?
 
 # 2. Go's %v of a float64 (every JSON number under the wire convention) is strconv 'g' with the
@@ -51,7 +51,7 @@ rc=$?; [ $rc != 0 ]; check "null_unwrapped_Value (exit $rc)" 0 $?
 # 5. Services is []*ServiceName: mapstructure's decodePtr decodes the element again into the
 #    struct through d.decode, so the hooks run twice and a Services entry is unwrapped from two
 #    levels of one-element lists (the pointer, then the struct). Consul accepts [[{...}]].
-run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound","Services":[[[{"Name":"db"}]]]},"Op":"remove","Path":"/name"}]}'
+run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound","Services":[[[{"Name":"db"}]]]},"Op":"remove","Path":"/circuit_breakers"}]}'
 check services_two_unwraps 0 $? "$work/out" ""
 run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound","Services":[[[-1]]]},"Op":"remove","Path":"/name"}]}'
 check services_two_unwraps_scalar 1 $? "$work/out" "error decoding extension arguments: 1 error(s) decoding:
@@ -71,7 +71,7 @@ else pass=$((pass+1)); fi
 # 7. mapstructure matches a key to a field with strings.EqualFold, Unicode's simple case folding:
 #    U+017F LATIN SMALL LETTER LONG S folds to s, so "Patche\u017f" is Patches and
 #    "Service\u017f" is Services to Consul (decoded, then applied to db only). Ours folds ASCII.
-run '{"Patche\u017f":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"remove","Path":"/name"}]}'
+run '{"Patche\u017f":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"},"Op":"remove","Path":"/circuit_breakers"}]}'
 check unicode_fold_patches 0 $? "$work/out" ""
 run '{"Patches":[{"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"inbound","Service\u017f":[{"Name":"db"}]},"Op":"remove","Path":"/name"}]}'
 check unicode_fold_services 1 $? "$work/out" '1 error occurred:
