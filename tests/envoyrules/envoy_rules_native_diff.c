@@ -26,10 +26,18 @@
 #include "set_aside.h"
 
 enum { kEF = 0, kEPP, kObjs };
-enum { kAllowed = 0, kDenied, kHole, kFalseDenial, kDecode, kSetAside, kOracleError, kClassCount };
+enum { kAllowed = 0, kDenied, kHole, kFalseDenial, kDecode, kSetAside, kOracleError, kMesh, kClassCount };
 static const char *const kClassNames[] = {"agree: admitted", "agree: refused", "hole", "false denial",
                                           "unreadable by both (not a rule)", "set aside (set_aside.c)",
-                                          "oracle error"};
+                                          "oracle error", "refused by the mesh, not a rule"};
+
+/* An EnvoyPatchPolicy add of a oneof member beside the one Envoy Gateway generates (`/address/pipe`
+ * beside every listener's socket_address) is refused for Envoy Gateway's sake, not Envoy's rules:
+ * the resource would hold two members (eg_generated.c; tests/cli's eg refusal cases pin that
+ * refusal). Told by the finding's own words, so any other refusal still counts. */
+static bool mesh_refusal(const char *why) {
+  return why && strstr(why, "whose member Envoy Gateway generates");
+}
 
 typedef struct {
   const po_DiffCase *c;
@@ -125,6 +133,10 @@ static void classify(Obj *o, int which, const char *message, const po_DiffJudgem
   }
   o->envoy = t.buf;
   bool envoy_ok = !o->envoy;
+  if (which == kEPP && !o->hook_ok && envoy_ok && mesh_refusal(o->why)) {
+    o->cls = kMesh;
+    return;
+  }
   o->cls = o->hook_ok == envoy_ok ? (envoy_ok ? kAllowed : kDenied) : o->hook_ok ? kHole : kFalseDenial;
 }
 
