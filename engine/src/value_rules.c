@@ -212,6 +212,12 @@ static void walk_message(po_RuleWalk *w, const upb_Message *msg, const upb_Messa
       found(w, fd, false, kPo_Severity_Error, po_Pgv_CheckField(w->s, msg, f, w_list, w->scratch));
       if (whole || po_Pgv_Holds(msg, f)) say_unjudged(w, f, fd);
     }
+    if (!here && !w->chain && fd + 1 == w->value_depth && upb_FieldDef_IsMap(f)) {
+      /* the path's last step is a key of this map (an EnvoyPatchPolicy add of
+       * /metadata/filter_metadata/KEY): the scaffold holds that one entry, whose key is the
+       * patch's as much as its value is (keys and scalar values rules; max_pairs is the whole map's) */
+      found(w, fd, false, kPo_Severity_Error, po_Pgv_CheckMap(w->s, f, upb_Message_Get(msg, f).map_val, false, w->scratch));
+    }
     if (upb_FieldDef_IsMap(f)) {
       walk_map(w, msg, f, fd + 1);
     } else if (upb_FieldDef_IsRepeated(f)) {

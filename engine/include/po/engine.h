@@ -655,7 +655,8 @@ typedef enum {
  * `value_depth` steps (fields, list items, map entries) below m's root when m only nests it along
  * a path (an EnvoyPatchPolicy's /a/b/0 decoded as {"a": {"b": [value]}}: 3; 0 when m is the
  * value): the scaffold above is not judged (a list holding the value has other items: its count is
- * not judged). At that depth the value is the field named `value_field` (proto or JSON name,
+ * not judged), but for the map key a path ends in (/metadata/filter_metadata/KEY: the map's keys
+ * and scalar values rules on the scaffold's one entry). At that depth the value is the field named `value_field` (proto or JSON name,
  * judged even at its default: `""` against min_len) or, when NULL (the path ends in a list index
  * or a map key), what m holds there. Each violation is added to `out` as an error of kind
  * kPo_DiagKind_EnvoyRule with `patch_index`, its path the RFC 6901 pointer (proto field names)
