@@ -279,3 +279,24 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
   if (oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   return true;
 }
+
+const char *po_Message_CheckRemove(const char *message_full_name, const char *field, po_Arena *a, po_Status *st) {
+  const po_Schema *s = po_Engine_Schema(st);
+  const upb_MessageDef *md = s && message_full_name ? po_Schema_FindMessage(s, message_full_name) : NULL;
+  const upb_FieldDef *f = md && field ? upb_MessageDef_FindFieldByName(md, field) : NULL;
+  if (md && field && !f) f = upb_MessageDef_FindByJsonName(md, field);
+  if (!f) return NULL;
+  po_ArenaTrack track; /* the rules' lookups: a scratch arena, the text copied into `a` */
+  po_Arena *scratch = po_Arena_NewTracked_(&track);
+  if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_Free(scratch);
+    po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    return NULL;
+  }
+  const char *v = po_Pgv_CheckRemove(s, f, scratch);
+  const char *out = v ? po_Arena_Strndup(a, v, strlen(v)) : NULL;
+  bool oom = track.failed || (v && !out);
+  po_Arena_Free(scratch);
+  if (oom) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  return oom ? NULL : out;
+}

@@ -668,6 +668,15 @@ typedef enum {
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
                            int patch_index, po_Diagnostics *out, po_Status *status);
 
+/* Envoy's protoc-gen-validate rules on a JSON Patch remove of field `field` (proto or JSON name)
+ * of message `message_full_name` (the last segment of an EnvoyPatchPolicy remove's path, by
+ * po_Pointer_Segments): the violation when every outcome breaks a rule, with the text a
+ * PropertyOverride remove gets (a required field or the member of a required oneof: absent, the
+ * remove fails; present, what it leaves is invalid; a proto3 scalar, list or map with rules on its
+ * default, which protojson leaves out). NULL when some outcome is valid, or no such field; NULL
+ * with status set when out of memory or without a schema. The text is in `a`. */
+const char *po_Message_CheckRemove(const char *message_full_name, const char *field, po_Arena *a, po_Status *status);
+
 /* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
 typedef struct {
   po_ResourceType resource_type;
