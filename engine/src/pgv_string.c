@@ -223,7 +223,6 @@ static const char *translate(const char *re, po_Arena *a) {
   return t.oom ? NULL : t.buf;
 }
 
-bool po_Pgv_PatternJudged(const char *re, po_Arena *a) { return translate(re, a) != NULL; }
 
 /* Compiled patterns, by their RE2 text, for the process's life: regcomp under a UTF-8 locale
  * costs ~50 µs a pattern, a match ~1 µs, and the rules name a few dozen patterns (Envoy's protos:
@@ -286,6 +285,10 @@ static int run(const regex_t *rx, upb_StringView v) {
   if (e == REG_ESPACE) po_Engine_NoteOutOfMemory_();
   return e == 0 ? 1 : e == REG_NOMATCH ? 0 : -1;
 }
+
+/* Translated. (Not compiled here: glibc 2.36's regcomp double-frees when an allocation inside it
+ * fails, so it runs only where a value meets the pattern; cli_oom fails every allocation.) */
+bool po_Pgv_PatternJudged(const char *re, po_Arena *a) { return translate(re, a) != NULL; }
 
 /* 1 matches, 0 does not, -1 not judged (untranslatable, or the matcher refused it). */
 static int pattern_match(const char *re, upb_StringView v, po_Arena *a) {

@@ -176,9 +176,9 @@ static bool judge_message(po_RuleWalk *w, const upb_Message *msg, const upb_Mess
   if (whole) found(w, depth, true, kPo_Severity_Error, po_Pgv_CheckRequired(w->s, md, msg, w->scratch));
   if (wk == kUpb_WellKnown_Timestamp) return false;
   if (depth >= w->value_depth + kPo_RulesMaxDepth) {
-    if (!w->deep) found(w, depth, true, kPo_Severity_Warning,
-                        po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
-                                        kPo_RulesMaxDepth));
+    if (!w->deep) found_kind(w, depth, true, kPo_Severity_Warning, kPo_DiagKind_EnvoyRuleNotJudged,
+                             po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
+                                             kPo_RulesMaxDepth));
     w->deep = true;
     return false;
   }
