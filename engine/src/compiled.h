@@ -84,6 +84,11 @@ typedef struct {
   bool hints;
   bool envoy_rules;
   bool deprecations;
+  /* A patch setting one part of a Duration or Timestamp (`.../seconds`): the value the override's
+   * last other patch with the same resource filter sets the other part to (NULL: none), and that
+   * patch's index. Both land on every resource this one patches: the rules judge the two together. */
+  const po_Value *other_part;
+  int other_idx;
 } po_PatchOptions;
 
 /* Resolves and converts one patch against `root`. On failure `status` has Consul's exact text

@@ -181,6 +181,36 @@ static po_Override *override_new(const po_Arguments *in, po_Arena *a) {
   return o;
 }
 
+static bool same_services(const po_ResourceFilter *x, const po_ResourceFilter *y) {
+  if (x->service_count != y->service_count) return false;
+  for (size_t k = 0; k < x->service_count; k++) {
+    const po_ServiceName *a = &x->services[k], *b = &y->services[k];
+    if (strcmp(a->name, b->name) || strcmp(a->namespace_, b->namespace_) || strcmp(a->partition, b->partition)) return false;
+  }
+  return true;
+}
+
+/* For a patch adding `<P>/seconds` (or `/nanos`): the last other add of `<P>/nanos` (`/seconds`)
+ * that lands on every resource this one does (the same type and direction, no services or the
+ * same), with an integer value; -1 if none. Which <P> is a Duration is the rules' business. */
+static int other_part(const po_Override *o, size_t i) {
+  const po_Patch *p = &o->args.patches[i];
+  const char *slash = p->path ? strrchr(p->path, '/') : NULL;
+  if (!slash || strcmp(p->op, "add")) return -1;
+  const char *other = !strcmp(slash, "/seconds") ? "/nanos" : !strcmp(slash, "/nanos") ? "/seconds" : NULL;
+  size_t stem = (size_t)(slash - p->path);
+  for (size_t j = o->args.patch_count; other && j-- > 0;) {
+    const po_Patch *q = &o->args.patches[j];
+    const po_ResourceFilter *f = &p->resource_filter, *g = &q->resource_filter;
+    if (j == i || !q->path || strcmp(q->op, "add") || strncmp(q->path, p->path, stem) || strcmp(q->path + stem, other)) continue;
+    if (po_Value_Kind(q->value) != kPo_ValueKind_Int) continue;
+    if (strcmp(f->resource_type, g->resource_type) || strcmp(f->traffic_direction, g->traffic_direction)) continue;
+    if (g->service_count && !same_services(f, g)) continue;
+    return (int)j;
+  }
+  return -1;
+}
+
 /* One patch's compile: the primary convention with every check and diagnostic, then the
  * other convention's verdict on the resolved target. */
 static bool compile_patch(po_Override *o, size_t i, const po_Schema *schema, const upb_MessageDef *root,
@@ -189,6 +219,8 @@ static bool compile_patch(po_Override *o, size_t i, const po_Schema *schema, con
   po_Patch typed = *p;
   if (opts->convention == kPo_Convention_Wire && typed.value && !(typed.value = to_wire(a, typed.value))) return false;
   po_PatchOptions po = patch_options(opts, o->args.debug);
+  int j = other_part(o, i);
+  if (j >= 0) po.other_part = o->args.patches[j].value, po.other_idx = j;
   const char *hint = NULL;
   po_Status st;
   po_Status_Clear(&st);

@@ -527,7 +527,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   }
   switch (cp->op) {
     case kPo_Op_Remove:
-      if (o->envoy_rules && diags && !po_Rules_JudgePatch(schema, cp, path, idx, a, diags)) {
+      if (o->envoy_rules && diags && !po_Rules_JudgePatch(schema, cp, o, path, idx, a, diags)) {
         return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
       }
       return true;
@@ -538,7 +538,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   /* Its findings go to diags only: without diags (PatchStruct's own use) it would only print
    * texts nobody reads, a vsnprintf per child of a map value. */
   if (diags && !check_setter(schema, &cp->set, path, a, diags, idx, path, o) && o->envoy_rules &&
-      !po_Rules_JudgePatch(schema, cp, path, idx, a, diags)) {
+      !po_Rules_JudgePatch(schema, cp, o, path, idx, a, diags)) {
     return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"); /* a finding may be missing: no verdict */
   }
   return true;

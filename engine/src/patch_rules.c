@@ -15,7 +15,9 @@
  * A Duration or Timestamp set a part at a time (`/connect_timeout/nanos 0`) is what the patch
  * sets, like a wrapper through `/value`, and judged as the patch leaves it on a resource without
  * it (the other part 0), as Envoy's validator judges the patched empty resource: an error that
- * says so and how to set the whole Duration. A remove is judged on what it leaves
+ * says so and how to set the whole Duration. When another patch of the override sets the other
+ * part on every resource this one patches (the same type and direction: override.c finds it),
+ * the two are judged together as the value they leave, once, at the later patch. A remove is judged on what it leaves
  * (po_Pgv_CheckRemove; a wrapper's value back at zero; a Duration part at zero: an error when
  * every value of the other part breaks the rule, else a warning left to preview).
  * Cost: the messages of the path only (a patch value is one message deep, Consul's PatchStruct
@@ -33,12 +35,33 @@ typedef struct {
   size_t unit_depth;          /* the steps to what the patch sets whole */
   const upb_FieldDef *unit;   /* and its field */
   const char *part;           /* a Duration's or Timestamp's part the patch sets, or NULL */
+  const po_Schema *s;
+  const po_CompiledPatch *cp;
+  const po_PatchOptions *o;   /* its other_part: the override's patch setting the other part */
   bool conditional;           /* conditional findings still said (none once an error is certain) */
 } Patch;
 
 static void add(po_RuleWalk *w, po_Severity sev, po_DiagKind kind, const char *text) {
   Patch *p = w->ctx;
   if (!text || !po_Diagnostics_Add(p->d, sev, kind, p->idx, p->path, text)) w->oom = true;
+}
+
+/* The Duration or Timestamp as this patch and the override's patch setting its other part leave
+ * it together (Patches[i] /seconds 5, Patches[j] /nanos 500: 5.0000005s), judged as one value,
+ * whether or not either part alone breaks a rule; said once, at the later of the two. */
+static void both_parts(po_RuleWalk *w, Patch *p, const char *at) {
+  if (p->idx < p->o->other_idx) return;
+  const po_Value *ov = p->o->other_part;
+  bool seconds = upb_FieldDef_Number(p->cp->target) == 1;
+  int64_t mine = seconds ? p->cp->set.value.int64_val : p->cp->set.value.int32_val, other = po_Value_Int(ov);
+  int64_t sec = seconds ? mine : other;
+  if ((seconds ? other : mine) < -999999999 || (seconds ? other : mine) > 999999999) return; /* its own error */
+  int32_t nanos = (int32_t)(seconds ? other : mine);
+  const char *v = po_Pgv_CheckTimeRange(p->s, p->unit, sec, nanos, sec, nanos, w->a);
+  if (!v) return;
+  add(w, kPo_Severity_Error, kPo_DiagKind_EnvoyRule,
+      po_Arena_Printf(w->a, "%s: %s (with Patches[%d], which sets its %s to %lld)", at, v, p->o->other_idx,
+                      seconds ? "nanos" : "seconds", (long long)other));
 }
 
 static void patch_found(po_RuleWalk *w, size_t n, bool message_level, po_Severity sev, po_DiagKind kind,
@@ -50,6 +73,7 @@ static void patch_found(po_RuleWalk *w, size_t n, bool message_level, po_Severit
     return;
   }
   bool certain = n >= p->unit_depth && w->steps[p->unit_depth - 1].field == p->unit;
+  if (certain && p->part && n == p->unit_depth && message_level && p->o->other_part) return; /* both_parts */
   if (certain && p->part && n == p->unit_depth && message_level) {
     /* the Duration as this patch leaves it where the resource has none */
     add(w, sev, kind,
@@ -130,10 +154,10 @@ static void judge_remove(const po_Schema *s, const po_CompiledPatch *cp, Patch *
                             po_Arena_Printf(a, "%s: %s", p->path, v));
 }
 
-bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
-                         po_Diagnostics *d) {
+bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const po_PatchOptions *o, const char *path,
+                         int idx, po_Arena *a, po_Diagnostics *d) {
   if (!cp->target) return true;
-  Patch p = {.path = path, .idx = idx, .d = d, .conditional = true};
+  Patch p = {.path = path, .idx = idx, .d = d, .conditional = true, .s = s, .cp = cp, .o = o};
   if (cp->op == kPo_Op_Remove) {
     judge_remove(s, cp, &p, a);
     return true;
@@ -158,6 +182,12 @@ bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const c
   upb_Message *root = upb_Message_New(cp->root, po_Arena_Upb(scratch));
   bool applied = root && po_CompiledPatch_Apply(cp, root, po_Arena_Upb(scratch));
   if (applied) po_Rules_Walk(&w, root, cp->root, true);
+  if (applied && p.part && o->other_part) {
+    const char *slash = strrchr(path, '/');
+    const char *at = po_Arena_Printf(a, "%.*s", slash ? (int)(slash - path) : 0, path);
+    if (at) both_parts(&w, &p, at);
+    else w.oom = true;
+  }
   po_Arena_Free(scratch);
   /* a lookup or a text that could not be allocated would be a finding silently lost */
   return applied && !w.oom && !track.failed;

@@ -6,7 +6,7 @@
  * `pattern` is RE2 syntax. The patterns Envoy's API uses are small (6 in the snapshot:
  * `^[0-9a-zA-Z_\-\./~:]+$`, `^$|^.*\.mmdb$`, `^[^?#]+[^?#/]$`, ...): they are translated to
  * POSIX extended syntax and run by the C library's matcher in a UTF-8 locale (so `.` is a rune,
- * as in RE2). A construct without an exact POSIX form (`\b`, `(?i)`, lazy repeats, `\p{..}`,
+ * as in RE2), each compiled once, on the value's bytes with its length (a NUL is a character). A construct without an exact POSIX form (`\b`, `(?i)`, lazy repeats, `\p{..}`,
  * `\x..`, a non-ASCII class) is not translated: the rule is then not judged, and po_Pgv_Unjudged
  * says so. `email`, `uri` and `uri_ref` follow Go's net/mail and net/url parsers, which are not
  * reproduced here: not judged either (no field of the snapshot uses them). IP addresses are read
@@ -14,8 +14,10 @@
  * RFC 4291 text, no zone); an IPv4-mapped IPv6 address counts as IPv4, as PGV's `To4()` does. */
 #include <arpa/inet.h>
 #include <locale.h>
+#include <pthread.h>
 #include <regex.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "pgv_internal.h"
@@ -26,8 +28,10 @@ static size_t utf8_chars(const char *s, size_t n) {
   return c;
 }
 
+/* PGV's strict HTTP_HEADER_NAME, ^:?[0-9a-zA-Z!#$%&'*+-.^_|~\x60]+$, read as RE2 reads it: `+-.`
+ * in the class is a range, so ',' (between '+' and '-') is a header-name character to Envoy. */
 static bool header_name_ok(const char *s, size_t n) {
-  static const char kTchar[] = "!#$%&'*+-.^_|~`";
+  static const char kTchar[] = "!#$%&'*+,-.^_|~`";
   size_t i = 0;
   if (n && s[0] == ':') i = 1;
   if (i == n) return false;
@@ -219,32 +223,91 @@ static const char *translate(const char *re, po_Arena *a) {
   return t.oom ? NULL : t.buf;
 }
 
+
+/* Compiled patterns, by their RE2 text, for the process's life: regcomp under a UTF-8 locale
+ * costs ~50 µs a pattern, a match ~1 µs, and the rules name a few dozen patterns (Envoy's protos:
+ * 6). Past kMaxCached distinct patterns each is compiled per value (slower, as exact). glibc's
+ * regexec takes the compiled pattern's own lock, so threads share an entry. */
+enum { kMaxCached = 256 };
+typedef struct {
+  char *re;
+  regex_t rx;
+  int err; /* regcomp's result: 0 compiled */
+} Compiled;
+static Compiled g_cache[kMaxCached];
+static size_t g_cached;
+static locale_t g_utf8;
+static bool g_utf8_tried;
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The compiled `re` (its POSIX form `ere`), compiled on first use. NULL: *err is regcomp's
+ * refusal (REG_ESPACE is not kept, so a later value tries again), or 0 when the cache is full. */
+static const regex_t *compiled(const char *re, const char *ere, int *err) {
+  pthread_mutex_lock(&g_lock);
+  const regex_t *hit = NULL;
+  *err = 0;
+  for (size_t i = 0; i < g_cached && !hit && !*err; i++) {
+    if (strcmp(g_cache[i].re, re)) continue;
+    if (g_cache[i].err) *err = g_cache[i].err;
+    else hit = &g_cache[i].rx;
+  }
+  char *key = hit || *err || g_cached == kMaxCached ? NULL : strdup(re);
+  if (key) {
+    /* glibc has C.UTF-8 built in since 2.35; without it, bytes: `.` then matches a byte of a
+     * multi-byte rune, which only a counted `.` could tell apart */
+    if (!g_utf8_tried) g_utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), g_utf8_tried = true;
+    locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
+    Compiled *c = &g_cache[g_cached];
+    c->err = regcomp(&c->rx, ere, REG_EXTENDED | REG_NOSUB);
+    if (g_utf8) uselocale(old);
+    *err = c->err;
+    if (c->err == REG_ESPACE) {
+      free(key);
+    } else {
+      c->re = key;
+      g_cached++;
+      if (!c->err) hit = &c->rx;
+    }
+  } else if (!hit && !*err && g_cached < kMaxCached) {
+    *err = REG_ESPACE; /* strdup's malloc */
+  }
+  pthread_mutex_unlock(&g_lock);
+  return hit;
+}
+
+/* Matches v against the compiled pattern: the bounds are given (REG_STARTEND), so a NUL in the
+ * value is a character as in Go's regexp. 1 matches, 0 does not, -1 no verdict. */
+static int run(const regex_t *rx, upb_StringView v) {
+  locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
+  regmatch_t span = {.rm_so = 0, .rm_eo = (regoff_t)v.size};
+  int e = regexec(rx, v.data ? v.data : "", 1, &span, REG_STARTEND);
+  if (g_utf8) uselocale(old);
+  if (e == REG_ESPACE) po_Engine_NoteOutOfMemory_();
+  return e == 0 ? 1 : e == REG_NOMATCH ? 0 : -1;
+}
+
+/* Translated. (Not compiled here: glibc 2.36's regcomp double-frees when an allocation inside it
+ * fails, so it runs only where a value meets the pattern; cli_oom fails every allocation.) */
 bool po_Pgv_PatternJudged(const char *re, po_Arena *a) { return translate(re, a) != NULL; }
 
 /* 1 matches, 0 does not, -1 not judged (untranslatable, or the matcher refused it). */
 static int pattern_match(const char *re, upb_StringView v, po_Arena *a) {
   const char *ere = translate(re, a);
-  char *subject = po_Arena_Strndup(a, v.data, v.size);
-  if (!ere || !subject || memchr(v.data, 0, v.size)) return -1;
-  /* glibc has C.UTF-8 built in since 2.35; without it, bytes: `.` then matches a byte of a
-   * multi-byte rune, which only a counted `.` could tell apart */
-  locale_t utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
-  locale_t old = utf8 ? uselocale(utf8) : (locale_t)0;
-  regex_t rx;
-  int r = -1, c = regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB);
-  if (c == 0) {
-    int e = regexec(&rx, subject, 0, NULL, 0);
-    r = e == 0 ? 1 : e == REG_NOMATCH ? 0 : -1;
-    if (e == REG_ESPACE) po_Engine_NoteOutOfMemory_();
-    regfree(&rx);
-  } else if (c == REG_ESPACE) {
-    po_Engine_NoteOutOfMemory_(); /* the C library's malloc: no verdict, said as out of memory */
+  if (!ere) return -1;
+  int err;
+  const regex_t *c = compiled(re, ere, &err);
+  if (c) return run(c, v);
+  if (!err) { /* the cache is full: this pattern compiled for this value alone */
+    regex_t rx;
+    locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
+    err = regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB);
+    if (g_utf8) uselocale(old);
+    int r = err ? -1 : run(&rx, v);
+    if (!err) regfree(&rx);
+    if (!err) return r;
   }
-  if (utf8) {
-    uselocale(old);
-    freelocale(utf8);
-  }
-  return r;
+  if (err == REG_ESPACE) po_Engine_NoteOutOfMemory_(); /* the C library's malloc: no verdict */
+  return -1;
 }
 
 /* ---- the rules ---- */

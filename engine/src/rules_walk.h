@@ -57,7 +57,7 @@ const char *po_Rules_Pointer(po_RuleWalk *w, size_t from, size_t n);
  * parents it creates, walked; what holds whatever the resource is goes to `d` as errors, what
  * holds only when the patch creates a parent as a warning that leaves it to preview. false when
  * memory ran out (then the findings are not all there: no verdict). */
-bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const char *path, int idx, po_Arena *a,
-                         po_Diagnostics *d);
+bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const po_PatchOptions *o, const char *path,
+                         int idx, po_Arena *a, po_Diagnostics *d);
 
 #endif

@@ -176,9 +176,9 @@ static bool judge_message(po_RuleWalk *w, const upb_Message *msg, const upb_Mess
   if (whole) found(w, depth, true, kPo_Severity_Error, po_Pgv_CheckRequired(w->s, md, msg, w->scratch));
   if (wk == kUpb_WellKnown_Timestamp) return false;
   if (depth >= w->value_depth + kPo_RulesMaxDepth) {
-    if (!w->deep) found(w, depth, true, kPo_Severity_Warning,
-                        po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
-                                        kPo_RulesMaxDepth));
+    if (!w->deep) found_kind(w, depth, true, kPo_Severity_Warning, kPo_DiagKind_EnvoyRuleNotJudged,
+                             po_Arena_Printf(w->scratch, "more than %d levels deep: Envoy's rules not checked below",
+                                             kPo_RulesMaxDepth));
     w->deep = true;
     return false;
   }
@@ -211,6 +211,12 @@ static void walk_message(po_RuleWalk *w, const upb_Message *msg, const upb_Messa
       bool w_list = whole || (w->replace_lists && upb_FieldDef_IsRepeated(f) && po_Pgv_Holds(msg, f));
       found(w, fd, false, kPo_Severity_Error, po_Pgv_CheckField(w->s, msg, f, w_list, w->scratch));
       if (whole || po_Pgv_Holds(msg, f)) say_unjudged(w, f, fd);
+    }
+    if (!here && !w->chain && fd + 1 == w->value_depth && upb_FieldDef_IsMap(f)) {
+      /* the path's last step is a key of this map (an EnvoyPatchPolicy add of
+       * /metadata/filter_metadata/KEY): the scaffold holds that one entry, whose key is the
+       * patch's as much as its value is (keys and scalar values rules; max_pairs is the whole map's) */
+      found(w, fd, false, kPo_Severity_Error, po_Pgv_CheckMap(w->s, f, upb_Message_Get(msg, f).map_val, false, w->scratch));
     }
     if (upb_FieldDef_IsMap(f)) {
       walk_map(w, msg, f, fd + 1);
@@ -272,4 +278,25 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
   po_Arena_Free(scratch);
   if (oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
   return true;
+}
+
+const char *po_Message_CheckRemove(const char *message_full_name, const char *field, po_Arena *a, po_Status *st) {
+  const po_Schema *s = po_Engine_Schema(st);
+  const upb_MessageDef *md = s && message_full_name ? po_Schema_FindMessage(s, message_full_name) : NULL;
+  const upb_FieldDef *f = md && field ? upb_MessageDef_FindFieldByName(md, field) : NULL;
+  if (md && field && !f) f = upb_MessageDef_FindByJsonName(md, field);
+  if (!f) return NULL;
+  po_ArenaTrack track; /* the rules' lookups: a scratch arena, the text copied into `a` */
+  po_Arena *scratch = po_Arena_NewTracked_(&track);
+  if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_Free(scratch);
+    po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    return NULL;
+  }
+  const char *v = po_Pgv_CheckRemove(s, f, scratch);
+  const char *out = v ? po_Arena_Strndup(a, v, strlen(v)) : NULL;
+  bool oom = track.failed || (v && !out);
+  po_Arena_Free(scratch);
+  if (oom) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  return oom ? NULL : out;
 }

@@ -7,6 +7,7 @@
  * bytes: upb's loop grew it by doubling from 8 bytes, each step a new copy in the arena. */
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -199,8 +200,74 @@ static void test_any_type_url(void **state) {
   upb_Arena_Free(a);
 }
 
+/* Quoted integers as Go's protojson reads them (proto/upb-patches/json-quoted-int.patch): a JSON
+ * number that is an integer, in any form; nothing else. Each checked against go-control-plane's
+ * protojson through tests/oracles/envoy-validate when the patch was written. */
+typedef struct {
+  const char *type, *json;
+  bool ok;
+  int64_t want; /* as int64 (uint64 values here fit) */
+} IntRow;
+
+static const IntRow kIntRows[] = {
+    {"google.protobuf.UInt64Value", "\"1e1\"", true, 10},
+    {"google.protobuf.UInt64Value", "\"-0\"", true, 0},
+    {"google.protobuf.UInt64Value", "\"0.0e-5\"", true, 0},
+    {"google.protobuf.UInt64Value", "\"18446744073709551615000e-3\"", true, -1}, /* UINT64_MAX */
+    {"google.protobuf.UInt64Value", "\"1.50E+1\"", true, 15},
+    {"google.protobuf.UInt32Value", "\"100e-2\"", true, 1},
+    {"google.protobuf.Int64Value", "\"-1.5e1\"", true, -15},
+    {"google.protobuf.Int32Value", "\"7\"", true, 7},
+    {"google.protobuf.UInt64Value", "\"-1\"", false, 0},
+    {"google.protobuf.UInt64Value", "\"007\"", false, 0},
+    {"google.protobuf.UInt64Value", "\"\"", false, 0},
+    {"google.protobuf.UInt64Value", "\" 7\"", false, 0},
+    {"google.protobuf.UInt64Value", "\"+1\"", false, 0},
+    {"google.protobuf.Int32Value", "\"1.5\"", false, 0},
+    {"google.protobuf.Int32Value", "\"15e-1\"", false, 0},
+    {"google.protobuf.Int32Value", "\"1e\"", false, 0},
+    {"google.protobuf.Int32Value", "\"-\"", false, 0},
+    {"google.protobuf.UInt64Value", "\"1e21\"", false, 0},
+    {"google.protobuf.UInt64Value", "\"1e99999999999\"", false, 0},
+    {"google.protobuf.Int32Value", "\"1e10\"", false, 0}, /* out of int32's range */
+};
+
+static void test_quoted_integers(void **state) {
+  (void)state;
+  po_Status st;
+  po_Status_Clear(&st);
+  const po_Schema *s = po_Schema_Get(&st);
+  assert_non_null(s);
+  int bad = 0;
+  for (size_t i = 0; i < sizeof kIntRows / sizeof kIntRows[0]; i++) {
+    const IntRow *r = &kIntRows[i];
+    const upb_MessageDef *m = po_Schema_FindMessage(s, r->type);
+    assert_non_null(m);
+    const upb_FieldDef *f = upb_MessageDef_FindFieldByName(m, "value");
+    upb_Arena *a = upb_Arena_New();
+    po_Status_Clear(&st);
+    upb_Message *msg = po_Json_Decode(s, m, r->json, strlen(r->json), a, &st);
+    int64_t got = 0;
+    if (msg) {
+      upb_MessageValue v = upb_Message_Get(msg, f);
+      switch (upb_FieldDef_CType(f)) {
+        case kUpb_CType_Int32: got = v.int32_val; break;
+        case kUpb_CType_UInt32: got = v.uint32_val; break;
+        default: got = v.int64_val; break;
+      }
+    }
+    if (!msg != !r->ok || got != r->want) {
+      print_error("int row %zu (%s %s): %s %lld\n", i, r->type, r->json, msg ? "read" : st.message, (long long)got);
+      bad++;
+    }
+    upb_Arena_Free(a);
+  }
+  assert_int_equal(bad, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_rows), cmocka_unit_test(test_long_string_copied_once),
-                                     cmocka_unit_test(test_base64_non_ascii), cmocka_unit_test(test_any_type_url)};
+                                     cmocka_unit_test(test_base64_non_ascii), cmocka_unit_test(test_any_type_url),
+                                     cmocka_unit_test(test_quoted_integers)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -656,7 +656,8 @@ typedef enum {
  * `value_depth` steps (fields, list items, map entries) below m's root when m only nests it along
  * a path (an EnvoyPatchPolicy's /a/b/0 decoded as {"a": {"b": [value]}}: 3; 0 when m is the
  * value): the scaffold above is not judged (a list holding the value has other items: its count is
- * not judged). At that depth the value is the field named `value_field` (proto or JSON name,
+ * not judged), but for the map key a path ends in (/metadata/filter_metadata/KEY: the map's keys
+ * and scalar values rules on the scaffold's one entry). At that depth the value is the field named `value_field` (proto or JSON name,
  * judged even at its default: `""` against min_len) or, when NULL (the path ends in a list index
  * or a map key), what m holds there. Each violation is added to `out` as an error of kind
  * kPo_DiagKind_EnvoyRule with `patch_index`, its path the RFC 6901 pointer (proto field names)
@@ -667,6 +668,15 @@ typedef enum {
  * value's size. false only when out of memory, or value_depth is over 64 (kPo_ErrLimit). */
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
                            int patch_index, po_Diagnostics *out, po_Status *status);
+
+/* Envoy's protoc-gen-validate rules on a JSON Patch remove of field `field` (proto or JSON name)
+ * of message `message_full_name` (the last segment of an EnvoyPatchPolicy remove's path, by
+ * po_Pointer_Segments): the violation when every outcome breaks a rule, with the text a
+ * PropertyOverride remove gets (a required field or the member of a required oneof: absent, the
+ * remove fails; present, what it leaves is invalid; a proto3 scalar, list or map with rules on its
+ * default, which protojson leaves out). NULL when some outcome is valid, or no such field; NULL
+ * with status set when out of memory or without a schema. The text is in `a`. */
+const char *po_Message_CheckRemove(const char *message_full_name, const char *field, po_Arena *a, po_Status *status);
 
 /* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
 typedef struct {

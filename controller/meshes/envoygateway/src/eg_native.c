@@ -327,6 +327,23 @@ static bool check_generated_oneof(const char *msg, const char *path, int idx, co
   return true;
 }
 
+/* What removing the field a pointer ends in breaks of Envoy's rules (po_Message_CheckRemove), or
+ * NULL: a list index or a map key, or nothing required there. */
+static const char *remove_breaks(const char *msg, const char *pointer, po_Arena *a, bool *oom) {
+  po_PointerSeg kinds[kMaxSegments];
+  size_t depth = 0, n = po_Pointer_Segments(msg, pointer, kinds, kMaxSegments);
+  for (const char *p = pointer; *p; p++) depth += *p == '/';
+  *oom = false;
+  if (!n || n != depth) return NULL;
+  const po_PointerSeg *last = &kinds[n - 1];
+  if (last->kind != kPo_PointerSeg_Field && last->kind != kPo_PointerSeg_JsonName) return NULL;
+  po_Status st;
+  po_Status_Clear(&st);
+  const char *why = po_Message_CheckRemove(last->message, last->field, a, &st);
+  *oom = st.code == kPo_ErrNoMemory;
+  return why;
+}
+
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
   if (!where) return false;
@@ -338,6 +355,7 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   bool has_value = json_object_object_get_ex(op_obj, "value", &value);
   const char *msg = message_of(url);
   int idx = (int)i;
+  bool oom_remove = false;
   if (!msg) {
     return add(d, kPo_Severity_Error, idx,
                po_Arena_Printf(a, "%s.type: '%s' is not a resource Envoy Gateway patches (%s%s, %sRouteConfiguration, "
@@ -401,6 +419,14 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
     if (!add(d, kPo_Severity_Warning, idx,
              po_Arena_Printf(a, "%s: op test changes nothing; when the value differs it fails, and the policy "
                                 "becomes Programmed=False (Invalid)", where))) return false;
+  }
+  if (!strcmp(op, "remove") || !strcmp(op, "move")) {
+    const char *gone = !strcmp(op, "move") ? from : path, *why = NULL;
+    if (gone && *gone == '/' && !(why = remove_breaks(msg, gone, a, &oom_remove)) && oom_remove) return false;
+    if (why) {
+      /* absent, the op fails; present, Envoy refuses what it leaves: no outcome is valid */
+      return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s: op %s of %s: %s", where, op, gone, why));
+    }
   }
   /* replace, as remove, wants the member there (RFC 6902 4.3): "doc is missing key" otherwise */
   bool names_it = path && (!strcmp(path, "/name") || !strcmp(path, "/cluster_name")); /* found by it: there */
