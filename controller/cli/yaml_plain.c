@@ -37,8 +37,9 @@ static bool reserved_word(const char *s) {
 static bool numeric_like(const char *s) {
   const char *p = s;
   if (*p == '+' || *p == '-') p++;
-  /* '.' alone too: YAML 1.1's own float pattern takes ".", and a reader may follow it */
-  if (!(*p >= '0' && *p <= '9') && *p != '.') return false;
+  /* '.' alone too: YAML 1.1's own float pattern takes ".", and a reader may follow it; '_' after
+   * a sign: yaml.v2 drops every '_' of a text that starts like a number ("+_1" is 1 to kubectl) */
+  if (!(*p >= '0' && *p <= '9') && *p != '.' && !(p != s && *p == '_')) return false;
   return strspn(p, "0123456789_.:+-eEoOxXbBaAcCdDfFpPtTzZ \t") == strlen(p);
 }
 
