@@ -216,9 +216,10 @@ static bool tokenize(const char *text, size_t len, int depth, json_object **out,
   return !*why;
 }
 
-/* Where a key of the (valid) JSON text holds \u0000, or len: json-c keeps keys as C strings and
- * would cut such a key, which could then take another key's place. One pass over the text. */
-static size_t nul_key_at(const char *t, size_t len) {
+/* Where a key of the JSON text (known valid; when the text is a key itself, it) holds \u0000, or
+ * len: json-c keeps keys as C strings and would cut such a key, which could then take another
+ * key's place. One pass over the text. */
+static size_t nul_key_at(const char *t, size_t len, bool text_is_a_key) {
   for (size_t i = 0; i < len; i++) {
     if (t[i] != '"') continue;
     size_t start = i;
@@ -230,22 +231,16 @@ static size_t nul_key_at(const char *t, size_t len) {
     }
     size_t k = i + 1;
     while (k < len && strchr(" \t\r\n", t[k])) k++;
-    if (nul && k < len && t[k] == ':') return start;
+    if (nul && (text_is_a_key || (k < len && t[k] == ':'))) return start;
   }
   return len;
 }
 
 /* The whole (marked) text as one value, errors with line and column. */
 static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, po_Arena *a, po_Status *st) {
-  size_t at = nul_key_at(text, len);
+  size_t at = 0;
   const char *why = NULL;
   json_object *j;
-  if (at < len) {
-    int line, col;
-    offset_to_pos(text, at, &line, &col);
-    return po_Status_Set(st, kPo_ErrParse, "line %d, column %d: %s", line, col, kPo_NulKeyRefused), NULL;
-  }
-  at = 0;
   if (!tokenize(text, len, kMaxDepth, &j, &at, &why)) {
     int line, col;
     if (!why) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
@@ -256,6 +251,14 @@ static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, 
       po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col, why);
     }
     return NULL;
+  }
+  /* only once the text is known valid JSON, so that a syntax error earlier or later is said first */
+  size_t nul = nul_key_at(text, len, false);
+  if (nul < len) {
+    json_object_put(j);
+    int line, col;
+    offset_to_pos(text, nul, &line, &col);
+    return po_Status_Set(st, kPo_ErrParse, "line %d, column %d: %s", line, col, kPo_NulKeyRefused), NULL;
   }
   po_Value *v = from_jsonc(j, a, 0, big, st);
   json_object_put(j);
@@ -355,6 +358,12 @@ static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, 
     }
     return NULL;
   }
+  /* a NUL in a key (this one, or one inside): the whole text's reading says it */
+  if (nul_key_at(t + start, n, kind == kPieceKey) < n) {
+    json_object_put(j);
+    *whole = true;
+    return NULL;
+  }
   po_Value *v = NULL;
   if (kind == kPieceItem) {
     v = json_object_array_length(j) == 1 ? from_jsonc(json_object_array_get_idx(j, 0), a, 2, big, st) : NULL;
@@ -413,8 +422,8 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
       if (!k) return !kend || whole ? kScanWhole : kScanError;
       size_t klen;
       const char *key = po_Value_String(k, &klen);
-      if (!key) return kScanWhole;
-      if (strlen(key) != klen) return po_Status_Set(st, kPo_ErrParse, "%s", kPo_NulKeyRefused), kScanError;
+      /* a NUL in a key: the whole-text reading refuses it, with the same words as for a file */
+      if (!key || strlen(key) != klen) return kScanWhole;
       i = skip_ws(t, kend, len);
       if (i >= len || t[i] != ':') return kScanWhole;
       i = skip_ws(t, i + 1, len);
