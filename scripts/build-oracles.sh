@@ -20,6 +20,13 @@ deps="${PO_DEPS_DIR:-$top/.deps}"
 log() { printf 'build-oracles: %s\n' "$*" >&2; }
 
 command -v go >/dev/null 2>&1 || { log "error: no go command on PATH (Go 1.26 is preinstalled on the CI machine)"; exit 1; }
+# Debian's golang-go (1.19, which setup installs for tests/deploy) predates GOTOOLCHAIN: when it
+# comes first on PATH, take the machine's own Go from /usr/local/go instead.
+go_minor() { local v; v=$(go env GOVERSION 2>/dev/null || echo go1.0); v=${v#go1.}; echo "${v%%.*}"; }
+if [ "$(go_minor)" -lt 21 ] && [ -x /usr/local/go/bin/go ]; then
+  export PATH="/usr/local/go/bin:$PATH"
+fi
+[ "$(go_minor)" -ge 21 ] || { log "error: $(go version) is older than Go 1.21 (the oracles' modules need GOTOOLCHAIN); put a newer go first on PATH"; exit 1; }
 # The machine's go when a module needs no newer one; otherwise the go command fetches the toolchain
 # the module names from the module proxy (checksums verified).
 export GOTOOLCHAIN="${GOTOOLCHAIN:-auto}"
