@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Every document a project file cites is in the project (issue 25: files cited DESIGN.md and
-# STYLE.md, which were never part of it, and docs/cli.md, which does not exist). Checked in every
+# Every document a project file cites is in the project (issue 25: files cited a design note and a
+# style note that were never part of it, and docs/cli.md, which does not exist). Checked in every
 # tracked file (fetched dependencies and build trees are not the project's):
-#   - a document named with a capital (DESIGN.md, Design.md, CONTRIBUTING.md) exists somewhere
+#   - a document named with a capital (NOTES.md, Notes.md, CONTRIBUTING.md) exists somewhere
 #     in the project; written in a folder of the project (docs/CONTRIBUTING.md, ../ARCHITECTURE.md)
 #     it exists there, from the project's root or from the citing file's folder;
-#   - a capitalised name followed by "section" or "§" (DESIGN section 4, DESIGN §4) is such a
+#   - a capitalised name followed by "section" or "§" (NOTES section 4, NOTES §4) is such a
 #     document too;
 #   - a docs/...md path (docs/NAME.md, docs/guides/NAME.md) exists;
 #   - a Markdown link to a .md file, relative to the file that has it, exists: inline, with a
