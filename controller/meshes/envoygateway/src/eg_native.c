@@ -344,6 +344,49 @@ static const char *remove_breaks(const char *msg, const char *pointer, po_Arena 
   return why;
 }
 
+/* The value of an add or replace (test: decoded only) at path, as the resource message msg: decoded
+ * strictly, then judged by Envoy's rules; why it could not be decoded, said where. The caller's
+ * verdict: false only when out of memory. */
+static bool check_value(const char *msg, const char *op, const char *path, json_object *value, int idx,
+                        const char *where, po_Arena *a, po_Diagnostics *d) {
+  bool too_deep = false;
+  json_object *doc = nest(msg, path, value, a, &too_deep);
+  if (too_deep) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.path: more than %d segments: the value is not checked", where,
+                               kMaxSegments));
+  }
+  if (!doc) return false;
+  po_Status st;
+  po_Status_Clear(&st);
+  bool oom = false;
+  po_Value *pv = NULL;
+  po_Message *pm = decode(msg, doc, a, &st, &oom, &pv);
+  if (oom) return false;
+  if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
+  if (st.code == kPo_ErrNoMemory) return false;
+  const char *unknown = po_AnyType_FirstUnknown(value, a);
+  if (unknown) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.value at %s: not checked: @type %s is not in Envoy's schema here (e.g. "
+                                  "a TypedStruct); if Envoy Gateway does not know it either, Programmed=False", where,
+                               *path ? path : "(the whole resource)", unknown));
+  }
+  if (*path && any_without_type(st.message) && path_enters_any(msg, path, a)) {
+    return add(d, kPo_Severity_Warning, idx,
+               po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "
+                                  "(a typed_config), whose message only the generated resource names (%s)",
+                               where, path, st.message));
+  }
+  /* named by the field, not by a line of the indented text the decoder read */
+  const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
+  at = at ? in_resource(path, at, a) : NULL;
+  return add(d, kPo_Severity_Error, idx,
+             po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
+                                "wrappers are bare, Durations strings such as \"5s\"): %s",
+                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
+}
+
 static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
   if (!where) return false;
@@ -449,42 +492,7 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
     if (found) return true;
   }
   if (!wants_value || !value || !path) return true;
-  bool too_deep = false;
-  json_object *doc = nest(msg, path, value, a, &too_deep);
-  if (too_deep) {
-    return add(d, kPo_Severity_Warning, idx,
-               po_Arena_Printf(a, "%s.operation.path: more than %d segments: the value is not checked", where,
-                               kMaxSegments));
-  }
-  if (!doc) return false;
-  po_Status st;
-  po_Status_Clear(&st);
-  bool oom = false;
-  po_Value *pv = NULL;
-  po_Message *pm = decode(msg, doc, a, &st, &oom, &pv);
-  if (oom) return false;
-  if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
-  if (st.code == kPo_ErrNoMemory) return false;
-  const char *unknown = po_AnyType_FirstUnknown(value, a);
-  if (unknown) {
-    return add(d, kPo_Severity_Warning, idx,
-               po_Arena_Printf(a, "%s.operation.value at %s: not checked: @type %s is not in Envoy's schema here (e.g. "
-                                  "a TypedStruct); if Envoy Gateway does not know it either, Programmed=False", where,
-                               *path ? path : "(the whole resource)", unknown));
-  }
-  if (*path && any_without_type(st.message) && path_enters_any(msg, path, a)) {
-    return add(d, kPo_Severity_Warning, idx,
-               po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "
-                                  "(a typed_config), whose message only the generated resource names (%s)",
-                               where, path, st.message));
-  }
-  /* named by the field, not by a line of the indented text the decoder read */
-  const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
-  at = at ? in_resource(path, at, a) : NULL;
-  return add(d, kPo_Severity_Error, idx,
-             po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
-                                "wrappers are bare, Durations strings such as \"5s\"): %s",
-                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
+  return check_value(msg, op, path, value, idx, where, a, d);
 }
 
 bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {
