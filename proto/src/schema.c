@@ -223,25 +223,58 @@ bool po_Schema_NeedAll_(const po_Schema *cs) {
   return ok;
 }
 
-/* ---- the process-wide schema ------------------------------------------------------------------ */
+/* ---- the process-wide schemas ----------------------------------------------------------------- */
 
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-static po_Schema *g_schema;
-static po_Status g_status;
+#ifndef PO_ENVOY_API_VERSION
+#define PO_ENVOY_API_VERSION "unknown"
+#endif
+/* The embedded snapshots, oldest first. */
+enum { kSnapshotCount = 1, kSnapshotDefault = 0 };
+static const char *const kSnapshotVersions[kSnapshotCount] = {PO_ENVOY_API_VERSION};
 
-static void load_default(void) {
-  po_Status_Clear(&g_status);
+/* One per snapshot, loaded on its first use: `done` is set (release) once `schema` and `status`
+ * are final, so a later caller reads them without the lock. */
+typedef struct {
+  pthread_mutex_t lock;
+  _Atomic bool done;
+  po_Schema *schema;
+  po_Status status;
+} Slot;
+static Slot g_slots[kSnapshotCount] = {{.lock = PTHREAD_MUTEX_INITIALIZER}};
+
+static void load_snapshot(size_t i, Slot *slot) {
+  po_Status_Clear(&slot->status);
   int m = kMode_Unset;
   bool on_demand = !atomic_compare_exchange_strong(&g_mode, &m, kMode_Whole) && m == kMode_OnDemand;
-  g_schema = on_demand ? new_on_demand(&g_status)
-                         : po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &g_status);
+  slot->schema = on_demand ? new_on_demand(&slot->status)
+                           : po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &slot->status);
+  if (slot->schema) slot->schema->version = kSnapshotVersions[i];
 }
 
-const po_Schema *po_Schema_Get(po_Status *status) {
-  pthread_once(&g_once, load_default);
-  if (!g_schema && status) *status = g_status;
-  return g_schema;
+size_t po_Schema_SnapshotCount(void) { return kSnapshotCount; }
+const char *po_Schema_SnapshotVersion(size_t i) { return i < kSnapshotCount ? kSnapshotVersions[i] : NULL; }
+size_t po_Schema_SnapshotDefault(void) { return kSnapshotDefault; }
+const char *po_Schema_Version(const po_Schema *s) { return s ? s->version : NULL; }
+
+const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status) {
+  if (i >= kSnapshotCount) {
+    po_Status_Set(status, kPo_ErrNotFound, "schema: no snapshot %zu (%d embedded)", i, kSnapshotCount);
+    return NULL;
+  }
+  Slot *slot = &g_slots[i];
+  if (!atomic_load_explicit(&slot->done, memory_order_acquire)) {
+    pthread_mutex_lock(&slot->lock);
+    if (!atomic_load_explicit(&slot->done, memory_order_relaxed)) {
+      load_snapshot(i, slot);
+      atomic_store_explicit(&slot->done, true, memory_order_release);
+    }
+    pthread_mutex_unlock(&slot->lock);
+  }
+  if (!slot->schema && status) *status = slot->status;
+  return slot->schema;
 }
+
+const po_Schema *po_Schema_Get(po_Status *status) { return po_Schema_GetSnapshot(kSnapshotDefault, status); }
 
 const upb_DefPool *po_Schema_Pool(const po_Schema *s) { return s->pool; }
 bool po_Schema_OutOfMemory(const po_Schema *s) { return s && s->oom; }

@@ -13,6 +13,7 @@ enum { kPo_NameBucketBits = 12 };
 
 struct po_Schema {
   upb_DefPool *pool;
+  const char *version;                   /* its snapshot's (static), NULL for po_Schema_New's */
   size_t file_count;
   const upb_MessageDef *resources[4];    /* in the order of kResources (on demand: once found) */
   const upb_MessageDef *field_options;   /* the pool's google.protobuf.FieldOptions */

@@ -49,6 +49,39 @@ static void test_loads_once_with_every_resource(void **state) {
   assert_null(po_Schema_FindMessage(s, "envoy.config.cluster.v3.Nope"));
 }
 
+/* The snapshot table: each snapshot loads once, names its version, and the default is the one
+ * po_Schema_Get gives; past the end is an error, not a crash. */
+static void test_snapshots(void **state) {
+  (void)state;
+  size_t n = po_Schema_SnapshotCount(), d = po_Schema_SnapshotDefault();
+  assert_true(n >= 1);
+  assert_true(d < n);
+  for (size_t i = 0; i < n; i++) {
+    po_Status st;
+    po_Status_Clear(&st);
+    const po_Schema *s = po_Schema_GetSnapshot(i, &st);
+    if (!s) fail_msg("snapshot %zu did not load: %s", i, st.message);
+    assert_ptr_equal(s, po_Schema_GetSnapshot(i, NULL));
+    const char *v = po_Schema_SnapshotVersion(i);
+    assert_non_null(v);
+    assert_string_equal(po_Schema_Version(s), v);
+    assert_non_null(strstr(po_Schema_Snapshot(), v));
+    assert_non_null(po_Schema_ResourceMessage(s, "cluster"));
+    for (size_t j = 0; j < i; j++) {
+      assert_ptr_not_equal(s, po_Schema_GetSnapshot(j, NULL));
+      assert_string_not_equal(v, po_Schema_SnapshotVersion(j));
+    }
+  }
+  assert_ptr_equal(po_Schema_GetSnapshot(d, NULL), po_Schema_Get(NULL));
+  assert_null(po_Schema_SnapshotVersion(n));
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_null(po_Schema_GetSnapshot(n, &st));
+  assert_int_equal(st.code, kPo_ErrNotFound);
+  assert_non_null(strstr(st.message, "no snapshot"));
+  assert_null(po_Schema_Version(NULL));
+}
+
 static void test_fields_in_declaration_order(void **state) {
   (void)state;
   const upb_MessageDef *m = po_Schema_FindMessage(schema(), "envoy.config.cluster.v3.Cluster");
@@ -278,7 +311,8 @@ static void test_bad_descriptor_set(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_loads_once_with_every_resource), cmocka_unit_test(test_fields_in_declaration_order),
+      cmocka_unit_test(test_loads_once_with_every_resource), cmocka_unit_test(test_snapshots),
+      cmocka_unit_test(test_fields_in_declaration_order),
       cmocka_unit_test(test_json_round_trip_with_any),      cmocka_unit_test(test_decode_errors),
       cmocka_unit_test(test_rules_and_deprecation),         cmocka_unit_test(test_bad_descriptor_set),
       cmocka_unit_test(test_duration_round_trips), cmocka_unit_test(test_duration_encode_refuses_invalid),

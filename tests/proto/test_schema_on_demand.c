@@ -43,6 +43,9 @@ static void test_loads_only_what_is_looked_up(void **state) {
   /* Nothing yet: the first lookup comes below (the tests run in order, this one first). */
   assert_null(upb_DefPool_FindMessageByName(pool, "envoy.config.cluster.v3.Cluster"));
   assert_null(upb_DefPool_FindMessageByName(pool, "google.protobuf.Any"));
+  /* on demand, a snapshot still names its version; po_Schema_New's schema is no snapshot */
+  assert_string_equal(po_Schema_Version(lazy), po_Schema_SnapshotVersion(po_Schema_SnapshotDefault()));
+  assert_null(po_Schema_Version(whole));
   const upb_MessageDef *c = po_Schema_ResourceMessage(lazy, "cluster");
   assert_non_null(c);
   assert_string_equal(upb_MessageDef_FullName(c), "envoy.config.cluster.v3.Cluster");

@@ -15,11 +15,22 @@
 
 typedef struct po_Schema po_Schema;
 
-/* The process-wide schema from the embedded descriptor set, loaded on first use (thread-safe,
- * once). NULL with *status filled when the embedded set does not load. */
+/* The embedded Envoy API snapshots, oldest first, each one descriptor set. */
+size_t po_Schema_SnapshotCount(void);
+/* Snapshot i's version ("v1.32.4"); NULL past the end. Static. */
+const char *po_Schema_SnapshotVersion(size_t i);
+/* The index of the default snapshot (v1.32.4: Consul's, what nothing else names). */
+size_t po_Schema_SnapshotDefault(void);
+/* The process-wide schema of snapshot i: loaded on first use, once (thread-safe); the mode
+ * po_Schema_LoadOnDemand chose applies to every snapshot. NULL with *status filled when i is
+ * past the end or its set does not load. */
+const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status);
+/* The default snapshot's schema: po_Schema_GetSnapshot(po_Schema_SnapshotDefault(), status). */
 const po_Schema *po_Schema_Get(po_Status *status);
+/* The version of the snapshot `s` was loaded from ("v1.32.4"); NULL for po_Schema_New's. */
+const char *po_Schema_Version(const po_Schema *s);
 
-/* Before the first po_Schema_Get: load the embedded schema on demand, only the files that
+/* Before the first po_Schema_Get(Snapshot): load the embedded schemas on demand, only the files that
  * define what is looked up (and their imports), instead of all of it. For single-threaded
  * processes only (one-shot commands): lookups then add to the pool. The mode is fixed when the
  * schema is first loaded: false (and nothing changes) when it was already loaded whole. */
