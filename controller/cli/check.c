@@ -151,7 +151,7 @@ static bool check_mesh_native(const po_CliObject *o, json_object *obj, po_Arena 
 
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy) {
   switch (code) {
-    case kPo_OptAllowCrossNamespaceFrom: {
+    case kPo_CliOpt_AllowCrossNamespaceFrom: {
       char why[512];
       if (!tenancy || !po_Tenancy_AllowCrossNamespace(tenancy, value, why, sizeof why)) {
         fprintf(stderr, "propertyoverride %s: %s\n", cmd, tenancy ? why : "--allow-cross-namespace-from is not an option here");
@@ -159,14 +159,14 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
       }
       return true;
     }
-    case kPo_OptClusterDomain:
+    case kPo_CliOpt_ClusterDomain:
       if (!*value || *value == '.' || value[strlen(value) - 1] == '.' || strstr(value, "..") || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-.") != strlen(value)) {
         fprintf(stderr, "propertyoverride %s: --cluster-domain '%s': a DNS domain such as cluster.local is expected\n", cmd, value);
         return false;
       }
       opts->cluster_domain = value;
       return true;
-    case kPo_OptIstioVersion: {
+    case kPo_CliOpt_IstioVersion: {
       int minor = po_Istio_ParseVersion(value);
       if (minor < 0) {
         fprintf(stderr, "propertyoverride %s: --istio-version '%s': an Istio release such as 1.31 or 1.30.2 is expected\n", cmd, value);
@@ -175,7 +175,7 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
       opts->istio_minor = minor;
       return true;
     }
-    case kPo_OptIstioRootNamespace:
+    case kPo_CliOpt_IstioRootNamespace:
       if (!*value || strlen(value) > 63 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(value)) {
         fprintf(stderr, "propertyoverride %s: --istio-root-namespace '%s': a namespace name such as istio-system is expected\n", cmd, value);
         return false;
@@ -189,14 +189,14 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
 bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_Arena *a, po_CliReport *r,
                         po_CompiledOverride *compiled) {
   if (compiled) compiled->accepted = false;
-  if (o->kind == kPo_ObjOther) {
+  if (o->kind == kPo_ObjKind_Other) {
     r->skipped++;
     return true;
   }
   json_object *obj = po_Value_ToJsonC(o->value);
   if (!obj) return false;
-  bool ok = o->kind == kPo_ObjPropertyOverride ? check_override(o, obj, opts, a, r, compiled)
-            : o->kind == kPo_ObjMeshNative      ? check_mesh_native(o, obj, a, r)
+  bool ok = o->kind == kPo_ObjKind_PropertyOverride ? check_override(o, obj, opts, a, r, compiled)
+            : o->kind == kPo_ObjKind_MeshNative      ? check_mesh_native(o, obj, a, r)
                                                 : check_consul(o, obj, a, r);
   json_object_put(obj);
   return ok;

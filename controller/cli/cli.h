@@ -9,7 +9,7 @@
 #include "po/engine.h"
 
 /* Exit codes every subcommand uses. */
-enum { kPo_ExitOk = 0, kPo_ExitInvalid = 1, kPo_ExitUsage = 2 };
+enum { kPo_Exit_Ok = 0, kPo_Exit_Invalid = 1, kPo_Exit_Usage = 2 };
 
 int po_Cmd_Patch(int argc, char **argv);
 int po_Cmd_Validate(int argc, char **argv);

@@ -98,7 +98,7 @@ static bool parse_bool(const char *s, bool *out) {
 /* --istio, --envoy-gateway: auto, on or off. */
 static bool mesh_mode(const char *s, po_MeshEnableMode *m) {
   static const struct { const char *name; po_MeshEnableMode mode; } kModes[] = {
-      {"auto", kPo_IstioAuto}, {"on", kPo_IstioOn}, {"off", kPo_IstioOff}};
+      {"auto", kPo_IstioMode_Auto}, {"on", kPo_IstioMode_On}, {"off", kPo_IstioMode_Off}};
   for (size_t i = 0; i < sizeof kModes / sizeof kModes[0]; i++) {
     if (!strcmp(s, kModes[i].name)) return *m = kModes[i].mode, true;
   }
@@ -107,7 +107,7 @@ static bool mesh_mode(const char *s, po_MeshEnableMode *m) {
 
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride controller: %s\n\n%s", msg, kUsage);
-  return kPo_ExitUsage;
+  return kPo_Exit_Usage;
 }
 
 int po_Cmd_Controller(int argc, char **argv) {
@@ -135,9 +135,9 @@ int po_Cmd_Controller(int argc, char **argv) {
       {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
       {"envoy-gateway", required_argument, 0, kEnvoyGateway},
       {"istio-recheck-interval", required_argument, 0, kIstioRecheck},
-      {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
-      {"istio-version", required_argument, 0, kPo_OptIstioVersion},
-      {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
+      {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
+      {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
+      {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
       {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
   po_AppOptions o;
   po_AppOptions_Init(&o);
@@ -166,8 +166,8 @@ int po_Cmd_Controller(int argc, char **argv) {
           return usage_error("--istio-recheck-interval takes seconds from 1 to 86400, e.g. 60");
         }
         break;
-      case kPo_OptClusterDomain: case kPo_OptIstioVersion: case kPo_OptIstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "controller", &targets, NULL)) return kPo_ExitUsage;
+      case kPo_CliOpt_ClusterDomain: case kPo_CliOpt_IstioVersion: case kPo_CliOpt_IstioRootNamespace:
+        if (!po_Cli_TargetOption(c, optarg, "controller", &targets, NULL)) return kPo_Exit_Usage;
         break;
       case kSyncMode:
         if (!strcmp(optarg, "require")) o.consul_sync_require = true;
@@ -232,8 +232,8 @@ int po_Cmd_Controller(int argc, char **argv) {
         break;
       }
       case kCertMode:
-        if (!strcmp(optarg, "self-managed")) o.cert_mode = kPo_CertSelfManaged;
-        else if (!strcmp(optarg, "files")) o.cert_mode = kPo_CertFiles;
+        if (!strcmp(optarg, "self-managed")) o.cert_mode = kPo_CertMode_SelfManaged;
+        else if (!strcmp(optarg, "files")) o.cert_mode = kPo_CertMode_Files;
         else return usage_error("--webhook-cert-mode takes files or self-managed");
         break;
       case kSecret: o.secret = optarg; break;
@@ -263,7 +263,7 @@ int po_Cmd_Controller(int argc, char **argv) {
       }
       case kCtlUser: o.controller_user = optarg; break;
       case kLogLevel: level_s = optarg; break;
-      case kHelp: fputs(kUsage, stdout); return kPo_ExitOk;
+      case kHelp: fputs(kUsage, stdout); return kPo_Exit_Ok;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
     }
   }
@@ -272,7 +272,7 @@ int po_Cmd_Controller(int argc, char **argv) {
   o.istio_minor = targets.istio_minor;
   o.istio_root_namespace = targets.istio_root_namespace;
   if (!po_LogLevel_Parse(level_s, &o.log_level)) return usage_error("--log-level takes debug, info, warn or error");
-  if (strcmp(o.webhook_address, "0") != 0 && !o.webhook_insecure && o.cert_mode == kPo_CertFiles &&
+  if (strcmp(o.webhook_address, "0") != 0 && !o.webhook_insecure && o.cert_mode == kPo_CertMode_Files &&
       (!o.cert_file || !o.key_file)) {
     return usage_error("the webhook needs --webhook-cert-file and --webhook-key-file, or --webhook-cert-mode "
                        "self-managed (or --webhook-bind-address 0)");
@@ -282,7 +282,7 @@ int po_Cmd_Controller(int argc, char **argv) {
   po_App *app = po_App_New(&o, &st);
   if (!app) {
     fprintf(stderr, "propertyoverride controller: %s\n", st.message);
-    return kPo_ExitUsage;
+    return kPo_Exit_Usage;
   }
   int rc = po_App_Run(app);
   po_App_Free(app);

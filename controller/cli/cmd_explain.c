@@ -48,26 +48,26 @@ static void field_detail(const po_ExplainField *f, FILE *out) {
 int po_Cmd_Explain(int argc, char **argv) {
   if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
     fputs(kUsage, stdout);
-    return kPo_ExitOk;
+    return kPo_Exit_Ok;
   }
   if (argc != 2 || argv[1][0] == '-') {
     fprintf(stderr, "propertyoverride explain: %s\n\n%s", argc < 2 ? "a resource type or message is required" : "one argument expected", kUsage);
-    return kPo_ExitUsage;
+    return kPo_Exit_Usage;
   }
   po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride explain: out of memory\n"), kPo_ExitUsage;
+  if (!a) return fprintf(stderr, "propertyoverride explain: out of memory\n"), kPo_Exit_Usage;
   static po_Status st; /* 8 KiB: not on the stack */
   po_Status_Clear(&st);
   po_Explanation e;
-  int rc = kPo_ExitOk;
+  int rc = kPo_Exit_Ok;
   bool explained = po_Explain(argv[1], a, &e, &st);
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
   if (po_Engine_OutOfMemory()) {
     fprintf(stderr, "propertyoverride explain: out of memory\n");
-    rc = kPo_ExitUsage;
+    rc = kPo_Exit_Usage;
   } else if (!explained) {
     fprintf(stderr, "propertyoverride explain: %s\n", st.message);
-    rc = st.code == kPo_ErrNoMemory || st.code == kPo_ErrInternal ? kPo_ExitUsage : kPo_ExitInvalid;
+    rc = st.code == kPo_Status_NoMemory || st.code == kPo_Status_Internal ? kPo_Exit_Usage : kPo_Exit_Invalid;
   } else {
     printf("PATH:       %s\n", e.path);
     if (e.resource_type) printf("RESOURCE:   %s (%s)\n", e.resource_type, e.root);

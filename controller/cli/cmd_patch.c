@@ -42,7 +42,7 @@ static const po_Value *key(const po_Value *m, const char *name) {
 
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride patch: %s\n\n%s", msg, kUsage);
-  return kPo_ExitUsage;
+  return kPo_Exit_Usage;
 }
 
 /* --rules: Envoy's rules on the patched message itself (po_Override_ApplyChecked: what each add
@@ -51,7 +51,7 @@ static int usage_error(const char *msg) {
  * is known from the schema; its warnings that leave a resource to preview are left out, this is
  * the resource). Each on stderr; exit 1 when any is an error. */
 static int rule_report(const po_Arguments *args, const po_Diagnostics *judged, const po_Diagnostics *applied) {
-  int rc = kPo_ExitOk;
+  int rc = kPo_Exit_Ok;
   const po_Diagnostics *all[2] = {judged, applied};
   for (int k = 0; k < 2; k++) {
     for (size_t i = 0; all[k] && i < po_Diagnostics_Count(all[k]); i++) {
@@ -61,7 +61,7 @@ static int rule_report(const po_Arguments *args, const po_Diagnostics *judged, c
                     !strcmp(args->patches[x->patch_index].op, "remove");
       if (k == 0 && !remove) continue;
       bool err = x->severity == kPo_Severity_Error;
-      if (err) rc = kPo_ExitInvalid;
+      if (err) rc = kPo_Exit_Invalid;
       fprintf(stderr, "%s: patch %d (%s): %s\n", err ? "Envoy's rules" : "warning", x->patch_index, x->path ? x->path : "",
               x->message);
     }
@@ -82,7 +82,7 @@ static int apply_judged(const char *message, const po_Arguments *args, const po_
   if (!found || !judged || !po_Override_BuildFor(message, args, &ro, a, judged) ||
       !po_Override_ApplyChecked(o, msg, NULL, NULL, found, &st)) {
     fprintf(stderr, "propertyoverride patch: %s\n", found && judged ? st.message : "out of memory");
-    return kPo_ExitUsage;
+    return kPo_Exit_Usage;
   }
   return rule_report(args, judged, found);
 }
@@ -107,7 +107,7 @@ int po_Cmd_Patch(int argc, char **argv) {
       case 'p': patches_path = optarg; break;
       case 'd': debug = true; break;
       case 'r': rules = true; break;
-      case 'h': fputs(kUsage, stdout); return kPo_ExitOk;
+      case 'h': fputs(kUsage, stdout); return kPo_Exit_Ok;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
     }
   }
@@ -115,8 +115,8 @@ int po_Cmd_Patch(int argc, char **argv) {
   if (!message || !input || !patches_path) return usage_error("--message, --input and --patches are required");
 
   po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride patch: out of memory\n"), kPo_ExitUsage;
-  int rc = kPo_ExitUsage;
+  if (!a) return fprintf(stderr, "propertyoverride patch: out of memory\n"), kPo_Exit_Usage;
+  int rc = kPo_Exit_Usage;
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0, plen = 0;
@@ -126,13 +126,13 @@ int po_Cmd_Patch(int argc, char **argv) {
   po_Value *patches = NULL;
   if (ptext) {
     msg = po_Message_ParseJson(message, in, len, a, &st);
-    if (!msg && st.code == kPo_ErrParse) po_Status_Prefix(&st, "%s: ", input);
+    if (!msg && st.code == kPo_Status_Parse) po_Status_Prefix(&st, "%s: ", input);
   }
   if (msg) {
     patches = po_Value_ParseJson(ptext, plen, a, &st);
     if (!patches) po_Status_Prefix(&st, "%s: ", patches_path);
     else if (po_Value_Kind(patches) != kPo_ValueKind_List) {
-      po_Status_Set(&st, kPo_ErrParse, "%s: expected a JSON array of patches, found %s", patches_path,
+      po_Status_Set(&st, kPo_Status_Parse, "%s: expected a JSON array of patches, found %s", patches_path,
                     po_Value_GoType(patches));
       patches = NULL;
     }
@@ -140,14 +140,14 @@ int po_Cmd_Patch(int argc, char **argv) {
   for (size_t i = 0; patches && i < po_Value_Size(patches); i++) {
     const po_Value *pv = po_Value_At(patches, i);
     if (po_Value_Kind(pv) != kPo_ValueKind_Map) {
-      po_Status_Set(&st, kPo_ErrParse, "%s: patch %zu: expected an object with op, path and value, found %s",
+      po_Status_Set(&st, kPo_Status_Parse, "%s: patch %zu: expected an object with op, path and value, found %s",
                     patches_path, i, po_Value_GoType(pv));
       patches = NULL;
       break;
     }
     const po_Value *op = key(pv, "op"), *path = key(pv, "path");
     if ((op && po_Value_Kind(op) != kPo_ValueKind_String) || (path && po_Value_Kind(path) != kPo_ValueKind_String)) {
-      po_Status_Set(&st, kPo_ErrParse, "%s: patch %zu: \"op\" and \"path\" must be strings", patches_path, i);
+      po_Status_Set(&st, kPo_Status_Parse, "%s: patch %zu: \"op\" and \"path\" must be strings", patches_path, i);
       patches = NULL;
       break;
     }
@@ -172,12 +172,12 @@ int po_Cmd_Patch(int argc, char **argv) {
     co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
     po_Diagnostics *d = args.patches ? po_Diagnostics_New(a) : NULL;
     po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
-    rc = kPo_ExitOk;
+    rc = kPo_Exit_Ok;
     /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
     if (!o || po_Engine_OutOfMemory()) {
-      po_Status_Set(&st, kPo_ErrNoMemory, "out of memory");
+      po_Status_Set(&st, kPo_Status_NoMemory, "out of memory");
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
-      rc = kPo_ExitUsage;
+      rc = kPo_Exit_Usage;
     } else if (!po_Override_Valid(o)) {
       const po_Diagnostic *x = NULL;
       for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
@@ -193,14 +193,14 @@ int po_Cmd_Patch(int argc, char **argv) {
       }
       fputs(st.message, stderr);
       if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
-      rc = kPo_ExitInvalid;
+      rc = kPo_Exit_Invalid;
     } else if (rules) {
       rc = apply_judged(message, &args, &co, o, msg, a);
     } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
-      rc = kPo_ExitUsage;
+      rc = kPo_Exit_Usage;
     }
-    if (rc == kPo_ExitOk) {
+    if (rc == kPo_Exit_Ok) {
       char *out = po_Message_ToJson(msg, a, &len, &st);
       if (out) {
         fwrite(out, 1, len, stdout);
@@ -209,11 +209,11 @@ int po_Cmd_Patch(int argc, char **argv) {
         /* Every patch applied (Consul's PatchStruct accepts it: Go sets the int64 as given), but
          * the result has no proto3 JSON form: output that cannot be produced, as a report that
          * cannot be written is, not a patch that failed. */
-        rc = kPo_ExitUsage;
+        rc = kPo_Exit_Usage;
         fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
       }
     }
-  } else if (po_Engine_OutOfMemory() || st.code == kPo_ErrNoMemory) {
+  } else if (po_Engine_OutOfMemory() || st.code == kPo_Status_NoMemory) {
     fprintf(stderr, "propertyoverride patch: out of memory\n");
   } else {
     fprintf(stderr, "propertyoverride patch: %s\n", st.message);

@@ -84,7 +84,7 @@ typedef struct {
  * patch wins a conflict, so the inputs' order would show the wrong winner. */
 static int by_apply_order(const void *x, const void *y) {
   const Po *a = x, *b = y;
-  int ka = a->c->target_kind == kPo_TargetProxyDefaults ? 0 : 1, kb = b->c->target_kind == kPo_TargetProxyDefaults ? 0 : 1;
+  int ka = a->c->target_kind == kPo_TargetKind_ProxyDefaults ? 0 : 1, kb = b->c->target_kind == kPo_TargetKind_ProxyDefaults ? 0 : 1;
   if (ka != kb) return ka - kb;
   int d = strcmp(a->c->ns, b->c->ns);
   if (!d) d = strcmp(a->c->target_name, b->c->target_name);
@@ -332,7 +332,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
   size_t npo = 0, naside = 0;
   for (size_t p = 0; p < nall; p++) {
     const po_CompiledOverride *c = all[p].c;
-    if (self && c->target_kind == kPo_TargetServiceDefaults && strcmp(c->target_name, self)) aside[naside++] = &all[p];
+    if (self && c->target_kind == kPo_TargetKind_ServiceDefaults && strcmp(c->target_name, self)) aside[naside++] = &all[p];
     else pos[npo++] = all[p];
   }
   size_t n = 0, nstatic = 0, nother = 0, nactive = 0;
@@ -416,7 +416,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       po_Status dst;
       po_Status_Clear(&dst);
       po_Message *cm = po_DumpResource_DecodeIn(r->r, probe, &dst);
-      if (!cm && (dst.code == kPo_ErrNoMemory || po_Engine_OutOfMemory())) return po_Arena_Free(probe), -1;
+      if (!cm && (dst.code == kPo_Status_NoMemory || po_Engine_OutOfMemory())) return po_Arena_Free(probe), -1;
       if (!cm) matches = true;
       else has_la = inline_cla(opt, dc, r, cm, probe, &lm) != NULL;
     }
@@ -504,7 +504,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
         po_Diagnostics *rules = po_Diagnostics_New(sa); /* its messages are copied into a below */
         if (!rules) return po_Arena_Free(sa), -1;
         if (!po_Override_ApplyChecked(pos[p].c->override, target, &tp, NULL, rules, &st)) {
-          if (st.code == kPo_ErrNoMemory) return po_Arena_Free(sa), -1;
+          if (st.code == kPo_Status_NoMemory) return po_Arena_Free(sa), -1;
           errors++;
           const char *why = po_Arena_Printf(a, "%s%s: %s", pos[p].label, pass ? " (load_assignment)" : "", st.message);
           po_Value_ListAppend(a, rerrs, str(a, why));
@@ -524,7 +524,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
     const char *label = po_Arena_Printf(sa, "%s/%s", type_name(r->r->type), shown(r->r->name, sa));
     po_Value *jr = opt->json ? res_value(r, sa) : NULL;
     if (jr) po_Value_MapPut(sa, jr, "patches", applied);
-    if (!after && st.code == kPo_ErrNoMemory) {
+    if (!after && st.code == kPo_Status_NoMemory) {
       /* not a verdict on the override: said as out of memory (exit 2), never as an error in the
        * result (exit 1, what a pipeline reads as "this override breaks the proxy") */
       po_Arena_Free(sa);
@@ -693,7 +693,7 @@ int po_Cmd_Preview(int argc, char **argv) {
                                        {"output", required_argument, 0, 'o'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
-                                       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
+                                       {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
                                        {0, 0, 0, 0}};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
@@ -705,7 +705,7 @@ int po_Cmd_Preview(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  if (!paths) return fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_ExitUsage;
+  if (!paths) return fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_Exit_Usage;
   while (!usage_err && (c = getopt_long(argc, argv, "f:o:vh", opts, NULL)) != -1) {
     switch (c) {
       case 'f': paths[npaths++] = optarg; break;
@@ -728,9 +728,9 @@ int po_Cmd_Preview(int argc, char **argv) {
         if (!*optarg || *end || timeout_s < 1 || timeout_s > 3600) usage_err = "--timeout: expected whole seconds, 1 to 3600";
         break;
       }
-      case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
-      case kPo_OptIstioVersion:
-        if (!po_Cli_TargetOption(c, optarg, "preview", &topts, NULL)) return free(paths), kPo_ExitUsage;
+      case 'h': free(paths); fputs(kUsage, stdout); return kPo_Exit_Ok;
+      case kPo_CliOpt_IstioVersion:
+        if (!po_Cli_TargetOption(c, optarg, "preview", &topts, NULL)) return free(paths), kPo_Exit_Usage;
         break;
       default: usage_err = optopt ? "an option is missing its argument" : "unknown option";
     }
@@ -742,14 +742,14 @@ int po_Cmd_Preview(int argc, char **argv) {
   if (usage_err) {
     free(paths);
     fprintf(stderr, "propertyoverride preview: %s\n\n%s", usage_err, kUsage);
-    return kPo_ExitUsage;
+    return kPo_Exit_Usage;
   }
 
   /* The dump's decoded tree is most of what a preview touches (117 MB for 20,000 resources):
    * in huge pages, not 30,000 faults of 4 KB (docs/benchmarks.md, preview). */
   po_Arena *a = po_Arena_NewLarge();
-  if (!a) return free(paths), fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_ExitUsage;
-  int rc = kPo_ExitUsage;
+  if (!a) return free(paths), fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_Exit_Usage;
+  int rc = kPo_Exit_Usage;
   po_CliReport rep;
   po_CliInputs in;
   po_CliReport_Init(&rep, a);
@@ -761,7 +761,7 @@ int po_Cmd_Preview(int argc, char **argv) {
   ok = pos != NULL;
   for (size_t i = 0; ok && i < in.count; i++) {
     ok = po_Cli_CheckObject(&in.objects[i], &topts, a, &rep, &compiled[i]);
-    if (!ok || in.objects[i].kind != kPo_ObjPropertyOverride || !compiled[i].accepted) continue;
+    if (!ok || in.objects[i].kind != kPo_ObjKind_PropertyOverride || !compiled[i].accepted) continue;
     const po_CompiledOverride *co = &compiled[i];
     pos[npo].c = co;
     pos[npo].label = *co->ns ? po_Arena_Printf(a, "%s/%s", co->ns, co->name) : co->name;
@@ -775,10 +775,10 @@ int po_Cmd_Preview(int argc, char **argv) {
     fprintf(stderr, "propertyoverride preview: out of memory\n");
   } else if (po_CliReport_ExitCode(&rep) != 0) {
     /* An override the webhook would refuse is never previewed: what it would do is nothing. */
-    po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr);
+    po_CliReport_Print(&rep, kPo_OutputFormat_Text, opt.verbose, stderr);
     rc = po_CliReport_ExitCode(&rep);
   } else if (npo == 0) {
-    if (rep.count) po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr);
+    if (rep.count) po_CliReport_Print(&rep, kPo_OutputFormat_Text, opt.verbose, stderr);
     fprintf(stderr, "propertyoverride preview: no PropertyOverride in the inputs\n");
   } else {
     po_Status st;
@@ -798,7 +798,7 @@ int po_Cmd_Preview(int argc, char **argv) {
     if (!read) {
       fprintf(stderr, "propertyoverride preview: %s\n", st.message);
     } else {
-      if (rep.count) po_CliReport_Print(&rep, kPo_OutputText, opt.verbose, stderr); /* warnings */
+      if (rep.count) po_CliReport_Print(&rep, kPo_OutputFormat_Text, opt.verbose, stderr); /* warnings */
       int r = preview(&opt, pos, npo, &dump, a, stdout);
       if (r == -1) fprintf(stderr, "propertyoverride preview: out of memory\n");
       if (r >= 0 && po_Cli_Flush(stdout, "preview", "the preview")) rc = r;

@@ -106,9 +106,9 @@ int po_Cmd_Render(int argc, char **argv) {
   static const struct option opts[] = {{"filename", required_argument, 0, 'f'},
                                        {"verbose", no_argument, 0, 'v'},
                                        {"help", no_argument, 0, 'h'},
-                                       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
-                                       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
-                                       {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
+                                       {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
+                                       {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
+                                       {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
                                        {0, 0, 0, 0}};
   /* render writes each entry into its own namespace's target, so another namespace is refused
    * whatever the controller's policy (an empty one: the message names the flag) */
@@ -120,27 +120,27 @@ int po_Cmd_Render(int argc, char **argv) {
   int c;
   optind = 1;
   opterr = 0;
-  if (!paths) return fprintf(stderr, "propertyoverride render: out of memory\n"), kPo_ExitUsage;
+  if (!paths) return fprintf(stderr, "propertyoverride render: out of memory\n"), kPo_Exit_Usage;
   while ((c = getopt_long(argc, argv, "f:vh", opts, NULL)) != -1) {
     switch (c) {
       case 'f': paths[npaths++] = optarg; break;
       case 'v': verbose = true; break;
-      case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
-      case kPo_OptClusterDomain:
-      case kPo_OptIstioVersion:
-      case kPo_OptIstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "render", &topts, NULL)) return free(paths), kPo_ExitUsage;
+      case 'h': free(paths); fputs(kUsage, stdout); return kPo_Exit_Ok;
+      case kPo_CliOpt_ClusterDomain:
+      case kPo_CliOpt_IstioVersion:
+      case kPo_CliOpt_IstioRootNamespace:
+        if (!po_Cli_TargetOption(c, optarg, "render", &topts, NULL)) return free(paths), kPo_Exit_Usage;
         break;
       default:
         free(paths);
         fprintf(stderr, "propertyoverride render: %s\n\n%s", optopt ? "an option is missing its argument" : "unknown option", kUsage);
-        return kPo_ExitUsage;
+        return kPo_Exit_Usage;
     }
   }
   if (optind < argc || !npaths) {
     free(paths);
     fprintf(stderr, "propertyoverride render: %s\n\n%s", npaths ? "unexpected argument" : "-f is required", kUsage);
-    return kPo_ExitUsage;
+    return kPo_Exit_Usage;
   }
   po_Arena *a = po_Arena_New();
   po_CliReport r;
@@ -156,12 +156,12 @@ int po_Cmd_Render(int argc, char **argv) {
   for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], &topts, a, &r, &compiled[i]);
   /* A lookup that failed for lack of memory reads as "no such field": no rendering then. */
   if (ok && po_Engine_OutOfMemory()) ok = false;
-  int rc = kPo_ExitUsage, rendered = ok ? render(&in, compiled, a, &r, stdout) : -1;
+  int rc = kPo_Exit_Usage, rendered = ok ? render(&in, compiled, a, &r, stdout) : -1;
   if (rendered == 0) {
     /* Output lost (a full disk, a closed pipe) is a failure even when every object is valid. */
     bool written = po_Cli_Flush(stdout, "render", "the rendered YAML");
     /* findings, entries not read, or nothing read at all (exit 2 must say why) */
-    if (r.count || r.not_read_count || po_CliReport_ExitCode(&r)) po_CliReport_Print(&r, kPo_OutputText, verbose, stderr);
+    if (r.count || r.not_read_count || po_CliReport_ExitCode(&r)) po_CliReport_Print(&r, kPo_OutputFormat_Text, verbose, stderr);
     if (written && po_Cli_Flush(stderr, "render", "the report")) rc = po_CliReport_ExitCode(&r);
   } else if (rendered == -2) {
     fprintf(stderr, "propertyoverride render: cannot emit the YAML: nested deeper than the emitter allows, or out of memory\n");

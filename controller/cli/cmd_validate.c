@@ -73,13 +73,13 @@ static const char kUsage[] =
 
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride validate: %s\n\n%s", msg, kUsage);
-  return kPo_ExitUsage;
+  return kPo_Exit_Usage;
 }
 
 static bool parse_output(const char *s, po_OutputFormat *out) {
-  if (!strcmp(s, "text")) *out = kPo_OutputText;
-  else if (!strcmp(s, "json")) *out = kPo_OutputJson;
-  else if (!strcmp(s, "github")) *out = kPo_OutputGithub;
+  if (!strcmp(s, "text")) *out = kPo_OutputFormat_Text;
+  else if (!strcmp(s, "json")) *out = kPo_OutputFormat_Json;
+  else if (!strcmp(s, "github")) *out = kPo_OutputFormat_Github;
   else return false;
   return true;
 }
@@ -101,7 +101,7 @@ static bool check_one(void *ctx, const po_CliObject *o, po_Arena *scratch) {
 static int validate_manifests(const char *const *paths, size_t n, po_OutputFormat format, bool verbose,
                               bool allow_empty, const po_TargetOptions *topts) {
   po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_ExitUsage;
+  if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_Exit_Usage;
   po_CliReport r;
   po_CliReport_Init(&r, a);
   r.need_checked = true;
@@ -114,13 +114,13 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
   if (dbg && *dbg == '1') {
     fprintf(stderr, "stream: objects %zu retracted %zu peak_bytes %zu\n", stats.objects, stats.retracted, stats.peak_bytes);
   }
-  int rc = kPo_ExitUsage;
+  int rc = kPo_Exit_Usage;
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
   if (!ok || po_Engine_OutOfMemory()) {
     fprintf(stderr, "propertyoverride validate: out of memory\n");
   } else {
     po_CliReport_Print(&r, format, verbose, stdout);
-    rc = po_Cli_Flush(stdout, "validate", "the report") ? po_CliReport_ExitCode(&r) : kPo_ExitUsage;
+    rc = po_Cli_Flush(stdout, "validate", "the report") ? po_CliReport_ExitCode(&r) : kPo_Exit_Usage;
   }
   po_Arena_Free(a);
   return rc;
@@ -135,10 +135,10 @@ int po_Cmd_Validate(int argc, char **argv) {
                                        {"verbose", no_argument, 0, 'v'},
                                        {"allow-empty", no_argument, 0, 'E'},
                                        {"help", no_argument, 0, 'h'},
-                                       {"cluster-domain", required_argument, 0, kPo_OptClusterDomain},
-                                       {"istio-version", required_argument, 0, kPo_OptIstioVersion},
-                                       {"istio-root-namespace", required_argument, 0, kPo_OptIstioRootNamespace},
-                                       {"allow-cross-namespace-from", required_argument, 0, kPo_OptAllowCrossNamespaceFrom},
+                                       {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
+                                       {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
+                                       {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
+                                       {"allow-cross-namespace-from", required_argument, 0, kPo_CliOpt_AllowCrossNamespaceFrom},
                                        {0, 0, 0, 0}};
   const char *file = NULL, *name = NULL, *convention = NULL;
   /* the tenancy policy judged offline: nobody may name another namespace unless the flag says so */
@@ -146,12 +146,12 @@ int po_Cmd_Validate(int argc, char **argv) {
   po_TargetOptions topts = {.tenancy = &tenancy};
   const char **paths = calloc((size_t)argc + 1, sizeof *paths);
   size_t npaths = 0;
-  po_OutputFormat format = kPo_OutputText;
+  po_OutputFormat format = kPo_OutputFormat_Text;
   bool verbose = false, output_given = false, allow_empty = false;
   int c;
   optind = 1;
   opterr = 0;
-  if (!paths) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_ExitUsage;
+  if (!paths) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_Exit_Usage;
   while ((c = getopt_long(argc, argv, "f:o:vh", opts, NULL)) != -1) {
     switch (c) {
       case 'c': file = optarg; break;
@@ -164,12 +164,12 @@ int po_Cmd_Validate(int argc, char **argv) {
         break;
       case 'v': verbose = true; break;
       case 'E': allow_empty = true; break;
-      case 'h': free(paths); fputs(kUsage, stdout); return kPo_ExitOk;
-      case kPo_OptClusterDomain:
-      case kPo_OptIstioVersion:
-      case kPo_OptIstioRootNamespace:
-      case kPo_OptAllowCrossNamespaceFrom:
-        if (!po_Cli_TargetOption(c, optarg, "validate", &topts, &tenancy)) return free(paths), kPo_ExitUsage;
+      case 'h': free(paths); fputs(kUsage, stdout); return kPo_Exit_Ok;
+      case kPo_CliOpt_ClusterDomain:
+      case kPo_CliOpt_IstioVersion:
+      case kPo_CliOpt_IstioRootNamespace:
+      case kPo_CliOpt_AllowCrossNamespaceFrom:
+        if (!po_Cli_TargetOption(c, optarg, "validate", &topts, &tenancy)) return free(paths), kPo_Exit_Usage;
         break;
       default:
         free(paths);
@@ -193,13 +193,13 @@ int po_Cmd_Validate(int argc, char **argv) {
   }
 
   po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_ExitUsage;
+  if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_Exit_Usage;
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0;
   char *text = po_Cli_ReadFile(file, a, &len, &st);
   po_Value *args = text ? po_Cli_ParseDocument(file, text, len, a, &st) : NULL;
-  int rc = kPo_ExitUsage;
+  int rc = kPo_Exit_Usage;
   if (!args) {
     fprintf(stderr, "propertyoverride validate: %s\n", st.message);
   } else {
@@ -214,10 +214,10 @@ int po_Cmd_Validate(int argc, char **argv) {
     const char *text_out = po_Diagnostics_Text(d, a);
     if (o) {
       if (text_out) fputs(text_out, stderr);
-      rc = kPo_ExitOk;
+      rc = kPo_Exit_Ok;
     } else {
       fputs(text_out ? text_out : "invalid\n", stderr);
-      rc = kPo_ExitInvalid;
+      rc = kPo_Exit_Invalid;
     }
   }
   po_Arena_Free(a);

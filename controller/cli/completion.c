@@ -110,9 +110,9 @@ static const char kZsh[] =
     "fi\n";
 
 int po_Cmd_Completion(int argc, char **argv) {
-  if (argc == 2 && !strcmp(argv[1], "bash")) return fputs(kBash, stdout), kPo_ExitOk;
-  if (argc == 2 && !strcmp(argv[1], "zsh")) return fputs(kZsh, stdout), kPo_ExitOk;
-  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return fputs(kUsage, stdout), kPo_ExitOk;
+  if (argc == 2 && !strcmp(argv[1], "bash")) return fputs(kBash, stdout), kPo_Exit_Ok;
+  if (argc == 2 && !strcmp(argv[1], "zsh")) return fputs(kZsh, stdout), kPo_Exit_Ok;
+  if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return fputs(kUsage, stdout), kPo_Exit_Ok;
   fprintf(stderr, "propertyoverride completion: bash or zsh expected\n\n%s", kUsage);
-  return kPo_ExitUsage;
+  return kPo_Exit_Usage;
 }

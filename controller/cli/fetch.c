@@ -25,7 +25,7 @@ typedef struct {
 static bool load(Curl *c, po_Status *st) {
   void *h = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
   if (!h) {
-    po_Status_Set(st, kPo_ErrIo, "--envoy-admin needs libcurl (Debian: libcurl4): %s; or save the dump with "
+    po_Status_Set(st, kPo_Status_Io, "--envoy-admin needs libcurl (Debian: libcurl4): %s; or save the dump with "
                   "`curl URL/config_dump > dump.json` and use --config-dump", dlerror());
     return false;
   }
@@ -37,7 +37,7 @@ static bool load(Curl *c, po_Status *st) {
   *(void **)&c->cleanup = dlsym(h, "curl_easy_cleanup");
   *(void **)&c->strerror_ = dlsym(h, "curl_easy_strerror");
   if (!c->init || !c->setopt || !c->perform || !c->getinfo || !c->cleanup || !c->strerror_) {
-    po_Status_Set(st, kPo_ErrIo, "--envoy-admin: libcurl.so.4 lacks the easy interface");
+    po_Status_Set(st, kPo_Status_Io, "--envoy-admin: libcurl.so.4 lacks the easy interface");
     return false;
   }
   return true;
@@ -71,7 +71,7 @@ static size_t on_data(char *p, size_t size, size_t n, void *ctx) {
 
 char *po_Preview_Fetch(const char *url, size_t max_bytes, long timeout_ms, po_Arena *a, size_t *len, po_Status *st) {
   if (strncmp(url, "http://", 7) != 0) {
-    po_Status_Set(st, kPo_ErrUsage, "--envoy-admin %s: expected an http:// URL of Envoy's admin endpoint (e.g. "
+    po_Status_Set(st, kPo_Status_Usage, "--envoy-admin %s: expected an http:// URL of Envoy's admin endpoint (e.g. "
                   "http://127.0.0.1:19000 after `kubectl port-forward POD 19000`)", url);
     return NULL;
   }
@@ -83,7 +83,7 @@ char *po_Preview_Fetch(const char *url, size_t max_bytes, long timeout_ms, po_Ar
   size_t ul = strlen(url);
   char *full = po_Arena_Printf(a, "%.*s%s", (int)(ul && url[ul - 1] == '/' && *path ? ul - 1 : ul), url, path);
   CURL *h = full ? c.init() : NULL;
-  if (!h) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!h) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   Body b = {.max = max_bytes};
   char err[CURL_ERROR_SIZE] = "";
   c.setopt(h, CURLOPT_URL, full);
@@ -102,18 +102,18 @@ char *po_Preview_Fetch(const char *url, size_t max_bytes, long timeout_ms, po_Ar
   c.cleanup(h);
   char *out = NULL;
   if (b.over) {
-    po_Status_Set(st, kPo_ErrLimit, "%s: the config dump is over the %zu-byte limit", full,
+    po_Status_Set(st, kPo_Status_Limit, "%s: the config dump is over the %zu-byte limit", full,
                   max_bytes);
   } else if (rc != CURLE_OK) {
-    po_Status_Set(st, kPo_ErrIo, "%s: %s", full, err[0] ? err : c.strerror_(rc));
+    po_Status_Set(st, kPo_Status_Io, "%s: %s", full, err[0] ? err : c.strerror_(rc));
   } else if (status != 200) {
-    po_Status_Set(st, kPo_ErrIo, "%s: HTTP status %ld, expected 200 (is this Envoy's admin port?)", full, status);
+    po_Status_Set(st, kPo_Status_Io, "%s: HTTP status %ld, expected 200 (is this Envoy's admin port?)", full, status);
   } else if ((out = po_Arena_Malloc(a, b.len + 1)) != NULL) {
     if (b.len) memcpy(out, b.buf, b.len);
     out[b.len] = '\0';
     *len = b.len;
   } else {
-    po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
   free(b.buf);
   return out;

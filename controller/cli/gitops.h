@@ -16,11 +16,11 @@ struct json_object;
 /* ---- inputs (inputs.c) ---- */
 
 typedef enum {
-  kPo_ObjOther = 0,
-  kPo_ObjPropertyOverride,   /* propertyoverride.io PropertyOverride */
-  kPo_ObjServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
-  kPo_ObjProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
-  kPo_ObjMeshNative,         /* a mesh's own object (an EnvoyFilter, an EnvoyPatchPolicy: written by
+  kPo_ObjKind_Other = 0,
+  kPo_ObjKind_PropertyOverride,   /* propertyoverride.io PropertyOverride */
+  kPo_ObjKind_ServiceDefaults,    /* consul.hashicorp.com ServiceDefaults */
+  kPo_ObjKind_ProxyDefaults,      /* consul.hashicorp.com ProxyDefaults */
+  kPo_ObjKind_MeshNative,         /* a mesh's own object (an EnvoyFilter, an EnvoyPatchPolicy: written by
                               * hand, or rendered): po_CliObject.native says whose */
 } po_ObjKind;
 
@@ -31,7 +31,7 @@ typedef struct {
   int item;                 /* index in a List's items, or -1 */
   po_Pos pos;               /* where the object starts (0 when unknown: JSON) */
   po_ObjKind kind;
-  const struct po_MeshOps *native; /* kPo_ObjMeshNative: its mesh (po_Mesh_ForNative) */
+  const struct po_MeshOps *native; /* kPo_ObjKind_MeshNative: its mesh (po_Mesh_ForNative) */
   const char *kind_name;    /* the object's kind as written ("" when none) */
   const po_Value *value;
 } po_CliObject;
@@ -113,7 +113,7 @@ struct po_CliReport {
   bool allow_empty;         /* validate --allow-empty: nothing read or checked is not an error */
 };
 
-typedef enum { kPo_OutputText = 0, kPo_OutputJson, kPo_OutputGithub } po_OutputFormat;
+typedef enum { kPo_OutputFormat_Text = 0, kPo_OutputFormat_Json, kPo_OutputFormat_Github } po_OutputFormat;
 
 void po_CliReport_Init(po_CliReport *r, po_Arena *a);
 /* Appends a zeroed finding (extension, patch and item -1) to fill in; NULL when out of memory. */
@@ -151,9 +151,9 @@ const char *po_Cli_Shown(const char *s, po_Arena *a);
 bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_Arena *a, po_CliReport *r,
                         po_CompiledOverride *compiled);
 /* The mesh options flags of validate and render (--cluster-domain, --istio-version,
- * --istio-root-namespace), as getopt_long codes kPo_OptClusterDomain..; returns false with a
+ * --istio-root-namespace), as getopt_long codes kPo_CliOpt_ClusterDomain..; returns false with a
  * message on stderr when the value is bad. */
-enum { kPo_OptClusterDomain = 1000, kPo_OptIstioVersion, kPo_OptIstioRootNamespace, kPo_OptAllowCrossNamespaceFrom };
+enum { kPo_CliOpt_ClusterDomain = 1000, kPo_CliOpt_IstioVersion, kPo_CliOpt_IstioRootNamespace, kPo_CliOpt_AllowCrossNamespaceFrom };
 /* `tenancy` takes --allow-cross-namespace-from (validate: the controller's flag of the same name,
  * so CI judges a platform team's targetRef.namespace as the cluster will; default nobody). */
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy);

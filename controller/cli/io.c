@@ -20,7 +20,7 @@ char *po_Cli_ReadFile(const char *path, po_Arena *a, size_t *len, po_Status *st)
     memcpy(buf, m, n + 1);
     *len = n;
   } else {
-    po_Status_Set(st, kPo_ErrNoMemory, "%s: out of memory", path);
+    po_Status_Set(st, kPo_Status_NoMemory, "%s: out of memory", path);
   }
   free(m);
   return buf;
@@ -40,10 +40,10 @@ const char *po_Cli_FileType(mode_t mode) {
 /* Says the limit in MiB, and the size when it is known (a regular file: before any read). */
 static void too_large(po_Status *st, const char *path, size_t max, const struct stat *sb) {
   if (sb) {
-    po_Status_Set(st, kPo_ErrLimit, "%s: %lld bytes, larger than %zu MiB: refused without reading it", path,
+    po_Status_Set(st, kPo_Status_Limit, "%s: %lld bytes, larger than %zu MiB: refused without reading it", path,
                   (long long)sb->st_size, max >> 20);
   } else {
-    po_Status_Set(st, kPo_ErrLimit, "%s: %slarger than %zu MiB: refused (read up to the limit, no further)", path,
+    po_Status_Set(st, kPo_Status_Limit, "%s: %slarger than %zu MiB: refused (read up to the limit, no further)", path,
                   strcmp(path, "-") ? "" : "stdin is ", max >> 20);
   }
 }
@@ -60,19 +60,19 @@ char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status
   int fd = std ? STDIN_FILENO : open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) {
     int e = errno; /* the kernel's allocation failing is memory, not the file */
-    po_Status_Set(st, e == ENOMEM ? kPo_ErrNoMemory : kPo_ErrIo, "%s: cannot open: %s", path, strerror(e));
+    po_Status_Set(st, e == ENOMEM ? kPo_Status_NoMemory : kPo_Status_Io, "%s: cannot open: %s", path, strerror(e));
     return NULL;
   }
   struct stat sb;
   bool regular = false;
   if (fstat(fd, &sb) != 0) {
-    po_Status_Set(st, kPo_ErrIo, "%s: cannot stat: %s", path, strerror(errno));
+    po_Status_Set(st, kPo_Status_Io, "%s: cannot stat: %s", path, strerror(errno));
     if (!std) close(fd);
     return NULL;
   }
   regular = S_ISREG(sb.st_mode);
   if (!std && !regular) {
-    po_Status_Set(st, kPo_ErrIo, "%s: %s, not a regular file: refused (reading it could block or never end; a pipe "
+    po_Status_Set(st, kPo_Status_Io, "%s: %s, not a regular file: refused (reading it could block or never end; a pipe "
                   "can be given as stdin, -)", path, po_Cli_FileType(sb.st_mode));
     close(fd);
     return NULL;
@@ -94,20 +94,20 @@ char *po_Cli_ReadFileMalloc(const char *path, size_t max, size_t *len, po_Status
   char *buf = malloc(cap);
   for (;;) {
     if (!buf) {
-      po_Status_Set(st, kPo_ErrNoMemory, "%s: out of memory", path);
+      po_Status_Set(st, kPo_Status_NoMemory, "%s: out of memory", path);
       break;
     }
     ssize_t got = read(fd, buf + n, cap - n - 1);
     if (got < 0 && errno == EINTR) continue;
     if (got < 0 && !std && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      po_Status_Set(st, kPo_ErrIo, "%s: would block: not a file whose content can be read now (refused; a pipe "
+      po_Status_Set(st, kPo_Status_Io, "%s: would block: not a file whose content can be read now (refused; a pipe "
                     "can be given as stdin, -)", path);
       free(buf);
       buf = NULL;
       break;
     }
     if (got < 0) {
-      po_Status_Set(st, kPo_ErrIo, "%s: read error: %s", path, strerror(errno));
+      po_Status_Set(st, kPo_Status_Io, "%s: read error: %s", path, strerror(errno));
       free(buf);
       buf = NULL;
       break;
@@ -156,7 +156,7 @@ po_Value *po_Cli_ParseDocument(const char *path, const char *text, size_t len, p
     return NULL;
   }
   if (count != 1) {
-    po_Status_Set(st, kPo_ErrParse, "%s: expected one YAML document, found %zu", path, count);
+    po_Status_Set(st, kPo_Status_Parse, "%s: expected one YAML document, found %zu", path, count);
     return NULL;
   }
   return docs[0];

@@ -60,14 +60,14 @@ static int run_controller(const char *self, char **argv) {
   }
   fprintf(stderr, "%s controller: cannot run %s: %s (it is installed beside %s; reinstall both)\n", self,
           n > 0 ? path : kHelper, strerror(err), self);
-  return kPo_ExitUsage;
+  return kPo_Exit_Usage;
 }
 
 int main(int argc, char **argv) {
   const char *self = self_name(argc > 0 ? argv[0] : NULL);
   if (argc < 2) {
     fprintf(stderr, kUsage, self, self);
-    return kPo_ExitUsage;
+    return kPo_Exit_Usage;
   }
   const char *cmd = argv[1];
   /* One thread, one command: the schema's files are loaded as the command needs them (about a
@@ -84,13 +84,13 @@ int main(int argc, char **argv) {
     /* The snapshot is what "valid" means here: a field newer Envoy has is unknown to it. */
     printf("propertyoverride %s\nEnvoy API: %s; the package records no Envoy API revision\n", PO_VERSION,
            po_EnvoyApi_Snapshot());
-    return kPo_ExitOk;
+    return kPo_Exit_Ok;
   }
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
     printf(kUsage, self, self);
-    return kPo_ExitOk;
+    return kPo_Exit_Ok;
   }
   fprintf(stderr, "%s: unknown command '%s'\n\n", self, cmd);
   fprintf(stderr, kUsage, self, self);
-  return kPo_ExitUsage;
+  return kPo_Exit_Usage;
 }

@@ -75,8 +75,8 @@ static bool nothing_checked(const po_CliReport *r) {
 }
 
 int po_CliReport_ExitCode(const po_CliReport *r) {
-  if (r->unreadable || nothing_read(r) || nothing_checked(r)) return kPo_ExitUsage;
-  return r->invalid ? kPo_ExitInvalid : kPo_ExitOk;
+  if (r->unreadable || nothing_read(r) || nothing_checked(r)) return kPo_Exit_Usage;
+  return r->invalid ? kPo_Exit_Invalid : kPo_Exit_Ok;
 }
 
 /* ---- escaping ------------------------------------------------------------------------------
@@ -375,17 +375,17 @@ static void sort_by_file(po_CliFinding *items, size_t n) {
 
 void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out) {
   sort_by_file(r->items, r->count);
-  if (format == kPo_OutputJson) {
+  if (format == kPo_OutputFormat_Json) {
     print_json(r, out);
     return;
   }
   for (size_t i = 0; i < r->count; i++) {
-    if (format == kPo_OutputGithub) print_github(&r->items[i], verbose, out);
+    if (format == kPo_OutputFormat_Github) print_github(&r->items[i], verbose, out);
     else print_text(&r->items[i], verbose, out);
   }
   for (size_t i = 0; i < r->not_read_count; i++) {
     const po_CliNotRead *e = &r->not_read[i];
-    if (format == kPo_OutputGithub) {
+    if (format == kPo_OutputFormat_Github) {
       fputs("::notice file=", out);
       put(out, e->path, kEscGithubProperty);
       fputs(",title=not read::", out);
@@ -402,7 +402,7 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
   if (r->not_read_count) fprintf(out, "; %zu %s not read", r->not_read_count, r->not_read_count == 1 ? "entry" : "entries");
   fputc('\n', out);
   if (nothing_read(r)) {
-    fprintf(out, "%snothing validated: no file was read (%s)\n", format == kPo_OutputGithub ? "::error title=nothing validated::" : "",
+    fprintf(out, "%snothing validated: no file was read (%s)\n", format == kPo_OutputFormat_Github ? "::error title=nothing validated::" : "",
             r->unreadable       ? "the errors above say why"
             : r->not_read_count ? "every entry of the inputs is listed above as not read"
                                 : "the directories given are empty");
@@ -410,7 +410,7 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
   if (nothing_checked(r)) {
     fprintf(out, "%snothing validated: %zu %s read, but no PropertyOverride, ServiceDefaults, ProxyDefaults, "
                  "EnvoyFilter or EnvoyPatchPolicy in %s (--allow-empty accepts that)\n",
-            format == kPo_OutputGithub ? "::error title=nothing validated::" : "", r->files_read,
+            format == kPo_OutputFormat_Github ? "::error title=nothing validated::" : "", r->files_read,
             r->files_read == 1 ? "file was" : "files were", r->files_read == 1 ? "it" : "them");
   }
 }

@@ -43,16 +43,16 @@ bool po_Path_Resolve(const po_Schema *schema, const upb_MessageDef *root, const 
                      po_Resolved *r);
 /* The field the path names; NULL unless resolved. */
 const upb_FieldDef *po_Resolved_Target(const po_Resolved *r);
-/* Consul's exact text for a failed resolve, into status (kPo_ErrPatch); always false. */
+/* Consul's exact text for a failed resolve, into status (kPo_Status_Patch); always false. */
 bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status *st);
 /* A did-you-mean for an unknown field, or NULL. */
 const char *po_Resolved_Hint(const po_Resolved *r, po_Arena *a);
 
 typedef enum {
-  kPo_SetScalar,   /* a scalar or enum field */
-  kPo_SetWrapper,  /* a google.protobuf.*Value field from a scalar */
-  kPo_SetList,     /* a repeated scalar or enum field, replaced whole */
-  kPo_SetMessage,  /* a message field replaced by a new one with only the named children */
+  kPo_SetKind_Scalar,   /* a scalar or enum field */
+  kPo_SetKind_Wrapper,  /* a google.protobuf.*Value field from a scalar */
+  kPo_SetKind_List,     /* a repeated scalar or enum field, replaced whole */
+  kPo_SetKind_Message,  /* a message field replaced by a new one with only the named children */
 } po_SetKind;
 
 typedef struct po_Setter {

@@ -63,7 +63,7 @@ static upb_Message *decode_bytes(const upb_MessageDef *def, upb_StringView v, co
   const po_Schema *s = po_Engine_Schema(st);
   if (!s) return NULL;
   upb_Message *m = upb_Message_New(def, po_Arena_Upb(a));
-  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!m) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   upb_DecodeStatus ds = upb_Decode(v.data, v.size, m, upb_MessageDef_MiniTable(def),
                                    upb_DefPool_ExtensionRegistry(po_Schema_Pool(s)), kUpb_DecodeOption_AliasString,
                                    po_Arena_Upb(a));
@@ -72,7 +72,7 @@ static upb_Message *decode_bytes(const upb_MessageDef *def, upb_StringView v, co
                       : ds == kUpb_DecodeStatus_MaxDepthExceeded ? "nested deeper than upb's 64 levels of messages"
                       : ds == kUpb_DecodeStatus_OutOfMemory      ? "out of memory"
                                                                  : "malformed bytes";
-    po_Status_Set(st, ds == kUpb_DecodeStatus_OutOfMemory ? kPo_ErrNoMemory : kPo_ErrParse, "%s: invalid %s: %s", where,
+    po_Status_Set(st, ds == kUpb_DecodeStatus_OutOfMemory ? kPo_Status_NoMemory : kPo_Status_Parse, "%s: invalid %s: %s", where,
                   upb_MessageDef_FullName(def), why);
     return NULL;
   }
@@ -90,10 +90,10 @@ static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, c
   size_t from = url.size; /* the type name is what follows the URL's last '/' */
   while (from > 0 && url.data[from - 1] != '/') from--;
   char *name = po_Arena_Strndup(a, url.size ? url.data + from : "", url.size - from);
-  if (!name) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!name) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   *def = po_Schema_FindMessage(s, name);
   if (!*def) {
-    po_Status_Set(st, kPo_ErrNotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
+    po_Status_Set(st, kPo_Status_NotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
                   url.data ? url.data : "");
     return NULL;
   }
@@ -167,7 +167,7 @@ static po_Arena *piece_arena(Reader *r, Budget *b) {
  * (its decoder does not check every allocation: a piece read short is no verdict). */
 static bool within_budget(Reader *r, const Budget *b, const char *where) {
   if (!b || !b->over) return true;
-  po_Status_Set(r->st, kPo_ErrLimit, "%s: decoding it takes more than %zu MiB, the most one resource (or other piece "
+  po_Status_Set(r->st, kPo_Status_Limit, "%s: decoding it takes more than %zu MiB, the most one resource (or other piece "
                 "of the dump) may take: 4x the dump's size, at least %d MiB; refused (a google.protobuf.Struct of "
                 "very many values, or Anys nested deep, cost upb hundreds of bytes per byte of JSON)",
                 where, b->limit >> 20, kMinPieceBudget >> 20);
@@ -186,10 +186,10 @@ struct po_DumpPending {
 po_Message *po_DumpResource_DecodeIn(const po_DumpResource *r, po_Arena *a, po_Status *st) {
   if (r->message && r->message->arena == a) return r->message;
   struct po_DumpPending *p = r->pending;
-  if (!p) return po_Status_Set(st, kPo_ErrInvalid, "%s: no resource", r->where ? r->where : "dump"), NULL;
+  if (!p) return po_Status_Set(st, kPo_Status_Invalid, "%s: no resource", r->where ? r->where : "dump"), NULL;
   upb_Message *m = decode_bytes(p->def, p->bytes, r->where, a, st);
   po_Message *pm = m ? po_Arena_Malloc(a, sizeof *pm) : NULL;
-  if (m && !pm) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (m && !pm) po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   if (!pm) return NULL;
   *pm = (po_Message){p->def, m, a};
   return pm;
@@ -198,7 +198,7 @@ po_Message *po_DumpResource_DecodeIn(const po_DumpResource *r, po_Arena *a, po_S
 po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *st) {
   if (r->message) return r->message;
   po_Message *m = r->pending ? po_DumpResource_DecodeIn(r, r->pending->arena, st) : NULL;
-  if (!r->pending) po_Status_Set(st, kPo_ErrInvalid, "%s: no resource", r->where ? r->where : "dump");
+  if (!r->pending) po_Status_Set(st, kPo_Status_Invalid, "%s: no resource", r->where ? r->where : "dump");
   r->message = m;
   return m;
 }
@@ -240,19 +240,19 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   char small[256];
   size_t tl = url.size - from;
   char *tname = tl < sizeof small ? small : po_Arena_Malloc(r->a, tl + 1);
-  if (!tname) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (!tname) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
   if (tl) memcpy(tname, url.data + from, tl);
   tname[tl] = '\0';
   const upb_MessageDef *def = po_Schema_FindMessage(s, tname);
   if (!def) {
-    po_Status_Set(r->st, kPo_ErrNotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
+    po_Status_Set(r->st, kPo_Status_NotFound, "%s: type '%.*s' is not in the Envoy v3 schema", where, (int)url.size,
                   url.data ? url.data : "");
     return false;
   }
   const char *rt = po_Schema_ResourceTypeOf(def);
   po_ResourceType t = rt ? po_ResourceType_Parse(rt) : kPo_ResourceType_Unknown;
   if (t == kPo_ResourceType_Unknown) {
-    po_Status_Set(r->st, kPo_ErrParse, "%s: expected a Cluster, ClusterLoadAssignment, Listener or RouteConfiguration, found %s",
+    po_Status_Set(r->st, kPo_Status_Parse, "%s: expected a Cluster, ClusterLoadAssignment, Listener or RouteConfiguration, found %s",
                   where, upb_MessageDef_FullName(def));
     return false;
   }
@@ -263,21 +263,21 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
       r->owned = po_Arena_Malloc(r->a, sizeof *r->owned);
       if (!r->owned || !upb_Arena_AddCleanup(po_Arena_Upb(r->a), r->owned, free_owned)) {
         r->owned = NULL;
-        return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+        return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
       }
     }
     po_DumpResource *n = realloc(r->owned->p, cap * sizeof *n);
-    if (!n) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    if (!n) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
     r->owned->p = n;
     d->resources = n;
     r->cap = cap;
   }
   struct po_DumpPending *p = po_Arena_Malloc(r->a, sizeof *p);
-  if (!p) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (!p) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
   *p = (struct po_DumpPending){.def = def, .bytes = val, .arena = r->a};
   if (streamed && val.size) { /* the piece's scratch arena goes after it: the bytes are copied */
     char *copy = po_Arena_Malloc(r->a, val.size);
-    if (!copy) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    if (!copy) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
     memcpy(copy, val.data, val.size);
     p->bytes = (upb_StringView){copy, val.size};
   }
@@ -290,7 +290,7 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
       .where = po_Arena_Strndup(r->a, where, strlen(where)),
       .pending = p,
   };
-  if (!res->where) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (!res->where) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
   /* Decoded at once: a route of a per-type dump decoded whole (Consul's classification looks
    * inside it; a streamed one is decoded by po_Mesh_Classify when it asks, and freed), or a
    * resource whose name the shortcut cannot read (decoded from the bytes at hand). Any other
@@ -298,7 +298,7 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   res->name = t == kPo_ResourceType_Route && !streamed ? NULL : name_of(def, name_field, val, r->a);
   if (!res->name && streamed) {
     po_Arena *scratch = po_Arena_New();
-    if (!scratch) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    if (!scratch) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
     upb_Message *m = decode_bytes(def, val, res->where, scratch, r->st);
     res->name = m ? string_of(m, def, name_field, r->a) : NULL;
     po_Arena_Free(scratch);
@@ -507,13 +507,13 @@ static bool one_config(Reader *r, const upb_Message *d, const upb_MessageDef *dd
      * dumps: taken as "something else", every resource would be missing and every patch
      * reported as matching nothing. An entry does not say which list it came from (a
      * DynamicCluster is active or warming alike), so it is refused, saying what to take. */
-    po_Status_Set(st, kPo_ErrParse, "configs[%zu]: a single %s, as /config_dump?resource=... gives: whether it is "
+    po_Status_Set(st, kPo_Status_Parse, "configs[%zu]: a single %s, as /config_dump?resource=... gives: whether it is "
                   "active, warming or draining is not in it; take the whole /config_dump (?include_eds for endpoints)", i, n);
     return false;
   }
   if (out->other_count == r->other_cap) {
     const char **bigger = po_Arena_Malloc(r->a, r->other_cap * 2 * sizeof *bigger);
-    if (!bigger) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
+    if (!bigger) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), false;
     memcpy(bigger, out->other_configs, out->other_count * sizeof *bigger);
     out->other_configs = bigger;
     r->other_cap *= 2;
@@ -628,7 +628,7 @@ typedef struct {
 static bool syntax(Stream *x, size_t at, const char *what) {
   int line, col;
   position(x->text, at, &line, &col);
-  po_Status_Set(x->r->st, kPo_ErrParse, "invalid envoy.admin.v3.ConfigDump JSON: Error parsing JSON @%d:%d: %s", line, col, what);
+  po_Status_Set(x->r->st, kPo_Status_Parse, "invalid envoy.admin.v3.ConfigDump JSON: Error parsing JSON @%d:%d: %s", line, col, what);
   return false;
 }
 
@@ -696,7 +696,7 @@ static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, 
    * allocation failed is left out, silently): a piece decoded while memory ran out is no
    * verdict on the dump, and never a resource read short (po_Arena_New's allocator records
    * every failure) */
-  if (po_Engine_OutOfMemory()) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (po_Engine_OutOfMemory()) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   if (!m && strstr(st->message, "Type was not found")) {
     const char *t = unknown_type(s, text, len, a);
     if (t) {
@@ -717,7 +717,7 @@ static upb_Message *member(Stream *x, const upb_MessageDef *def, size_t k, size_
   if (!s) return NULL;
   char *obj = po_Arena_Malloc(a, vend - k + 3);
   if (!obj && !within_budget(x->r, b, where ? where : "the dump's top level")) return NULL;
-  if (!obj) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!obj) return po_Status_Set(x->r->st, kPo_Status_NoMemory, "out of memory"), NULL;
   obj[0] = '{';
   memcpy(obj + 1, x->text + k, vend - k);
   obj[vend - k + 1] = '}';
@@ -772,7 +772,7 @@ static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed
   if (!s) return false;
   Budget b;
   po_Arena *scratch = piece_arena(r, &b);
-  if (!scratch) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (!scratch) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
   upb_Message *e = decode_piece(s, ed, x->text + from, to - from, scratch, &b, r, r->st);
   bool ok = e != NULL;
   char piece[160];
@@ -900,7 +900,7 @@ static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v,
    * and its resources, if any, are read as from a dump decoded whole */
   Budget b;
   po_Arena *scratch = piece_arena(x->r, &b);
-  if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
+  if (!scratch) return po_Status_Set(x->r->st, kPo_Status_NoMemory, "out of memory"), false;
   upb_Message *d = member(x, c->def, k, vend, where, scratch, &b);
   bool lists = false; /* only then is it read again where its records may alias it */
   for (size_t i = 0; d && i < sizeof kLists / sizeof kLists[0]; i++) {
@@ -941,7 +941,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
   /* decoded whole, then unpacked: as the element of a one-entry dump, so that an entry whose
    * own type the schema lacks becomes a placeholder and is counted, as in a dump decoded whole */
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
-  if (!cd) return po_Status_Set(r->st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  if (!cd) return po_Status_Set(r->st, kPo_Status_NotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
   static const char kPre[] = "{\"configs\":[";
   char where[64];
   snprintf(where, sizeof where, "configs[%zu]", index);
@@ -953,7 +953,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     po_Arena *scratch = pass == 0 ? piece_arena(r, &b) : NULL, *in = pass == 0 ? scratch : r->a;
     char *wrapped = in ? po_Arena_Malloc(in, sizeof kPre - 1 + (to - from) + 3) : NULL;
     if (!wrapped && pass == 0 && scratch && !within_budget(r, &b, where)) return po_Arena_Free(scratch), false;
-    if (!wrapped) return po_Arena_Free(scratch), po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), false;
+    if (!wrapped) return po_Arena_Free(scratch), po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
     size_t wl = 0;
     memcpy(wrapped, kPre, sizeof kPre - 1);
     wl += sizeof kPre - 1;
@@ -971,7 +971,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
       return po_Arena_Free(scratch), false;
     }
     if (!configs || upb_Array_Size(configs) != 1) {
-      po_Status_Set(r->st, kPo_ErrParse, "%s: not one entry", where);
+      po_Status_Set(r->st, kPo_Status_Parse, "%s: not one entry", where);
       return po_Arena_Free(scratch), false;
     }
     const upb_Message *any = upb_Array_Get(configs, 0).msg_val;
@@ -1002,7 +1002,7 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
      * escapes is read whole, in the dump's arena, as the dump was before it was streamed */
     Budget b;
     po_Arena *scratch = piece_arena(x->r, &b);
-    if (!scratch) return po_Status_Set(x->r->st, kPo_ErrNoMemory, "out of memory"), false;
+    if (!scratch) return po_Status_Set(x->r->st, kPo_Status_NoMemory, "out of memory"), false;
     upb_Message *d = member(x, cd, k, vend, NULL, scratch, &b);
     const upb_MessageDef *anyd = NULL;
     const upb_Array *configs = d ? list(d, cd, "configs", &anyd) : NULL;
@@ -1048,17 +1048,17 @@ bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_Confi
   const po_Schema *s = po_Engine_Schema(st);
   if (!s) return false;
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
-  if (!cd) return po_Status_Set(st, kPo_ErrNotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  if (!cd) return po_Status_Set(st, kPo_Status_NotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
   Reader r = {out, NULL, 0, a, st, 0, 0, len > SIZE_MAX / 4 ? SIZE_MAX : len * 4};
   if (r.budget < (size_t)kMinPieceBudget) r.budget = kMinPieceBudget;
   Stream x = {&r, json, len};
   Scan sc = {json, len, 0, NULL, 0};
   ws(&sc);
-  if (sc.at == len) return po_Status_Set(st, kPo_ErrParse, "invalid envoy.admin.v3.ConfigDump JSON: empty input"), false;
+  if (sc.at == len) return po_Status_Set(st, kPo_Status_Parse, "invalid envoy.admin.v3.ConfigDump JSON: empty input"), false;
   /* configs[] entries are counted as they come; other_configs grows with them */
   size_t cap = 16;
   out->other_configs = po_Arena_Malloc(a, cap * sizeof *out->other_configs);
-  if (!out->other_configs) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
+  if (!out->other_configs) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), false;
   r.other_cap = cap;
   if (!members(&x, &sc, top_member, (void *)cd)) return false;
   ws(&sc);

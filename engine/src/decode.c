@@ -383,9 +383,9 @@ static void decode_patch(Dec *d, size_t i, const po_Value *pv, po_Patch *p) {
 /* mapstructure's Error(): every error, sorted, counted; behind Consul's prefix. The text is
  * whole in the arena; po_Status bounds it (with its visible "..." mark). */
 static bool report(Dec *d, po_Status *st) {
-  if (d->oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (d->oom) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   if (d->panic_at) {
-    return po_Status_Set(st, kPo_ErrInvalid,
+    return po_Status_Set(st, kPo_Status_Invalid,
                          "%s: a one-element list holding null ([null]) is not decoded by Consul: its decode hook "
                          "HookWeakDecodeFromSlice unwraps it to nil and the next hook panics on it, so Consul's "
                          "Constructor never returns; write the value itself, or null, or leave the key out",
@@ -401,8 +401,8 @@ static bool report(Dec *d, po_Status *st) {
     puts_(&b, "* ");
     puts_(&b, d->errs[i]);
   }
-  if (b.oom) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
-  return po_Status_Set(st, kPo_ErrInvalid, "%s", b.p);
+  if (b.oom) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
+  return po_Status_Set(st, kPo_Status_Invalid, "%s", b.p);
 }
 
 bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, po_Status *st) {
@@ -421,7 +421,7 @@ bool po_Arguments_Decode(const po_Value *args, po_Arena *a, po_Arguments *out, p
     const po_Value **items = NULL;
     size_t n = list_items(&d, field(args, "Patches"), &items);
     out->patches = po_Arena_Malloc(a, (n ? n : 1) * sizeof *out->patches);
-    if (!out->patches) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    if (!out->patches) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     for (size_t i = 0; i < n; i++) decode_patch(&d, i, items[i], &out->patches[out->patch_count++]);
   }
   if (d.nerr == 0 && !d.panic_at && !d.oom) return true;

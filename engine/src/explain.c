@@ -176,7 +176,7 @@ static bool list_fields(const po_Schema *s, const upb_MessageDef *m, po_Arena *a
                         po_Status *st) {
   int n = upb_MessageDef_FieldCount(m);
   po_ExplainField *fs = po_Arena_Malloc(a, (size_t)(n ? n : 1) * sizeof *fs);
-  if (!fs) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!fs) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   for (int i = 0; i < n; i++) describe(s, upb_MessageDef_Field(m, i), a, &fs[i]);
   out->message = upb_MessageDef_FullName(m);
   out->fields = fs;
@@ -194,12 +194,12 @@ bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *
   const char *slash = strchr(query, '/');
   size_t rlen = slash ? (size_t)(slash - query) : strlen(query);
   char *root_name = po_Arena_Strndup(a, query, rlen);
-  if (!root_name) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!root_name) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   const upb_MessageDef *m = po_Schema_ResourceMessage(s, root_name);
   if (m) out->resource_type = root_name;
   else m = po_Schema_FindMessage(s, root_name);
   if (!m) {
-    return po_Status_Set(st, kPo_ErrNotFound,
+    return po_Status_Set(st, kPo_Status_NotFound,
                          "'%s' is neither a resource type (cluster, cluster-load-assignment, route, listener) nor an "
                          "Envoy message name (such as envoy.config.cluster.v3.Cluster)", root_name);
   }
@@ -214,7 +214,7 @@ bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *
   po_ExplainField *field = NULL;
   if (plen) {
     char *path = po_Arena_Strndup(a, p, plen);
-    if (!path) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    if (!path) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     /* The one resolver compile uses: a path explain accepts is a path a patch can use. */
     po_Resolved r;
     if (!po_Path_Resolve(s, m, path, a, &r)) {
@@ -223,13 +223,13 @@ bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *
         const char *hint = po_Resolved_Hint(&r, a);
         size_t len = strlen(st->message);
         if (hint) snprintf(st->message + len, sizeof st->message - len, "\n%s", hint);
-        st->code = kPo_ErrNotFound;
+        st->code = kPo_Status_NotFound;
       }
       return false;
     }
     const upb_FieldDef *f = po_Resolved_Target(&r);
     field = po_Arena_Malloc(a, sizeof *field);
-    if (!field) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    if (!field) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     describe(s, f, a, field);
     norm = po_Arena_Printf(a, "%s/%s", root_name, path);
     m = field->message && !field->map ? upb_FieldDef_MessageSubDef(f) : NULL;

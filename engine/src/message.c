@@ -9,13 +9,13 @@ static const upb_MessageDef *lookup(const char *full_name, po_Status *st) {
   const po_Schema *s = po_Engine_Schema(st);
   if (!s) return NULL;
   const upb_MessageDef *m = po_Schema_FindMessage(s, full_name);
-  if (!m) po_Status_Set(st, kPo_ErrNotFound, "unknown message type '%s': not in the Envoy v3 schema", full_name ? full_name : "");
+  if (!m) po_Status_Set(st, kPo_Status_NotFound, "unknown message type '%s': not in the Envoy v3 schema", full_name ? full_name : "");
   return m;
 }
 
 static po_Message *wrap(const upb_MessageDef *def, upb_Message *msg, po_Arena *a, po_Status *st) {
   po_Message *m = po_Arena_Malloc(a, sizeof *m);
-  if (!m) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!m) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   m->def = def;
   m->msg = msg;
   m->arena = a;
@@ -34,7 +34,7 @@ po_Message *po_Message_New(const char *full_name, po_Arena *a, po_Status *st) {
   const upb_MessageDef *def = lookup(full_name, st);
   if (!def) return NULL;
   upb_Message *msg = upb_Message_New(def, po_Arena_Upb(a));
-  if (!msg) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!msg) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   return wrap(def, msg, a, st);
 }
 

@@ -229,7 +229,7 @@ static bool compile_patch(po_Override *o, size_t i, const po_Schema *schema, con
   po_Verdict *primary = &v[opts->convention];
   *primary = (po_Verdict){.ok = true};
   if (!po_CompiledPatch_Compile(schema, root, &typed, &po, a, &o->compiled[i], &hint, diags, (int)i, &st)) {
-    if (st.code == kPo_ErrNoMemory) return false;
+    if (st.code == kPo_Status_NoMemory) return false;
     const char *msg = po_Arena_Printf(a, "%s", st.message);
     *primary = (po_Verdict){.ok = false, .kind = kPo_DiagKind_Consul, .message = msg};
     po_Diagnostic *x = po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Consul, (int)i, p->path, msg);
@@ -464,7 +464,7 @@ static bool is_wrapper_def(const upb_MessageDef *m) {
  * unmarshal of the patched resource fails), so the bare value it stands for. */
 static po_Value *wrapper_object_json(const po_Setter *s, const upb_MessageDef *m, po_Arena *a) {
   for (size_t i = 0; i < s->child_count; i++) {
-    if (s->children[i].kind == kPo_SetScalar) return scalar_json(s->children[i].field, s->children[i].value, a);
+    if (s->children[i].kind == kPo_SetKind_Scalar) return scalar_json(s->children[i].field, s->children[i].value, a);
   }
   const upb_FieldDef *vf = upb_MessageDef_FindFieldByName(m, "value");
   upb_MessageValue zero;
@@ -506,7 +506,7 @@ static po_Value *any_json(const po_Setter *s, po_Arena *a) {
   po_Value *map = po_Value_NewMap(a);
   for (size_t i = 0; map && i < s->child_count; i++) {
     const po_Setter *c = &s->children[i];
-    if (c->kind != kPo_SetScalar || strcmp(upb_FieldDef_Name(c->field), "type_url") || !c->value.str_val.size) continue;
+    if (c->kind != kPo_SetKind_Scalar || strcmp(upb_FieldDef_Name(c->field), "type_url") || !c->value.str_val.size) continue;
     upb_StringView url = c->value.str_val;
     po_Value *u = po_Value_NewString(a, url.data, url.size);
     if (!u || !po_Value_MapPut(a, map, "@type", u)) return NULL;
@@ -521,9 +521,9 @@ static po_Value *any_json(const po_Setter *s, po_Arena *a) {
 
 static po_Value *setter_json(const po_Setter *s, po_Arena *a) {
   switch (s->kind) {
-    case kPo_SetScalar: return scalar_json(s->field, s->value, a);
-    case kPo_SetWrapper: return scalar_json(s->wrapper_value, s->value, a);
-    case kPo_SetList: {
+    case kPo_SetKind_Scalar: return scalar_json(s->field, s->value, a);
+    case kPo_SetKind_Wrapper: return scalar_json(s->wrapper_value, s->value, a);
+    case kPo_SetKind_List: {
       po_Value *l = po_Value_NewList(a);
       for (size_t i = 0; l && i < s->item_count; i++) {
         po_Value *e = scalar_json(s->field, s->items[i], a);
@@ -531,7 +531,7 @@ static po_Value *setter_json(const po_Setter *s, po_Arena *a) {
       }
       return l;
     }
-    case kPo_SetMessage: {
+    case kPo_SetKind_Message: {
       const upb_MessageDef *m = upb_FieldDef_MessageSubDef(s->field);
       if (m && !strcmp(upb_MessageDef_FullName(m), "google.protobuf.Duration")) return duration_json(s, a);
       if (m && is_wrapper_def(m)) return wrapper_object_json(s, m, a);
@@ -563,13 +563,13 @@ bool po_Override_Set(const po_Override *o, size_t i, po_SetInfo *out) {
   out->value = s->source;
   switch (s->kind) {
     /* A field with presence (a oneof member, proto3 optional) is copied by a merge even when zero. */
-    case kPo_SetScalar:
+    case kPo_SetKind_Scalar:
       out->shape = kPo_SetShape_Scalar;
       out->zero = scalar_zero(s->field, s->value) && !upb_FieldDef_HasPresence(s->field);
       break;
-    case kPo_SetWrapper: out->shape = kPo_SetShape_Wrapper; out->zero = scalar_zero(s->wrapper_value, s->value); break;
-    case kPo_SetList: out->shape = kPo_SetShape_List; out->zero = s->item_count == 0; break;
-    case kPo_SetMessage:
+    case kPo_SetKind_Wrapper: out->shape = kPo_SetShape_Wrapper; out->zero = scalar_zero(s->wrapper_value, s->value); break;
+    case kPo_SetKind_List: out->shape = kPo_SetShape_List; out->zero = s->item_count == 0; break;
+    case kPo_SetKind_Message:
       out->shape = kPo_SetShape_Message;
       out->zero = s->child_count == 0;
       /* An object for a wrapper sets the wrapper as its scalar would: {value: v} is v, {} its zero. */
@@ -608,7 +608,7 @@ bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p) 
 
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *st) {
-  if (!o->valid) return po_Status_Set(st, kPo_ErrInvalid, "the override did not compile; it cannot be applied");
+  if (!o->valid) return po_Status_Set(st, kPo_Status_Invalid, "the override did not compile; it cannot be applied");
   bool any = false;
   size_t failures = 0;
   char errs[PO_STATUS_MAX];
@@ -631,14 +631,14 @@ bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p,
       continue;
     }
     if (!po_CompiledPatch_Apply(cp, m->msg, po_Arena_Upb(m->arena))) {
-      return po_Status_Set(st, kPo_ErrNoMemory, "out of memory applying patch %zu", i);
+      return po_Status_Set(st, kPo_Status_NoMemory, "out of memory applying patch %zu", i);
     }
     any = true;
   }
   if (patched) *patched = any && failures == 0;
   if (failures == 0) return true;
-  if (failures == 1) return po_Status_Set(st, kPo_ErrPatch, "1 error occurred:\n\t%s\n\n", errs);
-  return po_Status_Set(st, kPo_ErrPatch, "%zu errors occurred:\n\t%s\n\n", failures, errs);
+  if (failures == 1) return po_Status_Set(st, kPo_Status_Patch, "1 error occurred:\n\t%s\n\n", errs);
+  return po_Status_Set(st, kPo_Status_Patch, "%zu errors occurred:\n\t%s\n\n", failures, errs);
 }
 
 bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convention convention,
@@ -663,7 +663,7 @@ bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convent
     return false;
   }
   if (!po_CompiledPatch_Apply(&cp, m->msg, po_Arena_Upb(m->arena))) {
-    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
   return true;
 }

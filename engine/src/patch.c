@@ -19,13 +19,13 @@
 static inline po_ValueKind kind_of(const po_Value *v) { return v ? v->kind : kPo_ValueKind_Null; }
 
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
-  return po_Status_Set(st, kPo_ErrPatch,
+  return po_Status_Set(st, kPo_Status_Patch,
                        "patch value type %s could not be applied to target field type '%s'",
                        go_type, po_FieldType(f));
 }
 
 static bool unsupported_target(po_Status *st, const upb_FieldDef *f) {
-  return po_Status_Set(st, kPo_ErrPatch, "unsupported target field type '%s'", po_FieldType(f));
+  return po_Status_Set(st, kPo_Status_Patch, "unsupported target field type '%s'", po_FieldType(f));
 }
 
 static const po_FieldInfo *child_field(const po_Schema *schema, const upb_MessageDef *m, const char *name,
@@ -35,11 +35,11 @@ static const po_FieldInfo *child_field(const po_Schema *schema, const upb_Messag
   if (f) return f;
   /* there is one: no table, no memory; no message: a load that ran out of memory */
   if (!m || upb_MessageDef_FindFieldByNameWithSize(m, name, len)) {
-    po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     return NULL;
   }
   const char *list = po_FieldList(schema, m, o->debug, a, NULL);
-  po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
+  po_Status_Set(st, kPo_Status_Patch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
   if (hint && o->hints) *hint = po_Hint_UnknownField(schema, m, name, len, a);
   return NULL;
 }
@@ -53,7 +53,7 @@ static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f
   /* An integer literal is quoted as written: beyond int64 (its float64 would misstate it), and
    * under the wire convention, where an in-range integer literal became a float64. */
   const char *lit = v && v->lit ? v->lit : v && v->text ? v->text : num;
-  return po_Status_Set(st, kPo_ErrPatch,
+  return po_Status_Set(st, kPo_Status_Patch,
                        "patch value %.*s (%s) is out of range for target field type '%s'",
                        PO_STATUS_MAX / 2, lit, po_Value_GoType(v), po_FieldType(f));
 }
@@ -180,7 +180,7 @@ static bool convert_scalar(const po_Schema *schema, const po_Value *v, const po_
     if (k != kPo_ValueKind_String) return type_mismatch(st, po_Value_GoType(v), f);
     size_t len = v->u.s.len;
     out->str_val = (upb_StringView){.data = po_Arena_Strndup(a, v->u.s.ptr, len), .size = len};
-    return out->str_val.data != NULL || po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    return out->str_val.data != NULL || po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
   /* bytes (and groups): Consul refuses the target whatever the value. */
   return unsupported_target(st, f);
@@ -216,7 +216,7 @@ static bool convert_wrapper(const po_Schema *schema, const po_Value *v, const po
     }
   }
   if (!ok) return type_mismatch(st, po_Value_GoType(v), f);
-  s->kind = kPo_SetWrapper;
+  s->kind = kPo_SetKind_Wrapper;
   s->wrapper_value = fi->wrapper_value;
   if (is_number(k)) {
     /* Range errors name the wrapper, which is what the user wrote the value for. */
@@ -253,10 +253,10 @@ static bool convert_list(const po_Schema *schema, const po_Value *v, const po_Fi
             (ct == kUpb_CType_String && ek == kPo_ValueKind_String);
   if (!ok) return type_mismatch(st, go, f);
   size_t n = po_Value_Size(v);
-  s->kind = kPo_SetList;
+  s->kind = kPo_SetKind_List;
   s->item_count = n;
   s->items = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->items);
-  if (!s->items) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!s->items) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   bool floats = !strcmp(go, "[]float64");
   for (size_t i = 0; i < n; i++) {
     const po_Value *e = po_Value_At(v, i);
@@ -285,7 +285,7 @@ static bool convert_value_(const po_Schema *schema, const po_Value *v, const po_
     return unsupported_target(st, fi->def);
   }
   if (fi->submessage) return convert_wrapper(schema, v, fi, a, s, st);
-  s->kind = kPo_SetScalar;
+  s->kind = kPo_SetKind_Scalar;
   return convert_scalar(schema, v, fi, fi->ctype, fi->def, a, &s->value, st);
 }
 
@@ -302,7 +302,7 @@ static bool convert_object(const po_Schema *schema, const po_Value *v, const po_
                            const po_PatchOptions *o, po_Arena *a, po_Setter *s, const char **hint, po_Status *st) {
   const upb_FieldDef *f = fi->def;
   if (!fi->submessage) {
-    return po_Status_Set(st, kPo_ErrPatch, "non-message field type '%s' cannot be set via a map",
+    return po_Status_Set(st, kPo_Status_Patch, "non-message field type '%s' cannot be set via a map",
                          po_KindName(f));
   }
   if (fi->repeated) {
@@ -313,13 +313,13 @@ static bool convert_object(const po_Schema *schema, const po_Value *v, const po_
   size_t n = po_Value_Size(v);
   /* A google.protobuf.Any is a message like any other here, as in Consul: `{}` is the empty Any,
    * `type_url` a string child, `value` bytes (unsupported). What Envoy makes of it: check_any. */
-  s->kind = kPo_SetMessage;
+  s->kind = kPo_SetKind_Message;
   s->field = f;
   s->info = fi;
   s->source = v;
   s->child_count = n;
   s->children = po_Arena_Malloc(a, (n ? n : 1) * sizeof *s->children);
-  if (!s->children) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!s->children) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   for (size_t i = 0; i < n; i++) {
     const char *key = po_Value_KeyAt(v, i);
     const po_FieldInfo *cf = child_field(schema, m, key, strlen(key), o, a, hint, st);
@@ -345,7 +345,7 @@ static void note(po_Diagnostics *d, po_Severity sev, po_DiagKind kind, int idx, 
 static const char *check_any(const po_Schema *schema, const po_Setter *s, po_Arena *a) {
   for (size_t i = 0; i < s->child_count; i++) {
     const po_Setter *c = &s->children[i];
-    if (strcmp(upb_FieldDef_Name(c->field), "type_url") != 0 || c->kind != kPo_SetScalar) continue;
+    if (strcmp(upb_FieldDef_Name(c->field), "type_url") != 0 || c->kind != kPo_SetKind_Scalar) continue;
     upb_StringView url = c->value.str_val;
     if (url.size == 0) return NULL;
     const char *slash = memchr(url.data, '/', url.size);
@@ -370,17 +370,17 @@ static bool is_duration(const upb_MessageDef *m) {
 /* Envoy's Duration checks on what a patch sets: a whole Duration from a map, or one of its two
  * fields by path (the other is then whatever the resource has). */
 static const char *check_duration(const po_Setter *s, po_Arena *a) {
-  if (s->kind == kPo_SetMessage && is_duration(upb_FieldDef_MessageSubDef(s->field))) {
+  if (s->kind == kPo_SetKind_Message && is_duration(upb_FieldDef_MessageSubDef(s->field))) {
     int64_t sec = 0, ns = 0;
     for (size_t i = 0; i < s->child_count; i++) {
       const po_Setter *c = &s->children[i];
-      if (c->kind != kPo_SetScalar) continue;
+      if (c->kind != kPo_SetKind_Scalar) continue;
       if (upb_FieldDef_Number(c->field) == 1) sec = c->value.int64_val;
       else ns = c->value.int32_val;
     }
     return po_Duration_Check(true, sec, true, ns, a);
   }
-  if (s->kind == kPo_SetScalar && is_duration(upb_FieldDef_ContainingType(s->field))) {
+  if (s->kind == kPo_SetKind_Scalar && is_duration(upb_FieldDef_ContainingType(s->field))) {
     bool secs = upb_FieldDef_Number(s->field) == 1;
     return po_Duration_Check(secs, secs ? s->value.int64_val : 0, !secs, secs ? 0 : s->value.int32_val, a);
   }
@@ -395,10 +395,10 @@ static bool is_integer_ctype(upb_CType ct) {
 /* A number with a fraction set into an integer field: Consul truncates it without a word
  * (50.5 -> 50). Said as a warning, once per setter (the first such element of a list). */
 static const char *check_truncation(const po_Setter *s, po_Arena *a) {
-  const upb_FieldDef *f = s->kind == kPo_SetWrapper ? s->wrapper_value : s->field;
+  const upb_FieldDef *f = s->kind == kPo_SetKind_Wrapper ? s->wrapper_value : s->field;
   if (!f || !is_integer_ctype(upb_FieldDef_CType(f)) || !s->source) return NULL;
   const po_Value *v = s->source;
-  if (s->kind == kPo_SetList) {
+  if (s->kind == kPo_SetKind_List) {
     for (size_t i = 0; i < po_Value_Size(s->source); i++) {
       const po_Value *e = po_Value_At(s->source, i);
       if (po_Value_Kind(e) == kPo_ValueKind_Float && !e->lit && po_Value_Float(e) != trunc(po_Value_Float(e))) {
@@ -406,7 +406,7 @@ static const char *check_truncation(const po_Setter *s, po_Arena *a) {
         break;
       }
     }
-  } else if (s->kind != kPo_SetScalar && s->kind != kPo_SetWrapper) {
+  } else if (s->kind != kPo_SetKind_Scalar && s->kind != kPo_SetKind_Wrapper) {
     return NULL;
   }
   if (po_Value_Kind(v) != kPo_ValueKind_Float || v->lit) return NULL;
@@ -458,8 +458,8 @@ static bool check_setter(const po_Schema *schema, const po_Setter *s, const char
   }
   if (!o->envoy_rules) return false;
   const char *v = check_duration(s, a);
-  if (!v && s->kind == kPo_SetMessage) v = check_oneof_pair(s, a);
-  if (!v && s->kind == kPo_SetMessage && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
+  if (!v && s->kind == kPo_SetKind_Message) v = check_oneof_pair(s, a);
+  if (!v && s->kind == kPo_SetKind_Message && !strcmp(upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(s->field)), "google.protobuf.Any")) {
     v = check_any(schema, s, a);
   }
   if (v) {
@@ -467,7 +467,7 @@ static bool check_setter(const po_Schema *schema, const po_Setter *s, const char
     return true; /* its parts would only restate it */
   }
   bool bad = false;
-  for (size_t i = 0; s->kind == kPo_SetMessage && i < s->child_count; i++) {
+  for (size_t i = 0; s->kind == kPo_SetKind_Message && i < s->child_count; i++) {
     const char *sub = po_Arena_Printf(a, "%s/%s", where, upb_FieldDef_Name(s->children[i].field));
     bad |= check_setter(schema, &s->children[i], sub, a, d, idx, path, o);
   }
@@ -478,7 +478,7 @@ static bool check_setter(const po_Schema *schema, const po_Setter *s, const char
 
 /* Member by member: a memset of the whole setter is a `rep stos` (see Compile). */
 static void setter_clear(po_Setter *set) {
-  set->kind = kPo_SetScalar;
+  set->kind = kPo_SetKind_Scalar;
   set->field = NULL;
   set->info = NULL;
   set->value = (upb_MessageValue){.str_val = {NULL, 0}}; /* the widest member: every byte */
@@ -528,18 +528,18 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   switch (cp->op) {
     case kPo_Op_Remove:
       if (o->envoy_rules && diags && !po_Rules_JudgePatch(schema, cp, o, path, idx, a, diags)) {
-        return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+        return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
       }
       return true;
     case kPo_Op_Add: break;
-    default: return po_Status_Set(st, kPo_ErrPatch, "unexpected error: no op implementation found");
+    default: return po_Status_Set(st, kPo_Status_Patch, "unexpected error: no op implementation found");
   }
   if (!po_CompiledPatch_Convert(cp, patch->value, o, a, &cp->set, hint, st)) return false;
   /* Its findings go to diags only: without diags (PatchStruct's own use) it would only print
    * texts nobody reads, a vsnprintf per child of a map value. */
   if (diags && !check_setter(schema, &cp->set, path, a, diags, idx, path, o) && o->envoy_rules &&
       !po_Rules_JudgePatch(schema, cp, o, path, idx, a, diags)) {
-    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"); /* a finding may be missing: no verdict */
+    return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"); /* a finding may be missing: no verdict */
   }
   return true;
 }
@@ -562,7 +562,7 @@ bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, con
     }
   }
   if (kind_of(v) == kPo_ValueKind_Null) {
-    return po_Status_Set(st, kPo_ErrPatch,
+    return po_Status_Set(st, kPo_Status_Patch,
                          "non-nil Value is required; use an empty map to reset all fields on a "
                          "message or the 'remove' op to unset fields");
   }
@@ -679,11 +679,11 @@ static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
   const upb_MiniTable_Field *mf = s->info->layout;
   upb_MessageValue val;
   switch (s->kind) {
-    case kPo_SetScalar:
+    case kPo_SetKind_Scalar:
       val = s->value;
       if (!copy_value(&val, mf, arena)) return false;
       break;
-    case kPo_SetWrapper: {
+    case kPo_SetKind_Wrapper: {
       upb_Message *w = new_message(s->info, arena);
       const upb_MiniTable_Field *inner_mf = s->info->wrapper_value_layout;
       upb_MessageValue inner = s->value;
@@ -692,7 +692,7 @@ static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
       val.msg_val = w;
       break;
     }
-    case kPo_SetList: {
+    case kPo_SetKind_List: {
       upb_Array *arr = upb_Array_New(arena, s->info->ctype);
       if (!arr) return false;
       for (size_t i = 0; i < s->item_count; i++) {
@@ -702,7 +702,7 @@ static bool apply_setter(const po_Setter *s, upb_Message *m, upb_Arena *arena) {
       val.array_val = arr;
       break;
     }
-    case kPo_SetMessage: {
+    case kPo_SetKind_Message: {
       upb_Message *nm = new_message(s->info, arena);
       if (!nm) return false;
       for (size_t i = 0; i < s->child_count; i++) {
@@ -736,7 +736,7 @@ bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Ar
     if (!m) return false;
   }
   const upb_MiniTable_Field *mf = cp->target_info->layout;
-  if (cp->set.kind == kPo_SetScalar && mf->descriptortype != kUpb_FieldType_String &&
+  if (cp->set.kind == kPo_SetKind_Scalar && mf->descriptortype != kUpb_FieldType_String &&
       mf->descriptortype != kUpb_FieldType_Bytes) {
     field_set(m, mf, cp->set.value); /* a number, bool or enum: nothing to copy into the arena */
     return true;

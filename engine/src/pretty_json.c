@@ -382,7 +382,7 @@ static void field(Buf *b, const upb_FieldDef *f, upb_MessageValue v, int depth) 
 static void fields(Buf *b, const upb_MessageDef *m, const upb_Message *msg, const upb_StringView *type_url, int depth) {
   if (depth >= kMaxDepth) {
     po_Status st;
-    po_Status_Set(&st, kPo_ErrLimit, "value nested deeper than %d levels", kMaxDepth);
+    po_Status_Set(&st, kPo_Status_Limit, "value nested deeper than %d levels", kMaxDepth);
     return fail(b, &st);
   }
   const po_Schema *s = po_Schema_Get(NULL);
@@ -499,7 +499,7 @@ char *po_Message_ToPrettyJson(const po_Message *m, po_Arena *a, size_t *len, po_
   Buf b = {.t = {.a = a, .initial = 4096}, .st = status};
   message(&b, m->def, m->msg, 0);
   puts_(&b, "\n");
-  if (b.t.oom) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (b.t.oom) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   if (b.failed) {
     /* A part has no JSON form: upb's encoder of the whole message says where, in the words
      * po_Message_ToJson's callers print (and, were it to succeed, its text is the answer). */

@@ -117,12 +117,12 @@ bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status 
   const upb_FieldDef *last = r->count ? r->fields[r->count - 1]->def : NULL;
   switch (r->error) {
     case kPo_Resolve_Ok: return true;
-    case kPo_Resolve_NoMemory: return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    case kPo_Resolve_NoMemory: return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     case kPo_Resolve_EmptyPath: {
       const char *list = po_FieldList(r->schema, r->root, debug, a, NULL);
-      return po_Status_Set(st, kPo_ErrPatch, "non-empty, non-root Path is required;\n%s", list ? list : "");
+      return po_Status_Set(st, kPo_Status_Patch, "non-empty, non-root Path is required;\n%s", list ? list : "");
     }
-    case kPo_Resolve_EmptySegment: return po_Status_Set(st, kPo_ErrPatch, "empty field name in path");
+    case kPo_Resolve_EmptySegment: return po_Status_Set(st, kPo_Status_Patch, "empty field name in path");
     case kPo_Resolve_UnknownField: {
       size_t ll = 0;
       const char *list = po_FieldList(r->schema, r->at, debug, a, &ll);
@@ -133,32 +133,32 @@ bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status 
         memcpy(p + 20, r->segment, r->segment_len);
         memcpy(p + 20 + r->segment_len, "'!\n", 3);
         memcpy(p + 23 + r->segment_len, list ? list : "", ll + 1);
-        st->code = kPo_ErrPatch;
+        st->code = kPo_Status_Patch;
         return false;
       }
-      return po_Status_Set(st, kPo_ErrPatch, "no match for field '%.*s'!\n%s", (int)r->segment_len, r->segment,
+      return po_Status_Set(st, kPo_Status_Patch, "no match for field '%.*s'!\n%s", (int)r->segment_len, r->segment,
                            list ? list : "");
     }
     case kPo_Resolve_ThroughMap:
-      return po_Status_Set(st, kPo_ErrPatch,
+      return po_Status_Set(st, kPo_Status_Patch,
                            "path contains member of map field '%s'; map field member access is not supported",
                            upb_FieldDef_Name(last));
     case kPo_Resolve_ThroughRepeated:
-      return po_Status_Set(st, kPo_ErrPatch,
+      return po_Status_Set(st, kPo_Status_Patch,
                            "path contains member of repeated field '%s'; repeated field member access is not supported",
                            upb_FieldDef_Name(last));
     case kPo_Resolve_ThroughAny:
-      return po_Status_Set(st, kPo_ErrPatch, "variant-type message fields (google.protobuf.Any) are not supported");
+      return po_Status_Set(st, kPo_Status_Patch, "variant-type message fields (google.protobuf.Any) are not supported");
     case kPo_Resolve_ThroughScalar:
-      return po_Status_Set(st, kPo_ErrPatch,
+      return po_Status_Set(st, kPo_Status_Patch,
                            "path contains member of non-message field '%s' (type '%s'); this type does not support "
                            "child fields",
                            upb_FieldDef_Name(last), po_KindName(last));
     case kPo_Resolve_TooDeep:
-      return po_Status_Set(st, kPo_ErrPatch, "path has %zu segments; at most %d are supported", r->segments,
+      return po_Status_Set(st, kPo_Status_Patch, "path has %zu segments; at most %d are supported", r->segments,
                            kMaxDepth);
   }
-  return po_Status_Set(st, kPo_ErrInternal, "unexpected resolve error %d", (int)r->error);
+  return po_Status_Set(st, kPo_Status_Internal, "unexpected resolve error %d", (int)r->error);
 }
 
 const char *po_Resolved_Hint(const po_Resolved *r, po_Arena *a) {

@@ -108,7 +108,7 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
                               po_Diagnostics *rule_errors, po_Status *st) {
   size_t n = o->valid ? o->args.patch_count : 0;
   size_t *absent = n ? po_Arena_Malloc(m->arena, n * sizeof *absent) : NULL;
-  if (n && !absent) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), false;
+  if (n && !absent) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), false;
   for (size_t i = 0; i < n; i++) {
     const po_CompiledPatch *cp = &o->compiled[i];
     bool applies = cp->target && cp->root == m->def && cp->op == kPo_Op_Add &&
@@ -122,7 +122,7 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
   po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
     po_Arena_Free(scratch);
-    return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+    return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
   /* checked once per patch, after all the override's patches (a later patch may fill in what
    * an earlier one's parent needs) */
@@ -133,5 +133,5 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
   }
   ok = ok && !track.failed;
   po_Arena_Free(scratch);
-  return ok || po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  return ok || po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
 }

@@ -211,14 +211,14 @@ static void note_peak(po_StreamCtx *c) {
 
 bool po_StreamCtx_Object(po_StreamCtx *c, int doc, long item, const po_Value *v, po_Status *st) {
   po_Arena *a = po_StreamCtx_Arena(c);
-  if (!a) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!a) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   po_StreamObject o = {.doc = doc, .item = item, .value = v};
   bool ok = c->s->object(c->s->ctx, &o, a, st);
   note_peak(c);
   po_Arena_Free(a);
   c->objects++;
   if (c->s->stats) c->s->stats->objects++;
-  if (!ok && po_Status_IsOk(st)) po_Status_Set(st, kPo_ErrInvalid, "stopped by the caller");
+  if (!ok && po_Status_IsOk(st)) po_Status_Set(st, kPo_Status_Invalid, "stopped by the caller");
   return ok;
 }
 
@@ -238,6 +238,6 @@ bool po_StreamCtx_Document(po_StreamCtx *c, int doc, const po_Value *v, po_Statu
 bool po_StreamCtx_Retract(po_StreamCtx *c, int doc, po_Status *st) {
   if (c->s->stats) c->s->stats->retracted++;
   if (!c->s->retract || c->s->retract(c->s->ctx, doc)) return true;
-  if (po_Status_IsOk(st)) po_Status_Set(st, kPo_ErrInvalid, "stopped by the caller");
+  if (po_Status_IsOk(st)) po_Status_Set(st, kPo_Status_Invalid, "stopped by the caller");
   return false;
 }

@@ -87,7 +87,7 @@ static const char *big_int_of(const char *s, size_t len, const BigInts *b) {
 static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const BigInts *big,
                             po_Status *st) {
   if (depth > kMaxDepth) {
-    po_Status_Set(st, kPo_ErrLimit, "value nested deeper than %d levels", kMaxDepth);
+    po_Status_Set(st, kPo_Status_Limit, "value nested deeper than %d levels", kMaxDepth);
     return NULL;
   }
   po_Value *v = NULL;
@@ -109,7 +109,7 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const 
     case json_type_double: {
       double d = json_object_get_double(j);
       if (isnan(d) || isinf(d)) {
-        po_Status_Set(st, kPo_ErrParse, "%s is not a JSON number", json_object_to_json_string((json_object *)j));
+        po_Status_Set(st, kPo_Status_Parse, "%s is not a JSON number", json_object_to_json_string((json_object *)j));
         return NULL;
       }
       v = po_Value_NewFloat(a, d);
@@ -150,7 +150,7 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const 
       break;
     }
   }
-  if (!v) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!v) po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   return v;
 }
 
@@ -243,12 +243,12 @@ static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, 
   json_object *j;
   if (!tokenize(text, len, kMaxDepth, &j, &at, &why)) {
     int line, col;
-    if (!why) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+    if (!why) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
     offset_to_pos(text, at, &line, &col);
     if (at == len && !strcmp(why, "unexpected end of JSON input")) {
-      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: %s", line, col, why);
+      po_Status_Set(st, kPo_Status_Parse, "line %d, column %d: %s", line, col, why);
     } else {
-      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col, why);
+      po_Status_Set(st, kPo_Status_Parse, "line %d, column %d: invalid JSON: %s", line, col, why);
     }
     return NULL;
   }
@@ -258,7 +258,7 @@ static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, 
     json_object_put(j);
     int line, col;
     offset_to_pos(text, nul, &line, &col);
-    return po_Status_Set(st, kPo_ErrParse, "line %d, column %d: %s", line, col, kPo_NulKeyRefused), NULL;
+    return po_Status_Set(st, kPo_Status_Parse, "line %d, column %d: %s", line, col, kPo_NulKeyRefused), NULL;
   }
   po_Value *v = from_jsonc(j, a, 0, big, st);
   json_object_put(j);
@@ -267,12 +267,12 @@ static po_Value *parse_marked(const char *text, size_t len, const BigInts *big, 
 
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *st) {
   if (len > INT32_MAX) {
-    po_Status_Set(st, kPo_ErrLimit, "JSON input of %zu bytes is too large", len);
+    po_Status_Set(st, kPo_Status_Limit, "JSON input of %zu bytes is too large", len);
     return NULL;
   }
   BigInts big = {0};
   text = mark_big_ints(text, len, a, &big);
-  if (!text) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!text) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   return parse_marked(text, len, &big, a, st);
 }
 
@@ -336,7 +336,7 @@ static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, 
   static const char *const kHead[] = {"[", "{\"\":", "{"}, *const kTail[] = {"]", "}", ":0}"};
   size_t hl = strlen(kHead[kind]), tl = strlen(kTail[kind]), n = end - start;
   char *w = malloc(hl + n + tl);
-  if (!w) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!w) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   memcpy(w, kHead[kind], hl);
   memcpy(w + hl, t + start, n);
   memcpy(w + hl + n, kTail[kind], tl);
@@ -348,11 +348,11 @@ static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, 
   free(w);
   if (!ok) {
     if (!why) {
-      po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+      po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     } else if (at >= hl && at - hl + 1 < n && strcmp(why, json_tokener_error_desc(json_tokener_error_depth)) != 0) {
       int line, col;
       offset_to_pos(t, start + at - hl, &line, &col);
-      po_Status_Set(st, kPo_ErrParse, "line %d, column %d: invalid JSON: %s", line, col, why);
+      po_Status_Set(st, kPo_Status_Parse, "line %d, column %d: invalid JSON: %s", line, col, why);
     } else {
       *whole = true;
     }
@@ -375,7 +375,7 @@ static po_Value *piece(const char *t, size_t start, size_t end, PieceKind kind, 
     }
   }
   if (!v && po_Status_IsOk(st)) *whole = true; /* not one element: the scan was wrong */
-  if (!v && !po_Status_IsOk(st) && st->code != kPo_ErrNoMemory) {
+  if (!v && !po_Status_IsOk(st) && st->code != kPo_Status_NoMemory) {
     /* A value json-c reads but ours refuses (a number beyond a double): the whole parse reads
      * all the text first, so a syntax error after this piece is its error, not this one; only
      * the whole text says which comes first (fuzz_stream). */
@@ -393,7 +393,7 @@ static ScanResult scan_items(const char *t, size_t *i, size_t len, const BigInts
     size_t end = value_end(t, at, len);
     if (!end) return kScanWhole;
     po_Arena *item = po_StreamCtx_Arena(c);
-    if (!item) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
+    if (!item) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), kScanError;
     bool whole = false;
     po_Value *v = piece(t, at, end, kPieceItem, big, item, st, &whole);
     bool ok = v && po_StreamCtx_Object(c, 1, n, v, st);
@@ -410,7 +410,7 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
   size_t i = skip_ws(t, 0, len);
   if (i >= len || t[i] != '{') return kScanWhole;
   po_Value *head = po_Value_NewMap(a);
-  if (!head) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
+  if (!head) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), kScanError;
   bool streamed = false, whole = false;
   i = skip_ws(t, i + 1, len);
   if (i < len && t[i] == '}') i++;
@@ -437,7 +437,7 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
         size_t vend = value_end(t, i, len);
         po_Value *v = vend ? piece(t, i, vend, kPieceValue, big, a, st, &whole) : NULL;
         if (!v) return !vend || whole ? kScanWhole : kScanError;
-        if (!po_Value_MapPut(a, head, key, v)) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory"), kScanError;
+        if (!po_Value_MapPut(a, head, key, v)) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), kScanError;
         i = vend;
       }
       i = skip_ws(t, i, len);
@@ -456,15 +456,15 @@ static ScanResult scan_root(const char *t, size_t len, const BigInts *big, po_St
 }
 
 bool po_Value_StreamJson(const char *text, size_t len, const po_ValueStream *vs, po_Status *st) {
-  if (len > INT32_MAX) return po_Status_Set(st, kPo_ErrLimit, "JSON input of %zu bytes is too large", len);
+  if (len > INT32_MAX) return po_Status_Set(st, kPo_Status_Limit, "JSON input of %zu bytes is too large", len);
   po_StreamCtx c;
   po_StreamCtx_Init(&c, vs);
   po_Arena *a = po_StreamCtx_Arena(&c);
-  if (!a) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!a) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   BigInts big = {0};
   const char *marked = mark_big_ints(text, len, a, &big);
   ScanResult res = marked ? scan_root(marked, len, &big, &c, a, st) : kScanError;
-  if (!marked) po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!marked) po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   bool ok = res == kScanDone;
   if (res == kScanWhole) {
     /* Handed over again from a whole parse, which also finds the exact error when there is one. */

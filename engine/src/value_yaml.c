@@ -67,9 +67,9 @@ static bool fail(Reader *r, yaml_mark_t m, po_StatusCode code, const char *what)
 static bool next(Reader *r, yaml_event_t *ev) {
   if (yaml_parser_parse(&r->parser, ev)) return true;
   /* libyaml's own allocation failing is memory, not the input */
-  if (r->parser.error == YAML_MEMORY_ERROR) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  if (r->parser.error == YAML_MEMORY_ERROR) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
   yaml_mark_t m = r->parser.problem_mark;
-  po_Status_Set(r->st, kPo_ErrParse, "line %d, column %d: invalid YAML: %s%s%s", (int)(m.line + r->line0) + 1,
+  po_Status_Set(r->st, kPo_Status_Parse, "line %d, column %d: invalid YAML: %s%s%s", (int)(m.line + r->line0) + 1,
                 (int)m.column + 1, r->parser.problem ? r->parser.problem : "parse error",
                 r->parser.context ? " " : "", r->parser.context ? r->parser.context : "");
   return false;
@@ -264,7 +264,7 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
   const char *text, *err;
   size_t text_len;
   if (po_YamlTag_String(tag, s, len, a, &text, &text_len, &err)) {
-    if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
+    if (err) return fail(r, ev->start_mark, kPo_Status_Parse, err), NULL;
     return po_Value_NewString(a, text, text_len);
   }
   if (strlen(s) != len) return po_Value_NewString(a, s, len); /* embedded NUL */
@@ -280,7 +280,7 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
                   (!strcmp(tag, YAML_INT_TAG) && (v.kind == kResInt || v.kind == kResUint)) ||
                   (!strcmp(tag, YAML_FLOAT_TAG) && (v.kind == kResFloat || v.kind == kResInt || v.kind == kResUint));
     if (!agrees) {
-      fail(r, ev->start_mark, kPo_ErrParse, "scalar does not match its explicit tag");
+      fail(r, ev->start_mark, kPo_Status_Parse, "scalar does not match its explicit tag");
       return NULL;
     }
   }
@@ -299,7 +299,7 @@ static po_Value *scalar(Reader *r, yaml_event_t *ev) {
         char what[96];
         snprintf(what, sizeof what, "%.*s is not a number JSON can carry (kubectl: json: unsupported value: %s)",
                  (int)(len < 16 ? len : 16), s, isnan(v.d) ? "NaN" : v.d > 0 ? "+Inf" : "-Inf");
-        fail(r, ev->start_mark, kPo_ErrParse, what);
+        fail(r, ev->start_mark, kPo_Status_Parse, what);
         return NULL;
       }
       {
@@ -359,11 +359,11 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
   const char *text, *err;
   size_t text_len;
   if (po_YamlTag_String((const char *)ev->data.scalar.tag, s, len, a, &text, &text_len, &err)) {
-    if (err) return fail(r, ev->start_mark, kPo_ErrParse, err), NULL;
+    if (err) return fail(r, ev->start_mark, kPo_Status_Parse, err), NULL;
     return po_Arena_Strndup(a, text, text_len); /* a NUL from !!binary ends the key, as in C */
   }
   if (memchr(s, '\0', len)) /* keys are C strings from here on: cut, it could take another's place */
-    return fail(r, ev->start_mark, kPo_ErrParse, kPo_NulKeyRefused), NULL;
+    return fail(r, ev->start_mark, kPo_Status_Parse, kPo_NulKeyRefused), NULL;
   bool plain = ev->data.scalar.style == YAML_PLAIN_SCALAR_STYLE && !ev->data.scalar.tag;
   if (!plain) return po_Arena_Strndup(a, s, len);
   Resolved v = resolve(s, a);
@@ -380,7 +380,7 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
       return po_Arena_Printf(a, "%s", buf);
     case kResNull: break;
   }
-  fail(r, ev->start_mark, kPo_ErrParse,
+  fail(r, ev->start_mark, kPo_Status_Parse,
        v.kind == kResNull ? "a null mapping key cannot be a JSON key (kubectl refuses it too)"
                           : "an integer key beyond int64 cannot be a JSON key (kubectl refuses it too)");
   return NULL;
@@ -392,7 +392,7 @@ static const char *key_text(Reader *r, yaml_event_t *ev) {
  * whole-tree reader and the streaming one, so they agree on every key. */
 static const char *map_key(Reader *r, yaml_event_t *ev, bool *is_merge, yaml_mark_t *km) {
   if (ev->type != YAML_SCALAR_EVENT) {
-    fail(r, ev->start_mark, kPo_ErrParse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
+    fail(r, ev->start_mark, kPo_Status_Parse, "invalid map key: a mapping key must be a scalar (kubectl refuses it too)");
     yaml_event_delete(ev);
     return NULL;
   }
@@ -414,7 +414,7 @@ typedef struct {
 
 static bool remember(Reader *r, const yaml_char_t *anchor, po_Value *v, Size sz, yaml_mark_t m) {
   if (!anchor) return true;
-  if (r->anchor_count >= kMaxAnchors) return fail(r, m, kPo_ErrLimit, "too many YAML anchors");
+  if (r->anchor_count >= kMaxAnchors) return fail(r, m, kPo_Status_Limit, "too many YAML anchors");
   r->anchors[r->anchor_count].name = po_Arena_Strndup(r->doc_arena, (const char *)anchor, strlen((const char *)anchor));
   r->anchors[r->anchor_count].weight = sz.weight;
   r->anchors[r->anchor_count].height = sz.height;
@@ -490,7 +490,7 @@ static bool merge(Reader *r, po_Value *into, Index *ix, const po_Value *from, ya
     }
     if (from->u.agg.len == 0) return true;
   }
-  return fail(r, m, kPo_ErrParse, "map merge requires map or sequence of maps as the value"), false;
+  return fail(r, m, kPo_Status_Parse, "map merge requires map or sequence of maps as the value"), false;
 }
 
 static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz) {
@@ -519,7 +519,7 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
       yaml_event_delete(&vev);
       if (!child) return NULL;
       if (is_merge ? !merge(r, v, &ix, child, km) : !map_set(r->arena, v, &ix, key, child)) {
-        if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+        if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
         return NULL;
       }
     } else {
@@ -530,7 +530,7 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
     sz->weight += w.weight;
     if (w.height + 1 > sz->height) sz->height = w.height + 1;
     if (sz->weight > kMaxExpanded) {
-      fail(r, start->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+      fail(r, start->start_mark, kPo_Status_Limit, "YAML expands (through aliases) to more than 1000000 nodes");
       return NULL;
     }
   }
@@ -539,14 +539,14 @@ static po_Value *collection(Reader *r, yaml_event_t *start, int depth, Size *sz)
 static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
   *sz = (Size){1, 0};
   if (depth > kMaxDepth) {
-    fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested deeper than 64 levels");
+    fail(r, ev->start_mark, kPo_Status_Limit, "YAML nested deeper than 64 levels");
     return NULL;
   }
   switch (ev->type) {
     case YAML_SCALAR_EVENT: {
       po_Value *v = scalar(r, ev);
       if (!v) {
-        if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+        if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
         return NULL;
       }
       v->pos = mark_pos(r, ev->start_mark);
@@ -556,7 +556,7 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
     case YAML_MAPPING_START_EVENT: return collection(r, ev, depth, sz);
     case YAML_ALIAS_EVENT: {
       if (++r->alias_count > kMaxAliases) {
-        fail(r, ev->start_mark, kPo_ErrLimit, "too many YAML aliases");
+        fail(r, ev->start_mark, kPo_Status_Limit, "too many YAML aliases");
         return NULL;
       }
       for (int i = r->anchor_count; i-- > 0;) {
@@ -567,21 +567,21 @@ static po_Value *node(Reader *r, yaml_event_t *ev, int depth, Size *sz) {
           }
           *sz = (Size){r->anchors[i].weight, r->anchors[i].height};
           if (r->in_item && (r->alias_weight += sz->weight) > kMaxExpanded) {
-            fail(r, ev->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+            fail(r, ev->start_mark, kPo_Status_Limit, "YAML expands (through aliases) to more than 1000000 nodes");
             return NULL;
           }
           if (depth + sz->height > kMaxDepth) {
-            fail(r, ev->start_mark, kPo_ErrLimit, "YAML nested (through aliases) deeper than 64 levels");
+            fail(r, ev->start_mark, kPo_Status_Limit, "YAML nested (through aliases) deeper than 64 levels");
             return NULL;
           }
           return r->anchors[i].value;
         }
       }
-      fail(r, ev->start_mark, kPo_ErrParse, "alias names an unknown anchor");
+      fail(r, ev->start_mark, kPo_Status_Parse, "alias names an unknown anchor");
       return NULL;
     }
     default:
-      fail(r, ev->start_mark, kPo_ErrParse, "unexpected YAML event");
+      fail(r, ev->start_mark, kPo_Status_Parse, "unexpected YAML event");
       return NULL;
   }
 }
@@ -627,7 +627,7 @@ static bool separator(const char *p, size_t n, size_t line, po_Status *st, bool 
     e -= k;
   }
   *bad = true;
-  po_Status_Set(st, kPo_ErrParse, "line %zu, column 4: invalid Yaml document separator: %.*s (kubectl allows only a comment after ---)",
+  po_Status_Set(st, kPo_Status_Parse, "line %zu, column 4: invalid Yaml document separator: %.*s (kubectl allows only a comment after ---)",
                 line + 1, (int)(e - s), (const char *)s);
   return true;
 }
@@ -636,7 +636,7 @@ static bool separator(const char *p, size_t n, size_t line, po_Status *st, bool 
 static bool parse_chunk(Reader *r, const char *text, size_t len, po_Value **out) {
   *out = NULL;
   memset(&r->parser, 0, sizeof r->parser);
-  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
   yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
   r->anchor_count = 0; /* anchors do not cross documents */
   bool ok = false;
@@ -650,7 +650,7 @@ static bool parse_chunk(Reader *r, const char *text, size_t len, po_Value **out)
     goto done;
   }
   if (ev.type != YAML_DOCUMENT_START_EVENT) {
-    fail(r, ev.start_mark, kPo_ErrParse, "unexpected YAML event");
+    fail(r, ev.start_mark, kPo_Status_Parse, "unexpected YAML event");
     yaml_event_delete(&ev);
     goto done;
   }
@@ -711,18 +711,18 @@ static bool collect_chunk(void *ctx, const char *text, size_t len, size_t line0)
   if (c->count == c->cap) {
     c->cap = c->cap ? c->cap * 2 : 8;
     po_Value **grown = po_Arena_Malloc(r->arena, c->cap * sizeof *grown);
-    if (!grown) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+    if (!grown) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
     if (c->count) memcpy(grown, c->docs, c->count * sizeof *c->docs);
     c->docs = grown;
   }
   c->docs[c->count++] = v ? v : po_Value_NewNull(r->arena);
-  return c->docs[c->count - 1] || po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  return c->docs[c->count - 1] || po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
 }
 
 bool po_Value_ParseYaml(const char *text, size_t len, po_Arena *a, po_Value ***docs_out,
                         size_t *count_out, po_Status *st) {
   Reader *r = calloc(1, sizeof *r);
-  if (!r) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!r) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   r->arena = r->doc_arena = a;
   r->st = st;
   Collect c = {.r = r};
@@ -765,7 +765,7 @@ static StreamResult stream_items(Stream *s, yaml_event_t *start) {
     po_Arena *item = po_StreamCtx_Arena(s->c);
     if (!item) {
       yaml_event_delete(&ev);
-      po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+      po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
       return kStreamError;
     }
     int anchors = r->anchor_count;
@@ -791,7 +791,7 @@ static StreamResult stream_items(Stream *s, yaml_event_t *start) {
 static StreamResult stream_root(Stream *s, yaml_event_t *start) {
   Reader *r = s->r;
   po_Value *head = po_Value_NewMap(r->arena);
-  if (!head) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), kStreamError;
+  if (!head) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), kStreamError;
   head->pos = mark_pos(r, start->start_mark);
   Index ix = {0};
   Size sz = {1, 0};
@@ -825,12 +825,12 @@ static StreamResult stream_root(Stream *s, yaml_event_t *start) {
     yaml_event_delete(&vev);
     if (!child) return stream_failed(r);
     if (is_merge ? !merge(r, head, &ix, child, km) : !map_set(r->arena, head, &ix, key, child)) {
-      if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+      if (po_Status_IsOk(r->st)) po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
       return kStreamError;
     }
     sz.weight += w.weight;
     if (sz.weight > kMaxExpanded) {
-      fail(r, start->start_mark, kPo_ErrLimit, "YAML expands (through aliases) to more than 1000000 nodes");
+      fail(r, start->start_mark, kPo_Status_Limit, "YAML expands (through aliases) to more than 1000000 nodes");
       return kStreamError;
     }
   }
@@ -843,7 +843,7 @@ static StreamResult stream_root(Stream *s, yaml_event_t *start) {
 static StreamResult stream_document(Stream *s, const char *text, size_t len) {
   Reader *r = s->r;
   memset(&r->parser, 0, sizeof r->parser);
-  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory"), kStreamError;
+  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), kStreamError;
   yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
   r->anchor_count = 0;
   StreamResult res = kStreamError;
@@ -858,7 +858,7 @@ static StreamResult stream_document(Stream *s, const char *text, size_t len) {
     goto done;
   }
   if (ev.type != YAML_DOCUMENT_START_EVENT) {
-    fail(r, ev.start_mark, kPo_ErrParse, "unexpected YAML event");
+    fail(r, ev.start_mark, kPo_Status_Parse, "unexpected YAML event");
     yaml_event_delete(&ev);
     goto done;
   }
@@ -895,7 +895,7 @@ static bool stream_chunk(void *ctx, const char *text, size_t len, size_t line0) 
   int aliases = r->alias_count;
   size_t before = s->c->objects;
   r->arena = r->doc_arena = po_StreamCtx_Arena(s->c);
-  if (!r->arena) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  if (!r->arena) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
   StreamResult res = stream_document(s, text, len);
   po_Arena_Free(r->doc_arena);
   if (res != kStreamRestart) return res == kStreamDone;
@@ -905,10 +905,10 @@ static bool stream_chunk(void *ctx, const char *text, size_t len, size_t line0) 
   po_Status_Clear(r->st);
   if (s->c->objects > before && !po_StreamCtx_Retract(s->c, s->doc, r->st)) return false;
   r->arena = r->doc_arena = po_StreamCtx_Arena(s->c);
-  if (!r->arena) return po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  if (!r->arena) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
   po_Value *v = NULL;
   bool ok = parse_chunk(r, text, len, &v);
-  if (ok && !v) ok = (v = po_Value_NewNull(r->arena)) || po_Status_Set(r->st, kPo_ErrNoMemory, "out of memory");
+  if (ok && !v) ok = (v = po_Value_NewNull(r->arena)) || po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
   ok = ok && po_StreamCtx_Document(s->c, s->doc, v, r->st);
   po_Arena_Free(r->doc_arena);
   return ok;
@@ -916,7 +916,7 @@ static bool stream_chunk(void *ctx, const char *text, size_t len, size_t line0) 
 
 bool po_Value_StreamYaml(const char *text, size_t len, const po_ValueStream *vs, po_Status *st) {
   Reader *r = calloc(1, sizeof *r);
-  if (!r) return po_Status_Set(st, kPo_ErrNoMemory, "out of memory");
+  if (!r) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   r->st = st;
   po_StreamCtx c;
   po_StreamCtx_Init(&c, vs);

@@ -17,18 +17,18 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
   while (i < len && strchr(" \t\r\n", json[i]) && json[i]) i++;
   if (i == len) {
     /* upb takes no input as an empty message; no input is no JSON value at all. */
-    po_Status_Set(status, kPo_ErrParse, "invalid %s JSON: empty input", upb_MessageDef_FullName(m));
+    po_Status_Set(status, kPo_Status_Parse, "invalid %s JSON: empty input", upb_MessageDef_FullName(m));
     return NULL;
   }
   /* upb's JSON reader looks one byte past an unterminated string (json_decode.c checks *ptr
    * before the end): give it a NUL-terminated copy, so no caller's buffer is overread. */
   char *copy = upb_Arena_Malloc(arena, len + 1);
-  if (!copy) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!copy) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   memcpy(copy, json, len);
   copy[len] = '\0';
   json = copy;
   upb_Message *msg = upb_Message_New(m, arena);
-  if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!msg) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   upb_Status st;
   upb_Status_Clear(&st);
   po_Schema_NeedJsonTypes_(s, json, len);
@@ -37,15 +37,15 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
   if (!ok && po_Schema_NeedAll_(s)) {
     upb_Status_Clear(&st);
     msg = upb_Message_New(m, arena);
-    if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+    if (!msg) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
     ok = upb_JsonDecode(json, len, msg, m, s->pool, 0, arena, &st);
   }
   /* Not complete after po_Schema_NeedAll_: its files could not all be loaded (out of memory).
    * Whatever upb said then ("Type was not found" above all) is not about the text: saying it
    * would make a preview replace a known Any by a placeholder and go on as if all were well. */
-  if (!ok && !s->complete) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!ok && !s->complete) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   if (!ok) {
-    po_Status_Set(status, kPo_ErrParse, "invalid %s JSON: %s", upb_MessageDef_FullName(m),
+    po_Status_Set(status, kPo_Status_Parse, "invalid %s JSON: %s", upb_MessageDef_FullName(m),
                   upb_Status_ErrorMessage(&st));
     return NULL;
   }
@@ -71,7 +71,7 @@ static const char *bad_wkt(const upb_MessageDef *m, const upb_Message *msg, po_S
                       !((sec < 0 && ns > 0) || (sec > 0 && ns < 0))
                 : sec >= -62135596800 && sec <= 253402300799 && ns >= 0 && ns <= 999999999;
   if (ok) return NULL;
-  po_Status_Set(st, kPo_ErrInvalid,
+  po_Status_Set(st, kPo_Status_Invalid,
                 "%s: %s {seconds: %lld, nanos: %d} has no JSON form (%s)", *path ? path : "/", name,
                 (long long)sec, (int)ns,
                 dur ? "seconds within +-315576000000, nanos within +-999999999, both of one sign"
@@ -122,7 +122,7 @@ char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Mess
   size_t cap = 4096;
   for (int pass = 0; pass < 2; pass++) {
     char *buf = upb_Arena_Malloc(arena, cap);
-    if (!buf) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+    if (!buf) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
     upb_Status_Clear(&st);
     size_t need = upb_JsonEncode(msg, m, s->pool, opts, buf, cap, &st);
     /* On demand, an Any's type may be in a file not loaded yet: load them all, once. */
@@ -135,9 +135,9 @@ char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Mess
       po_Status why;
       po_Status_Clear(&why);
       if (find_bad(s->pool, m, msg, path, 0, 0, &why)) {
-        po_Status_Set(status, kPo_ErrInvalid, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m), why.message);
+        po_Status_Set(status, kPo_Status_Invalid, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m), why.message);
       } else {
-        po_Status_Set(status, kPo_ErrParse, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m),
+        po_Status_Set(status, kPo_Status_Parse, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m),
                       upb_Status_ErrorMessage(&st));
       }
       return NULL;
@@ -148,18 +148,18 @@ char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Mess
     }
     cap = need + 1;
   }
-  po_Status_Set(status, kPo_ErrInternal, "JSON encoder size changed between passes");
+  po_Status_Set(status, kPo_Status_Internal, "JSON encoder size changed between passes");
   return NULL;
 }
 
 upb_Message *po_Binary_Decode(const po_Schema *s, const upb_MessageDef *m, const char *buf,
                               size_t len, upb_Arena *arena, po_Status *status) {
   upb_Message *msg = upb_Message_New(m, arena);
-  if (!msg) return po_Status_Set(status, kPo_ErrNoMemory, "out of memory"), NULL;
+  if (!msg) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   upb_DecodeStatus ds = upb_Decode(buf, len, msg, upb_MessageDef_MiniTable(m),
                                    upb_DefPool_ExtensionRegistry(s->pool), 0, arena);
   if (ds != kUpb_DecodeStatus_Ok) {
-    po_Status_Set(status, kPo_ErrParse, "invalid %s protobuf (decode status %d)",
+    po_Status_Set(status, kPo_Status_Parse, "invalid %s protobuf (decode status %d)",
                   upb_MessageDef_FullName(m), (int)ds);
     return NULL;
   }
@@ -172,7 +172,7 @@ char *po_Binary_Encode(const upb_MessageDef *m, const upb_Message *msg, upb_Aren
   size_t n = 0;
   upb_EncodeStatus es = upb_Encode(msg, upb_MessageDef_MiniTable(m), 0, arena, &buf, &n);
   if (es != kUpb_EncodeStatus_Ok) {
-    po_Status_Set(status, kPo_ErrInternal, "cannot encode %s (status %d)",
+    po_Status_Set(status, kPo_Status_Internal, "cannot encode %s (status %d)",
                   upb_MessageDef_FullName(m), (int)es);
     return NULL;
   }

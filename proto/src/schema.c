@@ -25,17 +25,17 @@ enum { kResourceCount = sizeof kResources / sizeof kResources[0] };
 
 po_Schema *po_Schema_New(const void *set, size_t size, po_Status *status) {
   po_Schema *s = calloc(1, sizeof *s);
-  if (!s) return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), NULL;
+  if (!s) return po_Status_Set(status, kPo_Status_NoMemory, "schema: out of memory"), NULL;
   s->pool = upb_DefPool_New();
   upb_Arena *tmp = upb_Arena_New();
   if (!s->pool || !tmp) {
-    po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory");
+    po_Status_Set(status, kPo_Status_NoMemory, "schema: out of memory");
     goto fail;
   }
   const google_protobuf_FileDescriptorSet *fds =
       google_protobuf_FileDescriptorSet_parse((const char *)set, size, tmp);
   if (!fds) {
-    po_Status_Set(status, kPo_ErrParse, "schema: the descriptor set is not a FileDescriptorSet");
+    po_Status_Set(status, kPo_Status_Parse, "schema: the descriptor set is not a FileDescriptorSet");
     goto fail;
   }
   size_t n = 0;
@@ -46,7 +46,7 @@ po_Schema *po_Schema_New(const void *set, size_t size, po_Status *status) {
     upb_Status_Clear(&st);
     if (!upb_DefPool_AddFile(s->pool, files[i], &st)) {
       upb_StringView name = google_protobuf_FileDescriptorProto_name(files[i]);
-      po_Status_Set(status, kPo_ErrParse, "schema: %.*s: %s", (int)name.size, name.data,
+      po_Status_Set(status, kPo_Status_Parse, "schema: %.*s: %s", (int)name.size, name.data,
                     upb_Status_ErrorMessage(&st));
       goto fail;
     }
@@ -58,7 +58,7 @@ po_Schema *po_Schema_New(const void *set, size_t size, po_Status *status) {
   for (int i = 0; i < kResourceCount; i++) {
     s->resources[i] = upb_DefPool_FindMessageByName(s->pool, kResources[i].message);
     if (!s->resources[i]) {
-      po_Status_Set(status, kPo_ErrNotFound, "schema: %s is not in the descriptor set",
+      po_Status_Set(status, kPo_Status_NotFound, "schema: %s is not in the descriptor set",
                     kResources[i].message);
       goto fail;
     }
@@ -112,7 +112,7 @@ static bool load_file(po_Schema *s, size_t i, upb_Arena *tmp, po_Status *status)
   upb_Status st;
   upb_Status_Clear(&st);
   if (!file || !upb_DefPool_AddFile(s->pool, file, &st)) {
-    po_Status_Set(status, kPo_ErrParse, "schema: file %zu of the embedded set: %s", i,
+    po_Status_Set(status, kPo_Status_Parse, "schema: file %zu of the embedded set: %s", i,
                   file ? upb_Status_ErrorMessage(&st) : "does not parse");
     return false;
   }
@@ -127,7 +127,7 @@ static bool load_files(po_Schema *s, size_t first, size_t end, po_Status *status
   upb_Arena *tmp = upb_Arena_New();
   if (!tmp) {
     s->oom = true;
-    return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), false;
+    return po_Status_Set(status, kPo_Status_NoMemory, "schema: out of memory"), false;
   }
   bool ok = true;
   for (size_t i = first; ok && i < end; i++) ok = load_file(s, i, tmp, status);
@@ -167,7 +167,7 @@ static po_Schema *new_on_demand(po_Status *status) {
   if (s) s->pool = upb_DefPool_New();
   if (!s || !s->loaded || !s->pool) {
     po_Schema_Free(s);
-    return po_Status_Set(status, kPo_ErrNoMemory, "schema: out of memory"), NULL;
+    return po_Status_Set(status, kPo_Status_NoMemory, "schema: out of memory"), NULL;
   }
   s->file_count = po_envoy_file_count;
   return s;

@@ -5,11 +5,11 @@
 #include <string.h>
 
 void po_Status_Clear(po_Status *s) {
-  s->code = kPo_Ok;
+  s->code = kPo_Status_Ok;
   s->message[0] = '\0';
 }
 
-bool po_Status_IsOk(const po_Status *s) { return s->code == kPo_Ok; }
+bool po_Status_IsOk(const po_Status *s) { return s->code == kPo_Status_Ok; }
 
 static void mark_truncated(char *buf, size_t cap, int n) {
   if (n >= 0 && (size_t)n >= cap && cap > 4) memcpy(buf + cap - 4, "...", 4);

@@ -74,7 +74,7 @@ static void test_renewal_runs_and_stops(void **state) {
   po_KubeConfig *cfg;
   po_KubeClient *c = client(&cfg);
   FILE *out = tmpfile();
-  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = out, .level = kPo_LogDebug});
+  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = out, .level = kPo_LogLevel_Debug});
   po_SelfCertOptions sc = {.ns = "ops", .secret = "s", .service = "svc", .webhook_config = "vwc", .dir = "/nonexistent"};
   po_Renewal r;
   assert_true(po_Renewal_Init(&r, c, &sc, log, 20 * PO_NS_PER_MS));
@@ -161,7 +161,7 @@ static void test_two_apps_run_and_stop(void **state) {
     o.webhook_address = "0";
     o.probe_address = "127.0.0.1:0";
     o.leader_elect = round == 1;
-    o.log_level = kPo_LogError;
+    o.log_level = kPo_LogLevel_Error;
     o.grace_s = 20;
     po_CtlStatus st;
     po_CtlStatus_Clear(&st);
@@ -187,7 +187,7 @@ static po_App *batching_app(double window_s) {
   o.webhook_address = "0";
   o.probe_address = "0";
   o.leader_elect = false;
-  o.log_level = kPo_LogError;
+  o.log_level = kPo_LogLevel_Error;
   o.target_batch_window_s = window_s;
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
@@ -213,8 +213,8 @@ static void deliver_update(const po_InformerHandlers *h, json_object *old, json_
 static void test_events_on_one_target_batch(void **state) {
   (void)state;
   po_App *app = batching_app(60);
-  po_InformerHandlers h = po_App_Handlers(app, kPo_WatchOverrides);
-  po_InformerHandlers sd = po_App_Handlers(app, kPo_WatchServiceDefaults);
+  po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
+  po_InformerHandlers sd = po_App_Handlers(app, kPo_AppWatch_ServiceDefaults);
   for (int i = 0; i < 50; i++) {
     char name[32];
     snprintf(name, sizeof name, "po-%d", i);
@@ -251,7 +251,7 @@ static void test_events_on_one_target_batch(void **state) {
   po_App_Free(app);
 
   app = batching_app(0); /* off: every event queues its target at once (deduplicated) */
-  h = po_App_Handlers(app, kPo_WatchOverrides);
+  h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   json_object *o = override_obj("po-0", "api");
   h.on_add(h.ctx, o);
   json_object_put(o);
@@ -302,7 +302,7 @@ static size_t drain(po_Workqueue *q, char keys[][128], size_t cap) {
 static void test_related_targets_only_on_generation_or_deletion(void **state) {
   (void)state;
   po_App *app = batching_app(0);
-  po_InformerHandlers h = po_App_Handlers(app, kPo_WatchOverrides);
+  po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   json_object *tune = json_tokener_parse(
       "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"tune\",\"uid\":\"u-tune\",\"generation\":1},"
       "\"spec\":{\"targetRef\":{\"kind\":\"ProxyDefaults\",\"name\":\"global\"},\"patches\":[]}}");

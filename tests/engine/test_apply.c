@@ -113,7 +113,7 @@ static void test_patchstruct_unknown_message(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   assert_null(po_Message_New("envoy.config.cluster.v3.Nope", A, &st));
-  assert_int_equal(st.code, kPo_ErrNotFound);
+  assert_int_equal(st.code, kPo_Status_NotFound);
   assert_string_equal(st.message, "unknown message type 'envoy.config.cluster.v3.Nope': not in the Envoy v3 schema");
 }
 
@@ -161,7 +161,7 @@ static void test_ir_invalid_is_not_applied(void **state) {
   assert_non_null(m);
   po_Status_Clear(&st);
   assert_false(po_Override_Apply(o, m, NULL, NULL, &st));
-  assert_int_equal(st.code, kPo_ErrInvalid);
+  assert_int_equal(st.code, kPo_Status_Invalid);
 }
 
 /* What target adapters read of an add: the shape of the value, whether it is the field's proto3

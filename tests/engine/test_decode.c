@@ -117,7 +117,7 @@ static void test_errors_are_sorted_and_prefixed(void **state) {
   po_Arguments args;
   po_Status st;
   assert_false(decode("{\"Patches\": [\"x\", {\"Op\": {\"a\": 1}, \"ResourceFilter\": 3}], \"Debug\": \"maybe\"}", &args, &st));
-  assert_int_equal(st.code, kPo_ErrInvalid);
+  assert_int_equal(st.code, kPo_Status_Invalid);
   assert_string_equal(st.message,
                       "error decoding extension arguments: 4 error(s) decoding:\n\n"
                       "* 'Patches[0]' expected a map, got 'string'\n"

@@ -101,7 +101,7 @@ static void test_json_errors_name_line_and_column(void **state) {
   (void)state;
   po_Status st;
   assert_null(json("{\n  \"a\": 1,\n  \"b\": }", &st));
-  assert_int_equal(st.code, kPo_ErrParse);
+  assert_int_equal(st.code, kPo_Status_Parse);
   assert_non_null(strstr(st.message, "line 3, column"));
   assert_null(json("{\"a\": 1} x", &st));
   assert_true(strncmp(st.message, "line 1, column 10: invalid JSON: ", 33) == 0);
@@ -177,7 +177,7 @@ static void test_yaml_documents_errors_and_aliases(void **state) {
   }
   po_Status_Clear(&st);
   assert_false(po_Value_ParseYaml(lol, strlen(lol), A, &docs, &n, &st));
-  assert_int_equal(st.code, kPo_ErrLimit);
+  assert_int_equal(st.code, kPo_Status_Limit);
   free(lol);
   const char *complex_key = "? [a]\n: 1\n";
   po_Status_Clear(&st);

@@ -168,7 +168,7 @@ static void test_depth(void **state) {
   po_Status_Clear(&st);
   const char *deep = nested(61);
   assert_null(po_Message_ParseJson(LFILTER, deep, strlen(deep), A, &st));
-  assert_int_not_equal(st.code, kPo_ErrNoMemory);
+  assert_int_not_equal(st.code, kPo_Status_NoMemory);
   po_Status_Clear(&st);
   const char *ok = nested(60);
   po_Message *m = po_Message_ParseJson(LFILTER, ok, strlen(ok), A, &st);
@@ -195,7 +195,7 @@ static void test_value_depth_limit(void **state) {
   assert_non_null(m);
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_false(po_Message_CheckRules(m, 65, NULL, W, 0, d, &st));
-  assert_int_equal(st.code, kPo_ErrLimit);
+  assert_int_equal(st.code, kPo_Status_Limit);
   assert_int_equal(po_Diagnostics_Count(d), 0);
 }
 

@@ -72,17 +72,17 @@ void po_DiffCorpus_Write(FILE *f, const po_DiffCase *c);
 /* ---- verdict.c: our verdicts through the product's entry points ---- */
 
 enum {
-  kPo_DiffPathArgs = 0,  /* validate --consul-arguments: Consul's Constructor, wire convention */
-  kPo_DiffPathHookSD,    /* the webhook, a ServiceDefaults holding those arguments */
-  kPo_DiffPathHookPO,    /* the webhook, a PropertyOverride with the patch */
-  kPo_DiffPathFileSD,    /* validate -f, the same ServiceDefaults */
-  kPo_DiffPathFilePO,    /* validate -f, the same PropertyOverride */
-  kPo_DiffPathCount
+  kPo_DiffPath_Args = 0,  /* validate --consul-arguments: Consul's Constructor, wire convention */
+  kPo_DiffPath_HookSD,    /* the webhook, a ServiceDefaults holding those arguments */
+  kPo_DiffPath_HookPO,    /* the webhook, a PropertyOverride with the patch */
+  kPo_DiffPath_FileSD,    /* validate -f, the same ServiceDefaults */
+  kPo_DiffPath_FilePO,    /* validate -f, the same PropertyOverride */
+  kPo_DiffPath_Count
 };
 const char *po_DiffPath_Name(int path);
 
 typedef struct {
-  bool ok[kPo_DiffPathCount];
+  bool ok[kPo_DiffPath_Count];
   const char *why;      /* the Constructor's first error, or the first path's that refused */
 } po_DiffVerdict;
 

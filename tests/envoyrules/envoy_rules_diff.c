@@ -114,8 +114,8 @@ static void describe_envoy(Result *r, const po_DiffJudgement *j, po_Arena *a) {
 }
 
 static void classify(Result *r, const po_DiffJudgement *j, po_Arena *a) {
-  bool ours_ok = r->v.ok[kPo_DiffPathArgs];
-  for (int p = 1; p < kPo_DiffPathCount; p++) r->paths_disagree |= r->v.ok[p] != ours_ok;
+  bool ours_ok = r->v.ok[kPo_DiffPath_Args];
+  for (int p = 1; p < kPo_DiffPath_Count; p++) r->paths_disagree |= r->v.ok[p] != ours_ok;
   /* Consul's verdict is PatchStruct's: only a patch it refuses has no resource to judge. Any other
    * refusal, whatever its kind, is compared (a rule reported under another kind is no excuse). */
   if (!r->bytes) {
@@ -135,11 +135,11 @@ static void classify(Result *r, const po_DiffJudgement *j, po_Arena *a) {
 static void print_case(FILE *f, const Result *r) {
   fprintf(f, "  %s %s %s  [%s, %s]%s\n", r->c->resource, r->c->path, r->c->value, r->c->form, r->c->kind,
           r->c->corpus ? " (corpus)" : "");
-  fprintf(f, "      ours: %s", r->v.ok[kPo_DiffPathArgs] ? "admitted" : "refused");
+  fprintf(f, "      ours: %s", r->v.ok[kPo_DiffPath_Args] ? "admitted" : "refused");
   if (r->v.why) fprintf(f, " (%.300s)", r->v.why);
   if (r->paths_disagree) {
     fprintf(f, "; our entry points disagree:");
-    for (int p = 0; p < kPo_DiffPathCount; p++) fprintf(f, " %s %s;", po_DiffPath_Name(p), r->v.ok[p] ? "admits" : "refuses");
+    for (int p = 0; p < kPo_DiffPath_Count; p++) fprintf(f, " %s %s;", po_DiffPath_Name(p), r->v.ok[p] ? "admits" : "refuses");
   }
   fprintf(f, "\n      envoy: %s\n", r->cls == kConsul ? (r->apply_why ? r->apply_why : "-")
                                     : r->envoy       ? r->envoy

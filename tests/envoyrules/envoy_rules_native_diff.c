@@ -106,7 +106,7 @@ static bool judge_ours(Obj *o, int which, const char *object, po_Arena *a) {
   static const char *const kGroup[] = {"networking.istio.io", "gateway.envoyproxy.io"};
   static const char *const kKind[] = {"EnvoyFilter", "EnvoyPatchPolicy"};
   return object && po_DiffVerdict_Webhook(kGroup[which], kKind[which], object, a, &o->hook_ok, &o->why) &&
-         po_DiffVerdict_File(kPo_ObjMeshNative, kKind[which], object, a, &o->file_ok);
+         po_DiffVerdict_File(kPo_ObjKind_MeshNative, kKind[which], object, a, &o->file_ok);
 }
 
 static void classify(Obj *o, int which, const char *message, const po_DiffJudgement *j, po_Arena *a) {

@@ -19,7 +19,7 @@ const char *po_DiffPath_Name(int path) {
   static const char *const kNames[] = {"validate --consul-arguments", "webhook (ServiceDefaults)",
                                        "webhook (PropertyOverride)", "validate -f (ServiceDefaults)",
                                        "validate -f (PropertyOverride)"};
-  return path >= 0 && path < kPo_DiffPathCount ? kNames[path] : "?";
+  return path >= 0 && path < kPo_DiffPath_Count ? kNames[path] : "?";
 }
 
 static const char *arguments(const po_DiffCase *c, po_Arena *a) {
@@ -60,7 +60,7 @@ static bool by_arguments(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out)
   if (!args || !d) return false;
   po_CompileOptions co = po_CompileOptions_Default();
   co.convention = kPo_Convention_Wire;
-  out->ok[kPo_DiffPathArgs] = po_Constructor(NULL, args, &co, a, d) != NULL;
+  out->ok[kPo_DiffPath_Args] = po_Constructor(NULL, args, &co, a, d) != NULL;
   for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(d, i);
     if (x->severity != kPo_Severity_Error) continue;
@@ -100,7 +100,7 @@ bool po_DiffVerdict_File(int kind, const char *kind_name, const char *object, po
   po_CliReport_Init(&r, a);
   po_CliObject o = {.file = "-", .doc = 1, .item = -1, .kind = (po_ObjKind)kind, .kind_name = kind_name, .value = v};
   /* a mesh's own object: its mesh as validate -f finds it (by apiVersion group and kind) */
-  if (o.kind == kPo_ObjMeshNative && po_CliObject_Kind(v, &o.kind_name, &o.native) != kPo_ObjMeshNative) return false;
+  if (o.kind == kPo_ObjKind_MeshNative && po_CliObject_Kind(v, &o.kind_name, &o.native) != kPo_ObjKind_MeshNative) return false;
   if (!po_Cli_CheckObject(&o, &topts, a, &r, NULL)) return false;
   *ok = r.invalid == 0 && r.valid == 1;
   return true;
@@ -111,10 +111,10 @@ bool po_DiffVerdict_Of(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out) {
   const char *sd = service_defaults(c, a), *po = property_override(c, a);
   const char *why = NULL;
   return sd && po && by_arguments(c, a, out) &&
-         po_DiffVerdict_Webhook("consul.hashicorp.com", "ServiceDefaults", sd, a, &out->ok[kPo_DiffPathHookSD], &why) &&
-         po_DiffVerdict_Webhook("propertyoverride.io", "PropertyOverride", po, a, &out->ok[kPo_DiffPathHookPO], &why) &&
-         po_DiffVerdict_File(kPo_ObjServiceDefaults, "ServiceDefaults", sd, a, &out->ok[kPo_DiffPathFileSD]) &&
-         po_DiffVerdict_File(kPo_ObjPropertyOverride, "PropertyOverride", po, a, &out->ok[kPo_DiffPathFilePO]) &&
+         po_DiffVerdict_Webhook("consul.hashicorp.com", "ServiceDefaults", sd, a, &out->ok[kPo_DiffPath_HookSD], &why) &&
+         po_DiffVerdict_Webhook("propertyoverride.io", "PropertyOverride", po, a, &out->ok[kPo_DiffPath_HookPO], &why) &&
+         po_DiffVerdict_File(kPo_ObjKind_ServiceDefaults, "ServiceDefaults", sd, a, &out->ok[kPo_DiffPath_FileSD]) &&
+         po_DiffVerdict_File(kPo_ObjKind_PropertyOverride, "PropertyOverride", po, a, &out->ok[kPo_DiffPath_FilePO]) &&
          (out->why = out->why ? out->why : why, true);
 }
 

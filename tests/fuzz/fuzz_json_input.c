@@ -60,7 +60,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   po_Diagnostics *d = po_Diagnostics_New(a);
   if (!d) abort();
   po_ValueScope scope = (po_ValueScope)((data[0] / 4) % 3);
-  if (!po_Message_CheckRules(m, 0, NULL, scope, 0, d, &st) && st.code != kPo_ErrNoMemory) abort();
+  if (!po_Message_CheckRules(m, 0, NULL, scope, 0, d, &st) && st.code != kPo_Status_NoMemory) abort();
   for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(d, i);
     if (!x->path || !x->message || x->kind != kPo_DiagKind_EnvoyRule || (x->path[0] && x->path[0] != '/')) abort();

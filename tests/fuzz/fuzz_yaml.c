@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (!po_Value_ParseYaml((const char *)data, size, a, &docs, &n, &st)) {
     if (po_Status_IsOk(&st) || strncmp(st.message, "line ", 5) != 0) {
       /* Allocation failures are the only errors without a place. */
-      if (st.code != kPo_ErrNoMemory) abort();
+      if (st.code != kPo_Status_NoMemory) abort();
     }
     po_Arena_Free(a);
     return 0;

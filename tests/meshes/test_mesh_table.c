@@ -88,7 +88,7 @@ static void test_native_objects_by_group_and_kind(void **state) {
 /* Every target kind is programmed by a mesh of the list. */
 static void test_every_target_kind_has_a_listed_mesh(void **state) {
   (void)state;
-  for (int k = kPo_TargetServiceDefaults; k <= kPo_TargetGateway; k++) {
+  for (int k = kPo_TargetKind_ServiceDefaults; k <= kPo_TargetKind_Gateway; k++) {
     po_Mesh m = po_TargetKind_Mesh((po_TargetKind)k);
     bool listed = false;
     for (size_t i = 0; i < kListedCount; i++) listed |= kListed[i] == m;

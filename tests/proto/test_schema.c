@@ -129,12 +129,12 @@ static void test_decode_errors(void **state) {
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     po_Status_Clear(&st);
     assert_null(po_Json_Decode(s, m, bad[i], strlen(bad[i]), a, &st));
-    assert_int_equal(st.code, kPo_ErrParse);
+    assert_int_equal(st.code, kPo_Status_Parse);
     assert_non_null(strstr(st.message, "invalid envoy.config.cluster.v3.Cluster JSON: "));
   }
   po_Status_Clear(&st);
   assert_null(po_Binary_Decode(s, m, "\xff\xff\xff", 3, a, &st));
-  assert_int_equal(st.code, kPo_ErrParse);
+  assert_int_equal(st.code, kPo_Status_Parse);
   upb_Arena_Free(a);
 }
 
@@ -303,10 +303,10 @@ static void test_bad_descriptor_set(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   assert_null(po_Schema_New("\x0a\x05hello", 7, &st));
-  assert_int_not_equal(st.code, kPo_Ok);
+  assert_int_not_equal(st.code, kPo_Status_Ok);
   po_Status_Clear(&st);
   assert_null(po_Schema_New("", 0, &st)); /* an empty set has no Cluster */
-  assert_int_equal(st.code, kPo_ErrNotFound);
+  assert_int_equal(st.code, kPo_Status_NotFound);
 }
 
 int main(void) {

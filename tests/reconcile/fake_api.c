@@ -132,21 +132,21 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
   if (F.conflict_next || F.attempts == F.conflict_at) {
     F.conflict_next = false;
     snprintf(err, size, "the object has been modified");
-    return kPo_WriteConflict;
+    return kPo_WriteResult_Conflict;
   }
-  if (F.attempts == F.fail_at) return snprintf(err, size, "injected failure"), kPo_WriteFailed;
-  if (create && s) return snprintf(err, size, "already exists"), kPo_WriteConflict;
-  if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (F.attempts == F.fail_at) return snprintf(err, size, "injected failure"), kPo_WriteResult_Failed;
+  if (create && s) return snprintf(err, size, "already exists"), kPo_WriteResult_Conflict;
+  if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteResult_NotFound;
   if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
     snprintf(err, size, "stale resourceVersion");
-    return kPo_WriteConflict;
+    return kPo_WriteResult_Conflict;
   }
   F.target_writes++;
   if (F.check_write) F.check_write(obj);
   if (!obj) {
     json_object_put(s->obj);
     s->obj = NULL;
-    return kPo_WriteOk;
+    return kPo_WriteResult_Ok;
   }
   json_object *stored = copy(obj);
   if (create) { /* the server assigns the uid; a client's is ignored */
@@ -168,7 +168,7 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
   }
   put(k, stored);
   if (written) *written = copy(stored);
-  return kPo_WriteOk;
+  return kPo_WriteResult_Ok;
 }
 
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
@@ -176,7 +176,7 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
   (void)ctx;
   if (F.target_fails > 0) {
     F.target_fails--;
-    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteFailed;
+    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
   return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, err, size);
 }
@@ -241,18 +241,18 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
-  if (!s) return snprintf(err, size, "not found"), kPo_WriteNotFound;
+  if (!s) return snprintf(err, size, "not found"), kPo_WriteResult_NotFound;
   if (status && F.status_fails > 0) {
     F.status_fails--;
-    return snprintf(err, size, "injected failure"), kPo_WriteFailed;
+    return snprintf(err, size, "injected failure"), kPo_WriteResult_Failed;
   }
   if (!status && F.override_fails > 0) {
     F.override_fails--;
-    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteFailed;
+    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
   if (status) F.status_patches++;
   else F.override_patches++;
-  if (status && F.status_lags) return kPo_WriteOk; /* written; the cache does not show it yet */
+  if (status && F.status_lags) return kPo_WriteResult_Ok; /* written; the cache does not show it yet */
   merge(s->obj, patch);
   bump(s->obj);
   /* an object being deleted goes when its finalizers are gone */
@@ -261,7 +261,7 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
     json_object_put(s->obj);
     s->obj = NULL;
   }
-  return kPo_WriteOk;
+  return kPo_WriteResult_Ok;
 }
 
 static void f_now(void *ctx, char buf[32]) {

@@ -23,15 +23,15 @@ typedef struct {
   int target_writes, override_patches, status_patches, uids;
   bool conflict_next;
   int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
-  int fail_at;     /* the target write attempt (1-based) that fails (kPo_WriteFailed); 0: none */
+  int fail_at;     /* the target write attempt (1-based) that fails (kPo_WriteResult_Failed); 0: none */
   int attempts;
   bool unsynced;
   int target_events;
   char last_target_reason[64];
   int events;      /* Events about PropertyOverrides */
   bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
-  int status_fails; /* the next this many status writes fail (kPo_WriteFailed), as a 500 would */
-  int target_fails; /* the next this many target writes fail (kPo_WriteFailed), as a refusing webhook would */
+  int status_fails; /* the next this many status writes fail (kPo_WriteResult_Failed), as a 500 would */
+  int target_fails; /* the next this many target writes fail (kPo_WriteResult_Failed), as a refusing webhook would */
   int override_fails; /* the next this many PropertyOverride patches (not status) fail likewise */
   const char *fail_text; /* the error of those failures (NULL: "injected failure") */
   int lent; /* objects read and not released yet */

@@ -2083,8 +2083,8 @@ static void test_target_in_other_namespace(void **state) {
   (void)state;
   po_TargetNames *names = po_TargetNames_New();
   assert_non_null(names);
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", true));
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "webby", true)); /* a longer name is another name */
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", true));
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "webby", true)); /* a longer name is another name */
   po_ReconcileIO io = IO;
   io.names = names;
   apply_override("a", 1, "web", kGood);
@@ -2098,20 +2098,20 @@ static void test_target_in_other_namespace(void **state) {
   assert_string_equal(cond("a", "Accepted", "status"), "True");
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter); /* that one may go away */
   /* it goes: the target is created here */
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", false));
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", false));
   assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
   assert_non_null(target());
   assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
   /* its own namespace's object is never "elsewhere" */
   char other[64] = "";
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "default", "web", true));
-  assert_false(po_TargetNames_Elsewhere(names, kPo_TargetServiceDefaults, "web", "default", other, sizeof other));
-  assert_false(po_TargetNames_Elsewhere(names, kPo_TargetProxyDefaults, "web", "x", other, sizeof other));
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "default", "web", true));
+  assert_false(po_TargetNames_Elsewhere(names, kPo_TargetKind_ServiceDefaults, "web", "default", other, sizeof other));
+  assert_false(po_TargetNames_Elsewhere(names, kPo_TargetKind_ProxyDefaults, "web", "x", other, sizeof other));
   /* a platform team's PropertyOverride pointing by targetRef.namespace at a namespace without
    * that ServiceDefaults, which another namespace holds: told to fix its targetRef.namespace */
   char why[128];
   assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "api", true));
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "api", true));
   apply_override_ns("platform", "p", 1, "api", "shop", kGood);
   assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/api").ok);
   g_tenancy.n_cross = 0;
@@ -2134,15 +2134,15 @@ static void test_other_namespace_appears_after_ours(void **state) {
   apply_override("a", 1, "web", kGood);
   assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
   assert_non_null(target());
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "default", "web", true));
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", true)); /* a tenant's squat */
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "default", "web", true));
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", true)); /* a tenant's squat */
   int writes = F.target_writes;
   apply_override("a", 2, "web", kGood2);
   assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
   assert_non_null(target());
   assert_int_equal(F.target_writes, writes + 1);
   assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_true(po_TargetNames_Set(names, kPo_TargetServiceDefaults, "apps", "web", false));
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", false));
   assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
   assert_non_null(target());
   assert_int_equal(F.target_writes, writes + 1);

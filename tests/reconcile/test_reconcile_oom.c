@@ -406,7 +406,7 @@ static void test_index_update_whole_or_reported(void **state) {
 /* The same under require: the write record goes into the object written, and a failure there
  * writes nothing (never a target without the record, nor one without an entry). */
 static void test_no_partial_write_under_sync_require(void **state) {
-  static const po_SyncPolicy require = {.mode = kPo_SyncRequire, .timeout_s = 120};
+  static const po_SyncPolicy require = {.mode = kPo_SyncMode_Require, .timeout_s = 120};
   g_sync = &require;
   test_no_partial_write_at_any_failed_allocation(state);
   g_sync = NULL;

@@ -39,7 +39,7 @@ static void test_judge_cases(void **state) {
     }
     po_WriteRecord w = po_Sync_ReadRecord(t); /* through the annotation, as a restarted controller reads it */
     assert_int_equal(w.present, rec && json_object_is_type(rec, json_type_object));
-    po_SyncPolicy p = {.mode = !strcmp(json_object_get_string(get(c, "mode")), "require") ? kPo_SyncRequire : kPo_SyncIgnore,
+    po_SyncPolicy p = {.mode = !strcmp(json_object_get_string(get(c, "mode")), "require") ? kPo_SyncMode_Require : kPo_SyncMode_Ignore,
                        .timeout_s = json_object_get_int64(get(c, "timeout"))};
     po_SyncVerdict v;
     po_Sync_Judge(&p, t, &w, po_Sync_ParseTime(json_object_get_string(get(c, "now"))), "ServiceDefaults default/web", &v);
@@ -82,7 +82,7 @@ static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\
 static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                             "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
 
-static po_SyncPolicy g_policy = {.mode = kPo_SyncRequire, .timeout_s = 120};
+static po_SyncPolicy g_policy = {.mode = kPo_SyncMode_Require, .timeout_s = 120};
 
 static po_ReconcileResult run(void) {
   po_ReconcileIO io = IO;
@@ -197,10 +197,10 @@ static void test_timeout_event_once(void **state) {
 
 static void test_ignore_mode_written_is_programmed(void **state) {
   (void)state;
-  g_policy.mode = kPo_SyncIgnore;
+  g_policy.mode = kPo_SyncMode_Ignore;
   apply_override("a", 1, "web", kGood);
   po_ReconcileResult r = run();
-  g_policy.mode = kPo_SyncRequire;
+  g_policy.mode = kPo_SyncMode_Require;
   assert_true(r.ok);
   assert_string_equal(cond("a", "reason"), "Programmed");
   assert_null(record_of_target()); /* nothing to wait for, nothing recorded */

@@ -78,7 +78,7 @@ static void results_requeue_like_controller_runtime(void **state) {
   po_RtClock *clock = po_FakeClock_New(0);
   po_Metrics *m = po_Metrics_New();
   FILE *logf = tmpfile();
-  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogInfo});
+  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogLevel_Info});
   po_ControllerOptions o = {.name = "po", .reconcile = reconcile, .ctx = &c, .workers = 2,
                             .clock = clock, .metrics = m, .log = log};
   po_CtlStatus st;
@@ -158,7 +158,7 @@ static void error_backoff_capped_by_the_result(void **state) {
   Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, false};
   po_RtClock *clock = po_FakeClock_New(0);
   FILE *logf = tmpfile();
-  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogInfo});
+  po_Logger *log = po_Logger_New(&(po_LoggerOptions){.out = logf, .level = kPo_LogLevel_Info});
   po_ControllerOptions o = {.name = "cap", .reconcile = reconcile_capped, .ctx = &c, .clock = clock, .log = log};
   po_CtlStatus st;
   po_Controller *ctl = po_Controller_New(&o, &st);

@@ -36,7 +36,7 @@ static const char *str(json_object *o, const char *key) {
 
 static void lines_have_ts_level_logger_msg_and_fields(void **state) {
   FILE *f = tmpfile();
-  po_Logger *root = po_Logger_New(&(po_LoggerOptions){.out = f, .level = kPo_LogInfo,
+  po_Logger *root = po_Logger_New(&(po_LoggerOptions){.out = f, .level = kPo_LogLevel_Info,
                                                       .name = "propertyoverride",
                                                       .wall_ms = pinned_ms});
   po_Logger *ctrl = po_Logger_Named(root, "controller");
@@ -45,7 +45,7 @@ static void lines_have_ts_level_logger_msg_and_fields(void **state) {
               po_Double("ratio", 0.5), po_Bool("changed", 1), po_Str("none", NULL));
   po_Log_Debug(bound, "dropped: below the level");
   po_Log_Error(root, "quote \" backslash \\ newline \n tab \t unicode é </script>");
-  po_Logger_SetLevel(root, kPo_LogDebug);
+  po_Logger_SetLevel(root, kPo_LogLevel_Debug);
   po_Log_Debug(ctrl, "now visible");
   po_Log_Warn(NULL, "a NULL logger writes nothing");
   json_object *l[8];
@@ -83,10 +83,10 @@ static void lines_have_ts_level_logger_msg_and_fields(void **state) {
 
 static void field_order_starts_with_ts_level_logger_msg(void **state) {
   FILE *f = tmpfile();
-  po_Logger *root = po_Logger_New(&(po_LoggerOptions){.out = f, .level = kPo_LogInfo,
+  po_Logger *root = po_Logger_New(&(po_LoggerOptions){.out = f, .level = kPo_LogLevel_Info,
                                                       .wall_ms = pinned_ms});
   po_LogField fields[] = {{.key = "a", .type = kPo_LogField_Int, .i = -7}};
-  po_Log_WriteFields(root, kPo_LogWarn, "m", fields, 1);
+  po_Log_WriteFields(root, kPo_LogLevel_Warn, "m", fields, 1);
   rewind(f);
   char line[256];
   assert_non_null(fgets(line, sizeof line, f));
@@ -98,16 +98,16 @@ static void field_order_starts_with_ts_level_logger_msg(void **state) {
 
 static void levels_parse_and_filter(void **state) {
   po_LogLevel l;
-  assert_true(po_LogLevel_Parse("debug", &l) && l == kPo_LogDebug);
-  assert_true(po_LogLevel_Parse("INFO", &l) && l == kPo_LogInfo);
-  assert_true(po_LogLevel_Parse("warning", &l) && l == kPo_LogWarn);
-  assert_true(po_LogLevel_Parse("error", &l) && l == kPo_LogError);
+  assert_true(po_LogLevel_Parse("debug", &l) && l == kPo_LogLevel_Debug);
+  assert_true(po_LogLevel_Parse("INFO", &l) && l == kPo_LogLevel_Info);
+  assert_true(po_LogLevel_Parse("warning", &l) && l == kPo_LogLevel_Warn);
+  assert_true(po_LogLevel_Parse("error", &l) && l == kPo_LogLevel_Error);
   assert_false(po_LogLevel_Parse("verbose", &l));
   assert_false(po_LogLevel_Parse(NULL, &l));
-  po_Logger *root = po_Logger_New(&(po_LoggerOptions){.out = stderr, .level = kPo_LogWarn});
-  assert_false(po_Logger_Enabled(root, kPo_LogInfo));
-  assert_true(po_Logger_Enabled(root, kPo_LogWarn));
-  assert_int_equal(po_Logger_Level(root), kPo_LogWarn);
+  po_Logger *root = po_Logger_New(&(po_LoggerOptions){.out = stderr, .level = kPo_LogLevel_Warn});
+  assert_false(po_Logger_Enabled(root, kPo_LogLevel_Info));
+  assert_true(po_Logger_Enabled(root, kPo_LogLevel_Warn));
+  assert_int_equal(po_Logger_Level(root), kPo_LogLevel_Warn);
   po_Logger_Free(root);
   char buf[32];
   assert_string_equal(po_Log_FormatTime(0, buf), "1970-01-01T00:00:00.000Z");

@@ -578,16 +578,16 @@ static void test_cross_namespace_policy(void **state) {
   assert_true(po_Tenancy_AllowCrossNamespace(&t, "infra", why, sizeof why)); /* repeated: harmless */
   assert_int_equal(t.n_cross, 2);
   /* own namespace and empty: always; a listed namespace: ServiceDefaults anywhere */
-  assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetServiceDefaults, "team-a", "", why, sizeof why));
-  assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetServiceDefaults, "team-a", "team-a", why, sizeof why));
-  assert_true(po_Tenancy_AllowsNamespace(&t, kPo_TargetServiceDefaults, "platform", "team-b", why, sizeof why));
-  assert_false(po_Tenancy_AllowsNamespace(NULL, kPo_TargetServiceDefaults, "platform", "team-b", why, sizeof why));
+  assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetKind_ServiceDefaults, "team-a", "", why, sizeof why));
+  assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetKind_ServiceDefaults, "team-a", "team-a", why, sizeof why));
+  assert_true(po_Tenancy_AllowsNamespace(&t, kPo_TargetKind_ServiceDefaults, "platform", "team-b", why, sizeof why));
+  assert_false(po_Tenancy_AllowsNamespace(NULL, kPo_TargetKind_ServiceDefaults, "platform", "team-b", why, sizeof why));
   assert_non_null(strstr(why, "only from namespaces (none) (--allow-cross-namespace-from)"));
-  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetServiceDefaults, "team-a", "team-b", why, sizeof why));
+  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetKind_ServiceDefaults, "team-a", "team-b", why, sizeof why));
   assert_non_null(strstr(why, "only from namespaces 'platform', 'infra' (--allow-cross-namespace-from)"));
-  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetProxyDefaults, "platform", "team-b", why, sizeof why));
+  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetKind_ProxyDefaults, "platform", "team-b", why, sizeof why));
   assert_non_null(strstr(why, "only for a ServiceDefaults target, not ProxyDefaults"));
-  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetService, "platform", "team-b", why, sizeof why));
+  assert_false(po_Tenancy_AllowsNamespace(&t, kPo_TargetKind_Service, "platform", "team-b", why, sizeof why));
   /* the webhook: the same policy, the denial naming the flag */
   g_tenancy = &t;
   const char *po = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","

@@ -120,7 +120,7 @@ static void test_stripped_update_gets_the_planned_list(void **s) {
   json_object *resp = answer(b, &o, &outcome);
   assert_string_equal(outcome, "patched");
   assert_int_equal(g.calls, 1);
-  assert_int_equal(g.kind, kPo_TargetServiceDefaults);
+  assert_int_equal(g.kind, kPo_TargetKind_ServiceDefaults);
   /* the callback saw the incoming object, with the stored uid and the request's namespace, and
    * nothing of oldObject's entries (the forged x is not there to be kept) */
   json_object *meta = NULL, *spec = NULL, *v = NULL;
@@ -229,7 +229,7 @@ static void test_object_without_spec_gets_a_spec(void **s) {
   char *b = review("consul.hashicorp.com", "ProxyDefaults", "UPDATE", "{\"metadata\":{\"name\":\"global\"}}", kOld, NULL, NULL);
   po_MutateOptions o = opts();
   json_object *resp = answer(b, &o, NULL), *ops = patch_ops(resp), *v = NULL;
-  assert_int_equal(g.kind, kPo_TargetProxyDefaults);
+  assert_int_equal(g.kind, kPo_TargetKind_ProxyDefaults);
   json_object_object_get_ex(json_object_array_get_idx(ops, 0), "path", &v);
   assert_string_equal(json_object_get_string(v), "/spec");
   json_object_object_get_ex(json_object_array_get_idx(ops, 0), "value", &v);

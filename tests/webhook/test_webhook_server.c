@@ -483,8 +483,8 @@ static size_t log_bytes_after_bad_handshake(po_LogLevel level) {
 
 static void test_http_messages_follow_the_given_log_level(void **state) {
   (void)state;
-  assert_true(log_bytes_after_bad_handshake(kPo_LogInfo) > 0);
-  assert_int_equal(log_bytes_after_bad_handshake(kPo_LogWarn), 0);
+  assert_true(log_bytes_after_bad_handshake(kPo_LogLevel_Info) > 0);
+  assert_int_equal(log_bytes_after_bad_handshake(kPo_LogLevel_Warn), 0);
 }
 
 int main(void) {

@@ -19,7 +19,7 @@ void po_AppOptions_Init(po_AppOptions *o) {
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
                        .probe_address = ":8081", .leader_elect = true, .lease_name = "propertyoverride-controller",
                        .lease_s = 15, .renew_deadline_s = 10, .retry_period_s = 2, .grace_s = 30, .istio_recheck_s = 60,
-                       .log_level = kPo_LogInfo};
+                       .log_level = kPo_LogLevel_Info};
 }
 
 /* ---- observers: the client's requests and the webhook's answers, into this app's registry ---- */
@@ -157,8 +157,8 @@ static const char *own_namespace(po_App *app) {
 }
 
 static bool build_informers(po_App *app, po_CtlStatus *st) {
-  po_InformerHandlers ho = po_App_Handlers(app, kPo_WatchOverrides), hs = po_App_Handlers(app, kPo_WatchServiceDefaults),
-                      hp = po_App_Handlers(app, kPo_WatchProxyDefaults);
+  po_InformerHandlers ho = po_App_Handlers(app, kPo_AppWatch_Overrides), hs = po_App_Handlers(app, kPo_AppWatch_ServiceDefaults),
+                      hp = po_App_Handlers(app, kPo_AppWatch_ProxyDefaults);
   for (size_t i = 0; i < app->io.ns_count; i++) {
     const char *ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
     po_InformerOptions io = {.ref = kPo_OverridesRef}, is = {.ref = kPo_ServiceDefaultsRef}, ip = {.ref = kPo_ProxyDefaultsRef};
@@ -182,8 +182,8 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
        * a tenant's routes cost their text whole otherwise (1,100 routes of 235 KiB of header
        * matches: 382 MiB, over the 256 MiB limit), and every Gateway reconcile parsed them all. */
       ir.transform = po_EG_RouteTrim;
-      po_InformerHandlers hg = po_App_Handlers(app, kPo_WatchGateways), hr = po_App_Handlers(app, kPo_WatchRoutes),
-                          he = po_App_Handlers(app, kPo_WatchPolicies);
+      po_InformerHandlers hg = po_App_Handlers(app, kPo_AppWatch_Gateways), hr = po_App_Handlers(app, kPo_AppWatch_Routes),
+                          he = po_App_Handlers(app, kPo_AppWatch_Policies);
       if (!po_Informer_New(app->io.client, &ig, &hg, &app->io.gateways[i], st) ||
           !po_Informer_New(app->io.client, &ir, &hr, &app->io.routes[i], st) ||
           !po_Informer_New(app->io.client, &ie, &he, &app->io.policies[i], st)) {
@@ -202,7 +202,7 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
 }
 
 bool po_App_NewIstioInformers(po_App *app, bool manage, po_CtlStatus *st) {
-  po_InformerHandlers hv = po_App_Handlers(app, kPo_WatchServices), hf = po_App_Handlers(app, kPo_WatchFilters);
+  po_InformerHandlers hv = po_App_Handlers(app, kPo_AppWatch_Services), hf = po_App_Handlers(app, kPo_AppWatch_Filters);
   for (size_t i = 0; i < app->io.ns_count; i++) {
     po_InformerOptions isv = {.ref = kPo_ServicesRef}, ief = {.ref = kPo_EnvoyFiltersRef};
     isv.ref.ns = ief.ref.ns = app->io.namespaces[i][0] ? app->io.namespaces[i] : NULL;
@@ -237,7 +237,7 @@ bool po_App_NewIstioInformers(po_App *app, bool manage, po_CtlStatus *st) {
 /* --istio: on, off, or auto: on when the API server serves EnvoyFilters (istio_detect.c: now,
  * and, when not yet, again every --istio-recheck-interval). */
 static bool detect_istio(po_App *app) {
-  if (app->o.istio != kPo_IstioAuto) return app->o.istio == kPo_IstioOn;
+  if (app->o.istio != kPo_IstioMode_Auto) return app->o.istio == kPo_IstioMode_On;
   char why[512];
   bool ok = po_App_IstioServed(app, why, sizeof why);
   po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
@@ -249,7 +249,7 @@ static bool detect_istio(po_App *app) {
  * Gateways and HTTPRoutes their names come from, at start (an informer of a kind not served never
  * syncs, and the controller would never be ready). */
 static bool detect_eg(po_App *app) {
-  if (app->o.envoy_gateway != kPo_IstioAuto) return app->o.envoy_gateway == kPo_IstioOn;
+  if (app->o.envoy_gateway != kPo_IstioMode_Auto) return app->o.envoy_gateway == kPo_IstioMode_On;
   char why[512];
   bool ok = po_App_KindServed(app, kPo_EnvoyPatchPoliciesRef, why, sizeof why) &&
             po_App_KindServed(app, kPo_GatewaysRef, why, sizeof why) &&
@@ -302,7 +302,7 @@ static bool build_certificates(po_App *app, po_CtlStatus *st) {
 static bool build_webhook(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
   const char *cert = o->cert_file, *key = o->key_file;
-  if (o->cert_mode == kPo_CertSelfManaged) {
+  if (o->cert_mode == kPo_CertMode_SelfManaged) {
     if (!build_certificates(app, st)) return false;
     cert = app->cert_path;
     key = app->key_path;
@@ -356,10 +356,10 @@ static bool build(po_App *app, po_CtlStatus *st) {
   po_TargetIndex_SetOptions(app->index, &app->target_options);
   app->io.root_ns = app->target_options.istio_root_namespace;
   atomic_store(&app->io.istio, detect_istio(app));
-  app->io.istio_later = app->o.istio == kPo_IstioAuto && !atomic_load(&app->io.istio);
+  app->io.istio_later = app->o.istio == kPo_IstioMode_Auto && !atomic_load(&app->io.istio);
   po_Series_Set(po_Family_WithLabels(app->istio_enabled), atomic_load(&app->io.istio) ? 1 : 0);
   app->io.eg = detect_eg(app);
-  app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncRequire : kPo_SyncIgnore,
+  app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncMode_Require : kPo_SyncMode_Ignore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);
   app->table = po_KubeIO_Table(&app->io);

@@ -98,14 +98,14 @@ struct po_App {
 
 /* events.c */
 typedef enum {
-  kPo_WatchOverrides,
-  kPo_WatchServiceDefaults,
-  kPo_WatchProxyDefaults,
-  kPo_WatchServices,
-  kPo_WatchFilters,
-  kPo_WatchGateways,  /* Envoy Gateway: a Gateway's change reconciles it */
-  kPo_WatchRoutes,    /* an HTTPRoute's change reconciles every Gateway its parentRefs name */
-  kPo_WatchPolicies,  /* an EnvoyPatchPolicy's (Envoy Gateway's status) reconciles its Gateway */
+  kPo_AppWatch_Overrides,
+  kPo_AppWatch_ServiceDefaults,
+  kPo_AppWatch_ProxyDefaults,
+  kPo_AppWatch_Services,
+  kPo_AppWatch_Filters,
+  kPo_AppWatch_Gateways,  /* Envoy Gateway: a Gateway's change reconciles it */
+  kPo_AppWatch_Routes,    /* an HTTPRoute's change reconciles every Gateway its parentRefs name */
+  kPo_AppWatch_Policies,  /* an EnvoyPatchPolicy's (Envoy Gateway's status) reconciles its Gateway */
 } po_AppWatch;
 po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
 /* Queues a target key as an informer event does (the batching window); app is the po_App. For

@@ -140,12 +140,12 @@ static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
   }
   free(links);
 }
-static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetServiceDefaults, o); }
-static void sd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetServiceDefaults, o); }
-static void pd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetProxyDefaults, o); }
-static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetServiceDefaults, o); }
-static void pd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetProxyDefaults, o); }
-static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetProxyDefaults, o); }
+static void sd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetKind_ServiceDefaults, o); }
+static void sd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetKind_ServiceDefaults, o); }
+static void pd_delete(void *ctx, json_object *o) { target_gone(ctx, kPo_TargetKind_ProxyDefaults, o); }
+static void sd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetKind_ServiceDefaults, o); }
+static void pd_add(void *ctx, json_object *o) { target_event(ctx, kPo_TargetKind_ProxyDefaults, o); }
+static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; target_event(ctx, kPo_TargetKind_ProxyDefaults, o); }
 
 /* ---- Istio: a Service's selector and the EnvoyFilters ---- */
 
@@ -154,7 +154,7 @@ static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; targ
  * reconciles to nothing. */
 static void service_event(void *ctx, json_object *obj) {
   char key[600];
-  po_Reconcile_TargetKey(kPo_TargetService, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
+  po_Reconcile_TargetKey(kPo_TargetKind_Service, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
   enqueue_now(ctx, key);
 }
 static void svc_update(void *ctx, json_object *a, json_object *o) { (void)a; service_event(ctx, o); }
@@ -195,7 +195,7 @@ static void filter_event(void *ctx, json_object *obj) {
   bool mesh_name = strncmp(name, kMeshPrefix, sizeof kMeshPrefix - 1) == 0;
   if (!service_name && !mesh_name) return;
   size_t n;
-  char *block = po_TargetIndex_LinksOfKind(app->index, kPo_TargetIstioMesh, &n);
+  char *block = po_TargetIndex_LinksOfKind(app->index, kPo_TargetKind_IstioMesh, &n);
   po_Arena *ar = mesh_name && block && n ? po_Arena_New() : NULL;
   const char *p = block;
   for (size_t i = 0; block && i < n; i++) {
@@ -218,7 +218,7 @@ static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filt
 
 static void gateway_key(void *ctx, const char *ns, const char *name) {
   char key[600];
-  po_Reconcile_TargetKey(kPo_TargetGateway, ns, name, key, sizeof key);
+  po_Reconcile_TargetKey(kPo_TargetKind_Gateway, ns, name, key, sizeof key);
   enqueue_now(ctx, key);
 }
 /* A Gateway's listeners name its xDS listeners and decide which routes attach; its deletion
@@ -250,22 +250,22 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
      * generation and deletion, which the informer recorded: whether they changed decides if the
      * other side of a ProxyDefaults overlap is refreshed (overlap_input_changed); without them every
      * update looked like a new generation. */
-    case kPo_WatchOverrides:
+    case kPo_AppWatch_Overrides:
       return (po_InformerHandlers){.on_add = override_added, .on_update_version = override_updated,
                                    .on_delete = override_deleted, .ctx = app};
-    case kPo_WatchServiceDefaults:
+    case kPo_AppWatch_ServiceDefaults:
       return (po_InformerHandlers){.on_add = sd_add, .on_update = sd_update, .on_delete = sd_delete, .ctx = app, .no_old_object = true};
-    case kPo_WatchServices:
+    case kPo_AppWatch_Services:
       return (po_InformerHandlers){.on_add = service_event, .on_update = svc_update, .on_delete = service_event, .ctx = app, .no_old_object = true};
-    case kPo_WatchFilters:
+    case kPo_AppWatch_Filters:
       return (po_InformerHandlers){.on_add = filter_event, .on_update = ef_update, .on_delete = filter_event, .ctx = app, .no_old_object = true};
-    case kPo_WatchGateways:
+    case kPo_AppWatch_Gateways:
       return (po_InformerHandlers){.on_add = gateway_event, .on_update = gw_update, .on_delete = gateway_event, .ctx = app, .no_old_object = true};
-    case kPo_WatchRoutes:
+    case kPo_AppWatch_Routes:
       return (po_InformerHandlers){.on_add = route_event, .on_update = route_update, .on_delete = route_event, .ctx = app};
-    case kPo_WatchPolicies:
+    case kPo_AppWatch_Policies:
       return (po_InformerHandlers){.on_add = policy_event, .on_update = epp_update, .on_delete = policy_event, .ctx = app, .no_old_object = true};
-    case kPo_WatchProxyDefaults: break;
+    case kPo_AppWatch_ProxyDefaults: break;
   }
   return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true};
 }
@@ -290,8 +290,8 @@ static void enqueue_cached(void *ctx, const char *key, const json_object *o, con
 
 static void enqueue_all(po_App *app) {
   for (size_t i = 0; i < app->io.ns_count; i++) {
-    EnqueueAll po = {app, kPo_TargetServiceDefaults, false}, sd = {app, kPo_TargetServiceDefaults, true},
-               pd = {app, kPo_TargetProxyDefaults, true};
+    EnqueueAll po = {app, kPo_TargetKind_ServiceDefaults, false}, sd = {app, kPo_TargetKind_ServiceDefaults, true},
+               pd = {app, kPo_TargetKind_ProxyDefaults, true};
     po_Informer_ForEach(app->io.overrides[i], enqueue_cached, &po);
     po_Informer_ForEach(app->io.service_defaults[i], enqueue_cached, &sd);
     po_Informer_ForEach(app->io.proxy_defaults[i], enqueue_cached, &pd);

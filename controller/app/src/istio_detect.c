@@ -33,7 +33,7 @@ bool po_App_KindServed(po_App *app, po_KubeRef ref, char *why, size_t size) {
 
 /* Every target of an Istio kind the index links a PropertyOverride to. */
 static void enqueue_istio_targets(po_App *app) {
-  static const po_TargetKind kinds[] = {kPo_TargetService, kPo_TargetIstioMesh};
+  static const po_TargetKind kinds[] = {kPo_TargetKind_Service, kPo_TargetKind_IstioMesh};
   for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
     size_t n;
     char *block = po_TargetIndex_LinksOfKind(app->index, kinds[k], &n);

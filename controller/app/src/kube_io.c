@@ -49,10 +49,10 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
   po_Informer *from = NULL;
   if (i != (size_t)-1) {
     switch (kind) {
-      case kPo_TargetProxyDefaults: from = k->proxy_defaults[i]; break;
-      case kPo_TargetServiceDefaults: from = k->service_defaults[i]; break;
-      case kPo_TargetService: from = atomic_load(&k->istio) ? k->services[i] : NULL; break; /* Istio enabled */
-      case kPo_TargetGateway: from = k->gateways[i]; break;  /* NULL unless Envoy Gateway is enabled */
+      case kPo_TargetKind_ProxyDefaults: from = k->proxy_defaults[i]; break;
+      case kPo_TargetKind_ServiceDefaults: from = k->service_defaults[i]; break;
+      case kPo_TargetKind_Service: from = atomic_load(&k->istio) ? k->services[i] : NULL; break; /* Istio enabled */
+      case kPo_TargetKind_Gateway: from = k->gateways[i]; break;  /* NULL unless Envoy Gateway is enabled */
       default: break;                                        /* Mesh: no object */
     }
   }
@@ -151,11 +151,11 @@ static void release(void *ctx, void *ref) {
 static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {
   snprintf(err, size, "%s", st->message);
   switch (st->code) {
-    case kPo_Ctl_Ok: return kPo_WriteOk;
+    case kPo_Ctl_Ok: return kPo_WriteResult_Ok;
     case kPo_Ctl_Conflict:
-    case kPo_Ctl_AlreadyExists: return kPo_WriteConflict;
-    case kPo_Ctl_NotFound: return kPo_WriteNotFound;
-    default: return kPo_WriteFailed;
+    case kPo_Ctl_AlreadyExists: return kPo_WriteResult_Conflict;
+    case kPo_Ctl_NotFound: return kPo_WriteResult_NotFound;
+    default: return kPo_WriteResult_Failed;
   }
 }
 
@@ -180,12 +180,12 @@ static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, co
   }
   if (written && ok) *written = out;
   else json_object_put(out);
-  return ok ? kPo_WriteOk : result_of(&st, err, size);
+  return ok ? kPo_WriteResult_Ok : result_of(&st, err, size);
 }
 
 static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                    bool create, const char *rv, json_object **written, char *err, size_t size) {
-  return write_ref(ctx, kind == kPo_TargetProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef, ns, name, obj,
+  return write_ref(ctx, kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef, ns, name, obj,
                    create, rv, written, err, size);
 }
 
@@ -194,7 +194,7 @@ static po_WriteResult write_filter(void *ctx, const char *ns, const char *name, 
   if (!filters_of(ctx, ns)) {
     /* Unwatched: a create would never be seen again, and could not be told ours. */
     snprintf(err, size, "namespace '%s' is not watched by this controller (--namespace)", ns);
-    return kPo_WriteFailed;
+    return kPo_WriteResult_Failed;
   }
   return write_ref(ctx, kPo_EnvoyFiltersRef, ns, name, obj, create, rv, written, err, size);
 }
@@ -205,7 +205,7 @@ static po_WriteResult write_policy(void *ctx, const char *ns, const char *name, 
   size_t i = slot_of(k, ns);
   if (i == (size_t)-1 || !k->policies[i]) {
     snprintf(err, size, "namespace '%s' is not watched by this controller (--namespace)", ns);
-    return kPo_WriteFailed;
+    return kPo_WriteResult_Failed;
   }
   return write_ref(ctx, kPo_EnvoyPatchPoliciesRef, ns, name, obj, create, rv, written, err, size);
 }
@@ -222,7 +222,7 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   po_CtlStatus_Clear(&st);
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
   bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, &st); /* the answer is not needed */
-  return ok ? kPo_WriteOk : result_of(&st, err, size);
+  return ok ? kPo_WriteResult_Ok : result_of(&st, err, size);
 }
 
 static void now(void *ctx, char buf[32]) {

@@ -25,7 +25,7 @@ json_object *po_Json_Parse(const char *text, size_t len) {
 /* ---- entries ---- */
 
 bool po_CompiledEntry_KeyOf(const json_object *obj, po_CompileWhich which, int64_t *generation, po_JsonHash *hash) {
-  if (which == kPo_CompileCurrent) {
+  if (which == kPo_CompileWhich_Current) {
     json_object *spec = po_Json_Get(obj, "spec");
     *generation = json_object_get_int64(po_Json_Get(po_Json_Get(obj, "metadata"), "generation"));
     *hash = po_Json_Hash(spec);
@@ -69,7 +69,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
                                         po_JsonHash hash, const po_TargetOptions *opts, bool *oom) {
   *oom = false;
   json_object *syn = NULL;
-  if (which == kPo_CompileRecord && !(syn = record_object(obj, generation, oom))) return NULL;
+  if (which == kPo_CompileWhich_Record && !(syn = record_object(obj, generation, oom))) return NULL;
   const json_object *src = syn ? syn : obj;
   po_CompiledEntry *e = calloc(1, sizeof *e);
   po_Arena *a = po_Arena_New();
@@ -95,7 +95,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   e->uid = u;
   e->generation = generation;
   e->hash = hash;
-  e->record = which == kPo_CompileRecord;
+  e->record = which == kPo_CompileWhich_Record;
   po_Reconcile_OverrideKey(src, e->target_key, sizeof e->target_key);
   if (e->c.accepted && !e->c.consul_arguments) {
     /* another mesh's target (Istio): its objects are built from the IR when written */

@@ -51,7 +51,7 @@ typedef struct {
 const po_TargetOptions *po_TargetIndex_Options(const po_TargetIndex *ix);
 
 /* Kind of spec to compile: the current one, or the last valid generation recorded in the status. */
-typedef enum { kPo_CompileCurrent = 0, kPo_CompileRecord } po_CompileWhich;
+typedef enum { kPo_CompileWhich_Current = 0, kPo_CompileWhich_Record } po_CompileWhich;
 
 /* A tree parsed from text (a new reference), NULL when out of memory or not JSON. */
 struct json_object *po_Json_Parse(const char *text, size_t len);

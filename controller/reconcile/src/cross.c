@@ -30,11 +30,11 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
   bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
   /* only a current generation that points here (not one held for its last valid generation) */
   const po_CompiledEntry *ce =
-      !deleting && strcmp(k, key) == 0 ? po_TargetIndex_Compiled(ix, obj, kPo_CompileCurrent, oom) : NULL;
+      !deleting && strcmp(k, key) == 0 ? po_TargetIndex_Compiled(ix, obj, kPo_CompileWhich_Current, oom) : NULL;
   if (ce && !ce->c.accepted && !*oom) {
     /* An invalid generation keeps its last valid one live there (the status record, compiled
      * again, as that target's reconcile plans it): that entry is what reaches the proxies. */
-    const po_CompiledEntry *rec = po_TargetIndex_Compiled(ix, obj, kPo_CompileRecord, oom);
+    const po_CompiledEntry *rec = po_TargetIndex_Compiled(ix, obj, kPo_CompileWhich_Record, oom);
     if (rec && rec->c.accepted && strcmp(rec->target_key, key) == 0) {
       po_CompiledEntry_Release(ce);
       ce = rec;
@@ -54,7 +54,7 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
   const char *s1 = strchr(key, '/');
   *p = (po_OverlapPeer){
       .ns = po_Arena_Printf(ar, "%s", ns), .name = po_Arena_Printf(ar, "%s", slash + 1), .override = ce->c.override,
-      .tier = po_TargetKind_MeshWide(kind) ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults,
+      .tier = po_TargetKind_MeshWide(kind) ? kPo_OverlapTier_ProxyDefaults : kPo_OverlapTier_ServiceDefaults,
       .priority = ce->c.priority, .target = po_Arena_Printf(ar, "%s", key),
       .where = s1 ? po_Arena_Printf(ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
   if (!p->ns || !p->name || !p->target || !p->where) *oom = true;
@@ -73,10 +73,10 @@ bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetK
    * (root namespace EnvoyFilters) and Service ones. */
   po_TargetKind kind;
   switch (own_kind) {
-    case kPo_TargetProxyDefaults: kind = kPo_TargetServiceDefaults; break;
-    case kPo_TargetService: kind = kPo_TargetIstioMesh; break;
-    case kPo_TargetIstioMesh: kind = kPo_TargetService; break;
-    default: kind = kPo_TargetProxyDefaults; break;
+    case kPo_TargetKind_ProxyDefaults: kind = kPo_TargetKind_ServiceDefaults; break;
+    case kPo_TargetKind_Service: kind = kPo_TargetKind_IstioMesh; break;
+    case kPo_TargetKind_IstioMesh: kind = kPo_TargetKind_Service; break;
+    default: kind = kPo_TargetKind_ProxyDefaults; break;
   }
   size_t count;
   char *block = po_TargetIndex_LinksOfKind(ix, kind, &count);

@@ -520,8 +520,8 @@ const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const cha
                                                    int64_t generation, po_JsonHash hash) {
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
-  const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileCurrent], uid, generation, hash)
-                                  ? po_CompiledEntry_Ref(e->compiled[kPo_CompileCurrent])
+  const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileWhich_Current], uid, generation, hash)
+                                  ? po_CompiledEntry_Ref(e->compiled[kPo_CompileWhich_Current])
                                   : NULL;
   if (c) ix->hits++;
   pthread_mutex_unlock(&ix->mu);
@@ -542,9 +542,9 @@ static void kind_run(const po_TargetIndex *ix, const char *prefix, size_t *from,
 
 static const char *kind_prefix(po_TargetKind kind) {
   switch (kind) {
-    case kPo_TargetProxyDefaults: return "ProxyDefaults/";
-    case kPo_TargetService: return "Service/";
-    case kPo_TargetIstioMesh: return "Mesh/";
+    case kPo_TargetKind_ProxyDefaults: return "ProxyDefaults/";
+    case kPo_TargetKind_Service: return "Service/";
+    case kPo_TargetKind_IstioMesh: return "Mesh/";
     default: return "ServiceDefaults/";
   }
 }
@@ -572,10 +572,10 @@ bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*f
   /* Istio's Mesh and Service targets relate as Consul's ProxyDefaults and ServiceDefaults do:
    * the mesh-wide EnvoyFilters (root namespace) reach every sidecar a Service's one does. */
   po_TargetKind other, wide;
-  if (strncmp(key, "ProxyDefaults/", strlen("ProxyDefaults/")) == 0) other = kPo_TargetServiceDefaults, wide = kPo_TargetProxyDefaults;
-  else if (strncmp(key, "ServiceDefaults/", strlen("ServiceDefaults/")) == 0) other = wide = kPo_TargetProxyDefaults;
-  else if (strncmp(key, "Mesh/", strlen("Mesh/")) == 0) other = kPo_TargetService, wide = kPo_TargetIstioMesh;
-  else if (strncmp(key, "Service/", strlen("Service/")) == 0) other = wide = kPo_TargetIstioMesh;
+  if (strncmp(key, "ProxyDefaults/", strlen("ProxyDefaults/")) == 0) other = kPo_TargetKind_ServiceDefaults, wide = kPo_TargetKind_ProxyDefaults;
+  else if (strncmp(key, "ServiceDefaults/", strlen("ServiceDefaults/")) == 0) other = wide = kPo_TargetKind_ProxyDefaults;
+  else if (strncmp(key, "Mesh/", strlen("Mesh/")) == 0) other = kPo_TargetKind_Service, wide = kPo_TargetKind_IstioMesh;
+  else if (strncmp(key, "Service/", strlen("Service/")) == 0) other = wide = kPo_TargetKind_IstioMesh;
   else return true;
   /* No ProxyDefaults PropertyOverride, no relation: a ServiceDefaults change costs nothing more
    * (the usual case, and the one the 10,000-PropertyOverride benchmark runs). A ProxyDefaults

@@ -19,7 +19,7 @@ static void key_of_spec(const char *ns, const json_object *spec, char *key, size
   const char *kind = po_Json_String(po_Json_Get(spec, "targetRef"), "kind");
   const char *name = po_Json_String(po_Json_Get(spec, "targetRef"), "name");
   const char *group = po_Json_String(po_Json_Get(spec, "targetRef"), "group");
-  po_TargetKind k = kPo_TargetServiceDefaults;
+  po_TargetKind k = kPo_TargetKind_ServiceDefaults;
   bool found = !kind || po_TargetKind_Parse(kind, &k); /* no kind: ServiceDefaults */
   key[0] = '\0';
   if (!found || (group && strcmp(group, po_TargetKind_Group(k)) != 0)) return;
@@ -29,7 +29,7 @@ static void key_of_spec(const char *ns, const json_object *spec, char *key, size
    * tenancy policy allows it or refuses it (TargetNotAllowed). The other kinds are never of
    * another namespace: they stay listed under their own, where they are refused. */
   const char *tns = po_Json_String(po_Json_Get(spec, "targetRef"), "namespace");
-  if (k == kPo_TargetServiceDefaults && tns && *tns) ns = tns;
+  if (k == kPo_TargetKind_ServiceDefaults && tns && *tns) ns = tns;
   po_Reconcile_TargetKey(k, ns, wide ? "global" : name, key, size);
 }
 

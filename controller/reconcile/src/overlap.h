@@ -13,8 +13,8 @@
 #include "po/engine.h"
 
 typedef enum {
-  kPo_OverlapTierProxyDefaults = 0, /* applied first, whatever the priorities */
-  kPo_OverlapTierServiceDefaults = 1,
+  kPo_OverlapTier_ProxyDefaults = 0, /* applied first, whatever the priorities */
+  kPo_OverlapTier_ServiceDefaults = 1,
 } po_OverlapTier;
 
 /* What Istio orders a peer's patch set by, besides its priority (istio/istio

@@ -13,7 +13,7 @@ void po_Run_OwnedOutcome(po_Run *run, bool foreign, bool failed, bool conflict, 
   if (!failed) return;
   run->target_ok = false;
   run->target_conflict |= conflict;
-  po_Run_Fail(run, conflict ? kPo_WriteConflict : kPo_WriteFailed, po_Arena_Printf(run->ar, "writing %s", run->where), err);
+  po_Run_Fail(run, conflict ? kPo_WriteResult_Conflict : kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "writing %s", run->where), err);
 }
 
 /* A record the write phase found not held by its object (po_IstioItem.verify): ignored, and its

@@ -12,7 +12,7 @@
 static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps *k, const char *what, const char *ns,
                    const char *name, const char *err) {
   out->failed = true;
-  out->conflict = w == kPo_WriteConflict;
+  out->conflict = w == kPo_WriteResult_Conflict;
   snprintf(out->err, sizeof out->err, "%s %s %s/%s: %.400s", what, k->kind, ns, name, err);
 }
 
@@ -77,7 +77,7 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
   po_OwnedPlan p = k->plan(current, desired, owner_uid, unbound ? cuid : NULL);
   if (p.out_of_memory) return false;
   char err[512] = "";
-  po_WriteResult w = kPo_WriteOk;
+  po_WriteResult w = kPo_WriteResult_Ok;
   bool ok = true;
   switch (p.action) {
     case kPo_OwnedPlan_None: break;
@@ -87,13 +87,13 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       break;
     case kPo_OwnedPlan_Delete:
       w = k->write(io->ctx, ns, name, NULL, false, rv, NULL, err, sizeof err);
-      if (w == kPo_WriteNotFound) w = kPo_WriteOk;
-      if (w != kPo_WriteOk) failed(out, w, k, "deleting", ns, name, err);
+      if (w == kPo_WriteResult_NotFound) w = kPo_WriteResult_Ok;
+      if (w != kPo_WriteResult_Ok) failed(out, w, k, "deleting", ns, name, err);
       else (*writes)++;
       break;
     case kPo_OwnedPlan_Update:
       w = k->write(io->ctx, ns, name, p.object, false, rv, NULL, err, sizeof err);
-      if (w != kPo_WriteOk) {
+      if (w != kPo_WriteResult_Ok) {
         failed(out, w, k, "updating", ns, name, err);
         /* The binding retried and failed again: recorded as the failure right after the create
          * would have been. That one may have been a conflict (Envoy Gateway's first status
@@ -114,11 +114,11 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       }
       w = k->write(io->ctx, ns, name, bare ? bare : p.object, true, NULL, &made, err, sizeof err);
       json_object_put(bare);
-      if (w == kPo_WriteOk && (!made || !*po_Json_Meta(made, "uid"))) {
-        w = kPo_WriteFailed;
+      if (w == kPo_WriteResult_Ok && (!made || !*po_Json_Meta(made, "uid"))) {
+        w = kPo_WriteResult_Failed;
         snprintf(err, sizeof err, "the server returned no uid for the created object");
       }
-      if (w != kPo_WriteOk) {
+      if (w != kPo_WriteResult_Ok) {
         failed(out, w, k, "creating", ns, name, err);
         json_object_put(made);
         break;
@@ -134,7 +134,7 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       if (b.action == kPo_OwnedPlan_Update) {
         const char *mrv = po_Json_String(po_Json_Get(made, "metadata"), "resourceVersion");
         w = k->write(io->ctx, ns, name, b.object, false, mrv, NULL, err, sizeof err);
-        if (w != kPo_WriteOk) {
+        if (w != kPo_WriteResult_Ok) {
           failed(out, w, k, "binding the created annotation of", ns, name, err);
           snprintf(out->unbound_uid, sizeof out->unbound_uid, "%s", po_Json_Meta(made, "uid"));
         } else {

@@ -92,7 +92,7 @@ bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *
   it->has_finalizer = po_Run_HasFinalizer(obj);
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
   bool out_of_memory;
-  it->ce = po_TargetIndex_Compiled(run->ix, obj, kPo_CompileCurrent, &out_of_memory);
+  it->ce = po_TargetIndex_Compiled(run->ix, obj, kPo_CompileWhich_Current, &out_of_memory);
   if (!it->ce) return po_Run_Oom(run, po_Arena_Printf(run->ar, "compiling %s", it->name));
   if (!it->deleting && it->has_finalizer && *it->rv && strlen(it->uid) < sizeof it->memo.uid) {
     po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
@@ -213,7 +213,7 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
 static bool keep_last_valid(po_Run *run, po_RunItem *it) {
   if (!po_Run_NeedObj(run, it)) return false;
   bool out_of_memory = false;
-  const po_CompiledEntry *rec = po_TargetIndex_Compiled(run->ix, it->obj, kPo_CompileRecord, &out_of_memory);
+  const po_CompiledEntry *rec = po_TargetIndex_Compiled(run->ix, it->obj, kPo_CompileWhich_Record, &out_of_memory);
   if (out_of_memory) return po_Run_Oom(run, po_Arena_Printf(run->ar, "compiling the last valid record of %s", it->name));
   if (rec && rec->c.accepted && strcmp(rec->target_key, run->key) == 0 && record_bound(run, it, rec)) {
     it->entry = rec;
@@ -307,8 +307,8 @@ static bool write_finalizers(po_Run *run) {
     po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
     po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
     json_object_put(patch);
-    if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
-    if (w != kPo_WriteOk && w != kPo_WriteNotFound) po_Run_Fail(run, w, "adding the finalizer", err);
+    if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
+    if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "adding the finalizer", err);
   }
   return run->r.ok;
 }
@@ -348,7 +348,7 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
   bool gone = !mesh(run)->item_failed(run, (size_t)(it - run->items));
   if (!gone || !it->has_finalizer) return true;
   if (*it->held_key && held_elsewhere(run, it)) {
-    po_Run_Fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
+    po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
          po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
     return true;
   }
@@ -358,7 +358,7 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
   char err[256];
   po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
   json_object_put(patch);
-  if (w != kPo_WriteOk && w != kPo_WriteNotFound) po_Run_Fail(run, w, "removing the finalizer", err);
+  if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "removing the finalizer", err);
   return true;
 }
 
@@ -510,13 +510,13 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, err, sizeof err);
   json_object_put(patch);
   if (sent != st) json_object_put(st); /* ours alone: the patch held its copy */
-  if (w != kPo_WriteOk) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
-  if (w == kPo_WriteOk) {
+  if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
+  if (w == kPo_WriteResult_Ok) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
     say(run, it, old_status, &s, timeout_event);
   }
-  else if (w != kPo_WriteNotFound) po_Run_Fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
+  else if (w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
   return true;
 }
 
@@ -535,7 +535,7 @@ static void status(po_Run *run) {
   }
   po_OverlapPeer *peers = cross.peers;
   po_OverlapTier tier =
-      po_TargetKind_MeshWide(run->kind) ? kPo_OverlapTierProxyDefaults : kPo_OverlapTierServiceDefaults;
+      po_TargetKind_MeshWide(run->kind) ? kPo_OverlapTier_ProxyDefaults : kPo_OverlapTier_ServiceDefaults;
   for (size_t i = 0; i < run->m; i++) {
     const po_RunItem *it = &run->items[i];
     /* What is in the target for it, not what its current spec says: an invalid generation keeps

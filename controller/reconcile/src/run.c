@@ -17,7 +17,7 @@ json_object *po_Run_Copy(const json_object *o) {
 }
 
 void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *err) {
-  if (w == kPo_WriteConflict) run->r.conflict = true;
+  if (w == kPo_WriteResult_Conflict) run->r.conflict = true;
   /* An admission webhook that could not be reached (nothing answered: webhook_error.c): its
    * return is no event of ours, so the retry must come soon (kPo_ReconcileWebhookRetryMaxS), not
    * after a backoff grown while it was down. An answer (any status code) or a timeout keeps the
@@ -34,7 +34,7 @@ void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *er
 /* Nothing is written after memory ran out: a plan made with a missing piece would drop entries. */
 bool po_Run_Oom(po_Run *run, const char *where) {
   run->r.out_of_memory = true;
-  po_Run_Fail(run, kPo_WriteFailed, "out of memory", where);
+  po_Run_Fail(run, kPo_WriteResult_Failed, "out of memory", where);
   return false;
 }
 
@@ -114,7 +114,7 @@ bool po_Run_NeedObj(po_Run *run, po_RunItem *it) {
   if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
     po_Run_Release(run, obj, it->ref);
     it->ref = NULL;
-    po_Run_Fail(run, kPo_WriteConflict, po_Arena_Printf(run->ar, "reading %s", it->name), "it changed during the reconcile");
+    po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "reading %s", it->name), "it changed during the reconcile");
     return false;
   }
   it->obj = obj;

@@ -109,7 +109,7 @@ static void duration(int64_t s, char *buf, size_t size) {
 void po_Sync_Judge(const po_SyncPolicy *p, const json_object *target, const po_WriteRecord *w, int64_t now,
                    const char *where, po_SyncVerdict *v) {
   memset(v, 0, sizeof *v);
-  if (!p || p->mode != kPo_SyncRequire) return;
+  if (!p || p->mode != kPo_SyncMode_Require) return;
   json_object *c = synced_condition(target);
   const char *status = po_Json_StringOr(c, "status", ""), *reason = po_Json_StringOr(c, "reason", "");
   /* Written by consul-k8s after our write: the status differs from the one recorded with it.
@@ -119,13 +119,13 @@ void po_Sync_Judge(const po_SyncPolicy *p, const json_object *target, const po_W
   char at[32];
   format_time(w->present ? w->at : now, at);
   if (after && (!strcmp(status, "False") || (!strcmp(status, "Unknown") && *reason))) {
-    v->state = kPo_SyncFailed;
+    v->state = kPo_SyncState_Failed;
     snprintf(v->message, sizeof v->message, "consul-k8s could not sync %s into Consul (Synced=%s, %s): %s", where, status,
              *reason ? reason : "no reason given", po_Json_StringOr(c, "message", ""));
     return;
   }
   if (after && !strcmp(status, "True")) return; /* Live */
-  v->state = kPo_SyncPending;
+  v->state = kPo_SyncState_Pending;
   char sync_state[96];
   if (!c) snprintf(sync_state, sizeof sync_state, "no Synced condition yet");
   else if (!after) snprintf(sync_state, sizeof sync_state, "its status predates the write");

@@ -51,7 +51,7 @@ uint64_t po_Sync_StatusHash(const struct json_object *target);
  * condition's lastTransitionTime), -1 when none. */
 int64_t po_Sync_LastStatusTime(const struct json_object *target);
 
-typedef enum { kPo_SyncLive = 0, kPo_SyncPending, kPo_SyncFailed } po_SyncState;
+typedef enum { kPo_SyncState_Live = 0, kPo_SyncState_Pending, kPo_SyncState_Failed } po_SyncState;
 
 typedef struct {
   po_SyncState state;

@@ -85,7 +85,7 @@ char *po_Log_FormatTime(int64_t unix_ms, char buf[32]) {
 }
 
 po_Logger *po_Logger_New(const po_LoggerOptions *opts) {
-  po_LoggerOptions o = opts ? *opts : (po_LoggerOptions){.level = kPo_LogInfo};
+  po_LoggerOptions o = opts ? *opts : (po_LoggerOptions){.level = kPo_LogLevel_Info};
   po_Logger *log = calloc(1, sizeof *log);
   Sink *sink = calloc(1, sizeof *sink);
   if (log) log->name = strdup(o.name ? o.name : "");
@@ -175,7 +175,7 @@ void po_Logger_SetLevel(po_Logger *log, po_LogLevel level) {
 }
 
 po_LogLevel po_Logger_Level(po_Logger *log) {
-  return log ? (po_LogLevel)atomic_load(&log->sink->level) : kPo_LogError;
+  return log ? (po_LogLevel)atomic_load(&log->sink->level) : kPo_LogLevel_Error;
 }
 
 bool po_Logger_Enabled(po_Logger *log, po_LogLevel level) {
@@ -197,7 +197,7 @@ bool po_LogLevel_Parse(const char *s, po_LogLevel *out) {
     }
   }
   if (strcasecmp(s, "warning") == 0) {
-    *out = kPo_LogWarn;
+    *out = kPo_LogLevel_Warn;
     return true;
   }
   return false;

@@ -17,7 +17,7 @@ static const char *first_unknown(const json_object *v, po_Arena *a, int depth) {
       const char *url = json_object_get_string(c), *slash = strrchr(url, '/');
       po_Status st;
       po_Status_Clear(&st);
-      if (!po_Message_New(slash ? slash + 1 : url, a, &st) && st.code != kPo_ErrNoMemory) return url;
+      if (!po_Message_New(slash ? slash + 1 : url, a, &st) && st.code != kPo_Status_NoMemory) return url;
       continue;
     }
     const char *t = first_unknown(c, a, depth + 1);

@@ -36,7 +36,7 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
   const char *group = po_Json_String(ref, "group");
   const char *kind = po_Json_String(ref, "kind");
   const char *name = po_Json_String(ref, "name");
-  c->target_kind = kPo_TargetServiceDefaults;
+  c->target_kind = kPo_TargetKind_ServiceDefaults;
   c->target_name = "";
   c->target_ns = "";
   json_object *ns = po_Json_Get(ref, "namespace");
@@ -70,8 +70,8 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
     c->target_name = "global";
   } else if (!name || !*name) {
     error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.name: the %s to patch is required",
-                                    c->target_kind == kPo_TargetServiceDefaults ? "service whose ServiceDefaults"
-                                    : c->target_kind == kPo_TargetService       ? "Service whose sidecars"
+                                    c->target_kind == kPo_TargetKind_ServiceDefaults ? "service whose ServiceDefaults"
+                                    : c->target_kind == kPo_TargetKind_Service       ? "Service whose sidecars"
                                                                                 : "Gateway whose proxies"));
   } else {
     c->target_name = po_Arena_Printf(a, "%s", name);
@@ -116,7 +116,7 @@ static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOve
     return;
   }
   size_t n = json_object_array_length(rn);
-  if (n && c->target_kind != kPo_TargetGateway) {
+  if (n && c->target_kind != kPo_TargetKind_Gateway) {
     error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces: only for a Gateway target (it names the namespaces "
                                        "whose HTTPRoutes an Envoy Gateway target's cluster patches follow); this one "
                                        "targets a %s", po_TargetKind_Name(c->target_kind)));
@@ -187,7 +187,7 @@ bool po_CompiledOverride_Compile(const json_object *obj, const po_TargetOptions 
   /* A spec present as null is decoded (and refused by the spec decoder), not "required". */
   bool has_spec = json_object_object_get_ex(obj, "spec", NULL);
   if (!has_spec || !(sv = po_Value_FromJsonC(spec, a, &st))) {
-    if (spec && st.code == kPo_ErrNoMemory) return false; /* not a verdict on the spec */
+    if (spec && st.code == kPo_Status_NoMemory) return false; /* not a verdict on the spec */
     error(c, a, -1, spec ? st.message : "spec: required");
     return true;
   }

@@ -10,11 +10,11 @@ static const struct {
   po_Mesh mesh;
   bool mesh_wide;
 } kTargets[] = {
-    [kPo_TargetServiceDefaults] = {"ServiceDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, false},
-    [kPo_TargetProxyDefaults] = {"ProxyDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, true},
-    [kPo_TargetService] = {"Service", "", kPo_Mesh_Istio, false},
-    [kPo_TargetIstioMesh] = {"Mesh", "networking.istio.io", kPo_Mesh_Istio, true},
-    [kPo_TargetGateway] = {"Gateway", "gateway.networking.k8s.io", kPo_Mesh_EnvoyGateway, false},
+    [kPo_TargetKind_ServiceDefaults] = {"ServiceDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, false},
+    [kPo_TargetKind_ProxyDefaults] = {"ProxyDefaults", "consul.hashicorp.com", kPo_Mesh_Consul, true},
+    [kPo_TargetKind_Service] = {"Service", "", kPo_Mesh_Istio, false},
+    [kPo_TargetKind_IstioMesh] = {"Mesh", "networking.istio.io", kPo_Mesh_Istio, true},
+    [kPo_TargetKind_Gateway] = {"Gateway", "gateway.networking.k8s.io", kPo_Mesh_EnvoyGateway, false},
 };
 enum { kTargetCount = sizeof kTargets / sizeof kTargets[0] };
 

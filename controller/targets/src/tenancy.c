@@ -27,7 +27,7 @@ bool po_Tenancy_Allows(const po_Tenancy *t, po_TargetKind kind, const char *ns, 
   if (n >= 0 && (size_t)n < size) {
     size_t l = strlen(why);
     snprintf(why + l, size - l, " (--allow-proxydefaults-from); a %s target of this namespace is allowed",
-             kind == kPo_TargetIstioMesh ? "Service" : "ServiceDefaults");
+             kind == kPo_TargetKind_IstioMesh ? "Service" : "ServiceDefaults");
   }
   return false;
 }
@@ -87,7 +87,7 @@ bool po_Tenancy_AllowsNamespace(const po_Tenancy *t, po_TargetKind kind, const c
   const char *f = from ? from : "";
   if (!to || !*to || !strcmp(to, f)) return true;
   bool listed = t && cross_listed(t, f, strlen(f));
-  if (listed && kind == kPo_TargetServiceDefaults) return true;
+  if (listed && kind == kPo_TargetKind_ServiceDefaults) return true;
   if (listed) {
     /* ProxyDefaults is mesh-wide (--allow-proxydefaults-from governs it, in its own namespace);
      * the Istio and Gateway adapters program their own namespace's objects only */

@@ -151,8 +151,8 @@ static const char *decide(json_object *req, const po_MutateOptions *opt, json_ob
   const char *group = po_Json_String(rk, "group"), *k = po_Json_String(rk, "kind");
   po_TargetKind kind;
   if (!group || strcmp(group, PO_CONSUL_GROUP) != 0 || !k) return "unchanged";
-  if (!strcmp(k, "ServiceDefaults")) kind = kPo_TargetServiceDefaults;
-  else if (!strcmp(k, "ProxyDefaults")) kind = kPo_TargetProxyDefaults;
+  if (!strcmp(k, "ServiceDefaults")) kind = kPo_TargetKind_ServiceDefaults;
+  else if (!strcmp(k, "ProxyDefaults")) kind = kPo_TargetKind_ProxyDefaults;
   else return "unchanged";
   /* CREATE: the server assigns the uid after mutating admission, so nothing can be bound to the
    * new object yet (a re-created object is a new one: the controller programs it). DELETE and

@@ -144,7 +144,7 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
     free(s);
     return NULL;
   }
-  s->log = opt->log ? opt->log : (s->owned = po_Logger_New(&(po_LoggerOptions){.name = "webhook.http", .level = kPo_LogInfo}));
+  s->log = opt->log ? opt->log : (s->owned = po_Logger_New(&(po_LoggerOptions){.name = "webhook.http", .level = kPo_LogLevel_Info}));
   s->http = po_HttpServer_New(&(po_HttpOptions){.name = "webhook",
                                                 .address = opt->address,
                                                 .cert_file = opt->cert_file,

@@ -665,7 +665,7 @@ typedef enum {
  * 0s"); a warning when the value is deeper than 64 levels (not checked below; upb's JSON decoder
  * refuses a value nested deeper than 64 objects and arrays first). An Any is not
  * descended (silently: its contents are bytes until Envoy builds the extension). Linear in the
- * value's size. false only when out of memory, or value_depth is over 64 (kPo_ErrLimit). */
+ * value's size. false only when out of memory, or value_depth is over 64 (kPo_Status_Limit). */
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
                            int patch_index, po_Diagnostics *out, po_Status *status);
 

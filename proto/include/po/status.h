@@ -7,16 +7,16 @@
 #include <stddef.h>
 
 typedef enum {
-  kPo_Ok = 0,
-  kPo_ErrUsage = 1,       /* the caller passed something that cannot be right */
-  kPo_ErrParse = 2,       /* malformed JSON, YAML or protobuf input */
-  kPo_ErrNotFound = 3,    /* an unknown message, field or file */
-  kPo_ErrPatch = 4,       /* a patch could not be applied (Consul's PatchStruct errors) */
-  kPo_ErrInvalid = 5,     /* a configuration failed validation (Consul's Constructor errors) */
-  kPo_ErrNoMemory = 6,
-  kPo_ErrIo = 7,
-  kPo_ErrLimit = 8,       /* input over a size, depth or count bound */
-  kPo_ErrInternal = 9,
+  kPo_Status_Ok = 0,
+  kPo_Status_Usage = 1,       /* the caller passed something that cannot be right */
+  kPo_Status_Parse = 2,       /* malformed JSON, YAML or protobuf input */
+  kPo_Status_NotFound = 3,    /* an unknown message, field or file */
+  kPo_Status_Patch = 4,       /* a patch could not be applied (Consul's PatchStruct errors) */
+  kPo_Status_Invalid = 5,     /* a configuration failed validation (Consul's Constructor errors) */
+  kPo_Status_NoMemory = 6,
+  kPo_Status_Io = 7,
+  kPo_Status_Limit = 8,       /* input over a size, depth or count bound */
+  kPo_Status_Internal = 9,
 } po_StatusCode;
 
 #define PO_STATUS_MAX 8192

@@ -21,7 +21,7 @@
 
 /* consul-k8s's Synced status exists for Consul targets only. */
 static bool requires_sync(const po_Run *run) {
-  return run->io->sync && run->io->sync->mode == kPo_SyncRequire;
+  return run->io->sync && run->io->sync->mode == kPo_SyncMode_Require;
 }
 
 /* Room for PropertyOverrides the index missed, found through their entries (load_bound_owners). */
@@ -218,14 +218,14 @@ static bool create_target(po_Run *run) {
   po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, skel, true, NULL, &made,
                                            run->target_err, sizeof run->target_err);
   json_object_put(skel);
-  if (w != kPo_WriteOk || !made || !*po_Json_Meta(made, "uid")) {
+  if (w != kPo_WriteResult_Ok || !made || !*po_Json_Meta(made, "uid")) {
     json_object_put(made);
     run->target_ok = false;
-    if (w == kPo_WriteOk) {
-      w = kPo_WriteFailed;
+    if (w == kPo_WriteResult_Ok) {
+      w = kPo_WriteResult_Failed;
       snprintf(run->target_err, sizeof run->target_err, "the server returned no uid for the created object");
     }
-    run->target_conflict = w == kPo_WriteConflict;
+    run->target_conflict = w == kPo_WriteResult_Conflict;
     po_Run_Fail(run, w, po_Arena_Printf(run->ar, "creating %s", run->where), run->target_err);
     return false;
   }
@@ -425,7 +425,7 @@ static bool write_target(po_Run *run) {
     /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */
     run->target_ok = false;
     snprintf(run->target_err, sizeof run->target_err, "the object has no metadata.uid");
-    po_Run_Fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "reading %s", run->where), run->target_err);
+    po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "reading %s", run->where), run->target_err);
     return true;
   }
   if (!annotate && target_current(run, nwant)) return true;
@@ -447,11 +447,11 @@ static bool write_target(po_Run *run) {
     if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
     po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
                                              p.create, rv, NULL, run->target_err, sizeof run->target_err);
-    if (w == kPo_WriteNotFound && p.remove) w = kPo_WriteOk;
-    if (w != kPo_WriteOk) {
+    if (w == kPo_WriteResult_NotFound && p.remove) w = kPo_WriteResult_Ok;
+    if (w != kPo_WriteResult_Ok) {
       if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
       run->target_ok = false;
-      run->target_conflict = w == kPo_WriteConflict;
+      run->target_conflict = w == kPo_WriteResult_Conflict;
       /* not bound yet: the statuses record it (status.created), in case this process goes first */
       if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
       po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
@@ -561,10 +561,10 @@ static bool already_live(const json_object *obj, int64_t live_gen) {
  * whether the timeout's one Warning Event is due. False when the reconcile must end. */
 static bool apply_sync(po_Run *run, po_RunItem *it, int64_t live_gen, po_Condition *p, bool *event) {
   *event = false;
-  if (!requires_sync(run) || strcmp(p->status, "True") != 0 || run->sync.state == kPo_SyncLive) return true;
+  if (!requires_sync(run) || strcmp(p->status, "True") != 0 || run->sync.state == kPo_SyncState_Live) return true;
   if (!po_Run_NeedObj(run, it)) return false;
   if (already_live(it->obj, live_gen)) return true;
-  bool failed = run->sync.state == kPo_SyncFailed;
+  bool failed = run->sync.state == kPo_SyncState_Failed;
   p->status = "False";
   p->reason = failed ? "SyncFailed" : "Pending";
   snprintf(p->message, sizeof p->message, "%s; generation %lld is written, not yet live", run->sync.message, (long long)live_gen);

@@ -82,7 +82,7 @@ size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExten
     if (!args) {
       /* Memory running out is no verdict on the entry: said as invalid, a render or validate
        * would call a valid object invalid (t_render_oom found it). */
-      if (st.code == kPo_ErrNoMemory) return *oom = true, 0;
+      if (st.code == kPo_Status_NoMemory) return *oom = true, 0;
       c->error = po_Arena_Printf(a, "%s", st.message);
       continue;
     }

@@ -48,7 +48,7 @@ static bool sweep(po_Run *run, size_t i, int *writes) {
   char err[512];
   if (po_EG_Sweep(run->io, run->ix, it->ns, it->name, it->uid, run->ar, writes, err, sizeof err)) return true;
   run->target_conflict = true;
-  po_Run_Fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), err);
+  po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), err);
   return false;
 }
 

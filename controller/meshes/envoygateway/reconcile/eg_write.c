@@ -17,7 +17,7 @@ static po_OwnedKindOps policy_ops(const po_ReconcileIO *io) {
 }
 
 static const char *policy_name(const char *ns, const char *name, po_Arena *ar) {
-  po_CompiledOverride c = {.ns = ns, .name = name, .target_kind = kPo_TargetGateway};
+  po_CompiledOverride c = {.ns = ns, .name = name, .target_kind = kPo_TargetKind_Gateway};
   return po_EG_PolicyName(&c, ar);
 }
 

@@ -665,7 +665,7 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
   if (!fit) fit = &ignored;
   *why = NULL;
   *fit = (po_EGFit){.max_bytes = t && t->max_bytes ? t->max_bytes : kPo_EGMaxPolicyBytes};
-  if (!c->accepted || c->target_kind != kPo_TargetGateway) {
+  if (!c->accepted || c->target_kind != kPo_TargetKind_Gateway) {
     *why = "not an accepted PropertyOverride of an Envoy Gateway target (Gateway)";
     return NULL;
   }

@@ -152,7 +152,7 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
   po_Status st;
   po_Status_Clear(&st);
   if (!found || !po_Message_CheckRules(pm, depth, field, kPo_ValueScope_Whole, idx, found, &st)) {
-    return found && st.code != kPo_ErrNoMemory; /* kPo_ErrLimit: nest() has refused such paths */
+    return found && st.code != kPo_Status_NoMemory; /* kPo_Status_Limit: nest() has refused such paths */
   }
   for (size_t k = 0; k < po_Diagnostics_Count(found); k++) {
     const po_Diagnostic *f = po_Diagnostics_At(found, k);
@@ -340,7 +340,7 @@ static const char *remove_breaks(const char *msg, const char *pointer, po_Arena 
   po_Status st;
   po_Status_Clear(&st);
   const char *why = po_Message_CheckRemove(last->message, last->field, a, &st);
-  *oom = st.code == kPo_ErrNoMemory;
+  *oom = st.code == kPo_Status_NoMemory;
   return why;
 }
 
@@ -364,7 +364,7 @@ static bool check_value(const char *msg, const char *op, const char *path, json_
   po_Message *pm = decode(msg, doc, a, &st, &oom, &pv);
   if (oom) return false;
   if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
-  if (st.code == kPo_ErrNoMemory) return false;
+  if (st.code == kPo_Status_NoMemory) return false;
   const char *unknown = po_AnyType_FirstUnknown(value, a);
   if (unknown) {
     return add(d, kPo_Severity_Warning, idx,

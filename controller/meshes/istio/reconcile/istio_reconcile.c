@@ -55,7 +55,7 @@ static bool sweep(po_Run *run, size_t i, int *writes) {
   char err[512];
   if (po_Istio_Sweep(run->io, run->ix, it->ns, it->name, it->uid, at, at_name, run->ar, writes, err, sizeof err)) return true;
   run->target_conflict = true; /* no status this time: the retry writes it */
-  po_Run_Fail(run, kPo_WriteFailed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
+  po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
   return false;
 }
 

@@ -86,7 +86,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
                     const json_object *service, const po_TargetOptions *opts, po_IstioItem *items, size_t n,
                     po_Arena *ar, int *writes) {
   const json_object *selector = po_Json_Get(po_Json_Get(service, "spec"), "selector");
-  bool per_service = kind == kPo_TargetService;
+  bool per_service = kind == kPo_TargetKind_Service;
   for (size_t i = 0; i < n; i++) {
     po_IstioItem *it = &items[i];
     locate(it, kind, ns, opts, ar);

@@ -208,7 +208,7 @@ static bool too_large(const po_CompiledOverride *c, po_Arena *a, const char **wh
 static bool check_root_namespace(po_CompiledOverride *c, po_Arena *a) {
   const char *root = c->options.istio_root_namespace && *c->options.istio_root_namespace
                          ? c->options.istio_root_namespace : "istio-system";
-  if (c->target_kind != kPo_TargetService || !c->ns || strcmp(c->ns, root) != 0) return true;
+  if (c->target_kind != kPo_TargetKind_Service || !c->ns || strcmp(c->ns, root) != 0) return true;
   const char *text = po_Arena_Printf(a,
                                      "not expressible in an Istio EnvoyFilter: a Service target in Istio's root namespace "
                                      "'%s': an EnvoyFilter there applies to the pods of every namespace its "
@@ -237,7 +237,7 @@ bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
 }
 
 const char *po_Istio_FilterName(const po_CompiledOverride *c, po_Arena *a) {
-  if (c->target_kind == kPo_TargetIstioMesh) return po_Istio_MeshFilterName(c->ns, c->name, a);
+  if (c->target_kind == kPo_TargetKind_IstioMesh) return po_Istio_MeshFilterName(c->ns, c->name, a);
   return po_Arena_Printf(a, "propertyoverride-%s", c->name);
 }
 
@@ -271,7 +271,7 @@ const char *po_Istio_MeshFilterName(const char *ns, const char *name, po_Arena *
 }
 
 const char *po_Istio_FilterNamespace(const po_CompiledOverride *c) {
-  return c->target_kind == kPo_TargetIstioMesh ? c->options.istio_root_namespace : c->ns;
+  return c->target_kind == kPo_TargetKind_IstioMesh ? c->options.istio_root_namespace : c->ns;
 }
 
 int po_Istio_ParseVersion(const char *s) {
@@ -362,7 +362,7 @@ json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const json_objec
     if (why) *why = "not an accepted PropertyOverride of an Istio target (Service or Mesh)";
     return NULL;
   }
-  bool per_service = c->target_kind == kPo_TargetService;
+  bool per_service = c->target_kind == kPo_TargetKind_Service;
   if (per_service && (!json_object_is_type(selector, json_type_object) || json_object_object_length(selector) == 0)) {
     if (why) *why = "the Service has no spec.selector: an EnvoyFilter for its sidecars selects its pods by those labels";
     return NULL;

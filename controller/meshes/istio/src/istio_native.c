@@ -147,7 +147,7 @@ static bool sets_nothing(Zero *z, const po_Value *c) {
   const char *enc = m ? po_Message_ToJson(m, s, &elen, &st) : NULL;
   /* a value deeper than `without` copies is not looked at; out of memory in the arena is
    * sticky (po_Engine_OutOfMemory), so the one-shot commands say so rather than a verdict */
-  z->oom |= !s || (rest && !text) || (!enc && st.code == kPo_ErrNoMemory);
+  z->oom |= !s || (rest && !text) || (!enc && st.code == kPo_Status_NoMemory);
   bool same = enc && elen == z->encoded_len && !memcmp(enc, z->encoded, elen);
   po_Arena_Free(s);
   return same;
@@ -317,7 +317,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     if (!text) return false;
     po_Message *pm = po_Message_ParseJson(msg, text, strlen(text), a, &st);
     if (!pm) {
-      if (st.code == kPo_ErrNoMemory) return false;
+      if (st.code == kPo_Status_NoMemory) return false;
       const char *unknown = po_AnyType_FirstUnknown(value, a);
       if (unknown) {
         if (!add(d, kPo_Severity_Warning, (int)i, where,
@@ -341,7 +341,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
       if (!z) { /* a zero by name: a string member that sets nothing */
         Zero zs = {.root = pv, .msg = msg, .work = &zero_work};
         zs.encoded = po_Message_ToJson(pm, a, &zs.encoded_len, &st);
-        if (!zs.encoded && st.code == kPo_ErrNoMemory) return false;
+        if (!zs.encoded && st.code == kPo_Status_NoMemory) return false;
         int hit = zs.encoded ? zero_by_name(&zs, pv, 0) : -1;
         if (zs.oom || (hit >= 0 && !(z = zero_path(&zs, hit, a)))) return false;
       }

@@ -33,7 +33,7 @@ bool po_Istio_Render(const po_RenderInputs *in, po_Arena *a, json_object **objs,
     po_CompiledOverride *c = &in->compiled[i];
     if (!c->accepted || po_TargetKind_Mesh(c->target_kind) != kPo_Mesh_Istio) continue;
     json_object *sel = NULL;
-    if (c->target_kind == kPo_TargetService) {
+    if (c->target_kind == kPo_TargetKind_Service) {
       const po_Value *svc = find_service(in, c->ns, c->target_name);
       if (!svc) {
         in->refuse(in->ctx, i,

@@ -20,13 +20,13 @@
 
 enum { kPo_AppMaxNamespaces = 16, kPo_AppMaxSans = 16, kPo_AppMaxProxyDefaultsFrom = 64 };
 
-typedef enum { kPo_CertFiles = 0, kPo_CertSelfManaged = 1 } po_CertMode;
+typedef enum { kPo_CertMode_Files = 0, kPo_CertMode_SelfManaged = 1 } po_CertMode;
 /* Programming Istio targets (Service, Mesh): auto (the default) when the API server serves
  * networking.istio.io/v1alpha3 EnvoyFilters (checked at start, then every istio_recheck_s until
  * it does: Istio installed later is picked up without a restart), on, or off. Only when enabled
  * are Services and EnvoyFilters watched; until then PropertyOverrides of Istio targets say
  * MeshNotEnabled. */
-typedef enum { kPo_IstioAuto = 0, kPo_IstioOn, kPo_IstioOff } po_IstioMode;
+typedef enum { kPo_IstioMode_Auto = 0, kPo_IstioMode_On, kPo_IstioMode_Off } po_IstioMode;
 /* The same three modes for Envoy Gateway targets (Gateway): auto (the default) when the API server
  * serves gateway.envoyproxy.io/v1alpha1 EnvoyPatchPolicies at start. Only when enabled are
  * Gateways, HTTPRoutes and EnvoyPatchPolicies watched. */
@@ -70,8 +70,8 @@ typedef struct {
    * kPo_WebhookMemoryBudgetMiB); beyond it they are answered 429 with Retry-After. */
   size_t webhook_memory_budget;
   po_CertMode cert_mode;
-  const char *cert_file, *key_file;         /* kPo_CertFiles */
-  const char *secret, *service, *webhook_config, *cert_dir; /* kPo_CertSelfManaged */
+  const char *cert_file, *key_file;         /* kPo_CertMode_Files */
+  const char *secret, *service, *webhook_config, *cert_dir; /* kPo_CertMode_SelfManaged */
   const char *sans[kPo_AppMaxSans];
   size_t n_sans;
   double renew_interval_s;                  /* self-managed: how often to check (0: 12 hours) */

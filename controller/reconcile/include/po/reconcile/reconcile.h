@@ -53,7 +53,7 @@ struct json_object;
  * require, our entries must be in the target and consul-k8s must report the target synced into
  * Consul after our write (reasons Pending, SyncFailed until then); under ignore, for clusters
  * without consul-k8s, written is programmed. */
-typedef enum { kPo_SyncIgnore = 0, kPo_SyncRequire = 1 } po_SyncMode;
+typedef enum { kPo_SyncMode_Ignore = 0, kPo_SyncMode_Require = 1 } po_SyncMode;
 typedef struct {
   po_SyncMode mode;
   int64_t timeout_s; /* Pending longer than this after our write: one Warning Event (SyncTimeout); 0: never */
@@ -72,7 +72,7 @@ bool po_TargetNames_Set(po_TargetNames *t, po_TargetKind kind, const char *ns, c
 bool po_TargetNames_Elsewhere(po_TargetNames *t, po_TargetKind kind, const char *name, const char *ns, char *other,
                               size_t size);
 
-typedef enum { kPo_WriteOk = 0, kPo_WriteConflict, kPo_WriteNotFound, kPo_WriteFailed } po_WriteResult;
+typedef enum { kPo_WriteResult_Ok = 0, kPo_WriteResult_Conflict, kPo_WriteResult_NotFound, kPo_WriteResult_Failed } po_WriteResult;
 
 /* One state of one cached object, read without parsing it: its resourceVersion, uid and
  * generation (0 when it has none). All three, because a resourceVersion alone can come back

@@ -16,10 +16,10 @@
 #include <stdio.h>
 
 typedef enum {
-  kPo_LogDebug = 0,
-  kPo_LogInfo = 1,
-  kPo_LogWarn = 2,
-  kPo_LogError = 3,
+  kPo_LogLevel_Debug = 0,
+  kPo_LogLevel_Info = 1,
+  kPo_LogLevel_Warn = 2,
+  kPo_LogLevel_Error = 3,
 } po_LogLevel;
 
 typedef enum { kPo_LogField_Str, kPo_LogField_Int, kPo_LogField_Double, kPo_LogField_Bool } po_LogFieldType;
@@ -69,10 +69,10 @@ bool po_LogLevel_Parse(const char *s, po_LogLevel *out);
 const char *po_LogLevel_Name(po_LogLevel level);
 
 /* Writes one line. log may be NULL (nothing is written). Fields: a NULL-terminated list. */
-#define po_Log_Debug(log, ...) po_Log_Write_((log), kPo_LogDebug, __VA_ARGS__, (const po_LogField *)0)
-#define po_Log_Info(log, ...) po_Log_Write_((log), kPo_LogInfo, __VA_ARGS__, (const po_LogField *)0)
-#define po_Log_Warn(log, ...) po_Log_Write_((log), kPo_LogWarn, __VA_ARGS__, (const po_LogField *)0)
-#define po_Log_Error(log, ...) po_Log_Write_((log), kPo_LogError, __VA_ARGS__, (const po_LogField *)0)
+#define po_Log_Debug(log, ...) po_Log_Write_((log), kPo_LogLevel_Debug, __VA_ARGS__, (const po_LogField *)0)
+#define po_Log_Info(log, ...) po_Log_Write_((log), kPo_LogLevel_Info, __VA_ARGS__, (const po_LogField *)0)
+#define po_Log_Warn(log, ...) po_Log_Write_((log), kPo_LogLevel_Warn, __VA_ARGS__, (const po_LogField *)0)
+#define po_Log_Error(log, ...) po_Log_Write_((log), kPo_LogLevel_Error, __VA_ARGS__, (const po_LogField *)0)
 void po_Log_Write_(po_Logger *log, po_LogLevel level, const char *msg, ...);
 /* The same with an array of fields (for callers that build them at run time). */
 void po_Log_WriteFields(po_Logger *log, po_LogLevel level, const char *msg,

@@ -10,12 +10,12 @@
 
 /* spec.targetRef {group, kind, name} (Gateway API policy-attachment style); numbers never reused. */
 typedef enum {
-  kPo_TargetServiceDefaults = 0, /* consul.hashicorp.com ServiceDefaults <name> */
-  kPo_TargetProxyDefaults,       /* consul.hashicorp.com ProxyDefaults global: every Consul proxy */
-  kPo_TargetService,             /* core Service <name>: its Istio sidecars (an EnvoyFilter) */
-  kPo_TargetIstioMesh,           /* networking.istio.io Mesh global: every Istio sidecar (an
+  kPo_TargetKind_ServiceDefaults = 0, /* consul.hashicorp.com ServiceDefaults <name> */
+  kPo_TargetKind_ProxyDefaults,       /* consul.hashicorp.com ProxyDefaults global: every Consul proxy */
+  kPo_TargetKind_Service,             /* core Service <name>: its Istio sidecars (an EnvoyFilter) */
+  kPo_TargetKind_IstioMesh,           /* networking.istio.io Mesh global: every Istio sidecar (an
                                   * EnvoyFilter in Istio's root namespace) */
-  kPo_TargetGateway,             /* gateway.networking.k8s.io Gateway <name>: Envoy Gateway */
+  kPo_TargetKind_Gateway,             /* gateway.networking.k8s.io Gateway <name>: Envoy Gateway */
 } po_TargetKind;
 
 const char *po_TargetKind_Name(po_TargetKind k);  /* "ServiceDefaults", "ProxyDefaults", "Service", "Mesh", "Gateway" */
