@@ -75,7 +75,7 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
 static bool check_override(const po_CliObject *o, json_object *obj, const po_TargetOptions *opts, po_Arena *a,
                            po_CliReport *r, po_CompiledOverride *out) {
   po_CompiledOverride local, *c = out ? out : &local;
-  if (!po_CompiledOverride_FromObjectWith(obj, opts, a, c)) return false;
+  if (po_CompiledOverride_FromObject(obj, opts, a, c) == kPo_CompileOutcome_NoMemory) return false;
   const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "patches");
   for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
     if (!add_diag(o, "PropertyOverride", po_Diagnostics_At(c->diags, i), patches, o->pos, -1, a, r)) return false;

@@ -119,8 +119,9 @@ bool po_EgCase_Run(const po_EgWorld *w, const char *id, struct json_object *patc
   json_object_object_add(record, "tags", tags);
   json_object_object_add(record, "ours_rules", json_object_new_array());
   po_CompiledOverride c;
-  bool ok = po_CompiledOverride_FromObject(po, a, &c);
-  if (ok && !c.accepted) {
+  po_CompileOutcome got = po_CompiledOverride_FromObject(po, NULL, a, &c);
+  bool ok = got != kPo_CompileOutcome_NoMemory;
+  if (got == kPo_CompileOutcome_Refused) {
     json_object_object_add(record, "refused", refusals(&c));
   } else if (ok) {
     const json_object *routes[] = {w->route};

@@ -123,10 +123,10 @@ static void test_compile_asks_the_targets_mesh(void **state) {
   json_object *consul = override_of("ServiceDefaults", "consul.hashicorp.com", "p", "remove");
   json_object *istio = override_of("Service", "", "p", "remove");
   po_CompiledOverride c;
-  assert_true(po_CompiledOverride_FromObject(consul, a, &c));
+  assert_int_equal(po_CompiledOverride_FromObject(consul, NULL, a, &c), kPo_CompileOutcome_Accepted);
   assert_true(c.accepted);
   assert_non_null(c.consul_arguments); /* the wire-typed mesh's arguments */
-  assert_true(po_CompiledOverride_FromObject(istio, a, &c));
+  assert_int_equal(po_CompiledOverride_FromObject(istio, NULL, a, &c), kPo_CompileOutcome_Refused);
   assert_false(c.accepted);
   assert_null(c.consul_arguments);
   char longname[240];
@@ -134,12 +134,12 @@ static void test_compile_asks_the_targets_mesh(void **state) {
   longname[sizeof longname - 1] = '\0';
   json_object *long_istio = override_of("Service", "", longname, "add");
   json_object *long_consul = override_of("ServiceDefaults", "consul.hashicorp.com", longname, "add");
-  assert_true(po_CompiledOverride_FromObject(long_istio, a, &c));
+  assert_int_equal(po_CompiledOverride_FromObject(long_istio, NULL, a, &c), kPo_CompileOutcome_Refused);
   assert_false(c.accepted);
   const char *why = po_CompiledOverride_Describe(&c, true, false, 0, a);
   if (!strstr(why ? why : "", "the EnvoyFilter is named propertyoverride-<name>")) fprintf(stderr, "%s\n", why ? why : "(none)");
   assert_non_null(strstr(why, "the EnvoyFilter is named propertyoverride-<name>"));
-  assert_true(po_CompiledOverride_FromObject(long_consul, a, &c));
+  assert_int_equal(po_CompiledOverride_FromObject(long_consul, NULL, a, &c), kPo_CompileOutcome_Accepted);
   assert_true(c.accepted);
   json_object_put(consul);
   json_object_put(istio);

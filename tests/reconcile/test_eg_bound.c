@@ -449,7 +449,7 @@ static void test_route_namespaces_checked(void **state) {
     json_object *o = parse(text);
     po_Arena *a = po_Arena_New();
     po_CompiledOverride c;
-    assert_true(po_CompiledOverride_FromObject(o, a, &c));
+    assert_int_equal(po_CompiledOverride_FromObject(o, NULL, a, &c), kPo_CompileOutcome_Refused);
     assert_false(c.accepted);
     const char *d = po_CompiledOverride_Describe(&c, true, false, 0, a);
     if (!strstr(d, bad[i][1])) fail_msg("want '%s' in '%s'", bad[i][1], d);

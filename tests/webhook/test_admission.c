@@ -287,7 +287,7 @@ static void test_describe_bounded_for_conditions(void **state) {
   json_object *o = override_with(kPo_MaxPatchesPerOverride);
   po_Arena *a = po_Arena_New();
   po_CompiledOverride c;
-  assert_true(po_CompiledOverride_FromObject(o, a, &c));
+  assert_int_equal(po_CompiledOverride_FromObject(o, NULL, a, &c), kPo_CompileOutcome_Refused);
   assert_false(c.accepted);
   const char *d = po_CompiledOverride_Describe(&c, false, false, 1000, a);
   assert_non_null(d);
@@ -485,7 +485,8 @@ static void test_priority_decoded_and_checked(void **state) {
     assert_non_null(o);
     po_Arena *a = po_Arena_New();
     po_CompiledOverride c;
-    assert_true(po_CompiledOverride_FromObject(o, a, &c));
+    po_CompileOutcome got = po_CompiledOverride_FromObject(o, NULL, a, &c);
+    assert_int_equal(got, cases[i].ok ? kPo_CompileOutcome_Accepted : kPo_CompileOutcome_Refused);
     if (c.accepted != cases[i].ok) fail_msg("priority %s: accepted %d", cases[i].value ? cases[i].value : "(absent)", c.accepted);
     if (cases[i].ok) assert_int_equal(c.priority, cases[i].want);
     if (cases[i].error) {
@@ -500,7 +501,7 @@ static void test_priority_decoded_and_checked(void **state) {
                                       "\"priority\":12,\"patches\":[{\"op\":\"explode\",\"path\":\"/x\"}]}}");
   po_Arena *a = po_Arena_New();
   po_CompiledOverride c;
-  assert_true(po_CompiledOverride_FromObject(o, a, &c));
+  assert_int_equal(po_CompiledOverride_FromObject(o, NULL, a, &c), kPo_CompileOutcome_Refused);
   assert_false(c.accepted);
   assert_int_equal(c.priority, 12);
   po_Arena_Free(a);

@@ -62,11 +62,7 @@ bool po_Target_Check(po_CompiledOverride *c, po_Arena *a) {
 static const po_MeshRules kWireTyped = {true, po_Target_Check}, kTyped = {false, po_Target_Check};
 static const po_MeshRules *rules_for(po_Mesh mesh) { return po_Mesh_Ops(mesh)->rules.wire_typed ? &kWireTyped : &kTyped; }
 
-bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out) {
-  return po_CompiledOverride_Compile(obj, NULL, rules_for, a, out);
-}
-
-bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_TargetOptions *opts, po_Arena *a,
-                                        po_CompiledOverride *out) {
+po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, const po_TargetOptions *opts,
+                                                 po_Arena *a, po_CompiledOverride *out) {
   return po_CompiledOverride_Compile(obj, opts, rules_for, a, out);
 }

@@ -74,15 +74,16 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   po_CompiledEntry *e = calloc(1, sizeof *e);
   po_Arena *a = po_Arena_New();
   char *u = strdup(uid ? uid : "");
-  if (!e || !a || !u || !po_CompiledOverride_FromObjectWith(src, opts, a, &e->c)) goto oom;
-  if (!e->c.accepted) {
+  po_CompileOutcome got = e && a && u ? po_CompiledOverride_FromObject(src, opts, a, &e->c) : kPo_CompileOutcome_NoMemory;
+  if (got == kPo_CompileOutcome_NoMemory) goto oom;
+  if (got == kPo_CompileOutcome_Refused) {
     /* Kept for the whole generation, so a verdict is confirmed before it is: an allocation that
      * failed deep in the engine can read as an error in the spec, and a spec taken for invalid
      * would keep its previous generation, or nothing, live. A second compile that accepts it
      * wins; two refusals are the spec's. Only invalid specs pay, once per generation. */
     po_Arena *again = po_Arena_New();
     po_CompiledOverride c2;
-    if (again && po_CompiledOverride_FromObjectWith(src, opts, again, &c2) && c2.accepted) {
+    if (again && po_CompiledOverride_FromObject(src, opts, again, &c2) == kPo_CompileOutcome_Accepted) {
       po_Arena_Free(a);
       a = again;
       e->c = c2;

@@ -155,8 +155,9 @@ static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOve
   c->route_namespace_count = n;
 }
 
-bool po_CompiledOverride_Compile(const json_object *obj, const po_TargetOptions *opts,
-                                 const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a, po_CompiledOverride *c) {
+/* The compile; false only when out of memory (c->accepted says the verdict). */
+static bool compile(const json_object *obj, const po_TargetOptions *opts, const po_MeshRules *(*rules_for)(po_Mesh mesh),
+                    po_Arena *a, po_CompiledOverride *c) {
   memset(c, 0, sizeof *c);
   c->diags = po_Diagnostics_New(a);
   if (!c->diags) return false;
@@ -237,6 +238,13 @@ bool po_CompiledOverride_Compile(const json_object *obj, const po_TargetOptions 
   }
   c->accepted = true;
   return true;
+}
+
+po_CompileOutcome po_CompiledOverride_Compile(const json_object *obj, const po_TargetOptions *opts,
+                                              const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a,
+                                              po_CompiledOverride *c) {
+  if (!compile(obj, opts, rules_for, a, c)) return kPo_CompileOutcome_NoMemory;
+  return c->accepted ? kPo_CompileOutcome_Accepted : kPo_CompileOutcome_Refused;
 }
 
 static const char *first_line(const char *s, po_Arena *a) {

@@ -30,7 +30,7 @@ static void add_warning(json_object *warnings, const char *w) {
 static const char *check_override(json_object *obj, const char *req_ns, const po_Tenancy *tenancy,
                                   const po_TargetOptions *targets, po_Arena *a, json_object *warnings) {
   po_CompiledOverride c;
-  if (!po_CompiledOverride_FromObjectWith(obj, targets, a, &c)) return "out of memory validating the object";
+  if (po_CompiledOverride_FromObject(obj, targets, a, &c) == kPo_CompileOutcome_NoMemory) return "out of memory validating the object";
   /* The request's namespace is where the object is being written, whatever its metadata says. */
   const char *ns = req_ns && *req_ns ? req_ns : c.ns;
   char why[768];

@@ -30,10 +30,9 @@ const po_MeshOps *po_Mesh_ForNative(const char *group, const char *kind);
 bool po_Target_Check(po_CompiledOverride *c, po_Arena *a);
 
 /* po_CompiledOverride_Compile (override.h) under the table's rules: the one compile the webhook,
- * the reconciler and the CLI's validate/render all use. */
-bool po_CompiledOverride_FromObject(const struct json_object *obj, po_Arena *a, po_CompiledOverride *out);
-/* The same with the mesh's options (NULL: the defaults). */
-bool po_CompiledOverride_FromObjectWith(const struct json_object *obj, const po_TargetOptions *opts, po_Arena *a,
-                                        po_CompiledOverride *out);
+ * the reconciler and the CLI's validate/render all use. `opts`: the mesh's options (NULL, or
+ * zero fields: the defaults). */
+po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, const po_TargetOptions *opts,
+                                                 po_Arena *a, po_CompiledOverride *out);
 
 #endif

@@ -75,13 +75,21 @@ typedef struct {
   bool (*check)(po_CompiledOverride *c, po_Arena *a);
 } po_MeshRules;
 
+/* What a compile found: the answer is the return value, the why is in out->diags. */
+typedef enum {
+  kPo_CompileOutcome_Accepted = 0, /* no error: can be programmed into its target (out->accepted) */
+  kPo_CompileOutcome_Refused,      /* errors, each a diagnostic in out->diags */
+  kPo_CompileOutcome_NoMemory,     /* out of memory: no verdict on the object */
+} po_CompileOutcome;
+
 /* The compile under the rules of the target's mesh (rules_for(po_TargetKind_Mesh(target))).
- * Never fails for bad input: problems are diagnostics (false only when out of memory). The
- * mesh's refusals make `accepted` mean "can be programmed into that target". Callers use
+ * Bad input is a verdict (Refused, the problems as diagnostics), never a failure. The mesh's
+ * refusals make Accepted mean "can be programmed into that target". Callers use
  * po/meshes/mesh.h's po_CompiledOverride_FromObject, which passes the table's rules. `opts`
- * NULL: the defaults. */
-bool po_CompiledOverride_Compile(const struct json_object *obj, const po_TargetOptions *opts,
-                                 const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a, po_CompiledOverride *out);
+ * NULL (or zero fields): the defaults. */
+po_CompileOutcome po_CompiledOverride_Compile(const struct json_object *obj, const po_TargetOptions *opts,
+                                              const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a,
+                                              po_CompiledOverride *out);
 
 /* Limits (README.md, the webhook section). Objects over them are refused with an error naming
  * the limit before any per-patch work, so a request's cost has a bound. */
