@@ -94,17 +94,17 @@ static const json_object *f_get_override(void *ctx, const char *ns, const char *
  * writes count as target writes. HTTPRoutes are in "HTTPRoute/<ns>/<name>", Gateways in
  * "Gateway/<ns>/<name>" (get_target's slots). */
 static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
-                                 char *err, size_t size);
+                                 po_CtlStatus *st);
 static const json_object *lend_kind(const char *kind, const char *ns, const char *name, void **ref) {
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
   return lend(slot(k, false), ref);
 }
 static po_WriteResult write_kind(const char *kind, const char *ns, const char *name, json_object *obj, bool create,
-                                 const char *rv, json_object **written, char *err, size_t size) {
+                                 const char *rv, json_object **written, po_CtlStatus *st) {
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
-  return write_slot(k, obj, create, rv, written, err, size);
+  return write_slot(k, obj, create, rv, written, st);
 }
 static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
   (void)ctx;
@@ -126,19 +126,19 @@ static bool f_override_version(void *ctx, const char *ns, const char *name, po_O
 }
 
 static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
-                                 char *err, size_t size) {
+                                 po_CtlStatus *st) {
   Slot *s = slot(k, false);
   F.attempts++;
   if (F.conflict_next || F.attempts == F.conflict_at) {
     F.conflict_next = false;
-    snprintf(err, size, "the object has been modified");
+    po_CtlStatus_Set(st, kPo_Ctl_Conflict, "the object has been modified");
     return kPo_WriteResult_Conflict;
   }
-  if (F.attempts == F.fail_at) return snprintf(err, size, "injected failure"), kPo_WriteResult_Failed;
-  if (create && s) return snprintf(err, size, "already exists"), kPo_WriteResult_Conflict;
-  if (!create && !s) return snprintf(err, size, "not found"), kPo_WriteResult_NotFound;
+  if (F.attempts == F.fail_at) return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
+  if (create && s) return po_CtlStatus_Set(st, kPo_Ctl_AlreadyExists, "already exists"), kPo_WriteResult_Conflict;
+  if (!create && !s) return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "not found"), kPo_WriteResult_NotFound;
   if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
-    snprintf(err, size, "stale resourceVersion");
+    po_CtlStatus_Set(st, kPo_Ctl_Conflict, "stale resourceVersion");
     return kPo_WriteResult_Conflict;
   }
   F.target_writes++;
@@ -172,13 +172,13 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
 }
 
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
+                                     bool create, const char *rv, json_object **written, po_CtlStatus *st) {
   (void)ctx;
   if (F.target_fails > 0) {
     F.target_fails--;
-    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
+    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
-  return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, err, size);
+  return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, st);
 }
 
 static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
@@ -186,18 +186,18 @@ static const json_object *f_get_filter(void *ctx, const char *ns, const char *na
   return lend_kind("EnvoyFilter", ns, name, ref);
 }
 static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
-                                     const char *rv, json_object **written, char *err, size_t size) {
+                                     const char *rv, json_object **written, po_CtlStatus *st) {
   (void)ctx;
-  return write_kind("EnvoyFilter", ns, name, obj, create, rv, written, err, size);
+  return write_kind("EnvoyFilter", ns, name, obj, create, rv, written, st);
 }
 static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
   (void)ctx;
   return lend_kind("EnvoyPatchPolicy", ns, name, ref);
 }
 static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
-                                     const char *rv, json_object **written, char *err, size_t size) {
+                                     const char *rv, json_object **written, po_CtlStatus *st) {
   (void)ctx;
-  return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, err, size);
+  return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, st);
 }
 
 /* As the app's: one route whole, when the bound lets its rules in. */
@@ -236,19 +236,19 @@ static void merge(json_object *dst, json_object *patch) {
 }
 
 static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                       char *err, size_t size) {
+                                       po_CtlStatus *st) {
   (void)ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   Slot *s = slot(k, false);
-  if (!s) return snprintf(err, size, "not found"), kPo_WriteResult_NotFound;
+  if (!s) return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "not found"), kPo_WriteResult_NotFound;
   if (status && F.status_fails > 0) {
     F.status_fails--;
-    return snprintf(err, size, "injected failure"), kPo_WriteResult_Failed;
+    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
   }
   if (!status && F.override_fails > 0) {
     F.override_fails--;
-    return snprintf(err, size, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
+    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
   if (status) F.status_patches++;
   else F.override_patches++;

@@ -37,9 +37,10 @@ static json_object *git_version(void) {
 }
 
 static po_DesiredResult desired(json_object *incoming, json_object **list) {
-  char err[256] = "";
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   int writes = F.target_writes, patches = F.override_patches + F.status_patches, events = F.events + F.target_events;
-  po_DesiredResult d = po_Reconcile_Desired(&IO, IX, kPo_TargetKind_ServiceDefaults, incoming, list, err, sizeof err);
+  po_DesiredResult d = po_Reconcile_Desired(&IO, IX, kPo_TargetKind_ServiceDefaults, incoming, list, &st);
   /* a question, never a write or an Event */
   assert_int_equal(F.target_writes, writes);
   assert_int_equal(F.override_patches + F.status_patches, patches);

@@ -75,11 +75,11 @@ void free(void *p) {
 
 static long g_sent; /* bytes of the last policy the client serialized */
 static po_WriteResult counted_write(void *ctx, const char *ns, const char *name, json_object *o, bool create,
-                                    const char *rv, json_object **written, char *err, size_t size) {
+                                    const char *rv, json_object **written, po_CtlStatus *st) {
   /* the client's cost: the request body (json-c keeps it in the object until it goes) */
   if (o) g_sent = (long)strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
   atomic_fetch_add(&g_paused, 1);
-  po_WriteResult w = IO.write_policy(ctx, ns, name, o, create, rv, written, err, size);
+  po_WriteResult w = IO.write_policy(ctx, ns, name, o, create, rv, written, st);
   atomic_fetch_sub(&g_paused, 1);
   /* the answer, parsed when asked for: a real client's tree of it, counted */
   if (written && *written) {

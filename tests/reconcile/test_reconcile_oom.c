@@ -81,16 +81,16 @@ static void w_release(void *ctx, void *ref) {
   resume();
 }
 static po_WriteResult w_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                     bool create, const char *rv, json_object **written, char *err, size_t size) {
+                                     bool create, const char *rv, json_object **written, po_CtlStatus *st) {
   pause_();
-  po_WriteResult w = IO.write_target(ctx, kind, ns, name, obj, create, rv, written, err, size);
+  po_WriteResult w = IO.write_target(ctx, kind, ns, name, obj, create, rv, written, st);
   resume();
   return w;
 }
 static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                       char *err, size_t size) {
+                                       po_CtlStatus *st) {
   pause_();
-  po_WriteResult w = IO.patch_override(ctx, ns, name, status, patch, err, size);
+  po_WriteResult w = IO.patch_override(ctx, ns, name, status, patch, st);
   resume();
   return w;
 }
@@ -102,9 +102,9 @@ static const json_object *w_get_filter(void *ctx, const char *ns, const char *na
   return o;
 }
 static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
-                                     const char *rv, json_object **written, char *err, size_t size) {
+                                     const char *rv, json_object **written, po_CtlStatus *st) {
   pause_();
-  po_WriteResult w = IO.write_filter(ctx, ns, name, obj, create, rv, written, err, size);
+  po_WriteResult w = IO.write_filter(ctx, ns, name, obj, create, rv, written, st);
   resume();
   return w;
 }
@@ -116,9 +116,9 @@ static const json_object *w_get_policy(void *ctx, const char *ns, const char *na
   return o;
 }
 static po_WriteResult w_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
-                                     const char *rv, json_object **written, char *err, size_t size) {
+                                     const char *rv, json_object **written, po_CtlStatus *st) {
   pause_();
-  po_WriteResult w = IO.write_policy(ctx, ns, name, obj, create, rv, written, err, size);
+  po_WriteResult w = IO.write_policy(ctx, ns, name, obj, create, rv, written, st);
   resume();
   return w;
 }

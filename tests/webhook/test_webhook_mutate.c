@@ -24,7 +24,7 @@ static struct {
 } g;
 
 static po_MutateDecision fake_desired(void *ctx, po_TargetKind kind, const json_object *object, json_object **extensions,
-                                      char *err, size_t size) {
+                                      po_CtlStatus *st) {
   (void)ctx;
   g.calls++;
   g.kind = kind;
@@ -32,7 +32,7 @@ static po_MutateDecision fake_desired(void *ctx, po_TargetKind kind, const json_
   g.seen = NULL;
   json_object_deep_copy((json_object *)object, &g.seen, NULL);
   if (g.answer == kPo_Mutate_Set) *extensions = json_tokener_parse(g.list);
-  if (g.answer == kPo_Mutate_Error) snprintf(err, size, "out of memory");
+  if (g.answer == kPo_Mutate_Error) po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   return g.answer;
 }
 

@@ -54,9 +54,9 @@ static void observe_mutate(void *ctx, const char *outcome) {
  * and plan over this replica's caches: every replica runs the informers and keeps the index
  * and the compiled forms, leader or not, so any replica the API server calls can answer. */
 static po_MutateDecision desired(void *ctx, po_TargetKind kind, const json_object *object, json_object **extensions,
-                                 char *err, size_t size) {
+                                 po_CtlStatus *st) {
   po_App *app = ctx;
-  switch (po_Reconcile_Desired(&app->table, app->index, kind, object, extensions, err, size)) {
+  switch (po_Reconcile_Desired(&app->table, app->index, kind, object, extensions, st)) {
     case kPo_Desired_Set: return kPo_Mutate_Set;
     case kPo_Desired_Keep: return kPo_Mutate_Keep;
     case kPo_Desired_NotSynced: return kPo_Mutate_NotReady;

@@ -148,8 +148,7 @@ static void release(void *ctx, void *ref) {
   po_InformerRef_Release(ref);
 }
 
-static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) {
-  snprintf(err, size, "%s", st->message);
+static po_WriteResult result_of(const po_CtlStatus *st) {
   switch (st->code) {
     case kPo_Ctl_Ok: return kPo_WriteResult_Ok;
     case kPo_Ctl_Conflict:
@@ -160,10 +159,9 @@ static po_WriteResult result_of(const po_CtlStatus *st, char *err, size_t size) 
 }
 
 static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, const char *name, json_object *obj,
-                                bool create, const char *rv, json_object **written, char *err, size_t size) {
+                                bool create, const char *rv, json_object **written, po_CtlStatus *st) {
   ref.ns = ns;
-  po_CtlStatus st;
-  po_CtlStatus_Clear(&st);
+  po_CtlStatus_Clear(st);
   /* The answer is parsed only when the caller wants it: the informer brings the same object
    * anyway, and a target's answer grows with its entries. */
   json_object *out = NULL, **want = written ? &out : NULL;
@@ -171,58 +169,57 @@ static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, co
   if (!obj) {
     ref.name = name;
     po_KubeDeleteOptions d = {.precondition_resource_version = rv};
-    ok = po_KubeClient_Delete(k->client, &ref, &d, want, &st);
+    ok = po_KubeClient_Delete(k->client, &ref, &d, want, st);
   } else if (create) {
-    ok = po_KubeClient_Create(k->client, &ref, obj, want, &st);
+    ok = po_KubeClient_Create(k->client, &ref, obj, want, st);
   } else {
     ref.name = name;
-    ok = po_KubeClient_Update(k->client, &ref, obj, want, &st);
+    ok = po_KubeClient_Update(k->client, &ref, obj, want, st);
   }
   if (written && ok) *written = out;
   else json_object_put(out);
-  return ok ? kPo_WriteResult_Ok : result_of(&st, err, size);
+  return ok ? kPo_WriteResult_Ok : result_of(st);
 }
 
 static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                   bool create, const char *rv, json_object **written, char *err, size_t size) {
+                                   bool create, const char *rv, json_object **written, po_CtlStatus *st) {
   return write_ref(ctx, kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef, ns, name, obj,
-                   create, rv, written, err, size);
+                   create, rv, written, st);
 }
 
 static po_WriteResult write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
-                                   const char *rv, json_object **written, char *err, size_t size) {
+                                   const char *rv, json_object **written, po_CtlStatus *st) {
   if (!filters_of(ctx, ns)) {
     /* Unwatched: a create would never be seen again, and could not be told ours. */
-    snprintf(err, size, "namespace '%s' is not watched by this controller (--namespace)", ns);
+    po_CtlStatus_Set(st, kPo_Ctl_Usage, "namespace '%s' is not watched by this controller (--namespace)", ns);
     return kPo_WriteResult_Failed;
   }
-  return write_ref(ctx, kPo_EnvoyFiltersRef, ns, name, obj, create, rv, written, err, size);
+  return write_ref(ctx, kPo_EnvoyFiltersRef, ns, name, obj, create, rv, written, st);
 }
 
 static po_WriteResult write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
-                                   const char *rv, json_object **written, char *err, size_t size) {
+                                   const char *rv, json_object **written, po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
   if (i == (size_t)-1 || !k->policies[i]) {
-    snprintf(err, size, "namespace '%s' is not watched by this controller (--namespace)", ns);
+    po_CtlStatus_Set(st, kPo_Ctl_Usage, "namespace '%s' is not watched by this controller (--namespace)", ns);
     return kPo_WriteResult_Failed;
   }
-  return write_ref(ctx, kPo_EnvoyPatchPoliciesRef, ns, name, obj, create, rv, written, err, size);
+  return write_ref(ctx, kPo_EnvoyPatchPoliciesRef, ns, name, obj, create, rv, written, st);
 }
 
 static po_WriteResult patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                     char *err, size_t size) {
+                                     po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   po_KubeRef ref = kPo_OverridesRef;
   ref.ns = ns;
   ref.name = name;
   ref.subresource = status ? "status" : NULL;
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
-  po_CtlStatus st;
-  po_CtlStatus_Clear(&st);
+  po_CtlStatus_Clear(st);
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
-  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, &st); /* the answer is not needed */
-  return ok ? kPo_WriteResult_Ok : result_of(&st, err, size);
+  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, st); /* the answer is not needed */
+  return ok ? kPo_WriteResult_Ok : result_of(st);
 }
 
 static void now(void *ctx, char buf[32]) {

@@ -10,10 +10,11 @@
 #include "po/base/json.h"
 
 static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps *k, const char *what, const char *ns,
-                   const char *name, const char *err) {
+                   const char *name, const po_CtlStatus *st) {
   out->failed = true;
   out->conflict = w == kPo_WriteResult_Conflict;
-  snprintf(out->err, sizeof out->err, "%s %s %s/%s: %.400s", what, k->kind, ns, name, err);
+  out->code = st->code;
+  snprintf(out->err, sizeof out->err, "%s %s %s/%s: %.400s", what, k->kind, ns, name, st->message);
 }
 
 /* Whether the PropertyOverride recorded in its status that the controller created `current`
@@ -76,7 +77,8 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
                  (po_TargetIndex_WasCreated(ix, cuid, false) || recorded_created(io, who, owner_uid, ns, name, current));
   po_OwnedPlan p = k->plan(current, desired, owner_uid, unbound ? cuid : NULL);
   if (p.out_of_memory) return false;
-  char err[512] = "";
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
   po_WriteResult w = kPo_WriteResult_Ok;
   bool ok = true;
   switch (p.action) {
@@ -86,15 +88,15 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       out->why = p.why;
       break;
     case kPo_OwnedPlan_Delete:
-      w = k->write(io->ctx, ns, name, NULL, false, rv, NULL, err, sizeof err);
+      w = k->write(io->ctx, ns, name, NULL, false, rv, NULL, &st);
       if (w == kPo_WriteResult_NotFound) w = kPo_WriteResult_Ok;
-      if (w != kPo_WriteResult_Ok) failed(out, w, k, "deleting", ns, name, err);
+      if (w != kPo_WriteResult_Ok) failed(out, w, k, "deleting", ns, name, &st);
       else (*writes)++;
       break;
     case kPo_OwnedPlan_Update:
-      w = k->write(io->ctx, ns, name, p.object, false, rv, NULL, err, sizeof err);
+      w = k->write(io->ctx, ns, name, p.object, false, rv, NULL, &st);
       if (w != kPo_WriteResult_Ok) {
-        failed(out, w, k, "updating", ns, name, err);
+        failed(out, w, k, "updating", ns, name, &st);
         /* The binding retried and failed again: recorded as the failure right after the create
          * would have been. That one may have been a conflict (Envoy Gateway's first status
          * write of the new policy), which writes no status, leaving this retry the first
@@ -112,14 +114,14 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
         ok = false;
         break;
       }
-      w = k->write(io->ctx, ns, name, bare ? bare : p.object, true, NULL, &made, err, sizeof err);
+      w = k->write(io->ctx, ns, name, bare ? bare : p.object, true, NULL, &made, &st);
       json_object_put(bare);
       if (w == kPo_WriteResult_Ok && (!made || !*po_Json_Meta(made, "uid"))) {
         w = kPo_WriteResult_Failed;
-        snprintf(err, sizeof err, "the server returned no uid for the created object");
+        po_CtlStatus_Set(&st, kPo_Ctl_Decode, "the server returned no uid for the created object");
       }
       if (w != kPo_WriteResult_Ok) {
-        failed(out, w, k, "creating", ns, name, err);
+        failed(out, w, k, "creating", ns, name, &st);
         json_object_put(made);
         break;
       }
@@ -133,9 +135,9 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       }
       if (b.action == kPo_OwnedPlan_Update) {
         const char *mrv = po_Json_String(po_Json_Get(made, "metadata"), "resourceVersion");
-        w = k->write(io->ctx, ns, name, b.object, false, mrv, NULL, err, sizeof err);
+        w = k->write(io->ctx, ns, name, b.object, false, mrv, NULL, &st);
         if (w != kPo_WriteResult_Ok) {
-          failed(out, w, k, "binding the created annotation of", ns, name, err);
+          failed(out, w, k, "binding the created annotation of", ns, name, &st);
           snprintf(out->unbound_uid, sizeof out->unbound_uid, "%s", po_Json_Meta(made, "uid"));
         } else {
           (*writes)++;
@@ -152,7 +154,7 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
 }
 
 bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                    const char *name, po_OwnedFor who, const char *owner_uid, int *writes, char *err, size_t size) {
+                    const char *name, po_OwnedFor who, const char *owner_uid, int *writes, po_CtlStatus *st) {
   if (!k->get || !k->write) return true;
   void *ref = NULL;
   const json_object *current = k->get(io->ctx, ns, name, &ref);
@@ -161,8 +163,7 @@ bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Owned
   bool ok = po_Owned_CarryOut(io, ix, k, ns, name, who, owner_uid, current, NULL, writes, &out);
   if (io->release) io->release(io->ctx, ref);
   if (!ok || out.failed) {
-    snprintf(err, size, "%s", ok ? out.err : "out of memory");
-    return false;
+    return ok ? po_CtlStatus_Set(st, out.code, "%s", out.err) : po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   }
   return true;
 }

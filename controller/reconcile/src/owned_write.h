@@ -26,7 +26,7 @@ struct json_object;
 typedef struct {
   /* io's writer of that kind (write_filter, write_policy) and reader (get_filter, get_policy) */
   po_WriteResult (*write)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
-                          const char *resource_version, struct json_object **written, char *err, size_t size);
+                          const char *resource_version, struct json_object **written, po_CtlStatus *st);
   const struct json_object *(*get)(void *ctx, const char *ns, const char *name, void **ref);
   /* the adapter's decision (po_Istio_Plan, po_EG_Plan) */
   po_OwnedPlan (*plan)(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
@@ -44,6 +44,7 @@ typedef struct {
   const char *why;  /* static */
   bool failed;      /* a write failed (err) */
   bool conflict;    /* ... on a newer object (409) */
+  po_CtlCode code;  /* the failed write's code */
   char err[512];
   char unbound_uid[128]; /* created, and the binding write failed: its uid ("" otherwise) */
 } po_OwnedOutcome;
@@ -63,8 +64,8 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
 
 /* The object ns/name deleted when it is provably this PropertyOverride's (look-alikes stay):
  * one left where a PropertyOverride no longer puts one. Absent, or no reader: nothing. False
- * when a deletion failed or memory ran out (err says why). */
+ * when a deletion failed or memory ran out (st says why). */
 bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                    const char *name, po_OwnedFor who, const char *owner_uid, int *writes, char *err, size_t size);
+                    const char *name, po_OwnedFor who, const char *owner_uid, int *writes, po_CtlStatus *st);
 
 #endif

@@ -301,14 +301,14 @@ static bool write_finalizers(po_Run *run) {
     if (!po_Run_NeedObj(run, it)) return false;
     json_object *patch = po_Run_FinalizerPatch(it->obj, true);
     if (!patch) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
-    char err[256];
+    po_CtlStatus pst;
     po_OverrideMemo m = po_Run_OwnVersion(it);
     /* noted before the write: its echo can come through the watch before the answer does */
     po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
-    po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
+    po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, &pst);
     json_object_put(patch);
     if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
-    if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "adding the finalizer", err);
+    if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "adding the finalizer", pst.message);
   }
   return run->r.ok;
 }
@@ -355,10 +355,10 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
   if (!po_Run_NeedObj(run, it)) return false;
   json_object *patch = po_Run_FinalizerPatch(it->obj, false);
   if (!patch) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
-  char err[256];
-  po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, err, sizeof err);
+  po_CtlStatus pst;
+  po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, &pst);
   json_object_put(patch);
-  if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "removing the finalizer", err);
+  if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "removing the finalizer", pst.message);
   return true;
 }
 
@@ -504,10 +504,10 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
     json_object_put(st);
     return po_Run_Oom(run, po_Arena_Printf(run->ar, "the status of %s", it->name));
   }
-  char err[256];
+  po_CtlStatus pst;
   po_OverrideMemo m = po_Run_OwnVersion(it);
   po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, st, h, false);
-  po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, err, sizeof err);
+  po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, &pst);
   json_object_put(patch);
   if (sent != st) json_object_put(st); /* ours alone: the patch held its copy */
   if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
@@ -516,7 +516,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
     po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
     say(run, it, old_status, &s, timeout_event);
   }
-  else if (w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), err);
+  else if (w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), pst.message);
   return true;
 }
 
@@ -641,30 +641,30 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
 /* ---- the admission view: the same load and plan over an incoming object ---- */
 
 po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind,
-                                      const struct json_object *incoming, json_object **extensions, char *err,
-                                      size_t size) {
+                                      const struct json_object *incoming, json_object **extensions,
+                                      po_CtlStatus *st) {
   *extensions = NULL;
   char key[600];
   const char *ns = po_Json_Meta(incoming, "namespace"), *name = po_Json_Meta(incoming, "name");
   po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
   po_Run run = {.io = io, .ix = ix, .key = key, .dry = true, .r = {.ok = true}};
   if (!po_Run_ParseKey(key, &run.kind, run.ns, run.name)) {
-    snprintf(err, size, "the object has no usable namespace and name");
+    po_CtlStatus_Set(st, kPo_Ctl_Invalid, "the object has no usable namespace and name");
     return kPo_Desired_Error;
   }
   if (!*po_Json_Meta(incoming, "uid")) {
-    snprintf(err, size, "the object has no metadata.uid: nothing can be bound to it yet");
+    po_CtlStatus_Set(st, kPo_Ctl_Ok, "the object has no metadata.uid: nothing can be bound to it yet");
     return kPo_Desired_Keep;
   }
   if (io->synced && !io->synced(io->ctx)) {
-    snprintf(err, size, "caches not synced yet");
+    po_CtlStatus_Set(st, kPo_Ctl_Ok, "caches not synced yet");
     return kPo_Desired_NotSynced;
   }
   po_DesiredResult res = kPo_Desired_Keep;
   run.read = incoming; /* read only: the mesh's plan works on its own copy */
   run.target = incoming;
   if (!(run.ar = po_Arena_New())) {
-    snprintf(err, size, "out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     return kPo_Desired_Error;
   }
   run.where = po_Arena_Printf(run.ar, "%s %s/%s", po_TargetKind_Name(run.kind), run.ns, run.name);
@@ -672,7 +672,8 @@ po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *
     if (mesh(&run)->desired) res = mesh(&run)->desired(&run, incoming, extensions);
   }
   if (!run.where || !run.r.ok) {
-    snprintf(err, size, "%s", run.r.error[0] ? run.r.error : "out of memory");
+    if (run.r.error[0]) po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", run.r.error);
+    else po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     res = kPo_Desired_Error;
   }
   run.read = NULL; /* the caller's: finish releases nothing of it */

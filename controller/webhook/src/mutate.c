@@ -166,8 +166,9 @@ static const char *decide(json_object *req, const po_MutateOptions *opt, json_ob
   json_object *view = view_of(obj, old, po_Json_String(req, "namespace"));
   if (!view) return "error";
   json_object *list = NULL;
-  char err[256] = "";
-  po_MutateDecision d = opt->desired(opt->ctx, kind, view, &list, err, sizeof err);
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  po_MutateDecision d = opt->desired(opt->ctx, kind, view, &list, &st);
   const char *outcome = d == kPo_Mutate_NotReady ? "not-synced" : d == kPo_Mutate_Error ? "error" : "unchanged";
   if (d == kPo_Mutate_Set && list) {
     json_object *kept = kept_only(list, old, po_Json_Meta(old, "uid"));

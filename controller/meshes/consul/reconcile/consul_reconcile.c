@@ -215,8 +215,9 @@ static void plan_room(po_Run *run) {
 static bool create_target(po_Run *run) {
   json_object *skel = po_Consul_NewTarget(run->kind, run->ns, run->name), *made = NULL;
   if (!skel) return po_Run_Oom(run, "a new target");
-  po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, skel, true, NULL, &made,
-                                           run->target_err, sizeof run->target_err);
+  po_CtlStatus st;
+  po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, skel, true, NULL, &made, &st);
+  if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
   json_object_put(skel);
   if (w != kPo_WriteResult_Ok || !made || !*po_Json_Meta(made, "uid")) {
     json_object_put(made);
@@ -445,8 +446,10 @@ static bool write_target(po_Run *run) {
     /* Noted before the write: its echo can come through the watch before the answer does. */
     bool note = !p.remove && !p.create && p.object;
     if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
+    po_CtlStatus st;
     po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
-                                             p.create, rv, NULL, run->target_err, sizeof run->target_err);
+                                             p.create, rv, NULL, &st);
+    if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
     if (w == kPo_WriteResult_NotFound && p.remove) w = kPo_WriteResult_Ok;
     if (w != kPo_WriteResult_Ok) {
       if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */

@@ -45,10 +45,10 @@ static bool write_eg(po_Run *run) {
 static bool sweep(po_Run *run, size_t i, int *writes) {
   if (po_TargetKind_Mesh(run->kind) == kPo_Mesh_EnvoyGateway && run->mesh_items) return true;
   const po_RunItem *it = &run->items[i];
-  char err[512];
-  if (po_EG_Sweep(run->io, run->ix, it->ns, it->name, it->uid, run->ar, writes, err, sizeof err)) return true;
+  po_CtlStatus st;
+  if (po_EG_Sweep(run->io, run->ix, it->ns, it->name, it->uid, run->ar, writes, &st)) return true;
   run->target_conflict = true;
-  po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), err);
+  po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), st.message);
   return false;
 }
 

@@ -206,12 +206,12 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
 }
 
 bool po_EG_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                 po_Arena *ar, int *writes, char *err, size_t size) {
+                 po_Arena *ar, int *writes, po_CtlStatus *st) {
   po_OwnedKindOps k = policy_ops(io);
   const char *pname = policy_name(ns, name, ar);
   if (!pname) {
-    snprintf(err, size, "out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     return false;
   }
-  return po_Owned_Sweep(io, ix, &k, ns, pname, (po_OwnedFor){ns, name}, uid, writes, err, size);
+  return po_Owned_Sweep(io, ix, &k, ns, pname, (po_OwnedFor){ns, name}, uid, writes, st);
 }

@@ -84,8 +84,8 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
 /* A PropertyOverride's EnvoyPatchPolicy where its target no longer puts one (it moved to an
  * Istio or Consul target): deleted when provably ours (look-alikes stay). Run by the reconcile
  * of its current target, unless that is a Gateway (whose write owns the same name). False when
- * a deletion failed (err says why: retried). */
+ * a deletion failed (st says why: retried). */
 bool po_EG_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                 po_Arena *ar, int *writes, char *err, size_t size);
+                 po_Arena *ar, int *writes, po_CtlStatus *st);
 
 #endif

@@ -52,10 +52,10 @@ static bool sweep(po_Run *run, size_t i, int *writes) {
   const po_RunItem *it = &run->items[i];
   bool here = mine(run) && items(run)[i].outcome != kPo_IstioOutcome_Disabled;
   const char *at = here ? items(run)[i].filter_ns : NULL, *at_name = here ? items(run)[i].filter_name : NULL;
-  char err[512];
-  if (po_Istio_Sweep(run->io, run->ix, it->ns, it->name, it->uid, at, at_name, run->ar, writes, err, sizeof err)) return true;
+  po_CtlStatus st;
+  if (po_Istio_Sweep(run->io, run->ix, it->ns, it->name, it->uid, at, at_name, run->ar, writes, &st)) return true;
   run->target_conflict = true; /* no status this time: the retry writes it */
-  po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), err);
+  po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), st.message);
   return false;
 }
 

@@ -64,12 +64,12 @@ static bool places_of(const char *ns, const char *name, const char *root, po_Are
 }
 
 bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                    const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes, char *err,
-                    size_t size) {
+                    const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes,
+                    po_CtlStatus *st) {
   po_OwnedKindOps ops = filter_ops(io);
   const char *pns[kPlaces], *pname[kPlaces];
   if (!places_of(ns, name, root_of(po_TargetIndex_Options(ix)), ar, pns, pname)) {
-    snprintf(err, size, "out of memory");
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     return false;
   }
   for (int k = 0; k < kPlaces; k++) {
@@ -77,7 +77,7 @@ bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns
      * target and an old Mesh name) is looked at once */
     if (programmed_ns && programmed_name && !strcmp(pns[k], programmed_ns) && !strcmp(pname[k], programmed_name)) continue;
     if (k == 2 && !strcmp(pns[0], pns[2]) && !strcmp(pname[0], pname[2])) continue;
-    if (!po_Owned_Sweep(io, ix, &ops, pns[k], pname[k], (po_OwnedFor){ns, name}, uid, writes, err, size)) return false;
+    if (!po_Owned_Sweep(io, ix, &ops, pns[k], pname[k], (po_OwnedFor){ns, name}, uid, writes, st)) return false;
   }
   return true;
 }
@@ -136,12 +136,11 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     if (!per_service && it->outcome == kPo_IstioOutcome_Ok) {
       const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
       if (!legacy) return false;
-      char err[sizeof it->err];
+      po_CtlStatus st;
       po_OwnedKindOps ops = filter_ops(io);
-      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, err,
-                          sizeof err)) {
+      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, &st)) {
         it->outcome = kPo_IstioOutcome_Failed;
-        snprintf(it->err, sizeof it->err, "%.500s", err);
+        snprintf(it->err, sizeof it->err, "%.500s", st.message);
       }
     }
   }

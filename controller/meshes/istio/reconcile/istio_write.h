@@ -84,9 +84,9 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
  * earlier versions, po_Istio_LegacyMeshFilterName), skipping the one programmed now
  * (`programmed_ns`/`programmed_name`, NULL: none), and deletes one that is provably this
  * PropertyOverride's (po_Istio_Plan); look-alikes stay. *writes counts deletions. False when a
- * deletion failed (err says why: retried). */
+ * deletion failed (st says why: retried). */
 bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                    const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes, char *err,
-                    size_t size);
+                    const char *programmed_ns, const char *programmed_name, po_Arena *ar, int *writes,
+                    po_CtlStatus *st);
 
 #endif

@@ -41,6 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "po/base/status.h"
 #include "po/runtime/controller.h"
 #include "po/targets/override.h"
 #include "po/targets/tenancy.h"
@@ -93,10 +94,10 @@ typedef struct {
    * *written (may be NULL) gets the object the server returned (a new reference). */
   po_WriteResult (*write_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
                                  struct json_object *obj, bool create, const char *resource_version,
-                                 struct json_object **written, char *err, size_t size);
+                                 struct json_object **written, po_CtlStatus *st);
   /* A JSON merge patch of a PropertyOverride, or of its status subresource. */
   po_WriteResult (*patch_override)(void *ctx, const char *ns, const char *name, bool status,
-                                   struct json_object *patch, char *err, size_t size);
+                                   struct json_object *patch, po_CtlStatus *st);
   /* The current wall-clock time as RFC 3339 (for lastTransitionTime). */
   void (*now)(void *ctx, char buf[32]);
   /* A core/v1 Event about a PropertyOverride (kubectl describe shows them); may be NULL.
@@ -123,7 +124,7 @@ typedef struct {
    * PropertyOverrides of Istio targets say so in their status (Programmed=False, MeshNotEnabled). */
   const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref);
   po_WriteResult (*write_filter)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
-                                 const char *resource_version, struct json_object **written, char *err, size_t size);
+                                 const char *resource_version, struct json_object **written, po_CtlStatus *st);
   /* The Envoy Gateway target (key Gateway/<ns>/<name>; get_target reads the
    * gateway.networking.k8s.io Gateway): the EnvoyPatchPolicies, read from their cache (with
    * Envoy Gateway's status) and written as write_filter does, and the HTTPRoutes whose
@@ -132,7 +133,7 @@ typedef struct {
    * controller (--envoy-gateway), and the PropertyOverrides of Gateways say so (MeshNotEnabled). */
   const struct json_object *(*get_policy)(void *ctx, const char *ns, const char *name, void **ref);
   po_WriteResult (*write_policy)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
-                                 const char *resource_version, struct json_object **written, char *err, size_t size);
+                                 const char *resource_version, struct json_object **written, po_CtlStatus *st);
   /* Routes of the namespaces `whole` names ("*": every one) are copied whole; the others as
    * po_EG_RouteCopy(route, false) (name, namespace, parentRefs: enough to tell they attach and to name them in
    * the status), so a tenant's routes no PropertyOverride follows cost no copy per reconcile. */
@@ -293,10 +294,10 @@ po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, co
  *              write into `incoming`: every other extension as it came, ours as planned
  *   Keep       `incoming` already holds exactly that, or there is nothing to bind to (no uid)
  *   NotSynced  the caches are not complete: nothing can be said (the caller lets it pass)
- *   Error      out of memory or a malformed object; `err` says which */
+ *   Error      out of memory or a malformed object; `st` says which */
 typedef enum { kPo_Desired_Keep = 0, kPo_Desired_Set, kPo_Desired_NotSynced, kPo_Desired_Error } po_DesiredResult;
 po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind,
-                                      const struct json_object *incoming, struct json_object **extensions, char *err,
-                                      size_t size);
+                                      const struct json_object *incoming, struct json_object **extensions,
+                                      po_CtlStatus *st);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 
+#include "po/base/status.h"
 #include "po/engine.h"
 #include "po/targets/override.h"
 
@@ -28,13 +29,13 @@ typedef enum {
   kPo_Mutate_Keep = 0,  /* the object already holds what the controller would write */
   kPo_Mutate_Set,       /* *extensions (a new reference) is the list to store */
   kPo_Mutate_NotReady,  /* nothing can be said yet (caches not synced): pass unchanged */
-  kPo_Mutate_Error,     /* pass unchanged; err says why */
+  kPo_Mutate_Error,     /* pass unchanged; st says why */
 } po_MutateDecision;
 
 /* `object` is the incoming target with the stored object's uid (read only). Called on the
  * webhook's HTTP threads, concurrently: it must be thread-safe. */
 typedef po_MutateDecision (*po_MutateDesiredFn)(void *ctx, po_TargetKind kind, const struct json_object *object,
-                                                struct json_object **extensions, char *err, size_t size);
+                                                struct json_object **extensions, po_CtlStatus *st);
 
 typedef struct {
   po_MutateDesiredFn desired; /* NULL: every object passes unchanged */
