@@ -38,12 +38,12 @@ int main(int argc, char **argv) {
   void **blocks = nblocks ? calloc(nblocks, sizeof *blocks) : NULL;
   for (size_t i = 0; i < nblocks; i++) blocks[i] = malloc(200);
   for (size_t i = 0; i < nblocks; i += 2) free(blocks[i]), blocks[i] = NULL;
-  char err[256];
+  po_CtlStatus st;
   po_WebhookServer *s = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = "127.0.0.1:0", .threads = threads, .memory_budget = mib << 20,
                            .observe_budget = obs},
-      err, sizeof err);
-  if (!s) { fprintf(stderr, "start: %s\n", err); return 1; }
+      &st);
+  if (!s) { fprintf(stderr, "start: %s\n", st.message); return 1; }
   printf("%u\n", po_WebhookServer_Port(s));
   fflush(stdout);
   char line[64];

@@ -124,17 +124,16 @@ static char *consul_review(int entries, int patches, size_t *len) {
 /* One decision as the server makes it: decide, serialise. Returns the denial's length. */
 static size_t decide(const char *body, size_t len, size_t *response_len) {
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256];
-  json_object *out = po_Admission_Review(body, len, NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, len, NULL, a, &st);
   if (!out) {
-    fprintf(stderr, "bench_denial: review refused (%d): %s\n", status, err);
+    fprintf(stderr, "bench_denial: review refused (%ld): %s\n", st.http_status, st.message);
     exit(1);
   }
   const char *text = json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN);
   *response_len = strlen(text);
-  json_object *resp = json_object_object_get(out, "response"), *st = json_object_object_get(resp, "status");
-  size_t denial = st ? (size_t)json_object_get_string_len(json_object_object_get(st, "message")) : 0;
+  json_object *resp = json_object_object_get(out, "response"), *answer = json_object_object_get(resp, "status");
+  size_t denial = answer ? (size_t)json_object_get_string_len(json_object_object_get(answer, "message")) : 0;
   if (json_object_get_boolean(json_object_object_get(resp, "allowed"))) {
     fprintf(stderr, "bench_denial: a review full of bad patches was allowed\n");
     exit(1);

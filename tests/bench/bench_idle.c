@@ -164,12 +164,13 @@ int main(int argc, char **argv) {
   rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= 16384 ? 16384 : rl.rlim_max;
   setrlimit(RLIMIT_NOFILE, &rl);
   gnutls_global_init();
-  char dir[] = "/tmp/po-bench-idle-XXXXXX", cert[64], key[64], err[256];
+  char dir[] = "/tmp/po-bench-idle-XXXXXX", cert[64], key[64];
+  po_CtlStatus st;
   if (!mkdtemp(dir)) die("mkdtemp", strerror(errno));
   po_CertPair ca = {0}, serving = {0};
   const char *names[] = {"127.0.0.1"};
-  if (!po_Cert_GenerateCA("bench-ca", 1, &ca, err, sizeof err) || !po_Cert_GenerateServing(&ca, names, 1, 1, &serving, err, sizeof err)) {
-    die("certificates", err);
+  if (!po_Cert_GenerateCA("bench-ca", 1, &ca, &st) || !po_Cert_GenerateServing(&ca, names, 1, 1, &serving, &st)) {
+    die("certificates", st.message);
   }
   snprintf(cert, sizeof cert, "%s/tls.crt", dir);
   snprintf(key, sizeof key, "%s/tls.key", dir);
@@ -182,8 +183,8 @@ int main(int argc, char **argv) {
   po_CertPair_Free(&ca);
   po_CertPair_Free(&serving);
   po_WebhookOptions o = {.address = "127.0.0.1:0", .cert_file = cert, .key_file = key};
-  po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
-  if (!s) die("start", err);
+  po_WebhookServer *s = po_WebhookServer_Start(&o, &st);
+  if (!s) die("start", st.message);
   uint16_t port = po_WebhookServer_Port(s);
   printf("webhook server, default limits; a review on a fresh TLS connection from another address, %d samples\n", samples);
   printf("%-44s %6s %6s %10s %10s %10s %6s %12s\n", "idle connections", "opened", "open@1s", "best", "median", "worst", "failed",

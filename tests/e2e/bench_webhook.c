@@ -73,11 +73,11 @@ int main(int argc, char **argv) {
   double seconds = argc > 4 ? atof(argv[4]) : 5;
   int threads = argc > 5 ? atoi(argv[5]) : 2;
   if (!(g_review = po_TestReview_Body(kReview_Typical, &g_review_len))) return 1;
-  char err[256];
+  po_CtlStatus st;
   po_WebhookServer *s = po_WebhookServer_Start(&(po_WebhookOptions){.address = "127.0.0.1:0", .cert_file = argv[1], .key_file = argv[2]},
-                                               err, sizeof err);
+                                               &st);
   if (!s) {
-    fprintf(stderr, "%s\n", err);
+    fprintf(stderr, "%s\n", st.message);
     return 1;
   }
   curl_global_init(CURL_GLOBAL_DEFAULT);

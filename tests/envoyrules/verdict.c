@@ -76,9 +76,8 @@ bool po_DiffVerdict_Webhook(const char *group, const char *kind, const char *obj
                                      "{\"uid\":\"u1\",\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},"
                                      "\"operation\":\"CREATE\",\"namespace\":\"team-a\",\"object\":%s,\"oldObject\":null}}",
                                      group, kind, object);
-  int status = 0;
-  char err[256] = "";
-  json_object *resp = body ? po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err) : NULL;
+  po_CtlStatus cst;
+  json_object *resp = body ? po_Admission_Review(body, strlen(body), NULL, a, &cst) : NULL;
   if (!resp) return false;
   json_object *r = NULL, *allowed = NULL, *st = NULL, *msg = NULL;
   json_object_object_get_ex(resp, "response", &r);

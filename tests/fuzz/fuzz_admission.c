@@ -10,17 +10,16 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   po_Arena *a = po_Arena_New();
   if (!a) return 0;
-  int status = 0;
-  char err[256];
-  json_object *out = po_Admission_Review((const char *)data, size, NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review((const char *)data, size, NULL, a, &st);
   if (out) {
     json_object *resp = NULL, *allowed = NULL, *uid = NULL;
-    if (status != 200 || !json_object_object_get_ex(out, "response", &resp) ||
+    if (st.http_status != 200 || !json_object_object_get_ex(out, "response", &resp) ||
         !json_object_object_get_ex(resp, "allowed", &allowed) || !json_object_object_get_ex(resp, "uid", &uid)) {
       abort();
     }
     json_object_put(out);
-  } else if (status != 400 || err[0] == '\0') {
+  } else if (st.http_status != 400 || st.message[0] == '\0') {
     abort();
   }
   po_Arena_Free(a);

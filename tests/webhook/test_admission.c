@@ -78,16 +78,15 @@ static const po_TargetOptions *g_targets; /* the mesh options decide() passes (N
 static char *decide(json_object *review, bool *allowed) {
   po_Arena *a = po_Arena_New();
   const char *body = json_object_to_json_string(review);
-  int status;
-  char err[256];
-  json_object *out = po_Admission_ReviewWith(body, strlen(body), g_tenancy, g_targets, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, strlen(body), &(po_AdmissionOptions){g_tenancy, g_targets}, a, &st);
   assert_non_null(out);
-  assert_int_equal(status, 200);
+  assert_int_equal(st.http_status, 200);
   json_object *resp = json_object_object_get(out, "response");
   assert_string_equal(json_object_get_string(json_object_object_get(resp, "uid")), "uid-1");
   *allowed = json_object_get_boolean(json_object_object_get(resp, "allowed"));
-  json_object *st = json_object_object_get(resp, "status");
-  char *msg = strdup(st ? json_object_get_string(json_object_object_get(st, "message")) : "");
+  json_object *denial = json_object_object_get(resp, "status");
+  char *msg = strdup(denial ? json_object_get_string(json_object_object_get(denial, "message")) : "");
   json_object_put(out);
   json_object_put(review);
   po_Arena_Free(a);
@@ -182,11 +181,11 @@ static void test_malformed_reviews(void **state) {
                                     "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{}}"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     po_Arena *a = po_Arena_New();
-    int status = 0;
-    char err[256];
-    assert_null(po_Admission_Review(bad[i], strlen(bad[i]), NULL, a, &status, err, sizeof err));
-    assert_int_equal(status, 400);
-    assert_true(strlen(err) > 0);
+    po_CtlStatus st;
+    assert_null(po_Admission_Review(bad[i], strlen(bad[i]), NULL, a, &st));
+    assert_int_equal(st.http_status, 400);
+    assert_int_equal(st.code, kPo_Ctl_BadRequest);
+    assert_true(strlen(st.message) > 0);
     po_Arena_Free(a);
   }
 }
@@ -353,12 +352,11 @@ static void test_limits_per_object(void **state) {
 
 static void expect_400(const char *body, size_t len, const char *why) {
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Review(body, len, NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, len, NULL, a, &st);
   if (out) fail_msg("accepted: %s", json_object_to_json_string(out));
-  assert_int_equal(status, 400);
-  if (!strstr(err, why)) fail_msg("error '%s' lacks '%s'", err, why);
+  assert_int_equal(st.http_status, 400);
+  if (!strstr(st.message, why)) fail_msg("error '%s' lacks '%s'", st.message, why);
   po_Arena_Free(a);
 }
 
@@ -375,17 +373,17 @@ static void test_too_many_values_refused_before_decoding(void **state) {
   for (size_t i = 0; i < n; i++) at += (size_t)sprintf(body + at, i ? ",{}" : "{}");
   at += (size_t)sprintf(body + at, "]}]}}}}");
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[512];
-  assert_null(po_Admission_Review(body, at, NULL, a, &status, err, sizeof err));
-  assert_int_equal(status, 413);
-  assert_non_null(strstr(err, "150007 JSON objects and arrays"));
-  assert_non_null(strstr(err, "at most 100000"));
+  po_CtlStatus st;
+  assert_null(po_Admission_Review(body, at, NULL, a, &st));
+  assert_int_equal(st.http_status, 413);
+  assert_int_equal(st.code, kPo_Ctl_RequestTooLarge);
+  assert_non_null(strstr(st.message, "150007 JSON objects and arrays"));
+  assert_non_null(strstr(st.message, "at most 100000"));
   /* a string holding braces is not counted */
   at = (size_t)sprintf(body, "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\",\"x\":\"");
   for (size_t i = 0; i < n; i++) at += (size_t)sprintf(body + at, "{}[");
   at += (size_t)sprintf(body + at, "\\\"\"}}");
-  json_object *out = po_Admission_Review(body, at, NULL, a, &status, err, sizeof err);
+  json_object *out = po_Admission_Review(body, at, NULL, a, &st);
   assert_non_null(out);
   json_object_put(out);
   po_Arena_Free(a);
@@ -412,10 +410,9 @@ static void test_not_strict_json_refused(void **state) {
   /* The same, escaped, is JSON and decoded. */
   snprintf(body, sizeof body, "%s\"pad\":[\"'\\u0001\",{}]}}", head);
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err);
-  if (!out) fail_msg("refused (%d): %s", status, err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &st);
+  if (!out) fail_msg("refused (%d): %s", (int)st.http_status, st.message);
   json_object_put(out);
   po_Arena_Free(a);
   /* A 129-byte uid: 400; a UUID passes (above, "u1"). */
@@ -443,11 +440,10 @@ static void test_nul_uid_and_trailing_bytes(void **state) {
   /* Trailing whitespace is JSON's own and fine. */
   snprintf(body, sizeof body, "%s \r\n\t", ok);
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256];
-  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &st);
   assert_non_null(out);
-  assert_int_equal(status, 200);
+  assert_int_equal(st.http_status, 200);
   json_object_put(out);
   po_Arena_Free(a);
 }

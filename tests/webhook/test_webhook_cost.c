@@ -40,10 +40,9 @@ static int measure(int which, bool mutate) {
    * state): a typical review first, so that the peak is the review's alone. */
   char *warm = po_TestReview_Body(kReview_Typical, &len);
   po_Arena *wa = po_Arena_New();
-  int ws = 0;
-  char werr[256];
+  po_CtlStatus wst;
   if (!warm || !wa) return 1;
-  json_object_put(po_Admission_Review(warm, len, NULL, wa, &ws, werr, sizeof werr));
+  json_object_put(po_Admission_Review(warm, len, NULL, wa, &wst));
   po_Arena_Free(wa);
   free(warm);
   char *body = po_TestReview_Body((po_TestReview)which, &len);
@@ -51,15 +50,14 @@ static int measure(int which, bool mutate) {
   FILE *f = fopen("/proc/self/clear_refs", "w");
   if (!f || fputs("5", f) < 0 || fclose(f) != 0) return 2;
   size_t before = status_kb("VmRSS");
-  int status = 0;
-  char err[256];
+  po_CtlStatus st;
   json_object *out;
   po_Arena *a = po_Arena_New();
   if (mutate) {
     po_MutateOptions mo = {0};
-    out = po_Admission_Mutate(body, len, &mo, &status, err, sizeof err, NULL);
+    out = po_Admission_Mutate(body, len, &mo, &st, NULL);
   } else {
-    out = po_Admission_Review(body, len, NULL, a, &status, err, sizeof err);
+    out = po_Admission_Review(body, len, NULL, a, &st);
   }
   if (!out) return 3;
   const char *text = json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);

@@ -168,10 +168,9 @@ static char *decide(const char *path, const char *text, size_t len) {
   /* platform teams may name another namespace (ServiceDefaults only): po-target-cross-* */
   char why[256];
   assert_true(po_Tenancy_AllowCrossNamespace(&tenancy, "platform,infra", why, sizeof why));
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Review(body, strlen(body), &tenancy, a, &status, err, sizeof err);
-  if (!out) fail_msg("%s: no answer (%d): %s", path, status, err);
+  po_CtlStatus cst;
+  json_object *out = po_Admission_Review(body, strlen(body), &(po_AdmissionOptions){.tenancy = &tenancy}, a, &cst);
+  if (!out) fail_msg("%s: no answer (%d): %s", path, (int)cst.http_status, cst.message);
   json_object *resp = json_object_object_get(out, "response");
   if (strcmp(json_object_get_string(json_object_object_get(resp, "uid")), "golden") != 0) fail_msg("%s: uid not echoed", path);
   json_object_object_del(resp, "uid"); /* always the same: the runner's */

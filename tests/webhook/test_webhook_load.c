@@ -117,10 +117,9 @@ static void *client(void *arg) {
 
 /* The server process: serves until its stdin closes, then writes its VmHWM in kB there. */
 static void serve(int to_parent, int from_parent, size_t budget_mib, unsigned threads) {
-  char err[256];
+  po_CtlStatus st;
   po_WebhookServer *s = po_WebhookServer_Start(
-      &(po_WebhookOptions){.address = "127.0.0.1:0", .threads = threads, .memory_budget = budget_mib << 20}, err,
-      sizeof err);
+      &(po_WebhookOptions){.address = "127.0.0.1:0", .threads = threads, .memory_budget = budget_mib << 20}, &st);
   uint16_t port = s ? po_WebhookServer_Port(s) : 0;
   if (write(to_parent, &port, sizeof port) != sizeof port || !s) _exit(1);
   char c;

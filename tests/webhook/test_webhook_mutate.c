@@ -78,11 +78,10 @@ static po_MutateOptions opts(void) { return (po_MutateOptions){.desired = fake_d
 
 /* The answer's response member (a new reference), after the common checks: uid echoed, allowed. */
 static json_object *answer(const char *body, const po_MutateOptions *o, const char **outcome) {
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Mutate(body, strlen(body), o, &status, err, sizeof err, outcome);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Mutate(body, strlen(body), o, &st, outcome);
   assert_non_null(out);
-  assert_int_equal(status, 200);
+  assert_int_equal(st.http_status, 200);
   json_object *resp = NULL;
   assert_true(json_object_object_get_ex(out, "response", &resp));
   json_object *v = NULL;
@@ -300,12 +299,11 @@ static void test_not_a_review_is_400(void **s) {
   const char *bodies[] = {"{", "[]", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
                           "{\"apiVersion\":\"admission.k8s.io/v1beta1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"x\"}}"};
   for (size_t i = 0; i < 4; i++) {
-    int status = 0;
-    char err[256] = "";
+    po_CtlStatus st;
     po_MutateOptions o = opts();
-    assert_null(po_Admission_Mutate(bodies[i], strlen(bodies[i]), &o, &status, err, sizeof err, NULL));
-    assert_int_equal(status, 400);
-    assert_true(err[0] != '\0');
+    assert_null(po_Admission_Mutate(bodies[i], strlen(bodies[i]), &o, &st, NULL));
+    assert_int_equal(st.http_status, 400);
+    assert_true(st.message[0] != '\0');
   }
   assert_int_equal(g.calls, 0);
 }

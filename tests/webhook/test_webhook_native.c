@@ -74,15 +74,14 @@ typedef struct {
 
 static Answer decide(char *body) {
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &st);
   free(body);
-  if (!out) fail_msg("no answer (%d): %s", status, err);
+  if (!out) fail_msg("no answer (%d): %s", (int)st.http_status, st.message);
   json_object *resp = json_object_object_get(out, "response");
   Answer x = {.allowed = json_object_get_boolean(json_object_object_get(resp, "allowed"))};
-  json_object *st = json_object_object_get(resp, "status"), *w = json_object_object_get(resp, "warnings");
-  snprintf(x.message, sizeof x.message, "%s", st ? json_object_get_string(json_object_object_get(st, "message")) : "");
+  json_object *denial = json_object_object_get(resp, "status"), *w = json_object_object_get(resp, "warnings");
+  snprintf(x.message, sizeof x.message, "%s", denial ? json_object_get_string(json_object_object_get(denial, "message")) : "");
   x.warnings = w ? json_object_array_length(w) : 0;
   if (x.warnings) snprintf(x.warning0, sizeof x.warning0, "%s", json_object_get_string(json_object_array_get_idx(w, 0)));
   json_object_put(out);
@@ -190,8 +189,7 @@ static void test_too_many_patches(void **state) {
 static void test_oversized_and_deep(void **state) {
   (void)state;
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256] = "";
+  po_CtlStatus st;
   /* 150,000 empty objects beside the EnvoyFilter (the bound is 100,000 containers) */
   char *body = review(kIstio, "EnvoyFilter", "CREATE", envoyfilter("big", 1, "MERGE", kGood, false), NULL);
   size_t n = 150000, head = strlen(body) - 2; /* before the closing "}}" of request and review */
@@ -201,8 +199,8 @@ static void test_oversized_and_deep(void **state) {
   for (size_t i = 0; i < n; i++) memcpy(w, i ? ",{}" : "{}", i ? 3 : 2), w += i ? 3 : 2;
   memcpy(w, "]}}", 4);
   free(body);
-  assert_null(po_Admission_Review(big, strlen(big), NULL, a, &status, err, sizeof err));
-  assert_int_equal(status, 413);
+  assert_null(po_Admission_Review(big, strlen(big), NULL, a, &st));
+  assert_int_equal(st.http_status, 413);
   free(big);
   /* 200 levels of lists as a patch value: deeper than the decoder goes (64) */
   char deep[512] = "";
@@ -214,8 +212,8 @@ static void test_oversized_and_deep(void **state) {
   char *nested = malloc(strlen(body) + sizeof deep);
   sprintf(nested, "%.*s%s%s", (int)(p - body), body, deep, p + 4);
   free(body);
-  assert_null(po_Admission_Review(nested, strlen(nested), NULL, a, &status, err, sizeof err));
-  assert_int_equal(status, 400);
+  assert_null(po_Admission_Review(nested, strlen(nested), NULL, a, &st));
+  assert_int_equal(st.http_status, 400);
   free(nested);
   po_Arena_Free(a);
 }
@@ -244,9 +242,8 @@ static void test_merge_scan_memory_bounded(void **state) {
   free(v);
   struct mallinfo2 before = mallinfo2();
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &st);
   struct mallinfo2 after = mallinfo2();
   assert_non_null(out);
   json_object *resp = json_object_object_get(out, "response");

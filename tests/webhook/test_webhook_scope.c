@@ -37,11 +37,10 @@ static char *review(const char *group, const char *kind, const char *op, const c
 /* allowed: 1, denied: 0. */
 static int decide(char *body) {
   po_Arena *a = po_Arena_New();
-  int status = 0;
-  char err[256] = "";
-  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &st);
   free(body);
-  if (!out) fail_msg("no answer (%d): %s", status, err);
+  if (!out) fail_msg("no answer (%d): %s", (int)st.http_status, st.message);
   int allowed = json_object_get_boolean(json_object_object_get(json_object_object_get(out, "response"), "allowed"));
   json_object_put(out);
   po_Arena_Free(a);

@@ -58,11 +58,11 @@ static int setup(void **state) {
   snprintf(g_dir, sizeof g_dir, "/tmp/po-webhook-test-XXXXXX");
   if (!mkdtemp(g_dir)) return -1;
   po_CertPair ca = {0}, serving = {0};
-  char err[256];
+  po_CtlStatus st;
   const char *names[] = {"127.0.0.1"};
-  if (!po_Cert_GenerateCA("test-ca", 1, &ca, err, sizeof err) ||
-      !po_Cert_GenerateServing(&ca, names, 1, 1, &serving, err, sizeof err)) {
-    fprintf(stderr, "certificates: %s\n", err);
+  if (!po_Cert_GenerateCA("test-ca", 1, &ca, &st) ||
+      !po_Cert_GenerateServing(&ca, names, 1, 1, &serving, &st)) {
+    fprintf(stderr, "certificates: %s\n", st.message);
     return -1;
   }
   snprintf(g_cert, sizeof g_cert, "%s/tls.crt", g_dir);
@@ -97,9 +97,9 @@ static po_WebhookServer *start(bool tls, unsigned handshake_timeout) {
     o.cert_file = g_cert;
     o.key_file = g_key;
   }
-  char err[256];
-  po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
-  if (!s) fail_msg("start: %s", err);
+  po_CtlStatus st;
+  po_WebhookServer *s = po_WebhookServer_Start(&o, &st);
+  if (!s) fail_msg("start: %s", st.message);
   return s;
 }
 
@@ -327,9 +327,9 @@ static int first_status(uint16_t port, const char *head) {
 static void test_trickled_or_missing_body_is_cut(void **state) {
   (void)state;
   po_WebhookOptions o = {.address = "127.0.0.1:0", .handshake_timeout = 2, .request_timeout = 3, .threads = 2};
-  char err[256];
-  po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
-  if (!s) fail_msg("start: %s", err);
+  po_CtlStatus st;
+  po_WebhookServer *s = po_WebhookServer_Start(&o, &st);
+  if (!s) fail_msg("start: %s", st.message);
   uint16_t port = po_WebhookServer_Port(s);
   const char *head = "POST /validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n";
   int trickle = connect_from("127.0.0.1", port, false), silent = connect_from("127.0.0.1", port, false);
@@ -438,17 +438,18 @@ static void test_listen_addresses_as_the_ops_server(void **state) {
       {"0", "listen address \"0\" disables the webhook: there is nothing to start"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    char err[256] = "";
+    po_CtlStatus st;
     po_WebhookOptions o = {.address = bad[i].address, .threads = 1};
-    assert_null(po_WebhookServer_Start(&o, err, sizeof err));
-    assert_string_equal(err, bad[i].error);
+    assert_null(po_WebhookServer_Start(&o, &st));
+    assert_string_equal(st.message, bad[i].error);
+    assert_int_equal(st.code, kPo_Ctl_Usage); /* the caller's mistake, said as such */
   }
   static const char *const good[] = {":0", "localhost:0", "127.0.0.1:0"};
   for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
-    char err[256] = "";
+    po_CtlStatus st;
     po_WebhookOptions o = {.address = good[i], .threads = 1};
-    po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
-    if (!s) fail_msg("%s: %s", good[i], err);
+    po_WebhookServer *s = po_WebhookServer_Start(&o, &st);
+    if (!s) fail_msg("%s: %s", good[i], st.message);
     assert_true(po_WebhookServer_Port(s) > 0);
     po_WebhookServer_Stop(s);
   }
@@ -463,9 +464,9 @@ static size_t log_bytes_after_bad_handshake(po_LogLevel level) {
   assert_non_null(log);
   po_WebhookOptions o = {.address = "127.0.0.1:0", .handshake_timeout = 2, .threads = 1, .cert_file = g_cert,
                          .key_file = g_key, .log = log};
-  char err[256];
-  po_WebhookServer *s = po_WebhookServer_Start(&o, err, sizeof err);
-  if (!s) fail_msg("start: %s", err);
+  po_CtlStatus st;
+  po_WebhookServer *s = po_WebhookServer_Start(&o, &st);
+  if (!s) fail_msg("start: %s", st.message);
   int fd = connect_from("127.0.0.1", po_WebhookServer_Port(s), false);
   assert_true(fd >= 0);
   const char *plain = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"; /* no TLS: the handshake fails */
@@ -481,6 +482,18 @@ static size_t log_bytes_after_bad_handshake(po_LogLevel level) {
   return n > 0 ? (size_t)n : 0;
 }
 
+/* A CA that does not parse is said as such, with the caller's code (it read as a GnuTLS error). */
+static void test_serving_certificate_from_a_bad_ca(void **state) {
+  (void)state;
+  po_CertPair bad = {.cert_pem = "not a certificate", .key_pem = "not a key"}, out = {0};
+  const char *names[] = {"127.0.0.1"};
+  po_CtlStatus st;
+  assert_false(po_Cert_GenerateServing(&bad, names, 1, 1, &out, &st));
+  assert_string_equal(st.message, "the webhook CA does not parse");
+  assert_int_equal(st.code, kPo_Ctl_Usage);
+  assert_null(out.cert_pem);
+}
+
 static void test_http_messages_follow_the_given_log_level(void **state) {
   (void)state;
   assert_true(log_bytes_after_bad_handshake(kPo_LogLevel_Info) > 0);
@@ -490,6 +503,7 @@ static void test_http_messages_follow_the_given_log_level(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_listen_addresses_as_the_ops_server),
+      cmocka_unit_test(test_serving_certificate_from_a_bad_ca),
       cmocka_unit_test(test_tls_versions_and_suites),
       cmocka_unit_test(test_trickled_or_missing_body_is_cut),
       cmocka_unit_test(test_expect_continue_with_huge_body_gets_413),

@@ -282,10 +282,10 @@ static bool build_certificates(po_App *app, po_CtlStatus *st) {
   po_SelfCertOptions sc = {.ns = own_namespace(app), .secret = o->secret, .service = o->service,
                            .webhook_config = o->webhook_config, .dir = o->cert_dir, .extra_sans = o->sans,
                            .n_sans = o->n_sans};
-  char err[512];
+  po_CtlStatus cst;
   bool changed;
-  if (!po_SelfCert_Ensure(app->io.client, &sc, &changed, err, sizeof err)) {
-    return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook certificates: %s", err);
+  if (!po_SelfCert_Ensure(app->io.client, &sc, &changed, &cst)) {
+    return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook certificates: %.600s", cst.message);
   }
   po_Log_Info(app->log, changed ? "webhook certificates generated" : "webhook certificates loaded", po_Str("secret", sc.secret),
               po_Str("namespace", sc.ns));
@@ -307,7 +307,7 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
     cert = app->cert_path;
     key = app->key_path;
   }
-  char err[256];
+  po_CtlStatus wst;
   app->webhook = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = o->webhook_address, .cert_file = o->webhook_insecure ? NULL : cert,
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
@@ -315,8 +315,8 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
                            .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
                            .observe_mutate = observe_mutate, .log = app->log,
                            .memory_budget = o->webhook_memory_budget, .observe_budget = observe_budget},
-      err, sizeof err);
-  if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %s", err);
+      &wst);
+  if (!app->webhook) return po_CtlStatus_Set(st, kPo_Ctl_Start, "webhook: %.600s", wst.message);
   po_Series_Set(app->wh_budget, (double)po_WebhookServer_MemoryBudget(app->webhook));
   po_Log_Info(app->log, "webhook serving", po_Int("port", po_WebhookServer_Port(app->webhook)), po_Bool("tls", !o->webhook_insecure),
               po_Int("memory_budget_bytes", (int64_t)po_WebhookServer_MemoryBudget(app->webhook)));

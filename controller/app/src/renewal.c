@@ -6,10 +6,10 @@
 
 static bool renew(void *ctx) {
   po_Renewal *r = ctx;
-  char err[512];
+  po_CtlStatus st;
   bool changed;
-  if (!po_SelfCert_Ensure(r->client, &r->opt, &changed, err, sizeof err)) {
-    po_Log_Error(r->log, "renewing the webhook certificates", po_Str("error", err));
+  if (!po_SelfCert_Ensure(r->client, &r->opt, &changed, &st)) {
+    po_Log_Error(r->log, "renewing the webhook certificates", po_Str("error", st.message));
   } else if (changed) {
     po_Log_Info(r->log, "webhook certificates renewed");
   }

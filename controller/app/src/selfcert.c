@@ -34,17 +34,17 @@ static char *b64(const char *s, bool decode) {
 static char *b64_encode(const char *s) { return b64(s, false); }
 static char *b64_decode(const char *s) { return b64(s, true); }
 
-static bool write_file(const char *dir, const char *name, const char *text, char *err, size_t size) {
+static bool write_file(const char *dir, const char *name, const char *text, po_CtlStatus *st) {
   char path[4096], tmp[4200];
   snprintf(path, sizeof path, "%s/%s", dir, name);
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   FILE *f = fopen(tmp, "w");
-  if (!f) return snprintf(err, size, "%s: %s", tmp, strerror(errno)), false;
+  if (!f) return po_CtlStatus_Set(st, kPo_Ctl_Io, "%s: %s", tmp, strerror(errno));
   chmod(tmp, 0600);
   bool ok = fputs(text, f) >= 0;
   ok = fclose(f) == 0 && ok;
   /* rename: the webhook server never sees a half-written file */
-  if (!ok || rename(tmp, path) != 0) return snprintf(err, size, "%s: %s", path, strerror(errno)), false;
+  if (!ok || rename(tmp, path) != 0) return po_CtlStatus_Set(st, kPo_Ctl_Io, "%s: %s", path, strerror(errno));
   return true;
 }
 
@@ -87,12 +87,12 @@ static json_object *secret_object(const po_SelfCertOptions *o, const Material *m
   return s;
 }
 
-static bool generate(const po_SelfCertOptions *o, Material *m, char *err, size_t size) {
+static bool generate(const po_SelfCertOptions *o, Material *m, po_CtlStatus *st) {
   double ca_days = 0;
   bool keep_ca = m->ca.cert_pem && m->ca.key_pem && po_Cert_DaysLeft(m->ca.cert_pem, &ca_days) && ca_days > 365;
   if (!keep_ca) {
     po_CertPair_Free(&m->ca);
-    if (!po_Cert_GenerateCA("propertyoverride-webhook-ca", 3650, &m->ca, err, size)) return false;
+    if (!po_Cert_GenerateCA("propertyoverride-webhook-ca", 3650, &m->ca, st)) return false;
   }
   char names[4][512];
   const char *sans[64];
@@ -104,23 +104,23 @@ static bool generate(const po_SelfCertOptions *o, Material *m, char *err, size_t
   for (int i = 0; i < 4; i++) sans[n++] = names[i];
   for (size_t i = 0; i < o->n_sans && n < 64; i++) sans[n++] = o->extra_sans[i];
   po_CertPair_Free(&m->serving);
-  return po_Cert_GenerateServing(&m->ca, sans, n, 365, &m->serving, err, size);
+  return po_Cert_GenerateServing(&m->ca, sans, n, 365, &m->serving, st);
 }
 
 /* The caBundle of every webhook of the configuration, set to the CA (PUT on the read
  * resourceVersion, retried on 409). The MutatingWebhookConfiguration of the same name is
  * optional (the chart can leave it out): absent is fine. */
 static bool publish_ca_to(po_KubeClient *c, po_KubeRef ref, const char *what, bool optional, const char *name,
-                          const char *bundle, char *err, size_t size) {
+                          const char *bundle, po_CtlStatus *st) {
   bool ok = false;
   for (int attempt = 0; attempt < 5 && !ok; attempt++) {
     ref.name = name;
-    po_CtlStatus st;
-    po_CtlStatus_Clear(&st);
+    po_CtlStatus got;
+    po_CtlStatus_Clear(&got);
     json_object *vwc = NULL;
-    if (!po_KubeClient_Get(c, &ref, &vwc, &st)) {
-      if (optional && st.code == kPo_Ctl_NotFound) return true;
-      snprintf(err, size, "%s %s: %s", what, name, st.message);
+    if (!po_KubeClient_Get(c, &ref, &vwc, &got)) {
+      if (optional && got.code == kPo_Ctl_NotFound) return true;
+      po_CtlStatus_Set(st, got.code, "%s %s: %.500s", what, name, got.message);
       break;
     }
     bool differs = false;
@@ -138,26 +138,32 @@ static bool publish_ca_to(po_KubeClient *c, po_KubeRef ref, const char *what, bo
       ok = true;
     } else {
       json_object *out = NULL;
-      ok = po_KubeClient_Update(c, &ref, vwc, &out, &st);
+      ok = po_KubeClient_Update(c, &ref, vwc, &out, &got);
       json_object_put(out);
-      if (!ok && st.code != kPo_Ctl_Conflict) snprintf(err, size, "updating the caBundle: %s", st.message);
-      if (!ok && st.code != kPo_Ctl_Conflict) attempt = 5;
+      if (!ok && got.code != kPo_Ctl_Conflict) po_CtlStatus_Set(st, got.code, "updating the caBundle: %.500s", got.message);
+      if (!ok && got.code != kPo_Ctl_Conflict) attempt = 5;
     }
     json_object_put(vwc);
+  }
+  if (!ok && st->code == kPo_Ctl_Ok) {
+    po_CtlStatus_Set(st, kPo_Ctl_Conflict, "%s %s: changed by another writer at each of 5 tries", what, name);
   }
   return ok;
 }
 
-static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char *ca_pem, char *err, size_t size) {
+static bool publish_ca(po_KubeClient *c, const po_SelfCertOptions *o, const char *ca_pem, po_CtlStatus *st) {
   char *bundle = b64_encode(ca_pem);
-  if (!bundle) return snprintf(err, size, "out of memory"), false;
-  bool ok = publish_ca_to(c, kWebhookConfigs, "ValidatingWebhookConfiguration", false, o->webhook_config, bundle, err, size) &&
-            publish_ca_to(c, kMutatingConfigs, "MutatingWebhookConfiguration", true, o->webhook_config, bundle, err, size);
+  if (!bundle) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
+  bool ok = publish_ca_to(c, kWebhookConfigs, "ValidatingWebhookConfiguration", false, o->webhook_config, bundle, st) &&
+            publish_ca_to(c, kMutatingConfigs, "MutatingWebhookConfiguration", true, o->webhook_config, bundle, st);
   free(bundle);
   return ok;
 }
 
-bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *changed, char *err, size_t size) {
+bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *changed, po_CtlStatus *st) {
+  po_CtlStatus local;
+  if (!st) st = &local; /* the caller's may be NULL, as everywhere; whether it was set is read */
+  po_CtlStatus_Clear(st);
   *changed = false;
   mkdir(o->dir, 0700);
   Material m = {0};
@@ -167,12 +173,12 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
     po_KubeRef ref = kSecrets;
     ref.ns = o->ns;
     ref.name = o->secret;
-    po_CtlStatus st;
-    po_CtlStatus_Clear(&st);
+    po_CtlStatus got;
+    po_CtlStatus_Clear(&got);
     json_object *secret = NULL;
-    bool found = po_KubeClient_Get(c, &ref, &secret, &st);
-    if (!found && st.code != kPo_Ctl_NotFound) {
-      snprintf(err, size, "Secret %s/%s: %s", o->ns, o->secret, st.message);
+    bool found = po_KubeClient_Get(c, &ref, &secret, &got);
+    if (!found && got.code != kPo_Ctl_NotFound) {
+      po_CtlStatus_Set(st, got.code, "Secret %s/%s: %.500s", o->ns, o->secret, got.message);
       break;
     }
     json_object *data = po_Json_Get(secret, "data");
@@ -185,29 +191,33 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
       ok = true;
       break;
     }
-    if (!generate(o, &m, err, size)) {
+    if (!generate(o, &m, st)) {
       json_object_put(secret);
       break;
     }
     json_object *obj = secret_object(o, &m, found ? secret : NULL);
     json_object *out = NULL;
-    bool wrote = found ? po_KubeClient_Update(c, &ref, obj, &out, &st)
-                       : (ref.name = NULL, po_KubeClient_Create(c, &ref, obj, &out, &st));
+    bool wrote = found ? po_KubeClient_Update(c, &ref, obj, &out, &got)
+                       : (ref.name = NULL, po_KubeClient_Create(c, &ref, obj, &out, &got));
     json_object_put(out);
     json_object_put(obj);
     json_object_put(secret);
     if (wrote) {
       *changed = true;
       ok = true;
-    } else if (st.code != kPo_Ctl_Conflict && st.code != kPo_Ctl_AlreadyExists) {
-      snprintf(err, size, "writing Secret %s/%s: %s", o->ns, o->secret, st.message);
+    } else if (got.code != kPo_Ctl_Conflict && got.code != kPo_Ctl_AlreadyExists) {
+      po_CtlStatus_Set(st, got.code, "writing Secret %s/%s: %.500s", o->ns, o->secret, got.message);
       break;
     } /* else another replica wrote it first: read theirs */
   }
-  if (ok) ok = write_file(o->dir, "tls.crt", m.serving.cert_pem, err, size) &&
-               write_file(o->dir, "tls.key", m.serving.key_pem, err, size) &&
-               write_file(o->dir, "ca.crt", m.ca.cert_pem, err, size);
-  if (ok) ok = publish_ca(c, o, m.ca.cert_pem, err, size);
+  /* five tries, each losing to another replica's write: said, not left blank */
+  if (!ok && st->code == kPo_Ctl_Ok) {
+    po_CtlStatus_Set(st, kPo_Ctl_Conflict, "Secret %s/%s: changed by another writer at each of 5 tries", o->ns, o->secret);
+  }
+  if (ok) ok = write_file(o->dir, "tls.crt", m.serving.cert_pem, st) &&
+               write_file(o->dir, "tls.key", m.serving.key_pem, st) &&
+               write_file(o->dir, "ca.crt", m.ca.cert_pem, st);
+  if (ok) ok = publish_ca(c, o, m.ca.cert_pem, st);
   material_free(&m);
   return ok;
 }

@@ -22,6 +22,6 @@ typedef struct {
 } po_SelfCertOptions;
 
 /* Makes sure all of the above holds; *changed tells whether anything was (re)generated. */
-bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *changed, char *err, size_t size);
+bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *changed, po_CtlStatus *st);
 
 #endif

@@ -207,15 +207,11 @@ size_t po_Admission_Cost(const char *body, size_t len) {
   return cost;
 }
 
-json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a, int *http_status,
-                                 char *error, size_t size) {
-  return po_Admission_ReviewWith(body, len, tenancy, NULL, a, http_status, error, size);
-}
-
-json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tenancy *tenancy,
-                                     const po_TargetOptions *targets, po_Arena *a, int *http_status, char *error,
-                                     size_t size) {
-  json_object *review = po_Review_Parse(body, len, http_status, error, size);
+json_object *po_Admission_Review(const char *body, size_t len, const po_AdmissionOptions *opt, po_Arena *a,
+                                 po_CtlStatus *st) {
+  const po_Tenancy *tenancy = opt ? opt->tenancy : NULL;
+  const po_TargetOptions *targets = opt ? opt->targets : NULL;
+  json_object *review = po_Review_Parse(body, len, st);
   if (!review) return NULL;
   json_object *req = po_Json_Get(review, "request");
   const char *uid = po_Json_String(req, "uid");

@@ -60,7 +60,7 @@ static int start_cert(gnutls_x509_crt_t crt, gnutls_x509_privkey_t key, const ch
   return gnutls_x509_crt_set_subject_key_id(crt, id, idlen);
 }
 
-bool po_Cert_GenerateCA(const char *cn, int days, po_CertPair *out, char *err, size_t size) {
+bool po_Cert_GenerateCA(const char *cn, int days, po_CertPair *out, po_CtlStatus *st) {
   gnutls_x509_crt_t crt = NULL;
   gnutls_x509_privkey_t key = NULL;
   memset(out, 0, sizeof *out);
@@ -72,7 +72,7 @@ bool po_Cert_GenerateCA(const char *cn, int days, po_CertPair *out, char *err, s
   if (rc >= 0) rc = gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256, 0);
   bool ok = false;
   if (rc >= 0) ok = export_pair(crt, key, out);
-  if (!ok) snprintf(err, size, "cannot make the webhook CA: %s", rc < 0 ? gnutls_strerror(rc) : "out of memory");
+  if (!ok) po_CtlStatus_Set(st, rc < 0 ? kPo_Ctl_System : kPo_Ctl_NoMemory, "cannot make the webhook CA: %s", rc < 0 ? gnutls_strerror(rc) : "out of memory");
   gnutls_x509_crt_deinit(crt);
   gnutls_x509_privkey_deinit(key);
   return ok;
@@ -86,14 +86,16 @@ static bool import(const char *pem, gnutls_x509_crt_t *crt, gnutls_x509_privkey_
 }
 
 bool po_Cert_GenerateServing(const po_CertPair *ca, const char *const *names, size_t n, int days, po_CertPair *out,
-                             char *err, size_t size) {
+                             po_CtlStatus *st) {
   memset(out, 0, sizeof *out);
   gnutls_x509_crt_t ca_crt = NULL, crt = NULL;
   gnutls_x509_privkey_t ca_key = NULL, key = NULL;
   bool ok = false;
   int rc = -1;
+  bool said = false; /* the CA's own failure, not to be taken for a GnuTLS one */
   if (!import(ca->cert_pem, &ca_crt, NULL) || !import(ca->key_pem, NULL, &ca_key)) {
-    snprintf(err, size, "the webhook CA does not parse");
+    po_CtlStatus_Set(st, kPo_Ctl_Usage, "the webhook CA does not parse");
+    said = true;
     goto done;
   }
   if ((rc = gnutls_x509_crt_init(&crt)) < 0 || (rc = gnutls_x509_privkey_init(&key)) < 0 ||
@@ -116,7 +118,10 @@ bool po_Cert_GenerateServing(const po_CertPair *ca, const char *const *names, si
   if ((rc = gnutls_x509_crt_sign2(crt, ca_crt, ca_key, GNUTLS_DIG_SHA256, 0)) < 0) goto done;
   ok = export_pair(crt, key, out);
 done:
-  if (!ok) snprintf(err, size, "cannot make the webhook certificate: %s", rc < 0 ? gnutls_strerror(rc) : "out of memory");
+  if (!ok && !said) {
+    po_CtlStatus_Set(st, rc < 0 ? kPo_Ctl_System : kPo_Ctl_NoMemory, "cannot make the webhook certificate: %s",
+                     rc < 0 ? gnutls_strerror(rc) : "out of memory");
+  }
   if (ca_crt) gnutls_x509_crt_deinit(ca_crt);
   if (crt) gnutls_x509_crt_deinit(crt);
   if (ca_key) gnutls_x509_privkey_deinit(ca_key);

@@ -206,9 +206,9 @@ static const char *decide(json_object *req, const po_MutateOptions *opt, json_ob
   return outcome;
 }
 
-json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, int *http_status, char *error,
-                                 size_t size, const char **outcome) {
-  json_object *review = po_Review_Parse(body, len, http_status, error, size);
+json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, po_CtlStatus *st,
+                                 const char **outcome) {
+  json_object *review = po_Review_Parse(body, len, st);
   if (!review) return NULL;
   json_object *req = po_Json_Get(review, "request");
   json_object *resp = json_object_new_object();

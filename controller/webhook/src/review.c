@@ -134,21 +134,31 @@ void po_Review_Count(const char *body, size_t len, po_ReviewCount *out) {
   out->in_value_values = in_values;
 }
 
-json_object *po_Review_Parse(const char *body, size_t len, int *http_status, char *error, size_t size) {
-  *http_status = 200;
+/* The refusal's HTTP status beside its code (po_CtlStatus_Set clears it); false. */
+static bool answer(po_CtlStatus *st, long http_status) {
+  st->http_status = http_status;
+  return false;
+}
+
+json_object *po_Review_Parse(const char *body, size_t len, po_CtlStatus *st) {
+  po_CtlStatus local;
+  if (!st) st = &local; /* the caller's may be NULL, as everywhere */
+  po_CtlStatus_Clear(st);
+  st->http_status = 200;
   po_ReviewCount n;
   po_Review_Count(body, len, &n);
   if (n.bad) {
-    *http_status = 400;
-    snprintf(error, size, "the body is not JSON (RFC 8259): %s at byte %zu (0x%02x)", n.bad, n.bad_at, n.bad_byte);
+    po_CtlStatus_Set(st, kPo_Ctl_BadRequest, "the body is not JSON (RFC 8259): %s at byte %zu (0x%02x)", n.bad, n.bad_at,
+                     n.bad_byte);
+    answer(st, 400);
     return NULL;
   }
   if (n.containers > kMaxContainers || n.values > kMaxValues) {
-    *http_status = 413;
-    snprintf(error, size,
+    po_CtlStatus_Set(st, kPo_Ctl_RequestTooLarge,
              "the AdmissionReview holds %zu JSON objects and arrays and %zu values in all; at most %d and %d are "
              "decoded (no PropertyOverride or Consul object within the per-object limits comes near them)",
              n.containers, n.values, kMaxContainers, kMaxValues);
+    answer(st, 413);
     return NULL;
   }
   json_tokener *tok = json_tokener_new_ex(64);
@@ -164,9 +174,12 @@ json_object *po_Review_Parse(const char *body, size_t len, int *http_status, cha
   while (!bad_json && end < len && strchr(" \t\r\n", body[end]) && body[end]) end++;
   if (end != len) bad_json = true;
   if (bad_json) {
-    *http_status = 400;
-    snprintf(error, size, "the body is not one JSON value: %s at byte %zu (malformed, or followed by more than whitespace)",
-             !have_tok ? "out of memory" : jerr != json_tokener_success ? json_tokener_error_desc(jerr) : "more after the value", end);
+    po_CtlStatus_Set(st, kPo_Ctl_BadRequest,
+                     "the body is not one JSON value: %s at byte %zu (malformed, or followed by more than whitespace)",
+                     !have_tok ? "out of memory" : jerr != json_tokener_success ? json_tokener_error_desc(jerr)
+                                                                               : "more after the value",
+                     end);
+    answer(st, 400);
     json_object_put(review);
     return NULL;
   }
@@ -180,14 +193,15 @@ json_object *po_Review_Parse(const char *body, size_t len, int *http_status, cha
   const char *api = po_Json_String(review, "apiVersion"), *kind = po_Json_String(review, "kind");
   if (bad_uid || long_uid || !req || !uid || !api || strcmp(api, "admission.k8s.io/v1") != 0 || !kind ||
       strcmp(kind, "AdmissionReview") != 0) {
-    *http_status = 400;
     if (long_uid)
-      snprintf(error, size, "request.uid is %zu bytes: the API server's uids are UUIDs (36 bytes); at most %d are taken",
-               uid_len, kMaxUid);
+      po_CtlStatus_Set(st, kPo_Ctl_BadRequest,
+                       "request.uid is %zu bytes: the API server's uids are UUIDs (36 bytes); at most %d are taken",
+                       uid_len, kMaxUid);
     else
-      snprintf(error, size, "%s",
-               bad_uid ? "request.uid contains a NUL character"
-                       : "the body is not an admission.k8s.io/v1 AdmissionReview request with a uid");
+      po_CtlStatus_Set(st, kPo_Ctl_BadRequest, "%s",
+                       bad_uid ? "request.uid contains a NUL character"
+                               : "the body is not an admission.k8s.io/v1 AdmissionReview request with a uid");
+    answer(st, 400);
     json_object_put(review);
     return NULL;
   }

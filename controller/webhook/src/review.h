@@ -6,9 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/base/status.h"
+
 /* The decoded review (a new reference) when the body is one AdmissionReview v1 request with a
- * uid; else NULL, *http_status 400 (or 413 over the JSON value bounds) and `error` saying why. */
-json_object *po_Review_Parse(const char *body, size_t len, int *http_status, char *error, size_t size);
+ * uid (st: Ok, http_status 200); else NULL with st saying why: BadRequest (http_status 400), or
+ * RequestTooLarge (413) over the JSON value bounds. */
+json_object *po_Review_Parse(const char *body, size_t len, po_CtlStatus *st);
 /* What one linear scan of the body finds, before anything is allocated: the JSON objects and
  * arrays (containers) and the values of all kinds, keys included (what decoding costs goes by
  * these), of those the ones inside a patch's value (under a "value" or "Value" key: the checks

@@ -65,11 +65,11 @@ static bool reserve_decode(po_WebhookServer *s, po_HttpRequest *rq, const char *
   return false;
 }
 
-static bool respond(po_HttpRequest *rq, json_object *out, int status, const char *err) {
+static bool respond(po_HttpRequest *rq, json_object *out, const po_CtlStatus *st) {
   if (!out) {
     char msg[300];
-    snprintf(msg, sizeof msg, "%s\n", err);
-    return po_HttpRequest_Text(rq, (unsigned)status, msg);
+    snprintf(msg, sizeof msg, "%.255s\n", st->message);
+    return po_HttpRequest_Text(rq, (unsigned)st->http_status, msg);
   }
   const char *text = json_object_to_json_string_ext(out, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
   bool ok = po_HttpRequest_Respond(rq, 200, "application/json", text, strlen(text));
@@ -78,16 +78,15 @@ static bool respond(po_HttpRequest *rq, json_object *out, int status, const char
 }
 
 static bool handle_mutate(po_WebhookServer *s, po_HttpRequest *rq) {
-  int status = 200;
-  char err[256] = "";
+  po_CtlStatus st;
   size_t len;
   const char *body = po_HttpRequest_Body(rq, &len), *outcome = "error";
   bool ok;
   if (!reserve_decode(s, rq, body, len, &ok)) return ok;
-  json_object *out = po_Admission_Mutate(body, len, &s->opt.mutate, &status, err, sizeof err, &outcome);
-  ok = respond(rq, out, status, err);
+  json_object *out = po_Admission_Mutate(body, len, &s->opt.mutate, &st, &outcome);
+  ok = respond(rq, out, &st);
   if (s->opt.observe_mutate && out) s->opt.observe_mutate(s->opt.observe_ctx, outcome);
-  observe(s, status, out != NULL, po_HttpRequest_Seconds(rq));
+  observe(s, (int)st.http_status, out != NULL, po_HttpRequest_Seconds(rq));
   return ok;
 }
 
@@ -108,9 +107,8 @@ static bool handle(void *ctx, po_HttpRequest *rq) {
   if (!reserve_decode(s, rq, body, len, &ok)) return ok;
   po_Arena *a = po_Arena_New();
   if (!a) return po_HttpRequest_Text(rq, 500, "out of memory\n");
-  int status = 200;
-  char err[256] = "";
-  json_object *out = po_Admission_ReviewWith(body, len, s->opt.tenancy, s->opt.targets, a, &status, err, sizeof err);
+  po_CtlStatus st;
+  json_object *out = po_Admission_Review(body, len, &(po_AdmissionOptions){s->opt.tenancy, s->opt.targets}, a, &st);
   if (out) {
     json_object *resp = NULL, *al = NULL;
     if (json_object_object_get_ex(out, "response", &resp) && json_object_object_get_ex(resp, "allowed", &al))
@@ -119,28 +117,26 @@ static bool handle(void *ctx, po_HttpRequest *rq) {
     ok = po_HttpRequest_Respond(rq, 200, "application/json", text, strlen(text));
     json_object_put(out);
   } else {
-    char msg[300];
-    snprintf(msg, sizeof msg, "%s\n", err);
-    ok = po_HttpRequest_Text(rq, (unsigned)status, msg);
+    ok = respond(rq, NULL, &st);
   }
   po_Arena_Free(a);
-  observe(s, status, allowed, po_HttpRequest_Seconds(rq));
+  observe(s, (int)st.http_status, allowed, po_HttpRequest_Seconds(rq));
   return ok;
 }
 
-po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err, size_t size) {
+po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, po_CtlStatus *st) {
+  po_CtlStatus local;
+  if (!st) st = &local; /* the caller's may be NULL, as everywhere; the HTTP layer's code is read */
   po_WebhookServer *s = calloc(1, sizeof *s);
-  if (!s) return snprintf(err, size, "out of memory"), NULL;
+  if (!s) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory"), NULL;
   s->opt = *opt;
-  po_CtlStatus st;
-  po_CtlStatus_Clear(&st);
+  po_CtlStatus_Clear(st);
   s->budget = po_Budget_New(&(po_BudgetOptions){.bytes = opt->memory_budget ? opt->memory_budget : (size_t)kPo_WebhookMemoryBudgetMiB << 20,
                                                 .changed = budget_changed,
                                                 .refused = budget_refused,
                                                 .ctx = s},
-                            &st);
+                            st);
   if (!s->budget) {
-    snprintf(err, size, "%s", st.message);
     free(s);
     return NULL;
   }
@@ -161,18 +157,16 @@ po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *err
                                                 .ctx = s,
                                                 .refused = refused,
                                                 .log = s->log},
-                              &st);
+                              st);
   if (!s->http) {
-    snprintf(err, size, "%s", st.message);
     goto fail;
   }
   if (po_HttpServer_Disabled(s->http)) {
-    snprintf(err, size, "listen address \"0\" disables the webhook: there is nothing to start");
+    po_CtlStatus_Set(st, kPo_Ctl_Usage, "listen address \"0\" disables the webhook: there is nothing to start");
     goto fail;
   }
-  if (!po_HttpServer_Start(s->http, &st)) {
-    if (st.code == kPo_Ctl_Usage) snprintf(err, size, "%s", st.message);
-    else snprintf(err, size, "cannot listen on %s", opt->address);
+  if (!po_HttpServer_Start(s->http, st)) {
+    if (st->code != kPo_Ctl_Usage) po_CtlStatus_Set(st, kPo_Ctl_System, "cannot listen on %s", opt->address);
     goto fail;
   }
   return s;

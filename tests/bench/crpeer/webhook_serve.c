@@ -20,13 +20,13 @@ int main(int argc, char **argv) {
   sigaddset(&set, SIGTERM);
   sigaddset(&set, SIGINT);
   pthread_sigmask(SIG_BLOCK, &set, NULL); /* before any thread starts: they inherit the mask */
-  char err[256];
+  po_CtlStatus st;
   po_WebhookServer *s = po_WebhookServer_Start(
       &(po_WebhookOptions){.address = "127.0.0.1:0", .cert_file = argv[1], .key_file = argv[2],
                            .threads = argc > 4 ? (unsigned)atoi(argv[4]) : 0},
-      err, sizeof err);
+      &st);
   if (!s) {
-    fprintf(stderr, "webhook_serve: %s\n", err);
+    fprintf(stderr, "webhook_serve: %s\n", st.message);
     return 1;
   }
   char tmp[4096];

@@ -21,22 +21,27 @@
 
 #include <stddef.h>
 
+#include "po/base/status.h"
 #include "po/engine.h"
 #include "po/targets/override.h"
 #include "po/targets/tenancy.h"
 
 struct json_object;
 
-/* Returns the response (a new reference), or NULL when the body is no AdmissionReview v1
- * request, with *http_status set (400) and `error` (size bytes) saying why. `tenancy` (NULL:
- * everything allowed) refuses PropertyOverrides that target what their namespace may not. */
-struct json_object *po_Admission_Review(const char *body, size_t len, const po_Tenancy *tenancy, po_Arena *a,
-                                        int *http_status, char *error, size_t size);
-/* The same with the mesh options the controller compiles with (NULL: the defaults), so the
- * webhook accepts exactly what the controller programs (e.g. lists on Istio 1.31+). */
-struct json_object *po_Admission_ReviewWith(const char *body, size_t len, const po_Tenancy *tenancy,
-                                            const po_TargetOptions *targets, po_Arena *a, int *http_status, char *error,
-                                            size_t size);
+/* What a review is asked with; zero-initialised (or a NULL pointer): the defaults. */
+typedef struct {
+  const po_Tenancy *tenancy;       /* NULL: everything allowed; else PropertyOverrides that target
+                                    * what their namespace may not are refused */
+  const po_TargetOptions *targets; /* the mesh options the controller compiles with (NULL: the
+                                    * defaults), so the webhook accepts exactly what the controller
+                                    * programs (e.g. lists on Istio 1.31+) */
+} po_AdmissionOptions;
+
+/* Returns the response (a new reference; st Ok, http_status 200), or NULL when the body is no
+ * AdmissionReview v1 request, with st saying why and the HTTP status to answer with
+ * (st->http_status: 400, or 413 over the JSON value bounds). */
+struct json_object *po_Admission_Review(const char *body, size_t len, const po_AdmissionOptions *opt, po_Arena *a,
+                                        po_CtlStatus *st);
 
 /* The bytes deciding `body` (either route, its answer included) may hold at most beside the body
  * itself, from one scan of it before anything is decoded: json-c's tree costs a multiple of the

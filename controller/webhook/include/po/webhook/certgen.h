@@ -7,6 +7,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/base/status.h"
+
 typedef struct {
   char *cert_pem;
   char *key_pem;
@@ -15,11 +17,11 @@ typedef struct {
 void po_CertPair_Free(po_CertPair *p);
 
 /* A self-signed ECDSA P-256 CA valid for `days`. */
-bool po_Cert_GenerateCA(const char *common_name, int days, po_CertPair *out, char *err, size_t size);
+bool po_Cert_GenerateCA(const char *common_name, int days, po_CertPair *out, po_CtlStatus *st);
 /* A serving certificate (ECDSA P-256, serverAuth) for the names (DNS names, or IP addresses),
  * signed by the CA, valid for `days`. */
 bool po_Cert_GenerateServing(const po_CertPair *ca, const char *const *names, size_t n, int days,
-                             po_CertPair *out, char *err, size_t size);
+                             po_CertPair *out, po_CtlStatus *st);
 /* Days until the first certificate of `pem` expires (negative when expired); false when it
  * does not parse. */
 bool po_Cert_DaysLeft(const char *pem, double *days);

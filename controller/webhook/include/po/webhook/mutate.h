@@ -46,10 +46,11 @@ typedef struct {
   const char *controller_user;
 } po_MutateOptions;
 
-/* Returns the AdmissionReview response (a new reference), or NULL with *http_status (400, 413)
- * and `error` when the body is no AdmissionReview v1 request. *outcome (may be NULL) gets
- * "patched", "unchanged", "not-synced", "exempt" or "error", for metrics and logs. */
-struct json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, int *http_status,
-                                        char *error, size_t size, const char **outcome);
+/* Returns the AdmissionReview response (a new reference; st Ok, http_status 200), or NULL with
+ * st saying why the body is no AdmissionReview v1 request (st->http_status 400, or 413).
+ * *outcome (may be NULL) gets "patched", "unchanged", "not-synced", "exempt" or "error", for
+ * metrics and logs. */
+struct json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, po_CtlStatus *st,
+                                        const char **outcome);
 
 #endif

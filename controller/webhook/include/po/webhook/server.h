@@ -66,8 +66,8 @@ typedef struct {
   struct po_Logger *log;
 } po_WebhookOptions;
 
-/* Starts serving; NULL with `error` filled on failure. */
-po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, char *error, size_t size);
+/* Starts serving; NULL with st saying why on failure. */
+po_WebhookServer *po_WebhookServer_Start(const po_WebhookOptions *opt, po_CtlStatus *st);
 uint16_t po_WebhookServer_Port(const po_WebhookServer *s);
 size_t po_WebhookServer_MemoryBudget(const po_WebhookServer *s); /* bytes */
 void po_WebhookServer_Stop(po_WebhookServer *s);
