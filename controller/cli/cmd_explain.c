@@ -62,7 +62,7 @@ int po_Cmd_Explain(int argc, char **argv) {
   int rc = kPo_Exit_Ok;
   bool explained = po_Explain(argv[1], a, &e, &st);
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
-  if (po_Engine_OutOfMemory()) {
+  if (po_Engine_OutOfMemory(a)) {
     fprintf(stderr, "propertyoverride explain: out of memory\n");
     rc = kPo_Exit_Usage;
   } else if (!explained) {

@@ -174,7 +174,7 @@ int po_Cmd_Patch(int argc, char **argv) {
     po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
     rc = kPo_Exit_Ok;
     /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
-    if (!o || po_Engine_OutOfMemory()) {
+    if (!o || po_Engine_OutOfMemory(a)) {
       po_Status_Set(&st, kPo_Status_NoMemory, "out of memory");
       fprintf(stderr, "propertyoverride patch: %s\n", st.message);
       rc = kPo_Exit_Usage;
@@ -213,7 +213,7 @@ int po_Cmd_Patch(int argc, char **argv) {
         fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
       }
     }
-  } else if (po_Engine_OutOfMemory() || st.code == kPo_Status_NoMemory) {
+  } else if (po_Engine_OutOfMemory(a) || st.code == kPo_Status_NoMemory) {
     fprintf(stderr, "propertyoverride patch: out of memory\n");
   } else {
     fprintf(stderr, "propertyoverride patch: %s\n", st.message);

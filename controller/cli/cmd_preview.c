@@ -416,7 +416,7 @@ static int preview(const Options *opt, Po *all, size_t nall, po_ConfigDump *dump
       po_Status dst;
       po_Status_Clear(&dst);
       po_Message *cm = po_DumpResource_DecodeIn(r->r, probe, &dst);
-      if (!cm && (dst.code == kPo_Status_NoMemory || po_Engine_OutOfMemory())) return po_Arena_Free(probe), -1;
+      if (!cm && (dst.code == kPo_Status_NoMemory || po_Engine_OutOfMemory(probe))) return po_Arena_Free(probe), -1;
       if (!cm) matches = true;
       else has_la = inline_cla(opt, dc, r, cm, probe, &lm) != NULL;
     }

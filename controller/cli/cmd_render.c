@@ -155,7 +155,7 @@ int po_Cmd_Render(int argc, char **argv) {
   if (ok) ok = (compiled = po_Arena_Malloc(a, (in.count ? in.count : 1) * sizeof *compiled)) != NULL;
   for (size_t i = 0; ok && i < in.count; i++) ok = po_Cli_CheckObject(&in.objects[i], &topts, a, &r, &compiled[i]);
   /* A lookup that failed for lack of memory reads as "no such field": no rendering then. */
-  if (ok && po_Engine_OutOfMemory()) ok = false;
+  if (ok && po_Engine_OutOfMemory(a)) ok = false;
   int rc = kPo_Exit_Usage, rendered = ok ? render(&in, compiled, a, &r, stdout) : -1;
   if (rendered == 0) {
     /* Output lost (a full disk, a closed pipe) is a failure even when every object is valid. */

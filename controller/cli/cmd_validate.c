@@ -116,7 +116,7 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
   }
   int rc = kPo_Exit_Usage;
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
-  if (!ok || po_Engine_OutOfMemory()) {
+  if (!ok || po_Engine_OutOfMemory(a)) {
     fprintf(stderr, "propertyoverride validate: out of memory\n");
   } else {
     po_CliReport_Print(&r, format, verbose, stdout);

@@ -179,7 +179,7 @@ static bool stream_file(po_CliInputs *in, const char *path, const char *text, si
   bool json = looks_like_json(text, len);
   if (json ? po_Value_StreamJson(text, len, &vs, &st) : po_Value_StreamYaml(text, len, &vs, &st)) return true;
   /* An engine arena that ran out (a value of the tree) may leave no status: po_Engine_OutOfMemory. */
-  if (st.code == kPo_Status_NoMemory || po_Engine_OutOfMemory() || !strcmp(st.message, "stopped by the caller")) return false;
+  if (st.code == kPo_Status_NoMemory || po_Engine_OutOfMemory(a) || !strcmp(st.message, "stopped by the caller")) return false;
   roll_back(r, file_mark);
   po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
   if (json || sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
@@ -198,7 +198,7 @@ static bool load_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
 /* A file that could not be read or parsed: unreadable input, unless memory ran out (false: the
  * command then says "out of memory" and gives no verdict, the input being no worse for it). */
 static bool read_error(po_CliInputs *in, po_CliReport *r, const char *path, po_Arena *a, const po_Status *st) {
-  if (st->code == kPo_Status_NoMemory || po_Engine_OutOfMemory()) return false;
+  if (st->code == kPo_Status_NoMemory || po_Engine_OutOfMemory(a)) return false;
   return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s", st->message));
 }
 
@@ -223,7 +223,7 @@ static bool read_file(po_CliInputs *in, const char *path, po_Arena *a, po_CliRep
   po_Value **docs = NULL;
   size_t count = 0;
   if (!po_Value_ParseYaml(text, len, a, &docs, &count, &st)) {
-    if (st.code == kPo_Status_NoMemory || po_Engine_OutOfMemory()) return false;
+    if (st.code == kPo_Status_NoMemory || po_Engine_OutOfMemory(a)) return false;
     po_Pos at = {0, 0}; /* the parser's "line L, column C: ..." as a position, for annotations */
     if (sscanf(st.message, "line %d, column %d:", &at.line, &at.column) != 2) at = (po_Pos){0, 0};
     return input_error(in, r, path, at, po_Arena_Printf(a, "%s", st.message));

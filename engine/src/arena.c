@@ -1,6 +1,5 @@
 /* po_Arena: a upb arena, so engine data and the Envoy messages it patches share one lifetime. */
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
@@ -10,75 +9,77 @@
 
 /* ---- memory running out ----------------------------------------------------------------------
  * A NULL deep in compile, decode or explain cannot always say why it is NULL (a lookup's NULL
- * is "no such field" to its caller). So every po_Arena allocates through this allocator, which
- * records a failure process-wide: a one-shot command asks po_Engine_OutOfMemory before giving
- * a verdict, and says "out of memory" (exit 2) instead of calling a valid input invalid. */
-static _Atomic bool g_oom;
-
+ * is "no such field" to its caller). So every po_Arena allocates through an allocator that
+ * records a failure in the arena's own po_ArenaTrack: a one-shot command asks
+ * po_Engine_OutOfMemory of the arenas it used before giving a verdict, and says "out of memory"
+ * (exit 2) instead of calling a valid input invalid. Per arena, never process-wide: two callers
+ * (threads, tests) never see each other's failures. */
 static void *recording_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
-  (void)alloc;
   (void)oldsize;
   if (size == 0) {
     free(ptr);
     return NULL;
   }
   void *n = realloc(ptr, size);
-  if (!n) g_oom = true;
+  if (!n) ((po_ArenaTrack *)alloc)->failed = true;
   return n;
 }
 
-static upb_alloc kRecordingAlloc = {recording_func};
+void po_Arena_NoteOutOfMemory_(po_Arena *a) {
+  if (a) a->noted_oom = true;
+}
 
-void po_Engine_NoteOutOfMemory_(void) { g_oom = true; }
-
-bool po_Engine_OutOfMemory(void) {
-  if (g_oom) return true;
+bool po_Engine_OutOfMemory(const po_Arena *a) {
+  if (a && (a->noted_oom || (a->alloc_failed && *a->alloc_failed))) return true;
   const po_Schema *s = po_Schema_Get(NULL);
   return !s || po_Schema_OutOfMemory(s);
 }
 
-po_Arena *po_Arena_New(void) {
-  upb_Arena *u = upb_Arena_Init(NULL, 0, &kRecordingAlloc);
-  if (!u) g_oom = true;
-  po_Arena *a = po_Arena_Wrap(u);
-  if (!a) g_oom = true;
+po_Arena *po_Arena_NewOwnTrack_(upb_alloc_func *func) {
+  /* the record outlives every allocation of the arena, so it cannot live in it */
+  po_ArenaTrack *t = malloc(sizeof *t);
+  if (!t) return NULL;
+  *t = (po_ArenaTrack){{func}, false};
+  po_Arena *a = po_Arena_Wrap(upb_Arena_Init(NULL, 0, &t->alloc), &t->failed);
+  if (!a) {
+    free(t);
+    return NULL;
+  }
+  a->owned = t;
   return a;
 }
 
-/* The recording allocator that also marks its own po_ArenaTrack: a scratch arena's failure seen
- * by the call that made it, whatever the process-wide flag said before. */
-static void *tracking_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
-  void *n = recording_func(alloc, ptr, oldsize, size);
-  if (size && !n) ((po_ArenaTrack *)alloc)->failed = true;
-  return n;
-}
+po_Arena *po_Arena_New(void) { return po_Arena_NewOwnTrack_(recording_func); }
 
 po_Arena *po_Arena_NewTracked_(po_ArenaTrack *t) {
-  t->alloc.func = tracking_func;
+  t->alloc.func = recording_func;
   t->failed = false;
-  upb_Arena *u = upb_Arena_Init(NULL, 0, &t->alloc);
-  po_Arena *a = u ? po_Arena_Wrap(u) : NULL;
-  if (!a) {
-    g_oom = true;
-    t->failed = true;
-  }
+  po_Arena *a = po_Arena_Wrap(upb_Arena_Init(NULL, 0, &t->alloc), &t->failed);
+  if (!a) t->failed = true;
   return a;
 }
 
-po_Arena *po_Arena_Wrap(upb_Arena *u) {
+po_Arena *po_Arena_Wrap(upb_Arena *u, const bool *failed) {
   if (!u) return NULL;
   po_Arena *a = upb_Arena_Malloc(u, sizeof *a);
   if (!a) {
     upb_Arena_Free(u);
     return NULL;
   }
-  a->upb = u;
-  a->rules_memo = NULL;
+  *a = (po_Arena){.upb = u, .alloc_failed = failed};
   return a;
 }
 
 void po_Arena_Free(po_Arena *a) {
-  if (a) upb_Arena_Free(a->upb);
+  if (!a) return;
+  void *owned = a->owned; /* a lives in the arena: read before it goes */
+  upb_Arena_Free(a->upb);
+  free(owned);
+}
+
+void po_Arena_FreeInto(po_Arena *a, po_Arena *into) {
+  if (a && into && (a->noted_oom || (a->alloc_failed && *a->alloc_failed))) into->noted_oom = true;
+  po_Arena_Free(a);
 }
 
 void *po_Arena_Malloc(po_Arena *a, size_t size) {

@@ -79,14 +79,13 @@ static void *large_alloc(size_t size) {
 /* upb's allocator interface: size 0 frees, a NULL ptr allocates, otherwise a resize (upb's
  * arena never resizes its blocks; done by copy for completeness). */
 static void *large_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
-  (void)alloc;
   (void)oldsize;
   if (size == 0) {
     large_free(ptr);
     return NULL;
   }
   void *n = large_alloc(size);
-  if (!n) po_Engine_NoteOutOfMemory_(); /* as po_Arena_New's arenas record it */
+  if (!n) ((po_ArenaTrack *)alloc)->failed = true; /* as po_Arena_New's arenas record it */
   if (n && ptr) {
     size_t had = ((Head *)ptr - 1)->size;
     memcpy(n, ptr, had < size ? had : size);
@@ -95,6 +94,4 @@ static void *large_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size
   return n;
 }
 
-static upb_alloc kLargeAlloc = {large_func};
-
-po_Arena *po_Arena_NewLarge(void) { return po_Arena_Wrap(upb_Arena_Init(NULL, 0, &kLargeAlloc)); }
+po_Arena *po_Arena_NewLarge(void) { return po_Arena_NewOwnTrack_(large_func); }

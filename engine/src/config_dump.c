@@ -134,7 +134,7 @@ typedef struct {
 enum { kMinPieceBudget = 32 << 20 };
 
 typedef struct {
-  upb_alloc alloc; /* first: upb hands the allocator back as this */
+  po_ArenaTrack track; /* first: upb hands the allocator back as this; failed: out of memory */
   size_t used, limit;
   bool over;
 } Budget;
@@ -152,15 +152,17 @@ static void *budget_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t siz
     return NULL;
   }
   void *n = realloc(ptr, size);
-  if (!n) po_Engine_NoteOutOfMemory_();
+  if (!n) b->track.failed = true;
   else b->used += grow;
   return n;
 }
 
 /* A scratch arena for one piece, its allocations counted against r->budget. */
 static po_Arena *piece_arena(Reader *r, Budget *b) {
-  *b = (Budget){{budget_func}, 0, r->budget, false};
-  return po_Arena_Wrap(upb_Arena_Init(NULL, 0, &b->alloc));
+  *b = (Budget){{{budget_func}, false}, 0, r->budget, false};
+  po_Arena *a = po_Arena_Wrap(upb_Arena_Init(NULL, 0, &b->track.alloc), &b->track.failed);
+  if (!a) po_Arena_NoteOutOfMemory_(r->a);
+  return a;
 }
 
 /* After a piece's decode: over its budget is a refusal naming the piece, whatever upb said
@@ -220,10 +222,10 @@ static const char *name_of(const upb_MessageDef *def, const char *name_field, up
   const po_Schema *s = po_Engine_Schema(&st);
   const upb_MessageDef *sv = s ? po_Schema_FindMessage(s, "google.protobuf.StringValue") : NULL;
   po_Arena *scratch = sv ? po_Arena_New() : NULL;
-  if (!scratch) return NULL;
+  if (!scratch) return po_Arena_NoteOutOfMemory_(a), NULL;
   upb_Message *m = decode_bytes(sv, v, "", scratch, &st);
   const char *name = m ? string_of(m, sv, "value", a) : NULL;
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, a);
   return name;
 }
 
@@ -298,10 +300,10 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   res->name = t == kPo_ResourceType_Route && !streamed ? NULL : name_of(def, name_field, val, r->a);
   if (!res->name && streamed) {
     po_Arena *scratch = po_Arena_New();
-    if (!scratch) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
+    if (!scratch) return po_Arena_NoteOutOfMemory_(r->a), po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
     upb_Message *m = decode_bytes(def, val, res->where, scratch, r->st);
     res->name = m ? string_of(m, def, name_field, r->a) : NULL;
-    po_Arena_Free(scratch);
+    po_Arena_FreeInto(scratch, r->a);
     if (!m) return false;
   } else if (!res->name) {
     po_Message *m = po_DumpResource_Decode(res, r->st);
@@ -696,7 +698,7 @@ static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, 
    * allocation failed is left out, silently): a piece decoded while memory ran out is no
    * verdict on the dump, and never a resource read short (po_Arena_New's allocator records
    * every failure) */
-  if (po_Engine_OutOfMemory()) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
+  if (po_Engine_OutOfMemory(a)) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   if (!m && strstr(st->message, "Type was not found")) {
     const char *t = unknown_type(s, text, len, a);
     if (t) {
@@ -778,7 +780,7 @@ static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed
   char piece[160];
   snprintf(piece, sizeof piece, "configs[%d].%s[%zu]", config, ls->list, index);
   if (!within_budget(r, &b, piece)) {
-    po_Arena_Free(scratch);
+    po_Arena_FreeInto(scratch, r->a);
     return false;
   }
   if (!ok) {
@@ -803,7 +805,7 @@ static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed
     else snprintf(where, sizeof where, "configs[%d].%s[%zu].%s", config, ls->list, index, ls->res);
     ok = push(r, any, anyd, sf ? kStates[k].state : ls->state, string_of(state, sd, "version_info", r->a), where, true);
   }
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, r->a);
   return ok;
 }
 
@@ -908,7 +910,7 @@ static bool stream_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v,
     const upb_Array *arr = list(d, c->def, kLists[i].list, &ed);
     lists |= arr && upb_Array_Size(arr) > 0;
   }
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, x->r->a);
   if (!d) return false;
   if (!lists) return true;
   d = member(x, c->def, k, vend, where, x->r->a, NULL);
@@ -952,8 +954,8 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     Budget b;
     po_Arena *scratch = pass == 0 ? piece_arena(r, &b) : NULL, *in = pass == 0 ? scratch : r->a;
     char *wrapped = in ? po_Arena_Malloc(in, sizeof kPre - 1 + (to - from) + 3) : NULL;
-    if (!wrapped && pass == 0 && scratch && !within_budget(r, &b, where)) return po_Arena_Free(scratch), false;
-    if (!wrapped) return po_Arena_Free(scratch), po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
+    if (!wrapped && pass == 0 && scratch && !within_budget(r, &b, where)) return po_Arena_FreeInto(scratch, r->a), false;
+    if (!wrapped) return po_Arena_FreeInto(scratch, r->a), po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
     size_t wl = 0;
     memcpy(wrapped, kPre, sizeof kPre - 1);
     wl += sizeof kPre - 1;
@@ -963,16 +965,16 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     wl += 2;
     size_t unknown_before = r->out->unknown_types;
     upb_Message *one = decode_piece(s, cd, wrapped, wl, in, pass == 0 ? &b : NULL, r, r->st);
-    if (pass == 0 && !within_budget(r, &b, where)) return po_Arena_Free(scratch), false;
+    if (pass == 0 && !within_budget(r, &b, where)) return po_Arena_FreeInto(scratch, r->a), false;
     const upb_MessageDef *anyd = NULL, *dd = NULL;
     const upb_Array *configs = one ? list(one, cd, "configs", &anyd) : NULL;
     if (!one) {
       fix_position(x, from, sizeof kPre - 1, r->st);
-      return po_Arena_Free(scratch), false;
+      return po_Arena_FreeInto(scratch, r->a), false;
     }
     if (!configs || upb_Array_Size(configs) != 1) {
       po_Status_Set(r->st, kPo_Status_Parse, "%s: not one entry", where);
-      return po_Arena_Free(scratch), false;
+      return po_Arena_FreeInto(scratch, r->a), false;
     }
     const upb_Message *any = upb_Array_Get(configs, 0).msg_val;
     upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
@@ -983,12 +985,12 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
     }
     if (pass == 0 && streamable) {
       r->out->unknown_types = unknown_before; /* counted again by pass 1 */
-      po_Arena_Free(scratch);
+      po_Arena_FreeInto(scratch, r->a);
       continue;
     }
     upb_Message *d = unpack(any, anyd, &dd, where, in, r->st);
     ok = d && one_config(r, d, dd, index);
-    po_Arena_Free(scratch);
+    po_Arena_FreeInto(scratch, r->a);
     if (!ok) return false;
   }
   return ok;
@@ -1007,7 +1009,7 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
     const upb_MessageDef *anyd = NULL;
     const upb_Array *configs = d ? list(d, cd, "configs", &anyd) : NULL;
     bool any_config = configs && upb_Array_Size(configs) > 0;
-    po_Arena_Free(scratch);
+    po_Arena_FreeInto(scratch, x->r->a);
     if (!d) return false;
     if (!any_config) return true;
     d = member(x, cd, k, vend, NULL, x->r->a, NULL); /* again where the records may alias it */

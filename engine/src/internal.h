@@ -23,18 +23,34 @@ struct po_Arena {
    * (pgv.c): a walk over a big native value asks for the same few hundred fields' rules again and
    * again, and each lookup decodes the field's options. Lives and dies with the arena. */
   struct po_RulesMemo *rules_memo;
+  /* Memory running out, per arena (po_Engine_OutOfMemory): its allocator's record (NULL: an
+   * allocator that keeps none), and failures noted in it (po_Arena_NoteOutOfMemory_: a scratch
+   * arena of a call made with it, a regex's malloc). */
+  const bool *alloc_failed;
+  bool noted_oom;
+  void *owned; /* the allocator's record when the arena owns it: freed after the arena */
 };
 
 static inline upb_Arena *po_Arena_Upb(po_Arena *a) { return a->upb; }
-/* A po_Arena living in, and owning, the upb arena u (arena.c); NULL (u freed) when out of memory. */
-po_Arena *po_Arena_Wrap(upb_Arena *u);
-/* A scratch arena whose allocation failures `t` records (t->failed), for a call that must tell
- * "no finding" from "no memory to find it" (the rule walk of a compile). `t` outlives it. */
+/* A po_Arena living in, and owning, the upb arena u (arena.c); NULL (u freed) when out of memory.
+ * `failed` (NULL: none) is where u's allocator records a failure, read by po_Engine_OutOfMemory;
+ * it outlives the arena. */
+po_Arena *po_Arena_Wrap(upb_Arena *u, const bool *failed);
+/* An allocator that records its failures (failed), for an arena of its own: upb hands the
+ * allocator back as this, so `alloc` is first. */
 typedef struct {
   upb_alloc alloc;
   bool failed;
 } po_ArenaTrack;
+/* A scratch arena whose allocation failures `t` records (t->failed), for a call that must tell
+ * "no finding" from "no memory to find it" (the rule walk of a compile). `t` outlives it. */
 po_Arena *po_Arena_NewTracked_(po_ArenaTrack *t);
+/* An arena whose allocator is `func` over a po_ArenaTrack the arena owns (func records failures
+ * in it): po_Arena_New's and po_Arena_NewLarge's. NULL when out of memory. */
+po_Arena *po_Arena_NewOwnTrack_(upb_alloc_func *func);
+/* Records that memory ran out for work done with `a` (NULL: nothing to record in), for
+ * po_Engine_OutOfMemory: an allocation outside its allocator (a regex, a table) that failed. */
+void po_Arena_NoteOutOfMemory_(po_Arena *a);
 
 struct po_Value {
   po_ValueKind kind;
@@ -88,9 +104,5 @@ const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 /* The process-wide schema; NULL (and status filled) when it did not load. */
 const po_Schema *po_Engine_Schema(po_Status *status);
 
-
-/* Records that an allocation failed, for po_Engine_OutOfMemory (arena.c; arena_large.c's
- * allocator calls it too). */
-void po_Engine_NoteOutOfMemory_(void);
 
 #endif

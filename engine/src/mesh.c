@@ -304,13 +304,14 @@ bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResourc
       /* a streamed dump's route is decoded here, looked at, and freed: classification keeps
        * nothing of it */
       po_Arena *scratch = r->message ? NULL : po_Arena_New();
+      if (!r->message && !scratch) po_Arena_NoteOutOfMemory_(a);
       po_Status st;
       po_Status_Clear(&st);
       const po_Message *m = r->message ? r->message : scratch ? po_DumpResource_DecodeIn(r, scratch, &st) : NULL;
-      if (!m && (!scratch || st.code == kPo_Status_NoMemory)) return po_Arena_Free(scratch), false;
+      if (!m && (!scratch || st.code == kPo_Status_NoMemory)) return po_Arena_FreeInto(scratch, a), false;
       if (m && routes_only_local_app(m)) out->direction = kPo_TrafficDirection_Inbound;
       else consul_envoy_id(name, datacenter, a, out);
-      po_Arena_Free(scratch);
+      po_Arena_FreeInto(scratch, a);
       break;
     }
     default: return false;

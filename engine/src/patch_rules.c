@@ -175,7 +175,7 @@ bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const p
    * only the findings (10,000 patches would otherwise keep 46 MB of copies) */
   po_ArenaTrack track;
   po_Arena *scratch = po_Arena_NewTracked_(&track);
-  if (!scratch) return false;
+  if (!scratch) return po_Arena_NoteOutOfMemory_(a), false;
   const upb_FieldDef *first = k ? cp->chain[0]->def : cp->target;
   po_RuleWalk w = {.s = s, .scratch = scratch, .a = a, .value_depth = 1, .chain = &first, .found = patch_found,
                    .ctx = &p};
@@ -188,7 +188,7 @@ bool po_Rules_JudgePatch(const po_Schema *s, const po_CompiledPatch *cp, const p
     if (at) both_parts(&w, &p, at);
     else w.oom = true;
   }
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, a);
   /* a lookup or a text that could not be allocated would be a finding silently lost */
   return applied && !w.oom && !track.failed;
 }

@@ -329,7 +329,7 @@ static const char *check_unique(const upb_FieldDef *f, const upb_Array *arr, po_
   while (cap < 2 * n) cap *= 2;
   size_t *slot = cap <= SIZE_MAX / sizeof *slot ? po_Arena_Malloc(a, cap * sizeof *slot) : NULL;
   if (!slot) {
-    po_Engine_NoteOutOfMemory_(); /* no verdict: the review says out of memory */
+    po_Arena_NoteOutOfMemory_(a); /* no verdict: the review says out of memory */
     return NULL;
   }
   uint64_t seed = mix((uint64_t)(uintptr_t)slot ^ (uint64_t)(uintptr_t)&seed);
@@ -726,7 +726,7 @@ const char *po_Pgv_Unjudged(const po_Schema *s, const upb_FieldDef *f, po_Arena 
   if (!known) {
     note = unjudged(s, f, a);
     /* an answer cut short by a failed allocation is not kept */
-    if (!po_Engine_OutOfMemory()) po_Schema_SetFieldNote(s, f, note);
+    if (!po_Engine_OutOfMemory(a)) po_Schema_SetFieldNote(s, f, note);
   }
   return note;
 }

@@ -277,12 +277,12 @@ static const regex_t *compiled(const char *re, const char *ere, int *err) {
 
 /* Matches v against the compiled pattern: the bounds are given (REG_STARTEND), so a NUL in the
  * value is a character as in Go's regexp. 1 matches, 0 does not, -1 no verdict. */
-static int run(const regex_t *rx, upb_StringView v) {
+static int run(const regex_t *rx, upb_StringView v, po_Arena *a) {
   locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
   regmatch_t span = {.rm_so = 0, .rm_eo = (regoff_t)v.size};
   int e = regexec(rx, v.data ? v.data : "", 1, &span, REG_STARTEND);
   if (g_utf8) uselocale(old);
-  if (e == REG_ESPACE) po_Engine_NoteOutOfMemory_();
+  if (e == REG_ESPACE) po_Arena_NoteOutOfMemory_(a);
   return e == 0 ? 1 : e == REG_NOMATCH ? 0 : -1;
 }
 
@@ -296,17 +296,17 @@ static int pattern_match(const char *re, upb_StringView v, po_Arena *a) {
   if (!ere) return -1;
   int err;
   const regex_t *c = compiled(re, ere, &err);
-  if (c) return run(c, v);
+  if (c) return run(c, v, a);
   if (!err) { /* the cache is full: this pattern compiled for this value alone */
     regex_t rx;
     locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
     err = regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB);
     if (g_utf8) uselocale(old);
-    int r = err ? -1 : run(&rx, v);
+    int r = err ? -1 : run(&rx, v, a);
     if (!err) regfree(&rx);
     if (!err) return r;
   }
-  if (err == REG_ESPACE) po_Engine_NoteOutOfMemory_(); /* the C library's malloc: no verdict */
+  if (err == REG_ESPACE) po_Arena_NoteOutOfMemory_(a); /* the C library's malloc: no verdict */
   return -1;
 }
 

@@ -121,6 +121,7 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
   po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
   po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_NoteOutOfMemory_(m->arena);
     po_Arena_Free(scratch);
     return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
@@ -132,6 +133,6 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
     ok = judge(s, &o->compiled[i], absent[i], m, i, o->args.patches[i].path, scratch, rule_errors);
   }
   ok = ok && !track.failed;
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, m->arena);
   return ok || po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
 }

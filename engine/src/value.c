@@ -179,7 +179,7 @@ static void *count_alloc(upb_alloc *alloc, void *ptr, size_t oldsize, size_t siz
     char *grown = realloc(head, size + kBlockHead);
     if (!grown) {
       c->live += old;
-      po_Engine_NoteOutOfMemory_(); /* as po_Arena_New's arenas record it */
+      c->failed = true; /* as po_Arena_New's arenas record it */
       return NULL;
     }
     head = grown;
@@ -190,7 +190,7 @@ static void *count_alloc(upb_alloc *alloc, void *ptr, size_t oldsize, size_t siz
   }
   if (!size) return NULL;
   char *head = malloc(size + kBlockHead);
-  if (!head) return po_Engine_NoteOutOfMemory_(), NULL;
+  if (!head) return c->failed = true, NULL;
   memcpy(head, &size, sizeof size);
   c->live += size;
   if (c->live > c->peak) c->peak = c->live;
@@ -203,7 +203,11 @@ void po_StreamCtx_Init(po_StreamCtx *c, const po_ValueStream *s) {
   c->s = s;
 }
 
-po_Arena *po_StreamCtx_Arena(po_StreamCtx *c) { return po_Arena_Wrap(upb_Arena_Init(NULL, 0, &c->alloc)); }
+po_Arena *po_StreamCtx_Arena(po_StreamCtx *c) {
+  po_Arena *a = po_Arena_Wrap(upb_Arena_Init(NULL, 0, &c->alloc), &c->failed);
+  if (!a) c->failed = true;
+  return a;
+}
 
 static void note_peak(po_StreamCtx *c) {
   if (c->s->stats && c->peak > c->s->stats->peak_bytes) c->s->stats->peak_bytes = c->peak;
@@ -215,6 +219,7 @@ bool po_StreamCtx_Object(po_StreamCtx *c, int doc, long item, const po_Value *v,
   po_StreamObject o = {.doc = doc, .item = item, .value = v};
   bool ok = c->s->object(c->s->ctx, &o, a, st);
   note_peak(c);
+  if (po_Engine_OutOfMemory(a)) c->failed = true; /* the callback's work too: the stream says so */
   po_Arena_Free(a);
   c->objects++;
   if (c->s->stats) c->s->stats->objects++;

@@ -473,6 +473,9 @@ bool po_Value_StreamJson(const char *text, size_t len, const po_ValueStream *vs,
     ok = v && po_StreamCtx_Document(&c, 1, v, st);
   }
   po_Arena_Free(a);
+  /* memory that ran out anywhere in the stream (a value of the tree, the caller's own work) is
+   * no verdict on the text, whatever was read */
+  if (c.failed) ok = po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   return ok;
 }
 

@@ -262,20 +262,21 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
   po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
   po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_NoteOutOfMemory_(m->arena);
     po_Arena_Free(scratch);
     return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
   Native nv = {patch_index, out};
   po_RuleWalk *w = po_Arena_Malloc(scratch, sizeof *w);
   if (!w) {
-    po_Arena_Free(scratch);
+    po_Arena_FreeInto(scratch, m->arena);
     return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   }
   *w = (po_RuleWalk){.s = s, .scratch = scratch, .a = m->arena, .value_depth = value_depth, .value_field = value_field,
                      .replace_lists = scope == kPo_ValueScope_MergeReplaceLists, .found = native_found, .ctx = &nv};
   po_Rules_Walk(w, m->msg, m->def, scope == kPo_ValueScope_Whole);
   bool oom = w->oom || track.failed;
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, m->arena);
   if (oom) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   return true;
 }
@@ -289,6 +290,7 @@ const char *po_Message_CheckRemove(const char *message_full_name, const char *fi
   po_ArenaTrack track; /* the rules' lookups: a scratch arena, the text copied into `a` */
   po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {
+    po_Arena_NoteOutOfMemory_(a);
     po_Arena_Free(scratch);
     po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
     return NULL;
@@ -296,7 +298,7 @@ const char *po_Message_CheckRemove(const char *message_full_name, const char *fi
   const char *v = po_Pgv_CheckRemove(s, f, scratch);
   const char *out = v ? po_Arena_Strndup(a, v, strlen(v)) : NULL;
   bool oom = track.failed || (v && !out);
-  po_Arena_Free(scratch);
+  po_Arena_FreeInto(scratch, a);
   if (oom) po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   return oom ? NULL : out;
 }

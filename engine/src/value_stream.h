@@ -10,6 +10,7 @@ typedef struct {
   const po_ValueStream *s;
   size_t live, peak;          /* bytes of the blocks the reader's arenas hold */
   size_t objects;             /* handed over so far */
+  bool failed;                /* memory ran out in one of its arenas (po_Engine_OutOfMemory) */
 } po_StreamCtx;
 
 void po_StreamCtx_Init(po_StreamCtx *c, const po_ValueStream *s);

@@ -923,5 +923,8 @@ bool po_Value_StreamYaml(const char *text, size_t len, const po_ValueStream *vs,
   Stream s = {.r = r, .c = &c};
   bool ok = each_chunk(text, len, st, stream_chunk, &s);
   free(r);
+  /* memory that ran out anywhere in the stream (a value of the tree, the caller's own work) is
+   * no verdict on the text, whatever was read */
+  if (c.failed) ok = po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   return ok;
 }

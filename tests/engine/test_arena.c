@@ -106,8 +106,42 @@ static void test_printf_at_the_stack_size(void **state) {
   po_Arena_Free(a);
 }
 
+/* Memory that runs out is the arena's own (no process-wide flag): another arena, another
+ * caller's or thread's, never takes it for its own; a scratch arena's reaches the arena of the
+ * call that made it through po_Arena_FreeInto; an arena that lost nothing says so. 2^50 bytes
+ * are more than any address space here holds, so the allocation fails for real. */
+static void test_out_of_memory_is_per_arena(void **state) {
+  (void)state;
+  const size_t kTooMuch = (size_t)1 << 50;
+  po_Arena *kinds[] = {po_Arena_New(), po_Arena_NewLarge()};
+  for (size_t k = 0; k < 2; k++) {
+    po_Arena *a = kinds[k], *b = po_Arena_New(), *scratch = po_Arena_New(), *c = po_Arena_New();
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(scratch);
+    assert_non_null(c);
+    assert_false(po_Engine_OutOfMemory(a));
+    assert_null(po_Arena_Malloc(a, kTooMuch));
+    assert_true(po_Engine_OutOfMemory(a));
+    assert_false(po_Engine_OutOfMemory(b)); /* a's failure, not b's */
+    assert_non_null(po_Arena_Malloc(a, 64)); /* a still serves what fits, and still says so */
+    assert_true(po_Engine_OutOfMemory(a));
+    assert_null(po_Arena_Malloc(scratch, kTooMuch));
+    po_Arena_FreeInto(scratch, b); /* a call made with b ran out in its scratch arena */
+    assert_true(po_Engine_OutOfMemory(b));
+    po_Arena *fine = po_Arena_New();
+    assert_non_null(po_Arena_Malloc(fine, 64));
+    po_Arena_FreeInto(fine, c); /* a scratch arena that lost nothing passes nothing on */
+    assert_false(po_Engine_OutOfMemory(c));
+    po_Arena_Free(a);
+    po_Arena_Free(b);
+    po_Arena_Free(c);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_large_blocks_advised_huge),
+                                     cmocka_unit_test(test_out_of_memory_is_per_arena),
                                      cmocka_unit_test(test_sizes_round_trip),
                                      cmocka_unit_test(test_printf_at_the_stack_size)};
   return cmocka_run_group_tests(tests, NULL, NULL);

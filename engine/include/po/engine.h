@@ -34,6 +34,9 @@ po_Arena *po_Arena_New(void);
  * with transparent huge pages, so touching them costs a fault per 2 MB, not per 4 KB. */
 po_Arena *po_Arena_NewLarge(void);
 void po_Arena_Free(po_Arena *a);
+/* Frees the scratch arena `a` of a call made with `into`: memory that ran out in `a` is noted in
+ * `into` (po_Engine_OutOfMemory(into) then tells it). `into` NULL: po_Arena_Free. */
+void po_Arena_FreeInto(po_Arena *a, po_Arena *into);
 void *po_Arena_Malloc(po_Arena *a, size_t size); /* zeroed; NULL when out of memory */
 char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len);
 char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -526,12 +529,14 @@ const char *po_EnvoyApi_Snapshot(void);
  * False when the schema was already loaded whole (the mode is fixed by the first load). */
 bool po_EnvoyApi_LoadOnDemand(void);
 
-/* True once memory ran out anywhere the engine could see it in this process (an arena from
- * po_Arena_New, an on-demand schema load, a name table, or the schema not loading at all): from
- * then on a failed lookup or compile is no verdict on the input. Sticky, process-wide: for
- * one-shot commands, which check it before printing any verdict or output and exit 2 saying
- * "out of memory" instead (docs/gitops.md, "render"). */
-bool po_Engine_OutOfMemory(void);
+/* True once memory ran out for work done with arena `a`: an allocation of `a` failed, or a
+ * failure was noted in it (a scratch arena of a call made with it, po_Arena_FreeInto; a regex's
+ * malloc), or the Envoy schema did not load in full (an on-demand load, a name table, or not at
+ * all: the schema's own sticky state, po_Schema_OutOfMemory). From then on a failed lookup or
+ * compile made with `a` is no verdict on the input. Per arena, no process-wide flag: one-shot
+ * commands ask it of the arenas they used before printing any verdict or output, and exit 2
+ * saying "out of memory" instead (docs/gitops.md, "render"). `a` NULL: the schema's alone. */
+bool po_Engine_OutOfMemory(const po_Arena *a);
 
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
  * message's full name, then optionally "/" and a patch path. Everything lives in the arena.

@@ -301,7 +301,7 @@ static bool check_generated_oneof(const char *msg, const char *path, int idx, co
     po_Explanation ex = {0};
     po_Status st;
     po_Status_Clear(&st);
-    if (!po_Explain(segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory();
+    if (!po_Explain(segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory(a);
     const char *oneof = NULL;
     for (size_t f = 0; f < ex.field_count; f++) {
       if (!strcmp(ex.fields[f].name, segs[k].field)) oneof = ex.fields[f].oneof;

@@ -281,7 +281,7 @@ static Lane *lanes_of(const po_CompiledOverride *c, po_ResourceType rt, const bo
     po_Status_Clear(&st);
     const char *json = ls[l].shape->json;
     ls[l].m = po_Message_ParseJson(po_ResourceType_Message(rt), json, strlen(json), s, &st);
-    if (!ls[l].m) *oom = po_Engine_OutOfMemory();
+    if (!ls[l].m) *oom = po_Engine_OutOfMemory(s);
     /* a shape that does not parse or already breaks a rule is this file's mistake: it judges
      * nothing rather than refuse everything (the eg-steps tests would see its refusals missing) */
     else if (first_error(ls[l].m, s, oom)) ls[l].m = NULL;
@@ -296,7 +296,7 @@ static bool step(const po_CompiledOverride *c, size_t i, Lane *l, po_Arena *s, F
   po_Status_Clear(&st);
   if (!po_PatchStruct(l->m, &c->args->patches[i], false, kPo_Convention_Typed, &st)) {
     l->m = NULL; /* Consul's own error on this resource: not this check's to judge */
-    return !po_Engine_OutOfMemory();
+    return !po_Engine_OutOfMemory(s);
   }
   bool oom, was = l->broken;
   const po_Diagnostic *e = first_error(l->m, s, &oom);
@@ -364,6 +364,6 @@ bool po_EG_StepCheck(po_CompiledOverride *c, po_Arena *a) {
   static const po_ResourceType kTypes[] = {kPo_ResourceType_Cluster, kPo_ResourceType_ClusterLoadAssignment,
                                            kPo_ResourceType_Listener, kPo_ResourceType_Route};
   for (size_t t = 0; ok && t < sizeof kTypes / sizeof *kTypes; t++) ok = check_type(c, kTypes[t], refused, s, a);
-  po_Arena_Free(s);
+  po_Arena_FreeInto(s, a); /* the caller's arena then says whether memory ran out */
   return ok;
 }

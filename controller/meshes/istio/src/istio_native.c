@@ -145,9 +145,10 @@ static bool sets_nothing(Zero *z, const po_Value *c) {
   po_Message *m = text ? po_Message_ParseJson(z->msg, text, strlen(text), s, &st) : NULL;
   size_t elen = 0;
   const char *enc = m ? po_Message_ToJson(m, s, &elen, &st) : NULL;
-  /* a value deeper than `without` copies is not looked at; out of memory in the arena is
-   * sticky (po_Engine_OutOfMemory), so the one-shot commands say so rather than a verdict */
-  z->oom |= !s || (rest && !text) || (!enc && st.code == kPo_Status_NoMemory);
+  /* a value deeper than `without` copies is not looked at; memory that ran out in the arena
+   * (po_Engine_OutOfMemory: upb may leave a part out silently) is said, so the one-shot
+   * commands say so rather than a verdict */
+  z->oom |= !s || (rest && !text) || (!enc && st.code == kPo_Status_NoMemory) || po_Engine_OutOfMemory(s);
   bool same = enc && elen == z->encoded_len && !memcmp(enc, z->encoded, elen);
   po_Arena_Free(s);
   return same;
