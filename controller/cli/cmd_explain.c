@@ -55,19 +55,19 @@ int po_Cmd_Explain(int argc, char **argv) {
     return kPo_Exit_Usage;
   }
   po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride explain: out of memory\n"), kPo_Exit_Usage;
-  static po_Status st; /* 8 KiB: not on the stack */
-  po_Status_Clear(&st);
+  po_Status *st = a ? po_Arena_Malloc(a, sizeof *st) : NULL; /* 8 KiB: not on the stack, nor static */
+  if (!st) return po_Arena_Free(a), fprintf(stderr, "propertyoverride explain: out of memory\n"), kPo_Exit_Usage;
+  po_Status_Clear(st);
   po_Explanation e;
   int rc = kPo_Exit_Ok;
-  bool explained = po_Explain(argv[1], a, &e, &st);
+  bool explained = po_Explain(argv[1], a, &e, st);
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
   if (po_Engine_OutOfMemory(a)) {
     fprintf(stderr, "propertyoverride explain: out of memory\n");
     rc = kPo_Exit_Usage;
   } else if (!explained) {
-    fprintf(stderr, "propertyoverride explain: %s\n", st.message);
-    rc = st.code == kPo_Status_NoMemory || st.code == kPo_Status_Internal ? kPo_Exit_Usage : kPo_Exit_Invalid;
+    fprintf(stderr, "propertyoverride explain: %s\n", st->message);
+    rc = st->code == kPo_Status_NoMemory || st->code == kPo_Status_Internal ? kPo_Exit_Usage : kPo_Exit_Invalid;
   } else {
     printf("PATH:       %s\n", e.path);
     if (e.resource_type) printf("RESOURCE:   %s (%s)\n", e.resource_type, e.root);
