@@ -152,9 +152,9 @@ static bool check_mesh_native(const po_CliObject *o, json_object *obj, po_Arena 
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy) {
   switch (code) {
     case kPo_CliOpt_AllowCrossNamespaceFrom: {
-      char why[512];
-      if (!tenancy || !po_Tenancy_AllowCrossNamespace(tenancy, value, why, sizeof why)) {
-        fprintf(stderr, "propertyoverride %s: %s\n", cmd, tenancy ? why : "--allow-cross-namespace-from is not an option here");
+      po_CtlStatus st;
+      if (!tenancy || !po_Tenancy_AllowCrossNamespace(tenancy, value, &st)) {
+        fprintf(stderr, "propertyoverride %s: %s\n", cmd, tenancy ? st.message : "--allow-cross-namespace-from is not an option here");
         return false;
       }
       return true;

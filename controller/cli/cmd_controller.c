@@ -252,9 +252,9 @@ int po_Cmd_Controller(int argc, char **argv) {
         break;
       case kAllowXns: {
         /* parsed here, strictly, so a typo fails the start instead of allowing nobody */
-        char why[512];
+        po_CtlStatus st;
         po_Tenancy probe = {0};
-        if (!po_Tenancy_AllowCrossNamespace(&probe, optarg, why, sizeof why)) return usage_error(why);
+        if (!po_Tenancy_AllowCrossNamespace(&probe, optarg, &st)) return usage_error(st.message);
         if (o.n_cross_namespace_from == kPo_AppMaxProxyDefaultsFrom) {
           return usage_error("--allow-cross-namespace-from: at most 64 times");
         }

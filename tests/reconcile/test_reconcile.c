@@ -867,8 +867,8 @@ static void test_target_in_another_namespace_is_refused(void **state) {
  * target's own namespace keeps a marker without a namespace (not rewritten). */
 static void test_cross_namespace_allowed_programs_the_other_target(void **state) {
   (void)state;
-  char why[256];
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  po_CtlStatus cross;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
   apply_override_ns("shop", "a", 1, "web", NULL, kGood);          /* shop's own */
   /* the platform team's, same name, another value for the same field: a conflict naming it */
   apply_override_ns("platform", "a", 1, "web", "shop",
@@ -982,9 +982,9 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
 /* platform/a programmed into shop/web under the policy; the policy revoked (the controller
  * restarted without the flag) and a's generation 2 back home and invalid: held at shop/web. */
 static void held_in_shop_then_revoked(void) {
-  char why[256];
+  po_CtlStatus cross;
   g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
   apply_override_ns("platform", "a", 1, "web", "shop", kGood);
   assert_true(run_shop().ok);
   assert_true(run_shop().ok);
@@ -1087,9 +1087,9 @@ static void test_adv_forged_last_valid_namespace_writes_nothing_elsewhere(void *
  * with the target gone (its namespace deleted), the deletion finishes and nothing is created. */
 static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state) {
   (void)state;
-  char why[256];
+  po_CtlStatus cross;
   g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
   apply_override_ns("shop", "own", 1, "web", NULL, kGood);
   apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
   apply_override_ns("platform", "b", 1, "web", "shop", kGood2);
@@ -1112,7 +1112,7 @@ static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state
   assert_true(run_shop().ok);
   assert_null(slot("po/platform/a", false));
   /* allowed again for b; then shop's namespace is deleted (its ServiceDefaults with it) and b is deleted */
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
   assert_true(run_shop().ok);
   assert_true(run_shop().ok);
   assert_int_equal(json_object_array_length(shop_ext()), 2);
@@ -1139,9 +1139,9 @@ static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state
  * it is written into shop2/web. */
 static void test_adv_retarget_across_namespaces_after_restart(void **state) {
   (void)state;
-  char why[256];
+  po_CtlStatus cross;
   g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
   apply_override_ns("shop", "own", 1, "web", NULL, kGood);
   apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
   assert_true(run_shop().ok);
@@ -2109,8 +2109,8 @@ static void test_target_in_other_namespace(void **state) {
   assert_false(po_TargetNames_Elsewhere(names, kPo_TargetKind_ProxyDefaults, "web", "x", other, sizeof other));
   /* a platform team's PropertyOverride pointing by targetRef.namespace at a namespace without
    * that ServiceDefaults, which another namespace holds: told to fix its targetRef.namespace */
-  char why[128];
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", why, sizeof why));
+  po_CtlStatus cross;
+  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "api", true));
   apply_override_ns("platform", "p", 1, "api", "shop", kGood);
   assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/api").ok);

@@ -556,6 +556,7 @@ static void test_cross_namespace_policy(void **state) {
   (void)state;
   po_Tenancy t = {0};
   char why[768];
+  po_CtlStatus cross;
   static const struct { const char *list, *want; } bad[] = {
       {"", "item 1 is empty"},
       {"platform,,infra", "item 2 is empty"},
@@ -567,12 +568,15 @@ static void test_cross_namespace_policy(void **state) {
       {"0123456789012345678901234567890123456789012345678901234567890123", "item 1"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    assert_false(po_Tenancy_AllowCrossNamespace(&t, bad[i].list, why, sizeof why));
-    if (!strstr(why, bad[i].want) || !strstr(why, "--allow-cross-namespace-from")) fail_msg("'%s': %s", bad[i].list, why);
+    assert_false(po_Tenancy_AllowCrossNamespace(&t, bad[i].list, &cross));
+    if (!strstr(cross.message, bad[i].want) || !strstr(cross.message, "--allow-cross-namespace-from")) {
+      fail_msg("'%s': %s", bad[i].list, cross.message);
+    }
+    assert_int_equal(cross.code, kPo_Ctl_Usage);
     assert_int_equal(t.n_cross, 0); /* nothing of a bad list is kept */
   }
-  assert_true(po_Tenancy_AllowCrossNamespace(&t, "platform,infra", why, sizeof why));
-  assert_true(po_Tenancy_AllowCrossNamespace(&t, "infra", why, sizeof why)); /* repeated: harmless */
+  assert_true(po_Tenancy_AllowCrossNamespace(&t, "platform,infra", &cross));
+  assert_true(po_Tenancy_AllowCrossNamespace(&t, "infra", &cross)); /* repeated: harmless */
   assert_int_equal(t.n_cross, 2);
   /* own namespace and empty: always; a listed namespace: ServiceDefaults anywhere */
   assert_true(po_Tenancy_AllowsNamespace(NULL, kPo_TargetKind_ServiceDefaults, "team-a", "", why, sizeof why));

@@ -166,8 +166,8 @@ static char *decide(const char *path, const char *text, size_t len) {
   po_Tenancy tenancy = {0};
   po_Tenancy_AllowProxyDefaults(&tenancy, "consul");
   /* platform teams may name another namespace (ServiceDefaults only): po-target-cross-* */
-  char why[256];
-  assert_true(po_Tenancy_AllowCrossNamespace(&tenancy, "platform,infra", why, sizeof why));
+  po_CtlStatus cross;
+  assert_true(po_Tenancy_AllowCrossNamespace(&tenancy, "platform,infra", &cross));
   po_CtlStatus cst;
   json_object *out = po_Admission_Review(body, strlen(body), &(po_AdmissionOptions){.tenancy = &tenancy}, a, &cst);
   if (!out) fail_msg("%s: no answer (%d): %s", path, (int)cst.http_status, cst.message);

@@ -344,10 +344,7 @@ static bool build(po_App *app, po_CtlStatus *st) {
    * Consul's own ProxyDefaults) may target ProxyDefaults. */
   if (app->tenancy.n == 0) po_Tenancy_AllowProxyDefaults(&app->tenancy, own_namespace(app));
   for (size_t i = 0; i < o->n_cross_namespace_from; i++) {
-    char why[512];
-    if (!po_Tenancy_AllowCrossNamespace(&app->tenancy, o->cross_namespace_from[i], why, sizeof why)) {
-      return po_CtlStatus_Set(st, kPo_Ctl_Usage, "%s", why);
-    }
+    if (!po_Tenancy_AllowCrossNamespace(&app->tenancy, o->cross_namespace_from[i], st)) return false;
   }
   app->io.tenancy = &app->tenancy;
   app->target_options = (po_TargetOptions){.cluster_domain = o->cluster_domain ? o->cluster_domain : "cluster.local",

@@ -50,7 +50,7 @@ static bool cross_listed(const po_Tenancy *t, const char *ns, size_t n) {
   return false;
 }
 
-bool po_Tenancy_AllowCrossNamespace(po_Tenancy *t, const char *list, char *why, size_t size) {
+bool po_Tenancy_AllowCrossNamespace(po_Tenancy *t, const char *list, po_CtlStatus *st) {
   size_t was = t->n_cross;
   const char *p = list ? list : "";
   for (size_t item = 1;; item++) {
@@ -59,10 +59,10 @@ bool po_Tenancy_AllowCrossNamespace(po_Tenancy *t, const char *list, char *why, 
       /* all or nothing: a half-read list would allow some of what the operator wrote */
       t->n_cross = was;
       if (n == 0) {
-        snprintf(why, size, "--allow-cross-namespace-from '%s': item %zu is empty (want namespace names separated by commas, "
+        po_CtlStatus_Set(st, kPo_Ctl_Usage, "--allow-cross-namespace-from '%.200s': item %zu is empty (want namespace names separated by commas, "
                  "such as platform,infra)", list ? list : "", item);
       } else {
-        snprintf(why, size, "--allow-cross-namespace-from '%s': item %zu '%.*s' is not a namespace name (want a DNS label: "
+        po_CtlStatus_Set(st, kPo_Ctl_Usage, "--allow-cross-namespace-from '%.200s': item %zu '%.*s' is not a namespace name (want a DNS label: "
                  "at most 63 of a-z, 0-9 and '-', starting and ending alphanumeric; '*' is not accepted: name the "
                  "platform teams' namespaces)", list ? list : "", item, (int)(n > 80 ? 80 : n), p);
       }
@@ -71,8 +71,8 @@ bool po_Tenancy_AllowCrossNamespace(po_Tenancy *t, const char *list, char *why, 
     if (!cross_listed(t, p, n)) {
       if (t->n_cross == kPo_TenancyMaxNamespaces) {
         t->n_cross = was;
-        snprintf(why, size, "--allow-cross-namespace-from: at most %d namespaces", kPo_TenancyMaxNamespaces);
-        return false;
+        return po_CtlStatus_Set(st, kPo_Ctl_Usage, "--allow-cross-namespace-from: at most %d namespaces",
+                                kPo_TenancyMaxNamespaces);
       }
       memcpy(t->cross_namespace_from[t->n_cross], p, n);
       t->cross_namespace_from[t->n_cross++][n] = '\0';

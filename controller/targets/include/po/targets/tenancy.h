@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/base/status.h"
 #include "po/targets/target_kind.h"
 
 enum { kPo_TenancyMaxNamespaces = 64 };
@@ -30,9 +31,9 @@ bool po_Tenancy_AllowProxyDefaults(po_Tenancy *t, const char *ns);
 
 /* Adds the namespaces of a comma-separated list (the value of one --allow-cross-namespace-from):
  * each a DNS label (no `*`: a platform team is named, never "everyone"), no empty item. On a bad
- * item returns false with the sentence naming it and what is valid in `why`, the policy as it
- * was. Repeating a namespace is harmless. */
-bool po_Tenancy_AllowCrossNamespace(po_Tenancy *t, const char *list, char *why, size_t size);
+ * item returns false with st (kPo_Ctl_Usage) holding the sentence naming it and what is valid,
+ * the policy as it was. Repeating a namespace is harmless. */
+bool po_Tenancy_AllowCrossNamespace(po_Tenancy *t, const char *list, po_CtlStatus *st);
 
 /* Whether a PropertyOverride of namespace `from` targeting `kind` may write into a target of
  * namespace `to` (spec.targetRef.namespace; "" or `from` itself: its own, always allowed). Another
