@@ -258,7 +258,7 @@ const char *po_Schema_Version(const po_Schema *s) { return s ? s->version : NULL
 
 const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status) {
   if (i >= kSnapshotCount) {
-    po_Status_Set(status, kPo_ErrNotFound, "schema: no snapshot %zu (%d embedded)", i, kSnapshotCount);
+    po_Status_Set(status, kPo_Status_NotFound, "schema: no snapshot %zu (%d embedded)", i, kSnapshotCount);
     return NULL;
   }
   Slot *slot = &g_slots[i];

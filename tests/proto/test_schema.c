@@ -77,7 +77,7 @@ static void test_snapshots(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   assert_null(po_Schema_GetSnapshot(n, &st));
-  assert_int_equal(st.code, kPo_ErrNotFound);
+  assert_int_equal(st.code, kPo_Status_NotFound);
   assert_non_null(strstr(st.message, "no snapshot"));
   assert_null(po_Schema_Version(NULL));
 }
