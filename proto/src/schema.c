@@ -138,7 +138,7 @@ static long file_of(const po_SchemaSnapshotIndex *snap, const char *name, size_t
   size_t lo = 0, hi = snap->symbol_count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    const char *sym = snap->symbols[mid].name;
+    const char *sym = (const char *)po_envoy_symbol_names + snap->symbols[mid].name;
     int c = strncmp(sym, name, len);
     if (c == 0 && sym[len] != '\0') c = 1;
     if (c == 0) return (long)snap->symbols[mid].file;

@@ -12,7 +12,9 @@ typedef struct {
 } po_SchemaFileIndex;
 
 typedef struct {
-  const char *name;             /* full name of a message, enum or extension */
+  uint32_t name;                /* full name of a message, enum or extension: its offset in
+                                 * po_envoy_symbol_names (offsets, not pointers, so the tables
+                                 * need no relocation when the program starts) */
   uint32_t file;                /* the file that defines it */
 } po_SchemaSymbolIndex;
 
@@ -38,5 +40,8 @@ extern const size_t po_envoy_snapshot_count, po_envoy_snapshot_default;
 /* Every distinct FileDescriptorProto (piece) of every snapshot, each stored once. */
 extern const unsigned char po_envoy_pieces[];
 extern const size_t po_envoy_pieces_size;
+/* Every distinct symbol name, NUL-terminated, each stored once. */
+extern const unsigned char po_envoy_symbol_names[];
+extern const size_t po_envoy_symbol_names_size;
 
 #endif

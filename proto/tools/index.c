@@ -78,12 +78,15 @@ static long long varint(const unsigned char **p, const unsigned char *end) {
   return -1;
 }
 
-/* ---- pieces, stored once ---- */
+/* ---- pieces and names, each stored once ---- */
 
-static unsigned char *g_blob;
-static size_t g_blob_len, g_blob_cap;
-static struct { uint64_t hash; size_t off, size; } *g_slots;
-static size_t g_slot_cap = 1 << 14, g_pieces;
+typedef struct {
+  unsigned char *bytes;
+  size_t len, cap, count;
+  struct { uint64_t hash; size_t off, size; } *slots;
+} Store;
+enum { kSlots = 1 << 15 };
+static Store g_pieces, g_names;
 
 static uint64_t fnv(const unsigned char *p, size_t n) {
   uint64_t h = 1469598103934665603ull;
@@ -91,23 +94,30 @@ static uint64_t fnv(const unsigned char *p, size_t n) {
   return h | 1; /* 0 marks an empty slot */
 }
 
-/* The offset of these bytes in the blob: an identical piece's, or a new one's. */
-static size_t intern(const unsigned char *p, size_t n) {
-  if (!g_slots && !(g_slots = calloc(g_slot_cap, sizeof *g_slots))) exit(fail("out of memory"));
+/* The offset of these bytes in the store: an identical entry's, or a new one's. */
+static size_t intern(Store *st, const unsigned char *p, size_t n) {
+  if (!st->slots && !(st->slots = calloc(kSlots, sizeof *st->slots))) exit(fail("out of memory"));
   uint64_t h = fnv(p, n);
-  size_t i = (size_t)h & (g_slot_cap - 1);
-  for (; g_slots[i].hash; i = (i + 1) & (g_slot_cap - 1)) {
-    if (g_slots[i].hash == h && g_slots[i].size == n && memcmp(g_blob + g_slots[i].off, p, n) == 0) return g_slots[i].off;
+  size_t i = (size_t)h & (kSlots - 1);
+  for (; st->slots[i].hash; i = (i + 1) & (kSlots - 1)) {
+    if (st->slots[i].hash == h && st->slots[i].size == n && memcmp(st->bytes + st->slots[i].off, p, n) == 0)
+      return st->slots[i].off;
   }
-  if (++g_pieces > g_slot_cap / 2) exit(fail("more pieces than the table holds: raise g_slot_cap"));
-  if (g_blob_len + n > g_blob_cap) {
-    g_blob_cap = (g_blob_len + n) * 2;
-    if (!(g_blob = realloc(g_blob, g_blob_cap))) exit(fail("out of memory"));
+  if (++st->count > kSlots / 2) exit(fail("more entries than the table holds: raise kSlots"));
+  if (st->len + n > st->cap) {
+    st->cap = (st->len + n) * 2;
+    if (!(st->bytes = realloc(st->bytes, st->cap))) exit(fail("out of memory"));
   }
-  memcpy(g_blob + g_blob_len, p, n);
-  g_slots[i].hash = h, g_slots[i].off = g_blob_len, g_slots[i].size = n;
-  g_blob_len += n;
-  return g_slots[i].off;
+  memcpy(st->bytes + st->len, p, n);
+  st->slots[i].hash = h, st->slots[i].off = st->len, st->slots[i].size = n;
+  st->len += n;
+  return st->slots[i].off;
+}
+
+static void put_bytes(FILE *out, const char *name, const Store *st) {
+  fprintf(out, "const unsigned char %s[] = {\n", name);
+  for (size_t i = 0; i < st->len; i++) fprintf(out, "%d,%s", st->bytes[i], (i + 1) % 24 ? "" : "\n");
+  fprintf(out, "0};\nconst size_t %s_size = %zu;\n\n", name, st->len);
 }
 
 static unsigned char *read_set(const char *path, size_t *len) {
@@ -162,7 +172,7 @@ static size_t index_set(FILE *out, int k, const char *path, size_t *symbols) {
     add_enums(prefix, enums, n, nfiles);
     const google_protobuf_FieldDescriptorProto *const *exts = google_protobuf_FileDescriptorProto_extension(f, &n);
     add_exts(prefix, exts, n, nfiles);
-    fprintf(out, "  {%zu, %lld, %zu, %zu}, /* %s */\n", intern(p, (size_t)size), size, first_dep, ndeps - first_dep, names[nfiles]);
+    fprintf(out, "  {%zu, %lld, %zu, %zu}, /* %s */\n", intern(&g_pieces, p, (size_t)size), size, first_dep, ndeps - first_dep, names[nfiles]);
     free(prefix);
     nfiles++;
     p += size;
@@ -171,7 +181,11 @@ static size_t index_set(FILE *out, int k, const char *path, size_t *symbols) {
   for (size_t i = 0; i < ndeps; i++) fprintf(out, "%s%zu,", i % 16 ? "" : "\n  ", deps[i]);
   fprintf(out, "\n  0};\n\nstatic const po_SchemaSymbolIndex symbols_%d[] = {\n", k);
   qsort(syms, nsyms, sizeof *syms, by_name);
-  for (size_t i = 0; i < nsyms; i++) fprintf(out, "  {\"%s\", %zu},\n", syms[i].name, syms[i].file), free(syms[i].name);
+  for (size_t i = 0; i < nsyms; i++) {
+    size_t off = intern(&g_names, (const unsigned char *)syms[i].name, strlen(syms[i].name) + 1);
+    fprintf(out, "  {%zu, %zu}, /* %s */\n", off, syms[i].file, syms[i].name);
+    free(syms[i].name);
+  }
   fprintf(out, "};\n\n");
   for (size_t i = 0; i < nfiles; i++) free(names[i]);
   free(names), free(deps), free(buf);
@@ -191,23 +205,23 @@ int main(int argc, char **argv) {
   size_t files[kPo_SchemaMaxSnapshots], symbols[kPo_SchemaMaxSnapshots], sizes[kPo_SchemaMaxSnapshots], total = 0;
   if (count > kPo_SchemaMaxSnapshots) return fail("too many snapshots");
   for (int k = 0; k < count; k++) {
-    size_t before = g_blob_len;
+    size_t before = g_pieces.len;
     files[k] = index_set(out, k, argv[4 + 2 * k], &symbols[k]);
     FILE *in = fopen(argv[4 + 2 * k], "rb");
     if (!in || fseek(in, 0, SEEK_END) != 0) return fail("cannot size a descriptor set");
     sizes[k] = (size_t)ftell(in), total += sizes[k];
     fclose(in);
-    printf("index: %s: %zu files, %zu symbols, %zu bytes, %zu of them new\n", argv[3 + 2 * k], files[k], symbols[k], sizes[k], g_blob_len - before);
+    printf("index: %s: %zu files, %zu symbols, %zu bytes, %zu of them new\n", argv[3 + 2 * k], files[k], symbols[k], sizes[k], g_pieces.len - before);
   }
   fprintf(out, "const po_SchemaSnapshotIndex po_envoy_snapshots[] = {\n");
   for (int k = 0; k < count; k++) {
     fprintf(out, "  {\"%s\", files_%d, %zu, deps_%d, symbols_%d, %zu, %zu},\n", argv[3 + 2 * k], k, files[k], k, k, symbols[k], sizes[k]);
   }
   fprintf(out, "};\nconst size_t po_envoy_snapshot_count = %d, po_envoy_snapshot_default = %d;\n\n", count, def);
-  fprintf(out, "const unsigned char po_envoy_pieces[] = {\n");
-  for (size_t i = 0; i < g_blob_len; i++) fprintf(out, "%d,%s", g_blob[i], (i + 1) % 24 ? "" : "\n");
-  fprintf(out, "0};\nconst size_t po_envoy_pieces_size = %zu;\n", g_blob_len);
+  put_bytes(out, "po_envoy_pieces", &g_pieces);
+  put_bytes(out, "po_envoy_symbol_names", &g_names);
   if (fclose(out) != 0) { perror(argv[1]); return 1; }
-  printf("index: %zu distinct pieces in %zu bytes for %d snapshots of %zu bytes together (%zu saved)\n", g_pieces, g_blob_len, count, total, total - g_blob_len);
+  printf("index: %zu distinct pieces in %zu bytes for %d snapshots of %zu bytes together (%zu saved); %zu distinct names in %zu bytes\n",
+         g_pieces.count, g_pieces.len, count, total, total - g_pieces.len, g_names.count, g_names.len);
   return 0;
 }
