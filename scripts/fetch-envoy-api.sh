@@ -8,6 +8,8 @@
 #
 #   scripts/fetch-envoy-api.sh         (scripts/setup.sh runs it)
 #   PO_DEPS_DIR=DIR                    write DIR/envoy-go/ instead of .deps/envoy-go/
+#   PO_ENVOY_SNAPSHOTS=FILE PO_ENVOY_PINS=FILE   other tables than proto/snapshots.tsv and
+#                                      proto/envoy-modules.tsv (tests/proto/t_fetch_envoy_api.sh)
 #
 # Writes DIR/envoy-go/<version>.dirs: the module folders (in the Go module cache) the build
 # extracts snapshot <version> from, one a line. A second run with the tables unchanged and the
@@ -17,7 +19,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 deps="${PO_DEPS_DIR:-$top/.deps}"
 out="$deps/envoy-go"
-snapshots="$top/proto/snapshots.tsv" pins="$top/proto/envoy-modules.tsv"
+snapshots="${PO_ENVOY_SNAPSHOTS:-$top/proto/snapshots.tsv}" pins="${PO_ENVOY_PINS:-$top/proto/envoy-modules.tsv}"
 log() { printf 'fetch-envoy-api: %s\n' "$*" >&2; }
 die() { printf 'fetch-envoy-api: error: %s\n' "$*" >&2; exit 1; }
 
@@ -58,8 +60,8 @@ download() {
   sum=$(jq -r '.Sum // empty' <<<"$json")
   [ -n "$sum" ] || die "go mod download $1@$2: $(jq -r '.Error // "no hash"' <<<"$json")"
   want=$(awk -F'\t' -v m="$1" -v v="$2" '$1 == m && $2 == v {print $3}' "$pins")
-  [ -n "$want" ] || die "$1 $2 has no pinned hash in proto/envoy-modules.tsv (go says $sum): add it once checked"
-  [ "$sum" = "$want" ] || die "$1 $2: hash $sum, but proto/envoy-modules.tsv pins $want"
+  [ -n "$want" ] || die "$1 $2 has no pinned hash in $pins (go says $sum): add it once checked"
+  [ "$sum" = "$want" ] || die "$1 $2: hash $sum, but $pins pins $want"
   jq -r .Dir <<<"$json"
 }
 
