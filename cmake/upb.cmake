@@ -37,7 +37,8 @@ set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/inttable-compact-oom.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-decode-oom.patch"
                   "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-any-type-url.patch"
-                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-quoted-int.patch")
+                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-quoted-int.patch"
+                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/strtable-resize-oom.patch")
 set(_upb_patch_cmds)
 foreach(p ${_upb_patches})
   list(APPEND _upb_patch_cmds COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i "${p}")

@@ -16,16 +16,16 @@ log() { printf 'setup: %s\n' "$*" >&2; }
 die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 
 # --- Debian packages ------------------------------------------------------------------------
-# Build tools, the libraries the code links, the test tools, and protoc.
+# Build tools, the libraries the code links, and the test tools.
 packages=(
   build-essential cmake pkg-config git ca-certificates
   libcurl4-openssl-dev libyaml-dev libjson-c-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev
-  protobuf-compiler libprotobuf-dev
   valgrind clang libclang-rt-14-dev
   dpkg-dev gpgv debian-archive-keyring openssl curl jq
   patch  # cmake/upb.cmake applies proto/upb-patches to build copies of upb's JSON codec
   python3-yaml  # tests/cli/t_yaml_quoting.sh: PyYAML, a YAML 1.1 reader of what render writes
   # tests/deploy: the Helm-compatible renderer, built offline from Debian's Go sources
+  # (golang-go also downloads the Envoy API modules below when the machine has no newer Go)
   golang-go golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev
   golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev
 )
@@ -46,25 +46,9 @@ if [ "${PO_SKIP_APT:-0}" != 1 ] && [ ${#need_apt[@]} -gt 0 ]; then
   apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-# --- Envoy API protos: npm pack @grpc/grpc-js-xds@1.14.1 --------------------------------------
-xds_version=1.14.1
-# The registry's published integrity for that exact tarball (dist.integrity).
-xds_integrity='sha512-F2mVXwEeMWw1znPUrp+8ykjsIOVnf7Rv+EyIvXOfz73w5tNolCnzokpLkE/d2Ehx30PJmZXqCQdMpx8DcBJohA=='
-envoy_dir="$deps/envoy-api"
-if [ ! -f "$envoy_dir/.ok-$xds_version" ]; then
-  log "fetching @grpc/grpc-js-xds@$xds_version"
-  tmp=$(mktemp -d)
-  trap 'rm -rf "$tmp"' EXIT
-  (cd "$tmp" && npm pack --silent "@grpc/grpc-js-xds@$xds_version" >/dev/null)
-  tgz="$tmp/grpc-grpc-js-xds-$xds_version.tgz"
-  [ -f "$tgz" ] || die "npm pack did not produce $tgz"
-  got="sha512-$(openssl dgst -sha512 -binary "$tgz" | base64 -w0)"
-  [ "$got" = "$xds_integrity" ] || die "integrity mismatch for grpc-js-xds $xds_version: got $got, want $xds_integrity"
-  rm -rf "$envoy_dir"; mkdir -p "$envoy_dir"
-  tar -xzf "$tgz" -C "$envoy_dir" --strip-components=1 package/deps
-  touch "$envoy_dir/.ok-$xds_version"
-  rm -rf "$tmp"; trap - EXIT
-fi
+# --- Envoy API snapshots: go-control-plane's envoy Go module at each version proto/snapshots.tsv
+# lists, and the modules its descriptors import, hashes checked (scripts/fetch-envoy-api.sh) -----
+PO_DEPS_DIR="$deps" "$top/scripts/fetch-envoy-api.sh"
 
 # --- upb e4635f2 from Debian's grpc 1.51.1 source package ------------------------------------
 grpc_version=1.51.1-3
@@ -159,4 +143,4 @@ if ! PO_DEPS_DIR="$deps" "$top/scripts/build-oracles.sh"; then
   [ "${PO_REQUIRE_REAL:-0}" = 1 ] && { log "error: scripts/build-oracles.sh failed above, and PO_REQUIRE_REAL=1 needs every oracle"; exit 1; }
   log "warning: an oracle failed to build (above): the tests that ask it will be skipped"
 fi
-log "ok: envoy protos in $envoy_dir, upb in $upb_dir/third_party/upb"
+log "ok: Envoy API snapshots listed in $deps/envoy-go, upb in $upb_dir/third_party/upb"

@@ -9,9 +9,6 @@
 #include "schema_index.h"
 #include "schema_internal.h"
 
-extern const unsigned char po_envoy_descriptor_set[];
-extern const size_t po_envoy_descriptor_set_size;
-
 static const struct {
   const char *type;
   const char *message;
@@ -82,7 +79,7 @@ void po_Schema_Free(po_Schema *s) {
 }
 
 /* ---- on demand --------------------------------------------------------------------------------
- * Loading all of the embedded set costs about 25 M instructions (7.5 M to parse the 0.5 MB set,
+ * Loading all of a snapshot costs about 25 M instructions (7.5 M to parse its 0.5 MB set,
  * 18 M to build the defs of its ~400 files), 5x what a one-shot `validate -f` may spend in all.
  * A Cluster patch needs the ~90 files Cluster imports, transitively. On demand, the build-time
  * index (proto/tools/index.c) says where each file's bytes are, what it imports and which file
@@ -103,17 +100,17 @@ bool po_Schema_LoadOnDemand(void) {
  * at build time, but a failure is said, not hidden). Recursion depth is the import depth. */
 static bool load_file(po_Schema *s, size_t i, upb_Arena *tmp, po_Status *status) {
   if (s->loaded[i]) return true;
-  const po_SchemaFileIndex *fi = &po_envoy_files[i];
+  const po_SchemaFileIndex *fi = &s->snapshot->files[i];
   for (uint32_t d = 0; d < fi->dep_count; d++) {
-    if (!load_file(s, po_envoy_file_deps[fi->deps + d], tmp, status)) return false;
+    if (!load_file(s, s->snapshot->deps[fi->deps + d], tmp, status)) return false;
   }
   const google_protobuf_FileDescriptorProto *file = google_protobuf_FileDescriptorProto_parse(
-      (const char *)po_envoy_descriptor_set + fi->offset, fi->size, tmp);
+      (const char *)po_envoy_pieces + fi->offset, fi->size, tmp);
   upb_Status st;
   upb_Status_Clear(&st);
   if (!file || !upb_DefPool_AddFile(s->pool, file, &st)) {
-    po_Status_Set(status, kPo_Status_Parse, "schema: file %zu of the embedded set: %s", i,
-                  file ? upb_Status_ErrorMessage(&st) : "does not parse");
+    po_Status_Set(status, kPo_Status_Parse, "schema: file %zu of the embedded set %s: %s", i,
+                  s->snapshot->version, file ? upb_Status_ErrorMessage(&st) : "does not parse");
     return false;
   }
   s->loaded[i] = 1;
@@ -136,15 +133,15 @@ static bool load_files(po_Schema *s, size_t first, size_t end, po_Status *status
   return ok;
 }
 
-/* The file defining `name` (binary search of the index), or -1. */
-static long file_of(const char *name, size_t len) {
-  size_t lo = 0, hi = po_envoy_symbol_count;
+/* The file of snapshot `snap` defining `name` (binary search of its index), or -1. */
+static long file_of(const po_SchemaSnapshotIndex *snap, const char *name, size_t len) {
+  size_t lo = 0, hi = snap->symbol_count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    const char *sym = po_envoy_symbols[mid].name;
+    const char *sym = (const char *)po_envoy_symbol_names + snap->symbols[mid].name;
     int c = strncmp(sym, name, len);
     if (c == 0 && sym[len] != '\0') c = 1;
-    if (c == 0) return (long)po_envoy_symbols[mid].file;
+    if (c == 0) return (long)snap->symbols[mid].file;
     if (c < 0) lo = mid + 1;
     else hi = mid;
   }
@@ -155,21 +152,22 @@ static long file_of(const char *name, size_t len) {
  * or it would not load. */
 static bool need_symbol(po_Schema *s, const char *name, size_t len) {
   if (s->complete) return false;
-  long f = file_of(name, len);
+  long f = file_of(s->snapshot, name, len);
   po_Status st;
   po_Status_Clear(&st);
   return f >= 0 && !s->loaded[f] && load_files(s, (size_t)f, (size_t)f + 1, &st);
 }
 
-static po_Schema *new_on_demand(po_Status *status) {
+static po_Schema *new_on_demand(const po_SchemaSnapshotIndex *snap, po_Status *status) {
   po_Schema *s = calloc(1, sizeof *s);
-  if (s) s->loaded = calloc(po_envoy_file_count ? po_envoy_file_count : 1, 1);
+  if (s) s->loaded = calloc(snap->file_count ? snap->file_count : 1, 1);
   if (s) s->pool = upb_DefPool_New();
   if (!s || !s->loaded || !s->pool) {
     po_Schema_Free(s);
     return po_Status_Set(status, kPo_Status_NoMemory, "schema: out of memory"), NULL;
   }
-  s->file_count = po_envoy_file_count;
+  s->file_count = snap->file_count;
+  s->snapshot = snap;
   return s;
 }
 
@@ -215,7 +213,7 @@ bool po_Schema_NeedAll_(const po_Schema *cs) {
   if (s->complete) return false;
   po_Status st;
   po_Status_Clear(&st);
-  bool ok = load_files(s, 0, po_envoy_file_count, &st);
+  bool ok = load_files(s, 0, s->snapshot->file_count, &st);
   s->complete = ok;
   /* po_Schema_NeedRules_ does nothing once the pool is complete: find the rules here, as a full
    * load does (without them, every later value would go unchecked by Envoy's rules). */
@@ -225,12 +223,24 @@ bool po_Schema_NeedAll_(const po_Schema *cs) {
 
 /* ---- the process-wide schemas ----------------------------------------------------------------- */
 
-#ifndef PO_ENVOY_API_VERSION
-#define PO_ENVOY_API_VERSION "unknown"
-#endif
-/* The embedded snapshots, oldest first. */
-enum { kSnapshotCount = 1, kSnapshotDefault = 0 };
-static const char *const kSnapshotVersions[kSnapshotCount] = {PO_ENVOY_API_VERSION};
+unsigned char *po_Schema_SnapshotSet_(size_t i, size_t *size) {
+  if (i >= po_envoy_snapshot_count) return NULL;
+  const po_SchemaSnapshotIndex *snap = &po_envoy_snapshots[i];
+  unsigned char *set = malloc(snap->set_size ? snap->set_size : 1), *p = set;
+  if (!set) return NULL;
+  for (size_t f = 0; f < snap->file_count; f++) {
+    const po_SchemaFileIndex *fi = &snap->files[f];
+    *p++ = 0x0a; /* FileDescriptorSet.file */
+    for (uint32_t v = fi->size; ; v >>= 7) {
+      *p++ = (unsigned char)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+      if (v <= 0x7f) break;
+    }
+    memcpy(p, po_envoy_pieces + fi->offset, fi->size);
+    p += fi->size;
+  }
+  *size = (size_t)(p - set);
+  return set;
+}
 
 /* One per snapshot, loaded on its first use: `done` is set (release) once `schema` and `status`
  * are final, so a later caller reads them without the lock. */
@@ -240,25 +250,44 @@ typedef struct {
   po_Schema *schema;
   po_Status status;
 } Slot;
-static Slot g_slots[kSnapshotCount] = {{.lock = PTHREAD_MUTEX_INITIALIZER}};
+static Slot g_slots[kPo_SchemaMaxSnapshots] = {
+    {.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER},
+    {.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER},
+    {.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER},
+    {.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER}};
+_Static_assert(kPo_SchemaMaxSnapshots == 8, "g_slots initializes eight locks");
 
+/* Whole: the snapshot's set reassembled from the shared pieces, then loaded as po_Schema_New
+ * loads any set (the copy costs a memcpy of ~0.6 MB against ~25 M instructions of upb). */
 static void load_snapshot(size_t i, Slot *slot) {
   po_Status_Clear(&slot->status);
   int m = kMode_Unset;
   bool on_demand = !atomic_compare_exchange_strong(&g_mode, &m, kMode_Whole) && m == kMode_OnDemand;
-  slot->schema = on_demand ? new_on_demand(&slot->status)
-                           : po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &slot->status);
-  if (slot->schema) slot->schema->version = kSnapshotVersions[i];
+  if (on_demand) {
+    slot->schema = new_on_demand(&po_envoy_snapshots[i], &slot->status);
+    return;
+  }
+  size_t size = 0;
+  unsigned char *set = po_Schema_SnapshotSet_(i, &size);
+  if (!set) {
+    po_Status_Set(&slot->status, kPo_Status_NoMemory, "schema: out of memory");
+    return;
+  }
+  slot->schema = po_Schema_New(set, size, &slot->status);
+  free(set);
+  if (slot->schema) slot->schema->snapshot = &po_envoy_snapshots[i];
 }
 
-size_t po_Schema_SnapshotCount(void) { return kSnapshotCount; }
-const char *po_Schema_SnapshotVersion(size_t i) { return i < kSnapshotCount ? kSnapshotVersions[i] : NULL; }
-size_t po_Schema_SnapshotDefault(void) { return kSnapshotDefault; }
-const char *po_Schema_Version(const po_Schema *s) { return s ? s->version : NULL; }
+size_t po_Schema_SnapshotCount(void) { return po_envoy_snapshot_count; }
+const char *po_Schema_SnapshotVersion(size_t i) {
+  return i < po_envoy_snapshot_count ? po_envoy_snapshots[i].version : NULL;
+}
+size_t po_Schema_SnapshotDefault(void) { return po_envoy_snapshot_default; }
+const char *po_Schema_Version(const po_Schema *s) { return s && s->snapshot ? s->snapshot->version : NULL; }
 
 const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status) {
-  if (i >= kSnapshotCount) {
-    po_Status_Set(status, kPo_Status_NotFound, "schema: no snapshot %zu (%d embedded)", i, kSnapshotCount);
+  if (i >= po_envoy_snapshot_count) {
+    po_Status_Set(status, kPo_Status_NotFound, "schema: no snapshot %zu (%zu embedded)", i, po_envoy_snapshot_count);
     return NULL;
   }
   Slot *slot = &g_slots[i];
@@ -274,7 +303,7 @@ const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status) {
   return slot->schema;
 }
 
-const po_Schema *po_Schema_Get(po_Status *status) { return po_Schema_GetSnapshot(kSnapshotDefault, status); }
+const po_Schema *po_Schema_Get(po_Status *status) { return po_Schema_GetSnapshot(po_envoy_snapshot_default, status); }
 
 const upb_DefPool *po_Schema_Pool(const po_Schema *s) { return s->pool; }
 bool po_Schema_OutOfMemory(const po_Schema *s) { return s && s->oom; }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 
 #include "po/schema.h"
+#include "schema_index.h"
 
 /* Name tables (names.c), one per message or enum looked up in, built on first use. */
 typedef struct po_NameTable po_NameTable;
@@ -13,7 +14,7 @@ enum { kPo_NameBucketBits = 12 };
 
 struct po_Schema {
   upb_DefPool *pool;
-  const char *version;                   /* its snapshot's (static), NULL for po_Schema_New's */
+  const po_SchemaSnapshotIndex *snapshot; /* the embedded snapshot it is, NULL for po_Schema_New's */
   size_t file_count;
   const upb_MessageDef *resources[4];    /* in the order of kResources (on demand: once found) */
   const upb_MessageDef *field_options;   /* the pool's google.protobuf.FieldOptions */
@@ -52,5 +53,10 @@ void po_Schema_NeedJsonTypes_(const po_Schema *s, const char *json, size_t len);
 /* On demand, every file, so a type named where no scan looks (an Any inside a binary message)
  * resolves; true when that loaded anything (the caller then tries once more). */
 bool po_Schema_NeedAll_(const po_Schema *s);
+
+/* Snapshot i's whole (trimmed) FileDescriptorSet reassembled from the shared pieces, from malloc
+ * (the caller frees it), *size its length; NULL past the end or out of memory. What a whole load
+ * reads; tests/proto compare it with build/proto/envoy-<version>_trimmed.pb byte for byte. */
+unsigned char *po_Schema_SnapshotSet_(size_t i, size_t *size);
 
 #endif

@@ -64,7 +64,7 @@ got=$("$bin" version | head -n 1)
 [ "$got" = "propertyoverride $cmake_version" ] && ok "'propertyoverride version' prints $got" || fail "'propertyoverride version' printed '$got'"
 envoy_line=$("$bin" version | sed -n 2p)
 case $envoy_line in
-  "Envoy API: @grpc/grpc-js-xds@"*) ok "'propertyoverride version' names the Envoy API snapshot" ;;
+  "Envoy API: go-control-plane envoy module"*) ok "'propertyoverride version' names the Envoy API snapshot" ;;
   *) fail "'propertyoverride version' does not name the Envoy API snapshot: '$envoy_line'" ;;
 esac
 has_line "$runtime" 'RUN test "$(/usr/local/bin/propertyoverride version | head -n 1)" = "propertyoverride ${PO_VERSION}"' &&

@@ -2,7 +2,7 @@
  * own lookups answer: for every field and enum value of every message and enum reachable from
  * the four resource types, and for near misses (a byte more or less, another case, oneof and
  * JSON names, names inside a longer buffer), from one thread and from several at once on a
- * fresh schema (the tables are built lazily without a lock). */
+ * fresh schema (the tables are built lazily without a lock); for every embedded snapshot. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,8 +17,8 @@
 #include "google/protobuf/descriptor.upb.h"
 #include "po/schema.h"
 
-extern const unsigned char po_envoy_descriptor_set[];
-extern const size_t po_envoy_descriptor_set_size;
+/* proto/src/schema_internal.h: snapshot i's embedded set, reassembled from the shared pieces. */
+unsigned char *po_Schema_SnapshotSet_(size_t i, size_t *size);
 
 /* ---- the reachable messages and enums ---- */
 
@@ -63,12 +63,14 @@ static void walk(const upb_MessageDef *m, Set *msgs, Set *enums) {
   }
 }
 
-/* Every file of the embedded set (the schema is loaded whole). */
-static void reachable(const po_Schema *s, Set *msgs, Set *enums) {
+/* Every file of snapshot `snap`'s embedded set (the schema is loaded whole). */
+static void reachable(size_t snap, const po_Schema *s, Set *msgs, Set *enums) {
   files.n = 0;
   upb_Arena *a = upb_Arena_New();
-  const google_protobuf_FileDescriptorSet *set = google_protobuf_FileDescriptorSet_parse(
-      (const char *)po_envoy_descriptor_set, po_envoy_descriptor_set_size, a);
+  size_t len = 0;
+  unsigned char *bytes = po_Schema_SnapshotSet_(snap, &len);
+  assert_non_null(bytes);
+  const google_protobuf_FileDescriptorSet *set = google_protobuf_FileDescriptorSet_parse((const char *)bytes, len, a);
   assert_non_null(set);
   size_t n = 0;
   const google_protobuf_FileDescriptorProto *const *fs = google_protobuf_FileDescriptorSet_file(set, &n);
@@ -81,6 +83,7 @@ static void reachable(const po_Schema *s, Set *msgs, Set *enums) {
     walk_file(f, msgs, enums);
   }
   upb_Arena_Free(a);
+  free(bytes);
 }
 
 static void free_files(void) { free(files.v); }
@@ -196,15 +199,14 @@ static void check_all(const po_Schema *s, const Set *msgs, const Set *enums) {
   }
 }
 
-static void test_every_name_as_upb(void **state) {
-  (void)state;
+static void every_name_as_upb(size_t snap) {
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_Schema_Get(&st);
+  const po_Schema *s = po_Schema_GetSnapshot(snap, &st);
   assert_non_null(s);
   Set msgs = {0}, enums = {0};
-  reachable(s, &msgs, &enums);
-  print_message("%zu messages, %zu enums, %zu files\n", msgs.n, enums.n, files.n);
+  reachable(snap, s, &msgs, &enums);
+  print_message("%s: %zu messages, %zu enums, %zu files\n", po_Schema_SnapshotVersion(snap), msgs.n, enums.n, files.n);
   assert_true(msgs.n > 500);
   assert_true(enums.n > 50);
   check_all(s, &msgs, &enums); /* builds every table */
@@ -218,6 +220,12 @@ static void test_every_name_as_upb(void **state) {
   assert_non_null(po_Schema_FindField(NULL, cluster, "lb_policy", 9));
   free(msgs.v);
   free(enums.v);
+}
+
+static void test_every_name_as_upb(void **state) {
+  (void)state;
+  assert_true(po_Schema_SnapshotCount() >= 3);
+  for (size_t i = 0; i < po_Schema_SnapshotCount(); i++) every_name_as_upb(i);
 }
 
 /* Several threads build and read the tables of a fresh schema at once. */
@@ -247,14 +255,17 @@ static void *race(void *arg) {
   return NULL;
 }
 
-static void test_threads_build_tables_at_once(void **state) {
-  (void)state;
+static void threads_build_tables_at_once(size_t snap) {
   po_Status st;
   po_Status_Clear(&st);
-  po_Schema *s = po_Schema_New(po_envoy_descriptor_set, po_envoy_descriptor_set_size, &st);
+  size_t len = 0;
+  unsigned char *bytes = po_Schema_SnapshotSet_(snap, &len);
+  assert_non_null(bytes);
+  po_Schema *s = po_Schema_New(bytes, len, &st);
+  free(bytes);
   assert_non_null(s);
   Set msgs = {0}, enums = {0};
-  reachable(s, &msgs, &enums);
+  reachable(snap, s, &msgs, &enums);
   enum { kThreads = 4 };
   pthread_t t[kThreads];
   Job jobs[kThreads];
@@ -270,6 +281,11 @@ static void test_threads_build_tables_at_once(void **state) {
   po_Schema_Free(s); /* frees every table: valgrind and ASan see no leak */
   free(msgs.v);
   free(enums.v);
+}
+
+static void test_threads_build_tables_at_once(void **state) {
+  (void)state;
+  for (size_t i = 0; i < po_Schema_SnapshotCount(); i++) threads_build_tables_at_once(i);
 }
 
 int main(void) {

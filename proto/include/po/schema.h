@@ -1,6 +1,7 @@
-/* The Envoy v3 schema: every message of the envoy v3 .proto files, embedded at build time, loaded into one upb
- * pool. The pool is immutable once loaded, so one po_Schema is shared read-only by all threads.
- * Returned defs live as long as the schema. */
+/* The Envoy v3 schema: every message of the envoy v3 .proto files of each embedded snapshot
+ * (go-control-plane's envoy module at the versions proto/snapshots.tsv lists), embedded at build
+ * time; a snapshot loads into a upb pool of its own. A pool is immutable once loaded, so one
+ * po_Schema is shared read-only by all threads. Returned defs live as long as the schema. */
 #ifndef PO_SCHEMA_H_
 #define PO_SCHEMA_H_
 
@@ -113,8 +114,9 @@ upb_Message *po_Binary_Decode(const po_Schema *schema, const upb_MessageDef *m, 
 char *po_Binary_Encode(const upb_MessageDef *m, const upb_Message *msg, upb_Arena *arena,
                        size_t *len, po_Status *status);
 
-/* Where the embedded schema comes from: "@grpc/grpc-js-xds@1.14.1 (its deps/envoy-api)", or
- * the directory it was built from. Static. */
+/* Where the embedded schemas come from: "go-control-plane envoy module
+ * (github.com/envoyproxy/go-control-plane/envoy) v1.32.4, v1.37.0, v1.40.0", every embedded
+ * version, oldest first. Static. */
 const char *po_Schema_Snapshot(void);
 
 /* Field annotations. The protoc-gen-validate rules of a field (a validate.FieldRules message of
