@@ -216,21 +216,6 @@ static void test_forged_last_valid(void **state) {
   assert_non_null(strstr(message("a"), "status.lastValid (generation 2) does not match what this controller wrote"));
 }
 
-/* Deleting the PropertyOverride deletes its policy, then lets it go (the finalizer). */
-static void test_delete_removes_policy_then_finalizer(void **state) {
-  (void)state;
-  gateway();
-  route("[\"payments\"]");
-  apply_gw("a", 1, kPay50);
-  assert_true(gw().ok);
-  assert_non_null(policy("a"));
-  json_object_object_add(get(po_of("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
-  bump(po_of("a"));
-  assert_true(gw().ok);
-  assert_null(policy("a"));
-  assert_null(po_of("a"));
-}
-
 /* A policy of that name we did not create is never changed or deleted; drift in ours is
  * repaired. */
 static void test_lookalike_untouched_and_drift_repaired(void **state) {
@@ -311,36 +296,6 @@ static void test_refusal_is_a_status(void **state) {
   assert_string_equal(reason("a"), "TargetError");
   assert_non_null(strstr(message("a"), "would touch nothing"));
   assert_non_null(strstr(message("a"), "nowhere"));
-}
-
-/* Envoy Gateway's own conditions, each copied into Programmed. */
-static void test_status_copied(void **state) {
-  (void)state;
-  gateway();
-  route("[\"payments\"]");
-  apply_gw("a", 1, kPay50);
-  assert_true(gw().ok);
-  eg_answer("a", "False", "Disabled", "False", "Disabled", "EnvoyPatchPolicy is disabled", 0);
-  assert_true(gw().ok);
-  assert_string_equal(reason("a"), "Disabled");
-  assert_non_null(strstr(message("a"), "extensionApis.enableEnvoyPatchPolicy: true"));
-  eg_answer("a", "True", "Accepted", "False", "ResourceNotFound",
-            "Unable to find xds resources: httproute/default/api/rule/0", 0);
-  assert_true(gw().ok);
-  assert_string_equal(reason("a"), "ResourceNotFound");
-  assert_non_null(strstr(message("a"), "Unable to find xds resources: httproute/default/api/rule/0"));
-  eg_answer("a", "True", "Accepted", "False", "Invalid", "bad path", 0);
-  assert_true(gw().ok);
-  assert_string_equal(reason("a"), "Invalid");
-  eg_answer("a", "False", "Invalid", "False", "Invalid", "no such gateway", 0);
-  assert_true(gw().ok);
-  assert_non_null(strstr(message("a"), "did not accept"));
-  eg_answer("a", "True", "Accepted", "True", "Programmed", "ok", 99); /* about another generation */
-  assert_true(gw().ok);
-  assert_string_equal(reason("a"), "Pending");
-  eg_programs("a");
-  assert_true(gw().ok);
-  assert_string_equal(reason("a"), "Programmed");
 }
 
 /* Gateway eg with HTTPRoute api, Service web, and PropertyOverride a of eg programmed: the start
@@ -665,12 +620,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_last_valid, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_foreign_route_cannot_delete_policy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_foreign_selector_route_cannot_delete_policy, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_delete_removes_policy_then_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookalike_untouched_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gateway_gone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_route_change_renames_clusters, setup, teardown),
       cmocka_unit_test_setup_teardown(test_refusal_is_a_status, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_status_copied, setup, teardown),
       cmocka_unit_test_setup_teardown(test_move_sweeps, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),

@@ -215,20 +215,6 @@ static void test_selector_change_and_service_deleted(void **state) {
   assert_non_null(strstr(message("a"), "no spec.selector"));
 }
 
-/* Deleting the PropertyOverride deletes its EnvoyFilter, then lets it go (the finalizer). */
-static void test_delete_removes_filter_then_finalizer(void **state) {
-  (void)state;
-  service("web", "{\"app\":\"web\"}");
-  apply_istio("default", "a", 1, "Service", "web", kP50);
-  assert_true(web().ok);
-  assert_non_null(filter("default", "a"));
-  json_object_object_add(get(po_of("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
-  bump(po_of("a"));
-  assert_true(web().ok);
-  assert_null(filter("default", "a"));
-  assert_null(po_of("a")); /* its finalizer removed: gone */
-}
-
 /* An EnvoyFilter of that name we did not create (by hand, a copy) is never changed or deleted,
  * and the status says so; drift in ours is repaired. */
 static void test_foreign_left_alone_and_drift_repaired(void **state) {
@@ -328,22 +314,6 @@ static void test_unbound_record_adopts_no_look_alike(void **state) {
   assert_non_null(strstr(message("a"), "left alone"));
 }
 
-/* Mesh global: an EnvoyFilter in Istio's root namespace without a selector, only from namespaces
- * the tenancy policy allows (fake_api's: "mesh"). */
-static void test_mesh_tenancy(void **state) {
-  (void)state;
-  apply_istio("mesh", "m", 1, "Mesh", "global", kP50);
-  assert_true(rec("Mesh/mesh/global").ok);
-  json_object *ef = mesh_filter("mesh", "m");
-  assert_non_null(ef);
-  assert_null(get(get(ef, "spec"), "workloadSelector"));
-
-  apply_istio("default", "t", 1, "Mesh", "global", kP50);
-  assert_true(rec("Mesh/default/global").ok);
-  assert_null(mesh_filter("default", "t"));
-  assert_string_equal(reason("t"), "TargetNotAllowed");
-}
-
 /* Without Istio enabled (no EnvoyFilter IO) nothing is written and the status says why. */
 static void test_not_enabled(void **state) {
   (void)state;
@@ -410,21 +380,6 @@ static void test_retarget_sweeps_the_old_filter(void **state) {
   assert_true(rec("ServiceDefaults/mesh/web").ok);
   assert_null(mesh_filter("mesh", "m"));
   assert_non_null(obj("ServiceDefaults/mesh/web"));
-}
-
-/* spec.priority becomes the EnvoyFilter's priority (Istio's order of patch sets); 0 is left out. */
-static void test_priority_written(void **state) {
-  (void)state;
-  service("web", "{\"app\":\"web\"}");
-  apply_istio("default", "a", 1, "Service", "web", kP50);
-  assert_true(web().ok);
-  assert_null(get(get(filter("default", "a"), "spec"), "priority"));
-  Slot *sl = slot("po/default/a", false);
-  json_object_object_add(get(sl->obj, "spec"), "priority", json_object_new_int(-7));
-  json_object_object_add(get(sl->obj, "metadata"), "generation", json_object_new_int(2));
-  bump(sl->obj);
-  assert_true(web().ok);
-  assert_int_equal(json_object_get_int(get(get(filter("default", "a"), "spec"), "priority")), -7);
 }
 
 /* Mesh PropertyOverrides of one name in two namespaces (both allowed Mesh): one EnvoyFilter
@@ -579,16 +534,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_last_valid_never_admitted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_last_valid_after_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_selector_change_and_service_deleted, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_delete_removes_filter_then_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_foreign_left_alone_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_bound_after_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_record_adopts_no_look_alike, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_mesh_tenancy, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_enabled, setup, teardown),
       cmocka_unit_test_setup_teardown(test_options_reach_the_compile, setup, teardown),
       cmocka_unit_test_setup_teardown(test_retarget_sweeps_the_old_filter, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_priority_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_same_name_two_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_upgrade_from_old_name, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_tie_is_istio_order, setup, teardown),

@@ -1,7 +1,9 @@
-/* Golden files for the reconcile's plan (Envoy Gateway's habit): golden/<case>.in.yaml holds the
- * objects before (targets and PropertyOverrides, as the API server has them); the reconcile of
- * every target they name runs until it writes nothing more; golden/<case>.out.yaml is every
- * object after, as YAML with sorted keys, so a change of behaviour is reviewed as a diff.
+/* Golden files for the reconcile's plan (Envoy Gateway's habit), one folder per mesh:
+ * golden/<mesh>/<case>.in.yaml holds the objects before (targets, PropertyOverrides and the
+ * mesh's own objects: EnvoyFilters, HTTPRoutes, EnvoyPatchPolicies, as the API server has them);
+ * the reconcile of every target they name (a target object's key, a PropertyOverride's target
+ * key) runs until it writes nothing more; golden/<mesh>/<case>.out.yaml is every object after,
+ * as YAML with sorted keys, so a change of behaviour is reviewed as a diff.
  *
  *   PO_UPDATE_GOLDEN=1 ctest -R test_reconcile_golden    rewrites the .out.yaml files */
 #include <dirent.h>
@@ -70,8 +72,11 @@ static size_t load(const char *path, char keys[][300], size_t cap, json_object *
       assert_true(po_TargetIndex_Set(IX, ns, name, key, old, sizeof old));
       assert_true(po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old));
     } else {
+      /* a target is reconciled by its key; a mesh's own object (an EnvoyFilter, an HTTPRoute)
+       * only through the target it belongs to */
+      po_TargetKind tk;
       snprintf(slot_key, sizeof slot_key, "%s/%s/%s", kind, ns, name);
-      snprintf(key, sizeof key, "%s", slot_key);
+      snprintf(key, sizeof key, "%s", po_TargetKind_Parse(kind, &tk) ? slot_key : "");
     }
     put(slot_key, o);
     bool seen = false;
@@ -106,7 +111,7 @@ static void settle(const char *name, char keys[][300], size_t nkeys) {
 
 static void run_case(const char *dir, const char *name) {
   setup(NULL);
-  char in[512 + sizeof PO_GOLDEN_DIR], out[512 + sizeof PO_GOLDEN_DIR], keys[16][300];
+  char in[600 + sizeof PO_GOLDEN_DIR], out[600 + sizeof PO_GOLDEN_DIR], keys[16][300];
   snprintf(in, sizeof in, "%s/%.250s.in.yaml", dir, name);
   snprintf(out, sizeof out, "%s/%.250s.out.yaml", dir, name);
   size_t nkeys = load(in, keys, 16, NULL);
@@ -144,10 +149,12 @@ static void run_case(const char *dir, const char *name) {
   teardown(NULL);
 }
 
-static void test_golden_plans(void **state) {
-  (void)state;
-  DIR *d = opendir(PO_GOLDEN_DIR);
-  assert_non_null(d);
+/* Every case of golden/<mesh>/, in name order; at least `least` of them. */
+static void golden_plans(const char *mesh, size_t least) {
+  char dir[64 + sizeof PO_GOLDEN_DIR];
+  snprintf(dir, sizeof dir, "%s/%s", PO_GOLDEN_DIR, mesh);
+  DIR *d = opendir(dir);
+  if (!d) fail_msg("%s: cannot open", dir);
   char names[64][256];
   size_t n = 0;
   struct dirent *e;
@@ -157,8 +164,21 @@ static void test_golden_plans(void **state) {
   }
   closedir(d);
   qsort(names, n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
-  assert_true(n >= 5);
-  for (size_t i = 0; i < n; i++) run_case(PO_GOLDEN_DIR, names[i]);
+  if (n < least) fail_msg("%s: %zu cases, fewer than the %zu it holds", dir, n, least);
+  for (size_t i = 0; i < n; i++) run_case(dir, names[i]);
+}
+
+static void test_golden_plans_consul(void **state) {
+  (void)state;
+  golden_plans("consul", 8);
+}
+static void test_golden_plans_istio(void **state) {
+  (void)state;
+  golden_plans("istio", 1);
+}
+static void test_golden_plans_envoygateway(void **state) {
+  (void)state;
+  golden_plans("envoygateway", 1);
 }
 
 /* ---- conflict cases: conflicts/<case>.yaml, the objects and one Expect document ----
@@ -251,6 +271,8 @@ static void test_conflict_cases(void **state) {
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans), cmocka_unit_test(test_conflict_cases)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans_consul), cmocka_unit_test(test_golden_plans_istio),
+                                     cmocka_unit_test(test_golden_plans_envoygateway),
+                                     cmocka_unit_test(test_conflict_cases)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
