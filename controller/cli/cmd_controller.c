@@ -105,6 +105,13 @@ static bool mesh_mode(const char *s, po_MeshEnableMode *m) {
   return false;
 }
 
+/* A number of seconds from lo to hi, the whole of arg (NaN is in no range). */
+static bool seconds_in(const char *arg, double lo, double hi, double *out) {
+  char *end = NULL;
+  *out = strtod(arg, &end);
+  return end != arg && !*end && *out >= lo && *out <= hi;
+}
+
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride controller: %s\n\n%s", msg, kUsage);
   return kPo_ExitUsage;
@@ -146,7 +153,6 @@ enum { kFlagTaken = -1, kFlagNotMine = -2 };
 /* The flags of what the controller programs: which meshes, how they are named, how Consul's
  * sync is awaited, and which namespaces may target beyond their own. */
 static int mesh_flag(int c, const char *arg, po_AppOptions *o, po_TargetOptions *targets) {
-  char *end = NULL;
   switch (c) {
     case kMirroring: o->consul_namespace_mirroring = true; break;
     case kIstio:
@@ -158,8 +164,7 @@ static int mesh_flag(int c, const char *arg, po_AppOptions *o, po_TargetOptions 
       }
       break;
     case kIstioRecheck:
-      o->istio_recheck_s = strtod(arg, &end);
-      if (end == arg || *end || !(o->istio_recheck_s >= 1 && o->istio_recheck_s <= 86400)) {
+      if (!seconds_in(arg, 1, 86400, &o->istio_recheck_s)) {
         return usage_error("--istio-recheck-interval takes seconds from 1 to 86400, e.g. 60");
       }
       break;
@@ -172,8 +177,7 @@ static int mesh_flag(int c, const char *arg, po_AppOptions *o, po_TargetOptions 
       else return usage_error("--consul-sync-status takes require (wait for consul-k8s's Synced) or ignore");
       break;
     case kSyncTimeout:
-      o->consul_sync_timeout_s = strtod(arg, &end);
-      if (end == arg || *end || !(o->consul_sync_timeout_s >= 0 && o->consul_sync_timeout_s <= 86400)) {
+      if (!seconds_in(arg, 0, 86400, &o->consul_sync_timeout_s)) {
         return usage_error("--consul-sync-timeout takes seconds from 0 (never) to 86400, e.g. 120");
       }
       break;
@@ -251,8 +255,7 @@ static int process_flag(int c, const char *arg, po_AppOptions *o, const char **l
       break;
     }
     case kBatch:
-      o->target_batch_window_s = strtod(arg, &end);
-      if (end == arg || *end || !(o->target_batch_window_s >= 0 && o->target_batch_window_s <= 60)) {
+      if (!seconds_in(arg, 0, 60, &o->target_batch_window_s)) {
         return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.5");
       }
       break;

@@ -254,20 +254,28 @@ static bool find_context(Doc *docs, int n, const char **ctx, Doc **cd, yaml_node
   return true;
 }
 
+/* The entry `name` of list `list` (clusters, users) that context ctx (in cd) names, looked up
+ * across docs: its `field` mapping in *node, its doc in *where; not found is an error naming
+ * the entries there are. */
+static bool find_of_context(Doc *docs, int n, const char *list, const char *field, const char *name, Doc *cd,
+                            const char *ctx, yaml_node_t **node, Doc **where, char *path, size_t pathsz,
+                            po_CtlStatus *st) {
+  char avail[400];
+  if (!find_in_docs(docs, n, list, field, name, node, where, path, pathsz, st)) return false;
+  if (*node) return true;
+  names(docs, n, list, avail, sizeof avail);
+  return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: %s \"%s\" (of context \"%s\") not found; available %s: %s",
+                           cd->origin, field, name, ctx, list, avail);
+}
+
 /* The context's cluster into c: its server (https:// or http://, trailing slashes dropped) and
  * how its certificate is checked. */
 static bool read_cluster(Doc *docs, int n, Doc *cd, const char *cluster, const char *ctx, po_KubeConfig *c,
                          po_CtlStatus *st) {
-  char path[256], avail[400];
+  char path[256];
   yaml_node_t *cl;
   Doc *cld;
-  if (!find_in_docs(docs, n, "clusters", "cluster", cluster, &cl, &cld, path, sizeof path, st)) return false;
-  if (!cl) {
-    names(docs, n, "clusters", avail, sizeof avail);
-    return po_CtlStatus_Set(st, kPo_Ctl_Config,
-                             "%s: cluster \"%s\" (of context \"%s\") not found; available clusters: %s",
-                             cd->origin, cluster, ctx, avail);
-  }
+  if (!find_of_context(docs, n, "clusters", "cluster", cluster, cd, ctx, &cl, &cld, path, sizeof path, st)) return false;
   const char *server, *ca, *cad;
   if (!get_str(cld, cl, "server", path, &server, st) || !get_str(cld, cl, "certificate-authority", path, &ca, st) ||
       !get_str(cld, cl, "certificate-authority-data", path, &cad, st) ||
@@ -333,17 +341,11 @@ static bool read_credentials(Doc *ud, yaml_node_t *us, const char *path, po_Kube
 static bool read_user(Doc *docs, int n, Doc *cd, const char *user, const char *ctx, po_KubeConfig *c,
                       po_CtlStatus *st) {
   if (!user || !*user) return true;
-  char path[256], avail[400];
+  char path[256];
   yaml_node_t *us;
   Doc *ud;
-  if (!find_in_docs(docs, n, "users", "user", user, &us, &ud, path, sizeof path, st)) return false;
-  if (!us) {
-    names(docs, n, "users", avail, sizeof avail);
-    return po_CtlStatus_Set(st, kPo_Ctl_Config,
-                             "%s: user \"%s\" (of context \"%s\") not found; available users: %s",
-                             cd->origin, user, ctx, avail);
-  }
-  return read_credentials(ud, us, path, c, st);
+  return find_of_context(docs, n, "users", "user", user, cd, ctx, &us, &ud, path, sizeof path, st) &&
+         read_credentials(ud, us, path, c, st);
 }
 
 /* The merged kubeconfig of docs for `context` (NULL: the current one): the context, then its
