@@ -19,23 +19,8 @@
 
 #include "fake_api.h"
 #include "gitops.h"
+#include "golden.h"
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return s;
-}
 
 static const char *str(json_object *o, const char *a, const char *b) {
   json_object *v = get(get(o, a), b);
@@ -46,8 +31,8 @@ static const char *str(json_object *o, const char *a, const char *b) {
  * document of kind Expect (the conflict cases' expectations) is handed back in *expect (a new
  * reference) instead, when expect is not NULL. */
 static size_t load(Fake *fx, const char *path, char keys[][300], size_t cap, json_object **expect) {
-  size_t len, ndocs = 0, nkeys = 0;
-  char *text = read_file(path, &len);
+  size_t len = 0, ndocs = 0, nkeys = 0;
+  char *text = po_Golden_Read(path, &len);
   assert_non_null(text);
   po_Arena *a = po_Arena_New();
   po_Value **docs = NULL;
@@ -128,23 +113,7 @@ static void run_case(const char *dir, const char *name) {
   assert_non_null(mem);
   assert_true(po_Cli_EmitYaml(objs, n, mem));
   fclose(mem);
-  const char *update = getenv("PO_UPDATE_GOLDEN");
-  if (update && !strcmp(update, "1")) {
-    FILE *f = fopen(out, "wb");
-    assert_non_null(f);
-    fwrite(got, 1, got_len, f);
-    fclose(f);
-  } else {
-    size_t want_len;
-    char *want = read_file(out, &want_len);
-    if (!want) fail_msg("%s: missing (PO_UPDATE_GOLDEN=1 writes it)", out);
-    if (want_len != got_len || memcmp(want, got, got_len) != 0) {
-      fprintf(stderr, "%s differs from what the reconcile gives now:\n%s\n(PO_UPDATE_GOLDEN=1 rewrites it; review the diff)\n",
-              out, got);
-      fail();
-    }
-    free(want);
-  }
+  if (!po_Golden_Check(out, got, got_len)) fail_msg("%s: the reconcile gives another outcome", name);
   free(got);
   fake_free(fx);
 }

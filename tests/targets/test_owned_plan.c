@@ -23,25 +23,10 @@
 #include <cmocka.h>
 
 #include "gitops.h"
+#include "golden.h"
 #include "po/engine.h"
 #include "po/targets/owned.h"
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return s;
-}
 
 static const char *str(json_object *o, const char *k) {
   json_object *v = NULL;
@@ -75,8 +60,8 @@ static json_object *decide(json_object *c) {
 static void test_owned_plan(void **state) {
   (void)state;
   const char *in = PO_OWNED_DIR "/plan.in.yaml", *out_path = PO_OWNED_DIR "/plan.out.yaml";
-  size_t len, ndocs = 0;
-  char *text = read_file(in, &len);
+  size_t len = 0, ndocs = 0;
+  char *text = po_Golden_Read(in, &len);
   if (!text) fail_msg("%s: cannot read", in);
   po_Arena *a = po_Arena_New();
   po_Value **docs = NULL;
@@ -98,23 +83,7 @@ static void test_owned_plan(void **state) {
   assert_non_null(mem);
   assert_true(po_Cli_EmitYaml(outs, ndocs, mem));
   fclose(mem);
-  const char *update = getenv("PO_UPDATE_GOLDEN");
-  if (update && !strcmp(update, "1")) {
-    FILE *f = fopen(out_path, "wb");
-    assert_non_null(f);
-    fwrite(got, 1, got_len, f);
-    fclose(f);
-  } else {
-    size_t want_len;
-    char *want = read_file(out_path, &want_len);
-    if (!want) fail_msg("%s: missing (PO_UPDATE_GOLDEN=1 writes it)", out_path);
-    if (want_len != got_len || memcmp(want, got, got_len) != 0) {
-      fprintf(stderr, "%s differs from what po_Owned_Plan decides now:\n%s\n(PO_UPDATE_GOLDEN=1 rewrites it; review the diff)\n",
-              out_path, got);
-      fail();
-    }
-    free(want);
-  }
+  if (!po_Golden_Check(out_path, got, got_len)) fail_msg("%s: po_Owned_Plan decides otherwise now", out_path);
   for (size_t i = 0; i < ndocs; i++) json_object_put(outs[i]);
   free(outs);
   free(got);
