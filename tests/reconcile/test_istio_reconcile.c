@@ -449,85 +449,6 @@ static void test_mesh_upgrade_from_old_name(void **state) {
   assert_non_null(mesh_filter(fx, "mesh", "other"));
 }
 
-static void set_created(Fake *fx, json_object *ef, const char *t) {
-  assert_non_null(ef);
-  json_object_object_add(get(ef, "metadata"), "creationTimestamp", json_object_new_string(t));
-  bump(fx, ef);
-}
-static void set_priority(Fake *fx, const char *key, int priority) {
-  Slot *sl = slot(fx, key, false);
-  json_object_object_add(get(sl->obj, "spec"), "priority", json_object_new_int(priority));
-  json_object *md = get(sl->obj, "metadata");
-  json_object_object_add(md, "generation", json_object_new_int(json_object_get_int(get(md, "generation")) + 1));
-  bump(fx, sl->obj);
-}
-
-/* Two PropertyOverrides of one Service setting the same field differently: both statuses say
- * so. At equal priorities Istio applies the EnvoyFilter created first first (then by
- * <name>.<namespace>), not Consul's order by name. Before the creation times are known the
- * message names no winner; once they are, the winner is the one created last, here a. */
-static void test_overlap_tie_is_istio_order(void **state) {
-  Fake *fx = *state;
-  service(fx, "web", "{\"app\":\"web\"}");
-  apply_istio(fx, "default", "a", 1, "Service", "web", kP50);
-  apply_istio(fx, "default", "b", 1, "Service", "web", kP30);
-  assert_true(web(fx).ok);
-  assert_string_equal(reason(fx, "a"), "Overlapping");
-  assert_string_equal(reason(fx, "b"), "Overlapping");
-  assert_non_null(strstr(message(fx, "a"), "default/b"));
-  assert_non_null(strstr(message(fx, "a"), "is Istio's"));
-  assert_non_null(strstr(message(fx, "a"), "which one wins where both match is not known"));
-  assert_null(strstr(message(fx, "b"), "wins where both match;"));
-  assert_null(strstr(message(fx, "b"), "so this one wins"));
-
-  /* b's EnvoyFilter is older: b is applied first, a after it, a wins (by name it would be b) */
-  set_created(fx, filter(fx, "default", "a"), "2026-12-01T00:00:09Z");
-  set_created(fx, filter(fx, "default", "b"), "2026-12-01T00:00:05Z");
-  assert_true(web(fx).ok);
-  assert_non_null(strstr(message(fx, "a"), "default/b is applied before this one"));
-  assert_non_null(strstr(message(fx, "a"), "so this one wins"));
-  assert_non_null(strstr(message(fx, "b"), "default/a is applied after this one"));
-  assert_non_null(strstr(message(fx, "b"), "the older EnvoyFilter first: created 2026-12-01T00:00:09Z, this one's 2026-12-01T00:00:05Z"));
-  assert_non_null(strstr(message(fx, "b"), "so default/a wins"));
-
-  /* created in the same second: by <name>.<namespace>, "propertyoverride-a.default" first */
-  set_created(fx, filter(fx, "default", "a"), "2026-12-01T00:00:05Z");
-  assert_true(web(fx).ok);
-  assert_non_null(strstr(message(fx, "b"), "default/a is applied before this one"));
-  assert_non_null(strstr(message(fx, "b"), "so this one wins"));
-}
-
-/* A Mesh PropertyOverride (root namespace) against a Service one at different priorities:
- * Istio 1.22 and later order them by priority (the Mesh one, priority 5, after the Service one,
- * so it wins); earlier releases put the root namespace first whatever the priority; unknown:
- * no winner named. Consul's order (the mesh-wide tier first, always) is none of these. */
-static void test_overlap_mesh_against_service_is_istio_order(void **state) {
-  Fake *fx = *state;
-  po_TargetOptions o = {.istio_minor = 22};
-  po_TargetIndex_SetOptions(fx->ix, &o);
-  service(fx, "web", "{\"app\":\"web\"}");
-  apply_istio(fx, "default", "a", 1, "Service", "web", kP30);
-  apply_istio(fx, "mesh", "m", 1, "Mesh", "global", kP50);
-  set_priority(fx, "po/mesh/m", 5);
-  assert_true(rec(fx, "Mesh/mesh/global").ok);
-  assert_true(web(fx).ok);
-  assert_string_equal(reason(fx, "a"), "Overlapping");
-  assert_non_null(strstr(message(fx, "a"), "mesh/m is applied after this one (priority 5 > this one's 0)"));
-  assert_non_null(strstr(message(fx, "a"), "so mesh/m wins"));
-
-  o.istio_minor = 21;
-  po_TargetIndex_SetOptions(fx->ix, &o);
-  assert_true(web(fx).ok);
-  assert_non_null(strstr(message(fx, "a"), "mesh/m is applied before this one (Istio 1.21 applies the root"));
-  assert_non_null(strstr(message(fx, "a"), "so this one wins"));
-
-  o.istio_minor = 0;
-  po_TargetIndex_SetOptions(fx->ix, &o);
-  assert_true(web(fx).ok);
-  assert_non_null(strstr(message(fx, "a"), "--istio-version"));
-  assert_non_null(strstr(message(fx, "a"), "which one wins where both match is not known"));
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_service_lifecycle, setup, teardown),
@@ -543,8 +464,6 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_retarget_sweeps_the_old_filter, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_same_name_two_namespaces, setup, teardown),
       cmocka_unit_test_setup_teardown(test_mesh_upgrade_from_old_name, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_overlap_tie_is_istio_order, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_overlap_mesh_against_service_is_istio_order, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

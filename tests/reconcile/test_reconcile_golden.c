@@ -3,7 +3,8 @@
  * mesh's own objects: EnvoyFilters, HTTPRoutes, EnvoyPatchPolicies, as the API server has them);
  * the reconcile of every target they name (a target object's key, a PropertyOverride's target
  * key) runs until it writes nothing more; golden/<mesh>/<case>.out.yaml is every object after,
- * as YAML with sorted keys, so a change of behaviour is reviewed as a diff.
+ * as YAML with sorted keys, so a change of behaviour is reviewed as a diff. A document of kind
+ * ReconcileOptions sets the controller's mesh options ({istioMinor: 22}: --istio-version 1.22).
  *
  *   PO_UPDATE_GOLDEN=1 ctest -R test_reconcile_golden    rewrites the .out.yaml files */
 #include <dirent.h>
@@ -45,6 +46,12 @@ static size_t load(Fake *fx, const char *path, char keys[][300], size_t cap, jso
     const char *kind = json_object_get_string(get(o, "kind")), *ns = str(o, "metadata", "namespace");
     const char *name = str(o, "metadata", "name");
     char slot_key[300], key[300], held[300], old[300];
+    if (!strcmp(kind, "ReconcileOptions")) { /* the controller's mesh options (--istio-version 1.N) */
+      po_TargetOptions opt = {.istio_minor = json_object_get_int(get(o, "istioMinor"))};
+      po_TargetIndex_SetOptions(fx->ix, &opt);
+      json_object_put(o);
+      continue;
+    }
     if (expect && !strcmp(kind, "Expect")) {
       json_object_put(*expect);
       *expect = o;
