@@ -427,24 +427,6 @@ static void test_answer_while_status_lags(void **state) {
   assert_int_equal(fx->status_patches, patches + 2); /* and not again */
 }
 
-/* adv3: Envoy Gateway's status has an ancestor for another Gateway only (a stale entry, another
- * controller's, or a tenant's status write): it says nothing of this policy on Gateway eg, so
- * ours is not Programmed on its word. */
-static void test_adv_other_gateway_ancestor_not_programmed(void **state) {
-  Fake *fx = *state;
-  gateway(fx);
-  route(fx, "[\"payments\"]");
-  apply_gw(fx, "a", 1, kPay50);
-  assert_true(gw(fx).ok);
-  eg_answer_on(fx, "other", "a", "True", "Accepted", "True", "Programmed", "ok", 0);
-  assert_true(gw(fx).ok);
-  assert_string_equal(status_of(fx, "a"), "False");
-  assert_string_equal(reason(fx, "a"), "Pending");
-  eg_programs(fx, "a"); /* the answer for eg itself */
-  assert_true(gw(fx).ok);
-  assert_string_equal(reason(fx, "a"), "Programmed");
-}
-
 /* adv3: a move Gateway -> Service whose EnvoyFilter cannot be created (a refusing webhook, here
  * a failed write): the EnvoyPatchPolicy of the last valid generation stays until the new target
  * is written, whichever target reconciles first. */
@@ -496,24 +478,6 @@ static void test_adv_long_message_cut_on_utf8_boundary(void **state) {
   assert_string_equal(reason(fx, "a"), "Invalid");
   assert_non_null(strstr(message(fx, "a"), "xxxxxxxx"));
   assert_true(utf8_ok(message(fx, "a")));
-}
-
-/* adv3: Envoy Gateway's reason is copied into our Programmed condition, whose CRD requires a
- * CamelCase word (^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$, at most 1024): a reason outside it
- * (anyone who may write the policy's status, or a CRD copy without the pattern) made the API
- * server refuse our whole status write, the previous status (Programmed) standing for good. */
-static void test_adv_hostile_reason_not_copied(void **state) {
-  Fake *fx = *state;
-  gateway(fx);
-  route(fx, "[\"payments\"]");
-  apply_gw(fx, "a", 1, kPay50);
-  assert_true(gw(fx).ok);
-  eg_answer(fx, "a", "True", "Accepted", "False", "not a reason!", "broken", 0);
-  assert_true(gw(fx).ok);
-  const char *r = reason(fx, "a");
-  assert_string_equal(status_of(fx, "a"), "False");
-  assert_true(r[0] && strspn(r, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_,:") == strlen(r));
-  assert_non_null(strstr(message(fx, "a"), "broken"));
 }
 
 /* Gateway eg with listener "shared" (routes admitted by a namespace selector) and plain "http",
@@ -629,10 +593,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_after_conflict_bound_after_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_answer_while_status_lags, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_adv_other_gateway_ancestor_not_programmed, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_move_keeps_policy_until_written, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_long_message_cut_on_utf8_boundary, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_adv_hostile_reason_not_copied, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_selector_listener_beside_attaching_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_long_name_policy_name_valid, setup, teardown),
   };
