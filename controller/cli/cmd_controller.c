@@ -105,178 +105,223 @@ static bool mesh_mode(const char *s, po_MeshEnableMode *m) {
   return false;
 }
 
+/* A number of seconds from lo to hi, the whole of arg (NaN is in no range). */
+static bool seconds_in(const char *arg, double lo, double hi, double *out) {
+  char *end = NULL;
+  *out = strtod(arg, &end);
+  return end != arg && !*end && *out >= lo && *out <= hi;
+}
+
 static int usage_error(const char *msg) {
   fprintf(stderr, "propertyoverride controller: %s\n\n%s", msg, kUsage);
   return kPo_Exit_Usage;
 }
 
-int po_Cmd_Controller(int argc, char **argv) {
-  enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
-         kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-         kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
-  static const struct option opts[] = {
-      {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
-      {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
-      {"target-batch-window", required_argument, 0, kBatch},
-      {"webhook-bind-address", required_argument, 0, kWebhookAddr}, {"webhook-cert-file", required_argument, 0, kCert},
-      {"webhook-key-file", required_argument, 0, kKey}, {"webhook-insecure", no_argument, 0, kInsecure},
-      {"health-probe-bind-address", required_argument, 0, kProbe}, {"leader-elect", optional_argument, 0, kElect},
-      {"leader-election-namespace", required_argument, 0, kElectNs}, {"leader-election-id", required_argument, 0, kElectId},
-      {"lease-duration", required_argument, 0, kLease}, {"renew-deadline", required_argument, 0, kRenew},
-      {"retry-period", required_argument, 0, kRetry}, {"log-level", required_argument, 0, kLogLevel},
-      {"graceful-shutdown-timeout", required_argument, 0, kGrace}, {"kube-api-qps", required_argument, 0, kQps},
-      {"kube-api-burst", required_argument, 0, kBurst}, {"webhook-cert-mode", required_argument, 0, kCertMode},
-      {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
-      {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
-      {"webhook-cert-san", required_argument, 0, kSan}, {"webhook-memory-budget", required_argument, 0, kMemBudget}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
-      {"allow-cross-namespace-from", required_argument, 0, kAllowXns},
-      {"controller-username", required_argument, 0, kCtlUser},
-      {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
-      {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
-      {"envoy-gateway", required_argument, 0, kEnvoyGateway},
-      {"istio-recheck-interval", required_argument, 0, kIstioRecheck},
-      {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
-      {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
-      {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
-      {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
-  po_AppOptions o;
-  po_AppOptions_Init(&o);
+enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
+       kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
+       kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
+static const struct option kOpts[] = {
+    {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
+    {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
+    {"target-batch-window", required_argument, 0, kBatch},
+    {"webhook-bind-address", required_argument, 0, kWebhookAddr}, {"webhook-cert-file", required_argument, 0, kCert},
+    {"webhook-key-file", required_argument, 0, kKey}, {"webhook-insecure", no_argument, 0, kInsecure},
+    {"health-probe-bind-address", required_argument, 0, kProbe}, {"leader-elect", optional_argument, 0, kElect},
+    {"leader-election-namespace", required_argument, 0, kElectNs}, {"leader-election-id", required_argument, 0, kElectId},
+    {"lease-duration", required_argument, 0, kLease}, {"renew-deadline", required_argument, 0, kRenew},
+    {"retry-period", required_argument, 0, kRetry}, {"log-level", required_argument, 0, kLogLevel},
+    {"graceful-shutdown-timeout", required_argument, 0, kGrace}, {"kube-api-qps", required_argument, 0, kQps},
+    {"kube-api-burst", required_argument, 0, kBurst}, {"webhook-cert-mode", required_argument, 0, kCertMode},
+    {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
+    {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
+    {"webhook-cert-san", required_argument, 0, kSan}, {"webhook-memory-budget", required_argument, 0, kMemBudget}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
+    {"allow-cross-namespace-from", required_argument, 0, kAllowXns},
+    {"controller-username", required_argument, 0, kCtlUser},
+    {"consul-sync-status", required_argument, 0, kSyncMode}, {"consul-sync-timeout", required_argument, 0, kSyncTimeout},
+    {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
+    {"envoy-gateway", required_argument, 0, kEnvoyGateway},
+    {"istio-recheck-interval", required_argument, 0, kIstioRecheck},
+    {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
+    {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
+    {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
+    {"help", no_argument, 0, kHelp}, {0, 0, 0, 0}};
+
+/* What a flag's step returns when it took the flag and the parse goes on, and when the flag is
+ * another step's; anything else is the exit status the command ends with. */
+enum { kFlagTaken = -1, kFlagNotMine = -2 };
+
+/* The flags of what the controller programs: which meshes, how they are named, how Consul's
+ * sync is awaited, and which namespaces may target beyond their own. */
+static int mesh_flag(int c, const char *arg, po_AppOptions *o, po_TargetOptions *targets) {
+  switch (c) {
+    case kMirroring: o->consul_namespace_mirroring = true; break;
+    case kIstio:
+      if (!mesh_mode(arg, &o->istio)) return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
+      break;
+    case kEnvoyGateway:
+      if (!mesh_mode(arg, &o->envoy_gateway)) {
+        return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
+      }
+      break;
+    case kIstioRecheck:
+      if (!seconds_in(arg, 1, 86400, &o->istio_recheck_s)) {
+        return usage_error("--istio-recheck-interval takes seconds from 1 to 86400, e.g. 60");
+      }
+      break;
+    case kPo_CliOpt_ClusterDomain: case kPo_CliOpt_IstioVersion: case kPo_CliOpt_IstioRootNamespace:
+      if (!po_Cli_TargetOption(c, arg, "controller", targets, NULL)) return kPo_Exit_Usage;
+      break;
+    case kSyncMode:
+      if (!strcmp(arg, "require")) o->consul_sync_require = true;
+      else if (!strcmp(arg, "ignore")) o->consul_sync_require = false;
+      else return usage_error("--consul-sync-status takes require (wait for consul-k8s's Synced) or ignore");
+      break;
+    case kSyncTimeout:
+      if (!seconds_in(arg, 0, 86400, &o->consul_sync_timeout_s)) {
+        return usage_error("--consul-sync-timeout takes seconds from 0 (never) to 86400, e.g. 120");
+      }
+      break;
+    case kAllowPd:
+      if (!*arg || o->n_proxydefaults_from == kPo_AppMaxProxyDefaultsFrom) {
+        return usage_error("--allow-proxydefaults-from takes a namespace or *, at most 64 times");
+      }
+      o->proxydefaults_from[o->n_proxydefaults_from++] = arg;
+      break;
+    case kAllowXns: {
+      /* parsed here, strictly, so a typo fails the start instead of allowing nobody */
+      po_CtlStatus st;
+      po_Tenancy probe = {0};
+      if (!po_Tenancy_AllowCrossNamespace(&probe, arg, &st)) return usage_error(st.message);
+      if (o->n_cross_namespace_from == kPo_AppMaxProxyDefaultsFrom) {
+        return usage_error("--allow-cross-namespace-from: at most 64 times");
+      }
+      o->cross_namespace_from[o->n_cross_namespace_from++] = arg;
+      break;
+    }
+    default: return kFlagNotMine;
+  }
+  return kFlagTaken;
+}
+
+/* The webhook's flags: where it listens, its certificate (files or self-managed), its memory. */
+static int webhook_flag(int c, const char *arg, po_AppOptions *o) {
+  char *end = NULL;
+  switch (c) {
+    case kWebhookAddr: o->webhook_address = arg; break;
+    case kCert: o->cert_file = arg; break;
+    case kKey: o->key_file = arg; break;
+    case kInsecure: o->webhook_insecure = true; break;
+    case kMemBudget: {
+      long mib = strtol(arg, &end, 10);
+      if (end == arg || *end || mib < 8 || mib > 65536) {
+        return usage_error("--webhook-memory-budget takes MiB from 8 to 65536, e.g. 96 (a maximal review needs 82)");
+      }
+      o->webhook_memory_budget = (size_t)mib << 20;
+      break;
+    }
+    case kCertMode:
+      if (!strcmp(arg, "self-managed")) o->cert_mode = kPo_CertMode_SelfManaged;
+      else if (!strcmp(arg, "files")) o->cert_mode = kPo_CertMode_Files;
+      else return usage_error("--webhook-cert-mode takes files or self-managed");
+      break;
+    case kSecret: o->secret = arg; break;
+    case kService: o->service = arg; break;
+    case kVwc: o->webhook_config = arg; break;
+    case kCertDir: o->cert_dir = arg; break;
+    case kSan:
+      if (o->n_sans == kPo_AppMaxSans) return usage_error("at most 16 --webhook-cert-san flags");
+      o->sans[o->n_sans++] = arg;
+      break;
+    case kCtlUser: o->controller_user = arg; break;
+    default: return kFlagNotMine;
+  }
+  return kFlagTaken;
+}
+
+/* The process's own flags: the API server and its rate, the workers, the lease, the stop. */
+static int process_flag(int c, const char *arg, po_AppOptions *o, const char **level) {
+  char *end = NULL;
+  switch (c) {
+    case kKubeconfig: o->kubeconfig = arg; break;
+    case kContext: o->context = arg; break;
+    case kNamespace:
+      if (o->n_namespaces == kPo_AppMaxNamespaces) return usage_error("at most 16 --namespace flags");
+      o->namespaces[o->n_namespaces++] = arg;
+      break;
+    case kWorkers: {
+      long workers = strtol(arg, &end, 10);
+      if (*end || workers < 1 || workers > 256) return usage_error("--workers takes 1 to 256");
+      o->workers = (int)workers;
+      break;
+    }
+    case kBatch:
+      if (!seconds_in(arg, 0, 60, &o->target_batch_window_s)) {
+        return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.5");
+      }
+      break;
+    case kProbe: o->probe_address = arg; break;
+    case kElect:
+      if (arg && !parse_bool(arg, &o->leader_elect)) return usage_error("--leader-elect takes true or false");
+      if (!arg) o->leader_elect = true;
+      break;
+    case kElectNs: o->lease_namespace = arg; break;
+    case kElectId: o->lease_name = arg; break;
+    case kLease: case kRenew: case kRetry: case kGrace: {
+      double v = strtod(arg, &end);
+      if (*end || v <= 0) return usage_error("durations are positive numbers of seconds");
+      if (c == kLease) o->lease_s = v; else if (c == kRenew) o->renew_deadline_s = v; else if (c == kRetry) o->retry_period_s = v; else o->grace_s = v;
+      break;
+    }
+    case kQps:
+      o->qps = strtod(arg, &end);
+      if (*end || o->qps <= 0) return usage_error("--kube-api-qps takes a positive number");
+      break;
+    case kBurst: {
+      long burst = strtol(arg, &end, 10);
+      if (*end || burst < 1 || burst > 1000000) return usage_error("--kube-api-burst takes a positive number");
+      o->burst = (int)burst;
+      break;
+    }
+    case kLogLevel: *level = arg; break;
+    default: return kFlagNotMine;
+  }
+  return kFlagTaken;
+}
+
+/* Every flag into *o; kFlagTaken when the command goes on, else the exit status (--help, a
+ * refusal). What one flag cannot check alone (the webhook's certificate) is checked after. */
+static int parse_flags(int argc, char **argv, po_AppOptions *o) {
   const char *level_s = "info";
   po_TargetOptions targets = {0};
   int c;
   optind = 1;
   opterr = 0;
-  while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-    char *end = NULL;
-    switch (c) {
-      case kKubeconfig: o.kubeconfig = optarg; break;
-      case kContext: o.context = optarg; break;
-      case kMirroring: o.consul_namespace_mirroring = true; break;
-      case kIstio:
-        if (!mesh_mode(optarg, &o.istio)) return usage_error("--istio takes auto (when EnvoyFilters are served), on or off");
-        break;
-      case kEnvoyGateway:
-        if (!mesh_mode(optarg, &o.envoy_gateway)) {
-          return usage_error("--envoy-gateway takes auto (when EnvoyPatchPolicies are served), on or off");
-        }
-        break;
-      case kIstioRecheck:
-        o.istio_recheck_s = strtod(optarg, &end);
-        if (end == optarg || *end || !(o.istio_recheck_s >= 1 && o.istio_recheck_s <= 86400)) {
-          return usage_error("--istio-recheck-interval takes seconds from 1 to 86400, e.g. 60");
-        }
-        break;
-      case kPo_CliOpt_ClusterDomain: case kPo_CliOpt_IstioVersion: case kPo_CliOpt_IstioRootNamespace:
-        if (!po_Cli_TargetOption(c, optarg, "controller", &targets, NULL)) return kPo_Exit_Usage;
-        break;
-      case kSyncMode:
-        if (!strcmp(optarg, "require")) o.consul_sync_require = true;
-        else if (!strcmp(optarg, "ignore")) o.consul_sync_require = false;
-        else return usage_error("--consul-sync-status takes require (wait for consul-k8s's Synced) or ignore");
-        break;
-      case kSyncTimeout:
-        o.consul_sync_timeout_s = strtod(optarg, &end);
-        if (end == optarg || *end || !(o.consul_sync_timeout_s >= 0 && o.consul_sync_timeout_s <= 86400)) {
-          return usage_error("--consul-sync-timeout takes seconds from 0 (never) to 86400, e.g. 120");
-        }
-        break;
-      case kNamespace:
-        if (o.n_namespaces == kPo_AppMaxNamespaces) return usage_error("at most 16 --namespace flags");
-        o.namespaces[o.n_namespaces++] = optarg;
-        break;
-      case kWorkers: {
-        long workers = strtol(optarg, &end, 10);
-        if (*end || workers < 1 || workers > 256) return usage_error("--workers takes 1 to 256");
-        o.workers = (int)workers;
-        break;
-      }
-      case kBatch:
-        o.target_batch_window_s = strtod(optarg, &end);
-        if (end == optarg || *end || !(o.target_batch_window_s >= 0 && o.target_batch_window_s <= 60)) {
-          return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.5");
-        }
-        break;
-      case kWebhookAddr: o.webhook_address = optarg; break;
-      case kCert: o.cert_file = optarg; break;
-      case kKey: o.key_file = optarg; break;
-      case kInsecure: o.webhook_insecure = true; break;
-      case kMemBudget: {
-        long mib = strtol(optarg, &end, 10);
-        if (end == optarg || *end || mib < 8 || mib > 65536) {
-          return usage_error("--webhook-memory-budget takes MiB from 8 to 65536, e.g. 96 (a maximal review needs 82)");
-        }
-        o.webhook_memory_budget = (size_t)mib << 20;
-        break;
-      }
-      case kProbe: o.probe_address = optarg; break;
-      case kElect:
-        if (optarg && !parse_bool(optarg, &o.leader_elect)) return usage_error("--leader-elect takes true or false");
-        if (!optarg) o.leader_elect = true;
-        break;
-      case kElectNs: o.lease_namespace = optarg; break;
-      case kElectId: o.lease_name = optarg; break;
-      case kLease: case kRenew: case kRetry: case kGrace: {
-        double v = strtod(optarg, &end);
-        if (*end || v <= 0) return usage_error("durations are positive numbers of seconds");
-        if (c == kLease) o.lease_s = v; else if (c == kRenew) o.renew_deadline_s = v; else if (c == kRetry) o.retry_period_s = v; else o.grace_s = v;
-        break;
-      }
-      case kQps:
-        o.qps = strtod(optarg, &end);
-        if (*end || o.qps <= 0) return usage_error("--kube-api-qps takes a positive number");
-        break;
-      case kBurst: {
-        long burst = strtol(optarg, &end, 10);
-        if (*end || burst < 1 || burst > 1000000) return usage_error("--kube-api-burst takes a positive number");
-        o.burst = (int)burst;
-        break;
-      }
-      case kCertMode:
-        if (!strcmp(optarg, "self-managed")) o.cert_mode = kPo_CertMode_SelfManaged;
-        else if (!strcmp(optarg, "files")) o.cert_mode = kPo_CertMode_Files;
-        else return usage_error("--webhook-cert-mode takes files or self-managed");
-        break;
-      case kSecret: o.secret = optarg; break;
-      case kService: o.service = optarg; break;
-      case kVwc: o.webhook_config = optarg; break;
-      case kCertDir: o.cert_dir = optarg; break;
-      case kSan:
-        if (o.n_sans == kPo_AppMaxSans) return usage_error("at most 16 --webhook-cert-san flags");
-        o.sans[o.n_sans++] = optarg;
-        break;
-      case kAllowPd:
-        if (!*optarg || o.n_proxydefaults_from == kPo_AppMaxProxyDefaultsFrom) {
-          return usage_error("--allow-proxydefaults-from takes a namespace or *, at most 64 times");
-        }
-        o.proxydefaults_from[o.n_proxydefaults_from++] = optarg;
-        break;
-      case kAllowXns: {
-        /* parsed here, strictly, so a typo fails the start instead of allowing nobody */
-        po_CtlStatus st;
-        po_Tenancy probe = {0};
-        if (!po_Tenancy_AllowCrossNamespace(&probe, optarg, &st)) return usage_error(st.message);
-        if (o.n_cross_namespace_from == kPo_AppMaxProxyDefaultsFrom) {
-          return usage_error("--allow-cross-namespace-from: at most 64 times");
-        }
-        o.cross_namespace_from[o.n_cross_namespace_from++] = optarg;
-        break;
-      }
-      case kCtlUser: o.controller_user = optarg; break;
-      case kLogLevel: level_s = optarg; break;
-      case kHelp: fputs(kUsage, stdout); return kPo_Exit_Ok;
-      default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
-    }
+  while ((c = getopt_long(argc, argv, "", kOpts, NULL)) != -1) {
+    if (c == kHelp) return fputs(kUsage, stdout), kPo_Exit_Ok;
+    int rc = mesh_flag(c, optarg, o, &targets);
+    if (rc == kFlagNotMine) rc = webhook_flag(c, optarg, o);
+    if (rc == kFlagNotMine) rc = process_flag(c, optarg, o, &level_s);
+    if (rc == kFlagNotMine) return usage_error(optopt ? "an option is missing its argument" : "unknown option");
+    if (rc != kFlagTaken) return rc;
   }
   if (optind < argc) return usage_error("unexpected argument");
-  o.cluster_domain = targets.cluster_domain;
-  o.istio_minor = targets.istio_minor;
-  o.istio_root_namespace = targets.istio_root_namespace;
-  if (!po_LogLevel_Parse(level_s, &o.log_level)) return usage_error("--log-level takes debug, info, warn or error");
-  if (strcmp(o.webhook_address, "0") != 0 && !o.webhook_insecure && o.cert_mode == kPo_CertMode_Files &&
-      (!o.cert_file || !o.key_file)) {
+  o->cluster_domain = targets.cluster_domain;
+  o->istio_minor = targets.istio_minor;
+  o->istio_root_namespace = targets.istio_root_namespace;
+  if (!po_LogLevel_Parse(level_s, &o->log_level)) return usage_error("--log-level takes debug, info, warn or error");
+  if (strcmp(o->webhook_address, "0") != 0 && !o->webhook_insecure && o->cert_mode == kPo_CertMode_Files &&
+      (!o->cert_file || !o->key_file)) {
     return usage_error("the webhook needs --webhook-cert-file and --webhook-key-file, or --webhook-cert-mode "
                        "self-managed (or --webhook-bind-address 0)");
   }
+  return kFlagTaken;
+}
+
+int po_Cmd_Controller(int argc, char **argv) {
+  po_AppOptions o;
+  po_AppOptions_Init(&o);
+  int rc = parse_flags(argc, argv, &o);
+  if (rc != kFlagTaken) return rc;
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
   po_App *app = po_App_New(&o, &st);
@@ -284,7 +329,7 @@ int po_Cmd_Controller(int argc, char **argv) {
     fprintf(stderr, "propertyoverride controller: %s\n", st.message);
     return kPo_Exit_Usage;
   }
-  int rc = po_App_Run(app);
+  rc = po_App_Run(app);
   po_App_Free(app);
   return rc;
 }

@@ -299,6 +299,78 @@ static bool remember(Walk *w, DirId id, po_Arena *a, bool *was_seen) {
   return true;
 }
 
+/* The entries of d (but . and ..), each as path/name, sorted; false when out of memory. */
+static bool sorted_names(DIR *d, const char *path, po_Arena *a, const char ***out, size_t *count) {
+  const char **names = NULL;
+  size_t n = 0, cap = 0;
+  struct dirent *e;
+  while ((e = readdir(d))) {
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    if (n == cap) {
+      cap = cap ? cap * 2 : 32;
+      const char **bigger = po_Arena_Malloc(a, cap * sizeof *bigger);
+      if (!bigger) return false;
+      if (n) memcpy(bigger, names, n * sizeof *bigger);
+      names = bigger;
+    }
+    size_t pl = strlen(path);
+    names[n] = po_Arena_Printf(a, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", e->d_name);
+    if (!names[n++]) return false;
+  }
+  if (n) qsort(names, n, sizeof *names, by_name);
+  *out = names;
+  *count = n;
+  return true;
+}
+
+/* A symbolic link inside the tree is not a way out of it (find without -L): one to a
+ * directory is not descended into (a link to / once walked the whole file system: 113 s,
+ * 19,847 files read), one to a file outside the directory given is not read (its content
+ * would reach the CI log in an error: a token, a kubeconfig). Links to devices and FIFOs
+ * are said for what they lead to, by the caller. The reason when name is such a link, else NULL. */
+static const char *link_not_followed(const char *name, const Walk *w) {
+  struct stat lst, st;
+  if (lstat(name, &lst) != 0 || !S_ISLNK(lst.st_mode) || stat(name, &st) != 0) return NULL;
+  if (S_ISDIR(st.st_mode)) return "a symbolic link to a directory: not followed";
+  if (!S_ISREG(st.st_mode)) return NULL;
+  char *real = realpath(name, NULL);
+  size_t rl = w->root ? strlen(w->root) : 0;
+  bool inside = real && w->root && (!strcmp(w->root, "/") || (!strncmp(real, w->root, rl) && real[rl] == '/'));
+  free(real);
+  return inside ? NULL : "a symbolic link to a file outside the directory given: not followed";
+}
+
+static bool load_dir(po_CliInputs *in, const char *path, const struct stat *sb, po_Arena *a, po_CliReport *r, Walk *w);
+
+/* One entry of a directory walked: read, descended into, or said not read with why. The type
+ * comes from stat (links followed) before anything is opened: a FIFO or a device is never
+ * opened here, so it cannot block the walk. */
+static bool load_entry(po_CliInputs *in, const char *name, po_Arena *a, po_CliReport *r, Walk *w) {
+  const char *base = strrchr(name, '/') + 1;
+  if (base[0] == '.') return po_CliReport_NotRead(r, name, "hidden (its name starts with a dot)"); /* .git and the like */
+  const char *why = link_not_followed(name, w);
+  if (why) return po_CliReport_NotRead(r, name, why);
+  struct stat st, lst;
+  if (stat(name, &st) != 0) {
+    int err = errno;
+    /* a link that leads to itself is a loop; a dangling link has nothing to validate */
+    if (err == ELOOP) {
+      return input_error(in, r, name, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: symbolic link loop: %s", name, strerror(ELOOP)));
+    }
+    if (err == ENOENT && lstat(name, &lst) == 0 && S_ISLNK(lst.st_mode)) { /* lstat again: errno */
+      return po_CliReport_NotRead(r, name, "a dangling symbolic link");
+    }
+    return input_error(in, r, name, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot stat: %s", name, strerror(err)));
+  }
+  if (S_ISDIR(st.st_mode)) return load_dir(in, name, &st, a, r, w);
+  if (!S_ISREG(st.st_mode)) {
+    why = po_Arena_Printf(a, "%s, not a regular file", po_Cli_FileType(st.st_mode));
+    return why && po_CliReport_NotRead(r, name, why);
+  }
+  if (!manifest_name(name)) return po_CliReport_NotRead(r, name, "not named *.yaml, *.yml or *.json");
+  return load_file(in, name, a, r);
+}
+
 static bool load_dir(po_CliInputs *in, const char *path, const struct stat *sb, po_Arena *a, po_CliReport *r, Walk *w) {
   DirId id = {sb->st_dev, sb->st_ino};
   for (int i = 0; i < w->depth; i++) {
@@ -318,85 +390,17 @@ static bool load_dir(po_CliInputs *in, const char *path, const struct stat *sb, 
   if (!d && errno == ENOMEM) return false; /* opendir's own allocation: memory, not the directory */
   if (!d) return input_error(in, r, path, (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot open: %s", path, strerror(errno)));
   const char **names = NULL;
-  size_t n = 0, cap = 0;
-  bool ok = true;
-  struct dirent *e;
-  while (ok && (e = readdir(d))) {
-    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-    if (n == cap) {
-      cap = cap ? cap * 2 : 32;
-      const char **bigger = po_Arena_Malloc(a, cap * sizeof *bigger);
-      if (!bigger) { ok = false; break; }
-      if (n) memcpy(bigger, names, n * sizeof *bigger);
-      names = bigger;
-    }
-    size_t pl = strlen(path);
-    names[n] = po_Arena_Printf(a, "%s%s%s", path, pl && path[pl - 1] == '/' ? "" : "/", e->d_name);
-    ok = names[n++] != NULL;
-  }
+  size_t n = 0;
+  bool ok = sorted_names(d, path, a, &names, &n);
   closedir(d);
   if (!ok) return false;
-  if (n) qsort(names, n, sizeof *names, by_name);
   w->open[w->depth].id = id;
   w->open[w->depth].path = path;
   w->depth++;
   /* Every entry is read or said not read, with why: a directory holding only a FIFO, links to
    * devices or README files once gave "0 valid, 0 invalid, 0 skipped" and exit 0, a CI job
-   * green having validated nothing. The type comes from stat (links followed) before anything
-   * is opened: a FIFO or a device is never opened here, so it cannot block the walk. */
-  for (size_t i = 0; ok && i < n; i++) {
-    const char *base = strrchr(names[i], '/') + 1;
-    struct stat st;
-    if (base[0] == '.') { /* hidden: .git and the like */
-      ok = po_CliReport_NotRead(r, names[i], "hidden (its name starts with a dot)");
-      continue;
-    }
-    /* A symbolic link inside the tree is not a way out of it (find without -L): one to a
-     * directory is not descended into (a link to / once walked the whole file system: 113 s,
-     * 19,847 files read), one to a file outside the directory given is not read (its content
-     * would reach the CI log in an error: a token, a kubeconfig). Links to devices and FIFOs
-     * are said for what they lead to, below. */
-    struct stat lst;
-    if (lstat(names[i], &lst) == 0 && S_ISLNK(lst.st_mode) && stat(names[i], &st) == 0) {
-      if (S_ISDIR(st.st_mode)) {
-        ok = po_CliReport_NotRead(r, names[i], "a symbolic link to a directory: not followed");
-        continue;
-      }
-      if (S_ISREG(st.st_mode)) {
-        char *real = realpath(names[i], NULL);
-        size_t rl = w->root ? strlen(w->root) : 0;
-        bool inside = real && w->root &&
-                      (!strcmp(w->root, "/") || (!strncmp(real, w->root, rl) && real[rl] == '/'));
-        free(real);
-        if (!inside) {
-          ok = po_CliReport_NotRead(r, names[i], "a symbolic link to a file outside the directory given: not followed");
-          continue;
-        }
-      }
-    }
-    if (stat(names[i], &st) != 0) {
-      int err = errno;
-      /* a link that leads to itself is a loop; a dangling link has nothing to validate */
-      if (err == ELOOP) {
-        ok = input_error(in, r, names[i], (po_Pos){0, 0}, po_Arena_Printf(a, "%s: symbolic link loop: %s", names[i], strerror(ELOOP)));
-      } else if (err == ENOENT && lstat(names[i], &lst) == 0 && S_ISLNK(lst.st_mode)) { /* lstat again: errno */
-        ok = po_CliReport_NotRead(r, names[i], "a dangling symbolic link");
-      } else {
-        ok = input_error(in, r, names[i], (po_Pos){0, 0}, po_Arena_Printf(a, "%s: cannot stat: %s", names[i], strerror(err)));
-      }
-      continue;
-    }
-    if (S_ISDIR(st.st_mode)) {
-      ok = load_dir(in, names[i], &st, a, r, w);
-    } else if (!S_ISREG(st.st_mode)) {
-      const char *why = po_Arena_Printf(a, "%s, not a regular file", po_Cli_FileType(st.st_mode));
-      ok = why && po_CliReport_NotRead(r, names[i], why);
-    } else if (!manifest_name(names[i])) {
-      ok = po_CliReport_NotRead(r, names[i], "not named *.yaml, *.yml or *.json");
-    } else {
-      ok = load_file(in, names[i], a, r);
-    }
-  }
+   * green having validated nothing. */
+  for (size_t i = 0; ok && i < n; i++) ok = load_entry(in, names[i], a, r, w);
   w->depth--;
   return ok;
 }

@@ -14,36 +14,35 @@
 #include "po/meshes/eg.h"
 
 /* ---- a tiny API server in memory ---- */
-Fake F;
 
 json_object *get(json_object *o, const char *k) {
   json_object *v = NULL;
   return o && json_object_object_get_ex(o, k, &v) ? v : NULL;
 }
 
-Slot *slot(const char *key, bool create) {
-  for (int i = 0; i < kMax; i++) if (F.slots[i].obj && !strcmp(F.slots[i].key, key)) return &F.slots[i];
+Slot *slot(Fake *fx, const char *key, bool create) {
+  for (int i = 0; i < kMax; i++) if (fx->slots[i].obj && !strcmp(fx->slots[i].key, key)) return &fx->slots[i];
   if (!create) return NULL;
-  for (int i = 0; i < kMax; i++) if (!F.slots[i].obj) { snprintf(F.slots[i].key, sizeof F.slots[i].key, "%s", key); return &F.slots[i]; }
+  for (int i = 0; i < kMax; i++) if (!fx->slots[i].obj) { snprintf(fx->slots[i].key, sizeof fx->slots[i].key, "%s", key); return &fx->slots[i]; }
   return NULL;
 }
 
-void bump(json_object *o) {
+void bump(Fake *fx, json_object *o) {
   char rv[32];
-  snprintf(rv, sizeof rv, "%d", ++F.rv);
+  snprintf(rv, sizeof rv, "%d", ++fx->rv);
   json_object_object_add(get(o, "metadata"), "resourceVersion", json_object_new_string(rv));
 }
 
-void put(const char *key, json_object *o) {
+void put(Fake *fx, const char *key, json_object *o) {
   if (!get(get(o, "metadata"), "uid")) { /* every stored object has one */
     char uid[32];
-    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
+    snprintf(uid, sizeof uid, "uid-%d", ++fx->uids);
     json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(uid));
   }
-  Slot *s = slot(key, true);
+  Slot *s = slot(fx, key, true);
   json_object_put(s->obj);
   s->obj = o;
-  bump(o);
+  bump(fx, o);
 }
 
 json_object *copy(json_object *o) {
@@ -59,7 +58,7 @@ typedef struct {
   json_object *given, *snapshot;
 } Lent;
 
-static const json_object *lend(Slot *s, void **ref) {
+static const json_object *lend(Fake *fx, Slot *s, void **ref) {
   *ref = NULL;
   if (!s) return NULL;
   Lent *l = malloc(sizeof *l);
@@ -67,57 +66,57 @@ static const json_object *lend(Slot *s, void **ref) {
   l->given = copy(s->obj);
   l->snapshot = copy(s->obj);
   *ref = l;
-  F.lent++;
+  fx->lent++;
   return l->given;
 }
 
 static void f_release(void *ctx, void *ref) {
-  (void)ctx;
+  Fake *fx = ctx;
   Lent *l = ref;
   assert_non_null(l);
   assert_true(json_object_equal(l->given, l->snapshot)); /* never changed */
   json_object_put(l->given);
   json_object_put(l->snapshot);
   free(l);
-  F.lent--;
+  fx->lent--;
 }
 
 static const json_object *f_get_override(void *ctx, const char *ns, const char *name, void **ref) {
-  (void)ctx;
+  Fake *fx = ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  F.override_reads++;
-  return lend(slot(k, false), ref);
+  fx->override_reads++;
+  return lend(fx, slot(fx, k, false), ref);
 }
 
 /* The mesh objects live in slots "<Kind>/<ns>/<name>" (EnvoyFilter, EnvoyPatchPolicy); their
  * writes count as target writes. HTTPRoutes are in "HTTPRoute/<ns>/<name>", Gateways in
  * "Gateway/<ns>/<name>" (get_target's slots). */
-static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
+static po_WriteResult write_slot(Fake *fx, const char *k, json_object *obj, bool create, const char *rv, json_object **written,
                                  po_CtlStatus *st);
-static const json_object *lend_kind(const char *kind, const char *ns, const char *name, void **ref) {
+static const json_object *lend_kind(Fake *fx, const char *kind, const char *ns, const char *name, void **ref) {
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
-  return lend(slot(k, false), ref);
+  return lend(fx, slot(fx, k, false), ref);
 }
-static po_WriteResult write_kind(const char *kind, const char *ns, const char *name, json_object *obj, bool create,
+static po_WriteResult write_kind(Fake *fx, const char *kind, const char *ns, const char *name, json_object *obj, bool create,
                                  const char *rv, json_object **written, po_CtlStatus *st) {
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
-  return write_slot(k, obj, create, rv, written, st);
+  return write_slot(fx, k, obj, create, rv, written, st);
 }
 static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
-  (void)ctx;
-  return lend_kind(po_TargetKind_Name(kind), ns, name, ref);
+  Fake *fx = ctx;
+  return lend_kind(fx, po_TargetKind_Name(kind), ns, name, ref);
 }
 
 /* The resourceVersion without a copy; tests that change a stored object in place bump it, as
  * any change on a server does. */
 static bool f_override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *out) {
-  (void)ctx;
+  Fake *fx = ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
+  Slot *s = slot(fx, k, false);
   json_object *meta = s ? get(s->obj, "metadata") : NULL, *v = get(meta, "resourceVersion"), *uid = get(meta, "uid");
   *out = (po_OverrideVersion){.generation = json_object_get_int64(get(meta, "generation"))};
   snprintf(out->rv, sizeof out->rv, "%s", v ? json_object_get_string(v) : "");
@@ -125,24 +124,24 @@ static bool f_override_version(void *ctx, const char *ns, const char *name, po_O
   return v != NULL;
 }
 
-static po_WriteResult write_slot(const char *k, json_object *obj, bool create, const char *rv, json_object **written,
+static po_WriteResult write_slot(Fake *fx, const char *k, json_object *obj, bool create, const char *rv, json_object **written,
                                  po_CtlStatus *st) {
-  Slot *s = slot(k, false);
-  F.attempts++;
-  if (F.conflict_next || F.attempts == F.conflict_at) {
-    F.conflict_next = false;
+  Slot *s = slot(fx, k, false);
+  fx->attempts++;
+  if (fx->conflict_next || fx->attempts == fx->conflict_at) {
+    fx->conflict_next = false;
     po_CtlStatus_Set(st, kPo_Ctl_Conflict, "the object has been modified");
     return kPo_WriteResult_Conflict;
   }
-  if (F.attempts == F.fail_at) return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
+  if (fx->attempts == fx->fail_at) return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
   if (create && s) return po_CtlStatus_Set(st, kPo_Ctl_AlreadyExists, "already exists"), kPo_WriteResult_Conflict;
   if (!create && !s) return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "not found"), kPo_WriteResult_NotFound;
   if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
     po_CtlStatus_Set(st, kPo_Ctl_Conflict, "stale resourceVersion");
     return kPo_WriteResult_Conflict;
   }
-  F.target_writes++;
-  if (F.check_write) F.check_write(obj);
+  fx->target_writes++;
+  if (fx->check_write) fx->check_write(fx, obj);
   if (!obj) {
     json_object_put(s->obj);
     s->obj = NULL;
@@ -151,7 +150,7 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
   json_object *stored = copy(obj);
   if (create) { /* the server assigns the uid; a client's is ignored */
     char uid[32];
-    snprintf(uid, sizeof uid, "uid-%d", ++F.uids);
+    snprintf(uid, sizeof uid, "uid-%d", ++fx->uids);
     json_object_object_add(get(stored, "metadata"), "uid", json_object_new_string(uid));
   } else if (s && get(get(s->obj, "metadata"), "uid")) {
     json_object_object_add(get(stored, "metadata"), "uid", copy(get(get(s->obj, "metadata"), "uid")));
@@ -166,47 +165,47 @@ static po_WriteResult write_slot(const char *k, json_object *obj, bool create, c
     json_object_object_del(stored, "status");
     if (s && get(s->obj, "status")) json_object_object_add(stored, "status", copy(get(s->obj, "status")));
   }
-  put(k, stored);
+  put(fx, k, stored);
   if (written) *written = copy(stored);
   return kPo_WriteResult_Ok;
 }
 
 static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                      bool create, const char *rv, json_object **written, po_CtlStatus *st) {
-  (void)ctx;
-  if (F.target_fails > 0) {
-    F.target_fails--;
-    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
+  Fake *fx = ctx;
+  if (fx->target_fails > 0) {
+    fx->target_fails--;
+    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", fx->fail_text ? fx->fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
-  return write_kind(po_TargetKind_Name(kind), ns, name, obj, create, rv, written, st);
+  return write_kind(fx, po_TargetKind_Name(kind), ns, name, obj, create, rv, written, st);
 }
 
 static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
-  (void)ctx;
-  return lend_kind("EnvoyFilter", ns, name, ref);
+  Fake *fx = ctx;
+  return lend_kind(fx, "EnvoyFilter", ns, name, ref);
 }
 static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, po_CtlStatus *st) {
-  (void)ctx;
-  return write_kind("EnvoyFilter", ns, name, obj, create, rv, written, st);
+  Fake *fx = ctx;
+  return write_kind(fx, "EnvoyFilter", ns, name, obj, create, rv, written, st);
 }
 static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
-  (void)ctx;
-  return lend_kind("EnvoyPatchPolicy", ns, name, ref);
+  Fake *fx = ctx;
+  return lend_kind(fx, "EnvoyPatchPolicy", ns, name, ref);
 }
 static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, po_CtlStatus *st) {
-  (void)ctx;
-  return write_kind("EnvoyPatchPolicy", ns, name, obj, create, rv, written, st);
+  Fake *fx = ctx;
+  return write_kind(fx, "EnvoyPatchPolicy", ns, name, obj, create, rv, written, st);
 }
 
 /* As the app's: one route whole, when the bound lets its rules in. */
 static json_object *f_route(void *ctx, const char *ns, const char *name) {
-  (void)ctx;
+  Fake *fx = ctx;
   char key[400];
   snprintf(key, sizeof key, "HTTPRoute/%s/%s", ns, name);
   for (int i = 0; i < kMax; i++) {
-    if (F.slots[i].obj && !strcmp(F.slots[i].key, key)) return po_EG_RouteCopy(F.slots[i].obj, true);
+    if (fx->slots[i].obj && !strcmp(fx->slots[i].key, key)) return po_EG_RouteCopy(fx->slots[i].obj, true);
   }
   return json_object_new_object(); /* gone */
 }
@@ -214,11 +213,11 @@ static json_object *f_route(void *ctx, const char *ns, const char *name) {
 /* As the app's: whole when a namespace of `whole` holds it, else its stub. */
 static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole,
                                      size_t n_whole) {
-  (void)ctx;
+  Fake *fx = ctx;
   json_object *out = json_object_new_array();
   for (int i = 0; out && i < kMax; i++) {
-    json_object *r = F.slots[i].obj;
-    if (r && !strncmp(F.slots[i].key, "HTTPRoute/", 10) && po_EG_RouteNamesGateway(r, ns, gateway)) {
+    json_object *r = fx->slots[i].obj;
+    if (r && !strncmp(fx->slots[i].key, "HTTPRoute/", 10) && po_EG_RouteNamesGateway(r, ns, gateway)) {
       bool full = po_EG_NamespaceIn(whole, n_whole, json_object_get_string(get(get(r, "metadata"), "namespace")));
       json_object_array_add(out, po_EG_RouteCopy(r, full));
     }
@@ -237,24 +236,24 @@ static void merge(json_object *dst, json_object *patch) {
 
 static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
                                        po_CtlStatus *st) {
-  (void)ctx;
+  Fake *fx = ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
+  Slot *s = slot(fx, k, false);
   if (!s) return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "not found"), kPo_WriteResult_NotFound;
-  if (status && F.status_fails > 0) {
-    F.status_fails--;
+  if (status && fx->status_fails > 0) {
+    fx->status_fails--;
     return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
   }
-  if (!status && F.override_fails > 0) {
-    F.override_fails--;
-    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", F.fail_text ? F.fail_text : "injected failure"), kPo_WriteResult_Failed;
+  if (!status && fx->override_fails > 0) {
+    fx->override_fails--;
+    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", fx->fail_text ? fx->fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
-  if (status) F.status_patches++;
-  else F.override_patches++;
-  if (status && F.status_lags) return kPo_WriteResult_Ok; /* written; the cache does not show it yet */
+  if (status) fx->status_patches++;
+  else fx->override_patches++;
+  if (status && fx->status_lags) return kPo_WriteResult_Ok; /* written; the cache does not show it yet */
   merge(s->obj, patch);
-  bump(s->obj);
+  bump(fx, s->obj);
   /* an object being deleted goes when its finalizers are gone */
   json_object *fin = get(get(s->obj, "metadata"), "finalizers");
   if (get(get(s->obj, "metadata"), "deletionTimestamp") && (!fin || json_object_array_length(fin) == 0)) {
@@ -265,57 +264,64 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
 }
 
 static void f_now(void *ctx, char buf[32]) {
-  (void)ctx;
-  snprintf(buf, 32, "%s", F.now ? F.now : "2026-12-01T00:00:00Z");
+  Fake *fx = ctx;
+  snprintf(buf, 32, "%s", fx->now ? fx->now : "2026-12-01T00:00:00Z");
 }
 
-int g_warnings;
 static void f_event(void *ctx, json_object *about, const char *type, const char *reason, const char *message) {
-  (void)ctx; (void)about; (void)message;
-  F.events++;
-  snprintf(F.last_event_reason, sizeof F.last_event_reason, "%s", reason);
-  if (!strcmp(type, "Warning")) g_warnings++;
+  Fake *fx = ctx; (void)about; (void)message;
+  fx->events++;
+  snprintf(fx->last_event_reason, sizeof fx->last_event_reason, "%s", reason);
+  if (!strcmp(type, "Warning")) fx->warnings++;
 }
 
 static bool f_synced(void *ctx) {
-  (void)ctx;
-  return !F.unsynced;
+  Fake *fx = ctx;
+  return !fx->unsynced;
 }
 
 static void f_target_event(void *ctx, po_TargetKind kind, json_object *about, const char *type, const char *reason,
                            const char *message) {
-  (void)ctx; (void)kind; (void)about; (void)type; (void)message;
-  F.target_events++;
-  snprintf(F.last_target_reason, sizeof F.last_target_reason, "%s", reason);
+  Fake *fx = ctx; (void)kind; (void)about; (void)type; (void)message;
+  fx->target_events++;
+  snprintf(fx->last_target_reason, sizeof fx->last_target_reason, "%s", reason);
 }
 
-po_Tenancy g_tenancy = {.proxy_defaults_from = {"mesh"}, .n = 1};
-const po_ReconcileIO IO = {f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
-                                  f_synced, f_target_event, &g_tenancy, f_release, f_override_version, NULL, NULL,
-                                  f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route};
-po_TargetIndex *IX;
+Fake *fake_new(void) {
+  Fake *fx = calloc(1, sizeof *fx);
+  assert_non_null(fx);
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
+  fx->tenancy = (po_Tenancy){.proxy_defaults_from = {"mesh"}, .n = 1};
+  fx->io = (po_ReconcileIO){f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
+                            f_synced, f_target_event, &fx->tenancy, f_release, f_override_version, NULL, NULL,
+                            f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route};
+  fx->io.ctx = fx;
+  return fx;
+}
+
+void fake_free(Fake *fx) {
+  assert_int_equal(fx->lent, 0); /* every read was handed back */
+  for (int i = 0; i < kMax; i++) json_object_put(fx->slots[i].obj);
+  po_TargetIndex_Free(fx->ix);
+  free(fx);
+}
 
 int setup(void **s) {
-  (void)s;
-  memset(&F, 0, sizeof F);
-  g_warnings = 0;
-  IX = po_TargetIndex_New();
+  *s = fake_new();
   return 0;
 }
 
 int teardown(void **s) {
-  (void)s;
-  assert_int_equal(F.lent, 0); /* every read was handed back */
-  for (int i = 0; i < kMax; i++) json_object_put(F.slots[i].obj);
-  po_TargetIndex_Free(IX);
+  fake_free(*s);
   return 0;
 }
 
-void apply_override(const char *name, int gen, const char *target, const char *patches) {
-  apply_override_ns("default", name, gen, target, NULL, patches);
+void apply_override(Fake *fx, const char *name, int gen, const char *target, const char *patches) {
+  apply_override_ns(fx, "default", name, gen, target, NULL, patches);
 }
 
-void apply_override_ns(const char *ns, const char *name, int gen, const char *target, const char *target_ns,
+void apply_override_ns(Fake *fx, const char *ns, const char *name, int gen, const char *target, const char *target_ns,
                        const char *patches) {
   size_t size = strlen(patches) + 1024; /* big lists of patches too */
   char *text = malloc(size), tref[200];
@@ -334,13 +340,13 @@ void apply_override_ns(const char *ns, const char *name, int gen, const char *ta
   json_object *o = json_tokener_parse(text);
   free(text);
   assert_non_null(o);
-  store_override(ns, name, o);
+  store_override(fx, ns, name, o);
 }
 
-void store_override(const char *ns, const char *name, json_object *o) {
+void store_override(Fake *fx, const char *ns, const char *name, json_object *o) {
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  Slot *s = slot(k, false);
+  Slot *s = slot(fx, k, false);
   if (s) { /* keep what the server keeps: finalizers, annotations and status */
     json_object *fin = get(get(s->obj, "metadata"), "finalizers"), *st = get(s->obj, "status");
     json_object *ann = get(get(s->obj, "metadata"), "annotations");
@@ -348,25 +354,25 @@ void store_override(const char *ns, const char *name, json_object *o) {
     if (ann) json_object_object_add(get(o, "metadata"), "annotations", copy(ann));
     if (st) json_object_object_add(o, "status", copy(st));
   }
-  put(k, o);
+  put(fx, k, o);
   char key[300], old[300];
   po_Reconcile_OverrideKey(o, key, sizeof key);
-  po_TargetIndex_Set(IX, ns, name, key, old, sizeof old);
+  po_TargetIndex_Set(fx->ix, ns, name, key, old, sizeof old);
   char held[300];
   po_Reconcile_HeldKey(o, held, sizeof held); /* as the informer handler does */
-  po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old);
+  po_TargetIndex_SetHeld(fx->ix, ns, name, held, old, sizeof old);
 }
 
 
-json_object *slot_obj(const char *key) {
-  Slot *s = slot(key, false);
+json_object *slot_obj(Fake *fx, const char *key) {
+  Slot *s = slot(fx, key, false);
   return s ? s->obj : NULL;
 }
 
-json_object *override_condition(const char *ns, const char *name, const char *type) {
+json_object *override_condition(Fake *fx, const char *ns, const char *name, const char *type) {
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
-  json_object *list = get(get(slot_obj(k), "status"), "conditions");
+  json_object *list = get(get(slot_obj(fx, k), "status"), "conditions");
   for (size_t i = 0; list && i < json_object_array_length(list); i++) {
     json_object *c = json_object_array_get_idx(list, i);
     if (!strcmp(json_object_get_string(get(c, "type")), type)) return c;
@@ -374,10 +380,10 @@ json_object *override_condition(const char *ns, const char *name, const char *ty
   return NULL;
 }
 
-po_ReconcileResult reconcile_key(const char *key) {
-  po_ReconcileResult r = po_Reconcile(&IO, IX, key);
+po_ReconcileResult reconcile_key(Fake *fx, const char *key) {
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, key);
   if (!r.ok) print_message("%s: %s\n", key, r.error);
-  assert_int_equal(F.lent, 0); /* every object read was handed back */
+  assert_int_equal(fx->lent, 0); /* every object read was handed back */
   return r;
 }
 

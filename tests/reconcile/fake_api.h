@@ -1,7 +1,9 @@
 /* A tiny API server in memory for the reconcile tests: slots of objects by key
  * ("po/<ns>/<name>", "<Kind>/<ns>/<name>"), resourceVersions, uids, merge patches, finalizers,
  * conflicts on demand, and the IO table po_Reconcile reads and writes it through. Reads lend a
- * copy and check, when it comes back, that the reconcile did not change it. */
+ * copy and check, when it comes back, that the reconcile did not change it. Nothing is global:
+ * a test's server, index, tenancy policy and IO table are one Fake, which every helper takes
+ * first and the IO table's callbacks find in their ctx. */
 #ifndef PO_TESTS_RECONCILE_FAKE_API_H_
 #define PO_TESTS_RECONCILE_FAKE_API_H_
 
@@ -17,7 +19,7 @@ typedef struct {
   char key[300];
   json_object *obj;
 } Slot;
-typedef struct {
+typedef struct Fake {
   Slot slots[kMax];
   int rv;
   int target_writes, override_patches, status_patches, uids;
@@ -38,39 +40,43 @@ typedef struct {
   int override_reads; /* PropertyOverrides read (lent) */
   const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */
   char last_event_reason[64];
-  void (*check_write)(struct json_object *obj); /* sees every target written (obj NULL: a delete) */
+  void (*check_write)(struct Fake *fx, struct json_object *obj); /* sees every target written (obj NULL: a delete) */
+  po_TargetIndex *ix;  /* the index, as the informer handlers keep it */
+  po_Tenancy tenancy;  /* the tenancy policy io hands out (from namespace "mesh") */
+  int warnings;        /* Warning Events about PropertyOverrides */
+  po_ReconcileIO io;   /* the IO table over this server: io.ctx is the fixture */
 } Fake;
 
-extern Fake F;
-extern int g_warnings;
-extern po_Tenancy g_tenancy;
-extern const po_ReconcileIO IO;
-extern po_TargetIndex *IX;
+/* A fixture: a server of its own, an empty index, the IO table over them; every test gets one
+ * (setup), passes it explicitly, and frees it (teardown checks every read was handed back). */
+Fake *fake_new(void);
+void fake_free(Fake *fx);
 
 struct json_object *get(struct json_object *o, const char *k);
-Slot *slot(const char *key, bool create);
-void bump(struct json_object *o);
-void put(const char *key, struct json_object *o);
+Slot *slot(Fake *fx, const char *key, bool create);
+void bump(Fake *fx, struct json_object *o);
+void put(Fake *fx, const char *key, struct json_object *o);
 struct json_object *copy(struct json_object *o);
+/* cmocka's setup and teardown: *s is a fake_new() fixture, freed by teardown. */
 int setup(void **s);
 int teardown(void **s);
 /* A PropertyOverride of namespace default (uid "uid-po-<name>") stored and indexed as the
  * informer handlers would. */
-void apply_override(const char *name, int gen, const char *target, const char *patches);
+void apply_override(Fake *fx, const char *name, int gen, const char *target, const char *patches);
 /* The same in namespace ns, with spec.targetRef.namespace when target_ns is not NULL (uid
  * "uid-po-NS-NAME" outside default). */
-void apply_override_ns(const char *ns, const char *name, int gen, const char *target, const char *target_ns,
+void apply_override_ns(Fake *fx, const char *ns, const char *name, int gen, const char *target, const char *target_ns,
                        const char *patches);
 /* A PropertyOverride object stored (taken) as the server keeps it over the one there (its
  * finalizers, annotations and status kept) and indexed as the informer handlers would. */
-void store_override(const char *ns, const char *name, struct json_object *o);
-/* po_Reconcile of a key through IO, its error printed, every lent object checked handed back. */
-po_ReconcileResult reconcile_key(const char *key);
+void store_override(Fake *fx, const char *ns, const char *name, struct json_object *o);
+/* po_Reconcile of a key through the fixture's IO table, its error printed, every lent object checked handed back. */
+po_ReconcileResult reconcile_key(Fake *fx, const char *key);
 /* metadata.annotations[k] of o, or NULL. */
 const char *annotation_of(struct json_object *o, const char *k);
 /* The object of a slot, or NULL. */
-struct json_object *slot_obj(const char *key);
+struct json_object *slot_obj(Fake *fx, const char *key);
 /* A condition of the stored PropertyOverride ns/name, or NULL. */
-struct json_object *override_condition(const char *ns, const char *name, const char *type);
+struct json_object *override_condition(Fake *fx, const char *ns, const char *name, const char *type);
 
 #endif

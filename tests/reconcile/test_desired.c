@@ -22,57 +22,57 @@ static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\
 static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                             "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
 
-static json_object *target(void) { return slot("ServiceDefaults/default/web", false)->obj; }
+static json_object *target(Fake *fx) { return slot(fx, "ServiceDefaults/default/web", false)->obj; }
 static json_object *ext_of(json_object *o) { return get(get(o, "spec"), "envoyExtensions"); }
-static po_ReconcileResult reconcile(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/default/web"); }
+static po_ReconcileResult reconcile(Fake *fx) { return po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web"); }
 
 /* The git version of web: protocol and a lua entry, no entries of ours; uid as stored. */
-static json_object *git_version(void) {
+static json_object *git_version(Fake *fx) {
   json_object *o = json_tokener_parse(
       "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
       "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"protocol\":\"grpc\","
       "\"envoyExtensions\":[{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}]}}");
-  json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(json_object_get_string(get(get(target(), "metadata"), "uid"))));
+  json_object_object_add(get(o, "metadata"), "uid", json_object_new_string(json_object_get_string(get(get(target(fx), "metadata"), "uid"))));
   return o;
 }
 
-static po_DesiredResult desired(json_object *incoming, json_object **list) {
+static po_DesiredResult desired(Fake *fx, json_object *incoming, json_object **list) {
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
-  int writes = F.target_writes, patches = F.override_patches + F.status_patches, events = F.events + F.target_events;
-  po_DesiredResult d = po_Reconcile_Desired(&IO, IX, kPo_TargetKind_ServiceDefaults, incoming, list, &st);
+  int writes = fx->target_writes, patches = fx->override_patches + fx->status_patches, events = fx->events + fx->target_events;
+  po_DesiredResult d = po_Reconcile_Desired(&fx->io, fx->ix, kPo_TargetKind_ServiceDefaults, incoming, list, &st);
   /* a question, never a write or an Event */
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(F.override_patches + F.status_patches, patches);
-  assert_int_equal(F.events + F.target_events, events);
-  assert_int_equal(F.lent, 0);
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(fx->override_patches + fx->status_patches, patches);
+  assert_int_equal(fx->events + fx->target_events, events);
+  assert_int_equal(fx->lent, 0);
   return d;
 }
 
 /* web with the lua entry from git, then a and b programmed by the reconciler. */
-static void programmed(void) {
-  put("ServiceDefaults/default/web",
+static void programmed(Fake *fx) {
+  put(fx, "ServiceDefaults/default/web",
       json_tokener_parse("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
                          "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"protocol\":\"http\","
                          "\"envoyExtensions\":[{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}]}}"));
-  apply_override("a", 1, "web", kGood);
-  apply_override("b", 1, "web", kGood2);
-  assert_true(reconcile().ok);
-  assert_int_equal(json_object_array_length(ext_of(target())), 3);
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(reconcile(fx).ok);
+  assert_int_equal(json_object_array_length(ext_of(target(fx))), 3);
 }
 
 static void test_stripped_write_gets_exactly_the_reconcilers_entries(void **state) {
-  (void)state;
-  programmed();
-  json_object *in = git_version(), *list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  Fake *fx = *state;
+  programmed(fx);
+  json_object *in = git_version(fx), *list = NULL;
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   /* what the reconciler wrote, byte for byte: the lua entry as it came, then a, then b */
-  assert_true(json_object_equal(list, ext_of(target())));
+  assert_true(json_object_equal(list, ext_of(target(fx))));
   json_object_put(list);
   /* the object as it will be stored holds it: nothing more to say */
-  json_object_object_add(get(in, "spec"), "envoyExtensions", copy(ext_of(target())));
+  json_object_object_add(get(in, "spec"), "envoyExtensions", copy(ext_of(target(fx))));
   list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Keep);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Keep);
   assert_null(list);
   json_object_put(in);
 }
@@ -82,28 +82,28 @@ static void test_stripped_write_gets_exactly_the_reconcilers_entries(void **stat
  * the incoming object, so the answer still carries a's last valid entry; a forged record gets
  * nothing. */
 static void test_stripped_write_after_a_restart_keeps_the_last_valid_entry(void **state) {
-  (void)state;
+  Fake *fx = *state;
   static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                             "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]";
-  programmed();
-  apply_override("a", 2, "web", kBad);
-  assert_true(reconcile().ok);
-  json_object *before = copy(ext_of(target()));
-  po_TargetIndex_Free(IX); /* a new process */
-  IX = po_TargetIndex_New();
-  store_override("default", "a", copy(slot("po/default/a", false)->obj));
-  store_override("default", "b", copy(slot("po/default/b", false)->obj));
-  json_object *in = git_version(), *list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  programmed(fx);
+  apply_override(fx, "a", 2, "web", kBad);
+  assert_true(reconcile(fx).ok);
+  json_object *before = copy(ext_of(target(fx)));
+  po_TargetIndex_Free(fx->ix); /* a new process */
+  fx->ix = po_TargetIndex_New();
+  store_override(fx, "default", "a", copy(slot(fx, "po/default/a", false)->obj));
+  store_override(fx, "default", "b", copy(slot(fx, "po/default/b", false)->obj));
+  json_object *in = git_version(fx), *list = NULL;
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_true(json_object_equal(list, before));
   json_object_put(list);
   /* the record forged to another valid value: a's entry is not in the answer */
-  json_object *p0 = json_object_array_get_idx(get(get(get(get(slot("po/default/a", false)->obj, "status"), "lastValid"), "spec"),
+  json_object *p0 = json_object_array_get_idx(get(get(get(get(slot(fx, "po/default/a", false)->obj, "status"), "lastValid"), "spec"),
                                                   "patches"), 0);
   json_object_object_add(p0, "value", json_object_new_int(33));
-  bump(slot("po/default/a", false)->obj);
+  bump(fx, slot(fx, "po/default/a", false)->obj);
   list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_null(strstr(json_object_to_json_string(list), "\"Value\":33"));
   json_object_put(list);
   json_object_put(in);
@@ -111,30 +111,30 @@ static void test_stripped_write_after_a_restart_keeps_the_last_valid_entry(void 
 }
 
 static void test_other_extensions_come_from_the_write_not_the_store(void **state) {
-  (void)state;
-  programmed();
-  json_object *in = git_version(), *list = NULL;
+  Fake *fx = *state;
+  programmed(fx);
+  json_object *in = git_version(fx), *list = NULL;
   /* git changes the lua entry and adds another: those are the writer's, kept as written */
   json_object *lua = json_object_array_get_idx(ext_of(in), 0);
   json_object_object_add(get(lua, "arguments"), "Script", json_object_new_string("y"));
   json_object_array_add(ext_of(in), json_tokener_parse("{\"name\":\"builtin/aws/lambda\",\"arguments\":{\"ARN\":\"z\"}}"));
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_int_equal(json_object_array_length(list), 4);
   assert_string_equal(json_object_get_string(get(get(json_object_array_get_idx(list, 0), "arguments"), "Script")), "y");
   assert_string_equal(json_object_get_string(get(json_object_array_get_idx(list, 1), "name")), "builtin/aws/lambda");
-  assert_true(json_object_equal(json_object_array_get_idx(list, 2), json_object_array_get_idx(ext_of(target()), 1)));
+  assert_true(json_object_equal(json_object_array_get_idx(list, 2), json_object_array_get_idx(ext_of(target(fx)), 1)));
   json_object_put(list);
   json_object_put(in);
 }
 
 static void test_stale_entry_in_the_write_is_replaced_by_the_current_one(void **state) {
-  (void)state;
-  programmed();
-  json_object *stale = copy(ext_of(target())); /* a's and b's entries at generation 1, as git might hold them */
-  apply_override("a", 2, "web", kGood2);       /* a moves on; the reconciler has not run yet */
-  json_object *in = git_version(), *list = NULL;
+  Fake *fx = *state;
+  programmed(fx);
+  json_object *stale = copy(ext_of(target(fx))); /* a's and b's entries at generation 1, as git might hold them */
+  apply_override(fx, "a", 2, "web", kGood2);       /* a moves on; the reconciler has not run yet */
+  json_object *in = git_version(fx), *list = NULL;
   json_object_object_add(get(in, "spec"), "envoyExtensions", stale);
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   json_object *ma = get(get(json_object_array_get_idx(list, 1), "arguments"), "PropertyOverride");
   assert_string_equal(json_object_get_string(get(ma, "name")), "a");
   assert_int_equal(json_object_get_int(get(ma, "generation")), 2);
@@ -143,14 +143,14 @@ static void test_stale_entry_in_the_write_is_replaced_by_the_current_one(void **
 }
 
 static void test_forged_entry_is_not_made_ours(void **state) {
-  (void)state;
-  programmed();
-  json_object *in = git_version(), *list = NULL;
+  Fake *fx = *state;
+  programmed(fx);
+  json_object *in = git_version(fx), *list = NULL;
   /* a marker naming a with the wrong uid: a look-alike, kept as the writer's, never counted as a */
   json_object_array_add(ext_of(in), json_tokener_parse(
       "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":9,"
       "\"uid\":\"forged\",\"targetUID\":\"forged\"},\"Patches\":[]}}"));
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_int_equal(json_object_array_length(list), 4); /* lua, the look-alike, a, b */
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(list, 1), "arguments"), "PropertyOverride"), "uid")), "forged");
   assert_int_equal(json_object_get_int(get(get(get(json_object_array_get_idx(list, 2), "arguments"), "PropertyOverride"), "generation")), 1);
@@ -159,13 +159,13 @@ static void test_forged_entry_is_not_made_ours(void **state) {
 }
 
 static void test_entry_the_controller_removes_does_not_come_back(void **state) {
-  (void)state;
-  programmed();
+  Fake *fx = *state;
+  programmed(fx);
   char k[] = "po/default/a";
-  json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  bump(slot(k, false)->obj);
-  json_object *in = git_version(), *list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  json_object *in = git_version(fx), *list = NULL;
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_int_equal(json_object_array_length(list), 2); /* lua and b: a is being deleted */
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(list, 1), "arguments"), "PropertyOverride"), "name")), "b");
   json_object_put(list);
@@ -173,26 +173,26 @@ static void test_entry_the_controller_removes_does_not_come_back(void **state) {
 }
 
 static void test_unclaimed_override_is_not_added(void **state) {
-  (void)state;
-  programmed();
-  apply_override("c", 1, "web", kGood); /* no finalizer yet: the reconciler has not claimed it */
-  json_object *in = git_version(), *list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  Fake *fx = *state;
+  programmed(fx);
+  apply_override(fx, "c", 1, "web", kGood); /* no finalizer yet: the reconciler has not claimed it */
+  json_object *in = git_version(fx), *list = NULL;
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_int_equal(json_object_array_length(list), 3); /* lua, a, b */
   json_object_put(list);
   json_object_put(in);
 }
 
 static void test_nothing_said_before_the_caches_synced_or_without_a_uid(void **state) {
-  (void)state;
-  programmed();
-  json_object *in = git_version(), *list = NULL;
-  F.unsynced = true;
-  assert_int_equal(desired(in, &list), kPo_Desired_NotSynced);
+  Fake *fx = *state;
+  programmed(fx);
+  json_object *in = git_version(fx), *list = NULL;
+  fx->unsynced = true;
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_NotSynced);
   assert_null(list);
-  F.unsynced = false;
+  fx->unsynced = false;
   json_object_object_del(get(in, "metadata"), "uid"); /* a CREATE: the server has not assigned it yet */
-  assert_int_equal(desired(in, &list), kPo_Desired_Keep);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Keep);
   assert_null(list);
   json_object_put(in);
 }
@@ -202,20 +202,20 @@ static void test_nothing_said_before_the_caches_synced_or_without_a_uid(void **s
  * left required out, would differ from the reconciler's write, and the webhook and the controller
  * would undo each other's writes on every apply. */
 static void test_answer_orders_by_priority_and_carries_required(void **state) {
-  (void)state;
-  programmed();
-  apply_override("a", 2, "web", kGood);
-  json_object *a = slot("po/default/a", false)->obj;
+  Fake *fx = *state;
+  programmed(fx);
+  apply_override(fx, "a", 2, "web", kGood);
+  json_object *a = slot(fx, "po/default/a", false)->obj;
   json_object_object_add(get(a, "spec"), "priority", json_object_new_int(10));
   json_object_object_add(get(a, "spec"), "required", json_object_new_boolean(1));
-  bump(a);
-  assert_true(reconcile().ok);
-  json_object *ext = ext_of(target());
+  bump(fx, a);
+  assert_true(reconcile(fx).ok);
+  json_object *ext = ext_of(target(fx));
   assert_int_equal(json_object_array_length(ext), 3);
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 2), "arguments"), "PropertyOverride"), "name")), "a");
   assert_true(json_object_get_boolean(get(json_object_array_get_idx(ext, 2), "required")));
-  json_object *in = git_version(), *list = NULL;
-  assert_int_equal(desired(in, &list), kPo_Desired_Set);
+  json_object *in = git_version(fx), *list = NULL;
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set);
   assert_true(json_object_equal(list, ext));
   json_object_put(list);
   json_object_put(in);
@@ -225,24 +225,24 @@ static void test_answer_orders_by_priority_and_carries_required(void **state) {
  * PropertyOverride of a namespace the policy does not list, even one whose status.lastValid was
  * forged to name targetRef.namespace shop (its spec invalid, so the record would be kept). */
 static void test_adv_desired_ignores_forged_cross_namespace_record(void **state) {
-  (void)state;
-  g_tenancy.n_cross = 0;
-  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop/web").ok);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop/web").ok);
-  apply_override_ns("team-x", "a", 1, "web", NULL, kGood2);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
-  json_object *lv = get(get(slot("po/team-x/a", false)->obj, "status"), "lastValid");
+  Fake *fx = *state;
+  fx->tenancy.n_cross = 0;
+  apply_override_ns(fx, "shop", "own", 1, "web", NULL, kGood);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/shop/web").ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/shop/web").ok);
+  apply_override_ns(fx, "team-x", "a", 1, "web", NULL, kGood2);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/team-x/web").ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/team-x/web").ok);
+  json_object *lv = get(get(slot(fx, "po/team-x/a", false)->obj, "status"), "lastValid");
   assert_non_null(lv);
   json_object_object_add(get(get(lv, "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
-  apply_override_ns("team-x", "a", 2, "web",
+  apply_override_ns(fx, "team-x", "a", 2, "web",
                     NULL, "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]");
-  json_object *incoming = copy(slot("ServiceDefaults/shop/web", false)->obj);
+  json_object *incoming = copy(slot(fx, "ServiceDefaults/shop/web", false)->obj);
   json_object_object_del(get(incoming, "spec"), "envoyExtensions"); /* a write from git, without ours */
   json_object *list = NULL;
-  po_DesiredResult d = desired(incoming, &list);
+  po_DesiredResult d = desired(fx, incoming, &list);
   assert_int_equal(d, kPo_Desired_Set);
   for (size_t i = 0; list && i < json_object_array_length(list); i++) {
     const char *uid = json_object_get_string(get(get(get(json_object_array_get_idx(list, i), "arguments"), "PropertyOverride"), "uid"));

@@ -76,10 +76,11 @@ void free(void *p) {
 static long g_sent; /* bytes of the last policy the client serialized */
 static po_WriteResult counted_write(void *ctx, const char *ns, const char *name, json_object *o, bool create,
                                     const char *rv, json_object **written, po_CtlStatus *st) {
+  Fake *fx = ctx;
   /* the client's cost: the request body (json-c keeps it in the object until it goes) */
   if (o) g_sent = (long)strlen(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
   atomic_fetch_add(&g_paused, 1);
-  po_WriteResult w = IO.write_policy(ctx, ns, name, o, create, rv, written, st);
+  po_WriteResult w = fx->io.write_policy(ctx, ns, name, o, create, rv, written, st);
   atomic_fetch_sub(&g_paused, 1);
   /* the answer, parsed when asked for: a real client's tree of it, counted */
   if (written && *written) {
@@ -93,13 +94,15 @@ static po_WriteResult counted_write(void *ctx, const char *ns, const char *name,
 }
 static size_t g_whole, g_fetched; /* routes given whole by gateway_routes; routes fetched whole one at a time */
 static json_object *counted_route(void *ctx, const char *ns, const char *name) {
+  Fake *fx = ctx;
   g_fetched++;
-  return IO.route(ctx, ns, name); /* the controller's cost: counted */
+  return fx->io.route(ctx, ns, name); /* the controller's cost: counted */
 }
 static json_object *counted_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole, size_t n_whole) {
+  Fake *fx = ctx;
   /* the stubs stand for the informer's cache (the same with or without a policy): not counted */
   atomic_fetch_add(&g_paused, 1);
-  json_object *r = IO.gateway_routes(ctx, ns, gateway, whole, n_whole);
+  json_object *r = fx->io.gateway_routes(ctx, ns, gateway, whole, n_whole);
   for (size_t i = 0; r && i < json_object_array_length(r); i++) {
     g_whole += json_object_object_get(json_object_object_get(json_object_array_get_idx(r, i), "spec"), "rules") != NULL;
   }
@@ -109,43 +112,47 @@ static json_object *counted_routes(void *ctx, const char *ns, const char *gatewa
 /* The fake lends a copy of what it reads (to check that nothing changes it); an informer lends
  * its own tree: neither copy nor its release is the controller's cost. */
 static const json_object *lent_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  const json_object *o = IO.get_policy(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_policy(ctx, ns, name, ref);
   atomic_fetch_sub(&g_paused, 1);
   return o;
 }
 static const json_object *lent_override(void *ctx, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  const json_object *o = IO.get_override(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_override(ctx, ns, name, ref);
   atomic_fetch_sub(&g_paused, 1);
   return o;
 }
 static const json_object *lent_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  const json_object *o = IO.get_target(ctx, kind, ns, name, ref);
+  const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref);
   atomic_fetch_sub(&g_paused, 1);
   return o;
 }
 static void released(void *ctx, void *ref) {
+  Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  IO.release(ctx, ref);
+  fx->io.release(ctx, ref);
   atomic_fetch_sub(&g_paused, 1);
 }
 static po_ReconcileIO g_io;
-static po_ReconcileResult measured(const char *key, long *peak) {
-  g_io = IO;
+static po_ReconcileResult measured(Fake *fx, const char *key, long *peak) {
+  g_io = fx->io;
   g_io.write_policy = counted_write;
   g_io.gateway_routes = counted_routes;
-  g_io.route = IO.route ? counted_route : NULL;
+  g_io.route = fx->io.route ? counted_route : NULL;
   g_io.get_policy = lent_policy;
   g_io.get_override = lent_override;
   g_io.get_target = lent_target;
   g_io.release = released;
   long base = atomic_load(&g_live);
   atomic_store(&g_peak, base);
-  po_ReconcileResult r = po_Reconcile(&g_io, IX, key);
+  po_ReconcileResult r = po_Reconcile(&g_io, fx->ix, key);
   *peak = atomic_load(&g_peak) - base;
-  assert_int_equal(F.lent, 0);
+  assert_int_equal(fx->lent, 0);
   return r;
 }
 
@@ -158,15 +165,15 @@ static json_object *parse(const char *text) {
 }
 
 /* Gateway default/eg: one HTTP listener admitting HTTPRoutes of every namespace. */
-static void shared_gateway(void) {
-  put("Gateway/default/eg",
+static void shared_gateway(Fake *fx) {
+  put(fx, "Gateway/default/eg",
       parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":\"eg\","
             "\"namespace\":\"default\"},\"spec\":{\"gatewayClassName\":\"eg\",\"listeners\":[{\"name\":\"http\","
             "\"protocol\":\"HTTP\",\"port\":80,\"allowedRoutes\":{\"namespaces\":{\"from\":\"All\"}}}]}}"));
 }
 
 /* HTTPRoute ns/name on Gateway default/eg with `rules` rules, each to its own backend. */
-static void http_route(const char *ns, const char *name, int rules) {
+static void http_route(Fake *fx, const char *ns, const char *name, int rules) {
   char text[512];
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":\"%s\","
@@ -180,7 +187,7 @@ static void http_route(const char *ns, const char *name, int rules) {
   json_object_object_add(get(r, "spec"), "rules", rs);
   char key[300];
   snprintf(key, sizeof key, "HTTPRoute/%s/%s", ns, name);
-  put(key, r);
+  put(fx, key, r);
 }
 
 /* `n` cluster patches of every followed rule (no services), one value each. */
@@ -203,7 +210,7 @@ static const char *cluster_patches(int n) {
 }
 
 /* PropertyOverride default/<name> of Gateway eg; route_namespaces a JSON array or NULL. */
-static void platform(const char *name, const char *route_namespaces, const char *patches) {
+static void platform(Fake *fx, const char *name, const char *route_namespaces, const char *patches) {
   static char text[1 << 17]; /* a patch value may be 64 KB */
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
@@ -212,32 +219,32 @@ static void platform(const char *name, const char *route_namespaces, const char 
            "%s%s%s\"patches\":%s}}",
            name, name, route_namespaces ? "\"routeNamespaces\":" : "", route_namespaces ? route_namespaces : "",
            route_namespaces ? "," : "", patches);
-  store_override("default", name, parse(text));
+  store_override(fx, "default", name, parse(text));
 }
 
-static json_object *policy(const char *name) {
+static json_object *policy(Fake *fx, const char *name) {
   char k[300];
   snprintf(k, sizeof k, "EnvoyPatchPolicy/default/propertyoverride-%s", name);
-  return obj(k);
+  return obj(fx, k);
 }
-static json_object *patches_of(const char *name) { return get(get(policy(name), "spec"), "jsonPatches"); }
-static size_t patch_count(const char *name) { return json_object_array_length(patches_of(name)); }
-static size_t patches_bytes(const char *name) {
-  return strlen(json_object_to_json_string_ext(patches_of(name), JSON_C_TO_STRING_PLAIN));
+static json_object *patches_of(Fake *fx, const char *name) { return get(get(policy(fx, name), "spec"), "jsonPatches"); }
+static size_t patch_count(Fake *fx, const char *name) { return json_object_array_length(patches_of(fx, name)); }
+static size_t patches_bytes(Fake *fx, const char *name) {
+  return strlen(json_object_to_json_string_ext(patches_of(fx, name), JSON_C_TO_STRING_PLAIN));
 }
 /* How many entries name a cluster of namespace ns's routes. */
-static size_t entries_of(const char *name, const char *ns) {
+static size_t entries_of(Fake *fx, const char *name, const char *ns) {
   char prefix[128];
   snprintf(prefix, sizeof prefix, "httproute/%s/", ns);
   size_t n = 0;
-  for (size_t i = 0; i < patch_count(name); i++) {
-    const char *e = json_object_get_string(get(json_object_array_get_idx(patches_of(name), i), "name"));
+  for (size_t i = 0; i < patch_count(fx, name); i++) {
+    const char *e = json_object_get_string(get(json_object_array_get_idx(patches_of(fx, name), i), "name"));
     n += !strncmp(e, prefix, strlen(prefix));
   }
   return n;
 }
-static void eg_programs(const char *name) {
-  json_object *epp = policy(name);
+static void eg_programs(Fake *fx, const char *name) {
+  json_object *epp = policy(fx, name);
   assert_non_null(epp);
   long long g = json_object_get_int64(get(get(epp, "metadata"), "generation"));
   char text[1024];
@@ -247,38 +254,38 @@ static void eg_programs(const char *name) {
            "\"message\":\"m\",\"observedGeneration\":%lld},{\"type\":\"Programmed\",\"status\":\"True\",\"reason\":"
            "\"Programmed\",\"message\":\"m\",\"observedGeneration\":%lld}]}]}", g, g);
   json_object_object_add(epp, "status", parse(text));
-  bump(epp);
+  bump(fx, epp);
 }
 
-static po_ReconcileResult gw(void) { return rec("Gateway/default/eg"); }
+static po_ReconcileResult gw(Fake *fx) { return rec(fx, "Gateway/default/eg"); }
 
 /* The tenant's attack of the issue: 16-rule HTTPRoutes from another namespace through a listener
  * that admits All. Before, every one of them added 16 entries to the platform's policy; now the
  * platform follows only its own namespace's routes, and says that the others are not followed. */
 static void test_tenant_routes_not_followed(void **state) {
-  (void)state;
-  shared_gateway();
-  http_route("default", "site", 2);
+  Fake *fx = *state;
+  shared_gateway(fx);
+  http_route(fx, "default", "site", 2);
   for (int i = 0; i < 100; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%03d", i);
-    http_route("tenant", name, 16);
+    http_route(fx, "tenant", name, 16);
   }
-  platform("edge", NULL, cluster_patches(1));
-  assert_true(gw().ok);
-  assert_int_equal(patch_count("edge"), 2);
-  assert_int_equal(entries_of("edge", "tenant"), 0);
-  eg_programs("edge");
-  assert_true(gw().ok);
-  assert_string_equal(reason("edge"), "Programmed");
-  assert_non_null(strstr(message("edge"), "HTTPRoutes attached from namespaces spec.routeNamespaces does not name"));
-  assert_null(strstr(message("edge"), "tenant/")); /* no route named: a tenant's churn rewrites nothing */
+  platform(fx, "edge", NULL, cluster_patches(1));
+  assert_true(gw(fx).ok);
+  assert_int_equal(patch_count(fx, "edge"), 2);
+  assert_int_equal(entries_of(fx, "edge", "tenant"), 0);
+  eg_programs(fx, "edge");
+  assert_true(gw(fx).ok);
+  assert_string_equal(reason(fx, "edge"), "Programmed");
+  assert_non_null(strstr(message(fx, "edge"), "HTTPRoutes attached from namespaces spec.routeNamespaces does not name"));
+  assert_null(strstr(message(fx, "edge"), "tenant/")); /* no route named: a tenant's churn rewrites nothing */
   /* a route more of the tenant's changes neither the policy nor the status */
-  int writes = F.target_writes, statuses = F.status_patches;
-  http_route("tenant", "r100", 16);
-  assert_true(gw().ok);
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(F.status_patches, statuses);
+  int writes = fx->target_writes, statuses = fx->status_patches;
+  http_route(fx, "tenant", "r100", 16);
+  assert_true(gw(fx).ok);
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(fx->status_patches, statuses);
 }
 
 /* Opted in, the tenant's routes are followed, within the bound: the platform's own routes come
@@ -287,44 +294,44 @@ static void test_tenant_routes_not_followed(void **state) {
  * namespaces get room in spec.routeNamespaces' order: a route of "aaa", named after "tenant",
  * displaces nothing of tenant's however it sorts. */
 static void test_opted_in_routes_bounded(void **state) {
-  (void)state;
-  shared_gateway();
-  http_route("default", "zz-site", 16); /* last by name: still first, as the own namespace's */
+  Fake *fx = *state;
+  shared_gateway(fx);
+  http_route(fx, "default", "zz-site", 16); /* last by name: still first, as the own namespace's */
   for (int i = 0; i < 140; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%03d", i);
-    http_route("tenant", name, 16);
+    http_route(fx, "tenant", name, 16);
   }
-  platform("edge", "[\"tenant\",\"aaa\"]", cluster_patches(4));
-  assert_true(gw().ok);
-  assert_non_null(policy("edge"));
-  assert_true(patches_bytes("edge") <= kPo_EGMaxPolicyBytes);
-  assert_true(patches_bytes("edge") > kPo_EGMaxPolicyBytes * 9 / 10); /* filled, not emptied */
-  assert_int_equal(entries_of("edge", "default"), 16 * 4);
-  size_t tenant = entries_of("edge", "tenant");
+  platform(fx, "edge", "[\"tenant\",\"aaa\"]", cluster_patches(4));
+  assert_true(gw(fx).ok);
+  assert_non_null(policy(fx, "edge"));
+  assert_true(patches_bytes(fx, "edge") <= kPo_EGMaxPolicyBytes);
+  assert_true(patches_bytes(fx, "edge") > kPo_EGMaxPolicyBytes * 9 / 10); /* filled, not emptied */
+  assert_int_equal(entries_of(fx, "edge", "default"), 16 * 4);
+  size_t tenant = entries_of(fx, "edge", "tenant");
   assert_true(tenant > 0 && tenant < 140 * 16 * 4);
   assert_int_equal(tenant % (16 * 4), 0); /* whole routes */
-  eg_programs("edge");
-  assert_true(gw().ok);
-  assert_string_equal(json_object_get_string(get(condition("edge", "Programmed"), "status")), "True");
-  assert_string_equal(reason("edge"), "PolicyFull");
+  eg_programs(fx, "edge");
+  assert_true(gw(fx).ok);
+  assert_string_equal(json_object_get_string(get(condition(fx, "edge", "Programmed"), "status")), "True");
+  assert_string_equal(reason(fx, "edge"), "PolicyFull");
   char want[512];
   snprintf(want, sizeof want, "HTTPRoutes past the bound of %d bytes on the policy's jsonPatches are left out",
            (int)kPo_EGMaxPolicyBytes);
-  assert_non_null(strstr(message("edge"), want));
-  assert_non_null(strstr(message("edge"), "room goes to namespace 'default' first, then to those spec.routeNamespaces "
+  assert_non_null(strstr(message(fx, "edge"), want));
+  assert_non_null(strstr(message(fx, "edge"), "room goes to namespace 'default' first, then to those spec.routeNamespaces "
                                           "names in its order"));
-  assert_null(strstr(message("edge"), "tenant/"));
+  assert_null(strstr(message(fx, "edge"), "tenant/"));
 
   /* a newcomer sorting first by name, in a namespace named after "tenant": nothing moves */
-  int writes = F.target_writes, statuses = F.status_patches;
-  http_route("aaa", "first", 16);
-  assert_true(gw().ok);
-  assert_int_equal(entries_of("edge", "default"), 16 * 4);
-  assert_int_equal(entries_of("edge", "aaa"), 0);
-  assert_int_equal(entries_of("edge", "tenant"), tenant);
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(F.status_patches, statuses);
+  int writes = fx->target_writes, statuses = fx->status_patches;
+  http_route(fx, "aaa", "first", 16);
+  assert_true(gw(fx).ok);
+  assert_int_equal(entries_of(fx, "edge", "default"), 16 * 4);
+  assert_int_equal(entries_of(fx, "edge", "aaa"), 0);
+  assert_int_equal(entries_of(fx, "edge", "tenant"), tenant);
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(fx->status_patches, statuses);
 }
 
 /* The Gateway's bound: its PropertyOverrides' policies together hold at most
@@ -332,37 +339,37 @@ static void test_opted_in_routes_bounded(void **state) {
 static const char *const kFillers[] = {"p1", "p2", "p3", "p4", "p5"};
 /* Gateway eg with 140 16-rule routes of default and five PropertyOverrides p1..p5 of 4 cluster
  * patches each: together more than the Gateway's bound. */
-static void fill_gateway(void) {
-  shared_gateway();
+static void fill_gateway(Fake *fx) {
+  shared_gateway(fx);
   for (int i = 0; i < 140; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%03d", i);
-    http_route("default", name, 16);
+    http_route(fx, "default", name, 16);
   }
-  for (int i = 0; i < 5; i++) platform(kFillers[i], NULL, cluster_patches(4));
+  for (int i = 0; i < 5; i++) platform(fx, kFillers[i], NULL, cluster_patches(4));
 }
 
 static void test_gateway_bound(void **state) {
-  (void)state;
-  fill_gateway();
+  Fake *fx = *state;
+  fill_gateway(fx);
   const char *const *names = kFillers;
-  assert_true(gw().ok);
+  assert_true(gw(fx).ok);
   size_t total = 0;
   for (int i = 0; i < 5; i++) {
-    assert_non_null(policy(names[i]));
-    assert_true(patches_bytes(names[i]) <= kPo_EGMaxPolicyBytes);
-    total += patches_bytes(names[i]);
+    assert_non_null(policy(fx, names[i]));
+    assert_true(patches_bytes(fx, names[i]) <= kPo_EGMaxPolicyBytes);
+    total += patches_bytes(fx, names[i]);
   }
   assert_true(total <= kPo_EGMaxGatewayBytes);
-  assert_true(patches_bytes("p5") < patches_bytes("p4")); /* p5 got what p1..p4 left */
-  for (int i = 0; i < 5; i++) eg_programs(names[i]);
-  assert_true(gw().ok);
-  assert_string_equal(reason("p5"), "PolicyFull");
+  assert_true(patches_bytes(fx, "p5") < patches_bytes(fx, "p4")); /* p5 got what p1..p4 left */
+  for (int i = 0; i < 5; i++) eg_programs(fx, names[i]);
+  assert_true(gw(fx).ok);
+  assert_string_equal(reason(fx, "p5"), "PolicyFull");
   char want[256];
   snprintf(want, sizeof want, "HTTPRoutes past its share of the %d bytes all the policies of Gateway default/eg may "
            "hold together are left out", (int)kPo_EGMaxGatewayBytes);
-  assert_non_null(strstr(message("p5"), want));
-  assert_null(strstr(message("p1"), "all the policies of"));
+  assert_non_null(strstr(message(fx, "p5"), want));
+  assert_null(strstr(message(fx, "p1"), "all the policies of"));
 }
 
 /* Listener and route patches are set aside before any route gets room (F3): a PropertyOverride
@@ -377,24 +384,24 @@ static char *listener_patch(size_t bytes) {
   return p;
 }
 static void test_gateway_bound_sets_listener_patches_aside(void **state) {
-  (void)state;
-  fill_gateway();
+  Fake *fx = *state;
+  fill_gateway(fx);
   char *p6 = listener_patch(65536);
-  platform("p6", NULL, p6);
+  platform(fx, "p6", NULL, p6);
   free(p6);
-  assert_true(gw().ok);
-  assert_non_null(policy("p6"));
-  assert_int_equal(patch_count("p6"), 1);
+  assert_true(gw(fx).ok);
+  assert_non_null(policy(fx, "p6"));
+  assert_int_equal(patch_count(fx, "p6"), 1);
   size_t total = 0;
-  for (int i = 0; i < 5; i++) total += patches_bytes(kFillers[i]);
-  assert_true(total + patches_bytes("p6") <= kPo_EGMaxGatewayBytes);
+  for (int i = 0; i < 5; i++) total += patches_bytes(fx, kFillers[i]);
+  assert_true(total + patches_bytes(fx, "p6") <= kPo_EGMaxGatewayBytes);
 }
 
 /* Listener patches alone over the Gateway's bound (5 of 16 listeners x 60 KB): the one last by
  * name finds no room; its policy, programmed before, is left as it is, and its status says why
  * (before: refused, the policy deleted). */
 static void test_gateway_bound_no_room_keeps_policy(void **state) {
-  (void)state;
+  Fake *fx = *state;
   char gw16[4096];
   size_t n = (size_t)snprintf(gw16, sizeof gw16,
                               "{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{"
@@ -405,28 +412,28 @@ static void test_gateway_bound_no_room_keeps_policy(void **state) {
                           i ? "," : "", i, 80 + i);
   }
   snprintf(gw16 + n, sizeof gw16 - n, "]}}");
-  put("Gateway/default/eg", parse(gw16));
-  http_route("default", "site", 1);
+  put(fx, "Gateway/default/eg", parse(gw16));
+  http_route(fx, "default", "site", 1);
   char *big = listener_patch(60000);
-  platform("q5", NULL, big);
-  assert_true(gw().ok);
-  assert_non_null(policy("q5"));
-  eg_programs("q5");
-  assert_true(gw().ok);
-  assert_string_equal(reason("q5"), "Programmed");
+  platform(fx, "q5", NULL, big);
+  assert_true(gw(fx).ok);
+  assert_non_null(policy(fx, "q5"));
+  eg_programs(fx, "q5");
+  assert_true(gw(fx).ok);
+  assert_string_equal(reason(fx, "q5"), "Programmed");
   const char *others[] = {"q1", "q2", "q3", "q4"};
-  for (int i = 0; i < 4; i++) platform(others[i], NULL, big);
+  for (int i = 0; i < 4; i++) platform(fx, others[i], NULL, big);
   free(big);
-  assert_true(gw().ok);
-  for (int i = 0; i < 4; i++) assert_non_null(policy(others[i]));
-  assert_non_null(policy("q5")); /* kept */
-  assert_int_equal(patch_count("q5"), 16);
-  assert_string_equal(reason("q5"), "TargetFull");
+  assert_true(gw(fx).ok);
+  for (int i = 0; i < 4; i++) assert_non_null(policy(fx, others[i]));
+  assert_non_null(policy(fx, "q5")); /* kept */
+  assert_int_equal(patch_count(fx, "q5"), 16);
+  assert_string_equal(reason(fx, "q5"), "TargetFull");
   char want[256];
   snprintf(want, sizeof want, "of the %d bytes all the EnvoyPatchPolicies of Gateway 'eg' may hold together",
            (int)kPo_EGMaxGatewayBytes);
-  assert_non_null(strstr(message("q5"), want));
-  assert_non_null(strstr(message("q5"), "is left as it is (generation 1 stays programmed)"));
+  assert_non_null(strstr(message(fx, "q5"), want));
+  assert_non_null(strstr(message(fx, "q5"), "is left as it is (generation 1 stays programmed)"));
 }
 
 /* spec.routeNamespaces is a Gateway target's; elsewhere, and malformed, it is refused. */
@@ -464,27 +471,27 @@ static void test_route_namespaces_checked(void **state) {
  * after this change), the policy near its bound. */
 enum { kBudgetTimesPolicy = 8 };
 static void test_write_memory_budget(void **state) {
-  (void)state;
-  shared_gateway();
+  Fake *fx = *state;
+  shared_gateway(fx);
   for (int i = 0; i < 130; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%03d", i);
-    http_route("default", name, 16);
+    http_route(fx, "default", name, 16);
   }
-  platform("edge", NULL, cluster_patches(4));
+  platform(fx, "edge", NULL, cluster_patches(4));
   long peak = 0;
-  assert_true(measured("Gateway/default/eg", &peak).ok);
+  assert_true(measured(fx, "Gateway/default/eg", &peak).ok);
   long n = g_sent;
   print_message("create: policy %ld bytes, %zu patches; peak heap of the reconcile %ld bytes (%.1f x)\n", n,
-                patch_count("edge"), peak, (double)peak / (double)n);
+                patch_count(fx, "edge"), peak, (double)peak / (double)n);
   assert_true(n > 500000);
   assert_true(peak <= kBudgetTimesPolicy * n);
   /* an update: the first route loses half its rules */
-  http_route("default", "r000", 8);
-  assert_true(measured("Gateway/default/eg", &peak).ok);
+  http_route(fx, "default", "r000", 8);
+  assert_true(measured(fx, "Gateway/default/eg", &peak).ok);
   n = g_sent;
   print_message("update: policy %ld bytes, %zu patches; peak heap of the reconcile %ld bytes (%.1f x)\n", n,
-                patch_count("edge"), peak, (double)peak / (double)n);
+                patch_count(fx, "edge"), peak, (double)peak / (double)n);
   assert_true(peak <= kBudgetTimesPolicy * n);
 }
 
@@ -493,19 +500,19 @@ static void test_write_memory_budget(void **state) {
  * the policy; the routes past the cut are neither copied nor walked (before: every followed
  * route copied whole per reconcile: 1 PropertyOverride, 4,000 routes, 360 MiB). */
 static void test_routes_past_the_bound_not_copied(void **state) {
-  (void)state;
-  shared_gateway();
-  http_route("default", "site", 1);
+  Fake *fx = *state;
+  shared_gateway(fx);
+  http_route(fx, "default", "site", 1);
   for (int i = 0; i < 900; i++) {
     char name[32];
     snprintf(name, sizeof name, "r%04d", i);
-    http_route("tenant", name, 16);
+    http_route(fx, "tenant", name, 16);
   }
-  platform("edge", "[\"*\"]", cluster_patches(1));
+  platform(fx, "edge", "[\"*\"]", cluster_patches(1));
   g_whole = g_fetched = 0;
   long peak = 0;
-  assert_true(measured("Gateway/default/eg", &peak).ok);
-  size_t in = (patch_count("edge") - 1) / 16;
+  assert_true(measured(fx, "Gateway/default/eg", &peak).ok);
+  size_t in = (patch_count(fx, "edge") - 1) / 16;
   print_message("F8: %zu of 900 tenant routes in; %zu routes given whole, %zu fetched one at a time; peak heap %ld "
                 "bytes for a %ld-byte policy\n", in, g_whole, g_fetched, peak, g_sent);
   assert_true(in > 100 && in < 900);

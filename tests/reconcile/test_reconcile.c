@@ -25,15 +25,15 @@ static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",
 static const char *kBad = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":150}]";
 
-static json_object *target(void) {
-  Slot *s = slot("ServiceDefaults/default/web", false);
+static json_object *target(Fake *fx) {
+  Slot *s = slot(fx, "ServiceDefaults/default/web", false);
   return s ? s->obj : NULL;
 }
 
-static const char *cond(const char *po, const char *type, const char *field) {
+static const char *cond(Fake *fx, const char *po, const char *type, const char *field) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", po);
-  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  json_object *list = get(get(slot(fx, k, false)->obj, "status"), "conditions");
   for (size_t i = 0; list && i < json_object_array_length(list); i++) {
     json_object *c = json_object_array_get_idx(list, i);
     if (!strcmp(json_object_get_string(get(c, "type")), type)) return json_object_get_string(get(c, field));
@@ -41,29 +41,29 @@ static const char *cond(const char *po, const char *type, const char *field) {
   return "";
 }
 
-static po_ReconcileResult run(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/default/web"); }
+static po_ReconcileResult run(Fake *fx) { return po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web"); }
 
 static void test_create_then_idempotent(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  json_object *t = target();
+  json_object *t = target(fx);
   assert_non_null(t);
   assert_string_equal(json_object_get_string(get(get(get(t, "metadata"), "labels"), "app.kubernetes.io/managed-by")), "propertyoverride");
   json_object *ext = get(get(t, "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(ext), 1);
   json_object *args = get(json_object_array_get_idx(ext, 0), "arguments");
   assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 1);
-  assert_string_equal(cond("a", "Accepted", "status"), "True");
-  assert_string_equal(cond("a", "Programmed", "status"), "True");
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_int_equal(F.override_patches, 1); /* the finalizer (the last-valid record goes into status) */
-  int writes = F.target_writes, statuses = F.status_patches;
-  r = run();
+  assert_string_equal(cond(fx, "a", "Accepted", "status"), "True");
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
+  assert_int_equal(fx->override_patches, 1); /* the finalizer (the last-valid record goes into status) */
+  int writes = fx->target_writes, statuses = fx->status_patches;
+  r = run(fx);
   assert_true(r.ok);
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(F.status_patches, statuses);
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(fx->status_patches, statuses);
 }
 
 /* An entry already exactly ours is written back as it is in the target when another
@@ -71,11 +71,11 @@ static void test_create_then_idempotent(void **state) {
  * entry parsed the other 49 again), so even its members' order is the stored one; a stale
  * entry (another generation) is rebuilt. */
 static void test_current_entries_written_back_as_stored(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
   /* Store a's arguments with the marker first (our build puts it last), as another serialiser might. */
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   json_object *args = get(json_object_array_get_idx(ext, 0), "arguments");
   json_object *flipped = json_object_new_object();
   json_object_object_add(flipped, "PropertyOverride", json_object_get(get(args, "PropertyOverride")));
@@ -83,22 +83,22 @@ static void test_current_entries_written_back_as_stored(void **state) {
     if (strcmp(k, "PropertyOverride") != 0) json_object_object_add(flipped, k, json_object_get(v));
   }
   json_object_object_add(json_object_array_get_idx(ext, 0), "arguments", flipped);
-  bump(target());
+  bump(fx, target(fx));
   char stored[4096];
   snprintf(stored, sizeof stored, "%s", json_object_to_json_string_ext(flipped, JSON_C_TO_STRING_PLAIN));
-  assert_true(run().ok); /* current as it is: nothing written */
-  int writes = F.target_writes;
-  apply_override("b", 1, "web", kGood2);
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes + 1);
-  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_true(run(fx).ok); /* current as it is: nothing written */
+  int writes = fx->target_writes;
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes + 1);
+  ext = get(get(target(fx), "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(ext), 2);
   assert_string_equal(json_object_to_json_string_ext(get(json_object_array_get_idx(ext, 0), "arguments"), JSON_C_TO_STRING_PLAIN),
                       stored);
   /* A new generation of a: rebuilt from its compiled form, the marker last again. */
-  apply_override("a", 2, "web", kGood2);
-  assert_true(run().ok);
-  ext = get(get(target(), "spec"), "envoyExtensions");
+  apply_override(fx, "a", 2, "web", kGood2);
+  assert_true(run(fx).ok);
+  ext = get(get(target(fx), "spec"), "envoyExtensions");
   json_object *a2 = get(json_object_array_get_idx(ext, 0), "arguments");
   assert_int_equal(json_object_get_int(get(get(a2, "PropertyOverride"), "generation")), 2);
   assert_string_not_equal(json_object_to_json_string_ext(a2, JSON_C_TO_STRING_PLAIN), stored);
@@ -112,29 +112,29 @@ static void test_current_entries_written_back_as_stored(void **state) {
 }
 
 static void test_other_extensions_kept_and_drift_repaired(void **state) {
-  (void)state;
-  put("ServiceDefaults/default/web",
+  Fake *fx = *state;
+  put(fx, "ServiceDefaults/default/web",
       json_tokener_parse("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
                          "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"protocol\":\"http\","
                          "\"envoyExtensions\":[{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}]}}"));
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(ext), 2);
   assert_string_equal(json_object_get_string(get(json_object_array_get_idx(ext, 0), "name")), "builtin/lua");
-  assert_string_equal(json_object_get_string(get(get(target(), "spec"), "protocol")), "http");
+  assert_string_equal(json_object_get_string(get(get(target(fx), "spec"), "protocol")), "http");
   /* someone drops our entry */
   json_object_array_del_idx(ext, 1, 1);
-  assert_true(run().ok);
-  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 2);
+  assert_true(run(fx).ok);
+  assert_int_equal(json_object_array_length(get(get(target(fx), "spec"), "envoyExtensions")), 2);
   /* deleting the override removes only ours, and keeps the object we did not create */
   char k[] = "po/default/a";
-  json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  bump(slot(k, false)->obj);
-  assert_true(run().ok);
-  assert_non_null(target());
-  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
-  assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  assert_true(run(fx).ok);
+  assert_non_null(target(fx));
+  assert_int_equal(json_object_array_length(get(get(target(fx), "spec"), "envoyExtensions")), 1);
+  assert_null(slot(fx, k, false)); /* the finalizer was removed, so the object went */
 }
 
 /* F2 (issue 21 item 4): only the API server's texts for a webhook nothing answered for cap the
@@ -183,92 +183,92 @@ static void test_webhook_unreachable_texts(void **state) {
  * consul-k8s's, while unreachable) is retried within kPo_ReconcileWebhookRetryMaxS, however
  * long it has been failing: nothing requeues the key when the webhook is back. Other failures
  * keep the workqueue's own backoff. */
-static size_t entries(void);
+static size_t entries(Fake *fx);
 static void test_webhook_unreachable_retried_soon(void **state) {
-  (void)state;
+  Fake *fx = *state;
   static const char kUnreachable[] =
       "Internal error occurred: failed calling webhook \"validate.propertyoverride.io\": failed to call webhook: Post "
       "\"https://propertyoverride-webhook.propertyoverride-system.svc:443/validate?timeout=5s\": dial tcp 10.0.0.1:443: "
       "connect: connection refused";
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
   char k[] = "po/default/a";
-  json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  bump(slot(k, false)->obj);
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
   /* the finalizer's removal refused: the entry is gone already, the retry comes within 10 s */
-  F.fail_text = kUnreachable;
-  F.override_fails = 1;
-  po_ReconcileResult r = run();
+  fx->fail_text = kUnreachable;
+  fx->override_fails = 1;
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok);
   assert_true(r.webhook_unreachable);
   assert_int_equal(r.result.kind, kPo_Result_Error);
   assert_int_equal(r.result.max_backoff_ns, kPo_ReconcileWebhookRetryMaxS * INT64_C(1000000000));
   assert_non_null(strstr(r.error, "removing the finalizer: Internal error occurred: failed calling webhook"));
-  assert_int_equal(entries(), 0);
-  assert_non_null(slot(k, false));
-  r = run();
+  assert_int_equal(entries(fx), 0);
+  assert_non_null(slot(fx, k, false));
+  r = run(fx);
   assert_true(r.ok);
-  assert_null(slot(k, false)); /* the finalizer was removed, so the object went */
+  assert_null(slot(fx, k, false)); /* the finalizer was removed, so the object went */
   /* a target write refused likewise (consul-k8s's webhook down) */
-  apply_override("b", 1, "web", kGood);
-  F.target_fails = 1;
-  r = run();
+  apply_override(fx, "b", 1, "web", kGood);
+  fx->target_fails = 1;
+  r = run(fx);
   assert_false(r.ok);
   assert_int_equal(r.result.max_backoff_ns, kPo_ReconcileWebhookRetryMaxS * INT64_C(1000000000));
   /* any other failure: the workqueue's backoff as it is */
-  F.fail_text = NULL;
-  F.target_fails = 1;
-  r = run();
+  fx->fail_text = NULL;
+  fx->target_fails = 1;
+  r = run(fx);
   assert_false(r.ok);
   assert_false(r.webhook_unreachable);
   assert_int_equal(r.result.kind, kPo_Result_Error);
   assert_int_equal(r.result.max_backoff_ns, 0);
-  assert_true(run().ok);
+  assert_true(run(fx).ok);
 }
 
 static void test_invalid_update_keeps_last_good(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kBad);
-  assert_true(run().ok);
-  json_object *args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kBad);
+  assert_true(run(fx).ok);
+  json_object *args = get(json_object_array_get_idx(get(get(target(fx), "spec"), "envoyExtensions"), 0), "arguments");
   assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 1);
-  assert_string_equal(cond("a", "Accepted", "status"), "False");
-  assert_non_null(strstr(cond("a", "Accepted", "message"), "150 violates uint32 lte 100"));
-  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
-  assert_int_equal(g_warnings, 2); /* Accepted and Programmed both turned: one event each */
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "generation 1 is still live"));
+  assert_string_equal(cond(fx, "a", "Accepted", "status"), "False");
+  assert_non_null(strstr(cond(fx, "a", "Accepted", "message"), "150 violates uint32 lte 100"));
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Invalid");
+  assert_int_equal(fx->warnings, 2); /* Accepted and Programmed both turned: one event each */
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "generation 1 is still live"));
   /* the target loses our entry (edited by hand) while the override is invalid: the generation
    * recorded on the override comes back, not nothing */
-  json_object_object_del(get(target(), "spec"), "envoyExtensions");
-  assert_true(run().ok);
-  args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");
+  json_object_object_del(get(target(fx), "spec"), "envoyExtensions");
+  assert_true(run(fx).ok);
+  args = get(json_object_array_get_idx(get(get(target(fx), "spec"), "envoyExtensions"), 0), "arguments");
   assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 1);
-  apply_override("a", 3, "web", kGood2);
-  assert_true(run().ok);
-  args = get(json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), 0), "arguments");
+  apply_override(fx, "a", 3, "web", kGood2);
+  assert_true(run(fx).ok);
+  args = get(json_object_array_get_idx(get(get(target(fx), "spec"), "envoyExtensions"), 0), "arguments");
   assert_int_equal(json_object_get_int(get(get(args, "PropertyOverride"), "generation")), 3);
-  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "True");
 }
 
 static void test_overlap_named_both_ways_and_delete_removes_created(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  apply_override("b", 1, "web", kGood2);
-  assert_true(run().ok);
-  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 2);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "PropertyOverride default/b"));
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/a"));
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_int_equal(json_object_array_length(get(get(target(fx), "spec"), "envoyExtensions")), 2);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "PropertyOverride default/b"));
+  assert_non_null(strstr(cond(fx, "b", "Programmed", "message"), "PropertyOverride default/a"));
   for (const char *n = "a"; n; n = strcmp(n, "a") == 0 ? "b" : NULL) {
     char k[32];
     snprintf(k, sizeof k, "po/default/%s", n);
-    json_object_object_add(get(slot(k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-    bump(slot(k, false)->obj);
+    json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+    bump(fx, slot(fx, k, false)->obj);
   }
-  assert_true(run().ok);
-  assert_null(target()); /* we created it and nothing else is left */
+  assert_true(run(fx).ok);
+  assert_null(target(fx)); /* we created it and nothing else is left */
 }
 
 /* Issue 10's example: `a` sets a field of outlier_detection, `z` replaces outlier_detection
@@ -277,49 +277,49 @@ static void test_overlap_named_both_ways_and_delete_removes_created(void **state
  * which one is applied last. Oneof members are found the same way; the same value set twice is
  * no overlap. */
 static void test_overlap_on_resolved_chains(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  apply_override("z", 1, "web",
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "z", 1, "web",
                  "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                  "\"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":3}}]");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "status"), "True");
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_string_equal(cond("z", "Programmed", "reason"), "Overlapping");
-  assert_string_equal(cond("a", "Programmed", "message"),
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_string_equal(cond(fx, "z", "Programmed", "reason"), "Overlapping");
+  assert_string_equal(cond(fx, "a", "Programmed", "message"),
                       "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection/max_ejection_percent "
                       "sets a field inside envoy.config.cluster.v3.Cluster.outlier_detection, which PropertyOverride "
                       "default/z patches[0] /outlier_detection replaces; default/z is applied after this one (same "
                       "priority 0, then by name), so default/z wins where both match");
-  assert_string_equal(cond("z", "Programmed", "message"),
+  assert_string_equal(cond(fx, "z", "Programmed", "message"),
                       "generation 1 is live in ServiceDefaults default/web; patches[0] /outlier_detection replaces "
                       "envoy.config.cluster.v3.Cluster.outlier_detection, which holds PropertyOverride default/a "
                       "patches[0] /outlier_detection/max_ejection_percent; default/a is applied before this one (same "
                       "priority 0, then by name), so this one wins where both match");
   /* Another direction: the filters never meet one resource, so no overlap. */
-  apply_override("z", 2, "web",
+  apply_override(fx, "z", 2, "web",
                  "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"inbound\"},"
                  "\"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":3}}]");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_string_equal(cond("z", "Programmed", "reason"), "Programmed");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
+  assert_string_equal(cond(fx, "z", "Programmed", "reason"), "Programmed");
   /* Two members of the oneof cluster_discovery_type. */
-  apply_override("a", 2, "web",
+  apply_override(fx, "a", 2, "web",
                  "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                  "\"op\":\"add\",\"path\":\"/type\",\"value\":\"STRICT_DNS\"}]");
-  apply_override("z", 3, "web",
+  apply_override(fx, "z", 3, "web",
                  "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                  "\"op\":\"add\",\"path\":\"/cluster_type/name\",\"value\":\"custom\"}]");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "set different members of oneof cluster_discovery_type"));
-  assert_non_null(strstr(cond("z", "Programmed", "message"), "PropertyOverride default/a patches[0] /type"));
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "set different members of oneof cluster_discovery_type"));
+  assert_non_null(strstr(cond(fx, "z", "Programmed", "message"), "PropertyOverride default/a patches[0] /type"));
   /* The same field set to the same value: nothing depends on the order. */
-  apply_override("a", 3, "web", kGood);
-  apply_override("z", 4, "web", kGood);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_string_equal(cond("z", "Programmed", "reason"), "Programmed");
+  apply_override(fx, "a", 3, "web", kGood);
+  apply_override(fx, "z", 4, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
+  assert_string_equal(cond(fx, "z", "Programmed", "reason"), "Programmed");
 }
 
 
@@ -328,33 +328,33 @@ static void test_overlap_on_resolved_chains(void **state) {
  * when z's generation 2 is invalid, so a's status must keep saying Overlapping (naming z, who
  * still wins) rather than flap to Programmed while the proxies still lose a's field. */
 static void test_overlap_with_a_last_valid_generation_still_live(void **state) {
-  (void)state;
+  Fake *fx = *state;
   const char *zr = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                    "\"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":3}}]";
-  apply_override("a", 1, "web", kGood);
-  apply_override("z", 1, "web", zr);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  apply_override("z", 2, "web", kBad); /* invalid: generation 1 stays live */
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("z", "Programmed", "reason"), "Invalid");
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "z", 1, "web", zr);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  apply_override(fx, "z", 2, "web", kBad); /* invalid: generation 1 stays live */
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "z", "Programmed", "reason"), "Invalid");
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(ext), 2);
   assert_int_equal(json_object_get_int(get(get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride"), "generation")), 1);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "default/z wins where both match"));
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "default/z wins where both match"));
 }
 
 
 /* connect_timeout set to n seconds: each such PropertyOverride overlaps every other. */
-static void apply_timeout(const char *name, int n) {
+static void apply_timeout(Fake *fx, const char *name, int n) {
   char spec[300];
   snprintf(spec, sizeof spec,
            "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
            "\"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"%ds\"}]", n);
-  apply_override(name, 1, "web", spec);
+  apply_override(fx, name, 1, "web", spec);
 }
 
 /* Five overlapping PropertyOverrides each name three others and say there are further ones,
@@ -364,80 +364,80 @@ static void apply_timeout(const char *name, int n) {
  * named changes no status but its own, now or later (no timed reconcile is asked for); one named
  * before the others changes whom they name, written at once. */
 static void test_overlap_arrivals_rewrite_no_status(void **state) {
-  (void)state;
-  F.now = "2026-12-01T00:00:00Z";
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
   const char *names[] = {"b", "c", "d", "e", "f"};
-  for (int i = 0; i < 5; i++) apply_timeout(names[i], i + 1);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("b", "Programmed", "reason"), "Overlapping");
+  for (int i = 0; i < 5; i++) apply_timeout(fx, names[i], i + 1);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "b", "Programmed", "reason"), "Overlapping");
   char before[2048];
-  snprintf(before, sizeof before, "%s", cond("b", "Programmed", "message"));
+  snprintf(before, sizeof before, "%s", cond(fx, "b", "Programmed", "message"));
   assert_non_null(strstr(before, "; and further PropertyOverrides (the first three are named)"));
   assert_null(strstr(before, "PropertyOverride default/f "));
   assert_null(strstr(before, " more PropertyOverride"));
-  F.now = "2026-12-01T00:00:10Z";
-  apply_timeout("g", 6); /* after the three b names */
-  po_ReconcileResult r = run();
+  fx->now = "2026-12-01T00:00:10Z";
+  apply_timeout(fx, "g", 6); /* after the three b names */
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_string_equal(cond("g", "Programmed", "reason"), "Overlapping"); /* the newcomer's first status */
+  assert_string_equal(cond(fx, "g", "Programmed", "reason"), "Overlapping"); /* the newcomer's first status */
   assert_int_equal(r.statuses_written, 1);
   assert_int_equal(r.recheck_in_s, 0);
-  apply_timeout("h", 7);
-  r = run();
+  apply_timeout(fx, "h", 7);
+  r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.statuses_written, 1);
   /* Minutes later: nothing was waiting to be written. */
-  F.now = "2026-12-01T00:05:00Z";
-  r = run();
+  fx->now = "2026-12-01T00:05:00Z";
+  r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.statuses_written, 0);
-  assert_string_equal(cond("b", "Programmed", "message"), before);
+  assert_string_equal(cond(fx, "b", "Programmed", "message"), before);
   /* A newcomer named before the others changes whom b names: written at once. */
-  F.now = "2026-12-01T00:05:01Z";
-  apply_timeout("a", 8);
-  assert_true(run().ok);
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "PropertyOverride default/a "));
-  assert_non_null(strstr(cond("b", "Programmed", "message"), "; and further PropertyOverrides"));
-  F.now = NULL;
+  fx->now = "2026-12-01T00:05:01Z";
+  apply_timeout(fx, "a", 8);
+  assert_true(run(fx).ok);
+  assert_non_null(strstr(cond(fx, "b", "Programmed", "message"), "PropertyOverride default/a "));
+  assert_non_null(strstr(cond(fx, "b", "Programmed", "message"), "; and further PropertyOverrides"));
+  fx->now = NULL;
 }
 
 
-static void set_priority(const char *name, const char *value) {
+static void set_priority(Fake *fx, const char *name, const char *value) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
-  json_object *o = slot(k, false)->obj;
+  json_object *o = slot(fx, k, false)->obj;
   json_object_object_add(get(o, "spec"), "priority", json_tokener_parse(value));
-  bump(o);
+  bump(fx, o);
 }
 
 /* An invalid priority (past int32) is an invalid generation like any other: the last valid one
  * stays where it was among the entries (its own priority, from the record), and the statuses
  * keep naming the same winner. */
 static void test_invalid_priority_keeps_order_and_winner(void **state) {
-  (void)state;
+  Fake *fx = *state;
   const char *zr = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
-  apply_override("a", 1, "web", kGood);
-  set_priority("a", "10");
-  apply_override("z", 1, "web", zr);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  apply_override(fx, "a", 1, "web", kGood);
+  set_priority(fx, "a", "10");
+  apply_override(fx, "z", 1, "web", zr);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride"), "name")), "a");
-  assert_non_null(strstr(cond("z", "Programmed", "message"), "so default/a wins where both match"));
-  apply_override("a", 2, "web", kGood);
-  set_priority("a", "3000000000");
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
-  assert_non_null(strstr(cond("a", "Accepted", "message"), "spec.priority: 3000000000 is not valid"));
-  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_non_null(strstr(cond(fx, "z", "Programmed", "message"), "so default/a wins where both match"));
+  apply_override(fx, "a", 2, "web", kGood);
+  set_priority(fx, "a", "3000000000");
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Invalid");
+  assert_non_null(strstr(cond(fx, "a", "Accepted", "message"), "spec.priority: 3000000000 is not valid"));
+  ext = get(get(target(fx), "spec"), "envoyExtensions");
   json_object *m1 = get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride");
   assert_string_equal(json_object_get_string(get(m1, "name")), "a"); /* still applied last */
   assert_int_equal(json_object_get_int(get(m1, "generation")), 1);
-  assert_string_equal(cond("z", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("z", "Programmed", "message"), "priority 10 > this one's 0), so default/a wins where both match"));
+  assert_string_equal(cond(fx, "z", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond(fx, "z", "Programmed", "message"), "priority 10 > this one's 0), so default/a wins where both match"));
 }
 
 
@@ -447,20 +447,20 @@ static void test_invalid_priority_keeps_order_and_winner(void **state) {
  * generation 1, live at priority 10 after z, before z, so z would win where a did: an invalid
  * update would change what the proxies get. */
 static void test_invalid_priority_without_record_keeps_order(void **state) {
-  (void)state;
+  Fake *fx = *state;
   const char *zr = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":30}]";
-  apply_override("a", 1, "web", kGood);
-  set_priority("a", "10");
-  apply_override("z", 1, "web", zr);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kGood);
-  set_priority("a", "3000000000");
-  json_object_object_del(get(slot("po/default/a", false)->obj, "status"), "lastValid"); /* as if that status write failed */
-  bump(slot("po/default/a", false)->obj);
-  assert_true(run().ok);
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  apply_override(fx, "a", 1, "web", kGood);
+  set_priority(fx, "a", "10");
+  apply_override(fx, "z", 1, "web", zr);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kGood);
+  set_priority(fx, "a", "3000000000");
+  json_object_object_del(get(slot(fx, "po/default/a", false)->obj, "status"), "lastValid"); /* as if that status write failed */
+  bump(fx, slot(fx, "po/default/a", false)->obj);
+  assert_true(run(fx).ok);
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   json_object *m1 = get(get(json_object_array_get_idx(ext, 1), "arguments"), "PropertyOverride");
   assert_int_equal(json_object_get_int(get(m1, "generation")), 1);
   assert_string_equal(json_object_get_string(get(m1, "name")), "a"); /* still applied last */
@@ -480,10 +480,10 @@ static void collect_key(void *ctx, const char *key) {
   strncat(keys, " ", 1023 - strlen(keys));
 }
 
-static const char *related(const char *key) {
+static const char *related(Fake *fx, const char *key) {
   static char keys[1024];
   keys[0] = '\0';
-  assert_true(po_TargetIndex_ForEachRelated(IX, key, collect_key, keys));
+  assert_true(po_TargetIndex_ForEachRelated(fx->ix, key, collect_key, keys));
   return keys;
 }
 
@@ -494,9 +494,9 @@ static const char *related(const char *key) {
  * the mesh-wide one is gone, the service's status no longer names it. Without a ProxyDefaults
  * PropertyOverride, a ServiceDefaults key relates to nothing (no extra work). */
 static void test_proxydefaults_overlaps_refresh_servicedefaults(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_string_equal(related("ServiceDefaults/default/web"), "");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_string_equal(related(fx, "ServiceDefaults/default/web"), "");
   json_object *pd = json_tokener_parse(
       "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":"
       "\"tune\",\"namespace\":\"mesh\",\"generation\":1,\"uid\":\"uid-tune\"},\"spec\":{\"targetRef\":{\"kind\":"
@@ -504,18 +504,18 @@ static void test_proxydefaults_overlaps_refresh_servicedefaults(void **state) {
       "\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection/"
       "max_ejection_percent\",\"value\":20}]}}");
   assert_non_null(pd);
-  put("po/mesh/tune", pd);
+  put(fx, "po/mesh/tune", pd);
   char old[300];
-  assert_true(po_TargetIndex_Set(IX, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
-  assert_string_equal(related("ProxyDefaults/mesh/global"), "ServiceDefaults/default/web ");
-  assert_string_equal(related("ServiceDefaults/default/web"), "ProxyDefaults/mesh/global ");
-  assert_true(run().ok);
-  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("a", "Programmed", "message"),
+  assert_true(po_TargetIndex_Set(fx->ix, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
+  assert_string_equal(related(fx, "ProxyDefaults/mesh/global"), "ServiceDefaults/default/web ");
+  assert_string_equal(related(fx, "ServiceDefaults/default/web"), "ProxyDefaults/mesh/global ");
+  assert_true(run(fx).ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ProxyDefaults/mesh/global").ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"),
                          "mesh/tune is applied before this one (Consul applies ProxyDefaults extensions before "
                          "ServiceDefaults ones), so this one wins where both match"));
-  json_object *conds = get(get(slot("po/mesh/tune", false)->obj, "status"), "conditions");
+  json_object *conds = get(get(slot(fx, "po/mesh/tune", false)->obj, "status"), "conditions");
   const char *msg = NULL;
   for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
     json_object *c = json_object_array_get_idx(conds, i);
@@ -525,94 +525,94 @@ static void test_proxydefaults_overlaps_refresh_servicedefaults(void **state) {
   assert_non_null(strstr(msg, "PropertyOverride default/a (ServiceDefaults default/web)"));
   assert_non_null(strstr(msg, "so default/a wins where both match"));
   /* gone: the informer's delete removes it from the index; its key still relates (the last one) */
-  assert_true(po_TargetIndex_Remove(IX, "mesh", "tune", old, sizeof old));
-  Slot *gone = slot("po/mesh/tune", false);
+  assert_true(po_TargetIndex_Remove(fx->ix, "mesh", "tune", old, sizeof old));
+  Slot *gone = slot(fx, "po/mesh/tune", false);
   json_object_put(gone->obj);
   gone->obj = NULL;
-  assert_string_equal(related("ProxyDefaults/mesh/global"), "ServiceDefaults/default/web ");
-  assert_string_equal(related("ServiceDefaults/default/web"), "");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_string_equal(related(fx, "ProxyDefaults/mesh/global"), "ServiceDefaults/default/web ");
+  assert_string_equal(related(fx, "ServiceDefaults/default/web"), "");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
 }
 
 /* The same across kinds: the mesh-wide tune turns invalid, its last valid generation stays live
  * in the ProxyDefaults, so the service's a still overlaps it. */
 static void test_cross_kind_overlap_with_a_last_valid_generation(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
   json_object *pd = json_tokener_parse(
       "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":"
       "\"tune\",\"namespace\":\"mesh\",\"generation\":1,\"uid\":\"uid-tune\"},\"spec\":{\"targetRef\":{\"kind\":"
       "\"ProxyDefaults\",\"name\":\"global\"},\"patches\":[{\"resourceFilter\":{\"resourceType\":"
       "\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection/"
       "max_ejection_percent\",\"value\":20}]}}");
-  put("po/mesh/tune", pd);
+  put(fx, "po/mesh/tune", pd);
   char old[300];
-  assert_true(po_TargetIndex_Set(IX, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
-  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
-  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
+  assert_true(po_TargetIndex_Set(fx->ix, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ProxyDefaults/mesh/global").ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ProxyDefaults/mesh/global").ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
   /* generation 2 is invalid (150 > 100): generation 1 stays live in the ProxyDefaults */
-  json_object *t = slot("po/mesh/tune", false)->obj;
+  json_object *t = slot(fx, "po/mesh/tune", false)->obj;
   json_object *patch0 = json_object_array_get_idx(get(get(t, "spec"), "patches"), 0);
   json_object_object_add(patch0, "value", json_object_new_int(150));
   json_object_object_add(get(t, "metadata"), "generation", json_object_new_int(2));
-  bump(t);
-  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/mesh/global").ok);
-  json_object *pext = get(get(slot("ProxyDefaults/mesh/global", false)->obj, "spec"), "envoyExtensions");
+  bump(fx, t);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ProxyDefaults/mesh/global").ok);
+  json_object *pext = get(get(slot(fx, "ProxyDefaults/mesh/global", false)->obj, "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(pext), 1);
   assert_int_equal(json_object_get_int(get(get(get(json_object_array_get_idx(pext, 0), "arguments"), "PropertyOverride"), "generation")), 1);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "mesh/tune"));
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "mesh/tune"));
 }
 
-static size_t entries(void);
+static size_t entries(Fake *fx);
 
 /* A conflict is retried, and the statuses wait for the retry's outcome: no TargetError written
  * and taken back (two writes and two Events per PropertyOverride of the target). */
 static void test_conflict_is_reported_for_retry(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  F.conflict_next = true;
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  fx->conflict_next = true;
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok);
   assert_true(r.conflict);
-  assert_int_equal(F.status_patches, 0);
-  assert_int_equal(F.events, 0);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  assert_int_equal(fx->status_patches, 0);
+  assert_int_equal(fx->events, 0);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "True");
   /* drift met by a conflict: the statuses are left as they are */
-  assert_true(run().ok);
-  int statuses = F.status_patches, events = F.events;
-  json_object_object_del(get(target(), "spec"), "envoyExtensions");
-  bump(target());
-  F.conflict_next = true;
-  r = run();
+  assert_true(run(fx).ok);
+  int statuses = fx->status_patches, events = fx->events;
+  json_object_object_del(get(target(fx), "spec"), "envoyExtensions");
+  bump(fx, target(fx));
+  fx->conflict_next = true;
+  r = run(fx);
   assert_true(r.conflict);
-  assert_int_equal(F.status_patches, statuses);
-  assert_int_equal(F.events, events);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
+  assert_int_equal(fx->status_patches, statuses);
+  assert_int_equal(fx->events, events);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
 }
 
 /* ---- trust: each of these failed on the controller that owned entries by name ---- */
 
-static json_object *entry(size_t i) { return json_object_array_get_idx(get(get(target(), "spec"), "envoyExtensions"), i); }
-static size_t entries(void) {
-  json_object *l = get(get(target(), "spec"), "envoyExtensions");
+static json_object *entry(Fake *fx, size_t i) { return json_object_array_get_idx(get(get(target(fx), "spec"), "envoyExtensions"), i); }
+static size_t entries(Fake *fx) {
+  json_object *l = get(get(target(fx), "spec"), "envoyExtensions");
   return l ? json_object_array_length(l) : 0;
 }
-static json_object *marker(size_t i) { return get(get(entry(i), "arguments"), "PropertyOverride"); }
+static json_object *marker(Fake *fx, size_t i) { return get(get(entry(fx, i), "arguments"), "PropertyOverride"); }
 /* The stored PropertyOverride, to read or to change in place: its resourceVersion moves either
  * way, as a server's does on any change (the reconcile remembers objects by it). */
-static json_object *po(const char *name) {
+static json_object *po(Fake *fx, const char *name) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
-  Slot *sl = slot(k, false);
-  if (sl) bump(sl->obj);
+  Slot *sl = slot(fx, k, false);
+  if (sl) bump(fx, sl->obj);
   return sl ? sl->obj : NULL;
 }
 
@@ -623,7 +623,7 @@ static json_object *po(const char *name) {
  * the check is skipped and every status says so: the entries are all programmed. (The CPU time
  * is printed, not asserted: a benchmark's business, not a unit test's.) */
 static void test_overlap_cost_bounded(void **state) {
-  (void)state;
+  Fake *fx = *state;
   static char patches[100 * 160];
   size_t len = 0;
   patches[len++] = '[';
@@ -636,180 +636,180 @@ static void test_overlap_cost_bounded(void **state) {
   for (int i = 0; i < 100; i++) {
     char n[16];
     snprintf(n, sizeof n, "o%03d", i);
-    apply_override(n, 1, "web", patches);
+    apply_override(fx, n, 1, "web", patches);
   }
   struct timespec t0, t1;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
-  assert_true(run().ok);
+  assert_true(run(fx).ok);
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t1);
   double cpu = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
   fprintf(stderr, "overlap: 100 x 100 patches: %.3f s of CPU\n", cpu);
-  assert_int_equal(entries(), 100);
-  assert_string_equal(cond("o050", "Programmed", "status"), "True");
-  assert_string_equal(cond("o050", "Programmed", "reason"), "Programmed");
-  assert_non_null(strstr(cond("o050", "Programmed", "message"),
+  assert_int_equal(entries(fx), 100);
+  assert_string_equal(cond(fx, "o050", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "o050", "Programmed", "reason"), "Programmed");
+  assert_non_null(strstr(cond(fx, "o050", "Programmed", "message"),
                          "overlaps not checked: 10000 patches of this target's PropertyOverrides against the 10000 patches of "
                          "those they meet are over the check's bound of 4000000 pairs"));
 }
 
 static void test_nothing_before_the_caches_synced(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  int writes = F.target_writes, patches = F.override_patches, statuses = F.status_patches;
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  int writes = fx->target_writes, patches = fx->override_patches, statuses = fx->status_patches;
   /* a restart: the index is empty and the caches are not complete */
-  po_TargetIndex_Free(IX);
-  IX = po_TargetIndex_New();
-  F.unsynced = true;
-  po_ReconcileResult r = run();
+  po_TargetIndex_Free(fx->ix);
+  fx->ix = po_TargetIndex_New();
+  fx->unsynced = true;
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok);
   assert_true(r.not_synced);
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(F.override_patches, patches);
-  assert_int_equal(F.status_patches, statuses);
-  assert_non_null(target());
-  assert_int_equal(entries(), 1);
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(fx->override_patches, patches);
+  assert_int_equal(fx->status_patches, statuses);
+  assert_non_null(target(fx));
+  assert_int_equal(entries(fx), 1);
 }
 
 static void test_created_target_and_markers_bound_to_uids(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.targets_written, 2); /* created empty, then the entry bound to its uid */
-  const char *tuid = json_object_get_string(get(get(target(), "metadata"), "uid"));
-  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
-  assert_string_equal(json_object_get_string(get(marker(0), "targetUID")), tuid);
-  assert_string_equal(json_object_get_string(get(marker(0), "uid")), "uid-po-a");
-  assert_string_equal(json_object_get_string(get(marker(0), "name")), "a");
+  const char *tuid = json_object_get_string(get(get(target(fx), "metadata"), "uid"));
+  assert_string_equal(json_object_get_string(get(get(get(target(fx), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_string_equal(json_object_get_string(get(marker(fx, 0), "targetUID")), tuid);
+  assert_string_equal(json_object_get_string(get(marker(fx, 0), "uid")), "uid-po-a");
+  assert_string_equal(json_object_get_string(get(marker(fx, 0), "name")), "a");
 }
 
-static void put_target(const char *text) { put("ServiceDefaults/default/web", json_tokener_parse(text)); }
+static void put_target(Fake *fx, const char *text) { put(fx, "ServiceDefaults/default/web", json_tokener_parse(text)); }
 
 static void test_lookalike_entries_left_alone_and_reported(void **state) {
-  (void)state;
+  Fake *fx = *state;
   /* a hand-written marker with an unknown name, and a copy from another object (its targetUID
    * is that object's) */
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"ghost\",\"generation\":1},"
              "\"Patches\":[]}},"
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":1,"
              "\"uid\":\"uid-po-a\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}}]}}");
-  json_object *before = copy(target());
-  po_TargetIndex_Set(IX, "default", "ghost", "ServiceDefaults/default/web", (char[300]){0}, 300);
-  po_ReconcileResult r = run();
+  json_object *before = copy(target(fx));
+  po_TargetIndex_Set(fx->ix, "default", "ghost", "ServiceDefaults/default/web", (char[300]){0}, 300);
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.foreign_entries, 2);
-  assert_string_equal(F.last_target_reason, "ForeignEntry");
-  assert_true(json_object_equal(before, target())); /* not a byte changed */
+  assert_string_equal(fx->last_target_reason, "ForeignEntry");
+  assert_true(json_object_equal(before, target(fx))); /* not a byte changed */
   /* with a PropertyOverride of the copied name: ours is added after them, theirs stay */
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 3);
-  assert_string_equal(json_object_get_string(get(marker(2), "targetUID")), "uid-web");
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 3);
+  assert_string_equal(json_object_get_string(get(marker(fx, 2), "targetUID")), "uid-web");
   /* and when it goes, only ours goes */
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  assert_true(run().ok);
-  assert_true(json_object_equal(get(before, "spec"), get(target(), "spec")));
+  json_object_object_add(get(po(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run(fx).ok);
+  assert_true(json_object_equal(get(before, "spec"), get(target(fx), "spec")));
   json_object_put(before);
 }
 
 static void test_lookalike_created_annotation_never_deleted(void **state) {
-  (void)state;
+  Fake *fx = *state;
   /* applied by a user from `kubectl get -o yaml` of an object we created elsewhere */
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\",\"annotations\":"
              "{\"propertyoverride.io/created\":\"true\"},\"labels\":{\"app.kubernetes.io/managed-by\":\"propertyoverride\"}},"
              "\"spec\":{}}");
-  po_ReconcileResult r = run();
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_true(r.foreign_object);
-  assert_string_equal(F.last_target_reason, "ForeignObject");
-  assert_non_null(target());
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  assert_true(run().ok);
-  assert_non_null(target()); /* emptied of our entry, but never deleted */
-  assert_int_equal(entries(), 0);
+  assert_string_equal(fx->last_target_reason, "ForeignObject");
+  assert_non_null(target(fx));
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  json_object_object_add(get(po(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run(fx).ok);
+  assert_non_null(target(fx)); /* emptied of our entry, but never deleted */
+  assert_int_equal(entries(fx), 0);
 }
 
 static void test_forged_last_valid_annotation_programs_nothing(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kBad);
-  json_object *meta = get(po("a"), "metadata"), *ann = json_object_new_object();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kBad);
+  json_object *meta = get(po(fx, "a"), "metadata"), *ann = json_object_new_object();
   json_object_object_add(ann, "propertyoverride.io/last-valid",
                          json_object_new_string("{\"generation\":1,\"arguments\":{\"Patches\":[{\"ResourceFilter\":{"
                                                 "\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},\"Op\":\"add\","
                                                 "\"Path\":\"/outlier_detection/max_ejection_percent\",\"Value\":150}],"
                                                 "\"Forged\":true}}"));
   json_object_object_add(meta, "annotations", ann);
-  assert_true(run().ok);
-  assert_null(target());
-  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "nothing is live"));
+  assert_true(run(fx).ok);
+  assert_null(target(fx));
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Invalid");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "nothing is live"));
 }
 
 static void test_last_valid_record_is_recompiled_not_trusted(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 1);
-  apply_override("a", 2, "web", kBad);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(json_object_get_int(get(get(get(po(fx, "a"), "status"), "lastValid"), "generation")), 1);
+  apply_override(fx, "a", 2, "web", kBad);
   /* someone with access to the status forges the record, and the live entry is lost */
-  json_object *rec = get(get(po("a"), "status"), "lastValid");
+  json_object *rec = get(get(po(fx, "a"), "status"), "lastValid");
   json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(150));
-  json_object_object_del(get(target(), "spec"), "envoyExtensions");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 0);
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "nothing is live"));
+  json_object_object_del(get(target(fx), "spec"), "envoyExtensions");
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 0);
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "nothing is live"));
 }
 
 static void test_tampered_live_entry_is_not_kept(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  json_object_object_del(get(po("a"), "status"), "lastValid"); /* as if that status write failed */
-  apply_override("a", 2, "web", kBad);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object_object_del(get(po(fx, "a"), "status"), "lastValid"); /* as if that status write failed */
+  apply_override(fx, "a", 2, "web", kBad);
   /* intact, the live entry stays */
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 1);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  assert_int_equal(json_object_get_int(get(marker(fx, 0), "generation")), 1);
   /* edited in the target (marker kept), it is re-checked and not written back */
-  json_object *p0 = json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0);
+  json_object *p0 = json_object_array_get_idx(get(get(entry(fx, 0), "arguments"), "Patches"), 0);
   json_object_object_add(p0, "Value", json_object_new_int(150));
-  json_object_object_del(get(po("a"), "status"), "lastValid");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 0);
+  json_object_object_del(get(po(fx, "a"), "status"), "lastValid");
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 0);
 }
 
 static void test_tenancy_refuses_proxydefaults_from_other_namespaces(void **state) {
-  (void)state;
+  Fake *fx = *state;
   const char *text = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
                      "\"metadata\":{\"name\":\"mesh-wide\",\"namespace\":\"default\",\"generation\":1,\"uid\":\"uid-po-m\"},"
                      "\"spec\":{\"targetRef\":{\"kind\":\"ProxyDefaults\",\"name\":\"global\"},\"patches\":%s}}";
   char buf[2048];
   snprintf(buf, sizeof buf, text, kGood);
-  put("po/default/mesh-wide", json_tokener_parse(buf));
-  po_TargetIndex_Set(IX, "default", "mesh-wide", "ProxyDefaults/default/global", (char[300]){0}, 300);
-  po_ReconcileResult r = po_Reconcile(&IO, IX, "ProxyDefaults/default/global");
+  put(fx, "po/default/mesh-wide", json_tokener_parse(buf));
+  po_TargetIndex_Set(fx->ix, "default", "mesh-wide", "ProxyDefaults/default/global", (char[300]){0}, 300);
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, "ProxyDefaults/default/global");
   assert_true(r.ok);
-  assert_int_equal(F.target_writes, 0);
-  assert_null(slot("ProxyDefaults/default/global", false));
-  assert_string_equal(cond("mesh-wide", "Accepted", "status"), "False");
-  assert_string_equal(cond("mesh-wide", "Accepted", "reason"), "TargetNotAllowed");
-  assert_non_null(strstr(cond("mesh-wide", "Accepted", "message"), "may not target ProxyDefaults"));
-  assert_non_null(strstr(cond("mesh-wide", "Accepted", "message"), "'mesh'"));
-  assert_string_equal(cond("mesh-wide", "Programmed", "reason"), "TargetNotAllowed");
-  assert_null(get(get(po("mesh-wide"), "metadata"), "finalizers"));
+  assert_int_equal(fx->target_writes, 0);
+  assert_null(slot(fx, "ProxyDefaults/default/global", false));
+  assert_string_equal(cond(fx, "mesh-wide", "Accepted", "status"), "False");
+  assert_string_equal(cond(fx, "mesh-wide", "Accepted", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond(fx, "mesh-wide", "Accepted", "message"), "may not target ProxyDefaults"));
+  assert_non_null(strstr(cond(fx, "mesh-wide", "Accepted", "message"), "'mesh'"));
+  assert_string_equal(cond(fx, "mesh-wide", "Programmed", "reason"), "TargetNotAllowed");
+  assert_null(get(get(po(fx, "mesh-wide"), "metadata"), "finalizers"));
 }
 
-static const char *cond_ns(const char *ns, const char *po, const char *type, const char *field) {
+static const char *cond_ns(Fake *fx, const char *ns, const char *po, const char *type, const char *field) {
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, po);
-  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  json_object *list = get(get(slot(fx, k, false)->obj, "status"), "conditions");
   for (size_t i = 0; list && i < json_object_array_length(list); i++) {
     json_object *c = json_object_array_get_idx(list, i);
     if (!strcmp(json_object_get_string(get(c, "type")), type)) return json_object_get_string(get(c, field));
@@ -817,48 +817,48 @@ static const char *cond_ns(const char *ns, const char *po, const char *type, con
   return "";
 }
 
-static json_object *shop_ext(void) {
-  Slot *t = slot("ServiceDefaults/shop/web", false);
+static json_object *shop_ext(Fake *fx) {
+  Slot *t = slot(fx, "ServiceDefaults/shop/web", false);
   return t ? get(get(t->obj, "spec"), "envoyExtensions") : NULL;
 }
 
-static po_ReconcileResult run_shop(void) { return po_Reconcile(&IO, IX, "ServiceDefaults/shop/web"); }
+static po_ReconcileResult run_shop(Fake *fx) { return po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/shop/web"); }
 
 /* spec.targetRef.namespace: its own namespace (or empty) is the usual target; another namespace,
  * from a namespace --allow-cross-namespace-from does not list, is refused (TargetNotAllowed,
  * naming the flag) and writes nothing there, and its entry leaves its old target; back to its
  * own namespace, it is programmed there again. */
 static void test_target_in_another_namespace_is_refused(void **state) {
-  (void)state;
-  apply_override_ns("default", "a", 1, "web", "default", kGood);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "status"), "True");
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  Fake *fx = *state;
+  apply_override_ns(fx, "default", "a", 1, "web", "default", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "True");
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   assert_int_equal(json_object_array_length(ext), 1);
   /* the marker of a same-namespace entry names no namespace (as older versions wrote it) */
   assert_null(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "namespace"));
-  int writes = F.target_writes;
-  apply_override_ns("default", "a", 2, "web", "shop", kGood);
-  assert_true(run().ok);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_string_equal(cond("a", "Accepted", "status"), "False");
-  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
-  assert_non_null(strstr(cond("a", "Accepted", "message"),
+  int writes = fx->target_writes;
+  apply_override_ns(fx, "default", "a", 2, "web", "shop", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_string_equal(cond(fx, "a", "Accepted", "status"), "False");
+  assert_string_equal(cond(fx, "a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond(fx, "a", "Accepted", "message"),
                          "PropertyOverrides in namespace 'default' may not write into targets of namespace 'shop': the "
                          "operator allows another namespace only from namespaces (none) (--allow-cross-namespace-from)"));
-  assert_string_equal(cond("a", "Programmed", "reason"), "TargetNotAllowed");
-  assert_string_equal(cond("a", "Programmed", "message"), "nothing is written to ServiceDefaults shop/web");
-  assert_null(slot("ServiceDefaults/shop/web", false)); /* nothing written there */
-  assert_int_equal(F.target_writes, writes + 1);        /* its entry left default/web */
-  ext = get(get(target(), "spec"), "envoyExtensions");
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "TargetNotAllowed");
+  assert_string_equal(cond(fx, "a", "Programmed", "message"), "nothing is written to ServiceDefaults shop/web");
+  assert_null(slot(fx, "ServiceDefaults/shop/web", false)); /* nothing written there */
+  assert_int_equal(fx->target_writes, writes + 1);        /* its entry left default/web */
+  ext = get(get(target(fx), "spec"), "envoyExtensions");
   assert_true(!ext || json_object_array_length(ext) == 0);
-  apply_override_ns("default", "a", 3, "web", NULL, kGood); /* targetRef without namespace: its own again */
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Accepted", "reason"), "Accepted");
-  assert_int_equal(json_object_array_length(get(get(target(), "spec"), "envoyExtensions")), 1);
+  apply_override_ns(fx, "default", "a", 3, "web", NULL, kGood); /* targetRef without namespace: its own again */
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Accepted", "reason"), "Accepted");
+  assert_int_equal(json_object_array_length(get(get(target(fx), "spec"), "envoyExtensions")), 1);
 }
 
 /* A namespace --allow-cross-namespace-from lists programs another namespace's ServiceDefaults:
@@ -866,30 +866,30 @@ static void test_target_in_another_namespace_is_refused(void **state) {
  * target are kept apart (by uid), and deleting one removes only its entry; an entry of the
  * target's own namespace keeps a marker without a namespace (not rewritten). */
 static void test_cross_namespace_allowed_programs_the_other_target(void **state) {
-  (void)state;
+  Fake *fx = *state;
   po_CtlStatus cross;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
-  apply_override_ns("shop", "a", 1, "web", NULL, kGood);          /* shop's own */
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "shop", "a", 1, "web", NULL, kGood);          /* shop's own */
   /* the platform team's, same name, another value for the same field: a conflict naming it */
-  apply_override_ns("platform", "a", 1, "web", "shop",
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop",
                     "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                     "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":77}]");
-  apply_override_ns("team-x", "b", 1, "web", "shop", kGood);      /* not listed: refused */
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
-  assert_string_equal(cond_ns("shop", "a", "Programmed", "status"), "True");
-  assert_non_null(strstr(cond_ns("platform", "a", "Programmed", "message"), "ServiceDefaults shop/web"));
-  if (!strstr(cond_ns("shop", "a", "Programmed", "message"), "platform/a")) {
-    fail_msg("shop/a's status does not name platform/a: %s", cond_ns("shop", "a", "Programmed", "message"));
+  apply_override_ns(fx, "team-x", "b", 1, "web", "shop", kGood);      /* not listed: refused */
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_string_equal(cond_ns(fx, "platform", "a", "Programmed", "status"), "True");
+  assert_string_equal(cond_ns(fx, "shop", "a", "Programmed", "status"), "True");
+  assert_non_null(strstr(cond_ns(fx, "platform", "a", "Programmed", "message"), "ServiceDefaults shop/web"));
+  if (!strstr(cond_ns(fx, "shop", "a", "Programmed", "message"), "platform/a")) {
+    fail_msg("shop/a's status does not name platform/a: %s", cond_ns(fx, "shop", "a", "Programmed", "message"));
   }
   /* same priority, same name: the target's own namespace first, so the platform's wins */
-  json_object *first = get(get(json_object_array_get_idx(shop_ext(), 0), "arguments"), "PropertyOverride");
+  json_object *first = get(get(json_object_array_get_idx(shop_ext(fx), 0), "arguments"), "PropertyOverride");
   assert_null(get(first, "namespace"));
-  assert_string_equal(cond_ns("team-x", "b", "Programmed", "reason"), "TargetNotAllowed");
-  assert_non_null(strstr(cond_ns("team-x", "b", "Accepted", "message"),
+  assert_string_equal(cond_ns(fx, "team-x", "b", "Programmed", "reason"), "TargetNotAllowed");
+  assert_non_null(strstr(cond_ns(fx, "team-x", "b", "Accepted", "message"),
                          "only from namespace 'platform' (--allow-cross-namespace-from)"));
-  json_object *ext = shop_ext();
+  json_object *ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 2);
   int with_ns = 0;
   for (size_t i = 0; i < 2; i++) {
@@ -905,73 +905,73 @@ static void test_cross_namespace_allowed_programs_the_other_target(void **state)
     }
   }
   assert_int_equal(with_ns, 1);
-  int writes = F.target_writes;
-  assert_true(run_shop().ok); /* current: nothing rewritten */
-  assert_int_equal(F.target_writes, writes);
+  int writes = fx->target_writes;
+  assert_true(run_shop(fx).ok); /* current: nothing rewritten */
+  assert_int_equal(fx->target_writes, writes);
   /* deleting the platform's removes only its entry, and its finalizer */
-  json_object *p = slot("po/platform/a", false)->obj;
+  json_object *p = slot(fx, "po/platform/a", false)->obj;
   json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  bump(p);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  ext = shop_ext();
+  bump(fx, p);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 1);
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
                       "uid-po-shop-a");
-  assert_null(slot("po/platform/a", false));
-  g_tenancy.n_cross = 0;
+  assert_null(slot(fx, "po/platform/a", false));
+  fx->tenancy.n_cross = 0;
 }
 
 /* Markers of same-namespace entries are what older versions wrote ({name, generation, uid,
  * targetUID}, no "namespace"): a new process (a fresh index) over such a target finds it current
  * and writes nothing. */
 static void test_old_markers_not_rewritten_on_upgrade(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  json_object *ext = get(get(target(), "spec"), "envoyExtensions");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  json_object *ext = get(get(target(fx), "spec"), "envoyExtensions");
   json_object *m = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
   assert_int_equal(json_object_object_length(m), 4);
   assert_non_null(get(m, "name"));
   assert_non_null(get(m, "generation"));
   assert_non_null(get(m, "uid"));
   assert_non_null(get(m, "targetUID"));
-  int writes = F.target_writes;
-  po_TargetIndex_Free(IX); /* the upgraded controller starts with an empty index */
-  IX = po_TargetIndex_New();
-  assert_non_null(IX);
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes);
-  assert_string_equal(cond("a", "Programmed", "status"), "True");
+  int writes = fx->target_writes;
+  po_TargetIndex_Free(fx->ix); /* the upgraded controller starts with an empty index */
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes);
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "True");
 }
 
 /* A marker whose "namespace" is forged (a same-named PropertyOverride in another namespace) gains
  * nothing: ownership is the uid's, so the entry is someone else's and is left alone. */
 static void test_forged_marker_namespace_gains_nothing(void **state) {
-  (void)state;
-  apply_override_ns("shop", "a", 1, "web", NULL, kGood);
-  assert_true(run_shop().ok);
-  json_object *ext = shop_ext();
+  Fake *fx = *state;
+  apply_override_ns(fx, "shop", "a", 1, "web", NULL, kGood);
+  assert_true(run_shop(fx).ok);
+  json_object *ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 1);
   /* someone copies our entry, naming another namespace's PropertyOverride of that name */
   json_object *dup = NULL;
   json_object_deep_copy(json_object_array_get_idx(ext, 0), &dup, NULL);
   json_object_object_add(get(get(dup, "arguments"), "PropertyOverride"), "namespace", json_object_new_string("platform"));
   json_object_array_add(ext, dup);
-  apply_override_ns("platform", "a", 1, "other", NULL, kGood); /* exists, other uid, other target */
-  bump(slot("ServiceDefaults/shop/web", false)->obj);
-  assert_true(run_shop().ok);
+  apply_override_ns(fx, "platform", "a", 1, "other", NULL, kGood); /* exists, other uid, other target */
+  bump(fx, slot(fx, "ServiceDefaults/shop/web", false)->obj);
+  assert_true(run_shop(fx).ok);
   /* the copy is bound to shop/a's uid whatever its namespace says: a second entry of shop/a,
    * removed by the plan; nothing is taken for platform/a's (its status untouched) */
-  ext = shop_ext();
+  ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 1);
   json_object *m = get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride");
   assert_string_equal(json_object_get_string(get(m, "uid")), "uid-po-shop-a");
   assert_null(get(m, "namespace"));
-  assert_null(get(slot("po/platform/a", false)->obj, "status"));
+  assert_null(get(slot(fx, "po/platform/a", false)->obj, "status"));
 }
 
 /* adv11: a platform PropertyOverride programmed into shop/web, then the policy is revoked
@@ -981,43 +981,43 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
  * being written, not only about the current spec. */
 /* platform/a programmed into shop/web under the policy; the policy revoked (the controller
  * restarted without the flag) and a's generation 2 back home and invalid: held at shop/web. */
-static void held_in_shop_then_revoked(void) {
+static void held_in_shop_then_revoked(Fake *fx) {
   po_CtlStatus cross;
-  g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
-  apply_override_ns("platform", "a", 1, "web", "shop", kGood);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_string_equal(cond_ns("platform", "a", "Programmed", "status"), "True");
-  assert_int_equal(json_object_array_length(shop_ext()), 1);
-  g_tenancy.n_cross = 0;
-  apply_override_ns("platform", "a", 2, "web", NULL, kBad);
+  fx->tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_string_equal(cond_ns(fx, "platform", "a", "Programmed", "status"), "True");
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 1);
+  fx->tenancy.n_cross = 0;
+  apply_override_ns(fx, "platform", "a", 2, "web", NULL, kBad);
 }
 
 static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
-  (void)state;
-  held_in_shop_then_revoked();
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  json_object *ext = shop_ext();
+  Fake *fx = *state;
+  held_in_shop_then_revoked(fx);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  json_object *ext = shop_ext(fx);
   for (size_t i = 0; ext && i < json_object_array_length(ext); i++) {
     const char *uid = json_object_get_string(get(get(get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride"), "uid"));
     if (uid && !strcmp(uid, "uid-po-platform-a")) fail_msg("platform/a's entry stays in shop/web after the policy was revoked");
   }
   /* settled: the two reconciles (its new target's and the held one's) do not rewrite its status
    * back and forth */
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
-  assert_true(run_shop().ok);
-  int patches = F.status_patches, writes = F.target_writes;
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_true(run_shop(fx).ok);
+  int patches = fx->status_patches, writes = fx->target_writes;
   for (int i = 0; i < 3; i++) {
-    assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/platform/web").ok);
-    assert_true(run_shop().ok);
+    assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/platform/web").ok);
+    assert_true(run_shop(fx).ok);
   }
   /* nothing of it is live anywhere: its status claims no programmed generation */
-  assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
-  assert_int_equal(F.status_patches, patches);
-  assert_int_equal(F.target_writes, writes);
+  assert_null(get(get(slot(fx, "po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_int_equal(fx->status_patches, patches);
+  assert_int_equal(fx->target_writes, writes);
 }
 
 static char g_enqueued[4][600];
@@ -1034,23 +1034,23 @@ static void record_enqueue(void *ctx, const char *key) {
  * then removes that entry and must queue platform/web, whose status would otherwise keep
  * claiming a generation nothing holds (its own status write's echo is not reconciled). */
 static void test_removed_held_entry_queues_its_own_target(void **state) {
-  (void)state;
-  held_in_shop_then_revoked();
-  po_ReconcileIO io = IO;
+  Fake *fx = *state;
+  held_in_shop_then_revoked(fx);
+  po_ReconcileIO io = fx->io;
   io.enqueue = record_enqueue;
   g_nenqueued = 0;
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
   assert_int_equal(g_nenqueued, 0); /* nothing removed there */
-  assert_non_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/web").ok);
+  assert_non_null(get(get(slot(fx, "po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/web").ok);
   assert_int_equal(g_nenqueued, 1);
   assert_string_equal(g_enqueued[0], "ServiceDefaults/platform/web");
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
-  assert_null(get(get(slot("po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_null(get(get(slot(fx, "po/platform/a", false)->obj, "status"), "programmedGeneration"));
   /* settled: nothing more is queued */
   g_nenqueued = 0;
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/web").ok);
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/platform/web").ok);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/web").ok);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
   assert_int_equal(g_nenqueued, 0);
 }
 
@@ -1059,26 +1059,26 @@ static void test_removed_held_entry_queues_its_own_target(void **state) {
  * that), forges status.lastValid naming targetRef.namespace 'shop' and makes its spec invalid:
  * the held record must not be written into shop's ServiceDefaults. */
 static void test_adv_forged_last_valid_namespace_writes_nothing_elsewhere(void **state) {
-  (void)state;
-  g_tenancy.n_cross = 0;
-  apply_override_ns("team-x", "a", 1, "web", NULL, kGood);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
-  assert_string_equal(cond_ns("team-x", "a", "Programmed", "status"), "True");
-  json_object *st = get(slot("po/team-x/a", false)->obj, "status");
+  Fake *fx = *state;
+  fx->tenancy.n_cross = 0;
+  apply_override_ns(fx, "team-x", "a", 1, "web", NULL, kGood);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/team-x/web").ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/team-x/web").ok);
+  assert_string_equal(cond_ns(fx, "team-x", "a", "Programmed", "status"), "True");
+  json_object *st = get(slot(fx, "po/team-x/a", false)->obj, "status");
   json_object *lv = get(st, "lastValid");
   assert_non_null(lv);
   json_object_object_add(get(get(lv, "spec"), "targetRef"), "namespace", json_object_new_string("shop"));
-  apply_override_ns("team-x", "a", 2, "web", NULL, kBad); /* keeps the forged status */
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/team-x/web").ok);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  json_object *ext = shop_ext();
+  apply_override_ns(fx, "team-x", "a", 2, "web", NULL, kBad); /* keeps the forged status */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/team-x/web").ok);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  json_object *ext = shop_ext(fx);
   if (ext && json_object_array_length(ext) > 0) {
     fail_msg("team-x/a wrote into ServiceDefaults shop/web through a forged status.lastValid: %s",
              json_object_to_json_string(ext));
   }
-  assert_null(slot("ServiceDefaults/shop/web", false)); /* not even created */
+  assert_null(slot(fx, "ServiceDefaults/shop/web", false)); /* not even created */
 }
 
 /* adv11: the finalizer when the policy is revoked, or the target's namespace is gone, while a
@@ -1086,51 +1086,51 @@ static void test_adv_forged_last_valid_namespace_writes_nothing_elsewhere(void *
  * of shop's own is touched) and its status says TargetNotAllowed; deleted, its finalizer goes;
  * with the target gone (its namespace deleted), the deletion finishes and nothing is created. */
 static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state) {
-  (void)state;
+  Fake *fx = *state;
   po_CtlStatus cross;
-  g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
-  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
-  apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
-  apply_override_ns("platform", "b", 1, "web", "shop", kGood2);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_int_equal(json_object_array_length(shop_ext()), 3);
-  g_tenancy.n_cross = 0; /* revoked */
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  json_object *ext = shop_ext();
+  fx->tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood2);
+  apply_override_ns(fx, "platform", "b", 1, "web", "shop", kGood2);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 3);
+  fx->tenancy.n_cross = 0; /* revoked */
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  json_object *ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 1);
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
                       "uid-po-shop-own");
-  assert_string_equal(cond_ns("platform", "a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_string_equal(cond_ns(fx, "platform", "a", "Accepted", "reason"), "TargetNotAllowed");
   /* deleting it now: the finalizer goes */
-  json_object *p = slot("po/platform/a", false)->obj;
+  json_object *p = slot(fx, "po/platform/a", false)->obj;
   json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  bump(p);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_null(slot("po/platform/a", false));
+  bump(fx, p);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_null(slot(fx, "po/platform/a", false));
   /* allowed again for b; then shop's namespace is deleted (its ServiceDefaults with it) and b is deleted */
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_int_equal(json_object_array_length(shop_ext()), 2);
-  Slot *t = slot("ServiceDefaults/shop/web", false);
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 2);
+  Slot *t = slot(fx, "ServiceDefaults/shop/web", false);
   json_object_put(t->obj);
   t->obj = NULL;
-  Slot *o = slot("po/shop/own", false);
+  Slot *o = slot(fx, "po/shop/own", false);
   json_object_put(o->obj);
   o->obj = NULL;
-  po_TargetIndex_Remove(IX, "shop", "own", (char[300]){0}, 300);
-  p = slot("po/platform/b", false)->obj;
+  po_TargetIndex_Remove(fx->ix, "shop", "own", (char[300]){0}, 300);
+  p = slot(fx, "po/platform/b", false)->obj;
   json_object_object_add(get(p, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:02Z"));
-  bump(p);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_null(slot("po/platform/b", false));
-  assert_null(slot("ServiceDefaults/shop/web", false));
-  g_tenancy.n_cross = 0;
+  bump(fx, p);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_null(slot(fx, "po/platform/b", false));
+  assert_null(slot(fx, "ServiceDefaults/shop/web", false));
+  fx->tenancy.n_cross = 0;
 }
 
 /* adv11: restart mid-move: platform/a's entry is in shop/web; it is retargeted to shop2 while no
@@ -1138,31 +1138,31 @@ static void test_adv_revoked_then_deleted_and_target_namespace_gone(void **state
  * finds the entry through its marker's namespace and removes it (not left unowned forever), and
  * it is written into shop2/web. */
 static void test_adv_retarget_across_namespaces_after_restart(void **state) {
-  (void)state;
+  Fake *fx = *state;
   po_CtlStatus cross;
-  g_tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
-  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
-  apply_override_ns("platform", "a", 1, "web", "shop", kGood2);
-  assert_true(run_shop().ok);
-  assert_true(run_shop().ok);
-  assert_int_equal(json_object_array_length(shop_ext()), 2);
-  po_TargetIndex_Free(IX); /* a new process */
-  IX = po_TargetIndex_New();
-  assert_non_null(IX);
-  apply_override_ns("shop", "own", 1, "web", NULL, kGood);
-  apply_override_ns("platform", "a", 2, "web", "shop2", kGood2);
-  assert_true(run_shop().ok);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/shop2/web").ok);
-  assert_true(run_shop().ok);
-  json_object *ext = shop_ext();
+  fx->tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood2);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 2);
+  po_TargetIndex_Free(fx->ix); /* a new process */
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
+  apply_override_ns(fx, "shop", "own", 1, "web", NULL, kGood);
+  apply_override_ns(fx, "platform", "a", 2, "web", "shop2", kGood2);
+  assert_true(run_shop(fx).ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/shop2/web").ok);
+  assert_true(run_shop(fx).ok);
+  json_object *ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 1);
   assert_string_equal(json_object_get_string(get(get(get(json_object_array_get_idx(ext, 0), "arguments"), "PropertyOverride"), "uid")),
                       "uid-po-shop-own");
-  Slot *t2 = slot("ServiceDefaults/shop2/web", false);
+  Slot *t2 = slot(fx, "ServiceDefaults/shop2/web", false);
   assert_non_null(t2);
   assert_int_equal(json_object_array_length(get(get(t2->obj, "spec"), "envoyExtensions")), 1);
-  g_tenancy.n_cross = 0;
+  fx->tenancy.n_cross = 0;
 }
 
 /* adv11: an invalid
@@ -1172,183 +1172,183 @@ static void test_adv_retarget_across_namespaces_after_restart(void **state) {
  * web), po_Status_Matches never matches it, and every reconcile of api sends the same status
  * PATCH again. Now programmedGeneration there says the held generation, which is live. */
 static void test_adv_invalid_move_status_settles(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  apply_override("a", 2, "api", kBad);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_true(run().ok);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_true(run().ok);
-  int patches = F.status_patches;
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "api", kBad);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_true(run(fx).ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_true(run(fx).ok);
+  int patches = fx->status_patches;
   for (int i = 0; i < 3; i++) {
-    assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-    assert_true(run().ok);
+    assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+    assert_true(run(fx).ok);
   }
-  assert_int_equal(F.status_patches, patches);
+  assert_int_equal(fx->status_patches, patches);
 }
 
 static void test_index_read_once_for_many_overrides(void **state) {
-  (void)state;
+  Fake *fx = *state;
   /* more PropertyOverrides than the first lookup's table holds */
   for (int i = 0; i < 20; i++) {
     char n[16];
     snprintf(n, sizeof n, "o%02d", i);
-    apply_override(n, 1, "web", i % 2 ? kGood : kGood2);
+    apply_override(fx, n, 1, "web", i % 2 ? kGood : kGood2);
   }
-  assert_true(run().ok);
-  assert_int_equal(entries(), 20);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 20);
 }
 
 static void test_target_full_is_said_not_written(void **state) {
-  (void)state;
+  Fake *fx = *state;
   /* one entry of someone else's plus 100 of ours would pass the webhook's limit of 100 */
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\"},\"spec\":{\"envoyExtensions\":["
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"Patches\":[]}}]}}");
   for (int i = 0; i < 100; i++) {
     char n[16];
     snprintf(n, sizeof n, "o%03d", i);
-    apply_override(n, 1, "web", kGood);
+    apply_override(fx, n, 1, "web", kGood);
   }
-  po_ReconcileResult r = run();
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_int_equal(entries(), 100);
-  assert_string_equal(cond("o098", "Programmed", "status"), "True");
-  assert_string_equal(cond("o099", "Programmed", "status"), "False");
-  assert_string_equal(cond("o099", "Programmed", "reason"), "TargetFull");
-  assert_non_null(strstr(cond("o099", "Programmed", "message"), "at most 100"));
+  assert_int_equal(entries(fx), 100);
+  assert_string_equal(cond(fx, "o098", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "o099", "Programmed", "status"), "False");
+  assert_string_equal(cond(fx, "o099", "Programmed", "reason"), "TargetFull");
+  assert_non_null(strstr(cond(fx, "o099", "Programmed", "message"), "at most 100"));
   /* a newcomer that sorts first does not evict a live one */
-  apply_override("a-new", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_string_equal(cond("o000", "Programmed", "status"), "True");
-  assert_string_equal(cond("o098", "Programmed", "status"), "True");
-  assert_string_equal(cond("a-new", "Programmed", "reason"), "TargetFull");
+  apply_override(fx, "a-new", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "o000", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "o098", "Programmed", "status"), "True");
+  assert_string_equal(cond(fx, "a-new", "Programmed", "reason"), "TargetFull");
 }
 
 /* A marker bound to this target's uid is still not ours unless it names a PropertyOverride of
  * the target by name and uid: anyone who can read the target can copy its uid. */
 static void test_marker_with_target_uid_but_unknown_owner_is_foreign(void **state) {
-  (void)state;
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  Fake *fx = *state;
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"hand-written\","
              "\"generation\":1,\"uid\":\"000\",\"targetUID\":\"uid-web\"},\"Patches\":[]}}]}}");
-  apply_override("a", 1, "web", kGood);
-  po_ReconcileResult r = run();
+  apply_override(fx, "a", 1, "web", kGood);
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.foreign_entries, 1);
-  assert_int_equal(entries(), 2);
-  assert_string_equal(json_object_get_string(get(marker(0), "name")), "hand-written");
+  assert_int_equal(entries(fx), 2);
+  assert_string_equal(json_object_get_string(get(marker(fx, 0), "name")), "hand-written");
 }
 
 /* With a forged marker naming the right uids but a generation the object never had, an invalid
  * PropertyOverride without a record does not adopt it. */
 static void test_forged_generation_not_adopted(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kBad);
-  assert_true(run().ok);
-  assert_null(target());
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kBad);
+  assert_true(run(fx).ok);
+  assert_null(target(fx));
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\","
              "\"generation\":7,\"uid\":\"uid-po-a\",\"targetUID\":\"uid-web\"},\"Patches\":[{\"ResourceFilter\":{"
              "\"ResourceType\":\"cluster\",\"TrafficDirection\":\"outbound\"},\"Op\":\"add\",\"Path\":"
              "\"/outlier_detection/max_ejection_percent\",\"Value\":100}]}}]}}");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 0);
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "nothing is live"));
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 0);
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "nothing is live"));
 }
 
 /* The write after the create fails (consul-k8s adds its finalizer: 409): the next reconcile
  * still binds the created annotation, so the object is deleted when its PropertyOverride goes. */
 static void test_created_target_annotated_after_a_failed_second_write(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  F.conflict_at = 2;
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  fx->conflict_at = 2;
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok);
   assert_true(r.conflict);
-  assert_non_null(target());
-  assert_null(get(get(target(), "metadata"), "annotations"));
-  assert_true(run().ok);
-  const char *tuid = json_object_get_string(get(get(target(), "metadata"), "uid"));
-  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
-  assert_int_equal(entries(), 1);
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  assert_true(run().ok);
-  assert_null(target());
+  assert_non_null(target(fx));
+  assert_null(get(get(target(fx), "metadata"), "annotations"));
+  assert_true(run(fx).ok);
+  const char *tuid = json_object_get_string(get(get(target(fx), "metadata"), "uid"));
+  assert_string_equal(json_object_get_string(get(get(get(target(fx), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_int_equal(entries(fx), 1);
+  json_object_object_add(get(po(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run(fx).ok);
+  assert_null(target(fx));
 }
 
 /* issue 12 (adv1): the write after the create fails (not a conflict) and the controller restarts
  * before it succeeds: the created object's uid is in the PropertyOverride's status
  * (status.created). tuid gets that uid; the index is a new process's. */
-static void created_then_restart(char tuid[64]) {
-  apply_override("a", 1, "web", kGood);
-  F.fail_at = F.attempts + 2; /* the create passes, the write after it fails */
-  po_ReconcileResult r = run();
+static void created_then_restart(Fake *fx, char tuid[64]) {
+  apply_override(fx, "a", 1, "web", kGood);
+  fx->fail_at = fx->attempts + 2; /* the create passes, the write after it fails */
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok);
   assert_false(r.conflict);
-  assert_null(get(get(target(), "metadata"), "annotations"));
-  snprintf(tuid, 64, "%s", json_object_get_string(get(get(target(), "metadata"), "uid")));
-  json_object *cr = get(get(po("a"), "status"), "created");
+  assert_null(get(get(target(fx), "metadata"), "annotations"));
+  snprintf(tuid, 64, "%s", json_object_get_string(get(get(target(fx), "metadata"), "uid")));
+  json_object *cr = get(get(po(fx, "a"), "status"), "created");
   assert_string_equal(json_object_get_string(get(cr, "uid")), tuid);
   assert_string_equal(json_object_get_string(get(cr, "name")), "web");
-  po_TargetIndex_Free(IX); /* a new process */
-  IX = po_TargetIndex_New();
-  assert_non_null(IX);
-  apply_override("a", 1, "web", kGood);
+  po_TargetIndex_Free(fx->ix); /* a new process */
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
+  apply_override(fx, "a", 1, "web", kGood);
 }
 
-static void delete_a(void) {
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  assert_true(run().ok);
+static void delete_a(Fake *fx) {
+  json_object_object_add(get(po(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  assert_true(run(fx).ok);
 }
 
 /* The new process still binds the created annotation by the record, and deletes the object when
  * it is left empty; without the record it stayed unannotated, never deleted. */
 static void test_created_target_bound_after_a_restart(void **state) {
-  (void)state;
+  Fake *fx = *state;
   char tuid[64];
-  created_then_restart(tuid);
-  assert_true(run().ok);
-  assert_string_equal(json_object_get_string(get(get(get(target(), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
-  assert_int_equal(entries(), 1);
-  delete_a();
-  assert_null(target());
+  created_then_restart(fx, tuid);
+  assert_true(run(fx).ok);
+  assert_string_equal(json_object_get_string(get(get(get(target(fx), "metadata"), "annotations"), "propertyoverride.io/created")), tuid);
+  assert_int_equal(entries(fx), 1);
+  delete_a(fx);
+  assert_null(target(fx));
 }
 
 /* The record binds only the object of that uid: one restored in its place (a new uid, our
  * label copied) is never annotated, so never deleted. */
 static void test_created_record_binds_no_restore(void **state) {
-  (void)state;
+  Fake *fx = *state;
   char tuid[64];
-  created_then_restart(tuid);
-  json_object *restored = copy(target());
+  created_then_restart(fx, tuid);
+  json_object *restored = copy(target(fx));
   json_object_object_add(get(restored, "metadata"), "uid", json_object_new_string("uid-restored"));
-  put("ServiceDefaults/default/web", restored);
-  assert_true(run().ok);
-  assert_null(get(get(target(), "metadata"), "annotations"));
-  delete_a();
-  assert_non_null(target()); /* not ours to delete */
+  put(fx, "ServiceDefaults/default/web", restored);
+  assert_true(run(fx).ok);
+  assert_null(get(get(target(fx), "metadata"), "annotations"));
+  delete_a(fx);
+  assert_non_null(target(fx)); /* not ours to delete */
 }
 
 /* Retargeted: the old target's entry is still ours (its PropertyOverride exists with that uid)
  * and goes; an entry naming a PropertyOverride that does not exist stays. */
 static void test_retargeted_entry_removed_from_the_old_target(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  apply_override("a", 2, "api", kGood);
-  po_ReconcileResult r = po_Reconcile(&IO, IX, "ServiceDefaults/default/api");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  apply_override(fx, "a", 2, "api", kGood);
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api");
   assert_true(r.ok);
-  r = run();
+  r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.foreign_entries, 0);
-  assert_null(target()); /* it was ours, created for a, and is now empty */
-  Slot *api = slot("ServiceDefaults/default/api", false);
+  assert_null(target(fx)); /* it was ours, created for a, and is now empty */
+  Slot *api = slot(fx, "ServiceDefaults/default/api", false);
   assert_non_null(api);
   assert_int_equal(json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")), 1);
 }
@@ -1358,159 +1358,159 @@ static void test_retargeted_entry_removed_from_the_old_target(void **state) {
  * (which would let the old target drop it) until the new target holds it. Deleted mid-move:
  * nothing is left behind. */
 static void test_move_keeps_the_old_entry_until_the_new_target_holds_it(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 2, "api", kGood2);
-  F.target_fails = 1;
-  assert_false(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_null(slot("ServiceDefaults/default/api", false));
-  assert_string_equal(cond("a", "Programmed", "status"), "False");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "api", kGood2);
+  fx->target_fails = 1;
+  assert_false(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_null(slot(fx, "ServiceDefaults/default/api", false));
+  assert_string_equal(cond(fx, "a", "Programmed", "status"), "False");
   /* the record still names web, where generation 1 is live (programmedGeneration says so) */
-  json_object *st = get(po("a"), "status");
+  json_object *st = get(po(fx, "a"), "status");
   assert_int_equal(json_object_get_int(get(get(st, "lastValid"), "generation")), 1);
   assert_int_equal(json_object_get_int(get(st, "programmedGeneration")), 1);
-  apply_override("a", 2, "api", kGood2); /* the status write's event: indexed again */
+  apply_override(fx, "a", 2, "api", kGood2); /* the status write's event: indexed again */
   for (int i = 0; i < 2; i++) {
-    assert_true(run().ok);
-    assert_int_equal(entries(), 1);
-    assert_int_equal(json_object_get_int(get(marker(0), "generation")), 1);
+    assert_true(run(fx).ok);
+    assert_int_equal(entries(fx), 1);
+    assert_int_equal(json_object_get_int(get(marker(fx, 0), "generation")), 1);
   }
   /* a restart mid-move: the index is rebuilt from the objects, the entry still stays */
-  po_TargetIndex_Free(IX);
-  IX = po_TargetIndex_New();
-  assert_non_null(IX);
-  apply_override("a", 2, "api", kGood2);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
+  po_TargetIndex_Free(fx->ix);
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
+  apply_override(fx, "a", 2, "api", kGood2);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
   /* the new target written: the record moves, and web drops the entry */
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
-  apply_override("a", 2, "api", kGood2);
-  assert_true(run().ok);
-  assert_null(target()); /* created for a, now empty */
-  Slot *api = slot("ServiceDefaults/default/api", false);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_int_equal(json_object_get_int(get(get(get(po(fx, "a"), "status"), "lastValid"), "generation")), 2);
+  apply_override(fx, "a", 2, "api", kGood2);
+  assert_true(run(fx).ok);
+  assert_null(target(fx)); /* created for a, now empty */
+  Slot *api = slot(fx, "ServiceDefaults/default/api", false);
   assert_int_equal(json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")), 1);
   /* moved again (to web), the create refused again, then deleted mid-move: both targets end
    * empty and the finalizer goes */
-  apply_override("a", 3, "web", kGood);
-  F.target_fails = 1;
-  assert_false(run().ok);
-  apply_override("a", 3, "web", kGood);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_int_equal(json_object_array_length(get(get(slot("ServiceDefaults/default/api", false)->obj, "spec"), "envoyExtensions")), 1);
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  po_ReconcileResult r = run();
+  apply_override(fx, "a", 3, "web", kGood);
+  fx->target_fails = 1;
+  assert_false(run(fx).ok);
+  apply_override(fx, "a", 3, "web", kGood);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_int_equal(json_object_array_length(get(get(slot(fx, "ServiceDefaults/default/api", false)->obj, "spec"), "envoyExtensions")), 1);
+  json_object_object_add(get(po(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok); /* waits for api to drop its entry */
   assert_non_null(strstr(r.error, "waiting for ServiceDefaults/default/api"));
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  api = slot("ServiceDefaults/default/api", false);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  api = slot(fx, "ServiceDefaults/default/api", false);
   assert_true(!api || !api->obj); /* created for a, now empty */
-  assert_true(run().ok);
-  assert_null(po("a"));
+  assert_true(run(fx).ok);
+  assert_null(po(fx, "a"));
 }
 
 /* A move to a target the tenancy policy refuses this PropertyOverride (a ProxyDefaults from a
  * namespace not allowed) never completes: the old entry goes at once (the move was asked for;
  * Accepted=False TargetNotAllowed says why) rather than staying live forever. */
 static void test_move_to_a_refused_target_drops_the_old_entry(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  json_object *p = po("a");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  json_object *p = po(fx, "a");
   json_object *ref = get(get(p, "spec"), "targetRef");
   json_object_object_add(ref, "kind", json_object_new_string("ProxyDefaults"));
   json_object_object_add(ref, "name", json_object_new_string("global"));
   json_object_object_add(get(p, "metadata"), "generation", json_object_new_int(2));
   char key[300], old[300], held[300];
   po_Reconcile_OverrideKey(p, key, sizeof key);
-  po_TargetIndex_Set(IX, "default", "a", key, old, sizeof old);
+  po_TargetIndex_Set(fx->ix, "default", "a", key, old, sizeof old);
   po_Reconcile_HeldKey(p, held, sizeof held);
   assert_string_equal(held, "ServiceDefaults/default/web");
-  po_TargetIndex_SetHeld(IX, "default", "a", held, old, sizeof old);
-  assert_true(po_Reconcile(&IO, IX, "ProxyDefaults/default/global").ok);
-  assert_string_equal(cond("a", "Accepted", "reason"), "TargetNotAllowed");
-  assert_true(run().ok);
-  assert_null(target());
+  po_TargetIndex_SetHeld(fx->ix, "default", "a", held, old, sizeof old);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ProxyDefaults/default/global").ok);
+  assert_string_equal(cond(fx, "a", "Accepted", "reason"), "TargetNotAllowed");
+  assert_true(run(fx).ok);
+  assert_null(target(fx));
 }
 
 /* An invalid update that also moves targetRef: the last valid generation stays live where it
  * is; deleting the PropertyOverride then waits for that target to drop it. */
 static void test_invalid_update_moving_targetref_keeps_the_live_entry(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  apply_override("a", 2, "api", kBad);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 1);
-  assert_null(slot("ServiceDefaults/default/api", false));
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  apply_override(fx, "a", 2, "api", kBad);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  assert_int_equal(json_object_get_int(get(marker(fx, 0), "generation")), 1);
+  assert_null(slot(fx, "ServiceDefaults/default/api", false));
   /* deleted: the finalizer stays until web has dropped the entry */
-  json_object_object_add(get(po("a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
-  po_ReconcileResult r = po_Reconcile(&IO, IX, "ServiceDefaults/default/api");
+  json_object_object_add(get(po(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api");
   assert_false(r.ok);
   assert_non_null(strstr(r.error, "waiting for ServiceDefaults/default/web"));
-  assert_non_null(po("a"));
-  assert_true(run().ok);
-  assert_null(target()); /* created for a, now empty */
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/api").ok);
-  assert_null(po("a"));
+  assert_non_null(po(fx, "a"));
+  assert_true(run(fx).ok);
+  assert_null(target(fx)); /* created for a, now empty */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_null(po(fx, "a"));
 }
 
 /* ---- issue 10: compile once, phases, terminal keys, index ---- */
 
 static void test_malformed_key_is_terminal(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
   const char *bad[] = {"Bogus/default/web", "ServiceDefaults/default", "ServiceDefaults//web", "ServiceDefaults/default/",
                        "ServiceDefaults/default/web/extra", "", "ServiceDefaults"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    po_ReconcileResult r = po_Reconcile(&IO, IX, bad[i]);
+    po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, bad[i]);
     assert_false(r.ok);
     assert_true(r.terminal);
     assert_int_equal(r.result.kind, kPo_Result_Terminal); /* never retried */
     assert_non_null(strstr(r.error, "want ServiceDefaults/<namespace>/<name>, ProxyDefaults/<namespace>/global, Service/<namespace>/<name>, Mesh/<namespace>/global or Gateway/<namespace>/<name>"));
   }
-  assert_int_equal(F.target_writes + F.override_patches + F.status_patches, 0); /* nothing read or written */
-  assert_null(target());
-  po_ReconcileResult r = run();
+  assert_int_equal(fx->target_writes + fx->override_patches + fx->status_patches, 0); /* nothing read or written */
+  assert_null(target(fx));
+  po_ReconcileResult r = run(fx);
   assert_int_equal(r.result.kind, kPo_Result_Success);
-  F.unsynced = true;
-  r = run();
+  fx->unsynced = true;
+  r = run(fx);
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
-  F.unsynced = false;
-  F.conflict_next = true;
-  apply_override("a", 2, "web", kGood2);
-  r = run();
+  fx->unsynced = false;
+  fx->conflict_next = true;
+  apply_override(fx, "a", 2, "web", kGood2);
+  r = run(fx);
   assert_int_equal(r.result.kind, kPo_Result_Error); /* retried with backoff */
 }
 
 static void test_compiled_once_per_generation(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  apply_override("b", 1, "web", kGood2);
-  for (int i = 0; i < 3; i++) assert_true(run().ok);
-  po_TargetIndexStats s = po_TargetIndex_Stats(IX);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood2);
+  for (int i = 0; i < 3; i++) assert_true(run(fx).ok);
+  po_TargetIndexStats s = po_TargetIndex_Stats(fx->ix);
   assert_int_equal(s.misses, 2); /* a and b, once each, however often the target is reconciled */
   assert_int_equal(s.compiled, 2);
   assert_true(s.hits >= 4);
-  apply_override("a", 2, "web", kGood2); /* a new generation replaces the old one */
-  assert_true(run().ok);
-  s = po_TargetIndex_Stats(IX);
+  apply_override(fx, "a", 2, "web", kGood2); /* a new generation replaces the old one */
+  assert_true(run(fx).ok);
+  s = po_TargetIndex_Stats(fx->ix);
   assert_int_equal(s.misses, 3);
   assert_int_equal(s.compiled, 2);
-  apply_override("b", 2, "web", kBad); /* invalid: its record is compiled too, and kept */
-  assert_true(run().ok);
-  assert_true(run().ok);
-  s = po_TargetIndex_Stats(IX);
+  apply_override(fx, "b", 2, "web", kBad); /* invalid: its record is compiled too, and kept */
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  s = po_TargetIndex_Stats(fx->ix);
   assert_int_equal(s.misses, 5);
   assert_int_equal(s.compiled, 3);
   char old[300];
-  po_TargetIndex_Remove(IX, "default", "b", old, sizeof old); /* deleted: its compiled forms go */
-  s = po_TargetIndex_Stats(IX);
+  po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old); /* deleted: its compiled forms go */
+  s = po_TargetIndex_Stats(fx->ix);
   assert_int_equal(s.compiled, 1);
   assert_int_equal(s.overrides, 1);
 }
@@ -1519,27 +1519,27 @@ static void test_compiled_once_per_generation(void **state) {
  * its own, never served the verdict of the first; valid, with another value, it is still not
  * programmed: it is not what the controller wrote (record_bound), and the live entry stays. */
 static void test_record_cached_by_content_not_generation(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kBad);
-  assert_true(run().ok);
-  json_object *v = get(json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0), "Value");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kBad);
+  assert_true(run(fx).ok);
+  json_object *v = get(json_object_array_get_idx(get(get(entry(fx, 0), "arguments"), "Patches"), 0), "Value");
   assert_int_equal(json_object_get_int(v), 50);
-  po_TargetIndexStats before = po_TargetIndex_Stats(IX);
-  json_object *rec = get(get(po("a"), "status"), "lastValid");
+  po_TargetIndexStats before = po_TargetIndex_Stats(fx->ix);
+  json_object *rec = get(get(po(fx, "a"), "status"), "lastValid");
   json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(30));
-  assert_true(run().ok);
-  assert_int_equal(po_TargetIndex_Stats(IX).misses, before.misses + 1); /* compiled on its own */
-  v = get(json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0), "Value");
+  assert_true(run(fx).ok);
+  assert_int_equal(po_TargetIndex_Stats(fx->ix).misses, before.misses + 1); /* compiled on its own */
+  v = get(json_object_array_get_idx(get(get(entry(fx, 0), "arguments"), "Patches"), 0), "Value");
   assert_int_equal(json_object_get_int(v), 50);
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "does not match what this controller wrote"));
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "does not match what this controller wrote"));
   /* and one rewritten to something invalid under that generation is refused, not served 30 */
-  rec = get(get(po("a"), "status"), "lastValid");
+  rec = get(get(po(fx, "a"), "status"), "lastValid");
   json_object_object_add(json_object_array_get_idx(get(get(rec, "spec"), "patches"), 0), "value", json_object_new_int(150));
-  json_object_object_del(get(target(), "spec"), "envoyExtensions");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 0);
+  json_object_object_del(get(target(fx), "spec"), "envoyExtensions");
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 0);
 }
 
 /* ---- issue 21: status.lastValid is trusted only when it is what the controller wrote ---- */
@@ -1548,8 +1548,8 @@ static const char *kValue33 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\
                               "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":33}]";
 
 /* status.lastValid set by hand to {generation, the spec with `patches`} (the target unchanged). */
-static void forge_record(const char *name, int64_t generation, const char *patches) {
-  json_object *o = po(name), *st = get(o, "status");
+static void forge_record(Fake *fx, const char *name, int64_t generation, const char *patches) {
+  json_object *o = po(fx, name), *st = get(o, "status");
   if (!st) json_object_object_add(o, "status", st = json_object_new_object());
   json_object *spec = copy(get(o, "spec"));
   json_object_object_add(spec, "patches", json_tokener_parse(patches));
@@ -1560,87 +1560,87 @@ static void forge_record(const char *name, int64_t generation, const char *patch
 }
 
 /* A new process: an empty index, filled again from the objects as the informers would. */
-static void restart(const char *name) {
-  po_TargetIndex_Free(IX);
-  IX = po_TargetIndex_New();
-  assert_non_null(IX);
+static void restart(Fake *fx, const char *name) {
+  po_TargetIndex_Free(fx->ix);
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", name);
-  store_override("default", name, copy(slot(k, false)->obj));
+  store_override(fx, "default", name, copy(slot(fx, k, false)->obj));
 }
 
-static int64_t value_of(size_t i) {
-  return json_object_get_int64(get(json_object_array_get_idx(get(get(entry(i), "arguments"), "Patches"), 0), "Value"));
+static int64_t value_of(Fake *fx, size_t i) {
+  return json_object_get_int64(get(json_object_array_get_idx(get(get(entry(fx, i), "arguments"), "Patches"), 0), "Value"));
 }
 
 /* The issue's first case: the only generation is invalid (150) and the record, patched through
  * the status subresource, holds a valid spec (33) the controller never saw admitted. Was: 33
  * written, and the status said both "generation 1 is invalid" and "generation 1 is still live". */
 static void test_forged_last_valid_never_admitted_programs_nothing(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kBad);
-  assert_true(run().ok);
-  forge_record("a", 1, kValue33);
-  int warnings = g_warnings;
-  assert_true(run().ok);
-  assert_null(target());
-  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
-  const char *msg = cond("a", "Programmed", "message");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kBad);
+  assert_true(run(fx).ok);
+  forge_record(fx, "a", 1, kValue33);
+  int warnings = fx->warnings;
+  assert_true(run(fx).ok);
+  assert_null(target(fx));
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Invalid");
+  const char *msg = cond(fx, "a", "Programmed", "message");
   assert_null(strstr(msg, "still live"));
   assert_non_null(strstr(msg, "nothing is live in ServiceDefaults default/web"));
   assert_non_null(strstr(msg, "status.lastValid (generation 1) does not match what this controller wrote to ServiceDefaults "
                               "default/web (it holds no entry of this PropertyOverride): it is ignored"));
-  assert_int_equal(g_warnings, warnings + 1);
-  assert_string_equal(F.last_event_reason, "LastValidMismatch");
+  assert_int_equal(fx->warnings, warnings + 1);
+  assert_string_equal(fx->last_event_reason, "LastValidMismatch");
   /* said once: the next reconcile finds the status current */
-  assert_true(run().ok);
-  assert_int_equal(g_warnings, warnings + 1);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->warnings, warnings + 1);
 }
 
 /* The issue's second case: generation 2 (50) is live, generation 3 invalid, the record forged to
  * generation 2 with 77, and the controller restarted (its memory gone): the target keeps 50,
  * the proof being the entry the controller wrote. */
 static void test_forged_last_valid_after_restart_keeps_what_is_live(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood2);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 3, "web", kBad);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50);
-  forge_record("a", 2,
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 3, "web", kBad);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50);
+  forge_record(fx, "a", 2,
                "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
                "\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":77}]");
-  restart("a");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  assert_int_equal(value_of(0), 50);
-  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 2);
-  const char *msg = cond("a", "Programmed", "message");
+  restart(fx, "a");
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  assert_int_equal(value_of(fx, 0), 50);
+  assert_int_equal(json_object_get_int(get(marker(fx, 0), "generation")), 2);
+  const char *msg = cond(fx, "a", "Programmed", "message");
   assert_non_null(strstr(msg, "generation 3 is invalid; generation 2 is still live in ServiceDefaults default/web"));
   assert_non_null(strstr(msg, "status.lastValid (generation 2) does not match what this controller wrote to ServiceDefaults "
                               "default/web (its entry of this PropertyOverride is generation 2 with other patches)"));
   /* the same without a restart: this process's own record differs too */
-  apply_override("a", 3, "web", kBad);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50);
+  apply_override(fx, "a", 3, "web", kBad);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50);
 }
 
 /* The legitimate record survives a restart: the entry the controller wrote proves it (no
  * mismatch said), and the last valid generation stays live through the invalid one. */
 static void test_own_last_valid_honoured_after_restart(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kBad);
-  assert_true(run().ok);
-  restart("a");
-  int writes = F.target_writes;
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(value_of(0), 50);
-  const char *msg = cond("a", "Programmed", "message");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kBad);
+  assert_true(run(fx).ok);
+  restart(fx, "a");
+  int writes = fx->target_writes;
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(value_of(fx, 0), 50);
+  const char *msg = cond(fx, "a", "Programmed", "message");
   assert_non_null(strstr(msg, "generation 1 is still live"));
   assert_null(strstr(msg, "does not match"));
 }
@@ -1648,32 +1648,32 @@ static void test_own_last_valid_honoured_after_restart(void **state) {
 /* A record forged to equal an earlier live generation (1: 50) while generation 2 (30) is what
  * the controller wrote last: ignored, before and after a restart; 30 stays. */
 static void test_forged_last_valid_of_an_earlier_generation_ignored(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kGood2);
-  assert_true(run().ok);
-  apply_override("a", 3, "web", kBad);
-  assert_true(run().ok);
-  forge_record("a", 1, kGood);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 30);
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "(its entry of this PropertyOverride is generation 2)"));
-  restart("a");
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 30);
-  assert_int_equal(json_object_get_int(get(marker(0), "generation")), 2);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kGood2);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 3, "web", kBad);
+  assert_true(run(fx).ok);
+  forge_record(fx, "a", 1, kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 30);
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "(its entry of this PropertyOverride is generation 2)"));
+  restart(fx, "a");
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 30);
+  assert_int_equal(json_object_get_int(get(marker(fx, 0), "generation")), 2);
 }
 
 /* A record naming a generation above metadata.generation is never one the controller wrote. */
 static void test_last_valid_above_metadata_generation_ignored(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kBad);
-  assert_true(run().ok);
-  forge_record("a", 9, kValue33);
-  assert_true(run().ok);
-  assert_null(target());
-  assert_non_null(strstr(cond("a", "Programmed", "message"),
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kBad);
+  assert_true(run(fx).ok);
+  forge_record(fx, "a", 9, kValue33);
+  assert_true(run(fx).ok);
+  assert_null(target(fx));
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"),
                          "status.lastValid names generation 9, but metadata.generation is 1: it was not written by this "
                          "controller and is ignored"));
 }
@@ -1682,191 +1682,191 @@ static void test_last_valid_above_metadata_generation_ignored(void **state) {
  * this process still knows its own record and writes it back; a restarted one has no proof
  * left, writes nothing and says so. */
 static void test_last_valid_without_its_entry(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kBad);
-  assert_true(run().ok);
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kBad);
+  assert_true(run(fx).ok);
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web-2\"},\"spec\":{}}");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  assert_int_equal(value_of(0), 50);
-  put_target("{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  assert_int_equal(value_of(fx, 0), 50);
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
              "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web-3\"},\"spec\":{}}");
-  restart("a");
-  assert_true(run().ok);
-  assert_int_equal(entries(), 0);
-  const char *msg = cond("a", "Programmed", "message");
+  restart(fx, "a");
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 0);
+  const char *msg = cond(fx, "a", "Programmed", "message");
   assert_non_null(strstr(msg, "nothing is live"));
   assert_non_null(strstr(msg, "(it holds no entry of this PropertyOverride): it is ignored"));
 }
 
-static size_t names_of(const char *key, char (*names)[254]) { return po_TargetIndex_Lookup(IX, key, names, 8); }
+static size_t names_of(Fake *fx, const char *key, char (*names)[254]) { return po_TargetIndex_Lookup(fx->ix, key, names, 8); }
 
 static void test_index_links_follow_moves_holds_and_removals(void **state) {
-  (void)state;
+  Fake *fx = *state;
   char old[300], names[8][254];
   const char *t1 = "ServiceDefaults/default/one", *t2 = "ServiceDefaults/default/two";
-  assert_true(po_TargetIndex_Set(IX, "default", "b", t1, old, sizeof old));
+  assert_true(po_TargetIndex_Set(fx->ix, "default", "b", t1, old, sizeof old));
   assert_string_equal(old, "");
-  assert_true(po_TargetIndex_Set(IX, "default", "a", t1, old, sizeof old));
-  assert_true(po_TargetIndex_Set(IX, "default", "c", t2, old, sizeof old));
-  assert_true(po_TargetIndex_Set(IX, "other", "a", t1, old, sizeof old)); /* same key text, other namespace */
-  assert_int_equal(names_of(t1, names), 3);
+  assert_true(po_TargetIndex_Set(fx->ix, "default", "a", t1, old, sizeof old));
+  assert_true(po_TargetIndex_Set(fx->ix, "default", "c", t2, old, sizeof old));
+  assert_true(po_TargetIndex_Set(fx->ix, "other", "a", t1, old, sizeof old)); /* same key text, other namespace */
+  assert_int_equal(names_of(fx, t1, names), 3);
   assert_string_equal(names[0], "a");
   assert_string_equal(names[1], "b");
-  assert_int_equal(names_of("ServiceDefaults/other/one", names), 0);
-  assert_true(po_TargetIndex_SetHeld(IX, "default", "a", t2, old, sizeof old)); /* its last valid one lives in two */
-  assert_int_equal(names_of(t2, names), 2);
+  assert_int_equal(names_of(fx, "ServiceDefaults/other/one", names), 0);
+  assert_true(po_TargetIndex_SetHeld(fx->ix, "default", "a", t2, old, sizeof old)); /* its last valid one lives in two */
+  assert_int_equal(names_of(fx, t2, names), 2);
   assert_string_equal(names[0], "a");
   assert_string_equal(names[1], "c");
-  assert_true(po_TargetIndex_Set(IX, "default", "a", t2, old, sizeof old)); /* moves there: listed once */
+  assert_true(po_TargetIndex_Set(fx->ix, "default", "a", t2, old, sizeof old)); /* moves there: listed once */
   assert_string_equal(old, t1);
-  assert_int_equal(names_of(t2, names), 2);
-  assert_int_equal(names_of(t1, names), 2); /* b, and other/a */
-  assert_true(po_TargetIndex_SetHeld(IX, "default", "a", "", old, sizeof old));
+  assert_int_equal(names_of(fx, t2, names), 2);
+  assert_int_equal(names_of(fx, t1, names), 2); /* b, and other/a */
+  assert_true(po_TargetIndex_SetHeld(fx->ix, "default", "a", "", old, sizeof old));
   assert_string_equal(old, t2);
-  assert_int_equal(names_of(t2, names), 2);
-  assert_true(po_TargetIndex_Remove(IX, "default", "a", old, sizeof old));
+  assert_int_equal(names_of(fx, t2, names), 2);
+  assert_true(po_TargetIndex_Remove(fx->ix, "default", "a", old, sizeof old));
   assert_string_equal(old, t2);
-  assert_int_equal(names_of(t2, names), 1);
+  assert_int_equal(names_of(fx, t2, names), 1);
   assert_string_equal(names[0], "c");
-  assert_int_equal(po_TargetIndex_Count(IX), 3);
+  assert_int_equal(po_TargetIndex_Count(fx->ix), 3);
 }
 
 /* An index update that failed (out of memory) leaves a PropertyOverride unlisted: its entry is
  * still found by its marker, kept, and the index repaired, rather than removed as if deleted. */
 static void test_missed_index_update_repaired_from_the_entry(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  apply_override("b", 1, "web", kGood2);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 2);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 2);
   char old[300], names[8][254];
-  po_TargetIndex_Remove(IX, "default", "b", old, sizeof old); /* as if its Set had failed */
-  po_ReconcileResult r = run();
+  po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old); /* as if its Set had failed */
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.index_repaired, 1);
-  assert_int_equal(entries(), 2);
-  assert_int_equal(names_of("ServiceDefaults/default/web", names), 2);
-  assert_int_equal(run().index_repaired, 0);
+  assert_int_equal(entries(fx), 2);
+  assert_int_equal(names_of(fx, "ServiceDefaults/default/web", names), 2);
+  assert_int_equal(run(fx).index_repaired, 0);
 }
 
 /* A target already holding exactly our entries is not written, whatever order the server keeps
  * its keys in (the real API server sorts them); one extension added after ours is. */
 static void test_current_target_not_rewritten_in_any_key_order(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  apply_override("b", 1, "web", kGood2);
-  assert_true(run().ok);
-  int writes = F.target_writes;
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  int writes = fx->target_writes;
   /* the arguments' keys reversed, as a server that sorts them would store them */
-  json_object *args = get(entry(0), "arguments"), *rev = json_object_new_object();
+  json_object *args = get(entry(fx, 0), "arguments"), *rev = json_object_new_object();
   const char *keys[8];
   int n = 0;
   json_object_object_foreach(args, k, v) { (void)v; if (n < 8) keys[n++] = k; }
   for (int i = n - 1; i >= 0; i--) json_object_object_add(rev, keys[i], copy(get(args, keys[i])));
-  json_object_object_add(entry(0), "arguments", rev);
-  bump(target());
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes);
+  json_object_object_add(entry(fx, 0), "arguments", rev);
+  bump(fx, target(fx));
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes);
   json_object *lua = json_tokener_parse("{\"name\":\"builtin/lua\",\"required\":false,\"arguments\":{}}");
-  json_object_array_add(get(get(target(), "spec"), "envoyExtensions"), lua);
-  bump(target());
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes + 1);
-  assert_string_equal(json_object_get_string(get(entry(0), "name")), "builtin/lua"); /* ours after it again */
+  json_object_array_add(get(get(target(fx), "spec"), "envoyExtensions"), lua);
+  bump(fx, target(fx));
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes + 1);
+  assert_string_equal(json_object_get_string(get(entry(fx, 0), "name")), "builtin/lua"); /* ours after it again */
 }
 
 /* An unchanged PropertyOverride whose status is current is not read (parsed) again: its target's
  * next reconciles take what they need from the index's memo, by version (resourceVersion, uid, generation). */
 static void test_unchanged_overrides_not_read_again(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  apply_override("b", 1, "web", kGood2);
-  assert_true(run().ok);
-  assert_true(run().ok); /* the finalizer and status writes moved their versions: read once more */
-  F.override_reads = 0;
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok); /* the finalizer and status writes moved their versions: read once more */
+  fx->override_reads = 0;
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.targets_written + r.statuses_written, 0);
-  assert_int_equal(F.override_reads, 0);
+  assert_int_equal(fx->override_reads, 0);
   /* someone drops our entries: restored, still without reading the PropertyOverrides */
-  json_object_object_del(get(target(), "spec"), "envoyExtensions");
-  bump(target());
-  r = run();
+  json_object_object_del(get(target(fx), "spec"), "envoyExtensions");
+  bump(fx, target(fx));
+  r = run(fx);
   assert_int_equal(r.targets_written, 1);
-  assert_int_equal(entries(), 2);
-  assert_int_equal(F.override_reads, 0);
+  assert_int_equal(entries(fx), 2);
+  assert_int_equal(fx->override_reads, 0);
   /* a changes: a is read, b is not */
-  apply_override("a", 2, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(F.override_reads, 1);
-  assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 2);
+  apply_override(fx, "a", 2, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->override_reads, 1);
+  assert_int_equal(json_object_get_int(get(get(po(fx, "a"), "status"), "observedGeneration")), 2);
 }
 
 /* Events follow the status that says the same: a status write that fails raises none, and its
  * retry, which finds the same old status, raises them once (not once per attempt). */
 static void test_events_follow_a_stored_status(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
-  int events = F.events;
-  F.status_fails = 2;
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
+  int events = fx->events;
+  fx->status_fails = 2;
   for (int i = 0; i < 2; i++) {
-    po_ReconcileResult r = run();
+    po_ReconcileResult r = run(fx);
     assert_false(r.ok);
-    assert_int_equal(F.events, events); /* nothing said while nothing is stored */
+    assert_int_equal(fx->events, events); /* nothing said while nothing is stored */
   }
-  assert_true(run().ok);
-  assert_int_equal(F.events, events + 2);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Invalid");
-  assert_true(run().ok);
-  assert_int_equal(F.events, events + 2);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->events, events + 2);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Invalid");
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->events, events + 2);
 }
 
 /* A status write succeeded but the watch has not brought it back: the next reconciles want the
  * same status and neither write it nor say it again (each one did, with its Events); a status
  * that changes meanwhile is written. */
 static void test_status_written_once_while_the_cache_lags(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok); /* the finalizer (its version moves), the target, the status */
-  assert_true(run().ok);
-  F.status_lags = true;
-  apply_override("a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
-  int statuses = F.status_patches, events = F.events;
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok); /* the finalizer (its version moves), the target, the status */
+  assert_true(run(fx).ok);
+  fx->status_lags = true;
+  apply_override(fx, "a", 2, "web", kBad); /* Accepted and Programmed change reason: two Events */
+  int statuses = fx->status_patches, events = fx->events;
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_int_equal(F.status_patches, statuses + 1);
-  assert_int_equal(F.events, events + 2);
+  assert_int_equal(fx->status_patches, statuses + 1);
+  assert_int_equal(fx->events, events + 2);
   for (int i = 0; i < 3; i++) {
-    r = run();
+    r = run(fx);
     assert_true(r.ok);
     assert_int_equal(r.statuses_written, 0);
   }
-  assert_int_equal(F.status_patches, statuses + 1);
-  assert_int_equal(F.events, events + 2);
+  assert_int_equal(fx->status_patches, statuses + 1);
+  assert_int_equal(fx->events, events + 2);
   /* valid again (a new version: written), then b joins: a's wanted status changes (Overlapping)
    * at the same version of a, and is written */
-  apply_override("a", 3, "web", kGood);
-  statuses = F.status_patches;
-  assert_true(run().ok);
-  assert_true(run().ok);
-  assert_int_equal(F.status_patches, statuses + 1);
-  apply_override("b", 1, "web", kGood2);
-  statuses = F.status_patches;
-  assert_true(run().ok);
-  assert_int_equal(F.status_patches, statuses + 2);
+  apply_override(fx, "a", 3, "web", kGood);
+  statuses = fx->status_patches;
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->status_patches, statuses + 1);
+  apply_override(fx, "b", 1, "web", kGood2);
+  statuses = fx->status_patches;
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->status_patches, statuses + 2);
   /* the watch catches up: the cache shows what is written, compared as usual */
-  F.status_lags = false;
-  apply_override("a", 4, "web", kGood);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Overlapping");
-  assert_int_equal(json_object_get_int(get(get(po("a"), "status"), "observedGeneration")), 4);
+  fx->status_lags = false;
+  apply_override(fx, "a", 4, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_int_equal(json_object_get_int(get(get(po(fx, "a"), "status"), "observedGeneration")), 4);
 }
 
 /* The memo is for one version of one object, named by resourceVersion, uid and generation: an
@@ -1874,47 +1874,47 @@ static void test_status_written_once_while_the_cache_lags(void **state) {
  * delete and create that reuses the number) but another uid or generation is read, not taken for
  * the one the memo remembers. */
 static void test_memo_not_aliased_by_a_reused_resource_version(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_true(run().ok); /* the memo, at the version after our finalizer and status writes */
-  F.override_reads = 0;
-  assert_true(run().ok);
-  assert_int_equal(F.override_reads, 0);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok); /* the memo, at the version after our finalizer and status writes */
+  fx->override_reads = 0;
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->override_reads, 0);
   /* another object of the same name, same resourceVersion: new uid, another spec */
-  json_object *o = slot("po/default/a", false)->obj;
+  json_object *o = slot(fx, "po/default/a", false)->obj;
   json_object_object_add(get(o, "metadata"), "uid", json_object_new_string("uid-po-a-again"));
   json_object_object_add(get(o, "spec"), "patches", json_tokener_parse(kGood2));
-  po_ReconcileResult r = run();
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_true(F.override_reads > 0);
+  assert_true(fx->override_reads > 0);
   /* the old object's entry now names no existing PropertyOverride: someone else's, left alone;
    * the new one gets its own, bound to its uid */
-  assert_int_equal(entries(), 2);
-  size_t mine = entries();
-  for (size_t i = 0; i < entries(); i++) {
-    if (!strcmp(json_object_get_string(get(marker(i), "uid")), "uid-po-a-again")) mine = i;
+  assert_int_equal(entries(fx), 2);
+  size_t mine = entries(fx);
+  for (size_t i = 0; i < entries(fx); i++) {
+    if (!strcmp(json_object_get_string(get(marker(fx, i), "uid")), "uid-po-a-again")) mine = i;
   }
-  assert_true(mine < entries());
-  json_object *p0 = json_object_array_get_idx(get(get(entry(mine), "arguments"), "Patches"), 0);
+  assert_true(mine < entries(fx));
+  json_object *p0 = json_object_array_get_idx(get(get(entry(fx, mine), "arguments"), "Patches"), 0);
   assert_int_equal(json_object_get_int(get(p0, "Value")), 30);
   /* the old entry removed by hand (its name is read on every reconcile while it is there) */
-  json_object_array_del_idx(get(get(target(), "spec"), "envoyExtensions"), mine == 0 ? 1 : 0, 1);
-  bump(target());
+  json_object_array_del_idx(get(get(target(fx), "spec"), "envoyExtensions"), mine == 0 ? 1 : 0, 1);
+  bump(fx, target(fx));
   mine = 0;
-  assert_true(run().ok);
-  assert_true(run().ok);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
   /* the same uid restored to another generation, same resourceVersion again */
-  F.override_reads = 0;
-  assert_true(run().ok);
-  assert_int_equal(F.override_reads, 0);
-  o = slot("po/default/a", false)->obj;
+  fx->override_reads = 0;
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->override_reads, 0);
+  o = slot(fx, "po/default/a", false)->obj;
   json_object_object_add(get(o, "metadata"), "generation", json_object_new_int(7));
   json_object_object_add(get(o, "spec"), "patches", json_tokener_parse(kGood));
-  assert_true(run().ok);
-  assert_true(F.override_reads > 0);
-  assert_int_equal(json_object_get_int(get(marker(mine), "generation")), 7);
-  p0 = json_object_array_get_idx(get(get(entry(mine), "arguments"), "Patches"), 0);
+  assert_true(run(fx).ok);
+  assert_true(fx->override_reads > 0);
+  assert_int_equal(json_object_get_int(get(marker(fx, mine), "generation")), 7);
+  p0 = json_object_array_get_idx(get(get(entry(fx, mine), "arguments"), "Patches"), 0);
   assert_int_equal(json_object_get_int(get(p0, "Value")), 50);
 }
 
@@ -1951,27 +1951,27 @@ static uint64_t old_hash(json_object *o, uint64_t h) {
  * check took the entry for current and left the forged values live; the keyed hash tells them
  * apart and the entry is written back. */
 static void test_forged_collision_told_apart(void **state) {
-  (void)state;
+  Fake *fx = *state;
   static const char *kFour =
       "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
       "\"path\":\"/outlier_detection\",\"value\":{\"consecutive_5xx\":5,\"consecutive_gateway_failure\":3,"
       "\"consecutive_local_origin_failure\":4,\"success_rate_minimum_hosts\":6}}]";
   json_object *forged = json_tokener_parse("{\"consecutive_5xx\":2662995,\"consecutive_gateway_failure\":4879873,"
                                            "\"consecutive_local_origin_failure\":1000001,\"success_rate_minimum_hosts\":2984471}");
-  apply_override("a", 1, "web", kFour);
-  assert_true(run().ok);
-  assert_int_equal(entries(), 1);
-  json_object *p0 = json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0);
+  apply_override(fx, "a", 1, "web", kFour);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  json_object *p0 = json_object_array_get_idx(get(get(entry(fx, 0), "arguments"), "Patches"), 0);
   json_object *value = get(p0, "Value");
   assert_int_equal(json_object_get_int(get(value, "consecutive_5xx")), 5);
   assert_true(old_hash(value, 0xcbf29ce484222325ULL) == old_hash(forged, 0xcbf29ce484222325ULL)); /* a real collision */
   assert_false(json_object_equal(value, forged));
   json_object_object_add(p0, "Value", forged);
-  bump(target());
-  po_ReconcileResult r = run();
+  bump(fx, target(fx));
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.targets_written, 1);
-  p0 = json_object_array_get_idx(get(get(entry(0), "arguments"), "Patches"), 0);
+  p0 = json_object_array_get_idx(get(get(entry(fx, 0), "arguments"), "Patches"), 0);
   assert_int_equal(json_object_get_int(get(get(p0, "Value"), "consecutive_5xx")), 5);
   assert_int_equal(json_object_get_int(get(get(p0, "Value"), "success_rate_minimum_hosts")), 6);
 }
@@ -1979,37 +1979,37 @@ static void test_forged_collision_told_apart(void **state) {
 /* A target update of ours is recognised when the watch brings it back (once), whatever the
  * server set on the write; an event with anything else in it is not ours and is reconciled. */
 static void test_own_target_write_recognised_once(void **state) {
-  (void)state;
+  Fake *fx = *state;
   const char *key = "ServiceDefaults/default/web";
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok); /* created, then updated with the entry: the update is noted */
-  json_object *echo = copy(target());
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok); /* created, then updated with the entry: the update is noted */
+  json_object *echo = copy(target(fx));
   json_object_object_add(get(echo, "metadata"), "generation", json_object_new_int(2)); /* set by the server */
   json_object_object_add(get(echo, "metadata"), "managedFields", json_object_new_array());
   json_object *edited = copy(echo);
   json_object_object_add(get(edited, "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
   /* (an event at another version than ours and not ours means our echo is gone: the events of
    * one object come in order, test_lost_echo_does_not_hide_a_restore; so edited is asked after) */
-  assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, echo));
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, edited));
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, echo)); /* once */
-  assert_int_equal(po_TargetIndex_Stats(IX).own_writes_seen, 1);
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, "ServiceDefaults/default/other", echo));
+  assert_true(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, echo));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, edited));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, echo)); /* once */
+  assert_int_equal(po_TargetIndex_Stats(fx->ix).own_writes_seen, 1);
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, "ServiceDefaults/default/other", echo));
   /* the next write is noted in turn; a changed entry (drift) is never taken for it */
-  json_object *before = copy(target()); /* the version the next write goes over */
-  apply_override("a", 2, "web", kGood2);
-  assert_true(run().ok);
+  json_object *before = copy(target(fx)); /* the version the next write goes over */
+  apply_override(fx, "a", 2, "web", kGood2);
+  assert_true(run(fx).ok);
   /* that version's own event, late (the cache had it before its handler ran): not ours, and our
    * note stays for the echo that is still to come */
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, before));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, before));
   json_object_put(before);
-  json_object *drift = copy(target());
+  json_object *drift = copy(target(fx));
   json_object *p0 = json_object_array_get_idx(get(get(json_object_array_get_idx(get(get(drift, "spec"), "envoyExtensions"), 0), "arguments"), "Patches"), 0);
   json_object_object_add(p0, "Value", json_object_new_int(99));
-  assert_true(po_TargetIndex_IsOwnTargetWrite(IX, key, target()));
-  apply_override("a", 3, "web", kGood);
-  assert_true(run().ok); /* noted again */
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, drift));
+  assert_true(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, target(fx)));
+  apply_override(fx, "a", 3, "web", kGood);
+  assert_true(run(fx).ok); /* noted again */
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, drift));
   json_object_put(echo);
   json_object_put(edited);
   json_object_put(drift);
@@ -2021,22 +2021,22 @@ static void test_own_target_write_recognised_once(void **state) {
  * restore of an old version (here with a's generation 1 entry, while a is at generation 2 and
  * the live object held generation 2): it must be reconciled, not taken for our echo. */
 static void test_lost_echo_does_not_hide_a_restore(void **state) {
-  (void)state;
+  Fake *fx = *state;
   const char *key = "ServiceDefaults/default/web";
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);                     /* created, then the entry written: noted */
-  json_object *ours = copy(target());        /* what came of our write; its echo is lost */
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);                     /* created, then the entry written: noted */
+  json_object *ours = copy(target(fx));        /* what came of our write; its echo is lost */
   /* the relist brings a later version: someone's annotation, then a at generation 2 written */
-  json_object_object_add(get(target(), "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
-  bump(target());
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, target()));
-  apply_override("a", 2, "web", kGood2);
-  json_object_object_del(get(target(), "metadata"), "annotations");
-  bump(target());
+  json_object_object_add(get(target(fx), "metadata"), "annotations", json_tokener_parse("{\"someone\":\"else\"}"));
+  bump(fx, target(fx));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, target(fx)));
+  apply_override(fx, "a", 2, "web", kGood2);
+  json_object_object_del(get(target(fx), "metadata"), "annotations");
+  bump(fx, target(fx));
   /* someone restores the version our lost write made (a at generation 1) */
   json_object *restored = copy(ours);
   json_object_object_add(get(restored, "metadata"), "resourceVersion", json_object_new_string("9999"));
-  assert_false(po_TargetIndex_IsOwnTargetWrite(IX, key, restored));
+  assert_false(po_TargetIndex_IsOwnTargetWrite(fx->ix, key, restored));
   json_object_put(ours);
   json_object_put(restored);
 }
@@ -2045,33 +2045,33 @@ static void test_lost_echo_does_not_hide_a_restore(void **state) {
  * back (once each), and the status write's echo moves the memo: the next reconcile reads nothing.
  * Anything else in the event (a status edited by someone, a new spec) is not ours. */
 static void test_own_override_writes_recognised_once(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok); /* finalizer, target, status */
-  apply_override("a", 2, "web", kGood2);
-  assert_true(run().ok); /* read (its finalizer is there: the memo is made), target, status */
-  json_object *o = slot("po/default/a", false)->obj;
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok); /* finalizer, target, status */
+  apply_override(fx, "a", 2, "web", kGood2);
+  assert_true(run(fx).ok); /* read (its finalizer is there: the memo is made), target, status */
+  json_object *o = slot(fx, "po/default/a", false)->obj;
   json_object *edited = copy(o);
   json_object_object_add(get(edited, "status"), "someone", json_object_new_string("else"));
   json_object *respec = copy(o);
   json_object_object_add(get(respec, "spec"), "patches", json_tokener_parse(kGood));
-  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, edited));
-  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, respec));
-  assert_true(po_TargetIndex_IsOwnOverrideWrite(IX, o));
-  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, o)); /* once */
-  F.override_reads = 0;
-  po_ReconcileResult r = run();
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(fx->ix, edited));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(fx->ix, respec));
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(fx->ix, o));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(fx->ix, o)); /* once */
+  fx->override_reads = 0;
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.targets_written + r.statuses_written, 0);
-  assert_int_equal(F.override_reads, 0);
+  assert_int_equal(fx->override_reads, 0);
   /* the finalizer's echo, seen before the status write lands */
-  F.status_lags = true;
-  apply_override("b", 1, "web", kGood);
-  assert_true(run().ok);
-  json_object *b = slot("po/default/b", false)->obj;
+  fx->status_lags = true;
+  apply_override(fx, "b", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object *b = slot(fx, "po/default/b", false)->obj;
   assert_null(get(b, "status"));
-  assert_true(po_TargetIndex_IsOwnOverrideWrite(IX, b));
-  assert_false(po_TargetIndex_IsOwnOverrideWrite(IX, b));
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(fx->ix, b));
+  assert_false(po_TargetIndex_IsOwnOverrideWrite(fx->ix, b));
   json_object_put(edited);
   json_object_put(respec);
 }
@@ -2080,28 +2080,28 @@ static void test_own_override_writes_recognised_once(void **state) {
  * (without namespace mirroring): a PropertyOverride of namespace default whose ServiceDefaults
  * lives in namespace apps creates nothing, and says where it is and why. */
 static void test_target_in_other_namespace(void **state) {
-  (void)state;
+  Fake *fx = *state;
   po_TargetNames *names = po_TargetNames_New();
   assert_non_null(names);
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", true));
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "webby", true)); /* a longer name is another name */
-  po_ReconcileIO io = IO;
+  po_ReconcileIO io = fx->io;
   io.names = names;
-  apply_override("a", 1, "web", kGood);
-  po_ReconcileResult r = po_Reconcile(&io, IX, "ServiceDefaults/default/web");
+  apply_override(fx, "a", 1, "web", kGood);
+  po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web");
   assert_true(r.ok);
-  assert_null(target());
-  assert_int_equal(F.target_writes, 0);
-  assert_string_equal(cond("a", "Programmed", "reason"), "TargetInOtherNamespace");
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "ServiceDefaults web exists in namespace 'apps', not in 'default'"));
-  assert_non_null(strstr(cond("a", "Programmed", "message"), "Create this PropertyOverride in namespace 'apps'"));
-  assert_string_equal(cond("a", "Accepted", "status"), "True");
+  assert_null(target(fx));
+  assert_int_equal(fx->target_writes, 0);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "TargetInOtherNamespace");
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "ServiceDefaults web exists in namespace 'apps', not in 'default'"));
+  assert_non_null(strstr(cond(fx, "a", "Programmed", "message"), "Create this PropertyOverride in namespace 'apps'"));
+  assert_string_equal(cond(fx, "a", "Accepted", "status"), "True");
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter); /* that one may go away */
   /* it goes: the target is created here */
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", false));
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
-  assert_non_null(target());
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_non_null(target(fx));
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
   /* its own namespace's object is never "elsewhere" */
   char other[64] = "";
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "default", "web", true));
@@ -2110,15 +2110,15 @@ static void test_target_in_other_namespace(void **state) {
   /* a platform team's PropertyOverride pointing by targetRef.namespace at a namespace without
    * that ServiceDefaults, which another namespace holds: told to fix its targetRef.namespace */
   po_CtlStatus cross;
-  assert_true(po_Tenancy_AllowCrossNamespace(&g_tenancy, "platform", &cross));
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "api", true));
-  apply_override_ns("platform", "p", 1, "api", "shop", kGood);
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/shop/api").ok);
-  g_tenancy.n_cross = 0;
-  assert_string_equal(cond_ns("platform", "p", "Programmed", "reason"), "TargetInOtherNamespace");
-  if (!strstr(cond_ns("platform", "p", "Programmed", "message"), "not in 'shop'") ||
-      !strstr(cond_ns("platform", "p", "Programmed", "message"), "Set spec.targetRef.namespace to 'apps'")) {
-    fail_msg("%s", cond_ns("platform", "p", "Programmed", "message"));
+  apply_override_ns(fx, "platform", "p", 1, "api", "shop", kGood);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/api").ok);
+  fx->tenancy.n_cross = 0;
+  assert_string_equal(cond_ns(fx, "platform", "p", "Programmed", "reason"), "TargetInOtherNamespace");
+  if (!strstr(cond_ns(fx, "platform", "p", "Programmed", "message"), "not in 'shop'") ||
+      !strstr(cond_ns(fx, "platform", "p", "Programmed", "message"), "Set spec.targetRef.namespace to 'apps'")) {
+    fail_msg("%s", cond_ns(fx, "platform", "p", "Programmed", "message"));
   }
   po_TargetNames_Free(names);
 }
@@ -2126,26 +2126,26 @@ static void test_target_in_other_namespace(void **state) {
 /* adv: a same-name ServiceDefaults created (and deleted) in another namespace while ours exists:
  * our existing target is neither abandoned nor deleted, and our next change is still written. */
 static void test_other_namespace_appears_after_ours(void **state) {
-  (void)state;
+  Fake *fx = *state;
   po_TargetNames *names = po_TargetNames_New();
   assert_non_null(names);
-  po_ReconcileIO io = IO;
+  po_ReconcileIO io = fx->io;
   io.names = names;
-  apply_override("a", 1, "web", kGood);
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
-  assert_non_null(target());
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_non_null(target(fx));
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "default", "web", true));
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", true)); /* a tenant's squat */
-  int writes = F.target_writes;
-  apply_override("a", 2, "web", kGood2);
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
-  assert_non_null(target());
-  assert_int_equal(F.target_writes, writes + 1);
-  assert_string_equal(cond("a", "Programmed", "reason"), "Programmed");
+  int writes = fx->target_writes;
+  apply_override(fx, "a", 2, "web", kGood2);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_non_null(target(fx));
+  assert_int_equal(fx->target_writes, writes + 1);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
   assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", false));
-  assert_true(po_Reconcile(&io, IX, "ServiceDefaults/default/web").ok);
-  assert_non_null(target());
-  assert_int_equal(F.target_writes, writes + 1);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_non_null(target(fx));
+  assert_int_equal(fx->target_writes, writes + 1);
   po_TargetNames_Free(names);
 }
 
@@ -2156,7 +2156,7 @@ static void test_other_namespace_appears_after_ours(void **state) {
  * copied back into the status and refused by the engine's own depth bounds, never a crash, and
  * the PropertyOverride's current spec stays programmed. */
 static void test_deep_record_is_ignored(void **state) {
-  (void)state;
+  Fake *fx = *state;
   enum { kDepth = 10000 - 4 }; /* the object, status, lastValid, spec */
   char *text = malloc((size_t)kDepth * 6 + 256), *p = text;
   assert_non_null(text);
@@ -2171,18 +2171,18 @@ static void test_deep_record_is_ignored(void **state) {
   assert_int_equal(json_tokener_get_error(t), json_tokener_success);
   json_tokener_free(t);
   free(text);
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50);
-  apply_override("a", 2, "web", kGood2);
-  json_object *st = get(po("a"), "status");
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50);
+  apply_override(fx, "a", 2, "web", kGood2);
+  json_object *st = get(po(fx, "a"), "status");
   assert_non_null(st);
   json_object_object_add(st, "lastValid", rec);
-  po_ReconcileResult r = run();
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_int_equal(value_of(0), 30); /* generation 2 programmed, the record ignored */
-  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
-  assert_true(run().ok);
+  assert_int_equal(value_of(fx, 0), 30); /* generation 2 programmed, the record ignored */
+  assert_int_equal(json_object_get_int(get(get(get(po(fx, "a"), "status"), "lastValid"), "generation")), 2);
+  assert_true(run(fx).ok);
 }
 
 
@@ -2195,33 +2195,33 @@ static void test_deep_record_is_ignored(void **state) {
  * and rolls the target back from 50 to 30, although the target proves generation 2 and docs/crd.md
  * says a replayed earlier record is ignored. Expected: 50 stays. */
 static void test_adv_failover_replays_a_superseded_own_record(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood2);
-  assert_true(run().ok); /* replica A */
-  assert_int_equal(value_of(0), 30);
-  json_object *rec1 = copy(get(get(po("a"), "status"), "lastValid"));
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood2);
+  assert_true(run(fx).ok); /* replica A */
+  assert_int_equal(value_of(fx, 0), 30);
+  json_object *rec1 = copy(get(get(po(fx, "a"), "status"), "lastValid"));
   assert_non_null(rec1);
-  po_TargetIndex *replica_a = IX;
-  IX = po_TargetIndex_New(); /* replica B leads, its own index from the informers */
-  assert_non_null(IX);
-  store_override("default", "a", copy(slot("po/default/a", false)->obj));
-  apply_override("a", 2, "web", kGood);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50);
-  assert_int_equal(json_object_get_int(get(get(get(po("a"), "status"), "lastValid"), "generation")), 2);
-  apply_override("a", 3, "web", kBad);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50);
+  po_TargetIndex *replica_a = fx->ix;
+  fx->ix = po_TargetIndex_New(); /* replica B leads, its own index from the informers */
+  assert_non_null(fx->ix);
+  store_override(fx, "default", "a", copy(slot(fx, "po/default/a", false)->obj));
+  apply_override(fx, "a", 2, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50);
+  assert_int_equal(json_object_get_int(get(get(get(po(fx, "a"), "status"), "lastValid"), "generation")), 2);
+  apply_override(fx, "a", 3, "web", kBad);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50);
   /* A leads again: its index, which followed the objects as a standby's informers do */
-  po_TargetIndex_Free(IX);
-  IX = replica_a;
-  store_override("default", "a", copy(slot("po/default/a", false)->obj));
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50); /* its own record is gone from the status: the target proves 2 */
+  po_TargetIndex_Free(fx->ix);
+  fx->ix = replica_a;
+  store_override(fx, "default", "a", copy(slot(fx, "po/default/a", false)->obj));
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50); /* its own record is gone from the status: the target proves 2 */
   /* the replay */
-  json_object_object_add(get(po("a"), "status"), "lastValid", rec1);
-  assert_true(run().ok);
-  assert_int_equal(value_of(0), 50);
+  json_object_object_add(get(po(fx, "a"), "status"), "lastValid", rec1);
+  assert_true(run(fx).ok);
+  assert_int_equal(value_of(fx, 0), 50);
 }
 
 /* Was ADV-KNOWN-FAILING (adv-trust, issue 21 item 4; F2, fixed): the retry cap keyed on the API server's words
@@ -2232,14 +2232,14 @@ static void test_adv_failover_replays_a_superseded_own_record(void **state) {
  * the API server, instead of backing off to the queue's maximum. Expected: only an unreachable
  * webhook (no answer: dial error, timeout) caps the backoff. */
 static void test_adv_webhook_413_is_not_unreachable(void **state) {
-  (void)state;
+  Fake *fx = *state;
   static const char k413[] =
       "Internal error occurred: failed calling webhook \"targets.validate.propertyoverride.io\": failed to call webhook: "
       "the server responded with the status code 413 but did not return more information";
-  apply_override("a", 1, "web", kGood);
-  F.fail_text = k413;
-  F.target_fails = 1;
-  po_ReconcileResult r = run();
+  apply_override(fx, "a", 1, "web", kGood);
+  fx->fail_text = k413;
+  fx->target_fails = 1;
+  po_ReconcileResult r = run(fx);
   assert_false(r.ok);
   assert_int_equal(r.result.kind, kPo_Result_Error);
   assert_int_equal(r.result.max_backoff_ns, 0);

@@ -1,7 +1,10 @@
-/* Golden files for the reconcile's plan (Envoy Gateway's habit): golden/<case>.in.yaml holds the
- * objects before (targets and PropertyOverrides, as the API server has them); the reconcile of
- * every target they name runs until it writes nothing more; golden/<case>.out.yaml is every
- * object after, as YAML with sorted keys, so a change of behaviour is reviewed as a diff.
+/* Golden files for the reconcile's plan (Envoy Gateway's habit), one folder per mesh:
+ * golden/<mesh>/<case>.in.yaml holds the objects before (targets, PropertyOverrides and the
+ * mesh's own objects: EnvoyFilters, HTTPRoutes, EnvoyPatchPolicies, as the API server has them);
+ * the reconcile of every target they name (a target object's key, a PropertyOverride's target
+ * key) runs until it writes nothing more; golden/<mesh>/<case>.out.yaml is every object after,
+ * as YAML with sorted keys, so a change of behaviour is reviewed as a diff. A document of kind
+ * ReconcileOptions sets the controller's mesh options ({istioMinor: 22}: --istio-version 1.22).
  *
  *   PO_UPDATE_GOLDEN=1 ctest -R test_reconcile_golden    rewrites the .out.yaml files */
 #include <dirent.h>
@@ -17,23 +20,8 @@
 
 #include "fake_api.h"
 #include "gitops.h"
+#include "golden.h"
 
-static char *read_file(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *s = malloc((size_t)n + 1);
-  if (s && fread(s, 1, (size_t)n, f) != (size_t)n) {
-    free(s);
-    s = NULL;
-  }
-  if (s) s[n] = '\0';
-  fclose(f);
-  *len = (size_t)n;
-  return s;
-}
 
 static const char *str(json_object *o, const char *a, const char *b) {
   json_object *v = get(get(o, a), b);
@@ -43,9 +31,9 @@ static const char *str(json_object *o, const char *a, const char *b) {
 /* Loads the documents into the fake server and the index; the target keys go into keys. A
  * document of kind Expect (the conflict cases' expectations) is handed back in *expect (a new
  * reference) instead, when expect is not NULL. */
-static size_t load(const char *path, char keys[][300], size_t cap, json_object **expect) {
-  size_t len, ndocs = 0, nkeys = 0;
-  char *text = read_file(path, &len);
+static size_t load(Fake *fx, const char *path, char keys[][300], size_t cap, json_object **expect) {
+  size_t len = 0, ndocs = 0, nkeys = 0;
+  char *text = po_Golden_Read(path, &len);
   assert_non_null(text);
   po_Arena *a = po_Arena_New();
   po_Value **docs = NULL;
@@ -58,6 +46,12 @@ static size_t load(const char *path, char keys[][300], size_t cap, json_object *
     const char *kind = json_object_get_string(get(o, "kind")), *ns = str(o, "metadata", "namespace");
     const char *name = str(o, "metadata", "name");
     char slot_key[300], key[300], held[300], old[300];
+    if (!strcmp(kind, "ReconcileOptions")) { /* the controller's mesh options (--istio-version 1.N) */
+      po_TargetOptions opt = {.istio_minor = json_object_get_int(get(o, "istioMinor"))};
+      po_TargetIndex_SetOptions(fx->ix, &opt);
+      json_object_put(o);
+      continue;
+    }
     if (expect && !strcmp(kind, "Expect")) {
       json_object_put(*expect);
       *expect = o;
@@ -67,13 +61,16 @@ static size_t load(const char *path, char keys[][300], size_t cap, json_object *
       snprintf(slot_key, sizeof slot_key, "po/%s/%s", ns, name);
       po_Reconcile_OverrideKey(o, key, sizeof key);
       po_Reconcile_HeldKey(o, held, sizeof held);
-      assert_true(po_TargetIndex_Set(IX, ns, name, key, old, sizeof old));
-      assert_true(po_TargetIndex_SetHeld(IX, ns, name, held, old, sizeof old));
+      assert_true(po_TargetIndex_Set(fx->ix, ns, name, key, old, sizeof old));
+      assert_true(po_TargetIndex_SetHeld(fx->ix, ns, name, held, old, sizeof old));
     } else {
+      /* a target is reconciled by its key; a mesh's own object (an EnvoyFilter, an HTTPRoute)
+       * only through the target it belongs to */
+      po_TargetKind tk;
       snprintf(slot_key, sizeof slot_key, "%s/%s/%s", kind, ns, name);
-      snprintf(key, sizeof key, "%s", slot_key);
+      snprintf(key, sizeof key, "%s", po_TargetKind_Parse(kind, &tk) ? slot_key : "");
     }
-    put(slot_key, o);
+    put(fx, slot_key, o);
     bool seen = false;
     for (size_t k = 0; k < nkeys && !seen; k++) seen = !strcmp(keys[k], key);
     if (!seen && *key && nkeys < cap) snprintf(keys[nkeys++], sizeof keys[0], "%s", key);
@@ -91,29 +88,29 @@ static int by_slot(const void *x, const void *y) {
 /* Every target's reconcile, in key order, until nothing more is written: a create is followed by
  * the write of its entries, a deletion by the finalizer's removal. Bounded: a plan that never
  * settles is a failure. */
-static void settle(const char *name, char keys[][300], size_t nkeys) {
+static void settle(Fake *fx, const char *name, char keys[][300], size_t nkeys) {
   int round;
   for (round = 0; round < 5; round++) {
-    int before = F.target_writes + F.override_patches + F.status_patches;
+    int before = fx->target_writes + fx->override_patches + fx->status_patches;
     for (size_t k = 0; k < nkeys; k++) {
-      po_ReconcileResult r = po_Reconcile(&IO, IX, keys[k]);
+      po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, keys[k]);
       if (!r.ok) fail_msg("%s: reconcile of %s: %s", name, keys[k], r.error);
     }
-    if (F.target_writes + F.override_patches + F.status_patches == before) break;
+    if (fx->target_writes + fx->override_patches + fx->status_patches == before) break;
   }
   if (round == 5) fail_msg("%s: still writing after 5 rounds", name);
 }
 
 static void run_case(const char *dir, const char *name) {
-  setup(NULL);
-  char in[512 + sizeof PO_GOLDEN_DIR], out[512 + sizeof PO_GOLDEN_DIR], keys[16][300];
+  Fake *fx = fake_new();
+  char in[600 + sizeof PO_GOLDEN_DIR], out[600 + sizeof PO_GOLDEN_DIR], keys[16][300];
   snprintf(in, sizeof in, "%s/%.250s.in.yaml", dir, name);
   snprintf(out, sizeof out, "%s/%.250s.out.yaml", dir, name);
-  size_t nkeys = load(in, keys, 16, NULL);
-  settle(name, keys, nkeys);
+  size_t nkeys = load(fx, in, keys, 16, NULL);
+  settle(fx, name, keys, nkeys);
   const Slot *slots[kMax];
   size_t n = 0;
-  for (int i = 0; i < kMax; i++) if (F.slots[i].obj) slots[n++] = &F.slots[i];
+  for (int i = 0; i < kMax; i++) if (fx->slots[i].obj) slots[n++] = &fx->slots[i];
   qsort(slots, n, sizeof slots[0], by_slot);
   json_object *objs[kMax];
   for (size_t i = 0; i < n; i++) objs[i] = slots[i]->obj;
@@ -123,31 +120,17 @@ static void run_case(const char *dir, const char *name) {
   assert_non_null(mem);
   assert_true(po_Cli_EmitYaml(objs, n, mem));
   fclose(mem);
-  const char *update = getenv("PO_UPDATE_GOLDEN");
-  if (update && !strcmp(update, "1")) {
-    FILE *f = fopen(out, "wb");
-    assert_non_null(f);
-    fwrite(got, 1, got_len, f);
-    fclose(f);
-  } else {
-    size_t want_len;
-    char *want = read_file(out, &want_len);
-    if (!want) fail_msg("%s: missing (PO_UPDATE_GOLDEN=1 writes it)", out);
-    if (want_len != got_len || memcmp(want, got, got_len) != 0) {
-      fprintf(stderr, "%s differs from what the reconcile gives now:\n%s\n(PO_UPDATE_GOLDEN=1 rewrites it; review the diff)\n",
-              out, got);
-      fail();
-    }
-    free(want);
-  }
+  if (!po_Golden_Check(out, got, got_len)) fail_msg("%s: the reconcile gives another outcome", name);
   free(got);
-  teardown(NULL);
+  fake_free(fx);
 }
 
-static void test_golden_plans(void **state) {
-  (void)state;
-  DIR *d = opendir(PO_GOLDEN_DIR);
-  assert_non_null(d);
+/* Every case of golden/<mesh>/, in name order; at least `least` of them. */
+static void golden_plans(const char *mesh, size_t least) {
+  char dir[64 + sizeof PO_GOLDEN_DIR];
+  snprintf(dir, sizeof dir, "%s/%s", PO_GOLDEN_DIR, mesh);
+  DIR *d = opendir(dir);
+  if (!d) fail_msg("%s: cannot open", dir);
   char names[64][256];
   size_t n = 0;
   struct dirent *e;
@@ -157,8 +140,21 @@ static void test_golden_plans(void **state) {
   }
   closedir(d);
   qsort(names, n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
-  assert_true(n >= 5);
-  for (size_t i = 0; i < n; i++) run_case(PO_GOLDEN_DIR, names[i]);
+  if (n < least) fail_msg("%s: %zu cases, fewer than the %zu it holds", dir, n, least);
+  for (size_t i = 0; i < n; i++) run_case(dir, names[i]);
+}
+
+static void test_golden_plans_consul(void **state) {
+  (void)state;
+  golden_plans("consul", 8);
+}
+static void test_golden_plans_istio(void **state) {
+  (void)state;
+  golden_plans("istio", 1);
+}
+static void test_golden_plans_envoygateway(void **state) {
+  (void)state;
+  golden_plans("envoygateway", 1);
 }
 
 /* ---- conflict cases: conflicts/<case>.yaml, the objects and one Expect document ----
@@ -171,10 +167,10 @@ static void test_golden_plans(void **state) {
  *
  * Every target named is reconciled until nothing more is written, as in the golden plans. */
 
-static json_object *programmed_of(const char *po) {
+static json_object *programmed_of(Fake *fx, const char *po) {
   char k[300];
   snprintf(k, sizeof k, "po/%s", po);
-  Slot *sl = slot(k, false);
+  Slot *sl = slot(fx, k, false);
   json_object *conds = sl ? get(get(sl->obj, "status"), "conditions") : NULL;
   for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
     json_object *c = json_object_array_get_idx(conds, i);
@@ -183,13 +179,13 @@ static json_object *programmed_of(const char *po) {
   return NULL;
 }
 
-static void check_expect(const char *name, json_object *expect) {
+static void check_expect(Fake *fx, const char *name, json_object *expect) {
   json_object *progs = get(expect, "programmed"), *ents = get(expect, "entries");
   if (!progs && !ents) fail_msg("%s: the Expect document expects nothing", name);
   for (size_t i = 0; progs && i < json_object_array_length(progs); i++) {
     json_object *e = json_object_array_get_idx(progs, i);
     const char *po = json_object_get_string(get(e, "po")), *reason = json_object_get_string(get(e, "reason"));
-    json_object *c = programmed_of(po);
+    json_object *c = programmed_of(fx, po);
     if (!c) fail_msg("%s: %s has no Programmed condition", name, po);
     const char *got = json_object_get_string(get(c, "reason")), *msg = json_object_get_string(get(c, "message"));
     if (reason && strcmp(reason, got) != 0) fail_msg("%s: %s: Programmed reason %s, want %s (message: %s)", name, po, got, reason, msg);
@@ -206,7 +202,7 @@ static void check_expect(const char *name, json_object *expect) {
   for (size_t i = 0; ents && i < json_object_array_length(ents); i++) {
     json_object *e = json_object_array_get_idx(ents, i), *owners = get(e, "owners");
     const char *t = json_object_get_string(get(e, "target"));
-    Slot *sl = slot(t, false);
+    Slot *sl = slot(fx, t, false);
     json_object *list = sl ? get(get(sl->obj, "spec"), "envoyExtensions") : NULL;
     size_t k = 0;
     for (size_t x = 0; list && x < json_object_array_length(list); x++) {
@@ -237,20 +233,22 @@ static void test_conflict_cases(void **state) {
   qsort(names, n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
   assert_true(n >= 7);
   for (size_t i = 0; i < n; i++) {
-    setup(NULL);
+    Fake *fx = fake_new();
     char path[512 + sizeof PO_CONFLICTS_DIR], keys[16][300];
     snprintf(path, sizeof path, "%s/%.250s", PO_CONFLICTS_DIR, names[i]);
     json_object *expect = NULL;
-    size_t nkeys = load(path, keys, 16, &expect);
+    size_t nkeys = load(fx, path, keys, 16, &expect);
     if (!expect) fail_msg("%s: no Expect document", names[i]);
-    settle(names[i], keys, nkeys);
-    check_expect(names[i], expect);
+    settle(fx, names[i], keys, nkeys);
+    check_expect(fx, names[i], expect);
     json_object_put(expect);
-    teardown(NULL);
+    fake_free(fx);
   }
 }
 
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans), cmocka_unit_test(test_conflict_cases)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans_consul), cmocka_unit_test(test_golden_plans_istio),
+                                     cmocka_unit_test(test_golden_plans_envoygateway),
+                                     cmocka_unit_test(test_conflict_cases)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

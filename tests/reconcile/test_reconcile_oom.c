@@ -64,73 +64,83 @@ static void pause_(void) {
 static void resume(void) { g_fail_at = g_paused; }
 
 static const json_object *w_get_override(void *ctx, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   pause_();
-  const json_object *o = IO.get_override(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_override(ctx, ns, name, ref);
   resume();
   return o;
 }
 static const json_object *w_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   pause_();
-  const json_object *o = IO.get_target(ctx, kind, ns, name, ref);
+  const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref);
   resume();
   return o;
 }
 static void w_release(void *ctx, void *ref) {
+  Fake *fx = ctx;
   pause_();
-  IO.release(ctx, ref);
+  fx->io.release(ctx, ref);
   resume();
 }
 static po_WriteResult w_write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                      bool create, const char *rv, json_object **written, po_CtlStatus *st) {
+  Fake *fx = ctx;
   pause_();
-  po_WriteResult w = IO.write_target(ctx, kind, ns, name, obj, create, rv, written, st);
+  po_WriteResult w = fx->io.write_target(ctx, kind, ns, name, obj, create, rv, written, st);
   resume();
   return w;
 }
 static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
                                        po_CtlStatus *st) {
+  Fake *fx = ctx;
   pause_();
-  po_WriteResult w = IO.patch_override(ctx, ns, name, status, patch, st);
+  po_WriteResult w = fx->io.patch_override(ctx, ns, name, status, patch, st);
   resume();
   return w;
 }
 
 static const json_object *w_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   pause_();
-  const json_object *o = IO.get_filter(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_filter(ctx, ns, name, ref);
   resume();
   return o;
 }
 static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, po_CtlStatus *st) {
+  Fake *fx = ctx;
   pause_();
-  po_WriteResult w = IO.write_filter(ctx, ns, name, obj, create, rv, written, st);
+  po_WriteResult w = fx->io.write_filter(ctx, ns, name, obj, create, rv, written, st);
   resume();
   return w;
 }
 
 static const json_object *w_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+  Fake *fx = ctx;
   pause_();
-  const json_object *o = IO.get_policy(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_policy(ctx, ns, name, ref);
   resume();
   return o;
 }
 static po_WriteResult w_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, po_CtlStatus *st) {
+  Fake *fx = ctx;
   pause_();
-  po_WriteResult w = IO.write_policy(ctx, ns, name, obj, create, rv, written, st);
+  po_WriteResult w = fx->io.write_policy(ctx, ns, name, obj, create, rv, written, st);
   resume();
   return w;
 }
 static json_object *w_gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole, size_t n_whole) {
+  Fake *fx = ctx;
   pause_();
-  json_object *r = IO.gateway_routes(ctx, ns, gateway, whole, n_whole);
+  json_object *r = fx->io.gateway_routes(ctx, ns, gateway, whole, n_whole);
   resume();
   return r;
 }
 
-static po_ReconcileIO io(void) {
-  po_ReconcileIO w = IO;
+static po_ReconcileIO io(Fake *fx) {
+  po_ReconcileIO w = fx->io;
   w.sync = g_sync;
   w.get_override = w_get_override;
   w.get_target = w_get_target;
@@ -152,16 +162,17 @@ static po_ReconcileIO io(void) {
 static const char *kPatch = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
                             "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]";
 
-static void apply(const char *name, int gen, int value) {
+static void apply(Fake *fx, const char *name, int gen, int value) {
   char patches[512];
   snprintf(patches, sizeof patches, kPatch, value);
-  apply_override(name, gen, "web", patches);
+  apply_override(fx, name, gen, "web", patches);
 }
 
 enum { kExitOk = 0, kExitPartialWrite = 3 };
 
 /* Every write of the target must hold our entries for a, b and c, with a at generation 2. */
-static void check_write(json_object *obj) {
+static void check_write(Fake *fx, json_object *obj) {
+  (void)fx;
   int seen = 0;
   json_object *list = get(get(obj, "spec"), "envoyExtensions");
   for (size_t i = 0; obj && list && i < json_object_array_length(list); i++) {
@@ -178,14 +189,14 @@ static void check_write(json_object *obj) {
 }
 
 static void test_no_partial_write_at_any_failed_allocation(void **state) {
-  (void)state;
+  Fake *fx = *state;
   /* a and b live in the target; then a changes and c arrives: the write must carry all three */
-  apply("a", 1, 10);
-  apply("b", 1, 20);
-  assert_true(po_Reconcile(&IO, IX, "ServiceDefaults/default/web").ok);
-  apply("a", 2, 11);
-  apply("c", 1, 30);
-  F.check_write = check_write;
+  apply(fx, "a", 1, 10);
+  apply(fx, "b", 1, 20);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  apply(fx, "a", 2, 11);
+  apply(fx, "c", 1, 30);
+  fx->check_write = check_write;
   long n, crashes = 0, errors = 0, clean = 0;
   for (n = 1; n < 200000; n++) {
     fflush(NULL);
@@ -195,9 +206,9 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
       /* cmocka's handlers would carry a crash back into its runner, in this child */
       int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
       for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
-      po_ReconcileIO w = io();
+      po_ReconcileIO w = io(fx);
       arm(n);
-      po_ReconcileResult r = po_Reconcile(&w, IX, "ServiceDefaults/default/web");
+      po_ReconcileResult r = po_Reconcile(&w, fx->ix, "ServiceDefaults/default/web");
       long reached = g_count;
       disarm();
       /* exit codes: 0 ran through without meeting the failure; 1 met it and said so */
@@ -226,17 +237,17 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
   assert_int_equal(clean, 1);
   assert_true(n > 100); /* the scenario did allocate */
   /* and unarmed it converges */
-  po_ReconcileIO fin = IO;
+  po_ReconcileIO fin = fx->io;
   fin.sync = g_sync;
-  assert_true(po_Reconcile(&fin, IX, "ServiceDefaults/default/web").ok);
+  assert_true(po_Reconcile(&fin, fx->ix, "ServiceDefaults/default/web").ok);
 }
 
 /* The reconcile of `key`, run with its Nth allocation failing for every N until one runs
  * through (each in a child: json-c aborts on some failures of its own); check_write sees every
  * write and exits kExitPartialWrite on a bad one. Returns the allocations failed; *errors and
  * *crashes count the runs that reported an error and those that crashed inside json-c. */
-static long torture(const char *key, void (*check)(json_object *), long *errors, long *crashes) {
-  F.check_write = check;
+static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object *), long *errors, long *crashes) {
+  fx->check_write = check;
   long n, clean = 0;
   *errors = *crashes = 0;
   for (n = 1; n < 200000; n++) {
@@ -246,9 +257,9 @@ static long torture(const char *key, void (*check)(json_object *), long *errors,
     if (pid == 0) {
       int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
       for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
-      po_ReconcileIO w = io();
+      po_ReconcileIO w = io(fx);
       arm(n);
-      po_ReconcileResult r = po_Reconcile(&w, IX, key);
+      po_ReconcileResult r = po_Reconcile(&w, fx->ix, key);
       long reached = g_count;
       disarm();
       _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
@@ -270,7 +281,7 @@ static long torture(const char *key, void (*check)(json_object *), long *errors,
     }
     (*errors)++;
   }
-  F.check_write = NULL;
+  fx->check_write = NULL;
   assert_int_equal(clean, 1);
   assert_true(n > 50);
   return n - 1;
@@ -280,7 +291,7 @@ static long torture(const char *key, void (*check)(json_object *), long *errors,
  * invalid while another one arrives. Whatever allocation fails, an EnvoyFilter is never deleted
  * nor written with anything but its valid generation (a's value 10, b's 20), always with the
  * Service's selector. */
-static void istio_po(const char *name, int gen, int value) {
+static void istio_po(Fake *fx, const char *name, int gen, int value) {
   char text[1024], k[300], key[300], old[300];
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
@@ -291,18 +302,19 @@ static void istio_po(const char *name, int gen, int value) {
            name, gen, name, value);
   json_object *o = json_tokener_parse(text);
   snprintf(k, sizeof k, "po/default/%s", name);
-  Slot *sl = slot(k, false);
+  Slot *sl = slot(fx, k, false);
   if (sl) {
     json_object *fin = get(get(sl->obj, "metadata"), "finalizers"), *st = get(sl->obj, "status");
     if (fin) json_object_object_add(get(o, "metadata"), "finalizers", copy(fin));
     if (st) json_object_object_add(o, "status", copy(st));
   }
-  put(k, o);
+  put(fx, k, o);
   po_Reconcile_OverrideKey(o, key, sizeof key);
-  po_TargetIndex_Set(IX, "default", name, key, old, sizeof old);
+  po_TargetIndex_Set(fx->ix, "default", name, key, old, sizeof old);
 }
 
-static void check_filter_write(json_object *obj) {
+static void check_filter_write(Fake *fx, json_object *obj) {
+  (void)fx;
   if (!obj) _exit(kExitPartialWrite); /* nothing here may be deleted */
   const char *name = json_object_get_string(get(get(obj, "metadata"), "name"));
   json_object *cp = json_object_array_get_idx(get(get(obj, "spec"), "configPatches"), 0);
@@ -312,26 +324,26 @@ static void check_filter_write(json_object *obj) {
 }
 
 static void test_istio_no_bad_write_at_any_failed_allocation(void **state) {
-  (void)state;
-  put("Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":"
+  Fake *fx = *state;
+  put(fx, "Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":"
                                                 "{\"name\":\"web\",\"namespace\":\"default\"},"
                                                 "\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
-  istio_po("a", 1, 10);
-  assert_true(po_Reconcile(&IO, IX, "Service/default/web").ok);
-  assert_non_null(slot("EnvoyFilter/default/propertyoverride-a", false));
-  istio_po("a", 2, 150); /* invalid: the last good one stays */
-  istio_po("b", 1, 20);
-  long errors, crashes, n = torture("Service/default/web", check_filter_write, &errors, &crashes);
+  istio_po(fx, "a", 1, 10);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "Service/default/web").ok);
+  assert_non_null(slot(fx, "EnvoyFilter/default/propertyoverride-a", false));
+  istio_po(fx, "a", 2, 150); /* invalid: the last good one stays */
+  istio_po(fx, "b", 1, 20);
+  long errors, crashes, n = torture(fx, "Service/default/web", check_filter_write, &errors, &crashes);
   printf("istio reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
          "0 bad EnvoyFilter writes\n", n, errors, crashes);
-  assert_true(po_Reconcile(&IO, IX, "Service/default/web").ok);
-  assert_non_null(slot("EnvoyFilter/default/propertyoverride-b", false));
+  assert_true(po_Reconcile(&fx->io, fx->ix, "Service/default/web").ok);
+  assert_non_null(slot(fx, "EnvoyFilter/default/propertyoverride-b", false));
 }
 
 /* Envoy Gateway: the same over a Gateway's EnvoyPatchPolicies (a's holds generation 1, value 10;
  * a turns invalid while b arrives): never deleted, never written with anything but a valid
  * generation's value, always with the HTTPRoute's cluster name. */
-static void eg_po(const char *name, int gen, int value) {
+static void eg_po(Fake *fx, const char *name, int gen, int value) {
   char text[1024];
   snprintf(text, sizeof text,
            "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
@@ -340,10 +352,11 @@ static void eg_po(const char *name, int gen, int value) {
            "\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]}}",
            name, gen, name, value);
-  store_override("default", name, json_tokener_parse(text));
+  store_override(fx, "default", name, json_tokener_parse(text));
 }
 
-static void check_policy_write(json_object *obj) {
+static void check_policy_write(Fake *fx, json_object *obj) {
+  (void)fx;
   if (!obj) _exit(kExitPartialWrite);
   const char *name = json_object_get_string(get(get(obj, "metadata"), "name"));
   json_object *all = get(get(obj, "spec"), "jsonPatches");
@@ -360,45 +373,45 @@ static void check_policy_write(json_object *obj) {
 }
 
 static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
-  (void)state;
-  put("Gateway/default/eg",
+  Fake *fx = *state;
+  put(fx, "Gateway/default/eg",
       json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
                          "\"eg\",\"namespace\":\"default\"},\"spec\":{\"listeners\":[{\"name\":\"http\",\"protocol\":"
                          "\"HTTP\",\"port\":80}]}}"));
-  put("HTTPRoute/default/api",
+  put(fx, "HTTPRoute/default/api",
       json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
                          "\"api\",\"namespace\":\"default\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\"}],\"rules\":"
                          "[{\"backendRefs\":[{\"name\":\"web\",\"port\":80}]}]}}"));
-  eg_po("a", 1, 10);
-  assert_true(po_Reconcile(&IO, IX, "Gateway/default/eg").ok);
-  assert_non_null(slot("EnvoyPatchPolicy/default/propertyoverride-a", false));
-  eg_po("a", 2, 150); /* invalid: the last good one stays */
-  eg_po("b", 1, 20);
-  long errors, crashes, n = torture("Gateway/default/eg", check_policy_write, &errors, &crashes);
+  eg_po(fx, "a", 1, 10);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "Gateway/default/eg").ok);
+  assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-a", false));
+  eg_po(fx, "a", 2, 150); /* invalid: the last good one stays */
+  eg_po(fx, "b", 1, 20);
+  long errors, crashes, n = torture(fx, "Gateway/default/eg", check_policy_write, &errors, &crashes);
   printf("envoy gateway reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside "
          "json-c, 0 bad EnvoyPatchPolicy writes\n", n, errors, crashes);
-  assert_true(po_Reconcile(&IO, IX, "Gateway/default/eg").ok);
-  assert_non_null(slot("EnvoyPatchPolicy/default/propertyoverride-b", false));
+  assert_true(po_Reconcile(&fx->io, fx->ix, "Gateway/default/eg").ok);
+  assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-b", false));
 }
 
 static void test_index_update_whole_or_reported(void **state) {
-  (void)state;
+  Fake *fx = *state;
   char old[300], names[4][254];
-  assert_true(po_TargetIndex_Set(IX, "default", "a", "ServiceDefaults/default/web", old, sizeof old));
+  assert_true(po_TargetIndex_Set(fx->ix, "default", "a", "ServiceDefaults/default/web", old, sizeof old));
   long failures = 0;
   for (long n = 1;; n++) {
     arm(n);
-    bool ok = po_TargetIndex_Set(IX, "default", "b", "ServiceDefaults/default/web", old, sizeof old);
-    bool held = ok && po_TargetIndex_SetHeld(IX, "default", "b", "ServiceDefaults/default/api", old, sizeof old);
+    bool ok = po_TargetIndex_Set(fx->ix, "default", "b", "ServiceDefaults/default/web", old, sizeof old);
+    bool held = ok && po_TargetIndex_SetHeld(fx->ix, "default", "b", "ServiceDefaults/default/api", old, sizeof old);
     long reached = g_count;
     disarm();
-    size_t k = po_TargetIndex_Lookup(IX, "ServiceDefaults/default/web", names, 4);
-    size_t h = po_TargetIndex_Lookup(IX, "ServiceDefaults/default/api", names, 4);
+    size_t k = po_TargetIndex_Lookup(fx->ix, "ServiceDefaults/default/web", names, 4);
+    size_t h = po_TargetIndex_Lookup(fx->ix, "ServiceDefaults/default/api", names, 4);
     assert_int_equal(k, ok ? 2 : 1); /* listed exactly when Set said so */
     assert_int_equal(h, held ? 1 : 0);
     if (reached < n) break;
     failures++;
-    po_TargetIndex_Remove(IX, "default", "b", old, sizeof old);
+    po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old);
   }
   assert_true(failures >= 2);
 }

@@ -84,21 +84,21 @@ static const char *kGood2 = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",
 
 static po_SyncPolicy g_policy = {.mode = kPo_SyncMode_Require, .timeout_s = 120};
 
-static po_ReconcileResult run(void) {
-  po_ReconcileIO io = IO;
+static po_ReconcileResult run(Fake *fx) {
+  po_ReconcileIO io = fx->io;
   io.sync = &g_policy;
-  return po_Reconcile(&io, IX, "ServiceDefaults/default/web");
+  return po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web");
 }
 
-static json_object *target(void) {
-  Slot *s = slot("ServiceDefaults/default/web", false);
+static json_object *target(Fake *fx) {
+  Slot *s = slot(fx, "ServiceDefaults/default/web", false);
   return s ? s->obj : NULL;
 }
 
-static const char *cond(const char *po, const char *field) {
+static const char *cond(Fake *fx, const char *po, const char *field) {
   char k[300];
   snprintf(k, sizeof k, "po/default/%s", po);
-  json_object *list = get(get(slot(k, false)->obj, "status"), "conditions");
+  json_object *list = get(get(slot(fx, k, false)->obj, "status"), "conditions");
   for (size_t i = 0; list && i < json_object_array_length(list); i++) {
     json_object *c = json_object_array_get_idx(list, i);
     if (!strcmp(json_object_get_string(get(c, "type")), "Programmed")) return json_object_get_string(get(c, field));
@@ -108,175 +108,175 @@ static const char *cond(const char *po, const char *field) {
 
 /* What consul-k8s's status write does (SetSyncedCondition replaces the list; lastSyncedTime on
  * success), through the status subresource: a new resourceVersion. */
-static void consul_k8s_status(const char *status, const char *reason, const char *message, const char *when) {
+static void consul_k8s_status(Fake *fx, const char *status, const char *reason, const char *message, const char *when) {
   char text[1024];
   snprintf(text, sizeof text,
            "{\"conditions\":[{\"type\":\"Synced\",\"status\":\"%s\",\"reason\":\"%s\",\"message\":\"%s\","
            "\"lastTransitionTime\":\"%s\"}]%s%s%s}",
            status, reason, message, when, !strcmp(status, "True") ? ",\"lastSyncedTime\":\"" : "",
            !strcmp(status, "True") ? when : "", !strcmp(status, "True") ? "\"" : "");
-  json_object_object_add(target(), "status", json_tokener_parse(text));
-  bump(target());
+  json_object_object_add(target(fx), "status", json_tokener_parse(text));
+  bump(fx, target(fx));
 }
 
-static const char *record_of_target(void) {
-  return json_object_get_string(get(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION));
+static const char *record_of_target(Fake *fx) {
+  return json_object_get_string(get(get(get(target(fx), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION));
 }
 
 static void test_pending_then_programmed(void **state) {
-  (void)state;
-  F.now = "2026-12-01T00:00:00Z";
-  apply_override("a", 1, "web", kGood);
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
+  apply_override(fx, "a", 1, "web", kGood);
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_non_null(record_of_target());
-  assert_string_equal(cond("a", "status"), "False");
-  assert_string_equal(cond("a", "reason"), "Pending");
-  assert_non_null(strstr(cond("a", "message"), "waiting for consul-k8s"));
+  assert_non_null(record_of_target(fx));
+  assert_string_equal(cond(fx, "a", "status"), "False");
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
+  assert_non_null(strstr(cond(fx, "a", "message"), "waiting for consul-k8s"));
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter); /* the timeout is checked without any event */
   assert_int_equal(r.recheck_in_s, 120);
-  assert_int_equal(g_warnings, 0); /* Pending is not a fault */
+  assert_int_equal(fx->warnings, 0); /* Pending is not a fault */
   /* consul-k8s's first sight: Unknown without a reason, still pending */
-  F.now = "2026-12-01T00:00:01Z";
-  consul_k8s_status("Unknown", "", "", "2026-12-01T00:00:01Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Pending");
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:01Z");
-  r = run();
+  fx->now = "2026-12-01T00:00:01Z";
+  consul_k8s_status(fx, "Unknown", "", "", "2026-12-01T00:00:01Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:01Z");
+  r = run(fx);
   assert_true(r.ok);
-  assert_string_equal(cond("a", "status"), "True");
-  assert_string_equal(cond("a", "reason"), "Programmed");
-  assert_string_equal(cond("a", "message"), "generation 1 is live in ServiceDefaults default/web, synced into Consul by consul-k8s");
+  assert_string_equal(cond(fx, "a", "status"), "True");
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  assert_string_equal(cond(fx, "a", "message"), "generation 1 is live in ServiceDefaults default/web, synced into Consul by consul-k8s");
   assert_int_equal(r.result.kind, kPo_Result_Success);
-  int writes = F.target_writes, statuses = F.status_patches;
-  assert_true(run().ok); /* settled: nothing more */
-  assert_int_equal(F.target_writes, writes);
-  assert_int_equal(F.status_patches, statuses);
+  int writes = fx->target_writes, statuses = fx->status_patches;
+  assert_true(run(fx).ok); /* settled: nothing more */
+  assert_int_equal(fx->target_writes, writes);
+  assert_int_equal(fx->status_patches, statuses);
 }
 
 static void test_sync_failed_with_consul_message(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:00:05Z";
-  consul_k8s_status("False", "ConsulAgentError", "writing config entry to consul: Unexpected response code: 500", "2026-12-01T00:00:05Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "status"), "False");
-  assert_string_equal(cond("a", "reason"), "SyncFailed");
-  assert_non_null(strstr(cond("a", "message"), "(Synced=False, ConsulAgentError): writing config entry to consul: Unexpected response code: 500"));
-  assert_string_equal(F.last_event_reason, "SyncFailed");
-  assert_int_equal(g_warnings, 1);
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:00:05Z";
+  consul_k8s_status(fx, "False", "ConsulAgentError", "writing config entry to consul: Unexpected response code: 500", "2026-12-01T00:00:05Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "status"), "False");
+  assert_string_equal(cond(fx, "a", "reason"), "SyncFailed");
+  assert_non_null(strstr(cond(fx, "a", "message"), "(Synced=False, ConsulAgentError): writing config entry to consul: Unexpected response code: 500"));
+  assert_string_equal(fx->last_event_reason, "SyncFailed");
+  assert_int_equal(fx->warnings, 1);
 }
 
 static void test_timeout_event_once(void **state) {
-  (void)state;
-  F.now = "2026-12-01T00:00:00Z";
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:01:00Z";
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:01:00Z";
+  po_ReconcileResult r = run(fx);
   assert_int_equal(r.recheck_in_s, 60);
   assert_int_equal(r.sync_timeouts, 0);
-  F.now = "2026-12-01T00:02:00Z";
-  r = run();
+  fx->now = "2026-12-01T00:02:00Z";
+  r = run(fx);
   assert_true(r.ok);
   assert_int_equal(r.sync_timeouts, 1);
-  assert_string_equal(F.last_event_reason, "SyncTimeout");
-  assert_string_equal(cond("a", "reason"), "Pending");
-  assert_non_null(strstr(cond("a", "message"), PO_SYNC_TIMEOUT_PREFIX " ServiceDefaults default/web synced within 2m"));
+  assert_string_equal(fx->last_event_reason, "SyncTimeout");
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
+  assert_non_null(strstr(cond(fx, "a", "message"), PO_SYNC_TIMEOUT_PREFIX " ServiceDefaults default/web synced within 2m"));
   assert_int_equal(r.result.kind, kPo_Result_Success); /* nothing more to wait for */
-  int events = F.events;
-  F.now = "2026-12-01T00:09:00Z";
-  r = run();
+  int events = fx->events;
+  fx->now = "2026-12-01T00:09:00Z";
+  r = run(fx);
   assert_int_equal(r.sync_timeouts, 0); /* once */
-  assert_int_equal(F.events, events);
-  consul_k8s_status("True", "", "", "2026-12-01T00:09:00Z"); /* late, but synced */
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
+  assert_int_equal(fx->events, events);
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:09:00Z"); /* late, but synced */
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
 }
 
 static void test_ignore_mode_written_is_programmed(void **state) {
-  (void)state;
+  Fake *fx = *state;
   g_policy.mode = kPo_SyncMode_Ignore;
-  apply_override("a", 1, "web", kGood);
-  po_ReconcileResult r = run();
+  apply_override(fx, "a", 1, "web", kGood);
+  po_ReconcileResult r = run(fx);
   g_policy.mode = kPo_SyncMode_Require;
   assert_true(r.ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
-  assert_null(record_of_target()); /* nothing to wait for, nothing recorded */
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  assert_null(record_of_target(fx)); /* nothing to wait for, nothing recorded */
 }
 
 /* Someone strips our entry (a GitOps apply of a copy without it) before consul-k8s saw anything:
  * the restore writes the very spec recorded, so the record stays and Programmed stays True
  * (consul-k8s finds Consul equal and writes no status). */
 static void test_restore_keeps_record(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:00:02Z";
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:02Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:00:02Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:02Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
   char rec[256];
-  snprintf(rec, sizeof rec, "%s", record_of_target());
-  json_object_object_del(get(target(), "spec"), "envoyExtensions");
-  bump(target());
-  F.now = "2026-12-01T00:00:09Z";
-  int writes = F.target_writes;
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes + 1);
-  assert_string_equal(record_of_target(), rec);
-  assert_string_equal(cond("a", "reason"), "Programmed");
+  snprintf(rec, sizeof rec, "%s", record_of_target(fx));
+  json_object_object_del(get(target(fx), "spec"), "envoyExtensions");
+  bump(fx, target(fx));
+  fx->now = "2026-12-01T00:00:09Z";
+  int writes = fx->target_writes;
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes + 1);
+  assert_string_equal(record_of_target(fx), rec);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
 }
 
 /* A write in the second of consul-k8s's last status write (or the one either side of it, as the
  * clocks are never exactly together) is put off: the next status could otherwise be the same,
  * time and all, and the write would never look synced. */
 static void test_write_put_off_in_the_second_of_a_status_write(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:00:03Z";
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:03Z");
-  assert_true(run().ok);
-  apply_override("a", 2, "web", kGood2);
-  int writes = F.target_writes;
-  po_ReconcileResult r = run();
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:00:03Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:03Z");
+  assert_true(run(fx).ok);
+  apply_override(fx, "a", 2, "web", kGood2);
+  int writes = fx->target_writes;
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(fx->target_writes, writes);
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
   assert_int_equal(r.recheck_in_s, 1);
-  F.now = "2026-12-01T00:00:04Z"; /* still within a second of it (clocks a fraction apart) */
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes);
-  F.now = "2026-12-01T00:00:05Z";
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes + 1);
-  assert_string_equal(cond("a", "reason"), "Pending");
+  fx->now = "2026-12-01T00:00:04Z"; /* still within a second of it (clocks a fraction apart) */
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes);
+  fx->now = "2026-12-01T00:00:05Z";
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes + 1);
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
   /* consul-k8s's clock ten minutes ahead: its status times are never "this second" by ours, and
    * the write is not put off for the skew */
-  consul_k8s_status("True", "", "", "2026-12-01T00:10:04Z");
-  apply_override("a", 3, "web", kGood);
-  F.now = "2026-12-01T00:00:06Z";
-  assert_true(run().ok);
-  assert_int_equal(F.target_writes, writes + 2);
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:10:04Z");
+  apply_override(fx, "a", 3, "web", kGood);
+  fx->now = "2026-12-01T00:00:06Z";
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_writes, writes + 2);
 }
 
 /* A write for b's entry rewrites the target's record; a, synced already at its generation, keeps
  * Programmed=True (its entry is as Consul has it), b waits. */
 static void test_other_entry_write_keeps_live_one(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:00:02Z";
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:02Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
-  F.now = "2026-12-01T00:00:05Z";
-  apply_override("b", 1, "web", kGood2);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "status"), "True");
-  assert_string_equal(cond("b", "reason"), "Pending");
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:00:02Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:02Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  fx->now = "2026-12-01T00:00:05Z";
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "status"), "True");
+  assert_string_equal(cond(fx, "b", "reason"), "Pending");
 }
 
 
@@ -286,39 +286,39 @@ static void test_other_entry_write_keeps_live_one(void **state) {
  * wrote before (Synced=True, 00:00:03): the record's status hash matches and the write would look
  * unsynced forever. The write is put off until consul-k8s's second is surely past. */
 static void test_write_put_off_under_subsecond_skew(void **state) {
-  (void)state;
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:00:04Z"; /* consul-k8s's 00:00:03.6 */
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:03Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
-  apply_override("a", 2, "web", kGood2);
-  int writes = F.target_writes;
-  assert_true(run().ok);
-  if (F.target_writes > writes) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:00:04Z"; /* consul-k8s's 00:00:03.6 */
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:03Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  apply_override(fx, "a", 2, "web", kGood2);
+  int writes = fx->target_writes;
+  assert_true(run(fx).ok);
+  if (fx->target_writes > writes) {
     /* written at our 00:00:04.1 = consul-k8s's 00:00:03.7: its answer, in the same second */
-    consul_k8s_status("True", "", "", "2026-12-01T00:00:03Z");
+    consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:03Z");
   } else {
-    F.now = "2026-12-01T00:00:05Z";
-    assert_true(run().ok);
-    if (F.target_writes == writes) {
-      F.now = "2026-12-01T00:00:06Z";
-      assert_true(run().ok);
+    fx->now = "2026-12-01T00:00:05Z";
+    assert_true(run(fx).ok);
+    if (fx->target_writes == writes) {
+      fx->now = "2026-12-01T00:00:06Z";
+      assert_true(run(fx).ok);
     }
-    assert_int_equal(F.target_writes, writes + 1);
-    consul_k8s_status("True", "", "", F.now); /* any later second of consul-k8s's clock */
+    assert_int_equal(fx->target_writes, writes + 1);
+    consul_k8s_status(fx, "True", "", "", fx->now); /* any later second of consul-k8s's clock */
   }
-  F.now = "2026-12-01T00:00:30Z";
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
+  fx->now = "2026-12-01T00:00:30Z";
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
   /* and a clock a fraction ahead: consul-k8s's 00:00:31.2 is our 00:00:30.7 */
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:31Z");
-  apply_override("a", 3, "web", kGood);
-  writes = F.target_writes;
-  po_ReconcileResult r = run();
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:31Z");
+  apply_override(fx, "a", 3, "web", kGood);
+  writes = fx->target_writes;
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_int_equal(F.target_writes, writes);
+  assert_int_equal(fx->target_writes, writes);
   assert_int_equal(r.recheck_in_s, 1);
 }
 
@@ -327,20 +327,20 @@ static void test_write_put_off_under_subsecond_skew(void **state) {
  * times 1e9 for RequeueAfter's nanoseconds, a signed overflow (a negative delay: a reconcile
  * loop). A record from the future waits no longer than the timeout between looks. */
 static void test_forged_future_record_bounded_recheck(void **state) {
-  (void)state;
-  F.now = "2026-12-01T00:00:00Z";
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  json_object_object_add(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object_object_add(get(get(target(fx), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
                          json_object_new_string("at=9999-12-31T23:59:59Z spec=0000000000000001 status=0000000000000002"));
-  bump(target());
+  bump(fx, target(fx));
   /* a restarted controller: only the annotation to go by */
-  po_TargetIndex_Free(IX);
-  IX = po_TargetIndex_New();
-  F.now = "2026-12-01T00:00:10Z";
-  po_ReconcileResult r = run();
+  po_TargetIndex_Free(fx->ix);
+  fx->ix = po_TargetIndex_New();
+  fx->now = "2026-12-01T00:00:10Z";
+  po_ReconcileResult r = run(fx);
   assert_true(r.ok);
-  assert_string_equal(cond("a", "reason"), "Pending");
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
   assert_true(r.recheck_in_s > 0 && r.recheck_in_s <= 120);
   assert_int_equal(r.result.kind, kPo_Result_RequeueAfter);
   assert_true(r.result.requeue_after_ns > 0 && r.result.requeue_after_ns <= INT64_C(120000000000));
@@ -352,34 +352,34 @@ static void test_forged_future_record_bounded_recheck(void **state) {
  * never got. The record this process wrote, kept in memory, wins while the spec is the one it
  * wrote (after a restart the annotation is all there is: docs/crd.md, known limit). */
 static void test_forged_record_removal_keeps_pending(void **state) {
-  (void)state;
-  F.now = "2026-12-01T00:00:00Z";
-  apply_override("a", 1, "web", kGood);
-  assert_true(run().ok);
-  F.now = "2026-12-01T00:00:01Z";
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:01Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
-  F.now = "2026-12-01T00:00:05Z"; /* consul-k8s is down from here on */
-  apply_override("a", 2, "web", kGood2);
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Pending");
-  json_object_object_del(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION);
-  bump(target());
-  F.now = "2026-12-01T00:00:10Z";
-  assert_true(run().ok);
-  assert_string_not_equal(cond("a", "status"), "True");
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  fx->now = "2026-12-01T00:00:01Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:01Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  fx->now = "2026-12-01T00:00:05Z"; /* consul-k8s is down from here on */
+  apply_override(fx, "a", 2, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
+  json_object_object_del(get(get(target(fx), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION);
+  bump(fx, target(fx));
+  fx->now = "2026-12-01T00:00:10Z";
+  assert_true(run(fx).ok);
+  assert_string_not_equal(cond(fx, "a", "status"), "True");
   /* edited rather than removed: a status hash that is not the one recorded */
-  json_object_object_add(get(get(target(), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
+  json_object_object_add(get(get(target(fx), "metadata"), "annotations"), PO_WRITTEN_ANNOTATION,
                          json_object_new_string("at=2026-12-01T00:00:05Z spec=0000000000000001 status=0000000000000002"));
-  bump(target());
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Pending");
+  bump(fx, target(fx));
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
   /* consul-k8s comes back and syncs: Programmed */
-  F.now = "2026-12-01T00:00:20Z";
-  consul_k8s_status("True", "", "", "2026-12-01T00:00:20Z");
-  assert_true(run().ok);
-  assert_string_equal(cond("a", "reason"), "Programmed");
+  fx->now = "2026-12-01T00:00:20Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:20Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
 }
 
 int main(void) {

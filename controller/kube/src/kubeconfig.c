@@ -214,35 +214,148 @@ static void free_docs(Doc *docs, int n) {
   free(docs);
 }
 
-static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, po_CtlStatus *st) {
-  char path[256], avail[400];
-  Doc *cd = NULL;
-  const char *ctx = context;
-  for (int k = 0; k < n && !ctx; k++) {
+/* The first entry named `name` in the list `list` of any doc, its `field` mapping in *node and
+ * its doc in *where (both NULL when none has it); false only on a malformed list. */
+static bool find_in_docs(Doc *docs, int n, const char *list, const char *field, const char *name,
+                         yaml_node_t **node, Doc **where, char *path, size_t pathsz, po_CtlStatus *st) {
+  *node = NULL;
+  *where = NULL;
+  for (int k = 0; k < n && !*node; k++) {
+    if (!find_named(&docs[k], list, field, name, node, path, pathsz, st)) return false;
+    if (*node) *where = &docs[k];
+  }
+  return true;
+}
+
+/* The context to use (the given one, else the first current-context) and its entry: its doc in
+ * *cd, its mapping in *cx, the mapping's path in cxpath. */
+static bool find_context(Doc *docs, int n, const char **ctx, Doc **cd, yaml_node_t **cx, char *cxpath,
+                         size_t cxpathsz, po_CtlStatus *st) {
+  char avail[400];
+  for (int k = 0; k < n && !*ctx; k++) {
     yaml_node_t *top = root(&docs[k]);
     if (!top || top->type != YAML_MAPPING_NODE) continue;
     const char *cc;
     if (!get_str(&docs[k], top, "current-context", "(top level)", &cc, st)) return false;
-    if (cc && *cc) ctx = cc;
+    if (cc && *cc) *ctx = cc;
   }
-  if (!ctx) {
+  if (!*ctx) {
     names(docs, n, "contexts", avail, sizeof avail);
     return po_CtlStatus_Set(st, kPo_Ctl_Config,
                              "%s: no current-context is set and no context was given; available "
                              "contexts: %s", docs[0].origin, avail);
   }
-  yaml_node_t *cx = NULL;
-  for (int k = 0; k < n && !cx; k++) {
-    if (!find_named(&docs[k], "contexts", "context", ctx, &cx, path, sizeof path, st)) return false;
-    if (cx) cd = &docs[k];
-  }
-  if (!cx) {
+  if (!find_in_docs(docs, n, "contexts", "context", *ctx, cx, cd, cxpath, cxpathsz, st)) return false;
+  if (!*cx) {
     names(docs, n, "contexts", avail, sizeof avail);
     return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: context \"%s\" not found; available contexts: %s",
-                             docs[0].origin, ctx, avail);
+                             docs[0].origin, *ctx, avail);
   }
+  return true;
+}
+
+/* The entry `name` of list `list` (clusters, users) that context ctx (in cd) names, looked up
+ * across docs: its `field` mapping in *node, its doc in *where; not found is an error naming
+ * the entries there are. */
+static bool find_of_context(Doc *docs, int n, const char *list, const char *field, const char *name, Doc *cd,
+                            const char *ctx, yaml_node_t **node, Doc **where, char *path, size_t pathsz,
+                            po_CtlStatus *st) {
+  char avail[400];
+  if (!find_in_docs(docs, n, list, field, name, node, where, path, pathsz, st)) return false;
+  if (*node) return true;
+  names(docs, n, list, avail, sizeof avail);
+  return po_CtlStatus_Set(st, kPo_Ctl_Config, "%s: %s \"%s\" (of context \"%s\") not found; available %s: %s",
+                           cd->origin, field, name, ctx, list, avail);
+}
+
+/* The context's cluster into c: its server (https:// or http://, trailing slashes dropped) and
+ * how its certificate is checked. */
+static bool read_cluster(Doc *docs, int n, Doc *cd, const char *cluster, const char *ctx, po_KubeConfig *c,
+                         po_CtlStatus *st) {
+  char path[256];
+  yaml_node_t *cl;
+  Doc *cld;
+  if (!find_of_context(docs, n, "clusters", "cluster", cluster, cd, ctx, &cl, &cld, path, sizeof path, st)) return false;
+  const char *server, *ca, *cad;
+  if (!get_str(cld, cl, "server", path, &server, st) || !get_str(cld, cl, "certificate-authority", path, &ca, st) ||
+      !get_str(cld, cl, "certificate-authority-data", path, &cad, st) ||
+      !get_bool(cld, cl, "insecure-skip-tls-verify", path, &c->insecure, st))
+    return false;
+  if (!server || !*server)
+    return fail_at(st, cld, cl, path, "expected a server URL (https://host:port), found %s", "nothing");
+  char spath[384];
+  snprintf(spath, sizeof spath, "%s.server", path);
+  if (strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
+    return fail_at(st, cld, map_get(cld, cl, "server"), spath,
+                   "server must start with https:// or http://, found \"%.60s\"", server);
+  if (!dup(&c->server, server, st) || !dup_path(&c->ca_file, cld, ca, st)) return false;
+  if (cad) {
+    char what[640];
+    snprintf(what, sizeof what, "%s:%zu: %s.certificate-authority-data", cld->origin,
+             map_get(cld, cl, "certificate-authority-data")->start_mark.line + 1, path);
+    if (!po_Base64Decode_(cad, strlen(cad), &c->ca_data, what, st)) return false;
+  }
+  size_t l = strlen(c->server);
+  while (l > 8 && c->server[l - 1] == '/') c->server[--l] = '\0';
+  return true;
+}
+
+/* The user's credentials (us, at path in ud) into c: a token, a token file, or a client
+ * certificate and its key, both or neither; exec plugins and auth providers are refused. */
+static bool read_credentials(Doc *ud, yaml_node_t *us, const char *path, po_KubeConfig *c, po_CtlStatus *st) {
+  const char *tok = NULL, *tf = NULL, *cc = NULL, *ccd = NULL, *ck = NULL, *ckd = NULL;
+  if (!get_str(ud, us, "token", path, &tok, st) || !get_str(ud, us, "tokenFile", path, &tf, st) ||
+      !get_str(ud, us, "client-certificate", path, &cc, st) ||
+      !get_str(ud, us, "client-certificate-data", path, &ccd, st) ||
+      !get_str(ud, us, "client-key", path, &ck, st) || !get_str(ud, us, "client-key-data", path, &ckd, st))
+    return false;
+  if (map_get(ud, us, "exec"))
+    return fail_at(st, ud, map_get(ud, us, "exec"), path,
+                   "exec credential plugins are not supported; use token, tokenFile or a client "
+                   "certificate%s", "");
+  if (map_get(ud, us, "auth-provider"))
+    return fail_at(st, ud, map_get(ud, us, "auth-provider"), path,
+                   "auth-provider is not supported; use token, tokenFile or a client certificate%s", "");
+  if (!dup(&c->token, tok && *tok ? tok : NULL, st) || !dup_path(&c->token_file, ud, tf, st) ||
+      !dup_path(&c->cert_file, ud, cc, st) || !dup_path(&c->key_file, ud, ck, st))
+    return false;
+  struct {
+    const char *v, *key;
+    po_Bytes_ *dst;
+  } blobs[] = {{ccd, "client-certificate-data", &c->cert_data}, {ckd, "client-key-data", &c->key_data}};
+  for (int b = 0; b < 2; b++) {
+    if (!blobs[b].v) continue;
+    char what[640];
+    snprintf(what, sizeof what, "%s:%zu: %s.%s", ud->origin,
+             map_get(ud, us, blobs[b].key)->start_mark.line + 1, path, blobs[b].key);
+    if (!po_Base64Decode_(blobs[b].v, strlen(blobs[b].v), blobs[b].dst, what, st)) return false;
+  }
+  bool has_cert = c->cert_file || c->cert_data.data, has_key = c->key_file || c->key_data.data;
+  if (has_cert != has_key)
+    return fail_at(st, ud, us, path, "%s", has_cert ? "client-certificate is set but client-key is missing"
+                                                    : "client-key is set but client-certificate is missing");
+  return true;
+}
+
+/* The context's user, if it names one (a context may name none, for unauthenticated servers). */
+static bool read_user(Doc *docs, int n, Doc *cd, const char *user, const char *ctx, po_KubeConfig *c,
+                      po_CtlStatus *st) {
+  if (!user || !*user) return true;
+  char path[256];
+  yaml_node_t *us;
+  Doc *ud;
+  return find_of_context(docs, n, "users", "user", user, cd, ctx, &us, &ud, path, sizeof path, st) &&
+         read_credentials(ud, us, path, c, st);
+}
+
+/* The merged kubeconfig of docs for `context` (NULL: the current one): the context, then its
+ * cluster, then its user, each looked up across docs in order. */
+static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, po_CtlStatus *st) {
   char cxpath[256];
-  snprintf(cxpath, sizeof cxpath, "%s", path);
+  Doc *cd = NULL;
+  yaml_node_t *cx = NULL;
+  const char *ctx = context;
+  if (!find_context(docs, n, &ctx, &cd, &cx, cxpath, sizeof cxpath, st)) return false;
   const char *cluster, *user, *ns;
   if (!get_str(cd, cx, "cluster", cxpath, &cluster, st) || !get_str(cd, cx, "user", cxpath, &user, st) ||
       !get_str(cd, cx, "namespace", cxpath, &ns, st))
@@ -252,94 +365,8 @@ static bool resolve(Doc *docs, int n, const char *context, po_KubeConfig **out, 
 
   po_KubeConfig *c = po_KubeConfig_New_();
   if (!c) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
-  bool ok = dup(&c->context, ctx, st) && dup(&c->ns, ns, st);
-
-  /* cluster */
-  yaml_node_t *cl = NULL;
-  Doc *cld = NULL;
-  for (int k = 0; ok && k < n && !cl; k++) {
-    ok = find_named(&docs[k], "clusters", "cluster", cluster, &cl, path, sizeof path, st);
-    if (cl) cld = &docs[k];
-  }
-  if (ok && !cl) {
-    names(docs, n, "clusters", avail, sizeof avail);
-    ok = po_CtlStatus_Set(st, kPo_Ctl_Config,
-                           "%s: cluster \"%s\" (of context \"%s\") not found; available clusters: %s",
-                           cd->origin, cluster, ctx, avail);
-  }
-  if (ok) {
-    const char *server, *ca, *cad;
-    ok = get_str(cld, cl, "server", path, &server, st) &&
-         get_str(cld, cl, "certificate-authority", path, &ca, st) &&
-         get_str(cld, cl, "certificate-authority-data", path, &cad, st) &&
-         get_bool(cld, cl, "insecure-skip-tls-verify", path, &c->insecure, st);
-    if (ok && (!server || !*server))
-      ok = fail_at(st, cld, cl, path, "expected a server URL (https://host:port), found %s", "nothing");
-    char spath[384];
-    snprintf(spath, sizeof spath, "%s.server", path);
-    if (ok && strncmp(server, "https://", 8) != 0 && strncmp(server, "http://", 7) != 0)
-      ok = fail_at(st, cld, map_get(cld, cl, "server"), spath,
-                   "server must start with https:// or http://, found \"%.60s\"", server);
-    if (ok) ok = dup(&c->server, server, st) && dup_path(&c->ca_file, cld, ca, st);
-    if (ok && cad) {
-      char what[640];
-      snprintf(what, sizeof what, "%s:%zu: %s.certificate-authority-data", cld->origin,
-               map_get(cld, cl, "certificate-authority-data")->start_mark.line + 1, path);
-      ok = po_Base64Decode_(cad, strlen(cad), &c->ca_data, what, st);
-    }
-    if (ok) {
-      size_t l = strlen(c->server);
-      while (l > 8 && c->server[l - 1] == '/') c->server[--l] = '\0';
-    }
-  }
-
-  /* user (optional: a context may name none, for unauthenticated servers) */
-  if (ok && user && *user) {
-    yaml_node_t *us = NULL;
-    Doc *ud = NULL;
-    for (int k = 0; ok && k < n && !us; k++) {
-      ok = find_named(&docs[k], "users", "user", user, &us, path, sizeof path, st);
-      if (us) ud = &docs[k];
-    }
-    if (ok && !us) {
-      names(docs, n, "users", avail, sizeof avail);
-      ok = po_CtlStatus_Set(st, kPo_Ctl_Config,
-                             "%s: user \"%s\" (of context \"%s\") not found; available users: %s",
-                             cd->origin, user, ctx, avail);
-    }
-    const char *tok = NULL, *tf = NULL, *cc = NULL, *ccd = NULL, *ck = NULL, *ckd = NULL;
-    if (ok)
-      ok = get_str(ud, us, "token", path, &tok, st) && get_str(ud, us, "tokenFile", path, &tf, st) &&
-           get_str(ud, us, "client-certificate", path, &cc, st) &&
-           get_str(ud, us, "client-certificate-data", path, &ccd, st) &&
-           get_str(ud, us, "client-key", path, &ck, st) && get_str(ud, us, "client-key-data", path, &ckd, st);
-    if (ok && map_get(ud, us, "exec"))
-      ok = fail_at(st, ud, map_get(ud, us, "exec"), path,
-                   "exec credential plugins are not supported; use token, tokenFile or a client "
-                   "certificate%s", "");
-    if (ok && map_get(ud, us, "auth-provider"))
-      ok = fail_at(st, ud, map_get(ud, us, "auth-provider"), path,
-                   "auth-provider is not supported; use token, tokenFile or a client certificate%s", "");
-    if (ok)
-      ok = dup(&c->token, tok && *tok ? tok : NULL, st) && dup_path(&c->token_file, ud, tf, st) &&
-           dup_path(&c->cert_file, ud, cc, st) && dup_path(&c->key_file, ud, ck, st);
-    struct {
-      const char *v, *key;
-      po_Bytes_ *dst;
-    } blobs[] = {{ccd, "client-certificate-data", &c->cert_data}, {ckd, "client-key-data", &c->key_data}};
-    for (int b = 0; ok && b < 2; b++) {
-      if (!blobs[b].v) continue;
-      char what[640];
-      snprintf(what, sizeof what, "%s:%zu: %s.%s", ud->origin,
-               map_get(ud, us, blobs[b].key)->start_mark.line + 1, path, blobs[b].key);
-      ok = po_Base64Decode_(blobs[b].v, strlen(blobs[b].v), blobs[b].dst, what, st);
-    }
-    bool has_cert = c->cert_file || c->cert_data.data, has_key = c->key_file || c->key_data.data;
-    if (ok && has_cert != has_key)
-      ok = fail_at(st, ud, us, path, "%s", has_cert ? "client-certificate is set but client-key is missing"
-                                                     : "client-key is set but client-certificate is missing");
-  }
-  if (!ok) {
+  if (!dup(&c->context, ctx, st) || !dup(&c->ns, ns, st) || !read_cluster(docs, n, cd, cluster, ctx, c, st) ||
+      !read_user(docs, n, cd, user, ctx, c, st)) {
     po_KubeConfig_Free(c);
     return false;
   }

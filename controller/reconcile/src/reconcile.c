@@ -429,38 +429,59 @@ static void say(po_Run *run, const po_RunItem *it, json_object *old_status, cons
   }
 }
 
-static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
+/* Accepted: refused by the tenancy policy, valid (how many patches, for which mesh) or invalid
+ * (the compile's errors). */
+static po_Condition accepted_condition(const po_Run *run, const po_RunItem *it) {
+  const po_CompiledOverride *c = &it->ce->c;
+  po_Condition a = {.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
+                    .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
+  if (it->refused) {
+    snprintf(a.message, sizeof a.message, "%s", it->refusal);
+  } else if (c->accepted) {
+    snprintf(a.message, sizeof a.message, "%zu patch%s valid for %s and Envoy", c->args->patch_count,
+             c->args->patch_count == 1 ? " is" : "es are", po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name);
+  } else {
+    snprintf(a.message, sizeof a.message, "%s", it->ce->errors);
+  }
+  return a;
+}
+
+/* The status item i should have after this reconcile (but consul-k8s's confirmation): the
+ * generations live and recorded, Accepted, Programmed. *record: its generation becomes the
+ * last valid record. */
+static void wanted_status(po_Run *run, size_t i, const po_OverlapIndex *peers, po_OverrideStatus *s,
+                          int64_t *live, bool *record) {
   po_RunItem *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
-  po_OverrideStatus s = {.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
+  *s = (po_OverrideStatus){.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
-  if (mesh(run)->status_object) mesh(run)->status_object(run, i, &s, &live_gen);
-  s.live_generation = live_gen;
+  if (mesh(run)->status_object) mesh(run)->status_object(run, i, s, &live_gen);
+  s->live_generation = live_gen;
   /* Moved here (its last valid record points at another target): the record moves only once
    * this target holds its patches. Until then the target it came from keeps the generation
    * last written there (move_waits), and a record naming this target would let it drop that. */
-  bool record = it->record && (!*it->held_key || live_gen > 0);
-  if (record) s.last_valid_generation = c->generation;
+  *record = it->record && (!*it->held_key || live_gen > 0);
+  if (*record) s->last_valid_generation = c->generation;
   /* the proof a later invalid generation's record is checked against (record_bound): this process
    * saw this generation admitted and wrote it */
-  if (record && live_gen > 0) po_TargetIndex_NoteLastValid(run->ix, it->ns, it->name, it->uid, c->generation, it->ce->hash);
+  if (*record && live_gen > 0) po_TargetIndex_NoteLastValid(run->ix, it->ns, it->name, it->uid, c->generation, it->ce->hash);
   /* A PropertyOverride moved here (an invalid generation, or a valid one not written here yet)
    * while its last valid one stays live in the target it came from: programmedGeneration says
    * that one (it is live), as that target's reconcile last wrote it; left out, the stored one
    * never matched and every reconcile here sent the same status again
    * (test_adv_invalid_move_status_settles). */
-  if (live_gen <= 0 && *it->held_key) s.live_generation = po_Run_HeldGeneration(run, it);
-  s.accepted = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
-                              .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
-  if (it->refused) {
-    snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->refusal);
-  } else if (c->accepted) {
-    snprintf(s.accepted.message, sizeof s.accepted.message, "%zu patch%s valid for %s and Envoy", c->args->patch_count,
-             c->args->patch_count == 1 ? " is" : "es are", po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name);
-  } else {
-    snprintf(s.accepted.message, sizeof s.accepted.message, "%s", it->ce->errors);
-  }
-  programmed(run, i, live_gen, peers, &s.programmed);
+  if (live_gen <= 0 && *it->held_key) s->live_generation = po_Run_HeldGeneration(run, it);
+  s->accepted = accepted_condition(run, it);
+  programmed(run, i, live_gen, peers, &s->programmed);
+  *live = live_gen;
+}
+
+static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, const char *now) {
+  po_RunItem *it = &run->items[i];
+  po_OverrideStatus s;
+  int64_t live_gen;
+  bool record;
+  wanted_status(run, i, peers, &s, &live_gen, &record);
   bool timeout_event = false;
   if (mesh(run)->confirm && !mesh(run)->confirm(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */

@@ -657,182 +657,212 @@ size_t po_EG_FixedBytes(const po_CompiledOverride *c, const json_object *gateway
   return fixed;
 }
 
-json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
-                                    const char **why, po_EGFit *fit) {
-  const char *dummy;
-  po_EGFit ignored;
-  if (!why) why = &dummy;
-  if (!fit) fit = &ignored;
-  *why = NULL;
-  *fit = (po_EGFit){.max_bytes = t && t->max_bytes ? t->max_bytes : kPo_EGMaxPolicyBytes};
-  if (!c->accepted || c->target_kind != kPo_TargetKind_Gateway) {
-    *why = "not an accepted PropertyOverride of an Envoy Gateway target (Gateway)";
-    return NULL;
-  }
-  if (!t || !t->gateway) {
-    *why = "the target Gateway is needed: its listeners name the xDS listeners and route configurations, and the "
-           "HTTPRoutes attached to it name the clusters";
-    return NULL;
-  }
-  if (strcmp(po_Json_Meta(t->gateway, "name"), c->target_name) || strcmp(po_Json_Meta(t->gateway, "namespace"), c->ns)) {
-    *why = "the Gateway given is not the target (an EnvoyPatchPolicy attaches to a Gateway of its own namespace)";
-    return NULL;
-  }
-  size_t nr = 0, nu = 0, nf = 0, np = c->args->patch_count;
-  const char *selector_listener = NULL;
-  Route *rs = attached_routes(c, t, a, &nr, &nu, &nf, &selector_listener);
-  Out *outs = po_Arena_Malloc(a, (np ? np : 1) * sizeof *outs);
+/* One policy being built, shared by the steps of po_EG_EnvoyPatchPolicy. A step does nothing
+ * once ok is false (out of memory) or *why is set (the policy refused). */
+typedef struct {
+  const po_CompiledOverride *c;
+  const po_EGTopology *t;
+  po_Arena *a;
+  const char **why;
+  po_EGFit *fit;
+  Route *rs;         /* the routes attached and followed, by_route's order */
+  size_t nr, np;     /* how many routes, how many patches */
+  Out *outs;         /* per patch */
   Names listeners, routes;
-  if (!rs || !outs || !listener_names(t->gateway, false, a, &listeners) || !listener_names(t->gateway, true, a, &routes)) {
-    return NULL;
-  }
-  fit->unfollowed = nf;
-  fit->uncertain = nu;
-  fit->selector_listener = selector_listener;
-  memset(outs, 0, (np ? np : 1) * sizeof *outs);
+  size_t fixed;      /* the listener and route entries' bytes, with "[]" */
+  size_t total;      /* fixed and the entries of the routes taken */
+  size_t taken;      /* routes taken: rs[0..taken) */
+  size_t taken_entries;
+  bool full;         /* a route did not fit: it and every later one are left out */
+  bool ok;
+} Build;
 
-  /* 1. Per patch, in patch order: its shared parts, and what stops the whole policy (a listener
-   *    or route patch with nothing to touch). */
-  bool ok = true;
-  size_t fixed = 2; /* "[]" */
-  for (size_t i = 0; ok && !*why && i < np; i++) {
-    Out *o = &outs[i];
-    o->f = &c->args->patches[i].resource_filter;
-    o->rt = po_Override_ResourceType(c->override, i);
+static bool going(const Build *b) { return b->ok && !*b->why; }
+
+/* 1. Per patch, in patch order: its shared parts, and what stops the whole policy (a listener
+ *    or route patch with nothing to touch). */
+static void patch_parts(Build *b) {
+  for (size_t i = 0; going(b) && i < b->np; i++) {
+    Out *o = &b->outs[i];
+    o->f = &b->c->args->patches[i].resource_filter;
+    o->rt = po_Override_ResourceType(b->c->override, i);
     bool cluster = o->rt == kPo_ResourceType_Cluster || o->rt == kPo_ResourceType_ClusterLoadAssignment;
-    const char *path = pointer(c->override, i, a);
-    po_Value *v = po_Override_SetJson(c->override, i, a);
+    const char *path = pointer(b->c->override, i, b->a);
+    po_Value *v = po_Override_SetJson(b->c->override, i, b->a);
     json_object *value = v && path ? po_Value_ToJsonC(v) : NULL;
     size_t vbytes = value ? po_Owned_JsonBytes(value) : 0;
     o->url = json_object_new_string(type_url(o->rt));
     o->op = vbytes ? operation(path, value) : (json_object_put(value), NULL);
-    ok = o->url && o->op;
-    if (!ok) break;
+    b->ok = o->url && o->op;
+    if (!b->ok) break;
     o->base = strlen(kEntryFrame) + po_Owned_StringBytes(type_url(o->rt)) + po_Owned_StringBytes(path) + vbytes;
     if (cluster) continue;
-    o->names = o->rt == kPo_ResourceType_Listener ? listeners : routes;
+    o->names = o->rt == kPo_ResourceType_Listener ? b->listeners : b->routes;
     if (!o->names.n) {
-      *why = or_oom(po_Arena_Printf(a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, c->target_name,
-                                    o->rt == kPo_ResourceType_Listener ? "has no listeners"
-                                    : "has no HTTP or HTTPS listener (no route configuration)"));
+      *b->why = or_oom(po_Arena_Printf(b->a, "patches[%zu] would touch nothing: Gateway '%s' %s", i, b->c->target_name,
+                                       o->rt == kPo_ResourceType_Listener ? "has no listeners"
+                                       : "has no HTTP or HTTPS listener (no route configuration)"));
       break;
     }
-    for (size_t k = 0; k < o->names.n; k++) fixed += o->base + po_Owned_StringBytes(o->names.v[k]) + 1;
+    for (size_t k = 0; k < o->names.n; k++) b->fixed += o->base + po_Owned_StringBytes(o->names.v[k]) + 1;
   }
+}
 
-  /* 2. The routes, in order, while their clusters fit under the bound: a route whose entries
-   *    would not fit, and every route after it, is left out whole (a route is programmed with all
-   *    its rules or not at all, and what is in stays in when a later route arrives). The walk
-   *    stops there: routes past the bound are neither read nor counted, so the work is
-   *    proportional to what the policy holds, not to what tenants write. A rule of another
-   *    namespace's route sending to a patched Service and another backend leaves that route out
-   *    (a tenant cannot refuse the platform's patches); only the own namespace's refuses. */
-  size_t taken = 0, total = fixed, taken_entries = 0;
-  bool full = total > fit->max_bytes;
-  for (size_t r = 0; ok && !*why && !full && r < nr; r++) {
+/* 2. The routes, in order, while their clusters fit under the bound: a route whose entries
+ *    would not fit, and every route after it, is left out whole (a route is programmed with all
+ *    its rules or not at all, and what is in stays in when a later route arrives). The walk
+ *    stops there: routes past the bound are neither read nor counted, so the work is
+ *    proportional to what the policy holds, not to what tenants write. A rule of another
+ *    namespace's route sending to a patched Service and another backend leaves that route out
+ *    (a tenant cannot refuse the platform's patches); only the own namespace's refuses. */
+static void take_routes(Build *b) {
+  po_EGFit *fit = b->fit;
+  b->total = b->fixed;
+  b->full = b->total > fit->max_bytes;
+  for (size_t r = 0; going(b) && !b->full && r < b->nr; r++) {
     size_t count = 0, bytes = 0;
     const char *mixed = NULL;
     json_object *hold, *rules;
-    ok = rules_of(t, &rs[r], &rules, &hold);
-    for (size_t i = 0; ok && !mixed && i < np; i++) {
-      Out *o = &outs[i];
+    b->ok = rules_of(b->t, &b->rs[r], &rules, &hold);
+    for (size_t i = 0; b->ok && !mixed && i < b->np; i++) {
+      Out *o = &b->outs[i];
       if (o->names.v) continue; /* a listener or route patch */
-      ok = route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, NULL, 0, &count, &bytes, &mixed);
+      b->ok = route_clusters(o->f, b->c->ns, &b->rs[r], rules, o->base, b->a, NULL, 0, &count, &bytes, &mixed);
     }
     json_object_put(hold);
-    if (!ok) break;
-    if (mixed && rs[r].own) {
-      *why = mixed;
+    if (!b->ok) break;
+    if (mixed && b->rs[r].own) {
+      *b->why = mixed;
       break;
     }
     if (mixed) {
-      rs[r].skip = true;
+      b->rs[r].skip = true;
       fit->mixed++;
-      taken = r + 1;
+      b->taken = r + 1;
       continue;
     }
-    if (total + bytes <= fit->max_bytes) {
-      total += bytes;
-      taken_entries += count;
-      taken = r + 1;
+    if (b->total + bytes <= fit->max_bytes) {
+      b->total += bytes;
+      b->taken_entries += count;
+      b->taken = r + 1;
       fit->routes += count > 0;
       continue;
     }
-    full = true;
-    fit->cut_routes = nr - r;
-    fit->first_cut = or_oom(po_Arena_Printf(a, "%s/%s", rs[r].ns, rs[r].name));
+    b->full = true;
+    fit->cut_routes = b->nr - r;
+    fit->first_cut = or_oom(po_Arena_Printf(b->a, "%s/%s", b->rs[r].ns, b->rs[r].name));
   }
-  /* which patches found a cluster: over the routes taken (what the policy holds) */
-  for (size_t r = 0; ok && !*why && !full && r < taken; r++) {
+}
+
+/* Which cluster patches found a cluster: over the routes taken (what the policy holds). */
+static void count_found(Build *b) {
+  for (size_t r = 0; going(b) && !b->full && r < b->taken; r++) {
     bool want = false;
-    for (size_t i = 0; i < np; i++) want |= !outs[i].names.v && !outs[i].found;
+    for (size_t i = 0; i < b->np; i++) want |= !b->outs[i].names.v && !b->outs[i].found;
     if (!want) break;
     json_object *hold, *rules;
-    ok = rules_of(t, &rs[r], &rules, &hold);
-    for (size_t i = 0; ok && i < np; i++) {
-      Out *o = &outs[i];
+    b->ok = rules_of(b->t, &b->rs[r], &rules, &hold);
+    for (size_t i = 0; b->ok && i < b->np; i++) {
+      Out *o = &b->outs[i];
       if (o->names.v || o->found) continue;
       size_t count = 0, bytes = 0;
       const char *mixed = NULL;
-      ok = route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, NULL, 0, &count, &bytes, &mixed);
+      b->ok = route_clusters(o->f, b->c->ns, &b->rs[r], rules, o->base, b->a, NULL, 0, &count, &bytes, &mixed);
       o->found += count;
     }
     json_object_put(hold);
   }
-  for (size_t i = 0; ok && !*why && i < np; i++) {
-    const Out *o = &outs[i];
+}
+
+/* A cluster patch that found no cluster among the routes taken touches nothing: the policy is
+ * refused, saying which Service it looked for. */
+static void say_untouched(Build *b) {
+  const po_EGFit *fit = b->fit;
+  for (size_t i = 0; going(b) && i < b->np; i++) {
+    const Out *o = &b->outs[i];
     /* full: the clusters a patch would touch may be among the routes left out */
-    if (o->names.v || o->found || full) continue;
+    if (o->names.v || o->found || b->full) continue;
     const po_ResourceFilter *f = o->f;
     const char *what = f->service_count
-        ? or_oom(po_Arena_Printf(a, "has no HTTPRoute rule with a backendRef to Service '%s/%s' among the inputs "
-                                    "(service namespaces default to 'default')",
+        ? or_oom(po_Arena_Printf(b->a, "has no HTTPRoute rule with a backendRef to Service '%s/%s' among the inputs "
+                                       "(service namespaces default to 'default')",
                                  f->services[0].namespace_ && *f->services[0].namespace_ ? f->services[0].namespace_
                                                                                          : "default",
                                  f->services[0].name))
         : "has no HTTPRoute rule with backends among the inputs";
-    *why = or_oom(po_Arena_Printf(
-        a, "patches[%zu] would touch nothing: Gateway '%s' %s%s%s%s", i, c->target_name, what,
+    *b->why = or_oom(po_Arena_Printf(
+        b->a, "patches[%zu] would touch nothing: Gateway '%s' %s%s%s%s", i, b->c->target_name, what,
         fit->uncertain ? " (HTTPRoutes attached only through listener '" : "",
         fit->uncertain ? fit->selector_listener : "",
         fit->uncertain ? "', which admits by a namespace selector, are left out: the Namespaces' labels are not read)"
                        : ""));
   }
-  if (ok && !*why && fixed > fit->max_bytes && t->gateway_share) {
+}
+
+/* The bound: the listener and route entries alone over it, or a cluster patch one entry of
+ * which (the shortest cluster name) passes it beside them, is never in the policy whatever
+ * routes there are: said, not rendered as a policy without it. */
+static void say_over_bound(Build *b) {
+  const po_EGFit *fit = b->fit;
+  size_t fixed = b->fixed;
+  if (going(b) && fixed > fit->max_bytes && b->t->gateway_share) {
     /* the Gateway's bound, not the policy's: say whose share is gone, not "a bound of 2 bytes" */
-    *why = or_oom(po_Arena_Printf(a, "the listener and route patches alone take %zu bytes, over what is left (%zu "
-                                     "bytes) of the %d bytes all the EnvoyPatchPolicies of Gateway '%s' may hold "
-                                     "together, given out by PropertyOverride name: those before this one take the "
-                                     "rest (patch fewer listeners, or rename to come first)",
-                                  fixed, fit->max_bytes > 2 ? fit->max_bytes - 2 : 0, (int)kPo_EGMaxGatewayBytes,
-                                  c->target_name));
-  } else if (ok && !*why && fixed > fit->max_bytes) {
-    *why = or_oom(po_Arena_Printf(a, "the listener and route patches alone take %zu bytes, over the bound of %zu "
-                                     "bytes on the EnvoyPatchPolicy's jsonPatches: patch fewer listeners", fixed,
-                                  fit->max_bytes));
+    *b->why = or_oom(po_Arena_Printf(b->a, "the listener and route patches alone take %zu bytes, over what is left (%zu "
+                                           "bytes) of the %d bytes all the EnvoyPatchPolicies of Gateway '%s' may hold "
+                                           "together, given out by PropertyOverride name: those before this one take the "
+                                           "rest (patch fewer listeners, or rename to come first)",
+                                     fixed, fit->max_bytes > 2 ? fit->max_bytes - 2 : 0, (int)kPo_EGMaxGatewayBytes,
+                                     b->c->target_name));
+  } else if (going(b) && fixed > fit->max_bytes) {
+    *b->why = or_oom(po_Arena_Printf(b->a, "the listener and route patches alone take %zu bytes, over the bound of %zu "
+                                           "bytes on the EnvoyPatchPolicy's jsonPatches: patch fewer listeners", fixed,
+                                     fit->max_bytes));
   }
-  /* A cluster patch one entry of which (the shortest cluster name) passes the bound beside the
-   *    listener and route entries is never in the policy, whatever routes there are: said, as the
-   *    listener case is, not rendered as a policy without it. */
-  for (size_t i = 0; ok && !*why && fixed <= fit->max_bytes && i < np; i++) {
-    const Out *o = &outs[i];
+  for (size_t i = 0; going(b) && fixed <= fit->max_bytes && i < b->np; i++) {
+    const Out *o = &b->outs[i];
     if (o->names.v || fixed + o->base + 1 <= fit->max_bytes) continue;
-    *why = or_oom(po_Arena_Printf(
-        a, "patches[%zu] takes %zu bytes per cluster it patches (its value is that large), over %s%zu bytes %s: no "
-           "cluster's entry can be in the policy; set a smaller value",
+    *b->why = or_oom(po_Arena_Printf(
+        b->a, "patches[%zu] takes %zu bytes per cluster it patches (its value is that large), over %s%zu bytes %s: no "
+              "cluster's entry can be in the policy; set a smaller value",
         i, o->base, fixed > 2 ? "what the listener and route patches leave of the " : "the bound of ",
         fixed > 2 ? fit->max_bytes - fixed + 2 : fit->max_bytes,
-        t->gateway_share ? "the EnvoyPatchPolicies of the Gateway may hold" : "on the EnvoyPatchPolicy's jsonPatches"));
+        b->t->gateway_share ? "the EnvoyPatchPolicies of the Gateway may hold" : "on the EnvoyPatchPolicy's jsonPatches"));
   }
-  if (fit->first_cut == kOom) ok = false;
+  if (fit->first_cut == kOom) b->ok = false;
+}
 
-  /* 3. The policy: each patch's entries, in patch order, over the routes taken. */
+/* The policy's entries: each patch's, in patch order, over the routes taken. */
+static void append_entries(Build *b, json_object *patches) {
+  for (size_t i = 0; going(b) && i < b->np; i++) {
+    Out *o = &b->outs[i];
+    Names names = o->names;
+    if (!names.v) {
+      size_t cap = b->taken_entries, count = 0, bytes = 0; /* every patch's entries over the routes taken */
+      names.v = po_Arena_Malloc(b->a, (cap ? cap : 1) * sizeof *names.v);
+      names.n = 0;
+      b->ok = names.v != NULL;
+      const char *mixed = NULL; /* said in step 2 */
+      for (size_t r = 0; b->ok && r < b->taken; r++) {
+        json_object *hold, *rules;
+        b->ok = rules_of(b->t, &b->rs[r], &rules, &hold) &&
+                route_clusters(o->f, b->c->ns, &b->rs[r], rules, o->base, b->a, &names, cap, &count, &bytes, &mixed);
+        json_object_put(hold);
+      }
+    }
+    for (size_t k = 0; b->ok && k < names.n; k++) b->ok = po_Json_Append(patches, entry(o->url, names.v[k], o->op));
+    b->fit->patches += names.n;
+  }
+}
+
+/* 3. The policy object: metadata, the Gateway as targetRef, the priority, the entries. */
+static json_object *policy_object(Build *b) {
+  const po_CompiledOverride *c = b->c;
   json_object *epp = json_object_new_object(), *md = json_object_new_object(), *labels = json_object_new_object(),
               *spec = json_object_new_object(), *ref = json_object_new_object(), *patches = json_object_new_array();
-  ok = ok && epp && md && labels && spec && ref && patches;
+  bool ok = b->ok && epp && md && labels && spec && ref && patches;
   ok = ok && po_Json_Put(epp, "apiVersion", json_object_new_string(PO_EG_API_VERSION));
   ok = ok && po_Json_Put(epp, "kind", json_object_new_string("EnvoyPatchPolicy"));
-  ok = ok && po_Json_Put(md, "name", json_object_new_string(or_oom(po_EG_PolicyName(c, a))));
+  ok = ok && po_Json_Put(md, "name", json_object_new_string(or_oom(po_EG_PolicyName(c, b->a))));
   if (ok && *c->ns) ok = po_Json_Put(md, "namespace", json_object_new_string(c->ns));
   ok = ok && po_Json_Put(labels, "app.kubernetes.io/managed-by", json_object_new_string("propertyoverride"));
   ok = adopt(ok, md, "labels", &labels);
@@ -842,33 +872,12 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
        po_Json_Put(ref, "kind", json_object_new_string("Gateway")) && po_Json_Put(ref, "name", json_object_new_string(c->target_name));
   ok = adopt(ok, spec, "targetRef", &ref);
   ok = ok && po_Json_Put(spec, "priority", json_object_new_int(c->priority));
-  for (size_t i = 0; ok && !*why && i < np; i++) {
-    Out *o = &outs[i];
-    Names names = o->names;
-    if (!names.v) {
-      size_t cap = taken_entries, count = 0, bytes = 0; /* every patch's entries over the routes taken */
-      names.v = po_Arena_Malloc(a, (cap ? cap : 1) * sizeof *names.v);
-      names.n = 0;
-      ok = names.v != NULL;
-      const char *mixed = NULL; /* said in step 2 */
-      for (size_t r = 0; ok && r < taken; r++) {
-        json_object *hold, *rules;
-        ok = rules_of(t, &rs[r], &rules, &hold) &&
-             route_clusters(o->f, c->ns, &rs[r], rules, o->base, a, &names, cap, &count, &bytes, &mixed);
-        json_object_put(hold);
-      }
-    }
-    for (size_t k = 0; ok && k < names.n; k++) ok = po_Json_Append(patches, entry(o->url, names.v[k], o->op));
-    fit->patches += names.n;
-  }
-  fit->bytes = total;
-  if (*why == kOom) ok = false, *why = NULL;
-  ok = adopt(ok && !*why, spec, "jsonPatches", &patches);
+  b->ok = ok;
+  append_entries(b, patches);
+  b->fit->bytes = b->total;
+  if (*b->why == kOom) b->ok = false, *b->why = NULL;
+  ok = adopt(b->ok && !*b->why, spec, "jsonPatches", &patches);
   ok = adopt(ok, epp, "spec", &spec);
-  for (size_t i = 0; i < np; i++) {
-    json_object_put(outs[i].url);
-    json_object_put(outs[i].op);
-  }
   json_object_put(md);
   json_object_put(labels);
   json_object_put(ref);
@@ -877,6 +886,57 @@ json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTop
   if (!ok) {
     json_object_put(epp);
     return NULL;
+  }
+  return epp;
+}
+
+/* Why c cannot have a policy for topology t before anything is built, or NULL. */
+static const char *not_buildable(const po_CompiledOverride *c, const po_EGTopology *t) {
+  if (!c->accepted || c->target_kind != kPo_TargetKind_Gateway) {
+    return "not an accepted PropertyOverride of an Envoy Gateway target (Gateway)";
+  }
+  if (!t || !t->gateway) {
+    return "the target Gateway is needed: its listeners name the xDS listeners and route configurations, and the "
+           "HTTPRoutes attached to it name the clusters";
+  }
+  if (strcmp(po_Json_Meta(t->gateway, "name"), c->target_name) || strcmp(po_Json_Meta(t->gateway, "namespace"), c->ns)) {
+    return "the Gateway given is not the target (an EnvoyPatchPolicy attaches to a Gateway of its own namespace)";
+  }
+  return NULL;
+}
+
+json_object *po_EG_EnvoyPatchPolicy(const po_CompiledOverride *c, const po_EGTopology *t, po_Arena *a,
+                                    const char **why, po_EGFit *fit) {
+  const char *dummy;
+  po_EGFit ignored;
+  if (!why) why = &dummy;
+  if (!fit) fit = &ignored;
+  *fit = (po_EGFit){.max_bytes = t && t->max_bytes ? t->max_bytes : kPo_EGMaxPolicyBytes};
+  *why = not_buildable(c, t);
+  if (*why) return NULL;
+  Build b = {.c = c, .t = t, .a = a, .why = why, .fit = fit, .np = c->args->patch_count, .fixed = 2 /* "[]" */,
+             .ok = true};
+  size_t nu = 0, nf = 0;
+  const char *selector_listener = NULL;
+  b.rs = attached_routes(c, t, a, &b.nr, &nu, &nf, &selector_listener);
+  b.outs = po_Arena_Malloc(a, (b.np ? b.np : 1) * sizeof *b.outs);
+  if (!b.rs || !b.outs || !listener_names(t->gateway, false, a, &b.listeners) ||
+      !listener_names(t->gateway, true, a, &b.routes)) {
+    return NULL;
+  }
+  fit->unfollowed = nf;
+  fit->uncertain = nu;
+  fit->selector_listener = selector_listener;
+  memset(b.outs, 0, (b.np ? b.np : 1) * sizeof *b.outs);
+  patch_parts(&b);
+  take_routes(&b);
+  count_found(&b);
+  say_untouched(&b);
+  say_over_bound(&b);
+  json_object *epp = policy_object(&b);
+  for (size_t i = 0; i < b.np; i++) {
+    json_object_put(b.outs[i].url);
+    json_object_put(b.outs[i].op);
   }
   return epp;
 }

@@ -387,112 +387,147 @@ static bool check_value(const char *msg, const char *op, const char *path, json_
                              where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
 }
 
-static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
-  const char *where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i);
-  if (!where) return false;
-  const char *url = po_Json_String(jp, "type"), *name = po_Json_String(jp, "name");
-  json_object *op_obj = po_Json_Get(jp, "operation");
-  const char *op = po_Json_String(op_obj, "op"), *path = po_Json_String(op_obj, "path");
-  const char *from = po_Json_String(op_obj, "from"), *json_path = po_Json_String(op_obj, "jsonPath");
-  json_object *value = NULL;
-  bool has_value = json_object_object_get_ex(op_obj, "value", &value);
-  const char *msg = message_of(url);
-  int idx = (int)i;
-  bool oom_remove = false;
-  if (!msg) {
-    return add(d, kPo_Severity_Error, idx,
-               po_Arena_Printf(a, "%s.type: '%s' is not a resource Envoy Gateway patches (%s%s, %sRouteConfiguration, "
-                                  "%sCluster, %sClusterLoadAssignment or %sSecret of their envoy.*.v3 packages)",
-                               where, url ? url : "(none)", kTypePrefix, "envoy.config.listener.v3.Listener",
-                               kTypePrefix, kTypePrefix, kTypePrefix, kTypePrefix));
-  }
-  if (!name || !*name) {
-    if (!add(d, kPo_Severity_Error, idx,
-             po_Arena_Printf(a, "%s.name: required: the generated resource's name (e.g. default/eg/http for a "
-                                "listener, httproute/default/backend/rule/0 for a cluster)", where))) return false;
-  }
+/* One spec.jsonPatches entry, read once for the steps that check it. */
+typedef struct {
+  const char *where, *msg, *op, *path, *from, *json_path;
+  json_object *value;
+  bool has_value;
+  int idx;
+  po_Arena *a;
+  po_Diagnostics *d;
+} Entry;
+
+/* What a step of check_one says: go on to the next step, or the entry is done (an error said,
+ * the rest would only repeat it), or out of memory. */
+typedef enum { kEntry_Next, kEntry_Done, kEntry_NoMemory } EntryStep;
+
+static EntryStep said(bool added) { return added ? kEntry_Done : kEntry_NoMemory; }
+
+/* The entry's op and where it points: a known JSON Patch op, a pointer (or Envoy Gateway 1.2+'s
+ * jsonPath, where the places are known only from the generated resource: e->path becomes NULL, so
+ * the value is not checked against the schema, the rest is), an empty path only with add. */
+static EntryStep check_place(Entry *e) {
   static const char *const kOps[] = {"add", "remove", "replace", "move", "copy", "test"};
   bool known = false;
-  for (size_t k = 0; op && k < sizeof kOps / sizeof *kOps; k++) known |= !strcmp(op, kOps[k]);
+  for (size_t k = 0; e->op && k < sizeof kOps / sizeof *kOps; k++) known |= !strcmp(e->op, kOps[k]);
   if (!known) {
-    return add(d, kPo_Severity_Error, idx,
-               po_Arena_Printf(a, "%s.operation.op: '%s' is not a JSON Patch operation (add, remove, replace, move, "
-                                  "copy or test)", where, op ? op : "(none)"));
+    return said(add(e->d, kPo_Severity_Error, e->idx,
+                    po_Arena_Printf(e->a, "%s.operation.op: '%s' is not a JSON Patch operation (add, remove, replace, "
+                                          "move, copy or test)", e->where, e->op ? e->op : "(none)")));
   }
-  /* Envoy Gateway 1.2+: a JSONPath expression selects the place(s) and `path`, then optional, is
-   * relative to each match. Where that is only the generated resource says: the value is not
-   * checked against the schema, the rest is. */
-  if (json_path && *json_path) {
-    if (path && *path && *path != '/') {
-      return add(d, kPo_Severity_Error, idx,
-                 po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (with "
-                                    "jsonPath it is relative to each match, e.g. /typed_config)", where, path));
+  if (e->json_path && *e->json_path) {
+    if (e->path && *e->path && *e->path != '/') {
+      return said(add(e->d, kPo_Severity_Error, e->idx,
+                      po_Arena_Printf(e->a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' "
+                                            "(with jsonPath it is relative to each match, e.g. /typed_config)",
+                                      e->where, e->path)));
     }
-    if (!add(d, kPo_Severity_Warning, idx,
-             po_Arena_Printf(a, "%s.operation.jsonPath: the places it selects are known only from the generated "
-                                "resource: the value is not checked against %s", where, msg))) return false;
-    path = NULL;
-  } else if (!path || (*path && *path != '/')) {
-    return add(d, kPo_Severity_Error, idx,
-               po_Arena_Printf(a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (e.g. "
-                                  "/outlier_detection/consecutive_5xx, proto field names)", where, path ? path : "(none)"));
+    if (!add(e->d, kPo_Severity_Warning, e->idx,
+             po_Arena_Printf(e->a, "%s.operation.jsonPath: the places it selects are known only from the generated "
+                                   "resource: the value is not checked against %s", e->where, e->msg))) {
+      return kEntry_NoMemory;
+    }
+    e->path = NULL;
+  } else if (!e->path || (*e->path && *e->path != '/')) {
+    return said(add(e->d, kPo_Severity_Error, e->idx,
+                    po_Arena_Printf(e->a, "%s.operation.path: '%s' is not an RFC 6901 pointer: it starts with '/' (e.g. "
+                                          "/outlier_detection/consecutive_5xx, proto field names)",
+                                    e->where, e->path ? e->path : "(none)")));
   }
-  if (path && !*path && strcmp(op, "add") != 0) {
-    return add(d, kPo_Severity_Error, idx,
-               po_Arena_Printf(a, "%s.operation.path: empty with op %s: only add takes an empty path (it adds the "
-                                  "value as a whole new resource)", where, op));
+  if (e->path && !*e->path && strcmp(e->op, "add") != 0) {
+    return said(add(e->d, kPo_Severity_Error, e->idx,
+                    po_Arena_Printf(e->a, "%s.operation.path: empty with op %s: only add takes an empty path (it "
+                                          "adds the value as a whole new resource)", e->where, e->op)));
   }
+  return kEntry_Next;
+}
+
+/* What the op needs and what it risks: a value (add, replace, test) or a from (move, copy); a
+ * value given where none is taken; test changing nothing; a remove of what Envoy requires; a
+ * remove or replace of a member the generated resource may leave out. */
+static EntryStep check_operands(Entry *e) {
+  const char *op = e->op, *path = e->path, *from = e->from;
   bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
   bool wants_from = !strcmp(op, "move") || !strcmp(op, "copy");
   /* JSON null is a value (json-c's NULL): protojson reads it as the field unset, nothing to decode */
-  if (wants_value && !has_value) {
-    return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s.operation.value: required with op %s", where, op));
+  if (wants_value && !e->has_value) {
+    return said(add(e->d, kPo_Severity_Error, e->idx, po_Arena_Printf(e->a, "%s.operation.value: required with op %s", e->where, op)));
   }
   if (wants_from && (!from || *from != '/')) {
-    return add(d, kPo_Severity_Error, idx,
-               po_Arena_Printf(a, "%s.operation.from: required with op %s: an RFC 6901 pointer in the same resource",
-                               where, op));
+    return said(add(e->d, kPo_Severity_Error, e->idx,
+                    po_Arena_Printf(e->a, "%s.operation.from: required with op %s: an RFC 6901 pointer in the same "
+                                          "resource", e->where, op)));
   }
-  if (!wants_value && has_value) {
-    if (!add(d, kPo_Severity_Warning, idx,
-             po_Arena_Printf(a, "%s.operation.value: ignored with op %s (only add, replace and test take a value)",
-                             where, op))) return false;
+  if (!wants_value && e->has_value &&
+      !add(e->d, kPo_Severity_Warning, e->idx,
+           po_Arena_Printf(e->a, "%s.operation.value: ignored with op %s (only add, replace and test take a value)",
+                           e->where, op))) {
+    return kEntry_NoMemory;
   }
-  if (!strcmp(op, "test")) {
-    if (!add(d, kPo_Severity_Warning, idx,
-             po_Arena_Printf(a, "%s: op test changes nothing; when the value differs it fails, and the policy "
-                                "becomes Programmed=False (Invalid)", where))) return false;
+  if (!strcmp(op, "test") &&
+      !add(e->d, kPo_Severity_Warning, e->idx,
+           po_Arena_Printf(e->a, "%s: op test changes nothing; when the value differs it fails, and the policy "
+                                 "becomes Programmed=False (Invalid)", e->where))) {
+    return kEntry_NoMemory;
   }
   if (!strcmp(op, "remove") || !strcmp(op, "move")) {
     const char *gone = !strcmp(op, "move") ? from : path, *why = NULL;
-    if (gone && *gone == '/' && !(why = remove_breaks(msg, gone, a, &oom_remove)) && oom_remove) return false;
-    if (why) {
-      /* absent, the op fails; present, Envoy refuses what it leaves: no outcome is valid */
-      return add(d, kPo_Severity_Error, idx, po_Arena_Printf(a, "%s: op %s of %s: %s", where, op, gone, why));
-    }
+    bool oom_remove = false;
+    if (gone && *gone == '/' && !(why = remove_breaks(e->msg, gone, e->a, &oom_remove)) && oom_remove) return kEntry_NoMemory;
+    /* absent, the op fails; present, Envoy refuses what it leaves: no outcome is valid */
+    if (why) return said(add(e->d, kPo_Severity_Error, e->idx, po_Arena_Printf(e->a, "%s: op %s of %s: %s", e->where, op, gone, why)));
   }
   /* replace, as remove, wants the member there (RFC 6902 4.3): "doc is missing key" otherwise */
   bool names_it = path && (!strcmp(path, "/name") || !strcmp(path, "/cluster_name")); /* found by it: there */
-  if (!strcmp(op, "remove") || !strcmp(op, "move") || (!strcmp(op, "replace") && path && *path && !names_it)) {
-    if (!add(d, kPo_Severity_Warning, idx,
-             po_Arena_Printf(a, "%s: op %s fails (the policy becomes Programmed=False, Invalid, and none of its "
-                                "patches apply) when %s is absent from the generated resource, and protojson leaves "
-                                "out every field at its default value (0, false, \"\", an empty list)%s",
-                             where, op, !strcmp(op, "move") ? from : path ? path : json_path,
-                             !strcmp(op, "replace") ? "; an add sets the field whether it is there or not" : ""))) {
-      return false;
-    }
+  if ((!strcmp(op, "remove") || !strcmp(op, "move") || (!strcmp(op, "replace") && path && *path && !names_it)) &&
+      !add(e->d, kPo_Severity_Warning, e->idx,
+           po_Arena_Printf(e->a, "%s: op %s fails (the policy becomes Programmed=False, Invalid, and none of its "
+                                 "patches apply) when %s is absent from the generated resource, and protojson leaves "
+                                 "out every field at its default value (0, false, \"\", an empty list)%s",
+                           e->where, op, !strcmp(op, "move") ? from : path ? path : e->json_path,
+                           !strcmp(op, "replace") ? "; an add sets the field whether it is there or not" : ""))) {
+    return kEntry_NoMemory;
   }
-  if (path && !check_json_names(msg, path, op, idx, where, a, d)) return false;
-  if (path && !strcmp(op, "add") && !check_generated_oneof(msg, path, idx, where, a, d)) return false;
-  if (path && wants_value && value && strcmp(op, "test") != 0) {
-    Dups x = {msg, where, idx, a, d, 1u << 16};
+  return kEntry_Next;
+}
+
+static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
+  json_object *op_obj = po_Json_Get(jp, "operation");
+  Entry e = {.where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i), .op = po_Json_String(op_obj, "op"),
+             .path = po_Json_String(op_obj, "path"), .from = po_Json_String(op_obj, "from"),
+             .json_path = po_Json_String(op_obj, "jsonPath"), .idx = (int)i, .a = a, .d = d};
+  if (!e.where) return false;
+  const char *url = po_Json_String(jp, "type"), *name = po_Json_String(jp, "name");
+  e.has_value = json_object_object_get_ex(op_obj, "value", &e.value);
+  e.msg = message_of(url);
+  if (!e.msg) {
+    return add(d, kPo_Severity_Error, e.idx,
+               po_Arena_Printf(a, "%s.type: '%s' is not a resource Envoy Gateway patches (%s%s, %sRouteConfiguration, "
+                                  "%sCluster, %sClusterLoadAssignment or %sSecret of their envoy.*.v3 packages)",
+                               e.where, url ? url : "(none)", kTypePrefix, "envoy.config.listener.v3.Listener",
+                               kTypePrefix, kTypePrefix, kTypePrefix, kTypePrefix));
+  }
+  if ((!name || !*name) &&
+      !add(d, kPo_Severity_Error, e.idx,
+           po_Arena_Printf(a, "%s.name: required: the generated resource's name (e.g. default/eg/http for a "
+                              "listener, httproute/default/backend/rule/0 for a cluster)", e.where))) {
+    return false;
+  }
+  EntryStep step = check_place(&e);
+  if (step == kEntry_Next) step = check_operands(&e);
+  if (step != kEntry_Next) return step == kEntry_Done;
+  const char *path = e.path, *op = e.op;
+  bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
+  if (path && !check_json_names(e.msg, path, op, e.idx, e.where, a, d)) return false;
+  if (path && !strcmp(op, "add") && !check_generated_oneof(e.msg, path, e.idx, e.where, a, d)) return false;
+  if (path && wants_value && e.value && strcmp(op, "test") != 0) {
+    Dups x = {e.msg, e.where, e.idx, a, d, 1u << 16};
     bool found = false;
-    if (!find_dups(&x, value, path, 0, &found)) return false;
+    if (!find_dups(&x, e.value, path, 0, &found)) return false;
     if (found) return true;
   }
-  if (!wants_value || !value || !path) return true;
-  return check_value(msg, op, path, value, idx, where, a, d);
+  if (!wants_value || !e.value || !path) return true;
+  return check_value(e.msg, op, path, e.value, e.idx, e.where, a, d);
 }
 
 bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""The length of every function of the product's C sources and headers (controller/, engine/, proto/:
+not tests/, not the .deps build, not generated code, which is not in the tree).
+
+A function is counted from the line of its name to the line of its closing brace, so the
+signature counts and a long parameter list is length too. The scanner knows C well enough for
+our own sources: comments, string and character literals, preprocessor lines (a `{` in a macro
+body is not a function); a function is a `{` at brace depth 0 whose preceding code ends in `)`
+(so a struct, enum or array initialiser is not one).
+
+  function_lengths.py ROOT [--top N]              the N longest functions (default 10)
+  function_lengths.py ROOT --limit L --allow FILE  fail on each function over L lines that the
+                                                   allow-list (lines "path function") does not
+                                                   name, and on each allow-list line that names a
+                                                   function no longer over L (so the list only
+                                                   shrinks)
+"""
+import os
+import re
+import subprocess
+import sys
+
+DIRS = ("controller", "engine", "proto")
+IDENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\($")
+
+
+def sources(root):
+    try:
+        out = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", *DIRS],
+                             capture_output=True, text=True, check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        out = []
+        for d in DIRS:
+            for dirpath, _, names in os.walk(os.path.join(root, d)):
+                out += [os.path.relpath(os.path.join(dirpath, n), root) for n in names]
+    return sorted(p for p in out if p.endswith((".c", ".h")) and os.path.isfile(os.path.join(root, p)))
+
+
+def strip(text):
+    """The text with comments, literals and preprocessor lines blanked (newlines kept), so that
+    braces and parentheses left are code."""
+    out, i, n = [], 0, len(text)
+    line_start = True
+    while i < n:
+        c = text[i]
+        if line_start and c == "#":
+            # a directive, with its backslash continuations
+            while i < n and text[i] != "\n":
+                if text[i] == "\\" and i + 1 < n and text[i + 1] == "\n":
+                    out.append("\n")
+                    i += 2
+                    continue
+                i += 1
+            continue
+        if c == "/" and text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            out.append("\n" * text.count("\n", i, j) or " ")
+            i = j
+            continue
+        if c == "/" and text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                i += 1
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c:
+                j += 2 if text[j] == "\\" else 1
+            out.append(c + "\n" * text.count("\n", i, j) + c)
+            i = j + 1
+            line_start = False
+            continue
+        out.append(c)
+        if c == "\n":
+            line_start = True
+        elif not c.isspace():
+            line_start = False
+        i += 1
+    return "".join(out)
+
+
+def functions(text):
+    """(name, first line, line count) of each function defined in text."""
+    code = strip(text)
+    found, depth, open_fn = [], 0, None
+    for i, c in enumerate(code):
+        if c == "{":
+            if depth == 0:
+                open_fn = definition(code, i)
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0 and open_fn:
+                name, start = open_fn
+                found.append((name, start, code.count("\n", 0, i) + 1 - start + 1))
+                open_fn = None
+    return found
+
+
+def definition(code, brace):
+    """(name, line) when the "{" at brace, at depth 0, opens a function body: the code before it
+    ends in a parameter list's ")" after a name; else None (a struct, an initialiser)."""
+    head = code[:brace].rstrip()
+    if not head.endswith(")"):
+        return None
+    level, j = 0, len(head) - 1
+    while j >= 0:
+        level += {")": 1, "(": -1}.get(head[j], 0)
+        if level == 0:
+            break
+        j -= 1
+    m = IDENT.search(head[:j + 1])
+    return (m.group(1), code.count("\n", 0, m.start(1)) + 1) if m else None
+
+
+SELF_TEST = """#define BODY { return 1; }
+/* a comment's { brace */
+static const struct { int a; } kT[] = {{1}, {2}};
+static int
+two_lines(int x) {
+  const char *s = "}{"; char c = '{';
+  return x + s[0] + c;
+}
+""" + "int long_one(void) {\n" + "  x++;\n" * 101 + "}\n"
+
+
+def self_test():
+    """The scanner on a text with each thing it must not take for a function's brace."""
+    got = functions(SELF_TEST)
+    want = [("two_lines", 5, 4), ("long_one", 9, 103)]
+    if got != want:
+        print(f"FAIL: the scanner read {got}, not {want}")
+        return False
+    return True
+
+
+def all_functions(root):
+    for path in sources(root):
+        with open(os.path.join(root, path), encoding="utf-8", errors="replace") as fh:
+            for name, line, length in functions(fh.read()):
+                yield path, name, line, length
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    if not self_test():
+        return 1
+    root, args = argv[1], argv[2:]
+    opts = dict(zip(args[::2], args[1::2]))
+    rows = sorted(all_functions(root), key=lambda r: (-r[3], r[0], r[1]))
+    if "--limit" not in opts:
+        for path, name, line, length in rows[:int(opts.get("--top", 10))]:
+            print(f"{length:5d}  {path}:{line}  {name}")
+        return 0
+    limit = int(opts["--limit"])
+    allowed = set()
+    with open(opts["--allow"], encoding="utf-8") as fh:
+        for raw in fh:
+            raw = raw.split("#", 1)[0].split()
+            if raw:
+                allowed.add((raw[0], raw[1]))
+    fail, over = 0, set()
+    for path, name, line, length in rows:
+        if length <= limit:
+            continue
+        over.add((path, name))
+        if (path, name) in allowed:
+            print(f"allowed  {path}:{line} {name}: {length} lines (being split)")
+            continue
+        print(f"FAIL {path}:{line} {name}: {length} lines, over {limit}: split it into named steps")
+        fail += 1
+    for path, name in sorted(allowed - over):
+        print(f"FAIL {opts['--allow']}: {path} {name} is no longer over {limit} lines "
+              "(or no longer exists): take it off the list")
+        fail += 1
+    print(f"{len(rows)} functions in {len(sources(root))} files; {len(over)} over {limit} lines, "
+          f"{fail} failures")
+    if len(rows) < 1000:
+        print(f"FAIL: only {len(rows)} functions found: the scanner is broken")
+        return 1
+    return 1 if fail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
