@@ -72,10 +72,20 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
   return true;
 }
 
+/* One object of `mesh` judged by its release's snapshot under `opts`: what validate names. */
+static void judged(po_CliReport *r, const po_TargetOptions *opts, po_Mesh mesh) {
+  if ((unsigned)mesh >= kPo_MeshSlots) return;
+  r->judged_release[mesh] = opts ? opts->release[mesh] : NULL;
+  r->judged_api[mesh] = po_TargetOptions_Api(opts, mesh);
+  r->judged[mesh]++;
+}
+
 static bool check_override(const po_CliObject *o, json_object *obj, const po_TargetOptions *opts, po_Arena *a,
                            po_CliReport *r, po_CompiledOverride *out) {
   po_CompiledOverride local, *c = out ? out : &local;
   if (po_CompiledOverride_FromObject(obj, opts, a, c) == kPo_CompileOutcome_NoMemory) return false;
+  /* a spec that decoded was judged by its target's mesh release's snapshot */
+  if (c->override) judged(r, opts, po_TargetKind_Mesh(c->target_kind));
   const po_Value *patches = po_Value_Get(po_Value_Get(o->value, "spec"), "patches");
   for (size_t i = 0; i < po_Diagnostics_Count(c->diags); i++) {
     if (!add_diag(o, "PropertyOverride", po_Diagnostics_At(c->diags, i), patches, o->pos, -1, a, r)) return false;
@@ -85,11 +95,13 @@ static bool check_override(const po_CliObject *o, json_object *obj, const po_Tar
   return true;
 }
 
-static bool check_consul(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+static bool check_consul(const po_CliObject *o, json_object *obj, const po_TargetOptions *opts, po_Arena *a,
+                         po_CliReport *r) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false, ok = true;
-  size_t n = po_ConsulObject_Check(obj, a, &checks, &oom);
+  size_t n = po_ConsulObject_Check(obj, po_TargetOptions_Api(opts, kPo_Mesh_Consul), a, &checks, &oom);
   if (oom) return false;
+  if (n) judged(r, opts, kPo_Mesh_Consul);
   const po_Value *exts = po_Value_Get(po_Value_Get(o->value, "spec"), "envoyExtensions");
   for (size_t k = 0; k < n; k++) {
     const po_ConsulExtensionCheck *c = &checks[k];
@@ -144,9 +156,93 @@ static bool add_native(const po_CliObject *o, po_Diagnostics *d, const char *lis
  * that silently do nothing or something else; an EnvoyPatchPolicy: each JSON Patch value against
  * the Envoy message at its path, and the patches that do nothing or may fail once applied): its
  * mesh's check (po_MeshOps.check_native). */
-static bool check_mesh_native(const po_CliObject *o, json_object *obj, po_Arena *a, po_CliReport *r) {
+static bool check_mesh_native(const po_CliObject *o, json_object *obj, const po_TargetOptions *opts, po_Arena *a,
+                              po_CliReport *r) {
   po_Diagnostics *d = po_Diagnostics_New(a);
-  return d && o->native->check_native(obj, a, d) && add_native(o, d, o->native->native_patches, r);
+  judged(r, opts, o->native->mesh);
+  return d && o->native->check_native(obj, po_TargetOptions_Api(opts, o->native->mesh), a, d) &&
+         add_native(o, d, o->native->native_patches, r);
+}
+
+const char *po_Cli_EnvoyApis(char *buf, size_t len) {
+  size_t at = 0;
+  if (len) buf[0] = '\0';
+  for (size_t i = 0; i < po_EnvoyApi_Count() && at < len; i++) {
+    int n = snprintf(buf + at, len - at, "%s%s", i ? ", " : "", po_EnvoyApi_Version(po_EnvoyApi_At(i)));
+    at += n > 0 ? (size_t)n : 0;
+  }
+  return buf;
+}
+
+void po_Cli_PrintEnvoyApis(FILE *out) {
+  for (size_t i = 0; i < po_EnvoyApi_Count(); i++) {
+    const po_EnvoyApi *api = po_EnvoyApi_At(i);
+    fprintf(out, "  %s%s%s:", po_EnvoyApi_Name(api), api == po_EnvoyApi_Default() ? " (default)" : "",
+            api == po_EnvoyApi_Newest() ? " (newest: preview reads config dumps with it)" : "");
+    size_t n = 0;
+    for (size_t m = 0; m < po_Mesh_Count(); m++) {
+      const po_MeshOps *ops = po_Mesh_At(m);
+      for (size_t r = 0; ops->releases && r < ops->releases->count; r++) {
+        if (po_MeshRelease_Api(&ops->releases->rows[r]) != api) continue;
+        fprintf(out, "%s %s@%s", n++ ? "," : "", po_Mesh_Name(ops->mesh), ops->releases->rows[r].release);
+      }
+    }
+    fputs(n ? "\n" : " no mesh release listed here is built on it\n", out);
+  }
+}
+
+/* --envoy-api VERSION: an embedded snapshot, or NULL with the embedded ones listed on stderr. */
+static const po_EnvoyApi *envoy_api(const char *value, const char *cmd) {
+  const po_EnvoyApi *api = po_EnvoyApi_Find(value);
+  if (!api) {
+    char list[256];
+    fprintf(stderr, "propertyoverride %s: --envoy-api '%s': not an Envoy API snapshot of this build; embedded: %s\n",
+            cmd, value, po_Cli_EnvoyApis(list, sizeof list));
+  }
+  return api;
+}
+
+/* Istio's row for release 1.N: the listed one, else the nearest listed (the newest at most that
+ * old, else the oldest). */
+static const po_MeshRelease *nearest_istio(int minor) {
+  const po_MeshReleases *t = po_Mesh_Ops(kPo_Mesh_Istio)->releases;
+  const po_MeshRelease *best = t && t->count ? &t->rows[0] : NULL;
+  for (size_t i = 0; t && i < t->count; i++) {
+    if (po_Istio_ParseVersion(t->rows[i].release) <= minor) best = &t->rows[i];
+  }
+  return best;
+}
+
+/* The Istio release, from --istio-version or --mesh istio@..: both set it; they must agree. */
+static bool istio_release(const char *cmd, const char *flag, const char *value, const po_MeshRelease *row, int minor,
+                          po_TargetOptions *opts) {
+  if (opts->istio_minor && opts->istio_minor != minor) {
+    fprintf(stderr, "propertyoverride %s: %s '%s': Istio 1.%d is named already (--istio-version and --mesh istio@ "
+                    "must agree)\n", cmd, flag, value, opts->istio_minor);
+    return false;
+  }
+  opts->istio_minor = minor;
+  opts->release[kPo_Mesh_Istio] = row;
+  return true;
+}
+
+void po_Cli_TargetDefaults(po_TargetOptions *opts) { po_Mesh_FillReleases(opts); }
+
+bool po_Cli_ApiOption(int code, const char *value, const char *cmd, po_CliApiChoice *c) {
+  if (code == kPo_CliOpt_EnvoyApi) return (c->api = envoy_api(value, cmd)) != NULL;
+  po_MeshChoice mc;
+  po_CtlStatus why;
+  if (!po_Mesh_ParseChoice(value, &mc, &why)) {
+    fprintf(stderr, "propertyoverride %s: --mesh '%s': %s\n", cmd, value, why.message);
+    return false;
+  }
+  c->mesh = mc.mesh;
+  c->release = mc.release;
+  return true;
+}
+
+const po_EnvoyApi *po_CliApiChoice_Api(const po_CliApiChoice *c) {
+  return c->api ? c->api : c->release ? po_MeshRelease_Api(c->release) : po_EnvoyApi_Default();
 }
 
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy) {
@@ -172,8 +268,30 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
         fprintf(stderr, "propertyoverride %s: --istio-version '%s': an Istio release such as 1.31 or 1.30.2 is expected\n", cmd, value);
         return false;
       }
-      opts->istio_minor = minor;
+      return istio_release(cmd, "--istio-version", value, nearest_istio(minor), minor, opts);
+    }
+    case kPo_CliOpt_Mesh: {
+      po_MeshChoice mc;
+      po_CtlStatus why;
+      if (!po_Mesh_ParseChoice(value, &mc, &why)) {
+        fprintf(stderr, "propertyoverride %s: --mesh '%s': %s\n", cmd, value, why.message);
+        return false;
+      }
+      if (mc.mesh->mesh == kPo_Mesh_Istio) {
+        return istio_release(cmd, "--mesh", value, mc.release, po_Istio_ParseVersion(mc.release->release), opts);
+      }
+      if (opts->release[mc.mesh->mesh] && opts->release[mc.mesh->mesh] != mc.release) {
+        fprintf(stderr, "propertyoverride %s: --mesh '%s': %s %s is named already; one release per mesh\n", cmd, value,
+                mc.mesh->name, opts->release[mc.mesh->mesh]->release);
+        return false;
+      }
+      opts->release[mc.mesh->mesh] = mc.release;
       return true;
+    }
+    case kPo_CliOpt_EnvoyApi: {
+      const po_EnvoyApi *api = envoy_api(value, cmd);
+      for (size_t m = 0; api && m < kPo_MeshSlots; m++) opts->api[m] = api;
+      return api != NULL;
     }
     case kPo_CliOpt_IstioRootNamespace:
       if (!*value || strlen(value) > 63 || strspn(value, "abcdefghijklmnopqrstuvwxyz0123456789-") != strlen(value)) {
@@ -196,8 +314,8 @@ bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_
   json_object *obj = po_Value_ToJsonC(o->value);
   if (!obj) return false;
   bool ok = o->kind == kPo_ObjKind_PropertyOverride ? check_override(o, obj, opts, a, r, compiled)
-            : o->kind == kPo_ObjKind_MeshNative      ? check_mesh_native(o, obj, a, r)
-                                                : check_consul(o, obj, a, r);
+            : o->kind == kPo_ObjKind_MeshNative      ? check_mesh_native(o, obj, opts, a, r)
+                                                : check_consul(o, obj, opts, a, r);
   json_object_put(obj);
   return ok;
 }

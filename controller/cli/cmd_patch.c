@@ -4,10 +4,11 @@
 #include <strings.h>
 
 #include "cli.h"
+#include "gitops.h"
 
 static const char kUsage[] =
     "usage: propertyoverride patch --message FULL.NAME --input IN.json --patches PATCHES.json [--debug]\n"
-    "                              [--rules]\n"
+    "                              [--rules] [--mesh MESH[@RELEASE]] [--envoy-api VERSION]\n"
     "\n"
     "Applies patches to one Envoy message with the exact semantics of Consul's\n"
     "builtin/property-override PatchStruct, in order, stopping at the first error. Values are\n"
@@ -21,6 +22,10 @@ static const char kUsage[] =
     "  --patches FILE        a JSON array of {\"op\", \"path\", \"value\"} objects (keys in any case;\n"
     "                        no \"value\" means none)\n"
     "  --debug               list every field of a message in unknown-field errors, not 10\n"
+    "  --mesh MESH[@RELEASE] the message and patches are of the Envoy API this mesh release is\n"
+    "                        built on (consul@1.22, istio@1.30, envoy-gateway@1.9; `version`\n"
+    "                        lists them); default: go-control-plane envoy v1.32.4, Consul's\n"
+    "  --envoy-api VERSION   the embedded Envoy API snapshot instead (v1.32.4, v1.37.0, v1.40.0)\n"
     "  --rules               also judge Envoy's protoc-gen-validate rules, as `preview` does, on\n"
     "                        what each patch leaves in this message: the value it sets (a\n"
     "                        Duration set a part at a time with this message's other part), the\n"
@@ -87,136 +92,181 @@ static int apply_judged(const char *message, const po_Arguments *args, const po_
   return rule_report(args, judged, found);
 }
 
-int po_Cmd_Patch(int argc, char **argv) {
+/* ---- parse ---- */
+
+typedef struct {
+  const char *message, *input, *patches_path;
+  bool debug, rules;
+  po_CliApiChoice api; /* --mesh / --envoy-api: the snapshot the message and patches are of */
+} PatchArgs;
+
+/* The flags into *pa; -1 to go on, else the exit status (help printed, or a usage error). */
+static int parse(int argc, char **argv, PatchArgs *pa) {
   static const struct option opts[] = {{"message", required_argument, 0, 'm'},
                                        {"input", required_argument, 0, 'i'},
                                        {"patches", required_argument, 0, 'p'},
                                        {"debug", no_argument, 0, 'd'},
                                        {"rules", no_argument, 0, 'r'},
                                        {"help", no_argument, 0, 'h'},
+                                       {"mesh", required_argument, 0, kPo_CliOpt_Mesh},
+                                       {"envoy-api", required_argument, 0, kPo_CliOpt_EnvoyApi},
                                        {0, 0, 0, 0}};
-  const char *message = NULL, *input = NULL, *patches_path = NULL;
-  bool debug = false, rules = false;
   int c;
   optind = 1;
   opterr = 0;
   while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
     switch (c) {
-      case 'm': message = optarg; break;
-      case 'i': input = optarg; break;
-      case 'p': patches_path = optarg; break;
-      case 'd': debug = true; break;
-      case 'r': rules = true; break;
+      case 'm': pa->message = optarg; break;
+      case 'i': pa->input = optarg; break;
+      case 'p': pa->patches_path = optarg; break;
+      case 'd': pa->debug = true; break;
+      case 'r': pa->rules = true; break;
       case 'h': fputs(kUsage, stdout); return kPo_Exit_Ok;
+      case kPo_CliOpt_Mesh:
+      case kPo_CliOpt_EnvoyApi:
+        if (!po_Cli_ApiOption(c, optarg, "patch", &pa->api)) return kPo_Exit_Usage;
+        break;
       default: return usage_error(optopt ? "an option is missing its argument" : "unknown option");
     }
   }
   if (optind < argc) return usage_error("unexpected argument");
-  if (!message || !input || !patches_path) return usage_error("--message, --input and --patches are required");
+  if (!pa->message || !pa->input || !pa->patches_path) return usage_error("--message, --input and --patches are required");
+  return -1;
+}
 
-  po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride patch: out of memory\n"), kPo_Exit_Usage;
-  int rc = kPo_Exit_Usage;
-  po_Status st;
-  po_Status_Clear(&st);
-  size_t len = 0, plen = 0;
-  char *in = po_Cli_ReadFile(input, a, &len, &st);
-  char *ptext = in ? po_Cli_ReadFile(patches_path, a, &plen, &st) : NULL;
-  po_Message *msg = NULL;
-  po_Value *patches = NULL;
-  if (ptext) {
-    msg = po_Message_ParseJson(message, in, len, a, &st);
-    if (!msg && st.code == kPo_Status_Parse) po_Status_Prefix(&st, "%s: ", input);
+/* ---- the inputs: the message and the patches ---- */
+
+/* The patches file's array checked (objects, string op and path) and made bare patches (no
+ * filters: PatchStruct's checks only). false with st set. */
+static bool read_patches(const PatchArgs *pa, const char *ptext, size_t plen, po_Arena *a, po_Arguments *args,
+                         po_Status *st) {
+  po_Value *patches = po_Value_ParseJson(ptext, plen, a, st);
+  if (!patches) return po_Status_Prefix(st, "%s: ", pa->patches_path), false;
+  if (po_Value_Kind(patches) != kPo_ValueKind_List) {
+    return po_Status_Set(st, kPo_Status_Parse, "%s: expected a JSON array of patches, found %s", pa->patches_path,
+                         po_Value_GoType(patches));
   }
-  if (msg) {
-    patches = po_Value_ParseJson(ptext, plen, a, &st);
-    if (!patches) po_Status_Prefix(&st, "%s: ", patches_path);
-    else if (po_Value_Kind(patches) != kPo_ValueKind_List) {
-      po_Status_Set(&st, kPo_Status_Parse, "%s: expected a JSON array of patches, found %s", patches_path,
-                    po_Value_GoType(patches));
-      patches = NULL;
-    }
-  }
-  for (size_t i = 0; patches && i < po_Value_Size(patches); i++) {
+  for (size_t i = 0; i < po_Value_Size(patches); i++) {
     const po_Value *pv = po_Value_At(patches, i);
     if (po_Value_Kind(pv) != kPo_ValueKind_Map) {
-      po_Status_Set(&st, kPo_Status_Parse, "%s: patch %zu: expected an object with op, path and value, found %s",
-                    patches_path, i, po_Value_GoType(pv));
-      patches = NULL;
-      break;
+      return po_Status_Set(st, kPo_Status_Parse, "%s: patch %zu: expected an object with op, path and value, found %s",
+                           pa->patches_path, i, po_Value_GoType(pv));
     }
     const po_Value *op = key(pv, "op"), *path = key(pv, "path");
     if ((op && po_Value_Kind(op) != kPo_ValueKind_String) || (path && po_Value_Kind(path) != kPo_ValueKind_String)) {
-      po_Status_Set(&st, kPo_Status_Parse, "%s: patch %zu: \"op\" and \"path\" must be strings", patches_path, i);
-      patches = NULL;
-      break;
+      return po_Status_Set(st, kPo_Status_Parse, "%s: patch %zu: \"op\" and \"path\" must be strings", pa->patches_path, i);
     }
   }
-  if (patches) {
-    /* One compile of every patch into the engine's IR (bare: no filters, PatchStruct's checks
-     * only), then one apply. Compiling never depends on the message, so the first patch that
-     * fails to compile is the first that PatchStruct, applying in order, would fail on. */
-    po_Arguments args = {.debug = debug, .proxy_type = ""};
-    args.patch_count = po_Value_Size(patches);
-    args.patches = po_Arena_Malloc(a, (args.patch_count ? args.patch_count : 1) * sizeof *args.patches);
-    for (size_t i = 0; args.patches && i < args.patch_count; i++) {
-      const po_Value *pv = po_Value_At(patches, i);
-      const po_Value *op = key(pv, "op"), *path = key(pv, "path");
-      po_Patch *p = &args.patches[i];
-      p->op = op ? po_Value_String(op, NULL) : "";
-      p->path = path ? po_Value_String(path, NULL) : "";
-      p->value = key(pv, "value");
-      if (p->value && po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL;
-    }
-    po_CompileOptions co = po_CompileOptions_Default();
-    co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
-    po_Diagnostics *d = args.patches ? po_Diagnostics_New(a) : NULL;
-    po_Override *o = d ? po_Override_BuildFor(message, &args, &co, a, d) : NULL;
-    rc = kPo_Exit_Ok;
-    /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
-    if (!o || po_Engine_OutOfMemory(a)) {
-      po_Status_Set(&st, kPo_Status_NoMemory, "out of memory");
-      fprintf(stderr, "propertyoverride patch: %s\n", st.message);
-      rc = kPo_Exit_Usage;
-    } else if (!po_Override_Valid(o)) {
-      const po_Diagnostic *x = NULL;
-      for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
-        if (po_Diagnostics_At(d, i)->severity == kPo_Severity_Error) x = po_Diagnostics_At(d, i);
-      }
-      /* Consul's text, then our hint on a line of its own, in one status-sized buffer as
-       * po_PatchStruct composes it. */
-      snprintf(st.message, sizeof st.message, "%s", x ? x->message : "");
-      size_t mlen = strlen(st.message);
-      if (x && x->hint) {
-        snprintf(st.message + mlen, sizeof st.message - mlen, "%s%s",
-                 mlen && st.message[mlen - 1] == '\n' ? "" : "\n", x->hint);
-      }
-      fputs(st.message, stderr);
-      if (st.message[0] && st.message[strlen(st.message) - 1] != '\n') fputc('\n', stderr);
-      rc = kPo_Exit_Invalid;
-    } else if (rules) {
-      rc = apply_judged(message, &args, &co, o, msg, a);
-    } else if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
-      fprintf(stderr, "propertyoverride patch: %s\n", st.message);
-      rc = kPo_Exit_Usage;
-    }
-    if (rc == kPo_Exit_Ok) {
-      char *out = po_Message_ToJson(msg, a, &len, &st);
-      if (out) {
-        fwrite(out, 1, len, stdout);
-        fputc('\n', stdout);
-      } else {
-        /* Every patch applied (Consul's PatchStruct accepts it: Go sets the int64 as given), but
-         * the result has no proto3 JSON form: output that cannot be produced, as a report that
-         * cannot be written is, not a patch that failed. */
-        rc = kPo_Exit_Usage;
-        fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
-      }
-    }
-  } else if (po_Engine_OutOfMemory(a) || st.code == kPo_Status_NoMemory) {
+  *args = (po_Arguments){.debug = pa->debug, .proxy_type = ""};
+  args->patch_count = po_Value_Size(patches);
+  args->patches = po_Arena_Malloc(a, (args->patch_count ? args->patch_count : 1) * sizeof *args->patches);
+  if (!args->patches) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
+  for (size_t i = 0; i < args->patch_count; i++) {
+    const po_Value *pv = po_Value_At(patches, i);
+    const po_Value *op = key(pv, "op"), *path = key(pv, "path");
+    po_Patch *p = &args->patches[i];
+    p->op = op ? po_Value_String(op, NULL) : "";
+    p->path = path ? po_Value_String(path, NULL) : "";
+    p->value = key(pv, "value");
+    if (p->value && po_Value_Kind(p->value) == kPo_ValueKind_Null) p->value = NULL;
+  }
+  return true;
+}
+
+/* The message (in the chosen snapshot) and the patches; false with st set, which the caller
+ * reports. */
+static bool read_inputs(const PatchArgs *pa, po_Arena *a, po_Message **msg, po_Arguments *args, po_Status *st) {
+  size_t len = 0, plen = 0;
+  char *in = po_Cli_ReadFile(pa->input, a, &len, st);
+  char *ptext = in ? po_Cli_ReadFile(pa->patches_path, a, &plen, st) : NULL;
+  if (!ptext) return false;
+  *msg = po_Message_ParseJson(po_CliApiChoice_Api(&pa->api), pa->message, in, len, a, st);
+  if (!*msg && st->code == kPo_Status_Parse) po_Status_Prefix(st, "%s: ", pa->input);
+  return *msg && read_patches(pa, ptext, plen, a, args, st);
+}
+
+/* ---- run: one compile of every patch, one apply ---- */
+
+/* The first compile error: Consul's text, then our hint on a line of its own, in one
+ * status-sized buffer as po_PatchStruct composes it; exit 1. */
+static int report_invalid(const po_Diagnostics *d, po_Arena *a) {
+  po_Status *st = po_Arena_Malloc(a, sizeof *st); /* 8 KiB: not on the stack, nor static */
+  if (!st) return fprintf(stderr, "propertyoverride patch: out of memory\n"), kPo_Exit_Usage;
+  const po_Diagnostic *x = NULL;
+  for (size_t i = 0; !x && i < po_Diagnostics_Count(d); i++) {
+    if (po_Diagnostics_At(d, i)->severity == kPo_Severity_Error) x = po_Diagnostics_At(d, i);
+  }
+  snprintf(st->message, sizeof st->message, "%s", x ? x->message : "");
+  size_t mlen = strlen(st->message);
+  if (x && x->hint) {
+    snprintf(st->message + mlen, sizeof st->message - mlen, "%s%s", mlen && st->message[mlen - 1] == '\n' ? "" : "\n",
+             x->hint);
+  }
+  fputs(st->message, stderr);
+  if (st->message[0] && st->message[strlen(st->message) - 1] != '\n') fputc('\n', stderr);
+  return kPo_Exit_Invalid;
+}
+
+/* Compiling never depends on the message, so the first patch that fails to compile is the first
+ * that PatchStruct, applying in order, would fail on. The exit status; 0 when msg is patched. */
+static int run(const PatchArgs *pa, const po_Arguments *args, po_Message *msg, po_Arena *a) {
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
+  co.api = po_Message_Api(msg);
+  po_Diagnostics *d = po_Diagnostics_New(a);
+  po_Override *o = d ? po_Override_BuildFor(pa->message, args, &co, a, d) : NULL;
+  /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
+  if (!o || po_Engine_OutOfMemory(a)) {
     fprintf(stderr, "propertyoverride patch: out of memory\n");
-  } else {
+    return kPo_Exit_Usage;
+  }
+  if (!po_Override_Valid(o)) return report_invalid(d, a);
+  if (pa->rules) return apply_judged(pa->message, args, &co, o, msg, a);
+  po_Status st;
+  po_Status_Clear(&st);
+  if (!po_Override_Apply(o, msg, NULL, NULL, &st)) {
     fprintf(stderr, "propertyoverride patch: %s\n", st.message);
+    return kPo_Exit_Usage;
+  }
+  return kPo_Exit_Ok;
+}
+
+/* ---- report: the patched message ---- */
+
+static int report(const po_Message *msg, po_Arena *a) {
+  po_Status st;
+  po_Status_Clear(&st);
+  size_t len = 0;
+  char *out = po_Message_ToJson(msg, a, &len, &st);
+  if (!out) {
+    /* Every patch applied (Consul's PatchStruct accepts it: Go sets the int64 as given), but the
+     * result has no proto3 JSON form: output that cannot be produced, as a report that cannot be
+     * written is, not a patch that failed. */
+    fprintf(stderr, "propertyoverride patch: the patches applied, but %s\n", st.message);
+    return kPo_Exit_Usage;
+  }
+  fwrite(out, 1, len, stdout);
+  fputc('\n', stdout);
+  return kPo_Exit_Ok;
+}
+
+int po_Cmd_Patch(int argc, char **argv) {
+  PatchArgs pa = {0};
+  int rc = parse(argc, argv, &pa);
+  if (rc >= 0) return rc;
+  po_Arena *a = po_Arena_New();
+  po_Status *st = a ? po_Arena_Malloc(a, sizeof *st) : NULL; /* 8 KiB: not on the stack, nor static */
+  if (!st) return po_Arena_Free(a), fprintf(stderr, "propertyoverride patch: out of memory\n"), kPo_Exit_Usage;
+  po_Status_Clear(st);
+  po_Message *msg = NULL;
+  po_Arguments args;
+  if (!read_inputs(&pa, a, &msg, &args, st)) {
+    bool oom = po_Engine_OutOfMemory(a) || st->code == kPo_Status_NoMemory;
+    fprintf(stderr, "propertyoverride patch: %s\n", oom ? "out of memory" : st->message);
+    rc = kPo_Exit_Usage;
+  } else {
+    rc = run(&pa, &args, msg, a);
+    if (rc == kPo_Exit_Ok) rc = report(msg, a);
   }
   po_Arena_Free(a);
   return rc;

@@ -789,7 +789,7 @@ int po_Cmd_Preview(int argc, char **argv) {
     else text = po_Cli_ReadFileMalloc(dump_path, kMaxDump, &len, &st);
     const char *src = admin ? admin : dump_path;
     po_ConfigDump dump;
-    bool read = (text || fetched) && po_ConfigDump_ParseJson(text ? text : fetched, len, a, &dump, &st);
+    bool read = (text || fetched) && po_ConfigDump_ParseJson(NULL, text ? text : fetched, len, a, &dump, &st);
     if ((text || fetched) && !read) po_Status_Prefix(&st, "%s: ", src);
     /* The dump's text is no longer needed: the arena holds a record and the bytes of each
      * resource, decoded when a patch matches it into an arena of its own, freed after it. */

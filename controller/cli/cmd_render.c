@@ -16,6 +16,7 @@
 static const char kUsage[] =
     "usage: propertyoverride render -f FILE|DIR|- [-f ...] [--verbose] [--istio-version 1.N]\n"
     "                               [--cluster-domain D] [--istio-root-namespace NS]\n"
+    "                               [--mesh MESH[@RELEASE]] [--envoy-api VERSION]\n"
     "\n"
     "Prints, as multi-document YAML, the objects the controller would write for the\n"
     "PropertyOverrides given (keys sorted, one document per target object).\n"
@@ -39,6 +40,10 @@ static const char kUsage[] =
     "  --istio-version 1.N   the Istio release Istio targets run; arrays become\n"
     "                        MERGE_AND_REPLACE_LIST patches from 1.31 on (refused before, and\n"
     "                        when not given)\n"
+    "  --mesh MESH[@RELEASE] the release a mesh runs (repeatable): consul@1.22, istio@1.30,\n"
+    "                        envoy-gateway@1.9; its targets are judged by the Envoy API that\n"
+    "                        release is built on (default: each mesh's newest listed release)\n"
+    "  --envoy-api VERSION   judge every target by this embedded Envoy API snapshot instead\n"
     "  --cluster-domain D    Kubernetes' DNS domain in Istio's service names (cluster.local)\n"
     "  --istio-root-namespace NS  Istio's root namespace, where Mesh targets go (istio-system)\n"
     "\n"
@@ -109,6 +114,8 @@ int po_Cmd_Render(int argc, char **argv) {
                                        {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
                                        {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
                                        {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
+                                       {"mesh", required_argument, 0, kPo_CliOpt_Mesh},
+                                       {"envoy-api", required_argument, 0, kPo_CliOpt_EnvoyApi},
                                        {0, 0, 0, 0}};
   /* render writes each entry into its own namespace's target, so another namespace is refused
    * whatever the controller's policy (an empty one: the message names the flag) */
@@ -129,6 +136,8 @@ int po_Cmd_Render(int argc, char **argv) {
       case kPo_CliOpt_ClusterDomain:
       case kPo_CliOpt_IstioVersion:
       case kPo_CliOpt_IstioRootNamespace:
+      case kPo_CliOpt_Mesh:
+      case kPo_CliOpt_EnvoyApi:
         if (!po_Cli_TargetOption(c, optarg, "render", &topts, NULL)) return free(paths), kPo_Exit_Usage;
         break;
       default:
@@ -142,6 +151,7 @@ int po_Cmd_Render(int argc, char **argv) {
     fprintf(stderr, "propertyoverride render: %s\n\n%s", npaths ? "unexpected argument" : "-f is required", kUsage);
     return kPo_Exit_Usage;
   }
+  po_Cli_TargetDefaults(&topts); /* each mesh no flag named: its default release */
   po_Arena *a = po_Arena_New();
   po_CliReport r;
   po_CliInputs in;

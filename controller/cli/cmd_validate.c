@@ -10,9 +10,10 @@
 
 static const char kUsage[] =
     "usage: propertyoverride validate -f FILE|DIR|- [-f ...] [--output text|json|github] [--verbose]\n"
-    "                                [--allow-empty]\n"
+    "                                [--allow-empty] [--mesh MESH[@RELEASE]] [--envoy-api VERSION]\n"
     "       propertyoverride validate --consul-arguments FILE [--extension-name NAME]\n"
-    "                                 [--convention wire|typed]\n"
+    "                                 [--convention wire|typed] [--mesh consul@RELEASE]\n"
+    "                                 [--envoy-api VERSION]\n"
     "\n"
     "With -f: checks manifests exactly as the admission webhook does, without a cluster.\n"
     "Multi-document YAML or JSON; directories are walked recursively (*.yaml, *.yml, *.json,\n"
@@ -35,7 +36,15 @@ static const char kUsage[] =
     "  --allow-empty         exit 0 when nothing was validated (no file read, or no object of\n"
     "                        a kind checked here in the files read): for directories that may\n"
     "                        hold none\n"
-    "  --istio-version 1.N   the Istio release Service/Mesh targets run (arrays need 1.31+)\n"
+    "  --mesh MESH[@RELEASE] the release a mesh runs (repeatable, one per mesh): consul@1.22,\n"
+    "                        istio@1.30 (or 1.30.2), envoy-gateway@1.9; a bare mesh is its\n"
+    "                        newest listed release, which is also each mesh's default. Each\n"
+    "                        target is judged by the Envoy API its mesh release is built on\n"
+    "                        (`propertyoverride version` lists them); the report names it\n"
+    "  --envoy-api VERSION   judge every target by this embedded Envoy API snapshot instead\n"
+    "                        (v1.32.4, v1.37.0, v1.40.0: go-control-plane's envoy module)\n"
+    "  --istio-version 1.N   the Istio release Service/Mesh targets run (arrays need 1.31+);\n"
+    "                        also its Envoy API, as --mesh istio@1.N\n"
     "  --cluster-domain D    Kubernetes' DNS domain for Istio's service names (cluster.local)\n"
     "  --istio-root-namespace NS  Istio's root namespace, for Mesh targets (istio-system)\n"
     "  --allow-cross-namespace-from NS[,NS...]  namespaces whose PropertyOverrides may name another\n"
@@ -58,7 +67,8 @@ static const char kUsage[] =
     "judges it on a proxy's configuration. A rule kind not judged here is said as a warning\n"
     "(docs/consul-semantics.md 5a).\n"
     "\n"
-    "  --consul-arguments FILE  JSON or YAML; - for stdin\n"
+    "  --consul-arguments FILE  JSON or YAML; - for stdin (judged by Consul's release's Envoy\n"
+    "                           API: --mesh consul@1.21, or --envoy-api VERSION)\n"
     "  --extension-name NAME    the entry's name (default builtin/property-override)\n"
     "  --convention wire|typed  how values are typed before Consul decodes them. wire (default):\n"
     "                           as Consul's HTTP API delivers them (Go encoding/json: every\n"
@@ -105,6 +115,7 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
   po_CliReport r;
   po_CliReport_Init(&r, a);
   r.need_checked = true;
+  r.name_apis = true;
   r.allow_empty = allow_empty;
   po_StreamStats stats = {0};
   CheckCtx cc = {&r, topts};
@@ -126,6 +137,42 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
   return rc;
 }
 
+/* --consul-arguments: one `arguments` object through Consul's Constructor, under Consul's
+ * release's snapshot (or --envoy-api's). */
+static int validate_arguments(const char *file, const char *name, const char *convention, const po_TargetOptions *topts) {
+  po_Arena *a = po_Arena_New();
+  if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_Exit_Usage;
+  po_Status st;
+  po_Status_Clear(&st);
+  size_t len = 0;
+  char *text = po_Cli_ReadFile(file, a, &len, &st);
+  po_Value *args = text ? po_Cli_ParseDocument(file, text, len, a, &st) : NULL;
+  int rc = kPo_Exit_Usage;
+  if (!args) {
+    fprintf(stderr, "propertyoverride validate: %s\n", st.message);
+  } else {
+    po_Diagnostics *d = po_Diagnostics_New(a);
+    po_CompileOptions co = po_CompileOptions_Default();
+    /* Consul receives `arguments` through its HTTP API (encoding/json: every number float64,
+     * every array []interface {}), as the Consul target adapter and `validate -f` check them. */
+    co.convention = convention && !strcmp(convention, "typed") ? kPo_Convention_Typed : kPo_Convention_Wire;
+    co.api = po_TargetOptions_Api(topts, kPo_Mesh_Consul); /* Consul's release's, or --envoy-api */
+    po_Override *o = po_Constructor(name, args, &co, a, d);
+    /* Consul's multierror first and unchanged, then our further errors, the warnings and the
+     * hints, each in a block of its own (docs/consul-semantics.md). */
+    const char *text_out = po_Diagnostics_Text(d, a);
+    if (o) {
+      if (text_out) fputs(text_out, stderr);
+      rc = kPo_Exit_Ok;
+    } else {
+      fputs(text_out ? text_out : "invalid\n", stderr);
+      rc = kPo_Exit_Invalid;
+    }
+  }
+  po_Arena_Free(a);
+  return rc;
+}
+
 int po_Cmd_Validate(int argc, char **argv) {
   static const struct option opts[] = {{"consul-arguments", required_argument, 0, 'c'},
                                        {"extension-name", required_argument, 0, 'n'},
@@ -139,6 +186,8 @@ int po_Cmd_Validate(int argc, char **argv) {
                                        {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
                                        {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
                                        {"allow-cross-namespace-from", required_argument, 0, kPo_CliOpt_AllowCrossNamespaceFrom},
+                                       {"mesh", required_argument, 0, kPo_CliOpt_Mesh},
+                                       {"envoy-api", required_argument, 0, kPo_CliOpt_EnvoyApi},
                                        {0, 0, 0, 0}};
   const char *file = NULL, *name = NULL, *convention = NULL;
   /* the tenancy policy judged offline: nobody may name another namespace unless the flag says so */
@@ -169,6 +218,8 @@ int po_Cmd_Validate(int argc, char **argv) {
       case kPo_CliOpt_IstioVersion:
       case kPo_CliOpt_IstioRootNamespace:
       case kPo_CliOpt_AllowCrossNamespaceFrom:
+      case kPo_CliOpt_Mesh:
+      case kPo_CliOpt_EnvoyApi:
         if (!po_Cli_TargetOption(c, optarg, "validate", &topts, &tenancy)) return free(paths), kPo_Exit_Usage;
         break;
       default:
@@ -177,6 +228,7 @@ int po_Cmd_Validate(int argc, char **argv) {
     }
   }
   if (optind < argc) return free(paths), usage_error("unexpected argument");
+  po_Cli_TargetDefaults(&topts); /* each mesh no flag named: its default release */
   if (npaths && (file || name || convention)) {
     return free(paths), usage_error("-f does not go with --consul-arguments, --extension-name or --convention");
   }
@@ -192,34 +244,5 @@ int po_Cmd_Validate(int argc, char **argv) {
     return usage_error("--convention must be wire or typed");
   }
 
-  po_Arena *a = po_Arena_New();
-  if (!a) return fprintf(stderr, "propertyoverride validate: out of memory\n"), kPo_Exit_Usage;
-  po_Status st;
-  po_Status_Clear(&st);
-  size_t len = 0;
-  char *text = po_Cli_ReadFile(file, a, &len, &st);
-  po_Value *args = text ? po_Cli_ParseDocument(file, text, len, a, &st) : NULL;
-  int rc = kPo_Exit_Usage;
-  if (!args) {
-    fprintf(stderr, "propertyoverride validate: %s\n", st.message);
-  } else {
-    po_Diagnostics *d = po_Diagnostics_New(a);
-    po_CompileOptions co = po_CompileOptions_Default();
-    /* Consul receives `arguments` through its HTTP API (encoding/json: every number float64,
-     * every array []interface {}), as the Consul target adapter and `validate -f` check them. */
-    co.convention = convention && !strcmp(convention, "typed") ? kPo_Convention_Typed : kPo_Convention_Wire;
-    po_Override *o = po_Constructor(name, args, &co, a, d);
-    /* Consul's multierror first and unchanged, then our further errors, the warnings and the
-     * hints, each in a block of its own (docs/consul-semantics.md). */
-    const char *text_out = po_Diagnostics_Text(d, a);
-    if (o) {
-      if (text_out) fputs(text_out, stderr);
-      rc = kPo_Exit_Ok;
-    } else {
-      fputs(text_out ? text_out : "invalid\n", stderr);
-      rc = kPo_Exit_Invalid;
-    }
-  }
-  po_Arena_Free(a);
-  return rc;
+  return validate_arguments(file, name, convention, &topts);
 }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gitops.h"
 
 static const char kUsage[] =
     "usage: propertyoverride completion bash|zsh\n"
@@ -15,8 +16,11 @@ static const char kUsage[] =
 
 /* The word lists both scripts use. */
 #define PO_COMMANDS "validate render explain patch preview controller completion version help"
-#define PO_VALIDATE_OPTS "-f --filename -o --output -v --verbose --allow-empty --consul-arguments --extension-name --convention --help"
-#define PO_RENDER_OPTS "-f --filename -v --verbose --help"
+#define PO_API_OPTS "--mesh --envoy-api --istio-version"
+#define PO_VALIDATE_OPTS \
+  "-f --filename -o --output -v --verbose --allow-empty --consul-arguments --extension-name --convention " PO_API_OPTS " --help"
+#define PO_RENDER_OPTS "-f --filename -v --verbose " PO_API_OPTS " --help"
+#define PO_PATCH_OPTS "--message --input --patches --debug --rules --mesh --envoy-api --help"
 #define PO_PREVIEW_OPTS \
   "-f --filename --config-dump --envoy-admin --mesh --datacenter --istio-version --timeout -o --output -v --verbose --help"
 #define PO_RESOURCES "cluster cluster-load-assignment route listener"
@@ -43,7 +47,11 @@ static const char kBash[] =
     "      else COMPREPLY=($(compgen -W \"text json github\" -- \"$cur\")); fi\n"
     "      return 0 ;;\n"
     "    --mesh)\n"
-    "      COMPREPLY=($(compgen -W \"consul istio\" -- \"$cur\"))\n"
+    "      if [ \"$cmd\" = preview ]; then COMPREPLY=($(compgen -W \"consul istio\" -- \"$cur\"));\n"
+    "      else COMPREPLY=($(compgen -W \"@MESHES@\" -- \"$cur\")); fi\n"
+    "      return 0 ;;\n"
+    "    --envoy-api)\n"
+    "      COMPREPLY=($(compgen -W \"@APIS@\" -- \"$cur\"))\n"
     "      return 0 ;;\n"
     "    --envoy-admin)\n"
     "      COMPREPLY=($(compgen -W \"http://127.0.0.1:19000 http://127.0.0.1:15000\" -- \"$cur\"))\n"
@@ -53,7 +61,8 @@ static const char kBash[] =
     "    validate) COMPREPLY=($(compgen -W \"" PO_VALIDATE_OPTS "\" -- \"$cur\")) ;;\n"
     "    render) COMPREPLY=($(compgen -W \"" PO_RENDER_OPTS "\" -- \"$cur\")) ;;\n"
     "    preview) COMPREPLY=($(compgen -W \"" PO_PREVIEW_OPTS "\" -- \"$cur\")) ;;\n"
-    "    explain) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"" PO_RESOURCES " --help\" -- \"$cur\")) ;;\n"
+    "    patch) COMPREPLY=($(compgen -W \"" PO_PATCH_OPTS "\" -- \"$cur\")) ;;\n"
+    "    explain) COMPREPLY=($(compgen -W \"" PO_RESOURCES " --mesh --envoy-api --help\" -- \"$cur\")) ;;\n"
     "    completion) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
     "    *) COMPREPLY=($(compgen -W \"--help\" -- \"$cur\")) ;;\n"
     "  esac\n"
@@ -87,10 +96,19 @@ static const char kZsh[] =
     "        {-o,--output}'[output format]:format:(text json github)' \\\n"
     "        {-v,--verbose}'[full field lists]' '--allow-empty[exit 0 when nothing was validated]' \\\n"
     "        '--consul-arguments[a Consul arguments file]:file:_files' \\\n"
-    "        '--extension-name[the extension name]:name:' '--convention[how values are typed]:convention:(wire typed)' '--help[usage]' ;;\n"
+    "        '--extension-name[the extension name]:name:' '--convention[how values are typed]:convention:(wire typed)' \\\n"
+    "        '*--mesh[a mesh release]:mesh:(@MESHES@)' '--envoy-api[an Envoy API snapshot]:version:(@APIS@)' \\\n"
+    "        '--istio-version[the Istio release of Istio targets]:release:' '--help[usage]' ;;\n"
     "    render)\n"
     "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
+    "        '*--mesh[a mesh release]:mesh:(@MESHES@)' '--envoy-api[an Envoy API snapshot]:version:(@APIS@)' \\\n"
+    "        '--istio-version[the Istio release of Istio targets]:release:' \\\n"
     "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"
+    "    patch)\n"
+    "      _arguments '--message[the message type]:name:' '--input[the message as JSON]:file:_files' \\\n"
+    "        '--patches[a JSON array of patches]:file:_files' '--debug[every field in errors]' \\\n"
+    "        '--rules[judge Envoy rules]' '--mesh[a mesh release]:mesh:(@MESHES@)' \\\n"
+    "        '--envoy-api[an Envoy API snapshot]:version:(@APIS@)' '--help[usage]' ;;\n"
     "    preview)\n"
     "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
     "        '--config-dump[Envoy /config_dump output]:file:_files' \\\n"
@@ -99,7 +117,9 @@ static const char kZsh[] =
     "        '--istio-version[the Istio release of Istio targets]:release:' \\\n"
     "        '--timeout[seconds for --envoy-admin]:seconds:' {-o,--output}'[output format]:format:(text json)' \\\n"
     "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"
-    "    explain) (( CURRENT == 3 )) && compadd -- " PO_RESOURCES " ;;\n"
+    "    explain)\n"
+    "      _arguments '--mesh[a mesh release]:mesh:(@MESHES@)' '--envoy-api[an Envoy API snapshot]:version:(@APIS@)' \\\n"
+    "        '1:resource:(" PO_RESOURCES ")' ;;\n"
     "    completion) (( CURRENT == 3 )) && compadd -- bash zsh ;;\n"
     "  esac\n"
     "}\n"
@@ -109,9 +129,35 @@ static const char kZsh[] =
     "  compdef _propertyoverride propertyoverride\n"
     "fi\n";
 
+/* The script with @MESHES@ (every mesh and MESH@RELEASE of the mesh table) and @APIS@ (every
+ * embedded snapshot) filled in from the tables themselves, so the words never drift from them. */
+static int put_script(const char *script, FILE *out) {
+  for (const char *p = script; *p;) {
+    const char *at = strchr(p, '@');
+    bool meshes = at && !strncmp(at, "@MESHES@", 8), apis = at && !strncmp(at, "@APIS@", 6);
+    size_t n = at ? (size_t)(at - p) + (meshes || apis ? 0 : 1) : strlen(p);
+    fwrite(p, 1, n, out);
+    p += n;
+    if (meshes) {
+      for (size_t m = 0; m < po_Mesh_Count(); m++) {
+        const po_MeshOps *ops = po_Mesh_At(m);
+        fprintf(out, "%s%s", m ? " " : "", po_Mesh_Name(ops->mesh));
+        for (size_t r = 0; ops->releases && r < ops->releases->count; r++) {
+          fprintf(out, " %s@%s", po_Mesh_Name(ops->mesh), ops->releases->rows[r].release);
+        }
+      }
+      p += 8;
+    } else if (apis) {
+      for (size_t i = 0; i < po_EnvoyApi_Count(); i++) fprintf(out, "%s%s", i ? " " : "", po_EnvoyApi_Version(po_EnvoyApi_At(i)));
+      p += 6;
+    }
+  }
+  return po_Cli_Flush(out, "completion", "the script") ? kPo_Exit_Ok : kPo_Exit_Usage;
+}
+
 int po_Cmd_Completion(int argc, char **argv) {
-  if (argc == 2 && !strcmp(argv[1], "bash")) return fputs(kBash, stdout), kPo_Exit_Ok;
-  if (argc == 2 && !strcmp(argv[1], "zsh")) return fputs(kZsh, stdout), kPo_Exit_Ok;
+  if (argc == 2 && !strcmp(argv[1], "bash")) return put_script(kBash, stdout);
+  if (argc == 2 && !strcmp(argv[1], "zsh")) return put_script(kZsh, stdout);
   if (argc == 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return fputs(kUsage, stdout), kPo_Exit_Ok;
   fprintf(stderr, "propertyoverride completion: bash or zsh expected\n\n%s", kUsage);
   return kPo_Exit_Usage;

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "po/engine.h"
+#include "po/meshes/mesh.h"
 #include "po/targets/override.h"
 #include "po/targets/tenancy.h"
 
@@ -111,6 +112,13 @@ struct po_CliReport {
    * for render and preview, whose inputs say so otherwise */
   bool need_checked;
   bool allow_empty;         /* validate --allow-empty: nothing read or checked is not an error */
+  /* Which Envoy API snapshot judged the objects of each mesh (indexed by po_Mesh), recorded by
+   * po_Cli_CheckObject: the release and snapshot, and how many objects. validate names them
+   * (name_apis): a text line before the summary, a ::notice, a JSON member. */
+  const po_MeshRelease *judged_release[kPo_MeshSlots];
+  const po_EnvoyApi *judged_api[kPo_MeshSlots];
+  size_t judged[kPo_MeshSlots];
+  bool name_apis;
 };
 
 typedef enum { kPo_OutputFormat_Text = 0, kPo_OutputFormat_Json, kPo_OutputFormat_Github } po_OutputFormat;
@@ -151,12 +159,41 @@ const char *po_Cli_Shown(const char *s, po_Arena *a);
 bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_Arena *a, po_CliReport *r,
                         po_CompiledOverride *compiled);
 /* The mesh options flags of validate and render (--cluster-domain, --istio-version,
- * --istio-root-namespace), as getopt_long codes kPo_CliOpt_ClusterDomain..; returns false with a
- * message on stderr when the value is bad. */
-enum { kPo_CliOpt_ClusterDomain = 1000, kPo_CliOpt_IstioVersion, kPo_CliOpt_IstioRootNamespace, kPo_CliOpt_AllowCrossNamespaceFrom };
+ * --istio-root-namespace, --mesh MESH[@RELEASE], --envoy-api VERSION), as getopt_long codes
+ * kPo_CliOpt_ClusterDomain..; returns false with a message on stderr when the value is bad.
+ * --mesh sets that mesh's release (repeatable, one per mesh; istio@1.N is --istio-version 1.N
+ * too, and the two must agree), --envoy-api the snapshot every mesh is judged by; --istio-version
+ * 1.N chooses Istio's release row too (a release the table does not list: the nearest listed). */
+enum {
+  kPo_CliOpt_ClusterDomain = 1000,
+  kPo_CliOpt_IstioVersion,
+  kPo_CliOpt_IstioRootNamespace,
+  kPo_CliOpt_AllowCrossNamespaceFrom,
+  kPo_CliOpt_Mesh,
+  kPo_CliOpt_EnvoyApi,
+};
 /* `tenancy` takes --allow-cross-namespace-from (validate: the controller's flag of the same name,
  * so CI judges a platform team's targetRef.namespace as the cluster will; default nobody). */
 bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_TargetOptions *opts, po_Tenancy *tenancy);
+/* After the flags: every mesh none named gets its default release (po_Mesh_FillReleases). */
+void po_Cli_TargetDefaults(po_TargetOptions *opts);
+
+/* The one Envoy API snapshot of patch and explain (no targets): --envoy-api VERSION, else
+ * --mesh MESH[@RELEASE]'s release's, else the default. */
+typedef struct {
+  const po_EnvoyApi *api;        /* --envoy-api, or NULL */
+  const po_MeshOps *mesh;        /* --mesh, or NULL */
+  const po_MeshRelease *release;
+} po_CliApiChoice;
+/* One of those two flags (kPo_CliOpt_Mesh, kPo_CliOpt_EnvoyApi) into *c; false with the reason on
+ * stderr ("propertyoverride CMD: --mesh 'kuma': unknown mesh ..."). */
+bool po_Cli_ApiOption(int code, const char *value, const char *cmd, po_CliApiChoice *c);
+const po_EnvoyApi *po_CliApiChoice_Api(const po_CliApiChoice *c);
+/* "v1.32.4, v1.37.0, v1.40.0": every embedded snapshot, into buf. */
+const char *po_Cli_EnvoyApis(char *buf, size_t len);
+/* `version`: each embedded snapshot on a line of its own, "  go-control-plane envoy v1.37.0:
+ * istio@1.28, ..., envoy-gateway@1.9", the default and the newest marked. */
+void po_Cli_PrintEnvoyApis(FILE *out);
 
 /* ---- YAML output (yaml_emit.c) ---- */
 

@@ -114,11 +114,17 @@ static bool looks_like_json(const char *text, size_t len) {
 
 typedef struct {
   size_t count, valid, invalid, skipped, unreadable;
+  size_t judged[kPo_MeshSlots];
 } Mark;
 
-static Mark mark_of(const po_CliReport *r) { return (Mark){r->count, r->valid, r->invalid, r->skipped, r->unreadable}; }
+static Mark mark_of(const po_CliReport *r) {
+  Mark m = {r->count, r->valid, r->invalid, r->skipped, r->unreadable, {0}};
+  memcpy(m.judged, r->judged, sizeof m.judged);
+  return m;
+}
 
 static void roll_back(po_CliReport *r, Mark m) {
+  memcpy(r->judged, m.judged, sizeof m.judged);
   r->count = m.count;
   r->valid = m.valid;
   r->invalid = m.invalid;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gitops.h"
 
 #ifndef PO_VERSION
 #define PO_VERSION "dev"
@@ -27,7 +28,8 @@ static const char kUsage[] =
     "  preview    show what overrides would change in a proxy's Envoy /config_dump\n"
     "  controller run the controller and its admission webhook against a Kubernetes API\n"
     "  completion print a bash or zsh completion script\n"
-    "  version    print the version and the Envoy API snapshot it validates against\n"
+    "  version    print the version, the embedded Envoy API snapshots and the mesh releases\n"
+    "             each judges\n"
     "\n"
     "Run `%s COMMAND --help` for a command's options.\n";
 
@@ -84,7 +86,9 @@ int main(int argc, char **argv) {
     /* The snapshot is what "valid" means here: a field newer Envoy has is unknown to it. */
     printf("propertyoverride %s\nEnvoy API: %s; the package records no Envoy API revision\n", PO_VERSION,
            po_EnvoyApi_Snapshot());
-    return kPo_Exit_Ok;
+    /* which snapshot judges which mesh release (--mesh MESH@RELEASE, --envoy-api VERSION) */
+    po_Cli_PrintEnvoyApis(stdout);
+    return po_Cli_Flush(stdout, "version", "the version") ? kPo_Exit_Ok : kPo_Exit_Usage;
   }
   if (!strcmp(cmd, "help") || !strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
     printf(kUsage, self, self);

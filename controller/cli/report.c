@@ -321,6 +321,48 @@ static json_object *jstr(po_Arena *a, const char *s) { return json_object_new_st
 static json_object *str_or_null(po_Arena *a, const char *s) { return s ? jstr(a, s) : NULL; }
 static json_object *int_or_null(int i, int none) { return i == none ? NULL : json_object_new_int(i); }
 
+/* "go-control-plane envoy v1.32.4 (consul@1.22); go-control-plane envoy v1.37.0 (istio@1.31,
+ * envoy-gateway@1.9)": each snapshot that judged objects, with the mesh releases it judged them
+ * for, in the mesh table's order; written straight to `out` (nothing allocated: a report of an
+ * out-of-memory run must not lose it). False when no object was judged. */
+static bool print_judged(const po_CliReport *r, const char *prefix, FILE *out) {
+  bool done[kPo_MeshSlots] = {false}, any = false;
+  for (size_t m = 0; m < kPo_MeshSlots; m++) {
+    if (!r->judged[m] || done[m]) continue;
+    fputs(any ? "; " : prefix, out);
+    fprintf(out, "%s (", po_EnvoyApi_Name(r->judged_api[m]));
+    for (size_t k = m, first = 1; k < kPo_MeshSlots; k++) {
+      if (!r->judged[k] || r->judged_api[k] != r->judged_api[m]) continue;
+      const po_MeshRelease *rel = r->judged_release[k];
+      fprintf(out, "%s%s@%s%s", first ? "" : ", ", po_Mesh_Name((po_Mesh)k), rel ? rel->release : "?",
+              rel && r->judged_api[k] != po_MeshRelease_Api(rel) ? " via --envoy-api" : "");
+      done[k] = true;
+      first = 0;
+    }
+    fputc(')', out);
+    any = true;
+  }
+  if (any) fputc('\n', out);
+  return any;
+}
+
+static json_object *judged_json(const po_CliReport *r) {
+  json_object *list = json_object_new_array();
+  for (size_t m = 0; m < kPo_MeshSlots; m++) {
+    if (!r->judged[m]) continue;
+    json_object *j = json_object_new_object();
+    const po_MeshRelease *rel = r->judged_release[m];
+    json_object_object_add(j, "mesh", json_object_new_string(po_Mesh_Name((po_Mesh)m)));
+    json_object_object_add(j, "release", rel ? json_object_new_string(rel->release) : NULL);
+    json_object_object_add(j, "envoy_api", json_object_new_string(po_EnvoyApi_Version(r->judged_api[m])));
+    json_object_object_add(j, "envoy_api_name", json_object_new_string(po_EnvoyApi_Name(r->judged_api[m])));
+    json_object_object_add(j, "envoy_api_named", json_object_new_boolean(rel && r->judged_api[m] != po_MeshRelease_Api(rel)));
+    json_object_object_add(j, "objects", json_object_new_int64((int64_t)r->judged[m]));
+    json_object_array_add(list, j);
+  }
+  return list;
+}
+
 static void print_json(const po_CliReport *r, FILE *out) {
   json_object *root = json_object_new_object(), *sum = json_object_new_object(), *list = json_object_new_array();
   json_object_object_add(sum, "valid", json_object_new_int64((int64_t)r->valid));
@@ -330,6 +372,8 @@ static void print_json(const po_CliReport *r, FILE *out) {
   json_object_object_add(sum, "not_read", json_object_new_int64((int64_t)r->not_read_count));
   json_object_object_add(sum, "files_read", json_object_new_int64((int64_t)r->files_read));
   json_object_object_add(root, "summary", sum);
+  /* which Envoy API snapshot judged the objects of each mesh: per mesh release */
+  if (r->name_apis) json_object_object_add(root, "envoy_api", judged_json(r));
   json_object *nr = json_object_new_array();
   for (size_t i = 0; i < r->not_read_count; i++) {
     json_object *j = json_object_new_object();
@@ -397,6 +441,7 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
     }
     fputc('\n', out);
   }
+  if (r->name_apis) print_judged(r, format == kPo_OutputFormat_Github ? "::notice title=Envoy API::" : "Envoy API: ", out);
   fprintf(out, "%zu valid, %zu invalid, %zu skipped", r->valid, r->invalid, r->skipped);
   if (r->unreadable) fprintf(out, ", %zu unreadable", r->unreadable);
   if (r->not_read_count) fprintf(out, "; %zu %s not read", r->not_read_count, r->not_read_count == 1 ? "entry" : "entries");

@@ -31,8 +31,8 @@ void po_Arena_NoteOutOfMemory_(po_Arena *a) {
 
 bool po_Engine_OutOfMemory(const po_Arena *a) {
   if (a && (a->noted_oom || (a->alloc_failed && *a->alloc_failed))) return true;
-  const po_Schema *s = po_Schema_Get(NULL);
-  return !s || po_Schema_OutOfMemory(s);
+  /* and every snapshot the engine asked for: one that did not load, or ran out while loading on demand */
+  return po_EnvoyApi_AnyOutOfMemory_();
 }
 
 po_Arena *po_Arena_NewOwnTrack_(upb_alloc_func *func) {

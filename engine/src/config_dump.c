@@ -58,10 +58,8 @@ static const upb_Array *list(const upb_Message *m, const upb_MessageDef *d, cons
 
 /* upb's decode of a message's bytes (an Any's value), aliasing its strings; NULL with st set,
  * upb's status in words (a number says nothing to whoever took the dump). */
-static upb_Message *decode_bytes(const upb_MessageDef *def, upb_StringView v, const char *where, po_Arena *a,
-                                 po_Status *st) {
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return NULL;
+static upb_Message *decode_bytes(const po_Schema *s, const upb_MessageDef *def, upb_StringView v, const char *where,
+                                 po_Arena *a, po_Status *st) {
   upb_Message *m = upb_Message_New(def, po_Arena_Upb(a));
   if (!m) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
   upb_DecodeStatus ds = upb_Decode(v.data, v.size, m, upb_MessageDef_MiniTable(def),
@@ -81,10 +79,8 @@ static upb_Message *decode_bytes(const upb_MessageDef *def, upb_StringView v, co
 
 /* An Any unpacked into a message of the pool; NULL with st set when its type is unknown or its
  * bytes do not decode. `where` names the place for the error. */
-static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, const upb_MessageDef **def,
-                           const char *where, po_Arena *a, po_Status *st) {
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return NULL;
+static upb_Message *unpack(const po_Schema *s, const upb_Message *any, const upb_MessageDef *anyd,
+                           const upb_MessageDef **def, const char *where, po_Arena *a, po_Status *st) {
   upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
   upb_StringView val = upb_Message_Get(any, field(anyd, "value")).str_val;
   size_t from = url.size; /* the type name is what follows the URL's last '/' */
@@ -99,7 +95,7 @@ static upb_Message *unpack(const upb_Message *any, const upb_MessageDef *anyd, c
   }
   /* The Any's bytes live in this arena as long as the message: its strings (the nested Anys'
    * bytes above all) are aliased, not copied, which halves what a dump costs in memory. */
-  return decode_bytes(*def, val, where, a, st);
+  return decode_bytes(s, *def, val, where, a, st);
 }
 
 /* The resources' array, malloc'd and grown by realloc (large blocks grow in place, by mremap),
@@ -117,6 +113,7 @@ typedef struct {
   size_t cap;
   po_Arena *a;
   po_Status *st;
+  const po_Schema *s; /* the snapshot's schema every piece is decoded with */
   size_t configs;   /* configs[] entries met */
   size_t other_cap; /* out->other_configs' room */
   size_t budget;    /* what one piece's decode may take: max(4x the dump, kMinPieceBudget) */
@@ -180,6 +177,7 @@ static bool within_budget(Reader *r, const Budget *b, const char *where) {
  * arena (aliased when a per-type dump was decoded whole, copied out of the piece's scratch arena
  * when it was streamed: binary, about half the JSON text it came from). */
 struct po_DumpPending {
+  const po_Schema *s;
   const upb_MessageDef *def;
   upb_StringView bytes;
   po_Arena *arena;
@@ -189,11 +187,11 @@ po_Message *po_DumpResource_DecodeIn(const po_DumpResource *r, po_Arena *a, po_S
   if (r->message && r->message->arena == a) return r->message;
   struct po_DumpPending *p = r->pending;
   if (!p) return po_Status_Set(st, kPo_Status_Invalid, "%s: no resource", r->where ? r->where : "dump"), NULL;
-  upb_Message *m = decode_bytes(p->def, p->bytes, r->where, a, st);
+  upb_Message *m = decode_bytes(p->s, p->def, p->bytes, r->where, a, st);
   po_Message *pm = m ? po_Arena_Malloc(a, sizeof *pm) : NULL;
   if (m && !pm) po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
   if (!pm) return NULL;
-  *pm = (po_Message){p->def, m, a};
+  *pm = (po_Message){p->def, m, a, p->s};
   return pm;
 }
 
@@ -211,7 +209,8 @@ po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *st) {
  * skipping every other top-level field as an unknown one without descending into it. The
  * scratch arena holds those unknown bytes and is freed at once. NULL when field 1 is not the
  * name (a schema that differs): the caller then decodes the resource. */
-static const char *name_of(const upb_MessageDef *def, const char *name_field, upb_StringView v, po_Arena *a) {
+static const char *name_of(const po_Schema *s, const upb_MessageDef *def, const char *name_field, upb_StringView v,
+                           po_Arena *a) {
   const upb_FieldDef *f1 = upb_MessageDef_FindFieldByNumber(def, 1);
   if (!f1 || strcmp(upb_FieldDef_Name(f1), name_field) || upb_FieldDef_CType(f1) != kUpb_CType_String ||
       upb_FieldDef_IsRepeated(f1)) {
@@ -219,11 +218,10 @@ static const char *name_of(const upb_MessageDef *def, const char *name_field, up
   }
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_Engine_Schema(&st);
-  const upb_MessageDef *sv = s ? po_Schema_FindMessage(s, "google.protobuf.StringValue") : NULL;
+  const upb_MessageDef *sv = po_Schema_FindMessage(s, "google.protobuf.StringValue");
   po_Arena *scratch = sv ? po_Arena_New() : NULL;
   if (!scratch) return po_Arena_NoteOutOfMemory_(a), NULL;
-  upb_Message *m = decode_bytes(sv, v, "", scratch, &st);
+  upb_Message *m = decode_bytes(s, sv, v, "", scratch, &st);
   const char *name = m ? string_of(m, sv, "value", a) : NULL;
   po_Arena_FreeInto(scratch, a);
   return name;
@@ -231,8 +229,7 @@ static const char *name_of(const upb_MessageDef *def, const char *name_field, up
 
 static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, po_DumpState state,
                  const char *version, const char *where, bool streamed) {
-  const po_Schema *s = po_Engine_Schema(r->st);
-  if (!s) return false;
+  const po_Schema *s = r->s;
   upb_StringView url = upb_Message_Get(any, field(anyd, "type_url")).str_val;
   upb_StringView val = upb_Message_Get(any, field(anyd, "value")).str_val;
   size_t from = url.size; /* the type name is what follows the URL's last '/' */
@@ -276,7 +273,7 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   }
   struct po_DumpPending *p = po_Arena_Malloc(r->a, sizeof *p);
   if (!p) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
-  *p = (struct po_DumpPending){.def = def, .bytes = val, .arena = r->a};
+  *p = (struct po_DumpPending){.s = s, .def = def, .bytes = val, .arena = r->a};
   if (streamed && val.size) { /* the piece's scratch arena goes after it: the bytes are copied */
     char *copy = po_Arena_Malloc(r->a, val.size);
     if (!copy) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
@@ -297,11 +294,11 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
    * inside it; a streamed one is decoded by po_Mesh_Classify when it asks, and freed), or a
    * resource whose name the shortcut cannot read (decoded from the bytes at hand). Any other
    * waits for a patch to match it. */
-  res->name = t == kPo_ResourceType_Route && !streamed ? NULL : name_of(def, name_field, val, r->a);
+  res->name = t == kPo_ResourceType_Route && !streamed ? NULL : name_of(s, def, name_field, val, r->a);
   if (!res->name && streamed) {
     po_Arena *scratch = po_Arena_New();
     if (!scratch) return po_Arena_NoteOutOfMemory_(r->a), po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
-    upb_Message *m = decode_bytes(def, val, res->where, scratch, r->st);
+    upb_Message *m = decode_bytes(s, def, val, res->where, scratch, r->st);
     res->name = m ? string_of(m, def, name_field, r->a) : NULL;
     po_Arena_FreeInto(scratch, r->a);
     if (!m) return false;
@@ -715,8 +712,7 @@ static upb_Message *decode_piece(const po_Schema *s, const upb_MessageDef *def, 
  * member of a `def`: what the scan does not stream is still upb's to judge. */
 static upb_Message *member(Stream *x, const upb_MessageDef *def, size_t k, size_t vend, const char *where, po_Arena *a,
                            Budget *b) {
-  const po_Schema *s = po_Engine_Schema(x->r->st);
-  if (!s) return NULL;
+  const po_Schema *s = x->r->s;
   char *obj = po_Arena_Malloc(a, vend - k + 3);
   if (!obj && !within_budget(x->r, b, where ? where : "the dump's top level")) return NULL;
   if (!obj) return po_Status_Set(x->r->st, kPo_Status_NoMemory, "out of memory"), NULL;
@@ -770,8 +766,7 @@ static const upb_Message *entry_any(const upb_Message *e, const upb_MessageDef *
 static bool stream_entry(Stream *x, const ListSpec *ls, const upb_MessageDef *ed, size_t from, size_t to, int config,
                          size_t index) {
   Reader *r = x->r;
-  const po_Schema *s = po_Engine_Schema(r->st);
-  if (!s) return false;
+  const po_Schema *s = r->s;
   Budget b;
   po_Arena *scratch = piece_arena(r, &b);
   if (!scratch) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), false;
@@ -923,8 +918,7 @@ static const char *const kStreamed[] = {"envoy.admin.v3.ClustersConfigDump", "en
 /* configs[i]: a per-type dump streamed member by member; anything else decoded whole. */
 static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
   Reader *r = x->r;
-  const po_Schema *s = po_Engine_Schema(r->st);
-  if (!s) return false;
+  const po_Schema *s = r->s;
   Config c = {.index = index};
   Scan sc = {x->text, to, from, NULL, 0};
   if (x->text[from] == '{' && !members(x, &sc, find_type, &c)) return false;
@@ -988,7 +982,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
       po_Arena_FreeInto(scratch, r->a);
       continue;
     }
-    upb_Message *d = unpack(any, anyd, &dd, where, in, r->st);
+    upb_Message *d = unpack(r->s, any, anyd, &dd, where, in, r->st);
     ok = d && one_config(r, d, dd, index);
     po_Arena_FreeInto(scratch, r->a);
     if (!ok) return false;
@@ -1020,7 +1014,7 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
       size_t index = x->r->configs++;
       char where[64];
       snprintf(where, sizeof where, "configs[%zu]", index);
-      upb_Message *one = unpack(upb_Array_Get(configs, i).msg_val, anyd, &dd, where, x->r->a, x->r->st);
+      upb_Message *one = unpack(x->r->s, upb_Array_Get(configs, i).msg_val, anyd, &dd, where, x->r->a, x->r->st);
       if (!one || !one_config(x->r, one, dd, index)) return false;
     }
     return true;
@@ -1045,13 +1039,15 @@ static bool top_member(Stream *x, void *ctx, size_t k, size_t kend, size_t v, si
   }
 }
 
-bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *st) {
+bool po_ConfigDump_ParseJson(const po_EnvoyApi *api, const char *json, size_t len, po_Arena *a, po_ConfigDump *out,
+                             po_Status *st) {
   memset(out, 0, sizeof *out);
-  const po_Schema *s = po_Engine_Schema(st);
+  out->api = po_EnvoyApi_Or_(api);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
   if (!s) return false;
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
   if (!cd) return po_Status_Set(st, kPo_Status_NotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
-  Reader r = {out, NULL, 0, a, st, 0, 0, len > SIZE_MAX / 4 ? SIZE_MAX : len * 4};
+  Reader r = {out, NULL, 0, a, st, s, 0, 0, len > SIZE_MAX / 4 ? SIZE_MAX : len * 4};
   if (r.budget < (size_t)kMinPieceBudget) r.budget = kMinPieceBudget;
   Stream x = {&r, json, len};
   Scan sc = {json, len, 0, NULL, 0};

@@ -185,8 +185,8 @@ static const upb_FieldDef *target(const po_Schema *s, const upb_MessageDef *m, c
   return po_Path_Resolve(s, m, path, a, &r) ? po_Resolved_Target(&r) : NULL;
 }
 
-void po_Arguments_Friendly(po_Arguments *args, po_Arena *a) {
-  const po_Schema *s = po_Engine_Schema(NULL);
+void po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a) {
+  const po_Schema *s = po_EnvoyApi_Schema_(api, NULL);
   if (!s) return;
   for (size_t i = 0; i < args->patch_count; i++) {
     po_Patch *p = &args->patches[i];

@@ -82,6 +82,7 @@ struct po_Message {
   const upb_MessageDef *def;
   upb_Message *msg;
   po_Arena *arena;
+  const po_Schema *schema; /* the snapshot's schema `def` is of (its pool, its name tables) */
 };
 
 /* Appends an entry the caller knows is not in the map yet (po_Value_MapPut checks, in linear
@@ -101,8 +102,14 @@ bool po_YamlTag_String(const char *tag, const char *s, size_t len, po_Arena *a, 
  * (Go nil). decode.c; the wire verdict of a compile (override.c) uses it too. */
 const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 
-/* The process-wide schema; NULL (and status filled) when it did not load. */
-const po_Schema *po_Engine_Schema(po_Status *status);
+/* The snapshot `api` names (NULL: po_EnvoyApi_Default()), envoy_api.c. */
+const po_EnvoyApi *po_EnvoyApi_Or_(const po_EnvoyApi *api);
+/* Its process-wide schema, loaded on first use; NULL (and status filled) when it did not load. */
+const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Status *status);
+/* The snapshot whose schema `s` is (po_Schema_Version); NULL for a schema from po_Schema_New. */
+const po_EnvoyApi *po_EnvoyApi_OfSchema_(const po_Schema *s);
+/* A snapshot's schema failed to load or ran out of memory (po_Engine_OutOfMemory). */
+bool po_EnvoyApi_AnyOutOfMemory_(void);
 
 
 #endif

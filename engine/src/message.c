@@ -3,44 +3,48 @@
 
 #include "internal.h"
 
-const po_Schema *po_Engine_Schema(po_Status *status) { return po_Schema_Get(status); }
-
-static const upb_MessageDef *lookup(const char *full_name, po_Status *st) {
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return NULL;
-  const upb_MessageDef *m = po_Schema_FindMessage(s, full_name);
-  if (!m) po_Status_Set(st, kPo_Status_NotFound, "unknown message type '%s': not in the Envoy v3 schema", full_name ? full_name : "");
+static const upb_MessageDef *lookup(const po_EnvoyApi *api, const char *full_name, const po_Schema **s,
+                                    po_Status *st) {
+  *s = po_EnvoyApi_Schema_(api, st);
+  if (!*s) return NULL;
+  const upb_MessageDef *m = po_Schema_FindMessage(*s, full_name);
+  if (!m) {
+    po_Status_Set(st, kPo_Status_NotFound, "unknown message type '%s': not in the Envoy v3 schema (%s)",
+                  full_name ? full_name : "", po_EnvoyApi_Name(api));
+  }
   return m;
 }
 
-static po_Message *wrap(const upb_MessageDef *def, upb_Message *msg, po_Arena *a, po_Status *st) {
+static po_Message *wrap(const po_Schema *s, const upb_MessageDef *def, upb_Message *msg, po_Arena *a, po_Status *st) {
   po_Message *m = po_Arena_Malloc(a, sizeof *m);
   if (!m) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
-  m->def = def;
-  m->msg = msg;
-  m->arena = a;
+  *m = (po_Message){.def = def, .msg = msg, .arena = a, .schema = s};
   return m;
 }
 
-po_Message *po_Message_ParseJson(const char *full_name, const char *json, size_t len, po_Arena *a,
-                                 po_Status *st) {
-  const upb_MessageDef *def = lookup(full_name, st);
+po_Message *po_Message_ParseJson(const po_EnvoyApi *api, const char *full_name, const char *json, size_t len,
+                                 po_Arena *a, po_Status *st) {
+  const po_Schema *s;
+  const upb_MessageDef *def = lookup(api, full_name, &s, st);
   if (!def) return NULL;
-  upb_Message *msg = po_Json_Decode(po_Engine_Schema(NULL), def, json, len, po_Arena_Upb(a), st);
-  return msg ? wrap(def, msg, a, st) : NULL;
+  upb_Message *msg = po_Json_Decode(s, def, json, len, po_Arena_Upb(a), st);
+  return msg ? wrap(s, def, msg, a, st) : NULL;
 }
 
-po_Message *po_Message_New(const char *full_name, po_Arena *a, po_Status *st) {
-  const upb_MessageDef *def = lookup(full_name, st);
+po_Message *po_Message_New(const po_EnvoyApi *api, const char *full_name, po_Arena *a, po_Status *st) {
+  const po_Schema *s;
+  const upb_MessageDef *def = lookup(api, full_name, &s, st);
   if (!def) return NULL;
   upb_Message *msg = upb_Message_New(def, po_Arena_Upb(a));
   if (!msg) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;
-  return wrap(def, msg, a, st);
+  return wrap(s, def, msg, a, st);
 }
 
 char *po_Message_ToJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *st) {
-  return po_Json_Encode(po_Engine_Schema(NULL), m->def, m->msg, po_Arena_Upb(a), len, st);
+  return po_Json_Encode(m->schema, m->def, m->msg, po_Arena_Upb(a), len, st);
 }
+
+const po_EnvoyApi *po_Message_Api(const po_Message *m) { return po_EnvoyApi_OfSchema_(m->schema); }
 
 const char *po_Message_FullName(const po_Message *m) { return upb_MessageDef_FullName(m->def); }
 
@@ -51,7 +55,7 @@ po_Message *po_Message_InlineLoadAssignment(po_Message *m, po_Arena *a, const ch
   upb_Message *sub = upb_Message_Mutable(m->msg, f, po_Arena_Upb(m->arena)).msg;
   po_Message *pm = sub ? po_Arena_Malloc(a, sizeof *pm) : NULL;
   if (!pm) return NULL;
-  *pm = (po_Message){upb_FieldDef_MessageSubDef(f), sub, m->arena};
+  *pm = (po_Message){upb_FieldDef_MessageSubDef(f), sub, m->arena, m->schema};
   const upb_FieldDef *cn = upb_MessageDef_FindFieldByName(pm->def, "cluster_name");
   upb_StringView v = cn ? upb_Message_Get(sub, cn).str_val : (upb_StringView){"", 0};
   *cluster_name = po_Arena_Strndup(a, v.data ? v.data : "", v.size);

@@ -1,6 +1,7 @@
-/* Fields that newer Envoy APIs have and this snapshot lacks, as data: so an unknown-field error
- * about one can say so plainly instead of suggesting a typo. Each entry names its evidence.
- * Only fields a source we read shows are listed; nothing is guessed. */
+/* A field the judging snapshot lacks but another embedded snapshot has: an unknown-field error
+ * about one says so plainly (which Envoy APIs have it) instead of suggesting a typo. The other
+ * snapshots are the evidence; a short table keeps what a source we read shows of APIs newer than
+ * every embedded one (nothing is guessed). */
 #include <string.h>
 
 #include "compiled.h"
@@ -9,19 +10,49 @@ static const struct {
   const char *message, *field, *evidence;
 } kNewer[] = {
     /* Consul's structpatcher_test.go (newest) lists Cluster's fields from the go-control-plane
-     * Consul builds with; dns_jitter is the one this snapshot lacks. */
+     * Consul builds with. */
     {"envoy.config.cluster.v3.Cluster", "dns_jitter", "the go-control-plane Consul builds with has it"},
 };
 
-const char *po_EnvoyApi_Snapshot(void) { return po_Schema_Snapshot(); }
-bool po_EnvoyApi_LoadOnDemand(void) { return po_Schema_LoadOnDemand(); }
+/* Whether snapshot `api` has field `name` on the message named `full`. Loads that snapshot's
+ * schema (on demand in a one-shot command: the message's file and its imports). */
+static bool has_field(const po_EnvoyApi *api, const char *full, const char *name, size_t len) {
+  const po_Schema *s = po_EnvoyApi_Schema_(api, NULL);
+  const upb_MessageDef *m = s ? po_Schema_FindMessage(s, full) : NULL;
+  return m && po_Schema_FindField(s, m, name, len);
+}
 
-const char *po_Hint_NewerField(const upb_MessageDef *m, const char *name, size_t len, po_Arena *a) {
-  const char *full = NULL;
+/* "go-control-plane envoy v1.37.0 and v1.40.0": the embedded snapshots other than `self` that
+ * have the field, oldest first, or NULL. */
+static const char *others_with(const po_EnvoyApi *self, const char *full, const char *name, size_t len, po_Arena *a) {
+  const po_EnvoyApi *with[16];
+  size_t n = 0;
+  for (size_t i = 0; i < po_EnvoyApi_Count() && n < sizeof with / sizeof with[0]; i++) {
+    const po_EnvoyApi *api = po_EnvoyApi_At(i);
+    if (api != self && has_field(api, full, name, len)) with[n++] = api;
+  }
+  if (!n) return NULL;
+  po_TextBuf t = {.a = a};
+  for (size_t i = 0; i < n; i++) {
+    po_TextBuf_Puts(&t, i == 0 ? "" : i + 1 == n ? " and " : ", ");
+    po_TextBuf_Puts(&t, i == 0 ? po_EnvoyApi_Name(with[i]) : po_EnvoyApi_Version(with[i]));
+  }
+  return t.oom ? NULL : t.buf;
+}
+
+const char *po_Hint_NewerField(const po_Schema *schema, const upb_MessageDef *m, const char *name, size_t len,
+                               const char *judged_for, po_Arena *a) {
+  const char *full = upb_MessageDef_FullName(m);
+  const po_EnvoyApi *self = po_EnvoyApi_OfSchema_(schema);
+  const char *in = self ? others_with(self, full, name, len, a) : NULL;
+  if (in) {
+    return po_Arena_Printf(a,
+                           "'%.*s' is a field of %s in %s but not in %s, the Envoy API judging %s; "
+                           "a mesh release built on one of those accepts it",
+                           (int)len, name, full, in, po_EnvoyApi_Name(self), judged_for ? judged_for : "this patch");
+  }
   for (size_t i = 0; i < sizeof kNewer / sizeof kNewer[0]; i++) {
-    if (strlen(kNewer[i].field) != len || memcmp(kNewer[i].field, name, len)) continue;
-    if (!full) full = upb_MessageDef_FullName(m);
-    if (strcmp(kNewer[i].message, full)) continue;
+    if (strlen(kNewer[i].field) != len || memcmp(kNewer[i].field, name, len) || strcmp(kNewer[i].message, full)) continue;
     return po_Arena_Printf(a,
                            "'%s' is a field of %s in newer Envoy APIs (%s) but not in the API snapshot "
                            "this tool validates against (%s), so it cannot be checked here; Consul built "

@@ -122,8 +122,8 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
 }
 
 static po_PatchOptions patch_options(const po_CompileOptions *o, bool debug) {
-  return (po_PatchOptions){.debug = debug, .hints = o->hints,
-                           .envoy_rules = o->envoy_rules, .deprecations = o->deprecations};
+  return (po_PatchOptions){.debug = debug, .hints = o->hints, .envoy_rules = o->envoy_rules,
+                           .deprecations = o->deprecations, .judged_for = o->judged_for};
 }
 
 /* Why Consul's wire typing refuses a value the typed convention took, from what the value and
@@ -166,9 +166,12 @@ static po_Verdict other_verdict(const po_CompiledPatch *cp, const po_Patch *p, p
   return (po_Verdict){.ok = false, .kind = kind, .message = po_Arena_Printf(a, "%s", st.message)};
 }
 
-static po_Override *override_new(const po_Arguments *in, po_Arena *a) {
+static po_Override *override_new(const po_Arguments *in, const po_CompileOptions *opts, const po_Schema *schema,
+                                 po_Arena *a) {
   po_Override *o = po_Arena_Malloc(a, sizeof *o);
   if (!o) return NULL;
+  o->api = po_EnvoyApi_Or_(opts->api);
+  o->schema = schema;
   o->args = *in;
   size_t n = in->patch_count, m = n ? n : 1;
   o->args.patches = po_Arena_Malloc(a, m * sizeof *o->args.patches);
@@ -254,12 +257,12 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
   if (!opts) opts = &defaults;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *schema = po_Engine_Schema(&st);
+  const po_Schema *schema = po_EnvoyApi_Schema_(opts->api, &st);
   if (!schema) {
     po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;
   }
-  po_Override *o = override_new(in, a);
+  po_Override *o = override_new(in, opts, schema, a);
   if (!o) return NULL;
   size_t n = in->patch_count;
   size_t errors_before = po_Diagnostics_ErrorCount(diags);
@@ -310,15 +313,16 @@ po_Override *po_Override_BuildFor(const char *message, const po_Arguments *in, c
   if (!opts) opts = &defaults;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *schema = po_Engine_Schema(&st);
+  const po_Schema *schema = po_EnvoyApi_Schema_(opts->api, &st);
   const upb_MessageDef *root = schema ? po_Schema_FindMessage(schema, message) : NULL;
   if (!root) {
     po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL,
-                       schema ? po_Arena_Printf(a, "no message %s in the Envoy API", message)
+                       schema ? po_Arena_Printf(a, "no message %s in the Envoy API (%s)", message,
+                                                po_EnvoyApi_Name(opts->api))
                               : po_Arena_Printf(a, "%s", st.message));
     return NULL;
   }
-  po_Override *o = override_new(in, a);
+  po_Override *o = override_new(in, opts, schema, a);
   if (!o) return NULL;
   o->bare = true;
   size_t errors_before = po_Diagnostics_ErrorCount(diags);
@@ -352,6 +356,7 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
 }
 
 size_t po_Override_PatchCount(const po_Override *o) { return o->args.patch_count; }
+const po_EnvoyApi *po_Override_Api(const po_Override *o) { return o->api; }
 const po_Arguments *po_Override_Arguments(const po_Override *o) { return &o->args; }
 bool po_Override_Valid(const po_Override *o) { return o->valid; }
 
@@ -609,6 +614,13 @@ bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p) 
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *st) {
   if (!o->valid) return po_Status_Set(st, kPo_Status_Invalid, "the override did not compile; it cannot be applied");
+  if (m->schema != o->schema) {
+    /* its chains are field definitions of one snapshot's pool: another's message has other ones */
+    const po_EnvoyApi *mapi = po_Message_Api(m);
+    return po_Status_Set(st, kPo_Status_Invalid, "the override was compiled under %s; this %s is of %s: decode it with that API",
+                         po_EnvoyApi_Name(o->api), upb_MessageDef_FullName(m->def),
+                         mapi ? po_EnvoyApi_Name(mapi) : "another schema");
+  }
   bool any = false;
   size_t failures = 0;
   char errs[PO_STATUS_MAX];
@@ -643,8 +655,7 @@ bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p,
 
 bool po_PatchStruct(po_Message *m, const po_Patch *patch, bool debug, po_Convention convention,
                     po_Status *st) {
-  const po_Schema *schema = po_Engine_Schema(st);
-  if (!schema) return false;
+  const po_Schema *schema = m->schema; /* the message's own snapshot */
   po_CompileOptions co = po_CompileOptions_Default();
   co.convention = convention;
   co.envoy_rules = false; /* PatchStruct is Consul's: rules belong to validation */

@@ -16,6 +16,8 @@ struct po_Override {
   po_Verdict (*verdicts)[2];     /* [patch][po_Convention] */
   bool valid;                    /* no error in the compile's own diagnostics */
   bool bare;                     /* compiled against one message, filters not consulted */
+  const po_EnvoyApi *api;        /* the snapshot it was compiled under (never NULL) */
+  const po_Schema *schema;       /* its schema: a message to patch must be of it */
 };
 
 #endif

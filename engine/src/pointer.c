@@ -61,10 +61,11 @@ static In step_message(const upb_MessageDef **m, const upb_FieldDef **fp, const 
   return into(f, m);
 }
 
-size_t po_Pointer_Segments(const char *message_full_name, const char *pointer, po_PointerSeg *out, size_t max) {
+size_t po_Pointer_Segments(const po_EnvoyApi *api, const char *message_full_name, const char *pointer,
+                           po_PointerSeg *out, size_t max) {
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_Engine_Schema(&st);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, &st);
   const upb_MessageDef *m = s ? po_Schema_FindMessage(s, message_full_name) : NULL;
   const upb_FieldDef *container = NULL; /* the map or repeated field the walk is in */
   In in = m ? kIn_Message : kIn_Unknown;

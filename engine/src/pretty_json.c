@@ -22,6 +22,7 @@ typedef struct {
   po_TextBuf t;  /* the text (po_TextBuf: doubling in the arena, not zeroed) */
   po_Status *st; /* the message form's first error; NULL for the value form */
   bool failed;
+  const po_Schema *s; /* the message form's: the snapshot of the message written */
 } Buf;
 
 static void put(Buf *b, const char *s, size_t n) { po_TextBuf_Put(&b->t, s, n); }
@@ -233,7 +234,7 @@ static void wkt(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int dep
   po_Status st;
   po_Status_Clear(&st);
   size_t len = 0;
-  char *text = po_Json_Encode(po_Schema_Get(NULL), m, msg, po_Arena_Upb(b->t.a), &len, &st);
+  char *text = po_Json_Encode(b->s, m, msg, po_Arena_Upb(b->t.a), &len, &st);
   const po_Value *v = text ? po_Value_ParseJson(text, len, b->t.a, &st) : NULL;
   if (!v) return fail(b, &st);
   emit(b, v, depth);
@@ -385,7 +386,7 @@ static void fields(Buf *b, const upb_MessageDef *m, const upb_Message *msg, cons
     po_Status_Set(&st, kPo_Status_Limit, "value nested deeper than %d levels", kMaxDepth);
     return fail(b, &st);
   }
-  const po_Schema *s = po_Schema_Get(NULL);
+  const po_Schema *s = b->s;
   size_t n = 0, cap = 0;
   Field *e = NULL;
   const upb_FieldDef *f;
@@ -432,7 +433,7 @@ static void any(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int dep
   upb_StringView bytes = upb_Message_Get(msg, upb_MessageDef_FindFieldByNumber(m, 2)).str_val;
   const char *slash = url.size ? memrchr(url.data, '/', url.size) : NULL;
   const char *name = slash ? po_Arena_Strndup(b->t.a, slash + 1, url.size - (size_t)(slash + 1 - url.data)) : NULL;
-  const upb_MessageDef *pm = name ? po_Schema_FindMessage(po_Schema_Get(NULL), name) : NULL;
+  const upb_MessageDef *pm = name ? po_Schema_FindMessage(b->s, name) : NULL;
   if (!pm || upb_MessageDef_WellKnownType(pm) != kUpb_WellKnown_Unspecified) return wkt(b, m, msg, depth);
   upb_Arena *ua = po_Arena_Upb(b->t.a);
   upb_Message *pmsg = upb_Message_New(pm, ua);
@@ -496,7 +497,7 @@ static void message(Buf *b, const upb_MessageDef *m, const upb_Message *msg, int
 }
 
 char *po_Message_ToPrettyJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status) {
-  Buf b = {.t = {.a = a, .initial = 4096}, .st = status};
+  Buf b = {.t = {.a = a, .initial = 4096}, .st = status, .s = m->schema};
   message(&b, m->def, m->msg, 0);
   puts_(&b, "\n");
   if (b.t.oom) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;

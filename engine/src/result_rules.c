@@ -116,8 +116,7 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
     absent[i] = applies ? first_absent(cp, m->msg) : SIZE_MAX;
   }
   if (!po_Override_Apply(o, m, p, patched, st)) return false;
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return false;
+  const po_Schema *s = o->schema;
   po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
   po_Arena *scratch = po_Arena_NewTracked_(&track);
   if (!scratch || !po_Pgv_MemoRules(scratch)) {

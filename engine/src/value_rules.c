@@ -253,8 +253,7 @@ static void native_found(po_RuleWalk *w, size_t n, bool message_level, po_Severi
 
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
                            int patch_index, po_Diagnostics *out, po_Status *st) {
-  const po_Schema *s = po_Engine_Schema(st);
-  if (!s) return false;
+  const po_Schema *s = m->schema;
   if (value_depth > kPo_RulesMaxScaffold) {
     return po_Status_Set(st, kPo_Status_Limit, "the value is %zu steps deep in its message; at most %d are checked",
                          value_depth, kPo_RulesMaxScaffold);
@@ -281,8 +280,9 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
   return true;
 }
 
-const char *po_Message_CheckRemove(const char *message_full_name, const char *field, po_Arena *a, po_Status *st) {
-  const po_Schema *s = po_Engine_Schema(st);
+const char *po_Message_CheckRemove(const po_EnvoyApi *api, const char *message_full_name, const char *field, po_Arena *a,
+                                   po_Status *st) {
+  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
   const upb_MessageDef *md = s && message_full_name ? po_Schema_FindMessage(s, message_full_name) : NULL;
   const upb_FieldDef *f = md && field ? upb_MessageDef_FindFieldByName(md, field) : NULL;
   if (md && field && !f) f = upb_MessageDef_FindByJsonName(md, field);

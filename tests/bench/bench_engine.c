@@ -465,7 +465,7 @@ static double run_patched(const po_Schema *schema, const DumpDefs *dd, const po_
     po_Arena scratch = {.upb = upb_Arena_New()};
     upb_Message *c = po_Binary_Decode(schema, cluster_def, bytes.data, bytes.size, scratch.upb, &st);
     if (!c) die("decode of a cluster", &st);
-    po_Message pm = {.def = cluster_def, .msg = c, .arena = &scratch};
+    po_Message pm = {.def = cluster_def, .msg = c, .arena = &scratch, .schema = schema};
     bool any_patched = false;
     if (!po_Override_Apply(o, &pm, &pl, &any_patched, &st)) die("apply", &st);
     if (any_patched) {

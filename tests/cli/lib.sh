@@ -8,6 +8,18 @@ trap 'rm -rf "$work"' EXIT
 pass=0 fail=0
 data=tests/cli/testdata
 
+# What validate prints before its summary line when Consul objects (or only PropertyOverrides
+# of Consul targets) were checked: the Envoy API snapshot that judged them, with the mesh release
+# it stands for (text, and --output github). One place to change when the embedded snapshots do.
+api_consul='Envoy API: grpc-js-xds@1.14.1 (consul@1.22)'
+api_consul_github='::notice title=Envoy API::grpc-js-xds@1.14.1 (consul@1.22)'
+api_istio='Envoy API: grpc-js-xds@1.14.1 (istio@1.31)'
+api_eg='Envoy API: grpc-js-xds@1.14.1 (envoy-gateway@1.9)'
+# every embedded snapshot, oldest first
+apis_embedded='grpc-js-xds@1.14.1'
+# explain's line naming the snapshot it describes, by default
+api_name_default='ENVOY API:  grpc-js-xds@1.14.1'
+
 # check NAME WANT_RC GOT_RC [FILE EXPECTED_TEXT]: exit code, and the whole output when given.
 check() {
   local name=$1 want=$2 got=$3

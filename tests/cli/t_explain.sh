@@ -6,6 +6,7 @@
 "$bin" explain cluster/outlier_detection/max_ejection_percent >"$work/out" 2>&1
 check "max_ejection_percent" 0 $? "$work/out" "PATH:       cluster/outlier_detection/max_ejection_percent
 RESOURCE:   cluster (envoy.config.cluster.v3.Cluster)
+${api_name_default}
 FIELD:      max_ejection_percent (envoy.config.cluster.v3.OutlierDetection, field 4, JSON name maxEjectionPercent)
 TYPE:       google.protobuf.UInt32Value (wrapper of uint32)
 RULES:      uint32 lte 100

@@ -7,13 +7,15 @@ dir=$(cd "$(dirname "$bin")" && pwd)
 [ -L "$dir/kubectl-propertyoverride" ]
 check "symlink beside the binary" 0 $?
 "$dir/kubectl-propertyoverride" validate -f examples/valid >"$work/out" 2>&1
-check "plugin name runs" 0 $? "$work/out" "8 valid, 0 invalid, 0 skipped"
+check "plugin name runs" 0 $? "$work/out" "${api_consul}
+8 valid, 0 invalid, 0 skipped"
 "$dir/kubectl-propertyoverride" --help >"$work/out" 2>&1
 contains "plugin usage names kubectl" "$work/out" "usage: kubectl propertyoverride COMMAND [OPTIONS]"
 if command -v kubectl >/dev/null; then
   # kubectl needs no cluster for a plugin; an empty KUBECONFIG keeps it from reading ~/.kube.
   PATH="$dir:$PATH" KUBECONFIG=/dev/null kubectl propertyoverride validate -f examples/valid >"$work/out" 2>&1
-  check "kubectl propertyoverride validate" 0 $? "$work/out" "8 valid, 0 invalid, 0 skipped"
+  check "kubectl propertyoverride validate" 0 $? "$work/out" "${api_consul}
+8 valid, 0 invalid, 0 skipped"
   PATH="$dir:$PATH" KUBECONFIG=/dev/null kubectl propertyoverride validate -f examples/invalid/unknown-field.yaml >"$work/out" 2>&1
   check "kubectl propertyoverride exit code" 1 $?
   PATH="$dir:$PATH" KUBECONFIG=/dev/null kubectl plugin list >"$work/out" 2>&1
@@ -41,6 +43,13 @@ complete_words propertyoverride preview --con >"$work/out" 2>&1
 check "complete preview option" 0 $? "$work/out" "--config-dump"
 complete_words propertyoverride preview --mesh "" >"$work/out" 2>&1
 check "complete preview --mesh" 0 $? "$work/out" "consul istio"
+# --mesh elsewhere: every mesh and MESH@RELEASE, from the mesh table's release tables
+complete_words propertyoverride validate --mesh istio@1.3 >"$work/out" 2>&1
+check "complete validate --mesh MESH@RELEASE" 0 $? "$work/out" "istio@1.30 istio@1.31"
+complete_words propertyoverride explain --mesh env >"$work/out" 2>&1
+check "complete explain --mesh" 0 $? "$work/out" "envoy-gateway envoy-gateway@1.5 envoy-gateway@1.6 envoy-gateway@1.7 envoy-gateway@1.8 envoy-gateway@1.9"
+complete_words propertyoverride patch --envoy-api "" >"$work/out" 2>&1
+check "complete --envoy-api" 0 $? "$work/out" "$apis_embedded"
 complete_words propertyoverride preview -o "" >"$work/out" 2>&1
 check "complete preview format (no github)" 0 $? "$work/out" "text json"
 complete_words propertyoverride explain cl >"$work/out" 2>&1

@@ -8,6 +8,7 @@ m=$data/mixed.yaml
 check "text" 1 $? "$work/out" "$m:17:7: warning: document 1: PropertyOverride shop/good: Patches[1] /max_requests_per_connection: /max_requests_per_connection: field 'max_requests_per_connection' of envoy.config.cluster.v3.Cluster is deprecated in Envoy
 $m:42:7: error: document 3: PropertyOverride shop/bad: Patches[1] /outlier_detection/max_ejection_percent: invalid Patches[1]: /outlier_detection/max_ejection_percent: 150 violates uint32 lte 100
 $m:46:7: error: document 3: PropertyOverride shop/bad: Patches[2] /outlier_detection/max_ejection_percentage: invalid Patches[2]: no match for field 'max_ejection_percentage'! (did you mean 'max_ejection_percent'?)
+${api_consul}
 1 valid, 1 invalid, 1 skipped"
 
 "$bin" validate -f "$m" --verbose >"$work/out" 2>&1
@@ -19,6 +20,7 @@ contains "verbose truncation" "$work/out" '    First 10 fields for this message 
 check "github" 1 $? "$work/out" "::warning file=$m,line=17,col=7,title=PropertyOverride shop/good Patches[1] /max_requests_per_connection::/max_requests_per_connection: field 'max_requests_per_connection' of envoy.config.cluster.v3.Cluster is deprecated in Envoy
 ::error file=$m,line=42,col=7,title=PropertyOverride shop/bad Patches[1] /outlier_detection/max_ejection_percent::invalid Patches[1]: /outlier_detection/max_ejection_percent: 150 violates uint32 lte 100
 ::error file=$m,line=46,col=7,title=PropertyOverride shop/bad Patches[2] /outlier_detection/max_ejection_percentage::invalid Patches[2]: no match for field 'max_ejection_percentage'! (did you mean 'max_ejection_percent'?)
+${api_consul_github}
 1 valid, 1 invalid, 1 skipped"
 
 # GitHub escaping: %, CR and LF in data; also ':' and ',' in properties.
@@ -42,7 +44,7 @@ for v in text:-otext text-verbose:-v github:-ogithub github-verbose:-ogithub\ -v
   golden "escape ${v%%:*}" 1 $rc "$work/out" "$data/escape.${v%%:*}.golden"
   # No raw control character but the line breaks, and every line a finding (or the summary,
   # or the indented field list).
-  if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$work/raw" || grep -qv -e '^WORK/' -e '^::error' -e '^::warning' -e '^    ' -e '^0 valid' "$work/out"; then
+  if LC_ALL=C grep -q $'[\x01-\x09\x0b-\x1f\x7f]' "$work/raw" || grep -qv -e '^WORK/' -e '^::error' -e '^::warning' -e '^    ' -e '^0 valid' -e '^Envoy API: ' -e '^::notice title=Envoy API::' "$work/out"; then
     echo "FAIL escape ${v%%:*}: a raw control character or a stray line"; fail=$((fail+1))
   else pass=$((pass+1)); fi
 done
@@ -79,6 +81,7 @@ jqcheck "json left to preview code" "$work/out" '[.findings[] | [.severity, .cod
 "$bin" validate -f "$data/tree" >"$work/out" 2>&1
 check "tree" 1 $? "$work/out" "$data/tree/nested/b.yml:9:7: error: document 1: PropertyOverride tree-b: Patches[0] /connect_timeout: invalid Patches[0]: /connect_timeout: 0s violates duration gt 0s
 $data/tree/notes.txt: not read: not named *.yaml, *.yml or *.json
+${api_consul}
 1 valid, 1 invalid, 1 skipped; 1 entry not read"
 "$bin" validate -f "$data/tree" -o json >"$work/out" 2>&1
 jqcheck "tree json not_read" "$work/out" '.summary.not_read == 1 and .summary.files_read == 3 and .not_read == [{"path": ($d + "/tree/notes.txt"), "reason": "not named *.yaml, *.yml or *.json"}]' --arg d "$data"
@@ -86,26 +89,31 @@ jqcheck "tree json not_read" "$work/out" '.summary.not_read == 1 and .summary.fi
 # A List (JSON, no positions): items checked one by one, the Service skipped.
 "$bin" validate -f "$data/list.json" >"$work/out" 2>&1
 check "list" 1 $? "$work/out" "$data/list.json: error: document 1 items[1]: PropertyOverride from-list: Patches[0] /per_connection_buffer_limit_bytes: invalid Patches[0]: patch value type string could not be applied to target field type 'google.protobuf.UInt32Value'
+${api_consul}
 0 valid, 1 invalid, 1 skipped"
 "$bin" validate -f - <"$data/list.json" >"$work/out" 2>&1
 check "list stdin" 1 $? "$work/out" "-: error: document 1 items[1]: PropertyOverride from-list: Patches[0] /per_connection_buffer_limit_bytes: invalid Patches[0]: patch value type string could not be applied to target field type 'google.protobuf.UInt32Value'
+${api_consul}
 0 valid, 1 invalid, 1 skipped"
 
 # A ServiceDefaults: its builtin/property-override entry under Consul's wire typing (a
 # one-element list is unwrapped, as Consul's decoder does); builtin/lua is not ours to check.
 "$bin" validate -f "$data/servicedefaults.yaml" >"$work/out" 2>&1
 check "servicedefaults" 1 $? "$work/out" "$data/servicedefaults.yaml:15:13: error: document 1: ServiceDefaults api: spec.envoyExtensions[1] Patches[0] /response_headers_to_remove: invalid Patches[0]: patch value type string could not be applied to target field type 'repeated string'
+${api_consul}
 0 valid, 1 invalid, 0 skipped"
 
 # Exit 2: unreadable or unparsable, and what could be read is still reported.
 "$bin" validate -f "$data/broken.yaml" -f "$data/tree/a.yaml" >"$work/out" 2>&1
 check "broken" 2 $? "$work/out" "$data/broken.yaml:4:1: error: line 4, column 1: invalid YAML: did not find expected ',' or ']' while parsing a flow sequence
+${api_consul}
 1 valid, 0 invalid, 0 skipped, 1 unreadable"
 # Findings come in the order of the files given, an unreadable one in its place.
 "$bin" validate -f "$data/servicedefaults.yaml" -f "$data/broken.yaml" -f "$data/tree/nested/b.yml" >"$work/out" 2>&1
 check "order" 2 $? "$work/out" "$data/servicedefaults.yaml:15:13: error: document 1: ServiceDefaults api: spec.envoyExtensions[1] Patches[0] /response_headers_to_remove: invalid Patches[0]: patch value type string could not be applied to target field type 'repeated string'
 $data/broken.yaml:4:1: error: line 4, column 1: invalid YAML: did not find expected ',' or ']' while parsing a flow sequence
 $data/tree/nested/b.yml:9:7: error: document 1: PropertyOverride tree-b: Patches[0] /connect_timeout: invalid Patches[0]: /connect_timeout: 0s violates duration gt 0s
+${api_consul}
 0 valid, 2 invalid, 0 skipped, 1 unreadable"
 "$bin" validate -f "$work/missing.yaml" >"$work/out" 2>&1
 check "missing" 2 $? "$work/out" "$work/missing.yaml: error: cannot open: No such file or directory
@@ -131,6 +139,7 @@ $work/loops/self: not read: a symbolic link to a directory: not followed
 $work/loops/sub/again: not read: a symbolic link to a directory: not followed
 $work/loops/sub/round: not read: a symbolic link to a directory: not followed
 $work/loops/sub/up: not read: a symbolic link to a directory: not followed
+${api_consul}
 1 valid, 0 invalid, 0 skipped, 1 unreadable; 4 entries not read"
 # Two links to one sibling: the sibling is read, once; the links are not followed.
 mkdir -p "$work/twice/real"
@@ -140,6 +149,7 @@ ln -s real "$work/twice/link2"
 timeout 60 "$bin" validate -f "$work/twice" >"$work/out" 2>&1
 check "twice" 0 $? "$work/out" "$work/twice/link1: not read: a symbolic link to a directory: not followed
 $work/twice/link2: not read: a symbolic link to a directory: not followed
+${api_consul}
 1 valid, 0 invalid, 0 skipped; 2 entries not read"
 # A link to a file: read when the file is inside the directory given, else not read (its content
 # could reach the log in an error message).
@@ -150,6 +160,7 @@ printf 'secret: [\n' >"$work/outside.yaml"
 ln -s "$work/outside.yaml" "$work/flinks/outside.yaml"
 timeout 60 "$bin" validate -f "$work/flinks" >"$work/out" 2>&1
 check "links to files" 0 $? "$work/out" "$work/flinks/outside.yaml: not read: a symbolic link to a file outside the directory given: not followed
+${api_consul}
 2 valid, 0 invalid, 0 skipped; 1 entry not read"
 
 # Output that cannot be written (a full disk): exit 2 and a message, in every format.
@@ -185,7 +196,8 @@ done
 
 # Exit 0, and usage errors.
 "$bin" validate -f "$data/tree/a.yaml" >"$work/out" 2>&1
-check "ok" 0 $? "$work/out" "1 valid, 0 invalid, 0 skipped"
+check "ok" 0 $? "$work/out" "${api_consul}
+1 valid, 0 invalid, 0 skipped"
 "$bin" validate -f "$m" -o xml >"$work/out" 2>&1
 check "bad output" 2 $?
 contains "bad output message" "$work/out" "propertyoverride validate: --output must be text, json or github"

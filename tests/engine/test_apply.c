@@ -29,7 +29,7 @@ static const char *patched_json(po_Override *o, const char *type, const char *in
                                 bool *ok) {
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_ParseJson(type, in, strlen(in), A, &st);
+  po_Message *m = po_Message_ParseJson(NULL, type, in, strlen(in), A, &st);
   assert_non_null(m);
   *ok = po_Override_Apply(o, m, p, patched, &st);
   return po_Message_ToJson(m, A, NULL, &st);
@@ -101,7 +101,7 @@ static void test_wrong_message_for_type_is_an_error(void **state) {
   po_Payload p = {kPo_ResourceType_Cluster, kPo_TrafficDirection_Outbound, NULL};
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_New("envoy.config.listener.v3.Listener", A, &st);
+  po_Message *m = po_Message_New(NULL, "envoy.config.listener.v3.Listener", A, &st);
   bool patched = true;
   assert_false(po_Override_Apply(o, m, &p, &patched, &st));
   assert_false(patched);
@@ -112,16 +112,19 @@ static void test_patchstruct_unknown_message(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  assert_null(po_Message_New("envoy.config.cluster.v3.Nope", A, &st));
+  assert_null(po_Message_New(NULL, "envoy.config.cluster.v3.Nope", A, &st));
   assert_int_equal(st.code, kPo_Status_NotFound);
-  assert_string_equal(st.message, "unknown message type 'envoy.config.cluster.v3.Nope': not in the Envoy v3 schema");
+  char want[256];
+  snprintf(want, sizeof want, "unknown message type 'envoy.config.cluster.v3.Nope': not in the Envoy v3 schema (%s)",
+           po_EnvoyApi_Name(NULL));
+  assert_string_equal(st.message, want);
 }
 
 static void test_unknown_op_after_path(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_New("envoy.config.cluster.v3.Cluster", A, &st);
+  po_Message *m = po_Message_New(NULL, "envoy.config.cluster.v3.Cluster", A, &st);
   po_Patch p = {.op = "replace", .path = "/name"};
   assert_false(po_PatchStruct(m, &p, false, kPo_Convention_Typed, &st));
   assert_string_equal(st.message, "unexpected error: no op implementation found");
@@ -157,7 +160,7 @@ static void test_ir_invalid_is_not_applied(void **state) {
   assert_false(po_Override_Verdict(o, 2, kPo_Convention_Typed).ok); /* no such patch */
   po_PathSegment seg;
   assert_false(po_Override_Segment(o, 0, 1, &seg));
-  po_Message *m = po_Message_New("envoy.config.cluster.v3.Cluster", A, &st);
+  po_Message *m = po_Message_New(NULL, "envoy.config.cluster.v3.Cluster", A, &st);
   assert_non_null(m);
   po_Status_Clear(&st);
   assert_false(po_Override_Apply(o, m, NULL, NULL, &st));
@@ -312,7 +315,7 @@ static void test_ir_bare_applies_every_patch(void **state) {
   assert_true(po_Override_Valid(o));
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", "{\"name\":\"db\"}", 13, A, &st);
+  po_Message *m = po_Message_ParseJson(NULL, "envoy.config.cluster.v3.Cluster", "{\"name\":\"db\"}", 13, A, &st);
   assert_non_null(m);
   /* A payload of another resource type: a bare override does not read filters. */
   po_Payload p = {kPo_ResourceType_Listener, kPo_TrafficDirection_Inbound, NULL};
@@ -341,7 +344,7 @@ static void test_apply_checked_judges_the_value(void **state) {
   po_Status_Clear(&st);
   /* connect_timeout exists (seconds 0 after the patch: 0s); cleanup_interval is 5s: left valid */
   const char *in = "{\"name\":\"db\",\"connect_timeout\":\"0.5s\",\"cleanup_interval\":\"5s\"}";
-  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", in, strlen(in), A, &st);
+  po_Message *m = po_Message_ParseJson(NULL, "envoy.config.cluster.v3.Cluster", in, strlen(in), A, &st);
   assert_non_null(m);
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_true(po_Override_ApplyChecked(o, m, NULL, NULL, d, &st));

@@ -20,8 +20,11 @@ static int g_compared, g_hinted;
 static void compare(const po_Schema *s, const upb_MessageDef *m, const char *name, po_Arena *a) {
   size_t len = strlen(name);
   if (upb_MessageDef_FindFieldByNameWithSize(m, name, len)) return; /* not unknown */
-  const char *ranked = po_Hint_UnknownField(s, m, name, len, a);
-  const char *plain = po_Hint_UnknownField(NULL, m, name, len, a);
+  /* a field another embedded snapshot has is said so instead of a did-you-mean (newer.c): not
+   * the ranked search's answer to compare */
+  if (po_Hint_NewerField(s, m, name, len, NULL, a)) return;
+  const char *ranked = po_Hint_UnknownField(s, m, name, len, NULL, a);
+  const char *plain = po_Hint_UnknownField(NULL, m, name, len, NULL, a);
   g_compared++;
   if (ranked) g_hinted++;
   if (!ranked != !plain || (ranked && strcmp(ranked, plain))) {
@@ -76,7 +79,7 @@ static void test_ranked_equals_plain(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_Engine_Schema(&st);
+  const po_Schema *s = po_EnvoyApi_Schema_(NULL, &st);
   assert_non_null(s);
   static const char *const kRoots[] = {"envoy.config.cluster.v3.Cluster", "envoy.config.listener.v3.Listener",
                                        "envoy.config.route.v3.RouteConfiguration",

@@ -132,7 +132,7 @@ static void test_routes(void **state) {
   for (size_t i = 0; i < sizeof kRoutes / sizeof kRoutes[0]; i++) {
     po_Status st;
     po_Status_Clear(&st);
-    po_Message *m = po_Message_ParseJson("envoy.config.route.v3.RouteConfiguration", kRoutes[i].json,
+    po_Message *m = po_Message_ParseJson(NULL, "envoy.config.route.v3.RouteConfiguration", kRoutes[i].json,
                                          strlen(kRoutes[i].json), A, &st);
     assert_non_null(m);
     po_DumpResource res = {.type = kPo_ResourceType_Route, .state = kPo_DumpState_Active, .name = "x", .message = m};
@@ -158,7 +158,7 @@ static void test_dump(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   po_ConfigDump d;
-  assert_true(po_ConfigDump_ParseJson(kDump, sizeof kDump - 1, A, &d, &st));
+  assert_true(po_ConfigDump_ParseJson(NULL, kDump, sizeof kDump - 1, A, &d, &st));
   assert_int_equal(d.count, 4);
   assert_string_equal(d.resources[0].name, "s");
   assert_int_equal(d.resources[0].state, kPo_DumpState_Static);
@@ -178,7 +178,7 @@ static void test_dump(void **state) {
       "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
       "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.core.v3.Address\"}}]}]}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kBad, sizeof kBad - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kBad, sizeof kBad - 1, A, &d, &st));
   assert_string_equal(st.message, "configs[0].dynamic_active_clusters[0].cluster: expected a Cluster, ClusterLoadAssignment, "
                                   "Listener or RouteConfiguration, found envoy.config.core.v3.Address");
   /* an Any of a type the schema lacks (a mesh's own filter) is kept as a placeholder */
@@ -187,7 +187,7 @@ static void test_dump(void **state) {
       "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\",\"transport_socket\":"
       "{\"name\":\"x\",\"typed_config\":{\"@type\":\"type.googleapis.com/acme.Thing\",\"k\":[1,{\"@type\":\"acme.Other\"}]}}}}]}]}";
   po_Status_Clear(&st);
-  assert_true(po_ConfigDump_ParseJson(kUnknown, sizeof kUnknown - 1, A, &d, &st));
+  assert_true(po_ConfigDump_ParseJson(NULL, kUnknown, sizeof kUnknown - 1, A, &d, &st));
   assert_int_equal(d.count, 1);
   assert_int_equal(d.unknown_types, 1); /* the outer one replaced whole: what it held is gone */
   assert_string_equal(d.first_unknown_type, "type.googleapis.com/acme.Thing");
@@ -202,7 +202,7 @@ static void test_dump(void **state) {
       "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
       "[{\"cluster\":{\"@type\":\"type.googleapis.com/acme.Cluster\"}}]}]}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kUnknownResource, sizeof kUnknownResource - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kUnknownResource, sizeof kUnknownResource - 1, A, &d, &st));
   assert_non_null(strstr(st.message, "configs[0].dynamic_active_clusters[0].cluster: expected a Cluster"));
 
   /* text after the dump (two dumps appended into one file, garbage): refused, not ignored;
@@ -216,11 +216,11 @@ static void test_dump(void **state) {
   };
   for (size_t i = 0; i < sizeof kTrailing / sizeof kTrailing[0]; i++) {
     po_Status_Clear(&st);
-    if (po_ConfigDump_ParseJson(kTrailing[i], strlen(kTrailing[i]), A, &d, &st)) fail_msg("trailing %zu accepted", i);
+    if (po_ConfigDump_ParseJson(NULL, kTrailing[i], strlen(kTrailing[i]), A, &d, &st)) fail_msg("trailing %zu accepted", i);
     if (!strstr(st.message, "Unexpected text after the JSON value")) fail_msg("trailing %zu: %s", i, st.message);
   }
   po_Status_Clear(&st);
-  assert_true(po_ConfigDump_ParseJson("{\"configs\":[]} \n\t", 17, A, &d, &st)); /* whitespace is fine */
+  assert_true(po_ConfigDump_ParseJson(NULL, "{\"configs\":[]} \n\t", 17, A, &d, &st)); /* whitespace is fine */
 
   /* a resource nested past upb's binary encoder (a Struct in metadata, 40 deep): an error, never
    * a cluster read back empty and nameless */
@@ -234,7 +234,7 @@ static void test_dump(void **state) {
   for (int i = 0; i < 40; i++) at += snprintf(deep + at, sizeof deep - (size_t)at, "}");
   at += snprintf(deep + at, sizeof deep - (size_t)at, "}}}}]}]}");
   po_Status_Clear(&st);
-  bool ok = po_ConfigDump_ParseJson(deep, (size_t)at, A, &d, &st);
+  bool ok = po_ConfigDump_ParseJson(NULL, deep, (size_t)at, A, &d, &st);
   if (ok) fail_msg("a dump nested past the encoder read as %zu resources, the first named '%s'", d.count, d.count ? d.resources[0].name : "");
   assert_non_null(strstr(st.message, "nested too deep"));
   /* a /config_dump?resource= dump (single entries): refused, naming the entry, never read as
@@ -243,7 +243,7 @@ static void test_dump(void **state) {
       "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump.DynamicCluster\",\"cluster\":"
       "{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\"}}]}";
   po_Status_Clear(&st);
-  if (po_ConfigDump_ParseJson(kResource, sizeof kResource - 1, A, &d, &st)) fail_msg("a ?resource= dump read as %zu resources", d.count);
+  if (po_ConfigDump_ParseJson(NULL, kResource, sizeof kResource - 1, A, &d, &st)) fail_msg("a ?resource= dump read as %zu resources", d.count);
   assert_non_null(strstr(st.message, "configs[0]: a single envoy.admin.v3.ClustersConfigDump.DynamicCluster, as "
                                      "/config_dump?resource=... gives"));
   /* a resource whose bytes do not decode says why in words, not upb's status number */
@@ -251,7 +251,7 @@ static void test_dump(void **state) {
       "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\",\"dynamic_active_clusters\":"
       "[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\xff\"}}]}]}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kBadUtf8, sizeof kBadUtf8 - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kBadUtf8, sizeof kBadUtf8 - 1, A, &d, &st));
   assert_string_equal(st.message, "configs[0].dynamic_active_clusters[0].cluster: invalid envoy.config.cluster.v3.Cluster: "
                                   "a string is not valid UTF-8");
 }
@@ -277,7 +277,7 @@ static void test_dump_lazy(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   po_ConfigDump d;
-  assert_true(po_ConfigDump_ParseJson(text, strlen(text), A, &d, &st));
+  assert_true(po_ConfigDump_ParseJson(NULL, text, strlen(text), A, &d, &st));
   memset(text, ' ', strlen(text)); /* nothing of the text is kept */
   free(text);
   assert_int_equal(d.count, 3);
@@ -312,7 +312,7 @@ static void test_dump_lazy(void **state) {
       "{\"configs\":[{\"@type\":\"type.googleapis.com/envoy.admin.v3.ClustersConfigDump\","
       "\"dynamic_active_clusters\":[{\"nonsense\":1}]}]}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kOdd, sizeof kOdd - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kOdd, sizeof kOdd - 1, A, &d, &st));
   assert_non_null(strstr(st.message, "nonsense"));
 }
 
@@ -336,7 +336,7 @@ static void test_dump_streamed(void **state) {
     po_Status st;
     po_Status_Clear(&st);
     po_ConfigDump d;
-    if (!po_ConfigDump_ParseJson(text, strlen(text), A, &d, &st)) fail_msg("form %zu: %s", i, st.message);
+    if (!po_ConfigDump_ParseJson(NULL, text, strlen(text), A, &d, &st)) fail_msg("form %zu: %s", i, st.message);
     if (d.count != 1 || strcmp(d.resources[0].name, "c") || d.resources[0].state != kPo_DumpState_Active) {
       fail_msg("form %zu: %zu resources", i, d.count);
     }
@@ -347,7 +347,7 @@ static void test_dump_streamed(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   po_ConfigDump d;
-  assert_true(po_ConfigDump_ParseJson(kOdd, sizeof kOdd - 1, A, &d, &st));
+  assert_true(po_ConfigDump_ParseJson(NULL, kOdd, sizeof kOdd - 1, A, &d, &st));
   assert_int_equal(d.unknown_types, 1);
   assert_string_equal(d.first_unknown_type, "type.googleapis.com/acme.Dump");
   /* an error inside the 2nd entry, on line 3: its place and the dump's line and column */
@@ -356,17 +356,17 @@ static void test_dump_streamed(void **state) {
       "\"dynamic_active_clusters\":[{\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"name\":\"a\"}},\n"
       "  {\"cluster\":{\"@type\":\"type.googleapis.com/envoy.config.cluster.v3.Cluster\",\"nam\":\"b\"}}]}]}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kBad, sizeof kBad - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kBad, sizeof kBad - 1, A, &d, &st));
   if (!strstr(st.message, "configs[0].dynamic_active_clusters[1]: ") || !strstr(st.message, "@3:")) fail_msg("%s", st.message);
   /* punctuation the scan checks itself */
   static const char kComma[] = "{\"configs\":[] \"x\":1}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kComma, sizeof kComma - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kComma, sizeof kComma - 1, A, &d, &st));
   assert_string_equal(st.message, "invalid envoy.admin.v3.ConfigDump JSON: Error parsing JSON @1:14: Expected: ',' or '}'");
   /* another top-level member: upb's verdict */
   static const char kMember[] = "{\"configs\":[],\"nonsense\":1}";
   po_Status_Clear(&st);
-  assert_false(po_ConfigDump_ParseJson(kMember, sizeof kMember - 1, A, &d, &st));
+  assert_false(po_ConfigDump_ParseJson(NULL, kMember, sizeof kMember - 1, A, &d, &st));
   assert_non_null(strstr(st.message, "nonsense"));
 }
 

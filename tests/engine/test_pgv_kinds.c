@@ -122,7 +122,7 @@ static void test_rows(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_Engine_Schema(&st);
+  const po_Schema *s = po_EnvoyApi_Schema_(NULL, &st);
   assert_non_null(s);
   int bad = 0;
   for (size_t i = 0; i < sizeof kRows / sizeof *kRows; i++) {
@@ -132,8 +132,8 @@ static void test_rows(void **state) {
     char type[160];
     const char *sp = strchr(r->host, ' ');
     snprintf(type, sizeof type, "%.*s", (int)(sp - r->host), r->host);
-    po_Message *host = po_Message_ParseJson(type, r->value, strlen(r->value), a, &st);
-    po_Message *rules = po_Message_ParseJson("validate.FieldRules", r->rules, strlen(r->rules), a, &st);
+    po_Message *host = po_Message_ParseJson(NULL, type, r->value, strlen(r->value), a, &st);
+    po_Message *rules = po_Message_ParseJson(NULL, "validate.FieldRules", r->rules, strlen(r->rules), a, &st);
     if (!host || !rules) {
       fprintf(stderr, "row %zu: %s\n", i, st.message);
       bad++;

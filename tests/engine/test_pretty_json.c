@@ -77,7 +77,7 @@ static void test_pretty_matches_text_route(void **state) {
     po_Arena *a = po_Arena_New();
     po_Status st;
     po_Status_Clear(&st);
-    po_Message *m = po_Message_ParseJson(kRows[i].type, kRows[i].json, strlen(kRows[i].json), a, &st);
+    po_Message *m = po_Message_ParseJson(NULL, kRows[i].type, kRows[i].json, strlen(kRows[i].json), a, &st);
     if (!m) fail_msg("row %zu: %s", i, st.message);
     size_t len = 0;
     char *text = po_Message_ToJson(m, a, &len, &st);
@@ -102,7 +102,7 @@ static void test_pretty_sorted(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   static const char kIn[] = "{\"name\":\"c\",\"connect_timeout\":\"1s\",\"metadata\":{\"filter_metadata\":{\"b\":{},\"a\":{\"y\":2,\"x\":1}}}}";
-  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", kIn, sizeof kIn - 1, a, &st);
+  po_Message *m = po_Message_ParseJson(NULL, "envoy.config.cluster.v3.Cluster", kIn, sizeof kIn - 1, a, &st);
   assert_non_null(m);
   assert_string_equal(po_Message_ToPrettyJson(m, a, NULL, &st),
                       "{\n  \"connect_timeout\": \"1s\",\n  \"metadata\": {\n    \"filter_metadata\": {\n      \"a\": {\n"
@@ -122,7 +122,7 @@ static void test_pretty_error_is_upbs(void **state) {
   static const char kIn[] =
       "{\"name\":\"c\",\"connect_timeout\":\"1s\",\"transport_socket\":{\"name\":\"t\",\"typed_config\":{\"@type\":"
       "\"type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext\",\"sni\":\"x\"}}}";
-  po_Message *m = po_Message_ParseJson("envoy.config.cluster.v3.Cluster", kIn, sizeof kIn - 1, a, &st);
+  po_Message *m = po_Message_ParseJson(NULL, "envoy.config.cluster.v3.Cluster", kIn, sizeof kIn - 1, a, &st);
   if (!m) fail_msg("%s", st.message);
   po_Patch p = {.op = "add", .path = "/connect_timeout/nanos", .value = po_Value_NewInt(a, 2000000000)};
   if (!po_PatchStruct(m, &p, false, kPo_Convention_Typed, &st)) fail_msg("%s", st.message);

@@ -120,7 +120,7 @@ static const Row kRows[] = {
 static const char *run(const Row *r) {
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_ParseJson(r->type, r->json, strlen(r->json), A, &st);
+  po_Message *m = po_Message_ParseJson(NULL, r->type, r->json, strlen(r->json), A, &st);
   if (!m) return po_Arena_Printf(A, "decode: %s", st.message);
   po_Diagnostics *d = po_Diagnostics_New(A);
   if (!po_Message_CheckRules(m, r->depth, r->field, r->scope, 7, d, &st)) return po_Arena_Printf(A, "failed: %s", st.message);
@@ -167,11 +167,11 @@ static void test_depth(void **state) {
   po_Status st;
   po_Status_Clear(&st);
   const char *deep = nested(61);
-  assert_null(po_Message_ParseJson(LFILTER, deep, strlen(deep), A, &st));
+  assert_null(po_Message_ParseJson(NULL, LFILTER, deep, strlen(deep), A, &st));
   assert_int_not_equal(st.code, kPo_Status_NoMemory);
   po_Status_Clear(&st);
   const char *ok = nested(60);
-  po_Message *m = po_Message_ParseJson(LFILTER, ok, strlen(ok), A, &st);
+  po_Message *m = po_Message_ParseJson(NULL, LFILTER, ok, strlen(ok), A, &st);
   assert_non_null(m);
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_true(po_Message_CheckRules(m, 0, NULL, M, 0, d, &st));
@@ -191,7 +191,7 @@ static void test_value_depth_limit(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_ParseJson(CLUSTER, "{}", 2, A, &st);
+  po_Message *m = po_Message_ParseJson(NULL, CLUSTER, "{}", 2, A, &st);
   assert_non_null(m);
   po_Diagnostics *d = po_Diagnostics_New(A);
   assert_false(po_Message_CheckRules(m, 65, NULL, W, 0, d, &st));

@@ -143,7 +143,7 @@ const char *po_Diff_Apply(const po_DiffCase *c, po_Arena *a, const char **messag
   po_Status st;
   po_Status_Clear(&st);
   *message_name = po_ResourceType_Message(po_ResourceType_Parse(c->resource));
-  po_Message *m = *message_name ? po_Message_New(*message_name, a, &st) : NULL;
+  po_Message *m = *message_name ? po_Message_New(NULL, *message_name, a, &st) : NULL;
   po_Patch p = {.op = "add", .path = c->path, .value = parse(c->value, a)};
   if (!m || !p.value) {
     *why = m ? "the value is not JSON" : st.message;

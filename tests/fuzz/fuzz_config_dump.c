@@ -21,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   po_Status st;
   po_Status_Clear(&st);
   po_ConfigDump d;
-  if (!po_ConfigDump_ParseJson(json, size, a, &d, &st)) {
+  if (!po_ConfigDump_ParseJson(NULL, json, size, a, &d, &st)) {
     if (!st.message[0]) abort();
   } else {
     for (size_t i = 0; i < d.count; i++) {

@@ -48,7 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     free(json);
     json = exact;
   }
-  po_Message *m = po_Message_ParseJson(name, json, len, a, &st);
+  po_Message *m = po_Message_ParseJson(NULL, name, json, len, a, &st);
   free(json);
   if (!m) {
     if (po_Status_IsOk(&st) || st.message[0] == '\0') abort();
@@ -74,7 +74,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   }
   if (strlen(out) != out_len) abort();
-  po_Message *again = po_Message_ParseJson(name, out, out_len, a, &st);
+  po_Message *again = po_Message_ParseJson(NULL, name, out, out_len, a, &st);
   if (!again) abort();
   size_t again_len = 0;
   char *out2 = po_Message_ToJson(again, a, &again_len, &st);

@@ -95,7 +95,7 @@ static void check_message(const po_Message *m, po_Arena *a) {
   }
   if (strlen(json) != len) abort();
   po_Status_Clear(&st);
-  if (!po_Message_ParseJson(po_Message_FullName(m), json, len, a, &st)) {
+  if (!po_Message_ParseJson(NULL, po_Message_FullName(m), json, len, a, &st)) {
     if (!strict() && strstr(st.message, "Recursion limit exceeded")) return;
     fprintf(stderr, "fuzz_path: the patched message's JSON does not read back: %s\n", st.message);
     abort();
@@ -108,8 +108,8 @@ static void patch_one(const Root *r, const char *json, const po_Patch *p, bool d
   if (!a) return;
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = json ? po_Message_ParseJson(r->message, json, strlen(json), a, &st)
-                       : po_Message_New(r->message, a, &st);
+  po_Message *m = json ? po_Message_ParseJson(NULL, r->message, json, strlen(json), a, &st)
+                       : po_Message_New(NULL, r->message, a, &st);
   if (!m) abort(); /* the fixed inputs always parse */
   po_Status_Clear(&st);
   if (po_PatchStruct(m, p, debug, conv, &st)) {
@@ -157,7 +157,7 @@ static void construct(const char *resource_type, const po_Patch *p, bool debug, 
   if (o) {
     /* Apply the compiled override to an empty resource of its type, as a proxy would. */
     po_ResourceType t = po_ResourceType_Parse(resource_type);
-    po_Message *m = po_Message_New(po_ResourceType_Message(t), a, &st);
+    po_Message *m = po_Message_New(NULL, po_ResourceType_Message(t), a, &st);
     if (!m) abort();
     po_Payload pl = {.resource_type = t,
                      .direction = inbound ? kPo_TrafficDirection_Inbound : kPo_TrafficDirection_Outbound};
@@ -171,7 +171,7 @@ static void construct(const char *resource_type, const po_Patch *p, bool debug, 
     }
     /* A payload that claims the type but carries another message is an error, not a crash. */
     po_ResourceType other = t == kPo_ResourceType_Listener ? kPo_ResourceType_Cluster : kPo_ResourceType_Listener;
-    po_Message *wrong = po_Message_New(po_ResourceType_Message(other), a, &st);
+    po_Message *wrong = po_Message_New(NULL, po_ResourceType_Message(other), a, &st);
     if (!wrong) abort();
     po_Status_Clear(&st);
     if (po_Override_Apply(o, wrong, &pl, &patched, &st) || patched) abort();

@@ -114,7 +114,7 @@ static void check_message(const po_Message *m, po_Arena *a) {
     return;
   }
   po_Status_Clear(&st);
-  if (!po_Message_ParseJson(po_Message_FullName(m), json, len, a, &st)) abort();
+  if (!po_Message_ParseJson(NULL, po_Message_FullName(m), json, len, a, &st)) abort();
 }
 
 static void patch_struct(const Target *t, const po_Value *value, po_Convention conv) {
@@ -122,7 +122,7 @@ static void patch_struct(const Target *t, const po_Value *value, po_Convention c
   if (!a) return;
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_New(t->message, a, &st);
+  po_Message *m = po_Message_New(NULL, t->message, a, &st);
   if (!m) abort();
   po_Patch p = {.op = "add", .path = t->path, .value = value};
   if (po_PatchStruct(m, &p, false, conv, &st)) {
@@ -171,7 +171,7 @@ static void construct(const po_Value *value, po_Convention conv) {
     for (size_t i = 0; i < 4; i++) {
       po_Status st;
       po_Status_Clear(&st);
-      po_Message *m = po_Message_New(po_ResourceType_Message(kTypes[i]), a, &st);
+      po_Message *m = po_Message_New(NULL, po_ResourceType_Message(kTypes[i]), a, &st);
       if (!m) abort();
       po_Payload pl = {.resource_type = kTypes[i], .direction = kPo_TrafficDirection_Outbound};
       bool patched;

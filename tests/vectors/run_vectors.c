@@ -62,7 +62,7 @@ static const po_Value *case_value(const char *key) { return po_Value_Get(g_case,
 /* A message's JSON as upb prints it, parsed back for a tree comparison. */
 static json_object *canonical(const char *message, json_object *j, po_Arena *a, po_Status *st) {
   const char *text = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN);
-  po_Message *m = po_Message_ParseJson(message, text, strlen(text), a, st);
+  po_Message *m = po_Message_ParseJson(NULL, message, text, strlen(text), a, st);
   if (!m) return NULL;
   char *out = po_Message_ToJson(m, a, NULL, st);
   return out ? json_tokener_parse(out) : NULL;
@@ -119,7 +119,7 @@ static void check_ir_agrees(const char *file, const char *name, json_object *c, 
     failf(file, name, "IR: compiled where PatchStruct failed: %s", ps_err);
     return;
   }
-  po_Message *m = po_Message_ParseJson(message, text, strlen(text), a, &st);
+  po_Message *m = po_Message_ParseJson(NULL, message, text, strlen(text), a, &st);
   if (!m || !po_Override_Apply(o, m, NULL, NULL, &st)) {
     failf(file, name, "IR: apply failed: %s", st.message);
     return;
@@ -143,7 +143,7 @@ static void run_patch_case(const char *file, json_object *c) {
   po_Status st;
   po_Status_Clear(&st);
   const char *text = json_object_to_json_string_ext(input, JSON_C_TO_STRING_PLAIN);
-  po_Message *m = po_Message_ParseJson(message, text, strlen(text), a, &st);
+  po_Message *m = po_Message_ParseJson(NULL, message, text, strlen(text), a, &st);
   g_run++;
   if (!m) {
     failf(file, name, "input does not parse: %s", st.message);

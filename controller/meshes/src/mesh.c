@@ -62,7 +62,19 @@ bool po_Target_Check(po_CompiledOverride *c, po_Arena *a) {
 static const po_MeshRules kWireTyped = {true, po_Target_Check}, kTyped = {false, po_Target_Check};
 static const po_MeshRules *rules_for(po_Mesh mesh) { return po_Mesh_Ops(mesh)->rules.wire_typed ? &kWireTyped : &kTyped; }
 
+void po_Mesh_FillReleases(po_TargetOptions *o) {
+  for (size_t i = 0; i < kMeshCount; i++) {
+    const po_MeshOps *m = kMeshes[i];
+    if (m && (unsigned)m->mesh < kPo_MeshSlots && !o->release[m->mesh]) {
+      o->release[m->mesh] = po_MeshReleases_Default(m->releases);
+    }
+  }
+}
+
 po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, const po_TargetOptions *opts,
                                                  po_Arena *a, po_CompiledOverride *out) {
-  return po_CompiledOverride_Compile(obj, opts, rules_for, a, out);
+  po_TargetOptions o = {0};
+  if (opts) o = *opts;
+  po_Mesh_FillReleases(&o);
+  return po_CompiledOverride_Compile(obj, &o, rules_for, a, out);
 }

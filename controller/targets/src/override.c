@@ -155,6 +155,12 @@ static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOve
   c->route_namespace_count = n;
 }
 
+const po_EnvoyApi *po_TargetOptions_Api(const po_TargetOptions *opts, po_Mesh mesh) {
+  if (!opts || (unsigned)mesh >= kPo_MeshSlots) return po_EnvoyApi_Default();
+  if (opts->api[mesh]) return opts->api[mesh];
+  return opts->release[mesh] ? po_MeshRelease_Api(opts->release[mesh]) : po_EnvoyApi_Default();
+}
+
 /* The compile; false only when out of memory (c->accepted says the verdict). */
 static bool compile(const json_object *obj, const po_TargetOptions *opts, const po_MeshRules *(*rules_for)(po_Mesh mesh),
                     po_Arena *a, po_CompiledOverride *c) {
@@ -169,6 +175,9 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
   json_object *gen = po_Json_Get(po_Json_Get(obj, "metadata"), "generation");
   if (gen) c->generation = json_object_get_int64(gen);
   target(obj, a, c);
+  po_Mesh mesh = po_TargetKind_Mesh(c->target_kind);
+  c->release = (unsigned)mesh < kPo_MeshSlots ? c->options.release[mesh] : NULL;
+  c->api = po_TargetOptions_Api(&c->options, mesh);
   priority(obj, a, c);
   route_namespaces(obj, a, c);
   json_object *req = po_Json_Get(po_Json_Get(obj, "spec"), "required");
@@ -207,11 +216,16 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
     }
   }
   if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
-  po_Arguments_Friendly(args, a);
+  po_Arguments_Friendly(c->api, args, a);
   /* One compile: the typed convention with every check, and the wire verdict of each patch
    * (what Consul decodes from the arguments we write) reported as an error of its own kind,
-   * the reason taken from that kind. */
+   * the reason taken from that kind; under the target's mesh release's snapshot. */
   po_CompileOptions co = po_CompileOptions_Default();
+  co.api = c->api;
+  /* the mesh release the snapshot stands for, in messages (not when --envoy-api named another) */
+  if (c->release && c->api == po_MeshRelease_Api(c->release)) {
+    co.judged_for = po_Arena_Printf(a, "%s@%s", po_Mesh_Name(po_TargetKind_Mesh(c->target_kind)), c->release->release);
+  }
   const po_MeshRules *rules = rules_for(po_TargetKind_Mesh(c->target_kind));
   co.check_wire = rules->wire_typed; /* only Consul decodes the arguments with its wire typing */
   size_t before = po_Diagnostics_Count(c->diags);

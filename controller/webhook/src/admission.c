@@ -58,7 +58,7 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
 static const char *check_consul(json_object *obj, const char *kind, po_Arena *a, json_object *warnings) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false;
-  size_t n = po_ConsulObject_Check(obj, a, &checks, &oom);
+  size_t n = po_ConsulObject_Check(obj, NULL, a, &checks, &oom);
   if (oom) return "out of memory validating the object";
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
@@ -127,7 +127,7 @@ static void put(po_TextBuf *t, const char *s) {
 static const char *check_native(json_object *obj, const char *req_ns, const char *kind, const po_MeshOps *mesh,
                                 po_Arena *a, json_object *warnings) {
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !mesh->check_native(obj, a, d))
+  if (!d || !mesh->check_native(obj, po_MeshRelease_Api(po_MeshReleases_Default(mesh->releases)), a, d))
     return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
   const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");

@@ -54,6 +54,25 @@ typedef struct {
 void po_TextBuf_Put(po_TextBuf *t, const char *s, size_t n);
 void po_TextBuf_Puts(po_TextBuf *t, const char *s);
 
+/* ---- the Envoy API snapshot a call judges with ---------------------------------------------
+ * proto/ embeds several snapshots of the Envoy v3 API (go-control-plane's `envoy` Go module, one
+ * per module version the supported mesh releases pin). Everything that looks the schema up is
+ * told which: po_CompileOptions.api, a first parameter `const po_EnvoyApi *api` (NULL: the
+ * default), or the object it works on (a compiled override records its snapshot, and applying it
+ * uses that one; a po_Message is of the snapshot it was decoded with). There is no "current"
+ * snapshot, global or per thread. */
+typedef struct po_EnvoyApi po_EnvoyApi;   /* one embedded snapshot: static, never freed */
+size_t po_EnvoyApi_Count(void);
+const po_EnvoyApi *po_EnvoyApi_At(size_t i);               /* oldest first; NULL past the end */
+const po_EnvoyApi *po_EnvoyApi_Find(const char *version);  /* "v1.37.0" or "1.37.0"; NULL: not embedded */
+const po_EnvoyApi *po_EnvoyApi_Default(void);              /* v1.32.4 (Consul's): when nothing names one */
+const po_EnvoyApi *po_EnvoyApi_Newest(void);
+const char *po_EnvoyApi_Version(const po_EnvoyApi *api);   /* "v1.37.0"; NULL is the default's */
+const char *po_EnvoyApi_Name(const po_EnvoyApi *api);      /* "go-control-plane envoy v1.37.0"; likewise */
+/* The snapshot judging a proxy that runs Envoy major.minor: the oldest embedded one at least
+ * that new (module version vX.Y.Z is Envoy X.Y's API), else the newest. */
+const po_EnvoyApi *po_EnvoyApi_ForEnvoy(int major, int minor);
+
 /* ---- values: JSON/YAML trees with Go's typing (docs/consul-semantics.md 3.6) ----------------------- */
 
 typedef enum {
@@ -308,7 +327,7 @@ bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *ou
  * "1h30m") becomes {"seconds": N, "nanos": M}; an enum given by number becomes its name (Consul's
  * wire format delivers numbers as float64, which enums refuse). Inside object values, each child
  * is rewritten by its own field. Paths that do not resolve are left for validation to report. */
-void po_Arguments_Friendly(po_Arguments *args, po_Arena *a);
+void po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a);
 /* The `arguments` object Consul's decoder accepts for these arguments (PascalCase keys). */
 po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a);
 
@@ -325,9 +344,17 @@ typedef struct {
    * typed convention accepts but Consul's wire typing would refuse (message: Consul's text,
    * then po_DiagKind_Reason in parentheses). Both verdicts are computed either way. */
   bool check_wire;
+  /* The Envoy API the paths resolve in and the values and rules are judged by; NULL: the
+   * default (po_EnvoyApi_Default). The override keeps it (po_Override_Api). */
+  const po_EnvoyApi *api;
+  /* What the snapshot stands for, for messages ("consul@1.22": the mesh release built on it);
+   * NULL: nothing said. An unknown field another embedded snapshot has is said to be missing
+   * from "the Envoy API judging consul@1.22". */
+  const char *judged_for;
 } po_CompileOptions;
 
-/* Defaults: typed convention, envoy_rules, deprecations and hints on, check_wire off. */
+/* Defaults: typed convention, envoy_rules, deprecations and hints on, check_wire off, the
+ * default snapshot. */
 po_CompileOptions po_CompileOptions_Default(void);
 
 /* Consul's Constructor: checks the extension name ("builtin/property-override"), decodes the
@@ -340,6 +367,8 @@ po_Override *po_Constructor(const char *name, const po_Value *arguments,
 po_Override *po_Override_Compile(const po_Arguments *args, const po_CompileOptions *opts,
                                  po_Arena *a, po_Diagnostics *diags);
 size_t po_Override_PatchCount(const po_Override *o);
+/* The snapshot it was compiled under (never NULL); a message it applies to must be of it. */
+const po_EnvoyApi *po_Override_Api(const po_Override *o);
 const po_Arguments *po_Override_Arguments(const po_Override *o); /* normalised */
 
 /* ---- the compiled override (the IR every consumer reads) ------------------------------------
@@ -448,10 +477,13 @@ const char *po_ConflictKind_Name(po_ConflictKind k); /* "same-field", "parent-re
 
 typedef struct po_Message po_Message;
 
-/* An Envoy message from proto3 JSON (proto or JSON field names, `@type` Anys). */
-po_Message *po_Message_ParseJson(const char *full_name, const char *json, size_t len,
+/* An Envoy message of snapshot `api` (NULL: the default) from proto3 JSON (proto or JSON field
+ * names, `@type` Anys of that snapshot). */
+po_Message *po_Message_ParseJson(const po_EnvoyApi *api, const char *full_name, const char *json, size_t len,
                                  po_Arena *a, po_Status *status);
-po_Message *po_Message_New(const char *full_name, po_Arena *a, po_Status *status);
+po_Message *po_Message_New(const po_EnvoyApi *api, const char *full_name, po_Arena *a, po_Status *status);
+/* The snapshot the message is of; NULL only for a schema the engine did not load itself. */
+const po_EnvoyApi *po_Message_Api(const po_Message *m);
 /* Proto3 JSON with the original proto field names, NUL-terminated, in the arena. */
 char *po_Message_ToJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status);
 const char *po_Message_FullName(const po_Message *m);
@@ -483,7 +515,8 @@ typedef struct {
 bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p);
 
 /* Applies every patch whose filter matches (every patch when `p` is NULL, or when the override
- * was built with po_Override_BuildFor), in order. An override that is not valid is refused.
+ * was built with po_Override_BuildFor), in order. An override that is not valid is refused, and
+ * so is a message of another snapshot than the override's (kPo_Status_Invalid, both named).
  * Errors are collected (a failing patch does not stop the others), *patched tells whether any
  * patch applied. Returns false when any patch failed; status then has every error in Consul's
  * multierror format. */
@@ -520,8 +553,8 @@ typedef struct {
   size_t field_count;
 } po_Explanation;
 
-/* The Envoy API snapshot everything is validated against, for `propertyoverride version`:
- * "@grpc/grpc-js-xds@1.14.1 (its deps/envoy-api)". Static. */
+/* Where the embedded snapshots come from, for `propertyoverride version` (proto/'s
+ * po_Schema_Snapshot). Static. */
 const char *po_EnvoyApi_Snapshot(void);
 
 /* For single-threaded one-shot processes, before any other engine call: the Envoy schema is
@@ -539,10 +572,11 @@ bool po_EnvoyApi_LoadOnDemand(void);
 bool po_Engine_OutOfMemory(const po_Arena *a);
 
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
- * message's full name, then optionally "/" and a patch path. Everything lives in the arena.
+ * message's full name, then optionally "/" and a patch path, in snapshot `api` (NULL: the
+ * default). Everything lives in the arena.
  * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."
  * and the field list, then a did-you-mean line when one is close). */
-bool po_Explain(const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
+bool po_Explain(const po_EnvoyApi *api, const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
 
 /* What each segment of an RFC 6901 pointer into the protojson document of a message is, by the
  * schema (for JSON Patch paths written by hand: an EnvoyPatchPolicy's). "~0" and "~1" are not
@@ -561,9 +595,11 @@ typedef struct {
   const char *field;   /* Field, JsonName: the proto field name (static) */
   const char *message; /* Field, JsonName: the full name of the message it is a field of (static) */
 } po_PointerSeg;
-/* The first `max` segments of `pointer` in message `message_full_name` into out; returns how many.
+/* The first `max` segments of `pointer` in message `message_full_name` of snapshot `api` (NULL:
+ * the default) into out; returns how many.
  * Every segment Unknown when there is no such message or no schema. Linear in the pointer. */
-size_t po_Pointer_Segments(const char *message_full_name, const char *pointer, po_PointerSeg *out, size_t max);
+size_t po_Pointer_Segments(const po_EnvoyApi *api, const char *message_full_name, const char *pointer,
+                           po_PointerSeg *out, size_t max);
 
 /* ---- Envoy's admin /config_dump and the meshes' naming (`propertyoverride preview`) ----------
  * config_dump.c reads a dump with upb's JSON decoder (every `@type` resolved against the
@@ -605,6 +641,8 @@ typedef struct {
   const char *consul_datacenter;
   /* The service whose proxy this is, likewise (`consul.source.service`), or NULL. */
   const char *consul_service;
+  /* The snapshot it was read with: its resources' messages are of it. */
+  const po_EnvoyApi *api;
 } po_ConfigDump;
 
 /* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
@@ -617,7 +655,8 @@ typedef struct {
  * of the whole (9x to 37x the text). Linear in the input. Each resource stays its Any's bytes
  * in the arena (about half its JSON), its name read from field 1 alone, until
  * po_DumpResource_Decode or _DecodeIn asks. The text may be freed on return. */
-bool po_ConfigDump_ParseJson(const char *json, size_t len, po_Arena *a, po_ConfigDump *out, po_Status *status);
+bool po_ConfigDump_ParseJson(const po_EnvoyApi *api, const char *json, size_t len, po_Arena *a, po_ConfigDump *out,
+                             po_Status *status);
 /* r's message, decoded on the first call (into the dump's arena) and kept; NULL with an error
  * naming r->where when out of memory. */
 po_Message *po_DumpResource_Decode(po_DumpResource *r, po_Status *status);
@@ -669,19 +708,21 @@ typedef enum {
  * from the value ("" for the value itself), its message the violation ("0s violates duration gt
  * 0s"); a warning when the value is deeper than 64 levels (not checked below; upb's JSON decoder
  * refuses a value nested deeper than 64 objects and arrays first). An Any is not
- * descended (silently: its contents are bytes until Envoy builds the extension). Linear in the
- * value's size. false only when out of memory, or value_depth is over 64 (kPo_Status_Limit). */
+ * descended (silently: its contents are bytes until Envoy builds the extension). The rules are
+ * those of m's own snapshot (po_Message_Api). Linear in the value's size. false only when out of
+ * memory, or value_depth is over 64 (kPo_Status_Limit). */
 bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *value_field, po_ValueScope scope,
                            int patch_index, po_Diagnostics *out, po_Status *status);
 
-/* Envoy's protoc-gen-validate rules on a JSON Patch remove of field `field` (proto or JSON name)
- * of message `message_full_name` (the last segment of an EnvoyPatchPolicy remove's path, by
+/* Envoy's protoc-gen-validate rules (snapshot `api`'s; NULL: the default) on a JSON Patch remove
+ * of field `field` (proto or JSON name) of message `message_full_name` (the last segment of an EnvoyPatchPolicy remove's path, by
  * po_Pointer_Segments): the violation when every outcome breaks a rule, with the text a
  * PropertyOverride remove gets (a required field or the member of a required oneof: absent, the
  * remove fails; present, what it leaves is invalid; a proto3 scalar, list or map with rules on its
  * default, which protojson leaves out). NULL when some outcome is valid, or no such field; NULL
  * with status set when out of memory or without a schema. The text is in `a`. */
-const char *po_Message_CheckRemove(const char *message_full_name, const char *field, po_Arena *a, po_Status *status);
+const char *po_Message_CheckRemove(const po_EnvoyApi *api, const char *message_full_name, const char *field,
+                                   po_Arena *a, po_Status *status);
 
 /* What the mesh decides a resource is. `payload()` of it is what po_Override_Apply takes. */
 typedef struct {

@@ -48,7 +48,8 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
   return NULL;
 }
 
-size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExtensionCheck **out, bool *oom) {
+size_t po_ConsulObject_Check(const json_object *obj, const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out,
+                             bool *oom) {
   *out = NULL;
   *oom = false;
   json_object *list = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
@@ -88,6 +89,7 @@ size_t po_ConsulObject_Check(const json_object *obj, po_Arena *a, po_ConsulExten
     }
     po_CompileOptions co = po_CompileOptions_Default();
     co.convention = kPo_Convention_Wire; /* what Consul's HTTP API will hand the Constructor */
+    co.api = api;
     c->accepted = po_Constructor(name, args, &co, a, c->diags) != NULL;
   }
   *out = checks;

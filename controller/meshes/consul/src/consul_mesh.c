@@ -11,6 +11,7 @@ extern const po_MeshOps po_Consul_Mesh;
 const po_MeshOps po_Consul_Mesh = {
     .mesh = kPo_Mesh_Consul,
     .name = "Consul",
+    .releases = &po_Consul_Releases,
     .rules = {.wire_typed = true},
     .render = po_Consul_Render,
 };

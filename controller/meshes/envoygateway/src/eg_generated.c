@@ -121,13 +121,13 @@ static bool same_prefix(const po_Override *o, size_t j, size_t i, size_t n) {
 
 /* The fields of the message holding segment s (its full name less ".name"), fetched from the
  * schema once per segment however many earlier values are looked into. False when out of memory. */
-static bool members_of(const po_PathSegment *s, po_Arena *a, po_Explanation *ex, bool *loaded) {
+static bool members_of(const po_EnvoyApi *api, const po_PathSegment *s, po_Arena *a, po_Explanation *ex, bool *loaded) {
   if (*loaded) return true;
   const char *msg = po_Arena_Strndup(a, s->full_name, strlen(s->full_name) - strlen(s->name) - 1);
   po_Status st;
   po_Status_Clear(&st);
   *ex = (po_Explanation){0};
-  if (!msg || (!po_Explain(msg, a, ex, &st) && po_Engine_OutOfMemory(a))) return false;
+  if (!msg || (!po_Explain(api, msg, a, ex, &st) && po_Engine_OutOfMemory(a))) return false;
   *loaded = true;
   return true;
 }
@@ -196,7 +196,7 @@ static bool earlier(const po_CompiledOverride *c, size_t i, size_t k, const po_P
     size_t nj = po_Override_SegmentCount(o, j);
     po_PathSegment t;
     if (nj > 0 && nj <= k && same_prefix(o, j, i, nj)) {
-      if (!members_of(s, a, &ex, &loaded)) return false;
+      if (!members_of(po_Override_Api(c->override), s, a, &ex, &loaded)) return false;
       if (value_says(c, j, nj, i, k, s, &ex, out)) return true;
       continue;
     }

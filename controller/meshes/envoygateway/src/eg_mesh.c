@@ -10,6 +10,7 @@ extern const po_MeshOps po_EG_Mesh;
 const po_MeshOps po_EG_Mesh = {
     .mesh = kPo_Mesh_EnvoyGateway,
     .name = "Envoy Gateway",
+    .releases = &po_EG_Releases,
     .object_kind = "EnvoyPatchPolicy",
     .object_name = po_EG_PolicyName,
     .rules = {.check = po_EG_Check},

@@ -77,7 +77,7 @@ static const char *in_resource(const char *path, const char *pointer, po_Arena *
 /* `value` nested along `path` (RFC 6901, "~1" and "~0" unescaped) in the message `msg`: an
  * all-digit segment is a list index, or a map's or Struct's key (is_index); a new reference, or NULL
  * when out of memory. *too_deep when the path has more segments than are checked. */
-static json_object *nest(const char *msg, const char *path, const json_object *value, po_Arena *a, bool *too_deep) {
+static json_object *nest(const po_EnvoyApi *api, const char *msg, const char *path, const json_object *value, po_Arena *a, bool *too_deep) {
   const char *segs[kMaxSegments];
   size_t lens[kMaxSegments], n = 0;
   for (const char *p = path; *p == '/';) {
@@ -91,7 +91,7 @@ static json_object *nest(const char *msg, const char *path, const json_object *v
     p = s + len;
   }
   po_PointerSeg kinds[kMaxSegments];
-  size_t nkinds = po_Pointer_Segments(msg, path, kinds, kMaxSegments);
+  size_t nkinds = po_Pointer_Segments(api, msg, path, kinds, kMaxSegments);
   json_object *cur = NULL;
   if (value && json_object_deep_copy((json_object *)value, &cur, NULL) != 0) return NULL; /* NULL: a JSON null */
   while (n-- > 0) {
@@ -139,7 +139,7 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
   const char *last = strrchr(path, '/');
   char *field = NULL;
   po_PointerSeg kinds[kMaxSegments];
-  size_t nkinds = po_Pointer_Segments(po_Message_FullName(pm), path, kinds, kMaxSegments);
+  size_t nkinds = po_Pointer_Segments(po_Message_Api(pm), po_Message_FullName(pm), path, kinds, kMaxSegments);
   if (last && depth && !is_index(kinds, nkinds, depth - 1, last + 1, strlen(last + 1))) {
     size_t n = strlen(last + 1), k = 0;
     if (!(field = po_Arena_Malloc(a, n + 1))) return false;
@@ -171,22 +171,22 @@ static bool check_rules(const po_Message *pm, const char *path, int idx, const c
  * set when it does not decode, NULL with *oom when memory ran out. Through the engine's writer, in the arena: json-c's, out of memory, can return
  * a text with pieces missing (its printbuf appends go unchecked), which would decode as some
  * other error. */
-static po_Message *decode(const char *msg, json_object *doc, po_Arena *a, po_Status *st, bool *oom, po_Value **pv) {
+static po_Message *decode(const po_EnvoyApi *api, const char *msg, json_object *doc, po_Arena *a, po_Status *st, bool *oom, po_Value **pv) {
   *pv = po_Value_FromJsonC(doc, a, st);
   json_object_put(doc);
   const char *text = *pv ? po_Value_ToPrettyJson(*pv, a) : NULL;
   *oom = !text;
-  return text ? po_Message_ParseJson(msg, text, strlen(text), a, st) : NULL;
+  return text ? po_Message_ParseJson(api, msg, text, strlen(text), a, st) : NULL;
 }
 
-static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
+static bool path_enters_any(const po_EnvoyApi *api, const char *msg, const char *path, po_Arena *a) {
   bool too_deep = false, oom = false;
-  json_object *null = NULL, *doc = nest(msg, path, null, a, &too_deep);
+  json_object *null = NULL, *doc = nest(api, msg, path, null, a, &too_deep);
   if (!doc) return true; /* out of memory or too deep: as before, not checked */
   po_Status st;
   po_Status_Clear(&st);
   po_Value *pv = NULL;
-  return !decode(msg, doc, a, &st, &oom, &pv) && (oom || any_without_type(st.message));
+  return !decode(api, msg, doc, a, &st, &oom, &pv) && (oom || any_without_type(st.message));
 }
 
 /* A path segment that is a field's JSON name (connectTimeout for connect_timeout): Envoy Gateway
@@ -194,10 +194,10 @@ static bool path_enters_any(const char *msg, const char *path, po_Arena *a) {
  * remove and test then fail (the policy becomes Programmed=False, Invalid); an add creates a
  * second member that protojson reads as the same field, which it refuses when the generated
  * resource has the field set, and accepts only where it is absent. The first such segment. */
-static bool check_json_names(const char *msg, const char *path, const char *op, int idx, const char *where,
+static bool check_json_names(const po_EnvoyApi *api, const char *msg, const char *path, const char *op, int idx, const char *where,
                              po_Arena *a, po_Diagnostics *d) {
   po_PointerSeg segs[kMaxSegments];
-  size_t n = po_Pointer_Segments(msg, path, segs, kMaxSegments);
+  size_t n = po_Pointer_Segments(api, msg, path, segs, kMaxSegments);
   const char *p = path;
   for (size_t k = 0; k < n; k++, p = strchr(p + 1, '/')) {
     if (segs[k].kind != kPo_PointerSeg_JsonName) continue;
@@ -225,6 +225,7 @@ static const char *pointer_key(const char *key, po_Arena *a) {
 }
 
 typedef struct {
+  const po_EnvoyApi *api;
   const char *msg, *where;
   int idx;
   po_Arena *a;
@@ -256,7 +257,7 @@ static bool find_dups(Dups *x, const json_object *v, const char *at, int depth, 
     const char *esc = pointer_key(key, x->a), *ptr = esc ? po_Arena_Printf(x->a, "%s/%s", at, esc) : NULL;
     if (!ptr) return false;
     po_PointerSeg segs[kMaxSegments];
-    size_t ns = po_Pointer_Segments(x->msg, ptr, segs, kMaxSegments);
+    size_t ns = po_Pointer_Segments(x->api, x->msg, ptr, segs, kMaxSegments);
     const po_PointerSeg *last = ns ? &segs[ns - 1] : NULL;
     bool field = last && (last->kind == kPo_PointerSeg_Field || last->kind == kPo_PointerSeg_JsonName);
     for (size_t m = 0; field && m < k; m++) {
@@ -289,11 +290,11 @@ static po_ResourceType resource_type_of(const char *msg) {
  * member in place, and protojson refuses the resource with both (issue 23 C1). An error where
  * Envoy Gateway generates the member on every such resource, a warning where only on the clusters
  * of Service backends. The first such segment; false only when out of memory. */
-static bool check_generated_oneof(const char *msg, const char *path, int idx, const char *where, po_Arena *a,
+static bool check_generated_oneof(const po_EnvoyApi *api, const char *msg, const char *path, int idx, const char *where, po_Arena *a,
                                   po_Diagnostics *d) {
   po_ResourceType rt = resource_type_of(msg);
   po_PointerSeg segs[kMaxSegments];
-  size_t n = po_Pointer_Segments(msg, path, segs, kMaxSegments);
+  size_t n = po_Pointer_Segments(api, msg, path, segs, kMaxSegments);
   po_TextBuf parent = {.a = a};
   po_TextBuf_Puts(&parent, "");
   for (size_t k = 0; k < n && rt != kPo_ResourceType_Unknown; k++) {
@@ -301,7 +302,7 @@ static bool check_generated_oneof(const char *msg, const char *path, int idx, co
     po_Explanation ex = {0};
     po_Status st;
     po_Status_Clear(&st);
-    if (!po_Explain(segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory(a);
+    if (!po_Explain(api, segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory(a);
     const char *oneof = NULL;
     for (size_t f = 0; f < ex.field_count; f++) {
       if (!strcmp(ex.fields[f].name, segs[k].field)) oneof = ex.fields[f].oneof;
@@ -329,9 +330,9 @@ static bool check_generated_oneof(const char *msg, const char *path, int idx, co
 
 /* What removing the field a pointer ends in breaks of Envoy's rules (po_Message_CheckRemove), or
  * NULL: a list index or a map key, or nothing required there. */
-static const char *remove_breaks(const char *msg, const char *pointer, po_Arena *a, bool *oom) {
+static const char *remove_breaks(const po_EnvoyApi *api, const char *msg, const char *pointer, po_Arena *a, bool *oom) {
   po_PointerSeg kinds[kMaxSegments];
-  size_t depth = 0, n = po_Pointer_Segments(msg, pointer, kinds, kMaxSegments);
+  size_t depth = 0, n = po_Pointer_Segments(api, msg, pointer, kinds, kMaxSegments);
   for (const char *p = pointer; *p; p++) depth += *p == '/';
   *oom = false;
   if (!n || n != depth) return NULL;
@@ -339,7 +340,7 @@ static const char *remove_breaks(const char *msg, const char *pointer, po_Arena 
   if (last->kind != kPo_PointerSeg_Field && last->kind != kPo_PointerSeg_JsonName) return NULL;
   po_Status st;
   po_Status_Clear(&st);
-  const char *why = po_Message_CheckRemove(last->message, last->field, a, &st);
+  const char *why = po_Message_CheckRemove(api, last->message, last->field, a, &st);
   *oom = st.code == kPo_Status_NoMemory;
   return why;
 }
@@ -347,10 +348,10 @@ static const char *remove_breaks(const char *msg, const char *pointer, po_Arena 
 /* The value of an add or replace (test: decoded only) at path, as the resource message msg: decoded
  * strictly, then judged by Envoy's rules; why it could not be decoded, said where. The caller's
  * verdict: false only when out of memory. */
-static bool check_value(const char *msg, const char *op, const char *path, json_object *value, int idx,
+static bool check_value(const po_EnvoyApi *api, const char *msg, const char *op, const char *path, json_object *value, int idx,
                         const char *where, po_Arena *a, po_Diagnostics *d) {
   bool too_deep = false;
-  json_object *doc = nest(msg, path, value, a, &too_deep);
+  json_object *doc = nest(api, msg, path, value, a, &too_deep);
   if (too_deep) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.path: more than %d segments: the value is not checked", where,
@@ -361,18 +362,18 @@ static bool check_value(const char *msg, const char *op, const char *path, json_
   po_Status_Clear(&st);
   bool oom = false;
   po_Value *pv = NULL;
-  po_Message *pm = decode(msg, doc, a, &st, &oom, &pv);
+  po_Message *pm = decode(api, msg, doc, a, &st, &oom, &pv);
   if (oom) return false;
   if (pm) return !strcmp(op, "test") || check_rules(pm, path, idx, where, a, d);
   if (st.code == kPo_Status_NoMemory) return false;
-  const char *unknown = po_AnyType_FirstUnknown(value, a);
+  const char *unknown = po_AnyType_FirstUnknown(api, value, a);
   if (unknown) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.value at %s: not checked: @type %s is not in Envoy's schema here (e.g. "
                                   "a TypedStruct); if Envoy Gateway does not know it either, Programmed=False", where,
                                *path ? path : "(the whole resource)", unknown));
   }
-  if (*path && any_without_type(st.message) && path_enters_any(msg, path, a)) {
+  if (*path && any_without_type(st.message) && path_enters_any(api, msg, path, a)) {
     return add(d, kPo_Severity_Warning, idx,
                po_Arena_Printf(a, "%s.operation.value at %s: not checked: the path goes inside a google.protobuf.Any "
                                   "(a typed_config), whose message only the generated resource names (%s)",
@@ -389,6 +390,7 @@ static bool check_value(const char *msg, const char *op, const char *path, json_
 
 /* One spec.jsonPatches entry, read once for the steps that check it. */
 typedef struct {
+  const po_EnvoyApi *api; /* the snapshot judging it (the Envoy Gateway release's) */
   const char *where, *msg, *op, *path, *from, *json_path;
   json_object *value;
   bool has_value;
@@ -473,7 +475,7 @@ static EntryStep check_operands(Entry *e) {
   if (!strcmp(op, "remove") || !strcmp(op, "move")) {
     const char *gone = !strcmp(op, "move") ? from : path, *why = NULL;
     bool oom_remove = false;
-    if (gone && *gone == '/' && !(why = remove_breaks(e->msg, gone, e->a, &oom_remove)) && oom_remove) return kEntry_NoMemory;
+    if (gone && *gone == '/' && !(why = remove_breaks(e->api, e->msg, gone, e->a, &oom_remove)) && oom_remove) return kEntry_NoMemory;
     /* absent, the op fails; present, Envoy refuses what it leaves: no outcome is valid */
     if (why) return said(add(e->d, kPo_Severity_Error, e->idx, po_Arena_Printf(e->a, "%s: op %s of %s: %s", e->where, op, gone, why)));
   }
@@ -491,9 +493,9 @@ static EntryStep check_operands(Entry *e) {
   return kEntry_Next;
 }
 
-static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
+static bool check_one(const po_EnvoyApi *api, const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
   json_object *op_obj = po_Json_Get(jp, "operation");
-  Entry e = {.where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i), .op = po_Json_String(op_obj, "op"),
+  Entry e = {.api = api, .where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i), .op = po_Json_String(op_obj, "op"),
              .path = po_Json_String(op_obj, "path"), .from = po_Json_String(op_obj, "from"),
              .json_path = po_Json_String(op_obj, "jsonPath"), .idx = (int)i, .a = a, .d = d};
   if (!e.where) return false;
@@ -518,19 +520,19 @@ static bool check_one(const json_object *jp, size_t i, po_Arena *a, po_Diagnosti
   if (step != kEntry_Next) return step == kEntry_Done;
   const char *path = e.path, *op = e.op;
   bool wants_value = !strcmp(op, "add") || !strcmp(op, "replace") || !strcmp(op, "test");
-  if (path && !check_json_names(e.msg, path, op, e.idx, e.where, a, d)) return false;
-  if (path && !strcmp(op, "add") && !check_generated_oneof(e.msg, path, e.idx, e.where, a, d)) return false;
+  if (path && !check_json_names(api, e.msg, path, op, e.idx, e.where, a, d)) return false;
+  if (path && !strcmp(op, "add") && !check_generated_oneof(api, e.msg, path, e.idx, e.where, a, d)) return false;
   if (path && wants_value && e.value && strcmp(op, "test") != 0) {
-    Dups x = {e.msg, e.where, e.idx, a, d, 1u << 16};
+    Dups x = {api, e.msg, e.where, e.idx, a, d, 1u << 16};
     bool found = false;
     if (!find_dups(&x, e.value, path, 0, &found)) return false;
     if (found) return true;
   }
   if (!wants_value || !e.value || !path) return true;
-  return check_value(e.msg, op, path, e.value, e.idx, e.where, a, d);
+  return check_value(api, e.msg, op, path, e.value, e.idx, e.where, a, d);
 }
 
-bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnostics *d) {
+bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d) {
   json_object *spec = po_Json_Get(epp, "spec");
   const char *type = po_Json_String(spec, "type");
   if (!type || strcmp(type, "JSONPatch") != 0) {
@@ -556,7 +558,7 @@ bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, po_Arena *a, po_Diagnos
                                kMaxJsonPatches));
   }
   for (size_t i = 0; i < n; i++) {
-    if (!check_one(json_object_array_get_idx(jps, i), i, a, d)) return false;
+    if (!check_one(api, json_object_array_get_idx(jps, i), i, a, d)) return false;
   }
   return true;
 }

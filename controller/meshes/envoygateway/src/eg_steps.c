@@ -280,7 +280,7 @@ static Lane *lanes_of(const po_CompiledOverride *c, po_ResourceType rt, const bo
     po_Status st;
     po_Status_Clear(&st);
     const char *json = ls[l].shape->json;
-    ls[l].m = po_Message_ParseJson(po_ResourceType_Message(rt), json, strlen(json), s, &st);
+    ls[l].m = po_Message_ParseJson(po_Override_Api(c->override), po_ResourceType_Message(rt), json, strlen(json), s, &st);
     if (!ls[l].m) *oom = po_Engine_OutOfMemory(s);
     /* a shape that does not parse or already breaks a rule is this file's mistake: it judges
      * nothing rather than refuse everything (the eg-steps tests would see its refusals missing) */

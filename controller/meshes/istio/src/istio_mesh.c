@@ -9,6 +9,7 @@ extern const po_MeshOps po_Istio_Mesh;
 const po_MeshOps po_Istio_Mesh = {
     .mesh = kPo_Mesh_Istio,
     .name = "Istio",
+    .releases = &po_Istio_Releases,
     .object_kind = "EnvoyFilter",
     .object_name = po_Istio_FilterName,
     .rules = {.check = po_Istio_Check},

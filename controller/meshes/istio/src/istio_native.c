@@ -113,6 +113,7 @@ static po_Value *without(const po_Value *v, const po_Value *drop, po_Arena *a, i
 
 typedef struct {
   const po_Value *root;
+  const po_EnvoyApi *api;    /* the snapshot the value is judged by */
   const char *msg, *encoded; /* the message's name, and the value decoded and encoded again */
   size_t encoded_len;
   int checks;                /* string members looked at (bounded: each costs a decode) */
@@ -142,7 +143,7 @@ static bool sets_nothing(Zero *z, const po_Value *c) {
   const char *text = rest ? po_Value_ToJson(rest, s) : NULL;
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = text ? po_Message_ParseJson(z->msg, text, strlen(text), s, &st) : NULL;
+  po_Message *m = text ? po_Message_ParseJson(z->api, z->msg, text, strlen(text), s, &st) : NULL;
   size_t elen = 0;
   const char *enc = m ? po_Message_ToJson(m, s, &elen, &st) : NULL;
   /* a value deeper than `without` copies is not looked at; memory that ran out in the arena
@@ -274,7 +275,7 @@ static const char *istio_refuses(const json_object *cp, const char *where, po_Ar
                                                                                           : "routeConfiguration");
 }
 
-bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostics *d) {
+bool po_Istio_CheckEnvoyFilter(const json_object *ef, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d) {
   json_object *cps = po_Json_Get(po_Json_Get(ef, "spec"), "configPatches");
   if (!json_object_is_type(cps, json_type_array)) return true;
   size_t n = json_object_array_length(cps);
@@ -316,10 +317,10 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     po_Value *pv = po_Value_FromJsonC(value, a, &st);
     const char *text = pv ? po_Value_ToPrettyJson(pv, a) : NULL;
     if (!text) return false;
-    po_Message *pm = po_Message_ParseJson(msg, text, strlen(text), a, &st);
+    po_Message *pm = po_Message_ParseJson(api, msg, text, strlen(text), a, &st);
     if (!pm) {
       if (st.code == kPo_Status_NoMemory) return false;
-      const char *unknown = po_AnyType_FirstUnknown(value, a);
+      const char *unknown = po_AnyType_FirstUnknown(api, value, a);
       if (unknown) {
         if (!add(d, kPo_Severity_Warning, (int)i, where,
                  po_Arena_Printf(a, "%s.patch.value: not checked: @type %s is not in Envoy's schema (an Istio-only type "
@@ -340,7 +341,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, po_Arena *a, po_Diagnostic
     if (op && !strcmp(op, "MERGE")) {
       const char *z = find(value, false, a), *l = find(value, true, a);
       if (!z) { /* a zero by name: a string member that sets nothing */
-        Zero zs = {.root = pv, .msg = msg, .work = &zero_work};
+        Zero zs = {.root = pv, .api = api, .msg = msg, .work = &zero_work};
         zs.encoded = po_Message_ToJson(pm, a, &zs.encoded_len, &st);
         if (!zs.encoded && st.code == kPo_Status_NoMemory) return false;
         int hit = zs.encoded ? zero_by_name(&zs, pv, 0) : -1;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/base/status.h"
 #include "po/targets/mesh_ops.h"
 #include "po/targets/override.h"
 
@@ -24,6 +25,25 @@ const po_MeshOps *po_Mesh_At(size_t i);
 /* The mesh whose hand-written object is of API group `group` and kind `kind` (po_MeshOps.
  * native_group, native_kind), NULL when none is. */
 const po_MeshOps *po_Mesh_ForNative(const char *group, const char *kind);
+
+/* Each mesh whose release `o` does not name gets its default release (the newest its table
+ * lists), so every target is judged by its mesh's snapshot (the compile below does it too). */
+void po_Mesh_FillReleases(po_TargetOptions *o);
+
+/* A mesh and one of its releases, as `--mesh MESH[@RELEASE]` names them: "consul@1.22",
+ * "istio@1.30", "istio@1.30.2" (a patch release is its line's), "envoy-gateway@v1.9" (an
+ * optional 'v'), or a bare "istio": that mesh's default release (the newest its table lists). */
+typedef struct {
+  const po_MeshOps *mesh;
+  const po_MeshRelease *release; /* a row of mesh->releases */
+  bool defaulted;                /* no @RELEASE was given */
+} po_MeshChoice;
+/* false with st (kPo_Ctl_Usage) saying what is wrong, then what would be valid: the meshes, or
+ * that mesh's releases and its default, e.g. "Istio 1.25 is not a release this build knows;
+ * istio's releases: 1.26, 1.27, 1.28, 1.29, 1.30, 1.31 (default 1.31)". */
+bool po_Mesh_ParseChoice(const char *text, po_MeshChoice *out, po_CtlStatus *st);
+/* Every mesh's name, for messages: "consul, istio, envoy-gateway", into buf; returns buf. */
+const char *po_Mesh_Names(char *buf, size_t len);
 
 /* The object-name bound every mesh with an object per PropertyOverride shares, then the mesh's
  * own refusals (po_MeshOps.rules.check). false only when out of memory. */

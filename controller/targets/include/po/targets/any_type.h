@@ -12,8 +12,8 @@
 #include "po/engine.h"
 
 /* The first "@type" string below `v` (depth-first, at most 64 levels) whose message (the part
- * after the URL's last '/') the schema does not have, or NULL when each is known. Cost: one
- * message lookup per @type. */
-const char *po_AnyType_FirstUnknown(const json_object *v, po_Arena *a);
+ * after the URL's last '/') snapshot `api`'s schema (NULL: the default) does not have, or NULL
+ * when each is known. Cost: one message lookup per @type. */
+const char *po_AnyType_FirstUnknown(const po_EnvoyApi *api, const json_object *v, po_Arena *a);
 
 #endif

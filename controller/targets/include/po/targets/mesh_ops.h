@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "po/targets/override.h"
+#include "po/targets/release.h"
 #include "po/targets/render.h"
 
 struct json_object;
@@ -15,6 +16,9 @@ struct json_object;
 typedef struct po_MeshOps {
   po_Mesh mesh;
   const char *name;        /* "Consul", "Istio", "Envoy Gateway": for messages */
+  /* Its supported releases and the Envoy API snapshot judging each (release.h; the table lives in
+   * the mesh's folder, src/<mesh>_releases.c). */
+  const po_MeshReleases *releases;
   /* The object each PropertyOverride of this mesh gets ("EnvoyFilter", "EnvoyPatchPolicy"), named
    * by object_name; NULL (Consul): its entry goes into the target object itself. */
   const char *object_kind;
@@ -24,10 +28,11 @@ typedef struct po_MeshOps {
   /* The mesh's own object a person may write by hand (an EnvoyFilter, an EnvoyPatchPolicy), which
    * the webhook and `validate -f` check: its API group and kind, the spec member listing its
    * patches (a diagnostic's patch_index counts in it), and the check (errors deny, warnings warn;
-   * false only when out of memory). NULL kind (Consul): none; its objects are its targets, which
+   * false only when out of memory), judged by Envoy API snapshot `api` (the mesh release's; NULL:
+   * the default). NULL kind (Consul): none; its objects are its targets, which
    * consul_check.h checks. */
   const char *native_group, *native_kind, *native_patches;
-  bool (*check_native)(const struct json_object *obj, po_Arena *a, po_Diagnostics *d);
+  bool (*check_native)(const struct json_object *obj, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d);
   /* `propertyoverride render`: appends to objs (*n grows) the objects the controller would write
    * for the accepted PropertyOverrides of this mesh's targets among the inputs, in the mesh's
    * order, refusing through in->refuse those it cannot render from them; false when out of

@@ -15,12 +15,14 @@
 #include <stdint.h>
 
 #include "po/engine.h"
+#include "po/targets/release.h"
 #include "po/targets/target_kind.h"
 
 struct json_object;
 
 
 /* Which mesh programs a target: the adapter that compiles the IR into its objects. */
+enum { kPo_MeshSlots = kPo_Mesh_EnvoyGateway + 1 }; /* po_Mesh values, for tables indexed by them */
 
 /* What the adapters need to know of the mesh (flags of the CLI and the controller). */
 typedef struct {
@@ -32,7 +34,17 @@ typedef struct {
    * which has no controller to ask; NULL (the webhook, the reconciler): not checked here, the
    * caller asks its own policy and reports TargetNotAllowed. Borrowed. */
   const struct po_Tenancy *tenancy;
+  /* Per mesh (indexed by po_Mesh): the release its targets run, a row of the mesh's release
+   * table (release.h; NULL: the mesh's default release, which the table's compile,
+   * po_CompiledOverride_FromObjectWith, fills in), and the Envoy API snapshot they are judged by
+   * (NULL: that release's; set to name one directly, as `--envoy-api` does). */
+  const po_MeshRelease *release[kPo_MeshSlots];
+  const po_EnvoyApi *api[kPo_MeshSlots];
 } po_TargetOptions;
+
+/* The snapshot judging `mesh`'s targets under `opts` (NULL: the default snapshot): its api, else
+ * its release's, else the default snapshot. */
+const po_EnvoyApi *po_TargetOptions_Api(const po_TargetOptions *opts, po_Mesh mesh);
 
 typedef struct {
   const char *ns;              /* the PropertyOverride's namespace ("" for a manifest without one) */
@@ -62,6 +74,10 @@ typedef struct {
                                 * checks and appliers read, compiled once. Set whenever the spec
                                 * decoded, valid or not (po_Override_Valid); NULL otherwise */
   po_Value *consul_arguments;  /* the envoyExtensions `arguments` to write; NULL unless accepted */
+  /* The target's mesh release (NULL: not known, the mesh's default not filled in) and the Envoy
+   * API snapshot it was judged by (options.api / release; the default snapshot when neither). */
+  const po_MeshRelease *release;
+  const po_EnvoyApi *api;
 } po_CompiledOverride;
 
 /* What the compile asks of the target's mesh (each mesh's row, po/targets/mesh_ops.h). */

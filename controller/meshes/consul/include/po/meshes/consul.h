@@ -28,6 +28,7 @@
 
 #include "po/engine.h"
 #include "po/targets/override.h"
+#include "po/targets/release.h"
 
 struct json_object;
 
@@ -98,5 +99,8 @@ typedef struct {
 po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind kind, const char *ns,
                              const char *name, const po_ConsulOwner *owners, size_t nowners,
                              const po_ConsulEntry *entries, size_t n);
+
+/* Its releases and the Envoy API snapshot judging each (src/consul_releases.c). */
+extern const po_MeshReleases po_Consul_Releases;
 
 #endif

@@ -33,11 +33,12 @@ typedef struct {
  * case-insensitively, a single object a list of one): what the limits above count. */
 size_t po_ConsulEntry_PatchCount(const struct json_object *arguments);
 
-/* Checks every builtin/property-override entry of `obj`; *out gets them in entry order (in the
- * arena). Returns how many, 0 when there are none. *oom is set when memory ran out. An object
- * over a limit gets one check with `limit` set and nothing else is validated. */
-size_t po_ConsulObject_Check(const struct json_object *obj, po_Arena *a, po_ConsulExtensionCheck **out,
-                             bool *oom);
+/* Checks every builtin/property-override entry of `obj` under Envoy API snapshot `api` (Consul's
+ * release's; NULL: the default); *out gets them in entry order (in the arena). Returns how many,
+ * 0 when there are none. *oom is set when memory ran out. An object over a limit gets one check
+ * with `limit` set and nothing else is validated. */
+size_t po_ConsulObject_Check(const struct json_object *obj, const po_EnvoyApi *api, po_Arena *a,
+                             po_ConsulExtensionCheck **out, bool *oom);
 /* The webhook's denial text for `kind` ("ServiceDefaults"), or NULL when every entry is valid:
  * "<Kind> <ns>/<name> has invalid property-override extensions:\n" and, per bad entry,
  * "spec.envoyExtensions[<i>] (<name>): <Consul's aggregated text>". Bounded like

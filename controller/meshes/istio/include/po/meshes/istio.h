@@ -21,6 +21,7 @@
 #include <stdbool.h>
 
 #include "po/targets/override.h"
+#include "po/targets/release.h"
 #include "po/targets/owned.h"
 
 struct json_object;
@@ -75,7 +76,11 @@ po_OwnedPlan po_Istio_Plan(const struct json_object *current, const struct json_
  * something else: a zero value under MERGE (proto3 leaves it unset; not copied), a list under
  * MERGE (appended, not replaced), INSERT_* on CLUSTER (Istio treats it as ADD, istio/istio#37107).
  * Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are checked, the rest refused at once.
- * false only when out of memory. */
-bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, po_Arena *a, po_Diagnostics *d);
+ * Judged by Envoy API snapshot `api` (the Istio release's; NULL: the default). false only when
+ * out of memory. */
+bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d);
+
+/* Its releases and the Envoy API snapshot judging each (src/istio_releases.c). */
+extern const po_MeshReleases po_Istio_Releases;
 
 #endif

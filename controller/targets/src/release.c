@@ -1,0 +1,62 @@
+/* A mesh's release table (release.h): lookups by release text. */
+#include "po/targets/release.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* MAJOR.MINOR[.PATCH] with an optional leading 'v': the length of MAJOR.MINOR (after the 'v') in
+ * *line_len and where it starts in *line; false for anything else. */
+static bool split(const char *s, const char **line, size_t *line_len) {
+  if (!s) return false;
+  if (*s == 'v') s++;
+  const char *p = s;
+  for (int part = 0; part < 3; part++) {
+    size_t digits = strspn(p, "0123456789");
+    if (digits == 0 || digits > 4) return false;
+    p += digits;
+    if (part == 1) *line_len = (size_t)(p - s);
+    if (*p == '\0') {
+      *line = s;
+      return part >= 1;
+    }
+    if (*p != '.' || part == 2) return false;
+    p++;
+  }
+  return false;
+}
+
+bool po_MeshRelease_Valid(const char *release) {
+  const char *line;
+  size_t n;
+  return split(release, &line, &n);
+}
+
+const po_MeshRelease *po_MeshReleases_Find(const po_MeshReleases *t, const char *release) {
+  const char *line;
+  size_t n;
+  if (!t || !split(release, &line, &n)) return NULL;
+  for (size_t i = 0; i < t->count; i++) {
+    const char *r = t->rows[i].release;
+    if (strlen(r) == n && !memcmp(r, line, n)) return &t->rows[i];
+  }
+  return NULL;
+}
+
+const po_MeshRelease *po_MeshReleases_Default(const po_MeshReleases *t) {
+  return t && t->count ? &t->rows[t->default_row < t->count ? t->default_row : t->count - 1] : NULL;
+}
+
+const po_EnvoyApi *po_MeshRelease_Api(const po_MeshRelease *r) {
+  const po_EnvoyApi *api = r ? po_EnvoyApi_Find(r->api) : NULL;
+  return api ? api : po_EnvoyApi_Default();
+}
+
+const char *po_MeshReleases_List(const po_MeshReleases *t, po_Arena *a) {
+  po_TextBuf b = {.a = a};
+  for (size_t i = 0; t && i < t->count; i++) {
+    if (i) po_TextBuf_Puts(&b, ", ");
+    po_TextBuf_Puts(&b, t->rows[i].release);
+  }
+  if (!b.buf && !b.oom) return "";
+  return b.oom ? NULL : b.buf;
+}

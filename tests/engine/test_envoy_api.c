@@ -1,0 +1,200 @@
+/* po_EnvoyApi: the embedded snapshots as the engine hands them out (oldest first, found by
+ * version with or without its 'v', chosen for an Envoy version), and every schema lookup taking
+ * its snapshot explicitly: a compile keeps its snapshot, a message is of the one it was decoded
+ * with, and applying an override to a message of another snapshot is refused, both named. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+
+static po_Arena *A;
+
+static int setup(void **state) {
+  (void)state;
+  A = po_Arena_New();
+  return A ? 0 : -1;
+}
+
+static int teardown(void **state) {
+  (void)state;
+  po_Arena_Free(A);
+  return 0;
+}
+
+/* "v1.37.0" -> 1, 37; false for a snapshot not named by a module version */
+static bool parse(const char *v, int *major, int *minor) {
+  int n = 0;
+  return sscanf(v, "v%d.%d.%*d%n", major, minor, &n) == 2 && n > 0 && v[n] == '\0';
+}
+
+static void test_table(void **state) {
+  (void)state;
+  size_t n = po_EnvoyApi_Count();
+  assert_true(n >= 1);
+  assert_null(po_EnvoyApi_At(n));
+  assert_ptr_equal(po_EnvoyApi_Newest(), po_EnvoyApi_At(n - 1));
+  assert_non_null(po_EnvoyApi_Default());
+  assert_string_equal(po_EnvoyApi_Version(NULL), po_EnvoyApi_Version(po_EnvoyApi_Default()));
+  assert_null(po_EnvoyApi_Find("v0.0.1"));
+  assert_null(po_EnvoyApi_Find(""));
+  assert_null(po_EnvoyApi_Find(NULL));
+  int pmaj = -1, pmin = -1;
+  for (size_t i = 0; i < n; i++) {
+    const po_EnvoyApi *api = po_EnvoyApi_At(i);
+    const char *v = po_EnvoyApi_Version(api);
+    assert_ptr_equal(po_EnvoyApi_Find(v), api);
+    int major, minor;
+    if (!parse(v, &major, &minor)) continue;
+    assert_ptr_equal(po_EnvoyApi_Find(v + 1), api); /* "1.37.0" names "v1.37.0" */
+    char name[64];
+    snprintf(name, sizeof name, "go-control-plane envoy %s", v);
+    assert_string_equal(po_EnvoyApi_Name(api), name);
+    /* oldest first */
+    assert_true(major > pmaj || (major == pmaj && minor > pmin));
+    pmaj = major;
+    pmin = minor;
+    /* a proxy of exactly that Envoy minor is judged by it */
+    assert_ptr_equal(po_EnvoyApi_ForEnvoy(major, minor), api);
+  }
+  assert_ptr_equal(po_EnvoyApi_ForEnvoy(99, 0), po_EnvoyApi_Newest());
+}
+
+/* With the three snapshots of issue 24: which, in which order, and the Envoy versions between
+ * them (an Envoy 1.33 proxy: the oldest snapshot at least that new, v1.37.0). */
+static void test_three(void **state) {
+  (void)state;
+  if (po_EnvoyApi_Count() < 3) skip();
+  assert_int_equal(po_EnvoyApi_Count(), 3);
+  assert_string_equal(po_EnvoyApi_Version(po_EnvoyApi_At(0)), "v1.32.4");
+  assert_string_equal(po_EnvoyApi_Version(po_EnvoyApi_At(1)), "v1.37.0");
+  assert_string_equal(po_EnvoyApi_Version(po_EnvoyApi_At(2)), "v1.40.0");
+  assert_ptr_equal(po_EnvoyApi_Default(), po_EnvoyApi_At(0));
+  assert_ptr_equal(po_EnvoyApi_Find("1.40.0"), po_EnvoyApi_Newest());
+  assert_ptr_equal(po_EnvoyApi_ForEnvoy(1, 31), po_EnvoyApi_At(0));
+  assert_ptr_equal(po_EnvoyApi_ForEnvoy(1, 33), po_EnvoyApi_At(1));
+  assert_ptr_equal(po_EnvoyApi_ForEnvoy(1, 38), po_EnvoyApi_At(2));
+  assert_ptr_equal(po_EnvoyApi_ForEnvoy(2, 0), po_EnvoyApi_At(2));
+}
+
+static po_Override *compile(const po_EnvoyApi *api, const char *path, const char *json, po_Diagnostics **d) {
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Value *v = po_Value_ParseJson(json, strlen(json), A, &st);
+  assert_non_null(v);
+  po_Patch p = {.resource_filter = {.present = true, .resource_type = "cluster", .traffic_direction = "outbound"},
+                .op = "add",
+                .path = path,
+                .value = v};
+  po_Arguments args = {.patches = &p, .patch_count = 1, .proxy_type = ""};
+  po_CompileOptions o = po_CompileOptions_Default();
+  o.api = api;
+  *d = po_Diagnostics_New(A);
+  return po_Override_Build(&args, &o, A, *d);
+}
+
+/* Every snapshot compiles under itself and keeps it; its messages are of it. */
+static void test_each_snapshot_keeps_itself(void **state) {
+  (void)state;
+  for (size_t i = 0; i < po_EnvoyApi_Count(); i++) {
+    const po_EnvoyApi *api = po_EnvoyApi_At(i);
+    po_Diagnostics *d;
+    po_Override *o = compile(api, "/connect_timeout", "{\"seconds\": 5}", &d);
+    assert_non_null(o);
+    assert_true(po_Override_Valid(o));
+    assert_ptr_equal(po_Override_Api(o), api);
+    po_Status st;
+    po_Status_Clear(&st);
+    po_Message *m = po_Message_New(api, "envoy.config.cluster.v3.Cluster", A, &st);
+    assert_non_null(m);
+    assert_ptr_equal(po_Message_Api(m), api);
+    po_Payload p = {kPo_ResourceType_Cluster, kPo_TrafficDirection_Outbound, NULL};
+    bool patched = false;
+    assert_true(po_Override_Apply(o, m, &p, &patched, &st));
+    assert_true(patched);
+    po_Explanation x;
+    assert_true(po_Explain(api, "cluster/connect_timeout", A, &x, &st));
+    po_PointerSeg seg[2];
+    assert_int_equal(po_Pointer_Segments(api, "envoy.config.cluster.v3.Cluster", "/connect_timeout", seg, 2), 1);
+    assert_int_equal(seg[0].kind, kPo_PointerSeg_Field);
+  }
+  /* NULL is the default's */
+  po_Diagnostics *d;
+  po_Override *o = compile(NULL, "/connect_timeout", "{\"seconds\": 5}", &d);
+  assert_ptr_equal(po_Override_Api(o), po_EnvoyApi_Default());
+}
+
+/* An override of one snapshot applied to a message of another: refused, saying both, the
+ * message left alone (the chain's field definitions are the other pool's). */
+static void test_apply_other_snapshot_refused(void **state) {
+  (void)state;
+  if (po_EnvoyApi_Count() < 2) skip();
+  const po_EnvoyApi *x = po_EnvoyApi_At(0), *y = po_EnvoyApi_Newest();
+  po_Diagnostics *d;
+  po_Override *o = compile(x, "/connect_timeout", "{\"seconds\": 5}", &d);
+  assert_true(o && po_Override_Valid(o));
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Message *m = po_Message_New(y, "envoy.config.cluster.v3.Cluster", A, &st);
+  assert_non_null(m);
+  po_Payload p = {kPo_ResourceType_Cluster, kPo_TrafficDirection_Outbound, NULL};
+  bool patched = true;
+  assert_false(po_Override_Apply(o, m, &p, &patched, &st));
+  assert_false(patched);
+  assert_int_equal(st.code, kPo_Status_Invalid);
+  char want[256];
+  snprintf(want, sizeof want, "the override was compiled under %s; this envoy.config.cluster.v3.Cluster is of %s",
+           po_EnvoyApi_Name(x), po_EnvoyApi_Name(y));
+  assert_non_null(strstr(st.message, want));
+  size_t len;
+  char *json = po_Message_ToJson(m, A, &len, &st);
+  assert_string_equal(json, "{}");
+}
+
+/* A field one snapshot has and an older one lacks (Cluster.per_connection_buffer_high_watermark_timeout,
+ * Envoy 1.36): refused under v1.32.4 with Consul's text and a hint naming the snapshots that
+ * have it; accepted, and judged by Envoy's rules, under v1.37.0. DnsCluster.dns_min_refresh_rate
+ * likewise, below a typed extension message. */
+static void test_field_of_newer_snapshot(void **state) {
+  (void)state;
+  if (po_EnvoyApi_Count() < 3) skip();
+  const char *path = "/per_connection_buffer_high_watermark_timeout";
+  po_Diagnostics *d;
+  po_Override *o = compile(po_EnvoyApi_Find("v1.32.4"), path, "{\"seconds\": 5}", &d);
+  assert_false(po_Override_Valid(o));
+  const po_Diagnostic *e = po_Diagnostics_At(d, 0);
+  assert_non_null(strstr(e->message, "no match for field 'per_connection_buffer_high_watermark_timeout'!"));
+  assert_non_null(e->hint);
+  assert_string_equal(e->hint,
+                      "'per_connection_buffer_high_watermark_timeout' is a field of envoy.config.cluster.v3.Cluster in "
+                      "go-control-plane envoy v1.37.0 and v1.40.0 but not in go-control-plane envoy v1.32.4, the Envoy "
+                      "API judging this patch; a mesh release built on one of those accepts it");
+  o = compile(po_EnvoyApi_Find("v1.37.0"), path, "{\"seconds\": 5}", &d);
+  assert_true(po_Override_Valid(o));
+  assert_int_equal(po_Override_SegmentCount(o, 0), 1);
+  /* and the same under the newest, by the Envoy version */
+  o = compile(po_EnvoyApi_ForEnvoy(1, 38), path, "{\"seconds\": 5}", &d);
+  assert_true(po_Override_Valid(o));
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_null(po_Message_ParseJson(po_EnvoyApi_Find("v1.32.4"), "envoy.extensions.clusters.dns.v3.DnsCluster",
+                                   "{\"dns_min_refresh_rate\": \"2s\"}", 30, A, &st));
+  po_Status_Clear(&st);
+  assert_non_null(po_Message_ParseJson(po_EnvoyApi_Find("v1.37.0"), "envoy.extensions.clusters.dns.v3.DnsCluster",
+                                       "{\"dns_min_refresh_rate\": \"2s\"}", 30, A, &st));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_table),
+      cmocka_unit_test(test_three),
+      cmocka_unit_test(test_each_snapshot_keeps_itself),
+      cmocka_unit_test(test_apply_other_snapshot_refused),
+      cmocka_unit_test(test_field_of_newer_snapshot),
+  };
+  return cmocka_run_group_tests(tests, setup, teardown);
+}
