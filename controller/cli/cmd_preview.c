@@ -749,6 +749,10 @@ int po_Cmd_Preview(int argc, char **argv) {
    * in huge pages, not 30,000 faults of 4 KB (docs/benchmarks.md, preview). */
   po_Arena *a = po_Arena_NewLarge();
   if (!a) return free(paths), fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_Exit_Usage;
+  /* The overrides are compiled under the snapshot the dump is read with (the default), so they
+   * apply to its messages (an override refuses another snapshot's message); which snapshot
+   * judges a proxy is preview's own choice (issue 24). */
+  for (size_t m = 0; m < kPo_MeshSlots; m++) topts.api[m] = po_EnvoyApi_Default();
   int rc = kPo_Exit_Usage;
   po_CliReport rep;
   po_CliInputs in;

@@ -157,6 +157,8 @@ static int validate_arguments(const char *file, const char *name, const char *co
      * every array []interface {}), as the Consul target adapter and `validate -f` check them. */
     co.convention = convention && !strcmp(convention, "typed") ? kPo_Convention_Typed : kPo_Convention_Wire;
     co.api = po_TargetOptions_Api(topts, kPo_Mesh_Consul); /* Consul's release's, or --envoy-api */
+    const po_MeshRelease *rel = topts->release[kPo_Mesh_Consul];
+    if (rel && co.api == po_MeshRelease_Api(rel)) co.judged_for = po_Arena_Printf(a, "consul@%s", rel->release);
     po_Override *o = po_Constructor(name, args, &co, a, d);
     /* Consul's multierror first and unchanged, then our further errors, the warnings and the
      * hints, each in a block of its own (docs/consul-semantics.md). */

@@ -613,6 +613,7 @@ bool po_ResourceFilter_Matches(const po_ResourceFilter *f, const po_Payload *p) 
 
 bool po_Override_Apply(const po_Override *o, po_Message *m, const po_Payload *p, bool *patched,
                        po_Status *st) {
+  if (patched) *patched = false;
   if (!o->valid) return po_Status_Set(st, kPo_Status_Invalid, "the override did not compile; it cannot be applied");
   if (m->schema != o->schema) {
     /* its chains are field definitions of one snapshot's pool: another's message has other ones */

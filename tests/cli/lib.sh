@@ -11,14 +11,14 @@ data=tests/cli/testdata
 # What validate prints before its summary line when Consul objects (or only PropertyOverrides
 # of Consul targets) were checked: the Envoy API snapshot that judged them, with the mesh release
 # it stands for (text, and --output github). One place to change when the embedded snapshots do.
-api_consul='Envoy API: grpc-js-xds@1.14.1 (consul@1.22)'
-api_consul_github='::notice title=Envoy API::grpc-js-xds@1.14.1 (consul@1.22)'
-api_istio='Envoy API: grpc-js-xds@1.14.1 (istio@1.31)'
-api_eg='Envoy API: grpc-js-xds@1.14.1 (envoy-gateway@1.9)'
+api_consul='Envoy API: go-control-plane envoy v1.32.4 (consul@1.22)'
+api_consul_github='::notice title=Envoy API::go-control-plane envoy v1.32.4 (consul@1.22)'
+api_istio='Envoy API: go-control-plane envoy v1.37.0 (istio@1.31)'
+api_eg='Envoy API: go-control-plane envoy v1.37.0 (envoy-gateway@1.9)'
 # every embedded snapshot, oldest first
-apis_embedded='grpc-js-xds@1.14.1'
+apis_embedded='v1.32.4 v1.37.0 v1.40.0'
 # explain's line naming the snapshot it describes, by default
-api_name_default='ENVOY API:  grpc-js-xds@1.14.1'
+api_name_default='ENVOY API:  go-control-plane envoy v1.32.4'
 
 # check NAME WANT_RC GOT_RC [FILE EXPECTED_TEXT]: exit code, and the whole output when given.
 check() {
