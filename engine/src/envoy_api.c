@@ -4,7 +4,6 @@
  * object it works on (a compiled override, a po_Message, a config dump). */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,13 +28,27 @@ static po_EnvoyApi g_apis[kMaxApis];
 static size_t g_count, g_default;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-/* "v1.37.0" -> 1, 37; false for anything else (a snapshot not named by a module version). */
-static bool parse_version(const char *v, int *major, int *minor) {
+/* A number of `s` into *out, returning the character after it; NULL when there is none. */
+static const char *number(const char *s, int *out) {
+  if (*s < '0' || *s > '9') return NULL;
   int n = 0;
-  return v && sscanf(v, "v%d.%d.%*d%n", major, minor, &n) == 2 && n > 0 && v[n] == '\0';
+  for (; *s >= '0' && *s <= '9' && n < 100000; s++) n = n * 10 + (*s - '0');
+  *out = n;
+  return s;
+}
+
+/* "v1.37.0" -> 1, 37; false for anything else (a snapshot not named by a module version). By
+ * hand, not sscanf: every one-shot command pays this at start (docs/benchmarks.md, "CLI"). */
+static bool parse_version(const char *v, int *major, int *minor) {
+  int patch;
+  const char *p = v && *v == 'v' ? number(v + 1, major) : NULL;
+  p = p && *p == '.' ? number(p + 1, minor) : NULL;
+  p = p && *p == '.' ? number(p + 1, &patch) : NULL;
+  return p && *p == '\0';
 }
 
 static void init(void) {
+  static const char kPrefix[] = "go-control-plane envoy ";
   size_t n = po_Schema_SnapshotCount();
   g_count = n < kMaxApis ? n : kMaxApis;
   for (size_t i = 0; i < g_count; i++) {
@@ -45,7 +58,11 @@ static void init(void) {
     if (!a->version) a->version = "unknown";
     if (!parse_version(a->version, &a->major, &a->minor)) a->major = a->minor = -1;
     /* A module version is go-control-plane's; any other name stands for itself. */
-    snprintf(a->name, sizeof a->name, a->major >= 0 ? "go-control-plane envoy %s" : "%s", a->version);
+    size_t pre = a->major >= 0 ? sizeof kPrefix - 1 : 0, vl = strlen(a->version);
+    if (pre + vl >= sizeof a->name) vl = sizeof a->name - 1 - pre;
+    memcpy(a->name, kPrefix, pre);
+    memcpy(a->name + pre, a->version, vl);
+    a->name[pre + vl] = '\0';
   }
   g_default = po_Schema_SnapshotDefault();
   if (g_default >= g_count) g_default = 0;
