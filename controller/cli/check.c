@@ -313,9 +313,13 @@ bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_
   }
   json_object *obj = po_Value_ToJsonC(o->value);
   if (!obj) return false;
-  bool ok = o->kind == kPo_ObjKind_PropertyOverride ? check_override(o, obj, opts, a, r, compiled)
-            : o->kind == kPo_ObjKind_MeshNative      ? check_mesh_native(o, obj, opts, a, r)
-                                                : check_consul(o, obj, opts, a, r);
+  /* each mesh no option names at its default release, as the webhook judges it, whoever calls */
+  po_TargetOptions with = {0};
+  if (opts) with = *opts;
+  po_Mesh_FillReleases(&with);
+  bool ok = o->kind == kPo_ObjKind_PropertyOverride ? check_override(o, obj, &with, a, r, compiled)
+            : o->kind == kPo_ObjKind_MeshNative      ? check_mesh_native(o, obj, &with, a, r)
+                                                : check_consul(o, obj, &with, a, r);
   json_object_put(obj);
   return ok;
 }

@@ -749,10 +749,14 @@ int po_Cmd_Preview(int argc, char **argv) {
    * in huge pages, not 30,000 faults of 4 KB (docs/benchmarks.md, preview). */
   po_Arena *a = po_Arena_NewLarge();
   if (!a) return free(paths), fprintf(stderr, "propertyoverride preview: out of memory\n"), kPo_Exit_Usage;
-  /* The overrides are compiled under the snapshot the dump is read with (the default), so they
-   * apply to its messages (an override refuses another snapshot's message); which snapshot
-   * judges a proxy is preview's own choice (issue 24). */
-  for (size_t m = 0; m < kPo_MeshSlots; m++) topts.api[m] = po_EnvoyApi_Default();
+  /* The dump is read with the snapshot of the --mesh's release (its default: Consul's v1.32.4,
+   * Istio's as --istio-version or its newest release says, as render judges it), and the overrides
+   * are compiled under that one too, so they apply to its messages (an override refuses another
+   * snapshot's message). Which snapshot judges a proxy is preview's own choice (issue 24). */
+  po_TargetOptions filled = topts;
+  po_Mesh_FillReleases(&filled);
+  const po_EnvoyApi *dump_api = po_TargetOptions_Api(&filled, opt.mesh);
+  for (size_t m = 0; m < kPo_MeshSlots; m++) topts.api[m] = dump_api;
   int rc = kPo_Exit_Usage;
   po_CliReport rep;
   po_CliInputs in;
@@ -793,7 +797,7 @@ int po_Cmd_Preview(int argc, char **argv) {
     else text = po_Cli_ReadFileMalloc(dump_path, kMaxDump, &len, &st);
     const char *src = admin ? admin : dump_path;
     po_ConfigDump dump;
-    bool read = (text || fetched) && po_ConfigDump_ParseJson(NULL, text ? text : fetched, len, a, &dump, &st);
+    bool read = (text || fetched) && po_ConfigDump_ParseJson(dump_api, text ? text : fetched, len, a, &dump, &st);
     if ((text || fetched) && !read) po_Status_Prefix(&st, "%s: ", src);
     /* The dump's text is no longer needed: the arena holds a record and the bytes of each
      * resource, decoded when a patch matches it into an arena of its own, freed after it. */

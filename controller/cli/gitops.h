@@ -154,7 +154,8 @@ const char *po_Cli_Shown(const char *s, po_Arena *a);
 
 /* Checks one object as the webhook would, adding its findings and counting it (valid, invalid
  * or skipped). A PropertyOverride's compiled form goes to *compiled when not NULL (its
- * `accepted` tells whether it may be rendered). `opts`: the meshes' options (NULL: defaults).
+ * `accepted` tells whether it may be rendered). `opts`: the meshes' options (NULL: defaults; a
+ * mesh whose release it does not name is judged at its default release, as the webhook judges it).
  * false only when out of memory. */
 bool po_Cli_CheckObject(const po_CliObject *o, const po_TargetOptions *opts, po_Arena *a, po_CliReport *r,
                         po_CompiledOverride *compiled);

@@ -52,7 +52,8 @@ static bool apply_one(const po_CompiledOverride *c, struct json_object *res, str
   const char *text = json_object_to_json_string_ext(v, JSON_C_TO_STRING_PLAIN);
   po_Status st;
   po_Status_Clear(&st);
-  po_Message *m = po_Message_ParseJson(NULL, po_ResourceType_Message(rt), text, strlen(text), a, &st);
+  /* the fixture decoded with the override's snapshot (Envoy Gateway's release's), which its chains are of */
+  po_Message *m = po_Message_ParseJson(po_Override_Api(c->override), po_ResourceType_Message(rt), text, strlen(text), a, &st);
   if (!m) {
     json_object_object_add(record, "fixture_error", json_object_new_string(st.message));
     return false;
