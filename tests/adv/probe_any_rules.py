@@ -10,7 +10,7 @@
 import json, random, subprocess, sys, re, copy
 seed = int(sys.argv[1]); N = int(sys.argv[2]); random.seed(seed)
 import os
-PO = os.environ.get("PO_BIN", "build/propertyoverride"); OR = os.environ.get("PO_ORACLE", ".deps/oracles/envoy-validate/envoy-validate")
+PO = os.environ.get("PO_BIN", "build/propertyoverride"); OR = os.environ.get("PO_ORACLE", ".deps/oracles/envoy-validate/envoy-validate-v1.32.4")
 WORK = os.environ.get("TMPDIR", "/tmp")
 HCM = "envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager"
 TLS = "envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext"

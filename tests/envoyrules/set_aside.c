@@ -1,5 +1,5 @@
 /* The one list of what the comparison sets aside, each with its reason. The generator walks our
- * schema, so fields only the oracle's go-control-plane (envoy v1.32.3) has are never set; what is
+ * schema, so fields only the oracle's go-control-plane (envoy v1.32.4) has are never set; what is
  * left is where a field's rule differs between the two versions, and a check of Envoy's C++ that
  * its Go validators do not make. */
 #include <stdio.h>
@@ -9,7 +9,7 @@
 #include "gen.h"
 #include "set_aside.h"
 
-/* Rules that differ between the embedded snapshot and go-control-plane envoy v1.32.3: set aside
+/* Rules that differ between the embedded snapshot and go-control-plane envoy v1.32.4: set aside
  * for the Durations in [lo, hi) nanoseconds, where the two versions disagree; compared elsewhere. */
 static const struct {
   const char *field;
@@ -17,19 +17,19 @@ static const struct {
   const char *why;
 } kRuleDiffers[] = {
     {"envoy.config.core.v3.QuicKeepAliveSettings.max_interval", 1, 1e9L,
-     "the snapshot's rule is {lte: 0s, gte: 1s} (0s, or at least 1s); v1.32.3 has none, so it takes (0s, 1s) too"},
+     "the snapshot's rule is {lte: 0s, gte: 1s} (0s, or at least 1s); v1.32.4 has none, so it takes (0s, 1s) too"},
     {"envoy.config.core.v3.QuicKeepAliveSettings.initial_interval", 1e6L, 1e9L,
-     "the snapshot's rule is {lte: 0s, gte: 1s}; v1.32.3's is {lte: 0s, gte: 1ms}: they differ on [1ms, 1s)"},
+     "the snapshot's rule is {lte: 0s, gte: 1s}; v1.32.4's is {lte: 0s, gte: 1ms}: they differ on [1ms, 1s)"},
 };
 
-/* Fields only our snapshot has (Envoy's API dropped them before v1.32.3): the oracle cannot read
+/* Fields only our snapshot has (Envoy's API dropped them before v1.32.4): the oracle cannot read
  * them, so a case through one is set aside. */
 static const struct {
   const char *message, *field;
   const char *why;
 } kOnlyOurs[] = {
     {"envoy.config.listener.v3.FilterChain", "on_demand_configuration",
-     "FilterChain.on_demand_configuration (and its OnDemandConfiguration) is in the snapshot, not in v1.32.3: the "
+     "FilterChain.on_demand_configuration (and its OnDemandConfiguration) is in the snapshot, not in v1.32.4: the "
      "oracle has no rule of it to judge"},
 };
 

@@ -35,7 +35,7 @@ static void compare_field(const po_Schema *s, const upb_FieldDef *f, json_object
   if (!same) {
     t->rules_differ++;
     if (known < 0) t->unexplained++;
-    printf("  rules differ%s: %s: ours %s, v1.32.3 %s\n", known < 0 ? " (not in set_aside.c: FAIL)" : " (set aside)", name,
+    printf("  rules differ%s: %s: ours %s, v1.32.4 %s\n", known < 0 ? " (not in set_aside.c: FAIL)" : " (set aside)", name,
            ours ? json_object_to_json_string(ours) : "none", theirs ? json_object_to_json_string(theirs) : "none");
   } else if (known >= 0) {
     t->unexplained++;
@@ -56,7 +56,7 @@ static void compare_message(const po_Schema *s, const upb_MessageDef *m, json_ob
     const upb_FieldDef *f = upb_MessageDef_FindFieldByName(m, json_object_get_string(name));
     if (!f) {
       t->only_theirs++;
-      printf("  only in v1.32.3 (never generated): %s.%s\n", upb_MessageDef_FullName(m), json_object_get_string(name));
+      printf("  only in v1.32.4 (never generated): %s.%s\n", upb_MessageDef_FullName(m), json_object_get_string(name));
       continue;
     }
     compare_field(s, f, rules, ua, t, known_seen);
@@ -90,7 +90,7 @@ static void compare_oneofs(const po_Schema *s, const upb_MessageDef *m, json_obj
     for (size_t k = 0; k < theirs && !found; k++) found = !strcmp(json_object_get_string(json_object_array_get_idx(req, k)), upb_OneofDef_Name(o));
     if (!found) t->rules_differ++, t->unexplained++, printf("  FAIL: oneof %s.%s is required in our snapshot only\n", upb_MessageDef_FullName(m), upb_OneofDef_Name(o));
   }
-  if (theirs > ours) t->rules_differ++, t->unexplained++, printf("  FAIL: %s has a required oneof only v1.32.3 has\n", upb_MessageDef_FullName(m));
+  if (theirs > ours) t->rules_differ++, t->unexplained++, printf("  FAIL: %s has a required oneof only v1.32.4 has\n", upb_MessageDef_FullName(m));
 }
 
 /* m is the type of a field set_aside.c names as only our snapshot's, in one of the messages. */
@@ -140,7 +140,7 @@ size_t po_DiffVersion_Check(const char *oracle, const char *const *messages, siz
   for (size_t k = 0; known_seen && k < known; k++) {
     if (!known_seen[k]) t.unexplained++, printf("  FAIL: set_aside.c names %s, which the walk no longer reaches\n", po_Diff_RuleDiffersField(k));
   }
-  printf("  %zu fields only in v1.32.3, %zu only in our snapshot, %zu rules that differ, %zu not explained\n",
+  printf("  %zu fields only in v1.32.4, %zu only in our snapshot, %zu rules that differ, %zu not explained\n",
          t.only_theirs, t.only_ours, t.rules_differ, t.unexplained);
   upb_Arena_Free(ua);
   free(known_seen);

@@ -22,6 +22,10 @@
 // oneof), list indexes and map keys, from the message given: the Go field names of the generated
 // validation errors mapped back through the message's descriptor. One process judges any number
 // of cases; output is flushed at end of input, or after every line with -line-buffered.
+//
+// One program is built per embedded snapshot (build.sh), envoy-validate-vX.Y.Z from the envoy
+// module vX.Y.Z: -version prints the version it was built from. -descriptor-set and
+// -compare-descriptors print or compare its descriptor registry (descriptors.go).
 package main
 
 import (
@@ -32,6 +36,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 
 	"github.com/envoyproxy/protoc-gen-validate/validate"
@@ -91,7 +96,36 @@ type allValidator interface {
 
 func main() {
 	lineBuffered := flag.Bool("line-buffered", false, "flush the output after every case")
+	version := flag.Bool("version", false, "print the envoy module version this program was built from")
+	descSet := flag.Bool("descriptor-set", false, "print every Envoy v3 file and its imports as a binary FileDescriptorSet")
+	compare := flag.String("compare-descriptors", "", "compare a FileDescriptorSet `FILE` with -descriptor-set's, file by file")
 	flag.Parse()
+	switch {
+	case *version:
+		fmt.Println(envoyVersion())
+		return
+	case *descSet:
+		out := bufio.NewWriter(os.Stdout)
+		if err := writeDescriptorSet(out); err != nil {
+			fmt.Fprintln(os.Stderr, "envoy-validate:", err)
+			os.Exit(2)
+		}
+		if err := out.Flush(); err != nil {
+			fmt.Fprintln(os.Stderr, "envoy-validate:", err)
+			os.Exit(2)
+		}
+		return
+	case *compare != "":
+		bad, err := compareDescriptors(*compare, os.Stdout)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "envoy-validate:", err)
+			os.Exit(2)
+		}
+		if bad > 0 {
+			os.Exit(1)
+		}
+		return
+	}
 	in := bufio.NewReaderSize(os.Stdin, 1<<20)
 	out := bufio.NewWriterSize(os.Stdout, 1<<20)
 	defer out.Flush()
@@ -116,6 +150,18 @@ func main() {
 			os.Exit(2)
 		}
 	}
+}
+
+// envoyVersion is the envoy module's version in the build information ("v1.37.0").
+func envoyVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/envoyproxy/go-control-plane/envoy" {
+				return d.Version
+			}
+		}
+	}
+	return "unknown"
 }
 
 func judge(line []byte) output {

@@ -1,10 +1,5 @@
-// Every message type of Envoy's v3 API in go-control-plane, linked in so that protojson resolves
-// any `@type` an Any names and a case may name any message by its full name: each package of the
-// envoy module whose path ends in /v3 (the embedded snapshot is envoy/**/v3/*.proto), except
-// service/ (gRPC services; no resource holds their messages). Regenerate when go.mod's version moves:
-//
-//	cd $(go env GOMODCACHE)/github.com/envoyproxy/go-control-plane/envoy@VERSION &&
-//	  find . -name '*.go' | sed 's|/[^/]*$||;s|^\./||' | sort -u | grep '/v3$' | grep -v '^service/'
+// Every /v3 package of the envoy module v1.32.4 (written by build.sh --write-imports v1.32.4;
+// build.sh fails when one is missing).
 package main
 
 import (
@@ -260,6 +255,26 @@ import (
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/upstreams/tcp/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/wasm/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/extensions/watchdog/profile_action/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/accesslog/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/auth/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/cluster/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/discovery/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/endpoint/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/event_reporting/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/ext_proc/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/extension/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/health/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/listener/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/load_stats/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/metrics/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/rate_limit_quota/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/ratelimit/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/redis_auth/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/route/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/runtime/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/secret/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/status/v3"
+	_ "github.com/envoyproxy/go-control-plane/envoy/service/tap/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/type/http/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/type/matcher/v3"
 	_ "github.com/envoyproxy/go-control-plane/envoy/type/metadata/v3"
