@@ -57,10 +57,13 @@ if [ "${1:-}" = --write-imports ]; then
 fi
 
 out=$1
-for vdir in "$here"/v*/; do
+for vdir in "$here"/v*/; do # every version's list checked before any build
   v=$(basename "$vdir")
   grep -q "^[[:space:]]*$module $v\$" "$vdir/go.mod" || { echo "envoy-validate: $v/go.mod does not require $module $v" >&2; exit 1; }
   check_imports "$v"
+done
+for vdir in "$here"/v*/; do
+  v=$(basename "$vdir")
   src="$out/.src-$v"
   rm -rf "$src"; mkdir -p "$src"
   cp "$here"/*.go "$vdir"/go.mod "$vdir"/go.sum "$vdir"/imports.go "$src/"
