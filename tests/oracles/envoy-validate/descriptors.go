@@ -234,6 +234,8 @@ func diffField(a, b protoreflect.Message, fd protoreflect.FieldDescriptor, path 
 		return
 	}
 	switch {
+	case fd.IsList() && fd.Message() != nil && fd.Message().Fields().ByName("name") != nil:
+		diffNamedList(a.Get(fd).List(), b.Get(fd).List(), p, out)
 	case fd.IsList():
 		la, lb := a.Get(fd).List(), b.Get(fd).List()
 		if la.Len() != lb.Len() {
@@ -258,6 +260,43 @@ func diffField(a, b protoreflect.Message, fd protoreflect.FieldDescriptor, path 
 		if !a.Get(fd).Equal(b.Get(fd)) {
 			*out = append(*out, fmt.Sprintf("%s: %v | %v", p, a.Get(fd), b.Get(fd)))
 		}
+	}
+}
+
+// diffNamedList compares lists of named messages (messages, fields, enum values, ...) by name:
+// each name only one side has, then each name both have item by item, then their order.
+func diffNamedList(la, lb protoreflect.List, p string, out *[]string) {
+	name := func(m protoreflect.Message) string {
+		return m.Get(m.Descriptor().Fields().ByName("name")).String()
+	}
+	index := func(l protoreflect.List) (map[string]int, []string) {
+		at, order := map[string]int{}, []string{}
+		for i := 0; i < l.Len(); i++ {
+			n := name(l.Get(i).Message())
+			at[n] = i
+			order = append(order, n)
+		}
+		return at, order
+	}
+	ia, oa := index(la)
+	ib, ob := index(lb)
+	for _, n := range oa {
+		if _, ok := ib[n]; !ok {
+			*out = append(*out, fmt.Sprintf("%s(%s): only in Go's registry", p, n))
+		}
+	}
+	for _, n := range ob {
+		if _, ok := ia[n]; !ok {
+			*out = append(*out, fmt.Sprintf("%s(%s): only in the set", p, n))
+		}
+	}
+	for _, n := range oa {
+		if j, ok := ib[n]; ok {
+			diffMessage(la.Get(ia[n]).Message(), lb.Get(j).Message(), fmt.Sprintf("%s/%d(%s)", p, ia[n], n), out)
+		}
+	}
+	if len(*out) == 0 && strings.Join(oa, ",") != strings.Join(ob, ",") {
+		*out = append(*out, fmt.Sprintf("%s: the same items in another order", p))
 	}
 }
 
