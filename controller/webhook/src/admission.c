@@ -53,12 +53,20 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
                          d ? d : "");
 }
 
+/* The snapshot judging `mesh`'s own objects: the release (or snapshot) the controller was given
+ * for that mesh, as its PropertyOverrides are judged (targets), else the mesh's default release's. */
+static const po_EnvoyApi *mesh_api(const po_TargetOptions *targets, const po_MeshOps *mesh) {
+  if (targets && (targets->api[mesh->mesh] || targets->release[mesh->mesh])) return po_TargetOptions_Api(targets, mesh->mesh);
+  return po_MeshRelease_Api(po_MeshReleases_Default(mesh->releases));
+}
+
 /* ServiceDefaults / ProxyDefaults: every builtin/property-override entry (the check the CLI's
  * validate shares, controller/targets/consul_check.h). */
-static const char *check_consul(json_object *obj, const char *kind, po_Arena *a, json_object *warnings) {
+static const char *check_consul(json_object *obj, const char *kind, const po_TargetOptions *targets, po_Arena *a,
+                                json_object *warnings) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false;
-  size_t n = po_ConsulObject_Check(obj, NULL, a, &checks, &oom);
+  size_t n = po_ConsulObject_Check(obj, mesh_api(targets, po_Mesh_Ops(kPo_Mesh_Consul)), a, &checks, &oom);
   if (oom) return "out of memory validating the object";
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
@@ -125,9 +133,9 @@ static void put(po_TextBuf *t, const char *s) {
  * what is valid. Errors deny, the first ones whole within kMaxDenialBytes and then a count;
  * warnings go to the response's warnings. */
 static const char *check_native(json_object *obj, const char *req_ns, const char *kind, const po_MeshOps *mesh,
-                                po_Arena *a, json_object *warnings) {
+                                const po_TargetOptions *targets, po_Arena *a, json_object *warnings) {
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !mesh->check_native(obj, po_MeshRelease_Api(po_MeshReleases_Default(mesh->releases)), a, d))
+  if (!d || !mesh->check_native(obj, mesh_api(targets, mesh), a, d))
     return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
   const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
@@ -234,9 +242,9 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Admissio
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
-      if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, a, warnings);
+      if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, targets, a, warnings);
     } else if ((native = po_Mesh_ForNative(group, k)) && !generated_by_us(obj)) {
-      denial = check_native(obj, po_Json_String(req, "namespace"), k, native, a, warnings);
+      denial = check_native(obj, po_Json_String(req, "namespace"), k, native, targets, a, warnings);
     }
   }
   json_object_object_add(resp, "allowed", json_object_new_boolean(!denial));
