@@ -86,9 +86,7 @@ static const char *type_at(const po_Schema *s, const upb_MessageDef *m, const ch
 }
 
 const char *po_Diff_ViolationKind(const char *message_name, const po_DiffViolation *v, po_Arena *a) {
-  po_Status st;
-  po_Status_Clear(&st);
-  const po_Schema *s = po_Schema_Get(&st);
+  const po_Schema *s = po_DiffSnapshot_Schema();
   const upb_MessageDef *m = s ? po_Schema_FindMessage(s, message_name) : NULL;
   upb_Arena *ua = upb_Arena_New();
   bool required = false;

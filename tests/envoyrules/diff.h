@@ -10,6 +10,8 @@
 #include <stdint.h>
 
 #include "po/engine.h"
+#include "po/schema.h"
+#include "po/targets/override.h"
 
 /* One add patch on an empty resource: what every case is. */
 typedef struct {
@@ -61,6 +63,23 @@ typedef struct {
 } po_DiffGenStats;
 bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng, po_DiffGenStats *stats);
 
+/* ---- snapshot.c: the embedded snapshot a run judges with ---- */
+
+/* Chooses the embedded snapshot `version` ("v1.37.0"; NULL: the default) for everything below;
+ * false with a message on stderr when it is not embedded or does not load. The drivers call it
+ * first; until then every function takes the default. */
+bool po_DiffSnapshot_Use(const char *version);
+const po_EnvoyApi *po_DiffSnapshot_Api(void);
+const po_Schema *po_DiffSnapshot_Schema(void);
+const char *po_DiffSnapshot_Version(void);   /* "v1.37.0" */
+/* Every mesh's targets judged with the run's snapshot: through the newest release its table
+ * judges with it (as `--mesh MESH@RELEASE` chooses), else by naming it (`--envoy-api VERSION`). */
+void po_DiffSnapshot_TargetOptions(po_TargetOptions *o);
+/* The newest release of `mesh` its table judges with the run's snapshot, or NULL. */
+const po_MeshRelease *po_DiffSnapshot_Release(po_Mesh mesh);
+/* How `mesh` is judged with it, for the output: "Istio 1.31", or the snapshot named directly. */
+const char *po_DiffSnapshot_Judged(po_Mesh mesh, po_Arena *a);
+
 /* ---- corpus.c ---- */
 
 /* The fixed corpus: one case a line, tab-separated `resource path value kind form`, `#` comments.
@@ -77,16 +96,32 @@ enum {
   kPo_DiffPath_HookPO,    /* the webhook, a PropertyOverride with the patch */
   kPo_DiffPath_FileSD,    /* validate -f, the same ServiceDefaults */
   kPo_DiffPath_FilePO,    /* validate -f, the same PropertyOverride */
+  kPo_DiffPath_HookMesh,  /* the webhook, the PropertyOverride of an Istio Service (or an Envoy Gateway
+                          * Gateway) whose release is judged with the run's snapshot */
+  kPo_DiffPath_FileMesh,  /* validate -f, that PropertyOverride */
   kPo_DiffPath_Count
 };
 const char *po_DiffPath_Name(int path);
 
 typedef struct {
+  /* The entry points taken: all, but the mesh target's when no Istio or Envoy Gateway release is
+   * judged with the run's snapshot (po_DiffVerdict_Mesh). */
+  bool used[kPo_DiffPath_Count];
   bool ok[kPo_DiffPath_Count];
+  /* The mesh-target PropertyOverride is refused by its mesh's own rules alone (errors of kind
+   * kPo_DiagKind_Target: what its object cannot express), not by Envoy's: not compared. */
+  bool mesh_refused;
+  const char *mesh_why; /* then its first error */
   const char *why;      /* the Constructor's first error, or the first path's that refused */
 } po_DiffVerdict;
 
-/* false only when out of memory. Everything lives in `a`. */
+/* The mesh whose PropertyOverride the mesh paths take: Istio when a release of it is judged with
+ * the run's snapshot, else Envoy Gateway when one of it is; false when neither is (the paths are
+ * then not used). */
+bool po_DiffVerdict_Mesh(po_Mesh *mesh);
+
+/* Our verdict with the run's snapshot through every entry point (verdict.c). false only when out
+ * of memory. Everything lives in `a`. */
 bool po_DiffVerdict_Of(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out);
 
 /* The webhook's verdict (po_Admission_Review) on a CREATE of `object` (JSON text) of group and

@@ -1,6 +1,8 @@
-/* envoy_rules_diff ORACLE CORPUS: the differential test of issue 22. Every case (the corpus
- * first, then the generator's) is judged by us through every entry point that admits a patch
- * (verdict.c), applied to an empty resource with Consul's PatchStruct, and judged by Envoy's own
+/* envoy_rules_diff [--api VERSION] ORACLE CORPUS: the differential test of issue 22, with one
+ * embedded snapshot (--api; the default when absent) and the oracle built from the same
+ * go-control-plane envoy version (issue 24). The cases are generated from that snapshot's schema.
+ * Every case (the corpus first, then the generator's) is judged by us through every entry point
+ * that admits a patch with that snapshot (verdict.c), applied to an empty resource with Consul's PatchStruct, and judged by Envoy's own
  * validators (the oracle). Compared on the fields the patch answers for (po_Diff_Affects: the
  * field it sets, what its value holds, and the wrapper or Duration on its path; an empty resource
  * breaks rules of its own, such as a Cluster's name, and a parent the patch creates breaks rules
@@ -115,7 +117,10 @@ static void describe_envoy(Result *r, const po_DiffJudgement *j, po_Arena *a) {
 
 static void classify(Result *r, const po_DiffJudgement *j, po_Arena *a) {
   bool ours_ok = r->v.ok[kPo_DiffPath_Args];
-  for (int p = 1; p < kPo_DiffPath_Count; p++) r->paths_disagree |= r->v.ok[p] != ours_ok;
+  for (int p = 1; p < kPo_DiffPath_Count; p++) {
+    bool mesh_path = p == kPo_DiffPath_HookMesh || p == kPo_DiffPath_FileMesh;
+    r->paths_disagree |= r->v.used[p] && !(mesh_path && r->v.mesh_refused) && r->v.ok[p] != ours_ok;
+  }
   /* Consul's verdict is PatchStruct's: only a patch it refuses has no resource to judge. Any other
    * refusal, whatever its kind, is compared (a rule reported under another kind is no excuse). */
   if (!r->bytes) {
@@ -139,7 +144,9 @@ static void print_case(FILE *f, const Result *r) {
   if (r->v.why) fprintf(f, " (%.300s)", r->v.why);
   if (r->paths_disagree) {
     fprintf(f, "; our entry points disagree:");
-    for (int p = 0; p < kPo_DiffPath_Count; p++) fprintf(f, " %s %s;", po_DiffPath_Name(p), r->v.ok[p] ? "admits" : "refuses");
+    for (int p = 0; p < kPo_DiffPath_Count; p++) {
+      if (r->v.used[p]) fprintf(f, " %s %s;", po_DiffPath_Name(p), r->v.ok[p] ? "admits" : "refuses");
+    }
   }
   fprintf(f, "\n      envoy: %s\n", r->cls == kConsul ? (r->apply_why ? r->apply_why : "-")
                                     : r->envoy       ? r->envoy
@@ -218,9 +225,26 @@ static void write_new_corpus(const char *file, const Result *res, size_t n) {
   fclose(f);
 }
 
+/* The mesh target's own refusals, by the start of their text (the patch's path and value left out
+ * where the text names them after a colon). */
+static void print_mesh_reasons(const Result *res, size_t n, po_Arena *a) {
+  Table reasons = {0};
+  for (size_t i = 0; i < n; i++) {
+    const char *why = res[i].v.mesh_refused ? res[i].v.mesh_why : NULL;
+    if (!why) continue;
+    const char *colon = strstr(why, ": ");
+    if (colon && !strncmp(why, "not expressible", 15)) colon = strstr(colon + 2, ": ") ? strstr(colon + 2, ": ") : colon;
+    size_t len = colon && colon - why < 160 ? (size_t)(colon - why) : strlen(why) < 160 ? strlen(why) : 160;
+    row(&reasons, po_Arena_Strndup(a, why, len))->n[0]++;
+  }
+  if (reasons.n) printf("\nrefused by the mesh target's own rules (not Envoy's; not compared), by reason:\n");
+  for (size_t i = 0; i < reasons.n; i++) printf("  %6zu  %s\n", reasons.rows[i].n[0], reasons.rows[i].key);
+  free(reasons.rows);
+}
+
 static int report(const Result *res, size_t n, po_Arena *a) {
   Table forms = {0}, kinds = {0}, envoy = {0}, resources = {0};
-  size_t cls[kClassCount] = {0}, paths = 0;
+  size_t cls[kClassCount] = {0}, paths = 0, mesh = 0;
   for (size_t i = 0; i < n; i++) {
     tally(&forms, res[i].c->form, &res[i]);
     tally(&resources, res[i].c->resource, &res[i]);
@@ -228,6 +252,7 @@ static int report(const Result *res, size_t n, po_Arena *a) {
     if (res[i].envoy_kind) tally(&envoy, res[i].envoy_kind, &res[i]);
     cls[res[i].cls]++;
     paths += res[i].paths_disagree;
+    mesh += res[i].v.mesh_refused;
   }
   print_table(stdout, "by path form", &forms);
   print_table(stdout, "by resource", &resources);
@@ -243,24 +268,30 @@ static int report(const Result *res, size_t n, po_Arena *a) {
     fclose(f);
   }
   print_disagreements(stdout, (Result *)res, n, 5);
+  print_mesh_reasons(res, n, a);
   write_new_corpus(getenv("PO_ORACLE_NEW_CORPUS"), res, n);
   printf("\nresult: %zu cases: %zu admitted and %zu refused by both, %zu holes, %zu false denials, %zu refused by "
-         "PatchStruct, %zu set aside, %zu oracle errors; %zu where our entry points disagree\n",
-         n, cls[kAllowed], cls[kDenied], cls[kHole], cls[kFalseDenial], cls[kConsul], cls[kSetAside], cls[kOracleError], paths);
+         "PatchStruct, %zu set aside, %zu oracle errors; %zu where our entry points disagree; %zu refused by the mesh "
+         "target's own rules (not compared)\n",
+         n, cls[kAllowed], cls[kDenied], cls[kHole], cls[kFalseDenial], cls[kConsul], cls[kSetAside], cls[kOracleError], paths,
+         mesh);
   free(forms.rows), free(kinds.rows), free(envoy.rows), free(resources.rows);
   return cls[kHole] || cls[kFalseDenial] || cls[kOracleError] || paths ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
+  const char *api = NULL;
+  if (argc == 5 && !strcmp(argv[1], "--api")) api = argv[2], argv += 2, argc -= 2;
   if (argc != 3) {
-    fprintf(stderr, "usage: envoy_rules_diff ORACLE CORPUS\n");
+    fprintf(stderr, "usage: envoy_rules_diff [--api VERSION] ORACLE CORPUS\n");
     return 2;
   }
+  if (!po_DiffSnapshot_Use(api)) return 2;
   const char *seed_env = getenv("PO_ORACLE_SEED"), *cases_env = getenv("PO_ORACLE_CASES");
   uint64_t seed = seed_env && *seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL);
   size_t target = cases_env && *cases_env ? strtoull(cases_env, NULL, 10) : 10000;
-  printf("envoy_rules_diff: seed %llu (PO_ORACLE_SEED=%llu reruns these cases)\n", (unsigned long long)seed,
-         (unsigned long long)seed);
+  printf("envoy_rules_diff: snapshot %s, seed %llu (PO_ORACLE_SEED=%llu reruns these cases)\n",
+         po_DiffSnapshot_Version(), (unsigned long long)seed, (unsigned long long)seed);
   po_Arena *a = po_Arena_New();
   po_DiffCases cases = {.a = a};
   po_DiffRng rng = {seed};
@@ -273,6 +304,13 @@ int main(int argc, char **argv) {
          "by a patch (the rest, lists, maps, Anys, bytes and messages, judged as a value leaves them unset)\n",
          cases.len, corpus, argv[2], cases.len - corpus, gs.systematic - corpus, cases.len - gs.systematic, gs.messages,
          gs.ruled, gs.settable);
+  po_Mesh mesh;
+  bool meshed = po_DiffVerdict_Mesh(&mesh);
+  printf("our verdicts: the Constructor given snapshot %s; the ServiceDefaults and the PropertyOverride as for %s; "
+         "%s%s\n",
+         po_DiffSnapshot_Version(), po_DiffSnapshot_Judged(kPo_Mesh_Consul, a),
+         meshed ? "the PropertyOverride of a target of " : "no Istio or Envoy Gateway release is judged with it",
+         meshed ? po_DiffSnapshot_Judged(mesh, a) : "");
   fflush(stdout);
   Result *res = calloc(cases.len + 1, sizeof *res);
   if (!res || !ours_all(&cases, res, a) || !judge_all(argv[1], res, cases.len, a)) return 2;

@@ -13,7 +13,7 @@
  * and validate -f disagreeing.
  *
  *   PO_ORACLE_SEED=N            the seed (default: from the clock; printed)
- *   PO_ORACLE_NATIVE_CASES=N    cases drawn from the generator's (default 400), after the corpus
+ *   PO_ORACLE_NATIVE_CASES=N    cases drawn from the generator's (default 2000), after the corpus
  *   PO_ORACLE_REPORT=FILE       every disagreement
  *   PO_ORACLE_NEW_CORPUS=FILE   the disagreeing cases as corpus lines */
 #include <stdio.h>
@@ -223,24 +223,30 @@ static bool run(const char *oracle, const po_DiffCase **cases, size_t n, po_Aren
 }
 
 int main(int argc, char **argv) {
-  if (argc != 3) return fprintf(stderr, "usage: envoy_rules_native_diff ORACLE CORPUS\n"), 2;
+  const char *api = NULL;
+  if (argc == 5 && !strcmp(argv[1], "--api")) api = argv[2], argv += 2, argc -= 2;
+  if (argc != 3) return fprintf(stderr, "usage: envoy_rules_native_diff [--api VERSION] ORACLE CORPUS\n"), 2;
+  if (!po_DiffSnapshot_Use(api)) return 2;
   const char *seed_env = getenv("PO_ORACLE_SEED"), *n_env = getenv("PO_ORACLE_NATIVE_CASES");
   uint64_t seed = seed_env && *seed_env ? strtoull(seed_env, NULL, 10) : (uint64_t)time(NULL);
-  size_t want = n_env && *n_env ? strtoull(n_env, NULL, 10) : 400;
-  printf("envoy_rules_native_diff: seed %llu (PO_ORACLE_SEED=%llu reruns these cases)\n", (unsigned long long)seed,
-         (unsigned long long)seed);
+  size_t want = n_env && *n_env ? strtoull(n_env, NULL, 10) : 2000;
+  printf("envoy_rules_native_diff: snapshot %s, seed %llu (PO_ORACLE_SEED=%llu reruns these cases)\n",
+         po_DiffSnapshot_Version(), (unsigned long long)seed, (unsigned long long)seed);
   po_Arena *a = po_Arena_New();
   po_DiffCases all = {.a = a};
   po_DiffRng rng = {seed};
   if (!a || !po_DiffCorpus_Load(argv[2], &all)) return 2;
   size_t corpus = all.len;
   po_DiffGenStats gs;
-  if (!po_DiffGen_All(&all, corpus, &rng, &gs)) return fprintf(stderr, "envoy_rules_native_diff: out of memory\n"), 2;
+  /* the boundary cases, then random ones: enough to draw `want` from in the JSON forms */
+  if (!po_DiffGen_All(&all, corpus + 5 * want, &rng, &gs)) return fprintf(stderr, "envoy_rules_native_diff: out of memory\n"), 2;
   const po_DiffCase **cases = calloc(corpus + want + 1, sizeof *cases);
   size_t n = cases ? pick(&all, corpus, want, &rng, cases) : 0;
   Obj(*objs)[kObjs] = calloc(n + 1, sizeof *objs);
-  printf("%zu cases: %zu from the corpus (%s), %zu drawn from the generator's %zu\n", n, corpus, argv[2], n - corpus,
-         all.len - corpus);
+  printf("%zu cases: %zu from the corpus (%s), %zu drawn from the generator's %zu\n"
+         "EnvoyFilters judged as for %s, EnvoyPatchPolicies as for %s\n",
+         n, corpus, argv[2], n - corpus, all.len - corpus, po_DiffSnapshot_Judged(kPo_Mesh_Istio, a),
+         po_DiffSnapshot_Judged(kPo_Mesh_EnvoyGateway, a));
   if (!objs || !run(argv[1], cases, n, a, objs)) return 2;
   int rc = report(objs, n);
   free(objs);

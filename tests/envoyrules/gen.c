@@ -295,10 +295,8 @@ static bool random_cases(Gen *g, size_t target) {
 }
 
 bool po_DiffGen_All(po_DiffCases *out, size_t target, po_DiffRng *rng, po_DiffGenStats *stats) {
-  po_Status st;
-  po_Status_Clear(&st);
   *stats = (po_DiffGenStats){0};
-  Gen g = {.out = out, .s = po_Schema_Get(&st), .rng = rng, .stats = stats};
+  Gen g = {.out = out, .s = po_DiffSnapshot_Schema(), .rng = rng, .stats = stats};
   if (!g.s) return false;
   g.ua = upb_Arena_New();
   bool ok = g.ua && walk(&g);

@@ -10,4 +10,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../../scripts/lib/oracle.sh
 . "$here/../../scripts/lib/oracle.sh"
 oracle=$(po_oracle envoy-validate "envoy-validate-$3") || { rc=$?; printf '%s\n' "$oracle"; exit $rc; }
-exec "$1" "$oracle" "$2"
+exec "$1" --api "$3" "$oracle" "$2"

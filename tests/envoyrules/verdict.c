@@ -1,8 +1,9 @@
 /* Our verdict on a case through the product's own entry points, in process (a process per case
- * would cost more than everything else together):
+ * would cost more than everything else together), each given the run's snapshot
+ * (po_DiffSnapshot_TargetOptions: a mesh release judged with it, else the snapshot named):
  *   validate --consul-arguments  po_Constructor under the wire convention, as cmd_validate.c calls it
- *   the webhook                  po_Admission_Review on an AdmissionReview of a ServiceDefaults holding
- *                                the arguments, and of a PropertyOverride with the patch
+ *   the webhook                  po_Admission_Review on an AdmissionReview of a ServiceDefaults
+ *                                holding the arguments, and of a PropertyOverride with the patch
  *   validate -f                  po_Cli_CheckObject on the same two objects, as cmd_validate.c's
  *                                check_one calls it
  * and the patch applied to an empty resource (Consul's PatchStruct meaning) for the oracle. */
@@ -13,12 +14,14 @@
 #include "diff.h"
 #include "gitops.h"
 #include "internal.h"
+#include "po/meshes/mesh.h"
 #include "po/webhook/admission.h"
 
 const char *po_DiffPath_Name(int path) {
   static const char *const kNames[] = {"validate --consul-arguments", "webhook (ServiceDefaults)",
                                        "webhook (PropertyOverride)", "validate -f (ServiceDefaults)",
-                                       "validate -f (PropertyOverride)"};
+                                       "validate -f (PropertyOverride)", "webhook (PropertyOverride, mesh target)",
+                                       "validate -f (PropertyOverride, mesh target)"};
   return path >= 0 && path < kPo_DiffPath_Count ? kNames[path] : "?";
 }
 
@@ -47,6 +50,47 @@ static const char *property_override(const po_DiffCase *c, po_Arena *a) {
                          c->resource, po_Diff_JsonString(a, c->path, strlen(c->path)), c->value);
 }
 
+bool po_DiffVerdict_Mesh(po_Mesh *mesh) {
+  static const po_Mesh kOrder[] = {kPo_Mesh_Istio, kPo_Mesh_EnvoyGateway};
+  for (size_t i = 0; i < 2; i++) {
+    if (po_DiffSnapshot_Release(kOrder[i])) return *mesh = kOrder[i], true;
+  }
+  return false;
+}
+
+/* The same PropertyOverride targeting an Istio Service or an Envoy Gateway Gateway. */
+static const char *mesh_override(const po_DiffCase *c, po_Mesh mesh, po_Arena *a) {
+  const char *ref = mesh == kPo_Mesh_Istio ? "{\"group\":\"\",\"kind\":\"Service\",\"name\":\"api\"}"
+                                           : "{\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"eg\"}";
+  return po_Arena_Printf(a,
+                         "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+                         "\"metadata\":{\"name\":\"po\",\"namespace\":\"team-a\"},\"spec\":{\"targetRef\":%s,"
+                         "\"patches\":[{\"resourceFilter\":{\"resourceType\":\"%s\",\"trafficDirection\":\"outbound\"},"
+                         "\"op\":\"add\",\"path\":%s,\"value\":%s}]}}",
+                         ref, c->resource, po_Diff_JsonString(a, c->path, strlen(c->path)), c->value);
+}
+
+/* Whether the compile the webhook and validate -f share refuses the object for its mesh's rules
+ * alone (every error of kind target). */
+static bool mesh_only(const char *object, po_Arena *a, const char **why) {
+  json_object *obj = json_tokener_parse(object);
+  po_TargetOptions topts = {0};
+  po_DiffSnapshot_TargetOptions(&topts);
+  po_CompiledOverride c;
+  bool target = false, other = false;
+  if (obj && po_CompiledOverride_FromObject(obj, &topts, a, &c) == kPo_CompileOutcome_Refused) {
+    for (size_t i = 0; c.diags && i < po_Diagnostics_Count(c.diags); i++) {
+      const po_Diagnostic *d = po_Diagnostics_At(c.diags, i);
+      if (d->severity != kPo_Severity_Error) continue;
+      if (d->kind == kPo_DiagKind_Target && !target) *why = po_Arena_Strndup(a, d->message, strlen(d->message));
+      if (d->kind == kPo_DiagKind_Target) target = true;
+      else other = true;
+    }
+  }
+  json_object_put(obj);
+  return target && !other;
+}
+
 static po_Value *parse(const char *json, po_Arena *a) {
   po_Status st;
   po_Status_Clear(&st);
@@ -60,6 +104,7 @@ static bool by_arguments(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out)
   if (!args || !d) return false;
   po_CompileOptions co = po_CompileOptions_Default();
   co.convention = kPo_Convention_Wire;
+  co.api = po_DiffSnapshot_Api();
   out->ok[kPo_DiffPath_Args] = po_Constructor(NULL, args, &co, a, d) != NULL;
   for (size_t i = 0; i < po_Diagnostics_Count(d); i++) {
     const po_Diagnostic *x = po_Diagnostics_At(d, i);
@@ -76,8 +121,11 @@ bool po_DiffVerdict_Webhook(const char *group, const char *kind, const char *obj
                                      "{\"uid\":\"u1\",\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},"
                                      "\"operation\":\"CREATE\",\"namespace\":\"team-a\",\"object\":%s,\"oldObject\":null}}",
                                      group, kind, object);
+  po_TargetOptions topts = {0};
+  po_DiffSnapshot_TargetOptions(&topts);
+  po_AdmissionOptions opt = {.targets = &topts};
   po_CtlStatus cst;
-  json_object *resp = body ? po_Admission_Review(body, strlen(body), NULL, a, &cst) : NULL;
+  json_object *resp = body ? po_Admission_Review(body, strlen(body), &opt, a, &cst) : NULL;
   if (!resp) return false;
   json_object *r = NULL, *allowed = NULL, *st = NULL, *msg = NULL;
   json_object_object_get_ex(resp, "response", &r);
@@ -95,6 +143,7 @@ bool po_DiffVerdict_File(int kind, const char *kind_name, const char *object, po
   if (!v) return false;
   po_Tenancy tenancy = {0};
   po_TargetOptions topts = {.tenancy = &tenancy};
+  po_DiffSnapshot_TargetOptions(&topts);
   po_CliReport r;
   po_CliReport_Init(&r, a);
   po_CliObject o = {.file = "-", .doc = 1, .item = -1, .kind = (po_ObjKind)kind, .kind_name = kind_name, .value = v};
@@ -107,8 +156,18 @@ bool po_DiffVerdict_File(int kind, const char *kind_name, const char *object, po
 
 bool po_DiffVerdict_Of(const po_DiffCase *c, po_Arena *a, po_DiffVerdict *out) {
   *out = (po_DiffVerdict){0};
+  for (int p = 0; p < kPo_DiffPath_Count; p++) out->used[p] = true;
   const char *sd = service_defaults(c, a), *po = property_override(c, a);
   const char *why = NULL;
+  po_Mesh mesh;
+  out->used[kPo_DiffPath_HookMesh] = out->used[kPo_DiffPath_FileMesh] = po_DiffVerdict_Mesh(&mesh);
+  if (out->used[kPo_DiffPath_HookMesh]) {
+    const char *mo = mesh_override(c, mesh, a);
+    if (!mo || !po_DiffVerdict_Webhook("propertyoverride.io", "PropertyOverride", mo, a, &out->ok[kPo_DiffPath_HookMesh], &why) ||
+        !po_DiffVerdict_File(kPo_ObjKind_PropertyOverride, "PropertyOverride", mo, a, &out->ok[kPo_DiffPath_FileMesh]))
+      return false;
+    out->mesh_refused = !out->ok[kPo_DiffPath_HookMesh] && mesh_only(mo, a, &out->mesh_why);
+  }
   return sd && po && by_arguments(c, a, out) &&
          po_DiffVerdict_Webhook("consul.hashicorp.com", "ServiceDefaults", sd, a, &out->ok[kPo_DiffPath_HookSD], &why) &&
          po_DiffVerdict_Webhook("propertyoverride.io", "PropertyOverride", po, a, &out->ok[kPo_DiffPath_HookPO], &why) &&
@@ -143,7 +202,7 @@ const char *po_Diff_Apply(const po_DiffCase *c, po_Arena *a, const char **messag
   po_Status st;
   po_Status_Clear(&st);
   *message_name = po_ResourceType_Message(po_ResourceType_Parse(c->resource));
-  po_Message *m = *message_name ? po_Message_New(NULL, *message_name, a, &st) : NULL;
+  po_Message *m = *message_name ? po_Message_New(po_DiffSnapshot_Api(), *message_name, a, &st) : NULL;
   po_Patch p = {.op = "add", .path = c->path, .value = parse(c->value, a)};
   if (!m || !p.value) {
     *why = m ? "the value is not JSON" : st.message;

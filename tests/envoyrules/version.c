@@ -1,7 +1,7 @@
 /* The oracle's version against the snapshot a run judges with, on the messages the walk reached:
  * the oracle describes each (its fields, their validate.FieldRules, its required oneofs) and we
  * compare with the embedded schema's. Both come from the same go-control-plane envoy version
- * (envoy-validate-VERSION, the default snapshot VERSION), so any difference (a field only one side has,
+ * (envoy-validate-VERSION, the snapshot VERSION), so any difference (a field only one side has,
  * a rule or a required oneof that differs) is a fault of the extraction or of the oracle's build,
  * and fails the run. */
 #include <json-c/json.h>
@@ -87,9 +87,7 @@ static void compare_oneofs(const po_Schema *s, const upb_MessageDef *m, json_obj
 }
 
 size_t po_DiffVersion_Check(const char *oracle, const char *const *messages, size_t n, po_Arena *a) {
-  po_Status st;
-  po_Status_Clear(&st);
-  const po_Schema *s = po_Schema_Get(&st);
+  const po_Schema *s = po_DiffSnapshot_Schema();
   const char **lines = calloc(n + 1, sizeof *lines);
   const char **raw = calloc(n + 1, sizeof *raw);
   upb_Arena *ua = upb_Arena_New();
@@ -98,7 +96,7 @@ size_t po_DiffVersion_Check(const char *oracle, const char *const *messages, siz
   bool ok = po_DiffOracle_RunRaw(oracle, lines, n, a, raw);
   Tally t = {0};
   size_t unread = 0;
-  printf("\nthe oracle's version against our snapshot %s, on the %zu messages reached:\n", po_Schema_Version(s), n);
+  printf("\nthe oracle's version against our snapshot %s, on the %zu messages reached:\n", po_DiffSnapshot_Version(), n);
   for (size_t i = 0; ok && i < n; i++) {
     json_object *answer = json_tokener_parse(raw[i]);
     const upb_MessageDef *m = po_Schema_FindMessage(s, messages[i]);
