@@ -66,6 +66,14 @@ for f in "$data"/eg-steps/*.yaml; do
   n=$((n+1))
 done
 [ $n -ge 4 ] && pass=$((pass+1)) || { echo "FAIL only $n step cases"; fail=$((fail+1)); }
+# The step's rules are the Gateway's release's Envoy API: runtime-key.yaml creates a RuntimeDouble
+# without runtime_key, which v1.32.4 (Envoy Gateway 1.5) requires non-empty and v1.37.0 (1.6 to
+# 1.9) no longer judges, so 1.5 refuses the entry and 1.9 (the default, above) says nothing.
+"$bin" validate -f "$data/eg-steps/runtime-key.yaml" --mesh envoy-gateway@1.5 >"$work/out" 2>&1
+check "runtime-key.yaml refused on Envoy Gateway 1.5" 1 $? "$work/out"
+contains "runtime-key.yaml's step on 1.5" "$work/out" "breaks Envoy's rule at /round_robin_lb_config/slow_start_config/aggression/runtime_key"
+"$bin" validate -f "$data/eg-steps/runtime-key.yaml" --mesh envoy-gateway@1.9 >"$work/out" 2>&1
+check "runtime-key.yaml accepted on Envoy Gateway 1.9" 0 $? "$work/out"
 # The step judgment is Envoy Gateway's: the same sequence is fine for Consul (which judges only
 # the final result), with no word of Envoy Gateway's entries.
 sed -e 's/kind: Gateway$/kind: ServiceDefaults/; s/group: gateway.networking.k8s.io/group: consul.hashicorp.com/' \

@@ -95,8 +95,15 @@ int main(int argc, char **argv) {
     fprintf(stderr, "egpatch_cases: cannot read the fixtures or write the outputs\n");
     return 2;
   }
-  fprintf(stderr, "egpatch_cases: seed %llu (PO_EGPATCH_SEED=%llu replays it), %ld generated cases\n",
-          (unsigned long long)seed, (unsigned long long)seed, count);
+  if (!po_EgOracle_Release()) {
+    fprintf(stderr, "egpatch_cases: Envoy Gateway's release table has no 1.9, the release the oracle runs\n");
+    return 2;
+  }
+  fprintf(stderr,
+          "egpatch_cases: seed %llu (PO_EGPATCH_SEED=%llu replays it), %ld generated cases, judged as for Envoy "
+          "Gateway %s (Envoy API snapshot %s)\n",
+          (unsigned long long)seed, (unsigned long long)seed, count, po_EgOracle_Release()->release,
+          po_EnvoyApi_Version(po_EgOracle_Api()));
   long replayed = replay(&w, argv[2], cases, meta);
   bool ok = replayed >= 0 && generate(&w, seed, count, cases, meta);
   fprintf(stderr, "egpatch_cases: %ld corpus cases replayed\n", replayed);

@@ -25,6 +25,12 @@ static struct json_object *override_object(const char *id, struct json_object *p
   return po;
 }
 
+const po_MeshRelease *po_EgOracle_Release(void) {
+  return po_MeshReleases_Find(po_Mesh_Ops(kPo_Mesh_EnvoyGateway)->releases, "1.9");
+}
+
+const po_EnvoyApi *po_EgOracle_Api(void) { return po_MeshRelease_Api(po_EgOracle_Release()); }
+
 /* Our refusals: every error, as "kind: message" (the tally turns them into reasons). */
 static struct json_object *refusals(const po_CompiledOverride *c) {
   /* po_DiagKind, in its order (engine.h) */
@@ -120,7 +126,9 @@ bool po_EgCase_Run(const po_EgWorld *w, const char *id, struct json_object *patc
   json_object_object_add(record, "tags", tags);
   json_object_object_add(record, "ours_rules", json_object_new_array());
   po_CompiledOverride c;
-  po_CompileOutcome got = po_CompiledOverride_FromObject(po, NULL, a, &c);
+  po_TargetOptions opts = {0};
+  opts.release[kPo_Mesh_EnvoyGateway] = po_EgOracle_Release();
+  po_CompileOutcome got = po_CompiledOverride_FromObject(po, &opts, a, &c);
   bool ok = got != kPo_CompileOutcome_NoMemory;
   if (got == kPo_CompileOutcome_Refused) {
     json_object_object_add(record, "refused", refusals(&c));

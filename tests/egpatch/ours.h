@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "po/engine.h"
+#include "po/targets/release.h"
 
 /* The generated world: a Gateway, its HTTPRoute, and the xDS resources Envoy Gateway makes of
  * them (fixtures/). */
@@ -16,6 +17,11 @@ typedef struct {
   struct json_object *gateway, *route;
   struct json_object *resources; /* [{type, resourceType, json}] */
 } po_EgWorld;
+
+/* The Envoy Gateway release the eg-patch oracle runs (v1.9.1: its line, "1.9", in Envoy Gateway's
+ * release table), whose snapshot judges, generates and applies every case (issue 24). */
+const po_MeshRelease *po_EgOracle_Release(void);
+const po_EnvoyApi *po_EgOracle_Api(void);
 
 /* Runs one case. Writes its oracle line (when we rendered) to `cases` and its record to `meta`
  * (one JSON line each; what the tally reads). false only when out of memory. */

@@ -19,29 +19,9 @@ CLASSES = {
     "D": "an Any in Consul's type_url form (issue 23 D)",
     "E": "the result breaks Envoy's rules (Validate()): issue 22",
     "I": "the result passes Envoy's rules, an entry before it did not: Envoy Gateway validates after each entry (issue 23)",
-    "V": "a field Envoy Gateway's Envoy API lacks (another Envoy release: issue 24)",
+    "V": "a field Envoy Gateway's Envoy API lacks (our cases walk and judge with the snapshot of its release, issue 24)",
     "X": "another kind: not one of issue 23's classes",
 }
-
-
-# Fields our embedded Envoy API snapshot has and Envoy Gateway v1.9.1's Envoy API lacks: a patch
-# setting one is another Envoy release's question (issue 24 judges each mesh by the Envoy API its
-# release runs), so such a case is set aside by name, counted, and listed in the report; any other
-# field Envoy Gateway does not know stays a mismatch (class V). tests/envoyrules/set_aside.c
-# names the same field for the envoy-validate oracle.
-SET_ASIDE = {
-    "on_demand_configuration": "FilterChain.on_demand_configuration: in our snapshot, not in Envoy "
-                               "Gateway v1.9.1's Envoy API",
-}
-
-
-def set_aside(verdict):
-    """The SET_ASIDE field Envoy Gateway's unmarshal names as unknown, or None."""
-    for err in (verdict.get("eg_error", ""), verdict.get("ours_error", "")):
-        m = re.search(r'unknown field "([^"]+)"', err or "")
-        if m and m.group(1) in SET_ASIDE:
-            return m.group(1)
-    return None
 
 
 def reason(refusal):
@@ -108,7 +88,6 @@ def main(meta_path, verdict_path, report_path):
         v = json.loads(line)
         verdicts[v["id"]] = v
     refusals, eg_errors, mismatches, input_errors = Counter(), Counter(), defaultdict(list), []
-    aside = defaultdict(list)
     accepted = same = 0
     for rec in meta:
         if "refused" in rec:
@@ -123,10 +102,6 @@ def main(meta_path, verdict_path, report_path):
             same += 1
         else:
             k = klass(rec, v)
-            field = set_aside(v) if k in ("V", "D") else None
-            if field:
-                aside[field].append(rec["id"])
-                continue
             mismatches[k].append((rec, v))
             if v.get("eg_error"):
                 eg_errors[eg_reason(v["eg_error"])] += 1
@@ -140,8 +115,6 @@ def main(meta_path, verdict_path, report_path):
     out.append("Envoy Gateway's errors on what we rendered, by reason (each a mismatch):")
     for r, n in eg_errors.most_common():
         out.append("  %5d  %s" % (n, r))
-    for field, ids in sorted(aside.items()):
-        out.append("set aside: %d cases setting %s (first: %s)" % (len(ids), SET_ASIDE[field], ids[0]))
     out.append("mismatches by class:")
     for k in CLASSES:
         if mismatches.get(k):

@@ -189,19 +189,6 @@ static size_t named_sets(const po_CompiledOverride *c, po_ResourceType rt, const
   return u;
 }
 
-/* Rules of this build's Envoy API that the one Envoy Gateway v1.9.1 validates with lacks
- * (go-control-plane envoy v1.37.1-0.20260729145720, config/core/v3/base.pb.validate.go: "no
- * validation rules for RuntimeKey" in RuntimeUInt32, RuntimeUInt64, RuntimePercent, RuntimeDouble,
- * RuntimeFeatureFlag; ours require min_len 1). Another release's rules are issue 24's question;
- * here a finding Envoy Gateway would not make refuses nothing. The messages holding them are
- * reached by path only through these fields (a path enters no list or Any), so the field's name
- * at the end of the finding's pointer says it. */
-static bool not_in_eg(const char *where) {
-  static const char kRuntimeKey[] = "/runtime_key";
-  size_t n = where ? strlen(where) : 0, k = sizeof kRuntimeKey - 1;
-  return n >= k && !strcmp(where + n - k, kRuntimeKey);
-}
-
 /* The first rule error on m (a resource that must pass whole, as Validate() judges it), or NULL
  * with *oom false when there is none. */
 static const po_Diagnostic *first_error(const po_Message *m, po_Arena *scratch, bool *oom) {
@@ -211,7 +198,7 @@ static const po_Diagnostic *first_error(const po_Message *m, po_Arena *scratch, 
   *oom = !d || !po_Message_CheckRules(m, 0, NULL, kPo_ValueScope_Whole, -1, d, &st);
   for (size_t k = 0; !*oom && k < po_Diagnostics_Count(d); k++) {
     const po_Diagnostic *x = po_Diagnostics_At(d, k);
-    if (x->severity == kPo_Severity_Error && !not_in_eg(x->path)) return x;
+    if (x->severity == kPo_Severity_Error) return x;
   }
   return NULL;
 }
