@@ -48,17 +48,27 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
   }
   if (c.accepted) return NULL;
   const char *d = po_CompiledOverride_Describe(&c, true, false, kMaxDenialBytes, a);
-  return po_Arena_Printf(a, "PropertyOverride %s%s%s is invalid (%zu error%s):\n%s", c.ns, *c.ns ? "/" : "", c.name,
+  /* the last line says which Envoy API judged it: the target's mesh release's snapshot */
+  return po_Arena_Printf(a, "PropertyOverride %s%s%s is invalid (%zu error%s):\n%s%s%s", c.ns, *c.ns ? "/" : "", c.name,
                          po_Diagnostics_ErrorCount(c.diags), po_Diagnostics_ErrorCount(c.diags) == 1 ? "" : "s",
-                         d ? d : "");
+                         d ? d : "", c.judged_by && *c.judged_by ? "\n" : "", c.judged_by ? c.judged_by : "");
 }
 
 /* ServiceDefaults / ProxyDefaults: every builtin/property-override entry (the check the CLI's
  * validate shares, controller/targets/consul_check.h). */
-static const char *check_consul(json_object *obj, const char *kind, po_Arena *a, json_object *warnings) {
+static const char *check_consul(json_object *obj, const char *kind, const po_TargetOptions *targets, po_Arena *a,
+                                json_object *warnings) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false;
-  size_t n = po_ConsulObject_Check(obj, NULL, a, &checks, &oom);
+  /* Consul's release (the controller's, else the table's default) and its snapshot judge the
+   * entries, as they judge a PropertyOverride of a Consul target; the denial says which */
+  po_TargetOptions o = {0};
+  if (targets) o = *targets;
+  po_Mesh_FillReleases(&o);
+  const po_EnvoyApi *api = po_TargetOptions_Api(&o, kPo_Mesh_Consul);
+  const char *judged_by = po_Mesh_JudgedBy(kPo_Mesh_Consul, o.release[kPo_Mesh_Consul], api, a);
+  if (!judged_by) return "out of memory validating the object";
+  size_t n = po_ConsulObject_Check(obj, api, a, &checks, &oom);
   if (oom) return "out of memory validating the object";
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
@@ -69,7 +79,10 @@ static const char *check_consul(json_object *obj, const char *kind, po_Arena *a,
       }
     }
   }
-  return po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
+  const char *d = po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
+  if (!d) return NULL;
+  const char *m = po_Arena_Printf(a, "%s\n%s", d, judged_by);
+  return m ? m : "out of memory validating the object"; /* never an allow */
 }
 
 /* What the controller writes itself carries this label (po_Istio_EnvoyFilter, po_EG_EnvoyPatchPolicy):
@@ -125,10 +138,16 @@ static void put(po_TextBuf *t, const char *s) {
  * what is valid. Errors deny, the first ones whole within kMaxDenialBytes and then a count;
  * warnings go to the response's warnings. */
 static const char *check_native(json_object *obj, const char *req_ns, const char *kind, const po_MeshOps *mesh,
-                                po_Arena *a, json_object *warnings) {
+                                const po_TargetOptions *targets, po_Arena *a, json_object *warnings) {
+  /* judged by the snapshot of the mesh release the controller runs against, as its
+   * PropertyOverrides are; the denial's last line says which */
+  po_TargetOptions o = {0};
+  if (targets) o = *targets;
+  po_Mesh_FillReleases(&o);
+  const po_EnvoyApi *api = po_TargetOptions_Api(&o, mesh->mesh);
+  const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, a);
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !mesh->check_native(obj, po_MeshRelease_Api(po_MeshReleases_Default(mesh->releases)), a, d))
-    return "out of memory validating the object";
+  if (!d || !judged_by || !mesh->check_native(obj, api, a, d)) return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
   const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
   /* kubectl create of a generateName object: no name yet */
@@ -159,6 +178,8 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
   if (shown < errors) {
     put(&t, po_Arena_Printf(a, "\n(%zu more error%s not shown)", errors - shown, errors - shown == 1 ? "" : "s"));
   }
+  put(&t, "\n");
+  put(&t, judged_by);
   return t.oom || !t.buf ? "out of memory validating the object" : t.buf;
 }
 
@@ -234,9 +255,9 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Admissio
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
-      if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, a, warnings);
+      if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, targets, a, warnings);
     } else if ((native = po_Mesh_ForNative(group, k)) && !generated_by_us(obj)) {
-      denial = check_native(obj, po_Json_String(req, "namespace"), k, native, a, warnings);
+      denial = check_native(obj, po_Json_String(req, "namespace"), k, native, targets, a, warnings);
     }
   }
   json_object_object_add(resp, "allowed", json_object_new_boolean(!denial));
