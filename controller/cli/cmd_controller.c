@@ -42,8 +42,16 @@ static const char kUsage[] =
     "                                 PropertyOverrides say Programmed=False MeshNotEnabled until on)\n"
     "  --istio-recheck-interval S     --istio=auto without EnvoyFilters served: check again every S\n"
     "                                 seconds (default 60)\n"
-    "  --istio-version 1.N            the Istio release the mesh runs: arrays become\n"
-    "                                 MERGE_AND_REPLACE_LIST from 1.31 (default unknown: refused)\n"
+    "  --istio-version 1.N            the Istio release the mesh runs (1.26 to 1.31): its Envoy API\n"
+    "                                 judges Service and Mesh targets, and arrays become\n"
+    "                                 MERGE_AND_REPLACE_LIST from 1.31 (default: read from the istiod\n"
+    "                                 Service's app.kubernetes.io/version label; else unknown:\n"
+    "                                 arrays refused, judged as 1.31)\n"
+    "  --consul-version 1.N           the Consul release the mesh runs: its Envoy API (go-control-plane\n"
+    "                                 envoy snapshot) judges Consul targets (1.21, 1.22; default 1.22)\n"
+    "  --envoy-gateway-version 1.N    the Envoy Gateway release: its Envoy API judges Gateway targets\n"
+    "                                 (1.5 to 1.9; default: read from the envoy-gateway Service's\n"
+    "                                 app.kubernetes.io/version label, else 1.9)\n"
     "  --istio-root-namespace NS      Istio's root namespace, for Mesh targets (default istio-system)\n"
     "  --cluster-domain D             Kubernetes' DNS domain in Istio's service names (cluster.local)\n"
     "  --envoy-gateway MODE           auto (default): program Envoy Gateway targets (Gateway) when the\n"
@@ -119,7 +127,7 @@ static int usage_error(const char *msg) {
 
 enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
        kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kCertMode, kSecret, kService, kVwc,
-       kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kHelp };
+       kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kConsulVersion, kEgVersion, kHelp };
 static const struct option kOpts[] = {
     {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
     {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
@@ -141,6 +149,8 @@ static const struct option kOpts[] = {
     {"consul-namespace-mirroring", no_argument, 0, kMirroring}, {"istio", required_argument, 0, kIstio},
     {"envoy-gateway", required_argument, 0, kEnvoyGateway},
     {"istio-recheck-interval", required_argument, 0, kIstioRecheck},
+    {"consul-version", required_argument, 0, kConsulVersion},
+    {"envoy-gateway-version", required_argument, 0, kEgVersion},
     {"cluster-domain", required_argument, 0, kPo_CliOpt_ClusterDomain},
     {"istio-version", required_argument, 0, kPo_CliOpt_IstioVersion},
     {"istio-root-namespace", required_argument, 0, kPo_CliOpt_IstioRootNamespace},
@@ -171,6 +181,10 @@ static int mesh_flag(int c, const char *arg, po_AppOptions *o, po_TargetOptions 
     case kPo_CliOpt_ClusterDomain: case kPo_CliOpt_IstioVersion: case kPo_CliOpt_IstioRootNamespace:
       if (!po_Cli_TargetOption(c, arg, "controller", targets, NULL)) return kPo_Exit_Usage;
       break;
+    /* a release whose Envoy API snapshot is embedded, else the start fails naming those that
+     * are: po_App_New checks it against the mesh's table (controller/app/src/releases.c) */
+    case kConsulVersion: o->consul_version = arg; break;
+    case kEgVersion: o->envoy_gateway_version = arg; break;
     case kSyncMode:
       if (!strcmp(arg, "require")) o->consul_sync_require = true;
       else if (!strcmp(arg, "ignore")) o->consul_sync_require = false;

@@ -138,6 +138,37 @@ static void test_new_reports_bad_configuration(void **state) {
   po_CtlStatus_Clear(&st);
   assert_null(po_App_New(&o, &st)); /* everything built so far is freed again (ASan, valgrind) */
   assert_int_not_equal(st.code, kPo_Ctl_Ok);
+
+  /* a mesh release without an Envoy API snapshot: the start fails naming those there are */
+  static const struct {
+    const char *consul;
+    int istio;
+    const char *eg;
+    const char *want;
+  } kReleases[] = {
+      {"1.19", 0, NULL, "--consul-version '1.19': not a release this build knows; Consul releases with an Envoy API "
+                        "snapshot in this build: 1.21, 1.22 (default 1.22)"},
+      {NULL, 25, NULL, "--istio-version '1.25': not a release this build knows; Istio releases with an Envoy API "
+                       "snapshot in this build: 1.26, 1.27, 1.28, 1.29, 1.30, 1.31 (default 1.31)"},
+      {NULL, 0, "v1.4.2", "--envoy-gateway-version 'v1.4.2': not a release this build knows; Envoy Gateway releases with "
+                          "an Envoy API snapshot in this build: 1.5, 1.6, 1.7, 1.8, 1.9 (default 1.9)"},
+      {"one", 0, NULL, "--consul-version 'one': a release such as 1.22 or 1.22.3 is expected; Consul releases with an "
+                       "Envoy API snapshot in this build: 1.21, 1.22 (default 1.22)"},
+  };
+  for (size_t i = 0; i < sizeof kReleases / sizeof kReleases[0]; i++) {
+    po_AppOptions_Init(&o);
+    o.kubeconfig = kubeconfig;
+    o.webhook_address = "0";
+    o.probe_address = "0";
+    o.istio = o.envoy_gateway = kPo_IstioMode_Off;
+    o.consul_version = kReleases[i].consul;
+    o.istio_minor = kReleases[i].istio;
+    o.envoy_gateway_version = kReleases[i].eg;
+    po_CtlStatus_Clear(&st);
+    assert_null(po_App_New(&o, &st));
+    assert_int_equal(st.code, kPo_Ctl_Usage);
+    assert_string_equal(st.message, kReleases[i].want);
+  }
 }
 
 static void *send_sigterm(void *arg) {

@@ -80,8 +80,10 @@ jqt "$work/options.json" "options: watched namespaces get RoleBindings, no Clust
   '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole" and .roleRef.name=="propertyoverride-controller") | .metadata.namespace] | sort) == ["mesh-root","team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
 jqt "$work/options.json" "options: both webhooks (failurePolicy, timeout, only the watched namespaces)" \
   '[.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}] == [true, true]'
-jqt "$work/options.json" "options: consulSync renders --consul-sync-status and --consul-sync-timeout" \
-  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-\"))] == [\"--consul-sync-status=ignore\",\"--consul-sync-timeout=30\",\"--consul-namespace-mirroring\"]"
+jqt "$work/options.json" "options: consulSync and consul.version render --consul-sync-status, --consul-sync-timeout and --consul-version" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-\"))] == [\"--consul-sync-status=ignore\",\"--consul-sync-timeout=30\",\"--consul-version=1.21\",\"--consul-namespace-mirroring\"]"
+jqt "$work/default.json" "default: no --consul-version or --envoy-gateway-version (the controller's defaults and what it reads from the cluster)" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-version\") or startswith(\"--envoy-gateway-version\"))] == []"
 jqt "$work/default.json" "default: --consul-sync-status=require (Programmed waits for consul-k8s), the default timeout" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--consul-sync\"))] == [\"--consul-sync-status=require\",\"--consul-sync-timeout=120\"]"
 jqt "$work/default.json" "default: --webhook-memory-budget=96 (3/8 of the 256Mi limit)" \
@@ -97,7 +99,7 @@ jqt "$work/default.json" "default: services get/list/watch and envoyfilters CRUD
 jqt "$work/default.json" "default: --envoy-gateway=auto, gateways/httproutes read and envoypatchpolicies CRUD" \
   "([$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--envoy-gateway\"))] == [\"--envoy-gateway=auto\"]) and ([.[] | select(.kind==\"ClusterRole\" and .metadata.name==\"propertyoverride-controller\") | .rules[] | select(.apiGroups == [\"gateway.networking.k8s.io\"] or .apiGroups == [\"gateway.envoyproxy.io\"])] == [{\"apiGroups\":[\"gateway.networking.k8s.io\"],\"resources\":[\"gateways\",\"httproutes\"],\"verbs\":[\"get\",\"list\",\"watch\"]},{\"apiGroups\":[\"gateway.envoyproxy.io\"],\"resources\":[\"envoypatchpolicies\"],\"verbs\":[\"get\",\"list\",\"watch\",\"create\",\"update\",\"delete\"]}])"
 jqt "$work/options.json" "options: envoyGateway.mode off renders --envoy-gateway=off and no Gateway API or EnvoyPatchPolicy permissions" \
-  "([$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--envoy-gateway\"))] == [\"--envoy-gateway=off\"]) and ([.[] | select(.kind==\"ClusterRole\") | .rules[] | .apiGroups[]] | (index(\"gateway.envoyproxy.io\") == null and index(\"gateway.networking.k8s.io\") == null))"
+  "([$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--envoy-gateway\"))] == [\"--envoy-gateway=off\",\"--envoy-gateway-version=v1.9.1\"]) and ([.[] | select(.kind==\"ClusterRole\") | .rules[] | .apiGroups[]] | (index(\"gateway.envoyproxy.io\") == null and index(\"gateway.networking.k8s.io\") == null))"
 jqt "$work/options.json" "options: tenancy.proxyDefaultsNamespaces, one --allow-proxydefaults-from each" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=platform\",\"--allow-proxydefaults-from=team-a\"]"
 jqt "$work/options.json" "options: tenancy.allowCrossNamespaceFrom, one --allow-cross-namespace-from with the list" \

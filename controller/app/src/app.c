@@ -350,12 +350,16 @@ static bool build(po_App *app, po_CtlStatus *st) {
   app->target_options = (po_TargetOptions){.cluster_domain = o->cluster_domain ? o->cluster_domain : "cluster.local",
                                             .istio_minor = o->istio_minor,
                                             .istio_root_namespace = o->istio_root_namespace ? o->istio_root_namespace : "istio-system"};
-  po_TargetIndex_SetOptions(app->index, &app->target_options);
+  /* a configured release without a snapshot fails the start before the cluster is asked anything */
+  if (!po_App_CheckReleases(app, st)) return false;
   app->io.root_ns = app->target_options.istio_root_namespace;
   atomic_store(&app->io.istio, detect_istio(app));
   app->io.istio_later = app->o.istio == kPo_IstioMode_Auto && !atomic_load(&app->io.istio);
   po_Series_Set(po_Family_WithLabels(app->istio_enabled), atomic_load(&app->io.istio) ? 1 : 0);
   app->io.eg = detect_eg(app);
+  /* the releases (configured, or read from the meshes found just above) before anything compiles */
+  po_App_MeshReleases(app);
+  po_TargetIndex_SetOptions(app->index, &app->target_options);
   app->sync = (po_SyncPolicy){.mode = o->consul_sync_require ? kPo_SyncMode_Require : kPo_SyncMode_Ignore,
                               .timeout_s = (int64_t)o->consul_sync_timeout_s};
   po_KubeIO_Init(&app->io);

@@ -96,6 +96,13 @@ struct po_App {
   bool releasing;
 };
 
+/* releases.c: the release each mesh runs, into target_options.release. The configured ones,
+ * checked against each mesh's table before anything is built (a release without a snapshot is
+ * kPo_Ctl_Usage, naming those there are); then, after the Istio and Envoy Gateway checks (only a
+ * mesh programmed is asked), the others read from the cluster where they can be; logged. */
+bool po_App_CheckReleases(struct po_App *app, po_CtlStatus *st);
+void po_App_MeshReleases(struct po_App *app);
+
 /* events.c */
 typedef enum {
   kPo_AppWatch_Overrides,

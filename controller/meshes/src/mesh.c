@@ -71,10 +71,21 @@ void po_Mesh_FillReleases(po_TargetOptions *o) {
   }
 }
 
+const char *po_Mesh_JudgedBy(po_Mesh mesh, const po_MeshRelease *release, const po_EnvoyApi *api, po_Arena *a) {
+  if (!api) api = po_EnvoyApi_Default();
+  if (!release) return po_Arena_Printf(a, "judged against %s", po_EnvoyApi_Name(api));
+  return po_Arena_Printf(a, "judged against %s, the Envoy API of %s %s", po_EnvoyApi_Name(api), po_Mesh_Ops(mesh)->name,
+                         release->release);
+}
+
 po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, const po_TargetOptions *opts,
                                                  po_Arena *a, po_CompiledOverride *out) {
   po_TargetOptions o = {0};
   if (opts) o = *opts;
   po_Mesh_FillReleases(&o);
-  return po_CompiledOverride_Compile(obj, &o, rules_for, a, out);
+  po_CompileOutcome r = po_CompiledOverride_Compile(obj, &o, rules_for, a, out);
+  if (r == kPo_CompileOutcome_NoMemory) return r;
+  /* what the status and the webhook say the spec was judged against */
+  out->judged_by = po_Mesh_JudgedBy(po_TargetKind_Mesh(out->target_kind), out->release, out->api, a);
+  return out->judged_by ? r : kPo_CompileOutcome_NoMemory;
 }

@@ -65,6 +65,36 @@ static json_object *record_object(const json_object *obj, int64_t generation, bo
   return syn;
 }
 
+/* The Deprecated condition's message (compiled.h): the fields the compile warned deprecated in
+ * the snapshot it judged by, in patch order, bounded to fit the condition. false only when out of
+ * memory. */
+static bool deprecated(po_CompiledEntry *e, po_Arena *a) {
+  char list[sizeof ((po_Condition *)0)->message - 512];
+  size_t n = 0, shown = 0, len = 0;
+  list[0] = '\0';
+  for (size_t i = 0; i < po_Diagnostics_Count(e->c.diags); i++) {
+    const po_Diagnostic *x = po_Diagnostics_At(e->c.diags, i);
+    if (x->kind != kPo_DiagKind_Deprecated) continue;
+    n++;
+    /* whole lines while they fit, then only counted: the message stays within the condition's */
+    int k = snprintf(list + len, sizeof list - len, "\npatches[%d]: %s", x->patch_index, x->message);
+    if (k < 0 || (size_t)k >= sizeof list - len) {
+      list[len] = '\0';
+      continue;
+    }
+    len += (size_t)k;
+    shown++;
+  }
+  if (!n) return true;
+  const char *more = shown < n ? po_Arena_Printf(a, "\n... and %zu more", n - shown) : "";
+  if (!more) return false;
+  e->deprecated = po_Arena_Printf(a, "%zu field%s set here %s deprecated (%s); the patches still apply, but a later "
+                                     "release may remove %s:%s%s",
+                                  n, n == 1 ? "" : "s", n == 1 ? "is" : "are", e->c.judged_by ? e->c.judged_by : "",
+                                  n == 1 ? "it" : "them", list, more);
+  return e->deprecated != NULL;
+}
+
 po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich which, const char *uid, int64_t generation,
                                         po_JsonHash hash, const po_TargetOptions *opts, bool *oom) {
   *oom = false;
@@ -111,11 +141,14 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
     e->arguments_hash = po_Json_Hash(args);
     json_object_put(args);
     if (!e->arguments) goto oom;
-  } else {
+  }
+  if (e->c.accepted && !deprecated(e, a)) goto oom;
+  if (!e->c.accepted) {
     /* The Accepted=False message, made once: bounded to fit the condition with its prefix. */
     size_t errors = po_Diagnostics_ErrorCount(e->c.diags);
     const char *d = po_CompiledOverride_Describe(&e->c, false, false, sizeof ((po_Condition *)0)->message - 128, a);
-    e->errors = po_Arena_Printf(a, "%zu error%s: %s", errors, errors == 1 ? "" : "s", d ? d : "");
+    const char *by = e->c.judged_by ? e->c.judged_by : "";
+    e->errors = po_Arena_Printf(a, "%zu error%s: %s%s%s", errors, errors == 1 ? "" : "s", d ? d : "", *by ? "\n" : "", by);
     if (!e->errors) goto oom;
   }
   json_object_put(syn);

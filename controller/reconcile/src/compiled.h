@@ -45,6 +45,9 @@ typedef struct {
   size_t patch_count;           /* po_ConsulEntry_PatchCount of those arguments */
   po_JsonHash arguments_hash;   /* po_Json_Hash of those arguments */
   const char *errors;           /* the Accepted=False text when not accepted ("N errors: ..."), in arena */
+  /* The Deprecated condition's message when accepted and setting fields the snapshot it was
+   * judged against marks deprecated (each field once, with the patch setting it), else NULL. */
+  const char *deprecated;
 } po_CompiledEntry;
 
 /* The options po_TargetIndex_SetOptions set (zeros: the defaults); lives as long as the index. */

@@ -413,11 +413,11 @@ static const char *old_programmed_message(json_object *status) {
 static void say(po_Run *run, const po_RunItem *it, json_object *old_status, const po_OverrideStatus *s, bool timeout_event) {
   const po_ReconcileIO *io = run->io;
   if (!io->event) return;
-  const po_Condition *cs[2] = {&s->accepted, &s->programmed};
-  for (int k = 0; k < 2; k++) {
-    if (!po_Status_ReasonChanged(old_status, cs[k])) continue;
+  const po_Condition *cs[3] = {&s->accepted, &s->programmed, &s->deprecated};
+  for (int k = 0; k < 3; k++) {
+    if (!cs[k]->type || !po_Status_ReasonChanged(old_status, cs[k])) continue;
     /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
-    bool warn = strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0;
+    bool warn = cs[k] == &s->deprecated || (strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0);
     io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
   }
   if (it->mismatch[0] && !strstr(old_programmed_message(old_status), it->mismatch)) {
@@ -429,21 +429,37 @@ static void say(po_Run *run, const po_RunItem *it, json_object *old_status, cons
   }
 }
 
-/* Accepted: refused by the tenancy policy, valid (how many patches, for which mesh) or invalid
- * (the compile's errors). */
-static po_Condition accepted_condition(const po_Run *run, const po_RunItem *it) {
+/* status.envoyApi: which mesh release and snapshot the spec was judged against. */
+static void envoy_api(const po_CompiledOverride *c, po_OverrideStatus *s) {
+  if (!c->api) return;
+  s->api_mesh = po_Mesh_Ops(po_TargetKind_Mesh(c->target_kind))->name;
+  s->api_release = c->release ? c->release->release : "";
+  s->api_snapshot = po_EnvoyApi_Version(c->api);
+}
+
+/* Accepted: refused by the tenancy policy, valid (how many patches, for which mesh, judged
+ * against which Envoy API) or invalid (the compile's errors, then the same); status.envoyApi; and
+ * Deprecated while the accepted spec sets fields that API deprecates. */
+static void judged(const po_Run *run, const po_RunItem *it, po_OverrideStatus *s) {
   const po_CompiledOverride *c = &it->ce->c;
-  po_Condition a = {.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
-                    .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
+  po_Condition *a = &s->accepted;
+  *a = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
+                      .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
   if (it->refused) {
-    snprintf(a.message, sizeof a.message, "%s", it->refusal);
+    snprintf(a->message, sizeof a->message, "%s", it->refusal);
   } else if (c->accepted) {
-    snprintf(a.message, sizeof a.message, "%zu patch%s valid for %s and Envoy", c->args->patch_count,
-             c->args->patch_count == 1 ? " is" : "es are", po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name);
+    const char *by = c->judged_by ? c->judged_by : "";
+    snprintf(a->message, sizeof a->message, "%zu patch%s valid for %s and Envoy%s%s%s", c->args->patch_count,
+             c->args->patch_count == 1 ? " is" : "es are", po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name,
+             *by ? " (" : "", by, *by ? ")" : "");
   } else {
-    snprintf(a.message, sizeof a.message, "%s", it->ce->errors);
+    snprintf(a->message, sizeof a->message, "%s", it->ce->errors);
   }
-  return a;
+  envoy_api(c, s);
+  if (c->accepted && !it->refused && it->ce->deprecated) {
+    s->deprecated = (po_Condition){.type = "Deprecated", .status = "True", .reason = "DeprecatedFields"};
+    snprintf(s->deprecated.message, sizeof s->deprecated.message, "%s", it->ce->deprecated);
+  }
 }
 
 /* The status item i should have after this reconcile (but consul-k8s's confirmation): the
@@ -471,7 +487,7 @@ static void wanted_status(po_Run *run, size_t i, const po_OverlapIndex *peers, p
    * never matched and every reconcile here sent the same status again
    * (test_adv_invalid_move_status_settles). */
   if (live_gen <= 0 && *it->held_key) s->live_generation = po_Run_HeldGeneration(run, it);
-  s->accepted = accepted_condition(run, it);
+  judged(run, it, s);
   programmed(run, i, live_gen, peers, &s->programmed);
   *live = live_gen;
 }

@@ -47,7 +47,22 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
   json_object *conds = json_object_new_array();
   json_object_array_add(conds, condition(old_status, &s->accepted, s->generation, now));
   json_object_array_add(conds, condition(old_status, &s->programmed, s->generation, now));
+  if (s->deprecated.type) json_object_array_add(conds, condition(old_status, &s->deprecated, s->generation, now));
   json_object_object_add(st, "conditions", conds);
+  if (s->api_snapshot) {
+    json_object *api = json_object_new_object();
+    if (!api || !po_Json_Put(api, "mesh", json_object_new_string(s->api_mesh ? s->api_mesh : "")) ||
+        !po_Json_Put(api, "release", json_object_new_string(s->api_release ? s->api_release : "")) ||
+        !po_Json_Put(api, "snapshot", json_object_new_string(s->api_snapshot))) {
+      json_object_put(api);
+      json_object_put(st);
+      return NULL;
+    }
+    if (!po_Json_Put(st, "envoyApi", api)) { /* api released by it */
+      json_object_put(st);
+      return NULL;
+    }
+  }
   json_object *t = json_object_new_object();
   json_object_object_add(t, "apiVersion", json_object_new_string(t_api(s)));
   json_object_object_add(t, "kind", json_object_new_string(t_kind(s)));
@@ -113,11 +128,20 @@ bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
   if (!old || !json_object_is_type(old, json_type_object)) return false;
   json_object *conds = po_Json_Get(old, "conditions"), *t = po_Json_Get(old, "target"), *lv = po_Json_Get(old, "lastValid");
   json_object *cr = po_Json_Get(old, "created");
-  size_t keys = 3 + (s->live_generation > 0) + (lv != NULL) + (cr != NULL);
+  size_t keys = 3 + (s->live_generation > 0) + (lv != NULL) + (cr != NULL) + (s->api_snapshot != NULL);
   if (json_object_object_length(old) != (int)keys || !is_int(po_Json_Get(old, "observedGeneration"), s->generation)) return false;
-  if (!conds || !json_object_is_type(conds, json_type_array) || json_object_array_length(conds) != 2 ||
+  size_t n = s->deprecated.type ? 3 : 2;
+  if (!conds || !json_object_is_type(conds, json_type_array) || json_object_array_length(conds) != n ||
       !condition_matches(json_object_array_get_idx(conds, 0), &s->accepted, s->generation) ||
-      !condition_matches(json_object_array_get_idx(conds, 1), &s->programmed, s->generation)) {
+      !condition_matches(json_object_array_get_idx(conds, 1), &s->programmed, s->generation) ||
+      (n == 3 && !condition_matches(json_object_array_get_idx(conds, 2), &s->deprecated, s->generation))) {
+    return false;
+  }
+  json_object *api = po_Json_Get(old, "envoyApi");
+  if (s->api_snapshot && !(api && json_object_is_type(api, json_type_object) && json_object_object_length(api) == 3 &&
+                           is_str(po_Json_Get(api, "mesh"), s->api_mesh ? s->api_mesh : "") &&
+                           is_str(po_Json_Get(api, "release"), s->api_release ? s->api_release : "") &&
+                           is_str(po_Json_Get(api, "snapshot"), s->api_snapshot))) {
     return false;
   }
   if (!t || !json_object_is_type(t, json_type_object) || json_object_object_length(t) != 4 ||
@@ -155,7 +179,8 @@ uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash) {
   h = mix_str(mix_str(h, s->ns), s->target_name);
   h = mix_str(mix_str(mix_str(h, t_api(s)), t_kind(s)), t_ns(s));
   h = mix_str(mix_str(mix_str(h, s->created_ns), s->created_name), s->created_uid);
-  const po_Condition *cs[2] = {&s->accepted, &s->programmed};
-  for (int i = 0; i < 2; i++) h = mix_str(mix_str(mix_str(mix_str(h, cs[i]->type), cs[i]->status), cs[i]->reason), cs[i]->message);
+  h = mix_str(mix_str(mix_str(h, s->api_mesh), s->api_release), s->api_snapshot);
+  const po_Condition *cs[3] = {&s->accepted, &s->programmed, &s->deprecated};
+  for (int i = 0; i < 3; i++) h = mix_str(mix_str(mix_str(mix_str(h, cs[i]->type), cs[i]->status), cs[i]->reason), cs[i]->message);
   return h | 1; /* never 0, which means none */
 }

@@ -25,6 +25,12 @@ typedef struct {
   const char *target_api_version, *target_kind_name, *target_ns;
   int64_t live_generation; /* 0: nothing live */
   po_Condition accepted, programmed;
+  /* Deprecated (type NULL: absent): the accepted spec sets fields the snapshot it was judged
+   * against marks deprecated. Present only while it does, so the condition goes with the field. */
+  po_Condition deprecated;
+  /* status.envoyApi: the Envoy API the spec was judged against, its mesh ("Consul"), that mesh's
+   * release ("1.22") and the snapshot ("v1.32.4"); snapshot NULL: none written. */
+  const char *api_mesh, *api_release, *api_snapshot;
   /* status.lastValid to record: {generation, a copy of spec} (spec borrowed, only read), or
    * spec NULL to keep the old one. */
   int64_t last_valid_generation;

@@ -48,16 +48,10 @@ static const char *check_override(json_object *obj, const char *req_ns, const po
   }
   if (c.accepted) return NULL;
   const char *d = po_CompiledOverride_Describe(&c, true, false, kMaxDenialBytes, a);
-  return po_Arena_Printf(a, "PropertyOverride %s%s%s is invalid (%zu error%s):\n%s", c.ns, *c.ns ? "/" : "", c.name,
+  /* the last line says which Envoy API judged it: the target's mesh release's snapshot */
+  return po_Arena_Printf(a, "PropertyOverride %s%s%s is invalid (%zu error%s):\n%s%s%s", c.ns, *c.ns ? "/" : "", c.name,
                          po_Diagnostics_ErrorCount(c.diags), po_Diagnostics_ErrorCount(c.diags) == 1 ? "" : "s",
-                         d ? d : "");
-}
-
-/* The snapshot judging `mesh`'s own objects: the release (or snapshot) the controller was given
- * for that mesh, as its PropertyOverrides are judged (targets), else the mesh's default release's. */
-static const po_EnvoyApi *mesh_api(const po_TargetOptions *targets, const po_MeshOps *mesh) {
-  if (targets && (targets->api[mesh->mesh] || targets->release[mesh->mesh])) return po_TargetOptions_Api(targets, mesh->mesh);
-  return po_MeshRelease_Api(po_MeshReleases_Default(mesh->releases));
+                         d ? d : "", c.judged_by && *c.judged_by ? "\n" : "", c.judged_by ? c.judged_by : "");
 }
 
 /* ServiceDefaults / ProxyDefaults: every builtin/property-override entry (the check the CLI's
@@ -66,7 +60,15 @@ static const char *check_consul(json_object *obj, const char *kind, const po_Tar
                                 json_object *warnings) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false;
-  size_t n = po_ConsulObject_Check(obj, mesh_api(targets, po_Mesh_Ops(kPo_Mesh_Consul)), a, &checks, &oom);
+  /* Consul's release (the controller's, else the table's default) and its snapshot judge the
+   * entries, as they judge a PropertyOverride of a Consul target; the denial says which */
+  po_TargetOptions o = {0};
+  if (targets) o = *targets;
+  po_Mesh_FillReleases(&o);
+  const po_EnvoyApi *api = po_TargetOptions_Api(&o, kPo_Mesh_Consul);
+  const char *judged_by = po_Mesh_JudgedBy(kPo_Mesh_Consul, o.release[kPo_Mesh_Consul], api, a);
+  if (!judged_by) return "out of memory validating the object";
+  size_t n = po_ConsulObject_Check(obj, api, a, &checks, &oom);
   if (oom) return "out of memory validating the object";
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
@@ -77,7 +79,10 @@ static const char *check_consul(json_object *obj, const char *kind, const po_Tar
       }
     }
   }
-  return po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
+  const char *d = po_ConsulObject_Describe(obj, kind, checks, n, kMaxDenialBytes, a);
+  if (!d) return NULL;
+  const char *m = po_Arena_Printf(a, "%s\n%s", d, judged_by);
+  return m ? m : "out of memory validating the object"; /* never an allow */
 }
 
 /* What the controller writes itself carries this label (po_Istio_EnvoyFilter, po_EG_EnvoyPatchPolicy):
@@ -134,9 +139,15 @@ static void put(po_TextBuf *t, const char *s) {
  * warnings go to the response's warnings. */
 static const char *check_native(json_object *obj, const char *req_ns, const char *kind, const po_MeshOps *mesh,
                                 const po_TargetOptions *targets, po_Arena *a, json_object *warnings) {
+  /* judged by the snapshot of the mesh release the controller runs against, as its
+   * PropertyOverrides are; the denial's last line says which */
+  po_TargetOptions o = {0};
+  if (targets) o = *targets;
+  po_Mesh_FillReleases(&o);
+  const po_EnvoyApi *api = po_TargetOptions_Api(&o, mesh->mesh);
+  const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, a);
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !mesh->check_native(obj, mesh_api(targets, mesh), a, d))
-    return "out of memory validating the object";
+  if (!d || !judged_by || !mesh->check_native(obj, api, a, d)) return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
   const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
   /* kubectl create of a generateName object: no name yet */
@@ -167,6 +178,8 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
   if (shown < errors) {
     put(&t, po_Arena_Printf(a, "\n(%zu more error%s not shown)", errors - shown, errors - shown == 1 ? "" : "s"));
   }
+  put(&t, "\n");
+  put(&t, judged_by);
   return t.oom || !t.buf ? "out of memory validating the object" : t.buf;
 }
 

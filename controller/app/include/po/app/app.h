@@ -60,6 +60,12 @@ typedef struct {
   double istio_recheck_s;                   /* auto, not served yet: checked again this often (60) */
   const char *cluster_domain;               /* Istio's service names (NULL: cluster.local) */
   int istio_minor;                          /* the Istio release 1.N (0: unknown: no 1.31+ features) */
+  /* The Consul and Envoy Gateway releases ("1.22", "v1.9.1"; NULL: not configured). With
+   * istio_minor they choose the Envoy API snapshot each mesh's targets are judged by; not
+   * configured, Istio's and Envoy Gateway's are read from the cluster at start, else each mesh's
+   * default is taken (controller/app/src/releases.c). A release the mesh's table lacks fails the
+   * start (kPo_Ctl_Usage). */
+  const char *consul_version, *envoy_gateway_version;
   const char *istio_root_namespace;         /* Mesh targets' EnvoyFilters (NULL: istio-system) */
   double qps;
   int burst;

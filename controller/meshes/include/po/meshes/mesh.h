@@ -45,6 +45,11 @@ bool po_Mesh_ParseChoice(const char *text, po_MeshChoice *out, po_CtlStatus *st)
 /* Every mesh's name, for messages: "consul, istio, envoy-gateway", into buf; returns buf. */
 const char *po_Mesh_Names(char *buf, size_t len);
 
+/* "judged against go-control-plane envoy v1.37.0, the Envoy API of Istio 1.30" (the snapshot's
+ * name alone without a release; api NULL: the default snapshot), in `a`; NULL when out of memory.
+ * What status messages and denials end with (po_CompiledOverride.judged_by). */
+const char *po_Mesh_JudgedBy(po_Mesh mesh, const po_MeshRelease *release, const po_EnvoyApi *api, po_Arena *a);
+
 /* The object-name bound every mesh with an object per PropertyOverride shares, then the mesh's
  * own refusals (po_MeshOps.rules.check). false only when out of memory. */
 bool po_Target_Check(po_CompiledOverride *c, po_Arena *a);

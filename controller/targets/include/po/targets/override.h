@@ -78,6 +78,9 @@ typedef struct {
    * API snapshot it was judged by (options.api / release; the default snapshot when neither). */
   const po_MeshRelease *release;
   const po_EnvoyApi *api;
+  /* "judged against go-control-plane envoy v1.32.4, the Envoy API of Consul 1.22": what status
+   * messages and denials say of the two above (the mesh table's compile sets it; "" before). */
+  const char *judged_by;
 } po_CompiledOverride;
 
 /* What the compile asks of the target's mesh (each mesh's row, po/targets/mesh_ops.h). */

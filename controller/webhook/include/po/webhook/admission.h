@@ -4,7 +4,10 @@
  * builtin/property-override envoyExtensions entries through Consul's Constructor under Consul's
  * wire typing (consul-k8s itself only checks that `arguments` is an object). Denials give each
  * error with its patch index and path, Consul's message, the did-you-mean and the Envoy rule,
- * bounded: the first errors whole within 16 KiB, then how many more there are; objects over the
+ * bounded: the first errors whole within 16 KiB, then how many more there are, and a last line
+ * naming the Envoy API that judged it (the snapshot of the target mesh's release in
+ * po_AdmissionOptions.targets, e.g. "judged against go-control-plane envoy v1.32.4, the Envoy API
+ * of Consul 1.22"; every route, hand-written EnvoyFilters and EnvoyPatchPolicies too); objects over the
  * per-object limits (po/targets) are denied before any patch is checked. Deprecated Envoy fields
  * come back as warnings (at most 16). EnvoyFilters and EnvoyPatchPolicies written by hand are
  * checked as `validate -f` checks them (po_Istio_CheckEnvoyFilter, po_EG_CheckEnvoyPatchPolicy):
