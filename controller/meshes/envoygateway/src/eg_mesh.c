@@ -6,6 +6,9 @@
 /* eg_render.c */
 bool po_EG_Render(const po_RenderInputs *in, po_Arena *a, struct json_object **objs, size_t *no);
 
+/* eg_upgrade.c */
+extern const po_MeshUpgradeFacts po_EG_Upgrade;
+
 extern const po_MeshOps po_EG_Mesh;
 const po_MeshOps po_EG_Mesh = {
     .mesh = kPo_Mesh_EnvoyGateway,
@@ -19,4 +22,5 @@ const po_MeshOps po_EG_Mesh = {
     .native_patches = "jsonPatches",
     .check_native = po_EG_CheckEnvoyPatchPolicy,
     .render = po_EG_Render,
+    .upgrade = &po_EG_Upgrade,
 };

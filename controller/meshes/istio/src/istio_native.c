@@ -11,8 +11,7 @@
 
 enum { kMaxConfigPatches = kPo_MaxPatchesPerOverride * 10 };
 
-/* The Envoy message an applyTo's patch value is, or NULL (BOOTSTRAP: outside our schema). */
-static const char *message_of(const char *apply_to) {
+const char *po_Istio_PatchMessage(const char *apply_to) {
   static const struct {
     const char *apply_to, *message;
   } kMap[] = {
@@ -308,7 +307,7 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, const po_EnvoyApi *api, po
                        po_Arena_Printf(a, "%s.patch.value: operation REMOVE uses no value: remove it", where))) {
       return false;
     }
-    const char *msg = message_of(apply_to);
+    const char *msg = po_Istio_PatchMessage(apply_to);
     if (!value || !msg) continue;
     po_Status st;
     po_Status_Clear(&st);

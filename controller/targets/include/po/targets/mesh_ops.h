@@ -13,6 +13,38 @@
 
 struct json_object;
 
+/* What a release of a mesh generates differently from the one before it, for `propertyoverride
+ * upgrade-check` (controller/cli/upgrade_native.c): each mesh's facts, as data in its own folder,
+ * with where each comes from. Releases are 1.<minor>. */
+typedef struct {
+  po_ResourceType resource;   /* the resource whose name changes */
+  const char *old_form;       /* the name as the earlier scheme makes it: "<gateway namespace>/<gateway>/<listener>" */
+  const char *new_form;       /* as the new one makes it: "<protocol>-<port>"; <...> is one part of no '/' */
+  int default_minor;          /* the first release that names so by default; 0: no release known to */
+  int flag_minor;             /* the first release where `flag` turns it on; 0: no flag */
+  const char *flag;           /* the mesh's switch, as its configuration spells it */
+  const char *note;           /* what keeps its name, or NULL */
+} po_MeshNameChange;
+
+typedef struct {
+  int since_minor;            /* the first release that generates the resource so */
+  po_ResourceType resource;
+  const char *which;          /* which of them: "DNS clusters (Backends of hostnames)" */
+  const char *holder;         /* the resource's field that holds it: "cluster_type" */
+  const char *holder_name;    /* the name it goes by there: "envoy.cluster.dns" */
+  const char *extension;      /* its message: "envoy.extensions.clusters.dns.v3.DnsCluster" */
+  /* NULL-terminated: the resource's fields Envoy no longer reads once the extension is there, or
+   * that replace it (a member of the holder's oneof) */
+  const char *const *fields;
+} po_MeshGeneratedExtension;
+
+typedef struct {
+  const po_MeshNameChange *names;
+  size_t name_count;
+  const po_MeshGeneratedExtension *extensions;
+  size_t extension_count;
+} po_MeshUpgradeFacts;
+
 typedef struct po_MeshOps {
   po_Mesh mesh;
   const char *name;        /* "Consul", "Istio", "Envoy Gateway": for messages */
@@ -38,6 +70,8 @@ typedef struct po_MeshOps {
    * order, refusing through in->refuse those it cannot render from them; false when out of
    * memory (what was appended is the caller's to free). */
   bool (*render)(const po_RenderInputs *in, po_Arena *a, struct json_object **objs, size_t *n);
+  /* What its releases generate differently (upgrade-check); NULL: nothing known. */
+  const po_MeshUpgradeFacts *upgrade;
 } po_MeshOps;
 
 #endif

@@ -82,5 +82,9 @@ bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, const po_EnvoyApi *
 
 /* Its releases and the Envoy API snapshot judging each (src/istio_releases.c). */
 extern const po_MeshReleases po_Istio_Releases;
+/* The Envoy message a configPatch's value is for its applyTo ("CLUSTER": envoy.config.cluster.v3.Cluster,
+ * "HTTP_FILTER": the HttpConnectionManager's HttpFilter, ...), or NULL (BOOTSTRAP: outside our schema;
+ * an unknown applyTo). Static. */
+const char *po_Istio_PatchMessage(const char *apply_to);
 
 #endif
