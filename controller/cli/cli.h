@@ -21,6 +21,8 @@ int po_Cmd_Explain(int argc, char **argv);
 int po_Cmd_Completion(int argc, char **argv);
 /* Issue 13: what overrides would change in a proxy's /config_dump (cmd_preview.c, preview.h). */
 int po_Cmd_Preview(int argc, char **argv);
+/* Issue 24: what breaks when the mesh is upgraded (cmd_upgrade.c, upgrade.h). */
+int po_Cmd_UpgradeCheck(int argc, char **argv);
 
 /* Every file the one-shot commands read goes through these two (one set of rules): a path is
  * opened without blocking and refused unless it is a regular file (a FIFO, a device, a socket,

@@ -15,7 +15,7 @@ static const char kUsage[] =
     "resource types explain takes. `kubectl propertyoverride` is completed by kubectl itself.\n";
 
 /* The word lists both scripts use. */
-#define PO_COMMANDS "validate render explain patch preview controller completion version help"
+#define PO_COMMANDS "validate render explain patch preview upgrade-check controller completion version help"
 #define PO_API_OPTS "--mesh --envoy-api --istio-version"
 #define PO_VALIDATE_OPTS \
   "-f --filename -o --output -v --verbose --allow-empty --consul-arguments --extension-name --convention " PO_API_OPTS " --help"
@@ -23,6 +23,9 @@ static const char kUsage[] =
 #define PO_PATCH_OPTS "--message --input --patches --debug --rules --mesh --envoy-api --help"
 #define PO_PREVIEW_OPTS \
   "-f --filename --config-dump --envoy-admin --mesh --datacenter --istio-version --timeout -o --output -v --verbose --help"
+#define PO_UPGRADE_OPTS \
+  "-f --filename --to --from --to-envoy-api --from-envoy-api --xds-name-scheme-v2 -o --output --fail-on-warning --allow-empty --help"
+#define PO_UPGRADE_TARGETS "consul@1.22 istio@1.26 istio@1.28 istio@1.31 envoy-gateway@1.5 envoy-gateway@1.9"
 #define PO_RESOURCES "cluster cluster-load-assignment route listener"
 
 static const char kBash[] =
@@ -53,6 +56,9 @@ static const char kBash[] =
     "    --envoy-api)\n"
     "      COMPREPLY=($(compgen -W \"@APIS@\" -- \"$cur\"))\n"
     "      return 0 ;;\n"
+    "    --to|--from)\n"
+    "      COMPREPLY=($(compgen -W \"" PO_UPGRADE_TARGETS "\" -- \"$cur\"))\n"
+    "      return 0 ;;\n"
     "    --envoy-admin)\n"
     "      COMPREPLY=($(compgen -W \"http://127.0.0.1:19000 http://127.0.0.1:15000\" -- \"$cur\"))\n"
     "      return 0 ;;\n"
@@ -61,6 +67,7 @@ static const char kBash[] =
     "    validate) COMPREPLY=($(compgen -W \"" PO_VALIDATE_OPTS "\" -- \"$cur\")) ;;\n"
     "    render) COMPREPLY=($(compgen -W \"" PO_RENDER_OPTS "\" -- \"$cur\")) ;;\n"
     "    preview) COMPREPLY=($(compgen -W \"" PO_PREVIEW_OPTS "\" -- \"$cur\")) ;;\n"
+    "    upgrade-check) COMPREPLY=($(compgen -W \"" PO_UPGRADE_OPTS "\" -- \"$cur\")) ;;\n"
     "    patch) COMPREPLY=($(compgen -W \"" PO_PATCH_OPTS "\" -- \"$cur\")) ;;\n"
     "    explain) COMPREPLY=($(compgen -W \"" PO_RESOURCES " --mesh --envoy-api --help\" -- \"$cur\")) ;;\n"
     "    completion) [ \"$COMP_CWORD\" -eq 2 ] && COMPREPLY=($(compgen -W \"bash zsh\" -- \"$cur\")) ;;\n"
@@ -81,6 +88,7 @@ static const char kZsh[] =
     "    'explain:describe a point of the Envoy schema'\n"
     "    'patch:apply patches to one Envoy message'\n"
     "    'preview:show what overrides would change in a proxy config dump'\n"
+    "    'upgrade-check:list what breaks in manifests when the mesh is upgraded'\n"
     "    'controller:run the controller and its webhook'\n"
     "    'completion:print a shell completion script'\n"
     "    'version:print the version'\n"
@@ -117,6 +125,13 @@ static const char kZsh[] =
     "        '--istio-version[the Istio release of Istio targets]:release:' \\\n"
     "        '--timeout[seconds for --envoy-admin]:seconds:' {-o,--output}'[output format]:format:(text json)' \\\n"
     "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"
+    "    upgrade-check)\n"
+    "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
+    "        '--to[the release moved to]:release:(" PO_UPGRADE_TARGETS ")' \\\n"
+    "        '--from[the release run now]:release:(" PO_UPGRADE_TARGETS ")' \\\n"
+    "        '--to-envoy-api[snapshot of the new side]:version:' '--from-envoy-api[snapshot of the old side]:version:' \\\n"
+    "        '--xds-name-scheme-v2[Envoy Gateway XDSNameSchemeV2 on]' {-o,--output}'[output format]:format:(text json github)' \\\n"
+    "        '--fail-on-warning[exit 1 on warnings]' '--allow-empty[exit 0 when nothing was checked]' '--help[usage]' ;;\n"
     "    explain)\n"
     "      _arguments '--mesh[a mesh release]:mesh:(@MESHES@)' '--envoy-api[an Envoy API snapshot]:version:(@APIS@)' \\\n"
     "        '1:resource:(" PO_RESOURCES ")' ;;\n"

@@ -119,6 +119,9 @@ struct po_CliReport {
   const po_EnvoyApi *judged_api[kPo_MeshSlots];
   size_t judged[kPo_MeshSlots];
   bool name_apis;
+  /* The summary line's words for the two counts (NULL: "valid", "invalid"): upgrade-check's
+   * objects are "unaffected" or "breaking" */
+  const char *valid_word, *invalid_word;
 };
 
 typedef enum { kPo_OutputFormat_Text = 0, kPo_OutputFormat_Json, kPo_OutputFormat_Github } po_OutputFormat;

@@ -26,6 +26,7 @@ static const char kUsage[] =
     "  explain    describe a point of the Envoy schema: cluster[/path/to/field]\n"
     "  patch      apply patches to one Envoy message (Consul's PatchStruct)\n"
     "  preview    show what overrides would change in a proxy's Envoy /config_dump\n"
+    "  upgrade-check  list what breaks or changes meaning in manifests when the mesh is upgraded\n"
     "  controller run the controller and its admission webhook against a Kubernetes API\n"
     "  completion print a bash or zsh completion script\n"
     "  version    print the version, the embedded Envoy API snapshots and the mesh releases\n"
@@ -81,6 +82,7 @@ int main(int argc, char **argv) {
   if (!strcmp(cmd, "render")) return po_Cmd_Render(argc - 1, argv + 1);
   if (!strcmp(cmd, "explain")) return po_Cmd_Explain(argc - 1, argv + 1);
   if (!strcmp(cmd, "preview")) return po_Cmd_Preview(argc - 1, argv + 1);
+  if (!strcmp(cmd, "upgrade-check")) return po_Cmd_UpgradeCheck(argc - 1, argv + 1);
   if (!strcmp(cmd, "completion")) return po_Cmd_Completion(argc - 1, argv + 1);
   if (!strcmp(cmd, "version") || !strcmp(cmd, "--version")) {
     /* The snapshot is what "valid" means here: a field newer Envoy has is unknown to it. */

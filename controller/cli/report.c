@@ -442,7 +442,8 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
     fputc('\n', out);
   }
   if (r->name_apis) print_judged(r, format == kPo_OutputFormat_Github ? "::notice title=Envoy API::" : "Envoy API: ", out);
-  fprintf(out, "%zu valid, %zu invalid, %zu skipped", r->valid, r->invalid, r->skipped);
+  fprintf(out, "%zu %s, %zu %s, %zu skipped", r->valid, r->valid_word ? r->valid_word : "valid", r->invalid,
+          r->invalid_word ? r->invalid_word : "invalid", r->skipped);
   if (r->unreadable) fprintf(out, ", %zu unreadable", r->unreadable);
   if (r->not_read_count) fprintf(out, "; %zu %s not read", r->not_read_count, r->not_read_count == 1 ? "entry" : "entries");
   fputc('\n', out);

@@ -1,0 +1,303 @@
+/* propertyoverride upgrade-check: what the fields a manifest sets become when its mesh is upgraded
+ * (upgrade.h says which file does what). The same inputs `validate -f` reads, each object judged
+ * under the old release's Envoy API snapshot and the new one's, and the findings reported as
+ * validate reports its own (report.c). */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <json-c/json.h>
+
+#include "cli.h"
+#include "po/meshes/mesh.h"
+#include "upgrade.h"
+
+static const char kUsage[] =
+    "usage: propertyoverride upgrade-check --to MESH@RELEASE [--from MESH@RELEASE] -f FILE|DIR|- [-f ...]\n"
+    "                                      [--output text|json|github] [--fail-on-warning]\n"
+    "                                      [--from-envoy-api VERSION] [--to-envoy-api VERSION]\n"
+    "                                      [--xds-name-scheme-v2] [--allow-empty]\n"
+    "\n"
+    "Lists what would break or change meaning in the manifests when the mesh moves from one release\n"
+    "to another: every field each object sets is judged under the Envoy API snapshot of the release\n"
+    "it runs now and of the one it moves to (`propertyoverride version` lists the snapshots).\n"
+    "Reads what `validate -f` reads: PropertyOverrides (the fields of each patch's path and value),\n"
+    "ServiceDefaults/ProxyDefaults builtin/property-override entries, EnvoyFilters (each\n"
+    "configPatch's value, through typed_config) and EnvoyPatchPolicies (each JSON Patch's path and\n"
+    "value). Objects of another mesh than --to's are skipped. To check a cluster's objects:\n"
+    "  kubectl get propertyoverrides,envoyfilters,envoypatchpolicies -A -o yaml |\n"
+    "    propertyoverride upgrade-check -f - --to istio@1.30\n"
+    "\n"
+    "Each finding says its kind, the object, the patch, what changes and what to write instead\n"
+    "where the schema says it:\n"
+    "  removed                a field, or an Any's @type, the new API lacks (Envoy refuses it)\n"
+    "  renamed                the field's number has another name in the new API\n"
+    "  type-changed           same name and number, another type\n"
+    "  deprecated             newly deprecated (a warning: Envoy still reads it)\n"
+    "  moved-to-extension     the new release generates the resource with an extension that holds\n"
+    "                         the setting (Envoy Gateway 1.9's DNS clusters: cluster_type\n"
+    "                         envoy.cluster.dns, a DnsCluster), so the field no longer does anything\n"
+    "  rule-tightened         the value passes the old release's Envoy rules and fails the new's\n"
+    "  enum-value-gone        an enum value set that the new API lacks\n"
+    "  resource-name-changed  the new release names the matched resource otherwise (Envoy Gateway's\n"
+    "                         xDS name scheme v2), so the patch would match nothing\n"
+    "\n"
+    "  --to MESH@RELEASE      the release moved to: consul@1.22, istio@1.30, envoy-gateway@1.9\n"
+    "  --from MESH@RELEASE    the release run now (default: the mesh's default release)\n"
+    "  --to-envoy-api V, --from-envoy-api V  judge that side by snapshot V (v1.40.0) instead of\n"
+    "                         its release's: a release not yet in the table\n"
+    "  --xds-name-scheme-v2   Envoy Gateway: the new release runs with the XDSNameSchemeV2 runtime\n"
+    "                         flag (opt-in since 1.5; listeners named <protocol>-<port>)\n"
+    "  -f, --filename PATH    a file, a directory, or - for stdin (repeatable)\n"
+    "  -o, --output FORMAT    text (default), json or github, as validate's\n"
+    "  --fail-on-warning      exit 1 when there are warnings only (deprecations)\n"
+    "  --allow-empty          exit 0 when nothing was checked\n"
+    "\n"
+    "Exit status: 0 nothing breaks (warnings only, such as deprecations, exit 0 unless\n"
+    "--fail-on-warning); 1 something breaks; 2 bad usage, an unknown mesh, release or snapshot,\n"
+    "unreadable input, nothing checked, or a report that could not be written.\n";
+
+static int usage_error(const char *msg) {
+  fprintf(stderr, "propertyoverride upgrade-check: %s\n\n%s", msg, kUsage);
+  return kPo_Exit_Usage;
+}
+
+bool po_Upg_Add(po_UpgCtx *c, const char *code, bool warning, const char *path, const char *fmt, ...) {
+  po_CliFinding *f = po_CliReport_Add(c->report, c->obj);
+  va_list ap;
+  va_start(ap, fmt);
+  char buf[2048];
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  const char *msg = po_Arena_Printf(c->a, "%s: %s", code, buf);
+  if (!f || !msg) return !(c->oom = true);
+  const po_Value *meta = po_Value_Get(c->obj->value, "metadata");
+  const po_Value *ns = po_Value_Get(meta, "namespace"), *name = po_Value_Get(meta, "name");
+  f->warning = warning;
+  f->kind = c->obj->kind_name;
+  f->ns = po_Value_Kind(ns) == kPo_ValueKind_String ? po_Value_String(ns, NULL) : "";
+  f->name = po_Value_Kind(name) == kPo_ValueKind_String ? po_Value_String(name, NULL) : "";
+  f->extension = c->extension;
+  f->patch = c->patch;
+  f->path = path;
+  f->pos = c->pos.line ? c->pos : c->obj->pos;
+  f->code = code;
+  f->message = msg;
+  return true;
+}
+
+bool po_Upg_Breaks(const po_UpgCtx *c) {
+  for (size_t i = c->before; i < c->report->count; i++) {
+    if (!c->report->items[i].warning) return true;
+  }
+  return false;
+}
+
+/* ---- the sides ---- */
+
+/* "istio@1.30" (or a bare "istio": the mesh's default release) into a side. */
+static bool parse_side(const char *spec, const char *envoy_api, po_UpgSide *s, const char *flag) {
+  po_CtlStatus st = {0};
+  po_MeshChoice ch;
+  if (!po_Mesh_ParseChoice(spec, &ch, &st)) {
+    fprintf(stderr, "propertyoverride upgrade-check: %s '%s': %s\n", flag, spec, st.message);
+    return false;
+  }
+  s->mesh = ch.mesh;
+  s->row = ch.release;
+  s->release = ch.release->release;
+  const char *dot = strchr(s->release, '.');
+  s->minor = dot ? atoi(dot + 1) : 0;
+  s->api = po_MeshRelease_Api(ch.release);
+  if (envoy_api) {
+    s->api = po_EnvoyApi_Find(envoy_api);
+    if (!s->api) {
+      fprintf(stderr, "propertyoverride upgrade-check: %s-envoy-api '%s': not an embedded snapshot (`propertyoverride "
+                      "version` lists them)\n", flag, envoy_api);
+      return false;
+    }
+  }
+  return true;
+}
+
+/* ---- one object ---- */
+
+typedef struct {
+  po_CliReport *r;
+  const po_UpgSide *from, *to;
+  po_UpgCache *cache;
+  const po_TargetOptions *topts;
+} RunCtx;
+
+static bool compile_under(const po_UpgSide *s, json_object *obj, const po_TargetOptions *base, po_Arena *a,
+                          po_CompiledOverride *out) {
+  po_TargetOptions o = *base;
+  o.release[s->mesh->mesh] = s->row;
+  o.api[s->mesh->mesh] = s->api;
+  o.istio_minor = s->mesh->mesh == kPo_Mesh_Istio ? s->minor : o.istio_minor;
+  return po_CompiledOverride_FromObject(obj, &o, a, out) != kPo_CompileOutcome_NoMemory;
+}
+
+static bool check_property_override(RunCtx *rc, po_UpgCtx *c, json_object *obj) {
+  po_CompiledOverride from, to;
+  if (!compile_under(rc->from, obj, rc->topts, c->a, &from)) return false;
+  if (!from.override || po_TargetKind_Mesh(from.target_kind) != rc->to->mesh->mesh) {
+    rc->r->skipped++; /* not decodable (validate says why), or another mesh's */
+    return true;
+  }
+  if (!compile_under(rc->to, obj, rc->topts, c->a, &to)) return false;
+  const po_Value *patches = po_Value_Get(po_Value_Get(c->obj->value, "spec"), "patches");
+  return po_Upg_CheckOverride(c, from.override, patches) && po_Upg_CompareCompiledRules(c, from.diags, to.diags, patches);
+}
+
+/* A Consul entry's arguments compiled under one side, as the webhook compiles them (wire typing). */
+static po_Override *build_under(const po_UpgSide *s, const po_Value *args, po_Arena *a, po_Diagnostics **d) {
+  po_Arguments parsed;
+  po_Status st;
+  po_Status_Clear(&st);
+  *d = po_Diagnostics_New(a);
+  if (!*d || !po_Arguments_Decode(args, a, &parsed, &st)) return NULL;
+  po_CompileOptions co = po_CompileOptions_Default();
+  co.convention = kPo_Convention_Wire;
+  co.api = s->api;
+  return po_Override_Build(&parsed, &co, a, *d);
+}
+
+static bool check_consul(RunCtx *rc, po_UpgCtx *c) {
+  if (rc->to->mesh->mesh != kPo_Mesh_Consul) return rc->r->skipped++, true;
+  const po_Value *exts = po_Value_Get(po_Value_Get(c->obj->value, "spec"), "envoyExtensions");
+  for (size_t k = 0; po_Value_Kind(exts) == kPo_ValueKind_List && k < po_Value_Size(exts); k++) {
+    const po_Value *e = po_Value_At(exts, k), *name = po_Value_Get(e, "name"), *args = po_Value_Get(e, "arguments");
+    if (po_Value_Kind(name) != kPo_ValueKind_String || strcmp(po_Value_String(name, NULL), "builtin/property-override") != 0) continue;
+    po_Diagnostics *df = NULL, *dt = NULL;
+    po_Override *from = build_under(rc->from, args, c->a, &df), *to = from ? build_under(rc->to, args, c->a, &dt) : NULL;
+    if (!from || !to) continue; /* not decodable: validate says why */
+    c->extension = (int)k;
+    const po_Value *patches = NULL;
+    for (size_t i = 0; i < po_Value_Size(args); i++) {
+      if (!strcasecmp(po_Value_KeyAt(args, i), "patches")) patches = po_Value_At(args, i);
+    }
+    if (!po_Upg_CheckOverride(c, from, patches) || !po_Upg_CompareCompiledRules(c, df, dt, patches)) return false;
+  }
+  c->extension = -1;
+  return true;
+}
+
+static bool check_one(void *ctx, const po_CliObject *o, po_Arena *a) {
+  RunCtx *rc = ctx;
+  po_UpgCtx c = {.from = rc->from, .to = rc->to, .cache = rc->cache, .obj = o, .report = rc->r, .a = a,
+                 .before = rc->r->count, .patch = -1, .extension = -1, .pos = o->pos};
+  size_t skipped = rc->r->skipped;
+  bool ok = true;
+  if (o->kind == kPo_ObjKind_Other || (o->kind == kPo_ObjKind_MeshNative && o->native != rc->to->mesh)) {
+    rc->r->skipped++;
+    return true;
+  }
+  if (o->kind == kPo_ObjKind_PropertyOverride) {
+    json_object *obj = po_Value_ToJsonC(o->value);
+    ok = obj && check_property_override(rc, &c, obj);
+    json_object_put(obj);
+  } else if (o->kind == kPo_ObjKind_MeshNative) {
+    ok = po_Upg_CheckNative(&c);
+  } else {
+    ok = check_consul(rc, &c);
+  }
+  if (!ok || c.oom) return false;
+  if (rc->r->skipped == skipped) {
+    if (po_Upg_Breaks(&c)) rc->r->invalid++;
+    else rc->r->valid++;
+  }
+  return po_CliReport_Own(rc->r, c.before);
+}
+
+static bool has_warning(const po_CliReport *r) {
+  for (size_t i = 0; i < r->count; i++) {
+    if (r->items[i].warning) return true;
+  }
+  return false;
+}
+
+static int run(const char *const *paths, size_t n, po_OutputFormat format, bool allow_empty, bool fail_on_warning,
+               const po_UpgSide *from, const po_UpgSide *to) {
+  po_Arena *a = po_Arena_New();
+  if (!a) return fprintf(stderr, "propertyoverride upgrade-check: out of memory\n"), kPo_Exit_Usage;
+  po_CliReport r;
+  po_CliReport_Init(&r, a);
+  r.need_checked = true;
+  r.allow_empty = allow_empty;
+  r.valid_word = "unaffected";
+  r.invalid_word = "breaking";
+  po_TargetOptions topts = {0};
+  RunCtx rc = {&r, from, to, po_UpgCache_New(a), &topts};
+  bool ok = rc.cache && po_CliInputs_Each(paths, n, a, &r, check_one, &rc, NULL);
+  int rc_exit = kPo_Exit_Usage;
+  if (!ok || po_Engine_OutOfMemory(a)) {
+    fprintf(stderr, "propertyoverride upgrade-check: out of memory\n");
+  } else {
+    fprintf(stderr, "upgrade-check: %s %s (%s) -> %s %s (%s)\n", from->mesh->name, from->release,
+            po_EnvoyApi_Name(from->api), to->mesh->name, to->release, po_EnvoyApi_Name(to->api));
+    po_CliReport_Print(&r, format, false, stdout);
+    rc_exit = po_Cli_Flush(stdout, "upgrade-check", "the report") ? po_CliReport_ExitCode(&r) : kPo_Exit_Usage;
+    if (rc_exit == kPo_Exit_Ok && fail_on_warning && has_warning(&r)) rc_exit = kPo_Exit_Invalid;
+  }
+  po_Arena_Free(a);
+  return rc_exit;
+}
+
+enum { kOptFrom = 2000, kOptTo, kOptFromApi, kOptToApi, kOptScheme, kOptFailWarn, kOptAllowEmpty };
+
+int po_Cmd_UpgradeCheck(int argc, char **argv) {
+  static const struct option opts[] = {{"from", required_argument, 0, kOptFrom},
+                                       {"to", required_argument, 0, kOptTo},
+                                       {"from-envoy-api", required_argument, 0, kOptFromApi},
+                                       {"to-envoy-api", required_argument, 0, kOptToApi},
+                                       {"xds-name-scheme-v2", no_argument, 0, kOptScheme},
+                                       {"fail-on-warning", no_argument, 0, kOptFailWarn},
+                                       {"allow-empty", no_argument, 0, kOptAllowEmpty},
+                                       {"filename", required_argument, 0, 'f'},
+                                       {"output", required_argument, 0, 'o'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
+  const char *from_s = NULL, *to_s = NULL, *from_api = NULL, *to_api = NULL, *out = "text";
+  bool scheme = false, fail_warn = false, allow_empty = false;
+  const char **paths = calloc((size_t)argc + 1, sizeof *paths);
+  size_t npaths = 0;
+  int c;
+  optind = 1;
+  opterr = 0;
+  if (!paths) return fprintf(stderr, "propertyoverride upgrade-check: out of memory\n"), kPo_Exit_Usage;
+  while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
+    switch (c) {
+      case kOptFrom: from_s = optarg; break;
+      case kOptTo: to_s = optarg; break;
+      case kOptFromApi: from_api = optarg; break;
+      case kOptToApi: to_api = optarg; break;
+      case kOptScheme: scheme = true; break;
+      case kOptFailWarn: fail_warn = true; break;
+      case kOptAllowEmpty: allow_empty = true; break;
+      case 'f': paths[npaths++] = optarg; break;
+      case 'o': out = optarg; break;
+      case 'h': free(paths); fputs(kUsage, stdout); return kPo_Exit_Ok;
+      default: free(paths); return usage_error(optopt ? "an option is missing its argument" : "unknown option");
+    }
+  }
+  po_OutputFormat format = !strcmp(out, "json") ? kPo_OutputFormat_Json : !strcmp(out, "github") ? kPo_OutputFormat_Github : kPo_OutputFormat_Text;
+  const char *bad = optind < argc                                     ? "unexpected argument"
+                    : !to_s                                           ? "--to MESH@RELEASE is required"
+                    : !npaths                                         ? "-f is required"
+                    : format == kPo_OutputFormat_Text && strcmp(out, "text") ? "--output must be text, json or github"
+                                                                      : NULL;
+  if (bad) return free(paths), usage_error(bad);
+  po_UpgSide from = {0}, to = {0};
+  bool ok = parse_side(to_s, to_api, &to, "--to") && parse_side(from_s ? from_s : po_Mesh_Name(to.mesh->mesh), from_api, &from, "--from");
+  if (ok && from.mesh != to.mesh) {
+    fprintf(stderr, "propertyoverride upgrade-check: --from names %s, --to %s: an upgrade stays in one mesh\n", from.mesh->name, to.mesh->name);
+    ok = false;
+  }
+  to.name_scheme_flag = scheme;
+  int rc = ok ? run(paths, npaths, format, allow_empty, fail_warn, &from, &to) : kPo_Exit_Usage;
+  free(paths);
+  return rc;
+}
