@@ -643,6 +643,14 @@ typedef struct {
   const char *consul_service;
   /* The snapshot it was read with: its resources' messages are of it. */
   const po_EnvoyApi *api;
+  /* The Envoy the proxy runs, as its bootstrap's node says: node.user_agent_build_version's
+   * version, else the first "N.N" or "N.N.N" of node.user_agent_version; "1.34.4" (patch left
+   * out when the text has none), NULL when the dump says neither. envoy_major and envoy_minor
+   * are its numbers (0 without). */
+  const char *envoy_version;
+  int envoy_major, envoy_minor;
+  /* Istio's node metadata ISTIO_VERSION ("1.26.3"), or NULL. */
+  const char *istio_version;
 } po_ConfigDump;
 
 /* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
