@@ -22,7 +22,7 @@ static const char kUsage[] =
 #define PO_RENDER_OPTS "-f --filename -v --verbose " PO_API_OPTS " --help"
 #define PO_PATCH_OPTS "--message --input --patches --debug --rules --mesh --envoy-api --help"
 #define PO_PREVIEW_OPTS \
-  "-f --filename --config-dump --envoy-admin --mesh --datacenter --istio-version --timeout -o --output -v --verbose --help"
+  "-f --filename --config-dump --envoy-admin --mesh --envoy-api --datacenter --istio-version --timeout -o --output -v --verbose --help"
 #define PO_UPGRADE_OPTS \
   "-f --filename --to --from --to-envoy-api --from-envoy-api --xds-name-scheme-v2 -o --output --fail-on-warning --allow-empty --help"
 #define PO_UPGRADE_TARGETS "consul@1.22 istio@1.26 istio@1.28 istio@1.31 envoy-gateway@1.5 envoy-gateway@1.9"
@@ -121,7 +121,8 @@ static const char kZsh[] =
     "      _arguments '*'{-f,--filename}'[file, directory or -]:file:_files' \\\n"
     "        '--config-dump[Envoy /config_dump output]:file:_files' \\\n"
     "        '--envoy-admin[Envoy admin URL]:url:(http\\://127.0.0.1\\:19000 http\\://127.0.0.1\\:15000)' \\\n"
-    "        '--mesh[naming rules]:mesh:(consul istio)' '--datacenter[Consul local datacenter]:dc:' \\\n"
+    "        '--mesh[naming rules, @RELEASE the snapshot judging]:mesh:(consul istio)' \\\n"
+    "        '--envoy-api[the snapshot judging the overrides]:version:(@APIS@)' '--datacenter[Consul local datacenter]:dc:' \\\n"
     "        '--istio-version[the Istio release of Istio targets]:release:' \\\n"
     "        '--timeout[seconds for --envoy-admin]:seconds:' {-o,--output}'[output format]:format:(text json)' \\\n"
     "        {-v,--verbose}'[full field lists]' '--help[usage]' ;;\n"

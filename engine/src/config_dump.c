@@ -480,9 +480,76 @@ static const char *consul_tag(const upb_Message *bcd, const upb_MessageDef *bcdd
   return NULL;
 }
 
+/* ---- the proxy's versions, from its bootstrap's node ----
+ * Envoy fills node.user_agent_build_version with its own version when it starts, so the dump's
+ * bootstrap names the Envoy that runs (a hand-made bootstrap may say user_agent_version in
+ * words instead: its first version-like number is taken). Istio's injector puts the mesh
+ * release in the node metadata (ISTIO_VERSION). preview judges the proxy with the snapshot these
+ * name. */
+
+/* The first "N.N" or "N.N.N" of s (digits not part of a longer run of digits and dots before),
+ * as text; NULL when none. */
+static const char *version_in(const char *s, po_Arena *a, int *major, int *minor) {
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9' || (p > s && ((p[-1] >= '0' && p[-1] <= '9') || p[-1] == '.'))) continue;
+    char *end = NULL;
+    long ma = strtol(p, &end, 10);
+    if (*end != '.' || end[1] < '0' || end[1] > '9') continue;
+    long mi = strtol(end + 1, &end, 10);
+    if (*end == '.' && end[1] >= '0' && end[1] <= '9') strtol(end + 1, &end, 10);
+    if (ma > 1000 || mi > 1000) continue; /* not a release number (a date, an address) */
+    *major = (int)ma;
+    *minor = (int)mi;
+    return po_Arena_Strndup(a, p, (size_t)(end - p));
+  }
+  return NULL;
+}
+
+/* node.user_agent_build_version.version as "major.minor.patch". */
+static const char *build_version(const upb_Message *node, const upb_MessageDef *nd, po_Arena *a, int *major,
+                                 int *minor) {
+  const upb_MessageDef *bd = NULL, *vd = NULL;
+  const upb_Message *b = sub(node, nd, "user_agent_build_version", &bd);
+  const upb_Message *v = b ? sub(b, bd, "version", &vd) : NULL;
+  const upb_FieldDef *fma = v ? field(vd, "major_number") : NULL, *fmi = v ? field(vd, "minor_number") : NULL,
+                     *fp = v ? field(vd, "patch") : NULL;
+  if (!fma || !fmi || !fp) return NULL;
+  uint32_t ma = upb_Message_Get(v, fma).uint32_val, mi = upb_Message_Get(v, fmi).uint32_val,
+           pa = upb_Message_Get(v, fp).uint32_val;
+  if (!ma && !mi) return NULL; /* 0.0: not said */
+  *major = (int)(ma > 1000 ? 1000 : ma);
+  *minor = (int)(mi > 1000 ? 1000 : mi);
+  return po_Arena_Printf(a, "%u.%u.%u", ma, mi, pa);
+}
+
+/* A string member of node.metadata (a google.protobuf.Struct), or NULL. */
+static const char *node_metadata(const upb_Message *node, const upb_MessageDef *nd, const char *key, po_Arena *a) {
+  const upb_MessageDef *sd = NULL;
+  const upb_Message *md = sub(node, nd, "metadata", &sd);
+  const upb_FieldDef *ff = md ? field(sd, "fields") : NULL;
+  if (!ff || !upb_FieldDef_IsMap(ff)) return NULL;
+  const upb_Map *m = upb_Message_Get(md, ff).map_val;
+  upb_MessageValue val;
+  upb_MessageValue k = {.str_val = {key, strlen(key)}};
+  if (!m || !upb_Map_Get(m, k, &val) || !val.msg_val) return NULL;
+  const upb_MessageDef *vd = upb_FieldDef_MessageSubDef(upb_MessageDef_FindFieldByNumber(upb_FieldDef_MessageSubDef(ff), 2));
+  const char *s = vd ? string_of(val.msg_val, vd, "string_value", a) : "";
+  return *s ? s : NULL;
+}
+
+static void bootstrap_versions(const upb_Message *bcd, const upb_MessageDef *bcdd, po_ConfigDump *out, po_Arena *a) {
+  const upb_MessageDef *bd = NULL, *nd = NULL;
+  const upb_Message *b = sub(bcd, bcdd, "bootstrap", &bd);
+  const upb_Message *node = b ? sub(b, bd, "node", &nd) : NULL;
+  if (!node) return;
+  out->envoy_version = build_version(node, nd, a, &out->envoy_major, &out->envoy_minor);
+  const char *text = out->envoy_version ? "" : string_of(node, nd, "user_agent_version", a);
+  if (*text) out->envoy_version = version_in(text, a, &out->envoy_major, &out->envoy_minor);
+  out->istio_version = node_metadata(node, nd, "ISTIO_VERSION", a);
+}
 
 /* One configs[] entry decoded whole (its Any unpacked): the per-type dumps' resources kept as
- * bytes, the bootstrap's tags read, others named. */
+ * bytes, the bootstrap's tags and versions read, others named. */
 static bool one_config(Reader *r, const upb_Message *d, const upb_MessageDef *dd, size_t i) {
   po_ConfigDump *out = r->out;
   po_Status *st = r->st;
@@ -521,6 +588,7 @@ static bool one_config(Reader *r, const upb_Message *d, const upb_MessageDef *dd
   if (!strcmp(n, "envoy.admin.v3.BootstrapConfigDump")) {
     out->consul_datacenter = consul_tag(d, dd, "consul.source.datacenter", r->a);
     out->consul_service = consul_tag(d, dd, "consul.source.service", r->a);
+    bootstrap_versions(d, dd, out, r->a);
   }
   return true;
 }

@@ -54,6 +54,37 @@ case_ not-a-dump -f $pv/consul-po.yaml --config-dump $pv/consul-po.yaml
 case_ usage-both "${consul[@]}" --envoy-admin http://127.0.0.1:1
 case_ usage-mesh -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --mesh linkerd
 
+# ---- version-exact (issue 24): the dump read with the newest snapshot (fields current proxies
+# carry were "No such field" and refused the whole dump), the overrides judged and applied with
+# the snapshot of the proxy's release: --mesh MESH@RELEASE or --envoy-api, else its bootstrap's
+# ISTIO_VERSION (Istio), else Consul's one snapshot, else the bootstrap's Envoy version, else the
+# mesh's default; each report names it and why.
+# An Istio 1.26 sidecar whose DNS clusters carry dns_jitter (Istio sets it since 1.24):
+# ISTIO_VERSION 1.26.3 -> v1.32.4; --mesh istio@1.30 -> v1.37.0.
+i126=(-f $pv/istio126-po.yaml --config-dump $pv/istio126-dump.json)
+case_ istio126 "${i126[@]}" --mesh istio
+contains "preview istio126: dns_jitter read and kept" "$work/out" '   "dns_jitter": "0.100s",'
+case_ istio126-json "${i126[@]}" --mesh istio -o json
+case_ istio126-flag "${i126[@]}" --mesh istio@1.30
+# an Envoy Gateway 1.9 proxy (Envoy 1.39.1 -> v1.40.0), read with Istio's naming: its route's
+# direct_response.body_format (Envoy Gateway 1.8 and later); judged with v1.32.4, which lacks
+# body_format: kept, with a warning naming where it is, never a refusal of the dump
+case_ eg19 -f $pv/eg19-po.yaml --config-dump $pv/eg19-dump.json --mesh istio -o json
+contains "preview eg19: body_format read and kept" "$work/out" '"body_format": {'
+case_ eg19-older -f $pv/eg19-po.yaml --config-dump $pv/eg19-dump.json --mesh istio --envoy-api v1.32.4
+# a Consul sidecar on Envoy 1.40: two fields only v1.40.0 has, at the top and nested. Every Consul
+# release is judged with v1.32.4 (Consul applies the patches with the go-control-plane it pins,
+# whatever Envoy runs), which warns of both and keeps them (text and JSON); a patch setting one is
+# refused as an invalid override there, and valid with --envoy-api v1.40.0
+e140=(--config-dump $pv/envoy140-dump.json)
+case_ envoy140-lacked -f $pv/envoy140-po.yaml "${e140[@]}"
+case_ envoy140-lacked-json -f $pv/envoy140-po.yaml "${e140[@]}" --mesh consul@1.22 -o json
+case_ envoy140-set -f $pv/envoy140-set-po.yaml "${e140[@]}" --envoy-api v1.40.0
+case_ envoy140-set-older -f $pv/envoy140-set-po.yaml "${e140[@]}"
+case_ usage-mesh-release -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --mesh istio@1.25
+case_ usage-mesh-eg -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --mesh envoy-gateway@1.9
+case_ usage-envoy-api -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --envoy-api v1.33.0
+
 # ---- hostile dumps (adversarial review of issue 13's speed work)
 # A bytes field's base64 with a non-ASCII character (here a BytesValue in a cluster's Any, as a
 # \u escape: the text is pure ASCII): upb's base64 table was indexed 4 GB away and preview died

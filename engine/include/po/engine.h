@@ -498,6 +498,18 @@ po_Message *po_Message_InlineLoadAssignment(po_Message *m, po_Arena *a, const ch
  * message's set fields (reflection; well-known types other than Any through upb's encoder).
  * Linear in the message's size plus a sort of each message's and map's keys. */
 char *po_Message_ToPrettyJson(const po_Message *m, po_Arena *a, size_t *len, po_Status *status);
+/* m as a message of snapshot `api` (NULL: the default), in `a`, through its binary form: the
+ * fields `api` lacks ride along as unknown fields and come back when it is moved to a snapshot
+ * that has them (preview reads a dump with the newest snapshot and judges it with the proxy's).
+ * m itself when it is of `api` already. NULL with status when `api` lacks m's type or memory
+ * runs out. Linear in m. */
+po_Message *po_Message_As(const po_EnvoyApi *api, po_Message *m, po_Arena *a, po_Status *status);
+/* The fields m carries that its snapshot lacks (what po_Message_As kept as unknown fields), each
+ * once, as the path of proto field names where it is first met ("/dns_jitter",
+ * "/load_assignment/endpoints/0/x"; "/(field 58 of envoy.config.cluster.v3.Cluster)" when
+ * snapshot `names` lacks it too). The first max into out (in `a`); returns how many there are.
+ * Linear in m. */
+size_t po_Message_Lacked(const po_Message *m, const po_EnvoyApi *names, po_Arena *a, const char **out, size_t max);
 
 /* Consul's PatchStruct: applies one patch to the message (filters are not consulted). On error
  * the message may be partly modified and status has Consul's exact text (plus, when hints are
@@ -643,6 +655,14 @@ typedef struct {
   const char *consul_service;
   /* The snapshot it was read with: its resources' messages are of it. */
   const po_EnvoyApi *api;
+  /* The Envoy the proxy runs, as its bootstrap's node says: node.user_agent_build_version's
+   * version, else the first "N.N" or "N.N.N" of node.user_agent_version; "1.34.4" (patch left
+   * out when the text has none), NULL when the dump says neither. envoy_major and envoy_minor
+   * are its numbers (0 without). */
+  const char *envoy_version;
+  int envoy_major, envoy_minor;
+  /* Istio's node metadata ISTIO_VERSION ("1.26.3"), or NULL. */
+  const char *istio_version;
 } po_ConfigDump;
 
 /* An envoy.admin.v3.ConfigDump in proto3 JSON (`{"configs": [Any...]}`). An Any of a type the
