@@ -10,10 +10,10 @@ py=$1 pass=0 fail=0
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work" && git init -q .
-mkdir -p controller/app/src controller/reconcile/src docs
+mkdir -p controller/app/src controller/reconcile/src guide
 : >controller/app/src/kube_io.c
 : >controller/reconcile/src/reconcile.c
-printf '# Design\n\n## The watch loop\n\ntext\n' >docs/design.md
+printf '# Design\n\n## The watch loop\n\ntext\n' >guide/design.md
 cat >controller/reconcile/README.md <<'MD'
 # reconcile
 
@@ -23,15 +23,15 @@ cat >README.md <<'MD'
 # Project
 
 See `controller/app/src/kube_io.c` and `controller/app/src/kube_io.c/`.
-Read [the design][d] and [the loop](docs/design.md#the-watch-loop), not [this](docs/design.md#the-watch).
+Read [the design][d] and [the loop](guide/design.md#the-watch-loop), not [this](guide/design.md#the-watch).
 Also [here](#project) and [there](#no-such-heading).
 
-[d]: docs/missing.md
+[d]: guide/missing.md
 MD
 git add -A
 /usr/bin/python3 "$py" "$work" >"$work/out" 2>&1
 want_fail=("controller/reconcile/README.md:3: names src/kube_io.c" "README.md:3: names controller/app/src/kube_io.c/"
-           "README.md:7: names docs/missing.md" "README.md:4: names docs/design.md#the-watch "
+           "README.md:7: names guide/missing.md" "README.md:4: names guide/design.md#the-watch "
            "README.md:5: names README.md#no-such-heading")
 want_ok=("names src/reconcile.c" "names controller/app/src/kube_io.c " "the-watch-loop" "#project")
 for w in "${want_fail[@]}"; do
