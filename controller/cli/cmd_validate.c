@@ -127,10 +127,9 @@ static int validate_manifests(const char *const *paths, size_t n, po_OutputForma
   }
   int rc = kPo_Exit_Usage;
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
-  if (!ok || po_Engine_OutOfMemory(a)) {
+  if (!ok || po_Engine_OutOfMemory(a) || !po_CliReport_Print(&r, format, verbose, stdout)) {
     fprintf(stderr, "propertyoverride validate: out of memory\n");
   } else {
-    po_CliReport_Print(&r, format, verbose, stdout);
     rc = po_Cli_Flush(stdout, "validate", "the report") ? po_CliReport_ExitCode(&r) : kPo_Exit_Usage;
   }
   po_Arena_Free(a);

@@ -261,7 +261,7 @@ static const char *utf8_only(const char *s, po_Arena *a) {
   }
   if (!bad) return s;
   char *o = po_Arena_Malloc(a, n + bad * 3 + 1), *w = o;
-  if (!o) return "(a name that is not UTF-8)";
+  if (!o) return NULL; /* out of memory: the caller says so */
   for (size_t i = 0; i < n;) {
     size_t l = p[i] < 0x80 ? 1 : utf8_seq(p + i, n - i);
     if (!l) {
@@ -317,9 +317,6 @@ static void print_github(const po_CliFinding *f, bool verbose, FILE *out) {
   fputc('\n', out);
 }
 
-static json_object *jstr(po_Arena *a, const char *s) { return json_object_new_string(utf8_only(s, a)); }
-static json_object *str_or_null(po_Arena *a, const char *s) { return s ? jstr(a, s) : NULL; }
-static json_object *int_or_null(int i, int none) { return i == none ? NULL : json_object_new_int(i); }
 
 /* "go-control-plane envoy v1.32.4 (consul@1.22); go-control-plane envoy v1.37.0 (istio@1.31,
  * envoy-gateway@1.9)": each snapshot that judged objects, with the mesh releases it judged them
@@ -346,68 +343,103 @@ static bool print_judged(const po_CliReport *r, const char *prefix, FILE *out) {
   return any;
 }
 
-static json_object *judged_json(const po_CliReport *r) {
-  json_object *list = json_object_new_array();
-  for (size_t m = 0; m < kPo_MeshSlots; m++) {
+/* The JSON report, built with json-c, whose constructors return NULL when memory runs out and
+ * whose adders take a NULL value for a JSON null (and assert on a NULL container): every value
+ * that is not meant as null is checked, so an allocation that failed is "out of memory", never a
+ * report with a count turned null, a finding left out, or json-c's assertion (adv-27,
+ * cli_adv27_oom). `ok` goes false at the first failure and stays false. */
+typedef struct {
+  po_Arena *a;
+  bool ok;
+} Json;
+
+static json_object *need(Json *j, json_object *v) {
+  if (!v) j->ok = false;
+  return v;
+}
+static json_object *jstr(Json *j, const char *s) {
+  const char *u = utf8_only(s, j->a);
+  return need(j, u ? json_object_new_string(u) : NULL);
+}
+static json_object *str_or_null(Json *j, const char *s) { return s ? jstr(j, s) : NULL; }
+static json_object *int_or_null(Json *j, int i, int none) { return i == none ? NULL : need(j, json_object_new_int(i)); }
+static json_object *count(Json *j, size_t n) { return need(j, json_object_new_int64((int64_t)n)); }
+
+/* Adds v (NULL: a JSON null) under key, or v as the array's next element (key NULL). */
+static void add(Json *j, json_object *to, const char *key, json_object *v) {
+  if (!j->ok || !to || (key ? json_object_object_add(to, key, v) : json_object_array_add(to, v)) != 0) {
+    json_object_put(v);
+    j->ok = false;
+  }
+}
+
+static void add_finding(Json *j, json_object *list, const po_CliFinding *f) {
+  json_object *o = need(j, json_object_new_object());
+  add(j, o, "severity", need(j, json_object_new_string(f->warning ? "warning" : "error")));
+  add(j, o, "code", need(j, json_object_new_string(f->code ? f->code : "")));
+  add(j, o, "file", str_or_null(j, f->file));
+  add(j, o, "document", int_or_null(j, f->doc, 0));
+  add(j, o, "item", int_or_null(j, f->item, -1));
+  add(j, o, "line", int_or_null(j, f->pos.line, 0));
+  add(j, o, "column", int_or_null(j, f->pos.column, 0));
+  add(j, o, "kind", str_or_null(j, f->kind));
+  add(j, o, "namespace", f->kind ? jstr(j, f->ns) : NULL);
+  add(j, o, "name", f->kind ? jstr(j, f->name) : NULL);
+  add(j, o, "extension", int_or_null(j, f->extension, -1));
+  add(j, o, "patch", int_or_null(j, f->patch, -1));
+  add(j, o, "path", str_or_null(j, f->path));
+  add(j, o, "message", jstr(j, f->message ? f->message : ""));
+  add(j, o, "hint", str_or_null(j, f->hint));
+  add(j, list, NULL, o);
+}
+
+static json_object *judged_json(Json *j, const po_CliReport *r) {
+  json_object *list = need(j, json_object_new_array());
+  for (size_t m = 0; j->ok && m < kPo_MeshSlots; m++) {
     if (!r->judged[m]) continue;
-    json_object *j = json_object_new_object();
+    json_object *o = need(j, json_object_new_object());
     const po_MeshRelease *rel = r->judged_release[m];
-    json_object_object_add(j, "mesh", json_object_new_string(po_Mesh_Name((po_Mesh)m)));
-    json_object_object_add(j, "release", rel ? json_object_new_string(rel->release) : NULL);
-    json_object_object_add(j, "envoy_api", json_object_new_string(po_EnvoyApi_Version(r->judged_api[m])));
-    json_object_object_add(j, "envoy_api_name", json_object_new_string(po_EnvoyApi_Name(r->judged_api[m])));
-    json_object_object_add(j, "envoy_api_named", json_object_new_boolean(rel && r->judged_api[m] != po_MeshRelease_Api(rel)));
-    json_object_object_add(j, "objects", json_object_new_int64((int64_t)r->judged[m]));
-    json_object_array_add(list, j);
+    add(j, o, "mesh", need(j, json_object_new_string(po_Mesh_Name((po_Mesh)m))));
+    add(j, o, "release", rel ? need(j, json_object_new_string(rel->release)) : NULL);
+    add(j, o, "envoy_api", need(j, json_object_new_string(po_EnvoyApi_Version(r->judged_api[m]))));
+    add(j, o, "envoy_api_name", need(j, json_object_new_string(po_EnvoyApi_Name(r->judged_api[m]))));
+    add(j, o, "envoy_api_named", need(j, json_object_new_boolean(rel && r->judged_api[m] != po_MeshRelease_Api(rel))));
+    add(j, o, "objects", count(j, r->judged[m]));
+    add(j, list, NULL, o);
   }
   return list;
 }
 
-static void print_json(const po_CliReport *r, FILE *out) {
-  json_object *root = json_object_new_object(), *sum = json_object_new_object(), *list = json_object_new_array();
-  json_object_object_add(sum, "valid", json_object_new_int64((int64_t)r->valid));
-  json_object_object_add(sum, "invalid", json_object_new_int64((int64_t)r->invalid));
-  json_object_object_add(sum, "skipped", json_object_new_int64((int64_t)r->skipped));
-  json_object_object_add(sum, "unreadable", json_object_new_int64((int64_t)r->unreadable));
-  json_object_object_add(sum, "not_read", json_object_new_int64((int64_t)r->not_read_count));
-  json_object_object_add(sum, "files_read", json_object_new_int64((int64_t)r->files_read));
-  json_object_object_add(root, "summary", sum);
+/* False: out of memory, nothing printed. */
+static bool print_json(const po_CliReport *r, FILE *out) {
+  Json j = {r->arena, true};
+  json_object *root = need(&j, json_object_new_object()), *sum = need(&j, json_object_new_object());
+  add(&j, sum, "valid", count(&j, r->valid));
+  add(&j, sum, "invalid", count(&j, r->invalid));
+  add(&j, sum, "skipped", count(&j, r->skipped));
+  add(&j, sum, "unreadable", count(&j, r->unreadable));
+  add(&j, sum, "not_read", count(&j, r->not_read_count));
+  add(&j, sum, "files_read", count(&j, r->files_read));
+  add(&j, root, "summary", sum);
   /* which Envoy API snapshot judged the objects of each mesh: per mesh release */
-  if (r->name_apis) json_object_object_add(root, "envoy_api", judged_json(r));
-  json_object *nr = json_object_new_array();
-  for (size_t i = 0; i < r->not_read_count; i++) {
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "path", jstr(r->arena, r->not_read[i].path));
-    json_object_object_add(j, "reason", jstr(r->arena, r->not_read[i].why));
-    json_object_array_add(nr, j);
+  if (r->name_apis) add(&j, root, "envoy_api", judged_json(&j, r));
+  json_object *nr = need(&j, json_object_new_array());
+  for (size_t i = 0; j.ok && i < r->not_read_count; i++) {
+    json_object *e = need(&j, json_object_new_object());
+    add(&j, e, "path", jstr(&j, r->not_read[i].path));
+    add(&j, e, "reason", jstr(&j, r->not_read[i].why));
+    add(&j, nr, NULL, e);
   }
-  json_object_object_add(root, "not_read", nr);
-  for (size_t i = 0; i < r->count; i++) {
-    const po_CliFinding *f = &r->items[i];
-    json_object *j = json_object_new_object();
-    json_object_object_add(j, "severity", json_object_new_string(f->warning ? "warning" : "error"));
-    json_object_object_add(j, "code", json_object_new_string(f->code ? f->code : ""));
-    json_object_object_add(j, "file", str_or_null(r->arena, f->file));
-    json_object_object_add(j, "document", int_or_null(f->doc, 0));
-    json_object_object_add(j, "item", int_or_null(f->item, -1));
-    json_object_object_add(j, "line", int_or_null(f->pos.line, 0));
-    json_object_object_add(j, "column", int_or_null(f->pos.column, 0));
-    json_object_object_add(j, "kind", str_or_null(r->arena, f->kind));
-    json_object_object_add(j, "namespace", f->kind ? jstr(r->arena, f->ns) : NULL);
-    json_object_object_add(j, "name", f->kind ? jstr(r->arena, f->name) : NULL);
-    json_object_object_add(j, "extension", int_or_null(f->extension, -1));
-    json_object_object_add(j, "patch", int_or_null(f->patch, -1));
-    json_object_object_add(j, "path", str_or_null(r->arena, f->path));
-    json_object_object_add(j, "message", jstr(r->arena, f->message ? f->message : ""));
-    json_object_object_add(j, "hint", str_or_null(r->arena, f->hint));
-    json_object_array_add(list, j);
-  }
-  json_object_object_add(root, "findings", list);
-  fprintf(out, "%s\n", json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+  add(&j, root, "not_read", nr);
+  json_object *list = need(&j, json_object_new_array());
+  for (size_t i = 0; j.ok && i < r->count; i++) add_finding(&j, list, &r->items[i]);
+  add(&j, root, "findings", list);
+  const char *text = j.ok ? json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE) : NULL;
+  if (text) fprintf(out, "%s\n", text);
   json_object_put(root);
+  return text != NULL;
 }
 
-/* Stable: by file, then as found (input errors are found while reading, the rest after). */
 static void sort_by_file(po_CliFinding *items, size_t n) {
   for (size_t i = 1; i < n; i++) {
     po_CliFinding x = items[i];
@@ -417,12 +449,9 @@ static void sort_by_file(po_CliFinding *items, size_t n) {
   }
 }
 
-void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out) {
+bool po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out) {
   sort_by_file(r->items, r->count);
-  if (format == kPo_OutputFormat_Json) {
-    print_json(r, out);
-    return;
-  }
+  if (format == kPo_OutputFormat_Json) return print_json(r, out);
   for (size_t i = 0; i < r->count; i++) {
     if (format == kPo_OutputFormat_Github) print_github(&r->items[i], verbose, out);
     else print_text(&r->items[i], verbose, out);
@@ -459,4 +488,5 @@ void po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
             format == kPo_OutputFormat_Github ? "::error title=nothing validated::" : "", r->files_read,
             r->files_read == 1 ? "file was" : "files were", r->files_read == 1 ? "it" : "them");
   }
+  return true;
 }

@@ -106,8 +106,11 @@ bool po_CompiledPatch_Convert(const po_CompiledPatch *cp, const po_Value *v, con
 /* Applies a compiled patch; allocations go to `arena` (the message's). false only on no memory. */
 bool po_CompiledPatch_Apply(const po_CompiledPatch *cp, upb_Message *msg, upb_Arena *arena);
 
-/* Consul's fieldType(): "uint32", "enum", "google.protobuf.Duration", "repeated string", "map". */
-const char *po_FieldType(const upb_FieldDef *f);
+/* Consul's fieldType(): "uint32", "enum", "google.protobuf.Duration", "repeated string", "map".
+ * A repeated field's name is written into the caller's buf (kPo_FieldTypeMax bytes), so two
+ * names are two texts (adv-27: a thread-local buffer made the second overwrite the first). */
+enum { kPo_FieldTypeMax = 512 };
+const char *po_FieldType(const upb_FieldDef *f, char buf[kPo_FieldTypeMax]);
 /* Go's protoreflect.Kind name of a field ("int32", "sint64", "message", ...). */
 const char *po_KindName(const upb_FieldDef *f);
 /* Consul's field list: "available <FullName> fields:\n" + names (first 10 unless debug), and

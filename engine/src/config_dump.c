@@ -26,6 +26,14 @@
 #include "upb/decode.h"
 #include "upb/def.h"
 
+/* ConfigDump's message not found: a file of the schema that did not load for lack of memory (the
+ * schema's sticky state says so), or truly missing. Not "not in the schema" for the first (adv-27,
+ * cli_adv27_oom: preview said so, exit 2, with no word of memory). */
+static bool no_config_dump(const po_Schema *s, po_Status *st) {
+  if (po_Schema_OutOfMemory(s)) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), false;
+  return po_Status_Set(st, kPo_Status_NotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+}
+
 static const upb_FieldDef *field(const upb_MessageDef *d, const char *name) {
   return upb_MessageDef_FindFieldByName(d, name);
 }
@@ -1005,7 +1013,7 @@ static bool stream_config(Stream *x, size_t from, size_t to, size_t index) {
   /* decoded whole, then unpacked: as the element of a one-entry dump, so that an entry whose
    * own type the schema lacks becomes a placeholder and is counted, as in a dump decoded whole */
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
-  if (!cd) return po_Status_Set(r->st, kPo_Status_NotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  if (!cd) return no_config_dump(s, r->st);
   static const char kPre[] = "{\"configs\":[";
   char where[64];
   snprintf(where, sizeof where, "configs[%zu]", index);
@@ -1114,7 +1122,7 @@ bool po_ConfigDump_ParseJson(const po_EnvoyApi *api, const char *json, size_t le
   const po_Schema *s = po_EnvoyApi_Schema_(api, st);
   if (!s) return false;
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
-  if (!cd) return po_Status_Set(st, kPo_Status_NotFound, "envoy.admin.v3.ConfigDump is not in the schema"), false;
+  if (!cd) return no_config_dump(s, st);
   Reader r = {out, NULL, 0, a, st, s, 0, 0, len > SIZE_MAX / 4 ? SIZE_MAX : len * 4};
   if (r.budget < (size_t)kMinPieceBudget) r.budget = kMinPieceBudget;
   Stream x = {&r, json, len};

@@ -121,7 +121,8 @@ static void describe(const po_Schema *s, const upb_FieldDef *f, po_Arena *a, po_
   x->parent = upb_MessageDef_FullName(upb_FieldDef_ContainingType(f));
   x->json_name = upb_FieldDef_JsonName(f);
   x->number = (int)upb_FieldDef_Number(f);
-  x->type = po_Arena_Printf(a, "%s", po_FieldType(f));
+  char ft[kPo_FieldTypeMax];
+  x->type = po_Arena_Printf(a, "%s", po_FieldType(f, ft));
   x->map = upb_FieldDef_IsMap(f);
   x->repeated = upb_FieldDef_IsRepeated(f) && !x->map;
   x->message = upb_FieldDef_IsSubMessage(f) && !x->map;

@@ -30,15 +30,13 @@ const char *po_KindName(const upb_FieldDef *f) {
   return "unknown";
 }
 
-/* Static storage would not be thread-safe for the message-name cases, so the two-part names are
- * built from strings that live in the schema: repeated ones use a small thread-local buffer. */
-const char *po_FieldType(const upb_FieldDef *f) {
+/* The one-part names are strings that live in the schema; the repeated ones are built in buf. */
+const char *po_FieldType(const upb_FieldDef *f, char buf[kPo_FieldTypeMax]) {
   if (upb_FieldDef_IsMap(f)) return "map";
   const char *base = upb_FieldDef_IsSubMessage(f) ? upb_MessageDef_FullName(upb_FieldDef_MessageSubDef(f))
                                                   : po_KindName(f);
   if (!upb_FieldDef_IsRepeated(f)) return base;
-  static _Thread_local char buf[512];
-  snprintf(buf, sizeof buf, "repeated %s", base);
+  snprintf(buf, kPo_FieldTypeMax, "repeated %s", base);
   return buf;
 }
 

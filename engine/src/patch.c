@@ -19,13 +19,15 @@
 static inline po_ValueKind kind_of(const po_Value *v) { return v ? v->kind : kPo_ValueKind_Null; }
 
 static bool type_mismatch(po_Status *st, const char *go_type, const upb_FieldDef *f) {
+  char ft[kPo_FieldTypeMax];
   return po_Status_Set(st, kPo_Status_Patch,
                        "patch value type %s could not be applied to target field type '%s'",
-                       go_type, po_FieldType(f));
+                       go_type, po_FieldType(f, ft));
 }
 
 static bool unsupported_target(po_Status *st, const upb_FieldDef *f) {
-  return po_Status_Set(st, kPo_Status_Patch, "unsupported target field type '%s'", po_FieldType(f));
+  char ft[kPo_FieldTypeMax];
+  return po_Status_Set(st, kPo_Status_Patch, "unsupported target field type '%s'", po_FieldType(f, ft));
 }
 
 static const po_FieldInfo *child_field(const po_Schema *schema, const upb_MessageDef *m, const char *name,
@@ -53,9 +55,10 @@ static bool out_of_range(po_Status *st, const po_Value *v, const upb_FieldDef *f
   /* An integer literal is quoted as written: beyond int64 (its float64 would misstate it), and
    * under the wire convention, where an in-range integer literal became a float64. */
   const char *lit = v && v->lit ? v->lit : v && v->text ? v->text : num;
+  char ft[kPo_FieldTypeMax];
   return po_Status_Set(st, kPo_Status_Patch,
                        "patch value %.*s (%s) is out of range for target field type '%s'",
-                       PO_STATUS_MAX / 2, lit, po_Value_GoType(v), po_FieldType(f));
+                       PO_STATUS_MAX / 2, lit, po_Value_GoType(v), po_FieldType(f, ft));
 }
 
 /* An integer literal beyond int64 into an integer kind: only uint64 can hold some of them

@@ -12,33 +12,7 @@
 . tests/cli/lib.sh
 shim=$(cd "$(dirname "$2")" && pwd)/$(basename "$2")
 
-# torture LABEL STRIDE ARGS...: the reference run, the count, then every STRIDE-th allocation
-# (from the first) failed in turn.
-torture() {
-  local label=$1 stride=$2 n total want_rc rc bad=0 runs=0; shift 2
-  "$bin" "$@" >"$work/want" 2>"$work/want_err"
-  want_rc=$?
-  if [ $want_rc -gt 1 ]; then echo "FAIL $label: reference run exit $want_rc"; cat "$work/want_err"; fail=$((fail+1)); return; fi
-  PO_COUNT_ALLOC="$work/count" LD_PRELOAD="$shim" "$bin" "$@" >"$work/out" 2>/dev/null
-  rc=$?
-  if [ $rc -ne $want_rc ] || ! cmp -s "$work/out" "$work/want"; then
-    echo "FAIL $label: the counted run differs from the reference (exit $rc)"; fail=$((fail+1)); return
-  fi
-  total=$(cat "$work/count")
-  for ((n = 1; n <= total; n += stride)); do
-    runs=$((runs+1))
-    PO_FAIL_ALLOC_AT=$n LD_PRELOAD="$shim" timeout 60 "$bin" "$@" >"$work/out" 2>"$work/err"
-    rc=$?
-    if [ $rc -eq $want_rc ] && cmp -s "$work/out" "$work/want"; then pass=$((pass+1)); continue; fi
-    if [ $rc -eq 2 ] && [ ! -s "$work/out" ] && grep -q "out of memory" "$work/err"; then pass=$((pass+1)); continue; fi
-    fail=$((fail+1)); bad=$((bad+1))
-    if [ $bad -le 10 ]; then
-      echo "FAIL $label: allocation $n of $total: exit $rc (want $want_rc or 2; 124: hung; above 128: a signal)"
-      head -3 "$work/err"; head -3 "$work/out"
-    fi
-  done
-  echo "$label: allocations 1 to $total (every ${stride}th: $runs runs) failed in turn, $bad wrong"
-}
+. tests/cli/oom_lib.sh
 
 stride=${PO_OOM_STRIDE:-4}
 torture "validate valid" 1 validate -f examples/valid/circuit-breakers.yaml

@@ -11,6 +11,7 @@
 #include <json-c/json.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,7 +104,7 @@ static void settle(Fake *fx, const char *name, char keys[][300], size_t nkeys) {
 
 static void run_case(const char *dir, const char *name) {
   Fake *fx = fake_new();
-  char in[600 + sizeof PO_GOLDEN_DIR], out[600 + sizeof PO_GOLDEN_DIR], keys[16][300];
+  char in[900], out[900], keys[16][300];
   snprintf(in, sizeof in, "%s/%.250s.in.yaml", dir, name);
   snprintf(out, sizeof out, "%s/%.250s.out.yaml", dir, name);
   size_t nkeys = load(fx, in, keys, 16, NULL);
@@ -125,37 +126,44 @@ static void run_case(const char *dir, const char *name) {
   fake_free(fx);
 }
 
-/* Every case of golden/<mesh>/, in name order; at least `least` of them. */
-static void golden_plans(const char *mesh, size_t least) {
-  char dir[64 + sizeof PO_GOLDEN_DIR];
-  snprintf(dir, sizeof dir, "%s/%s", PO_GOLDEN_DIR, mesh);
+/* Every case of golden/<mesh>/, in name order; at least `least` of them. Every entry of the
+ * folder is a case's .in.yaml or .out.yaml: an .out.yaml without its .in.yaml (a case renamed or
+ * deleted, its answer left behind) or a file of another name would otherwise sit there unread,
+ * and so would the cases past the table's 64. `root` is golden/ (the command line's first
+ * argument when given: t_golden_stray.sh runs a copy with a stray file). */
+static void golden_plans(const char *root, const char *mesh, size_t least) {
+  char dir[600];
+  snprintf(dir, sizeof dir, "%.500s/%s", root, mesh);
   DIR *d = opendir(dir);
   if (!d) fail_msg("%s: cannot open", dir);
-  char names[64][256];
-  size_t n = 0;
+  enum { kMaxCases = 64 };
+  char names[kMaxCases][256], outs[2 * kMaxCases][256];
+  size_t n = 0, nout = 0;
   struct dirent *e;
-  while ((e = readdir(d)) != NULL && n < 64) {
+  while ((e = readdir(d)) != NULL) {
     size_t l = strlen(e->d_name);
-    if (l > 8 && !strcmp(e->d_name + l - 8, ".in.yaml")) snprintf(names[n++], sizeof names[0], "%.*s", (int)(l - 8), e->d_name);
+    if (e->d_name[0] == '.' && (l == 1 || (l == 2 && e->d_name[1] == '.'))) continue;
+    bool in = l > 8 && !strcmp(e->d_name + l - 8, ".in.yaml"), out = l > 9 && !strcmp(e->d_name + l - 9, ".out.yaml");
+    if (!in && !out) fail_msg("%s/%s: neither a case's .in.yaml nor its .out.yaml", dir, e->d_name);
+    if (in && n == kMaxCases) fail_msg("%s: more than %d cases: raise kMaxCases", dir, (int)kMaxCases);
+    if (!in && nout == 2 * kMaxCases) fail_msg("%s: more than %d .out.yaml files", dir, 2 * (int)kMaxCases);
+    if (in) snprintf(names[n++], sizeof names[0], "%.*s", (int)(l - 8), e->d_name);
+    else snprintf(outs[nout++], sizeof outs[0], "%.*s", (int)(l - 9), e->d_name);
   }
   closedir(d);
+  for (size_t i = 0; i < nout; i++) {
+    size_t k = 0;
+    while (k < n && strcmp(names[k], outs[i])) k++;
+    if (k == n) fail_msg("%s/%s.out.yaml has no .in.yaml: a stale answer misleads (delete it)", dir, outs[i]);
+  }
   qsort(names, n, sizeof names[0], (int (*)(const void *, const void *))strcmp);
   if (n < least) fail_msg("%s: %zu cases, fewer than the %zu it holds", dir, n, least);
   for (size_t i = 0; i < n; i++) run_case(dir, names[i]);
 }
 
-static void test_golden_plans_consul(void **state) {
-  (void)state;
-  golden_plans("consul", 8);
-}
-static void test_golden_plans_istio(void **state) {
-  (void)state;
-  golden_plans("istio", 1);
-}
-static void test_golden_plans_envoygateway(void **state) {
-  (void)state;
-  golden_plans("envoygateway", 1);
-}
+static void test_golden_plans_consul(void **state) { golden_plans(*state, "consul", 8); }
+static void test_golden_plans_istio(void **state) { golden_plans(*state, "istio", 1); }
+static void test_golden_plans_envoygateway(void **state) { golden_plans(*state, "envoygateway", 1); }
 
 /* ---- conflict cases: conflicts/<case>.yaml, the objects and one Expect document ----
  *
@@ -246,9 +254,11 @@ static void test_conflict_cases(void **state) {
   }
 }
 
-int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_golden_plans_consul), cmocka_unit_test(test_golden_plans_istio),
-                                     cmocka_unit_test(test_golden_plans_envoygateway),
+int main(int argc, char **argv) {
+  void *root = argc > 1 ? argv[1] : PO_GOLDEN_DIR;
+  const struct CMUnitTest tests[] = {cmocka_unit_test_prestate(test_golden_plans_consul, root),
+                                     cmocka_unit_test_prestate(test_golden_plans_istio, root),
+                                     cmocka_unit_test_prestate(test_golden_plans_envoygateway, root),
                                      cmocka_unit_test(test_conflict_cases)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

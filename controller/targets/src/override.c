@@ -258,6 +258,9 @@ po_CompileOutcome po_CompiledOverride_Compile(const json_object *obj, const po_T
                                               const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a,
                                               po_CompiledOverride *c) {
   if (!compile(obj, opts, rules_for, a, c)) return kPo_CompileOutcome_NoMemory;
+  /* Memory that ran out on the way (a schema load, a rewrite of po_Arguments_Friendly that kept
+   * "7s" as it was) reads as an error in the spec: it is no verdict (adv-27, test_compile_oom). */
+  if (!c->accepted && po_Engine_OutOfMemory(a)) return kPo_CompileOutcome_NoMemory;
   return c->accepted ? kPo_CompileOutcome_Accepted : kPo_CompileOutcome_Refused;
 }
 

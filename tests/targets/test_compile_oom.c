@@ -1,0 +1,103 @@
+/* adv-27: po_CompiledOverride_FromObject when memory runs out. The Nth allocation fails, for every
+ * N until a compile runs through: the outcome must be Accepted (the failure did not matter) or
+ * NoMemory, never Refused, the verdict that the spec is invalid. The override is valid and uses
+ * what the compile rewrites before checking (po_Arguments_Friendly: a Duration as "7s", an enum
+ * by number, a map's children): an allocation failing there left "7s" as it was, and the compile
+ * then refused the spec ("unsupported target field type 'google.protobuf.Duration'"), so
+ * preview printed that for a valid override (exit 1) and the webhook would have denied it.
+ *
+ * The allocator is replaced in this binary (as test_reconcile_oom does), armed only around the
+ * compile; each compile runs in a child process, since json-c aborts on some failures of its own
+ * (counted, not failed). The schema loads whole before the first arming. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "po/engine.h"
+#include "po/meshes/mesh.h"
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+/* The allocation (1-based) that fails while armed, and the count: process state of this test
+ * binary alone (the allocator has no context to hand them through). */
+static long g_fail_at = -1, g_count;
+static bool fails(void) { return g_fail_at > 0 && ++g_count == g_fail_at; }
+void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
+void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
+void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
+void free(void *p) { __libc_free(p); }
+
+static const char kValid[] =
+    "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+    "\"metadata\":{\"name\":\"a\",\"namespace\":\"default\"},"
+    "\"spec\":{\"targetRef\":{\"kind\":\"ServiceDefaults\",\"name\":\"web\"},\"patches\":["
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"7s\"},"
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/lb_policy\",\"value\":2},"
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"max_ejection_percent\":50,\"consecutive_5xx\":7}}]}}";
+
+/* The child's exit: 0 accepted, 1 refused (its errors on stderr), 2 no memory, 3 the compile
+ * made fewer than n allocations (the end of the torture). */
+static int compile_once(const json_object *obj, long n) {
+  g_count = 0;
+  g_fail_at = n;
+  po_Arena *a = po_Arena_New();
+  po_CompiledOverride c;
+  po_CompileOutcome got = a ? po_CompiledOverride_FromObject(obj, NULL, a, &c) : kPo_CompileOutcome_NoMemory;
+  g_fail_at = -1;
+  if (g_count < n) return 3;
+  if (got == kPo_CompileOutcome_Refused) {
+    const char *d = po_CompiledOverride_Describe(&c, true, false, 400, a);
+    fprintf(stderr, "allocation %ld: refused: %s\n", n, d ? d : "");
+  }
+  return got == kPo_CompileOutcome_Accepted ? 0 : got == kPo_CompileOutcome_Refused ? 1 : 2;
+}
+
+/* One compile in a child process, the schema loaded on demand there (as the one-shot commands
+ * load it): the loads the compile asks for fail too. */
+static int child(const json_object *obj, long n) {
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) _exit(po_EnvoyApi_LoadOnDemand() ? compile_once(obj, n) : 4);
+  int ws;
+  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void test_compile_never_refuses_for_memory(void **state) {
+  (void)state;
+  json_object *obj = json_tokener_parse(kValid);
+  assert_non_null(obj);
+  assert_int_equal(child(obj, 1L << 60), 3); /* accepted, and it never reached that allocation */
+  long refused = 0, crashed = 0, n;
+  int rc = 0;
+  for (n = 1; n < 1000000 && rc != 3; n++) {
+    rc = child(obj, n);
+    refused += rc == 1;
+    crashed += rc < 0;
+  }
+  json_object_put(obj);
+  printf("allocations 1 to %ld failed in turn: %ld refused, %ld crashed (json-c's asserts)\n", n - 2, refused, crashed);
+  assert_true(n > 100);
+  assert_int_equal(refused, 0);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_compile_never_refuses_for_memory)};
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
