@@ -48,9 +48,12 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
   return NULL;
 }
 
+static size_t check(const json_object *obj, const char *judged_for, const po_EnvoyApi *api, po_Arena *a,
+                    po_ConsulExtensionCheck **out, bool *oom);
+
 size_t po_ConsulObject_Check(const json_object *obj, const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out,
                              bool *oom) {
-  return po_ConsulObject_CheckRelease(obj, NULL, api, a, out, oom);
+  return check(obj, NULL, api, a, out, oom);
 }
 
 size_t po_ConsulObject_CheckRelease(const json_object *obj, const po_MeshRelease *release, const po_EnvoyApi *api,
@@ -61,6 +64,14 @@ size_t po_ConsulObject_CheckRelease(const json_object *obj, const po_MeshRelease
    * another snapshot), as a PropertyOverride's compile names its target's */
   const char *judged_for = release && api == po_MeshRelease_Api(release) ? po_Arena_Printf(a, "consul@%s", release->release)
                                                                          : NULL;
+  if (release && !judged_for && api == po_MeshRelease_Api(release)) return *out = NULL, *oom = true, 0; /* the Printf */
+  return check(obj, judged_for, api, a, out, oom);
+}
+
+/* The entries judged by `api`, an unknown field's hint naming `judged_for` (NULL: "the Envoy API
+ * used here"). */
+static size_t check(const json_object *obj, const char *judged_for, const po_EnvoyApi *api, po_Arena *a,
+                    po_ConsulExtensionCheck **out, bool *oom) {
   *out = NULL;
   *oom = false;
   json_object *list = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");

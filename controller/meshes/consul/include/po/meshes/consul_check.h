@@ -42,8 +42,8 @@ size_t po_ConsulObject_Check(const struct json_object *obj, const po_EnvoyApi *a
                              po_ConsulExtensionCheck **out, bool *oom);
 /* The same for Consul release `release` (a row of po_Consul_Releases; NULL: the default row):
  * judged by `api` (NULL: the release's snapshot), and an error's hint names the release
- * ("the Envoy API judging consul@1.22") when `api` is the release's. po_ConsulObject_Check is
- * this with the default row. */
+ * ("the Envoy API judging consul@1.22") when `api` is the release's, where po_ConsulObject_Check,
+ * which is not told the release, says "the Envoy API used here". */
 size_t po_ConsulObject_CheckRelease(const struct json_object *obj, const po_MeshRelease *release,
                                     const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out, bool *oom);
 /* The webhook's denial text for `kind` ("ServiceDefaults"), or NULL when every entry is valid:
