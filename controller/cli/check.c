@@ -99,7 +99,8 @@ static bool check_consul(const po_CliObject *o, json_object *obj, const po_Targe
                          po_CliReport *r) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false, ok = true;
-  size_t n = po_ConsulObject_Check(obj, po_TargetOptions_Api(opts, kPo_Mesh_Consul), a, &checks, &oom);
+  size_t n = po_ConsulObject_CheckRelease(obj, opts ? opts->release[kPo_Mesh_Consul] : NULL,
+                                          po_TargetOptions_Api(opts, kPo_Mesh_Consul), a, &checks, &oom);
   if (oom) return false;
   if (n) judged(r, opts, kPo_Mesh_Consul);
   const po_Value *exts = po_Value_Get(po_Value_Get(o->value, "spec"), "envoyExtensions");
@@ -213,6 +214,25 @@ static const po_MeshRelease *nearest_istio(int minor) {
   return best;
 }
 
+/* --istio-version names a release the table does not list (a newer Istio than this build knows,
+ * or an older one than it supports): said on stderr, with the row that judges it, so a report
+ * naming istio@1.31 for --istio-version 1.35 is not taken for a mistake. Its features are the
+ * named release's (1.35 may use what 1.31 may); its Envoy API is the row's. */
+static void unlisted_istio(const char *cmd, const char *value, int minor, const po_MeshRelease *row) {
+  const po_MeshReleases *t = po_Mesh_Ops(kPo_Mesh_Istio)->releases;
+  int at = po_Istio_ParseVersion(row->release);
+  if (at == minor) return;
+  int newest = po_Istio_ParseVersion(t->rows[t->count - 1].release), oldest = po_Istio_ParseVersion(t->rows[0].release);
+  const char *how = minor > newest   ? "newer than every Istio release this build lists"
+                    : minor < oldest ? "older than every Istio release this build lists"
+                                     : "not a release this build lists";
+  fprintf(stderr,
+          "propertyoverride %s: note: --istio-version '%s': Istio 1.%d is %s (1.%d to 1.%d); it is judged by the row "
+          "of istio@%s (%s, the nearest listed) with the features of 1.%d; name a listed release with --mesh istio@1.N "
+          "to judge it as that one\n",
+          cmd, value, minor, how, oldest, newest, row->release, po_EnvoyApi_Name(po_MeshRelease_Api(row)), minor);
+}
+
 /* The Istio release, from --istio-version or --mesh istio@..: both set it; they must agree. */
 static bool istio_release(const char *cmd, const char *flag, const char *value, const po_MeshRelease *row, int minor,
                           po_TargetOptions *opts) {
@@ -268,7 +288,9 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
         fprintf(stderr, "propertyoverride %s: --istio-version '%s': an Istio release such as 1.31 or 1.30.2 is expected\n", cmd, value);
         return false;
       }
-      return istio_release(cmd, "--istio-version", value, nearest_istio(minor), minor, opts);
+      const po_MeshRelease *row = nearest_istio(minor);
+      if (row) unlisted_istio(cmd, value, minor, row);
+      return istio_release(cmd, "--istio-version", value, row, minor, opts);
     }
     case kPo_CliOpt_Mesh: {
       po_MeshChoice mc;

@@ -162,6 +162,10 @@ static int validate_arguments(const char *file, const char *name, const char *co
     /* Consul's multierror first and unchanged, then our further errors, the warnings and the
      * hints, each in a block of its own (docs/consul-semantics.md). */
     const char *text_out = po_Diagnostics_Text(d, a);
+    /* the snapshot that judged it, and the release it stands for, as -f's report names them */
+    printf("Envoy API: %s (consul@%s%s)\n", po_EnvoyApi_Name(co.api), rel ? rel->release : "?",
+           rel && co.api != po_MeshRelease_Api(rel) ? " via --envoy-api" : "");
+    fflush(stdout);
     if (o) {
       if (text_out) fputs(text_out, stderr);
       rc = kPo_Exit_Ok;

@@ -122,6 +122,7 @@ const po_EnvoyApi *po_EnvoyApi_ForEnvoy(int major, int minor) {
 }
 
 const po_EnvoyApi *po_EnvoyApi_Or_(const po_EnvoyApi *api) { return api ? api : po_EnvoyApi_Default(); }
+size_t po_EnvoyApi_Index_(const po_EnvoyApi *api) { return po_EnvoyApi_Or_(api)->index; }
 
 const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Status *st) {
   api = po_EnvoyApi_Or_(api);

@@ -104,6 +104,8 @@ const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 
 /* The snapshot `api` names (NULL: po_EnvoyApi_Default()), envoy_api.c. */
 const po_EnvoyApi *po_EnvoyApi_Or_(const po_EnvoyApi *api);
+/* proto/'s index of the snapshot `api` is (po_Schema_SnapshotHasField's `i`). */
+size_t po_EnvoyApi_Index_(const po_EnvoyApi *api);
 /* Its process-wide schema, loaded on first use; NULL (and status filled) when it did not load. */
 const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Status *status);
 /* The snapshot whose schema `s` is (po_Schema_Version); NULL for a schema from po_Schema_New. */

@@ -1,18 +1,19 @@
 /* A field the judging snapshot lacks but another embedded snapshot has: an unknown-field error
  * about one says so plainly (which Envoy APIs have it, and which mesh release the judging one
- * stands for) instead of suggesting a typo. The other snapshots are the evidence. (A table of
+ * stands for) instead of suggesting a typo. The other snapshots' embedded pieces are the evidence. (A table of
  * fields newer than every snapshot, from other sources, stood here while one older snapshot was
  * embedded; its one entry, Cluster.dns_jitter, is in every snapshot now.) */
 #include <string.h>
 
 #include "compiled.h"
 
-/* Whether snapshot `api` has field `name` on the message named `full`. Loads that snapshot's
- * schema (on demand in a one-shot command: the message's file and its imports). */
+/* Whether snapshot `api` has field `name` on the message named `full`: from the embedded index
+ * and the one piece defining the message, not that snapshot's schema (loading the others cost a
+ * one-shot `validate -f` three times its instructions and a controller two more whole schemas;
+ * docs/benchmarks.md). Out of memory it says no: the hint then names fewer releases. */
 static bool has_field(const po_EnvoyApi *api, const char *full, const char *name, size_t len) {
-  const po_Schema *s = po_EnvoyApi_Schema_(api, NULL);
-  const upb_MessageDef *m = s ? po_Schema_FindMessage(s, full) : NULL;
-  return m && po_Schema_FindField(s, m, name, len);
+  po_SnapshotField f = po_Schema_SnapshotHasField(po_EnvoyApi_Index_(api), full, name, len);
+  return f == kPo_SnapshotField_Present || f == kPo_SnapshotField_Deprecated;
 }
 
 /* "go-control-plane envoy v1.37.0 and v1.40.0": the embedded snapshots other than `self` that

@@ -133,8 +133,7 @@ static bool load_files(po_Schema *s, size_t first, size_t end, po_Status *status
   return ok;
 }
 
-/* The file of snapshot `snap` defining `name` (binary search of its index), or -1. */
-static long file_of(const po_SchemaSnapshotIndex *snap, const char *name, size_t len) {
+long po_Schema_FileOf_(const po_SchemaSnapshotIndex *snap, const char *name, size_t len) {
   size_t lo = 0, hi = snap->symbol_count;
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
@@ -152,7 +151,7 @@ static long file_of(const po_SchemaSnapshotIndex *snap, const char *name, size_t
  * or it would not load. */
 static bool need_symbol(po_Schema *s, const char *name, size_t len) {
   if (s->complete) return false;
-  long f = file_of(s->snapshot, name, len);
+  long f = po_Schema_FileOf_(s->snapshot, name, len);
   po_Status st;
   po_Status_Clear(&st);
   return f >= 0 && !s->loaded[f] && load_files(s, (size_t)f, (size_t)f + 1, &st);
@@ -301,6 +300,10 @@ const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status) {
   }
   if (!slot->schema && status) *status = slot->status;
   return slot->schema;
+}
+
+bool po_Schema_SnapshotLoaded(size_t i) {
+  return i < po_envoy_snapshot_count && atomic_load_explicit(&g_slots[i].done, memory_order_acquire);
 }
 
 const po_Schema *po_Schema_Get(po_Status *status) { return po_Schema_GetSnapshot(po_envoy_snapshot_default, status); }

@@ -54,6 +54,10 @@ void po_Schema_NeedJsonTypes_(const po_Schema *s, const char *json, size_t len);
  * resolves; true when that loaded anything (the caller then tries once more). */
 bool po_Schema_NeedAll_(const po_Schema *s);
 
+/* The file of snapshot `snap` defining `name` (not NUL-terminated; a message, enum or extension,
+ * nested ones too), by a binary search of its symbol index, or -1. */
+long po_Schema_FileOf_(const po_SchemaSnapshotIndex *snap, const char *name, size_t len);
+
 /* Snapshot i's whole (trimmed) FileDescriptorSet reassembled from the shared pieces, from malloc
  * (the caller frees it), *size its length; NULL past the end or out of memory. What a whole load
  * reads; tests/proto compare it with build/proto/envoy-<version>_trimmed.pb byte for byte. */

@@ -8,7 +8,8 @@ set -u
 . "$(dirname "$0")/lib.sh"
 rf='"ResourceFilter":{"ResourceType":"cluster","TrafficDirection":"outbound"}'
 
-run() { printf '%s\n' "$1" >"$work/args.json"; "$bin" validate --consul-arguments "$work/args.json" >"$work/out" 2>&1; }
+# stderr alone: Consul's text exactly (stdout names the Envoy API that judged it)
+run() { printf '%s\n' "$1" >"$work/args.json"; "$bin" validate --consul-arguments "$work/args.json" >"$work/stdout" 2>"$work/out"; }
 
 # 1. propertyOverride embeds extensioncommon.BasicExtensionAdapter without squash: mapstructure
 #    decodes it as a field named BasicExtensionAdapter (an empty struct), matched
@@ -63,7 +64,7 @@ check services_two_unwraps_scalar 1 $? "$work/out" "error decoding extension arg
 #    of docs/consul-semantics.md says so), but the hint then says the low 32 bits, 1, "name no
 #    value", which is untrue: 1 is Listener.DrainType MODIFY_ONLY.
 printf '%s\n' '{"Patches":[{"ResourceFilter":{"ResourceType":"listener","TrafficDirection":"outbound"},"Op":"add","Path":"/drain_type","Value":4294967297}]}' >"$work/args.json"
-"$bin" validate --consul-arguments "$work/args.json" --convention typed >"$work/out" 2>&1
+"$bin" validate --consul-arguments "$work/args.json" --convention typed >"$work/stdout" 2>"$work/out"
 if grep -qF "low 32 bits, 1, which names no value" "$work/out"; then
   echo "FAIL enum_low_bits_hint: the hint says 1 names no value of Listener.DrainType (1 is MODIFY_ONLY):"; cat "$work/out"; fail=$((fail+1))
 else pass=$((pass+1)); fi

@@ -31,6 +31,25 @@ const po_Schema *po_Schema_Get(po_Status *status);
 /* The version of the snapshot `s` was loaded from ("v1.32.4"); NULL for po_Schema_New's. */
 const char *po_Schema_Version(const po_Schema *s);
 
+/* Whether snapshot i's process-wide schema has been loaded (or its load tried): what this process
+ * has paid for. How a test sees that a question about a snapshot did not load it. */
+bool po_Schema_SnapshotLoaded(size_t i);
+
+/* Whether snapshot i's message `message` (full name) has a field named exactly `name` (`len`
+ * bytes, not NUL-terminated; not a JSON or oneof name): what po_Schema_FindField answers on that
+ * snapshot loaded whole, without loading it. It reads only the embedded piece defining the
+ * message (found through the snapshot's symbol index), walking its wire format without
+ * allocating, so asking every other snapshot about one unknown field costs a few thousand
+ * instructions, not their schemas. Thread-safe. */
+typedef enum {
+  kPo_SnapshotField_Absent,      /* no such message in snapshot i, or no such field on it */
+  kPo_SnapshotField_Present,
+  kPo_SnapshotField_Deprecated,  /* present, with `[deprecated = true]` (po_Schema_FieldDeprecated) */
+  kPo_SnapshotField_Unreadable,  /* the piece is no protobuf (it cannot be: each loaded at build
+                                  * time; said, not hidden): no verdict */
+} po_SnapshotField;
+po_SnapshotField po_Schema_SnapshotHasField(size_t i, const char *message, const char *name, size_t len);
+
 /* Before the first po_Schema_Get(Snapshot): load the embedded schemas on demand, only the files that
  * define what is looked up (and their imports), instead of all of it. For single-threaded
  * processes only (one-shot commands): lookups then add to the pool. The mode is fixed when the

@@ -48,8 +48,30 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
   return NULL;
 }
 
+static size_t check(const json_object *obj, const char *judged_for, const po_EnvoyApi *api, po_Arena *a,
+                    po_ConsulExtensionCheck **out, bool *oom);
+
 size_t po_ConsulObject_Check(const json_object *obj, const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out,
                              bool *oom) {
+  return check(obj, NULL, api, a, out, oom);
+}
+
+size_t po_ConsulObject_CheckRelease(const json_object *obj, const po_MeshRelease *release, const po_EnvoyApi *api,
+                                    po_Arena *a, po_ConsulExtensionCheck **out, bool *oom) {
+  if (!release) release = po_MeshReleases_Default(&po_Consul_Releases);
+  if (!api) api = release ? po_MeshRelease_Api(release) : NULL;
+  /* the release the snapshot stands for, in an unknown field's hint (not when --envoy-api named
+   * another snapshot), as a PropertyOverride's compile names its target's */
+  const char *judged_for = release && api == po_MeshRelease_Api(release) ? po_Arena_Printf(a, "consul@%s", release->release)
+                                                                         : NULL;
+  if (release && !judged_for && api == po_MeshRelease_Api(release)) return *out = NULL, *oom = true, 0; /* the Printf */
+  return check(obj, judged_for, api, a, out, oom);
+}
+
+/* The entries judged by `api`, an unknown field's hint naming `judged_for` (NULL: "the Envoy API
+ * used here"). */
+static size_t check(const json_object *obj, const char *judged_for, const po_EnvoyApi *api, po_Arena *a,
+                    po_ConsulExtensionCheck **out, bool *oom) {
   *out = NULL;
   *oom = false;
   json_object *list = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
@@ -90,6 +112,7 @@ size_t po_ConsulObject_Check(const json_object *obj, const po_EnvoyApi *api, po_
     po_CompileOptions co = po_CompileOptions_Default();
     co.convention = kPo_Convention_Wire; /* what Consul's HTTP API will hand the Constructor */
     co.api = api;
+    co.judged_for = judged_for;
     c->accepted = po_Constructor(name, args, &co, a, c->diags) != NULL;
   }
   *out = checks;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "po/engine.h"
+#include "po/targets/release.h"
 
 struct json_object;
 
@@ -34,11 +35,17 @@ typedef struct {
 size_t po_ConsulEntry_PatchCount(const struct json_object *arguments);
 
 /* Checks every builtin/property-override entry of `obj` under Envoy API snapshot `api` (Consul's
- * release's; NULL: the default); *out gets them in entry order (in the arena). Returns how many,
+ * release's; NULL: the default release's); *out gets them in entry order (in the arena). Returns how many,
  * 0 when there are none. *oom is set when memory ran out. An object over a limit gets one check
  * with `limit` set and nothing else is validated. */
 size_t po_ConsulObject_Check(const struct json_object *obj, const po_EnvoyApi *api, po_Arena *a,
                              po_ConsulExtensionCheck **out, bool *oom);
+/* The same for Consul release `release` (a row of po_Consul_Releases; NULL: the default row):
+ * judged by `api` (NULL: the release's snapshot), and an error's hint names the release
+ * ("the Envoy API judging consul@1.22") when `api` is the release's, where po_ConsulObject_Check,
+ * which is not told the release, says "the Envoy API used here". */
+size_t po_ConsulObject_CheckRelease(const struct json_object *obj, const po_MeshRelease *release,
+                                    const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out, bool *oom);
 /* The webhook's denial text for `kind` ("ServiceDefaults"), or NULL when every entry is valid:
  * "<Kind> <ns>/<name> has invalid property-override extensions:\n" and, per bad entry,
  * "spec.envoyExtensions[<i>] (<name>): <Consul's aggregated text>". Bounded like
