@@ -229,11 +229,21 @@ static const char *find_raw_desc(const char *text) {
   return NULL;
 }
 
+/* Frees what f holds; its source stays when another file's conflict names it. */
+static void drop_file(File *f, bool keep_source) {
+  for (size_t i = 0; i < f->dep_count; i++) free(f->deps[i]);
+  free(f->deps);
+  free(f->name);
+  free(f->bytes);
+  if (!keep_source) free(f->source);
+}
+
 static void add_file(File *f) {
   for (size_t i = 0; i < g_count; i++) {
     if (strcmp(g_files[i].name, f->name) != 0) continue;
-    if (g_files[i].size != f->size || memcmp(g_files[i].bytes, f->bytes, f->size) != 0)
-      g_files[i].conflict = f->source;
+    bool differs = g_files[i].size != f->size || memcmp(g_files[i].bytes, f->bytes, f->size) != 0;
+    if (differs) g_files[i].conflict = f->source;
+    drop_file(f, differs);
     return; /* the same descriptor twice (a module vendoring another's): one is enough */
   }
   if (g_count == g_cap) g_files = xrealloc(g_files, (g_cap = g_cap ? g_cap * 2 : 1024) * sizeof *g_files);
@@ -314,5 +324,8 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < nroots; i++) write_file(out, roots[i], "the Envoy v3 API", &written);
   if (fclose(out) != 0) die("cannot write %s", argv[1]);
   printf("extract: %s: %zu files (%zu envoy v3), from %zu .pb.go descriptors\n", argv[1], written, nroots, g_count);
+  free(roots);
+  for (size_t i = 0; i < g_count; i++) drop_file(&g_files[i], false);
+  free(g_files);
   return 0;
 }

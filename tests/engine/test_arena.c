@@ -14,6 +14,12 @@
 
 #include "po/engine.h"
 
+/* test_out_of_memory_is_per_arena asks for more than any address space holds and needs malloc's
+ * answer, NULL; ASan aborts on such a size unless told to answer as malloc does. The ASAN_OPTIONS
+ * of the ASan stage (leaks, abort_on_error) still apply: they override only what they name. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void) { return "allocator_may_return_null=1"; }
+
 /* Whether the mapping holding p carries the madvise(MADV_HUGEPAGE) flag; -1 when no mapping of
  * /proc/self/smaps holds it. */
 static int advised_huge(const void *p) {
