@@ -66,6 +66,15 @@ case_ istio126 "${i126[@]}" --mesh istio
 contains "preview istio126: dns_jitter read and kept" "$work/out" '   "dns_jitter": "0.100s",'
 case_ istio126-json "${i126[@]}" --mesh istio -o json
 case_ istio126-flag "${i126[@]}" --mesh istio@1.30
+# ISTIO_VERSION with a tag (a beta, a dev build, a vendor's: "1.26.3-asm.1") is its release line's:
+# it was no release at all, and the proxy's Envoy 1.34 chose v1.37.0 for an Istio 1.26 (adv-24)
+for v in 1.26.3-beta.0 1.26-dev 1.26.3-asm.1; do
+  sed "s/\"ISTIO_VERSION\": \"1.26.3\"/\"ISTIO_VERSION\": \"$v\"/" $pv/istio126-dump.json >"$work/tagged.json"
+  "$bin" preview --mesh istio -f $pv/istio126-po.yaml --config-dump "$work/tagged.json" >"$work/out" 2>&1
+  check "preview: ISTIO_VERSION $v" 0 $? "$work/out"
+  contains "preview: ISTIO_VERSION $v is Istio 1.26's" "$work/out" \
+    "judged with go-control-plane envoy v1.32.4, from the dump's bootstrap: ISTIO_VERSION $v;"
+done
 # an Envoy Gateway 1.9 proxy (Envoy 1.39.1 -> v1.40.0), read with Istio's naming: its route's
 # direct_response.body_format (Envoy Gateway 1.8 and later); judged with v1.32.4, which lacks
 # body_format: kept, with a warning naming where it is, never a refusal of the dump

@@ -39,6 +39,12 @@ static const struct {
     {"consul@1.21.4", "1.21", false, NULL},
     {"envoy-gateway@1.9", "1.9", false, NULL},
     {"envoy-gateway@v1.5.0", "1.5", false, NULL},
+    /* what meshes report on a prerelease or a vendor's build: its release line's (adv-24) */
+    {"istio@1.30.0-beta.0", "1.30", false, NULL},
+    {"istio@1.31-dev", "1.31", false, NULL},
+    {"istio@1.26.3-asm.1", "1.26", false, NULL},
+    {"consul@1.22.0+ent", "1.22", false, NULL},
+    {"envoy-gateway@v1.9.0-rc.1", "1.9", false, NULL},
     {"istio", "1.31", true, NULL},
     {"consul", "1.22", true, NULL},
     {"envoy-gateway", "1.9", true, NULL},
@@ -60,6 +66,18 @@ static const struct {
     {"istio@1.30.2.1", NULL, false,
      "'1.30.2.1' is not a release: MAJOR.MINOR or MAJOR.MINOR.PATCH is expected; istio's releases: 1.26, 1.27, 1.28, "
      "1.29, 1.30, 1.31 (default 1.31)"},
+    {"istio@1.30.0-", NULL, false,
+     "'1.30.0-' is not a release: MAJOR.MINOR or MAJOR.MINOR.PATCH is expected; istio's releases: 1.26, 1.27, 1.28, "
+     "1.29, 1.30, 1.31 (default 1.31)"},
+    {"istio@1-beta", NULL, false,
+     "'1-beta' is not a release: MAJOR.MINOR or MAJOR.MINOR.PATCH is expected; istio's releases: 1.26, 1.27, 1.28, "
+     "1.29, 1.30, 1.31 (default 1.31)"},
+    {"istio@1.30.0-beta 1", NULL, false,
+     "'1.30.0-beta 1' is not a release: MAJOR.MINOR or MAJOR.MINOR.PATCH is expected; istio's releases: 1.26, 1.27, "
+     "1.28, 1.29, 1.30, 1.31 (default 1.31)"},
+    {"istio@1.25.0-beta.1", NULL, false,
+     "Istio 1.25.0-beta.1 is not a release this build knows; istio's releases: 1.26, 1.27, 1.28, 1.29, 1.30, 1.31 "
+     "(default 1.31)"},
     {"istio@1.30@1.31", NULL, false,
      "'1.30@1.31' is not a release: MAJOR.MINOR or MAJOR.MINOR.PATCH is expected; istio's releases: 1.26, 1.27, 1.28, "
      "1.29, 1.30, 1.31 (default 1.31)"},

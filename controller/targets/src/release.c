@@ -4,8 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* MAJOR.MINOR[.PATCH] with an optional leading 'v': the length of MAJOR.MINOR (after the 'v') in
- * *line_len and where it starts in *line; false for anything else. */
+/* A prerelease or build tag after the version, as semver writes it ("-beta.0", "+ent", "-dev",
+ * "-asm.1"): '-' or '+' then letters, digits, '.', '-', '+'. The version a mesh reports carries
+ * one often (Istio's ISTIO_VERSION and its chart's label on a beta or a vendor's build, Consul
+ * Enterprise's "1.22.0+ent"); the release line it is built on is the one before it. */
+static bool tag(const char *p) {
+  if (*p != '-' && *p != '+') return false;
+  size_t n = strspn(p + 1, "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.-+");
+  return n > 0 && p[1 + n] == '\0';
+}
+
+/* MAJOR.MINOR[.PATCH] with an optional leading 'v' and an optional tag: the length of
+ * MAJOR.MINOR (after the 'v') in *line_len and where it starts in *line; false for anything
+ * else. */
 static bool split(const char *s, const char **line, size_t *line_len) {
   if (!s) return false;
   if (*s == 'v') s++;
@@ -15,7 +26,7 @@ static bool split(const char *s, const char **line, size_t *line_len) {
     if (digits == 0 || digits > 4) return false;
     p += digits;
     if (part == 1) *line_len = (size_t)(p - s);
-    if (*p == '\0') {
+    if (*p == '\0' || (part >= 1 && tag(p))) {
       *line = s;
       return part >= 1;
     }

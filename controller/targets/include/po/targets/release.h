@@ -26,11 +26,13 @@ typedef struct po_MeshReleases {
   size_t default_row;         /* the release assumed when none is named: the newest listed */
 } po_MeshReleases;
 
-/* The row of `release` ("1.30", "1.30.2", "v1.9": MAJOR.MINOR[.PATCH], an optional 'v'), NULL
- * when it is not listed or not such a text. */
+/* The row of `release` ("1.30", "1.30.2", "v1.9", "1.30.0-beta.0", "1.22.0+ent":
+ * MAJOR.MINOR[.PATCH], an optional 'v', an optional semver prerelease or build tag: its line's),
+ * NULL when it is not listed or not such a text. */
 const po_MeshRelease *po_MeshReleases_Find(const po_MeshReleases *t, const char *release);
 const po_MeshRelease *po_MeshReleases_Default(const po_MeshReleases *t);
-/* Whether `release` is a release's text (MAJOR.MINOR[.PATCH], optional 'v'), listed or not. */
+/* Whether `release` is a release's text (MAJOR.MINOR[.PATCH], optional 'v', optional tag),
+ * listed or not. */
 bool po_MeshRelease_Valid(const char *release);
 /* The snapshot judging it (po_EnvoyApi_Find of its `api`); the default snapshot when that one is
  * not embedded in this build (tests/meshes checks every row names an embedded one). */
