@@ -320,6 +320,50 @@ static void test_field_judged_by_the_mesh_release(void **state) {
                          "patches[0]: /dns_jitter: field 'dns_jitter' of envoy.config.cluster.v3.Cluster is deprecated"));
 }
 
+/* A controller restarted under another Istio release (--istio-version, or istiod's label read
+ * at start) judges the same PropertyOverride by that release's snapshot: status.envoyApi follows
+ * it, and so does the Deprecated condition: Cluster.http_protocol_options is deprecated in every
+ * snapshot, Http1ProtocolOptions.use_balsa_parser in v1.37.0 and not in v1.32.4, so the
+ * condition names one field or two, and nothing of the other release's is left (adv-24). */
+static void test_restart_under_another_release(void **state) {
+  Fake *fx = *state;
+  static const char *kBalsa = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                              "\"op\":\"add\",\"path\":\"/http_protocol_options/use_balsa_parser\",\"value\":true}]";
+  static const struct {
+    const char *istio, *snapshot;
+    bool balsa; /* use_balsa_parser named deprecated */
+  } kSteps[] = {{"1.27", "v1.32.4", false}, {"1.28", "v1.37.0", true}, {"1.27", "v1.32.4", false}, {"1.31", "v1.37.0", true}};
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"b\","
+           "\"namespace\":\"default\",\"generation\":1,\"uid\":\"uid-po-b\"},\"spec\":{\"targetRef\":{\"kind\":\"Service\","
+           "\"name\":\"api\"},\"patches\":%s}}", kBalsa);
+  put(fx, "Service/default/api", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":{\"name\":\"api\","
+                                                "\"namespace\":\"default\"},\"spec\":{\"selector\":{\"app\":\"api\"}}}"));
+  store_override(fx, "default", "b", json_tokener_parse(text));
+  for (size_t i = 0; i < sizeof kSteps / sizeof kSteps[0]; i++) {
+    if (i) restart_with(fx, "b");
+    po_TargetOptions o = releases(NULL, kSteps[i].istio, NULL);
+    po_TargetIndex_SetOptions(fx->ix, &o);
+    assert_true(rec(fx, "Service/default/api").ok);
+    assert_string_equal(json_object_get_string(get(condition(fx, "b", "Accepted"), "status")), "True");
+    assert_string_equal(json_object_get_string(get(condition(fx, "b", "Programmed"), "status")), "True");
+    if (strcmp(api_field(fx, "b", "release"), kSteps[i].istio) || strcmp(api_field(fx, "b", "snapshot"), kSteps[i].snapshot)) {
+      fail_msg("step %zu (Istio %s): status.envoyApi says %s %s", i, kSteps[i].istio, api_field(fx, "b", "release"),
+               api_field(fx, "b", "snapshot"));
+    }
+    assert_non_null(strstr(accepted_message(fx, "b"), kSteps[i].snapshot));
+    json_object *d = condition(fx, "b", "Deprecated");
+    assert_non_null(d);
+    const char *m = json_object_get_string(get(d, "message"));
+    assert_int_equal(json_object_get_int64(get(d, "observedGeneration")), 1);
+    if (!strstr(m, kSteps[i].snapshot) || (strstr(m, "use_balsa_parser") != NULL) != kSteps[i].balsa ||
+        !strstr(m, kSteps[i].balsa ? "2 fields set here are deprecated" : "1 field set here is deprecated")) {
+      fail_msg("step %zu (Istio %s): Deprecated says: %s", i, kSteps[i].istio, m);
+    }
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_status_names_the_snapshot, setup, teardown),
@@ -329,6 +373,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_field_judged_by_the_mesh_release, setup, teardown),
       cmocka_unit_test_setup_teardown(test_consul_route_names_the_snapshot, setup, teardown),
       cmocka_unit_test_setup_teardown(test_native_route_uses_the_release, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_restart_under_another_release, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
