@@ -235,6 +235,20 @@ static const char *name_of(const po_Schema *s, const upb_MessageDef *def, const 
   return name;
 }
 
+/* What a resource slot holds that is not a resource, for the error: its type's name, or, when
+ * it is the placeholder of an Any whose type no snapshot has (a google.protobuf.StringValue
+ * saying "(a type.googleapis.com/...: ...)", below), what that placeholder says: the type the
+ * dump named, not google.protobuf.StringValue. */
+static const char *found_type(Reader *r, const upb_MessageDef *def, upb_StringView val) {
+  const char *name = upb_MessageDef_FullName(def);
+  if (!r->out->unknown_types || strcmp(name, "google.protobuf.StringValue") != 0) return name;
+  po_Status st;
+  po_Status_Clear(&st);
+  upb_Message *m = decode_bytes(r->s, def, val, "", r->a, &st);
+  const char *said = m ? string_of(m, def, "value", r->a) : NULL;
+  return said && !strncmp(said, "(a ", 3) ? said : name;
+}
+
 static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, po_DumpState state,
                  const char *version, const char *where, bool streamed) {
   const po_Schema *s = r->s;
@@ -260,7 +274,7 @@ static bool push(Reader *r, const upb_Message *any, const upb_MessageDef *anyd, 
   po_ResourceType t = rt ? po_ResourceType_Parse(rt) : kPo_ResourceType_Unknown;
   if (t == kPo_ResourceType_Unknown) {
     po_Status_Set(r->st, kPo_Status_Parse, "%s: expected a Cluster, ClusterLoadAssignment, Listener or RouteConfiguration, found %s",
-                  where, upb_MessageDef_FullName(def));
+                  where, found_type(r, def, val));
     return false;
   }
   po_ConfigDump *d = r->out;

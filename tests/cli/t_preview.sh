@@ -110,6 +110,18 @@ printf '%s\n' 'apiVersion: networking.istio.io/v1alpha3' 'kind: EnvoyFilter' 'me
 check "validate -f: EnvoyFilter with non-ASCII base64 is refused, not a crash" 1 $? "$work/out"
 contains "validate -f: non-ASCII base64 says upb's words" "$work/out" "Corrupt base64"
 
+# A resource of a type no embedded snapshot has (an xDS v2 Cluster) is refused naming that type:
+# the placeholder standing in for it was named instead ("found google.protobuf.StringValue").
+# A real StringValue there is still named as such (adv-24).
+printf '%s' '{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/envoy.config.cluster.v2.Cluster","name":"api.default.dc1.internal.t.consul"}}]}]}' >"$work/v2.json"
+"$bin" preview -f $pv/consul-po.yaml --config-dump "$work/v2.json" --datacenter dc1 >"$work/out" 2>&1
+check "preview: a v2 Cluster in a dump is refused" 2 $? "$work/out"
+contains "preview: a v2 Cluster is named as what it is" "$work/out" \
+  "dynamic_active_clusters[0].cluster: expected a Cluster, ClusterLoadAssignment, Listener or RouteConfiguration, found (a type.googleapis.com/envoy.config.cluster.v2.Cluster: a type the Envoy API this build has lacks)"
+printf '%s' '{"configs":[{"@type":"type.googleapis.com/envoy.admin.v3.ClustersConfigDump","dynamic_active_clusters":[{"cluster":{"@type":"type.googleapis.com/google.protobuf.StringValue","value":"(a fake)"}}]}]}' >"$work/sv.json"
+"$bin" preview -f $pv/consul-po.yaml --config-dump "$work/sv.json" --datacenter dc1 >"$work/out" 2>&1
+contains "preview: a StringValue in a dump is named as one" "$work/out" "RouteConfiguration, found google.protobuf.StringValue"
+
 # Known issue, not fixed (PO_KNOWN_ISSUES=1 runs it): since resources are decoded only when a
 # patch matches them, a dump whose unmatched cluster holds a string that is not UTF-8 (upb's
 # JSON reader lets it through; only the binary decode of the resource checks) is previewed,
