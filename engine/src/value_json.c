@@ -520,8 +520,12 @@ json_object *po_Value_ToJsonC(const po_Value *v) {
 
 char *po_Value_ToJson(const po_Value *v, po_Arena *a) {
   json_object *j = po_Value_ToJsonC(v);
-  const char *s = json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-  char *out = po_Arena_Strndup(a, s, strlen(s));
+  /* NULL is json-c's null only for a null: else memory ran out, and json-c would print the NULL
+   * as "null", a value that is not v. json-c's writer returns NULL when its buffer cannot grow. */
+  const char *s = j || po_Value_Kind(v) == kPo_ValueKind_Null
+                      ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
+                      : NULL;
+  char *out = s ? po_Arena_Strndup(a, s, strlen(s)) : NULL;
   json_object_put(j);
   return out;
 }
