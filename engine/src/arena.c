@@ -74,17 +74,23 @@ po_Arena *po_Arena_NewFitted(po_ArenaFit *fit) {
   Fitted *f = malloc(sizeof *f + first);
   if (!f) return NULL;
   *f = (Fitted){{{fitted_func}, false}, first, 0};
-  po_Arena *a = po_Arena_Wrap(upb_Arena_Init(f + 1, first, &f->track.alloc), &f->track.failed);
+  upb_Arena *u = upb_Arena_Init(f + 1, first, &f->track.alloc);
+  if (u) {
+    /* upb sizes the next block at twice the last: after a first block of the fit, an arena that
+     * needs a few bytes more would take another fit and a half. From 256 bytes up, outgrowing
+     * the fit costs about what is used beyond it. */
+    u->last_size = 128;
+    /* upb_Arena_Init leaves this unset on a caller's block (its own first block sets it), and
+     * the first block upb adds reads it (valgrind, test_engine_arena). */
+    u->freelist_tail = NULL;
+  }
+  po_Arena *a = po_Arena_Wrap(u, &f->track.failed);
   if (!a) {
     free(f);
     return NULL;
   }
   a->owned = f;
   a->fitted = true;
-  /* upb sizes the next block at twice the last: after a first block of the fit, an arena that
-   * needs a few bytes more would take another fit and a half. From 256 bytes up, outgrowing the
-   * fit costs about what is used beyond it. */
-  a->upb->last_size = 128;
   return a;
 }
 
