@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "upb/internal/upb.h" /* upb_Arena.last_size: po_Arena_NewFitted */
 
 /* ---- memory running out ----------------------------------------------------------------------
  * A NULL deep in compile, decode or explain cannot always say why it is NULL (a lookup's NULL
@@ -50,6 +51,71 @@ po_Arena *po_Arena_NewOwnTrack_(upb_alloc_func *func) {
 }
 
 po_Arena *po_Arena_New(void) { return po_Arena_NewOwnTrack_(recording_func); }
+
+/* ---- fitted arenas (engine.h) -------------------------------------------------------------
+ * One malloc holds the allocator's record, what the arena took beyond it and the first block;
+ * the arena owns it (po_Arena.owned: freed after upb frees the later blocks). */
+typedef struct {
+  po_ArenaTrack track; /* first: the upb_alloc upb calls is its first member */
+  size_t first;        /* the first block's bytes */
+  size_t later;        /* bytes of the blocks upb asked for after it */
+} Fitted;
+
+enum { kFitDefault = 1024, kFitMin = 256, kFitMax = 64 << 10 };
+
+static void *fitted_func(upb_alloc *alloc, void *ptr, size_t oldsize, size_t size) {
+  if (!ptr && size) ((Fitted *)alloc)->later += size; /* upb only allocates and frees blocks */
+  return recording_func(alloc, ptr, oldsize, size);
+}
+
+po_Arena *po_Arena_NewFitted(po_ArenaFit *fit) {
+  size_t first = __atomic_load_n(&fit->first, __ATOMIC_RELAXED);
+  if (!first) first = kFitDefault;
+  Fitted *f = malloc(sizeof *f + first);
+  if (!f) return NULL;
+  *f = (Fitted){{{fitted_func}, false}, first, 0};
+  upb_Arena *u = upb_Arena_Init(f + 1, first, &f->track.alloc);
+  if (u) {
+    /* upb sizes the next block at twice the last: after a first block of the fit, an arena that
+     * needs a few bytes more would take another fit and a half. From 256 bytes up, outgrowing
+     * the fit costs about what is used beyond it. */
+    u->last_size = 128;
+    /* upb_Arena_Init leaves this unset on a caller's block (its own first block sets it), and
+     * the first block upb adds reads it (valgrind, test_engine_arena). */
+    u->freelist_tail = NULL;
+  }
+  po_Arena *a = po_Arena_Wrap(u, &f->track.failed);
+  if (!a) {
+    free(f);
+    return NULL;
+  }
+  a->owned = f;
+  a->fitted = true;
+  return a;
+}
+
+void po_ArenaFit_Learn(po_ArenaFit *fit, po_Arena *a) {
+  if (!a || !a->fitted) return;
+  const Fitted *f = a->owned;
+  /* What the arena needed: all it took but the room left in its last block (space left behind in
+   * an earlier block counts as needed: the next arena's one block would not have that gap). */
+  size_t need = f->first + f->later - _upb_ArenaHas(a->upb), want = need + need / 32;
+  if (want < kFitMin) want = kFitMin;
+  if (want > kFitMax) want = kFitMax;
+  size_t cur = __atomic_load_n(&fit->first, __ATOMIC_RELAXED);
+  if (!cur) cur = kFitDefault;
+  /* A moving average, not the largest: a larger object than the fit grows its arena by what it
+   * needs more (po_Arena_NewFitted), while a fit at the largest would give every smaller one
+   * that much. Objects of one shape converge on their need in a few dozen arenas. */
+  size_t next = want >= cur ? cur + (want - cur) / 8 + 1 : cur - (cur - want) / 8;
+  __atomic_store_n(&fit->first, (next + 15) / 16 * 16, __ATOMIC_RELAXED);
+}
+
+size_t po_Arena_Footprint(const po_Arena *a) {
+  if (!a || !a->fitted) return 0;
+  const Fitted *f = a->owned;
+  return sizeof *f + f->first + f->later;
+}
 
 po_Arena *po_Arena_NewTracked_(po_ArenaTrack *t) {
   t->alloc.func = recording_func;

@@ -29,6 +29,7 @@ struct po_Arena {
   const bool *alloc_failed;
   bool noted_oom;
   void *owned; /* the allocator's record when the arena owns it: freed after the arena */
+  bool fitted; /* made by po_Arena_NewFitted: owned is its record and first block */
 };
 
 static inline upb_Arena *po_Arena_Upb(po_Arena *a) { return a->upb; }
@@ -88,6 +89,10 @@ struct po_Message {
 /* Appends an entry the caller knows is not in the map yet (po_Value_MapPut checks, in linear
  * time; the YAML reader keeps its own index for large maps). */
 bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v);
+/* Room for n items in a list or map, when the count is known before they are added: growing by
+ * doubling from 4 leaves the outgrown arrays in the arena (a compiled PropertyOverride keeps its
+ * spec's values for its whole life). false when out of memory. */
+bool po_Value_Reserve_(po_Arena *a, po_Value *v, size_t n);
 
 /* For a scalar whose tag go-yaml v2 decodes to a string instead of resolving it (!!binary,
  * !!timestamp, !!merge, !!value and every other non-core tag:yaml.org,2002: tag): true, with

@@ -115,9 +115,8 @@ po_Value *po_Value_NewString(po_Arena *a, const char *s, size_t len) {
   return v->u.s.ptr ? v : NULL;
 }
 
-static bool grow(po_Arena *a, po_Value *v) {
-  if (v->u.agg.len < v->u.agg.cap) return true;
-  size_t cap = v->u.agg.cap ? v->u.agg.cap * 2 : 4;
+/* Room for `cap` items (and keys) in all; what was there is copied, the old arrays stay in the arena. */
+static bool reserve(po_Arena *a, po_Value *v, size_t cap) {
   po_Value **items = po_Arena_Malloc(a, cap * sizeof *items);
   if (!items) return false;
   if (v->u.agg.len) memcpy(items, v->u.agg.items, v->u.agg.len * sizeof *items);
@@ -130,6 +129,15 @@ static bool grow(po_Arena *a, po_Value *v) {
   }
   v->u.agg.cap = cap;
   return true;
+}
+
+static bool grow(po_Arena *a, po_Value *v) {
+  return v->u.agg.len < v->u.agg.cap || reserve(a, v, v->u.agg.cap ? v->u.agg.cap * 2 : 4);
+}
+
+bool po_Value_Reserve_(po_Arena *a, po_Value *v, size_t n) {
+  return !v || (v->kind != kPo_ValueKind_Map && v->kind != kPo_ValueKind_List) || n <= v->u.agg.cap ||
+         reserve(a, v, n);
 }
 
 bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {

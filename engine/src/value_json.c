@@ -130,6 +130,7 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const 
     case json_type_array: {
       v = po_Value_NewList(a);
       size_t n = json_object_array_length(j);
+      if (v && !po_Value_Reserve_(a, v, n)) v = NULL;
       for (size_t i = 0; v && i < n; i++) {
         po_Value *e = from_jsonc(json_object_array_get_idx(j, i), a, depth + 1, big, st);
         if (!e) return NULL;
@@ -139,6 +140,7 @@ static po_Value *from_jsonc(const json_object *j, po_Arena *a, int depth, const 
     }
     case json_type_object: {
       v = po_Value_NewMap(a);
+      if (v && !po_Value_Reserve_(a, v, (size_t)json_object_object_length(j))) v = NULL;
       json_object_object_foreach((json_object *)j, key, val) {
         if (!v) break;
         po_Value *e = from_jsonc(val, a, depth + 1, big, st);

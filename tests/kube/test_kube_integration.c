@@ -489,6 +489,85 @@ static void test_informer_transform(void **state) {
   free(big);
 }
 
+/* The text cache's memory per object is bounded by the object's JSON (issue 26): 1,000 ConfigMaps
+ * of ~1.3 KB written by server-side apply (so the server records managedFields, as a real API
+ * server does for every write), half listed and half from the watch. The cache's own accounting
+ * (po_Informer_CacheBytes: entries, keys, texts and the slot array) stays within 1.05 times the
+ * objects' JSON without managedFields plus 160 bytes each, and no cached object has
+ * managedFields. A cache that kept them (they are ~30% of these objects), or kept parsed trees
+ * (~13 times the text), fails. Not timed, not RSS: the count is exact. */
+static void apply_cm(po_KubeClient *c, const char *ns, int i) {
+  char body[4096];
+  int n = snprintf(body, sizeof body,
+                   "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-%04d\",\"namespace\":\"%s\","
+                   "\"labels\":{\"app\":\"bounded\",\"shard\":\"s%d\"}},\"data\":{",
+                   i, ns, i % 7);
+  for (int k = 0; k < 12; k++)
+    n += snprintf(body + n, sizeof body - (size_t)n, "%s\"key-%02d\":\"%070d\"", k ? "," : "", k, i * 100 + k);
+  n += snprintf(body + n, sizeof body - (size_t)n, "}}");
+  po_KubeRef r = kCm;
+  r.ns = ns;
+  char name[32];
+  snprintf(name, sizeof name, "cm-%04d", i);
+  r.name = name;
+  po_KubePatchOptions po = {kPo_KubePatch_Apply, "bounded-test", true};
+  po_CtlStatus st;
+  if (!po_KubeClient_Patch(c, &r, &po, body, (size_t)n, NULL, &st)) fail_msg("apply %s: %s", name, st.message);
+}
+
+static void no_managed_fields(void *ctx, const char *key, const json_object *o, const char *rv) {
+  (void)rv;
+  json_object *md = NULL;
+  if (json_object_object_get_ex((json_object *)o, "metadata", &md) && json_object_object_get_ex(md, "managedFields", NULL))
+    fail_msg("cached %s still has managedFields", key);
+  (*(size_t *)ctx)++;
+}
+
+static void test_informer_store_bounded(void **state) {
+  (void)state;
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  const char *ns = "bounded";
+  make_ns(c, ns);
+  enum { kObjects = 1000 };
+  for (int i = 0; i < kObjects / 2; i++) apply_cm(c, ns, i);
+  po_InformerOptions io = {0};
+  io.ref = kCm;
+  io.ref.ns = ns;
+  po_InformerHandlers h = {0};
+  po_Informer *inf;
+  assert_true(po_Informer_New(c, &io, &h, &inf, &st));
+  assert_true(po_Informer_Start(inf, &st));
+  assert_true(po_Informer_WaitForSync(inf, 10000));
+  for (int i = kObjects / 2; i < kObjects; i++) apply_cm(c, ns, i);
+  for (int i = 0; i < 400 && po_Informer_Count(inf) < kObjects; i++) sleep_ms(50);
+  assert_int_equal(po_Informer_Count(inf), kObjects);
+  /* What the server holds: each object with its managedFields (the premise), and its JSON
+   * without them (the yardstick). */
+  po_KubeRef r = kCm;
+  r.ns = ns;
+  json_object *list = NULL;
+  assert_true(po_KubeClient_ListAll(c, &r, NULL, &list, &st));
+  json_object *items = json_object_object_get(list, "items");
+  assert_int_equal(json_object_array_length(items), kObjects);
+  size_t with = 0, without = 0;
+  for (size_t i = 0; i < kObjects; i++) {
+    json_object *it = json_object_array_get_idx(items, i), *md = json_object_object_get(it, "metadata");
+    assert_true(json_object_object_get_ex(md, "managedFields", NULL));
+    with += strlen(json_object_to_json_string_ext(it, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+    json_object_object_del(md, "managedFields");
+    without += strlen(json_object_to_json_string_ext(it, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE));
+  }
+  json_object_put(list);
+  size_t bytes = po_Informer_CacheBytes(inf), limit = without + without / 20 + 160 * (size_t)kObjects, seen = 0;
+  print_message("store: %zu objects, %zu bytes of JSON (%zu with managedFields); the cache %zu bytes (%.0f per "
+                "object; limit %zu)\n", (size_t)kObjects, without, with, bytes, (double)bytes / kObjects, limit);
+  po_Informer_ForEach(inf, no_managed_fields, &seen);
+  assert_int_equal(seen, kObjects);
+  assert_true(bytes <= limit);
+  po_Informer_Free(inf);
+}
+
 static void test_rest_pooled_handle_verbs(void **state) {
   po_KubeClient *c = g_client;
   po_CtlStatus st;
@@ -1023,7 +1102,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_verbs), cmocka_unit_test(test_rest_list_pagination_selectors),
         cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth), cmocka_unit_test(test_rest_fake_clock_delays),
         cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
-        cmocka_unit_test(test_informer_transform),
+        cmocka_unit_test(test_informer_transform), cmocka_unit_test(test_informer_store_bounded),
     };
     return cmocka_run_group_tests_name("rest", t, setup_rest, stop_server);
   }

@@ -40,7 +40,10 @@ static char *put_str(char *at, const char *s, size_t n) {
 
 po_CacheEntry_ *po_Cache_NewEntry_(const char *key, json_object *obj, const char *json, size_t len,
                                    const po_CacheMeta_ *m) {
+  size_t cut_at = 0, cut_len = 0;
   if (obj) len = 0;
+  else if (m->cut_len && m->cut_at <= len && m->cut_len <= len - m->cut_at) cut_at = m->cut_at, cut_len = m->cut_len;
+  len -= cut_len;
   size_t kl = strlen(key), rl = m->rv ? strlen(m->rv) : 0, ul = m->uid ? strlen(m->uid) : 0;
   po_CacheEntry_ *e = malloc(sizeof *e + kl + (obj ? 0 : len + 1) + rl + ul + 3);
   if (!e) return NULL;
@@ -51,7 +54,10 @@ po_CacheEntry_ *po_Cache_NewEntry_(const char *key, json_object *obj, const char
   e->json_len = len;
   char *at = put_str(e->key, key, kl);
   e->json = obj ? NULL : at;
-  if (!obj) at = put_str(at, json, len);
+  if (!obj) {
+    if (cut_at) memcpy(at, json, cut_at);
+    at = put_str(at + cut_at, json + cut_at + cut_len, len - cut_at);
+  }
   e->rv = at;
   at = put_str(at, m->rv, rl);
   e->uid = at;

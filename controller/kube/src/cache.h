@@ -38,13 +38,16 @@ typedef struct {
   const char *rv, *uid;
   int64_t generation;
   bool deleting;
+  /* json[cut_at, cut_at + cut_len) is left out of a text entry (metadata.managedFields: no reader
+   * uses it, and on a real API server it is a third of an object's text or more). */
+  size_t cut_at, cut_len;
 } po_CacheMeta_;
 
 bool po_Cache_Init_(po_Cache_ *c);
 /* Drops the map's reference to every entry. */
 void po_Cache_Destroy_(po_Cache_ *c);
 /* One reference (the caller's). With obj non-NULL the entry takes over that reference to the
- * tree and json is ignored; otherwise it copies json[0..len). NULL when out of memory (obj is
+ * tree and json is ignored; otherwise it copies json[0..len) but the meta's cut. NULL when out of memory (obj is
  * then still the caller's). */
 po_CacheEntry_ *po_Cache_NewEntry_(const char *key, struct json_object *obj, const char *json, size_t len,
                                    const po_CacheMeta_ *m);

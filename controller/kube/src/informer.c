@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "cache.h"
+#include "json_scan.h"
 #include "po/base/json.h"
 
 struct po_Informer {
@@ -157,9 +158,9 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
  * (no serialising of what was just parsed), else the compact serialisation (list items). */
 static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_object *o, const char *text, size_t len) {
   json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
-  po_CacheMeta_ m = {meta(o, "resourceVersion"), meta(o, "uid"),
-                     g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
-                     po_Json_Get(md, "deletionTimestamp") != NULL};
+  po_CacheMeta_ m = {.rv = meta(o, "resourceVersion"), .uid = meta(o, "uid"),
+                     .generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
+                     .deleting = po_Json_Get(md, "deletionTimestamp") != NULL};
   json_object *kept = f->opt.transform ? f->opt.transform(o) : json_object_get(o);
   if (!kept) return NULL;
   if (f->opt.keep_parsed) {
@@ -169,6 +170,8 @@ static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_obje
   }
   if (kept != o) text = NULL; /* the server's bytes are the whole object: serialise the copy */
   if (!text) text = json_object_to_json_string_length(kept, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
+  /* metadata.managedFields is left out of the text (po_InformerOptions.keep_managed_fields) */
+  if (text && !f->opt.keep_managed_fields) po_JsonScan_ManagedFields_(text, len, &m.cut_at, &m.cut_len);
   po_CacheEntry_ *e = text ? po_Cache_NewEntry_(key, NULL, text, len, &m) : NULL;
   json_object_put(kept);
   return e;

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_scan.h"
+
 struct po_WatchParser {
   json_tokener *tok;
   size_t max_event, pending; /* bytes of the event being read */
@@ -237,94 +239,15 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
 }
 
 /* ---- the object's own text --------------------------------------------------------------
- * A scan of bytes json-c has just accepted as one event: only the top level is walked, values
- * are skipped by bracket depth and string quotes, so the cost is one pass over the bytes with no
- * allocation (against json-c's serialising of the tree: a printbuf grown per object, numbers
- * formatted again). Anything unexpected gives up; the caller then serialises. */
-
-static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
-
-static const char *skip_ws(const char *s, const char *end) {
-  while (s < end && is_ws(*s)) s++;
-  return s;
-}
-
-/* s at an opening quote: past the closing one, NULL when unterminated; *escaped set when the
- * string holds an escape. */
-static const char *skip_string(const char *s, const char *end, bool *escaped) {
-  for (s++; s < end; s++) {
-    if (*s == '\\') {
-      *escaped = true;
-      s++;
-    } else if (*s == '"') {
-      return s + 1;
-    }
-  }
-  return NULL;
-}
-
-static const char *skip_value(const char *s, const char *end) {
-  bool esc = false;
-  if (s >= end) return NULL;
-  if (*s == '"') return skip_string(s, end, &esc);
-  if (*s != '{' && *s != '[') {
-    while (s < end && *s != ',' && *s != '}' && *s != ']' && !is_ws(*s)) s++;
-    return s;
-  }
-  size_t depth = 0;
-  while (s < end) {
-    char c = *s;
-    if (c == '"') {
-      if (!(s = skip_string(s, end, &esc))) return NULL;
-      continue;
-    }
-    if (c == '{' || c == '[') {
-      depth++;
-    } else if ((c == '}' || c == ']') && --depth == 0) {
-      return s + 1;
-    }
-    s++;
-  }
-  return NULL;
-}
-
-/* The value of the last top-level "object" member (json-c keeps the last of duplicate keys). */
-static bool object_span(const char *s, size_t n, const char **out, size_t *out_len) {
-  const char *end = s + n, *found = NULL;
-  size_t found_len = 0;
-  s = skip_ws(s, end);
-  if (s >= end || *s != '{') return false;
-  s = skip_ws(s + 1, end);
-  if (s < end && *s == '}') return false;
-  for (;;) {
-    if (s >= end || *s != '"') return false;
-    bool esc = false;
-    const char *k = s + 1, *ke = skip_string(s, end, &esc);
-    if (!ke || esc) return false; /* an escaped key might spell "object" */
-    bool is_object = ke - 1 - k == 6 && memcmp(k, "object", 6) == 0;
-    s = skip_ws(ke, end);
-    if (s >= end || *s != ':') return false;
-    const char *v = skip_ws(s + 1, end);
-    if (!(s = skip_value(v, end))) return false;
-    if (is_object) found = v, found_len = (size_t)(s - v);
-    s = skip_ws(s, end);
-    if (s < end && *s == ',') {
-      s = skip_ws(s + 1, end);
-      continue;
-    }
-    if (s < end && *s == '}') break;
-    return false;
-  }
-  if (!found) return false;
-  *out = found;
-  *out_len = found_len;
-  return true;
-}
+ * A scan of bytes json-c has just accepted as one event (json_scan.h): only the top level is
+ * walked, so the cost is one pass over the bytes with no allocation (against json-c's serialising
+ * of the tree: a printbuf grown per object, numbers formatted again). Anything unexpected gives
+ * up; the caller then serialises. */
 
 const char *po_WatchParser_ObjectText(const po_WatchParser *p, size_t *len) {
   const char *t;
   *len = 0;
-  if (!p->ev_text || !object_span(p->ev_text, p->ev_len, &t, len)) return NULL;
+  if (!p->ev_text || !po_JsonScan_Member_(p->ev_text, p->ev_len, "object", &t, len)) return NULL;
   return t;
 }
 

@@ -95,16 +95,39 @@ static bool deprecated(po_CompiledEntry *e, po_Arena *a) {
   return e->deprecated != NULL;
 }
 
+/* What is written of an accepted entry: another mesh's (Istio) objects are built from the IR when
+ * written; Consul's are the arguments, kept as compact text (made here from c.consul_arguments,
+ * which the compile made in a scratch arena: see po_TargetOptions.arguments_arena). false only
+ * when out of memory. */
+static bool arguments(po_CompiledEntry *e, po_Arena *a) {
+  if (!e->c.consul_arguments) {
+    e->patch_count = e->c.args->patch_count;
+    return true;
+  }
+  json_object *args = po_Value_ToJsonC(e->c.consul_arguments);
+  size_t len = 0;
+  const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len) : NULL;
+  e->arguments = text ? po_Arena_Strndup(a, text, len) : NULL;
+  e->arguments_len = len;
+  e->patch_count = args ? po_ConsulEntry_PatchCount(args) : 0;
+  e->arguments_hash = po_Json_Hash(args);
+  json_object_put(args);
+  return e->arguments != NULL;
+}
+
 po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich which, const char *uid, int64_t generation,
                                         po_JsonHash hash, const po_TargetOptions *opts, bool *oom) {
   *oom = false;
   json_object *syn = NULL;
   if (which == kPo_CompileWhich_Record && !(syn = record_object(obj, generation, oom))) return NULL;
   const json_object *src = syn ? syn : obj;
+  static po_ArenaFit fit; /* every PropertyOverride's compile: one kind of arena */
   po_CompiledEntry *e = calloc(1, sizeof *e);
-  po_Arena *a = po_Arena_New();
+  po_Arena *a = po_Arena_NewFitted(&fit), *scratch = po_Arena_New();
+  po_TargetOptions o = opts ? *opts : (po_TargetOptions){0};
+  o.arguments_arena = scratch; /* the Consul arguments: read once, below, then freed */
   char *u = strdup(uid ? uid : "");
-  po_CompileOutcome got = e && a && u ? po_CompiledOverride_FromObject(src, opts, a, &e->c) : kPo_CompileOutcome_NoMemory;
+  po_CompileOutcome got = e && a && scratch && u ? po_CompiledOverride_FromObject(src, &o, a, &e->c) : kPo_CompileOutcome_NoMemory;
   if (got == kPo_CompileOutcome_NoMemory) goto oom;
   if (got == kPo_CompileOutcome_Refused) {
     /* Kept for the whole generation, so a verdict is confirmed before it is: an allocation that
@@ -113,7 +136,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
      * wins; two refusals are the spec's. Only invalid specs pay, once per generation. */
     po_Arena *again = po_Arena_New();
     po_CompiledOverride c2;
-    if (again && po_CompiledOverride_FromObject(src, opts, again, &c2) == kPo_CompileOutcome_Accepted) {
+    if (again && po_CompiledOverride_FromObject(src, &o, again, &c2) == kPo_CompileOutcome_Accepted) {
       po_Arena_Free(a);
       a = again;
       e->c = c2;
@@ -127,21 +150,12 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   e->generation = generation;
   e->hash = hash;
   e->record = which == kPo_CompileWhich_Record;
-  po_Reconcile_OverrideKey(src, e->target_key, sizeof e->target_key);
-  if (e->c.accepted && !e->c.consul_arguments) {
-    /* another mesh's target (Istio): its objects are built from the IR when written */
-    e->patch_count = e->c.args->patch_count;
-  } else if (e->c.accepted) {
-    json_object *args = po_Value_ToJsonC(e->c.consul_arguments);
-    size_t len = 0;
-    const char *text = args ? json_object_to_json_string_length(args, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len) : NULL;
-    e->arguments = text ? po_Arena_Strndup(a, text, len) : NULL;
-    e->arguments_len = len;
-    e->patch_count = args ? po_ConsulEntry_PatchCount(args) : 0;
-    e->arguments_hash = po_Json_Hash(args);
-    json_object_put(args);
-    if (!e->arguments) goto oom;
-  }
+  char key[600];
+  po_Reconcile_OverrideKey(src, key, sizeof key);
+  if (!(e->target_key = po_Arena_Printf(a, "%s", key))) goto oom;
+  if (e->c.accepted && !arguments(e, a)) goto oom;
+  e->c.consul_arguments = NULL; /* in scratch, freed below: the text is `arguments` */
+  e->c.options.arguments_arena = NULL;
   if (e->c.accepted && !deprecated(e, a)) goto oom;
   if (!e->c.accepted) {
     /* The Accepted=False message, made once: bounded to fit the condition with its prefix. */
@@ -151,12 +165,15 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
     e->errors = po_Arena_Printf(a, "%zu error%s: %s%s%s", errors, errors == 1 ? "" : "s", d ? d : "", *by ? "\n" : "", by);
     if (!e->errors) goto oom;
   }
+  po_ArenaFit_Learn(&fit, a);
+  po_Arena_Free(scratch);
   json_object_put(syn);
   return e;
 oom:
   json_object_put(syn);
   free(u);
   po_Arena_Free(a);
+  po_Arena_Free(scratch);
   free(e);
   *oom = true;
   return NULL;

@@ -27,7 +27,9 @@
 
 struct json_object;
 
-/* Immutable once made; shared between workers by reference count. */
+/* Immutable once made; shared between workers by reference count. One is kept per
+ * PropertyOverride for as long as it lives, so its arena is fitted (po_Arena_NewFitted): sized from
+ * what the previous compiles used, not grown by doubling (which left about half of it unused). */
 typedef struct {
   atomic_int refs;
   po_Arena *arena;              /* owns everything below */
@@ -35,8 +37,9 @@ typedef struct {
   int64_t generation;           /* of the spec compiled (metadata.generation or lastValid.generation) */
   po_JsonHash hash;             /* of that spec */
   bool record;                  /* made from status.lastValid */
-  char target_key[600];         /* the target the compiled spec points at ("" for none) */
-  po_CompiledOverride c;        /* the pipeline's result, c.override the engine's compiled form */
+  const char *target_key;       /* the target the compiled spec points at ("" for none), in arena */
+  po_CompiledOverride c;        /* the pipeline's result, c.override the engine's compiled form;
+                                 * c.consul_arguments NULL (made in a scratch arena: `arguments`) */
   /* The envoyExtensions `arguments` to write (c.consul_arguments as compact JSON) when accepted,
    * else NULL: text, parsed into a fresh tree for each write, because a json-c tree costs about
    * ten times its text in memory and its reference counts are not atomic. */

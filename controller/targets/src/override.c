@@ -246,7 +246,7 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
   if (rules->check && !rules->check(c, a)) return false;
   if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
   if (rules->wire_typed) {
-    po_Value *consul = po_Arguments_ToConsul(c->args, a);
+    po_Value *consul = po_Arguments_ToConsul(c->args, c->options.arguments_arena ? c->options.arguments_arena : a);
     if (!consul) return false;
     c->consul_arguments = consul;
   }

@@ -37,6 +37,21 @@ void po_Arena_Free(po_Arena *a);
 /* Frees the scratch arena `a` of a call made with `into`: memory that ran out in `a` is noted in
  * `into` (po_Engine_OutOfMemory(into) then tells it). `into` NULL: po_Arena_Free. */
 void po_Arena_FreeInto(po_Arena *a, po_Arena *into);
+/* Arenas made one after another for long-lived objects of one kind (the controller's compiled
+ * PropertyOverrides, one arena each, kept as long as the object): upb's blocks double (256 B,
+ * 512 B, 1 KB, 2 KB, ...) and what is left in a block a request does not fit is never used, so
+ * such an arena holds up to twice what it uses. po_Arena_NewFitted starts with one block of the
+ * size the previous arenas of the kind needed (po_ArenaFit_Learn once the arena is filled: a
+ * moving average of their needs), so a kind of similar objects costs about what it uses; an
+ * object larger than the fit grows its arena from 256-byte blocks, by about what it needs more.
+ * A po_ArenaFit is zero-initialised (first block 1 KB) and may be shared by threads. */
+typedef struct {
+  size_t first; /* read and written atomically */
+} po_ArenaFit;
+po_Arena *po_Arena_NewFitted(po_ArenaFit *fit);
+void po_ArenaFit_Learn(po_ArenaFit *fit, po_Arena *a);
+/* Bytes an arena took from malloc (its blocks; 0 for an arena not made by po_Arena_NewFitted). */
+size_t po_Arena_Footprint(const po_Arena *a);
 void *po_Arena_Malloc(po_Arena *a, size_t size); /* zeroed; NULL when out of memory */
 char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len);
 char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -54,6 +54,12 @@ typedef struct {
   /* The cache keeps parsed trees, handed out by reference (no parse per po_Informer_Get, no
    * text made per event); otherwise compact text, parsed for each reader (13 times smaller). */
   bool keep_parsed;
+  /* A text cache leaves metadata.managedFields out of what it keeps unless this is set: no
+   * reader here uses it (a write of an object without it keeps the server's: the API server
+   * takes an update's empty managedFields as "unchanged"), and on a real API server it is a
+   * third or more of an object's text (an entry per field manager, each listing the fields it
+   * set). A kept tree is the server's object, whole. */
+  bool keep_managed_fields;
   /* When set, what the cache keeps of each object: transform(obj) returns a new reference to a
    * copy of the parts its readers use (NULL: out of memory, as for any cache entry), cached
    * instead of obj, so the cache costs what is read rather than what was written. The cached

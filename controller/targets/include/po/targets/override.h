@@ -40,6 +40,12 @@ typedef struct {
    * (NULL: that release's; set to name one directly, as `--envoy-api` does). */
   const po_MeshRelease *release[kPo_MeshSlots];
   const po_EnvoyApi *api[kPo_MeshSlots];
+  /* Where the compile makes po_CompiledOverride.consul_arguments (NULL: the compile's arena). The
+   * reconciler keeps a compiled form per PropertyOverride for its whole life but reads the
+   * arguments once, turning them into text (reconcile's compiled.c): made in a scratch arena it
+   * frees at once, they do not stay beside the compiled form (about 1 KB of a one-patch
+   * PropertyOverride's 3.9 KB arena). Borrowed; the caller clears consul_arguments before freeing it. */
+  po_Arena *arguments_arena;
 } po_TargetOptions;
 
 /* The snapshot judging `mesh`'s targets under `opts` (NULL: the default snapshot): its api, else

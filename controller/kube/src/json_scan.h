@@ -1,0 +1,24 @@
+/* Scans of JSON text the parser has already accepted, without building a tree: only the levels
+ * asked for are walked, every other value is skipped by bracket depth and string quotes (one pass
+ * over the bytes, no allocation). Anything unexpected gives up (false / NULL), and the caller
+ * then does the slow thing (serialises the tree, keeps the bytes as they are). */
+#ifndef PO_KUBE_JSON_SCAN_H
+#define PO_KUBE_JSON_SCAN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* s at a value: past it, NULL when it does not end before `end`. */
+const char *po_JsonScan_SkipValue_(const char *s, const char *end);
+
+/* The value of the last member `key` of the object that is the whole of s[0..n) (the last: json-c
+ * keeps the last of duplicate keys). false when there is none, the text is not an object, or a key
+ * holds an escape (it might spell `key`). */
+bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **value, size_t *value_len);
+
+/* Where metadata.managedFields is in an object's text: [*at, *at + *len) is the member with the
+ * comma that joins it to a neighbour, so the text without those bytes is the object without it.
+ * false when there is none (or an escaped key in the way: the caller then keeps the text whole). */
+bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len);
+
+#endif
