@@ -20,7 +20,8 @@
 #     --out FILE            the JSON report lines (default $TMPDIR/bench-controller-DATE.jsonl);
 #                           tests/e2e/bench_table.py FILE prints them as the table below
 #   PO_BENCH_CONTROLLER_FLAGS  further controller flags (e.g. --target-batch-window 0 to compare)
-#   PO_BENCH_PERF=<file>  a perf profile of the controller during the largest point (PO_BENCH_PERF_HZ,
+#   PO_BENCH_PERF=<file>  a perf profile (cpu-clock: VMs often lack the cycles event) of the controller
+#                         during the largest point (PO_BENCH_PERF_HZ,
 #                         default 999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
 # The machine's load changes every figure: each run records it (start, end, mean of 1-minute
 # samples). The controller runs without leader election (one replica: no lease writes in the
@@ -111,7 +112,7 @@ for run in "${runs[@]}"; do
   perf_pid=
   if [ -n "${PO_BENCH_PERF:-}" ] && [ "$n" = "$largest" ] && [ "$t" = $(((n + per_target - 1) / per_target)) ] && [ -z "${perf_done:-}" ]; then
     perf_done=1
-    perf record -q -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &
+    perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &
     perf_pid=$!
   fi
   line=$(driver run --count "$n" --targets "$t" --label "$server")
