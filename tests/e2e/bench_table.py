@@ -47,9 +47,9 @@ def slope(pts):
 sweep = [r for r in runs if not r["capped"] and r["converged"]]
 for what, key in (("CPU", "cpu_s"), ("reconciles", "reconciles"), ("writes", "writes")):
     e = slope([(r["n"], r[key]) for r in sweep])
-    print("exponent of %s over N (%d points): %s" % (what, len(sweep), "-" if e is None else "%.3f" % e))
+    print("- exponent of %s over N (%d points): %s" % (what, len(sweep), "-" if e is None else "%.3f" % e))
 e = slope([(r["n"], r["rss_peak_mb"] - r["rss_base_mb"]) for r in sweep])
-print("exponent of RSS above the base over N: %s" % ("-" if e is None else "%.3f" % e))
+print("- exponent of RSS above the base over N: %s" % ("-" if e is None else "%.3f" % e))
 bad = [r for r in rows if not r["converged"]]
 if bad:
     print("NOT CONVERGED: " + "; ".join("%s %d/%d: %s" % (r["mode"], r["n"], r["targets"], r["why"]) for r in bad))

@@ -50,17 +50,18 @@ check "zero writes after the restart" test "$writes" = 0
 check "zero writes counted by the reconciles" test "$(msum '^propertyoverride_writes_total[{]')" = 0
 
 # A stop while the workers wait for the caches: the waiting thread is woken and joined, and the
-# process exits 0 (past --graceful-shutdown-timeout the manager would exit 1). Not timed: the
-# informers' own stop waits out the client's rate limiter, seconds at this QPS.
+# process exits 0 (past --graceful-shutdown-timeout the manager would exit 1). The timeout is
+# raised to 120 s: the informers stop first, and each waits out the rate limiter's reservation
+# it holds (the client's sleep is not interrupted), up to seconds per informer at this QPS.
 kill -TERM "$LC_CONTROLLER_PID"
 for ((i = 0; i < 400; i++)); do kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break; sleep 0.05; done
 mark=$(wc -l <"$LC_WORK/controller.log")
-LC_READY_TIMEOUT=2 lc_controller "${flags[@]}" --kube-api-qps 0.2 --kube-api-burst 1 2>/dev/null # not ready yet: expected
+LC_READY_TIMEOUT=2 lc_controller "${flags[@]}" --kube-api-qps 0.5 --kube-api-burst 1 --graceful-shutdown-timeout 120 2>/dev/null # not ready yet: expected
 waiting() { metric propertyoverride_workers_start_time_seconds; }
 eventually "started again, its workers waiting for the caches" 20 0 waiting
 pid=$LC_CONTROLLER_PID
 kill -TERM "$pid"
-for ((i = 0; i < 1200; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+for ((i = 0; i < 2600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
 check "a SIGTERM while the workers wait: the process exited" sh -c "! kill -0 $pid 2>/dev/null"
 log=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log")
 contains "... with code 0" "$log" '"msg":"stopped","exitCode":0'
