@@ -25,8 +25,8 @@ check "50: one target of 50 (--per-target 50): nothing capped" test "$(j "$run50
 check "150 on 1 target: capped, 50 TargetFull, converged" test "$(j "$run150" '[.capped, .target_full, .converged] | @tsv')" = "$(printf 'true\t50\ttrue')"
 for n in 50 150; do
   check "restart at $n: ready, workers after sync, zero writes, no requeue" \
-    test "$(j ".mode == \"restart\" and .n == $n" '[.converged, .ready_s != null, .workers_start_s != null, .writes, .requeues, .retries, .unsynced_start_warned] | @tsv')" = \
-    "$(printf 'true\ttrue\ttrue\t0\t0\t0\tfalse')"
+    test "$(j ".mode == \"restart\" and .n == $n" '[.converged, .ready_s != null, .workers_start_s != null, .writes, .writes_from, .requeues, .retries, .unsynced_start_warned] | @tsv')" = \
+    "$(printf 'true\ttrue\ttrue\t0\tpropertyoverride_writes_total\t0\t0\tfalse')"
 done
 contains "the table" "$out" "| 150 | 1 (capped) | local |"
 
