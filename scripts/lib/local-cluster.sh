@@ -3,7 +3,8 @@
 # ValidatingWebhookConfiguration, and a kubeconfig for the real kubectl. Source it, then:
 #   lc_start BUILD_DIR WORK_DIR [extra po-apiserver flags...]   sets LC_URL, KUBECONFIG (CRDs preloaded
 #                                                                unless LC_NO_CRDS=1)
-#   lc_controller [extra controller flags...]                    starts it, waits until ready;
+#   lc_controller [extra controller flags...]                    starts it, waits until ready
+#                                                                (LC_READY_TIMEOUT s, default 10);
 #                                                                --consul-sync-status is
 #                                                                $LC_CONSUL_SYNC (default ignore:
 #                                                                no consul-k8s here unless the
@@ -67,7 +68,7 @@ lc_controller() { # extra flags...; the webhook serves with the API server's cer
   LC_CONTROLLER_PID=$!
   lc_pids+=($LC_CONTROLLER_PID)
   local i
-  for ((i = 0; i < 200; i++)); do
+  for ((i = 0; i < ${LC_READY_TIMEOUT:-10} * 20; i++)); do
     curl -sf "http://127.0.0.1:$LC_PROBE_PORT/readyz" >/dev/null 2>&1 && return 0
     kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break
     sleep 0.05

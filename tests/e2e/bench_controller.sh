@@ -1,52 +1,143 @@
 #!/usr/bin/env bash
-# Controller benchmark (not a test): N PropertyOverrides (default 10,000) over 200 targets,
-# created as fast as one client can, against the local API server; reports the time until every
-# target holds exactly its entries and every status is current, the controller's CPU (in all and
-# per PropertyOverride) and its peak RSS.
+# Controller benchmark (numbers, not a test): a sweep of N PropertyOverrides, each point on a fresh
+# cluster, created as fast as one client can, until the controller has settled and the cluster
+# holds what it should (tests/e2e/bench.py says how both are told). Per point: the controller's
+# CPU, reconciles and writes per PropertyOverride, peak RSS per PropertyOverride above its RSS at
+# N=0 after sync, convergence time, last create -> last write, the load, the API server's own
+# CPU and peak RSS; then the fitted log-log exponent over the sweep. docs/benchmarks.md has the
+# method and the numbers.
+#
+#   bash tests/e2e/bench_controller.sh BUILD [N] [options]  (make bench-controller ARGS="...")
+#     --server real|local   the real kube-apiserver + etcd (.deps/bin, the default) or tests/apiserver
+#     --points N,N,...      the sweep (default 2500,5000,10000,20000); a bare N is --points N
+#     --per-target P        targets scaled so that each holds P (default 50: none capped, the cap is 100)
+#     --capped N:T          one more run with N over T targets (more than 100 each: TargetFull);
+#                           "none" for no such run (default: the smallest point over N/200 targets)
+#     --restart             after each point: SIGTERM the controller, start it again, report its
+#                           ready time, when its workers started, requeues and writes until settled
+#     --quiet S             seconds without a controller write that count as settled (default 8)
+#     --timeout S           per point (default 1800)
+#     --out FILE            the JSON report lines (default $TMPDIR/bench-controller-DATE.jsonl);
+#                           tests/e2e/bench_table.py FILE prints them as the table below
 #   PO_BENCH_CONTROLLER_FLAGS  further controller flags (e.g. --target-batch-window 0 to compare)
-#   PO_BENCH_PERF=<file>  also records a perf profile of the controller there (PO_BENCH_PERF_HZ, default
-#                         999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
-. "$(dirname "$0")/lib.sh"
-build=$1
-count=${2:-10000}
-lc_start "$build" "$e2e_work" --compaction-window 100000 || exit 1
-lc_controller --workers 4 --log-level warn --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} ${PO_BENCH_CONTROLLER_FLAGS:-} || exit 1
-# Other processes on the machine slow the client, which spreads the creates and so changes how
-# much the batching window can gather: the load is part of the result.
-echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "controller: --workers 4 --kube-api-qps ${PO_BENCH_QPS:-2000} --kube-api-burst ${PO_BENCH_BURST:-4000} ${PO_BENCH_CONTROLLER_FLAGS:-}"
-perf_pid=
-if [ -n "${PO_BENCH_PERF:-}" ]; then
-  perf record -q -F ${PO_BENCH_PERF_HZ:-999} --call-graph ${PO_BENCH_PERF_GRAPH:-fp} -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &
-  perf_pid=$!
-fi
-token=$(kubectl config view --raw -o jsonpath='{.users[0].user.token}')
-/usr/bin/python3 "$(dirname "$0")/chaos.py" --bench --url "$LC_URL" --token "$token" --ca "$e2e_work/tls/ca.crt" \
-  --count "$count" --targets 200 --timeout 600 || bad "did not converge"
-# Settled, not only converged: writes held back on purpose (Events are posted after a 1 s hold;
-# earlier builds held overlap counts up to 45 s) are part of the cost, so the wait is kept
-# comparable: 32 s, then until no PATCH or POST for 4 s (the leader's lease renewals, a GET and a
-# PUT a second, go on; bounded at 120 s in all).
-requests_total() { curl -sf "http://127.0.0.1:$LC_PROBE_PORT/metrics" | awk '/^rest_client_requests_total\{.*method="(PATCH|POST)"/ {n += $2} END {printf "%d", n}'; }
-settle_start=$SECONDS at_converged=$(requests_total) last=-1 quiet=0
-while [ $((SECONDS - settle_start)) -lt 120 ]; do
-  sleep 2
-  now=$(requests_total)
-  if [ "$now" = "$last" ]; then quiet=$((quiet + 2)); else quiet=0; fi
-  last=$now
-  [ $((SECONDS - settle_start)) -ge 32 ] && [ $quiet -ge 4 ] && break
+#   PO_BENCH_PERF=<file>  a perf profile (cpu-clock: VMs often lack the cycles event) of the controller
+#                         during the largest point (PO_BENCH_PERF_HZ,
+#                         default 999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
+# The machine's load changes every figure: each run records it (start, end, mean of 1-minute
+# samples). The controller runs without leader election (one replica: no lease writes in the
+# counts) and with --consul-sync-status=ignore (no consul-k8s here).
+set -u
+build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--quiet S] [--timeout S] [--out FILE]}
+shift
+server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 quiet=8 timeout=1800 out=
+while [ $# -gt 0 ]; do
+  case $1 in
+  [0-9]*) points=$1; shift ;; # the earlier form: bench_controller.sh BUILD N
+  --server) server=$2; shift 2 ;;
+  --points) points=$2; shift 2 ;;
+  --per-target) per_target=$2; shift 2 ;;
+  --capped) capped=$2; shift 2 ;;
+  --restart) restart=1; shift ;;
+  --quiet) quiet=$2; shift 2 ;;
+  --timeout) timeout=$2; shift 2 ;;
+  --out) out=$2; shift 2 ;;
+  *) echo "bench_controller.sh: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
+  esac
 done
-echo "settled $((SECONDS - settle_start)) s after convergence ($((last - at_converged)) PATCH and POST requests after it)"
-[ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; }
-# What the CPU bought: reconciles by result and API requests by method.
-curl -sf "http://127.0.0.1:$LC_PROBE_PORT/metrics" | awk '
-  /^controller_runtime_reconcile_total\{/ { split($1, a, "result=\""); split(a[2], b, "\""); r[b[1]] += $2 }
-  /^rest_client_requests_total\{/ { split($1, a, "method=\""); split(a[2], b, "\""); m[b[1]] += $2 }
-  /^propertyoverride_events_total\{/ { split($1, a, "result=\""); split(a[2], b, "\""); e[b[1]] += $2 }
-  END { printf "reconciles:"; for (k in r) printf " %s %d", k, r[k]; printf "\nrequests:"; for (k in m) printf " %s %d", k, m[k];
-        printf "\nevents:"; for (k in e) printf " %s %d", k, e[k]; print "" }'
+case $server in real | local) ;; *) echo "bench_controller.sh: --server takes real or local, not '$server'" >&2; exit 2 ;; esac
+case $points in *[!0-9,]* | "" | ,* | *,,* | *,) echo "bench_controller.sh: --points takes counts like 2500,10000, not '$points'" >&2; exit 2 ;; esac
+PO_APISERVER=$server
+. "$(dirname "$0")/lib.sh"
+if [ "$server" = real ] && ! lc_have_real; then
+  echo "bench_controller.sh: no kube-apiserver and etcd in $(lc_real_bin): run scripts/build-kube.sh, or use --server local" >&2
+  exit 2
+fi
+out=${out:-${TMPDIR:-/tmp}/bench-controller-$(date +%Y%m%d-%H%M%S).jsonl}
+: >"$out"
+IFS=, read -r -a sweep <<<"$points"
+largest=0
+for n in "${sweep[@]}"; do [ "$n" -gt "$largest" ] && largest=$n; done
+runs=()
+for n in "${sweep[@]}"; do runs+=("$n:$(((n + per_target - 1) / per_target))"); done
+if [ -z "$capped" ]; then
+  smallest=${sweep[0]}
+  for n in "${sweep[@]}"; do [ "$n" -lt "$smallest" ] && smallest=$n; done
+  capped="$smallest:$(((smallest + 199) / 200))"
+fi
+[ "$capped" != none ] && runs+=("$capped")
 
-echo "controller CPU: $(awk -v n="$count" '{t = ($14+$15)/100; printf "%.1f s, %.3f ms per PropertyOverride", t, t*1000/n}' /proc/$LC_CONTROLLER_PID/stat)"
-echo "controller peak RSS: $(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/$LC_CONTROLLER_PID/status)"
-echo "api server peak RSS: $(awk '/VmHWM/ {printf "%.1f MB", $2/1024}' /proc/${lc_pids[0]}/status)"
+flags=(--workers 4 --log-level warn --kube-api-qps 2000 --kube-api-burst 4000 --leader-elect=false ${PO_BENCH_CONTROLLER_FLAGS:-})
+echo "controller: ${flags[*]}; server: $server; quiet: $quiet s; machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+
+# As lc_controller, but waiting as long as the start takes (at 100,000 it is the figure measured).
+start_controller() {
+  LC_WEBHOOK_PORT=$(lc_free_port)
+  LC_PROBE_PORT=$(lc_free_port)
+  started_at=$(date +%s.%N)
+  "$LC_BUILD/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
+    --webhook-bind-address "127.0.0.1:$LC_WEBHOOK_PORT" \
+    --webhook-cert-file "$LC_WORK/tls/tls.crt" --webhook-key-file "$LC_WORK/tls/tls.key" \
+    --health-probe-bind-address "127.0.0.1:$LC_PROBE_PORT" --leader-election-namespace default \
+    --consul-sync-status ignore "${flags[@]}" >>"$LC_WORK/controller.log" 2>&1 &
+  LC_CONTROLLER_PID=$!
+  lc_pids+=($LC_CONTROLLER_PID)
+}
+wait_ready() {
+  local i
+  for ((i = 0; i < 6000; i++)); do
+    curl -sf "http://127.0.0.1:$LC_PROBE_PORT/readyz" >/dev/null 2>&1 && return 0
+    kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break
+    sleep 0.05
+  done
+  echo "bench: the controller did not become ready" >&2
+  tail -20 "$LC_WORK/controller.log" >&2
+  return 1
+}
+driver() { # mode [args...]
+  local mode=$1
+  shift
+  /usr/bin/python3 "$top/tests/e2e/bench.py" "$mode" --url "$LC_URL" --token "$(lc_token)" --ca "$LC_WORK/tls/ca.crt" \
+    --metrics "http://127.0.0.1:$LC_PROBE_PORT/metrics" --pid "$LC_CONTROLLER_PID" --server-pids "$server_pids" \
+    --quiet "$quiet" --timeout "$timeout" "$@"
+}
+
+status=0
+for run in "${runs[@]}"; do
+  n=${run%%:*} t=${run##*:}
+  lc_stop
+  lc_start "$build" "$e2e_work/n$n-t$t" --compaction-window $((n * 8 + 100000)) || { bad "cluster for $n"; status=1; break; }
+  server_pids=$(IFS=,; echo "${lc_pids[*]}")
+  start_controller && wait_ready || { bad "controller for $n"; status=1; break; }
+  echo "--- $n PropertyOverrides over $t targets ($server server; load $(cut -d' ' -f1-3 /proc/loadavg)) ---"
+  perf_pid=
+  if [ -n "${PO_BENCH_PERF:-}" ] && [ "$n" = "$largest" ] && [ "$t" = $(((n + per_target - 1) / per_target)) ] && [ -z "${perf_done:-}" ]; then
+    perf_done=1
+    perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &
+    perf_pid=$!
+  fi
+  line=$(driver run --count "$n" --targets "$t" --label "$server")
+  rc=$?
+  [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile: $PO_BENCH_PERF"; }
+  [ -n "$line" ] && echo "$line" >>"$out"
+  if [ $rc = 0 ]; then ok "$n over $t: converged"; else bad "$n over $t: not converged: $(jq -r .why <<<"$line" 2>/dev/null)"; status=1; continue; fi
+  if [ $restart = 1 ]; then
+    old=$LC_CONTROLLER_PID
+    kill -TERM "$old"
+    for ((i = 0; i < 600; i++)); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
+    mark=$(wc -l <"$LC_WORK/controller.log")
+    start_controller
+    wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue; }
+    ready_at=$(date +%s.%N)
+    line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server")
+    rc=$?
+    early=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log" | grep -c 'before the caches synced')
+    line=$(jq -c --argjson e "$early" '.unsynced_start_warned = ($e > 0)' <<<"$line")
+    echo "$line" >>"$out"
+    if [ $rc = 0 ]; then ok "$n over $t: restart settled"; else bad "$n over $t: restart: $(jq -r .why <<<"$line")"; status=1; fi
+  fi
+done
+echo
+/usr/bin/python3 "$top/tests/e2e/bench_table.py" "$out"
+echo "report: $out"
 finish
+exit $(( status || e2e_fail > 0 ))

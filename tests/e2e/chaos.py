@@ -9,7 +9,6 @@ p.add_argument("--count", type=int, default=1000)
 p.add_argument("--targets", type=int, default=40)
 p.add_argument("--seed", type=int, default=7)
 p.add_argument("--timeout", type=float, default=240)
-p.add_argument("--bench", action="store_true", help="no faults and no edits: creation and convergence only")
 p.add_argument("--no-faults", action="store_true", help="the edits without faults (the real kube-apiserver has no /admin/faults)")
 args = p.parse_args()
 rnd = random.Random(args.seed)
@@ -71,15 +70,15 @@ def wait_programmed(name, timeout):
         time.sleep(0.05)
     return False
 
-if not args.bench: faults(dropWatchEvery=200)
+faults(dropWatchEvery=200)
 t0 = time.time()
 names = ["po-%04d" % i for i in range(args.count)]
 for i, n in enumerate(names):
-    put(n, "svc-%03d" % rnd.randrange(args.targets), rnd.randrange(1, 100), args.bench or rnd.random() > 0.1)
-    if i == args.count // 3 and not args.bench: faults(force410=3, throttle=30)
-    if i == args.count // 2 and not args.bench: faults(serverErrors=30)
+    put(n, "svc-%03d" % rnd.randrange(args.targets), rnd.randrange(1, 100), rnd.random() > 0.1)
+    if i == args.count // 3: faults(force410=3, throttle=30)
+    if i == args.count // 2: faults(serverErrors=30)
 # edits: value changes, invalid updates, target moves, deletions
-for n in ([] if args.bench else rnd.sample(names, args.count // 4)):
+for n in rnd.sample(names, args.count // 4):
     r = rnd.random()
     if r < 0.5:
         old = desired.get(n)
@@ -97,7 +96,7 @@ for n in ([] if args.bench else rnd.sample(names, args.count // 4)):
     else:
         call("DELETE", BASE + "/" + n)
         desired.pop(n, None); gens.pop(n, None)
-if not args.bench: faults(dropWatchEvery=0, force410=0, throttle=0, serverErrors=0)
+faults(dropWatchEvery=0, force410=0, throttle=0, serverErrors=0)
 print("wrote %d overrides with edits in %.1fs" % (args.count, time.time() - t0), flush=True)
 
 def converged():

@@ -131,12 +131,25 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
   app->wh_inflight = inflight ? po_Family_WithLabels(inflight) : NULL;
   app->wh_budget = budget ? po_Family_WithLabels(budget) : NULL;
   app->wh_refusals = refusals ? po_Family_WithLabels(refusals) : NULL;
+  static const char *const wl2[] = {"resource"};
+  app->io.writes = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_writes_total",
+      "Writes the reconciles made and the API server accepted, by resource: servicedefaults, proxydefaults, envoyfilters, "
+      "envoypatchpolicies (creates, updates, deletes), propertyoverrides/status (status patches), propertyoverrides "
+      "(finalizer and annotation patches). Events are counted in propertyoverride_events_total.",
+      1, wl2, 0, NULL);
+  po_MetricFamily *last = po_Metrics_Register(
+      app->metrics, kPo_Metric_Gauge, "propertyoverride_last_write_time_seconds",
+      "When the reconciles last wrote (Unix time, to the microsecond; 0 before the first write): with "
+      "propertyoverride_writes_total, what tells that the controller has settled.",
+      0, NULL, 0, NULL);
+  app->io.last_write = last ? po_Family_WithLabels(last) : NULL;
   app->istio_enabled = po_Metrics_Register(
       app->metrics, kPo_Metric_Gauge, "propertyoverride_istio_enabled",
       "1 when Istio targets (Service, Mesh) are programmed: --istio=on, or --istio=auto and the API server serves "
       "EnvoyFilters (checked again every --istio-recheck-interval until it does); 0 otherwise.",
       0, NULL, 0, NULL);
-  if (app->io.foreign_markers && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled &&
+  if (app->io.foreign_markers && app->io.writes && app->io.last_write && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled &&
       app->wh_inflight && app->wh_budget && app->wh_refusals)
     return true;
   return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");
@@ -393,6 +406,7 @@ static bool build(po_App *app, po_CtlStatus *st) {
       1, rl, 0, NULL);
   if (!events || !(app->io.recorder = po_EventRecorder_New(app->io.client, &(po_EventRecorderOptions){.metric = events}))) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (!add(app, po_EventRecorder_Runnable(app->io.recorder), st)) return false;
+  if (!po_StartGate_Init(&app->gate, app->metrics)) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (!build_informers(app, st) || !add(app, po_App_ControllerRunnable(app), st)) return false;
   /* --istio=auto without EnvoyFilters yet: checked again until they are served */
   if (app->io.istio_later) {
@@ -439,6 +453,7 @@ void po_App_Free(po_App *app) {
    * runnables used, users before what they use. */
   po_Manager_Free(app->manager);
   po_App_JoinLeadAlone(app);
+  po_StartGate_Destroy(&app->gate);
   po_WebhookServer_Stop(app->webhook);
   if (app->renewal_ready) po_Renewal_Destroy(&app->renewal);
   if (app->istio_detect_ready) po_IstioDetect_Destroy(&app->istio_detect);

@@ -57,6 +57,18 @@ typedef struct {
   bool started;         /* the informers it made were started: stopped with it */
 } po_IstioDetect;
 
+/* The controller's workers, started once every cache has synced (start_gate.c): a thread waits
+ * for them without a deadline, so a stop can wake it; workers tells whether it started them. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cond;
+  pthread_t thread;
+  bool running, stopping, workers, ready;
+  po_Series *m_wait, *m_started; /* propertyoverride_cache_sync_wait_seconds, _workers_start_time_seconds */
+} po_StartGate;
+bool po_StartGate_Init(po_StartGate *g, po_Metrics *metrics);
+void po_StartGate_Destroy(po_StartGate *g);
+
 /* Leading without an election: the manager is still inside Start when this runnable starts, so
  * BecameLeader is called from a thread of its own, joined by po_App_Free. */
 typedef struct {
@@ -90,6 +102,7 @@ struct po_App {
   po_Renewal renewal;
   bool renewal_ready;
   po_LeadAlone alone;
+  po_StartGate gate;
   char cert_path[4200], key_path[4200];
   char identity[300];
   long sync_timeout_ms;
@@ -120,6 +133,8 @@ po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
 void po_App_EnqueueKey(void *app, const char *key);
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log);
 po_Runnable po_App_ControllerRunnable(struct po_App *app);
+/* Every cached PropertyOverride and target, enqueued at once (events.c): at the workers' start. */
+void po_App_EnqueueAll(struct po_App *app);
 
 /* leadership.c */
 po_Runnable po_App_LeadershipRunnable(struct po_App *app);

@@ -288,7 +288,7 @@ static void enqueue_cached(void *ctx, const char *key, const json_object *o, con
   enqueue_now(e->app, k);
 }
 
-static void enqueue_all(po_App *app) {
+void po_App_EnqueueAll(po_App *app) {
   for (size_t i = 0; i < app->io.ns_count; i++) {
     EnqueueAll po = {app, kPo_TargetKind_ServiceDefaults, false}, sd = {app, kPo_TargetKind_ServiceDefaults, true},
                pd = {app, kPo_TargetKind_ProxyDefaults, true};
@@ -311,42 +311,4 @@ po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
   }
   if (r.conflict) po_Log_Debug(log, "conflict; retrying", po_Str("error", r.error));
   return r.result;
-}
-
-/* ---- the controller as a leader runnable ---- */
-
-static bool controller_start(void *ctx, po_CtlStatus *st) {
-  po_App *app = ctx;
-  /* No worker before every cache has synced (controller-runtime's rule): a reconcile against a
-   * partial PropertyOverride index takes the missing ones for deleted, and removes their entries
-   * and the targets it created. The wait is bounded (the manager's lock is held meanwhile, and a
-   * stop must not hang); past it the workers start, and every reconcile refuses to read or write
-   * until the caches are complete (po_Reconcile's gate), requeueing itself.
-   * One deadline for all of them: three informers per namespace each waited the whole timeout
-   * before, up to 16 x 3 x 10 s with the manager's lock held, past any stop deadline. */
-  int64_t deadline = po_RtClock_Now(po_RtClock_Real()) + app->sync_timeout_ms * PO_NS_PER_MS;
-  for (size_t i = 0; i < app->io.ns_count; i++) {
-    po_Informer *all[3] = {app->io.overrides[i], app->io.service_defaults[i], app->io.proxy_defaults[i]};
-    for (int k = 0; k < 3; k++) {
-      int64_t left_ms = (deadline - po_RtClock_Now(po_RtClock_Real())) / PO_NS_PER_MS;
-      po_Informer_WaitForSync(all[k], left_ms > 0 ? (long)left_ms : 0);
-    }
-  }
-  char why[128];
-  if (!po_KubeIO_Synced(&app->io, why, sizeof why)) {
-    po_Log_Warn(app->log, "starting to reconcile before the caches synced: reconciles wait for them", po_Str("reason", why));
-  }
-  if (!po_Controller_Start(app->controller, st)) return false;
-  enqueue_all(app);
-  po_Log_Info(app->log, "reconciling as leader", po_Int("overrides", (int64_t)po_TargetIndex_Count(app->index)));
-  return true;
-}
-
-static bool controller_stop(void *ctx, int64_t deadline) {
-  po_App *app = ctx;
-  return po_Controller_Stop(app->controller, deadline);
-}
-
-po_Runnable po_App_ControllerRunnable(po_App *app) {
-  return (po_Runnable){.name = "controller", .start = controller_start, .stop = controller_stop, .ctx = app, .needs_leader = true};
 }

@@ -158,6 +158,14 @@ static po_WriteResult result_of(const po_CtlStatus *st) {
   }
 }
 
+/* A write the API server accepted: counted by resource, and its time kept. */
+static void wrote(po_KubeIO *k, const char *resource) {
+  po_Series_Inc(po_Family_WithLabels(k->writes, resource));
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  po_Series_Set(k->last_write, (double)ts.tv_sec + (double)(ts.tv_nsec / 1000) / 1e6);
+}
+
 static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, const char *name, json_object *obj,
                                 bool create, const char *rv, json_object **written, po_CtlStatus *st) {
   ref.ns = ns;
@@ -176,6 +184,7 @@ static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, co
     ref.name = name;
     ok = po_KubeClient_Update(k->client, &ref, obj, want, st);
   }
+  if (ok) wrote(k, ref.resource);
   if (written && ok) *written = out;
   else json_object_put(out);
   return ok ? kPo_WriteResult_Ok : result_of(st);
@@ -219,6 +228,7 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   po_CtlStatus_Clear(st);
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
   bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, st); /* the answer is not needed */
+  if (ok) wrote(k, status ? "propertyoverrides/status" : "propertyoverrides");
   return ok ? kPo_WriteResult_Ok : result_of(st);
 }
 

@@ -43,6 +43,10 @@ typedef struct {
   const po_Tenancy *tenancy;
   /* propertyoverride_foreign_markers_total{kind}: look-alikes reported, once per target revision */
   po_MetricFamily *foreign_markers;
+  /* propertyoverride_writes_total{resource} and propertyoverride_last_write_time_seconds: what
+   * the reconciles wrote and when they last did (the benchmark's settle signal) */
+  po_MetricFamily *writes;
+  po_Series *last_write;
   struct po_SeenRevisions *seen; /* which target revisions were reported already */
   po_EventRecorder *recorder;    /* Events, coalesced and posted off the reconcile's thread (the app's) */
 } po_KubeIO;
