@@ -558,11 +558,9 @@ static int said(const Res *res, po_Arena *sa, const po_Status *st) {
 
 static int text_before(const Run *r, const Res *res, po_Message *msg, po_Arena *sa, po_Status *st, Texts *t) {
   if (msg && r->opt->json) t->before = po_Message_ToJson(msg, sa, &t->blen, st);
-  if (msg && r->opt->json && t->before) t->pb = po_Preview_PrettyJson(t->before, t->blen, sa);
+  if (msg && r->opt->json && t->before) t->pb = po_Preview_PrettyJson(t->before, t->blen, sa, st);
   if (msg && !r->opt->json) t->pb = po_Message_ToPrettyJson(msg, sa, NULL, st);
-  if (t->pb) return 0;
-  fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(res->r->type), shown(res->r->name, sa), st->message);
-  return -3;
+  return t->pb ? 0 : said(res, sa, st); /* out of memory: -1, never an error of the resource */
 }
 
 /* The resource's text after the patches; a result with no JSON form (a Duration out of range)
@@ -581,7 +579,7 @@ static int text_after(Run *r, po_Message *judged, Applied *ap, Texts *t) {
     r->errors++;
     po_Value_ListAppend(r->a, ap->errs, str(r->a, po_Arena_Printf(r->a, "the result cannot be written as JSON: %s", st.message)));
   }
-  t->pa = t->after && r->opt->json ? po_Preview_PrettyJson(t->after, t->alen, ap->sa) : t->after;
+  t->pa = t->after && r->opt->json ? po_Preview_PrettyJson(t->after, t->alen, ap->sa, &st) : t->after;
   return t->after && !t->pa ? -1 : 0;
 }
 
