@@ -41,6 +41,15 @@ bool po_Pgv_MemoRules(po_Arena *a) {
   return true;
 }
 
+po_Arena *po_Pgv_Scratch(po_ArenaTrack *track, po_Arena *owner, po_Status *st) {
+  po_Arena *scratch = po_Arena_NewTracked_(track);
+  if (scratch && po_Pgv_MemoRules(scratch)) return scratch;
+  po_Arena_NoteOutOfMemory_(owner);
+  po_Arena_Free(scratch);
+  po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
+  return NULL;
+}
+
 static size_t slot_of(const struct po_RulesMemo *m, const upb_FieldDef *f) {
   size_t i = ((uintptr_t)f >> 3) * 0x9E3779B97F4A7C15u & (m->cap - 1);
   while (m->slots[i].f && m->slots[i].f != f) i = (i + 1) & (m->cap - 1);
