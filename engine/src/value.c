@@ -117,15 +117,13 @@ po_Value *po_Value_NewString(po_Arena *a, const char *s, size_t len) {
 
 static bool grow(po_Arena *a, po_Value *v) {
   if (v->u.agg.len < v->u.agg.cap) return true;
-  size_t cap = v->u.agg.cap ? v->u.agg.cap * 2 : 4;
-  po_Value **items = po_Arena_Malloc(a, cap * sizeof *items);
+  size_t cap = v->u.agg.cap, key_cap = cap; /* a map's keys and values: one count, one cap */
+  po_Value **items = po_Arena_Grow(a, v->u.agg.items, v->u.agg.len, &cap, sizeof *items, 4);
   if (!items) return false;
-  if (v->u.agg.len) memcpy(items, v->u.agg.items, v->u.agg.len * sizeof *items);
   v->u.agg.items = items;
   if (v->kind == kPo_ValueKind_Map) {
-    const char **keys = po_Arena_Malloc(a, cap * sizeof *keys);
+    const char **keys = po_Arena_Grow(a, v->u.agg.keys, v->u.agg.len, &key_cap, sizeof *keys, 4);
     if (!keys) return false;
-    if (v->u.agg.len) memcpy(keys, v->u.agg.keys, v->u.agg.len * sizeof *keys);
     v->u.agg.keys = keys;
   }
   v->u.agg.cap = cap;
