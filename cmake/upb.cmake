@@ -24,7 +24,7 @@ foreach(f arena array decode_fast decode encode extension_registry
 endforeach()
 # The JSON codec and def.c are compiled from copies with proto/upb-patches applied (negative Durations,
 # the empty Any, Any type URLs as Envoy resolves them, strings copied once, a def pool's arena and a compacted table checked, quoted integers in any
-# number form: see each patch's header); the
+# number form, an Any encoded when memory runs out: see each patch's header); the
 # checkout itself is never modified.
 find_program(PO_PATCH patch REQUIRED)
 set(_upb_patched "${CMAKE_BINARY_DIR}/upb-patched")
@@ -38,7 +38,8 @@ set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch"
                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-decode-oom.patch"
                   "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-any-type-url.patch"
                   "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-quoted-int.patch"
-                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/strtable-resize-oom.patch")
+                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/strtable-resize-oom.patch"
+                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-encode-oom.patch")
 set(_upb_patch_cmds)
 foreach(p ${_upb_patches})
   list(APPEND _upb_patch_cmds COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i "${p}")

@@ -19,10 +19,10 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # Build tools, the libraries the code links, and the test tools.
 packages=(
   build-essential cmake pkg-config git ca-certificates
-  libcurl4-openssl-dev libyaml-dev libjson-c-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev
+  libcurl4-openssl-dev libyaml-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev
   valgrind clang libclang-rt-14-dev
   dpkg-dev gpgv debian-archive-keyring openssl curl jq
-  patch  # cmake/upb.cmake applies proto/upb-patches to build copies of upb's JSON codec
+  patch  # cmake/upb.cmake and cmake/jsonc.cmake apply proto/upb-patches and cmake/json-c-patches
   python3-yaml  # tests/cli/t_yaml_quoting.sh: PyYAML, a YAML 1.1 reader of what render writes
   # tests/deploy: the Helm-compatible renderer, built offline from Debian's Go sources
   # (golang-go also downloads the Envoy API modules below when the machine has no newer Go)
@@ -50,17 +50,15 @@ fi
 # lists, and the modules its descriptors import, hashes checked (scripts/fetch-envoy-api.sh) -----
 PO_DEPS_DIR="$deps" "$top/scripts/fetch-envoy-api.sh"
 
-# --- upb e4635f2 from Debian's grpc 1.51.1 source package ------------------------------------
-grpc_version=1.51.1-3
-# sha256 of the upstream tarball as Debian ships it (also checked by apt against the signed .dsc).
-grpc_orig_sha256="${PO_GRPC_ORIG_SHA256:-}"
-upb_dir="$deps/grpc"
-if [ ! -f "$upb_dir/.ok-$grpc_version" ]; then
-  log "fetching grpc $grpc_version source (for upb)"
+# --- Debian source packages: grpc (for upb) and json-c, each built from a patched copy ----------
+# apt-get source with deb-src entries derived from the machine's own Debian sources (same URIs,
+# suites, keys), in an apt configuration of our own under .deps/apt; made once per run.
+apt_ready=0
+debian_apt() {
+  [ "$apt_ready" = 1 ] && return
   apt_dir="$deps/apt"
   rm -rf "$apt_dir"; mkdir -p "$apt_dir"/{sources.list.d,lists/partial,cache/archives/partial,preferences.d}
-  # Derive deb-src entries from the machine's own Debian sources: same URIs, suites, keys.
-  found=0
+  local found=0 f
   for f in /etc/apt/sources.list.d/*.sources; do
     [ -f "$f" ] || continue
     grep -q 'debian' "$f" || continue
@@ -83,18 +81,34 @@ Dir::Cache "$apt_dir/cache";
 Dir::State::status "/var/lib/dpkg/status";
 APT::Sandbox::User "root";
 CONF
-  export APT_CONFIG="$apt_dir/apt.conf"
-  apt-get update -qq
-  src="$deps/src"
-  rm -rf "$src"; mkdir -p "$src"
-  (cd "$src" && apt-get source -qq --download-only "grpc=$grpc_version" >/dev/null)
-  unset APT_CONFIG
-  orig=$(ls "$src"/grpc_1.51.1.orig.tar.gz 2>/dev/null || true)
-  [ -n "$orig" ] || die "apt-get source did not fetch grpc_1.51.1.orig.tar.gz"
-  # Verify the tarball against the checksum in the .dsc (signed by the archive, verified by apt).
-  want=$(awk '/^Checksums-Sha256:/{f=1;next} /^[^ ]/{f=0} f && $3=="grpc_1.51.1.orig.tar.gz"{print $1}' "$src"/grpc_1.51.1-3.dsc)
-  got=$(sha256sum "$orig" | cut -d' ' -f1)
+  APT_CONFIG="$apt_dir/apt.conf" apt-get update -qq >&2
+  apt_ready=1
+}
+# fetch_orig PACKAGE VERSION ORIG: downloads the source package into .deps/src and prints the path
+# of its upstream tarball ORIG, verified against the checksum in the .dsc (signed by the archive,
+# verified by apt). Call debian_apt first (not in the $(...) that reads the path).
+fetch_orig() {
+  local pkg=$1 version=$2 orig=$3 src="$deps/src"
+  mkdir -p "$src"
+  (cd "$src" && APT_CONFIG="$apt_dir/apt.conf" apt-get source -qq --download-only "$pkg=$version" >/dev/null)
+  [ -f "$src/$orig" ] || die "apt-get source did not fetch $orig"
+  local want got
+  want=$(awk -v o="$orig" '/^Checksums-Sha256:/{f=1;next} /^[^ ]/{f=0} f && $3==o{print $1}' "$src/${pkg}_$version.dsc")
+  got=$(sha256sum "$src/$orig" | cut -d' ' -f1)
   [ -n "$want" ] && [ "$want" = "$got" ] || die "checksum mismatch for $orig: got $got, .dsc says $want"
+  echo "$src/$orig"
+}
+
+# upb e4635f2 from Debian's grpc 1.51.1 source package
+grpc_version=1.51.1-3
+# sha256 of the upstream tarball as Debian ships it (also checked by apt against the signed .dsc).
+grpc_orig_sha256="${PO_GRPC_ORIG_SHA256:-}"
+upb_dir="$deps/grpc"
+if [ ! -f "$upb_dir/.ok-$grpc_version" ]; then
+  log "fetching grpc $grpc_version source (for upb)"
+  debian_apt
+  orig=$(fetch_orig grpc "$grpc_version" grpc_1.51.1.orig.tar.gz)
+  got=$(sha256sum "$orig" | cut -d' ' -f1)
   if [ -n "$grpc_orig_sha256" ] && [ "$grpc_orig_sha256" != "$got" ]; then
     die "grpc orig tarball sha256 $got differs from the pinned $grpc_orig_sha256"
   fi
@@ -105,6 +119,20 @@ CONF
     '*/src/core/ext/upb-generated/google/protobuf/descriptor.upb.*'
   [ -f "$upb_dir/third_party/upb/upb/def.c" ] || die "upb sources missing from $orig"
   touch "$upb_dir/.ok-$grpc_version"
+fi
+
+# json-c 0.16 from Debian's json-c 0.16-2 source package (bookworm's libjson-c5 is built from
+# it): cmake/jsonc.cmake builds it static with cmake/json-c-patches applied (out of memory).
+jsonc_version=0.16-2
+jsonc_dir="$deps/json-c"
+if [ ! -f "$jsonc_dir/.ok-$jsonc_version" ]; then
+  log "fetching json-c $jsonc_version source"
+  debian_apt
+  orig=$(fetch_orig json-c "$jsonc_version" json-c_0.16.orig.tar.gz)
+  rm -rf "$jsonc_dir"; mkdir -p "$jsonc_dir"
+  tar -xzf "$orig" -C "$jsonc_dir" --strip-components=1
+  [ -f "$jsonc_dir/json_tokener.c" ] || die "json-c sources missing from $orig"
+  touch "$jsonc_dir/.ok-$jsonc_version"
 fi
 
 # --- tests/deploy: Kubernetes object schemas (npm, exact versions from the committed lock) ------

@@ -15,7 +15,7 @@
  * keys sorted by byte order (upb writes map entries in hash order: sorting makes the before and
  * after of one resource, and two runs, line up). NULL when the text is not JSON this reads
  * (nested over 64 deep) or out of memory. */
-char *po_Preview_PrettyJson(const char *json, size_t len, po_Arena *a);
+char *po_Preview_PrettyJson(const char *json, size_t len, po_Arena *a, po_Status *st);
 /* The same for a value tree (the --output json report). */
 char *po_Preview_PrettyValue(const po_Value *v, po_Arena *a);
 

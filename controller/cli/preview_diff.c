@@ -10,11 +10,11 @@
 
 /* The indenting itself is the engine's (po_Value_ToPrettyJson): the resources' texts come
  * straight from their messages (po_Message_ToPrettyJson), and the two must agree byte for byte. */
-char *po_Preview_PrettyJson(const char *json, size_t len, po_Arena *a) {
-  po_Status st;
-  po_Status_Clear(&st);
-  const po_Value *v = po_Value_ParseJson(json, len, a, &st);
-  return v ? po_Value_ToPrettyJson(v, a) : NULL;
+char *po_Preview_PrettyJson(const char *json, size_t len, po_Arena *a, po_Status *st) {
+  const po_Value *v = po_Value_ParseJson(json, len, a, st);
+  char *out = v ? po_Value_ToPrettyJson(v, a) : NULL;
+  if (v && !out) po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
+  return out;
 }
 
 char *po_Preview_PrettyValue(const po_Value *v, po_Arena *a) { return po_Value_ToPrettyJson(v, a); }

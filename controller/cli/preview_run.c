@@ -232,7 +232,8 @@ static bool copy_out(FILE *tmp, FILE *out) {
  * newline), after a comma from the second on. false when out of memory. */
 static bool spill_entry(FILE *f, size_t *n, const po_Value *v, po_Arena *a) {
   char *e = po_Preview_PrettyValue(v, a);
-  if (!e) return false;
+  /* a put or a string the arena could not allocate left a piece out: no entry, out of memory */
+  if (!e || po_Engine_OutOfMemory(a)) return false;
   fputs((*n)++ ? ",\n    " : "    ", f);
   for (char *line = e, *nl; *line; line = nl + 1) {
     nl = strchr(line, '\n');
@@ -505,8 +506,14 @@ static int write_json_entry(Run *r, const Res *res, const Texts *t, bool same, A
   po_Value *jr = res_value(res, ap->sa);
   po_Value_MapPut(ap->sa, jr, "patches", ap->applied);
   po_Status js;
-  po_Value_MapPut(ap->sa, jr, "before", po_Value_ParseJson(t->before, t->blen, ap->sa, &js));
-  if (t->after) po_Value_MapPut(ap->sa, jr, "after", po_Value_ParseJson(t->after, t->alen, ap->sa, &js));
+  po_Status_Clear(&js);
+  /* our own JSON texts: a parse fails only for memory (json-c's, outside the arena), and a
+   * resource printed as null would be a report read short */
+  po_Value *before = t->before ? po_Value_ParseJson(t->before, t->blen, ap->sa, &js) : NULL;
+  po_Value *after = t->after ? po_Value_ParseJson(t->after, t->alen, ap->sa, &js) : NULL;
+  if ((t->before && !before) || (t->after && !after)) return -1;
+  po_Value_MapPut(ap->sa, jr, "before", before);
+  if (after) po_Value_MapPut(ap->sa, jr, "after", after);
   po_Value_MapPut(ap->sa, jr, "changed", po_Value_NewBool(ap->sa, !same));
   if (po_Value_Size(ap->errs)) po_Value_MapPut(ap->sa, jr, "errors", ap->errs);
   if (ap->nlacked) {
@@ -558,11 +565,9 @@ static int said(const Res *res, po_Arena *sa, const po_Status *st) {
 
 static int text_before(const Run *r, const Res *res, po_Message *msg, po_Arena *sa, po_Status *st, Texts *t) {
   if (msg && r->opt->json) t->before = po_Message_ToJson(msg, sa, &t->blen, st);
-  if (msg && r->opt->json && t->before) t->pb = po_Preview_PrettyJson(t->before, t->blen, sa);
+  if (msg && r->opt->json && t->before) t->pb = po_Preview_PrettyJson(t->before, t->blen, sa, st);
   if (msg && !r->opt->json) t->pb = po_Message_ToPrettyJson(msg, sa, NULL, st);
-  if (t->pb) return 0;
-  fprintf(stderr, "propertyoverride preview: %s %s: %s\n", type_name(res->r->type), shown(res->r->name, sa), st->message);
-  return -3;
+  return t->pb ? 0 : said(res, sa, st); /* out of memory: -1, never an error of the resource */
 }
 
 /* The resource's text after the patches; a result with no JSON form (a Duration out of range)
@@ -581,7 +586,7 @@ static int text_after(Run *r, po_Message *judged, Applied *ap, Texts *t) {
     r->errors++;
     po_Value_ListAppend(r->a, ap->errs, str(r->a, po_Arena_Printf(r->a, "the result cannot be written as JSON: %s", st.message)));
   }
-  t->pa = t->after && r->opt->json ? po_Preview_PrettyJson(t->after, t->alen, ap->sa) : t->after;
+  t->pa = t->after && r->opt->json ? po_Preview_PrettyJson(t->after, t->alen, ap->sa, &st) : t->after;
   return t->after && !t->pa ? -1 : 0;
 }
 

@@ -14,14 +14,9 @@ void po_CliReport_Init(po_CliReport *r, po_Arena *a) {
 }
 
 po_CliFinding *po_CliReport_Add(po_CliReport *r, const po_CliObject *o) {
-  if (r->count == r->cap) {
-    size_t cap = r->cap ? r->cap * 2 : 32;
-    po_CliFinding *bigger = po_Arena_Malloc(r->arena, cap * sizeof *bigger);
-    if (!bigger) return NULL;
-    if (r->count) memcpy(bigger, r->items, r->count * sizeof *bigger);
-    r->items = bigger;
-    r->cap = cap;
-  }
+  po_CliFinding *items = po_Arena_Grow(r->arena, r->items, r->count, &r->cap, sizeof *items, 32);
+  if (!items) return NULL;
+  r->items = items;
   po_CliFinding *f = &r->items[r->count++];
   memset(f, 0, sizeof *f);
   f->item = f->extension = f->patch = -1;
@@ -54,14 +49,9 @@ bool po_CliReport_Own(po_CliReport *r, size_t from) {
 }
 
 bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why) {
-  if (r->not_read_count == r->not_read_cap) {
-    size_t cap = r->not_read_cap ? r->not_read_cap * 2 : 16;
-    po_CliNotRead *bigger = po_Arena_Malloc(r->arena, cap * sizeof *bigger);
-    if (!bigger) return false;
-    if (r->not_read_count) memcpy(bigger, r->not_read, r->not_read_count * sizeof *bigger);
-    r->not_read = bigger;
-    r->not_read_cap = cap;
-  }
+  po_CliNotRead *nr = po_Arena_Grow(r->arena, r->not_read, r->not_read_count, &r->not_read_cap, sizeof *nr, 16);
+  if (!nr) return false;
+  r->not_read = nr;
   r->not_read[r->not_read_count++] = (po_CliNotRead){path, why};
   return true;
 }

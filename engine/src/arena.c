@@ -3,6 +3,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 
 #include "internal.h"
@@ -152,6 +153,17 @@ void *po_Arena_Malloc(po_Arena *a, size_t size) {
   void *p = upb_Arena_Malloc(a->upb, size ? size : 1);
   if (p) memset(p, 0, size);
   return p;
+}
+
+void *po_Arena_Grow(po_Arena *a, void *items, size_t count, size_t *cap, size_t size, size_t first) {
+  if (count < *cap) return items;
+  size_t n = *cap ? *cap * 2 : first;
+  if (!n || n < *cap || n > SIZE_MAX / (size ? size : 1)) return NULL;
+  void *bigger = upb_Arena_Malloc(a->upb, n * size);
+  if (!bigger) return NULL;
+  if (count) memcpy(bigger, items, count * size);
+  *cap = n;
+  return bigger;
 }
 
 char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len) {

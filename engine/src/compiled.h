@@ -180,6 +180,9 @@ bool po_Pgv_Holds(const upb_Message *m, const upb_FieldDef *f);
 /* Remembers, for the arena's life, each field's rules looked up in arena `a` (a walk over a big
  * value asks for the same fields' again and again). false when out of memory (not turned on). */
 bool po_Pgv_MemoRules(po_Arena *a);
+/* A scratch arena for a rule walk: its failures recorded in `track` (which outlives it), the
+ * memo of rules on. NULL when out of memory: noted in `owner` (the caller's arena) and said in st. */
+po_Arena *po_Pgv_Scratch(po_ArenaTrack *track, po_Arena *owner, po_Status *st);
 /* For tests: field f's rules in arena `a` are `rules` (a validate.FieldRules of type def), as if
  * its options said so (the memo must be on). Rule kinds no field of the snapshot uses are tested
  * through it (tests/engine/test_pgv_kinds.c). */

@@ -462,9 +462,11 @@ static void fix_tree(Fix *f, json_object *j) {
 static const char *without_unknown_types(const po_Schema *s, const char *json, size_t len, po_Arena *a,
                                          size_t *out_len, po_ConfigDump *out) {
   json_tokener *tok = json_tokener_new_ex(kMaxJsonDepth);
-  if (!tok) return NULL;
+  if (!tok) return po_Arena_NoteOutOfMemory_(a), NULL;
   json_object *root = json_tokener_parse_ex(tok, json, (int)len);
   bool ok = root && json_tokener_get_error(tok) == json_tokener_success;
+  /* memory, not the dump (cmake/json-c-patches/tokener-oom.patch): decode_piece says so */
+  if (json_tokener_get_error(tok) == json_tokener_error_memory) po_Arena_NoteOutOfMemory_(a);
   /* json-c stops after one value: what follows it is kept after the rewritten text, so upb's
    * decode of the whole still refuses text after the dump (two dumps appended into one file). */
   size_t end = ok ? json_tokener_get_parse_end(tok) : len;
@@ -476,6 +478,7 @@ static const char *without_unknown_types(const po_Schema *s, const char *json, s
     fix_tree(&f, root);
     const char *t = f.oom ? NULL : json_object_to_json_string_ext(root, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
     text = t ? po_Arena_Printf(a, "%s%.*s", t, (int)(len - end), json + end) : NULL;
+    if (!text) po_Arena_NoteOutOfMemory_(a); /* the fix, the writer (printbuf-oom.patch) or the copy */
     if (text) {
       *out_len = strlen(text);
       out->unknown_types = f.count;

@@ -38,14 +38,9 @@ const po_Diagnostic *po_Diagnostics_At(const po_Diagnostics *d, size_t i) {
 po_Diagnostic *po_Diagnostics_Add(po_Diagnostics *d, po_Severity sev, po_DiagKind kind,
                                   int patch_index, const char *path, const char *message) {
   if (!d) return NULL;
-  if (d->len == d->cap) {
-    size_t cap = d->cap ? d->cap * 2 : 8;
-    po_Diagnostic *items = po_Arena_Malloc(d->arena, cap * sizeof *items);
-    if (!items) return NULL;
-    if (d->len) memcpy(items, d->items, d->len * sizeof *items);
-    d->items = items;
-    d->cap = cap;
-  }
+  po_Diagnostic *items = po_Arena_Grow(d->arena, d->items, d->len, &d->cap, sizeof *items, 8);
+  if (!items) return NULL;
+  d->items = items;
   po_Diagnostic *x = &d->items[d->len++];
   *x = (po_Diagnostic){.severity = sev, .kind = kind, .patch_index = patch_index,
                        .path = path, .message = message ? message : ""};

@@ -41,6 +41,15 @@ bool po_Pgv_MemoRules(po_Arena *a) {
   return true;
 }
 
+po_Arena *po_Pgv_Scratch(po_ArenaTrack *track, po_Arena *owner, po_Status *st) {
+  po_Arena *scratch = po_Arena_NewTracked_(track);
+  if (scratch && po_Pgv_MemoRules(scratch)) return scratch;
+  po_Arena_NoteOutOfMemory_(owner);
+  po_Arena_Free(scratch);
+  po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
+  return NULL;
+}
+
 static size_t slot_of(const struct po_RulesMemo *m, const upb_FieldDef *f) {
   size_t i = ((uintptr_t)f >> 3) * 0x9E3779B97F4A7C15u & (m->cap - 1);
   while (m->slots[i].f && m->slots[i].f != f) i = (i + 1) & (m->cap - 1);
@@ -226,16 +235,16 @@ static const char *kRulesName(const upb_FieldDef *vf) {
 }
 
 /* FieldRules `r` (of type rd) on value v of scalar field vf. */
-static const char *check_value(const upb_Message *r, const upb_MessageDef *rd, const upb_FieldDef *vf,
-                               upb_MessageValue v, po_Arena *a) {
+static const char *check_value(const po_Schema *s, const upb_Message *r, const upb_MessageDef *rd,
+                               const upb_FieldDef *vf, upb_MessageValue v, po_Arena *a) {
   const char *kind = kRulesName(vf);
   const upb_MessageDef *kd;
   const upb_Message *k = kind ? sub(r, rd, kind, &kd) : NULL;
   if (!k) return NULL;
   upb_CType ct = upb_FieldDef_CType(vf);
   switch (ct) {
-    case kUpb_CType_String: return po_Pgv_CheckString_(k, kd, v.str_val, false, a);
-    case kUpb_CType_Bytes: return po_Pgv_CheckString_(k, kd, v.str_val, true, a);
+    case kUpb_CType_String: return po_Pgv_CheckString_(s, k, kd, v.str_val, false, a);
+    case kUpb_CType_Bytes: return po_Pgv_CheckString_(s, k, kd, v.str_val, true, a);
     case kUpb_CType_Bool: {
       const upb_FieldDef *cf = upb_MessageDef_FindFieldByName(kd, "const");
       if (cf && upb_Message_Has(k, cf) && upb_Message_Get(k, cf).bool_val != v.bool_val) {
@@ -268,7 +277,7 @@ const char *po_Pgv_CheckScalar(const po_Schema *s, const upb_FieldDef *f, upb_Me
     vf = upb_MessageDef_FindFieldByName(upb_FieldDef_MessageSubDef(f), "value");
     if (!vf) return NULL;
   }
-  return check_value(r, rd, vf, v, a);
+  return check_value(s, r, rd, vf, v, a);
 }
 
 /* ---- lists and maps ---- */
@@ -391,9 +400,9 @@ const char *po_Pgv_CheckMap(const po_Schema *s, const upb_FieldDef *f, const upb
   const upb_FieldDef *kf = upb_MessageDef_FindFieldByNumber(entry, 1), *vf = upb_MessageDef_FindFieldByNumber(entry, 2);
   const upb_Message *keys = sub(m, md, "keys", &kd), *vals = sub(m, md, "values", &vd);
   for (size_t it = kUpb_Map_Begin; map && (keys || vals) && upb_MapIterator_Next(map, &it);) {
-    const char *v = keys ? check_value(keys, kd, kf, upb_MapIterator_Key(map, it), a) : NULL;
+    const char *v = keys ? check_value(s, keys, kd, kf, upb_MapIterator_Key(map, it), a) : NULL;
     if (v) return po_Arena_Printf(a, "a key: %s", v);
-    v = vals && !upb_FieldDef_IsSubMessage(vf) ? check_value(vals, vd, vf, upb_MapIterator_Value(map, it), a) : NULL;
+    v = vals && !upb_FieldDef_IsSubMessage(vf) ? check_value(s, vals, vd, vf, upb_MapIterator_Value(map, it), a) : NULL;
     if (v) return po_Arena_Printf(a, "a value: %s", v);
   }
   return NULL;

@@ -46,8 +46,9 @@ static inline const upb_Array *po_Pgv_List_(const upb_Message *m, const upb_Mess
   return arr && upb_Array_Size(arr) ? arr : NULL;
 }
 
-/* StringRules or BytesRules `k` (of type kd) on value v: NULL, or the violation. */
-const char *po_Pgv_CheckString_(const upb_Message *k, const upb_MessageDef *kd, upb_StringView v, bool bytes,
-                                po_Arena *a);
+/* StringRules or BytesRules `k` (of type kd) on value v: NULL, or the violation. `s`, the schema
+ * the rules come from, keeps the compiled `pattern`s (NULL: each compiled for the value). */
+const char *po_Pgv_CheckString_(const po_Schema *s, const upb_Message *k, const upb_MessageDef *kd,
+                                upb_StringView v, bool bytes, po_Arena *a);
 
 #endif

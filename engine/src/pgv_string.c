@@ -13,6 +13,7 @@
  * with inet_pton, which takes what Go's net.ParseIP takes (dotted quads without leading zeros,
  * RFC 4291 text, no zone); an IPv4-mapped IPv6 address counts as IPv4, as PGV's `To4()` does. */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <locale.h>
 #include <pthread.h>
 #include <regex.h>
@@ -224,64 +225,103 @@ static const char *translate(const char *re, po_Arena *a) {
 }
 
 
-/* Compiled patterns, by their RE2 text, for the process's life: regcomp under a UTF-8 locale
- * costs ~50 µs a pattern, a match ~1 µs, and the rules name a few dozen patterns (Envoy's protos:
- * 6). Past kMaxCached distinct patterns each is compiled per value (slower, as exact). glibc's
- * regexec takes the compiled pattern's own lock, so threads share an entry. */
+/* Compiled patterns, by their RE2 text, kept in the schema whose rules name them
+ * (po_Schema_Cache: made on the first pattern checked, freed with the schema), never in the
+ * process: regcomp under a UTF-8 locale costs ~50 µs a pattern, a match ~1 µs, and the rules
+ * name a few dozen patterns (Envoy's protos: 6). Past kMaxCached distinct patterns each is
+ * compiled per value (slower, as exact). glibc's regexec takes the compiled pattern's own lock,
+ * so threads share an entry; the table's lock guards only its filling. */
 enum { kMaxCached = 256 };
 typedef struct {
   char *re;
   regex_t rx;
   int err; /* regcomp's result: 0 compiled */
 } Compiled;
-static Compiled g_cache[kMaxCached];
-static size_t g_cached;
-static locale_t g_utf8;
-static bool g_utf8_tried;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+typedef struct {
+  pthread_mutex_t lock;
+  locale_t utf8; /* (locale_t)0: no C.UTF-8 (glibc before 2.35): bytes, `.` a byte */
+  size_t n;
+  Compiled *c[kMaxCached]; /* each its own allocation: a hit's address stays while the table grows */
+} Patterns;
 
-/* The compiled `re` (its POSIX form `ere`), compiled on first use. NULL: *err is regcomp's
- * refusal (REG_ESPACE is not kept, so a later value tries again), or 0 when the cache is full. */
-static const regex_t *compiled(const char *re, const char *ere, int *err) {
-  pthread_mutex_lock(&g_lock);
+/* C.UTF-8 into *out ((locale_t)0 when the C library has none); false when out of memory. */
+static bool utf8_locale(locale_t *out) {
+  errno = 0;
+  *out = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0);
+  return *out || errno != ENOMEM;
+}
+
+static void *patterns_make(void) {
+  Patterns *p = calloc(1, sizeof *p);
+  if (!p) return NULL;
+  if (!utf8_locale(&p->utf8) || pthread_mutex_init(&p->lock, NULL)) {
+    if (p->utf8) freelocale(p->utf8);
+    free(p);
+    return NULL;
+  }
+  return p;
+}
+
+static void patterns_free(void *cache) {
+  Patterns *p = cache;
+  for (size_t i = 0; i < p->n; i++) {
+    if (!p->c[i]->err) regfree(&p->c[i]->rx);
+    free(p->c[i]->re);
+    free(p->c[i]);
+  }
+  if (p->utf8) freelocale(p->utf8);
+  pthread_mutex_destroy(&p->lock);
+  free(p);
+}
+
+static const po_SchemaCacheKind kPatterns = {patterns_make, patterns_free};
+
+/* regcomp of `ere` under `utf8` (when there is one). */
+static int compile(regex_t *rx, const char *ere, locale_t utf8) {
+  locale_t old = utf8 ? uselocale(utf8) : (locale_t)0;
+  int err = regcomp(rx, ere, REG_EXTENDED | REG_NOSUB);
+  if (utf8) uselocale(old);
+  return err;
+}
+
+/* The compiled `re` (its POSIX form `ere`) in p, compiled on first use. NULL: *err is regcomp's
+ * refusal (REG_ESPACE, or an allocation of the table's, is not kept: a later value tries again),
+ * or 0 when the table is full. */
+static const regex_t *compiled(Patterns *p, const char *re, const char *ere, int *err) {
+  pthread_mutex_lock(&p->lock);
   const regex_t *hit = NULL;
   *err = 0;
-  for (size_t i = 0; i < g_cached && !hit && !*err; i++) {
-    if (strcmp(g_cache[i].re, re)) continue;
-    if (g_cache[i].err) *err = g_cache[i].err;
-    else hit = &g_cache[i].rx;
+  for (size_t i = 0; i < p->n && !hit && !*err; i++) {
+    if (strcmp(p->c[i]->re, re)) continue;
+    if (p->c[i]->err) *err = p->c[i]->err;
+    else hit = &p->c[i]->rx;
   }
-  char *key = hit || *err || g_cached == kMaxCached ? NULL : strdup(re);
-  if (key) {
-    /* glibc has C.UTF-8 built in since 2.35; without it, bytes: `.` then matches a byte of a
-     * multi-byte rune, which only a counted `.` could tell apart */
-    if (!g_utf8_tried) g_utf8 = newlocale(LC_CTYPE_MASK, "C.UTF-8", (locale_t)0), g_utf8_tried = true;
-    locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
-    Compiled *c = &g_cache[g_cached];
-    c->err = regcomp(&c->rx, ere, REG_EXTENDED | REG_NOSUB);
-    if (g_utf8) uselocale(old);
-    *err = c->err;
-    if (c->err == REG_ESPACE) {
+  if (!hit && !*err && p->n < kMaxCached) {
+    Compiled *c = malloc(sizeof *c);
+    char *key = c ? strdup(re) : NULL;
+    if (key) c->err = compile(&c->rx, ere, p->utf8);
+    if (!key || c->err == REG_ESPACE) {
+      *err = REG_ESPACE;
       free(key);
+      free(c);
     } else {
       c->re = key;
-      g_cached++;
+      p->c[p->n++] = c;
+      *err = c->err;
       if (!c->err) hit = &c->rx;
     }
-  } else if (!hit && !*err && g_cached < kMaxCached) {
-    *err = REG_ESPACE; /* strdup's malloc */
   }
-  pthread_mutex_unlock(&g_lock);
+  pthread_mutex_unlock(&p->lock);
   return hit;
 }
 
 /* Matches v against the compiled pattern: the bounds are given (REG_STARTEND), so a NUL in the
  * value is a character as in Go's regexp. 1 matches, 0 does not, -1 no verdict. */
-static int run(const regex_t *rx, upb_StringView v, po_Arena *a) {
-  locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
+static int run(const regex_t *rx, locale_t utf8, upb_StringView v, po_Arena *a) {
+  locale_t old = utf8 ? uselocale(utf8) : (locale_t)0;
   regmatch_t span = {.rm_so = 0, .rm_eo = (regoff_t)v.size};
   int e = regexec(rx, v.data ? v.data : "", 1, &span, REG_STARTEND);
-  if (g_utf8) uselocale(old);
+  if (utf8) uselocale(old);
   if (e == REG_ESPACE) po_Arena_NoteOutOfMemory_(a);
   return e == 0 ? 1 : e == REG_NOMATCH ? 0 : -1;
 }
@@ -290,22 +330,30 @@ static int run(const regex_t *rx, upb_StringView v, po_Arena *a) {
  * fails, so it runs only where a value meets the pattern; cli_oom fails every allocation.) */
 bool po_Pgv_PatternJudged(const char *re, po_Arena *a) { return translate(re, a) != NULL; }
 
+/* `ere` compiled for this value alone: the schema's table full, or not made (out of memory, or
+ * no schema). 1, 0 or -1 as pattern_match. */
+static int match_once(const char *ere, upb_StringView v, po_Arena *a) {
+  locale_t utf8;
+  if (!utf8_locale(&utf8)) return po_Arena_NoteOutOfMemory_(a), -1;
+  regex_t rx;
+  int err = compile(&rx, ere, utf8);
+  int r = err ? -1 : run(&rx, utf8, v, a);
+  if (!err) regfree(&rx);
+  if (utf8) freelocale(utf8);
+  if (err == REG_ESPACE) po_Arena_NoteOutOfMemory_(a); /* the C library's malloc: no verdict */
+  return r;
+}
+
 /* 1 matches, 0 does not, -1 not judged (untranslatable, or the matcher refused it). */
-static int pattern_match(const char *re, upb_StringView v, po_Arena *a) {
+static int pattern_match(const po_Schema *s, const char *re, upb_StringView v, po_Arena *a) {
   const char *ere = translate(re, a);
   if (!ere) return -1;
+  Patterns *p = po_Schema_Cache(s, &kPatterns);
+  if (!p) return match_once(ere, v, a);
   int err;
-  const regex_t *c = compiled(re, ere, &err);
-  if (c) return run(c, v, a);
-  if (!err) { /* the cache is full: this pattern compiled for this value alone */
-    regex_t rx;
-    locale_t old = g_utf8 ? uselocale(g_utf8) : (locale_t)0;
-    err = regcomp(&rx, ere, REG_EXTENDED | REG_NOSUB);
-    if (g_utf8) uselocale(old);
-    int r = err ? -1 : run(&rx, v, a);
-    if (!err) regfree(&rx);
-    if (!err) return r;
-  }
+  const regex_t *c = compiled(p, re, ere, &err);
+  if (c) return run(c, p->utf8, v, a);
+  if (!err) return match_once(ere, v, a); /* the table is full */
   if (err == REG_ESPACE) po_Arena_NoteOutOfMemory_(a); /* the C library's malloc: no verdict */
   return -1;
 }
@@ -335,8 +383,8 @@ static const char *check_lengths(const upb_Message *k, const upb_MessageDef *kd,
 
 static bool same(upb_StringView x, upb_StringView y) { return x.size == y.size && !memcmp(x.data, y.data, x.size); }
 
-static const char *check_members(const upb_Message *k, const upb_MessageDef *kd, upb_StringView v, bool bytes,
-                                 const char *q, po_Arena *a) {
+static const char *check_members(const po_Schema *schema, const upb_Message *k, const upb_MessageDef *kd,
+                                 upb_StringView v, bool bytes, const char *q, po_Arena *a) {
   const char *kind = bytes ? "bytes" : "string";
   const upb_FieldDef *f;
   upb_MessageValue b;
@@ -373,7 +421,7 @@ static const char *check_members(const upb_Message *k, const upb_MessageDef *kd,
   upb_MessageValue pat;
   if (po_Pgv_Get_(k, kd, "pattern", &pf, &pat)) {
     char *re = po_Arena_Strndup(a, pat.str_val.data, pat.str_val.size);
-    if (re && pattern_match(re, v, a) == 0) return po_Arena_Printf(a, "%s violates %s pattern \"%s\"", q, kind, re);
+    if (re && pattern_match(schema, re, v, a) == 0) return po_Arena_Printf(a, "%s violates %s pattern \"%s\"", q, kind, re);
   }
   return NULL;
 }
@@ -418,12 +466,12 @@ static const char *check_formats(const upb_Message *k, const upb_MessageDef *kd,
   return NULL;
 }
 
-const char *po_Pgv_CheckString_(const upb_Message *k, const upb_MessageDef *kd, upb_StringView v, bool bytes,
-                                po_Arena *a) {
+const char *po_Pgv_CheckString_(const po_Schema *schema, const upb_Message *k, const upb_MessageDef *kd,
+                                upb_StringView v, bool bytes, po_Arena *a) {
   char q[96];
   snprintf(q, sizeof q, "\"%.*s%s\"", v.size > 64 ? 64 : (int)v.size, v.data, v.size > 64 ? "..." : "");
   const char *r = check_lengths(k, kd, v, bytes, q, a);
-  if (!r) r = check_members(k, kd, v, bytes, q, a);
+  if (!r) r = check_members(schema, k, kd, v, bytes, q, a);
   if (!r) r = check_formats(k, kd, v, bytes, q, a);
   return r;
 }

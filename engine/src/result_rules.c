@@ -118,12 +118,8 @@ bool po_Override_ApplyChecked(const po_Override *o, po_Message *m, const po_Payl
   if (!po_Override_Apply(o, m, p, patched, st)) return false;
   const po_Schema *s = o->schema;
   po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
-  po_Arena *scratch = po_Arena_NewTracked_(&track);
-  if (!scratch || !po_Pgv_MemoRules(scratch)) {
-    po_Arena_NoteOutOfMemory_(m->arena);
-    po_Arena_Free(scratch);
-    return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
-  }
+  po_Arena *scratch = po_Pgv_Scratch(&track, m->arena, st);
+  if (!scratch) return false;
   /* checked once per patch, after all the override's patches (a later patch may fill in what
    * an earlier one's parent needs) */
   bool ok = true;

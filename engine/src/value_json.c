@@ -193,6 +193,11 @@ static bool tokenize(const char *text, size_t len, int depth, json_object **out,
     end = len;
   }
   *why = NULL;
+  if (err == json_tokener_error_memory) { /* cmake/json-c-patches/tokener-oom.patch */
+    json_object_put(j);
+    json_tokener_free(tok);
+    return *err_at = 0, false;
+  }
   if (err == json_tokener_continue) {
     json_object_put(j);
     j = NULL;

@@ -259,12 +259,8 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
                          value_depth, kPo_RulesMaxScaffold);
   }
   po_ArenaTrack track; /* a lookup or a text not allocated would be a finding silently lost */
-  po_Arena *scratch = po_Arena_NewTracked_(&track);
-  if (!scratch || !po_Pgv_MemoRules(scratch)) {
-    po_Arena_NoteOutOfMemory_(m->arena);
-    po_Arena_Free(scratch);
-    return po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
-  }
+  po_Arena *scratch = po_Pgv_Scratch(&track, m->arena, st);
+  if (!scratch) return false;
   Native nv = {patch_index, out};
   po_RuleWalk *w = po_Arena_Malloc(scratch, sizeof *w);
   if (!w) {
@@ -288,13 +284,8 @@ const char *po_Message_CheckRemove(const po_EnvoyApi *api, const char *message_f
   if (md && field && !f) f = upb_MessageDef_FindByJsonName(md, field);
   if (!f) return NULL;
   po_ArenaTrack track; /* the rules' lookups: a scratch arena, the text copied into `a` */
-  po_Arena *scratch = po_Arena_NewTracked_(&track);
-  if (!scratch || !po_Pgv_MemoRules(scratch)) {
-    po_Arena_NoteOutOfMemory_(a);
-    po_Arena_Free(scratch);
-    po_Status_Set(st, kPo_Status_NoMemory, "out of memory");
-    return NULL;
-  }
+  po_Arena *scratch = po_Pgv_Scratch(&track, a, st);
+  if (!scratch) return NULL;
   const char *v = po_Pgv_CheckRemove(s, f, scratch);
   const char *out = v ? po_Arena_Strndup(a, v, strlen(v)) : NULL;
   bool oom = track.failed || (v && !out);

@@ -632,31 +632,38 @@ static bool separator(const char *p, size_t n, size_t line, po_Status *st, bool 
   return true;
 }
 
-/* The first document of one chunk (NULL with *none when it has none); false on error. */
-static bool parse_chunk(Reader *r, const char *text, size_t len, po_Value **out) {
-  *out = NULL;
+/* One chunk's parser opened over text and read up to its first document's root event (*root):
+ * 1; 0 when the chunk holds no document; -1 on an error, said in r->st. The caller deletes the
+ * parser whatever the answer (parse_chunk, stream_document). */
+static int open_chunk(Reader *r, const char *text, size_t len, yaml_event_t *root) {
   memset(&r->parser, 0, sizeof r->parser);
-  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory");
+  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), -1;
   yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
   r->anchor_count = 0; /* anchors do not cross documents */
-  bool ok = false;
   yaml_event_t ev;
-  if (!next(r, &ev)) goto done; /* the stream start */
+  if (!next(r, &ev)) return -1; /* the stream start */
   yaml_event_delete(&ev);
-  if (!next(r, &ev)) goto done;
-  if (ev.type == YAML_STREAM_END_EVENT) {
-    yaml_event_delete(&ev);
-    ok = true;
-    goto done;
-  }
+  if (!next(r, &ev)) return -1;
+  if (ev.type == YAML_STREAM_END_EVENT) return yaml_event_delete(&ev), 0;
   if (ev.type != YAML_DOCUMENT_START_EVENT) {
     fail(r, ev.start_mark, kPo_Status_Parse, "unexpected YAML event");
     yaml_event_delete(&ev);
-    goto done;
+    return -1;
   }
   yaml_event_delete(&ev);
-  yaml_event_t root;
-  if (!next(r, &root)) goto done;
+  return next(r, root) ? 1 : -1;
+}
+
+/* The first document of one chunk (NULL with *none when it has none); false on error. */
+static bool parse_chunk(Reader *r, const char *text, size_t len, po_Value **out) {
+  *out = NULL;
+  bool ok = false;
+  yaml_event_t ev, root;
+  int opened = open_chunk(r, text, len, &root);
+  if (opened <= 0) {
+    ok = opened == 0;
+    goto done;
+  }
   Size w;
   po_Value *v = node(r, &root, 0, &w);
   yaml_event_delete(&root);
@@ -842,29 +849,15 @@ static StreamResult stream_root(Stream *s, yaml_event_t *start) {
 /* One chunk's first document, streamed. */
 static StreamResult stream_document(Stream *s, const char *text, size_t len) {
   Reader *r = s->r;
-  memset(&r->parser, 0, sizeof r->parser);
-  if (!yaml_parser_initialize(&r->parser)) return po_Status_Set(r->st, kPo_Status_NoMemory, "out of memory"), kStreamError;
-  yaml_parser_set_input_string(&r->parser, (const unsigned char *)text, len);
-  r->anchor_count = 0;
   StreamResult res = kStreamError;
-  yaml_event_t ev;
-  if (!next(r, &ev)) goto done; /* the stream start */
-  yaml_event_delete(&ev);
-  if (!next(r, &ev)) goto done;
-  if (ev.type == YAML_STREAM_END_EVENT) {
-    yaml_event_delete(&ev);
+  yaml_event_t ev, root;
+  int opened = open_chunk(r, text, len, &root);
+  if (opened < 0) goto done;
+  if (opened == 0) {
     po_Value *null = po_Value_NewNull(r->arena);
     res = null && po_StreamCtx_Document(s->c, s->doc, null, r->st) ? kStreamDone : kStreamError;
     goto done;
   }
-  if (ev.type != YAML_DOCUMENT_START_EVENT) {
-    fail(r, ev.start_mark, kPo_Status_Parse, "unexpected YAML event");
-    yaml_event_delete(&ev);
-    goto done;
-  }
-  yaml_event_delete(&ev);
-  yaml_event_t root;
-  if (!next(r, &root)) goto done;
   if (root.type == YAML_MAPPING_START_EVENT && !root.data.mapping_start.anchor) {
     res = stream_root(s, &root);
     yaml_event_delete(&root);

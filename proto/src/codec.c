@@ -134,6 +134,10 @@ char *po_Json_Encode(const po_Schema *s, const upb_MessageDef *m, const upb_Mess
       char path[kPoPathMax];
       po_Status why;
       po_Status_Clear(&why);
+      /* proto/upb-patches/json-encode-oom.patch: an Any's decode out of memory */
+      if (!strcmp(upb_Status_ErrorMessage(&st), "Out of memory")) {
+        return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
+      }
       if (find_bad(s->pool, m, msg, path, 0, 0, &why)) {
         po_Status_Set(status, kPo_Status_Invalid, "cannot encode %s as JSON: %s", upb_MessageDef_FullName(m), why.message);
       } else {

@@ -74,6 +74,7 @@ void po_Schema_Free(po_Schema *s) {
   if (s->pool) upb_DefPool_Free(s->pool);
   po_Schema_FreeNames_(s);
   po_Schema_FreeRules_(s);
+  po_Schema_FreeCaches_(s);
   free(s->loaded);
   free(s);
 }

@@ -35,12 +35,17 @@ struct po_Schema {
    * "not loaded" rather than "no such name" (po_Schema_OutOfMemory). */
   _Atomic bool oom;
   _Atomic(po_NameTable *) names[1 << kPo_NameBucketBits]; /* by owner def; lists, never shrunk */
+  /* Users' caches (po_Schema_Cache, schema_cache.c): published by compare-and-swap, never
+   * replaced, freed with the schema. */
+  _Atomic(struct po_SchemaCacheSlot *) caches[kPo_SchemaCacheKinds];
 };
 
 /* Frees the name tables (po_Schema_Free). */
 void po_Schema_FreeNames_(po_Schema *s);
 /* Frees the rules cache (rules.c). */
 void po_Schema_FreeRules_(po_Schema *s);
+/* Frees the users' caches (schema_cache.c). */
+void po_Schema_FreeCaches_(po_Schema *s);
 
 /* On demand, the validate.rules defs (field_options, rules_ext, oneof_options, required_ext)
  * once their files are loaded. A schema loaded whole has them already. */

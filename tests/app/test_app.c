@@ -171,6 +171,29 @@ static void test_new_reports_bad_configuration(void **state) {
   }
 }
 
+/* Issue 27: --envoy-gateway=auto with an API server that cannot be asked (nothing listens at the
+ * kubeconfig's address: connection refused, after the client's retries) is no answer about
+ * EnvoyPatchPolicies: the start fails saying so, where Envoy Gateway was silently turned off for
+ * the process's life. --istio=auto only logs it (istio-detection asks again). */
+static void test_eg_auto_unreachable_fails_start(void **state) {
+  (void)state;
+  po_AppOptions o;
+  po_AppOptions_Init(&o);
+  o.kubeconfig = kubeconfig;
+  o.webhook_address = "0";
+  o.probe_address = "0";
+  o.log_level = kPo_LogLevel_Error;
+  o.envoy_gateway = kPo_IstioMode_Auto;
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  assert_null(po_App_New(&o, &st));
+  assert_int_equal(st.code, kPo_Ctl_Start);
+  assert_non_null(strstr(st.message, "--envoy-gateway=auto: could not tell whether the API server serves "
+                                     "EnvoyPatchPolicies (GET http://127.0.0.1:1/apis/gateway.envoyproxy.io/"));
+  assert_non_null(strstr(st.message, "Couldn't connect to server); not starting"));
+  assert_non_null(strstr(st.message, "pass --envoy-gateway=on or off"));
+}
+
 static void *send_sigterm(void *arg) {
   (void)arg;
   usleep(200000);
@@ -194,6 +217,7 @@ static void test_two_apps_run_and_stop(void **state) {
     o.leader_elect = round == 1;
     o.log_level = kPo_LogLevel_Error;
     o.grace_s = 20;
+    o.envoy_gateway = kPo_IstioMode_Off; /* no API server: auto would fail the start (test_eg_auto_unreachable_fails_start) */
     po_CtlStatus st;
     po_CtlStatus_Clear(&st);
     po_App *app = po_App_New(&o, &st);
@@ -220,6 +244,7 @@ static po_App *batching_app(double window_s) {
   o.leader_elect = false;
   o.log_level = kPo_LogLevel_Error;
   o.target_batch_window_s = window_s;
+  o.envoy_gateway = kPo_IstioMode_Off; /* no API server: auto would fail the start */
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
   po_App *app = po_App_New(&o, &st);
@@ -398,6 +423,7 @@ int main(void) {
       cmocka_unit_test(test_renewal_runs_and_stops),
       cmocka_unit_test(test_renewal_stop_interrupts_the_wait),
       cmocka_unit_test(test_new_reports_bad_configuration),
+      cmocka_unit_test(test_eg_auto_unreachable_fails_start),
       cmocka_unit_test(test_two_apps_run_and_stop),
       cmocka_unit_test(test_events_on_one_target_batch),
       cmocka_unit_test(test_related_targets_only_on_generation_or_deletion),

@@ -127,15 +127,18 @@ static void test_diff_applies(void **state) {
 static void test_pretty(void **state) {
   (void)state;
   po_Arena *ar = po_Arena_New();
+  po_Status st;
+  po_Status_Clear(&st);
   static const char kIn[] = "{\"b\":[1,2.5,{\"z\":null,\"a\":true}],\"a\":{},\"c\":[],\"d\":\"q\\\"\\n\\u0001\",\"e\":1e+300,\"f\":0.1}";
-  const char *got = po_Preview_PrettyJson(kIn, sizeof kIn - 1, ar);
+  const char *got = po_Preview_PrettyJson(kIn, sizeof kIn - 1, ar, &st);
   assert_string_equal(got,
                       "{\n  \"a\": {},\n  \"b\": [\n    1,\n    2.5,\n    {\n      \"a\": true,\n      \"z\": null\n    }\n  ],\n"
                       "  \"c\": [],\n  \"d\": \"q\\\"\\n\\u0001\",\n  \"e\": 1e+300,\n  \"f\": 0.1\n}\n");
-  assert_null(po_Preview_PrettyJson("{", 1, ar));
+  assert_null(po_Preview_PrettyJson("{", 1, ar, &st));
+  assert_int_equal(st.code, kPo_Status_Parse); /* the text's fault, not memory's */
   /* integers: zero, signs, the int64 ends */
   static const char kInts[] = "[0,-7,42,9223372036854775807,-9223372036854775808]";
-  assert_string_equal(po_Preview_PrettyJson(kInts, sizeof kInts - 1, ar),
+  assert_string_equal(po_Preview_PrettyJson(kInts, sizeof kInts - 1, ar, &st),
                       "[\n  0,\n  -7,\n  42,\n  9223372036854775807,\n  -9223372036854775808\n]\n");
   po_Arena_Free(ar);
 }

@@ -248,28 +248,56 @@ bool po_App_NewIstioInformers(po_App *app, bool manage, po_CtlStatus *st) {
 }
 
 /* --istio: on, off, or auto: on when the API server serves EnvoyFilters (istio_detect.c: now,
- * and, when not yet, again every --istio-recheck-interval). */
+ * and, when not yet or when it could not tell, again every --istio-recheck-interval). */
 static bool detect_istio(po_App *app) {
   if (app->o.istio != kPo_IstioMode_Auto) return app->o.istio == kPo_IstioMode_On;
-  char why[512];
-  bool ok = po_App_IstioServed(app, why, sizeof why);
-  po_Log_Info(app->log, ok ? "Istio targets programmed: EnvoyFilters are served" : "Istio targets not programmed",
-              po_Str("reason", ok ? "--istio=auto" : why));
-  return ok;
+  po_CtlStatus st;
+  po_Served s = po_App_IstioServed(app, &st);
+  if (s == kPo_Served_Yes) {
+    po_Log_Info(app->log, "Istio targets programmed: EnvoyFilters are served", po_Str("reason", "--istio=auto"));
+  } else if (s == kPo_Served_No) {
+    po_Log_Info(app->log, "Istio targets not programmed: EnvoyFilters are not served", po_Str("reason", st.message));
+  } else {
+    po_Log_Warn(app->log, "Istio targets not programmed yet: could not tell whether EnvoyFilters are served; asking "
+                "again every --istio-recheck-interval", po_Str("error", st.message));
+  }
+  return s == kPo_Served_Yes;
 }
 
 /* --envoy-gateway: on, off, or auto: on when the API server serves EnvoyPatchPolicies, and the
  * Gateways and HTTPRoutes their names come from, at start (an informer of a kind not served never
- * syncs, and the controller would never be ready). */
-static bool detect_eg(po_App *app) {
-  if (app->o.envoy_gateway != kPo_IstioMode_Auto) return app->o.envoy_gateway == kPo_IstioMode_On;
-  char why[512];
-  bool ok = po_App_KindServed(app, kPo_EnvoyPatchPoliciesRef, why, sizeof why) &&
-            po_App_KindServed(app, kPo_GatewaysRef, why, sizeof why) &&
-            po_App_KindServed(app, kPo_HTTPRoutesRef, why, sizeof why);
-  po_Log_Info(app->log, ok ? "Envoy Gateway targets programmed: EnvoyPatchPolicies, Gateways and HTTPRoutes are served"
-                           : "Envoy Gateway targets not programmed", po_Str("reason", ok ? "--envoy-gateway=auto" : why));
-  return ok;
+ * syncs, and the controller would never be ready). Off only on the server's word (a 404): an API
+ * server that could not be asked, after the client's retries, fails the start, since nothing
+ * would ask again and every Envoy Gateway target would say MeshNotEnabled for the process's life. */
+static bool detect_eg(po_App *app, po_CtlStatus *st) {
+  app->io.eg = app->o.envoy_gateway == kPo_IstioMode_On;
+  if (app->o.envoy_gateway != kPo_IstioMode_Auto) return true;
+  static const struct {
+    const po_KubeRef *ref;
+    const char *what;
+  } kinds[] = {{&kPo_EnvoyPatchPoliciesRef, "EnvoyPatchPolicies"}, {&kPo_GatewaysRef, "Gateways"},
+               {&kPo_HTTPRoutesRef, "HTTPRoutes"}};
+  po_CtlStatus ks;
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    po_Served s = po_App_KindServed(app, *kinds[i].ref, &ks);
+    if (s == kPo_Served_Unknown) {
+      char http[32] = "";
+      if (ks.http_status > 0) snprintf(http, sizeof http, "HTTP %ld: ", (long)ks.http_status);
+      return po_CtlStatus_Set(st, kPo_Ctl_Start,
+                              "--envoy-gateway=auto: could not tell whether the API server serves %s (%s%.400s); "
+                              "not starting rather than running without Envoy Gateway targets (start again once "
+                              "the API server answers, or pass --envoy-gateway=on or off)",
+                              kinds[i].what, http, ks.message);
+    }
+    if (s == kPo_Served_No) {
+      po_Log_Info(app->log, "Envoy Gateway targets not programmed", po_Str("reason", ks.message));
+      return true;
+    }
+  }
+  app->io.eg = true;
+  po_Log_Info(app->log, "Envoy Gateway targets programmed: EnvoyPatchPolicies, Gateways and HTTPRoutes are served",
+              po_Str("reason", "--envoy-gateway=auto"));
+  return true;
 }
 
 static bool build_elector(po_App *app, po_CtlStatus *st) {
@@ -369,7 +397,7 @@ static bool build(po_App *app, po_CtlStatus *st) {
   atomic_store(&app->io.istio, detect_istio(app));
   app->io.istio_later = app->o.istio == kPo_IstioMode_Auto && !atomic_load(&app->io.istio);
   po_Series_Set(po_Family_WithLabels(app->istio_enabled), atomic_load(&app->io.istio) ? 1 : 0);
-  app->io.eg = detect_eg(app);
+  if (!detect_eg(app, st)) return false;
   /* the releases (configured, or read from the meshes found just above) before anything compiles */
   po_App_MeshReleases(app);
   po_TargetIndex_SetOptions(app->index, &app->target_options);

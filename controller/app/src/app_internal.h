@@ -148,11 +148,16 @@ void po_App_JoinLeadAlone(struct po_App *app);
 bool po_App_NewIstioInformers(struct po_App *app, bool manage, po_CtlStatus *st);
 
 /* istio_detect.c */
+/* What the API server says of a kind: served; not served (404: discovery does not know its
+ * group, version or resource); or it could not be told (the connection refused, a 5xx, a
+ * timeout, a 403: after the client's own retries), which is no answer about the kind and must
+ * never turn a mesh off. */
+typedef enum { kPo_Served_Yes, kPo_Served_No, kPo_Served_Unknown } po_Served;
 /* Whether the API server serves EnvoyFilters: one List of at most one item, in a watched
- * namespace (the permission the informer needs). When not, why says what it answered. */
-bool po_App_IstioServed(struct po_App *app, char *why, size_t size);
+ * namespace (the permission the informer needs). Unless served, st says what it answered. */
+po_Served po_App_IstioServed(struct po_App *app, po_CtlStatus *st);
 /* The same for any kind (Envoy Gateway's EnvoyPatchPolicies: --envoy-gateway=auto). */
-bool po_App_KindServed(struct po_App *app, po_KubeRef ref, char *why, size_t size);
+po_Served po_App_KindServed(struct po_App *app, po_KubeRef ref, po_CtlStatus *st);
 bool po_IstioDetect_Init(po_IstioDetect *d, struct po_App *app, int64_t interval_ns);
 void po_IstioDetect_Destroy(po_IstioDetect *d);
 po_Runnable po_IstioDetect_Runnable(po_IstioDetect *d);

@@ -15,20 +15,21 @@
 #include "app_internal.h"
 #include "po/runtime/clock.h"
 
-bool po_App_IstioServed(po_App *app, char *why, size_t size) {
-  return po_App_KindServed(app, kPo_EnvoyFiltersRef, why, size);
+po_Served po_App_IstioServed(po_App *app, po_CtlStatus *st) {
+  return po_App_KindServed(app, kPo_EnvoyFiltersRef, st);
 }
 
-bool po_App_KindServed(po_App *app, po_KubeRef ref, char *why, size_t size) {
+po_Served po_App_KindServed(po_App *app, po_KubeRef ref, po_CtlStatus *st) {
   ref.ns = app->io.namespaces[0][0] ? app->io.namespaces[0] : NULL;
   po_KubeListOptions lo = {.limit = 1};
   json_object *out = NULL;
-  po_CtlStatus ks;
-  po_CtlStatus_Clear(&ks);
-  bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, &ks);
+  po_CtlStatus_Clear(st);
+  bool ok = po_KubeClient_List(app->io.client, &ref, &lo, &out, st);
   json_object_put(out);
-  if (!ok && why) snprintf(why, size, "%.480s", ks.message); /* the callers keep 512 */
-  return ok;
+  if (ok) return kPo_Served_Yes;
+  /* a List of a served kind answers 200 even in a namespace that does not exist: a 404 is
+   * discovery's "no such resource" */
+  return st->code == kPo_Ctl_NotFound ? kPo_Served_No : kPo_Served_Unknown;
 }
 
 /* Every target of an Istio kind the index links a PropertyOverride to. */
@@ -96,9 +97,12 @@ static void turn_on(po_IstioDetect *d) {
  * said why; the informers it made stay stopped). */
 static bool check(void *ctx) {
   po_IstioDetect *d = ctx;
-  char why[512];
-  if (!po_App_IstioServed(d->app, why, sizeof why)) {
-    po_Log_Debug(d->app->log, "Istio targets still not programmed", po_Str("reason", why));
+  po_CtlStatus st;
+  po_Served s = po_App_IstioServed(d->app, &st);
+  if (s != kPo_Served_Yes) {
+    po_Log_Debug(d->app->log, s == kPo_Served_No ? "Istio targets still not programmed: EnvoyFilters are not served"
+                                                 : "Istio targets still not programmed: could not tell whether EnvoyFilters are served",
+                 po_Str("reason", st.message));
     return true;
   }
   turn_on(d);

@@ -53,6 +53,12 @@ void po_ArenaFit_Learn(po_ArenaFit *fit, po_Arena *a);
 /* Bytes an arena took from malloc (its blocks; 0 for an arena not made by po_Arena_NewFitted). */
 size_t po_Arena_Footprint(const po_Arena *a);
 void *po_Arena_Malloc(po_Arena *a, size_t size); /* zeroed; NULL when out of memory */
+/* An arena array of `count` items of `size` bytes in `cap` slots, with room for one more: `items`
+ * itself while count < *cap, else a copy in twice the slots (`first` for an empty array) with
+ * *cap updated (the old block stays in the arena: at most twice the final size in all). NULL
+ * when out of memory (*cap unchanged). The one doubling of the arena arrays (diagnostics, values'
+ * lists and maps, the CLI's findings). */
+void *po_Arena_Grow(po_Arena *a, void *items, size_t count, size_t *cap, size_t size, size_t first);
 char *po_Arena_Strndup(po_Arena *a, const char *s, size_t len);
 char *po_Arena_Printf(po_Arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Text grown in an arena by doubling (each byte copied O(1) times on average; the blocks it

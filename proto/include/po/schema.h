@@ -65,6 +65,20 @@ void po_Schema_Free(po_Schema *schema);
  * before giving any verdict or output. */
 bool po_Schema_OutOfMemory(const po_Schema *schema);
 
+/* A cache a user of the schema keeps in it, made once and freed with the schema: the engine's
+ * compiled `pattern` rules (each pattern compiled once, not once a value), which thus belong
+ * to the snapshot whose rules name them, not to the process. `kind` (a static object) names
+ * the cache: on the first call `make` builds it (NULL: out of memory, so the caller does without
+ * and the next call tries again); po_Schema_Free frees it with `free`. Made without a lock and
+ * published by compare-and-swap (two threads racing both make one; the loser's is freed at once),
+ * so `make` must be cheap and have no effect beyond the object. At most kPo_SchemaCacheKinds
+ * kinds a schema; another gets NULL. Whatever the object holds it guards itself. */
+enum { kPo_SchemaCacheKinds = 4 };
+typedef struct {
+  void *(*make)(void);
+  void (*free)(void *cache);
+} po_SchemaCacheKind;
+void *po_Schema_Cache(const po_Schema *schema, const po_SchemaCacheKind *kind);
 const upb_DefPool *po_Schema_Pool(const po_Schema *schema);
 size_t po_Schema_FileCount(const po_Schema *schema);
 /* By full name ("envoy.config.cluster.v3.Cluster"), or NULL: no such message, or (on demand)

@@ -36,7 +36,7 @@ typedef struct {
   const struct po_Tenancy *tenancy;
   /* Per mesh (indexed by po_Mesh): the release its targets run, a row of the mesh's release
    * table (release.h; NULL: the mesh's default release, which the table's compile,
-   * po_CompiledOverride_FromObjectWith, fills in), and the Envoy API snapshot they are judged by
+   * po_CompiledOverride_FromObject in po/meshes/mesh.h, fills in), and the Envoy API snapshot they are judged by
    * (NULL: that release's; set to name one directly, as `--envoy-api` does). */
   const po_MeshRelease *release[kPo_MeshSlots];
   const po_EnvoyApi *api[kPo_MeshSlots];
