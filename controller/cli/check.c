@@ -1,5 +1,5 @@
 /* One manifest object checked exactly as the admission webhook checks it: PropertyOverrides by
- * po_CompiledOverride_FromObject, ServiceDefaults/ProxyDefaults by po_ConsulObject_Check. The
+ * po_CompiledOverride_FromObject, ServiceDefaults/ProxyDefaults by po_ConsulObject_CheckRelease. The
  * webhook sees JSON without positions; here each finding gets the line of its patch from the
  * parsed document. */
 #include <json-c/json.h>

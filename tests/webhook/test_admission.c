@@ -656,6 +656,34 @@ static void test_istio_options_at_admission(void **state) {
   g_targets = NULL;
 }
 
+/* A ServiceDefaults' entries are judged by the Consul release the controller runs (its
+ * --consul-version), as validate judges them with --mesh consul@1.21: a route's /vhost_header,
+ * which v1.32.4 lacks, is denied naming consul@1.21 and its snapshot, not "the Envoy API used
+ * here" (before, the webhook checked them with a function told no release). */
+static void test_consul_release_at_admission(void **state) {
+  (void)state;
+  const char *sd = "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                   "\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\"},\"spec\":{\"protocol\":\"http\","
+                   "\"envoyExtensions\":[{\"name\":\"builtin/property-override\",\"arguments\":{\"patches\":["
+                   "{\"resourceFilter\":{\"resourceType\":\"route\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"add\",\"path\":\"/vhost_header\",\"value\":\"x-vhost\"}]}}]}}";
+  const po_MeshRelease *r121 = po_MeshReleases_Find(po_Mesh_Ops(kPo_Mesh_Consul)->releases, "1.21");
+  assert_non_null(r121);
+  po_TargetOptions o121 = {.release[kPo_Mesh_Consul] = r121};
+  const char *want[2] = {"the Envoy API judging consul@1.22", "the Envoy API judging consul@1.21"};
+  for (int k = 0; k < 2; k++) {
+    g_targets = k ? &o121 : NULL;
+    bool allowed;
+    char *msg = decide(review_of(json_tokener_parse(sd), "consul.hashicorp.com", "ServiceDefaults", "CREATE"), &allowed);
+    assert_false(allowed);
+    if (!strstr(msg, want[k])) fail_msg("release %d: %s", k, msg);
+    assert_null(strstr(msg, "the Envoy API used here"));
+    assert_non_null(strstr(msg, k ? "Envoy API of Consul 1.21" : "Envoy API of Consul 1.22"));
+    free(msg);
+  }
+  g_targets = NULL;
+}
+
 int main(int argc, char **argv) {
   if (argc > 1) g_root = argv[1];
   const struct CMUnitTest tests[] = {
@@ -673,6 +701,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_priority_decoded_and_checked),
       cmocka_unit_test(test_istio_refusal_at_admission),
       cmocka_unit_test(test_istio_options_at_admission),
+      cmocka_unit_test(test_consul_release_at_admission),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
