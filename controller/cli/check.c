@@ -76,6 +76,7 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
 static void judged(po_CliReport *r, const po_TargetOptions *opts, po_Mesh mesh) {
   if ((unsigned)mesh >= kPo_MeshSlots) return;
   r->judged_release[mesh] = opts ? opts->release[mesh] : NULL;
+  r->judged_assumed[mesh] = po_Mesh_ReleaseAssumed(mesh, opts);
   r->judged_api[mesh] = po_TargetOptions_Api(opts, mesh);
   r->judged[mesh]++;
 }

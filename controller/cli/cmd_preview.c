@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "gitops.h"
+#include "po/meshes/istio.h"
 #include "po/meshes/mesh.h"
 #include "preview.h"
 
@@ -48,7 +49,8 @@ static const char kUsage[] =
     "                         control plane pins judges the overrides\n"
     "  --envoy-api VERSION    the snapshot judging the overrides, named (v1.37.0)\n"
     "  --istio-version 1.N    the Istio release a Service or Mesh target runs, judged as render\n"
-    "                         and validate judge it (arrays need 1.31+; refused when not given)\n"
+    "                         and validate judge it (arrays need 1.31+); by default the dump's\n"
+    "                         ISTIO_VERSION, else assumed the newest listed (1.31), with a warning\n"
     "  --datacenter DC        Consul's local datacenter, for the report (every datacenter's\n"
     "                         upstream SNI is its service's, as in Consul); by default the\n"
     "                         bootstrap's consul.source.datacenter stats tag, else the one\n"
@@ -289,6 +291,17 @@ static bool choose_judge(const Args *args, const po_ConfigDump *dump, po_Arena *
   return opt->reason != NULL;
 }
 
+/* An Istio proxy's bootstrap names its release (ISTIO_VERSION 1.26.3): when the command line
+ * names none, its targets are judged as that release (what it may write: lists from 1.31), as
+ * its snapshot already is, not as the release assumed when none is known (the newest listed). */
+static void known_istio(const po_PreviewOptions *opt, const po_ConfigDump *dump, po_TargetOptions *topts) {
+  int minor = dump->istio_version ? po_Istio_ParseVersion(dump->istio_version) : -1;
+  if (opt->mesh != kPo_Mesh_Istio || topts->istio_minor || minor <= 0) return;
+  topts->istio_minor = minor;
+  const po_MeshRelease *row = po_MeshReleases_Find(po_Mesh_Ops(kPo_Mesh_Istio)->releases, dump->istio_version);
+  if (row) topts->release[kPo_Mesh_Istio] = row;
+}
+
 /* Inputs, dump, judging snapshot, checks, preview, in the arena a: the exit status. The dump is
  * read before the overrides are checked: the snapshot they are judged with may be the one its
  * bootstrap names. */
@@ -306,6 +319,7 @@ static int run(const Args *args, po_Arena *a) {
   bool read = ok && po_CliReport_ExitCode(&rep) == 0 && read_dump(args, a, &dump);
   if (read) ok = choose_judge(args, &dump, a, &opt);
   for (size_t m = 0; m < kPo_MeshSlots; m++) topts.api[m] = opt.judge; /* whatever mesh a target is of */
+  if (read) known_istio(&opt, &dump, &topts);
   if (read && ok) ok = compile_inputs(&in, &topts, a, &rep, &pos, &npo);
   /* a lookup that failed for want of memory reads as "no such field" deep in the compile: no
    * verdict is printed then (exit 2, out of memory), as validate -f does */

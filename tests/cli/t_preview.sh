@@ -43,10 +43,14 @@ case_ inline-cla -f $pv/inline-cla-po.yaml --config-dump $pv/consul-dump.json
 case_ created-parent -f $pv/created-parent-po.yaml --config-dump $pv/consul-dump.json --datacenter dc1
 case_ istio "${istio[@]}"
 case_ istio-json "${istio[@]}" -o json
-# an array under an Istio target: refused without the Istio release, applied from 1.31 on (the
-# release decides as for render: MERGE_AND_REPLACE_LIST)
+# an array under an Istio target: without the Istio release (the dump's bootstrap names none),
+# taken as the newest listed (1.31) and applied, with a warning that the release was assumed;
+# applied from 1.31 on (the release decides as for render: MERGE_AND_REPLACE_LIST)
 case_ istio-array-noversion -f $pv/istio-array-po.yaml --config-dump $pv/istio-dump.json --mesh istio
 case_ istio-array -f $pv/istio-array-po.yaml --config-dump $pv/istio-dump.json --mesh istio --istio-version 1.31
+# the release the dump's bootstrap names (ISTIO_VERSION 1.26.3) is the one its targets are judged
+# as, features included: the array refused as on 1.26, not accepted as the newest release assumed
+case_ istio126-array -f $pv/istio-array-po.yaml --config-dump $pv/istio126-dump.json --mesh istio
 case_ istio-bad-version -f $pv/istio-array-po.yaml --config-dump $pv/istio-dump.json --mesh istio --istio-version 2.1
 case_ invalid-override -f $pv/invalid-po.yaml --config-dump $pv/consul-dump.json
 case_ unknown-type -f $pv/consul-po.yaml --config-dump $pv/unknown-type-dump.json --datacenter dc1

@@ -73,6 +73,7 @@ static json_object *review_of(json_object *obj, const char *group, const char *k
 
 static const po_Tenancy *g_tenancy; /* the policy decide() passes (NULL: everything allowed) */
 static const po_TargetOptions *g_targets; /* the mesh options decide() passes (NULL: the defaults) */
+static char g_warnings[8192];             /* the last response's warnings, as JSON ("" when none) */
 
 /* Runs the review (and frees it); returns the response's denial message ("" when allowed). */
 static char *decide(json_object *review, bool *allowed) {
@@ -87,6 +88,8 @@ static char *decide(json_object *review, bool *allowed) {
   *allowed = json_object_get_boolean(json_object_object_get(resp, "allowed"));
   json_object *denial = json_object_object_get(resp, "status");
   char *msg = strdup(denial ? json_object_get_string(json_object_object_get(denial, "message")) : "");
+  json_object *w = json_object_object_get(resp, "warnings");
+  snprintf(g_warnings, sizeof g_warnings, "%s", w ? json_object_to_json_string(w) : "");
   json_object_put(out);
   json_object_put(review);
   po_Arena_Free(a);
@@ -635,8 +638,10 @@ static void test_istio_refusal_at_admission(void **state) {
 }
 
 /* The webhook judges with the controller's mesh options: a list on an Istio target is refused
- * under an unknown Istio release and admitted with --istio-version 1.31, as the controller
- * programs it (before, the webhook refused what the controller would have written). */
+ * on Istio 1.30 and admitted on 1.31, as the controller programs it (before, the webhook refused
+ * what the controller would have written). A release not known (the controller neither configured
+ * nor read one) is taken as the newest listed, 1.31: admitted, with a warning saying the release
+ * was assumed and what an older Istio does (before issue 24's default, refused). */
 static void test_istio_options_at_admission(void **state) {
   (void)state;
   const char *po = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
@@ -644,13 +649,18 @@ static void test_istio_options_at_admission(void **state) {
                    "\"spec\":{\"targetRef\":{\"kind\":\"Service\",\"name\":\"api\"},\"patches\":["
                    "{\"resourceFilter\":{\"resourceType\":\"route\",\"trafficDirection\":\"outbound\"},"
                    "\"op\":\"add\",\"path\":\"/internal_only_headers\",\"value\":[\"x-internal\"]}]}}";
-  po_TargetOptions o131 = {.istio_minor = 31};
-  for (int k = 0; k < 2; k++) {
-    g_targets = k ? &o131 : NULL;
+  po_TargetOptions o131 = {.istio_minor = 31}, o130 = {.istio_minor = 30};
+  const po_TargetOptions *opts[3] = {NULL, &o131, &o130};
+  for (int k = 0; k < 3; k++) {
+    g_targets = opts[k];
     bool allowed;
     char *msg = decide(review_of(json_tokener_parse(po), "propertyoverride.io", "PropertyOverride", "CREATE"), &allowed);
-    assert_true(allowed == (k == 1));
-    if (k == 0) assert_non_null(strstr(msg, "MERGE_AND_REPLACE_LIST"));
+    assert_true(allowed == (k < 2));
+    bool warned = strstr(g_warnings, "the Istio release is not known") != NULL;
+    if (warned != (k == 0)) fail_msg("options %d: warnings %s", k, g_warnings);
+    if (k == 0) assert_non_null(strstr(g_warnings, "taken as 1.31, the newest listed, so this array becomes MERGE_AND_REPLACE_LIST, which Istio before "
+                                                  "1.31 refuses; set --istio-version\""));
+    if (k == 2) assert_non_null(strstr(msg, "MERGE_AND_REPLACE_LIST, which replaces it as Consul does, needs Istio 1.31 or later (the target runs 1.30)"));
     free(msg);
   }
   g_targets = NULL;

@@ -67,7 +67,7 @@ static const char *check_consul(json_object *obj, const char *kind, const po_Tar
   if (targets) o = *targets;
   po_Mesh_FillReleases(&o);
   const po_EnvoyApi *api = po_TargetOptions_Api(&o, kPo_Mesh_Consul);
-  const char *judged_by = po_Mesh_JudgedBy(kPo_Mesh_Consul, o.release[kPo_Mesh_Consul], api, a);
+  const char *judged_by = po_Mesh_JudgedBy(kPo_Mesh_Consul, o.release[kPo_Mesh_Consul], api, &o, a);
   if (!judged_by) return "out of memory validating the object";
   size_t n = po_ConsulObject_CheckRelease(obj, o.release[kPo_Mesh_Consul], api, a, &checks, &oom);
   if (oom) return "out of memory validating the object";
@@ -146,7 +146,7 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
   if (targets) o = *targets;
   po_Mesh_FillReleases(&o);
   const po_EnvoyApi *api = po_TargetOptions_Api(&o, mesh->mesh);
-  const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, a);
+  const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, &o, a);
   po_Diagnostics *d = po_Diagnostics_New(a);
   if (!d || !judged_by || !mesh->check_native(obj, api, a, d)) return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
