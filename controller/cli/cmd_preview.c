@@ -301,10 +301,13 @@ static bool choose_judge(const Args *args, const po_ConfigDump *dump, po_Arena *
  * names none, its targets are judged as that release (what it may write: lists from 1.31), as
  * its snapshot already is, not as the release assumed when none is known (the newest listed). */
 static void known_istio(const po_PreviewOptions *opt, const po_ConfigDump *dump, po_TargetOptions *topts) {
-  int minor = dump->istio_version ? po_Istio_ParseVersion(dump->istio_version) : -1;
-  if (opt->mesh != kPo_Mesh_Istio || topts->istio_minor || minor <= 0) return;
-  topts->istio_minor = minor;
+  if (opt->mesh != kPo_Mesh_Istio || topts->istio_minor || !dump->istio_version) return;
+  /* a tagged release ("1.26.3-asm.1", "1.26-dev") is its line's, as the snapshot's choice reads it */
   const po_MeshRelease *row = po_MeshReleases_Find(po_Mesh_Ops(kPo_Mesh_Istio)->releases, dump->istio_version);
+  int minor = po_Istio_ParseVersion(dump->istio_version);
+  if (minor <= 0 && row) minor = po_Istio_ParseVersion(row->release);
+  if (minor <= 0) return;
+  topts->istio_minor = minor;
   if (row) topts->release[kPo_Mesh_Istio] = row;
 }
 

@@ -78,6 +78,10 @@ for v in 1.26.3-beta.0 1.26-dev 1.26.3-asm.1; do
   check "preview: ISTIO_VERSION $v" 0 $? "$work/out"
   contains "preview: ISTIO_VERSION $v is Istio 1.26's" "$work/out" \
     "judged with go-control-plane envoy v1.32.4, from the dump's bootstrap: ISTIO_VERSION $v;"
+  # ... and its targets as Istio 1.26's, features too (an array refused, not assumed 1.31's)
+  "$bin" preview --mesh istio -f $pv/istio-array-po.yaml --config-dump "$work/tagged.json" >"$work/out" 2>&1
+  check "preview: ISTIO_VERSION $v, an array" 1 $? "$work/out"
+  contains "preview: ISTIO_VERSION $v, an array refused as 1.26's" "$work/out" "needs Istio 1.31 or later (the target runs 1.26)"
 done
 # an Envoy Gateway 1.9 proxy (Envoy 1.39.1 -> v1.40.0 as Istio's naming reads it): its route's
 # direct_response.body_format (Envoy Gateway 1.8 and later); judged with v1.32.4, which lacks
