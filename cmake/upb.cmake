@@ -18,13 +18,15 @@ if(NOT _upb_gen)
 endif()
 
 set(_upb_src)
-foreach(f arena array decode_fast decode encode extension_registry
-          map mini_table msg reflection status text_encode upb)
+foreach(f arena array decode_fast encode extension_registry
+          map mini_table reflection status text_encode upb)
   list(APPEND _upb_src "${_upb}/upb/${f}.c")
 endforeach()
-# The JSON codec and def.c are compiled from copies with proto/upb-patches applied (negative Durations,
-# the empty Any, Any type URLs as Envoy resolves them, strings copied once, a def pool's arena and a compacted table checked, quoted integers in any
-# number form, an Any encoded when memory runs out: see each patch's header); the
+# The JSON codec, def.c, table.c, msg.c and decode.c are compiled from copies with proto/upb-patches
+# applied (negative Durations, the empty Any, Any type URLs as Envoy resolves them, strings copied
+# once, a def pool's arena and a compacted table checked, quoted integers in any number form, an Any
+# encoded when memory runs out, a map's table and a decoded map entry checked: see each patch's
+# header); the
 # checkout itself is never modified.
 find_program(PO_PATCH patch REQUIRED)
 set(_upb_patched "${CMAKE_BINARY_DIR}/upb-patched")
@@ -39,23 +41,26 @@ set(_upb_patches "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-wkt.patch"
                   "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-any-type-url.patch"
                   "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-quoted-int.patch"
                   "${CMAKE_SOURCE_DIR}/proto/upb-patches/strtable-resize-oom.patch"
-                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-encode-oom.patch")
+                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/json-encode-oom.patch"
+                  "${CMAKE_SOURCE_DIR}/proto/upb-patches/map-new-oom.patch")
 set(_upb_patch_cmds)
 foreach(p ${_upb_patches})
   list(APPEND _upb_patch_cmds COMMAND ${PO_PATCH} --quiet --forward -p1 -d "${_upb_patched}" -i "${p}")
 endforeach()
 add_custom_command(
   OUTPUT "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c" "${_upb_patched}/upb/def.c"
-         "${_upb_patched}/upb/table.c"
+         "${_upb_patched}/upb/table.c" "${_upb_patched}/upb/msg.c" "${_upb_patched}/upb/decode.c"
   COMMAND ${CMAKE_COMMAND} -E make_directory "${_upb_patched}/upb"
   COMMAND ${CMAKE_COMMAND} -E copy "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb}/upb/def.c"
-          "${_upb}/upb/table.c" "${_upb_patched}/upb/"
+          "${_upb}/upb/table.c" "${_upb}/upb/msg.c" "${_upb}/upb/decode.c" "${_upb_patched}/upb/"
   ${_upb_patch_cmds}
-  DEPENDS "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb}/upb/def.c" "${_upb}/upb/table.c" ${_upb_patches}
-  COMMENT "upb JSON codec, def.c and table.c with proto/upb-patches"
+  DEPENDS "${_upb}/upb/json_encode.c" "${_upb}/upb/json_decode.c" "${_upb}/upb/def.c" "${_upb}/upb/table.c"
+          "${_upb}/upb/msg.c" "${_upb}/upb/decode.c" ${_upb_patches}
+  COMMENT "upb JSON codec, def.c, table.c, msg.c and decode.c with proto/upb-patches"
   VERBATIM)
 list(APPEND _upb_src "${_upb_patched}/upb/json_encode.c" "${_upb_patched}/upb/json_decode.c"
-     "${_upb_patched}/upb/def.c" "${_upb_patched}/upb/table.c")
+     "${_upb_patched}/upb/def.c" "${_upb_patched}/upb/table.c" "${_upb_patched}/upb/msg.c"
+     "${_upb_patched}/upb/decode.c")
 list(APPEND _upb_src "${_upb}/third_party/utf8_range/naive.c")
 if(CMAKE_SYSTEM_PROCESSOR MATCHES "aarch64|arm")
   list(APPEND _upb_src "${_upb}/third_party/utf8_range/range2-neon.c")

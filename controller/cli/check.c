@@ -1,5 +1,5 @@
 /* One manifest object checked exactly as the admission webhook checks it: PropertyOverrides by
- * po_CompiledOverride_FromObject, ServiceDefaults/ProxyDefaults by po_ConsulObject_Check. The
+ * po_CompiledOverride_FromObject, ServiceDefaults/ProxyDefaults by po_ConsulObject_CheckRelease. The
  * webhook sees JSON without positions; here each finding gets the line of its patch from the
  * parsed document. */
 #include <json-c/json.h>
@@ -76,6 +76,7 @@ static bool add_diag(const po_CliObject *o, const char *kind, const po_Diagnosti
 static void judged(po_CliReport *r, const po_TargetOptions *opts, po_Mesh mesh) {
   if ((unsigned)mesh >= kPo_MeshSlots) return;
   r->judged_release[mesh] = opts ? opts->release[mesh] : NULL;
+  r->judged_assumed[mesh] = po_Mesh_ReleaseAssumed(mesh, opts);
   r->judged_api[mesh] = po_TargetOptions_Api(opts, mesh);
   r->judged[mesh]++;
 }

@@ -15,12 +15,13 @@
 
 #include "cli.h"
 #include "gitops.h"
+#include "po/meshes/istio.h"
 #include "po/meshes/mesh.h"
 #include "preview.h"
 
 static const char kUsage[] =
     "usage: propertyoverride preview -f FILE|DIR|- [-f ...] (--config-dump FILE | --envoy-admin URL)\n"
-    "                                [--mesh consul|istio[@RELEASE]] [--envoy-api VERSION]\n"
+    "                                [--mesh consul|istio|envoy-gateway[@RELEASE]] [--envoy-api VERSION]\n"
     "                                [--datacenter DC] [--istio-version 1.N] [-o text|json]\n"
     "\n"
     "Applies PropertyOverrides to the configuration a proxy is running, as the mesh would, and\n"
@@ -41,14 +42,18 @@ static const char kUsage[] =
     "  -f, --filename PATH    PropertyOverride manifests: a file, a directory, or - (repeatable)\n"
     "  --config-dump FILE     Envoy's /config_dump output (JSON; - for stdin)\n"
     "  --envoy-admin URL      fetch it: http://127.0.0.1:19000 after\n"
-    "                         `kubectl port-forward POD 19000` (Consul) or 15000 (Istio); endpoints\n"
+    "                         `kubectl port-forward POD 19000` (Consul, Envoy Gateway) or 15000\n"
+    "                         (Istio); endpoints\n"
     "                         are asked for (?include_eds)\n"
-    "  --mesh MESH[@RELEASE]  consul or istio: whose naming decides direction and service\n"
-    "                         (default consul); with a release (istio@1.30), the snapshot its\n"
-    "                         control plane pins judges the overrides\n"
+    "  --mesh MESH[@RELEASE]  consul, istio or envoy-gateway: whose naming decides direction and\n"
+    "                         service (default consul; an Envoy Gateway proxy's resources are all\n"
+    "                         outbound and of no service, and a Gateway PropertyOverride reaches\n"
+    "                         the HTTPRoute clusters of the namespaces it follows); with a release\n"
+    "                         (istio@1.30), the snapshot its control plane pins judges the overrides\n"
     "  --envoy-api VERSION    the snapshot judging the overrides, named (v1.37.0)\n"
     "  --istio-version 1.N    the Istio release a Service or Mesh target runs, judged as render\n"
-    "                         and validate judge it (arrays need 1.31+; refused when not given)\n"
+    "                         and validate judge it (arrays need 1.31+); by default the dump's\n"
+    "                         ISTIO_VERSION, else assumed the newest listed (1.31), with a warning\n"
     "  --datacenter DC        Consul's local datacenter, for the report (every datacenter's\n"
     "                         upstream SNI is its service's, as in Consul); by default the\n"
     "                         bootstrap's consul.source.datacenter stats tag, else the one\n"
@@ -101,19 +106,13 @@ static const po_EnvoyApi *release_api(po_Mesh mesh, const char *release) {
 /* --mesh MESH[@RELEASE]: the mesh whose naming decides direction and service, and with a
  * release, the snapshot judging the proxy (that release's) and, as for render and validate, the
  * release its targets run (po_Cli_TargetOption: Istio's, --istio-version's too; said on stderr
- * when refused: *exit_now). Envoy Gateway's resource names are not modelled (po_Mesh_Classify):
- * refused, saying so. The message in a static buffer (one usage error per run). */
+ * when refused: *exit_now). The message in a static buffer (one usage error per run). */
 static const char *parse_mesh(const char *v, Args *args, int *exit_now) {
   static char why[sizeof ((po_CtlStatus *)0)->message + 96];
   po_MeshChoice choice;
   po_CtlStatus st;
   if (!po_Mesh_ParseChoice(v, &choice, &st)) {
     snprintf(why, sizeof why, "--mesh '%.60s': %s", v, st.message);
-    return why;
-  }
-  if (choice.mesh->mesh != kPo_Mesh_Consul && choice.mesh->mesh != kPo_Mesh_Istio) {
-    snprintf(why, sizeof why, "--mesh '%.60s': preview models the resource names of consul and istio, not %s's yet", v,
-             po_Mesh_Name(choice.mesh->mesh));
     return why;
   }
   args->opt.mesh = choice.mesh->mesh;
@@ -257,9 +256,9 @@ static const po_EnvoyApi *only_api(po_Mesh mesh) {
  * with, the go-control-plane its release pins. The flags' (--mesh MESH@RELEASE, --envoy-api);
  * else the release the dump's bootstrap names (Istio's ISTIO_VERSION); else, when every release
  * of the mesh is judged with one snapshot (Consul's), that one: the Envoy the proxy runs does not
- * change what its control plane can set; else the Envoy version the bootstrap names
- * (po_EnvoyApi_ForEnvoy: the oldest snapshot at least that new); else the mesh's default
- * release's. false when out of memory. */
+ * change what its control plane can set; else (not Envoy Gateway, whose release, not its proxy's
+ * Envoy, decides) the Envoy version the bootstrap names (po_EnvoyApi_ForEnvoy: the oldest snapshot
+ * at least that new); else the mesh's default release's. false when out of memory. */
 static bool choose_judge(const Args *args, const po_ConfigDump *dump, po_Arena *a, po_PreviewOptions *opt) {
   const char *mesh = po_Mesh_Name(opt->mesh);
   const po_EnvoyApi *by_release = NULL, *only = only_api(opt->mesh);
@@ -278,15 +277,38 @@ static bool choose_judge(const Args *args, const po_ConfigDump *dump, po_Arena *
     opt->reason = po_Arena_Printf(a, "as every %s release this build knows is%s%s%s", mesh,
                                   dump->envoy_version ? " (the proxy's Envoy " : "", dump->envoy_version ? dump->envoy_version : "",
                                   dump->envoy_version ? " does not change what its control plane can set)" : "");
-  } else if (dump->envoy_version) {
+  } else if (dump->envoy_version && opt->mesh != kPo_Mesh_EnvoyGateway) {
     opt->judge = po_EnvoyApi_ForEnvoy(dump->envoy_major, dump->envoy_minor);
     opt->reason = po_Arena_Printf(a, "from the dump's bootstrap: Envoy %s", dump->envoy_version);
+  } else if (opt->mesh == kPo_Mesh_EnvoyGateway) {
+    /* Envoy Gateway applies an EnvoyPatchPolicy with the go-control-plane its own release pins,
+     * whatever Envoy its proxies run: the proxy's Envoy does not say which that is */
+    const po_MeshRelease *d = po_MeshReleases_Default(po_Mesh_Ops(opt->mesh)->releases);
+    opt->judge = release_api(opt->mesh, NULL);
+    opt->chosen_by = "default";
+    opt->reason = po_Arena_Printf(a, "the default release of mesh %s, %s (the Envoy Gateway release applies the patches "
+                                  "with the go-control-plane it pins, which the proxy's bootstrap does not name: "
+                                  "--mesh envoy-gateway@1.N names it)", mesh, d ? d->release : "?");
   } else {
     opt->judge = release_api(opt->mesh, NULL);
     opt->chosen_by = "default";
     opt->reason = po_Arena_Printf(a, "the default of mesh %s (the dump's bootstrap names no version)", mesh);
   }
   return opt->reason != NULL;
+}
+
+/* An Istio proxy's bootstrap names its release (ISTIO_VERSION 1.26.3): when the command line
+ * names none, its targets are judged as that release (what it may write: lists from 1.31), as
+ * its snapshot already is, not as the release assumed when none is known (the newest listed). */
+static void known_istio(const po_PreviewOptions *opt, const po_ConfigDump *dump, po_TargetOptions *topts) {
+  if (opt->mesh != kPo_Mesh_Istio || topts->istio_minor || !dump->istio_version) return;
+  /* a tagged release ("1.26.3-asm.1", "1.26-dev") is its line's, as the snapshot's choice reads it */
+  const po_MeshRelease *row = po_MeshReleases_Find(po_Mesh_Ops(kPo_Mesh_Istio)->releases, dump->istio_version);
+  int minor = po_Istio_ParseVersion(dump->istio_version);
+  if (minor <= 0 && row) minor = po_Istio_ParseVersion(row->release);
+  if (minor <= 0) return;
+  topts->istio_minor = minor;
+  if (row) topts->release[kPo_Mesh_Istio] = row;
 }
 
 /* Inputs, dump, judging snapshot, checks, preview, in the arena a: the exit status. The dump is
@@ -306,6 +328,7 @@ static int run(const Args *args, po_Arena *a) {
   bool read = ok && po_CliReport_ExitCode(&rep) == 0 && read_dump(args, a, &dump);
   if (read) ok = choose_judge(args, &dump, a, &opt);
   for (size_t m = 0; m < kPo_MeshSlots; m++) topts.api[m] = opt.judge; /* whatever mesh a target is of */
+  if (read) known_istio(&opt, &dump, &topts);
   if (read && ok) ok = compile_inputs(&in, &topts, a, &rep, &pos, &npo);
   /* a lookup that failed for want of memory reads as "no such field" deep in the compile: no
    * verdict is printed then (exit 2, out of memory), as validate -f does */

@@ -116,6 +116,7 @@ struct po_CliReport {
    * po_Cli_CheckObject: the release and snapshot, and how many objects. validate names them
    * (name_apis): a text line before the summary, a ::notice, a JSON member. */
   const po_MeshRelease *judged_release[kPo_MeshSlots];
+  bool judged_assumed[kPo_MeshSlots]; /* the release was assumed, not named (po_Mesh_ReleaseAssumed) */
   const po_EnvoyApi *judged_api[kPo_MeshSlots];
   size_t judged[kPo_MeshSlots];
   bool name_apis;

@@ -382,6 +382,24 @@ static int open_spills(Run *r) {
   return rc;
 }
 
+/* Whether the controller's object for po would reach the resource at all, whatever its patches'
+ * filters: with Envoy Gateway, a PropertyOverride's EnvoyPatchPolicy holds entries for the
+ * clusters of the HTTPRoute rules of the namespaces it follows (its own, the Gateway's, and
+ * spec.routeNamespaces', "*" every one) and for no other cluster (docs/crd.md, Envoy Gateway); the
+ * Gateway's listeners and route configurations it reaches all. Every other mesh: all. */
+static bool reaches(const Run *r, const po_PreviewOverride *po, const Res *res, po_Arena *a) {
+  if (r->opt->mesh != kPo_Mesh_EnvoyGateway) return true;
+  if (res->r->type != kPo_ResourceType_Cluster && res->r->type != kPo_ResourceType_ClusterLoadAssignment) return true;
+  const char *ns = po_Mesh_EGRouteNamespace(res->r->name, a);
+  const po_CompiledOverride *c = po->c;
+  if (!ns) return false;
+  if (c->ns && !strcmp(c->ns, ns)) return true;
+  for (size_t i = 0; i < c->route_namespace_count; i++) {
+    if (!strcmp(c->route_namespaces[i], "*") || !strcmp(c->route_namespaces[i], ns)) return true;
+  }
+  return false;
+}
+
 /* Whether some patch matches the resource (only those are decoded, printed and patched). A
  * cluster's inline load_assignment is looked at (which decodes the cluster) only when a
  * cluster-load-assignment patch exists: otherwise names decide alone. A cluster that does not
@@ -404,6 +422,7 @@ static int resource_matches(const Run *r, const Res *res, bool *matches) {
   }
   po_Payload lp = {kPo_ResourceType_ClusterLoadAssignment, lm.direction, lm.has_service ? &lm.service : NULL};
   for (size_t p = 0; !rc && p < r->npo && !*matches; p++) {
+    if (!reaches(r, &r->pos[p], res, probe)) continue;
     const po_Arguments *args = r->pos[p].c->args;
     for (size_t k = 0; k < args->patch_count && !*matches; k++) {
       *matches = po_ResourceFilter_Matches(&args->patches[k].resource_filter, &pl) ||
@@ -484,6 +503,7 @@ static int apply_all(Run *r, const Res *res, po_Message *msg, Applied *ap) {
   po_Payload pl = {res->m.resource_type, res->m.direction, res->m.has_service ? &res->m.service : NULL};
   int rc = 0;
   for (size_t p = 0; !rc && p < r->npo; p++) {
+    if (!reaches(r, &r->pos[p], res, ap->sa)) continue;
     rc = apply_one(r, &r->pos[p], msg, &pl, 0, ap);
     po_MeshResource tm;
     po_Message *la = rc ? NULL : inline_cla(r->opt, r->dc, res, msg, ap->sa, &tm);
@@ -639,6 +659,25 @@ static int flush_spills(Run *r) {
   return -3;
 }
 
+/* Envoy Gateway: why a cluster patch of po matched nothing when the dump has HTTPRoute clusters
+ * its policy does not reach (reaches()), naming their namespaces' first; NULL otherwise (or out
+ * of memory, which why_unmatched then says). */
+static const char *unreached(const Run *r, const po_PreviewOverride *po, const po_Patch *p) {
+  po_ResourceType t = po_ResourceType_Parse(p->resource_filter.resource_type);
+  if (r->opt->mesh != kPo_Mesh_EnvoyGateway || (t != kPo_ResourceType_Cluster && t != kPo_ResourceType_ClusterLoadAssignment)) {
+    return NULL;
+  }
+  for (size_t i = 0; i < r->n; i++) {
+    if (r->rs[i].r->type != t || reaches(r, po, &r->rs[i], r->a)) continue;
+    const char *ns = po_Mesh_EGRouteNamespace(r->rs[i].r->name, r->a);
+    if (!ns) continue;
+    return po_Arena_Printf(r->a, "its EnvoyPatchPolicy reaches the clusters of the HTTPRoutes of namespace %s and of "
+                           "those spec.routeNamespaces names, and this proxy's are of others (%s: add it to "
+                           "spec.routeNamespaces to follow them)", po->c->ns ? po->c->ns : "", ns);
+  }
+  return NULL;
+}
+
 /* The patches that matched nothing, each with why: the JSON list and the text's lines. */
 static int unmatched_patches(Run *r) {
   r->junp = po_Value_NewList(r->a);
@@ -650,7 +689,8 @@ static int unmatched_patches(Run *r) {
     for (size_t k = 0; !rc && k < args->patch_count; k++) {
       if (r->pos[p].matched[k]) continue;
       r->nunp++;
-      const char *why = why_unmatched(&args->patches[k], r->rs, r->n, r->a); /* JSON: as it is; text: shown */
+      const char *why = unreached(r, &r->pos[p], &args->patches[k]);
+      if (!why) why = why_unmatched(&args->patches[k], r->rs, r->n, r->a); /* JSON: as it is; text: shown */
       if (!why) {
         rc = -1; /* out of memory, not a reason left out */
         break;

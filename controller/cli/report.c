@@ -321,7 +321,8 @@ static bool print_judged(const po_CliReport *r, const char *prefix, FILE *out) {
     for (size_t k = m, first = 1; k < kPo_MeshSlots; k++) {
       if (!r->judged[k] || r->judged_api[k] != r->judged_api[m]) continue;
       const po_MeshRelease *rel = r->judged_release[k];
-      fprintf(out, "%s%s@%s%s", first ? "" : ", ", po_Mesh_Name((po_Mesh)k), rel ? rel->release : "?",
+      fprintf(out, "%s%s@%s%s%s", first ? "" : ", ", po_Mesh_Name((po_Mesh)k), rel ? rel->release : "?",
+              r->judged_assumed[k] ? " assumed" : "",
               rel && r->judged_api[k] != po_MeshRelease_Api(rel) ? " via --envoy-api" : "");
       done[k] = true;
       first = 0;
@@ -394,6 +395,7 @@ static json_object *judged_json(Json *j, const po_CliReport *r) {
     add(j, o, "envoy_api", need(j, json_object_new_string(po_EnvoyApi_Version(r->judged_api[m]))));
     add(j, o, "envoy_api_name", need(j, json_object_new_string(po_EnvoyApi_Name(r->judged_api[m]))));
     add(j, o, "envoy_api_named", need(j, json_object_new_boolean(rel && r->judged_api[m] != po_MeshRelease_Api(rel))));
+    add(j, o, "release_assumed", need(j, json_object_new_boolean(r->judged_assumed[m])));
     add(j, o, "objects", count(j, r->judged[m]));
     add(j, list, NULL, o);
   }

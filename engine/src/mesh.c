@@ -25,7 +25,14 @@
  *   `name.namespace.svc.<domain>`) and `inbound|port|...`; `InboundPassthroughCluster` (before
  *   Istio 1.20 `InboundPassthroughClusterIpv4`/`Ipv6`), the listener `virtualInbound` and
  *   `inbound|...` routes are inbound (istiod patches them in the SIDECAR_INBOUND context:
- *   pilot/pkg/networking/core/cluster.go), everything else outbound without a service. */
+ *   pilot/pkg/networking/core/cluster.go), everything else outbound without a service.
+ * Envoy Gateway (its default xDS name scheme, internal/xds/translator): a Gateway proxy has no
+ *   inbound side, so everything is outbound; no resource names a Service (an HTTPRoute rule's
+ *   cluster is `httproute/<route namespace>/<route>/rule/<index>`, whichever Services its
+ *   backendRefs name), so none has one, and the note says why a `services` filter finds nothing;
+ *   listeners and route configurations are the Gateway's (`<namespace>/<gateway>/<listener>`).
+ *   Which clusters a PropertyOverride's policy reaches (its routes' namespaces) is the caller's
+ *   to decide: po_Mesh_EGRouteNamespace gives a cluster's. */
 #include <string.h>
 
 #include "internal.h"
@@ -257,13 +264,38 @@ static void istio_cluster(const char *name, po_Arena *a, po_MeshResource *out) {
   out->has_service = out->service.name && out->service.namespace_;
 }
 
+static const char kEGRoute[] = "httproute/";
+
+const char *po_Mesh_EGRouteNamespace(const char *name, po_Arena *a) {
+  if (!name || strncmp(name, kEGRoute, sizeof kEGRoute - 1)) return NULL;
+  const char *ns = name + sizeof kEGRoute - 1, *slash = strchr(ns, '/');
+  const char *rule = slash ? strchr(slash + 1, '/') : NULL;
+  if (!slash || slash == ns || !rule || strncmp(rule, "/rule/", 6)) return NULL;
+  return dup(a, ns, (size_t)(slash - ns));
+}
+
+static void eg_resource(const po_DumpResource *r, po_MeshResource *out) {
+  const char *name = r->name ? r->name : "";
+  if (r->type == kPo_ResourceType_Listener || r->type == kPo_ResourceType_Route) {
+    out->note = "the Gateway's: no one service";
+  } else if (!strncmp(name, kEGRoute, sizeof kEGRoute - 1)) {
+    out->note = "an HTTPRoute rule's cluster (Envoy Gateway names it httproute/NS/ROUTE/rule/N, not after a Service: "
+                "a patch naming services is matched by the rule's backendRefs, which render reads)";
+  } else {
+    out->note = "not an HTTPRoute rule's cluster (the controller patches only those)";
+  }
+}
+
 bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
                       po_MeshResource *out) {
   memset(out, 0, sizeof *out);
   out->resource_type = r->type;
   out->direction = kPo_TrafficDirection_Outbound;
   const char *name = r->name ? r->name : "";
-  if (mesh == kPo_Mesh_EnvoyGateway) return false; /* Envoy Gateway's names are not modelled (yet) */
+  if (mesh == kPo_Mesh_EnvoyGateway) {
+    eg_resource(r, out);
+    return true;
+  }
   if (mesh == kPo_Mesh_Istio) {
     switch (r->type) {
       case kPo_ResourceType_Cluster:

@@ -11,6 +11,16 @@
 
 enum { kPoPathMax = 1024 };
 
+/* Whether upb's JSON error is its decoder running out of memory (json-decode-oom.patch and
+ * map-new-oom.patch make every failed allocation say exactly "Error parsing JSON @L:C: Out of
+ * memory"): no verdict on the text, so not "invalid ... JSON". A text cannot produce it: upb's
+ * other errors after "@L:C: " start otherwise ("No such field: Out of memory" included). */
+static bool json_out_of_memory(const char *e) {
+  int line = 0, col = 0, at = 0;
+  if (!e || sscanf(e, "Error parsing JSON @%d:%d: %n", &line, &col, &at) != 2 || at == 0) return false;
+  return strcmp(e + at, "Out of memory") == 0;
+}
+
 upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const char *json,
                             size_t len, upb_Arena *arena, po_Status *status) {
   size_t i = 0;
@@ -44,6 +54,9 @@ upb_Message *po_Json_Decode(const po_Schema *s, const upb_MessageDef *m, const c
    * Whatever upb said then ("Type was not found" above all) is not about the text: saying it
    * would make a preview replace a known Any by a placeholder and go on as if all were well. */
   if (!ok && !s->complete) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
+  if (!ok && json_out_of_memory(upb_Status_ErrorMessage(&st))) {
+    return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
+  }
   if (!ok) {
     po_Status_Set(status, kPo_Status_Parse, "invalid %s JSON: %s", upb_MessageDef_FullName(m),
                   upb_Status_ErrorMessage(&st));
@@ -162,6 +175,7 @@ upb_Message *po_Binary_Decode(const po_Schema *s, const upb_MessageDef *m, const
   if (!msg) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   upb_DecodeStatus ds = upb_Decode(buf, len, msg, upb_MessageDef_MiniTable(m),
                                    upb_DefPool_ExtensionRegistry(s->pool), 0, arena);
+  if (ds == kUpb_DecodeStatus_OutOfMemory) return po_Status_Set(status, kPo_Status_NoMemory, "out of memory"), NULL;
   if (ds != kUpb_DecodeStatus_Ok) {
     po_Status_Set(status, kPo_Status_Parse, "invalid %s protobuf (decode status %d)",
                   upb_MessageDef_FullName(m), (int)ds);

@@ -13,7 +13,7 @@ data=tests/cli/testdata
 # it stands for (text, and --output github). One place to change when the embedded snapshots do.
 api_consul='Envoy API: go-control-plane envoy v1.32.4 (consul@1.22)'
 api_consul_github='::notice title=Envoy API::go-control-plane envoy v1.32.4 (consul@1.22)'
-api_istio='Envoy API: go-control-plane envoy v1.37.0 (istio@1.31)'
+api_istio='Envoy API: go-control-plane envoy v1.37.0 (istio@1.31 assumed)'
 api_eg='Envoy API: go-control-plane envoy v1.37.0 (envoy-gateway@1.9)'
 # every embedded snapshot, oldest first
 apis_embedded='v1.32.4 v1.37.0 v1.40.0'

@@ -57,9 +57,24 @@ awk '/^  patches:/{print; p=1; next} !p{print; next} /^    - resourceFilter:/{n+
 "$bin" validate -f "$work/rename-last.yaml" >"$work/out" 2>&1
 check "a cluster rename after the patches naming services" 0 $? "$work/out"
 
-# An array becomes MERGE_AND_REPLACE_LIST from Istio 1.31 on.
+# An array becomes MERGE_AND_REPLACE_LIST from Istio 1.31 on (refused on 1.30: its # args:).
 "$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" --istio-version 1.31 >"$work/out" 2>&1
 check "array on 1.31" 0 $? "$work/out"
+# No release named: taken as the newest listed (1.31), so the array is accepted, with a warning
+# that says the release was assumed and what an older Istio does with it; the report's Envoy API
+# line says "assumed" too (issue 24).
+"$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" >"$work/out" 2>&1
+check "array, release not known" 0 $? "$work/out"
+contains "array, release not known: the warning" "$work/out" "warning: document 1: PropertyOverride shop/array-before-1-31: Patches[0] /internal_only_headers: the Istio release is not known (neither --istio-version nor istiod's version label): taken as 1.31, the newest listed, so this array becomes MERGE_AND_REPLACE_LIST, which Istio before 1.31 refuses; set --istio-version"
+contains "array, release not known: the Envoy API line" "$work/out" "Envoy API: go-control-plane envoy v1.37.0 (istio@1.31 assumed)"
+"$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" -o json >"$work/out" 2>&1
+contains "array, release not known: JSON" "$work/out" '"release_assumed":true'
+"$bin" render -f "$data/istio-refusals/array-before-1-31.yaml" -f examples/istio/outlier-detection.yaml >"$work/out" 2>"$work/err"
+check "render array, release not known" 0 $? "$work/err"
+contains "render array, release not known: operation" "$work/out" "operation: MERGE_AND_REPLACE_LIST"
+contains "render array, release not known: warned" "$work/err" "the Istio release is not known"
+"$bin" validate -f "$data/istio-refusals/array-before-1-31.yaml" --mesh istio@1.31 >"$work/out" 2>&1
+if grep -q 'assumed\|not known' "$work/out"; then echo "FAIL array with --mesh istio@1.31: said assumed"; fail=$((fail+1)); else pass=$((pass+1)); fi
 "$bin" render -f "$data/istio-refusals/array-before-1-31.yaml" -f examples/istio/outlier-detection.yaml \
   --istio-version 1.32.0 >"$work/out" 2>"$work/err"
 check "render array on 1.32" 0 $? "$work/err"

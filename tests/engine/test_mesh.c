@@ -145,6 +145,36 @@ static void test_routes(void **state) {
   }
 }
 
+/* Envoy Gateway's names (issue 24): every resource outbound and of no service; an HTTPRoute
+ * rule's cluster gives its route's namespace, and nothing else does. */
+static void test_envoy_gateway(void **state) {
+  (void)state;
+  static const struct {
+    po_ResourceType type;
+    const char *name, *ns; /* the route namespace po_Mesh_EGRouteNamespace gives, or NULL */
+  } kNames[] = {
+      {kPo_ResourceType_Cluster, "httproute/shop/api/rule/0", "shop"},
+      {kPo_ResourceType_ClusterLoadAssignment, "httproute/team-b/web/rule/12", "team-b"},
+      {kPo_ResourceType_Cluster, "grpcroute/shop/api/rule/0", NULL},
+      {kPo_ResourceType_Cluster, "httproute//api/rule/0", NULL},
+      {kPo_ResourceType_Cluster, "httproute/shop/api", NULL},
+      {kPo_ResourceType_Cluster, "httproute/shop/api/match/0", NULL},
+      {kPo_ResourceType_Listener, "shop/eg/http", NULL},
+      {kPo_ResourceType_Route, "shop/eg/http", NULL},
+  };
+  for (size_t i = 0; i < sizeof kNames / sizeof kNames[0]; i++) {
+    po_DumpResource res = {.type = kNames[i].type, .state = kPo_DumpState_Active, .name = kNames[i].name};
+    po_MeshResource out;
+    assert_true(po_Mesh_Classify(kPo_Mesh_EnvoyGateway, NULL, &res, A, &out));
+    assert_int_equal(out.direction, kPo_TrafficDirection_Outbound);
+    assert_false(out.has_service);
+    assert_non_null(out.note);
+    const char *ns = po_Mesh_EGRouteNamespace(kNames[i].name, A);
+    if (kNames[i].ns) assert_string_equal(ns, kNames[i].ns);
+    else assert_null(ns);
+  }
+}
+
 static void test_dump(void **state) {
   (void)state;
   static const char kDump[] =
@@ -466,6 +496,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rows),
       cmocka_unit_test(test_routes),
+      cmocka_unit_test(test_envoy_gateway),
       cmocka_unit_test(test_dump),
       cmocka_unit_test(test_dump_lazy),
       cmocka_unit_test(test_dump_streamed),

@@ -73,6 +73,7 @@ static json_object *review_of(json_object *obj, const char *group, const char *k
 
 static const po_Tenancy *g_tenancy; /* the policy decide() passes (NULL: everything allowed) */
 static const po_TargetOptions *g_targets; /* the mesh options decide() passes (NULL: the defaults) */
+static char g_warnings[8192];             /* the last response's warnings, as JSON ("" when none) */
 
 /* Runs the review (and frees it); returns the response's denial message ("" when allowed). */
 static char *decide(json_object *review, bool *allowed) {
@@ -87,6 +88,8 @@ static char *decide(json_object *review, bool *allowed) {
   *allowed = json_object_get_boolean(json_object_object_get(resp, "allowed"));
   json_object *denial = json_object_object_get(resp, "status");
   char *msg = strdup(denial ? json_object_get_string(json_object_object_get(denial, "message")) : "");
+  json_object *w = json_object_object_get(resp, "warnings");
+  snprintf(g_warnings, sizeof g_warnings, "%s", w ? json_object_to_json_string(w) : "");
   json_object_put(out);
   json_object_put(review);
   po_Arena_Free(a);
@@ -635,8 +638,10 @@ static void test_istio_refusal_at_admission(void **state) {
 }
 
 /* The webhook judges with the controller's mesh options: a list on an Istio target is refused
- * under an unknown Istio release and admitted with --istio-version 1.31, as the controller
- * programs it (before, the webhook refused what the controller would have written). */
+ * on Istio 1.30 and admitted on 1.31, as the controller programs it (before, the webhook refused
+ * what the controller would have written). A release not known (the controller neither configured
+ * nor read one) is taken as the newest listed, 1.31: admitted, with a warning saying the release
+ * was assumed and what an older Istio does (before issue 24's default, refused). */
 static void test_istio_options_at_admission(void **state) {
   (void)state;
   const char *po = "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
@@ -644,13 +649,46 @@ static void test_istio_options_at_admission(void **state) {
                    "\"spec\":{\"targetRef\":{\"kind\":\"Service\",\"name\":\"api\"},\"patches\":["
                    "{\"resourceFilter\":{\"resourceType\":\"route\",\"trafficDirection\":\"outbound\"},"
                    "\"op\":\"add\",\"path\":\"/internal_only_headers\",\"value\":[\"x-internal\"]}]}}";
-  po_TargetOptions o131 = {.istio_minor = 31};
-  for (int k = 0; k < 2; k++) {
-    g_targets = k ? &o131 : NULL;
+  po_TargetOptions o131 = {.istio_minor = 31}, o130 = {.istio_minor = 30};
+  const po_TargetOptions *opts[3] = {NULL, &o131, &o130};
+  for (int k = 0; k < 3; k++) {
+    g_targets = opts[k];
     bool allowed;
     char *msg = decide(review_of(json_tokener_parse(po), "propertyoverride.io", "PropertyOverride", "CREATE"), &allowed);
-    assert_true(allowed == (k == 1));
-    if (k == 0) assert_non_null(strstr(msg, "MERGE_AND_REPLACE_LIST"));
+    assert_true(allowed == (k < 2));
+    bool warned = strstr(g_warnings, "the Istio release is not known") != NULL;
+    if (warned != (k == 0)) fail_msg("options %d: warnings %s", k, g_warnings);
+    if (k == 0) assert_non_null(strstr(g_warnings, "taken as 1.31, the newest listed, so this array becomes MERGE_AND_REPLACE_LIST, which Istio before "
+                                                  "1.31 refuses; set --istio-version\""));
+    if (k == 2) assert_non_null(strstr(msg, "MERGE_AND_REPLACE_LIST, which replaces it as Consul does, needs Istio 1.31 or later (the target runs 1.30)"));
+    free(msg);
+  }
+  g_targets = NULL;
+}
+
+/* A ServiceDefaults' entries are judged by the Consul release the controller runs (its
+ * --consul-version), as validate judges them with --mesh consul@1.21: a route's /vhost_header,
+ * which v1.32.4 lacks, is denied naming consul@1.21 and its snapshot, not "the Envoy API used
+ * here" (before, the webhook checked them with a function told no release). */
+static void test_consul_release_at_admission(void **state) {
+  (void)state;
+  const char *sd = "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                   "\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\"},\"spec\":{\"protocol\":\"http\","
+                   "\"envoyExtensions\":[{\"name\":\"builtin/property-override\",\"arguments\":{\"patches\":["
+                   "{\"resourceFilter\":{\"resourceType\":\"route\",\"trafficDirection\":\"outbound\"},"
+                   "\"op\":\"add\",\"path\":\"/vhost_header\",\"value\":\"x-vhost\"}]}}]}}";
+  const po_MeshRelease *r121 = po_MeshReleases_Find(po_Mesh_Ops(kPo_Mesh_Consul)->releases, "1.21");
+  assert_non_null(r121);
+  po_TargetOptions o121 = {.release[kPo_Mesh_Consul] = r121};
+  const char *want[2] = {"the Envoy API judging consul@1.22", "the Envoy API judging consul@1.21"};
+  for (int k = 0; k < 2; k++) {
+    g_targets = k ? &o121 : NULL;
+    bool allowed;
+    char *msg = decide(review_of(json_tokener_parse(sd), "consul.hashicorp.com", "ServiceDefaults", "CREATE"), &allowed);
+    assert_false(allowed);
+    if (!strstr(msg, want[k])) fail_msg("release %d: %s", k, msg);
+    assert_null(strstr(msg, "the Envoy API used here"));
+    assert_non_null(strstr(msg, k ? "Envoy API of Consul 1.21" : "Envoy API of Consul 1.22"));
     free(msg);
   }
   g_targets = NULL;
@@ -673,6 +711,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_priority_decoded_and_checked),
       cmocka_unit_test(test_istio_refusal_at_admission),
       cmocka_unit_test(test_istio_options_at_admission),
+      cmocka_unit_test(test_consul_release_at_admission),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -117,6 +117,13 @@ void po_App_MeshReleases(po_App *app) {
       sscanf(t->release[kPo_Mesh_Istio]->release, "1.%d", &t->istio_minor);
     }
   }
+  if (!strcmp(src, "default")) {
+    /* not known: judged and written as the newest listed (po_Istio_JudgedMinor), said here once
+     * and in each PropertyOverride's status (the Accepted message's "assumed") */
+    size_t at = strlen(why);
+    snprintf(why + at, sizeof why - at, "; Istio targets judged as the newest release listed (lists written as "
+             "MERGE_AND_REPLACE_LIST, which Istio before 1.31 refuses): set --istio-version");
+  }
   say(app, kPo_Mesh_Istio, src, strcmp(src, "default") ? NULL : why);
   src = "configured";
   if (!given[kPo_Mesh_EnvoyGateway]) {

@@ -71,11 +71,22 @@ void po_Mesh_FillReleases(po_TargetOptions *o) {
   }
 }
 
-const char *po_Mesh_JudgedBy(po_Mesh mesh, const po_MeshRelease *release, const po_EnvoyApi *api, po_Arena *a) {
+bool po_Mesh_ReleaseAssumed(po_Mesh mesh, const po_TargetOptions *opts) {
+  const po_MeshOps *m = po_Mesh_Ops(mesh);
+  return m && m->release_assumed && m->release_assumed(opts);
+}
+
+const char *po_Mesh_JudgedBy(po_Mesh mesh, const po_MeshRelease *release, const po_EnvoyApi *api,
+                             const po_TargetOptions *opts, po_Arena *a) {
   if (!api) api = po_EnvoyApi_Default();
   if (!release) return po_Arena_Printf(a, "judged against %s", po_EnvoyApi_Name(api));
-  return po_Arena_Printf(a, "judged against %s, the Envoy API of %s %s", po_EnvoyApi_Name(api), po_Mesh_Ops(mesh)->name,
-                         release->release);
+  const char *name = po_Mesh_Ops(mesh)->name;
+  bool assumed = po_Mesh_ReleaseAssumed(mesh, opts);
+  if (!assumed) {
+    return po_Arena_Printf(a, "judged against %s, the Envoy API of %s %s", po_EnvoyApi_Name(api), name, release->release);
+  }
+  return po_Arena_Printf(a, "judged against %s, the Envoy API of %s %s; the %s release is not known, %s is assumed",
+                         po_EnvoyApi_Name(api), name, release->release, name, release->release);
 }
 
 po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, const po_TargetOptions *opts,
@@ -86,6 +97,6 @@ po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, 
   po_CompileOutcome r = po_CompiledOverride_Compile(obj, &o, rules_for, a, out);
   if (r == kPo_CompileOutcome_NoMemory) return r;
   /* what the status and the webhook say the spec was judged against */
-  out->judged_by = po_Mesh_JudgedBy(po_TargetKind_Mesh(out->target_kind), out->release, out->api, a);
+  out->judged_by = po_Mesh_JudgedBy(po_TargetKind_Mesh(out->target_kind), out->release, out->api, &o, a);
   return out->judged_by ? r : kPo_CompileOutcome_NoMemory;
 }

@@ -60,15 +60,16 @@ static const char *check_consul(json_object *obj, const char *kind, const po_Tar
                                 json_object *warnings) {
   po_ConsulExtensionCheck *checks = NULL;
   bool oom = false;
-  /* Consul's release (the controller's, else the table's default) and its snapshot judge the
-   * entries, as they judge a PropertyOverride of a Consul target; the denial says which */
+  /* Consul's release (the controller's --consul-version, else the table's default) and its
+   * snapshot judge the entries, as they judge a PropertyOverride of a Consul target and as
+   * validate judges them; the denial and each error's hint say which (consul@1.21) */
   po_TargetOptions o = {0};
   if (targets) o = *targets;
   po_Mesh_FillReleases(&o);
   const po_EnvoyApi *api = po_TargetOptions_Api(&o, kPo_Mesh_Consul);
-  const char *judged_by = po_Mesh_JudgedBy(kPo_Mesh_Consul, o.release[kPo_Mesh_Consul], api, a);
+  const char *judged_by = po_Mesh_JudgedBy(kPo_Mesh_Consul, o.release[kPo_Mesh_Consul], api, &o, a);
   if (!judged_by) return "out of memory validating the object";
-  size_t n = po_ConsulObject_Check(obj, api, a, &checks, &oom);
+  size_t n = po_ConsulObject_CheckRelease(obj, o.release[kPo_Mesh_Consul], api, a, &checks, &oom);
   if (oom) return "out of memory validating the object";
   for (size_t i = 0; i < n; i++) {
     for (size_t k = 0; k < po_Diagnostics_Count(checks[i].diags); k++) {
@@ -145,7 +146,7 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
   if (targets) o = *targets;
   po_Mesh_FillReleases(&o);
   const po_EnvoyApi *api = po_TargetOptions_Api(&o, mesh->mesh);
-  const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, a);
+  const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, &o, a);
   po_Diagnostics *d = po_Diagnostics_New(a);
   if (!d || !judged_by || !mesh->check_native(obj, api, a, d)) return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;

@@ -775,11 +775,15 @@ typedef struct {
   const char *note;         /* outbound without a service: why (a peer's SNI...), or NULL */
 } po_MeshResource;
 
-/* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms) or Istio's names; mesh.c
- * says them in full. `datacenter` is Consul's local datacenter: it only words the note of an
- * upstream listener or route of another one (every datacenter's SNI names its service, as
- * Consul's runtime config puts each discovery-chain target's SNI in its upstream's set). false for a resource type no mesh patches, and for Envoy Gateway, whose names
- * are not modelled here yet. */
+/* Envoy Gateway: the namespace of the HTTPRoute whose rule cluster `name` is
+ * ("httproute/<ns>/<route>/rule/<i>"), in a; NULL for any other name (or out of memory). */
+const char *po_Mesh_EGRouteNamespace(const char *name, po_Arena *a);
+/* Consul's rules (extensioncommon's Get*Payload, connect's SNI forms), Istio's names or Envoy
+ * Gateway's (every resource outbound and of no service); mesh.c says them in full. `datacenter`
+ * is Consul's local datacenter: it only words the note of an upstream listener or route of
+ * another one (every datacenter's SNI names its service, as Consul's runtime config puts each
+ * discovery-chain target's SNI in its upstream's set). false for a resource type no mesh
+ * patches, or out of memory. */
 bool po_Mesh_Classify(po_Mesh mesh, const char *datacenter, const po_DumpResource *r, po_Arena *a,
                       po_MeshResource *out);
 

@@ -51,11 +51,6 @@ static const char *over_limit(json_object *list, po_Arena *a, size_t *at) {
 static size_t check(const json_object *obj, const char *judged_for, const po_EnvoyApi *api, po_Arena *a,
                     po_ConsulExtensionCheck **out, bool *oom);
 
-size_t po_ConsulObject_Check(const json_object *obj, const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out,
-                             bool *oom) {
-  return check(obj, NULL, api, a, out, oom);
-}
-
 size_t po_ConsulObject_CheckRelease(const json_object *obj, const po_MeshRelease *release, const po_EnvoyApi *api,
                                     po_Arena *a, po_ConsulExtensionCheck **out, bool *oom) {
   if (!release) release = po_MeshReleases_Default(&po_Consul_Releases);

@@ -164,15 +164,47 @@ static const char *reason(const po_CompiledOverride *c, size_t i, po_Arena *a) {
                : "a zero value (0, false, \"\", or an enum's first value): proto3 leaves it unset, and a MERGE copies "
                  "only the fields a patch sets, so the field would keep its generated value (istio/istio#18169)";
   }
-  if (si.shape == kPo_SetShape_List && c->options.istio_minor < kPo_IstioMinorReplaceList) {
+  int minor = po_Istio_JudgedMinor(&c->options, NULL);
+  if (si.shape == kPo_SetShape_List && minor < kPo_IstioMinorReplaceList) {
     return or_oom(po_Arena_Printf(a,
                            "an array: a MERGE appends to a list instead of replacing it (istio/istio#32413); "
-                           "MERGE_AND_REPLACE_LIST, which replaces it as Consul does, needs Istio 1.%d or later (%s)",
-                           kPo_IstioMinorReplaceList,
-                           c->options.istio_minor ? or_oom(po_Arena_Printf(a, "the target runs 1.%d", c->options.istio_minor))
-                                                  : "say which with --istio-version"));
+                           "MERGE_AND_REPLACE_LIST, which replaces it as Consul does, needs Istio 1.%d or later (the "
+                           "target runs 1.%d)", kPo_IstioMinorReplaceList, minor));
   }
   return NULL;
+}
+
+int po_Istio_JudgedMinor(const po_TargetOptions *o, bool *assumed) {
+  bool unknown = !o || o->istio_minor <= 0;
+  if (assumed) *assumed = unknown;
+  if (!unknown) return o->istio_minor;
+  const po_MeshRelease *d = po_MeshReleases_Default(&po_Istio_Releases);
+  int minor = d ? po_Istio_ParseVersion(d->release) : -1;
+  return minor > 0 ? minor : kPo_IstioMinorReplaceList;
+}
+
+bool po_Istio_ReleaseAssumed(const po_TargetOptions *o) { return !o || o->istio_minor <= 0; }
+
+/* Patch i, accepted, sets a list while the release is assumed: the EnvoyFilter's operation
+ * (MERGE_AND_REPLACE_LIST) holds only if the mesh runs 1.31 or later, so the assumption is said
+ * where it decides something. false only when out of memory. */
+static bool warn_assumed(po_CompiledOverride *c, po_Arena *a, size_t i) {
+  bool assumed;
+  int minor = po_Istio_JudgedMinor(&c->options, &assumed);
+  po_SetInfo si;
+  po_Override_Set(c->override, i, &si);
+  if (!assumed || si.shape != kPo_SetShape_List) return true;
+  const po_Patch *p = &c->args->patches[i];
+  /* within the 256 bytes the API server keeps of a warning, with the webhook's "patches[N]: " */
+  const char *text = po_Arena_Printf(a,
+                                     "the Istio release is not known (neither --istio-version nor istiod's version "
+                                     "label): taken as 1.%d, the newest listed, so this array becomes "
+                                     "MERGE_AND_REPLACE_LIST, which Istio before 1.%d refuses; set --istio-version",
+                                     minor, (int)kPo_IstioMinorReplaceList);
+  po_Diagnostic *d = text ? po_Diagnostics_Add(c->diags, kPo_Severity_Warning, kPo_DiagKind_Target, (int)i, p->path, text)
+                          : NULL;
+  if (d) d->pos = p->pos;
+  return d != NULL;
 }
 
 static json_object *config_patch(const po_CompiledOverride *c, size_t i, const po_ServiceName *service, po_Arena *a);
@@ -224,6 +256,7 @@ bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a) {
   for (size_t i = 0; i < c->args->patch_count; i++) {
     const char *why = reason(c, i, a);
     if (why == kOom || (why && !refuse(c, a, i, why))) return false;
+    if (!why && !warn_assumed(c, a, i)) return false;
     refused |= why != NULL;
   }
   if (refused) return true; /* a refused patch has no configPatch to measure */

@@ -23,4 +23,5 @@ const po_MeshOps po_Istio_Mesh = {
      * an EnvoyFilter matches; the last ones that did (the inbound cluster name format, virtual
      * hosts merged) are of earlier releases. */
     .upgrade = NULL,
+    .release_assumed = po_Istio_ReleaseAssumed,
 };

@@ -59,7 +59,8 @@ typedef struct {
   po_MeshEnableMode envoy_gateway;
   double istio_recheck_s;                   /* auto, not served yet: checked again this often (60) */
   const char *cluster_domain;               /* Istio's service names (NULL: cluster.local) */
-  int istio_minor;                          /* the Istio release 1.N (0: unknown: no 1.31+ features) */
+  int istio_minor;                          /* the Istio release 1.N (0: not configured: read from the cluster, else
+                                             * assumed the newest listed, po_Istio_JudgedMinor) */
   /* The Consul and Envoy Gateway releases ("1.22", "v1.9.1"; NULL: not configured). With
    * istio_minor they choose the Envoy API snapshot each mesh's targets are judged by; not
    * configured, Istio's and Envoy Gateway's are read from the cluster at start, else each mesh's

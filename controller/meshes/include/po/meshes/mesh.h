@@ -47,8 +47,14 @@ const char *po_Mesh_Names(char *buf, size_t len);
 
 /* "judged against go-control-plane envoy v1.37.0, the Envoy API of Istio 1.30" (the snapshot's
  * name alone without a release; api NULL: the default snapshot), in `a`; NULL when out of memory.
- * What status messages and denials end with (po_CompiledOverride.judged_by). */
-const char *po_Mesh_JudgedBy(po_Mesh mesh, const po_MeshRelease *release, const po_EnvoyApi *api, po_Arena *a);
+ * When the mesh says the release was assumed under `opts` (po_MeshOps.release_assumed: Istio's
+ * not known) it ends "..., the Envoy API of Istio 1.31; the Istio release is not known, 1.31 is
+ * assumed". What status messages and denials end with (po_CompiledOverride.judged_by). */
+const char *po_Mesh_JudgedBy(po_Mesh mesh, const po_MeshRelease *release, const po_EnvoyApi *api,
+                             const po_TargetOptions *opts, po_Arena *a);
+/* Whether `mesh`'s release under `opts` was assumed rather than configured or read
+ * (po_MeshOps.release_assumed; false for a mesh without one). */
+bool po_Mesh_ReleaseAssumed(po_Mesh mesh, const po_TargetOptions *opts);
 
 /* The object-name bound every mesh with an object per PropertyOverride shares, then the mesh's
  * own refusals (po_MeshOps.rules.check). false only when out of memory. */

@@ -72,6 +72,12 @@ typedef struct po_MeshOps {
   bool (*render)(const po_RenderInputs *in, po_Arena *a, struct json_object **objs, size_t *n);
   /* What its releases generate differently (upgrade-check); NULL: nothing known. */
   const po_MeshUpgradeFacts *upgrade;
+  /* Whether the release its targets are judged as is assumed under `opts` (neither configured nor
+   * read from the cluster), where the release decides what is written and not only the Envoy API
+   * (Istio: MERGE_AND_REPLACE_LIST); said after the release in judged_by, in validate's report
+   * and in status. NULL: never said (Consul's and Envoy Gateway's defaults are documented ones
+   * that change only the snapshot). */
+  bool (*release_assumed)(const po_TargetOptions *opts);
 } po_MeshOps;
 
 #endif

@@ -27,8 +27,9 @@ enum { kPo_MeshSlots = kPo_Mesh_EnvoyGateway + 1 }; /* po_Mesh values, for table
 /* What the adapters need to know of the mesh (flags of the CLI and the controller). */
 typedef struct {
   const char *cluster_domain;      /* Kubernetes' DNS suffix; NULL: "cluster.local" */
-  int istio_minor;                 /* the Istio release 1.N programmed; 0: unknown, so features of
-                                    * newer releases (MERGE_AND_REPLACE_LIST, 1.31) are refused */
+  int istio_minor;                 /* the Istio release 1.N programmed; 0: not known, so assumed
+                                    * the newest Istio's table lists, with a warning where that
+                                    * decides what is written (po_Istio_JudgedMinor) */
   const char *istio_root_namespace;/* meshConfig.rootNamespace; NULL: "istio-system" */
   /* The tenancy policy the compile applies to spec.targetRef.namespace (tenancy.h), for the CLI,
    * which has no controller to ask; NULL (the webhook, the reconciler): not checked here, the

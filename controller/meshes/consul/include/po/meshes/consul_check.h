@@ -34,16 +34,14 @@ typedef struct {
  * case-insensitively, a single object a list of one): what the limits above count. */
 size_t po_ConsulEntry_PatchCount(const struct json_object *arguments);
 
-/* Checks every builtin/property-override entry of `obj` under Envoy API snapshot `api` (Consul's
- * release's; NULL: the default release's); *out gets them in entry order (in the arena). Returns how many,
- * 0 when there are none. *oom is set when memory ran out. An object over a limit gets one check
- * with `limit` set and nothing else is validated. */
-size_t po_ConsulObject_Check(const struct json_object *obj, const po_EnvoyApi *api, po_Arena *a,
-                             po_ConsulExtensionCheck **out, bool *oom);
-/* The same for Consul release `release` (a row of po_Consul_Releases; NULL: the default row):
- * judged by `api` (NULL: the release's snapshot), and an error's hint names the release
- * ("the Envoy API judging consul@1.22") when `api` is the release's, where po_ConsulObject_Check,
- * which is not told the release, says "the Envoy API used here". */
+/* Checks every builtin/property-override entry of `obj` as Consul release `release` (a row of
+ * po_Consul_Releases; NULL: the default row) would: judged by Envoy API snapshot `api` (NULL: the
+ * release's snapshot); *out gets them in entry order (in the arena). Returns how many, 0 when
+ * there are none. *oom is set when memory ran out. An object over a limit gets one check with
+ * `limit` set and nothing else is validated. An error's hint names the release ("the Envoy API
+ * judging consul@1.22") when `api` is the release's, else "the Envoy API used here" (another
+ * snapshot named, as `--envoy-api` does). validate and the webhook (with the release the
+ * controller runs, --consul-version) both call it. */
 size_t po_ConsulObject_CheckRelease(const struct json_object *obj, const po_MeshRelease *release,
                                     const po_EnvoyApi *api, po_Arena *a, po_ConsulExtensionCheck **out, bool *oom);
 /* The webhook's denial text for `kind` ("ServiceDefaults"), or NULL when every entry is valid:

@@ -13,7 +13,7 @@
  *
  * Refused, each with its reason (po_Istio_Check): remove; an add of a proto3 zero value; an add
  * of an object value (except a whole Duration, which Istio replaces as Consul does); an array
- * before Istio 1.31; cluster-load-assignment; listener or route patches with services; paths
+ * before Istio 1.31 (a release not known is taken as the newest listed, po_Istio_JudgedMinor); cluster-load-assignment; listener or route patches with services; paths
  * under transport_socket; Duration sub-fields; a non-default partition. */
 #ifndef PO_MESHES_ISTIO_H_
 #define PO_MESHES_ISTIO_H_
@@ -30,8 +30,19 @@ struct json_object;
 /* Istio's first release with the MERGE_AND_REPLACE_LIST operation (its 1.31.0 change notes). */
 enum { kPo_IstioMinorReplaceList = 31 };
 
-/* Adds a kPo_DiagKind_Target error per patch Istio cannot express (c compiled without error).
- * false only when out of memory. */
+/* The Istio release 1.N Istio targets are judged and written as: the one configured or read
+ * from the cluster (o->istio_minor: --istio-version, --mesh istio@1.N, the istiod Service's
+ * label), else, not known, the newest release this build lists (its table's default, 1.31), and
+ * *assumed (may be NULL) says so. The newest, because an older Istio refuses what only a newer
+ * one has (MERGE_AND_REPLACE_LIST is not in its EnvoyFilter CRD: the write fails, said in
+ * Programmed), where judging as an older one would refuse every list for every mesh. */
+int po_Istio_JudgedMinor(const po_TargetOptions *o, bool *assumed);
+/* po_MeshOps.release_assumed: o->istio_minor is 0. */
+bool po_Istio_ReleaseAssumed(const po_TargetOptions *o);
+
+/* Adds a kPo_DiagKind_Target error per patch Istio cannot express (c compiled without error),
+ * and a warning per patch whose EnvoyFilter depends on a release assumed, not known (a list:
+ * MERGE_AND_REPLACE_LIST). false only when out of memory. */
 bool po_Istio_Check(po_CompiledOverride *c, po_Arena *a);
 
 /* The EnvoyFilter's name for a PropertyOverride (one per PropertyOverride, so two never share
