@@ -41,10 +41,11 @@ static void test_compiled_entry_bytes(void **state) {
   static const po_CompiledEntry *kept[kEntries];
   json_object *warm = bench_override(0); /* the schema and the mesh tables: loaded once, not per entry */
   bool oom;
+  po_ArenaFit fit = {0}; /* one index's: its compiles learn the arena size together */
   int64_t gen;
   po_JsonHash hash;
   assert_true(po_CompiledEntry_KeyOf(warm, kPo_CompileWhich_Current, &gen, &hash));
-  po_CompiledEntry_Release(po_CompiledEntry_Make(warm, kPo_CompileWhich_Current, "w", gen, hash, NULL, &oom));
+  po_CompiledEntry_Release(po_CompiledEntry_Make(warm, kPo_CompileWhich_Current, "w", gen, hash, NULL, &fit, &oom));
   json_object_put(warm);
   size_t before = mallinfo2().uordblks, spec = 0;
   for (int i = 0; i < kEntries; i++) {
@@ -53,7 +54,7 @@ static void test_compiled_entry_bytes(void **state) {
     assert_true(po_CompiledEntry_KeyOf(o, kPo_CompileWhich_Current, &gen, &hash));
     char uid[64];
     snprintf(uid, sizeof uid, "00000000-0000-4000-8000-%012d", i);
-    kept[i] = po_CompiledEntry_Make(o, kPo_CompileWhich_Current, uid, gen, hash, NULL, &oom);
+    kept[i] = po_CompiledEntry_Make(o, kPo_CompileWhich_Current, uid, gen, hash, NULL, &fit, &oom);
     assert_non_null(kept[i]);
     assert_true(kept[i]->c.accepted);
     json_object_put(o);

@@ -116,14 +116,13 @@ static bool arguments(po_CompiledEntry *e, po_Arena *a) {
 }
 
 po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich which, const char *uid, int64_t generation,
-                                        po_JsonHash hash, const po_TargetOptions *opts, bool *oom) {
+                                        po_JsonHash hash, const po_TargetOptions *opts, po_ArenaFit *fit, bool *oom) {
   *oom = false;
   json_object *syn = NULL;
   if (which == kPo_CompileWhich_Record && !(syn = record_object(obj, generation, oom))) return NULL;
   const json_object *src = syn ? syn : obj;
-  static po_ArenaFit fit; /* every PropertyOverride's compile: one kind of arena */
   po_CompiledEntry *e = calloc(1, sizeof *e);
-  po_Arena *a = po_Arena_NewFitted(&fit), *scratch = po_Arena_New();
+  po_Arena *a = po_Arena_NewFitted(fit), *scratch = po_Arena_New();
   po_TargetOptions o = opts ? *opts : (po_TargetOptions){0};
   o.arguments_arena = scratch; /* the Consul arguments: read once, below, then freed */
   char *u = strdup(uid ? uid : "");
@@ -165,7 +164,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
     e->errors = po_Arena_Printf(a, "%zu error%s: %s%s%s", errors, errors == 1 ? "" : "s", d ? d : "", *by ? "\n" : "", by);
     if (!e->errors) goto oom;
   }
-  po_ArenaFit_Learn(&fit, a);
+  po_ArenaFit_Learn(fit, a);
   po_Arena_Free(scratch);
   json_object_put(syn);
   return e;

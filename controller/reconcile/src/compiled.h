@@ -63,10 +63,11 @@ typedef enum { kPo_CompileWhich_Current = 0, kPo_CompileWhich_Record } po_Compil
 struct json_object *po_Json_Parse(const char *text, size_t len);
 
 /* Makes an entry (refs 1), compiled with the mesh options opts (NULL: the defaults; the index's,
- * po_TargetIndex_SetOptions). NULL and *oom when out of memory; NULL alone when `which` is the
+ * po_TargetIndex_SetOptions), its arena sized by fit, which learns from it (the index's: one
+ * kind of arena, its PropertyOverrides' compiles). NULL and *oom when out of memory; NULL alone when `which` is the
  * record and the object has none ({generation: int, spec: object}). */
 po_CompiledEntry *po_CompiledEntry_Make(const struct json_object *obj, po_CompileWhich which, const char *uid,
-                                        int64_t generation, po_JsonHash hash, const po_TargetOptions *opts, bool *oom);
+                                        int64_t generation, po_JsonHash hash, const po_TargetOptions *opts, po_ArenaFit *fit, bool *oom);
 /* The generation and the spec hash `which` names in obj (false: no such spec). */
 bool po_CompiledEntry_KeyOf(const struct json_object *obj, po_CompileWhich which, int64_t *generation, po_JsonHash *hash);
 const po_CompiledEntry *po_CompiledEntry_Ref(const po_CompiledEntry *e);

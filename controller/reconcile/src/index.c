@@ -70,6 +70,7 @@ struct po_TargetIndex {
   size_t nown, own_cap;
   uint64_t echoes;  /* events recognised as our own writes */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
+  po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
 };
 
 void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o) {
@@ -396,7 +397,7 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
   if (hit) return hit;
   /* Compiled without the lock (it is the expensive part); two workers racing on the same
    * PropertyOverride (its current and its held target) both compile, the second keeps its own. */
-  po_CompiledEntry *e = po_CompiledEntry_Make(obj, which, uid, generation, hash, &ix->options, oom);
+  po_CompiledEntry *e = po_CompiledEntry_Make(obj, which, uid, generation, hash, &ix->options, &ix->fit, oom);
   if (!e) return NULL;
   pthread_mutex_lock(&ix->mu);
   ix->misses++;
