@@ -12,6 +12,7 @@
 #include "po/base/json.h"
 #include "compiled.h"
 #include "po/reconcile/reconcile.h"
+#include "overlap.h"
 #include "strtable.h"
 #include "sync.h"
 
@@ -61,6 +62,7 @@ typedef struct {
   char *key;
   const char **pos;
   size_t n, cap;
+  po_OverlapMemo *overlaps; /* its last reconcile's (one allocation), or NULL */
 } Target;
 
 /* The kinds whose links are counted: ForEachRelated asks whether any PropertyOverride targets a
@@ -115,6 +117,7 @@ static void free_target(void *ctx, po_StrNode *n) {
   Target *t = (Target *)n;
   free(t->key);
   free(t->pos);
+  free(t->overlaps);
   free(t);
 }
 
@@ -552,6 +555,46 @@ const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const cha
   if (c) ix->hits++;
   pthread_mutex_unlock(&ix->mu);
   return c;
+}
+
+/* ---- a target's overlap memo (overlap.h) ---- */
+
+static size_t memo_bytes(const po_OverlapMemo *m) {
+  return sizeof *m + (m->nseen + m->nscanned) * sizeof(po_JsonHash) + m->nfound * sizeof(po_OverlapPair);
+}
+
+/* One block: the struct, then its three arrays (each of 8-byte aligned elements). */
+static void memo_copy(const po_OverlapMemo *m, po_OverlapMemo *into) {
+  po_JsonHash *seen = (po_JsonHash *)(into + 1), *scanned = seen + m->nseen;
+  po_OverlapPair *found = (po_OverlapPair *)(scanned + m->nscanned);
+  memcpy(seen, m->seen, m->nseen * sizeof *seen);
+  memcpy(scanned, m->scanned, m->nscanned * sizeof *scanned);
+  memcpy(found, m->found, m->nfound * sizeof *found);
+  *into = (po_OverlapMemo){seen, m->nseen, scanned, m->nscanned, found, m->nfound};
+}
+
+bool po_TargetIndex_OverlapMemo(po_TargetIndex *ix, const char *target_key, po_OverlapMemo *out, po_Arena *ar) {
+  pthread_mutex_lock(&ix->mu);
+  const Target *t = find_target(ix, target_key);
+  po_OverlapMemo *m = t && t->overlaps ? po_Arena_Malloc(ar, memo_bytes(t->overlaps)) : NULL;
+  if (m) memo_copy(t->overlaps, m);
+  pthread_mutex_unlock(&ix->mu);
+  if (m) *out = *m;
+  return m != NULL;
+}
+
+void po_TargetIndex_SetOverlapMemo(po_TargetIndex *ix, const char *target_key, const po_OverlapMemo *m) {
+  po_OverlapMemo *c = m ? malloc(memo_bytes(m)) : NULL;
+  if (c) memo_copy(m, c);
+  pthread_mutex_lock(&ix->mu);
+  Target *t = find_target(ix, target_key);
+  if (t) {
+    free(t->overlaps);
+    t->overlaps = c; /* NULL (out of memory, or forgotten): every pair compared next time */
+    c = NULL;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(c);
 }
 
 /* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */

@@ -225,9 +225,11 @@ uint64_t po_Json_HashStable(const json_object *o) {
   return node(&kStable, o, NULL, 0).lo;
 }
 
-uint64_t po_Hash_String(const char *str, size_t n) {
+po_JsonHash po_Hash_Bytes(const void *p, size_t n) {
   Sip s;
   sip_init(&s, process_key());
-  sip_feed(&s, str, n);
-  return sip_final(&s).lo;
+  sip_feed(&s, p, n);
+  return sip_final(&s);
 }
+
+uint64_t po_Hash_String(const char *str, size_t n) { return po_Hash_Bytes(str, n).lo; }

@@ -281,6 +281,8 @@ typedef struct {
   int64_t recheck_in_s;   /* > 0: a PropertyOverride waits for consul-k8s; its timeout (or a write put
                            * off by a second, sync.h) falls due then: the result is RequeueAfter */
   int sync_timeouts;      /* SyncTimeout Events raised */
+  size_t overlap_checks;  /* pairs of PropertyOverrides the engine compared for overlaps (those the
+                           * target's overlap memo could not answer) */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);
