@@ -87,7 +87,7 @@ typedef enum {
 typedef enum {
   kPo_AppIgnored_OwnOverrideWrite, /* our finalizer or status write coming back */
   kPo_AppIgnored_OwnTargetWrite,   /* our target write coming back */
-  kPo_AppIgnored_Unchanged,        /* nothing a reconcile reads changed (a resourceVersion-only update) */
+  kPo_AppIgnored_Unchanged,        /* a PropertyOverride update that changed nothing a reconcile reads */
   kPo_AppIgnored_Count
 } po_AppIgnored;
 

@@ -61,7 +61,8 @@ bool po_App_RegisterEnqueueMetrics(po_App *app) {
   po_MetricFamily *ign = po_Metrics_Register(
       app->metrics, kPo_Metric_Counter, "propertyoverride_watch_events_ignored_total",
       "Watch events that queued nothing, by why: own-override-write and own-target-write (our own write coming back "
-      "as written), unchanged (nothing a reconcile reads changed: a resourceVersion or managedFields update).",
+      "as written), unchanged (a PropertyOverride update that changed nothing a reconcile reads: a label, an "
+      "annotation, managedFields).",
       1, rl, 0, NULL);
   if (!enq || !ign) return false;
   for (int i = 0; i < kPo_AppEnqueue_Count; i++) {
@@ -114,10 +115,17 @@ static void override_changed(void *ctx, const po_InformerVersion *old_version, j
                  po_Str("namespace", ns), po_Str("name", name));
   }
   bool moved = strcmp(old, key) != 0 || strcmp(old_held, held) != 0;
+  /* Nothing a reconcile reads changed since the last event of it (a label, an annotation,
+   * managedFields): its target has nothing to do. Recorded for every event, ours too. */
+  bool unchanged = po_TargetIndex_OverrideSeen(app->index, obj) && old_version;
   /* Our own finalizer or status write coming back, nothing else changed: the reconcile that wrote
    * it did all there was to do (each echo cost a reconcile of the whole target a window later). */
   if (!moved && po_TargetIndex_IsOwnOverrideWrite(app->index, obj)) {
     count(app->ignored[kPo_AppIgnored_OwnOverrideWrite]);
+    return;
+  }
+  if (!moved && unchanged) {
+    count(app->ignored[kPo_AppIgnored_Unchanged]);
     return;
   }
   enqueue(app, key, kPo_AppEnqueue_Override);

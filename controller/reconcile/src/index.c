@@ -38,6 +38,8 @@ typedef struct {
   po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
   char *memo_key, *memo_held;
   OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
+  po_JsonHash seen;          /* what its last watch event held that a reconcile reads (po_TargetIndex_OverrideSeen) */
+  bool has_seen;
   /* The last valid generation this process wrote into its target and recorded as its
    * status.lastValid (po_TargetIndex_NoteLastValid): uid, generation, keyed spec hash. */
   char lv_uid[128];
@@ -883,4 +885,33 @@ bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *ob
   }
   pthread_mutex_unlock(&ix->mu);
   return which >= 0;
+}
+
+/* ---- what a PropertyOverride's last watch event held ---- */
+
+/* The parts a reconcile reads, as one keyed hash: fixed-width fields, then the uid. */
+static po_JsonHash read_part(const json_object *obj) {
+  json_object *meta = po_Json_Get(obj, "metadata"), *g = po_Json_Get(meta, "generation");
+  po_JsonHash spec = po_Json_Hash(po_Json_Get(obj, "spec")), status = po_Json_Hash(po_Json_Get(obj, "status")),
+              fin = po_Json_Hash(po_Json_Get(meta, "finalizers"));
+  uint64_t fixed[8] = {spec.lo, spec.hi, status.lo, status.hi, fin.lo, fin.hi,
+                       g && json_object_is_type(g, json_type_int) ? (uint64_t)json_object_get_int64(g) : 0,
+                       po_Json_Get(meta, "deletionTimestamp") != NULL};
+  unsigned char buf[sizeof fixed + 256];
+  const char *uid = po_Json_Meta(obj, "uid");
+  size_t ul = strlen(uid);
+  if (ul > 255) ul = 255;
+  memcpy(buf, fixed, sizeof fixed);
+  memcpy(buf + sizeof fixed, uid, ul);
+  return po_Hash_Bytes(buf, sizeof fixed + ul);
+}
+
+bool po_TargetIndex_OverrideSeen(po_TargetIndex *ix, const json_object *obj) {
+  po_JsonHash h = read_part(obj); /* hashed without the lock */
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"));
+  bool same = e && e->has_seen && po_JsonHash_Equal(e->seen, h);
+  if (e) e->seen = h, e->has_seen = true;
+  pthread_mutex_unlock(&ix->mu);
+  return same;
 }

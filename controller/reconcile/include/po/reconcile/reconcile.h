@@ -230,6 +230,13 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key,
  * reconcile did everything else. On the status write's echo the index's memo moves to the new
  * resourceVersion, so the next reconcile does not read the object either. */
 bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_object *obj);
+/* Records what a reconcile reads of a PropertyOverride's watch event (uid, generation, spec,
+ * status, finalizers, deletion) and says whether it is exactly what the last event of it brought:
+ * an update that changed nothing of that (a label, an annotation, managedFields: a new
+ * resourceVersion alone) has nothing for its target's reconcile to do. False for the first event
+ * of it, and for one the index does not list. Keyed hashes (json_hash.h): the content cannot be
+ * made to pass for another. */
+bool po_TargetIndex_OverrideSeen(po_TargetIndex *ix, const struct json_object *obj);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
