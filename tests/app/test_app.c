@@ -266,6 +266,16 @@ static json_object *override_obj(const char *name, const char *target) {
 static size_t drain(po_Workqueue *q, char keys[][128], size_t cap);
 static void deliver_update(const po_InformerHandlers *h, json_object *old, json_object *now);
 
+/* A copy of o whose status someone else wrote (n): an update its target's reconcile must see. */
+static json_object *restatused(json_object *o, int n) {
+  json_object *c = NULL;
+  assert_int_equal(json_object_deep_copy(o, &c, NULL), 0);
+  json_object *st = json_object_new_object();
+  json_object_object_add(st, "by", json_object_new_int(n));
+  json_object_object_add(c, "status", st);
+  return c;
+}
+
 static void test_events_on_one_target_batch(void **state) {
   (void)state;
   po_App *app = batching_app(60);
@@ -274,10 +284,11 @@ static void test_events_on_one_target_batch(void **state) {
   for (int i = 0; i < 50; i++) {
     char name[32];
     snprintf(name, sizeof name, "po-%d", i);
-    json_object *o = override_obj(name, i % 2 ? "web" : "api");
+    json_object *o = override_obj(name, i % 2 ? "web" : "api"), *o2 = restatused(o, 1);
     h.on_add(h.ctx, o);
-    deliver_update(&h, o, o);
+    deliver_update(&h, o, o2);
     json_object_put(o);
+    json_object_put(o2);
   }
   po_Workqueue *q = po_Controller_Queue(app->controller);
   /* 100 events, two quiet targets: each queued at once, once (the events after the first find
@@ -288,9 +299,10 @@ static void test_events_on_one_target_batch(void **state) {
   assert_int_equal(drain(q, keys, 4), 2);
   /* Just run: the next events wait for the window after that run's start, all of them one key. */
   for (int i = 0; i < 10; i++) {
-    json_object *o = override_obj("po-1", "web");
-    deliver_update(&h, o, o);
+    json_object *o = override_obj("po-1", "web"), *o2 = restatused(o, 2 + i);
+    deliver_update(&h, o, o2);
     json_object_put(o);
+    json_object_put(o2);
   }
   assert_int_equal(po_Workqueue_Len(q), 0);
   assert_int_equal(po_Workqueue_WaitingLen(q), 1);
@@ -369,18 +381,15 @@ static void test_related_targets_only_on_generation_or_deletion(void **state) {
   po_Workqueue *q = po_Controller_Queue(app->controller);
   char keys[8][128];
   assert_int_equal(drain(q, keys, 8), 3);
-  /* a label on tune: same generation */
-  json_object *tune2 = NULL, *web2 = NULL;
-  json_object_deep_copy(tune, &tune2, NULL);
-  json_object_object_add(json_object_object_get(tune2, "metadata"), "labels", json_tokener_parse("{\"team\":\"x\"}"));
+  /* a status someone else wrote on tune: same generation */
+  json_object *tune2 = restatused(tune, 1), *web2 = NULL;
   deliver_update(&h, tune, tune2);
   size_t n = drain(q, keys, 8);
   for (size_t i = 0; i < n && i < 8; i++) printf("queued: %s\n", keys[i]);
   assert_int_equal(n, 1);
   assert_string_equal(keys[0], "ProxyDefaults/ns/global");
-  /* a label on web's: same generation */
-  json_object_deep_copy(web, &web2, NULL);
-  json_object_object_add(json_object_object_get(web2, "metadata"), "labels", json_tokener_parse("{\"team\":\"x\"}"));
+  /* the same on web's */
+  web2 = restatused(web, 1);
   deliver_update(&h, web, web2);
   n = drain(q, keys, 8);
   assert_int_equal(n, 1);
@@ -404,17 +413,53 @@ static void test_related_targets_only_on_generation_or_deletion(void **state) {
   assert_int_equal(n, 2);
   assert_true(strcmp(keys[0], "ProxyDefaults/ns/global") == 0 || strcmp(keys[1], "ProxyDefaults/ns/global") == 0);
   /* and a later update of the deleted object (same generation, still deleting) does not */
-  deliver_update(&h, web3, web3);
+  json_object *web4 = restatused(web3, 2);
+  deliver_update(&h, web3, web4);
   n = drain(q, keys, 8);
   assert_int_equal(n, 1);
   assert_string_equal(keys[0], "ServiceDefaults/ns/web");
   json_object_put(web3);
+  json_object_put(web4);
   json_object_put(tune);
   json_object_put(tune2);
   json_object_put(tune3);
   json_object_put(web);
   json_object_put(web2);
   json_object_put(api);
+  po_App_Free(app);
+}
+
+/* Issue 26: a PropertyOverride's update that changes nothing its target's reconcile reads (a
+ * label, an annotation, managedFields, a new resourceVersion) queues nothing, and is counted in
+ * propertyoverride_watch_events_ignored_total{reason="unchanged"}; its status written by someone
+ * else does queue its target. */
+static void test_unchanged_update_queues_nothing(void **state) {
+  (void)state;
+  po_App *app = batching_app(0);
+  po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
+  json_object *o = override_obj("po-0", "web"), *labelled = NULL;
+  json_object_object_add(json_object_object_get(o, "metadata"), "resourceVersion", json_object_new_string("1"));
+  h.on_add(h.ctx, o);
+  po_Workqueue *q = po_Controller_Queue(app->controller);
+  char keys[4][128];
+  assert_int_equal(drain(q, keys, 4), 1);
+  json_object_deep_copy(o, &labelled, NULL);
+  json_object *meta = json_object_object_get(labelled, "metadata");
+  json_object_object_add(meta, "labels", json_tokener_parse("{\"team\":\"x\"}"));
+  json_object_object_add(meta, "annotations", json_tokener_parse("{\"note\":\"y\"}"));
+  json_object_object_add(meta, "managedFields", json_tokener_parse("[{\"manager\":\"kubectl\"}]"));
+  json_object_object_add(meta, "resourceVersion", json_object_new_string("2"));
+  deliver_update(&h, o, labelled);
+  assert_int_equal(drain(q, keys, 4), 0);
+  assert_true(po_Series_Value(app->ignored[kPo_AppIgnored_Unchanged]) == 1);
+  assert_true(po_Series_Value(app->enqueues[kPo_AppEnqueue_Override]) == 1); /* the add's */
+  json_object *st = restatused(labelled, 1);
+  deliver_update(&h, labelled, st);
+  assert_int_equal(drain(q, keys, 4), 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/web");
+  json_object_put(o);
+  json_object_put(labelled);
+  json_object_put(st);
   po_App_Free(app);
 }
 
@@ -427,6 +472,7 @@ int main(void) {
       cmocka_unit_test(test_two_apps_run_and_stop),
       cmocka_unit_test(test_events_on_one_target_batch),
       cmocka_unit_test(test_related_targets_only_on_generation_or_deletion),
+      cmocka_unit_test(test_unchanged_update_queues_nothing),
   };
   return cmocka_run_group_tests(tests, write_kubeconfig, remove_kubeconfig);
 }

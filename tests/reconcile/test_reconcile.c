@@ -2076,6 +2076,44 @@ static void test_own_override_writes_recognised_once(void **state) {
   json_object_put(respec);
 }
 
+/* Issue 26: a PropertyOverride's update that changes nothing a reconcile reads (a label, an
+ * annotation, managedFields, a new resourceVersion) is seen as unchanged, so its target is not
+ * queued; any change of its spec, status, finalizers, generation, deletion or uid is not. */
+static void test_unchanged_override_update_seen_as_such(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object *o = slot(fx, "po/default/a", false)->obj;
+  assert_false(po_TargetIndex_OverrideSeen(fx->ix, o)); /* the first event of it */
+  json_object *labelled = copy(o);
+  json_object *meta = get(labelled, "metadata");
+  json_object_object_add(meta, "labels", json_tokener_parse("{\"team\":\"payments\"}"));
+  json_object_object_add(meta, "managedFields", json_tokener_parse("[{\"manager\":\"kubectl\"}]"));
+  json_object_object_add(meta, "resourceVersion", json_object_new_string("9999"));
+  assert_true(po_TargetIndex_OverrideSeen(fx->ix, labelled));
+  assert_true(po_TargetIndex_OverrideSeen(fx->ix, o)); /* and back: still nothing a reconcile reads */
+  json_object *changes[6];
+  for (int i = 0; i < 6; i++) changes[i] = copy(o);
+  json_object_object_add(get(changes[0], "status"), "someone", json_object_new_string("else"));
+  json_object_object_add(get(changes[1], "spec"), "patches", json_tokener_parse(kGood2));
+  json_object_object_add(get(changes[2], "metadata"), "finalizers", json_object_new_array());
+  json_object_object_add(get(changes[3], "metadata"), "generation", json_object_new_int64(2));
+  json_object_object_add(get(changes[4], "metadata"), "deletionTimestamp", json_object_new_string("2026-12-05T00:00:00Z"));
+  json_object_object_add(get(changes[5], "metadata"), "uid", json_object_new_string("another"));
+  for (int i = 0; i < 6; i++) {
+    po_TargetIndex_OverrideSeen(fx->ix, o); /* o the last one seen */
+    assert_false(po_TargetIndex_OverrideSeen(fx->ix, changes[i]));
+    json_object_put(changes[i]);
+  }
+  json_object_put(labelled);
+  /* one the index does not list: never unchanged */
+  json_object *other = copy(o);
+  json_object_object_add(get(other, "metadata"), "name", json_object_new_string("unlisted"));
+  assert_false(po_TargetIndex_OverrideSeen(fx->ix, other));
+  assert_false(po_TargetIndex_OverrideSeen(fx->ix, other));
+  json_object_put(other);
+}
+
 /* consul-k8s syncs the ServiceDefaults of every namespace into one Consul config entry per name
  * (without namespace mirroring): a PropertyOverride of namespace default whose ServiceDefaults
  * lives in namespace apps creates nothing, and says where it is and why. */
@@ -2254,6 +2292,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unchanged_override_update_seen_as_such, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lost_echo_does_not_hide_a_restore, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_with_a_last_valid_generation_still_live, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_kind_overlap_with_a_last_valid_generation, setup, teardown),

@@ -149,6 +149,7 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
       "1 when Istio targets (Service, Mesh) are programmed: --istio=on, or --istio=auto and the API server serves "
       "EnvoyFilters (checked again every --istio-recheck-interval until it does); 0 otherwise.",
       0, NULL, 0, NULL);
+  if (!po_App_RegisterEnqueueMetrics(app)) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory registering metrics");
   if (app->io.foreign_markers && app->io.writes && app->io.last_write && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled &&
       app->wh_inflight && app->wh_budget && app->wh_refusals)
     return true;

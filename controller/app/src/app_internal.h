@@ -69,6 +69,28 @@ typedef struct {
 bool po_StartGate_Init(po_StartGate *g, po_Metrics *metrics);
 void po_StartGate_Destroy(po_StartGate *g);
 
+/* Why a key was queued (propertyoverride_reconcile_enqueues_total{reason}), and why a watch event
+ * was not (propertyoverride_watch_events_ignored_total{reason}): what a reconcile costs is
+ * multiplied by how often it runs, and these say what made it run (events.c). */
+typedef enum {
+  kPo_AppEnqueue_Override,        /* a PropertyOverride added or changed (not our own write) */
+  kPo_AppEnqueue_OverrideMoved,   /* the target it left, or the one holding its last valid generation */
+  kPo_AppEnqueue_OverrideRelated, /* the other side of a ProxyDefaults (Mesh) overlap */
+  kPo_AppEnqueue_OverrideDeleted,
+  kPo_AppEnqueue_Target,          /* a target added or changed (not our own write) */
+  kPo_AppEnqueue_TargetDeleted,   /* the target, and those of its name elsewhere that waited */
+  kPo_AppEnqueue_MeshObject,      /* Services, EnvoyFilters, Gateways, HTTPRoutes, EnvoyPatchPolicies */
+  kPo_AppEnqueue_Reconcile,       /* a reconcile's own request (po_ReconcileIO.enqueue) */
+  kPo_AppEnqueue_Leadership,      /* everything the caches hold, at leadership */
+  kPo_AppEnqueue_Count
+} po_AppEnqueue;
+typedef enum {
+  kPo_AppIgnored_OwnOverrideWrite, /* our finalizer or status write coming back */
+  kPo_AppIgnored_OwnTargetWrite,   /* our target write coming back */
+  kPo_AppIgnored_Unchanged,        /* a PropertyOverride update that changed nothing a reconcile reads */
+  kPo_AppIgnored_Count
+} po_AppIgnored;
+
 /* Leading without an election: the manager is still inside Start when this runnable starts, so
  * BecameLeader is called from a thread of its own, joined by po_App_Free. */
 typedef struct {
@@ -97,6 +119,7 @@ struct po_App {
   po_MetricFamily *wh_requests, *wh_latency, *wh_mutations;
   po_Series *wh_inflight, *wh_budget, *wh_refusals; /* the webhook's memory budget */
   po_MetricFamily *istio_enabled; /* propertyoverride_istio_enabled */
+  po_Series *enqueues[kPo_AppEnqueue_Count], *ignored[kPo_AppIgnored_Count];
   po_IstioDetect istio_detect;
   bool istio_detect_ready;
   po_Renewal renewal;
@@ -131,6 +154,8 @@ po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
 /* Queues a target key as an informer event does (the batching window); app is the po_App. For
  * the reconcile's IO table (po_ReconcileIO.enqueue). */
 void po_App_EnqueueKey(void *app, const char *key);
+/* The series of both counters above, registered in app->metrics; false when out of memory. */
+bool po_App_RegisterEnqueueMetrics(struct po_App *app);
 po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log);
 po_Runnable po_App_ControllerRunnable(struct po_App *app);
 /* Every cached PropertyOverride and target, enqueued at once (events.c): at the workers' start. */

@@ -18,23 +18,65 @@
  * much as the target's whole set, so reconciling one at a time grew as N*N/T. A change waits at
  * most one window, none when the target was quiet. An event during the target's reconcile waits
  * for the window after that reconcile's start: nothing is lost. */
-static void enqueue(po_App *app, const char *key) {
+static void count(po_Series *s) {
+  if (s) po_Series_Inc(s);
+}
+
+static void enqueue(po_App *app, const char *key, po_AppEnqueue why) {
   if (!key || !*key || !app->controller) return;
+  count(app->enqueues[why]);
   int64_t window = (int64_t)(app->o.target_batch_window_s * 1e9);
   if (window > 0) po_Controller_EnqueueSpaced(app->controller, key, window);
   else po_Controller_Enqueue(app->controller, key);
 }
 
-void po_App_EnqueueKey(void *app, const char *key) { enqueue(app, key); }
+void po_App_EnqueueKey(void *app, const char *key) { enqueue(app, key, kPo_AppEnqueue_Reconcile); }
 
 /* At leadership every key goes at once: there is no burst to wait for, the caches are complete. */
-static void enqueue_now(po_App *app, const char *key) {
-  if (key && *key && app->controller) po_Controller_Enqueue(app->controller, key);
+static void enqueue_now(po_App *app, const char *key, po_AppEnqueue why) {
+  if (!key || !*key || !app->controller) return;
+  count(app->enqueues[why]);
+  po_Controller_Enqueue(app->controller, key);
+}
+
+bool po_App_RegisterEnqueueMetrics(po_App *app) {
+  static const char *const kEnqueue[kPo_AppEnqueue_Count] = {
+      [kPo_AppEnqueue_Override] = "override",          [kPo_AppEnqueue_OverrideMoved] = "override-moved",
+      [kPo_AppEnqueue_OverrideRelated] = "override-related", [kPo_AppEnqueue_OverrideDeleted] = "override-deleted",
+      [kPo_AppEnqueue_Target] = "target",              [kPo_AppEnqueue_TargetDeleted] = "target-deleted",
+      [kPo_AppEnqueue_MeshObject] = "mesh-object",     [kPo_AppEnqueue_Reconcile] = "reconcile",
+      [kPo_AppEnqueue_Leadership] = "leadership"};
+  static const char *const kIgnored[kPo_AppIgnored_Count] = {[kPo_AppIgnored_OwnOverrideWrite] = "own-override-write",
+                                                             [kPo_AppIgnored_OwnTargetWrite] = "own-target-write",
+                                                             [kPo_AppIgnored_Unchanged] = "unchanged"};
+  static const char *const rl[] = {"reason"};
+  po_MetricFamily *enq = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_reconcile_enqueues_total",
+      "Target keys queued, by what queued them (a key queued again before it ran is one reconcile): override "
+      "(a PropertyOverride added or changed), override-moved (the target it left or holding its last valid "
+      "generation), override-related (the other side of a ProxyDefaults or Mesh overlap), override-deleted, target "
+      "(a target added or changed by someone else), target-deleted, mesh-object (Services, EnvoyFilters, Gateways, "
+      "HTTPRoutes, EnvoyPatchPolicies), reconcile (asked by a reconcile), leadership (everything cached).",
+      1, rl, 0, NULL);
+  po_MetricFamily *ign = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_watch_events_ignored_total",
+      "Watch events that queued nothing, by why: own-override-write and own-target-write (our own write coming back "
+      "as written), unchanged (a PropertyOverride update that changed nothing a reconcile reads: a label, an "
+      "annotation, managedFields).",
+      1, rl, 0, NULL);
+  if (!enq || !ign) return false;
+  for (int i = 0; i < kPo_AppEnqueue_Count; i++) {
+    if (!(app->enqueues[i] = po_Family_WithLabels(enq, kEnqueue[i]))) return false;
+  }
+  for (int i = 0; i < kPo_AppIgnored_Count; i++) {
+    if (!(app->ignored[i] = po_Family_WithLabels(ign, kIgnored[i]))) return false;
+  }
+  return true;
 }
 
 /* ---- informer handlers: keep the index and enqueue targets ---- */
 
-static void enqueue_cb(void *ctx, const char *key) { enqueue(ctx, key); }
+static void enqueue_cb(void *ctx, const char *key) { enqueue(ctx, key, kPo_AppEnqueue_OverrideRelated); }
 
 /* A ProxyDefaults PropertyOverride meets every ServiceDefaults one (Consul applies its entries to
  * every service, first): when what takes part in overlaps changes (a new generation, a
@@ -73,13 +115,23 @@ static void override_changed(void *ctx, const po_InformerVersion *old_version, j
                  po_Str("namespace", ns), po_Str("name", name));
   }
   bool moved = strcmp(old, key) != 0 || strcmp(old_held, held) != 0;
+  /* Nothing a reconcile reads changed since the last event of it (a label, an annotation,
+   * managedFields): its target has nothing to do. Recorded for every event, ours too. */
+  bool unchanged = po_TargetIndex_OverrideSeen(app->index, obj) && old_version;
   /* Our own finalizer or status write coming back, nothing else changed: the reconcile that wrote
    * it did all there was to do (each echo cost a reconcile of the whole target a window later). */
-  if (!moved && po_TargetIndex_IsOwnOverrideWrite(app->index, obj)) return;
-  enqueue(app, key);
-  if (strcmp(old, key) != 0) enqueue(app, old); /* targetRef moved: the old target drops it */
-  if (*held) enqueue(app, held);                /* where its last valid generation is live */
-  if (*old_held && strcmp(old_held, held) != 0) enqueue(app, old_held);
+  if (!moved && po_TargetIndex_IsOwnOverrideWrite(app->index, obj)) {
+    count(app->ignored[kPo_AppIgnored_OwnOverrideWrite]);
+    return;
+  }
+  if (!moved && unchanged) {
+    count(app->ignored[kPo_AppIgnored_Unchanged]);
+    return;
+  }
+  enqueue(app, key, kPo_AppEnqueue_Override);
+  if (strcmp(old, key) != 0) enqueue(app, old, kPo_AppEnqueue_OverrideMoved); /* targetRef moved: the old target drops it */
+  if (*held) enqueue(app, held, kPo_AppEnqueue_OverrideMoved);                /* where its last valid generation is live */
+  if (*old_held && strcmp(old_held, held) != 0) enqueue(app, old_held, kPo_AppEnqueue_OverrideMoved);
   if (overlap_input_changed(old_version, obj)) {
     enqueue_related(app, key);
     if (*old && strcmp(old, key) != 0) enqueue_related(app, old);
@@ -94,7 +146,7 @@ static void override_deleted(void *ctx, json_object *obj) {
   po_App *app = ctx;
   char old[600];
   po_TargetIndex_Remove(app->index, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), old, sizeof old);
-  enqueue(app, old);
+  enqueue(app, old, kPo_AppEnqueue_OverrideDeleted);
   enqueue_related(app, old);
 }
 
@@ -110,8 +162,11 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
    * reconcile wrote is not reconciled again (that reconcile did everything else there was to do;
    * it cost a parse of the whole target and a pass over all its PropertyOverrides, about one per
    * PropertyOverride in a burst). */
-  if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) return;
-  enqueue_now(app, key);
+  if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) {
+    count(app->ignored[kPo_AppIgnored_OwnTargetWrite]);
+    return;
+  }
+  enqueue_now(app, key, kPo_AppEnqueue_Target);
 }
 /* A target deleted while PropertyOverrides point at it is theirs to re-create (and their statuses
  * must stop saying Programmed): queued at once, like drift. A target nobody points at reconciles
@@ -121,7 +176,7 @@ static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
   po_TargetNames_Set(app->names, kind, ns, name, false);
   char key[600];
   po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
-  enqueue_now(app, key);
+  enqueue_now(app, key, kPo_AppEnqueue_TargetDeleted);
   /* The targets of that name in other namespaces that waited for this one to go
    * (TargetInOtherNamespace: consul-k8s keeps one config entry per name) may be written now:
    * nothing else would reconcile them. Linear in the PropertyOverrides of this kind, once per
@@ -136,7 +191,7 @@ static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
     size_t kl = strlen(k);
     if (!strcmp(k, last) || !strcmp(k, key) || kl <= len + 1 || k[kl - len - 1] != '/' || strcmp(k + kl - len, name)) continue;
     last = k;
-    enqueue_now(app, k);
+    enqueue_now(app, k, kPo_AppEnqueue_TargetDeleted);
   }
   free(links);
 }
@@ -155,7 +210,7 @@ static void pd_update(void *ctx, json_object *a, json_object *o) { (void)a; targ
 static void service_event(void *ctx, json_object *obj) {
   char key[600];
   po_Reconcile_TargetKey(kPo_TargetKind_Service, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), key, sizeof key);
-  enqueue_now(ctx, key);
+  enqueue_now(ctx, key, kPo_AppEnqueue_MeshObject);
 }
 static void svc_update(void *ctx, json_object *a, json_object *o) { (void)a; service_event(ctx, o); }
 
@@ -172,7 +227,7 @@ static void enqueue_owner(po_App *app, const char *ns, const char *po) {
   if (owner) {
     char key[600];
     po_Reconcile_OverrideKey(owner, key, sizeof key);
-    enqueue_now(app, key);
+    enqueue_now(app, key, kPo_AppEnqueue_MeshObject);
     if (app->table.release) app->table.release(app->table.ctx, ref);
   }
 }
@@ -202,12 +257,12 @@ static void filter_event(void *ctx, json_object *obj) {
     const char *k = p, *who = k + strlen(k) + 1, *slash = strchr(who, '/');
     p = who + strlen(who) + 1;
     if (!slash) continue;
-    if (service_name && !strcmp(slash + 1, po)) enqueue_now(app, k);
+    if (service_name && !strcmp(slash + 1, po)) enqueue_now(app, k, kPo_AppEnqueue_MeshObject);
     if (!ar) continue;
     char pns[254];
     snprintf(pns, sizeof pns, "%.*s", (int)(slash - who), who);
     const char *mine = po_Istio_MeshFilterName(pns, slash + 1, ar);
-    if (mine && !strcmp(mine, name)) enqueue_now(app, k);
+    if (mine && !strcmp(mine, name)) enqueue_now(app, k, kPo_AppEnqueue_MeshObject);
   }
   po_Arena_Free(ar);
   free(block);
@@ -219,7 +274,7 @@ static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filt
 static void gateway_key(void *ctx, const char *ns, const char *name) {
   char key[600];
   po_Reconcile_TargetKey(kPo_TargetKind_Gateway, ns, name, key, sizeof key);
-  enqueue_now(ctx, key);
+  enqueue_now(ctx, key, kPo_AppEnqueue_MeshObject);
 }
 /* A Gateway's listeners name its xDS listeners and decide which routes attach; its deletion
  * deletes ours. A Gateway without PropertyOverrides reconciles to nothing. */
@@ -285,7 +340,7 @@ static void enqueue_cached(void *ctx, const char *key, const json_object *o, con
   char k[600];
   if (e->targets) po_Reconcile_TargetKey(e->kind, po_Json_Meta(o, "namespace"), po_Json_Meta(o, "name"), k, sizeof k);
   else po_Reconcile_OverrideKey(o, k, sizeof k);
-  enqueue_now(e->app, k);
+  enqueue_now(e->app, k, kPo_AppEnqueue_Leadership);
 }
 
 void po_App_EnqueueAll(po_App *app) {

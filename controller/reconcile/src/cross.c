@@ -57,6 +57,7 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       .tier = po_TargetKind_MeshWide(kind) ? kPo_OverlapTier_ProxyDefaults : kPo_OverlapTier_ServiceDefaults,
       .priority = ce->c.priority, .target = po_Arena_Printf(ar, "%s", key),
       .where = s1 ? po_Arena_Printf(ar, "%.*s %s", (int)(s1 - key), key, s1 + 1) : ""};
+  p->id = po_Overlap_PeerId(ce, p->tier, key);
   if (!p->ns || !p->name || !p->target || !p->where) *oom = true;
   /* what the mesh's order needs (Istio: its EnvoyFilter, located as its own target's reconcile
    * does, by the key's namespace) */

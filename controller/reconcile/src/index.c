@@ -1,7 +1,8 @@
-/* po_TargetIndex: PropertyOverride ("ns/name") -> target key, and its reverse, in one sorted
- * array each way (a lookup costs log n plus the target's own PropertyOverrides, not the whole
- * namespace's), each entry also holding the PropertyOverride's compiled forms (compiled.h).
- * Updates are rare next to lookups; a mutex is enough. */
+/* po_TargetIndex: PropertyOverride ("ns/name") -> target key, and its reverse (target key -> its
+ * PropertyOverrides, sorted), in two hash tables (strtable.h): a lookup costs the target's own
+ * PropertyOverrides, not the whole namespace's, and an update the same at any size. Each entry also
+ * holds the PropertyOverride's compiled forms (compiled.h). Updates are rare next to lookups; a
+ * mutex is enough. */
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include "po/base/json.h"
 #include "compiled.h"
 #include "po/reconcile/reconcile.h"
+#include "overlap.h"
+#include "strtable.h"
 #include "sync.h"
 
 /* Our last writes of a PropertyOverride (finalizer, then status), as what its watch events must
@@ -25,6 +28,7 @@ typedef struct {
 } OwnPatch;
 
 typedef struct {
+  po_StrNode node; /* first: the overrides table's node, keyed by po */
   char *po;     /* "ns/name" */
   char *target; /* target key */
   char *held;   /* the target its last valid generation is live in, when another; or NULL */
@@ -34,6 +38,8 @@ typedef struct {
   po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
   char *memo_key, *memo_held;
   OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
+  po_JsonHash seen;          /* what its last watch event held that a reconcile reads (po_TargetIndex_OverrideSeen) */
+  bool has_seen;
   /* The last valid generation this process wrote into its target and recorded as its
    * status.lastValid (po_TargetIndex_NoteLastValid): uid, generation, keyed spec hash. */
   char lv_uid[128];
@@ -50,18 +56,27 @@ typedef struct {
   po_WriteRecord record;  /* the write record (sync.h) that write carried, if any */
 } OwnWrite;
 
-/* A target's PropertyOverride: the strings are those of its Entry (po, and target or held). */
+/* A target and the PropertyOverrides listed under it (their entries' po strings), sorted; one
+ * listed both for its current spec and its held generation is there twice, side by side. Freed
+ * when its last one goes. */
 typedef struct {
-  const char *target;
-  const char *po;
-} Link;
+  po_StrNode node; /* first: the targets table's node, keyed by key */
+  char *key;
+  const char **pos;
+  size_t n, cap;
+  po_OverlapMemo *overlaps; /* its last reconcile's (one allocation), or NULL */
+} Target;
+
+/* The kinds whose links are counted: ForEachRelated asks whether any PropertyOverride targets a
+ * ProxyDefaults (an Istio Mesh) before it reads the other kind's. */
+static const char *const kKindPrefixes[] = {"ServiceDefaults/", "ProxyDefaults/", "Service/", "Mesh/"};
+enum { kKindSlots = sizeof kKindPrefixes / sizeof *kKindPrefixes };
 
 struct po_TargetIndex {
   pthread_mutex_t mu;
-  Entry *by_po;     /* sorted by po */
-  size_t len, cap;
-  Link *links;      /* sorted by (target, po): each entry's target, and its held target */
-  size_t nlinks, links_cap;
+  po_StrTable overrides; /* Entry by po */
+  po_StrTable targets;   /* Target by key: each entry's target, and its held target */
+  size_t kind_links[kKindSlots];
   /* uids of targets this process created whose created annotation is not written yet */
   char **created;
   size_t ncreated, created_cap;
@@ -85,21 +100,36 @@ po_TargetIndex *po_TargetIndex_New(void) {
   return ix;
 }
 
+static void free_entry(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  Entry *e = (Entry *)n;
+  free(e->po);
+  free(e->target);
+  free(e->held);
+  po_CompiledEntry_Release(e->compiled[0]);
+  po_CompiledEntry_Release(e->compiled[1]);
+  free(e->memo);
+  free(e->memo_key);
+  free(e->memo_held);
+  free(e->patch);
+  free(e);
+}
+
+static void free_target(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  Target *t = (Target *)n;
+  free(t->key);
+  free(t->pos);
+  free(t->overlaps);
+  free(t);
+}
+
 void po_TargetIndex_Free(po_TargetIndex *ix) {
   if (!ix) return;
-  for (size_t i = 0; i < ix->len; i++) {
-    free(ix->by_po[i].po);
-    free(ix->by_po[i].target);
-    free(ix->by_po[i].held);
-    po_CompiledEntry_Release(ix->by_po[i].compiled[0]);
-    po_CompiledEntry_Release(ix->by_po[i].compiled[1]);
-    free(ix->by_po[i].memo);
-    free(ix->by_po[i].memo_key);
-    free(ix->by_po[i].memo_held);
-    free(ix->by_po[i].patch);
-  }
-  free(ix->by_po);
-  free(ix->links);
+  po_StrTable_ForEach(&ix->overrides, free_entry, NULL);
+  po_StrTable_ForEach(&ix->targets, free_target, NULL);
+  po_StrTable_Free(&ix->overrides);
+  po_StrTable_Free(&ix->targets);
   for (size_t i = 0; i < ix->nown; i++) free(ix->own[i].key);
   free(ix->own);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
@@ -108,20 +138,23 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   free(ix);
 }
 
-static size_t find(po_TargetIndex *ix, const char *po, bool *found) {
-  size_t lo = 0, hi = ix->len;
-  while (lo < hi) {
-    size_t mid = (lo + hi) / 2;
-    int c = strcmp(ix->by_po[mid].po, po);
-    if (c == 0) {
-      *found = true;
-      return mid;
-    }
-    if (c < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  *found = false;
-  return lo;
+static Entry *find(const po_TargetIndex *ix, const char *po) {
+  return (Entry *)po_StrTable_Find(&ix->overrides, po, po_StrTable_Hash(po));
+}
+
+static Target *find_target(const po_TargetIndex *ix, const char *key) {
+  return (Target *)po_StrTable_Find(&ix->targets, key, po_StrTable_Hash(key));
+}
+
+/* "ns/name" into out (600 bytes, as every caller's), without formatting. */
+static void po_key(char *out, size_t size, const char *ns, const char *name) {
+  size_t a = ns ? strlen(ns) : 0, b = name ? strlen(name) : 0;
+  if (a > size - 2) a = size - 2;
+  if (b > size - 2 - a) b = size - 2 - a;
+  memcpy(out, ns ? ns : "", a);
+  out[a] = '/';
+  memcpy(out + a + 1, name ? name : "", b);
+  out[a + 1 + b] = '\0';
 }
 
 static void copy_out(char *dst, size_t size, const char *src) {
@@ -130,19 +163,22 @@ static void copy_out(char *dst, size_t size, const char *src) {
   dst[size - 1] = '\0';
 }
 
-/* ---- the reverse links: (target, PropertyOverride), sorted, for a lookup in log time ---- */
+/* ---- the reverse links: per target, its PropertyOverrides, sorted ---- */
 
-static int link_cmp(const Link *l, const char *target, const char *po) {
-  int c = strcmp(l->target, target);
-  return c ? c : strcmp(l->po, po);
+static int kind_slot(const char *key) {
+  for (int k = 0; k < kKindSlots; k++) {
+    if (strncmp(key, kKindPrefixes[k], strlen(kKindPrefixes[k])) == 0) return k;
+  }
+  return -1;
 }
 
-static size_t link_find(const po_TargetIndex *ix, const char *target, const char *po, bool *found) {
-  size_t lo = 0, hi = ix->nlinks;
+/* Where po is, or goes, in t's sorted list. */
+static size_t pos_find(const Target *t, const char *po, bool *found) {
+  size_t lo = 0, hi = t->n;
   *found = false;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    int c = link_cmp(&ix->links[mid], target, po);
+    int c = strcmp(t->pos[mid], po);
     if (c == 0) {
       *found = true;
       return mid;
@@ -153,54 +189,56 @@ static size_t link_find(const po_TargetIndex *ix, const char *target, const char
   return lo;
 }
 
-/* Room for one more entry and two more links, so that an update, once started, cannot fail. */
-static bool reserve(po_TargetIndex *ix) {
-  if (ix->len == ix->cap) {
-    size_t cap = ix->cap ? ix->cap * 2 : 64;
-    Entry *e = realloc(ix->by_po, cap * sizeof *e);
-    if (!e) return false;
-    ix->by_po = e;
-    ix->cap = cap;
+/* The target of key with room for one more PropertyOverride, made when new (its key copied), so
+ * that link_add cannot fail; NULL when out of memory (nothing changed). */
+static Target *link_room(po_TargetIndex *ix, const char *key) {
+  Target *t = find_target(ix, key);
+  if (!t) {
+    if (!po_StrTable_Ready(&ix->targets)) return NULL;
+    t = calloc(1, sizeof *t);
+    char *k = strdup(key);
+    if (!t || !k) {
+      free(t);
+      free(k);
+      return NULL;
+    }
+    t->key = k;
+    t->node = (po_StrNode){.hash = po_StrTable_Hash(k), .key = k};
+    po_StrTable_Insert(&ix->targets, &t->node);
   }
-  if (ix->nlinks + 2 > ix->links_cap) {
-    size_t cap = ix->links_cap ? ix->links_cap * 2 : 128;
-    Link *l = realloc(ix->links, cap * sizeof *l);
-    if (!l) return false;
-    ix->links = l;
-    ix->links_cap = cap;
+  if (t->n == t->cap) {
+    size_t cap = t->cap ? t->cap * 2 : 4;
+    const char **p = realloc(t->pos, cap * sizeof *p);
+    if (!p) return NULL; /* a new target stays empty: listed nowhere, freed with the index */
+    t->pos = p;
+    t->cap = cap;
   }
-  return true;
+  return t;
 }
 
-/* Both strings are the entry's own (stable while it holds them). Needs reserve(). */
-static void link_add(po_TargetIndex *ix, const char *target, const char *po) {
+/* po is the entry's own string (stable while it holds it). Needs link_room(t). */
+static void link_add(po_TargetIndex *ix, Target *t, const char *po) {
   bool found;
-  size_t at = link_find(ix, target, po, &found);
-  memmove(ix->links + at + 1, ix->links + at, (ix->nlinks - at) * sizeof *ix->links);
-  ix->links[at] = (Link){target, po};
-  ix->nlinks++;
+  size_t at = pos_find(t, po, &found);
+  memmove(t->pos + at + 1, t->pos + at, (t->n - at) * sizeof *t->pos);
+  t->pos[at] = po;
+  t->n++;
+  int k = kind_slot(t->key);
+  if (k >= 0) ix->kind_links[k]++;
 }
 
-static void link_remove(po_TargetIndex *ix, const char *target, const char *po) {
-  if (!target) return;
+static void link_remove(po_TargetIndex *ix, const char *key, const char *po) {
+  Target *t = key ? find_target(ix, key) : NULL;
   bool found;
-  size_t at = link_find(ix, target, po, &found);
-  /* the same pair twice (held == target) is two links: remove the one whose strings are these */
-  while (found && at < ix->nlinks && link_cmp(&ix->links[at], target, po) == 0) {
-    if (ix->links[at].target == target) {
-      memmove(ix->links + at, ix->links + at + 1, (ix->nlinks - at - 1) * sizeof *ix->links);
-      ix->nlinks--;
-      return;
-    }
-    at++;
-  }
-  while (found && at > 0 && link_cmp(&ix->links[at - 1], target, po) == 0) {
-    at--;
-    if (ix->links[at].target == target) {
-      memmove(ix->links + at, ix->links + at + 1, (ix->nlinks - at - 1) * sizeof *ix->links);
-      ix->nlinks--;
-      return;
-    }
+  size_t at = t ? pos_find(t, po, &found) : 0;
+  if (!t || !found) return;
+  memmove(t->pos + at, t->pos + at + 1, (t->n - at - 1) * sizeof *t->pos);
+  t->n--;
+  int k = kind_slot(t->key);
+  if (k >= 0) ix->kind_links[k]--;
+  if (t->n == 0) {
+    po_StrTable_Unlink(&ix->targets, &t->node);
+    free_target(NULL, &t->node);
   }
 }
 
@@ -208,34 +246,34 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
                         size_t size) {
   copy_out(old_key, size, "");
   char key[600];
-  snprintf(key, sizeof key, "%s/%s", ns, name);
+  po_key(key, sizeof key, ns, name);
   pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = find(ix, key, &found);
-  if (found && strcmp(ix->by_po[at].target, target_key) == 0) { /* the usual update: a status write */
-    copy_out(old_key, size, ix->by_po[at].target);
+  Entry *e = find(ix, key);
+  if (e && strcmp(e->target, target_key) == 0) { /* the usual update: a status write */
+    copy_out(old_key, size, e->target);
     pthread_mutex_unlock(&ix->mu);
     return true;
   }
-  char *po = found ? NULL : strdup(key), *t = strdup(target_key);
-  if (!t || (!found && !po) || !reserve(ix)) {
+  Entry *fresh = e ? NULL : calloc(1, sizeof *fresh);
+  char *po = e ? NULL : strdup(key), *t = strdup(target_key);
+  Target *room = t && (e || (po && fresh && po_StrTable_Ready(&ix->overrides))) ? link_room(ix, t) : NULL;
+  if (!room) {
     pthread_mutex_unlock(&ix->mu);
+    free(fresh);
     free(po);
     free(t);
     return false;
   }
-  if (found) {
-    Entry *e = &ix->by_po[at];
+  if (e) {
     copy_out(old_key, size, e->target);
     link_remove(ix, e->target, e->po);
     free(e->target);
     e->target = t;
-    link_add(ix, e->target, e->po);
+    link_add(ix, room, e->po);
   } else {
-    memmove(ix->by_po + at + 1, ix->by_po + at, (ix->len - at) * sizeof *ix->by_po);
-    ix->by_po[at] = (Entry){.po = po, .target = t};
-    ix->len++;
-    link_add(ix, t, po);
+    *fresh = (Entry){.node = {.hash = po_StrTable_Hash(po), .key = po}, .po = po, .target = t};
+    po_StrTable_Insert(&ix->overrides, &fresh->node);
+    link_add(ix, room, po);
   }
   pthread_mutex_unlock(&ix->mu);
   return true;
@@ -243,26 +281,15 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
 
 bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name, char *old_key, size_t size) {
   char po[600];
-  snprintf(po, sizeof po, "%s/%s", ns, name);
+  po_key(po, sizeof po, ns, name);
   pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = find(ix, po, &found);
-  copy_out(old_key, size, found ? ix->by_po[at].target : "");
-  if (found) {
-    Entry *e = &ix->by_po[at];
+  Entry *e = find(ix, po);
+  copy_out(old_key, size, e ? e->target : "");
+  if (e) {
     link_remove(ix, e->target, e->po);
     link_remove(ix, e->held, e->po);
-    free(e->po);
-    free(e->target);
-    free(e->held);
-    po_CompiledEntry_Release(e->compiled[0]);
-    po_CompiledEntry_Release(e->compiled[1]);
-    free(e->memo);
-    free(e->memo_key);
-    free(e->memo_held);
-    free(e->patch);
-    memmove(ix->by_po + at, ix->by_po + at + 1, (ix->len - at - 1) * sizeof *ix->by_po);
-    ix->len--;
+    po_StrTable_Unlink(&ix->overrides, &e->node);
+    free_entry(NULL, &e->node);
   }
   pthread_mutex_unlock(&ix->mu);
   return true; /* a removal allocates nothing */
@@ -271,23 +298,22 @@ bool po_TargetIndex_Remove(po_TargetIndex *ix, const char *ns, const char *name,
 bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name, const char *held_key, char *old_held,
                             size_t size) {
   char po[600];
-  snprintf(po, sizeof po, "%s/%s", ns, name);
+  po_key(po, sizeof po, ns, name);
   copy_out(old_held, size, "");
   pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = find(ix, po, &found);
-  if (!found) {
+  Entry *e = find(ix, po);
+  if (!e) {
     pthread_mutex_unlock(&ix->mu);
     return true;
   }
-  Entry *e = &ix->by_po[at];
   copy_out(old_held, size, e->held ? e->held : "");
   if ((!e->held && !(held_key && *held_key)) || (e->held && held_key && strcmp(e->held, held_key) == 0)) {
     pthread_mutex_unlock(&ix->mu);
     return true; /* unchanged */
   }
   char *h = held_key && *held_key ? strdup(held_key) : NULL;
-  if ((held_key && *held_key && !h) || !reserve(ix)) {
+  Target *room = h ? link_room(ix, h) : NULL;
+  if (held_key && *held_key && !room) {
     pthread_mutex_unlock(&ix->mu);
     free(h);
     return false;
@@ -295,23 +321,22 @@ bool po_TargetIndex_SetHeld(po_TargetIndex *ix, const char *ns, const char *name
   link_remove(ix, e->held, e->po);
   free(e->held);
   e->held = h;
-  if (h) link_add(ix, h, e->po);
+  if (h) link_add(ix, room, e->po);
   pthread_mutex_unlock(&ix->mu);
   return true;
 }
 
-/* The links of a target are one run; a PropertyOverride listed there both for its current spec
- * and its held generation appears twice, side by side, and is returned once. Each name goes to
- * out + count * stride (size bytes), `namespace/name` when qualified, else the name alone. */
+/* A PropertyOverride listed under a target both for its current spec and its held generation
+ * is there twice, side by side, and is returned once. Each name goes to out + count * stride
+ * (size bytes), `namespace/name` when qualified, else the name alone. */
 static size_t lookup_run(po_TargetIndex *ix, const char *target_key, char *out, size_t stride, size_t cap,
                          bool qualified) {
   size_t count = 0;
   pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = link_find(ix, target_key, "", &found);
+  const Target *t = find_target(ix, target_key);
   const char *prev = NULL;
-  for (size_t i = at; i < ix->nlinks && strcmp(ix->links[i].target, target_key) == 0; i++) {
-    const char *po = ix->links[i].po;
+  for (size_t i = 0; t && i < t->n; i++) {
+    const char *po = t->pos[i];
     if (prev && strcmp(prev, po) == 0) continue;
     prev = po;
     const char *slash = qualified ? NULL : strchr(po, '/');
@@ -332,7 +357,7 @@ size_t po_TargetIndex_LookupQualified(po_TargetIndex *ix, const char *target_key
 
 size_t po_TargetIndex_Count(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  size_t n = ix->len;
+  size_t n = ix->overrides.count;
   pthread_mutex_unlock(&ix->mu);
   return n;
 }
@@ -385,13 +410,11 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
   po_JsonHash hash;
   if (!po_CompiledEntry_KeyOf(obj, which, &generation, &hash)) return NULL;
   char po[600];
-  snprintf(po, sizeof po, "%s/%s", ns, name);
+  po_key(po, sizeof po, ns, name);
   pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = find(ix, po, &found);
-  const po_CompiledEntry *hit = found && matches(ix->by_po[at].compiled[which], uid, generation, hash)
-                                    ? po_CompiledEntry_Ref(ix->by_po[at].compiled[which])
-                                    : NULL;
+  Entry *at = find(ix, po);
+  const po_CompiledEntry *hit =
+      at && matches(at->compiled[which], uid, generation, hash) ? po_CompiledEntry_Ref(at->compiled[which]) : NULL;
   if (hit) ix->hits++;
   pthread_mutex_unlock(&ix->mu);
   if (hit) return hit;
@@ -401,20 +424,25 @@ const po_CompiledEntry *po_TargetIndex_Compiled(po_TargetIndex *ix, const json_o
   if (!e) return NULL;
   pthread_mutex_lock(&ix->mu);
   ix->misses++;
-  at = find(ix, po, &found);
+  at = find(ix, po);
   /* Kept only while the PropertyOverride is in the index: one deleted meanwhile leaves nothing. */
-  if (found) {
-    po_CompiledEntry_Release(ix->by_po[at].compiled[which]);
-    ix->by_po[at].compiled[which] = po_CompiledEntry_Ref(e);
+  if (at) {
+    po_CompiledEntry_Release(at->compiled[which]);
+    at->compiled[which] = po_CompiledEntry_Ref(e);
   }
   pthread_mutex_unlock(&ix->mu);
   return e;
 }
 
+static void count_compiled(void *ctx, po_StrNode *n) {
+  const Entry *e = (const Entry *)n;
+  *(size_t *)ctx += (e->compiled[0] != NULL) + (e->compiled[1] != NULL);
+}
+
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  po_TargetIndexStats s = {ix->len, 0, ix->hits, ix->misses, ix->echoes};
-  for (size_t i = 0; i < ix->len; i++) s.compiled += (ix->by_po[i].compiled[0] != NULL) + (ix->by_po[i].compiled[1] != NULL);
+  po_TargetIndexStats s = {ix->overrides.count, 0, ix->hits, ix->misses, ix->echoes};
+  po_StrTable_ForEach(&ix->overrides, count_compiled, &s.compiled);
   pthread_mutex_unlock(&ix->mu);
   return s;
 }
@@ -423,10 +451,8 @@ po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
 
 static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
   char po[600];
-  snprintf(po, sizeof po, "%s/%s", ns, name);
-  bool found;
-  size_t at = find(ix, po, &found);
-  return found ? &ix->by_po[at] : NULL;
+  po_key(po, sizeof po, ns, name);
+  return find(ix, po);
 }
 
 bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
@@ -501,9 +527,14 @@ void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char
   pthread_mutex_unlock(&ix->mu);
 }
 
+static void forget_last_valid(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  ((Entry *)n)->lv_generation = 0;
+}
+
 void po_TargetIndex_ForgetLastValid(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  for (size_t i = 0; i < ix->len; i++) ix->by_po[i].lv_generation = 0;
+  po_StrTable_ForEach(&ix->overrides, forget_last_valid, NULL);
   pthread_mutex_unlock(&ix->mu);
 }
 
@@ -529,17 +560,47 @@ const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const cha
   return c;
 }
 
-/* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
+/* ---- a target's overlap memo (overlap.h) ---- */
 
-/* The run of links whose target key starts with `prefix` ("ProxyDefaults/"): keys sort by kind
- * first, so it is one run, found in log time. */
-static void kind_run(const po_TargetIndex *ix, const char *prefix, size_t *from, size_t *to) {
-  bool found;
-  size_t len = strlen(prefix);
-  *from = link_find(ix, prefix, "", &found);
-  *to = *from;
-  while (*to < ix->nlinks && strncmp(ix->links[*to].target, prefix, len) == 0) (*to)++;
+static size_t memo_bytes(const po_OverlapMemo *m) {
+  return sizeof *m + (m->nseen + m->nscanned) * sizeof(po_JsonHash) + m->nfound * sizeof(po_OverlapPair);
 }
+
+/* One block: the struct, then its three arrays (each of 8-byte aligned elements). */
+static void memo_copy(const po_OverlapMemo *m, po_OverlapMemo *into) {
+  po_JsonHash *seen = (po_JsonHash *)(into + 1), *scanned = seen + m->nseen;
+  po_OverlapPair *found = (po_OverlapPair *)(scanned + m->nscanned);
+  memcpy(seen, m->seen, m->nseen * sizeof *seen);
+  memcpy(scanned, m->scanned, m->nscanned * sizeof *scanned);
+  memcpy(found, m->found, m->nfound * sizeof *found);
+  *into = (po_OverlapMemo){seen, m->nseen, scanned, m->nscanned, found, m->nfound};
+}
+
+bool po_TargetIndex_OverlapMemo(po_TargetIndex *ix, const char *target_key, po_OverlapMemo *out, po_Arena *ar) {
+  pthread_mutex_lock(&ix->mu);
+  const Target *t = find_target(ix, target_key);
+  po_OverlapMemo *m = t && t->overlaps ? po_Arena_Malloc(ar, memo_bytes(t->overlaps)) : NULL;
+  if (m) memo_copy(t->overlaps, m);
+  pthread_mutex_unlock(&ix->mu);
+  if (m) *out = *m;
+  return m != NULL;
+}
+
+void po_TargetIndex_SetOverlapMemo(po_TargetIndex *ix, const char *target_key, const po_OverlapMemo *m) {
+  po_OverlapMemo *c = m ? malloc(memo_bytes(m)) : NULL;
+  if (c) memo_copy(m, c);
+  pthread_mutex_lock(&ix->mu);
+  Target *t = find_target(ix, target_key);
+  if (t) {
+    free(t->overlaps);
+    t->overlaps = c; /* NULL (out of memory, or forgotten): every pair compared next time */
+    c = NULL;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(c);
+}
+
+/* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
 
 static const char *kind_prefix(po_TargetKind kind) {
   switch (kind) {
@@ -550,21 +611,55 @@ static const char *kind_prefix(po_TargetKind kind) {
   }
 }
 
+typedef struct {
+  const char *prefix;
+  size_t plen;
+  Target **out;
+  size_t n;
+} OfKind;
+
+static void of_kind(void *ctx, po_StrNode *node) {
+  OfKind *k = ctx;
+  Target *t = (Target *)node;
+  if (t->n && strncmp(t->key, k->prefix, k->plen) == 0) {
+    if (k->out) k->out[k->n] = t;
+    k->n++;
+  }
+}
+
+static int by_key(const void *a, const void *b) {
+  return strcmp((*(Target *const *)a)->key, (*(Target *const *)b)->key);
+}
+
+/* Linear in the targets and the links of the kind: it runs at a target's deletion and, while a
+ * PropertyOverride targets a ProxyDefaults, on a change of one of its related keys. */
 char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count) {
   *count = 0;
   pthread_mutex_lock(&ix->mu);
-  size_t from, to, bytes = 1;
-  kind_run(ix, kind_prefix(kind), &from, &to);
-  for (size_t i = from; i < to; i++) bytes += strlen(ix->links[i].target) + strlen(ix->links[i].po) + 2;
-  char *block = malloc(bytes), *p = block;
-  for (size_t i = from; block && i < to; i++) {
-    size_t kl = strlen(ix->links[i].target) + 1, pl = strlen(ix->links[i].po) + 1;
-    memcpy(p, ix->links[i].target, kl);
-    memcpy(p + kl, ix->links[i].po, pl);
-    p += kl + pl;
+  OfKind k = {.prefix = kind_prefix(kind), .plen = strlen(kind_prefix(kind))};
+  po_StrTable_ForEach(&ix->targets, of_kind, &k);
+  Target **sorted = malloc((k.n ? k.n : 1) * sizeof *sorted);
+  size_t n = k.n, bytes = 1, links = 0;
+  k.out = sorted;
+  k.n = 0;
+  if (sorted) po_StrTable_ForEach(&ix->targets, of_kind, &k);
+  if (sorted) qsort(sorted, n, sizeof *sorted, by_key);
+  for (size_t i = 0; sorted && i < n; i++) {
+    for (size_t j = 0; j < sorted[i]->n; j++) bytes += strlen(sorted[i]->key) + strlen(sorted[i]->pos[j]) + 2;
   }
-  if (block) *count = to - from;
+  char *block = sorted ? malloc(bytes) : NULL, *p = block;
+  for (size_t i = 0; block && i < n; i++) {
+    size_t kl = strlen(sorted[i]->key) + 1;
+    for (size_t j = 0; j < sorted[i]->n; j++, links++) {
+      size_t pl = strlen(sorted[i]->pos[j]) + 1;
+      memcpy(p, sorted[i]->key, kl);
+      memcpy(p + kl, sorted[i]->pos[j], pl);
+      p += kl + pl;
+    }
+  }
+  if (block) *count = links;
   pthread_mutex_unlock(&ix->mu);
+  free(sorted);
   return block;
 }
 
@@ -582,10 +677,9 @@ bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*f
    * (the usual case, and the one the 10,000-PropertyOverride benchmark runs). A ProxyDefaults
    * key always relates: the last one of it just removed still named in ServiceDefaults statuses. */
   pthread_mutex_lock(&ix->mu);
-  size_t pf, pt;
-  kind_run(ix, kind_prefix(wide), &pf, &pt);
+  size_t wide_links = ix->kind_links[kind_slot(kind_prefix(wide))];
   pthread_mutex_unlock(&ix->mu);
-  if (pf == pt && other == wide) return true;
+  if (wide_links == 0 && other == wide) return true;
   size_t n;
   char *block = po_TargetIndex_LinksOfKind(ix, other, &n);
   if (!block) return false;
@@ -792,4 +886,33 @@ bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *ob
   }
   pthread_mutex_unlock(&ix->mu);
   return which >= 0;
+}
+
+/* ---- what a PropertyOverride's last watch event held ---- */
+
+/* The parts a reconcile reads, as one keyed hash: fixed-width fields, then the uid. */
+static po_JsonHash read_part(const json_object *obj) {
+  json_object *meta = po_Json_Get(obj, "metadata"), *g = po_Json_Get(meta, "generation");
+  po_JsonHash spec = po_Json_Hash(po_Json_Get(obj, "spec")), status = po_Json_Hash(po_Json_Get(obj, "status")),
+              fin = po_Json_Hash(po_Json_Get(meta, "finalizers"));
+  uint64_t fixed[8] = {spec.lo, spec.hi, status.lo, status.hi, fin.lo, fin.hi,
+                       g && json_object_is_type(g, json_type_int) ? (uint64_t)json_object_get_int64(g) : 0,
+                       po_Json_Get(meta, "deletionTimestamp") != NULL};
+  unsigned char buf[sizeof fixed + 256];
+  const char *uid = po_Json_Meta(obj, "uid");
+  size_t ul = strlen(uid);
+  if (ul > 255) ul = 255;
+  memcpy(buf, fixed, sizeof fixed);
+  memcpy(buf + sizeof fixed, uid, ul);
+  return po_Hash_Bytes(buf, sizeof fixed + ul);
+}
+
+bool po_TargetIndex_OverrideSeen(po_TargetIndex *ix, const json_object *obj) {
+  po_JsonHash h = read_part(obj); /* hashed without the lock */
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"));
+  bool same = e && e->has_seen && po_JsonHash_Equal(e->seen, h);
+  if (e) e->seen = h, e->has_seen = true;
+  pthread_mutex_unlock(&ix->mu);
+  return same;
 }

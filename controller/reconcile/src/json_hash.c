@@ -224,3 +224,12 @@ uint64_t po_Json_HashStable(const json_object *o) {
   static const Key kStable = {0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
   return node(&kStable, o, NULL, 0).lo;
 }
+
+po_JsonHash po_Hash_Bytes(const void *p, size_t n) {
+  Sip s;
+  sip_init(&s, process_key());
+  sip_feed(&s, p, n);
+  return sip_final(&s);
+}
+
+uint64_t po_Hash_String(const char *str, size_t n) { return po_Hash_Bytes(str, n).lo; }

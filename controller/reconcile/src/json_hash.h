@@ -39,6 +39,11 @@ po_JsonHash po_Json_HashExceptAll(const struct json_object *o, const char *const
  * write record only tells whether consul-k8s wrote a status since, and whoever could aim at a
  * collision there can edit the record itself. */
 uint64_t po_Json_HashStable(const struct json_object *o);
+/* A string's keyed hash (64 bits): where names tenants choose pick a hash table's slot
+ * (strtable.h), nobody can aim them all at one. */
+uint64_t po_Hash_String(const char *s, size_t n);
+/* The same over any bytes, all 128 bits (an identity made of several fields: overlap.h). */
+po_JsonHash po_Hash_Bytes(const void *p, size_t n);
 static inline bool po_JsonHash_Equal(po_JsonHash a, po_JsonHash b) { return a.lo == b.lo && a.hi == b.hi; }
 
 #endif

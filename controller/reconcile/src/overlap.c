@@ -3,9 +3,12 @@
  * resource. Reported in Programmed (reason Overlapping), never refused: both entries stay, in
  * their deterministic order, and each side's message names the other and the winner. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "overlap.h"
+
+enum { kShown = 3 }; /* overlapping peers a message names */
 
 struct po_OverlapIndex {
   const po_OverlapPeer *peers;
@@ -13,7 +16,44 @@ struct po_OverlapIndex {
   const char ***effects; /* [peer][patch]: op and value as JSON; NULL rows for peers taking no part */
   size_t own_patches, patches;
   bool skipped;          /* over the budget of pairs */
+  /* From the last reconcile's memo (NULL without one): whether peer i was compared with every
+   * peer then (row), whether peer j took part then (col); a pair of both is answered by `prev`. */
+  const po_OverlapMemo *prev;
+  bool *row, *col;
+  /* What this reconcile learns, per peer: 1 compared with every peer it meets, 2 its scan ended
+   * at the fourth overlap; and the peers it overlaps (up to kShown + 1). */
+  unsigned char *state;
+  size_t (*hits)[kShown + 1];
+  unsigned char *nhits;
+  size_t *checks;        /* engine comparisons made (po_OverlapIndex_Checks) */
 };
+
+static int id_cmp(po_JsonHash a, po_JsonHash b) {
+  if (a.hi != b.hi) return a.hi < b.hi ? -1 : 1;
+  return a.lo < b.lo ? -1 : a.lo > b.lo;
+}
+static int by_id(const void *a, const void *b) { return id_cmp(*(const po_JsonHash *)a, *(const po_JsonHash *)b); }
+static int by_pair(const void *a, const void *b) {
+  const po_OverlapPair *x = a, *y = b;
+  int c = id_cmp(x->x, y->x);
+  return c ? c : id_cmp(x->y, y->y);
+}
+static bool has_id(po_JsonHash h) { return h.lo || h.hi; }
+
+po_JsonHash po_Overlap_PeerId(const po_CompiledEntry *e, po_OverlapTier tier, const char *target) {
+  /* fixed-width fields first, then the two strings each ended by its NUL: no two field lists
+   * make the same bytes */
+  unsigned char buf[2048];
+  size_t ul = strlen(e->uid), tl = strlen(target), n = 0;
+  uint64_t fixed[5] = {e->hash.lo, e->hash.hi, (uint64_t)e->generation, e->record, (uint64_t)tier};
+  if (sizeof fixed + ul + tl + 2 > sizeof buf) return (po_JsonHash){0, 0}; /* no id: compared every time */
+  memcpy(buf, fixed, sizeof fixed), n += sizeof fixed;
+  memcpy(buf + n, e->uid, ul + 1), n += ul + 1;
+  memcpy(buf + n, target, tl + 1), n += tl + 1;
+  po_JsonHash h = po_Hash_Bytes(buf, n);
+  if (!has_id(h)) h.lo = 1; /* zero means none */
+  return h;
+}
 
 /* "<name>.<namespace>" of a against that of b, byte by byte as Go compares strings, without
  * building them. */
@@ -112,10 +152,35 @@ static bool meet(const po_OverlapPeer *x, const po_OverlapPeer *y) {
   return x->tier != y->tier || strcmp(x->target, y->target) == 0;
 }
 
+/* Whether peer i's row and peer j's column are the memo's (sorted arrays: log time each). */
+static bool answer_from(po_OverlapIndex *ix, const po_OverlapMemo *prev, po_Arena *ar) {
+  ix->prev = prev;
+  size_t n = ix->n ? ix->n : 1;
+  ix->row = po_Arena_Malloc(ar, n * sizeof *ix->row);
+  ix->col = po_Arena_Malloc(ar, n * sizeof *ix->col);
+  ix->state = po_Arena_Malloc(ar, n * sizeof *ix->state);
+  ix->hits = po_Arena_Malloc(ar, n * sizeof *ix->hits);
+  ix->nhits = po_Arena_Malloc(ar, n * sizeof *ix->nhits);
+  ix->checks = po_Arena_Malloc(ar, sizeof *ix->checks);
+  if (!ix->row || !ix->col || !ix->state || !ix->hits || !ix->nhits || !ix->checks) return false;
+  for (size_t i = 0; prev && i < ix->n; i++) {
+    po_JsonHash id = ix->peers[i].id;
+    if (!has_id(id) || !ix->peers[i].override) continue;
+    ix->row[i] = prev->nscanned && bsearch(&id, prev->scanned, prev->nscanned, sizeof id, by_id);
+    ix->col[i] = prev->nseen && bsearch(&id, prev->seen, prev->nseen, sizeof id, by_id);
+  }
+  return true;
+}
+
 po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar) {
+  return po_OverlapIndex_NewFrom(peers, n, NULL, ar);
+}
+
+po_OverlapIndex *po_OverlapIndex_NewFrom(const po_OverlapPeer *peers, size_t n, const po_OverlapMemo *prev, po_Arena *ar) {
   po_OverlapIndex *ix = po_Arena_Malloc(ar, sizeof *ix);
   if (!ix) return NULL;
   *ix = (po_OverlapIndex){.peers = peers, .n = n};
+  if (!answer_from(ix, prev, ar)) return NULL;
   for (size_t i = 0; i < n; i++) {
     if (!peers[i].override) continue;
     size_t m = po_Override_PatchCount(peers[i].override);
@@ -224,6 +289,11 @@ static void describe(const po_Conflict *c, const po_OverlapPeer *px, const po_Ov
   }
 }
 
+static bool known_pair(const po_OverlapMemo *m, po_JsonHash x, po_JsonHash y) {
+  po_OverlapPair p = {x, y};
+  return m->nfound && bsearch(&p, m->found, m->nfound, sizeof p, by_pair);
+}
+
 bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) {
   out[0] = '\0';
   const po_OverlapPeer *peers = ix->peers;
@@ -240,14 +310,18 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
    * many more: a count in every peer's status changed with every arrival on the target, a
    * status write per PropertyOverride per arrival (N*N/T), and once one more is found the scan
    * can stop. */
-  enum { kShown = 3 };
   size_t found = 0, len = 0;
+  ix->nhits[i] = 0;
   for (size_t j = 0; x && j < ix->n && found <= kShown; j++) {
     const po_Override *y = j != i ? peers[j].override : NULL;
     if (!y || !meet(&peers[i], &peers[j])) continue;
+    /* known not to overlap since the last reconcile: no engine check */
+    if (ix->row[i] && ix->col[j] && !known_pair(ix->prev, peers[i].id, peers[j].id)) continue;
     Scan s = {.x = x, .y = y, .ex = ix->effects[i], .ey = ix->effects[j]};
     po_Override_Conflicts(x, y, on_conflict, &s);
+    (*ix->checks)++;
     if (!s.found) continue;
+    ix->hits[i][ix->nhits[i]++] = j;
     if (found++ >= kShown) continue;
     if (len + 8 >= size) continue;
     if (found > 1) len += (size_t)snprintf(out + len, size - len, "; also ");
@@ -255,5 +329,34 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
     len = strlen(out);
   }
   if (found > kShown && len < size) snprintf(out + len, size - len, PO_OVERLAP_MORE);
+  if (x) ix->state[i] = found > kShown ? 2 : 1;
   return found > 0;
+}
+
+size_t po_OverlapIndex_Checks(const po_OverlapIndex *ix) { return *ix->checks; }
+
+bool po_OverlapIndex_Memo(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Arena *ar) {
+  *out = (po_OverlapMemo){0};
+  size_t n = ix->n ? ix->n : 1, pairs = 0;
+  for (size_t i = 0; i < ix->n; i++) pairs += ix->state[i] == 1 ? ix->nhits[i] : 0;
+  out->seen = po_Arena_Malloc(ar, n * sizeof *out->seen);
+  out->scanned = po_Arena_Malloc(ar, n * sizeof *out->scanned);
+  out->found = po_Arena_Malloc(ar, (pairs ? pairs : 1) * sizeof *out->found);
+  if (!out->seen || !out->scanned || !out->found) return false;
+  if (ix->skipped) return true; /* nothing compared: nothing known */
+  for (size_t i = 0; i < ix->n; i++) {
+    const po_OverlapPeer *p = &ix->peers[i];
+    if (!p->override || !has_id(p->id)) continue;
+    out->seen[out->nseen++] = p->id;
+    if (ix->state[i] != 1) continue;
+    out->scanned[out->nscanned++] = p->id;
+    for (size_t h = 0; h < ix->nhits[i]; h++) {
+      po_JsonHash y = ix->peers[ix->hits[i][h]].id;
+      if (has_id(y)) out->found[out->nfound++] = (po_OverlapPair){p->id, y};
+    }
+  }
+  qsort(out->seen, out->nseen, sizeof *out->seen, by_id);
+  qsort(out->scanned, out->nscanned, sizeof *out->scanned, by_id);
+  qsort(out->found, out->nfound, sizeof *out->found, by_pair);
+  return true;
 }

@@ -41,7 +41,33 @@ typedef struct {
   const char *where;           /* its target for messages ("ProxyDefaults default/global") */
   bool own;                    /* its status is written by this reconcile: only its overlaps are looked for */
   const po_OverlapIstio *istio;/* an Istio target's peer: Istio's order, not Consul's; else NULL */
+  po_JsonHash id;              /* po_Overlap_PeerId; zero: none (compared with every peer, every time) */
 } po_OverlapPeer;
+
+/* Which compiled form a peer takes part with, and where (its tier and target: whom it meets): a
+ * keyed hash of the entry's uid, generation, spec hash and record flag, the tier and the target
+ * key. Two peers' overlap is a function of their compiled forms alone, so a verdict found for two
+ * ids holds for as long as both are what they were. */
+po_JsonHash po_Overlap_PeerId(const po_CompiledEntry *e, po_OverlapTier tier, const char *target);
+
+/* What a target's last reconcile learnt of its overlaps, kept by the index per target
+ * (po_TargetIndex_OverlapMemo): the ids of the peers then, those of its own peers compared with
+ * every one of them, and the pairs of those that overlap. A reconcile compares only the pairs
+ * that memo cannot answer: a newcomer with every peer, and each peer with the newcomer, where
+ * every own peer was compared with every peer (k*k engine checks per reconcile of a target of k,
+ * which runs once per PropertyOverride created). Own peers that overlap more than the message
+ * names (their scan ends early) are not in `scanned`: compared again, up to their fourth. */
+typedef struct {
+  po_JsonHash x, y;
+} po_OverlapPair;
+typedef struct {
+  po_JsonHash *seen;      /* every peer taking part, sorted */
+  size_t nseen;
+  po_JsonHash *scanned;   /* own peers compared with every peer they met, sorted */
+  size_t nscanned;
+  po_OverlapPair *found;  /* (scanned, seen) pairs that overlap, sorted */
+  size_t nfound;
+} po_OverlapMemo;
 
 /* The apply order of two peers; < 0 when a is applied before b. Consul's: tier (ProxyDefaults
  * first), then priority (lower first), then name, then namespace. Two Istio peers: Istio's
@@ -61,6 +87,19 @@ int po_Overlap_Order(const po_OverlapPeer *a, const po_OverlapPeer *b);
 enum { kPo_OverlapMaxPairs = 4000000 };
 typedef struct po_OverlapIndex po_OverlapIndex;
 po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_Arena *ar);
+/* The same, answering from the memo of the target's last reconcile where it can (NULL: none). */
+po_OverlapIndex *po_OverlapIndex_NewFrom(const po_OverlapPeer *peers, size_t n, const po_OverlapMemo *prev, po_Arena *ar);
+/* What the po_Overlap_Of calls so far learnt, as the memo for the next reconcile (in ar); false
+ * when out of memory. */
+bool po_OverlapIndex_Memo(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Arena *ar);
+/* The pairs po_Overlap_Of compared with the engine so far. */
+size_t po_OverlapIndex_Checks(const po_OverlapIndex *ix);
+
+/* The overlap memo of a target's last reconcile, kept in the target index (index.c): copied
+ * into ar; false when there is none (or no room). Set replaces it (NULL forgets it); it goes
+ * with the target's last PropertyOverride. */
+bool po_TargetIndex_OverlapMemo(po_TargetIndex *ix, const char *target_key, po_OverlapMemo *out, po_Arena *ar);
+void po_TargetIndex_SetOverlapMemo(po_TargetIndex *ix, const char *target_key, const po_OverlapMemo *m);
 
 /* What ends the message of a PropertyOverride that overlaps more peers than it names. */
 #define PO_OVERLAP_MORE "; and further PropertyOverrides (the first three are named)"

@@ -583,7 +583,8 @@ static void status(po_Run *run) {
     const po_CompiledEntry *e = it->entry;
     peers[i] = (po_OverlapPeer){.ns = it->ns, .name = it->name, .override = e && e->c.accepted ? e->c.override : NULL,
                                 .tier = tier, .priority = e ? it->entry_priority : it->ce->c.priority,
-                                .target = run->key, .where = run->where, .own = !it->held};
+                                .target = run->key, .where = run->where, .own = !it->held,
+                                .id = e && e->c.accepted ? po_Overlap_PeerId(e, tier, run->key) : (po_JsonHash){0, 0}};
     /* what the mesh's order of the overlaps needs (Istio: where its EnvoyFilter is, and when
      * it was created) */
     if (peers[i].override && mesh(run)->overlap_peer &&
@@ -593,7 +594,10 @@ static void status(po_Run *run) {
       return;
     }
   }
-  po_OverlapIndex *overlaps = po_OverlapIndex_New(peers, run->m + cross.n, run->ar);
+  /* what the last reconcile of this target found (the pairs it compared need not be again) */
+  po_OverlapMemo prev, next;
+  bool have_prev = po_TargetIndex_OverlapMemo(run->ix, run->key, &prev, run->ar);
+  po_OverlapIndex *overlaps = po_OverlapIndex_NewFrom(peers, run->m + cross.n, have_prev ? &prev : NULL, run->ar);
   if (!overlaps) {
     po_Run_Oom(run, "the overlaps of the statuses");
   } else {
@@ -605,6 +609,9 @@ static void status(po_Run *run) {
       bool go = it->deleting ? release_finalizer(run, it) : write_status(run, i, overlaps, now);
       if (!go) break;
     }
+    run->r.overlap_checks = po_OverlapIndex_Checks(overlaps);
+    /* out of memory: no memo, and the next reconcile compares every pair again */
+    if (!run->dry) po_TargetIndex_SetOverlapMemo(run->ix, run->key, po_OverlapIndex_Memo(overlaps, &next, run->ar) ? &next : NULL);
   }
   po_CrossPeers_Release(&cross);
 }

@@ -80,6 +80,9 @@ typedef struct po_Run {
   size_t nowners;
   po_ConsulEntry *live, *bound, *want;
   size_t nlive, nwant;
+  /* Consul: the indices of live, sorted by (owner, uid, index), so a PropertyOverride's entries
+   * are found in log time (arena; NULL when there was no room: searched in turn) */
+  size_t *live_order;
   bool target_ok;
   char target_err[512];
   bool target_conflict; /* the target write met a 409: the statuses wait for the retry */

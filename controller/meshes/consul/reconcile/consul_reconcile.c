@@ -27,6 +27,12 @@ static bool requires_sync(const po_Run *run) {
 /* Room for PropertyOverrides the index missed, found through their entries (load_bound_owners). */
 static size_t extra_items(po_Run *run) { return po_Consul_OwnedEntries(run->target, NULL, 0, NULL, 0, NULL); }
 
+static int by_owner(const void *a, const void *b) {
+  const po_ConsulOwner *x = a, *y = b;
+  int c = strcmp(x->name, y->name);
+  return c ? c : strcmp(x->uid, y->uid);
+}
+
 /* Entries bound to this target for PropertyOverrides that point elsewhere now (retargeted):
  * still ours, as long as the PropertyOverride they name exists with that uid, so they are
  * removed here. One that names no existing PropertyOverride is someone else's. */
@@ -43,9 +49,18 @@ static bool load_bound_owners(po_Run *run) {
   free(run->owners);
   run->owners = all;
   nbound = po_Consul_OwnedEntries(run->target, NULL, 0, run->bound, nbound, NULL);
+  /* The target's own PropertyOverrides sorted, for a lookup per entry in log time; those this
+   * loop adds (a few: entries of PropertyOverrides pointing elsewhere now) are looked at in turn. */
+  size_t nlisted = run->nowners;
+  po_ConsulOwner *sorted = nlisted > 1 ? po_Arena_Malloc(run->ar, nlisted * sizeof *sorted) : NULL;
+  if (sorted) {
+    memcpy(sorted, run->owners, nlisted * sizeof *sorted);
+    qsort(sorted, nlisted, sizeof *sorted, by_owner);
+  }
   for (size_t b = 0; b < nbound; b++) {
-    bool listed = false;
-    for (size_t o = 0; o < run->nowners && !listed; o++) {
+    bool listed = sorted && bsearch(&(po_ConsulOwner){run->bound[b].owner, run->bound[b].uid}, sorted, nlisted,
+                                    sizeof *sorted, by_owner);
+    for (size_t o = sorted ? nlisted : 0; o < run->nowners && !listed; o++) {
       listed = !strcmp(run->owners[o].name, run->bound[b].owner) && !strcmp(run->owners[o].uid, run->bound[b].uid);
     }
     if (listed) continue;
@@ -76,6 +91,73 @@ static bool load_bound_owners(po_Run *run) {
   return true;
 }
 
+/* ---- a PropertyOverride's live entries, found by (owner, uid) ---- */
+
+/* Each item's entries were looked for among all live ones in turn, in load, plan, write and
+ * status: a target of k PropertyOverrides cost k*k name compares per reconcile. */
+static int live_cmp(const po_Run *run, const char *owner, const char *uid, size_t at) {
+  const po_ConsulEntry *e = &run->live[at];
+  int c = strcmp(owner, e->owner);
+  return c ? c : strcmp(uid, e->uid);
+}
+
+typedef struct { /* qsort has no context: each element carries the run */
+  const po_Run *run;
+  size_t at;
+} LiveRef;
+
+static int by_live(const void *a, const void *b) {
+  const LiveRef *x = a, *y = b;
+  int c = live_cmp(x->run, x->run->live[x->at].owner, x->run->live[x->at].uid, y->at);
+  return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+
+static void order_live(po_Run *run) {
+  run->live_order = NULL;
+  LiveRef *refs = run->nlive > 1 ? po_Arena_Malloc(run->ar, run->nlive * sizeof *refs) : NULL;
+  size_t *order = refs ? po_Arena_Malloc(run->ar, run->nlive * sizeof *order) : NULL;
+  if (!order) return;
+  for (size_t l = 0; l < run->nlive; l++) refs[l] = (LiveRef){run, l};
+  qsort(refs, run->nlive, sizeof *refs, by_live);
+  for (size_t l = 0; l < run->nlive; l++) order[l] = refs[l].at;
+  run->live_order = order;
+}
+
+/* The live entries of owner/uid, in the target's order: *n of them from the index returned
+ * (an index into live_order, or into live itself when unordered: then every entry is a
+ * candidate and live_next skips the others). */
+typedef struct {
+  const po_Run *run;
+  const char *owner, *uid;
+  size_t at, end;
+} LiveIter;
+
+static LiveIter live_of(const po_Run *run, const char *owner, const char *uid) {
+  LiveIter it = {run, owner, uid, 0, run->nlive};
+  if (!run->live_order) return it;
+  size_t lo = 0, hi = run->nlive;
+  while (lo < hi) { /* the first at or after (owner, uid) */
+    size_t mid = (lo + hi) / 2;
+    if (live_cmp(run, owner, uid, run->live_order[mid]) > 0) lo = mid + 1;
+    else hi = mid;
+  }
+  it.at = lo;
+  return it;
+}
+
+/* The next live entry of the iterator's owner/uid, or NULL. */
+static const po_ConsulEntry *live_next(LiveIter *it) {
+  const po_Run *run = it->run;
+  while (it->at < it->end) {
+    size_t l = run->live_order ? run->live_order[it->at] : it->at;
+    it->at++;
+    if (live_cmp(run, it->owner, it->uid, l) == 0) return &run->live[l];
+    if (run->live_order) break; /* sorted: past the run of equals */
+  }
+  it->at = it->end;
+  return NULL;
+}
+
 /* The PropertyOverrides the entries of the target name, then the entries of ours live in it. */
 static bool load(po_Run *run) {
   if (!load_bound_owners(run)) return false;
@@ -83,11 +165,11 @@ static bool load(po_Run *run) {
   run->live = malloc((live_cap ? live_cap : 1) * sizeof *run->live);
   if (!run->live) return po_Run_Oom(run, "reading the target's entries");
   run->nlive = po_Consul_OwnedEntries(run->target, run->owners, run->nowners, run->live, live_cap, NULL);
+  order_live(run);
   for (size_t i = 0; i < run->m; i++) {
     po_RunItem *it = &run->items[i];
-    for (size_t l = 0; l < run->nlive && !it->is_live; l++) {
-      it->is_live = !strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid);
-    }
+    LiveIter li = live_of(run, it->name, it->uid);
+    it->is_live = live_next(&li) != NULL;
   }
   return true;
 }
@@ -109,15 +191,19 @@ static int64_t held_generation(po_Run *run, const po_RunItem *it, po_TargetKind 
 /* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
  * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
  * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
-static bool proves(const po_ConsulEntry *live, size_t n, const po_RunItem *it, const po_CompiledEntry *rec, int64_t *seen) {
-  for (size_t l = 0; l < n; l++) {
-    const po_ConsulEntry *e = &live[l];
-    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
-    if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
-        po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
-      return true;
-    }
-    *seen = e->generation > 0 ? e->generation : 1;
+static bool proves_entry(const po_ConsulEntry *e, const po_CompiledEntry *rec, int64_t *seen) {
+  if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
+      po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
+    return true;
+  }
+  *seen = e->generation > 0 ? e->generation : 1;
+  return false;
+}
+
+static bool proves(const po_Run *run, const po_RunItem *it, const po_CompiledEntry *rec, int64_t *seen) {
+  LiveIter li = live_of(run, it->name, it->uid);
+  for (const po_ConsulEntry *e; (e = live_next(&li));) {
+    if (proves_entry(e, rec, seen)) return true;
   }
   return false;
 }
@@ -129,7 +215,7 @@ static bool proves(const po_ConsulEntry *live, size_t n, const po_RunItem *it, c
  * replica (leading while this one did not) superseded it, and the record is a replay. */
 static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *rec) {
   int64_t g = rec->generation, live = 0;
-  if (proves(run->live, run->nlive, it, rec, &live)) return true;
+  if (proves(run, it, rec, &live)) return true;
   if (live <= g && po_TargetIndex_IsOwnLastValid(run->ix, it->ns, it->name, it->uid, g, rec->hash)) return true;
   if (run->dry) {
     /* the admission view: the incoming object replaces the stored one (a re-apply from git may
@@ -138,7 +224,7 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
     const json_object *stored = run->io->get_target(run->io->ctx, run->kind, run->ns, run->name, &ref);
     po_ConsulOwner me = {it->name, it->uid};
     po_ConsulEntry e;
-    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves(&e, 1, it, rec, &live);
+    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves_entry(&e, rec, &live);
     po_Run_Release(run, stored, ref);
     if (yes) return true;
   }
@@ -154,26 +240,24 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
 /* Without a usable record: the entry written for this very PropertyOverride, if Consul's check
  * still accepts it. */
 static bool keep_live(po_Run *run, po_RunItem *it) {
-  for (size_t l = 0; l < run->nlive; l++) {
-    /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
-     * generation the PropertyOverride never had was not written by us */
-    const po_ConsulEntry *e = &run->live[l];
-    if (strcmp(e->owner, it->name) != 0 || strcmp(e->uid, it->uid) != 0) continue;
-    if (e->generation < 1 || e->generation > it->ce->c.generation) break;
-    if (!po_Consul_Recheck(e->arguments, run->ar)) break;
-    if (!(it->entry_copy = po_Run_Copy(e->arguments))) {
-      return po_Run_Oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
-    }
-    json_object_object_del(it->entry_copy, "PropertyOverride");
-    it->entry_generation = e->generation;
-    /* the priority it was live at (its marker's), never the current spec's: an invalid
-     * generation must not move the entry it keeps */
-    it->entry_priority = e->priority;
-    it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
-    it->entry_hash = po_Json_Hash(it->entry_copy);
-    it->entry_required = e->required;
-    break;
+  LiveIter li = live_of(run, it->name, it->uid);
+  const po_ConsulEntry *e = live_next(&li); /* its first entry */
+  /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
+   * generation the PropertyOverride never had was not written by us */
+  if (!e || e->generation < 1 || e->generation > it->ce->c.generation || !po_Consul_Recheck(e->arguments, run->ar)) {
+    return true;
   }
+  if (!(it->entry_copy = po_Run_Copy(e->arguments))) {
+    return po_Run_Oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
+  }
+  json_object_object_del(it->entry_copy, "PropertyOverride");
+  it->entry_generation = e->generation;
+  /* the priority it was live at (its marker's), never the current spec's: an invalid
+   * generation must not move the entry it keeps */
+  it->entry_priority = e->priority;
+  it->entry_patches = po_ConsulEntry_PatchCount(it->entry_copy);
+  it->entry_hash = po_Json_Hash(it->entry_copy);
+  it->entry_required = e->required;
   return true;
 }
 
@@ -314,18 +398,14 @@ static bool target_current(po_Run *run, size_t nwant) {
 static json_object *current_args(po_Run *run, const po_RunItem *it, const char *tuid) {
   json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   if (!list || !json_object_is_type(list, json_type_array)) return NULL;
-  for (size_t l = 0; l < run->nlive; l++) {
-    const po_ConsulEntry *live = &run->live[l];
-    if (strcmp(live->owner, it->name) != 0 || strcmp(live->uid, it->uid) != 0) continue;
-    json_object *marker = po_Json_Get(live->arguments, "PropertyOverride");
-    const char *bound = po_Json_String(marker, "targetUID");
-    if (!bound || strcmp(bound, tuid) != 0) return NULL;
-    /* the entry holding these arguments: one of this very target (an annotated copy has none) */
-    for (size_t i = 0; i < json_object_array_length(list); i++) {
-      json_object *e = json_object_array_get_idx(list, i);
-      if (po_Json_Get(e, "arguments") == live->arguments) return entry_current(e, live, it, run->ns) ? live->arguments : NULL;
-    }
-    return NULL;
+  LiveIter li = live_of(run, it->name, it->uid);
+  const po_ConsulEntry *live = live_next(&li); /* its first entry */
+  const char *bound = live ? po_Json_String(po_Json_Get(live->arguments, "PropertyOverride"), "targetUID") : NULL;
+  if (!bound || strcmp(bound, tuid) != 0) return NULL;
+  /* the entry holding these arguments: one of this very target (an annotated copy has none) */
+  for (size_t i = 0; i < json_object_array_length(list); i++) {
+    json_object *e = json_object_array_get_idx(list, i);
+    if (po_Json_Get(e, "arguments") == live->arguments) return entry_current(e, live, it, run->ns) ? live->arguments : NULL;
   }
   return NULL;
 }
@@ -498,9 +578,8 @@ static void status_begin(po_Run *run) {
 static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *live_gen) {
   const po_RunItem *it = &run->items[i];
   if (*run->unbound_uid && po_Run_HasEntry(it)) s->created_ns = run->ns, s->created_name = run->name, s->created_uid = run->unbound_uid;
-  for (size_t l = 0; !run->target_ok && l < run->nlive; l++) {
-    if (!strcmp(run->live[l].owner, it->name) && !strcmp(run->live[l].uid, it->uid)) *live_gen = run->live[l].generation;
-  }
+  LiveIter li = live_of(run, it->name, it->uid);
+  for (const po_ConsulEntry *e; !run->target_ok && (e = live_next(&li));) *live_gen = e->generation; /* its last */
 }
 
 /* One write for all: its entry is gone once the target's write succeeded. */

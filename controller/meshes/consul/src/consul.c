@@ -57,9 +57,52 @@ json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, 
  * did not bind markers. Look-alikes are someone else's and are left exactly as they are. */
 typedef enum { kNotMarked, kOurs, kLookAlike } Mark;
 
-static bool known(const po_ConsulOwner *owners, size_t n, const char *name, const char *uid) {
-  for (size_t i = 0; i < n; i++) {
-    if (!strcmp(owners[i].name, name) && !strcmp(owners[i].uid, uid)) return true;
+/* The PropertyOverrides an entry may name, sorted by (name, uid) for a lookup in log time: a
+ * target holds up to 100 entries, and each was looked for among all its PropertyOverrides in
+ * turn (a reconcile cost their number squared in name compares). A list of a few, or one whose
+ * sorted copy cannot be allocated, is searched as it is: the same answer, slower. */
+typedef struct {
+  const po_ConsulOwner *owners;
+  size_t n;
+  const po_ConsulOwner **sorted; /* NULL: search owners in turn */
+} Owners;
+
+static int owner_cmp(const char *name, const char *uid, const po_ConsulOwner *o) {
+  int c = strcmp(name, o->name);
+  return c ? c : strcmp(uid, o->uid);
+}
+
+static int by_owner_key(const void *a, const void *b) {
+  const po_ConsulOwner *x = *(const po_ConsulOwner *const *)a;
+  return owner_cmp(x->name, x->uid, *(const po_ConsulOwner *const *)b);
+}
+
+static Owners owners_of(const po_ConsulOwner *owners, size_t n) {
+  Owners o = {owners, n, NULL};
+  if (!owners || n <= 8) return o;
+  o.sorted = malloc(n * sizeof *o.sorted);
+  if (!o.sorted) return o;
+  for (size_t i = 0; i < n; i++) o.sorted[i] = &owners[i];
+  qsort(o.sorted, n, sizeof *o.sorted, by_owner_key);
+  return o;
+}
+
+static void owners_free(Owners *o) { free(o->sorted); }
+
+static bool known(const Owners *o, const char *name, const char *uid) {
+  if (!o->sorted) {
+    for (size_t i = 0; i < o->n; i++) {
+      if (!strcmp(o->owners[i].name, name) && !strcmp(o->owners[i].uid, uid)) return true;
+    }
+    return false;
+  }
+  size_t lo = 0, hi = o->n;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    int c = owner_cmp(name, uid, o->sorted[mid]);
+    if (c == 0) return true;
+    if (c < 0) hi = mid;
+    else lo = mid + 1;
   }
   return false;
 }
@@ -73,14 +116,13 @@ static int32_t marker_priority(json_object *src) {
   return v < INT32_MIN || v > INT32_MAX ? 0 : (int32_t)v;
 }
 
-static Mark mark_of(json_object *entry, const char *target_uid, const po_ConsulOwner *owners, size_t nowners,
-                    po_ConsulEntry *out) {
+static Mark mark_of(json_object *entry, const char *target_uid, const Owners *owners, po_ConsulEntry *out) {
   const char *name = po_Json_String(entry, "name");
   json_object *src = po_Json_Get(po_Json_Get(entry, "arguments"), SOURCE_KEY);
   if (!name || strcmp(name, PO_EXTENSION_NAME) != 0 || !src) return kNotMarked;
   const char *owner = po_Json_String(src, "name"), *uid = po_Json_String(src, "uid"), *tuid = po_Json_String(src, "targetUID");
   if (!owner || !uid || !*uid || !tuid || !*target_uid || strcmp(tuid, target_uid) != 0) return kLookAlike;
-  if (owners && !known(owners, nowners, owner, uid)) return kLookAlike;
+  if (owners->owners && !known(owners, owner, uid)) return kLookAlike;
   json_object *req = po_Json_Get(entry, "required");
   if (out) {
     *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"),
@@ -95,14 +137,16 @@ size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *o
   json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
   const char *tuid = po_Json_Meta(target, "uid");
   size_t n = 0, f = 0;
+  Owners known_owners = owners_of(owners, nowners);
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     po_ConsulEntry e;
-    Mark m = mark_of(json_object_array_get_idx(list, i), tuid, owners, nowners, &e);
+    Mark m = mark_of(json_object_array_get_idx(list, i), tuid, &known_owners, &e);
     if (m == kLookAlike) f++;
     if (m != kOurs) continue;
     if (n < cap) out[n] = e;
     n++;
   }
+  owners_free(&known_owners);
   if (foreign) *foreign = f;
   return n;
 }
@@ -237,13 +281,16 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   json_object *list = json_object_new_array();
   if (!list) return out_of_memory(obj, NULL);
   /* A plan is all or nothing: one missing entry would be written as removed. */
+  Owners known_owners = owners_of(owners, nowners);
   for (size_t i = 0; old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     json_object *e = json_object_array_get_idx(old, i);
-    if (mark_of(e, tuid, owners, nowners, NULL) != kOurs && json_object_array_add(list, json_object_get(e)) != 0) {
+    if (mark_of(e, tuid, &known_owners, NULL) != kOurs && json_object_array_add(list, json_object_get(e)) != 0) {
       json_object_put(e);
+      owners_free(&known_owners);
       return out_of_memory(obj, list);
     }
   }
+  owners_free(&known_owners);
   po_ConsulEntry *sorted = malloc((n ? n : 1) * sizeof *sorted);
   if (!sorted) return out_of_memory(obj, list);
   memcpy(sorted, entries, n * sizeof *sorted);

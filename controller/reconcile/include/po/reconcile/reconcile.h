@@ -230,6 +230,13 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key,
  * reconcile did everything else. On the status write's echo the index's memo moves to the new
  * resourceVersion, so the next reconcile does not read the object either. */
 bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_object *obj);
+/* Records what a reconcile reads of a PropertyOverride's watch event (uid, generation, spec,
+ * status, finalizers, deletion) and says whether it is exactly what the last event of it brought:
+ * an update that changed nothing of that (a label, an annotation, managedFields: a new
+ * resourceVersion alone) has nothing for its target's reconcile to do. False for the first event
+ * of it, and for one the index does not list. Keyed hashes (json_hash.h): the content cannot be
+ * made to pass for another. */
+bool po_TargetIndex_OverrideSeen(po_TargetIndex *ix, const struct json_object *obj);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
@@ -281,6 +288,8 @@ typedef struct {
   int64_t recheck_in_s;   /* > 0: a PropertyOverride waits for consul-k8s; its timeout (or a write put
                            * off by a second, sync.h) falls due then: the result is RequeueAfter */
   int sync_timeouts;      /* SyncTimeout Events raised */
+  size_t overlap_checks;  /* pairs of PropertyOverrides the engine compared for overlaps (those the
+                           * target's overlap memo could not answer) */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);
