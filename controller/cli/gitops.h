@@ -123,6 +123,14 @@ struct po_CliReport {
   /* The summary line's words for the two counts (NULL: "valid", "invalid"): upgrade-check's
    * objects are "unaffected" or "breaking" */
   const char *valid_word, *invalid_word;
+  /* upgrade-check: objects already refused under the release run now (validate says why), a count
+   * of their own after the invalid one, named by invalid_before_word (NULL: no such count, none
+   * printed); they exit 1 as invalid ones do */
+  size_t invalid_before;
+  const char *invalid_before_word;
+  /* When files were read but nothing checked: why, in place of the "no PropertyOverride, ..."
+   * sentence (upgrade-check: the objects it skipped as another mesh's); NULL: that sentence */
+  const char *empty_why;
 };
 
 typedef enum { kPo_OutputFormat_Text = 0, kPo_OutputFormat_Json, kPo_OutputFormat_Github } po_OutputFormat;
