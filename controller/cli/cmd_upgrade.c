@@ -46,6 +46,8 @@ static const char kUsage[] =
     "  enum-value-gone        an enum value set that the new API lacks\n"
     "  resource-name-changed  the new release names the matched resource otherwise (Envoy Gateway's\n"
     "                         xDS name scheme v2), so the patch would match nothing\n"
+    "  invalid-before         the release run now refuses the object already (validate's error,\n"
+    "                         quoted): counted apart, never unaffected\n"
     "\n"
     "  --to MESH@RELEASE      the release moved to: consul@1.22, istio@1.30, envoy-gateway@1.9\n"
     "  --from MESH@RELEASE    the release run now (default: the mesh's default release)\n"
