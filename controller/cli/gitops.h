@@ -153,7 +153,7 @@ bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why);
  * checks that `out` was written (po_Cli_Flush). False: out of memory building the JSON report
  * (json-c's), nothing printed; text and github allocate nothing and are always true. */
 bool po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
-/* 0 all valid, 1 some invalid, 2 some input unreadable or no file read at all (an empty
+/* 0 all valid, 1 some invalid (or invalid_before), 2 some input unreadable or no file read at all (an empty
  * directory, or one holding only entries not read: a CI job must not pass having validated
  * nothing), or (need_checked) files read but no object of a kind validate checks in them;
  * allow_empty lifts both of the last two. */
