@@ -46,10 +46,14 @@ static const char kUsage[] =
     "                         (Istio); endpoints\n"
     "                         are asked for (?include_eds)\n"
     "  --mesh MESH[@RELEASE]  consul, istio or envoy-gateway: whose naming decides direction and\n"
-    "                         service (default consul; an Envoy Gateway proxy's resources are all\n"
-    "                         outbound and of no service, and a Gateway PropertyOverride reaches\n"
-    "                         the HTTPRoute clusters of the namespaces it follows); with a release\n"
-    "                         (istio@1.30), the snapshot its control plane pins judges the overrides\n"
+    "                         service (an Envoy Gateway proxy's resources are all outbound and of\n"
+    "                         no service, and a Gateway PropertyOverride reaches the HTTPRoute\n"
+    "                         clusters of the namespaces it follows); with a release (istio@1.30),\n"
+    "                         the snapshot its control plane pins judges the overrides. Default:\n"
+    "                         detected from the dump, said in the report with why: its bootstrap\n"
+    "                         (Istio's node metadata ISTIO_VERSION, Consul's consul.source stats\n"
+    "                         tags), else the naming most of its clusters follow (outbound|...,\n"
+    "                         httproute/NS/NAME/rule/N, ....consul), else consul\n"
     "  --envoy-api VERSION    the snapshot judging the overrides, named (v1.37.0)\n"
     "  --istio-version 1.N    the Istio release a Service or Mesh target runs, judged as render\n"
     "                         and validate judge it (arrays need 1.31+); by default the dump's\n"
@@ -116,6 +120,8 @@ static const char *parse_mesh(const char *v, Args *args, int *exit_now) {
     return why;
   }
   args->opt.mesh = choice.mesh->mesh;
+  args->opt.mesh_by = "flag";
+  args->opt.mesh_reason = v; /* the report says "--mesh <v>" */
   if (!choice.defaulted) {
     args->flag_api = po_MeshRelease_Api(choice.release);
     args->flag = "--mesh";
@@ -175,7 +181,7 @@ static int parse_args(int argc, char **argv, Args *args) {
                                        {0, 0, 0, 0}};
   *args = (Args){.paths = calloc((size_t)argc + 1, sizeof *args->paths),
                  .topts = {.tenancy = &kPreviewNobody},
-                 .opt = {.mesh = kPo_Mesh_Consul},
+                 .opt = {.mesh = kPo_Mesh_Consul}, /* until --mesh names it or the dump says (po_Preview_DetectMesh) */
                  .timeout_s = 10};
   const char *usage_err = NULL;
   int rc = kParsed, c;
@@ -190,7 +196,7 @@ static int parse_args(int argc, char **argv, Args *args) {
     if (optind < argc) usage_err = "unexpected argument";
     else if (!args->npaths) usage_err = "-f is required";
     else if (!args->dump_path == !args->admin) usage_err = "one of --config-dump and --envoy-admin is required";
-    else if (args->opt.datacenter && args->opt.mesh != kPo_Mesh_Consul) usage_err = "--datacenter is Consul's";
+    else if (args->opt.datacenter && args->opt.mesh_by && args->opt.mesh != kPo_Mesh_Consul) usage_err = "--datacenter is Consul's";
   }
   if (rc == kParsed && usage_err) {
     fprintf(stderr, "propertyoverride preview: %s\n\n%s", usage_err, kUsage);
@@ -326,7 +332,14 @@ static int run(const Args *args, po_Arena *a) {
   int rc = kPo_Exit_Usage;
   bool ok = po_CliInputs_Load(&in, args->paths, args->npaths, a, &rep);
   bool read = ok && po_CliReport_ExitCode(&rep) == 0 && read_dump(args, a, &dump);
-  if (read) ok = choose_judge(args, &dump, a, &opt);
+  if (read && !opt.mesh_by) ok = po_Preview_DetectMesh(&dump, a, &opt);
+  if (read && ok && opt.datacenter && opt.mesh != kPo_Mesh_Consul) {
+    /* said before anything is judged: a Consul flag on another mesh's proxy is a usage error */
+    fprintf(stderr, "propertyoverride preview: --datacenter is Consul's, and the dump is %s's proxy (%s): --mesh consul "
+                    "previews it as Consul's\n", po_Mesh_Name(opt.mesh), po_Cli_Shown(opt.mesh_reason, a) ? po_Cli_Shown(opt.mesh_reason, a) : "");
+    return kPo_Exit_Usage;
+  }
+  if (read && ok) ok = choose_judge(args, &dump, a, &opt);
   for (size_t m = 0; m < kPo_MeshSlots; m++) topts.api[m] = opt.judge; /* whatever mesh a target is of */
   if (read) known_istio(&opt, &dump, &topts);
   if (read && ok) ok = compile_inputs(&in, &topts, a, &rep, &pos, &npo);

@@ -123,6 +123,14 @@ struct po_CliReport {
   /* The summary line's words for the two counts (NULL: "valid", "invalid"): upgrade-check's
    * objects are "unaffected" or "breaking" */
   const char *valid_word, *invalid_word;
+  /* upgrade-check: objects already refused under the release run now (validate says why), a count
+   * of their own after the invalid one, named by invalid_before_word (NULL: no such count, none
+   * printed); they exit 1 as invalid ones do */
+  size_t invalid_before;
+  const char *invalid_before_word;
+  /* When files were read but nothing checked: why, in place of the "no PropertyOverride, ..."
+   * sentence (upgrade-check: the objects it skipped as another mesh's); NULL: that sentence */
+  const char *empty_why;
 };
 
 typedef enum { kPo_OutputFormat_Text = 0, kPo_OutputFormat_Json, kPo_OutputFormat_Github } po_OutputFormat;
@@ -145,7 +153,7 @@ bool po_CliReport_NotRead(po_CliReport *r, const char *path, const char *why);
  * checks that `out` was written (po_Cli_Flush). False: out of memory building the JSON report
  * (json-c's), nothing printed; text and github allocate nothing and are always true. */
 bool po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, FILE *out);
-/* 0 all valid, 1 some invalid, 2 some input unreadable or no file read at all (an empty
+/* 0 all valid, 1 some invalid (or invalid_before), 2 some input unreadable or no file read at all (an empty
  * directory, or one holding only entries not read: a CI job must not pass having validated
  * nothing), or (need_checked) files read but no object of a kind validate checks in them;
  * allow_empty lifts both of the last two. */

@@ -37,6 +37,9 @@ char *po_Preview_Fetch(const char *url, size_t max_bytes, long timeout_ms, po_Ar
 
 typedef struct {
   po_Mesh mesh;
+  /* how the mesh was chosen: "flag" (--mesh), "dump" (po_Preview_DetectMesh found it) or
+   * "default" (nothing said it: Consul); mesh_reason in words, for the report */
+  const char *mesh_by, *mesh_reason;
   const char *datacenter;
   bool json, verbose;
   /* The snapshot the overrides are judged and applied with: the proxy's (chosen_by says how:
@@ -46,6 +49,13 @@ typedef struct {
   const po_EnvoyApi *judge;
   const char *chosen_by, *reason;
 } po_PreviewOptions;
+
+/* The mesh of the proxy a dump is of, into opt->mesh, mesh_by and mesh_reason (preview_mesh.c):
+ * its bootstrap's (Istio's node metadata ISTIO_VERSION; Consul's consul.source.service or
+ * .datacenter stats tag), else the one whose naming most of its clusters follow
+ * ("outbound|9080||...", "httproute/ns/name/rule/0", "....consul"), else Consul, assumed. Linear
+ * in the resources. false when out of memory. */
+bool po_Preview_DetectMesh(const po_ConfigDump *dump, po_Arena *a, po_PreviewOptions *opt);
 
 /* A PropertyOverride accepted for the preview. */
 typedef struct {

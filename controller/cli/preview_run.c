@@ -716,6 +716,11 @@ static po_Value *json_root(const Run *r) {
   po_Arena *a = r->a;
   po_Value *root = po_Value_NewMap(a);
   po_Value_MapPut(a, root, "mesh", str(a, po_Mesh_Name(r->opt->mesh)));
+  po_Value *mc = po_Value_NewMap(a);
+  po_Value_MapPut(a, mc, "chosen_by", str(a, r->opt->mesh_by));
+  bool flag = !strcmp(r->opt->mesh_by, "flag");
+  po_Value_MapPut(a, mc, "reason", str(a, flag ? po_Arena_Printf(a, "--mesh %s", r->opt->mesh_reason) : r->opt->mesh_reason));
+  po_Value_MapPut(a, root, "mesh_choice", mc);
   po_Value *api = po_Value_NewMap(a);
   po_Value_MapPut(a, api, "judged_with", str(a, po_EnvoyApi_Version(r->opt->judge)));
   po_Value_MapPut(a, api, "chosen_by", str(a, r->opt->chosen_by));
@@ -773,6 +778,12 @@ static int report_json(const Run *r) {
 static void report_summary(const Run *r) {
   FILE *out = r->out;
   fprintf(out, "preview: mesh %s", po_Mesh_Name(r->opt->mesh));
+  /* a mesh --mesh did not name: which and why, so a wrong guess is seen (every resource
+   * "matched by no patch") and put right */
+  if (strcmp(r->opt->mesh_by, "flag") != 0) {
+    fprintf(out, " (%s: %s; --mesh names another)", !strcmp(r->opt->mesh_by, "dump") ? "detected from the dump" : "assumed",
+            shown(r->opt->mesh_reason, r->a));
+  }
   if (r->dc) fprintf(out, ", local datacenter %s", shown(r->dc, r->a));
   fprintf(out, "; %zu active resources: %zu changed, %zu matched by no patch; %zu static (the bootstrap's: no mesh "
                "extension patches them); %zu warming or draining (not previewed)\n",

@@ -61,12 +61,12 @@ static bool nothing_read(const po_CliReport *r) { return r->inputs_done && r->fi
 /* Files were read, but none held an object validate checks (empty files, ConfigMaps only). */
 static bool nothing_checked(const po_CliReport *r) {
   return r->need_checked && !r->allow_empty && r->inputs_done && r->files_read > 0 && !r->unreadable &&
-         r->valid + r->invalid == 0;
+         r->valid + r->invalid + r->invalid_before == 0;
 }
 
 int po_CliReport_ExitCode(const po_CliReport *r) {
   if (r->unreadable || nothing_read(r) || nothing_checked(r)) return kPo_Exit_Usage;
-  return r->invalid ? kPo_Exit_Invalid : kPo_Exit_Ok;
+  return r->invalid || r->invalid_before ? kPo_Exit_Invalid : kPo_Exit_Ok;
 }
 
 /* ---- escaping ------------------------------------------------------------------------------
@@ -408,6 +408,7 @@ static bool print_json(const po_CliReport *r, FILE *out) {
   json_object *root = need(&j, json_object_new_object()), *sum = need(&j, json_object_new_object());
   add(&j, sum, "valid", count(&j, r->valid));
   add(&j, sum, "invalid", count(&j, r->invalid));
+  if (r->invalid_before_word) add(&j, sum, "invalid_before", count(&j, r->invalid_before));
   add(&j, sum, "skipped", count(&j, r->skipped));
   add(&j, sum, "unreadable", count(&j, r->unreadable));
   add(&j, sum, "not_read", count(&j, r->not_read_count));
@@ -463,8 +464,10 @@ bool po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
     fputc('\n', out);
   }
   if (r->name_apis) print_judged(r, format == kPo_OutputFormat_Github ? "::notice title=Envoy API::" : "Envoy API: ", out);
-  fprintf(out, "%zu %s, %zu %s, %zu skipped", r->valid, r->valid_word ? r->valid_word : "valid", r->invalid,
-          r->invalid_word ? r->invalid_word : "invalid", r->skipped);
+  fprintf(out, "%zu %s, %zu %s, ", r->valid, r->valid_word ? r->valid_word : "valid", r->invalid,
+          r->invalid_word ? r->invalid_word : "invalid");
+  if (r->invalid_before_word) fprintf(out, "%zu %s, ", r->invalid_before, r->invalid_before_word);
+  fprintf(out, "%zu skipped", r->skipped);
   if (r->unreadable) fprintf(out, ", %zu unreadable", r->unreadable);
   if (r->not_read_count) fprintf(out, "; %zu %s not read", r->not_read_count, r->not_read_count == 1 ? "entry" : "entries");
   fputc('\n', out);
@@ -474,7 +477,10 @@ bool po_CliReport_Print(po_CliReport *r, po_OutputFormat format, bool verbose, F
             : r->not_read_count ? "every entry of the inputs is listed above as not read"
                                 : "the directories given are empty");
   }
-  if (nothing_checked(r)) {
+  if (nothing_checked(r) && r->empty_why) {
+    fprintf(out, "%snothing checked: %s (--allow-empty accepts that)\n",
+            format == kPo_OutputFormat_Github ? "::error title=nothing checked::" : "", r->empty_why);
+  } else if (nothing_checked(r)) {
     fprintf(out, "%snothing validated: %zu %s read, but no PropertyOverride, ServiceDefaults, ProxyDefaults, "
                  "EnvoyFilter or EnvoyPatchPolicy in %s (--allow-empty accepts that)\n",
             format == kPo_OutputFormat_Github ? "::error title=nothing validated::" : "", r->files_read,

@@ -27,6 +27,7 @@
 #define PO_UPG_RULE "rule-tightened"                 /* passes the old rules, fails the new */
 #define PO_UPG_ENUM "enum-value-gone"                /* an enum value the patch sets is gone */
 #define PO_UPG_NAME "resource-name-changed"          /* the mesh names the matched resource otherwise */
+#define PO_UPG_INVALID_BEFORE "invalid-before"       /* refused under the release run now (validate's error) */
 
 /* One side of the upgrade. */
 typedef struct {

@@ -111,6 +111,39 @@ case_ eg-json "${eg[@]}" --mesh envoy-gateway -o json
 case_ eg-release "${eg[@]}" --mesh envoy-gateway@1.5
 case_ usage-envoy-api -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json --envoy-api v1.33.0
 
+# Without --mesh the mesh is the dump's (issue 24): an Istio proxy was previewed with Consul's
+# naming, every resource "matched by no patch". Its bootstrap (ISTIO_VERSION; Consul's stats
+# tags), else its clusters' names (no bootstrap: istio-dump.json, consul-no-bootstrap-dump.json;
+# Envoy Gateway's route clusters), said in the report with why; --mesh still decides.
+case_ istio126-detected -f $pv/istio126-po.yaml --config-dump $pv/istio126-dump.json
+contains "preview: an Istio dump's mesh detected from its bootstrap" "$work/out" \
+  "preview: mesh istio (detected from the dump: its bootstrap's node metadata ISTIO_VERSION 1.26.3; --mesh names another); 3 active resources: 1 changed"
+"$bin" preview -f $pv/istio-po.yaml --config-dump $pv/istio-dump.json >"$work/out" 2>&1
+check "preview: an Istio dump without bootstrap" 0 $? "$work/out"
+contains "preview: an Istio dump's mesh detected from its cluster names" "$work/out" \
+  "preview: mesh istio (detected from the dump: 6 of its 7 clusters named as istio names them (the first: outbound|9080||reviews.default.svc.cluster.local)"
+"$bin" preview "${eg[@]}" >"$work/out" 2>&1
+check "preview: an Envoy Gateway dump" 0 $? "$work/out"
+contains "preview: an Envoy Gateway dump's mesh detected from its cluster names" "$work/out" \
+  "preview: mesh envoy-gateway (detected from the dump: 1 of its 1 cluster named as envoy-gateway names them (the first: httproute/default/backend/rule/0)"
+"$bin" preview -f $pv/consul-po.yaml --config-dump $pv/consul-dump.json >"$work/out" 2>&1
+contains "preview: a Consul dump's mesh detected from its bootstrap" "$work/out" \
+  "preview: mesh consul (detected from the dump: its bootstrap's stats tag consul.source.service web"
+"$bin" preview -f $pv/consul-po.yaml --config-dump $pv/consul-no-bootstrap-dump.json >"$work/out" 2>&1
+contains "preview: a Consul dump's mesh detected from its cluster names" "$work/out" \
+  "preview: mesh consul (detected from the dump: 8 of its 9 clusters named as consul names them (the first: local_app)"
+printf '{"configs":[]}' >"$work/empty-dump.json"
+"$bin" preview -f $pv/consul-po.yaml --config-dump "$work/empty-dump.json" >"$work/out" 2>&1
+contains "preview: a dump that names no mesh: consul, said assumed" "$work/out" "preview: mesh consul (assumed: nothing in the dump names its mesh"
+"$bin" preview -f $pv/istio126-po.yaml --config-dump $pv/istio126-dump.json --mesh consul >"$work/out" 2>&1
+contains "preview: --mesh overrides what the dump says" "$work/out" "preview: mesh consul; 3 active resources: 0 changed, 3 matched by no patch"
+"$bin" preview -f $pv/istio126-po.yaml --config-dump $pv/istio126-dump.json -o json >"$work/out" 2>/dev/null
+jqcheck "preview -o json: how the mesh was chosen" "$work/out" \
+  '.mesh == "istio" and .mesh_choice.chosen_by == "dump" and (.mesh_choice.reason | test("ISTIO_VERSION 1.26.3"))'
+"$bin" preview -f $pv/istio126-po.yaml --config-dump $pv/istio126-dump.json --datacenter dc1 >"$work/out" 2>&1
+check "preview: --datacenter on a dump detected as Istio's is bad usage" 2 $? "$work/out"
+contains "preview: --datacenter on an Istio dump: said why" "$work/out" "--datacenter is Consul's, and the dump is istio's proxy"
+
 # ---- hostile dumps (adversarial review of issue 13's speed work)
 # A bytes field's base64 with a non-ASCII character (here a BytesValue in a cluster's Any, as a
 # \u escape: the text is pure ASCII): upb's base64 table was indexed 4 GB away and preview died

@@ -39,7 +39,7 @@ check "--fail-on-warning: a deprecation exits 1" 1 $?
   done; } >"$work/list.yaml"
 "$bin" upgrade-check --from istio@1.26 --to istio@1.28 -f - <"$work/list.yaml" >"$work/out" 2>&1
 check "a List through stdin" 1 $?
-contains "its items are checked" "$work/out" "1 unaffected, 1 breaking, 0 skipped"
+contains "its items are checked" "$work/out" "1 unaffected, 1 breaking, 0 invalid under the current release (see validate), 0 skipped"
 
 "$bin" upgrade-check --to linkerd@2.18 -f "$u/clean.yaml" >"$work/out" 2>&1
 check "an unknown mesh is bad usage" 2 $?
@@ -53,6 +53,40 @@ check "--to is required" 2 $?
 printf 'kind: PropertyOverride\nspec: [unclosed\n' >"$work/broken.yaml"
 "$bin" upgrade-check --to istio@1.28 -f "$work/broken.yaml" >"$work/out" 2>&1
 check "unparsable input exits 2" 2 $?
+# Another mesh's objects only (an Istio EnvoyFilter under --to consul@1.22): nothing checked, and
+# the message says what was skipped, why and what to run, not that the file holds no EnvoyFilter.
+"$bin" upgrade-check --to consul@1.22 -f "$u/ef-removed.yaml" >"$work/out" 2>&1
+check "another mesh's objects only exit 2" 2 $?
+contains "another mesh's objects: what was skipped and why" "$work/out" \
+  "nothing checked: 1 istio object (EnvoyFilter) skipped: --to consul@1.22 checks Consul's objects only"
+contains "another mesh's objects: what to run" "$work/out" 'run `upgrade-check --to istio@'
+if grep -q "but no PropertyOverride" "$work/out"; then
+  echo "FAIL another mesh's objects: said not to be there"; fail=$((fail+1)); else pass=$((pass+1)); fi
+# ... and beside checked objects, a note says the same.
+"$bin" upgrade-check --from istio@1.26 --to istio@1.28 -f "$u/po-deprecated.yaml" -f "$u/epp-moved.yaml" >"$work/out" 2>&1
+check "a checked object and another mesh's" 0 $?
+contains "another mesh's objects: noted beside checked ones" "$work/out" "note: 1 envoy-gateway object (EnvoyPatchPolicy) skipped"
+
+# An object refused under --from already counts on its own (never "unaffected"), and exits 1:
+# a PropertyOverride, a Consul entry, an EnvoyFilter, an EnvoyPatchPolicy.
+for f in invalid-before-po invalid-before-consul invalid-before-ef invalid-before-epp; do
+  args=$(sed -n 's/^# args: //p' "$u/$f.yaml" | head -1)
+  # shellcheck disable=SC2086
+  "$bin" upgrade-check $args -f "$u/$f.yaml" >"$work/out" 2>&1
+  check "$f exits 1" 1 $?
+  contains "$f: counted invalid under the current release" "$work/out" \
+    "0 unaffected, 0 breaking, 1 invalid under the current release (see validate), 0 skipped"
+done
+"$bin" upgrade-check --from istio@1.26 --to istio@1.28 -o json -f "$u/invalid-before-po.yaml" >"$work/json" 2>/dev/null
+jqcheck "json: invalid_before counted, the finding's code says it" "$work/json" \
+  '.summary.invalid_before == 1 and .summary.valid == 0 and [.findings[] | .code] == ["invalid-before"]'
+
+# --xds-name-scheme-v2 is Envoy Gateway's: refused with another mesh's --to, not ignored.
+for to in istio@1.28 consul@1.22; do
+  "$bin" upgrade-check --to $to --xds-name-scheme-v2 -f "$u/clean.yaml" >"$work/out" 2>&1
+  check "--xds-name-scheme-v2 with --to $to is bad usage" 2 $?
+  contains "--xds-name-scheme-v2 with --to $to: said" "$work/out" "--xds-name-scheme-v2 is Envoy Gateway's"
+done
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n' >"$work/cm.yaml"
 "$bin" upgrade-check --to istio@1.28 -f "$work/cm.yaml" >"$work/out" 2>&1
 check "nothing checked exits 2" 2 $?
