@@ -33,7 +33,8 @@ def names_in(line):
     if ("*" not in rest and re.search(r"\bconst\b", rest)) or re.search(r"\*\s*const\b", rest):
         return []
     head = line[m.start("rest"):]
-    if "(" in head.split("=")[0].split(";")[0]:
+    # an array's bound may hold parentheses (`char why[sizeof ((T *)0)->m + 96]`): not a function's
+    if "(" in re.sub(r"\[[^\]]*\]", "", head.split("=")[0].split(";")[0]):
         return []  # a function, or a function pointer (const ones only in this code)
     decl = head.split("=")[0] if "=" in head.split(";")[0] else head.split(";")[0]
     names = []
