@@ -97,7 +97,74 @@ static void test_compile_never_refuses_for_memory(void **state) {
   assert_int_equal(refused, 0);
 }
 
+/* adv-27b: an invalid override's refusal quotes the wrong value, which json-c's writer prints
+ * (json_object_to_json_string_ext: malloc, outside the arena). Its NULL was printed as "?", and
+ * the compile refused with that message: `validate -f examples/invalid` said "spec.priority: ? is
+ * not valid" with allocation 1990 of 4356 failed, a verdict in a run whose memory ran out. Each
+ * allocation failed in turn: NoMemory, or the refusal the unarmed compile gives, word for word. */
+static const char *const kQuoted[] = {
+    "{\"metadata\":{\"name\":\"p\",\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"kind\":"
+    "\"ServiceDefaults\",\"name\":\"web\"},\"priority\":3000000000,\"patches\":[]}}",
+    "{\"metadata\":{\"name\":\"n\",\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"kind\":"
+    "\"ServiceDefaults\",\"name\":\"web\",\"namespace\":{\"a\":[1,2]}},\"patches\":[]}}",
+    "{\"metadata\":{\"name\":\"r\",\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"group\":"
+    "\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"gw\"},\"routeNamespaces\":[\"a\",[7]],"
+    "\"patches\":[]}}",
+};
+
+/* A compile with allocation n failing, in a child: its exit as compile_once's, and what a
+ * refusal says into why (the description, read from a pipe). */
+static int child_says(const json_object *obj, long n, char *why, size_t size) {
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    if (dup2(fd[1], 2) < 0) _exit(5);
+    _exit(po_EnvoyApi_LoadOnDemand() ? compile_once(obj, n) : 4);
+  }
+  close(fd[1]);
+  size_t got = 0;
+  ssize_t r;
+  while ((r = read(fd[0], why + got, size - 1 - got)) > 0) got += (size_t)r;
+  why[got] = '\0';
+  close(fd[0]);
+  int ws;
+  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  /* the message without compile_once's "allocation N: " */
+  char *colon = strstr(why, ": refused: ");
+  if (colon) memmove(why, colon + 2, strlen(colon + 2) + 1);
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void test_refusal_quotes_or_no_memory(void **state) {
+  (void)state;
+  for (size_t k = 0; k < sizeof kQuoted / sizeof kQuoted[0]; k++) {
+    json_object *obj = json_tokener_parse(kQuoted[k]);
+    assert_non_null(obj);
+    static char want[8192], got[8192];
+    /* unarmed: the refusal, and it never reached that allocation (compile_once says 3) */
+    assert_int_equal(child_says(obj, 1L << 60, want, sizeof want), 3);
+    assert_int_equal(child_says(obj, -1, want, sizeof want), 1);
+    long other = 0, n;
+    int rc = 0;
+    for (n = 1; n < 1000000 && rc != 3; n++) {
+      rc = child_says(obj, n, got, sizeof got);
+      if (rc == 1 && strcmp(got, want) != 0) {
+        if (other++ < 3) print_error("case %zu, allocation %ld: refused otherwise: %s(want %s)\n", k, n, got, want);
+      }
+    }
+    json_object_put(obj);
+    printf("case %zu: allocations 1 to %ld failed in turn, %ld refused with another message\n", k, n - 2, other);
+    assert_true(n > 3);
+    assert_int_equal(other, 0);
+  }
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_compile_never_refuses_for_memory)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_compile_never_refuses_for_memory),
+                                     cmocka_unit_test(test_refusal_quotes_or_no_memory)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -30,8 +30,11 @@ static bool dns_label(const char *s) {
 }
 
 /* targetRef: {group, kind, name, namespace}. Without a group the kind decides (the kinds are distinct), so
- * the objects written before groups existed keep their meaning: no kind is ServiceDefaults. */
-static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+ * the objects written before groups existed keep their meaning: no kind is ServiceDefaults.
+ * false only when out of memory, as for the other parts of the spec below: json-c's writer, which
+ * quotes a wrong value in the message, allocates outside the arena (its NULL printed as "?" made
+ * a message, and a verdict, of a run whose memory ran out). */
+static bool target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
   json_object *ref = po_Json_Get(po_Json_Get(obj, "spec"), "targetRef");
   const char *group = po_Json_String(ref, "group");
   const char *kind = po_Json_String(ref, "kind");
@@ -44,23 +47,24 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
     const char *v = json_object_is_type(ns, json_type_string) ? json_object_get_string(ns) : NULL;
     if (!v || !dns_label(v)) {
       const char *text = json_object_to_json_string_ext(ns, JSON_C_TO_STRING_PLAIN);
+      if (!text) return false; /* json-c's writer, outside the arena: no verdict */
       error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %.80s is not a namespace name (want a DNS label: "
                                          "at most 63 of a-z, 0-9 and '-', starting and ending alphanumeric; empty for "
-                                         "this PropertyOverride's own namespace)", text ? text : "?"));
-      return;
+                                         "this PropertyOverride's own namespace)", text));
+      return true;
     }
     c->target_ns = po_Arena_Printf(a, "%s", v);
   }
   if (kind) {
     if (!po_TargetKind_Parse(kind, &c->target_kind)) {
       error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.kind: '%s' is not a target (%s)", kind, kTargetList));
-      return;
+      return true;
     }
   }
   if (group && strcmp(group, po_TargetKind_Group(c->target_kind)) != 0) {
     error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.group: a %s target has group '%s', not '%s' (%s)",
                                     po_TargetKind_Name(c->target_kind), po_TargetKind_Group(c->target_kind), group, kTargetList));
-    return;
+    return true;
   }
   if (po_TargetKind_MeshWide(c->target_kind)) {
     if (name && strcmp(name, "global") != 0) {
@@ -85,50 +89,54 @@ static void target(const json_object *obj, po_Arena *a, po_CompiledOverride *c) 
       !po_Tenancy_AllowsNamespace(c->options.tenancy, c->target_kind, c->ns, c->target_ns, why, sizeof why)) {
     error(c, a, -1, po_Arena_Printf(a, "spec.targetRef.namespace: %s", why));
   }
+  return true;
 }
 
 /* spec.priority: an integer in int32's range, as Istio's EnvoyFilter and Envoy Gateway's
- * EnvoyPatchPolicy have it (lower applied first; 0 by default). */
-static void priority(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+ * EnvoyPatchPolicy have it (lower applied first; 0 by default). false only when out of memory. */
+static bool priority(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
   json_object *p = po_Json_Get(po_Json_Get(obj, "spec"), "priority");
-  if (!p || json_object_is_type(p, json_type_null)) return;
+  if (!p || json_object_is_type(p, json_type_null)) return true;
   bool integer = json_object_is_type(p, json_type_int);
   int64_t v = integer ? json_object_get_int64(p) : 0;
   /* json-c saturates integers past int64 at its bounds, which are out of range here too */
   if (!integer || v < INT32_MIN || v > INT32_MAX) {
     const char *text = json_object_to_json_string_ext((json_object *)p, JSON_C_TO_STRING_PLAIN);
+    if (!text) return false; /* json-c's writer, outside the arena: no verdict */
     error(c, a, -1,
           po_Arena_Printf(a, "spec.priority: %.40s is not valid: want an integer from %d to %d (lower is applied "
                              "first, so a higher one wins a conflict; default 0)",
-                          text ? text : "?", (int)INT32_MIN, (int)INT32_MAX));
-    return;
+                          text, (int)INT32_MIN, (int)INT32_MAX));
+    return true;
   }
   c->priority = (int32_t)v;
+  return true;
 }
 
 /* spec.routeNamespaces: namespace names (DNS labels), or "*", at most kPo_MaxRouteNamespaces,
- * and only for a Gateway target (the HTTPRoutes whose clusters its patches follow, eg.h). */
-static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
+ * and only for a Gateway target (the HTTPRoutes whose clusters its patches follow, eg.h). false
+ * only when out of memory. */
+static bool route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOverride *c) {
   json_object *rn = po_Json_Get(po_Json_Get(obj, "spec"), "routeNamespaces");
-  if (!rn || json_object_is_type(rn, json_type_null)) return;
+  if (!rn || json_object_is_type(rn, json_type_null)) return true;
   if (!json_object_is_type(rn, json_type_array)) {
     error(c, a, -1, "spec.routeNamespaces: must be a list of namespace names (or \"*\" for every namespace)");
-    return;
+    return true;
   }
   size_t n = json_object_array_length(rn);
   if (n && c->target_kind != kPo_TargetKind_Gateway) {
     error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces: only for a Gateway target (it names the namespaces "
                                        "whose HTTPRoutes an Envoy Gateway target's cluster patches follow); this one "
                                        "targets a %s", po_TargetKind_Name(c->target_kind)));
-    return;
+    return true;
   }
   if (n > kPo_MaxRouteNamespaces) {
     error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces: %zu namespaces; at most %d are allowed (\"*\" follows "
                                        "every namespace the Gateway's listeners admit)", n, kPo_MaxRouteNamespaces));
-    return;
+    return true;
   }
   const char **v = po_Arena_Malloc(a, (n ? n : 1) * sizeof *v);
-  if (!v) return;
+  if (!v) return false;
   for (size_t i = 0; i < n; i++) {
     json_object *e = json_object_array_get_idx(rn, i);
     const char *s = json_object_is_type(e, json_type_string) ? json_object_get_string(e) : NULL;
@@ -136,23 +144,25 @@ static void route_namespaces(const json_object *obj, po_Arena *a, po_CompiledOve
     bool whole = s && (size_t)json_object_get_string_len(e) == strlen(s);
     if (!s || !whole || (!dns_label(s) && strcmp(s, "*") != 0) || !*s) {
       const char *text = json_object_to_json_string_ext(e, JSON_C_TO_STRING_PLAIN);
+      if (!text) return false; /* json-c's writer, outside the arena: no verdict */
       error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces[%zu]: %.80s is not a namespace name (want a DNS label: "
                                          "at most 63 of a-z, 0-9 and '-', starting and ending alphanumeric; or \"*\" "
-                                         "for every namespace)", i, text ? text : "?"));
-      return;
+                                         "for every namespace)", i, text));
+      return true;
     }
     for (size_t k = 0; k < i; k++) { /* the CRD's x-kubernetes-list-type: set */
       if (!strcmp(v[k], s)) {
         error(c, a, -1, po_Arena_Printf(a, "spec.routeNamespaces[%zu]: \"%s\" is given twice (a set: each namespace "
                                            "at most once; it is first at [%zu])", i, s, k));
-        return;
+        return true;
       }
     }
     v[i] = po_Arena_Printf(a, "%s", s);
-    if (!v[i]) return;
+    if (!v[i]) return false;
   }
   c->route_namespaces = v;
   c->route_namespace_count = n;
+  return true;
 }
 
 const po_EnvoyApi *po_TargetOptions_Api(const po_TargetOptions *opts, po_Mesh mesh) {
@@ -174,12 +184,11 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
   c->name = po_Arena_Printf(a, "%s", po_Json_Meta(obj, "name"));
   json_object *gen = po_Json_Get(po_Json_Get(obj, "metadata"), "generation");
   if (gen) c->generation = json_object_get_int64(gen);
-  target(obj, a, c);
+  if (!target(obj, a, c)) return false;
   po_Mesh mesh = po_TargetKind_Mesh(c->target_kind);
   c->release = (unsigned)mesh < kPo_MeshSlots ? c->options.release[mesh] : NULL;
   c->api = po_TargetOptions_Api(&c->options, mesh);
-  priority(obj, a, c);
-  route_namespaces(obj, a, c);
+  if (!priority(obj, a, c) || !route_namespaces(obj, a, c)) return false;
   json_object *req = po_Json_Get(po_Json_Get(obj, "spec"), "required");
   c->required = req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req);
   /* Bounded before anything costs per patch: the CRD's maxItems, enforced here too for objects
