@@ -50,6 +50,9 @@ static const char kValid[] =
     "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
     " \"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"max_ejection_percent\":50,\"consecutive_5xx\":7}}]}}";
 
+/* Whether compile_once says on stderr what it accepted (test_accepted_keeps_route_namespaces). */
+static bool g_say_accepted;
+
 /* The child's exit: 0 accepted, 1 refused (its errors on stderr), 2 no memory, 3 the compile
  * made fewer than n allocations (the end of the torture). */
 static int compile_once(const json_object *obj, long n) {
@@ -64,6 +67,8 @@ static int compile_once(const json_object *obj, long n) {
     const char *d = po_CompiledOverride_Describe(&c, true, false, 400, a);
     fprintf(stderr, "allocation %ld: refused: %s\n", n, d ? d : "");
   }
+  if (got == kPo_CompileOutcome_Accepted && g_say_accepted)
+    fprintf(stderr, "allocation %ld: accepted: %zu route namespaces\n", n, c.route_namespace_count);
   return got == kPo_CompileOutcome_Accepted ? 0 : got == kPo_CompileOutcome_Refused ? 1 : 2;
 }
 
@@ -134,7 +139,7 @@ static int child_says(const json_object *obj, long n, char *why, size_t size) {
   int ws;
   assert_int_equal(waitpid(pid, &ws, 0), pid);
   /* the message without compile_once's "allocation N: " */
-  char *colon = strstr(why, ": refused: ");
+  char *colon = strncmp(why, "allocation ", 11) ? NULL : strstr(why, ": ");
   if (colon) memmove(why, colon + 2, strlen(colon + 2) + 1);
   return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
@@ -163,8 +168,48 @@ static void test_refusal_quotes_or_no_memory(void **state) {
   }
 }
 
+/* An accepted Gateway target keeps its routeNamespaces: when the arena could not hold their list
+ * the compile went on without it and accepted the override, whose policy then followed no
+ * HTTPRoute of those namespaces. The most there may be (kPo_MaxRouteNamespaces), each of the
+ * longest (63 characters), so the arena grows while it copies them. Each allocation failed in
+ * turn: NoMemory, or all of them kept. */
+static void test_accepted_keeps_route_namespaces(void **state) {
+  (void)state;
+  char text[4096];
+  size_t at = (size_t)snprintf(text, sizeof text,
+                               "{\"metadata\":{\"name\":\"g\",\"namespace\":\"edge\"},\"spec\":{\"targetRef\":{"
+                               "\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"public\"},"
+                               "\"routeNamespaces\":[");
+  for (int i = 0; i < kPo_MaxRouteNamespaces; i++)
+    at += (size_t)snprintf(text + at, sizeof text - at, "%s\"ns%02d-%.58s\"", i ? "," : "", i,
+                           "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghij");
+  snprintf(text + at, sizeof text - at,
+           "],\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":"
+           "\"outbound\"},\"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"3s\"}]}}");
+  json_object *obj = json_tokener_parse(text);
+  assert_non_null(obj);
+  g_say_accepted = true;
+  static char want[512], got[512];
+  assert_int_equal(child_says(obj, -1, want, sizeof want), 0);
+  char all[64];
+  snprintf(all, sizeof all, "accepted: %d route namespaces\n", (int)kPo_MaxRouteNamespaces);
+  assert_string_equal(want, all);
+  long other = 0, n;
+  int rc = 0;
+  for (n = 1; n < 1000000 && rc != 3; n++) {
+    rc = child_says(obj, n, got, sizeof got);
+    if (rc == 0 && strcmp(got, want) != 0 && other++ < 3) print_error("allocation %ld: %s", n, got);
+  }
+  g_say_accepted = false;
+  json_object_put(obj);
+  printf("routeNamespaces: allocations 1 to %ld failed in turn, %ld accepted without them\n", n - 2, other);
+  assert_true(n > 100);
+  assert_int_equal(other, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_compile_never_refuses_for_memory),
-                                     cmocka_unit_test(test_refusal_quotes_or_no_memory)};
+                                     cmocka_unit_test(test_refusal_quotes_or_no_memory),
+                                     cmocka_unit_test(test_accepted_keeps_route_namespaces)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
