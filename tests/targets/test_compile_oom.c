@@ -68,7 +68,9 @@ static int compile_once(const json_object *obj, long n) {
     fprintf(stderr, "allocation %ld: refused: %s\n", n, d ? d : "");
   }
   if (got == kPo_CompileOutcome_Accepted && g_say_accepted)
-    fprintf(stderr, "allocation %ld: accepted: %zu route namespaces\n", n, c.route_namespace_count);
+    fprintf(stderr, "allocation %ld: accepted: %zu route namespaces [%s %s %s %s]\n", n, c.route_namespace_count,
+            c.ns ? c.ns : "(null)", c.name ? c.name : "(null)", c.target_ns ? c.target_ns : "(null)",
+            c.target_name ? c.target_name : "(null)");
   return got == kPo_CompileOutcome_Accepted ? 0 : got == kPo_CompileOutcome_Refused ? 1 : 2;
 }
 
@@ -172,13 +174,14 @@ static void test_refusal_quotes_or_no_memory(void **state) {
  * the compile went on without it and accepted the override, whose policy then followed no
  * HTTPRoute of those namespaces. The most there may be (kPo_MaxRouteNamespaces), each of the
  * longest (63 characters), so the arena grows while it copies them. Each allocation failed in
- * turn: NoMemory, or all of them kept. */
+ * turn: NoMemory, or all of them kept (and the names: its own, its target's, as unarmed). */
 static void test_accepted_keeps_route_namespaces(void **state) {
   (void)state;
   char text[4096];
   size_t at = (size_t)snprintf(text, sizeof text,
                                "{\"metadata\":{\"name\":\"g\",\"namespace\":\"edge\"},\"spec\":{\"targetRef\":{"
-                               "\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"public\"},"
+                               "\"group\":\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"public\","
+                               "\"namespace\":\"edge\"},"
                                "\"routeNamespaces\":[");
   for (int i = 0; i < kPo_MaxRouteNamespaces; i++)
     at += (size_t)snprintf(text + at, sizeof text - at, "%s\"ns%02d-%.58s\"", i ? "," : "", i,
@@ -192,8 +195,8 @@ static void test_accepted_keeps_route_namespaces(void **state) {
   static char want[512], got[512];
   assert_int_equal(child_says(obj, -1, want, sizeof want), 0);
   char all[64];
-  snprintf(all, sizeof all, "accepted: %d route namespaces\n", (int)kPo_MaxRouteNamespaces);
-  assert_string_equal(want, all);
+  snprintf(all, sizeof all, "accepted: %d route namespaces", (int)kPo_MaxRouteNamespaces);
+  assert_true(strncmp(want, all, strlen(all)) == 0);
   long other = 0, n;
   int rc = 0;
   for (n = 1; n < 1000000 && rc != 3; n++) {
