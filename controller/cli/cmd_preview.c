@@ -95,6 +95,7 @@ typedef struct {
    * flag as given, for the report; NULL: the dump's bootstrap decides */
   const po_EnvoyApi *flag_api;
   const char *flag, *flag_value;
+  char why[sizeof ((po_CtlStatus *)0)->message + 96]; /* a usage error's message (parse_mesh) */
 } Args;
 
 enum { kParsed = -1 }; /* parse_args: go on; any other value is the exit status */
@@ -110,14 +111,13 @@ static const po_EnvoyApi *release_api(po_Mesh mesh, const char *release) {
 /* --mesh MESH[@RELEASE]: the mesh whose naming decides direction and service, and with a
  * release, the snapshot judging the proxy (that release's) and, as for render and validate, the
  * release its targets run (po_Cli_TargetOption: Istio's, --istio-version's too; said on stderr
- * when refused: *exit_now). The message in a static buffer (one usage error per run). */
+ * when refused: *exit_now). The message in args->why. */
 static const char *parse_mesh(const char *v, Args *args, int *exit_now) {
-  static char why[sizeof ((po_CtlStatus *)0)->message + 96];
   po_MeshChoice choice;
   po_CtlStatus st;
   if (!po_Mesh_ParseChoice(v, &choice, &st)) {
-    snprintf(why, sizeof why, "--mesh '%.60s': %s", v, st.message);
-    return why;
+    snprintf(args->why, sizeof args->why, "--mesh '%.60s': %s", v, st.message);
+    return args->why;
   }
   args->opt.mesh = choice.mesh->mesh;
   args->opt.mesh_by = "flag";
