@@ -33,8 +33,8 @@ def writable_objects(obj):
     out = subprocess.run(["objdump", "-t", obj], capture_output=True, text=True, check=True).stdout
     for line in out.split("\n"):
         m = ROW.match(line)
-        if not m or m.group("name").startswith("."):
-            continue  # not a symbol row, or a section's own symbol
+        if not m or m.group("name").startswith((".", "__")):
+            continue  # not a symbol row, a section's own symbol, or the compiler's (sanitizers, coverage)
         sec = m.group("sec")
         # an object ('O'); a thread-local one is typed TLS, which objdump shows with no flag
         if " O " not in line and sec != "*COM*" and not sec.startswith((".tbss", ".tdata")):
