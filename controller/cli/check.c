@@ -249,8 +249,24 @@ static bool istio_release(const char *cmd, const char *flag, const char *value, 
 
 void po_Cli_TargetDefaults(po_TargetOptions *opts) { po_Mesh_FillReleases(opts); }
 
+/* A flag that names one thing given a second time: refused, both named (the last one silently
+ * winning would judge by a snapshot the command line also contradicts). */
+static bool once(const char *cmd, const char *flag, const char *value, const char *first) {
+  if (!first) return true;
+  fprintf(stderr, "propertyoverride %s: %s '%s': %s is given already (%s); give it once\n", cmd, flag, value, flag, first);
+  return false;
+}
+
 bool po_Cli_ApiOption(int code, const char *value, const char *cmd, po_CliApiChoice *c) {
-  if (code == kPo_CliOpt_EnvoyApi) return (c->api = envoy_api(value, cmd)) != NULL;
+  if (code == kPo_CliOpt_EnvoyApi) {
+    return once(cmd, "--envoy-api", value, c->api ? po_EnvoyApi_Version(c->api) : NULL) &&
+           (c->api = envoy_api(value, cmd)) != NULL;
+  }
+  if (c->mesh) {
+    fprintf(stderr, "propertyoverride %s: --mesh '%s': --mesh is given already (%s@%s); %s describes one Envoy API, give it once\n",
+            cmd, value, po_Mesh_Name(c->mesh->mesh), c->release ? c->release->release : "", cmd);
+    return false;
+  }
   po_MeshChoice mc;
   po_CtlStatus why;
   if (!po_Mesh_ParseChoice(value, &mc, &why)) {
@@ -312,6 +328,7 @@ bool po_Cli_TargetOption(int code, const char *value, const char *cmd, po_Target
       return true;
     }
     case kPo_CliOpt_EnvoyApi: {
+      if (!once(cmd, "--envoy-api", value, opts->api[0] ? po_EnvoyApi_Version(opts->api[0]) : NULL)) return false;
       const po_EnvoyApi *api = envoy_api(value, cmd);
       for (size_t m = 0; api && m < kPo_MeshSlots; m++) opts->api[m] = api;
       return api != NULL;

@@ -359,7 +359,7 @@ int po_Cmd_UpgradeCheck(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
     switch (c) {
       case kOptFrom: from_s = optarg; break;
-      case kOptTo: to_s = optarg; break;
+      case kOptTo: if (to_s) return free(paths), usage_error("--to is given twice: name the one release upgraded to"); to_s = optarg; break;
       case kOptFromApi: from_api = optarg; break;
       case kOptToApi: to_api = optarg; break;
       case kOptScheme: scheme = true; break;

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 #include <json-c/json.h>
 
+#include "po/meshes/istio.h"
 #include "po/meshes/mesh.h"
 #include "po/targets/release.h"
 
@@ -110,6 +111,36 @@ static void test_parse_cases(void **state) {
   }
 }
 
+/* One parser of a release text (adv-24: --istio-version refused "1.30.0-beta.0", which --mesh
+ * istio@ read as 1.30): po_Istio_ParseVersion, behind --istio-version and the controller's
+ * detection, answers as po_Mesh_ParseChoice does for every istio@ case above, and the same for
+ * texts of other majors. */
+static void test_istio_version_reads_as_mesh_choice(void **state) {
+  (void)state;
+  size_t istio_cases = 0;
+  for (size_t i = 0; i < sizeof kCases / sizeof kCases[0]; i++) {
+    if (strncmp(kCases[i].text, "istio@", 6)) continue;
+    const char *rel = kCases[i].text + 6;
+    int minor = po_Istio_ParseVersion(rel), want = -1;
+    if (po_MeshRelease_Valid(rel)) sscanf(rel + (*rel == 'v'), "1.%d", &want);
+    if (minor != want) fail_msg("'%s': po_Istio_ParseVersion %d, the release parser's line 1.%d", rel, minor, want);
+    if (kCases[i].release) assert_int_equal(minor, po_Istio_ParseVersion(kCases[i].release));
+    istio_cases++;
+  }
+  assert_true(istio_cases >= 12);
+  static const struct {
+    const char *text;
+    int minor;
+  } kMore[] = {{"1.30.0-beta.0", 30}, {"1.31.1+vendor.2", 31}, {"v1.28", 28}, {"1.35", 35},  {"2.0", -1},
+               {"1.x", -1},           {"1.30.0-", -1},        {"1", -1},     {"", -1},     {"1.30 ", -1}};
+  for (size_t i = 0; i < sizeof kMore / sizeof kMore[0]; i++) {
+    if (po_Istio_ParseVersion(kMore[i].text) != kMore[i].minor) {
+      fail_msg("'%s': %d, want %d", kMore[i].text, po_Istio_ParseVersion(kMore[i].text), kMore[i].minor);
+    }
+  }
+  assert_int_equal(po_Istio_ParseVersion(NULL), -1);
+}
+
 /* Each mesh's table is exactly kTable's rows for it, oldest first, its default the newest; each
  * row says what the release pins and where that was read. */
 static void test_tables(void **state) {
@@ -200,6 +231,7 @@ static void test_compile_uses_the_mesh_release(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_parse_cases),
+      cmocka_unit_test(test_istio_version_reads_as_mesh_choice),
       cmocka_unit_test(test_tables),
       cmocka_unit_test(test_rows_name_embedded_snapshots),
       cmocka_unit_test(test_compile_uses_the_mesh_release),

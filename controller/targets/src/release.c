@@ -42,6 +42,16 @@ bool po_MeshRelease_Valid(const char *release) {
   return split(release, &line, &n);
 }
 
+bool po_MeshRelease_Line(const char *release, int *major, int *minor) {
+  const char *line;
+  size_t n;
+  if (!split(release, &line, &n)) return false;
+  /* split saw "DIGITS.DIGITS" of at most 4 digits each at line: no overflow */
+  *major = atoi(line);
+  *minor = atoi(strchr(line, '.') + 1);
+  return true;
+}
+
 const po_MeshRelease *po_MeshReleases_Find(const po_MeshReleases *t, const char *release) {
   const char *line;
   size_t n;

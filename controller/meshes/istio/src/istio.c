@@ -308,18 +308,8 @@ const char *po_Istio_FilterNamespace(const po_CompiledOverride *c) {
 }
 
 int po_Istio_ParseVersion(const char *s) {
-  if (!s || strncmp(s, "1.", 2) != 0) return -1;
-  char *end;
-  long minor = strtol(s + 2, &end, 10);
-  if (end == s + 2 || minor < 0 || minor > 1000) return -1;
-  if (*end == '.') {
-    char *e2;
-    long patch = strtol(end + 1, &e2, 10);
-    if (e2 == end + 1 || patch < 0 || *e2) return -1;
-  } else if (*end) {
-    return -1;
-  }
-  return (int)minor;
+  int major, minor;
+  return po_MeshRelease_Line(s, &major, &minor) && major == 1 ? minor : -1;
 }
 
 /* ---- the EnvoyFilter ---- */

@@ -34,6 +34,9 @@ const po_MeshRelease *po_MeshReleases_Default(const po_MeshReleases *t);
 /* Whether `release` is a release's text (MAJOR.MINOR[.PATCH], optional 'v', optional tag),
  * listed or not. */
 bool po_MeshRelease_Valid(const char *release);
+/* The release line of such a text (MAJOR.MINOR: "1.30.0-beta.0" -> 1, 30); false when it is not
+ * one. The one parser of a release text: flags, labels, a proxy's ISTIO_VERSION. */
+bool po_MeshRelease_Line(const char *release, int *major, int *minor);
 /* The snapshot judging it (po_EnvoyApi_Find of its `api`); the default snapshot when that one is
  * not embedded in this build (tests/meshes checks every row names an embedded one). */
 const po_EnvoyApi *po_MeshRelease_Api(const po_MeshRelease *r);

@@ -70,7 +70,9 @@ const char *po_Istio_FilterNamespace(const po_CompiledOverride *c);
 struct json_object *po_Istio_EnvoyFilter(const po_CompiledOverride *c, const struct json_object *selector,
                                          po_Arena *a, const char **why);
 
-/* An Istio release "1.N" or "1.N.P" as its minor N; -1 when it is not one. */
+/* An Istio release as its minor N: "1.N", "1.N.P", with an optional 'v' and prerelease or build
+ * tag ("1.30.0-beta.0"), read by po_MeshRelease_Line as every release text is; -1 when it is not
+ * one. */
 int po_Istio_ParseVersion(const char *s);
 
 /* ---- programming an EnvoyFilter (the decisions; the caller reads and writes) ----------------
