@@ -162,7 +162,7 @@ static bool check_mesh_native(const po_CliObject *o, json_object *obj, const po_
                               po_CliReport *r) {
   po_Diagnostics *d = po_Diagnostics_New(a);
   judged(r, opts, o->native->mesh);
-  return d && o->native->check_native(obj, po_TargetOptions_Api(opts, o->native->mesh), a, d) &&
+  return d && po_Mesh_CheckNative(o->native, obj, opts, a, d) &&
          add_native(o, d, o->native->native_patches, r);
 }
 

@@ -95,7 +95,14 @@ int po_Cmd_Explain(int argc, char **argv) {
   po_Explanation e;
   rc = kPo_Exit_Ok;
   const po_EnvoyApi *chosen = po_CliApiChoice_Api(&api);
-  bool explained = po_Explain(chosen, query, a, &e, st);
+  /* an unknown field's hint names the release --mesh chose, as validate's does (adv-24: "the
+   * Envoy API used here"), and which releases accept the field: --mesh's mesh's, else every mesh's */
+  po_ExplainOptions eo = {.api = chosen,
+                          .releases = api.mesh ? po_Mesh_ApiReleases(api.mesh->mesh) : po_Mesh_AllApiReleases()};
+  if (api.release && !api.api) {
+    eo.judged_for = po_Arena_Printf(a, "%s@%s", po_Mesh_Name(api.mesh->mesh), api.release->release);
+  }
+  bool explained = po_Explain(&eo, query, a, &e, st);
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */
   if (po_Engine_OutOfMemory(a)) {
     fprintf(stderr, "propertyoverride explain: out of memory\n");

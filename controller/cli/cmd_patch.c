@@ -213,6 +213,11 @@ static int run(const PatchArgs *pa, const po_Arguments *args, po_Message *msg, p
   po_CompileOptions co = po_CompileOptions_Default();
   co.envoy_rules = co.deprecations = false; /* PatchStruct is Consul's: rules belong to validation */
   co.api = po_Message_Api(msg);
+  /* an unknown field's hint names --mesh's release and the releases accepting it, as explain's */
+  co.releases = pa->api.mesh ? po_Mesh_ApiReleases(pa->api.mesh->mesh) : po_Mesh_AllApiReleases();
+  if (pa->api.release && !pa->api.api) {
+    co.judged_for = po_Arena_Printf(a, "%s@%s", po_Mesh_Name(pa->api.mesh->mesh), pa->api.release->release);
+  }
   po_Diagnostics *d = po_Diagnostics_New(a);
   po_Override *o = d ? po_Override_BuildFor(pa->message, args, &co, a, d) : NULL;
   /* A lookup that failed for lack of memory reads as "no such field": no verdict then. */

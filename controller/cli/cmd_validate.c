@@ -158,6 +158,7 @@ static int validate_arguments(const char *file, const char *name, const char *co
     co.api = po_TargetOptions_Api(topts, kPo_Mesh_Consul); /* Consul's release's, or --envoy-api */
     const po_MeshRelease *rel = topts->release[kPo_Mesh_Consul];
     if (rel && co.api == po_MeshRelease_Api(rel)) co.judged_for = po_Arena_Printf(a, "consul@%s", rel->release);
+    co.releases = po_Mesh_ApiReleases(kPo_Mesh_Consul);
     po_Override *o = po_Constructor(name, args, &co, a, d);
     /* Consul's multierror first and unchanged, then our further errors, the warnings and the
      * hints, each in a block of its own (docs/consul-semantics.md). */

@@ -49,7 +49,7 @@ const po_Explanation *po_UpgCache_Message(po_UpgCache *c, const po_EnvoyApi *api
   if (!e || !name) return NULL;
   po_Status st;
   po_Status_Clear(&st);
-  bool ok = po_Explain(api, name, c->a, e, &st) && e->message;
+  bool ok = po_Explain(&(po_ExplainOptions){.api = api}, name, c->a, e, &st) && e->message;
   c->items[c->count++] = (Entry){api, name, ok ? e : NULL};
   return ok ? e : NULL;
 }

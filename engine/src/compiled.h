@@ -46,7 +46,7 @@ const upb_FieldDef *po_Resolved_Target(const po_Resolved *r);
 /* Consul's exact text for a failed resolve, into status (kPo_Status_Patch); always false. */
 bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status *st);
 /* A did-you-mean for an unknown field, or NULL (`judged_for`: po_CompileOptions.judged_for). */
-const char *po_Resolved_Hint(const po_Resolved *r, const char *judged_for, po_Arena *a);
+const char *po_Resolved_Hint(const po_Resolved *r, const char *judged_for, const po_ApiReleases *releases, po_Arena *a);
 
 typedef enum {
   kPo_SetKind_Scalar,   /* a scalar or enum field */
@@ -85,6 +85,7 @@ typedef struct {
   bool envoy_rules;
   bool deprecations;
   const char *judged_for;  /* po_CompileOptions.judged_for */
+  const po_ApiReleases *releases; /* po_CompileOptions.releases */
   /* A patch setting one part of a Duration or Timestamp (`.../seconds`): the value the override's
    * last other patch with the same resource filter sets the other part to (NULL: none), and that
    * patch's index. Both land on every resource this one patches: the rules judge the two together. */
@@ -198,11 +199,11 @@ bool po_Pgv_SkipsEmpty(const po_Schema *s, const upb_FieldDef *f, upb_MessageVal
 /* A did-you-mean for an unknown field name of `m` (len bytes, not NUL-terminated), or NULL
  * (hint.c). The candidates come from `schema`'s table of m (NULL: from upb). */
 const char *po_Hint_UnknownField(const po_Schema *schema, const upb_MessageDef *m, const char *name, size_t len,
-                                 const char *judged_for, po_Arena *a);
+                                 const char *judged_for, const po_ApiReleases *releases, po_Arena *a);
 /* When `name` is a field another embedded snapshot (or a newer Envoy API we have evidence of)
  * has on `m` but `schema`'s snapshot lacks: a sentence saying which (newer.c). NULL otherwise. */
 const char *po_Hint_NewerField(const po_Schema *schema, const upb_MessageDef *m, const char *name, size_t len,
-                               const char *judged_for, po_Arena *a);
+                               const char *judged_for, const po_ApiReleases *releases, po_Arena *a);
 /* What would work, for a value field `f` refused (hint.c): an enum's closest name and its valid
  * names, a Duration's accepted forms. NULL when there is nothing useful to add. */
 const char *po_Hint_Value(const upb_FieldDef *f, const po_Value *v, po_Arena *a);

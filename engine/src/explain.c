@@ -187,9 +187,11 @@ static bool list_fields(const po_Schema *s, const upb_MessageDef *m, po_Arena *a
 
 /* ---- the walk ------------------------------------------------------------------------------- */
 
-bool po_Explain(const po_EnvoyApi *api, const char *query, po_Arena *a, po_Explanation *out, po_Status *st) {
+bool po_Explain(const po_ExplainOptions *o, const char *query, po_Arena *a, po_Explanation *out, po_Status *st) {
   memset(out, 0, sizeof *out);
-  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
+  const po_ExplainOptions none = {0};
+  if (!o) o = &none;
+  const po_Schema *s = po_EnvoyApi_Schema_(o->api, st);
   if (!s) return false;
   while (*query == '/') query++;
   const char *slash = strchr(query, '/');
@@ -221,7 +223,7 @@ bool po_Explain(const po_EnvoyApi *api, const char *query, po_Arena *a, po_Expla
     if (!po_Path_Resolve(s, m, path, a, &r)) {
       po_Resolved_Error(&r, false, a, st);
       if (r.error == kPo_Resolve_UnknownField) {
-        const char *hint = po_Resolved_Hint(&r, NULL, a);
+        const char *hint = po_Resolved_Hint(&r, o->judged_for, o->releases, a);
         size_t len = strlen(st->message);
         if (hint) snprintf(st->message + len, sizeof st->message - len, "\n%s", hint);
         st->code = kPo_Status_NotFound;

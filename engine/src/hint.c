@@ -177,8 +177,8 @@ static int rank_plain(const po_FieldIndex *x, const char *name, size_t len, uint
 }
 
 const char *po_Hint_UnknownField(const po_Schema *schema, const upb_MessageDef *m, const char *name, size_t len,
-                                 const char *judged_for, po_Arena *a) {
-  const char *newer = po_Hint_NewerField(schema, m, name, len, judged_for, a);
+                                 const char *judged_for, const po_ApiReleases *releases, po_Arena *a) {
+  const char *newer = po_Hint_NewerField(schema, m, name, len, judged_for, releases, a);
   if (newer) return newer;
   size_t limit = len / 3;
   if (limit < 1) limit = 1;

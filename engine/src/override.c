@@ -123,7 +123,8 @@ static po_Value *to_wire(po_Arena *a, const po_Value *v) {
 
 static po_PatchOptions patch_options(const po_CompileOptions *o, bool debug) {
   return (po_PatchOptions){.debug = debug, .hints = o->hints, .envoy_rules = o->envoy_rules,
-                           .deprecations = o->deprecations, .judged_for = o->judged_for};
+                           .deprecations = o->deprecations, .judged_for = o->judged_for,
+                           .releases = o->releases};
 }
 
 /* Why Consul's wire typing refuses a value the typed convention took, from what the value and

@@ -42,7 +42,7 @@ static const po_FieldInfo *child_field(const po_Schema *schema, const upb_Messag
   }
   const char *list = po_FieldList(schema, m, o->debug, a, NULL);
   po_Status_Set(st, kPo_Status_Patch, "no match for field '%.*s'!\n%s", (int)len, name, list ? list : "");
-  if (hint && o->hints) *hint = po_Hint_UnknownField(schema, m, name, len, o->judged_for, a);
+  if (hint && o->hints) *hint = po_Hint_UnknownField(schema, m, name, len, o->judged_for, o->releases, a);
   return NULL;
 }
 
@@ -511,7 +511,7 @@ bool po_CompiledPatch_Compile(const po_Schema *schema, const upb_MessageDef *roo
   po_Resolved r;
   if (!po_Path_Resolve(schema, root, path, a, &r)) {
     setter_clear(&cp->set);
-    if (hint && o->hints) *hint = po_Resolved_Hint(&r, o->judged_for, a);
+    if (hint && o->hints) *hint = po_Resolved_Hint(&r, o->judged_for, o->releases, a);
     return po_Resolved_Error(&r, o->debug, a, st);
   }
   cp->chain = r.count > 1 ? r.fields : NULL; /* r.fields of one segment lives in r */

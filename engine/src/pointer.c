@@ -53,6 +53,7 @@ static In step_message(const upb_MessageDef **m, const upb_FieldDef **fp, const 
   } else if ((f = upb_MessageDef_FindByJsonNameWithSize(*m, seg, n)) != NULL) {
     out->kind = kPo_PointerSeg_JsonName;
   } else {
+    out->message = upb_MessageDef_FullName(*m); /* no such field in it */
     return kIn_Unknown;
   }
   out->field = upb_FieldDef_Name(f);

@@ -161,7 +161,7 @@ bool po_Resolved_Error(const po_Resolved *r, bool debug, po_Arena *a, po_Status 
   return po_Status_Set(st, kPo_Status_Internal, "unexpected resolve error %d", (int)r->error);
 }
 
-const char *po_Resolved_Hint(const po_Resolved *r, const char *judged_for, po_Arena *a) {
+const char *po_Resolved_Hint(const po_Resolved *r, const char *judged_for, const po_ApiReleases *releases, po_Arena *a) {
   if (r->error != kPo_Resolve_UnknownField) return NULL;
-  return po_Hint_UnknownField(r->schema, r->at, r->segment, r->segment_len, judged_for, a);
+  return po_Hint_UnknownField(r->schema, r->at, r->segment, r->segment_len, judged_for, releases, a);
 }

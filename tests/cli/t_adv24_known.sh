@@ -5,8 +5,4 @@
 set -u
 . "$(dirname "$0")/lib.sh"
 
-# 4. explain --mesh istio@1.30 names no release in its hint ("the Envoy API used here"), where
-# validate says "the Envoy API judging istio@1.30".
-"$bin" explain cluster/queuing_policies --mesh istio@1.30 >"$work/out" 2>&1
-contains "explain --mesh: the hint names the release" "$work/out" "the Envoy API judging istio@1.30"
 finish

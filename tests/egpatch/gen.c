@@ -101,7 +101,7 @@ static struct json_object *message_value(po_EgRng *r, const char *rtype, const c
   po_Explanation ex;
   po_Status st;
   po_Status_Clear(&st);
-  if (depth > 2 || !po_Explain(po_EgOracle_Api(), po_Arena_Printf(a, "%s%s", rtype, path), a, &ex, &st) || !ex.field_count)
+  if (depth > 2 || !po_Explain(&(po_ExplainOptions){.api = po_EgOracle_Api()}, po_Arena_Printf(a, "%s%s", rtype, path), a, &ex, &st) || !ex.field_count)
     return o;
   uint32_t n = po_EgRng_Below(r, 3);
   const po_ExplainField *first = NULL;
@@ -188,7 +188,7 @@ static const po_ExplainField *walk(po_EgRng *r, const char *rtype, po_Arena *a, 
     po_Explanation ex;
     po_Status st;
     po_Status_Clear(&st);
-    if (!po_Explain(po_EgOracle_Api(), po_Arena_Printf(a, "%s%s", rtype, path), a, &ex, &st) || !ex.field_count) break;
+    if (!po_Explain(&(po_ExplainOptions){.api = po_EgOracle_Api()}, po_Arena_Printf(a, "%s%s", rtype, path), a, &ex, &st) || !ex.field_count) break;
     const po_ExplainField *f = &ex.fields[po_EgRng_Below(r, (uint32_t)ex.field_count)];
     path = po_Arena_Printf(a, "%s/%s", path, f->name);
     end = f;

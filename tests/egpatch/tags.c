@@ -28,7 +28,7 @@ static bool two_of_a_oneof(const char *query, struct json_object *value, po_Aren
   po_Explanation ex;
   po_Status st;
   po_Status_Clear(&st);
-  if (!json_object_is_type(value, json_type_object) || !po_Explain(po_EgOracle_Api(), query, a, &ex, &st)) return false;
+  if (!json_object_is_type(value, json_type_object) || !po_Explain(&(po_ExplainOptions){.api = po_EgOracle_Api()}, query, a, &ex, &st)) return false;
   for (size_t i = 0; i < ex.field_count; i++) {
     if (!ex.fields[i].oneof || !json_object_object_get_ex(value, ex.fields[i].name, NULL)) continue;
     for (size_t k = i + 1; k < ex.field_count; k++)
@@ -48,7 +48,7 @@ static const po_ExplainField *last_field(const char *rtype, const char *path, bo
     po_Status st;
     po_Status_Clear(&st);
     const char *q = po_Arena_Printf(a, "%s%.*s", rtype, (int)(p - path), path);
-    if (!po_Explain(po_EgOracle_Api(), q, a, &ex, &st) || !ex.field) return NULL;
+    if (!po_Explain(&(po_ExplainOptions){.api = po_EgOracle_Api()}, q, a, &ex, &st) || !ex.field) return NULL;
     f = ex.field;
     *oneof = *oneof || f->oneof != NULL;
     if (*p == '\0') return f;

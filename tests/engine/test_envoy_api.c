@@ -117,7 +117,7 @@ static void test_each_snapshot_keeps_itself(void **state) {
     assert_true(po_Override_Apply(o, m, &p, &patched, &st));
     assert_true(patched);
     po_Explanation x;
-    assert_true(po_Explain(api, "cluster/connect_timeout", A, &x, &st));
+    assert_true(po_Explain(&(po_ExplainOptions){.api = api}, "cluster/connect_timeout", A, &x, &st));
     po_PointerSeg seg[2];
     assert_int_equal(po_Pointer_Segments(api, "envoy.config.cluster.v3.Cluster", "/connect_timeout", seg, 2), 1);
     assert_int_equal(seg[0].kind, kPo_PointerSeg_Field);
@@ -170,9 +170,16 @@ static po_Override *compile_on(const po_EnvoyApi *api, const char *rt, const cha
                 .path = path,
                 .value = v};
   po_Arguments args = {.patches = &p, .patch_count = 1, .proxy_type = ""};
+  /* a mesh whose 1.0 is built on v1.32.4 and 1.1, 1.2 on v1.37.0: the hint names those accepting */
+  static po_ApiRelease rows[3];
+  static po_ApiReleases releases = {.mesh = "mesh", .rows = rows, .count = 3};
+  rows[0] = (po_ApiRelease){"mesh", "1.0", po_EnvoyApi_Find("v1.32.4")};
+  rows[1] = (po_ApiRelease){"mesh", "1.1", po_EnvoyApi_Find("v1.37.0")};
+  rows[2] = (po_ApiRelease){"mesh", "1.2", po_EnvoyApi_Find("v1.37.0")};
   po_CompileOptions o = po_CompileOptions_Default();
   o.api = api;
   o.judged_for = "mesh@1.0";
+  o.releases = &releases;
   *d = po_Diagnostics_New(A);
   return po_Override_Build(&args, &o, A, *d);
 }
@@ -188,8 +195,8 @@ static void test_fields_by_snapshot(void **state) {
   assert_non_null(strstr(e->message, "no match for field 'vhost_header'!"));
   assert_string_equal(e->hint,
                       "'vhost_header' is a field of envoy.config.route.v3.RouteConfiguration in go-control-plane envoy "
-                      "v1.37.0 and v1.40.0 but not in go-control-plane envoy v1.32.4, the Envoy API judging mesh@1.0; a "
-                      "mesh release built on one of those accepts it");
+                      "v1.37.0 and v1.40.0 but not in go-control-plane envoy v1.32.4, the Envoy API judging mesh@1.0; "
+                      "mesh@1.1 and mesh@1.2 accept it");
   assert_true(po_Override_Valid(compile_on(v37, "route", "/vhost_header", "\"x-vhost\"", &d)));
   const char *path = "/per_connection_buffer_high_watermark_timeout";
   o = compile_on(v37, "cluster", path, "{\"seconds\": 5}", &d);
@@ -197,7 +204,22 @@ static void test_fields_by_snapshot(void **state) {
   assert_string_equal(po_Diagnostics_At(d, 0)->hint,
                       "'per_connection_buffer_high_watermark_timeout' is a field of envoy.config.cluster.v3.Cluster in "
                       "go-control-plane envoy v1.40.0 but not in go-control-plane envoy v1.37.0, the Envoy API judging "
-                      "mesh@1.0; a mesh release built on one of those accepts it");
+                      "mesh@1.0; no mesh release this build supports accepts it yet");
+  /* adv-24: the sentence said "a mesh release built on one of those accepts it" of a field only
+   * v1.40.0 has. The same sentence for a decoder's "No such field" (a hand-written EnvoyFilter's),
+   * without a release judged, and without releases to name: the snapshots alone */
+  po_ApiRelease one = {"istio", "1.31", v37};
+  po_ApiReleases istio = {.mesh = "istio", .rows = &one, .count = 1};
+  assert_string_equal(po_Hint_FieldOfOtherApis(v32, "envoy.config.route.v3.RouteConfiguration", "vhost_header", NULL,
+                                               &istio, A),
+                      "'vhost_header' is a field of envoy.config.route.v3.RouteConfiguration in go-control-plane envoy "
+                      "v1.37.0 and v1.40.0 but not in go-control-plane envoy v1.32.4, the Envoy API used here; "
+                      "istio@1.31 accepts it");
+  assert_string_equal(po_Hint_FieldOfOtherApis(v37, "envoy.config.cluster.v3.Cluster", path + 1, "istio@1.31", NULL, A),
+                      "'per_connection_buffer_high_watermark_timeout' is a field of envoy.config.cluster.v3.Cluster in "
+                      "go-control-plane envoy v1.40.0 but not in go-control-plane envoy v1.37.0, the Envoy API judging "
+                      "istio@1.31");
+  assert_null(po_Hint_FieldOfOtherApis(v37, "envoy.config.cluster.v3.Cluster", "conect_timeout", NULL, &istio, A));
   assert_true(po_Override_Valid(compile_on(v40, "cluster", path, "{\"seconds\": 5}", &d)));
   /* judged as a value of that field (a Duration Envoy refuses when negative) */
   assert_false(po_Override_Valid(compile_on(v40, "cluster", path, "{\"seconds\": -1}", &d)));

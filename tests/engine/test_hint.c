@@ -22,9 +22,9 @@ static void compare(const po_Schema *s, const upb_MessageDef *m, const char *nam
   if (upb_MessageDef_FindFieldByNameWithSize(m, name, len)) return; /* not unknown */
   /* a field another embedded snapshot has is said so instead of a did-you-mean (newer.c): not
    * the ranked search's answer to compare */
-  if (po_Hint_NewerField(s, m, name, len, NULL, a)) return;
-  const char *ranked = po_Hint_UnknownField(s, m, name, len, NULL, a);
-  const char *plain = po_Hint_UnknownField(NULL, m, name, len, NULL, a);
+  if (po_Hint_NewerField(s, m, name, len, NULL, NULL, a)) return;
+  const char *ranked = po_Hint_UnknownField(s, m, name, len, NULL, NULL, a);
+  const char *plain = po_Hint_UnknownField(NULL, m, name, len, NULL, NULL, a);
   g_compared++;
   if (ranked) g_hinted++;
   if (!ranked != !plain || (ranked && strcmp(ranked, plain))) {

@@ -171,6 +171,30 @@ static void test_tables(void **state) {
   assert_int_equal(seen, sizeof kTable / sizeof kTable[0]);
 }
 
+/* The rows an unknown field's hint names (po_Mesh_ApiReleases): each mesh's table whole, in its
+ * order, each with its row's snapshot; every mesh's together (they fit its fixed store). */
+static void test_api_releases(void **state) {
+  (void)state;
+  size_t all = 0;
+  for (size_t m = 0; m < po_Mesh_Count(); m++) {
+    const po_MeshOps *ops = po_Mesh_At(m);
+    const po_ApiReleases *r = po_Mesh_ApiReleases(ops->mesh);
+    assert_non_null(r);
+    assert_string_equal(r->mesh, po_Mesh_Name(ops->mesh));
+    assert_int_equal(r->count, ops->releases->count);
+    for (size_t i = 0; i < r->count; i++) {
+      assert_string_equal(r->rows[i].release, ops->releases->rows[i].release);
+      assert_ptr_equal(r->rows[i].api, po_MeshRelease_Api(&ops->releases->rows[i]));
+      assert_ptr_equal(&po_Mesh_AllApiReleases()->rows[all + i], &r->rows[i]);
+    }
+    all += r->count;
+  }
+  assert_int_equal(all, sizeof kTable / sizeof kTable[0]);
+  assert_int_equal(po_Mesh_AllApiReleases()->count, all);
+  assert_null(po_Mesh_AllApiReleases()->mesh);
+  assert_null(po_Mesh_ApiReleases((po_Mesh)kPo_MeshSlots));
+}
+
 /* Every row names a snapshot this build embeds (po_MeshRelease_Api falls back to the default only
  * for a build without it). */
 static void test_rows_name_embedded_snapshots(void **state) {
@@ -233,6 +257,7 @@ int main(void) {
       cmocka_unit_test(test_parse_cases),
       cmocka_unit_test(test_istio_version_reads_as_mesh_choice),
       cmocka_unit_test(test_tables),
+      cmocka_unit_test(test_api_releases),
       cmocka_unit_test(test_rows_name_embedded_snapshots),
       cmocka_unit_test(test_compile_uses_the_mesh_release),
   };

@@ -68,6 +68,7 @@ void po_Mesh_FillReleases(po_TargetOptions *o) {
     if (m && (unsigned)m->mesh < kPo_MeshSlots && !o->release[m->mesh]) {
       o->release[m->mesh] = po_MeshReleases_Default(m->releases);
     }
+    if (m && (unsigned)m->mesh < kPo_MeshSlots) o->api_releases[m->mesh] = po_Mesh_ApiReleases(m->mesh);
   }
 }
 
@@ -99,4 +100,16 @@ po_CompileOutcome po_CompiledOverride_FromObject(const struct json_object *obj, 
   /* what the status and the webhook say the spec was judged against */
   out->judged_by = po_Mesh_JudgedBy(po_TargetKind_Mesh(out->target_kind), out->release, out->api, &o, a);
   return out->judged_by ? r : kPo_CompileOutcome_NoMemory;
+}
+
+bool po_Mesh_CheckNative(const po_MeshOps *m, const struct json_object *obj, const po_TargetOptions *o, po_Arena *a,
+                         po_Diagnostics *d) {
+  po_NativeJudge j = {.api = po_TargetOptions_Api(o, m->mesh), .releases = po_Mesh_ApiReleases(m->mesh)};
+  const po_MeshRelease *rel = (unsigned)m->mesh < kPo_MeshSlots ? o->release[m->mesh] : NULL;
+  /* the release is named only when its snapshot judges (not when --envoy-api named another) */
+  if (rel && j.api == po_MeshRelease_Api(rel)) {
+    j.judged_for = po_Arena_Printf(a, "%s@%s", po_Mesh_Name(m->mesh), rel->release);
+    if (!j.judged_for) return false;
+  }
+  return m->check_native(obj, &j, a, d);
 }

@@ -235,6 +235,7 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
   if (c->release && c->api == po_MeshRelease_Api(c->release)) {
     co.judged_for = po_Arena_Printf(a, "%s@%s", po_Mesh_Name(po_TargetKind_Mesh(c->target_kind)), c->release->release);
   }
+  co.releases = c->options.api_releases[po_TargetKind_Mesh(c->target_kind)];
   const po_MeshRules *rules = rules_for(po_TargetKind_Mesh(c->target_kind));
   co.check_wire = rules->wire_typed; /* only Consul decodes the arguments with its wire typing */
   size_t before = po_Diagnostics_Count(c->diags);

@@ -72,6 +72,14 @@ const po_EnvoyApi *po_MeshRelease_Api(const po_MeshRelease *r) {
   return api ? api : po_EnvoyApi_Default();
 }
 
+size_t po_MeshReleases_ApiRows(const po_MeshReleases *t, const char *mesh, po_ApiRelease *rows, size_t max) {
+  size_t n = 0;
+  for (size_t i = 0; t && i < t->count && n < max; i++) {
+    rows[n++] = (po_ApiRelease){.mesh = mesh, .release = t->rows[i].release, .api = po_MeshRelease_Api(&t->rows[i])};
+  }
+  return n;
+}
+
 const char *po_MeshReleases_List(const po_MeshReleases *t, po_Arena *a) {
   po_TextBuf b = {.a = a};
   for (size_t i = 0; t && i < t->count; i++) {

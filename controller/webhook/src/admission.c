@@ -148,7 +148,7 @@ static const char *check_native(json_object *obj, const char *req_ns, const char
   const po_EnvoyApi *api = po_TargetOptions_Api(&o, mesh->mesh);
   const char *judged_by = po_Mesh_JudgedBy(mesh->mesh, o.release[mesh->mesh], api, &o, a);
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!d || !judged_by || !mesh->check_native(obj, api, a, d)) return "out of memory validating the object";
+  if (!d || !judged_by || !po_Mesh_CheckNative(mesh, obj, &o, a, d)) return "out of memory validating the object";
   size_t errors = po_Diagnostics_ErrorCount(d), shown = 0;
   const char *ns = req_ns && *req_ns ? req_ns : po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
   /* kubectl create of a generateName object: no name yet */

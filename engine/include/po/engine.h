@@ -356,6 +356,19 @@ po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a);
 
 typedef struct po_Override po_Override;
 
+/* A mesh release and the snapshot judging it (istio, 1.28, go-control-plane envoy v1.37.0), as
+ * the mesh's release table says: what an unknown field's hint names as accepting a field the
+ * judging snapshot lacks but another has. */
+typedef struct {
+  const char *mesh, *release;
+  const po_EnvoyApi *api;
+} po_ApiRelease;
+typedef struct {
+  const char *mesh;          /* whose releases these are ("istio"); NULL: every mesh's */
+  const po_ApiRelease *rows; /* oldest first */
+  size_t count;
+} po_ApiReleases;
+
 typedef struct {
   po_Convention convention;
   bool envoy_rules;       /* check Envoy's protoc-gen-validate rules on the values set */
@@ -372,6 +385,9 @@ typedef struct {
    * NULL: nothing said. An unknown field another embedded snapshot has is said to be missing
    * from "the Envoy API judging consul@1.22". */
   const char *judged_for;
+  /* The releases that hint names as accepting such a field ("istio@1.28 and istio@1.29 accept
+   * it"), or says none of them does; NULL: it names no release. Borrowed. */
+  const po_ApiReleases *releases;
 } po_CompileOptions;
 
 /* Defaults: typed convention, envoy_rules, deprecations and hints on, check_wire off, the
@@ -604,12 +620,27 @@ bool po_EnvoyApi_LoadOnDemand(void);
  * saying "out of memory" instead (docs/gitops.md, "render"). `a` NULL: the schema's alone. */
 bool po_Engine_OutOfMemory(const po_Arena *a);
 
+/* What po_Explain describes with: the snapshot (NULL: the default), and for an unknown field's
+ * hint, as po_CompileOptions has them, the release it stands for and the releases to name. */
+typedef struct {
+  const po_EnvoyApi *api;
+  const char *judged_for;
+  const po_ApiReleases *releases;
+} po_ExplainOptions;
+
 /* `query` is a resource type (cluster, cluster-load-assignment, route, listener) or an Envoy
- * message's full name, then optionally "/" and a patch path, in snapshot `api` (NULL: the
- * default). Everything lives in the arena.
+ * message's full name, then optionally "/" and a patch path, under `o` (NULL: the default
+ * snapshot, no release named). Everything lives in the arena.
  * Errors are Consul's texts where Consul has one (an unknown segment: "no match for field ..."
  * and the field list, then a did-you-mean line when one is close). */
-bool po_Explain(const po_EnvoyApi *api, const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
+bool po_Explain(const po_ExplainOptions *o, const char *query, po_Arena *a, po_Explanation *out, po_Status *status);
+
+/* The hint of po_CompileOptions.judged_for and .releases for field `field` unknown on message
+ * `message` (a full name) of snapshot `api` (NULL: the default), for a decoder's "No such field"
+ * (an EnvoyFilter's or EnvoyPatchPolicy's value): which other embedded snapshots have it and
+ * which of `releases` accept it; NULL when no other snapshot has it (or out of memory). */
+const char *po_Hint_FieldOfOtherApis(const po_EnvoyApi *api, const char *message, const char *field,
+                                     const char *judged_for, const po_ApiReleases *releases, po_Arena *a);
 
 /* What each segment of an RFC 6901 pointer into the protojson document of a message is, by the
  * schema (for JSON Patch paths written by hand: an EnvoyPatchPolicy's). "~0" and "~1" are not
@@ -626,7 +657,8 @@ typedef enum {
 typedef struct {
   po_PointerSegKind kind;
   const char *field;   /* Field, JsonName: the proto field name (static) */
-  const char *message; /* Field, JsonName: the full name of the message it is a field of (static) */
+  const char *message; /* Field, JsonName: the full name of the message it is a field of (static);
+                        * Unknown: the message it is no field of, when the walk was in one, else NULL */
 } po_PointerSeg;
 /* The first `max` segments of `pointer` in message `message_full_name` of snapshot `api` (NULL:
  * the default) into out; returns how many.

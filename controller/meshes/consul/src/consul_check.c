@@ -85,6 +85,10 @@ static size_t check(const json_object *obj, const char *judged_for, const po_Env
   }
   po_ConsulExtensionCheck *checks = po_Arena_Malloc(a, (total ? total : 1) * sizeof *checks);
   if (!checks) return *oom = true, 0;
+  /* an unknown field's hint says which Consul releases accept it, or that none does */
+  po_ApiRelease rows[16];
+  po_ApiReleases releases = {.mesh = "consul", .rows = rows};
+  releases.count = po_MeshReleases_ApiRows(&po_Consul_Releases, "consul", rows, sizeof rows / sizeof rows[0]);
   for (size_t i = 0; i < total; i++) {
     json_object *e = json_object_array_get_idx(list, i);
     const char *name = po_Json_String(e, "name");
@@ -108,6 +112,7 @@ static size_t check(const json_object *obj, const char *judged_for, const po_Env
     co.convention = kPo_Convention_Wire; /* what Consul's HTTP API will hand the Constructor */
     co.api = api;
     co.judged_for = judged_for;
+    co.releases = &releases;
     c->accepted = po_Constructor(name, args, &co, a, c->diags) != NULL;
   }
   *out = checks;

@@ -127,7 +127,7 @@ static bool members_of(const po_EnvoyApi *api, const po_PathSegment *s, po_Arena
   po_Status st;
   po_Status_Clear(&st);
   *ex = (po_Explanation){0};
-  if (!msg || (!po_Explain(api, msg, a, ex, &st) && po_Engine_OutOfMemory(a))) return false;
+  if (!msg || (!po_Explain(&(po_ExplainOptions){.api = api}, msg, a, ex, &st) && po_Engine_OutOfMemory(a))) return false;
   *loaded = true;
   return true;
 }

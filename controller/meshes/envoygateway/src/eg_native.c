@@ -302,7 +302,7 @@ static bool check_generated_oneof(const po_EnvoyApi *api, const char *msg, const
     po_Explanation ex = {0};
     po_Status st;
     po_Status_Clear(&st);
-    if (!po_Explain(api, segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory(a);
+    if (!po_Explain(&(po_ExplainOptions){.api = api}, segs[k].message, a, &ex, &st)) return !po_Engine_OutOfMemory(a);
     const char *oneof = NULL;
     for (size_t f = 0; f < ex.field_count; f++) {
       if (!strcmp(ex.fields[f].name, segs[k].field)) oneof = ex.fields[f].oneof;
@@ -348,8 +348,9 @@ static const char *remove_breaks(const po_EnvoyApi *api, const char *msg, const 
 /* The value of an add or replace (test: decoded only) at path, as the resource message msg: decoded
  * strictly, then judged by Envoy's rules; why it could not be decoded, said where. The caller's
  * verdict: false only when out of memory. */
-static bool check_value(const po_EnvoyApi *api, const char *msg, const char *op, const char *path, json_object *value, int idx,
+static bool check_value(const po_NativeJudge *j, const char *msg, const char *op, const char *path, json_object *value, int idx,
                         const char *where, po_Arena *a, po_Diagnostics *d) {
+  const po_EnvoyApi *api = j->api;
   bool too_deep = false;
   json_object *doc = nest(api, msg, path, value, a, &too_deep);
   if (too_deep) {
@@ -381,11 +382,14 @@ static bool check_value(const po_EnvoyApi *api, const char *msg, const char *op,
   }
   /* named by the field, not by a line of the indented text the decoder read */
   const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
+  const char *hint = po_Native_UnknownFieldHint(j, msg, pv, at, what, a);
   at = at ? in_resource(path, at, a) : NULL;
+  if (!hint) return false;
   return add(d, kPo_Severity_Error, idx,
              po_Arena_Printf(a, "%s.operation.value: not a valid value at %s of %s (protojson, proto field names; "
-                                "wrappers are bare, Durations strings such as \"5s\"): %s",
-                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message));
+                                "wrappers are bare, Durations strings such as \"5s\"): %s%s",
+                             where, at && *at ? at : *path ? path : "(the whole resource)", msg, at ? what : st.message,
+                             hint));
 }
 
 /* One spec.jsonPatches entry, read once for the steps that check it. */
@@ -493,7 +497,8 @@ static EntryStep check_operands(Entry *e) {
   return kEntry_Next;
 }
 
-static bool check_one(const po_EnvoyApi *api, const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
+static bool check_one(const po_NativeJudge *j, const json_object *jp, size_t i, po_Arena *a, po_Diagnostics *d) {
+  const po_EnvoyApi *api = j->api;
   json_object *op_obj = po_Json_Get(jp, "operation");
   Entry e = {.api = api, .where = po_Arena_Printf(a, "spec.jsonPatches[%zu]", i), .op = po_Json_String(op_obj, "op"),
              .path = po_Json_String(op_obj, "path"), .from = po_Json_String(op_obj, "from"),
@@ -529,10 +534,10 @@ static bool check_one(const po_EnvoyApi *api, const json_object *jp, size_t i, p
     if (found) return true;
   }
   if (!wants_value || !e.value || !path) return true;
-  return check_value(api, e.msg, op, path, e.value, e.idx, e.where, a, d);
+  return check_value(j, e.msg, op, path, e.value, e.idx, e.where, a, d);
 }
 
-bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d) {
+bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, const po_NativeJudge *j, po_Arena *a, po_Diagnostics *d) {
   json_object *spec = po_Json_Get(epp, "spec");
   const char *type = po_Json_String(spec, "type");
   if (!type || strcmp(type, "JSONPatch") != 0) {
@@ -558,7 +563,7 @@ bool po_EG_CheckEnvoyPatchPolicy(const json_object *epp, const po_EnvoyApi *api,
                                kMaxJsonPatches));
   }
   for (size_t i = 0; i < n; i++) {
-    if (!check_one(api, json_object_array_get_idx(jps, i), i, a, d)) return false;
+    if (!check_one(j, json_object_array_get_idx(jps, i), i, a, d)) return false;
   }
   return true;
 }

@@ -87,7 +87,8 @@ static bool merge_is_whole(const po_Override *o, size_t i, const char *msg, po_A
   po_Explanation ex = {0};
   po_Status st;
   po_Status_Clear(&st);
-  if (!v || po_Value_Kind(v) != kPo_ValueKind_Map || !po_Explain(po_Override_Api(o), msg, a, &ex, &st) || !ex.field_count) return false;
+  po_ExplainOptions eo = {.api = po_Override_Api(o)};
+  if (!v || po_Value_Kind(v) != kPo_ValueKind_Map || !po_Explain(&eo, msg, a, &ex, &st) || !ex.field_count) return false;
   if (po_Value_Size(v) != ex.field_count) return false;
   for (size_t f = 0; f < ex.field_count; f++) {
     const po_ExplainField *x = &ex.fields[f];

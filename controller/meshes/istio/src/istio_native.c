@@ -274,7 +274,8 @@ static const char *istio_refuses(const json_object *cp, const char *where, po_Ar
                                                                                           : "routeConfiguration");
 }
 
-bool po_Istio_CheckEnvoyFilter(const json_object *ef, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d) {
+bool po_Istio_CheckEnvoyFilter(const json_object *ef, const po_NativeJudge *j, po_Arena *a, po_Diagnostics *d) {
+  const po_EnvoyApi *api = j->api;
   json_object *cps = po_Json_Get(po_Json_Get(ef, "spec"), "configPatches");
   if (!json_object_is_type(cps, json_type_array)) return true;
   size_t n = json_object_array_length(cps);
@@ -330,8 +331,10 @@ bool po_Istio_CheckEnvoyFilter(const json_object *ef, const po_EnvoyApi *api, po
       /* named by the field, not by a line of the indented text the decoder read */
       const char *what = NULL, *at = po_Native_ErrorPointer(pv, st.message, a, &what);
       const char *verb = unused ? "unused by REMOVE, does not decode (Istio may drop the patch) as" : "not a valid";
-      const char *why = po_Arena_Printf(a, "%s.patch.value%s: %s %s for applyTo %s: %s", where, at ? at : "", verb, msg,
-                                        apply_to, at ? what : st.message);
+      const char *hint = po_Native_UnknownFieldHint(j, msg, pv, at, what, a);
+      if (!hint) return false;
+      const char *why = po_Arena_Printf(a, "%s.patch.value%s: %s %s for applyTo %s: %s%s", where, at ? at : "", verb, msg,
+                                        apply_to, at ? what : st.message, hint);
       if (!add(d, unused ? kPo_Severity_Warning : kPo_Severity_Error, (int)i, where, why)) return false;
       continue;
     }

@@ -30,6 +30,19 @@ const po_MeshOps *po_Mesh_ForNative(const char *group, const char *kind);
  * lists), so every target is judged by its mesh's snapshot (the compile below does it too). */
 void po_Mesh_FillReleases(po_TargetOptions *o);
 
+/* Every release of `mesh`'s table with the snapshot judging it (NULL for a value outside the
+ * table), or of every mesh's: what an unknown field's hint names as accepting a field the
+ * judging snapshot lacks (po_CompileOptions.releases). Static. */
+const po_ApiReleases *po_Mesh_ApiReleases(po_Mesh mesh);
+const po_ApiReleases *po_Mesh_AllApiReleases(void);
+
+/* Mesh `m`'s check of its own hand-written object (po_MeshOps.check_native; m has one), judged
+ * by the snapshot of its release under `o` (filled: po_Mesh_FillReleases), an unknown field's
+ * hint naming that release and the mesh's releases accepting the field. false only when out of
+ * memory. */
+bool po_Mesh_CheckNative(const po_MeshOps *m, const struct json_object *obj, const po_TargetOptions *o, po_Arena *a,
+                         po_Diagnostics *d);
+
 /* A mesh and one of its releases, as `--mesh MESH[@RELEASE]` names them: "consul@1.22",
  * "istio@1.30", "istio@1.30.2" (a patch release is its line's), "envoy-gateway@v1.9" (an
  * optional 'v'), or a bare "istio": that mesh's default release (the newest its table lists). */

@@ -16,6 +16,16 @@ struct json_object;
 /* What a release of a mesh generates differently from the one before it, for `propertyoverride
  * upgrade-check` (controller/cli/upgrade_native.c): each mesh's facts, as data in its own folder,
  * with where each comes from. Releases are 1.<minor>. */
+/* Whom a mesh's own object (an EnvoyFilter, an EnvoyPatchPolicy) is judged for: the snapshot
+ * (the mesh release's; NULL: the default), and for an unknown field's hint the release it stands
+ * for ("istio@1.30"; NULL: not said) and the releases to name as accepting a field the snapshot
+ * lacks, as po_CompileOptions has them. po_Mesh_CheckNative (mesh.h) fills it from the options. */
+typedef struct {
+  const po_EnvoyApi *api;
+  const char *judged_for;
+  const po_ApiReleases *releases;
+} po_NativeJudge;
+
 typedef struct {
   po_ResourceType resource;   /* the resource whose name changes */
   const char *old_form;       /* the name as the earlier scheme makes it: "<gateway namespace>/<gateway>/<listener>" */
@@ -60,11 +70,10 @@ typedef struct po_MeshOps {
   /* The mesh's own object a person may write by hand (an EnvoyFilter, an EnvoyPatchPolicy), which
    * the webhook and `validate -f` check: its API group and kind, the spec member listing its
    * patches (a diagnostic's patch_index counts in it), and the check (errors deny, warnings warn;
-   * false only when out of memory), judged by Envoy API snapshot `api` (the mesh release's; NULL:
-   * the default). NULL kind (Consul): none; its objects are its targets, which
+   * false only when out of memory), judged as `j` says. NULL kind (Consul): none; its objects are its targets, which
    * consul_check.h checks. */
   const char *native_group, *native_kind, *native_patches;
-  bool (*check_native)(const struct json_object *obj, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d);
+  bool (*check_native)(const struct json_object *obj, const po_NativeJudge *j, po_Arena *a, po_Diagnostics *d);
   /* `propertyoverride render`: appends to objs (*n grows) the objects the controller would write
    * for the accepted PropertyOverrides of this mesh's targets among the inputs, in the mesh's
    * order, refusing through in->refuse those it cannot render from them; false when out of

@@ -4,6 +4,7 @@
 #define PO_TARGETS_NATIVE_ERROR_H_
 
 #include "po/engine.h"
+#include "po/targets/mesh_ops.h"
 
 /* `message` is po_Message_ParseJson's error for po_Value_ToPrettyJson(v): upb's "Error parsing
  * JSON @L:C: what" counts lines and columns of that indented text. Returns, in `a`, the RFC 6901
@@ -12,5 +13,14 @@
  * string"). NULL (and *what NULL) when the message has no position or out of memory: then the
  * message is to be shown as it is. */
 const char *po_Native_ErrorPointer(const po_Value *v, const char *message, po_Arena *a, const char **what);
+
+/* For `what` of po_Native_ErrorPointer when it is the decoder's "No such field: F" at `pointer`
+ * (F's own member in `doc`, a document of message `msg`): " (" the hint of
+ * po_Hint_FieldOfOtherApis ")" — which other snapshots have F on the message it was looked for in
+ * (inside an Any, its `@type`'s), and which of j's releases accept it — to append to the error,
+ * as a PropertyOverride's unknown field gets it; "" when no other snapshot has it or `what` is
+ * another error; NULL when out of memory. */
+const char *po_Native_UnknownFieldHint(const po_NativeJudge *j, const char *msg, const po_Value *doc,
+                                       const char *pointer, const char *what, po_Arena *a);
 
 #endif

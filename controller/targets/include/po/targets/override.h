@@ -41,6 +41,10 @@ typedef struct {
    * (NULL: that release's; set to name one directly, as `--envoy-api` does). */
   const po_MeshRelease *release[kPo_MeshSlots];
   const po_EnvoyApi *api[kPo_MeshSlots];
+  /* Per mesh: every release of its table with its snapshot, which an unknown field's hint names
+   * as accepting a field the judging snapshot lacks (po_CompileOptions.releases; NULL: none
+   * named). po_Mesh_FillReleases sets them. Static. */
+  const po_ApiReleases *api_releases[kPo_MeshSlots];
   /* Where the compile makes po_CompiledOverride.consul_arguments (NULL: the compile's arena). The
    * reconciler keeps a compiled form per PropertyOverride for its whole life but reads the
    * arguments once, turning them into text (reconcile's compiled.c): made in a scratch arena it

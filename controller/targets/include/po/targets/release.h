@@ -40,6 +40,9 @@ bool po_MeshRelease_Line(const char *release, int *major, int *minor);
 /* The snapshot judging it (po_EnvoyApi_Find of its `api`); the default snapshot when that one is
  * not embedded in this build (tests/meshes checks every row names an embedded one). */
 const po_EnvoyApi *po_MeshRelease_Api(const po_MeshRelease *r);
+/* Every row of `t` as the engine's hint names releases (po_ApiRelease: `mesh`, the release, its
+ * snapshot), into rows[0..max); how many were written. */
+size_t po_MeshReleases_ApiRows(const po_MeshReleases *t, const char *mesh, po_ApiRelease *rows, size_t max);
 /* "1.26, 1.27, 1.28": every listed release, in `a`; NULL when out of memory. */
 const char *po_MeshReleases_List(const po_MeshReleases *t, po_Arena *a);
 

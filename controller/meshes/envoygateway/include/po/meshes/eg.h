@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/targets/mesh_ops.h"
 #include "po/targets/override.h"
 #include "po/targets/release.h"
 #include "po/targets/owned.h"
@@ -172,9 +173,10 @@ po_EGStatus po_EG_ReadStatus(const struct json_object *epp);
  * field is absent, and protojson leaves out every default value), a value on remove, a path
  * inside a google.protobuf.Any (its type is the generated resource's: not checked), a targetRef
  * Envoy Gateway never attaches to. Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are
- * checked, the rest refused at once. Judged by Envoy API snapshot `api` (the Envoy Gateway
- * release's; NULL: the default). false only when out of memory. */
-bool po_EG_CheckEnvoyPatchPolicy(const struct json_object *epp, const po_EnvoyApi *api, po_Arena *a,
+ * checked, the rest refused at once. Judged by j's snapshot (the Envoy Gateway release's); a field
+ * it lacks that another snapshot has is said so, naming the releases that accept it
+ * (po_Native_UnknownFieldHint). false only when out of memory. */
+bool po_EG_CheckEnvoyPatchPolicy(const struct json_object *epp, const po_NativeJudge *j, po_Arena *a,
                                  po_Diagnostics *d);
 
 /* Its releases and the Envoy API snapshot judging each (src/eg_releases.c). */

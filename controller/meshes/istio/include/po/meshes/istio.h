@@ -20,6 +20,7 @@
 
 #include <stdbool.h>
 
+#include "po/targets/mesh_ops.h"
 #include "po/targets/override.h"
 #include "po/targets/release.h"
 #include "po/targets/owned.h"
@@ -89,9 +90,10 @@ po_OwnedPlan po_Istio_Plan(const struct json_object *current, const struct json_
  * something else: a zero value under MERGE (proto3 leaves it unset; not copied), a list under
  * MERGE (appended, not replaced), INSERT_* on CLUSTER (Istio treats it as ADD, istio/istio#37107).
  * Bounded: at most kPo_MaxPatchesPerOverride * 10 patches are checked, the rest refused at once.
- * Judged by Envoy API snapshot `api` (the Istio release's; NULL: the default). false only when
- * out of memory. */
-bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, const po_EnvoyApi *api, po_Arena *a, po_Diagnostics *d);
+ * Judged by j's snapshot (the Istio release's); a field it lacks that another snapshot has is said
+ * so, naming the releases that accept it (po_Native_UnknownFieldHint). false only when out of
+ * memory. */
+bool po_Istio_CheckEnvoyFilter(const struct json_object *ef, const po_NativeJudge *j, po_Arena *a, po_Diagnostics *d);
 
 /* Its releases and the Envoy API snapshot judging each (src/istio_releases.c). */
 extern const po_MeshReleases po_Istio_Releases;
