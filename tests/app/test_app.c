@@ -463,8 +463,47 @@ static void test_unchanged_update_queues_nothing(void **state) {
   po_App_Free(app);
 }
 
+/* A canary upgrade has one istiod Service per revision: the oldest release among them judges
+ * (adv-24: the first one listed won, here the canary's 1.31), whatever the order; every one seen
+ * is said; a Service without the label or with an unknown release does not count. */
+static void test_oldest_istiod_release(void **state) {
+  (void)state;
+  static const char kItems[] =
+      "[{\"metadata\":{\"name\":\"istio-canary\",\"labels\":{\"app\":\"istiod\",\"app.kubernetes.io/version\":\"1.31.0\"}}},"
+      "{\"metadata\":{\"name\":\"istiod\",\"labels\":{\"app\":\"istiod\",\"app.kubernetes.io/version\":\"1.28.2\"}}},"
+      "{\"metadata\":{\"name\":\"istiod-bare\",\"labels\":{\"app\":\"istiod\"}}},"
+      "{\"metadata\":{\"name\":\"istiod-1-40\",\"labels\":{\"app\":\"istiod\",\"app.kubernetes.io/version\":\"1.40.0-beta.1\"}}},"
+      "{\"metadata\":{\"name\":\"istiod-1-30\",\"labels\":{\"app\":\"istiod\",\"app.kubernetes.io/version\":\"1.30.0-beta.0\"}}}]";
+  json_object *items = json_tokener_parse(kItems);
+  char why[768], seen[512];
+  const po_MeshRelease *r = po_App_OldestRelease(kPo_Mesh_Istio, items, "app=istiod", why, sizeof why, seen, sizeof seen);
+  assert_non_null(r);
+  assert_string_equal(r->release, "1.28");
+  assert_string_equal(seen, "istio-canary 1.31.0, istiod 1.28.2, istiod-bare (no label app.kubernetes.io/version), "
+                            "istiod-1-40 1.40.0-beta.1 (not a release this build knows), istiod-1-30 1.30.0-beta.0");
+  /* the same Services in the other order: the same answer */
+  json_object *reversed = json_object_new_array();
+  for (size_t i = json_object_array_length(items); i-- > 0;) {
+    json_object_array_add(reversed, json_object_get(json_object_array_get_idx(items, i)));
+  }
+  r = po_App_OldestRelease(kPo_Mesh_Istio, reversed, "app=istiod", why, sizeof why, seen, sizeof seen);
+  assert_non_null(r);
+  assert_string_equal(r->release, "1.28");
+  /* none usable: NULL, and why */
+  json_object *bare = json_tokener_parse("[{\"metadata\":{\"name\":\"istiod\",\"labels\":{\"app\":\"istiod\"}}}]");
+  assert_null(po_App_OldestRelease(kPo_Mesh_Istio, bare, "app=istiod", why, sizeof why, seen, sizeof seen));
+  assert_string_equal(why, "the Service labelled app=istiod has no label app.kubernetes.io/version");
+  assert_null(po_App_OldestRelease(kPo_Mesh_Istio, NULL, "app=istiod", why, sizeof why, seen, sizeof seen));
+  assert_string_equal(why, "no Service labelled app=istiod");
+  assert_string_equal(seen, "");
+  json_object_put(items);
+  json_object_put(reversed);
+  json_object_put(bare);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_oldest_istiod_release),
       cmocka_unit_test(test_renewal_runs_and_stops),
       cmocka_unit_test(test_renewal_stop_interrupts_the_wait),
       cmocka_unit_test(test_new_reports_bad_configuration),

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Issue 24 end to end, with the real kubectl: each PropertyOverride is judged by the Envoy API of
 # the release its target's mesh runs. A Consul release without a snapshot fails the start;
-# Istio's release is read from the istiod Service's app.kubernetes.io/version label (1.30.2 here);
+# Istio's release is read from the istiod Service's app.kubernetes.io/version label (1.30.2 here;
+# a canary revision's Service, listed first, says 1.31.0: the oldest of them is taken);
 # status.envoyApi and the Accepted message name the snapshot; the webhook's denial names it;
 # Listener.tcp_keepalive (go-control-plane envoy v1.37.0, not v1.32.4) is refused on a Consul target
 # and admitted on an Istio 1.30 one; a field the snapshot deprecates (use_tcp_for_dns_lookups,
@@ -24,6 +25,17 @@ metadata:
 spec:
   selector: {app: istiod}
   ports: [{port: 15012}]
+---
+# a canary upgrade's second revision (listed before istiod: the first one listed won, adv-24)
+apiVersion: v1
+kind: Service
+metadata:
+  name: istio-canary
+  namespace: istio-system
+  labels: {app: istiod, istio.io/rev: 1-31, app.kubernetes.io/version: "1.31.0"}
+spec:
+  selector: {app: istiod, istio.io/rev: 1-31}
+  ports: [{port: 15012}]
 YAML
 
 # --- a release without a snapshot fails the start, naming those there are ---------------------------
@@ -37,7 +49,8 @@ contains "--envoy-gateway-version 2.0 refused" "$out" "--envoy-gateway-version '
 lc_controller --istio auto || exit 1
 lc_register_webhook Fail
 log=$(cat "$e2e_work/controller.log")
-contains "log: Istio 1.30 read from the istiod Service" "$log" '"mesh":"Istio","release":"1.30","envoy_api":"v1.37.0","source":"detected"'
+contains "log: Istio 1.30 read from the istiod Services" "$log" '"mesh":"Istio","release":"1.30","envoy_api":"v1.37.0","source":"detected"'
+contains "log: every istiod Service seen" "$log" '"seen":"istio-canary 1.31.0, istiod 1.30.2"'
 contains "log: Consul's default release" "$log" '"mesh":"Consul","release":"1.22","envoy_api":"v1.32.4","source":"default"'
 
 pov() { kubectl -n shop get propertyoverride "$1" -o jsonpath="$2" 2>/dev/null; }

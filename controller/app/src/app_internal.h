@@ -138,6 +138,13 @@ struct po_App {
  * mesh programmed is asked), the others read from the cluster where they can be; logged. */
 bool po_App_CheckReleases(struct po_App *app, po_CtlStatus *st);
 void po_App_MeshReleases(struct po_App *app);
+/* Of the control-plane Services `items` (a List's items, label selector `selector`), the oldest
+ * release of the mesh's table one is labelled with (app.kubernetes.io/version): a canary upgrade
+ * has one Service per revision, and the oldest is the strictest for what every proxy accepts.
+ * NULL when none is, `why` saying why (no Service, no label, a release without a snapshot).
+ * `seen` gets each Service and its label ("istiod 1.30.2, istiod-1-31 1.31.0"), bounded. */
+const po_MeshRelease *po_App_OldestRelease(po_Mesh mesh, struct json_object *items, const char *selector, char *why,
+                                           size_t size, char *seen, size_t seen_size);
 
 /* events.c */
 typedef enum {
