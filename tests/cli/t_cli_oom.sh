@@ -24,6 +24,11 @@ torture "explain" "$stride" explain cluster/outlier_detection/max_ejection_perce
 # memory, returned texts with pieces missing: a wrong decode error, or a crash on NULL)
 torture "validate EnvoyFilter" "$stride" validate -f tests/cli/testdata/native-rules/ef-required.yaml
 torture "validate EnvoyPatchPolicy" "$stride" validate -f tests/cli/testdata/native-rules/epp-path.yaml
+# an unknown field other snapshots have: the sentence naming them and the releases accepting it
+# (the natives' after "No such field", inside an Any too; explain's), built in the run's arena
+torture "validate natives, newer fields" "$stride" validate -f tests/cli/testdata/envoy-api/newer-fields-native.yaml \
+  -f tests/cli/testdata/envoy-api/dns-cluster-ef.yaml --mesh istio@1.27 --mesh envoy-gateway@1.5
+torture "explain, newer field" "$stride" explain route/vhost_header --mesh istio@1.27
 printf '%s' '{"name":"c","connect_timeout":"5s"}' >"$work/in.json"
 printf '%s' '[{"op":"add","path":"/outlier_detection/max_ejection_percent","value":50}]' >"$work/p.json"
 # patch: json-c 0.16 turned some of its own failed allocations while parsing --patches into a

@@ -114,6 +114,20 @@ static void test_envoyfilter_denied_where_and_what(void **state) {
   assert_non_null(strstr(x.message, "EnvoyFilter team-a/ef-* is invalid (1 error):\n"));
 }
 
+/* A field only a newer snapshot has: the denial says which snapshot has it and that no Istio
+ * release accepts it yet, as a PropertyOverride's would (adv-24: a bare "No such field"). */
+static void test_envoyfilter_newer_field_named(void **state) {
+  (void)state;
+  Answer x = decide(review(kIstio, "EnvoyFilter", "CREATE",
+                           envoyfilter("wm", 1, "MERGE", "{\"per_connection_buffer_high_watermark_timeout\":\"5s\"}", false),
+                           NULL));
+  assert_false(x.allowed);
+  assert_non_null(strstr(x.message, "No such field: per_connection_buffer_high_watermark_timeout ("
+                                    "'per_connection_buffer_high_watermark_timeout' is a field of "
+                                    "envoy.config.cluster.v3.Cluster in go-control-plane envoy v1.40.0 but not in "));
+  assert_non_null(strstr(x.message, "; no istio release this build supports accepts it yet)"));
+}
+
 static void test_envoyfilter_allowed_and_warned(void **state) {
   (void)state;
   Answer x = decide(review(kIstio, "EnvoyFilter", "CREATE", envoyfilter("ok", 1, "MERGE", kGood, false), NULL));
@@ -283,6 +297,7 @@ static void test_first_error_cut(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_envoyfilter_newer_field_named),
       cmocka_unit_test(test_envoyfilter_denied_where_and_what),
       cmocka_unit_test(test_envoyfilter_allowed_and_warned),
       cmocka_unit_test(test_envoypatchpolicy_denied),
