@@ -90,4 +90,8 @@ done
 printf 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n' >"$work/cm.yaml"
 "$bin" upgrade-check --to istio@1.28 -f "$work/cm.yaml" >"$work/out" 2>&1
 check "nothing checked exits 2" 2 $?
+# one release upgraded to: a second --to is refused, not the last one kept (adv-24)
+"$bin" upgrade-check --to istio@1.28 --to istio@1.30 -f "$work/cm.yaml" >"$work/out" 2>&1
+check "--to twice exits 2" 2 $? "$work/out"
+contains "--to twice: said so" "$work/out" "propertyoverride upgrade-check: --to is given twice: name the one release upgraded to"
 finish
