@@ -7,11 +7,13 @@
 
 enum { kMaxRows = 64 }; /* every table's rows together (13 today; tests/meshes checks they fit) */
 
-static struct {
+typedef struct {
   pthread_once_t once;
   po_ApiRelease rows[kMaxRows];
   po_ApiReleases of[kPo_MeshSlots], all;
-} g = {.once = PTHREAD_ONCE_INIT};
+} Store;
+
+static Store g = {.once = PTHREAD_ONCE_INIT};
 
 static void build(void) {
   size_t n = 0;
