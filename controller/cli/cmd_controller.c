@@ -183,8 +183,14 @@ static int mesh_flag(int c, const char *arg, po_AppOptions *o, po_TargetOptions 
       break;
     /* a release whose Envoy API snapshot is embedded, else the start fails naming those that
      * are: po_App_New checks it against the mesh's table (controller/app/src/releases.c) */
-    case kConsulVersion: o->consul_version = arg; break;
-    case kEgVersion: o->envoy_gateway_version = arg; break;
+    case kConsulVersion:
+      if (o->consul_version) return usage_error("--consul-version is given twice: name the one release the mesh runs");
+      o->consul_version = arg;
+      break;
+    case kEgVersion:
+      if (o->envoy_gateway_version) return usage_error("--envoy-gateway-version is given twice: name the one release the mesh runs");
+      o->envoy_gateway_version = arg;
+      break;
     case kSyncMode:
       if (!strcmp(arg, "require")) o->consul_sync_require = true;
       else if (!strcmp(arg, "ignore")) o->consul_sync_require = false;

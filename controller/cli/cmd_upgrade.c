@@ -358,10 +358,10 @@ int po_Cmd_UpgradeCheck(int argc, char **argv) {
   if (!paths) return fprintf(stderr, "propertyoverride upgrade-check: out of memory\n"), kPo_Exit_Usage;
   while ((c = getopt_long(argc, argv, "f:o:h", opts, NULL)) != -1) {
     switch (c) {
-      case kOptFrom: from_s = optarg; break;
+      case kOptFrom: if (from_s) return free(paths), usage_error("--from is given twice: name the one release running today"); from_s = optarg; break;
       case kOptTo: if (to_s) return free(paths), usage_error("--to is given twice: name the one release upgraded to"); to_s = optarg; break;
-      case kOptFromApi: from_api = optarg; break;
-      case kOptToApi: to_api = optarg; break;
+      case kOptFromApi: if (from_api) return free(paths), usage_error("--from-envoy-api is given twice: name one snapshot"); from_api = optarg; break;
+      case kOptToApi: if (to_api) return free(paths), usage_error("--to-envoy-api is given twice: name one snapshot"); to_api = optarg; break;
       case kOptScheme: scheme = true; break;
       case kOptFailWarn: fail_warn = true; break;
       case kOptAllowEmpty: allow_empty = true; break;

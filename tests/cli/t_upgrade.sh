@@ -94,4 +94,10 @@ check "nothing checked exits 2" 2 $?
 "$bin" upgrade-check --to istio@1.28 --to istio@1.30 -f "$work/cm.yaml" >"$work/out" 2>&1
 check "--to twice exits 2" 2 $? "$work/out"
 contains "--to twice: said so" "$work/out" "propertyoverride upgrade-check: --to is given twice: name the one release upgraded to"
+for flag in "--from istio@1.26" "--from-envoy-api v1.32.4" "--to-envoy-api v1.37.0"; do
+  name=${flag%% *}
+  "$bin" upgrade-check --to istio@1.28 $flag $flag -f "$work/cm.yaml" >"$work/out" 2>&1
+  check "$name twice exits 2" 2 $? "$work/out"
+  contains "$name twice: said so" "$work/out" "propertyoverride upgrade-check: $name is given twice"
+done
 finish
