@@ -189,7 +189,7 @@ static bool list_fields(const po_Schema *s, const upb_MessageDef *m, po_Arena *a
 
 bool po_Explain(const po_EnvoyApi *api, const char *query, po_Arena *a, po_Explanation *out, po_Status *st) {
   memset(out, 0, sizeof *out);
-  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, a, st);
   if (!s) return false;
   while (*query == '/') query++;
   const char *slash = strchr(query, '/');
