@@ -33,8 +33,9 @@ void po_Arena_NoteOutOfMemory_(po_Arena *a) {
 
 bool po_Engine_OutOfMemory(const po_Arena *a) {
   if (a && (a->noted_oom || (a->alloc_failed && *a->alloc_failed))) return true;
-  /* and every snapshot the engine asked for: one that did not load, or ran out while loading on demand */
-  return po_EnvoyApi_AnyOutOfMemory_();
+  /* A snapshot that did not load is noted in the asking call's arena (po_EnvoyApi_Schema_); only
+   * an on-demand schema (a one-shot process's) keeps a failure of its own. */
+  return po_EnvoyApi_OnDemandOutOfMemory_();
 }
 
 po_Arena *po_Arena_NewOwnTrack_(upb_alloc_func *func) {

@@ -1136,7 +1136,7 @@ bool po_ConfigDump_ParseJson(const po_EnvoyApi *api, const char *json, size_t le
                              po_Status *st) {
   memset(out, 0, sizeof *out);
   out->api = po_EnvoyApi_Or_(api);
-  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, a, st);
   if (!s) return false;
   const upb_MessageDef *cd = po_Schema_FindMessage(s, "envoy.admin.v3.ConfigDump");
   if (!cd) return no_config_dump(s, st);

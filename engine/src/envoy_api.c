@@ -21,7 +21,6 @@ struct po_EnvoyApi {
   /* The schema, once loaded: the hot paths (compile, decode) read it with one load instead of
    * asking proto/ (a pthread_once each). NULL until then. */
   _Atomic(const po_Schema *) schema;
-  _Atomic bool failed; /* the load failed: po_Engine_OutOfMemory says so */
 };
 
 static po_EnvoyApi g_apis[kMaxApis];
@@ -124,7 +123,7 @@ const po_EnvoyApi *po_EnvoyApi_ForEnvoy(int major, int minor) {
 const po_EnvoyApi *po_EnvoyApi_Or_(const po_EnvoyApi *api) { return api ? api : po_EnvoyApi_Default(); }
 size_t po_EnvoyApi_Index_(const po_EnvoyApi *api) { return po_EnvoyApi_Or_(api)->index; }
 
-const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Status *st) {
+const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Arena *a, po_Status *st) {
   api = po_EnvoyApi_Or_(api);
   if (!api) {
     if (st) po_Status_Set(st, kPo_Status_NotFound, "no Envoy API snapshot is embedded in this build");
@@ -133,9 +132,13 @@ const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Status *st) {
   po_EnvoyApi *w = (po_EnvoyApi *)api; /* the record is static: only its cache is written */
   const po_Schema *s = atomic_load_explicit(&w->schema, memory_order_acquire);
   if (s) return s;
-  s = po_Schema_GetSnapshot(api->index, st);
+  po_Status local;
+  po_Status_Clear(&local);
+  s = po_Schema_GetSnapshot(api->index, st ? st : &local);
   if (!s) {
-    atomic_store(&w->failed, true);
+    /* An embedded snapshot that did not load ran out of memory (proto/ says so in the status):
+     * this call's failure, noted in its arena; nothing is kept, the next call loads again. */
+    po_Arena_NoteOutOfMemory_(a);
     return NULL;
   }
   atomic_store_explicit(&w->schema, s, memory_order_release);
@@ -146,10 +149,9 @@ const po_EnvoyApi *po_EnvoyApi_OfSchema_(const po_Schema *s) {
   return s ? po_EnvoyApi_Find(po_Schema_Version(s)) : NULL;
 }
 
-bool po_EnvoyApi_AnyOutOfMemory_(void) {
+bool po_EnvoyApi_OnDemandOutOfMemory_(void) {
   ensure();
   for (size_t i = 0; i < g_count; i++) {
-    if (atomic_load(&g_apis[i].failed)) return true;
     const po_Schema *s = atomic_load_explicit(&g_apis[i].schema, memory_order_acquire);
     if (s && po_Schema_OutOfMemory(s)) return true;
   }

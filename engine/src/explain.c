@@ -191,7 +191,7 @@ bool po_Explain(const po_ExplainOptions *o, const char *query, po_Arena *a, po_E
   memset(out, 0, sizeof *out);
   const po_ExplainOptions none = {0};
   if (!o) o = &none;
-  const po_Schema *s = po_EnvoyApi_Schema_(o->api, st);
+  const po_Schema *s = po_EnvoyApi_Schema_(o->api, a, st);
   if (!s) return false;
   while (*query == '/') query++;
   const char *slash = strchr(query, '/');

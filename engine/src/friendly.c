@@ -186,7 +186,7 @@ static const upb_FieldDef *target(const po_Schema *s, const upb_MessageDef *m, c
 }
 
 void po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a) {
-  const po_Schema *s = po_EnvoyApi_Schema_(api, NULL);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, a, NULL);
   if (!s) return;
   for (size_t i = 0; i < args->patch_count; i++) {
     po_Patch *p = &args->patches[i];

@@ -111,12 +111,15 @@ const po_Value *po_Value_DecodedAsAny(const po_Value *v, po_Arena *a);
 const po_EnvoyApi *po_EnvoyApi_Or_(const po_EnvoyApi *api);
 /* proto/'s index of the snapshot `api` is (po_Schema_SnapshotHasField's `i`). */
 size_t po_EnvoyApi_Index_(const po_EnvoyApi *api);
-/* Its process-wide schema, loaded on first use; NULL (and status filled) when it did not load. */
-const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Status *status);
+/* Its schema, loaded on first use and then shared; NULL when it did not load (out of memory:
+ * noted in `a`, which may be NULL, and said in `status`), and the next call loads it again. */
+const po_Schema *po_EnvoyApi_Schema_(const po_EnvoyApi *api, po_Arena *a, po_Status *status);
 /* The snapshot whose schema `s` is (po_Schema_Version); NULL for a schema from po_Schema_New. */
 const po_EnvoyApi *po_EnvoyApi_OfSchema_(const po_Schema *s);
-/* A snapshot's schema failed to load or ran out of memory (po_Engine_OutOfMemory). */
-bool po_EnvoyApi_AnyOutOfMemory_(void);
+/* A schema loaded on demand (po_EnvoyApi_LoadOnDemand: a single-threaded one-shot process, whose
+ * one command is the call) ran out of memory adding a file (po_Schema_OutOfMemory), so a lookup's
+ * NULL was no verdict; never true of schemas loaded whole (po_Engine_OutOfMemory). */
+bool po_EnvoyApi_OnDemandOutOfMemory_(void);
 
 
 #endif

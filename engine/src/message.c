@@ -3,9 +3,9 @@
 
 #include "internal.h"
 
-static const upb_MessageDef *lookup(const po_EnvoyApi *api, const char *full_name, const po_Schema **s,
+static const upb_MessageDef *lookup(const po_EnvoyApi *api, const char *full_name, const po_Schema **s, po_Arena *a,
                                     po_Status *st) {
-  *s = po_EnvoyApi_Schema_(api, st);
+  *s = po_EnvoyApi_Schema_(api, a, st);
   if (!*s) return NULL;
   const upb_MessageDef *m = po_Schema_FindMessage(*s, full_name);
   if (!m) {
@@ -25,7 +25,7 @@ static po_Message *wrap(const po_Schema *s, const upb_MessageDef *def, upb_Messa
 po_Message *po_Message_ParseJson(const po_EnvoyApi *api, const char *full_name, const char *json, size_t len,
                                  po_Arena *a, po_Status *st) {
   const po_Schema *s;
-  const upb_MessageDef *def = lookup(api, full_name, &s, st);
+  const upb_MessageDef *def = lookup(api, full_name, &s, a, st);
   if (!def) return NULL;
   upb_Message *msg = po_Json_Decode(s, def, json, len, po_Arena_Upb(a), st);
   return msg ? wrap(s, def, msg, a, st) : NULL;
@@ -33,7 +33,7 @@ po_Message *po_Message_ParseJson(const po_EnvoyApi *api, const char *full_name, 
 
 po_Message *po_Message_New(const po_EnvoyApi *api, const char *full_name, po_Arena *a, po_Status *st) {
   const po_Schema *s;
-  const upb_MessageDef *def = lookup(api, full_name, &s, st);
+  const upb_MessageDef *def = lookup(api, full_name, &s, a, st);
   if (!def) return NULL;
   upb_Message *msg = upb_Message_New(def, po_Arena_Upb(a));
   if (!msg) return po_Status_Set(st, kPo_Status_NoMemory, "out of memory"), NULL;

@@ -17,7 +17,7 @@
 #include "upb/reflection.h"
 
 po_Message *po_Message_As(const po_EnvoyApi *api, po_Message *m, po_Arena *a, po_Status *st) {
-  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, a, st);
   if (!s) return NULL;
   if (s == m->schema) return m;
   const char *name = upb_MessageDef_FullName(m->def);
@@ -155,7 +155,7 @@ size_t po_Message_Lacked(const po_Message *m, const po_EnvoyApi *names, po_Arena
   if (none_unknown(m)) return 0;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_EnvoyApi_Schema_(names, &st);
+  const po_Schema *s = po_EnvoyApi_Schema_(names, a, &st);
   if (!s) s = m->schema;
   Lacked l = {.names = s, .a = a, .out = out, .max = max};
   l.path[0] = '\0';

@@ -258,7 +258,7 @@ po_Override *po_Override_Build(const po_Arguments *in, const po_CompileOptions *
   if (!opts) opts = &defaults;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *schema = po_EnvoyApi_Schema_(opts->api, &st);
+  const po_Schema *schema = po_EnvoyApi_Schema_(opts->api, a, &st);
   if (!schema) {
     po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL, po_Arena_Printf(a, "%s", st.message));
     return NULL;
@@ -314,7 +314,7 @@ po_Override *po_Override_BuildFor(const char *message, const po_Arguments *in, c
   if (!opts) opts = &defaults;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *schema = po_EnvoyApi_Schema_(opts->api, &st);
+  const po_Schema *schema = po_EnvoyApi_Schema_(opts->api, a, &st);
   const upb_MessageDef *root = schema ? po_Schema_FindMessage(schema, message) : NULL;
   if (!root) {
     po_Diagnostics_Add(diags, kPo_Severity_Error, kPo_DiagKind_Decode, -1, NULL,

@@ -66,7 +66,7 @@ size_t po_Pointer_Segments(const po_EnvoyApi *api, const char *message_full_name
                            po_PointerSeg *out, size_t max) {
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_EnvoyApi_Schema_(api, &st);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, NULL, &st);
   const upb_MessageDef *m = s ? po_Schema_FindMessage(s, message_full_name) : NULL;
   const upb_FieldDef *container = NULL; /* the map or repeated field the walk is in */
   In in = m ? kIn_Message : kIn_Unknown;

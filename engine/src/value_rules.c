@@ -278,7 +278,7 @@ bool po_Message_CheckRules(const po_Message *m, size_t value_depth, const char *
 
 const char *po_Message_CheckRemove(const po_EnvoyApi *api, const char *message_full_name, const char *field, po_Arena *a,
                                    po_Status *st) {
-  const po_Schema *s = po_EnvoyApi_Schema_(api, st);
+  const po_Schema *s = po_EnvoyApi_Schema_(api, a, st);
   const upb_MessageDef *md = s && message_full_name ? po_Schema_FindMessage(s, message_full_name) : NULL;
   const upb_FieldDef *f = md && field ? upb_MessageDef_FindFieldByName(md, field) : NULL;
   if (md && field && !f) f = upb_MessageDef_FindByJsonName(md, field);

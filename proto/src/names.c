@@ -140,18 +140,17 @@ static const char *enum_value_name(const void *owner, int i, po_NameTable *t, co
   return upb_EnumValueDef_Name(v);
 }
 
-/* Builds and publishes the table of `owner`; NULL only when out of memory (the caller then
- * asks upb). `infos`: room for a po_FieldInfo per name (a message's table). */
+/* Builds and publishes the table of `owner`; NULL only when out of memory, which marks nothing:
+ * the next lookup builds it again, and the caller tells the NULL apart by asking upb (the name is
+ * there: no memory; it is not: no such name), so the failure is that call's, not the schema's.
+ * `infos`: room for a po_FieldInfo per name (a message's table). */
 static po_NameTable *build_table(const po_Schema *cs, const void *owner, int count, bool infos, NameOf name_of) {
   po_Schema *s = (po_Schema *)cs; /* the tables grow behind the const view, atomically */
   uint32_t slots = 4;
   while (slots < 2 * (uint32_t)count) slots *= 2;
   size_t size = sizeof(po_NameTable) + slots * sizeof(Slot);
   po_NameTable *t = calloc(1, size + (infos ? (size_t)count * sizeof(po_FieldInfo) : 0));
-  if (!t) {
-    s->oom = true; /* the callers' NULL is then no verdict on the name */
-    return NULL;
-  }
+  if (!t) return NULL;
   t->owner = owner;
   t->mask = slots - 1;
   t->count = count;

@@ -135,13 +135,13 @@ const upb_Message *po_Schema_FieldRules(const po_Schema *cs, const upb_FieldDef 
     upb_Arena *ca = cache_arena(s);
     r = ca ? decode_field_rules(s, f, ca, &failed) : NULL;
     if (ca && !failed) publish(s, f, r ? (const void *)r : &kNone);
-    /* no memory for the cache: decoded into the caller's arena, uncached, whose failure the
-     * caller sees as it saw it before the cache; a decode that ran out of memory there too is
-     * no answer: the sticky flag says so (po_Schema_OutOfMemory) */
+    /* no memory for the cache: decoded into the caller's arena, uncached (the next call tries
+     * the cache again); a decode that ran out of memory there too is no answer, and the caller's
+     * arena knows it (its allocator recorded the failure: po_Engine_OutOfMemory), not the
+     * schema, which other callers share */
     if (!ca || failed) {
       failed = false;
       r = decode_field_rules(s, f, arena, &failed);
-      if (failed) s->oom = true;
     }
   }
   unlock(s);
@@ -166,7 +166,6 @@ bool po_Schema_OneofRequired(const po_Schema *cs, const upb_OneofDef *o, upb_Are
     if (!ca || failed) { /* as for a field's rules */
       failed = false;
       r = decode_oneof_required(s, o, arena, &failed);
-      if (failed) s->oom = true;
     }
   }
   unlock(s);

@@ -120,7 +120,8 @@ static bool load_file(po_Schema *s, size_t i, upb_Arena *tmp, po_Status *status)
 
 /* A failure here is memory: the embedded set loaded whole at build time (test_schema_on_demand
  * loads every piece), so it is recorded as such (po_Schema_OutOfMemory) and never taken for a
- * missing name. */
+ * missing name. On demand only: that schema is a single-threaded one-shot process's, whose one
+ * command is the call the failure belongs to; a schema loaded whole never sets it. */
 static bool load_files(po_Schema *s, size_t first, size_t end, po_Status *status) {
   upb_Arena *tmp = upb_Arena_New();
   if (!tmp) {
@@ -242,13 +243,14 @@ unsigned char *po_Schema_SnapshotSet_(size_t i, size_t *size) {
   return set;
 }
 
-/* One per snapshot, loaded on its first use: `done` is set (release) once `schema` and `status`
- * are final, so a later caller reads them without the lock. */
+/* One per snapshot, loaded on its first use: `done` is set (release) once `schema` is complete,
+ * so a later caller reads it without the lock. A load that fails (memory: the embedded set
+ * loaded at build time) leaves `done` unset: the failure is the asking caller's (its status),
+ * and the next caller loads again, under the lock, instead of the process keeping it. */
 typedef struct {
   pthread_mutex_t lock;
   _Atomic bool done;
   po_Schema *schema;
-  po_Status status;
 } Slot;
 static Slot g_slots[kPo_SchemaMaxSnapshots] = {
     {.lock = PTHREAD_MUTEX_INITIALIZER}, {.lock = PTHREAD_MUTEX_INITIALIZER},
@@ -259,23 +261,23 @@ _Static_assert(kPo_SchemaMaxSnapshots == 8, "g_slots initializes eight locks");
 
 /* Whole: the snapshot's set reassembled from the shared pieces, then loaded as po_Schema_New
  * loads any set (the copy costs a memcpy of ~0.6 MB against ~25 M instructions of upb). */
-static void load_snapshot(size_t i, Slot *slot) {
-  po_Status_Clear(&slot->status);
+static po_Schema *load_snapshot(size_t i, po_Status *status) {
   int m = kMode_Unset;
   bool on_demand = !atomic_compare_exchange_strong(&g_mode, &m, kMode_Whole) && m == kMode_OnDemand;
-  if (on_demand) {
-    slot->schema = new_on_demand(&po_envoy_snapshots[i], &slot->status);
-    return;
-  }
+  if (on_demand) return new_on_demand(&po_envoy_snapshots[i], status);
   size_t size = 0;
   unsigned char *set = po_Schema_SnapshotSet_(i, &size);
-  if (!set) {
-    po_Status_Set(&slot->status, kPo_Status_NoMemory, "schema: out of memory");
-    return;
-  }
-  slot->schema = po_Schema_New(set, size, &slot->status);
+  po_Schema *s = set ? po_Schema_New(set, size, status) : NULL;
   free(set);
-  if (slot->schema) slot->schema->snapshot = &po_envoy_snapshots[i];
+  if (!s) {
+    /* the embedded set loaded whole at build time (tests/proto): what failed is memory, though
+     * upb may word it as a parse error */
+    po_Status_Set(status, kPo_Status_NoMemory, "schema: out of memory loading the embedded Envoy API %s",
+                  po_envoy_snapshots[i].version);
+    return NULL;
+  }
+  s->snapshot = &po_envoy_snapshots[i];
+  return s;
 }
 
 size_t po_Schema_SnapshotCount(void) { return po_envoy_snapshot_count; }
@@ -291,16 +293,18 @@ const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status) {
     return NULL;
   }
   Slot *slot = &g_slots[i];
-  if (!atomic_load_explicit(&slot->done, memory_order_acquire)) {
-    pthread_mutex_lock(&slot->lock);
-    if (!atomic_load_explicit(&slot->done, memory_order_relaxed)) {
-      load_snapshot(i, slot);
-      atomic_store_explicit(&slot->done, true, memory_order_release);
-    }
-    pthread_mutex_unlock(&slot->lock);
+  if (atomic_load_explicit(&slot->done, memory_order_acquire)) return slot->schema;
+  pthread_mutex_lock(&slot->lock);
+  po_Schema *s = slot->schema; /* another caller may have loaded it while this one waited */
+  if (!s) {
+    po_Status st;
+    po_Status_Clear(&st);
+    s = slot->schema = load_snapshot(i, &st);
+    if (s) atomic_store_explicit(&slot->done, true, memory_order_release);
+    else if (status) *status = st;
   }
-  if (!slot->schema && status) *status = slot->status;
-  return slot->schema;
+  pthread_mutex_unlock(&slot->lock);
+  return s;
 }
 
 bool po_Schema_SnapshotLoaded(size_t i) {

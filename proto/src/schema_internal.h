@@ -31,8 +31,8 @@ struct po_Schema {
    * whether all are. NULL / true for a schema loaded whole. */
   unsigned char *loaded;
   bool complete;
-  /* Sticky: a load or a name table failed for lack of memory, so a NULL from a lookup may mean
-   * "not loaded" rather than "no such name" (po_Schema_OutOfMemory). */
+  /* On demand only, sticky: a file could not be added for lack of memory, so a NULL from a
+   * lookup may mean "not loaded" rather than "no such name" (po_Schema_OutOfMemory). */
   _Atomic bool oom;
   _Atomic(po_NameTable *) names[1 << kPo_NameBucketBits]; /* by owner def; lists, never shrunk */
   /* Users' caches (po_Schema_Cache, schema_cache.c): published by compare-and-swap, never

@@ -17,7 +17,7 @@ static void test_two_repeated_names(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_EnvoyApi_Schema_(NULL, &st);
+  const po_Schema *s = po_EnvoyApi_Schema_(NULL, NULL, &st);
   assert_non_null(s);
   const upb_MessageDef *m = po_Schema_FindMessage(s, "envoy.config.cluster.v3.Cluster");
   assert_non_null(m);

@@ -79,7 +79,7 @@ static void test_ranked_equals_plain(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_EnvoyApi_Schema_(NULL, &st);
+  const po_Schema *s = po_EnvoyApi_Schema_(NULL, NULL, &st);
   assert_non_null(s);
   static const char *const kRoots[] = {"envoy.config.cluster.v3.Cluster", "envoy.config.listener.v3.Listener",
                                        "envoy.config.route.v3.RouteConfiguration",

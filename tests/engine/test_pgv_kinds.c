@@ -122,7 +122,7 @@ static void test_rows(void **state) {
   (void)state;
   po_Status st;
   po_Status_Clear(&st);
-  const po_Schema *s = po_EnvoyApi_Schema_(NULL, &st);
+  const po_Schema *s = po_EnvoyApi_Schema_(NULL, NULL, &st);
   assert_non_null(s);
   int bad = 0;
   for (size_t i = 0; i < sizeof kRows / sizeof *kRows; i++) {

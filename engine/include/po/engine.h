@@ -613,11 +613,13 @@ bool po_EnvoyApi_LoadOnDemand(void);
 
 /* True once memory ran out for work done with arena `a`: an allocation of `a` failed, or a
  * failure was noted in it (a scratch arena of a call made with it, po_Arena_FreeInto; a regex's
- * malloc), or the Envoy schema did not load in full (an on-demand load, a name table, or not at
- * all: the schema's own sticky state, po_Schema_OutOfMemory). From then on a failed lookup or
- * compile made with `a` is no verdict on the input. Per arena, no process-wide flag: one-shot
- * commands ask it of the arenas they used before printing any verdict or output, and exit 2
- * saying "out of memory" instead (docs/gitops.md, "render"). `a` NULL: the schema's alone. */
+ * malloc; a snapshot's schema that did not load for a call made with `a`), or a schema loaded
+ * on demand could not add a file (its own sticky state, po_Schema_OutOfMemory: the one-shot
+ * process's). From then on a failed lookup or compile made with `a` is no verdict on the input.
+ * Per arena, no process-wide flag: a snapshot that did not load is loaded again by the next
+ * call. One-shot commands ask it of the arenas they used before printing any verdict or output,
+ * and exit 2 saying "out of memory" instead (docs/gitops.md, "render"). `a` NULL: the on-demand
+ * schemas' alone. */
 bool po_Engine_OutOfMemory(const po_Arena *a);
 
 /* What po_Explain describes with: the snapshot (NULL: the default), and for an unknown field's

@@ -22,17 +22,18 @@ size_t po_Schema_SnapshotCount(void);
 const char *po_Schema_SnapshotVersion(size_t i);
 /* The index of the default snapshot (v1.32.4: Consul's, what nothing else names). */
 size_t po_Schema_SnapshotDefault(void);
-/* The process-wide schema of snapshot i: loaded on first use, once (thread-safe); the mode
- * po_Schema_LoadOnDemand chose applies to every snapshot. NULL with *status filled when i is
- * past the end or its set does not load. */
+/* The process-wide schema of snapshot i: loaded on first use (thread-safe: under the snapshot's
+ * lock) and kept once loaded; the mode po_Schema_LoadOnDemand chose applies to every snapshot.
+ * NULL with *status filled when i is past the end (NotFound) or memory ran out loading it
+ * (NoMemory): that failure is this caller's, nothing is kept, and the next call loads again. */
 const po_Schema *po_Schema_GetSnapshot(size_t i, po_Status *status);
 /* The default snapshot's schema: po_Schema_GetSnapshot(po_Schema_SnapshotDefault(), status). */
 const po_Schema *po_Schema_Get(po_Status *status);
 /* The version of the snapshot `s` was loaded from ("v1.32.4"); NULL for po_Schema_New's. */
 const char *po_Schema_Version(const po_Schema *s);
 
-/* Whether snapshot i's process-wide schema has been loaded (or its load tried): what this process
- * has paid for. How a test sees that a question about a snapshot did not load it. */
+/* Whether snapshot i's process-wide schema has been loaded (a load that failed is not): what this
+ * process has paid for. How a test sees that a question about a snapshot did not load it. */
 bool po_Schema_SnapshotLoaded(size_t i);
 
 /* Whether snapshot i's message `message` (full name) has a field named exactly `name` (`len`
@@ -60,9 +61,11 @@ bool po_Schema_LoadOnDemand(void);
 po_Schema *po_Schema_New(const void *descriptor_set, size_t size, po_Status *status);
 void po_Schema_Free(po_Schema *schema);
 
-/* True once a lookup of this schema ran out of memory (an on-demand load, a name table): from
- * then on a NULL from a lookup is no verdict on the name. Sticky; a one-shot command checks it
- * before giving any verdict or output. */
+/* True once a lookup of this schema loaded on demand could not add a file for lack of memory:
+ * from then on a NULL from a lookup is no verdict on the name. Sticky, and the on-demand schema's
+ * alone (a single-threaded one-shot process's); a one-shot command checks it before giving any
+ * verdict or output. Never set on a schema loaded whole: a name table or rules decode that fails
+ * there is the asking call's (the lookup's NULL, the caller's arena) and is tried again. */
 bool po_Schema_OutOfMemory(const po_Schema *schema);
 
 /* A cache a user of the schema keeps in it, made once and freed with the schema: the engine's
