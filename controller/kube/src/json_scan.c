@@ -136,3 +136,25 @@ bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len
   *len = (size_t)(to - from);
   return true;
 }
+
+int po_JsonScan_NextElement_(const char **at, const char *end, size_t index, const char **value, size_t *len) {
+  const char *s = skip_ws(*at, end);
+  if (s >= end || *s != (index ? ',' : '[')) {
+    if (s < end && *s == ']' && index) {
+      *at = s + 1;
+      return 0;
+    }
+    return -1;
+  }
+  s = skip_ws(s + 1, end);
+  if (!index && s < end && *s == ']') {
+    *at = s + 1;
+    return 0;
+  }
+  const char *e = po_JsonScan_SkipValue_(s, end);
+  if (!e || e == s) return -1;
+  *value = s;
+  *len = (size_t)(e - s);
+  *at = e;
+  return 1;
+}
