@@ -76,6 +76,12 @@ bool po_App_RegisterEnqueueMetrics(po_App *app) {
 
 /* ---- informer handlers: keep the index and enqueue targets ---- */
 
+/* Until the workers start (every cache synced, start_gate.c) the handlers only index: the start
+ * enqueues every cached key once, so an enqueue per event of the initial lists (100,000 at a
+ * cold start) is work done twice, and a batching window's delayed copy reconciled its target a
+ * second time after the start's. */
+static bool live(po_App *app) { return atomic_load(&app->gate.live); }
+
 static void enqueue_cb(void *ctx, const char *key) { enqueue(ctx, key, kPo_AppEnqueue_OverrideRelated); }
 
 /* A ProxyDefaults PropertyOverride meets every ServiceDefaults one (Consul applies its entries to
@@ -128,6 +134,7 @@ static void override_changed(void *ctx, const po_InformerVersion *old_version, j
     count(app->ignored[kPo_AppIgnored_Unchanged]);
     return;
   }
+  if (!live(app)) return;
   enqueue(app, key, kPo_AppEnqueue_Override);
   if (strcmp(old, key) != 0) enqueue(app, old, kPo_AppEnqueue_OverrideMoved); /* targetRef moved: the old target drops it */
   if (*held) enqueue(app, held, kPo_AppEnqueue_OverrideMoved);                /* where its last valid generation is live */
@@ -166,7 +173,7 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
     count(app->ignored[kPo_AppIgnored_OwnTargetWrite]);
     return;
   }
-  enqueue_now(app, key, kPo_AppEnqueue_Target);
+  if (live(app)) enqueue_now(app, key, kPo_AppEnqueue_Target);
 }
 /* A target deleted while PropertyOverrides point at it is theirs to re-create (and their statuses
  * must stop saying Programmed): queued at once, like drift. A target nobody points at reconciles
@@ -338,8 +345,15 @@ static void enqueue_cached(void *ctx, const char *key, const json_object *o, con
   (void)key; (void)rv;
   EnqueueAll *e = ctx;
   char k[600];
-  if (e->targets) po_Reconcile_TargetKey(e->kind, po_Json_Meta(o, "namespace"), po_Json_Meta(o, "name"), k, sizeof k);
-  else po_Reconcile_OverrideKey(o, k, sizeof k);
+  if (e->targets) {
+    po_Reconcile_TargetKey(e->kind, po_Json_Meta(o, "namespace"), po_Json_Meta(o, "name"), k, sizeof k);
+  } else {
+    /* and where its last valid generation is live, as its handler would have (the target may
+     * be gone: then no target informer names it) */
+    po_Reconcile_HeldKey(o, k, sizeof k);
+    enqueue_now(e->app, k, kPo_AppEnqueue_Leadership);
+    po_Reconcile_OverrideKey(o, k, sizeof k);
+  }
   enqueue_now(e->app, k, kPo_AppEnqueue_Leadership);
 }
 
