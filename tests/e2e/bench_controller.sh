@@ -23,6 +23,8 @@
 #   PO_BENCH_PERF=<file>  a perf profile (cpu-clock: VMs often lack the cycles event) of the controller
 #                         during the largest point (PO_BENCH_PERF_HZ,
 #                         default 999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
+#   PO_BENCH_PERF_RESTART=<file>  the same of the restarted controller (--restart), from its start
+#                         until it is ready: the cold start's lists and index
 # The machine's load changes every figure: each run records it (start, end, mean of 1-minute
 # samples). The controller runs without leader election (one replica: no lease writes in the
 # counts) and with --consul-sync-status=ignore (no consul-k8s here).
@@ -126,8 +128,14 @@ for run in "${runs[@]}"; do
     for ((i = 0; i < 600; i++)); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
     mark=$(wc -l <"$LC_WORK/controller.log")
     start_controller
+    perf_pid=
+    if [ -n "${PO_BENCH_PERF_RESTART:-}" ] && [ "$n" = "$largest" ]; then
+      perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF_RESTART" -a >/dev/null 2>&1 &
+      perf_pid=$!
+    fi
     wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue; }
     ready_at=$(date +%s.%N)
+    [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile of the restart: $PO_BENCH_PERF_RESTART"; }
     line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server")
     rc=$?
     early=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log" | grep -c 'before the caches synced')
