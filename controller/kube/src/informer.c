@@ -49,7 +49,8 @@ bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
   f->client = client;
   f->opt = *opt;
   if (handlers) f->h = *handlers;
-  if (!f->opt.page_size) f->opt.page_size = 500;
+  if (!f->opt.page_size) f->opt.page_size = kPo_InformerPageSize;
+  if (f->opt.page_size < 0) f->opt.page_size = 0; /* the list option's "no limit" */
   if (!f->opt.min_watch_timeout_s) f->opt.min_watch_timeout_s = 300;
   if (!f->opt.backoff_initial_ns) f->opt.backoff_initial_ns = 800000000LL;
   if (!f->opt.backoff_max_ns) f->opt.backoff_max_ns = 30000000000LL;
