@@ -10,7 +10,8 @@
  * are borrowed. Create/Update serialize their input, and json-c caches that text inside the
  * object: do not let another thread use the same json_object during the call.
  *
- * Only watches can be cancelled (po_KubeCancel); other requests end by their timeout. */
+ * Watches can be cancelled (po_KubeCancel), and a list's waits for the rate limiter and retries
+ * (po_KubeListOptions.cancel); a request in flight ends by its timeout. */
 #ifndef PO_KUBE_CLIENT_H
 #define PO_KUBE_CLIENT_H
 
