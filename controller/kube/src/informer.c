@@ -158,7 +158,8 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
  * itself (a reference taken: the event or the list page that holds it is put after this) for an
  * informer that keeps trees; else text: the bytes the server sent when the watch located them
  * (no serialising of what was just parsed), else the compact serialisation (list items). */
-static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_object *o, const char *text, size_t len) {
+static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_object *o, const char *text, size_t len,
+                                bool cut) {
   json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
   po_CacheMeta_ m = {.rv = meta(o, "resourceVersion"), .uid = meta(o, "uid"),
                      .generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
@@ -170,10 +171,14 @@ static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_obje
     if (!e) json_object_put(kept);
     return e;
   }
-  if (kept != o) text = NULL; /* the server's bytes are the whole object: serialise the copy */
+  if (kept != o) { /* the server's bytes are the whole object: serialise the copy */
+    text = NULL;
+    cut = false;
+  }
   if (!text) text = json_object_to_json_string_length(kept, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
   /* metadata.managedFields is left out of the text (po_InformerOptions.keep_managed_fields) */
-  if (text && !f->opt.keep_managed_fields) po_JsonScan_ManagedFields_(text, len, &m.cut_at, &m.cut_len);
+  /* (unless the caller cut it already: a list item) */
+  if (text && !cut && !f->opt.keep_managed_fields) po_JsonScan_ManagedFields_(text, len, &m.cut_at, &m.cut_len);
   po_CacheEntry_ *e = text ? po_Cache_NewEntry_(key, NULL, text, len, &m) : NULL;
   json_object_put(kept);
   return e;
@@ -248,7 +253,7 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
     po_CacheEntry_Unref_(old);
     return true;
   }
-  po_CacheEntry_ *e = entry_of(f, key, obj, text, len);
+  po_CacheEntry_ *e = entry_of(f, key, obj, text, len, false);
   if (!e) return false; /* out of memory: end the watch; the retry relists */
   pthread_rwlock_wrlock(&f->cache_lock);
   po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
@@ -311,7 +316,7 @@ static bool take_item(Relist *r, json_object *it, const char *text, size_t len, 
   po_Informer *f = r->f;
   char key[512];
   if (!key_of(it, key, sizeof key)) return true; /* an object without a name cannot be cached */
-  po_CacheEntry_ *e = entry_of(f, key, it, text, len);
+  po_CacheEntry_ *e = entry_of(f, key, it, text, len, true);
   if (!e) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (r->direct) {
     pthread_rwlock_wrlock(&f->cache_lock);
@@ -333,7 +338,7 @@ static bool take_item(Relist *r, json_object *it, const char *text, size_t len, 
  * ConfigMap applied once). Those bytes are then checked only for brackets and quotes. */
 static bool take_text(Relist *r, char *text, size_t len, int page, size_t i, po_CtlStatus *st) {
   size_t cut_at, cut_len;
-  if (!r->f->opt.keep_managed_fields && po_JsonScan_ManagedFields_(text, len, &cut_at, &cut_len)) {
+  if (!r->f->opt.keep_managed_fields && po_JsonScan_ManagedFieldsFirst_(text, len, &cut_at, &cut_len)) {
     memmove(text + cut_at, text + cut_at + cut_len, len - cut_at - cut_len);
     len -= cut_len;
   }
@@ -656,6 +661,23 @@ void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const 
   ForEachCtx c = {fn, ctx};
   pthread_rwlock_rdlock(&f->cache_lock);
   po_Cache_ForEach_(&f->cache, each, &c);
+  pthread_rwlock_unlock(&f->cache_lock);
+}
+
+typedef struct {
+  void (*fn)(void *, const char *, const char *);
+  void *ctx;
+} ForEachKeyCtx;
+
+static void each_key(void *ctx, po_CacheEntry_ *e) {
+  ForEachKeyCtx *c = ctx;
+  c->fn(c->ctx, e->key, e->rv);
+}
+
+void po_Informer_ForEachKey(po_Informer *f, void (*fn)(void *, const char *, const char *), void *ctx) {
+  ForEachKeyCtx c = {fn, ctx};
+  pthread_rwlock_rdlock(&f->cache_lock);
+  po_Cache_ForEach_(&f->cache, each_key, &c);
   pthread_rwlock_unlock(&f->cache_lock);
 }
 

@@ -126,6 +126,9 @@ size_t po_Informer_Count(po_Informer *inf);
 void po_Informer_ForEach(po_Informer *inf,
                          void (*fn)(void *ctx, const char *key, const struct json_object *obj, const char *rv),
                          void *ctx);
+/* The same without parsing: each cached key ("namespace/name", or "name" cluster-scoped) and
+ * resourceVersion. */
+void po_Informer_ForEachKey(po_Informer *inf, void (*fn)(void *ctx, const char *key, const char *rv), void *ctx);
 /* The resourceVersion the informer would resume from. Copies into buf. */
 void po_Informer_LastResourceVersion(po_Informer *inf, char *buf, size_t size);
 po_InformerStats po_Informer_Stats(po_Informer *inf);
