@@ -168,6 +168,10 @@ static void test_managed_fields_span(void **state) {
     json_object_object_del(json_object_object_get(want, "metadata"), "managedFields");
     bool found = po_JsonScan_ManagedFields_(b, n, &at, &len);
     assert_int_equal(found, has);
+    /* no key twice here: the walk that ends at the first match finds the same span */
+    size_t at1 = 0, len1 = 0;
+    assert_int_equal(po_JsonScan_ManagedFieldsFirst_(b, n, &at1, &len1), has);
+    if (has && (at1 != at || len1 != len)) fail_msg("case %d: first match [%zu,+%zu), last [%zu,+%zu)", i, at1, len1, at, len);
     if (!found) {
       json_object_put(want);
       continue;
@@ -192,8 +196,15 @@ static void test_managed_fields_declined_and_cut(void **state) {
                                       "{\"metadata\":{\"managedFields\":[1}}"};
   for (size_t i = 0; i < sizeof kNone / sizeof *kNone; i++) {
     assert_false(po_JsonScan_ManagedFields_(kNone[i], strlen(kNone[i]), &at, &len));
+    assert_false(po_JsonScan_ManagedFieldsFirst_(kNone[i], strlen(kNone[i]), &at, &len));
     assert_int_equal(at, 99);
   }
+  /* metadata twice: the last is json-c's, and the first is where the walk that stops early cuts */
+  const char *twice = "{\"metadata\":{\"managedFields\":[1]},\"spec\":{},\"metadata\":{\"name\":\"a\",\"managedFields\":[2]}}";
+  assert_true(po_JsonScan_ManagedFields_(twice, strlen(twice), &at, &len));
+  assert_memory_equal(twice + at, ",\"managedFields\":[2]", len);
+  assert_true(po_JsonScan_ManagedFieldsFirst_(twice, strlen(twice), &at, &len));
+  assert_memory_equal(twice + at, "\"managedFields\":[1]", len);
   const char *t = "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"m\"}]},\"data\":{}}";
   assert_true(po_JsonScan_ManagedFields_(t, strlen(t), &at, &len));
   po_CacheMeta_ m = {.rv = "1", .uid = "u", .cut_at = at, .cut_len = len};
