@@ -156,8 +156,9 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
 
 /* The entry of an object, with the metadata a reader may ask for without parsing it: the tree
  * itself (a reference taken: the event or the list page that holds it is put after this) for an
- * informer that keeps trees; else text: the bytes the server sent when the watch located them
- * (no serialising of what was just parsed), else the compact serialisation (list items). */
+ * informer that keeps trees; else text: the bytes the server sent (a watch event's when the watch
+ * located them, a list item's), else the compact serialisation (no serialising of what was just
+ * parsed when the bytes are at hand). cut: the caller took managedFields out of the bytes. */
 static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_object *o, const char *text, size_t len,
                                 bool cut) {
   json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
@@ -409,7 +410,10 @@ static bool list_page(Relist *r, po_KubeListOptions *lo, int page, char *list_rv
     if (ok && more < 0) ok = po_CtlStatus_Set(st, kPo_Ctl_Decode, "list: page %d: items is not an array of objects (after item %zu)", page + 1, n);
   }
   free(body);
-  if (!ok) free(*cont), *cont = NULL;
+  if (!ok) {
+    free(*cont);
+    *cont = NULL;
+  }
   return ok;
 }
 
