@@ -26,6 +26,7 @@
 #   PO_BENCH_PERF_RESTART=<file>  the same of the (first) restarted controller, from its start until
 #                         it is ready: the cold start's lists and index; system-wide (perf -p misses
 #                         the threads started later): perf report --comm propertyoverrid
+#                         --sort pid,symbol, and read the controller's pid (other processes share the name)
 #   PO_BENCH_RESTART_FLAGS="F;F"  with --restart: one restart per flag set (added to the run's), e.g.
 #                         "--kube-list-page-size 500;--kube-list-page-size 0" to compare page sizes
 # The machine's load changes every figure: each run records it (start, end, mean of 1-minute
