@@ -249,6 +249,7 @@ static po_App *batching_app(double window_s) {
   po_CtlStatus_Clear(&st);
   po_App *app = po_App_New(&o, &st);
   assert_non_null(app);
+  atomic_store(&app->gate.live, true); /* as once its workers started: the handlers queue */
   return app;
 }
 
@@ -501,9 +502,40 @@ static void test_oldest_istiod_release(void **state) {
   json_object_put(bare);
 }
 
+/* Before the workers start, the handlers only index (the initial lists' 100,000 events used to
+ * queue 100,000 times, each with a batching window's delayed copy that reconciled its target
+ * again after the start's); the start then queues each target once, from the target informers'
+ * keys and the index, before any worker runs. */
+static void test_initial_list_indexes_then_start_queues_each_target_once(void **state) {
+  (void)state;
+  po_App *app = batching_app(60);
+  atomic_store(&app->gate.live, false); /* the caches are listing: no worker yet */
+  po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
+  for (int i = 0; i < 50; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "po-%02d", i);
+    json_object *o = override_obj(name, i % 2 ? "web" : "api");
+    h.on_add(h.ctx, o);
+    json_object_put(o);
+  }
+  po_Workqueue *q = po_Controller_Queue(app->controller);
+  assert_int_equal(po_Workqueue_Len(q), 0);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 0);
+  assert_int_equal(po_TargetIndex_Count(app->index), 50);
+  atomic_store(&app->gate.live, true);
+  po_App_EnqueueAll(app);
+  char keys[4][128];
+  assert_int_equal(drain(q, keys, 4), 2);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 0);
+  assert_true((!strcmp(keys[0], "ServiceDefaults/ns/api") && !strcmp(keys[1], "ServiceDefaults/ns/web")) ||
+              (!strcmp(keys[0], "ServiceDefaults/ns/web") && !strcmp(keys[1], "ServiceDefaults/ns/api")));
+  po_App_Free(app);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_oldest_istiod_release),
+      cmocka_unit_test(test_initial_list_indexes_then_start_queues_each_target_once),
       cmocka_unit_test(test_renewal_runs_and_stops),
       cmocka_unit_test(test_renewal_stop_interrupts_the_wait),
       cmocka_unit_test(test_new_reports_bad_configuration),

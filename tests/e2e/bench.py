@@ -313,6 +313,7 @@ def restart():
     when its workers started, and everything it did until quiet."""
     api, sampler = Api(), Sampler()
     ready = args.ready or None
+    at_ready = proc(args.pid)  # its CPU when it became ready: the cold start's, before any reconcile
     sampler.start()
     ok, why, lw, how, full, checks = settle(api, sampler, ready or time.time())
     sampler.stop = True
@@ -327,7 +328,8 @@ def restart():
          "reconciles": reconciles(m), "requeues": requeues(m),
          "retries": msum(m, "workqueue_retries_total"), "writes": w, "writes_from": wsrc,
          "events": msum(m, "propertyoverride_events_total", result="posted"),
-         "cpu_s": round(pr[0], 2), "rss_peak_mb": round(pr[2], 1), "load_end": load(), "target_full": full}
+         "cpu_s": round(pr[0], 2), "cpu_at_ready_s": round(at_ready[0], 2) if at_ready else None,
+         "rss_peak_mb": round(pr[2], 1), "load_end": load(), "target_full": full}
     report(d)
     return 0 if ok else 1
 

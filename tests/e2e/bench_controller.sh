@@ -23,6 +23,12 @@
 #   PO_BENCH_PERF=<file>  a perf profile (cpu-clock: VMs often lack the cycles event) of the controller
 #                         during the largest point (PO_BENCH_PERF_HZ,
 #                         default 999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
+#   PO_BENCH_PERF_RESTART=<file>  the same of the (first) restarted controller, from its start until
+#                         it is ready: the cold start's lists and index; system-wide (perf -p misses
+#                         the threads started later): perf report --comm propertyoverrid
+#                         --sort pid,symbol, and read the controller's pid (other processes share the name)
+#   PO_BENCH_RESTART_FLAGS="F;F"  with --restart: one restart per flag set (added to the run's), e.g.
+#                         "--kube-list-page-size 500;--kube-list-page-size 0" to compare page sizes
 # The machine's load changes every figure: each run records it (start, end, mean of 1-minute
 # samples). The controller runs without leader election (one replica: no lease writes in the
 # counts) and with --consul-sync-status=ignore (no consul-k8s here).
@@ -121,19 +127,35 @@ for run in "${runs[@]}"; do
   [ -n "$line" ] && echo "$line" >>"$out"
   if [ $rc = 0 ]; then ok "$n over $t: converged"; else bad "$n over $t: not converged: $(jq -r .why <<<"$line" 2>/dev/null)"; status=1; continue; fi
   if [ $restart = 1 ]; then
-    old=$LC_CONTROLLER_PID
-    kill -TERM "$old"
-    for ((i = 0; i < 600; i++)); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
-    mark=$(wc -l <"$LC_WORK/controller.log")
-    start_controller
-    wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue; }
-    ready_at=$(date +%s.%N)
-    line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server")
-    rc=$?
-    early=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log" | grep -c 'before the caches synced')
-    line=$(jq -c --argjson e "$early" '.unsynced_start_warned = ($e > 0)' <<<"$line")
-    echo "$line" >>"$out"
-    if [ $rc = 0 ]; then ok "$n over $t: restart settled"; else bad "$n over $t: restart: $(jq -r .why <<<"$line")"; status=1; fi
+    # one restart per flag set of PO_BENCH_RESTART_FLAGS (none: one with the run's flags)
+    IFS=';' read -r -a restart_sets <<<"${PO_BENCH_RESTART_FLAGS:-}"
+    [ ${#restart_sets[@]} = 0 ] && restart_sets=("")
+    base_flags=("${flags[@]}")
+    for rflags in "${restart_sets[@]}"; do
+      old=$LC_CONTROLLER_PID
+      kill -TERM "$old"
+      for ((i = 0; i < 600; i++)); do kill -0 "$old" 2>/dev/null || break; sleep 0.05; done
+      mark=$(wc -l <"$LC_WORK/controller.log")
+      read -r -a extra <<<"$rflags"
+      flags=("${base_flags[@]}" "${extra[@]}")
+      start_controller
+      flags=("${base_flags[@]}")
+      perf_pid=
+      if [ -n "${PO_BENCH_PERF_RESTART:-}" ] && [ "$n" = "$largest" ] && [ -z "${perf_restart_done:-}" ]; then
+        perf_restart_done=1
+        perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF_RESTART" -a >/dev/null 2>&1 &
+        perf_pid=$!
+      fi
+      wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue 2; }
+      ready_at=$(date +%s.%N)
+      [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile of the restart: $PO_BENCH_PERF_RESTART"; }
+      line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server${rflags:+ $rflags}")
+      rc=$?
+      early=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log" | grep -c 'before the caches synced')
+      line=$(jq -c --argjson e "$early" '.unsynced_start_warned = ($e > 0)' <<<"$line")
+      echo "$line" >>"$out"
+      if [ $rc = 0 ]; then ok "$n over $t: restart${rflags:+ ($rflags)} settled"; else bad "$n over $t: restart${rflags:+ ($rflags)}: $(jq -r .why <<<"$line")"; status=1; fi
+    done
   fi
 done
 echo

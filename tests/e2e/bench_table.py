@@ -25,14 +25,15 @@ for r in runs:
         r["load_end"][0], r["load_mean"]))
 restarts = [r for r in rows if r["mode"] == "restart"]
 if restarts:
-    print("\n| restart at N | ready s | workers start s | reconciles | requeues | retries | writes | CPU s | peak MB "
-          "| started before sync |")
-    print("|" + "---|" * 10)
+    print("\n| restart at N | server (flags) | ready s | workers start s | reconciles | requeues | retries | writes "
+          "| CPU s at ready / settled | peak MB | started before sync | load at the end |")
+    print("|" + "---|" * 12)
     for r in restarts:
-        print("| %d | %s | %s | %d | %d | %d | %d | %.1f | %.1f | %s |" % (
-            r["n"], f(r["ready_s"], "%.2f"), f(r["workers_start_s"], "%.2f"), r["reconciles"], r["requeues"],
-            r["retries"], r["writes"], r["cpu_s"], r["rss_peak_mb"],
-            "-" if r["unsynced_start_warned"] is None else ("yes" if r["unsynced_start_warned"] else "no")))
+        print("| %d | %s | %s | %s | %d | %d | %d | %d | %s / %.1f | %.1f | %s | %s |" % (
+            r["n"], r.get("label", ""), f(r["ready_s"], "%.2f"), f(r["workers_start_s"], "%.2f"), r["reconciles"],
+            r["requeues"], r["retries"], r["writes"], f(r.get("cpu_at_ready_s"), "%.1f"), r["cpu_s"], r["rss_peak_mb"],
+            "-" if r["unsynced_start_warned"] is None else ("yes" if r["unsynced_start_warned"] else "no"),
+            "%.1f" % r["load_end"][0] if r.get("load_end") else "-"))
 
 
 def slope(pts):

@@ -168,6 +168,10 @@ static void test_managed_fields_span(void **state) {
     json_object_object_del(json_object_object_get(want, "metadata"), "managedFields");
     bool found = po_JsonScan_ManagedFields_(b, n, &at, &len);
     assert_int_equal(found, has);
+    /* no key twice here: the walk that ends at the first match finds the same span */
+    size_t at1 = 0, len1 = 0;
+    assert_int_equal(po_JsonScan_ManagedFieldsFirst_(b, n, &at1, &len1), has);
+    if (has && (at1 != at || len1 != len)) fail_msg("case %d: first match [%zu,+%zu), last [%zu,+%zu)", i, at1, len1, at, len);
     if (!found) {
       json_object_put(want);
       continue;
@@ -192,8 +196,15 @@ static void test_managed_fields_declined_and_cut(void **state) {
                                       "{\"metadata\":{\"managedFields\":[1}}"};
   for (size_t i = 0; i < sizeof kNone / sizeof *kNone; i++) {
     assert_false(po_JsonScan_ManagedFields_(kNone[i], strlen(kNone[i]), &at, &len));
+    assert_false(po_JsonScan_ManagedFieldsFirst_(kNone[i], strlen(kNone[i]), &at, &len));
     assert_int_equal(at, 99);
   }
+  /* metadata twice: the last is json-c's, and the first is where the walk that stops early cuts */
+  const char *twice = "{\"metadata\":{\"managedFields\":[1]},\"spec\":{},\"metadata\":{\"name\":\"a\",\"managedFields\":[2]}}";
+  assert_true(po_JsonScan_ManagedFields_(twice, strlen(twice), &at, &len));
+  assert_memory_equal(twice + at, ",\"managedFields\":[2]", len);
+  assert_true(po_JsonScan_ManagedFieldsFirst_(twice, strlen(twice), &at, &len));
+  assert_memory_equal(twice + at, "\"managedFields\":[1]", len);
   const char *t = "{\"metadata\":{\"name\":\"a\",\"managedFields\":[{\"manager\":\"m\"}]},\"data\":{}}";
   assert_true(po_JsonScan_ManagedFields_(t, strlen(t), &at, &len));
   po_CacheMeta_ m = {.rv = "1", .uid = "u", .cut_at = at, .cut_len = len};
@@ -204,10 +215,45 @@ static void test_managed_fields_declined_and_cut(void **state) {
   po_CacheEntry_Unref_(e);
 }
 
+/* A list page's items one at a time: each element's exact span (nested brackets and quotes,
+ * escapes and whitespace), the end, and what is refused out of place. */
+static void test_next_element(void **state) {
+  (void)state;
+  const char *t = " [ {\"a\":[1,{\"b\":\"]}\\\"\"}]} ,\n\"x,]\" , 12 ,[[]] ] tail";
+  const char *want[] = {"{\"a\":[1,{\"b\":\"]}\\\"\"}]}", "\"x,]\"", "12", "[[]]"};
+  const char *at = t, *end = t + strlen(t), *v;
+  size_t n = 0, len;
+  int r;
+  while ((r = po_JsonScan_NextElement_(&at, end, n, &v, &len)) == 1) {
+    assert_true(n < 4);
+    assert_int_equal(len, strlen(want[n]));
+    assert_memory_equal(v, want[n], len);
+    n++;
+  }
+  assert_int_equal(r, 0);
+  assert_int_equal(n, 4);
+  assert_string_equal(at, " tail");
+  const char *empty = "[ ]";
+  at = empty;
+  assert_int_equal(po_JsonScan_NextElement_(&at, empty + 3, 0, &v, &len), 0);
+  assert_ptr_equal(at, empty + 3);
+  /* out of place: no '[' first, a leading or doubled comma, a missing comma, an unterminated
+   * value or array */
+  const char *bad[] = {"{}", "[,1]", "[1,,2]", "[1 2]", "[\"open", "[1,{\"a\":1"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    at = bad[i];
+    end = bad[i] + strlen(bad[i]);
+    n = 0;
+    while ((r = po_JsonScan_NextElement_(&at, end, n, &v, &len)) == 1) n++;
+    assert_int_equal(r, -1);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_put_replace_remove_grow),
                                      cmocka_unit_test(test_parsed_entry_outlives_its_replacement),
                                      cmocka_unit_test(test_managed_fields_span),
-                                     cmocka_unit_test(test_managed_fields_declined_and_cut)};
+                                     cmocka_unit_test(test_managed_fields_declined_and_cut),
+                                     cmocka_unit_test(test_next_element)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -209,6 +209,33 @@ static void restart_after_stop_uses_a_fresh_queue(void **state) {
   po_Metrics_Free(m);
 }
 
+/* Keys queued between Prepare and Start are each reconciled once however often queued (the
+ * start after a cache sync names a target once per PropertyOverride and once more by its own
+ * informer); queued to running workers, a key whose reconcile had begun runs again. After a
+ * Stop, Prepare makes the fresh queue the keys go to. */
+static void prepare_queues_keys_once_before_the_workers(void **state) {
+  (void)state;
+  Ctx c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, {0}, false};
+  po_Metrics *m = po_Metrics_New();
+  po_ControllerOptions o = {.name = "prep", .reconcile = reconcile, .ctx = &c, .metrics = m, .workers = 2};
+  po_CtlStatus st;
+  po_Controller *ctl = po_Controller_New(&o, &st);
+  for (int round = 0; round < 2; round++) {
+    assert_true(po_Controller_Prepare(ctl, &st));
+    for (int i = 0; i < 50; i++) po_Controller_Enqueue(ctl, i % 2 ? "ns/ok" : "ns/other");
+    assert_true(po_Controller_Start(ctl, &st));
+    assert_true(wait_calls_for(&c, 2 * (round + 1)));
+    struct timespec pause = {0, 200 * 1000000L};
+    nanosleep(&pause, NULL); /* time for a second reconcile, were there one */
+    assert_true(po_Controller_Stop(ctl, PO_FOREVER));
+    assert_int_equal(c.per_key[0], round + 1);
+    assert_int_equal(c.per_key[7], round + 1);
+    assert_int_equal(c.calls, 2 * (round + 1));
+  }
+  po_Controller_Free(ctl);
+  po_Metrics_Free(m);
+}
+
 static void *advance_past_deadline(void *arg) {
   po_RtClock *clock = arg;
   po_FakeClock_AwaitWaiters(clock, 1); /* the stop is waiting */
@@ -257,6 +284,7 @@ int main(void) {
       cmocka_unit_test(results_requeue_like_controller_runtime),
       cmocka_unit_test(error_backoff_capped_by_the_result),
       cmocka_unit_test(restart_after_stop_uses_a_fresh_queue),
+      cmocka_unit_test(prepare_queues_keys_once_before_the_workers),
       cmocka_unit_test(stop_gives_up_at_the_deadline_then_waits_again),
       cmocka_unit_test(new_validates_options),
   };

@@ -184,6 +184,7 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
      * parsed about once per reconcile, ~2% of the CPU. PropertyOverrides kept as trees cost
      * 13 times their text (docs/benchmarks.md, "Parsed targets, texts from the stream"). */
     is.keep_parsed = ip.keep_parsed = io.keep_parsed = false;
+    io.page_size = is.page_size = ip.page_size = app->o.list_page_size;
     if (!po_Informer_New(app->io.client, &io, &ho, &app->io.overrides[i], st) ||
         !po_Informer_New(app->io.client, &is, &hs, &app->io.service_defaults[i], st) ||
         !po_Informer_New(app->io.client, &ip, &hp, &app->io.proxy_defaults[i], st)) {

@@ -5,6 +5,7 @@
 #define PO_APP_INTERNAL_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 
 #include "kube_io.h"
@@ -58,12 +59,15 @@ typedef struct {
 } po_IstioDetect;
 
 /* The controller's workers, started once every cache has synced (start_gate.c): a thread waits
- * for them without a deadline, so a stop can wake it; workers tells whether it started them. */
+ * for them without a deadline, so a stop can wake it; workers tells whether it started them.
+ * live (read by the informers' handlers without the lock) is set just before the start enqueues
+ * every cached key: until then a handler's enqueue is one that start makes anyway. */
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cond;
   pthread_t thread;
   bool running, stopping, workers, ready;
+  atomic_bool live;
   po_Series *m_wait, *m_started; /* propertyoverride_cache_sync_wait_seconds, _workers_start_time_seconds */
 } po_StartGate;
 bool po_StartGate_Init(po_StartGate *g, po_Metrics *metrics);

@@ -215,12 +215,23 @@ void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h) {
   if (h) curl_easy_cleanup(h);
 }
 
-void po_KubeClient_RateLimit_(po_KubeClient *c) {
+void po_KubeClient_RateLimit_(po_KubeClient *c) { po_KubeClient_RateLimitCancel_(c, NULL); }
+
+/* A wait of the client's: on the system clock a cancel's sleep (a stop wakes it), on another
+ * clock (tests) that clock's sleep. */
+static bool wait_ns(po_KubeClient *c, po_KubeCancel *cancel, int64_t ns) {
+  const po_Clock *k = c->opt.clock;
+  if (cancel && k == po_Clock_System()) return po_KubeCancel_Sleep(cancel, ns);
+  if (ns > 0) k->sleep_ns(k->ctx, ns);
+  return !po_KubeCancel_Fired(cancel);
+}
+
+bool po_KubeClient_RateLimitCancel_(po_KubeClient *c, po_KubeCancel *cancel) {
   const po_Clock *k = c->opt.clock;
   pthread_mutex_lock(&c->rl_lock);
   int64_t wait = po_TokenBucket_Reserve(&c->bucket, k->monotonic_ns(k->ctx));
   pthread_mutex_unlock(&c->rl_lock);
-  if (wait > 0) k->sleep_ns(k->ctx, wait);
+  return wait > 0 ? wait_ns(c, cancel, wait) : !po_KubeCancel_Fired(cancel);
 }
 
 double po_KubeClient_Jitter_(po_KubeClient *c) {
@@ -420,9 +431,9 @@ static bool not_sent(CURLcode rc) {
 /* The raw exchange under the verbs: method, ref, extra query ("a=b&c=d", already escaped, may be
  * NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated; may be NULL to
  * discard). Retries as documented in the README. */
-static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
-                     const char *content_type, const char *body, size_t len, char **body_out,
-                     size_t *len_out, po_CtlStatus *st) {
+static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                       const char *content_type, const char *body, size_t len, char **body_out,
+                       size_t *len_out, po_KubeCancel *cancel, po_CtlStatus *st) {
   if (body_out) *body_out = NULL;
   if (len_out) *len_out = 0;
   char url[8192];
@@ -432,7 +443,7 @@ static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref
   po_CtlStatus tmp;
   if (!st) st = &tmp;
   for (int attempt = 0;; attempt++) {
-    po_KubeClient_RateLimit_(c);
+    if (!po_KubeClient_RateLimitCancel_(c, cancel)) return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "%s %s: stopped", method, url);
     char tok[8192];
     if (!po_KubeConfig_Token(c->cfg, tok, sizeof tok, st)) return false;
     Headers *hs = headers_for(c, tok);
@@ -515,8 +526,14 @@ static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref
       delay = 100000000LL << (attempt < 6 ? attempt : 6); /* 0.1 s doubling, cap 6.4 s */
       delay += (int64_t)((double)delay * 0.5 * po_KubeClient_Jitter_(c));
     }
-    k->sleep_ns(k->ctx, delay);
+    if (!wait_ns(c, cancel, delay)) return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "%s %s: stopped", method, url);
   }
+}
+
+static bool exchange(po_KubeClient *c, const char *method, const po_KubeRef *ref, const char *query,
+                     const char *content_type, const char *body, size_t len, char **body_out,
+                     size_t *len_out, po_CtlStatus *st) {
+  return exchange_c(c, method, ref, query, content_type, body, len, body_out, len_out, NULL, st);
 }
 
 /* ---- verbs ------------------------------------------------------------------------------- */
@@ -576,6 +593,18 @@ bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeLi
   r.name = NULL;
   r.subresource = NULL;
   return do_json(c, "GET", &r, q, NULL, NULL, 0, out, st);
+}
+
+bool po_KubeClient_ListBytes(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
+                             char **body, size_t *len, po_CtlStatus *st) {
+  char q[6144];
+  *body = NULL;
+  *len = 0;
+  if (!list_query(opt, q, sizeof q)) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "list options too long");
+  po_KubeRef r = *ref;
+  r.name = NULL;
+  r.subresource = NULL;
+  return exchange_c(c, "GET", &r, q, NULL, NULL, 0, body, len, opt ? opt->cancel : NULL, st);
 }
 
 /* metadata.key, NULL when absent (not "": an empty continue token ends the list too, but an

@@ -40,6 +40,8 @@ CURL *po_KubeClient_TakeHandle_(po_KubeClient *c);
 uint64_t po_KubeClient_HeaderBuilds_(po_KubeClient *c);
 void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h);
 void po_KubeClient_RateLimit_(po_KubeClient *c);
+/* The same, but a fired cancel (may be NULL) ends the wait: false then. */
+bool po_KubeClient_RateLimitCancel_(po_KubeClient *c, po_KubeCancel *cancel);
 double po_KubeClient_Jitter_(po_KubeClient *c);
 bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
                           struct curl_slist **headers, const char *content_type, po_CtlStatus *st);

@@ -13,13 +13,14 @@ static const char *skip_ws(const char *s, const char *end) {
 /* s at an opening quote: past the closing one, NULL when unterminated; *escaped set when the
  * string holds an escape. */
 static const char *skip_string(const char *s, const char *end, bool *escaped) {
-  for (s++; s < end; s++) {
-    if (*s == '\\') {
-      *escaped = true;
-      s++;
-    } else if (*s == '"') {
-      return s + 1;
-    }
+  /* memchr's word-at-a-time search, not a byte loop: strings are most of an object's bytes */
+  for (s++; s < end;) {
+    const char *q = memchr(s, '"', (size_t)(end - s));
+    if (!q) return NULL;
+    const char *bs = memchr(s, '\\', (size_t)(q - s));
+    if (!bs) return q + 1;
+    *escaped = true;
+    s = bs + 2; /* past the escaped byte (a quote, a backslash, anything) */
   }
   return NULL;
 }
@@ -56,9 +57,10 @@ typedef struct {
   size_t key_len;
 } Member;
 
-/* Walks the members of the object s[0..n) (s at '{' after whitespace), calling fn for each;
- * false when the text is not an object or a key holds an escape. */
-static bool each_member(const char *s, size_t n, bool (*fn)(void *ctx, const Member *m), void *ctx) {
+/* Walks the members of the object s[0..n) (s at '{' after whitespace), calling fn for each (1:
+ * go on, 2: enough, 0: give up); false when the text is not an object, a key holds an escape,
+ * or fn gave up. */
+static bool each_member(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx) {
   const char *end = s + n;
   s = skip_ws(s, end);
   if (s >= end || *s != '{') return false;
@@ -75,7 +77,8 @@ static bool each_member(const char *s, size_t n, bool (*fn)(void *ctx, const Mem
     if (s >= end || *s != ':') return false;
     m.value = skip_ws(s + 1, end);
     if (!(s = m.end = po_JsonScan_SkipValue_(m.value, end))) return false;
-    if (!fn(ctx, &m)) return false;
+    int r = fn(ctx, &m);
+    if (r != 1) return r == 2;
     s = skip_ws(s, end);
     if (s < end && *s == ',') {
       s = skip_ws(s + 1, end);
@@ -92,11 +95,15 @@ typedef struct {
   Member last;        /* the member seen last */
   const char *after;  /* the start of the member after the match (NULL: none yet) */
   bool any;
+  bool first;         /* the first match is enough (the walk ends at the member after it) */
 } Find;
 
-static bool find_member(void *ctx, const Member *m) {
+static int find_member(void *ctx, const Member *m) {
   Find *f = ctx;
-  if (f->any && !f->after) f->after = m->start;
+  if (f->any && !f->after) {
+    f->after = m->start;
+    if (f->first) return 2;
+  }
   if (m->key_len == f->key_len && memcmp(m->key, f->key, m->key_len) == 0) {
     f->found = *m;
     f->prev = f->last;
@@ -104,27 +111,27 @@ static bool find_member(void *ctx, const Member *m) {
     f->any = true;
   }
   f->last = *m;
-  return true;
+  return 1;
 }
 
-static bool find(const char *s, size_t n, const char *key, Find *f) {
-  *f = (Find){.key = key, .key_len = strlen(key)};
+static bool find(const char *s, size_t n, const char *key, bool first, Find *f) {
+  *f = (Find){.key = key, .key_len = strlen(key), .first = first};
   return each_member(s, n, find_member, f) && f->any;
 }
 
 bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **value, size_t *value_len) {
   Find f;
-  if (!find(s, n, key, &f)) return false;
+  if (!find(s, n, key, false, &f)) return false;
   *value = f.found.value;
   *value_len = (size_t)(f.found.end - f.found.value);
   return true;
 }
 
-bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len) {
-  const char *md;
-  size_t md_len;
-  Find f;
-  if (!po_JsonScan_Member_(s, n, "metadata", &md, &md_len) || !find(md, md_len, "managedFields", &f)) return false;
+static bool managed_fields(const char *s, size_t n, bool first, size_t *at, size_t *len) {
+  Find m, f;
+  if (!find(s, n, "metadata", first, &m)) return false;
+  const char *md = m.found.value;
+  if (!find(md, (size_t)(m.found.end - md), "managedFields", first, &f)) return false;
   /* With the comma after it when a member follows (up to that member's key), else with the
    * comma before it (from the previous member's end): the object stays well formed. */
   const char *from = f.found.start, *to = f.after;
@@ -135,4 +142,34 @@ bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len
   *at = (size_t)(from - s);
   *len = (size_t)(to - from);
   return true;
+}
+
+bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len) {
+  return managed_fields(s, n, false, at, len);
+}
+
+bool po_JsonScan_ManagedFieldsFirst_(const char *s, size_t n, size_t *at, size_t *len) {
+  return managed_fields(s, n, true, at, len);
+}
+
+int po_JsonScan_NextElement_(const char **at, const char *end, size_t index, const char **value, size_t *len) {
+  const char *s = skip_ws(*at, end);
+  if (s >= end || *s != (index ? ',' : '[')) {
+    if (s < end && *s == ']' && index) {
+      *at = s + 1;
+      return 0;
+    }
+    return -1;
+  }
+  s = skip_ws(s + 1, end);
+  if (!index && s < end && *s == ']') {
+    *at = s + 1;
+    return 0;
+  }
+  const char *e = po_JsonScan_SkipValue_(s, end);
+  if (!e || e == s) return -1;
+  *value = s;
+  *len = (size_t)(e - s);
+  *at = e;
+  return 1;
 }

@@ -20,5 +20,18 @@ bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **
  * comma that joins it to a neighbour, so the text without those bytes is the object without it.
  * false when there is none (or an escaped key in the way: the caller then keeps the text whole). */
 bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len);
+/* The same in the first metadata's first managedFields, the walk ending there: for bytes about to
+ * be parsed and cached without it (a list item), where it saves a pass over spec and status (the
+ * API server writes metadata first). A duplicate key is the server's error: the bytes cut are
+ * not kept either way. */
+bool po_JsonScan_ManagedFieldsFirst_(const char *s, size_t n, size_t *at, size_t *len);
+
+/* The elements of an array one at a time, for text not yet accepted (a list page's items, each
+ * then parsed on its own): *at starts at the array's '[' with index 0, and each call passes the
+ * number of elements given so far. 1: [*value, *value + *len) is the next element and *at is
+ * past it; 0: the array ended (*at past its ']'); -1: not an array as expected (a separator, a
+ * bracket or an unterminated value out of place). A span is only told apart by depth and quotes:
+ * the element's own parse says whether it is JSON. */
+int po_JsonScan_NextElement_(const char **at, const char *end, size_t index, const char **value, size_t *len);
 
 #endif

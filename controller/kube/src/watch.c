@@ -86,7 +86,7 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
   if (!po_KubeClient_Url_(c, &r, q, url, sizeof url, st)) return false;
   if (po_KubeCancel_Fired(cancel)) return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "watch stopped");
 
-  po_KubeClient_RateLimit_(c);
+  if (!po_KubeClient_RateLimitCancel_(c, cancel)) return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "watch stopped");
   WatchState w = {0};
   w.fn = fn;
   w.text_fn = o.text_fn;

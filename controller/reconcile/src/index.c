@@ -663,6 +663,44 @@ char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t 
   return block;
 }
 
+typedef struct {
+  char *at;
+  size_t bytes, n;
+} TargetKeys;
+
+static void key_size(void *ctx, po_StrNode *node) {
+  TargetKeys *k = ctx;
+  const Target *t = (const Target *)node;
+  if (!t->n) return;
+  k->bytes += strlen(t->key) + 1;
+  k->n++;
+}
+
+static void key_copy(void *ctx, po_StrNode *node) {
+  TargetKeys *k = ctx;
+  const Target *t = (const Target *)node;
+  size_t len = strlen(t->key) + 1;
+  if (!t->n) return;
+  memcpy(k->at, t->key, len);
+  k->at += len;
+}
+
+/* Linear in the targets: the start of the workers enqueues each. */
+char *po_TargetIndex_TargetKeys(po_TargetIndex *ix, size_t *count) {
+  *count = 0;
+  pthread_mutex_lock(&ix->mu);
+  TargetKeys k = {.bytes = 1};
+  po_StrTable_ForEach(&ix->targets, key_size, &k);
+  char *block = malloc(k.bytes);
+  if (block) {
+    k.at = block;
+    po_StrTable_ForEach(&ix->targets, key_copy, &k);
+    *count = k.n;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return block;
+}
+
 bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*fn)(void *ctx, const char *key),
                                    void *ctx) {
   /* Istio's Mesh and Service targets relate as Consul's ProxyDefaults and ServiceDefaults do:

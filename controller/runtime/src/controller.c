@@ -175,6 +175,25 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
+/* A queue that takes keys: the one a Stop shut down is replaced. Under c->mu. */
+static bool fresh_queue(po_Controller *c, po_CtlStatus *st) {
+  if (!po_Workqueue_ShuttingDown(c->queue)) return true;
+  po_Workqueue *fresh = make_queue(c);
+  if (!fresh) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "controller %s: out of memory", c->name);
+  po_Workqueue_Free(c->queue);
+  c->queue = fresh;
+  return true;
+}
+
+bool po_Controller_Prepare(po_Controller *c, po_CtlStatus *st) {
+  pthread_mutex_lock(&c->mu);
+  /* Running: its queue is live (a Stop shuts it before the workers go). Workers of a previous run
+   * still busy: Start refuses, and keeps the queue they hold. */
+  bool ok = c->running || c->n_threads || fresh_queue(c, st);
+  pthread_mutex_unlock(&c->mu);
+  return ok;
+}
+
 bool po_Controller_Start(po_Controller *c, po_CtlStatus *st) {
   pthread_mutex_lock(&c->mu);
   if (c->running) {
@@ -186,14 +205,9 @@ bool po_Controller_Start(po_Controller *c, po_CtlStatus *st) {
     return po_CtlStatus_Set(st, kPo_Ctl_Start,
                            "controller %s: workers of the previous run are still busy", c->name);
   }
-  if (po_Workqueue_ShuttingDown(c->queue)) {
-    po_Workqueue *fresh = make_queue(c);
-    if (!fresh) {
-      pthread_mutex_unlock(&c->mu);
-      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "controller %s: out of memory", c->name);
-    }
-    po_Workqueue_Free(c->queue);
-    c->queue = fresh;
+  if (!fresh_queue(c, st)) {
+    pthread_mutex_unlock(&c->mu);
+    return false;
   }
   free(c->threads);
   c->threads = calloc((size_t)c->n_workers, sizeof *c->threads);

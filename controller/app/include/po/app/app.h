@@ -70,6 +70,7 @@ typedef struct {
   const char *istio_root_namespace;         /* Mesh targets' EnvoyFilters (NULL: istio-system) */
   double qps;
   int burst;
+  long list_page_size;                      /* the informers' list pages (0: kPo_InformerPageSize; < 0: unpaginated) */
 
   const char *webhook_address;              /* "0": no webhook */
   bool webhook_insecure;                    /* plain HTTP (tests only) */

@@ -10,7 +10,8 @@
  * are borrowed. Create/Update serialize their input, and json-c caches that text inside the
  * object: do not let another thread use the same json_object during the call.
  *
- * Only watches can be cancelled (po_KubeCancel); other requests end by their timeout. */
+ * Watches can be cancelled (po_KubeCancel), and a list's waits for the rate limiter and retries
+ * (po_KubeListOptions.cancel); a request in flight ends by its timeout. */
 #ifndef PO_KUBE_CLIENT_H
 #define PO_KUBE_CLIENT_H
 
@@ -60,6 +61,9 @@ typedef struct {
   long limit;                  /* page size; 0: server default (everything) */
   const char *continue_token;
   const char *resource_version;
+  /* NULL, or a stop that ends the rate limiter's and the retries' waits (kPo_Ctl_Stopped): an
+   * informer's list at a low QPS otherwise holds its stop for a token's worth of seconds. */
+  struct po_KubeCancel *cancel;
 } po_KubeListOptions;
 
 typedef enum {
@@ -147,6 +151,10 @@ bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, struct json_obje
 /* One page: a List object with items and metadata.{resourceVersion,continue}. */
 bool po_KubeClient_List(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
                         struct json_object **out, po_CtlStatus *st);
+/* One page as the server's bytes (malloc'd, NUL-terminated, *len without the NUL), for a reader
+ * that takes the items one at a time (the informer) instead of a tree of the whole page. */
+bool po_KubeClient_ListBytes(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,
+                             char **body, size_t *len, po_CtlStatus *st);
 /* Every page, following continue tokens (limit = page size): one List with all items and the
  * resourceVersion of the first page (the snapshot the pages belong to). */
 bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_KubeListOptions *opt,

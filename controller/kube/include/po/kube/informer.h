@@ -41,11 +41,17 @@ typedef struct {
   void (*on_update_version)(void *ctx, const po_InformerVersion *old_version, struct json_object *new_obj);
 } po_InformerHandlers;
 
+/* Objects per page of an informer's list. On kube-apiserver each page is a consistent read of
+ * its own (0.7-1.1 s of server time each, whatever its size up to thousands: docs/benchmarks.md),
+ * so a cold start's list of 100,000 took minutes in pages of 500; the informer holds one page's
+ * bytes at a time (~2 KB an object) and parses one item at a time. */
+enum { kPo_InformerPageSize = 5000 };
+
 typedef struct {
   po_KubeRef ref;              /* group/version/resource; ns NULL: all namespaces */
   const char *label_selector;
   const char *field_selector;
-  long page_size;              /* list pagination; 0: 500 */
+  long page_size;              /* objects per list page; 0: kPo_InformerPageSize; < 0: one unpaginated list */
   long min_watch_timeout_s;    /* timeoutSeconds drawn from [min, 2*min); 0: 300 */
   int64_t backoff_initial_ns;  /* 0: 800 ms */
   int64_t backoff_max_ns;      /* 0: 30 s */
@@ -120,6 +126,9 @@ size_t po_Informer_Count(po_Informer *inf);
 void po_Informer_ForEach(po_Informer *inf,
                          void (*fn)(void *ctx, const char *key, const struct json_object *obj, const char *rv),
                          void *ctx);
+/* The same without parsing: each cached key ("namespace/name", or "name" cluster-scoped) and
+ * resourceVersion. */
+void po_Informer_ForEachKey(po_Informer *inf, void (*fn)(void *ctx, const char *key, const char *rv), void *ctx);
 /* The resourceVersion the informer would resume from. Copies into buf. */
 void po_Informer_LastResourceVersion(po_Informer *inf, char *buf, size_t size);
 po_InformerStats po_Informer_Stats(po_Informer *inf);

@@ -187,6 +187,10 @@ size_t po_TargetIndex_Count(po_TargetIndex *ix);
  * pairs. The caller frees it; NULL when out of memory (*count 0). One allocation, linear in the
  * links listed. */
 char *po_TargetIndex_LinksOfKind(po_TargetIndex *ix, po_TargetKind kind, size_t *count);
+/* Every target a PropertyOverride names (its current or held target), each once, in no order:
+ * one block of NUL-terminated keys, *count of them; the caller frees it; NULL when out of memory
+ * (*count 0). What a start enqueues without parsing each cached PropertyOverride again. */
+char *po_TargetIndex_TargetKeys(po_TargetIndex *ix, size_t *count);
 /* The other targets whose PropertyOverrides' statuses a change of one of `key` may change: Consul
  * applies the ProxyDefaults `global` entries to every service before its ServiceDefaults ones, so
  * their overlaps are reported on both sides. For a ProxyDefaults key, every ServiceDefaults key

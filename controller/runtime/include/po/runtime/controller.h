@@ -87,7 +87,11 @@ void po_Controller_EnqueueAfter(po_Controller *c, const char *key, int64_t delay
  * call meanwhile is one reconcile. spacing_ns <= 0 is Enqueue. */
 void po_Controller_EnqueueSpaced(po_Controller *c, const char *key, int64_t spacing_ns);
 
-/* Starts the workers. After a Stop, Start makes a fresh queue. */
+/* Makes the queue ready to take keys before the workers start (after a Stop, a fresh one): keys
+ * queued between Prepare and Start are each reconciled once, however many times queued, where a
+ * key queued again after its reconcile began runs again. */
+bool po_Controller_Prepare(po_Controller *c, po_CtlStatus *st);
+/* Starts the workers. After a Stop, Start makes a fresh queue (unless Prepare did). */
 bool po_Controller_Start(po_Controller *c, po_CtlStatus *st);
 /* Shuts the queue down, lets in-flight reconciles finish until deadline (absolute, on the
  * controller's clock), joins the workers that finished. Returns true when all were drained;
