@@ -29,18 +29,7 @@
 #include "po/engine.h"
 #include "po/meshes/mesh.h"
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-
-/* The allocation (1-based) that fails while armed, and the count: this test binary's alone. */
-static long g_fail_at = -1, g_count;
-static bool fails(void) { return g_fail_at > 0 && ++g_count == g_fail_at; }
-void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
-void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
-void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
-void free(void *p) { __libc_free(p); }
+#include "fail_alloc.h"
 
 static const char kValid[] =
     "{\"metadata\":{\"name\":\"a\",\"namespace\":\"default\"},\"spec\":{\"targetRef\":{\"kind\":\"ServiceDefaults\","
