@@ -4,6 +4,7 @@
  * validate reports its own (report.c). */
 #include <getopt.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -140,13 +141,13 @@ typedef struct {
   /* the objects skipped as another mesh's, by mesh, and the kind of the first: what to say when
    * they are all a run read (--to names the wrong mesh) */
   size_t foreign[kPo_MeshSlots];
-  const char *foreign_kind[kPo_MeshSlots];
+  char foreign_kind[kPo_MeshSlots][64]; /* copied: the object's text lives in its document's arena, freed before the note */
 } RunCtx;
 
 /* An object of mesh m, not --to's: skipped, and counted for the note that says so. */
 static bool skip_foreign(RunCtx *rc, po_Mesh m, const char *kind) {
   rc->r->skipped++;
-  if (!rc->foreign[m]++) rc->foreign_kind[m] = kind && *kind ? kind : "object";
+  if (!rc->foreign[m]++) snprintf(rc->foreign_kind[m], sizeof rc->foreign_kind[m], "%s", kind && *kind ? kind : "object");
   return true;
 }
 
