@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "po/base/json.h"
 #include "po/reconcile/reconcile.h"
 #include "po/meshes/consul.h"
 
@@ -1042,9 +1043,23 @@ static void test_removed_held_entry_queues_its_own_target(void **state) {
   assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
   assert_int_equal(g_nenqueued, 0); /* nothing removed there */
   assert_non_null(get(get(slot(fx, "po/platform/a", false)->obj, "status"), "programmedGeneration"));
+  size_t n = 7;
+  assert_null(po_TargetIndex_TakeHeldGone(fx->ix, "ServiceDefaults/shop/web", "any", &n)); /* nothing pending */
+  assert_int_equal(n, 0);
+  char over[64];
+  snprintf(over, sizeof over, "%s", po_Json_Meta(slot(fx, "ServiceDefaults/shop/web", false)->obj, "resourceVersion"));
   assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/web").ok);
   assert_int_equal(g_nenqueued, 1);
   assert_string_equal(g_enqueued[0], "ServiceDefaults/platform/web");
+  /* Queued at once, platform/web's reconcile may read shop/web's cache before the write's echo
+   * (CI's e2e_revoke, under load): the target's next event of another version than the one
+   * written over queues it again. The version written over, delivered late, does not. */
+  assert_null(po_TargetIndex_TakeHeldGone(fx->ix, "ServiceDefaults/shop/web", over, &n));
+  char *homes = po_TargetIndex_TakeHeldGone(fx->ix, "ServiceDefaults/shop/web", "the echo", &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(homes, "ServiceDefaults/platform/web");
+  free(homes);
+  assert_null(po_TargetIndex_TakeHeldGone(fx->ix, "ServiceDefaults/shop/web", "later", &n)); /* once */
   assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
   assert_null(get(get(slot(fx, "po/platform/a", false)->obj, "status"), "programmedGeneration"));
   /* settled: nothing more is queued */

@@ -45,7 +45,7 @@ bool po_App_RegisterEnqueueMetrics(po_App *app) {
       [kPo_AppEnqueue_OverrideRelated] = "override-related", [kPo_AppEnqueue_OverrideDeleted] = "override-deleted",
       [kPo_AppEnqueue_Target] = "target",              [kPo_AppEnqueue_TargetDeleted] = "target-deleted",
       [kPo_AppEnqueue_MeshObject] = "mesh-object",     [kPo_AppEnqueue_Reconcile] = "reconcile",
-      [kPo_AppEnqueue_Leadership] = "leadership"};
+      [kPo_AppEnqueue_HeldGone] = "held-entry-gone",      [kPo_AppEnqueue_Leadership] = "leadership"};
   static const char *const kIgnored[kPo_AppIgnored_Count] = {[kPo_AppIgnored_OwnOverrideWrite] = "own-override-write",
                                                              [kPo_AppIgnored_OwnTargetWrite] = "own-target-write",
                                                              [kPo_AppIgnored_Unchanged] = "unchanged"};
@@ -157,6 +157,15 @@ static void override_deleted(void *ctx, json_object *obj) {
   enqueue_related(app, old);
 }
 
+/* The homes of PropertyOverrides whose held entry a write of ours removed from this target
+ * (po_TargetIndex_TakeHeldGone), now that the cache holds that write or a later version. */
+static void enqueue_held_gone(po_App *app, const char *key, const char *rv) {
+  size_t n = 0;
+  char *homes = po_TargetIndex_TakeHeldGone(app->index, key, rv, &n);
+  for (const char *p = homes; n > 0; n--, p += strlen(p) + 1) enqueue(app, p, kPo_AppEnqueue_HeldGone);
+  free(homes);
+}
+
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   if (!po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), true)) {
     po_Log_Error(app->log, "out of memory: a target is missing from the names index", po_Str("name", po_Json_Meta(obj, "name")));
@@ -169,6 +178,7 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
    * reconcile wrote is not reconciled again (that reconcile did everything else there was to do;
    * it cost a parse of the whole target and a pass over all its PropertyOverrides, about one per
    * PropertyOverride in a burst). */
+  enqueue_held_gone(app, key, po_Json_Meta(obj, "resourceVersion"));
   if (po_TargetIndex_IsOwnTargetWrite(app->index, key, obj)) {
     count(app->ignored[kPo_AppIgnored_OwnTargetWrite]);
     return;
@@ -184,6 +194,7 @@ static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
   char key[600];
   po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
   enqueue_now(app, key, kPo_AppEnqueue_TargetDeleted);
+  enqueue_held_gone(app, key, NULL);
   /* The targets of that name in other namespaces that waited for this one to go
    * (TargetInOtherNamespace: consul-k8s keeps one config entry per name) may be written now:
    * nothing else would reconcile them. Linear in the PropertyOverrides of this kind, once per

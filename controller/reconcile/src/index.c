@@ -65,6 +65,11 @@ typedef struct {
   const char **pos;
   size_t n, cap;
   po_OverlapMemo *overlaps; /* its last reconcile's (one allocation), or NULL */
+  /* Set when a write of ours removed the entry of a PropertyOverride held here whose spec points
+   * elsewhere: the resourceVersion written over ("" unknown). The homes' reconciles read the held
+   * generation from this target's cache, so they are queued again by its next event of another
+   * version (po_TargetIndex_TakeHeldGone). NULL: nothing pending. */
+  char *held_gone_over;
 } Target;
 
 /* The kinds whose links are counted: ForEachRelated asks whether any PropertyOverride targets a
@@ -121,6 +126,7 @@ static void free_target(void *ctx, po_StrNode *n) {
   free(t->key);
   free(t->pos);
   free(t->overlaps);
+  free(t->held_gone_over);
   free(t);
 }
 
@@ -845,6 +851,59 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const 
   }
   pthread_mutex_unlock(&ix->mu);
   return own;
+}
+
+void po_TargetIndex_NoteHeldGone(po_TargetIndex *ix, const char *key, const char *over_rv) {
+  char *over = strdup(over_rv ? over_rv : "");
+  pthread_mutex_lock(&ix->mu);
+  Target *t = over ? find_target(ix, key) : NULL;
+  if (t) {
+    free(t->held_gone_over);
+    t->held_gone_over = over;
+    over = NULL;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(over); /* no PropertyOverride listed there (all gone) or out of memory: the caller's enqueue stands */
+}
+
+char *po_TargetIndex_TakeHeldGone(po_TargetIndex *ix, const char *key, const char *rv, size_t *count) {
+  *count = 0;
+  pthread_mutex_lock(&ix->mu);
+  Target *t = find_target(ix, key);
+  /* The version written over, delivered late (the cache had it before its handler ran), says
+   * nothing new: the write's echo or a later version will come. */
+  if (!t || !t->held_gone_over || (rv && *t->held_gone_over && strcmp(rv, t->held_gone_over) == 0)) {
+    pthread_mutex_unlock(&ix->mu);
+    return NULL;
+  }
+  size_t size = 0;
+  for (int pass = 0; pass < 2; pass++) {
+    char *block = pass ? malloc(size ? size : 1) : NULL, *p = block;
+    if (pass && !block) break; /* out of memory: kept pending for the next event */
+    const char *prev = NULL;
+    for (size_t i = 0; i < t->n; i++) {
+      if (prev && strcmp(prev, t->pos[i]) == 0) continue;
+      prev = t->pos[i];
+      const Entry *e = find(ix, t->pos[i]);
+      if (!e || !e->held || strcmp(e->held, key) != 0 || strcmp(e->target, key) == 0) continue;
+      size_t l = strlen(e->target) + 1;
+      if (pass) {
+        memcpy(p, e->target, l);
+        p += l;
+        (*count)++;
+      } else {
+        size += l;
+      }
+    }
+    if (pass) {
+      free(t->held_gone_over);
+      t->held_gone_over = NULL;
+      pthread_mutex_unlock(&ix->mu);
+      return block;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return NULL;
 }
 
 /* ---- our own PropertyOverride writes, told apart when the watch brings them back ---- */

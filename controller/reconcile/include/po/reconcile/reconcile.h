@@ -227,6 +227,14 @@ void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
  * status) is not an echo and is reconciled. The reconcile notes each update it makes; any other
  * change that matters to a target (a PropertyOverride's) comes as an event of its own. */
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
+/* After a write of ours removed a held generation's entry from target_key (its spec points at
+ * another target, whose reconcile says in its status whether that generation is live, read from
+ * this target's cache): on this target's next event of a version other than the one written over
+ * (rv; NULL for a deletion), the keys of those PropertyOverrides' own targets ("key\0key\0",
+ * *count of them; the caller frees), to be reconciled now that the cache shows the write. The
+ * reconcile queues them at once too: whichever comes later reads the written version. NULL:
+ * nothing pending. */
+char *po_TargetIndex_TakeHeldGone(po_TargetIndex *ix, const char *target_key, const char *rv, size_t *count);
 /* The same for a PropertyOverride's watch event: whether it is our own finalizer or status write
  * coming back (true once per write), the object otherwise as the reconcile that wrote it left it
  * (uid, generation, spec, our finalizer, not being deleted; the status exactly the one written,
