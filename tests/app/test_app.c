@@ -522,6 +522,8 @@ static void test_initial_list_indexes_then_start_queues_each_target_once(void **
   assert_int_equal(po_Workqueue_Len(q), 0);
   assert_int_equal(po_Workqueue_WaitingLen(q), 0);
   assert_int_equal(po_TargetIndex_Count(app->index), 50);
+  /* nothing hashed for the unchanged check: nothing reads it before each one's next event */
+  assert_int_equal(po_TargetIndex_Stats(app->index).event_hashes, 0);
   atomic_store(&app->gate.live, true);
   po_App_EnqueueAll(app);
   char keys[4][128];
@@ -529,6 +531,18 @@ static void test_initial_list_indexes_then_start_queues_each_target_once(void **
   assert_int_equal(po_Workqueue_WaitingLen(q), 0);
   assert_true((!strcmp(keys[0], "ServiceDefaults/ns/api") && !strcmp(keys[1], "ServiceDefaults/ns/web")) ||
               (!strcmp(keys[0], "ServiceDefaults/ns/web") && !strcmp(keys[1], "ServiceDefaults/ns/api")));
+  /* so the first update after the start queues its target, even one that changed nothing a
+   * reconcile reads (a label: judged against nothing recorded), and only the next is unchanged */
+  json_object *o = override_obj("po-01", "web"), *labelled = NULL;
+  json_object_deep_copy(o, &labelled, NULL);
+  json_object_object_add(json_object_object_get(labelled, "metadata"), "labels", json_tokener_parse("{\"team\":\"x\"}"));
+  deliver_update(&h, o, labelled);
+  assert_true(po_Series_Value(app->enqueues[kPo_AppEnqueue_Override]) == 1);
+  deliver_update(&h, labelled, o);
+  assert_true(po_Series_Value(app->enqueues[kPo_AppEnqueue_Override]) == 1);
+  assert_true(po_Series_Value(app->ignored[kPo_AppIgnored_Unchanged]) == 1);
+  json_object_put(o);
+  json_object_put(labelled);
   po_App_Free(app);
 }
 

@@ -121,16 +121,18 @@ static void override_changed(void *ctx, const po_InformerVersion *old_version, j
                  po_Str("namespace", ns), po_Str("name", name));
   }
   bool moved = strcmp(old, key) != 0 || strcmp(old_held, held) != 0;
-  /* Nothing a reconcile reads changed since the last event of it (a label, an annotation,
-   * managedFields): its target has nothing to do. Recorded for every event, ours too. */
-  bool unchanged = po_TargetIndex_OverrideSeen(app->index, obj) && old_version;
   /* Our own finalizer or status write coming back, nothing else changed: the reconcile that wrote
-   * it did all there was to do (each echo cost a reconcile of the whole target a window later). */
-  if (!moved && po_TargetIndex_IsOwnOverrideWrite(app->index, obj)) {
+   * it did all there was to do (each echo cost a reconcile of the whole target a window later).
+   * Else nothing a reconcile reads changed since the last event of it (a label, an annotation,
+   * managedFields): its target has nothing to do. Recorded for every event, ours too, once the
+   * workers run: before, the start queues every target, and an initial list's 100,000 hashes
+   * were 18% of a cold start's CPU; the next event of each is then judged changed. */
+  po_OverrideEvent judged = po_TargetIndex_OverrideEvent(app->index, obj, !moved, live(app));
+  if (judged == kPo_OverrideEvent_OwnWrite) {
     count(app->ignored[kPo_AppIgnored_OwnOverrideWrite]);
     return;
   }
-  if (!moved && unchanged) {
+  if (!moved && judged == kPo_OverrideEvent_Unchanged && old_version) {
     count(app->ignored[kPo_AppIgnored_Unchanged]);
     return;
   }

@@ -206,6 +206,7 @@ typedef struct {
   size_t compiled;   /* compiled forms held (at most two per PropertyOverride) */
   uint64_t hits, misses;
   uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
+  uint64_t event_hashes;    /* JSON trees (spec, status, finalizers) hashed to judge PropertyOverride events */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* The mesh options (cluster domain, Istio release and root namespace: the controller's flags)
@@ -249,6 +250,17 @@ bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_obj
  * of it, and for one the index does not list. Keyed hashes (json_hash.h): the content cannot be
  * made to pass for another. */
 bool po_TargetIndex_OverrideSeen(po_TargetIndex *ix, const struct json_object *obj);
+/* Both judgements of one PropertyOverride watch event, its spec and status hashed once for the
+ * two: OwnWrite (po_TargetIndex_IsOwnOverrideWrite, asked only when own_check: an event that
+ * moved the PropertyOverride to another target is never an echo), else Unchanged
+ * (po_TargetIndex_OverrideSeen), else Changed. record false (before the workers start: the start
+ * queues every target, and nothing reads what an initial list's event held until that
+ * PropertyOverride's next one) hashes nothing for OverrideSeen and forgets what it recorded, so
+ * the next event recorded is Changed whatever it holds; an echo is still told (it hashes only
+ * when a write of ours is pending). */
+typedef enum { kPo_OverrideEvent_Changed, kPo_OverrideEvent_Unchanged, kPo_OverrideEvent_OwnWrite } po_OverrideEvent;
+po_OverrideEvent po_TargetIndex_OverrideEvent(po_TargetIndex *ix, const struct json_object *obj, bool own_check,
+                                              bool record);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
