@@ -29,6 +29,10 @@
 #                         --sort pid,symbol, and read the controller's pid (other processes share the name)
 #   PO_BENCH_RESTART_FLAGS="F;F"  with --restart: one restart per flag set (added to the run's), e.g.
 #                         "--kube-list-page-size 500;--kube-list-page-size 0" to compare page sizes
+#   PO_BENCH_RESTART_BUILDS="DIR;DIR"  with --restart: the restarts' controller binaries, each build's
+#                         restarts (one per flag set) in turn on the same cluster, labelled with the
+#                         build (default: BUILD alone), so two builds' cold starts are compared
+#                         without creating N PropertyOverrides twice
 # The machine's load changes every figure: each run records it (start, end, mean of 1-minute
 # samples). The controller runs without leader election (one replica: no lease writes in the
 # counts) and with --consul-sync-status=ignore (no consul-k8s here).
@@ -80,7 +84,7 @@ start_controller() {
   LC_WEBHOOK_PORT=$(lc_free_port)
   LC_PROBE_PORT=$(lc_free_port)
   started_at=$(date +%s.%N)
-  "$LC_BUILD/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
+  "${ctl_build:-$LC_BUILD}/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
     --webhook-bind-address "127.0.0.1:$LC_WEBHOOK_PORT" \
     --webhook-cert-file "$LC_WORK/tls/tls.crt" --webhook-key-file "$LC_WORK/tls/tls.key" \
     --health-probe-bind-address "127.0.0.1:$LC_PROBE_PORT" --leader-election-namespace default \
@@ -131,6 +135,9 @@ for run in "${runs[@]}"; do
     IFS=';' read -r -a restart_sets <<<"${PO_BENCH_RESTART_FLAGS:-}"
     [ ${#restart_sets[@]} = 0 ] && restart_sets=("")
     base_flags=("${flags[@]}")
+    IFS=';' read -r -a restart_builds <<<"${PO_BENCH_RESTART_BUILDS:-}"
+    for rbuild in "${restart_builds[@]:-}"; do
+    ctl_build=$rbuild
     for rflags in "${restart_sets[@]}"; do
       old=$LC_CONTROLLER_PID
       kill -TERM "$old"
@@ -146,16 +153,18 @@ for run in "${runs[@]}"; do
         perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF_RESTART" -a >/dev/null 2>&1 &
         perf_pid=$!
       fi
-      wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue 2; }
+      wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue 3; }
       ready_at=$(date +%s.%N)
       [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile of the restart: $PO_BENCH_PERF_RESTART"; }
-      line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server${rflags:+ $rflags}")
+      line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server${rbuild:+ $rbuild}${rflags:+ $rflags}")
       rc=$?
       early=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log" | grep -c 'before the caches synced')
       line=$(jq -c --argjson e "$early" '.unsynced_start_warned = ($e > 0)' <<<"$line")
       echo "$line" >>"$out"
-      if [ $rc = 0 ]; then ok "$n over $t: restart${rflags:+ ($rflags)} settled"; else bad "$n over $t: restart${rflags:+ ($rflags)}: $(jq -r .why <<<"$line")"; status=1; fi
+      if [ $rc = 0 ]; then ok "$n over $t: restart${rbuild:+ of $rbuild}${rflags:+ ($rflags)} settled"; else bad "$n over $t: restart${rflags:+ ($rflags)}: $(jq -r .why <<<"$line")"; status=1; fi
     done
+    done
+    ctl_build=
   fi
 done
 echo
