@@ -952,7 +952,19 @@ typedef struct {
   const json_object *obj;
   bool done;
   po_JsonHash spec, status;
+  int noted; /* whether a write of ours to it was pending when override_seen looked (-1: not asked) */
 } EventHash;
+
+/* Under the lock: a write of ours to this uid and generation waits for its echo. */
+static bool write_noted(const Entry *e, const char *uid, int64_t generation) {
+  return e && e->patch && (e->patch->has[0] || e->patch->has[1]) && strcmp(e->patch->uid, uid) == 0 &&
+         e->patch->generation == generation;
+}
+
+static int64_t generation_of(const json_object *obj) {
+  json_object *g = po_Json_Get(po_Json_Get(obj, "metadata"), "generation");
+  return g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0;
+}
 
 static void event_hash(EventHash *h, unsigned *trees) {
   if (h->done) return;
@@ -967,14 +979,15 @@ static bool own_override_write(po_TargetIndex *ix, EventHash *h, unsigned *trees
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name"), *uid = po_Json_Meta(obj, "uid");
   json_object *meta = po_Json_Get(obj, "metadata"), *g = po_Json_Get(meta, "generation");
   const char *rv = po_Json_Meta(obj, "resourceVersion");
-  if (!*rv || po_Json_Get(meta, "deletionTimestamp") || !has_our_finalizer(obj)) return false;
+  if (h->noted == 0 || !*rv || po_Json_Get(meta, "deletionTimestamp") || !has_our_finalizer(obj)) return false;
   int64_t generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0;
-  pthread_mutex_lock(&ix->mu);
-  Entry *e = entry_of(ix, ns, name);
-  bool noted = e && e->patch && (e->patch->has[0] || e->patch->has[1]) && strcmp(e->patch->uid, uid) == 0 &&
-               e->patch->generation == generation;
-  pthread_mutex_unlock(&ix->mu);
-  if (!noted) return false;
+  Entry *e = NULL;
+  if (h->noted < 0) { /* else override_seen just looked, under the same lock */
+    pthread_mutex_lock(&ix->mu);
+    bool noted = write_noted(entry_of(ix, ns, name), uid, generation);
+    pthread_mutex_unlock(&ix->mu);
+    if (!noted) return false;
+  }
   event_hash(h, trees);
   po_JsonHash spec = h->spec, status = h->status;
   char key[600], held[600];
@@ -1031,30 +1044,33 @@ static po_JsonHash read_part(EventHash *h, unsigned *trees) {
  * is judged changed whatever it holds (never unchanged against a version older than this one). */
 static bool override_seen(po_TargetIndex *ix, EventHash *h, bool record, unsigned *trees) {
   po_JsonHash v = record ? read_part(h, trees) : (po_JsonHash){0, 0}; /* hashed without the lock */
+  const char *uid = po_Json_Meta(h->obj, "uid");
+  int64_t generation = generation_of(h->obj);
   pthread_mutex_lock(&ix->mu);
   ix->event_hashes += *trees;
   *trees = 0;
   Entry *e = entry_of(ix, po_Json_Meta(h->obj, "namespace"), po_Json_Meta(h->obj, "name"));
   bool same = record && e && e->has_seen && po_JsonHash_Equal(e->seen, v);
   if (e) e->seen = v, e->has_seen = record;
+  h->noted = write_noted(e, uid, generation); /* one lookup for both judgements */
   pthread_mutex_unlock(&ix->mu);
   return same;
 }
 
 bool po_TargetIndex_OverrideSeen(po_TargetIndex *ix, const json_object *obj) {
-  EventHash h = {.obj = obj};
+  EventHash h = {.obj = obj, .noted = -1};
   unsigned trees = 0;
   return override_seen(ix, &h, true, &trees);
 }
 
 bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const json_object *obj) {
-  EventHash h = {.obj = obj};
+  EventHash h = {.obj = obj, .noted = -1};
   unsigned trees = 0;
   return own_override_write(ix, &h, &trees);
 }
 
 po_OverrideEvent po_TargetIndex_OverrideEvent(po_TargetIndex *ix, const json_object *obj, bool own_check, bool record) {
-  EventHash h = {.obj = obj};
+  EventHash h = {.obj = obj, .noted = -1};
   unsigned trees = 0;
   bool same = override_seen(ix, &h, record, &trees);
   if (own_check && own_override_write(ix, &h, &trees)) return kPo_OverrideEvent_OwnWrite;
