@@ -1069,6 +1069,55 @@ static void test_removed_held_entry_queues_its_own_target(void **state) {
   assert_int_equal(g_nenqueued, 0);
 }
 
+static int64_t programmed_generation(Fake *fx, const char *key) {
+  json_object *g = get(get(slot(fx, key, false)->obj, "status"), "programmedGeneration");
+  return g ? json_object_get_int64(g) : 0;
+}
+
+/* The converse: a held entry written back. platform/a's last valid generation is held in
+ * shop/web (allowed there) while generation 2, invalid, points home; shop/web's owner deletes
+ * it and platform/web's reconcile, run meanwhile (the deletion queues the targets of that name
+ * elsewhere), rightly says nothing is live. shop/web's reconcile then creates it again with the
+ * held entry: that write must queue platform/web too, or a's status says no generation is
+ * programmed while generation 1 is live (the write's echo is our own, not reconciled; found by
+ * deleting the tenant's ServiceDefaults under t_revoke's set-up). */
+static void test_restored_held_entry_queues_its_own_target(void **state) {
+  Fake *fx = *state;
+  po_CtlStatus cross;
+  fx->tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop(fx).ok);
+  assert_true(run_shop(fx).ok);
+  apply_override_ns(fx, "platform", "a", 2, "web", NULL, kBad);
+  po_ReconcileIO io = fx->io;
+  io.enqueue = record_enqueue;
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/web").ok);
+  assert_int_equal(programmed_generation(fx, "po/platform/a"), 1); /* held: generation 1 live in shop/web */
+  Slot *t = slot(fx, "ServiceDefaults/shop/web", false); /* deleted by its owner */
+  json_object_put(t->obj);
+  t->obj = NULL;
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(programmed_generation(fx, "po/platform/a"), 0);
+  g_nenqueued = 0;
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/web").ok);
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 1); /* the held entry, written again */
+  assert_int_equal(g_nenqueued, 1);
+  assert_string_equal(g_enqueued[0], "ServiceDefaults/platform/web");
+  size_t n = 0; /* and again on the write's echo, should that reconcile read the cache before it */
+  char *homes = po_TargetIndex_TakeHeldGone(fx->ix, "ServiceDefaults/shop/web", "the echo", &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(homes, "ServiceDefaults/platform/web");
+  free(homes);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(programmed_generation(fx, "po/platform/a"), 1);
+  g_nenqueued = 0; /* settled */
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/shop/web").ok);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
+  assert_int_equal(g_nenqueued, 0);
+}
+
 /* adv11: a tenant of a namespace the policy does not list, who can write its PropertyOverride's
  * status (docs/install.md says not to grant it, but the controller's tenancy must not rest on
  * that), forges status.lastValid naming targetRef.namespace 'shop' and makes its spec invalid:
@@ -2417,6 +2466,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_overlap_arrivals_rewrite_no_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_current_entries_written_back_as_stored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_removed_held_entry_queues_its_own_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_restored_held_entry_queues_its_own_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_proxydefaults_overlaps_refresh_servicedefaults, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

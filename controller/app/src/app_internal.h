@@ -85,7 +85,7 @@ typedef enum {
   kPo_AppEnqueue_TargetDeleted,   /* the target, and those of its name elsewhere that waited */
   kPo_AppEnqueue_MeshObject,      /* Services, EnvoyFilters, Gateways, HTTPRoutes, EnvoyPatchPolicies */
   kPo_AppEnqueue_Reconcile,       /* a reconcile's own request (po_ReconcileIO.enqueue) */
-  kPo_AppEnqueue_HeldGone,        /* a held entry our write removed, seen in the cache (po_TargetIndex_TakeHeldGone) */
+  kPo_AppEnqueue_HeldGone,        /* a held entry our write removed or wrote back, seen in the cache (po_TargetIndex_TakeHeldGone) */
   kPo_AppEnqueue_Leadership,      /* everything the caches hold, at leadership */
   kPo_AppEnqueue_Count
 } po_AppEnqueue;

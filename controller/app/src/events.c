@@ -159,8 +159,8 @@ static void override_deleted(void *ctx, json_object *obj) {
   enqueue_related(app, old);
 }
 
-/* The homes of PropertyOverrides whose held entry a write of ours removed from this target
- * (po_TargetIndex_TakeHeldGone), now that the cache holds that write or a later version. */
+/* The homes of PropertyOverrides whose held entry a write of ours removed from this target, or
+ * wrote back (po_TargetIndex_TakeHeldGone), now that the cache holds that write or a later version. */
 static void enqueue_held_gone(po_App *app, const char *key, const char *rv) {
   size_t n = 0;
   char *homes = po_TargetIndex_TakeHeldGone(app->index, key, rv, &n);

@@ -112,8 +112,9 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
-/* Notes that a write of ours over resourceVersion over_rv of target_key removed the entry of a
- * PropertyOverride held there whose spec points at another target (po_TargetIndex_TakeHeldGone). */
+/* Notes that a write of ours over resourceVersion over_rv of target_key removed, or wrote back,
+ * the entry of a PropertyOverride held there whose spec points at another target
+ * (po_TargetIndex_TakeHeldGone). */
 void po_TargetIndex_NoteHeldGone(po_TargetIndex *ix, const char *target_key, const char *over_rv);
 /* Notes a write of ours to a PropertyOverride about to be sent (po_TargetIndex_IsOwnOverrideWrite):
  * which 0, our finalizer (status: the one it has), or 1, its status (status: the one sent, built

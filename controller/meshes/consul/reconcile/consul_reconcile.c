@@ -158,9 +158,11 @@ static const po_ConsulEntry *live_next(LiveIter *it) {
   return NULL;
 }
 
-/* Held here (its spec points at another target, its home), live here before this reconcile and
- * not after: the home's status says it no longer is. */
-static bool held_gone(const po_RunItem *it) { return it->held && it->is_live && !po_Run_HasEntry(it) && *it->home_key; }
+/* Held here (its spec points at another target, its home) and this write changes whether it is
+ * live here: gone (live before, not after), or back (this target deleted by its owner and written
+ * again with it, the home's reconcile having said meanwhile that nothing was live). The home's
+ * status says which. */
+static bool held_changed(const po_RunItem *it) { return it->held && it->is_live != po_Run_HasEntry(it) && *it->home_key; }
 
 /* The PropertyOverrides the entries of the target name, then the entries of ours live in it. */
 static bool load(po_Run *run) {
@@ -545,16 +547,16 @@ static bool write_target(po_Run *run) {
     } else {
       run->r.targets_written++;
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
-      /* A generation held here and now gone: its own target's reconcile says so in its status,
-       * reading this target from the cache. Queued now, that reconcile may still read the version
-       * written over (the echo not in yet, CI's e2e_revoke under load): the target's next event
-       * queues it again (po_TargetIndex_TakeHeldGone). Noted before the queueing, so whichever
-       * comes later reads the written version. */
-      size_t gone = 0;
-      for (size_t i = 0; i < run->m && run->io->enqueue; i++) gone += held_gone(&run->items[i]);
-      if (gone) po_TargetIndex_NoteHeldGone(run->ix, run->key, rv);
-      for (size_t i = 0; i < run->m && gone; i++) {
-        if (held_gone(&run->items[i])) run->io->enqueue(run->io->enqueue_ctx, run->items[i].home_key);
+      /* A generation held here and now gone, or back: its own target's reconcile says so in its
+       * status, reading this target from the cache. Queued now, that reconcile may still read the
+       * version written over (the echo not in yet, CI's e2e_revoke under load): the target's next
+       * event queues it again (po_TargetIndex_TakeHeldGone). Noted before the queueing, so
+       * whichever comes later reads the written version. */
+      size_t changed = 0;
+      for (size_t i = 0; i < run->m && run->io->enqueue; i++) changed += held_changed(&run->items[i]);
+      if (changed) po_TargetIndex_NoteHeldGone(run->ix, run->key, rv);
+      for (size_t i = 0; i < run->m && changed; i++) {
+        if (held_changed(&run->items[i])) run->io->enqueue(run->io->enqueue_ctx, run->items[i].home_key);
       }
 
     }

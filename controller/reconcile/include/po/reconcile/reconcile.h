@@ -228,9 +228,10 @@ void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
  * status) is not an echo and is reconciled. The reconcile notes each update it makes; any other
  * change that matters to a target (a PropertyOverride's) comes as an event of its own. */
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
-/* After a write of ours removed a held generation's entry from target_key (its spec points at
- * another target, whose reconcile says in its status whether that generation is live, read from
- * this target's cache): on this target's next event of a version other than the one written over
+/* After a write of ours removed a held generation's entry from target_key, or wrote it back
+ * there (the target deleted by its owner and written again) (its spec points at another target,
+ * whose reconcile says in its status whether that generation is live, read from this target's
+ * cache): on this target's next event of a version other than the one written over
  * (rv; NULL for a deletion), the keys of those PropertyOverrides' own targets ("key\0key\0",
  * *count of them; the caller frees), to be reconciled now that the cache shows the write. The
  * reconcile queues them at once too: whichever comes later reads the written version. NULL:
