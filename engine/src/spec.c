@@ -137,6 +137,30 @@ bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *ou
   return s.ok;
 }
 
+/* A string of the decoded tree copied into a ("" stays the static ""). */
+static bool adopt_str(const char **s, po_Arena *a) {
+  if (!*s || !**s) return true;
+  return (*s = po_Arena_Strndup(a, *s, strlen(*s))) != NULL;
+}
+
+bool po_Arguments_Adopt(po_Arguments *args, po_Arena *a) {
+  if (!adopt_str(&args->proxy_type, a)) return false;
+  for (size_t i = 0; i < args->patch_count; i++) {
+    po_Patch *p = &args->patches[i];
+    po_ResourceFilter *rf = &p->resource_filter;
+    if (!adopt_str(&p->op, a) || !adopt_str(&p->path, a) || !adopt_str(&rf->resource_type, a) ||
+        !adopt_str(&rf->traffic_direction, a)) {
+      return false;
+    }
+    for (size_t k = 0; k < rf->service_count; k++) {
+      po_ServiceName *sn = &rf->services[k];
+      if (!adopt_str(&sn->name, a) || !adopt_str(&sn->namespace_, a) || !adopt_str(&sn->partition, a)) return false;
+    }
+    if (p->value && !(p->value = po_Value_Copy(p->value, a))) return false;
+  }
+  return true;
+}
+
 static po_Value *s_(po_Arena *a, const char *v) { return po_Value_NewString(a, v, strlen(v)); }
 
 po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a) {

@@ -154,6 +154,33 @@ bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
   return map->u.agg.keys[map->u.agg.len - 1] != NULL;
 }
 
+/* Copied with no spare room: a copy is read, not grown (a later put reserves anew). */
+static po_Value *copy_value(const po_Value *v, po_Arena *a) {
+  po_Value *c = po_Arena_Malloc(a, sizeof *c);
+  if (!c) return NULL;
+  *c = *v;
+  if ((v->lit && !(c->lit = po_Arena_Strndup(a, v->lit, strlen(v->lit)))) ||
+      (v->text && !(c->text = po_Arena_Strndup(a, v->text, strlen(v->text))))) {
+    return NULL;
+  }
+  if (v->kind == kPo_ValueKind_String) return (c->u.s.ptr = po_Arena_Strndup(a, v->u.s.ptr, v->u.s.len)) ? c : NULL;
+  if (v->kind != kPo_ValueKind_Map && v->kind != kPo_ValueKind_List) return c;
+  size_t n = v->u.agg.len;
+  c->u.agg.items = NULL, c->u.agg.keys = NULL, c->u.agg.len = c->u.agg.cap = 0;
+  if (n && !reserve(a, c, n)) return NULL;
+  c->u.agg.len = n;
+  for (size_t i = 0; i < n; i++) {
+    if (!(c->u.agg.items[i] = copy_value(v->u.agg.items[i], a))) return NULL;
+    if (v->kind == kPo_ValueKind_Map &&
+        !(c->u.agg.keys[i] = po_Arena_Strndup(a, v->u.agg.keys[i], strlen(v->u.agg.keys[i])))) {
+      return NULL;
+    }
+  }
+  return c;
+}
+
+po_Value *po_Value_Copy(const po_Value *v, po_Arena *a) { return v ? copy_value(v, a) : NULL; }
+
 bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
   if (!map || map->kind != kPo_ValueKind_Map || !key || !grow(a, map)) return false;
   map->u.agg.keys[map->u.agg.len] = po_Arena_Strndup(a, key, strlen(key));

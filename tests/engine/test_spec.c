@@ -79,6 +79,63 @@ static void test_spec_is_strict(void **state) {
   assert_int_equal(po_Diagnostics_At(d, 2)->patch_index, 0);
 }
 
+/* po_Arguments_Adopt: a spec decoded from a tree in a scratch arena reads the same, and writes
+ * the same Consul arguments, after that arena is freed (the reconciler keeps only what the patches
+ * reference): no pointer into the tree is left (and valgrind and the ASan stage see a read after
+ * the free). */
+static void test_spec_adopted_outlives_its_tree(void **state) {
+  (void)state;
+  static const char kSpec[] =
+      "proxyType: connect-proxy\n"
+      "patches:\n"
+      "- resourceFilter:\n"
+      "    resourceType: cluster\n"
+      "    trafficDirection: outbound\n"
+      "    services: [{name: db, namespace: prod, partition: p1}]\n"
+      "  op: add\n"
+      "  path: /outlier_detection\n"
+      "  value: {max_ejection_percent: 50, interval: 1.5, names: [a, b], big: 99999999999999999999, on: true, none: null}\n"
+      "- resourceFilter: {resourceType: listener, trafficDirection: inbound}\n"
+      "  op: remove\n"
+      "  path: /per_connection_buffer_limit_bytes\n";
+  po_Arguments want, got;
+  po_Diagnostics *d = po_Diagnostics_New(A);
+  po_Value **docs;
+  size_t n;
+  po_Status st;
+  po_Status_Clear(&st);
+  assert_true(po_Value_ParseYaml(kSpec, strlen(kSpec), A, &docs, &n, &st));
+  assert_true(po_Arguments_DecodeSpec(docs[0], A, &want, d));
+  const char *want_json = po_Value_ToJson(po_Arguments_ToConsul(&want, A), A);
+  po_Arena *tree = po_Arena_New();
+  assert_non_null(tree);
+  assert_true(po_Value_ParseYaml(kSpec, strlen(kSpec), tree, &docs, &n, &st));
+  assert_true(po_Arguments_DecodeSpec(docs[0], A, &got, d));
+  assert_true(po_Arguments_Adopt(&got, A));
+  const po_Value *v = got.patches[0].value;
+  po_Pos pos = po_Value_Pos(v);
+  /* nothing of the tree is referenced: not the value, not its strings (then read after the free) */
+  const po_Value *tp = po_Value_At(po_Value_Get(docs[0], "patches"), 0);
+  assert_ptr_not_equal(v, po_Value_Get(tp, "value"));
+  assert_ptr_not_equal(got.patches[0].path, po_Value_String(po_Value_Get(tp, "path"), NULL));
+  assert_ptr_not_equal(got.proxy_type, po_Value_String(po_Value_Get(docs[0], "proxyType"), NULL));
+  assert_ptr_not_equal(po_Value_Get(v, "names"), po_Value_Get(po_Value_Get(tp, "value"), "names"));
+  po_Arena_Free(tree);
+  assert_string_equal(po_Value_ToJson(po_Arguments_ToConsul(&got, A), A), want_json);
+  assert_string_equal(got.proxy_type, "connect-proxy");
+  assert_string_equal(got.patches[0].resource_filter.services[0].partition, "p1");
+  assert_string_equal(got.patches[1].path, "/per_connection_buffer_limit_bytes");
+  assert_null(got.patches[1].value);
+  /* what a reader of the copy sees beyond its JSON: positions, Go types, the literal beyond int64 */
+  assert_int_equal(po_Value_Pos(v).line, pos.line);
+  assert_int_equal(pos.line, 9);
+  assert_string_equal(po_Value_GoType(po_Value_Get(v, "names")), "[]string");
+  assert_string_equal(po_Value_GoType(po_Value_Get(v, "big")), "float64");
+  assert_string_equal(po_Value_KeyAt(v, 5), "none");
+  assert_int_equal(po_Value_Kind(po_Value_Get(v, "none")), kPo_ValueKind_Null);
+  assert_null(po_Value_Copy(NULL, A));
+}
+
 /* po_Op_Parse compares bytes (no strcmp) on every compile: exactly "add" and "remove", nothing
  * shorter, longer or differently cased. */
 static void test_op_parse_is_exact(void **state) {
@@ -99,6 +156,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_spec_round_trip_to_consul),
       cmocka_unit_test(test_spec_is_strict),
+      cmocka_unit_test(test_spec_adopted_outlives_its_tree),
       cmocka_unit_test(test_op_parse_is_exact),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

@@ -17,34 +17,50 @@
 #include "sync.h"
 
 /* Our last writes of a PropertyOverride (finalizer, then status), as what its watch events must
- * hold to be those writes coming back. */
+ * hold to be those writes coming back. One allocation, the uid last: an entry's strings are
+ * sized to what they hold (fixed 128-byte buffers were 600 of its 840 bytes for 36-byte uids). */
 typedef struct {
-  char uid[128];
   int64_t generation;
   po_JsonHash spec;
   po_JsonHash status[2];   /* [0] after the finalizer write (the status then), [1] after the status write */
   bool has[2];
   uint64_t desired_status; /* po_Status_Hash of the status [1] was built from */
+  char uid[];
 } OwnPatch;
+
+/* A po_OverrideMemo as kept (that one is the callers' fixed-size form), with its current and
+ * held target keys: one allocation, the strings after the struct. rv has room for rv_room bytes,
+ * at least kMemoRvRoom: a later resourceVersion of the same object (po_TargetIndex_IsOwnOverrideWrite
+ * moves the memo to it) fits in place while it is no longer. */
+typedef struct {
+  int64_t generation;
+  po_JsonHash spec_hash;
+  uint64_t status_hash, written_hash; /* as po_OverrideMemo's */
+  const char *uid, *key, *held;       /* in the block, after rv */
+  size_t rv_room;
+  char rv[];
+} Memo;
+
+enum { kMemoRvRoom = 24 }; /* any int64 in decimal, as etcd's revisions and our local server's */
+enum { kMaxUid = 128 };    /* a longer uid is not noted (po_TargetIndex_NoteLastValid), as before */
 
 typedef struct {
   po_StrNode node; /* first: the overrides table's node, keyed by po */
-  char *po;     /* "ns/name" */
   char *target; /* target key */
   char *held;   /* the target its last valid generation is live in, when another; or NULL */
   /* Its compiled current spec and status.lastValid record (or NULL): released when it leaves the
    * index, replaced when either changes, so there are never more than two per PropertyOverride. */
   const po_CompiledEntry *compiled[2];
-  po_OverrideMemo *memo;     /* what the last reconcile learnt (compiled.h), or NULL */
-  char *memo_key, *memo_held;
+  Memo *memo;                /* what the last reconcile learnt (compiled.h), or NULL */
   OwnPatch *patch;           /* our last writes of it, until they come back (or NULL) */
   po_JsonHash seen;          /* what its last watch event held that a reconcile reads (po_TargetIndex_OverrideSeen) */
   bool has_seen;
   /* The last valid generation this process wrote into its target and recorded as its
    * status.lastValid (po_TargetIndex_NoteLastValid): uid, generation, keyed spec hash. */
-  char lv_uid[128];
+  char *lv_uid;              /* NULL: none */
   int64_t lv_generation;     /* 0: none */
   po_JsonHash lv_hash;
+  char po[];                 /* "ns/name", the overrides table's key */
 } Entry;
 
 /* Our last write of a target, as the content its watch event must have to be that write. */
@@ -109,15 +125,13 @@ po_TargetIndex *po_TargetIndex_New(void) {
 static void free_entry(void *ctx, po_StrNode *n) {
   (void)ctx;
   Entry *e = (Entry *)n;
-  free(e->po);
   free(e->target);
   free(e->held);
   po_CompiledEntry_Release(e->compiled[0]);
   po_CompiledEntry_Release(e->compiled[1]);
   free(e->memo);
-  free(e->memo_key);
-  free(e->memo_held);
   free(e->patch);
+  free(e->lv_uid);
   free(e);
 }
 
@@ -261,13 +275,13 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     pthread_mutex_unlock(&ix->mu);
     return true;
   }
-  Entry *fresh = e ? NULL : calloc(1, sizeof *fresh);
-  char *po = e ? NULL : strdup(key), *t = strdup(target_key);
-  Target *room = t && (e || (po && fresh && po_StrTable_Ready(&ix->overrides))) ? link_room(ix, t) : NULL;
+  size_t klen = strlen(key) + 1;
+  Entry *fresh = e ? NULL : calloc(1, sizeof *fresh + klen);
+  char *t = strdup(target_key);
+  Target *room = t && (e || (fresh && po_StrTable_Ready(&ix->overrides))) ? link_room(ix, t) : NULL;
   if (!room) {
     pthread_mutex_unlock(&ix->mu);
     free(fresh);
-    free(po);
     free(t);
     return false;
   }
@@ -278,9 +292,11 @@ bool po_TargetIndex_Set(po_TargetIndex *ix, const char *ns, const char *name, co
     e->target = t;
     link_add(ix, room, e->po);
   } else {
-    *fresh = (Entry){.node = {.hash = po_StrTable_Hash(po), .key = po}, .po = po, .target = t};
+    memcpy(fresh->po, key, klen);
+    fresh->node = (po_StrNode){.hash = po_StrTable_Hash(fresh->po), .key = fresh->po};
+    fresh->target = t;
     po_StrTable_Insert(&ix->overrides, &fresh->node);
-    link_add(ix, room, po);
+    link_add(ix, room, fresh->po);
   }
   pthread_mutex_unlock(&ix->mu);
   return true;
@@ -469,39 +485,46 @@ bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name
   bool ok = e && e->memo && *v->rv && strcmp(e->memo->rv, v->rv) == 0 && strcmp(e->memo->uid, v->uid) == 0 &&
             e->memo->generation == v->generation;
   if (ok) {
-    *m = *e->memo;
-    copy_out(key, size, e->memo_key);
-    copy_out(held, size, e->memo_held);
+    const Memo *c = e->memo;
+    *m = (po_OverrideMemo){.generation = c->generation, .spec_hash = c->spec_hash, .status_hash = c->status_hash,
+                           .written_hash = c->written_hash};
+    copy_out(m->rv, sizeof m->rv, c->rv);
+    copy_out(m->uid, sizeof m->uid, c->uid);
+    copy_out(key, size, c->key);
+    copy_out(held, size, c->held);
   }
   pthread_mutex_unlock(&ix->mu);
   return ok;
 }
 
+/* The kept form of m and its keys, one block (NULL when out of memory). */
+static Memo *memo_new(const po_OverrideMemo *m, const char *key, const char *held) {
+  size_t rl = strlen(m->rv) + 1, ul = strlen(m->uid) + 1, kl = strlen(key) + 1, hl = strlen(held) + 1;
+  size_t room = rl > kMemoRvRoom ? rl : kMemoRvRoom;
+  Memo *c = malloc(sizeof *c + room + ul + kl + hl);
+  if (!c) return NULL;
+  char *uid = c->rv + room, *k = uid + ul, *h = k + kl;
+  *c = (Memo){.generation = m->generation, .spec_hash = m->spec_hash, .status_hash = m->status_hash,
+              .written_hash = m->written_hash, .uid = uid, .key = k, .held = h, .rv_room = room};
+  memcpy(c->rv, m->rv, rl);
+  memcpy(uid, m->uid, ul);
+  memcpy(k, key, kl);
+  memcpy(h, held, hl);
+  return c;
+}
+
 void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                             const char *key, const char *held) {
-  po_OverrideMemo *c = malloc(sizeof *c);
-  char *k = strdup(key), *h = strdup(held);
+  Memo *c = memo_new(m, key, held);
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
   if (e) {
     free(e->memo);
-    free(e->memo_key);
-    free(e->memo_held);
-    e->memo = NULL;
-    e->memo_key = e->memo_held = NULL;
-    if (c && k && h) {
-      *c = *m;
-      e->memo = c;
-      e->memo_key = k;
-      e->memo_held = h;
-      c = NULL;
-      k = h = NULL;
-    }
+    e->memo = c; /* NULL (out of memory): none, and the object is read next time */
+    c = NULL;
   }
   pthread_mutex_unlock(&ix->mu);
   free(c);
-  free(k);
-  free(h);
 }
 
 void po_TargetIndex_MemoStatus(po_TargetIndex *ix, const char *ns, const char *name, const char *rv, uint64_t status_hash) {
@@ -524,14 +547,20 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 
 void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                   int64_t generation, po_JsonHash hash) {
+  char *u = uid && strlen(uid) < kMaxUid ? strdup(uid) : NULL;
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
-  if (e && uid && strlen(uid) < sizeof e->lv_uid) {
-    snprintf(e->lv_uid, sizeof e->lv_uid, "%s", uid);
+  if (e && u) {
+    free(e->lv_uid);
+    e->lv_uid = u;
+    u = NULL;
     e->lv_generation = generation;
     e->lv_hash = hash;
+  } else if (e && uid && strlen(uid) < kMaxUid) {
+    e->lv_generation = 0; /* out of memory: none rather than an older one */
   }
   pthread_mutex_unlock(&ix->mu);
+  free(u);
 }
 
 static void forget_last_valid(void *ctx, po_StrNode *n) {
@@ -921,7 +950,8 @@ static bool has_our_finalizer(const json_object *obj) {
 void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                                       int which, const json_object *status, uint64_t desired_status, bool failed) {
   po_JsonHash h = failed ? (po_JsonHash){0, 0} : po_Json_Hash(status);
-  OwnPatch *fresh = failed ? NULL : calloc(1, sizeof *fresh);
+  size_t ul = strlen(m->uid) + 1;
+  OwnPatch *fresh = failed ? NULL : calloc(1, sizeof *fresh + ul);
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
   if (e && failed) {
@@ -930,11 +960,11 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
     OwnPatch *p = e->patch;
     /* another version of the object than the one noted before: start over */
     if (p && (strcmp(p->uid, m->uid) != 0 || p->generation != m->generation || !po_JsonHash_Equal(p->spec, m->spec_hash))) {
-      *p = (OwnPatch){.generation = 0};
+      free(p);
+      p = e->patch = NULL;
     }
-    if (!p && fresh) p = e->patch = fresh, fresh = NULL;
+    if (!p && fresh) p = e->patch = fresh, fresh = NULL, memcpy(p->uid, m->uid, ul);
     if (p) { /* else (out of memory): its echo is reconciled, as before */
-      snprintf(p->uid, sizeof p->uid, "%s", m->uid);
       p->generation = m->generation;
       p->spec = m->spec_hash;
       p->status[which] = h;
@@ -1008,9 +1038,9 @@ static bool own_override_write(po_TargetIndex *ix, EventHash *h, unsigned *trees
     /* The status we wrote is there: what the next reconcile would learn by reading it, learnt
      * now, so that it does not read the object at all. */
     if (which == 1 && e->memo && strcmp(e->memo->uid, uid) == 0 && e->memo->generation == generation &&
-        po_JsonHash_Equal(e->memo->spec_hash, spec) && strlen(rv) < sizeof e->memo->rv && strcmp(e->memo_key, key) == 0 &&
-        strcmp(e->memo_held, held) == 0) {
-      snprintf(e->memo->rv, sizeof e->memo->rv, "%s", rv);
+        po_JsonHash_Equal(e->memo->spec_hash, spec) && strlen(rv) < e->memo->rv_room && strcmp(e->memo->key, key) == 0 &&
+        strcmp(e->memo->held, held) == 0) {
+      snprintf(e->memo->rv, e->memo->rv_room, "%s", rv);
       e->memo->status_hash = p->desired_status;
       e->memo->written_hash = 0;
     }

@@ -171,6 +171,32 @@ const po_EnvoyApi *po_TargetOptions_Api(const po_TargetOptions *opts, po_Mesh me
   return opts->release[mesh] ? po_MeshRelease_Api(opts->release[mesh]) : po_EnvoyApi_Default();
 }
 
+/* The spec into args: 1 decoded, 0 refused (the why in c->diags), -1 out of memory. The spec's
+ * value tree (about six times its JSON) is made in a scratch arena, and what args references of it
+ * (its strings, the patches' values) copied into a: a compiled form kept for a PropertyOverride's
+ * life (the reconciler's) holds its patches, not the whole tree (1.8 KB of a one-patch spec). */
+static int decode_spec(const json_object *obj, po_Arena *a, po_CompiledOverride *c, po_Arguments *args) {
+  json_object *spec = po_Json_Get(obj, "spec");
+  po_Status st;
+  po_Status_Clear(&st);
+  po_Arena *tree = po_Arena_New();
+  if (!tree) return -1;
+  po_Value *sv = NULL;
+  /* A spec present as null is decoded (and refused by the spec decoder), not "required". */
+  bool has_spec = json_object_object_get_ex(obj, "spec", NULL);
+  int got = 1;
+  if (!has_spec || !(sv = po_Value_FromJsonC(spec, tree, &st))) {
+    if (spec && st.code == kPo_Status_NoMemory) got = -1; /* not a verdict on the spec */
+    else error(c, a, -1, spec ? st.message : "spec: required"), got = 0;
+  } else if (!po_Arguments_DecodeSpec(sv, a, args, c->diags)) {
+    got = 0; /* refused (memory that ran out in a reads as such: po_CompiledOverride_Compile) */
+  } else if (!po_Arguments_Adopt(args, a)) {
+    got = -1;
+  }
+  po_Arena_Free(tree);
+  return got;
+}
+
 /* The compile; false only when out of memory (c->accepted says the verdict). */
 static bool compile(const json_object *obj, const po_TargetOptions *opts, const po_MeshRules *(*rules_for)(po_Mesh mesh),
                     po_Arena *a, po_CompiledOverride *c) {
@@ -200,20 +226,10 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
                                     json_object_array_length(patches), kPo_MaxPatchesPerOverride));
     return true;
   }
-  po_Status st;
-  po_Status_Clear(&st);
-  po_Value *sv = NULL;
-  /* A spec present as null is decoded (and refused by the spec decoder), not "required". */
-  bool has_spec = json_object_object_get_ex(obj, "spec", NULL);
-  if (!has_spec || !(sv = po_Value_FromJsonC(spec, a, &st))) {
-    if (spec && st.code == kPo_Status_NoMemory) return false; /* not a verdict on the spec */
-    error(c, a, -1, spec ? st.message : "spec: required");
-    return true;
-  }
   po_Arguments *args = po_Arena_Malloc(a, sizeof *args);
   if (!args) return false;
-  bool decoded = po_Arguments_DecodeSpec(sv, a, args, c->diags);
-  if (!decoded) return true;
+  int decoded = decode_spec(obj, a, c, args);
+  if (decoded <= 0) return decoded == 0;
   /* The CRD's own rule (CEL), enforced here too: a cluster without CEL, or a manifest checked
    * offline, gets the same answer. Consul itself would strip the slashes. */
   for (size_t i = 0; i < args->patch_count; i++) {

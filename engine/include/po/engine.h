@@ -137,6 +137,10 @@ po_Value *po_Value_NewList(po_Arena *a);
 bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v);
 bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v);
 void po_Value_SetPos(po_Value *v, po_Pos pos);
+/* A deep copy of v in a: every node, string, key and literal text, so that it outlives the arena v
+ * was made in; the same value for every reader (kind, list typing, positions). NULL for NULL, or
+ * when out of memory. Linear in v's size. */
+po_Value *po_Value_Copy(const po_Value *v, po_Arena *a);
 
 /* JSON text -> value (strict JSON, nested at most 64 deep). Errors name line and column. */
 po_Value *po_Value_ParseJson(const char *text, size_t len, po_Arena *a, po_Status *status);
@@ -343,6 +347,11 @@ bool po_Arguments_Decode(const po_Value *arguments, po_Arena *a, po_Arguments *o
  * errors here (the CRD is structural), reported in `diags` with their path in the spec. */
 bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *out,
                              po_Diagnostics *diags);
+/* Copies into a every string and value that args (decoded by po_Arguments_DecodeSpec into a)
+ * references in the tree it was decoded from, so
+ * that tree may live in a scratch arena freed after the decode: a compiled override kept for long
+ * then holds its patches' values, not the whole spec's tree. false when out of memory. */
+bool po_Arguments_Adopt(po_Arguments *args, po_Arena *a);
 /* Friendly values (beyond Consul), rewritten in place into the forms PatchStruct accepts, by the
  * type of the field each patch's path names: a Duration from a string ("5s", "1.5s", "250ms",
  * "1h30m") becomes {"seconds": N, "nanos": M}; an enum given by number becomes its name (Consul's

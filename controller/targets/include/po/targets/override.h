@@ -7,7 +7,10 @@
  *        wire typing (check_wire) -> the Consul `arguments`
  *
  * The wire verdicts guarantee that what we would write into a ServiceDefaults is what Consul
- * accepts, with the same meaning. Everything lives in the caller's arena. */
+ * accepts, with the same meaning. Everything lives in the caller's arena but the spec's value
+ * tree, made in a scratch arena of the compile's own and freed once decoded: what the arguments
+ * reference of it is copied out (po_Arguments_Adopt), so a compiled form kept for long holds its
+ * patches, not the tree (about six times the spec's JSON). */
 #ifndef PO_TARGETS_OVERRIDE_H_
 #define PO_TARGETS_OVERRIDE_H_
 
