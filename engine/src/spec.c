@@ -163,37 +163,45 @@ bool po_Arguments_Adopt(po_Arguments *args, po_Arena *a) {
 
 static po_Value *s_(po_Arena *a, const char *v) { return po_Value_NewString(a, v, strlen(v)); }
 
+/* A put whose value could not be made, or that failed, clears *ok: arguments with a field left
+ * out must never pass for whole (they are what is written to Consul). */
+static void put(po_Arena *a, po_Value *map, const char *key, po_Value *v, bool *ok) {
+  if (!v || !po_Value_MapPut(a, map, key, v)) *ok = false;
+}
+
+static po_Value *services_to_consul(const po_ResourceFilter *rf, po_Arena *a, bool *ok) {
+  po_Value *svcs = po_Value_NewList(a);
+  for (size_t k = 0; svcs && k < rf->service_count; k++) {
+    const po_ServiceName *sn = &rf->services[k];
+    po_Value *m = po_Value_NewMap(a);
+    if (!m) return NULL;
+    put(a, m, "Name", s_(a, sn->name), ok);
+    if (sn->namespace_ && *sn->namespace_) put(a, m, "Namespace", s_(a, sn->namespace_), ok);
+    if (sn->partition && *sn->partition) put(a, m, "Partition", s_(a, sn->partition), ok);
+    if (!po_Value_ListAppend(a, svcs, m)) *ok = false;
+  }
+  return svcs;
+}
+
 po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a) {
   po_Value *root = po_Value_NewMap(a);
   po_Value *patches = po_Value_NewList(a);
-  if (!root || !patches) return NULL;
-  for (size_t i = 0; i < args->patch_count; i++) {
+  bool ok = root && patches;
+  for (size_t i = 0; ok && i < args->patch_count; i++) {
     const po_Patch *p = &args->patches[i];
     po_Value *pv = po_Value_NewMap(a), *rf = po_Value_NewMap(a);
     if (!pv || !rf) return NULL;
-    po_Value_MapPut(a, rf, "ResourceType", s_(a, p->resource_filter.resource_type));
-    po_Value_MapPut(a, rf, "TrafficDirection", s_(a, p->resource_filter.traffic_direction));
-    if (p->resource_filter.service_count) {
-      po_Value *svcs = po_Value_NewList(a);
-      for (size_t k = 0; svcs && k < p->resource_filter.service_count; k++) {
-        const po_ServiceName *sn = &p->resource_filter.services[k];
-        po_Value *m = po_Value_NewMap(a);
-        if (!m) return NULL;
-        po_Value_MapPut(a, m, "Name", s_(a, sn->name));
-        if (sn->namespace_ && *sn->namespace_) po_Value_MapPut(a, m, "Namespace", s_(a, sn->namespace_));
-        if (sn->partition && *sn->partition) po_Value_MapPut(a, m, "Partition", s_(a, sn->partition));
-        po_Value_ListAppend(a, svcs, m);
-      }
-      po_Value_MapPut(a, rf, "Services", svcs);
-    }
-    po_Value_MapPut(a, pv, "ResourceFilter", rf);
-    po_Value_MapPut(a, pv, "Op", s_(a, p->op));
-    po_Value_MapPut(a, pv, "Path", s_(a, p->path));
-    if (p->value) po_Value_MapPut(a, pv, "Value", (po_Value *)p->value);
-    po_Value_ListAppend(a, patches, pv);
+    put(a, rf, "ResourceType", s_(a, p->resource_filter.resource_type), &ok);
+    put(a, rf, "TrafficDirection", s_(a, p->resource_filter.traffic_direction), &ok);
+    if (p->resource_filter.service_count) put(a, rf, "Services", services_to_consul(&p->resource_filter, a, &ok), &ok);
+    put(a, pv, "ResourceFilter", rf, &ok);
+    put(a, pv, "Op", s_(a, p->op), &ok);
+    put(a, pv, "Path", s_(a, p->path), &ok);
+    if (p->value) put(a, pv, "Value", (po_Value *)p->value, &ok);
+    if (!po_Value_ListAppend(a, patches, pv)) ok = false;
   }
-  po_Value_MapPut(a, root, "Patches", patches);
-  if (args->debug) po_Value_MapPut(a, root, "Debug", po_Value_NewBool(a, true));
-  if (args->proxy_type && *args->proxy_type) po_Value_MapPut(a, root, "ProxyType", s_(a, args->proxy_type));
-  return root;
+  if (ok) put(a, root, "Patches", patches, &ok);
+  if (ok && args->debug) put(a, root, "Debug", po_Value_NewBool(a, true), &ok);
+  if (ok && args->proxy_type && *args->proxy_type) put(a, root, "ProxyType", s_(a, args->proxy_type), &ok);
+  return ok ? root : NULL;
 }

@@ -140,6 +140,16 @@ bool po_Value_Reserve_(po_Arena *a, po_Value *v, size_t n) {
          reserve(a, v, n);
 }
 
+/* The key copied first: a copy that fails leaves the map as it was (an entry with a NULL key was
+ * appended before, and the next put to the map compared its key with it). */
+static bool append_entry(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
+  const char *k = grow(a, map) ? po_Arena_Strndup(a, key, strlen(key)) : NULL;
+  if (!k) return false;
+  map->u.agg.keys[map->u.agg.len] = k;
+  map->u.agg.items[map->u.agg.len++] = v;
+  return true;
+}
+
 bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
   if (!map || map->kind != kPo_ValueKind_Map || !key) return false;
   for (size_t i = 0; i < map->u.agg.len; i++) {
@@ -148,10 +158,7 @@ bool po_Value_MapPut(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
       return true;
     }
   }
-  if (!grow(a, map)) return false;
-  map->u.agg.keys[map->u.agg.len] = po_Arena_Strndup(a, key, strlen(key));
-  map->u.agg.items[map->u.agg.len++] = v;
-  return map->u.agg.keys[map->u.agg.len - 1] != NULL;
+  return append_entry(a, map, key, v);
 }
 
 /* Copied with no spare room: a copy is read, not grown (a later put reserves anew). */
@@ -182,10 +189,8 @@ static po_Value *copy_value(const po_Value *v, po_Arena *a) {
 po_Value *po_Value_Copy(const po_Value *v, po_Arena *a) { return v ? copy_value(v, a) : NULL; }
 
 bool po_Value_MapAppendUnique(po_Arena *a, po_Value *map, const char *key, po_Value *v) {
-  if (!map || map->kind != kPo_ValueKind_Map || !key || !grow(a, map)) return false;
-  map->u.agg.keys[map->u.agg.len] = po_Arena_Strndup(a, key, strlen(key));
-  map->u.agg.items[map->u.agg.len++] = v;
-  return map->u.agg.keys[map->u.agg.len - 1] != NULL;
+  if (!map || map->kind != kPo_ValueKind_Map || !key) return false;
+  return append_entry(a, map, key, v);
 }
 
 bool po_Value_ListAppend(po_Arena *a, po_Value *list, po_Value *v) {

@@ -6,9 +6,9 @@
  * deterministic in one thread; not RSS, not timed). They held 5,418 bytes each: a 920-byte entry
  * (a 600-byte key buffer), the Consul arguments as a value tree beside their text (~1 KB), and an
  * arena grown by doubling; 3,222 with the arena fitted (po_Arena_NewFitted), the arguments made in
- * a scratch arena and the spec's lists and maps sized once; 1,793 with the spec's value tree made
- * in a scratch arena too and only the patches' strings and values copied out of it
- * (po_Arguments_Adopt: the tree was 1.8 KB of the arena). Not under valgrind or the sanitizers,
+ * a scratch arena and the spec's lists and maps sized once; 1,808 with the spec's value tree made
+ * in that scratch arena too (po_TargetOptions.spec_arena) and only the patches' strings and values
+ * copied out of it (po_Arguments_Adopt: the tree was 1.8 KB of the arena). Not under valgrind or the sanitizers,
  * whose allocators glibc does not count. */
 #include <json-c/json.h>
 #include <malloc.h>

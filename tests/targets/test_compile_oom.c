@@ -198,9 +198,98 @@ static void test_accepted_keeps_route_namespaces(void **state) {
   assert_int_equal(other, 0);
 }
 
+/* po_Arguments_ToConsul when memory runs out: po_Value_MapPut appended its entry with a NULL key
+ * when the key's copy failed, and the next put to that map compared its key with the NULL (a crash,
+ * found when the compile's spec tree left its arena and the block boundaries moved:
+ * test_oom_passes); a put that failed was not checked, so arguments with a field missing could come
+ * back as if whole. Each allocation fails in turn, in a child, with the arena filled before by 0 to
+ * 2,040 bytes so that its blocks end at every put: NULL, or exactly the arguments of the unarmed
+ * call. */
+static int to_consul_once(const po_Arguments *args, const char *want, size_t fill, long n) {
+  po_Arena *a = po_Arena_New();
+  if (!a || (fill && !po_Arena_Malloc(a, fill))) return 4;
+  g_count = 0;
+  g_fail_at = n;
+  po_Value *v = po_Arguments_ToConsul(args, a);
+  g_fail_at = -1;
+  if (g_count < n) return 3;
+  const char *got = v ? po_Value_ToJson(v, a) : NULL;
+  if (v && !got) return 2; /* the check itself could not print it: no verdict */
+  if (v && strcmp(got, want) != 0) fprintf(stderr, "allocation %ld: %s\n", n, got);
+  return !v ? 0 : strcmp(got, want) == 0 ? 0 : 1;
+}
+
+/* The map under the puts: long keys, so that copying a key is what takes a new block of the
+ * arena, and the allocation that fails is the key's. 0: each put true with its entry whole, or
+ * false and the map as before; 1: a put false that left an entry (a NULL key) or true without it. */
+static int puts_once(long n) {
+  po_Arena *a = po_Arena_New();
+  po_Value *m = a ? po_Value_NewMap(a) : NULL;
+  if (!m) return 4;
+  g_count = 0;
+  g_fail_at = n;
+  int r = 0;
+  for (int i = 0; i < 24 && !r; i++) {
+    char key[160];
+    snprintf(key, sizeof key, "%0150d", i);
+    size_t before = po_Value_Size(m);
+    bool ok = po_Value_MapPut(a, m, key, NULL);
+    r = ok ? po_Value_Size(m) != before + 1 || strcmp(po_Value_KeyAt(m, before), key) != 0 : po_Value_Size(m) != before;
+  }
+  g_fail_at = -1;
+  return r ? 1 : g_count < n ? 3 : 0;
+}
+
+static void test_consul_arguments_whole_or_none(void **state) {
+  (void)state;
+  json_object *obj = json_tokener_parse(kValid);
+  po_Arena *a = po_Arena_New();
+  po_CompiledOverride c;
+  assert_int_equal(po_CompiledOverride_FromObject(obj, NULL, a, &c), kPo_CompileOutcome_Accepted);
+  const char *want = po_Value_ToJson(po_Arguments_ToConsul(c.args, a), a);
+  assert_non_null(want);
+  long bad = 0, crashed = 0, runs = 0;
+  for (size_t fill = 0; fill <= 2040; fill += 8) {
+    int rc = 0;
+    for (long n = 1; n < 100000 && rc != 3; n++, runs++) {
+      fflush(NULL);
+      pid_t pid = fork();
+      assert_true(pid >= 0);
+      if (pid == 0) _exit(to_consul_once(c.args, want, fill, n));
+      int ws;
+      assert_int_equal(waitpid(pid, &ws, 0), pid);
+      rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+      assert_int_not_equal(rc, 4);
+      bad += rc == 1;
+      crashed += rc < 0;
+    }
+  }
+  int rc = 0;
+  for (long n = 1; n < 100000 && rc != 3; n++, runs++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(puts_once(n));
+    int ws;
+    assert_int_equal(waitpid(pid, &ws, 0), pid);
+    rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    assert_int_not_equal(rc, 4);
+    bad += rc == 1;
+    crashed += rc < 0;
+  }
+  printf("%ld runs, each failing one allocation of the Consul arguments or of map puts: %ld incomplete, %ld crashed\n",
+         runs, bad, crashed);
+  po_Arena_Free(a);
+  json_object_put(obj);
+  assert_true(runs > 256);
+  assert_int_equal(bad, 0);
+  assert_int_equal(crashed, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_compile_never_refuses_for_memory),
                                      cmocka_unit_test(test_refusal_quotes_or_no_memory),
-                                     cmocka_unit_test(test_accepted_keeps_route_namespaces)};
+                                     cmocka_unit_test(test_accepted_keeps_route_namespaces),
+                                     cmocka_unit_test(test_consul_arguments_whole_or_none)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

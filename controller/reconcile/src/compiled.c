@@ -125,6 +125,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   po_Arena *a = po_Arena_NewFitted(fit), *scratch = po_Arena_New();
   po_TargetOptions o = opts ? *opts : (po_TargetOptions){0};
   o.arguments_arena = scratch; /* the Consul arguments: read once, below, then freed */
+  o.spec_arena = scratch;      /* the spec's value tree: what the compiled form references is copied out */
   char *u = strdup(uid ? uid : "");
   po_CompileOutcome got = e && a && scratch && u ? po_CompiledOverride_FromObject(src, &o, a, &e->c) : kPo_CompileOutcome_NoMemory;
   if (got == kPo_CompileOutcome_NoMemory) goto oom;
@@ -155,6 +156,7 @@ po_CompiledEntry *po_CompiledEntry_Make(const json_object *obj, po_CompileWhich 
   if (e->c.accepted && !arguments(e, a)) goto oom;
   e->c.consul_arguments = NULL; /* in scratch, freed below: the text is `arguments` */
   e->c.options.arguments_arena = NULL;
+  e->c.options.spec_arena = NULL;
   if (e->c.accepted && !deprecated(e, a)) goto oom;
   if (!e->c.accepted) {
     /* The Accepted=False message, made once: bounded to fit the condition with its prefix. */

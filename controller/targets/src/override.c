@@ -172,29 +172,24 @@ const po_EnvoyApi *po_TargetOptions_Api(const po_TargetOptions *opts, po_Mesh me
 }
 
 /* The spec into args: 1 decoded, 0 refused (the why in c->diags), -1 out of memory. The spec's
- * value tree (about six times its JSON) is made in a scratch arena, and what args references of it
- * (its strings, the patches' values) copied into a: a compiled form kept for a PropertyOverride's
- * life (the reconciler's) holds its patches, not the whole tree (1.8 KB of a one-patch spec). */
+ * value tree is made in options.spec_arena when set, and what args references of it (its strings,
+ * the patches' values) copied into a (po_TargetOptions.spec_arena says why). */
 static int decode_spec(const json_object *obj, po_Arena *a, po_CompiledOverride *c, po_Arguments *args) {
   json_object *spec = po_Json_Get(obj, "spec");
+  po_Arena *tree = c->options.spec_arena ? c->options.spec_arena : a;
   po_Status st;
   po_Status_Clear(&st);
-  po_Arena *tree = po_Arena_New();
-  if (!tree) return -1;
   po_Value *sv = NULL;
   /* A spec present as null is decoded (and refused by the spec decoder), not "required". */
   bool has_spec = json_object_object_get_ex(obj, "spec", NULL);
-  int got = 1;
   if (!has_spec || !(sv = po_Value_FromJsonC(spec, tree, &st))) {
-    if (spec && st.code == kPo_Status_NoMemory) got = -1; /* not a verdict on the spec */
-    else error(c, a, -1, spec ? st.message : "spec: required"), got = 0;
-  } else if (!po_Arguments_DecodeSpec(sv, a, args, c->diags)) {
-    got = 0; /* refused (memory that ran out in a reads as such: po_CompiledOverride_Compile) */
-  } else if (!po_Arguments_Adopt(args, a)) {
-    got = -1;
+    if (spec && st.code == kPo_Status_NoMemory) return -1; /* not a verdict on the spec */
+    error(c, a, -1, spec ? st.message : "spec: required");
+    return 0;
   }
-  po_Arena_Free(tree);
-  return got;
+  /* refused: memory that ran out in a reads as such (po_CompiledOverride_Compile) */
+  if (!po_Arguments_DecodeSpec(sv, a, args, c->diags)) return 0;
+  return tree == a || po_Arguments_Adopt(args, a) ? 1 : -1;
 }
 
 /* The compile; false only when out of memory (c->accepted says the verdict). */

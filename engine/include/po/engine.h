@@ -358,7 +358,8 @@ bool po_Arguments_Adopt(po_Arguments *args, po_Arena *a);
  * wire format delivers numbers as float64, which enums refuse). Inside object values, each child
  * is rewritten by its own field. Paths that do not resolve are left for validation to report. */
 void po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a);
-/* The `arguments` object Consul's decoder accepts for these arguments (PascalCase keys). */
+/* The `arguments` object Consul's decoder accepts for these arguments (PascalCase keys); NULL when
+ * out of memory (never arguments with a field left out). */
 po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a);
 
 /* ---- validation and compilation ------------------------------------------------------------- */

@@ -7,10 +7,8 @@
  *        wire typing (check_wire) -> the Consul `arguments`
  *
  * The wire verdicts guarantee that what we would write into a ServiceDefaults is what Consul
- * accepts, with the same meaning. Everything lives in the caller's arena but the spec's value
- * tree, made in a scratch arena of the compile's own and freed once decoded: what the arguments
- * reference of it is copied out (po_Arguments_Adopt), so a compiled form kept for long holds its
- * patches, not the tree (about six times the spec's JSON). */
+ * accepts, with the same meaning. Everything lives in the caller's arena (but what
+ * po_TargetOptions.spec_arena and arguments_arena place elsewhere). */
 #ifndef PO_TARGETS_OVERRIDE_H_
 #define PO_TARGETS_OVERRIDE_H_
 
@@ -54,6 +52,14 @@ typedef struct {
    * frees at once, they do not stay beside the compiled form (about 1 KB of a one-patch
    * PropertyOverride's 3.9 KB arena). Borrowed; the caller clears consul_arguments before freeing it. */
   po_Arena *arguments_arena;
+  /* Where the compile makes the spec's value tree (NULL: the compile's arena). The same holder:
+   * the tree is about six times the spec's JSON (1.8 KB of a one-patch PropertyOverride's 3.2 KB
+   * kept form), and the compiled form needs only what the decoded arguments reference of it, their
+   * strings and the patches' values, which the compile then copies into its own arena
+   * (po_Arguments_Adopt). The compile leaves nothing there that its result references; the caller
+   * frees it after. Not set by the webhook and the CLI, which free the whole arena after one
+   * compile: the copy would only add to their peak (test_webhook_cost's reservations). Borrowed. */
+  po_Arena *spec_arena;
 } po_TargetOptions;
 
 /* The snapshot judging `mesh`'s targets under `opts` (NULL: the default snapshot): its api, else
