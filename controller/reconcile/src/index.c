@@ -17,8 +17,9 @@
 #include "sync.h"
 
 /* Our last writes of a PropertyOverride (finalizer, then status), as what its watch events must
- * hold to be those writes coming back. One allocation, the uid last: an entry's strings are
- * sized to what they hold (fixed 128-byte buffers were 600 of its 840 bytes for 36-byte uids). */
+ * hold to be those writes coming back. One allocation, the uid last: the index's strings are
+ * sized to what they hold (with fixed 128-byte uid and resourceVersion buffers a converged
+ * PropertyOverride cost the index 987 bytes, 587 now: test_index_memory). */
 typedef struct {
   int64_t generation;
   po_JsonHash spec;
@@ -31,7 +32,7 @@ typedef struct {
 /* A po_OverrideMemo as kept (that one is the callers' fixed-size form), with its current and
  * held target keys: one allocation, the strings after the struct. rv has room for rv_room bytes,
  * at least kMemoRvRoom: a later resourceVersion of the same object (po_TargetIndex_IsOwnOverrideWrite
- * moves the memo to it) fits in place while it is no longer. */
+ * moves the memo to it) is written in place when it fits, else the memo stays where it was. */
 typedef struct {
   int64_t generation;
   po_JsonHash spec_hash;

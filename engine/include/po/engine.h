@@ -348,9 +348,9 @@ bool po_Arguments_Decode(const po_Value *arguments, po_Arena *a, po_Arguments *o
 bool po_Arguments_DecodeSpec(const po_Value *spec, po_Arena *a, po_Arguments *out,
                              po_Diagnostics *diags);
 /* Copies into a every string and value that args (decoded by po_Arguments_DecodeSpec into a)
- * references in the tree it was decoded from, so
- * that tree may live in a scratch arena freed after the decode: a compiled override kept for long
- * then holds its patches' values, not the whole spec's tree. false when out of memory. */
+ * references in the tree it was decoded from, so that tree may live in a scratch arena freed after
+ * the decode: a compiled override kept for long then holds its patches' values, not the whole
+ * spec's tree. false when out of memory. */
 bool po_Arguments_Adopt(po_Arguments *args, po_Arena *a);
 /* Friendly values (beyond Consul), rewritten in place into the forms PatchStruct accepts, by the
  * type of the field each patch's path names: a Duration from a string ("5s", "1.5s", "250ms",
