@@ -443,8 +443,8 @@ static void envoy_api(const po_CompiledOverride *c, po_OverrideStatus *s) {
 static void judged(const po_Run *run, const po_RunItem *it, po_OverrideStatus *s) {
   const po_CompiledOverride *c = &it->ce->c;
   po_Condition *a = &s->accepted;
-  *a = (po_Condition){.type = "Accepted", .status = c->accepted && !it->refused ? "True" : "False",
-                      .reason = it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid"};
+  po_Condition_Init(a, "Accepted", c->accepted && !it->refused ? "True" : "False",
+                    it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid");
   if (it->refused) {
     snprintf(a->message, sizeof a->message, "%s", it->refusal);
   } else if (c->accepted) {
@@ -457,7 +457,7 @@ static void judged(const po_Run *run, const po_RunItem *it, po_OverrideStatus *s
   }
   envoy_api(c, s);
   if (c->accepted && !it->refused && it->ce->deprecated) {
-    s->deprecated = (po_Condition){.type = "Deprecated", .status = "True", .reason = "DeprecatedFields"};
+    po_Condition_Init(&s->deprecated, "Deprecated", "True", "DeprecatedFields");
     snprintf(s->deprecated.message, sizeof s->deprecated.message, "%s", it->ce->deprecated);
   }
 }
@@ -469,7 +469,11 @@ static void wanted_status(po_Run *run, size_t i, const po_OverlapIndex *peers, p
                           int64_t *live, bool *record) {
   po_RunItem *it = &run->items[i];
   const po_CompiledOverride *c = &it->ce->c;
-  *s = (po_OverrideStatus){.ns = run->ns, .generation = c->generation, .target_kind = run->kind, .target_name = run->name};
+  po_OverrideStatus_Init(s);
+  s->ns = run->ns;
+  s->generation = c->generation;
+  s->target_kind = run->kind;
+  s->target_name = run->name;
   int64_t live_gen = run->target_ok ? it->entry_generation : 0;
   if (mesh(run)->status_object) mesh(run)->status_object(run, i, s, &live_gen);
   s->live_generation = live_gen;
@@ -610,6 +614,7 @@ static void status(po_Run *run) {
       if (!go) break;
     }
     run->r.overlap_checks = po_OverlapIndex_Checks(overlaps);
+    run->r.overlap_described = po_OverlapIndex_Described(overlaps);
     /* out of memory: no memo, and the next reconcile compares every pair again */
     if (!run->dry) po_TargetIndex_SetOverlapMemo(run->ix, run->key, po_OverlapIndex_Memo(overlaps, &next, run->ar) ? &next : NULL);
   }

@@ -164,6 +164,26 @@ bool po_Status_Matches(json_object *old, const po_OverrideStatus *s) {
   return true;
 }
 
+void po_Condition_Init(po_Condition *c, const char *type, const char *status, const char *reason) {
+  c->type = type;
+  c->status = status;
+  c->reason = reason;
+  c->message[0] = '\0';
+}
+
+void po_OverrideStatus_Init(po_OverrideStatus *s) {
+  /* every field but the conditions' message buffers, which need only their first byte */
+  s->ns = s->target_name = s->target_api_version = s->target_kind_name = s->target_ns = NULL;
+  s->generation = s->live_generation = s->last_valid_generation = 0;
+  s->target_kind = (po_TargetKind)0;
+  po_Condition_Init(&s->accepted, NULL, NULL, NULL);
+  po_Condition_Init(&s->programmed, NULL, NULL, NULL);
+  po_Condition_Init(&s->deprecated, NULL, NULL, NULL);
+  s->api_mesh = s->api_release = s->api_snapshot = NULL;
+  s->last_valid_spec = NULL;
+  s->created_ns = s->created_name = s->created_uid = NULL;
+}
+
 static uint64_t mix(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
   for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
