@@ -91,9 +91,11 @@ static void check(bool overlapping) {
          overlapping ? "overlapping" : "apart", (unsigned long long)small, small_checks, (unsigned long long)large,
          large_checks, (double)large / (double)small, (double)large_checks / (double)(small_checks ? small_checks : 1));
   /* ten times the PropertyOverrides: ten times the work, and the logarithms of a sort and lookups
-   * (10.5-12x; 19x when live entries and owners were looked for in turn). Apart, the services
-   * each patch names cost compares of their own in every check: the checks are what count. */
-  if (overlapping) assert_true(large <= small * 15);
+   * (9.1x; 19x when live entries and owners were looked for in turn, 10.7x while each
+   * PropertyOverride's current entry was looked for along the target's list, current_args in
+   * consul_reconcile.c). Apart, the services each patch names cost compares of their own in
+   * every check: the checks are what count. */
+  if (overlapping) assert_true(large <= small * 10);
   /* apart: the changed one with every peer, and every peer with it (2k, not k*k: 90*89 at 90);
    * overlapping: each one's scan up to the fourth peer it overlaps (4k) */
   assert_true(large_checks <= 4 * 90 + 8);
