@@ -184,9 +184,17 @@ void po_OverrideStatus_Init(po_OverrideStatus *s) {
   s->created_ns = s->created_name = s->created_uid = NULL;
 }
 
+/* Eight bytes a step (a byte a step was 9,500 instructions per status, its messages about 2 KB):
+ * the hash only ever meets hashes of this process (the memo), never a stored one. */
 static uint64_t mix(uint64_t h, const void *p, size_t n) {
   const unsigned char *b = p;
-  for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
+  for (; n >= 8; b += 8, n -= 8) {
+    uint64_t w;
+    memcpy(&w, b, sizeof w);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ULL;
+    h ^= h >> 32;
+  }
+  for (; n; b++, n--) h = (h ^ *b) * 0x100000001b3ULL;
   return h;
 }
 static uint64_t mix_str(uint64_t h, const char *s) { return mix(h, s ? s : "", (s ? strlen(s) : 0) + 1); }
