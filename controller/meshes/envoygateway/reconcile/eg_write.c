@@ -250,6 +250,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
 bool po_EG_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                  po_Arena *ar, int *writes, po_CtlStatus *st) {
   po_OwnedKindOps k = policy_ops(io);
+  if (!k.get || !k.write) return true; /* Envoy Gateway not enabled: no name to make */
   const char *pname = policy_name(ns, name, ar);
   if (!pname) {
     po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
