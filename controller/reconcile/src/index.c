@@ -600,22 +600,17 @@ const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const cha
 /* ---- a target's overlap memo (overlap.h) ---- */
 
 static size_t memo_bytes(const po_OverlapMemo *m) {
-  return sizeof *m + (m->nseen + m->nscanned) * sizeof(po_JsonHash) + m->nfound * sizeof(po_OverlapPair) +
-         m->nsaid * sizeof(po_OverlapSaid) + m->ntext;
+  return sizeof *m + (m->nseen + m->nscanned) * sizeof(po_JsonHash) + m->nfound * sizeof(po_OverlapPair);
 }
 
-/* One block: the struct, then its four arrays (each of 8-byte aligned elements), then the texts. */
+/* One block: the struct, then its three arrays (each of 8-byte aligned elements). */
 static void memo_copy(const po_OverlapMemo *m, po_OverlapMemo *into) {
   po_JsonHash *seen = (po_JsonHash *)(into + 1), *scanned = seen + m->nseen;
   po_OverlapPair *found = (po_OverlapPair *)(scanned + m->nscanned);
-  po_OverlapSaid *said = (po_OverlapSaid *)(found + m->nfound);
-  char *text = (char *)(said + m->nsaid);
-  if (m->nseen) memcpy(seen, m->seen, m->nseen * sizeof *seen);
-  if (m->nscanned) memcpy(scanned, m->scanned, m->nscanned * sizeof *scanned);
-  if (m->nfound) memcpy(found, m->found, m->nfound * sizeof *found);
-  if (m->nsaid) memcpy(said, m->said, m->nsaid * sizeof *said);
-  if (m->ntext) memcpy(text, m->text, m->ntext);
-  *into = (po_OverlapMemo){seen, m->nseen, scanned, m->nscanned, found, m->nfound, said, m->nsaid, text, m->ntext};
+  memcpy(seen, m->seen, m->nseen * sizeof *seen);
+  memcpy(scanned, m->scanned, m->nscanned * sizeof *scanned);
+  memcpy(found, m->found, m->nfound * sizeof *found);
+  *into = (po_OverlapMemo){seen, m->nseen, scanned, m->nscanned, found, m->nfound};
 }
 
 bool po_TargetIndex_OverlapMemo(po_TargetIndex *ix, const char *target_key, po_OverlapMemo *out, po_Arena *ar) {

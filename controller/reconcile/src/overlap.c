@@ -25,10 +25,7 @@ struct po_OverlapIndex {
   unsigned char *state;
   size_t (*hits)[kShown + 1];
   unsigned char *nhits;
-  const char *(*said)[kShown + 1]; /* the sentence said of each hit named (NULL: none, or not to keep) */
   size_t *checks;        /* engine comparisons made (po_OverlapIndex_Checks) */
-  size_t *described;     /* sentences composed (po_OverlapIndex_Described) */
-  po_Arena *ar;          /* the sentences' copies */
 };
 
 static int id_cmp(po_JsonHash a, po_JsonHash b) {
@@ -164,13 +161,8 @@ static bool answer_from(po_OverlapIndex *ix, const po_OverlapMemo *prev, po_Aren
   ix->state = po_Arena_Malloc(ar, n * sizeof *ix->state);
   ix->hits = po_Arena_Malloc(ar, n * sizeof *ix->hits);
   ix->nhits = po_Arena_Malloc(ar, n * sizeof *ix->nhits);
-  ix->said = po_Arena_Malloc(ar, n * sizeof *ix->said);
   ix->checks = po_Arena_Malloc(ar, sizeof *ix->checks);
-  ix->described = po_Arena_Malloc(ar, sizeof *ix->described);
-  ix->ar = ar;
-  if (!ix->row || !ix->col || !ix->state || !ix->hits || !ix->nhits || !ix->said || !ix->checks || !ix->described) {
-    return false;
-  }
+  if (!ix->row || !ix->col || !ix->state || !ix->hits || !ix->nhits || !ix->checks) return false;
   for (size_t i = 0; prev && i < ix->n; i++) {
     po_JsonHash id = ix->peers[i].id;
     if (!has_id(id) || !ix->peers[i].override) continue;
@@ -302,37 +294,6 @@ static bool known_pair(const po_OverlapMemo *m, po_JsonHash x, po_JsonHash y) {
   return m->nfound && bsearch(&p, m->found, m->nfound, sizeof p, by_pair);
 }
 
-static int by_said(const void *a, const void *b) {
-  return by_pair(&((const po_OverlapSaid *)a)->pair, &((const po_OverlapSaid *)b)->pair);
-}
-
-/* Whether the sentence of the pair (i, j) is a function of the two ids alone: Consul's order
- * (tier, priority, name, namespace) and the two compiled forms are; Istio's also reads creation
- * times and the release, which no id covers. */
-static bool sayable_by_ids(const po_OverlapPeer *x, const po_OverlapPeer *y) {
-  return !x->istio && !y->istio && has_id(x->id) && has_id(y->id);
-}
-
-/* The sentence of peer i about peer j into out: the last reconcile's when it said one of this
- * very pair, else composed (describe); the text kept for the next memo (NULL: not kept). */
-static const char *say_pair(const po_OverlapIndex *ix, const po_Conflict *c, size_t i, size_t j, char *out, size_t size) {
-  const po_OverlapPeer *x = &ix->peers[i], *y = &ix->peers[j];
-  bool keep = sayable_by_ids(x, y);
-  const po_OverlapMemo *m = ix->prev;
-  po_OverlapSaid key = {.pair = {x->id, y->id}};
-  const po_OverlapSaid *was = keep && m && m->nsaid ? bsearch(&key, m->said, m->nsaid, sizeof key, by_said) : NULL;
-  if (was) {
-    snprintf(out, size, "%s", m->text + was->at);
-  } else {
-    describe(c, x, y, out, size);
-    (*ix->described)++;
-  }
-  size_t len = strlen(out);
-  /* cut short by the room left (long sentences before it): not the pair's whole sentence */
-  if (len + 1 >= size) return NULL;
-  return keep ? po_Arena_Strndup(ix->ar, out, len) : NULL;
-}
-
 bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) {
   out[0] = '\0';
   const po_OverlapPeer *peers = ix->peers;
@@ -360,13 +321,11 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
     po_Override_Conflicts(x, y, on_conflict, &s);
     (*ix->checks)++;
     if (!s.found) continue;
-    size_t h = ix->nhits[i]++;
-    ix->hits[i][h] = j;
-    ix->said[i][h] = NULL;
+    ix->hits[i][ix->nhits[i]++] = j;
     if (found++ >= kShown) continue;
     if (len + 8 >= size) continue;
     if (found > 1) len += (size_t)snprintf(out + len, size - len, "; also ");
-    if (len < size) ix->said[i][h] = say_pair(ix, &s.first, i, j, out + len, size - len);
+    if (len < size) describe(&s.first, &peers[i], &peers[j], out + len, size - len);
     len = strlen(out);
   }
   if (found > kShown && len < size) snprintf(out + len, size - len, PO_OVERLAP_MORE);
@@ -375,32 +334,6 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
 }
 
 size_t po_OverlapIndex_Checks(const po_OverlapIndex *ix) { return *ix->checks; }
-size_t po_OverlapIndex_Described(const po_OverlapIndex *ix) { return *ix->described; }
-
-/* The sentences said this reconcile, for the next one's memo: sorted by pair, texts in one block. */
-static bool memo_said(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Arena *ar) {
-  size_t n = 0, bytes = 0;
-  for (size_t i = 0; i < ix->n; i++) {
-    for (size_t h = 0; h < ix->nhits[i]; h++) {
-      if (ix->said[i][h]) n++, bytes += strlen(ix->said[i][h]) + 1;
-    }
-  }
-  out->said = po_Arena_Malloc(ar, (n ? n : 1) * sizeof *out->said);
-  out->text = po_Arena_Malloc(ar, bytes ? bytes : 1);
-  if (!out->said || !out->text) return false;
-  for (size_t i = 0; i < ix->n; i++) {
-    for (size_t h = 0; h < ix->nhits[i]; h++) {
-      const char *t = ix->said[i][h];
-      if (!t) continue;
-      size_t l = strlen(t) + 1;
-      out->said[out->nsaid++] = (po_OverlapSaid){{ix->peers[i].id, ix->peers[ix->hits[i][h]].id}, out->ntext};
-      memcpy(out->text + out->ntext, t, l);
-      out->ntext += l;
-    }
-  }
-  qsort(out->said, out->nsaid, sizeof *out->said, by_said);
-  return true;
-}
 
 bool po_OverlapIndex_Memo(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Arena *ar) {
   *out = (po_OverlapMemo){0};
@@ -425,5 +358,5 @@ bool po_OverlapIndex_Memo(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Are
   qsort(out->seen, out->nseen, sizeof *out->seen, by_id);
   qsort(out->scanned, out->nscanned, sizeof *out->scanned, by_id);
   qsort(out->found, out->nfound, sizeof *out->found, by_pair);
-  return memo_said(ix, out, ar);
+  return true;
 }

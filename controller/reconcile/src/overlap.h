@@ -60,14 +60,6 @@ po_JsonHash po_Overlap_PeerId(const po_CompiledEntry *e, po_OverlapTier tier, co
 typedef struct {
   po_JsonHash x, y;
 } po_OverlapPair;
-/* A sentence po_Overlap_Of said of a pair (x's status, about y): a function of the two ids alone
- * for Consul's peers (uid, so name and namespace; the spec hash, so the patches and priority;
- * tier and target), kept so a reconcile after one PropertyOverride changed composes only the
- * sentences of the pairs that changed (Istio's order also reads creation times: never kept). */
-typedef struct {
-  po_OverlapPair pair;
-  size_t at; /* its text: the memo's `text` + at, NUL-ended */
-} po_OverlapSaid;
 typedef struct {
   po_JsonHash *seen;      /* every peer taking part, sorted */
   size_t nseen;
@@ -75,10 +67,6 @@ typedef struct {
   size_t nscanned;
   po_OverlapPair *found;  /* (scanned, seen) pairs that overlap, sorted */
   size_t nfound;
-  po_OverlapSaid *said;   /* sentences said of pairs, sorted by pair */
-  size_t nsaid;
-  char *text;             /* their texts */
-  size_t ntext;
 } po_OverlapMemo;
 
 /* The apply order of two peers; < 0 when a is applied before b. Consul's: tier (ProxyDefaults
@@ -106,8 +94,6 @@ po_OverlapIndex *po_OverlapIndex_NewFrom(const po_OverlapPeer *peers, size_t n, 
 bool po_OverlapIndex_Memo(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Arena *ar);
 /* The pairs po_Overlap_Of compared with the engine so far. */
 size_t po_OverlapIndex_Checks(const po_OverlapIndex *ix);
-/* The overlap sentences po_Overlap_Of composed so far (those the memo did not hold). */
-size_t po_OverlapIndex_Described(const po_OverlapIndex *ix);
 
 /* The overlap memo of a target's last reconcile, kept in the target index (index.c): copied
  * into ar; false when there is none (or no room). Set replaces it (NULL forgets it); it goes

@@ -614,7 +614,6 @@ static void status(po_Run *run) {
       if (!go) break;
     }
     run->r.overlap_checks = po_OverlapIndex_Checks(overlaps);
-    run->r.overlap_described = po_OverlapIndex_Described(overlaps);
     /* out of memory: no memo, and the next reconcile compares every pair again */
     if (!run->dry) po_TargetIndex_SetOverlapMemo(run->ix, run->key, po_OverlapIndex_Memo(overlaps, &next, run->ar) ? &next : NULL);
   }

@@ -315,8 +315,6 @@ typedef struct {
   int sync_timeouts;      /* SyncTimeout Events raised */
   size_t overlap_checks;  /* pairs of PropertyOverrides the engine compared for overlaps (those the
                            * target's overlap memo could not answer) */
-  size_t overlap_described; /* overlap sentences composed for Programmed messages (those the memo
-                             * did not hold: of the pairs whose PropertyOverrides changed) */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);
