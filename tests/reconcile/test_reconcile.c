@@ -980,9 +980,10 @@ static void test_forged_marker_namespace_gains_nothing(void **state) {
  * home and is invalid: the held last valid generation must not keep (or rewrite) the entry in
  * another namespace's ServiceDefaults. The tenancy check asks about the namespace of the target
  * being written, not only about the current spec. */
-/* platform/a programmed into shop/web under the policy; the policy revoked (the controller
- * restarted without the flag) and a's generation 2 back home and invalid: held at shop/web. */
-static void held_in_shop_then_revoked(Fake *fx) {
+/* platform/a programmed into shop/web under the policy; revoke: the policy revoked (the
+ * controller restarted without the flag); then a's generation 2 back home and invalid: held at
+ * shop/web either way. */
+static void held_in_shop(Fake *fx, bool revoke) {
   po_CtlStatus cross;
   fx->tenancy.n_cross = 0;
   assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
@@ -991,9 +992,11 @@ static void held_in_shop_then_revoked(Fake *fx) {
   assert_true(run_shop(fx).ok);
   assert_string_equal(cond_ns(fx, "platform", "a", "Programmed", "status"), "True");
   assert_int_equal(json_object_array_length(shop_ext(fx)), 1);
-  fx->tenancy.n_cross = 0;
+  if (revoke) fx->tenancy.n_cross = 0;
   apply_override_ns(fx, "platform", "a", 2, "web", NULL, kBad);
 }
+
+static void held_in_shop_then_revoked(Fake *fx) { held_in_shop(fx, true); }
 
 static void test_adv_revoked_policy_held_entry_leaves_other_namespace(void **state) {
   Fake *fx = *state;
@@ -1083,13 +1086,7 @@ static int64_t programmed_generation(Fake *fx, const char *key) {
  * deleting the tenant's ServiceDefaults under t_revoke's set-up). */
 static void test_restored_held_entry_queues_its_own_target(void **state) {
   Fake *fx = *state;
-  po_CtlStatus cross;
-  fx->tenancy.n_cross = 0;
-  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
-  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood);
-  assert_true(run_shop(fx).ok);
-  assert_true(run_shop(fx).ok);
-  apply_override_ns(fx, "platform", "a", 2, "web", NULL, kBad);
+  held_in_shop(fx, false);
   po_ReconcileIO io = fx->io;
   io.enqueue = record_enqueue;
   assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/web").ok);
