@@ -117,23 +117,49 @@ int po_Duration_Parse(const char *s, int64_t *secs, int32_t *nanos) {
   return seconds_form ? protojson_form(s, n, secs, nanos) : go_duration(s, secs, nanos);
 }
 
-static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a);
+/* Each rewrite below returns the value to use; when memory runs out it clears *ok (the value it
+ * returns is then not to be used): a Duration without its nanos, a list of enums without an
+ * element or an object without a child would be a different override, accepted as if whole. A
+ * NULL value is JSON's null, so the flag, not the pointer, says whether it worked. */
+static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a, bool *ok);
 
-static po_Value *object_children(const upb_MessageDef *m, const po_Value *v, po_Arena *a) {
+static po_Value *oom(bool *ok) {
+  *ok = false;
+  return NULL;
+}
+
+static po_Value *object_children(const upb_MessageDef *m, const po_Value *v, po_Arena *a, bool *ok) {
   po_Value *out = po_Value_NewMap(a);
-  if (!out) return (po_Value *)v;
+  if (!out) return oom(ok);
   po_Value_SetPos(out, po_Value_Pos(v));
-  for (size_t i = 0; i < po_Value_Size(v); i++) {
+  for (size_t i = 0; i < po_Value_Size(v) && *ok; i++) {
     const char *k = po_Value_KeyAt(v, i);
     const upb_FieldDef *cf = upb_MessageDef_FindFieldByName(m, k);
     po_Value *cv = (po_Value *)po_Value_At(v, i);
+    if (cf) cv = friendly(cf, cv, a, ok);
     /* The source map's keys are unique: appending keeps this linear in the number of keys. */
-    po_Value_MapAppendUnique(a, out, k, cf ? friendly(cf, cv, a) : cv);
+    if (*ok && !po_Value_MapAppendUnique(a, out, k, cv)) return oom(ok);
   }
   return out;
 }
 
-static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a) {
+/* A repeated enum given by numbers: each known number by its name, the others as they were. */
+static po_Value *enum_list(const upb_EnumDef *e, const po_Value *v, po_Arena *a, bool *ok) {
+  po_Value *l = po_Value_NewList(a);
+  if (!l) return oom(ok);
+  for (size_t i = 0; i < po_Value_Size(v); i++) {
+    const po_Value *e1 = po_Value_At(v, i);
+    po_Value *c = (po_Value *)e1;
+    if (po_Value_Kind(e1) == kPo_ValueKind_Int) {
+      const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(e, (int32_t)po_Value_Int(e1));
+      if (ev && !(c = po_Value_NewString(a, upb_EnumValueDef_Name(ev), strlen(upb_EnumValueDef_Name(ev))))) return oom(ok);
+    }
+    if (!po_Value_ListAppend(a, l, c)) return oom(ok);
+  }
+  return l;
+}
+
+static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a, bool *ok) {
   po_ValueKind k = po_Value_Kind(v);
   if (upb_FieldDef_IsMap(f)) return (po_Value *)v;
   if (upb_FieldDef_CType(f) == kUpb_CType_Enum) {
@@ -143,23 +169,12 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
       if (ev) {
         const char *n = upb_EnumValueDef_Name(ev);
         po_Value *s = po_Value_NewString(a, n, strlen(n));
-        if (s) po_Value_SetPos(s, po_Value_Pos(v));
-        return s ? s : (po_Value *)v;
+        if (!s) return oom(ok);
+        po_Value_SetPos(s, po_Value_Pos(v));
+        return s;
       }
     }
-    if (k == kPo_ValueKind_List && upb_FieldDef_IsRepeated(f)) {
-      po_Value *l = po_Value_NewList(a);
-      for (size_t i = 0; l && i < po_Value_Size(v); i++) {
-        const po_Value *e1 = po_Value_At(v, i);
-        po_Value *c = (po_Value *)e1;
-        if (po_Value_Kind(e1) == kPo_ValueKind_Int) {
-          const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(e, (int32_t)po_Value_Int(e1));
-          if (ev) c = po_Value_NewString(a, upb_EnumValueDef_Name(ev), strlen(upb_EnumValueDef_Name(ev)));
-        }
-        po_Value_ListAppend(a, l, c ? c : (po_Value *)e1);
-      }
-      return l ? l : (po_Value *)v;
-    }
+    if (k == kPo_ValueKind_List && upb_FieldDef_IsRepeated(f)) return enum_list(e, v, a, ok);
     return (po_Value *)v;
   }
   if (!upb_FieldDef_IsSubMessage(f) || upb_FieldDef_IsRepeated(f)) return (po_Value *)v;
@@ -168,14 +183,13 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a)
     int64_t secs;
     int32_t nanos;
     if (po_Duration_Parse(po_Value_String(v, NULL), &secs, &nanos) != 1) return (po_Value *)v;
-    po_Value *d = po_Value_NewMap(a);
-    if (!d) return (po_Value *)v;
+    po_Value *d = po_Value_NewMap(a), *sv = po_Value_NewInt(a, secs), *nv = nanos ? po_Value_NewInt(a, nanos) : NULL;
+    if (!d || !sv || (nanos && !nv) || !po_Value_MapPut(a, d, "seconds", sv) || (nanos && !po_Value_MapPut(a, d, "nanos", nv)))
+      return oom(ok);
     po_Value_SetPos(d, po_Value_Pos(v));
-    po_Value_MapPut(a, d, "seconds", po_Value_NewInt(a, secs));
-    if (nanos) po_Value_MapPut(a, d, "nanos", po_Value_NewInt(a, nanos));
     return d;
   }
-  if (k == kPo_ValueKind_Map) return object_children(m, v, a);
+  if (k == kPo_ValueKind_Map) return object_children(m, v, a, ok);
   return (po_Value *)v;
 }
 
@@ -185,21 +199,29 @@ static const upb_FieldDef *target(const po_Schema *s, const upb_MessageDef *m, c
   return po_Path_Resolve(s, m, path, a, &r) ? po_Resolved_Target(&r) : NULL;
 }
 
-void po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a) {
+bool po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a) {
   const po_Schema *s = po_EnvoyApi_Schema_(api, a, NULL);
-  if (!s) return;
+  if (!s) return true; /* the compile that follows says there is no schema (or out of memory) */
   for (size_t i = 0; i < args->patch_count; i++) {
     po_Patch *p = &args->patches[i];
     if (!p->value || !p->path || po_Op_Parse(p->op) != kPo_Op_Add) continue;
     const char *msg = po_ResourceType_Message(po_ResourceType_Parse(p->resource_filter.resource_type));
     const upb_MessageDef *root = msg ? po_Schema_FindMessage(s, msg) : NULL;
     const upb_FieldDef *f = root ? target(s, root, p->path, a) : NULL;
+    /* a path left unresolved for want of memory would leave "5s" or an enum's number as written,
+     * which a target without Consul's wire typing accepts for a repeated enum */
+    if (!f && po_Engine_OutOfMemory(a)) return false;
     if (!f) continue;
+    bool ok = true;
+    po_Value *v;
     if (po_Value_Kind(p->value) == kPo_ValueKind_Map && upb_FieldDef_IsSubMessage(f) && !upb_FieldDef_IsRepeated(f) &&
         !upb_FieldDef_IsMap(f)) {
-      p->value = object_children(upb_FieldDef_MessageSubDef(f), p->value, a);
+      v = object_children(upb_FieldDef_MessageSubDef(f), p->value, a, &ok);
     } else {
-      p->value = friendly(f, p->value, a);
+      v = friendly(f, p->value, a, &ok);
     }
+    if (!ok) return false; /* this patch keeps its value as written; the caller reports out of memory */
+    p->value = v;
   }
+  return true;
 }

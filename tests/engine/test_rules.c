@@ -98,7 +98,7 @@ static po_Diagnostics *run(const Row *r, po_Override **out) {
     po_Value *spec = po_Value_ParseJson(text, strlen(text), A, &st);
     assert_non_null(spec);
     assert_true(po_Arguments_DecodeSpec(spec, A, &args, d));
-    po_Arguments_Friendly(NULL, &args, A);
+    assert_true(po_Arguments_Friendly(NULL, &args, A));
     *out = po_Override_Compile(&args, NULL, A, d);
   } else {
     snprintf(text, sizeof text,

@@ -286,10 +286,118 @@ static void test_consul_arguments_whole_or_none(void **state) {
   assert_int_equal(crashed, 0);
 }
 
+/* po_Arguments_Friendly when memory runs out: its puts and appends were not checked, so a
+ * Duration written "1.5s" could come out {"seconds": 1} (its nanos' put failed), a list of enums
+ * by number without an element, an object value without a child, and the compile accepted that
+ * other override. A Gateway target: Consul's wire typing refuses a repeated enum. Each allocation of a compile fails in turn, with the arena filled before by 0
+ * to 4,088 bytes so that its blocks end at each of the rewrite's puts: NoMemory, or accepted with
+ * exactly the arguments of the unarmed compile (the Consul arguments' JSON, written after). Each
+ * child loads the schema and compiles once unarmed first, so the sweep is the compile's alone. */
+static const char kFriendly[] =
+    "{\"metadata\":{\"name\":\"f\",\"namespace\":\"edge\"},\"spec\":{\"targetRef\":{\"group\":"
+    "\"gateway.networking.k8s.io\",\"kind\":\"Gateway\",\"name\":\"public\"},\"patches\":["
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/connect_timeout\",\"value\":\"1.5s\"},"
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/common_lb_config/override_host_status\",\"value\":{\"statuses\":[1,2,3,4,5]}},"
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/lb_policy\",\"value\":2},"
+    "{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    " \"op\":\"add\",\"path\":\"/outlier_detection\",\"value\":{\"max_ejection_percent\":50,\"consecutive_5xx\":7,"
+    "\"success_rate_minimum_hosts\":3,\"enforcing_success_rate\":90}}]}}";
+
+/* One compile with allocation n failing, the schema loaded and the arena filled: 0 no memory, or
+ * accepted with want's arguments (into out); 1 accepted with others (on stderr); 2 refused; 3 the
+ * compile made fewer than n allocations (its arguments into out); 4 the set-up failed. */
+static int friendly_once(const json_object *obj, const char *want, size_t fill, long n, char *out, size_t size) {
+  po_Arena *a = po_Arena_New();
+  po_CompiledOverride c;
+  if (!a || (fill && !po_Arena_Malloc(a, fill))) return 4;
+  g_count = 0;
+  g_fail_at = n;
+  po_CompileOutcome got = po_CompiledOverride_FromObject(obj, NULL, a, &c);
+  g_fail_at = -1;
+  if (g_count < n && got != kPo_CompileOutcome_Accepted) return 4;
+  if (got == kPo_CompileOutcome_NoMemory) return 0;
+  if (got == kPo_CompileOutcome_Refused) return 2;
+  const char *args = po_Value_ToJson(po_Arguments_ToConsul(c.args, a), a);
+  if (!args) return 4;
+  snprintf(out, size, "%s", args);
+  if (g_count < n) return 3;
+  if (strcmp(args, want) == 0) return 0;
+  fprintf(stderr, "fill %zu, allocation %ld: %s\n", fill, n, args);
+  return 1;
+}
+
+/* In a child, the schema loaded and one compile run unarmed (so that what the sweep fails is the
+ * compile's alone), then each allocation failed in turn with the arena filled by `fill` bytes,
+ * in that process (a compile that fails leaves nothing behind but its arena). What it counted
+ * ("runs bad refused"), or with want NULL the unarmed arguments, into out through a pipe. */
+static int friendly_child(const json_object *obj, const char *want, size_t fill, char *out, size_t size) {
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fd[0]);
+    static char args[4096], counts[64];
+    /* on demand, unless an earlier test of this binary loaded it whole in the parent */
+    (void)po_EnvoyApi_LoadOnDemand();
+    int rc = friendly_once(obj, "", 0, 1L << 60, args, sizeof args);
+    long runs = 0, bad = 0, refused = 0;
+    for (long n = 1; want && rc == 3 && n < 100000; n++, runs++) {
+      int r = friendly_once(obj, want, fill, n, args, sizeof args);
+      if (r == 4 || r == 3) break;
+      bad += r == 1;
+      refused += r == 2;
+    }
+    snprintf(counts, sizeof counts, "%ld %ld %ld", runs, bad, refused);
+    const char *say = want ? counts : args;
+    _exit(rc != 3 || write(fd[1], say, strlen(say)) < 0 ? 4 : 0);
+  }
+  close(fd[1]);
+  size_t got = 0;
+  ssize_t r;
+  while ((r = read(fd[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
+  out[got] = '\0';
+  close(fd[0]);
+  int ws;
+  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+}
+
+static void test_friendly_values_whole_or_no_memory(void **state) {
+  (void)state;
+  json_object *obj = json_tokener_parse(kFriendly);
+  assert_non_null(obj);
+  static char want[4096], got[64];
+  assert_int_equal(friendly_child(obj, NULL, 0, want, sizeof want), 0);
+  assert_non_null(strstr(want, "\"nanos\":500000000")); /* the rewrites are in what is compared */
+  assert_non_null(strstr(want, "\"statuses\":[\"HEALTHY\",\"UNHEALTHY\",\"DRAINING\",\"TIMEOUT\",\"DEGRADED\"]"));
+  long bad = 0, refused = 0, crashed = 0, runs = 0;
+  for (size_t fill = 0; fill <= 4088; fill += 8) {
+    int rc = friendly_child(obj, want, fill, got, sizeof got);
+    long r = 0, b = 0, f = 0;
+    if (rc == 0) assert_int_equal(sscanf(got, "%ld %ld %ld", &r, &b, &f), 3);
+    assert_int_not_equal(rc, 4);
+    crashed += rc != 0;
+    runs += r, bad += b, refused += f;
+  }
+  json_object_put(obj);
+  printf("%ld runs, each failing one allocation of a compile with friendly values: %ld incomplete, %ld refused, "
+         "%ld fills crashed\n", runs, bad, refused, crashed);
+  assert_true(runs > 256);
+  assert_int_equal(bad, 0);
+  assert_int_equal(refused, 0);
+  assert_int_equal(crashed, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_compile_never_refuses_for_memory),
                                      cmocka_unit_test(test_refusal_quotes_or_no_memory),
                                      cmocka_unit_test(test_accepted_keeps_route_namespaces),
-                                     cmocka_unit_test(test_consul_arguments_whole_or_none)};
+                                     cmocka_unit_test(test_consul_arguments_whole_or_none),
+                                     cmocka_unit_test(test_friendly_values_whole_or_no_memory)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

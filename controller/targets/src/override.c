@@ -236,7 +236,7 @@ static bool compile(const json_object *obj, const po_TargetOptions *opts, const 
     }
   }
   if (po_Diagnostics_ErrorCount(c->diags) > 0) return true;
-  po_Arguments_Friendly(c->api, args, a);
+  if (!po_Arguments_Friendly(c->api, args, a)) return false;
   /* One compile: the typed convention with every check, and the wire verdict of each patch
    * (what Consul decodes from the arguments we write) reported as an error of its own kind,
    * the reason taken from that kind; under the target's mesh release's snapshot. */
@@ -279,8 +279,9 @@ po_CompileOutcome po_CompiledOverride_Compile(const json_object *obj, const po_T
                                               const po_MeshRules *(*rules_for)(po_Mesh mesh), po_Arena *a,
                                               po_CompiledOverride *c) {
   if (!compile(obj, opts, rules_for, a, c)) return kPo_CompileOutcome_NoMemory;
-  /* Memory that ran out on the way (a schema load, a rewrite of po_Arguments_Friendly that kept
-   * "7s" as it was) reads as an error in the spec: it is no verdict (adv-27, test_compile_oom). */
+  /* Memory that ran out on the way (a schema load, a path the compile could not resolve) reads as
+   * an error in the spec: it is no verdict (adv-27, test_compile_oom). po_Arguments_Friendly says
+   * so itself: a rewrite it could not finish is no override (test_friendly_values_whole_or_no_memory). */
   if (!c->accepted && po_Engine_OutOfMemory(a)) return kPo_CompileOutcome_NoMemory;
   return c->accepted ? kPo_CompileOutcome_Accepted : kPo_CompileOutcome_Refused;
 }

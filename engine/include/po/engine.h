@@ -356,8 +356,10 @@ bool po_Arguments_Adopt(po_Arguments *args, po_Arena *a);
  * type of the field each patch's path names: a Duration from a string ("5s", "1.5s", "250ms",
  * "1h30m") becomes {"seconds": N, "nanos": M}; an enum given by number becomes its name (Consul's
  * wire format delivers numbers as float64, which enums refuse). Inside object values, each child
- * is rewritten by its own field. Paths that do not resolve are left for validation to report. */
-void po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a);
+ * is rewritten by its own field. Paths that do not resolve are left for validation to report.
+ * false when out of memory: then a patch may keep its value as written, never a part of a
+ * rewrite (a Duration without its nanos, a list without an element). */
+bool po_Arguments_Friendly(const po_EnvoyApi *api, po_Arguments *args, po_Arena *a);
 /* The `arguments` object Consul's decoder accepts for these arguments (PascalCase keys); NULL when
  * out of memory (never arguments with a field left out). */
 po_Value *po_Arguments_ToConsul(const po_Arguments *args, po_Arena *a);
