@@ -766,6 +766,8 @@ static po_Value *json_root(const Run *r) {
 
 static int report_json(const Run *r) {
   const char *s = po_Preview_PrettyValue(json_root(r), r->a);
+  /* a put that failed left a member or an element out of the tree: out of memory, no report */
+  if (po_Engine_OutOfMemory(r->a)) return -1;
   /* "resources" and "unmatched_resources" printed empty (keys in byte order: in that order),
    * their entries put in place from the temporary files */
   int rc = s ? splice(r->out, &s, "resources", r->body, r->jn) : -1;
@@ -835,6 +837,11 @@ int po_Preview_Run(const po_PreviewOptions *opt, po_PreviewOverride *all, size_t
   for (size_t i = 0; !rc && i < r.n; i++) rc = preview_resource(&r, i);
   if (!rc) rc = flush_spills(&r);
   if (!rc) rc = unmatched_patches(&r);
+  /* The run's lists (each resource's errors, the patches that matched nothing) are put into the
+   * run's arena without a check at each put: a put that failed left an entry out, and the arena
+   * says so. Asked here, before anything reaches `out`: out of memory, not a report short of an
+   * error (the text's "errors: N" listing fewer, the JSON's "errors" list). */
+  if (!rc && po_Engine_OutOfMemory(a)) rc = -1;
   if (!rc) rc = opt->json ? report_json(&r) : report_text(&r);
   if (r.body) fclose(r.body);
   if (r.unres) fclose(r.unres);
