@@ -2,7 +2,8 @@
 # lib.sh, with $shim the failalloc library. Each run must give exactly what a normal run gives, or
 # nothing on stdout, exit 2 and "out of memory" on stderr.
 # torture LABEL STRIDE ARGS...: the reference run, the count, then every STRIDE-th allocation
-# (from the first) failed in turn; OOM_FROM and OOM_TO (default 1 and the count) narrow it.
+# (from the first) failed in turn; OOM_FROM and OOM_TO (default 1 and the count) narrow it, and
+# OOM_LAST=N to the last N (the report's, after the schema's loads and the dump's decode).
 # OOM_SAME=json compares the outputs as JSON documents (jq -S): json-c's serializer drops the
 # pretty-printer's indentation when its buffer cannot grow, and says nothing (the same document).
 same_output() {
@@ -24,6 +25,7 @@ torture() {
   fi
   total=$(cat "$work/count")
   local from=${OOM_FROM:-1} to=${OOM_TO:-$total}
+  [ -n "${OOM_LAST:-}" ] && [ "$total" -gt "$OOM_LAST" ] && from=$((total - OOM_LAST + 1))
   [ "$to" -gt "$total" ] && to=$total
   for ((n = from; n <= to; n += stride)); do
     runs=$((runs+1))
