@@ -152,7 +152,8 @@ static po_Value *enum_list(const upb_EnumDef *e, const po_Value *v, po_Arena *a,
     po_Value *c = (po_Value *)e1;
     if (po_Value_Kind(e1) == kPo_ValueKind_Int) {
       const upb_EnumValueDef *ev = upb_EnumDef_FindValueByNumber(e, (int32_t)po_Value_Int(e1));
-      if (ev && !(c = po_Value_NewString(a, upb_EnumValueDef_Name(ev), strlen(upb_EnumValueDef_Name(ev))))) return oom(ok);
+      const char *name = ev ? upb_EnumValueDef_Name(ev) : NULL;
+      if (name && !(c = po_Value_NewString(a, name, strlen(name)))) return oom(ok);
     }
     if (!po_Value_ListAppend(a, l, c)) return oom(ok);
   }
@@ -184,8 +185,8 @@ static po_Value *friendly(const upb_FieldDef *f, const po_Value *v, po_Arena *a,
     int32_t nanos;
     if (po_Duration_Parse(po_Value_String(v, NULL), &secs, &nanos) != 1) return (po_Value *)v;
     po_Value *d = po_Value_NewMap(a), *sv = po_Value_NewInt(a, secs), *nv = nanos ? po_Value_NewInt(a, nanos) : NULL;
-    if (!d || !sv || (nanos && !nv) || !po_Value_MapPut(a, d, "seconds", sv) || (nanos && !po_Value_MapPut(a, d, "nanos", nv)))
-      return oom(ok);
+    if (!d || !sv || (nanos && !nv)) return oom(ok);
+    if (!po_Value_MapPut(a, d, "seconds", sv) || (nanos && !po_Value_MapPut(a, d, "nanos", nv))) return oom(ok);
     po_Value_SetPos(d, po_Value_Pos(v));
     return d;
   }
