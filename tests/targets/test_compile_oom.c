@@ -64,15 +64,49 @@ static int compile_once(const json_object *obj, long n) {
 
 /* One compile in a child process, the schema loaded on demand there (as the one-shot commands
  * load it): the loads the compile asks for fail too. */
-static int child(const json_object *obj, long n) {
+typedef struct {
+  const json_object *obj;
+  const po_Arguments *args;
+  const char *want;
+  size_t fill;
+  long n;
+  int fd; /* in the child of in_child_output: the pipe's write end */
+} Armed;
+
+/* fn(a) in a child process: its exit status (-1 when it crashed), what it writes to a->fd (or
+ * to stderr, as_stderr) read into out. */
+static int in_child_output(int (*fn)(const Armed *a), Armed *a, bool as_stderr, char *out, size_t size) {
+  int fd[2];
+  assert_int_equal(pipe(fd), 0);
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);
-  if (pid == 0) _exit(po_EnvoyApi_LoadOnDemand() ? compile_once(obj, n) : 4);
+  if (pid == 0) {
+    close(fd[0]);
+    if (as_stderr && dup2(fd[1], 2) < 0) _exit(5);
+    a->fd = fd[1];
+    _exit(fn(a));
+  }
+  close(fd[1]);
+  size_t got = 0;
+  ssize_t r;
+  while ((r = read(fd[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
+  out[got] = '\0';
+  close(fd[0]);
   int ws;
   assert_int_equal(waitpid(pid, &ws, 0), pid);
   return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
 }
+
+static int in_child(int (*fn)(const Armed *a), const Armed *a) {
+  char none[1];
+  Armed b = *a;
+  return in_child_output(fn, &b, false, none, sizeof none);
+}
+
+static int compile_armed(const Armed *a) { return po_EnvoyApi_LoadOnDemand() ? compile_once(a->obj, a->n) : 4; }
+
+static int child(const json_object *obj, long n) { return in_child(compile_armed, &(Armed){.obj = obj, .n = n}); }
 
 static void test_compile_never_refuses_for_memory(void **state) {
   (void)state;
@@ -110,28 +144,11 @@ static const char *const kQuoted[] = {
 /* A compile with allocation n failing, in a child: its exit as compile_once's, and what a
  * refusal says into why (the description, read from a pipe). */
 static int child_says(const json_object *obj, long n, char *why, size_t size) {
-  int fd[2];
-  assert_int_equal(pipe(fd), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(fd[0]);
-    if (dup2(fd[1], 2) < 0) _exit(5);
-    _exit(po_EnvoyApi_LoadOnDemand() ? compile_once(obj, n) : 4);
-  }
-  close(fd[1]);
-  size_t got = 0;
-  ssize_t r;
-  while ((r = read(fd[0], why + got, size - 1 - got)) > 0) got += (size_t)r;
-  why[got] = '\0';
-  close(fd[0]);
-  int ws;
-  assert_int_equal(waitpid(pid, &ws, 0), pid);
+  int rc = in_child_output(compile_armed, &(Armed){.obj = obj, .n = n}, true, why, size);
   /* the message without compile_once's "allocation N: " */
   char *colon = strncmp(why, "allocation ", 11) ? NULL : strstr(why, ": ");
   if (colon) memmove(why, colon + 2, strlen(colon + 2) + 1);
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  return rc;
 }
 
 static void test_refusal_quotes_or_no_memory(void **state) {
@@ -240,6 +257,9 @@ static int puts_once(long n) {
   return r ? 1 : g_count < n ? 3 : 0;
 }
 
+static int to_consul_armed(const Armed *a) { return to_consul_once(a->args, a->want, a->fill, a->n); }
+static int puts_armed(const Armed *a) { return puts_once(a->n); }
+
 static void test_consul_arguments_whole_or_none(void **state) {
   (void)state;
   json_object *obj = json_tokener_parse(kValid);
@@ -252,13 +272,7 @@ static void test_consul_arguments_whole_or_none(void **state) {
   for (size_t fill = 0; fill <= 2040; fill += 8) {
     int rc = 0;
     for (long n = 1; n < 100000 && rc != 3; n++, runs++) {
-      fflush(NULL);
-      pid_t pid = fork();
-      assert_true(pid >= 0);
-      if (pid == 0) _exit(to_consul_once(c.args, want, fill, n));
-      int ws;
-      assert_int_equal(waitpid(pid, &ws, 0), pid);
-      rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+      rc = in_child(to_consul_armed, &(Armed){.args = c.args, .want = want, .fill = fill, .n = n});
       assert_int_not_equal(rc, 4);
       bad += rc == 1;
       crashed += rc < 0;
@@ -266,13 +280,7 @@ static void test_consul_arguments_whole_or_none(void **state) {
   }
   int rc = 0;
   for (long n = 1; n < 100000 && rc != 3; n++, runs++) {
-    fflush(NULL);
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) _exit(puts_once(n));
-    int ws;
-    assert_int_equal(waitpid(pid, &ws, 0), pid);
-    rc = WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+    rc = in_child(puts_armed, &(Armed){.n = n});
     assert_int_not_equal(rc, 4);
     bad += rc == 1;
     crashed += rc < 0;
@@ -333,38 +341,25 @@ static int friendly_once(const json_object *obj, const char *want, size_t fill, 
  * compile's alone), then each allocation failed in turn with the arena filled by `fill` bytes,
  * in that process (a compile that fails leaves nothing behind but its arena). What it counted
  * ("runs bad refused"), or with want NULL the unarmed arguments, into out through a pipe. */
-static int friendly_child(const json_object *obj, const char *want, size_t fill, char *out, size_t size) {
-  int fd[2];
-  assert_int_equal(pipe(fd), 0);
-  fflush(NULL);
-  pid_t pid = fork();
-  assert_true(pid >= 0);
-  if (pid == 0) {
-    close(fd[0]);
-    static char args[4096], counts[64];
-    /* on demand, unless an earlier test of this binary loaded it whole in the parent */
-    (void)po_EnvoyApi_LoadOnDemand();
-    int rc = friendly_once(obj, "", 0, 1L << 60, args, sizeof args);
-    long runs = 0, bad = 0, refused = 0;
-    for (long n = 1; want && rc == 3 && n < 100000; n++, runs++) {
-      int r = friendly_once(obj, want, fill, n, args, sizeof args);
-      if (r == 4 || r == 3) break;
-      bad += r == 1;
-      refused += r == 2;
-    }
-    snprintf(counts, sizeof counts, "%ld %ld %ld", runs, bad, refused);
-    const char *say = want ? counts : args;
-    _exit(rc != 3 || write(fd[1], say, strlen(say)) < 0 ? 4 : 0);
+static int friendly_armed(const Armed *a) {
+  static char args[4096], counts[64];
+  /* on demand, unless an earlier test of this binary loaded it whole in the parent */
+  (void)po_EnvoyApi_LoadOnDemand();
+  int rc = friendly_once(a->obj, "", 0, 1L << 60, args, sizeof args);
+  long runs = 0, bad = 0, refused = 0;
+  for (long n = 1; a->want && rc == 3 && n < 100000; n++, runs++) {
+    int r = friendly_once(a->obj, a->want, a->fill, n, args, sizeof args);
+    if (r == 4 || r == 3) break;
+    bad += r == 1;
+    refused += r == 2;
   }
-  close(fd[1]);
-  size_t got = 0;
-  ssize_t r;
-  while ((r = read(fd[0], out + got, size - 1 - got)) > 0) got += (size_t)r;
-  out[got] = '\0';
-  close(fd[0]);
-  int ws;
-  assert_int_equal(waitpid(pid, &ws, 0), pid);
-  return WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+  snprintf(counts, sizeof counts, "%ld %ld %ld", runs, bad, refused);
+  const char *say = a->want ? counts : args;
+  return rc != 3 || write(a->fd, say, strlen(say)) < 0 ? 4 : 0;
+}
+
+static int friendly_child(const json_object *obj, const char *want, size_t fill, char *out, size_t size) {
+  return in_child_output(friendly_armed, &(Armed){.obj = obj, .want = want, .fill = fill}, false, out, size);
 }
 
 static void test_friendly_values_whole_or_no_memory(void **state) {
