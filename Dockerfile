@@ -26,7 +26,7 @@ LABEL org.opencontainers.image.title="propertyoverride" \
       org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
 # The packages of the libraries the binary links directly (their own dependencies come with them).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcurl4 libgnutls30 libmicrohttpd12 libyaml-0-2 \
+ && apt-get install -y --no-install-recommends libcurl4 libgnutls30 libmicrohttpd12 libyaml-0-2 libzstd1 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/propertyoverride /usr/local/bin/propertyoverride
 # `propertyoverride controller` execs this, from the same folder (controller/cli/CMakeLists.txt).

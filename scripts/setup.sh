@@ -19,7 +19,7 @@ die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
 # Build tools, the libraries the code links, and the test tools.
 packages=(
   build-essential cmake pkg-config git ca-certificates
-  libcurl4-openssl-dev libyaml-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev
+  libcurl4-openssl-dev libyaml-dev libcmocka-dev libmicrohttpd-dev libgnutls28-dev libzstd-dev
   valgrind clang libclang-rt-14-dev
   dpkg-dev gpgv debian-archive-keyring openssl curl jq
   patch  # cmake/upb.cmake and cmake/jsonc.cmake apply proto/upb-patches and cmake/json-c-patches

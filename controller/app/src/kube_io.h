@@ -60,6 +60,10 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k);
  * `reason` (may be NULL) says which namespace's caches are missing. */
 bool po_KubeIO_Synced(po_KubeIO *k, char *reason, size_t cap);
 
+/* The PropertyOverride informer's compression dictionary (override_dict.c): text shaped like a
+ * PropertyOverride as the API server serves it. */
+extern const char kPo_App_OverrideDictionary[];
+extern const size_t kPo_App_OverrideDictionaryLen;
 extern const po_KubeRef kPo_OverridesRef, kPo_ServiceDefaultsRef, kPo_ProxyDefaultsRef, kPo_ServicesRef, kPo_EnvoyFiltersRef;
 extern const po_KubeRef kPo_GatewaysRef, kPo_HTTPRoutesRef, kPo_EnvoyPatchPoliciesRef;
 

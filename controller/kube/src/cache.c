@@ -1,6 +1,8 @@
 /* Chained hash map, FNV-1a, doubling at load factor 1; entries reference-counted. */
 #include "cache.h"
 
+#include "compact.h"
+
 #include <json-c/json.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,17 +46,28 @@ po_CacheEntry_ *po_Cache_NewEntry_(const char *key, json_object *obj, const char
   if (obj) len = 0;
   else if (m->cut_len && m->cut_at <= len && m->cut_len <= len - m->cut_at) cut_at = m->cut_at, cut_len = m->cut_len;
   len -= cut_len;
+  /* Kept compressed when a codec is given and that is smaller: the text around the cut, packed. */
+  const char *packed = NULL;
+  size_t plen = !obj && m->codec
+                    ? po_TextCodec_Pack_(m->codec, json, cut_at, json + cut_at + cut_len, len - cut_at, &packed)
+                    : 0;
   size_t kl = strlen(key), rl = m->rv ? strlen(m->rv) : 0, ul = m->uid ? strlen(m->uid) : 0;
-  po_CacheEntry_ *e = malloc(sizeof *e + kl + (obj ? 0 : len + 1) + rl + ul + 3);
+  size_t stored = obj ? 0 : plen ? plen : len + 1;
+  po_CacheEntry_ *e = malloc(sizeof *e + kl + stored + rl + ul + 3);
   if (!e) return NULL;
   e->next = NULL;
   e->hash = fnv(key);
   atomic_init(&e->refs, 1);
   e->obj = obj;
   e->json_len = len;
+  e->packed_len = plen;
+  e->codec = plen ? m->codec : NULL;
   char *at = put_str(e->key, key, kl);
   e->json = obj ? NULL : at;
-  if (!obj) {
+  if (plen) {
+    memcpy(at, packed, plen);
+    at += plen;
+  } else if (!obj) {
     if (cut_at) memcpy(at, json, cut_at);
     at = put_str(at + cut_at, json + cut_at + cut_len, len - cut_at);
   }
@@ -65,6 +78,10 @@ po_CacheEntry_ *po_Cache_NewEntry_(const char *key, json_object *obj, const char
   e->generation = m->generation;
   e->deleting = m->deleting;
   return e;
+}
+
+const char *po_CacheEntry_Text_(const po_CacheEntry_ *e) {
+  return e->packed_len ? po_TextCodec_Unpack_(e->codec, e->json, e->packed_len, e->json_len) : e->json;
 }
 
 void po_CacheEntry_Ref_(po_CacheEntry_ *e) { atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed); }
@@ -140,6 +157,7 @@ size_t po_Cache_Bytes_(const po_Cache_ *c) {
   size_t n = c->nslots * sizeof *c->slots;
   for (size_t i = 0; i < c->nslots; i++)
     for (po_CacheEntry_ *e = c->slots[i]; e; e = e->next)
-      n += sizeof *e + strlen(e->key) + (e->json ? e->json_len + 1 : 0) + strlen(e->rv) + strlen(e->uid) + 3;
+      n += sizeof *e + strlen(e->key) + (e->packed_len ? e->packed_len : e->json ? e->json_len + 1 : 0) + strlen(e->rv) +
+           strlen(e->uid) + 3;
   return n;
 }

@@ -13,14 +13,17 @@
 #include <stdint.h>
 
 struct json_object;
+struct po_TextCodec_;
 
 typedef struct po_CacheEntry_ {
   struct po_CacheEntry_ *next;
   uint64_t hash;
   atomic_size_t refs;      /* the map's (while linked) and each reader's */
   struct json_object *obj; /* the parsed tree, owned (NULL when the entry keeps text) */
-  size_t json_len;
-  const char *json;   /* into key[]: the text (NULL when the entry keeps the tree) */
+  size_t json_len;    /* the text's length (compressed or not) */
+  size_t packed_len;  /* json[0..packed_len) is the text compressed by codec; 0: json is the text */
+  const struct po_TextCodec_ *codec;
+  const char *json;   /* into key[]: the text or its packed bytes (NULL when the entry keeps the tree) */
   const char *rv;     /* into key[] */
   const char *uid;    /* into key[]: metadata.uid ("" when absent) */
   int64_t generation; /* metadata.generation (0 when absent) */
@@ -41,6 +44,9 @@ typedef struct {
   /* json[cut_at, cut_at + cut_len) is left out of a text entry (metadata.managedFields: no reader
    * uses it, and on a real API server it is a third of an object's text or more). */
   size_t cut_at, cut_len;
+  /* When set, a text entry keeps its text compressed (compact.h) if that is smaller: read it
+   * with po_CacheEntry_Text_. The codec outlives the entry (the informer's). */
+  const struct po_TextCodec_ *codec;
 } po_CacheMeta_;
 
 bool po_Cache_Init_(po_Cache_ *c);
@@ -51,6 +57,10 @@ void po_Cache_Destroy_(po_Cache_ *c);
  * then still the caller's). */
 po_CacheEntry_ *po_Cache_NewEntry_(const char *key, struct json_object *obj, const char *json, size_t len,
                                    const po_CacheMeta_ *m);
+/* A text entry's text, json_len bytes then a NUL: the entry's own bytes, or (compressed) the
+ * calling thread's buffer, valid until its next po_CacheEntry_Text_ (compact.h). NULL when out of
+ * memory. */
+const char *po_CacheEntry_Text_(const po_CacheEntry_ *e);
 void po_CacheEntry_Ref_(po_CacheEntry_ *e);
 /* Drops one reference; the last frees the entry and its tree. NULL is a no-op. */
 void po_CacheEntry_Unref_(po_CacheEntry_ *e);

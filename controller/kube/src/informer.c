@@ -11,6 +11,7 @@
 
 #include "cache.h"
 #include "client_internal.h"
+#include "compact.h"
 #include "json_scan.h"
 #include "po/base/json.h"
 
@@ -25,6 +26,7 @@ struct po_Informer {
 
   pthread_rwlock_t cache_lock; /* guards cache */
   po_Cache_ cache;
+  po_TextCodec_ *codec; /* po_InformerOptions.compress_text; NULL: texts kept as they are */
 
   pthread_mutex_t lock; /* guards synced, last_rv, stats; cond signals synced/stopped */
   pthread_cond_t cond;
@@ -73,6 +75,9 @@ bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
   pthread_cond_init(&f->cond, &a);
   pthread_condattr_destroy(&a);
   bool ok = f->version && f->resource && f->cancel && po_Cache_Init_(&f->cache);
+  if (ok && opt->compress_text && !opt->keep_parsed)
+    ok = (f->codec = po_TextCodec_New_(opt->text_dictionary, opt->text_dictionary_len)) != NULL;
+  f->opt.text_dictionary = NULL; /* the codec's copy is what is used */
   if (!ok) {
     po_Informer_Free(f);
     return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
@@ -90,6 +95,7 @@ void po_Informer_Free(po_Informer *f) {
   if (!f) return;
   po_Informer_Stop(f);
   po_Cache_Destroy_(&f->cache);
+  po_TextCodec_Free_(f->codec);
   pthread_rwlock_destroy(&f->cache_lock);
   pthread_mutex_destroy(&f->lock);
   pthread_cond_destroy(&f->cond);
@@ -144,7 +150,8 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
   bool owned;
   json_tokener *t = thread_tokener(&owned);
   if (!t) return NULL;
-  json_object *o = json_tokener_parse_ex(t, e->json, (int)e->json_len);
+  const char *text = po_CacheEntry_Text_(e);
+  json_object *o = text ? json_tokener_parse_ex(t, text, (int)e->json_len) : NULL;
   if (json_tokener_get_error(t) != json_tokener_success) { /* the cache holds whole objects: never */
     json_object_put(o);
     o = NULL;
@@ -164,7 +171,7 @@ static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_obje
   json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
   po_CacheMeta_ m = {.rv = meta(o, "resourceVersion"), .uid = meta(o, "uid"),
                      .generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
-                     .deleting = po_Json_Get(md, "deletionTimestamp") != NULL};
+                     .deleting = po_Json_Get(md, "deletionTimestamp") != NULL, .codec = f->codec};
   json_object *kept = f->opt.transform ? f->opt.transform(o) : json_object_get(o);
   if (!kept) return NULL;
   if (f->opt.keep_parsed) {
