@@ -624,6 +624,59 @@ static void test_informer_store_bounded(void **state) {
   po_Informer_Free(inf);
 }
 
+/* Each object the compressed informer has (half listed, half watched as they were created) reads
+ * back equal to the plain informer's, and the cache is smaller: the compressed texts are whole to
+ * every reader (Get, ForEach). */
+typedef struct {
+  po_Informer *plain;
+  size_t seen;
+} SameCtx;
+
+static void same_as_plain(void *ctx, const char *key, const json_object *o, const char *rv) {
+  SameCtx *s = ctx;
+  const char *slash = strchr(key, '/');
+  assert_non_null(slash);
+  char ns[64];
+  snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
+  po_InformerRef *ref = NULL;
+  const json_object *p = po_Informer_Get(s->plain, ns, slash + 1, &ref);
+  if (!p || !json_object_equal((json_object *)p, (json_object *)o)) fail_msg("cached %s at %s differs from the plain cache's", key, rv);
+  po_InformerRef_Release(ref);
+  s->seen++;
+}
+
+static void test_informer_compressed(void **state) {
+  (void)state;
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  const char *ns = "compressed";
+  make_ns(c, ns);
+  enum { kObjects = 300 };
+  for (int i = 0; i < kObjects / 2; i++) apply_cm(c, ns, i);
+  static const char dict[] = "{\"apiVersion\":\"v1\",\"data\":{\"key-00\":\"0000000000\"},\"kind\":\"ConfigMap\","
+                             "\"metadata\":{\"labels\":{\"app\":\"bounded\",\"shard\":\"s0\"},\"name\":\"cm-0000\"}}";
+  po_InformerOptions io = {.ref = kCm, .compress_text = true, .text_dictionary = dict, .text_dictionary_len = sizeof dict - 1},
+                     ip = {.ref = kCm};
+  io.ref.ns = ip.ref.ns = ns;
+  po_InformerHandlers h = {0};
+  po_Informer *z, *p;
+  assert_true(po_Informer_New(c, &io, &h, &z, &st));
+  assert_true(po_Informer_New(c, &ip, &h, &p, &st));
+  assert_true(po_Informer_Start(z, &st) && po_Informer_Start(p, &st));
+  assert_true(po_Informer_WaitForSync(z, 10000) && po_Informer_WaitForSync(p, 10000));
+  for (int i = kObjects / 2; i < kObjects; i++) apply_cm(c, ns, i);
+  for (int i = 0; i < 400 && (po_Informer_Count(z) < kObjects || po_Informer_Count(p) < kObjects); i++) sleep_ms(50);
+  assert_int_equal(po_Informer_Count(z), kObjects);
+  SameCtx s = {.plain = p};
+  po_Informer_ForEach(z, same_as_plain, &s);
+  assert_int_equal(s.seen, kObjects);
+  size_t zb = po_Informer_CacheBytes(z), pb = po_Informer_CacheBytes(p);
+  print_message("compressed: %d ConfigMaps cached in %zu bytes, %zu plain\n", kObjects, zb, pb);
+  assert_true(zb < pb / 2);
+  po_Informer_Free(z);
+  po_Informer_Free(p);
+}
+
 static void test_rest_pooled_handle_verbs(void **state) {
   po_KubeClient *c = g_client;
   po_CtlStatus st;
@@ -1282,6 +1335,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth), cmocka_unit_test(test_rest_fake_clock_delays),
         cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
         cmocka_unit_test(test_informer_transform), cmocka_unit_test(test_informer_store_bounded),
+        cmocka_unit_test(test_informer_compressed),
 #ifdef PO_COUNT_ALLOCS
         cmocka_unit_test(test_informer_cold_list_flat),
 #endif
