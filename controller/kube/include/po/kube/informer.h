@@ -8,7 +8,8 @@
  *
  * The cache is keyed "namespace/name" (or "name" for cluster-scoped kinds) and keeps, per
  * informer (po_InformerOptions.keep_parsed), either each object's parsed json-c tree, shared
- * read-only by every reader, or its JSON text (as the server sent it), parsed for each reader.
+ * read-only by every reader, or its JSON text (as the server sent it; compressed when asked,
+ * compress_text), parsed for each reader.
  * A tree costs about 13 times its text (17 KB for a 1.3 KB PropertyOverride, measured): trees
  * suit a kind with few objects read often, text one with many. Handlers run on the informer's
  * thread, after the cache is updated, without locks held; objects passed to them are borrowed
