@@ -1,6 +1,7 @@
 /* The cache's compressed texts (white-box: src/cache.h, src/compact.h): every text reads back
  * exactly as stored (managedFields cut, as for a plain entry), and a PropertyOverride as the
- * benchmark's converged ones look on a real API server keeps the bytes it is bounded to.
+ * converged one looks on a real API server (fields, names and peers of many shapes, not one
+ * workload's) keeps the bytes it is bounded to.
  *
  * Seeded: PO_COMPACT_SEED=N replays a run (the seed is printed); PO_COMPACT_CASES=N sets the
  * number of generated objects (default 4,000). */
@@ -75,12 +76,32 @@ static void stamp(char *out, size_t size) {
   snprintf(out, size, "2026-%02u-%02uT%02u:%02u:%02uZ", 1 + pick(12), 1 + pick(28), pick(24), pick(60), pick(60));
 }
 
-/* A name: mostly the benchmark's, sometimes with characters JSON escapes. */
+/* A name: of the shapes users give (words and numbers), sometimes with characters JSON escapes. */
 static void name(char *out, size_t size, const char *prefix) {
   static const char *odd[] = {"\\u00e9", "\\\"", "\\\\", "\\n", "\\u2028", "-x.y"};
-  if (pick(8)) snprintf(out, size, "%s-%06u", prefix, pick(1000000));
-  else snprintf(out, size, "%s%s%u", prefix, odd[pick(6)], pick(1000));
+  static const char *word[] = {"payments", "checkout", "retries", "timeouts", "edge", "api", "canary", "eu-west"};
+  switch (pick(4)) {
+  case 0: snprintf(out, size, "%s-%06u", prefix, pick(1000000)); break;
+  case 1: snprintf(out, size, "%s-%s", word[pick(8)], word[pick(8)]); break;
+  case 2: snprintf(out, size, "%s-%s-%u", word[pick(8)], prefix, pick(100)); break;
+  default: snprintf(out, size, "%s%s%u", prefix, odd[pick(6)], pick(1000)); break;
+  }
 }
+
+/* What a patch sets, of several resource types and fields (not only the benchmark's one). */
+typedef struct {
+  const char *type, *dir, *path, *message;
+} Field;
+
+static const Field kFields[] = {
+    {"cluster", "outbound", "/outlier_detection/max_ejection_percent", "envoy.config.cluster.v3.OutlierDetection.max_ejection_percent"},
+    {"cluster", "outbound", "/connect_timeout", "envoy.config.cluster.v3.Cluster.connect_timeout"},
+    {"cluster", "inbound", "/circuit_breakers/thresholds", "envoy.config.cluster.v3.CircuitBreakers.thresholds"},
+    {"listener", "inbound", "/per_connection_buffer_limit_bytes", "envoy.config.listener.v3.Listener.per_connection_buffer_limit_bytes"},
+    {"listener", "outbound", "/tcp_fast_open_queue_length", "envoy.config.listener.v3.Listener.tcp_fast_open_queue_length"},
+    {"route", "outbound", "/virtual_hosts/0/retry_policy/num_retries", "envoy.config.route.v3.RetryPolicy.num_retries"},
+    {"cluster-load-assignment", "outbound", "/policy/overprovisioning_factor", "envoy.config.endpoint.v3.ClusterLoadAssignment.Policy.overprovisioning_factor"},
+};
 
 /* One PropertyOverride as the API server serves it (keys sorted), in one of the states it goes
  * through: created, finalizer added, status written (valid, overlapping up to three peers, invalid
@@ -113,17 +134,20 @@ static void make_override(Buf *b, bool full, bool converged) {
   add(b, "\"name\":\"%s\",\"namespace\":\"%s\",\"resourceVersion\":\"%u\",\"uid\":\"%s\"},", po, ns, 1000 + pick(9000000), id);
   Buf spec = {0};
   add(&spec, "{\"patches\":[");
-  for (unsigned i = 0; i < npatch; i++)
-    add(&spec, "%s{\"op\":\"add\",\"path\":\"/outlier_detection/%s\",\"resourceFilter\":{\"resourceType\":\"cluster\","
-               "\"trafficDirection\":\"outbound\"},\"value\":%u}", i ? "," : "",
-        i == 0 ? "max_ejection_percent" : i == 1 ? "consecutive_5xx" : "interval", value + i);
+  const Field *f = &kFields[pick(sizeof kFields / sizeof *kFields)];
+  for (unsigned i = 0; i < npatch; i++) {
+    const Field *fi = i ? &kFields[pick(sizeof kFields / sizeof *kFields)] : f;
+    add(&spec, "%s{\"op\":\"add\",\"path\":\"%s\",\"resourceFilter\":{\"resourceType\":\"%s\","
+               "\"trafficDirection\":\"%s\"},\"value\":%u}", i ? "," : "", fi->path, fi->type, fi->dir, value + i);
+  }
   add(&spec, "],\"targetRef\":{\"name\":\"%s\"}}", svc);
   add(b, "\"spec\":%s", spec.s);
   if (state >= 2) {
     add(b, ",\"status\":{\"conditions\":[{\"lastTransitionTime\":\"%s\",\"message\":", when);
     if (state == 3)
-      add(b, "\"spec.patches[0].path: /outlier_detection/max_ejection_percen is not a field of envoy.config.cluster.v3.Cluster\","
-             "\"observedGeneration\":%u,\"reason\":\"Invalid\",\"status\":\"False\",\"type\":\"Accepted\"}", gen);
+      add(b, "\"spec.patches[0].path: %sx is not a field of %s\","
+             "\"observedGeneration\":%u,\"reason\":\"Invalid\",\"status\":\"False\",\"type\":\"Accepted\"}", f->path,
+          f->message, gen);
     else
       add(b, "\"%u patch%s valid for Consul and Envoy (judged against go-control-plane envoy v1.32.4, the Envoy API of "
              "Consul 1.22)\",\"observedGeneration\":%u,\"reason\":\"Accepted\",\"status\":\"True\",\"type\":\"Accepted\"}",
@@ -134,10 +158,10 @@ static void make_override(Buf *b, bool full, bool converged) {
       char peer[64];
       name(peer, sizeof peer, "po");
       bool after = pick(2);
-      add(b, "; patches[0] /outlier_detection/max_ejection_percent and PropertyOverride %s/%s patches[0] set "
-             "envoy.config.cluster.v3.OutlierDetection.max_ejection_percent differently; %s/%s is applied %s this one "
+      add(b, "; patches[0] %s and PropertyOverride %s/%s patches[0] set %s differently; %s/%s is applied %s this one "
              "(same priority 0, then by name), so %s%s%s wins where both match",
-          ns, peer, ns, peer, after ? "after" : "before", after ? ns : "this one", after ? "/" : "", after ? peer : "");
+          f->path, ns, peer, f->message, ns, peer, after ? "after" : "before", after ? ns : "this one", after ? "/" : "",
+          after ? peer : "");
     }
     add(b, "\",\"observedGeneration\":%u,\"reason\":\"%s\",\"status\":\"True\",\"type\":\"Programmed\"}],", gen,
         peers ? "Overlapping" : "Programmed");
@@ -216,7 +240,7 @@ static void test_round_trip(void **state) {
 }
 
 /* The bytes a cached converged PropertyOverride keeps (entry, key, text, resourceVersion, uid),
- * counted as po_Informer_CacheBytes counts them, for the benchmark's shape on a real API server:
+ * counted as po_Informer_CacheBytes counts them, for converged ones of many shapes on a real API server:
  * the status written, three peers named in the overlap message, managedFields in the text. */
 static void test_bytes_per_override(void **state) {
   (void)state;
