@@ -38,7 +38,9 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
 const char *po_WatchParser_ObjectText(const po_WatchParser *p, size_t *len);
 /* Asks peek (with ctx) about each event before it is parsed, when its head can be read from
  * its bytes (the event whole in one fed chunk, its metadata's strings plain): an event peek takes
- * is counted, skipped, and never parsed nor given to Feed's fn. NULL: every event is parsed. */
+ * is counted, skipped, and never parsed nor given to Feed's fn. NULL: every event is parsed. With a
+ * peek, which events fn gets depends on how the bytes were cut (an event split between two reads
+ * is not offered): the peek must take only what fn would have done nothing more with. */
 void po_WatchParser_SetPeek(po_WatchParser *p, po_KubeWatchPeekFn peek, void *ctx);
 /* Events taken by peek, and events parsed (json-c trees built), so far. */
 size_t po_WatchParser_Peeked(const po_WatchParser *p);
