@@ -545,6 +545,120 @@ static void test_informer_transform(void **state) {
   free(big);
 }
 
+/* Our own write's echo costs no parse (issue 26): an update whose uid and resourceVersion are
+ * those po_KubeClient_UpdateVersion's answer said is cached from the event's bytes (managedFields
+ * cut) and not delivered; an update by anyone else is parsed and delivered as before. Counted
+ * (po_InformerStats.events_parsed), not timed: with every watch event parsed, the echo is one. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  char uid[128], rv[64]; /* the version our write's answer said; "" until it came */
+  int updates, asked;
+} OwnEcho;
+
+static bool own_version_of(void *ctx, const char *key, const po_InformerVersion *v) {
+  OwnEcho *o = ctx;
+  (void)key;
+  pthread_mutex_lock(&o->mu);
+  o->asked++;
+  /* the echo can come before the answer: wait for it, as the controller's index does */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  while (!*o->rv && pthread_cond_timedwait(&o->cv, &o->mu, &until) == 0) {
+  }
+  bool own = strcmp(o->rv, v->rv) == 0 && strcmp(o->uid, v->uid) == 0;
+  pthread_mutex_unlock(&o->mu);
+  return own;
+}
+static void own_update(void *ctx, json_object *old_obj, json_object *obj) {
+  (void)old_obj; (void)obj;
+  OwnEcho *o = ctx;
+  pthread_mutex_lock(&o->mu);
+  o->updates++;
+  pthread_mutex_unlock(&o->mu);
+}
+static void cached_value(void *ctx, const char *key, const json_object *o, const char *rv) {
+  (void)key; (void)rv;
+  json_object *md = NULL, *d = NULL, *v = NULL;
+  if (json_object_object_get_ex((json_object *)o, "metadata", &md) && json_object_object_get_ex(md, "managedFields", NULL))
+    fail_msg("cached %s still has managedFields", key);
+  if (json_object_object_get_ex((json_object *)o, "data", &d) && json_object_object_get_ex(d, "v", &v))
+    snprintf(ctx, 32, "%s", json_object_get_string(v));
+}
+static void wait_rv(po_Informer *inf, const char *ns, const char *name, const char *rv) {
+  po_InformerVersion v;
+  for (int i = 0; i < 400; i++) {
+    if (po_Informer_Version(inf, ns, name, &v) && strcmp(v.rv, rv) == 0) return;
+    sleep_ms(25);
+  }
+  fail_msg("the cache never reached resourceVersion %s of %s/%s", rv, ns, name);
+}
+
+static void test_informer_own_version(void **state) {
+  (void)state;
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  const char *ns = "own";
+  make_ns(c, ns);
+  po_KubeRef cm = kCm;
+  cm.ns = ns;
+  json_object *o = configmap(ns, "mine", "t", "1");
+  assert_true(po_KubeClient_Create(c, &cm, o, NULL, &st));
+  json_object_put(o);
+  OwnEcho own = {.updates = 0};
+  pthread_mutex_init(&own.mu, NULL);
+  pthread_cond_init(&own.cv, NULL);
+  po_InformerOptions io = {0};
+  io.ref = cm;
+  po_InformerHandlers h = {.on_update = own_update, .own_version = own_version_of, .ctx = &own, .no_old_object = true};
+  po_Informer *inf;
+  assert_true(po_Informer_New(c, &io, &h, &inf, &st));
+  assert_true(po_Informer_Start(inf, &st));
+  assert_true(po_Informer_WaitForSync(inf, 10000));
+  /* ours: the answer's version, then its echo */
+  cm.name = "mine";
+  assert_true(po_KubeClient_Get(c, &cm, &o, &st));
+  json_object_object_add(json_object_object_get(o, "data"), "v", json_object_new_string("ours"));
+  po_KubeWritten w;
+  assert_true(po_KubeClient_UpdateVersion(c, &cm, o, &w, &st));
+  json_object_put(o);
+  assert_true(*w.uid && *w.rv);
+  pthread_mutex_lock(&own.mu);
+  memcpy(own.uid, w.uid, sizeof w.uid);
+  memcpy(own.rv, w.rv, sizeof w.rv);
+  pthread_cond_broadcast(&own.cv);
+  pthread_mutex_unlock(&own.mu);
+  wait_rv(inf, ns, "mine", w.rv);
+  po_InformerStats s = po_Informer_Stats(inf);
+  char value[32] = "";
+  po_Informer_ForEach(inf, cached_value, value);
+  print_message("own echo: %llu events, %llu parsed, %llu own versions, %d delivered\n", (unsigned long long)s.events,
+                (unsigned long long)s.events_parsed, (unsigned long long)s.own_versions, own.updates);
+  assert_string_equal(value, "ours");
+  assert_int_equal(s.own_versions, 1);
+  assert_int_equal(s.events_parsed, 0);
+  assert_int_equal(own.updates, 0);
+  /* someone else's: parsed and delivered */
+  assert_true(po_KubeClient_Get(c, &cm, &o, &st));
+  json_object_object_add(json_object_object_get(o, "data"), "v", json_object_new_string("theirs"));
+  json_object *out = NULL;
+  assert_true(po_KubeClient_Update(c, &cm, o, &out, &st));
+  json_object_put(o);
+  wait_rv(inf, ns, "mine", meta(out, "resourceVersion"));
+  json_object_put(out);
+  s = po_Informer_Stats(inf);
+  po_Informer_ForEach(inf, cached_value, value);
+  assert_string_equal(value, "theirs");
+  assert_int_equal(s.own_versions, 1);
+  assert_int_equal(s.events_parsed, 1);
+  assert_int_equal(own.updates, 1);
+  assert_int_equal(own.asked, 2);
+  po_Informer_Free(inf);
+  pthread_cond_destroy(&own.cv);
+  pthread_mutex_destroy(&own.mu);
+}
+
 /* The text cache's memory per object is bounded by the object's JSON (issue 26): 1,000 ConfigMaps
  * of ~1.3 KB written by server-side apply (so the server records managedFields, as a real API
  * server does for every write), half listed and half from the watch. The cache's own accounting
@@ -1336,6 +1450,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
         cmocka_unit_test(test_informer_transform), cmocka_unit_test(test_informer_store_bounded),
         cmocka_unit_test(test_informer_compressed),
+        cmocka_unit_test(test_informer_own_version),
 #ifdef PO_COUNT_ALLOCS
         cmocka_unit_test(test_informer_cold_list_flat),
 #endif

@@ -326,12 +326,113 @@ static void test_object_text_cases(void **state) {
   expect_text("{\"type\":\"ADDED\",\"object\":{\"z\":[true,null,-1.5e3]}}", "{\"z\":[true,null,-1.5e3]}");
 }
 
+/* ---- events taken by their head (po_WatchParser_SetPeek) ---- */
+
+typedef struct {
+  int asked, taken;
+  char last[256];       /* the head of the last event asked about */
+  char object[256];     /* the object bytes of the last event taken */
+  const char *take_rv;  /* the resourceVersion taken */
+} PeekSink;
+
+static bool peek_take(void *ctx, const po_KubeWatchHead *h) {
+  PeekSink *k = ctx;
+  k->asked++;
+  snprintf(k->last, sizeof k->last, "%d %s|%s|%s|%s|%lld|%d", (int)h->type, h->ns, h->name, h->uid, h->rv,
+           (long long)h->generation, h->deleting);
+  if (strcmp(h->rv, k->take_rv) != 0) return false;
+  k->taken++;
+  snprintf(k->object, sizeof k->object, "%.*s", (int)h->object_len, h->object);
+  return true;
+}
+
+/* The parser with a peek, fed in pieces cut at the given positions: what fn got, what peek took,
+ * and how many trees were built. */
+static void feed_peek(const char *data, size_t len, const size_t *cuts, int ncuts, Sink *s, PeekSink *k,
+                      size_t *parsed) {
+  po_WatchParser *p = po_WatchParser_New(0);
+  assert_non_null(p);
+  po_WatchParser_SetPeek(p, peek_take, k);
+  po_CtlStatus st;
+  size_t at = 0;
+  for (int i = 0; i <= ncuts; i++) {
+    size_t end = i < ncuts ? cuts[i] : len;
+    assert_int_equal(po_WatchParser_Feed(p, data + at, end - at, record, s, &st), kPo_WatchFeed_More);
+    at = end;
+  }
+  assert_true(po_WatchParser_Finish(p, record, s, &st));
+  *parsed = po_WatchParser_Parsed(p);
+  assert_int_equal(po_WatchParser_Peeked(p), (size_t)k->taken);
+  po_WatchParser_Free(p);
+}
+
+#define OBJ(name, rv, extra) \
+  "{\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"" name "\",\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"" rv \
+  "\"" extra "},\"data\":{\"k\":\"}{]\"}}"
+
+/* An event peek takes is neither parsed nor given to fn: the trees built are the events fn gets
+ * (counted: on today's parser every event is a tree). The head is read from the bytes as the
+ * tree would say it; an event whose head is not plain (an escaped name) is not offered; a
+ * bookmark is not offered. */
+static void test_peek_takes_unparsed(void **state) {
+  (void)state;
+  const char *stream =
+      "{\"type\":\"ADDED\",\"object\":" OBJ("a", "5", ",\"generation\":2") "}\n"
+      "{\"type\":\"MODIFIED\",\"object\":" OBJ("a", "6", ",\"generation\":3,\"deletionTimestamp\":\"2026-01-01T00:00:00Z\"") "}\n"
+      "{\"type\":\"MODIFIED\",\"object\":" OBJ("\\u0061", "6", "") "}\n"
+      "{\"type\":\"BOOKMARK\",\"object\":{\"kind\":\"ConfigMap\",\"metadata\":{\"resourceVersion\":\"6\"}}}\n"
+      "{\"type\":\"DELETED\",\"object\":" OBJ("a", "7", "") "}\n";
+  Sink s = {0};
+  PeekSink k = {.take_rv = "6"};
+  size_t parsed;
+  feed_peek(stream, strlen(stream), NULL, 0, &s, &k, &parsed);
+  assert_int_equal(k.asked, 3); /* ADDED, MODIFIED 6, DELETED: not the escaped name, not the bookmark */
+  assert_int_equal(k.taken, 1);
+  assert_int_equal(s.events, 4);
+  assert_int_equal(parsed, 4); /* five events, four trees */
+  assert_string_equal(k.object, OBJ("a", "6", ",\"generation\":3,\"deletionTimestamp\":\"2026-01-01T00:00:00Z\""));
+  assert_string_equal(k.last, "2 ns|a|u1|7|0|0");
+  assert_null(strstr(s.log, "\"resourceVersion\":\"6\",\"generation\":3")); /* fn never saw the taken one */
+  /* the taken event's head, as asked */
+  Sink s2 = {0};
+  PeekSink k2 = {.take_rv = "none"};
+  const char *one = "{\"type\":\"MODIFIED\",\"object\":" OBJ("a", "6", ",\"generation\":3,\"deletionTimestamp\":\"x\"") "}\n";
+  feed_peek(one, strlen(one), NULL, 0, &s2, &k2, &parsed);
+  assert_string_equal(k2.last, "1 ns|a|u1|6|3|1");
+  assert_int_equal(parsed, 1);
+}
+
+/* However the stream is cut, every event goes exactly one way: taken by peek (only when it came
+ * whole in one read) or parsed and given to fn; the events fn gets plus those taken are all of
+ * them, in order. */
+static void test_peek_every_split(void **state) {
+  (void)state;
+  const char *stream =
+      "{\"type\":\"ADDED\",\"object\":" OBJ("a", "5", "") "}\n"
+      "{\"type\":\"MODIFIED\",\"object\":" OBJ("a", "6", "") "}\n"
+      "{\"type\":\"MODIFIED\",\"object\":" OBJ("a", "7", "") "}\n";
+  size_t len = strlen(stream), whole_taken = 0;
+  for (size_t cut = 0; cut <= len; cut++) {
+    Sink s = {0};
+    PeekSink k = {.take_rv = "6"};
+    size_t parsed;
+    feed_peek(stream, len, &cut, 1, &s, &k, &parsed);
+    assert_int_equal(s.events + k.taken, 3);
+    assert_int_equal(parsed, (size_t)s.events);
+    assert_non_null(strstr(s.log, "\"resourceVersion\":\"5\""));
+    assert_non_null(strstr(s.log, "\"resourceVersion\":\"7\""));
+    whole_taken += (size_t)k.taken;
+  }
+  assert_true(whole_taken > len / 2); /* most cuts leave the middle event whole */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recorded_basic),     cmocka_unit_test(test_recorded_utf8),
       cmocka_unit_test(test_event_types_and_values), cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_limits_stop_sticky), cmocka_unit_test(test_mutations_agree),
       cmocka_unit_test(test_object_text_recorded), cmocka_unit_test(test_object_text_cases),
+      cmocka_unit_test(test_peek_takes_unparsed), cmocka_unit_test(test_peek_every_split),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

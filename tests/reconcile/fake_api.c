@@ -11,6 +11,7 @@
 
 #include "fake_api.h"
 
+#include "po/base/json.h"
 #include "po/meshes/eg.h"
 
 /* ---- a tiny API server in memory ---- */
@@ -187,6 +188,20 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
   return write_kind(fx, po_TargetKind_Name(kind), ns, name, obj, create, rv, written, st);
 }
 
+/* An update that says the version it made, as the API server's answer does. */
+static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                      po_WrittenVersion *written, po_CtlStatus *st) {
+  json_object *made = NULL;
+  po_WriteResult w = f_write_target(ctx, kind, ns, name, obj, false, NULL, &made, st);
+  *written = (po_WrittenVersion){.uid = {0}};
+  if (made) {
+    snprintf(written->uid, sizeof written->uid, "%s", po_Json_Meta(made, "uid"));
+    snprintf(written->rv, sizeof written->rv, "%s", po_Json_Meta(made, "resourceVersion"));
+  }
+  json_object_put(made);
+  return w;
+}
+
 static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
   Fake *fx = ctx;
   return lend_kind(fx, "EnvoyFilter", ns, name, ref);
@@ -302,7 +317,7 @@ Fake *fake_new(void) {
   fx->tenancy = (po_Tenancy){.proxy_defaults_from = {"mesh"}, .n = 1};
   fx->io = (po_ReconcileIO){f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                             f_synced, f_target_event, &fx->tenancy, f_release, f_override_version, NULL, NULL,
-                            f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route};
+                            f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route, f_update_target};
   fx->io.ctx = fx;
   return fx;
 }

@@ -91,6 +91,14 @@ static po_WriteResult w_write_target(void *ctx, po_TargetKind kind, const char *
   resume();
   return w;
 }
+static po_WriteResult w_update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                      po_WrittenVersion *written, po_CtlStatus *st) {
+  Fake *fx = ctx;
+  pause_();
+  po_WriteResult w = fx->io.update_target(ctx, kind, ns, name, obj, written, st);
+  resume();
+  return w;
+}
 static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
                                        po_CtlStatus *st) {
   Fake *fx = ctx;
@@ -146,6 +154,7 @@ static po_ReconcileIO io(Fake *fx) {
   w.get_target = w_get_target;
   w.release = w_release;
   w.write_target = w_write_target;
+  w.update_target = w_update_target;
   w.patch_override = w_patch_override;
   w.get_filter = w_get_filter;
   w.write_filter = w_write_filter;

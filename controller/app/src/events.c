@@ -187,6 +187,31 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   }
   if (live(app)) enqueue_now(app, key, kPo_AppEnqueue_Target);
 }
+/* A target's update known by its head (the informer's own_version, before any parse): our own
+ * write's echo, by the uid and resourceVersion the write's answer carried. What target_event does
+ * for an echo, without the tree: the held-gone marks that waited for the cache to hold this
+ * version; the names index has the target already (only updates of cached keys are asked). */
+static bool target_own_version(po_App *app, po_TargetKind kind, const char *cache_key, const po_InformerVersion *v) {
+  char ns[254] = "", key[600];
+  const char *slash = strchr(cache_key, '/'), *name = cache_key; /* the cache's key: "namespace/name" */
+  if (slash && (size_t)(slash - cache_key) < sizeof ns) {
+    memcpy(ns, cache_key, (size_t)(slash - cache_key));
+    ns[slash - cache_key] = '\0';
+    name = slash + 1;
+  }
+  po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
+  if (!po_TargetIndex_IsOwnTargetEcho(app->index, key, v->uid, v->rv)) return false;
+  enqueue_held_gone(app, key, v->rv);
+  count(app->ignored[kPo_AppIgnored_OwnTargetWrite]);
+  return true;
+}
+static bool sd_own(void *ctx, const char *key, const po_InformerVersion *v) {
+  return target_own_version(ctx, kPo_TargetKind_ServiceDefaults, key, v);
+}
+static bool pd_own(void *ctx, const char *key, const po_InformerVersion *v) {
+  return target_own_version(ctx, kPo_TargetKind_ProxyDefaults, key, v);
+}
+
 /* A target deleted while PropertyOverrides point at it is theirs to re-create (and their statuses
  * must stop saying Programmed): queued at once, like drift. A target nobody points at reconciles
  * to nothing. */
@@ -329,7 +354,8 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
       return (po_InformerHandlers){.on_add = override_added, .on_update_version = override_updated,
                                    .on_delete = override_deleted, .ctx = app};
     case kPo_AppWatch_ServiceDefaults:
-      return (po_InformerHandlers){.on_add = sd_add, .on_update = sd_update, .on_delete = sd_delete, .ctx = app, .no_old_object = true};
+      return (po_InformerHandlers){.on_add = sd_add, .on_update = sd_update, .on_delete = sd_delete, .ctx = app, .no_old_object = true,
+                                   .own_version = sd_own};
     case kPo_AppWatch_Services:
       return (po_InformerHandlers){.on_add = service_event, .on_update = svc_update, .on_delete = service_event, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_Filters:
@@ -342,7 +368,8 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
       return (po_InformerHandlers){.on_add = policy_event, .on_update = epp_update, .on_delete = policy_event, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_ProxyDefaults: break;
   }
-  return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true};
+  return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true,
+                               .own_version = pd_own};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

@@ -196,6 +196,23 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
                    create, rv, written, st);
 }
 
+static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
+                                    po_WrittenVersion *written, po_CtlStatus *st) {
+  po_KubeIO *k = ctx;
+  po_KubeRef ref = kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
+  ref.ns = ns;
+  ref.name = name;
+  po_CtlStatus_Clear(st);
+  po_KubeWritten w;
+  bool ok = po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
+  *written = (po_WrittenVersion){.uid = {0}};
+  if (!ok) return result_of(st);
+  wrote(k, ref.resource);
+  snprintf(written->uid, sizeof written->uid, "%s", w.uid);
+  snprintf(written->rv, sizeof written->rv, "%s", w.rv);
+  return kPo_WriteResult_Ok;
+}
+
 static po_WriteResult write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                    const char *rv, json_object **written, po_CtlStatus *st) {
   if (!filters_of(ctx, ns)) {
@@ -356,5 +373,5 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
                           atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
                           k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL,
-                          k->eg ? route_whole : NULL};
+                          k->eg ? route_whole : NULL, update_target};
 }

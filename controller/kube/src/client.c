@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "client_internal.h"
+#include "json_scan.h"
 #include "po/base/json.h"
 
 #ifndef PO_VERSION
@@ -677,6 +678,38 @@ bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, json_object *
   size_t len;
   const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
   return do_json(c, "PUT", &r, NULL, "application/json", body, len, out, st);
+}
+
+/* A string member of the answer's metadata, copied when plain (no escape) and short enough. */
+static void answer_meta(const char *md, size_t md_len, const char *key, char *buf, size_t size) {
+  const char *v;
+  size_t n;
+  buf[0] = 0;
+  if (!po_JsonScan_Member_(md, md_len, key, &v, &n) || n < 2 || *v != '"' || n - 2 >= size || memchr(v, '\\', n)) return;
+  memcpy(buf, v + 1, n - 2);
+  buf[n - 2] = 0;
+}
+
+/* The answer's bytes are the object the server stored: its metadata is read by a scan (one
+ * pass, no tree: a target's answer is ~25 KB at 50 entries, and only two strings of it are used). */
+bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, po_KubeWritten *written,
+                                 po_CtlStatus *st) {
+  *written = (po_KubeWritten){.uid = {0}};
+  po_KubeRef r = *ref;
+  if (!r.name || !*r.name) r.name = meta_str(obj, "name");
+  if (!r.name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "update needs a name (ref or metadata.name)");
+  size_t len, rlen = 0;
+  char *resp = NULL;
+  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
+  if (!exchange(c, "PUT", &r, NULL, "application/json", body, len, &resp, &rlen, st)) return false;
+  const char *md;
+  size_t md_len;
+  if (resp && po_JsonScan_Member_(resp, rlen, "metadata", &md, &md_len)) {
+    answer_meta(md, md_len, "uid", written->uid, sizeof written->uid);
+    answer_meta(md, md_len, "resourceVersion", written->rv, sizeof written->rv);
+  }
+  free(resp);
+  return true;
 }
 
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,

@@ -213,6 +213,8 @@ static void set_rv(po_Informer *f, const char *rv) {
     pthread_mutex_unlock(&(f)->lock); \
   } while (0)
 
+static bool key_for(const char *ns, const char *name, char key[512]);
+
 /* ---- events ------------------------------------------------------------------------------ */
 
 static void deliver_upsert(po_Informer *f, json_object *obj, po_CacheEntry_ *old) {
@@ -240,6 +242,7 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
   po_Informer *f = ctx;
   const char *rv = meta(obj, "resourceVersion");
   PO_STAT(f, events, 1);
+  PO_STAT(f, events_parsed, 1);
   if (type == kPo_KubeWatch_Bookmark) {
     set_rv(f, rv);
     return true;
@@ -274,6 +277,39 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
 
 static bool on_watch_event_obj(void *ctx, po_KubeWatchEventType type, json_object *obj) {
   return on_watch_event(ctx, type, obj, NULL, 0);
+}
+
+/* An update the handlers know by its version as their own write's object (own_version): its
+ * bytes cached as they came, nothing parsed, nothing delivered. Only for a key already cached (an
+ * add goes the usual way: the handlers index it), and only this thread writes the cache, so the
+ * entry looked at is the one replaced. */
+static bool on_watch_head(void *ctx, const po_KubeWatchHead *h) {
+  po_Informer *f = ctx;
+  char key[512];
+  if (h->type != kPo_KubeWatch_Modified || !*h->uid || !key_for(h->ns, h->name, key)) return false;
+  pthread_rwlock_rdlock(&f->cache_lock);
+  bool cached = po_Cache_Get_(&f->cache, key) != NULL;
+  pthread_rwlock_unlock(&f->cache_lock);
+  po_InformerVersion v = {.generation = h->generation, .deleting = h->deleting};
+  snprintf(v.rv, sizeof v.rv, "%s", h->rv);
+  snprintf(v.uid, sizeof v.uid, "%s", h->uid);
+  if (!cached || !f->h.own_version(f->h.ctx, key, &v)) return false;
+  po_CacheMeta_ m = {.rv = h->rv, .uid = h->uid, .generation = h->generation, .deleting = h->deleting, .codec = f->codec};
+  if (!f->opt.keep_managed_fields) po_JsonScan_ManagedFields_(h->object, h->object_len, &m.cut_at, &m.cut_len);
+  po_CacheEntry_ *e = po_Cache_NewEntry_(key, NULL, h->object, h->object_len, &m);
+  PO_STAT(f, events, 1);
+  if (!e) { /* out of memory: the cache keeps the older version; the relist after the watch ends fixes it */
+    PO_STAT(f, watch_errors, 1);
+    return true;
+  }
+  pthread_rwlock_wrlock(&f->cache_lock);
+  po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
+  pthread_rwlock_unlock(&f->cache_lock);
+  set_rv(f, h->rv);
+  PO_STAT(f, updates, 1);
+  PO_STAT(f, own_versions, 1);
+  po_CacheEntry_Unref_(old);
+  return true;
 }
 
 /* ---- list and diff ----------------------------------------------------------------------- */
@@ -522,8 +558,10 @@ static void *run(void *arg) {
     long min = f->opt.min_watch_timeout_s;
     /* An informer that keeps text takes the object's bytes from the stream; one that keeps
      * trees has no use for them. */
+    bool text = !f->opt.keep_parsed;
     po_KubeWatchOptions wo = {f->label, f->field, rv, min + (long)((double)min * po_Rand_Unit(&f->rand)), true,
-                              f->opt.keep_parsed ? NULL : on_watch_event};
+                              text ? on_watch_event : NULL,
+                              text && !f->opt.transform && f->h.own_version ? on_watch_head : NULL};
     uint64_t before;
     pthread_mutex_lock(&f->lock);
     before = f->stats.events;

@@ -1,6 +1,7 @@
 /* Scans of accepted JSON text (json_scan.h). */
 #include "json_scan.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static bool is_ws(char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; }
@@ -60,12 +61,24 @@ typedef struct {
 /* Walks the members of the object s[0..n) (s at '{' after whitespace), calling fn for each (1:
  * go on, 2: enough, 0: give up); false when the text is not an object, a key holds an escape,
  * or fn gave up. */
+static bool each_member_to(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx,
+                           const char **close);
+
 static bool each_member(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx) {
+  return each_member_to(s, n, fn, ctx, NULL);
+}
+
+/* The same, *close (when asked) past the object's '}' when the walk reached it. */
+static bool each_member_to(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx,
+                           const char **close) {
   const char *end = s + n;
   s = skip_ws(s, end);
   if (s >= end || *s != '{') return false;
   s = skip_ws(s + 1, end);
-  if (s < end && *s == '}') return true;
+  if (s < end && *s == '}') {
+    if (close) *close = s + 1;
+    return true;
+  }
   for (;;) {
     if (s >= end || *s != '"') return false;
     bool esc = false;
@@ -84,7 +97,9 @@ static bool each_member(const char *s, size_t n, int (*fn)(void *ctx, const Memb
       s = skip_ws(s + 1, end);
       continue;
     }
-    return s < end && *s == '}';
+    if (s >= end || *s != '}') return false;
+    if (close) *close = s + 1;
+    return true;
   }
 }
 
@@ -172,4 +187,66 @@ int po_JsonScan_NextElement_(const char **at, const char *end, size_t index, con
   *len = (size_t)(e - s);
   *at = e;
   return 1;
+}
+
+/* ---- a watch event's head ---------------------------------------------------------------- */
+
+/* A string value without escapes, copied into buf (NUL-terminated); false otherwise. */
+static bool plain_string(const Member *m, char *buf, size_t size) {
+  size_t n = (size_t)(m->end - m->value);
+  if (n < 2 || *m->value != '"' || n - 2 >= size || memchr(m->value + 1, '\\', n - 2)) return false;
+  memcpy(buf, m->value + 1, n - 2);
+  buf[n - 2] = 0;
+  return true;
+}
+
+static bool is_key(const Member *m, const char *key, size_t len) {
+  return m->key_len == len && memcmp(m->key, key, len) == 0;
+}
+
+static int event_member(void *ctx, const Member *m) {
+  po_JsonScanEvent_ *e = ctx;
+  if (is_key(m, "type", 4)) {
+    if (!plain_string(m, e->type, sizeof e->type)) return 0;
+  } else if (is_key(m, "object", 6)) {
+    e->object = m->value;
+    e->object_len = (size_t)(m->end - m->value);
+  }
+  return 1;
+}
+
+/* A member of metadata: the strings asked for (the last of a duplicate key, as json-c keeps). */
+static int meta_member(void *ctx, const Member *m) {
+  po_JsonScanEvent_ *e = ctx;
+  struct {
+    const char *key;
+    size_t len;
+    char *buf;
+    size_t size;
+  } const want[] = {{"namespace", 9, e->ns, sizeof e->ns},
+                    {"name", 4, e->name, sizeof e->name},
+                    {"uid", 3, e->uid, sizeof e->uid},
+                    {"resourceVersion", 15, e->rv, sizeof e->rv}};
+  for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+    if (is_key(m, want[i].key, want[i].len)) return plain_string(m, want[i].buf, want[i].size) ? 1 : 0;
+  if (is_key(m, "deletionTimestamp", 17)) {
+    e->deleting = !(m->end - m->value == 4 && memcmp(m->value, "null", 4) == 0);
+  } else if (is_key(m, "generation", 10)) {
+    int64_t g = 0;
+    for (const char *p = m->value; p < m->end; p++) {
+      if (*p < '0' || *p > '9' || g > (INT64_MAX - 9) / 10) return 0; /* not a plain count: the parse says */
+      g = g * 10 + (*p - '0');
+    }
+    e->generation = g;
+  }
+  return 1;
+}
+
+bool po_JsonScan_Event_(const char *s, const char *end, po_JsonScanEvent_ *e) {
+  *e = (po_JsonScanEvent_){.generation = 0};
+  s = skip_ws(s, end);
+  if (!each_member_to(s, (size_t)(end - s), event_member, e, &e->end) || !e->object || !*e->type) return false;
+  Find md;
+  if (!find(e->object, e->object_len, "metadata", true, &md)) return false;
+  return each_member(md.found.value, (size_t)(md.found.end - md.found.value), meta_member, e) && *e->name && *e->rv;
 }

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* s at a value: past it, NULL when it does not end before `end`. */
 const char *po_JsonScan_SkipValue_(const char *s, const char *end);
@@ -33,5 +34,25 @@ bool po_JsonScan_ManagedFieldsFirst_(const char *s, size_t n, size_t *at, size_t
  * bracket or an unterminated value out of place). A span is only told apart by depth and quotes:
  * the element's own parse says whether it is JSON. */
 int po_JsonScan_NextElement_(const char **at, const char *end, size_t index, const char **value, size_t *len);
+
+/* A watch event's head, read from its bytes: {"type":..., "object":{..."metadata":{...}...}}. */
+typedef struct {
+  char type[16];
+  const char *object; /* the object's bytes */
+  size_t object_len;
+  const char *end;    /* past the event's closing brace */
+  char ns[254], name[254], uid[128], rv[64];
+  int64_t generation; /* 0: absent */
+  bool deleting;      /* metadata.deletionTimestamp set */
+} po_JsonScanEvent_;
+
+/* The event that starts at s (its first non-space byte) and ends before `end`: its type, where
+ * its object is, and the object's namespace, name, uid, resourceVersion, generation and
+ * deletion, walking only the event's top level and the object's metadata (the first metadata:
+ * the API server writes it before spec and status). false when the bytes are not such an event
+ * (incomplete, a string with an escape where these are read, no name or resourceVersion, a
+ * generation not a plain count): the caller then parses. The bytes are told apart by brackets
+ * and quotes only: a caller that keeps them must know them to be JSON by other means. */
+bool po_JsonScan_Event_(const char *s, const char *end, po_JsonScanEvent_ *e);
 
 #endif

@@ -34,6 +34,9 @@ struct po_WatchParser {
    * po_WatchParser_ObjectText finds the object's own text. */
   const char *ev_text;
   size_t ev_len;
+  po_KubeWatchPeekFn peek; /* po_WatchParser_SetPeek */
+  void *peek_ctx;
+  size_t peeked, parsed;
 };
 
 po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
@@ -187,6 +190,38 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
   return fail(p, st, "invalid UTF-8", where);
 }
 
+/* ---- events known by their head ---------------------------------------------------------
+ * An event whole in data (it starts at data[0]): its head scanned (json_scan.h: the top level and
+ * the object's metadata, no allocation) and offered to peek. The bytes' UTF-8 is checked already;
+ * their JSON is not (brackets and quotes only): peek takes only events it knows by uid and
+ * resourceVersion to be an object the server stored, whose bytes the server wrote. Returns the
+ * bytes the event took when peek took it, else 0 (the tokener then reads it as any event). */
+static size_t peek_event(po_WatchParser *p, const char *data, size_t len) {
+  static const struct {
+    const char *name;
+    po_KubeWatchEventType type;
+  } kPeekable[] = {{"ADDED", kPo_KubeWatch_Added}, {"MODIFIED", kPo_KubeWatch_Modified}, {"DELETED", kPo_KubeWatch_Deleted}};
+  po_JsonScanEvent_ e;
+  if (!po_JsonScan_Event_(data, data + len, &e)) return 0;
+  int k = -1;
+  for (int i = 0; i < 3; i++)
+    if (strcmp(kPeekable[i].name, e.type) == 0) k = i;
+  if (k < 0) return 0;
+  po_KubeWatchHead h = {kPeekable[k].type, e.ns, e.name, e.uid, e.rv, e.generation, e.deleting, e.object, e.object_len};
+  if (!p->peek(p->peek_ctx, &h)) return 0;
+  p->events++;
+  p->peeked++;
+  return (size_t)(e.end - data);
+}
+
+void po_WatchParser_SetPeek(po_WatchParser *p, po_KubeWatchPeekFn peek, void *ctx) {
+  p->peek = peek;
+  p->peek_ctx = ctx;
+}
+
+size_t po_WatchParser_Peeked(const po_WatchParser *p) { return p->peeked; }
+size_t po_WatchParser_Parsed(const po_WatchParser *p) { return p->parsed; }
+
 static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t len,
                                        po_KubeWatchFn fn, void *ctx, po_CtlStatus *st) {
   while (len > 0) {
@@ -207,6 +242,16 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
       p->pending = 0;
       p->event_start = p->offset;
     }
+    if (p->pending == 0 && p->peek) {
+      size_t used = peek_event(p, data, len);
+      if (used) {
+        data += used;
+        len -= used;
+        p->offset += used;
+        p->in_event = false;
+        continue;
+      }
+    }
     /* json-c takes an int length; feed huge chunks in slices. */
     int n = len > (1u << 30) ? 1 << 30 : (int)len;
     bool whole = p->pending == 0; /* the event begins at data */
@@ -222,6 +267,7 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
     if (e != json_tokener_success) return fail(p, st, "invalid JSON", json_tokener_error_desc(e));
     size_t used = json_tokener_get_parse_end(p->tok);
     json_tokener_reset(p->tok);
+    p->parsed++;
     data += used;
     len -= used;
     p->pending += used;

@@ -112,6 +112,9 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
+/* After that write succeeded: the uid and resourceVersion its answer carried (NULL or "": the
+ * answer did not say, and its echo is reconciled as any event). Wakes an event waiting for it. */
+void po_TargetIndex_NoteTargetWritten(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);
 /* Notes that a write of ours over resourceVersion over_rv of target_key removed, or wrote back,
  * the entry of a PropertyOverride held there whose spec points at another target
  * (po_TargetIndex_TakeHeldGone). */

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "po/base/json.h"
 #include "compiled.h"
@@ -64,14 +65,22 @@ typedef struct {
   char po[];                 /* "ns/name", the overrides table's key */
 } Entry;
 
-/* Our last write of a target, as the content its watch event must have to be that write. */
+/* Our last write of a target, as the version its watch event must have to be that write: the
+ * uid and resourceVersion the server's answer carried. */
 typedef struct {
   char *key;
-  po_JsonHash body, meta; /* the object but metadata; metadata but what the server sets on a write */
   bool pending;           /* not seen back yet */
+  bool in_flight;         /* sent, its answer not read yet: the version is not known yet */
   char over[64];          /* the resourceVersion it was written over ("" when unknown) */
+  char uid[128], rv[64];  /* the object it made (po_TargetIndex_NoteTargetWritten) */
   po_WriteRecord record;  /* the write record (sync.h) that write carried, if any */
 } OwnWrite;
+
+/* How long a target's event waits for the answer of a write of ours in flight (the event may be
+ * that write's echo, which can come before its answer): a write's answer follows its commit at
+ * once, so this bounds only a lost answer, which then costs a reconcile of the event (as any
+ * event not known ours), never a missed one. */
+enum { kOwnAnswerWaitMs = 3000 };
 
 /* A target and the PropertyOverrides listed under it (their entries' po strings), sorted; one
  * listed both for its current spec and its held generation is there twice, side by side. Freed
@@ -96,6 +105,7 @@ enum { kKindSlots = sizeof kKindPrefixes / sizeof *kKindPrefixes };
 
 struct po_TargetIndex {
   pthread_mutex_t mu;
+  pthread_cond_t answered; /* a target write's answer (or failure) noted: OwnWrite.in_flight cleared */
   po_StrTable overrides; /* Entry by po */
   po_StrTable targets;   /* Target by key: each entry's target, and its held target */
   size_t kind_links[kKindSlots];
@@ -119,7 +129,13 @@ const po_TargetOptions *po_TargetIndex_Options(const po_TargetIndex *ix) { retur
 
 po_TargetIndex *po_TargetIndex_New(void) {
   po_TargetIndex *ix = calloc(1, sizeof *ix);
-  if (ix) pthread_mutex_init(&ix->mu, NULL);
+  if (!ix) return NULL;
+  pthread_mutex_init(&ix->mu, NULL);
+  pthread_condattr_t a;
+  pthread_condattr_init(&a);
+  pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+  pthread_cond_init(&ix->answered, &a);
+  pthread_condattr_destroy(&a);
   return ix;
 }
 
@@ -157,6 +173,7 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
+  pthread_cond_destroy(&ix->answered);
   free(ix);
 }
 
@@ -772,15 +789,6 @@ bool po_TargetIndex_ForEachRelated(po_TargetIndex *ix, const char *key, void (*f
 
 /* ---- our own target writes, told apart when the watch brings them back ---- */
 
-/* What a reconcile reads of a target, without what the server sets on every write (its
- * resourceVersion, generation, managedFields, creationTimestamp): equal for our write and its
- * echo. Keyed hashes (json_hash.h): nobody can make other content pass for our write. */
-static void content_of(const json_object *obj, po_JsonHash *body, po_JsonHash *meta) {
-  static const char *const kServerSet[] = {"resourceVersion", "generation", "managedFields", "creationTimestamp"};
-  *body = po_Json_HashExcept(obj, "metadata");
-  *meta = po_Json_HashExceptAll(po_Json_Get(obj, "metadata"), kServerSet, sizeof kServerSet / sizeof *kServerSet);
-}
-
 static size_t own_find(const po_TargetIndex *ix, const char *key, bool *found) {
   size_t lo = 0, hi = ix->nown;
   *found = false;
@@ -797,17 +805,40 @@ static size_t own_find(const po_TargetIndex *ix, const char *key, bool *found) {
   return lo;
 }
 
+/* Under the lock: the note of key, added when missing (NULL: out of memory, the echo is then
+ * reconciled, as any event). k is the caller's copy of key, taken when the note is added. */
+static OwnWrite *own_note(po_TargetIndex *ix, const char *key, char **k) {
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  if (found) return &ix->own[at];
+  if (!*k) return NULL;
+  if (ix->nown == ix->own_cap) {
+    size_t cap = ix->own_cap ? ix->own_cap * 2 : 64;
+    OwnWrite *o = realloc(ix->own, cap * sizeof *o);
+    if (!o) return NULL;
+    ix->own = o;
+    ix->own_cap = cap;
+  }
+  memmove(ix->own + at + 1, ix->own + at, (ix->nown - at) * sizeof *ix->own);
+  ix->own[at] = (OwnWrite){.key = *k};
+  ix->nown++;
+  *k = NULL;
+  return &ix->own[at];
+}
+
+/* Before the write: its echo can come through the watch before its answer does, so the event
+ * that finds the note in flight waits for the answer (po_TargetIndex_IsOwnTargetEcho). Nothing of
+ * the written object is hashed: its answer names the version it made. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const json_object *written) {
-  po_JsonHash body, meta;
-  if (!written) { /* the write failed: forget it */
+  if (!written) { /* the write failed, or its answer was lost: nothing known to come back */
     pthread_mutex_lock(&ix->mu);
     bool found;
     size_t at = own_find(ix, key, &found);
-    if (found) ix->own[at].pending = false, ix->own[at].record.present = false;
+    if (found) ix->own[at].pending = ix->own[at].in_flight = false, ix->own[at].record.present = false;
+    pthread_cond_broadcast(&ix->answered);
     pthread_mutex_unlock(&ix->mu);
     return;
   }
-  content_of(written, &body, &meta);
   char over[64] = "";
   json_object *rv = po_Json_Get(po_Json_Get(written, "metadata"), "resourceVersion");
   if (rv && json_object_is_type(rv, json_type_string) && json_object_get_string_len(rv) < (int)sizeof over) {
@@ -816,31 +847,31 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
   po_WriteRecord rec = po_Sync_ReadRecord(written);
   char *k = strdup(key);
   pthread_mutex_lock(&ix->mu);
-  bool found;
-  size_t at = own_find(ix, key, &found);
-  if (!found && k && ix->nown == ix->own_cap) {
-    size_t cap = ix->own_cap ? ix->own_cap * 2 : 64;
-    OwnWrite *o = realloc(ix->own, cap * sizeof *o);
-    if (o) {
-      ix->own = o;
-      ix->own_cap = cap;
-    }
-  }
-  if (found) {
-    ix->own[at].body = body;
-    ix->own[at].meta = meta;
-    ix->own[at].pending = true;
-    memcpy(ix->own[at].over, over, sizeof over);
-    ix->own[at].record = rec;
-  } else if (k && ix->nown < ix->own_cap) { /* else (out of memory): the echo is reconciled, as before */
-    memmove(ix->own + at + 1, ix->own + at, (ix->nown - at) * sizeof *ix->own);
-    ix->own[at] = (OwnWrite){k, body, meta, true, "", rec};
-    memcpy(ix->own[at].over, over, sizeof over);
-    ix->nown++;
-    k = NULL;
+  OwnWrite *w = own_note(ix, key, &k);
+  if (w) {
+    w->pending = w->in_flight = true;
+    w->uid[0] = w->rv[0] = 0;
+    memcpy(w->over, over, sizeof over);
+    w->record = rec;
   }
   pthread_mutex_unlock(&ix->mu);
   free(k);
+}
+
+void po_TargetIndex_NoteTargetWritten(po_TargetIndex *ix, const char *key, const char *uid, const char *rv) {
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  if (found && ix->own[at].in_flight) {
+    OwnWrite *w = &ix->own[at];
+    w->in_flight = false;
+    bool known = uid && rv && *uid && *rv && strlen(uid) < sizeof w->uid && strlen(rv) < sizeof w->rv;
+    /* an answer that does not say its version: its echo is reconciled, as any event */
+    if (!known) w->pending = false;
+    else snprintf(w->uid, sizeof w->uid, "%s", uid), snprintf(w->rv, sizeof w->rv, "%s", rv);
+  }
+  pthread_cond_broadcast(&ix->answered);
+  pthread_mutex_unlock(&ix->mu);
 }
 
 bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecord *r) {
@@ -853,35 +884,52 @@ bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecor
   return ok;
 }
 
-bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {
+/* Under the lock: waits (bounded, kOwnAnswerWaitMs) while the write noted at key is in flight;
+ * returns the note (it may have moved) or NULL. */
+static OwnWrite *own_answered(po_TargetIndex *ix, const char *key) {
+  struct timespec until;
+  clock_gettime(CLOCK_MONOTONIC, &until);
+  until.tv_sec += kOwnAnswerWaitMs / 1000;
+  until.tv_nsec += (long)(kOwnAnswerWaitMs % 1000) * 1000000L;
+  if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  for (;;) {
+    bool found;
+    size_t at = own_find(ix, key, &found);
+    if (!found) return NULL;
+    if (!ix->own[at].in_flight) return &ix->own[at];
+    if (pthread_cond_timedwait(&ix->answered, &ix->mu, &until) != 0) {
+      at = own_find(ix, key, &found);
+      return found && !ix->own[at].in_flight ? &ix->own[at] : NULL;
+    }
+  }
+}
+
+bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *key, const char *uid, const char *rv) {
+  if (!uid || !rv) return false;
   pthread_mutex_lock(&ix->mu);
   bool found;
   size_t at = own_find(ix, key, &found);
-  bool pending = found && ix->own[at].pending;
-  pthread_mutex_unlock(&ix->mu);
-  if (!pending) return false;
-  po_JsonHash body, meta; /* hashed without the lock: a 25 KB target is a few thousand nodes */
-  content_of(obj, &body, &meta);
-  pthread_mutex_lock(&ix->mu);
-  at = own_find(ix, key, &found);
-  bool own = found && ix->own[at].pending && po_JsonHash_Equal(ix->own[at].body, body) &&
-             po_JsonHash_Equal(ix->own[at].meta, meta);
-  if (own) {
-    ix->own[at].pending = false; /* one echo per write */
-    ix->echoes++;
-  } else if (found && ix->own[at].pending && *ix->own[at].over) {
-    /* A target's events come in resourceVersion order. Another version than the one we wrote
-     * over, and not ours: ours came and went unseen (a watch broken after our write, a relist
-     * that brings only a later version), and its echo will never come. Kept pending, it would
-     * take a later restore of that very content (an old version, put back) for our echo and
-     * leave it unreconciled. The version we wrote over may still come late (the cache had it
-     * before its handler ran): that one leaves the note alone. */
-    json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
-    const char *s = rv && json_object_is_type(rv, json_type_string) ? json_object_get_string(rv) : "";
-    if (strcmp(s, ix->own[at].over) != 0) ix->own[at].pending = false;
+  OwnWrite *w = found && ix->own[at].pending ? &ix->own[at] : NULL;
+  /* The version written over, delivered late (the cache had it before its handler ran), is not
+   * our write whatever its answer says, and leaves the note for the echo still to come. */
+  if (!w || (*w->over && strcmp(rv, w->over) == 0)) {
+    pthread_mutex_unlock(&ix->mu);
+    return false;
   }
+  w = own_answered(ix, key);
+  bool own = w && w->pending && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
+  /* Either way the note is spent. A target's events come in resourceVersion order: another
+   * version than the one we wrote over, and not ours, means ours came and went unseen (a watch
+   * broken after our write, a relist that brings only a later version), and its echo will never
+   * come. An answer lost: the event is reconciled (at worst a reconcile more, never one less). */
+  if (w) w->pending = false, w->in_flight = false;
+  if (own) ix->echoes++;
   pthread_mutex_unlock(&ix->mu);
   return own;
+}
+
+bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {
+  return po_TargetIndex_IsOwnTargetEcho(ix, key, po_Json_Meta(obj, "uid"), po_Json_Meta(obj, "resourceVersion"));
 }
 
 void po_TargetIndex_NoteHeldGone(po_TargetIndex *ix, const char *key, const char *over_rv) {

@@ -562,8 +562,13 @@ static bool write_target(po_Run *run) {
     bool note = !p.remove && !p.create && p.object;
     if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
     po_CtlStatus st;
-    po_WriteResult w = run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
-                                             p.create, rv, NULL, &st);
+    po_WrittenVersion made = {.uid = {0}};
+    po_WriteResult w = note && run->io->update_target
+                           ? run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, p.object, &made, &st)
+                           : run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
+                                                   p.create, rv, NULL, &st);
+    /* the version the echo will carry ("" unknown: the echo is reconciled) */
+    if (note && w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
     if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
     if (w == kPo_WriteResult_NotFound && p.remove) w = kPo_WriteResult_Ok;
     if (w != kPo_WriteResult_Ok) {

@@ -103,6 +103,22 @@ typedef bool (*po_KubeWatchFn)(void *ctx, po_KubeWatchEventType type, struct jso
 typedef bool (*po_KubeWatchTextFn)(void *ctx, po_KubeWatchEventType type, struct json_object *object,
                                    const char *text, size_t len);
 
+/* A watch event's head, read from its bytes before any parse (po_KubeWatchOptions.peek). The
+ * strings and bytes are borrowed for the call. */
+typedef struct {
+  po_KubeWatchEventType type;             /* ADDED, MODIFIED or DELETED */
+  const char *ns, *name, *uid, *rv;       /* "" when absent (ns, uid) */
+  int64_t generation;                     /* 0: absent */
+  bool deleting;                          /* metadata.deletionTimestamp set */
+  const char *object;                     /* the object's bytes as they arrived */
+  size_t object_len;
+} po_KubeWatchHead;
+/* Asked first for each event whose head reads plainly; true when the caller took the event as
+ * it is (its bytes): it is then neither parsed nor given to fn. For a caller that knows some
+ * events by their head alone (its own writes coming back, by uid and resourceVersion) and so
+ * has no use for their trees. */
+typedef bool (*po_KubeWatchPeekFn)(void *ctx, const po_KubeWatchHead *head);
+
 typedef struct {
   const char *label_selector;
   const char *field_selector;
@@ -110,6 +126,7 @@ typedef struct {
   long timeout_seconds;   /* server-side timeout; 0: none */
   bool allow_bookmarks;
   po_KubeWatchTextFn text_fn; /* when set, called instead of po_KubeClient_Watch's fn */
+  po_KubeWatchPeekFn peek;    /* when set, asked before each event is parsed (with the watch's ctx) */
 } po_KubeWatchOptions;
 
 /* A cancellation token for watches (and the sleeps between retries): fire it from any thread
@@ -166,6 +183,16 @@ bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, struct json_o
  * Set ref->subresource = "status" to update status only. */
 bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
                           struct json_object **out, po_CtlStatus *st);
+/* What a write's answer says of the object it made, read from the answer's bytes (no parse):
+ * its metadata.uid and metadata.resourceVersion; "" when the answer does not say them plainly. */
+typedef struct {
+  char uid[128];
+  char rv[64];
+} po_KubeWritten;
+/* po_KubeClient_Update, with *written (never NULL) the uid and resourceVersion of the object the
+ * update made. */
+bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
+                                 po_KubeWritten *written, po_CtlStatus *st);
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
                          const char *body, size_t len, struct json_object **out, po_CtlStatus *st);
 /* out (may be NULL) gets the object as the server returned it (with deletionTimestamp when

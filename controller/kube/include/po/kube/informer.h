@@ -40,6 +40,13 @@ typedef struct {
    * old object (resourceVersion, uid, generation, deletion) instead of the object: no parse of
    * the old text for a handler that needs only those. */
   void (*on_update_version)(void *ctx, const po_InformerVersion *old_version, struct json_object *new_obj);
+  /* When set (and the cache keeps text, untransformed), asked for each update from the watch
+   * before it is parsed, with what its bytes say of it (key "ns/name" or "name", and version):
+   * true when the caller knows that version as the object a write of its own made (the uid and
+   * resourceVersion the write's answer carried) and has nothing to do for it. The cache then
+   * keeps the event's bytes (as for any event: managedFields cut) and nothing is parsed nor
+   * delivered. Asked once per event; after false the event goes the usual way. */
+  bool (*own_version)(void *ctx, const char *key, const po_InformerVersion *version);
 } po_InformerHandlers;
 
 /* Objects per page of an informer's list. On kube-apiserver each page is a consistent read of
@@ -87,6 +94,8 @@ typedef struct {
 /* Counters for tests, logs and benchmarks. */
 typedef struct {
   uint64_t lists, watches, events, relists_gone, watch_errors, adds, updates, deletes;
+  uint64_t events_parsed; /* watch events whose trees were built */
+  uint64_t own_versions;  /* updates taken unparsed, by handlers.own_version */
 } po_InformerStats;
 
 bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,

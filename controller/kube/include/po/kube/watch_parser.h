@@ -36,6 +36,15 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
  * plainly (an escaped key). One
  * pass over the event's bytes, no allocation; only callers that keep text pay for it. */
 const char *po_WatchParser_ObjectText(const po_WatchParser *p, size_t *len);
+/* Asks peek (with ctx) about each event before it is parsed, when its head can be read from
+ * its bytes (the event whole in one fed chunk, its metadata's strings plain): an event peek takes
+ * is counted, skipped, and never parsed nor given to Feed's fn. NULL: every event is parsed. With a
+ * peek, which events fn gets depends on how the bytes were cut (an event split between two reads
+ * is not offered): the peek must take only what fn would have done nothing more with. */
+void po_WatchParser_SetPeek(po_WatchParser *p, po_KubeWatchPeekFn peek, void *ctx);
+/* Events taken by peek, and events parsed (json-c trees built), so far. */
+size_t po_WatchParser_Peeked(const po_WatchParser *p);
+size_t po_WatchParser_Parsed(const po_WatchParser *p);
 /* At end of stream: delivers a last event not followed by a newline; an error when an event
  * was cut off. */
 bool po_WatchParser_Finish(po_WatchParser *p, po_KubeWatchFn fn, void *ctx, po_CtlStatus *st);

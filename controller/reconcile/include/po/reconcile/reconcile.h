@@ -84,6 +84,12 @@ typedef struct {
   int64_t generation;
 } po_OverrideVersion;
 
+/* What a target update's answer says of the object it made ("" when it did not say plainly). */
+typedef struct {
+  char uid[128];
+  char rv[64];
+} po_WrittenVersion;
+
 typedef struct {
   /* Cached reads: the object, or NULL when absent. The object is the cache's own, shared with
    * other threads: read it, never change it (nor take json-c references on it: those are not
@@ -151,6 +157,12 @@ typedef struct {
    * lets in are copied whole, one at a time, so a reconcile's memory follows the policy's bound,
    * not the routes tenants create (1 PropertyOverride opted in to 4,000 routes: 360 MiB). */
   struct json_object *(*route)(void *ctx, const char *ns, const char *name);
+  /* May be NULL. An update of a target (write_target with obj and not create) that says the
+   * uid and resourceVersion of the object it made, from the answer's bytes (no parse): its watch
+   * event is then known ours by them (po_TargetIndex_IsOwnTargetEcho) and neither parsed nor
+   * reconciled. NULL: updates go through write_target, and their echoes are reconciled. */
+  po_WriteResult (*update_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
+                                  struct json_object *obj, po_WrittenVersion *written, po_CtlStatus *st);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -222,11 +234,16 @@ void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o);
 void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
 /* Whether a target's watch event is our own last write of it coming back (true once per write):
  * the reconcile that wrote it found everything else to do and did it, so reconciling the echo
- * would only find the target current. Told by the content (a keyed hash of all of it but what the
- * server sets on a write: resourceVersion, generation, managedFields, creationTimestamp), so an
- * event with anything else in it (a mutating webhook's change, someone's edit, consul-k8s's
- * status) is not an echo and is reconciled. The reconcile notes each update it makes; any other
- * change that matters to a target (a PropertyOverride's) comes as an event of its own. */
+ * would only find the target current. Told by the version: the uid and resourceVersion the
+ * write's answer carried (po_ReconcileIO.update_target), which name exactly the object the write
+ * made, so nothing is parsed or hashed to tell it; any other version (someone's edit, consul-k8s's
+ * status, a restore) is not an echo and is reconciled. An event that comes while the write's
+ * answer is still on its way (an echo can come first) waits for it, a few seconds at most; a
+ * write whose answer is lost or did not say its version has no echo. The reconcile notes each
+ * update it makes; any other change that matters to a target (a PropertyOverride's) comes as an
+ * event of its own. IsOwnTargetEcho asks with the event's uid and resourceVersion as read from
+ * its bytes (before any parse); IsOwnTargetWrite with its tree. */
+bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
 /* After a write of ours removed a held generation's entry from target_key, or wrote it back
  * there (the target deleted by its owner and written again) (its spec points at another target,

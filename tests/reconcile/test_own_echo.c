@@ -1,0 +1,133 @@
+/* A target write's echo, known by the version its answer carried (po_TargetIndex_IsOwnTargetEcho):
+ * each state between the write and its echo. The write is noted before it is sent (its echo can
+ * come first), its answer after; an event in between waits for the answer. Nothing here is timed:
+ * the waits end on the answer, which each case gives. */
+#include <json-c/json.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "compiled.h"
+#include "po/reconcile/reconcile.h"
+
+static const char kKey[] = "ServiceDefaults/shop/web";
+
+/* What the reconcile writes: the target as read, at the version it is written over. */
+static json_object *written_over(const char *rv) {
+  char text[256];
+  snprintf(text, sizeof text, "{\"metadata\":{\"name\":\"web\",\"namespace\":\"shop\",\"uid\":\"u1\",\"resourceVersion\":\"%s\"}}", rv);
+  return json_tokener_parse(text);
+}
+
+static void note_write(po_TargetIndex *ix, const char *over) {
+  json_object *o = written_over(over);
+  po_TargetIndex_NoteTargetWrite(ix, kKey, o);
+  json_object_put(o);
+}
+
+static uint64_t echoes(po_TargetIndex *ix) { return po_TargetIndex_Stats(ix).own_writes_seen; }
+
+/* The answer came first: its version's event is ours, once; the version written over (late) is
+ * not and leaves the note; any other version is not, and spends it (events come in order). */
+static void test_answer_then_echo(void **state) {
+  (void)state;
+  po_TargetIndex *ix = po_TargetIndex_New();
+  note_write(ix, "10");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "11");
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "10")); /* written over, late */
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u2", "11")); /* another object at that version */
+  note_write(ix, "10");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "11");
+  assert_true(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11"));
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11")); /* once */
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, "ServiceDefaults/shop/other", "u1", "11"));
+  /* someone writes between our write and its echo: ours conflicts (never answered ok); someone
+   * writes after ours: our echo, then theirs, which is not ours */
+  note_write(ix, "11");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "12");
+  assert_true(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "12"));
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "13"));
+  /* a lost echo (a relist brings a later version): the note is spent, so a later restore of our
+   * version's content at yet another version is not ours either */
+  note_write(ix, "13");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "14");
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "15"));
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "14"));
+  assert_int_equal(echoes(ix), 2);
+  po_TargetIndex_Free(ix);
+}
+
+/* A write that failed, or whose answer was lost or did not say its version: no echo is ours,
+ * so the event is reconciled (at worst one reconcile more, never one less). */
+static void test_no_answer_no_echo(void **state) {
+  (void)state;
+  po_TargetIndex *ix = po_TargetIndex_New();
+  note_write(ix, "10");
+  po_TargetIndex_NoteTargetWrite(ix, kKey, NULL); /* failed: timeout, conflict */
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11"));
+  note_write(ix, "10");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "", ""); /* an answer without its version */
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11"));
+  note_write(ix, "10");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, NULL, NULL);
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11"));
+  assert_int_equal(echoes(ix), 0);
+  po_TargetIndex_Free(ix);
+}
+
+typedef struct {
+  po_TargetIndex *ix;
+  const char *rv;
+  bool own;
+} Asker;
+
+static void *ask(void *arg) {
+  Asker *a = arg;
+  a->own = po_TargetIndex_IsOwnTargetEcho(a->ix, kKey, "u1", a->rv);
+  return NULL;
+}
+
+/* The echo before the answer: the event waits for the answer, then is judged by it. The version
+ * written over, in flight, is judged at once (it cannot be our write) and keeps the note. */
+static void test_echo_before_answer(void **state) {
+  (void)state;
+  po_TargetIndex *ix = po_TargetIndex_New();
+  note_write(ix, "10");
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "10")); /* no wait: the version written over */
+  Asker a = {ix, "11", false};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, ask, &a), 0);
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "11");
+  pthread_join(t, NULL);
+  assert_true(a.own);
+  /* the answer lost while the event waits: not ours */
+  note_write(ix, "11");
+  Asker b = {ix, "12", true};
+  assert_int_equal(pthread_create(&t, NULL, ask, &b), 0);
+  po_TargetIndex_NoteTargetWrite(ix, kKey, NULL);
+  pthread_join(t, NULL);
+  assert_false(b.own);
+  /* the answer names another version (someone's write came between): the event is not ours */
+  note_write(ix, "12");
+  Asker c = {ix, "13", true};
+  assert_int_equal(pthread_create(&t, NULL, ask, &c), 0);
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "14");
+  pthread_join(t, NULL);
+  assert_false(c.own);
+  assert_int_equal(echoes(ix), 1);
+  po_TargetIndex_Free(ix);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_answer_then_echo),
+      cmocka_unit_test(test_no_answer_no_echo),
+      cmocka_unit_test(test_echo_before_answer),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
