@@ -167,10 +167,36 @@ static void test_overlap_sentences_are_not_printed(void **state) {
   assert_true(overlapping <= apart);
 }
 
+/* Each item's names, keys, uid and resourceVersion were copied with snprintf("%s") as it was
+ * loaded (seven or eight calls per PropertyOverride per reconcile, and the Accepted and
+ * Programmed messages' copies), 18 snprintf calls per PropertyOverride in all at 90 (1,640),
+ * with what the fixture and json-c call themselves. Copied as bytes now: about 10. */
+static void test_names_are_copied_not_printed(void **state) {
+  (void)state;
+  compares_at(90, false);
+  printf("one reconcile of 90: %llu snprintf calls (%.1f per PropertyOverride)\n", (unsigned long long)g_prints,
+         (double)g_prints / 90.0);
+  assert_true(g_prints <= 12 * 90);
+}
+
+/* The target's entries' markers were read five times a reconcile (po_Consul_OwnedEntries: a
+ * count for the items' room, a count and a copy of the bound ones, a count and a copy of the
+ * live ones), each read comparing names and, with the owners, looking each entry's owner up:
+ * 22,332 strcmp calls at 90 overlapping, 248 per PropertyOverride. The counts are taken from the
+ * list's length now, and three reads remain: 19,113, 212. */
+static void test_entries_are_read_three_times(void **state) {
+  (void)state;
+  uint64_t n = compares_at(90, true);
+  printf("one reconcile of 90: %llu strcmp calls (%.0f per PropertyOverride)\n", (unsigned long long)n, (double)n / 90.0);
+  assert_true(n <= 225 * 90);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_reconcile_work_follows_the_target_not_its_square),
                                      cmocka_unit_test(test_unchanged_peers_are_not_compared_again),
                                      cmocka_unit_test(test_sweeps_make_no_names_without_their_kinds),
-                                     cmocka_unit_test(test_overlap_sentences_are_not_printed)};
+                                     cmocka_unit_test(test_overlap_sentences_are_not_printed),
+                                     cmocka_unit_test(test_names_are_copied_not_printed),
+                                     cmocka_unit_test(test_entries_are_read_three_times)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
