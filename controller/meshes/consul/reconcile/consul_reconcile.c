@@ -24,15 +24,15 @@ static bool requires_sync(const po_Run *run) {
   return run->io->sync && run->io->sync->mode == kPo_SyncMode_Require;
 }
 
+/* Room for PropertyOverrides the index missed, found through their entries (load_bound_owners). */
+static size_t extra_items(po_Run *run) { return po_Consul_OwnedEntries(run->target, NULL, 0, NULL, 0, NULL); }
+
 /* The target's extensions: room for its entries of ours, whichever they are, without a walk that
  * counts them first (each walk reads every entry's marker, about 900 instructions an entry). */
 static size_t extensions_of(const po_Run *run) {
   json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   return list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
 }
-
-/* Room for PropertyOverrides the index missed, found through their entries (load_bound_owners). */
-static size_t extra_items(po_Run *run) { return extensions_of(run); }
 
 static int by_owner(const void *a, const void *b) {
   const po_ConsulOwner *x = a, *y = b;
