@@ -69,11 +69,11 @@ static void report_foreign(po_Run *run) {
 static po_RunItem *new_item(po_Run *run, const char *ns, const char *name, const char *k, const char *hk) {
   po_RunItem *it = &run->items[run->m++];
   it->held = strcmp(k, run->key) != 0;
-  snprintf(it->held_key, sizeof it->held_key, "%s", it->held ? "" : hk);
-  snprintf(it->home_key, sizeof it->home_key, "%s", it->held ? k : "");
-  snprintf(it->ns, sizeof it->ns, "%s", ns && *ns ? ns : run->ns);
+  po_Run_CopyText(it->held_key, sizeof it->held_key, it->held ? "" : hk);
+  po_Run_CopyText(it->home_key, sizeof it->home_key, it->held ? k : "");
+  po_Run_CopyText(it->ns, sizeof it->ns, ns && *ns ? ns : run->ns);
   it->other_ns = strcmp(it->ns, run->ns) != 0;
-  snprintf(it->name, sizeof it->name, "%s", name);
+  po_Run_CopyText(it->name, sizeof it->name, name);
   it->uid = it->uid_buf;
   return it;
 }
@@ -85,9 +85,9 @@ bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *
   po_RunItem *it = new_item(run, ns, name, k, hk);
   it->obj = obj;
   it->ref = ref;
-  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", po_Json_Meta(obj, "uid"));
+  po_Run_CopyText(it->uid_buf, sizeof it->uid_buf, po_Json_Meta(obj, "uid"));
   json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
-  snprintf(it->rv, sizeof it->rv, "%s", rv ? json_object_get_string(rv) : "");
+  po_Run_CopyText(it->rv, sizeof it->rv, rv ? json_object_get_string(rv) : "");
   it->deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
   it->has_finalizer = po_Run_HasFinalizer(obj);
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
@@ -96,8 +96,8 @@ bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *
   if (!it->ce) return po_Run_Oom(run, po_Arena_Printf(run->ar, "compiling %s", it->name));
   if (!it->deleting && it->has_finalizer && *it->rv && strlen(it->uid) < sizeof it->memo.uid) {
     po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
-    snprintf(m.rv, sizeof m.rv, "%s", it->rv);
-    snprintf(m.uid, sizeof m.uid, "%s", it->uid);
+    po_Run_CopyText(m.rv, sizeof m.rv, it->rv);
+    po_Run_CopyText(m.uid, sizeof m.uid, it->uid);
     po_TargetIndex_MemoSet(run->ix, it->ns, name, &m, k, hk);
   }
   return true;
@@ -112,8 +112,8 @@ static bool add_memo_item(po_Run *run, const char *ns, const char *name, const p
   po_RunItem *it = new_item(run, ns, name, k, hk);
   it->from_memo = true;
   it->memo = *m;
-  snprintf(it->uid_buf, sizeof it->uid_buf, "%s", m->uid);
-  snprintf(it->rv, sizeof it->rv, "%s", m->rv);
+  po_Run_CopyText(it->uid_buf, sizeof it->uid_buf, m->uid);
+  po_Run_CopyText(it->rv, sizeof it->rv, m->rv);
   it->has_finalizer = true;
   it->ce = ce;
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
@@ -127,7 +127,10 @@ static bool load_overrides(po_Run *run) {
   for (size_t i = 0; i < run->n; i++) {
     char k[600], hk[600], ns[254];
     const char *slash = strchr(run->names[i], '/'), *name = slash ? slash + 1 : run->names[i];
-    snprintf(ns, sizeof ns, "%.*s", slash ? (int)(slash - run->names[i]) : 0, run->names[i]);
+    size_t nl = slash ? (size_t)(slash - run->names[i]) : 0;
+    if (nl >= sizeof ns) nl = sizeof ns - 1;
+    memcpy(ns, run->names[i], nl);
+    ns[nl] = '\0';
     po_OverrideVersion v;
     po_OverrideMemo m;
     if (io->override_version && io->override_version(io->ctx, ns, name, &v) &&
@@ -388,7 +391,7 @@ static void programmed(po_Run *run, size_t i, int64_t live_gen, const po_Overlap
     p->reason = overlapping ? "Overlapping" : "Programmed";
     mesh(run)->programmed_message(run, i, live_gen, p, ov[0] != 0);
     size_t len = strlen(p->message);
-    snprintf(p->message + len, sizeof p->message - len, "%s", ov);
+    po_Run_CopyText(p->message + len, sizeof p->message - len, ov);
   }
   if (it->mismatch[0]) { /* what is live was said: now why the record is not */
     size_t len = strlen(p->message);
@@ -446,19 +449,19 @@ static void judged(const po_Run *run, const po_RunItem *it, po_OverrideStatus *s
   po_Condition_Init(a, "Accepted", c->accepted && !it->refused ? "True" : "False",
                     it->refused ? "TargetNotAllowed" : c->accepted ? "Accepted" : "Invalid");
   if (it->refused) {
-    snprintf(a->message, sizeof a->message, "%s", it->refusal);
+    po_Run_CopyText(a->message, sizeof a->message, it->refusal);
   } else if (c->accepted) {
     const char *by = c->judged_by ? c->judged_by : "";
     snprintf(a->message, sizeof a->message, "%zu patch%s valid for %s and Envoy%s%s%s", c->args->patch_count,
              c->args->patch_count == 1 ? " is" : "es are", po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name,
              *by ? " (" : "", by, *by ? ")" : "");
   } else {
-    snprintf(a->message, sizeof a->message, "%s", it->ce->errors);
+    po_Run_CopyText(a->message, sizeof a->message, it->ce->errors);
   }
   envoy_api(c, s);
   if (c->accepted && !it->refused && it->ce->deprecated) {
     po_Condition_Init(&s->deprecated, "Deprecated", "True", "DeprecatedFields");
-    snprintf(s->deprecated.message, sizeof s->deprecated.message, "%s", it->ce->deprecated);
+    po_Run_CopyText(s->deprecated.message, sizeof s->deprecated.message, it->ce->deprecated);
   }
 }
 

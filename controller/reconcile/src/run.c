@@ -16,6 +16,12 @@ json_object *po_Run_Copy(const json_object *o) {
   return o && json_object_deep_copy((json_object *)o, &c, NULL) == 0 ? c : NULL;
 }
 
+void po_Run_CopyText(char *dst, size_t size, const char *src) {
+  size_t n = strnlen(src, size - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
 void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *err) {
   if (w == kPo_WriteResult_Conflict) run->r.conflict = true;
   /* An admission webhook that could not be reached (nothing answered: webhook_error.c): its
@@ -135,7 +141,7 @@ void po_Run_DropEntry(po_RunItem *it) {
 /* The version of an item, as our writes to it are noted (po_TargetIndex_NoteOverrideWrite). */
 po_OverrideMemo po_Run_OwnVersion(const po_RunItem *it) {
   po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
-  snprintf(m.uid, sizeof m.uid, "%s", it->uid);
+  po_Run_CopyText(m.uid, sizeof m.uid, it->uid);
   return m;
 }
 

@@ -159,6 +159,10 @@ bool po_Run_AddItem(po_Run *run, const struct json_object *obj, void *ref, const
 
 /* ---- helpers every phase and mesh uses (run.c) ---- */
 struct json_object *po_Run_Copy(const struct json_object *o); /* a deep copy, NULL for NULL or out of memory */
+/* src copied into dst[size] (size > 0), cut at size - 1 bytes as snprintf's "%s" cuts it: an
+ * item's names and keys are copied several times a reconcile for each of a target's
+ * PropertyOverrides, and snprintf cost a few hundred instructions a copy. */
+void po_Run_CopyText(char *dst, size_t size, const char *src);
 /* The reconcile fails with what/err (the first error wins; run->r.ok false). */
 void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *err);
 /* Memory ran out at `where`: nothing more is written. Always false. */
