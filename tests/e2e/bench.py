@@ -295,6 +295,10 @@ def run():
          "reconciles_per_po": round((reconciles(m) - reconciles(base_m)) / n, 4),
          "writes": w - writes(base_m)[0], "writes_per_po": round((w - writes(base_m)[0]) / n, 4), "writes_from": wsrc,
          "requeues": requeues(m) - requeues(base_m),
+         # every request the controller's REST client made, Events and reads included, per method
+         "requests_per_po": {x: round((msum(m, "rest_client_requests_total", method=x) -
+                                       msum(base_m, "rest_client_requests_total", method=x)) / n, 4)
+                             for x in ("GET", "POST", "PUT", "PATCH", "DELETE")},
          "rss_base_mb": round(base_p[1], 1), "rss_peak_mb": round(pr[2], 1),
          "rss_kb_per_po": round((pr[2] - base_p[1]) * 1024 / n, 2),
          "load_start": load0, "load_end": load(),
