@@ -24,9 +24,10 @@ LABEL org.opencontainers.image.title="propertyoverride" \
       org.opencontainers.image.revision="${PO_REVISION}" \
       org.opencontainers.image.source="https://github.com/propertyoverride/propertyoverride" \
       org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim"
-# The packages of the libraries the binary links directly (their own dependencies come with them).
+# The packages of the libraries the binaries link directly (their own dependencies come with them;
+# libjemalloc2 is the controller's malloc, cmake/allocator.cmake).
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libcurl4 libgnutls30 libmicrohttpd12 libyaml-0-2 libzstd1 \
+ && apt-get install -y --no-install-recommends libcurl4 libgnutls30 libmicrohttpd12 libyaml-0-2 libzstd1 libjemalloc2 \
  && rm -rf /var/lib/apt/lists/*
 COPY --from=build /src/build/propertyoverride /usr/local/bin/propertyoverride
 # `propertyoverride controller` execs this, from the same folder (controller/cli/CMakeLists.txt).

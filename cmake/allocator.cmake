@@ -53,8 +53,8 @@ if(NOT _po_alloc_asked STREQUAL "libc")
     set(PO_ALLOCATOR_USED ${_po_alloc_asked})
     set(PO_ALLOCATOR_LIBRARY "${_po_alloc_lib}")
   else()
-    set(_po_alloc_why "${_po_alloc_asked} is not installed (Debian's ${_po_alloc_pkg_${_po_alloc_asked}}; "
-                      "scripts/setup.sh installs it)")
+    string(CONCAT _po_alloc_why "${_po_alloc_asked} is not installed (Debian's ${_po_alloc_pkg_${_po_alloc_asked}}, "
+                  "which scripts/setup.sh installs)")
     if(_po_alloc_explicit OR "$ENV{PO_REQUIRE_REAL}" STREQUAL "1")
       message(FATAL_ERROR "PO_ALLOCATOR=${_po_alloc_asked}: ${_po_alloc_why}; or configure with -DPO_ALLOCATOR=libc")
     endif()

@@ -28,11 +28,27 @@ packages=(
   # (golang-go also downloads the Envoy API modules below when the machine has no newer Go)
   golang-go golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev
   golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev
+  # the product executables' malloc (cmake/allocator.cmake: PO_ALLOCATOR; jemalloc by default)
+  libjemalloc-dev libmimalloc-dev
 )
+# Packages held at one version: docs/benchmarks.md's allocator figures are of these, and a newer
+# allocator changes them. Installed as NAME=VERSION (apt checks each .deb against the archive's
+# signed index); below, the installed version and the files of its library are checked too.
+declare -A pinned=([libjemalloc-dev]=5.3.0-1 [libmimalloc-dev]=2.0.9+ds-2)
+# The library package each pinned -dev package brings (its files are what the binaries load).
+declare -A pinned_lib=([libjemalloc-dev]=libjemalloc2 [libmimalloc-dev]=libmimalloc2.0)
 
+installed_version() { # PACKAGE: its version if installed, else nothing
+  dpkg-query -W -f='${Status}\t${Version}' "$1" 2>/dev/null | awk -F'\t' '$1 == "install ok installed" { print $2 }'
+}
 need_apt=()
 for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || need_apt+=("$p")
+  v=$(installed_version "$p")
+  if [ -n "${pinned[$p]:-}" ]; then
+    [ "$v" = "${pinned[$p]}" ] || need_apt+=("$p=${pinned[$p]}")
+  else
+    [ -n "$v" ] || need_apt+=("$p")
+  fi
 done
 # kubectl: the machine may ship its own; otherwise Debian's kubernetes-client provides it.
 command -v kubectl >/dev/null 2>&1 || need_apt+=(kubernetes-client)
@@ -43,8 +59,19 @@ if [ "${PO_SKIP_APT:-0}" != 1 ] && [ ${#need_apt[@]} -gt 0 ]; then
   log "installing Debian packages: ${need_apt[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  apt-get install -y -qq --no-install-recommends --allow-downgrades "${need_apt[@]}" >/dev/null
 fi
+# The pinned packages: at their version, and their library's files as the signed .deb shipped them
+# (dpkg --verify compares each file with the checksum dpkg recorded from the package).
+for p in "${!pinned[@]}"; do
+  for q in "$p" "${pinned_lib[$p]}"; do
+    v=$(installed_version "$q")
+    [ "$v" = "${pinned[$p]}" ] ||
+      die "$q is at '${v:-not installed}', the build is pinned to ${pinned[$p]} (scripts/setup.sh installs it; PO_SKIP_APT=1 skipped that)"
+  done
+  bad=$(dpkg --verify "${pinned_lib[$p]}" 2>&1 | grep -v '^??5?????? c ' || true)
+  [ -z "$bad" ] || die "${pinned_lib[$p]}'s files differ from what its package installed: $bad"
+done
 
 # --- Envoy API snapshots: go-control-plane's envoy Go module at each version proto/snapshots.tsv
 # lists, and the modules its descriptors import, hashes checked (scripts/fetch-envoy-api.sh) -----

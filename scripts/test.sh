@@ -4,6 +4,10 @@
 #   2. ASan+UBSan Debug build, all ctest tests again
 #   3. valgrind (memcheck) on the tests labelled "valgrind"
 #   4. libFuzzer targets, each for a bounded time (PO_FUZZ_SECONDS, default 15)
+# The malloc (cmake/allocator.cmake): the Release build's controller links the Release default
+# (PO_ALLOCATOR empty, so an experiment left in build/'s cache cannot linger); ASan and libFuzzer
+# bring their own malloc, so their builds say libc; valgrind's tests are the tests' own
+# executables, which never link another allocator.
 # Set PO_TEST_STAGES="release asan valgrind fuzz" to choose stages.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -26,25 +30,25 @@ for s in $stages; do
   case $s in
   release)
     stage "release build + ctest"
-    configure build -DCMAKE_BUILD_TYPE=Release
+    configure build -DCMAKE_BUILD_TYPE=Release -DPO_ALLOCATOR=
     (cd build && ctest --output-on-failure -j "$jobs")
     summary+=("release: ok") ;;
   asan)
     stage "ASan+UBSan build + ctest"
-    configure build-asan -DCMAKE_BUILD_TYPE=Debug -DPO_SANITIZE=ON
+    configure build-asan -DCMAKE_BUILD_TYPE=Debug -DPO_SANITIZE=ON -DPO_ALLOCATOR=libc
     (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
        ctest --output-on-failure -j "$jobs" -LE '^no-asan$')
     summary+=("asan: ok") ;;
   valgrind)
     stage "valgrind"
-    configure build -DCMAKE_BUILD_TYPE=Release
+    configure build -DCMAKE_BUILD_TYPE=Release -DPO_ALLOCATOR=
     (cd build && ctest --output-on-failure -L '^valgrind$' -T memcheck --overwrite MemoryCheckCommand=/usr/bin/valgrind \
        --overwrite MemoryCheckCommandOptions="--leak-check=full --error-exitcode=99 --errors-for-leak-kinds=definite" \
        -j "$jobs") || { echo "valgrind found errors"; exit 1; }
     summary+=("valgrind: ok") ;;
   fuzz)
     stage "fuzz (bounded)"
-    CC=clang configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPO_FUZZ=ON -DCMAKE_C_COMPILER=clang
+    CC=clang configure build-fuzz -DCMAKE_BUILD_TYPE=Debug -DPO_FUZZ=ON -DCMAKE_C_COMPILER=clang -DPO_ALLOCATOR=libc
     secs=${PO_FUZZ_SECONDS:-15}
     n=0
     for f in build-fuzz/tests/fuzz/fuzz_*; do
