@@ -1,16 +1,19 @@
-# The malloc the product executables (propertyoverride-controller, propertyoverride) run on.
+# The malloc the controller executable (propertyoverride-controller) runs on.
 #
 #   -DPO_ALLOCATOR=jemalloc|mimalloc|libc   (empty: jemalloc for a Release build, libc otherwise)
 #
-# The controller allocates per json-c node and per list entry from 4 worker threads; glibc's
-# malloc was ~28% of its CPU on the real kube-apiserver and its per-thread arenas fragment the
-# peak (docs/benchmarks.md, "The allocator"). Only the two executables link it, and dynamically:
-# the tests' own executables keep glibc, and an LD_PRELOAD shim (tests/cli/failalloc.c) still
-# comes before it in the symbol search, so the allocation-failure sweeps fail every allocation.
-# ASan, UBSan's runtime, libFuzzer and valgrind replace malloc themselves: those builds take libc.
+# The controller allocates per json-c node and per list entry from 4 worker threads: glibc's
+# malloc was about a quarter of its CPU on the real kube-apiserver, and jemalloc takes about a
+# quarter off its CPU per reconcile there, for a slightly higher peak (docs/benchmarks.md,
+# "The allocator"). The one-shot CLI keeps glibc's (jemalloc's start-up costs it more than it
+# saves), as do the tests' own executables. Linked dynamically: an LD_PRELOAD shim
+# (tests/cli/failalloc.c) still comes before it in the symbol search, so an allocation-failure
+# sweep of the executable fails the allocation it means to. ASan, UBSan's runtime, libFuzzer and
+# valgrind replace malloc themselves: those builds take libc.
 #
-# po_link_allocator(TARGET) links TARGET with it; PO_ALLOCATOR_USED is what was linked (the
-# ctest allocator_linked checks the running executable binds malloc to it).
+# po_link_allocator(TARGET) links TARGET with it; PO_ALLOCATOR_USED is what was linked,
+# PO_ALLOCATOR_WANTED what the build asked for (the ctest allocator_linked checks the running
+# executable binds malloc to the latter).
 set(PO_ALLOCATOR "" CACHE STRING "malloc of the product executables: jemalloc, mimalloc or libc (empty: jemalloc for Release)")
 set_property(CACHE PO_ALLOCATOR PROPERTY STRINGS "" jemalloc mimalloc libc)
 
