@@ -14,7 +14,7 @@
 # po_link_allocator(TARGET) links TARGET with it; PO_ALLOCATOR_USED is what was linked,
 # PO_ALLOCATOR_WANTED what the build asked for (the ctest allocator_linked checks the running
 # executable binds malloc to the latter).
-set(PO_ALLOCATOR "" CACHE STRING "malloc of the product executables: jemalloc, mimalloc or libc (empty: jemalloc for Release)")
+set(PO_ALLOCATOR "" CACHE STRING "malloc of the controller executable: jemalloc, mimalloc or libc (empty: jemalloc for Release)")
 set_property(CACHE PO_ALLOCATOR PROPERTY STRINGS "" jemalloc mimalloc libc)
 
 set(_po_alloc_asked "${PO_ALLOCATOR}")

@@ -28,7 +28,7 @@ packages=(
   # (golang-go also downloads the Envoy API modules below when the machine has no newer Go)
   golang-go golang-github-masterminds-sprig-dev golang-github-xeipuuv-gojsonschema-dev
   golang-gopkg-yaml.v2-dev golang-gopkg-yaml.v3-dev
-  # the product executables' malloc (cmake/allocator.cmake: PO_ALLOCATOR; jemalloc by default)
+  # the controller executable's malloc (cmake/allocator.cmake: PO_ALLOCATOR; jemalloc by default)
   libjemalloc-dev libmimalloc-dev
 )
 # Packages held at one version: docs/benchmarks.md's allocator figures are of these, and a newer
