@@ -1,7 +1,8 @@
 /* A target write's echo, known by the version its answer carried (po_TargetIndex_IsOwnTargetEcho):
  * each state between the write and its echo. The write is noted before it is sent (its echo can
  * come first), its answer after; an event in between waits for the answer. Nothing here is timed:
- * the waits end on the answer, which each case gives. */
+ * the waits end on the answer, which each case gives, except in test_answer_never_came, whose
+ * one wait runs out its bound (kOwnAnswerWaitMs, 3 s) whatever the machine's speed. */
 #include <json-c/json.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -123,11 +124,40 @@ static void test_echo_before_answer(void **state) {
   po_TargetIndex_Free(ix);
 }
 
+static uint64_t waited_out(po_TargetIndex *ix) { return po_TargetIndex_Stats(ix).answers_waited_out; }
+
+/* An answer that never comes within the bound (a PUT hung, or slower than 3 s): the event that
+ * waited for it is reconciled, and so is every later one of that target, without waiting again.
+ * The informer's thread asks twice for one event (its head, then its tree when the head was not
+ * ours) and then for each later event of the target: a note left in flight made each ask wait
+ * out the bound again, stalling every target of that kind 6 s an event until the PUT ended. */
+static void test_answer_never_came(void **state) {
+  (void)state;
+  po_TargetIndex *ix = po_TargetIndex_New();
+  note_write(ix, "10");
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11")); /* the head: waits the bound out */
+  assert_int_equal(waited_out(ix), 1);
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11")); /* the same event's tree */
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "12")); /* a later event */
+  assert_int_equal(waited_out(ix), 1);
+  /* the answer, late: the note was spent by the wait, so no event is taken for ours on its word */
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "11");
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11"));
+  assert_int_equal(echoes(ix), 0);
+  /* the next write is noted and known as before */
+  note_write(ix, "12");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "13");
+  assert_true(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "13"));
+  assert_int_equal(waited_out(ix), 1);
+  po_TargetIndex_Free(ix);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_answer_then_echo),
       cmocka_unit_test(test_no_answer_no_echo),
       cmocka_unit_test(test_echo_before_answer),
+      cmocka_unit_test(test_answer_never_came),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

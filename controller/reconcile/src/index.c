@@ -116,6 +116,7 @@ struct po_TargetIndex {
   OwnWrite *own;    /* sorted by key: the last target write of ours per target, until its echo */
   size_t nown, own_cap;
   uint64_t echoes;  /* events recognised as our own writes */
+  uint64_t waited_out; /* events that waited the whole bound for a write's answer */
   uint64_t event_hashes; /* JSON trees hashed to judge PropertyOverride events (po_TargetIndex_OverrideEvent) */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
@@ -482,7 +483,7 @@ static void count_compiled(void *ctx, po_StrNode *n) {
 
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  po_TargetIndexStats s = {ix->overrides.count, 0, ix->hits, ix->misses, ix->echoes, ix->event_hashes};
+  po_TargetIndexStats s = {ix->overrides.count, 0, ix->hits, ix->misses, ix->echoes, ix->event_hashes, ix->waited_out};
   po_StrTable_ForEach(&ix->overrides, count_compiled, &s.compiled);
   pthread_mutex_unlock(&ix->mu);
   return s;
@@ -885,7 +886,9 @@ bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecor
 }
 
 /* Under the lock: waits (bounded, kOwnAnswerWaitMs) while the write noted at key is in flight;
- * returns the note (it may have moved) or NULL. */
+ * returns the note (it may have moved) or NULL. An answer not come by then is taken as lost: the
+ * note is spent (its late answer finds it no longer in flight), so neither this event's second
+ * ask (its tree, after its head) nor any later event of the target waits the bound out again. */
 static OwnWrite *own_answered(po_TargetIndex *ix, const char *key) {
   struct timespec until;
   clock_gettime(CLOCK_MONOTONIC, &until);
@@ -899,7 +902,11 @@ static OwnWrite *own_answered(po_TargetIndex *ix, const char *key) {
     if (!ix->own[at].in_flight) return &ix->own[at];
     if (pthread_cond_timedwait(&ix->answered, &ix->mu, &until) != 0) {
       at = own_find(ix, key, &found);
-      return found && !ix->own[at].in_flight ? &ix->own[at] : NULL;
+      if (found && ix->own[at].in_flight) {
+        ix->waited_out++;
+        ix->own[at].in_flight = ix->own[at].pending = false;
+      }
+      return found ? &ix->own[at] : NULL;
     }
   }
 }

@@ -219,6 +219,7 @@ typedef struct {
   uint64_t hits, misses;
   uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
   uint64_t event_hashes;    /* JSON trees (spec, status, finalizers) hashed to judge PropertyOverride events */
+  uint64_t answers_waited_out; /* target events that waited the whole bound for a write's answer */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* The mesh options (cluster domain, Istio release and root namespace: the controller's flags)
@@ -239,7 +240,8 @@ void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
  * made, so nothing is parsed or hashed to tell it; any other version (someone's edit, consul-k8s's
  * status, a restore) is not an echo and is reconciled. An event that comes while the write's
  * answer is still on its way (an echo can come first) waits for it, a few seconds at most; a
- * write whose answer is lost or did not say its version has no echo. The reconcile notes each
+ * write whose answer is lost, did not say its version, or did not come within that wait (one
+ * wait per write: the informer's thread, all targets of the kind, waits with it) has no echo. The reconcile notes each
  * update it makes; any other change that matters to a target (a PropertyOverride's) comes as an
  * event of its own. IsOwnTargetEcho asks with the event's uid and resourceVersion as read from
  * its bytes (before any parse); IsOwnTargetWrite with its tree. */
