@@ -554,7 +554,27 @@ typedef struct {
   pthread_cond_t cv;
   char uid[128], rv[64]; /* the version our write's answer said; "" until it came */
   int updates, asked;
+  po_Informer *inf;
+  int told;              /* own_cached calls */
+  char cached_rv[128];   /* the cache's version of the key when own_cached was told */
 } OwnEcho;
+
+/* Told after own_version took the echo: what the cache holds then (a handler woken from here,
+ * as the controller's held-gone reconciles are, reads that). */
+static void own_cached_of(void *ctx, const char *key, const po_InformerVersion *v) {
+  OwnEcho *o = ctx;
+  (void)v;
+  char ns[64] = "";
+  const char *slash = strchr(key, '/');
+  snprintf(ns, sizeof ns, "%.*s", slash ? (int)(slash - key) : 0, key);
+  po_InformerVersion now = {.generation = 0};
+  bool got = po_Informer_Version(o->inf, ns, slash ? slash + 1 : key, &now);
+  pthread_mutex_lock(&o->mu);
+  o->told++;
+  snprintf(o->cached_rv, sizeof o->cached_rv, "%s", got ? now.rv : "(none)");
+  pthread_cond_broadcast(&o->cv);
+  pthread_mutex_unlock(&o->mu);
+}
 
 static bool own_version_of(void *ctx, const char *key, const po_InformerVersion *v) {
   OwnEcho *o = ctx;
@@ -611,9 +631,11 @@ static void test_informer_own_version(void **state) {
   pthread_cond_init(&own.cv, NULL);
   po_InformerOptions io = {0};
   io.ref = cm;
-  po_InformerHandlers h = {.on_update = own_update, .own_version = own_version_of, .ctx = &own, .no_old_object = true};
+  po_InformerHandlers h = {.on_update = own_update, .own_version = own_version_of, .own_cached = own_cached_of,
+                           .ctx = &own, .no_old_object = true};
   po_Informer *inf;
   assert_true(po_Informer_New(c, &io, &h, &inf, &st));
+  own.inf = inf;
   assert_true(po_Informer_Start(inf, &st));
   assert_true(po_Informer_WaitForSync(inf, 10000));
   /* ours: the answer's version, then its echo */
@@ -636,6 +658,17 @@ static void test_informer_own_version(void **state) {
   print_message("own echo: %llu events, %llu parsed, %llu own versions, %d delivered\n", (unsigned long long)s.events,
                 (unsigned long long)s.events_parsed, (unsigned long long)s.own_versions, own.updates);
   assert_string_equal(value, "ours");
+  /* told once, with the cache holding the echo already (told before the put, it held the
+   * version written over) */
+  pthread_mutex_lock(&own.mu);
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  while (!own.told && pthread_cond_timedwait(&own.cv, &own.mu, &until) == 0) {
+  }
+  pthread_mutex_unlock(&own.mu);
+  assert_int_equal(own.told, 1);
+  assert_string_equal(own.cached_rv, w.rv);
   assert_int_equal(s.own_versions, 1);
   assert_int_equal(s.events_parsed, 0);
   assert_int_equal(own.updates, 0);
@@ -654,6 +687,7 @@ static void test_informer_own_version(void **state) {
   assert_int_equal(s.events_parsed, 1);
   assert_int_equal(own.updates, 1);
   assert_int_equal(own.asked, 2);
+  assert_int_equal(own.told, 1); /* someone else's update: not own, not told */
   po_Informer_Free(inf);
   pthread_cond_destroy(&own.cv);
   pthread_mutex_destroy(&own.mu);

@@ -187,29 +187,48 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   }
   if (live(app)) enqueue_now(app, key, kPo_AppEnqueue_Target);
 }
-/* A target's update known by its head (the informer's own_version, before any parse): our own
- * write's echo, by the uid and resourceVersion the write's answer carried. What target_event does
- * for an echo, without the tree: the held-gone marks that waited for the cache to hold this
- * version; the names index has the target already (only updates of cached keys are asked). */
-static bool target_own_version(po_App *app, po_TargetKind kind, const char *cache_key, const po_InformerVersion *v) {
-  char ns[254] = "", key[600];
+/* The target key of a cache key ("namespace/name"). */
+static void target_key_of(po_TargetKind kind, const char *cache_key, char key[600]) {
+  char ns[254] = "";
   const char *slash = strchr(cache_key, '/'), *name = cache_key; /* the cache's key: "namespace/name" */
   if (slash && (size_t)(slash - cache_key) < sizeof ns) {
     memcpy(ns, cache_key, (size_t)(slash - cache_key));
     ns[slash - cache_key] = '\0';
     name = slash + 1;
   }
-  po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
+  po_Reconcile_TargetKey(kind, ns, name, key, 600);
+}
+
+/* A target's update known by its head (the informer's own_version, before any parse): our own
+ * write's echo, by the uid and resourceVersion the write's answer carried. Nothing is queued for
+ * it; the names index has the target already (only updates of cached keys are asked). */
+static bool target_own_version(po_App *app, po_TargetKind kind, const char *cache_key, const po_InformerVersion *v) {
+  char key[600];
+  target_key_of(kind, cache_key, key);
   if (!po_TargetIndex_IsOwnTargetEcho(app->index, key, v->uid, v->rv)) return false;
-  enqueue_held_gone(app, key, v->rv);
   count(app->ignored[kPo_AppIgnored_OwnTargetWrite]);
   return true;
+}
+/* The echo cached (own_cached): what target_event does for an echo, without the tree, the
+ * held-gone marks that waited for the cache to hold this version. Queued from own_version, before
+ * the cache held it, a home's reconcile could read the version written over and say the held
+ * generation still live, its mark spent (test_informer_own_version's own_cached). */
+static void target_own_cached(po_App *app, po_TargetKind kind, const char *cache_key, const po_InformerVersion *v) {
+  char key[600];
+  target_key_of(kind, cache_key, key);
+  enqueue_held_gone(app, key, v->rv);
 }
 static bool sd_own(void *ctx, const char *key, const po_InformerVersion *v) {
   return target_own_version(ctx, kPo_TargetKind_ServiceDefaults, key, v);
 }
 static bool pd_own(void *ctx, const char *key, const po_InformerVersion *v) {
   return target_own_version(ctx, kPo_TargetKind_ProxyDefaults, key, v);
+}
+static void sd_own_cached(void *ctx, const char *key, const po_InformerVersion *v) {
+  target_own_cached(ctx, kPo_TargetKind_ServiceDefaults, key, v);
+}
+static void pd_own_cached(void *ctx, const char *key, const po_InformerVersion *v) {
+  target_own_cached(ctx, kPo_TargetKind_ProxyDefaults, key, v);
 }
 
 /* A target deleted while PropertyOverrides point at it is theirs to re-create (and their statuses
@@ -355,7 +374,7 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
                                    .on_delete = override_deleted, .ctx = app};
     case kPo_AppWatch_ServiceDefaults:
       return (po_InformerHandlers){.on_add = sd_add, .on_update = sd_update, .on_delete = sd_delete, .ctx = app, .no_old_object = true,
-                                   .own_version = sd_own};
+                                   .own_version = sd_own, .own_cached = sd_own_cached};
     case kPo_AppWatch_Services:
       return (po_InformerHandlers){.on_add = service_event, .on_update = svc_update, .on_delete = service_event, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_Filters:
@@ -369,7 +388,7 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
     case kPo_AppWatch_ProxyDefaults: break;
   }
   return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true,
-                               .own_version = pd_own};
+                               .own_version = pd_own, .own_cached = pd_own_cached};
 }
 
 /* ---- at leadership everything the caches know is enqueued: keys are dropped while no

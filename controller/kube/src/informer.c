@@ -309,6 +309,7 @@ static bool on_watch_head(void *ctx, const po_KubeWatchHead *h) {
   PO_STAT(f, updates, 1);
   PO_STAT(f, own_versions, 1);
   po_CacheEntry_Unref_(old);
+  if (f->h.own_cached) f->h.own_cached(f->h.ctx, key, &v);
   return true;
 }
 

@@ -45,8 +45,13 @@ typedef struct {
    * true when the caller knows that version as the object a write of its own made (the uid and
    * resourceVersion the write's answer carried) and has nothing to do for it. The cache then
    * keeps the event's bytes (as for any event: managedFields cut) and nothing is parsed nor
-   * delivered. Asked once per event; after false the event goes the usual way. */
+   * delivered. Asked once per event; after false the event goes the usual way. Asked before the
+   * cache changes: what must see the cache hold that version goes in own_cached. */
   bool (*own_version)(void *ctx, const char *key, const po_InformerVersion *version);
+  /* When set, told after own_version said true, once the cache holds that version (as a handler
+   * of an event the usual way is told after the cache holds it): a reader it wakes reads that
+   * version, not the one before. Not told when the entry could not be made (out of memory). */
+  void (*own_cached)(void *ctx, const char *key, const po_InformerVersion *version);
 } po_InformerHandlers;
 
 /* Objects per page of an informer's list. On kube-apiserver each page is a consistent read of
