@@ -787,7 +787,8 @@ static void same_as_plain(void *ctx, const char *key, const json_object *o, cons
   char ns[64];
   snprintf(ns, sizeof ns, "%.*s", (int)(slash - key), key);
   po_InformerRef *ref = NULL;
-  const json_object *p = po_Informer_Get(s->plain, ns, slash + 1, &ref);
+  po_CtlStatus st;
+  const json_object *p = po_Informer_Get(s->plain, ns, slash + 1, &ref, &st);
   if (!p || !json_object_equal((json_object *)p, (json_object *)o)) fail_msg("cached %s at %s differs from the plain cache's", key, rv);
   po_InformerRef_Release(ref);
   s->seen++;
@@ -987,13 +988,15 @@ static json_object *server_content(const char *ns) {
  * versions: texts taken from the stream, trees kept), by ForEach and by Get. */
 static void expect_same_content(po_Informer *inf, const char *ns, bool parsed) {
   json_object *srv = server_content(ns), *cache = json_object_new_object();
-  po_Informer_ForEach(inf, collect_content, cache);
+  assert_true(po_Informer_ForEach(inf, collect_content, cache));
   assert_true(same(srv, cache));
   json_object_object_foreach(srv, k, want) {
     const char *slash = strchr(k, '/');
     po_InformerRef *ref = NULL;
-    const json_object *o = po_Informer_Get(inf, ns, slash + 1, &ref);
+    po_CtlStatus st;
+    const json_object *o = po_Informer_Get(inf, ns, slash + 1, &ref, &st);
     assert_non_null(o);
+    assert_int_equal(st.code, kPo_Ctl_Ok);
     json_object *got = content_of(o);
     assert_string_equal(json_object_get_string(got), json_object_get_string(want));
     json_object_put(got);
@@ -1003,15 +1006,17 @@ static void expect_same_content(po_Informer *inf, const char *ns, bool parsed) {
     assert_false(v.deleting);
     /* A kept tree is handed out by reference: a second Get gives the same object, not a parse. */
     po_InformerRef *ref2 = NULL;
-    const json_object *o2 = po_Informer_Get(inf, ns, slash + 1, &ref2);
+    const json_object *o2 = po_Informer_Get(inf, ns, slash + 1, &ref2, &st);
     if (parsed) assert_ptr_equal(o2, o);
     else assert_ptr_not_equal(o2, o);
     po_InformerRef_Release(ref2);
     po_InformerRef_Release(ref);
   }
   po_InformerRef *ref = (po_InformerRef *)1;
-  assert_null(po_Informer_Get(inf, ns, "no-such-object", &ref));
+  po_CtlStatus st = {.code = kPo_Ctl_Internal};
+  assert_null(po_Informer_Get(inf, ns, "no-such-object", &ref, &st));
   assert_null(ref);
+  assert_int_equal(st.code, kPo_Ctl_Ok); /* absent, not unreadable */
   json_object_put(srv);
   json_object_put(cache);
 }

@@ -66,13 +66,29 @@ typedef struct {
   json_object *given, *snapshot;
 } Lent;
 
-static const json_object *lend(Fake *fx, Slot *s, void **ref) {
+/* The copies are made with the process' allocator, as the cache's parse for a reader is: under
+ * test_reconcile_oom's failing allocator a failed one reports the object unreadable (st
+ * kPo_Ctl_NoMemory), as po_Informer_Get does, and so does a read of fx->unreadable. */
+static const json_object *lend(Fake *fx, Slot *s, void **ref, po_CtlStatus *st) {
   *ref = NULL;
+  po_CtlStatus_Clear(st);
   if (!s) return NULL;
+  if (fx->unreadable && same_key(fx->unreadable, s->key)) {
+    fx->unreadable_reads++;
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory decompressing the cached text of %s", s->key);
+    return NULL;
+  }
   Lent *l = malloc(sizeof *l);
-  assert_non_null(l);
-  l->given = copy(s->obj);
-  l->snapshot = copy(s->obj);
+  json_object *given = l ? copy(s->obj) : NULL, *snapshot = given ? copy(s->obj) : NULL;
+  if (!snapshot) {
+    json_object_put(given);
+    free(l);
+    fx->unreadable_reads++;
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory parsing the cached text of %s", s->key);
+    return NULL;
+  }
+  l->given = given;
+  l->snapshot = snapshot;
   *ref = l;
   fx->lent++;
   return l->given;
@@ -89,12 +105,12 @@ static void f_release(void *ctx, void *ref) {
   fx->lent--;
 }
 
-static const json_object *f_get_override(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *f_get_override(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
   fx->override_reads++;
-  return lend(fx, slot(fx, k, false), ref);
+  return lend(fx, slot(fx, k, false), ref, st);
 }
 
 /* The mesh objects live in slots "<Kind>/<ns>/<name>" (EnvoyFilter, EnvoyPatchPolicy); their
@@ -102,10 +118,11 @@ static const json_object *f_get_override(void *ctx, const char *ns, const char *
  * "Gateway/<ns>/<name>" (get_target's slots). */
 static po_WriteResult write_slot(Fake *fx, const char *k, json_object *obj, bool create, const char *rv, json_object **written,
                                  po_CtlStatus *st);
-static const json_object *lend_kind(Fake *fx, const char *kind, const char *ns, const char *name, void **ref) {
+static const json_object *lend_kind(Fake *fx, const char *kind, const char *ns, const char *name, void **ref,
+                                    po_CtlStatus *st) {
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
-  return lend(fx, slot(fx, k, false), ref);
+  return lend(fx, slot(fx, k, false), ref, st);
 }
 static po_WriteResult write_kind(Fake *fx, const char *kind, const char *ns, const char *name, json_object *obj, bool create,
                                  const char *rv, json_object **written, po_CtlStatus *st) {
@@ -113,9 +130,10 @@ static po_WriteResult write_kind(Fake *fx, const char *kind, const char *ns, con
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
   return write_slot(fx, k, obj, create, rv, written, st);
 }
-static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref,
+                                       po_CtlStatus *st) {
   Fake *fx = ctx;
-  return lend_kind(fx, po_TargetKind_Name(kind), ns, name, ref);
+  return lend_kind(fx, po_TargetKind_Name(kind), ns, name, ref, st);
 }
 
 /* The resourceVersion without a copy; tests that change a stored object in place bump it, as
@@ -202,18 +220,18 @@ static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char 
   return w;
 }
 
-static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *f_get_filter(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
-  return lend_kind(fx, "EnvoyFilter", ns, name, ref);
+  return lend_kind(fx, "EnvoyFilter", ns, name, ref, st);
 }
 static po_WriteResult f_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, po_CtlStatus *st) {
   Fake *fx = ctx;
   return write_kind(fx, "EnvoyFilter", ns, name, obj, create, rv, written, st);
 }
-static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *f_get_policy(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
-  return lend_kind(fx, "EnvoyPatchPolicy", ns, name, ref);
+  return lend_kind(fx, "EnvoyPatchPolicy", ns, name, ref, st);
 }
 static po_WriteResult f_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                      const char *rv, json_object **written, po_CtlStatus *st) {
@@ -227,7 +245,9 @@ static json_object *f_route(void *ctx, const char *ns, const char *name) {
   char key[400];
   snprintf(key, sizeof key, "HTTPRoute/%s/%s", ns, name);
   for (int i = 0; i < kMax; i++) {
-    if (fx->slots[i].obj && !strcmp(fx->slots[i].key, key)) return po_EG_RouteCopy(fx->slots[i].obj, true);
+    if (!fx->slots[i].obj || strcmp(fx->slots[i].key, key)) continue;
+    if (fx->unreadable && !strcmp(fx->unreadable, key)) return NULL; /* cached, not readable: not gone */
+    return po_EG_RouteCopy(fx->slots[i].obj, true);
   }
   return json_object_new_object(); /* gone */
 }
@@ -239,6 +259,10 @@ static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gate
   json_object *out = json_object_new_array();
   for (int i = 0; out && i < kMax; i++) {
     json_object *r = fx->slots[i].obj;
+    if (r && fx->unreadable && !strcmp(fx->unreadable, fx->slots[i].key)) { /* not read: none of them (kube_io.c) */
+      json_object_put(out);
+      return NULL;
+    }
     if (r && !strncmp(fx->slots[i].key, "HTTPRoute/", 10) && po_EG_RouteNamesGateway(r, ns, gateway)) {
       bool full = po_EG_NamespaceIn(whole, n_whole, json_object_get_string(get(get(r, "metadata"), "namespace")));
       json_object_array_add(out, po_EG_RouteCopy(r, full));

@@ -37,6 +37,10 @@ typedef struct Fake {
   int override_fails; /* the next this many PropertyOverride patches (not status) fail likewise */
   const char *fail_text; /* the error of those failures (NULL: "injected failure") */
   int lent; /* objects read and not released yet */
+  /* A slot's key ("po/<ns>/<name>", "<Kind>/<ns>/<name>") whose reads fail as a cache's read that
+   * ran out of memory does (po_Informer_Get: cached, not readable; never absent); NULL: none. */
+  const char *unreadable;
+  int unreadable_reads; /* reads that failed so (injected or a failed copy) */
   int override_reads; /* PropertyOverrides read (lent) */
   const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */
   char last_event_reason[64];

@@ -111,24 +111,24 @@ static json_object *counted_routes(void *ctx, const char *ns, const char *gatewa
 }
 /* The fake lends a copy of what it reads (to check that nothing changes it); an informer lends
  * its own tree: neither copy nor its release is the controller's cost. */
-static const json_object *lent_policy(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *lent_policy(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  const json_object *o = fx->io.get_policy(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_policy(ctx, ns, name, ref, st);
   atomic_fetch_sub(&g_paused, 1);
   return o;
 }
-static const json_object *lent_override(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *lent_override(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  const json_object *o = fx->io.get_override(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_override(ctx, ns, name, ref, st);
   atomic_fetch_sub(&g_paused, 1);
   return o;
 }
-static const json_object *lent_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+static const json_object *lent_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   atomic_fetch_add(&g_paused, 1);
-  const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref);
+  const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref, st);
   atomic_fetch_sub(&g_paused, 1);
   return o;
 }

@@ -63,17 +63,17 @@ static void pause_(void) {
 }
 static void resume(void) { g_fail_at = g_paused; }
 
-static const json_object *w_get_override(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *w_get_override(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   pause_();
-  const json_object *o = fx->io.get_override(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_override(ctx, ns, name, ref, st);
   resume();
   return o;
 }
-static const json_object *w_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+static const json_object *w_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   pause_();
-  const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref);
+  const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref, st);
   resume();
   return o;
 }
@@ -108,10 +108,10 @@ static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *na
   return w;
 }
 
-static const json_object *w_get_filter(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *w_get_filter(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   pause_();
-  const json_object *o = fx->io.get_filter(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_filter(ctx, ns, name, ref, st);
   resume();
   return o;
 }
@@ -124,10 +124,10 @@ static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name
   return w;
 }
 
-static const json_object *w_get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *w_get_policy(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
   pause_();
-  const json_object *o = fx->io.get_policy(ctx, ns, name, ref);
+  const json_object *o = fx->io.get_policy(ctx, ns, name, ref, st);
   resume();
   return o;
 }

@@ -287,7 +287,11 @@ typedef struct {
  * (propertyoverride-<po>): its target reconciled. */
 static void enqueue_owner(po_App *app, const char *ns, const char *po) {
   void *ref = NULL;
-  const json_object *owner = app->table.get_override(app->table.ctx, ns, po, &ref);
+  po_CtlStatus st;
+  const json_object *owner = app->table.get_override(app->table.ctx, ns, po, &ref, &st);
+  if (!owner && st.code != kPo_Ctl_Ok) /* cached, not readable: its target is not known here */
+    po_Log_Error(app->log, "the target of the PropertyOverride a mesh object is named after is not reconciled",
+                 po_Str("error", st.message));
   if (owner) {
     char key[600];
     po_Reconcile_OverrideKey(owner, key, sizeof key);

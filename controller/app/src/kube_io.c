@@ -31,21 +31,26 @@ static size_t slot_of(po_KubeIO *k, const char *ns) {
 
 /* References into the informers' caches (po_InformerRef): the shared tree of an informer that
  * keeps trees, else a parse for this reader (app.c says which informer keeps what); read-only
- * either way (po_Informer_Get). */
-static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref) {
-  po_KubeIO *k = ctx;
-  size_t i = slot_of(k, ns);
+ * either way. NULL with st not Ok: cached but not readable (po_Informer_Get), never absent. An
+ * unwatched namespace or a kind not enabled has nothing cached: absent. */
+static const json_object *get_from(po_Informer *from, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   po_InformerRef *r = NULL;
-  const json_object *o = i == (size_t)-1 ? NULL : po_Informer_Get(k->overrides[i], ns, name, &r);
+  po_CtlStatus_Clear(st);
+  const json_object *o = from ? po_Informer_Get(from, ns, name, &r, st) : NULL;
   *ref = r;
   return o;
 }
 
-static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref) {
+static const json_object *get_override(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  po_InformerRef *r = NULL;
-  const json_object *o = NULL;
+  return get_from(i == (size_t)-1 ? NULL : k->overrides[i], ns, name, ref, st);
+}
+
+static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref,
+                                     po_CtlStatus *st) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
   po_Informer *from = NULL;
   if (i != (size_t)-1) {
     switch (kind) {
@@ -56,9 +61,7 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
       default: break;                                        /* Mesh: no object */
     }
   }
-  if (from) o = po_Informer_Get(from, ns, name, &r);
-  *ref = r;
-  return o;
+  return get_from(from, ns, name, ref, st);
 }
 
 static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
@@ -68,21 +71,14 @@ static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
   return k->root_ns && ns && !strcmp(ns, k->root_ns) ? k->root_filters : NULL;
 }
 
-static const json_object *get_filter(void *ctx, const char *ns, const char *name, void **ref) {
-  po_Informer *f = filters_of(ctx, ns);
-  po_InformerRef *r = NULL;
-  const json_object *o = f ? po_Informer_Get(f, ns, name, &r) : NULL;
-  *ref = r;
-  return o;
+static const json_object *get_filter(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
+  return get_from(filters_of(ctx, ns), ns, name, ref, st);
 }
 
-static const json_object *get_policy(void *ctx, const char *ns, const char *name, void **ref) {
+static const json_object *get_policy(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  po_InformerRef *r = NULL;
-  const json_object *o = i == (size_t)-1 || !k->policies[i] ? NULL : po_Informer_Get(k->policies[i], ns, name, &r);
-  *ref = r;
-  return o;
+  return get_from(i == (size_t)-1 ? NULL : k->policies[i], ns, name, ref, st);
 }
 
 typedef struct {
@@ -111,7 +107,8 @@ static json_object *gateway_routes(void *ctx, const char *ns, const char *gatewa
   po_KubeIO *k = ctx;
   RoutesOf r = {.ns = ns, .gateway = gateway, .whole = whole, .n_whole = n_whole, .out = json_object_new_array(), .ok = true};
   for (size_t i = 0; r.out && i < k->ns_count; i++) {
-    if (k->routes[i]) po_Informer_ForEach(k->routes[i], route_of, &r);
+    /* a route cached but not parsed (out of memory) would be left out of the policy: none then */
+    if (k->routes[i] && !po_Informer_ForEach(k->routes[i], route_of, &r)) r.ok = false;
   }
   if (!r.ok) {
     json_object_put(r.out);
@@ -124,8 +121,10 @@ static json_object *gateway_routes(void *ctx, const char *ns, const char *gatewa
 static json_object *route_whole(void *ctx, const char *ns, const char *name) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
-  po_InformerRef *r = NULL;
-  const json_object *o = i == (size_t)-1 || !k->routes[i] ? NULL : po_Informer_Get(k->routes[i], ns, name, &r);
+  void *r = NULL;
+  po_CtlStatus st;
+  const json_object *o = get_from(i == (size_t)-1 ? NULL : k->routes[i], ns, name, &r, &st);
+  if (!o && st.code != kPo_Ctl_Ok) return NULL; /* cached, not readable: never "gone" */
   json_object *c = o ? po_EG_RouteCopy(o, true) : json_object_new_object(); /* gone: no rules */
   po_InformerRef_Release(r);
   return c;

@@ -84,6 +84,46 @@ const char *po_CacheEntry_Text_(const po_CacheEntry_ *e) {
   return e->packed_len ? po_TextCodec_Unpack_(e->codec, e->json, e->packed_len, e->json_len) : e->json;
 }
 
+json_object *po_CacheEntry_Parse_(const po_CacheEntry_ *e, json_tokener *t, const char **step) {
+  *step = "parsing";
+  if (!t) return NULL; /* the caller's tokener could not be made */
+  *step = "decompressing";
+  const char *text = po_CacheEntry_Text_(e);
+  if (!text) return NULL;
+  *step = "parsing";
+  json_object *o = json_tokener_parse_ex(t, text, (int)e->json_len);
+  if (json_tokener_get_error(t) != json_tokener_success) { /* the cache holds whole objects: memory */
+    json_object_put(o);
+    o = NULL;
+  }
+  json_tokener_reset(t);
+  return o;
+}
+
+/* A hold is an entry too (no key, no text: the reader's tree), so a tree of the cache's and a
+ * parse made for one reader are released alike. */
+const json_object *po_CacheEntry_Lend_(po_CacheEntry_ *e, json_tokener *t, const char *what, po_CacheEntry_ **hold,
+                                       po_CtlStatus *st) {
+  *hold = NULL;
+  if (e->obj) {
+    *hold = e;
+    return e->obj;
+  }
+  const char *step;
+  json_object *o = po_CacheEntry_Parse_(e, t, &step);
+  po_CacheEntry_Unref_(e);
+  if (!o) {
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory %s the cached text of %s", step, what);
+    return NULL;
+  }
+  if (!(*hold = po_Cache_NewEntry_("", o, NULL, 0, &(po_CacheMeta_){.generation = 0}))) {
+    json_object_put(o);
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory holding a reader's parse of the cached text of %s", what);
+    return NULL;
+  }
+  return o;
+}
+
 void po_CacheEntry_Ref_(po_CacheEntry_ *e) { atomic_fetch_add_explicit(&e->refs, 1, memory_order_relaxed); }
 
 void po_CacheEntry_Unref_(po_CacheEntry_ *e) {

@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "po/base/status.h"
+
 struct json_object;
+struct json_tokener;
 struct po_TextCodec_;
 
 typedef struct po_CacheEntry_ {
@@ -61,6 +64,19 @@ po_CacheEntry_ *po_Cache_NewEntry_(const char *key, struct json_object *obj, con
  * calling thread's buffer, valid until its next po_CacheEntry_Text_ (compact.h). NULL when out of
  * memory. */
 const char *po_CacheEntry_Text_(const po_CacheEntry_ *e);
+/* A text entry's object, parsed with t (the caller's tokener, reset after): a new tree the caller
+ * puts. NULL when t is NULL or memory ran out decompressing or parsing (*step says which:
+ * "decompressing" or "parsing"); the cache holds only whole objects, so never for another reason. */
+struct json_object *po_CacheEntry_Parse_(const po_CacheEntry_ *e, struct json_tokener *t, const char **step);
+/* The object of e for one reader (po_Informer_Get), taking over the caller's reference to e: its
+ * tree when it keeps one (*hold is e), else its text parsed with t into a hold of its own (*hold,
+ * an entry without a key; e's reference is dropped). Released, either way, with
+ * po_CacheEntry_Unref_(*hold). NULL (and *hold NULL) when e could not be handed out for lack of
+ * memory (its text decompressed or parsed, or the hold made): st then says kPo_Ctl_NoMemory and
+ * which, naming `what` (the kind and key). The object is cached: a caller must never take that
+ * NULL for an absent object (a reconcile would write its target without it). */
+const struct json_object *po_CacheEntry_Lend_(po_CacheEntry_ *e, struct json_tokener *t, const char *what,
+                                              po_CacheEntry_ **hold, po_CtlStatus *st);
 void po_CacheEntry_Ref_(po_CacheEntry_ *e);
 /* Drops one reference; the last frees the entry and its tree. NULL is a no-op. */
 void po_CacheEntry_Unref_(po_CacheEntry_ *e);

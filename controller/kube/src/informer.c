@@ -145,18 +145,12 @@ static json_tokener *thread_tokener(bool *owned) {
   return t;
 }
 
-/* A text entry's object, parsed for one reader (the caller puts it). */
+/* A text entry's object, parsed for one reader (the caller puts it); NULL when memory ran out. */
 static json_object *parse_entry(const po_CacheEntry_ *e) {
   bool owned;
   json_tokener *t = thread_tokener(&owned);
-  if (!t) return NULL;
-  const char *text = po_CacheEntry_Text_(e);
-  json_object *o = text ? json_tokener_parse_ex(t, text, (int)e->json_len) : NULL;
-  if (json_tokener_get_error(t) != json_tokener_success) { /* the cache holds whole objects: never */
-    json_object_put(o);
-    o = NULL;
-  }
-  json_tokener_reset(t);
+  const char *step;
+  json_object *o = po_CacheEntry_Parse_(e, t, &step);
   if (owned) json_tokener_free(t);
   return o;
 }
@@ -650,26 +644,24 @@ static bool key_for(const char *ns, const char *name, char key[512]) {
 /* A reference is an entry: the cached one (its tree is handed out as it is), or for a text
  * entry a loose one made to hold the reader's parse, so both release the same way. The parse
  * runs outside the lock: the entry's reference keeps its text alive. */
-const json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name, po_InformerRef **ref) {
+const json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *name, po_InformerRef **ref,
+                                   po_CtlStatus *st) {
   char key[512];
   *ref = NULL;
-  if (!key_for(ns, name, key)) return NULL;
+  po_CtlStatus_Clear(st);
+  if (!key_for(ns, name, key)) return NULL; /* longer than any key cached */
   pthread_rwlock_rdlock(&f->cache_lock);
   po_CacheEntry_ *e = po_Cache_Get_(&f->cache, key);
   if (e) po_CacheEntry_Ref_(e);
   pthread_rwlock_unlock(&f->cache_lock);
   if (!e) return NULL;
-  if (e->obj) {
-    *ref = (po_InformerRef *)e;
-    return e->obj;
-  }
-  json_object *o = parse_entry(e);
-  po_CacheEntry_Unref_(e);
-  po_CacheEntry_ *hold = o ? po_Cache_NewEntry_("", o, NULL, 0, &(po_CacheMeta_){.generation = 0}) : NULL;
-  if (!hold) {
-    json_object_put(o);
-    return NULL;
-  }
+  char what[700];
+  snprintf(what, sizeof what, "%s %s", f->resource, key);
+  bool owned = false;
+  json_tokener *t = e->obj ? NULL : thread_tokener(&owned);
+  po_CacheEntry_ *hold;
+  const json_object *o = po_CacheEntry_Lend_(e, t, what, &hold, st);
+  if (owned) json_tokener_free(t);
   *ref = (po_InformerRef *)hold;
   return o;
 }
@@ -697,21 +689,24 @@ size_t po_Informer_Count(po_Informer *f) {
 typedef struct {
   void (*fn)(void *, const char *, const json_object *, const char *);
   void *ctx;
+  size_t unread; /* entries that could not be parsed (out of memory) */
 } ForEachCtx;
 
 static void each(void *ctx, po_CacheEntry_ *e) {
   ForEachCtx *c = ctx;
   json_object *o = e->obj ? e->obj : parse_entry(e);
   if (o) c->fn(c->ctx, e->key, o, e->rv);
+  else c->unread++;
   if (o != e->obj) json_object_put(o);
 }
 
-void po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const json_object *, const char *),
+bool po_Informer_ForEach(po_Informer *f, void (*fn)(void *, const char *, const json_object *, const char *),
                          void *ctx) {
-  ForEachCtx c = {fn, ctx};
+  ForEachCtx c = {fn, ctx, 0};
   pthread_rwlock_rdlock(&f->cache_lock);
   po_Cache_ForEach_(&f->cache, each, &c);
   pthread_rwlock_unlock(&f->cache_lock);
+  return c.unread == 0;
 }
 
 typedef struct {

@@ -14,9 +14,10 @@
 #include "run.h"
 
 /* One PropertyOverride listed under `key`, appended to out when it has a compiled form (a peer
- * with no override when that form is not accepted); *oom when memory ran out. */
+ * with no override when that form is not accepted); *oom when memory ran out (st says where when
+ * it was its read: cached, not readable, which is not absent). */
 static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *key, const char *po,
-                    po_Arena *ar, po_CrossPeers *out, bool *oom) {
+                    po_Arena *ar, po_CrossPeers *out, bool *oom, po_CtlStatus *st) {
   const char *slash = strchr(po, '/');
   if (!slash) return;
   char ns[254], k[600], why[256];
@@ -24,7 +25,8 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
   /* one the tenancy policy refuses writes nothing there: no entry of it reaches a proxy */
   if (!po_Tenancy_Allows(io->tenancy, kind, ns, why, sizeof why)) return;
   void *ref = NULL;
-  const json_object *obj = io->get_override(io->ctx, ns, slash + 1, &ref);
+  const json_object *obj = io->get_override(io->ctx, ns, slash + 1, &ref, st);
+  if (!obj && st->code != kPo_Ctl_Ok) *oom = true;
   if (!obj) return;
   po_Reconcile_OverrideKey(obj, k, sizeof k);
   bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
@@ -68,8 +70,9 @@ static void peer_of(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
 }
 
 bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
-                        po_CrossPeers *out) {
+                        po_CrossPeers *out, po_CtlStatus *st) {
   *out = (po_CrossPeers){.first = first};
+  po_CtlStatus_Clear(st);
   /* The other tier of the same mesh: Consul's ProxyDefaults and ServiceDefaults, Istio's Mesh
    * (root namespace EnvoyFilters) and Service ones. */
   po_TargetKind kind;
@@ -85,11 +88,13 @@ bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetK
   out->peers = po_Arena_Malloc(ar, (first + count + 1) * sizeof *out->peers);
   out->held = po_Arena_Malloc(ar, (count + 1) * sizeof *out->held);
   bool oom = !out->peers || !out->held;
+  po_CtlStatus read;
   const char *p = block;
   for (size_t i = 0; !oom && i < count; i++) {
     const char *key = p, *po = key + strlen(key) + 1;
     p = po + strlen(po) + 1;
-    peer_of(io, ix, kind, key, po, ar, out, &oom);
+    peer_of(io, ix, kind, key, po, ar, out, &oom, &read);
+    if (oom && read.code != kPo_Ctl_Ok) *st = read;
   }
   free(block);
   return !oom;

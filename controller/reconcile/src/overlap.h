@@ -120,14 +120,15 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size);
  * `peers` has room for `first` peers of the caller's own (indexes 0..first-1, left to fill)
  * then these (first..first+n-1; those taking no part have no override); `held` the compiled
  * forms referenced, released by po_CrossPeers_Release, also after a failed load. Linear in the
- * PropertyOverrides listed under targets of that kind. False when memory ran out. */
+ * PropertyOverrides listed under targets of that kind. False when memory ran out; st not Ok then
+ * when it was a read (one of them cached but not readable: never taken for absent). */
 typedef struct {
   po_OverlapPeer *peers;            /* in the arena */
   const po_CompiledEntry **held;    /* in the arena; n of them */
   size_t first, n;
 } po_CrossPeers;
 bool po_CrossPeers_Load(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind own_kind, size_t first, po_Arena *ar,
-                        po_CrossPeers *out);
+                        po_CrossPeers *out, po_CtlStatus *st);
 void po_CrossPeers_Release(po_CrossPeers *c);
 
 /* The Istio part of the peer ns/name of an Istio target of `kind`: where its EnvoyFilter is

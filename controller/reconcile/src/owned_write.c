@@ -21,19 +21,23 @@ static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps
  * (ns/name) and could not bind it: status.created names its namespace, name and uid. The status
  * is written only by the controller (tenants need no status RBAC), and a uid only by the API
  * server, for our own create: a copy, a restore or an object written by hand has another uid,
- * so it is never taken for ours by this. */
+ * so it is never taken for ours by this. False when the PropertyOverride is cached but could not
+ * be read (st): neither yes nor no. */
 static bool recorded_created(const po_ReconcileIO *io, po_OwnedFor who, const char *owner_uid, const char *ns,
-                             const char *name, const json_object *current) {
-  if (!who.ns || !who.name || !io->get_override) return false;
+                             const char *name, const json_object *current, bool *yes_out, po_CtlStatus *st) {
+  *yes_out = false;
+  if (!who.ns || !who.name || !io->get_override) return true;
   void *ref = NULL;
-  const json_object *po = io->get_override(io->ctx, who.ns, who.name, &ref);
+  const json_object *po = io->get_override(io->ctx, who.ns, who.name, &ref, st);
+  if (!po && st->code != kPo_Ctl_Ok) return false;
   json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
   const char *cuid = po_Json_Meta(current, "uid"), *u = po_Json_String(cr, "uid");
   const char *cns = po_Json_String(cr, "namespace"), *cn = po_Json_String(cr, "name");
   bool yes = po && owner_uid && !strcmp(po_Json_Meta(po, "uid"), owner_uid) && *cuid && u && !strcmp(u, cuid) && cns &&
              !strcmp(cns, ns) && cn && !strcmp(cn, name);
   if (po && io->release) io->release(io->ctx, ref);
-  return yes;
+  *yes_out = yes;
+  return true;
 }
 
 /* o with spec.<member> an empty array, sharing everything else (json-c counts references: o is
@@ -73,8 +77,14 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
   /* Created by this process, or by an earlier one that recorded it in the PropertyOverride's
    * status, and the write binding the created annotation failed: still ours. */
   const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
-  bool unbound = current && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No &&
-                 (po_TargetIndex_WasCreated(ix, cuid, false) || recorded_created(io, who, owner_uid, ns, name, current));
+  bool unbound = current && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No && po_TargetIndex_WasCreated(ix, cuid, false);
+  po_CtlStatus rst;
+  if (current && !unbound && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No &&
+      !recorded_created(io, who, owner_uid, ns, name, current, &unbound, &rst)) {
+    out->code = rst.code; /* not read: no plan (a look-alike it is not) */
+    snprintf(out->err, sizeof out->err, "%.500s", rst.message);
+    return false;
+  }
   po_OwnedPlan p = k->plan(current, desired, owner_uid, unbound ? cuid : NULL);
   if (p.out_of_memory) return false;
   po_CtlStatus st;
@@ -157,13 +167,14 @@ bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Owned
                     const char *name, po_OwnedFor who, const char *owner_uid, int *writes, po_CtlStatus *st) {
   if (!k->get || !k->write) return true;
   void *ref = NULL;
-  const json_object *current = k->get(io->ctx, ns, name, &ref);
-  if (!current) return true;
+  const json_object *current = k->get(io->ctx, ns, name, &ref, st);
+  if (!current) return st->code == kPo_Ctl_Ok; /* cached, not readable: nothing deleted, not done */
   po_OwnedOutcome out;
   bool ok = po_Owned_CarryOut(io, ix, k, ns, name, who, owner_uid, current, NULL, writes, &out);
   if (io->release) io->release(io->ctx, ref);
   if (!ok || out.failed) {
-    return ok ? po_CtlStatus_Set(st, out.code, "%s", out.err) : po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
+    return ok ? po_CtlStatus_Set(st, out.code, "%s", out.err)
+              : po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "%s", out.err[0] ? out.err : "out of memory");
   }
   return true;
 }

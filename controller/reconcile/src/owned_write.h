@@ -27,7 +27,7 @@ typedef struct {
   /* io's writer of that kind (write_filter, write_policy) and reader (get_filter, get_policy) */
   po_WriteResult (*write)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                           const char *resource_version, struct json_object **written, po_CtlStatus *st);
-  const struct json_object *(*get)(void *ctx, const char *ns, const char *name, void **ref);
+  const struct json_object *(*get)(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st);
   /* the adapter's decision (po_Istio_Plan, po_EG_Plan) */
   po_OwnedPlan (*plan)(const struct json_object *current, const struct json_object *desired, const char *owner_uid,
                        const char *created_uid);
@@ -57,14 +57,14 @@ typedef struct {
 
 /* One plan for the object ns/name, carried out. `current` is the cache's (read only; NULL:
  * absent). *writes counts the writes made. False only when memory ran out (nothing more
- * written). */
+ * written; out->err says so when it was a read of the PropertyOverride: cached, not readable). */
 bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
                        const char *name, po_OwnedFor who, const char *owner_uid, const struct json_object *current,
                        const struct json_object *desired, int *writes, po_OwnedOutcome *out);
 
 /* The object ns/name deleted when it is provably this PropertyOverride's (look-alikes stay):
  * one left where a PropertyOverride no longer puts one. Absent, or no reader: nothing. False
- * when a deletion failed or memory ran out (st says why). */
+ * when a deletion failed, memory ran out or it is cached but could not be read (st says why). */
 bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
                     const char *name, po_OwnedFor who, const char *owner_uid, int *writes, po_CtlStatus *st);
 

@@ -24,8 +24,6 @@ static const po_ReconcileMesh *mesh(const po_Run *run) { return po_ReconcileMesh
 
 /* ---- keys ---- */
 
-/* Whether the target at `it->held_key` still holds an entry of this PropertyOverride. */
-static bool held_elsewhere(po_Run *run, const po_RunItem *it) { return po_Run_HeldGeneration(run, it) > 0; }
 
 /* The PropertyOverride names of a target, read in one consistent call: the index may grow
  * between a count and a second read, and a name missing from the list would look deleted. */
@@ -139,7 +137,9 @@ static bool load_overrides(po_Run *run) {
       if (add_memo_item(run, ns, name, &m, k, hk)) continue;
     }
     void *ref = NULL;
-    const json_object *obj = io->get_override(io->ctx, ns, name, &ref);
+    po_CtlStatus st;
+    const json_object *obj = io->get_override(io->ctx, ns, name, &ref, &st);
+    if (!obj && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st); /* not absent: its entry would go */
     if (!obj) continue;
     po_Reconcile_OverrideKey(obj, k, sizeof k);
     po_Reconcile_HeldKey(obj, hk, sizeof hk);
@@ -154,7 +154,11 @@ static bool load_overrides(po_Run *run) {
 
 static bool load(po_Run *run) {
   const po_ReconcileIO *io = run->io;
-  if (!run->dry) run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref);
+  po_CtlStatus st;
+  /* a target that could not be read is not a missing one (created again, its entries lost) */
+  if (!run->dry && !(run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref, &st)) &&
+      st.code != kPo_Ctl_Ok)
+    return po_Run_ReadFailed(run, &st);
   run->target = run->read;
   run->n = lookup(run->ix, run->key, &run->names);
   if (run->n == (size_t)-1) {
@@ -228,6 +232,7 @@ static bool keep_last_valid(po_Run *run, po_RunItem *it) {
     return true;
   }
   po_CompiledEntry_Release(rec);
+  if (run->r.out_of_memory) return false; /* what proves the record could not be read */
   return !mesh(run)->keep_live || mesh(run)->keep_live(run, it);
 }
 
@@ -350,7 +355,9 @@ static bool write(po_Run *run) {
 static bool release_finalizer(po_Run *run, po_RunItem *it) {
   bool gone = !mesh(run)->item_failed(run, (size_t)(it - run->items));
   if (!gone || !it->has_finalizer) return true;
-  if (*it->held_key && held_elsewhere(run, it)) {
+  int64_t held = *it->held_key ? po_Run_HeldGeneration(run, it) : 0;
+  if (held < 0) return false; /* not read: the finalizer stays */
+  if (held > 0) {
     po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
          po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
     return true;
@@ -493,7 +500,7 @@ static void wanted_status(po_Run *run, size_t i, const po_OverlapIndex *peers, p
    * that one (it is live), as that target's reconcile last wrote it; left out, the stored one
    * never matched and every reconcile here sent the same status again
    * (test_adv_invalid_move_status_settles). */
-  if (live_gen <= 0 && *it->held_key) s->live_generation = po_Run_HeldGeneration(run, it);
+  if (live_gen <= 0 && *it->held_key) s->live_generation = po_Run_HeldGeneration(run, it); /* -1: ends the reconcile */
   judged(run, it, s);
   programmed(run, i, live_gen, peers, &s->programmed);
   *live = live_gen;
@@ -505,6 +512,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   int64_t live_gen;
   bool record;
   wanted_status(run, i, peers, &s, &live_gen, &record);
+  if (run->r.out_of_memory) return false; /* a read of it failed: nothing is written */
   bool timeout_event = false;
   if (mesh(run)->confirm && !mesh(run)->confirm(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
@@ -533,9 +541,9 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   json_object *patch = json_object_new_object(), *sent = st;
   /* A merge patch keeps what it leaves out: a programmedGeneration nothing is live at any more
    * (its entry removed, e.g. refused, and not held in another target either) is removed
-   * explicitly, else the status claims a live generation that is gone. */
-  if (s.live_generation <= 0 && po_Json_Get(old_status, "programmedGeneration") &&
-      !(*it->held_key && held_elsewhere(run, it))) {
+   * explicitly, else the status claims a live generation that is gone. (One held in another
+   * target is in s.live_generation already: wanted_status read it there.) */
+  if (s.live_generation <= 0 && po_Json_Get(old_status, "programmedGeneration")) {
     sent = NULL;
     if (json_object_deep_copy(st, &sent, NULL) != 0 || json_object_object_add(sent, "programmedGeneration", NULL) != 0) {
       json_object_put(sent);
@@ -572,9 +580,11 @@ static void status(po_Run *run) {
   if (mesh(run)->status_begin) mesh(run)->status_begin(run);
   /* with those of the other kind whose entries reach the same proxies (cross.c) */
   po_CrossPeers cross;
-  if (!po_CrossPeers_Load(run->io, run->ix, run->kind, run->m, run->ar, &cross)) {
+  po_CtlStatus cst;
+  if (!po_CrossPeers_Load(run->io, run->ix, run->kind, run->m, run->ar, &cross, &cst)) {
     po_CrossPeers_Release(&cross);
-    po_Run_Oom(run, "the PropertyOverrides of other targets");
+    if (cst.code != kPo_Ctl_Ok) po_Run_ReadFailed(run, &cst);
+    else po_Run_Oom(run, "the PropertyOverrides of other targets");
     return;
   }
   po_OverlapPeer *peers = cross.peers;

@@ -44,6 +44,14 @@ bool po_Run_Oom(po_Run *run, const char *where) {
   return false;
 }
 
+/* Not "absent": a target written without an unreadable PropertyOverride would drop its entry, a
+ * target that could not be read would be created again. */
+bool po_Run_ReadFailed(po_Run *run, const po_CtlStatus *st) {
+  run->r.out_of_memory = true;
+  po_Run_Fail(run, kPo_WriteResult_Failed, "reading the cache", st->message);
+  return false;
+}
+
 void po_Run_Release(po_Run *run, const json_object *obj, void *ref) {
   if (obj && run->io->release) run->io->release(run->io->ctx, ref);
 }
@@ -102,7 +110,8 @@ bool po_Run_ParseKey(const char *key, po_TargetKind *kind, char ns[254], char na
 }
 
 /* The generation of this PropertyOverride's entry in the target at `it->held_key`, 0 when that
- * target holds none: its mesh's part says (po_ReconcileMesh.held_generation). */
+ * target holds none, -1 when it could not be read: its mesh's part says
+ * (po_ReconcileMesh.held_generation). */
 int64_t po_Run_HeldGeneration(po_Run *run, const po_RunItem *it) {
   po_TargetKind kind;
   char ns[254], name[254];
@@ -115,7 +124,12 @@ int64_t po_Run_HeldGeneration(po_Run *run, const po_RunItem *it) {
  * (to run again) when it changed meanwhile. */
 bool po_Run_NeedObj(po_Run *run, po_RunItem *it) {
   if (it->obj) return true;
-  const json_object *obj = run->io->get_override(run->io->ctx, it->ns, it->name, &it->ref);
+  po_CtlStatus st;
+  const json_object *obj = run->io->get_override(run->io->ctx, it->ns, it->name, &it->ref, &st);
+  if (!obj && st.code != kPo_Ctl_Ok) {
+    it->ref = NULL;
+    return po_Run_ReadFailed(run, &st);
+  }
   json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
   if (!obj || !rv || strcmp(json_object_get_string(rv), it->rv) != 0) {
     po_Run_Release(run, obj, it->ref);

@@ -108,7 +108,7 @@ typedef struct {
   size_t (*extra_items)(po_Run *run);
   bool (*load)(po_Run *run);
   /* The generation of the PropertyOverride `it`'s entry in the target ns/name of this mesh (its
-   * held key), 0 when that target holds none. */
+   * held key), 0 when that target holds none, -1 when it could not be read (po_Run_ReadFailed). */
   int64_t (*held_generation)(po_Run *run, const po_RunItem *it, po_TargetKind kind, const char *ns, const char *name);
   /* phase 2, plan: whether status.lastValid, compiled valid for this very target (rec, its
    * generation in range), is a record this controller made (else it->mismatch says why); what
@@ -167,6 +167,10 @@ void po_Run_CopyText(char *dst, size_t size, const char *src);
 void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *err);
 /* Memory ran out at `where`: nothing more is written. Always false. */
 bool po_Run_Oom(po_Run *run, const char *where);
+/* A cached read through io that failed (its st not Ok: the object is cached but could not be
+ * read, po_ReconcileIO's reads): the reconcile ends there as out of memory, its error the read's
+ * (naming the object). Never taken for an absent object. Always false. */
+bool po_Run_ReadFailed(po_Run *run, const po_CtlStatus *st);
 const char *po_Run_OrOom(const char *s); /* s, or "out of memory" */
 void po_Run_Release(po_Run *run, const struct json_object *obj, void *ref);
 /* The object of an item learnt from its memo, read now that it is needed; false (the reconcile
@@ -178,7 +182,8 @@ int64_t po_Run_NowS(po_Run *run);
 void po_Run_RecheckIn(po_Run *run, int64_t s);
 /* "Kind/ns/name" split; false when malformed. */
 bool po_Run_ParseKey(const char *key, po_TargetKind *kind, char ns[254], char name[254]);
-/* The generation of it's entry in the target at it->held_key (its mesh's held_generation). */
+/* The generation of it's entry in the target at it->held_key (its mesh's held_generation); -1
+ * when that target could not be read (po_Run_ReadFailed: the reconcile ends). */
 int64_t po_Run_HeldGeneration(po_Run *run, const po_RunItem *it);
 po_OverrideMemo po_Run_OwnVersion(const po_RunItem *it);
 bool po_Run_HasFinalizer(const struct json_object *obj);

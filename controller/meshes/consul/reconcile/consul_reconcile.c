@@ -74,7 +74,9 @@ static bool load_bound_owners(po_Run *run) {
     void *ref = NULL;
     /* the marker's namespace only says where to look: the uid must match all the same */
     const char *bns = run->bound[b].ns && *run->bound[b].ns ? run->bound[b].ns : run->ns;
-    const json_object *other = io->get_override(io->ctx, bns, run->bound[b].owner, &ref);
+    po_CtlStatus st;
+    const json_object *other = io->get_override(io->ctx, bns, run->bound[b].owner, &ref, &st);
+    if (!other && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st); /* its entry is not a stranger's */
     if (!other || strcmp(po_Json_Meta(other, "uid"), run->bound[b].uid) != 0) {
       po_Run_Release(run, other, ref);
       continue;
@@ -191,7 +193,9 @@ static bool load(po_Run *run) {
  * none. */
 static int64_t held_generation(po_Run *run, const po_RunItem *it, po_TargetKind kind, const char *ns, const char *name) {
   void *ref = NULL;
-  const json_object *t = run->io->get_target(run->io->ctx, kind, ns, name, &ref);
+  po_CtlStatus st;
+  const json_object *t = run->io->get_target(run->io->ctx, kind, ns, name, &ref, &st);
+  if (!t && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st), -1;
   po_ConsulOwner me = {it->name, it->uid};
   po_ConsulEntry e;
   int64_t gen = t && po_Consul_OwnedEntries(t, &me, 1, &e, 1, NULL) > 0 ? (e.generation > 0 ? e.generation : 1) : 0;
@@ -234,7 +238,9 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
     /* the admission view: the incoming object replaces the stored one (a re-apply from git may
      * carry none of our entries), and the stored one holds what the controller wrote */
     void *ref = NULL;
-    const json_object *stored = run->io->get_target(run->io->ctx, run->kind, run->ns, run->name, &ref);
+    po_CtlStatus st;
+    const json_object *stored = run->io->get_target(run->io->ctx, run->kind, run->ns, run->name, &ref, &st);
+    if (!stored && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st); /* not proof of anything */
     po_ConsulOwner me = {it->name, it->uid};
     po_ConsulEntry e;
     bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves_entry(&e, rec, &live);
@@ -502,7 +508,8 @@ static bool record_write(po_Run *run, json_object *object) {
  * created annotation: a restart before that write succeeded. The uid is the API server's for our
  * own create and the status is the controller's to write, so a copy, a restore or a look-alike
  * (another uid) is never bound by this. Looked for only in an object labelled as ours and not
- * annotated, until it is; read through the IO table, no memo touched. */
+ * annotated, until it is; read through the IO table, no memo touched. False too when one could
+ * not be read (po_Run_ReadFailed: the reconcile ends). */
 static bool created_recorded(po_Run *run) {
   const char *managed = po_Json_String(po_Json_Get(po_Json_Get(run->target, "metadata"), "labels"), "app.kubernetes.io/managed-by");
   const char *tuid = po_Json_Meta(run->target, "uid");
@@ -511,7 +518,9 @@ static bool created_recorded(po_Run *run) {
   for (size_t i = 0; i < run->m && !yes; i++) {
     const po_RunItem *it = &run->items[i];
     void *ref = NULL;
-    const json_object *po = run->io->get_override(run->io->ctx, it->ns, it->name, &ref);
+    po_CtlStatus st;
+    const json_object *po = run->io->get_override(run->io->ctx, it->ns, it->name, &ref, &st);
+    if (!po && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st);
     json_object *cr = po_Json_Get(po_Json_Get(po, "status"), "created");
     const char *u = po_Json_String(cr, "uid"), *cns = po_Json_String(cr, "namespace"), *cn = po_Json_String(cr, "name");
     yes = po && !strcmp(po_Json_Meta(po, "uid"), it->uid) && u && !strcmp(u, tuid) && cns && !strcmp(cns, run->ns) && cn &&
@@ -538,6 +547,7 @@ static bool write_target(po_Run *run) {
    * annotation goes into this reconcile's write, on our own copy (the cached one is shared). */
   bool annotate = run->target && po_Owned_CreatedBy(run->target) == kPo_OwnedCreated_No &&
                   (po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), false) || created_recorded(run));
+  if (run->r.out_of_memory) return false;
   if (annotate && !run->own) {
     if (!(run->own = po_Run_Copy(run->target))) return po_Run_Oom(run, "annotating the target");
     run->target = run->own;

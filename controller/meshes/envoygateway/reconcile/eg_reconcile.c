@@ -48,6 +48,7 @@ static bool sweep(po_Run *run, size_t i, int *writes) {
   po_CtlStatus st;
   if (po_EG_Sweep(run->io, run->ix, it->ns, it->name, it->uid, run->ar, writes, &st)) return true;
   run->target_conflict = true;
+  if (st.code == kPo_Ctl_NoMemory) run->r.out_of_memory = true; /* a policy not read is not gone */
   po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyPatchPolicy of %s", it->name), st.message);
   return false;
 }

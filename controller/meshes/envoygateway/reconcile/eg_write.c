@@ -117,12 +117,16 @@ static bool set_aside(Share *sh, po_EGItem *items, size_t n, bool builds_any, co
   return true;
 }
 
-/* The live policy's generation, for an item whose policy stays as it is. */
-static void note_live(const po_ReconcileIO *io, po_EGItem *it) {
+/* The live policy's generation, for an item whose policy stays as it is; false when the policy
+ * is cached but could not be read (not "none live": its status would say so). */
+static bool note_live(const po_ReconcileIO *io, po_EGItem *it) {
   void *ref = NULL;
-  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref);
+  po_CtlStatus st;
+  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref, &st);
+  if (!current && st.code != kPo_Ctl_Ok) return false;
   it->live_generation = po_Owned_Generation(current, it->uid);
   if (current && io->release) io->release(io->ctx, ref);
+  return true;
 }
 
 /* The i-th item's (by name) desired policy within what the Gateway has left; *desired NULL with
@@ -144,9 +148,8 @@ static bool build_policy(const po_ReconcileIO *io, Share *sh, size_t i, po_EGTop
     /* no room, not a fault of its own: what is programmed stays (never deleted for room) */
     it->outcome = kPo_EGOutcome_NoRoom;
     it->why = why;
-    note_live(io, it);
     *no_room = true;
-    return true;
+    return note_live(io, it);
   }
   if (*desired && !po_Owned_MarkGeneration(*desired, it->program->generation)) {
     json_object_put(*desired);
@@ -169,7 +172,12 @@ static bool build_policy(const po_ReconcileIO *io, Share *sh, size_t i, po_EGTop
 static bool converge(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
                      po_EGItem *it, json_object *desired, po_Arena *ar, int *writes) {
   void *ref = NULL;
-  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref);
+  po_CtlStatus st;
+  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref, &st);
+  if (!current && st.code != kPo_Ctl_Ok) { /* cached, not readable: would be created over */
+    json_object_put(desired);
+    return false;
+  }
   if (it->verify && desired && !po_Owned_Holds(current, desired, it->uid, kPo_Owned_EnvoyPatchPolicy)) {
     /* a record not shown to be ours programs nothing: the EnvoyPatchPolicy stays as it is */
     it->outcome = kPo_EGOutcome_Kept;

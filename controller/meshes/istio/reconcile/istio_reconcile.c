@@ -55,6 +55,7 @@ static bool sweep(po_Run *run, size_t i, int *writes) {
   po_CtlStatus st;
   if (po_Istio_Sweep(run->io, run->ix, it->ns, it->name, it->uid, at, at_name, run->ar, writes, &st)) return true;
   run->target_conflict = true; /* no status this time: the retry writes it */
+  if (st.code == kPo_Ctl_NoMemory) run->r.out_of_memory = true; /* an EnvoyFilter not read is not gone */
   po_Run_Fail(run, kPo_WriteResult_Failed, po_Arena_Printf(run->ar, "removing the old EnvoyFilter of %s", it->name), st.message);
   return false;
 }
@@ -90,7 +91,9 @@ po_OverlapIstio *po_OverlapIstio_Of(const po_ReconcileIO *io, po_TargetIndex *ix
   if (!o->filter_name) return NULL;
   o->root = !strcmp(o->filter_ns, root);
   void *ref = NULL;
-  const json_object *ef = io->get_filter ? io->get_filter(io->ctx, o->filter_ns, o->filter_name, &ref) : NULL;
+  po_CtlStatus st;
+  const json_object *ef = io->get_filter ? io->get_filter(io->ctx, o->filter_ns, o->filter_name, &ref, &st) : NULL;
+  if (!ef && io->get_filter && st.code != kPo_Ctl_Ok) return NULL; /* cached, not readable: not "none" */
   if (ef) {
     const char *t = po_Json_String(po_Json_Get(ef, "metadata"), "creationTimestamp");
     if (t && *t && !(o->created = po_Arena_Printf(ar, "%s", t))) o = NULL;

@@ -119,7 +119,12 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       }
     }
     void *ref = NULL;
-    const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref);
+    po_CtlStatus st;
+    const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref, &st);
+    if (!current && st.code != kPo_Ctl_Ok) { /* cached, not readable: would be created over */
+      json_object_put(desired);
+      return false;
+    }
     if (it->verify && desired && !po_Owned_Holds(current, desired, it->uid, kPo_Owned_EnvoyFilter)) {
       /* a record not shown to be ours programs nothing: the EnvoyFilter stays as it is */
       it->outcome = kPo_IstioOutcome_Kept;
@@ -139,9 +144,9 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
     if (!per_service && it->outcome == kPo_IstioOutcome_Ok) {
       const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
       if (!legacy) return false;
-      po_CtlStatus st;
       po_OwnedKindOps ops = filter_ops(io);
       if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, &st)) {
+        if (st.code == kPo_Ctl_NoMemory) return false; /* not read (not gone), or memory: no status says so */
         it->outcome = kPo_IstioOutcome_Failed;
         snprintf(it->err, sizeof it->err, "%.500s", st.message);
       }

@@ -130,14 +130,19 @@ struct po_InformerVersion {
 /* A reader's hold on one cached object. */
 typedef struct po_InformerRef po_InformerRef;
 
-/* The cached object, or NULL when absent (ns NULL or "" for cluster-scoped objects). It stays
+/* The cached object, or NULL (ns NULL or "" for cluster-scoped objects): with st->code kPo_Ctl_Ok
+ * when absent, with kPo_Ctl_NoMemory when it is cached but could not be handed out (memory ran
+ * out decompressing or parsing its text, or holding the parse; st->message says which and names
+ * the resource and key). That is never an absent object: a caller that took it for one would
+ * write as if the object were gone (a reconcile dropping a live PropertyOverride's entry). It stays
  * valid, unchanged, until po_InformerRef_Release(*ref), whatever the informer does meanwhile.
  * With keep_parsed it is the cache's own tree, shared with every other reader and thread, so it
  * is strictly read-only: never change it, never json_object_get/put it or any part of it (json-c's
  * reference counts are not atomic), never serialise it or call json_object_get_string on a
  * non-string in it (json-c writes the text into the object): deep-copy what you must keep or
  * change. Without keep_parsed it is a parse made for this call (same rules, for one code path). */
-const struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name, po_InformerRef **ref);
+const struct json_object *po_Informer_Get(po_Informer *inf, const char *ns, const char *name, po_InformerRef **ref,
+                                          po_CtlStatus *st);
 /* NULL is a no-op; any thread. */
 void po_InformerRef_Release(po_InformerRef *ref);
 /* The cached object's version; false (all empty) when absent: what lets a reader parse only the
@@ -145,8 +150,10 @@ void po_InformerRef_Release(po_InformerRef *ref);
 bool po_Informer_Version(po_Informer *inf, const char *ns, const char *name, po_InformerVersion *v);
 size_t po_Informer_Count(po_Informer *inf);
 /* Calls fn for each cached object (parsed, borrowed for the call, read-only as with Get), under the cache's read lock:
- * keep fn short and do not call back into the informer. rv is its resourceVersion. */
-void po_Informer_ForEach(po_Informer *inf,
+ * keep fn short and do not call back into the informer. rv is its resourceVersion. false when some
+ * object could not be parsed (out of memory; fn was not called for it, and was for the others):
+ * the walk did not see the whole cache. */
+bool po_Informer_ForEach(po_Informer *inf,
                          void (*fn)(void *ctx, const char *key, const struct json_object *obj, const char *rv),
                          void *ctx);
 /* The same without parsing: each cached key ("namespace/name", or "name" cluster-scoped) and

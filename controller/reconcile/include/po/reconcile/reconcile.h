@@ -91,11 +91,17 @@ typedef struct {
 } po_WrittenVersion;
 
 typedef struct {
-  /* Cached reads: the object, or NULL when absent. The object is the cache's own, shared with
+  /* Cached reads (these two, get_filter and get_policy): the object, or NULL, st saying which NULL
+   * it is: absent (st->code kPo_Ctl_Ok), or cached but not readable (any other code, st->message
+   * naming it: out of memory decompressing or parsing it, po_Informer_Get). An unreadable object
+   * is never taken for an absent one: the reconcile ends there as out of memory (nothing more
+   * written: a target written without it would drop a live PropertyOverride's entry, a missing
+   * target would be created), and is retried. The object is the cache's own, shared with
    * other threads: read it, never change it (nor take json-c references on it: those are not
    * atomic), and hand it back with `release(ctx, *ref)` (NULL release: nothing to hand back). */
-  const struct json_object *(*get_override)(void *ctx, const char *ns, const char *name, void **ref);
-  const struct json_object *(*get_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref);
+  const struct json_object *(*get_override)(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st);
+  const struct json_object *(*get_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref,
+                                          po_CtlStatus *st);
   /* Writes. obj NULL deletes (with the given resourceVersion as precondition); create posts.
    * *written (may be NULL) gets the object the server returned (a new reference). */
   po_WriteResult (*write_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
@@ -128,16 +134,17 @@ typedef struct {
    * Service of a Service key): the EnvoyFilters, read from their cache and written as
    * write_target does. NULL: Istio is not enabled in this controller (--istio), and the
    * PropertyOverrides of Istio targets say so in their status (Programmed=False, MeshNotEnabled). */
-  const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref);
+  const struct json_object *(*get_filter)(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st);
   po_WriteResult (*write_filter)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, po_CtlStatus *st);
   /* The Envoy Gateway target (key Gateway/<ns>/<name>; get_target reads the
    * gateway.networking.k8s.io Gateway): the EnvoyPatchPolicies, read from their cache (with
    * Envoy Gateway's status) and written as write_filter does, and the HTTPRoutes whose
    * parentRefs name the Gateway (a new array of copies, the caller puts it; NULL when out of
-   * memory), which its cluster names come from. NULL: Envoy Gateway is not enabled in this
+   * memory, a cached route that could not be read included: one left out would lose its
+   * clusters' patches), which its cluster names come from. NULL: Envoy Gateway is not enabled in this
    * controller (--envoy-gateway), and the PropertyOverrides of Gateways say so (MeshNotEnabled). */
-  const struct json_object *(*get_policy)(void *ctx, const char *ns, const char *name, void **ref);
+  const struct json_object *(*get_policy)(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st);
   po_WriteResult (*write_policy)(void *ctx, const char *ns, const char *name, struct json_object *obj, bool create,
                                  const char *resource_version, struct json_object **written, po_CtlStatus *st);
   /* Routes of the namespaces `whole` names ("*": every one) are copied whole; the others as
@@ -153,7 +160,8 @@ typedef struct {
   void *enqueue_ctx;
   /* May be NULL. When set, gateway_routes is asked for stubs only (no namespace whole), and this
    * gives HTTPRoute ns/name as po_EG_RouteCopy(route, true) when its rules are read (a new
-   * reference; an empty object when gone: it adds no cluster; NULL: out of memory): only the routes the bound
+   * reference; an empty object when gone: it adds no cluster; NULL: out of memory, or cached and
+   * not readable): only the routes the bound
    * lets in are copied whole, one at a time, so a reconcile's memory follows the policy's bound,
    * not the routes tenants create (1 PropertyOverride opted in to 4,000 routes: 360 MiB). */
   struct json_object *(*route)(void *ctx, const char *ns, const char *name);
