@@ -259,11 +259,12 @@ static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gate
   json_object *out = json_object_new_array();
   for (int i = 0; out && i < kMax; i++) {
     json_object *r = fx->slots[i].obj;
-    if (r && fx->unreadable && !strcmp(fx->unreadable, fx->slots[i].key)) { /* not read: none of them (kube_io.c) */
+    if (!r || strncmp(fx->slots[i].key, "HTTPRoute/", 10) != 0) continue;
+    if (fx->unreadable && !strcmp(fx->unreadable, fx->slots[i].key)) { /* not read: none of them (kube_io.c) */
       json_object_put(out);
       return NULL;
     }
-    if (r && !strncmp(fx->slots[i].key, "HTTPRoute/", 10) && po_EG_RouteNamesGateway(r, ns, gateway)) {
+    if (po_EG_RouteNamesGateway(r, ns, gateway)) {
       bool full = po_EG_NamespaceIn(whole, n_whole, json_object_get_string(get(get(r, "metadata"), "namespace")));
       json_object_array_add(out, po_EG_RouteCopy(r, full));
     }

@@ -63,18 +63,29 @@ static void pause_(void) {
 }
 static void resume(void) { g_fail_at = g_paused; }
 
+/* Set: the fake's reads run under the failing allocator too, as the cache's do (po_Informer_Get
+ * decompresses and parses a text for each reader), and a read whose copy fails reports the object
+ * cached but not readable (fake_api.c, lend). */
+static bool g_reads_fail;
+static void read_begin(void) {
+  if (!g_reads_fail) pause_();
+}
+static void read_end(void) {
+  if (!g_reads_fail) resume();
+}
+
 static const json_object *w_get_override(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
-  pause_();
+  read_begin();
   const json_object *o = fx->io.get_override(ctx, ns, name, ref, st);
-  resume();
+  read_end();
   return o;
 }
 static const json_object *w_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
-  pause_();
+  read_begin();
   const json_object *o = fx->io.get_target(ctx, kind, ns, name, ref, st);
-  resume();
+  read_end();
   return o;
 }
 static void w_release(void *ctx, void *ref) {
@@ -110,9 +121,9 @@ static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *na
 
 static const json_object *w_get_filter(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
-  pause_();
+  read_begin();
   const json_object *o = fx->io.get_filter(ctx, ns, name, ref, st);
-  resume();
+  read_end();
   return o;
 }
 static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
@@ -126,9 +137,9 @@ static po_WriteResult w_write_filter(void *ctx, const char *ns, const char *name
 
 static const json_object *w_get_policy(void *ctx, const char *ns, const char *name, void **ref, po_CtlStatus *st) {
   Fake *fx = ctx;
-  pause_();
+  read_begin();
   const json_object *o = fx->io.get_policy(ctx, ns, name, ref, st);
-  resume();
+  read_end();
   return o;
 }
 static po_WriteResult w_write_policy(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
@@ -141,9 +152,9 @@ static po_WriteResult w_write_policy(void *ctx, const char *ns, const char *name
 }
 static json_object *w_gateway_routes(void *ctx, const char *ns, const char *gateway, const char *const *whole, size_t n_whole) {
   Fake *fx = ctx;
-  pause_();
+  read_begin();
   json_object *r = fx->io.gateway_routes(ctx, ns, gateway, whole, n_whole);
-  resume();
+  read_end();
   return r;
 }
 
@@ -177,7 +188,10 @@ static void apply(Fake *fx, const char *name, int gen, int value) {
   apply_override(fx, name, gen, "web", patches);
 }
 
-enum { kExitOk = 0, kExitPartialWrite = 3 };
+/* 1: met the failure and said so; 2: met it and said nothing; 4: met it in a read, which ended the
+ * reconcile as out of memory; 5: met it in a read, and the reconcile went on (as if absent). */
+enum { kExitOk = 0, kExitPartialWrite = 3, kExitReadOom = 4, kExitReadIgnored = 5 };
+static long g_read_runs; /* torture: runs whose failed allocation was in a read (kExitReadOom) */
 
 /* Every write of the target must hold our entries for a, b and c, with a at generation 2. */
 static void check_write(Fake *fx, json_object *obj) {
@@ -195,6 +209,20 @@ static void check_write(Fake *fx, json_object *obj) {
   if (seen != 7) _exit(kExitPartialWrite);
   /* under require, never a write without its record (Programmed would judge the wrong one) */
   if (g_sync && obj && !get(get(get(obj, "metadata"), "annotations"), "propertyoverride.io/written")) _exit(kExitPartialWrite);
+}
+
+/* The same for a target of a and b alone: both held, a at generation 2. */
+static void check_write_ab(Fake *fx, json_object *obj) {
+  (void)fx;
+  int seen = 0;
+  json_object *list = get(get(obj, "spec"), "envoyExtensions");
+  for (size_t i = 0; obj && list && i < json_object_array_length(list); i++) {
+    json_object *m = get(get(json_object_array_get_idx(list, i), "arguments"), "PropertyOverride");
+    const char *n = json_object_get_string(get(m, "name"));
+    if (n && !strcmp(n, "a") && json_object_get_int(get(m, "generation")) == 2) seen |= 1;
+    if (n && !strcmp(n, "b")) seen |= 2;
+  }
+  assert_int_equal(seen, 3);
 }
 
 static void test_no_partial_write_at_any_failed_allocation(void **state) {
@@ -259,6 +287,7 @@ static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object
   fx->check_write = check;
   long n, clean = 0;
   *errors = *crashes = 0;
+  g_read_runs = 0;
   for (n = 1; n < 200000; n++) {
     fflush(NULL);
     pid_t pid = fork();
@@ -267,10 +296,12 @@ static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object
       int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
       for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
       po_ReconcileIO w = io(fx);
+      int unread = fx->unreadable_reads;
       arm(n);
       po_ReconcileResult r = po_Reconcile(&w, fx->ix, key);
       long reached = g_count;
       disarm();
+      if (reached >= n && fx->unreadable_reads > unread) _exit(r.out_of_memory ? kExitReadOom : kExitReadIgnored);
       _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
     }
     int status = 0;
@@ -284,6 +315,11 @@ static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object
       printf("allocation %ld failed: %s: an object was deleted or written with the wrong content\n", n, key);
       fail();
     }
+    if (code == kExitReadIgnored) {
+      printf("allocation %ld failed in a read: %s: the reconcile did not end as out of memory\n", n, key);
+      fail();
+    }
+    if (code == kExitReadOom) g_read_runs++;
     if (code == kExitOk) {
       clean++;
       break;
@@ -403,6 +439,114 @@ static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
   assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-b", false));
 }
 
+/* ---- reads that fail: an object cached but not readable is never an absent one ---- */
+
+/* a and b live in ServiceDefaults web; then a and b change and c arrives, so each is read (none is
+ * learnt from the index's memo). Whatever allocation fails, the reads' own included (the fake's
+ * copy for a reader stands for the cache's decompression and parse): every write of the target
+ * holds a at generation 2, b and c (check_write), and a run whose failure was in a read ends as
+ * out of memory (torture: kExitReadIgnored otherwise). */
+static void test_no_partial_write_when_reads_fail(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  apply(fx, "b", 1, 20);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  apply(fx, "a", 2, 11);
+  apply(fx, "b", 2, 21);
+  apply(fx, "c", 1, 30);
+  g_reads_fail = true;
+  long errors, crashes, n = torture(fx, "ServiceDefaults/default/web", check_write, &errors, &crashes);
+  g_reads_fail = false;
+  printf("reconcile, reads failing too: %ld allocations failed one at a time: %ld reported an error (%ld of them in "
+         "a read, each ended as out of memory), %ld crashed inside json-c, 0 wrote a partial target\n",
+         n, errors, g_read_runs, crashes);
+  assert_true(g_read_runs >= 3); /* a's, b's and c's reads at least */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+}
+
+/* What the fake counts of writes: none may change while a read failed. */
+typedef struct {
+  int attempts, target_writes, status_patches, override_patches, events;
+} Writes;
+static Writes writes_of(const Fake *fx) {
+  return (Writes){fx->attempts, fx->target_writes, fx->status_patches, fx->override_patches, fx->events};
+}
+
+/* The reconcile of key with fx->unreadable set: it ends as out of memory (retried with backoff),
+ * its error naming the object, and writes nothing: no target, no status, no finalizer, no Event. */
+static void reconcile_unreadable(Fake *fx, const char *key, const char *unreadable) {
+  Writes before = writes_of(fx);
+  int reads = fx->unreadable_reads;
+  fx->unreadable = unreadable;
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, key);
+  fx->unreadable = NULL;
+  printf("%s with %s unreadable: %s\n", key, unreadable, r.error);
+  assert_true(fx->unreadable_reads > reads); /* it was read */
+  assert_false(r.ok);
+  assert_true(r.out_of_memory);
+  assert_int_equal(r.result.kind, kPo_Result_Error);
+  assert_non_null(strstr(r.error, unreadable));
+  Writes after = writes_of(fx);
+  assert_memory_equal(&after, &before, sizeof before);
+}
+
+/* a and b live; both change: b unreadable leaves the target as it is (before: written with a's
+ * entry alone, b's live one dropped). */
+static void test_unreadable_override_is_not_absent(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  apply(fx, "b", 1, 20);
+  assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+  apply(fx, "a", 2, 11);
+  apply(fx, "b", 2, 21);
+  reconcile_unreadable(fx, "ServiceDefaults/default/web", "po/default/b");
+  fx->check_write = check_write_ab;
+  assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+  fx->check_write = NULL;
+  assert_true(fx->target_writes > 0);
+}
+
+/* The target unreadable is not a missing one: nothing is created over it (before: a create,
+ * refused as AlreadyExists, and the statuses written as a conflict). */
+static void test_unreadable_target_is_not_absent(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+  apply(fx, "a", 2, 11);
+  reconcile_unreadable(fx, "ServiceDefaults/default/web", "ServiceDefaults/default/web");
+  assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+}
+
+/* An EnvoyFilter, an EnvoyPatchPolicy unreadable: not created over (before: a create attempt). */
+static void test_unreadable_mesh_object_is_not_absent(void **state) {
+  Fake *fx = *state;
+  put(fx, "Service/default/web", json_tokener_parse("{\"apiVersion\":\"v1\",\"kind\":\"Service\",\"metadata\":"
+                                                "{\"name\":\"web\",\"namespace\":\"default\"},"
+                                                "\"spec\":{\"selector\":{\"app\":\"web\"}}}"));
+  istio_po(fx, "a", 1, 10);
+  assert_true(reconcile_key(fx, "Service/default/web").ok);
+  istio_po(fx, "a", 2, 11);
+  reconcile_unreadable(fx, "Service/default/web", "EnvoyFilter/default/propertyoverride-a");
+  istio_po(fx, "a", 3, 12); /* read at the load again (the last reconcile memoised generation 2) */
+  reconcile_unreadable(fx, "Service/default/web", "po/default/a");
+  assert_true(reconcile_key(fx, "Service/default/web").ok);
+  put(fx, "Gateway/default/eg",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
+                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"listeners\":[{\"name\":\"http\",\"protocol\":"
+                         "\"HTTP\",\"port\":80}]}}"));
+  put(fx, "HTTPRoute/default/api",
+      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
+                         "\"api\",\"namespace\":\"default\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\"}],\"rules\":"
+                         "[{\"backendRefs\":[{\"name\":\"web\",\"port\":80}]}]}}"));
+  eg_po(fx, "e", 1, 10);
+  assert_true(reconcile_key(fx, "Gateway/default/eg").ok);
+  assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-e", false));
+  eg_po(fx, "e", 2, 11);
+  reconcile_unreadable(fx, "Gateway/default/eg", "EnvoyPatchPolicy/default/propertyoverride-e");
+  reconcile_unreadable(fx, "Gateway/default/eg", "Gateway/default/eg");
+  assert_true(reconcile_key(fx, "Gateway/default/eg").ok);
+}
+
 static void test_index_update_whole_or_reported(void **state) {
   Fake *fx = *state;
   char old[300], names[4][254];
@@ -441,6 +585,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_index_update_whole_or_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_istio_no_bad_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eg_no_bad_write_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_partial_write_when_reads_fail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unreadable_override_is_not_absent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unreadable_target_is_not_absent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unreadable_mesh_object_is_not_absent, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

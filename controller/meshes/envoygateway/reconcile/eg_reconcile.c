@@ -28,8 +28,10 @@ static bool write_eg(po_Run *run) {
                              .skip = valid_elsewhere, .verify = it->unverified && it->entry};
   }
   int writes = 0;
-  bool ok = po_EG_Write(run->io, run->ix, run->ns, run->name, run->read, x, run->m, run->ar, &writes);
+  po_CtlStatus st;
+  bool ok = po_EG_Write(run->io, run->ix, run->ns, run->name, run->read, x, run->m, run->ar, &writes, &st);
   run->r.targets_written += writes;
+  if (!ok && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st);
   if (!ok) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the EnvoyPatchPolicies of %s", run->where));
   run->target_ok = true;
   for (size_t i = 0; i < run->m; i++) {

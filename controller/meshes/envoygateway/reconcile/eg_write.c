@@ -119,11 +119,10 @@ static bool set_aside(Share *sh, po_EGItem *items, size_t n, bool builds_any, co
 
 /* The live policy's generation, for an item whose policy stays as it is; false when the policy
  * is cached but could not be read (not "none live": its status would say so). */
-static bool note_live(const po_ReconcileIO *io, po_EGItem *it) {
+static bool note_live(const po_ReconcileIO *io, po_EGItem *it, po_CtlStatus *st) {
   void *ref = NULL;
-  po_CtlStatus st;
-  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref, &st);
-  if (!current && st.code != kPo_Ctl_Ok) return false;
+  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref, st);
+  if (!current && st->code != kPo_Ctl_Ok) return false;
   it->live_generation = po_Owned_Generation(current, it->uid);
   if (current && io->release) io->release(io->ctx, ref);
   return true;
@@ -131,9 +130,9 @@ static bool note_live(const po_ReconcileIO *io, po_EGItem *it) {
 
 /* The i-th item's (by name) desired policy within what the Gateway has left; *desired NULL with
  * the outcome set when it has none (refused), *no_room when there is no room for it (what is
- * programmed stays). False when out of memory. */
+ * programmed stays). False when out of memory (st not Ok when it was the read of the policy). */
 static bool build_policy(const po_ReconcileIO *io, Share *sh, size_t i, po_EGTopology *topo, po_Arena *ar,
-                         json_object **desired, bool *no_room) {
+                         json_object **desired, bool *no_room, po_CtlStatus *st) {
   po_EGItem *it = sh->order[i];
   const char *why = NULL;
   *no_room = false;
@@ -149,7 +148,7 @@ static bool build_policy(const po_ReconcileIO *io, Share *sh, size_t i, po_EGTop
     it->outcome = kPo_EGOutcome_NoRoom;
     it->why = why;
     *no_room = true;
-    return note_live(io, it);
+    return note_live(io, it, st);
   }
   if (*desired && !po_Owned_MarkGeneration(*desired, it->program->generation)) {
     json_object_put(*desired);
@@ -168,13 +167,13 @@ static bool build_policy(const po_ReconcileIO *io, Share *sh, size_t i, po_EGTop
 }
 
 /* The item's policy made what desired says (NULL: none of ours), through owned_write.h's
- * sequence, and Envoy Gateway's word on it when it was already current. Takes desired. */
+ * sequence, and Envoy Gateway's word on it when it was already current. Takes desired. False
+ * when out of memory (st not Ok when it was a read). */
 static bool converge(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                     po_EGItem *it, json_object *desired, po_Arena *ar, int *writes) {
+                     po_EGItem *it, json_object *desired, po_Arena *ar, int *writes, po_CtlStatus *st) {
   void *ref = NULL;
-  po_CtlStatus st;
-  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref, &st);
-  if (!current && st.code != kPo_Ctl_Ok) { /* cached, not readable: would be created over */
+  const json_object *current = io->get_policy(io->ctx, it->policy_ns, it->policy_name, &ref, st);
+  if (!current && st->code != kPo_Ctl_Ok) { /* cached, not readable: would be created over */
     json_object_put(desired);
     return false;
   }
@@ -191,6 +190,7 @@ static bool converge(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Owne
   int before = *writes;
   bool ok = po_Owned_CarryOut(io, ix, k, it->policy_ns, it->policy_name, (po_OwnedFor){ns, it->name}, it->uid, current,
                               desired, writes, &o);
+  if (!ok && o.err[0]) po_CtlStatus_Set(st, o.code, "%s", o.err); /* its PropertyOverride not read */
   if (ok && o.foreign) {
     it->outcome = kPo_EGOutcome_Foreign;
     it->why = o.why;
@@ -211,7 +211,8 @@ static bool converge(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Owne
 
 /* The i-th item by name: its outcome when it programs nothing, else its policy built and written. */
 static bool write_item(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
-                       const json_object *gateway, Share *sh, size_t i, po_EGTopology *topo, po_Arena *ar, int *writes) {
+                       const json_object *gateway, Share *sh, size_t i, po_EGTopology *topo, po_Arena *ar, int *writes,
+                       po_CtlStatus *st) {
   po_EGItem *it = sh->order[i];
   it->policy_ns = ns;
   if (!(it->policy_name = policy_name(ns, it->name, ar))) return false;
@@ -228,14 +229,16 @@ static bool write_item(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
     it->outcome = kPo_EGOutcome_NoGateway;
   } else if (it->program) {
     bool no_room;
-    if (!build_policy(io, sh, i, topo, ar, &desired, &no_room)) return false;
+    if (!build_policy(io, sh, i, topo, ar, &desired, &no_room, st)) return false;
     if (no_room) return true;
   }
-  return converge(io, ix, k, ns, it, desired, ar, writes);
+  return converge(io, ix, k, ns, it, desired, ar, writes, st);
 }
 
 bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
-                 const json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes) {
+                 const json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes,
+                 po_CtlStatus *st) {
+  po_CtlStatus_Clear(st);
   po_OwnedKindOps k = policy_ops(io);
   bool enabled = io->get_policy && io->write_policy;
   json_object *routes = NULL;
@@ -250,7 +253,7 @@ bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, c
   po_EGTopology topo = {.gateway = gateway, .routes = rv, .route_count = nr, .route_rules = io->route, .route_ctx = io->ctx};
   Share sh;
   bool ok = set_aside(&sh, items, n, enabled && gateway, gateway, ar);
-  for (size_t i = 0; i < n && ok; i++) ok = write_item(io, ix, &k, ns, gateway, &sh, i, &topo, ar, writes);
+  for (size_t i = 0; i < n && ok; i++) ok = write_item(io, ix, &k, ns, gateway, &sh, i, &topo, ar, writes, st);
   json_object_put(routes);
   return ok;
 }

@@ -75,11 +75,14 @@ typedef struct {
 } po_EGItem;
 
 /* Programs the items' EnvoyPatchPolicies. `gateway` is the Gateway as the cache has it (NULL:
- * absent). *writes counts the writes made. False only when memory ran out. Cost linear in the
+ * absent). *writes counts the writes made. False only when memory ran out, st not Ok then when it
+ * was a read (an EnvoyPatchPolicy cached but not readable, never taken for absent: st names it;
+ * an HTTPRoute's says only out of memory). Cost linear in the
  * items and the HTTPRoutes of the Gateway (read once per call); memory, one policy at a time: its
  * tree, shared with the object written (no copy of its jsonPatches), and its text once sent. */
 bool po_EG_Write(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, const char *gateway_name,
-                 const struct json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes);
+                 const struct json_object *gateway, po_EGItem *items, size_t n, po_Arena *ar, int *writes,
+                 po_CtlStatus *st);
 
 /* A PropertyOverride's EnvoyPatchPolicy where its target no longer puts one (it moved to an
  * Istio or Consul target): deleted when provably ours (look-alikes stay). Run by the reconcile

@@ -34,8 +34,10 @@ static bool write_istio(po_Run *run) {
   }
   int writes = 0;
   const po_TargetOptions *opts = po_TargetIndex_Options(run->ix);
-  bool ok = po_Istio_Write(run->io, run->ix, run->kind, run->ns, run->read, opts, x, run->m, run->ar, &writes);
+  po_CtlStatus st;
+  bool ok = po_Istio_Write(run->io, run->ix, run->kind, run->ns, run->read, opts, x, run->m, run->ar, &writes, &st);
   run->r.targets_written += writes;
+  if (!ok && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st);
   if (!ok) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the EnvoyFilters of %s", run->where));
   run->target_ok = true;
   for (size_t i = 0; i < run->m; i++) {

@@ -33,11 +33,12 @@ static po_OwnedKindOps filter_ops(const po_ReconcileIO *io) {
 
 /* One plan carried out. `current` is the cache's (read only); ns is the PropertyOverride's. */
 static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, po_IstioItem *it,
-                      const json_object *current, const json_object *desired, int *writes) {
+                      const json_object *current, const json_object *desired, int *writes, po_CtlStatus *st) {
   po_OwnedKindOps k = filter_ops(io);
   po_OwnedOutcome o;
   if (!po_Owned_CarryOut(io, ix, &k, it->filter_ns, it->filter_name, (po_OwnedFor){ns, it->name}, it->uid, current,
                          desired, writes, &o)) {
+    if (o.err[0]) po_CtlStatus_Set(st, o.code, "%s", o.err); /* its PropertyOverride not read */
     return false;
   }
   snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
@@ -87,7 +88,8 @@ bool po_Istio_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns
 
 bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *ns,
                     const json_object *service, const po_TargetOptions *opts, po_IstioItem *items, size_t n,
-                    po_Arena *ar, int *writes) {
+                    po_Arena *ar, int *writes, po_CtlStatus *st) {
+  po_CtlStatus_Clear(st);
   const json_object *selector = po_Json_Get(po_Json_Get(service, "spec"), "selector");
   bool per_service = kind == kPo_TargetKind_Service;
   for (size_t i = 0; i < n; i++) {
@@ -119,9 +121,8 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       }
     }
     void *ref = NULL;
-    po_CtlStatus st;
-    const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref, &st);
-    if (!current && st.code != kPo_Ctl_Ok) { /* cached, not readable: would be created over */
+    const json_object *current = io->get_filter(io->ctx, it->filter_ns, it->filter_name, &ref, st);
+    if (!current && st->code != kPo_Ctl_Ok) { /* cached, not readable: would be created over */
       json_object_put(desired);
       return false;
     }
@@ -134,7 +135,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       json_object_put(desired);
       continue;
     }
-    bool ok = carry_out(io, ix, ns, it, current, desired, writes);
+    bool ok = carry_out(io, ix, ns, it, current, desired, writes, st);
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);
     if (!ok) return false;
@@ -145,10 +146,11 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       const char *legacy = po_Istio_LegacyMeshFilterName(it->name, ar);
       if (!legacy) return false;
       po_OwnedKindOps ops = filter_ops(io);
-      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, &st)) {
-        if (st.code == kPo_Ctl_NoMemory) return false; /* not read (not gone), or memory: no status says so */
+      if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, st)) {
+        if (st->code == kPo_Ctl_NoMemory) return false; /* not read (not gone), or memory: no status says so */
         it->outcome = kPo_IstioOutcome_Failed;
-        snprintf(it->err, sizeof it->err, "%.500s", st.message);
+        snprintf(it->err, sizeof it->err, "%.500s", st->message);
+        po_CtlStatus_Clear(st);
       }
     }
   }

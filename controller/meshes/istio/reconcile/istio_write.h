@@ -70,10 +70,11 @@ typedef struct {
 
 /* Programs the items' EnvoyFilters. `service` is the Service of a Service key as the cache has
  * it (NULL: absent; ignored for Mesh). *writes counts the writes made. False only when memory
- * ran out (the items not reached yet say Failed). */
+ * ran out (the items not reached yet say Failed), st not Ok then when it was a read (an
+ * EnvoyFilter cached but not readable, never taken for absent: st names it). */
 bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *ns,
                     const struct json_object *service, const po_TargetOptions *opts, po_IstioItem *items, size_t n,
-                    po_Arena *ar, int *writes);
+                    po_Arena *ar, int *writes, po_CtlStatus *st);
 
 /* A PropertyOverride's EnvoyFilter where its target no longer puts one: it moved to another
  * mesh's target (a Consul one), or between a Service (its namespace) and the Mesh (the root
