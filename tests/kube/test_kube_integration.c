@@ -38,6 +38,9 @@ static void (*g_real_free)(void *);
 static _Alignas(16) char g_boot[8192];
 static size_t g_boot_used;
 static bool g_resolving;
+/* One thread's allocations failed on purpose (test_informer_get_unreadable): the Nth while armed. */
+static _Thread_local long t_fail_at = -1, t_count;
+static bool t_fails(void) { return t_fail_at > 0 && ++t_count == t_fail_at; }
 
 static void resolve_allocator(void) {
   g_resolving = true;
@@ -50,6 +53,7 @@ static void resolve_allocator(void) {
 }
 
 void *malloc(size_t n) {
+  if (t_fails()) return NULL;
   if (!g_real_malloc) resolve_allocator();
   atomic_fetch_add_explicit(&g_allocs, 1, memory_order_relaxed);
   return g_real_malloc(n);
@@ -62,12 +66,14 @@ void *calloc(size_t a, size_t b) {
     g_boot_used += n;
     return g_boot + g_boot_used - n; /* static: already zero */
   }
+  if (t_fails()) return NULL;
   if (!g_real_calloc) resolve_allocator();
   atomic_fetch_add_explicit(&g_allocs, 1, memory_order_relaxed);
   return g_real_calloc(a, b);
 }
 
 void *realloc(void *p, size_t n) {
+  if (t_fails()) return NULL;
   if (!g_real_realloc) resolve_allocator();
   atomic_fetch_add_explicit(&g_allocs, 1, memory_order_relaxed);
   return g_real_realloc(p, n);
@@ -826,6 +832,68 @@ static void test_informer_compressed(void **state) {
   po_Informer_Free(p);
 }
 
+#ifdef PO_COUNT_ALLOCS
+/* po_Informer_Get of a compressed entry on a thread of its own (its decompression context, text
+ * buffer and tokener made by the read), that thread's Nth allocation failing, for every N until a
+ * read runs through: the object whole, or NULL with kPo_Ctl_NoMemory naming the resource and key;
+ * never NULL said Ok, which is "absent" (tests/kube/test_kube_unreadable.c sweeps the entry's read
+ * itself, in children). */
+typedef struct {
+  po_Informer *inf;
+  long n, reached;
+  const json_object *o;
+  po_InformerRef *ref;
+  po_CtlStatus st;
+} GetArmed;
+
+static void *get_armed(void *arg) {
+  GetArmed *g = arg;
+  t_count = 0;
+  t_fail_at = g->n;
+  g->o = po_Informer_Get(g->inf, "unreadable", "cm-0001", &g->ref, &g->st);
+  g->reached = t_count;
+  t_fail_at = -1;
+  return NULL;
+}
+
+static void test_informer_get_unreadable(void **state) {
+  (void)state;
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  make_ns(c, "unreadable");
+  for (int i = 0; i < 3; i++) apply_cm(c, "unreadable", i);
+  static const char dict[] = "{\"apiVersion\":\"v1\",\"data\":{\"key-00\":\"0000000000\"},\"kind\":\"ConfigMap\"}";
+  po_InformerOptions io = {.ref = kCm, .compress_text = true, .text_dictionary = dict, .text_dictionary_len = sizeof dict - 1};
+  io.ref.ns = "unreadable";
+  po_InformerHandlers h = {0};
+  po_Informer *inf;
+  assert_true(po_Informer_New(c, &io, &h, &inf, &st));
+  assert_true(po_Informer_Start(inf, &st));
+  assert_true(po_Informer_WaitForSync(inf, 10000));
+  po_InformerRef *ref = NULL;
+  const json_object *whole = po_Informer_Get(inf, "unreadable", "cm-0001", &ref, &st);
+  assert_non_null(whole);
+  long unreadable = 0, n;
+  for (n = 1; n < 100000; n++) {
+    GetArmed g = {.inf = inf, .n = n};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, get_armed, &g), 0);
+    pthread_join(t, NULL);
+    if (g.o) assert_true(json_object_equal((json_object *)g.o, (json_object *)whole));
+    else if (g.st.code != kPo_Ctl_NoMemory || !strstr(g.st.message, "configmaps unreadable/cm-0001"))
+      fail_msg("allocation %ld failed: NULL with code %d (%s): taken for absent", n, g.st.code, g.st.message);
+    else unreadable++;
+    po_InformerRef_Release(g.ref);
+    if (g.reached < n) break;
+  }
+  print_message("po_Informer_Get of a compressed entry, each of its %ld allocations failing in turn: %ld said out "
+                "of memory, none absent\n", n - 1, unreadable);
+  assert_true(unreadable >= 3);
+  po_InformerRef_Release(ref);
+  po_Informer_Free(inf);
+}
+#endif
+
 static void test_rest_pooled_handle_verbs(void **state) {
   po_KubeClient *c = g_client;
   po_CtlStatus st;
@@ -1492,6 +1560,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_informer_own_version),
 #ifdef PO_COUNT_ALLOCS
         cmocka_unit_test(test_informer_cold_list_flat),
+        cmocka_unit_test(test_informer_get_unreadable),
 #endif
         cmocka_unit_test(test_informer_stop_in_rate_limit),
     };

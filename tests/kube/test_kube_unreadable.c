@@ -1,0 +1,168 @@
+/* A cached object that cannot be read is reported so, never as absent (white-box: src/cache.h's
+ * po_CacheEntry_Lend_, what po_Informer_Get hands a reader). A PropertyOverride's entry, its text
+ * compressed against the app's dictionary as the controller keeps it, is read with the Nth
+ * allocation failing, for every N until a read runs through: the reader's tokener, the thread's
+ * decompression context and text buffer, json-c's parse, the reader's hold. Every outcome is the
+ * object, whole, or NULL with kPo_Ctl_NoMemory saying which step failed and naming the object;
+ * never NULL with kPo_Ctl_Ok, which po_Informer_Get means as "absent" (a reconcile then wrote the
+ * target without that PropertyOverride's entry).
+ *
+ * The allocator is replaced in this binary (glibc lets a program define malloc and friends; zstd
+ * and json-c then use them) and fails only while armed. Each read runs in a child process, from a
+ * thread that never decompressed (its buffers are made in the sweep): json-c aborts on some
+ * allocation failures of its own, and such a crash is counted and reported, not failed. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "cache.h"
+#include "compact.h"
+#include "po/kube/client.h"
+
+/* The app's PropertyOverride dictionary (controller/app/src/override_dict.c). */
+extern const char kPo_App_OverrideDictionary[];
+extern const size_t kPo_App_OverrideDictionaryLen;
+
+/* ---- the failing allocator ---- */
+
+extern void *__libc_malloc(size_t n);
+extern void *__libc_calloc(size_t n, size_t size);
+extern void *__libc_realloc(void *p, size_t n);
+extern void __libc_free(void *p);
+
+static long g_fail_at = -1; /* the allocation (1-based) that fails while armed; -1: none */
+static long g_count;
+
+static bool fails(void) { return g_fail_at > 0 && ++g_count == g_fail_at; }
+void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
+void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
+void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
+void free(void *p) { __libc_free(p); }
+
+/* ---- the entry ---- */
+
+static const char kText[] =
+    "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{"
+    "\"creationTimestamp\":\"2026-11-30T09:12:44Z\",\"finalizers\":[\"propertyoverride.io/cleanup\"],"
+    "\"generation\":3,\"name\":\"payments-outlier\",\"namespace\":\"shop\",\"resourceVersion\":\"184467\","
+    "\"uid\":\"5b0c3f7e-2a41-4d7c-9e55-0f1d2c3b4a59\"},\"spec\":{\"targetRef\":{\"name\":\"payments\"},"
+    "\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+    "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":25}]},\"status\":{"
+    "\"conditions\":[{\"lastTransitionTime\":\"2026-11-30T09:12:45Z\",\"message\":\"1 patch is valid for consul "
+    "and Envoy\",\"observedGeneration\":3,\"reason\":\"Accepted\",\"status\":\"True\",\"type\":\"Accepted\"},"
+    "{\"lastTransitionTime\":\"2026-11-30T09:12:45Z\",\"message\":\"generation 3 is written to ServiceDefaults "
+    "shop/payments\",\"observedGeneration\":3,\"reason\":\"Programmed\",\"status\":\"True\",\"type\":\"Programmed\"}],"
+    "\"programmedGeneration\":3}}";
+
+/* Exit codes of a child: the read ran through without meeting the failure (0), met it and failed
+ * at a step saying so (1..3), met it and handed out the whole object all the same (a library that
+ * took the failure in its stride: zstd's), or broke the contract (kWrong: NULL said Ok, an object
+ * not the one cached, a hold that does not match). */
+enum { kWhole = 0, kDecompressing = 1, kParsing = 2, kHolding = 3, kAbsorbed = 4, kWrong = 9, kClasses = 10 };
+
+static int class_of(const po_CtlStatus *st) {
+  if (st->code != kPo_Ctl_NoMemory || !strstr(st->message, "propertyoverrides shop/payments-outlier")) return kWrong;
+  if (strstr(st->message, "out of memory decompressing ")) return kDecompressing;
+  if (strstr(st->message, "out of memory parsing ")) return kParsing;
+  if (strstr(st->message, "out of memory holding ")) return kHolding;
+  return kWrong;
+}
+
+/* One read with the nth allocation failing (in a child). */
+static int read_once(po_CacheEntry_ *e, const json_object *want, long n) {
+  po_CacheEntry_Ref_(e); /* the reader's reference, which Lend_ takes over */
+  g_count = 0;
+  g_fail_at = n;
+  json_tokener *t = json_tokener_new_ex(kPo_KubeMaxJsonDepth); /* the informer's thread tokener */
+  po_CacheEntry_ *hold = (po_CacheEntry_ *)1;
+  po_CtlStatus st = {.code = kPo_Ctl_Internal};
+  const json_object *o = po_CacheEntry_Lend_(e, t, "propertyoverrides shop/payments-outlier", &hold, &st);
+  long reached = g_count;
+  g_fail_at = -1;
+  if (!o) return hold ? kWrong : class_of(&st);
+  bool whole = json_object_equal((json_object *)o, (json_object *)want) && hold && hold->obj == o;
+  if (!whole) return kWrong;
+  return reached < n ? kWhole : kAbsorbed;
+}
+
+static void test_unreadable_is_never_absent(void **state) {
+  (void)state;
+  po_TextCodec_ *codec = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen);
+  assert_non_null(codec);
+  po_CacheMeta_ m = {.rv = "184467", .uid = "5b0c3f7e-2a41-4d7c-9e55-0f1d2c3b4a59", .generation = 3, .codec = codec};
+  po_CacheEntry_ *e = po_Cache_NewEntry_("shop/payments-outlier", NULL, kText, sizeof kText - 1, &m);
+  assert_non_null(e);
+  assert_true(e->packed_len > 0 && e->packed_len < e->json_len); /* kept compressed */
+  json_object *want = json_tokener_parse(kText);
+  assert_non_null(want);
+  long seen[kClasses] = {0}, crashes = 0, n;
+  for (n = 1; n < 100000; n++) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
+      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+      _exit(read_once(e, want, n));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (WIFSIGNALED(status)) {
+      crashes++;
+      continue;
+    }
+    int code = WEXITSTATUS(status);
+    assert_true(code < kClasses);
+    seen[code]++;
+    if (code == kWrong) fail_msg("allocation %ld failed: the read was not the object, nor said unreadable", n);
+    if (code == kWhole) break;
+  }
+  printf("a compressed entry read with each of its %ld allocations failing in turn: %ld said decompressing, %ld "
+         "parsing, %ld holding, %ld read whole all the same, %ld crashed inside json-c, 0 taken for absent\n",
+         n - 1, seen[kDecompressing], seen[kParsing], seen[kHolding], seen[kAbsorbed], crashes);
+  assert_int_equal(seen[kWhole], 1);
+  assert_true(seen[kDecompressing] >= 2); /* the thread's context and its text buffer */
+  assert_true(seen[kParsing] >= 2);       /* the tokener, json-c's tree */
+  assert_int_equal(seen[kHolding], 1);
+  json_object_put(want);
+  po_CacheEntry_Unref_(e);
+  po_TextCodec_Free_(codec);
+}
+
+/* Not a text entry: a kept tree is lent as it is, nothing allocated, so nothing can fail. */
+static void test_tree_entry_lent_as_is(void **state) {
+  (void)state;
+  json_object *tree = json_tokener_parse(kText);
+  po_CacheMeta_ m = {.rv = "184467", .uid = "u", .generation = 3};
+  po_CacheEntry_ *e = po_Cache_NewEntry_("shop/payments-outlier", tree, NULL, 0, &m);
+  assert_non_null(e);
+  po_CacheEntry_ *hold = NULL;
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  g_count = 0;
+  g_fail_at = 1;
+  const json_object *o = po_CacheEntry_Lend_(e, NULL, "propertyoverrides shop/payments-outlier", &hold, &st);
+  g_fail_at = -1;
+  assert_ptr_equal(o, tree);
+  assert_ptr_equal(hold, e);
+  assert_int_equal(st.code, kPo_Ctl_Ok);
+  po_CacheEntry_Unref_(hold);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_unreadable_is_never_absent),
+      cmocka_unit_test(test_tree_entry_lent_as_is),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
