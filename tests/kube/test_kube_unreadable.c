@@ -86,7 +86,7 @@ static int read_once(po_CacheEntry_ *e, const json_object *want, long n) {
   json_tokener *t = json_tokener_new_ex(kPo_KubeMaxJsonDepth); /* the informer's thread tokener */
   po_CacheEntry_ *hold = (po_CacheEntry_ *)1;
   po_CtlStatus st = {.code = kPo_Ctl_Internal};
-  const json_object *o = po_CacheEntry_Lend_(e, t, "propertyoverrides shop/payments-outlier", &hold, &st);
+  const json_object *o = po_CacheEntry_Lend_(e, t, "propertyoverrides", &hold, &st);
   long reached = g_count;
   g_fail_at = -1;
   if (!o) return hold ? kWrong : class_of(&st);
@@ -151,7 +151,7 @@ static void test_tree_entry_lent_as_is(void **state) {
   po_CtlStatus_Clear(&st);
   g_count = 0;
   g_fail_at = 1;
-  const json_object *o = po_CacheEntry_Lend_(e, NULL, "propertyoverrides shop/payments-outlier", &hold, &st);
+  const json_object *o = po_CacheEntry_Lend_(e, NULL, "propertyoverrides", &hold, &st);
   g_fail_at = -1;
   assert_ptr_equal(o, tree);
   assert_ptr_equal(hold, e);

@@ -102,25 +102,23 @@ json_object *po_CacheEntry_Parse_(const po_CacheEntry_ *e, json_tokener *t, cons
 
 /* A hold is an entry too (no key, no text: the reader's tree), so a tree of the cache's and a
  * parse made for one reader are released alike. */
-const json_object *po_CacheEntry_Lend_(po_CacheEntry_ *e, json_tokener *t, const char *what, po_CacheEntry_ **hold,
+const json_object *po_CacheEntry_Lend_(po_CacheEntry_ *e, json_tokener *t, const char *resource, po_CacheEntry_ **hold,
                                        po_CtlStatus *st) {
   *hold = NULL;
   if (e->obj) {
     *hold = e;
     return e->obj;
   }
-  const char *step;
+  const char *step = "holding a reader's parse of";
   json_object *o = po_CacheEntry_Parse_(e, t, &step);
-  po_CacheEntry_Unref_(e);
-  if (!o) {
-    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory %s the cached text of %s", step, what);
-    return NULL;
-  }
-  if (!(*hold = po_Cache_NewEntry_("", o, NULL, 0, &(po_CacheMeta_){.generation = 0}))) {
+  if (o && !(*hold = po_Cache_NewEntry_("", o, NULL, 0, &(po_CacheMeta_){.generation = 0}))) {
     json_object_put(o);
-    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory holding a reader's parse of the cached text of %s", what);
-    return NULL;
+    o = NULL;
+    step = "holding a reader's parse of";
   }
+  /* said before e is let go: its key may go with it (the cache replaced it meanwhile) */
+  if (!o) po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory %s the cached text of %s %s", step, resource, e->key);
+  po_CacheEntry_Unref_(e);
   return o;
 }
 

@@ -73,9 +73,9 @@ struct json_object *po_CacheEntry_Parse_(const po_CacheEntry_ *e, struct json_to
  * an entry without a key; e's reference is dropped). Released, either way, with
  * po_CacheEntry_Unref_(*hold). NULL (and *hold NULL) when e could not be handed out for lack of
  * memory (its text decompressed or parsed, or the hold made): st then says kPo_Ctl_NoMemory and
- * which, naming `what` (the kind and key). The object is cached: a caller must never take that
- * NULL for an absent object (a reconcile would write its target without it). */
-const struct json_object *po_CacheEntry_Lend_(po_CacheEntry_ *e, struct json_tokener *t, const char *what,
+ * which, naming the object ("<resource> <key>"). The object is cached: a caller must never take
+ * that NULL for an absent object (a reconcile would write its target without it). */
+const struct json_object *po_CacheEntry_Lend_(po_CacheEntry_ *e, struct json_tokener *t, const char *resource,
                                               po_CacheEntry_ **hold, po_CtlStatus *st);
 void po_CacheEntry_Ref_(po_CacheEntry_ *e);
 /* Drops one reference; the last frees the entry and its tree. NULL is a no-op. */

@@ -655,12 +655,10 @@ const json_object *po_Informer_Get(po_Informer *f, const char *ns, const char *n
   if (e) po_CacheEntry_Ref_(e);
   pthread_rwlock_unlock(&f->cache_lock);
   if (!e) return NULL;
-  char what[700];
-  snprintf(what, sizeof what, "%s %s", f->resource, key);
   bool owned = false;
   json_tokener *t = e->obj ? NULL : thread_tokener(&owned);
   po_CacheEntry_ *hold;
-  const json_object *o = po_CacheEntry_Lend_(e, t, what, &hold, st);
+  const json_object *o = po_CacheEntry_Lend_(e, t, f->resource, &hold, st);
   if (owned) json_tokener_free(t);
   *ref = (po_InformerRef *)hold;
   return o;
