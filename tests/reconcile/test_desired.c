@@ -110,6 +110,30 @@ static void test_stripped_write_after_a_restart_keeps_the_last_valid_entry(void 
   json_object_put(before);
 }
 
+/* A PropertyOverride cached but not readable (out of memory decompressing its text) is not an
+ * absent one: no answer at all (the webhook says error), never one without its live entry, which
+ * would let a git re-apply drop it (before: Set, with a's entry alone). */
+static void test_unreadable_override_gives_no_answer(void **state) {
+  Fake *fx = *state;
+  programmed(fx);
+  apply_override(fx, "b", 2, "web", kGood); /* changed: read, not learnt from the memo */
+  json_object *in = git_version(fx), *list = NULL;
+  fx->unreadable = "po/default/b";
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  po_DesiredResult d = po_Reconcile_Desired(&fx->io, fx->ix, kPo_TargetKind_ServiceDefaults, in, &list, &st);
+  fx->unreadable = NULL;
+  assert_int_equal(d, kPo_Desired_Error);
+  assert_null(list);
+  assert_int_equal(st.code, kPo_Ctl_NoMemory);
+  assert_non_null(strstr(st.message, "po/default/b"));
+  assert_int_equal(fx->lent, 0);
+  assert_int_equal(desired(fx, in, &list), kPo_Desired_Set); /* readable again: both entries */
+  assert_int_equal(json_object_array_length(list), 3);
+  json_object_put(list);
+  json_object_put(in);
+}
+
 static void test_other_extensions_come_from_the_write_not_the_store(void **state) {
   Fake *fx = *state;
   programmed(fx);
@@ -257,6 +281,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_stripped_write_gets_exactly_the_reconcilers_entries, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stripped_write_after_a_restart_keeps_the_last_valid_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_come_from_the_write_not_the_store, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unreadable_override_gives_no_answer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_stale_entry_in_the_write_is_replaced_by_the_current_one, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_entry_is_not_made_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_entry_the_controller_removes_does_not_come_back, setup, teardown),

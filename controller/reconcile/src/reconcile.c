@@ -733,7 +733,7 @@ po_DesiredResult po_Reconcile_Desired(const po_ReconcileIO *io, po_TargetIndex *
     if (mesh(&run)->desired) res = mesh(&run)->desired(&run, incoming, extensions);
   }
   if (!run.where || !run.r.ok) {
-    if (run.r.error[0]) po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", run.r.error);
+    if (run.r.error[0]) po_CtlStatus_Set(st, run.r.out_of_memory ? kPo_Ctl_NoMemory : kPo_Ctl_Internal, "%s", run.r.error);
     else po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
     res = kPo_Desired_Error;
   }
