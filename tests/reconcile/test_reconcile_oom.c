@@ -547,6 +547,48 @@ static void test_unreadable_mesh_object_is_not_absent(void **state) {
   assert_true(reconcile_key(fx, "Gateway/default/eg").ok);
 }
 
+/* The Programmed reason in the stored status of PropertyOverride ns/name ("" when none). */
+static const char *programmed_reason(Fake *fx, const char *key) {
+  json_object *conds = get(get(slot(fx, key, false)->obj, "status"), "conditions");
+  for (size_t i = 0; conds && i < json_object_array_length(conds); i++) {
+    json_object *c = json_object_array_get_idx(conds, i);
+    if (!strcmp(json_object_get_string(get(c, "type")), "Programmed")) return json_object_get_string(get(c, "reason"));
+  }
+  return "";
+}
+
+/* A peer across kinds (the ProxyDefaults' tune, which a's status names as overlapping) unreadable
+ * while a's status must be written again: a's target is written (read before), and then no status
+ * at all (before: a's status written without the overlap, Programmed, a wrong answer). */
+static void test_unreadable_peer_writes_no_status(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 20);
+  put(fx, "po/mesh/tune", json_tokener_parse(
+      "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":"
+      "\"tune\",\"namespace\":\"mesh\",\"generation\":1,\"uid\":\"uid-tune\"},\"spec\":{\"targetRef\":{\"kind\":"
+      "\"ProxyDefaults\",\"name\":\"global\"},\"patches\":[{\"resourceFilter\":{\"resourceType\":"
+      "\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection/"
+      "max_ejection_percent\",\"value\":30}]}}"));
+  char old[300];
+  assert_true(po_TargetIndex_Set(fx->ix, "mesh", "tune", "ProxyDefaults/mesh/global", old, sizeof old));
+  assert_true(reconcile_key(fx, "ProxyDefaults/mesh/global").ok);
+  assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+  assert_string_equal(programmed_reason(fx, "po/default/a"), "Overlapping");
+  apply(fx, "a", 2, 21);
+  int statuses = fx->status_patches, reads = fx->unreadable_reads;
+  fx->unreadable = "po/mesh/tune";
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web");
+  fx->unreadable = NULL;
+  printf("ServiceDefaults/default/web with its peer po/mesh/tune unreadable: %s\n", r.error);
+  assert_true(fx->unreadable_reads > reads);
+  assert_true(r.out_of_memory);
+  assert_non_null(strstr(r.error, "po/mesh/tune"));
+  assert_int_equal(fx->status_patches, statuses);
+  assert_string_equal(programmed_reason(fx, "po/default/a"), "Overlapping");
+  assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+  assert_string_equal(programmed_reason(fx, "po/default/a"), "Overlapping");
+}
+
 static void test_index_update_whole_or_reported(void **state) {
   Fake *fx = *state;
   char old[300], names[4][254];
@@ -589,6 +631,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unreadable_override_is_not_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_target_is_not_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_mesh_object_is_not_absent, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unreadable_peer_writes_no_status, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
