@@ -266,7 +266,12 @@ static json_object *f_gateway_routes(void *ctx, const char *ns, const char *gate
     }
     if (po_EG_RouteNamesGateway(r, ns, gateway)) {
       bool full = po_EG_NamespaceIn(whole, n_whole, json_object_get_string(get(get(r, "metadata"), "namespace")));
-      json_object_array_add(out, po_EG_RouteCopy(r, full));
+      json_object *c = po_EG_RouteCopy(r, full);
+      if (!c || json_object_array_add(out, c) != 0) { /* out of memory: none, as kube_io.c's */
+        json_object_put(c);
+        json_object_put(out);
+        return NULL;
+      }
     }
   }
   return out;

@@ -379,8 +379,8 @@ static void test_istio_no_bad_write_at_any_failed_allocation(void **state) {
   istio_po(fx, "a", 2, 150); /* invalid: the last good one stays */
   istio_po(fx, "b", 1, 20);
   long errors, crashes, n = torture(fx, "Service/default/web", check_filter_write, &errors, &crashes);
-  printf("istio reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
-         "0 bad EnvoyFilter writes\n", n, errors, crashes);
+  printf("istio reconcile%s: %ld allocations failed one at a time: %ld reported an error (%ld in a read), %ld crashed "
+         "inside json-c, 0 bad EnvoyFilter writes\n", g_reads_fail ? ", reads failing too" : "", n, errors, g_read_runs, crashes);
   assert_true(po_Reconcile(&fx->io, fx->ix, "Service/default/web").ok);
   assert_non_null(slot(fx, "EnvoyFilter/default/propertyoverride-b", false));
 }
@@ -433,8 +433,9 @@ static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
   eg_po(fx, "a", 2, 150); /* invalid: the last good one stays */
   eg_po(fx, "b", 1, 20);
   long errors, crashes, n = torture(fx, "Gateway/default/eg", check_policy_write, &errors, &crashes);
-  printf("envoy gateway reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside "
-         "json-c, 0 bad EnvoyPatchPolicy writes\n", n, errors, crashes);
+  printf("envoy gateway reconcile%s: %ld allocations failed one at a time: %ld reported an error (%ld in a read), %ld "
+         "crashed inside json-c, 0 bad EnvoyPatchPolicy writes\n", g_reads_fail ? ", reads failing too" : "", n, errors,
+         g_read_runs, crashes);
   assert_true(po_Reconcile(&fx->io, fx->ix, "Gateway/default/eg").ok);
   assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-b", false));
 }
@@ -620,6 +621,23 @@ static void test_no_partial_write_under_sync_require(void **state) {
   g_sync = NULL;
 }
 
+/* The Istio and Envoy Gateway sweeps again, the reads' own allocations failing too: an EnvoyFilter,
+ * an EnvoyPatchPolicy, a PropertyOverride, the Service, the Gateway or an HTTPRoute not read ends
+ * the reconcile as out of memory, never as absent (nothing created over it, nothing written
+ * without it). */
+static void test_istio_reads_fail(void **state) {
+  g_reads_fail = true;
+  test_istio_no_bad_write_at_any_failed_allocation(state);
+  g_reads_fail = false;
+  assert_true(g_read_runs >= 3);
+}
+static void test_eg_reads_fail(void **state) {
+  g_reads_fail = true;
+  test_eg_no_bad_write_at_any_failed_allocation(state);
+  g_reads_fail = false;
+  assert_true(g_read_runs >= 3);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
@@ -632,6 +650,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unreadable_target_is_not_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_mesh_object_is_not_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_peer_writes_no_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_istio_reads_fail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_eg_reads_fail, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
