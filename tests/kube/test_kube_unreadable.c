@@ -35,19 +35,7 @@ extern const size_t kPo_App_OverrideDictionaryLen;
 
 /* ---- the failing allocator ---- */
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-
-static long g_fail_at = -1; /* the allocation (1-based) that fails while armed; -1: none */
-static long g_count;
-
-static bool fails(void) { return g_fail_at > 0 && ++g_count == g_fail_at; }
-void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
-void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
-void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
-void free(void *p) { __libc_free(p); }
+#include "fail_alloc.h"
 
 /* ---- the entry ---- */
 
@@ -107,21 +95,17 @@ static void test_unreadable_is_never_absent(void **state) {
   assert_non_null(want);
   long seen[kClasses] = {0}, crashes = 0, n;
   for (n = 1; n < 100000; n++) {
-    fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = fail_alloc_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
-      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
       _exit(read_once(e, want, n));
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status)) {
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
       crashes++;
       continue;
     }
-    int code = WEXITSTATUS(status);
     assert_true(code < kClasses);
     seen[code]++;
     if (code == kWrong) fail_msg("allocation %ld failed: the read was not the object, nor said unreadable", n);

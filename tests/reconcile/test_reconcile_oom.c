@@ -17,7 +17,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <execinfo.h>
 
 #include <cmocka.h>
 
@@ -25,27 +24,7 @@
 
 /* ---- the failing allocator ---- */
 
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-
-static long g_fail_at = -1; /* the allocation (1-based) that fails while armed; -1: none */
-static long g_count;
-
-/* PO_OOM_TRACE=1 prints where the failing allocation was made (addr2line -f -e <test> <offset>). */
-static bool fails(void) {
-  bool f = g_fail_at > 0 && ++g_count == g_fail_at;
-  if (f && getenv("PO_OOM_TRACE")) {
-    void *b[24];
-    backtrace_symbols_fd(b, backtrace(b, 24), 2);
-  }
-  return f;
-}
-void *malloc(size_t n) { return fails() ? NULL : __libc_malloc(n); }
-void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, size); }
-void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
-void free(void *p) { __libc_free(p); }
+#include "fail_alloc.h"
 
 static const po_SyncPolicy *g_sync; /* the second run: --consul-sync-status=require (the write record) */
 
@@ -193,9 +172,8 @@ static void apply(Fake *fx, const char *name, int gen, int value) {
 enum { kExitOk = 0, kExitPartialWrite = 3, kExitReadOom = 4, kExitReadIgnored = 5 };
 static long g_read_runs; /* torture: runs whose failed allocation was in a read (kExitReadOom) */
 
-/* Every write of the target must hold our entries for a, b and c, with a at generation 2. */
-static void check_write(Fake *fx, json_object *obj) {
-  (void)fx;
+/* Which of our entries a written target holds: 1 a at generation 2, 2 b, 4 c. */
+static int entries_held(json_object *obj) {
   int seen = 0;
   json_object *list = get(get(obj, "spec"), "envoyExtensions");
   for (size_t i = 0; obj && list && i < json_object_array_length(list); i++) {
@@ -206,7 +184,13 @@ static void check_write(Fake *fx, json_object *obj) {
     if (!strcmp(n, "b")) seen |= 2;
     if (!strcmp(n, "c")) seen |= 4;
   }
-  if (seen != 7) _exit(kExitPartialWrite);
+  return seen;
+}
+
+/* Every write of the target must hold our entries for a, b and c, with a at generation 2. */
+static void check_write(Fake *fx, json_object *obj) {
+  (void)fx;
+  if (entries_held(obj) != 7) _exit(kExitPartialWrite);
   /* under require, never a write without its record (Programmed would judge the wrong one) */
   if (g_sync && obj && !get(get(get(obj, "metadata"), "annotations"), "propertyoverride.io/written")) _exit(kExitPartialWrite);
 }
@@ -214,15 +198,7 @@ static void check_write(Fake *fx, json_object *obj) {
 /* The same for a target of a and b alone: both held, a at generation 2. */
 static void check_write_ab(Fake *fx, json_object *obj) {
   (void)fx;
-  int seen = 0;
-  json_object *list = get(get(obj, "spec"), "envoyExtensions");
-  for (size_t i = 0; obj && list && i < json_object_array_length(list); i++) {
-    json_object *m = get(get(json_object_array_get_idx(list, i), "arguments"), "PropertyOverride");
-    const char *n = json_object_get_string(get(m, "name"));
-    if (n && !strcmp(n, "a") && json_object_get_int(get(m, "generation")) == 2) seen |= 1;
-    if (n && !strcmp(n, "b")) seen |= 2;
-  }
-  assert_int_equal(seen, 3);
+  assert_int_equal(entries_held(obj) & 3, 3);
 }
 
 static void test_no_partial_write_at_any_failed_allocation(void **state) {
@@ -236,13 +212,9 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
   fx->check_write = check_write;
   long n, crashes = 0, errors = 0, clean = 0;
   for (n = 1; n < 200000; n++) {
-    fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = fail_alloc_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-      /* cmocka's handlers would carry a crash back into its runner, in this child */
-      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
-      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
       po_ReconcileIO w = io(fx);
       arm(n);
       po_ReconcileResult r = po_Reconcile(&w, fx->ix, "ServiceDefaults/default/web");
@@ -251,13 +223,12 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
       /* exit codes: 0 ran through without meeting the failure; 1 met it and said so */
       _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status)) {
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
       crashes++;
       continue;
     }
-    int code = WEXITSTATUS(status);
     if (code == kExitPartialWrite) {
       printf("allocation %ld failed: a target was written without one of our entries\n", n);
       fail();
@@ -289,12 +260,9 @@ static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object
   *errors = *crashes = 0;
   g_read_runs = 0;
   for (n = 1; n < 200000; n++) {
-    fflush(NULL);
-    pid_t pid = fork();
+    pid_t pid = fail_alloc_fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-      int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
-      for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
       po_ReconcileIO w = io(fx);
       int unread = fx->unreadable_reads;
       arm(n);
@@ -304,13 +272,12 @@ static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object
       if (reached >= n && fx->unreadable_reads > unread) _exit(r.out_of_memory ? kExitReadOom : kExitReadIgnored);
       _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
     }
-    int status = 0;
-    assert_int_equal(waitpid(pid, &status, 0), pid);
-    if (WIFSIGNALED(status)) {
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
       (*crashes)++;
       continue;
     }
-    int code = WEXITSTATUS(status);
     if (code == kExitPartialWrite) {
       printf("allocation %ld failed: %s: an object was deleted or written with the wrong content\n", n, key);
       fail();
@@ -417,8 +384,8 @@ static void check_policy_write(Fake *fx, json_object *obj) {
   }
 }
 
-static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
-  Fake *fx = *state;
+/* Gateway default/eg with one HTTP listener, and HTTPRoute default/api attached to it. */
+static void put_gateway(Fake *fx) {
   put(fx, "Gateway/default/eg",
       json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
                          "\"eg\",\"namespace\":\"default\"},\"spec\":{\"listeners\":[{\"name\":\"http\",\"protocol\":"
@@ -427,6 +394,11 @@ static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
       json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
                          "\"api\",\"namespace\":\"default\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\"}],\"rules\":"
                          "[{\"backendRefs\":[{\"name\":\"web\",\"port\":80}]}]}}"));
+}
+
+static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  put_gateway(fx);
   eg_po(fx, "a", 1, 10);
   assert_true(po_Reconcile(&fx->io, fx->ix, "Gateway/default/eg").ok);
   assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-a", false));
@@ -531,14 +503,7 @@ static void test_unreadable_mesh_object_is_not_absent(void **state) {
   istio_po(fx, "a", 3, 12); /* read at the load again (the last reconcile memoised generation 2) */
   reconcile_unreadable(fx, "Service/default/web", "po/default/a");
   assert_true(reconcile_key(fx, "Service/default/web").ok);
-  put(fx, "Gateway/default/eg",
-      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"Gateway\",\"metadata\":{\"name\":"
-                         "\"eg\",\"namespace\":\"default\"},\"spec\":{\"listeners\":[{\"name\":\"http\",\"protocol\":"
-                         "\"HTTP\",\"port\":80}]}}"));
-  put(fx, "HTTPRoute/default/api",
-      json_tokener_parse("{\"apiVersion\":\"gateway.networking.k8s.io/v1\",\"kind\":\"HTTPRoute\",\"metadata\":{\"name\":"
-                         "\"api\",\"namespace\":\"default\"},\"spec\":{\"parentRefs\":[{\"name\":\"eg\"}],\"rules\":"
-                         "[{\"backendRefs\":[{\"name\":\"web\",\"port\":80}]}]}}"));
+  put_gateway(fx);
   eg_po(fx, "e", 1, 10);
   assert_true(reconcile_key(fx, "Gateway/default/eg").ok);
   assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-e", false));
