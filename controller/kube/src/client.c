@@ -685,9 +685,7 @@ static void answer_meta(const char *md, size_t md_len, const char *key, char *bu
   const char *v;
   size_t n;
   buf[0] = 0;
-  if (!po_JsonScan_Member_(md, md_len, key, &v, &n) || n < 2 || *v != '"' || n - 2 >= size || memchr(v, '\\', n)) return;
-  memcpy(buf, v + 1, n - 2);
-  buf[n - 2] = 0;
+  if (po_JsonScan_Member_(md, md_len, key, &v, &n)) po_JsonScan_PlainString_(v, n, buf, size);
 }
 
 /* The answer's bytes are the object the server stored: its metadata is read by a scan (one

@@ -191,13 +191,16 @@ int po_JsonScan_NextElement_(const char **at, const char *end, size_t index, con
 
 /* ---- a watch event's head ---------------------------------------------------------------- */
 
-/* A string value without escapes, copied into buf (NUL-terminated); false otherwise. */
-static bool plain_string(const Member *m, char *buf, size_t size) {
-  size_t n = (size_t)(m->end - m->value);
-  if (n < 2 || *m->value != '"' || n - 2 >= size || memchr(m->value + 1, '\\', n - 2)) return false;
-  memcpy(buf, m->value + 1, n - 2);
+bool po_JsonScan_PlainString_(const char *value, size_t n, char *buf, size_t size) {
+  if (size) buf[0] = 0;
+  if (n < 2 || *value != '"' || n - 2 >= size || memchr(value + 1, '\\', n - 2)) return false;
+  memcpy(buf, value + 1, n - 2);
   buf[n - 2] = 0;
   return true;
+}
+
+static bool plain_string(const Member *m, char *buf, size_t size) {
+  return po_JsonScan_PlainString_(m->value, (size_t)(m->end - m->value), buf, size);
 }
 
 static bool is_key(const Member *m, const char *key, size_t len) {

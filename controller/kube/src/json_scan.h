@@ -17,6 +17,10 @@ const char *po_JsonScan_SkipValue_(const char *s, const char *end);
  * holds an escape (it might spell `key`). */
 bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **value, size_t *value_len);
 
+/* A scanned value (value, n as po_JsonScan_Member_ gives them) that is a string without escapes
+ * and shorter than size, copied into buf NUL-terminated; false otherwise (buf then ""). */
+bool po_JsonScan_PlainString_(const char *value, size_t n, char *buf, size_t size);
+
 /* Where metadata.managedFields is in an object's text: [*at, *at + *len) is the member with the
  * comma that joins it to a neighbour, so the text without those bytes is the object without it.
  * false when there is none (or an escaped key in the way: the caller then keeps the text whole). */
