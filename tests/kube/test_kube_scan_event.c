@@ -237,11 +237,13 @@ static void check(const char *text, size_t len, Counts *c) {
     return;
   }
   c->scanned++;
-  json_object *type, *obj, *md;
+  json_object *type = NULL, *obj = NULL, *md = NULL;
   bool ok = true;
   if (!json_object_object_get_ex(ev, "type", &type) || !json_object_object_get_ex(ev, "object", &obj) ||
-      !json_object_object_get_ex(obj, "metadata", &md))
+      !json_object_object_get_ex(obj, "metadata", &md)) {
     fail_msg("the scan read an event json-c finds no type/object/metadata in: %s", text);
+    return; /* fail_msg does not return; clang cannot see that */
+  }
   const char *ns = meta_str(md, "namespace", &ok), *name = meta_str(md, "name", &ok), *uid = meta_str(md, "uid", &ok),
              *rv = meta_str(md, "resourceVersion", &ok);
   json_object *g, *del;
