@@ -130,9 +130,17 @@ static po_WriteResult write_kind(Fake *fx, const char *kind, const char *ns, con
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
   return write_slot(fx, k, obj, create, rv, written, st);
 }
+static bool own_echo(Fake *fx, Slot *s) {
+  json_object *md = get(s->obj, "metadata");
+  return po_TargetIndex_IsOwnTargetEcho(fx->ix, s->key, json_object_get_string(get(md, "uid")),
+                                        json_object_get_string(get(md, "resourceVersion")));
+}
 static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref,
                                        po_CtlStatus *st) {
   Fake *fx = ctx;
+  Slot *s = fx->echo_due ? slot(fx, fx->echo_key, false) : NULL;
+  if (s) own_echo(fx, s); /* the last write's echo, come before this read */
+  fx->echo_due = false;
   return lend_kind(fx, po_TargetKind_Name(kind), ns, name, ref, st);
 }
 
@@ -209,14 +217,32 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
 /* An update that says the version it made, as the API server's answer does. */
 static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                       po_WrittenVersion *written, po_CtlStatus *st) {
+  Fake *fx = ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  Slot *s = slot(fx, k, false);
+  json_object *over = fx->target_lags && s ? copy(s->obj) : NULL;
   json_object *made = NULL;
   po_WriteResult w = f_write_target(ctx, kind, ns, name, obj, false, NULL, &made, st);
+  if (over && w == kPo_WriteResult_Ok && (s = slot(fx, k, false))) { /* written; the cache shows it later */
+    json_object_put(fx->echo);
+    fx->echo = s->obj;
+    s->obj = over;
+    snprintf(fx->echo_key, sizeof fx->echo_key, "%s", k);
+  } else {
+    json_object_put(over);
+  }
+  bool echo_now = !over && w == kPo_WriteResult_Ok && made;
   *written = (po_WrittenVersion){.uid = {0}};
   if (made) {
     snprintf(written->uid, sizeof written->uid, "%s", po_Json_Meta(made, "uid"));
     snprintf(written->rv, sizeof written->rv, "%s", po_Json_Meta(made, "resourceVersion"));
   }
   json_object_put(made);
+  /* Not lagging: the cache holds the write at once. Its echo is asked about at the target's next
+   * read (echo_due), as the watch's event would be before it: the reconcile notes the version
+   * only after this returns. */
+  if (echo_now) snprintf(fx->echo_key, sizeof fx->echo_key, "%s", k), fx->echo_due = true;
   return w;
 }
 
@@ -352,8 +378,19 @@ Fake *fake_new(void) {
   return fx;
 }
 
+bool fake_deliver_echo(Fake *fx) {
+  Slot *s = slot(fx, fx->echo_key, false);
+  assert_non_null(s);
+  assert_non_null(fx->echo);
+  json_object_put(s->obj);
+  s->obj = fx->echo;
+  fx->echo = NULL;
+  return own_echo(fx, s); /* the slot's key is the index's key of a target: "<Kind>/<ns>/<name>" */
+}
+
 void fake_free(Fake *fx) {
   assert_int_equal(fx->lent, 0); /* every read was handed back */
+  json_object_put(fx->echo);
   for (int i = 0; i < kMax; i++) json_object_put(fx->slots[i].obj);
   po_TargetIndex_Free(fx->ix);
   free(fx);

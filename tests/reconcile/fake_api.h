@@ -32,6 +32,11 @@ typedef struct Fake {
   char last_target_reason[64];
   int events;      /* Events about PropertyOverrides */
   bool status_lags; /* status writes succeed but the cache keeps the old object (a lagging watch) */
+  bool target_lags; /* target updates succeed (answered) but the cache keeps the version written over
+                       until fake_deliver_echo: the echo of the last one waits in echo */
+  struct json_object *echo;
+  bool echo_due;    /* the last target update's echo is asked about (IsOwnTargetEcho) at the next read */
+  char echo_key[300];
   int status_fails; /* the next this many status writes fail (kPo_WriteResult_Failed), as a 500 would */
   int target_fails; /* the next this many target writes fail (kPo_WriteResult_Failed), as a refusing webhook would */
   int override_fails; /* the next this many PropertyOverride patches (not status) fail likewise */
@@ -74,6 +79,9 @@ void apply_override_ns(Fake *fx, const char *ns, const char *name, int gen, cons
 /* A PropertyOverride object stored (taken) as the server keeps it over the one there (its
  * finalizers, annotations and status kept) and indexed as the informer handlers would. */
 void store_override(Fake *fx, const char *ns, const char *name, struct json_object *o);
+/* The last lagged target update's echo into the cache (target_lags), as its watch event brings
+ * it; whether the index took it as our own echo (not reconciled) is returned. */
+bool fake_deliver_echo(Fake *fx);
 /* po_Reconcile of a key through the fixture's IO table, its error printed, every lent object checked handed back. */
 po_ReconcileResult reconcile_key(Fake *fx, const char *key);
 /* metadata.annotations[k] of o, or NULL. */

@@ -74,6 +74,8 @@ typedef struct {
   char over[64];          /* the resourceVersion it was written over ("" when unknown) */
   char uid[128], rv[64];  /* the object it made (po_TargetIndex_NoteTargetWritten) */
   po_WriteRecord record;  /* the write record (sync.h) that write carried, if any */
+  bool awaited;           /* a reconcile found the cache behind it (po_TargetIndex_CacheBehind): its echo is reconciled */
+  struct timespec answered_at; /* CLOCK_MONOTONIC, when its answer came */
 } OwnWrite;
 
 /* How long a target's event waits for the answer of a write of ours in flight (the event may be
@@ -81,6 +83,13 @@ typedef struct {
  * once, so this bounds only a lost answer, which then costs a reconcile of the event (as any
  * event not known ours), never a missed one. */
 enum { kOwnAnswerWaitMs = 3000 };
+
+/* How long after a write's answer a cache that does not hold the version it made is taken as
+ * behind it (po_TargetIndex_CacheBehind): an echo follows its answer within milliseconds, and a
+ * broken watch is back within seconds. Past it the note is spent: a version that reached the
+ * cache some way that never asked about it would otherwise put the target's reconciles off for
+ * good. */
+enum { kOwnEchoWaitMs = 30000 };
 
 /* A target and the PropertyOverrides listed under it (their entries' po strings), sorted; one
  * listed both for its current spec and its held generation is there twice, side by side. Freed
@@ -117,6 +126,7 @@ struct po_TargetIndex {
   size_t nown, own_cap;
   uint64_t echoes;  /* events recognised as our own writes */
   uint64_t waited_out; /* events that waited the whole bound for a write's answer */
+  uint64_t cache_behind; /* reconciles put off because the cache did not hold our last write yet */
   uint64_t event_hashes; /* JSON trees hashed to judge PropertyOverride events (po_TargetIndex_OverrideEvent) */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
@@ -483,7 +493,8 @@ static void count_compiled(void *ctx, po_StrNode *n) {
 
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  po_TargetIndexStats s = {ix->overrides.count, 0, ix->hits, ix->misses, ix->echoes, ix->event_hashes, ix->waited_out};
+  po_TargetIndexStats s = {ix->overrides.count, 0, ix->hits, ix->misses, ix->echoes, ix->event_hashes, ix->waited_out,
+                          ix->cache_behind};
   po_StrTable_ForEach(&ix->overrides, count_compiled, &s.compiled);
   pthread_mutex_unlock(&ix->mu);
   return s;
@@ -851,6 +862,7 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
   OwnWrite *w = own_note(ix, key, &k);
   if (w) {
     w->pending = w->in_flight = true;
+    w->awaited = false;
     w->uid[0] = w->rv[0] = 0;
     memcpy(w->over, over, sizeof over);
     w->record = rec;
@@ -870,6 +882,7 @@ void po_TargetIndex_NoteTargetWritten(po_TargetIndex *ix, const char *key, const
     /* an answer that does not say its version: its echo is reconciled, as any event */
     if (!known) w->pending = false;
     else snprintf(w->uid, sizeof w->uid, "%s", uid), snprintf(w->rv, sizeof w->rv, "%s", rv);
+    clock_gettime(CLOCK_MONOTONIC, &w->answered_at);
   }
   pthread_cond_broadcast(&ix->answered);
   pthread_mutex_unlock(&ix->mu);
@@ -924,7 +937,9 @@ bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *key, const c
     return false;
   }
   w = own_answered(ix, key);
-  bool own = w && w->pending && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
+  /* Awaited: a reconcile read the version written over and put its judgement off until this
+   * version is in the cache (po_TargetIndex_CacheBehind), so it is reconciled like any event. */
+  bool own = w && w->pending && !w->awaited && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
   /* Either way the note is spent. A target's events come in resourceVersion order: another
    * version than the one we wrote over, and not ours, means ours came and went unseen (a watch
    * broken after our write, a relist that brings only a later version), and its echo will never
@@ -933,6 +948,28 @@ bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *key, const c
   if (own) ix->echoes++;
   pthread_mutex_unlock(&ix->mu);
   return own;
+}
+
+bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char *uid, const char *rv) {
+  if (!uid || !rv) return false;
+  pthread_mutex_lock(&ix->mu);
+  bool found;
+  size_t at = own_find(ix, key, &found);
+  OwnWrite *w = found && ix->own[at].pending && !ix->own[at].in_flight ? &ix->own[at] : NULL;
+  bool behind = false;
+  if (w && (strcmp(w->rv, rv) != 0 || strcmp(w->uid, uid) != 0)) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t ms = (int64_t)(now.tv_sec - w->answered_at.tv_sec) * 1000 + (now.tv_nsec - w->answered_at.tv_nsec) / 1000000;
+    if (ms > kOwnEchoWaitMs) {
+      w->pending = false; /* spent: see kOwnEchoWaitMs */
+    } else {
+      behind = w->awaited = true;
+      ix->cache_behind++;
+    }
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return behind;
 }
 
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {

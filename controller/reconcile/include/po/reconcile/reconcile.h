@@ -228,6 +228,7 @@ typedef struct {
   uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
   uint64_t event_hashes;    /* JSON trees (spec, status, finalizers) hashed to judge PropertyOverride events */
   uint64_t answers_waited_out; /* target events that waited the whole bound for a write's answer */
+  uint64_t cache_behind;       /* reconciles put off: the cache did not hold our last write yet (CacheBehind) */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* The mesh options (cluster domain, Istio release and root namespace: the controller's flags)
@@ -255,6 +256,15 @@ void po_TargetIndex_NoteCreated(po_TargetIndex *ix, const char *uid);
  * its bytes (before any parse); IsOwnTargetWrite with its tree. */
 bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *obj);
+/* Whether the cached target (its uid and resourceVersion) is behind our last write of it: the
+ * write answered, its echo not in the cache yet (a slow or broken watch). A reconcile must not
+ * judge that version: finding it already without a deleted PropertyOverride's entry (the entry
+ * our write added is not in it yet), it would write nothing and release the finalizer while the
+ * target keeps the entry, and the echo, taken as ours, would never be reconciled. When behind,
+ * the write's echo is marked awaited (IsOwnTargetEcho then answers false for it, so its event is
+ * reconciled) and the caller puts its judgement off. A write answered more than 30 s ago whose
+ * echo never came is no longer waited for. */
+bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);
 /* After a write of ours removed a held generation's entry from target_key, or wrote it back
  * there (the target deleted by its owner and written again) (its spec points at another target,
  * whose reconcile says in its status whether that generation is live, read from this target's
