@@ -152,12 +152,54 @@ static void test_answer_never_came(void **state) {
   po_TargetIndex_Free(ix);
 }
 
+static uint64_t behind(po_TargetIndex *ix) { return po_TargetIndex_Stats(ix).cache_behind; }
+
+/* Between a write's answer and its echo the cache is behind the write (po_TargetIndex_CacheBehind):
+ * a reconcile then judges nothing, and the echo it waits for is reconciled, not skipped as ours.
+ * The cache at our version, another object (uid), no note, a write whose answer is lost or still
+ * on its way: not behind. */
+static void test_cache_behind(void **state) {
+  (void)state;
+  po_TargetIndex *ix = po_TargetIndex_New();
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u1", "10")); /* nothing written */
+  note_write(ix, "10");
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u1", "10")); /* in flight: this reconcile's own write */
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "11");
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u1", "11")); /* the cache holds it */
+  assert_true(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "11")); /* not awaited: ours */
+  note_write(ix, "11");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "12");
+  assert_true(po_TargetIndex_CacheBehind(ix, kKey, "u1", "11"));  /* the version written over */
+  assert_true(po_TargetIndex_CacheBehind(ix, kKey, "u1", "11"));  /* again, until the echo */
+  assert_int_equal(behind(ix), 2);
+  assert_false(po_TargetIndex_IsOwnTargetEcho(ix, kKey, "u1", "12")); /* awaited: reconciled */
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u1", "12"));     /* spent */
+  /* another uid: the object we wrote was deleted and this one created after it: ahead, and the
+   * note is spent, so a later read of an old version is not taken as behind either */
+  note_write(ix, "12");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "13");
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u2", "20"));
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u1", "12"));
+  /* a lost answer: nothing to wait for */
+  note_write(ix, "20");
+  po_TargetIndex_NoteTargetWrite(ix, kKey, NULL);
+  assert_false(po_TargetIndex_CacheBehind(ix, kKey, "u1", "20"));
+  /* another target's note says nothing of this one */
+  note_write(ix, "20");
+  po_TargetIndex_NoteTargetWritten(ix, kKey, "u1", "21");
+  assert_false(po_TargetIndex_CacheBehind(ix, "ServiceDefaults/shop/other", "u1", "20"));
+  assert_int_equal(behind(ix), 2);
+  assert_int_equal(echoes(ix), 1);
+  po_TargetIndex_Free(ix);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_answer_then_echo),
       cmocka_unit_test(test_no_answer_no_echo),
       cmocka_unit_test(test_echo_before_answer),
       cmocka_unit_test(test_answer_never_came),
+      cmocka_unit_test(test_cache_behind),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -957,7 +957,10 @@ bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char 
   size_t at = own_find(ix, key, &found);
   OwnWrite *w = found && ix->own[at].pending && !ix->own[at].in_flight ? &ix->own[at] : NULL;
   bool behind = false;
-  if (w && (strcmp(w->rv, rv) != 0 || strcmp(w->uid, uid) != 0)) {
+  /* Another uid: the object we wrote is gone and this one was created after it (an update needs
+   * the object it replaces), so the cache is ahead of the note, not behind it. */
+  if (w && strcmp(w->uid, uid) != 0) w->pending = false;
+  else if (w && strcmp(w->rv, rv) != 0) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int64_t ms = (int64_t)(now.tv_sec - w->answered_at.tv_sec) * 1000 + (now.tv_nsec - w->answered_at.tv_nsec) / 1000000;
