@@ -99,6 +99,17 @@ for n in rnd.sample(names, args.count // 4):
 faults(dropWatchEvery=0, force410=0, throttle=0, serverErrors=0)
 print("wrote %d overrides with edits in %.1fs" % (args.count, time.time() - t0), flush=True)
 
+def po_state(name):
+    """What the server holds of a PropertyOverride a target disagrees about (a failure's clue)."""
+    code, o = call("GET", BASE + "/" + name)
+    if code == 404:
+        return "%s: gone" % name
+    md, st = o.get("metadata", {}), o.get("status", {})
+    conds = ["%s=%s/%s" % (c.get("type"), c.get("status"), c.get("reason")) for c in st.get("conditions", [])]
+    return "%s: generation %s deletionTimestamp %s finalizers %s observedGeneration %s %s" % (
+        name, md.get("generation"), md.get("deletionTimestamp"), md.get("finalizers"), st.get("observedGeneration"),
+        " ".join(conds))
+
 def converged():
     want = {}
     for n, d in desired.items():
@@ -117,7 +128,7 @@ def converged():
             for n in sorted(set(w) | set(h)):
                 if w.get(n) != h.get(n):
                     diffs.append("%s/%s want %s have %s" % (t, n, w.get(n), h.get(n)))
-        return "targets differ (%d): %s" % (len(diffs), "; ".join(diffs[:6]))
+        return "targets differ (%d): %s" % (len(diffs), "; ".join(diffs[:6] + [po_state(d.split("/")[1].split(" ")[0]) for d in diffs[:6]]))
     code, pos = call("GET", BASE)
     for o in pos.get("items", []):
         n = o["metadata"]["name"]
