@@ -5,13 +5,18 @@
 # the cache at the version that write replaced, without the entry. Judged there, the target looked
 # current, the finalizer went, and the echo (the entry in it) was skipped as our own write: the
 # entry stayed for good (CI's e2e_chaos seed 7, po-0768). Every deleted PropertyOverride's entry
-# must leave its target, and its deletion finish; the ones kept, stay. Local only (fault injection).
+# must leave its target, and its deletion finish; the ones kept, stay. The same shape on Istio: an
+# EnvoyFilter created, its ADDED event held, its PropertyOverride deleted at once: the EnvoyFilter
+# must go. Local only (fault injection).
 . "$(dirname "$0")/lib.sh"
 build=$1
 hold=${PO_ECHOLAG_HOLD_MS:-3000}
 [ "${LC_KIND:-local}" = local ] || { echo "skipped: holdWatchMs is the local server's fault"; exit 0; }
 lc_start "$build" "$e2e_work" || exit 1
-lc_controller --workers 2 || exit 1
+kubectl apply -f crds/istio/networking.istio.io_envoyfilters.yaml >/dev/null
+lc_crds_ready envoyfilters.networking.istio.io || exit 1
+for ns in shop istio-system; do kubectl create namespace "$ns" >/dev/null; done
+lc_controller --workers 2 --istio auto || exit 1
 faults() { lc_curl /admin/faults -X POST -H 'Content-Type: application/json' -d "$1" >/dev/null; }
 po() { # name kind target value
   printf 'apiVersion: propertyoverride.io/v1alpha1\nkind: PropertyOverride\nmetadata: {name: %s}\nspec:\n  targetRef: {group: consul.hashicorp.com, kind: %s, name: %s}\n  patches:\n    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}\n      op: add\n      path: /outlier_detection/max_ejection_percent\n      value: %s\n' "$1" "$2" "$3" "$4"
@@ -68,7 +73,33 @@ faults "{\"holdWatchMs\":$hold,\"holdWatchResource\":\"proxydefaults\"}"
 # 3. case 1 on the ProxyDefaults
 check "ProxyDefaults: pgone created, its entry written, deleted at once" create_then_delete ProxyDefaults global pgone 70
 settle
+# 4. an Istio Service target: the EnvoyFilter's ADDED event held, the reconcile of the deletion
+# found no EnvoyFilter in the cache, nothing to delete, released the finalizer; the event, once
+# in, names a PropertyOverride that is gone: the EnvoyFilter stayed for good
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: v1
+kind: Service
+metadata: {name: api, namespace: shop}
+spec: {selector: {app: api}, ports: [{port: 80}]}
+YAML
+faults "{\"holdWatchMs\":$hold,\"holdWatchResource\":\"envoyfilters\"}"
+ef_path=/apis/networking.istio.io/v1alpha3/namespaces/shop/envoyfilters/propertyoverride-igone
+ef_made() { [ "$(lc_curl "$ef_path" | jq -r .kind)" = EnvoyFilter ]; }
+istio_create_then_delete() {
+  local i
+  po igone ServiceDefaults x 71 | sed 's/targetRef: {group: consul.hashicorp.com, kind: ServiceDefaults, name: x}/targetRef: {group: "", kind: Service, name: api}/; s/name: igone}/name: igone, namespace: shop}/' |
+    kubectl apply -f - >/dev/null || return 1
+  for ((i = 0; i < 400; i++)); do ef_made && break; sleep 0.025; done
+  ef_made || { echo "the EnvoyFilter of igone never came" >&2; return 1; }
+  lc_curl /apis/propertyoverride.io/v1alpha1/namespaces/shop/propertyoverrides/igone -X DELETE >/dev/null
+}
+check "Istio: igone created, its EnvoyFilter created, deleted at once" istio_create_then_delete
+settle
 faults '{"holdWatchMs":0,"holdWatchResource":""}'
+ef_state() { [ "$(lc_curl "$ef_path" | jq -r .code)" = 404 ] && echo deleted || echo present; }
+eventually "Istio: igone's EnvoyFilter deleted" 30 deleted ef_state
+igone_state() { [ "$(lc_curl /apis/propertyoverride.io/v1alpha1/namespaces/shop/propertyoverrides/igone | jq -r .code)" = 404 ] && echo deleted || echo present; }
+eventually "Istio: igone's deletion finished" 30 deleted igone_state
 eventually "web: the deleted ones' entries left it, keep's stays" 30 "keep@1" entries servicedefaults web
 eventually "global: pgone's entry left it, pkeep's stays" 30 "pkeep@1" entries proxydefaults global
 po_state() { po_gone "$1" && echo deleted || echo present; }
