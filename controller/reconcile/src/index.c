@@ -959,8 +959,16 @@ bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *key, const c
   w = own_answered(ix, key);
   /* Awaited: a reconcile read the version written over and put its judgement off until this
    * version is in the cache (po_TargetIndex_CacheBehind), so it is reconciled like any event. */
-  bool own = w && w->pending && !w->awaited && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
-  /* Either way the note is spent. A target's events come in resourceVersion order: another
+  bool echo = w && w->pending && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
+  bool own = echo && !w->awaited;
+  /* The awaited echo keeps its note: the informer asks by the event's head before it caches the
+   * version, and a recheck in between would read the version written over, no longer behind. The
+   * reconcile that finds the cache holding it spends it (po_TargetIndex_CacheBehind). */
+  if (echo && w->awaited) {
+    pthread_mutex_unlock(&ix->mu);
+    return false;
+  }
+  /* Otherwise the note is spent. A target's events come in resourceVersion order: another
    * version than the one we wrote over, and not ours, means ours came and went unseen (a watch
    * broken after our write, a relist that brings only a later version), and its echo will never
    * come. An answer lost: the event is reconciled (at worst a reconcile more, never one less). */
@@ -977,7 +985,8 @@ bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char 
   size_t at = own_find(ix, key, &found);
   OwnWrite *w = found && ix->own[at].pending && !ix->own[at].in_flight ? &ix->own[at] : NULL;
   bool behind = false;
-  if (w && (strcmp(w->rv, rv) != 0 || strcmp(w->uid, uid) != 0)) {
+  if (w && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0) w->pending = false; /* the cache holds it: spent */
+  else if (w) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int64_t ms = (int64_t)(now.tv_sec - w->answered_at.tv_sec) * 1000 + (now.tv_nsec - w->answered_at.tv_nsec) / 1000000;

@@ -262,8 +262,8 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key,
  * our write added is not in it yet), it would write nothing and release the finalizer while the
  * target keeps the entry, and the echo, taken as ours, would never be reconciled. When behind,
  * the write's echo is marked awaited (IsOwnTargetEcho then answers false for it, so its event is
- * reconciled) and the caller puts its judgement off. A write answered more than 30 s ago whose
- * echo never came is no longer waited for. */
+ * reconciled, its note kept until a call here finds the cache holding it) and the caller puts its
+ * judgement off. A write answered more than 30 s ago whose echo never came is no longer waited for. */
 bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);
 /* The same for a mesh object of one PropertyOverride (kind "EnvoyFilter", "EnvoyPatchPolicy")
  * this process created (NoteObjectCreated: the uid the create's answer gave). Behind: its cache
