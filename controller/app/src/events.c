@@ -342,9 +342,15 @@ static void seen(void *ctx, const char *kind, json_object *obj, bool gone) {
   po_TargetIndex_ObjectSeen(app->index, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"),
                             gone ? NULL : po_Json_Meta(obj, "uid"));
 }
-static void ef_add(void *ctx, json_object *o) { seen(ctx, "EnvoyFilter", o, false), filter_event(ctx, o); }
+static void ef_add(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyFilter", o, false);
+  filter_event(ctx, o);
+}
 static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; ef_add(ctx, o); }
-static void ef_gone(void *ctx, json_object *o) { seen(ctx, "EnvoyFilter", o, true), filter_event(ctx, o); }
+static void ef_gone(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyFilter", o, true);
+  filter_event(ctx, o);
+}
 
 /* ---- Envoy Gateway: Gateways, HTTPRoutes and EnvoyPatchPolicies ---- */
 
@@ -373,9 +379,15 @@ static void policy_event(void *ctx, json_object *obj) {
   const char *name = po_Json_Meta(obj, "name");
   if (!strncmp(name, kPrefix, sizeof kPrefix - 1)) enqueue_owner(ctx, po_Json_Meta(obj, "namespace"), name + sizeof kPrefix - 1);
 }
-static void epp_add(void *ctx, json_object *o) { seen(ctx, "EnvoyPatchPolicy", o, false), policy_event(ctx, o); }
+static void epp_add(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyPatchPolicy", o, false);
+  policy_event(ctx, o);
+}
 static void epp_update(void *ctx, json_object *a, json_object *o) { (void)a; epp_add(ctx, o); }
-static void epp_gone(void *ctx, json_object *o) { seen(ctx, "EnvoyPatchPolicy", o, true), policy_event(ctx, o); }
+static void epp_gone(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyPatchPolicy", o, true);
+  policy_event(ctx, o);
+}
 
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
