@@ -249,6 +249,34 @@ static void test_foreign_left_alone_and_drift_repaired(void **state) {
   assert_int_equal(max_percent(filter(fx, "default", "b")), 50);
 }
 
+/* The EnvoyFilter's cache behind our create of it (its watch lagging: the e2e_echolag case) when
+ * its PropertyOverride is deleted: absent there, the reconcile found nothing to delete and
+ * released the finalizer; holding the create's version (before the binding write), it took it for
+ * a look-alike and did the same. Either way the EnvoyFilter stayed for good. */
+static void test_cache_behind_own_create(void **state) {
+  Fake *fx = *state;
+  service(fx, "web", "{\"app\":\"web\"}");
+  apply_istio(fx, "default", "a", 1, "Service", "web", kP50);
+  assert_true(web(fx).ok);
+  Slot *s = slot(fx, "EnvoyFilter/default/propertyoverride-a", false);
+  assert_non_null(s);
+  json_object *made = s->obj; /* the create's version: without the created annotation bound */
+  json_object_object_del(get(get(made, "metadata"), "annotations"), "propertyoverride.io/created");
+  s->obj = NULL; /* not in the cache yet */
+  json_object_object_add(get(po_of(fx, "a"), "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:00Z"));
+  bump(fx, po_of(fx, "a"));
+  po_ReconcileResult r = web(fx);
+  assert_false(r.ok); /* retried soon, as after a conflict */
+  assert_true(r.conflict);
+  assert_non_null(strstr(r.error, "not in the cache yet"));
+  assert_non_null(po_of(fx, "a")); /* the finalizer stays */
+  assert_int_equal(po_TargetIndex_Stats(fx->ix).cache_behind, 1);
+  s->obj = made; /* its ADDED event in: the create's version */
+  assert_true(web(fx).ok);
+  assert_null(filter(fx, "default", "a")); /* ours: deleted */
+  assert_null(po_of(fx, "a"));             /* then the finalizer */
+}
+
 /* A create whose binding write fails (a 409) is still ours on the next reconcile (noted in the
  * index), never taken for a look-alike. */
 static void test_unbound_create_still_ours(void **state) {
@@ -425,6 +453,8 @@ static void test_mesh_upgrade_from_old_name(void **state) {
   Slot *fresh = slot(fx, "EnvoyFilter/istio-system/propertyoverride.mesh.m", false);
   json_object_put(fresh->obj);
   fresh->obj = NULL;
+  /* its deletion's watch event, as the informer's handler tells the index (filter_event) */
+  po_TargetIndex_ObjectSeen(fx->ix, "EnvoyFilter", "istio-system", "propertyoverride.mesh.m", NULL);
   /* and another PropertyOverride's of the old name */
   put(fx, "EnvoyFilter/istio-system/propertyoverride-other",
       json_tokener_parse("{\"apiVersion\":\"networking.istio.io/v1alpha3\",\"kind\":\"EnvoyFilter\","
@@ -456,6 +486,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_forged_last_valid_after_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_selector_change_and_service_deleted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_foreign_left_alone_and_drift_repaired, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_cache_behind_own_create, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_still_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_create_bound_after_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unbound_record_adopts_no_look_alike, setup, teardown),

@@ -335,7 +335,22 @@ static void filter_event(void *ctx, json_object *obj) {
   po_Arena_Free(ar);
   free(block);
 }
-static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; filter_event(ctx, o); }
+/* Told to the index first: an object of ours created and not cached yet is waited for
+ * (po_TargetIndex_ObjectMade) until an event says it is there, gone (uid NULL) or replaced. */
+static void seen(void *ctx, const char *kind, json_object *obj, bool gone) {
+  po_App *app = ctx;
+  po_TargetIndex_ObjectSeen(app->index, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"),
+                            gone ? NULL : po_Json_Meta(obj, "uid"));
+}
+static void ef_add(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyFilter", o, false);
+  filter_event(ctx, o);
+}
+static void ef_update(void *ctx, json_object *a, json_object *o) { (void)a; ef_add(ctx, o); }
+static void ef_gone(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyFilter", o, true);
+  filter_event(ctx, o);
+}
 
 /* ---- Envoy Gateway: Gateways, HTTPRoutes and EnvoyPatchPolicies ---- */
 
@@ -364,7 +379,15 @@ static void policy_event(void *ctx, json_object *obj) {
   const char *name = po_Json_Meta(obj, "name");
   if (!strncmp(name, kPrefix, sizeof kPrefix - 1)) enqueue_owner(ctx, po_Json_Meta(obj, "namespace"), name + sizeof kPrefix - 1);
 }
-static void epp_update(void *ctx, json_object *a, json_object *o) { (void)a; policy_event(ctx, o); }
+static void epp_add(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyPatchPolicy", o, false);
+  policy_event(ctx, o);
+}
+static void epp_update(void *ctx, json_object *a, json_object *o) { (void)a; epp_add(ctx, o); }
+static void epp_gone(void *ctx, json_object *o) {
+  seen(ctx, "EnvoyPatchPolicy", o, true);
+  policy_event(ctx, o);
+}
 
 po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
   switch (what) {
@@ -382,13 +405,13 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
     case kPo_AppWatch_Services:
       return (po_InformerHandlers){.on_add = service_event, .on_update = svc_update, .on_delete = service_event, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_Filters:
-      return (po_InformerHandlers){.on_add = filter_event, .on_update = ef_update, .on_delete = filter_event, .ctx = app, .no_old_object = true};
+      return (po_InformerHandlers){.on_add = ef_add, .on_update = ef_update, .on_delete = ef_gone, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_Gateways:
       return (po_InformerHandlers){.on_add = gateway_event, .on_update = gw_update, .on_delete = gateway_event, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_Routes:
       return (po_InformerHandlers){.on_add = route_event, .on_update = route_update, .on_delete = route_event, .ctx = app};
     case kPo_AppWatch_Policies:
-      return (po_InformerHandlers){.on_add = policy_event, .on_update = epp_update, .on_delete = policy_event, .ctx = app, .no_old_object = true};
+      return (po_InformerHandlers){.on_add = epp_add, .on_update = epp_update, .on_delete = epp_gone, .ctx = app, .no_old_object = true};
     case kPo_AppWatch_ProxyDefaults: break;
   }
   return (po_InformerHandlers){.on_add = pd_add, .on_update = pd_update, .on_delete = pd_delete, .ctx = app, .no_old_object = true,

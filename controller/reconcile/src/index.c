@@ -91,6 +91,15 @@ enum { kOwnAnswerWaitMs = 3000 };
  * good. */
 enum { kOwnEchoWaitMs = 30000 };
 
+/* A mesh object (an EnvoyFilter, an EnvoyPatchPolicy) this process created: the uid the create's
+ * answer gave, and when, until the object's cache is seen holding it (po_TargetIndex_ObjectBehind). */
+typedef struct {
+  po_StrNode node; /* keyed by "kind/ns/name" (key, below) */
+  char *key;
+  char uid[128];
+  struct timespec at; /* CLOCK_MONOTONIC */
+} Made;
+
 /* A target and the PropertyOverrides listed under it (their entries' po strings), sorted; one
  * listed both for its current spec and its held generation is there twice, side by side. Freed
  * when its last one goes. */
@@ -127,6 +136,8 @@ struct po_TargetIndex {
   uint64_t echoes;  /* events recognised as our own writes */
   uint64_t waited_out; /* events that waited the whole bound for a write's answer */
   uint64_t cache_behind; /* reconciles put off because the cache did not hold our last write yet */
+  po_StrTable made;      /* Made by "kind/ns/name": mesh objects we created, until the cache holds them */
+  size_t made_prune_at;  /* the count at which expired Made notes are swept (amortised) */
   uint64_t event_hashes; /* JSON trees hashed to judge PropertyOverride events (po_TargetIndex_OverrideEvent) */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
@@ -173,6 +184,13 @@ static void free_target(void *ctx, po_StrNode *n) {
   free(t);
 }
 
+static void free_made(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  Made *m = (Made *)n;
+  free(m->key);
+  free(m);
+}
+
 void po_TargetIndex_Free(po_TargetIndex *ix) {
   if (!ix) return;
   po_StrTable_ForEach(&ix->overrides, free_entry, NULL);
@@ -181,6 +199,8 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   po_StrTable_Free(&ix->targets);
   for (size_t i = 0; i < ix->nown; i++) free(ix->own[i].key);
   free(ix->own);
+  po_StrTable_ForEach(&ix->made, free_made, NULL);
+  po_StrTable_Free(&ix->made);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
@@ -939,8 +959,16 @@ bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *key, const c
   w = own_answered(ix, key);
   /* Awaited: a reconcile read the version written over and put its judgement off until this
    * version is in the cache (po_TargetIndex_CacheBehind), so it is reconciled like any event. */
-  bool own = w && w->pending && !w->awaited && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
-  /* Either way the note is spent. A target's events come in resourceVersion order: another
+  bool echo = w && w->pending && strcmp(w->rv, rv) == 0 && strcmp(w->uid, uid) == 0;
+  bool own = echo && !w->awaited;
+  /* The awaited echo keeps its note: the informer asks by the event's head before it caches the
+   * version, and a recheck in between would read the version written over, no longer behind. The
+   * reconcile that finds the cache holding it spends it (po_TargetIndex_CacheBehind). */
+  if (echo && w->awaited) {
+    pthread_mutex_unlock(&ix->mu);
+    return false;
+  }
+  /* Otherwise the note is spent. A target's events come in resourceVersion order: another
    * version than the one we wrote over, and not ours, means ours came and went unseen (a watch
    * broken after our write, a relist that brings only a later version), and its echo will never
    * come. An answer lost: the event is reconciled (at worst a reconcile more, never one less). */
@@ -958,9 +986,13 @@ bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char 
   OwnWrite *w = found && ix->own[at].pending && !ix->own[at].in_flight ? &ix->own[at] : NULL;
   bool behind = false;
   /* Another uid: the object we wrote is gone and this one was created after it (an update needs
-   * the object it replaces), so the cache is ahead of the note, not behind it. */
+   * the object it replaces), so the cache is ahead of the note, not behind it. Our version: the
+   * cache holds it; an awaited echo's note is spent here (its event was not taken as ours), a
+   * note not awaited stays for its echo's event (asked before the cache takes it, or by a relist
+   * after its swap). */
   if (w && strcmp(w->uid, uid) != 0) w->pending = false;
-  else if (w && strcmp(w->rv, rv) != 0) {
+  else if (w && strcmp(w->rv, rv) == 0) w->pending = !w->awaited;
+  else if (w) {
     struct timespec now;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int64_t ms = (int64_t)(now.tv_sec - w->answered_at.tv_sec) * 1000 + (now.tv_nsec - w->answered_at.tv_nsec) / 1000000;
@@ -973,6 +1005,116 @@ bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char 
   }
   pthread_mutex_unlock(&ix->mu);
   return behind;
+}
+
+/* ---- mesh objects we created, until their cache holds them ---- */
+
+static int64_t ms_since(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
+/* "kind/ns/name" into buf (copied, not printed: this runs for every mesh object of every
+ * reconcile); false when it does not fit (no note is made or found for it). */
+static bool made_key(const char *kind, const char *ns, const char *name, char *buf, size_t size) {
+  size_t a = strlen(kind), b = strlen(ns), c = strlen(name);
+  if (a + b + c + 3 > size) return false;
+  memcpy(buf, kind, a);
+  buf[a] = '/';
+  memcpy(buf + a + 1, ns, b);
+  buf[a + 1 + b] = '/';
+  memcpy(buf + a + b + 2, name, c + 1);
+  return true;
+}
+enum { kMadeKeyMax = 640 }; /* a kind, a namespace (63) and a name (253), with room */
+
+/* The expired notes, collected first (ForEach must not unlink), unlinked after. */
+typedef struct {
+  Made **list;
+  size_t n, cap;
+} MadeSweep;
+
+static void collect_expired(void *ctx, po_StrNode *n) {
+  MadeSweep *sw = ctx;
+  Made *m = (Made *)n;
+  if (ms_since(&m->at) <= kOwnEchoWaitMs || sw->n == sw->cap) return;
+  sw->list[sw->n++] = m;
+}
+
+/* Under the lock: the notes past kOwnEchoWaitMs dropped once the table doubled since the last
+ * sweep (amortised: each note is looked at a bounded number of times). A note whose object no
+ * reconcile read again would otherwise stay for good. */
+static void made_prune(po_TargetIndex *ix) {
+  if (ix->made.count < ix->made_prune_at) return;
+  MadeSweep sw = {.list = malloc(ix->made.count * sizeof(Made *)), .cap = ix->made.count};
+  if (sw.list) po_StrTable_ForEach(&ix->made, collect_expired, &sw);
+  for (size_t i = 0; i < sw.n; i++) {
+    po_StrTable_Unlink(&ix->made, &sw.list[i]->node);
+    free_made(NULL, &sw.list[i]->node);
+  }
+  free(sw.list);
+  ix->made_prune_at = ix->made.count * 2 > 64 ? ix->made.count * 2 : 64;
+}
+
+void po_TargetIndex_NoteObjectCreated(po_TargetIndex *ix, const char *kind, const char *ns, const char *name,
+                                      const char *uid) {
+  char buf[kMadeKeyMax];
+  if (!uid || strlen(uid) >= sizeof((Made *)0)->uid || !made_key(kind, ns, name, buf, sizeof buf)) return;
+  Made *m = calloc(1, sizeof *m);
+  char *key = m ? strdup(buf) : NULL;
+  if (!key) { /* out of memory: the reconcile judges the cache as before this note */
+    free(m);
+    return;
+  }
+  m->key = key;
+  m->node.key = key;
+  m->node.hash = po_StrTable_Hash(key);
+  snprintf(m->uid, sizeof m->uid, "%s", uid);
+  clock_gettime(CLOCK_MONOTONIC, &m->at);
+  pthread_mutex_lock(&ix->mu);
+  Made *was = (Made *)po_StrTable_Find(&ix->made, key, m->node.hash);
+  if (was) {
+    po_StrTable_Unlink(&ix->made, &was->node);
+    free_made(NULL, &was->node);
+  }
+  made_prune(ix);
+  bool in = po_StrTable_Insert(&ix->made, &m->node);
+  pthread_mutex_unlock(&ix->mu);
+  if (!in) free_made(NULL, &m->node);
+}
+
+/* Under the lock: the note of key, or NULL (none, or none at all: no hash computed). */
+static Made *made_find(po_TargetIndex *ix, const char *kind, const char *ns, const char *name) {
+  char buf[kMadeKeyMax];
+  if (ix->made.count == 0 || !made_key(kind, ns, name, buf, sizeof buf)) return NULL;
+  return (Made *)po_StrTable_Find(&ix->made, buf, po_StrTable_Hash(buf));
+}
+
+po_ObjectMade po_TargetIndex_ObjectMade(po_TargetIndex *ix, const char *kind, const char *ns, const char *name,
+                                      const char *cached_uid) {
+  pthread_mutex_lock(&ix->mu);
+  Made *m = made_find(ix, kind, ns, name);
+  po_ObjectMade r = kPo_ObjectMade_No;
+  if (m && ms_since(&m->at) > kOwnEchoWaitMs) { /* waited for long enough: spent */
+    po_StrTable_Unlink(&ix->made, &m->node);
+    free_made(NULL, &m->node);
+  } else if (m) {
+    r = cached_uid && strcmp(cached_uid, m->uid) == 0 ? kPo_ObjectMade_Cached : kPo_ObjectMade_Behind;
+    if (r == kPo_ObjectMade_Behind) ix->cache_behind++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return r;
+}
+
+void po_TargetIndex_ObjectSeen(po_TargetIndex *ix, const char *kind, const char *ns, const char *name, const char *uid) {
+  pthread_mutex_lock(&ix->mu);
+  Made *m = made_find(ix, kind, ns, name);
+  if (m && (!uid || strcmp(uid, m->uid) != 0)) { /* deleted, or another object of that name: not ours to wait for */
+    po_StrTable_Unlink(&ix->made, &m->node);
+    free_made(NULL, &m->node);
+  }
+  pthread_mutex_unlock(&ix->mu);
 }
 
 bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *key, const json_object *obj) {

@@ -69,15 +69,31 @@ static json_object *without(const json_object *o, const char *member) {
   return w;
 }
 
+/* The object's cache does not hold the one we created yet (po_TargetIndex_ObjectMade): judged
+ * there, it is absent, and a deleted PropertyOverride's would be left for good. Said as a conflict:
+ * no status, no finalizer released, the reconcile retried soon, by when the cache holds it. */
+static bool behind(po_ObjectMade made, const po_OwnedKindOps *k, const char *ns, const char *name, po_OwnedOutcome *out) {
+  if (made != kPo_ObjectMade_Behind) return false;
+  out->failed = out->conflict = true;
+  out->code = kPo_Ctl_Conflict;
+  snprintf(out->err, sizeof out->err, "%s %s/%s: created, not in the cache yet (its watch event has not come)", k->kind,
+           ns, name);
+  return true;
+}
+
 bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_OwnedKindOps *k, const char *ns,
                        const char *name, po_OwnedFor who, const char *owner_uid, const json_object *current,
                        const json_object *desired, int *writes, po_OwnedOutcome *out) {
   *out = (po_OwnedOutcome){.foreign = false};
+  const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
+  po_ObjectMade ours = po_TargetIndex_ObjectMade(ix, k->kind, ns, name, cuid);
+  if (behind(ours, k, ns, name, out)) return true;
   const char *rv = po_Json_String(po_Json_Get(current, "metadata"), "resourceVersion");
   /* Created by this process, or by an earlier one that recorded it in the PropertyOverride's
-   * status, and the write binding the created annotation failed: still ours. */
-  const char *cuid = current ? po_Json_Meta(current, "uid") : NULL;
-  bool unbound = current && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No && po_TargetIndex_WasCreated(ix, cuid, false);
+   * status, and the write binding the created annotation failed (or its echo not in the cache
+   * yet: ours Cached): still ours. */
+  bool unbound = current && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No &&
+                 (ours == kPo_ObjectMade_Cached || po_TargetIndex_WasCreated(ix, cuid, false));
   po_CtlStatus rst;
   if (current && !unbound && po_Owned_CreatedBy(current) == kPo_OwnedCreated_No &&
       !recorded_created(io, who, owner_uid, ns, name, current, &unbound, &rst)) {
@@ -101,7 +117,7 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       w = k->write(io->ctx, ns, name, NULL, false, rv, NULL, &st);
       if (w == kPo_WriteResult_NotFound) w = kPo_WriteResult_Ok;
       if (w != kPo_WriteResult_Ok) failed(out, w, k, "deleting", ns, name, &st);
-      else (*writes)++;
+      else (*writes)++, po_TargetIndex_ObjectSeen(ix, k->kind, ns, name, NULL); /* gone: not waited for */
       break;
     case kPo_OwnedPlan_Update:
       w = k->write(io->ctx, ns, name, p.object, false, rv, NULL, &st);
@@ -137,6 +153,7 @@ bool po_Owned_CarryOut(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Ow
       }
       (*writes)++;
       po_TargetIndex_NoteCreated(ix, po_Json_Meta(made, "uid"));
+      po_TargetIndex_NoteObjectCreated(ix, k->kind, ns, name, po_Json_Meta(made, "uid"));
       po_OwnedPlan b = k->plan(made, desired, owner_uid, po_Json_Meta(made, "uid"));
       if (b.out_of_memory) {
         json_object_put(made);
@@ -168,8 +185,10 @@ bool po_Owned_Sweep(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Owned
   if (!k->get || !k->write) return true;
   void *ref = NULL;
   const json_object *current = k->get(io->ctx, ns, name, &ref, st);
-  if (!current) return st->code == kPo_Ctl_Ok; /* cached, not readable: nothing deleted, not done */
   po_OwnedOutcome out;
+  if (!current && st->code == kPo_Ctl_Ok && behind(po_TargetIndex_ObjectMade(ix, k->kind, ns, name, NULL), k, ns, name, &out))
+    return po_CtlStatus_Set(st, out.code, "%s", out.err); /* ours, not cached yet: not done */
+  if (!current) return st->code == kPo_Ctl_Ok; /* cached, not readable: nothing deleted, not done */
   bool ok = po_Owned_CarryOut(io, ix, k, ns, name, who, owner_uid, current, NULL, writes, &out);
   if (io->release) io->release(io->ctx, ref);
   if (!ok || out.failed) {

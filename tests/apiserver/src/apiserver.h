@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* ---- logging ---------------------------------------------------------------------------- */
 /* How deep a request's JSON may nest: the real API server's limit (sigs.k8s.io/json, Go's
@@ -80,11 +81,16 @@ typedef struct po_As_Event {
   po_As_Resource *res;
   json_object *obj; /* reference */
   json_object *old; /* reference or NULL */
+  struct timespec at; /* CLOCK_REALTIME when recorded: a held watch (holdWatchMs) sends it this much later */
 } po_As_Event;
 
 typedef struct po_As_Faults {
   int drop_watch_every, force_410, throttle, retry_after, server_errors, server_error_code;
   int latency_ms;
+  /* every watch event of the resource named holdWatchResource (its plural; "" = every resource)
+   * sent no sooner than hold_watch_ms after it happened: a watch that lags its writes */
+  int hold_watch_ms;
+  char hold_watch_resource[64];
   /* random chaos (percent of API requests / of watch starts), from a seeded generator */
   int server_error_percent, force_410_percent;
   uint64_t seed;

@@ -47,12 +47,16 @@ static const struct {
     {"latencyMs", offsetof(po_As_Faults, latency_ms)},
     {"serverErrorPercent", offsetof(po_As_Faults, server_error_percent)},
     {"force410Percent", offsetof(po_As_Faults, force_410_percent)},
+    {"holdWatchMs", offsetof(po_As_Faults, hold_watch_ms)},
 };
+/* The one field that is not a number: the resource whose watch events holdWatchMs holds. */
+static const char kHoldResource[] = "holdWatchResource";
 
 json_object *po_As_Faults_Json(void) {
   json_object *o = json_object_new_object();
   for (size_t i = 0; i < sizeof kFields / sizeof kFields[0]; i++)
     json_object_object_add(o, kFields[i].name, json_object_new_int(*(int *)((char *)&po_as.faults + kFields[i].off)));
+  json_object_object_add(o, kHoldResource, json_object_new_string(po_as.faults.hold_watch_resource));
   return o;
 }
 
@@ -62,11 +66,20 @@ bool po_As_Faults_Set(json_object *in, char *msg, size_t msgsz) {
     return false;
   }
   json_object_object_foreach(in, k, v) {
+    if (!strcmp(k, kHoldResource)) {
+      if (!v || !json_object_is_type(v, json_type_string) ||
+          json_object_get_string_len(v) >= (int)sizeof po_as.faults.hold_watch_resource) {
+        snprintf(msg, msgsz, "faults: %s must be a resource's plural name (\"\" for every resource), shorter than %zu bytes",
+                 kHoldResource, sizeof po_as.faults.hold_watch_resource);
+        return false;
+      }
+      continue;
+    }
     size_t i;
     for (i = 0; i < sizeof kFields / sizeof kFields[0]; i++)
       if (!strcmp(kFields[i].name, k)) break;
     if (i == sizeof kFields / sizeof kFields[0]) {
-      snprintf(msg, msgsz, "faults: unknown field \"%s\" (valid: dropWatchEvery, force410, throttle, retryAfterSeconds, serverErrors, serverErrorCode, latencyMs, serverErrorPercent, force410Percent)", k);
+      snprintf(msg, msgsz, "faults: unknown field \"%s\" (valid: dropWatchEvery, force410, throttle, retryAfterSeconds, serverErrors, serverErrorCode, latencyMs, serverErrorPercent, force410Percent, holdWatchMs, holdWatchResource)", k);
       return false;
     }
     if (!v || !json_object_is_type(v, json_type_int) || json_object_get_int(v) < 0) {
@@ -75,6 +88,8 @@ bool po_As_Faults_Set(json_object *in, char *msg, size_t msgsz) {
     }
   }
   json_object_object_foreach(in, k2, v2) {
+    if (!strcmp(k2, kHoldResource))
+      snprintf(po_as.faults.hold_watch_resource, sizeof po_as.faults.hold_watch_resource, "%s", json_object_get_string(v2));
     for (size_t i = 0; i < sizeof kFields / sizeof kFields[0]; i++)
       if (!strcmp(kFields[i].name, k2)) *(int *)((char *)&po_as.faults + kFields[i].off) = json_object_get_int(v2);
   }

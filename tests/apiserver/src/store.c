@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "apiserver.h"
 
@@ -61,6 +62,7 @@ void po_As_Store_Record(po_As_Resource *r, int type, json_object *obj, json_obje
     e->res = r;
     e->obj = json_object_get(obj);
     e->old = json_object_get(old);
+    clock_gettime(CLOCK_REALTIME, &e->at);
     po_as.ring_len++;
   }
   po_as.dirty = true;

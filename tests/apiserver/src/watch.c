@@ -90,6 +90,24 @@ static bool matches(Watch *w, json_object *obj) {
   return po_As_Selector_Match(w->sel, obj);
 }
 
+/* Lock held. The fault holdWatchMs: an event of a held resource not sent before it is that old
+ * (a watch lagging its writes, as one behind a slow or restarted apiserver cache). 0: send it; 1:
+ * waited (the lock released meanwhile: the ring may have moved, look again); -1: the stream's
+ * deadline came first (it ends without it). */
+static int held(Watch *w, const po_As_Event *e) {
+  const po_As_Faults *f = &po_as.faults;
+  if (f->hold_watch_ms <= 0 || (f->hold_watch_resource[0] && strcmp(f->hold_watch_resource, w->res->plural) != 0))
+    return 0;
+  struct timespec now, due = e->at;
+  ts_add_ms(&due, f->hold_watch_ms);
+  clock_gettime(CLOCK_REALTIME, &now);
+  if (!ts_before(&now, &due)) return 0;
+  if (!ts_before(&now, &w->deadline)) return -1;
+  if (ts_before(&w->deadline, &due)) due = w->deadline;
+  pthread_cond_timedwait(&po_as.cond, &po_as.mu, &due);
+  return 1;
+}
+
 /* Lock held. Produces the next chunk into w->pending; false = the stream ends now. */
 static bool produce(Watch *w) {
   for (;;) {
@@ -126,6 +144,9 @@ static bool produce(Watch *w) {
       size_t idx = (size_t)(want - first);
       if (idx < po_as.ring_len) {
         po_As_Event *e = &po_as.ring[(po_as.ring_head + idx) % po_as.ring_cap];
+        int h = e->res == w->res ? held(w, e) : 0;
+        if (h < 0) return false;
+        if (h) continue;
         w->pos = e->rv;
         if (e->res != w->res) continue;
         bool now = e->type != kPo_As_Deleted && matches(w, e->obj);

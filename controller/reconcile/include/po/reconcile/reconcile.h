@@ -228,7 +228,7 @@ typedef struct {
   uint64_t own_writes_seen; /* target events recognised as our own writes (not reconciled again) */
   uint64_t event_hashes;    /* JSON trees (spec, status, finalizers) hashed to judge PropertyOverride events */
   uint64_t answers_waited_out; /* target events that waited the whole bound for a write's answer */
-  uint64_t cache_behind;       /* reconciles put off: the cache did not hold our last write yet (CacheBehind) */
+  uint64_t cache_behind;       /* reconciles put off: the cache did not hold our last write yet (CacheBehind, ObjectMade) */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* The mesh options (cluster domain, Istio release and root namespace: the controller's flags)
@@ -262,9 +262,24 @@ bool po_TargetIndex_IsOwnTargetWrite(po_TargetIndex *ix, const char *target_key,
  * our write added is not in it yet), it would write nothing and release the finalizer while the
  * target keeps the entry, and the echo, taken as ours, would never be reconciled. When behind,
  * the write's echo is marked awaited (IsOwnTargetEcho then answers false for it, so its event is
- * reconciled) and the caller puts its judgement off. A write answered more than 30 s ago whose
- * echo never came is no longer waited for. */
+ * reconciled, its note kept until a call here finds the cache holding it) and the caller puts its
+ * judgement off. A write answered more than 30 s ago whose echo never came is no longer waited for. */
 bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);
+/* The same for a mesh object of one PropertyOverride (kind "EnvoyFilter", "EnvoyPatchPolicy")
+ * this process created (NoteObjectCreated: the uid the create's answer gave). Behind: its cache
+ * holds no object of that uid (cached_uid NULL: absent), its ADDED event not in yet; judged there,
+ * a PropertyOverride deleted meanwhile finds nothing to delete, its finalizer goes and the object
+ * stays for good (its event, once in, names a PropertyOverride that is gone). Cached: the cache
+ * holds that uid, maybe still the create's version, before the write binding our created
+ * annotation to it: it is ours all the same (judged a look-alike, it would be left for good too).
+ * A note is spent 30 s after the create, or by an event of the object that is its deletion or
+ * another uid (ObjectSeen, uid NULL: deleted): a deletion by hand is repaired at once. */
+typedef enum { kPo_ObjectMade_No, kPo_ObjectMade_Behind, kPo_ObjectMade_Cached } po_ObjectMade;
+void po_TargetIndex_NoteObjectCreated(po_TargetIndex *ix, const char *kind, const char *ns, const char *name,
+                                      const char *uid);
+po_ObjectMade po_TargetIndex_ObjectMade(po_TargetIndex *ix, const char *kind, const char *ns, const char *name,
+                                      const char *cached_uid);
+void po_TargetIndex_ObjectSeen(po_TargetIndex *ix, const char *kind, const char *ns, const char *name, const char *uid);
 /* After a write of ours removed a held generation's entry from target_key, or wrote it back
  * there (the target deleted by its owner and written again) (its spec points at another target,
  * whose reconcile says in its status whether that generation is live, read from this target's
