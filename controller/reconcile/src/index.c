@@ -92,7 +92,7 @@ enum { kOwnAnswerWaitMs = 3000 };
 enum { kOwnEchoWaitMs = 30000 };
 
 /* A mesh object (an EnvoyFilter, an EnvoyPatchPolicy) this process created: the uid the create's
- * answer gave, and when, until the object's cache is seen holding it (po_TargetIndex_ObjectBehind). */
+ * answer gave, and when, until the object's cache is seen holding it (po_TargetIndex_ObjectMade). */
 typedef struct {
   po_StrNode node; /* keyed by "kind/ns/name" (key, below) */
   char *key;
