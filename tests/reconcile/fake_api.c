@@ -130,6 +130,20 @@ static po_WriteResult write_kind(Fake *fx, const char *kind, const char *ns, con
   snprintf(k, sizeof k, "%s/%s/%s", kind, ns, name);
   return write_slot(fx, k, obj, create, rv, written, st);
 }
+/* The server's copy: a lagged update's echo is what the server holds (the slot is what the cache
+ * shows). */
+static json_object *f_read_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_CtlStatus *st) {
+  Fake *fx = ctx;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  fx->live_reads++;
+  po_CtlStatus_Clear(st);
+  if (fx->echo && !strcmp(fx->echo_key, k)) return copy(fx->echo);
+  Slot *s = slot(fx, k, false);
+  if (!s) po_CtlStatus_Set(st, kPo_Ctl_NotFound, "not found");
+  return s ? copy(s->obj) : NULL;
+}
+
 static bool own_echo(Fake *fx, Slot *s) {
   json_object *md = get(s->obj, "metadata");
   return po_TargetIndex_IsOwnTargetEcho(fx->ix, s->key, json_object_get_string(get(md, "uid")),
@@ -239,6 +253,10 @@ static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char 
     snprintf(written->rv, sizeof written->rv, "%s", po_Json_Meta(made, "resourceVersion"));
   }
   json_object_put(made);
+  if (w == kPo_WriteResult_Ok && fx->answer_lost) { /* applied; the answer never reached us */
+    *written = (po_WrittenVersion){.uid = {0}};
+    return po_CtlStatus_Set(st, kPo_Ctl_Internal, "timeout waiting for the answer"), kPo_WriteResult_Failed;
+  }
   /* Not lagging: the cache holds the write at once. Its echo is asked about at the target's next
    * read (echo_due), as the watch's event would be before it: the reconcile notes the version
    * only after this returns. */
@@ -373,7 +391,8 @@ Fake *fake_new(void) {
   fx->tenancy = (po_Tenancy){.proxy_defaults_from = {"mesh"}, .n = 1};
   fx->io = (po_ReconcileIO){f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                             f_synced, f_target_event, &fx->tenancy, f_release, f_override_version, NULL, NULL,
-                            f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route, f_update_target};
+                            f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route, f_update_target,
+                            f_read_target};
   fx->io.ctx = fx;
   return fx;
 }

@@ -35,6 +35,8 @@ typedef struct Fake {
   bool target_lags; /* target updates succeed (answered) but the cache keeps the version written over
                        until fake_deliver_echo: the echo of the last one waits in echo */
   struct json_object *echo;
+  bool answer_lost; /* target updates are applied but answered as failed (a timeout after the commit) */
+  int live_reads;   /* targets read from the "server" (read_target), not the cache */
   bool echo_due;    /* the last target update's echo is asked about (IsOwnTargetEcho) at the next read */
   char echo_key[300];
   int status_fails; /* the next this many status writes fail (kPo_WriteResult_Failed), as a 500 would */

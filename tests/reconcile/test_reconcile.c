@@ -208,6 +208,35 @@ static void test_cache_behind_echo_asked_before_cached(void **state) {
   assert_null(slot(fx, k, false));  /* then its finalizer */
 }
 
+/* The same window with no note to tell it: the update's answer lost (a timeout after the server
+ * applied it), or written by the leader before this one. The reconcile finds the cache current
+ * and writes nothing; before the finalizer goes it asks the server (read_target), which still
+ * holds the entry: the finalizer stays and the reconcile is retried; the echo, not ours to skip,
+ * is reconciled and removes the entry. A reconcile that wrote the target does not ask. */
+static void test_no_note_server_asked_before_release(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "b", 1, "web", kGood);
+  fx->target_lags = fx->answer_lost = true;
+  assert_false(run(fx).ok); /* applied, its answer lost: no note of it */
+  fx->target_lags = fx->answer_lost = false;
+  char k[] = "po/default/b";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  po_ReconcileResult r = run(fx);
+  assert_false(r.ok);
+  assert_true(r.conflict);
+  assert_non_null(strstr(r.error, "still holds its entry"));
+  assert_int_equal(fx->live_reads, 1);
+  assert_non_null(slot(fx, k, false)); /* the finalizer stays */
+  assert_false(fake_deliver_echo(fx));
+  assert_true(run(fx).ok); /* the echo's reconcile: the entry removed by a write, so no live read */
+  assert_int_equal(entries(fx), 1);
+  assert_null(slot(fx, k, false));
+  assert_int_equal(fx->live_reads, 1);
+}
+
 /* F2 (issue 21 item 4): only the API server's texts for a webhook nothing answered for cap the
  * retry; an answer with any status code, or a call that ran out of time, keeps the backoff. The
  * texts are kube-apiserver 1.32's (webhook_error.c says where each comes from). */
@@ -2494,6 +2523,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_other_namespace_appears_after_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_echo_asked_before_cached, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_named_both_ways_and_delete_removes_created, setup, teardown),

@@ -212,6 +212,18 @@ static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *n
   return kPo_WriteResult_Ok;
 }
 
+/* A live read (release_guard in the Consul reconcile): deletions only, one a reconcile at most. */
+static json_object *read_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_CtlStatus *st) {
+  po_KubeIO *k = ctx;
+  po_KubeRef ref = kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
+  ref.ns = ns;
+  ref.name = name;
+  po_CtlStatus_Clear(st);
+  json_object *out = NULL;
+  if (!po_KubeClient_Get(k->client, &ref, &out, st)) return NULL;
+  return out;
+}
+
 static po_WriteResult write_filter(void *ctx, const char *ns, const char *name, json_object *obj, bool create,
                                    const char *rv, json_object **written, po_CtlStatus *st) {
   if (!filters_of(ctx, ns)) {
@@ -372,5 +384,5 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
                           atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
                           k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL,
-                          k->eg ? route_whole : NULL, update_target};
+                          k->eg ? route_whole : NULL, update_target, read_target};
 }

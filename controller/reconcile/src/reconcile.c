@@ -362,6 +362,7 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
          po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
     return true;
   }
+  if (mesh(run)->release_guard && !mesh(run)->release_guard(run, it)) return true; /* run->r says why */
   if (!po_Run_NeedObj(run, it)) return false;
   json_object *patch = po_Run_FinalizerPatch(it->obj, false);
   if (!patch) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
@@ -645,6 +646,7 @@ static void finish(po_Run *run) {
   for (size_t i = 0; i < run->nwant; i++) json_object_put(run->want[i].arguments);
   po_Run_Release(run, run->read, run->read_ref);
   json_object_put(run->own);
+  json_object_put(run->server);
   free(run->live);
   free(run->bound);
   free(run->owners);

@@ -96,6 +96,9 @@ typedef struct po_Run {
    * one: po_EGItem[m]; the mesh's reconcile part's own type, set by its write), or NULL */
   void *mesh_items;
   char unbound_uid[128]; /* created by us, the write binding the created annotation failed: for status.created */
+  bool target_wrote;     /* this reconcile's write of the target was accepted: the server holds what it planned */
+  json_object *server;   /* the target as the API server holds it (release_guard's live read), or NULL */
+  int server_read;       /* 0: not read yet, 1: read (server NULL: absent), -1: the read failed */
   po_ReconcileResult r;
 } po_Run;
 
@@ -136,6 +139,10 @@ typedef struct {
   void (*status_begin)(po_Run *run);
   void (*status_object)(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *live_gen);
   bool (*item_failed)(const po_Run *run, size_t i);
+  /* Before a deleted PropertyOverride's finalizer is released (its entry gone as the cache has
+   * it): true when the release may go ahead; false with run->r failed (the finalizer stays, the
+   * reconcile is retried) when the server may still hold its entry. */
+  bool (*release_guard)(po_Run *run, po_RunItem *it);
   bool (*overlap_peer)(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind kind, const char *ns,
                        po_OverlapPeer *peer, po_Arena *ar);
   bool (*not_programmed)(po_Run *run, size_t i, int64_t live_gen, po_Condition *p);

@@ -595,6 +595,7 @@ static bool write_target(po_Run *run) {
                                                    p.create, rv, NULL, &st);
     /* the version the echo will carry ("" unknown: the echo is reconciled) */
     if (note && w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
+    run->target_wrote = w == kPo_WriteResult_Ok;
     if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
     if (w == kPo_WriteResult_NotFound && p.remove) w = kPo_WriteResult_Ok;
     if (w != kPo_WriteResult_Ok) {
@@ -652,6 +653,45 @@ static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *
   if (*run->unbound_uid && po_Run_HasEntry(it)) s->created_ns = run->ns, s->created_name = run->name, s->created_uid = run->unbound_uid;
   LiveIter li = live_of(run, it->name, it->uid);
   for (const po_ConsulEntry *e; !run->target_ok && (e = live_next(&li));) *live_gen = e->generation; /* its last */
+}
+
+/* Whether a target (as the API server holds it) carries an entry of the PropertyOverride uid. */
+static bool holds_entry_of(const json_object *target, const char *uid) {
+  json_object *ext = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
+  size_t n = ext && json_object_is_type(ext, json_type_array) ? json_object_array_length(ext) : 0;
+  for (size_t i = 0; i < n; i++) {
+    json_object *m = po_Json_Get(po_Json_Get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride");
+    const char *u = po_Json_String(m, "uid");
+    if (u && !strcmp(u, uid)) return true;
+  }
+  return false;
+}
+
+/* The finalizer is all that removes a deleted PropertyOverride's entry: an entry naming one that
+ * no longer exists is someone else's (ForeignEntry). A reconcile that wrote the target knows the
+ * server holds its plan (the update was made over the version read). One that wrote nothing
+ * judged the cache, which can be behind a write whose echo has not come and which no note of
+ * this process covers (its answer lost; a leader before this one): the server is asked, once
+ * per reconcile. Deletions only: creates and edits never come here. */
+static bool release_guard(po_Run *run, po_RunItem *it) {
+  if (run->target_wrote || !run->io->read_target) return true;
+  if (run->server_read == 0) {
+    po_CtlStatus st;
+    run->server = run->io->read_target(run->io->ctx, run->kind, run->ns, run->name, &st);
+    run->server_read = run->server || st.code == kPo_Ctl_NotFound ? 1 : -1;
+    if (run->server_read < 0) {
+      if (st.code == kPo_Ctl_NoMemory) run->r.out_of_memory = true;
+      po_Run_Fail(run, kPo_WriteResult_Failed,
+                  po_Arena_Printf(run->ar, "reading %s from the API server before removing the finalizer of %s",
+                                  run->where, it->name), st.message);
+    }
+  }
+  if (run->server_read < 0) return false;
+  if (!holds_entry_of(run->server, it->uid)) return true;
+  po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
+              po_Arena_Printf(run->ar, "%s on the API server still holds its entry (this controller's cache is behind it); "
+                              "the finalizer stays until the entry is removed", run->where));
+  return false;
 }
 
 /* One write for all: its entry is gone once the target's write succeeded. */
@@ -768,6 +808,7 @@ const po_ReconcileMesh po_Consul_Reconcile = {
     .status_begin = status_begin,
     .status_object = status_object,
     .item_failed = item_failed,
+    .release_guard = release_guard,
     .not_programmed = not_programmed,
     .programmed_message = programmed_message,
     .confirm = apply_sync,

@@ -171,6 +171,13 @@ typedef struct {
    * reconciled. NULL: updates go through write_target, and their echoes are reconciled. */
   po_WriteResult (*update_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
                                   struct json_object *obj, po_WrittenVersion *written, po_CtlStatus *st);
+  /* May be NULL. A target as the API server holds it now (a live read, not the cache): a new tree
+   * the caller puts, or NULL with st kPo_Ctl_NotFound (absent) or another code (not read). Asked
+   * before a finalizer is released by a reconcile that wrote nothing to the target (the cache
+   * said current): the cache may be behind a write whose echo has not come (a lost answer, or
+   * another leader's write), and the finalizer is the only thing that would remove the entry.
+   * NULL: no such check. */
+  struct json_object *(*read_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_CtlStatus *st);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
