@@ -815,6 +815,40 @@ static void test_lookalike_entries_left_alone_and_reported(void **state) {
   json_object_put(before);
 }
 
+/* adv-guard: the live read before a finalizer goes (release_guard) waits only for what the
+ * reconcile would remove once its cache holds it: an entry of ours, named builtin/property-override
+ * and bound to that very object's uid and to this PropertyOverride's name and uid. A look-alike
+ * carrying its uid (a copy from another object, kubectl get -o yaml; an extension of another
+ * name) is someone else's and stays: waited for, it held the finalizer for good (each retry read
+ * the server, found it and kept the finalizer). */
+static void test_release_guard_waits_for_ours_only(void **state) {
+  Fake *fx = *state;
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":1,"
+             "\"uid\":\"uid-po-a\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}},"
+             "{\"name\":\"builtin/lua\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":1,"
+             "\"uid\":\"uid-po-a\",\"targetUID\":\"uid-web\"},\"Script\":\"\"}}]}}");
+  json_object *theirs = copy(get(target(fx), "spec"));
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 3); /* ours after theirs */
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  fx->override_fails = 1; /* its entry removed, the finalizer's removal fails once */
+  assert_false(run(fx).ok);
+  assert_true(json_object_equal(theirs, get(target(fx), "spec")));
+  assert_non_null(slot(fx, k, false));
+  assert_int_equal(fx->live_reads, 0); /* that reconcile wrote the target */
+  po_ReconcileResult r = run(fx);       /* the retry writes nothing: the server is asked */
+  assert_true(r.ok);
+  assert_int_equal(fx->live_reads, 1);
+  assert_null(slot(fx, k, false)); /* the finalizer went */
+  assert_true(json_object_equal(theirs, get(target(fx), "spec"))); /* theirs stay */
+  json_object_put(theirs);
+}
+
 static void test_lookalike_created_annotation_never_deleted(void **state) {
   Fake *fx = *state;
   /* applied by a user from `kubectl get -o yaml` of an object we created elsewhere */
@@ -2524,6 +2558,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_guard_waits_for_ours_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_echo_asked_before_cached, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
       cmocka_unit_test_setup_teardown(test_overlap_named_both_ways_and_delete_removes_created, setup, teardown),

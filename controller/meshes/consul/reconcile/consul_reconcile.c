@@ -655,16 +655,14 @@ static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *
   for (const po_ConsulEntry *e; !run->target_ok && (e = live_next(&li));) *live_gen = e->generation; /* its last */
 }
 
-/* Whether a target (as the API server holds it) carries an entry of the PropertyOverride uid. */
-static bool holds_entry_of(const json_object *target, const char *uid) {
-  json_object *ext = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
-  size_t n = ext && json_object_is_type(ext, json_type_array) ? json_object_array_length(ext) : 0;
-  for (size_t i = 0; i < n; i++) {
-    json_object *m = po_Json_Get(po_Json_Get(json_object_array_get_idx(ext, i), "arguments"), "PropertyOverride");
-    const char *u = po_Json_String(m, "uid");
-    if (u && !strcmp(u, uid)) return true;
-  }
-  return false;
+/* Whether a target as the API server holds it carries an entry this reconcile would remove once
+ * its cache held it: ours (po_Consul_OwnedEntries: named builtin/property-override, bound to
+ * that object's uid) and of this PropertyOverride (its name and uid). A look-alike carrying the
+ * uid (copied from another object, an extension of another name) is someone else's, kept by every
+ * plan: waited for, it would hold the finalizer for good. */
+static bool holds_entry_of(const json_object *target, const po_RunItem *it) {
+  po_ConsulOwner me = {it->name, it->uid};
+  return target && po_Consul_OwnedEntries(target, &me, 1, NULL, 0, NULL) > 0;
 }
 
 /* The finalizer is all that removes a deleted PropertyOverride's entry: an entry naming one that
@@ -687,7 +685,7 @@ static bool release_guard(po_Run *run, po_RunItem *it) {
     }
   }
   if (run->server_read < 0) return false;
-  if (!holds_entry_of(run->server, it->uid)) return true;
+  if (!holds_entry_of(run->server, it)) return true;
   po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
               po_Arena_Printf(run->ar, "%s on the API server still holds its entry (this controller's cache is behind it); "
                               "the finalizer stays until the entry is removed", run->where));
