@@ -2401,6 +2401,47 @@ static void test_target_in_other_namespace(void **state) {
   po_TargetNames_Free(names);
 }
 
+/* adv-guard: with no target in the cache nothing there holds a deleted PropertyOverride's entry,
+ * yet its finalizer stayed as long as another one of the target kept the reconcile from
+ * writing: a same-name object in another namespace (TargetInOtherNamespace, rechecked for as long
+ * as it exists) or a create that keeps failing (a refusing webhook). Released now once the
+ * server, asked (release_guard), holds no entry of it either. */
+static void test_no_target_deletion_not_held(void **state) {
+  Fake *fx = *state;
+  po_TargetNames *names = po_TargetNames_New();
+  assert_non_null(names);
+  assert_true(po_TargetNames_Set(names, kPo_TargetKind_ServiceDefaults, "apps", "web", true));
+  po_ReconcileIO io = fx->io;
+  io.names = names;
+  apply_override(fx, "a", 1, "web", kGood);
+  apply_override(fx, "b", 1, "web", kGood);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "TargetInOtherNamespace");
+  char k[] = "po/default/b";
+  assert_non_null(get(get(slot(fx, k, false)->obj, "metadata"), "finalizers"));
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web");
+  assert_true(r.ok);
+  assert_null(slot(fx, k, false)); /* its finalizer went */
+  assert_int_equal(fx->live_reads, 1);
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "TargetInOtherNamespace");
+  assert_null(target(fx));
+  po_TargetNames_Free(names);
+  /* a create refused each time */
+  apply_override(fx, "c", 1, "web", kGood);
+  fx->target_fails = 1;
+  assert_false(run(fx).ok);
+  char kc[] = "po/default/c";
+  json_object_object_add(get(slot(fx, kc, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, kc, false)->obj);
+  fx->target_fails = 1;
+  assert_false(run(fx).ok); /* a's create fails again */
+  assert_null(slot(fx, kc, false));
+  assert_int_equal(fx->live_reads, 2);
+  assert_null(target(fx));
+}
+
 /* adv: a same-name ServiceDefaults created (and deleted) in another namespace while ours exists:
  * our existing target is neither abandoned nor deleted, and our next change is still written. */
 static void test_other_namespace_appears_after_ours(void **state) {
@@ -2555,6 +2596,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_create_then_idempotent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_in_other_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_namespace_appears_after_ours, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_target_deletion_not_held, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),

@@ -692,10 +692,13 @@ static bool release_guard(po_Run *run, po_RunItem *it) {
   return false;
 }
 
-/* One write for all: its entry is gone once the target's write succeeded. */
+/* One write for all: its entry is gone once the target's write succeeded, or when the cache
+ * holds no target at all (nothing created: another namespace holds the name, or the create
+ * failed), where a deleted PropertyOverride waited for a write that another one's state kept
+ * from coming. release_guard asks the server before its finalizer goes either way. */
 static bool item_failed(const po_Run *run, size_t i) {
   (void)i;
-  return !run->target_ok;
+  return !run->target_ok && run->target;
 }
 
 static bool not_programmed(po_Run *run, size_t i, int64_t live_gen, po_Condition *p) {
