@@ -546,6 +546,37 @@ static void test_initial_list_indexes_then_start_queues_each_target_once(void **
   po_App_Free(app);
 }
 
+/* adv-guard: the live read before a finalizer goes (po_ReconcileIO.read_target) treats a
+ * namespace this controller does not watch (--namespace) as get_target does: absent. It never
+ * writes there (write_ref refuses it) and its cache never shows it, so an entry found there could
+ * never be removed: the finalizer waited for good, a GET each retry. A watched namespace's target
+ * is asked for (here the request fails: nothing listens). */
+static void test_read_target_unwatched_namespace_absent(void **state) {
+  (void)state;
+  po_AppOptions o;
+  po_AppOptions_Init(&o);
+  o.kubeconfig = kubeconfig;
+  o.webhook_address = "0";
+  o.probe_address = "0";
+  o.leader_elect = false;
+  o.log_level = kPo_LogLevel_Error;
+  o.envoy_gateway = kPo_IstioMode_Off;
+  o.namespaces[0] = "ops";
+  o.n_namespaces = 1;
+  po_CtlStatus st;
+  po_CtlStatus_Clear(&st);
+  po_App *app = po_App_New(&o, &st);
+  assert_non_null(app);
+  po_ReconcileIO io = po_KubeIO_Table(&app->io);
+  assert_non_null(io.read_target);
+  assert_null(io.read_target(io.ctx, kPo_TargetKind_ServiceDefaults, "shop", "web", &st));
+  assert_int_equal(st.code, kPo_Ctl_NotFound);
+  assert_non_null(strstr(st.message, "namespace 'shop' is not watched"));
+  assert_null(io.read_target(io.ctx, kPo_TargetKind_ProxyDefaults, "ops", "global", &st));
+  assert_true(st.code != kPo_Ctl_Ok && st.code != kPo_Ctl_NotFound); /* asked: nothing answered */
+  po_App_Free(app);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_oldest_istiod_release),
@@ -558,6 +589,7 @@ int main(void) {
       cmocka_unit_test(test_events_on_one_target_batch),
       cmocka_unit_test(test_related_targets_only_on_generation_or_deletion),
       cmocka_unit_test(test_unchanged_update_queues_nothing),
+      cmocka_unit_test(test_read_target_unwatched_namespace_absent),
   };
   return cmocka_run_group_tests(tests, write_kubeconfig, remove_kubeconfig);
 }

@@ -212,13 +212,20 @@ static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *n
   return kPo_WriteResult_Ok;
 }
 
-/* A live read (release_guard in the Consul reconcile): deletions only, one a reconcile at most. */
+/* A live read (release_guard in the Consul reconcile): deletions only, one a reconcile at most.
+ * An unwatched namespace is absent, as get_target has it: nothing is written there and no cache
+ * shows it, so an entry found there could never be removed and its finalizer would wait for
+ * good. */
 static json_object *read_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   po_KubeRef ref = kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
   ref.ns = ns;
   ref.name = name;
   po_CtlStatus_Clear(st);
+  if (slot_of(k, ns) == (size_t)-1) {
+    po_CtlStatus_Set(st, kPo_Ctl_NotFound, "namespace '%s' is not watched by this controller (--namespace)", ns);
+    return NULL;
+  }
   json_object *out = NULL;
   if (!po_KubeClient_Get(k->client, &ref, &out, st)) return NULL;
   return out;
