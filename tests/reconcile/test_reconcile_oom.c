@@ -137,6 +137,14 @@ static json_object *w_gateway_routes(void *ctx, const char *ns, const char *gate
   return r;
 }
 
+static json_object *w_read_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_CtlStatus *st) {
+  Fake *fx = ctx;
+  read_begin();
+  json_object *o = fx->io.read_target(ctx, kind, ns, name, st);
+  read_end();
+  return o;
+}
+
 static po_ReconcileIO io(Fake *fx) {
   po_ReconcileIO w = fx->io;
   w.sync = g_sync;
@@ -151,6 +159,7 @@ static po_ReconcileIO io(Fake *fx) {
   w.get_policy = w_get_policy;
   w.write_policy = w_write_policy;
   w.gateway_routes = w_gateway_routes;
+  w.read_target = w_read_target;
   w.event = NULL; /* best effort, and the fake's events only count */
   w.target_event = NULL;
   return w;
@@ -603,6 +612,67 @@ static void test_eg_reads_fail(void **state) {
   assert_true(g_read_runs >= 3);
 }
 
+/* adv-guard: the live read before a finalizer goes (release_guard), its copy under the failing
+ * allocator too when reads fail: the server still holds b's entry (its update applied, the
+ * answer lost, the cache behind it), so whichever allocation fails b's finalizer stays, and the
+ * run that meets none keeps it as a conflict. */
+static void guard_torture(Fake *fx, long *runs, long *errors, long *crashes) {
+  *errors = *crashes = 0;
+  long n;
+  for (n = 1; n < 200000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      po_ReconcileIO w = io(fx);
+      int reads = fx->live_reads;
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, fx->ix, "ServiceDefaults/default/web");
+      long reached = g_count;
+      disarm();
+      if (!slot(fx, "po/default/b", false)) _exit(kExitPartialWrite); /* released over its entry */
+      if (reached < n) _exit(!r.ok && r.conflict && fx->live_reads == reads + 1 ? kExitOk : 6);
+      _exit(r.ok ? 2 : 1);
+    }
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
+      (*crashes)++;
+      continue;
+    }
+    if (code == kExitPartialWrite) fail_msg("allocation %ld failed: b's finalizer went while the server holds its entry", n);
+    assert_int_not_equal(code, 6); /* the clean run asked the server once and kept the finalizer */
+    assert_int_not_equal(code, 2); /* a failure met and not said */
+    if (code == kExitOk) break;
+    (*errors)++;
+  }
+  *runs = n - 1;
+}
+
+static void test_release_guard_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  apply(fx, "b", 1, 20);
+  fx->target_lags = fx->answer_lost = true;
+  assert_false(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  fx->target_lags = fx->answer_lost = false;
+  json_object *b = slot(fx, "po/default/b", false)->obj;
+  json_object_object_add(get(b, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, b);
+  for (int reads_fail = 0; reads_fail < 2; reads_fail++) {
+    g_reads_fail = reads_fail;
+    long runs, errors, crashes;
+    guard_torture(fx, &runs, &errors, &crashes);
+    g_reads_fail = false;
+    printf("release guard%s: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
+           "0 released the finalizer\n", reads_fail ? ", reads failing too" : "", runs, errors, crashes);
+    assert_true(runs > 50);
+  }
+  assert_false(fake_deliver_echo(fx)); /* and once the cache holds the entry, it goes, then the finalizer */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_null(slot(fx, "po/default/b", false));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
@@ -617,6 +687,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unreadable_peer_writes_no_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_istio_reads_fail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eg_reads_fail, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_guard_at_any_failed_allocation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
