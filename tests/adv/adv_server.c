@@ -1,5 +1,5 @@
 /* ADV (adversarial tests, branch adv-admit): the real webhook server (plain HTTP on loopback) in
- * this process for tests/adv/*.py. Prints its port on stdout; each line on stdin is a command:
+ * this process for the Python tests in tests/adv. Prints its port on stdout; each line on stdin is a command:
  *   s  -> prints "inflight=N peak=N refusals=N rss_kb=N hwm_kb=N"
  *   EOF stops it.
  * adv_server BUDGET_MiB [THREADS [HEAP_MiB]]: HEAP_MiB of 200-byte blocks, every other one freed,
