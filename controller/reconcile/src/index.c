@@ -978,6 +978,13 @@ bool po_TargetIndex_IsOwnTargetEcho(po_TargetIndex *ix, const char *key, const c
   return own;
 }
 
+/* Milliseconds since t (CLOCK_MONOTONIC). */
+static int64_t ms_since(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
+}
+
 bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char *uid, const char *rv) {
   if (!uid || !rv) return false;
   pthread_mutex_lock(&ix->mu);
@@ -993,10 +1000,7 @@ bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char 
   if (w && strcmp(w->uid, uid) != 0) w->pending = false;
   else if (w && strcmp(w->rv, rv) == 0) w->pending = !w->awaited;
   else if (w) {
-    struct timespec now;
-    clock_gettime(CLOCK_MONOTONIC, &now);
-    int64_t ms = (int64_t)(now.tv_sec - w->answered_at.tv_sec) * 1000 + (now.tv_nsec - w->answered_at.tv_nsec) / 1000000;
-    if (ms > kOwnEchoWaitMs) {
+    if (ms_since(&w->answered_at) > kOwnEchoWaitMs) {
       w->pending = false; /* spent: see kOwnEchoWaitMs */
     } else {
       behind = w->awaited = true;
@@ -1008,12 +1012,6 @@ bool po_TargetIndex_CacheBehind(po_TargetIndex *ix, const char *key, const char 
 }
 
 /* ---- mesh objects we created, until their cache holds them ---- */
-
-static int64_t ms_since(const struct timespec *t) {
-  struct timespec now;
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return (int64_t)(now.tv_sec - t->tv_sec) * 1000 + (now.tv_nsec - t->tv_nsec) / 1000000;
-}
 
 /* "kind/ns/name" into buf (copied, not printed: this runs for every mesh object of every
  * reconcile); false when it does not fit (no note is made or found for it). */
