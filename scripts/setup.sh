@@ -39,7 +39,10 @@ declare -A pinned=([libjemalloc-dev]=5.3.0-1 [libmimalloc-dev]=2.0.9+ds-2)
 declare -A pinned_lib=([libjemalloc-dev]=libjemalloc2 [libmimalloc-dev]=libmimalloc2.0)
 
 installed_version() { # PACKAGE: its version if installed, else nothing
-  dpkg-query -W -f='${Status}\t${Version}' "$1" 2>/dev/null | awk -F'\t' '$1 == "install ok installed" { print $2 }'
+  # dpkg-query exits 1 for a package this machine's dpkg has never heard of (a fresh machine's
+  # cmake, say): that is "not installed", not a failure of the setup (set -e, pipefail).
+  { dpkg-query -W -f='${Status}\t${Version}' "$1" 2>/dev/null || true; } |
+    awk -F'\t' '$1 == "install ok installed" { print $2 }'
 }
 need_apt=()
 for p in "${packages[@]}"; do
