@@ -37,7 +37,8 @@ static bool write_eg(po_Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_EGItem *y = &x[i];
     po_Run_OwnedOutcome(run, y->outcome == kPo_EGOutcome_Foreign, y->outcome == kPo_EGOutcome_Failed, y->conflict, y->err);
-    if (y->mismatch) po_Run_OwnedMismatch(run, &run->items[i], "EnvoyPatchPolicy", y->policy_ns, y->policy_name, y->live_generation);
+    if (y->mismatch && !po_Run_OwnedMismatch(run, &run->items[i], "EnvoyPatchPolicy", y->policy_ns, y->policy_name, y->live_generation))
+      return false; /* out of memory */
   }
   return true;
 }

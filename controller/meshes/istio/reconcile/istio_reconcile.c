@@ -43,7 +43,8 @@ static bool write_istio(po_Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_IstioItem *y = &x[i];
     po_Run_OwnedOutcome(run, y->outcome == kPo_IstioOutcome_Foreign, y->outcome == kPo_IstioOutcome_Failed, y->conflict, y->err);
-    if (y->mismatch) po_Run_OwnedMismatch(run, &run->items[i], "EnvoyFilter", y->filter_ns, y->filter_name, y->live_generation);
+    if (y->mismatch && !po_Run_OwnedMismatch(run, &run->items[i], "EnvoyFilter", y->filter_ns, y->filter_name, y->live_generation))
+      return false; /* out of memory */
   }
   return true;
 }
