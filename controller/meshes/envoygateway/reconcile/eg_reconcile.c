@@ -65,7 +65,7 @@ static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *
   s->target_kind_name = "EnvoyPatchPolicy";
   s->target_ns = x->policy_ns;
   s->target_name = x->policy_name;
-  if (*x->unbound_uid) s->created_ns = x->policy_ns, s->created_name = x->policy_name, s->created_uid = x->unbound_uid;
+  if (x->unbound_uid) s->created_ns = x->policy_ns, s->created_name = x->policy_name, s->created_uid = x->unbound_uid;
 }
 
 static bool item_failed(const po_Run *run, size_t i) { return items(run)[i].outcome == kPo_EGOutcome_Failed; }

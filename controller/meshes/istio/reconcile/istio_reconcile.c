@@ -73,7 +73,7 @@ static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *
   s->target_name = x->filter_name;
   /* created and not bound: recorded, so that a restart before the binding write succeeds
    * still knows it for ours (istio_write.h) */
-  if (*x->unbound_uid) s->created_ns = x->filter_ns, s->created_name = x->filter_name, s->created_uid = x->unbound_uid;
+  if (x->unbound_uid) s->created_ns = x->filter_ns, s->created_name = x->filter_name, s->created_uid = x->unbound_uid;
 }
 
 /* This one's own EnvoyFilter is gone unless its write failed (another's failed write does not
