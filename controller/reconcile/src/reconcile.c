@@ -276,7 +276,8 @@ static bool plan(po_Run *run) {
     /* and the namespace of this very target too: an item held here by its last valid record (an
      * invalid generation pointing elsewhere) is judged by where its entry would be written, not
      * by its current spec, so a revoked policy or a forged status.lastValid reaches nothing */
-    char why[kPo_RunItemRefusalSize] = "";
+    char why[kPo_RunItemRefusalSize]; /* the cut the refusal always had; not zeroed whole */
+    why[0] = '\0';
     if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, why, sizeof why) ||
         !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, why,
                                     sizeof why) ||
