@@ -18,15 +18,16 @@ void po_Run_OwnedOutcome(po_Run *run, bool foreign, bool failed, bool conflict, 
 
 /* A record the write phase found not held by its object (po_IstioItem.verify): ignored, and its
  * compiled form takes no part in the overlaps (nothing of it is live). */
-void po_Run_OwnedMismatch(po_Run *run, po_RunItem *it, const char *kind, const char *ns, const char *name, int64_t live) {
-  snprintf(it->mismatch, sizeof it->mismatch,
-           "status.lastValid (generation %lld) does not match what this controller wrote to %s %s/%s (%s): it is ignored",
-           (long long)it->entry_generation, kind, ns, name,
-           live ? po_Run_OrOom(po_Arena_Printf(run->ar, "it holds generation %lld of this PropertyOverride%s", (long long)live,
-                                         live == it->entry_generation ? " with other patches" : ""))
-                : "it holds nothing this controller wrote for this PropertyOverride, or does not exist");
+bool po_Run_OwnedMismatch(po_Run *run, po_RunItem *it, const char *kind, const char *ns, const char *name, int64_t live) {
+  bool ok = po_Run_Mismatch(
+      run, it, "status.lastValid (generation %lld) does not match what this controller wrote to %s %s/%s (%s): it is ignored",
+      (long long)it->entry_generation, kind, ns, name,
+      live ? po_Run_OrOom(po_Arena_Printf(run->ar, "it holds generation %lld of this PropertyOverride%s", (long long)live,
+                                          live == it->entry_generation ? " with other patches" : ""))
+           : "it holds nothing this controller wrote for this PropertyOverride, or does not exist");
   po_Run_DropEntry(it);
   it->entry_generation = 0;
+  return ok;
 }
 
 /* Whether the reconcile of the target a PropertyOverride points at now looks at where its mesh

@@ -9,6 +9,11 @@
 #include "compiled.h"
 #include "po/base/json.h"
 
+const char *po_Owned_Text(po_Arena *ar, const char *src, size_t size) {
+  if (!src || !*src) return "";
+  return po_Arena_Strndup(ar, src, strnlen(src, size - 1));
+}
+
 static void failed(po_OwnedOutcome *out, po_WriteResult w, const po_OwnedKindOps *k, const char *what, const char *ns,
                    const char *name, const po_CtlStatus *st) {
   out->failed = true;

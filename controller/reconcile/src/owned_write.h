@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "po/engine.h"
 #include "po/reconcile/reconcile.h"
 #include "po/targets/owned.h"
 
@@ -48,6 +49,12 @@ typedef struct {
   char err[512];
   char unbound_uid[128]; /* created, and the binding write failed: its uid ("" otherwise) */
 } po_OwnedOutcome;
+
+/* An outcome's text (err, unbound_uid) kept with its item: copied into ar, cut at size - 1 bytes
+ * (the item's buffer it once was cut it there); "" (static) for an empty one, NULL when out of
+ * memory. The mesh's item tables are made by every reconcile of its targets, one item per
+ * PropertyOverride, and such texts are rare: fixed buffers made an item about 700 bytes. */
+const char *po_Owned_Text(po_Arena *ar, const char *src, size_t size);
 
 /* The PropertyOverride the object is for (its namespace and name; its uid is owner_uid): whose
  * status.created may name an object created by an earlier process and not bound yet. */

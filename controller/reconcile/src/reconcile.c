@@ -64,15 +64,27 @@ static void report_foreign(po_Run *run) {
 
 /* ---- phase 1: load ---- */
 
-static po_RunItem *new_item(po_Run *run, const char *ns, const char *name, const char *k, const char *hk) {
+/* A new item taking obj and ref (released with the run's items whatever happens), its texts
+ * copied into the run's arena (run.h); NULL (po_Run_Oom) when memory ran out. */
+static po_RunItem *new_item(po_Run *run, const json_object *obj, void *ref, const char *ns, const char *name,
+                            const char *uid, const char *rv, const char *k, const char *hk) {
   po_RunItem *it = &run->items[run->m++];
+  it->obj = obj;
+  it->ref = ref;
   it->held = strcmp(k, run->key) != 0;
-  po_Run_CopyText(it->held_key, sizeof it->held_key, it->held ? "" : hk);
-  po_Run_CopyText(it->home_key, sizeof it->home_key, it->held ? k : "");
-  po_Run_CopyText(it->ns, sizeof it->ns, ns && *ns ? ns : run->ns);
+  it->held_key = po_Run_Text(run, it->held ? "" : hk, kPo_RunItemKeySize);
+  it->home_key = po_Run_Text(run, it->held ? k : "", kPo_RunItemKeySize);
+  it->ns = po_Run_Text(run, ns && *ns ? ns : run->ns, kPo_RunItemNameSize);
+  it->name = po_Run_Text(run, name, kPo_RunItemNameSize);
+  it->uid = po_Run_Text(run, uid, kPo_RunItemIdSize);
+  it->rv = po_Run_Text(run, rv, kPo_RunItemIdSize);
+  it->refusal = it->mismatch = "";
+  if (!it->held_key || !it->home_key || !it->ns || !it->name || !it->uid || !it->rv) {
+    it->held_key = it->home_key = it->ns = it->name = it->uid = it->rv = ""; /* read by nothing, but never NULL */
+    po_Run_Oom(run, "loading the PropertyOverrides of the target");
+    return NULL;
+  }
   it->other_ns = strcmp(it->ns, run->ns) != 0;
-  po_Run_CopyText(it->name, sizeof it->name, name);
-  it->uid = it->uid_buf;
   return it;
 }
 
@@ -80,19 +92,16 @@ static po_RunItem *new_item(po_Run *run, const char *ns, const char *name, const
  * memory ran out. k and hk are its current and held keys. */
 bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *ns, const char *name, const char *k,
                      const char *hk) {
-  po_RunItem *it = new_item(run, ns, name, k, hk);
-  it->obj = obj;
-  it->ref = ref;
-  po_Run_CopyText(it->uid_buf, sizeof it->uid_buf, po_Json_Meta(obj, "uid"));
   json_object *rv = po_Json_Get(po_Json_Get(obj, "metadata"), "resourceVersion");
-  po_Run_CopyText(it->rv, sizeof it->rv, rv ? json_object_get_string(rv) : "");
+  po_RunItem *it = new_item(run, obj, ref, ns, name, po_Json_Meta(obj, "uid"), rv ? json_object_get_string(rv) : "", k, hk);
+  if (!it) return false;
   it->deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
   it->has_finalizer = po_Run_HasFinalizer(obj);
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
   bool out_of_memory;
   it->ce = po_TargetIndex_Compiled(run->ix, obj, kPo_CompileWhich_Current, &out_of_memory);
   if (!it->ce) return po_Run_Oom(run, po_Arena_Printf(run->ar, "compiling %s", it->name));
-  if (!it->deleting && it->has_finalizer && *it->rv && strlen(it->uid) < sizeof it->memo.uid) {
+  if (!it->deleting && it->has_finalizer && *it->rv && strlen(it->uid) < sizeof ((po_OverrideMemo *)0)->uid) {
     po_OverrideMemo m = {.generation = it->ce->generation, .spec_hash = it->ce->hash};
     po_Run_CopyText(m.rv, sizeof m.rv, it->rv);
     po_Run_CopyText(m.uid, sizeof m.uid, it->uid);
@@ -102,18 +111,20 @@ bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *
 }
 
 /* From the memo of an unchanged PropertyOverride (not being deleted, finalizer in place): no
- * read. False when its compiled form is no longer cached: then it is read. */
+ * read. *added false when its compiled form is no longer cached: then it is read. False when
+ * memory ran out (po_Run_Oom). */
 static bool add_memo_item(po_Run *run, const char *ns, const char *name, const po_OverrideMemo *m, const char *k,
-                          const char *hk) {
+                          const char *hk, bool *added) {
   const po_CompiledEntry *ce = po_TargetIndex_CompiledFor(run->ix, ns, name, m->uid, m->generation, m->spec_hash);
-  if (!ce) return false;
-  po_RunItem *it = new_item(run, ns, name, k, hk);
+  if (!(*added = ce != NULL)) return true;
+  po_RunItem *it = new_item(run, NULL, NULL, ns, name, m->uid, m->rv, k, hk);
+  if (it) it->ce = ce;
+  else po_CompiledEntry_Release(ce);
+  if (!it) return false;
   it->from_memo = true;
-  it->memo = *m;
-  po_Run_CopyText(it->uid_buf, sizeof it->uid_buf, m->uid);
-  po_Run_CopyText(it->rv, sizeof it->rv, m->rv);
+  it->memo_status_hash = m->status_hash;
+  it->memo_written_hash = m->written_hash;
   it->has_finalizer = true;
-  it->ce = ce;
   run->owners[run->nowners++] = (po_ConsulOwner){it->name, it->uid};
   return true;
 }
@@ -134,7 +145,9 @@ static bool load_overrides(po_Run *run) {
     if (io->override_version && io->override_version(io->ctx, ns, name, &v) &&
         po_TargetIndex_MemoGet(run->ix, ns, name, &v, &m, k, hk, sizeof k)) {
       if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) continue; /* points elsewhere now */
-      if (add_memo_item(run, ns, name, &m, k, hk)) continue;
+      bool added;
+      if (!add_memo_item(run, ns, name, &m, k, hk, &added)) return false;
+      if (added) continue;
     }
     void *ref = NULL;
     po_CtlStatus st;
@@ -204,10 +217,10 @@ static bool load(po_Run *run) {
 static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *rec) {
   int64_t g = rec->generation, now = it->ce->c.generation;
   if (g < 1 || g > now) {
-    snprintf(it->mismatch, sizeof it->mismatch,
-             "status.lastValid names generation %lld, but metadata.generation is %lld: it was not written by this "
-             "controller and is ignored", (long long)g, (long long)now);
-    return false;
+    po_Run_Mismatch(run, it,
+                    "status.lastValid names generation %lld, but metadata.generation is %lld: it was not written by "
+                    "this controller and is ignored", (long long)g, (long long)now);
+    return false; /* out of memory: run->r says so */
   }
   return mesh(run)->record_bound(run, it, rec);
 }
@@ -263,11 +276,17 @@ static bool plan(po_Run *run) {
     /* and the namespace of this very target too: an item held here by its last valid record (an
      * invalid generation pointing elsewhere) is judged by where its entry would be written, not
      * by its current spec, so a revoked policy or a forged status.lastValid reaches nothing */
-    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, it->refusal, sizeof it->refusal) ||
-        !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, it->refusal,
-                                    sizeof it->refusal) ||
-        !po_Tenancy_AllowsNamespace(run->io->tenancy, run->kind, it->ns, run->ns, it->refusal, sizeof it->refusal)) {
+    char why[kPo_RunItemRefusalSize]; /* the cut the refusal always had; not zeroed whole */
+    why[0] = '\0';
+    if (!po_Tenancy_Allows(run->io->tenancy, run->kind, it->ns, why, sizeof why) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, it->ce->c.target_kind, it->ns, it->ce->c.target_ns, why,
+                                    sizeof why) ||
+        !po_Tenancy_AllowsNamespace(run->io->tenancy, run->kind, it->ns, run->ns, why, sizeof why)) {
       it->refused = true;
+      if (!(it->refusal = po_Run_Text(run, why, sizeof why))) {
+        it->refusal = "";
+        return po_Run_Oom(run, po_Arena_Printf(run->ar, "the refusal of %s", it->name));
+      }
       continue;
     }
     if (it->held && it->ce->c.accepted) {
@@ -518,15 +537,15 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   if (mesh(run)->confirm && !mesh(run)->confirm(run, it, live_gen, &s.programmed, &timeout_event)) return false;
   /* Found current at this very version by an earlier reconcile: nothing to read or compare. */
   uint64_t h = po_Status_Hash(&s, record ? it->ce->hash.lo ^ it->ce->hash.hi : 0);
-  if (it->from_memo && it->memo.status_hash == h) return true;
+  if (it->from_memo && it->memo_status_hash == h) return true;
   /* Written by us over this very version: the cache has not caught up yet. */
-  if (it->from_memo && it->memo.written_hash == h) return true;
+  if (it->from_memo && it->memo_written_hash == h) return true;
   if (!po_Run_NeedObj(run, it)) return false;
   if (record) s.last_valid_spec = po_Json_Get(it->obj, "spec");
   json_object *old_status = po_Json_Get(it->obj, "status");
   /* The cached status at this version is one our own later write replaced (the watch lags): it
    * says nothing of what the server has, so the wanted one is written. */
-  bool replaced = it->from_memo && it->memo.written_hash != 0;
+  bool replaced = it->from_memo && it->memo_written_hash != 0;
   if (!replaced && po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
     po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
     return true;

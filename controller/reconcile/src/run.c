@@ -2,6 +2,7 @@
 #include "run.h"
 
 #include <json-c/json.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,23 @@ void po_Run_CopyText(char *dst, size_t size, const char *src) {
   size_t n = strnlen(src, size - 1);
   memcpy(dst, src, n);
   dst[n] = '\0';
+}
+
+const char *po_Run_Text(po_Run *run, const char *src, size_t size) {
+  if (!src || !*src) return "";
+  return po_Arena_Strndup(run->ar, src, strnlen(src, size - 1));
+}
+
+bool po_Run_Mismatch(po_Run *run, po_RunItem *it, const char *fmt, ...) {
+  char m[kPo_RunItemMismatchSize]; /* the cut the message always had */
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(m, sizeof m, fmt, ap);
+  va_end(ap);
+  const char *t = po_Run_Text(run, m, sizeof m);
+  if (!t) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the LastValidMismatch message of %s", it->name));
+  it->mismatch = t;
+  return true;
 }
 
 void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *err) {

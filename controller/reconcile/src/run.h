@@ -20,29 +20,44 @@
 #include "status.h"
 #include "sync.h"
 
-/* One PropertyOverride of the target, and what the plan made of it. */
+/* The longest text each of an item's strings keeps: a copy is cut at size - 1 bytes, as the
+ * fixed buffers these strings once were cut it (po_Run_Text). */
+enum {
+  kPo_RunItemNameSize = 254,     /* ns, name: a Kubernetes name */
+  kPo_RunItemIdSize = 128,       /* uid, rv */
+  kPo_RunItemKeySize = 600,      /* held_key, home_key: "Kind/ns/name" */
+  kPo_RunItemRefusalSize = 1024, /* refusal: the tenancy policy's sentence */
+  kPo_RunItemMismatchSize = 512, /* mismatch */
+};
+
+/* One PropertyOverride of the target, and what the plan made of it. A reconcile allocates one
+ * per PropertyOverride of its target, so the texts are strings in the run's arena ("" when
+ * empty: static, nothing allocated), not fixed buffers: most are short or empty (a refusal, a
+ * mismatch, a held or home key are rare), and 3.6 KB of buffers per item were zeroed, and
+ * page-faulted in, on every reconcile (issue 26; test_reconcile's size bound). None is ever
+ * NULL once the item is loaded: memory running out while copying one ends the reconcile. */
 typedef struct {
-  char ns[254];                  /* its namespace: the target's, or another (spec.targetRef.namespace) */
+  const char *ns;                /* its namespace: the target's, or another (spec.targetRef.namespace) */
   bool other_ns;                 /* ns is not the target's: its marker names it */
-  char name[254];
-  const char *uid;               /* metadata.uid (uid_buf) */
-  char uid_buf[128];
-  char rv[128];                  /* the resourceVersion everything here was learnt at */
+  const char *name;
+  const char *uid;               /* metadata.uid */
+  const char *rv;                /* the resourceVersion everything here was learnt at */
   bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
-  po_OverrideMemo memo;
+  /* from_memo: the memo's status_hash and written_hash (po_OverrideMemo) */
+  uint64_t memo_status_hash, memo_written_hash;
   const json_object *obj;        /* the cached object (lent: read only), or NULL until needed */
   void *ref;                     /* what io->release takes back */
   const po_CompiledEntry *ce;    /* its current spec compiled (a reference) */
   bool deleting;
   bool held;                     /* listed here for its last valid generation; its spec points elsewhere */
-  char held_key[600];            /* where its last valid generation is live, when not here */
-  char home_key[600];            /* held here: the target its spec points at */
+  const char *held_key;          /* where its last valid generation is live, when not here */
+  const char *home_key;          /* held here: the target its spec points at */
   bool has_finalizer;
   bool refused;                  /* the tenancy policy does not let it write this target */
   bool over_limit;               /* no room left in the target (kPo_MaxExtensionsPerConsulObject) */
   bool is_live;                  /* an entry of it is in the target now */
   bool record;                   /* its current generation is the last valid one (status.lastValid) */
-  char refusal[1024];
+  const char *refusal;           /* refused: why (the tenancy policy's sentence) */
   /* The entry to write: the compiled arguments of `entry` (a reference), or, for an invalid
    * generation without a usable record, a copy of the live entry Consul's check still accepts. */
   const po_CompiledEntry *entry;
@@ -57,8 +72,8 @@ typedef struct {
    * where the object already holds exactly it (po_IstioItem.verify, po_EGItem.verify) */
   bool unverified;
   /* status.lastValid ignored, because it does not match what this controller wrote: the sentence
-   * the Programmed message and the LastValidMismatch Event carry ("" otherwise) */
-  char mismatch[512];
+   * the Programmed message and the LastValidMismatch Event carry ("" otherwise; po_Run_Mismatch) */
+  const char *mismatch;
 } po_RunItem;
 
 typedef struct po_Run {
@@ -170,6 +185,13 @@ struct json_object *po_Run_Copy(const struct json_object *o); /* a deep copy, NU
  * item's names and keys are copied several times a reconcile for each of a target's
  * PropertyOverrides, and snprintf cost a few hundred instructions a copy. */
 void po_Run_CopyText(char *dst, size_t size, const char *src);
+/* src (NULL: "") copied into the run's arena, cut at size - 1 bytes as po_Run_CopyText cuts it;
+ * "" itself (static, nothing allocated) for an empty text. NULL when out of memory: the caller
+ * ends the reconcile (po_Run_Oom), never leaves the text empty. */
+const char *po_Run_Text(po_Run *run, const char *src, size_t size);
+/* it->mismatch said by fmt, cut at kPo_RunItemMismatchSize - 1 bytes; false (po_Run_Oom: the
+ * reconcile ends) when out of memory. */
+bool po_Run_Mismatch(po_Run *run, po_RunItem *it, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* The reconcile fails with what/err (the first error wins; run->r.ok false). */
 void po_Run_Fail(po_Run *run, po_WriteResult w, const char *what, const char *err);
 /* Memory ran out at `where`: nothing more is written. Always false. */
@@ -199,8 +221,9 @@ struct json_object *po_Run_FinalizerPatch(const struct json_object *obj, bool ad
 /* ---- what every mesh with one object per PropertyOverride shares (owned_run.c) ---- */
 /* One object's outcome into the run: a look-alike reported, a failed write fails the reconcile. */
 void po_Run_OwnedOutcome(po_Run *run, bool foreign, bool failed, bool conflict, const char *err);
-/* A record the write phase found not held by its object (`kind` ns/name holds generation live). */
-void po_Run_OwnedMismatch(po_Run *run, po_RunItem *it, const char *kind, const char *ns, const char *name, int64_t live);
+/* A record the write phase found not held by its object (`kind` ns/name holds generation live);
+ * false (po_Run_Oom) when memory ran out saying so. */
+bool po_Run_OwnedMismatch(po_Run *run, po_RunItem *it, const char *kind, const char *ns, const char *name, int64_t live);
 /* Whether the reconcile of the target it points at now removes its object here (sweep). */
 bool po_Run_SweptThere(const po_RunItem *it);
 /* record_bound for a mesh whose write phase compares a record with its object (it->unverified). */

@@ -247,13 +247,13 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
     po_Run_Release(run, stored, ref);
     if (yes) return true;
   }
-  snprintf(it->mismatch, sizeof it->mismatch,
-           "status.lastValid (generation %lld) does not match what this controller wrote to %s (%s): it is ignored",
-           (long long)g, run->where,
-           !live ? "it holds no entry of this PropertyOverride"
-                 : po_Run_OrOom(po_Arena_Printf(run->ar, "its entry of this PropertyOverride is generation %lld%s",
-                                                (long long)live, live == g ? " with other patches" : "")));
-  return false;
+  po_Run_Mismatch(run, it,
+                  "status.lastValid (generation %lld) does not match what this controller wrote to %s (%s): it is ignored",
+                  (long long)g, run->where,
+                  !live ? "it holds no entry of this PropertyOverride"
+                        : po_Run_OrOom(po_Arena_Printf(run->ar, "its entry of this PropertyOverride is generation %lld%s",
+                                                       (long long)live, live == g ? " with other patches" : "")));
+  return false; /* out of memory: run->r says so */
 }
 
 /* Without a usable record: the entry written for this very PropertyOverride, if Consul's check

@@ -37,7 +37,8 @@ static bool write_eg(po_Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_EGItem *y = &x[i];
     po_Run_OwnedOutcome(run, y->outcome == kPo_EGOutcome_Foreign, y->outcome == kPo_EGOutcome_Failed, y->conflict, y->err);
-    if (y->mismatch) po_Run_OwnedMismatch(run, &run->items[i], "EnvoyPatchPolicy", y->policy_ns, y->policy_name, y->live_generation);
+    if (y->mismatch && !po_Run_OwnedMismatch(run, &run->items[i], "EnvoyPatchPolicy", y->policy_ns, y->policy_name, y->live_generation))
+      return false; /* out of memory */
   }
   return true;
 }
@@ -64,7 +65,7 @@ static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *
   s->target_kind_name = "EnvoyPatchPolicy";
   s->target_ns = x->policy_ns;
   s->target_name = x->policy_name;
-  if (*x->unbound_uid) s->created_ns = x->policy_ns, s->created_name = x->policy_name, s->created_uid = x->unbound_uid;
+  if (x->unbound_uid) s->created_ns = x->policy_ns, s->created_name = x->policy_name, s->created_uid = x->unbound_uid;
 }
 
 static bool item_failed(const po_Run *run, size_t i) { return items(run)[i].outcome == kPo_EGOutcome_Failed; }

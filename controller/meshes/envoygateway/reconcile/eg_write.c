@@ -197,8 +197,9 @@ static bool converge(const po_ReconcileIO *io, po_TargetIndex *ix, const po_Owne
   } else if (ok && o.failed) {
     it->outcome = kPo_EGOutcome_Failed;
     it->conflict = o.conflict;
-    snprintf(it->err, sizeof it->err, "%s", o.err);
-    snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
+    it->err = po_Owned_Text(ar, o.err, sizeof o.err);
+    if (o.unbound_uid[0]) it->unbound_uid = po_Owned_Text(ar, o.unbound_uid, sizeof o.unbound_uid);
+    if (!it->err || (o.unbound_uid[0] && !it->unbound_uid)) ok = false; /* out of memory */
   } else if (ok && it->outcome == kPo_EGOutcome_Ok && desired) {
     /* written now: Envoy Gateway answers through the policy's watch event, which re-enqueues */
     it->written = *writes != before;

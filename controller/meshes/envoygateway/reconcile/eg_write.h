@@ -67,9 +67,9 @@ typedef struct {
   po_EGFit fit;                       /* what the policy holds, what was left out and why (bound) */
   bool gateway_bound;                 /* the Gateway's bound, not the policy's, was the tighter */
   const char *policy_ns, *policy_name;/* the EnvoyPatchPolicy (in the arena) */
-  char unbound_uid[128];              /* created, the binding write failed: for status.created */
+  const char *unbound_uid;            /* created, the binding write failed: for status.created (arena; NULL otherwise) */
   const char *why;                    /* Foreign (static), Refused, NoRoom (in the arena) */
-  char err[512];                      /* Failed: the server's answer */
+  const char *err;                    /* Failed: the server's answer (in the arena, cut at 511 bytes) */
   bool mismatch;                      /* verify: the object does not hold it (Kept) */
   int64_t live_generation;            /* mismatch, NoRoom: the generation of ours the object holds (0: none, or not said) */
 } po_EGItem;

@@ -43,7 +43,8 @@ static bool write_istio(po_Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     const po_IstioItem *y = &x[i];
     po_Run_OwnedOutcome(run, y->outcome == kPo_IstioOutcome_Foreign, y->outcome == kPo_IstioOutcome_Failed, y->conflict, y->err);
-    if (y->mismatch) po_Run_OwnedMismatch(run, &run->items[i], "EnvoyFilter", y->filter_ns, y->filter_name, y->live_generation);
+    if (y->mismatch && !po_Run_OwnedMismatch(run, &run->items[i], "EnvoyFilter", y->filter_ns, y->filter_name, y->live_generation))
+      return false; /* out of memory */
   }
   return true;
 }
@@ -72,7 +73,7 @@ static void status_object(po_Run *run, size_t i, po_OverrideStatus *s, int64_t *
   s->target_name = x->filter_name;
   /* created and not bound: recorded, so that a restart before the binding write succeeds
    * still knows it for ours (istio_write.h) */
-  if (*x->unbound_uid) s->created_ns = x->filter_ns, s->created_name = x->filter_name, s->created_uid = x->unbound_uid;
+  if (x->unbound_uid) s->created_ns = x->filter_ns, s->created_name = x->filter_name, s->created_uid = x->unbound_uid;
 }
 
 /* This one's own EnvoyFilter is gone unless its write failed (another's failed write does not

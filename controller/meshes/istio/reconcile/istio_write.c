@@ -32,7 +32,7 @@ static po_OwnedKindOps filter_ops(const po_ReconcileIO *io) {
 }
 
 /* One plan carried out. `current` is the cache's (read only); ns is the PropertyOverride's. */
-static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, po_IstioItem *it,
+static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *ns, po_IstioItem *it, po_Arena *ar,
                       const json_object *current, const json_object *desired, int *writes, po_CtlStatus *st) {
   po_OwnedKindOps k = filter_ops(io);
   po_OwnedOutcome o;
@@ -41,14 +41,14 @@ static bool carry_out(const po_ReconcileIO *io, po_TargetIndex *ix, const char *
     if (o.err[0]) po_CtlStatus_Set(st, o.code, "%s", o.err); /* its PropertyOverride not read */
     return false;
   }
-  snprintf(it->unbound_uid, sizeof it->unbound_uid, "%s", o.unbound_uid);
+  if (o.unbound_uid[0] && !(it->unbound_uid = po_Owned_Text(ar, o.unbound_uid, sizeof o.unbound_uid))) return false;
   if (o.foreign) {
     it->outcome = kPo_IstioOutcome_Foreign;
     it->why = o.why;
   } else if (o.failed) {
     it->outcome = kPo_IstioOutcome_Failed;
     it->conflict = o.conflict;
-    snprintf(it->err, sizeof it->err, "%s", o.err);
+    if (!(it->err = po_Owned_Text(ar, o.err, sizeof o.err))) return false;
   }
   return true;
 }
@@ -135,7 +135,7 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       json_object_put(desired);
       continue;
     }
-    bool ok = carry_out(io, ix, ns, it, current, desired, writes, st);
+    bool ok = carry_out(io, ix, ns, it, ar, current, desired, writes, st);
     if (current && io->release) io->release(io->ctx, ref);
     json_object_put(desired);
     if (!ok) return false;
@@ -149,8 +149,9 @@ bool po_Istio_Write(const po_ReconcileIO *io, po_TargetIndex *ix, po_TargetKind 
       if (!po_Owned_Sweep(io, ix, &ops, it->filter_ns, legacy, (po_OwnedFor){ns, it->name}, it->uid, writes, st)) {
         if (st->code == kPo_Ctl_NoMemory) return false; /* not read (not gone), or memory: no status says so */
         it->outcome = kPo_IstioOutcome_Failed;
-        snprintf(it->err, sizeof it->err, "%.500s", st->message);
+        it->err = po_Owned_Text(ar, st->message, 501); /* "%.500s", as it was */
         po_CtlStatus_Clear(st);
+        if (!it->err) return false;
       }
     }
   }

@@ -60,10 +60,10 @@ typedef struct {
   bool conflict;                      /* a write met a newer object (409): retried soon */
   const char *filter_ns, *filter_name;/* the EnvoyFilter (in the arena) */
   const char *why;                    /* Foreign, NoSelector: the sentence (static) */
-  char err[512];                      /* Failed: the server's answer */
+  const char *err;                    /* Failed: the server's answer (in the arena, cut at 511 bytes) */
   /* Created here and not bound (the binding write failed): its uid, for status.created, the
-   * durable record that lets a restarted controller bind it still ("" otherwise) */
-  char unbound_uid[128];
+   * durable record that lets a restarted controller bind it still (in the arena; NULL otherwise) */
+  const char *unbound_uid;
   bool mismatch;                      /* verify: the object does not hold it (Kept) */
   int64_t live_generation;            /* mismatch: the generation of ours the object holds (0: none, or not said) */
 } po_IstioItem;
