@@ -12,6 +12,8 @@
 
 #include "po/base/json.h"
 #include "compiled.h"
+#include "holders.h"
+#include "po/meshes/consul.h"
 #include "po/reconcile/reconcile.h"
 #include "overlap.h"
 #include "strtable.h"
@@ -141,6 +143,7 @@ struct po_TargetIndex {
   uint64_t event_hashes; /* JSON trees hashed to judge PropertyOverride events (po_TargetIndex_OverrideEvent) */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
+  po_Holders holders;       /* which Consul targets hold an entry of which PropertyOverride (holders.h) */
 };
 
 void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o) {
@@ -201,6 +204,7 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   free(ix->own);
   po_StrTable_ForEach(&ix->made, free_made, NULL);
   po_StrTable_Free(&ix->made);
+  po_Holders_Free(&ix->holders);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
@@ -1341,4 +1345,53 @@ po_OverrideEvent po_TargetIndex_OverrideEvent(po_TargetIndex *ix, const json_obj
   bool same = override_seen(ix, &h, record, &trees);
   if (own_check && own_override_write(ix, &h, &trees)) return kPo_OverrideEvent_OwnWrite;
   return same ? kPo_OverrideEvent_Unchanged : kPo_OverrideEvent_Changed;
+}
+
+/* ---- which Consul targets hold an entry of which PropertyOverride (holders.h) ---- */
+
+bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, const char *const *uids, size_t n,
+                                bool exact) {
+  pthread_mutex_lock(&ix->mu);
+  bool ok = po_Holders_Set(&ix->holders, target_key, uids, n, exact);
+  pthread_mutex_unlock(&ix->mu);
+  return ok;
+}
+
+bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key, const json_object *target) {
+  size_t n = target ? po_Consul_OwnedEntries(target, NULL, 0, NULL, 0, NULL) : 0;
+  po_ConsulEntry *e = n ? malloc(n * sizeof *e) : NULL;
+  const char **uids = n ? malloc(n * sizeof *uids) : NULL;
+  if (n && (!e || !uids)) {
+    free(e);
+    free(uids);
+    return false;
+  }
+  n = n ? po_Consul_OwnedEntries(target, NULL, 0, e, n, NULL) : 0;
+  for (size_t i = 0; i < n; i++) uids[i] = e[i].uid;
+  pthread_mutex_lock(&ix->mu);
+  /* A write of ours not seen back yet: this event is a version before it (the watch is in
+   * order), and what that write added (an entry moved here) is not in it. Its entries are added,
+   * none forgotten; the write's own note says what it holds. */
+  bool found;
+  size_t at = own_find(ix, target_key, &found);
+  bool behind = found && (ix->own[at].pending || ix->own[at].in_flight);
+  bool ok = po_Holders_Set(&ix->holders, target_key, uids, n, !behind);
+  pthread_mutex_unlock(&ix->mu);
+  free(e);
+  free(uids);
+  return ok;
+}
+
+char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *uid, const char *except, size_t *count) {
+  pthread_mutex_lock(&ix->mu);
+  char *keys = po_Holders_Of(&ix->holders, uid, except, count);
+  pthread_mutex_unlock(&ix->mu);
+  return keys;
+}
+
+size_t po_TargetIndex_EntryHoldersBytes(po_TargetIndex *ix) {
+  pthread_mutex_lock(&ix->mu);
+  size_t b = po_Holders_Bytes(&ix->holders);
+  pthread_mutex_unlock(&ix->mu);
+  return b;
 }
