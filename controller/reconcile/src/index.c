@@ -1358,7 +1358,9 @@ bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, cons
 }
 
 bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key, const json_object *target) {
-  size_t n = target ? po_Consul_OwnedEntries(target, NULL, 0, NULL, 0, NULL) : 0;
+  /* room for every extension: counting ours first would read each marker twice */
+  json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
+  size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
   po_ConsulEntry *e = n ? malloc(n * sizeof *e) : NULL;
   const char **uids = n ? malloc(n * sizeof *uids) : NULL;
   if (n && (!e || !uids)) {
