@@ -2461,7 +2461,7 @@ static void check_move_then_delete(Fake *fx, bool restart) {
   assert_true(r.ok);
   assert_null(slot(fx, k, false)); /* the finalizer went */
   size_t n = 1;
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "uid-po-a", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-po-a", NULL, &n));
   assert_int_equal(n, 0);
 }
 
@@ -2474,19 +2474,21 @@ static void test_moved_then_deleted_waits_across_a_restart(void **state) { check
 static void test_entry_holders_follow_events_and_writes(void **state) {
   Fake *fx = *state;
   const char *web = "ServiceDefaults/default/web", *api = "ServiceDefaults/default/api";
-  const char *ab[] = {"uid-a", "uid-b"}, *b[] = {"uid-b"};
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, ab, 2, true));
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, b, 1, false));
+  const char *ab[] = {"uid-a", "uid-b"}, *b[] = {"uid-b"}, *nab[] = {"a", "b"}, *nb[] = {"b"};
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nab, ab, 2, true));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, nb, b, 1, false));
   size_t n = 0;
-  char *keys = po_TargetIndex_EntryHolders(fx->ix, "uid-b", web, &n);
+  char *keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", web, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, api);
   free(keys);
-  keys = po_TargetIndex_EntryHolders(fx->ix, "uid-b", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n);
   assert_int_equal(n, 2);
   free(keys);
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, b, 1, true)); /* a's entry removed from web */
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "uid-a", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "x", "uid-b", NULL, &n)); /* the uid under another name */
+  assert_int_equal(n, 0);
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nb, b, 1, true)); /* a's entry removed from web */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-a", NULL, &n));
   assert_int_equal(n, 0);
   /* a target event: its entries bound to it, whoever they name; a look-alike bound elsewhere is not */
   put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
@@ -2496,17 +2498,17 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"d\",\"generation\":1,"
              "\"uid\":\"uid-d\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}}]}}");
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "uid-c", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, web);
   free(keys);
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "uid-d", NULL, &n));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "uid-b", NULL, &n); /* web's event holds no b: api alone */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "d", "uid-d", NULL, &n));
+  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n); /* web's event holds no b: api alone */
   assert_int_equal(n, 1);
   assert_string_equal(keys, api);
   free(keys);
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, NULL)); /* deleted: holds nothing */
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "uid-c", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n));
   assert_int_equal(n, 0);
   /* a write of ours not seen back yet: an event of the version before it adds, forgets nothing */
   put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
@@ -2518,7 +2520,7 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   assert_true(run(fx).ok);
   assert_int_equal(entries(fx), 1); /* the cache: the version written over */
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "uid-po-b", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-po-b", NULL, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, web);
   free(keys);
@@ -2528,8 +2530,8 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   for (int i = 0; i < 1000; i++) {
     snprintf(uid, sizeof uid, "0b6f7c2e-1d3a-4c5b-9e8f-%012d", i);
     snprintf(key, sizeof key, "ServiceDefaults/default/svc-%d", i / 10);
-    const char *u[] = {uid};
-    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, u, 1, false));
+    const char *u[] = {uid}, *nm[] = {"checkout-timeouts"};
+    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, nm, u, 1, false));
   }
   size_t bytes = po_TargetIndex_EntryHoldersBytes(fx->ix);
   print_message("entry holders: %zu bytes for 1000 PropertyOverrides on 100 targets\n", bytes);

@@ -1,5 +1,6 @@
-/* Private to reconcile: which Consul targets hold an entry of which PropertyOverride, by the uid
- * its marker names. A deleted PropertyOverride's finalizer is all that removes its entries (one
+/* Private to reconcile: which Consul targets hold an entry of which PropertyOverride, by the id
+ * its marker names ("uid/name", index.c: a look-alike carrying the uid under another name is not
+ * one). A deleted PropertyOverride's finalizer is all that removes its entries (one
  * naming a PropertyOverride that no longer exists is someone else's, ForeignEntry), and once a
  * move is recorded (status.lastValid names the new target) nothing else links it to the target it
  * left: deleted before that target's reconcile removed the old entry, its finalizer went and the
@@ -24,7 +25,7 @@ typedef struct {
 } po_Holders;
 
 void po_Holders_Free(po_Holders *h);
-/* Target `key` holds an entry of each of uids[n] (duplicates allowed), and, when exact, of no
+/* Target `key` holds an entry of each of uids[n] (ids) (duplicates allowed), and, when exact, of no
  * other. False when memory ran out: then nothing it held before was forgotten (a superset: a
  * release waits for nothing, never for too little), and some of uids may be missing. Forgetting
  * (exact, with fewer uids) never allocates. */
