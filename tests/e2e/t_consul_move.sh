@@ -39,11 +39,10 @@ eventually "web -> other: written once creates work" 30 "m@4" entries servicedef
 
 # --- moved web -> api, then deleted before web's reconcile removed the old entry -------------------
 # web's updates refused (a webhook selecting its label): its reconcile cannot remove the entry
-kubectl -n platform label servicedefaults web hold=yes >/dev/null
-po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
-eventually "back to web: entry" 30 "m@5" sd_entry
-dead=$(lc_free_port)
-kubectl apply -f - >/dev/null <<YAML
+refuse_held_updates() {
+  local dead
+  dead=$(lc_free_port)
+  kubectl apply -f - >/dev/null <<YAML
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
 metadata: {name: refuse}
@@ -57,6 +56,11 @@ webhooks:
     objectSelector: {matchLabels: {hold: "yes"}}
     rules: [{apiGroups: [consul.hashicorp.com], apiVersions: ["*"], resources: [servicedefaults], operations: [UPDATE]}]
 YAML
+}
+kubectl -n platform label servicedefaults web hold=yes >/dev/null
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
+eventually "back to web: entry" 30 "m@5" sd_entry
+refuse_held_updates
 po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: api}' 6s
 eventually "web -> api: written in api" 30 "m@6" entries servicedefaults api platform
 eventually "web -> api: recorded (status.lastValid names api's generation)" 30 "6" pov '{.status.lastValid.generation}'
@@ -67,4 +71,22 @@ check "deleted while web holds its old entry: the finalizer stays" holds 6 is po
 allow
 eventually "web's updates allowed: its old entry removed" 60 "" sd_entry
 eventually "then the finalizer goes" 60 "" pov '{.metadata.name}'
+
+# --- the same across a restart: deleted while the controller is down, the new process learns from
+# its list of targets that web holds the old entry
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 7s
+eventually "again: entry in web" 30 "m@1" sd_entry
+refuse_held_updates
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: api}' 8s
+eventually "again web -> api: written in api" 30 "m@2" entries servicedefaults api platform
+eventually "again web -> api: recorded" 30 "2" pov '{.status.lastValid.generation}'
+kill -9 "$LC_CONTROLLER_PID"
+for ((i = 0; i < 200; i++)); do kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break; sleep 0.05; done
+kubectl -n platform delete propertyoverride "$PO_NAME" --wait=false >/dev/null
+lc_controller --istio on --allow-proxydefaults-from platform --leader-elect=false || exit 1
+eventually "restarted: its entry in api removed" 30 "" entries servicedefaults api platform
+check "restarted, web holding its old entry: the finalizer stays" holds 6 is pov '{.metadata.name}' "$PO_NAME"
+allow
+eventually "restarted, web's updates allowed: its old entry removed" 60 "" sd_entry
+eventually "restarted: then the finalizer goes" 60 "" pov '{.metadata.name}'
 finish
