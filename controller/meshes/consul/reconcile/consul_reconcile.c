@@ -537,7 +537,7 @@ static bool note_entries(po_Run *run, const po_ConsulEntry *e, size_t n, bool ex
   const char **strs = n ? po_Arena_Malloc(run->ar, 2 * n * sizeof *strs) : NULL;
   if (n && !strs) return false;
   for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid;
-  return po_TargetIndex_NoteEntries(run->ix, run->key, strs, strs + n, n, exact);
+  return po_TargetIndex_NoteEntries(run->ix, run->key, strs, strs ? strs + n : NULL, n, exact);
 }
 
 /* Nothing to write: the target holds our entries as the cache has them (the cache holds our last
@@ -638,7 +638,8 @@ static bool write_target(po_Run *run) {
       po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
-      /* exactly what it holds now (all of it noted above: nothing is allocated) */
+      /* exactly what it holds now; out of memory here keeps the superset noted before the
+       * write (a release waits for one more reconcile of this target, never for too little) */
       if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, 0, true);
       else note_wanted(run, true);
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
