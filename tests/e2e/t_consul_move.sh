@@ -4,7 +4,9 @@
 # EnvoyFilter (t_istio_move.sh). A ValidatingWebhookConfiguration refusing every CREATE of a kind
 # (a dead URL, failurePolicy Fail) makes the new target's create fail: ServiceDefaults ->
 # Service (EnvoyFilter creates refused) and ServiceDefaults web -> other (ServiceDefaults creates
-# refused): the old entry must stay.
+# refused): the old entry must stay. Then h-move: moved web -> api and deleted while web's
+# reconcile cannot remove the old entry (web's updates refused): the finalizer stays until it is
+# gone (released, the entry would name a PropertyOverride that no longer exists: kept for good).
 . "$(dirname "$0")/lib.sh"
 PO_NS=platform PO_NAME=m
 . "$(dirname "$0")/move_lib.sh"
@@ -34,4 +36,57 @@ programmed_false "web -> other: the create fails (status says so)"
 check "web -> other, create refused: the entry in web is still there" holds 3 is sd_entry m@3
 allow_creates
 eventually "web -> other: written once creates work" 30 "m@4" entries servicedefaults other platform
+
+# --- moved web -> api, then deleted before web's reconcile removed the old entry -------------------
+# web's updates refused (a webhook selecting its label): its reconcile cannot remove the entry
+refuse_held_updates() {
+  local dead
+  dead=$(lc_free_port)
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: admissionregistration.k8s.io/v1
+kind: ValidatingWebhookConfiguration
+metadata: {name: refuse}
+webhooks:
+  - name: refuse.hmove.test
+    admissionReviewVersions: [v1]
+    sideEffects: None
+    failurePolicy: Fail
+    timeoutSeconds: 1
+    clientConfig: {url: "https://127.0.0.1:$dead/refuse"}
+    objectSelector: {matchLabels: {hold: "yes"}}
+    rules: [{apiGroups: [consul.hashicorp.com], apiVersions: ["*"], resources: [servicedefaults], operations: [UPDATE]}]
+YAML
+}
+kubectl -n platform label servicedefaults web hold=yes >/dev/null
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
+eventually "back to web: entry" 30 "m@5" sd_entry
+refuse_held_updates
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: api}' 6s
+eventually "web -> api: written in api" 30 "m@6" entries servicedefaults api platform
+eventually "web -> api: recorded (status.lastValid names api's generation)" 30 "6" pov '{.status.lastValid.generation}'
+check "web -> api, web's updates refused: the old entry is still in web" holds 3 is sd_entry m@5
+kubectl -n platform delete propertyoverride "$PO_NAME" --wait=false >/dev/null
+eventually "deleted: its entry in api removed" 30 "" entries servicedefaults api platform
+check "deleted while web holds its old entry: the finalizer stays" holds 6 is pov '{.metadata.name}' "$PO_NAME"
+allow
+eventually "web's updates allowed: its old entry removed" 60 "" sd_entry
+eventually "then the finalizer goes" 60 "" pov '{.metadata.name}'
+
+# --- the same across a restart: deleted while the controller is down, the new process learns from
+# its list of targets that web holds the old entry
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 7s
+eventually "again: entry in web" 30 "m@1" sd_entry
+refuse_held_updates
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: api}' 8s
+eventually "again web -> api: written in api" 30 "m@2" entries servicedefaults api platform
+eventually "again web -> api: recorded" 30 "2" pov '{.status.lastValid.generation}'
+kill -9 "$LC_CONTROLLER_PID"
+for ((i = 0; i < 200; i++)); do kill -0 "$LC_CONTROLLER_PID" 2>/dev/null || break; sleep 0.05; done
+kubectl -n platform delete propertyoverride "$PO_NAME" --wait=false >/dev/null
+lc_controller --istio on --allow-proxydefaults-from platform --leader-elect=false || exit 1
+eventually "restarted: its entry in api removed" 30 "" entries servicedefaults api platform
+check "restarted, web holding its old entry: the finalizer stays" holds 6 is pov '{.metadata.name}' "$PO_NAME"
+allow
+eventually "restarted, web's updates allowed: its old entry removed" 60 "" sd_entry
+eventually "restarted: then the finalizer goes" 60 "" pov '{.metadata.name}'
 finish

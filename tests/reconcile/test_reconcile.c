@@ -2401,6 +2401,143 @@ static void test_target_in_other_namespace(void **state) {
   po_TargetNames_Free(names);
 }
 
+/* a moved from web to api, api's reconcile run and recorded (status.lastValid names api, the
+ * index no longer lists a under web), then a deleted before web's reconcile ran; with `restart`,
+ * the index is then built afresh from the objects as listed (the targets' initial list too). */
+static void move_then_delete(Fake *fx, bool restart) {
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  apply_override(fx, "a", 2, "api", kGood2);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  json_object *st = get(po(fx, "a"), "status");
+  assert_int_equal(json_object_get_int(get(get(st, "lastValid"), "generation")), 2);
+  apply_override(fx, "a", 2, "api", kGood2); /* the status write's event: web no longer lists a */
+  char names[4][320];
+  assert_int_equal(po_TargetIndex_LookupQualified(fx->ix, "ServiceDefaults/default/web", names, 4), 0);
+  assert_int_equal(entries(fx), 1); /* web's reconcile has not run: the old entry is there */
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  if (!restart) return;
+  po_TargetIndex_Free(fx->ix);
+  fx->ix = po_TargetIndex_New();
+  assert_non_null(fx->ix);
+  store_override(fx, "default", "a", copy(slot(fx, k, false)->obj));
+  const char *targets[] = {"ServiceDefaults/default/web", "ServiceDefaults/default/api"};
+  for (int i = 0; i < 2; i++) assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, targets[i], slot(fx, targets[i], false)->obj));
+}
+
+/* h-move: a PropertyOverride moved to another target, then deleted before the target it left was
+ * reconciled. Nothing but its finalizer removes the old entry there (an entry naming a
+ * PropertyOverride that is gone is someone else's, ForeignEntry), so the finalizer stays while
+ * any other target holds an entry of it: that target is queued, its reconcile removes the entry
+ * (the PropertyOverride still exists, deleting), then the release goes through. */
+static void check_move_then_delete(Fake *fx, bool restart) {
+  move_then_delete(fx, restart);
+  po_ReconcileIO io = fx->io;
+  io.enqueue = record_enqueue;
+  g_nenqueued = 0;
+  po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/default/api");
+  assert_false(r.ok);
+  assert_true(r.conflict); /* retried as a conflict is, no TargetError */
+  assert_non_null(strstr(r.error, "waiting for ServiceDefaults/default/web to drop its entry"));
+  assert_int_equal(g_nenqueued, 1);
+  assert_string_equal(g_enqueued[0], "ServiceDefaults/default/web");
+  char k[] = "po/default/a";
+  assert_non_null(slot(fx, k, false)); /* the finalizer stays */
+  Slot *api = slot(fx, "ServiceDefaults/default/api", false);
+  assert_true(!api || !api->obj || !get(get(api->obj, "spec"), "envoyExtensions") ||
+              json_object_array_length(get(get(api->obj, "spec"), "envoyExtensions")) == 0);
+  /* the retry before web's reconcile waits again */
+  assert_false(po_Reconcile(&io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_non_null(slot(fx, k, false));
+  /* web's reconcile removes the entry of a (deleting, still there), then the release goes */
+  r = run(fx);
+  assert_true(r.ok);
+  assert_int_equal(r.foreign_entries, 0);
+  assert_int_equal(entries(fx), 0);
+  r = po_Reconcile(&io, fx->ix, "ServiceDefaults/default/api");
+  assert_true(r.ok);
+  assert_null(slot(fx, k, false)); /* the finalizer went */
+  size_t n = 1;
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-po-a", NULL, &n));
+  assert_int_equal(n, 0);
+}
+
+static void test_moved_then_deleted_waits_for_the_old_target(void **state) { check_move_then_delete(*state, false); }
+static void test_moved_then_deleted_waits_across_a_restart(void **state) { check_move_then_delete(*state, true); }
+
+/* The index's note of which targets hold an entry of which PropertyOverride: an event of a
+ * version before a write of ours still in flight adds and never forgets (that write's note says
+ * what it holds), a deletion forgets, and a PropertyOverride costs little. */
+static void test_entry_holders_follow_events_and_writes(void **state) {
+  Fake *fx = *state;
+  const char *web = "ServiceDefaults/default/web", *api = "ServiceDefaults/default/api";
+  const char *ab[] = {"uid-a", "uid-b"}, *b[] = {"uid-b"}, *nab[] = {"a", "b"}, *nb[] = {"b"};
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nab, ab, 2, true));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, nb, b, 1, false));
+  size_t n = 0;
+  char *keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", web, &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys, api);
+  free(keys);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n);
+  assert_int_equal(n, 2);
+  free(keys);
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "x", "uid-b", NULL, &n)); /* the uid under another name */
+  assert_int_equal(n, 0);
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nb, b, 1, true)); /* a's entry removed from web */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-a", NULL, &n));
+  assert_int_equal(n, 0);
+  /* a target event: its entries bound to it, whoever they name; a look-alike bound elsewhere is not */
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":["
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"c\",\"generation\":1,"
+             "\"uid\":\"uid-c\",\"targetUID\":\"uid-web\"},\"Patches\":[]}},"
+             "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"d\",\"generation\":1,"
+             "\"uid\":\"uid-d\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}}]}}");
+  assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
+  keys = po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys, web);
+  free(keys);
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "d", "uid-d", NULL, &n));
+  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n); /* web's event holds no b: api alone */
+  assert_int_equal(n, 1);
+  assert_string_equal(keys, api);
+  free(keys);
+  assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, NULL)); /* deleted: holds nothing */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n));
+  assert_int_equal(n, 0);
+  /* a write of ours not seen back yet: an event of the version before it adds, forgets nothing */
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{}}");
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "b", 1, "web", kGood2);
+  fx->target_lags = true;
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1); /* the cache: the version written over */
+  assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
+  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-po-b", NULL, &n);
+  assert_int_equal(n, 1);
+  assert_string_equal(keys, web);
+  free(keys);
+  assert_true(fake_deliver_echo(fx));
+  /* the memory a PropertyOverride costs, one target each (issue 26: 4 KB a PropertyOverride in all) */
+  char uid[64], key[64];
+  for (int i = 0; i < 1000; i++) {
+    snprintf(uid, sizeof uid, "0b6f7c2e-1d3a-4c5b-9e8f-%012d", i);
+    snprintf(key, sizeof key, "ServiceDefaults/default/svc-%d", i / 10);
+    const char *u[] = {uid}, *nm[] = {"checkout-timeouts"};
+    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, nm, u, 1, false));
+  }
+  size_t bytes = po_TargetIndex_EntryHoldersBytes(fx->ix);
+  print_message("entry holders: %zu bytes for 1000 PropertyOverrides on 100 targets\n", bytes);
+  assert_true(bytes < 1000 * 200);
+}
+
 /* adv-guard: with no target in the cache nothing there holds a deleted PropertyOverride's entry,
  * yet its finalizer stayed as long as another one of the target kept the reconcile from
  * writing: a same-name object in another namespace (TargetInOtherNamespace, rechecked for as long
@@ -2604,6 +2741,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_target_in_other_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_namespace_appears_after_ours, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_target_deletion_not_held, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_for_the_old_target, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_across_a_restart, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_entry_holders_follow_events_and_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),

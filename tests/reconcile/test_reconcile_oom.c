@@ -673,6 +673,57 @@ static void test_release_guard_at_any_failed_allocation(void **state) {
   assert_null(slot(fx, "po/default/b", false));
 }
 
+/* h-move: a moved from web to api (recorded: the index no longer lists it under web), then
+ * deleted before web's reconcile removed the old entry. api's reconcile, each allocation failing
+ * in turn: a's finalizer never goes while web holds its entry, and the run that meets no failure
+ * keeps it as a conflict, waiting for web. */
+static void test_moved_then_deleted_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  char patches[512];
+  apply(fx, "a", 1, 10);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  snprintf(patches, sizeof patches, kPatch, 20);
+  apply_override(fx, "a", 2, "api", patches);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  apply_override(fx, "a", 2, "api", patches); /* the status write's event: web no longer lists a */
+  json_object *a = slot(fx, "po/default/a", false)->obj;
+  json_object_object_add(get(a, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, a);
+  long n, errors = 0, crashes = 0;
+  for (n = 1; n < 200000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      po_ReconcileIO w = io(fx);
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, fx->ix, "ServiceDefaults/default/api");
+      long reached = g_count;
+      disarm();
+      if (!slot(fx, "po/default/a", false)) _exit(kExitPartialWrite); /* released over web's entry */
+      if (reached < n) _exit(!r.ok && r.conflict && strstr(r.error, "ServiceDefaults/default/web") ? kExitOk : 6);
+      _exit(r.ok ? 2 : 1);
+    }
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
+      crashes++;
+      continue;
+    }
+    if (code == kExitPartialWrite) fail_msg("allocation %ld failed: a's finalizer went while web holds its entry", n);
+    assert_int_not_equal(code, 6); /* the clean run kept the finalizer, waiting for web */
+    assert_int_not_equal(code, 2); /* a failure met and not said */
+    if (code == kExitOk) break;
+    errors++;
+  }
+  printf("moved then deleted: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
+         "0 released the finalizer\n", n - 1, errors, crashes);
+  assert_true(n - 1 > 50);
+  /* web's reconcile removes the entry, then the release goes */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  assert_null(slot(fx, "po/default/a", false));
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
@@ -688,6 +739,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_istio_reads_fail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eg_reads_fail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_guard_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_moved_then_deleted_at_any_failed_allocation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

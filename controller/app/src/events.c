@@ -168,6 +168,19 @@ static void enqueue_held_gone(po_App *app, const char *key, const char *rv) {
   free(homes);
 }
 
+/* Which PropertyOverrides the target holds an entry of (po_TargetIndex_NoteTargetEntries; obj
+ * NULL: deleted, none): a deleted one's finalizer waits for every target holding one. Parsed for
+ * every event not our own write (those the reconcile noted), the initial list's too: a restart or
+ * a new leader learns what the targets hold there. Out of memory: said, and the target is
+ * reconciled (its reconcile notes its entries, or fails and is retried; the start reconciles
+ * every target anyway). */
+static void note_entries(po_App *app, const char *key, const json_object *obj) {
+  if (po_TargetIndex_NoteTargetEntries(app->index, key, obj)) return;
+  po_Log_Error(app->log, "out of memory: the PropertyOverrides a target holds entries of are not indexed",
+               po_Str("key", key));
+  if (live(app)) enqueue_now(app, key, kPo_AppEnqueue_Target);
+}
+
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   if (!po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), true)) {
     po_Log_Error(app->log, "out of memory: a target is missing from the names index", po_Str("name", po_Json_Meta(obj, "name")));
@@ -185,6 +198,7 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
     count(app->ignored[kPo_AppIgnored_OwnTargetWrite]);
     return;
   }
+  note_entries(app, key, obj);
   if (live(app)) enqueue_now(app, key, kPo_AppEnqueue_Target);
 }
 /* The target key of a cache key ("namespace/name"). */
@@ -239,6 +253,7 @@ static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
   po_TargetNames_Set(app->names, kind, ns, name, false);
   char key[600];
   po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);
+  note_entries(app, key, NULL);
   enqueue_now(app, key, kPo_AppEnqueue_TargetDeleted);
   enqueue_held_gone(app, key, NULL);
   /* The targets of that name in other namespaces that waited for this one to go

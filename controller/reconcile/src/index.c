@@ -12,6 +12,8 @@
 
 #include "po/base/json.h"
 #include "compiled.h"
+#include "holders.h"
+#include "po/meshes/consul.h"
 #include "po/reconcile/reconcile.h"
 #include "overlap.h"
 #include "strtable.h"
@@ -141,6 +143,7 @@ struct po_TargetIndex {
   uint64_t event_hashes; /* JSON trees hashed to judge PropertyOverride events (po_TargetIndex_OverrideEvent) */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
+  po_Holders holders;       /* which Consul targets hold an entry of which PropertyOverride (holders.h) */
 };
 
 void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o) {
@@ -201,6 +204,7 @@ void po_TargetIndex_Free(po_TargetIndex *ix) {
   free(ix->own);
   po_StrTable_ForEach(&ix->made, free_made, NULL);
   po_StrTable_Free(&ix->made);
+  po_Holders_Free(&ix->holders);
   for (size_t i = 0; i < ix->ncreated; i++) free(ix->created[i]);
   free(ix->created);
   pthread_mutex_destroy(&ix->mu);
@@ -1341,4 +1345,82 @@ po_OverrideEvent po_TargetIndex_OverrideEvent(po_TargetIndex *ix, const json_obj
   bool same = override_seen(ix, &h, record, &trees);
   if (own_check && own_override_write(ix, &h, &trees)) return kPo_OverrideEvent_OwnWrite;
   return same ? kPo_OverrideEvent_Unchanged : kPo_OverrideEvent_Changed;
+}
+
+/* ---- which Consul targets hold an entry of which PropertyOverride (holders.h) ---- */
+
+/* The holders' ids of n entries, "uid/name" (a uid and a name hold no '/'): the name too, so an
+ * entry carrying a uid under another name (a look-alike, which no reconcile removes) never holds
+ * that PropertyOverride's release. One block (the caller frees); NULL when out of memory. */
+static char **holder_ids(const char *const *names, const char *const *uids, size_t n) {
+  size_t size = n * sizeof(char *);
+  for (size_t i = 0; i < n; i++) size += strlen(uids[i]) + strlen(names[i]) + 2;
+  char **ids = malloc(size ? size : 1), *p = (char *)(ids + n);
+  for (size_t i = 0; ids && i < n; i++) {
+    ids[i] = p;
+    p += sprintf(p, "%s/%s", uids[i], names[i]) + 1;
+  }
+  return ids;
+}
+
+static bool note_entries(po_TargetIndex *ix, const char *target_key, const char *const *names, const char *const *uids,
+                         size_t n, bool exact, bool event) {
+  char **ids = holder_ids(names, uids, n);
+  if (!ids) return false;
+  pthread_mutex_lock(&ix->mu);
+  /* An event while a write of ours is not seen back yet: a version before it (the watch is in
+   * order), missing what that write added (an entry moved here). It adds, forgets nothing; the
+   * write's own note says what the target holds. */
+  bool found;
+  size_t at = event ? own_find(ix, target_key, &found) : 0;
+  if (event && found && (ix->own[at].pending || ix->own[at].in_flight)) exact = false;
+  bool ok = po_Holders_Set(&ix->holders, target_key, (const char *const *)ids, n, exact);
+  pthread_mutex_unlock(&ix->mu);
+  free(ids);
+  return ok;
+}
+
+bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, const char *const *names,
+                                const char *const *uids, size_t n, bool exact) {
+  return note_entries(ix, target_key, names, uids, n, exact, false);
+}
+
+bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key, const json_object *target) {
+  /* room for every extension: counting ours first would read each marker twice */
+  json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
+  size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+  po_ConsulEntry *e = n ? malloc(n * sizeof *e) : NULL;
+  const char **strs = n ? malloc(2 * n * sizeof *strs) : NULL;
+  if (n && (!e || !strs)) {
+    free(e);
+    free(strs);
+    return false;
+  }
+  /* ours: named builtin/property-override and bound to this very object's uid */
+  n = n ? po_Consul_OwnedEntries(target, NULL, 0, e, n, NULL) : 0;
+  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid;
+  bool ok = note_entries(ix, target_key, strs, strs ? strs + n : NULL, n, true, true);
+  free(e);
+  free(strs);
+  return ok;
+}
+
+char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *name, const char *uid, const char *except,
+                                  size_t *count) {
+  *count = 0;
+  char *id = malloc(strlen(uid) + strlen(name) + 2);
+  if (!id) return *count = 1, NULL;
+  sprintf(id, "%s/%s", uid, name);
+  pthread_mutex_lock(&ix->mu);
+  char *keys = po_Holders_Of(&ix->holders, id, except, count);
+  pthread_mutex_unlock(&ix->mu);
+  free(id);
+  return keys;
+}
+
+size_t po_TargetIndex_EntryHoldersBytes(po_TargetIndex *ix) {
+  pthread_mutex_lock(&ix->mu);
+  size_t b = po_Holders_Bytes(&ix->holders);
+  pthread_mutex_unlock(&ix->mu);
+  return b;
 }

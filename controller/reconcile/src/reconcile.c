@@ -381,6 +381,22 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
          po_Arena_Printf(run->ar, "waiting for %s to drop its entry", it->held_key));
     return true;
   }
+  /* Any other target holding an entry of it: one it moved away from (its move recorded, nothing
+   * else links it there), whose reconcile has not removed the entry yet. That reconcile still
+   * finds this PropertyOverride (deleting, its finalizer in place) and removes it; released now,
+   * the entry would name a PropertyOverride that is gone, someone else's for good. */
+  size_t others = 0;
+  char *keys = po_TargetIndex_EntryHolders(run->ix, it->name, it->uid, run->key, &others);
+  if (others && !keys) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the targets holding %s", it->name));
+  if (others) {
+    size_t n = others;
+    for (const char *k = keys; run->io->enqueue && n > 0; n--, k += strlen(k) + 1) run->io->enqueue(run->io->enqueue_ctx, k);
+    po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "deleting %s", it->name),
+                po_Arena_Printf(run->ar, "waiting for %s%s to drop its entry", keys,
+                                others > 1 ? po_Run_OrOom(po_Arena_Printf(run->ar, " (and %zu more)", others - 1)) : ""));
+    free(keys);
+    return true;
+  }
   if (mesh(run)->release_guard && !mesh(run)->release_guard(run, it)) return true; /* run->r says why */
   if (!po_Run_NeedObj(run, it)) return false;
   json_object *patch = po_Run_FinalizerPatch(it->obj, false);

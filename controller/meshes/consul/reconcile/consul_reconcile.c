@@ -530,6 +530,27 @@ static bool created_recorded(po_Run *run) {
   return yes;
 }
 
+/* The index's note of which PropertyOverrides this target holds an entry of
+ * (po_TargetIndex_NoteEntries): a deleted one's finalizer waits for every target holding one,
+ * not only the one it points at (reconcile.c, release_finalizer). The owners of `n` entries. */
+static bool note_entries(po_Run *run, const po_ConsulEntry *e, size_t n, bool exact) {
+  const char **strs = n ? po_Arena_Malloc(run->ar, 2 * n * sizeof *strs) : NULL;
+  if (n && !strs) return false;
+  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid;
+  return po_TargetIndex_NoteEntries(run->ix, run->key, strs, strs ? strs + n : NULL, n, exact);
+}
+
+/* Nothing to write: the target holds our entries as the cache has them (the cache holds our last
+ * write: po_TargetIndex_CacheBehind). An entry of a PropertyOverride that moved here and was
+ * never noted (a note that ran out of memory) is added, or the reconcile ends there. */
+static bool note_live(po_Run *run) {
+  if (note_entries(run, run->live, run->nlive, true)) return true;
+  return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+}
+
+/* What the write puts into the target: before it, added (exact false), after it, exactly. */
+static bool note_wanted(po_Run *run, bool exact) { return note_entries(run, run->want, run->nwant, exact); }
+
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += po_Run_HasEntry(&run->items[i]);
@@ -570,12 +591,22 @@ static bool write_target(po_Run *run) {
     po_Run_RecheckIn(run, 1);
     return true;
   }
-  if (!annotate && target_current(run, nwant)) return true;
+  if (!annotate && target_current(run, nwant)) return note_live(run);
   if (!wanted(run, tuid)) return false;
   po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
                                    run->nwant);
   if (p.out_of_memory) return po_Run_Oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
+  if (!p.changed) {
+    json_object_put(p.object);
+    return note_live(run);
+  }
+  /* what the write adds, known before it is made: an event of the version before it is added to
+   * that, never taken for all the target holds (po_TargetIndex_NoteTargetEntries) */
+  if (!note_wanted(run, false)) {
+    json_object_put(p.object);
+    return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+  }
   if (p.changed && !p.remove && !record_write(run, p.object)) {
     json_object_put(p.object);
     return !run->r.out_of_memory;
@@ -607,6 +638,10 @@ static bool write_target(po_Run *run) {
       po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
       run->r.targets_written++;
+      /* exactly what it holds now; out of memory here keeps the superset noted before the
+       * write (a release waits for one more reconcile of this target, never for too little) */
+      if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, 0, true);
+      else note_wanted(run, true);
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
       /* A generation held here and now gone, or back: its own target's reconcile says so in its
        * status, reading this target from the cache. Queued now, that reconcile may still read the

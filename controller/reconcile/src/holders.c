@@ -1,0 +1,174 @@
+/* Which Consul targets hold an entry of which PropertyOverride (holders.h). */
+#include "holders.h"
+
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Held Held;
+
+/* A PropertyOverride's uid and the targets holding an entry of it (usually one). */
+typedef struct {
+  po_StrNode node; /* first: by_uid's node, keyed by uid */
+  Held **at;
+  size_t n, cap;
+  bool mark; /* named by the update in progress (po_Holders_Set) */
+  char uid[];
+} Holder;
+
+/* A target and the uids its entries name. */
+struct Held {
+  po_StrNode node; /* first: by_target's node, keyed by key */
+  Holder **of;
+  size_t n, cap;
+  char key[];
+};
+
+static void free_holder(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  free(((Holder *)n)->at);
+  free(n);
+}
+
+static void free_held(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  free(((Held *)n)->of);
+  free(n);
+}
+
+void po_Holders_Free(po_Holders *h) {
+  po_StrTable_ForEach(&h->by_uid, free_holder, NULL);
+  po_StrTable_ForEach(&h->by_target, free_held, NULL);
+  po_StrTable_Free(&h->by_uid);
+  po_StrTable_Free(&h->by_target);
+}
+
+/* A record of `size` bytes whose string s follows at `at`, linked into t; NULL when out of memory. */
+static po_StrNode *node_new(po_StrTable *t, size_t size, size_t at, const char *s) {
+  size_t len = strlen(s);
+  char *block = calloc(1, size + len + 1);
+  if (!block) return NULL;
+  memcpy(block + at, s, len + 1);
+  po_StrNode *n = (po_StrNode *)block;
+  n->key = block + at;
+  n->hash = po_StrTable_Hash(n->key);
+  if (!po_StrTable_Insert(t, n)) {
+    free(block);
+    return NULL;
+  }
+  return n;
+}
+
+/* Room for one more link on either side; false when out of memory. */
+static bool grow_at(Holder *o) {
+  if (o->n < o->cap) return true;
+  size_t c = o->cap ? o->cap * 2 : 1;
+  Held **a = realloc(o->at, c * sizeof *a);
+  if (!a) return false;
+  o->at = a;
+  o->cap = c;
+  return true;
+}
+
+static bool grow_of(Held *t) {
+  if (t->n < t->cap) return true;
+  size_t c = t->cap ? t->cap * 2 : 1;
+  Holder **a = realloc(t->of, c * sizeof *a);
+  if (!a) return false;
+  t->of = a;
+  t->cap = c;
+  return true;
+}
+
+static void drop_holder(po_Holders *h, Holder *o) {
+  po_StrTable_Unlink(&h->by_uid, &o->node);
+  free_holder(NULL, &o->node);
+}
+
+/* Unlinks target t from holder o (the order of either list does not matter). */
+static void unlink_pair(po_Holders *h, Held *t, size_t i) {
+  Holder *o = t->of[i];
+  for (size_t k = 0; k < o->n; k++) {
+    if (o->at[k] == t) {
+      o->at[k] = o->at[--o->n];
+      break;
+    }
+  }
+  t->of[i] = t->of[--t->n];
+  if (o->n == 0) drop_holder(h, o);
+}
+
+bool po_Holders_Set(po_Holders *h, const char *key, const char *const *uids, size_t n, bool exact) {
+  Held *t = (Held *)po_StrTable_Find(&h->by_target, key, po_StrTable_Hash(key));
+  if (!t && n == 0) return true;
+  if (!t && !(t = (Held *)node_new(&h->by_target, sizeof(Held), offsetof(Held, key), key))) return false;
+  bool ok = true;
+  for (size_t i = 0; i < n; i++) {
+    if (!uids[i] || !*uids[i]) continue;
+    Holder *o = (Holder *)po_StrTable_Find(&h->by_uid, uids[i], po_StrTable_Hash(uids[i]));
+    if (!o && !(o = (Holder *)node_new(&h->by_uid, sizeof(Holder), offsetof(Holder, uid), uids[i]))) {
+      ok = false;
+      continue;
+    }
+    bool linked = false;
+    for (size_t k = 0; k < o->n && !linked; k++) linked = o->at[k] == t;
+    if (!linked && (!grow_at(o) || !grow_of(t))) {
+      if (o->n == 0) drop_holder(h, o);
+      ok = false;
+      continue;
+    }
+    if (!linked) {
+      o->at[o->n++] = t;
+      t->of[t->n++] = o;
+    }
+    o->mark = true;
+  }
+  /* what the target no longer holds is forgotten only after everything it holds was added: out
+   * of memory leaves a superset */
+  for (size_t i = t->n; i-- > 0;) {
+    if (exact && ok && !t->of[i]->mark) unlink_pair(h, t, i);
+    else t->of[i]->mark = false;
+  }
+  if (t->n == 0) {
+    po_StrTable_Unlink(&h->by_target, &t->node);
+    free_held(NULL, &t->node);
+  }
+  return ok;
+}
+
+char *po_Holders_Of(const po_Holders *h, const char *uid, const char *except, size_t *count) {
+  *count = 0;
+  const Holder *o = uid && *uid ? (const Holder *)po_StrTable_Find(&h->by_uid, uid, po_StrTable_Hash(uid)) : NULL;
+  size_t size = 0;
+  for (size_t k = 0; o && k < o->n; k++) {
+    if (except && !strcmp(o->at[k]->key, except)) continue;
+    size += strlen(o->at[k]->key) + 1;
+    (*count)++;
+  }
+  if (!*count) return NULL;
+  char *out = malloc(size), *p = out;
+  for (size_t k = 0; out && k < o->n; k++) {
+    if (except && !strcmp(o->at[k]->key, except)) continue;
+    size_t len = strlen(o->at[k]->key) + 1;
+    memcpy(p, o->at[k]->key, len);
+    p += len;
+  }
+  return out;
+}
+
+static void holder_bytes(void *ctx, po_StrNode *n) {
+  const Holder *o = (const Holder *)n;
+  *(size_t *)ctx += sizeof *o + strlen(o->uid) + 1 + o->cap * sizeof *o->at;
+}
+
+static void held_bytes(void *ctx, po_StrNode *n) {
+  const Held *t = (const Held *)n;
+  *(size_t *)ctx += sizeof *t + strlen(t->key) + 1 + t->cap * sizeof *t->of;
+}
+
+size_t po_Holders_Bytes(const po_Holders *h) {
+  size_t b = (h->by_uid.nslots + h->by_target.nslots) * sizeof(po_StrNode *);
+  po_StrTable_ForEach(&h->by_uid, holder_bytes, &b);
+  po_StrTable_ForEach(&h->by_target, held_bytes, &b);
+  return b;
+}

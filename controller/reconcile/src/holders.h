@@ -1,0 +1,39 @@
+/* Private to reconcile: which Consul targets hold an entry of which PropertyOverride, by the id
+ * its marker names ("uid/name", index.c: a look-alike carrying the uid under another name is not
+ * one). A deleted PropertyOverride's finalizer is all that removes its entries (one
+ * naming a PropertyOverride that no longer exists is someone else's, ForeignEntry), and once a
+ * move is recorded (status.lastValid names the new target) nothing else links it to the target it
+ * left: deleted before that target's reconcile removed the old entry, its finalizer went and the
+ * entry stayed for good. So the release waits until no other target holds an entry of it
+ * (reconcile.c, release_finalizer). Learnt from the targets as the watch brings them (the initial
+ * list too: a restart or a new leader rebuilds it) and from our own writes, whose echoes are not
+ * parsed. Two tables (strtable.h), by uid and by target key, linked both ways: a lookup costs the
+ * uid's targets, an update the target's entries. Usually one target per PropertyOverride: about
+ * 150 bytes each (the uid once, a node in each table, a pointer each way). Not thread-safe: the
+ * index's lock guards it. */
+#ifndef PO_RECONCILE_HOLDERS_H_
+#define PO_RECONCILE_HOLDERS_H_
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "strtable.h"
+
+typedef struct {
+  po_StrTable by_uid;    /* Holder by the PropertyOverride's uid */
+  po_StrTable by_target; /* Held by target key */
+} po_Holders;
+
+void po_Holders_Free(po_Holders *h);
+/* Target `key` holds an entry of each of uids[n] (ids) (duplicates allowed), and, when exact, of no
+ * other. False when memory ran out: then nothing it held before was forgotten (a superset: a
+ * release waits for nothing, never for too little), and some of uids may be missing. Forgetting
+ * (exact, with fewer uids) never allocates. */
+bool po_Holders_Set(po_Holders *h, const char *key, const char *const *uids, size_t n, bool exact);
+/* The targets other than `except` (may be NULL) holding an entry of uid: "key\0key\0" (*count of
+ * them; the caller frees), NULL with *count 0 when none. NULL with *count > 0: out of memory. */
+char *po_Holders_Of(const po_Holders *h, const char *uid, const char *except, size_t *count);
+/* The bytes the tables hold (tests: the memory bound per PropertyOverride). */
+size_t po_Holders_Bytes(const po_Holders *h);
+
+#endif
