@@ -32,9 +32,11 @@ spec:
 YAML
 }
 # The API server refuses every OPERATION of a resource: a webhook at a dead URL, failurePolicy Fail.
-refuse() { # operation resource group
-  local dead
+# With a label KEY=VALUE, only of the objects carrying it.
+refuse() { # operation resource group [label]
+  local dead selector=""
   dead=$(lc_free_port)
+  [ -n "${4:-}" ] && selector="objectSelector: {matchLabels: {\"${4%%=*}\": \"${4#*=}\"}}"
   kubectl apply -f - >/dev/null <<YAML
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingWebhookConfiguration
@@ -47,6 +49,7 @@ webhooks:
     timeoutSeconds: 1
     clientConfig: {url: "https://127.0.0.1:$dead/refuse"}
     rules: [{apiGroups: ["$3"], apiVersions: ["*"], resources: ["$2"], operations: [$1]}]
+    $selector
 YAML
 }
 refuse_creates() { refuse CREATE "$@"; } # resource group

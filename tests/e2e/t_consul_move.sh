@@ -39,24 +39,7 @@ eventually "web -> other: written once creates work" 30 "m@4" entries servicedef
 
 # --- moved web -> api, then deleted before web's reconcile removed the old entry -------------------
 # web's updates refused (a webhook selecting its label): its reconcile cannot remove the entry
-refuse_held_updates() {
-  local dead
-  dead=$(lc_free_port)
-  kubectl apply -f - >/dev/null <<YAML
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingWebhookConfiguration
-metadata: {name: refuse}
-webhooks:
-  - name: refuse.hmove.test
-    admissionReviewVersions: [v1]
-    sideEffects: None
-    failurePolicy: Fail
-    timeoutSeconds: 1
-    clientConfig: {url: "https://127.0.0.1:$dead/refuse"}
-    objectSelector: {matchLabels: {hold: "yes"}}
-    rules: [{apiGroups: [consul.hashicorp.com], apiVersions: ["*"], resources: [servicedefaults], operations: [UPDATE]}]
-YAML
-}
+refuse_held_updates() { refuse UPDATE servicedefaults consul.hashicorp.com hold=yes; }
 kubectl -n platform label servicedefaults web hold=yes >/dev/null
 po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 5s
 eventually "back to web: entry" 30 "m@5" sd_entry
