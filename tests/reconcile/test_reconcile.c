@@ -716,6 +716,49 @@ static json_object *po(Fake *fx, const char *name) {
   return sl ? sl->obj : NULL;
 }
 
+/* The owner of entry i of the target ("" when not ours). */
+static const char *owner_at(Fake *fx, size_t i) {
+  json_object *m = marker(fx, i);
+  return m ? json_object_get_string(get(m, "name")) : "";
+}
+
+/* A PropertyOverride deleted before the controller added its finalizer goes at once, and the
+ * cache can still show it (chaos.py's seed 13: created, then deleted in the same second under
+ * a 5xx burst). The finalizer's patch finds nothing (404); the reconcile went on and wrote its
+ * entry, naming a PropertyOverride that no longer exists: someone else's to every later
+ * reconcile (ForeignEntry), kept for good. Gone on the server, it gets no entry and no status;
+ * the others are written as planned, and an entry of it already there (its finalizer removed by
+ * hand before the deletion) goes with that write. */
+static void test_override_gone_before_its_finalizer_gets_no_entry(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "b", 1, "web", kGood);
+  apply_override(fx, "c", 1, "web", kGood2);
+  fx->overrides_gone = 1; /* the first finalizer patch, b's (the index lists a target's by name) */
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 2);
+  assert_string_equal(owner_at(fx, 0), "a");
+  assert_string_equal(owner_at(fx, 1), "c");
+  assert_string_equal(cond(fx, "b", "Programmed", "reason"), ""); /* no status for what is gone */
+  assert_string_equal(cond(fx, "c", "Programmed", "status"), "True");
+  /* its deletion reaches the cache: out of the index and the cache, as the informer does */
+  char old[300];
+  assert_true(po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old));
+  Slot *gone = slot(fx, "po/default/b", false);
+  json_object_put(gone->obj);
+  gone->obj = NULL;
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 2);
+  assert_int_equal(fx->target_events, 0); /* no ForeignEntry: nothing of b was ever written */
+  /* c's finalizer removed by hand, then c deleted (gone at once), its entry still live */
+  json_object_object_del(get(po(fx, "c"), "metadata"), "finalizers");
+  fx->overrides_gone = 1; /* the patch putting it back */
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  assert_string_equal(owner_at(fx, 0), "a");
+}
+
 /* The overlap check of a target's status phase compares patches pairwise: 100 PropertyOverrides
  * of 100 identical patches (each one accepted, and the target's room holds them all) were 10^8
  * comparisons, each serialising both values into the reconcile's arena (41 s of CPU, 1.7 GB, on
@@ -2747,6 +2790,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_override_gone_before_its_finalizer_gets_no_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_guard_waits_for_ours_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_echo_asked_before_cached, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),
