@@ -2581,6 +2581,45 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   assert_true(bytes < 1000 * 200);
 }
 
+/* adv-s14: a hostile tenant's own ServiceDefaults (namespace evil) carrying an entry whose marker
+ * names another tenant's PropertyOverride (its name and uid, bound to the tenant's own object's
+ * uid: all a tenant can write). Without a namespace in the marker the entry names evil/a, which
+ * does not exist: it is someone else's (ForeignEntry), and no reconcile removes it. Keyed by uid
+ * and name alone it held default/a's release: evil/x's reconcile forgot it, but each update the
+ * tenant made to evil/x (a label, every second) noted it again from the event, and the deletion
+ * waited for as long as the tenant kept writing. The holder's id carries the namespace where its
+ * reconcile looks the PropertyOverride up (load_bound_owners' rule): this entry never holds a. */
+static void test_fake_holder_in_another_namespace_holds_no_release(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  const char *evil = "ServiceDefaults/evil/x";
+  put(fx, evil, json_tokener_parse(
+                    "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                    "\"metadata\":{\"name\":\"x\",\"namespace\":\"evil\",\"uid\":\"uid-evil-x\"},\"spec\":{\"envoyExtensions\":["
+                    "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":1,"
+                    "\"uid\":\"uid-po-a\",\"targetUID\":\"uid-evil-x\"},\"Patches\":[]}}]}}"));
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  po_ReconcileIO io = fx->io;
+  io.enqueue = record_enqueue;
+  for (int i = 0; i < 3 && slot(fx, k, false); i++) {
+    /* the tenant's update of evil/x: its event parsed, then evil/x's reconcile and default/a's retry */
+    assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, evil, slot(fx, evil, false)->obj));
+    g_nenqueued = 0;
+    po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web");
+    assert_true(r.ok);
+    assert_int_equal(g_nenqueued, 0);
+    po_ReconcileResult e = po_Reconcile(&io, fx->ix, evil);
+    assert_true(e.ok);
+    assert_int_equal(e.foreign_entries, 1); /* left as it is: not ours to remove */
+  }
+  assert_null(slot(fx, k, false)); /* the finalizer went */
+  assert_int_equal(entries(fx), 0);
+}
+
 /* adv-guard: with no target in the cache nothing there holds a deleted PropertyOverride's entry,
  * yet its finalizer stayed as long as another one of the target kept the reconcile from
  * writing: a same-name object in another namespace (TargetInOtherNamespace, rechecked for as long
@@ -2787,6 +2826,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_for_the_old_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_across_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_entry_holders_follow_events_and_writes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fake_holder_in_another_namespace_holds_no_release, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),
