@@ -2504,7 +2504,7 @@ static void check_move_then_delete(Fake *fx, bool restart) {
   assert_true(r.ok);
   assert_null(slot(fx, k, false)); /* the finalizer went */
   size_t n = 1;
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-po-a", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "a", "uid-po-a", NULL, &n));
   assert_int_equal(n, 0);
 }
 
@@ -2518,20 +2518,20 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   Fake *fx = *state;
   const char *web = "ServiceDefaults/default/web", *api = "ServiceDefaults/default/api";
   const char *ab[] = {"uid-a", "uid-b"}, *b[] = {"uid-b"}, *nab[] = {"a", "b"}, *nb[] = {"b"};
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nab, ab, 2, true));
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, nb, b, 1, false));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, NULL, nab, ab, 2, true));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, NULL, nb, b, 1, false));
   size_t n = 0;
-  char *keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", web, &n);
+  char *keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-b", web, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, api);
   free(keys);
-  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-b", NULL, &n);
   assert_int_equal(n, 2);
   free(keys);
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "x", "uid-b", NULL, &n)); /* the uid under another name */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "x", "uid-b", NULL, &n)); /* the uid under another name */
   assert_int_equal(n, 0);
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nb, b, 1, true)); /* a's entry removed from web */
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-a", NULL, &n));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, NULL, nb, b, 1, true)); /* a's entry removed from web */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "a", "uid-a", NULL, &n));
   assert_int_equal(n, 0);
   /* a target event: its entries bound to it, whoever they name; a look-alike bound elsewhere is not */
   put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
@@ -2541,17 +2541,17 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"d\",\"generation\":1,"
              "\"uid\":\"uid-d\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}}]}}");
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "c", "uid-c", NULL, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, web);
   free(keys);
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "d", "uid-d", NULL, &n));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n); /* web's event holds no b: api alone */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "d", "uid-d", NULL, &n));
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-b", NULL, &n); /* web's event holds no b: api alone */
   assert_int_equal(n, 1);
   assert_string_equal(keys, api);
   free(keys);
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, NULL)); /* deleted: holds nothing */
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "c", "uid-c", NULL, &n));
   assert_int_equal(n, 0);
   /* a write of ours not seen back yet: an event of the version before it adds, forgets nothing */
   put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
@@ -2563,7 +2563,7 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   assert_true(run(fx).ok);
   assert_int_equal(entries(fx), 1); /* the cache: the version written over */
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-po-b", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-po-b", NULL, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, web);
   free(keys);
@@ -2574,7 +2574,7 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
     snprintf(uid, sizeof uid, "0b6f7c2e-1d3a-4c5b-9e8f-%012d", i);
     snprintf(key, sizeof key, "ServiceDefaults/default/svc-%d", i / 10);
     const char *u[] = {uid}, *nm[] = {"checkout-timeouts"};
-    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, nm, u, 1, false));
+    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, NULL, nm, u, 1, false));
   }
   size_t bytes = po_TargetIndex_EntryHoldersBytes(fx->ix);
   print_message("entry holders: %zu bytes for 1000 PropertyOverrides on 100 targets\n", bytes);
@@ -2618,6 +2618,40 @@ static void test_fake_holder_in_another_namespace_holds_no_release(void **state)
   }
   assert_null(slot(fx, k, false)); /* the finalizer went */
   assert_int_equal(entries(fx), 0);
+}
+
+/* adv-s14: the same move across namespaces: platform/a written into shop/web (targetRef.namespace,
+ * its marker naming namespace platform), moved home to platform/api and deleted before shop/web's
+ * reconcile: the holder's id carries the marker's namespace, not shop's, so the release still waits. */
+static void test_moved_across_namespaces_then_deleted_waits(void **state) {
+  Fake *fx = *state;
+  po_CtlStatus cross;
+  fx->tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop(fx).ok);
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 1);
+  apply_override_ns(fx, "platform", "a", 2, "api", NULL, kGood2);
+  po_ReconcileResult m = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/platform/api");
+  if (!m.ok) print_message("move: %s\n", m.error);
+  assert_true(m.ok);
+  apply_override_ns(fx, "platform", "a", 2, "api", NULL, kGood2); /* the status write's event */
+  assert_non_null(shop_ext(fx));
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 1);
+  char k[] = "po/platform/a";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  po_ReconcileIO io = fx->io;
+  io.enqueue = record_enqueue;
+  g_nenqueued = 0;
+  po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/api");
+  assert_false(r.ok);
+  assert_non_null(strstr(r.error, "waiting for ServiceDefaults/shop/web to drop its entry"));
+  assert_non_null(slot(fx, k, false));
+  assert_true(run_shop(fx).ok);
+  assert_true(!shop_ext(fx) || json_object_array_length(shop_ext(fx)) == 0);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/api").ok);
+  assert_null(slot(fx, k, false));
 }
 
 /* adv-guard: with no target in the cache nothing there holds a deleted PropertyOverride's entry,
@@ -2827,6 +2861,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_across_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_entry_holders_follow_events_and_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fake_holder_in_another_namespace_holds_no_release, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_moved_across_namespaces_then_deleted_waits, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),

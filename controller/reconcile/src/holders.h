@@ -1,6 +1,6 @@
 /* Private to reconcile: which Consul targets hold an entry of which PropertyOverride, by the id
- * its marker names ("uid/name", index.c: a look-alike carrying the uid under another name is not
- * one). A deleted PropertyOverride's finalizer is all that removes its entries (one
+ * its marker names ("uid/namespace/name", index.c: a look-alike carrying the uid under another
+ * name or namespace is not one). A deleted PropertyOverride's finalizer is all that removes its entries (one
  * naming a PropertyOverride that no longer exists is someone else's, ForeignEntry), and once a
  * move is recorded (status.lastValid names the new target) nothing else links it to the target it
  * left: deleted before that target's reconcile removed the old entry, its finalizer went and the

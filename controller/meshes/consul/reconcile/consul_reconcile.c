@@ -534,10 +534,10 @@ static bool created_recorded(po_Run *run) {
  * (po_TargetIndex_NoteEntries): a deleted one's finalizer waits for every target holding one,
  * not only the one it points at (reconcile.c, release_finalizer). The owners of `n` entries. */
 static bool note_entries(po_Run *run, const po_ConsulEntry *e, size_t n, bool exact) {
-  const char **strs = n ? po_Arena_Malloc(run->ar, 2 * n * sizeof *strs) : NULL;
+  const char **strs = n ? po_Arena_Malloc(run->ar, 3 * n * sizeof *strs) : NULL;
   if (n && !strs) return false;
-  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid;
-  return po_TargetIndex_NoteEntries(run->ix, run->key, strs, strs ? strs + n : NULL, n, exact);
+  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid, strs[2 * n + i] = e[i].ns;
+  return po_TargetIndex_NoteEntries(run->ix, run->key, strs ? strs + 2 * n : NULL, strs, strs ? strs + n : NULL, n, exact);
 }
 
 /* Nothing to write: the target holds our entries as the cache has them (the cache holds our last
@@ -640,7 +640,7 @@ static bool write_target(po_Run *run) {
       run->r.targets_written++;
       /* exactly what it holds now; out of memory here keeps the superset noted before the
        * write (a release waits for one more reconcile of this target, never for too little) */
-      if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, 0, true);
+      if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, NULL, 0, true);
       else note_wanted(run, true);
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
       /* A generation held here and now gone, or back: its own target's reconcile says so in its
