@@ -22,16 +22,29 @@
 typedef struct {
   po_StrTable by_uid;    /* Holder by the PropertyOverride's uid */
   po_StrTable by_target; /* Held by target key */
+  /* Targets whose last update failed (out of memory): what they hold is not known, so they hold
+   * every release (a fresh index after a restart knew nothing before: a superset of nothing is
+   * too little) until an update of theirs succeeds in full. `unknown` counts those with a record
+   * (Held.unknown); those whose record could not even be made are kept here, without an
+   * allocation, and past four of them `overflow` refuses every release as out of
+   * memory for as long as the process lives (the event handler says so). */
+  size_t unknown;
+  char lost[4][600];
+  bool overflow;
 } po_Holders;
 
 void po_Holders_Free(po_Holders *h);
 /* Target `key` holds an entry of each of uids[n] (ids) (duplicates allowed), and, when exact, of no
- * other. False when memory ran out: then nothing it held before was forgotten (a superset: a
- * release waits for nothing, never for too little), and some of uids may be missing. Forgetting
+ * other. False when memory ran out: then nothing it held before was forgotten, and the target
+ * holds every release until an update of it succeeds (some of uids may be missing). Forgetting
  * (exact, with fewer uids) never allocates. */
 bool po_Holders_Set(po_Holders *h, const char *key, const char *const *uids, size_t n, bool exact);
-/* The targets other than `except` (may be NULL) holding an entry of uid: "key\0key\0" (*count of
- * them; the caller frees), NULL with *count 0 when none. NULL with *count > 0: out of memory. */
+/* What target `key` holds is not known (an update of it could not be made: out of memory): it
+ * holds every release until an update of it succeeds in full. Never fails (holders.h: lost). */
+void po_Holders_Unknown(po_Holders *h, const char *key);
+/* The targets other than `except` (may be NULL) holding an entry of uid, or not known
+ * (po_Holders_Set failed): "key\0key\0" (*count of them; the caller frees), NULL with *count 0
+ * when none. NULL with *count > 0: out of memory, now or in an update whose target is lost. */
 char *po_Holders_Of(const po_Holders *h, const char *uid, const char *except, size_t *count);
 /* The bytes the tables hold (tests: the memory bound per PropertyOverride). */
 size_t po_Holders_Bytes(const po_Holders *h);

@@ -1381,10 +1381,20 @@ static char **holder_ids(const char *key, const char *const *nss, const char *co
   return ids;
 }
 
+/* A note that could not be made (out of memory): the target holds every release until one of
+ * it succeeds (po_Holders_Unknown). After a restart the index knew nothing of it: kept as it
+ * was, a release elsewhere would go while it holds an entry. False, for the caller to return. */
+static bool note_unknown(po_TargetIndex *ix, const char *target_key) {
+  pthread_mutex_lock(&ix->mu);
+  po_Holders_Unknown(&ix->holders, target_key);
+  pthread_mutex_unlock(&ix->mu);
+  return false;
+}
+
 static bool note_entries(po_TargetIndex *ix, const char *target_key, const char *const *nss, const char *const *names,
                          const char *const *uids, size_t n, bool exact, bool event) {
   char **ids = holder_ids(target_key, nss, names, uids, n);
-  if (!ids) return false;
+  if (!ids) return note_unknown(ix, target_key);
   pthread_mutex_lock(&ix->mu);
   /* An event while a write of ours is not seen back yet: a version before it (the watch is in
    * order), missing what that write added (an entry moved here). It adds, forgets nothing; the
@@ -1412,7 +1422,7 @@ bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key
   if (n && (!e || !strs)) {
     free(e);
     free(strs);
-    return false;
+    return note_unknown(ix, target_key);
   }
   /* ours: named builtin/property-override and bound to this very object's uid */
   n = n ? po_Consul_OwnedEntries(target, NULL, 0, e, n, NULL) : 0;
