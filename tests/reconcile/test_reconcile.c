@@ -2654,6 +2654,51 @@ static void test_moved_across_namespaces_then_deleted_waits(void **state) {
   assert_null(slot(fx, k, false));
 }
 
+/* adv-s14: a reconcile's plan and its write are not one moment. api's
+ * reconcile plans b's entry (b new, pointing at api), adds b's finalizer; before api's target write
+ * b is moved to web, deleted, and web's reconcile releases it (no target holds an entry of it yet:
+ * api notes its entries just before its write). api's write then puts the entry of a
+ * PropertyOverride that is gone: someone else's for good. The hook runs web's reconcile inside
+ * api's finalizer patch, as a second worker would. Now the release is remembered under the index's
+ * lock and api's note before its write, finding it, makes no write (a conflict); the retry's plan
+ * sees the deletion. */
+static Fake *g_race;
+static bool g_raced;
+static po_WriteResult race_patch(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
+                                 po_CtlStatus *st) {
+  po_WriteResult w = g_race->io.patch_override(ctx, ns, name, status, patch, st);
+  if (g_raced || status || strcmp(name, "b") != 0) return w;
+  g_raced = true;
+  apply_override(g_race, "b", 2, "web", kGood2); /* moved (its finalizer kept: store_override) */
+  json_object *b = slot(g_race, "po/default/b", false)->obj;
+  json_object_object_add(get(b, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(g_race, b);
+  po_Reconcile(&g_race->io, g_race->ix, "ServiceDefaults/default/web"); /* another worker */
+  return w;
+}
+
+static void test_release_during_another_targets_write(void **state) {
+  Fake *fx = *state;
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{}}");
+  apply_override(fx, "b", 1, "api", kGood);
+  g_race = fx;
+  g_raced = false;
+  po_ReconcileIO io = fx->io;
+  io.patch_override = race_patch;
+  po_Reconcile(&io, fx->ix, "ServiceDefaults/default/api");
+  assert_true(g_raced);
+  Slot *api = slot(fx, "ServiceDefaults/default/api", false);
+  json_object *ext = api && api->obj ? get(get(api->obj, "spec"), "envoyExtensions") : NULL;
+  size_t n = ext ? json_object_array_length(ext) : 0;
+  if (!slot(fx, "po/default/b", false) && n > 0) fail_msg("b released while api's write put its entry: someone else's for good");
+  /* the retry: b is gone (or deleting, not listed here): nothing of it in api */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  api = slot(fx, "ServiceDefaults/default/api", false);
+  ext = api && api->obj ? get(get(api->obj, "spec"), "envoyExtensions") : NULL;
+  assert_true(!ext || json_object_array_length(ext) == 0);
+}
+
 /* adv-guard: with no target in the cache nothing there holds a deleted PropertyOverride's entry,
  * yet its finalizer stayed as long as another one of the target kept the reconcile from
  * writing: a same-name object in another namespace (TargetInOtherNamespace, rechecked for as long
@@ -2862,6 +2907,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_entry_holders_follow_events_and_writes, setup, teardown),
       cmocka_unit_test_setup_teardown(test_fake_holder_in_another_namespace_holds_no_release, setup, teardown),
       cmocka_unit_test_setup_teardown(test_moved_across_namespaces_then_deleted_waits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_during_another_targets_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),

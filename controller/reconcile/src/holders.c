@@ -37,7 +37,22 @@ static void free_held(void *ctx, po_StrNode *n) {
   free(n);
 }
 
+/* A released PropertyOverride (po_Holders_Claim), in the table and the list by age. */
+struct Released {
+  po_StrNode node; /* first: released's node, keyed by id */
+  struct Released *next;
+  long long at;
+  char id[];
+};
+
+static void free_released(void *ctx, po_StrNode *n) {
+  (void)ctx;
+  free(n);
+}
+
 void po_Holders_Free(po_Holders *h) {
+  po_StrTable_ForEach(&h->released, free_released, NULL);
+  po_StrTable_Free(&h->released);
   po_StrTable_ForEach(&h->by_uid, free_holder, NULL);
   po_StrTable_ForEach(&h->by_target, free_held, NULL);
   po_StrTable_Free(&h->by_uid);
@@ -245,6 +260,35 @@ char *po_Holders_Of(const po_Holders *h, const char *uid, const char *except, si
     }
   }
   return out;
+}
+
+char *po_Holders_Claim(po_Holders *h, const char *id, const char *except, long long now_s, size_t *count) {
+  char *keys = po_Holders_Of(h, id, except, count);
+  if (*count) return keys;
+  /* the ones past their time first: a reconcile planned before them is long over */
+  while (h->oldest && h->oldest->at + kPo_HoldersReleasedS < now_s) {
+    struct Released *r = h->oldest;
+    h->oldest = r->next;
+    if (!h->oldest) h->newest = NULL;
+    po_StrTable_Unlink(&h->released, &r->node);
+    free(r);
+  }
+  if (po_StrTable_Find(&h->released, id, po_StrTable_Hash(id))) return NULL;
+  struct Released *r = (struct Released *)node_new(&h->released, sizeof *r, offsetof(struct Released, id), id);
+  if (!r) return *count = 1, NULL;
+  r->at = now_s;
+  if (h->newest) h->newest->next = r;
+  else h->oldest = r;
+  h->newest = r;
+  return NULL;
+}
+
+bool po_Holders_Writing(po_Holders *h, const char *key, const char *const *ids, size_t n, bool *ok) {
+  for (size_t i = 0; h->oldest && i < n; i++) {
+    if (po_StrTable_Find(&h->released, ids[i], po_StrTable_Hash(ids[i]))) return false;
+  }
+  *ok = po_Holders_Set(h, key, ids, n, false);
+  return true;
 }
 
 static void holder_bytes(void *ctx, po_StrNode *n) {

@@ -31,6 +31,11 @@ typedef struct {
   size_t unknown;
   char lost[4][600];
   bool overflow;
+  /* PropertyOverrides whose release went ahead (po_Holders_Claim), by id, oldest first: a
+   * reconcile that planned an entry of one before its deletion was seen must not write it
+   * (po_Holders_Writing). Kept kPo_HoldersReleasedS seconds: far longer than any reconcile. */
+  po_StrTable released;
+  struct Released *oldest, *newest;
 } po_Holders;
 
 void po_Holders_Free(po_Holders *h);
@@ -46,6 +51,15 @@ void po_Holders_Unknown(po_Holders *h, const char *key);
  * (po_Holders_Set failed): "key\0key\0" (*count of them; the caller frees), NULL with *count 0
  * when none. NULL with *count > 0: out of memory, now or in an update whose target is lost. */
 char *po_Holders_Of(const po_Holders *h, const char *uid, const char *except, size_t *count);
+enum { kPo_HoldersReleasedS = 600 };
+/* The release of id (no target but `except` holding an entry of it, as po_Holders_Of) is going
+ * ahead: remembered at now_s, so that no write adds an entry of it after this. Returns the holders
+ * as po_Holders_Of; only with none (NULL, *count 0) is the release remembered, and when that
+ * runs out of memory *count is 1 (out of memory). */
+char *po_Holders_Claim(po_Holders *h, const char *id, const char *except, long long now_s, size_t *count);
+/* A write about to put entries of ids[n] into `key`: false when one of them was released (the
+ * write must not be made); else as po_Holders_Set (exact false) in *ok. */
+bool po_Holders_Writing(po_Holders *h, const char *key, const char *const *ids, size_t n, bool *ok);
 /* The bytes the tables hold (tests: the memory bound per PropertyOverride). */
 size_t po_Holders_Bytes(const po_Holders *h);
 

@@ -1413,6 +1413,18 @@ bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, cons
   return note_entries(ix, target_key, nss, names, uids, n, exact, false);
 }
 
+int po_TargetIndex_NoteWriting(po_TargetIndex *ix, const char *target_key, const char *const *nss,
+                               const char *const *names, const char *const *uids, size_t n) {
+  char **ids = holder_ids(target_key, nss, names, uids, n);
+  if (!ids) return note_unknown(ix, target_key), 0;
+  bool ok = true;
+  pthread_mutex_lock(&ix->mu);
+  bool allowed = po_Holders_Writing(&ix->holders, target_key, (const char *const *)ids, n, &ok);
+  pthread_mutex_unlock(&ix->mu);
+  free(ids);
+  return !allowed ? -1 : ok ? 1 : 0;
+}
+
 bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key, const json_object *target) {
   /* room for every extension: counting ours first would read each marker twice */
   json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
@@ -1441,6 +1453,21 @@ char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *ns, const char
   sprintf(id, "%s/%s/%s", uid, ns, name);
   pthread_mutex_lock(&ix->mu);
   char *keys = po_Holders_Of(&ix->holders, id, except, count);
+  pthread_mutex_unlock(&ix->mu);
+  free(id);
+  return keys;
+}
+
+char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                   const char *except, size_t *count) {
+  *count = 0;
+  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  if (!id) return *count = 1, NULL;
+  sprintf(id, "%s/%s/%s", uid, ns, name);
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  pthread_mutex_lock(&ix->mu);
+  char *keys = po_Holders_Claim(&ix->holders, id, except, (long long)now.tv_sec, count);
   pthread_mutex_unlock(&ix->mu);
   free(id);
   return keys;

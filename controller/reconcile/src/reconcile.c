@@ -396,7 +396,7 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
    * finds this PropertyOverride (deleting, its finalizer in place) and removes it; released now,
    * the entry would name a PropertyOverride that is gone, someone else's for good. */
   size_t others = 0;
-  char *keys = po_TargetIndex_EntryHolders(run->ix, it->ns, it->name, it->uid, run->key, &others);
+  char *keys = po_TargetIndex_ClaimRelease(run->ix, it->ns, it->name, it->uid, run->key, &others);
   if (others && !keys) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the targets holding %s", it->name));
   if (others) {
     size_t n = others;

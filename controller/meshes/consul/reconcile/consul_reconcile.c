@@ -548,8 +548,27 @@ static bool note_live(po_Run *run) {
   return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
 }
 
-/* What the write puts into the target: before it, added (exact false), after it, exactly. */
+/* What the write puts into the target: after it, exactly. */
 static bool note_wanted(po_Run *run, bool exact) { return note_entries(run, run->want, run->nwant, exact); }
+
+/* Before the write, what it adds (exact false), unless one of them was released meanwhile (moved
+ * and deleted since this plan, another target's reconcile let its finalizer go:
+ * po_TargetIndex_NoteWriting): then no write, retried as a conflict, whose plan sees the deletion.
+ * False when the reconcile ends here (run->r says why). */
+static bool note_writing(po_Run *run) {
+  size_t n = run->nwant;
+  const char **strs = n ? po_Arena_Malloc(run->ar, 3 * n * sizeof *strs) : NULL;
+  if (n && !strs) return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+  for (size_t i = 0; i < n; i++) strs[i] = run->want[i].owner, strs[n + i] = run->want[i].uid, strs[2 * n + i] = run->want[i].ns;
+  int noted = po_TargetIndex_NoteWriting(run->ix, run->key, strs ? strs + 2 * n : NULL, strs, strs ? strs + n : NULL, n);
+  if (noted > 0) return true;
+  if (noted == 0) return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+  run->target_ok = false;
+  run->target_conflict = true;
+  po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "writing %s", run->where),
+              "a PropertyOverride planned here was deleted and released meanwhile");
+  return false;
+}
 
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
@@ -603,9 +622,9 @@ static bool write_target(po_Run *run) {
   }
   /* what the write adds, known before it is made: an event of the version before it is added to
    * that, never taken for all the target holds (po_TargetIndex_NoteTargetEntries) */
-  if (!note_wanted(run, false)) {
+  if (!note_writing(run)) {
     json_object_put(p.object);
-    return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+    return !run->r.out_of_memory; /* refused: as a failed write, the statuses wait (target_conflict) */
   }
   if (p.changed && !p.remove && !record_write(run, p.object)) {
     json_object_put(p.object);

@@ -342,6 +342,17 @@ bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key
 char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                   const char *except, size_t *count);
 size_t po_TargetIndex_EntryHoldersBytes(po_TargetIndex *ix); /* tests: its memory */
+/* A reconcile's plan and its write are not one moment: a PropertyOverride planned live there can
+ * be moved, deleted and released by another target's reconcile before the write, which would then
+ * put the entry of one that is gone (someone else's for good). So the release and the write's
+ * note meet under the index's lock: ClaimRelease is EntryHolders that, finding none, remembers the
+ * release is going ahead (NULL with *count 1: out of memory, the release waits); NoteWriting is
+ * NoteEntries before a write (exact false) that refuses (-1) when one of them was released: the
+ * write is not made (retried as a conflict; the retry sees the deletion). 1 noted, 0 out of memory. */
+char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                   const char *except, size_t *count);
+int po_TargetIndex_NoteWriting(po_TargetIndex *ix, const char *target_key, const char *const *nss,
+                               const char *const *names, const char *const *uids, size_t n);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
 void po_Reconcile_OverrideKey(const struct json_object *po, char *key, size_t size);
