@@ -72,4 +72,30 @@ check "restarted, web holding its old entry: the finalizer stays" holds 6 is pov
 allow
 eventually "restarted, web's updates allowed: its old entry removed" 60 "" sd_entry
 eventually "restarted: then the finalizer goes" 60 "" pov '{.metadata.name}'
+# --- adv-s14: a tenant's own ServiceDefaults (namespace evil) carrying an entry whose marker names
+# m (its name and uid, bound to the tenant's object's uid) without m's namespace: evil/m, which does
+# not exist, someone else's (ForeignEntry). Updated by the tenant every 0.3 s (each update an event
+# the index parses), it must not hold m's deletion. A guard, not the hole's proof: at kubectl's pace
+# the tenant loses the race against evil/x's own reconcile (which forgets the look-alike) and this
+# passes before the fix too; test_reconcile's test_fake_holder_in_another_namespace_holds_no_release
+# is the one that fails there
+po '{group: consul.hashicorp.com, kind: ServiceDefaults, name: web}' 9s
+eventually "tenant: entry in web" 30 "m@1" sd_entry
+kubectl create namespace evil >/dev/null
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: consul.hashicorp.com/v1alpha1
+kind: ServiceDefaults
+metadata: {name: x, namespace: evil}
+spec: {protocol: http}
+YAML
+xuid=$(kubectl -n evil get servicedefaults x -o jsonpath='{.metadata.uid}')
+muid=$(pov '{.metadata.uid}')
+kubectl -n evil patch servicedefaults x --type merge -p "{\"spec\":{\"envoyExtensions\":[{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"$PO_NAME\",\"generation\":1,\"uid\":\"$muid\",\"targetUID\":\"$xuid\"},\"Patches\":[]}}]}}" >/dev/null
+( for ((i = 0; i < 200; i++)); do kubectl -n evil label servicedefaults x --overwrite "tick=$i" >/dev/null 2>&1; sleep 0.3; done ) &
+ticker=$!
+kubectl -n platform delete propertyoverride "$PO_NAME" --wait=false >/dev/null
+eventually "tenant's look-alike in evil/x, updated every 0.3 s: m's entry in web removed" 30 "" sd_entry
+eventually "tenant's look-alike in evil/x: the finalizer goes all the same" 30 "" pov '{.metadata.name}'
+kill "$ticker" 2>/dev/null; wait "$ticker" 2>/dev/null
+check "the tenant's entry is left as it is (not ours)" holds 1 is entries servicedefaults x evil "m@1"
 finish

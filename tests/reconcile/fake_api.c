@@ -341,6 +341,11 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
     fx->status_fails--;
     return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
   }
+  if (!status && fx->overrides_gone > 0) {
+    fx->overrides_gone--;
+    return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "propertyoverrides.propertyoverride.io \"%s\" not found", name),
+           kPo_WriteResult_NotFound;
+  }
   if (!status && fx->override_fails > 0) {
     fx->override_fails--;
     return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", fx->fail_text ? fx->fail_text : "injected failure"), kPo_WriteResult_Failed;

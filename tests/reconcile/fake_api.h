@@ -42,6 +42,8 @@ typedef struct Fake {
   int status_fails; /* the next this many status writes fail (kPo_WriteResult_Failed), as a 500 would */
   int target_fails; /* the next this many target writes fail (kPo_WriteResult_Failed), as a refusing webhook would */
   int override_fails; /* the next this many PropertyOverride patches (not status) fail likewise */
+  int overrides_gone; /* the next this many PropertyOverride patches (not status) answer NotFound, the object
+                         left in its slot: deleted on the server (it had no finalizer), the cache not told yet */
   const char *fail_text; /* the error of those failures (NULL: "injected failure") */
   int lent; /* objects read and not released yet */
   /* A slot's key ("po/<ns>/<name>", "<Kind>/<ns>/<name>") whose reads fail as a cache's read that

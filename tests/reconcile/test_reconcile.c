@@ -716,6 +716,49 @@ static json_object *po(Fake *fx, const char *name) {
   return sl ? sl->obj : NULL;
 }
 
+/* The owner of entry i of the target ("" when not ours). */
+static const char *owner_at(Fake *fx, size_t i) {
+  json_object *m = marker(fx, i);
+  return m ? json_object_get_string(get(m, "name")) : "";
+}
+
+/* A PropertyOverride deleted before the controller added its finalizer goes at once, and the
+ * cache can still show it (chaos.py's seed 13: created, then deleted in the same second under
+ * a 5xx burst). The finalizer's patch finds nothing (404); the reconcile went on and wrote its
+ * entry, naming a PropertyOverride that no longer exists: someone else's to every later
+ * reconcile (ForeignEntry), kept for good. Gone on the server, it gets no entry and no status;
+ * the others are written as planned, and an entry of it already there (its finalizer removed by
+ * hand before the deletion) goes with that write. */
+static void test_override_gone_before_its_finalizer_gets_no_entry(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  apply_override(fx, "b", 1, "web", kGood);
+  apply_override(fx, "c", 1, "web", kGood2);
+  fx->overrides_gone = 1; /* the first finalizer patch, b's (the index lists a target's by name) */
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 2);
+  assert_string_equal(owner_at(fx, 0), "a");
+  assert_string_equal(owner_at(fx, 1), "c");
+  assert_string_equal(cond(fx, "b", "Programmed", "reason"), ""); /* no status for what is gone */
+  assert_string_equal(cond(fx, "c", "Programmed", "status"), "True");
+  /* its deletion reaches the cache: out of the index and the cache, as the informer does */
+  char old[300];
+  assert_true(po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old));
+  Slot *gone = slot(fx, "po/default/b", false);
+  json_object_put(gone->obj);
+  gone->obj = NULL;
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 2);
+  assert_int_equal(fx->target_events, 0); /* no ForeignEntry: nothing of b was ever written */
+  /* c's finalizer removed by hand, then c deleted (gone at once), its entry still live */
+  json_object_object_del(get(po(fx, "c"), "metadata"), "finalizers");
+  fx->overrides_gone = 1; /* the patch putting it back */
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  assert_string_equal(owner_at(fx, 0), "a");
+}
+
 /* The overlap check of a target's status phase compares patches pairwise: 100 PropertyOverrides
  * of 100 identical patches (each one accepted, and the target's room holds them all) were 10^8
  * comparisons, each serialising both values into the reconcile's arena (41 s of CPU, 1.7 GB, on
@@ -2461,7 +2504,7 @@ static void check_move_then_delete(Fake *fx, bool restart) {
   assert_true(r.ok);
   assert_null(slot(fx, k, false)); /* the finalizer went */
   size_t n = 1;
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-po-a", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "a", "uid-po-a", NULL, &n));
   assert_int_equal(n, 0);
 }
 
@@ -2475,20 +2518,20 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   Fake *fx = *state;
   const char *web = "ServiceDefaults/default/web", *api = "ServiceDefaults/default/api";
   const char *ab[] = {"uid-a", "uid-b"}, *b[] = {"uid-b"}, *nab[] = {"a", "b"}, *nb[] = {"b"};
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nab, ab, 2, true));
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, nb, b, 1, false));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, NULL, nab, ab, 2, true));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, api, NULL, nb, b, 1, false));
   size_t n = 0;
-  char *keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", web, &n);
+  char *keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-b", web, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, api);
   free(keys);
-  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-b", NULL, &n);
   assert_int_equal(n, 2);
   free(keys);
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "x", "uid-b", NULL, &n)); /* the uid under another name */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "x", "uid-b", NULL, &n)); /* the uid under another name */
   assert_int_equal(n, 0);
-  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, nb, b, 1, true)); /* a's entry removed from web */
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "a", "uid-a", NULL, &n));
+  assert_true(po_TargetIndex_NoteEntries(fx->ix, web, NULL, nb, b, 1, true)); /* a's entry removed from web */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "a", "uid-a", NULL, &n));
   assert_int_equal(n, 0);
   /* a target event: its entries bound to it, whoever they name; a look-alike bound elsewhere is not */
   put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
@@ -2498,17 +2541,17 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
              "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"d\",\"generation\":1,"
              "\"uid\":\"uid-d\",\"targetUID\":\"uid-elsewhere\"},\"Patches\":[]}}]}}");
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "c", "uid-c", NULL, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, web);
   free(keys);
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "d", "uid-d", NULL, &n));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-b", NULL, &n); /* web's event holds no b: api alone */
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "d", "uid-d", NULL, &n));
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-b", NULL, &n); /* web's event holds no b: api alone */
   assert_int_equal(n, 1);
   assert_string_equal(keys, api);
   free(keys);
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, NULL)); /* deleted: holds nothing */
-  assert_null(po_TargetIndex_EntryHolders(fx->ix, "c", "uid-c", NULL, &n));
+  assert_null(po_TargetIndex_EntryHolders(fx->ix, "default", "c", "uid-c", NULL, &n));
   assert_int_equal(n, 0);
   /* a write of ours not seen back yet: an event of the version before it adds, forgets nothing */
   put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
@@ -2520,7 +2563,7 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
   assert_true(run(fx).ok);
   assert_int_equal(entries(fx), 1); /* the cache: the version written over */
   assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, web, target(fx)));
-  keys = po_TargetIndex_EntryHolders(fx->ix, "b", "uid-po-b", NULL, &n);
+  keys = po_TargetIndex_EntryHolders(fx->ix, "default", "b", "uid-po-b", NULL, &n);
   assert_int_equal(n, 1);
   assert_string_equal(keys, web);
   free(keys);
@@ -2531,11 +2574,129 @@ static void test_entry_holders_follow_events_and_writes(void **state) {
     snprintf(uid, sizeof uid, "0b6f7c2e-1d3a-4c5b-9e8f-%012d", i);
     snprintf(key, sizeof key, "ServiceDefaults/default/svc-%d", i / 10);
     const char *u[] = {uid}, *nm[] = {"checkout-timeouts"};
-    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, nm, u, 1, false));
+    assert_true(po_TargetIndex_NoteEntries(fx->ix, key, NULL, nm, u, 1, false));
   }
   size_t bytes = po_TargetIndex_EntryHoldersBytes(fx->ix);
   print_message("entry holders: %zu bytes for 1000 PropertyOverrides on 100 targets\n", bytes);
   assert_true(bytes < 1000 * 200);
+}
+
+/* adv-s14: a hostile tenant's own ServiceDefaults (namespace evil) carrying an entry whose marker
+ * names another tenant's PropertyOverride (its name and uid, bound to the tenant's own object's
+ * uid: all a tenant can write). Without a namespace in the marker the entry names evil/a, which
+ * does not exist: it is someone else's (ForeignEntry), and no reconcile removes it. Keyed by uid
+ * and name alone it held default/a's release: evil/x's reconcile forgot it, but each update the
+ * tenant made to evil/x (a label, every second) noted it again from the event, and the deletion
+ * waited for as long as the tenant kept writing. The holder's id carries the namespace where its
+ * reconcile looks the PropertyOverride up (load_bound_owners' rule): this entry never holds a. */
+static void test_fake_holder_in_another_namespace_holds_no_release(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(entries(fx), 1);
+  const char *evil = "ServiceDefaults/evil/x";
+  put(fx, evil, json_tokener_parse(
+                    "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+                    "\"metadata\":{\"name\":\"x\",\"namespace\":\"evil\",\"uid\":\"uid-evil-x\"},\"spec\":{\"envoyExtensions\":["
+                    "{\"name\":\"builtin/property-override\",\"arguments\":{\"PropertyOverride\":{\"name\":\"a\",\"generation\":1,"
+                    "\"uid\":\"uid-po-a\",\"targetUID\":\"uid-evil-x\"},\"Patches\":[]}}]}}"));
+  char k[] = "po/default/a";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  po_ReconcileIO io = fx->io;
+  io.enqueue = record_enqueue;
+  for (int i = 0; i < 3 && slot(fx, k, false); i++) {
+    /* the tenant's update of evil/x: its event parsed, then evil/x's reconcile and default/a's retry */
+    assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, evil, slot(fx, evil, false)->obj));
+    g_nenqueued = 0;
+    po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/default/web");
+    assert_true(r.ok);
+    assert_int_equal(g_nenqueued, 0);
+    po_ReconcileResult e = po_Reconcile(&io, fx->ix, evil);
+    assert_true(e.ok);
+    assert_int_equal(e.foreign_entries, 1); /* left as it is: not ours to remove */
+  }
+  assert_null(slot(fx, k, false)); /* the finalizer went */
+  assert_int_equal(entries(fx), 0);
+}
+
+/* adv-s14: the same move across namespaces: platform/a written into shop/web (targetRef.namespace,
+ * its marker naming namespace platform), moved home to platform/api and deleted before shop/web's
+ * reconcile: the holder's id carries the marker's namespace, not shop's, so the release still waits. */
+static void test_moved_across_namespaces_then_deleted_waits(void **state) {
+  Fake *fx = *state;
+  po_CtlStatus cross;
+  fx->tenancy.n_cross = 0;
+  assert_true(po_Tenancy_AllowCrossNamespace(&fx->tenancy, "platform", &cross));
+  apply_override_ns(fx, "platform", "a", 1, "web", "shop", kGood);
+  assert_true(run_shop(fx).ok);
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 1);
+  apply_override_ns(fx, "platform", "a", 2, "api", NULL, kGood2);
+  po_ReconcileResult m = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/platform/api");
+  if (!m.ok) print_message("move: %s\n", m.error);
+  assert_true(m.ok);
+  apply_override_ns(fx, "platform", "a", 2, "api", NULL, kGood2); /* the status write's event */
+  assert_non_null(shop_ext(fx));
+  assert_int_equal(json_object_array_length(shop_ext(fx)), 1);
+  char k[] = "po/platform/a";
+  json_object_object_add(get(slot(fx, k, false)->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, slot(fx, k, false)->obj);
+  po_ReconcileIO io = fx->io;
+  io.enqueue = record_enqueue;
+  g_nenqueued = 0;
+  po_ReconcileResult r = po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/api");
+  assert_false(r.ok);
+  assert_non_null(strstr(r.error, "waiting for ServiceDefaults/shop/web to drop its entry"));
+  assert_non_null(slot(fx, k, false));
+  assert_true(run_shop(fx).ok);
+  assert_true(!shop_ext(fx) || json_object_array_length(shop_ext(fx)) == 0);
+  assert_true(po_Reconcile(&io, fx->ix, "ServiceDefaults/platform/api").ok);
+  assert_null(slot(fx, k, false));
+}
+
+/* adv-s14: a reconcile's plan and its write are not one moment. api's
+ * reconcile plans b's entry (b new, pointing at api), adds b's finalizer; before api's target write
+ * b is moved to web, deleted, and web's reconcile releases it (no target holds an entry of it yet:
+ * api notes its entries just before its write). api's write then puts the entry of a
+ * PropertyOverride that is gone: someone else's for good. The hook runs web's reconcile inside
+ * api's finalizer patch, as a second worker would. Now the release is remembered under the index's
+ * lock and api's note before its write, finding it, makes no write (a conflict); the retry's plan
+ * sees the deletion. */
+static Fake *g_race;
+static bool g_raced;
+static po_WriteResult race_patch(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
+                                 po_CtlStatus *st) {
+  po_WriteResult w = g_race->io.patch_override(ctx, ns, name, status, patch, st);
+  if (g_raced || status || strcmp(name, "b") != 0) return w;
+  g_raced = true;
+  apply_override(g_race, "b", 2, "web", kGood2); /* moved (its finalizer kept: store_override) */
+  json_object *b = slot(g_race, "po/default/b", false)->obj;
+  json_object_object_add(get(b, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(g_race, b);
+  po_Reconcile(&g_race->io, g_race->ix, "ServiceDefaults/default/web"); /* another worker */
+  return w;
+}
+
+static void test_release_during_another_targets_write(void **state) {
+  Fake *fx = *state;
+  put_target(fx, "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\","
+             "\"metadata\":{\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{}}");
+  apply_override(fx, "b", 1, "api", kGood);
+  g_race = fx;
+  g_raced = false;
+  po_ReconcileIO io = fx->io;
+  io.patch_override = race_patch;
+  po_Reconcile(&io, fx->ix, "ServiceDefaults/default/api");
+  assert_true(g_raced);
+  Slot *api = slot(fx, "ServiceDefaults/default/api", false);
+  json_object *ext = api && api->obj ? get(get(api->obj, "spec"), "envoyExtensions") : NULL;
+  size_t n = ext ? json_object_array_length(ext) : 0;
+  if (!slot(fx, "po/default/b", false) && n > 0) fail_msg("b released while api's write put its entry: someone else's for good");
+  /* the retry: b is gone (or deleting, not listed here): nothing of it in api */
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  api = slot(fx, "ServiceDefaults/default/api", false);
+  ext = api && api->obj ? get(get(api->obj, "spec"), "envoyExtensions") : NULL;
+  assert_true(!ext || json_object_array_length(ext) == 0);
 }
 
 /* adv-guard: with no target in the cache nothing there holds a deleted PropertyOverride's entry,
@@ -2744,9 +2905,13 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_for_the_old_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_waits_across_a_restart, setup, teardown),
       cmocka_unit_test_setup_teardown(test_entry_holders_follow_events_and_writes, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_fake_holder_in_another_namespace_holds_no_release, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_moved_across_namespaces_then_deleted_waits, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_release_during_another_targets_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_other_extensions_kept_and_drift_repaired, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_own_write, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_override_gone_before_its_finalizer_gets_no_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_guard_waits_for_ours_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_echo_asked_before_cached, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),

@@ -724,6 +724,61 @@ static void test_moved_then_deleted_at_any_failed_allocation(void **state) {
   assert_null(slot(fx, "po/default/a", false));
 }
 
+/* adv-s14: the same after a restart, the new index learning from the targets as listed, and
+ * web's note (its event: po_TargetIndex_NoteTargetEntries) meeting each failed allocation in
+ * turn. A note that fails is said and web is queued (events.c), but nothing runs web's reconcile
+ * before api's: a's release must still wait, never go while web holds its entry. */
+static void test_restart_note_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  char patches[512];
+  apply(fx, "a", 1, 10);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  snprintf(patches, sizeof patches, kPatch, 20);
+  apply_override(fx, "a", 2, "api", patches);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api").ok);
+  apply_override(fx, "a", 2, "api", patches);
+  json_object *a = slot(fx, "po/default/a", false)->obj;
+  json_object_object_add(get(a, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+  bump(fx, a);
+  long n, failed = 0;
+  for (n = 1; n < 100000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      /* the restart: a fresh index, the PropertyOverride and the targets as listed */
+      po_TargetIndex_Free(fx->ix);
+      fx->ix = po_TargetIndex_New();
+      store_override(fx, "default", "a", copy(slot(fx, "po/default/a", false)->obj));
+      arm(n);
+      bool noted = po_TargetIndex_NoteTargetEntries(fx->ix, "ServiceDefaults/default/web", slot(fx, "ServiceDefaults/default/web", false)->obj);
+      long reached = g_count;
+      disarm();
+      assert_true(po_TargetIndex_NoteTargetEntries(fx->ix, "ServiceDefaults/default/api", slot(fx, "ServiceDefaults/default/api", false)->obj));
+      po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api");
+      if (!slot(fx, "po/default/a", false)) _exit(kExitPartialWrite); /* released over web's entry */
+      if (reached < n) _exit(noted && !r.ok && r.conflict ? kExitOk : 6);
+      if (noted) _exit(2); /* a failure met and not said */
+      /* web's reconcile (queued by the event handler) notes what it holds and removes the entry:
+       * then the release goes (the unknown target holds it no longer) */
+      po_ReconcileResult rw = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web");
+      if (!rw.ok) fprintf(stderr, "web: %s\n", rw.error), _exit(7);
+      rw = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/api");
+      if (!rw.ok || slot(fx, "po/default/a", false)) fprintf(stderr, "api: %s\n", rw.error), _exit(7);
+      _exit(1);
+    }
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= 0);
+    if (code == kExitPartialWrite) fail_msg("allocation %ld of web's note failed: a's finalizer went while web holds its entry", n);
+    assert_int_not_equal(code, 6);
+    assert_int_not_equal(code, 2);
+    assert_int_not_equal(code, 7); /* held for good */
+    if (code == kExitOk) break;
+    failed++;
+  }
+  printf("restart, web's note: %ld allocations failed one at a time, 0 released the finalizer\n", failed);
+  assert_true(failed > 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
@@ -740,6 +795,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_eg_reads_fail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_guard_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_restart_note_at_any_failed_allocation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,9 +171,9 @@ static void enqueue_held_gone(po_App *app, const char *key, const char *rv) {
 /* Which PropertyOverrides the target holds an entry of (po_TargetIndex_NoteTargetEntries; obj
  * NULL: deleted, none): a deleted one's finalizer waits for every target holding one. Parsed for
  * every event not our own write (those the reconcile noted), the initial list's too: a restart or
- * a new leader learns what the targets hold there. Out of memory: said, and the target is
- * reconciled (its reconcile notes its entries, or fails and is retried; the start reconciles
- * every target anyway). */
+ * a new leader learns what the targets hold there. Out of memory: said, the target holds every
+ * release until a note of it succeeds (po_Holders_Unknown: after a restart nothing was known of
+ * it), and it is reconciled (its reconcile notes its entries, or fails and is retried). */
 static void note_entries(po_App *app, const char *key, const json_object *obj) {
   if (po_TargetIndex_NoteTargetEntries(app->index, key, obj)) return;
   po_Log_Error(app->log, "out of memory: the PropertyOverrides a target holds entries of are not indexed",

@@ -1349,24 +1349,52 @@ po_OverrideEvent po_TargetIndex_OverrideEvent(po_TargetIndex *ix, const json_obj
 
 /* ---- which Consul targets hold an entry of which PropertyOverride (holders.h) ---- */
 
-/* The holders' ids of n entries, "uid/name" (a uid and a name hold no '/'): the name too, so an
- * entry carrying a uid under another name (a look-alike, which no reconcile removes) never holds
- * that PropertyOverride's release. One block (the caller frees); NULL when out of memory. */
-static char **holder_ids(const char *const *names, const char *const *uids, size_t n) {
+/* The namespace of a target key ("Kind/ns/name"): its length, *ns set to where it starts. */
+static size_t key_ns(const char *key, const char **ns) {
+  const char *a = strchr(key, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+  *ns = a ? a + 1 : "";
+  return b ? (size_t)(b - (a + 1)) : 0;
+}
+
+/* The holders' ids of n entries of the target `key`, "uid/namespace/name" (a uid, a namespace
+ * and a name hold no '/'): the PropertyOverride the target's reconcile would look up for it
+ * (load_bound_owners: the marker's namespace, else the target's), so only an entry that
+ * reconcile removes holds a release. A look-alike carrying the uid under another name, or under
+ * another namespace (a tenant's own object naming another tenant's PropertyOverride without its
+ * namespace: someone else's, never removed), holds none: waited for, it would hold the finalizer
+ * for as long as its holder kept sending events. One block (the caller frees); NULL when out of
+ * memory. */
+static char **holder_ids(const char *key, const char *const *nss, const char *const *names, const char *const *uids,
+                         size_t n) {
+  const char *tns;
+  size_t tlen = key_ns(key, &tns);
   size_t size = n * sizeof(char *);
-  for (size_t i = 0; i < n; i++) size += strlen(uids[i]) + strlen(names[i]) + 2;
+  for (size_t i = 0; i < n; i++) {
+    size += strlen(uids[i]) + strlen(names[i]) + 3 + (nss && nss[i] && *nss[i] ? strlen(nss[i]) : tlen);
+  }
   char **ids = malloc(size ? size : 1), *p = (char *)(ids + n);
   for (size_t i = 0; ids && i < n; i++) {
     ids[i] = p;
-    p += sprintf(p, "%s/%s", uids[i], names[i]) + 1;
+    if (nss && nss[i] && *nss[i]) p += sprintf(p, "%s/%s/%s", uids[i], nss[i], names[i]) + 1;
+    else p += sprintf(p, "%s/%.*s/%s", uids[i], (int)tlen, tns, names[i]) + 1;
   }
   return ids;
 }
 
-static bool note_entries(po_TargetIndex *ix, const char *target_key, const char *const *names, const char *const *uids,
-                         size_t n, bool exact, bool event) {
-  char **ids = holder_ids(names, uids, n);
-  if (!ids) return false;
+/* A note that could not be made (out of memory): the target holds every release until one of
+ * it succeeds (po_Holders_Unknown). After a restart the index knew nothing of it: kept as it
+ * was, a release elsewhere would go while it holds an entry. False, for the caller to return. */
+static bool note_unknown(po_TargetIndex *ix, const char *target_key) {
+  pthread_mutex_lock(&ix->mu);
+  po_Holders_Unknown(&ix->holders, target_key);
+  pthread_mutex_unlock(&ix->mu);
+  return false;
+}
+
+static bool note_entries(po_TargetIndex *ix, const char *target_key, const char *const *nss, const char *const *names,
+                         const char *const *uids, size_t n, bool exact, bool event) {
+  char **ids = holder_ids(target_key, nss, names, uids, n);
+  if (!ids) return note_unknown(ix, target_key);
   pthread_mutex_lock(&ix->mu);
   /* An event while a write of ours is not seen back yet: a version before it (the watch is in
    * order), missing what that write added (an entry moved here). It adds, forgets nothing; the
@@ -1380,9 +1408,21 @@ static bool note_entries(po_TargetIndex *ix, const char *target_key, const char 
   return ok;
 }
 
-bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, const char *const *names,
-                                const char *const *uids, size_t n, bool exact) {
-  return note_entries(ix, target_key, names, uids, n, exact, false);
+bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, const char *const *nss,
+                                const char *const *names, const char *const *uids, size_t n, bool exact) {
+  return note_entries(ix, target_key, nss, names, uids, n, exact, false);
+}
+
+int po_TargetIndex_NoteWriting(po_TargetIndex *ix, const char *target_key, const char *const *nss,
+                               const char *const *names, const char *const *uids, size_t n) {
+  char **ids = holder_ids(target_key, nss, names, uids, n);
+  if (!ids) return note_unknown(ix, target_key), 0;
+  bool ok = true;
+  pthread_mutex_lock(&ix->mu);
+  bool allowed = po_Holders_Writing(&ix->holders, target_key, (const char *const *)ids, n, &ok);
+  pthread_mutex_unlock(&ix->mu);
+  free(ids);
+  return !allowed ? -1 : ok ? 1 : 0;
 }
 
 bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key, const json_object *target) {
@@ -1390,29 +1430,44 @@ bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key
   json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");
   size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
   po_ConsulEntry *e = n ? malloc(n * sizeof *e) : NULL;
-  const char **strs = n ? malloc(2 * n * sizeof *strs) : NULL;
+  const char **strs = n ? malloc(3 * n * sizeof *strs) : NULL;
   if (n && (!e || !strs)) {
     free(e);
     free(strs);
-    return false;
+    return note_unknown(ix, target_key);
   }
   /* ours: named builtin/property-override and bound to this very object's uid */
   n = n ? po_Consul_OwnedEntries(target, NULL, 0, e, n, NULL) : 0;
-  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid;
-  bool ok = note_entries(ix, target_key, strs, strs ? strs + n : NULL, n, true, true);
+  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid, strs[2 * n + i] = e[i].ns;
+  bool ok = note_entries(ix, target_key, strs ? strs + 2 * n : NULL, strs, strs ? strs + n : NULL, n, true, true);
   free(e);
   free(strs);
   return ok;
 }
 
-char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *name, const char *uid, const char *except,
-                                  size_t *count) {
+char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                  const char *except, size_t *count) {
   *count = 0;
-  char *id = malloc(strlen(uid) + strlen(name) + 2);
+  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
   if (!id) return *count = 1, NULL;
-  sprintf(id, "%s/%s", uid, name);
+  sprintf(id, "%s/%s/%s", uid, ns, name);
   pthread_mutex_lock(&ix->mu);
   char *keys = po_Holders_Of(&ix->holders, id, except, count);
+  pthread_mutex_unlock(&ix->mu);
+  free(id);
+  return keys;
+}
+
+char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                   const char *except, size_t *count) {
+  *count = 0;
+  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  if (!id) return *count = 1, NULL;
+  sprintf(id, "%s/%s/%s", uid, ns, name);
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  pthread_mutex_lock(&ix->mu);
+  char *keys = po_Holders_Claim(&ix->holders, id, except, (long long)now.tv_sec, count);
   pthread_mutex_unlock(&ix->mu);
   free(id);
   return keys;

@@ -534,10 +534,10 @@ static bool created_recorded(po_Run *run) {
  * (po_TargetIndex_NoteEntries): a deleted one's finalizer waits for every target holding one,
  * not only the one it points at (reconcile.c, release_finalizer). The owners of `n` entries. */
 static bool note_entries(po_Run *run, const po_ConsulEntry *e, size_t n, bool exact) {
-  const char **strs = n ? po_Arena_Malloc(run->ar, 2 * n * sizeof *strs) : NULL;
+  const char **strs = n ? po_Arena_Malloc(run->ar, 3 * n * sizeof *strs) : NULL;
   if (n && !strs) return false;
-  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid;
-  return po_TargetIndex_NoteEntries(run->ix, run->key, strs, strs ? strs + n : NULL, n, exact);
+  for (size_t i = 0; i < n; i++) strs[i] = e[i].owner, strs[n + i] = e[i].uid, strs[2 * n + i] = e[i].ns;
+  return po_TargetIndex_NoteEntries(run->ix, run->key, strs ? strs + 2 * n : NULL, strs, strs ? strs + n : NULL, n, exact);
 }
 
 /* Nothing to write: the target holds our entries as the cache has them (the cache holds our last
@@ -548,8 +548,27 @@ static bool note_live(po_Run *run) {
   return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
 }
 
-/* What the write puts into the target: before it, added (exact false), after it, exactly. */
+/* What the write puts into the target: after it, exactly. */
 static bool note_wanted(po_Run *run, bool exact) { return note_entries(run, run->want, run->nwant, exact); }
+
+/* Before the write, what it adds (exact false), unless one of them was released meanwhile (moved
+ * and deleted since this plan, another target's reconcile let its finalizer go:
+ * po_TargetIndex_NoteWriting): then no write, retried as a conflict, whose plan sees the deletion.
+ * False when the reconcile ends here (run->r says why). */
+static bool note_writing(po_Run *run) {
+  size_t n = run->nwant;
+  const char **strs = n ? po_Arena_Malloc(run->ar, 3 * n * sizeof *strs) : NULL;
+  if (n && !strs) return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+  for (size_t i = 0; i < n; i++) strs[i] = run->want[i].owner, strs[n + i] = run->want[i].uid, strs[2 * n + i] = run->want[i].ns;
+  int noted = po_TargetIndex_NoteWriting(run->ix, run->key, strs ? strs + 2 * n : NULL, strs, strs ? strs + n : NULL, n);
+  if (noted > 0) return true;
+  if (noted == 0) return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+  run->target_ok = false;
+  run->target_conflict = true;
+  po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "writing %s", run->where),
+              "a PropertyOverride planned here was deleted and released meanwhile");
+  return false;
+}
 
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
@@ -603,9 +622,9 @@ static bool write_target(po_Run *run) {
   }
   /* what the write adds, known before it is made: an event of the version before it is added to
    * that, never taken for all the target holds (po_TargetIndex_NoteTargetEntries) */
-  if (!note_wanted(run, false)) {
+  if (!note_writing(run)) {
     json_object_put(p.object);
-    return po_Run_Oom(run, po_Arena_Printf(run->ar, "noting the entries of %s", run->where));
+    return !run->r.out_of_memory; /* refused: as a failed write, the statuses wait (target_conflict) */
   }
   if (p.changed && !p.remove && !record_write(run, p.object)) {
     json_object_put(p.object);
@@ -640,7 +659,7 @@ static bool write_target(po_Run *run) {
       run->r.targets_written++;
       /* exactly what it holds now; out of memory here keeps the superset noted before the
        * write (a release waits for one more reconcile of this target, never for too little) */
-      if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, 0, true);
+      if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, NULL, 0, true);
       else note_wanted(run, true);
       if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
       /* A generation held here and now gone, or back: its own target's reconcile says so in its

@@ -323,25 +323,36 @@ po_OverrideEvent po_TargetIndex_OverrideEvent(po_TargetIndex *ix, const struct j
                                               bool record);
 bool po_TargetIndex_WasCreated(po_TargetIndex *ix, const char *uid, bool forget);
 /* Which Consul targets hold an entry of which PropertyOverride (the name and uid its marker
- * names). A deleted PropertyOverride's finalizer is released only when no target but the one
+ * names, and the namespace its reconcile looks it up in: the marker's, else the target's). A deleted PropertyOverride's finalizer is released only when no target but the one
  * releasing it holds an entry of it (po_Reconcile): an entry naming a PropertyOverride that is
  * gone is someone else's for good (ForeignEntry), and one left in a target it moved away from is
  * linked to it by nothing else once the move is recorded. Learnt from every target event that is
  * not our own write (NoteTargetEntries: its entries bound to it; the initial list's too, so a
  * restart or a new leader rebuilds it; target NULL: deleted, it holds nothing) and from our own
- * writes (NoteEntries, names[i] and uids[i] of n entries: before the write what it adds, exact
+ * writes (NoteEntries, nss[i] (NULL or "": the target's namespace), names[i] and uids[i] of n entries: before the write what it adds, exact
  * false; after its success exactly what it holds). An event that comes while a write of ours is
  * not seen back yet is a version before it: its entries are added, none forgotten. The updates
  * return false when memory ran out: what was known is kept (a release waits too long, never too
  * little), what was to be added may be missing; the caller says so. EntryHolders: the keys other
- * than `except` holding an entry of name/uid ("key\0key\0", *count; the caller frees); NULL with
+ * than `except` holding an entry of ns/name/uid ("key\0key\0", *count; the caller frees); NULL with
  * *count > 0 when out of memory. */
-bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, const char *const *names,
-                                const char *const *uids, size_t n, bool exact);
+bool po_TargetIndex_NoteEntries(po_TargetIndex *ix, const char *target_key, const char *const *nss,
+                                const char *const *names, const char *const *uids, size_t n, bool exact);
 bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key, const struct json_object *target);
-char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *name, const char *uid, const char *except,
-                                  size_t *count);
+char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                  const char *except, size_t *count);
 size_t po_TargetIndex_EntryHoldersBytes(po_TargetIndex *ix); /* tests: its memory */
+/* A reconcile's plan and its write are not one moment: a PropertyOverride planned live there can
+ * be moved, deleted and released by another target's reconcile before the write, which would then
+ * put the entry of one that is gone (someone else's for good). So the release and the write's
+ * note meet under the index's lock: ClaimRelease is EntryHolders that, finding none, remembers the
+ * release is going ahead (NULL with *count 1: out of memory, the release waits); NoteWriting is
+ * NoteEntries before a write (exact false) that refuses (-1) when one of them was released: the
+ * write is not made (retried as a conflict; the retry sees the deletion). 1 noted, 0 out of memory. */
+char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                   const char *except, size_t *count);
+int po_TargetIndex_NoteWriting(po_TargetIndex *ix, const char *target_key, const char *const *nss,
+                               const char *const *names, const char *const *uids, size_t n);
 
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
 void po_Reconcile_OverrideKey(const struct json_object *po, char *key, size_t size);
