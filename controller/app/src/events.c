@@ -151,9 +151,38 @@ static void override_added(void *ctx, json_object *obj) { override_changed(ctx, 
 static void override_updated(void *ctx, const po_InformerVersion *old_version, json_object *obj) {
   override_changed(ctx, old_version, obj);
 }
+/* Whether the object carries our finalizer. */
+static bool has_our_finalizer(const json_object *obj) {
+  json_object *f = po_Json_Get(po_Json_Get(obj, "metadata"), "finalizers");
+  for (size_t i = 0; f && json_object_is_type(f, json_type_array) && i < json_object_array_length(f); i++) {
+    const char *s = json_object_get_string(json_object_array_get_idx(f, i));
+    if (s && strcmp(s, PO_FINALIZER) == 0) return true;
+  }
+  return false;
+}
+
+/* Gone with our finalizer still on it: not our release (that removes the finalizer first), but
+ * kube-apiserver's race (kubernetes/kubernetes#77988: a DELETE that read the object before our
+ * finalizer patch removes it after the patch succeeded), and the reconcile that made the patch
+ * may have written its entry, or be about to. Remembered as released (no write adds an entry of
+ * it any more) and every target holding one queued: their reconciles remove it as ours. */
+static void override_vanished(po_App *app, const json_object *obj) {
+  size_t n = 0;
+  bool remembered;
+  char *keys = po_TargetIndex_OverrideVanished(app->index, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"),
+                                               po_Json_Meta(obj, "uid"), &n, &remembered);
+  if (!remembered || (!keys && n > 0)) {
+    po_Log_Error(app->log, "out of memory: a PropertyOverride deleted with its finalizer on may leave its entry",
+                 po_Str("name", po_Json_Meta(obj, "name")));
+  }
+  for (const char *p = keys; p && n > 0; n--, p += strlen(p) + 1) enqueue_now(app, p, kPo_AppEnqueue_OverrideDeleted);
+  free(keys);
+}
+
 static void override_deleted(void *ctx, json_object *obj) {
   po_App *app = ctx;
   char old[600];
+  if (has_our_finalizer(obj)) override_vanished(app, obj);
   po_TargetIndex_Remove(app->index, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), old, sizeof old);
   enqueue(app, old, kPo_AppEnqueue_OverrideDeleted);
   enqueue_related(app, old);

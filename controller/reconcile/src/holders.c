@@ -262,10 +262,9 @@ char *po_Holders_Of(const po_Holders *h, const char *uid, const char *except, si
   return out;
 }
 
-char *po_Holders_Claim(po_Holders *h, const char *id, const char *except, long long now_s, size_t *count) {
-  char *keys = po_Holders_Of(h, id, except, count);
-  if (*count) return keys;
-  /* the ones past their time first: a reconcile planned before them is long over */
+/* id remembered as released at now_s (those past their time forgotten first: a reconcile
+ * planned before them is long over); false when out of memory. */
+static bool remember(po_Holders *h, const char *id, long long now_s) {
   while (h->oldest && h->oldest->at + kPo_HoldersReleasedS < now_s) {
     struct Released *r = h->oldest;
     h->oldest = r->next;
@@ -273,14 +272,30 @@ char *po_Holders_Claim(po_Holders *h, const char *id, const char *except, long l
     po_StrTable_Unlink(&h->released, &r->node);
     free(r);
   }
-  if (po_StrTable_Find(&h->released, id, po_StrTable_Hash(id))) return NULL;
+  if (po_StrTable_Find(&h->released, id, po_StrTable_Hash(id))) return true;
   struct Released *r = (struct Released *)node_new(&h->released, sizeof *r, offsetof(struct Released, id), id);
-  if (!r) return *count = 1, NULL;
+  if (!r) return false;
   r->at = now_s;
   if (h->newest) h->newest->next = r;
   else h->oldest = r;
   h->newest = r;
+  return true;
+}
+
+char *po_Holders_Claim(po_Holders *h, const char *id, const char *except, long long now_s, size_t *count) {
+  char *keys = po_Holders_Of(h, id, except, count);
+  if (*count) return keys;
+  if (!remember(h, id, now_s)) *count = 1;
   return NULL;
+}
+
+char *po_Holders_Vanished(po_Holders *h, const char *id, long long now_s, size_t *count, bool *remembered) {
+  *remembered = remember(h, id, now_s);
+  return po_Holders_Of(h, id, NULL, count);
+}
+
+bool po_Holders_Released(const po_Holders *h, const char *id) {
+  return h->oldest && po_StrTable_Find(&h->released, id, po_StrTable_Hash(id)) != NULL;
 }
 
 bool po_Holders_Writing(po_Holders *h, const char *key, const char *const *ids, size_t n, bool *ok) {

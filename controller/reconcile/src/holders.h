@@ -57,6 +57,16 @@ enum { kPo_HoldersReleasedS = 600 };
  * as po_Holders_Of; only with none (NULL, *count 0) is the release remembered, and when that
  * runs out of memory *count is 1 (out of memory). */
 char *po_Holders_Claim(po_Holders *h, const char *id, const char *except, long long now_s, size_t *count);
+/* id's PropertyOverride is gone from the API server with our finalizer still on it (its DELETED
+ * event): kube-apiserver lets a DELETE that read the object before our finalizer patch remove it
+ * after that patch succeeded (kubernetes/kubernetes#77988), so the write that follows the patch
+ * can put an entry of one that no longer exists. Remembered as released (*remembered false: out of
+ * memory), so that no write adds an entry of it from now on and the reconciles of the targets
+ * holding one remove it (po_Holders_Released); returns those targets as po_Holders_Of. */
+char *po_Holders_Vanished(po_Holders *h, const char *id, long long now_s, size_t *count, bool *remembered);
+/* Whether id was released (po_Holders_Claim, po_Holders_Vanished) within kPo_HoldersReleasedS:
+ * an entry of it left in a target is ours to remove, not someone else's. */
+bool po_Holders_Released(const po_Holders *h, const char *id);
 /* A write about to put entries of ids[n] into `key`: false when one of them was released (the
  * write must not be made); else as po_Holders_Set (exact false) in *ok. */
 bool po_Holders_Writing(po_Holders *h, const char *key, const char *const *ids, size_t n, bool *ok);

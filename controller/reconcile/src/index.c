@@ -1473,6 +1473,31 @@ char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char
   return keys;
 }
 
+char *po_TargetIndex_OverrideVanished(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                      size_t *count, bool *remembered) {
+  *count = 0;
+  *remembered = false;
+  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  if (!id) return NULL;
+  sprintf(id, "%s/%s/%s", uid, ns, name);
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  pthread_mutex_lock(&ix->mu);
+  char *keys = po_Holders_Vanished(&ix->holders, id, (long long)now.tv_sec, count, remembered);
+  pthread_mutex_unlock(&ix->mu);
+  free(id);
+  return keys;
+}
+
+bool po_TargetIndex_WasReleased(po_TargetIndex *ix, const char *ns, const char *name, const char *uid) {
+  char id[900];
+  if ((size_t)snprintf(id, sizeof id, "%s/%s/%s", uid, ns, name) >= sizeof id) return false;
+  pthread_mutex_lock(&ix->mu);
+  bool yes = po_Holders_Released(&ix->holders, id);
+  pthread_mutex_unlock(&ix->mu);
+  return yes;
+}
+
 size_t po_TargetIndex_EntryHoldersBytes(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
   size_t b = po_Holders_Bytes(&ix->holders);

@@ -79,6 +79,12 @@ static bool load_bound_owners(po_Run *run) {
     if (!other && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st); /* its entry is not a stranger's */
     if (!other || strcmp(po_Json_Meta(other, "uid"), run->bound[b].uid) != 0) {
       po_Run_Release(run, other, ref);
+      /* Gone, and released by us or gone with our finalizer on (kube-apiserver's delete race,
+       * po_TargetIndex_OverrideVanished): its entry is ours to remove, not someone else's (a uid
+       * is never reused, so no copy or restore is taken for it). */
+      if (!other && po_TargetIndex_WasReleased(run->ix, bns, run->bound[b].owner, run->bound[b].uid)) {
+        run->owners[run->nowners++] = (po_ConsulOwner){run->bound[b].owner, run->bound[b].uid};
+      }
       continue;
     }
     char k[600], hk[600];

@@ -354,6 +354,18 @@ char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char
 int po_TargetIndex_NoteWriting(po_TargetIndex *ix, const char *target_key, const char *const *nss,
                                const char *const *names, const char *const *uids, size_t n);
 
+/* A PropertyOverride gone from the API server with our finalizer still on it (its DELETED event):
+ * kube-apiserver lets a DELETE that read the object before our finalizer patch remove it after
+ * that patch succeeded (kubernetes/kubernetes#77988), and the reconcile that made the patch goes
+ * on to write its entry. OverrideVanished remembers it as released (*remembered false: out of
+ * memory), so that no write adds an entry of it any more (NoteWriting refuses), and returns the
+ * targets holding an entry of it (as EntryHolders; the caller queues them); WasReleased says so
+ * to the reconcile of such a target, which removes the entry as its own (never someone else's:
+ * the uid is never reused). Kept as the releases are, 10 minutes, in memory only. */
+char *po_TargetIndex_OverrideVanished(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                      size_t *count, bool *remembered);
+bool po_TargetIndex_WasReleased(po_TargetIndex *ix, const char *ns, const char *name, const char *uid);
+
 /* The target key of a PropertyOverride object ("" when it names none), and of a target object. */
 void po_Reconcile_OverrideKey(const struct json_object *po, char *key, size_t size);
 void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name, char *key, size_t size);
