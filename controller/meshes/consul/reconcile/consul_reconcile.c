@@ -576,6 +576,27 @@ static bool note_writing(po_Run *run) {
   return false;
 }
 
+/* After a successful write of the target (removed, when `removed`), over version rv. */
+static void written(po_Run *run, bool removed, bool annotate, const char *rv) {
+  run->r.targets_written++;
+  /* exactly what it holds now; out of memory here keeps the superset noted before the
+   * write (a release waits for one more reconcile of this target, never for too little) */
+  if (removed) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, NULL, 0, true);
+  else note_wanted(run, true);
+  if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
+  /* A generation held here and now gone, or back: its own target's reconcile says so in its
+   * status, reading this target from the cache. Queued now, that reconcile may still read the
+   * version written over (the echo not in yet, CI's e2e_revoke under load): the target's next
+   * event queues it again (po_TargetIndex_TakeHeldGone). Noted before the queueing, so
+   * whichever comes later reads the written version. */
+  size_t changed = 0;
+  for (size_t i = 0; i < run->m && run->io->enqueue; i++) changed += held_changed(&run->items[i]);
+  if (changed) po_TargetIndex_NoteHeldGone(run->ix, run->key, rv);
+  for (size_t i = 0; i < run->m && changed; i++) {
+    if (held_changed(&run->items[i])) run->io->enqueue(run->io->enqueue_ctx, run->items[i].home_key);
+  }
+}
+
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += po_Run_HasEntry(&run->items[i]);
@@ -662,24 +683,7 @@ static bool write_target(po_Run *run) {
       if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
       po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
     } else {
-      run->r.targets_written++;
-      /* exactly what it holds now; out of memory here keeps the superset noted before the
-       * write (a release waits for one more reconcile of this target, never for too little) */
-      if (p.remove) po_TargetIndex_NoteEntries(run->ix, run->key, NULL, NULL, NULL, 0, true);
-      else note_wanted(run, true);
-      if (annotate) po_TargetIndex_WasCreated(run->ix, po_Json_Meta(run->target, "uid"), true);
-      /* A generation held here and now gone, or back: its own target's reconcile says so in its
-       * status, reading this target from the cache. Queued now, that reconcile may still read the
-       * version written over (the echo not in yet, CI's e2e_revoke under load): the target's next
-       * event queues it again (po_TargetIndex_TakeHeldGone). Noted before the queueing, so
-       * whichever comes later reads the written version. */
-      size_t changed = 0;
-      for (size_t i = 0; i < run->m && run->io->enqueue; i++) changed += held_changed(&run->items[i]);
-      if (changed) po_TargetIndex_NoteHeldGone(run->ix, run->key, rv);
-      for (size_t i = 0; i < run->m && changed; i++) {
-        if (held_changed(&run->items[i])) run->io->enqueue(run->io->enqueue_ctx, run->items[i].home_key);
-      }
-
+      written(run, p.remove, annotate, rv);
     }
   }
   json_object_put(p.object);
