@@ -1445,12 +1445,19 @@ bool po_TargetIndex_NoteTargetEntries(po_TargetIndex *ix, const char *target_key
   return ok;
 }
 
+/* The holders' id of a PropertyOverride ("uid/namespace/name", holders.h; the caller frees), or
+ * NULL when out of memory. */
+static char *entry_id(const char *ns, const char *name, const char *uid) {
+  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  if (id) sprintf(id, "%s/%s/%s", uid, ns, name);
+  return id;
+}
+
 char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                   const char *except, size_t *count) {
   *count = 0;
-  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  char *id = entry_id(ns, name, uid);
   if (!id) return *count = 1, NULL;
-  sprintf(id, "%s/%s/%s", uid, ns, name);
   pthread_mutex_lock(&ix->mu);
   char *keys = po_Holders_Of(&ix->holders, id, except, count);
   pthread_mutex_unlock(&ix->mu);
@@ -1461,9 +1468,8 @@ char *po_TargetIndex_EntryHolders(po_TargetIndex *ix, const char *ns, const char
 char *po_TargetIndex_ClaimRelease(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                    const char *except, size_t *count) {
   *count = 0;
-  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  char *id = entry_id(ns, name, uid);
   if (!id) return *count = 1, NULL;
-  sprintf(id, "%s/%s/%s", uid, ns, name);
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   pthread_mutex_lock(&ix->mu);
@@ -1477,9 +1483,8 @@ char *po_TargetIndex_OverrideVanished(po_TargetIndex *ix, const char *ns, const 
                                       size_t *count, bool *remembered) {
   *count = 0;
   *remembered = false;
-  char *id = malloc(strlen(uid) + strlen(ns) + strlen(name) + 3);
+  char *id = entry_id(ns, name, uid);
   if (!id) return NULL;
-  sprintf(id, "%s/%s/%s", uid, ns, name);
   struct timespec now;
   clock_gettime(CLOCK_MONOTONIC, &now);
   pthread_mutex_lock(&ix->mu);
