@@ -62,6 +62,10 @@ static const char kUsage[] =
     "  --target-batch-window S        a target's reconciles start at least S seconds apart: a change\n"
     "                                 to a quiet target at once, later ones together when the S\n"
     "                                 seconds after the last start end (default 2; 0: each at once)\n"
+    "  --target-burst-quiet S         events less than S seconds apart (any target) are a burst\n"
+    "                                 (default 0.25)\n"
+    "  --target-burst-max S           within a burst a target's reconcile waits until the burst\n"
+    "                                 pauses, at most S seconds (default 3; 0: no wait)\n"
     "  --webhook-bind-address ADDR    webhook HTTPS address (default :9443; 0 disables the webhook)\n"
     "  --webhook-cert-file FILE       serving certificate (PEM; re-read when it changes)\n"
     "  --webhook-key-file FILE        its private key (PEM)\n"
@@ -127,13 +131,15 @@ static int usage_error(const char *msg) {
   return kPo_Exit_Usage;
 }
 
-enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
+enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kBurstQuiet, kBurstMax, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
        kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kPageSize, kCertMode, kSecret, kService, kVwc,
        kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kConsulVersion, kEgVersion, kHelp };
 static const struct option kOpts[] = {
     {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
     {"namespace", required_argument, 0, kNamespace}, {"workers", required_argument, 0, kWorkers},
     {"target-batch-window", required_argument, 0, kBatch},
+    {"target-burst-quiet", required_argument, 0, kBurstQuiet},
+    {"target-burst-max", required_argument, 0, kBurstMax},
     {"webhook-bind-address", required_argument, 0, kWebhookAddr}, {"webhook-cert-file", required_argument, 0, kCert},
     {"webhook-key-file", required_argument, 0, kKey}, {"webhook-insecure", no_argument, 0, kInsecure},
     {"health-probe-bind-address", required_argument, 0, kProbe}, {"leader-elect", optional_argument, 0, kElect},
@@ -279,6 +285,16 @@ static int process_flag(int c, const char *arg, po_AppOptions *o, const char **l
     case kBatch:
       if (!seconds_in(arg, 0, 60, &o->target_batch_window_s)) {
         return usage_error("--target-batch-window takes seconds from 0 (off) to 60, e.g. 0.5");
+      }
+      break;
+    case kBurstQuiet:
+      if (!seconds_in(arg, 0.01, 10, &o->target_burst_quiet_s)) {
+        return usage_error("--target-burst-quiet takes seconds from 0.01 to 10, e.g. 0.25");
+      }
+      break;
+    case kBurstMax:
+      if (!seconds_in(arg, 0, 60, &o->target_burst_max_s)) {
+        return usage_error("--target-burst-max takes seconds from 0 (off) to 60, e.g. 3");
       }
       break;
     case kProbe: o->probe_address = arg; break;

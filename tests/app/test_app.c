@@ -235,7 +235,7 @@ static void test_two_apps_run_and_stop(void **state) {
  * controller is never started, so the queue shows what the events did: with a window the key
  * waits (once, however many events), without one it is ready at once. The window is 60 s so a
  * busy machine cannot let it pass during the test. */
-static po_App *batching_app(double window_s) {
+static po_App *batching_app(double window_s, double burst_max_s) {
   po_AppOptions o;
   po_AppOptions_Init(&o);
   o.kubeconfig = kubeconfig;
@@ -244,6 +244,8 @@ static po_App *batching_app(double window_s) {
   o.leader_elect = false;
   o.log_level = kPo_LogLevel_Error;
   o.target_batch_window_s = window_s;
+  o.target_burst_quiet_s = 60; /* every event of a test is in one burst */
+  o.target_burst_max_s = burst_max_s;
   o.envoy_gateway = kPo_IstioMode_Off; /* no API server: auto would fail the start */
   po_CtlStatus st;
   po_CtlStatus_Clear(&st);
@@ -279,7 +281,7 @@ static json_object *restatused(json_object *o, int n) {
 
 static void test_events_on_one_target_batch(void **state) {
   (void)state;
-  po_App *app = batching_app(60);
+  po_App *app = batching_app(60, 0);
   po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   po_InformerHandlers sd = po_App_Handlers(app, kPo_AppWatch_ServiceDefaults);
   for (int i = 0; i < 50; i++) {
@@ -319,7 +321,7 @@ static void test_events_on_one_target_batch(void **state) {
   assert_string_equal(keys[0], "ServiceDefaults/ns/web");
   po_App_Free(app);
 
-  app = batching_app(0); /* off: every event queues its target at once (deduplicated) */
+  app = batching_app(0, 0); /* off: every event queues its target at once (deduplicated) */
   h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   json_object *o = override_obj("po-0", "api");
   h.on_add(h.ctx, o);
@@ -368,9 +370,50 @@ static size_t drain(po_Workqueue *q, char keys[][128], size_t cap) {
  * PropertyOverrides, and each ServiceDefaults one's queued the ProxyDefaults, whose reconcile
  * reads every ServiceDefaults PropertyOverride: the overrides' informer never parsed the old
  * object, so the check for a changed generation always saw none and said "changed". */
+/* The burst hold (--target-burst-quiet/--target-burst-max) reaches the queue: the first event
+ * queues its target at once, the other target's events, within the burst, hold it (once);
+ * a drift of the target itself is still repaired at once; no batching window, no hold. */
+static void test_events_in_a_burst_hold_their_targets(void **state) {
+  (void)state;
+  po_App *app = batching_app(2, 60);
+  po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
+  po_InformerHandlers sd = po_App_Handlers(app, kPo_AppWatch_ServiceDefaults);
+  for (int i = 0; i < 20; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "po-%d", i);
+    json_object *o = override_obj(name, i % 2 ? "web" : "api");
+    h.on_add(h.ctx, o);
+    json_object_put(o);
+  }
+  po_Workqueue *q = po_Controller_Queue(app->controller);
+  assert_int_equal(po_Workqueue_Len(q), 1);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 1);
+  char keys[4][128];
+  assert_int_equal(drain(q, keys, 4), 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/api");
+  json_object *target = json_tokener_parse("{\"metadata\":{\"namespace\":\"ns\",\"name\":\"web\"}}");
+  sd.on_update(sd.ctx, target, target);
+  json_object_put(target);
+  assert_int_equal(drain(q, keys, 4), 1);
+  assert_string_equal(keys[0], "ServiceDefaults/ns/web");
+  assert_int_equal(po_Workqueue_WaitingLen(q), 0); /* the drift's run was the held one's */
+  po_App_Free(app);
+  app = batching_app(0, 60);
+  h = po_App_Handlers(app, kPo_AppWatch_Overrides);
+  for (int i = 0; i < 4; i++) {
+    json_object *o = override_obj(i % 2 ? "b" : "a", i % 2 ? "web" : "api");
+    h.on_add(h.ctx, o);
+    json_object_put(o);
+  }
+  q = po_Controller_Queue(app->controller);
+  assert_int_equal(po_Workqueue_Len(q), 2);
+  assert_int_equal(po_Workqueue_WaitingLen(q), 0);
+  po_App_Free(app);
+}
+
 static void test_related_targets_only_on_generation_or_deletion(void **state) {
   (void)state;
-  po_App *app = batching_app(0);
+  po_App *app = batching_app(0, 0);
   po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   json_object *tune = json_tokener_parse(
       "{\"metadata\":{\"namespace\":\"ns\",\"name\":\"tune\",\"uid\":\"u-tune\",\"generation\":1},"
@@ -436,7 +479,7 @@ static void test_related_targets_only_on_generation_or_deletion(void **state) {
  * else does queue its target. */
 static void test_unchanged_update_queues_nothing(void **state) {
   (void)state;
-  po_App *app = batching_app(0);
+  po_App *app = batching_app(0, 0);
   po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   json_object *o = override_obj("po-0", "web"), *labelled = NULL;
   json_object_object_add(json_object_object_get(o, "metadata"), "resourceVersion", json_object_new_string("1"));
@@ -508,7 +551,7 @@ static void test_oldest_istiod_release(void **state) {
  * keys and the index, before any worker runs. */
 static void test_initial_list_indexes_then_start_queues_each_target_once(void **state) {
   (void)state;
-  po_App *app = batching_app(60);
+  po_App *app = batching_app(60, 0);
   atomic_store(&app->gate.live, false); /* the caches are listing: no worker yet */
   po_InformerHandlers h = po_App_Handlers(app, kPo_AppWatch_Overrides);
   for (int i = 0; i < 50; i++) {
@@ -587,6 +630,7 @@ int main(void) {
       cmocka_unit_test(test_eg_auto_unreachable_fails_start),
       cmocka_unit_test(test_two_apps_run_and_stop),
       cmocka_unit_test(test_events_on_one_target_batch),
+      cmocka_unit_test(test_events_in_a_burst_hold_their_targets),
       cmocka_unit_test(test_related_targets_only_on_generation_or_deletion),
       cmocka_unit_test(test_unchanged_update_queues_nothing),
       cmocka_unit_test(test_read_target_unwatched_namespace_absent),

@@ -1,9 +1,11 @@
-/* Workqueue semantics, single-threaded with a fake clock: dedup, dirty-while-processing,
- * timed requeues and their order, rate limiting, forget, shutdown, metrics. */
+/* Workqueue semantics, single-threaded with a fake clock (one test with a worker thread asleep
+ * in Get): dedup, dirty-while-processing, timed requeues and their order, rate limiting,
+ * forget, shutdown, metrics, spacing, bursts. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -300,6 +302,150 @@ static void metrics_follow_client_go(void **state) {
   free(text);
 }
 
+
+/* Bursts (options burst_quiet 250 ms, burst_max 6 s): AddSpaced less than 250 ms after the one
+ * before it holds its key until the adds pause for 250 ms, however many keys and adds; the
+ * first add after a pause runs at once; at the pause every held key runs, its spacing or not. */
+static int setup_burst(void **state) {
+  static Fixture f;
+  f.clock = po_FakeClock_New(1000 * MS);
+  f.metrics = NULL;
+  po_WorkqueueOptions o = {.name = "burst", .clock = f.clock, .burst_quiet_ns = 250 * MS, .burst_max_ns = 6 * S};
+  f.q = po_Workqueue_New(&o);
+  *state = &f;
+  return f.q ? 0 : -1;
+}
+
+static void burst_holds_keys_until_it_pauses(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddSpaced(f->q, "ns/a", 2 * S);
+  assert_string_equal(next(f->q, k), "ns/a"); /* the first: no wait */
+  po_Workqueue_Done(f->q, "ns/a");
+  po_FakeClock_Advance(f->clock, 10 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/b", 2 * S);
+  po_FakeClock_Advance(f->clock, 10 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/c", 2 * S);
+  po_FakeClock_Advance(f->clock, 10 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/b", 2 * S); /* held once */
+  po_Workqueue_AddSpaced(f->q, "ns/a", 2 * S); /* held; its spacing runs to 2 s */
+  assert_int_equal(po_Workqueue_Len(f->q), 0);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 3);
+  po_FakeClock_Advance(f->clock, 249 * MS);
+  assert_string_equal(next(f->q, k), "");
+  po_FakeClock_Advance(f->clock, 1 * MS); /* 250 ms after the last add */
+  /* all three, a too: the pause ends the burst, so its spacing has nothing left to gather */
+  assert_string_equal(next(f->q, k), "ns/b");
+  assert_string_equal(next(f->q, k), "ns/c");
+  assert_string_equal(next(f->q, k), "ns/a");
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_Done(f->q, "ns/b");
+  po_Workqueue_Done(f->q, "ns/c");
+  po_Workqueue_Done(f->q, "ns/a");
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 0);
+  /* after the pause, the next add waits for nothing */
+  po_FakeClock_Advance(f->clock, 3 * S);
+  po_Workqueue_AddSpaced(f->q, "ns/d", 2 * S);
+  assert_string_equal(next(f->q, k), "ns/d");
+  po_Workqueue_Done(f->q, "ns/d");
+}
+
+/* A burst that never pauses: each held key runs burst_max after it was held, not later, and a
+ * key added again after that run is held again. */
+static void burst_holds_at_most_burst_max(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddSpaced(f->q, "ns/noise", 2 * S);
+  assert_string_equal(next(f->q, k), "ns/noise");
+  po_Workqueue_Done(f->q, "ns/noise");
+  po_FakeClock_Advance(f->clock, 100 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/x", 2 * S); /* held at t = 100 ms */
+  int x_runs = 0;
+  for (int t = 200; t <= 12000; t += 100) {
+    po_FakeClock_Advance(f->clock, 100 * MS);
+    po_Workqueue_AddSpaced(f->q, "ns/noise", 2 * S);
+    for (;;) {
+      next(f->q, k);
+      if (!*k) break;
+      if (!strcmp(k, "ns/x")) {
+        x_runs++;
+        assert_int_equal(t, 6100); /* 6 s after its hold, not before */
+        po_Workqueue_AddSpaced(f->q, "ns/x", 2 * S);
+      }
+      po_Workqueue_Done(f->q, k);
+    }
+  }
+  assert_int_equal(x_runs, 1); /* held again at 6.1 s: due at 12.1 s */
+  po_FakeClock_Advance(f->clock, 100 * MS);
+  po_Workqueue_AddSpaced(f->q, "ns/noise", 2 * S);
+  assert_string_equal(next(f->q, k), "ns/x");
+  po_Workqueue_Done(f->q, "ns/x");
+  assert_string_equal(next(f->q, k), ""); /* noise: held again at 6.3 s */
+  po_FakeClock_Advance(f->clock, 250 * MS); /* the pause, 250 ms after the last add */
+  assert_string_equal(next(f->q, k), "ns/noise");
+  po_Workqueue_Done(f->q, "ns/noise");
+  assert_string_equal(next(f->q, k), "");
+}
+
+/* Add (or AddAfter 0) of a held key: at once, and the hold does not run it a second time;
+ * ShutDown drops held keys. */
+static void add_takes_a_held_key_out_of_its_hold(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddSpaced(f->q, "ns/a", 2 * S);
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_Done(f->q, "ns/a");
+  po_Workqueue_AddSpaced(f->q, "ns/b", 2 * S);
+  po_Workqueue_AddSpaced(f->q, "ns/c", 2 * S);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 2);
+  po_Workqueue_Add(f->q, "ns/b");
+  po_Workqueue_AddAfter(f->q, "ns/c", 0);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 0);
+  assert_string_equal(next(f->q, k), "ns/b");
+  assert_string_equal(next(f->q, k), "ns/c");
+  po_Workqueue_Done(f->q, "ns/b");
+  po_Workqueue_Done(f->q, "ns/c");
+  po_FakeClock_Advance(f->clock, 7 * S);
+  assert_string_equal(next(f->q, k), "");
+  po_Workqueue_AddSpaced(f->q, "ns/d", 2 * S);
+  po_Workqueue_AddSpaced(f->q, "ns/e", 2 * S); /* held */
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 1);
+  po_Workqueue_ShutDown(f->q);
+  assert_int_equal(po_Workqueue_WaitingLen(f->q), 0);
+}
+
+typedef struct {
+  po_Workqueue *q;
+  char key[64];
+} Getter;
+
+static void *get_one(void *arg) {
+  Getter *g = arg;
+  const char *key;
+  if (po_Workqueue_Get(g->q, &key) == kPo_Workqueue_Item) {
+    strcpy(g->key, key);
+    po_Workqueue_Done(g->q, key);
+  }
+  return NULL;
+}
+
+/* A worker asleep in Get wakes at the pause, with nothing else due (the heap's head is the
+ * hold's 6 s). */
+static void waiting_worker_wakes_at_the_pause(void **state) {
+  Fixture *f = *state;
+  char k[64];
+  po_Workqueue_AddSpaced(f->q, "ns/a", 2 * S);
+  assert_string_equal(next(f->q, k), "ns/a");
+  po_Workqueue_Done(f->q, "ns/a");
+  po_Workqueue_AddSpaced(f->q, "ns/b", 2 * S); /* held */
+  Getter g = {.q = f->q};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, get_one, &g), 0);
+  po_FakeClock_Advance(f->clock, 250 * MS);
+  pthread_join(t, NULL);
+  assert_string_equal(g.key, "ns/b");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(dedups_queued_keys, setup, teardown),
@@ -315,6 +461,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(shutdown_stops_handing_out_keys, setup, teardown),
       cmocka_unit_test_setup_teardown(metrics_follow_client_go, setup, teardown),
       cmocka_unit_test_setup_teardown(spaced_keys_run_at_once_then_a_spacing_apart, setup, teardown),
+      cmocka_unit_test_setup_teardown(burst_holds_keys_until_it_pauses, setup_burst, teardown),
+      cmocka_unit_test_setup_teardown(burst_holds_at_most_burst_max, setup_burst, teardown),
+      cmocka_unit_test_setup_teardown(add_takes_a_held_key_out_of_its_hold, setup_burst, teardown),
+      cmocka_unit_test_setup_teardown(waiting_worker_wakes_at_the_pause, setup_burst, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,7 +13,8 @@
 #include "po/meshes/eg.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 2, .consul_sync_require = true,
+  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 2, .target_burst_quiet_s = 0.25,
+                       .target_burst_max_s = 3, .consul_sync_require = true,
                        .consul_sync_timeout_s = 120, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
                        .webhook_config = "propertyoverride", .cert_dir = "/tmp/propertyoverride-webhook",
@@ -379,6 +380,14 @@ static bool build_ops(po_App *app, po_CtlStatus *st) {
   return add(app, po_OpsServer_Runnable(app->ops), st);
 }
 
+/* The burst hold (po_AppOptions.target_burst_*): with no batching window, no hold either (every
+ * event at once, as that window's 0 says). */
+static po_WorkqueueOptions burst_options(const po_AppOptions *o) {
+  if (o->target_batch_window_s <= 0 || o->target_burst_quiet_s <= 0 || o->target_burst_max_s <= 0) return (po_WorkqueueOptions){0};
+  return (po_WorkqueueOptions){.burst_quiet_ns = (int64_t)(o->target_burst_quiet_s * 1e9),
+                               .burst_max_ns = (int64_t)(o->target_burst_max_s * 1e9)};
+}
+
 static bool build(po_App *app, po_CtlStatus *st) {
   const po_AppOptions *o = &app->o;
   if (!(app->metrics = po_Metrics_New()) || !(app->index = po_TargetIndex_New()) || !(app->names = po_TargetNames_New())) {
@@ -421,7 +430,7 @@ static bool build(po_App *app, po_CtlStatus *st) {
 
   app->controller = po_Controller_New(&(po_ControllerOptions){.name = "propertyoverride", .reconcile = po_App_Reconcile,
                                                               .ctx = app, .workers = o->workers, .metrics = app->metrics,
-                                                              .log = app->log},
+                                                              .log = app->log, .queue = burst_options(o)},
                                       st);
   if (!app->controller) return false;
   if (o->leader_elect && !build_elector(app, st)) return false;

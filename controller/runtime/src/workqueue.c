@@ -25,6 +25,8 @@ typedef struct Entry {
   int64_t spacing;    /* AddSpaced: the least time between two runs (0: none asked) */
   int64_t spaced_to;  /* AddSpaced: no run before this (its last run's start + spacing); the
                        * entry is kept until then even when nothing else refers to it */
+  bool held;          /* AddSpaced during a burst: in the heap until the burst pauses, its
+                       * ready_at the latest it waits (burst_max after it was held) */
 } Entry;
 
 struct po_Workqueue {
@@ -44,6 +46,12 @@ struct po_Workqueue {
   uint64_t next_seq;
 
   size_t n_dirty, n_processing;
+
+  /* Bursts (po_WorkqueueOptions.burst_*): AddSpaced calls less than burst_quiet apart. */
+  int64_t burst_quiet, burst_max;
+  int64_t last_spaced;  /* the last AddSpaced call, when spaced_seen */
+  bool spaced_seen;
+  size_t n_held;        /* entries held for the burst's pause */
 
   int64_t base_delay, max_delay;
   po_TokenBucket bucket;
@@ -188,6 +196,34 @@ static void heap_down(po_Workqueue *q, size_t i) {
   heap_set(q, i, e);
 }
 
+/* Into the heap at ready_at; false when out of memory (nothing changed). */
+static bool heap_insert(po_Workqueue *q, Entry *e, int64_t ready_at) {
+  if (q->heap_len == q->heap_cap) {
+    size_t cap = q->heap_cap ? q->heap_cap * 2 : 64;
+    Entry **h = realloc(q->heap, cap * sizeof *h);
+    if (!h) return false;
+    q->heap = h;
+    q->heap_cap = cap;
+  }
+  e->ready_at = ready_at;
+  e->seq = q->next_seq++;
+  heap_set(q, q->heap_len++, e);
+  heap_up(q, q->heap_len - 1);
+  return true;
+}
+
+static void heap_remove(po_Workqueue *q, Entry *e) {
+  size_t i = e->heap_index;
+  q->heap_len--;
+  if (i < q->heap_len) {
+    Entry *m = q->heap[q->heap_len];
+    heap_set(q, i, m);
+    heap_down(q, i);
+    if (m->heap_index == i) heap_up(q, i);
+  }
+  e->heap_index = NOT_WAITING;
+}
+
 static Entry *heap_pop(po_Workqueue *q) {
   Entry *top = q->heap[0];
   q->heap_len--;
@@ -218,10 +254,40 @@ static void add_locked(po_Workqueue *q, Entry *e, int64_t now) {
   pthread_cond_signal(&q->cond);
 }
 
+static void unhold(po_Workqueue *q, Entry *e) {
+  if (!e->held) return;
+  e->held = false;
+  q->n_held--;
+}
+
+/* When the burst has paused (no AddSpaced for burst_quiet): every held key is due now, its
+ * spacing or not. The spacing gathers a burst's adds into one run; once the burst is over there
+ * is nothing more to gather, and waiting for it put up to a spacing (2 s) between a burst's
+ * last create and its last write. Only earlier times: one heapify restores the order. */
+static void release_held(po_Workqueue *q, int64_t now) {
+  if (!q->n_held || now - q->last_spaced < q->burst_quiet) return;
+  for (size_t i = 0; i < q->heap_len; i++) {
+    Entry *e = q->heap[i];
+    if (!e->held) continue;
+    unhold(q, e);
+    e->ready_at = now;
+  }
+  for (size_t i = q->heap_len / 2; i-- > 0;) heap_down(q, i);
+}
+
+/* When the next promote has something to do: the heap's head, or the burst's pause. */
+static int64_t next_due(const po_Workqueue *q) {
+  int64_t at = q->heap_len ? q->heap[0]->ready_at : PO_FOREVER;
+  if (q->n_held && q->last_spaced + q->burst_quiet < at) at = q->last_spaced + q->burst_quiet;
+  return at;
+}
+
 /* Moves every timed requeue whose time has come into the FIFO. */
 static void promote(po_Workqueue *q, int64_t now) {
+  release_held(q, now);
   while (q->heap_len && q->heap[0]->ready_at <= now) {
     Entry *e = heap_pop(q);
+    unhold(q, e);
     add_locked(q, e, now);
     maybe_free(q, e);
   }
@@ -269,6 +335,7 @@ po_Workqueue *po_Workqueue_New(const po_WorkqueueOptions *opts) {
   po_TokenBucket_Init(&q->bucket, o.qps > 0 ? o.qps : PO_BUCKET_QPS,
                       o.burst > 0 ? o.burst : PO_BUCKET_BURST);
   po_TokenBucket_Init(&q->capped_bucket, PO_CAPPED_BUCKET_QPS, PO_CAPPED_BUCKET_BURST);
+  if (o.burst_quiet_ns > 0 && o.burst_max_ns > 0) q->burst_quiet = o.burst_quiet_ns, q->burst_max = o.burst_max_ns;
   if (o.metrics) {
     const char *name = o.name ? o.name : "";
     q->metrics = o.metrics;
@@ -307,20 +374,52 @@ void po_Workqueue_Free(po_Workqueue *q) {
 
 static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now);
 
+/* Queued at once; a held key leaves the heap (its hold's run would be a second one). */
+static void add_now(po_Workqueue *q, Entry *e, int64_t now) {
+  if (e->held) {
+    heap_remove(q, e);
+    unhold(q, e);
+  }
+  add_locked(q, e, now);
+}
+
+/* AddSpaced within a burst: held until the burst pauses, at most burst_max (or until the key's
+ * spacing ends, if later). A key already due (queued, or waiting for its spacing or a retry)
+ * keeps that time; true when the key is now held or already was. */
+static bool hold(po_Workqueue *q, Entry *e, int64_t now) {
+  if (e->held) return true;
+  if (e->dirty || e->heap_index != NOT_WAITING) return false;
+  int64_t at = now + q->burst_max;
+  if (e->spaced_to > at) at = e->spaced_to;
+  if (!heap_insert(q, e, at)) return false;
+  e->held = true;
+  q->n_held++;
+  pthread_cond_broadcast(&q->cond); /* a worker asleep until a later deadline recomputes it */
+  return true;
+}
+
 /* Add (spacing < 0: the key's spacing as it is, no wait) or AddSpaced. */
 static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
   pthread_mutex_lock(&q->mu);
   int64_t now = po_RtClock_Now(q->clock);
   promote(q, now);
+  bool burst = false;
+  if (spacing >= 0 && q->burst_quiet > 0) {
+    burst = q->spaced_seen && now - q->last_spaced < q->burst_quiet;
+    q->last_spaced = now;
+    q->spaced_seen = true;
+  }
   if (!q->shutting_down) {
     Entry *e = get_or_create(q, key);
     if (e) {
       if (spacing >= 0) e->spacing = spacing;
       int64_t wait = spacing >= 0 && e->spaced_to > now ? e->spaced_to - now : 0;
-      if (wait > 0) {
+      if (burst && hold(q, e, now)) {
+        maybe_free(q, e);
+      } else if (wait > 0) {
         add_after_locked(q, key, wait, now);
       } else {
-        add_locked(q, e, now);
+        add_now(q, e, now);
         maybe_free(q, e);
       }
     }
@@ -335,28 +434,14 @@ static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns,
   Entry *e = get_or_create(q, key);
   if (!e) return;
   if (delay_ns <= 0) {
-    add_locked(q, e, now);
+    add_now(q, e, now);
   } else if (e->heap_index != NOT_WAITING) {
     if (now + delay_ns < e->ready_at) { /* the earlier requeue wins */
       e->ready_at = now + delay_ns;
       heap_up(q, e->heap_index);
       pthread_cond_broadcast(&q->cond);
     }
-  } else {
-    if (q->heap_len == q->heap_cap) {
-      size_t cap = q->heap_cap ? q->heap_cap * 2 : 64;
-      Entry **h = realloc(q->heap, cap * sizeof *h);
-      if (!h) {
-        maybe_free(q, e);
-        return;
-      }
-      q->heap = h;
-      q->heap_cap = cap;
-    }
-    e->ready_at = now + delay_ns;
-    e->seq = q->next_seq++;
-    heap_set(q, q->heap_len++, e);
-    heap_up(q, q->heap_len - 1);
+  } else if (heap_insert(q, e, now + delay_ns)) {
     /* A worker asleep until a later deadline must recompute it. */
     pthread_cond_broadcast(&q->cond);
   }
@@ -445,8 +530,7 @@ po_WorkqueueGet po_Workqueue_Get(po_Workqueue *q, const char **key) {
       pthread_mutex_unlock(&q->mu);
       return kPo_Workqueue_Item;
     }
-    int64_t deadline = q->heap_len ? q->heap[0]->ready_at : PO_FOREVER;
-    po_RtClock_WaitUntil(q->clock, &q->cond, &q->mu, deadline);
+    po_RtClock_WaitUntil(q->clock, &q->cond, &q->mu, next_due(q));
   }
 }
 
@@ -520,6 +604,7 @@ void po_Workqueue_ShutDown(po_Workqueue *q) {
     /* Drop what has not started: timed requeues and ready keys. Keys in flight finish. */
     while (q->heap_len) {
       Entry *e = heap_pop(q);
+      unhold(q, e);
       maybe_free(q, e);
     }
     while (q->fifo_len) {

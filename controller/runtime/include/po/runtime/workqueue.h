@@ -6,7 +6,8 @@
  *   - AddRateLimited waits max(per-key exponential backoff, overall token bucket) (ratelimit.h);
  *     Forget resets the key's failure count (on success);
  *   - AddAfter queues the key once its delay has passed (the earliest of several delays wins);
- *   - AddSpaced queues it at once, or when its last run's start is a spacing ago;
+ *   - AddSpaced queues it at once, or when its last run's start is a spacing ago; within a
+ *     burst of AddSpaced (options), when the burst pauses, at most burst_max later;
  *   - ShutDown stops accepting keys; Get then returns "shutting down" (keys still waiting are
  *     dropped: reconciliation is level-triggered, the next start lists everything anyway);
  *     ShutDownWithDrain also waits for the keys in flight to be Done.
@@ -32,6 +33,13 @@ typedef struct {
   int64_t max_delay_ns;
   double qps;
   int burst;
+  /* Bursts of AddSpaced (both > 0 to use them; 0: none). An AddSpaced less than burst_quiet after
+   * the one before it, of any key, is in a burst: its key is held until the burst pauses (no
+   * AddSpaced for burst_quiet), then runs, its spacing or not; at most burst_max (then not before
+   * its spacing ends). The first AddSpaced after a pause is not held: a lone change waits for
+   * nothing. */
+  int64_t burst_quiet_ns;
+  int64_t burst_max_ns;
 } po_WorkqueueOptions;
 
 typedef enum {
