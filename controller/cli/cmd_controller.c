@@ -58,7 +58,7 @@ static const char kUsage[] =
     "                                 API server serves EnvoyPatchPolicies, Gateways and HTTPRoutes\n"
     "                                 at start; on; off (then\n"
     "                                 their PropertyOverrides say Programmed=False MeshNotEnabled)\n"
-    "  --workers N                    concurrent reconciles (default 4)\n"
+    "  --workers N                    concurrent reconciles (default 8)\n"
     "  --target-batch-window S        a target's reconciles start at least S seconds apart: a change\n"
     "                                 to a quiet target at once, later ones together when the S\n"
     "                                 seconds after the last start end (default 2; 0: each at once)\n"

@@ -76,7 +76,7 @@ if [ -z "$capped" ]; then
 fi
 [ "$capped" != none ] && runs+=("$capped")
 
-flags=(--workers 4 --log-level warn --kube-api-qps 2000 --kube-api-burst 4000 --leader-elect=false ${PO_BENCH_CONTROLLER_FLAGS:-})
+flags=(--log-level warn --kube-api-qps 2000 --kube-api-burst 4000 --leader-elect=false ${PO_BENCH_CONTROLLER_FLAGS:-})
 echo "controller: ${flags[*]}; server: $server; quiet: $quiet s; machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 
 # As lc_controller, but waiting as long as the start takes (at 100,000 it is the figure measured).

@@ -13,7 +13,7 @@
 #include "po/meshes/eg.h"
 
 void po_AppOptions_Init(po_AppOptions *o) {
-  *o = (po_AppOptions){.workers = 4, .target_batch_window_s = 2, .target_burst_quiet_s = 0.25,
+  *o = (po_AppOptions){.workers = 8, .target_batch_window_s = 2, .target_burst_quiet_s = 0.25,
                        .target_burst_max_s = 3, .consul_sync_require = true,
                        .consul_sync_timeout_s = 120, .qps = 500, .burst = 1000, .webhook_address = ":9443",
                        .secret = "propertyoverride-webhook-cert", .service = "propertyoverride-webhook",
