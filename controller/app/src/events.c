@@ -17,7 +17,11 @@
  * window (one parse of the target, one plan, one write) instead of N: each reconcile costs as
  * much as the target's whole set, so reconciling one at a time grew as N*N/T. A change waits at
  * most one window, none when the target was quiet. An event during the target's reconcile waits
- * for the window after that reconcile's start: nothing is lost. */
+ * for the window after that reconcile's start: nothing is lost. Within a burst (events less
+ * than --target-burst-quiet apart, of any target) the first event of a quiet target is held too,
+ * until the burst pauses, at most --target-burst-max (the workqueue's burst hold): a stream of
+ * creates over many targets, each seeing one every few seconds, passed every window's leading
+ * edge and cost a reconcile of the whole target per create (issue 26). */
 static void count(po_Series *s) {
   if (s) po_Series_Inc(s);
 }
