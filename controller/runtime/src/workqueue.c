@@ -372,7 +372,7 @@ void po_Workqueue_Free(po_Workqueue *q) {
   free(q);
 }
 
-static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now);
+static void add_timed_locked(po_Workqueue *q, Entry *e, int64_t delay_ns, int64_t now);
 
 /* Queued at once; a held key leaves the heap (its hold's run would be a second one). */
 static void add_now(po_Workqueue *q, Entry *e, int64_t now) {
@@ -417,7 +417,7 @@ static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
       if (burst && hold(q, e, now)) {
         maybe_free(q, e);
       } else if (wait > 0) {
-        add_after_locked(q, key, wait, now);
+        add_timed_locked(q, e, wait, now); /* waiting for its spacing is no retry */
       } else {
         add_now(q, e, now);
         maybe_free(q, e);
@@ -429,10 +429,8 @@ static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
 
 void po_Workqueue_Add(po_Workqueue *q, const char *key) { add_with(q, key, -1); }
 
-static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now) {
-  po_Series_Inc(q->m_retries); /* client-go counts every AddAfter as a retry */
-  Entry *e = get_or_create(q, key);
-  if (!e) return;
+/* Queues e once delay_ns has passed (<= 0: at once); an earlier due time wins. */
+static void add_timed_locked(po_Workqueue *q, Entry *e, int64_t delay_ns, int64_t now) {
   if (delay_ns <= 0) {
     add_now(q, e, now);
   } else if (e->heap_index != NOT_WAITING) {
@@ -446,6 +444,15 @@ static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns,
     pthread_cond_broadcast(&q->cond);
   }
   maybe_free(q, e);
+}
+
+/* AddAfter and AddRateLimited: client-go counts each as a retry. An AddSpaced waiting for its
+ * spacing is none (add_with): an event is not a failure, and a burst of them on one target
+ * counted one "retry" per event, with nothing failing. */
+static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now) {
+  po_Series_Inc(q->m_retries);
+  Entry *e = get_or_create(q, key);
+  if (e) add_timed_locked(q, e, delay_ns, now);
 }
 
 void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns) {
