@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -105,10 +106,99 @@ static void a_stream_that_never_pauses_delays_others_at_most_burst_max(void **st
   assert_true(hostile_runs >= 6 && hostile_runs <= 8); /* 20 s / 3 s, plus the first */
 }
 
+/* Real clock, threads: 3 producers AddSpaced (and now and then Add) 40 keys in bursts with
+ * pauses, 4 workers Get and Done. No key is in two workers at once; once the producers stop,
+ * every key's last run starts after its last add, within burst_max + spacing (+ slack). */
+#define T_KEYS 40
+typedef struct {
+  po_Workqueue *q;
+  pthread_mutex_t mu;
+  unsigned gen[T_KEYS], seen[T_KEYS];
+  int in_flight[T_KEYS];
+  int overlaps, bad_keys;
+  volatile int stop_producers;
+} Stress;
+
+static void sleep_us(long us) {
+  struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+  nanosleep(&ts, NULL);
+}
+
+static void *producer(void *arg) {
+  Stress *st = arg;
+  unsigned seed = (unsigned)(uintptr_t)&seed;
+  while (!__atomic_load_n(&st->stop_producers, __ATOMIC_ACQUIRE)) {
+    int burst = 1 + rand_r(&seed) % 8;
+    for (int b = 0; b < burst; b++) {
+      int k = rand_r(&seed) % T_KEYS;
+      char key[16];
+      snprintf(key, sizeof key, "ns/k%d", k);
+      pthread_mutex_lock(&st->mu);
+      st->gen[k]++;
+      pthread_mutex_unlock(&st->mu);
+      if (rand_r(&seed) % 10 == 0) po_Workqueue_Add(st->q, key);
+      else po_Workqueue_AddSpaced(st->q, key, 100 * MS);
+      sleep_us(rand_r(&seed) % 5000);
+    }
+    sleep_us(20000 + rand_r(&seed) % 30000); /* sometimes a pause (30 ms quiet), sometimes not */
+  }
+  return NULL;
+}
+
+static void *worker(void *arg) {
+  Stress *st = arg;
+  const char *key;
+  unsigned seed = (unsigned)(uintptr_t)&key;
+  while (po_Workqueue_Get(st->q, &key) == kPo_Workqueue_Item) {
+    int k = atoi(key + 4);
+    pthread_mutex_lock(&st->mu);
+    if (st->in_flight[k]++) st->overlaps++;
+    st->seen[k] = st->gen[k];
+    pthread_mutex_unlock(&st->mu);
+    sleep_us(rand_r(&seed) % 2000);
+    pthread_mutex_lock(&st->mu);
+    st->in_flight[k]--;
+    pthread_mutex_unlock(&st->mu);
+    po_Workqueue_Done(st->q, key);
+  }
+  return NULL;
+}
+
+static void threads_never_share_a_key_and_every_add_runs(void **state) {
+  (void)state;
+  static Stress st;
+  memset(&st, 0, sizeof st);
+  pthread_mutex_init(&st.mu, NULL);
+  st.q = po_Workqueue_New(&(po_WorkqueueOptions){.burst_quiet_ns = 30 * MS, .burst_max_ns = 200 * MS});
+  assert_non_null(st.q);
+  pthread_t p[3], w[4];
+  for (int i = 0; i < 4; i++) pthread_create(&w[i], NULL, worker, &st);
+  for (int i = 0; i < 3; i++) pthread_create(&p[i], NULL, producer, &st);
+  sleep_us(1500 * 1000);
+  __atomic_store_n(&st.stop_producers, 1, __ATOMIC_RELEASE);
+  for (int i = 0; i < 3; i++) pthread_join(p[i], NULL);
+  /* at most burst_max (200 ms) + spacing (100 ms) later; 1 s for a loaded machine */
+  int missing = 0;
+  for (int waited = 0; waited <= 1000; waited += 10) {
+    missing = 0;
+    pthread_mutex_lock(&st.mu);
+    for (int k = 0; k < T_KEYS; k++) missing += st.seen[k] != st.gen[k] || st.in_flight[k];
+    pthread_mutex_unlock(&st.mu);
+    if (!missing) break;
+    sleep_us(10000);
+  }
+  assert_true(po_Workqueue_ShutDownWithDrain(st.q, PO_FOREVER));
+  for (int i = 0; i < 4; i++) pthread_join(w[i], NULL);
+  po_Workqueue_Free(st.q);
+  assert_int_equal(st.overlaps, 0);
+  assert_int_equal(missing, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(spaced_waits_and_holds_are_not_retries, setup, teardown),
       cmocka_unit_test_setup_teardown(a_stream_that_never_pauses_delays_others_at_most_burst_max, setup, teardown),
+      cmocka_unit_test(threads_never_share_a_key_and_every_add_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
