@@ -106,6 +106,33 @@ static void a_stream_that_never_pauses_delays_others_at_most_burst_max(void **st
   assert_true(hostile_runs >= 6 && hostile_runs <= 8); /* 20 s / 3 s, plus the first */
 }
 
+/* The batching window (--target-batch-window: "a target's reconciles start at least S seconds
+ * apart") against a pause-released burst: a tenant sends a change to a sacrificial target, then,
+ * 10 ms later, one to its real target, then pauses 300 ms, for 20 s. The real target is held
+ * (the second change is in a burst), and each pause released it at once, its spacing or not: 50
+ * reconciles in 20 s where the window allows 11 (one per 2 s). The pause release exists for a
+ * burst's last change (its write within the pause, not the window's end); letting a key skip
+ * its window at most once per window keeps that and bounds the rate to two per window. */
+static void pauses_do_not_undo_the_batching_window(void **state) {
+  Fixture *f = *state;
+  int runs = 0;
+  for (int cycle = 0; cycle < 64; cycle++) { /* 20.5 s: 320 ms per cycle */
+    po_Workqueue_AddSpaced(f->q, "tenant/sacrifice", 2 * S);
+    po_FakeClock_Advance(f->clock, 10 * MS);
+    po_Workqueue_AddSpaced(f->q, "tenant/real", 2 * S);
+    for (int t = 0; t < 31; t++) {
+      const char *k;
+      while (po_Workqueue_TryGet(f->q, &k)) {
+        if (strcmp(k, "tenant/real") == 0) runs++;
+        po_Workqueue_Done(f->q, k);
+      }
+      po_FakeClock_Advance(f->clock, 10 * MS);
+    }
+  }
+  print_message("tenant/real ran %d times in 20.5 s (batching window 2 s)\n", runs);
+  assert_true(runs <= 2 * 11);
+}
+
 /* Real clock, threads: 3 producers AddSpaced (and now and then Add) 40 keys in bursts with
  * pauses, 4 workers Get and Done. No key is in two workers at once; once the producers stop,
  * every key's last run starts after its last add, within burst_max + spacing (+ slack). */
@@ -198,6 +225,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(spaced_waits_and_holds_are_not_retries, setup, teardown),
       cmocka_unit_test_setup_teardown(a_stream_that_never_pauses_delays_others_at_most_burst_max, setup, teardown),
+      cmocka_unit_test_setup_teardown(pauses_do_not_undo_the_batching_window, setup, teardown),
       cmocka_unit_test(threads_never_share_a_key_and_every_add_runs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
