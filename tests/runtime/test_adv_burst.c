@@ -12,6 +12,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "po/runtime/controller.h"
 #include "po/runtime/workqueue.h"
 
 #define MS INT64_C(1000000)
@@ -221,12 +222,84 @@ static void threads_never_share_a_key_and_every_add_runs(void **state) {
   assert_int_equal(missing, 0);
 }
 
+/* Leadership lost with keys held, then regained: Stop does not wait for the holds (they are
+ * dropped, like every key not started: the next leader queues everything), held keys never run
+ * on the old queue, and the fresh queue holds bursts too, its first event not held. */
+typedef struct {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int calls;
+  char last[32];
+} Calls;
+
+static po_Result count_call(void *arg, const char *key, po_Logger *log) {
+  (void)log;
+  Calls *c = arg;
+  pthread_mutex_lock(&c->mu);
+  c->calls++;
+  snprintf(c->last, sizeof c->last, "%s", key);
+  pthread_cond_broadcast(&c->cv);
+  pthread_mutex_unlock(&c->mu);
+  return po_Result_Success();
+}
+
+static int calls(Calls *c, int want) { /* waits (10 s at most) for want calls; returns the count */
+  struct timespec until;
+  clock_gettime(CLOCK_REALTIME, &until);
+  until.tv_sec += 10;
+  pthread_mutex_lock(&c->mu);
+  while (c->calls < want && pthread_cond_timedwait(&c->cv, &c->mu, &until) == 0) {
+  }
+  int n = c->calls;
+  pthread_mutex_unlock(&c->mu);
+  return n;
+}
+
+static void leadership_lost_and_regained_with_keys_held(void **state) {
+  (void)state;
+  Calls c = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, ""};
+  po_RtClock *clock = po_FakeClock_New(1000 * MS);
+  po_CtlStatus st;
+  po_Controller *ctl = po_Controller_New(
+      &(po_ControllerOptions){.name = "adv", .reconcile = count_call, .ctx = &c, .workers = 2, .clock = clock,
+                              .queue = {.burst_quiet_ns = 250 * MS, .burst_max_ns = 3 * S}},
+      &st);
+  assert_non_null(ctl);
+  assert_true(po_Controller_Start(ctl, &st));
+  po_Controller_EnqueueSpaced(ctl, "ns/first", 2 * S); /* not held: at once */
+  assert_int_equal(calls(&c, 1), 1);
+  po_Controller_EnqueueSpaced(ctl, "ns/a", 2 * S); /* a burst: held */
+  po_Controller_EnqueueSpaced(ctl, "ns/b", 2 * S);
+  po_FakeClock_AwaitWaiters(clock, 2);
+  assert_int_equal(po_Workqueue_WaitingLen(po_Controller_Queue(ctl)), 2);
+  assert_true(po_Controller_Stop(ctl, PO_FOREVER)); /* returns: holds are not in flight */
+  po_FakeClock_Advance(clock, 10 * S);
+  assert_int_equal(calls(&c, 1), 1); /* the held keys died with the old queue */
+  assert_true(po_Controller_Start(ctl, &st));
+  po_Controller_Enqueue(ctl, "ns/a"); /* the new leader queues everything at once */
+  assert_int_equal(calls(&c, 2), 2);
+  po_Controller_EnqueueSpaced(ctl, "ns/c", 2 * S); /* the fresh queue's first event: at once */
+  assert_int_equal(calls(&c, 3), 3);
+  po_Controller_EnqueueSpaced(ctl, "ns/d", 2 * S); /* and it holds bursts too */
+  po_FakeClock_AwaitWaiters(clock, 2);
+  assert_int_equal(po_Workqueue_WaitingLen(po_Controller_Queue(ctl)), 1);
+  po_FakeClock_Advance(clock, 250 * MS); /* the pause */
+  assert_int_equal(calls(&c, 4), 4);
+  pthread_mutex_lock(&c.mu);
+  assert_string_equal(c.last, "ns/d");
+  pthread_mutex_unlock(&c.mu);
+  assert_true(po_Controller_Stop(ctl, PO_FOREVER));
+  po_Controller_Free(ctl);
+  po_FakeClock_Free(clock);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(spaced_waits_and_holds_are_not_retries, setup, teardown),
       cmocka_unit_test_setup_teardown(a_stream_that_never_pauses_delays_others_at_most_burst_max, setup, teardown),
       cmocka_unit_test_setup_teardown(pauses_do_not_undo_the_batching_window, setup, teardown),
       cmocka_unit_test(threads_never_share_a_key_and_every_add_runs),
+      cmocka_unit_test(leadership_lost_and_regained_with_keys_held),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
