@@ -1,6 +1,7 @@
 """A victim tenant's changes timed while another tenant churns (t_adv_burst.sh). Each round
 creates one PropertyOverride on a target of its own and polls that target (every 20 ms) until it
-holds the PropertyOverride's entry: prints the latencies, one per line, in seconds.
+holds the PropertyOverride's entry, then deletes it and polls until it is gone (our finalizer
+released, its entry removed first): prints both latencies, one round per line, in seconds.
 Run by /usr/bin/python3; loopback only."""
 import argparse, http.client, json, ssl, time, urllib.parse
 
@@ -51,5 +52,16 @@ for i in range(args.rounds):
         if time.monotonic() - t0 > 30:
             raise SystemExit("%s: no entry in its target after 30 s" % name)
         time.sleep(0.02)
-    print("%.3f" % (time.monotonic() - t0), flush=True)
+    created = time.monotonic() - t0
+    t0 = time.monotonic()
+    code, o = call("DELETE", PO + "/" + name)
+    if code not in (200, 202):
+        raise SystemExit("delete %s: %s %s" % (name, code, o.get("message")))
+    while call("GET", PO + "/" + name)[0] != 404:
+        if time.monotonic() - t0 > 30:
+            raise SystemExit("%s: not gone 30 s after its delete" % name)
+        time.sleep(0.02)
+    if holds(target, name):
+        raise SystemExit("%s: gone, its entry still in its target" % name)
+    print("%.3f %.3f" % (created, time.monotonic() - t0), flush=True)
     time.sleep(args.gap)
