@@ -18,6 +18,7 @@ p.add_argument("--targets", type=int, default=1000)
 p.add_argument("--stop-file")
 p.add_argument("--seed", type=int, default=11)
 p.add_argument("--timeout", type=float, default=120)
+p.add_argument("--interval", type=float, default=0.01)  # churn: the pause between two edits
 args = p.parse_args()
 u = urllib.parse.urlsplit(args.url)
 ctx = ssl.create_default_context(cafile=args.ca)
@@ -69,7 +70,7 @@ def churn():
         if code != 200:
             raise SystemExit("edit %s: %s %s" % (name, code, o.get("message")))
         n += 1
-        time.sleep(0.01)
+        time.sleep(args.interval)
     print("%d edits in %.1fs" % (n, time.time() - t0), flush=True)
 
 

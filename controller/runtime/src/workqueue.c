@@ -27,6 +27,8 @@ typedef struct Entry {
                        * entry is kept until then even when nothing else refers to it */
   bool held;          /* AddSpaced during a burst: in the heap until the burst pauses, its
                        * ready_at the latest it waits (burst_max after it was held) */
+  bool skips;         /* a pause released it before its spacing ended: its next run skips it */
+  bool skipped;       /* its last run (the one spaced_to counts from) was such a run */
 } Entry;
 
 struct po_Workqueue {
@@ -261,7 +263,7 @@ static void unhold(po_Workqueue *q, Entry *e) {
 }
 
 /* When the burst has paused (no AddSpaced for burst_quiet): every held key is due now, its
- * spacing or not. The spacing gathers a burst's adds into one run; once the burst is over there
+ * spacing or not (once per spacing: below). The spacing gathers a burst's adds into one run; once the burst is over there
  * is nothing more to gather, and waiting for it put up to a spacing (2 s) between a burst's
  * last create and its last write. Only earlier times: one heapify restores the order. */
 static void release_held(po_Workqueue *q, int64_t now) {
@@ -270,7 +272,16 @@ static void release_held(po_Workqueue *q, int64_t now) {
     Entry *e = q->heap[i];
     if (!e->held) continue;
     unhold(q, e);
-    e->ready_at = now;
+    /* At most one skip per spacing: else bursts of two events and a pause, over and over, ran
+     * a key once per pause (every 0.26 s, 64 runs in 20 s where a 2 s spacing allows 11). A key
+     * whose last run skipped waits for its spacing (at most one spacing after that run), or
+     * less when a retry asked for less (ready_at only ever moves earlier here). */
+    if (e->spaced_to > now && e->skipped) {
+      if (e->spaced_to < e->ready_at) e->ready_at = e->spaced_to;
+    } else {
+      e->skips = e->spaced_to > now;
+      e->ready_at = now;
+    }
   }
   for (size_t i = q->heap_len / 2; i-- > 0;) heap_down(q, i);
 }
@@ -372,7 +383,7 @@ void po_Workqueue_Free(po_Workqueue *q) {
   free(q);
 }
 
-static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now);
+static void add_timed_locked(po_Workqueue *q, Entry *e, int64_t delay_ns, int64_t now);
 
 /* Queued at once; a held key leaves the heap (its hold's run would be a second one). */
 static void add_now(po_Workqueue *q, Entry *e, int64_t now) {
@@ -417,7 +428,7 @@ static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
       if (burst && hold(q, e, now)) {
         maybe_free(q, e);
       } else if (wait > 0) {
-        add_after_locked(q, key, wait, now);
+        add_timed_locked(q, e, wait, now); /* waiting for its spacing is no retry */
       } else {
         add_now(q, e, now);
         maybe_free(q, e);
@@ -429,10 +440,8 @@ static void add_with(po_Workqueue *q, const char *key, int64_t spacing) {
 
 void po_Workqueue_Add(po_Workqueue *q, const char *key) { add_with(q, key, -1); }
 
-static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now) {
-  po_Series_Inc(q->m_retries); /* client-go counts every AddAfter as a retry */
-  Entry *e = get_or_create(q, key);
-  if (!e) return;
+/* Queues e once delay_ns has passed (<= 0: at once); an earlier due time wins. */
+static void add_timed_locked(po_Workqueue *q, Entry *e, int64_t delay_ns, int64_t now) {
   if (delay_ns <= 0) {
     add_now(q, e, now);
   } else if (e->heap_index != NOT_WAITING) {
@@ -446,6 +455,15 @@ static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns,
     pthread_cond_broadcast(&q->cond);
   }
   maybe_free(q, e);
+}
+
+/* AddAfter and AddRateLimited: client-go counts each as a retry. An AddSpaced waiting for its
+ * spacing is none (add_with): an event is not a failure, and a burst of them on one target
+ * counted one "retry" per event, with nothing failing. */
+static void add_after_locked(po_Workqueue *q, const char *key, int64_t delay_ns, int64_t now) {
+  po_Series_Inc(q->m_retries);
+  Entry *e = get_or_create(q, key);
+  if (e) add_timed_locked(q, e, delay_ns, now);
 }
 
 void po_Workqueue_AddAfter(po_Workqueue *q, const char *key, int64_t delay_ns) {
@@ -508,6 +526,8 @@ static const char *take_locked(po_Workqueue *q, int64_t now) {
   e->processing = true;
   e->started_at = now;
   e->spaced_to = e->spacing ? now + e->spacing : 0;
+  e->skipped = e->skips;
+  e->skips = false;
   q->n_dirty--;
   q->n_processing++;
   set_depth(q);

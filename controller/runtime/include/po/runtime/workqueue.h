@@ -35,8 +35,9 @@ typedef struct {
   int burst;
   /* Bursts of AddSpaced (both > 0 to use them; 0: none). An AddSpaced less than burst_quiet after
    * the one before it, of any key, is in a burst: its key is held until the burst pauses (no
-   * AddSpaced for burst_quiet), then runs, its spacing or not; at most burst_max (then not before
-   * its spacing ends). The first AddSpaced after a pause is not held: a lone change waits for
+   * AddSpaced for burst_quiet), then runs, its spacing or not (once per spacing: a key whose
+   * last run so skipped it waits for its spacing); at most burst_max (then not before its
+   * spacing ends). The first AddSpaced after a pause is not held: a lone change waits for
    * nothing. */
   int64_t burst_quiet_ns;
   int64_t burst_max_ns;
