@@ -19,8 +19,10 @@ max() { awk '{ for (i = 1; i <= NF; i++) if ($i > m) m = $i } END { print m + 0 
 
 quiet=$(victim --prefix q --rounds 4 --gap 0.5) || bad "victim without churn: $quiet"
 echo "     no churn (create delete):" $quiet
-check "no churn: a lone create or delete waits for no burst (max $(echo "$quiet" | max) s < 1 s)" \
-  awk -v m="$(echo "$quiet" | max)" 'BEGIN { exit !(m < 1) }'
+# The bounds leave room for a loaded CI machine and still fail what they guard: a lone change
+# held for the burst (3 s), a hold without its bound (the whole churn, over 10 s).
+check "no churn: a lone create or delete waits for no burst (max $(echo "$quiet" | max) s < 2.5 s)" \
+  awk -v m="$(echo "$quiet" | max)" 'BEGIN { exit !(m < 2.5) }'
 
 rm -f "$e2e_work/churn.stop"
 load churn --stop-file "$e2e_work/churn.stop" >"$e2e_work/churn.out" 2>&1 &
@@ -30,8 +32,8 @@ hostile=$(victim --prefix h --rounds 8 --gap 1.3) || bad "victim under churn: $h
 touch "$e2e_work/churn.stop"
 wait "$churn" && ok "churn: $(cat "$e2e_work/churn.out")" || bad "churn failed: $(cat "$e2e_work/churn.out")"
 echo "     under churn (create delete):" $hostile
-check "under churn: another tenant's create or delete waits at most burst_max + 1 s (max $(echo "$hostile" | max) s <= 4 s)" \
-  awk -v m="$(echo "$hostile" | max)" 'BEGIN { exit !(m <= 4) }'
+check "under churn: another tenant's create or delete waits at most burst_max + 3 s (max $(echo "$hostile" | max) s <= 6 s)" \
+  awk -v m="$(echo "$hostile" | max)" 'BEGIN { exit !(m <= 6) }'
 load wait --timeout 60 >/dev/null && ok "the hostile tenant converged after its churn" || bad "hostile tenant did not converge"
 
 # A slow churn does it too: one edit per 0.2 s (5 a second, under the 0.25 s quiet time).
@@ -43,6 +45,6 @@ slow=$(victim --prefix s --rounds 5 --gap 1.3) || bad "victim under slow churn: 
 touch "$e2e_work/churn.stop"
 wait "$churn" && ok "slow churn: $(cat "$e2e_work/churn.out")" || bad "slow churn failed: $(cat "$e2e_work/churn.out")"
 echo "     under a churn of 5 edits a second (create delete):" $slow
-check "under slow churn: at most burst_max + 1 s (max $(echo "$slow" | max) s <= 4 s)" \
-  awk -v m="$(echo "$slow" | max)" 'BEGIN { exit !(m <= 4) }'
+check "under slow churn: at most burst_max + 3 s (max $(echo "$slow" | max) s <= 6 s)" \
+  awk -v m="$(echo "$slow" | max)" 'BEGIN { exit !(m <= 6) }'
 finish

@@ -205,9 +205,10 @@ static void threads_never_share_a_key_and_every_add_runs(void **state) {
   sleep_us(1500 * 1000);
   __atomic_store_n(&st.stop_producers, 1, __ATOMIC_RELEASE);
   for (int i = 0; i < 3; i++) pthread_join(p[i], NULL);
-  /* at most burst_max (200 ms) + spacing (100 ms) later; 1 s for a loaded machine */
+  /* at most burst_max (200 ms) + spacing (100 ms) later; up to 10 s for a loaded machine (CI's
+   * sanitizer stage on 2 cores): what is checked is that every add runs, not how soon */
   int missing = 0;
-  for (int waited = 0; waited <= 1000; waited += 10) {
+  for (int waited = 0; waited <= 10000; waited += 10) {
     missing = 0;
     pthread_mutex_lock(&st.mu);
     for (int k = 0; k < T_KEYS; k++) missing += st.seen[k] != st.gen[k] || st.in_flight[k];

@@ -263,9 +263,10 @@ static void unhold(po_Workqueue *q, Entry *e) {
 }
 
 /* When the burst has paused (no AddSpaced for burst_quiet): every held key is due now, its
- * spacing or not (once per spacing: below). The spacing gathers a burst's adds into one run; once the burst is over there
- * is nothing more to gather, and waiting for it put up to a spacing (2 s) between a burst's
- * last create and its last write. Only earlier times: one heapify restores the order. */
+ * spacing or not (once per spacing: below). The spacing gathers a burst's adds into one run;
+ * once the burst is over there is nothing more to gather, and waiting for it put up to a
+ * spacing (2 s) between a burst's last create and its last write. Only earlier times: one
+ * heapify restores the order. */
 static void release_held(po_Workqueue *q, int64_t now) {
   if (!q->n_held || now - q->last_spaced < q->burst_quiet) return;
   for (size_t i = 0; i < q->heap_len; i++) {
