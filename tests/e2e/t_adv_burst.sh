@@ -24,27 +24,26 @@ echo "     no churn (create delete):" $quiet
 check "no churn: a lone create or delete waits for no burst (max $(echo "$quiet" | max) s < 2.5 s)" \
   awk -v m="$(echo "$quiet" | max)" 'BEGIN { exit !(m < 2.5) }'
 
-rm -f "$e2e_work/churn.stop"
-load churn --stop-file "$e2e_work/churn.stop" >"$e2e_work/churn.out" 2>&1 &
-churn=$!
-sleep 1
-hostile=$(victim --prefix h --rounds 8 --gap 1.3) || bad "victim under churn: $hostile"
-touch "$e2e_work/churn.stop"
-wait "$churn" && ok "churn: $(cat "$e2e_work/churn.out")" || bad "churn failed: $(cat "$e2e_work/churn.out")"
-echo "     under churn (create delete):" $hostile
-check "under churn: another tenant's create or delete waits at most burst_max + 3 s (max $(echo "$hostile" | max) s <= 6 s)" \
-  awk -v m="$(echo "$hostile" | max)" 'BEGIN { exit !(m <= 6) }'
-load wait --timeout 60 >/dev/null && ok "the hostile tenant converged after its churn" || bad "hostile tenant did not converge"
 
+# under_churn LABEL PREFIX ROUNDS [load.py churn flags]: the victim's rounds while the hostile
+# tenant churns; each create or delete waits at most burst_max + 3 s.
+under_churn() {
+  local label=$1 prefix=$2 rounds=$3
+  shift 3
+  rm -f "$e2e_work/churn.stop"
+  load churn "$@" --stop-file "$e2e_work/churn.stop" >"$e2e_work/churn.out" 2>&1 &
+  local churn=$! got
+  sleep 1
+  got=$(victim --prefix "$prefix" --rounds "$rounds" --gap 1.3) || bad "victim under $label: $got"
+  touch "$e2e_work/churn.stop"
+  wait "$churn" && ok "$label: $(cat "$e2e_work/churn.out")" || bad "$label failed: $(cat "$e2e_work/churn.out")"
+  echo "     under $label (create delete):" $got
+  check "under $label: another tenant's create or delete waits at most burst_max + 3 s (max $(echo "$got" | max) s <= 6 s)" \
+    awk -v m="$(echo "$got" | max)" 'BEGIN { exit !(m <= 6) }'
+  load wait --timeout 60 >/dev/null && ok "the hostile tenant converged after its $label" || bad "hostile tenant did not converge"
+}
+
+under_churn churn h 8
 # A slow churn does it too: one edit per 0.2 s (5 a second, under the 0.25 s quiet time).
-rm -f "$e2e_work/churn.stop"
-load churn --interval 0.2 --stop-file "$e2e_work/churn.stop" >"$e2e_work/churn.out" 2>&1 &
-churn=$!
-sleep 1
-slow=$(victim --prefix s --rounds 5 --gap 1.3) || bad "victim under slow churn: $slow"
-touch "$e2e_work/churn.stop"
-wait "$churn" && ok "slow churn: $(cat "$e2e_work/churn.out")" || bad "slow churn failed: $(cat "$e2e_work/churn.out")"
-echo "     under a churn of 5 edits a second (create delete):" $slow
-check "under slow churn: at most burst_max + 3 s (max $(echo "$slow" | max) s <= 6 s)" \
-  awk -v m="$(echo "$slow" | max)" 'BEGIN { exit !(m <= 6) }'
+under_churn "slow churn" s 5 --interval 0.2
 finish
