@@ -50,10 +50,9 @@ typedef struct {
   /* Bursts (po_WorkqueueOptions.burst_*): an event less than target_burst_quiet_s after the one
    * before it (of any target) is in a burst, and its target's reconcile waits until the burst
    * pauses (then at once), at most target_burst_max_s (then not before its batching window
-   * ends): a stream of
-   * creates over many targets, each seeing one every few seconds, is one reconcile per target
-   * per target_burst_max_s, not one per create. The first event after a pause waits for
-   * nothing. Either 0: no burst hold. */
+   * ends): a stream of creates over many targets, each seeing one every few seconds, is one
+   * reconcile per target per target_burst_max_s, not one per create. The first event after a
+   * pause waits for nothing. Either 0, or target_batch_window_s 0: no burst hold. */
   double target_burst_quiet_s;
   double target_burst_max_s;
   /* Programmed=True waits for consul-k8s's Synced status after our write (true, the default),
