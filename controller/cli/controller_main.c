@@ -13,9 +13,9 @@
  * workers an arena of its own that kept what that worker's reconciles had freed: with a
  * tenant's 700 HTTPRoutes (tests/e2e/t_eg_flood.sh) the peak RSS rose from 121 MiB with 4
  * workers to 174 MiB with 8, and is 101 MiB with 8 on two arenas. MALLOC_CONF in the
- * environment still decides when set (jemalloc reads it after this). Unused under glibc. */
-extern const char *malloc_conf;
-const char *malloc_conf = "narenas:2";
+ * environment still decides when set (jemalloc reads it after this). Unused under glibc. A
+ * constant: jemalloc only reads it, so it is no writable process state. */
+const char *const malloc_conf = "narenas:2";
 
 int main(int argc, char **argv) {
   /* glibc gives each thread that allocates its own arena (up to 8 per core), and keeps what is
