@@ -95,6 +95,8 @@ static const char kUsage[] =
     "  --leader-election-id NAME      the Lease's name (default propertyoverride-controller)\n"
     "  --lease-duration S, --renew-deadline S, --retry-period S   (defaults 15, 10, 2 seconds)\n"
     "  --kube-api-qps N, --kube-api-burst N  client-side rate limit (default 500 and 1000)\n"
+    "  --kube-api-http2=BOOL          HTTP/2 to the API server (default false: HTTP/1.1, a third\n"
+    "                                 less CPU per request)\n"
     "  --kube-list-page-size N        objects per page of the PropertyOverride and target lists\n"
     "                                 (default 5000; 0: one unpaginated list)\n"
     "  --log-level LEVEL              debug, info, warn, error (default info)\n"
@@ -132,7 +134,7 @@ static int usage_error(const char *msg) {
 }
 
 enum { kKubeconfig = 256, kContext, kNamespace, kWorkers, kBatch, kBurstQuiet, kBurstMax, kWebhookAddr, kCert, kKey, kInsecure, kProbe, kElect, kElectNs,
-       kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kPageSize, kCertMode, kSecret, kService, kVwc,
+       kElectId, kLease, kRenew, kRetry, kLogLevel, kGrace, kQps, kBurst, kHttp2, kPageSize, kCertMode, kSecret, kService, kVwc,
        kCertDir, kSan, kMemBudget, kAllowPd, kAllowXns, kCtlUser, kSyncMode, kSyncTimeout, kMirroring, kIstio, kIstioRecheck, kEnvoyGateway, kConsulVersion, kEgVersion, kHelp };
 static const struct option kOpts[] = {
     {"kubeconfig", required_argument, 0, kKubeconfig}, {"context", required_argument, 0, kContext},
@@ -147,7 +149,8 @@ static const struct option kOpts[] = {
     {"lease-duration", required_argument, 0, kLease}, {"renew-deadline", required_argument, 0, kRenew},
     {"retry-period", required_argument, 0, kRetry}, {"log-level", required_argument, 0, kLogLevel},
     {"graceful-shutdown-timeout", required_argument, 0, kGrace}, {"kube-api-qps", required_argument, 0, kQps},
-    {"kube-api-burst", required_argument, 0, kBurst}, {"kube-list-page-size", required_argument, 0, kPageSize}, {"webhook-cert-mode", required_argument, 0, kCertMode},
+    {"kube-api-burst", required_argument, 0, kBurst}, {"kube-api-http2", optional_argument, 0, kHttp2},
+    {"kube-list-page-size", required_argument, 0, kPageSize}, {"webhook-cert-mode", required_argument, 0, kCertMode},
     {"webhook-secret", required_argument, 0, kSecret}, {"webhook-service", required_argument, 0, kService},
     {"webhook-configuration", required_argument, 0, kVwc}, {"webhook-cert-dir", required_argument, 0, kCertDir},
     {"webhook-cert-san", required_argument, 0, kSan}, {"webhook-memory-budget", required_argument, 0, kMemBudget}, {"allow-proxydefaults-from", required_argument, 0, kAllowPd},
@@ -320,6 +323,10 @@ static int process_flag(int c, const char *arg, po_AppOptions *o, const char **l
       o->burst = (int)burst;
       break;
     }
+    case kHttp2:
+      if (arg && !parse_bool(arg, &o->kube_http2)) return usage_error("--kube-api-http2 takes true or false");
+      if (!arg) o->kube_http2 = true;
+      break;
     case kPageSize: {
       long n = strtol(arg, &end, 10);
       if (*end || end == arg || n < 0 || n > 1000000) return usage_error("--kube-list-page-size takes a count from 0 (unpaginated) to 1000000");

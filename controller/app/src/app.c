@@ -163,7 +163,8 @@ static bool build_client(po_App *app, po_CtlStatus *st) {
   if (!po_KubeConfig_Load(&(po_KubeConfigOptions){.kubeconfig = o->kubeconfig, .context = o->context}, &app->cfg, st)) {
     return false;
   }
-  po_KubeClientOptions co = {.qps = o->qps, .burst = o->burst, .observer = observe_request, .observer_ctx = app};
+  po_KubeClientOptions co = {.qps = o->qps, .burst = o->burst, .observer = observe_request, .observer_ctx = app,
+                             .http2 = o->kube_http2};
   return po_KubeClient_New(app->cfg, &co, &app->io.client, st);
 }
 

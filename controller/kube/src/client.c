@@ -76,6 +76,17 @@ bool po_KubeClient_New(po_KubeConfig *cfg, const po_KubeClientOptions *opt, po_K
 
 uint64_t po_KubeClient_Connections(po_KubeClient *c) { return atomic_load(&c->connections); }
 
+void po_KubeClient_HttpVersions(po_KubeClient *c, uint64_t counts[2]) {
+  counts[0] = atomic_load(&c->http_versions[0]);
+  counts[1] = atomic_load(&c->http_versions[1]);
+}
+
+void po_KubeClient_NoteVersion_(po_KubeClient *c, CURL *h) {
+  long v = 0;
+  if (curl_easy_getinfo(h, CURLINFO_HTTP_VERSION, &v) != CURLE_OK || v == 0) return;
+  atomic_fetch_add(&c->http_versions[v == CURL_HTTP_VERSION_2_0 ? 1 : 0], 1);
+}
+
 /* ---- the requests' header lists ---------------------------------------------------------- */
 
 /* The header lists every request sends, one per content type, built once per bearer token
@@ -343,6 +354,8 @@ static void setup_constant(po_KubeClient *c, CURL *h) {
   curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->opt.connect_timeout_ms);
   curl_easy_setopt(h, CURLOPT_TCP_KEEPALIVE, 1L);
+  /* po_KubeClientOptions.http2: HTTP/1.1 unless asked (curl would offer HTTP/2 over TLS). */
+  curl_easy_setopt(h, CURLOPT_HTTP_VERSION, c->opt.http2 ? (long)CURL_HTTP_VERSION_2TLS : (long)CURL_HTTP_VERSION_1_1);
   /* Each easy handle runs in a private multi whose idle-connection limit applies to the whole
    * shared cache: curl's default (4) closed a connection on nearly every return once a few
    * workers ran at once, and each request then paid a new TLS handshake and CA load (measured:
@@ -491,6 +504,7 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
     if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0) {
       atomic_fetch_add(&c->connections, (uint64_t)connects);
     }
+    if (http) po_KubeClient_NoteVersion_(c, h);
     double secs = (double)(k->monotonic_ns(k->ctx) - t0) / 1e9;
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);

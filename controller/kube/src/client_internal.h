@@ -33,6 +33,7 @@ struct po_KubeClient {
   _Atomic uint64_t connections; /* new connections made by requests (not watches) */
   struct po_KubeHeaders_ *headers; /* the requests' header lists for the current token (pool_lock) */
   _Atomic uint64_t header_builds;  /* how often they were built: once per token */
+  _Atomic uint64_t http_versions[2]; /* answers by HTTP version: 1.x, 2 (po_KubeClient_HttpVersions) */
 };
 
 CURL *po_KubeClient_TakeHandle_(po_KubeClient *c);
@@ -43,6 +44,8 @@ void po_KubeClient_RateLimit_(po_KubeClient *c);
 /* The same, but a fired cancel (may be NULL) ends the wait: false then. */
 bool po_KubeClient_RateLimitCancel_(po_KubeClient *c, po_KubeCancel *cancel);
 double po_KubeClient_Jitter_(po_KubeClient *c);
+/* Counts the answer h got (a request's or a watch's) by its HTTP version; none when no answer came. */
+void po_KubeClient_NoteVersion_(po_KubeClient *c, CURL *h);
 bool po_KubeClient_Setup_(po_KubeClient *c, CURL *h, const char *method, const char *url,
                           struct curl_slist **headers, const char *content_type, po_CtlStatus *st);
 bool po_KubeClient_Url_(po_KubeClient *c, const po_KubeRef *ref, const char *query, char *url,

@@ -124,6 +124,7 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
         done = true;
       }
     if (!w.http) curl_easy_getinfo(w.h, CURLINFO_RESPONSE_CODE, &w.http);
+    if (w.http) po_KubeClient_NoteVersion_(c, w.h);
     if (c->opt.observer)
       c->opt.observer(c->opt.observer_ctx, "GET", w.http,
                       (double)(c->opt.clock->monotonic_ns(c->opt.clock->ctx) - t0) / 1e9);

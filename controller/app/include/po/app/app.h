@@ -78,6 +78,7 @@ typedef struct {
   const char *istio_root_namespace;         /* Mesh targets' EnvoyFilters (NULL: istio-system) */
   double qps;
   int burst;
+  bool kube_http2;                          /* HTTP/2 to the API server (po_KubeClientOptions.http2; false: HTTP/1.1) */
   long list_page_size;                      /* the informers' list pages (0: kPo_InformerPageSize; < 0: unpaginated) */
 
   const char *webhook_address;              /* "0": no webhook */

@@ -42,6 +42,11 @@ typedef struct {
   uint64_t seed;           /* jitter seed; 0: derived from the clock */
   po_KubeRequestObserver observer;
   void *observer_ctx;
+  /* HTTP/2 (offered in TLS's ALPN) for requests and watches; false: HTTP/1.1 with keep-alive.
+   * HTTP/1.1 is the default: libcurl's HTTP/2 (7.88) cost a third more CPU per request (two TLS
+   * writes and more polls per exchange), and saves no connection here, since each transfer runs in
+   * its own multi handle and is never multiplexed with another (controller/kube/README.md). */
+  bool http2;
 } po_KubeClientOptions;
 
 /* What a request addresses. group "" or NULL is the core group (/api/v1). ns NULL or "" is
@@ -162,6 +167,9 @@ enum { kPo_KubeMaxJsonDepth = kPo_KubeMaxObjectDepth + 3 };
 /* New connections (TCP + TLS handshakes) the client's requests made so far (watches not
  * counted): a few per thread when connections are reused, one per request when not. */
 uint64_t po_KubeClient_Connections(po_KubeClient *c);
+/* Answers the client's requests and watches got, by the HTTP version they came in: [0] HTTP/1.x,
+ * [1] HTTP/2 (what po_KubeClientOptions.http2 chose, as the server agreed to it). */
+void po_KubeClient_HttpVersions(po_KubeClient *c, uint64_t counts[2]);
 
 bool po_KubeClient_Get(po_KubeClient *c, const po_KubeRef *ref, struct json_object **out,
                        po_CtlStatus *st);
