@@ -172,6 +172,31 @@ static const char *own_namespace(po_App *app) {
   return app->o.lease_namespace ? app->o.lease_namespace : po_KubeConfig_Namespace(app->cfg);
 }
 
+void po_App_TextOptions(po_AppWatch what, po_InformerOptions *o) {
+  switch (what) {
+    /* PropertyOverrides kept compressed against a dictionary of their shape: ~2.5 KB of text each
+     * on a real API server (managedFields cut), mostly the same keys and sentences as the next
+     * one's, and at 100,000 the largest part of the controller's memory (docs/benchmarks.md,
+     * "Memory per PropertyOverride, the cached text"). */
+    case kPo_AppWatch_Overrides:
+      o->compress_text = true;
+      o->text_dictionary = kPo_App_OverrideDictionary;
+      o->text_dictionary_len = kPo_App_OverrideDictionaryLen;
+      break;
+    /* Consul targets kept compressed, without a dictionary: a ServiceDefaults of 50 entries is
+     * ~21 KB of text that repeats itself (one entry's keys and marker 50 times), 1.9 KB
+     * compressed, 0.38 KB per PropertyOverride at 50 to a target; a store costs ~220 K
+     * instructions and a read ~94 K, once per write of the target and once per reconcile
+     * (docs/benchmarks.md, "Targets' texts compressed"). */
+    case kPo_AppWatch_ServiceDefaults:
+    case kPo_AppWatch_ProxyDefaults:
+      o->compress_text = true;
+      break;
+    default:
+      break;
+  }
+}
+
 static bool build_informers(po_App *app, po_CtlStatus *st) {
   po_InformerHandlers ho = po_App_Handlers(app, kPo_AppWatch_Overrides), hs = po_App_Handlers(app, kPo_AppWatch_ServiceDefaults),
                       hp = po_App_Handlers(app, kPo_AppWatch_ProxyDefaults);
@@ -186,13 +211,9 @@ static bool build_informers(po_App *app, po_CtlStatus *st) {
      * parsed about once per reconcile, ~2% of the CPU. PropertyOverrides kept as trees cost
      * 13 times their text (docs/benchmarks.md, "Parsed targets, texts from the stream"). */
     is.keep_parsed = ip.keep_parsed = io.keep_parsed = false;
-    /* PropertyOverrides kept compressed against a dictionary of their shape: ~2.5 KB of text each
-     * on a real API server (managedFields cut), mostly the same keys and sentences as the next
-     * one's, and at 100,000 the largest part of the controller's memory (docs/benchmarks.md,
-     * "Memory per PropertyOverride, the cached text"). */
-    io.compress_text = true;
-    io.text_dictionary = kPo_App_OverrideDictionary;
-    io.text_dictionary_len = kPo_App_OverrideDictionaryLen;
+    po_App_TextOptions(kPo_AppWatch_Overrides, &io);
+    po_App_TextOptions(kPo_AppWatch_ServiceDefaults, &is);
+    po_App_TextOptions(kPo_AppWatch_ProxyDefaults, &ip);
     io.page_size = is.page_size = ip.page_size = app->o.list_page_size;
     if (!po_Informer_New(app->io.client, &io, &ho, &app->io.overrides[i], st) ||
         !po_Informer_New(app->io.client, &is, &hs, &app->io.service_defaults[i], st) ||

@@ -163,6 +163,10 @@ typedef enum {
   kPo_AppWatch_Policies,  /* an EnvoyPatchPolicy's (Envoy Gateway's status) reconciles its Gateway */
 } po_AppWatch;
 po_InformerHandlers po_App_Handlers(struct po_App *app, po_AppWatch what);
+
+/* app.c: how the informer of `what` keeps its texts (compress_text and its dictionary; the rest
+ * of o untouched), one place for the app and for test_memory_per_override's count. */
+void po_App_TextOptions(po_AppWatch what, po_InformerOptions *o);
 /* Queues a target key as an informer event does (the batching window); app is the po_App. For
  * the reconcile's IO table (po_ReconcileIO.enqueue). */
 void po_App_EnqueueKey(void *app, const char *key);
