@@ -227,8 +227,36 @@ static int real(const char *arm) {
   return failures ? 1 : 0;
 }
 
+/* The real kube-apiserver closes a kept-alive HTTP/1.1 connection idle for 90 s: a write after
+ * that long must find it closed and open another (libcurl's liveness check before reuse), not
+ * send into it and fail as maybe applied. */
+static int idle(long seconds) {
+  po_KubeConfig *cfg = NULL;
+  po_CtlStatus st;
+  const char *kc = getenv("KUBECONFIG");
+  if (!kc || !po_KubeConfig_LoadFiles(kc, NULL, &cfg, &st)) return 1;
+  po_KubeClientOptions o = {.qps = -1};
+  po_KubeClient *c = NULL;
+  if (!po_KubeClient_New(cfg, &o, &c, &st)) return 1;
+  po_KubeRef cm = {.version = "v1", .resource = "configmaps", .ns = "default", .name = "write-once-idle"};
+  const char *body = "{\"data\":{\"k\":\"v\"}}";
+  po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
+  bool ok = po_KubeClient_Patch(c, &cm, &po, body, strlen(body), NULL, &st);
+  expect(ok, ok ? "a PATCH opens a kept-alive connection" : st.message);
+  sleep((unsigned)seconds);
+  ok = po_KubeClient_Patch(c, &cm, &po, body, strlen(body), NULL, &st);
+  char what[1200];
+  snprintf(what, sizeof what, "a PATCH after %ld s idle: %s (%llu connections)", seconds, ok ? "ok" : st.message,
+           (unsigned long long)po_KubeClient_Connections(c));
+  expect(ok, what);
+  po_KubeClient_Free(c);
+  po_KubeConfig_Free(cfg);
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "real")) return real(argv[2]);
+  if (argc == 3 && !strcmp(argv[1], "idle")) return idle(atol(argv[2]));
   const char *methods[] = {"PATCH", "POST", "PUT", "DELETE", "GET"};
   for (int i = 0; i < 5; i++) {
     run(methods[i], false);
