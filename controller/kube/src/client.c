@@ -361,6 +361,12 @@ static void setup_constant(po_KubeClient *c, CURL *h) {
    * workers ran at once, and each request then paid a new TLS handshake and CA load (measured:
    * 1,505 connections for 300 PropertyOverrides, 5 per object, most of the controller's CPU). */
   curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)kPo_KubeMaxIdleConnections);
+  /* kube-apiserver closes an HTTP/1.1 connection idle for 90 s, and libcurl 7.88 takes one whose
+   * TLS close_notify is waiting to be read for alive: it would send the next request into it and,
+   * with no answer, again on a fresh connection, which a write may not do (on_prereq): each write
+   * after 90 s of quiet failed as maybe applied (test_kube_write_once idle 95). Connections idle
+   * 60 s are not reused (curl's default is 118 s). */
+  curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, 60L);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it (reads only: below) */
   size_t len;
   const char *blob;
