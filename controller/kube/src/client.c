@@ -361,6 +361,12 @@ static void setup_constant(po_KubeClient *c, CURL *h) {
    * workers ran at once, and each request then paid a new TLS handshake and CA load (measured:
    * 1,505 connections for 300 PropertyOverrides, 5 per object, most of the controller's CPU). */
   curl_easy_setopt(h, CURLOPT_MAXCONNECTS, (long)kPo_KubeMaxIdleConnections);
+  /* kube-apiserver closes an HTTP/1.1 connection idle for 90 s, and libcurl 7.88 takes one whose
+   * TLS close_notify is waiting to be read for alive: it would send the next request into it and,
+   * with no answer, again on a fresh connection, which a write may not do (on_prereq): each write
+   * after 90 s of quiet failed as maybe applied (test_kube_write_once idle 95). Connections idle
+   * 60 s are not reused (curl's default is 118 s). */
+  curl_easy_setopt(h, CURLOPT_MAXAGE_CONN, 60L);
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, ""); /* gzip if the server offers it (reads only: below) */
   size_t len;
   const char *blob;
@@ -442,6 +448,24 @@ static bool not_sent(CURLcode rc) {
          rc == CURLE_COULDNT_RESOLVE_PROXY || rc == CURLE_SSL_CONNECT_ERROR;
 }
 
+/* The attempts of one exchange that reached the point of sending (libcurl calls this once the
+ * connection is up, just before it writes the request). libcurl sends any request again on a
+ * fresh connection when a reused one closed without a byte of answer (a kept-alive connection
+ * the server timed out, but also a server that stored a write and died before answering): a
+ * write is refused a second send (the transfer fails with CURLE_ABORTED_BY_CALLBACK), and once
+ * sent it is never retried by the client either, whatever error follows (a reconnect refused
+ * while the server restarts is CURLE_COULDNT_CONNECT, which alone would look unsent). */
+typedef struct {
+  int sends;
+  bool write;
+} Attempts;
+
+static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_port) {
+  (void)ip, (void)local_ip, (void)port, (void)local_port;
+  Attempts *a = ud;
+  return a->sends++ > 0 && a->write ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
+}
+
 /* The raw exchange under the verbs: method, ref, extra query ("a=b&c=d", already escaped, may be
  * NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated; may be NULL to
  * discard). Retries as documented in the README. */
@@ -481,7 +505,10 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
       curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
       curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
       curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+      curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
     }
+    Attempts sends = {.write = !safe};
+    curl_easy_setopt(h, CURLOPT_PREREQDATA, &sends);
     po_Buf_ resp = {0};
     long retry_after = -1;
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -514,13 +541,19 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(h, CURLOPT_WRITEDATA, NULL);
     curl_easy_setopt(h, CURLOPT_HEADERDATA, NULL);
+    curl_easy_setopt(h, CURLOPT_PREREQDATA, NULL);
     headers_release(c, hs);
     po_KubeClient_ReturnHandle_(c, h);
     if (c->opt.observer) c->opt.observer(c->opt.observer_ctx, method, rc == CURLE_OK ? http : 0, secs);
     bool retry = false;
     if (rc != CURLE_OK) {
-      po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
-      retry = safe || not_sent(rc);
+      if (!safe && sends.sends > 0)
+        po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s (the request was sent and may have been applied)",
+                         method, url,
+                         rc == CURLE_ABORTED_BY_CALLBACK ? "the connection closed before an answer" : curl_easy_strerror(rc));
+      else
+        po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
+      retry = safe || (not_sent(rc) && sends.sends == 0);
     } else if (http >= 200 && http < 300) {
       if (body_out) {
         if (!resp.data) resp.data = strdup("");
