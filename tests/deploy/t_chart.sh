@@ -74,6 +74,10 @@ jqt "$work/options.json" "options: replicas, image, pull policy and secrets" \
   "$d | .spec.replicas == 3 and .spec.template.spec.containers[0].image == \"registry.example.com/platform/propertyoverride:0.1.0-rc1\" and .spec.template.spec.containers[0].imagePullPolicy == \"Always\" and .spec.template.spec.imagePullSecrets == [{\"name\":\"regcred\"}]"
 jqt "$work/options.json" "options: controller flags (namespaces, log level, workers, lease timings)" \
   "$d | .spec.template.spec.containers[0].args as \$a | ([\"--namespace=team-a\",\"--namespace=team-b\",\"--log-level=debug\",\"--workers=6\",\"--lease-duration=30\",\"--renew-deadline=20\",\"--retry-period=4\"] - \$a) == []"
+jqt "$work/options.json" "options: the batching window, the burst hold and HTTP/2 render their flags" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--target-\") or startswith(\"--kube-api-http2\"))] == [\"--target-batch-window=0.5\",\"--target-burst-quiet=0.1\",\"--target-burst-max=5\",\"--kube-api-http2=true\"]"
+jqt "$work/default.json" "default: no batching, burst or HTTP/2 flag (the controller's defaults)" \
+  "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--target-\") or startswith(\"--kube-api-http2\"))] == []"
 jqt "$work/options.json" "options: resources, nodeSelector, tolerations, affinity, pod labels and annotations" \
   "$d | .spec.template.spec as \$s | \$s.containers[0].resources.limits.memory == \"512Mi\" and \$s.nodeSelector == {\"kubernetes.io/os\":\"linux\"} and \$s.tolerations[0].value == \"platform\" and (\$s.affinity | has(\"nodeAffinity\") and (has(\"podAntiAffinity\")|not)) and .spec.template.metadata.labels[\"example.com/cost-center\"] == \"42\" and .spec.template.metadata.annotations[\"example.com/team\"] == \"platform\""
 jqt "$work/options.json" "options: watched namespaces get RoleBindings, no ClusterRoleBinding" \
