@@ -466,6 +466,61 @@ static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_por
   return a->sends++ > 0 && a->write ? CURL_PREREQFUNC_ABORT : CURL_PREREQFUNC_OK;
 }
 
+/* What one attempt sets on its handle: a pooled handle keeps what is the same for every request
+ * (the share, TLS files, timeouts, callbacks), set once when fresh; the request's own options are
+ * set every time, each of them, so nothing of the previous request (its verb, its body, its
+ * headers) is left over. */
+static void set_request(po_KubeClient *c, CURL *h, bool fresh, const char *method, bool safe, const char *url,
+                        struct curl_slist *headers, const char *body, size_t len, po_Buf_ *resp, long *retry_after,
+                        Attempts *sends) {
+  if (fresh) {
+    setup_constant(c, h);
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
+    curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
+    curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
+  }
+  curl_easy_setopt(h, CURLOPT_PREREQDATA, sends);
+  curl_easy_setopt(h, CURLOPT_URL, url);
+  curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); /* back to a GET without a body */
+  /* A write's answer is the one object, which kube-apiserver gzips only past 128 KB (its
+   * defaultGzipThresholdBytes; a list, in practice): no Accept-Encoding to build and no decoders
+   * to set up for writes, 6% of a PATCH's instructions (tests/kube/bench_request.sh: 137 K ->
+   * 129 K). A target that large comes back plain, which costs its bytes on the wire, not CPU. */
+  curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, safe ? "" : NULL);
+  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, safe && !strcmp(method, "GET") ? NULL : method);
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, retry_after);
+  if (body) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
+  } else if (!safe && strcmp(method, "DELETE") != 0) {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
+  }
+}
+
+/* A transfer that failed (rc): said in st; true when it may be tried again. A write that was
+ * sent is never repeated (on_prereq), and its error says it may have been applied. */
+static bool transport_failure(CURLcode rc, const char *method, const char *url, bool safe, const Attempts *sends,
+                              po_CtlStatus *st) {
+  if (!safe && sends->sends > 0)
+    po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s (the request was sent and may have been applied)", method, url,
+                     rc == CURLE_ABORTED_BY_CALLBACK ? "the connection closed before an answer" : curl_easy_strerror(rc));
+  else
+    po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
+  return safe || (not_sent(rc) && sends->sends == 0);
+}
+
+/* The wait before attempt + 1: the server's Retry-After seconds (at most 30), else 0.1 s doubling
+ * to 6.4 s with up to half of it again at random. */
+static int64_t retry_delay(po_KubeClient *c, int attempt, long retry_after) {
+  if (retry_after >= 0) return (retry_after > 30 ? 30 : retry_after) * 1000000000LL;
+  int64_t delay = 100000000LL << (attempt < 6 ? attempt : 6);
+  return delay + (int64_t)((double)delay * 0.5 * po_KubeClient_Jitter_(c));
+}
+
 /* The raw exchange under the verbs: method, ref, extra query ("a=b&c=d", already escaped, may be
  * NULL), body. Returns true on 2xx with *body_out (malloc'd, NUL-terminated; may be NULL to
  * discard). Retries as documented in the README. */
@@ -497,38 +552,10 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
       headers_release(c, hs);
       return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (curl handle)");
     }
-    /* A pooled handle keeps what is the same for every request (the share, TLS files, timeouts,
-     * callbacks): only the request's own options are set again, and each of them every time, so
-     * nothing of the previous request (its verb, its body, its headers) is left over. */
-    if (fresh) {
-      setup_constant(c, h);
-      curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->opt.timeout_ms);
-      curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_body);
-      curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, on_header);
-      curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
-    }
     Attempts sends = {.write = !safe};
-    curl_easy_setopt(h, CURLOPT_PREREQDATA, &sends);
     po_Buf_ resp = {0};
     long retry_after = -1;
-    curl_easy_setopt(h, CURLOPT_URL, url);
-    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); /* back to a GET without a body */
-    /* A write's answer is the one object, which kube-apiserver gzips only past 128 KB (its
-     * defaultGzipThresholdBytes; a list, in practice): no Accept-Encoding to build and no decoders
-     * to set up for writes, 6% of a PATCH's instructions (tests/kube/bench_request.sh: 137 K ->
-     * 129 K). A target that large comes back plain, which costs its bytes on the wire, not CPU. */
-    curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, safe ? "" : NULL);
-    curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, safe && !strcmp(method, "GET") ? NULL : method);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(h, CURLOPT_HEADERDATA, &retry_after);
-    if (body) {
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, body);
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)len);
-    } else if (!safe && strcmp(method, "DELETE") != 0) {
-      curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
-      curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
-    }
+    set_request(c, h, fresh, method, safe, url, headers, body, len, &resp, &retry_after, &sends);
     int64_t t0 = k->monotonic_ns(k->ctx);
     CURLcode rc = curl_easy_perform(h);
     long http = 0, connects = 0;
@@ -547,13 +574,7 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
     if (c->opt.observer) c->opt.observer(c->opt.observer_ctx, method, rc == CURLE_OK ? http : 0, secs);
     bool retry = false;
     if (rc != CURLE_OK) {
-      if (!safe && sends.sends > 0)
-        po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s (the request was sent and may have been applied)",
-                         method, url,
-                         rc == CURLE_ABORTED_BY_CALLBACK ? "the connection closed before an answer" : curl_easy_strerror(rc));
-      else
-        po_CtlStatus_Set(st, kPo_Ctl_Transport, "%s %s: %s", method, url, curl_easy_strerror(rc));
-      retry = safe || (not_sent(rc) && sends.sends == 0);
+      retry = transport_failure(rc, method, url, safe, &sends, st);
     } else if (http >= 200 && http < 300) {
       if (body_out) {
         if (!resp.data) resp.data = strdup("");
@@ -572,14 +593,8 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
     }
     free(resp.data);
     if (!retry || attempt >= c->opt.max_retries) return false;
-    int64_t delay;
-    if (retry_after >= 0) {
-      delay = (retry_after > 30 ? 30 : retry_after) * 1000000000LL;
-    } else {
-      delay = 100000000LL << (attempt < 6 ? attempt : 6); /* 0.1 s doubling, cap 6.4 s */
-      delay += (int64_t)((double)delay * 0.5 * po_KubeClient_Jitter_(c));
-    }
-    if (!wait_ns(c, cancel, delay)) return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "%s %s: stopped", method, url);
+    if (!wait_ns(c, cancel, retry_delay(c, attempt, retry_after)))
+      return po_CtlStatus_Set(st, kPo_Ctl_Stopped, "%s %s: stopped", method, url);
   }
 }
 
