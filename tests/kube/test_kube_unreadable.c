@@ -58,8 +58,12 @@ static const char kText[] =
  * not the one cached, a hold that does not match). */
 enum { kWhole = 0, kDecompressing = 1, kParsing = 2, kHolding = 3, kAbsorbed = 4, kWrong = 9, kClasses = 10 };
 
+/* What a failed read must name: "<resource> <key>" of the entry read. */
+static const char *g_named = "propertyoverrides shop/payments-outlier";
+static const char *g_resource = "propertyoverrides";
+
 static int class_of(const po_CtlStatus *st) {
-  if (st->code != kPo_Ctl_NoMemory || !strstr(st->message, "propertyoverrides shop/payments-outlier")) return kWrong;
+  if (st->code != kPo_Ctl_NoMemory || !strstr(st->message, g_named)) return kWrong;
   if (strstr(st->message, "out of memory decompressing ")) return kDecompressing;
   if (strstr(st->message, "out of memory parsing ")) return kParsing;
   if (strstr(st->message, "out of memory holding ")) return kHolding;
@@ -74,7 +78,7 @@ static int read_once(po_CacheEntry_ *e, const json_object *want, long n) {
   json_tokener *t = json_tokener_new_ex(kPo_KubeMaxJsonDepth); /* the informer's thread tokener */
   po_CacheEntry_ *hold = (po_CacheEntry_ *)1;
   po_CtlStatus st = {.code = kPo_Ctl_Internal};
-  const json_object *o = po_CacheEntry_Lend_(e, t, "propertyoverrides", &hold, &st);
+  const json_object *o = po_CacheEntry_Lend_(e, t, g_resource, &hold, &st);
   long reached = g_count;
   g_fail_at = -1;
   if (!o) return hold ? kWrong : class_of(&st);
@@ -143,9 +147,73 @@ static void test_tree_entry_lent_as_is(void **state) {
   po_CacheEntry_Unref_(hold);
 }
 
+/* A Consul target as the app keeps it (po_App_TextOptions: compressed, no dictionary): a
+ * ServiceDefaults past zstd's 128 KB block, its foreign entries' arguments base64 (compressing
+ * badly), read with each allocation of its decompression failing in turn (the thread's context,
+ * its window, the text buffer), then the parse's first ones: each read is the object or says
+ * unreadable, never absent (a reconcile would create the target again without its entries). */
+static void test_unreadable_target_is_never_absent(void **state) {
+  (void)state;
+  static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  char *text = malloc(200000);
+  assert_non_null(text);
+  size_t n = (size_t)snprintf(text, 200000,
+                              "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\",\"metadata\":{"
+                              "\"generation\":7,\"name\":\"payments\",\"namespace\":\"shop\",\"resourceVersion\":\"99\","
+                              "\"uid\":\"u-1\"},\"spec\":{\"protocol\":\"http\",\"envoyExtensions\":[");
+  unsigned r = 26;
+  for (int i = 0; i < 3; i++) {
+    n += (size_t)snprintf(text + n, 200000 - n, "%s{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"", i ? "," : "");
+    for (int k = 0; k < 50000; k++) text[n++] = b64[(r = r * 1103515245u + 12345u) >> 26];
+    n += (size_t)snprintf(text + n, 200000 - n, "\"}}");
+  }
+  n += (size_t)snprintf(text + n, 200000 - n, "]}}");
+  po_TextCodec_ *codec = po_TextCodec_New_(NULL, 0);
+  assert_non_null(codec);
+  po_CacheMeta_ m = {.rv = "99", .uid = "u-1", .generation = 7, .codec = codec};
+  po_CacheEntry_ *e = po_Cache_NewEntry_("shop/payments", NULL, text, n, &m);
+  assert_non_null(e);
+  assert_true(e->packed_len > 0 && e->packed_len < e->json_len); /* kept compressed */
+  json_object *want = json_tokener_parse(text);
+  assert_non_null(want);
+  g_named = "servicedefaults shop/payments";
+  g_resource = "servicedefaults";
+  long seen[kClasses] = {0}, crashes = 0, k;
+  /* the decompression's allocations, then a few of the parse's (a 150 KB parse has few: strings) */
+  for (k = 1; k < 100000; k++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(read_once(e, want, k));
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
+      crashes++;
+      continue;
+    }
+    assert_true(code < kClasses);
+    seen[code]++;
+    if (code == kWrong) fail_msg("allocation %ld failed: the target's read was not the object, nor said unreadable", k);
+    if (code == kWhole) break;
+  }
+  printf("a compressed target (%zu bytes, %zu packed) read with each of its %ld allocations failing in turn: %ld said "
+         "decompressing, %ld parsing, %ld holding, %ld read whole all the same, %ld crashed inside json-c, 0 taken for "
+         "absent\n",
+         n, e->packed_len, k - 1, seen[kDecompressing], seen[kParsing], seen[kHolding], seen[kAbsorbed], crashes);
+  assert_int_equal(seen[kWhole], 1);
+  assert_true(seen[kDecompressing] >= 2);
+  assert_true(seen[kParsing] >= 1);
+  g_named = "propertyoverrides shop/payments-outlier";
+  g_resource = "propertyoverrides";
+  json_object_put(want);
+  po_CacheEntry_Unref_(e);
+  po_TextCodec_Free_(codec);
+  free(text);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_unreadable_is_never_absent),
+      cmocka_unit_test(test_unreadable_target_is_never_absent),
       cmocka_unit_test(test_tree_entry_lent_as_is),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
