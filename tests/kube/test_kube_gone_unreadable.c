@@ -12,14 +12,11 @@
  * of 1.6 MB or more failing (the informer thread's text buffer; nothing else of the relist is that
  * large once the object is gone).
  *
- * FAILS today (after the relist: 1 cached, 1 deletes counted, 0 told to on_delete, 1 allocation
- * failed; with no allocation failing, 1 told): left out of CMake until deliver_if_gone is fixed.
- * Built and run by hand from a Release build dir:
- *   cc -std=c11 -D_GNU_SOURCE -I../controller/kube/include -I../controller/base/include
- *      -Ijson-c-build -Ijson-c-src -Ijson-c-build/json-c -Ijson-c-src/json-c ../tests/kube/test_kube_gone_unreadable.c
- *      ../tests/kube/harness.c -o /tmp/gone controller/kube/libpo_kube.a controller/base/libpo_base.a
- *      json-c-build/json-c/libjson-c.a -lcurl -lyaml -lzstd -lcmocka -lpthread
- *   /tmp/gone tests/apiserver/po-apiserver */
+ * Before the fix the relist cached 1, counted 1 deletion and told on_delete nothing. Now
+ * (kept_back in informer.c) the entry stays in the cache while its text cannot be read, the relist
+ * fails "out of memory ... listing again", and the relist after that, once the allocation
+ * succeeds, tells the deletion once. ctest kube_gone_unreadable (not in sanitizer builds: it
+ * replaces malloc). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -60,15 +57,22 @@ void free(void *p) { __libc_free(p); }
 static const char *g_bin;
 static const po_KubeRef kCm = {"", "v1", "configmaps", "gone", NULL, NULL};
 static const po_KubeRef kNs = {"", "v1", "namespaces", NULL, NULL, NULL};
-static atomic_int g_deletes;
+static atomic_int g_deletes, g_updates;
 
-static void on_add(void *ctx, json_object *o) { (void)ctx, (void)o; }
-static void on_delete(void *ctx, json_object *o) {
-  (void)ctx;
+static bool is_big(json_object *o) {
   json_object *md = NULL, *name = NULL;
   json_object_object_get_ex(o, "metadata", &md);
   json_object_object_get_ex(md, "name", &name);
-  if (name && strcmp(json_object_get_string(name), "big") == 0) atomic_fetch_add(&g_deletes, 1);
+  return name && strcmp(json_object_get_string(name), "big") == 0;
+}
+static void on_add(void *ctx, json_object *o) { (void)ctx, (void)o; }
+static void on_delete(void *ctx, json_object *o) {
+  (void)ctx;
+  if (is_big(o)) atomic_fetch_add(&g_deletes, 1);
+}
+static void on_update(void *ctx, json_object *old, json_object *o) {
+  (void)ctx, (void)old;
+  if (is_big(o)) atomic_fetch_add(&g_updates, 1);
 }
 
 static json_object *configmap(const char *name, size_t size) {
@@ -88,8 +92,12 @@ static json_object *configmap(const char *name, size_t size) {
 
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL); }
 
-static void test_gone_unreadable_still_delivered(void **state) {
-  (void)state;
+/* update false: the big ConfigMap deleted; true: rewritten (its new text the one that cannot be
+ * read). Either is seen by a relist only (its watch event held back, the next watch 410). */
+static void run_case(bool update) {
+  atomic_store(&g_deletes, 0);
+  atomic_store(&g_updates, 0);
+  atomic_store(&g_failed, 0);
   po_TestServer srv;
   assert_true(po_TestServer_Start(&srv, g_bin, NULL, false));
   po_CtlStatus st;
@@ -112,7 +120,7 @@ static void test_gone_unreadable_still_delivered(void **state) {
 
   po_InformerOptions io = {.ref = kCm, .min_watch_timeout_s = 1, .backoff_initial_ns = 100000000LL,
                            .backoff_max_ns = 200000000LL, .compress_text = true};
-  po_InformerHandlers h = {.on_add = on_add, .on_delete = on_delete, .no_old_object = true};
+  po_InformerHandlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .no_old_object = true};
   po_Informer *f = NULL;
   assert_true(po_Informer_New(c, &io, &h, &f, &st));
   assert_true(po_Informer_Start(f, &st));
@@ -121,26 +129,52 @@ static void test_gone_unreadable_still_delivered(void **state) {
   /* the deletion held back from the watch, every watch after the current one answered 410 */
   assert_true(po_TestServer_Faults(&srv, "{\"holdWatchMs\":60000,\"holdWatchResource\":\"configmaps\",\"force410\":1000}"));
   uint64_t lists0 = po_Informer_Stats(f).lists;
-  assert_true(po_KubeClient_Delete(c, &(po_KubeRef){"", "v1", "configmaps", "gone", "big", NULL}, NULL, NULL, &st));
+  if (update) {
+    json_object *again = configmap("big", 1400001), *out = NULL;
+    assert_true(po_KubeClient_Update(c, &(po_KubeRef){"", "v1", "configmaps", "gone", "big", NULL}, again, &out, &st));
+    json_object_put(again);
+    json_object_put(out);
+  } else {
+    assert_true(po_KubeClient_Delete(c, &(po_KubeRef){"", "v1", "configmaps", "gone", "big", NULL}, NULL, NULL, &st));
+  }
   atomic_store(&g_fail_over, (size_t)1600000);
-  for (int i = 0; i < 200 && (po_Informer_Count(f) != 1 || po_Informer_Stats(f).lists == lists0); i++) sleep_ms(100);
-  sleep_ms(300);
-  atomic_store(&g_fail_over, 0);
+  /* two relists that found it gone and could not read it */
+  for (int i = 0; i < 200 && (atomic_load(&g_failed) < 1 || po_Informer_Stats(f).lists < lists0 + 2); i++) sleep_ms(100);
   po_InformerStats s = po_Informer_Stats(f);
-  printf("after the relist: %zu cached, %llu lists, %llu relists after 410, %llu deletes counted, %d told to on_delete, "
-         "%d allocations failed\n",
-         po_Informer_Count(f), (unsigned long long)s.lists, (unsigned long long)s.relists_gone,
-         (unsigned long long)s.deletes, atomic_load(&g_deletes), atomic_load(&g_failed));
-  size_t cached = po_Informer_Count(f);
-  int told = atomic_load(&g_deletes), failed = atomic_load(&g_failed);
+  size_t held_cached = po_Informer_Count(f);
+  int held_told = atomic_load(&g_deletes), failed = atomic_load(&g_failed);
+  printf("while its text cannot be read: %zu cached, %llu lists, %llu relists after 410, %llu deletes counted, %d told "
+         "to on_delete, %d allocations failed\n",
+         held_cached, (unsigned long long)(s.lists - lists0), (unsigned long long)s.relists_gone,
+         (unsigned long long)s.deletes, held_told, failed);
+  atomic_store(&g_fail_over, 0);
+  if (update) held_told = atomic_load(&g_updates); /* both still cached: the old version kept */
+  /* the next relist (the run loop's backoff, 0.1-0.2 s here) tells it */
+  atomic_int *told_p = update ? &g_updates : &g_deletes;
+  for (int i = 0; i < 100 && atomic_load(told_p) == 0; i++) sleep_ms(100);
+  sleep_ms(300); /* and no second telling */
+  s = po_Informer_Stats(f);
+  size_t cached = po_Informer_Count(f) - (update ? 1 : 0);
+  int told = atomic_load(told_p);
+  printf("once it can: %zu cached, %llu deletes counted, %d told to the handlers\n", cached, (unsigned long long)s.deletes,
+         told);
   po_Informer_Free(f);
   po_KubeClient_Free(c);
   po_KubeConfig_Free(cfg);
   po_TestServer_Cleanup(&srv); /* before any assertion: a failed one leaves no server behind */
-  assert_int_equal(cached, 1); /* the relist saw it gone */
-  assert_true(failed >= 1);    /* and its text could not be read */
-  assert_int_equal(told, 1);   /* the deletion reached the handlers */
+  assert_true(failed >= 1);           /* its text could not be read */
+  assert_int_equal(held_cached, 2);   /* kept, not lost: the cache still shows what the handlers saw */
+  assert_int_equal(held_told, 0);
+  assert_int_equal(cached, 1);        /* then the relist saw it gone */
+  assert_int_equal(told, 1);          /* and the deletion reached the handlers, once */
+  assert_int_equal(s.deletes, update ? 0 : 1);
 }
+
+static void test_gone_unreadable_still_delivered(void **state) {
+  (void)state;
+  run_case(false);
+}
+
 
 int main(int argc, char **argv) {
   if (argc < 2) {
@@ -148,6 +182,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_bin = argv[1];
+  /* run_case(true), the object rewritten instead: not a test of kept_back's update path, which it
+   * does not reach (the list's own 1.4 MB answer buffer fails first, so the relist fails before
+   * any entry is read, with or without the fix); that path has no test here. */
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_gone_unreadable_still_delivered)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

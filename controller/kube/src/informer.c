@@ -312,15 +312,39 @@ static bool on_watch_head(void *ctx, const po_KubeWatchHead *h) {
 /* For entries of the old cache that the relist no longer has: deliver their deletion. */
 typedef struct {
   po_Informer *f;
-  const po_Cache_ *fresh;
+  po_Cache_ *fresh;
+  size_t kept; /* entries put back: their change could not be told (kept_back) */
 } GoneCtx;
+
+/* A change a relist found but could not tell the handlers (the entry's text could not be read:
+ * out of memory decompressing or parsing it): the cache goes back to what the handlers last saw
+ * of key, `was` (NULL: nothing, the key was new), so that the next relist, which the caller asks
+ * for, finds the same change and tells it. Told nothing, a deleted Consul target would be taken
+ * as present for good (test_kube_gone_unreadable). Only this thread writes the cache. */
+static void kept_back(po_Informer *f, po_Cache_ *cache, const char *key, po_CacheEntry_ *was) {
+  po_CacheEntry_ *out;
+  pthread_rwlock_wrlock(&f->cache_lock);
+  if (was) {
+    po_CacheEntry_Ref_(was);
+    out = po_Cache_Put_(cache, was);
+  } else {
+    out = po_Cache_Remove_(cache, key);
+  }
+  pthread_rwlock_unlock(&f->cache_lock);
+  po_CacheEntry_Unref_(out);
+}
 
 static void deliver_if_gone(void *ctx, po_CacheEntry_ *e) {
   GoneCtx *g = ctx;
   if (po_Cache_Get_(g->fresh, e->key)) return;
   json_object *o = e->obj ? e->obj : parse_entry(e);
+  if (!o) {
+    kept_back(g->f, g->fresh, e->key, e);
+    g->kept++;
+    return;
+  }
   PO_STAT(g->f, deletes, 1);
-  if (g->f->h.on_delete && o) g->f->h.on_delete(g->f->h.ctx, o);
+  if (g->f->h.on_delete) g->f->h.on_delete(g->f->h.ctx, o);
   if (o != e->obj) json_object_put(o);
 }
 
@@ -487,19 +511,25 @@ static bool relist(po_Informer *f, po_CtlStatus *st) {
     f->cache = r.fresh;
     pthread_rwlock_unlock(&f->cache_lock);
     set_rv(f, list_rv);
+    size_t kept = 0;
     for (size_t i = 0; i < r.npending; i++) {
       po_CacheEntry_ *now = po_Cache_Get_(&f->cache, r.pending[i]);
       po_CacheEntry_ *was = po_Cache_Remove_(&old, r.pending[i]);
       json_object *o = !now ? NULL : now->obj ? now->obj : parse_entry(now);
       if (o) deliver_upsert(f, o, was);
-      if (now && o != now->obj) json_object_put(o);
+      else if (now) kept_back(f, &f->cache, r.pending[i], was), kept++;
+      if (now && o && o != now->obj) json_object_put(o);
       po_CacheEntry_Unref_(was);
       free(r.pending[i]);
     }
     free(r.pending);
-    GoneCtx g = {f, &f->cache};
+    GoneCtx g = {f, &f->cache, 0};
     po_Cache_ForEach_(&old, deliver_if_gone, &g);
     po_Cache_Destroy_(&old);
+    kept += g.kept;
+    /* Not synced anew: the next relist (after the run loop's backoff) tells what these could not. */
+    if (kept) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory telling %zu change%s the list found; listing again",
+                                      kept, kept == 1 ? "" : "s");
   }
   set_rv(f, list_rv);
   pthread_mutex_lock(&f->lock);
