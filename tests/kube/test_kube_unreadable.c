@@ -87,6 +87,29 @@ static int read_once(po_CacheEntry_ *e, const json_object *want, long n) {
   return reached < n ? kWhole : kAbsorbed;
 }
 
+/* Reads e with each of its allocations failing in turn (each in a child) until one read is whole:
+ * how each ended, counted into seen; returns the number of allocations (the last read's n). A read
+ * that is neither the object nor said unreadable fails the test. */
+static long each_allocation_failing(po_CacheEntry_ *e, const json_object *want, long seen[kClasses], long *crashes) {
+  long n;
+  for (n = 1; n < 100000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) _exit(read_once(e, want, n));
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == -1) {
+      ++*crashes;
+      continue;
+    }
+    assert_true(code < kClasses);
+    seen[code]++;
+    if (code == kWrong) fail_msg("allocation %ld failed: the read of %s was not the object, nor said unreadable", n, g_named);
+    if (code == kWhole) break;
+  }
+  return n;
+}
+
 static void test_unreadable_is_never_absent(void **state) {
   (void)state;
   po_TextCodec_ *codec = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen);
@@ -97,24 +120,8 @@ static void test_unreadable_is_never_absent(void **state) {
   assert_true(e->packed_len > 0 && e->packed_len < e->json_len); /* kept compressed */
   json_object *want = json_tokener_parse(kText);
   assert_non_null(want);
-  long seen[kClasses] = {0}, crashes = 0, n;
-  for (n = 1; n < 100000; n++) {
-    pid_t pid = fail_alloc_fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-      _exit(read_once(e, want, n));
-    }
-    int code = fail_alloc_wait(pid);
-    assert_true(code >= -1);
-    if (code == -1) {
-      crashes++;
-      continue;
-    }
-    assert_true(code < kClasses);
-    seen[code]++;
-    if (code == kWrong) fail_msg("allocation %ld failed: the read was not the object, nor said unreadable", n);
-    if (code == kWhole) break;
-  }
+  long seen[kClasses] = {0}, crashes = 0;
+  long n = each_allocation_failing(e, want, seen, &crashes);
   printf("a compressed entry read with each of its %ld allocations failing in turn: %ld said decompressing, %ld "
          "parsing, %ld holding, %ld read whole all the same, %ld crashed inside json-c, 0 taken for absent\n",
          n - 1, seen[kDecompressing], seen[kParsing], seen[kHolding], seen[kAbsorbed], crashes);
@@ -178,23 +185,9 @@ static void test_unreadable_target_is_never_absent(void **state) {
   assert_non_null(want);
   g_named = "servicedefaults shop/payments";
   g_resource = "servicedefaults";
-  long seen[kClasses] = {0}, crashes = 0, k;
+  long seen[kClasses] = {0}, crashes = 0;
   /* the decompression's allocations, then a few of the parse's (a 150 KB parse has few: strings) */
-  for (k = 1; k < 100000; k++) {
-    pid_t pid = fail_alloc_fork();
-    assert_true(pid >= 0);
-    if (pid == 0) _exit(read_once(e, want, k));
-    int code = fail_alloc_wait(pid);
-    assert_true(code >= -1);
-    if (code == -1) {
-      crashes++;
-      continue;
-    }
-    assert_true(code < kClasses);
-    seen[code]++;
-    if (code == kWrong) fail_msg("allocation %ld failed: the target's read was not the object, nor said unreadable", k);
-    if (code == kWhole) break;
-  }
+  long k = each_allocation_failing(e, want, seen, &crashes);
   printf("a compressed target (%zu bytes, %zu packed) read with each of its %ld allocations failing in turn: %ld said "
          "decompressing, %ld parsing, %ld holding, %ld read whole all the same, %ld crashed inside json-c, 0 taken for "
          "absent\n",
