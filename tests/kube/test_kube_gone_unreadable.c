@@ -57,7 +57,7 @@ void free(void *p) { __libc_free(p); }
 static const char *g_bin;
 static const po_KubeRef kCm = {"", "v1", "configmaps", "gone", NULL, NULL};
 static const po_KubeRef kNs = {"", "v1", "namespaces", NULL, NULL, NULL};
-static atomic_int g_deletes, g_updates;
+static atomic_int g_deletes;
 
 static bool is_big(json_object *o) {
   json_object *md = NULL, *name = NULL;
@@ -69,10 +69,6 @@ static void on_add(void *ctx, json_object *o) { (void)ctx, (void)o; }
 static void on_delete(void *ctx, json_object *o) {
   (void)ctx;
   if (is_big(o)) atomic_fetch_add(&g_deletes, 1);
-}
-static void on_update(void *ctx, json_object *old, json_object *o) {
-  (void)ctx, (void)old;
-  if (is_big(o)) atomic_fetch_add(&g_updates, 1);
 }
 
 static json_object *configmap(const char *name, size_t size) {
@@ -92,12 +88,9 @@ static json_object *configmap(const char *name, size_t size) {
 
 static void sleep_ms(long ms) { nanosleep(&(struct timespec){ms / 1000, (ms % 1000) * 1000000}, NULL); }
 
-/* update false: the big ConfigMap deleted; true: rewritten (its new text the one that cannot be
- * read). Either is seen by a relist only (its watch event held back, the next watch 410). */
-static void run_case(bool update) {
-  atomic_store(&g_deletes, 0);
-  atomic_store(&g_updates, 0);
-  atomic_store(&g_failed, 0);
+/* The big ConfigMap deleted, seen by a relist only (its watch event held back, the next watch 410). */
+static void test_gone_unreadable_still_delivered(void **state) {
+  (void)state;
   po_TestServer srv;
   assert_true(po_TestServer_Start(&srv, g_bin, NULL, false));
   po_CtlStatus st;
@@ -120,7 +113,7 @@ static void run_case(bool update) {
 
   po_InformerOptions io = {.ref = kCm, .min_watch_timeout_s = 1, .backoff_initial_ns = 100000000LL,
                            .backoff_max_ns = 200000000LL, .compress_text = true};
-  po_InformerHandlers h = {.on_add = on_add, .on_update = on_update, .on_delete = on_delete, .no_old_object = true};
+  po_InformerHandlers h = {.on_add = on_add, .on_delete = on_delete, .no_old_object = true};
   po_Informer *f = NULL;
   assert_true(po_Informer_New(c, &io, &h, &f, &st));
   assert_true(po_Informer_Start(f, &st));
@@ -129,14 +122,7 @@ static void run_case(bool update) {
   /* the deletion held back from the watch, every watch after the current one answered 410 */
   assert_true(po_TestServer_Faults(&srv, "{\"holdWatchMs\":60000,\"holdWatchResource\":\"configmaps\",\"force410\":1000}"));
   uint64_t lists0 = po_Informer_Stats(f).lists;
-  if (update) {
-    json_object *again = configmap("big", 1400001), *out = NULL;
-    assert_true(po_KubeClient_Update(c, &(po_KubeRef){"", "v1", "configmaps", "gone", "big", NULL}, again, &out, &st));
-    json_object_put(again);
-    json_object_put(out);
-  } else {
-    assert_true(po_KubeClient_Delete(c, &(po_KubeRef){"", "v1", "configmaps", "gone", "big", NULL}, NULL, NULL, &st));
-  }
+  assert_true(po_KubeClient_Delete(c, &(po_KubeRef){"", "v1", "configmaps", "gone", "big", NULL}, NULL, NULL, &st));
   atomic_store(&g_fail_over, (size_t)1600000);
   /* two relists that found it gone and could not read it */
   for (int i = 0; i < 200 && (atomic_load(&g_failed) < 1 || po_Informer_Stats(f).lists < lists0 + 2); i++) sleep_ms(100);
@@ -148,14 +134,12 @@ static void run_case(bool update) {
          held_cached, (unsigned long long)(s.lists - lists0), (unsigned long long)s.relists_gone,
          (unsigned long long)s.deletes, held_told, failed);
   atomic_store(&g_fail_over, 0);
-  if (update) held_told = atomic_load(&g_updates); /* both still cached: the old version kept */
   /* the next relist (the run loop's backoff, 0.1-0.2 s here) tells it */
-  atomic_int *told_p = update ? &g_updates : &g_deletes;
-  for (int i = 0; i < 100 && atomic_load(told_p) == 0; i++) sleep_ms(100);
+  for (int i = 0; i < 100 && atomic_load(&g_deletes) == 0; i++) sleep_ms(100);
   sleep_ms(300); /* and no second telling */
   s = po_Informer_Stats(f);
-  size_t cached = po_Informer_Count(f) - (update ? 1 : 0);
-  int told = atomic_load(told_p);
+  size_t cached = po_Informer_Count(f);
+  int told = atomic_load(&g_deletes);
   printf("once it can: %zu cached, %llu deletes counted, %d told to the handlers\n", cached, (unsigned long long)s.deletes,
          told);
   po_Informer_Free(f);
@@ -167,13 +151,9 @@ static void run_case(bool update) {
   assert_int_equal(held_told, 0);
   assert_int_equal(cached, 1);        /* then the relist saw it gone */
   assert_int_equal(told, 1);          /* and the deletion reached the handlers, once */
-  assert_int_equal(s.deletes, update ? 0 : 1);
+  assert_int_equal(s.deletes, 1);
 }
 
-static void test_gone_unreadable_still_delivered(void **state) {
-  (void)state;
-  run_case(false);
-}
 
 
 int main(int argc, char **argv) {
@@ -182,9 +162,9 @@ int main(int argc, char **argv) {
     return 2;
   }
   g_bin = argv[1];
-  /* run_case(true), the object rewritten instead: not a test of kept_back's update path, which it
-   * does not reach (the list's own 1.4 MB answer buffer fails first, so the relist fails before
-   * any entry is read, with or without the fix); that path has no test here. */
+  /* kept_back's other path (a changed object whose new text cannot be read) has no test here: a
+   * rewritten 1.4 MB object makes the list's own answer buffer fail first, so the relist fails
+   * before any entry is read, with or without the fix. */
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_gone_unreadable_still_delivered)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
