@@ -29,6 +29,7 @@ p.add_argument("--ns", default="default")
 p.add_argument("--count", type=int, default=2500)
 p.add_argument("--targets", type=int, default=50)
 p.add_argument("--cap", type=int, default=100)
+p.add_argument("--rate", type=float, default=0, help="run: creates per second (0: as fast as one client can)")
 p.add_argument("--quiet", type=float, default=8.0, help="seconds without a controller write that count as settled")
 p.add_argument("--timeout", type=float, default=1800)
 p.add_argument("--started", type=float, default=0, help="restart: when the new controller was started (Unix time)")
@@ -273,6 +274,8 @@ def run():
         obj = {"apiVersion": "propertyoverride.io/v1alpha1", "kind": "PropertyOverride",
                "metadata": {"name": "po-%06d" % i, "namespace": args.ns},
                "spec": {"targetRef": {"name": "svc-%05d" % (i % args.targets)}, "patches": patches(1 + i % 99)}}
+        if args.rate > 0:
+            time.sleep(max(0.0, t0 + i / args.rate - time.time()))
         code, o = api.call("POST", PO, obj)
         if code != 201:
             raise SystemExit("bench: create po-%06d: HTTP %s %s" % (i, code, o.get("message")))
@@ -284,7 +287,7 @@ def run():
     m, pr = metrics(), proc(args.pid)
     n = max(args.count, 1)
     w, wsrc = writes(m)
-    d = {"mode": "run", "label": args.label, "n": args.count, "targets": args.targets,
+    d = {"mode": "run", "label": args.label, "n": args.count, "targets": args.targets, "rate": args.rate,
          "capped": args.count > args.targets * args.cap, "target_full": full, "converged": ok, "why": why,
          "create_s": round(t_created - t0, 2),
          "convergence_s": round(lw - t0, 2) if ok else None,
@@ -299,6 +302,10 @@ def run():
          "requests_per_po": {x: round((msum(m, "rest_client_requests_total", method=x) -
                                        msum(base_m, "rest_client_requests_total", method=x)) / n, 4)
                              for x in ("GET", "POST", "PUT", "PATCH", "DELETE")},
+         # watch events that queued nothing, per PropertyOverride, by why (own-override-version: not even parsed)
+         "ignored_per_po": {x: round((msum(m, "propertyoverride_watch_events_ignored_total", reason=x) -
+                                      msum(base_m, "propertyoverride_watch_events_ignored_total", reason=x)) / n, 4)
+                            for x in ("own-override-write", "own-override-version", "own-target-write", "unchanged")},
          "rss_base_mb": round(base_p[1], 1), "rss_peak_mb": round(pr[2], 1),
          "rss_kb_per_po": round((pr[2] - base_p[1]) * 1024 / n, 2),
          "load_start": load0, "load_end": load(),

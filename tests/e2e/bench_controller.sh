@@ -15,6 +15,10 @@
 #                           "none" for no such run (default: the smallest point over N/200 targets)
 #     --restart             after each point: SIGTERM the controller, start it again, report its
 #                           ready time, when its workers started, requeues and writes until settled
+#     --rate R              R creates a second (default 0: as fast as one client can); paced, each
+#                           target sees a create every targets/R seconds: at 10,000 over 200
+#                           targets, --rate 8 gives each the 25 s spacing 100,000 has on the real
+#                           server (about 80 creates a second), hence its reconciles per create
 #     --quiet S             seconds without a controller write that count as settled (default 8)
 #     --timeout S           per point (default 1800)
 #     --out FILE            the JSON report lines (default $TMPDIR/bench-controller-DATE.jsonl);
@@ -23,6 +27,10 @@
 #   PO_BENCH_PERF=<file>  a perf profile (cpu-clock: VMs often lack the cycles event) of the controller
 #                         during the largest point (PO_BENCH_PERF_HZ,
 #                         default 999 samples/s; PO_BENCH_PERF_GRAPH fp or dwarf, default fp)
+#   PO_BENCH_WRAP="CMD ARGS"  the controller run under a command, e.g. "valgrind --trace-children=yes --tool=callgrind
+#                         --callgrind-out-file=/tmp/cg.%p": instruction counts per function
+#                         (callgrind_annotate --inclusive=yes), divided by the run's reconciles and
+#                         events for the cost of one; the run is ~50x slower, so batching differs
 #   PO_BENCH_PERF_RESTART=<file>  the same of the (first) restarted controller, from its start until
 #                         it is ready: the cold start's lists and index; system-wide (perf -p misses
 #                         the threads started later): perf report --comm propertyoverrid
@@ -39,7 +47,7 @@
 set -u
 build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--quiet S] [--timeout S] [--out FILE]}
 shift
-server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 quiet=8 timeout=1800 out=
+server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 rate=0 quiet=8 timeout=1800 out=
 while [ $# -gt 0 ]; do
   case $1 in
   [0-9]*) points=$1; shift ;; # the earlier form: bench_controller.sh BUILD N
@@ -48,6 +56,7 @@ while [ $# -gt 0 ]; do
   --per-target) per_target=$2; shift 2 ;;
   --capped) capped=$2; shift 2 ;;
   --restart) restart=1; shift ;;
+  --rate) rate=$2; shift 2 ;;
   --quiet) quiet=$2; shift 2 ;;
   --timeout) timeout=$2; shift 2 ;;
   --out) out=$2; shift 2 ;;
@@ -56,6 +65,7 @@ while [ $# -gt 0 ]; do
 done
 case $server in real | local) ;; *) echo "bench_controller.sh: --server takes real or local, not '$server'" >&2; exit 2 ;; esac
 case $points in *[!0-9,]* | "" | ,* | *,,* | *,) echo "bench_controller.sh: --points takes counts like 2500,10000, not '$points'" >&2; exit 2 ;; esac
+case $rate in "" | *[!0-9.]* | *.*.*) echo "bench_controller.sh: --rate takes creates a second like 8 or 2.5, not '$rate'" >&2; exit 2 ;; esac
 PO_APISERVER=$server
 . "$(dirname "$0")/lib.sh"
 if [ "$server" = real ] && ! lc_have_real; then
@@ -84,7 +94,7 @@ start_controller() {
   LC_WEBHOOK_PORT=$(lc_free_port)
   LC_PROBE_PORT=$(lc_free_port)
   started_at=$(date +%s.%N)
-  "${ctl_build:-$LC_BUILD}/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
+  ${PO_BENCH_WRAP:-} "${ctl_build:-$LC_BUILD}/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
     --webhook-bind-address "127.0.0.1:$LC_WEBHOOK_PORT" \
     --webhook-cert-file "$LC_WORK/tls/tls.crt" --webhook-key-file "$LC_WORK/tls/tls.key" \
     --health-probe-bind-address "127.0.0.1:$LC_PROBE_PORT" --leader-election-namespace default \
@@ -125,7 +135,7 @@ for run in "${runs[@]}"; do
     perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &
     perf_pid=$!
   fi
-  line=$(driver run --count "$n" --targets "$t" --label "$server")
+  line=$(driver run --count "$n" --targets "$t" --rate "$rate" --label "$server")
   rc=$?
   [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile: $PO_BENCH_PERF"; }
   [ -n "$line" ] && echo "$line" >>"$out"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 build=$1
 report=$e2e_work/report.jsonl
-out=$(bash "$top/tests/e2e/bench_controller.sh" "$build" --server local --points 50 --capped 150:1 --restart --quiet 3 \
+out=$(bash "$top/tests/e2e/bench_controller.sh" "$build" --server local --points 50 --rate 200 --capped 150:1 --restart --quiet 3 \
   --timeout 120 --out "$report" 2>&1)
 check "the bench ran to the end" test $? = 0
 printf '%s\n' "$out" | tail -12
@@ -19,6 +19,9 @@ run50='.mode == "run" and .n == 50' run150='.mode == "run" and .n == 150'
 check "50: converged on the state and the last write" test "$(j "$run50" '[.converged, .why, .last_write_from] | @tsv')" = "$(printf 'true\t\tgauge')"
 check "50: every field measured" test "$(j "$run50" '[.cpu_s, .reconciles, .writes, .rss_peak_mb, .convergence_s, .last_create_to_last_write_s, .load_mean] | map(. != null) | all')" = true
 check "50: one status write at least per PropertyOverride" awk -v w="$(j "$run50" .writes_per_po)" 'BEGIN { exit !(w >= 1) }'
+check "50: paced at 200 creates a second (--rate), recorded" test "$(j "$run50" '[.rate, .create_s >= 0.24] | @tsv')" = "$(printf '200\ttrue')"
+check "50: our finalizer writes' echoes known by their version, not parsed" \
+  awk -v v="$(j "$run50" '.ignored_per_po["own-override-version"]')" 'BEGIN { exit !(v > 0) }'
 check "50: reconciled, with no requeue" test "$(j "$run50" '(.reconciles > 0) and (.requeues == 0)')" = true
 check "50: the last write after the last create, convergence after it" test "$(j "$run50" '(.last_create_to_last_write_s >= 0) and (.convergence_s >= .create_s)')" = true
 check "50: one target of 50 (--per-target 50): nothing capped" test "$(j "$run50" '[.targets, .capped, .target_full] | @tsv')" = "$(printf '1\tfalse\t0')"

@@ -225,6 +225,25 @@ static void test_rest_verbs(void **state) {
   po_KubePatchOptions bad = {kPo_KubePatch_Apply, NULL, false};
   assert_false(po_KubeClient_Patch(c, &cm, &bad, apply, strlen(apply), NULL, &st));
   assert_int_equal(st.code, kPo_Ctl_Usage);
+  /* PatchVersion: the answer's uid, resourceVersion and generation, read without a parse, are
+   * the object's; a patch that fails says none. */
+  po_KubeWritten w;
+  patch = "{\"data\":{\"m\":\"versioned\"}}";
+  assert_true(po_KubeClient_PatchVersion(c, &cm, &mp, patch, strlen(patch), &w, &st));
+  assert_true(po_KubeClient_Get(c, &cm, &got, &st));
+  assert_string_equal(w.uid, meta(got, "uid"));
+  assert_string_equal(w.rv, meta(got, "resourceVersion"));
+  const char *gen = meta(got, "generation");
+  assert_int_equal(w.generation, gen ? atoll(gen) : 0);
+  json_object_put(got);
+  po_KubeRef gone = cm;
+  gone.name = "no-such-configmap";
+  assert_false(po_KubeClient_PatchVersion(c, &gone, &mp, patch, strlen(patch), &w, &st));
+  assert_int_equal(st.code, kPo_Ctl_NotFound);
+  assert_string_equal(w.rv, "");
+  assert_int_equal(w.generation, 0);
+  assert_false(po_KubeClient_PatchVersion(c, &cm, &bad, apply, strlen(apply), &w, &st));
+  assert_int_equal(st.code, kPo_Ctl_Usage);
 
   /* Delete with a wrong uid precondition: Conflict; with the right one: gone. */
   po_KubeDeleteOptions d = {"Background", "00000000-0000-0000-0000-000000000000", NULL, false, 0};

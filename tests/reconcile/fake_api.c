@@ -331,7 +331,8 @@ static void merge(json_object *dst, json_object *patch) {
 }
 
 static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                       po_CtlStatus *st) {
+                                       po_WrittenVersion *written, po_CtlStatus *st) {
+  if (written) *written = (po_WrittenVersion){.generation = 0};
   Fake *fx = ctx;
   char k[300];
   snprintf(k, sizeof k, "po/%s/%s", ns, name);
@@ -355,6 +356,12 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
   if (status && fx->status_lags) return kPo_WriteResult_Ok; /* written; the cache does not show it yet */
   merge(s->obj, patch);
   bump(fx, s->obj);
+  if (written) { /* what the server's answer says of the object made */
+    json_object *md = get(s->obj, "metadata"), *g = get(md, "generation");
+    snprintf(written->uid, sizeof written->uid, "%s", json_object_get_string(get(md, "uid")) ?: "");
+    snprintf(written->rv, sizeof written->rv, "%s", json_object_get_string(get(md, "resourceVersion")) ?: "");
+    written->generation = g ? json_object_get_int64(g) : 0;
+  }
   /* an object being deleted goes when its finalizers are gone */
   json_object *fin = get(get(s->obj, "metadata"), "finalizers");
   if (get(get(s->obj, "metadata"), "deletionTimestamp") && (!fin || json_object_array_length(fin) == 0)) {

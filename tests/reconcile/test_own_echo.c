@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "compiled.h"
+#include "json_hash.h"
 #include "po/reconcile/reconcile.h"
 
 static const char kKey[] = "ServiceDefaults/shop/web";
@@ -193,6 +194,168 @@ static void test_cache_behind(void **state) {
   po_TargetIndex_Free(ix);
 }
 
+/* ---- a PropertyOverride's finalizer write, known by its answer's version ---- */
+
+static void note_finalizer(po_TargetIndex *ix, const char *uid, int64_t generation) {
+  po_OverrideMemo m = {.generation = generation};
+  snprintf(m.uid, sizeof m.uid, "%s", uid);
+  po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 0, NULL, 0, false);
+}
+static void answer(po_TargetIndex *ix, const char *uid, const char *rv, int64_t generation) {
+  po_WrittenVersion w = {.generation = generation};
+  snprintf(w.uid, sizeof w.uid, "%s", uid);
+  snprintf(w.rv, sizeof w.rv, "%s", rv);
+  po_TargetIndex_NoteOverrideAnswer(ix, "shop", "po-1", &w);
+}
+static bool echo(po_TargetIndex *ix, const char *uid, const char *rv, int64_t generation, bool deleting) {
+  return po_TargetIndex_IsOwnOverrideEcho(ix, "shop", "po-1", uid, rv, generation, deleting);
+}
+static uint64_t override_echoes(po_TargetIndex *ix) { return po_TargetIndex_Stats(ix).override_echoes; }
+
+static po_TargetIndex *indexed(void) {
+  po_TargetIndex *ix = po_TargetIndex_New();
+  assert_non_null(ix);
+  char old[600];
+  assert_true(po_TargetIndex_Set(ix, "shop", "po-1", kKey, old, sizeof old));
+  return ix;
+}
+
+/* Exactly the version the answer said, of the uid and generation written over, not being deleted:
+ * ours, once. Every other event is not (and leaves the note for the echo still to come). */
+static void test_finalizer_echo_by_version(void **state) {
+  (void)state;
+  po_TargetIndex *ix = indexed();
+  note_finalizer(ix, "u1", 3);
+  answer(ix, "u1", "41", 3);
+  assert_false(echo(ix, "u1", "40", 3, false));  /* the version written over */
+  assert_false(echo(ix, "u1", "410", 3, false)); /* a prefix is not the version */
+  assert_false(echo(ix, "u1", "41", 4, false));  /* another generation */
+  assert_false(echo(ix, "u2", "41", 3, false));  /* another object of the name */
+  assert_false(echo(ix, "u1", "41", 3, true));   /* being deleted */
+  assert_false(echo(ix, "", "41", 3, false));
+  assert_false(po_TargetIndex_IsOwnOverrideEcho(ix, "shop", "po-2", "u1", "41", 3, false));
+  assert_int_equal(override_echoes(ix), 0);
+  assert_true(echo(ix, "u1", "41", 3, false));
+  assert_false(echo(ix, "u1", "41", 3, false)); /* once */
+  assert_int_equal(override_echoes(ix), 1);
+  po_TargetIndex_Free(ix);
+}
+
+/* An answer that does not match what was noted, or comes when nothing waits, is not kept: a
+ * version is never taken for ours on an answer about another object, generation, or write. */
+static void test_finalizer_answer_not_kept(void **state) {
+  (void)state;
+  po_TargetIndex *ix = indexed();
+  answer(ix, "u1", "41", 3); /* nothing noted */
+  assert_false(echo(ix, "u1", "41", 3, false));
+  note_finalizer(ix, "u1", 3);
+  answer(ix, "u2", "41", 3); /* another uid */
+  answer(ix, "u1", "42", 4); /* another generation (the spec changed before the patch applied) */
+  answer(ix, "u1", "", 3);   /* the answer did not say */
+  answer(ix, "u1", "123456789012345678901234567890", 3); /* longer than any revision */
+  assert_false(echo(ix, "u1", "41", 3, false));
+  assert_false(echo(ix, "u1", "42", 4, false));
+  assert_false(echo(ix, "u1", "123456789012345678901234567890", 3, false));
+  /* the write failed: forgotten, its late answer (there is none) or a lookalike never ours */
+  answer(ix, "u1", "43", 3);
+  po_OverrideMemo m = {.generation = 3};
+  snprintf(m.uid, sizeof m.uid, "u1");
+  po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 0, NULL, 0, true);
+  assert_false(echo(ix, "u1", "43", 3, false));
+  /* a new finalizer write: the last one's answer is not this one's */
+  note_finalizer(ix, "u1", 3);
+  answer(ix, "u1", "44", 3);
+  note_finalizer(ix, "u1", 3);
+  answer(ix, "u1", "46", 3);
+  assert_false(echo(ix, "u1", "44", 3, false));
+  assert_true(echo(ix, "u1", "46", 3, false));
+  /* the status write (which 1) is never told by its version: its status moves what the index holds */
+  note_finalizer(ix, "u1", 3);
+  po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 0, NULL, 0, true);
+  json_object *st = json_tokener_parse("{\"conditions\":[]}");
+  po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 1, st, 7, false);
+  json_object_put(st);
+  answer(ix, "u1", "45", 3);
+  assert_false(echo(ix, "u1", "45", 3, false));
+  assert_int_equal(override_echoes(ix), 1);
+  assert_int_equal(waited_out(ix), 0); /* every event above judged at once */
+  po_TargetIndex_Free(ix);
+}
+
+/* The echo told by its content first (it came before the answer): the answer that follows is not
+ * kept, so no later event of that version is taken for ours a second time. */
+static void test_finalizer_echo_by_content_first(void **state) {
+  (void)state;
+  po_TargetIndex *ix = indexed();
+  json_object *o = json_tokener_parse("{\"metadata\":{\"name\":\"po-1\",\"namespace\":\"shop\",\"uid\":\"u1\","
+                                      "\"generation\":3,\"resourceVersion\":\"41\",\"finalizers\":[\"" PO_FINALIZER "\"]},"
+                                      "\"spec\":{\"targetRef\":{\"name\":\"web\"}}}");
+  assert_non_null(o);
+  po_OverrideMemo m = {.generation = 3, .spec_hash = po_Json_Hash(json_object_object_get(o, "spec"))};
+  snprintf(m.uid, sizeof m.uid, "u1");
+  po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 0, NULL, 0, false);
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(ix, o)); /* the echo, by its content */
+  answer(ix, "u1", "41", 3);                             /* its answer, late */
+  assert_false(echo(ix, "u1", "41", 3, false));
+  json_object_put(o);
+  po_TargetIndex_Free(ix);
+}
+
+/* The echo before the answer: the event waits for the answer, then is judged by it (no time in
+ * it: the wait ends on the answer). A write that fails, or an answer of another version, while
+ * the event waits: not ours. */
+typedef struct {
+  po_TargetIndex *ix;
+  const char *rv;
+  bool own;
+} FinalizerAsker;
+static void *ask_finalizer(void *arg) {
+  FinalizerAsker *a = arg;
+  a->own = echo(a->ix, "u1", a->rv, 3, false);
+  return NULL;
+}
+static bool asked_while(po_TargetIndex *ix, const char *rv, const char *answer_rv, bool fails) {
+  note_finalizer(ix, "u1", 3);
+  FinalizerAsker a = {ix, rv, false};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, ask_finalizer, &a), 0);
+  if (fails) {
+    po_OverrideMemo m = {.generation = 3};
+    snprintf(m.uid, sizeof m.uid, "u1");
+    po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 0, NULL, 0, true);
+  } else {
+    answer(ix, "u1", answer_rv, 3);
+  }
+  pthread_join(t, NULL);
+  return a.own;
+}
+static void test_finalizer_echo_before_answer(void **state) {
+  (void)state;
+  po_TargetIndex *ix = indexed();
+  assert_true(asked_while(ix, "41", "41", false));
+  assert_false(asked_while(ix, "42", NULL, true));
+  assert_false(asked_while(ix, "43", "44", false));
+  assert_int_equal(override_echoes(ix), 1);
+  assert_int_equal(waited_out(ix), 0);
+  po_TargetIndex_Free(ix);
+}
+
+/* An answer that never comes within the bound: the event that waited is not taken for ours (its
+ * content decides), no later event waits again, and the late answer is not kept. */
+static void test_finalizer_answer_never_came(void **state) {
+  (void)state;
+  po_TargetIndex *ix = indexed();
+  note_finalizer(ix, "u1", 3);
+  assert_false(echo(ix, "u1", "41", 3, false)); /* waits the bound out */
+  assert_int_equal(waited_out(ix), 1);
+  assert_false(echo(ix, "u1", "41", 3, false)); /* at once */
+  answer(ix, "u1", "41", 3);
+  assert_false(echo(ix, "u1", "41", 3, false));
+  assert_int_equal(waited_out(ix), 1);
+  assert_int_equal(override_echoes(ix), 0);
+  po_TargetIndex_Free(ix);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_answer_then_echo),
@@ -200,6 +363,11 @@ int main(void) {
       cmocka_unit_test(test_echo_before_answer),
       cmocka_unit_test(test_answer_never_came),
       cmocka_unit_test(test_cache_behind),
+      cmocka_unit_test(test_finalizer_echo_by_version),
+      cmocka_unit_test(test_finalizer_answer_not_kept),
+      cmocka_unit_test(test_finalizer_echo_by_content_first),
+      cmocka_unit_test(test_finalizer_echo_before_answer),
+      cmocka_unit_test(test_finalizer_answer_never_came),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

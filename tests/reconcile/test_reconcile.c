@@ -2727,8 +2727,8 @@ static void test_moved_across_namespaces_then_deleted_waits(void **state) {
 static Fake *g_race;
 static bool g_raced;
 static po_WriteResult race_patch(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                 po_CtlStatus *st) {
-  po_WriteResult w = g_race->io.patch_override(ctx, ns, name, status, patch, st);
+                                 po_WrittenVersion *written, po_CtlStatus *st) {
+  po_WriteResult w = g_race->io.patch_override(ctx, ns, name, status, patch, written, st);
   if (g_raced || status || strcmp(name, "b") != 0) return w;
   g_raced = true;
   apply_override(g_race, "b", 2, "web", kGood2); /* moved (its finalizer kept: store_override) */

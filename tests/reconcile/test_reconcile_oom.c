@@ -90,10 +90,10 @@ static po_WriteResult w_update_target(void *ctx, po_TargetKind kind, const char 
   return w;
 }
 static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                       po_CtlStatus *st) {
+                                       po_WrittenVersion *written, po_CtlStatus *st) {
   Fake *fx = ctx;
   pause_();
-  po_WriteResult w = fx->io.patch_override(ctx, ns, name, status, patch, st);
+  po_WriteResult w = fx->io.patch_override(ctx, ns, name, status, patch, written, st);
   resume();
   return w;
 }

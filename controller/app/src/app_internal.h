@@ -93,6 +93,7 @@ typedef enum {
   kPo_AppIgnored_OwnOverrideWrite, /* our finalizer or status write coming back */
   kPo_AppIgnored_OwnTargetWrite,   /* our target write coming back */
   kPo_AppIgnored_Unchanged,        /* a PropertyOverride update that changed nothing a reconcile reads */
+  kPo_AppIgnored_OwnOverrideVersion, /* our finalizer write coming back, known by its version: not parsed */
   kPo_AppIgnored_Count
 } po_AppIgnored;
 

@@ -52,7 +52,8 @@ bool po_App_RegisterEnqueueMetrics(po_App *app) {
       [kPo_AppEnqueue_HeldGone] = "held-entry-gone",      [kPo_AppEnqueue_Leadership] = "leadership"};
   static const char *const kIgnored[kPo_AppIgnored_Count] = {[kPo_AppIgnored_OwnOverrideWrite] = "own-override-write",
                                                              [kPo_AppIgnored_OwnTargetWrite] = "own-target-write",
-                                                             [kPo_AppIgnored_Unchanged] = "unchanged"};
+                                                             [kPo_AppIgnored_Unchanged] = "unchanged",
+                                                             [kPo_AppIgnored_OwnOverrideVersion] = "own-override-version"};
   static const char *const rl[] = {"reason"};
   po_MetricFamily *enq = po_Metrics_Register(
       app->metrics, kPo_Metric_Counter, "propertyoverride_reconcile_enqueues_total",
@@ -65,7 +66,8 @@ bool po_App_RegisterEnqueueMetrics(po_App *app) {
   po_MetricFamily *ign = po_Metrics_Register(
       app->metrics, kPo_Metric_Counter, "propertyoverride_watch_events_ignored_total",
       "Watch events that queued nothing, by why: own-override-write and own-target-write (our own write coming back "
-      "as written), unchanged (a PropertyOverride update that changed nothing a reconcile reads: a label, an "
+      "as written), own-override-version (our finalizer write coming back, known by the version its answer said: "
+      "not parsed), unchanged (a PropertyOverride update that changed nothing a reconcile reads: a label, an "
       "annotation, managedFields).",
       1, rl, 0, NULL);
   if (!enq || !ign) return false;
@@ -106,6 +108,18 @@ static bool overlap_input_changed(const po_InformerVersion *old, const json_obje
   json_object *m = po_Json_Get(obj, "metadata"), *g = po_Json_Get(m, "generation");
   return old->generation == 0 || !g || !json_object_is_type(g, json_type_int) || json_object_get_int64(g) != old->generation ||
          old->deleting != (po_Json_Get(m, "deletionTimestamp") != NULL);
+}
+
+/* A cache key ("namespace/name") split: the namespace into ns, the name returned. */
+static const char *split_cache_key(const char *cache_key, char ns[254]) {
+  const char *slash = strchr(cache_key, '/'), *name = cache_key;
+  ns[0] = '\0';
+  if (slash && (size_t)(slash - cache_key) < 254) {
+    memcpy(ns, cache_key, (size_t)(slash - cache_key));
+    ns[slash - cache_key] = '\0';
+    name = slash + 1;
+  }
+  return name;
 }
 
 static void override_changed(void *ctx, const po_InformerVersion *old_version, json_object *obj) {
@@ -152,6 +166,18 @@ static void override_changed(void *ctx, const po_InformerVersion *old_version, j
 }
 
 static void override_added(void *ctx, json_object *obj) { override_changed(ctx, NULL, obj); }
+/* Our finalizer write coming back, known by its head (the informer's own_version, before any
+ * parse): the version that write's answer said (po_TargetIndex_IsOwnOverrideEcho). It changed
+ * nothing a reconcile reads: nothing is parsed, judged or queued (each such event was a parse and
+ * two hashes of the whole object). Any other event goes through override_changed. */
+static bool override_own(void *ctx, const char *cache_key, const po_InformerVersion *v) {
+  po_App *app = ctx;
+  char ns[254];
+  const char *name = split_cache_key(cache_key, ns);
+  if (!po_TargetIndex_IsOwnOverrideEcho(app->index, ns, name, v->uid, v->rv, v->generation, v->deleting)) return false;
+  count(app->ignored[kPo_AppIgnored_OwnOverrideVersion]);
+  return true;
+}
 static void override_updated(void *ctx, const po_InformerVersion *old_version, json_object *obj) {
   override_changed(ctx, old_version, obj);
 }
@@ -234,15 +260,10 @@ static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
   note_entries(app, key, obj);
   if (live(app)) enqueue_now(app, key, kPo_AppEnqueue_Target);
 }
-/* The target key of a cache key ("namespace/name"). */
+/* The target key of a cache key. */
 static void target_key_of(po_TargetKind kind, const char *cache_key, char key[600]) {
-  char ns[254] = "";
-  const char *slash = strchr(cache_key, '/'), *name = cache_key; /* the cache's key: "namespace/name" */
-  if (slash && (size_t)(slash - cache_key) < sizeof ns) {
-    memcpy(ns, cache_key, (size_t)(slash - cache_key));
-    ns[slash - cache_key] = '\0';
-    name = slash + 1;
-  }
+  char ns[254];
+  const char *name = split_cache_key(cache_key, ns);
   po_Reconcile_TargetKey(kind, ns, name, key, 600);
 }
 
@@ -446,7 +467,7 @@ po_InformerHandlers po_App_Handlers(po_App *app, po_AppWatch what) {
      * update looked like a new generation. */
     case kPo_AppWatch_Overrides:
       return (po_InformerHandlers){.on_add = override_added, .on_update_version = override_updated,
-                                   .on_delete = override_deleted, .ctx = app};
+                                   .on_delete = override_deleted, .ctx = app, .own_version = override_own};
     case kPo_AppWatch_ServiceDefaults:
       return (po_InformerHandlers){.on_add = sd_add, .on_update = sd_update, .on_delete = sd_delete, .ctx = app, .no_old_object = true,
                                    .own_version = sd_own, .own_cached = sd_own_cached};

@@ -253,7 +253,7 @@ static po_WriteResult write_policy(void *ctx, const char *ns, const char *name, 
 }
 
 static po_WriteResult patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
-                                     po_CtlStatus *st) {
+                                     po_WrittenVersion *written, po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   po_KubeRef ref = kPo_OverridesRef;
   ref.ns = ns;
@@ -262,7 +262,18 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
   po_CtlStatus_Clear(st);
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
-  bool ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, st); /* the answer is not needed */
+  bool ok;
+  if (written) { /* the answer's version, read without a parse */
+    po_KubeWritten w;
+    ok = po_KubeClient_PatchVersion(k->client, &ref, &po, body, strlen(body), &w, st);
+    *written = (po_WrittenVersion){.generation = ok ? w.generation : 0};
+    if (ok) {
+      snprintf(written->uid, sizeof written->uid, "%s", w.uid);
+      snprintf(written->rv, sizeof written->rv, "%s", w.rv);
+    }
+  } else {
+    ok = po_KubeClient_Patch(k->client, &ref, &po, body, strlen(body), NULL, st); /* the answer is not needed */
+  }
   if (ok) wrote(k, status ? "propertyoverrides/status" : "propertyoverrides");
   return ok ? kPo_WriteResult_Ok : result_of(st);
 }

@@ -755,6 +755,21 @@ static void answer_meta(const char *md, size_t md_len, const char *key, char *bu
   if (po_JsonScan_Member_(md, md_len, key, &v, &n)) po_JsonScan_PlainString_(v, n, buf, size);
 }
 
+/* What an answer's metadata says of the object written, read by a scan (one pass, no tree: a
+ * target's answer is ~25 KB at 50 entries, and only three members of it are used). */
+static void written_of(const char *resp, size_t rlen, po_KubeWritten *w) {
+  const char *md, *v;
+  size_t md_len, n;
+  if (!resp || !po_JsonScan_Member_(resp, rlen, "metadata", &md, &md_len)) return;
+  answer_meta(md, md_len, "uid", w->uid, sizeof w->uid);
+  answer_meta(md, md_len, "resourceVersion", w->rv, sizeof w->rv);
+  if (po_JsonScan_Member_(md, md_len, "generation", &v, &n) && n > 0 && n < 19) {
+    int64_t g = 0;
+    for (size_t i = 0; i < n && g >= 0; i++) g = v[i] >= '0' && v[i] <= '9' ? g * 10 + (v[i] - '0') : -1;
+    w->generation = g > 0 ? g : 0;
+  }
+}
+
 /* The answer's bytes are the object the server stored: its metadata is read by a scan (one
  * pass, no tree: a target's answer is ~25 KB at 50 entries, and only two strings of it are used). */
 bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, po_KubeWritten *written,
@@ -767,31 +782,50 @@ bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_o
   char *resp = NULL;
   const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
   if (!exchange(c, "PUT", &r, NULL, "application/json", body, len, &resp, &rlen, st)) return false;
-  const char *md;
-  size_t md_len;
-  if (resp && po_JsonScan_Member_(resp, rlen, "metadata", &md, &md_len)) {
-    answer_meta(md, md_len, "uid", written->uid, sizeof written->uid);
-    answer_meta(md, md_len, "resourceVersion", written->rv, sizeof written->rv);
-  }
+  written_of(resp, rlen, written);
   free(resp);
+  return true;
+}
+
+/* A patch's content type and query ("" or "fieldManager=...&force=true"); false (st set) when the
+ * options cannot be sent. */
+static bool patch_request(const po_KubeRef *ref, const po_KubePatchOptions *opt, const char **ct, char q[512],
+                          po_CtlStatus *st) {
+  po_KubePatchOptions o = {0};
+  if (opt) o = *opt;
+  if (!ref->name || !*ref->name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "patch needs a name");
+  *ct = o.type == kPo_KubePatch_Apply  ? "application/apply-patch+yaml"
+        : o.type == kPo_KubePatch_Json ? "application/json-patch+json"
+                                       : "application/merge-patch+json";
+  if (o.type == kPo_KubePatch_Apply && (!o.field_manager || !*o.field_manager))
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "server-side apply needs a field manager");
+  q[0] = '\0';
+  if (!po_Query_Add_(q, 512, "fieldManager", o.field_manager) ||
+      !po_Query_Add_(q, 512, "force", o.type == kPo_KubePatch_Apply && o.force ? "true" : NULL))
+    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "field manager name too long");
   return true;
 }
 
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
                          const char *body, size_t len, json_object **out, po_CtlStatus *st) {
-  po_KubePatchOptions o = {0};
-  if (opt) o = *opt;
-  if (!ref->name || !*ref->name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "patch needs a name");
-  const char *ct = o.type == kPo_KubePatch_Apply  ? "application/apply-patch+yaml"
-                   : o.type == kPo_KubePatch_Json ? "application/json-patch+json"
-                                                  : "application/merge-patch+json";
-  if (o.type == kPo_KubePatch_Apply && (!o.field_manager || !*o.field_manager))
-    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "server-side apply needs a field manager");
-  char q[512] = "";
-  if (!po_Query_Add_(q, sizeof q, "fieldManager", o.field_manager) ||
-      !po_Query_Add_(q, sizeof q, "force", o.type == kPo_KubePatch_Apply && o.force ? "true" : NULL))
-    return po_CtlStatus_Set(st, kPo_Ctl_Usage, "field manager name too long");
+  const char *ct = NULL;
+  char q[512];
+  if (!patch_request(ref, opt, &ct, q, st)) return false;
   return do_json(c, "PATCH", ref, q, ct, body, len, out, st);
+}
+
+bool po_KubeClient_PatchVersion(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
+                                const char *body, size_t len, po_KubeWritten *written, po_CtlStatus *st) {
+  *written = (po_KubeWritten){.uid = {0}};
+  const char *ct = NULL;
+  char q[512];
+  if (!patch_request(ref, opt, &ct, q, st)) return false;
+  size_t rlen = 0;
+  char *resp = NULL;
+  if (!exchange(c, "PATCH", ref, q, ct, body, len, &resp, &rlen, st)) return false;
+  written_of(resp, rlen, written);
+  free(resp);
+  return true;
 }
 
 bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,

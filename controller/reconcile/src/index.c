@@ -29,6 +29,11 @@ typedef struct {
   po_JsonHash status[2];   /* [0] after the finalizer write (the status then), [1] after the status write */
   bool has[2];
   uint64_t desired_status; /* po_Status_Hash of the status [1] was built from */
+  /* The resourceVersion the finalizer write's answer said ("": the answer did not say it plainly,
+   * or longer than etcd's decimal revisions ever are): its echo is known by it
+   * (po_TargetIndex_IsOwnOverrideEcho), which waits for the answer while answered0 is false. */
+  char rv0[24];
+  bool answered0;
   char uid[];
 } OwnPatch;
 
@@ -141,6 +146,7 @@ struct po_TargetIndex {
   po_StrTable made;      /* Made by "kind/ns/name": mesh objects we created, until the cache holds them */
   size_t made_prune_at;  /* the count at which expired Made notes are swept (amortised) */
   uint64_t event_hashes; /* JSON trees hashed to judge PropertyOverride events (po_TargetIndex_OverrideEvent) */
+  uint64_t own_echoes;   /* PropertyOverride events known ours by their version, unparsed (IsOwnOverrideEcho) */
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
   po_Holders holders;       /* which Consul targets hold an entry of which PropertyOverride (holders.h) */
@@ -518,7 +524,7 @@ static void count_compiled(void *ctx, po_StrNode *n) {
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
   po_TargetIndexStats s = {ix->overrides.count, 0, ix->hits, ix->misses, ix->echoes, ix->event_hashes, ix->waited_out,
-                          ix->cache_behind};
+                          ix->cache_behind, ix->own_echoes};
   po_StrTable_ForEach(&ix->overrides, count_compiled, &s.compiled);
   pthread_mutex_unlock(&ix->mu);
   return s;
@@ -922,16 +928,22 @@ bool po_TargetIndex_OwnRecord(po_TargetIndex *ix, const char *key, po_WriteRecor
   return ok;
 }
 
-/* Under the lock: waits (bounded, kOwnAnswerWaitMs) while the write noted at key is in flight;
- * returns the note (it may have moved) or NULL. An answer not come by then is taken as lost: the
- * note is spent (its late answer finds it no longer in flight), so neither this event's second
- * ask (its tree, after its head) nor any later event of the target waits the bound out again. */
-static OwnWrite *own_answered(po_TargetIndex *ix, const char *key) {
+/* When a wait for a write's answer that starts now ends (CLOCK_MONOTONIC, ix->answered's clock). */
+static struct timespec answer_deadline(void) {
   struct timespec until;
   clock_gettime(CLOCK_MONOTONIC, &until);
   until.tv_sec += kOwnAnswerWaitMs / 1000;
   until.tv_nsec += (long)(kOwnAnswerWaitMs % 1000) * 1000000L;
   if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+  return until;
+}
+
+/* Under the lock: waits (bounded, kOwnAnswerWaitMs) while the write noted at key is in flight;
+ * returns the note (it may have moved) or NULL. An answer not come by then is taken as lost: the
+ * note is spent (its late answer finds it no longer in flight), so neither this event's second
+ * ask (its tree, after its head) nor any later event of the target waits the bound out again. */
+static OwnWrite *own_answered(po_TargetIndex *ix, const char *key) {
+  struct timespec until = answer_deadline();
   for (;;) {
     bool found;
     size_t at = own_find(ix, key, &found);
@@ -1196,6 +1208,7 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
   Entry *e = entry_of(ix, ns, name);
   if (e && failed) {
     if (e->patch) e->patch->has[which] = false;
+    pthread_cond_broadcast(&ix->answered); /* an echo waiting for its answer: there is none */
   } else if (e) {
     OwnPatch *p = e->patch;
     /* another version of the object than the one noted before: start over */
@@ -1210,10 +1223,67 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
       p->status[which] = h;
       p->has[which] = true;
       if (which == 1) p->desired_status = desired_status;
+      else p->rv0[0] = '\0', p->answered0 = false; /* a new finalizer write: its answer is still to come */
     }
   }
   pthread_mutex_unlock(&ix->mu);
   free(fresh);
+}
+
+void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const char *name, const po_WrittenVersion *w) {
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  OwnPatch *p = e ? e->patch : NULL;
+  /* still waited for (its echo may have come first, told by its content) */
+  if (p && p->has[0] && !p->answered0) {
+    p->answered0 = true;
+    /* of the version noted, and saying its version plainly */
+    if (w && *w->rv && strlen(w->rv) < sizeof p->rv0 && w->generation == p->generation && strcmp(p->uid, w->uid) == 0)
+      snprintf(p->rv0, sizeof p->rv0, "%s", w->rv);
+  }
+  pthread_cond_broadcast(&ix->answered);
+  pthread_mutex_unlock(&ix->mu);
+}
+
+/* Under the lock: the finalizer write noted for ns/name of this uid and generation, once its
+ * answer came (waited for, bounded by kOwnAnswerWaitMs, as a target's: the echo can come first);
+ * NULL when there is none. An answer not come by then is taken as lost: no later event waits the
+ * bound out again, and the echo, if it comes, is told by its content (po_TargetIndex_IsOwnOverrideWrite). */
+static OwnPatch *finalizer_answered(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                    int64_t generation) {
+  struct timespec until = answer_deadline();
+  for (;;) {
+    Entry *e = entry_of(ix, ns, name);
+    OwnPatch *p = e ? e->patch : NULL;
+    if (!p || !p->has[0] || p->generation != generation || strcmp(p->uid, uid) != 0) return NULL;
+    if (p->answered0) return p;
+    if (pthread_cond_timedwait(&ix->answered, &ix->mu, &until) != 0) {
+      e = entry_of(ix, ns, name);
+      p = e ? e->patch : NULL;
+      if (p && p->has[0] && !p->answered0) {
+        ix->waited_out++;
+        p->answered0 = true; /* its version unknown: its echo, if it comes, is told by its content */
+      }
+      return NULL;
+    }
+  }
+}
+
+bool po_TargetIndex_IsOwnOverrideEcho(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                      const char *rv, int64_t generation, bool deleting) {
+  if (deleting || !uid || !*uid || !rv || !*rv) return false;
+  pthread_mutex_lock(&ix->mu);
+  OwnPatch *p = finalizer_answered(ix, ns, name, uid, generation);
+  bool ours = p && *p->rv0 && strcmp(p->rv0, rv) == 0;
+  if (ours) {
+    p->has[0] = false; /* once */
+    p->rv0[0] = '\0';
+    Entry *e = entry_of(ix, ns, name);
+    if (e) e->has_seen = false; /* not hashed: the next event is judged against nothing (Changed) */
+    ix->own_echoes++;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return ours;
 }
 
 /* One watch event's spec and status, hashed at most once for both judgements below (each was

@@ -332,9 +332,11 @@ static bool write_finalizers(po_Run *run) {
     po_OverrideMemo m = po_Run_OwnVersion(it);
     /* noted before the write: its echo can come through the watch before the answer does */
     po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, po_Json_Get(it->obj, "status"), 0, false);
-    po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, &pst);
+    po_WrittenVersion wv = {.generation = 0};
+    po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, &wv, &pst);
     json_object_put(patch);
     if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
+    else po_TargetIndex_NoteOverrideAnswer(run->ix, it->ns, it->name, &wv);
     if (w == kPo_WriteResult_NotFound) {
       /* Gone from the server, though the cache still shows it: deleted before it had our
        * finalizer, so nothing waits for a cleanup. Its entry written now would name a
@@ -412,7 +414,7 @@ static bool release_finalizer(po_Run *run, po_RunItem *it) {
   json_object *patch = po_Run_FinalizerPatch(it->obj, false);
   if (!patch) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the finalizer of %s", it->name));
   po_CtlStatus pst;
-  po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, &pst);
+  po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, NULL, &pst);
   json_object_put(patch);
   if (w != kPo_WriteResult_Ok && w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, "removing the finalizer", pst.message);
   return true;
@@ -605,7 +607,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   po_CtlStatus pst;
   po_OverrideMemo m = po_Run_OwnVersion(it);
   po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, st, h, false);
-  po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, &pst);
+  po_WriteResult w = io->patch_override(io->ctx, it->ns, it->name, true, patch, NULL, &pst);
   json_object_put(patch);
   if (sent != st) json_object_put(st); /* ours alone: the patch held its copy */
   if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);

@@ -192,10 +192,12 @@ bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, struct json_o
 bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
                           struct json_object **out, po_CtlStatus *st);
 /* What a write's answer says of the object it made, read from the answer's bytes (no parse):
- * its metadata.uid and metadata.resourceVersion; "" when the answer does not say them plainly. */
+ * its metadata.uid and metadata.resourceVersion ("" when the answer does not say them plainly)
+ * and metadata.generation (0 when it does not say it). */
 typedef struct {
   char uid[128];
   char rv[64];
+  int64_t generation;
 } po_KubeWritten;
 /* po_KubeClient_Update, with *written (never NULL) the uid and resourceVersion of the object the
  * update made. */
@@ -203,6 +205,10 @@ bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, struct
                                  po_KubeWritten *written, po_CtlStatus *st);
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
                          const char *body, size_t len, struct json_object **out, po_CtlStatus *st);
+/* po_KubeClient_Patch, with *written (never NULL) what the answer says of the object the patch
+ * made (po_KubeWritten), read without a parse: the caller knows its own write's echo by it. */
+bool po_KubeClient_PatchVersion(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
+                                const char *body, size_t len, po_KubeWritten *written, po_CtlStatus *st);
 /* out (may be NULL) gets the object as the server returned it (with deletionTimestamp when
  * finalizers hold it) or the Status. */
 bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,

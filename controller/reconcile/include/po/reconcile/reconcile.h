@@ -84,10 +84,11 @@ typedef struct {
   int64_t generation;
 } po_OverrideVersion;
 
-/* What a target update's answer says of the object it made ("" when it did not say plainly). */
+/* What a write's answer says of the object it made ("" and 0 when it did not say plainly). */
 typedef struct {
   char uid[128];
   char rv[64];
+  int64_t generation;
 } po_WrittenVersion;
 
 typedef struct {
@@ -107,9 +108,12 @@ typedef struct {
   po_WriteResult (*write_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
                                  struct json_object *obj, bool create, const char *resource_version,
                                  struct json_object **written, po_CtlStatus *st);
-  /* A JSON merge patch of a PropertyOverride, or of its status subresource. */
+  /* A JSON merge patch of a PropertyOverride, or of its status subresource. *written (may be
+   * NULL; zeroed when the write fails) gets what the answer says of the object the patch made,
+   * from its bytes (no parse): the finalizer write's echo is then known ours by its version
+   * (po_TargetIndex_IsOwnOverrideEcho) and never parsed. */
   po_WriteResult (*patch_override)(void *ctx, const char *ns, const char *name, bool status,
-                                   struct json_object *patch, po_CtlStatus *st);
+                                   struct json_object *patch, po_WrittenVersion *written, po_CtlStatus *st);
   /* The current wall-clock time as RFC 3339 (for lastTransitionTime). */
   void (*now)(void *ctx, char buf[32]);
   /* A core/v1 Event about a PropertyOverride (kubectl describe shows them); may be NULL.
@@ -236,6 +240,7 @@ typedef struct {
   uint64_t event_hashes;    /* JSON trees (spec, status, finalizers) hashed to judge PropertyOverride events */
   uint64_t answers_waited_out; /* target events that waited the whole bound for a write's answer */
   uint64_t cache_behind;       /* reconciles put off: the cache did not hold our last write yet (CacheBehind, ObjectMade) */
+  uint64_t override_echoes;    /* PropertyOverride events known our finalizer write by their version (IsOwnOverrideEcho) */
 } po_TargetIndexStats;
 po_TargetIndexStats po_TargetIndex_Stats(po_TargetIndex *ix);
 /* The mesh options (cluster domain, Istio release and root namespace: the controller's flags)
@@ -303,6 +308,17 @@ char *po_TargetIndex_TakeHeldGone(po_TargetIndex *ix, const char *target_key, co
  * reconcile did everything else. On the status write's echo the index's memo moves to the new
  * resourceVersion, so the next reconcile does not read the object either. */
 bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_object *obj);
+/* The same told from a watch event's head, before any parse (po_InformerHandlers.own_version): our
+ * finalizer write's echo is the event whose uid and resourceVersion are exactly the ones that
+ * write's answer said (po_TargetIndex_NoteOverrideAnswer), of the generation written over, not
+ * being deleted. A merge patch of metadata.finalizers with the resourceVersion as precondition
+ * changes nothing else a reconcile reads (spec, status, targets), so nothing is left to judge;
+ * the event is then not recorded as seen (po_TargetIndex_OverrideSeen forgets, and judges the next
+ * event Changed). True once per write. False for anything else (the status write's echo, whose
+ * status moves the held target and the memo, an echo that came before its answer): the event is
+ * parsed and judged as before. */
+bool po_TargetIndex_IsOwnOverrideEcho(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
+                                      const char *rv, int64_t generation, bool deleting);
 /* Records what a reconcile reads of a PropertyOverride's watch event (uid, generation, spec,
  * status, finalizers, deletion) and says whether it is exactly what the last event of it brought:
  * an update that changed nothing of that (a label, an annotation, managedFields: a new
