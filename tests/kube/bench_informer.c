@@ -199,7 +199,7 @@ int main(int argc, char **argv) {
   long replayed = 0;
   ReplayCtx rc = {&replayed, updates};
   po_KubeRef cm = {"", "v1", "configmaps", "bench", NULL, NULL};
-  po_KubeWatchOptions wo = {NULL, NULL, rv_before, 60, false, NULL, NULL};
+  po_KubeWatchOptions wo = {.resource_version = rv_before, .timeout_seconds = 60};
   t0 = now_s();
   po_KubeClient_Watch(g_client, &cm, &wo, replay_event, &rc, NULL, &st);
   dt = now_s() - t0;

@@ -426,6 +426,130 @@ static void test_peek_every_split(void **state) {
   assert_true(whole_taken > len / 2); /* most cuts leave the middle event whole */
 }
 
+/* ---- events parsed without managedFields (po_WatchParser_SetCutManagedFields) ---- */
+
+typedef struct {
+  po_WatchParser *p;
+  bool drop; /* the expectation's sink: managedFields deleted from the whole tree */
+  char log[16384];
+  size_t len;
+  int events, texts, text_mismatch;
+} CutSink;
+
+static bool cut_record(void *ctx, po_KubeWatchEventType type, json_object *obj) {
+  CutSink *s = ctx;
+  json_object *md = NULL;
+  if (s->drop && json_object_object_get_ex(obj, "metadata", &md)) json_object_object_del(md, "managedFields");
+  const char *j = json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN);
+  int n = snprintf(s->log + s->len, sizeof s->log - s->len, "%d %s\n", (int)type, j);
+  if (n > 0 && s->len + (size_t)n < sizeof s->log) s->len += (size_t)n;
+  s->events++;
+  size_t len;
+  const char *t = s->p ? po_WatchParser_ObjectText(s->p, &len) : NULL;
+  if (t) { /* the text fn's caller caches is the tree it got */
+    s->texts++;
+    json_tokener *tok = json_tokener_new();
+    json_object *o = json_tokener_parse_ex(tok, t, (int)len);
+    if (!o || !json_object_equal(o, obj)) s->text_mismatch++;
+    json_object_put(o);
+    json_tokener_free(tok);
+  }
+  return true;
+}
+
+static po_WatchFeedResult feed_cut(const char *data, size_t len, const size_t *cuts, int ncuts, bool cut, CutSink *s,
+                                   po_CtlStatus *st) {
+  po_WatchParser *p = po_WatchParser_New(0);
+  assert_non_null(p);
+  po_WatchParser_SetCutManagedFields(p, cut);
+  s->p = p;
+  size_t at = 0;
+  po_WatchFeedResult r = kPo_WatchFeed_More;
+  for (int i = 0; i <= ncuts && r == kPo_WatchFeed_More; i++) {
+    size_t end = i < ncuts ? cuts[i] : len;
+    r = po_WatchParser_Feed(p, data + at, end - at, cut_record, s, st);
+    at = end;
+  }
+  if (r == kPo_WatchFeed_More && !po_WatchParser_Finish(p, cut_record, s, st)) r = kPo_WatchFeed_Error;
+  po_WatchParser_Free(p);
+  s->p = NULL;
+  return r;
+}
+
+#define MD(before, after) \
+  "{\"kind\":\"X\",\"metadata\":{" before "\"name\":\"a\",\"namespace\":\"ns\",\"uid\":\"u1\",\"resourceVersion\":\"5\"" after "}," \
+  "\"data\":{\"k\":\"managedFields }{][\\\"\",\"n\":-1.5e3}}"
+#define MF "\"managedFields\":[{\"manager\":\"m\",\"fieldsV1\":{\"f:data\":{\"f:k\":{},\"f:n\":{}}},\"time\":\"t\"}]"
+
+/* Whatever its place in metadata (last, as the API server writes it; first; between; twice
+ * metadata, json-c keeping the last), the tree fn gets is the whole event's without
+ * managedFields, its object text that tree, for the stream whole, split at every byte, and fed a
+ * byte at a time; without the option the tree is whole. */
+static void test_cut_managed_fields(void **state) {
+  (void)state;
+  const char *stream =
+      "{\"type\":\"ADDED\",\"object\":" MD("", "," MF) "}\n"
+      "{\"type\":\"MODIFIED\",\"object\":" MD(MF ",", "") "}\n"
+      "{\"object\":" MD("\"labels\":{\"x\":\"y\"},", "," MF ",\"generation\":3") ",\"type\":\"MODIFIED\"}\n"
+      "{\"type\":\"MODIFIED\",\"object\":{\"metadata\":{\"name\":\"b\",\"resourceVersion\":\"1\"," MF "},"
+      "\"spec\":{\"x\":1},\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"6\"," MF "}}}\n"
+      "{\"type\":\"DELETED\",\"object\":" MD("", "") "}\n"
+      "{\"type\":\"BOOKMARK\",\"object\":{\"metadata\":{\"resourceVersion\":\"7\"}}}\n";
+  size_t len = strlen(stream);
+  CutSink *want = calloc(1, sizeof *want), *got = calloc(1, sizeof *got), *plain = calloc(1, sizeof *plain);
+  po_CtlStatus st;
+  want->drop = true;
+  assert_int_equal(feed_cut(stream, len, NULL, 0, false, want, &st), kPo_WatchFeed_More);
+  assert_int_equal(want->events, 6);
+  assert_int_equal(feed_cut(stream, len, NULL, 0, false, plain, &st), kPo_WatchFeed_More);
+  assert_non_null(strstr(plain->log, "managedFields\":[{")); /* without the option: whole */
+  assert_null(strstr(want->log, "managedFields\":[{"));
+  size_t *cuts = malloc(len * sizeof *cuts);
+  for (size_t i = 0; i < len; i++) cuts[i] = i + 1;
+  for (size_t k = 0; k <= len + 1; k++) {
+    memset(got, 0, sizeof *got);
+    size_t one = k;
+    po_WatchFeedResult r = k <= len ? feed_cut(stream, len, &one, 1, true, got, &st)
+                                    : feed_cut(stream, len, cuts, (int)len - 1, true, got, &st); /* a byte at a time */
+    assert_int_equal(r, kPo_WatchFeed_More);
+    if (got->len != want->len || memcmp(got->log, want->log, want->len) != 0) {
+      print_error("split at %zu:\n%s\nwanted:\n%s\n", k, got->log, want->log);
+      fail();
+    }
+    assert_int_equal(got->texts, 6); /* single-line events: each located */
+    assert_int_equal(got->text_mismatch, 0);
+  }
+  free(cuts);
+  free(want);
+  free(got);
+  free(plain);
+}
+
+/* Bad bytes are said as they are without the option: the copy json-c does not take whole is
+ * parsed again from the bytes, whose error is the one always given. */
+static void test_cut_managed_fields_errors(void **state) {
+  (void)state;
+  const char *bad[] = {
+      "{\"type\":\"ADDED\",\"object\":" MD("", "," MF) ",\"x\":tru}\n",
+      "{\"type\":\"ADDED\",\"object\":{\"metadata\":{\"name\":\"a\",\"resourceVersion\":\"5\"," MF "},\"v\":01}}\n",
+      "{\"type\":\"ADDED\",\"object\":" MD("", "," MF) "}}\n",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    CutSink *a = calloc(1, sizeof *a), *b = calloc(1, sizeof *b);
+    po_CtlStatus sa, sb;
+    po_CtlStatus_Clear(&sa);
+    po_CtlStatus_Clear(&sb);
+    po_WatchFeedResult ra = feed_cut(bad[i], strlen(bad[i]), NULL, 0, false, a, &sa);
+    po_WatchFeedResult rb = feed_cut(bad[i], strlen(bad[i]), NULL, 0, true, b, &sb);
+    assert_int_equal(ra, kPo_WatchFeed_Error);
+    assert_int_equal(rb, ra);
+    assert_string_equal(sb.message, sa.message);
+    assert_int_equal(b->events, a->events);
+    free(a);
+    free(b);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recorded_basic),     cmocka_unit_test(test_recorded_utf8),
@@ -433,6 +557,7 @@ int main(void) {
       cmocka_unit_test(test_limits_stop_sticky), cmocka_unit_test(test_mutations_agree),
       cmocka_unit_test(test_object_text_recorded), cmocka_unit_test(test_object_text_cases),
       cmocka_unit_test(test_peek_takes_unparsed), cmocka_unit_test(test_peek_every_split),
+      cmocka_unit_test(test_cut_managed_fields), cmocka_unit_test(test_cut_managed_fields_errors),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

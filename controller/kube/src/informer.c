@@ -586,7 +586,9 @@ static void *run(void *arg) {
     bool text = !f->opt.keep_parsed;
     po_KubeWatchOptions wo = {f->label, f->field, rv, min + (long)((double)min * po_Rand_Unit(&f->rand)), true,
                               text ? on_watch_event : NULL,
-                              text && !f->opt.transform && f->h.own_version ? on_watch_head : NULL};
+                              text && !f->opt.transform && f->h.own_version ? on_watch_head : NULL,
+                              /* the text cache drops it: never parsed (a kept tree is the object whole) */
+                              text && !f->opt.keep_managed_fields};
     uint64_t before;
     pthread_mutex_lock(&f->lock);
     before = f->stats.events;

@@ -93,6 +93,7 @@ bool po_KubeClient_Watch(po_KubeClient *c, const po_KubeRef *ref, const po_KubeW
   w.ctx = ctx;
   w.parser = po_WatchParser_New(0);
   if (w.parser && o.peek) po_WatchParser_SetPeek(w.parser, o.peek, ctx);
+  if (w.parser) po_WatchParser_SetCutManagedFields(w.parser, o.cut_managed_fields);
   w.h = curl_easy_init();
   CURLM *m = curl_multi_init();
   struct curl_slist *headers = NULL;

@@ -37,7 +37,14 @@ struct po_WatchParser {
   po_KubeWatchPeekFn peek; /* po_WatchParser_SetPeek */
   void *peek_ctx;
   size_t peeked, parsed;
+  bool cut_managed;   /* po_WatchParser_SetCutManagedFields */
+  char *scratch;      /* an event's bytes with its managedFields cut, as parsed */
+  size_t scratch_cap;
 };
+
+/* Scratch kept between events up to this size; a larger one (an event of a big target) is
+ * freed after its event, so a parser holds at most this beyond the event being read. */
+enum { kScratchKeep = 256 * 1024 };
 
 po_WatchParser *po_WatchParser_New(size_t max_event_bytes) {
   po_WatchParser *p = calloc(1, sizeof *p);
@@ -57,6 +64,7 @@ void po_WatchParser_Free(po_WatchParser *p) {
   if (!p) return;
   json_tokener_free(p->tok);
   free(p->buf);
+  free(p->scratch);
   free(p);
 }
 
@@ -196,27 +204,76 @@ po_WatchFeedResult po_WatchParser_Feed(po_WatchParser *p, const char *data, size
  * their JSON is not (brackets and quotes only): peek takes only events it knows by uid and
  * resourceVersion to be an object the server stored, whose bytes the server wrote. Returns the
  * bytes the event took when peek took it, else 0 (the tokener then reads it as any event). */
-static size_t peek_event(po_WatchParser *p, const char *data, size_t len) {
+static size_t peek_event(po_WatchParser *p, const char *data, const po_JsonScanEvent_ *e) {
   static const struct {
     const char *name;
     po_KubeWatchEventType type;
   } kPeekable[] = {{"ADDED", kPo_KubeWatch_Added}, {"MODIFIED", kPo_KubeWatch_Modified}, {"DELETED", kPo_KubeWatch_Deleted}};
-  po_JsonScanEvent_ e;
-  if (!po_JsonScan_Event_(data, data + len, &e)) return 0;
   int k = -1;
   for (int i = 0; i < 3; i++)
-    if (strcmp(kPeekable[i].name, e.type) == 0) k = i;
+    if (strcmp(kPeekable[i].name, e->type) == 0) k = i;
   if (k < 0) return 0;
-  po_KubeWatchHead h = {kPeekable[k].type, e.ns, e.name, e.uid, e.rv, e.generation, e.deleting, e.object, e.object_len};
+  po_KubeWatchHead h = {kPeekable[k].type, e->ns, e->name, e->uid, e->rv, e->generation, e->deleting, e->object, e->object_len};
   if (!p->peek(p->peek_ctx, &h)) return 0;
   p->events++;
   p->peeked++;
-  return (size_t)(e.end - data);
+  return (size_t)(e->end - data);
 }
 
 void po_WatchParser_SetPeek(po_WatchParser *p, po_KubeWatchPeekFn peek, void *ctx) {
   p->peek = peek;
   p->peek_ctx = ctx;
+}
+
+void po_WatchParser_SetCutManagedFields(po_WatchParser *p, bool cut) { p->cut_managed = cut; }
+
+/* The event whole in data (scanned: e), parsed with its object's metadata.managedFields cut out
+ * (po_JsonScan_ManagedFields_: the last metadata's, which json-c's tree would keep, with one
+ * comma, so the bytes stay one object), from a copy: on a real API server managedFields is a
+ * third or more of an object's bytes and most of its allocations (each field an object), all
+ * dropped by the cache anyway. *ev the tree, *n_cut the copy's length (in p->scratch). False when
+ * there is nothing to cut, no memory for the copy, or json-c does not take the copy whole as one
+ * event: the event is then parsed from data as any other (its errors said as they always are). */
+static bool parse_cut(po_WatchParser *p, const char *data, const po_JsonScanEvent_ *e, json_object **ev, size_t *n_cut) {
+  size_t at, cut;
+  if (!po_JsonScan_ManagedFields_(e->object, e->object_len, &at, &cut)) return false;
+  size_t n = (size_t)(e->end - data), head = (size_t)(e->object - data) + at, m = n - cut;
+  if (m > (size_t)1 << 30) return false;
+  if (m > p->scratch_cap) {
+    char *b = realloc(p->scratch, m);
+    if (!b) return false;
+    p->scratch = b;
+    p->scratch_cap = m;
+  }
+  memcpy(p->scratch, data, head);
+  memcpy(p->scratch + head, data + head + cut, n - head - cut);
+  *ev = json_tokener_parse_ex(p->tok, p->scratch, (int)m);
+  bool whole = json_tokener_get_error(p->tok) == json_tokener_success && json_tokener_get_parse_end(p->tok) == m;
+  json_tokener_reset(p->tok);
+  if (!whole) {
+    json_object_put(*ev);
+    *ev = NULL;
+    return false;
+  }
+  *n_cut = m;
+  return true;
+}
+
+/* The event parsed by parse_cut given to fn: its text (po_WatchParser_ObjectText) is the copy's. */
+static po_WatchFeedResult dispatch_cut(po_WatchParser *p, json_object *ev, size_t m, po_KubeWatchFn fn, void *ctx,
+                                       po_CtlStatus *st) {
+  p->parsed++;
+  p->ev_text = p->scratch;
+  p->ev_len = m;
+  po_WatchFeedResult r = dispatch(p, ev, fn, ctx, st);
+  p->ev_text = NULL;
+  json_object_put(ev);
+  if (p->scratch_cap > kScratchKeep) {
+    free(p->scratch);
+    p->scratch = NULL;
+    p->scratch_cap = 0;
+  }
+  return r;
 }
 
 size_t po_WatchParser_Peeked(const po_WatchParser *p) { return p->peeked; }
@@ -242,8 +299,21 @@ static po_WatchFeedResult feed_valid(po_WatchParser *p, const char *data, size_t
       p->pending = 0;
       p->event_start = p->offset;
     }
-    if (p->pending == 0 && p->peek) {
-      size_t used = peek_event(p, data, len);
+    po_JsonScanEvent_ head;
+    if (p->pending == 0 && (p->peek || p->cut_managed) && po_JsonScan_Event_(data, data + len, &head)) {
+      size_t used = p->peek ? peek_event(p, data, &head) : 0;
+      json_object *ev = NULL;
+      size_t m = 0;
+      if (!used && p->cut_managed && parse_cut(p, data, &head, &ev, &m)) {
+        used = (size_t)(head.end - data);
+        p->offset += used;
+        data += used;
+        len -= used;
+        p->in_event = false;
+        po_WatchFeedResult r = dispatch_cut(p, ev, m, fn, ctx, st);
+        if (r != kPo_WatchFeed_More) return r;
+        continue;
+      }
       if (used) {
         data += used;
         len -= used;

@@ -132,6 +132,7 @@ typedef struct {
   bool allow_bookmarks;
   po_KubeWatchTextFn text_fn; /* when set, called instead of po_KubeClient_Watch's fn */
   po_KubeWatchPeekFn peek;    /* when set, asked before each event is parsed (with the watch's ctx) */
+  bool cut_managed_fields;    /* events parsed without metadata.managedFields (po_WatchParser_SetCutManagedFields) */
 } po_KubeWatchOptions;
 
 /* A cancellation token for watches (and the sleeps between retries): fire it from any thread

@@ -42,6 +42,11 @@ const char *po_WatchParser_ObjectText(const po_WatchParser *p, size_t *len);
  * peek, which events fn gets depends on how the bytes were cut (an event split between two reads
  * is not offered): the peek must take only what fn would have done nothing more with. */
 void po_WatchParser_SetPeek(po_WatchParser *p, po_KubeWatchPeekFn peek, void *ctx);
+/* cut true: each event whole in one fed chunk is parsed without its object's
+ * metadata.managedFields (cut from a copy of its bytes, which po_WatchParser_ObjectText then
+ * gives), for a caller that drops it anyway; an event split between reads, or one the copy cannot
+ * be made of, is parsed whole. */
+void po_WatchParser_SetCutManagedFields(po_WatchParser *p, bool cut);
 /* Events taken by peek, and events parsed (json-c trees built), so far. */
 size_t po_WatchParser_Peeked(const po_WatchParser *p);
 size_t po_WatchParser_Parsed(const po_WatchParser *p);
