@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -152,6 +153,47 @@ static void values_format_like_go(void **state) {
   assert_string_equal(po_Metrics_FormatValue(INFINITY, buf), "+Inf");
   assert_string_equal(po_Metrics_FormatValue(-INFINITY, buf), "-Inf");
   assert_string_equal(po_Metrics_FormatValue(NAN, buf), "NaN");
+  assert_string_equal(po_Metrics_FormatValue(999999, buf), "999999");
+  assert_string_equal(po_Metrics_FormatValue(-999999, buf), "-999999");
+  assert_string_equal(po_Metrics_FormatValue(1234567, buf), "1.234567e+06");
+  assert_string_equal(po_Metrics_FormatValue(-2e6, buf), "-2e+06");
+  assert_string_equal(po_Metrics_FormatValue(9007199254740991.0, buf), "9.007199254740991e+15");
+  assert_string_equal(po_Metrics_FormatValue(9007199254740992.0, buf), "9.007199254740992e+15");
+  assert_string_equal(po_Metrics_FormatValue(1e20, buf), "1e+20");
+}
+
+/* The search for the shortest digits that read back, as Go's 'g' -1 (the general path, before
+ * integers had their own): the oracle the integers' path is checked against. */
+static void shortest_g(double v, char buf[40]) {
+  int digits = 1;
+  char tmp[40];
+  for (; digits <= 17; digits++) {
+    snprintf(tmp, sizeof tmp, "%.*e", digits - 1, v);
+    if (strtod(tmp, NULL) == v) break;
+  }
+  int exp10 = atoi(strchr(tmp, 'e') + 1);
+  if (exp10 < -4 || exp10 >= 6) snprintf(buf, 40, "%s", tmp);
+  else snprintf(buf, 40, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, v);
+}
+
+/* Integers of every magnitude to 2^53, either sign, trailing zeros or not (seeded): the same
+ * text as the general search gives. */
+static void integers_format_as_the_search(void **state) {
+  (void)state;
+  char buf[32], want[40];
+  uint64_t x = 0x9e3779b97f4a7c15u;
+  for (int k = 0; k < 20000; k++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    int mag = (int)(x % 54);
+    long long i = mag ? (long long)(x >> 11) % (1LL << mag) : 0;
+    if (x & 1) i = -i;
+    if ((x >> 1) % 3 == 0) i -= i % 1000; /* trailing zeros */
+    double v = (double)i;
+    if (v == 0) continue;
+    shortest_g(v, want);
+    po_Metrics_FormatValue(v, buf);
+    if (strcmp(buf, want) != 0) fail_msg("%lld: %s, the search says %s", i, buf, want);
+  }
 }
 
 static int calls;
@@ -180,7 +222,7 @@ int main(void) {
       cmocka_unit_test(counters_and_gauges_sorted_and_escaped),
       cmocka_unit_test(histogram_buckets_are_cumulative_with_inf_sum_count),
       cmocka_unit_test(standard_families_and_buckets),
-      cmocka_unit_test(values_format_like_go),
+      cmocka_unit_test(values_format_like_go), cmocka_unit_test(integers_format_as_the_search),
       cmocka_unit_test(collectors_run_before_each_exposition),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

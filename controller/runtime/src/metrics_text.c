@@ -53,6 +53,30 @@ char *po_Metrics_FormatValue(double v, char buf[32]) {
   if (isnan(v)) return strcpy(buf, "NaN");
   if (isinf(v)) return strcpy(buf, v > 0 ? "+Inf" : "-Inf");
   if (v == 0) return strcpy(buf, signbit(v) ? "-0" : "0");
+  /* Integers (counters: most of an exposition) below 2^53, exactly: their shortest digits are
+   * their own without trailing zeros. The search below costs up to 17 printf and strtod pairs a
+   * value (about 6,600 instructions on average; a scrape every 0.5 s was 0.2 s of CPU in a
+   * 250-second benchmark). */
+  if (fabs(v) < 9007199254740992.0 && v == (double)(long long)v) {
+    long long i = (long long)v;
+    if (i > -1000000 && i < 1000000) {
+      snprintf(buf, 32, "%lld", i);
+      return buf;
+    }
+    char d[24];
+    int n = snprintf(d, sizeof d, "%lld", i < 0 ? -i : i), exp10 = n - 1;
+    while (n > 1 && d[n - 1] == '0') n--;
+    char *o = buf;
+    if (i < 0) *o++ = '-';
+    *o++ = d[0];
+    if (n > 1) {
+      *o++ = '.';
+      memcpy(o, d + 1, (size_t)(n - 1));
+      o += n - 1;
+    }
+    snprintf(o, 8, "e+%02d", exp10);
+    return buf;
+  }
   /* Shortest digits that read back to the same double, then Go's 'g' choice of notation
    * (strconv.FormatFloat(v, 'g', -1, 64)): exponent form when the exponent is < -4 or >= 6 (so 1e+06, 1.6e+09). */
   int digits = 1;
