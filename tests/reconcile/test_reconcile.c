@@ -2340,6 +2340,22 @@ static void test_lost_echo_does_not_hide_a_restore(void **state) {
   json_object_put(restored);
 }
 
+/* A new PropertyOverride's first reconcile gives it our finalizer: its memo is kept at the version
+ * that write made, so once its status write's echo came the next reconcile reads nothing (each
+ * new one was read, parsed and compiled again by its target's next reconcile). */
+static void test_new_override_memo_after_its_finalizer(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok); /* read (no finalizer: no memo then), finalizer, target, status */
+  json_object *o = slot(fx, "po/default/a", false)->obj;
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(fx->ix, o)); /* the status write's echo */
+  fx->override_reads = 0;
+  po_ReconcileResult r = run(fx);
+  assert_true(r.ok);
+  assert_int_equal(r.targets_written + r.statuses_written, 0);
+  assert_int_equal(fx->override_reads, 0);
+}
+
 /* Our finalizer and status writes of a PropertyOverride are recognised when the watch brings them
  * back (once each), and the status write's echo moves the memo: the next reconcile reads nothing.
  * Anything else in the event (a status edited by someone, a new spec) is not ours. */
@@ -2939,6 +2955,7 @@ int main(void) {
       cmocka_unit_test(test_webhook_unreachable_texts),
       cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_override_memo_after_its_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_override_event_hashed_once_none_before_start, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unchanged_override_update_seen_as_such, setup, teardown),

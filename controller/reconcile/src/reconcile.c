@@ -78,9 +78,10 @@ static po_RunItem *new_item(po_Run *run, const json_object *obj, void *ref, cons
   it->name = po_Run_Text(run, name, kPo_RunItemNameSize);
   it->uid = po_Run_Text(run, uid, kPo_RunItemIdSize);
   it->rv = po_Run_Text(run, rv, kPo_RunItemIdSize);
+  it->memo_rv = it->rv;
   it->refusal = it->mismatch = "";
   if (!it->held_key || !it->home_key || !it->ns || !it->name || !it->uid || !it->rv) {
-    it->held_key = it->home_key = it->ns = it->name = it->uid = it->rv = ""; /* read by nothing, but never NULL */
+    it->held_key = it->home_key = it->ns = it->name = it->uid = it->rv = it->memo_rv = ""; /* read by nothing, but never NULL */
     po_Run_Oom(run, "loading the PropertyOverrides of the target");
     return NULL;
   }
@@ -321,6 +322,24 @@ static bool plan(po_Run *run) {
 
 /* Our finalizer on each PropertyOverride that can reach the target, before the target is
  * written: its deletion must wait for the cleanup. */
+/* A PropertyOverride given our finalizer by this reconcile: its memo at the version the write made
+ * (the answer's), which po_Run_AddItem could not keep (read without the finalizer). A merge patch
+ * of metadata.finalizers over the version read changes nothing else a reconcile reads. The status
+ * write that follows and its echo move the memo on as any (MemoWritten, IsOwnOverrideWrite), so
+ * the target's next reconcile takes it from there: each new PropertyOverride was read, parsed and
+ * compiled again by that reconcile. */
+static void memo_finalized(po_Run *run, po_RunItem *it, const po_WrittenVersion *wv) {
+  po_OverrideMemo m = po_Run_OwnVersion(it);
+  if (!*wv->rv || strlen(wv->rv) >= sizeof m.rv || wv->generation != m.generation || strcmp(wv->uid, it->uid) != 0 ||
+      strlen(it->uid) >= sizeof m.uid)
+    return;
+  const char *rv = po_Run_Text(run, wv->rv, kPo_RunItemIdSize);
+  if (!rv) return; /* out of memory: no memo, the object is read next time */
+  po_Run_CopyText(m.rv, sizeof m.rv, wv->rv);
+  po_TargetIndex_MemoSet(run->ix, it->ns, it->name, &m, run->key, it->held_key);
+  it->memo_rv = rv;
+}
+
 static bool write_finalizers(po_Run *run) {
   for (size_t i = 0; i < run->m; i++) {
     po_RunItem *it = &run->items[i];
@@ -336,7 +355,7 @@ static bool write_finalizers(po_Run *run) {
     po_WriteResult w = run->io->patch_override(run->io->ctx, it->ns, it->name, false, patch, &wv, &pst);
     json_object_put(patch);
     if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 0, NULL, 0, true);
-    else po_TargetIndex_NoteOverrideAnswer(run->ix, it->ns, it->name, &wv);
+    else po_TargetIndex_NoteOverrideAnswer(run->ix, it->ns, it->name, &wv), memo_finalized(run, it, &wv);
     if (w == kPo_WriteResult_NotFound) {
       /* Gone from the server, though the cache still shows it: deleted before it had our
        * finalizer, so nothing waits for a cleanup. Its entry written now would name a
@@ -575,7 +594,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
    * says nothing of what the server has, so the wanted one is written. */
   bool replaced = it->from_memo && it->memo_written_hash != 0;
   if (!replaced && po_Status_Matches(old_status, &s)) { /* current: no reason changed, nothing to write */
-    po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->rv, h);
+    po_TargetIndex_MemoStatus(run->ix, it->ns, it->name, it->memo_rv, h);
     return true;
   }
   json_object *st = po_Status_Build(old_status, &s, now);
@@ -613,7 +632,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   if (w != kPo_WriteResult_Ok) po_TargetIndex_NoteOverrideWrite(run->ix, it->ns, it->name, &m, 1, NULL, 0, true);
   if (w == kPo_WriteResult_Ok) {
     run->r.statuses_written++;
-    po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->rv, h);
+    po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->memo_rv, h);
     say(run, it, old_status, &s, timeout_event);
   }
   else if (w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), pst.message);

@@ -42,6 +42,9 @@ typedef struct {
   const char *name;
   const char *uid;               /* metadata.uid */
   const char *rv;                /* the resourceVersion everything here was learnt at */
+  /* The resourceVersion the index's memo of it names: rv, or the version our finalizer write made
+   * (that write changes nothing a reconcile reads; write_finalizers) */
+  const char *memo_rv;
   bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
   /* from_memo: the memo's status_hash and written_hash (po_OverrideMemo) */
   uint64_t memo_status_hash, memo_written_hash;
