@@ -146,6 +146,43 @@ static void test_garbage(void **state) {
   expect_garbage("{\"type\":\"ADDED\",\"object\":{\"n\":3-}}", 0, "watch stream: event 1 (at byte 0): invalid JSON: number expected");
 }
 
+/* UTF-8 checked eight ASCII bytes at a time: a bad byte, or a good or cut sequence, at every
+ * offset of a long ASCII value (every alignment against the word, and at its edges), whole and
+ * split at every byte, is judged as a byte loop would: the same event, or the error naming the
+ * first bad byte. */
+static void test_utf8_every_offset(void **state) {
+  (void)state;
+  static const char *const seqs[] = {"\xff", "\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80", "\xe2\x82", "\xc0\xaf",
+                                     "\xed\xa0\x80", "\xf4\x90\x80\x80"};
+  static const bool good[] = {false, true, true, true, false, false, false, false};
+  const char *head = "{\"type\":\"ADDED\",\"object\":{\"a\":\"";
+  for (size_t k = 0; k < sizeof seqs / sizeof *seqs; k++) {
+    for (size_t at = 0; at < 40; at++) {
+      char ev[256];
+      int n = snprintf(ev, sizeof ev, "%s%.*s%s%.*s\"}}\n", head, (int)at, "0123456789012345678901234567890123456789",
+                       seqs[k], (int)(40 - at), "abcdefghijabcdefghijabcdefghijabcdefghij");
+      size_t len = (size_t)n;
+      for (size_t cut = 0; cut <= len; cut++) {
+        Sink s = {0};
+        po_CtlStatus st;
+        po_CtlStatus_Clear(&st);
+        po_WatchFeedResult r = feed_split(ev, len, &cut, 1, &s, &st);
+        if (good[k]) {
+          assert_int_equal(r, kPo_WatchFeed_More);
+          assert_int_equal(s.events, 1);
+        } else {
+          assert_int_equal(r, kPo_WatchFeed_Error);
+          /* the first byte that cannot be where it is */
+          size_t bad = strlen(head) + at + (k == 0 || k == 5 ? 0 : k == 4 ? 2 : 1);
+          char want[128];
+          snprintf(want, sizeof want, "invalid UTF-8: byte %zu", bad);
+          if (!strstr(st.message, want)) fail_msg("seq %zu at %zu, cut %zu: %s (want %s)", k, at, cut, st.message, want);
+        }
+      }
+    }
+  }
+}
+
 static void test_limits_stop_sticky(void **state) {
   po_WatchParser *p = po_WatchParser_New(64);
   Sink s = {0};
@@ -553,6 +590,7 @@ static void test_cut_managed_fields_errors(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_recorded_basic),     cmocka_unit_test(test_recorded_utf8),
+      cmocka_unit_test(test_utf8_every_offset),
       cmocka_unit_test(test_event_types_and_values), cmocka_unit_test(test_garbage),
       cmocka_unit_test(test_limits_stop_sticky), cmocka_unit_test(test_mutations_agree),
       cmocka_unit_test(test_object_text_recorded), cmocka_unit_test(test_object_text_cases),

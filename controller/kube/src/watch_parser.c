@@ -9,6 +9,7 @@
 #include "po/kube/watch_parser.h"
 
 #include <json-c/json.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,17 @@ static po_WatchFeedResult dispatch(po_WatchParser *p, json_object *ev, po_KubeWa
  * surrogates, nothing above U+10FFFF); the state advances over them. */
 static size_t utf8_prefix(po_WatchParser *p, const char *data, size_t len) {
   for (size_t i = 0; i < len; i++) {
+    /* ASCII, most of an API server's bytes, eight at a time (a target's echo is ~20 KB: a byte
+     * loop was 5.6 instructions a byte of every event) */
+    if (!p->u8_need) {
+      while (i + 8 <= len) {
+        uint64_t w;
+        memcpy(&w, data + i, sizeof w);
+        if (w & 0x8080808080808080u) break;
+        i += 8;
+      }
+      if (i >= len) break;
+    }
     unsigned char b = (unsigned char)data[i];
     if (p->u8_need) {
       if (b < p->u8_lo || b > p->u8_hi) return i;
