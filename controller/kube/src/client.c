@@ -770,8 +770,8 @@ static void written_of(const char *resp, size_t rlen, po_KubeWritten *w) {
   }
 }
 
-/* The answer's bytes are the object the server stored: its metadata is read by a scan (one
- * pass, no tree: a target's answer is ~25 KB at 50 entries, and only two strings of it are used). */
+/* The answer's bytes are the object the server stored: its metadata is read by a scan
+ * (written_of). */
 bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, po_KubeWritten *written,
                                  po_CtlStatus *st) {
   *written = (po_KubeWritten){.uid = {0}};

@@ -126,8 +126,8 @@ void po_TargetIndex_NoteHeldGone(po_TargetIndex *ix, const char *target_key, con
 void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                                       int which, const struct json_object *status, uint64_t desired_status, bool failed);
 /* After the finalizer write (which 0) noted above succeeded: the version its answer said
- * (po_TargetIndex_IsOwnOverrideEcho). Kept only while that write's echo is still to come and the
- * answer is of the uid and generation noted. */
+ * (po_TargetIndex_IsOwnOverrideEcho; w zeroed: it did not say). Kept only while that write's echo
+ * is still to come and the answer is of the uid and generation noted; wakes an echo waiting for it. */
 void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const char *name, const po_WrittenVersion *w);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,

@@ -200,8 +200,8 @@ typedef struct {
   char rv[64];
   int64_t generation;
 } po_KubeWritten;
-/* po_KubeClient_Update, with *written (never NULL) the uid and resourceVersion of the object the
- * update made. */
+/* po_KubeClient_Update, with *written (never NULL) what the answer says of the object the update
+ * made (po_KubeWritten). */
 bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, struct json_object *obj,
                                  po_KubeWritten *written, po_CtlStatus *st);
 bool po_KubeClient_Patch(po_KubeClient *c, const po_KubeRef *ref, const po_KubePatchOptions *opt,
