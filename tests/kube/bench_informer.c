@@ -73,7 +73,7 @@ static void *patch_range(void *arg) {
     snprintf(name, sizeof name, "bench-%05d", i % g_n);
     snprintf(body, sizeof body, "{\"data\":{\"gen\":\"%d-%d\"}}", r->gen, i);
     po_KubeRef cm = {"", "v1", "configmaps", "bench", name, NULL};
-    po_KubePatchOptions po = {kPo_KubePatch_Merge, NULL, false};
+    po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
     po_CtlStatus st;
     if (!po_KubeClient_Patch(g_client, &cm, &po, body, strlen(body), NULL, &st))
       fprintf(stderr, "patch %s: %s\n", name, st.message);

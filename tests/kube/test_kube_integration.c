@@ -207,7 +207,7 @@ static void test_rest_verbs(void **state) {
   json_object_put(o);
 
   /* Merge patch and server-side apply. */
-  po_KubePatchOptions mp = {kPo_KubePatch_Merge, NULL, false};
+  po_KubePatchOptions mp = {.type = kPo_KubePatch_Merge};
   const char *patch = "{\"data\":{\"m\":\"merged\"}}";
   assert_true(po_KubeClient_Patch(c, &cm, &mp, patch, strlen(patch), &got, &st));
   json_object_object_get_ex(got, "data", &data);
@@ -215,14 +215,14 @@ static void test_rest_verbs(void **state) {
   assert_true(json_object_object_get_ex(data, "m", &v));
   assert_string_equal(json_object_get_string(v), "merged");
   json_object_put(got);
-  po_KubePatchOptions ap = {kPo_KubePatch_Apply, "po-test", true};
+  po_KubePatchOptions ap = {.type = kPo_KubePatch_Apply, .field_manager = "po-test", .force = true};
   const char *apply = "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm1\",\"namespace\":\"default\"},"
                       "\"data\":{\"applied\":\"yes\"}}";
   assert_true(po_KubeClient_Patch(c, &cm, &ap, apply, strlen(apply), &got, &st));
   json_object_object_get_ex(got, "data", &data);
   assert_true(json_object_object_get_ex(data, "applied", &v));
   json_object_put(got);
-  po_KubePatchOptions bad = {kPo_KubePatch_Apply, NULL, false};
+  po_KubePatchOptions bad = {.type = kPo_KubePatch_Apply};
   assert_false(po_KubeClient_Patch(c, &cm, &bad, apply, strlen(apply), NULL, &st));
   assert_int_equal(st.code, kPo_Ctl_Usage);
   /* PatchVersion: the answer's uid, resourceVersion and generation, read without a parse, are
@@ -236,6 +236,17 @@ static void test_rest_verbs(void **state) {
   const char *gen = meta(got, "generation");
   assert_int_equal(w.generation, gen ? atoll(gen) : 0);
   json_object_put(got);
+  /* asked whether the answer lists a finalizer: by its metadata.finalizers, added then taken out */
+  po_KubePatchOptions fin = {.type = kPo_KubePatch_Merge, .answer_finalizer = "example.com/po-test"};
+  patch = "{\"metadata\":{\"finalizers\":[\"example.com/other\",\"example.com/po-test\"]}}";
+  assert_true(po_KubeClient_PatchVersion(c, &cm, &fin, patch, strlen(patch), &w, &st));
+  assert_true(w.has_finalizer);
+  patch = "{\"metadata\":{\"finalizers\":[\"example.com/other\"]}}";
+  assert_true(po_KubeClient_PatchVersion(c, &cm, &fin, patch, strlen(patch), &w, &st));
+  assert_false(w.has_finalizer);
+  patch = "{\"metadata\":{\"finalizers\":null}}";
+  assert_true(po_KubeClient_PatchVersion(c, &cm, &fin, patch, strlen(patch), &w, &st));
+  assert_false(w.has_finalizer);
   po_KubeRef gone = cm;
   gone.name = "no-such-configmap";
   assert_false(po_KubeClient_PatchVersion(c, &gone, &mp, patch, strlen(patch), &w, &st));
@@ -739,7 +750,7 @@ static void apply_cm(po_KubeClient *c, const char *ns, int i) {
   char name[32];
   snprintf(name, sizeof name, "cm-%04d", i);
   r.name = name;
-  po_KubePatchOptions po = {kPo_KubePatch_Apply, "bounded-test", true};
+  po_KubePatchOptions po = {.type = kPo_KubePatch_Apply, .field_manager = "bounded-test", .force = true};
   po_CtlStatus st;
   if (!po_KubeClient_Patch(c, &r, &po, body, (size_t)n, NULL, &st)) fail_msg("apply %s: %s", name, st.message);
 }
@@ -927,7 +938,7 @@ static void test_rest_pooled_handle_verbs(void **state) {
     json_object_put(o);
     cm.name = "pooled";
     const char *patch = "{\"data\":{\"v\":\"patched\"}}";
-    po_KubePatchOptions mp = {kPo_KubePatch_Merge, NULL, false};
+    po_KubePatchOptions mp = {.type = kPo_KubePatch_Merge};
     assert_true(po_KubeClient_Patch(c, &cm, &mp, patch, strlen(patch), NULL, &st));
     assert_true(po_KubeClient_Get(c, &cm, &got, &st)); /* a GET, not the PATCH again */
     json_object *data = NULL, *v = NULL;

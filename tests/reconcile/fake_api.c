@@ -361,6 +361,9 @@ static po_WriteResult f_patch_override(void *ctx, const char *ns, const char *na
     snprintf(written->uid, sizeof written->uid, "%s", json_object_get_string(get(md, "uid")) ?: "");
     snprintf(written->rv, sizeof written->rv, "%s", json_object_get_string(get(md, "resourceVersion")) ?: "");
     written->generation = g ? json_object_get_int64(g) : 0;
+    json_object *fin = get(md, "finalizers");
+    for (size_t i = 0; !status && !fx->answer_unfinalized && fin && i < json_object_array_length(fin); i++)
+      written->finalized |= strcmp(json_object_get_string(json_object_array_get_idx(fin, i)), PO_FINALIZER) == 0;
   }
   /* an object being deleted goes when its finalizers are gone */
   json_object *fin = get(get(s->obj, "metadata"), "finalizers");

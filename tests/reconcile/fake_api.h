@@ -51,6 +51,7 @@ typedef struct Fake {
   const char *unreadable;
   int unreadable_reads; /* reads that failed so (injected or a failed copy) */
   int override_reads; /* PropertyOverrides read (lent) */
+  bool answer_unfinalized; /* a finalizer write's answer lists no finalizer of ours (a mutating webhook took it out) */
   const char *now; /* what io->now says (NULL: 2026-12-01T00:00:00Z) */
   char last_event_reason[64];
   void (*check_write)(struct Fake *fx, struct json_object *obj); /* sees every target written (obj NULL: a delete) */

@@ -202,7 +202,7 @@ static void note_finalizer(po_TargetIndex *ix, const char *uid, int64_t generati
   po_TargetIndex_NoteOverrideWrite(ix, "shop", "po-1", &m, 0, NULL, 0, false);
 }
 static void answer(po_TargetIndex *ix, const char *uid, const char *rv, int64_t generation) {
-  po_WrittenVersion w = {.generation = generation};
+  po_WrittenVersion w = {.generation = generation, .finalized = true};
   snprintf(w.uid, sizeof w.uid, "%s", uid);
   snprintf(w.rv, sizeof w.rv, "%s", rv);
   po_TargetIndex_NoteOverrideAnswer(ix, "shop", "po-1", &w);
@@ -248,14 +248,21 @@ static void test_finalizer_answer_not_kept(void **state) {
   po_TargetIndex *ix = indexed();
   answer(ix, "u1", "41", 3); /* nothing noted */
   assert_false(echo(ix, "u1", "41", 3, false));
-  note_finalizer(ix, "u1", 3);
-  answer(ix, "u2", "41", 3); /* another uid */
-  answer(ix, "u1", "42", 4); /* another generation (the spec changed before the patch applied) */
-  answer(ix, "u1", "", 3);   /* the answer did not say */
-  answer(ix, "u1", "123456789012345678901234567890", 3); /* longer than any revision */
-  assert_false(echo(ix, "u1", "41", 3, false));
-  assert_false(echo(ix, "u1", "42", 4, false));
-  assert_false(echo(ix, "u1", "123456789012345678901234567890", 3, false));
+  /* each its own write's answer (the first answer a write gets is the one it keeps or not) */
+  static const po_WrittenVersion bad[] = {
+      {.uid = "u2", .rv = "41", .generation = 3, .finalized = true}, /* another uid */
+      {.uid = "u1", .rv = "42", .generation = 4, .finalized = true}, /* another generation (the spec changed first) */
+      {.uid = "u1", .rv = "", .generation = 3, .finalized = true},   /* the answer did not say */
+      {.uid = "u1", .rv = "43", .generation = 3, .finalized = false}, /* no finalizer of ours (a webhook took it out) */
+      {.uid = "u1", .rv = "123456789012345678901234567890", .generation = 3, .finalized = true}, /* longer than any revision */
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    note_finalizer(ix, "u1", 3);
+    po_TargetIndex_NoteOverrideAnswer(ix, "shop", "po-1", &bad[i]);
+    assert_false(echo(ix, bad[i].uid, bad[i].rv, bad[i].generation, false));
+    assert_false(echo(ix, "u1", bad[i].rv, 3, false));
+  }
+  assert_int_equal(waited_out(ix), 0);
   /* the write failed: forgotten, its late answer (there is none) or a lookalike never ours */
   answer(ix, "u1", "43", 3);
   po_OverrideMemo m = {.generation = 3};

@@ -2356,6 +2356,20 @@ static void test_new_override_memo_after_its_finalizer(void **state) {
   assert_int_equal(fx->override_reads, 0);
 }
 
+/* An answer whose object lists no finalizer of ours (a mutating webhook took it out) makes no
+ * memo: the object is read again, and its finalizer judged from what it holds. */
+static void test_no_memo_when_the_answer_lacks_our_finalizer(void **state) {
+  Fake *fx = *state;
+  fx->answer_unfinalized = true;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object *o = slot(fx, "po/default/a", false)->obj;
+  (void)po_TargetIndex_IsOwnOverrideWrite(fx->ix, o); /* the status write's echo */
+  fx->override_reads = 0;
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->override_reads, 1);
+}
+
 /* Our finalizer and status writes of a PropertyOverride are recognised when the watch brings them
  * back (once each), and the status write's echo moves the memo: the next reconcile reads nothing.
  * Anything else in the event (a status edited by someone, a new spec) is not ours. */
@@ -2956,6 +2970,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_override_memo_after_its_finalizer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_no_memo_when_the_answer_lacks_our_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_override_event_hashed_once_none_before_start, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unchanged_override_update_seen_as_such, setup, teardown),

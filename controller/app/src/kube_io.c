@@ -265,8 +265,9 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   bool ok;
   if (written) { /* the answer's version, read without a parse */
     po_KubeWritten w;
+    po.answer_finalizer = status ? NULL : PO_FINALIZER;
     ok = po_KubeClient_PatchVersion(k->client, &ref, &po, body, strlen(body), &w, st);
-    *written = (po_WrittenVersion){.generation = ok ? w.generation : 0};
+    *written = (po_WrittenVersion){.generation = ok ? w.generation : 0, .finalized = ok && w.has_finalizer};
     if (ok) {
       snprintf(written->uid, sizeof written->uid, "%s", w.uid);
       snprintf(written->rv, sizeof written->rv, "%s", w.rv);

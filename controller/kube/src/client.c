@@ -770,6 +770,21 @@ static void written_of(const char *resp, size_t rlen, po_KubeWritten *w) {
   }
 }
 
+/* Whether the answer's metadata.finalizers lists name (as a plain string), by a scan. */
+static bool lists_finalizer(const char *resp, size_t rlen, const char *name) {
+  const char *md, *list, *v;
+  size_t md_len, list_len, n;
+  if (!resp || !po_JsonScan_Member_(resp, rlen, "metadata", &md, &md_len) ||
+      !po_JsonScan_Member_(md, md_len, "finalizers", &list, &list_len))
+    return false;
+  const char *at = list, *end = list + list_len;
+  char buf[256];
+  for (size_t i = 0; po_JsonScan_NextElement_(&at, end, i, &v, &n) == 1; i++) {
+    if (po_JsonScan_PlainString_(v, n, buf, sizeof buf) && strcmp(buf, name) == 0) return true;
+  }
+  return false;
+}
+
 /* The answer's bytes are the object the server stored: its metadata is read by a scan
  * (written_of). */
 bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, po_KubeWritten *written,
@@ -824,6 +839,7 @@ bool po_KubeClient_PatchVersion(po_KubeClient *c, const po_KubeRef *ref, const p
   char *resp = NULL;
   if (!exchange(c, "PATCH", ref, q, ct, body, len, &resp, &rlen, st)) return false;
   written_of(resp, rlen, written);
+  if (opt && opt->answer_finalizer) written->has_finalizer = lists_finalizer(resp, rlen, opt->answer_finalizer);
   free(resp);
   return true;
 }

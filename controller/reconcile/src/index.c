@@ -1237,8 +1237,10 @@ void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const
   /* still waited for (its echo may have come first, told by its content) */
   if (p && p->has[0] && !p->answered0) {
     p->answered0 = true;
-    /* of the version noted, and saying its version plainly */
-    if (w && *w->rv && strlen(w->rv) < sizeof p->rv0 && w->generation == p->generation && strcmp(p->uid, w->uid) == 0)
+    /* of the version noted, saying its version plainly, and holding our finalizer (a mutating
+     * webhook that took it out made an object its content must be judged by) */
+    if (w && w->finalized && *w->rv && strlen(w->rv) < sizeof p->rv0 && w->generation == p->generation &&
+        strcmp(p->uid, w->uid) == 0)
       snprintf(p->rv0, sizeof p->rv0, "%s", w->rv);
   }
   pthread_cond_broadcast(&ix->answered);

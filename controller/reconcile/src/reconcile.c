@@ -330,8 +330,8 @@ static bool plan(po_Run *run) {
  * compiled again by that reconcile. */
 static void memo_finalized(po_Run *run, po_RunItem *it, const po_WrittenVersion *wv) {
   po_OverrideMemo m = po_Run_OwnVersion(it);
-  if (!*wv->rv || strlen(wv->rv) >= sizeof m.rv || wv->generation != m.generation || strcmp(wv->uid, it->uid) != 0 ||
-      strlen(it->uid) >= sizeof m.uid)
+  if (!wv->finalized || !*wv->rv || strlen(wv->rv) >= sizeof m.rv || wv->generation != m.generation ||
+      strcmp(wv->uid, it->uid) != 0 || strlen(it->uid) >= sizeof m.uid)
     return;
   const char *rv = po_Run_Text(run, wv->rv, kPo_RunItemIdSize);
   if (!rv) return; /* out of memory: no memo, the object is read next time */

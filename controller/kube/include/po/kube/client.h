@@ -81,6 +81,9 @@ typedef struct {
   po_KubePatchType type;
   const char *field_manager;
   bool force; /* apply only: take ownership of conflicting fields */
+  /* PatchVersion only: po_KubeWritten.has_finalizer says whether the answer's
+   * metadata.finalizers lists this one (NULL: not asked) */
+  const char *answer_finalizer;
 } po_KubePatchOptions;
 
 typedef struct {
@@ -199,6 +202,7 @@ typedef struct {
   char uid[128];
   char rv[64];
   int64_t generation;
+  bool has_finalizer; /* PatchVersion: po_KubePatchOptions.answer_finalizer is in metadata.finalizers */
 } po_KubeWritten;
 /* po_KubeClient_Update, with *written (never NULL) what the answer says of the object the update
  * made (po_KubeWritten). */

@@ -89,6 +89,7 @@ typedef struct {
   char uid[128];
   char rv[64];
   int64_t generation;
+  bool finalized; /* patch_override's finalizer write: the object made lists our finalizer */
 } po_WrittenVersion;
 
 typedef struct {
