@@ -1,7 +1,7 @@
 """The chaos driver for t_chaos.sh: creates, edits and deletes PropertyOverrides through the API
 server while injecting faults, then checks convergence against what it wrote. Bounded in count
 and time; loopback only."""
-import argparse, json, random, ssl, sys, threading, time, urllib.error, urllib.request
+import argparse, http.client, json, random, ssl, sys, threading, time, urllib.error, urllib.request
 
 p = argparse.ArgumentParser()
 for a in ("--url", "--token", "--ca"): p.add_argument(a, required=True)
@@ -29,7 +29,9 @@ def call(method, url, body=None, ctype="application/json", tries=20):
             if e.code in (429, 500, 502, 503, 504):
                 time.sleep(0.05 * (i + 1)); continue
             return e.code, json.loads(e.read() or b"{}")
-        except OSError:
+        except (OSError, http.client.HTTPException):
+            # unreachable, or the server gone mid-answer (IncompleteRead: t_apiserver_kill kills it
+            # under load); a create that was applied comes back 409 and is patched (put)
             time.sleep(0.05 * (i + 1))
     raise SystemExit("API unreachable for %s %s" % (method, url))
 

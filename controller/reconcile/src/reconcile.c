@@ -108,6 +108,11 @@ bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *
     po_Run_CopyText(m.uid, sizeof m.uid, it->uid);
     po_TargetIndex_MemoSet(run->ix, it->ns, name, &m, k, hk);
   }
+  /* The admission view, asked during our own target write: a finalizer that write's reconcile
+   * added just before is ours though the cache does not show it yet (po_TargetIndex_FinalizerWritten). */
+  if (run->dry && !it->has_finalizer && !it->deleting &&
+      po_TargetIndex_FinalizerWritten(run->ix, it->ns, it->name, it->uid, it->ce->generation))
+    it->has_finalizer = true;
   return true;
 }
 

@@ -315,10 +315,9 @@ bool po_TargetIndex_IsOwnOverrideWrite(po_TargetIndex *ix, const struct json_obj
  * being deleted. A merge patch of metadata.finalizers with the resourceVersion as precondition
  * changes nothing else a reconcile reads (spec, status, targets), so nothing is left to judge;
  * the event is then not recorded as seen (po_TargetIndex_OverrideSeen forgets, and judges the next
- * event Changed). True once per write. An event that comes while that write's answer is on its
- * way waits for it (bounded, as IsOwnTargetEcho; an answer not come by then is taken as lost).
- * False for anything else (the status write's echo, whose status moves the held target and the
- * memo): the event is parsed and judged as before. */
+ * event Changed). True once per write. False for anything else: an echo that comes before its
+ * write's answer (not waited for: parsed and judged by its content, so it is cached at once), the
+ * status write's echo (its status moves the held target and the memo). */
 bool po_TargetIndex_IsOwnOverrideEcho(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                       const char *rv, int64_t generation, bool deleting);
 /* Records what a reconcile reads of a PropertyOverride's watch event (uid, generation, spec,
