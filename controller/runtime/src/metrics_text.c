@@ -74,7 +74,8 @@ char *po_Metrics_FormatValue(double v, char buf[32]) {
       memcpy(o, d + 1, (size_t)(n - 1));
       o += n - 1;
     }
-    snprintf(o, 8, "e+%02d", exp10);
+    /* below 2^53 the exponent is 6 to 15: two digits, as Go writes at least two */
+    *o++ = 'e', *o++ = '+', *o++ = (char)('0' + exp10 / 10), *o++ = (char)('0' + exp10 % 10), *o = '\0';
     return buf;
   }
   /* Shortest digits that read back to the same double, then Go's 'g' choice of notation
