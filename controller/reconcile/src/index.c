@@ -1239,9 +1239,9 @@ void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const
     p->answered0 = true;
     /* of the version noted, saying its version plainly, and holding our finalizer (a mutating
      * webhook that took it out made an object its content must be judged by) */
-    if (w && w->finalized && *w->rv && strlen(w->rv) < sizeof p->rv0 && w->generation == p->generation &&
-        strcmp(p->uid, w->uid) == 0)
-      snprintf(p->rv0, sizeof p->rv0, "%s", w->rv);
+    size_t l = w ? strlen(w->rv) : 0;
+    if (w && w->finalized && l > 0 && l < sizeof p->rv0 && w->generation == p->generation && strcmp(p->uid, w->uid) == 0)
+      memcpy(p->rv0, w->rv, l + 1);
   }
   pthread_cond_broadcast(&ix->answered);
   pthread_mutex_unlock(&ix->mu);
