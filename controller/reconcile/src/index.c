@@ -1208,7 +1208,7 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
   Entry *e = entry_of(ix, ns, name);
   if (e && failed) {
     if (e->patch) e->patch->has[which] = false;
-    pthread_cond_broadcast(&ix->answered); /* an echo waiting for its answer: there is none */
+    pthread_cond_broadcast(&ix->answered); /* no echo of a PropertyOverride waits (finalizer_answered); a target's wait rechecks its note */
   } else if (e) {
     OwnPatch *p = e->patch;
     /* another version of the object than the one noted before: start over */
@@ -1254,7 +1254,7 @@ void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const
  * follows is sent. Waiting, the cache took it only after the answer, and the mutating webhook,
  * asked during that target write, could read the version without our finalizer and drop the
  * new entry from the write (its view adds no entry for a PropertyOverride not yet claimed);
- * the write's echo, known ours by its version, then hid it (e2e_gitsync_real, 2 runs in 8). */
+ * the write's echo, known ours by its version, then hid it (e2e_gitsync_real, 2 runs in 14). */
 static OwnPatch *finalizer_answered(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                     int64_t generation) {
   Entry *e = entry_of(ix, ns, name);
