@@ -1208,7 +1208,6 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
   Entry *e = entry_of(ix, ns, name);
   if (e && failed) {
     if (e->patch) e->patch->has[which] = false;
-    pthread_cond_broadcast(&ix->answered); /* no echo of a PropertyOverride waits (finalizer_answered); a target's wait rechecks its note */
   } else if (e) {
     OwnPatch *p = e->patch;
     /* another version of the object than the one noted before: start over */
@@ -1243,7 +1242,6 @@ void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const
     if (w && w->finalized && l > 0 && l < sizeof p->rv0 && w->generation == p->generation && strcmp(p->uid, w->uid) == 0)
       memcpy(p->rv0, w->rv, l + 1);
   }
-  pthread_cond_broadcast(&ix->answered);
   pthread_mutex_unlock(&ix->mu);
 }
 
