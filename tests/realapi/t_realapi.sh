@@ -11,6 +11,8 @@
 #  6. server-side apply: managedFields, a conflict between managers, --force-conflicts
 #  7. a restart of the controller deletes nothing and rewrites nothing
 #  8. deleting a PropertyOverride (finalizer) removes only its entry
+#  9. a JSON Patch carrying the resourceVersion read is refused 409 once the object moved on, and
+#     applies by index while it has not (the controller's target updates, po_Consul_Delta)
 # usage: t_realapi.sh BUILD_DIR   (PO_APISERVER=local runs the same checks on tests/apiserver)
 . "$(dirname "$0")/lib.sh"
 build=$1
@@ -339,4 +341,39 @@ check "kubectl delete waits for the finalizer" kubectl delete propertyoverride a
 eventually "only its entry went" 20 \
   "builtin/lua api-billing-db-tcp-keepalive@$(gen_of api-billing-db-tcp-keepalive) api-connect-timeout@1 api-payments-outlier-detection@1" \
   entries servicedefaults api
+
+# --- 9. a JSON Patch's resourceVersion is a precondition -----------------------------------------
+# The controller updates a target with a JSON Patch of the entries that changed, led by
+# {"op":"replace","path":"/metadata/resourceVersion"} with the version it read: the API server
+# must refuse it as a conflict once the object moved on (as it does an update carrying it), or
+# entries written by index would land in a list that changed underneath.
+kubectl apply -f - >/dev/null <<'YAML'
+apiVersion: consul.hashicorp.com/v1alpha1
+kind: ServiceDefaults
+metadata: {name: jp-precondition}
+spec:
+  protocol: http
+  envoyExtensions:
+    - {name: builtin/lua, arguments: {ProxyType: connect-proxy, Listener: inbound, Script: "-- first"}}
+YAML
+jp_rv() { kubectl get servicedefaults jp-precondition -o jsonpath='{.metadata.resourceVersion}'; }
+jp_scripts() { kubectl get servicedefaults jp-precondition -o json | jq -r '[.spec.envoyExtensions[].arguments.Script] | join(",")'; }
+jp_patch() { # rv ops...
+  local rv=$1 ops
+  shift
+  ops=$(printf ',%s' "$@")
+  kubectl patch servicedefaults jp-precondition --type=json \
+    -p "[{\"op\":\"replace\",\"path\":\"/metadata/resourceVersion\",\"value\":\"$rv\"}$ops]" 2>&1
+}
+jp_add='{"op":"add","path":"/spec/envoyExtensions/1","value":{"name":"builtin/lua","arguments":{"ProxyType":"connect-proxy","Listener":"inbound","Script":"-- second"}}}'
+stale=$(jp_rv)
+kubectl label servicedefaults jp-precondition realapi-test/moved=1 >/dev/null
+contains "a JSON Patch carrying a stale resourceVersion is refused as a conflict" \
+  "$(jp_patch "$stale" "$jp_add")" "the object has been modified"
+equals "... and changes nothing" "$(jp_scripts)" "-- first"
+contains "with the version read it applies" "$(jp_patch "$(jp_rv)" "$jp_add")" "patched"
+equals "... adding at the index given" "$(jp_scripts)" "-- first,-- second"
+contains "a removal by index with the version read" "$(jp_patch "$(jp_rv)" '{"op":"remove","path":"/spec/envoyExtensions/0"}')" "patched"
+equals "... removes that entry alone" "$(jp_scripts)" "-- second"
+kubectl delete servicedefaults jp-precondition >/dev/null
 finish

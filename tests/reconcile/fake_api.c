@@ -11,6 +11,8 @@
 
 #include "fake_api.h"
 
+#include "apiserver.h" /* po_As_JsonPatch: the local API server's RFC 6902 */
+
 #include "po/base/json.h"
 #include "po/meshes/eg.h"
 
@@ -229,12 +231,38 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
 }
 
 /* An update that says the version it made, as the API server's answer does. */
+/* A JSON Patch of a target, applied by the local API server's code to the object the reconcile
+ * read (the slot: what the cache shows) must make exactly the object planned: every reconcile
+ * test that updates a target checks the delta against the plan. */
+int fake_checking;
+
+static void check_json_patch(Fake *fx, Slot *s, json_object *obj, const char *patch, size_t len) {
+  fake_checking++;
+  fx->target_json_patches++;
+  json_object *ops = json_tokener_parse(patch);
+  assert_int_equal(strlen(patch), len);
+  if (!ops) fail_msg("the target's JSON Patch is not JSON: %s", patch);
+  fx->last_json_patch_ops = (int)json_object_array_length(ops);
+  if (!s) fail_msg("a JSON Patch of a target that does not exist: %s", patch);
+  char msg[512] = "";
+  json_object *made = po_As_JsonPatch(copy(s->obj), ops, msg, sizeof msg);
+  if (!made) fail_msg("the target's JSON Patch does not apply (%s): %s", msg, patch);
+  if (!json_object_equal(made, obj))
+    fail_msg("the target's JSON Patch makes\n%s\nnot the planned\n%s\n(patch %s)",
+             json_object_to_json_string_ext(made, JSON_C_TO_STRING_PLAIN), json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
+             patch);
+  json_object_put(made);
+  json_object_put(ops);
+  fake_checking--;
+}
+
 static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                      po_WrittenVersion *written, po_CtlStatus *st) {
+                                      const char *patch, size_t patch_len, po_WrittenVersion *written, po_CtlStatus *st) {
   Fake *fx = ctx;
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
   Slot *s = slot(fx, k, false);
+  if (patch) check_json_patch(fx, s, obj, patch, patch_len);
   json_object *over = fx->target_lags && s ? copy(s->obj) : NULL;
   json_object *made = NULL;
   po_WriteResult w = f_write_target(ctx, kind, ns, name, obj, false, NULL, &made, st);

@@ -19,10 +19,16 @@ typedef struct {
   char key[300];
   json_object *obj;
 } Slot;
+/* Non-zero while the fixture checks a write (check_json_patch): test_reconcile_scale counts the
+ * reconciler's strcmp and snprintf calls, not the fixture's. */
+extern int fake_checking;
+
 typedef struct Fake {
   Slot slots[kMax];
   int rv;
   int target_writes, override_patches, status_patches, uids;
+  int target_json_patches; /* target updates sent as a JSON Patch (po_Consul_Delta), each checked to make the planned object */
+  int last_json_patch_ops; /* the last one's operations, the resourceVersion's included */
   bool conflict_next;
   int conflict_at; /* the target write attempt (1-based) that meets a conflict; 0: none */
   int fail_at;     /* the target write attempt (1-based) that fails (kPo_WriteResult_Failed); 0: none */

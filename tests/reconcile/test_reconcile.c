@@ -821,6 +821,38 @@ static void test_gone_with_our_finalizer_entry_removed(void **state) {
   assert_int_equal(entries(fx), 3);
 }
 
+/* A target's update is a JSON Patch of the entries that changed (po_Consul_Delta), the version
+ * read as its precondition: one PropertyOverride joining or leaving is one operation, wherever
+ * it sorts, not the whole target. (The fixture applies each patch to the object read and fails
+ * the test unless it makes exactly the planned object.) Annotating a target we created is a
+ * whole write. */
+static void test_update_is_a_json_patch_of_the_change(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "b", 1, "web", kGood);
+  assert_true(run(fx).ok); /* created, then annotated and written whole */
+  assert_int_equal(fx->target_json_patches, 0);
+  apply_override(fx, "d", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_json_patches, 1);
+  assert_int_equal(fx->last_json_patch_ops, 2); /* the version, one add */
+  apply_override(fx, "a", 1, "web", kGood2);
+  apply_override(fx, "c", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_json_patches, 2);
+  assert_int_equal(fx->last_json_patch_ops, 3); /* a before b, c between b and d: two adds, b and d kept */
+  assert_int_equal(entries(fx), 4);
+  assert_string_equal(owner_at(fx, 0), "a");
+  assert_string_equal(owner_at(fx, 2), "c");
+  vanish(fx, "c", true, true);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->last_json_patch_ops, 2); /* one remove */
+  assert_int_equal(entries(fx), 3);
+  apply_override(fx, "b", 2, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->last_json_patch_ops, 3); /* its entry removed and added anew */
+  assert_int_equal(fx->target_json_patches, 4);
+}
+
 /* The overlap check of a target's status phase compares patches pairwise: 100 PropertyOverrides
  * of 100 identical patches (each one accepted, and the target's room holds them all) were 10^8
  * comparisons, each serialising both values into the reconcile's arena (41 s of CPU, 1.7 GB, on
@@ -3007,6 +3039,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_note_server_asked_before_release, setup, teardown),
       cmocka_unit_test_setup_teardown(test_override_gone_before_its_finalizer_gets_no_entry, setup, teardown),
       cmocka_unit_test_setup_teardown(test_gone_with_our_finalizer_entry_removed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_update_is_a_json_patch_of_the_change, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_guard_waits_for_ours_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cache_behind_echo_asked_before_cached, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_update_keeps_last_good, setup, teardown),

@@ -82,10 +82,10 @@ static po_WriteResult w_write_target(void *ctx, po_TargetKind kind, const char *
   return w;
 }
 static po_WriteResult w_update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                      po_WrittenVersion *written, po_CtlStatus *st) {
+                                      const char *patch, size_t patch_len, po_WrittenVersion *written, po_CtlStatus *st) {
   Fake *fx = ctx;
   pause_();
-  po_WriteResult w = fx->io.update_target(ctx, kind, ns, name, obj, written, st);
+  po_WriteResult w = fx->io.update_target(ctx, kind, ns, name, obj, patch, patch_len, written, st);
   resume();
   return w;
 }

@@ -50,14 +50,14 @@ ssize_t getrandom(void *buf, size_t n, unsigned flags) {
 }
 
 int strcmp(const char *a, const char *b) {
-  if (g_counting) g_compares++;
+  if (g_counting && !fake_checking) g_compares++;
   const unsigned char *x = (const unsigned char *)a, *y = (const unsigned char *)b;
   while (*x && *x == *y) x++, y++;
   return (int)*x - (int)*y;
 }
 
 int snprintf(char *restrict out, size_t size, const char *restrict format, ...) {
-  if (g_counting) g_prints++;
+  if (g_counting && !fake_checking) g_prints++;
   va_list ap;
   va_start(ap, format);
   int n = vsnprintf(out, size, format, ap);

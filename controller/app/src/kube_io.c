@@ -196,14 +196,16 @@ static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns
 }
 
 static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
-                                    po_WrittenVersion *written, po_CtlStatus *st) {
+                                    const char *patch, size_t patch_len, po_WrittenVersion *written, po_CtlStatus *st) {
   po_KubeIO *k = ctx;
   po_KubeRef ref = kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef;
   ref.ns = ns;
   ref.name = name;
   po_CtlStatus_Clear(st);
   po_KubeWritten w;
-  bool ok = po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
+  po_KubePatchOptions json_patch = {.type = kPo_KubePatch_Json};
+  bool ok = patch ? po_KubeClient_PatchVersion(k->client, &ref, &json_patch, patch, patch_len, &w, st)
+                  : po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
   *written = (po_WrittenVersion){.uid = {0}};
   if (!ok) return result_of(st);
   wrote(k, ref.resource);

@@ -597,6 +597,18 @@ static void written(po_Run *run, bool removed, bool annotate, const char *rv) {
   }
 }
 
+/* The update as a JSON Patch of the entries that changed (po_Consul_Delta), when the plan
+ * changed spec.envoyExtensions alone: not when it annotated the target (created by us) or
+ * recorded the write (sync.h), or added the spec itself. NULL: the whole object is written
+ * (out of memory building the patch too: the update does not depend on it). The patch carries
+ * `rv` as its precondition, as the object would. */
+static const char *delta_of(po_Run *run, json_object *object, bool annotate, const char *rv, size_t *len) {
+  json_object *spec = po_Json_Get(run->target, "spec");
+  if (annotate || run->recorded || !spec || !json_object_is_type(spec, json_type_object)) return NULL;
+  return po_Consul_Delta(po_Json_Get(spec, "envoyExtensions"), po_Json_Get(po_Json_Get(object, "spec"), "envoyExtensions"),
+                         rv, run->ar, len);
+}
+
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += po_Run_HasEntry(&run->items[i]);
@@ -666,8 +678,11 @@ static bool write_target(po_Run *run) {
     if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
     po_CtlStatus st;
     po_WrittenVersion made = {.uid = {0}};
+    size_t delta_len = 0;
+    const char *delta = note && run->io->update_target ? delta_of(run, p.object, annotate, rv, &delta_len) : NULL;
     po_WriteResult w = note && run->io->update_target
-                           ? run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, p.object, &made, &st)
+                           ? run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, p.object, delta, delta_len,
+                                                    &made, &st)
                            : run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
                                                    p.create, rv, NULL, &st);
     /* the version the echo will carry ("" unknown: the echo is reconciled) */

@@ -173,9 +173,13 @@ typedef struct {
   /* May be NULL. An update of a target (write_target with obj and not create) that says the
    * uid and resourceVersion of the object it made, from the answer's bytes (no parse): its watch
    * event is then known ours by them (po_TargetIndex_IsOwnTargetEcho) and neither parsed nor
-   * reconciled. NULL: updates go through write_target, and their echoes are reconciled. */
+   * reconciled. NULL: updates go through write_target, and their echoes are reconciled.
+   * `patch` (NULL: none) is a JSON Patch (RFC 6902, po_Consul_Delta: the version read as its
+   * precondition) that turns the object as read into `obj`: sent instead of `obj` (a PATCH of
+   * the entries that changed, not a PUT of the whole target); `obj` is what it makes. */
   po_WriteResult (*update_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
-                                  struct json_object *obj, po_WrittenVersion *written, po_CtlStatus *st);
+                                  struct json_object *obj, const char *patch, size_t patch_len,
+                                  po_WrittenVersion *written, po_CtlStatus *st);
   /* May be NULL. A target as the API server holds it now (a live read, not the cache): a new tree
    * the caller puts, or NULL with st kPo_Ctl_NotFound (absent) or another code (not read). Asked
    * before a finalizer is released by a reconcile that wrote nothing to the target (the cache

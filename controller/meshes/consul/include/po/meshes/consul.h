@@ -100,6 +100,16 @@ po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind ki
                              const char *name, const po_ConsulOwner *owners, size_t nowners,
                              const po_ConsulEntry *entries, size_t n);
 
+/* The JSON Patch (RFC 6902) that turns a target of version `rv` whose spec.envoyExtensions is
+ * `old_list` (NULL: absent) into one whose list is `new_list` (a plan's, po_Consul_Plan), every
+ * other field unchanged: the version written back first (a precondition: 409 Conflict when the
+ * object is no longer `rv`), then the entries that differ between the lists' common head and
+ * tail removed and the new ones added by index. A reconcile that adds one PropertyOverride's entry
+ * sends that entry, not the whole target. The text is in `a`; NULL (write the object instead)
+ * when out of memory, `rv` is empty, or the change takes more than a thousand operations. */
+const char *po_Consul_Delta(const struct json_object *old_list, const struct json_object *new_list, const char *rv,
+                            po_Arena *a, size_t *len);
+
 /* Its releases and the Envoy API snapshot judging each (src/consul_releases.c). */
 extern const po_MeshReleases po_Consul_Releases;
 
