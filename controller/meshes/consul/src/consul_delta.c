@@ -25,7 +25,7 @@ static json_object *args_of(json_object *e) {
  * shares it), or a wrapper built anew around the very arguments the target held (ours, current).
  * Arguments that are not the same object differ: no deep compare, which would walk two
  * PropertyOverrides' patches to their first difference (an entry rebuilt equal is then removed
- * and added, which is still exact). */
+ * and added, which is still exact). The edit table below compares the same way. */
 static bool same(json_object *a, json_object *b) {
   if (a == b) return true;
   json_object *x = args_of(a);
@@ -58,12 +58,16 @@ static void put_op(po_TextBuf *t, const char *op, size_t at, json_object *value)
 static bool middle(po_TextBuf *t, json_object *old, json_object *list, size_t p, size_t mo, size_t mn) {
   uint16_t *lcs = NULL; /* lcs[i * (mn + 1) + j]: of old[p + i..] and list[p + j..] */
   if (mo && mn && (mo + 1) * (mn + 1) <= kMaxCells) {
-    if (!(lcs = po_Arena_Malloc(t->a, (mo + 1) * (mn + 1) * sizeof *lcs))) return false;
+    /* each side's entries and arguments looked up once, not once per cell */
+    json_object **eo = po_Arena_Malloc(t->a, 2 * (mo + mn) * sizeof *eo), **ao = eo + mo, **en = ao + mo, **an = en + mn;
+    if (!eo || !(lcs = po_Arena_Malloc(t->a, (mo + 1) * (mn + 1) * sizeof *lcs))) return false;
+    for (size_t i = 0; i < mo; i++) ao[i] = args_of(eo[i] = json_object_array_get_idx(old, p + i));
+    for (size_t j = 0; j < mn; j++) an[j] = args_of(en[j] = json_object_array_get_idx(list, p + j));
     for (size_t i = mo + 1; i-- > 0;) {
       for (size_t j = mn + 1; j-- > 0;) {
         uint16_t *c = &lcs[i * (mn + 1) + j];
         if (i == mo || j == mn) *c = 0;
-        else if (same(json_object_array_get_idx(old, p + i), json_object_array_get_idx(list, p + j)))
+        else if (eo[i] == en[j] || (ao[i] && ao[i] == an[j] && json_object_equal(eo[i], en[j])))
           *c = (uint16_t)(lcs[(i + 1) * (mn + 1) + j + 1] + 1);
         else *c = lcs[(i + 1) * (mn + 1) + j] > lcs[i * (mn + 1) + j + 1] ? lcs[(i + 1) * (mn + 1) + j] : lcs[i * (mn + 1) + j + 1];
       }
@@ -73,11 +77,12 @@ static bool middle(po_TextBuf *t, json_object *old, json_object *list, size_t p,
   if (mo + mn - 2 * kept > kMaxOps) return false;
   size_t i = 0, j = 0, at = p;
   while (i < mo || j < mn) {
-    const uint16_t *c = lcs ? &lcs[i * (mn + 1) + j] : NULL;
-    if (c && i < mo && j < mn && *c == lcs[(i + 1) * (mn + 1) + j + 1] + 1 &&
-        same(json_object_array_get_idx(old, p + i), json_object_array_get_idx(list, p + j))) {
-      i++, j++, at++; /* kept */
-    } else if (i < mo && (j == mn || !c || lcs[(i + 1) * (mn + 1) + j] >= lcs[i * (mn + 1) + j + 1])) {
+    /* kept: the table says a match here starts the longest common run from (i, j) */
+    bool keep = lcs && i < mo && j < mn && lcs[i * (mn + 1) + j] == lcs[(i + 1) * (mn + 1) + j + 1] + 1 &&
+                lcs[i * (mn + 1) + j] > lcs[(i + 1) * (mn + 1) + j] && lcs[i * (mn + 1) + j] > lcs[i * (mn + 1) + j + 1];
+    if (keep) {
+      i++, j++, at++;
+    } else if (i < mo && (j == mn || !lcs || lcs[(i + 1) * (mn + 1) + j] >= lcs[i * (mn + 1) + j + 1])) {
       put_op(t, "remove", at, NULL); /* on a tie the old one goes first: a changed entry is replaced in place */
       i++;
     } else {

@@ -103,9 +103,10 @@ po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind ki
 /* The JSON Patch (RFC 6902) that turns a target of version `rv` whose spec.envoyExtensions is
  * `old_list` (NULL: absent) into one whose list is `new_list` (a plan's, po_Consul_Plan), every
  * other field unchanged: the version written back first (a precondition: 409 Conflict when the
- * object is no longer `rv`), then the entries that differ between the lists' common head and
- * tail removed and the new ones added by index. A reconcile that adds one PropertyOverride's entry
- * sends that entry, not the whole target. The text is in `a`; NULL (write the object instead)
+ * object is no longer `rv`), then, between the lists' common head and tail, the entries outside
+ * their longest common subsequence removed and the new ones added, by index (entries compared by
+ * identity, as the plan shares them). A reconcile that adds one PropertyOverride's entry sends
+ * that entry, not the whole target. The text is in `a`; NULL (write the object instead)
  * when out of memory, `rv` is empty, or the change takes more than a thousand operations. */
 const char *po_Consul_Delta(const struct json_object *old_list, const struct json_object *new_list, const char *rv,
                             po_Arena *a, size_t *len);
