@@ -39,11 +39,12 @@ static void put_json(po_TextBuf *t, json_object *v) {
   else po_TextBuf_Put(t, s, n);
 }
 
-static void put_op(po_TextBuf *t, const char *op, size_t at, json_object *value) {
+/* An "add" always says its value: a JSON null member is NULL here (json-c writes it "null"). */
+static void put_op(po_TextBuf *t, const char *op, size_t at, bool add, json_object *value) {
   char head[96];
   int n = snprintf(head, sizeof head, ",{\"op\":\"%s\",\"path\":\"/spec/envoyExtensions/%zu\"", op, at);
   po_TextBuf_Put(t, head, (size_t)n);
-  if (value) {
+  if (add) {
     po_TextBuf_Puts(t, ",\"value\":");
     put_json(t, value);
   }
@@ -78,10 +79,10 @@ static bool middle(po_TextBuf *t, json_object *old, json_object *list, size_t p,
         same(json_object_array_get_idx(old, p + i), json_object_array_get_idx(list, p + j))) {
       i++, j++, at++; /* kept */
     } else if (i < mo && (j == mn || !c || lcs[(i + 1) * (mn + 1) + j] >= lcs[i * (mn + 1) + j + 1])) {
-      put_op(t, "remove", at, NULL); /* on a tie the old one goes first: a changed entry is replaced in place */
+      put_op(t, "remove", at, false, NULL); /* on a tie the old one goes first: a changed entry is replaced in place */
       i++;
     } else {
-      put_op(t, "add", at++, json_object_array_get_idx(list, p + j++));
+      put_op(t, "add", at++, true, json_object_array_get_idx(list, p + j++));
     }
   }
   return true;
