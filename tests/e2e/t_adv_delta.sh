@@ -9,18 +9,20 @@
 # backoff. The target's ServiceDefaults watch is held (holdWatchMs) so the controller's cache is
 # behind the tenant's edit for a few seconds: every case below is a race the precondition must turn
 # into a conflict. Then: the target converges to exactly what the PropertyOverrides want, foreign
-# extensions as the tenant left them. Local only (fault injection).
+# extensions as the tenant left them. Local only (fault injection). Then, on either server
+# (PO_APISERVER=real too): a tenant (adv_delta_racer.py) editing the other extensions of one target
+# as fast as it can while PropertyOverrides join, leave and change priority there: the same races,
+# as the timing brings them.
 . "$(dirname "$0")/lib.sh"
 build=$1
 hold=${PO_ADV_DELTA_HOLD_MS:-3000}
-[ "${LC_KIND:-local}" = local ] || { echo "skipped: holdWatchMs is the local server's fault"; exit 0; }
 lc_start "$build" "$e2e_work" || exit 1
 lc_controller --log-level info || exit 1
 faults() { lc_curl /admin/faults -X POST -H 'Content-Type: application/json' -d "$1" >/dev/null; }
 SD=/apis/consul.hashicorp.com/v1alpha1/namespaces/default/servicedefaults
 P=/apis/propertyoverride.io/v1alpha1/namespaces/default/propertyoverrides
-po() { # name target value
-  printf '{"apiVersion":"propertyoverride.io/v1alpha1","kind":"PropertyOverride","metadata":{"name":"%s"},"spec":{"targetRef":{"name":"%s"},"patches":[{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"add","path":"/outlier_detection/max_ejection_percent","value":%s}]}}' "$1" "$2" "$3" |
+po() { # name target value [priority]
+  printf '{"apiVersion":"propertyoverride.io/v1alpha1","kind":"PropertyOverride","metadata":{"name":"%s"},"spec":{"targetRef":{"name":"%s"},"priority":%s,"patches":[{"resourceFilter":{"resourceType":"cluster","trafficDirection":"outbound"},"op":"add","path":"/outlier_detection/max_ejection_percent","value":%s}]}}' "$1" "$2" "${4:-0}" "$3" |
     lc_curl "$P" -X POST -H 'Content-Type: application/json' -d @- -o /dev/null -w '%{http_code}'
 }
 jpatch() { # target json-patch -> http code
@@ -49,6 +51,7 @@ watch_reasons() { # seconds names...
 }
 settle() { sleep $((hold / 1000 + 2)); }
 
+if [ "${LC_KIND:-local}" = local ]; then
 # 1. web = [lua, a]; the tenant removes lua (its own extension) while the watch is held; b is
 #    created: the plan over the cache is [lua, a, b], the patch "add at 2" on the server's [a]
 target web "[$LUA]"
@@ -91,6 +94,60 @@ got=$(watch_reasons $((hold / 1000 + 2)) a3 b3)
 check "3: list removed behind the cache, b3 joins: no TargetError (got '$got')" test -z "$got"
 faults '{"holdWatchMs":0,"holdWatchResource":""}'
 eventually "3: shop converges to a3, b3" 30 "a3@1 b3@1" entries servicedefaults shop
+else
+  echo "skipped cases 1-3: holdWatchMs is the local server's fault"
+fi
+
+# 4. the tenant racing: the other extensions added (between ours too), removed, moved, swapped
+#    for RACE_S seconds while 12 PropertyOverrides join, 4 leave, 4 change priority, and the
+#    patches of the others change as fast as curl sends them (each a write of the target). Then
+#    race holds exactly the tenant's extensions as it left them (in its order), then ours by
+#    priority and name, each at its last generation.
+RACE_S=${PO_ADV_DELTA_RACE_S:-20}
+log_mark=$(wc -l <"$LC_WORK/controller.log")
+target race "[]"
+# local: every request 25 ms late (the controller's patch lands well after its read: the races
+# come often; the real server is slow enough by itself)
+[ "${LC_KIND:-local}" = local ] && faults '{"latencyMs":25}'
+
+/usr/bin/python3 "$top/tests/e2e/adv_delta_racer.py" "$LC_URL" "$(lc_token)" "$LC_WORK/tls/ca.crt" default race "$RACE_S" \
+  "${PO_SEED:-7}" >"$e2e_work/racer.out" 2>&1 &
+racer=$!
+race_end=$((SECONDS + RACE_S))
+prio() { echo $(( ($1 * 7) % 5 )); }
+for i in $(seq 1 12); do po "r$i" race "$((20 + i))" "$(prio "$i")" >/dev/null; sleep 0.2; done
+for i in 2 5 8 11; do lc_curl "$P/r$i" -X DELETE -o /dev/null; sleep 0.2; done
+for i in 1 4 7 10; do lc_curl "$P/r$i" -X PATCH -H 'Content-Type: application/merge-patch+json' -d "{\"spec\":{\"priority\":$((9 - i))}}" -o /dev/null; sleep 0.2; done
+k=0
+while [ $SECONDS -lt $race_end ]; do
+  k=$((k + 1))
+  i=$(( (k * 5) % 12 + 1 ))
+  case $i in 2 | 5 | 8 | 11) continue ;; esac
+  lc_curl "$P/r$i" -X PATCH -H 'Content-Type: application/json-patch+json' \
+    -d "[{\"op\":\"replace\",\"path\":\"/spec/patches/0/value\",\"value\":$((k % 90 + 1))}]" -o /dev/null
+  sleep 0.05
+done
+wait $racer
+[ "${LC_KIND:-local}" = local ] && faults '{"latencyMs":0}'
+cat "$e2e_work/racer.out"
+echo "PropertyOverride edits: $k; the controller's conflicts so far: $(grep -c '"error":"conflict: ' "$LC_WORK/controller.log")"
+# the wanted list: the tenant's Scripts in its order, then ours sorted by (priority, name), at the
+# generation each has on the server
+want=$( { jq -r '.foreign[]' "$e2e_work/racer.out"; lc_curl "$P" | jq -r '[.items[] | select(.metadata.name | test("^r[0-9]+$")) |
+  {p: (.spec.priority // 0), n: .metadata.name, g: .metadata.generation}] | sort_by(.p, .n) | .[] | "\(.n)@\(.g)"'; } | paste -sd' ')
+scripts() { kubectl get servicedefaults race -o json | jq -r '[.spec.envoyExtensions // [] | .[] |
+  if .name == "builtin/lua" then .arguments.Script else "\(.arguments.PropertyOverride.name)@\(.arguments.PropertyOverride.generation)" end] | join(" ")'; }
+check "4: the racer made edits" test "$(jq -r .edits "$e2e_work/racer.out")" -gt 20
+eventually "4: race holds the tenant's extensions as it left them, then ours in order" 60 "$want" scripts
+reasons() { kubectl get propertyoverrides -o json | jq -r '[.items[] | select(.metadata.name | test("^r[0-9]+$")) |
+  .status.conditions[]? | select(.type == "Programmed") | .reason | select(. != "Programmed" and . != "Overlapping")] | length'; }
+eventually "4: the 8 left are Programmed (or Overlapping)" 30 0 reasons
+gone() { kubectl get propertyoverrides -o name | grep -c '/r\(2\|5\|8\|11\)$'; }
+eventually "4: the deleted ones are gone" 30 0 gone
+race_right() { [ "$(scripts)" = "$want" ]; }
+check "4: still right 3 s later" holds 3 race_right
+failed4=$(tail -n +"$((log_mark + 1))" "$LC_WORK/controller.log" | grep '"reconcile failed' | grep -vc '"error":"conflict: ')
+check "4: no reconcile failed but by a conflict while the tenant raced (got $failed4)" test "$failed4" = 0
 
 # a conflict is retried (its text starts "conflict: "); any other failure is the 422 above
 failed=$(grep '"reconcile failed' "$LC_WORK/controller.log" | grep -vc '"error":"conflict: ')
