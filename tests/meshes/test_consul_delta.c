@@ -106,6 +106,7 @@ static void test_refused(void **state) {
 /* ---- seeded random edits, each patch applied by the local API server ---- */
 
 static uint64_t g_rng;
+static FILE *g_dump; /* PO_DELTA_DUMP=FILE: each random case as a JSON line {old, new, patch} */
 static unsigned rnd(unsigned n) {
   g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
   return (unsigned)(g_rng % n);
@@ -178,6 +179,10 @@ static size_t random_edits(int cases, unsigned max_n, size_t *ops_total) {
     if (!made || !json_object_equal(made, want))
       fail_msg("case %d: %s\n patch %s\n old   %s\n made  %s\n want  %s", n, msg, d, json_object_to_json_string(old),
                made ? json_object_to_json_string(made) : "(none)", json_object_to_json_string(want));
+    if (g_dump) /* each case for realapi's check of the same patches on a real kube-apiserver */
+      fprintf(g_dump, "{\"old\":%s,\"new\":%s,\"patch\":%s}\n",
+              absent ? "null" : json_object_to_json_string_ext(old, JSON_C_TO_STRING_PLAIN),
+              json_object_to_json_string_ext(list, JSON_C_TO_STRING_PLAIN), d);
     size_t nops = json_object_array_length(ops) - 1;
     *ops_total += nops;
     /* one entry added or removed by one edit costs one operation, however long the list */
@@ -202,6 +207,8 @@ static void test_random_edits_apply(void **state) {
   g_rng = seed ? strtoull(seed, NULL, 10) : 20261206;
   if (!g_rng) g_rng = 1;
   printf("seed %llu (PO_SEED)\n", (unsigned long long)g_rng);
+  const char *dump = getenv("PO_DELTA_DUMP");
+  if (dump && !(g_dump = fopen(dump, "w"))) fail_msg("PO_DELTA_DUMP %s: cannot write", dump);
   size_t ops = 0, single = random_edits(5000, 12, &ops);
   printf("5000 random edits applied as planned: %zu operations (%zu single additions or removals, one each)\n", ops, single);
   assert_true(single > 300);
@@ -209,6 +216,7 @@ static void test_random_edits_apply(void **state) {
   ops = 0;
   single = random_edits(40, 400, &ops);
   printf("40 random edits of lists up to 400 long applied as planned: %zu operations\n", ops);
+  if (g_dump) fclose(g_dump), g_dump = NULL;
 }
 
 /* adv-delta: members that are not objects (a list no schema checked: the local server without the
