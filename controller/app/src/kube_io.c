@@ -206,6 +206,11 @@ static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *n
   po_KubePatchOptions json_patch = {.type = kPo_KubePatch_Json};
   bool ok = patch ? po_KubeClient_PatchVersion(k->client, &ref, &json_patch, patch, patch_len, &w, st)
                   : po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
+  /* The API server applies the patch's operations to the object it holds before it compares the
+   * version: one that moved on (a tenant's edit the cache has not seen) can fail them first, a
+   * 422 for what is a conflict. The whole object, over the same version, tells which it was: a
+   * 409, or the object's own refusal. */
+  if (!ok && patch && st->code == kPo_Ctl_Invalid) ok = po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
   *written = (po_WrittenVersion){.uid = {0}};
   if (!ok) return result_of(st);
   wrote(k, ref.resource);

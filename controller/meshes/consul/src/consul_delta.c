@@ -39,11 +39,12 @@ static void put_json(po_TextBuf *t, json_object *v) {
   else po_TextBuf_Put(t, s, n);
 }
 
-static void put_op(po_TextBuf *t, const char *op, size_t at, json_object *value) {
+/* An "add" always says its value: a JSON null member is NULL here (json-c writes it "null"). */
+static void put_op(po_TextBuf *t, const char *op, size_t at, bool add, json_object *value) {
   char head[96];
   int n = snprintf(head, sizeof head, ",{\"op\":\"%s\",\"path\":\"/spec/envoyExtensions/%zu\"", op, at);
   po_TextBuf_Put(t, head, (size_t)n);
-  if (value) {
+  if (add) {
     po_TextBuf_Puts(t, ",\"value\":");
     put_json(t, value);
   }
@@ -83,10 +84,10 @@ static bool middle(po_TextBuf *t, json_object *old, json_object *list, size_t p,
     if (keep) {
       i++, j++, at++;
     } else if (i < mo && (j == mn || !lcs || lcs[(i + 1) * (mn + 1) + j] >= lcs[i * (mn + 1) + j + 1])) {
-      put_op(t, "remove", at, NULL); /* on a tie the old one goes first: a changed entry is replaced in place */
+      put_op(t, "remove", at, false, NULL); /* on a tie the old one goes first: a changed entry is replaced in place */
       i++;
     } else {
-      put_op(t, "add", at++, json_object_array_get_idx(list, p + j++));
+      put_op(t, "add", at++, true, json_object_array_get_idx(list, p + j++));
     }
   }
   return true;
@@ -98,7 +99,10 @@ const char *po_Consul_Delta(const json_object *old_list, const json_object *new_
   if (!new_list || !json_object_is_type(new_list, json_type_array) || !rv || !*rv) return NULL;
   po_TextBuf t = {.a = a};
   /* The version read, written back: the API server refuses the patch (409 Conflict) when the
-   * object is no longer that version, as it does an update carrying it. ("test" would answer 422.) */
+   * object is no longer that version, as it does an update carrying it, once the operations
+   * applied to the object it holds; when they cannot (a list a tenant shortened), it answers 422
+   * first, and the caller sends the whole object over the same version to tell which it was.
+   * ("test" would answer 422 either way.) */
   json_object *v = json_object_new_string(rv);
   if (!v) return NULL;
   po_TextBuf_Puts(&t, "[{\"op\":\"replace\",\"path\":\"/metadata/resourceVersion\",\"value\":");

@@ -176,7 +176,9 @@ typedef struct {
    * reconciled. NULL: updates go through write_target, and their echoes are reconciled.
    * `patch` (NULL: none) is a JSON Patch (RFC 6902, po_Consul_Delta: the version read as its
    * precondition) that turns the object as read into `obj`: sent instead of `obj` (a PATCH of
-   * the entries that changed, not a PUT of the whole target); `obj` is what it makes. */
+   * the entries that changed, not a PUT of the whole target); `obj` is what it makes, sent whole
+   * over the same version when the patch is refused as Invalid (its operations failed on an
+   * object that moved on: the whole object then says 409 Conflict). */
   po_WriteResult (*update_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name,
                                   struct json_object *obj, const char *patch, size_t patch_len,
                                   po_WrittenVersion *written, po_CtlStatus *st);
