@@ -94,6 +94,11 @@ got=$(watch_reasons $((hold / 1000 + 2)) a3 b3)
 check "3: list removed behind the cache, b3 joins: no TargetError (got '$got')" test -z "$got"
 faults '{"holdWatchMs":0,"holdWatchResource":""}'
 eventually "3: shop converges to a3, b3" 30 "a3@1 b3@1" entries servicedefaults shop
+# each case's 422 was sent again whole and answered 409; none was a patch wrong for an unchanged object
+check "1-3: patches refused 422 were resent whole and met a conflict (got $(metric 'propertyoverride_target_patches_resent_total{outcome="conflict"}'))" \
+  test "$(metric 'propertyoverride_target_patches_resent_total{outcome="conflict"}')" -ge 1
+check "1-3: no patch was wrong for an unchanged object" \
+  test "$(metric 'propertyoverride_target_patches_resent_total{outcome="written"}')" = 0
 else
   echo "skipped cases 1-3: holdWatchMs is the local server's fault"
 fi

@@ -139,6 +139,13 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
       "envoypatchpolicies (creates, updates, deletes), propertyoverrides/status (status patches), propertyoverrides "
       "(finalizer and annotation patches). Events are counted in propertyoverride_events_total.",
       1, wl2, 0, NULL);
+  app->io.patches_resent = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_target_patches_resent_total",
+      "Target updates sent as a JSON Patch of the entries that changed and refused as Invalid (422: the operations "
+      "failed on an object that moved on), then sent whole over the same version, by what that answered: conflict (it "
+      "had moved on: retried), written (the patch was wrong for an unchanged object: a bug to report), refused (the "
+      "object itself is invalid), failed.",
+      1, ml, 0, NULL);
   po_MetricFamily *last = po_Metrics_Register(
       app->metrics, kPo_Metric_Gauge, "propertyoverride_last_write_time_seconds",
       "When the reconciles last wrote (Unix time, to the microsecond; 0 before the first write): with "
@@ -151,7 +158,7 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
       "EnvoyFilters (checked again every --istio-recheck-interval until it does); 0 otherwise.",
       0, NULL, 0, NULL);
   if (!po_App_RegisterEnqueueMetrics(app)) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory registering metrics");
-  if (app->io.foreign_markers && app->io.writes && app->io.last_write && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled &&
+  if (app->io.foreign_markers && app->io.writes && app->io.patches_resent && app->io.last_write && app->wh_requests && app->wh_latency && app->wh_mutations && app->istio_enabled &&
       app->wh_inflight && app->wh_budget && app->wh_refusals)
     return true;
   return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "cannot register the metrics");

@@ -210,7 +210,16 @@ static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *n
    * version: one that moved on (a tenant's edit the cache has not seen) can fail them first, a
    * 422 for what is a conflict. The whole object, over the same version, tells which it was: a
    * 409, or the object's own refusal. */
-  if (!ok && patch && st->code == kPo_Ctl_Invalid) ok = po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
+  if (!ok && patch && st->code == kPo_Ctl_Invalid) {
+    ok = po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
+    /* "written": the patch was wrong for an object that had not moved on (never seen in the
+     * tests: the count makes one visible) */
+    const char *outcome = ok                                 ? "written"
+                          : st->code == kPo_Ctl_Conflict ? "conflict"
+                          : st->code == kPo_Ctl_Invalid  ? "refused"
+                                                         : "failed";
+    if (k->patches_resent) po_Series_Inc(po_Family_WithLabels(k->patches_resent, outcome));
+  }
   *written = (po_WrittenVersion){.uid = {0}};
   if (!ok) return result_of(st);
   wrote(k, ref.resource);

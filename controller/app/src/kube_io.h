@@ -47,6 +47,9 @@ typedef struct {
    * the reconciles wrote and when they last did (the benchmark's settle signal) */
   po_MetricFamily *writes;
   po_Series *last_write;
+  /* propertyoverride_target_patches_resent_total{outcome}: a target's JSON Patch refused as
+   * Invalid, sent again whole over the same version, and what that said */
+  po_MetricFamily *patches_resent;
   struct po_SeenRevisions *seen; /* which target revisions were reported already */
   po_EventRecorder *recorder;    /* Events, coalesced and posted off the reconcile's thread (the app's) */
 } po_KubeIO;
