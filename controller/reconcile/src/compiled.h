@@ -128,13 +128,13 @@ void po_TargetIndex_NoteOverrideWrite(po_TargetIndex *ix, const char *ns, const 
 /* After the finalizer write (which 0) noted above succeeded: the version its answer said
  * (po_TargetIndex_IsOwnOverrideEcho; w zeroed: it did not say). Kept only while that write's echo
  * is still to come and the answer is of the uid and generation noted. */
+void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const char *name, const po_WrittenVersion *w);
 /* Whether our finalizer write of this uid and generation was answered, the object it made listing
  * our finalizer, and its echo is not in yet: the admission view (po_Reconcile_Desired) counts it as
  * claimed. Asked during our own target write that follows it, the webhook read the cache's version
  * without the finalizer and dropped the new entry from that write (e2e_gitsync_real). */
 bool po_TargetIndex_FinalizerWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                      int64_t generation);
-void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const char *name, const po_WrittenVersion *w);
 /* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
 const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                                    int64_t generation, po_JsonHash hash);
