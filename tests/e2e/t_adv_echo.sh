@@ -42,8 +42,14 @@ wait $racer
 cat "$e2e_work/racer.out"
 eventually "each has our finalizer again and is Programmed" 60 "$N" ours
 eventually "each has its entry" 60 "$N" count_entries
-check "our finalizer echoes known by their version (not parsed)" \
-  awk -v v="$(metric 'propertyoverride_watch_events_ignored_total{reason="own-override-version"}')" -v n="$N" 'BEGIN { exit !(v >= n) }'
+# Whether an echo or its write's answer comes first is the API server's race (about half each on an
+# idle machine, fewer known under load): an echo before its answer is parsed and judged by content.
+# So: some known by version, and never more than the finalizer and annotation writes we made.
+echo "finalizer echoes known by version: $(metric 'propertyoverride_watch_events_ignored_total{reason="own-override-version"}'), our propertyoverrides writes: $(metric 'propertyoverride_writes_total{resource="propertyoverrides"}')"
+check "our finalizer echoes known by their version (not parsed), at most one per write of ours" \
+  awk -v v="$(metric 'propertyoverride_watch_events_ignored_total{reason="own-override-version"}')" \
+  -v w="$(metric 'propertyoverride_writes_total{resource="propertyoverrides"}')" -v n="$N" \
+  'BEGIN { exit !(v >= 1 && w >= 2 * n && v <= w) }'
 
 # 1b. a Programmed one's finalizer stripped, again the moment it is back: no status write follows
 # either re-add (the status is current), so only that the echo was not recorded as seen makes the
