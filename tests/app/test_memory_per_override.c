@@ -117,8 +117,8 @@ static void test_bytes_per_override(void **state) {
   po_InformerOptions oo = {0}, to = {0};
   po_App_TextOptions(kPo_AppWatch_Overrides, &oo);
   po_App_TextOptions(kPo_AppWatch_ServiceDefaults, &to);
-  po_TextCodec_ *codec = oo.compress_text ? po_TextCodec_New_(oo.text_dictionary, oo.text_dictionary_len) : NULL;
-  po_TextCodec_ *tcodec = to.compress_text ? po_TextCodec_New_(to.text_dictionary, to.text_dictionary_len) : NULL;
+  po_TextCodec_ *codec = oo.compress_text ? po_TextCodec_New_(oo.text_dictionary, oo.text_dictionary_len, oo.text_level) : NULL;
+  po_TextCodec_ *tcodec = to.compress_text ? po_TextCodec_New_(to.text_dictionary, to.text_dictionary_len, to.text_level) : NULL;
   assert_true(!oo.compress_text || codec);
   assert_true(!to.compress_text || tcodec);
   json_object *warm = json_tokener_parse((override_text(text, sizeof text, 0), text));

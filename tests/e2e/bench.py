@@ -131,7 +131,8 @@ def requeues(m):
 
 
 def proc(pid):
-    """(CPU seconds, VmRSS MB, VmHWM MB) of a process; None when it is gone."""
+    """(CPU seconds, VmRSS MB, VmHWM MB, of the CPU the kernel's seconds) of a process; None when it
+    is gone."""
     try:
         with open("/proc/%d/stat" % pid) as f:
             st = f.read().rsplit(")", 1)[1].split()
@@ -141,7 +142,7 @@ def proc(pid):
             for line in f:
                 if line.startswith("VmRSS:"): rss = int(line.split()[1]) / 1024
                 if line.startswith("VmHWM:"): hwm = int(line.split()[1]) / 1024
-        return cpu, rss, hwm
+        return cpu, rss, hwm, int(st[12]) / HZ
     except (OSError, IndexError, ValueError):
         return None
 
@@ -294,6 +295,8 @@ def run():
          "last_create_to_last_write_s": round(lw - t_created, 2) if ok else None,
          "last_write_from": how, "state_checks": checks,
          "cpu_s": round(pr[0] - base_p[0], 2), "cpu_ms_per_po": round((pr[0] - base_p[0]) * 1000 / n, 4),
+         # the kernel's part (system calls: sockets, polls, futexes) of that CPU
+         "cpu_sys_share": round((pr[3] - base_p[3]) / (pr[0] - base_p[0]), 3) if pr[0] > base_p[0] else None,
          "reconciles": reconciles(m) - reconciles(base_m),
          "reconciles_per_po": round((reconciles(m) - reconciles(base_m)) / n, 4),
          "writes": w - writes(base_m)[0], "writes_per_po": round((w - writes(base_m)[0]) / n, 4), "writes_from": wsrc,

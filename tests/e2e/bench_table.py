@@ -11,14 +11,15 @@ def f(v, fmt):
     return "-" if v is None else fmt % v
 
 
-print("| N | targets | server | CPU/PO ms | reconciles/PO | writes/PO | RSS base MB | peak MB | RSS/PO KB "
+print("| N | targets | server | CPU/PO ms (kernel) | reconciles/PO | writes/PO | RSS base MB | peak MB | RSS/PO KB "
       "| convergence s | last create -> last write s | TargetFull | API server CPU s / peak MB | load start-end (mean) |")
 print("|" + "---|" * 14)
 for r in runs:
     srv = " + ".join("%s %s / %s" % (k[len("server_"):-len("_cpu_s")], r[k], r.get(k[:-len("_cpu_s")] + "_peak_mb"))
                      for k in sorted(r) if k.startswith("server_") and k.endswith("_cpu_s"))
     print("| %d | %d%s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %d | %s | %.1f-%.1f (%.1f) |" % (
-        r["n"], r["targets"], " (capped)" if r["capped"] else "", r["label"], f(r["cpu_ms_per_po"], "%.3f"),
+        r["n"], r["targets"], " (capped)" if r["capped"] else "", r["label"], f(r["cpu_ms_per_po"], "%.3f") + (
+            " (%d%%)" % round(100 * r["cpu_sys_share"]) if r.get("cpu_sys_share") is not None else ""),
         f(r["reconciles_per_po"], "%.3f"), f(r["writes_per_po"], "%.3f"), f(r["rss_base_mb"], "%.1f"),
         f(r["rss_peak_mb"], "%.1f"), f(r["rss_kb_per_po"], "%.2f"), f(r["convergence_s"], "%.1f"),
         f(r["last_create_to_last_write_s"], "%.2f"), r["target_full"], srv or "-", r["load_start"][0],

@@ -196,7 +196,7 @@ static void test_round_trip(void **state) {
   uint64_t seed = env_or("PO_COMPACT_SEED", (uint64_t)time(NULL)), cases = env_or("PO_COMPACT_CASES", 4000);
   g_rng = seed;
   printf("test_round_trip: seed %" PRIu64 " (PO_COMPACT_SEED), %" PRIu64 " cases\n", seed, cases);
-  po_TextCodec_ *dict = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen), *none = po_TextCodec_New_(NULL, 0);
+  po_TextCodec_ *dict = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen, 0), *none = po_TextCodec_New_(NULL, 0, 0);
   assert_non_null(dict);
   assert_non_null(none);
   Buf b = {0};
@@ -245,7 +245,7 @@ static void test_round_trip(void **state) {
 static void test_bytes_per_override(void **state) {
   (void)state;
   g_rng = env_or("PO_COMPACT_SEED", 26);
-  po_TextCodec_ *dict = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen);
+  po_TextCodec_ *dict = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen, 0);
   assert_non_null(dict);
   po_Cache_ c;
   assert_true(po_Cache_Init_(&c));

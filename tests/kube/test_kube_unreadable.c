@@ -112,7 +112,7 @@ static long each_allocation_failing(po_CacheEntry_ *e, const json_object *want, 
 
 static void test_unreadable_is_never_absent(void **state) {
   (void)state;
-  po_TextCodec_ *codec = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen);
+  po_TextCodec_ *codec = po_TextCodec_New_(kPo_App_OverrideDictionary, kPo_App_OverrideDictionaryLen, 0);
   assert_non_null(codec);
   po_CacheMeta_ m = {.rv = "184467", .uid = "5b0c3f7e-2a41-4d7c-9e55-0f1d2c3b4a59", .generation = 3, .codec = codec};
   po_CacheEntry_ *e = po_Cache_NewEntry_("shop/payments-outlier", NULL, kText, sizeof kText - 1, &m);
@@ -175,7 +175,7 @@ static void test_unreadable_target_is_never_absent(void **state) {
     n += (size_t)snprintf(text + n, 200000 - n, "\"}}");
   }
   n += (size_t)snprintf(text + n, 200000 - n, "]}}");
-  po_TextCodec_ *codec = po_TextCodec_New_(NULL, 0);
+  po_TextCodec_ *codec = po_TextCodec_New_(NULL, 0, 0);
   assert_non_null(codec);
   po_CacheMeta_ m = {.rv = "99", .uid = "u-1", .generation = 7, .codec = codec};
   po_CacheEntry_ *e = po_Cache_NewEntry_("shop/payments", NULL, text, n, &m);

@@ -191,13 +191,16 @@ void po_App_TextOptions(po_AppWatch what, po_InformerOptions *o) {
       o->text_dictionary_len = kPo_App_OverrideDictionaryLen;
       break;
     /* Consul targets kept compressed, without a dictionary: a ServiceDefaults of 50 entries is
-     * ~21 KB of text that repeats itself (one entry's keys and marker 50 times), 1.9 KB
-     * compressed, 0.38 KB per PropertyOverride at 50 to a target; a store costs ~220 K
-     * instructions and a read ~94 K, once per write of the target and once per reconcile
-     * (docs/benchmarks.md, "Targets' texts compressed"). */
+     * ~20 KB of text that repeats itself (one entry's keys and marker 50 times). Each is stored
+     * once per write of the target and read once per reconcile, so speed counts more than for
+     * PropertyOverrides: zstd's level -3 against 1, measured on a 50-entry target, a store 127 K
+     * instructions against 210 K and a read 58 K against 89 K, for 2.9 KB kept against 1.7 KB
+     * (0.02 KB more per PropertyOverride at 50 to a target; docs/benchmarks.md, "Targets' texts
+     * compressed" and "The process's own hash"). */
     case kPo_AppWatch_ServiceDefaults:
     case kPo_AppWatch_ProxyDefaults:
       o->compress_text = true;
+      o->text_level = -3;
       break;
     default:
       break;

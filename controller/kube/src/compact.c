@@ -6,14 +6,16 @@
 #include <string.h>
 #include <zstd.h>
 
-/* Level 1, measured on PropertyOverride texts (tests/kube/test_kube_compact.c prints the sizes):
- * higher levels gained a few percent at two to four times the time, and each of a PropertyOverride's
- * ~3 watch events per create is compressed once. */
-enum { kLevel = 1 };
+/* Level 1 unless the informer says otherwise, measured on PropertyOverride texts
+ * (tests/kube/test_kube_compact.c prints the sizes): higher levels gained a few percent at two to
+ * four times the time, and each of a PropertyOverride's ~3 watch events per create is compressed
+ * once. */
+enum { kDefaultLevel = 1 };
 
 struct po_TextCodec_ {
   ZSTD_CDict *cdict; /* NULL: no dictionary */
   ZSTD_DDict *ddict;
+  int level;
 };
 
 /* One thread's contexts and buffers: the packed bytes of its last Pack, the text of its last Unpack. */
@@ -64,11 +66,13 @@ static bool reserve(char **buf, size_t *cap, size_t n) {
   return true;
 }
 
-po_TextCodec_ *po_TextCodec_New_(const void *dict, size_t dict_len) {
+po_TextCodec_ *po_TextCodec_New_(const void *dict, size_t dict_len, int level) {
   po_TextCodec_ *c = calloc(1, sizeof *c);
-  if (!c || !dict || !dict_len) return c;
+  if (!c) return NULL;
+  c->level = level ? level : kDefaultLevel;
+  if (!dict || !dict_len) return c;
   /* Raw content (zstd's auto mode: bytes that do not start with its dictionary magic), copied. */
-  c->cdict = ZSTD_createCDict(dict, dict_len, kLevel);
+  c->cdict = ZSTD_createCDict(dict, dict_len, c->level);
   c->ddict = ZSTD_createDDict(dict, dict_len);
   if (!c->cdict || !c->ddict) {
     po_TextCodec_Free_(c);
@@ -93,7 +97,7 @@ size_t po_TextCodec_Pack_(const po_TextCodec_ *c, const char *a, size_t alen, co
   if (!s || (!s->cctx && !(s->cctx = ZSTD_createCCtx())) || !reserve(&s->pack, &s->pack_cap, n)) return 0;
   ZSTD_CCtx *z = s->cctx;
   ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
-  if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, kLevel)) ||
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, c->level)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 0)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 0)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_dictIDFlag, 0)) ||

@@ -19,7 +19,7 @@ typedef struct po_TextCodec_ po_TextCodec_;
 
 /* dict: raw content (any bytes not starting with zstd's dictionary magic number; the more like
  * the texts, the smaller they keep), copied; NULL or empty: none. NULL when out of memory. */
-po_TextCodec_ *po_TextCodec_New_(const void *dict, size_t dict_len);
+po_TextCodec_ *po_TextCodec_New_(const void *dict, size_t dict_len, int level);
 void po_TextCodec_Free_(po_TextCodec_ *c);
 
 /* Compresses the text made of a[0..alen) then b[0..blen) (the text around a cut) into the calling

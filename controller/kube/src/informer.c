@@ -76,7 +76,7 @@ bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
   pthread_condattr_destroy(&a);
   bool ok = f->version && f->resource && f->cancel && po_Cache_Init_(&f->cache);
   if (ok && opt->compress_text && !opt->keep_parsed)
-    ok = (f->codec = po_TextCodec_New_(opt->text_dictionary, opt->text_dictionary_len)) != NULL;
+    ok = (f->codec = po_TextCodec_New_(opt->text_dictionary, opt->text_dictionary_len, opt->text_level)) != NULL;
   f->opt.text_dictionary = NULL; /* the codec's copy is what is used */
   if (!ok) {
     po_Informer_Free(f);

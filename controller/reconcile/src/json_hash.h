@@ -6,9 +6,9 @@
  * ServiceDefaults someone may edit. The hash before this one (FNV-1a 64, unkeyed, an object's
  * members summed) could be collided offline in a minute: four integer members of a Value object
  * changed so that their sum came out the same (tests/reconcile test_forged_collision_told_apart).
- * This one is SipHash-2-4 with its 128-bit output, keyed with 128 random bits drawn once per
- * process: without the key nobody can compute a hash, so nobody can aim for a collision, and a
- * chance one is 2^-128 per pair.
+ * This one is SipHash with its 128-bit output (1-3: json_hash.c says why), keyed with 128 random
+ * bits drawn once per process: without the key nobody can compute a hash, so nobody can aim for a
+ * collision, and a chance one is 2^-128 per pair.
  *
  * An object's members still count in any order (an API server may return its keys sorted): each
  * member is hashed on its own (key and value) and the 128-bit results are added, lane by lane;
@@ -44,6 +44,9 @@ uint64_t po_Json_HashStable(const struct json_object *o);
 uint64_t po_Hash_String(const char *s, size_t n);
 /* The same over any bytes, all 128 bits (an identity made of several fields: overlap.h). */
 po_JsonHash po_Hash_Bytes(const void *p, size_t n);
+/* For tests: SipHash-c-d with 128-bit output over bytes, under the key given (k0 the key's first
+ * 8 bytes, little-endian), to check against the authors' published values. */
+po_JsonHash po_Hash_SipWith_(uint64_t k0, uint64_t k1, int c, int d, const void *p, size_t n);
 static inline bool po_JsonHash_Equal(po_JsonHash a, po_JsonHash b) { return a.lo == b.lo && a.hi == b.hi; }
 
 #endif

@@ -94,6 +94,9 @@ typedef struct {
   bool compress_text;
   const void *text_dictionary;
   size_t text_dictionary_len;
+  /* zstd's level for compress_text (0: 1). Negative levels trade size for speed: a Consul
+   * target, stored at each write and read at each reconcile, takes -3 (po_App_TextOptions). */
+  int text_level;
 } po_InformerOptions;
 
 /* Counters for tests, logs and benchmarks. */
