@@ -8,7 +8,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 #include <json-c/json.h>
@@ -88,7 +90,8 @@ static void test_sip_published_values(void **state) {
 static void test_keyed_hash_tells_trees_apart(void **state) {
   (void)state;
   static const char *const kTrees[] = {
-      "true", "false", "0", "1", "-1", "0.5", "1.0", "\"\"", "\"1\"", "[]", "{}", "[null]", "[[]]", "[{}]",
+      "true", "false", "0", "1", "-1", "0.5", "1.0", "\"\"", "\"1\"", "[]", "{}", "[null]", "[[]]", "[{}]", "[\"a\"]", "\"a\"",
+      "[[1],2]", "[[1,2]]", "{\"a\":\"b\"}", "{\"ab\":\"\"}", "{\"b\":\"a\"}", "\"a\\u0000\"", "[\"\",\"\"]", "[\"\"]",
       "{\"a\":null}", "{\"a\":1}", "{\"b\":1}", "{\"a\":\"1\"}", "{\"ab\":1}", "{\"abcdefgh\":1}", "{\"abcdefghi\":1}",
       "{\"a\":1,\"b\":2}", "{\"a\":2,\"b\":1}", "{\"a\":{\"b\":1}}", "{\"a\":[1]}", "[1,2]", "[2,1]", "[1,[2]]",
       "{\"\":\"\"}", "{\"a\":\"abcdefghijklmnopq\"}", "{\"a\":\"abcdefghijklmnopr\"}", "{\"x\":1,\"y\":{\"z\":[true,false]}}",
@@ -113,12 +116,85 @@ static void test_keyed_hash_tells_trees_apart(void **state) {
   json_object_put(b);
 }
 
+/* ---- random small trees: equal hash exactly when json_object_equal ---- */
+
+static uint64_t g_r;
+static unsigned rnd(unsigned n) { /* splitmix64 */
+  uint64_t z = (g_r += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return (unsigned)((z ^ (z >> 31)) % n);
+}
+
+/* From a small alphabet, so that equal trees and near misses are common: names and strings of 0 to
+ * 17 bytes around the 8-byte words (a NUL among them), the same digits as int and double, nesting
+ * that moves an element across a bracket. */
+static json_object *tree(int depth) {
+  static const char *const kStr[] = {"", "a", "ab", "abcdefg", "abcdefgh", "abcdefghi", "a\0b", "\0", "abcdefghijklmnopq"};
+  static const size_t kLen[] = {0, 1, 2, 7, 8, 9, 3, 1, 17};
+  unsigned k = rnd(depth > 2 ? 6 : 8);
+  switch (k) {
+    case 0: return json_object_new_boolean(rnd(2));
+    case 1: return json_object_new_int64((int64_t)rnd(3) - 1);
+    case 2: return json_object_new_double((double)rnd(3) - 1);
+    case 3: { unsigned i = rnd(9); return json_object_new_string_len(kStr[i], (int)kLen[i]); }
+    case 4: return NULL; /* null */
+    case 5: return json_object_new_int64(rnd(2) ? INT64_MIN : -1); /* the two readings of an int */
+    case 6: {
+      json_object *a = json_object_new_array();
+      for (unsigned n = rnd(4), i = 0; i < n; i++) json_object_array_add(a, tree(depth + 1));
+      return a;
+    }
+    default: {
+      json_object *o = json_object_new_object();
+      for (unsigned n = rnd(4), i = 0; i < n; i++) {
+        unsigned s = rnd(9);
+        char name[24];
+        memcpy(name, kStr[s], kLen[s] + 1);
+        if (kLen[s] != strlen(kStr[s])) name[0] = 'z'; /* member names hold no NUL */
+        json_object_object_add(o, name, tree(depth + 1));
+      }
+      return o;
+    }
+  }
+}
+
+static void test_keyed_hash_equal_exactly_when_trees_are(void **state) {
+  (void)state;
+  const char *env = getenv("PO_SEED");
+  uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+  printf("test_keyed_hash_equal_exactly_when_trees_are: seed %llu (PO_SEED)\n", (unsigned long long)seed);
+  g_r = seed;
+  enum { kTrees = 3000 };
+  static json_object *t[kTrees];
+  static po_JsonHash h[kTrees];
+  size_t equal_pairs = 0;
+  for (size_t i = 0; i < kTrees; i++) {
+    t[i] = tree(0);
+    h[i] = po_Json_Hash(t[i]);
+  }
+  for (size_t i = 0; i < kTrees; i++) {
+    for (size_t k = 0; k < i; k++) {
+      bool same = json_object_equal(t[i], t[k]) != 0, hashed = po_JsonHash_Equal(h[i], h[k]);
+      equal_pairs += same;
+      if (same != hashed) {
+        fail_msg("seed %llu: %s and %s: equal %d, hashes equal %d", (unsigned long long)seed,
+                 json_object_to_json_string(t[i]), json_object_to_json_string(t[k]), same, hashed);
+      }
+    }
+  }
+  printf("test_keyed_hash_equal_exactly_when_trees_are: %d trees, %zu equal pairs\n", kTrees, equal_pairs);
+  assert_true(equal_pairs > 100); /* the alphabet is small enough that the equal case is exercised */
+  for (size_t i = 0; i < kTrees; i++) json_object_put(t[i]);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stable_hash_pinned),
       cmocka_unit_test(test_keyed_hash_consistent),
       cmocka_unit_test(test_sip_published_values),
       cmocka_unit_test(test_keyed_hash_tells_trees_apart),
+      cmocka_unit_test(test_keyed_hash_equal_exactly_when_trees_are),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

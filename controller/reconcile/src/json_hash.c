@@ -16,18 +16,16 @@ typedef struct {
   uint64_t k0, k1;
 } Key;
 
-/* How a tree is hashed: the key, the rounds (c per message word, d per finalisation), and the
- * message's layout. The stored hash (po_Json_HashStable) keeps SipHash-2-4 and a one-byte type
- * tag: every process and version must compute the value already stored on targets
- * (test_json_hash pins it). The process's own hash is never stored nor shown, so it takes
- * SipHash-1-3 (the variant hash tables use against chosen-key flooding; without the key nobody
- * computes a value, so nobody aims at a collision) and a layout in whole 64-bit words: the tag a
- * word, a member's value before its name, so no word is assembled byte by byte. Together about
- * half the instructions on a target's entries (docs/benchmarks.md, "The process's own hash"). */
+/* How a tree is hashed: the key and the rounds (c per message word, d per finalisation). The
+ * stored hash (po_Json_HashStable) keeps SipHash-2-4 and its layout (node): every process and
+ * version must compute the value already stored on targets (test_json_hash pins it). The
+ * process's own hash is never stored nor shown, so it takes SipHash-1-3 (the variant hash tables
+ * use against chosen-key flooding; without the key nobody computes a value, so nobody aims at a
+ * collision) and a layout streamed in whole words (stream). Together under half the instructions
+ * on a target's entries (docs/benchmarks.md, "The process's own hash"). */
 typedef struct {
   const Key *key;
   int c, d;
-  bool words; /* the word layout */
 } Params;
 
 static Key g_key;
@@ -96,9 +94,19 @@ static void sip_init(Sip *s, const Params *p) {
   s->len = 0;
 }
 
+/* n rounds, unrolled (n is 1 to 4: SipHash-1-3 and 2-4; a loop was a fifth of the finalisation) */
+static inline void rounds(Sip *s, int n) {
+  switch (n) {
+    case 4: round_(s); /* fall through */
+    case 3: round_(s); /* fall through */
+    case 2: round_(s); /* fall through */
+    default: round_(s);
+  }
+}
+
 static inline void compress(Sip *s, uint64_t m) {
   s->v3 ^= m;
-  for (int i = 0; i < s->c; i++) round_(s);
+  rounds(s, s->c);
   s->v0 ^= m;
 }
 
@@ -132,11 +140,11 @@ static void sip_feed(Sip *s, const void *p, size_t n) {
 static po_JsonHash sip_final(Sip *s) {
   compress(s, s->tail | (s->len << 56));
   s->v2 ^= 0xee;
-  for (int i = 0; i < s->d; i++) round_(s);
+  rounds(s, s->d);
   po_JsonHash h;
   h.lo = s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
   s->v1 ^= 0xdd;
-  for (int i = 0; i < s->d; i++) round_(s);
+  rounds(s, s->d);
   h.hi = s->v0 ^ s->v1 ^ s->v2 ^ s->v3;
   return h;
 }
@@ -164,13 +172,13 @@ static bool skipped(const char *k, const char *const *skip, size_t nskip) {
   return false;
 }
 
+/* The stored layout: every node its own hash, fed into its parent's; a one-byte tag. */
 static po_JsonHash node(const Params *key, const json_object *o, const char *const *skip, size_t nskip) {
   Sip s;
   sip_init(&s, key);
   json_type t = json_object_get_type(o);
   unsigned char tag = (unsigned char)t;
-  if (key->words) feed_u64(&s, tag);
-  else sip_feed(&s, &tag, 1);
+  sip_feed(&s, &tag, 1);
   switch (t) {
     case json_type_null: break;
     case json_type_boolean: {
@@ -209,15 +217,9 @@ static po_JsonHash node(const Params *key, const json_object *o, const char *con
         Sip m;
         sip_init(&m, key);
         size_t kl = strlen(k);
-        if (key->words) { /* the value's hash and the name's length are whole words: then the name */
-          feed_hash(&m, node(key, v, NULL, 0));
-          feed_u64(&m, kl);
-          sip_feed(&m, k, kl);
-        } else {
-          feed_u64(&m, kl);
-          sip_feed(&m, k, kl);
-          feed_hash(&m, node(key, v, NULL, 0));
-        }
+        feed_u64(&m, kl);
+        sip_feed(&m, k, kl);
+        feed_hash(&m, node(key, v, NULL, 0));
         po_JsonHash h = sip_final(&m);
         sum.lo += h.lo;
         sum.hi += h.hi;
@@ -231,23 +233,93 @@ static po_JsonHash node(const Params *key, const json_object *o, const char *con
   return sip_final(&s);
 }
 
+/* The process's layout: a tree streamed into one hash in whole words, each value as its type's
+ * word, then what it holds: a boolean a word, a double its bits, an integer both readings, a
+ * string its length and its bytes padded with zeros to a word, an array its length and each
+ * element so; an object its member count and the lane-wise sum of its members' own hashes (the
+ * member's value streamed so, then its name's length and its name), which is what makes the
+ * members' order not count. Tags and lengths make the stream say one tree only, so two trees
+ * hash the same only by a SipHash collision; only an object's members are finalised on their
+ * own (not every node and member, as in the stored layout: two finalisations of 128-bit output
+ * were most of the cost on a target's entries). */
+static void stream(Sip *s, const Params *key, const json_object *o, const char *const *skip, size_t nskip) {
+  static const unsigned char kZeros[8] = {0};
+  json_type t = json_object_get_type(o);
+  feed_u64(s, (uint64_t)t);
+  switch (t) {
+    case json_type_null: break;
+    case json_type_boolean: feed_u64(s, (uint64_t)json_object_get_boolean(o)); break;
+    case json_type_double: {
+      double d = json_object_get_double(o);
+      uint64_t bits;
+      memcpy(&bits, &d, sizeof bits);
+      feed_u64(s, bits);
+      break;
+    }
+    case json_type_int:
+      feed_u64(s, (uint64_t)json_object_get_int64(o));
+      feed_u64(s, json_object_get_uint64(o));
+      break;
+    case json_type_string: {
+      size_t n = (size_t)json_object_get_string_len(o);
+      feed_u64(s, n);
+      sip_feed(s, json_object_get_string((json_object *)o), n);
+      if (n & 7) sip_feed(s, kZeros, 8 - (n & 7));
+      break;
+    }
+    case json_type_array: {
+      size_t n = json_object_array_length(o);
+      feed_u64(s, n);
+      for (size_t i = 0; i < n; i++) stream(s, key, json_object_array_get_idx(o, i), NULL, 0);
+      break;
+    }
+    case json_type_object: {
+      po_JsonHash sum = {0, 0};
+      uint64_t n = 0;
+      json_object_object_foreach((json_object *)o, k, v) {
+        if (skipped(k, skip, nskip)) continue;
+        Sip m;
+        sip_init(&m, key);
+        stream(&m, key, v, NULL, 0);
+        size_t kl = strlen(k);
+        feed_u64(&m, kl);
+        sip_feed(&m, k, kl);
+        po_JsonHash h = sip_final(&m);
+        sum.lo += h.lo;
+        sum.hi += h.hi;
+        n++;
+      }
+      feed_u64(s, n);
+      feed_hash(s, sum);
+      break;
+    }
+  }
+}
+
+static po_JsonHash keyed(const Params *key, const json_object *o, const char *const *skip, size_t nskip) {
+  Sip s;
+  sip_init(&s, key);
+  stream(&s, key, o, skip, nskip);
+  return sip_final(&s);
+}
+
 static const Params *process_key(void) {
-  static const Params kOwn = {&g_key, 1, 3, true};
+  static const Params kOwn = {&g_key, 1, 3};
   pthread_once(&g_key_once, draw_key);
   return &kOwn;
 }
 
-po_JsonHash po_Json_Hash(const json_object *o) { return node(process_key(), o, NULL, 0); }
-po_JsonHash po_Json_HashExcept(const json_object *o, const char *key) { return node(process_key(), o, &key, 1); }
+po_JsonHash po_Json_Hash(const json_object *o) { return keyed(process_key(), o, NULL, 0); }
+po_JsonHash po_Json_HashExcept(const json_object *o, const char *key) { return keyed(process_key(), o, &key, 1); }
 po_JsonHash po_Json_HashExceptAll(const json_object *o, const char *const *keys, size_t n) {
-  return node(process_key(), o, keys, n);
+  return keyed(process_key(), o, keys, n);
 }
 
 /* A fixed key (the first 16 bytes of SipHash's own test key, 00 01 .. 0f): every process and
  * version computes the same value. */
 uint64_t po_Json_HashStable(const json_object *o) {
   static const Key kStableKey = {0x0706050403020100ULL, 0x0f0e0d0c0b0a0908ULL};
-  static const Params kStable = {&kStableKey, 2, 4, false};
+  static const Params kStable = {&kStableKey, 2, 4};
   return node(&kStable, o, NULL, 0).lo;
 }
 
@@ -262,7 +334,7 @@ uint64_t po_Hash_String(const char *str, size_t n) { return po_Hash_Bytes(str, n
 
 po_JsonHash po_Hash_SipWith_(uint64_t k0, uint64_t k1, int c, int d, const void *p, size_t n) {
   const Key k = {k0, k1};
-  const Params prm = {&k, c, d, false};
+  const Params prm = {&k, c, d};
   Sip s;
   sip_init(&s, &prm);
   sip_feed(&s, p, n);
