@@ -300,7 +300,60 @@ static void test_scan_event_against_jsonc(void **state) {
   free(b.p);
 }
 
+/* A string value skipped where json-c's parse of it ends: strings of 0 to 80 bytes with an escape
+ * (\\", \\\\, \\n, \\u0041) at every place, around the byte-by-byte part's end (24 bytes) and
+ * memchr's part after it, then the same text cut short at every length (unterminated: NULL, and
+ * never a read past the cut: ASan's build reads only the bytes given, copied to a buffer of that
+ * size). */
+static void test_skip_string_against_jsonc(void **state) {
+  (void)state;
+  static const char *const kEsc[] = {"\\\"", "\\\\", "\\n", "\\u0041"};
+  json_tokener *tok = json_tokener_new();
+  assert_non_null(tok);
+  unsigned checked = 0;
+  for (size_t len = 0; len <= 80; len++) {
+    for (size_t at = 0; at <= len; at++) {
+      for (size_t e = 0; e < 5; e++) { /* e == 4: no escape */
+        char text[128];
+        size_t n = 0;
+        text[n++] = '"';
+        for (size_t i = 0; i < len; i++) {
+          if (i == at && e < 4) {
+            memcpy(text + n, kEsc[e], strlen(kEsc[e]));
+            n += strlen(kEsc[e]);
+          } else {
+            text[n++] = (char)('a' + i % 26);
+          }
+        }
+        text[n++] = '"';
+        text[n++] = ',';
+        json_tokener_reset(tok);
+        json_object *o = json_tokener_parse_ex(tok, text, (int)n);
+        assert_true(json_object_is_type(o, json_type_string));
+        size_t want = json_tokener_get_parse_end(tok);
+        json_object_put(o);
+        for (size_t cut = 1; cut <= n; cut++) {
+          char *copy = malloc(cut);
+          assert_non_null(copy);
+          memcpy(copy, text, cut);
+          const char *got = po_JsonScan_SkipValue_(copy, copy + cut);
+          if (cut >= want) {
+            if (!got || (size_t)(got - copy) != want) fail_msg("%.*s (cut at %zu): skipped to %td, json-c to %zu", (int)n, text, cut, got ? got - copy : -1, want);
+          } else if (got) {
+            fail_msg("%.*s cut at %zu (unterminated): skipped to %td", (int)n, text, cut, got - copy);
+          }
+          free(copy);
+          checked++;
+        }
+      }
+    }
+  }
+  json_tokener_free(tok);
+  print_message("%u strings and their prefixes skipped where json-c ends them\n", checked);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_scan_event_against_jsonc)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_scan_event_against_jsonc),
+                                     cmocka_unit_test(test_skip_string_against_jsonc)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,14 +14,30 @@ static const char *skip_ws(const char *s, const char *end) {
 /* s at an opening quote: past the closing one, NULL when unterminated; *escaped set when the
  * string holds an escape. */
 static const char *skip_string(const char *s, const char *end, bool *escaped) {
-  /* memchr's word-at-a-time search, not a byte loop: strings are most of an object's bytes */
-  for (s++; s < end;) {
+  /* The first 24 bytes one at a time: most strings are keys and short values ("op", "add",
+   * "cluster"), for which two memchr calls cost more than their bytes (the skip was 5.5
+   * instructions a byte of a target's echo, a third of it in those calls). */
+  s++;
+  for (const char *lim = end - s > 24 ? s + 24 : end; s < lim;) {
+    if (*s == '"') return s + 1;
+    if (*s == '\\') {
+      *escaped = true;
+      if (end - s < 2) return NULL; /* the text ends inside the escape */
+      s += 2;                       /* past the escaped byte (a quote, a backslash, anything) */
+      continue;
+    }
+    s++;
+  }
+  /* Then memchr's word-at-a-time search, not a byte loop: long strings are most of an object's
+   * bytes */
+  while (s < end) {
     const char *q = memchr(s, '"', (size_t)(end - s));
     if (!q) return NULL;
     const char *bs = memchr(s, '\\', (size_t)(q - s));
     if (!bs) return q + 1;
     *escaped = true;
-    s = bs + 2; /* past the escaped byte (a quote, a backslash, anything) */
+    if (end - bs < 2) return NULL;
+    s = bs + 2;
   }
   return NULL;
 }
