@@ -289,7 +289,7 @@ static bool on_watch_head(void *ctx, const po_KubeWatchHead *h) {
   snprintf(v.uid, sizeof v.uid, "%s", h->uid);
   if (!cached || !f->h.own_version(f->h.ctx, key, &v)) return false;
   po_CacheMeta_ m = {.rv = h->rv, .uid = h->uid, .generation = h->generation, .deleting = h->deleting, .codec = f->codec};
-  if (!f->opt.keep_managed_fields) po_JsonScan_ManagedFields_(h->object, h->object_len, &m.cut_at, &m.cut_len);
+  if (!f->opt.keep_managed_fields && h->managed_cut) m.cut_at = h->managed_at, m.cut_len = h->managed_len;
   po_CacheEntry_ *e = po_Cache_NewEntry_(key, NULL, h->object, h->object_len, &m);
   PO_STAT(f, events, 1);
   if (!e) { /* out of memory: the cache keeps the older version; the relist after the watch ends fixes it */

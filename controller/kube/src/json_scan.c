@@ -84,9 +84,27 @@ static bool each_member(const char *s, size_t n, int (*fn)(void *ctx, const Memb
   return each_member_to(s, n, fn, ctx, NULL);
 }
 
+/* Where a member's value ends, past it (NULL: it does not end before end); m has its key and
+ * value start. */
+typedef const char *(*ValueEnd)(void *ctx, const Member *m, const char *end);
+
+static const char *skip_value(void *ctx, const Member *m, const char *end) {
+  (void)ctx;
+  return po_JsonScan_SkipValue_(m->value, end);
+}
+
+static bool each_member_by(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx,
+                           const char **close, ValueEnd value_end);
+
 /* The same, *close (when asked) past the object's '}' when the walk reached it. */
 static bool each_member_to(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx,
                            const char **close) {
+  return each_member_by(s, n, fn, ctx, close, skip_value);
+}
+
+/* The same, each member's value's end found by value_end (which may walk into it). */
+static bool each_member_by(const char *s, size_t n, int (*fn)(void *ctx, const Member *m), void *ctx,
+                           const char **close, ValueEnd value_end) {
   const char *end = s + n;
   s = skip_ws(s, end);
   if (s >= end || *s != '{') return false;
@@ -105,7 +123,7 @@ static bool each_member_to(const char *s, size_t n, int (*fn)(void *ctx, const M
     s = skip_ws(ke, end);
     if (s >= end || *s != ':') return false;
     m.value = skip_ws(s + 1, end);
-    if (!(s = m.end = po_JsonScan_SkipValue_(m.value, end))) return false;
+    if (!(s = m.end = value_end(ctx, &m, end))) return false;
     int r = fn(ctx, &m);
     if (r != 1) return r == 2;
     s = skip_ws(s, end);
@@ -158,11 +176,10 @@ bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **
   return true;
 }
 
-static bool managed_fields(const char *s, size_t n, bool first, size_t *at, size_t *len) {
-  Find m, f;
-  if (!find(s, n, "metadata", first, &m)) return false;
-  const char *md = m.found.value;
-  if (!find(md, (size_t)(m.found.end - md), "managedFields", first, &f)) return false;
+/* The cut of managedFields (the last, or the first) in the metadata member md of the object at s. */
+static bool cut_in(const char *s, const Member *md, bool first, size_t *at, size_t *len) {
+  Find f;
+  if (!find(md->value, (size_t)(md->end - md->value), "managedFields", first, &f)) return false;
   /* With the comma after it when a member follows (up to that member's key), else with the
    * comma before it (from the previous member's end): the object stays well formed. */
   const char *from = f.found.start, *to = f.after;
@@ -173,6 +190,11 @@ static bool managed_fields(const char *s, size_t n, bool first, size_t *at, size
   *at = (size_t)(from - s);
   *len = (size_t)(to - from);
   return true;
+}
+
+static bool managed_fields(const char *s, size_t n, bool first, size_t *at, size_t *len) {
+  Find m;
+  return find(s, n, "metadata", first, &m) && cut_in(s, &m.found, first, at, len);
 }
 
 bool po_JsonScan_ManagedFields_(const char *s, size_t n, size_t *at, size_t *len) {
@@ -223,8 +245,38 @@ static bool is_key(const Member *m, const char *key, size_t len) {
   return m->key_len == len && memcmp(m->key, key, len) == 0;
 }
 
+/* The event walked once: its top level, and its object's top level as the object's end is looked
+ * for (not skipped whole and then walked again for metadata, and again for managedFields: three
+ * passes over a target's 20 KB spec were a tenth of a target echo's cost). */
+typedef struct {
+  po_JsonScanEvent_ *e;
+  Member meta_first, meta_last; /* the object's first and last metadata members */
+  unsigned metas;
+  bool walked; /* the object's members walked (false: skipped, as a key with an escape stops a walk) */
+} EventWalk;
+
+static int object_member(void *ctx, const Member *m) {
+  EventWalk *w = ctx;
+  if (is_key(m, "metadata", 8)) {
+    if (!w->metas++) w->meta_first = *m;
+    w->meta_last = *m;
+  }
+  return 1;
+}
+
+static const char *event_value_end(void *ctx, const Member *m, const char *end) {
+  EventWalk *w = ctx;
+  if (is_key(m, "object", 6) && m->value < end && *m->value == '{') {
+    const char *close = NULL;
+    w->metas = 0;
+    w->walked = each_member_to(m->value, (size_t)(end - m->value), object_member, w, &close) && close;
+    if (w->walked) return close;
+  }
+  return po_JsonScan_SkipValue_(m->value, end);
+}
+
 static int event_member(void *ctx, const Member *m) {
-  po_JsonScanEvent_ *e = ctx;
+  po_JsonScanEvent_ *e = ((EventWalk *)ctx)->e;
   if (is_key(m, "type", 4)) {
     if (!plain_string(m, e->type, sizeof e->type)) return 0;
   } else if (is_key(m, "object", 6)) {
@@ -264,8 +316,19 @@ static int meta_member(void *ctx, const Member *m) {
 bool po_JsonScan_Event_(const char *s, const char *end, po_JsonScanEvent_ *e) {
   *e = (po_JsonScanEvent_){.generation = 0};
   s = skip_ws(s, end);
-  if (!each_member_to(s, (size_t)(end - s), event_member, e, &e->end) || !e->object || !*e->type) return false;
-  Find md;
-  if (!find(e->object, e->object_len, "metadata", true, &md)) return false;
-  return each_member(md.found.value, (size_t)(md.found.end - md.found.value), meta_member, e) && *e->name && *e->rv;
+  EventWalk w = {.e = e};
+  if (!each_member_by(s, (size_t)(end - s), event_member, &w, &e->end, event_value_end) || !e->object || !*e->type)
+    return false;
+  Member md;
+  if (w.walked) { /* the last object member's walk (e->object is the last one's too) */
+    if (!w.metas) return false;
+    md = w.meta_first;
+    e->managed_cut = cut_in(e->object, &w.meta_last, false, &e->managed_at, &e->managed_len);
+  } else {
+    Find f;
+    if (!find(e->object, e->object_len, "metadata", true, &f)) return false;
+    md = f.found;
+    e->managed_cut = managed_fields(e->object, e->object_len, false, &e->managed_at, &e->managed_len);
+  }
+  return each_member(md.value, (size_t)(md.end - md.value), meta_member, e) && *e->name && *e->rv;
 }

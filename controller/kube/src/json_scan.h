@@ -48,6 +48,10 @@ typedef struct {
   char ns[254], name[254], uid[128], rv[64];
   int64_t generation; /* 0: absent */
   bool deleting;      /* metadata.deletionTimestamp set */
+  /* po_JsonScan_ManagedFields_ of the object, found in the same walk: [managed_at, managed_at +
+   * managed_len) of object when managed_cut */
+  bool managed_cut;
+  size_t managed_at, managed_len;
 } po_JsonScanEvent_;
 
 /* The event that starts at s (its first non-space byte) and ends before `end`: its type, where

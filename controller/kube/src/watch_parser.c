@@ -225,7 +225,9 @@ static size_t peek_event(po_WatchParser *p, const char *data, const po_JsonScanE
   for (int i = 0; i < 3; i++)
     if (strcmp(kPeekable[i].name, e->type) == 0) k = i;
   if (k < 0) return 0;
-  po_KubeWatchHead h = {kPeekable[k].type, e->ns, e->name, e->uid, e->rv, e->generation, e->deleting, e->object, e->object_len};
+  po_KubeWatchHead h = {kPeekable[k].type, e->ns,         e->name,         e->uid,        e->rv,
+                        e->generation,      e->deleting,   e->object,       e->object_len, e->managed_cut,
+                        e->managed_at,      e->managed_len};
   if (!p->peek(p->peek_ctx, &h)) return 0;
   p->events++;
   p->peeked++;
@@ -240,15 +242,15 @@ void po_WatchParser_SetPeek(po_WatchParser *p, po_KubeWatchPeekFn peek, void *ct
 void po_WatchParser_SetCutManagedFields(po_WatchParser *p, bool cut) { p->cut_managed = cut; }
 
 /* The event whole in data (scanned: e), parsed with its object's metadata.managedFields cut out
- * (po_JsonScan_ManagedFields_: the last metadata's, which json-c's tree would keep, with one
+ * (found by the scan as po_JsonScan_ManagedFields_ finds it: the last metadata's, which json-c's tree would keep, with one
  * comma, so the bytes stay one object), from a copy: on a real API server managedFields is a
  * third or more of an object's bytes and most of its allocations (each field an object), all
  * dropped by the cache anyway. *ev the tree, *n_cut the copy's length (in p->scratch). False when
  * there is nothing to cut, no memory for the copy, or json-c does not take the copy whole as one
  * event: the event is then parsed from data as any other (its errors said as they always are). */
 static bool parse_cut(po_WatchParser *p, const char *data, const po_JsonScanEvent_ *e, json_object **ev, size_t *n_cut) {
-  size_t at, cut;
-  if (!po_JsonScan_ManagedFields_(e->object, e->object_len, &at, &cut)) return false;
+  if (!e->managed_cut) return false;
+  size_t at = e->managed_at, cut = e->managed_len;
   size_t n = (size_t)(e->end - data), head = (size_t)(e->object - data) + at, m = n - cut;
   if (m > (size_t)1 << 30) return false;
   if (m > p->scratch_cap) {

@@ -120,6 +120,10 @@ typedef struct {
   bool deleting;                          /* metadata.deletionTimestamp set */
   const char *object;                     /* the object's bytes as they arrived */
   size_t object_len;
+  /* metadata.managedFields (the member and a comma) at [managed_at, managed_at + managed_len) of
+   * object, found by the head's scan, when managed_cut */
+  bool managed_cut;
+  size_t managed_at, managed_len;
 } po_KubeWatchHead;
 /* Asked first for each event whose head reads plainly; true when the caller took the event as
  * it is (its bytes): it is then neither parsed nor given to fn. For a caller that knows some
