@@ -752,18 +752,19 @@ static void answer_meta(const char *md, size_t md_len, const char *key, char *bu
   const char *v;
   size_t n;
   buf[0] = 0;
-  if (po_JsonScan_Member_(md, md_len, key, &v, &n)) po_JsonScan_PlainString_(v, n, buf, size);
+  if (po_JsonScan_MemberFirst_(md, md_len, key, &v, &n)) po_JsonScan_PlainString_(v, n, buf, size);
 }
 
-/* What an answer's metadata says of the object written, read by a scan (one pass, no tree: a
- * target's answer is ~25 KB at 50 entries, and only three members of it are used). */
+/* What an answer's metadata says of the object written, read by a scan (no tree: a target's
+ * answer is ~25 KB at 50 entries, and only three members of it are used). The answer is the API
+ * server's text, each key once: the walk ends at metadata, not past the spec after it. */
 static void written_of(const char *resp, size_t rlen, po_KubeWritten *w) {
   const char *md, *v;
   size_t md_len, n;
-  if (!resp || !po_JsonScan_Member_(resp, rlen, "metadata", &md, &md_len)) return;
+  if (!resp || !po_JsonScan_MemberFirst_(resp, rlen, "metadata", &md, &md_len)) return;
   answer_meta(md, md_len, "uid", w->uid, sizeof w->uid);
   answer_meta(md, md_len, "resourceVersion", w->rv, sizeof w->rv);
-  if (po_JsonScan_Member_(md, md_len, "generation", &v, &n) && n > 0 && n < 19) {
+  if (po_JsonScan_MemberFirst_(md, md_len, "generation", &v, &n) && n > 0 && n < 19) {
     int64_t g = 0;
     for (size_t i = 0; i < n && g >= 0; i++) g = v[i] >= '0' && v[i] <= '9' ? g * 10 + (v[i] - '0') : -1;
     w->generation = g > 0 ? g : 0;
@@ -774,8 +775,8 @@ static void written_of(const char *resp, size_t rlen, po_KubeWritten *w) {
 static bool lists_finalizer(const char *resp, size_t rlen, const char *name) {
   const char *md, *list, *v;
   size_t md_len, list_len, n;
-  if (!resp || !po_JsonScan_Member_(resp, rlen, "metadata", &md, &md_len) ||
-      !po_JsonScan_Member_(md, md_len, "finalizers", &list, &list_len))
+  if (!resp || !po_JsonScan_MemberFirst_(resp, rlen, "metadata", &md, &md_len) ||
+      !po_JsonScan_MemberFirst_(md, md_len, "finalizers", &list, &list_len))
     return false;
   const char *at = list, *end = list + list_len;
   char buf[256];

@@ -144,20 +144,18 @@ typedef struct {
   Member last;        /* the member seen last */
   const char *after;  /* the start of the member after the match (NULL: none yet) */
   bool any;
-  bool first;         /* the first match is enough (the walk ends at the member after it) */
+  bool first;         /* the first match is enough (the walk ends at it) */
 } Find;
 
 static int find_member(void *ctx, const Member *m) {
   Find *f = ctx;
-  if (f->any && !f->after) {
-    f->after = m->start;
-    if (f->first) return 2;
-  }
+  if (f->any && !f->after) f->after = m->start;
   if (m->key_len == f->key_len && memcmp(m->key, f->key, m->key_len) == 0) {
     f->found = *m;
     f->prev = f->last;
     f->after = NULL;
     f->any = true;
+    if (f->first) return 2; /* the member after it is found below, its value not skipped */
   }
   f->last = *m;
   return 1;
@@ -165,15 +163,34 @@ static int find_member(void *ctx, const Member *m) {
 
 static bool find(const char *s, size_t n, const char *key, bool first, Find *f) {
   *f = (Find){.key = key, .key_len = strlen(key), .first = first};
-  return each_member(s, n, find_member, f) && f->any;
+  if (!each_member(s, n, find_member, f) || !f->any) return false;
+  if (!first) return true;
+  /* The walk stopped at the match: the member after it starts past a comma (a key's quote), or
+   * the object closes. Not skipping that member's value saves a pass over what follows (a
+   * target's spec after its metadata). */
+  const char *end = s + n, *p = skip_ws(f->found.end, end);
+  if (p < end && *p == '}') return true;
+  if (p >= end || *p != ',') return false;
+  p = skip_ws(p + 1, end);
+  if (p >= end || *p != '"') return false;
+  f->after = p;
+  return true;
 }
 
-bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **value, size_t *value_len) {
+static bool member(const char *s, size_t n, const char *key, bool first, const char **value, size_t *value_len) {
   Find f;
-  if (!find(s, n, key, false, &f)) return false;
+  if (!find(s, n, key, first, &f)) return false;
   *value = f.found.value;
   *value_len = (size_t)(f.found.end - f.found.value);
   return true;
+}
+
+bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **value, size_t *value_len) {
+  return member(s, n, key, false, value, value_len);
+}
+
+bool po_JsonScan_MemberFirst_(const char *s, size_t n, const char *key, const char **value, size_t *value_len) {
+  return member(s, n, key, true, value, value_len);
 }
 
 /* The cut of managedFields (the last, or the first) in the metadata member md of the object at s. */

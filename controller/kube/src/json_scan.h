@@ -16,6 +16,10 @@ const char *po_JsonScan_SkipValue_(const char *s, const char *end);
  * keeps the last of duplicate keys). false when there is none, the text is not an object, or a key
  * holds an escape (it might spell `key`). */
 bool po_JsonScan_Member_(const char *s, size_t n, const char *key, const char **value, size_t *value_len);
+/* The first member `key`, the walk ending there: for text the API server wrote (an answer), which
+ * holds each key once, where not walking on saves a pass over what follows (a target's spec after
+ * its metadata). */
+bool po_JsonScan_MemberFirst_(const char *s, size_t n, const char *key, const char **value, size_t *value_len);
 
 /* A scanned value (value, n as po_JsonScan_Member_ gives them) that is a string without escapes
  * and shorter than size, copied into buf NUL-terminated; false otherwise (buf then ""). */
