@@ -11,41 +11,40 @@ static const char *skip_ws(const char *s, const char *end) {
   return s;
 }
 
-/* s at an opening quote: past the closing one, NULL when unterminated; *escaped set when the
- * string holds an escape. */
+/* s at a key's opening quote: past the closing one, NULL when unterminated; *escaped set when
+ * the string holds an escape (a key with one might spell any name). memchr's word-at-a-time
+ * search, not a byte loop. */
 static const char *skip_string(const char *s, const char *end, bool *escaped) {
-  /* The first 24 bytes one at a time: most strings are keys and short values ("op", "add",
-   * "cluster"), for which two memchr calls cost more than their bytes (the skip was 5.5
-   * instructions a byte of a target's echo, a third of it in those calls). */
-  s++;
-  for (const char *lim = end - s > 24 ? s + 24 : end; s < lim;) {
-    if (*s == '"') return s + 1;
-    if (*s == '\\') {
-      *escaped = true;
-      if (end - s < 2) return NULL; /* the text ends inside the escape */
-      s += 2;                       /* past the escaped byte (a quote, a backslash, anything) */
-      continue;
-    }
-    s++;
-  }
-  /* Then memchr's word-at-a-time search, not a byte loop: long strings are most of an object's
-   * bytes */
-  while (s < end) {
+  for (s++; s < end;) {
     const char *q = memchr(s, '"', (size_t)(end - s));
     if (!q) return NULL;
     const char *bs = memchr(s, '\\', (size_t)(q - s));
     if (!bs) return q + 1;
     *escaped = true;
-    if (end - bs < 2) return NULL;
-    s = bs + 2;
+    if (end - bs < 2) return NULL; /* the text ends inside the escape */
+    s = bs + 2;                    /* past the escaped byte (a quote, a backslash, anything) */
+  }
+  return NULL;
+}
+
+/* A value's string, past its closing quote, where escapes need not be told: one memchr for the
+ * next quote, which ends the string unless an odd run of backslashes stands before it (a search
+ * for backslashes too was a second call per string: most of a target's echo is strings). */
+static const char *skip_string_value(const char *s, const char *end) {
+  for (s++; s < end;) {
+    const char *q = memchr(s, '"', (size_t)(end - s));
+    if (!q) return NULL;
+    const char *b = q;
+    while (b > s && b[-1] == '\\') b--; /* s[-1] is a quote: the opening one, or an escaped one */
+    if (((q - b) & 1) == 0) return q + 1;
+    s = q + 1;
   }
   return NULL;
 }
 
 const char *po_JsonScan_SkipValue_(const char *s, const char *end) {
-  bool esc = false;
   if (s >= end) return NULL;
-  if (*s == '"') return skip_string(s, end, &esc);
+  if (*s == '"') return skip_string_value(s, end);
   if (*s != '{' && *s != '[') {
     while (s < end && *s != ',' && *s != '}' && *s != ']' && !is_ws(*s)) s++;
     return s;
@@ -54,7 +53,7 @@ const char *po_JsonScan_SkipValue_(const char *s, const char *end) {
   while (s < end) {
     char c = *s;
     if (c == '"') {
-      if (!(s = skip_string(s, end, &esc))) return NULL;
+      if (!(s = skip_string_value(s, end))) return NULL;
       continue;
     }
     if (c == '{' || c == '[') {
