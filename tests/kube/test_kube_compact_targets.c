@@ -5,8 +5,9 @@
  * zstd blocks, raw and compressed mixed), managedFields anywhere, and sizes at the thread
  * buffers' doubling edges: every one reads back byte-exact, from 8 threads at once, each packing
  * and unpacking its own while reading the others' entries (each thread's own contexts). At the
- * app's level for targets (-3: no entropy coding of literals) base64 and random UTF-8 need not
- * shrink and may be kept as they are; a target of only the controller's entries always shrinks.
+ * app's level for targets (-3: no entropy coding of literals) base64 and random UTF-8 barely
+ * shrink, and are packed again at level 1 (compact.c); a target of only the controller's entries
+ * always shrinks.
  *
  * Seeded: PO_COMPACT_SEED=N replays a run (the seed is printed); PO_COMPACT_CASES=N the number
  * of targets per thread (default 40). */
