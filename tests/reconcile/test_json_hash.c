@@ -95,6 +95,11 @@ static void test_keyed_hash_tells_trees_apart(void **state) {
       "{\"a\":null}", "{\"a\":1}", "{\"b\":1}", "{\"a\":\"1\"}", "{\"ab\":1}", "{\"abcdefgh\":1}", "{\"abcdefghi\":1}",
       "{\"a\":1,\"b\":2}", "{\"a\":2,\"b\":1}", "{\"a\":{\"b\":1}}", "{\"a\":[1]}", "[1,2]", "[2,1]", "[1,[2]]",
       "{\"\":\"\"}", "{\"a\":\"abcdefghijklmnopq\"}", "{\"a\":\"abcdefghijklmnopr\"}", "{\"x\":1,\"y\":{\"z\":[true,false]}}",
+      /* where a name ends and its value begins, NULs, empty against missing, the numbers' edges */
+      "\"\\u0000\"", "\"\\u0000a\"", "{\"ab\":\"c\"}", "{\"a\":\"bc\"}", "{\"abcdefgh\":\"\"}", "{\"abcdefg\":\"h\"}",
+      "{\"\":\"abcdefgh\"}", "{\"a\":[]}", "{\"a\":{}}", "{\"a\":\"\"}", "{\"a\":false}", "{\"a\":0}", "[\"a\",\"b\"]", "[\"ab\"]",
+      "[\"\",\"ab\"]", "[[],[]]", "[[[]]]", "{\"0\":1}", "0.0", "-0.0", "9223372036854775807", "18446744073709551615",
+      "{\"a\":{\"a\":{}}}", "{\"a\":{},\"b\":{}}", "{\"a\":null,\"b\":null}",
   };
   enum { kN = sizeof kTrees / sizeof *kTrees };
   po_JsonHash h[kN];
