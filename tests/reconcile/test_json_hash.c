@@ -95,6 +95,11 @@ static void test_keyed_hash_tells_trees_apart(void **state) {
       "{\"a\":null}", "{\"a\":1}", "{\"b\":1}", "{\"a\":\"1\"}", "{\"ab\":1}", "{\"abcdefgh\":1}", "{\"abcdefghi\":1}",
       "{\"a\":1,\"b\":2}", "{\"a\":2,\"b\":1}", "{\"a\":{\"b\":1}}", "{\"a\":[1]}", "[1,2]", "[2,1]", "[1,[2]]",
       "{\"\":\"\"}", "{\"a\":\"abcdefghijklmnopq\"}", "{\"a\":\"abcdefghijklmnopr\"}", "{\"x\":1,\"y\":{\"z\":[true,false]}}",
+      /* where a name ends and its value begins, NULs, empty against missing, the numbers' edges */
+      "\"\\u0000\"", "\"\\u0000a\"", "{\"ab\":\"c\"}", "{\"a\":\"bc\"}", "{\"abcdefgh\":\"\"}", "{\"abcdefg\":\"h\"}",
+      "{\"\":\"abcdefgh\"}", "{\"a\":[]}", "{\"a\":{}}", "{\"a\":\"\"}", "{\"a\":false}", "{\"a\":0}", "[\"a\",\"b\"]", "[\"ab\"]",
+      "[\"\",\"ab\"]", "[[],[]]", "[[[]]]", "{\"0\":1}", "0.0", "-0.0", "9223372036854775807", "18446744073709551615",
+      "{\"a\":{\"a\":{}}}", "{\"a\":{},\"b\":{}}", "{\"a\":null,\"b\":null}",
   };
   enum { kN = sizeof kTrees / sizeof *kTrees };
   po_JsonHash h[kN];
@@ -188,6 +193,107 @@ static void test_keyed_hash_equal_exactly_when_trees_are(void **state) {
   for (size_t i = 0; i < kTrees; i++) json_object_put(t[i]);
 }
 
+/* ---- one change away: a random tree against its copy with one change somewhere inside ---- */
+
+static json_object *copy_of(json_object *t) {
+  json_object *c = NULL;
+  if (t && json_object_deep_copy(t, &c, NULL) != 0) fail_msg("deep copy");
+  return c;
+}
+
+/* One change at a random depth (or none): an element or member dropped, an element wrapped in an
+ * array, a member renamed (a byte added at its end, or its first one dropped: the name/value
+ * boundary), a value replaced by another tree. */
+static void change(json_object **u) {
+  json_object *o = *u;
+  if (json_object_is_type(o, json_type_array) && json_object_array_length(o) && rnd(3)) {
+    size_t i = rnd((unsigned)json_object_array_length(o));
+    json_object *e = json_object_get(json_object_array_get_idx(o, i));
+    unsigned m = rnd(4);
+    if (m == 0) {
+      json_object_array_del_idx(o, i, 1);
+      json_object_put(e);
+      return;
+    }
+    if (m == 1) {
+      json_object *w = json_object_new_array();
+      json_object_array_add(w, e);
+      e = w;
+    } else {
+      change(&e);
+    }
+    json_object_array_put_idx(o, i, e);
+    return;
+  }
+  if (json_object_is_type(o, json_type_object) && json_object_object_length(o) && rnd(3)) {
+    unsigned which = rnd((unsigned)json_object_object_length(o)), j = 0;
+    char name[32] = "";
+    json_object *e = NULL;
+    json_object_object_foreach(o, k, v) {
+      if (j++ == which) {
+        snprintf(name, sizeof name, "%s", k);
+        e = json_object_get(v);
+      }
+    }
+    json_object_object_del(o, name);
+    unsigned m = rnd(4);
+    if (m == 0) {
+      json_object_put(e);
+      return;
+    }
+    if (m == 1) {
+      size_t l = strlen(name);
+      name[l] = 'h', name[l + 1] = '\0';
+      json_object_object_add(o, name + (rnd(2) ? 1 : 0), e); /* "ab" -> "abh" or "bh" */
+      return;
+    }
+    change(&e);
+    json_object_object_add(o, name, e);
+    return;
+  }
+  if (rnd(4) == 0) return; /* unchanged */
+  json_object_put(*u);
+  *u = tree(1);
+}
+
+static void test_keyed_hash_one_change_away(void **state) {
+  (void)state;
+  const char *env = getenv("PO_SEED");
+  uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+  printf("test_keyed_hash_one_change_away: seed %llu (PO_SEED)\n", (unsigned long long)seed);
+  g_r = seed;
+  size_t equal = 0, excepts = 0;
+  for (int i = 0; i < 20000; i++) {
+    json_object *t = tree(0), *u = copy_of(t);
+    change(&u);
+    bool same = json_object_equal(t, u) != 0, hashed = po_JsonHash_Equal(po_Json_Hash(t), po_Json_Hash(u));
+    equal += same;
+    if (same != hashed) {
+      fail_msg("seed %llu: %s and %s: equal %d, hashes equal %d", (unsigned long long)seed, json_object_to_json_string(t),
+               json_object_to_json_string(u), same, hashed);
+    }
+    /* leaving a member out of the hash is hashing the object without it */
+    if (json_object_is_type(t, json_type_object) && json_object_object_length(t)) {
+      const char *name = NULL;
+      json_object_object_foreach(t, k, v) {
+        (void)v;
+        name = k;
+      }
+      json_object *without = copy_of(t);
+      json_object_object_del(without, name);
+      if (!po_JsonHash_Equal(po_Json_HashExcept(t, name), po_Json_Hash(without))) {
+        fail_msg("seed %llu: %s except \"%s\" differs from it without", (unsigned long long)seed, json_object_to_json_string(t), name);
+      }
+      excepts++;
+      json_object_put(without);
+    }
+    json_object_put(t);
+    json_object_put(u);
+  }
+  printf("test_keyed_hash_one_change_away: 20000 pairs, %zu equal, %zu excepts\n", equal, excepts);
+  assert_true(equal > 1000 && excepts > 1000);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_stable_hash_pinned),
@@ -195,6 +301,7 @@ int main(void) {
       cmocka_unit_test(test_sip_published_values),
       cmocka_unit_test(test_keyed_hash_tells_trees_apart),
       cmocka_unit_test(test_keyed_hash_equal_exactly_when_trees_are),
+      cmocka_unit_test(test_keyed_hash_one_change_away),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -88,16 +88,14 @@ void po_TextCodec_Free_(po_TextCodec_ *c) {
   free(c);
 }
 
-/* Both pieces streamed into one frame: the text around a cut is never joined in a copy. The
- * frame records no content size and no checksum (the entry keeps the size; 4 bytes each saved). */
-size_t po_TextCodec_Pack_(const po_TextCodec_ *c, const char *a, size_t alen, const char *b, size_t blen,
-                          const char **out) {
-  Scratch *s = scratch();
+/* Both pieces streamed into one frame at `level`, into the thread's buffer: the text around a cut
+ * is never joined in a copy. The frame records no content size and no checksum (the entry keeps
+ * the size; 4 bytes each saved). 0 when it is not smaller than the text, or failed. */
+static size_t pack_at(const po_TextCodec_ *c, Scratch *s, int level, const char *a, size_t alen, const char *b, size_t blen) {
   size_t n = alen + blen;
-  if (!s || (!s->cctx && !(s->cctx = ZSTD_createCCtx())) || !reserve(&s->pack, &s->pack_cap, n)) return 0;
   ZSTD_CCtx *z = s->cctx;
   ZSTD_CCtx_reset(z, ZSTD_reset_session_and_parameters);
-  if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, c->level)) ||
+  if (ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_compressionLevel, level)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_contentSizeFlag, 0)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_checksumFlag, 0)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(z, ZSTD_c_dictIDFlag, 0)) ||
@@ -117,9 +115,32 @@ size_t po_TextCodec_Pack_(const po_TextCodec_ *c, const char *a, size_t alen, co
     if (r == 0) break;
     if (o.pos == o.size) return 0; /* more to flush, no room left: not smaller */
   }
-  if (o.pos >= n) return 0;
+  return o.pos < n ? o.pos : 0;
+}
+
+/* A negative level does not entropy-code literals: a foreign blob of hex, digits, base64 or
+ * random UTF-8 in a target then barely shrinks or not at all (1.5 MB of hex kept whole, against
+ * 0.74 MB at level 1). Such a text, one the fast level left at more than half its size, is packed
+ * again at level 1 (test_kube_compact_targets' test_foreign_text_keeps_level_one_size). Not under
+ * kRetryFrom bytes, where the most that pass could save is a few hundred bytes and it would cost
+ * a small target's store three times the instructions (a target of one of the controller's
+ * entries, 0.9 KB, keeps 0.59 of itself at -3: 24 K instructions a store, 81 K with a second
+ * pass); the controller's larger targets shrink to a fifth or less and never take it. */
+enum { kRetryFrom = 4096 };
+size_t po_TextCodec_Pack_(const po_TextCodec_ *c, const char *a, size_t alen, const char *b, size_t blen,
+                          const char **out) {
+  Scratch *s = scratch();
+  size_t n = alen + blen;
+  if (!s || (!s->cctx && !(s->cctx = ZSTD_createCCtx())) || !reserve(&s->pack, &s->pack_cap, n)) return 0;
+  size_t k = pack_at(c, s, c->level, a, alen, b, blen);
+  if (c->level < kDefaultLevel && !c->cdict && n >= kRetryFrom && (k == 0 || k > n / 2)) {
+    size_t fast = k;
+    k = pack_at(c, s, kDefaultLevel, a, alen, b, blen);
+    if (fast && (k == 0 || k >= fast)) k = pack_at(c, s, c->level, a, alen, b, blen); /* rare: the fast one was smaller */
+  }
+  if (k == 0) return 0;
   *out = s->pack;
-  return o.pos;
+  return k;
 }
 
 const char *po_TextCodec_Unpack_(const po_TextCodec_ *c, const char *packed, size_t len, size_t raw_len) {
