@@ -172,6 +172,39 @@ static bool skipped(const char *k, const char *const *skip, size_t nskip) {
   return false;
 }
 
+/* A member of an object fed into its own hash m (key: its name, kl bytes). */
+typedef void (*MemberFeed)(Sip *m, const Params *prm, const char *key, size_t kl, const json_object *v);
+
+/* An object's members (but those skipped), each hashed on its own by feed, fed into s as their
+ * count and the lane-wise sum of their hashes: the sum is what makes the members' order not count.
+ * Both layouts share it; they differ only in what feed puts into a member's hash. */
+static void feed_members(Sip *s, const Params *prm, const json_object *o, const char *const *skip, size_t nskip,
+                         MemberFeed feed) {
+  po_JsonHash sum = {0, 0};
+  uint64_t n = 0;
+  json_object_object_foreach((json_object *)o, k, v) {
+    if (skipped(k, skip, nskip)) continue;
+    Sip m;
+    sip_init(&m, prm);
+    feed(&m, prm, k, strlen(k), v);
+    po_JsonHash h = sip_final(&m);
+    sum.lo += h.lo;
+    sum.hi += h.hi;
+    n++;
+  }
+  feed_u64(s, n);
+  feed_hash(s, sum);
+}
+
+static po_JsonHash node(const Params *key, const json_object *o, const char *const *skip, size_t nskip);
+
+/* The stored layout's member: its name's length, its name, its value's own hash. */
+static void stored_member(Sip *m, const Params *prm, const char *key, size_t kl, const json_object *v) {
+  feed_u64(m, kl);
+  sip_feed(m, key, kl);
+  feed_hash(m, node(prm, v, NULL, 0));
+}
+
 /* The stored layout: every node its own hash, fed into its parent's; a one-byte tag. */
 static po_JsonHash node(const Params *key, const json_object *o, const char *const *skip, size_t nskip) {
   Sip s;
@@ -209,28 +242,18 @@ static po_JsonHash node(const Params *key, const json_object *o, const char *con
       for (size_t i = 0; i < n; i++) feed_hash(&s, node(key, json_object_array_get_idx(o, i), NULL, 0));
       break;
     }
-    case json_type_object: {
-      po_JsonHash sum = {0, 0};
-      uint64_t n = 0;
-      json_object_object_foreach((json_object *)o, k, v) {
-        if (skipped(k, skip, nskip)) continue;
-        Sip m;
-        sip_init(&m, key);
-        size_t kl = strlen(k);
-        feed_u64(&m, kl);
-        sip_feed(&m, k, kl);
-        feed_hash(&m, node(key, v, NULL, 0));
-        po_JsonHash h = sip_final(&m);
-        sum.lo += h.lo;
-        sum.hi += h.hi;
-        n++;
-      }
-      feed_u64(&s, n);
-      feed_hash(&s, sum);
-      break;
-    }
+    case json_type_object: feed_members(&s, key, o, skip, nskip, stored_member); break;
   }
   return sip_final(&s);
+}
+
+static void stream(Sip *s, const Params *key, const json_object *o, const char *const *skip, size_t nskip);
+
+/* The streamed layout's member: its value streamed, then its name's length and its name. */
+static void streamed_member(Sip *m, const Params *prm, const char *key, size_t kl, const json_object *v) {
+  stream(m, prm, v, NULL, 0);
+  feed_u64(m, kl);
+  sip_feed(m, key, kl);
 }
 
 /* The process's layout: a tree streamed into one hash in whole words, each value as its type's
@@ -273,26 +296,7 @@ static void stream(Sip *s, const Params *key, const json_object *o, const char *
       for (size_t i = 0; i < n; i++) stream(s, key, json_object_array_get_idx(o, i), NULL, 0);
       break;
     }
-    case json_type_object: {
-      po_JsonHash sum = {0, 0};
-      uint64_t n = 0;
-      json_object_object_foreach((json_object *)o, k, v) {
-        if (skipped(k, skip, nskip)) continue;
-        Sip m;
-        sip_init(&m, key);
-        stream(&m, key, v, NULL, 0);
-        size_t kl = strlen(k);
-        feed_u64(&m, kl);
-        sip_feed(&m, k, kl);
-        po_JsonHash h = sip_final(&m);
-        sum.lo += h.lo;
-        sum.hi += h.hi;
-        n++;
-      }
-      feed_u64(s, n);
-      feed_hash(s, sum);
-      break;
-    }
+    case json_type_object: feed_members(s, key, o, skip, nskip, streamed_member); break;
   }
 }
 
