@@ -952,6 +952,77 @@ static void test_lookalike_entries_left_alone_and_reported(void **state) {
   json_object_put(before);
 }
 
+/* The reconcile reads the target's entries in one walk (every entry bound to it, whoever it
+ * names) and takes its owners' from those: what po_Consul_OwnedEntries gives with the owners
+ * (every existing PropertyOverride whose uid an entry names: those of the target and those pointing
+ * elsewhere now) must be what it reports, on seeded random mixes of ours, look-alikes bound
+ * elsewhere or to nothing, stale uids, names of no PropertyOverride, and other extensions.
+ * PO_SEED=N reruns one. */
+static void test_one_walk_reads_what_owned_entries_reads(void **state) {
+  (void)state;
+  const char *env = getenv("PO_SEED");
+  unsigned seed = env ? (unsigned)strtoul(env, NULL, 10) : (unsigned)time(NULL);
+  print_message("seed %u (PO_SEED)\n", seed);
+  static const char *const kTargetUids[] = {"uid-web", "uid-web", "uid-web", "uid-elsewhere", ""};
+  for (int round = 0; round < 400; round++) {
+    unsigned s = seed + (unsigned)round;
+    srand(s);
+    Fake *fx = fake_new();
+    assert_non_null(fx);
+    bool exists[6];
+    for (int p = 0; p < 6; p++) { /* listed here, pointing elsewhere, or gone */
+      char name[8];
+      snprintf(name, sizeof name, "p%d", p);
+      int where = rand() % 3;
+      exists[p] = where != 2;
+      if (where == 0) apply_override(fx, name, 1, "web", kGood);
+      if (where == 1) apply_override(fx, name, 1, "other", kGood);
+    }
+    char text[8192];
+    size_t len = (size_t)snprintf(text, sizeof text,
+                                  "{\"apiVersion\":\"consul.hashicorp.com/v1alpha1\",\"kind\":\"ServiceDefaults\",\"metadata\":{"
+                                  "\"name\":\"web\",\"namespace\":\"default\",\"uid\":\"uid-web\"},\"spec\":{\"envoyExtensions\":[");
+    int n = rand() % 12;
+    for (int e = 0; e < n; e++) {
+      int p = rand() % 7, kind = rand() % 6; /* p6: no PropertyOverride of that name ever */
+      const char *tuid = kTargetUids[rand() % 5];
+      const char *uid = kind == 4 ? "uid-stale" : "";
+      char puid[32];
+      snprintf(puid, sizeof puid, "uid-po-p%d", p);
+      len += (size_t)snprintf(text + len, sizeof text - len,
+                              "%s{\"name\":\"%s\",\"arguments\":{\"PropertyOverride\":{\"name\":\"p%d\",\"generation\":1%s%s%s"
+                              "%s%s%s},\"Patches\":[]}}",
+                              e ? "," : "", kind == 5 ? "builtin/lua" : "builtin/property-override", p,
+                              kind == 3 ? "" : ",\"uid\":\"", kind == 3 ? "" : (*uid ? uid : puid), kind == 3 ? "" : "\"",
+                              *tuid ? ",\"targetUID\":\"" : "", tuid, *tuid ? "\"" : "");
+      assert_true(len < sizeof text - 64);
+    }
+    snprintf(text + len, sizeof text - len, "]}}");
+    json_object *t = json_tokener_parse(text);
+    assert_non_null(t);
+    po_ConsulOwner owners[6];
+    char names[6][8], uids[6][32];
+    size_t nowners = 0;
+    for (int p = 0; p < 6; p++) {
+      if (!exists[p]) continue;
+      snprintf(names[nowners], sizeof names[nowners], "p%d", p);
+      snprintf(uids[nowners], sizeof uids[nowners], "uid-po-p%d", p);
+      owners[nowners] = (po_ConsulOwner){names[nowners], uids[nowners]};
+      nowners++;
+    }
+    size_t foreign = 0;
+    po_Consul_OwnedEntries(t, owners, nowners, NULL, 0, &foreign);
+    put(fx, "ServiceDefaults/default/web", t);
+    po_ReconcileResult r = run(fx);
+    if (r.foreign_entries != foreign) {
+      fprintf(stderr, "PO_SEED=%u: the reconcile counted %zu look-alikes, po_Consul_OwnedEntries %zu, in %s\n", s,
+              r.foreign_entries, foreign, text);
+    }
+    assert_int_equal(r.foreign_entries, foreign);
+    fake_free(fx);
+  }
+}
+
 /* adv-guard: the live read before a finalizer goes (release_guard) waits only for what the
  * reconcile would remove once its cache holds it: an entry of ours, named builtin/property-override
  * and bound to that very object's uid and to this PropertyOverride's name and uid. A look-alike
@@ -3048,6 +3119,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_nothing_before_the_caches_synced, setup, teardown),
       cmocka_unit_test_setup_teardown(test_created_target_and_markers_bound_to_uids, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookalike_entries_left_alone_and_reported, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_one_walk_reads_what_owned_entries_reads, setup, teardown),
       cmocka_unit_test_setup_teardown(test_lookalike_created_annotation_never_deleted, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_last_valid_annotation_programs_nothing, setup, teardown),
       cmocka_unit_test_setup_teardown(test_last_valid_record_is_recompiled_not_trusted, setup, teardown),

@@ -130,14 +130,18 @@ static json_object *route_whole(void *ctx, const char *ns, const char *name) {
   return c;
 }
 
+_Static_assert(sizeof((po_OverrideVersion *)0)->rv == sizeof((po_InformerVersion *)0)->rv &&
+                   sizeof((po_OverrideVersion *)0)->uid == sizeof((po_InformerVersion *)0)->uid,
+               "override_version copies the informer's version whole");
 static bool override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *v) {
   po_KubeIO *k = ctx;
   size_t i = slot_of(k, ns);
   po_InformerVersion iv;
   *v = (po_OverrideVersion){.generation = 0};
   if (i == (size_t)-1 || !po_Informer_Version(k->overrides[i], ns, name, &iv)) return false;
-  snprintf(v->rv, sizeof v->rv, "%s", iv.rv);
-  snprintf(v->uid, sizeof v->uid, "%s", iv.uid);
+  /* both NUL-terminated in buffers of one size (checked below): copied whole */
+  memcpy(v->rv, iv.rv, sizeof v->rv);
+  memcpy(v->uid, iv.uid, sizeof v->uid);
   v->generation = iv.generation;
   return true;
 }

@@ -186,9 +186,17 @@ static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_obje
   return e;
 }
 
+/* src into dst, cut to its size: asked once per PropertyOverride of a target on every reconcile
+ * (po_Informer_Version), where two snprintf calls cost more than the lookup. */
+static void copy_cut(char *dst, size_t size, const char *src) {
+  size_t n = strnlen(src, size - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
 static void version_of(const po_CacheEntry_ *e, po_InformerVersion *v) {
-  snprintf(v->rv, sizeof v->rv, "%s", e->rv);
-  snprintf(v->uid, sizeof v->uid, "%s", e->uid);
+  copy_cut(v->rv, sizeof v->rv, e->rv);
+  copy_cut(v->uid, sizeof v->uid, e->uid);
   v->generation = e->generation;
   v->deleting = e->deleting;
 }

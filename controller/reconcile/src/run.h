@@ -98,6 +98,10 @@ typedef struct po_Run {
   size_t nowners;
   po_ConsulEntry *live, *bound, *want;
   size_t nlive, nwant;
+  /* Consul: the target's entries bound to it, whoever they name (`bound`, read once per run from
+   * `bound_of`), and the look-alikes bound elsewhere or to nothing */
+  size_t nbound, unbound_entries;
+  const json_object *bound_of;
   /* Consul: the indices of live, sorted by (owner, uid, index), so a PropertyOverride's entries
    * are found in log time (arena; NULL when there was no room: searched in turn) */
   size_t *live_order;
