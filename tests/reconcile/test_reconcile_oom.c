@@ -46,7 +46,10 @@ static void resume(void) { g_fail_at = g_paused; }
  * decompresses and parses a text for each reader), and a read whose copy fails reports the object
  * cached but not readable (fake_api.c, lend). */
 static bool g_reads_fail;
+/* Reads made once the armed allocation had failed (test_unlisted_entry_at_any_failed_allocation). */
+static long g_reads_after_failure;
 static void read_begin(void) {
+  if (g_fail_at > 0 && g_count >= g_fail_at) g_reads_after_failure++;
   if (!g_reads_fail) pause_();
 }
 static void read_end(void) {
@@ -564,6 +567,67 @@ static void test_unreadable_peer_writes_no_status(void **state) {
   assert_string_equal(programmed_reason(fx, "po/default/a"), "Overlapping");
 }
 
+/* adv-walk20: an allocation that fails while the target's entries are read (the first read, made
+ * to size the run's items for PropertyOverrides the index missed) ends the reconcile before any
+ * write, as every failure of the load does ("Nothing is written after memory ran out", run.c). b
+ * is bound to web but unlisted (an index update that failed): a reconcile that went on would find
+ * it through its entry and add its item to a table sized without room for it. */
+enum { kExitWentOnAfterLoadOom = 8 };
+static void check_write_ab_exit(Fake *fx, json_object *obj) {
+  (void)fx;
+  if ((entries_held(obj) & 3) != 3) _exit(kExitPartialWrite);
+}
+static void test_unlisted_entry_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  apply(fx, "b", 1, 20);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  char old[300];
+  assert_true(po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old)); /* as if its Set had failed */
+  apply(fx, "a", 2, 11); /* a write is due */
+  fx->check_write = check_write_ab_exit;
+  long n, crashes = 0, errors = 0, clean = 0;
+  for (n = 1; n < 200000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      po_ReconcileIO w = io(fx);
+      int writes = fx->target_writes + fx->status_patches + fx->override_patches;
+      g_reads_after_failure = 0;
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, fx->ix, "ServiceDefaults/default/web");
+      long reached = g_count;
+      disarm();
+      /* one allocation fails, so the reconcile's first error is that one's */
+      if (reached >= n && !strcmp(r.error, "out of memory: reading the target's entries") &&
+          (g_reads_after_failure || fx->target_writes + fx->status_patches + fx->override_patches != writes)) {
+        fprintf(stderr, "allocation %ld: %s, and the reconcile went on: %ld reads, %d writes after it\n", n, r.error,
+                g_reads_after_failure, fx->target_writes + fx->status_patches + fx->override_patches - writes);
+        _exit(kExitWentOnAfterLoadOom);
+      }
+      _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
+    }
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == kExitPartialWrite) fail_msg("allocation %ld failed: a target was written without a or b", n);
+    if (code == kExitWentOnAfterLoadOom) fail_msg("allocation %ld failed reading the target's entries: the reconcile went on", n);
+    if (code == -1) {
+      crashes++;
+      continue;
+    }
+    if (code == kExitOk) {
+      clean++;
+      break;
+    }
+    errors++;
+  }
+  printf("unlisted entry: %ld allocations failed one at a time: %ld reported an error, %ld crashed, 0 went on after a "
+         "failed read of its entries\n", n - 1, errors, crashes);
+  assert_int_equal(clean, 1);
+  fx->check_write = NULL;
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+}
+
 static void test_index_update_whole_or_reported(void **state) {
   Fake *fx = *state;
   char old[300], names[4][254];
@@ -783,6 +847,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_partial_write_under_sync_require, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_unlisted_entry_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_index_update_whole_or_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_istio_no_bad_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eg_no_bad_write_at_any_failed_allocation, setup, teardown),
