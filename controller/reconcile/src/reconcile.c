@@ -193,7 +193,9 @@ static bool load(po_Run *run) {
   if (!run->items || !run->owners || !run->want) return po_Run_Oom(run, "loading the PropertyOverrides of the target");
   /* Room for PropertyOverrides the index missed, found in the target itself by its mesh. */
   size_t nbound = mesh(run)->extra_items ? mesh(run)->extra_items(run) : 0;
-  if (run->r.out_of_memory) return false; /* reading the target's entries: nothing more is done */
+  /* Its count unread (0) and the mesh's load going on, an item found there would be added past
+   * the table (test_reconcile_oom's test_unlisted_entry_at_any_failed_allocation). */
+  if (run->r.out_of_memory) return false;
   if (nbound) {
     po_RunItem *items = realloc(run->items, (cap + nbound) * sizeof *items);
     po_ConsulEntry *want = realloc(run->want, (cap + nbound) * sizeof *want);

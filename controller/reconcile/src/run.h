@@ -127,9 +127,10 @@ typedef struct po_Run {
 /* ---- the part of a reconcile each mesh supplies ------------------------------------------------
  * Every member may be NULL (false for the flags) where the mesh has nothing to do there. */
 typedef struct {
-  /* phase 1, load: room for items found in the target itself beyond the index's (returned), then
-   * what the target holds for its PropertyOverrides (after they are loaded). false: the
-   * reconcile ends (run->r says why). */
+  /* phase 1, load: room for items found in the target itself beyond the index's (returned; memory
+   * that ran out there, po_Run_Oom, ends the reconcile: load would find items it has no room
+   * for), then what the target holds for its PropertyOverrides (after they are loaded). false:
+   * the reconcile ends (run->r says why). */
   size_t (*extra_items)(po_Run *run);
   bool (*load)(po_Run *run);
   /* The generation of the PropertyOverride `it`'s entry in the target ns/name of this mesh (its
