@@ -20,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "compiled.h" /* po_Json_Parse */
 #include "fake_api.h"
 
 /* ---- the failing allocator ---- */
@@ -628,6 +629,36 @@ static void test_unlisted_entry_at_any_failed_allocation(void **state) {
   assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
 }
 
+/* adv-walk20: po_Json_Parse (compiled.c: an entry's arguments made again for the target's write,
+ * `marked` in consul_reconcile.c) with each of its allocations failing in turn returns NULL, never
+ * crashes: json_tokener_free(NULL) dereferences its argument (json-c 0.16), so a tokener that
+ * could not be made must not be freed. */
+static void test_json_parse_at_any_failed_allocation(void **state) {
+  (void)state;
+  static const char kText[] = "{\"Patches\":[{\"Op\":\"add\",\"Value\":40}],\"ProxyType\":\"connect-proxy\"}";
+  long n, failed = 0;
+  for (n = 1; n < 10000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      arm(n);
+      json_object *o = po_Json_Parse(kText, sizeof kText - 1);
+      long reached = g_count;
+      disarm();
+      if (reached < n) _exit(o && json_object_is_type(o, json_type_object) ? 0 : 3); /* ran through: parsed */
+      json_object_put(o);
+      _exit(1);
+    }
+    int code = fail_alloc_wait(pid);
+    if (code == -1) fail_msg("allocation %ld of po_Json_Parse failed: the process crashed", n);
+    assert_int_not_equal(code, 3);
+    if (code == 0) break;
+    failed++;
+  }
+  printf("po_Json_Parse: %ld allocations failed one at a time, none crashed\n", failed);
+  assert_true(failed > 0);
+}
+
 static void test_index_update_whole_or_reported(void **state) {
   Fake *fx = *state;
   char old[300], names[4][254];
@@ -848,6 +879,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_partial_write_under_sync_require, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unlisted_entry_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test(test_json_parse_at_any_failed_allocation),
       cmocka_unit_test_setup_teardown(test_index_update_whole_or_reported, setup, teardown),
       cmocka_unit_test_setup_teardown(test_istio_no_bad_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eg_no_bad_write_at_any_failed_allocation, setup, teardown),
