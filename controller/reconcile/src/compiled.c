@@ -18,7 +18,7 @@ json_object *po_Json_Parse(const char *text, size_t len) {
     json_object_put(o);
     o = NULL;
   }
-  json_tokener_free(t);
+  if (t) json_tokener_free(t); /* json-c's dereferences a NULL tokener (one that could not be made) */
   return o;
 }
 
