@@ -75,6 +75,7 @@ static void serve_conn(int fd) {
       have += (size_t)n;
     }
     size_t head = (size_t)(end - buf) + 4;
+    *end = '\0'; /* the request's head read as a string (the buffer is not one past what was read) */
     char path[1024] = "";
     if (sscanf(buf, "%*15s %1023s", path) != 1) return;
     char hdr[256];
