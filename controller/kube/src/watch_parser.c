@@ -245,9 +245,10 @@ void po_WatchParser_SetCutManagedFields(po_WatchParser *p, bool cut) { p->cut_ma
  * (where the scan found it, as po_JsonScan_ManagedFields_ does: the last metadata's, which
  * json-c's tree would keep, with one comma, so the bytes stay one object), from a copy: on a real
  * API server managedFields is a third or more of an object's bytes and most of its allocations
- * (each field an object), all dropped by the cache anyway. *ev the tree, *n_cut the copy's length (in p->scratch). False when
- * there is nothing to cut, no memory for the copy, or json-c does not take the copy whole as one
- * event: the event is then parsed from data as any other (its errors said as they always are). */
+ * (each field an object), all dropped by the cache anyway. *ev the tree, *n_cut the copy's length
+ * (in p->scratch). False when there is nothing to cut, no memory for the copy, or json-c does not
+ * take the copy whole as one event: the event is then parsed from data as any other (its errors
+ * said as they always are). */
 static bool parse_cut(po_WatchParser *p, const char *data, const po_JsonScanEvent_ *e, json_object **ev, size_t *n_cut) {
   if (!e->managed_cut) return false;
   size_t at = e->managed_at, cut = e->managed_len;
