@@ -35,6 +35,16 @@ void *calloc(size_t n, size_t size) { return fails() ? NULL : __libc_calloc(n, s
 void *realloc(void *p, size_t n) { return fails() ? NULL : __libc_realloc(p, n); }
 void free(void *p) { __libc_free(p); }
 
+/* PO_OOM_TRACE=1 also prints, from a child a crash ends, the crash's backtrace ("crashed:" first). */
+static void fail_alloc_crashed(int sig) {
+  static const char head[] = "crashed:\n";
+  void *b[32];
+  if (write(2, head, sizeof head - 1) < 0) _exit(128 + sig);
+  backtrace_symbols_fd(b, backtrace(b, 32), 2);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 /* fork() for one armed run in a child: what is buffered is flushed first (or the child prints it
  * again), and the child takes the default action of the crash signals (a test framework's
  * handlers would carry a crash inside a library back into its runner: the parent counts it). */
@@ -43,7 +53,8 @@ static inline pid_t fail_alloc_fork(void) {
   pid_t pid = fork();
   if (pid == 0) {
     int sigs[] = {SIGSEGV, SIGABRT, SIGBUS, SIGILL, SIGFPE};
-    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], SIG_DFL);
+    bool trace = getenv("PO_OOM_TRACE") != NULL;
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) signal(sigs[i], trace ? fail_alloc_crashed : SIG_DFL);
   }
   return pid;
 }

@@ -5,8 +5,9 @@
  *
  * The allocator is replaced in this binary (glibc lets a program define malloc and friends;
  * libraries, json-c and upb included, then use them) and fails only while armed. Each reconcile
- * runs in a child process: json-c aborts on some allocation failures of its own (an assert on a
- * NULL object), and such a crash is counted and reported, not failed; a partial write is. */
+ * runs in a child process, so that a crash is seen and failed like a partial write: every
+ * failure must end as a reported error (json-c asserts when a member is added to an object that
+ * could not be made, and adds a NULL value as JSON null: every such call is checked). */
 #include <json-c/json.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -34,6 +35,11 @@ static void arm(long n) {
   g_fail_at = n;
 }
 static void disarm(void) { g_fail_at = -1; }
+/* A child a signal ended: the failure of allocation n crashed the process (inside json-c, as a
+ * rule) where it had to end as a reported error. */
+static void crashed(long n) {
+  fail_msg("allocation %ld failed: the process crashed (PO_OOM_TRACE=1 prints the failing allocation and the crash)", n);
+}
 
 /* The fake API server's own allocations do not count: it stands for another process. */
 static long g_paused;
@@ -93,9 +99,41 @@ static po_WriteResult w_update_target(void *ctx, po_TargetKind kind, const char 
   resume();
   return w;
 }
+/* The exit codes of an armed child (a crash: a signal). */
+enum { kExitOk = 0, kExitPartialWrite = 3, kExitReadOom = 4, kExitReadIgnored = 5 };
+
+/* Whether a JSON value holds a null anywhere but at `allowed` (a member name, NULL: none). */
+static bool has_null(json_object *v, const char *allowed) {
+  if (!v) return true;
+  if (json_object_is_type(v, json_type_array)) {
+    for (size_t i = 0; i < json_object_array_length(v); i++)
+      if (has_null(json_object_array_get_idx(v, i), NULL)) return true;
+  } else if (json_object_is_type(v, json_type_object)) {
+    json_object_object_foreach(v, k, m) {
+      if (!(m == NULL && allowed && strcmp(k, allowed) == 0) && has_null(m, NULL)) return true;
+    }
+  }
+  return false;
+}
+
+/* A PropertyOverride patch as the reconcile sends it: a status patch holds no null but an
+ * explicit programmedGeneration removal; a finalizer patch holds none and keeps the version read
+ * as its precondition (a merge patch replaces the whole list: without it, another's finalizer
+ * added meanwhile would go). Checked before the fake's allocations are paused. */
+static void check_override_patch(bool status, json_object *patch) {
+  json_object *md = get(patch, "metadata");
+  bool bad = status ? has_null(get(patch, "status"), "programmedGeneration") || json_object_object_length(patch) != 1
+                    : has_null(patch, NULL) || !get(md, "finalizers") || !get(md, "resourceVersion");
+  if (!bad) return;
+  fprintf(stderr, "a %s patch that says what the reconcile did not decide: %s\n", status ? "status" : "finalizer",
+          json_object_to_json_string(patch));
+  _exit(kExitPartialWrite);
+}
+
 static po_WriteResult w_patch_override(void *ctx, const char *ns, const char *name, bool status, json_object *patch,
                                        po_WrittenVersion *written, po_CtlStatus *st) {
   Fake *fx = ctx;
+  check_override_patch(status, patch);
   pause_();
   po_WriteResult w = fx->io.patch_override(ctx, ns, name, status, patch, written, st);
   resume();
@@ -182,7 +220,6 @@ static void apply(Fake *fx, const char *name, int gen, int value) {
 
 /* 1: met the failure and said so; 2: met it and said nothing; 4: met it in a read, which ended the
  * reconcile as out of memory; 5: met it in a read, and the reconcile went on (as if absent). */
-enum { kExitOk = 0, kExitPartialWrite = 3, kExitReadOom = 4, kExitReadIgnored = 5 };
 static long g_read_runs; /* torture: runs whose failed allocation was in a read (kExitReadOom) */
 
 /* Which of our entries a written target holds: 1 a at generation 2, 2 b, 4 c. */
@@ -223,7 +260,7 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
   apply(fx, "a", 2, 11);
   apply(fx, "c", 1, 30);
   fx->check_write = check_write;
-  long n, crashes = 0, errors = 0, clean = 0;
+  long n, errors = 0, clean = 0;
   for (n = 1; n < 200000; n++) {
     pid_t pid = fail_alloc_fork();
     assert_true(pid >= 0);
@@ -238,10 +275,7 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
     }
     int code = fail_alloc_wait(pid);
     assert_true(code >= -1);
-    if (code == -1) {
-      crashes++;
-      continue;
-    }
+    if (code == -1) crashed(n);
     if (code == kExitPartialWrite) {
       printf("allocation %ld failed: a target was written without one of our entries\n", n);
       fail();
@@ -252,9 +286,9 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
     }
     errors++;
   }
-  printf("reconcile: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
+  printf("reconcile: %ld allocations failed one at a time: %ld reported an error, none crashed, "
          "0 wrote a partial target\n",
-         n - 1, errors, crashes);
+         n - 1, errors);
   assert_int_equal(clean, 1);
   assert_true(n > 100); /* the scenario did allocate */
   /* and unarmed it converges */
@@ -266,11 +300,11 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
 /* The reconcile of `key`, run with its Nth allocation failing for every N until one runs
  * through (each in a child: json-c aborts on some failures of its own); check_write sees every
  * write and exits kExitPartialWrite on a bad one. Returns the allocations failed; *errors and
- * *crashes count the runs that reported an error and those that crashed inside json-c. */
-static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object *), long *errors, long *crashes) {
+ * counts the runs that reported an error; a crash fails the test. */
+static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object *), long *errors) {
   fx->check_write = check;
   long n, clean = 0;
-  *errors = *crashes = 0;
+  *errors = 0;
   g_read_runs = 0;
   for (n = 1; n < 200000; n++) {
     pid_t pid = fail_alloc_fork();
@@ -287,10 +321,7 @@ static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object
     }
     int code = fail_alloc_wait(pid);
     assert_true(code >= -1);
-    if (code == -1) {
-      (*crashes)++;
-      continue;
-    }
+    if (code == -1) crashed(n);
     if (code == kExitPartialWrite) {
       printf("allocation %ld failed: %s: an object was deleted or written with the wrong content\n", n, key);
       fail();
@@ -358,9 +389,9 @@ static void test_istio_no_bad_write_at_any_failed_allocation(void **state) {
   assert_non_null(slot(fx, "EnvoyFilter/default/propertyoverride-a", false));
   istio_po(fx, "a", 2, 150); /* invalid: the last good one stays */
   istio_po(fx, "b", 1, 20);
-  long errors, crashes, n = torture(fx, "Service/default/web", check_filter_write, &errors, &crashes);
-  printf("istio reconcile%s: %ld allocations failed one at a time: %ld reported an error (%ld in a read), %ld crashed "
-         "inside json-c, 0 bad EnvoyFilter writes\n", g_reads_fail ? ", reads failing too" : "", n, errors, g_read_runs, crashes);
+  long errors, n = torture(fx, "Service/default/web", check_filter_write, &errors);
+  printf("istio reconcile%s: %ld allocations failed one at a time: %ld reported an error (%ld in a read), none crashed, "
+         "0 bad EnvoyFilter writes\n", g_reads_fail ? ", reads failing too" : "", n, errors, g_read_runs);
   assert_true(po_Reconcile(&fx->io, fx->ix, "Service/default/web").ok);
   assert_non_null(slot(fx, "EnvoyFilter/default/propertyoverride-b", false));
 }
@@ -417,10 +448,9 @@ static void test_eg_no_bad_write_at_any_failed_allocation(void **state) {
   assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-a", false));
   eg_po(fx, "a", 2, 150); /* invalid: the last good one stays */
   eg_po(fx, "b", 1, 20);
-  long errors, crashes, n = torture(fx, "Gateway/default/eg", check_policy_write, &errors, &crashes);
-  printf("envoy gateway reconcile%s: %ld allocations failed one at a time: %ld reported an error (%ld in a read), %ld "
-         "crashed inside json-c, 0 bad EnvoyPatchPolicy writes\n", g_reads_fail ? ", reads failing too" : "", n, errors,
-         g_read_runs, crashes);
+  long errors, n = torture(fx, "Gateway/default/eg", check_policy_write, &errors);
+  printf("envoy gateway reconcile%s: %ld allocations failed one at a time: %ld reported an error (%ld in a read), "
+         "none crashed, 0 bad EnvoyPatchPolicy writes\n", g_reads_fail ? ", reads failing too" : "", n, errors, g_read_runs);
   assert_true(po_Reconcile(&fx->io, fx->ix, "Gateway/default/eg").ok);
   assert_non_null(slot(fx, "EnvoyPatchPolicy/default/propertyoverride-b", false));
 }
@@ -441,11 +471,11 @@ static void test_no_partial_write_when_reads_fail(void **state) {
   apply(fx, "b", 2, 21);
   apply(fx, "c", 1, 30);
   g_reads_fail = true;
-  long errors, crashes, n = torture(fx, "ServiceDefaults/default/web", check_write, &errors, &crashes);
+  long errors, n = torture(fx, "ServiceDefaults/default/web", check_write, &errors);
   g_reads_fail = false;
   printf("reconcile, reads failing too: %ld allocations failed one at a time: %ld reported an error (%ld of them in "
-         "a read, each ended as out of memory), %ld crashed inside json-c, 0 wrote a partial target\n",
-         n, errors, g_read_runs, crashes);
+         "a read, each ended as out of memory), none crashed, 0 wrote a partial target\n",
+         n, errors, g_read_runs);
   assert_true(g_read_runs >= 3); /* a's, b's and c's reads at least */
   assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
 }
@@ -587,7 +617,7 @@ static void test_unlisted_entry_at_any_failed_allocation(void **state) {
   assert_true(po_TargetIndex_Remove(fx->ix, "default", "b", old, sizeof old)); /* as if its Set had failed */
   apply(fx, "a", 2, 11); /* a write is due */
   fx->check_write = check_write_ab_exit;
-  long n, crashes = 0, errors = 0, clean = 0;
+  long n, errors = 0, clean = 0;
   for (n = 1; n < 200000; n++) {
     pid_t pid = fail_alloc_fork();
     assert_true(pid >= 0);
@@ -612,18 +642,15 @@ static void test_unlisted_entry_at_any_failed_allocation(void **state) {
     assert_true(code >= -1);
     if (code == kExitPartialWrite) fail_msg("allocation %ld failed: a target was written without a or b", n);
     if (code == kExitWentOnAfterLoadOom) fail_msg("allocation %ld failed reading the target's entries: the reconcile went on", n);
-    if (code == -1) {
-      crashes++;
-      continue;
-    }
+    if (code == -1) crashed(n);
     if (code == kExitOk) {
       clean++;
       break;
     }
     errors++;
   }
-  printf("unlisted entry: %ld allocations failed one at a time: %ld reported an error, %ld crashed, 0 went on after a "
-         "failed read of its entries\n", n - 1, errors, crashes);
+  printf("unlisted entry: %ld allocations failed one at a time: %ld reported an error, none crashed, 0 went on after "
+         "a failed read of its entries\n", n - 1, errors);
   assert_int_equal(clean, 1);
   fx->check_write = NULL;
   assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
@@ -711,8 +738,8 @@ static void test_eg_reads_fail(void **state) {
  * allocator too when reads fail: the server still holds b's entry (its update applied, the
  * answer lost, the cache behind it), so whichever allocation fails b's finalizer stays, and the
  * run that meets none keeps it as a conflict. */
-static void guard_torture(Fake *fx, long *runs, long *errors, long *crashes) {
-  *errors = *crashes = 0;
+static void guard_torture(Fake *fx, long *runs, long *errors) {
+  *errors = 0;
   long n;
   for (n = 1; n < 200000; n++) {
     pid_t pid = fail_alloc_fork();
@@ -730,10 +757,7 @@ static void guard_torture(Fake *fx, long *runs, long *errors, long *crashes) {
     }
     int code = fail_alloc_wait(pid);
     assert_true(code >= -1);
-    if (code == -1) {
-      (*crashes)++;
-      continue;
-    }
+    if (code == -1) crashed(n);
     if (code == kExitPartialWrite) fail_msg("allocation %ld failed: b's finalizer went while the server holds its entry", n);
     assert_int_not_equal(code, 6); /* the clean run asked the server once and kept the finalizer */
     assert_int_not_equal(code, 2); /* a failure met and not said */
@@ -756,11 +780,11 @@ static void test_release_guard_at_any_failed_allocation(void **state) {
   bump(fx, b);
   for (int reads_fail = 0; reads_fail < 2; reads_fail++) {
     g_reads_fail = reads_fail;
-    long runs, errors, crashes;
-    guard_torture(fx, &runs, &errors, &crashes);
+    long runs, errors;
+    guard_torture(fx, &runs, &errors);
     g_reads_fail = false;
-    printf("release guard%s: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
-           "0 released the finalizer\n", reads_fail ? ", reads failing too" : "", runs, errors, crashes);
+    printf("release guard%s: %ld allocations failed one at a time: %ld reported an error, none crashed, "
+           "0 released the finalizer\n", reads_fail ? ", reads failing too" : "", runs, errors);
     assert_true(runs > 50);
   }
   assert_false(fake_deliver_echo(fx)); /* and once the cache holds the entry, it goes, then the finalizer */
@@ -784,7 +808,7 @@ static void test_moved_then_deleted_at_any_failed_allocation(void **state) {
   json_object *a = slot(fx, "po/default/a", false)->obj;
   json_object_object_add(get(a, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
   bump(fx, a);
-  long n, errors = 0, crashes = 0;
+  long n, errors = 0;
   for (n = 1; n < 200000; n++) {
     pid_t pid = fail_alloc_fork();
     assert_true(pid >= 0);
@@ -800,18 +824,15 @@ static void test_moved_then_deleted_at_any_failed_allocation(void **state) {
     }
     int code = fail_alloc_wait(pid);
     assert_true(code >= -1);
-    if (code == -1) {
-      crashes++;
-      continue;
-    }
+    if (code == -1) crashed(n);
     if (code == kExitPartialWrite) fail_msg("allocation %ld failed: a's finalizer went while web holds its entry", n);
     assert_int_not_equal(code, 6); /* the clean run kept the finalizer, waiting for web */
     assert_int_not_equal(code, 2); /* a failure met and not said */
     if (code == kExitOk) break;
     errors++;
   }
-  printf("moved then deleted: %ld allocations failed one at a time: %ld reported an error, %ld crashed inside json-c, "
-         "0 released the finalizer\n", n - 1, errors, crashes);
+  printf("moved then deleted: %ld allocations failed one at a time: %ld reported an error, none crashed, "
+         "0 released the finalizer\n", n - 1, errors);
   assert_true(n - 1 > 50);
   /* web's reconcile removes the entry, then the release goes */
   assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);

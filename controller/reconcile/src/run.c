@@ -94,12 +94,14 @@ json_object *po_Run_FinalizerPatch(const json_object *obj, bool add) {
   bool ok = list && m && patch;
   for (size_t i = 0; ok && old && json_object_is_type(old, json_type_array) && i < json_object_array_length(old); i++) {
     const char *f = json_object_get_string(json_object_array_get_idx(old, i));
-    if (f && strcmp(f, PO_FINALIZER) != 0) ok = json_object_array_add(list, json_object_new_string(f)) == 0;
+    if (f && strcmp(f, PO_FINALIZER) != 0) ok = po_Json_Append(list, json_object_new_string(f));
   }
-  if (ok && add) ok = json_object_array_add(list, json_object_new_string(PO_FINALIZER)) == 0;
-  if (ok) ok = json_object_object_add(m, "finalizers", list) == 0, list = NULL;
-  if (ok && rv) ok = json_object_object_add(m, "resourceVersion", json_object_new_string(json_object_get_string(rv))) == 0;
-  if (ok) ok = json_object_object_add(patch, "metadata", m) == 0, m = NULL;
+  /* Each string checked: a null in the list would stand for another's finalizer (the list is
+   * replaced whole), a null resourceVersion would remove the precondition. */
+  if (ok && add) ok = po_Json_Append(list, json_object_new_string(PO_FINALIZER));
+  if (ok) ok = po_Json_Put(m, "finalizers", list), list = NULL; /* released by it on failure */
+  if (ok && rv) ok = po_Json_Put(m, "resourceVersion", json_object_new_string(json_object_get_string(rv)));
+  if (ok) ok = po_Json_Put(patch, "metadata", m), m = NULL;
   json_object_put(list);
   json_object_put(m);
   if (!ok) {

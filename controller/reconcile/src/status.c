@@ -14,22 +14,26 @@ static json_object *find_condition(json_object *status, const char *type) {
   return NULL;
 }
 
+/* A new condition object; NULL when memory ran out (nothing half built is returned). */
 static json_object *condition(json_object *old_status, const po_Condition *c, int64_t gen, const char *now) {
-  json_object *o = json_object_new_object();
   json_object *prev = find_condition(old_status, c->type);
   /* lastTransitionTime moves only when the status does (metav1.Condition's contract). */
   const char *when = prev && strcmp(po_Json_StringOr(prev, "status", ""), c->status) == 0 && *po_Json_StringOr(prev, "lastTransitionTime", "")
                          ? po_Json_StringOr(prev, "lastTransitionTime", "")
                          : now;
-  json_object_object_add(o, "type", json_object_new_string(c->type));
-  json_object_object_add(o, "status", json_object_new_string(c->status));
-  json_object_object_add(o, "observedGeneration", json_object_new_int64(gen));
-  json_object_object_add(o, "lastTransitionTime", json_object_new_string(when));
-  json_object_object_add(o, "reason", json_object_new_string(c->reason));
   /* The CRD bounds messages at 32768 characters. */
   char msg[32768];
   snprintf(msg, sizeof msg, "%s", c->message);
-  json_object_object_add(o, "message", json_object_new_string(msg));
+  json_object *o = json_object_new_object();
+  if (!o || !po_Json_Put(o, "type", json_object_new_string(c->type)) ||
+      !po_Json_Put(o, "status", json_object_new_string(c->status)) ||
+      !po_Json_Put(o, "observedGeneration", json_object_new_int64(gen)) ||
+      !po_Json_Put(o, "lastTransitionTime", json_object_new_string(when)) ||
+      !po_Json_Put(o, "reason", json_object_new_string(c->reason)) ||
+      !po_Json_Put(o, "message", json_object_new_string(msg))) {
+    json_object_put(o);
+    return NULL;
+  }
   return o;
 }
 
@@ -41,14 +45,16 @@ static const char *t_kind(const po_OverrideStatus *s) {
 }
 static const char *t_ns(const po_OverrideStatus *s) { return s->target_ns ? s->target_ns : s->ns; }
 
+/* Every member is checked: memory running out anywhere gives NULL, never a status with a
+ * field missing or null (a write of it would say something this reconcile did not decide). */
 json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s, const char *now) {
-  json_object *st = json_object_new_object();
-  json_object_object_add(st, "observedGeneration", json_object_new_int64(s->generation));
-  json_object *conds = json_object_new_array();
-  json_object_array_add(conds, condition(old_status, &s->accepted, s->generation, now));
-  json_object_array_add(conds, condition(old_status, &s->programmed, s->generation, now));
-  if (s->deprecated.type) json_object_array_add(conds, condition(old_status, &s->deprecated, s->generation, now));
-  json_object_object_add(st, "conditions", conds);
+  json_object *st = json_object_new_object(), *conds = NULL, *c = NULL;
+  if (!st || !po_Json_Put(st, "observedGeneration", json_object_new_int64(s->generation)) ||
+      !(conds = json_object_new_array()) || !po_Json_Put(st, "conditions", conds) || /* conds owned by st now */
+      !po_Json_Append(conds, condition(old_status, &s->accepted, s->generation, now)) ||
+      !po_Json_Append(conds, condition(old_status, &s->programmed, s->generation, now)) ||
+      (s->deprecated.type && !po_Json_Append(conds, condition(old_status, &s->deprecated, s->generation, now))))
+    goto oom;
   if (s->api_snapshot) {
     json_object *api = json_object_new_object();
     if (!api || !po_Json_Put(api, "mesh", json_object_new_string(s->api_mesh ? s->api_mesh : "")) ||
@@ -64,24 +70,28 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
     }
   }
   json_object *t = json_object_new_object();
-  json_object_object_add(t, "apiVersion", json_object_new_string(t_api(s)));
-  json_object_object_add(t, "kind", json_object_new_string(t_kind(s)));
-  json_object_object_add(t, "namespace", json_object_new_string(t_ns(s)));
-  json_object_object_add(t, "name", json_object_new_string(s->target_name));
-  json_object_object_add(st, "target", t);
-  if (s->live_generation > 0) json_object_object_add(st, "programmedGeneration", json_object_new_int64(s->live_generation));
-  json_object *c = NULL;
+  if (!t || !po_Json_Put(st, "target", t) || /* t owned by st now */
+      !po_Json_Put(t, "apiVersion", json_object_new_string(t_api(s))) ||
+      !po_Json_Put(t, "kind", json_object_new_string(t_kind(s))) ||
+      !po_Json_Put(t, "namespace", json_object_new_string(t_ns(s))) ||
+      !po_Json_Put(t, "name", json_object_new_string(s->target_name)))
+    goto oom;
+  if (s->live_generation > 0 && !po_Json_Put(st, "programmedGeneration", json_object_new_int64(s->live_generation)))
+    goto oom;
   if (s->last_valid_spec) {
     json_object *spec = NULL;
     c = json_object_new_object();
-    if (!c || json_object_deep_copy((json_object *)s->last_valid_spec, &spec, NULL) != 0) goto oom;
-    json_object_object_add(c, "generation", json_object_new_int64(s->last_valid_generation));
-    json_object_object_add(c, "spec", spec);
+    if (!c || !po_Json_Put(c, "generation", json_object_new_int64(s->last_valid_generation)) ||
+        json_object_deep_copy((json_object *)s->last_valid_spec, &spec, NULL) != 0 || !po_Json_Put(c, "spec", spec))
+      goto oom;
   } else {
     json_object *lv = po_Json_Get(old_status, "lastValid");
     if (lv && json_object_deep_copy(lv, &c, NULL) != 0) goto oom;
   }
-  if (c) json_object_object_add(st, "lastValid", c);
+  if (c && !po_Json_Put(st, "lastValid", c)) { /* c released by it */
+    c = NULL;
+    goto oom;
+  }
   c = NULL;
   if (s->created_uid) {
     c = json_object_new_object();
@@ -94,7 +104,10 @@ json_object *po_Status_Build(json_object *old_status, const po_OverrideStatus *s
     json_object *cr = po_Json_Get(old_status, "created");
     if (cr && json_object_deep_copy(cr, &c, NULL) != 0) goto oom;
   }
-  if (c) json_object_object_add(st, "created", c);
+  if (c && !po_Json_Put(st, "created", c)) {
+    c = NULL;
+    goto oom;
+  }
   return st;
 oom:
   json_object_put(c);
