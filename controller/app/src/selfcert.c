@@ -64,26 +64,29 @@ static bool usable(const Material *m) {
          days > 30 && po_Cert_IssuedBy(m->serving.cert_pem, m->ca.cert_pem);
 }
 
+/* The Secret to write; NULL when memory ran out: a Secret with a key left empty would break the
+ * webhook's TLS for every replica. */
 static json_object *secret_object(const po_SelfCertOptions *o, const Material *m, json_object *existing) {
-  json_object *s = existing ? json_object_get(existing) : json_object_new_object();
-  if (!existing) {
-    json_object *meta = json_object_new_object();
-    json_object_object_add(meta, "name", json_object_new_string(o->secret));
-    json_object_object_add(meta, "namespace", json_object_new_string(o->ns));
-    json_object_object_add(s, "apiVersion", json_object_new_string("v1"));
-    json_object_object_add(s, "kind", json_object_new_string("Secret"));
-    json_object_object_add(s, "metadata", meta);
-  }
-  json_object_object_add(s, "type", json_object_new_string("kubernetes.io/tls"));
-  json_object *data = json_object_new_object();
+  json_object *s = existing ? json_object_get(existing) : json_object_new_object(), *meta = NULL, *data = NULL;
+  bool ok = s != NULL;
+  if (ok && !existing)
+    ok = po_Json_Put(s, "metadata", meta = json_object_new_object()) &&
+         po_Json_Put(meta, "name", json_object_new_string(o->secret)) &&
+         po_Json_Put(meta, "namespace", json_object_new_string(o->ns)) &&
+         po_Json_Put(s, "apiVersion", json_object_new_string("v1")) && po_Json_Put(s, "kind", json_object_new_string("Secret"));
+  ok = ok && po_Json_Put(s, "type", json_object_new_string("kubernetes.io/tls")) &&
+       po_Json_Put(s, "data", data = json_object_new_object());
   const char *keys[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"};
   const char *vals[] = {m->ca.cert_pem, m->ca.key_pem, m->serving.cert_pem, m->serving.key_pem};
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; ok && i < 4; i++) {
     char *b = b64_encode(vals[i]);
-    json_object_object_add(data, keys[i], json_object_new_string(b ? b : ""));
+    ok = b && po_Json_Put(data, keys[i], json_object_new_string(b));
     free(b);
   }
-  json_object_object_add(s, "data", data);
+  if (!ok) {
+    json_object_put(s);
+    return NULL;
+  }
   return s;
 }
 
@@ -123,16 +126,21 @@ static bool publish_ca_to(po_KubeClient *c, po_KubeRef ref, const char *what, bo
       po_CtlStatus_Set(st, got.code, "%s %s: %.500s", what, name, got.message);
       break;
     }
-    bool differs = false;
+    bool differs = false, oom = false;
     json_object *hooks = po_Json_Get(vwc, "webhooks");
-    for (size_t i = 0; hooks && i < json_object_array_length(hooks); i++) {
+    for (size_t i = 0; !oom && hooks && i < json_object_array_length(hooks); i++) {
       json_object *cc = po_Json_Get(json_object_array_get_idx(hooks, i), "clientConfig");
       if (!cc) continue;
       json_object *cur = po_Json_Get(cc, "caBundle");
       if (!cur || strcmp(json_object_get_string(cur), bundle) != 0) {
-        json_object_object_add(cc, "caBundle", json_object_new_string(bundle));
+        oom = !po_Json_Put(cc, "caBundle", json_object_new_string(bundle));
         differs = true;
       }
+    }
+    if (oom) { /* nothing written: a webhook with no caBundle (or the old one) would fail its calls */
+      json_object_put(vwc);
+      po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the caBundle of %s %s)", what, name);
+      break;
     }
     if (!differs) {
       ok = true;
@@ -196,6 +204,11 @@ bool po_SelfCert_Ensure(po_KubeClient *c, const po_SelfCertOptions *o, bool *cha
       break;
     }
     json_object *obj = secret_object(o, &m, found ? secret : NULL);
+    if (!obj) {
+      json_object_put(secret);
+      po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (Secret %s/%s)", o->ns, o->secret);
+      break;
+    }
     json_object *out = NULL;
     bool wrote = found ? po_KubeClient_Update(c, &ref, obj, &out, &got)
                        : (ref.name = NULL, po_KubeClient_Create(c, &ref, obj, &out, &got));

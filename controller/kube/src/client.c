@@ -705,16 +705,23 @@ bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_Kub
       json_object_put(all);
       return po_CtlStatus_Set(st, kPo_Ctl_Decode, "list: the answer has no items array");
     }
+    /* Every item kept or the list fails: a list short of one would read as that object deleted. */
+    bool kept = true;
     if (!all) {
       all = l;
-      items = json_object_new_array();
-      if (json_object_is_type(its, json_type_array))
-        for (size_t i = 0; i < json_object_array_length(its); i++)
-          json_object_array_add(items, json_object_get(json_object_array_get_idx(its, i)));
-      json_object_object_add(all, "items", items);
+      kept = (items = json_object_new_array()) != NULL;
+      for (size_t i = 0; kept && json_object_is_type(its, json_type_array) && i < json_object_array_length(its); i++)
+        kept = po_Json_Append(items, json_object_get(json_object_array_get_idx(its, i)));
+      kept = po_Json_Put(all, "items", items) && kept; /* items released by it on failure */
     } else {
-      for (size_t i = 0; json_object_is_type(its, json_type_array) && i < json_object_array_length(its); i++)
-        json_object_array_add(items, json_object_get(json_object_array_get_idx(its, i)));
+      for (size_t i = 0; kept && json_object_is_type(its, json_type_array) && i < json_object_array_length(its); i++)
+        kept = po_Json_Append(items, json_object_get(json_object_array_get_idx(its, i)));
+    }
+    if (!kept) {
+      if (l != all) json_object_put(l);
+      json_object_put(all);
+      free(cont);
+      return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (list items)");
     }
     const char *next = meta_str(l, "continue");
     if (next && *next) cont = strdup(next);
@@ -848,23 +855,30 @@ bool po_KubeClient_PatchVersion(po_KubeClient *c, const po_KubeRef *ref, const p
 bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_KubeDeleteOptions *opt,
                           json_object **out, po_CtlStatus *st) {
   if (!ref->name || !*ref->name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "delete needs a name");
-  json_object *d = json_object_new_object();
-  json_object_object_add(d, "kind", json_object_new_string("DeleteOptions"));
-  json_object_object_add(d, "apiVersion", json_object_new_string("v1"));
-  if (opt && opt->propagation_policy)
-    json_object_object_add(d, "propagationPolicy", json_object_new_string(opt->propagation_policy));
-  if (opt && opt->has_grace_period)
-    json_object_object_add(d, "gracePeriodSeconds", json_object_new_int64(opt->grace_period_seconds));
-  if (opt && (opt->precondition_uid || opt->precondition_resource_version)) {
-    json_object *p = json_object_new_object();
-    if (opt->precondition_uid) json_object_object_add(p, "uid", json_object_new_string(opt->precondition_uid));
-    if (opt->precondition_resource_version)
-      json_object_object_add(p, "resourceVersion", json_object_new_string(opt->precondition_resource_version));
-    json_object_object_add(d, "preconditions", p);
+  /* Every member checked: a delete that lost its preconditions to a failed allocation could
+   * remove an object made again since (another uid), so nothing is sent then. */
+  json_object *d = json_object_new_object(), *p = NULL;
+  bool ok = d && po_Json_Put(d, "kind", json_object_new_string("DeleteOptions")) &&
+            po_Json_Put(d, "apiVersion", json_object_new_string("v1"));
+  if (ok && opt && opt->propagation_policy)
+    ok = po_Json_Put(d, "propagationPolicy", json_object_new_string(opt->propagation_policy));
+  if (ok && opt && opt->has_grace_period)
+    ok = po_Json_Put(d, "gracePeriodSeconds", json_object_new_int64(opt->grace_period_seconds));
+  if (ok && opt && (opt->precondition_uid || opt->precondition_resource_version)) {
+    ok = (p = json_object_new_object()) && po_Json_Put(d, "preconditions", p); /* p owned by d once added */
+    if (!ok && p) json_object_put(p);
+    if (ok && opt->precondition_uid) ok = po_Json_Put(p, "uid", json_object_new_string(opt->precondition_uid));
+    if (ok && opt->precondition_resource_version)
+      ok = po_Json_Put(p, "resourceVersion", json_object_new_string(opt->precondition_resource_version));
+  }
+  if (!ok) {
+    json_object_put(d);
+    return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (delete options)");
   }
   size_t len;
   const char *body = json_object_to_json_string_length(d, JSON_C_TO_STRING_PLAIN, &len);
-  bool ok = do_json(c, "DELETE", ref, NULL, "application/json", body, len, out, st);
+  ok = body && do_json(c, "DELETE", ref, NULL, "application/json", body, len, out, st);
+  if (!body) po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (delete options)");
   json_object_put(d);
   return ok;
 }

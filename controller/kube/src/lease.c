@@ -139,16 +139,18 @@ static void observe(po_LeaderElector *le, json_object *lease, int64_t now) {
   }
 }
 
-/* Fills spec for holder = us (or "" for a release). */
-static void fill_spec(po_LeaderElector *le, json_object *spec, const char *holder, bool keep_acquire,
+/* Fills spec for holder = us (or "" for a release). False when memory ran out: the Lease is then
+ * not written (a null holder or renewTime written would hand the lease to another replica while
+ * this one still takes itself for the leader). */
+static bool fill_spec(po_LeaderElector *le, json_object *spec, const char *holder, bool keep_acquire,
                       int64_t transitions, int64_t duration_s) {
   char now[64];
   micro_time(le, now, sizeof now);
-  json_object_object_add(spec, "holderIdentity", json_object_new_string(holder));
-  json_object_object_add(spec, "leaseDurationSeconds", json_object_new_int64(duration_s));
-  if (!keep_acquire) json_object_object_add(spec, "acquireTime", json_object_new_string(now));
-  json_object_object_add(spec, "renewTime", json_object_new_string(now));
-  json_object_object_add(spec, "leaseTransitions", json_object_new_int64(transitions));
+  return spec && po_Json_Put(spec, "holderIdentity", json_object_new_string(holder)) &&
+         po_Json_Put(spec, "leaseDurationSeconds", json_object_new_int64(duration_s)) &&
+         (keep_acquire || po_Json_Put(spec, "acquireTime", json_object_new_string(now))) &&
+         po_Json_Put(spec, "renewTime", json_object_new_string(now)) &&
+         po_Json_Put(spec, "leaseTransitions", json_object_new_int64(transitions));
 }
 
 static int64_t duration_s(const po_LeaderElector *le) {
@@ -163,14 +165,17 @@ static TryResult try_acquire_or_renew(po_LeaderElector *le, int64_t now) {
   json_object *lease = NULL;
   if (!le->api.get(le->api.ctx, le->ns, le->name, &lease, &st)) {
     if (st.code != kPo_Ctl_NotFound) return kTry_Failed;
-    json_object *nl = json_object_new_object(), *md = json_object_new_object(), *spec = json_object_new_object();
-    json_object_object_add(nl, "apiVersion", json_object_new_string("coordination.k8s.io/v1"));
-    json_object_object_add(nl, "kind", json_object_new_string("Lease"));
-    json_object_object_add(md, "name", json_object_new_string(le->name));
-    json_object_object_add(md, "namespace", json_object_new_string(le->ns));
-    json_object_object_add(nl, "metadata", md);
-    fill_spec(le, spec, le->identity, false, 0, duration_s(le));
-    json_object_object_add(nl, "spec", spec);
+    json_object *nl = json_object_new_object(), *md = NULL, *spec = NULL;
+    bool built = nl && po_Json_Put(nl, "apiVersion", json_object_new_string("coordination.k8s.io/v1")) &&
+                 po_Json_Put(nl, "kind", json_object_new_string("Lease")) && po_Json_Put(nl, "metadata", md = json_object_new_object()) &&
+                 po_Json_Put(md, "name", json_object_new_string(le->name)) &&
+                 po_Json_Put(md, "namespace", json_object_new_string(le->ns)) &&
+                 po_Json_Put(nl, "spec", spec = json_object_new_object()) &&
+                 fill_spec(le, spec, le->identity, false, 0, duration_s(le));
+    if (!built) {
+      json_object_put(nl);
+      return kTry_Failed;
+    }
     json_object *created = NULL;
     bool ok = le->api.create(le->api.ctx, le->ns, nl, &created, &st);
     if (ok) observe(le, created ? created : nl, now);
@@ -180,9 +185,10 @@ static TryResult try_acquire_or_renew(po_LeaderElector *le, int64_t now) {
   }
   observe(le, lease, now);
   json_object *spec = NULL;
-  if (!json_object_object_get_ex(lease, "spec", &spec) || !json_object_is_type(spec, json_type_object)) {
-    spec = json_object_new_object();
-    json_object_object_add(lease, "spec", spec);
+  if ((!json_object_object_get_ex(lease, "spec", &spec) || !json_object_is_type(spec, json_type_object)) &&
+      !po_Json_Put(lease, "spec", spec = json_object_new_object())) {
+    json_object_put(lease);
+    return kTry_Failed;
   }
   const char *holder = spec_str(spec, "holderIdentity");
   bool mine = strcmp(holder, le->identity) == 0;
@@ -191,7 +197,10 @@ static TryResult try_acquire_or_renew(po_LeaderElector *le, int64_t now) {
     return kTry_HeldByOther;
   }
   int64_t tr = spec_int(spec, "leaseTransitions");
-  fill_spec(le, spec, le->identity, mine && *spec_str(spec, "acquireTime"), mine ? tr : tr + 1, duration_s(le));
+  if (!fill_spec(le, spec, le->identity, mine && *spec_str(spec, "acquireTime"), mine ? tr : tr + 1, duration_s(le))) {
+    json_object_put(lease);
+    return kTry_Failed;
+  }
   json_object *updated = NULL;
   bool ok = le->api.update(le->api.ctx, le->ns, lease, &updated, &st);
   if (ok) observe(le, updated ? updated : lease, now);
@@ -233,10 +242,14 @@ bool po_LeaderElector_Release(po_LeaderElector *le, po_CtlStatus *st) {
     json_object *spec = NULL;
     json_object_object_get_ex(lease, "spec", &spec);
     if (spec && strcmp(spec_str(spec, "holderIdentity"), le->identity) == 0) {
-      fill_spec(le, spec, "", false, spec_int(spec, "leaseTransitions"), 1);
-      json_object *updated = NULL;
-      ok = le->api.update(le->api.ctx, le->ns, lease, &updated, st);
-      json_object_put(updated);
+      /* half filled, it is not written: the lease then runs out as after a crash */
+      if (!fill_spec(le, spec, "", false, spec_int(spec, "leaseTransitions"), 1)) {
+        ok = po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (releasing the lease)");
+      } else {
+        json_object *updated = NULL;
+        ok = le->api.update(le->api.ctx, le->ns, lease, &updated, st);
+        json_object_put(updated);
+      }
     }
     json_object_put(lease);
   }

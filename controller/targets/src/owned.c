@@ -66,15 +66,13 @@ po_OwnedCreated po_Owned_CreatedBy(const json_object *obj) {
   return *po_Json_Meta(obj, "uid") && strcmp(c, po_Json_Meta(obj, "uid")) == 0 ? kPo_OwnedCreated_Us : kPo_OwnedCreated_Foreign;
 }
 
-void po_Owned_MarkCreated(json_object *obj) {
+bool po_Owned_MarkCreated(json_object *obj) {
   json_object *meta = po_Json_Get(obj, "metadata");
-  if (!meta) return;
+  if (!meta) return false;
   json_object *ann = po_Json_Get(meta, "annotations");
-  if (!ann || !json_object_is_type(ann, json_type_object)) {
-    ann = json_object_new_object();
-    json_object_object_add(meta, "annotations", ann);
-  }
-  json_object_object_add(ann, CREATED_KEY, json_object_new_string(po_Json_Meta(obj, "uid")));
+  if ((!ann || !json_object_is_type(ann, json_type_object)) && !po_Json_Put(meta, "annotations", ann = json_object_new_object()))
+    return false;
+  return po_Json_Put(ann, CREATED_KEY, json_object_new_string(po_Json_Meta(obj, "uid")));
 }
 
 size_t po_Owned_JsonBytes(json_object *v) {
@@ -214,7 +212,7 @@ po_OwnedPlan po_Owned_Plan(const json_object *current, const json_object *desire
       if (ok) ok = po_Json_Put(ann, k3, json_object_new_string(json_object_get_string(v3)));
     }
   }
-  if (ok && fresh) po_Owned_MarkCreated(want);
+  if (ok && fresh) ok = po_Owned_MarkCreated(want);
   if (!ok || (fresh && po_Owned_CreatedBy(want) != kPo_OwnedCreated_Us)) {
     json_object_put(want);
     return (po_OwnedPlan){.out_of_memory = true};

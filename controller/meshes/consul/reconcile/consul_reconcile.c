@@ -662,7 +662,7 @@ static bool write_target(po_Run *run) {
     if (!(run->own = po_Run_Copy(run->target))) return po_Run_Oom(run, "annotating the target");
     run->target = run->own;
   }
-  if (annotate) po_Owned_MarkCreated(run->own);
+  if (annotate && !po_Owned_MarkCreated(run->own)) return po_Run_Oom(run, "annotating the target");
   const char *tuid = po_Json_Meta(run->target, "uid");
   if (run->target && !*tuid) {
     /* Without a uid nothing can be bound to it: writing would add an unbound entry each time. */

@@ -71,8 +71,9 @@ po_OwnedPlan po_Owned_Plan(const struct json_object *current, const struct json_
 typedef enum { kPo_OwnedCreated_No = 0, kPo_OwnedCreated_Us, kPo_OwnedCreated_Foreign } po_OwnedCreated;
 /* Whether the created annotation is absent, bound to the object's own uid, or a look-alike. */
 po_OwnedCreated po_Owned_CreatedBy(const struct json_object *obj);
-/* Binds the created annotation to the object's own uid (after its create returned it). */
-void po_Owned_MarkCreated(struct json_object *obj);
+/* Binds the created annotation to the object's own uid (after its create returned it). False
+ * when the object has no metadata or memory ran out (then the annotation may be missing). */
+bool po_Owned_MarkCreated(struct json_object *obj);
 
 /* The annotation that says which generation of the PropertyOverride the object holds, written by
  * the controller (po_Owned_MarkGeneration on the desired object; po_Owned_Plan keeps the desired
