@@ -720,7 +720,6 @@ bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_Kub
     if (!kept) {
       if (l != all) json_object_put(l);
       json_object_put(all);
-      free(cont);
       return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (list items)");
     }
     const char *next = meta_str(l, "continue");
@@ -865,8 +864,7 @@ bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_Kube
   if (ok && opt && opt->has_grace_period)
     ok = po_Json_Put(d, "gracePeriodSeconds", json_object_new_int64(opt->grace_period_seconds));
   if (ok && opt && (opt->precondition_uid || opt->precondition_resource_version)) {
-    ok = (p = json_object_new_object()) && po_Json_Put(d, "preconditions", p); /* p owned by d once added */
-    if (!ok && p) json_object_put(p);
+    ok = po_Json_Put(d, "preconditions", p = json_object_new_object()); /* p owned by d (or released) */
     if (ok && opt->precondition_uid) ok = po_Json_Put(p, "uid", json_object_new_string(opt->precondition_uid));
     if (ok && opt->precondition_resource_version)
       ok = po_Json_Put(p, "resourceVersion", json_object_new_string(opt->precondition_resource_version));
