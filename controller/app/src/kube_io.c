@@ -282,6 +282,10 @@ static po_WriteResult patch_override(void *ctx, const char *ns, const char *name
   po_KubePatchOptions po = {.type = kPo_KubePatch_Merge};
   po_CtlStatus_Clear(st);
   const char *body = json_object_to_json_string_ext(patch, JSON_C_TO_STRING_PLAIN);
+  if (!body) { /* json-c's writer ran out of memory: nothing sent */
+    po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the PropertyOverride patch)");
+    return result_of(st);
+  }
   bool ok;
   if (written) { /* the answer's version, read without a parse */
     po_KubeWritten w;

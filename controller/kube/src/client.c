@@ -470,7 +470,7 @@ static int on_prereq(void *ud, char *ip, char *local_ip, int port, int local_por
  * (the share, TLS files, timeouts, callbacks), set once when fresh; the request's own options are
  * set every time, each of them, so nothing of the previous request (its verb, its body, its
  * headers) is left over. */
-static void set_request(po_KubeClient *c, CURL *h, bool fresh, const char *method, bool safe, const char *url,
+static bool set_request(po_KubeClient *c, CURL *h, bool fresh, const char *method, bool safe, const char *url,
                         struct curl_slist *headers, const char *body, size_t len, po_Buf_ *resp, long *retry_after,
                         Attempts *sends) {
   if (fresh) {
@@ -481,14 +481,16 @@ static void set_request(po_KubeClient *c, CURL *h, bool fresh, const char *metho
     curl_easy_setopt(h, CURLOPT_PREREQFUNCTION, on_prereq);
   }
   curl_easy_setopt(h, CURLOPT_PREREQDATA, sends);
-  curl_easy_setopt(h, CURLOPT_URL, url);
+  /* URL and CUSTOMREQUEST are copied: a failed copy leaves no URL, or the verb GET (a POST with a
+   * body): such a request is not sent. */
+  bool ok = curl_easy_setopt(h, CURLOPT_URL, url) == CURLE_OK;
   curl_easy_setopt(h, CURLOPT_HTTPGET, 1L); /* back to a GET without a body */
   /* A write's answer is the one object, which kube-apiserver gzips only past 128 KB (its
    * defaultGzipThresholdBytes; a list, in practice): no Accept-Encoding to build and no decoders
    * to set up for writes, 6% of a PATCH's instructions (tests/kube/bench_request.sh: 137 K ->
    * 129 K). A target that large comes back plain, which costs its bytes on the wire, not CPU. */
   curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, safe ? "" : NULL);
-  curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, safe && !strcmp(method, "GET") ? NULL : method);
+  ok = curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, safe && !strcmp(method, "GET") ? NULL : method) == CURLE_OK && ok;
   curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, resp);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, retry_after);
@@ -499,6 +501,7 @@ static void set_request(po_KubeClient *c, CURL *h, bool fresh, const char *metho
     curl_easy_setopt(h, CURLOPT_POSTFIELDS, "");
     curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)0);
   }
+  return ok;
 }
 
 /* A transfer that failed (rc): said in st; true when it may be tried again. A write that was
@@ -555,9 +558,9 @@ static bool exchange_c(po_KubeClient *c, const char *method, const po_KubeRef *r
     Attempts sends = {.write = !safe};
     po_Buf_ resp = {0};
     long retry_after = -1;
-    set_request(c, h, fresh, method, safe, url, headers, body, len, &resp, &retry_after, &sends);
+    bool set = set_request(c, h, fresh, method, safe, url, headers, body, len, &resp, &retry_after, &sends);
     int64_t t0 = k->monotonic_ns(k->ctx);
-    CURLcode rc = curl_easy_perform(h);
+    CURLcode rc = set ? curl_easy_perform(h) : CURLE_OUT_OF_MEMORY;
     long http = 0, connects = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &http);
     if (curl_easy_getinfo(h, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects > 0) {
@@ -722,9 +725,27 @@ bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_Kub
       json_object_put(all);
       return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (list items)");
     }
+    /* A continued page that begins as the first did is the list begun again: the token did not
+     * reach the server (libcurl 7.88 sends a request without its query when copying the query
+     * fails), and its pages would be read twice. */
+    json_object *first = NULL, *head = NULL; /* on the first page its is released already (replaced by items) */
+    if (l != all && json_object_is_type(its, json_type_array)) {
+      first = json_object_array_get_idx(items, 0);
+      head = json_object_array_get_idx(its, 0);
+    }
+    bool restarted = first && head && *po_Json_Meta(first, "name") &&
+                     !strcmp(po_Json_Meta(first, "uid"), po_Json_Meta(head, "uid")) &&
+                     !strcmp(po_Json_Meta(first, "namespace"), po_Json_Meta(head, "namespace")) &&
+                     !strcmp(po_Json_Meta(first, "name"), po_Json_Meta(head, "name"));
     const char *next = meta_str(l, "continue");
-    if (next && *next) cont = strdup(next);
+    bool more = next && *next;
+    if (more && !restarted) cont = strdup(next);
     if (l != all) json_object_put(l);
+    if (restarted || (more && !cont)) {
+      json_object_put(all);
+      return restarted ? po_CtlStatus_Set(st, kPo_Ctl_Transport, "list: a continued page began the list again")
+                       : po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (list continue token)");
+    }
     if (!cont) break;
   }
   json_object *m;
@@ -740,6 +761,7 @@ bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, json_object *
   r.subresource = NULL;
   size_t len;
   const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
+  if (!body) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)"); /* never an empty body */
   return do_json(c, "POST", &r, NULL, "application/json", body, len, out, st);
 }
 
@@ -750,6 +772,7 @@ bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, json_object *
   if (!r.name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "update needs a name (ref or metadata.name)");
   size_t len;
   const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
+  if (!body) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)"); /* never an empty body */
   return do_json(c, "PUT", &r, NULL, "application/json", body, len, out, st);
 }
 
@@ -803,6 +826,7 @@ bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_o
   size_t len, rlen = 0;
   char *resp = NULL;
   const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
+  if (!body) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)"); /* never an empty body */
   if (!exchange(c, "PUT", &r, NULL, "application/json", body, len, &resp, &rlen, st)) return false;
   written_of(resp, rlen, written);
   free(resp);
