@@ -57,11 +57,19 @@ static json_object *record_object(const json_object *obj, int64_t generation, bo
     *oom = true;
     return NULL;
   }
-  if (name) json_object_object_add(m, "name", name);
-  if (ns) json_object_object_add(m, "namespace", ns);
-  json_object_object_add(m, "generation", gen);
-  json_object_object_add(syn, "metadata", m);
-  json_object_object_add(syn, "spec", spec);
+  /* Each member checked: a record short of its spec or generation would be compiled as the one
+   * last valid. po_Json_Put releases what it cannot add; what the chain did not reach is released
+   * below. */
+  bool ok = po_Json_Put(syn, "metadata", m); /* m is syn's now, or released */
+  if (ok && name) ok = po_Json_Put(m, "name", name), name = NULL;
+  if (ok && ns) ok = po_Json_Put(m, "namespace", ns), ns = NULL;
+  if (ok) ok = po_Json_Put(m, "generation", gen), gen = NULL;
+  if (ok) ok = po_Json_Put(syn, "spec", spec), spec = NULL;
+  if (!ok) {
+    json_object_put(name), json_object_put(ns), json_object_put(gen), json_object_put(spec), json_object_put(syn);
+    *oom = true;
+    return NULL;
+  }
   return syn;
 }
 
