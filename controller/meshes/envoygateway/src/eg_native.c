@@ -98,7 +98,7 @@ static json_object *nest(const po_EnvoyApi *api, const char *msg, const char *pa
     json_object *up;
     if (is_index(kinds, nkinds, n, segs[n], lens[n])) {
       up = json_object_new_array();
-      if (up && json_object_array_add(up, cur) != 0) json_object_put(cur), json_object_put(up), up = NULL;
+      if (!up || json_object_array_add(up, cur) != 0) json_object_put(cur), json_object_put(up), up = NULL;
     } else {
       char *key = po_Arena_Malloc(a, lens[n] + 1);
       size_t kl = 0;
