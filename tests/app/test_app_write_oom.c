@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -124,7 +125,13 @@ static void start_server(void) {
   int lf = mkstemp(g_log);
   close(lf);
   fflush(NULL);
-  if ((g_server = fork()) == 0) serve(fd);
+  /* the server goes with the test, however it ends (an _exit, a failed assert): left running it
+   * would hold ctest's output pipe open until the timeout */
+  if ((g_server = fork()) == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(0);
+    serve(fd);
+  }
   close(fd);
 }
 
@@ -334,5 +341,12 @@ int main(void) {
   kill(g_server, SIGKILL);
   waitpid(g_server, NULL, 0);
   unlink(g_log);
+  static const char *const kFiles[] = {"ca.crt", "ca.key", "tls.crt", "tls.key"}; /* what selfcert writes there */
+  for (size_t i = 0; i < sizeof kFiles / sizeof kFiles[0]; i++) {
+    char path[128];
+    snprintf(path, sizeof path, "%s/%s", g_dir, kFiles[i]);
+    unlink(path);
+  }
+  rmdir(g_dir);
   return failures ? 1 : 0;
 }
