@@ -56,9 +56,10 @@ static po_CompileOutcome compile(const char *text, const po_EnvoyApi *api, long 
 }
 
 /* The child's exit: 0 as it should be, +1 the invalid override not Refused, +2 the valid one not
- * Accepted once memory was back; 8 the armed compile made fewer than n allocations (the end). */
+ * Accepted once memory was back; 8 the armed compile made fewer than n allocations (the end). The
+ * default snapshot was loaded by the parent, before the fork: each child has it loaded already, as
+ * a controller that used it before would (it was loaded again in each of the ~6,000 children). */
 static int scenario(long n) {
-  if (compile(kInvalid, po_EnvoyApi_Default(), -1) != kPo_CompileOutcome_Refused) return 4;
   po_CompileOutcome first = compile(kValid, po_EnvoyApi_Newest(), n);
   if (g_count < n) return 8;
   (void)first; /* NoMemory or Accepted: test_compile_oom's concern */
@@ -69,6 +70,7 @@ static int scenario(long n) {
 static void test_a_failed_load_is_the_calls(void **state) {
   (void)state;
   assert_true(po_EnvoyApi_Newest() != po_EnvoyApi_Default());
+  assert_int_equal(compile(kInvalid, po_EnvoyApi_Default(), -1), kPo_CompileOutcome_Refused); /* loaded, for every child */
   long poisoned = 0, lost = 0, n;
   int rc = 0;
   for (n = 1; n < 1000000 && rc != 8; n++) {
