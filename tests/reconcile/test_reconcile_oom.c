@@ -298,9 +298,9 @@ static void test_no_partial_write_at_any_failed_allocation(void **state) {
 }
 
 /* The reconcile of `key`, run with its Nth allocation failing for every N until one runs
- * through (each in a child: json-c aborts on some failures of its own); check_write sees every
- * write and exits kExitPartialWrite on a bad one. Returns the allocations failed; *errors and
- * counts the runs that reported an error; a crash fails the test. */
+ * through (each in a child, so that a crash is seen); check_write sees every write and exits
+ * kExitPartialWrite on a bad one. Returns the allocations failed; *errors counts the runs that
+ * reported an error; a crash fails the test. */
 static long torture(Fake *fx, const char *key, void (*check)(Fake *, json_object *), long *errors) {
   fx->check_write = check;
   long n, clean = 0;
