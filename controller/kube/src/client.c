@@ -754,14 +754,22 @@ bool po_KubeClient_ListAll(po_KubeClient *c, const po_KubeRef *ref, const po_Kub
   return true;
 }
 
+/* An object's text to send (json-c's, valid until obj changes); NULL when json-c's writer ran out
+ * of memory, said in st: never an empty body in its place. */
+static const char *body_of(json_object *obj, size_t *len, po_CtlStatus *st) {
+  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, len);
+  if (!body) po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)");
+  return body;
+}
+
 bool po_KubeClient_Create(po_KubeClient *c, const po_KubeRef *ref, json_object *obj, json_object **out,
                           po_CtlStatus *st) {
   po_KubeRef r = *ref;
   r.name = NULL;
   r.subresource = NULL;
   size_t len;
-  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
-  if (!body) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)"); /* never an empty body */
+  const char *body = body_of(obj, &len, st);
+  if (!body) return false;
   return do_json(c, "POST", &r, NULL, "application/json", body, len, out, st);
 }
 
@@ -771,8 +779,8 @@ bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, json_object *
   if (!r.name || !*r.name) r.name = meta_str(obj, "name");
   if (!r.name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "update needs a name (ref or metadata.name)");
   size_t len;
-  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
-  if (!body) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)"); /* never an empty body */
+  const char *body = body_of(obj, &len, st);
+  if (!body) return false;
   return do_json(c, "PUT", &r, NULL, "application/json", body, len, out, st);
 }
 
@@ -825,8 +833,8 @@ bool po_KubeClient_UpdateVersion(po_KubeClient *c, const po_KubeRef *ref, json_o
   if (!r.name) return po_CtlStatus_Set(st, kPo_Ctl_Usage, "update needs a name (ref or metadata.name)");
   size_t len, rlen = 0;
   char *resp = NULL;
-  const char *body = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN, &len);
-  if (!body) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (the body to write)"); /* never an empty body */
+  const char *body = body_of(obj, &len, st);
+  if (!body) return false;
   if (!exchange(c, "PUT", &r, NULL, "application/json", body, len, &resp, &rlen, st)) return false;
   written_of(resp, rlen, written);
   free(resp);
@@ -898,9 +906,8 @@ bool po_KubeClient_Delete(po_KubeClient *c, const po_KubeRef *ref, const po_Kube
     return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (delete options)");
   }
   size_t len;
-  const char *body = json_object_to_json_string_length(d, JSON_C_TO_STRING_PLAIN, &len);
+  const char *body = body_of(d, &len, st);
   ok = body && do_json(c, "DELETE", ref, NULL, "application/json", body, len, out, st);
-  if (!body) po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory (delete options)");
   json_object_put(d);
   return ok;
 }
