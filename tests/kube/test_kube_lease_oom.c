@@ -31,7 +31,7 @@ static long g_paused = -1;
 static void pause_(void) { g_paused = g_fail_at, g_fail_at = -1; }
 static void resume(void) { g_fail_at = g_paused; }
 
-enum { kExitOk = 0, kExitMet = 1, kExitBadLease = 3 };
+enum { kExitOk = 0, kExitMet = 1, kExitBadLease = 3, kExitNoWrite = 9 };
 
 /* Every member a Lease spec the elector writes must hold, each a string or an integer. */
 static void check_lease(json_object *lease) {
@@ -115,7 +115,7 @@ static const char *const kStepName[] = {"create", "renew", "take over", "release
 
 /* The Lease as the step finds it: none (create), held by "a" (renew, release), held by "b" and
  * expired (take over); then a's step, in a child, with allocation n failing. The exit code:
- * kExitOk ran through and wrote, kExitMet met the failure, 9 ran through and wrote nothing. */
+ * kExitOk ran through and wrote, kExitMet met the failure, kExitNoWrite ran through and wrote nothing. */
 static int armed_step(Step step, long n) {
   pid_t pid = fail_alloc_fork();
   if (pid != 0) return fail_alloc_wait(pid);
@@ -135,7 +135,7 @@ static int armed_step(Step step, long n) {
   long reached = g_count;
   g_fail_at = -1;
   /* a run that met no failure wrote the Lease (the releasing one too) */
-  if (reached < n) _exit(g_writes > writes ? kExitOk : 9);
+  if (reached < n) _exit(g_writes > writes ? kExitOk : kExitNoWrite);
   _exit(kExitMet);
 }
 
@@ -145,7 +145,7 @@ static void sweep(Step step) {
     int code = armed_step(step, n);
     if (code == -1) fail_msg("%s: allocation %ld failed: the process crashed (PO_OOM_TRACE=1 prints where)", kStepName[step], n);
     if (code == kExitBadLease) fail_msg("%s: allocation %ld failed: a Lease was written with a member missing or null", kStepName[step], n);
-    if (code == 9) fail_msg("%s: the run that met no failure wrote no Lease", kStepName[step]);
+    if (code == kExitNoWrite) fail_msg("%s: the run that met no failure wrote no Lease", kStepName[step]);
     assert_true(code == kExitOk || code == kExitMet);
     if (code == kExitOk) break;
     met++;
