@@ -2230,6 +2230,37 @@ static void test_events_follow_a_stored_status(void **state) {
   assert_int_equal(fx->events, events + 2);
 }
 
+/* A new PropertyOverride that is simply programmed raises no Event (its status says it; one per
+ * create was a third of the writes to the API server); one that comes to anything else first
+ * raises one, and so does every later change of a reason. */
+static void test_a_create_simply_programmed_is_not_news(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "Accepted", "reason"), "Accepted");
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Programmed");
+  assert_int_equal(fx->events, 0);
+  /* b's first Programmed is Overlapping (news), and a's changes to it: one Event each */
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "b", "Programmed", "reason"), "Overlapping");
+  assert_string_equal(cond(fx, "a", "Programmed", "reason"), "Overlapping");
+  assert_int_equal(fx->events, 2);
+  assert_int_equal(fx->warnings, 0);
+  assert_string_equal(fx->last_event_reason, "Overlapping");
+  /* a new invalid one: Accepted=False Invalid and Programmed=False Invalid, two Warnings */
+  apply_override(fx, "c", 1, "web", kBad);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "c", "Accepted", "reason"), "Invalid");
+  assert_int_equal(fx->events, 4);
+  assert_int_equal(fx->warnings, 2);
+  /* a valid one's later change of reason: said */
+  apply_override(fx, "b", 2, "web", kBad);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "b", "Programmed", "reason"), "Invalid");
+  assert_true(fx->warnings >= 4);
+}
+
 /* A status write succeeded but the watch has not brought it back: the next reconciles want the
  * same status and neither write it nor say it again (each one did, with its Events); a status
  * that changes meanwhile is written. */
@@ -3083,6 +3114,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_invalid_priority_keeps_order_and_winner, setup, teardown),
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_a_create_simply_programmed_is_not_news, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),

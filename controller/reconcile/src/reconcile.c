@@ -491,7 +491,8 @@ static const char *old_programmed_message(json_object *status) {
   return "";
 }
 
-/* The Events of a status change, raised once the status saying it is stored: a failed write is
+/* The Events of a status change (po_Status_IsNews: a create simply programmed is not news), raised
+ * once the status saying it is stored: a failed write is
  * retried, and the retry finds the same old status, so Events raised before the write would be
  * raised again on every retry. (A crash between the write and the Events loses them: Events are
  * best effort, the status is the record.) */
@@ -500,7 +501,7 @@ static void say(po_Run *run, const po_RunItem *it, json_object *old_status, cons
   if (!io->event) return;
   const po_Condition *cs[3] = {&s->accepted, &s->programmed, &s->deprecated};
   for (int k = 0; k < 3; k++) {
-    if (!cs[k]->type || !po_Status_ReasonChanged(old_status, cs[k])) continue;
+    if (!cs[k]->type || !po_Status_IsNews(old_status, cs[k])) continue;
     /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
     bool warn = cs[k] == &s->deprecated || (strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0);
     io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);

@@ -117,9 +117,21 @@ oom:
 
 bool po_Status_Same(json_object *a, json_object *b) { return a && b && json_object_equal(a, b); }
 
-bool po_Status_ReasonChanged(json_object *old_status, const po_Condition *c) {
+/* What every create of a valid PropertyOverride comes to: Accepted, then Programmed (or Pending
+ * while consul-k8s has not synced the write). */
+static bool expected_first(const po_Condition *c) {
+  if (!strcmp(c->type, "Accepted")) return !strcmp(c->status, "True") && !strcmp(c->reason, "Accepted");
+  if (!strcmp(c->type, "Programmed")) {
+    return (!strcmp(c->status, "True") && !strcmp(c->reason, "Programmed")) ||
+           (!strcmp(c->status, "False") && !strcmp(c->reason, "Pending"));
+  }
+  return false;
+}
+
+bool po_Status_IsNews(json_object *old_status, const po_Condition *c) {
   json_object *prev = find_condition(old_status, c->type);
-  return !prev || strcmp(po_Json_StringOr(prev, "reason", ""), c->reason) != 0;
+  if (prev) return strcmp(po_Json_StringOr(prev, "reason", ""), c->reason) != 0;
+  return !expected_first(c);
 }
 
 /* ---- the same without building it ---- */

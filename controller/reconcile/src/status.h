@@ -57,7 +57,11 @@ bool po_Status_Matches(struct json_object *old_status, const po_OverrideStatus *
 /* A hash of everything po_Status_Build writes but the times, with the spec recorded as lastValid
  * standing for itself by its hash (last_valid_spec is not read): what a memo remembers. */
 uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash);
-/* Whether the condition's type has another reason (or is absent) in the old status. */
-bool po_Status_ReasonChanged(struct json_object *old_status, const po_Condition *c);
+/* Whether the condition is news worth an Event: its type has another reason in the old status, or
+ * is absent from it and says something other than what every create comes to (Accepted; then
+ * Programmed, or Pending). A new PropertyOverride that is simply programmed raises no Event: its
+ * status says so, and one Event per create was a third of the controller's writes to the API
+ * server (docs/benchmarks.md). Overlapping, Invalid, TargetFull and every Warning still do. */
+bool po_Status_IsNews(struct json_object *old_status, const po_Condition *c);
 
 #endif
