@@ -89,6 +89,7 @@ static const char kUsage[] =
     "  --controller-username NAME     the API server's username for this controller (its\n"
     "                                 ServiceAccount's, system:serviceaccount:NS:NAME): its own\n"
     "                                 target writes pass the mutating webhook (POST /mutate) unchanged\n"
+    "                                 and the validating one (POST /validate) unread\n"
     "  --health-probe-bind-address A  /healthz, /readyz and /metrics (default :8081)\n"
     "  --leader-elect=BOOL            leader election on a Lease (default true)\n"
     "  --leader-election-namespace NS the Lease's namespace (default: the kubeconfig's namespace)\n"

@@ -15,6 +15,8 @@
 #   lc_unregister_webhook                                        deletes it; returns once the API
 #                                                                server no longer calls it
 #   lc_stop                                                      stops everything (trap-safe)
+#   LC_CONTROLLER_KUBECONFIG (real server only)                  a kubeconfig acting as
+#                                                                LC_CONTROLLER_USER
 #   lc_crds_ready [CRD...], lc_webhook_ready PORT                after creating CRDs or a webhook
 #                                                                configuration (scripts/lib/ready.sh)
 # Every process started here is recorded and stopped by lc_stop.
@@ -22,6 +24,11 @@
 . "$(dirname "${BASH_SOURCE[0]}")/ready.sh"
 
 lc_pids=()
+
+# The username deploy/ gives the controller (its ServiceAccount): the webhooks' not-the-controller
+# conditions name it. The real server also has a token for it (LC_CONTROLLER_KUBECONFIG), so a
+# controller run with that kubeconfig and --controller-username is exempt as deployed.
+LC_CONTROLLER_USER=system:serviceaccount:propertyoverride-system:propertyoverride-controller
 
 lc_wait_file() { # file, timeout seconds
   local i
@@ -114,6 +121,9 @@ webhooks:
         operations: [CREATE, UPDATE]
         resources: [servicedefaults, proxydefaults]
     matchConditions:
+      - name: not-the-controller # a controller run as LC_CONTROLLER_USER (lc_controller_kubeconfig) is exempt
+        expression: >-
+          request.userInfo.username != '$LC_CONTROLLER_USER'
       - name: holds-property-override
         expression: >-
           has(object.spec) && has(object.spec.envoyExtensions) &&

@@ -251,9 +251,13 @@ lc_start() {
   rm -f "${TMPDIR:-/tmp}/.lc-ports.$$"
   lc_real_certs "$LC_WORK/tls" "${sans[@]}" || return 1
   LC_TOKEN=$(lc_real_token)
+  local controller_token
+  controller_token=$(lc_real_token)
   {
     # system:masters: the tests and the controller act as cluster admin, as with the local server.
     printf '%s,admin,uid-admin,"system:masters"\n' "$LC_TOKEN"
+    # the same rights under the controller's deployed username (LC_CONTROLLER_KUBECONFIG)
+    printf '%s,%s,uid-controller,"system:masters"\n' "$controller_token" "$LC_CONTROLLER_USER"
     local t
     for t in "${tokens[@]}"; do printf '%s,admin-%s,uid-admin-%s,"system:masters"\n' "$t" "${t:0:6}" "${t:0:6}"; done
   } >"$LC_WORK/tls/tokens.csv"
@@ -288,6 +292,8 @@ YAML
   # kubectl's discovery cache is keyed by host:port; ports are reused across runs.
   export KUBECACHEDIR="$LC_WORK/kube-cache"
   lc_real_kubeconfig "$KUBECONFIG" "$LC_URL" "$LC_WORK/tls/ca.crt" "$LC_TOKEN"
+  LC_CONTROLLER_KUBECONFIG="$LC_WORK/tls/controller.kubeconfig"
+  lc_real_kubeconfig "$LC_CONTROLLER_KUBECONFIG" "$LC_URL" "$LC_WORK/tls/ca.crt" "$controller_token"
   # The bootstrap controller creates the default namespace shortly after /readyz.
   lc_real_until 60 "$api_pid" "namespace default" kubectl get namespace default || return 1
   if [ "${LC_NO_CRDS:-0}" != 1 ]; then

@@ -112,8 +112,8 @@ jqt "$work/default.json" "default: no --allow-cross-namespace-from (nobody names
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-cross-namespace-from\"))] == []"
 jqt "$work/default.json" "default: no --allow-proxydefaults-from (only the controller's own namespace)" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == []"
-jqt "$work/default.json" "default: PropertyOverrides reviewed on spec changes, ServiceDefaults/ProxyDefaults on changes of their entries (matchConditions)" \
-  '.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[] | {name, rules: [.rules[].resources[]], conditions: [(.matchConditions // [])[].name]}] == [{"name":"validate.propertyoverride.io","rules":["propertyoverrides"],"conditions":["spec-changed"]},{"name":"targets.validate.propertyoverride.io","rules":["servicedefaults","proxydefaults"],"conditions":["holds-property-override","entries-changed"]}]'
+jqt "$work/default.json" "default: PropertyOverrides reviewed on spec changes, ServiceDefaults/ProxyDefaults on changes of their entries by others than the controller (matchConditions)" \
+  '.[] | select(.kind=="ValidatingWebhookConfiguration") | [.webhooks[] | {name, rules: [.rules[].resources[]], conditions: [(.matchConditions // [])[].name]}] == [{"name":"validate.propertyoverride.io","rules":["propertyoverrides"],"conditions":["spec-changed"]},{"name":"targets.validate.propertyoverride.io","rules":["servicedefaults","proxydefaults"],"conditions":["not-the-controller","holds-property-override","entries-changed"]}]'
 render anyns --namespace "$ns" -f "$top/tests/deploy/testdata/values/tenancy-any.yaml"
 jqt "$work/anyns.json" "tenancy: * renders as --allow-proxydefaults-from=*" \
   "[$d | .spec.template.spec.containers[0].args[] | select(startswith(\"--allow-proxydefaults-from\"))] == [\"--allow-proxydefaults-from=*\"]"

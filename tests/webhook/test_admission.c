@@ -80,7 +80,7 @@ static char *decide(json_object *review, bool *allowed) {
   po_Arena *a = po_Arena_New();
   const char *body = json_object_to_json_string(review);
   po_CtlStatus st;
-  json_object *out = po_Admission_Review(body, strlen(body), &(po_AdmissionOptions){g_tenancy, g_targets}, a, &st);
+  json_object *out = po_Admission_Review(body, strlen(body), &(po_AdmissionOptions){.tenancy = g_tenancy, .targets = g_targets}, a, &st);
   assert_non_null(out);
   assert_int_equal(st.http_status, 200);
   json_object *resp = json_object_object_get(out, "response");

@@ -6,7 +6,10 @@
  *   - a ServiceDefaults/ProxyDefaults is judged on its builtin/property-override entries alone:
  *     an update that leaves them as they were, wherever other extensions moved, is allowed even
  *     when they would now be refused (matchCondition entries-changed); one that adds, changes,
- *     removes one of several or reorders them is judged.
+ *     removes one of several or reorders them is judged;
+ *   - a ServiceDefaults/ProxyDefaults write by the controller itself (controller_user, the
+ *     username in request.userInfo) is allowed unread (matchCondition not-the-controller); one by
+ *     anybody else, or with no controller_user set, is judged.
  * A new rule of the webhook that reads anything else must change these tests and the
  * matchConditions together. */
 #include <json-c/json.h>
@@ -23,22 +26,27 @@
 #include "po/engine.h"
 #include "po/webhook/admission.h"
 
-/* The AdmissionReview of `op` on `obj` (JSON text) with `old` (JSON text, NULL: none). */
-static char *review(const char *group, const char *kind, const char *op, const char *obj, const char *old) {
+/* The AdmissionReview of `op` on `obj` (JSON text) with `old` (JSON text, NULL: none), sent by
+ * `user`. */
+static char *review_by(const char *user, const char *group, const char *kind, const char *op, const char *obj,
+                       const char *old) {
   const char fmt[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
                      "\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},\"operation\":\"%s\","
-                     "\"namespace\":\"team-a\",\"object\":%s,\"oldObject\":%s}}";
-  size_t n = sizeof fmt + strlen(group) + strlen(kind) + strlen(op) + strlen(obj) + (old ? strlen(old) : 4);
+                     "\"namespace\":\"team-a\",\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}";
+  size_t n = sizeof fmt + strlen(user) + strlen(group) + strlen(kind) + strlen(op) + strlen(obj) + (old ? strlen(old) : 4);
   char *body = malloc(n);
-  snprintf(body, n, fmt, group, kind, op, obj, old ? old : "null");
+  snprintf(body, n, fmt, group, kind, op, user, obj, old ? old : "null");
   return body;
+}
+static char *review(const char *group, const char *kind, const char *op, const char *obj, const char *old) {
+  return review_by("alice", group, kind, op, obj, old);
 }
 
 /* allowed: 1, denied: 0. */
-static int decide(char *body) {
+static int decide_with(char *body, const po_AdmissionOptions *opt) {
   po_Arena *a = po_Arena_New();
   po_CtlStatus st;
-  json_object *out = po_Admission_Review(body, strlen(body), NULL, a, &st);
+  json_object *out = po_Admission_Review(body, strlen(body), opt, a, &st);
   free(body);
   if (!out) fail_msg("no answer (%d): %s", (int)st.http_status, st.message);
   int allowed = json_object_get_boolean(json_object_object_get(json_object_object_get(out, "response"), "allowed"));
@@ -46,6 +54,7 @@ static int decide(char *body) {
   po_Arena_Free(a);
   return allowed;
 }
+static int decide(char *body) { return decide_with(body, NULL); }
 
 /* ---- PropertyOverrides ---------------------------------------------------------------------- */
 
@@ -150,12 +159,36 @@ static void test_consul_entries_changed_judged(void **state) {
   assert_int_equal(sd("UPDATE", SD("http", LUA), SD("http", LUA "," BAD)), 1);
 }
 
+#define CONTROLLER "system:serviceaccount:propertyoverride-system:propertyoverride-controller"
+
+/* The controller's own target writes: allowed unread, whatever they hold; anybody else's, and the
+ * same username when no controller_user is set, judged. PropertyOverrides are judged whoever
+ * writes them (the controller never writes a spec). */
+static void test_controller_target_writes_allowed(void **state) {
+  (void)state;
+  const po_AdmissionOptions me = {.controller_user = CONTROLLER};
+  const char *kinds[] = {"ServiceDefaults", "ProxyDefaults"};
+  for (int k = 0; k < 2; k++) {
+    assert_int_equal(decide_with(review_by(CONTROLLER, "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &me), 1);
+    assert_int_equal(decide_with(review_by(CONTROLLER, "consul.hashicorp.com", kinds[k], "CREATE", SD("http", BAD), NULL), &me), 1);
+    assert_int_equal(decide_with(review_by("alice", "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &me), 0);
+    assert_int_equal(decide_with(review_by(CONTROLLER "x", "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &me), 0);
+    assert_int_equal(decide_with(review_by(CONTROLLER, "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), NULL), 0);
+    const po_AdmissionOptions empty = {.controller_user = ""};
+    assert_int_equal(decide_with(review_by("", "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &empty), 0);
+  }
+  char *o = override("", kBadSpec);
+  assert_int_equal(decide_with(review_by(CONTROLLER, "propertyoverride.io", "PropertyOverride", "CREATE", o, NULL), &me), 0);
+  free(o);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_override_verdict_ignores_metadata),
       cmocka_unit_test(test_override_metadata_only_update_allowed),
       cmocka_unit_test(test_consul_entries_unchanged_allowed),
       cmocka_unit_test(test_consul_entries_changed_judged),
+      cmocka_unit_test(test_controller_target_writes_allowed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

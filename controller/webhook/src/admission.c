@@ -229,6 +229,12 @@ size_t po_Admission_Cost(const char *body, size_t len) {
   return cost;
 }
 
+/* A write by the controller itself (po_AdmissionOptions.controller_user). */
+static bool by_controller(json_object *req, const po_AdmissionOptions *opt) {
+  const char *me = opt ? opt->controller_user : NULL, *user = po_Json_String(po_Json_Get(req, "userInfo"), "username");
+  return me && *me && user && strcmp(user, me) == 0;
+}
+
 json_object *po_Admission_Review(const char *body, size_t len, const po_AdmissionOptions *opt, po_Arena *a,
                                  po_CtlStatus *st) {
   const po_Tenancy *tenancy = opt ? opt->tenancy : NULL;
@@ -256,7 +262,9 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Admissio
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
-      if (!old || !consul_entries_unchanged(obj, old)) denial = check_consul(obj, k, targets, a, warnings);
+      if (!by_controller(req, opt) && (!old || !consul_entries_unchanged(obj, old))) {
+        denial = check_consul(obj, k, targets, a, warnings);
+      }
     } else if ((native = po_Mesh_ForNative(group, k)) && !generated_by_us(obj)) {
       denial = check_native(obj, po_Json_String(req, "namespace"), k, native, targets, a, warnings);
     }

@@ -108,7 +108,8 @@ static bool handle(void *ctx, po_HttpRequest *rq) {
   po_Arena *a = po_Arena_New();
   if (!a) return po_HttpRequest_Text(rq, 500, "out of memory\n");
   po_CtlStatus st;
-  json_object *out = po_Admission_Review(body, len, &(po_AdmissionOptions){s->opt.tenancy, s->opt.targets}, a, &st);
+  po_AdmissionOptions ao = {.tenancy = s->opt.tenancy, .targets = s->opt.targets, .controller_user = s->opt.mutate.controller_user};
+  json_object *out = po_Admission_Review(body, len, &ao, a, &st);
   if (out) {
     json_object *resp = NULL, *al = NULL;
     if (json_object_object_get_ex(out, "response", &resp) && json_object_object_get_ex(resp, "allowed", &al))

@@ -16,8 +16,10 @@
  * updates of a ServiceDefaults/ProxyDefaults that leave its builtin/property-override entries
  * as they were (the same entries in the same order) are always allowed: nothing else of an
  * object is read for a verdict but its kind, its namespace (tenancy; fixed once created) and, for
- * EnvoyFilters and EnvoyPatchPolicies, the managed-by label, which only ever allows. The
- * configurations' matchConditions leave exactly these writes out (deploy/base/webhook.yaml).
+ * EnvoyFilters and EnvoyPatchPolicies, the managed-by label, which only ever allows. A
+ * ServiceDefaults/ProxyDefaults write by the controller itself (po_AdmissionOptions.controller_user,
+ * request.userInfo.username) is allowed too, and only ever allows. The configurations'
+ * matchConditions leave exactly these writes out (deploy/base/webhook.yaml).
  * A body that is not exactly one JSON value, or whose request.uid holds a NUL, is refused (400). */
 #ifndef PO_WEBHOOK_ADMISSION_H_
 #define PO_WEBHOOK_ADMISSION_H_
@@ -38,6 +40,11 @@ typedef struct {
   const po_TargetOptions *targets; /* the mesh options the controller compiles with (NULL: the
                                     * defaults), so the webhook accepts exactly what the controller
                                     * programs (e.g. lists on Istio 1.31+) */
+  /* The username the API server knows the controller by (--controller-username, as for the
+   * mutating webhook): its own ServiceDefaults/ProxyDefaults writes are allowed unread, since
+   * their entries are compiled from PropertyOverrides this webhook admitted (deploy/'s
+   * not-the-controller condition does not even send them). NULL or "": none is exempt. */
+  const char *controller_user;
 } po_AdmissionOptions;
 
 /* Returns the response (a new reference; st Ok, http_status 200), or NULL when the body is no
