@@ -35,6 +35,10 @@ p.add_argument("--timeout", type=float, default=1800)
 p.add_argument("--started", type=float, default=0, help="restart: when the new controller was started (Unix time)")
 p.add_argument("--ready", type=float, default=0, help="restart: when its /readyz first answered 200 (Unix time)")
 p.add_argument("--label", default="")
+p.add_argument("--patches", choices=("same", "distinct"), default="same",
+               help="run: every PropertyOverride of a target sets the same field of every outbound cluster (all "
+                    "overlap: Overlapping, and each status names three peers), or each one its own upstream's "
+                    "(resourceFilter.services: none overlap)")
 args = p.parse_args()
 if args.mode != "check" and not (args.metrics and args.pid):
     p.error("%s needs --metrics and --pid" % args.mode)
@@ -191,9 +195,11 @@ def last_write(m, sampler):
 
 # ---- the state check ----
 
-def patches(value):
-    return [{"resourceFilter": {"resourceType": "cluster", "trafficDirection": "outbound"},
-             "op": "add", "path": "/outlier_detection/max_ejection_percent", "value": value}]
+def patches(i):
+    f = {"resourceType": "cluster", "trafficDirection": "outbound"}
+    if args.patches == "distinct":
+        f["services"] = [{"name": "up-%06d" % i}]
+    return [{"resourceFilter": f, "op": "add", "path": "/outlier_detection/max_ejection_percent", "value": 1 + i % 99}]
 
 
 def state(api):
@@ -274,7 +280,7 @@ def run():
     for i in range(args.count):
         obj = {"apiVersion": "propertyoverride.io/v1alpha1", "kind": "PropertyOverride",
                "metadata": {"name": "po-%06d" % i, "namespace": args.ns},
-               "spec": {"targetRef": {"name": "svc-%05d" % (i % args.targets)}, "patches": patches(1 + i % 99)}}
+               "spec": {"targetRef": {"name": "svc-%05d" % (i % args.targets)}, "patches": patches(i)}}
         if args.rate > 0:
             time.sleep(max(0.0, t0 + i / args.rate - time.time()))
         code, o = api.call("POST", PO, obj)
@@ -289,6 +295,7 @@ def run():
     n = max(args.count, 1)
     w, wsrc = writes(m)
     d = {"mode": "run", "label": args.label, "n": args.count, "targets": args.targets, "rate": args.rate,
+         "patches": args.patches,
          "capped": args.count > args.targets * args.cap, "target_full": full, "converged": ok, "why": why,
          "create_s": round(t_created - t0, 2),
          "convergence_s": round(lw - t0, 2) if ok else None,

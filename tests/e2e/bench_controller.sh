@@ -19,6 +19,16 @@
 #                           target sees a create every targets/R seconds: at 10,000 over 200
 #                           targets, --rate 8 gives each the 25 s spacing 100,000 has on the real
 #                           server (about 80 creates a second), hence its reconciles per create
+#     --webhook on|off      the validating webhook registered with the API server as deploy/ ships it
+#                           (lc_register_webhook: PropertyOverride creates and spec changes, target
+#                           writes whose builtin/property-override entries changed, all
+#                           but its own: it runs as deploy/'s username, LC_CONTROLLER_USER), so the
+#                           admissions it answers count in the controller's CPU as they do for users
+#                           (default on; the local server calls no webhook)
+#     --patches same|distinct  what the PropertyOverrides of a target set: the same field of every
+#                           outbound cluster (default: all overlap, each status names three peers:
+#                           the worst case), or each its own upstream's (resourceFilter.services:
+#                           none overlap, as PropertyOverrides tuning different upstreams)
 #     --quiet S             seconds without a controller write that count as settled (default 8)
 #     --timeout S           per point (default 1800)
 #     --out FILE            the JSON report lines (default $TMPDIR/bench-controller-DATE.jsonl);
@@ -47,7 +57,7 @@
 set -u
 build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--quiet S] [--timeout S] [--out FILE]}
 shift
-server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 rate=0 quiet=8 timeout=1800 out=
+server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 rate=0 quiet=8 timeout=1800 out= webhook=on patches=same
 while [ $# -gt 0 ]; do
   case $1 in
   [0-9]*) points=$1; shift ;; # the earlier form: bench_controller.sh BUILD N
@@ -58,12 +68,19 @@ while [ $# -gt 0 ]; do
   --restart) restart=1; shift ;;
   --rate) rate=$2; shift 2 ;;
   --quiet) quiet=$2; shift 2 ;;
+  --webhook) webhook=$2; shift 2 ;;
+  --patches) patches=$2; shift 2 ;;
   --timeout) timeout=$2; shift 2 ;;
   --out) out=$2; shift 2 ;;
   *) echo "bench_controller.sh: unknown option '$1' (see the header of $0)" >&2; exit 2 ;;
   esac
 done
 case $server in real | local) ;; *) echo "bench_controller.sh: --server takes real or local, not '$server'" >&2; exit 2 ;; esac
+case $patches in same | distinct) ;; *) echo "bench_controller.sh: --patches takes same or distinct, not '$patches'" >&2; exit 2 ;; esac
+case $webhook in on | off) ;; *) echo "bench_controller.sh: --webhook takes on or off, not '$webhook'" >&2; exit 2 ;; esac
+[ "$server" = local ] && webhook=off
+label=$server
+[ "$webhook" = on ] && label="$server+webhook"
 case $points in *[!0-9,]* | "" | ,* | *,,* | *,) echo "bench_controller.sh: --points takes counts like 2500,10000, not '$points'" >&2; exit 2 ;; esac
 case $rate in "" | *[!0-9.]* | *.*.*) echo "bench_controller.sh: --rate takes creates a second like 8 or 2.5, not '$rate'" >&2; exit 2 ;; esac
 PO_APISERVER=$server
@@ -87,14 +104,18 @@ fi
 [ "$capped" != none ] && runs+=("$capped")
 
 flags=(--log-level warn --kube-api-qps 2000 --kube-api-burst 4000 --leader-elect=false ${PO_BENCH_CONTROLLER_FLAGS:-})
-echo "controller: ${flags[*]}; server: $server; quiet: $quiet s; machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+echo "controller: ${flags[*]}; server: $server; webhook: $webhook; patches: $patches; quiet: $quiet s; machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 
 # As lc_controller, but waiting as long as the start takes (at 100,000 it is the figure measured).
 start_controller() {
   LC_WEBHOOK_PORT=$(lc_free_port)
   LC_PROBE_PORT=$(lc_free_port)
   started_at=$(date +%s.%N)
-  ${PO_BENCH_WRAP:-} "${ctl_build:-$LC_BUILD}/propertyoverride" controller --kubeconfig "$KUBECONFIG" \
+  # with the webhook, as deployed: the controller's own username, whose target writes the
+  # webhook's not-the-controller condition leaves out
+  local kubeconfig=$KUBECONFIG as=()
+  [ "$webhook" = on ] && kubeconfig=$LC_CONTROLLER_KUBECONFIG as=(--controller-username "$LC_CONTROLLER_USER")
+  ${PO_BENCH_WRAP:-} "${ctl_build:-$LC_BUILD}/propertyoverride" controller --kubeconfig "$kubeconfig" "${as[@]}" \
     --webhook-bind-address "127.0.0.1:$LC_WEBHOOK_PORT" \
     --webhook-cert-file "$LC_WORK/tls/tls.crt" --webhook-key-file "$LC_WORK/tls/tls.key" \
     --health-probe-bind-address "127.0.0.1:$LC_PROBE_PORT" --leader-election-namespace default \
@@ -128,6 +149,7 @@ for run in "${runs[@]}"; do
   lc_start "$build" "$e2e_work/n$n-t$t" --compaction-window $((n * 8 + 100000)) || { bad "cluster for $n"; status=1; break; }
   server_pids=$(IFS=,; echo "${lc_pids[*]}")
   start_controller && wait_ready || { bad "controller for $n"; status=1; break; }
+  if [ "$webhook" = on ]; then lc_register_webhook Fail || { bad "webhook for $n"; status=1; break; }; fi
   echo "--- $n PropertyOverrides over $t targets ($server server; load $(cut -d' ' -f1-3 /proc/loadavg)) ---"
   perf_pid=
   if [ -n "${PO_BENCH_PERF:-}" ] && [ "$n" = "$largest" ] && [ "$t" = $(((n + per_target - 1) / per_target)) ] && [ -z "${perf_done:-}" ]; then
@@ -135,7 +157,7 @@ for run in "${runs[@]}"; do
     perf record -q -e cpu-clock -F "${PO_BENCH_PERF_HZ:-999}" --call-graph "${PO_BENCH_PERF_GRAPH:-fp}" -o "$PO_BENCH_PERF" -p "$LC_CONTROLLER_PID" >/dev/null 2>&1 &
     perf_pid=$!
   fi
-  line=$(driver run --count "$n" --targets "$t" --rate "$rate" --label "$server")
+  line=$(driver run --count "$n" --targets "$t" --rate "$rate" --patches "$patches" --label "$label")
   rc=$?
   [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile: $PO_BENCH_PERF"; }
   [ -n "$line" ] && echo "$line" >>"$out"
@@ -165,8 +187,10 @@ for run in "${runs[@]}"; do
       fi
       wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue 3; }
       ready_at=$(date +%s.%N)
+      # its webhook listens on a new port (after ready_at: nothing is created after a restart; a repair would be admitted)
+      if [ "$webhook" = on ]; then lc_register_webhook Fail || { bad "$n over $t: webhook after the restart"; status=1; continue 3; }; fi
       [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile of the restart: $PO_BENCH_PERF_RESTART"; }
-      line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$server${rbuild:+ $rbuild}${rflags:+ $rflags}")
+      line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$label${rbuild:+ $rbuild}${rflags:+ $rflags}")
       rc=$?
       early=$(tail -n +"$((mark + 1))" "$LC_WORK/controller.log" | grep -c 'before the caches synced')
       line=$(jq -c --argjson e "$early" '.unsynced_start_warned = ($e > 0)' <<<"$line")
