@@ -121,7 +121,7 @@ webhooks:
         operations: [CREATE, UPDATE]
         resources: [servicedefaults, proxydefaults]
     matchConditions:
-      - name: not-the-controller # a controller run as LC_CONTROLLER_USER (lc_controller_kubeconfig) is exempt
+      - name: not-the-controller # a controller run as LC_CONTROLLER_USER (LC_CONTROLLER_KUBECONFIG, real server) is exempt
         expression: >-
           request.userInfo.username != '$LC_CONTROLLER_USER'
       - name: holds-property-override

@@ -316,6 +316,9 @@ def run():
          "ignored_per_po": {x: round((msum(m, "propertyoverride_watch_events_ignored_total", reason=x) -
                                       msum(base_m, "propertyoverride_watch_events_ignored_total", reason=x)) / n, 4)
                             for x in ("own-override-write", "own-override-version", "own-target-write", "unchanged")},
+         # AdmissionReviews the controller's webhook answered (none unless it is registered: --webhook)
+         "admissions": int(msum(m, "propertyoverride_webhook_requests_total") -
+                           msum(base_m, "propertyoverride_webhook_requests_total")),
          "rss_base_mb": round(base_p[1], 1), "rss_peak_mb": round(pr[2], 1),
          "rss_kb_per_po": round((pr[2] - base_p[1]) * 1024 / n, 2),
          "load_start": load0, "load_end": load(),

@@ -55,7 +55,7 @@
 # samples). The controller runs without leader election (one replica: no lease writes in the
 # counts) and with --consul-sync-status=ignore (no consul-k8s here).
 set -u
-build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--quiet S] [--timeout S] [--out FILE]}
+build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--rate R] [--webhook on|off] [--patches same|distinct] [--quiet S] [--timeout S] [--out FILE]}
 shift
 server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 rate=0 quiet=8 timeout=1800 out= webhook=on patches=same
 while [ $# -gt 0 ]; do
