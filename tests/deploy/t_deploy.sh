@@ -13,6 +13,25 @@ kubectl kustomize "$top/deploy" >"$work/deploy.yaml"
 "$H" yaml2json "$work/deploy.yaml" >"$j"
 ok "kubectl kustomize deploy/ renders $(jq length "$j") objects"
 if out=$(k8s_validate "$j"); then ok "every object passes its schema"; else fail "$out"; fi
+# An overlay that moves deploy/ to another namespace moves the ServiceAccount and
+# --controller-username ($(POD_NAMESPACE)), but kustomize does not rewrite the not-the-controller
+# conditions' username: left as it is, the controller's writes are judged again and the old name,
+# no longer the controller's (a ServiceAccount whoever gets that namespace may create), skips the
+# check of ServiceDefaults/ProxyDefaults entries (the adversarial review's find). docs/install.md's
+# recipe ("Another namespace": a replacements entry in the overlay) is run as written, its
+# resource pointed at deploy/, and must name the new namespace in every such condition.
+mkdir -p "$work/ns-overlay"
+awk '/^\*\*Another namespace\.\*\*/{on=1} on && /^```yaml/{grab=1; next} grab && /^```/{exit} grab' "$top/docs/install.md" |
+  sed "s|^  - ../propertyoverride/deploy .*|  - $(realpath --relative-to="$work/ns-overlay" "$top/deploy")|" >"$work/ns-overlay/kustomization.yaml"
+if grep -q '^namespace: mesh-ops' "$work/ns-overlay/kustomization.yaml" && kubectl kustomize "$work/ns-overlay" >"$work/ns-overlay.yaml" 2>"$work/ns-overlay.err"; then
+  "$H" yaml2json "$work/ns-overlay.yaml" >"$work/ns-overlay.json"
+  jqt "$work/ns-overlay.json" "docs/install.md's namespace overlay: every not-the-controller condition names the ServiceAccount where it now is" \
+    '[.[] | select(.kind | test("WebhookConfiguration")) | .webhooks[] | .matchConditions // [] | .[] | select(.name=="not-the-controller") | .expression] | length >= 2 and all(. == "request.userInfo.username != '"'"'system:serviceaccount:mesh-ops:propertyoverride-controller'"'"'")'
+  jqt "$work/ns-overlay.json" "docs/install.md's namespace overlay: the ServiceAccount and the Deployment moved" \
+    '[.[] | select(.kind == "ServiceAccount" or .kind == "Deployment") | .metadata.namespace] | unique == ["mesh-ops"]'
+else
+  fail "docs/install.md's namespace overlay does not render: $(cat "$work/ns-overlay.err" 2>/dev/null | head -3)"
+fi
 # docs/install.md's "With kubectl" paragraph names every kind deploy/ creates (it once left the
 # MutatingWebhookConfiguration out): the webhook configurations and the workload kinds by name.
 para=$(awk '/^## With kubectl/{on=1;next} /^## /{on=0} on' "$top/docs/install.md" | tr '\n' ' ')

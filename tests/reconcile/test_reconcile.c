@@ -2261,6 +2261,59 @@ static void test_a_create_simply_programmed_is_not_news(void **state) {
   assert_true(fx->warnings >= 4);
 }
 
+/* a's first status (Overlapping, an Event) is written while the watch lags; its peer then stops
+ * overlapping before the cache shows a's status. The stored reason goes Overlapping -> Programmed:
+ * an Event, though the cached status say() compares with has no condition (the write it replaced
+ * is not shown): an absent condition there is unknown, not a create's (the adversarial review's
+ * find: the first version of po_Status_IsNews said nothing). */
+static void test_overlap_resolved_while_the_status_lags_is_news(void **state) {
+  Fake *fx = *state;
+  static const char *kOther = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                              "\"op\":\"add\",\"path\":\"/type\",\"value\":\"STRICT_DNS\"}]";
+  apply_override(fx, "b", 1, "web", kGood2);
+  assert_true(run(fx).ok);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "b", "Programmed", "reason"), "Programmed");
+  fx->status_lags = true;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(fx->last_event_reason, "Overlapping"); /* a's first status: Overlapping, said */
+  int events = fx->events;
+  apply_override(fx, "b", 2, "web", kOther); /* a overlaps nothing any more; a's version is the same */
+  int statuses = fx->status_patches;
+  assert_true(run(fx).ok);
+  assert_true(fx->status_patches > statuses); /* a's Programmed is written over its Overlapping */
+  /* the stored reason went Overlapping -> Programmed: an Event says so */
+  assert_true(fx->events > events);
+  assert_string_equal(fx->last_event_reason, "Programmed");
+  fx->status_lags = false;
+}
+
+/* A create whose overlap check was skipped (over kPo_OverlapMaxPairs) is Programmed with a
+ * message saying overlaps were not checked (test_overlap_cost_bounded): 100 PropertyOverrides
+ * that all overlap. That caveat is news (po_Condition.caveat): each gets an Event carrying it. */
+static void test_overlaps_not_checked_is_news(void **state) {
+  Fake *fx = *state;
+  static char patches[100 * 160];
+  size_t len = 0;
+  patches[len++] = '[';
+  for (int i = 0; i < 100; i++) {
+    len += (size_t)snprintf(patches + len, sizeof patches - len, "%s{\"resourceFilter\":{\"resourceType\":\"cluster\","
+                            "\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":"
+                            "\"/outlier_detection/max_ejection_percent\",\"value\":50}", i ? "," : "");
+  }
+  snprintf(patches + len, sizeof patches - len, "]");
+  for (int i = 0; i < 100; i++) {
+    char n[16];
+    snprintf(n, sizeof n, "o%03d", i);
+    apply_override(fx, n, 1, "web", patches);
+  }
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "o050", "Programmed", "reason"), "Programmed");
+  assert_non_null(strstr(cond(fx, "o050", "Programmed", "message"), "overlaps not checked"));
+  assert_true(fx->events >= 100);
+}
+
 /* A status write succeeded but the watch has not brought it back: the next reconciles want the
  * same status and neither write it nor say it again (each one did, with its Events); a status
  * that changes meanwhile is written. */
@@ -3115,6 +3168,8 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_invalid_priority_without_record_keeps_order, setup, teardown),
       cmocka_unit_test_setup_teardown(test_events_follow_a_stored_status, setup, teardown),
       cmocka_unit_test_setup_teardown(test_a_create_simply_programmed_is_not_news, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlap_resolved_while_the_status_lags_is_news, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_overlaps_not_checked_is_news, setup, teardown),
       cmocka_unit_test_setup_teardown(test_target_in_another_namespace_is_refused, setup, teardown),
       cmocka_unit_test_setup_teardown(test_cross_namespace_allowed_programs_the_other_target, setup, teardown),
       cmocka_unit_test_setup_teardown(test_forged_marker_namespace_gains_nothing, setup, teardown),

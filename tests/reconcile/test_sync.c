@@ -154,6 +154,34 @@ static void test_pending_then_programmed(void **state) {
   assert_int_equal(fx->status_patches, statuses);
 }
 
+/* Under --consul-sync-status=require (the default) every valid write goes Pending, then
+ * Programmed once consul-k8s synced it: neither the first status nor Pending <-> Programmed is an
+ * Event (po_Status_IsNews), at the create or at an update; the status says it. (The first version
+ * of the rule said Pending -> Programmed, one Event per create: the adversarial review's find.) */
+static void test_plain_writes_under_require_are_not_news(void **state) {
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
+  fx->now = "2026-12-01T00:00:01Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:01Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  assert_int_equal(fx->events, 0);
+  /* an update: Programmed -> Pending -> Programmed, still none */
+  fx->now = "2026-12-01T00:00:05Z";
+  apply_override(fx, "a", 2, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Pending");
+  fx->now = "2026-12-01T00:00:06Z";
+  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:06Z");
+  assert_true(run(fx).ok);
+  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+  assert_int_equal(json_object_get_int(get(get(slot(fx, "po/default/a", false)->obj, "status"), "programmedGeneration")), 2);
+  assert_int_equal(fx->events, 0);
+}
+
 static void test_sync_failed_with_consul_message(void **state) {
   Fake *fx = *state;
   apply_override(fx, "a", 1, "web", kGood);
@@ -387,6 +415,7 @@ int main(void) {
       cmocka_unit_test(test_judge_cases),
       cmocka_unit_test(test_parse_time),
       cmocka_unit_test_setup_teardown(test_pending_then_programmed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_plain_writes_under_require_are_not_news, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sync_failed_with_consul_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_timeout_event_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_ignore_mode_written_is_programmed, setup, teardown),

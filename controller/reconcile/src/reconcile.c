@@ -471,6 +471,7 @@ static void programmed(po_Run *run, size_t i, int64_t live_gen, const po_Overlap
     bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
+    p->caveat = !overlapping && ov[0]; /* the overlap check skipped over its bound: said, not found */
     mesh(run)->programmed_message(run, i, live_gen, p, ov[0] != 0);
     size_t len = strlen(p->message);
     po_Run_CopyText(p->message + len, sizeof p->message - len, ov);
@@ -495,13 +496,15 @@ static const char *old_programmed_message(json_object *status) {
  * once the status saying it is stored: a failed write is retried, and the retry finds the same
  * old status, so Events raised before the write would be raised again on every retry. (A crash between the write and the Events loses them: Events are
  * best effort, the status is the record.) */
-static void say(po_Run *run, const po_RunItem *it, json_object *old_status, const po_OverrideStatus *s, bool timeout_event) {
+static void say(po_Run *run, const po_RunItem *it, json_object *old_status, const po_OverrideStatus *s, bool timeout_event,
+                bool replaced) {
   const po_ReconcileIO *io = run->io;
   if (!io->event) return;
   const po_Condition *cs[3] = {&s->accepted, &s->programmed, &s->deprecated};
   for (int k = 0; k < 3; k++) {
-    if (!cs[k]->type || !po_Status_IsNews(old_status, cs[k])) continue;
-    /* Pending is news, not a fault: waiting for consul-k8s follows every write. */
+    if (!cs[k]->type || !po_Status_IsNews(old_status, cs[k], replaced)) continue;
+    /* Pending, when news (a fixed spec written, after Invalid), is not a fault: waiting for
+     * consul-k8s follows every write. */
     bool warn = cs[k] == &s->deprecated || (strcmp(cs[k]->status, "True") != 0 && strcmp(cs[k]->reason, "Pending") != 0);
     io->event(io->ctx, (json_object *)it->obj, warn ? "Warning" : "Normal", cs[k]->reason, cs[k]->message);
   }
@@ -610,7 +613,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   const po_ReconcileIO *io = run->io;
   if (!replaced && po_Status_Same(old_status, st)) {
     json_object_put(st);
-    say(run, it, old_status, &s, timeout_event);
+    say(run, it, old_status, &s, timeout_event, replaced);
     return true;
   }
   json_object *patch = json_object_new_object(), *sent = st;
@@ -641,7 +644,7 @@ static bool write_status(po_Run *run, size_t i, const po_OverlapIndex *peers, co
   if (w == kPo_WriteResult_Ok) {
     run->r.statuses_written++;
     po_TargetIndex_MemoWritten(run->ix, it->ns, it->name, it->memo_rv, h);
-    say(run, it, old_status, &s, timeout_event);
+    say(run, it, old_status, &s, timeout_event, replaced);
   }
   else if (w != kPo_WriteResult_NotFound) po_Run_Fail(run, w, po_Arena_Printf(run->ar, "status of %s", it->name), pst.message);
   return true;

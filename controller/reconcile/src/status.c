@@ -128,10 +128,22 @@ static bool expected_first(const po_Condition *c) {
   return false;
 }
 
-bool po_Status_IsNews(json_object *old_status, const po_Condition *c) {
+/* The way every write of a valid generation goes, under --consul-sync-status=require: Pending
+ * until consul-k8s reports the target synced, then Programmed. */
+static bool on_a_writes_way(const char *type, const char *from, const char *to) {
+  return !strcmp(type, "Programmed") && ((!strcmp(from, "Pending") && !strcmp(to, "Programmed")) ||
+                                         (!strcmp(from, "Programmed") && !strcmp(to, "Pending")));
+}
+
+bool po_Status_IsNews(json_object *old_status, const po_Condition *c, bool old_unknown) {
   json_object *prev = find_condition(old_status, c->type);
-  if (prev) return strcmp(po_Json_StringOr(prev, "reason", ""), c->reason) != 0;
-  return !expected_first(c);
+  /* a later step that gave the condition another reason wrote its own message (Pending, ...) */
+  bool caveat = c->caveat && !strcmp(c->reason, "Programmed");
+  if (prev) {
+    const char *was = po_Json_StringOr(prev, "reason", "");
+    return strcmp(was, c->reason) != 0 && (caveat || !on_a_writes_way(c->type, was, c->reason));
+  }
+  return old_unknown || caveat || !expected_first(c);
 }
 
 /* ---- the same without building it ---- */
@@ -193,6 +205,7 @@ void po_Condition_Init(po_Condition *c, const char *type, const char *status, co
   c->type = type;
   c->status = status;
   c->reason = reason;
+  c->caveat = false;
   c->message[0] = '\0';
 }
 

@@ -12,6 +12,11 @@ struct json_object;
 
 typedef struct {
   const char *type, *status, *reason;
+  /* The message carries a caveat its reason does not say (Programmed, with the overlap check
+   * skipped over its bound): worth an Event even where the reason alone is not (po_Status_IsNews;
+   * counted only while the reason is Programmed). Not written to the status, nor hashed: the
+   * message says it. */
+  bool caveat;
   char message[4096];
 } po_Condition;
 
@@ -57,11 +62,15 @@ bool po_Status_Matches(struct json_object *old_status, const po_OverrideStatus *
 /* A hash of everything po_Status_Build writes but the times, with the spec recorded as lastValid
  * standing for itself by its hash (last_valid_spec is not read): what a memo remembers. */
 uint64_t po_Status_Hash(const po_OverrideStatus *s, uint64_t spec_hash);
-/* Whether the condition is news worth an Event: its type has another reason in the old status, or
- * is absent from it and says something other than what every create comes to (Accepted; then
- * Programmed, or Pending). A new PropertyOverride that is simply programmed raises no Event: its
- * status says so, and one Event per create was a third of the controller's writes to the API
- * server (docs/benchmarks.md). Overlapping, Invalid, TargetFull and every Warning still do. */
-bool po_Status_IsNews(struct json_object *old_status, const po_Condition *c);
+/* Whether the condition is news worth an Event. Not what every valid write comes to, which its
+ * status says: a condition absent from the old status that says Accepted, Programmed or Pending
+ * (a new PropertyOverride simply programmed), nor Programmed <-> Pending (a write waiting for
+ * consul-k8s, then synced). One Event per create was a third of the controller's writes to the
+ * API server (docs/benchmarks.md). Any other change of reason is news (Overlapping, Invalid,
+ * TargetFull, SyncFailed, every Warning), and so is a condition with a caveat (po_Condition).
+ * old_unknown: old_status is a cached one our own later write replaced (the watch lags): a
+ * condition absent from it may have had any reason on the server, so it is news (an Overlapping
+ * first status resolved before the cache showed it is otherwise never said). */
+bool po_Status_IsNews(struct json_object *old_status, const po_Condition *c, bool old_unknown);
 
 #endif
