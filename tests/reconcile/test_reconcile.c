@@ -853,14 +853,9 @@ static void test_update_is_a_json_patch_of_the_change(void **state) {
   assert_int_equal(fx->target_json_patches, 4);
 }
 
-/* The overlap check of a target's status phase compares patches pairwise: 100 PropertyOverrides
- * of 100 identical patches (each one accepted, and the target's room holds them all) were 10^8
- * comparisons, each serialising both values into the reconcile's arena (41 s of CPU, 1.7 GB, on
- * every reconcile of the target). Now each value is serialised once, and past a budget of pairs
- * the check is skipped and every status says so: the entries are all programmed. (The CPU time
- * is printed, not asserted: a benchmark's business, not a unit test's.) */
-static void test_overlap_cost_bounded(void **state) {
-  Fake *fx = *state;
+/* 100 PropertyOverrides o000..o099 of web, each of the same 100 patches: their overlap check is
+ * over its bound of pairs (kPo_OverlapMaxPairs). */
+static void apply_100_alike(Fake *fx) {
   static char patches[100 * 160];
   size_t len = 0;
   patches[len++] = '[';
@@ -875,6 +870,17 @@ static void test_overlap_cost_bounded(void **state) {
     snprintf(n, sizeof n, "o%03d", i);
     apply_override(fx, n, 1, "web", patches);
   }
+}
+
+/* The overlap check of a target's status phase compares patches pairwise: 100 PropertyOverrides
+ * of 100 identical patches (each one accepted, and the target's room holds them all) were 10^8
+ * comparisons, each serialising both values into the reconcile's arena (41 s of CPU, 1.7 GB, on
+ * every reconcile of the target). Now each value is serialised once, and past a budget of pairs
+ * the check is skipped and every status says so: the entries are all programmed. (The CPU time
+ * is printed, not asserted: a benchmark's business, not a unit test's.) */
+static void test_overlap_cost_bounded(void **state) {
+  Fake *fx = *state;
+  apply_100_alike(fx);
   struct timespec t0, t1;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t0);
   assert_true(run(fx).ok);
@@ -2294,20 +2300,7 @@ static void test_overlap_resolved_while_the_status_lags_is_news(void **state) {
  * that all overlap. That caveat is news (po_Condition.caveat): each gets an Event carrying it. */
 static void test_overlaps_not_checked_is_news(void **state) {
   Fake *fx = *state;
-  static char patches[100 * 160];
-  size_t len = 0;
-  patches[len++] = '[';
-  for (int i = 0; i < 100; i++) {
-    len += (size_t)snprintf(patches + len, sizeof patches - len, "%s{\"resourceFilter\":{\"resourceType\":\"cluster\","
-                            "\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":"
-                            "\"/outlier_detection/max_ejection_percent\",\"value\":50}", i ? "," : "");
-  }
-  snprintf(patches + len, sizeof patches - len, "]");
-  for (int i = 0; i < 100; i++) {
-    char n[16];
-    snprintf(n, sizeof n, "o%03d", i);
-    apply_override(fx, n, 1, "web", patches);
-  }
+  apply_100_alike(fx);
   assert_true(run(fx).ok);
   assert_string_equal(cond(fx, "o050", "Programmed", "reason"), "Programmed");
   assert_non_null(strstr(cond(fx, "o050", "Programmed", "message"), "overlaps not checked"));

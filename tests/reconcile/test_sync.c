@@ -160,26 +160,25 @@ static void test_pending_then_programmed(void **state) {
  * of the rule said Pending -> Programmed, one Event per create: the adversarial review's find.) */
 static void test_plain_writes_under_require_are_not_news(void **state) {
   Fake *fx = *state;
-  fx->now = "2026-12-01T00:00:00Z";
-  apply_override(fx, "a", 1, "web", kGood);
-  assert_true(run(fx).ok);
-  assert_string_equal(cond(fx, "a", "reason"), "Pending");
-  fx->now = "2026-12-01T00:00:01Z";
-  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:01Z");
-  assert_true(run(fx).ok);
-  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
-  assert_int_equal(fx->events, 0);
-  /* an update: Programmed -> Pending -> Programmed, still none */
-  fx->now = "2026-12-01T00:00:05Z";
-  apply_override(fx, "a", 2, "web", kGood);
-  assert_true(run(fx).ok);
-  assert_string_equal(cond(fx, "a", "reason"), "Pending");
-  fx->now = "2026-12-01T00:00:06Z";
-  consul_k8s_status(fx, "True", "", "", "2026-12-01T00:00:06Z");
-  assert_true(run(fx).ok);
-  assert_string_equal(cond(fx, "a", "reason"), "Programmed");
-  assert_int_equal(json_object_get_int(get(get(slot(fx, "po/default/a", false)->obj, "status"), "programmedGeneration")), 2);
-  assert_int_equal(fx->events, 0);
+  /* generation g of a written at `written`, consul-k8s syncing it at `synced`: Pending, then Programmed */
+  const struct {
+    int g;
+    const char *written, *synced;
+  } steps[] = {{1, "2026-12-01T00:00:00Z", "2026-12-01T00:00:01Z"}, /* the create */
+               {2, "2026-12-01T00:00:05Z", "2026-12-01T00:00:06Z"}}; /* an update: Programmed -> Pending -> Programmed */
+  for (size_t i = 0; i < sizeof steps / sizeof *steps; i++) {
+    fx->now = steps[i].written;
+    apply_override(fx, "a", steps[i].g, "web", kGood);
+    assert_true(run(fx).ok);
+    assert_string_equal(cond(fx, "a", "reason"), "Pending");
+    fx->now = steps[i].synced;
+    consul_k8s_status(fx, "True", "", "", steps[i].synced);
+    assert_true(run(fx).ok);
+    assert_string_equal(cond(fx, "a", "reason"), "Programmed");
+    assert_int_equal(json_object_get_int(get(get(slot(fx, "po/default/a", false)->obj, "status"), "programmedGeneration")),
+                     steps[i].g);
+    assert_int_equal(fx->events, 0);
+  }
 }
 
 static void test_sync_failed_with_consul_message(void **state) {
