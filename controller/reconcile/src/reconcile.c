@@ -494,8 +494,9 @@ static const char *old_programmed_message(json_object *status) {
 
 /* The Events of a status change (po_Status_IsNews: a create simply programmed is not news), raised
  * once the status saying it is stored: a failed write is retried, and the retry finds the same
- * old status, so Events raised before the write would be raised again on every retry. (A crash between the write and the Events loses them: Events are
- * best effort, the status is the record.) */
+ * old status, so Events raised before the write would be raised again on every retry. (A crash
+ * between the write and the Events loses them: Events are best effort, the status is the record.)
+ * replaced: old_status is one our own later write replaced (the watch lags). */
 static void say(po_Run *run, const po_RunItem *it, json_object *old_status, const po_OverrideStatus *s, bool timeout_event,
                 bool replaced) {
   const po_ReconcileIO *io = run->io;
