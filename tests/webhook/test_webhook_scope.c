@@ -33,7 +33,8 @@ static char *review_by(const char *user, const char *group, const char *kind, co
   const char fmt[] = "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"u1\","
                      "\"kind\":{\"group\":\"%s\",\"version\":\"v1alpha1\",\"kind\":\"%s\"},\"operation\":\"%s\","
                      "\"namespace\":\"team-a\",\"userInfo\":{\"username\":\"%s\"},\"object\":%s,\"oldObject\":%s}}";
-  size_t n = sizeof fmt + strlen(user) + strlen(group) + strlen(kind) + strlen(op) + strlen(obj) + (old ? strlen(old) : 4);
+  size_t n = sizeof fmt + strlen(user) + strlen(group) + strlen(kind) + strlen(op) + strlen(obj) +
+             (old ? strlen(old) : 4);
   char *body = malloc(n);
   snprintf(body, n, fmt, group, kind, op, user, obj, old ? old : "null");
   return body;
@@ -161,24 +162,31 @@ static void test_consul_entries_changed_judged(void **state) {
 
 #define CONTROLLER "system:serviceaccount:propertyoverride-system:propertyoverride-controller"
 
+/* A ServiceDefaults/ProxyDefaults review sent by `user`, decided with `opt`. */
+static int target_by(const char *user, const char *kind, const char *op, const char *obj, const char *old,
+                     const po_AdmissionOptions *opt) {
+  return decide_with(review_by(user, "consul.hashicorp.com", kind, op, obj, old), opt);
+}
+
 /* The controller's own target writes: allowed unread, whatever they hold; anybody else's, and the
  * same username when no controller_user is set, judged. PropertyOverrides are judged whoever
  * writes them (the controller never writes a spec). */
 static void test_controller_target_writes_allowed(void **state) {
   (void)state;
   const po_AdmissionOptions me = {.controller_user = CONTROLLER};
+  const po_AdmissionOptions empty = {.controller_user = ""};
   const char *kinds[] = {"ServiceDefaults", "ProxyDefaults"};
   for (int k = 0; k < 2; k++) {
-    assert_int_equal(decide_with(review_by(CONTROLLER, "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &me), 1);
-    assert_int_equal(decide_with(review_by(CONTROLLER, "consul.hashicorp.com", kinds[k], "CREATE", SD("http", BAD), NULL), &me), 1);
-    assert_int_equal(decide_with(review_by("alice", "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &me), 0);
-    assert_int_equal(decide_with(review_by(CONTROLLER "x", "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &me), 0);
-    assert_int_equal(decide_with(review_by(CONTROLLER, "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), NULL), 0);
-    const po_AdmissionOptions empty = {.controller_user = ""};
-    assert_int_equal(decide_with(review_by("", "consul.hashicorp.com", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD)), &empty), 0);
+    assert_int_equal(target_by(CONTROLLER, kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD), &me), 1);
+    assert_int_equal(target_by(CONTROLLER, kinds[k], "CREATE", SD("http", BAD), NULL, &me), 1);
+    assert_int_equal(target_by("alice", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD), &me), 0);
+    assert_int_equal(target_by(CONTROLLER "x", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD), &me), 0);
+    assert_int_equal(target_by(CONTROLLER, kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD), NULL), 0);
+    assert_int_equal(target_by("", kinds[k], "UPDATE", SD("http", BAD), SD("http", GOOD), &empty), 0);
   }
   char *o = override("", kBadSpec);
-  assert_int_equal(decide_with(review_by(CONTROLLER, "propertyoverride.io", "PropertyOverride", "CREATE", o, NULL), &me), 0);
+  char *po_review = review_by(CONTROLLER, "propertyoverride.io", "PropertyOverride", "CREATE", o, NULL);
+  assert_int_equal(decide_with(po_review, &me), 0);
   free(o);
 }
 

@@ -229,12 +229,6 @@ size_t po_Admission_Cost(const char *body, size_t len) {
   return cost;
 }
 
-/* A write by the controller itself (po_AdmissionOptions.controller_user). */
-static bool by_controller(json_object *req, const po_AdmissionOptions *opt) {
-  const char *me = opt ? opt->controller_user : NULL, *user = po_Json_String(po_Json_Get(req, "userInfo"), "username");
-  return me && *me && user && strcmp(user, me) == 0;
-}
-
 json_object *po_Admission_Review(const char *body, size_t len, const po_AdmissionOptions *opt, po_Arena *a,
                                  po_CtlStatus *st) {
   const po_Tenancy *tenancy = opt ? opt->tenancy : NULL;
@@ -262,7 +256,7 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Admissio
     } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
-      if (!by_controller(req, opt) && (!old || !consul_entries_unchanged(obj, old))) {
+      if (!po_Review_By(req, opt ? opt->controller_user : NULL) && (!old || !consul_entries_unchanged(obj, old))) {
         denial = check_consul(obj, k, targets, a, warnings);
       }
     } else if ((native = po_Mesh_ForNative(group, k)) && !generated_by_us(obj)) {

@@ -160,8 +160,7 @@ static const char *decide(json_object *req, const po_MutateOptions *opt, json_ob
   if (!op || strcmp(op, "UPDATE") != 0 || po_Json_String(req, "subResource")) return "unchanged";
   if (!json_object_is_type(obj, json_type_object) || !*po_Json_Meta(old, "uid")) return "unchanged";
   if (po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp")) return "unchanged";
-  const char *user = po_Json_String(po_Json_Get(req, "userInfo"), "username");
-  if (opt->controller_user && *opt->controller_user && user && !strcmp(user, opt->controller_user)) return "exempt";
+  if (po_Review_By(req, opt->controller_user)) return "exempt";
   if (!opt->desired) return "unchanged";
   json_object *view = view_of(obj, old, po_Json_String(req, "namespace"));
   if (!view) return "error";

@@ -215,3 +215,8 @@ json_object *po_Review_Wrap(json_object *response) {
   json_object_object_add(out, "response", response);
   return out;
 }
+
+bool po_Review_By(json_object *request, const char *username) {
+  const char *user = po_Json_String(po_Json_Get(request, "userInfo"), "username");
+  return username && *username && user && strcmp(user, username) == 0;
+}

@@ -28,6 +28,10 @@ typedef struct {
   unsigned bad_byte;
 } po_ReviewCount;
 void po_Review_Count(const char *body, size_t len, po_ReviewCount *out);
+/* Whether the request was sent by `username` (request.userInfo.username, exactly); never for a
+ * NULL or empty username: the controller's own writes, when its username is known
+ * (--controller-username), on both routes. */
+bool po_Review_By(json_object *request, const char *username);
 /* {apiVersion, kind: AdmissionReview, response} around `response` (taken). */
 json_object *po_Review_Wrap(json_object *response);
 
