@@ -34,11 +34,14 @@ struct po_KubeClient {
   struct po_KubeHeaders_ *headers; /* the requests' header lists for the current token (pool_lock) */
   _Atomic uint64_t header_builds;  /* how often they were built: once per token */
   _Atomic uint64_t http_versions[2]; /* answers by HTTP version: 1.x, 2 (po_KubeClient_HttpVersions) */
+  _Atomic uint64_t answer_bytes;     /* the bodies of the 2xx answers to requests (not watches) */
 };
 
 CURL *po_KubeClient_TakeHandle_(po_KubeClient *c);
 /* How often the requests' header lists were built (tests: once per bearer token, not per request). */
 uint64_t po_KubeClient_HeaderBuilds_(po_KubeClient *c);
+/* The bytes of every 2xx answer's body so far (tests: a write answered by its metadata alone). */
+uint64_t po_KubeClient_AnswerBytes_(po_KubeClient *c);
 void po_KubeClient_ReturnHandle_(po_KubeClient *c, CURL *h);
 void po_KubeClient_RateLimit_(po_KubeClient *c);
 /* The same, but a fired cancel (may be NULL) ends the wait: false then. */

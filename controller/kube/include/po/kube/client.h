@@ -201,7 +201,8 @@ bool po_KubeClient_Update(po_KubeClient *c, const po_KubeRef *ref, struct json_o
                           struct json_object **out, po_CtlStatus *st);
 /* What a write's answer says of the object it made, read from the answer's bytes (no parse):
  * its metadata.uid and metadata.resourceVersion ("" when the answer does not say them plainly)
- * and metadata.generation (0 when it does not say it). */
+ * and metadata.generation (0 when it does not say it). Such a write asks for its answer as a
+ * PartialObjectMetadata (its metadata only; a server that cannot serve one answers the object). */
 typedef struct {
   char uid[128];
   char rv[64];
