@@ -316,6 +316,10 @@ def run():
          "ignored_per_po": {x: round((msum(m, "propertyoverride_watch_events_ignored_total", reason=x) -
                                       msum(base_m, "propertyoverride_watch_events_ignored_total", reason=x)) / n, 4)
                             for x in ("own-override-write", "own-override-version", "own-target-write", "unchanged")},
+         # reconciles of targets by what they read of the target (digest: not the object)
+         "target_reads": {x: int(msum(m, "propertyoverride_target_reads_total", **{"from": x}) -
+                                 msum(base_m, "propertyoverride_target_reads_total", **{"from": x}))
+                          for x in ("digest", "digest-then-object", "object")},
          # AdmissionReviews the controller's webhook answered (none unless it is registered: --webhook)
          "admissions": int(msum(m, "propertyoverride_webhook_requests_total") -
                            msum(base_m, "propertyoverride_webhook_requests_total")),

@@ -160,6 +160,22 @@ static const json_object *f_get_target(void *ctx, po_TargetKind kind, const char
   return lend_kind(fx, po_TargetKind_Name(kind), ns, name, ref, st);
 }
 
+/* A target's version without a copy (off: fx->no_digest, every reconcile reads the object). */
+static bool f_target_version(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_OverrideVersion *out) {
+  Fake *fx = ctx;
+  Slot *e = fx->echo_due ? slot(fx, fx->echo_key, false) : NULL;
+  if (e) own_echo(fx, e); /* as f_get_target: the watch brings the echo before the cache is read */
+  fx->echo_due = false;
+  char k[300];
+  snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+  Slot *s = fx->no_digest ? NULL : slot(fx, k, false);
+  json_object *meta = s ? get(s->obj, "metadata") : NULL, *v = get(meta, "resourceVersion"), *uid = get(meta, "uid");
+  *out = (po_OverrideVersion){.generation = json_object_get_int64(get(meta, "generation"))};
+  snprintf(out->rv, sizeof out->rv, "%s", v ? json_object_get_string(v) : "");
+  snprintf(out->uid, sizeof out->uid, "%s", uid ? json_object_get_string(uid) : "");
+  return v != NULL;
+}
+
 /* The resourceVersion without a copy; tests that change a stored object in place bump it, as
  * any change on a server does. */
 static bool f_override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *out) {
@@ -236,7 +252,9 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
  * test that updates a target checks the delta against the plan. */
 int fake_checking;
 
-static void check_json_patch(Fake *fx, Slot *s, json_object *obj, const char *patch, size_t len) {
+/* obj NULL (a reconcile from the target's digest sends the patch alone): what it makes is returned
+ * (a new reference), for the write; else NULL. */
+static json_object *check_json_patch(Fake *fx, Slot *s, json_object *obj, const char *patch, size_t len) {
   fake_checking++;
   fx->target_json_patches++;
   json_object *ops = json_tokener_parse(patch);
@@ -247,13 +265,15 @@ static void check_json_patch(Fake *fx, Slot *s, json_object *obj, const char *pa
   char msg[512] = "";
   json_object *made = po_As_JsonPatch(copy(s->obj), ops, msg, sizeof msg);
   if (!made) fail_msg("the target's JSON Patch does not apply (%s): %s", msg, patch);
-  if (!json_object_equal(made, obj))
+  if (obj && !json_object_equal(made, obj))
     fail_msg("the target's JSON Patch makes\n%s\nnot the planned\n%s\n(patch %s)",
              json_object_to_json_string_ext(made, JSON_C_TO_STRING_PLAIN), json_object_to_json_string_ext(obj, JSON_C_TO_STRING_PLAIN),
              patch);
-  json_object_put(made);
+  if (!obj) fx->digest_patches++;
   json_object_put(ops);
   fake_checking--;
+  if (obj) json_object_put(made);
+  return obj ? NULL : made;
 }
 
 static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
@@ -262,10 +282,12 @@ static po_WriteResult f_update_target(void *ctx, po_TargetKind kind, const char 
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
   Slot *s = slot(fx, k, false);
-  if (patch) check_json_patch(fx, s, obj, patch, patch_len);
+  json_object *patched = patch ? check_json_patch(fx, s, obj, patch, patch_len) : NULL;
+  if (!obj && !patched) fail_msg("a target update with neither an object nor a patch");
   json_object *over = fx->target_lags && s ? copy(s->obj) : NULL;
   json_object *made = NULL;
-  po_WriteResult w = f_write_target(ctx, kind, ns, name, obj, false, NULL, &made, st);
+  po_WriteResult w = f_write_target(ctx, kind, ns, name, obj ? obj : patched, false, NULL, &made, st);
+  json_object_put(patched);
   if (over && w == kPo_WriteResult_Ok && (s = slot(fx, k, false))) { /* written; the cache shows it later */
     json_object_put(fx->echo);
     fx->echo = s->obj;
@@ -435,7 +457,7 @@ Fake *fake_new(void) {
   fx->io = (po_ReconcileIO){f_get_override, f_get_target, f_write_target, f_patch_override, f_now, f_event, NULL,
                             f_synced, f_target_event, &fx->tenancy, f_release, f_override_version, NULL, NULL,
                             f_get_filter, f_write_filter, f_get_policy, f_write_policy, f_gateway_routes, NULL, NULL, f_route, f_update_target,
-                            f_read_target};
+                            f_read_target, f_target_version};
   fx->io.ctx = fx;
   return fx;
 }

@@ -64,6 +64,8 @@ typedef struct Fake {
   po_TargetIndex *ix;  /* the index, as the informer handlers keep it */
   po_Tenancy tenancy;  /* the tenancy policy io hands out (from namespace "mesh") */
   int warnings;        /* Warning Events about PropertyOverrides */
+  bool no_digest;      /* target_version says nothing: every reconcile reads the target's object */
+  int digest_patches;  /* target updates planned from a digest (a JSON Patch without the object) */
   po_ReconcileIO io;   /* the IO table over this server: io.ctx is the fixture */
 } Fake;
 

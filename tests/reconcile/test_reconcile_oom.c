@@ -526,11 +526,22 @@ static void test_unreadable_override_is_not_absent(void **state) {
  * refused as AlreadyExists, and the statuses written as a conflict). */
 static void test_unreadable_target_is_not_absent(void **state) {
   Fake *fx = *state;
+  fx->no_digest = true; /* read from its object (from its digest it is not read at all: below) */
   apply(fx, "a", 1, 10);
   assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
   apply(fx, "a", 2, 11);
   reconcile_unreadable(fx, "ServiceDefaults/default/web", "ServiceDefaults/default/web");
   assert_true(reconcile_key(fx, "ServiceDefaults/default/web").ok);
+  /* From the digest of the version the cache holds: the object is never read, its text unreadable or not. */
+  fx->no_digest = false;
+  apply(fx, "a", 3, 12);
+  int reads = fx->unreadable_reads;
+  fx->unreadable = "ServiceDefaults/default/web";
+  po_ReconcileResult r = po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web");
+  fx->unreadable = NULL;
+  assert_true(r.ok && r.from_digest && !r.digest_object);
+  assert_int_equal(fx->unreadable_reads, reads);
+  assert_int_equal(fx->digest_patches, 1);
 }
 
 /* An EnvoyFilter, an EnvoyPatchPolicy unreadable: not created over (before: a create attempt). */

@@ -126,6 +126,9 @@ struct po_App {
   po_Series *wh_inflight, *wh_budget, *wh_refusals; /* the webhook's memory budget */
   po_MetricFamily *istio_enabled; /* propertyoverride_istio_enabled */
   po_Series *enqueues[kPo_AppEnqueue_Count], *ignored[kPo_AppIgnored_Count];
+  /* Consul targets' reconciles by what they read of the target: its digest, the digest and then
+   * the object, or the object (propertyoverride_target_reads_total{from}) */
+  po_Series *target_reads[3];
   po_IstioDetect istio_detect;
   bool istio_detect_ready;
   po_Renewal renewal;

@@ -70,7 +70,19 @@ bool po_App_RegisterEnqueueMetrics(po_App *app) {
       "not parsed), unchanged (a PropertyOverride update that changed nothing a reconcile reads: a label, an "
       "annotation, managedFields).",
       1, rl, 0, NULL);
-  if (!enq || !ign) return false;
+  static const char *const kReads[3] = {"digest", "digest-then-object", "object"};
+  static const char *const fl[] = {"from"};
+  po_MetricFamily *reads = po_Metrics_Register(
+      app->metrics, kPo_Metric_Counter, "propertyoverride_target_reads_total",
+      "Reconciles of ServiceDefaults and ProxyDefaults, by what they read of the target: digest (what this "
+      "controller knows the version the cache holds to be, its own last write or the last it read: the object is "
+      "not read), digest-then-object (the reconcile needed more than the digest says), object (no digest of that "
+      "version; under --consul-sync-status=require always).",
+      1, fl, 0, NULL);
+  if (!enq || !ign || !reads) return false;
+  for (int i = 0; i < 3; i++) {
+    if (!(app->target_reads[i] = po_Family_WithLabels(reads, kReads[i]))) return false;
+  }
   for (int i = 0; i < kPo_AppEnqueue_Count; i++) {
     if (!(app->enqueues[i] = po_Family_WithLabels(enq, kEnqueue[i]))) return false;
   }
@@ -536,6 +548,9 @@ po_Result po_App_Reconcile(void *ctx, const char *key, po_Logger *log) {
   po_ReconcileIO io = app->table;
   if (!atomic_load(&app->io.istio)) io.get_filter = NULL, io.write_filter = NULL;
   po_ReconcileResult r = po_Reconcile(&io, app->index, key);
+  /* the keys of Consul targets (po_Reconcile_TargetKey) */
+  if (!strncmp(key, "ServiceDefaults/", 16) || !strncmp(key, "ProxyDefaults/", 14))
+    count(app->target_reads[r.digest_object ? 1 : r.from_digest ? 0 : 2]);
   if (r.ok && (r.targets_written || r.statuses_written)) {
     po_Log_Info(log, "reconciled", po_Int("targetWrites", r.targets_written), po_Int("statusWrites", r.statuses_written));
   }

@@ -47,21 +47,33 @@ static const json_object *get_override(void *ctx, const char *ns, const char *na
   return get_from(i == (size_t)-1 ? NULL : k->overrides[i], ns, name, ref, st);
 }
 
+/* The informer caching targets of kind in namespace ns, NULL when none does. */
+static po_Informer *targets_of(po_KubeIO *k, po_TargetKind kind, const char *ns) {
+  size_t i = slot_of(k, ns);
+  if (i == (size_t)-1) return NULL;
+  switch (kind) {
+    case kPo_TargetKind_ProxyDefaults: return k->proxy_defaults[i];
+    case kPo_TargetKind_ServiceDefaults: return k->service_defaults[i];
+    case kPo_TargetKind_Service: return atomic_load(&k->istio) ? k->services[i] : NULL; /* Istio enabled */
+    case kPo_TargetKind_Gateway: return k->gateways[i];  /* NULL unless Envoy Gateway is enabled */
+    default: return NULL;                                /* Mesh: no object */
+  }
+}
+
 static const json_object *get_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, void **ref,
                                      po_CtlStatus *st) {
-  po_KubeIO *k = ctx;
-  size_t i = slot_of(k, ns);
-  po_Informer *from = NULL;
-  if (i != (size_t)-1) {
-    switch (kind) {
-      case kPo_TargetKind_ProxyDefaults: from = k->proxy_defaults[i]; break;
-      case kPo_TargetKind_ServiceDefaults: from = k->service_defaults[i]; break;
-      case kPo_TargetKind_Service: from = atomic_load(&k->istio) ? k->services[i] : NULL; break; /* Istio enabled */
-      case kPo_TargetKind_Gateway: from = k->gateways[i]; break;  /* NULL unless Envoy Gateway is enabled */
-      default: break;                                        /* Mesh: no object */
-    }
-  }
-  return get_from(from, ns, name, ref, st);
+  return get_from(targets_of(ctx, kind, ns), ns, name, ref, st);
+}
+
+static bool target_version(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_OverrideVersion *v) {
+  po_Informer *from = targets_of(ctx, kind, ns);
+  po_InformerVersion iv;
+  *v = (po_OverrideVersion){.generation = 0};
+  if (!from || !po_Informer_Version(from, ns, name, &iv)) return false;
+  memcpy(v->rv, iv.rv, sizeof v->rv);
+  memcpy(v->uid, iv.uid, sizeof v->uid);
+  v->generation = iv.generation;
+  return true;
 }
 
 static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
@@ -214,7 +226,9 @@ static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *n
    * version: one that moved on (a tenant's edit the cache has not seen) can fail them first, a
    * 422 for what is a conflict. The whole object, over the same version, tells which it was: a
    * 409, or the object's own refusal. */
-  if (!ok && patch && st->code == kPo_Ctl_Invalid) {
+  /* (No object: a reconcile from the target's digest, which drops the digest on any failure, so
+   * its retry reads the object and sends it whole if need be.) */
+  if (!ok && patch && obj && st->code == kPo_Ctl_Invalid) {
     ok = po_KubeClient_UpdateVersion(k->client, &ref, obj, &w, st);
     /* "written": the patch was wrong for an object that had not moved on (never seen in the
      * tests: the count makes one visible) */
@@ -427,5 +441,5 @@ po_ReconcileIO po_KubeIO_Table(po_KubeIO *k) {
                           atomic_load(&k->istio) || k->istio_later ? get_filter : NULL,
                           atomic_load(&k->istio) || k->istio_later ? write_filter : NULL, k->eg ? get_policy : NULL,
                           k->eg ? write_policy : NULL, k->eg ? gateway_routes : NULL, NULL, NULL,
-                          k->eg ? route_whole : NULL, update_target, read_target};
+                          k->eg ? route_whole : NULL, update_target, read_target, target_version};
 }

@@ -112,6 +112,9 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 /* Notes the object a reconcile is about to write as a target's update (po_TargetIndex_IsOwnTargetWrite);
  * `written` NULL: that write failed, forget it. */
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *target_key, const struct json_object *written);
+/* NoteTargetWrite of a write planned without the object (a JSON Patch over version `over`, from
+ * the target's digest): no write record (--consul-sync-status=ignore writes none). */
+void po_TargetIndex_NoteTargetWriteOver(po_TargetIndex *ix, const char *target_key, const char *over);
 /* After that write succeeded: the uid and resourceVersion its answer carried (NULL or "": the
  * answer did not say, and its echo is reconciled as any event). Wakes an event waiting for it. */
 void po_TargetIndex_NoteTargetWritten(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv);

@@ -12,6 +12,7 @@
 
 #include "po/base/json.h"
 #include "compiled.h"
+#include "digest.h"
 #include "holders.h"
 #include "po/meshes/consul.h"
 #include "po/reconcile/reconcile.h"
@@ -121,6 +122,7 @@ typedef struct {
    * generation from this target's cache, so they are queued again by its next event of another
    * version (po_TargetIndex_TakeHeldGone). NULL: nothing pending. */
   char *held_gone_over;
+  po_TargetDigest *digest; /* what a reconcile reads of it, at one version (digest.h), or NULL */
 } Target;
 
 /* The kinds whose links are counted: ForEachRelated asks whether any PropertyOverride targets a
@@ -190,6 +192,7 @@ static void free_target(void *ctx, po_StrNode *n) {
   free(t->pos);
   free(t->overlaps);
   free(t->held_gone_over);
+  free(t->digest);
   free(t);
 }
 
@@ -696,6 +699,29 @@ void po_TargetIndex_SetOverlapMemo(po_TargetIndex *ix, const char *target_key, c
   free(c);
 }
 
+bool po_TargetIndex_Digest(po_TargetIndex *ix, const char *target_key, const char *uid, const char *rv, po_Arena *a,
+                           po_TargetDigest *out) {
+  pthread_mutex_lock(&ix->mu);
+  const Target *t = find_target(ix, target_key);
+  const po_TargetDigest *d = t ? t->digest : NULL;
+  bool ok = d && uid && rv && *d->uid && *d->rv && !strcmp(d->uid, uid) && !strcmp(d->rv, rv) && po_TargetDigest_CopyTo(d, a, out);
+  pthread_mutex_unlock(&ix->mu);
+  return ok;
+}
+
+void po_TargetIndex_SetDigest(po_TargetIndex *ix, const char *target_key, const po_TargetDigest *d) {
+  po_TargetDigest *c = po_TargetDigest_Keep(d);
+  pthread_mutex_lock(&ix->mu);
+  Target *t = find_target(ix, target_key);
+  if (t) {
+    free(t->digest);
+    t->digest = c; /* NULL (none, or out of memory): the next reconcile reads the object */
+    c = NULL;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  free(c);
+}
+
 /* ---- across targets: the ProxyDefaults' PropertyOverrides meet every ServiceDefaults' ---- */
 
 static const char *kind_prefix(po_TargetKind kind) {
@@ -871,6 +897,13 @@ static OwnWrite *own_note(po_TargetIndex *ix, const char *key, char **k) {
 /* Before the write: its echo can come through the watch before its answer does, so the event
  * that finds the note in flight waits for the answer (po_TargetIndex_IsOwnTargetEcho). Nothing of
  * the written object is hashed: its answer names the version it made. */
+static void note_target_write(po_TargetIndex *ix, const char *key, const char *over, const po_WriteRecord *rec);
+
+void po_TargetIndex_NoteTargetWriteOver(po_TargetIndex *ix, const char *key, const char *over) {
+  po_WriteRecord none = {.present = false};
+  note_target_write(ix, key, over && strlen(over) < sizeof ((OwnWrite *)0)->over ? over : "", &none);
+}
+
 void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const json_object *written) {
   if (!written) { /* the write failed, or its answer was lost: nothing known to come back */
     pthread_mutex_lock(&ix->mu);
@@ -887,6 +920,10 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
     snprintf(over, sizeof over, "%s", json_object_get_string(rv));
   }
   po_WriteRecord rec = po_Sync_ReadRecord(written);
+  note_target_write(ix, key, over, &rec);
+}
+
+static void note_target_write(po_TargetIndex *ix, const char *key, const char *over, const po_WriteRecord *rec) {
   char *k = strdup(key);
   pthread_mutex_lock(&ix->mu);
   OwnWrite *w = own_note(ix, key, &k);
@@ -894,8 +931,8 @@ void po_TargetIndex_NoteTargetWrite(po_TargetIndex *ix, const char *key, const j
     w->pending = w->in_flight = true;
     w->awaited = false;
     w->uid[0] = w->rv[0] = 0;
-    memcpy(w->over, over, sizeof over);
-    w->record = rec;
+    snprintf(w->over, sizeof w->over, "%s", over);
+    w->record = *rec;
   }
   pthread_mutex_unlock(&ix->mu);
   free(k);

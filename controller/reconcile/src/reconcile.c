@@ -175,8 +175,8 @@ static bool load(po_Run *run) {
   const po_ReconcileIO *io = run->io;
   po_CtlStatus st;
   /* a target that could not be read is not a missing one (created again, its entries lost) */
-  if (!run->dry && !(run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref, &st)) &&
-      st.code != kPo_Ctl_Ok)
+  if (!run->dry && !(mesh(run)->from_digest && mesh(run)->from_digest(run)) &&
+      !(run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref, &st)) && st.code != kPo_Ctl_Ok)
     return po_Run_ReadFailed(run, &st);
   run->target = run->read;
   run->n = lookup(run->ix, run->key, &run->names);

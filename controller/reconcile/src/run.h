@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "compiled.h"
+#include "digest.h"
 #include "overlap.h"
 #include "po/meshes/consul.h"
 #include "po/reconcile/reconcile.h"
@@ -90,6 +91,10 @@ typedef struct po_Run {
   const json_object *read;       /* the target as the cache has it (shared, read only), or NULL */
   void *read_ref;
   const json_object *target;     /* `read`, or `own` once we have our own */
+  /* Consul: the target read from its digest (digest.h, in the arena): it exists, `target` and
+   * `read` are NULL until the reconcile needs the object after all (consul_reconcile.c,
+   * need_tree), which then replaces the digest */
+  const po_TargetDigest *digest;
   json_object *own;              /* the target after our create, or our annotated copy (owned) */
   char (*names)[320];            /* "namespace/name" of each PropertyOverride the index lists */
   po_RunItem *items;
@@ -98,10 +103,11 @@ typedef struct po_Run {
   size_t nowners;
   po_ConsulEntry *live, *bound, *want;
   size_t nlive, nwant;
+  size_t *want_item; /* Consul: the item of each of `want` (arena) */
   /* Consul: the target's entries bound to it, whoever they name (`bound`, read once per run from
    * `bound_of`), and the look-alikes bound elsewhere or to nothing */
   size_t nbound, unbound_entries;
-  const json_object *bound_of;
+  const void *bound_of; /* the tree or the digest they were read from */
   /* Consul: the indices of live, sorted by (owner, uid, index), so a PropertyOverride's entries
    * are found in log time (arena; NULL when there was no room: searched in turn) */
   size_t *live_order;
@@ -127,6 +133,9 @@ typedef struct po_Run {
 /* ---- the part of a reconcile each mesh supplies ------------------------------------------------
  * Every member may be NULL (false for the flags) where the mesh has nothing to do there. */
 typedef struct {
+  /* Before phase 1: whether the target is read from its digest (run->digest set) instead of
+   * its object. NULL: never. */
+  bool (*from_digest)(po_Run *run);
   /* phase 1, load: room for items found in the target itself beyond the index's (returned; memory
    * that ran out there, po_Run_Oom, ends the reconcile: load would find items it has no room
    * for), then what the target holds for its PropertyOverrides (after they are loaded). false:

@@ -14,6 +14,7 @@
 #include "po/base/json.h"
 #include "po/meshes/consul.h"
 #include "po/meshes/consul_check.h"
+#include "consul_digest.h"
 #include "po/targets/owned.h"
 #include "run.h"
 
@@ -24,9 +25,16 @@ static bool requires_sync(const po_Run *run) {
   return run->io->sync && run->io->sync->mode == kPo_SyncMode_Require;
 }
 
+/* Whether a digest kept now would ever be read: only reconciles under ignore that may update
+ * through a JSON Patch read one (from_digest). */
+static bool digests_read(const po_Run *run) {
+  return !run->dry && !requires_sync(run) && run->io->target_version && run->io->update_target;
+}
+
 /* The target's extensions: room for its entries of ours, whichever they are, without a walk that
  * counts them first (each walk reads every entry's marker, about 900 instructions an entry). */
 static size_t extensions_of(const po_Run *run) {
+  if (run->digest) return run->digest->n;
   json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   return list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
 }
@@ -36,13 +44,24 @@ static size_t extensions_of(const po_Run *run) {
  * marker (three walks, about 0.2 M instructions a reconcile at 25 entries). load takes those of
  * its owners from these, as po_Consul_OwnedEntries would with the owners given. */
 static bool bound_entries(po_Run *run) {
-  if (run->bound_of == run->target && run->bound) return true;
+  const void *of = run->digest ? (const void *)run->digest : (const void *)run->target;
+  if (run->bound_of == of && run->bound) return true;
   size_t cap = extensions_of(run);
   po_ConsulEntry *b = realloc(run->bound, (cap ? cap : 1) * sizeof *b);
   if (!b) return po_Run_Oom(run, "reading the target's entries");
   run->bound = b;
-  run->nbound = po_Consul_OwnedEntries(run->target, NULL, 0, run->bound, cap, &run->unbound_entries);
-  run->bound_of = run->target;
+  if (run->digest) { /* as po_Consul_OwnedEntries reads them from the object */
+    run->nbound = run->unbound_entries = 0;
+    for (size_t i = 0; i < run->digest->n; i++) {
+      const po_TargetSlot *s = &run->digest->slots[i];
+      if (s->mark == kPo_Slot_LookAlike) run->unbound_entries++;
+      if (s->mark != kPo_Slot_Bound) continue;
+      b[run->nbound++] = (po_ConsulEntry){s->owner, s->uid, s->generation, NULL, s->priority, s->required, s->ns, i + 1};
+    }
+  } else {
+    run->nbound = po_Consul_OwnedEntries(run->target, NULL, 0, run->bound, cap, &run->unbound_entries);
+  }
+  run->bound_of = of;
   return true;
 }
 
@@ -195,6 +214,7 @@ static bool held_changed(const po_RunItem *it) { return it->held && it->is_live 
  * po_Consul_OwnedEntries gives with the owners: test_reconcile's
  * test_one_walk_reads_what_owned_entries_reads). */
 static bool live_of_owners(po_Run *run) {
+  free(run->live); /* read again from the object (need_tree) */
   run->live = malloc((run->nbound ? run->nbound : 1) * sizeof *run->live);
   po_ConsulOwner *sorted = run->nowners > 1 ? po_Arena_Malloc(run->ar, run->nowners * sizeof *sorted) : NULL;
   if (!run->live || (run->nowners > 1 && !sorted)) return po_Run_Oom(run, "reading the target's entries");
@@ -214,8 +234,75 @@ static bool live_of_owners(po_Run *run) {
   return true;
 }
 
+/* ---- the target read from its digest (digest.h) ---- */
+
+/* Whether the target is read from its digest: the index keeps one for the very version the cache
+ * holds. Not under --consul-sync-status=require (the write record and consul-k8s's status are
+ * read from the object), nor for the admission view (it plans over the incoming object). */
+static bool from_digest(po_Run *run) {
+  const po_ReconcileIO *io = run->io;
+  if (!digests_read(run)) return false;
+  po_OverrideVersion v;
+  if (!io->target_version(io->ctx, run->kind, run->ns, run->name, &v) || !*v.uid || !*v.rv) return false;
+  po_TargetDigest *d = po_Arena_Malloc(run->ar, sizeof *d);
+  if (!d || !po_TargetIndex_Digest(run->ix, run->key, v.uid, v.rv, run->ar, d)) return false;
+  run->digest = d;
+  run->r.from_digest = true;
+  return true;
+}
+
+/* The object after all, in a reconcile begun from the digest, where it needs more than the digest
+ * says (an entry's arguments, an annotation to write, a look-alike to report): the version the
+ * digest describes, and the entries read again from it (the same ones: items keep what the load
+ * found). The cache moved on meanwhile: a conflict, retried. False when the reconcile ends (run->r
+ * says why). */
+static bool need_tree(po_Run *run) {
+  const po_TargetDigest *d = run->digest;
+  if (!d) return true;
+  const po_ReconcileIO *io = run->io;
+  po_CtlStatus st;
+  run->read = io->get_target(io->ctx, run->kind, run->ns, run->name, &run->read_ref, &st);
+  if (!run->read && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st);
+  run->target = run->read;
+  run->digest = NULL;
+  run->r.digest_object = true;
+  if (!run->read || strcmp(po_Json_Meta(run->read, "uid"), d->uid) != 0 ||
+      strcmp(po_Json_Meta(run->read, "resourceVersion"), d->rv) != 0) {
+    run->target_ok = false;
+    run->target_conflict = true;
+    po_Run_Fail(run, kPo_WriteResult_Conflict, po_Arena_Printf(run->ar, "reading %s", run->where),
+                "the object changed while it was reconciled");
+    return false;
+  }
+  if (!bound_entries(run)) return false;
+  if (run->live && !live_of_owners(run)) return false;
+  if (run->live) order_live(run);
+  return true;
+}
+
+/* Whether every entry bound to the target names one of its PropertyOverrides, and the object is
+ * not someone else's: else the load looks further (load_bound_owners) and the reconcile reports
+ * look-alikes (ForeignEntry, ForeignObject), which needs the object. */
+static bool digest_suffices(po_Run *run) {
+  if (run->unbound_entries || run->digest->created == kPo_OwnedCreated_Foreign) return false;
+  po_ConsulOwner *sorted = run->nowners > 1 ? po_Arena_Malloc(run->ar, run->nowners * sizeof *sorted) : NULL;
+  if (run->nowners > 1 && !sorted) return false;
+  if (sorted) {
+    memcpy(sorted, run->owners, run->nowners * sizeof *sorted);
+    qsort(sorted, run->nowners, sizeof *sorted, by_owner);
+  }
+  for (size_t b = 0; b < run->nbound; b++) {
+    po_ConsulOwner key = {run->bound[b].owner, run->bound[b].uid};
+    bool known = sorted ? bsearch(&key, sorted, run->nowners, sizeof key, by_owner) != NULL
+                        : run->nowners == 1 && by_owner(&key, &run->owners[0]) == 0;
+    if (!known) return false;
+  }
+  return true;
+}
+
 /* The PropertyOverrides the entries of the target name, then the entries of ours live in it. */
 static bool load(po_Run *run) {
+  if (run->digest && !digest_suffices(run) && !need_tree(run)) return false;
   if (!load_bound_owners(run) || !live_of_owners(run)) return false;
   order_live(run);
   for (size_t i = 0; i < run->m; i++) {
@@ -245,9 +332,15 @@ static int64_t held_generation(po_Run *run, const po_RunItem *it, po_TargetKind 
 /* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
  * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
  * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
-static bool proves_entry(const po_ConsulEntry *e, const po_CompiledEntry *rec, int64_t *seen) {
+/* A live entry's arguments hashed without our marker: the digest's, or hashed now. */
+static po_JsonHash args_hash(const po_Run *run, const po_ConsulEntry *e) {
+  if (e->slot && run->digest) return run->digest->slots[e->slot - 1].hash;
+  return po_Json_HashExcept(e->arguments, "PropertyOverride");
+}
+
+static bool proves_entry(const po_Run *run, const po_ConsulEntry *e, const po_CompiledEntry *rec, int64_t *seen) {
   if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
-      po_JsonHash_Equal(po_Json_HashExcept(e->arguments, "PropertyOverride"), rec->arguments_hash)) {
+      po_JsonHash_Equal(args_hash(run, e), rec->arguments_hash)) {
     return true;
   }
   *seen = e->generation > 0 ? e->generation : 1;
@@ -257,7 +350,7 @@ static bool proves_entry(const po_ConsulEntry *e, const po_CompiledEntry *rec, i
 static bool proves(const po_Run *run, const po_RunItem *it, const po_CompiledEntry *rec, int64_t *seen) {
   LiveIter li = live_of(run, it->name, it->uid);
   for (const po_ConsulEntry *e; (e = live_next(&li));) {
-    if (proves_entry(e, rec, seen)) return true;
+    if (proves_entry(run, e, rec, seen)) return true;
   }
   return false;
 }
@@ -280,7 +373,7 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
     if (!stored && st.code != kPo_Ctl_Ok) return po_Run_ReadFailed(run, &st); /* not proof of anything */
     po_ConsulOwner me = {it->name, it->uid};
     po_ConsulEntry e;
-    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves_entry(&e, rec, &live);
+    bool yes = stored && po_Consul_OwnedEntries(stored, &me, 1, &e, 1, NULL) > 0 && proves_entry(run, &e, rec, &live);
     po_Run_Release(run, stored, ref);
     if (yes) return true;
   }
@@ -296,6 +389,7 @@ static bool record_bound(po_Run *run, po_RunItem *it, const po_CompiledEntry *re
 /* Without a usable record: the entry written for this very PropertyOverride, if Consul's check
  * still accepts it. */
 static bool keep_live(po_Run *run, po_RunItem *it) {
+  if (!need_tree(run)) return false; /* the live entry's arguments */
   LiveIter li = live_of(run, it->name, it->uid);
   const po_ConsulEntry *e = live_next(&li); /* its first entry */
   /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
@@ -321,16 +415,26 @@ static bool keep_live(po_Run *run, po_RunItem *it) {
  * PropertyOverrides that do not fit (the last ones by name) are not written and say so, rather
  * than every write to the target failing. Two passes: entries already live keep their place,
  * so a newcomer never evicts one (first come, first placed); newcomers then by name. */
+/* The patches of a live entry: the digest's count, or counted now. */
+static size_t live_patches(const po_Run *run, const po_ConsulEntry *e) {
+  if (e->slot && run->digest) return run->digest->slots[e->slot - 1].patches;
+  return po_ConsulEntry_PatchCount(e->arguments);
+}
+
 static void plan_room(po_Run *run) {
   size_t used_e = 0, used_p = 0, own_p = 0;
-  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  json_object *list = run->digest ? NULL : po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  for (size_t i = 0; run->digest && i < run->digest->n; i++) {
+    used_e += run->digest->slots[i].ext;
+    used_p += run->digest->slots[i].patches;
+  }
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     json_object *x = json_object_array_get_idx(list, i), *n = po_Json_Get(x, "name");
     if (!n || !json_object_is_type(n, json_type_string) || strcmp(json_object_get_string(n), PO_EXTENSION_NAME) != 0) continue;
     used_e++;
     used_p += po_ConsulEntry_PatchCount(po_Json_Get(x, "arguments"));
   }
-  for (size_t l = 0; l < run->nlive; l++) own_p += po_ConsulEntry_PatchCount(run->live[l].arguments);
+  for (size_t l = 0; l < run->nlive; l++) own_p += live_patches(run, &run->live[l]);
   used_e -= run->nlive < used_e ? run->nlive : used_e;
   used_p -= own_p < used_p ? own_p : used_p;
   for (int pass = 0; pass < 2; pass++) {
@@ -421,23 +525,42 @@ static bool entry_current(const json_object *e, const po_ConsulEntry *live, cons
          po_JsonHash_Equal(po_Json_HashExcept(args, "PropertyOverride"), it->entry_hash);
 }
 
+/* entry_current over a digest's slot: what it reads of the element, the digest says. */
+static bool slot_current(const po_TargetSlot *s, const po_RunItem *it, const char *target_ns) {
+  return s->mark == kPo_Slot_Bound && s->exact && s->required == it->entry_required && strcmp(s->owner, it->name) == 0 &&
+         strcmp(s->uid, it->uid) == 0 && s->priority == it->entry_priority && strcmp(s->ns, marker_ns(it, target_ns)) == 0 &&
+         s->generation == it->entry_generation && po_JsonHash_Equal(s->hash, it->entry_hash);
+}
+
 /* Whether the target already holds exactly our entries as po_Consul_Plan would place them (after
  * every other extension, sorted by priority, then owner), so there is nothing to plan or write: the usual case
  * when a target is reconciled for a status change of one of its PropertyOverrides. Costs a walk
- * of the list and a hash per entry, where a plan copies the whole target and builds every entry. */
-static bool target_current(po_Run *run, size_t nwant) {
-  if (!run->target || nwant == 0 || run->nlive != nwant) return false;
+ * of the list and a hash per entry, where a plan copies the whole target and builds every entry
+ * (from a digest: a walk of its slots, the hashes in them). item_of (may be NULL; one per element
+ * of the list) gets the item whose entry each element is, when current. */
+static bool target_current(po_Run *run, size_t nwant, const po_RunItem **item_of) {
+  if (!(run->target || run->digest) || nwant == 0 || run->nlive != nwant) return false;
   const po_RunItem **sorted = po_Arena_Malloc(run->ar, nwant * sizeof *sorted);
   if (!sorted) return false; /* the plan decides */
   size_t k = 0;
   for (size_t i = 0; i < run->m; i++) if (po_Run_HasEntry(&run->items[i])) sorted[k++] = &run->items[i];
   qsort(sorted, nwant, sizeof *sorted, by_order);
-  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   k = 0;
+  for (size_t i = 0; run->digest && i < run->digest->n; i++) {
+    if (k < run->nlive && run->live[k].slot == i + 1) {
+      if (!slot_current(&run->digest->slots[i], sorted[k], run->ns)) return false;
+      k++;
+    } else if (k > 0) {
+      return false;
+    }
+  }
+  json_object *list = run->digest ? NULL : po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
   for (size_t i = 0; list && json_object_is_type(list, json_type_array) && i < json_object_array_length(list); i++) {
     json_object *e = json_object_array_get_idx(list, i);
+    if (item_of) item_of[i] = NULL;
     if (k < run->nlive && po_Json_Get(e, "arguments") == run->live[k].arguments) {
       if (!entry_current(e, &run->live[k], sorted[k], run->ns)) return false;
+      if (item_of) item_of[i] = sorted[k];
       k++;
     } else if (k > 0) {
       return false; /* another extension after ours: the plan moves ours to the end */
@@ -495,18 +618,30 @@ static json_object *current_args(po_Run *run, const po_RunItem *it, const char *
 
 /* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
  * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
+/* From a digest: the slot (1 + its index) of the item's entry when it is already exactly what
+ * marked() would build for it (slot_current), else 0: as current_args from the object. */
+static size_t current_slot(po_Run *run, const po_RunItem *it) {
+  LiveIter li = live_of(run, it->name, it->uid);
+  const po_ConsulEntry *live = live_next(&li); /* its first entry */
+  return live && live->slot && slot_current(&run->digest->slots[live->slot - 1], it, run->ns) ? live->slot : 0;
+}
+
 static bool wanted(po_Run *run, const char *tuid) {
-  EntriesOf entries;
-  if (!entries_of(run, &entries)) return po_Run_Oom(run, "the entries of the target");
+  EntriesOf entries = {0};
+  if (!run->digest && !entries_of(run, &entries)) return po_Run_Oom(run, "the entries of the target");
+  run->want_item = po_Arena_Malloc(run->ar, (run->m ? run->m : 1) * sizeof *run->want_item);
+  if (!run->want_item) return po_Run_Oom(run, "the entries of the target");
   for (size_t i = 0; i < run->m; i++) {
     po_RunItem *it = &run->items[i];
     if (!po_Run_HasEntry(it)) continue;
-    json_object *args = it->entry ? current_args(run, it, tuid, &entries) : NULL;
-    args = args ? json_object_get(args) : marked(it, run->ns, tuid);
-    if (!args) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
-    run->want[run->nwant++] =
-        (po_ConsulEntry){it->name, it->uid, it->entry_generation, args, it->entry_priority, it->entry_required,
-                         marker_ns(it, run->ns)};
+    /* from a digest, a current entry is kept where it is by its slot, its arguments never read */
+    size_t slot = run->digest && it->entry ? current_slot(run, it) : 0;
+    json_object *args = !run->digest && it->entry ? current_args(run, it, tuid, &entries) : NULL;
+    args = slot ? NULL : args ? json_object_get(args) : marked(it, run->ns, tuid);
+    if (!slot && !args) return po_Run_Oom(run, po_Arena_Printf(run->ar, "the entry of %s", it->name));
+    run->want_item[run->nwant] = i;
+    run->want[run->nwant++] = (po_ConsulEntry){it->name,          it->uid,           it->entry_generation,   args,
+                                               it->entry_priority, it->entry_required, marker_ns(it, run->ns), slot};
   }
   return true;
 }
@@ -640,10 +775,166 @@ static const char *delta_of(po_Run *run, json_object *object, bool annotate, con
                          rv, run->ar, len);
 }
 
+/* ---- the digest kept for the next reconcile ---- */
+
+/* The slot of our entry planned for want[k] (its item's compiled entry, as marked() builds it). */
+static po_TargetSlot planned_slot(const po_Run *run, size_t k) {
+  const po_RunItem *it = &run->items[run->want_item[k]];
+  return (po_TargetSlot){.mark = kPo_Slot_Bound,
+                         .ext = true,
+                         .exact = true,
+                         .required = it->entry_required,
+                         .priority = it->entry_priority,
+                         .patches = (uint32_t)it->entry_patches,
+                         .generation = it->entry_generation,
+                         .hash = it->entry_hash,
+                         .owner = it->name,
+                         .uid = it->uid,
+                         .ns = marker_ns(it, run->ns)};
+}
+
+/* Keeps the digest of `obj` (the object read, or the one a write made: then (uid, rv) is the
+ * version its answer named) for the next reconcile. item_of[i] is the item whose entry the i-th
+ * element is (NULL: not ours), known current, so its hash is the item's; want_of[i] (when
+ * item_of is NULL) the same as an index into want. None is kept when an element is a look-alike
+ * or names no PropertyOverride of the target: every reconcile reads the object then (to report
+ * it), and the one before it is dropped. */
+static void keep_digest(po_Run *run, const json_object *obj, const char *uid, const char *rv, const po_RunItem *const *item_of,
+                        const size_t *want_of) {
+  po_TargetDigest d = {0};
+  po_ConsulDigest_Meta(obj, &d);
+  snprintf(d.uid, sizeof d.uid, "%s", uid);
+  snprintf(d.rv, sizeof d.rv, "%s", rv);
+  json_object *list = po_Json_Get(po_Json_Get(obj, "spec"), "envoyExtensions");
+  d.n = d.list ? json_object_array_length(list) : 0;
+  d.slots = d.n ? po_Arena_Malloc(run->ar, d.n * sizeof *d.slots) : NULL;
+  bool ok = *uid && *rv && (!d.n || d.slots);
+  for (size_t i = 0; ok && i < d.n; i++) {
+    po_TargetSlot *sl = &d.slots[i];
+    po_ConsulDigest_Slot(json_object_array_get_idx(list, i), d.uid, sl);
+    const po_RunItem *it = item_of ? item_of[i] : want_of[i] != SIZE_MAX ? &run->items[run->want_item[want_of[i]]] : NULL;
+    if (it) {
+      /* ours, as planned or found current: what the plan wrote for the item */
+      ok = sl->mark == kPo_Slot_Bound && sl->exact;
+      sl->hash = it->entry_hash;
+    } else {
+      ok = sl->mark == kPo_Slot_Unmarked;
+    }
+  }
+  po_TargetIndex_SetDigest(run->ix, run->key, ok ? &d : NULL);
+}
+
+/* For keep_digest over the plan's object: the index into want of each element of its list that is
+ * one of ours (its arguments are want's, by reference), SIZE_MAX for the others. NULL when out
+ * of memory. */
+static size_t *want_of_list(po_Run *run, const json_object *list) {
+  size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+  size_t *of = po_Arena_Malloc(run->ar, (n ? n : 1) * sizeof *of);
+  EntryOf *by = po_Arena_Malloc(run->ar, (run->nwant ? run->nwant : 1) * sizeof *by);
+  if (!of || !by) return NULL;
+  for (size_t k = 0; k < run->nwant; k++) by[k] = (EntryOf){(uintptr_t)run->want[k].arguments, (json_object *)(uintptr_t)k};
+  qsort(by, run->nwant, sizeof *by, by_args);
+  for (size_t i = 0; i < n; i++) {
+    EntryOf key = {(uintptr_t)po_Json_Get(json_object_array_get_idx(list, i), "arguments"), NULL};
+    const EntryOf *e = key.args && run->nwant ? bsearch(&key, by, run->nwant, sizeof key, by_args) : NULL;
+    of[i] = e ? (size_t)(uintptr_t)e->entry : SIZE_MAX;
+  }
+  return of;
+}
+
+/* keep_digest of the plan's object at version (uid, rv). */
+static void keep_planned(po_Run *run, const json_object *object, const char *uid, const char *rv) {
+  if (!digests_read(run) || !object) return;
+  size_t *want_of = want_of_list(run, po_Json_Get(po_Json_Get(object, "spec"), "envoyExtensions"));
+  if (want_of) keep_digest(run, object, uid, rv, NULL, want_of);
+  else po_TargetIndex_SetDigest(run->ix, run->key, NULL);
+}
+
+/* ---- the write from a digest ---- */
+
+/* What write_target does below, from the digest: the same plan (the other extensions in their
+ * order, then ours sorted: po_Consul_Plan's list) over its slots, sent as the JSON Patch of the
+ * change (po_ConsulDigest_Delta); the digest of the version written kept for the next one. 1 or
+ * 0: done (0: the reconcile ends); -1: the object is needed after all (to annotate it, to add its
+ * spec or list, to delete it, or entries out of order), and the write plans over it. */
+static int write_from_digest(po_Run *run, size_t nwant) {
+  const po_TargetDigest *d = run->digest;
+  /* one to annotate, or labelled ours and not annotated (created_recorded reads the object) */
+  bool maybe_annotate = d->created == kPo_OwnedCreated_No && (d->managed || po_TargetIndex_WasCreated(run->ix, d->uid, false));
+  if (maybe_annotate || !d->spec_object || !d->list) return -1;
+  if (po_TargetIndex_CacheBehind(run->ix, run->key, d->uid, d->rv)) {
+    run->deferred = true; /* as below */
+    po_Run_RecheckIn(run, 1);
+    return 1;
+  }
+  if (target_current(run, nwant, NULL)) return note_live(run);
+  if (!wanted(run, d->uid)) return 0;
+  po_ConsulPlanned *planned = po_Arena_Malloc(run->ar, (d->n + run->nwant + 1) * sizeof *planned);
+  po_ConsulEntry *sorted = po_Arena_Malloc(run->ar, (run->nwant + 1) * sizeof *sorted);
+  if (!planned || !sorted) return po_Run_Oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
+  size_t n = 0;
+  /* every bound entry names one of the target's PropertyOverrides (digest_suffices): the others
+   * are the other extensions */
+  for (size_t i = 0; i < d->n; i++) {
+    if (d->slots[i].mark == kPo_Slot_Unmarked) planned[n++] = (po_ConsulPlanned){.from = i + 1};
+  }
+  /* ours in po_Consul_Plan's order; `generation` carries each one's index into want through the sort */
+  for (size_t k = 0; k < run->nwant; k++) sorted[k] = run->want[k], sorted[k].generation = (int64_t)k;
+  qsort(sorted, run->nwant, sizeof *sorted, po_ConsulEntry_Order);
+  for (size_t k = 0; k < run->nwant; k++) {
+    size_t w = (size_t)sorted[k].generation;
+    planned[n++] = (po_ConsulPlanned){.from = run->want[w].slot, .required = run->want[w].required,
+                                      .arguments = run->want[w].arguments, .want = w};
+  }
+  bool changed = n != d->n;
+  for (size_t j = 0; j < n && !changed; j++) changed = planned[j].from != j + 1;
+  if (!changed) return note_live(run);
+  if (n == 0 && d->created == kPo_OwnedCreated_Us && !d->spec_other) return -1; /* the plan deletes it */
+  size_t len = 0;
+  const char *delta = po_ConsulDigest_Delta(d->n, planned, n, d->rv, run->ar, &len);
+  if (!delta) return -1;
+  if (!note_writing(run)) return !run->r.out_of_memory; /* as below */
+  po_TargetIndex_NoteTargetWriteOver(run->ix, run->key, d->rv);
+  po_CtlStatus st;
+  po_WrittenVersion made = {.uid = {0}};
+  po_WriteResult w = run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, NULL, delta, len, &made, &st);
+  if (w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
+  run->target_wrote = w == kPo_WriteResult_Ok;
+  if (w != kPo_WriteResult_Ok) {
+    /* the next reconcile reads the object (a refusal it alone can tell from a conflict: below) */
+    po_TargetIndex_SetDigest(run->ix, run->key, NULL);
+    snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
+    po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL);
+    run->target_ok = false;
+    run->target_conflict = w == kPo_WriteResult_Conflict;
+    po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
+    return 1;
+  }
+  written(run, false, false, d->rv);
+  /* the version written: the digest's other extensions, and ours as planned */
+  po_TargetDigest next = *d;
+  snprintf(next.uid, sizeof next.uid, "%s", made.uid);
+  snprintf(next.rv, sizeof next.rv, "%s", made.rv);
+  next.n = n;
+  next.slots = po_Arena_Malloc(run->ar, (n ? n : 1) * sizeof *next.slots);
+  for (size_t j = 0; next.slots && j < n; j++) {
+    next.slots[j] = planned[j].from ? d->slots[planned[j].from - 1] : planned_slot(run, planned[j].want);
+  }
+  po_TargetIndex_SetDigest(run->ix, run->key, next.slots && *made.uid && *made.rv ? &next : NULL);
+  return 1;
+}
+
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += po_Run_HasEntry(&run->items[i]);
   run->target_ok = true;
+  if (run->digest) {
+    int done = write_from_digest(run, nwant);
+    if (done >= 0) return done;
+    if (!need_tree(run)) return false;
+    for (size_t k = 0; k < run->nwant; k++) json_object_put(run->want[k].arguments);
+    run->nwant = 0;
+  }
   if (!run->target && nwant > 0 && run->io->names &&
       po_TargetNames_Elsewhere(run->io->names, run->kind, run->name, run->ns, run->elsewhere, sizeof run->elsewhere)) {
     /* Not created: consul-k8s would sync both into one Consul config entry (refusing ours, or
@@ -680,13 +971,24 @@ static bool write_target(po_Run *run) {
     po_Run_RecheckIn(run, 1);
     return true;
   }
-  if (!annotate && target_current(run, nwant)) return note_live(run);
+  if (!annotate && digests_read(run) && run->target) {
+    json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+    const po_RunItem **item_of = po_Arena_Malloc(run->ar, (n ? n : 1) * sizeof *item_of);
+    if (item_of && target_current(run, nwant, item_of)) {
+      keep_digest(run, run->target, tuid, po_Json_Meta(run->target, "resourceVersion"), item_of, NULL);
+      return note_live(run);
+    }
+  } else if (!annotate && target_current(run, nwant, NULL)) {
+    return note_live(run);
+  }
   if (!wanted(run, tuid)) return false;
   po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
                                    run->nwant);
   if (p.out_of_memory) return po_Run_Oom(run, po_Arena_Printf(run->ar, "planning %s", run->where));
   if (annotate && !p.remove && p.object) p.changed = true; /* the annotation alone is a change */
   if (!p.changed) {
+    if (run->target) keep_planned(run, p.object, tuid, po_Json_Meta(run->target, "resourceVersion"));
     json_object_put(p.object);
     return note_live(run);
   }
@@ -718,6 +1020,8 @@ static bool write_target(po_Run *run) {
                                                    p.create, rv, NULL, &st);
     /* the version the echo will carry ("" unknown: the echo is reconciled) */
     if (note && w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
+    if (note && w == kPo_WriteResult_Ok) keep_planned(run, p.object, made.uid, made.rv);
+    else if (w != kPo_WriteResult_Ok) po_TargetIndex_SetDigest(run->ix, run->key, NULL);
     run->target_wrote = w == kPo_WriteResult_Ok;
     if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
     if (w == kPo_WriteResult_NotFound && p.remove) w = kPo_WriteResult_Ok;
@@ -808,7 +1112,7 @@ static bool release_guard(po_Run *run, po_RunItem *it) {
  * from coming. release_guard asks the server before its finalizer goes either way. */
 static bool item_failed(const po_Run *run, size_t i) {
   (void)i;
-  return !run->target_ok && run->target;
+  return !run->target_ok && (run->target || run->digest);
 }
 
 static bool not_programmed(po_Run *run, size_t i, int64_t live_gen, po_Condition *p) {
@@ -908,6 +1212,7 @@ static po_DesiredResult desired(po_Run *run, const json_object *incoming, json_o
 
 extern const po_ReconcileMesh po_Consul_Reconcile;
 const po_ReconcileMesh po_Consul_Reconcile = {
+    .from_digest = from_digest,
     .extra_items = extra_items,
     .load = load,
     .held_generation = held_generation,

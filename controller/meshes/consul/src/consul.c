@@ -107,9 +107,7 @@ static bool known(const Owners *o, const char *name, const char *uid) {
   return false;
 }
 
-/* The marker's priority: an integer in int32's range, else 0 (absent: written at 0, or by a
- * version that did not record it). */
-static int32_t marker_priority(json_object *src) {
+int32_t po_Consul_MarkerPriority(const json_object *src) {
   json_object *p = po_Json_Get(src, "priority");
   if (!p || !json_object_is_type(p, json_type_int)) return 0;
   int64_t v = json_object_get_int64(p);
@@ -126,8 +124,8 @@ static Mark mark_of(json_object *entry, const char *target_uid, const Owners *ow
   json_object *req = po_Json_Get(entry, "required");
   if (out) {
     *out = (po_ConsulEntry){owner, uid, json_object_get_int64(po_Json_Get(src, "generation")), po_Json_Get(entry, "arguments"),
-                            marker_priority(src), req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req),
-                            po_Json_String(src, "namespace")};
+                            po_Consul_MarkerPriority(src), req && json_object_is_type(req, json_type_boolean) && json_object_get_boolean(req),
+                            po_Json_String(src, "namespace"), 0};
   }
   return kOurs;
 }
@@ -168,7 +166,7 @@ bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
 
 /* The apply order of our entries: priority ascending (Istio's and Envoy Gateway's convention),
  * then name, so the order is total and the same on every reconcile. */
-static int by_owner(const void *x, const void *y) {
+int po_ConsulEntry_Order(const void *x, const void *y) {
   const po_ConsulEntry *a = x, *b = y;
   if (a->priority != b->priority) return a->priority < b->priority ? -1 : 1;
   int c = strcmp(a->owner, b->owner);
@@ -294,7 +292,7 @@ po_ConsulPlan po_Consul_Plan(const json_object *current, po_TargetKind kind, con
   po_ConsulEntry *sorted = malloc((n ? n : 1) * sizeof *sorted);
   if (!sorted) return out_of_memory(obj, list);
   memcpy(sorted, entries, n * sizeof *sorted);
-  qsort(sorted, n, sizeof *sorted, by_owner);
+  qsort(sorted, n, sizeof *sorted, po_ConsulEntry_Order);
   for (size_t i = 0; i < n; i++) {
     json_object *e = new_entry(sorted[i].arguments, sorted[i].required);
     if (!e || json_object_array_add(list, e) != 0) {

@@ -34,7 +34,7 @@ static bool render_target(const po_RenderInputs *in, const Target *t, po_ConsulE
     po_CompiledOverride *c = &in->compiled[i];
     if (!consul_target(c) || by_target(&(Target){c->target_kind, c->ns, c->target_name}, t)) continue;
     if (!c->generation) c->generation = 1;
-    entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority, c->required, NULL};
+    entries[ne] = (po_ConsulEntry){c->name, "", c->generation, po_Consul_Arguments(c, "", ""), c->priority, c->required, NULL, 0};
     if (!entries[ne++].arguments) ok = false; /* never a target rendered without one of its entries */
   }
   /* The last matching Consul object of the inputs is the current state, as a later

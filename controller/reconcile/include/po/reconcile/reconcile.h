@@ -189,6 +189,11 @@ typedef struct {
    * another leader's write), and the finalizer is the only thing that would remove the entry.
    * NULL: no such check. */
   struct json_object *(*read_target)(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_CtlStatus *st);
+  /* May be NULL. The cached target's version, without reading it (false when it is absent): a
+   * Consul target whose digest the index keeps for that very version is reconciled from the
+   * digest, its object read only where the reconcile needs more (controller/reconcile/README.md,
+   * "A target read from its digest"). NULL: every reconcile reads the object. */
+  bool (*target_version)(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_OverrideVersion *v);
 } po_ReconcileIO;
 
 /* Which PropertyOverrides point at which target, kept current by the informer handlers.
@@ -440,6 +445,9 @@ typedef struct {
   int sync_timeouts;      /* SyncTimeout Events raised */
   size_t overlap_checks;  /* pairs of PropertyOverrides the engine compared for overlaps (those the
                            * target's overlap memo could not answer) */
+  bool from_digest;       /* the target was read from its digest, not its object (README: "A target
+                           * read from its digest") */
+  bool digest_object;     /* from_digest, and the object was read after all (need_tree) */
 } po_ReconcileResult;
 
 po_ReconcileResult po_Reconcile(const po_ReconcileIO *io, po_TargetIndex *ix, const char *key);

@@ -49,6 +49,9 @@ typedef struct {
    * says where to look the PropertyOverride up: the entry is ours only when that object's uid is
    * the marker's, so a forged namespace gains nothing. */
   const char *ns;
+  /* 1 + the entry's index in spec.envoyExtensions when it was read from a digest of the target
+   * (the reconciler's; `arguments` is NULL then), else 0 */
+  size_t slot;
 } po_ConsulEntry;
 
 /* The source marker (a new reference) and the arguments to write for one compiled
@@ -59,6 +62,14 @@ typedef struct {
 struct json_object *po_Consul_Marker(const char *ns, const char *name, int64_t generation, int32_t priority, const char *uid,
                                      const char *target_uid);
 struct json_object *po_Consul_Arguments(const po_CompiledOverride *c, const char *uid, const char *target_uid);
+
+/* A marker's priority as po_Consul_OwnedEntries reads it: an integer in int32's range, else 0
+ * (absent: written at 0, or by a version that did not record it). */
+int32_t po_Consul_MarkerPriority(const struct json_object *marker);
+
+/* The order of our entries in a target (qsort's comparator over po_ConsulEntry): priority, then
+ * name, then namespace (the target's own, "" or NULL, first): po_Consul_Plan's. */
+int po_ConsulEntry_Order(const void *a, const void *b);
 
 /* A PropertyOverride of the target, as the cache has it. */
 typedef struct {

@@ -1,0 +1,312 @@
+/* A Consul target reconciled from its digest (controller/reconcile/src/digest.h) decides exactly
+ * as one reconciled from its object. Two fake API servers are driven alike by seeded random
+ * histories (PropertyOverrides created, changed, made invalid, moved between two targets,
+ * deleted; the targets edited by others: extensions added, removed, reordered, entries drifted,
+ * look-alikes copied in; writes failing): one reconciles from digests where it can, the other
+ * always from the object, and after every reconcile both servers hold the same objects (the same
+ * JSON) and both reconciles said the same. After each reconcile the digest the index keeps is
+ * checked against the object at the version it names (what po_ConsulDigest_Slot reads of each
+ * element, and the hash of our entries' arguments). PO_SEED replays one seed. */
+#include <json-c/json.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "consul_digest.h"
+#include "json_hash.h"
+#include "po/base/json.h"
+#include "po/reconcile/reconcile.h"
+
+#include "fake_api.h"
+
+static uint64_t g_rng;
+static uint32_t rnd(uint32_t n) {
+  g_rng ^= g_rng << 13, g_rng ^= g_rng >> 7, g_rng ^= g_rng << 17;
+  return (uint32_t)(g_rng % n);
+}
+
+static const char *const kNames[] = {"a", "b", "c", "d", "e", "f"};
+enum { kNNames = sizeof kNames / sizeof *kNames };
+static const char *const kTargets[] = {"web", "api"};
+
+typedef struct {
+  Fake *fx[2]; /* [0] from digests where it can, [1] always from the object */
+  int gen[kNNames], uid[kNNames];
+  int uids;
+  long reconciles, from_digest, digest_object, digest_patches, checked_digests;
+} World;
+
+/* A PropertyOverride as a tenant applies it, into both servers. */
+static void apply_po(World *w, int i, const char *target, int value, int priority, bool required) {
+  if (!w->gen[i]) w->uid[i] = ++w->uids;
+  w->gen[i]++;
+  char prio[32] = "";
+  if (priority != 99) snprintf(prio, sizeof prio, ",\"priority\":%d", priority);
+  char text[1024];
+  snprintf(text, sizeof text,
+           "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\","
+           "\"metadata\":{\"name\":\"%s\",\"namespace\":\"default\",\"generation\":%d,\"uid\":\"uid-po-%d\"},"
+           "\"spec\":{\"targetRef\":{\"name\":\"%s\"}%s%s,\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\","
+           "\"trafficDirection\":\"outbound\"},\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]}}",
+           kNames[i], w->gen[i], w->uid[i], target, prio, required ? ",\"required\":true" : "", value);
+  for (int f = 0; f < 2; f++) store_override(w->fx[f], "default", kNames[i], json_tokener_parse(text));
+}
+
+static void delete_po(World *w, int i) {
+  char k[64];
+  snprintf(k, sizeof k, "po/default/%s", kNames[i]);
+  for (int f = 0; f < 2; f++) {
+    Slot *s = slot(w->fx[f], k, false);
+    if (!s || !s->obj) return;
+    json_object_object_add(get(s->obj, "metadata"), "deletionTimestamp", json_object_new_string("2026-12-01T00:00:01Z"));
+    bump(w->fx[f], s->obj);
+  }
+  w->gen[i] = 0; /* a later create is a new object (a new uid) */
+}
+
+/* Someone else's edit of a target, the same in both servers: an extension added, an element
+ * removed, two swapped, an entry's arguments drifted, a look-alike copied in, another field. */
+static void edit_target(World *w, const char *name) {
+  char k[64];
+  snprintf(k, sizeof k, "ServiceDefaults/default/%s", name);
+  int kind = (int)rnd(6);
+  uint32_t r1 = rnd(1000), r2 = rnd(1000);
+  for (int f = 0; f < 2; f++) {
+    Slot *s = slot(w->fx[f], k, false);
+    if (!s || !s->obj) return;
+    json_object *spec = get(s->obj, "spec"), *list = get(spec, "envoyExtensions");
+    size_t n = list ? json_object_array_length(list) : 0;
+    if (!list && kind != 5) {
+      list = json_object_new_array();
+      json_object_object_add(spec, "envoyExtensions", list);
+    }
+    switch (kind) {
+      case 0: { /* another extension, somewhere */
+        size_t at = n ? r1 % (n + 1) : 0;
+        json_object *grown = json_object_new_array();
+        for (size_t i = 0; i <= n; i++) {
+          if (i == at) json_object_array_add(grown, json_tokener_parse("{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}"));
+          if (i < n) json_object_array_add(grown, json_object_get(json_object_array_get_idx(list, i)));
+        }
+        json_object_object_add(spec, "envoyExtensions", grown);
+        break;
+      }
+      case 1: /* an element dropped */
+        if (n) json_object_array_del_idx(list, r1 % n, 1);
+        break;
+      case 2: /* two swapped */
+        if (n > 1) {
+          size_t i = r1 % n, j = r2 % n;
+          json_object *x = copy(json_object_array_get_idx(list, i)), *y = copy(json_object_array_get_idx(list, j));
+          json_object_array_put_idx(list, i, y);
+          json_object_array_put_idx(list, j, x);
+        }
+        break;
+      case 3: { /* an entry's patch value changed by hand */
+        json_object *e = n ? json_object_array_get_idx(list, r1 % n) : NULL;
+        json_object *ps = get(get(e, "arguments"), "Patches");
+        json_object *p = ps && json_object_is_type(ps, json_type_array) ? json_object_array_get_idx(ps, 0) : NULL;
+        if (p) json_object_object_add(p, "Value", json_object_new_int((int)(r2 % 100)));
+        break;
+      }
+      case 4: { /* a copy of an entry, its marker bound elsewhere (a look-alike), or as it is */
+        json_object *e = n ? copy(json_object_array_get_idx(list, r1 % n)) : NULL;
+        json_object *m = get(get(e, "arguments"), "PropertyOverride");
+        if (m && r2 % 2) json_object_object_add(m, "targetUID", json_object_new_string("uid-elsewhere"));
+        if (e) json_object_array_add(list, e);
+        break;
+      }
+      default: /* another field of the spec */
+        json_object_object_add(spec, "protocol", json_object_new_string(r1 % 2 ? "http" : "grpc"));
+        break;
+    }
+    bump(w->fx[f], s->obj);
+  }
+}
+
+/* The digest the index keeps for a target, against the object at the version it names. */
+static void check_digest(World *w, const char *key) {
+  Fake *fx = w->fx[0];
+  Slot *s = slot(fx, key, false);
+  if (!s || !s->obj) return;
+  const char *uid = po_Json_Meta(s->obj, "uid"), *rv = po_Json_Meta(s->obj, "resourceVersion");
+  po_Arena *a = po_Arena_New();
+  po_TargetDigest d;
+  if (po_TargetIndex_Digest(fx->ix, key, uid, rv, a, &d)) {
+    w->checked_digests++;
+    po_TargetDigest want = {0};
+    po_ConsulDigest_Meta(s->obj, &want);
+    assert_string_equal(d.uid, want.uid);
+    assert_string_equal(d.rv, want.rv);
+    assert_int_equal(d.created, want.created);
+    assert_int_equal(d.managed, want.managed);
+    assert_int_equal(d.spec_object, want.spec_object);
+    assert_int_equal(d.spec_other, want.spec_other);
+    assert_int_equal(d.list, want.list);
+    json_object *list = get(get(s->obj, "spec"), "envoyExtensions");
+    assert_int_equal(d.n, list ? json_object_array_length(list) : 0);
+    for (size_t i = 0; i < d.n; i++) {
+      json_object *e = json_object_array_get_idx(list, i);
+      po_TargetSlot x;
+      po_ConsulDigest_Slot(e, uid, &x);
+      const po_TargetSlot *y = &d.slots[i];
+      assert_int_equal(y->mark, x.mark);
+      assert_int_equal(y->ext, x.ext);
+      assert_int_equal(y->patches, x.patches);
+      if (x.mark != kPo_Slot_Bound) continue;
+      assert_int_equal(y->exact, x.exact);
+      assert_int_equal(y->required, x.required);
+      assert_int_equal(y->priority, x.priority);
+      assert_int_equal(y->generation, x.generation);
+      assert_string_equal(y->owner, x.owner);
+      assert_string_equal(y->uid, x.uid);
+      assert_string_equal(y->ns, x.ns);
+      po_JsonHash h = po_Json_HashExcept(get(e, "arguments"), "PropertyOverride");
+      if (!po_JsonHash_Equal(y->hash, h)) fail_msg("%s element %zu: the digest's hash is not its arguments'", key, i);
+    }
+  }
+  po_Arena_Free(a);
+}
+
+/* Every slot of both servers the same. */
+static void same_servers(World *w, const char *when) {
+  for (int i = 0; i < kMax; i++) {
+    const Slot *x = &w->fx[0]->slots[i], *y = &w->fx[1]->slots[i];
+    if (strcmp(x->key, y->key) != 0) fail_msg("%s: slot %d is %s in one server, %s in the other", when, i, x->key, y->key);
+    const char *tx = x->obj ? json_object_to_json_string_ext(x->obj, JSON_C_TO_STRING_PLAIN) : "(none)";
+    const char *ty = y->obj ? json_object_to_json_string_ext(y->obj, JSON_C_TO_STRING_PLAIN) : "(none)";
+    /* the same JSON (an object's members in any order: each server keeps the order its writes made) */
+    if ((x->obj == NULL) != (y->obj == NULL) || (x->obj && !json_object_equal(x->obj, y->obj))) {
+      fprintf(stderr, "%s: %s differs\nfrom its digest: %s\nfrom its object: %s\n", when, x->key, tx, ty);
+      fail_msg("%s: %s differs (above)", when, x->key);
+    }
+  }
+  assert_int_equal(w->fx[0]->events, w->fx[1]->events);
+  assert_int_equal(w->fx[0]->target_events, w->fx[1]->target_events);
+}
+
+static void reconcile_both(World *w, const char *key, const char *when) {
+  po_ReconcileResult r[2];
+  Slot *before = slot(w->fx[1], key, false);
+  char *was = before && before->obj ? strdup(json_object_to_json_string_ext(before->obj, JSON_C_TO_STRING_PLAIN)) : NULL;
+  for (int f = 0; f < 2; f++) r[f] = po_Reconcile(&w->fx[f]->io, w->fx[f]->ix, key);
+  assert_false(r[1].from_digest);
+  w->reconciles++;
+  w->from_digest += r[0].from_digest;
+  w->digest_object += r[0].digest_object;
+  if (r[0].ok != r[1].ok || r[0].targets_written != r[1].targets_written || r[0].statuses_written != r[1].statuses_written ||
+      r[0].conflict != r[1].conflict) {
+    fprintf(stderr, "%s before: %s\n", key, was ? was : "(none)");
+    Slot *after = slot(w->fx[1], key, false);
+    fprintf(stderr, "%s after (from the object): %s\n", key, after && after->obj ? json_object_to_json_string_ext(after->obj, JSON_C_TO_STRING_PLAIN) : "(none)");
+    fail_msg("%s, %s: from the digest ok %d, %d target and %d status writes (%s); from the object ok %d, %d and %d (%s)", when,
+             key, r[0].ok, r[0].targets_written, r[0].statuses_written, r[0].error, r[1].ok, r[1].targets_written,
+             r[1].statuses_written, r[1].error);
+  }
+  free(was);
+  assert_int_equal(w->fx[0]->lent, 0);
+  assert_int_equal(w->fx[1]->lent, 0);
+  same_servers(w, when);
+  check_digest(w, key);
+}
+
+static void one_history(uint64_t seed, int steps, World *w) {
+  g_rng = seed ? seed : 1;
+  for (int f = 0; f < 2; f++) w->fx[f] = fake_new();
+  w->fx[1]->no_digest = true;
+  memset(w->gen, 0, sizeof w->gen);
+  w->uids = 0;
+  for (int step = 0; step < steps; step++) {
+    char when[96];
+    snprintf(when, sizeof when, "seed %llu step %d", (unsigned long long)seed, step);
+    uint32_t what = rnd(100);
+    int i = (int)rnd(kNNames);
+    if (what < 45) {
+      static const int kPriorities[] = {99, 0, 3, -2};
+      apply_po(w, i, kTargets[rnd(10) < 8 ? 0 : 1], rnd(10) ? 10 * (1 + (int)rnd(9)) : 150, kPriorities[rnd(4)], rnd(5) == 0);
+    } else if (what < 55) {
+      delete_po(w, i);
+    } else if (what < 80) {
+      edit_target(w, kTargets[rnd(2)]);
+    } else if (what < 85) {
+      for (int f = 0; f < 2; f++) w->fx[f]->target_fails = 1;
+    } else if (what < 88) {
+      for (int f = 0; f < 2; f++) w->fx[f]->conflict_next = true;
+    }
+    for (int round = 0; round < 2; round++) {
+      for (size_t t = 0; t < 2; t++) {
+        char key[64];
+        snprintf(key, sizeof key, "ServiceDefaults/default/%s", kTargets[t]);
+        reconcile_both(w, key, when);
+      }
+    }
+    for (int f = 0; f < 2; f++) w->fx[f]->target_fails = 0, w->fx[f]->conflict_next = false;
+  }
+  w->digest_patches += w->fx[0]->digest_patches;
+  for (int f = 0; f < 2; f++) fake_free(w->fx[f]);
+}
+
+static void test_digest_differs_in_nothing(void **state) {
+  (void)state;
+  const char *env = getenv("PO_SEED");
+  uint64_t first = env ? strtoull(env, NULL, 10) : 20261207;
+  int histories = env ? 1 : 300;
+  World w = {0};
+  for (int h = 0; h < histories; h++) one_history(first + (uint64_t)h, 40, &w);
+  printf("%d histories from seed %llu (PO_SEED): %ld reconciles, %ld from a digest (%ld of them read the object after "
+         "all), %ld target updates planned from a digest, %ld digests checked against their object\n",
+         histories, (unsigned long long)first, w.reconciles, w.from_digest, w.digest_object, w.digest_patches, w.checked_digests);
+  /* the digest is what most reconciles read, and plans writes: else this compares two object reads */
+  assert_true(w.from_digest * 2 > w.reconciles);
+  assert_true(w.digest_patches * 50 > w.reconciles / 20);
+  assert_true(w.checked_digests * 2 > w.reconciles);
+}
+
+/* The benchmark's shape: PropertyOverrides added one at a time to a target read from its digest:
+ * each reconcile after the first reads no object, and writes one add. */
+static void test_adds_read_no_object(void **state) {
+  (void)state;
+  World w = {0};
+  w.fx[0] = fake_new();
+  Fake *fx = w.fx[0];
+  for (int i = 0; i < kNNames; i++) {
+    if (!w.gen[i]) w.uid[i] = ++w.uids;
+    w.gen[i]++;
+    char text[1024];
+    snprintf(text, sizeof text,
+             "{\"apiVersion\":\"propertyoverride.io/v1alpha1\",\"kind\":\"PropertyOverride\",\"metadata\":{\"name\":\"%s\","
+             "\"namespace\":\"default\",\"generation\":1,\"uid\":\"uid-po-%d\"},\"spec\":{\"targetRef\":{\"name\":\"web\"},"
+             "\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},\"op\":\"add\","
+             "\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]}}",
+             kNames[i], w.uid[i], 10 + i);
+    store_override(fx, "default", kNames[i], json_tokener_parse(text));
+    int reads = fx->lent, patches = fx->digest_patches;
+    (void)reads;
+    po_ReconcileResult r = reconcile_key(fx, "ServiceDefaults/default/web");
+    assert_true(r.ok);
+    /* the first creates the target, the second annotates it: read from the object */
+    if (i >= 2) {
+      assert_true(r.from_digest);
+      assert_false(r.digest_object);
+      assert_int_equal(fx->digest_patches, patches + 1);
+      assert_int_equal(fx->last_json_patch_ops, 2); /* the version, and one add */
+    }
+  }
+  json_object *list = get(get(slot_obj(fx, "ServiceDefaults/default/web"), "spec"), "envoyExtensions");
+  assert_int_equal(json_object_array_length(list), kNNames);
+  fake_free(fx);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_adds_read_no_object),
+      cmocka_unit_test(test_digest_differs_in_nothing),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
