@@ -329,15 +329,15 @@ static int64_t held_generation(po_Run *run, const po_RunItem *it, po_TargetKind 
 
 /* ---- plan ---- */
 
-/* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
- * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
- * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
 /* A live entry's arguments hashed without our marker: the digest's, or hashed now. */
 static po_JsonHash args_hash(const po_Run *run, const po_ConsulEntry *e) {
   if (e->slot && run->digest) return run->digest->slots[e->slot - 1].hash;
   return po_Json_HashExcept(e->arguments, "PropertyOverride");
 }
 
+/* Whether one of `live` (a target's entries of ours) is the entry the controller wrote for `rec`:
+ * this PropertyOverride's, its marker naming rec's generation and priority, `required` and the
+ * arguments exactly rec's compiled ones. *seen gets the generation of its entry otherwise. */
 static bool proves_entry(const po_Run *run, const po_ConsulEntry *e, const po_CompiledEntry *rec, int64_t *seen) {
   if (e->generation == rec->generation && e->priority == rec->c.priority && e->required == rec->c.required &&
       po_JsonHash_Equal(args_hash(run, e), rec->arguments_hash)) {
@@ -411,16 +411,16 @@ static bool keep_live(po_Run *run, po_RunItem *it) {
   return true;
 }
 
-/* Room in the target: the webhook refuses an object over the per-object limits, so the
- * PropertyOverrides that do not fit (the last ones by name) are not written and say so, rather
- * than every write to the target failing. Two passes: entries already live keep their place,
- * so a newcomer never evicts one (first come, first placed); newcomers then by name. */
 /* The patches of a live entry: the digest's count, or counted now. */
 static size_t live_patches(const po_Run *run, const po_ConsulEntry *e) {
   if (e->slot && run->digest) return run->digest->slots[e->slot - 1].patches;
   return po_ConsulEntry_PatchCount(e->arguments);
 }
 
+/* Room in the target: the webhook refuses an object over the per-object limits, so the
+ * PropertyOverrides that do not fit (the last ones by name) are not written and say so, rather
+ * than every write to the target failing. Two passes: entries already live keep their place,
+ * so a newcomer never evicts one (first come, first placed); newcomers then by name. */
 static void plan_room(po_Run *run) {
   size_t used_e = 0, used_p = 0, own_p = 0;
   json_object *list = run->digest ? NULL : po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
@@ -616,8 +616,6 @@ static json_object *current_args(po_Run *run, const po_RunItem *it, const char *
   return e && entry_current(e->entry, live, it, run->ns) ? live->arguments : NULL;
 }
 
-/* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
- * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
 /* From a digest: the slot (1 + its index) of the item's entry when it is already exactly what
  * marked() would build for it (slot_current), else 0: as current_args from the object. */
 static size_t current_slot(po_Run *run, const po_RunItem *it) {
@@ -626,6 +624,8 @@ static size_t current_slot(po_Run *run, const po_RunItem *it) {
   return live && live->slot && slot_current(&run->digest->slots[live->slot - 1], it, run->ns) ? live->slot : 0;
 }
 
+/* Our entries as the plan wants them, bound to the target's uid: one list for the reconcile's
+ * write and the mutating webhook's answer (po_Reconcile_Desired), so the two cannot differ. */
 static bool wanted(po_Run *run, const char *tuid) {
   EntriesOf entries = {0};
   if (!run->digest && !entries_of(run, &entries)) return po_Run_Oom(run, "the entries of the target");
