@@ -56,10 +56,14 @@ typedef struct {
   po_TargetSlot *slots;    /* n, in the list's order */
 } po_TargetDigest;
 
-/* A copy of d in one allocation (slots and strings; free() frees it), NULL when out of memory. */
-po_TargetDigest *po_TargetDigest_Keep(const po_TargetDigest *d);
-/* A kept digest copied into a (*out), false when out of memory. */
-bool po_TargetDigest_CopyTo(const po_TargetDigest *kept, po_Arena *a, po_TargetDigest *out);
+/* A digest as the index keeps it: one allocation (free() frees it), the slots packed. */
+typedef struct po_TargetDigestKept po_TargetDigestKept;
+/* d kept, NULL when out of memory (or d NULL). */
+po_TargetDigestKept *po_TargetDigest_Keep(const po_TargetDigest *d);
+/* Its version and flags (slots NULL). */
+const po_TargetDigest *po_TargetDigest_Head(const po_TargetDigestKept *k);
+/* A kept digest given back into a (*out, its slots and strings in a), false when out of memory. */
+bool po_TargetDigest_CopyTo(const po_TargetDigestKept *k, po_Arena *a, po_TargetDigest *out);
 
 struct po_TargetIndex;
 /* The digest kept for target_key when it describes version (uid, rv): copied into `a` (*out);

@@ -122,7 +122,7 @@ typedef struct {
    * generation from this target's cache, so they are queued again by its next event of another
    * version (po_TargetIndex_TakeHeldGone). NULL: nothing pending. */
   char *held_gone_over;
-  po_TargetDigest *digest; /* what a reconcile reads of it, at one version (digest.h), or NULL */
+  po_TargetDigestKept *digest; /* what a reconcile reads of it, at one version (digest.h), or NULL */
 } Target;
 
 /* The kinds whose links are counted: ForEachRelated asks whether any PropertyOverride targets a
@@ -703,14 +703,15 @@ bool po_TargetIndex_Digest(po_TargetIndex *ix, const char *target_key, const cha
                            po_TargetDigest *out) {
   pthread_mutex_lock(&ix->mu);
   const Target *t = find_target(ix, target_key);
-  const po_TargetDigest *d = t ? t->digest : NULL;
-  bool ok = d && uid && rv && *d->uid && *d->rv && !strcmp(d->uid, uid) && !strcmp(d->rv, rv) && po_TargetDigest_CopyTo(d, a, out);
+  const po_TargetDigest *d = t && t->digest ? po_TargetDigest_Head(t->digest) : NULL;
+  bool ok = d && uid && rv && *d->uid && *d->rv && !strcmp(d->uid, uid) && !strcmp(d->rv, rv) &&
+            po_TargetDigest_CopyTo(t->digest, a, out);
   pthread_mutex_unlock(&ix->mu);
   return ok;
 }
 
 void po_TargetIndex_SetDigest(po_TargetIndex *ix, const char *target_key, const po_TargetDigest *d) {
-  po_TargetDigest *c = po_TargetDigest_Keep(d);
+  po_TargetDigestKept *c = po_TargetDigest_Keep(d);
   pthread_mutex_lock(&ix->mu);
   Target *t = find_target(ix, target_key);
   if (t) {
