@@ -22,6 +22,9 @@
 #include <cmocka.h>
 
 #include "compiled.h" /* po_Json_Parse */
+#include "consul_digest.h"
+#include "json_hash.h"
+#include "po/base/json.h"
 #include "fake_api.h"
 
 /* ---- the failing allocator ---- */
@@ -906,7 +909,153 @@ static void test_restart_note_at_any_failed_allocation(void **state) {
   assert_true(failed > 0);
 }
 
+
+/* ---- a target read from its digest, under failed allocations ---- */
+
+/* The digest the index keeps for key, if any for the cached version, against the object: true when
+ * none is kept or it says what po_ConsulDigest_Slot reads of each element (and our hashes). */
+static bool digest_matches(Fake *fx, const char *key) {
+  Slot *s = slot(fx, key, false);
+  if (!s || !s->obj) return true;
+  const char *uid = po_Json_Meta(s->obj, "uid"), *rv = po_Json_Meta(s->obj, "resourceVersion");
+  po_Arena *a = po_Arena_New();
+  po_TargetDigest d;
+  bool ok = true;
+  if (po_TargetIndex_Digest(fx->ix, key, uid, rv, a, &d)) {
+    json_object *list = get(get(s->obj, "spec"), "envoyExtensions");
+    po_TargetDigest want = {0};
+    po_ConsulDigest_Meta(s->obj, &want);
+    ok = d.created == want.created && d.managed == want.managed && d.spec_other == want.spec_other && d.list == want.list &&
+         d.n == (list ? json_object_array_length(list) : 0);
+    for (size_t i = 0; ok && i < d.n; i++) {
+      json_object *e = json_object_array_get_idx(list, i);
+      po_TargetSlot x;
+      po_ConsulDigest_Slot(e, uid, &x);
+      const po_TargetSlot *y = &d.slots[i];
+      ok = y->mark == x.mark && y->ext == x.ext && y->patches == x.patches;
+      if (ok && x.mark == kPo_Slot_Bound)
+        ok = y->exact == x.exact && y->required == x.required && y->priority == x.priority && y->generation == x.generation &&
+             !strcmp(y->owner, x.owner) && !strcmp(y->uid, x.uid) && !strcmp(y->ns, x.ns) &&
+             po_JsonHash_Equal(y->hash, po_Json_HashExcept(get(e, "arguments"), "PropertyOverride"));
+    }
+  }
+  po_Arena_Free(a);
+  return ok;
+}
+
+static int g_adv_phase; /* 0: the armed reconcile, 1..3: the unarmed ones after it */
+enum { kExitNotFromDigest = 9, kExitNotConverged = 10, kExitBadDigest = 11 };
+
+/* Each allocation of a reconcile from the digest failed in turn; after each, unarmed reconciles
+ * converge to `want` (entries_held) and any digest kept describes the object. */
+static void digest_torture(Fake *fx, const char *key, int want, bool need_object) {
+  /* unarmed, the reconcile reads the digest (need_object: and then the object) */
+  pid_t pid = fail_alloc_fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    po_ReconcileIO w = io(fx);
+    po_ReconcileResult r = po_Reconcile(&w, fx->ix, key);
+    _exit(r.ok && (fx->no_digest ? !r.from_digest : r.from_digest && r.digest_object == need_object) ? 0 : kExitNotFromDigest);
+  }
+  assert_int_equal(fail_alloc_wait(pid), 0);
+  long n, errors = 0;
+  for (n = 1; n < 200000; n++) {
+    pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      po_ReconcileIO w = io(fx);
+      g_adv_phase = 0;
+      arm(n);
+      po_ReconcileResult r1 = po_Reconcile(&w, fx->ix, key);
+      long reached = g_count;
+      disarm();
+      if (getenv("PO_ADV_DEBUG") && reached >= n) fprintf(stderr, "digest: n %ld armed: ok %d oom %d (%s)\n", n, r1.ok, r1.out_of_memory, r1.error);
+      disarm();
+      if (reached < n) _exit(kExitOk);
+      for (int i = 0; i < 3; i++) {
+        g_adv_phase = i + 1;
+        po_ReconcileResult r2 = po_Reconcile(&w, fx->ix, key);
+        if (getenv("PO_ADV_DEBUG")) fprintf(stderr, "digest: n %ld, after: reconcile %d ok %d (%s)\n", n, i + 1, r2.ok, r2.error);
+      }
+      if (entries_held(slot_obj(fx, key)) != want) _exit(kExitNotConverged);
+      if (!digest_matches(fx, key)) _exit(kExitBadDigest);
+      _exit(1);
+    }
+    int code = fail_alloc_wait(pid);
+    if (code == -1) crashed(n);
+    if (code == kExitPartialWrite) fail_msg("allocation %ld failed: a partial write", n);
+    if (code == kExitNotConverged) fail_msg("allocation %ld failed: the next reconciles did not converge", n);
+    if (code == kExitBadDigest) fail_msg("allocation %ld failed: the digest kept does not describe the object", n);
+    if (code == kExitOk) break;
+    errors++;
+  }
+  printf("from the digest: %ld allocations failed one at a time, %ld runs met the failure\n", n - 1, errors);
+  assert_true(n > 20);
+}
+
+static void test_digest_path_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  apply(fx, "b", 1, 20);
+  for (int i = 0; i < 3; i++) assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  apply(fx, "a", 2, 11);
+  apply(fx, "c", 1, 30);
+  fx->check_write = check_write;
+  digest_torture(fx, "ServiceDefaults/default/web", 7, false);
+  fx->check_write = NULL;
+}
+
+/* An invalid generation without its status record: its live entry kept (keep_live reads the object
+ * after all, need_tree), c added, from the digest. */
+static void check_write_keep(Fake *fx, json_object *obj) {
+  (void)fx;
+  int seen = 0;
+  json_object *list = get(get(obj, "spec"), "envoyExtensions");
+  for (size_t i = 0; obj && list && i < json_object_array_length(list); i++) {
+    json_object *m = get(get(json_object_array_get_idx(list, i), "arguments"), "PropertyOverride");
+    const char *n = json_object_get_string(get(m, "name"));
+    if (n && !strcmp(n, "a") && json_object_get_int(get(m, "generation")) == 1) seen |= 1;
+    if (n && !strcmp(n, "b")) seen |= 2;
+    if (n && !strcmp(n, "c")) seen |= 4;
+  }
+  if (seen != 7) {
+    fprintf(stderr, "digest: %s write (phase %d): %s\n", obj ? "a" : "a delete", g_adv_phase,
+            obj ? json_object_to_json_string_ext(get(obj, "spec"), JSON_C_TO_STRING_PLAIN) : "");
+    _exit(kExitPartialWrite);
+  }
+}
+
+static void test_digest_keep_live_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 10);
+  apply(fx, "b", 1, 20);
+  for (int i = 0; i < 3; i++) assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  apply(fx, "a", 2, 150); /* invalid */
+  json_object *st = get(slot_obj(fx, "po/default/a"), "status");
+  if (st) json_object_object_del(st, "lastValid");
+  apply(fx, "c", 1, 30);
+  fx->check_write = check_write_keep;
+  /* entries_held counts a at generation 2 only: a@1 kept, b and c */
+  digest_torture(fx, "ServiceDefaults/default/web", 6, true);
+  fx->check_write = NULL;
+}
+
+/* The same from the object (no digest): is the dropped entry the digest path's own? */
+static void test_object_keep_live_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  fx->no_digest = true;
+  test_digest_keep_live_at_any_failed_allocation(state);
+}
+
 int main(void) {
+  if (getenv("PO_ADV_ONLY")) { /* the digest path's tests alone */
+    const struct CMUnitTest only[] = {
+        cmocka_unit_test_setup_teardown(test_digest_path_at_any_failed_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_digest_keep_live_at_any_failed_allocation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_object_keep_live_at_any_failed_allocation, setup, teardown),
+    };
+    return cmocka_run_group_tests(only, NULL, NULL);
+  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_no_partial_write_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_partial_write_under_sync_require, setup, teardown),
@@ -925,6 +1074,9 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_release_guard_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_moved_then_deleted_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_restart_note_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_digest_path_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_digest_keep_live_at_any_failed_allocation, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_object_keep_live_at_any_failed_allocation, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

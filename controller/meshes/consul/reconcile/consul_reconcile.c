@@ -394,9 +394,12 @@ static bool keep_live(po_Run *run, po_RunItem *it) {
   const po_ConsulEntry *e = live_next(&li); /* its first entry */
   /* ours (bound to both uids), and no newer than the object itself: a marker claiming a
    * generation the PropertyOverride never had was not written by us */
-  if (!e || e->generation < 1 || e->generation > it->ce->c.generation || !po_Consul_Recheck(e->arguments, run->ar)) {
-    return true;
+  if (!e || e->generation < 1 || e->generation > it->ce->c.generation) return true;
+  po_ConsulRecheck verdict = po_Consul_Recheck(e->arguments, run->ar);
+  if (verdict == kPo_ConsulRecheck_NoMemory) {
+    return po_Run_Oom(run, po_Arena_Printf(run->ar, "checking the live entry of %s", it->name));
   }
+  if (verdict != kPo_ConsulRecheck_Accepted) return true;
   if (!(it->entry_copy = po_Run_Copy(e->arguments))) {
     return po_Run_Oom(run, po_Arena_Printf(run->ar, "keeping the entry of %s", it->name));
   }
@@ -900,6 +903,12 @@ static int write_from_digest(po_Run *run, size_t nwant) {
   po_WriteResult w = run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, NULL, delta, len, &made, &st);
   if (w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
   run->target_wrote = w == kPo_WriteResult_Ok;
+  /* Refused as Invalid (422): the API server applies a patch's operations before it compares the
+   * version, so one over an object that moved on (a tenant's edit the cache has not seen) can
+   * fail them first. The write below sends the object whole over the same version to tell a
+   * conflict from a refusal; without the object, it is retried as a conflict, and the retry reads
+   * the object (test_digest_adv's test_stale_cache_patch_refused_is_a_conflict). */
+  if (w == kPo_WriteResult_Failed && st.code == kPo_Ctl_Invalid) w = kPo_WriteResult_Conflict;
   if (w != kPo_WriteResult_Ok) {
     /* the next reconcile reads the object (a refusal it alone can tell from a conflict: below) */
     po_TargetIndex_SetDigest(run->ix, run->key, NULL);

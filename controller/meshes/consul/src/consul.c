@@ -149,19 +149,23 @@ size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *o
   return n;
 }
 
-bool po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
+po_ConsulRecheck po_Consul_Recheck(const json_object *arguments, po_Arena *a) {
   json_object *args = NULL;
-  if (!arguments || json_object_deep_copy((json_object *)arguments, &args, NULL) != 0) return false;
+  if (!arguments) return kPo_ConsulRecheck_Refused;
+  /* Each step's failure for want of memory is no verdict on the entry (an invalid generation's
+   * live entry would be dropped for it). */
+  if (json_object_deep_copy((json_object *)arguments, &args, NULL) != 0) return kPo_ConsulRecheck_NoMemory;
   json_object_object_del(args, SOURCE_KEY);
   po_Status st;
   po_Status_Clear(&st);
   po_Value *v = po_Value_FromJsonC(args, a, &st);
   json_object_put(args);
   po_Diagnostics *d = po_Diagnostics_New(a);
-  if (!v || !d) return false;
+  if (!v || !d) return kPo_ConsulRecheck_NoMemory; /* a json-c tree always converts: only memory fails it */
   po_CompileOptions co = po_CompileOptions_Default();
   co.convention = kPo_Convention_Wire; /* what Consul's HTTP API hands its Constructor */
-  return po_Constructor(PO_EXTENSION_NAME, v, &co, a, d) != NULL && po_Diagnostics_ErrorCount(d) == 0;
+  if (po_Constructor(PO_EXTENSION_NAME, v, &co, a, d) != NULL && po_Diagnostics_ErrorCount(d) == 0) return kPo_ConsulRecheck_Accepted;
+  return po_Engine_OutOfMemory(a) ? kPo_ConsulRecheck_NoMemory : kPo_ConsulRecheck_Refused;
 }
 
 /* The apply order of our entries: priority ascending (Istio's and Envoy Gateway's convention),

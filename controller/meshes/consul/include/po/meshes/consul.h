@@ -85,8 +85,10 @@ size_t po_Consul_OwnedEntries(const struct json_object *target, const po_ConsulO
                               po_ConsulEntry *out, size_t cap, size_t *foreign);
 
 /* Whether entry arguments (our marker is ignored) pass Consul's Constructor under its wire typing
- * and Envoy's rules today: what is re-checked before an entry already in a target is kept. */
-bool po_Consul_Recheck(const struct json_object *arguments, po_Arena *a);
+ * and Envoy's rules today: what is re-checked before an entry already in a target is kept.
+ * NoMemory: memory ran out (in `a`, or copying them), which says nothing of the entry. */
+typedef enum { kPo_ConsulRecheck_Refused = 0, kPo_ConsulRecheck_Accepted, kPo_ConsulRecheck_NoMemory } po_ConsulRecheck;
+po_ConsulRecheck po_Consul_Recheck(const struct json_object *arguments, po_Arena *a);
 /* A new, empty target object (labelled; no annotation, no entries): what is created first.
  * NULL when out of memory. */
 struct json_object *po_Consul_NewTarget(po_TargetKind kind, const char *ns, const char *name);
