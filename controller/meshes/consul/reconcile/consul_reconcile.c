@@ -933,17 +933,74 @@ static int write_from_digest(po_Run *run, size_t nwant) {
   return 1;
 }
 
+/* The write from the digest (write_from_digest), when it suffices: 1 or 0, done (0: the reconcile
+ * ends); -1: go on with the object (read now, the entries wanted anew from it). */
+static int write_digest_first(po_Run *run, size_t nwant) {
+  if (!run->digest) return -1;
+  int done = write_from_digest(run, nwant);
+  if (done >= 0) return done;
+  if (!need_tree(run)) return 0;
+  for (size_t k = 0; k < run->nwant; k++) json_object_put(run->want[k].arguments);
+  run->nwant = 0;
+  return -1;
+}
+
+/* target_current over the object; where digests are read, the digest of the version found current
+ * is kept for the next reconcile. */
+static bool current_kept(po_Run *run, size_t nwant, const char *tuid) {
+  if (!digests_read(run) || !run->target) return target_current(run, nwant, NULL);
+  json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
+  size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
+  const po_RunItem **item_of = po_Arena_Malloc(run->ar, (n ? n : 1) * sizeof *item_of);
+  if (!item_of || !target_current(run, nwant, item_of)) return false;
+  keep_digest(run, run->target, tuid, po_Json_Meta(run->target, "resourceVersion"), item_of, NULL);
+  return true;
+}
+
+/* The plan sent: the update of an existing target (a JSON Patch of the change when delta_of can
+ * make one), else the object's create, replacement or deletion; the version it made noted, and
+ * its digest kept. */
+static void send_plan(po_Run *run, const po_ConsulPlan *p, bool annotate) {
+  /* Type-checked: the target is the informer's shared tree, and json_object_get_string on a
+   * non-string writes its serialisation into the object. */
+  const char *rv = po_Json_Meta(run->target, "resourceVersion");
+  /* Noted before the write: its echo can come through the watch before the answer does. */
+  bool note = !p->remove && !p->create && p->object;
+  if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p->object);
+  po_CtlStatus st;
+  po_WrittenVersion made = {.uid = {0}};
+  size_t delta_len = 0;
+  const char *delta = note && run->io->update_target ? delta_of(run, p->object, annotate, rv, &delta_len) : NULL;
+  po_WriteResult w = note && run->io->update_target
+                         ? run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, p->object, delta, delta_len,
+                                                  &made, &st)
+                         : run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p->remove ? NULL : p->object,
+                                                 p->create, rv, NULL, &st);
+  /* the version the echo will carry ("" unknown: the echo is reconciled) */
+  if (note && w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
+  if (note && w == kPo_WriteResult_Ok) keep_planned(run, p->object, made.uid, made.rv);
+  else if (w != kPo_WriteResult_Ok) po_TargetIndex_SetDigest(run->ix, run->key, NULL);
+  run->target_wrote = w == kPo_WriteResult_Ok;
+  if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
+  if (w == kPo_WriteResult_NotFound && p->remove) w = kPo_WriteResult_Ok;
+  if (w != kPo_WriteResult_Ok) {
+    if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
+    run->target_ok = false;
+    run->target_conflict = w == kPo_WriteResult_Conflict;
+    /* not bound yet: the statuses record it (status.created), in case this process goes first */
+    if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
+    po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
+  } else {
+    written(run, p->remove, annotate, rv);
+  }
+}
+
 static bool write_target(po_Run *run) {
   size_t nwant = 0;
   for (size_t i = 0; i < run->m; i++) nwant += po_Run_HasEntry(&run->items[i]);
   run->target_ok = true;
-  if (run->digest) {
-    int done = write_from_digest(run, nwant);
-    if (done >= 0) return done;
-    if (!need_tree(run)) return false;
-    for (size_t k = 0; k < run->nwant; k++) json_object_put(run->want[k].arguments);
-    run->nwant = 0;
-  }
+  int from_digest_done = write_digest_first(run, nwant);
+  if (from_digest_done >= 0) return from_digest_done;
   if (!run->target && nwant > 0 && run->io->names &&
       po_TargetNames_Elsewhere(run->io->names, run->kind, run->name, run->ns, run->elsewhere, sizeof run->elsewhere)) {
     /* Not created: consul-k8s would sync both into one Consul config entry (refusing ours, or
@@ -980,17 +1037,7 @@ static bool write_target(po_Run *run) {
     po_Run_RecheckIn(run, 1);
     return true;
   }
-  if (!annotate && digests_read(run) && run->target) {
-    json_object *list = po_Json_Get(po_Json_Get(run->target, "spec"), "envoyExtensions");
-    size_t n = list && json_object_is_type(list, json_type_array) ? json_object_array_length(list) : 0;
-    const po_RunItem **item_of = po_Arena_Malloc(run->ar, (n ? n : 1) * sizeof *item_of);
-    if (item_of && target_current(run, nwant, item_of)) {
-      keep_digest(run, run->target, tuid, po_Json_Meta(run->target, "resourceVersion"), item_of, NULL);
-      return note_live(run);
-    }
-  } else if (!annotate && target_current(run, nwant, NULL)) {
-    return note_live(run);
-  }
+  if (!annotate && current_kept(run, nwant, tuid)) return note_live(run);
   if (!wanted(run, tuid)) return false;
   po_ConsulPlan p = po_Consul_Plan(run->target, run->kind, run->ns, run->name, run->owners, run->nowners, run->want,
                                    run->nwant);
@@ -1011,40 +1058,7 @@ static bool write_target(po_Run *run) {
     json_object_put(p.object);
     return !run->r.out_of_memory;
   }
-  if (p.changed) {
-    /* Type-checked: the target is the informer's shared tree, and json_object_get_string on a
-     * non-string writes its serialisation into the object. */
-    const char *rv = po_Json_Meta(run->target, "resourceVersion");
-    /* Noted before the write: its echo can come through the watch before the answer does. */
-    bool note = !p.remove && !p.create && p.object;
-    if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, p.object);
-    po_CtlStatus st;
-    po_WrittenVersion made = {.uid = {0}};
-    size_t delta_len = 0;
-    const char *delta = note && run->io->update_target ? delta_of(run, p.object, annotate, rv, &delta_len) : NULL;
-    po_WriteResult w = note && run->io->update_target
-                           ? run->io->update_target(run->io->ctx, run->kind, run->ns, run->name, p.object, delta, delta_len,
-                                                    &made, &st)
-                           : run->io->write_target(run->io->ctx, run->kind, run->ns, run->name, p.remove ? NULL : p.object,
-                                                   p.create, rv, NULL, &st);
-    /* the version the echo will carry ("" unknown: the echo is reconciled) */
-    if (note && w == kPo_WriteResult_Ok) po_TargetIndex_NoteTargetWritten(run->ix, run->key, made.uid, made.rv);
-    if (note && w == kPo_WriteResult_Ok) keep_planned(run, p.object, made.uid, made.rv);
-    else if (w != kPo_WriteResult_Ok) po_TargetIndex_SetDigest(run->ix, run->key, NULL);
-    run->target_wrote = w == kPo_WriteResult_Ok;
-    if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
-    if (w == kPo_WriteResult_NotFound && p.remove) w = kPo_WriteResult_Ok;
-    if (w != kPo_WriteResult_Ok) {
-      if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
-      run->target_ok = false;
-      run->target_conflict = w == kPo_WriteResult_Conflict;
-      /* not bound yet: the statuses record it (status.created), in case this process goes first */
-      if (annotate) snprintf(run->unbound_uid, sizeof run->unbound_uid, "%s", po_Json_Meta(run->target, "uid"));
-      po_Run_Fail(run, w, po_Arena_Printf(run->ar, "writing %s", run->where), run->target_err);
-    } else {
-      written(run, p.remove, annotate, rv);
-    }
-  }
+  send_plan(run, &p, annotate); /* p.changed */
   json_object_put(p.object);
   return true;
 }
