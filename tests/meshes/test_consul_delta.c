@@ -72,7 +72,7 @@ static void test_cases(void **state) {
     json_object *old = parse(c->old), *list = new_list(old, c->new_);
     po_Arena *a = po_Arena_New();
     size_t len = 0;
-    const char *d = po_Consul_Delta(old, list, "7", a, &len);
+    const char *d = po_Consul_Delta(old, list, "7", NULL, a, &len);
     char want[2048];
     snprintf(want, sizeof want, "%s%s", kRvOp, c->ops);
     if (!d || strcmp(d, want) != 0) fail_msg("%s:\n got  %s\n want %s", c->why, d ? d : "(null)", want);
@@ -89,14 +89,14 @@ static void test_refused(void **state) {
   json_object *old = json_tokener_parse("[]"), *big = json_object_new_array();
   for (int i = 0; i < 1001; i++) json_object_array_add(big, json_object_new_int(i));
   size_t len = 7;
-  assert_null(po_Consul_Delta(old, big, "7", a, &len)); /* more than a thousand operations: the object instead */
+  assert_null(po_Consul_Delta(old, big, "7", NULL, a, &len)); /* more than a thousand operations: the object instead */
   assert_int_equal(len, 0);
   json_object_array_del_idx(big, 0, 1);
-  assert_non_null(po_Consul_Delta(old, big, "7", a, &len)); /* a thousand */
-  assert_null(po_Consul_Delta(old, big, "", a, &len));     /* no version: no precondition, no patch */
-  assert_null(po_Consul_Delta(old, NULL, "7", a, &len));
+  assert_non_null(po_Consul_Delta(old, big, "7", NULL, a, &len)); /* a thousand */
+  assert_null(po_Consul_Delta(old, big, "", NULL, a, &len));     /* no version: no precondition, no patch */
+  assert_null(po_Consul_Delta(old, NULL, "7", NULL, a, &len));
   /* a version is a JSON string in the patch, whatever it holds */
-  const char *d = po_Consul_Delta(old, old, "7\"8\\", a, &len);
+  const char *d = po_Consul_Delta(old, old, "7\"8\\", NULL, a, &len);
   assert_string_equal(d, "[{\"op\":\"replace\",\"path\":\"/metadata/resourceVersion\",\"value\":\"7\\\"8\\\\\"}]");
   po_Arena_Free(a);
   json_object_put(old);
@@ -168,7 +168,7 @@ static size_t random_edits(int cases, unsigned max_n, size_t *ops_total) {
     json_object *want = object_with(json_object_get(list));
     po_Arena *a = po_Arena_New();
     size_t len = 0;
-    const char *d = po_Consul_Delta(absent ? NULL : old, list, "41", a, &len);
+    const char *d = po_Consul_Delta(absent ? NULL : old, list, "41", NULL, a, &len);
     assert_non_null(d);
     json_object *ops = json_tokener_parse(d);
     assert_non_null(ops);
@@ -237,7 +237,7 @@ static void test_odd_members(void **state) {
     json_object *old = parse(kOld[i]), *list = new_list(old, kNew[i]);
     po_Arena *a = po_Arena_New();
     size_t len = 0;
-    const char *d = po_Consul_Delta(old, list, "41", a, &len);
+    const char *d = po_Consul_Delta(old, list, "41", NULL, a, &len);
     assert_non_null(d);
     json_object *ops = json_tokener_parse(d);
     assert_non_null(ops);

@@ -827,20 +827,22 @@ static void test_gone_with_our_finalizer_entry_removed(void **state) {
  * read as its precondition: one PropertyOverride joining or leaving is one operation, wherever
  * it sorts, not the whole target. (The fixture applies each patch to the object read and fails
  * the test unless it makes exactly the planned object.) Annotating a target we created is a
- * whole write. */
+ * patch too: its annotations set whole, with the entries' operations. */
 static void test_update_is_a_json_patch_of_the_change(void **state) {
   Fake *fx = *state;
   apply_override(fx, "b", 1, "web", kGood);
-  assert_true(run(fx).ok); /* created, then annotated and written whole */
-  assert_int_equal(fx->target_json_patches, 0);
+  assert_true(run(fx).ok); /* created, then annotated with its entry */
+  assert_int_equal(fx->target_json_patches, 1);
+  assert_int_equal(fx->last_json_patch_ops, 3); /* the version, the annotations, one add */
+  assert_non_null(annotation_of(target(fx), "propertyoverride.io/created"));
   apply_override(fx, "d", 1, "web", kGood2);
   assert_true(run(fx).ok);
-  assert_int_equal(fx->target_json_patches, 1);
+  assert_int_equal(fx->target_json_patches, 2);
   assert_int_equal(fx->last_json_patch_ops, 2); /* the version, one add */
   apply_override(fx, "a", 1, "web", kGood2);
   apply_override(fx, "c", 1, "web", kGood);
   assert_true(run(fx).ok);
-  assert_int_equal(fx->target_json_patches, 2);
+  assert_int_equal(fx->target_json_patches, 3);
   assert_int_equal(fx->last_json_patch_ops, 3); /* a before b, c between b and d: two adds, b and d kept */
   assert_int_equal(entries(fx), 4);
   assert_string_equal(owner_at(fx, 0), "a");
@@ -852,7 +854,7 @@ static void test_update_is_a_json_patch_of_the_change(void **state) {
   apply_override(fx, "b", 2, "web", kGood2);
   assert_true(run(fx).ok);
   assert_int_equal(fx->last_json_patch_ops, 3); /* its entry removed and added anew */
-  assert_int_equal(fx->target_json_patches, 4);
+  assert_int_equal(fx->target_json_patches, 5);
 }
 
 /* 100 PropertyOverrides o000..o099 of web, each of the same 100 patches: their overlap check is

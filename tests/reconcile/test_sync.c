@@ -154,6 +154,29 @@ static void test_pending_then_programmed(void **state) {
   assert_int_equal(fx->status_patches, statuses);
 }
 
+/* Under require every write that changes the entries records itself (the annotation): that
+ * write is a JSON Patch of the change too, the annotations set whole, never the whole object (the
+ * fixture checks each patch makes exactly the planned object, the record included). */
+static void test_recorded_write_is_a_json_patch(void **state) {
+  Fake *fx = *state;
+  fx->now = "2026-12-01T00:00:00Z";
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok); /* created, then annotated and recorded with its entry: a patch */
+  int patches = fx->target_json_patches;
+  assert_true(patches >= 1);
+  const char *first = record_of_target(fx);
+  assert_non_null(first);
+  char was[256];
+  snprintf(was, sizeof was, "%s", first);
+  fx->now = "2026-12-01T00:00:05Z";
+  apply_override(fx, "b", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  assert_int_equal(fx->target_json_patches, patches + 1);
+  assert_int_equal(fx->last_json_patch_ops, 3); /* the version, the annotations (a new record), one add */
+  assert_string_not_equal(record_of_target(fx), was);
+  assert_string_equal(cond(fx, "b", "reason"), "Pending");
+}
+
 /* Under --consul-sync-status=require (the default) every valid write goes Pending, then
  * Programmed once consul-k8s synced it: neither the first status nor Pending <-> Programmed is an
  * Event (po_Status_IsNews), at the create or at an update; the status says it. (The first version
@@ -414,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_judge_cases),
       cmocka_unit_test(test_parse_time),
       cmocka_unit_test_setup_teardown(test_pending_then_programmed, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_recorded_write_is_a_json_patch, setup, teardown),
       cmocka_unit_test_setup_teardown(test_plain_writes_under_require_are_not_news, setup, teardown),
       cmocka_unit_test_setup_teardown(test_sync_failed_with_consul_message, setup, teardown),
       cmocka_unit_test_setup_teardown(test_timeout_event_once, setup, teardown),

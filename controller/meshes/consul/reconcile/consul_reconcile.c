@@ -766,16 +766,19 @@ static void written(po_Run *run, bool removed, bool annotate, const char *rv) {
   }
 }
 
-/* The update as a JSON Patch of the entries that changed (po_Consul_Delta), when the plan
- * changed spec.envoyExtensions alone: not when it annotated the target (created by us) or
- * recorded the write (sync.h), or added the spec itself. NULL: the whole object is written
- * (out of memory building the patch too: the update does not depend on it). The patch carries
- * `rv` as its precondition, as the object would. */
+/* The update as a JSON Patch of the entries that changed (po_Consul_Delta), and of the
+ * annotations when the plan set ours (created by us: `annotate`; the write record under
+ * --consul-sync-status=require, sync.h: every write that changes the entries), the map sent
+ * whole. Not when the plan added the spec itself. NULL: the whole object is written (out of
+ * memory building the patch too: the update does not depend on it). The patch carries `rv` as
+ * its precondition, as the object would. */
 static const char *delta_of(po_Run *run, json_object *object, bool annotate, const char *rv, size_t *len) {
   json_object *spec = po_Json_Get(run->target, "spec");
-  if (annotate || run->recorded || !spec || !json_object_is_type(spec, json_type_object)) return NULL;
+  if (!spec || !json_object_is_type(spec, json_type_object)) return NULL;
+  json_object *ann = annotate || run->recorded ? po_Json_Get(po_Json_Get(object, "metadata"), "annotations") : NULL;
+  if ((annotate || run->recorded) && (!ann || !json_object_is_type(ann, json_type_object))) return NULL;
   return po_Consul_Delta(po_Json_Get(spec, "envoyExtensions"), po_Json_Get(po_Json_Get(object, "spec"), "envoyExtensions"),
-                         rv, run->ar, len);
+                         rv, ann, run->ar, len);
 }
 
 /* ---- the digest kept for the next reconcile ---- */

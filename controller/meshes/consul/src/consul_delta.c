@@ -93,8 +93,8 @@ static bool middle(po_TextBuf *t, json_object *old, json_object *list, size_t p,
   return true;
 }
 
-const char *po_Consul_Delta(const json_object *old_list, const json_object *new_list, const char *rv, po_Arena *a,
-                            size_t *len) {
+const char *po_Consul_Delta(const json_object *old_list, const json_object *new_list, const char *rv,
+                            const json_object *annotations, po_Arena *a, size_t *len) {
   *len = 0;
   if (!new_list || !json_object_is_type(new_list, json_type_array) || !rv || !*rv) return NULL;
   po_TextBuf t = {.a = a};
@@ -109,6 +109,13 @@ const char *po_Consul_Delta(const json_object *old_list, const json_object *new_
   put_json(&t, v);
   json_object_put(v);
   po_TextBuf_Put(&t, "}", 1);
+  if (annotations) {
+    /* the whole map ("add" replaces the member): over the version read, it is that version's
+     * annotations with ours set, nothing of anyone else's lost */
+    po_TextBuf_Puts(&t, ",{\"op\":\"add\",\"path\":\"/metadata/annotations\",\"value\":");
+    put_json(&t, (json_object *)annotations);
+    po_TextBuf_Put(&t, "}", 1);
+  }
   json_object *old = (json_object *)old_list, *list = (json_object *)new_list;
   if (!old || !json_object_is_type(old, json_type_array)) {
     /* absent or not a list: the whole list ("add" replaces a member that is there) */

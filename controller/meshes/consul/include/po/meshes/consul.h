@@ -119,10 +119,11 @@ po_ConsulPlan po_Consul_Plan(const struct json_object *current, po_TargetKind ki
  * object is no longer `rv`), then, between the lists' common head and tail, the entries outside
  * their longest common subsequence removed and the new ones added, by index (entries compared by
  * identity, as the plan shares them). A reconcile that adds one PropertyOverride's entry sends
- * that entry, not the whole target. The text is in `a`; NULL (write the object instead)
+ * that entry, not the whole target. `annotations` (NULL: unchanged) is the object's new
+ * metadata.annotations, set whole (the created annotation, the write record of sync.h). The text is in `a`; NULL (write the object instead)
  * when out of memory, `rv` is empty, or the change takes more than a thousand operations. */
 const char *po_Consul_Delta(const struct json_object *old_list, const struct json_object *new_list, const char *rv,
-                            po_Arena *a, size_t *len);
+                            const struct json_object *annotations, po_Arena *a, size_t *len);
 
 /* Its releases and the Envoy API snapshot judging each (src/consul_releases.c). */
 extern const po_MeshReleases po_Consul_Releases;
