@@ -65,15 +65,10 @@ static const json_object *get_target(void *ctx, po_TargetKind kind, const char *
   return get_from(targets_of(ctx, kind, ns), ns, name, ref, st);
 }
 
+static bool version_of(po_Informer *from, const char *ns, const char *name, po_OverrideVersion *v);
+
 static bool target_version(void *ctx, po_TargetKind kind, const char *ns, const char *name, po_OverrideVersion *v) {
-  po_Informer *from = targets_of(ctx, kind, ns);
-  po_InformerVersion iv;
-  *v = (po_OverrideVersion){.generation = 0};
-  if (!from || !po_Informer_Version(from, ns, name, &iv)) return false;
-  memcpy(v->rv, iv.rv, sizeof v->rv);
-  memcpy(v->uid, iv.uid, sizeof v->uid);
-  v->generation = iv.generation;
-  return true;
+  return version_of(targets_of(ctx, kind, ns), ns, name, v);
 }
 
 static po_Informer *filters_of(po_KubeIO *k, const char *ns) {
@@ -144,18 +139,23 @@ static json_object *route_whole(void *ctx, const char *ns, const char *name) {
 
 _Static_assert(sizeof((po_OverrideVersion *)0)->rv == sizeof((po_InformerVersion *)0)->rv &&
                    sizeof((po_OverrideVersion *)0)->uid == sizeof((po_InformerVersion *)0)->uid,
-               "override_version copies the informer's version whole");
-static bool override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *v) {
-  po_KubeIO *k = ctx;
-  size_t i = slot_of(k, ns);
+               "version_of copies the informer's version whole");
+/* The cached object's version from informer `from` (NULL: none), without reading it. */
+static bool version_of(po_Informer *from, const char *ns, const char *name, po_OverrideVersion *v) {
   po_InformerVersion iv;
   *v = (po_OverrideVersion){.generation = 0};
-  if (i == (size_t)-1 || !po_Informer_Version(k->overrides[i], ns, name, &iv)) return false;
+  if (!from || !po_Informer_Version(from, ns, name, &iv)) return false;
   /* both NUL-terminated in buffers of one size (checked below): copied whole */
   memcpy(v->rv, iv.rv, sizeof v->rv);
   memcpy(v->uid, iv.uid, sizeof v->uid);
   v->generation = iv.generation;
   return true;
+}
+
+static bool override_version(void *ctx, const char *ns, const char *name, po_OverrideVersion *v) {
+  po_KubeIO *k = ctx;
+  size_t i = slot_of(k, ns);
+  return version_of(i == (size_t)-1 ? NULL : k->overrides[i], ns, name, v);
 }
 
 static void release(void *ctx, void *ref) {
