@@ -7,6 +7,7 @@
 #define PO_TESTS_RECONCILE_DIGEST_PAIR_H_
 
 #include <json-c/json.h>
+#include <stdint.h>
 
 #include "fake_api.h"
 
@@ -25,5 +26,8 @@ void check_digest(World *w, const char *key);
 void same_servers(World *w, const char *when);
 /* key reconciled on both servers, and both compared (above). */
 void reconcile_both(World *w, const char *key, const char *when);
+
+/* One of the edits by others of a target's spec both tests make (kind 0-5; digest_pair.c). */
+void edit_extensions(json_object *spec, int kind, uint32_t r1, uint32_t r2);
 
 #endif

@@ -75,52 +75,7 @@ static void edit_target(World *w, const char *name) {
   for (int f = 0; f < 2; f++) {
     Slot *s = slot(w->fx[f], k, false);
     if (!s || !s->obj) return;
-    json_object *spec = get(s->obj, "spec"), *list = get(spec, "envoyExtensions");
-    size_t n = list ? json_object_array_length(list) : 0;
-    if (!list && kind != 5) {
-      list = json_object_new_array();
-      json_object_object_add(spec, "envoyExtensions", list);
-    }
-    switch (kind) {
-      case 0: { /* another extension, somewhere */
-        size_t at = n ? r1 % (n + 1) : 0;
-        json_object *grown = json_object_new_array();
-        for (size_t i = 0; i <= n; i++) {
-          if (i == at) json_object_array_add(grown, json_tokener_parse("{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}"));
-          if (i < n) json_object_array_add(grown, json_object_get(json_object_array_get_idx(list, i)));
-        }
-        json_object_object_add(spec, "envoyExtensions", grown);
-        break;
-      }
-      case 1: /* an element dropped */
-        if (n) json_object_array_del_idx(list, r1 % n, 1);
-        break;
-      case 2: /* two swapped */
-        if (n > 1) {
-          size_t i = r1 % n, j = r2 % n;
-          json_object *x = copy(json_object_array_get_idx(list, i)), *y = copy(json_object_array_get_idx(list, j));
-          json_object_array_put_idx(list, i, y);
-          json_object_array_put_idx(list, j, x);
-        }
-        break;
-      case 3: { /* an entry's patch value changed by hand */
-        json_object *e = n ? json_object_array_get_idx(list, r1 % n) : NULL;
-        json_object *ps = get(get(e, "arguments"), "Patches");
-        json_object *p = ps && json_object_is_type(ps, json_type_array) ? json_object_array_get_idx(ps, 0) : NULL;
-        if (p) json_object_object_add(p, "Value", json_object_new_int((int)(r2 % 100)));
-        break;
-      }
-      case 4: { /* a copy of an entry, its marker bound elsewhere (a look-alike), or as it is */
-        json_object *e = n ? copy(json_object_array_get_idx(list, r1 % n)) : NULL;
-        json_object *m = get(get(e, "arguments"), "PropertyOverride");
-        if (m && r2 % 2) json_object_object_add(m, "targetUID", json_object_new_string("uid-elsewhere"));
-        if (e) json_object_array_add(list, e);
-        break;
-      }
-      default: /* another field of the spec */
-        json_object_object_add(spec, "protocol", json_object_new_string(r1 % 2 ? "http" : "grpc"));
-        break;
-    }
+    edit_extensions(get(s->obj, "spec"), kind, r1, r2);
     bump(w->fx[f], s->obj);
   }
 }

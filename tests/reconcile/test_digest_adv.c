@@ -100,52 +100,21 @@ static void edit_target(World *w, const char *k) {
       /* the uid the fake gives depends on its uid counter: the same in both servers */
       continue;
     }
-    json_object *spec = get(s->obj, "spec"), *list = get(spec, "envoyExtensions");
+    json_object *spec = get(s->obj, "spec");
+    if (kind <= 5) {
+      edit_extensions(spec, kind, r1, r2);
+      bump(w->fx[f], s->obj);
+      continue;
+    }
+    json_object *list = get(spec, "envoyExtensions");
     size_t n = list ? json_object_array_length(list) : 0;
-    if (!list && kind != 5) {
+    if (!list) {
       list = json_object_new_array();
       json_object_object_add(spec, "envoyExtensions", list);
     }
     json_object *e = n ? json_object_array_get_idx(list, r1 % n) : NULL;
     json_object *m = get(get(e, "arguments"), "PropertyOverride");
     switch (kind) {
-      case 0: {
-        size_t at = n ? r1 % (n + 1) : 0;
-        json_object *grown = json_object_new_array();
-        for (size_t i = 0; i <= n; i++) {
-          if (i == at) json_object_array_add(grown, json_tokener_parse("{\"name\":\"builtin/lua\",\"arguments\":{\"Script\":\"x\"}}"));
-          if (i < n) json_object_array_add(grown, json_object_get(json_object_array_get_idx(list, i)));
-        }
-        json_object_object_add(spec, "envoyExtensions", grown);
-        break;
-      }
-      case 1:
-        if (n) json_object_array_del_idx(list, r1 % n, 1);
-        break;
-      case 2:
-        if (n > 1) {
-          size_t i = r1 % n, j = r2 % n;
-          json_object *x = copy(json_object_array_get_idx(list, i)), *y = copy(json_object_array_get_idx(list, j));
-          json_object_array_put_idx(list, i, y);
-          json_object_array_put_idx(list, j, x);
-        }
-        break;
-      case 3: {
-        json_object *ps = get(get(e, "arguments"), "Patches");
-        json_object *p = ps && json_object_is_type(ps, json_type_array) ? json_object_array_get_idx(ps, 0) : NULL;
-        if (p) json_object_object_add(p, "Value", json_object_new_int((int)(r2 % 100)));
-        break;
-      }
-      case 4: {
-        json_object *c = e ? copy(e) : NULL;
-        json_object *cm = get(get(c, "arguments"), "PropertyOverride");
-        if (cm && r2 % 2) json_object_object_add(cm, "targetUID", json_object_new_string("uid-elsewhere"));
-        if (c) json_object_array_add(list, c);
-        break;
-      }
-      case 5:
-        json_object_object_add(spec, "protocol", json_object_new_string(r1 % 2 ? "http" : "grpc"));
-        break;
       case 6: /* a marker's members of odd types */
         if (m && json_object_is_type(m, json_type_object)) {
           switch (r2 % 7) {
