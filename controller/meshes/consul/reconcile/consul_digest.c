@@ -20,26 +20,22 @@ void po_ConsulDigest_Slot(const json_object *element, const char *target_uid, po
   const char *name = po_Json_String(element, "name");
   json_object *args = po_Json_Get(element, "arguments"), *src = po_Json_Get(args, SOURCE_KEY);
   s->ext = name && strcmp(name, PO_EXTENSION_NAME) == 0;
-  if (!s->ext) return;
-  s->patches = (uint32_t)po_ConsulEntry_PatchCount(args);
-  if (!src) return;
-  const char *owner = po_Json_String(src, "name"), *uid = po_Json_String(src, "uid"), *tuid = po_Json_String(src, "targetUID");
-  if (!owner || !uid || !*uid || !tuid || !target_uid || !*target_uid || strcmp(tuid, target_uid) != 0) {
-    s->mark = kPo_Slot_LookAlike;
-    return;
-  }
-  const char *ns = po_Json_String(src, "namespace");
+  if (s->ext) s->patches = (uint32_t)po_ConsulEntry_PatchCount(args);
+  po_ConsulEntry e;
+  po_ConsulMark m = po_Consul_MarkOf(element, target_uid, &e);
+  if (m == kPo_ConsulMark_LookAlike) s->mark = kPo_Slot_LookAlike;
+  if (m != kPo_ConsulMark_Bound) return;
   json_object *req = po_Json_Get(element, "required"), *gen = po_Json_Get(src, "generation");
   s->mark = kPo_Slot_Bound;
-  s->owner = owner;
-  s->uid = uid;
-  s->ns = ns ? ns : "";
-  s->generation = json_object_get_int64(gen);
-  s->priority = po_Consul_MarkerPriority(src);
-  bool boolean = req && json_object_is_type(req, json_type_boolean);
-  s->required = boolean && json_object_get_boolean(req);
+  s->owner = e.owner;
+  s->uid = e.uid;
+  s->ns = e.ns ? e.ns : "";
+  s->generation = e.generation;
+  s->priority = e.priority;
+  s->required = e.required;
   s->exact = json_object_is_type(element, json_type_object) && json_object_object_length((json_object *)element) == 3 &&
-             boolean && gen && json_object_is_type(gen, json_type_int) && json_object_is_type(src, json_type_object) &&
+             req && json_object_is_type(req, json_type_boolean) && gen && json_object_is_type(gen, json_type_int) &&
+             json_object_is_type(src, json_type_object) &&
              json_object_object_length(src) == 4 + (s->priority != 0) + (*s->ns != 0);
 }
 

@@ -130,6 +130,12 @@ static Mark mark_of(json_object *entry, const char *target_uid, const Owners *ow
   return kOurs;
 }
 
+po_ConsulMark po_Consul_MarkOf(const json_object *entry, const char *target_uid, po_ConsulEntry *out) {
+  Owners any = {NULL, 0, NULL};
+  Mark m = mark_of((json_object *)entry, target_uid ? target_uid : "", &any, out);
+  return m == kOurs ? kPo_ConsulMark_Bound : m == kLookAlike ? kPo_ConsulMark_LookAlike : kPo_ConsulMark_None;
+}
+
 size_t po_Consul_OwnedEntries(const json_object *target, const po_ConsulOwner *owners, size_t nowners, po_ConsulEntry *out,
                               size_t cap, size_t *foreign) {
   json_object *list = po_Json_Get(po_Json_Get(target, "spec"), "envoyExtensions");

@@ -77,6 +77,13 @@ typedef struct {
   const char *uid;
 } po_ConsulOwner;
 
+/* What one element of spec.envoyExtensions says of itself, as po_Consul_OwnedEntries reads it
+ * with no owners given: no marker of ours (None), a marker bound to another object or incomplete
+ * (LookAlike), or bound to the object of uid target_uid (Bound: *out, when not NULL, gets it,
+ * borrowed from `entry`). */
+typedef enum { kPo_ConsulMark_None = 0, kPo_ConsulMark_LookAlike, kPo_ConsulMark_Bound } po_ConsulMark;
+po_ConsulMark po_Consul_MarkOf(const struct json_object *entry, const char *target_uid, po_ConsulEntry *out);
+
 /* Our entries in a target as it is (NULL: absent): bound to its uid and to one of `owners`
  * (owners NULL: the target's uid alone decides, for offline use). Returns how many; at most
  * `cap` are filled. Borrowed from `target`. *foreign (may be NULL) gets the number of look-alike
