@@ -11,6 +11,9 @@
 #   lc_stop                                        stops everything, newest first (trap-safe)
 #   lc_have_real                                   true when the binaries are built (tests skip otherwise)
 #   lc_real_missing                                exit 77 (skipped), or 1 under PO_REQUIRE_REAL=1
+#   lc_audit_rbac                                  under LC_AUDIT=1: every request the controller
+#                                                  made, from the API server's audit log, checked
+#                                                  against deploy/'s RBAC (rbac-audit.py)
 # Files, as the local server writes them: $LC_WORK/tls/{ca.crt,tls.crt,tls.key,kubeconfig}
 # (tls.crt is valid for 127.0.0.1, ::1 and localhost: the webhook serves with it), and the logs
 # $LC_WORK/{etcd,apiserver,controller}.log. LC_START_SECONDS is how long lc_start took.
@@ -32,6 +35,7 @@
 
 LC_KIND=real
 lc_pids=()
+lc_audit_logs=()
 
 lc_real_bin() {
   local top
@@ -278,6 +282,20 @@ egressSelections:
 YAML
     flags+=(--egress-selector-config-file "$LC_WORK/egress.yaml")
   fi
+  if [ "${LC_AUDIT:-0}" = 1 ]; then
+    # Metadata of every request, once (at ResponseComplete): who, which verb on what. The suites
+    # run the controller as an admin; lc_audit_rbac holds its requests to deploy/'s RBAC.
+    cat >"$LC_WORK/audit-policy.yaml" <<YAML
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: [RequestReceived, ResponseStarted]
+rules:
+- level: Metadata
+YAML
+    flags+=(--audit-policy-file "$LC_WORK/audit-policy.yaml" --audit-log-path "$LC_WORK/audit.log"
+      --audit-log-format json --audit-log-maxbackup 0)
+    lc_audit_logs+=("$LC_WORK/audit.log")
+  fi
   lc_real_apiserver "$bin" "${flags[@]}" || return 1
   local api_pid=${lc_pids[-1]}
   if [ ${#services[@]} -gt 0 ]; then
@@ -308,6 +326,20 @@ YAML
   t1=$(date +%s.%N)
   LC_START_SECONDS=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')
   echo "real-cluster: kube-apiserver $LC_URL (etcd $LC_ETCD_URL) ready in $LC_START_SECONDS s" >>"$LC_WORK/start.log"
+}
+
+# Prints rbac-audit.py's verdict over every audit log of this run; fails when the controller made
+# a request deploy/'s roles do not allow. Nothing to check (LC_AUDIT unset, no server started):
+# succeeds silently.
+lc_audit_rbac() {
+  [ ${#lc_audit_logs[@]} -gt 0 ] || return 0
+  local logs=() l none_ok=(--none-ok)
+  for l in "${lc_audit_logs[@]}"; do
+    [ -s "$l" ] && logs+=("$l")
+    [ -e "$(dirname "$l")/controller.log" ] && none_ok=() # lc_controller ran here
+  done
+  [ ${#logs[@]} -gt 0 ] || { echo "rbac-audit: the audit log is empty (${lc_audit_logs[*]})"; return 1; }
+  /usr/bin/python3 "$LC_TOP/scripts/lib/rbac-audit.py" "${none_ok[@]}" "$LC_TOP/deploy/base/rbac.yaml" "${logs[@]}"
 }
 
 # etcd's data (64-120 MB a run) is no help in reading a failure, which keeps its work folder for

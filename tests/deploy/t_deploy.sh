@@ -48,16 +48,16 @@ jq -e --slurpfile c "$work/crd.json" '[.[] | select(.kind=="CustomResourceDefini
 jqt "$j" "only our CRD (consul-k8s owns its own)" '[.[] | select(.kind=="CustomResourceDefinition") | .metadata.name] == ["propertyoverrides.propertyoverride.io"]'
 
 # --- least privilege: exactly these rules --------------------------------------------------------
-jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, get/list/watch/create/update/delete the targets, create events" \
+jqt "$j" "ClusterRole: list/watch/patch PropertyOverrides, patch their status, get/list/watch/create/update/patch/delete the Consul targets, create/patch events" \
   '.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-controller") | .rules == [
      {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides"],"verbs":["list","watch","patch"]},
      {"apiGroups":["propertyoverride.io"],"resources":["propertyoverrides/status"],"verbs":["patch"]},
-     {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","delete"]},
+     {"apiGroups":["consul.hashicorp.com"],"resources":["servicedefaults","proxydefaults"],"verbs":["get","list","watch","create","update","patch","delete"]},
      {"apiGroups":[""],"resources":["services"],"verbs":["get","list","watch"]},
      {"apiGroups":["networking.istio.io"],"resources":["envoyfilters"],"verbs":["get","list","watch","create","update","delete"]},
      {"apiGroups":["gateway.networking.k8s.io"],"resources":["gateways","httproutes"],"verbs":["get","list","watch"]},
      {"apiGroups":["gateway.envoyproxy.io"],"resources":["envoypatchpolicies"],"verbs":["get","list","watch","create","update","delete"]},
-     {"apiGroups":[""],"resources":["events"],"verbs":["create"]}]'
+     {"apiGroups":[""],"resources":["events"],"verbs":["create","patch"]}]'
 jqt "$j" "self-managed certificates: get/update of our one Validating- and MutatingWebhookConfiguration" \
   '.[] | select(.kind=="ClusterRole" and .metadata.name=="propertyoverride-webhook-ca") | .rules == [
      {"apiGroups":["admissionregistration.k8s.io"],"resources":["validatingwebhookconfigurations","mutatingwebhookconfigurations"],"resourceNames":["propertyoverride"],"verbs":["get","update"]}]'
@@ -227,9 +227,10 @@ if [ "$LC_KIND" = real ]; then
   for v in list watch patch; do can yes deploy-test "$v" propertyoverrides.propertyoverride.io; done
   can yes deploy-test patch propertyoverrides.propertyoverride.io/status
   for r in servicedefaults proxydefaults; do
-    for v in get list watch create update delete; do can yes deploy-test "$v" "$r.consul.hashicorp.com"; done
+    for v in get list watch create update patch delete; do can yes deploy-test "$v" "$r.consul.hashicorp.com"; done
   done
   can yes deploy-test create events
+  can yes deploy-test patch events
   for v in get create update; do can yes propertyoverride-system "$v" leases.coordination.k8s.io; done
   can yes propertyoverride-system create secrets
   for v in get update; do can yes propertyoverride-system "$v" secrets propertyoverride-webhook-cert; done

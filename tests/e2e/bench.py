@@ -316,6 +316,11 @@ def run():
          "ignored_per_po": {x: round((msum(m, "propertyoverride_watch_events_ignored_total", reason=x) -
                                       msum(base_m, "propertyoverride_watch_events_ignored_total", reason=x)) / n, 4)
                             for x in ("own-override-write", "own-override-version", "own-target-write", "unchanged")},
+         # target keys queued, per PropertyOverride, by what queued them (one reconcile may answer several)
+         "enqueues_per_po": {x: round((msum(m, "propertyoverride_reconcile_enqueues_total", reason=x) -
+                                       msum(base_m, "propertyoverride_reconcile_enqueues_total", reason=x)) / n, 4)
+                             for x in ("override", "override-moved", "override-related", "override-deleted", "target",
+                                       "target-deleted", "mesh-object", "reconcile", "held-entry-gone", "leadership")},
          # reconciles of targets by what they read of the target (digest: not the object)
          "target_reads": {x: int(msum(m, "propertyoverride_target_reads_total", **{"from": x}) -
                                  msum(base_m, "propertyoverride_target_reads_total", **{"from": x}))

@@ -84,6 +84,9 @@ label=$server
 case $points in *[!0-9,]* | "" | ,* | *,,* | *,) echo "bench_controller.sh: --points takes counts like 2500,10000, not '$points'" >&2; exit 2 ;; esac
 case $rate in "" | *[!0-9.]* | *.*.*) echo "bench_controller.sh: --rate takes creates a second like 8 or 2.5, not '$rate'" >&2; exit 2 ;; esac
 PO_APISERVER=$server
+# No audit log unless asked (LC_AUDIT=1, as e2e_bench_real does): the kube-apiserver CPU this
+# reports is the server's as users run it.
+LC_AUDIT=${LC_AUDIT:-0}
 . "$(dirname "$0")/lib.sh"
 if [ "$server" = real ] && ! lc_have_real; then
   echo "bench_controller.sh: no kube-apiserver and etcd in $(lc_real_bin): run scripts/build-kube.sh, or use --server local" >&2

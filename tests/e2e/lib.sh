@@ -4,7 +4,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # PO_APISERVER=real runs against the real kube-apiserver and etcd (scripts/build-kube.sh),
 # local (the default) against tests/apiserver; fault injection exists only on the local one.
 case ${PO_APISERVER:-local} in
-  real) . "$top/scripts/lib/real-cluster.sh" ;;
+  real) . "$top/scripts/lib/real-cluster.sh"; LC_AUDIT=${LC_AUDIT:-1} ;; # finish: lc_audit_rbac
   local) . "$top/scripts/lib/local-cluster.sh"; LC_KIND=local ;;
   *) echo "PO_APISERVER must be real or local, not '$PO_APISERVER'" >&2; exit 2 ;;
 esac
@@ -70,6 +70,10 @@ cond() { # name type field [namespace]
   kubectl get propertyoverride "$1" -n "${4:-default}" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null
 }
 finish() {
+  # The controller's requests, all of them, within deploy/'s RBAC (real server only).
+  if [ "$LC_KIND" = real ] && [ "${LC_AUDIT:-0}" = 1 ]; then
+    check "every request the controller made is one deploy/'s RBAC allows (the audit log)" lc_audit_rbac
+  fi
   echo "$e2e_pass passed, $e2e_fail failed"
   [ "$e2e_fail" = 0 ]
 }

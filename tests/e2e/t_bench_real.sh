@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 build=$1
 report=$e2e_work/report.jsonl
-out=$(bash "$top/tests/e2e/bench_controller.sh" "$build" --server real --points 30 --rate 50 --capped none --patches distinct \
+out=$(LC_AUDIT=1 bash "$top/tests/e2e/bench_controller.sh" "$build" --server real --points 30 --rate 50 --capped none --patches distinct \
   --quiet 3 --timeout 180 --out "$report" 2>&1)
 check "the bench ran to the end" test $? = 0
 printf '%s\n' "$out" | tail -8

@@ -7,6 +7,7 @@ case ${PO_APISERVER:-real} in
 local) . scripts/lib/local-cluster.sh; LC_KIND=local ;;
 real)
   . scripts/lib/real-cluster.sh
+  LC_AUDIT=${LC_AUDIT:-1} # finish: lc_audit_rbac
   lc_have_real || lc_real_missing ;;
 *) echo "PO_APISERVER must be real or local, not '$PO_APISERVER'" >&2; exit 2 ;;
 esac
@@ -60,6 +61,10 @@ cond() { # name type field
   kubectl get propertyoverride "$1" -o jsonpath="{.status.conditions[?(@.type==\"$2\")].$3}" 2>/dev/null
 }
 finish() {
+  if [ "$LC_KIND" = real ] && [ "${LC_AUDIT:-0}" = 1 ]; then
+    if lc_audit_rbac; then ok "every request the controller made is one deploy/'s RBAC allows (the audit log)"
+    else bad "the controller made a request deploy/'s RBAC does not allow (the audit log)"; fi
+  fi
   echo "$ra_pass passed, $ra_fail failed (${LC_KIND} API server)"
   [ "$ra_fail" = 0 ]
 }
