@@ -63,7 +63,7 @@ def main(argv):
     if not rules:
         print(f"rbac-audit: no Role or ClusterRole rules in {argv[1]}", file=sys.stderr)
         return 2
-    seen, denied, events = {}, {}, 0
+    seen, denied, events, ids = {}, {}, 0, set()
     for log in argv[2:]:
         with open(log) as f:
             for line in f:
@@ -73,6 +73,12 @@ def main(argv):
                     continue  # a line cut by the server's stop
                 if not ev.get("userAgent", "").startswith(UA_PREFIX):
                     continue
+                # a watch is logged when it starts and again when it ends: one request
+                aid = ev.get("auditID")
+                if aid:
+                    if aid in ids:
+                        continue
+                    ids.add(aid)
                 events += 1
                 ref = ev.get("objectRef")
                 verb = ev.get("verb", "")

@@ -283,12 +283,14 @@ YAML
     flags+=(--egress-selector-config-file "$LC_WORK/egress.yaml")
   fi
   if [ "${LC_AUDIT:-0}" = 1 ]; then
-    # Metadata of every request, once (at ResponseComplete): who, which verb on what. The suites
-    # run the controller as an admin; lc_audit_rbac holds its requests to deploy/'s RBAC.
+    # Metadata of every request: who, which verb on what. The suites run the controller as an
+    # admin; lc_audit_rbac holds its requests to deploy/'s RBAC. At ResponseComplete, and for a
+    # long-running request (a watch) also at ResponseStarted: it completes only when it ends,
+    # minutes after the suite's finish. (rbac-audit.py counts each request once, by auditID.)
     cat >"$LC_WORK/audit-policy.yaml" <<YAML
 apiVersion: audit.k8s.io/v1
 kind: Policy
-omitStages: [RequestReceived, ResponseStarted]
+omitStages: [RequestReceived]
 rules:
 - level: Metadata
 YAML
@@ -333,8 +335,10 @@ YAML
 # succeeds silently.
 lc_audit_rbac() {
   [ ${#lc_audit_logs[@]} -gt 0 ] || return 0
-  local logs=() l none_ok=(--none-ok)
+  local logs=() l r none_ok=(--none-ok)
+  # with the files the server rotated it into (audit-<time>.log, at --audit-log-maxsize)
   for l in "${lc_audit_logs[@]}"; do
+    for r in "${l%.log}"-*.log; do [ -s "$r" ] && logs+=("$r"); done
     [ -s "$l" ] && logs+=("$l")
     [ -e "$(dirname "$l")/controller.log" ] && none_ok=() # lc_controller ran here
   done

@@ -24,7 +24,9 @@ t "a subresource no rule names fails" 1 "patch propertyoverrides/finalize " "$rb
 t "a resource no rule names fails (cluster-wide Secrets)" 1 "list secrets .*not allowed" "$rbac" "$d/rbac-audit-denied.jsonl"
 t "a non-resource path outside discovery and health fails" 1 "get /metrics .*no default role allows" "$rbac" "$d/rbac-audit-denied.jsonl"
 t "a path only starting like a discovery one fails" 1 "get /apisx/evil " "$rbac" "$d/rbac-audit-denied.jsonl"
-t "every denied kind is counted" 1 "; 5 not allowed" "$rbac" "$d/rbac-audit-denied.jsonl"
+t "a watch logged when it starts and when it ends is one request (its auditID)" \
+  1 "watch pods \(1 times" "$rbac" "$d/rbac-audit-denied.jsonl"
+t "every denied kind is counted" 1 "; 6 not allowed" "$rbac" "$d/rbac-audit-denied.jsonl"
 t "a log without a request of the controller's fails (a changed User-Agent)" \
   1 "no request with User-Agent propertyoverride/" "$rbac" /dev/null
 t "... unless no controller ran (--none-ok)" 0 "no controller ran" --none-ok "$rbac" /dev/null

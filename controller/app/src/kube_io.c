@@ -205,8 +205,20 @@ static po_WriteResult write_ref(po_KubeIO *k, po_KubeRef ref, const char *ns, co
   return ok ? kPo_WriteResult_Ok : result_of(st);
 }
 
+/* A Consul target in a namespace this controller does not watch (--namespace): nothing cached
+ * there, so it reads as absent, and a create would go to a namespace its RBAC does not cover (the
+ * chart binds only the watched ones) or, allowed, make an object it never sees again. Refused
+ * without a request, as EnvoyFilters and EnvoyPatchPolicies are. */
+static bool target_unwatched(po_KubeIO *k, const char *ns, po_CtlStatus *st) {
+  if (slot_of(k, ns) != (size_t)-1) return false;
+  po_CtlStatus_Set(st, kPo_Ctl_Usage, "namespace '%s' is not watched by this controller (--namespace)", ns);
+  return true;
+}
+
 static po_WriteResult write_target(void *ctx, po_TargetKind kind, const char *ns, const char *name, json_object *obj,
                                    bool create, const char *rv, json_object **written, po_CtlStatus *st) {
+  po_CtlStatus_Clear(st);
+  if (target_unwatched(ctx, ns, st)) return kPo_WriteResult_Failed;
   return write_ref(ctx, kind == kPo_TargetKind_ProxyDefaults ? kPo_ProxyDefaultsRef : kPo_ServiceDefaultsRef, ns, name, obj,
                    create, rv, written, st);
 }
@@ -218,6 +230,10 @@ static po_WriteResult update_target(void *ctx, po_TargetKind kind, const char *n
   ref.ns = ns;
   ref.name = name;
   po_CtlStatus_Clear(st);
+  if (target_unwatched(k, ns, st)) {
+    *written = (po_WrittenVersion){.uid = {0}};
+    return kPo_WriteResult_Failed;
+  }
   po_KubeWritten w;
   po_KubePatchOptions json_patch = {.type = kPo_KubePatch_Json};
   bool ok = patch ? po_KubeClient_PatchVersion(k->client, &ref, &json_patch, patch, patch_len, &w, st)

@@ -165,7 +165,15 @@ void po_App_MeshReleases(po_App *app) {
   if (!given[kPo_Mesh_EnvoyGateway]) {
     src = "default";
     snprintf(why, sizeof why, "--envoy-gateway-version not given and Envoy Gateway targets not programmed at start");
-    if (app->io.eg && (t->release[kPo_Mesh_EnvoyGateway] =
+    /* Envoy Gateway's Service is read in every namespace (its namespace is not known): under
+     * --namespace the controller may read only the namespaces it watches (the chart's
+     * RoleBindings), and the list would be refused. */
+    bool namespaced = app->io.ns_count > 0 && app->io.namespaces[0][0];
+    if (app->io.eg && namespaced) {
+      snprintf(why, sizeof why, "--envoy-gateway-version not given, and under --namespace the Services of every "
+               "namespace are not read (no permission): set --envoy-gateway-version");
+    }
+    if (app->io.eg && !namespaced && (t->release[kPo_Mesh_EnvoyGateway] =
                            detect(app, kPo_Mesh_EnvoyGateway, NULL, "control-plane=envoy-gateway", why, sizeof why,
                                   seen, sizeof seen))) {
       src = "detected";

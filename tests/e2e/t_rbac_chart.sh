@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# adv24: the controller as the Helm chart deploys it (its ServiceAccount, the chart's RBAC, the
+# chart's own arguments) on the real kube-apiserver, under documented values: every request it
+# makes must be one the chart's RBAC allows. The audit oracle (lc_audit_rbac) holds requests to
+# deploy/base/rbac.yaml only, with namespaces not compared, so it cannot see these.
+#
+# With Envoy Gateway installed (its CRDs and its control plane's Service, labelled
+# control-plane=envoy-gateway, app.kubernetes.io/version) and no envoyGateway.version, the
+# controller reads the release from that Service: a LIST of Services in every namespace
+# (controller/app/src/releases.c, po_App_MeshReleases -> detect(..., ns NULL, ...)).
+#   - istio.mode: off     the chart grants no `services` at all (rbac.yaml: only with Istio)
+#   - watchNamespaces     only RoleBindings: a cluster-wide LIST is refused
+# Either way: a 403, and the release falls back to the default, said only at info level.
+#   - watchNamespaces, with a cross-namespace PropertyOverride (tenancy.allowCrossNamespaceFrom)
+#     into a namespace not watched: the controller creates the ServiceDefaults there (it has no
+#     cache of that namespace, so it is "absent"), refused 403 over and over, the status a raw
+#     "forbidden (retrying)". Given the rights, it would create an object it never sees again.
+#   t_rbac_chart.sh BUILD_DIR        (PO_APISERVER=real only)
+. "$(dirname "$0")/lib.sh"
+build=$1
+[ "$LC_KIND" = real ] || { echo "real API server only"; exit 77; }
+H=$(cd "$build" && pwd)/tests/deploy/helmrender
+"$top/tests/deploy/build-helmrender.sh" "$H" >/dev/null || { bad "building tests/deploy/helmrender"; finish; exit 1; }
+
+one() { # label values-yaml [targetRef-yaml]
+  local label=$1 values=$2 target=${3:-} dir=$e2e_work/$1 webhook_port probe_port
+  mkdir -p "$dir"
+  printf '%s\n' "$values" >"$dir/values.yaml"
+  "$H" --chart "$top/helm/propertyoverride" --namespace propertyoverride-system -f "$dir/values.yaml" >"$dir/chart.yaml" ||
+    { bad "$label: the chart does not render"; return; }
+  "$H" yaml2json "$dir/chart.yaml" >"$dir/chart.json"
+  webhook_port=$(lc_free_port)
+  lc_start "$build" "$dir/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port" ||
+    { bad "$label: the API server did not start"; return; }
+  eg_crds || { bad "$label: Envoy Gateway's CRDs"; return; }
+  local ns
+  for ns in propertyoverride-system shop istio-system envoy-gateway-system; do kubectl create namespace "$ns" >/dev/null; done
+  kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata:
+  name: envoy-gateway
+  namespace: envoy-gateway-system
+  labels: {control-plane: envoy-gateway, app.kubernetes.io/version: "v1.6.0"}
+spec:
+  ports: [{name: grpc, port: 18000}]
+EOF
+  jq -c '.[]' "$dir/chart.json" | kubectl apply -f - >"$dir/apply.log" 2>&1 || { bad "$label: applying the chart: $(tail -3 "$dir/apply.log")"; return; }
+  local token
+  token=$(kubectl -n propertyoverride-system create token propertyoverride-controller --duration 1h) || { bad "$label: token"; return; }
+  kubectl config view --raw --minify -o json |
+    jq --arg t "$token" '.users[0].user = {token: $t} | .contexts[0].context.namespace = "propertyoverride-system"' >"$dir/sa.kubeconfig"
+  probe_port=$(lc_free_port)
+  local args=() a
+  while read -r a; do
+    case "$a" in
+      --webhook-bind-address=*) a="--webhook-bind-address=127.0.0.1:$webhook_port" ;;
+      --health-probe-bind-address=*) a="--health-probe-bind-address=127.0.0.1:$probe_port" ;;
+      --webhook-cert-dir=*) a="--webhook-cert-dir=$dir/certs" ;;
+      --consul-sync-status=*) a="--consul-sync-status=ignore" ;; # no consul-k8s here
+    esac
+    args+=("$a")
+  done < <(jq -r '.[] | select(.kind=="Deployment") | .spec.template.spec.containers[0].args[]' "$dir/chart.json")
+  args=("${args[@]//\$(POD_NAMESPACE)/propertyoverride-system}")
+  "$build/propertyoverride" "${args[@]}" --kubeconfig "$dir/sa.kubeconfig" >"$dir/controller.log" 2>&1 &
+  local pid=$! i ready=0
+  lc_pids+=($pid)
+  for ((i = 0; i < 600; i++)); do
+    curl -sf "http://127.0.0.1:$probe_port/readyz" >/dev/null 2>&1 && { ready=1; break; }
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.05
+  done
+  [ "$ready" = 1 ] && ok "$label: the controller with the chart's arguments, as its ServiceAccount, is ready" ||
+    { bad "$label: not ready: $(tail -3 "$dir/controller.log")"; return; }
+  # something to do: a PropertyOverride in a watched namespace
+  if [ -z "$target" ]; then
+    sed 's/^  name: .*/  name: api-connect-timeout/' "$top/examples/valid/connect-timeout.yaml" | kubectl -n shop apply -f - >/dev/null
+    kubectl -n shop wait --for=condition=Programmed propertyoverride/api-connect-timeout --timeout=60s >/dev/null 2>&1 &&
+      ok "$label: a PropertyOverride is programmed" || bad "$label: not programmed"
+    sleep 2
+  else
+    kubectl create namespace other >/dev/null
+    kubectl -n shop apply -f - >/dev/null <<EOF
+apiVersion: propertyoverride.io/v1alpha1
+kind: PropertyOverride
+metadata: {name: cross}
+spec:
+  targetRef: $target
+  patches:
+    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
+      op: add
+      path: /connect_timeout
+      value: 2s
+EOF
+    sleep 8
+    echo "  $label: cross's Programmed condition: $(kubectl -n shop get pov cross -o jsonpath='{.status.conditions[?(@.type=="Programmed")].reason}: {.status.conditions[?(@.type=="Programmed")].message}')"
+    contains "$label: its status says the namespace is not watched" "$(kubectl -n shop get pov cross -o jsonpath='{.status.conditions[?(@.type=="Programmed")].message}')" "is not watched by this controller"
+    check "$label: no ServiceDefaults created in the unwatched namespace" test -z "$(kubectl -n other get servicedefaults -o name 2>/dev/null)"
+  fi
+  local refused
+  refused=$(jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) | select(.responseStatus.code == 403) |
+    "\(.verb) \(.objectRef.resource) in \(.objectRef.namespace // "every namespace")"' "$dir/cluster/audit.log" | sort | uniq -c | tr -s ' \n' ' ')
+  check "$label: the API server refused no request of the controller under the chart's RBAC${refused:+:$refused}" test -z "$refused"
+  local eg
+  eg=$(grep '"msg":"mesh release","mesh":"Envoy Gateway"' "$dir/controller.log" | head -1)
+  if [ -n "$target" ]; then
+    : # envoyGateway.version given
+  elif [ "$label" = namespaced ]; then # the Services of every namespace cannot be read: it says what to set
+    contains "$label: the Envoy Gateway release: not read (no permission), says to set --envoy-gateway-version" "$eg" 'set --envoy-gateway-version'
+  else
+    contains "$label: the Envoy Gateway release is read from its control plane's Service" "$eg" '"source":"detected"'
+  fi
+  lc_stop
+}
+
+one defaults ''
+one istio-off 'istio: {mode: "off"}'
+one namespaced 'watchNamespaces: [shop]'
+# A platform team's cross-namespace PropertyOverride (tenancy.allowCrossNamespaceFrom) into a
+# namespace the controller does not watch (nor may write: only watched namespaces are bound).
+one cross-unwatched 'watchNamespaces: [shop]
+tenancy: {allowCrossNamespaceFrom: [shop]}
+envoyGateway: {version: "1.6"}' '{name: api, namespace: other}'
+finish
