@@ -14,6 +14,8 @@
 #   lc_audit_rbac                                  under LC_AUDIT=1: every request the controller
 #                                                  made, from the API server's audit log, checked
 #                                                  against deploy/'s RBAC (rbac-audit.py)
+#   lc_audit_refused WORK, lc_audit_count WORK     the controller's refused (403) requests, and
+#                                                  how many it made, from WORK's audit logs
 # Files, as the local server writes them: $LC_WORK/tls/{ca.crt,tls.crt,tls.key,kubeconfig}
 # (tls.crt is valid for 127.0.0.1, ::1 and localhost: the webhook serves with it), and the logs
 # $LC_WORK/{etcd,apiserver,controller}.log. LC_START_SECONDS is how long lc_start took.
@@ -344,6 +346,22 @@ lc_audit_rbac() {
   done
   [ ${#logs[@]} -gt 0 ] || { echo "rbac-audit: the audit log is empty (${lc_audit_logs[*]})"; return 1; }
   /usr/bin/python3 "$LC_TOP/scripts/lib/rbac-audit.py" "${none_ok[@]}" "$LC_TOP/deploy/base/rbac.yaml" "${logs[@]}"
+}
+
+# The controller's requests the API server refused (403), from the audit logs of WORK_DIR (a
+# cluster's LC_WORK; rotated ones too): "COUNT VERB RESOURCE in NAMESPACE" on one line, empty when
+# none. The real authorizer's word, namespaces and resourceNames included: for the suites that run
+# the controller under deploy/'s or the chart's RBAC rather than as an admin.
+lc_audit_refused() { # WORK_DIR
+  cat "$1"/audit*.log 2>/dev/null | jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) |
+    select(.responseStatus.code == 403) |
+    "\(.verb) \(.objectRef.resource // .requestURI) in \(.objectRef.namespace // "every namespace")"' |
+    sort | uniq -c | tr -s ' \n' ' '
+}
+# How many requests of the controller's the audit logs of WORK_DIR hold (a watch once).
+lc_audit_count() { # WORK_DIR
+  cat "$1"/audit*.log 2>/dev/null | jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) | .auditID' |
+    sort -u | wc -l
 }
 
 # etcd's data (64-120 MB a run) is no help in reading a failure, which keeps its work folder for

@@ -309,9 +309,8 @@ else ok "the controller was refused nothing it asked the API server ($LC_KIND)";
 if [ "$LC_KIND" = real ]; then
   # Not every refusal reaches the log (a refused Event is only counted): the API server's own
   # record of each request, namespaces and resourceNames included.
-  refused=$(cat "$work/cluster"/audit*.log 2>/dev/null | jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) |
-    select(.responseStatus.code == 403) | "\(.verb) \(.objectRef.resource // .requestURI) \(.objectRef.namespace // "")"' | sort | uniq -c | tr -s ' \n' ' ')
-  n=$(cat "$work/cluster"/audit*.log 2>/dev/null | jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) | .auditID' | sort -u | wc -l)
+  refused=$(lc_audit_refused "$work/cluster")
+  n=$(lc_audit_count "$work/cluster")
   [ "$n" -gt 0 ] && [ -z "$refused" ] && ok "the audit log: none of the controller's $n requests was refused" ||
     fail "the audit log: the controller's requests refused: ${refused:-none, but no request of the controller logged ($n)}"
 fi

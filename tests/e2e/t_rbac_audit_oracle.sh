@@ -1,15 +1,14 @@
 #!/usr/bin/env bash
-# adv24: the audit oracle itself (scripts/lib/rbac-audit.py through lc_audit_rbac), held to what
-# it claims: "every request the controller made". Each case takes a verb the controller does use
-# out of a copy of deploy/base/rbac.yaml; the oracle must then fail. Run as the suites run it:
-# the controller still running when finish calls lc_audit_rbac.
-#   - watch: the informers' watches are long-running requests. The audit policy omits
-#     ResponseStarted, so a watch is logged only at ResponseComplete, when it ends: 300-600 s
-#     later (the informer's timeoutSeconds), after every suite's finish. No `watch` verb was ever
-#     checked (e2e_flows_real's verdict lists 16 kinds, none of them a watch).
-#   - rotation: kube-apiserver rotates its audit log at --audit-log-maxsize (0, as lc_start leaves
-#     it, means lumberjack's default: 100 MB) into audit-<time>.log, which lc_audit_rbac never
-#     reads. Forced here at 1 MB: a request of the controller's made before the rotation is gone.
+# The audit check itself (scripts/lib/rbac-audit.py through lc_audit_rbac), held to what it
+# claims: "every request the controller made". Each case takes a verb the controller does use out
+# of a copy of deploy/base/rbac.yaml; the check must then fail. Run as the suites run it: the
+# controller still running when finish calls lc_audit_rbac.
+#   - watch: the informers' watches are long-running requests, which complete only when they end
+#     (their timeoutSeconds, 300-600 s later, after every suite's finish). With ResponseStarted
+#     omitted from the audit policy no watch was ever checked; lc_start's policy keeps it.
+#   - rotation: kube-apiserver rotates its audit log at --audit-log-maxsize (100 MB by default)
+#     into audit-<time>.log, which lc_audit_rbac now reads too. Forced here at 1 MB: a request of
+#     the controller's made before the rotation must still be seen.
 #   t_rbac_audit_oracle.sh BUILD_DIR        (PO_APISERVER=real only)
 . "$(dirname "$0")/lib.sh"
 build=$1

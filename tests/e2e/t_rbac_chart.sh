@@ -1,20 +1,19 @@
 #!/usr/bin/env bash
-# adv24: the controller as the Helm chart deploys it (its ServiceAccount, the chart's RBAC, the
-# chart's own arguments) on the real kube-apiserver, under documented values: every request it
-# makes must be one the chart's RBAC allows. The audit oracle (lc_audit_rbac) holds requests to
-# deploy/base/rbac.yaml only, with namespaces not compared, so it cannot see these.
-#
-# With Envoy Gateway installed (its CRDs and its control plane's Service, labelled
-# control-plane=envoy-gateway, app.kubernetes.io/version) and no envoyGateway.version, the
-# controller reads the release from that Service: a LIST of Services in every namespace
-# (controller/app/src/releases.c, po_App_MeshReleases -> detect(..., ns NULL, ...)).
-#   - istio.mode: off     the chart grants no `services` at all (rbac.yaml: only with Istio)
-#   - watchNamespaces     only RoleBindings: a cluster-wide LIST is refused
-# Either way: a 403, and the release falls back to the default, said only at info level.
+# The controller as the Helm chart deploys it (its ServiceAccount, the chart's RBAC, the chart's
+# own arguments) on the real kube-apiserver, under documented values: every request it makes must
+# be one the chart's RBAC allows, in the real authorizer's word (lc_audit_refused: namespaces
+# included, which lc_audit_rbac does not compare). What this found, and now holds:
+#   - Envoy Gateway installed (its CRDs and its control plane's Service, labelled
+#     control-plane=envoy-gateway) and no envoyGateway.version: the controller reads the release
+#     from that Service, a LIST of Services in every namespace (releases.c). Under istio.mode off
+#     the chart granted no `services`, and under watchNamespaces there are only RoleBindings:
+#     a 403 and a silent fallback to the default release. Now the chart grants the list in the
+#     first case, and under --namespace the controller does not try and says to set
+#     --envoy-gateway-version.
 #   - watchNamespaces, with a cross-namespace PropertyOverride (tenancy.allowCrossNamespaceFrom)
-#     into a namespace not watched: the controller creates the ServiceDefaults there (it has no
-#     cache of that namespace, so it is "absent"), refused 403 over and over, the status a raw
-#     "forbidden (retrying)". Given the rights, it would create an object it never sees again.
+#     into a namespace not watched: the controller created the ServiceDefaults there (no cache of
+#     that namespace: "absent"), refused 403 over and over. Now refused without a request, the
+#     status saying the namespace is not watched.
 #   t_rbac_chart.sh BUILD_DIR        (PO_APISERVER=real only)
 . "$(dirname "$0")/lib.sh"
 build=$1
@@ -98,8 +97,7 @@ EOF
     check "$label: no ServiceDefaults created in the unwatched namespace" test -z "$(kubectl -n other get servicedefaults -o name 2>/dev/null)"
   fi
   local refused
-  refused=$(jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) | select(.responseStatus.code == 403) |
-    "\(.verb) \(.objectRef.resource) in \(.objectRef.namespace // "every namespace")"' "$dir/cluster/audit.log" | sort | uniq -c | tr -s ' \n' ' ')
+  refused=$(lc_audit_refused "$dir/cluster")
   check "$label: the API server refused no request of the controller under the chart's RBAC${refused:+:$refused}" test -z "$refused"
   local eg
   eg=$(grep '"msg":"mesh release","mesh":"Envoy Gateway"' "$dir/controller.log" | head -1)

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# adv24: the controller under exactly deploy/'s RBAC (a real ServiceAccount token, no
-# system:masters) on the real kube-apiserver, while a PropertyOverride's Programmed reason flaps
-# (Overlapping <-> Programmed, as another team's PropertyOverride comes and goes). The Event
-# recorder turns the second sighting of an Event it posted into a series update: a merge PATCH of
-# the Event (controller/app/src/recorder.c, send). deploy/base/rbac.yaml (and the chart, and
-# docs/install.md) grant only `create` on events: the PATCH is refused (403) and the Event's count
-# is lost. No other real-server suite flaps a condition, so the audit oracle (lc_audit_rbac) never
-# saw an Event PATCH either.
+# The controller under exactly deploy/'s RBAC (a real ServiceAccount token, no system:masters) on
+# the real kube-apiserver, while a PropertyOverride's Programmed reason flaps (Overlapping <->
+# Programmed, as another team's PropertyOverride comes and goes). The Event recorder turns the
+# second sighting of an Event it posted into a series update: a merge PATCH of the Event
+# (controller/app/src/recorder.c, send), which deploy/base/rbac.yaml once did not allow (only
+# `create` on events): every repeat was refused 403 and the Event's count lost, counted only in
+# propertyoverride_events_total{result="failed"}. Other suites repeat an Event only by timing, so
+# the audit check (lc_audit_rbac) could miss it; this one always does.
 #   t_rbac_events.sh BUILD_DIR        (PO_APISERVER=real only)
 . "$(dirname "$0")/lib.sh"
 build=$1
@@ -69,8 +69,7 @@ echo "events: posted $posted, patched $patched, failed $failed"
 check "a repeated Event was sent as a series update, and none failed (posted $posted, patched $patched, failed $failed)" \
   sh -c "[ '$failed' = 0 ] && [ '$patched' != 0 ]"
 # The API server's own word: no request of the controller was refused.
-refused=$(jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) | select(.responseStatus.code == 403) |
-  "\(.verb) \(.objectRef.resource)"' "$e2e_work/audit.log" | sort | uniq -c)
+refused=$(lc_audit_refused "$e2e_work")
 check "the API server refused no request of the controller under deploy/'s RBAC${refused:+: $refused}" test -z "$refused"
 count=$(kubectl get events -o json | jq '[.items[] | select(.involvedObject.name == "checkout-a" and .reason == "Overlapping")] | .[0].count // 0')
 check "the Overlapping Event on checkout-a counts both sightings (count $count)" test "$count" = 2
