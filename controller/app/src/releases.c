@@ -168,7 +168,7 @@ void po_App_MeshReleases(po_App *app) {
     /* Envoy Gateway's Service is read in every namespace (its namespace is not known): under
      * --namespace the controller may read only the namespaces it watches (the chart's
      * RoleBindings), and the list would be refused. */
-    bool namespaced = app->io.ns_count > 0 && app->io.namespaces[0][0];
+    bool namespaced = app->o.n_namespaces > 0;
     if (app->io.eg && namespaced) {
       snprintf(why, sizeof why, "--envoy-gateway-version not given, and under --namespace the Services of every "
                "namespace are not read (no permission): set --envoy-gateway-version");
