@@ -61,7 +61,13 @@ for round in 1 2; do
   eventually "round $round: a Programmed (z went)" 30 "Programmed" cond checkout-a Programmed reason
   sleep 3
 done
-sleep 2
+# The recorder sends a repeat after its hold: wait for it to be sent or refused (a busy machine
+# sends late), then judge.
+for ((i = 0; i < 300; i++)); do
+  [ "$(metric 'propertyoverride_events_total{result="patched"}')" != 0 ] && break
+  [ "$(metric 'propertyoverride_events_total{result="failed"}')" != 0 ] && break
+  sleep 0.1
+done
 patched=$(metric 'propertyoverride_events_total{result="patched"}')
 failed=$(metric 'propertyoverride_events_total{result="failed"}')
 posted=$(metric 'propertyoverride_events_total{result="posted"}')
