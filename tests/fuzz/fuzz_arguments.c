@@ -87,13 +87,20 @@ static void spec(const po_Value *v, po_Arena *a) {
   po_CompileOptions opts = po_CompileOptions_Default();
   po_Override *o = po_Override_Compile(&args, &opts, a, d);
   check_diags(d, o != NULL, a);
-  /* What the Consul target adapter would write for this spec must be decodable by Consul. */
+  /* What the Consul target adapter writes for this spec must be decodable by Consul. It writes
+   * only a spec that compiled: a refused one may hold what Consul's decoder cannot take (a
+   * one-element list holding null, refused by the compile as a value its field cannot hold),
+   * and then the decoder must still say why. */
   po_Value *consul = po_Arguments_ToConsul(o ? po_Override_Arguments(o) : &args, a);
   if (!consul) abort();
   po_Arguments back;
   po_Status st;
   po_Status_Clear(&st);
-  if (!po_Arguments_Decode(consul, a, &back, &st)) abort();
+  if (!po_Arguments_Decode(consul, a, &back, &st)) {
+    if (o) differ("a compiled spec written for Consul, refused by Consul's decoder", po_Value_ToJson(consul, a), st.message);
+    if (st.message[0] == '\0') abort();
+    return;
+  }
   po_CompileOptions wire = po_CompileOptions_Default();
   wire.convention = kPo_Convention_Wire;
   construct(consul, &wire, a);
