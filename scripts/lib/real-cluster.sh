@@ -16,6 +16,7 @@
 #                                                  against deploy/'s RBAC (rbac-audit.py)
 #   lc_audit_refused WORK, lc_audit_count WORK     the controller's refused (403) requests, and
 #                                                  how many it made, from WORK's audit logs
+#   lc_audit_answered WORK CODE [VERB]             its requests answered CODE (of VERB)
 # Files, as the local server writes them: $LC_WORK/tls/{ca.crt,tls.crt,tls.key,kubeconfig}
 # (tls.crt is valid for 127.0.0.1, ::1 and localhost: the webhook serves with it), and the logs
 # $LC_WORK/{etcd,apiserver,controller}.log. LC_START_SECONDS is how long lc_start took.
@@ -353,8 +354,14 @@ lc_audit_rbac() {
 # none. The real authorizer's word, namespaces and resourceNames included: for the suites that run
 # the controller under deploy/'s or the chart's RBAC rather than as an admin.
 lc_audit_refused() { # WORK_DIR
-  cat "$1"/audit*.log 2>/dev/null | jq -r 'select((.userAgent // "") | startswith("propertyoverride/")) |
-    select(.responseStatus.code == 403) |
+  lc_audit_answered "$1" 403
+}
+# The controller's requests the audit logs of WORK_DIR hold answered CODE (of VERB, when given),
+# counted by verb, resource and namespace; nothing when none.
+lc_audit_answered() { # WORK_DIR CODE [VERB]
+  cat "$1"/audit*.log 2>/dev/null | jq -r --argjson code "$2" --arg verb "${3:-}" \
+    'select((.userAgent // "") | startswith("propertyoverride/")) |
+    select(.responseStatus.code == $code and ($verb == "" or .verb == $verb)) |
     "\(.verb) \(.objectRef.resource // .requestURI) in \(.objectRef.namespace // "every namespace")"' |
     sort | uniq -c | tr -s ' \n' ' '
 }

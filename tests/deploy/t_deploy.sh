@@ -313,6 +313,11 @@ if [ "$LC_KIND" = real ]; then
   n=$(lc_audit_count "$work/cluster")
   [ "$n" -gt 0 ] && [ -z "$refused" ] && ok "the audit log: none of the controller's $n requests was refused" ||
     fail "the audit log: the controller's requests refused: ${refused:-none, but no request of the controller logged ($n)}"
+  # A target it created is waited for until its event comes, not created again (409 AlreadyExists,
+  # retried with backoff: 7 times in 700 ms here before the fix).
+  again=$(lc_audit_answered "$work/cluster" 409 create)
+  [ -z "$again" ] && ok "the audit log: no create of the controller's answered AlreadyExists" ||
+    fail "the audit log: the controller's creates answered 409: $again"
 fi
 
 # --- the controller down: only what it would check is blocked ----------------------------------------

@@ -95,6 +95,24 @@ istio_create_then_delete() {
 }
 check "Istio: igone created, its EnvoyFilter created, deleted at once" istio_create_then_delete
 settle
+# 5. a ServiceDefaults the controller created, its ADDED event held: a second PropertyOverride of
+# it, queued at once, found no target in the cache and created it again: answered 409
+# AlreadyExists and retried with backoff until the event came. It now waits for the event.
+faults "{\"holdWatchMs\":$hold,\"holdWatchResource\":\"servicedefaults\"}"
+conflicts() { curl -s "http://127.0.0.1:$LC_PROBE_PORT/metrics" |
+  awk '/^rest_client_requests_total\{/ && /code="409"/ && /method="POST"/ {n += $2} END {print n + 0}'; }
+before=$(conflicts)
+create_twice() {
+  local i
+  po fresh1 ServiceDefaults fresh 72 | kubectl apply -f - >/dev/null || return 1
+  for ((i = 0; i < 400; i++)); do has_entry ServiceDefaults fresh fresh1 && break; sleep 0.025; done
+  has_entry ServiceDefaults fresh fresh1 || { echo "fresh was never created with fresh1's entry" >&2; return 1; }
+  po fresh2 ServiceDefaults fresh 73 | kubectl apply -f - >/dev/null
+}
+check "ServiceDefaults: fresh created for fresh1, fresh2 applied before fresh's event came" create_twice
+eventually "fresh: both entries in" 30 "fresh1@1 fresh2@1" entries servicedefaults fresh
+check "fresh: created once (no create answered 409 AlreadyExists)" test "$(conflicts)" = "$before"
+settle
 faults '{"holdWatchMs":0,"holdWatchResource":""}'
 ef_state() { [ "$(lc_curl "$ef_path" | jq -r .code)" = 404 ] && echo deleted || echo present; }
 eventually "Istio: igone's EnvoyFilter deleted" 30 deleted ef_state

@@ -33,7 +33,7 @@ static bool same_key(const char *a, const char *b) {
 Slot *slot(Fake *fx, const char *key, bool create) {
   for (int i = 0; i < kMax; i++) if (fx->slots[i].obj && same_key(fx->slots[i].key, key)) return &fx->slots[i];
   if (!create) return NULL;
-  for (int i = 0; i < kMax; i++) if (!fx->slots[i].obj) { snprintf(fx->slots[i].key, sizeof fx->slots[i].key, "%s", key); return &fx->slots[i]; }
+  for (int i = 0; i < kMax; i++) if (!fx->slots[i].obj) { snprintf(fx->slots[i].key, sizeof fx->slots[i].key, "%s", key); fx->slots[i].hidden = false; return &fx->slots[i]; }
   return NULL;
 }
 
@@ -74,7 +74,7 @@ typedef struct {
 static const json_object *lend(Fake *fx, Slot *s, void **ref, po_CtlStatus *st) {
   *ref = NULL;
   po_CtlStatus_Clear(st);
-  if (!s) return NULL;
+  if (!s || s->hidden) return NULL;
   if (fx->unreadable && same_key(fx->unreadable, s->key)) {
     fx->unreadable_reads++;
     po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory decompressing the cached text of %s", s->key);
@@ -169,6 +169,7 @@ static bool f_target_version(void *ctx, po_TargetKind kind, const char *ns, cons
   char k[300];
   snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
   Slot *s = fx->no_digest ? NULL : slot(fx, k, false);
+  if (s && s->hidden) s = NULL;
   json_object *meta = s ? get(s->obj, "metadata") : NULL, *v = get(meta, "resourceVersion"), *uid = get(meta, "uid");
   *out = (po_OverrideVersion){.generation = json_object_get_int64(get(meta, "generation"))};
   snprintf(out->rv, sizeof out->rv, "%s", v ? json_object_get_string(v) : "");
@@ -200,7 +201,10 @@ static po_WriteResult write_slot(Fake *fx, const char *k, json_object *obj, bool
     return kPo_WriteResult_Conflict;
   }
   if (fx->attempts == fx->fail_at) return po_CtlStatus_Set(st, kPo_Ctl_Internal, "injected failure"), kPo_WriteResult_Failed;
-  if (create && s) return po_CtlStatus_Set(st, kPo_Ctl_AlreadyExists, "already exists"), kPo_WriteResult_Conflict;
+  if (create && s) {
+    fx->create_conflicts++;
+    return po_CtlStatus_Set(st, kPo_Ctl_AlreadyExists, "already exists"), kPo_WriteResult_Conflict;
+  }
   if (!create && !s) return po_CtlStatus_Set(st, kPo_Ctl_NotFound, "not found"), kPo_WriteResult_NotFound;
   if (s && rv && strcmp(rv, json_object_get_string(get(get(s->obj, "metadata"), "resourceVersion")))) {
     po_CtlStatus_Set(st, kPo_Ctl_Conflict, "stale resourceVersion");
@@ -243,7 +247,14 @@ static po_WriteResult f_write_target(void *ctx, po_TargetKind kind, const char *
     fx->target_fails--;
     return po_CtlStatus_Set(st, kPo_Ctl_Internal, "%s", fx->fail_text ? fx->fail_text : "injected failure"), kPo_WriteResult_Failed;
   }
-  return write_kind(fx, po_TargetKind_Name(kind), ns, name, obj, create, rv, written, st);
+  po_WriteResult w = write_kind(fx, po_TargetKind_Name(kind), ns, name, obj, create, rv, written, st);
+  if (w == kPo_WriteResult_Ok && create && fx->create_lags) {
+    char k[300];
+    snprintf(k, sizeof k, "%s/%s/%s", po_TargetKind_Name(kind), ns, name);
+    Slot *s = slot(fx, k, false);
+    if (s) s->hidden = true;
+  }
+  return w;
 }
 
 /* An update that says the version it made, as the API server's answer does. */
@@ -470,6 +481,24 @@ bool fake_deliver_echo(Fake *fx) {
   s->obj = fx->echo;
   fx->echo = NULL;
   return own_echo(fx, s); /* the slot's key is the index's key of a target: "<Kind>/<ns>/<name>" */
+}
+
+void fake_delete(Fake *fx, const char *key) {
+  Slot *s = slot(fx, key, false);
+  if (!s) return;
+  json_object_put(s->obj);
+  s->obj = NULL;
+  s->hidden = false;
+  const char *a = strchr(key, '/'), *b = a ? strchr(a + 1, '/') : NULL;
+  if (!b || !strncmp(key, "po/", 3)) return;
+  char kind[64], ns[254];
+  snprintf(kind, sizeof kind, "%.*s", (int)(a - key), key);
+  snprintf(ns, sizeof ns, "%.*s", (int)(b - a - 1), a + 1);
+  po_TargetIndex_ObjectSeen(fx->ix, kind, ns, b + 1, NULL);
+}
+
+void fake_show_created(Fake *fx) {
+  for (int i = 0; i < kMax; i++) fx->slots[i].hidden = false;
 }
 
 void fake_free(Fake *fx) {

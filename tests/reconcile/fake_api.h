@@ -18,6 +18,7 @@ enum { kMax = 1024 };
 typedef struct {
   char key[300];
   json_object *obj;
+  bool hidden; /* on the server, not in the cache yet: a create whose event has not come (create_lags) */
 } Slot;
 /* Non-zero while the fixture checks a write (check_json_patch): test_reconcile_scale counts the
  * reconciler's strcmp and snprintf calls, not the fixture's. */
@@ -41,6 +42,8 @@ typedef struct Fake {
   bool target_lags; /* target updates succeed (answered) but the cache keeps the version written over
                        until fake_deliver_echo: the echo of the last one waits in echo */
   struct json_object *echo;
+  bool create_lags; /* target creates succeed (answered) but the cache shows no object until fake_show_created */
+  int create_conflicts; /* target creates answered AlreadyExists (409) */
   bool answer_lost; /* target updates are applied but answered as failed (a timeout after the commit) */
   int live_reads;   /* targets read from the "server" (read_target), not the cache */
   bool echo_due;    /* the last target update's echo is asked about (IsOwnTargetEcho) at the next read */
@@ -95,6 +98,11 @@ void store_override(Fake *fx, const char *ns, const char *name, struct json_obje
 /* The last lagged target update's echo into the cache (target_lags), as its watch event brings
  * it; whether the index took it as our own echo (not reconciled) is returned. */
 bool fake_deliver_echo(Fake *fx);
+/* Every target created under create_lags into the cache, as their ADDED events bring them. */
+void fake_show_created(Fake *fx);
+/* The object of key deleted by someone else, its DELETE event handled: a mesh object's tells the
+ * index (po_TargetIndex_ObjectSeen, as the controller's handlers do). */
+void fake_delete(Fake *fx, const char *key);
 /* po_Reconcile of a key through the fixture's IO table, its error printed, every lent object checked handed back. */
 po_ReconcileResult reconcile_key(Fake *fx, const char *key);
 /* metadata.annotations[k] of o, or NULL. */

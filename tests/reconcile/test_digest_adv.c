@@ -85,8 +85,7 @@ static void edit_target(World *w, const char *k) {
     Slot *s = slot(w->fx[f], k, false);
     if (!s || !s->obj) return;
     if (kind == 9) { /* deleted by someone else */
-      json_object_put(s->obj);
-      s->obj = NULL;
+      fake_delete(w->fx[f], k);
       continue;
     }
     if (kind == 10) { /* deleted and created again from a copy (kubectl replace --force, a restore): a new uid */

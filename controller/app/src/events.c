@@ -253,6 +253,9 @@ static void note_entries(po_App *app, const char *key, const json_object *obj) {
 }
 
 static void target_event(po_App *app, po_TargetKind kind, json_object *obj) {
+  /* a target we created, now in the cache, or another object of its name (po_TargetIndex_ObjectMade) */
+  po_TargetIndex_ObjectSeen(app->index, po_TargetKind_Name(kind), po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"),
+                            po_Json_Meta(obj, "uid"));
   if (!po_TargetNames_Set(app->names, kind, po_Json_Meta(obj, "namespace"), po_Json_Meta(obj, "name"), true)) {
     po_Log_Error(app->log, "out of memory: a target is missing from the names index", po_Str("name", po_Json_Meta(obj, "name")));
   }
@@ -316,6 +319,7 @@ static void pd_own_cached(void *ctx, const char *key, const po_InformerVersion *
  * to nothing. */
 static void target_gone(po_App *app, po_TargetKind kind, json_object *obj) {
   const char *ns = po_Json_Meta(obj, "namespace"), *name = po_Json_Meta(obj, "name");
+  po_TargetIndex_ObjectSeen(app->index, po_TargetKind_Name(kind), ns, name, NULL); /* gone: not waited for */
   po_TargetNames_Set(app->names, kind, ns, name, false);
   char key[600];
   po_Reconcile_TargetKey(kind, ns, name, key, sizeof key);

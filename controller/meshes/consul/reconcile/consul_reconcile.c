@@ -478,6 +478,9 @@ static bool create_target(po_Run *run) {
     return false;
   }
   po_TargetIndex_NoteCreated(run->ix, po_Json_Meta(made, "uid"));
+  /* until the cache holds it (or an event says it went), a reconcile that finds no target waits
+   * for the create's event instead of creating it again (write_target) */
+  po_TargetIndex_NoteObjectCreated(run->ix, po_TargetKind_Name(run->kind), run->ns, run->name, po_Json_Meta(made, "uid"));
   run->own = made;
   run->target = made;
   run->r.targets_written++;
@@ -986,6 +989,8 @@ static void send_plan(po_Run *run, const po_ConsulPlan *p, bool annotate) {
   run->target_wrote = w == kPo_WriteResult_Ok;
   if (w != kPo_WriteResult_Ok) snprintf(run->target_err, sizeof run->target_err, "%.500s", st.message);
   if (w == kPo_WriteResult_NotFound && p->remove) w = kPo_WriteResult_Ok;
+  /* deleted by us: a reconcile that finds no target must not wait for our create's event */
+  if (w == kPo_WriteResult_Ok && p->remove) po_TargetIndex_ObjectSeen(run->ix, po_TargetKind_Name(run->kind), run->ns, run->name, NULL);
   if (w != kPo_WriteResult_Ok) {
     if (note) po_TargetIndex_NoteTargetWrite(run->ix, run->key, NULL); /* nothing of ours to come back */
     run->target_ok = false;
@@ -1010,6 +1015,16 @@ static bool write_target(po_Run *run) {
      * overwriting theirs). Looked at again now and then: that one may go away. */
     run->target_ok = false;
     po_Run_RecheckIn(run, kPo_ReconcileElsewhereRecheckS);
+    return true;
+  }
+  /* Created by us a moment ago and not in the cache yet (its ADDED event has not come): a create
+   * now is answered 409 AlreadyExists, and was retried with backoff until the cache caught up (7
+   * times in 700 ms under deploy/'s ServiceAccount). Put off as a write over a version the cache
+   * is behind is; the event, or the recheck, reconciles it. */
+  if (!run->target && nwant > 0 &&
+      po_TargetIndex_ObjectMade(run->ix, po_TargetKind_Name(run->kind), run->ns, run->name, NULL) == kPo_ObjectMade_Behind) {
+    run->deferred = true;
+    po_Run_RecheckIn(run, 1);
     return true;
   }
   if (!run->target && nwant > 0 && !create_target(run)) return true; /* the statuses say why */
