@@ -150,6 +150,12 @@ jqt "$work/native-fail.json" "validateNative.envoyFilter alone, Fail, watched na
 # --- a single replica without leader election ------------------------------------------------------
 render single --namespace "$ns" -f "$top/tests/deploy/testdata/values/single.yaml"
 if out=$(k8s_validate "$work/single.json"); then ok "single replica: schemas"; else fail "single replica: $out"; fi
+jqt "$work/single.json" "single replica: no Lease rule without leader election (the Secret's stay: self-managed)" \
+  '[.[] | select(.kind=="Role") | .rules[] | .resources[]] | (index("leases") == null and index("secrets") != null)'
+render single-secret --namespace "$ns" -f "$top/tests/deploy/testdata/values/single.yaml" -f "$top/tests/deploy/testdata/values/secret.yaml"
+jqt "$work/single-secret.json" "single replica, the user's Secret: no leader-election Role or RoleBinding at all" \
+  '[.[] | select((.kind=="Role" or .kind=="RoleBinding") and (.metadata.name | endswith("-leader-election")))] == []'
+if out=$(k8s_validate "$work/single-secret.json"); then ok "single replica, the user's Secret: schemas"; else fail "single replica, the user's Secret: $out"; fi
 jqt "$work/single.json" "single replica: --leader-elect=false, no PodDisruptionBudget" \
   '([.[] | select(.kind=="PodDisruptionBudget")] | length == 0) and (.[] | select(.kind=="Deployment") | .spec.replicas == 1 and (.spec.template.spec.containers[0].args | index("--leader-elect=false") != null))'
 
