@@ -14,6 +14,9 @@
 #     into a namespace not watched: the controller created the ServiceDefaults there (no cache of
 #     that namespace: "absent"), refused 403 over and over. Now refused without a request, the
 #     status saying the namespace is not watched.
+#   - watchNamespaces without Istio's root namespace: the chart bound the whole ClusterRole there,
+#     where a Mesh target's EnvoyFilter is all the controller touches. Now a Role of EnvoyFilters
+#     alone, and a Mesh PropertyOverride is programmed under it.
 #   t_rbac_chart.sh BUILD_DIR        (PO_APISERVER=real only)
 . "$(dirname "$0")/lib.sh"
 build=$1
@@ -32,6 +35,10 @@ one() { # label values-yaml [targetRef-yaml]
   lc_start "$build" "$dir/cluster" --webhook-service "propertyoverride-system/propertyoverride-webhook=127.0.0.1:$webhook_port" ||
     { bad "$label: the API server did not start"; return; }
   eg_crds || { bad "$label: Envoy Gateway's CRDs"; return; }
+  if [ "$target" = mesh ]; then
+    kubectl apply -f "$top/crds/istio/networking.istio.io_envoyfilters.yaml" >/dev/null &&
+      lc_crds_ready envoyfilters.networking.istio.io || { bad "$label: Istio's EnvoyFilter CRD"; return; }
+  fi
   local ns
   for ns in propertyoverride-system shop istio-system envoy-gateway-system; do kubectl create namespace "$ns" >/dev/null; done
   kubectl apply -f - >/dev/null <<'EOF'
@@ -72,7 +79,12 @@ EOF
   [ "$ready" = 1 ] && ok "$label: the controller with the chart's arguments, as its ServiceAccount, is ready" ||
     { bad "$label: not ready: $(tail -3 "$dir/controller.log")"; return; }
   # something to do: a PropertyOverride in a watched namespace
-  if [ -z "$target" ]; then
+  if [ "$target" = mesh ]; then # a Mesh target: its EnvoyFilter goes into Istio's root namespace, not watched
+    sed 's/^  namespace: .*/  namespace: shop/' "$top/examples/istio/mesh-wide-timeouts.yaml" | kubectl apply -f - >/dev/null
+    kubectl -n shop wait --for=condition=Programmed propertyoverride/mesh-defaults --timeout=60s >/dev/null 2>&1 &&
+      ok "$label: a Mesh PropertyOverride is programmed" || bad "$label: the Mesh PropertyOverride is not programmed"
+    check "$label: its EnvoyFilter is in Istio's root namespace" kubectl -n istio-system get envoyfilter propertyoverride.shop.mesh-defaults -o name
+  elif [ -z "$target" ]; then
     sed 's/^  name: .*/  name: api-connect-timeout/' "$top/examples/valid/connect-timeout.yaml" | kubectl -n shop apply -f - >/dev/null
     kubectl -n shop wait --for=condition=Programmed propertyoverride/api-connect-timeout --timeout=60s >/dev/null 2>&1 &&
       ok "$label: a PropertyOverride is programmed" || bad "$label: not programmed"
@@ -115,6 +127,12 @@ EOF
 one defaults ''
 one istio-off 'istio: {mode: "off"}'
 one namespaced 'watchNamespaces: [shop]'
+# Istio's root namespace not watched: the chart's Role there grants EnvoyFilters alone, and a Mesh
+# target's EnvoyFilter is all the controller writes there.
+one mesh-root 'watchNamespaces: [shop]
+tenancy: {proxyDefaultsNamespaces: [shop]}
+istio: {mode: "on", version: "1.31"}
+envoyGateway: {version: "1.6"}' mesh
 # A platform team's cross-namespace PropertyOverride (tenancy.allowCrossNamespaceFrom) into a
 # namespace the controller does not watch (nor may write: only watched namespaces are bound).
 one cross-unwatched 'watchNamespaces: [shop]
