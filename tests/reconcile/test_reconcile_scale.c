@@ -161,8 +161,10 @@ static void test_unchanged_peers_are_not_compared_again(void **state) {
 
 /* The overlap sentences of a target of 90 whose PropertyOverrides all overlap (three in each one's
  * Programmed message) against a target of 90 that do not: the same reconcile otherwise, so the
- * same snprintf calls. Before, each sentence cost five or six (the peer's name twice, the order's
- * reason, the order, the sentence) and the "; also" between two: about 1,600 more at 90. */
+ * same snprintf calls, but one per PropertyOverride for its patch's value as JSON (its number
+ * printed), which only a comparison of two patches setting the same field makes now (overlap.c's
+ * effects, made on first use). Before, each sentence cost five or six (the peer's name twice, the
+ * order's reason, the order, the sentence) and the "; also" between two: about 1,600 more at 90. */
 static void test_overlap_sentences_are_not_printed(void **state) {
   (void)state;
   compares_at(90, true);
@@ -171,7 +173,7 @@ static void test_overlap_sentences_are_not_printed(void **state) {
   uint64_t apart = g_prints;
   printf("one reconcile of 90: %llu snprintf calls overlapping (270 sentences), %llu apart\n",
          (unsigned long long)overlapping, (unsigned long long)apart);
-  assert_true(overlapping <= apart);
+  assert_true(overlapping <= apart + 90);
 }
 
 /* Each item's names, keys, uid and resourceVersion were copied with snprintf("%s") as it was

@@ -13,7 +13,12 @@ enum { kShown = 3 }; /* overlapping peers a message names */
 struct po_OverlapIndex {
   const po_OverlapPeer *peers;
   size_t n;
-  const char ***effects; /* [peer][patch]: op and value as JSON; NULL rows for peers taking no part */
+  /* [peer][patch]: op and value as JSON, made when a comparison first needs it (most pairs
+   * share no field: making them all for every reconcile was 0.06 M instructions a
+   * PropertyOverride); NULL rows for peers taking no part */
+  const char ***effects;
+  po_Arena *ar;          /* where they are made */
+  bool *oom;             /* one could not be made (po_OverlapIndex_OutOfMemory) */
   size_t own_patches, patches;
   bool skipped;          /* over the budget of pairs */
   /* From the last reconcile's memo (NULL without one): whether peer i was compared with every
@@ -143,7 +148,20 @@ int po_Overlap_Order(const po_OverlapPeer *a, const po_OverlapPeer *b) {
 static const char *effect_of(const po_Override *o, size_t p, po_Arena *ar) {
   const po_Value *v = po_Override_Arguments(o)->patches[p].value;
   const char *json = v ? po_Value_ToJson(v, ar) : "";
-  return json ? po_Arena_Printf(ar, "%d %s", (int)po_Override_Op(o, p), json) : NULL;
+  if (!json) return NULL;
+  /* "<op> <json>", the op a small enum's decimal: copied, not printed (a status's sentences are
+   * made without snprintf, test_overlap_sentences_are_not_printed) */
+  char op[24];
+  size_t k = sizeof op;
+  unsigned u = (unsigned)po_Override_Op(o, p);
+  do op[--k] = (char)('0' + u % 10); while ((u /= 10) && k > 0);
+  size_t ol = sizeof op - k, jl = strlen(json);
+  char *e = po_Arena_Malloc(ar, ol + 1 + jl + 1);
+  if (!e) return NULL;
+  memcpy(e, op + k, ol);
+  e[ol] = ' ';
+  memcpy(e + ol + 1, json, jl + 1);
+  return e;
 }
 
 /* Two peers' entries reach the same proxies: one target's, or a ProxyDefaults one and a
@@ -179,8 +197,9 @@ po_OverlapIndex *po_OverlapIndex_New(const po_OverlapPeer *peers, size_t n, po_A
 po_OverlapIndex *po_OverlapIndex_NewFrom(const po_OverlapPeer *peers, size_t n, const po_OverlapMemo *prev, po_Arena *ar) {
   po_OverlapIndex *ix = po_Arena_Malloc(ar, sizeof *ix);
   if (!ix) return NULL;
-  *ix = (po_OverlapIndex){.peers = peers, .n = n};
-  if (!answer_from(ix, prev, ar)) return NULL;
+  *ix = (po_OverlapIndex){.peers = peers, .n = n, .ar = ar, .oom = po_Arena_Malloc(ar, sizeof *ix->oom)};
+  if (!ix->oom || !answer_from(ix, prev, ar)) return NULL;
+  *ix->oom = false;
   for (size_t i = 0; i < n; i++) {
     if (!peers[i].override) continue;
     size_t m = po_Override_PatchCount(peers[i].override);
@@ -200,26 +219,39 @@ po_OverlapIndex *po_OverlapIndex_NewFrom(const po_OverlapPeer *peers, size_t n, 
     size_t m = po_Override_PatchCount(o);
     ix->effects[i] = m ? po_Arena_Malloc(ar, m * sizeof **ix->effects) : NULL;
     if (m && !ix->effects[i]) return NULL;
-    for (size_t p = 0; p < m; p++) {
-      if (!(ix->effects[i][p] = effect_of(o, p, ar))) return NULL;
-    }
+    for (size_t p = 0; p < m; p++) ix->effects[i][p] = NULL;
   }
   return ix;
 }
 
+bool po_OverlapIndex_OutOfMemory(const po_OverlapIndex *ix) { return *ix->oom; }
+
 typedef struct {
   const po_Override *x, *y;
-  const char **ex, **ey; /* the two peers' effects */
+  const char **ex, **ey; /* the two peers' effects, made on first use */
+  po_Arena *ar;
+  bool *oom;
   bool found;
   po_Conflict first;
 } Scan;
 
+/* Patch p's effect, made now if it was not yet; NULL when out of memory (said in *oom). */
+static const char *effect(const char **row, const po_Override *o, size_t p, po_Arena *ar, bool *oom) {
+  if (!row[p] && !(row[p] = effect_of(o, p, ar))) *oom = true;
+  return row[p];
+}
+
 /* Setting one field to the same thing twice is no overlap, nor is removing a message and a field
- * inside it (the field is absent after both, in either order): nothing depends on the order. */
+ * inside it (the field is absent after both, in either order): nothing depends on the order. An
+ * effect that could not be made (out of memory) reads as different: the overlap is said, and the
+ * reconcile, told by po_OverlapIndex_OutOfMemory, writes no status. */
 static void on_conflict(const po_Conflict *c, void *ctx) {
   Scan *s = ctx;
   if (s->found) return;
-  if (c->kind == kPo_ConflictKind_SameField && strcmp(s->ex[c->a_patch], s->ey[c->b_patch]) == 0) return;
+  if (c->kind == kPo_ConflictKind_SameField) {
+    const char *a = effect(s->ex, s->x, c->a_patch, s->ar, s->oom), *b = effect(s->ey, s->y, c->b_patch, s->ar, s->oom);
+    if (a && b && strcmp(a, b) == 0) return;
+  }
   if (c->kind == kPo_ConflictKind_ParentReplaced && po_Override_Op(s->x, c->a_patch) == kPo_Op_Remove &&
       po_Override_Op(s->y, c->b_patch) == kPo_Op_Remove) {
     return;
@@ -360,7 +392,7 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
     if (!y || !meet(&peers[i], &peers[j])) continue;
     /* known not to overlap since the last reconcile: no engine check */
     if (ix->row[i] && ix->col[j] && !known_pair(ix->prev, peers[i].id, peers[j].id)) continue;
-    Scan s = {.x = x, .y = y, .ex = ix->effects[i], .ey = ix->effects[j]};
+    Scan s = {.x = x, .y = y, .ex = ix->effects[i], .ey = ix->effects[j], .ar = ix->ar, .oom = ix->oom};
     po_Override_Conflicts(x, y, on_conflict, &s);
     (*ix->checks)++;
     if (!s.found) continue;

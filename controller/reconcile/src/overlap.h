@@ -94,6 +94,9 @@ po_OverlapIndex *po_OverlapIndex_NewFrom(const po_OverlapPeer *peers, size_t n, 
 bool po_OverlapIndex_Memo(const po_OverlapIndex *ix, po_OverlapMemo *out, po_Arena *ar);
 /* The pairs po_Overlap_Of compared with the engine so far. */
 size_t po_OverlapIndex_Checks(const po_OverlapIndex *ix);
+/* Whether a po_Overlap_Of call so far ran out of memory (its sentence may name an overlap that is
+ * none): no status may be written from it. */
+bool po_OverlapIndex_OutOfMemory(const po_OverlapIndex *ix);
 
 /* The overlap memo of a target's last reconcile, kept in the target index (index.c): copied
  * into ar; false when there is none (or no room). Set replaces it (NULL forgets it); it goes

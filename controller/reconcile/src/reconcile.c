@@ -469,6 +469,7 @@ static void programmed(po_Run *run, size_t i, int64_t live_gen, const po_Overlap
   } else {
     char ov[1024];
     bool overlapping = po_Overlap_Of(peers, i, ov, sizeof ov);
+    if (po_OverlapIndex_OutOfMemory(peers)) po_Run_Oom(run, "the overlaps of the statuses"); /* nothing is written */
     p->status = "True";
     p->reason = overlapping ? "Overlapping" : "Programmed";
     p->caveat = !overlapping && ov[0]; /* the overlap check skipped over its bound: said, not found */
