@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "overlap.h"
+#include "po/base/text.h"
 
 enum { kShown = 3 }; /* overlapping peers a message names */
 
@@ -264,68 +265,37 @@ static const char *verb(const po_Override *o, size_t patch) {
   return po_Override_Op(o, patch) == kPo_Op_Remove ? "removes" : "replaces";
 }
 
-/* A sentence composed by appending into a caller's buffer, cut as snprintf cuts (at most cap - 1
- * bytes, always ended): each overlapping PropertyOverride's message names up to three peers on
- * every reconcile of its target, and formatting those with snprintf was a sixth of a reconcile at
- * 50 (about 6,700 instructions a sentence). */
-typedef struct {
-  char *p;
-  size_t cap, len;
-} Text;
-
-static Text text_at(char *p, size_t cap) {
-  if (cap) p[0] = '\0';
-  return (Text){p, cap, 0};
-}
-static void put_n(Text *t, const char *s, size_t n) {
-  if (t->len + 1 >= t->cap) return;
-  size_t room = t->cap - 1 - t->len;
-  if (n > room) n = room;
-  memcpy(t->p + t->len, s, n);
-  t->len += n;
-  t->p[t->len] = '\0';
-}
-static void put(Text *t, const char *s) { put_n(t, s, strlen(s)); }
-/* A decimal, as %ld and %zu write it. */
-static void put_num(Text *t, bool negative, unsigned long long v) {
-  char d[24];
-  size_t i = sizeof d;
-  do d[--i] = (char)('0' + v % 10), v /= 10;
-  while (v);
-  if (negative) d[--i] = '-';
-  put_n(t, d + i, sizeof d - i);
-}
-static void put_ld(Text *t, long v) { put_num(t, v < 0, v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v); }
-static void put_zu(Text *t, size_t v) { put_num(t, false, v); }
-
-/* "the other is applied after this one (why), so it wins where both match" */
+/* "the other is applied after this one (why), so it wins where both match". The sentences are
+ * composed by appending (po/base/text.h): each overlapping PropertyOverride's message names up to
+ * three peers on every reconcile of its target, and formatting those with snprintf was a sixth of
+ * a reconcile at 50 (about 6,700 instructions a sentence). */
 static void order_clause(const po_OverlapPeer *x, const po_OverlapPeer *y, const char *other, char *out, size_t size) {
   bool after = po_Overlap_Order(y, x) > 0;
   char why_buf[480];
-  Text why = text_at(why_buf, sizeof why_buf), o = text_at(out, size);
+  po_Text why = po_Text_At(why_buf, sizeof why_buf), o = po_Text_At(out, size);
   if (x->istio && y->istio) {
     IstioCertainty sure;
     after = istio_order(y, x, &sure, why_buf, sizeof why_buf) > 0;
     if (sure != kIstioKnown) {
-      put(&o, "the order of "), put(&o, other), put(&o, " and this one is Istio's ("), put(&o, why_buf);
-      put(&o, "), so which one wins where both match is not known");
+      po_Text_Put(&o, "the order of "), po_Text_Put(&o, other), po_Text_Put(&o, " and this one is Istio's ("), po_Text_Put(&o, why_buf);
+      po_Text_Put(&o, "), so which one wins where both match is not known");
       return;
     }
   } else if (x->tier != y->tier) {
-    put(&why, "Consul applies ProxyDefaults extensions before ServiceDefaults ones");
+    po_Text_Put(&why, "Consul applies ProxyDefaults extensions before ServiceDefaults ones");
   } else if (x->priority != y->priority) {
-    put(&why, "priority "), put_ld(&why, (long)y->priority), put(&why, after ? " > " : " < ");
-    put(&why, "this one's "), put_ld(&why, (long)x->priority);
+    po_Text_Put(&why, "priority "), po_Text_PutI64(&why, (long)y->priority), po_Text_Put(&why, after ? " > " : " < ");
+    po_Text_Put(&why, "this one's "), po_Text_PutI64(&why, (long)x->priority);
   } else {
-    put(&why, "same priority "), put_ld(&why, (long)x->priority), put(&why, ", then by name");
+    po_Text_Put(&why, "same priority "), po_Text_PutI64(&why, (long)x->priority), po_Text_Put(&why, ", then by name");
   }
-  put(&o, other), put(&o, " is applied "), put(&o, after ? "after" : "before"), put(&o, " this one (");
-  put(&o, why_buf), put(&o, "), so "), put(&o, after ? other : "this one"), put(&o, " wins where both match");
+  po_Text_Put(&o, other), po_Text_Put(&o, " is applied "), po_Text_Put(&o, after ? "after" : "before"), po_Text_Put(&o, " this one (");
+  po_Text_Put(&o, why_buf), po_Text_Put(&o, "), so "), po_Text_Put(&o, after ? other : "this one"), po_Text_Put(&o, " wins where both match");
 }
 
 /* "patches[<i>] <path>" */
-static void put_patch(Text *t, size_t i, const char *path) {
-  put(t, "patches["), put_zu(t, i), put(t, "] "), put(t, path);
+static void put_patch(po_Text *t, size_t i, const char *path) {
+  po_Text_Put(t, "patches["), po_Text_PutSize(t, i), po_Text_Put(t, "] "), po_Text_Put(t, path);
 }
 
 /* One sentence per kind, then the order and the winner. */
@@ -335,33 +305,33 @@ static void describe(const po_Conflict *c, const po_OverlapPeer *px, const po_Ov
   const char *yp = po_Override_Arguments(y)->patches[c->b_patch].path;
   char other_buf[600], order[2048], who_buf[620];
   /* Across targets, the other's target too: its namespace may not be this one's. */
-  Text other = text_at(other_buf, sizeof other_buf), who = text_at(who_buf, sizeof who_buf), o = text_at(out, size);
-  put(&other, py->ns), put(&other, "/"), put(&other, py->name);
-  if (px->tier != py->tier) put(&other, " ("), put(&other, py->where), put(&other, ")");
-  put(&who, py->ns), put(&who, "/"), put(&who, py->name);
+  po_Text other = po_Text_At(other_buf, sizeof other_buf), who = po_Text_At(who_buf, sizeof who_buf), o = po_Text_At(out, size);
+  po_Text_Put(&other, py->ns), po_Text_Put(&other, "/"), po_Text_Put(&other, py->name);
+  if (px->tier != py->tier) po_Text_Put(&other, " ("), po_Text_Put(&other, py->where), po_Text_Put(&other, ")");
+  po_Text_Put(&who, py->ns), po_Text_Put(&who, "/"), po_Text_Put(&who, py->name);
   order_clause(px, py, who_buf, order, sizeof order);
   put_patch(&o, c->a_patch, xp);
   switch (c->kind) {
     case kPo_ConflictKind_ParentReplaced:
       if (c->a_is_parent) {
-        put(&o, " "), put(&o, verb(x, c->a_patch)), put(&o, " "), put(&o, c->where);
-        put(&o, ", which holds PropertyOverride "), put(&o, other_buf), put(&o, " ");
+        po_Text_Put(&o, " "), po_Text_Put(&o, verb(x, c->a_patch)), po_Text_Put(&o, " "), po_Text_Put(&o, c->where);
+        po_Text_Put(&o, ", which holds PropertyOverride "), po_Text_Put(&o, other_buf), po_Text_Put(&o, " ");
         put_patch(&o, c->b_patch, yp);
       } else {
-        put(&o, " sets a field inside "), put(&o, c->where), put(&o, ", which PropertyOverride "), put(&o, other_buf);
-        put(&o, " "), put_patch(&o, c->b_patch, yp), put(&o, " "), put(&o, verb(y, c->b_patch));
+        po_Text_Put(&o, " sets a field inside "), po_Text_Put(&o, c->where), po_Text_Put(&o, ", which PropertyOverride "), po_Text_Put(&o, other_buf);
+        po_Text_Put(&o, " "), put_patch(&o, c->b_patch, yp), po_Text_Put(&o, " "), po_Text_Put(&o, verb(y, c->b_patch));
       }
       break;
     case kPo_ConflictKind_OneofSibling:
-      put(&o, " and PropertyOverride "), put(&o, other_buf), put(&o, " "), put_patch(&o, c->b_patch, yp);
-      put(&o, " set different members of oneof "), put(&o, c->where), put(&o, " of "), put(&o, c->message);
+      po_Text_Put(&o, " and PropertyOverride "), po_Text_Put(&o, other_buf), po_Text_Put(&o, " "), put_patch(&o, c->b_patch, yp);
+      po_Text_Put(&o, " set different members of oneof "), po_Text_Put(&o, c->where), po_Text_Put(&o, " of "), po_Text_Put(&o, c->message);
       break;
     default:
-      put(&o, " and PropertyOverride "), put(&o, other_buf), put(&o, " patches["), put_zu(&o, c->b_patch);
-      put(&o, "] set "), put(&o, c->where), put(&o, " differently");
+      po_Text_Put(&o, " and PropertyOverride "), po_Text_Put(&o, other_buf), po_Text_Put(&o, " patches["), po_Text_PutSize(&o, c->b_patch);
+      po_Text_Put(&o, "] set "), po_Text_Put(&o, c->where), po_Text_Put(&o, " differently");
       break;
   }
-  put(&o, "; "), put(&o, order);
+  po_Text_Put(&o, "; "), po_Text_Put(&o, order);
 }
 
 static bool known_pair(const po_OverlapMemo *m, po_JsonHash x, po_JsonHash y) {
@@ -399,13 +369,13 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
     ix->hits[i][ix->nhits[i]++] = j;
     if (found++ >= kShown) continue;
     if (len + 8 >= size) continue;
-    Text t = {out, size, len};
-    if (found > 1) put(&t, "; also ");
+    po_Text t = {out, size, len};
+    if (found > 1) po_Text_Put(&t, "; also ");
     describe(&s.first, &peers[i], &peers[j], out + t.len, size - t.len);
     len = strlen(out);
   }
-  Text t = {out, size, len};
-  if (found > kShown) put(&t, PO_OVERLAP_MORE);
+  po_Text t = {out, size, len};
+  if (found > kShown) po_Text_Put(&t, PO_OVERLAP_MORE);
   if (x) ix->state[i] = found > kShown ? 2 : 1;
   return found > 0;
 }

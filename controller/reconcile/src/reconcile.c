@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
+#include "po/base/text.h"
 #include "po/meshes/mesh.h"
 #include "po/targets/owned.h"
 #include "po/targets/tenancy.h"
@@ -538,10 +539,15 @@ static void judged(const po_Run *run, const po_RunItem *it, po_OverrideStatus *s
   if (it->refused) {
     po_Run_CopyText(a->message, sizeof a->message, it->refusal);
   } else if (c->accepted) {
+    /* "N patch(es) is/are valid for MESH and Envoy (BY)": composed, not printed (every
+     * PropertyOverride of the target, every reconcile) */
     const char *by = c->judged_by ? c->judged_by : "";
-    snprintf(a->message, sizeof a->message, "%zu patch%s valid for %s and Envoy%s%s%s", c->args->patch_count,
-             c->args->patch_count == 1 ? " is" : "es are", po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name,
-             *by ? " (" : "", by, *by ? ")" : "");
+    po_Text t = po_Text_At(a->message, sizeof a->message);
+    po_Text_PutSize(&t, c->args->patch_count);
+    po_Text_Put(&t, c->args->patch_count == 1 ? " patch is valid for " : " patches are valid for ");
+    po_Text_Put(&t, po_Mesh_Ops(po_TargetKind_Mesh(run->kind))->name);
+    po_Text_Put(&t, " and Envoy");
+    if (*by) po_Text_Put(&t, " ("), po_Text_Put(&t, by), po_Text_Put(&t, ")");
   } else {
     po_Run_CopyText(a->message, sizeof a->message, it->ce->errors);
   }

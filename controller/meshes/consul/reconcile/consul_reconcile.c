@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "po/base/json.h"
+#include "po/base/text.h"
 #include "po/meshes/consul.h"
 #include "po/meshes/consul_check.h"
 #include "consul_digest.h"
@@ -1185,10 +1186,13 @@ static bool not_programmed(po_Run *run, size_t i, int64_t live_gen, po_Condition
   return true;
 }
 
+/* Composed, not printed: every PropertyOverride of the target, every reconcile (po/base/text.h). */
 static void programmed_message(po_Run *run, size_t i, int64_t live_gen, po_Condition *p, bool more) {
   (void)i;
-  snprintf(p->message, sizeof p->message, "generation %lld is live in %s%s%s", (long long)live_gen, run->where,
-           requires_sync(run) ? ", synced into Consul by consul-k8s" : "", more ? "; " : "");
+  po_Text t = po_Text_At(p->message, sizeof p->message);
+  po_Text_Put(&t, "generation "), po_Text_PutI64(&t, live_gen), po_Text_Put(&t, " is live in "), po_Text_Put(&t, run->where);
+  if (requires_sync(run)) po_Text_Put(&t, ", synced into Consul by consul-k8s");
+  if (more) po_Text_Put(&t, "; ");
 }
 
 /* Whether the old status already says this very generation is programmed: consul-k8s synced it
