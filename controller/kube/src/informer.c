@@ -676,9 +676,16 @@ bool po_Informer_WaitForSync(po_Informer *f, long timeout_ms) {
   return s;
 }
 
+/* "ns/name" (or "name"), copied, not printed: every read of the cache makes one (a reconcile's
+ * version check of each PropertyOverride of its target). False when it does not fit. */
 static bool key_for(const char *ns, const char *name, char key[512]) {
-  int n = ns && *ns ? snprintf(key, 512, "%s/%s", ns, name) : snprintf(key, 512, "%s", name);
-  return n >= 0 && n < 512;
+  if (!name) return false;
+  size_t a = ns && *ns ? strlen(ns) : 0, b = strlen(name);
+  if ((a ? a + 1 : 0) + b >= 512) return false;
+  char *p = key;
+  if (a) memcpy(p, ns, a), p += a, *p++ = '/';
+  memcpy(p, name, b + 1);
+  return true;
 }
 
 /* A reference is an entry: the cached one (its tree is handed out as it is), or for a text

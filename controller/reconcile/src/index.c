@@ -610,16 +610,26 @@ void po_TargetIndex_MemoWritten(po_TargetIndex *ix, const char *ns, const char *
 
 void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                   int64_t generation, po_JsonHash hash) {
-  char *u = uid && strlen(uid) < kMaxUid ? strdup(uid) : NULL;
+  if (!uid || strlen(uid) >= kMaxUid) return;
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
+  /* as noted already (every reconcile notes every PropertyOverride of its target again): no copy */
+  if (e && e->lv_uid && e->lv_generation == generation && e->lv_hash.lo == hash.lo && e->lv_hash.hi == hash.hi &&
+      strcmp(e->lv_uid, uid) == 0) {
+    pthread_mutex_unlock(&ix->mu);
+    return;
+  }
+  pthread_mutex_unlock(&ix->mu);
+  char *u = strdup(uid);
+  pthread_mutex_lock(&ix->mu);
+  e = entry_of(ix, ns, name);
   if (e && u) {
     free(e->lv_uid);
     e->lv_uid = u;
     u = NULL;
     e->lv_generation = generation;
     e->lv_hash = hash;
-  } else if (e && uid && strlen(uid) < kMaxUid) {
+  } else if (e) {
     e->lv_generation = 0; /* out of memory: none rather than an older one */
   }
   pthread_mutex_unlock(&ix->mu);
