@@ -240,10 +240,15 @@ static void po_key(char *out, size_t size, const char *ns, const char *name) {
   out[a + 1 + b] = '\0';
 }
 
+/* src into dst, cut at size - 1 bytes, ended. Not strncpy: it fills the rest of dst with NULs,
+ * and the buffers are 128-600 bytes, four of them for each PropertyOverride of a target on every
+ * reconcile (po_TargetIndex_MemoGet). */
 static void copy_out(char *dst, size_t size, const char *src) {
   if (!size) return;
-  strncpy(dst, src ? src : "", size - 1);
-  dst[size - 1] = '\0';
+  if (!src) src = "";
+  size_t n = strnlen(src, size - 1);
+  memcpy(dst, src, n);
+  dst[n] = '\0';
 }
 
 /* ---- the reverse links: per target, its PropertyOverrides, sorted ---- */

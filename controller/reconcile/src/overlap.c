@@ -168,7 +168,8 @@ static const char *effect_of(const po_Override *o, size_t p, po_Arena *ar) {
 /* Two peers' entries reach the same proxies: one target's, or a ProxyDefaults one and a
  * ServiceDefaults one (the proxy-defaults entries apply to every service). */
 static bool meet(const po_OverlapPeer *x, const po_OverlapPeer *y) {
-  return x->tier != y->tier || strcmp(x->target, y->target) == 0;
+  /* a target's own peers share its key's pointer: no compare for every pair of them */
+  return x->tier != y->tier || x->target == y->target || strcmp(x->target, y->target) == 0;
 }
 
 /* Whether peer i's row and peer j's column are the memo's (sorted arrays: log time each). */
