@@ -84,6 +84,18 @@ jqt "$work/options.json" "options: watched namespaces get RoleBindings, no Clust
   '([.[] | select(.kind=="RoleBinding" and .roleRef.kind=="ClusterRole" and .roleRef.name=="propertyoverride-controller") | .metadata.namespace] | sort) == ["team-a","team-b"] and ([.[] | select(.kind=="ClusterRoleBinding" and .roleRef.name=="propertyoverride-controller")] | length == 0)'
 jqt "$work/options.json" "options: Istio's root namespace (not watched) grants EnvoyFilters alone, not the ClusterRole" \
   '([.[] | select(.kind=="Role" and .metadata.namespace=="mesh-root") | .rules] == [[{"apiGroups":["networking.istio.io"],"resources":["envoyfilters"],"verbs":["list","watch","create","update","delete"]}]]) and ([.[] | select(.kind=="RoleBinding" and .metadata.namespace=="mesh-root") | .roleRef] == [{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"propertyoverride-istio-root"}])'
+# Without istio.version the controller reads Istio's release at start from istiod's Service in the
+# root namespace (a list of Services there, releases.c): the Role there allows that list too (it
+# was refused, and Istio judged as 1.31: e2e_rbac_chart_real's mesh-root-detect).
+printf 'watchNamespaces: [team-a]\nistio: {mode: "on", rootNamespace: mesh-root}\n' >"$work/root-detect-values.yaml"
+render root-detect --namespace "$ns" -f "$work/root-detect-values.yaml"
+jqt "$work/root-detect.json" "watchNamespaces, no istio.version: Istio's root namespace grants EnvoyFilters and the list of Services (istiod's release)" \
+  '[.[] | select(.kind=="Role" and .metadata.namespace=="mesh-root") | .rules] == [[{"apiGroups":["networking.istio.io"],"resources":["envoyfilters"],"verbs":["list","watch","create","update","delete"]},{"apiGroups":[""],"resources":["services"],"verbs":["list"]}]]'
+# Istio's root namespace among the watched ones: the ClusterRole's binding there, no Role of its own.
+printf 'watchNamespaces: [team-a, mesh-root]\nistio: {mode: "on", rootNamespace: mesh-root}\n' >"$work/root-watched-values.yaml"
+render root-watched --namespace "$ns" -f "$work/root-watched-values.yaml"
+jqt "$work/root-watched.json" "watchNamespaces with Istio's root namespace: bound to the ClusterRole there, no istio-root Role" \
+  '([.[] | select(.metadata.namespace=="mesh-root") | "\(.kind)/\(.metadata.name)/\(.roleRef.kind)"] == ["RoleBinding/propertyoverride-controller/ClusterRole"])'
 jqt "$work/options.json" "options: both webhooks (failurePolicy, timeout, only the watched namespaces)" \
   '[.[] | select(.kind=="ValidatingWebhookConfiguration") | .webhooks[] | .failurePolicy == "Ignore" and .timeoutSeconds == 10 and .namespaceSelector.matchExpressions[1] == {"key":"kubernetes.io/metadata.name","operator":"In","values":["team-a","team-b"]}] == [true, true]'
 jqt "$work/options.json" "options: consulSync and consul.version render --consul-sync-status, --consul-sync-timeout and --consul-version" \

@@ -16,7 +16,9 @@
 #     status saying the namespace is not watched.
 #   - watchNamespaces without Istio's root namespace: the chart bound the whole ClusterRole there,
 #     where a Mesh target's EnvoyFilter is all the controller touches. Now a Role of EnvoyFilters
-#     alone, and a Mesh PropertyOverride is programmed under it.
+#     alone, and a Mesh PropertyOverride is programmed under it. That Role first left out the list
+#     of Services istiod's release is read with at start when istio.version is not set (a 403,
+#     and Istio judged and written as 1.31): it grants that list then too (mesh-root-detect).
 #   t_rbac_chart.sh BUILD_DIR        (PO_APISERVER=real only)
 . "$(dirname "$0")/lib.sh"
 build=$1
@@ -51,6 +53,18 @@ metadata:
 spec:
   ports: [{name: grpc, port: 18000}]
 EOF
+  if [ "$target" = mesh ]; then # istiod's Service: where the controller reads Istio's release without istio.version
+    kubectl apply -f - >/dev/null <<'EOF'
+apiVersion: v1
+kind: Service
+metadata:
+  name: istiod
+  namespace: istio-system
+  labels: {app: istiod, app.kubernetes.io/version: "1.30.2"}
+spec:
+  ports: [{name: grpc-xds, port: 15010}]
+EOF
+  fi
   jq -c '.[]' "$dir/chart.json" | kubectl apply -f - >"$dir/apply.log" 2>&1 || { bad "$label: applying the chart: $(tail -3 "$dir/apply.log")"; return; }
   local token
   token=$(kubectl -n propertyoverride-system create token propertyoverride-controller --duration 1h) || { bad "$label: token"; return; }
@@ -112,6 +126,10 @@ EOF
   local refused
   refused=$(lc_audit_refused "$dir/cluster")
   check "$label: the API server refused no request of the controller under the chart's RBAC${refused:+:$refused}" test -z "$refused"
+  if [ "$label" = mesh-root-detect ]; then # no istio.version: read from istiod's Service in the root namespace
+    contains "$label: the Istio release is read from istiod's Service in the root namespace" \
+      "$(grep '"msg":"mesh release","mesh":"Istio"' "$dir/controller.log" | head -1)" '"release":"1.30","envoy_api":'
+  fi
   local eg
   eg=$(grep '"msg":"mesh release","mesh":"Envoy Gateway"' "$dir/controller.log" | head -1)
   if [ -n "$target" ]; then
@@ -127,11 +145,22 @@ EOF
 one defaults ''
 one istio-off 'istio: {mode: "off"}'
 one namespaced 'watchNamespaces: [shop]'
+# A single replica without leader election: the Role in the release namespace grants the Secret
+# alone (self-managed certificate), no Lease; the controller must ask for none.
+one single 'replicaCount: 1
+leaderElection: {enabled: false}'
 # Istio's root namespace not watched: the chart's Role there grants EnvoyFilters alone, and a Mesh
 # target's EnvoyFilter is all the controller writes there.
 one mesh-root 'watchNamespaces: [shop]
 tenancy: {proxyDefaultsNamespaces: [shop]}
 istio: {mode: "on", version: "1.31"}
+envoyGateway: {version: "1.6"}' mesh
+# The same without istio.version: the release is read at start from istiod's Service, a list of
+# Services in the root namespace, which the Role there must allow too (a 403, and Istio judged and
+# written as 1.31, MERGE_AND_REPLACE_LIST that an older Istio refuses, without it).
+one mesh-root-detect 'watchNamespaces: [shop]
+tenancy: {proxyDefaultsNamespaces: [shop]}
+istio: {mode: "on"}
 envoyGateway: {version: "1.6"}' mesh
 # A platform team's cross-namespace PropertyOverride (tenancy.allowCrossNamespaceFrom) into a
 # namespace the controller does not watch (nor may write: only watched namespaces are bound).

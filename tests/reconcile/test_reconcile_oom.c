@@ -612,6 +612,55 @@ static void test_unreadable_peer_writes_no_status(void **state) {
   assert_string_equal(programmed_reason(fx, "po/default/a"), "Overlapping");
 }
 
+/* adv25: two PropertyOverrides setting one field to the same value do not overlap; the effects
+ * compared (op and value as JSON) are made when the comparison first needs them (overlap.c,
+ * effect). An allocation of one that fails reads as different, so the sentence may name an
+ * overlap that is none: no status may be written from it (po_OverlapIndex_OutOfMemory). Every
+ * allocation of the reconcile fails in turn; none may leave a or b said Overlapping. */
+enum { kExitFalseOverlap = 12 };
+static void test_same_value_peers_never_said_overlapping_at_any_failed_allocation(void **state) {
+  Fake *fx = *state;
+  apply(fx, "a", 1, 20);
+  apply(fx, "b", 1, 20);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_string_equal(programmed_reason(fx, "po/default/a"), "Programmed");
+  assert_string_equal(programmed_reason(fx, "po/default/b"), "Programmed");
+  apply(fx, "a", 2, 20); /* a's status is due again (its generation), its effect the same */
+  long n, errors = 0, clean = 0;
+  for (n = 1; n < 200000; n++) {
+    pid_t pid = fail_alloc_fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+      po_ReconcileIO w = io(fx);
+      arm(n);
+      po_ReconcileResult r = po_Reconcile(&w, fx->ix, "ServiceDefaults/default/web");
+      long reached = g_count;
+      disarm();
+      if (strcmp(programmed_reason(fx, "po/default/a"), "Programmed") ||
+          strcmp(programmed_reason(fx, "po/default/b"), "Programmed")) {
+        fprintf(stderr, "allocation %ld: %s; a %s, b %s\n", n, r.error, programmed_reason(fx, "po/default/a"),
+                programmed_reason(fx, "po/default/b"));
+        _exit(kExitFalseOverlap);
+      }
+      _exit(reached < n ? kExitOk : r.ok && !r.out_of_memory ? 2 : 1);
+    }
+    int code = fail_alloc_wait(pid);
+    assert_true(code >= -1);
+    if (code == kExitFalseOverlap) fail_msg("allocation %ld failed: a status said Overlapping for peers setting the same value", n);
+    if (code == -1) crashed(n);
+    if (code == kExitOk) {
+      clean++;
+      break;
+    }
+    errors++;
+  }
+  printf("same-value peers: %ld allocations failed one at a time: %ld reported an error, none crashed, none said "
+         "Overlapping\n", n - 1, errors);
+  assert_int_equal(clean, 1);
+  assert_true(po_Reconcile(&fx->io, fx->ix, "ServiceDefaults/default/web").ok);
+  assert_string_equal(programmed_reason(fx, "po/default/a"), "Programmed");
+}
+
 /* adv-walk20: an allocation that fails while the target's entries are read (the first read, made
  * to size the run's items for PropertyOverrides the index missed) ends the reconcile before any
  * write, as every failure of the load does ("Nothing is written after memory ran out", run.c). b
@@ -1069,6 +1118,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_unreadable_target_is_not_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_mesh_object_is_not_absent, setup, teardown),
       cmocka_unit_test_setup_teardown(test_unreadable_peer_writes_no_status, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_same_value_peers_never_said_overlapping_at_any_failed_allocation, setup, teardown),
       cmocka_unit_test_setup_teardown(test_istio_reads_fail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_eg_reads_fail, setup, teardown),
       cmocka_unit_test_setup_teardown(test_release_guard_at_any_failed_allocation, setup, teardown),
