@@ -1481,14 +1481,6 @@ static size_t key_ns(const char *key, const char **ns) {
   return b ? (size_t)(b - (a + 1)) : 0;
 }
 
-/* The holders' ids of n entries of the target `key`, "uid/namespace/name" (a uid, a namespace
- * and a name hold no '/'): the PropertyOverride the target's reconcile would look up for it
- * (load_bound_owners: the marker's namespace, else the target's), so only an entry that
- * reconcile removes holds a release. A look-alike carrying the uid under another name, or under
- * another namespace (a tenant's own object naming another tenant's PropertyOverride without its
- * namespace: someone else's, never removed), holds none: waited for, it would hold the finalizer
- * for as long as its holder kept sending events. One block (the caller frees); NULL when out of
- * memory. */
 /* "uid/ns/name" at p, copied, not printed (every entry of the target, every reconcile: sprintf was
  * 1% of the controller's instructions); returns past its NUL. */
 static char *id_at(char *p, const char *uid, const char *ns, size_t nslen, const char *name) {
@@ -1499,6 +1491,14 @@ static char *id_at(char *p, const char *uid, const char *ns, size_t nslen, const
   return p + nl + 1;
 }
 
+/* The holders' ids of n entries of the target `key`, "uid/namespace/name" (a uid, a namespace
+ * and a name hold no '/'): the PropertyOverride the target's reconcile would look up for it
+ * (load_bound_owners: the marker's namespace, else the target's), so only an entry that
+ * reconcile removes holds a release. A look-alike carrying the uid under another name, or under
+ * another namespace (a tenant's own object naming another tenant's PropertyOverride without its
+ * namespace: someone else's, never removed), holds none: waited for, it would hold the finalizer
+ * for as long as its holder kept sending events. One block (the caller frees); NULL when out of
+ * memory. */
 static char **holder_ids(const char *key, const char *const *nss, const char *const *names, const char *const *uids,
                          size_t n) {
   const char *tns;
