@@ -150,18 +150,13 @@ static const char *effect_of(const po_Override *o, size_t p, po_Arena *ar) {
   const po_Value *v = po_Override_Arguments(o)->patches[p].value;
   const char *json = v ? po_Value_ToJson(v, ar) : "";
   if (!json) return NULL;
-  /* "<op> <json>", the op a small enum's decimal: copied, not printed (a status's sentences are
-   * made without snprintf, test_overlap_sentences_are_not_printed) */
-  char op[24];
-  size_t k = sizeof op;
-  unsigned u = (unsigned)po_Override_Op(o, p);
-  do op[--k] = (char)('0' + u % 10); while ((u /= 10) && k > 0);
-  size_t ol = sizeof op - k, jl = strlen(json);
-  char *e = po_Arena_Malloc(ar, ol + 1 + jl + 1);
+  /* "<op> <json>": composed, not printed (a status's sentences are made without snprintf,
+   * test_overlap_sentences_are_not_printed) */
+  size_t cap = strlen(json) + 24;
+  char *e = po_Arena_Malloc(ar, cap);
   if (!e) return NULL;
-  memcpy(e, op + k, ol);
-  e[ol] = ' ';
-  memcpy(e + ol + 1, json, jl + 1);
+  po_Text t = po_Text_At(e, cap);
+  po_Text_PutSize(&t, (size_t)po_Override_Op(o, p)), po_Text_Put(&t, " "), po_Text_Put(&t, json);
   return e;
 }
 
