@@ -17,6 +17,7 @@
 #include "po/reconcile/reconcile.h"
 #include "po/meshes/consul.h"
 
+#include "compiled.h" /* the index's last valid record (white-box) */
 #include "fake_api.h"
 
 static const char *kGood = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
@@ -2579,6 +2580,41 @@ static void test_new_override_memo_after_its_finalizer(void **state) {
   assert_int_equal(fx->override_reads, 0);
 }
 
+/* A PropertyOverride learnt from the memo with its last valid record noted is not noted again
+ * (po_TargetIndex_MemoCompiled's lv_noted), unless the index forgot its records meanwhile
+ * (leadership: po_TargetIndex_ForgetLastValid), here during the reconcile's own target write,
+ * between the memo's read and the status phase's note: the note is made again, and the
+ * replica's own record honoured again. */
+static void forget_last_valid(Fake *fx, json_object *obj) {
+  (void)obj;
+  po_TargetIndex_ForgetLastValid(fx->ix);
+}
+static void test_memo_notes_last_valid_again_after_forget(void **state) {
+  Fake *fx = *state;
+  apply_override(fx, "a", 1, "web", kGood);
+  assert_true(run(fx).ok);
+  json_object *o = slot(fx, "po/default/a", false)->obj;
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(fx->ix, o)); /* the status write's echo: the memo moves to it */
+  bool oom = false;
+  const po_CompiledEntry *ce = po_TargetIndex_Compiled(fx->ix, o, kPo_CompileWhich_Current, &oom);
+  assert_non_null(ce);
+  char uid[128];
+  snprintf(uid, sizeof uid, "%s", po_Json_Meta(o, "uid"));
+  assert_true(po_TargetIndex_IsOwnLastValid(fx->ix, "default", "a", uid, 1, ce->hash));
+  static const char *kApart = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                              "\"op\":\"add\",\"path\":\"/type\",\"value\":\"STRICT_DNS\"}]";
+  apply_override(fx, "b", 1, "web", kApart); /* a target write, with a from the memo (no overlap: a's status stays) */
+  fx->check_write = forget_last_valid;
+  fx->override_reads = 0;
+  po_ReconcileResult r = run(fx);
+  fx->check_write = NULL;
+  assert_true(r.ok);
+  assert_true(r.targets_written >= 1); /* check_write ran */
+  assert_int_equal(fx->override_reads, 1); /* b only */
+  assert_true(po_TargetIndex_IsOwnLastValid(fx->ix, "default", "a", uid, 1, ce->hash));
+  po_CompiledEntry_Release(ce);
+}
+
 /* An answer whose object lists no finalizer of ours (a mutating webhook took it out) makes no
  * memo: the object is read again, and its finalizer judged from what it holds. */
 static void test_no_memo_when_the_answer_lacks_our_finalizer(void **state) {
@@ -3193,6 +3229,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_deep_record_is_ignored, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_override_writes_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_new_override_memo_after_its_finalizer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_memo_notes_last_valid_again_after_forget, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_memo_when_the_answer_lacks_our_finalizer, setup, teardown),
       cmocka_unit_test_setup_teardown(test_own_target_write_recognised_once, setup, teardown),
       cmocka_unit_test_setup_teardown(test_override_event_hashed_once_none_before_start, setup, teardown),

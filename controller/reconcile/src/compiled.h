@@ -97,6 +97,18 @@ typedef struct {
  * target keys (false: none, or for another version). */
 bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
                             po_OverrideMemo *m, char *key, char *held, size_t size);
+/* MemoGet, with what the index holds for the memo's version (its uid, generation and spec hash):
+ * the compiled current spec, and whether the last valid record is that spec; one lock, one
+ * lookup. A reconcile asked these three apart for every PropertyOverride of its target: half of
+ * the index's lookups, which with their strcmp were 9% of the workers' time at 10,000 (cache
+ * misses on entries, docs/benchmarks.md). *ce: the compiled current spec (a reference the caller
+ * releases), NULL when not cached. *lv_noted: nonzero when NoteLastValid has noted exactly that
+ * spec; while po_TargetIndex_LastValidStill(ix, *lv_noted), noting it again changes nothing. */
+bool po_TargetIndex_MemoCompiled(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
+                                 po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce,
+                                 uint64_t *lv_noted);
+/* Whether what MemoCompiled found noted (lv_noted) still is: no ForgetLastValid since. */
+bool po_TargetIndex_LastValidStill(po_TargetIndex *ix, uint64_t lv_noted);
 /* Records it (best effort: out of memory leaves none, and the object is read next time). */
 void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                             const char *key, const char *held);
@@ -138,9 +150,6 @@ void po_TargetIndex_NoteOverrideAnswer(po_TargetIndex *ix, const char *ns, const
  * without the finalizer and dropped the new entry from that write (e2e_gitsync_real). */
 bool po_TargetIndex_FinalizerWritten(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
                                      int64_t generation);
-/* The cached compiled current spec when it is for exactly this uid, generation and spec hash. */
-const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                                                   int64_t generation, po_JsonHash hash);
 
 /* The last valid generation this process saw admitted (its current spec, compiled valid), wrote
  * into its target and recorded as status.lastValid: uid, generation and the keyed hash of that

@@ -5,6 +5,7 @@
  * mutex is enough. */
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,9 @@ struct po_TargetIndex {
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
   po_Holders holders;       /* which Consul targets hold an entry of which PropertyOverride (holders.h) */
+  /* Counts ForgetLastValid calls, from 1: a last valid record MemoCompiled found noted is still
+   * noted while this has not moved (po_TargetIndex_LastValidStill reads it without the lock). */
+  atomic_uint_fast64_t lv_epoch;
 };
 
 void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o) {
@@ -164,6 +168,7 @@ po_TargetIndex *po_TargetIndex_New(void) {
   po_TargetIndex *ix = calloc(1, sizeof *ix);
   if (!ix) return NULL;
   pthread_mutex_init(&ix->mu, NULL);
+  atomic_init(&ix->lv_epoch, 1);
   pthread_condattr_t a;
   pthread_condattr_init(&a);
   pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -546,10 +551,8 @@ static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
   return find(ix, po);
 }
 
-bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
-                            po_OverrideMemo *m, char *key, char *held, size_t size) {
-  pthread_mutex_lock(&ix->mu);
-  Entry *e = entry_of(ix, ns, name);
+/* Under the lock: e's memo when it is for version v, copied out (MemoGet). */
+static bool memo_of(const Entry *e, const po_OverrideVersion *v, po_OverrideMemo *m, char *key, char *held, size_t size) {
   bool ok = e && e->memo && *v->rv && strcmp(e->memo->rv, v->rv) == 0 && strcmp(e->memo->uid, v->uid) == 0 &&
             e->memo->generation == v->generation;
   if (ok) {
@@ -561,8 +564,42 @@ bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name
     copy_out(key, size, c->key);
     copy_out(held, size, c->held);
   }
+  return ok;
+}
+
+bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
+                            po_OverrideMemo *m, char *key, char *held, size_t size) {
+  pthread_mutex_lock(&ix->mu);
+  bool ok = memo_of(entry_of(ix, ns, name), v, m, key, held, size);
   pthread_mutex_unlock(&ix->mu);
   return ok;
+}
+
+/* Under the lock: whether e's last valid record is this uid, generation and spec hash. */
+static bool last_valid_is(const Entry *e, const char *uid, int64_t generation, po_JsonHash hash) {
+  return e->lv_uid && e->lv_generation > 0 && e->lv_generation == generation && po_JsonHash_Equal(e->lv_hash, hash) &&
+         strcmp(e->lv_uid, uid) == 0;
+}
+
+bool po_TargetIndex_MemoCompiled(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
+                                 po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce,
+                                 uint64_t *lv_noted) {
+  *ce = NULL;
+  *lv_noted = 0;
+  pthread_mutex_lock(&ix->mu);
+  Entry *e = entry_of(ix, ns, name);
+  bool ok = memo_of(e, v, m, key, held, size);
+  if (ok && matches(e->compiled[kPo_CompileWhich_Current], m->uid, m->generation, m->spec_hash)) {
+    *ce = po_CompiledEntry_Ref(e->compiled[kPo_CompileWhich_Current]);
+    ix->hits++;
+    if (last_valid_is(e, m->uid, m->generation, m->spec_hash)) *lv_noted = atomic_load_explicit(&ix->lv_epoch, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&ix->mu);
+  return ok;
+}
+
+bool po_TargetIndex_LastValidStill(po_TargetIndex *ix, uint64_t lv_noted) {
+  return lv_noted != 0 && atomic_load_explicit(&ix->lv_epoch, memory_order_relaxed) == lv_noted;
 }
 
 /* The kept form of m and its keys, one block (NULL when out of memory). */
@@ -648,6 +685,7 @@ static void forget_last_valid(void *ctx, po_StrNode *n) {
 
 void po_TargetIndex_ForgetLastValid(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
+  atomic_fetch_add_explicit(&ix->lv_epoch, 1, memory_order_relaxed); /* a MemoCompiled's lv_noted no longer holds */
   po_StrTable_ForEach(&ix->overrides, forget_last_valid, NULL);
   pthread_mutex_unlock(&ix->mu);
 }
@@ -660,18 +698,6 @@ bool po_TargetIndex_IsOwnLastValid(po_TargetIndex *ix, const char *ns, const cha
              po_JsonHash_Equal(e->lv_hash, hash);
   pthread_mutex_unlock(&ix->mu);
   return yes;
-}
-
-const po_CompiledEntry *po_TargetIndex_CompiledFor(po_TargetIndex *ix, const char *ns, const char *name, const char *uid,
-                                                   int64_t generation, po_JsonHash hash) {
-  pthread_mutex_lock(&ix->mu);
-  Entry *e = entry_of(ix, ns, name);
-  const po_CompiledEntry *c = e && matches(e->compiled[kPo_CompileWhich_Current], uid, generation, hash)
-                                  ? po_CompiledEntry_Ref(e->compiled[kPo_CompileWhich_Current])
-                                  : NULL;
-  if (c) ix->hits++;
-  pthread_mutex_unlock(&ix->mu);
-  return c;
 }
 
 /* ---- a target's overlap memo (overlap.h) ---- */
