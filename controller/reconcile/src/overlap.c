@@ -32,6 +32,23 @@ struct po_OverlapIndex {
   size_t (*hits)[kShown + 1];
   unsigned char *nhits;
   size_t *checks;        /* engine comparisons made (po_OverlapIndex_Checks) */
+  struct Candidates *cands; /* what candidates() reads, made by its first call */
+};
+
+/* A peer's id and its place among the peers. */
+typedef struct {
+  po_JsonHash id;
+  size_t at;
+} IdAt;
+
+/* Made by the first po_Overlap_Of of a peer with a row (made): the peers without a column,
+ * ascending (fresh), the others' ids sorted with their places (ids), and room for one peer's
+ * candidates (cand). NULL fresh once made: out of memory, every pair is visited as before. */
+struct Candidates {
+  bool made;
+  size_t *fresh, nfresh, *cand;
+  IdAt *ids;
+  size_t nids;
 };
 
 static int id_cmp(po_JsonHash a, po_JsonHash b) {
@@ -177,7 +194,8 @@ static bool answer_from(po_OverlapIndex *ix, const po_OverlapMemo *prev, po_Aren
   ix->hits = po_Arena_Malloc(ar, n * sizeof *ix->hits);
   ix->nhits = po_Arena_Malloc(ar, n * sizeof *ix->nhits);
   ix->checks = po_Arena_Malloc(ar, sizeof *ix->checks);
-  if (!ix->row || !ix->col || !ix->state || !ix->hits || !ix->nhits || !ix->checks) return false;
+  ix->cands = po_Arena_Malloc(ar, sizeof *ix->cands);
+  if (!ix->row || !ix->col || !ix->state || !ix->hits || !ix->nhits || !ix->checks || !ix->cands) return false;
   for (size_t i = 0; prev && i < ix->n; i++) {
     po_JsonHash id = ix->peers[i].id;
     if (!has_id(id) || !ix->peers[i].override) continue;
@@ -335,6 +353,71 @@ static bool known_pair(const po_OverlapMemo *m, po_JsonHash x, po_JsonHash y) {
   return m->nfound && bsearch(&p, m->found, m->nfound, sizeof p, by_pair);
 }
 
+static int by_id_at(const void *a, const void *b) {
+  const IdAt *x = a, *y = b;
+  int c = id_cmp(x->id, y->id);
+  return c ? c : (x->at > y->at) - (x->at < y->at);
+}
+static int by_place(const void *a, const void *b) {
+  size_t x = *(const size_t *)a, y = *(const size_t *)b;
+  return (x > y) - (x < y);
+}
+
+/* The tables candidates() reads, made once per index (out of memory: fresh stays NULL). */
+static void make_candidates(const po_OverlapIndex *ix, struct Candidates *c) {
+  c->made = true;
+  size_t n = ix->n ? ix->n : 1;
+  size_t *fresh = po_Arena_Malloc(ix->ar, n * sizeof *fresh), *cand = po_Arena_Malloc(ix->ar, n * sizeof *cand);
+  IdAt *ids = po_Arena_Malloc(ix->ar, n * sizeof *ids);
+  if (!fresh || !cand || !ids) return;
+  for (size_t j = 0; j < ix->n; j++) {
+    if (!ix->col[j]) fresh[c->nfresh++] = j;
+    else ids[c->nids++] = (IdAt){ix->peers[j].id, j};
+  }
+  qsort(ids, c->nids, sizeof *ids, by_id_at);
+  c->fresh = fresh, c->cand = cand, c->ids = ids;
+}
+
+/* The peers that peer i, compared with every peer it met at the last reconcile (its row), must
+ * be compared with now, ascending: those that took no part then (no column), and those of then
+ * that the memo says it overlapped (a pair of two peers of then that the memo does not list is
+ * no overlap: it is skipped in po_Overlap_Of's loop too). *n their count; NULL: not made (out of
+ * memory), visit every peer. Each reconcile visited every pair of its target's peers, n*n for n
+ * PropertyOverrides on the target; this is the changed peers and the known overlaps per peer. */
+static const size_t *candidates(const po_OverlapIndex *ix, size_t i, size_t *n) {
+  struct Candidates *c = ix->cands;
+  if (!c->made) make_candidates(ix, c);
+  if (!c->fresh) return NULL;
+  memcpy(c->cand, c->fresh, c->nfresh * sizeof *c->cand);
+  size_t k = c->nfresh;
+  const po_OverlapMemo *m = ix->prev;
+  po_JsonHash x = ix->peers[i].id;
+  /* the memo's pairs of x: a run of the sorted pairs */
+  size_t lo = 0, hi = m ? m->nfound : 0;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (id_cmp(m->found[mid].x, x) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  for (size_t f = lo; m && f < m->nfound && id_cmp(m->found[f].x, x) == 0; f++) {
+    /* every peer with that id and a column (ids are per compiled form and place: one, as a rule) */
+    size_t a = 0, b = c->nids;
+    while (a < b) {
+      size_t mid = a + (b - a) / 2;
+      if (id_cmp(c->ids[mid].id, m->found[f].y) < 0) a = mid + 1;
+      else b = mid;
+    }
+    for (; a < c->nids && id_cmp(c->ids[a].id, m->found[f].y) == 0 && k < ix->n; a++) c->cand[k++] = c->ids[a].at;
+  }
+  if (k > c->nfresh) qsort(c->cand, k, sizeof *c->cand, by_place);
+  /* once each (a pair the memo lists twice) */
+  size_t u = 0;
+  for (size_t q = 0; q < k; q++)
+    if (!u || c->cand[u - 1] != c->cand[q]) c->cand[u++] = c->cand[q];
+  *n = u;
+  return c->cand;
+}
+
 bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) {
   out[0] = '\0';
   const po_OverlapPeer *peers = ix->peers;
@@ -351,9 +434,14 @@ bool po_Overlap_Of(const po_OverlapIndex *ix, size_t i, char *out, size_t size) 
    * many more: a count in every peer's status changed with every arrival on the target, a
    * status write per PropertyOverride per arrival (N*N/T), and once one more is found the scan
    * can stop. */
-  size_t found = 0, len = 0;
+  size_t found = 0, len = 0, ncand = ix->n;
   ix->nhits[i] = 0;
-  for (size_t j = 0; x && j < ix->n && found <= kShown; j++) {
+  /* a peer of the last reconcile's full scan: only the pairs the memo cannot answer (the index is
+   * the caller's, for this reconcile only: its tables are made on first use) */
+  const size_t *cand = x && ix->row[i] ? candidates(ix, i, &ncand) : NULL;
+  if (!cand) ncand = ix->n;
+  for (size_t c = 0; x && c < ncand && found <= kShown; c++) {
+    size_t j = cand ? cand[c] : c;
     const po_Override *y = j != i ? peers[j].override : NULL;
     if (!y || !meet(&peers[i], &peers[j])) continue;
     /* known not to overlap since the last reconcile: no engine check */
