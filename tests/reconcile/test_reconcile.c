@@ -3220,9 +3220,77 @@ static void test_adv_webhook_413_is_not_unreachable(void **state) {
   assert_int_equal(r.result.max_backoff_ns, 0);
 }
 
+/* ADV (adv26, c11b386b): a memo reconcile found the last valid record noted at its load
+ * (po_TargetIndex_MemoCompiled's lv_noted) and skips its own note in the status phase while no
+ * ForgetLastValid came (po_TargetIndex_LastValidStill). But ForgetLastValid is not the only thing
+ * that changes a record: any other reconcile's NoteLastValid does, and one of the PropertyOverride's
+ * former target still finishing a generation it loaded before the move (a slow target write: its
+ * wanted_status notes that older generation after its write) lands between this reconcile's load
+ * and its status phase. Before c11b386b this reconcile noted its generation again and the record
+ * was the current one; now the superseded generation stays the one the index honours as its own,
+ * and nothing notes the current one again once the PropertyOverride moves on. A status.lastValid
+ * writer then replays the superseded record into the target it was moved away from (it holds no
+ * entry of it any more: nothing proves a newer generation) with the next generation invalid, and
+ * the superseded patches are written again (the replay test_adv_failover_replays_a_superseded_own_record
+ * guards against across a failover). Here the other target's note is made by check_write, at the
+ * point of this reconcile's own target write. */
+static char adv26_uid[128];
+static po_JsonHash adv26_hash1;
+static void adv26_stale_note(Fake *fx, json_object *obj) {
+  (void)obj;
+  po_TargetIndex_NoteLastValid(fx->ix, "default", "a", adv26_uid, 1, adv26_hash1); /* api's reconcile of generation 1 */
+}
+static void test_adv_stale_note_during_memo_reconcile_is_not_kept(void **state) {
+  Fake *fx = *state;
+  const char *api = "ServiceDefaults/default/api";
+  apply_override(fx, "a", 1, "api", kGood); /* generation 1 in api */
+  assert_true(reconcile_key(fx, api).ok);
+  json_object *o = slot(fx, "po/default/a", false)->obj;
+  json_object *rec1 = copy(get(get(o, "status"), "lastValid"));
+  assert_non_null(rec1);
+  snprintf(adv26_uid, sizeof adv26_uid, "%s", po_Json_Meta(o, "uid"));
+  bool oom = false;
+  const po_CompiledEntry *ce1 = po_TargetIndex_Compiled(fx->ix, o, kPo_CompileWhich_Current, &oom);
+  assert_non_null(ce1);
+  adv26_hash1 = ce1->hash;
+  po_CompiledEntry_Release(ce1);
+  apply_override(fx, "a", 2, "web", kGood2); /* moved to web: generation 2 */
+  assert_true(run(fx).ok);
+  assert_true(reconcile_key(fx, api).ok); /* web holds it: api drops generation 1 */
+  assert_true(run(fx).ok);                  /* a's status settles */
+  o = slot(fx, "po/default/a", false)->obj;
+  assert_true(po_TargetIndex_IsOwnOverrideWrite(fx->ix, o)); /* the last status write's echo: the memo moves to it */
+  const po_CompiledEntry *ce2 = po_TargetIndex_Compiled(fx->ix, o, kPo_CompileWhich_Current, &oom);
+  assert_non_null(ce2);
+  po_JsonHash hash2 = ce2->hash;
+  po_CompiledEntry_Release(ce2);
+  assert_true(po_TargetIndex_IsOwnLastValid(fx->ix, "default", "a", adv26_uid, 2, hash2));
+  static const char *kApart = "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+                              "\"op\":\"add\",\"path\":\"/type\",\"value\":\"STRICT_DNS\"}]";
+  apply_override(fx, "b", 1, "web", kApart); /* a reconcile of web, a from the memo */
+  fx->check_write = adv26_stale_note;
+  fx->override_reads = 0;
+  po_ReconcileResult r = run(fx);
+  fx->check_write = NULL;
+  assert_true(r.ok);
+  assert_true(r.targets_written >= 1); /* check_write ran */
+  assert_int_equal(fx->override_reads, 1); /* b only: a came from the memo */
+  /* web's reconcile, the later one, noted generation 2 again, as before c11b386b */
+  assert_true(po_TargetIndex_IsOwnLastValid(fx->ix, "default", "a", adv26_uid, 2, hash2));
+  assert_false(po_TargetIndex_IsOwnLastValid(fx->ix, "default", "a", adv26_uid, 1, adv26_hash1));
+  /* the replay: generation 1's record, generation 3 invalid, pointing at api again */
+  apply_override(fx, "a", 3, "api", kBad);
+  json_object_object_add(get(po(fx, "a"), "status"), "lastValid", rec1);
+  store_override(fx, "default", "a", copy(slot(fx, "po/default/a", false)->obj)); /* its keys as the informer has them */
+  assert_true(reconcile_key(fx, api).ok);
+  json_object *l = get(get(slot_obj(fx, api), "spec"), "envoyExtensions");
+  assert_int_equal(l ? json_object_array_length(l) : 0, 0); /* generation 1's patches not written back */
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test_setup_teardown(test_adv_failover_replays_a_superseded_own_record, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv_stale_note_during_memo_reconcile_is_not_kept, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv_webhook_413_is_not_unreachable, setup, teardown),
       cmocka_unit_test_setup_teardown(test_webhook_unreachable_retried_soon, setup, teardown),
       cmocka_unit_test(test_webhook_unreachable_texts),
