@@ -107,7 +107,8 @@ bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name
 bool po_TargetIndex_MemoCompiled(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
                                  po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce,
                                  uint64_t *lv_noted);
-/* Whether what MemoCompiled found noted (lv_noted) still is: no ForgetLastValid since. */
+/* Whether what MemoCompiled found noted (lv_noted) still is: no ForgetLastValid since, and no
+ * record changed by NoteLastValid (another reconcile's, of an older generation, may replace it). */
 bool po_TargetIndex_LastValidStill(po_TargetIndex *ix, uint64_t lv_noted);
 /* Records it (best effort: out of memory leaves none, and the object is read next time). */
 void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,

@@ -153,8 +153,9 @@ struct po_TargetIndex {
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
   po_Holders holders;       /* which Consul targets hold an entry of which PropertyOverride (holders.h) */
-  /* Counts ForgetLastValid calls, from 1: a last valid record MemoCompiled found noted is still
-   * noted while this has not moved (po_TargetIndex_LastValidStill reads it without the lock). */
+  /* Counts ForgetLastValid calls and the records NoteLastValid changed, from 1: a last valid
+   * record MemoCompiled found noted is still noted while this has not moved
+   * (po_TargetIndex_LastValidStill reads it without the lock). */
   atomic_uint_fast64_t lv_epoch;
 };
 
@@ -674,6 +675,11 @@ void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char
   } else if (e) {
     e->lv_generation = 0; /* out of memory: none rather than an older one */
   }
+  /* A record changed (rare: a new valid generation written): what any MemoCompiled found noted
+   * may be this one, replaced since (another target's reconcile finishing an older generation
+   * while this one's reconcile ran: test_adv_stale_note_during_memo_reconcile_is_not_kept), so
+   * every reconcile in flight notes its records again, as each did before lv_noted. */
+  if (e) atomic_fetch_add_explicit(&ix->lv_epoch, 1, memory_order_relaxed);
   pthread_mutex_unlock(&ix->mu);
   free(u);
 }
