@@ -2580,11 +2580,10 @@ static void test_new_override_memo_after_its_finalizer(void **state) {
   assert_int_equal(fx->override_reads, 0);
 }
 
-/* A PropertyOverride learnt from the memo with its last valid record noted is not noted again
- * (po_TargetIndex_MemoCompiled's lv_noted), unless the index forgot its records meanwhile
- * (leadership: po_TargetIndex_ForgetLastValid), here during the reconcile's own target write,
- * between the memo's read and the status phase's note: the note is made again, and the
- * replica's own record honoured again. */
+/* A PropertyOverride learnt from the memo (po_TargetIndex_MemoCompiled) has its last valid record
+ * noted by every reconcile's status phase, also when the index forgot its records after the
+ * memo's read (leadership: po_TargetIndex_ForgetLastValid), here during the reconcile's own
+ * target write: the replica's own record is honoured again. */
 static void forget_last_valid(Fake *fx, json_object *obj) {
   (void)obj;
   po_TargetIndex_ForgetLastValid(fx->ix);
@@ -3220,20 +3219,18 @@ static void test_adv_webhook_413_is_not_unreachable(void **state) {
   assert_int_equal(r.result.max_backoff_ns, 0);
 }
 
-/* ADV (adv26, c11b386b): a memo reconcile found the last valid record noted at its load
- * (po_TargetIndex_MemoCompiled's lv_noted) and skips its own note in the status phase while no
- * ForgetLastValid came (po_TargetIndex_LastValidStill). But ForgetLastValid is not the only thing
- * that changes a record: any other reconcile's NoteLastValid does, and one of the PropertyOverride's
- * former target still finishing a generation it loaded before the move (a slow target write: its
- * wanted_status notes that older generation after its write) lands between this reconcile's load
- * and its status phase. Before c11b386b this reconcile noted its generation again and the record
- * was the current one; now the superseded generation stays the one the index honours as its own,
- * and nothing notes the current one again once the PropertyOverride moves on. A status.lastValid
- * writer then replays the superseded record into the target it was moved away from (it holds no
- * entry of it any more: nothing proves a newer generation) with the next generation invalid, and
- * the superseded patches are written again (the replay test_adv_failover_replays_a_superseded_own_record
- * guards against across a failover). Here the other target's note is made by check_write, at the
- * point of this reconcile's own target write. */
+/* ADV (adv26, at an earlier form of po_TargetIndex_MemoCompiled, which also said whether the last
+ * valid record was noted at the load and let the status phase skip its note while no
+ * ForgetLastValid came): ForgetLastValid is not the only thing that changes a record. Any other
+ * reconcile's NoteLastValid does, and one of the PropertyOverride's former target still finishing
+ * a generation it loaded before the move (a slow target write: its wanted_status notes that older
+ * generation after its write) lands between this reconcile's load and its status phase. Noting
+ * again in every status phase keeps the current generation the one the index honours as its own;
+ * with the skip the superseded one stayed, and a status.lastValid writer could replay it into the
+ * target it was moved away from (it holds no entry of it any more: nothing proves a newer
+ * generation) with the next generation invalid, writing the superseded patches again (the replay
+ * test_adv_failover_replays_a_superseded_own_record guards against across a failover). Here the
+ * other target's note is made by check_write, at the point of this reconcile's own target write. */
 static char adv26_uid[128];
 static po_JsonHash adv26_hash1;
 static void adv26_stale_note(Fake *fx, json_object *obj) {

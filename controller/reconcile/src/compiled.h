@@ -97,19 +97,13 @@ typedef struct {
  * target keys (false: none, or for another version). */
 bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
                             po_OverrideMemo *m, char *key, char *held, size_t size);
-/* MemoGet, with what the index holds for the memo's version (its uid, generation and spec hash):
- * the compiled current spec, and whether the last valid record is that spec; one lock, one
- * lookup. A reconcile asked these three apart for every PropertyOverride of its target: half of
- * the index's lookups, which with their strcmp were 9% of the workers' time at 10,000 (cache
- * misses on entries, docs/benchmarks.md). *ce: the compiled current spec (a reference the caller
- * releases), NULL when not cached. *lv_noted: nonzero when NoteLastValid has noted exactly that
- * spec; while po_TargetIndex_LastValidStill(ix, *lv_noted), noting it again changes nothing. */
+/* MemoGet, with the compiled current spec the index holds for the memo's version (its uid,
+ * generation and spec hash), under one lock and one lookup: a reconcile asked both apart for
+ * every PropertyOverride of its target, and the index's lookups, with their strcmp, were 9% of
+ * the workers' time at 10,000 (cache misses on its entries, docs/benchmarks.md). *ce: a reference
+ * the caller releases; NULL when not cached. */
 bool po_TargetIndex_MemoCompiled(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
-                                 po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce,
-                                 uint64_t *lv_noted);
-/* Whether what MemoCompiled found noted (lv_noted) still is: no ForgetLastValid since, and no
- * record changed by NoteLastValid (another reconcile's, of an older generation, may replace it). */
-bool po_TargetIndex_LastValidStill(po_TargetIndex *ix, uint64_t lv_noted);
+                                 po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce);
 /* Records it (best effort: out of memory leaves none, and the object is read next time). */
 void po_TargetIndex_MemoSet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideMemo *m,
                             const char *key, const char *held);

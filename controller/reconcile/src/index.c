@@ -5,7 +5,6 @@
  * mutex is enough. */
 #include <json-c/json.h>
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -153,10 +152,6 @@ struct po_TargetIndex {
   po_TargetOptions options; /* the mesh options every compile uses (po_TargetIndex_SetOptions) */
   po_ArenaFit fit;          /* the first block of every compile's arena, learnt from the earlier ones */
   po_Holders holders;       /* which Consul targets hold an entry of which PropertyOverride (holders.h) */
-  /* Counts ForgetLastValid calls and the records NoteLastValid changed, from 1: a last valid
-   * record MemoCompiled found noted is still noted while this has not moved
-   * (po_TargetIndex_LastValidStill reads it without the lock). */
-  atomic_uint_fast64_t lv_epoch;
 };
 
 void po_TargetIndex_SetOptions(po_TargetIndex *ix, const po_TargetOptions *o) {
@@ -169,7 +164,6 @@ po_TargetIndex *po_TargetIndex_New(void) {
   po_TargetIndex *ix = calloc(1, sizeof *ix);
   if (!ix) return NULL;
   pthread_mutex_init(&ix->mu, NULL);
-  atomic_init(&ix->lv_epoch, 1);
   pthread_condattr_t a;
   pthread_condattr_init(&a);
   pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -576,31 +570,18 @@ bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name
   return ok;
 }
 
-/* Under the lock: whether e's last valid record is this uid, generation and spec hash. */
-static bool last_valid_is(const Entry *e, const char *uid, int64_t generation, po_JsonHash hash) {
-  return e->lv_uid && e->lv_generation > 0 && e->lv_generation == generation && po_JsonHash_Equal(e->lv_hash, hash) &&
-         strcmp(e->lv_uid, uid) == 0;
-}
-
 bool po_TargetIndex_MemoCompiled(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
-                                 po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce,
-                                 uint64_t *lv_noted) {
+                                 po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce) {
   *ce = NULL;
-  *lv_noted = 0;
   pthread_mutex_lock(&ix->mu);
   Entry *e = entry_of(ix, ns, name);
   bool ok = memo_of(e, v, m, key, held, size);
   if (ok && matches(e->compiled[kPo_CompileWhich_Current], m->uid, m->generation, m->spec_hash)) {
     *ce = po_CompiledEntry_Ref(e->compiled[kPo_CompileWhich_Current]);
     ix->hits++;
-    if (last_valid_is(e, m->uid, m->generation, m->spec_hash)) *lv_noted = atomic_load_explicit(&ix->lv_epoch, memory_order_relaxed);
   }
   pthread_mutex_unlock(&ix->mu);
   return ok;
-}
-
-bool po_TargetIndex_LastValidStill(po_TargetIndex *ix, uint64_t lv_noted) {
-  return lv_noted != 0 && atomic_load_explicit(&ix->lv_epoch, memory_order_relaxed) == lv_noted;
 }
 
 /* The kept form of m and its keys, one block (NULL when out of memory). */
@@ -675,11 +656,6 @@ void po_TargetIndex_NoteLastValid(po_TargetIndex *ix, const char *ns, const char
   } else if (e) {
     e->lv_generation = 0; /* out of memory: none rather than an older one */
   }
-  /* A record changed (rare: a new valid generation written): what any MemoCompiled found noted
-   * may be this one, replaced since (another target's reconcile finishing an older generation
-   * while this one's reconcile ran: test_adv_stale_note_during_memo_reconcile_is_not_kept), so
-   * every reconcile in flight notes its records again, as each did before lv_noted. */
-  if (e) atomic_fetch_add_explicit(&ix->lv_epoch, 1, memory_order_relaxed);
   pthread_mutex_unlock(&ix->mu);
   free(u);
 }
@@ -691,7 +667,6 @@ static void forget_last_valid(void *ctx, po_StrNode *n) {
 
 void po_TargetIndex_ForgetLastValid(po_TargetIndex *ix) {
   pthread_mutex_lock(&ix->mu);
-  atomic_fetch_add_explicit(&ix->lv_epoch, 1, memory_order_relaxed); /* a MemoCompiled's lv_noted no longer holds */
   po_StrTable_ForEach(&ix->overrides, forget_last_valid, NULL);
   pthread_mutex_unlock(&ix->mu);
 }

@@ -118,18 +118,17 @@ bool po_Run_AddItem(po_Run *run, const json_object *obj, void *ref, const char *
 }
 
 /* From the memo of an unchanged PropertyOverride (not being deleted, finalizer in place): no
- * read. ce and lv_noted: what po_TargetIndex_MemoCompiled found with the memo (ce taken: kept by
- * the item, or released). *added false when its compiled form is no longer cached (ce NULL): then
- * it is read. False when memory ran out (po_Run_Oom). */
+ * read. ce: the compiled form po_TargetIndex_MemoCompiled found with the memo (taken: kept by the
+ * item, or released). *added false when it is no longer cached (ce NULL): then it is read. False
+ * when memory ran out (po_Run_Oom). */
 static bool add_memo_item(po_Run *run, const char *ns, const char *name, const po_OverrideMemo *m, const char *k,
-                          const char *hk, const po_CompiledEntry *ce, uint64_t lv_noted, bool *added) {
+                          const char *hk, const po_CompiledEntry *ce, bool *added) {
   if (!(*added = ce != NULL)) return true;
   po_RunItem *it = new_item(run, NULL, NULL, ns, name, m->uid, m->rv, k, hk);
   if (it) it->ce = ce;
   else po_CompiledEntry_Release(ce);
   if (!it) return false;
   it->from_memo = true;
-  it->lv_noted = lv_noted;
   it->memo_status_hash = m->status_hash;
   it->memo_written_hash = m->written_hash;
   it->has_finalizer = true;
@@ -151,15 +150,14 @@ static bool load_overrides(po_Run *run) {
     po_OverrideVersion v;
     po_OverrideMemo m;
     const po_CompiledEntry *ce = NULL;
-    uint64_t lv_noted = 0;
     if (io->override_version && io->override_version(io->ctx, ns, name, &v) &&
-        po_TargetIndex_MemoCompiled(run->ix, ns, name, &v, &m, k, hk, sizeof k, &ce, &lv_noted)) {
+        po_TargetIndex_MemoCompiled(run->ix, ns, name, &v, &m, k, hk, sizeof k, &ce)) {
       if (strcmp(k, run->key) != 0 && strcmp(hk, run->key) != 0) { /* points elsewhere now */
         po_CompiledEntry_Release(ce);
         continue;
       }
       bool added;
-      if (!add_memo_item(run, ns, name, &m, k, hk, ce, lv_noted, &added)) return false;
+      if (!add_memo_item(run, ns, name, &m, k, hk, ce, &added)) return false;
       if (added) continue;
     }
     void *ref = NULL;
@@ -586,8 +584,7 @@ static void wanted_status(po_Run *run, size_t i, const po_OverlapIndex *peers, p
   if (*record) s->last_valid_generation = c->generation;
   /* the proof a later invalid generation's record is checked against (record_bound): this process
    * saw this generation admitted and wrote it */
-  if (*record && live_gen > 0 && !po_TargetIndex_LastValidStill(run->ix, it->lv_noted))
-    po_TargetIndex_NoteLastValid(run->ix, it->ns, it->name, it->uid, c->generation, it->ce->hash);
+  if (*record && live_gen > 0) po_TargetIndex_NoteLastValid(run->ix, it->ns, it->name, it->uid, c->generation, it->ce->hash);
   /* A PropertyOverride moved here (an invalid generation, or a valid one not written here yet)
    * while its last valid one stays live in the target it came from: programmedGeneration says
    * that one (it is live), as that target's reconcile last wrote it; left out, the stored one

@@ -47,8 +47,6 @@ typedef struct {
    * (that write changes nothing a reconcile reads; write_finalizers) */
   const char *memo_rv;
   bool from_memo;                /* learnt from the index's memo: obj is read only when needed */
-  /* from_memo: its ce noted as the last valid record already (po_TargetIndex_MemoCompiled; 0: not) */
-  uint64_t lv_noted;
   /* from_memo: the memo's status_hash and written_hash (po_OverrideMemo) */
   uint64_t memo_status_hash, memo_written_hash;
   const json_object *obj;        /* the cached object (lent: read only), or NULL until needed */
