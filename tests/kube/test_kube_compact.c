@@ -10,6 +10,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "../seeded.h"
+
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -28,15 +30,8 @@ extern const char kPo_App_OverrideDictionary[];
 extern const size_t kPo_App_OverrideDictionaryLen;
 
 static uint64_t g_rng;
-
-static uint64_t next(void) { /* splitmix64 */
-  uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static unsigned pick(unsigned n) { return (unsigned)(next() % n); }
+static uint64_t next(void) { return po_Seeded_Next(&g_rng); }
+static unsigned pick(unsigned n) { return po_Seeded_Pick(&g_rng, n); }
 
 static uint64_t env_or(const char *name, uint64_t dflt) {
   const char *v = getenv(name);

@@ -20,18 +20,15 @@
 
 #include <cmocka.h>
 
+#include "../seeded.h"
+
 #include "json_scan.h"
 
 enum { kCases = 20000 };
 
 static uint64_t g_rand;
-static uint64_t next(void) { /* splitmix64 */
-  uint64_t z = (g_rand += 0x9e3779b97f4a7c15ULL);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-static unsigned pick(unsigned n) { return (unsigned)(next() % n); }
+static uint64_t next(void) { return po_Seeded_Next(&g_rand); }
+static unsigned pick(unsigned n) { return po_Seeded_Pick(&g_rand, n); }
 
 typedef struct {
   char *p;

@@ -12,6 +12,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "../seeded.h"
+
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,15 +27,7 @@
 enum { kTargets = 4, kIds = 12, kMaxList = 16 };
 
 static uint64_t g_rng;
-
-static uint64_t next(void) { /* splitmix64 */
-  uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static unsigned pick(unsigned n) { return (unsigned)(next() % n); }
+static unsigned pick(unsigned n) { return po_Seeded_Pick(&g_rng, n); }
 
 static char g_ids[kIds][48], g_keys[kTargets][48];
 
@@ -110,9 +104,8 @@ static void check(const po_Holders *h, const Model *m) {
 
 static void test_holders_match_the_model(void **state) {
   (void)state;
-  const char *se = getenv("PO_HOLDERS_SEED"), *ce = getenv("PO_HOLDERS_CASES");
-  uint64_t seed = se && *se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL);
-  size_t cases = ce && *ce ? strtoull(ce, NULL, 10) : 20000;
+  uint64_t seed = po_Seeded_Env("PO_HOLDERS_SEED", (uint64_t)time(NULL));
+  size_t cases = (size_t)po_Seeded_Env("PO_HOLDERS_CASES", 20000);
   print_message("test_holders: PO_HOLDERS_SEED=%" PRIu64 " PO_HOLDERS_CASES=%zu\n", seed, cases);
   g_rng = seed;
   for (int i = 0; i < kIds; i++) snprintf(g_ids[i], sizeof g_ids[i], "uid-%02d/default/po-%02d", i, i);

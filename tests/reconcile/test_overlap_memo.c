@@ -22,21 +22,15 @@
 
 #include <cmocka.h>
 
+#include "../seeded.h"
+
 #include "fake_api.h"
 #include "overlap.h" /* po_TargetIndex_SetOverlapMemo */
 
 enum { kOverrides = 24 };
 
 static uint64_t g_rng;
-
-static uint64_t next(void) { /* splitmix64 */
-  uint64_t z = (g_rng += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-static unsigned pick(unsigned n) { return (unsigned)(next() % n); }
+static unsigned pick(unsigned n) { return po_Seeded_Pick(&g_rng, n); }
 
 /* One patch of a small pool: most pairs meet on a field, the same value or another, or one
  * replaces or removes what the other sets. */
@@ -72,9 +66,8 @@ static const char *text_of(json_object *c, const char *k) {
 
 static void test_memo_answers_as_a_full_scan(void **state) {
   (void)state;
-  const char *se = getenv("PO_OVERLAP_SEED"), *st = getenv("PO_OVERLAP_STEPS");
-  uint64_t seed = se && *se ? strtoull(se, NULL, 10) : (uint64_t)time(NULL);
-  size_t steps = st && *st ? strtoull(st, NULL, 10) : 400;
+  uint64_t seed = po_Seeded_Env("PO_OVERLAP_SEED", (uint64_t)time(NULL));
+  size_t steps = (size_t)po_Seeded_Env("PO_OVERLAP_STEPS", 400);
   print_message("test_overlap_memo: PO_OVERLAP_SEED=%" PRIu64 " PO_OVERLAP_STEPS=%zu\n", seed, steps);
   g_rng = seed;
   Fake *fx = fake_new(), *ref = fake_new();
