@@ -736,14 +736,15 @@ static void test_informer_own_version(void **state) {
  * objects' JSON without managedFields plus 160 bytes each, and no cached object has
  * managedFields. A cache that kept them (they are ~30% of these objects), or kept parsed trees
  * (~13 times the text), fails. Not timed, not RSS: the count is exact. */
-static void apply_cm(po_KubeClient *c, const char *ns, int i) {
+/* ConfigMap cm-<i> applied, its values made of i and salt (another salt: another version). */
+static void apply_cm_salted(po_KubeClient *c, const char *ns, int i, int salt) {
   char body[4096];
   int n = snprintf(body, sizeof body,
                    "{\"apiVersion\":\"v1\",\"kind\":\"ConfigMap\",\"metadata\":{\"name\":\"cm-%04d\",\"namespace\":\"%s\","
                    "\"labels\":{\"app\":\"bounded\",\"shard\":\"s%d\"}},\"data\":{",
                    i, ns, i % 7);
   for (int k = 0; k < 12; k++)
-    n += snprintf(body + n, sizeof body - (size_t)n, "%s\"key-%02d\":\"%070d\"", k ? "," : "", k, i * 100 + k);
+    n += snprintf(body + n, sizeof body - (size_t)n, "%s\"key-%02d\":\"%070d\"", k ? "," : "", k, i * 100 + k + salt * 7);
   n += snprintf(body + n, sizeof body - (size_t)n, "}}");
   po_KubeRef r = kCm;
   r.ns = ns;
@@ -754,6 +755,8 @@ static void apply_cm(po_KubeClient *c, const char *ns, int i) {
   po_CtlStatus st;
   if (!po_KubeClient_Patch(c, &r, &po, body, (size_t)n, NULL, &st)) fail_msg("apply %s: %s", name, st.message);
 }
+
+static void apply_cm(po_KubeClient *c, const char *ns, int i) { apply_cm_salted(c, ns, i, 0); }
 
 static void no_managed_fields(void *ctx, const char *key, const json_object *o, const char *rv) {
   (void)rv;
@@ -860,6 +863,74 @@ static void test_informer_compressed(void **state) {
   assert_true(zb < pb / 2);
   po_Informer_Free(z);
   po_Informer_Free(p);
+}
+
+/* Watch events' texts kept unpacked for text_pack_delay_ms (pack_later.h), beside an informer
+ * that packs at once and a plain one: every object reads back equal to the plain informer's at
+ * every point. With a delay of an hour nothing is packed late (the texts stay as they came, more
+ * bytes than packed at once); with a delay of a millisecond each object's last version is packed
+ * at the first event after it (earlier versions too when their next event came later than that). */
+static size_t events_of(po_Informer *inf) {
+  po_InformerStats s = po_Informer_Stats(inf);
+  return (size_t)(s.adds + s.updates);
+}
+
+static void test_informer_packs_late(void **state) {
+  (void)state;
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  const char *ns = "late";
+  make_ns(c, ns);
+  static const char dict[] = "{\"apiVersion\":\"v1\",\"data\":{\"key-00\":\"0000000000\"},\"kind\":\"ConfigMap\","
+                             "\"metadata\":{\"labels\":{\"app\":\"bounded\",\"shard\":\"s0\"},\"name\":\"cm-0000\"}}";
+  po_InformerOptions z = {.ref = kCm, .compress_text = true, .text_dictionary = dict, .text_dictionary_len = sizeof dict - 1};
+  z.ref.ns = ns;
+  po_InformerOptions io[4] = {z, z, z, {.ref = z.ref}}; /* an hour, a millisecond, at once, plain */
+  io[0].text_pack_delay_ms = 3600 * 1000;
+  io[1].text_pack_delay_ms = 1;
+  po_InformerHandlers h = {0};
+  po_Informer *inf[4];
+  for (int k = 0; k < 4; k++) {
+    assert_true(po_Informer_New(c, &io[k], &h, &inf[k], &st));
+    assert_true(po_Informer_Start(inf[k], &st));
+    assert_true(po_Informer_WaitForSync(inf[k], 10000));
+  }
+  enum { kObjects = 20, kVersions = 3 };
+  for (int v = 0; v < kVersions; v++)
+    for (int i = 0; i < kObjects; i++) apply_cm_salted(c, ns, i, v);
+  for (int k = 0; k < 4; k++) {
+    for (int t = 0; t < 400 && events_of(inf[k]) < kObjects * kVersions; t++) sleep_ms(25);
+    assert_int_equal(events_of(inf[k]), kObjects * kVersions);
+  }
+  for (int k = 0; k < 3; k++) {
+    SameCtx s = {.plain = inf[3]};
+    po_Informer_ForEach(inf[k], same_as_plain, &s);
+    assert_int_equal(s.seen, kObjects);
+  }
+  size_t hour = po_Informer_CacheBytes(inf[0]), now = po_Informer_CacheBytes(inf[2]);
+  assert_int_equal(po_Informer_Stats(inf[0]).texts_packed_late, 0);
+  assert_int_equal(po_Informer_Stats(inf[2]).texts_packed_late, 0);
+  assert_true(hour > now + now / 2);
+  /* a millisecond later, one more event: every object's last version is due */
+  sleep_ms(50);
+  apply_cm_salted(c, ns, kObjects, 0);
+  for (int k = 0; k < 4; k++) {
+    for (int t = 0; t < 400 && events_of(inf[k]) < kObjects * kVersions + 1; t++) sleep_ms(25);
+    assert_int_equal(events_of(inf[k]), kObjects * kVersions + 1);
+  }
+  uint64_t late = po_Informer_Stats(inf[1]).texts_packed_late;
+  size_t ms = po_Informer_CacheBytes(inf[1]);
+  print_message("packs late: %d ConfigMaps, %d versions each: an hour's delay holds %zu bytes, packing at once %zu, a "
+                "millisecond's %zu after %llu packed late\n", kObjects, kVersions, hour, now, ms, (unsigned long long)late);
+  assert_true(late >= kObjects && late <= (uint64_t)kObjects * kVersions);
+  assert_true(ms < hour);
+  for (int k = 0; k < 3; k++) {
+    SameCtx s = {.plain = inf[3]};
+    po_Informer_ForEach(inf[k], same_as_plain, &s);
+    assert_int_equal(s.seen, kObjects + 1);
+  }
+  assert_int_equal(po_Informer_Stats(inf[0]).texts_packed_late, 0);
+  for (int k = 0; k < 4; k++) po_Informer_Free(inf[k]);
 }
 
 #ifdef PO_COUNT_ALLOCS
@@ -1586,7 +1657,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_status_subresource), cmocka_unit_test(test_rest_retries_and_auth), cmocka_unit_test(test_rest_fake_clock_delays),
         cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
         cmocka_unit_test(test_informer_transform), cmocka_unit_test(test_informer_store_bounded),
-        cmocka_unit_test(test_informer_compressed),
+        cmocka_unit_test(test_informer_compressed), cmocka_unit_test(test_informer_packs_late),
         cmocka_unit_test(test_informer_own_version),
 #ifdef PO_COUNT_ALLOCS
         cmocka_unit_test(test_informer_cold_list_flat),

@@ -189,6 +189,11 @@ void po_App_TextOptions(po_AppWatch what, po_InformerOptions *o) {
       o->compress_text = true;
       o->text_dictionary = kPo_App_OverrideDictionary;
       o->text_dictionary_len = kPo_App_OverrideDictionaryLen;
+      /* A new PropertyOverride's text comes three times in a few seconds (created, then our
+       * finalizer, then our status: its target's reconcile waits up to --target-burst-max, 3 s,
+       * in a burst), and each was packed (about 65,000 instructions): only the last is now,
+       * 5 s after it came (at 120 creates a second about 1.5 MB of texts wait). */
+      o->text_pack_delay_ms = 5000;
       break;
     /* Consul targets kept compressed, without a dictionary: a ServiceDefaults of 50 entries is
      * ~20 KB of text that repeats itself (one entry's keys and marker 50 times). Each is stored

@@ -13,6 +13,7 @@
 #include "client_internal.h"
 #include "compact.h"
 #include "json_scan.h"
+#include "pack_later.h"
 #include "po/base/json.h"
 
 struct po_Informer {
@@ -27,6 +28,7 @@ struct po_Informer {
   pthread_rwlock_t cache_lock; /* guards cache */
   po_Cache_ cache;
   po_TextCodec_ *codec; /* po_InformerOptions.compress_text; NULL: texts kept as they are */
+  po_PackLater_ later;  /* watch events' texts not packed yet (text_pack_delay_ms); the watch thread's */
 
   pthread_mutex_t lock; /* guards synced, last_rv, stats; cond signals synced/stopped */
   pthread_cond_t cond;
@@ -78,6 +80,8 @@ bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
   if (ok && opt->compress_text && !opt->keep_parsed)
     ok = (f->codec = po_TextCodec_New_(opt->text_dictionary, opt->text_dictionary_len, opt->text_level)) != NULL;
   f->opt.text_dictionary = NULL; /* the codec's copy is what is used */
+  po_PackLater_Init_(&f->later, f->codec ? (int64_t)opt->text_pack_delay_ms * 1000000 : 0,
+                     opt->text_pack_pending_bytes ? opt->text_pack_pending_bytes : kPo_InformerPackPendingBytes);
   if (!ok) {
     po_Informer_Free(f);
     return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
@@ -95,6 +99,7 @@ void po_Informer_Free(po_Informer *f) {
   if (!f) return;
   po_Informer_Stop(f);
   po_Cache_Destroy_(&f->cache);
+  po_PackLater_Free_(&f->later);
   po_TextCodec_Free_(f->codec);
   pthread_rwlock_destroy(&f->cache_lock);
   pthread_mutex_destroy(&f->lock);
@@ -160,8 +165,26 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
  * informer that keeps trees; else text: the bytes the server sent (a watch event's when the watch
  * located them, a list item's), else the compact serialisation (no serialising of what was just
  * parsed when the bytes are at hand). cut: the caller took managedFields out of the bytes. */
-static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_object *o, const char *text, size_t len,
-                                bool cut) {
+static int64_t now_ns(void);
+
+/* A text entry of key: packed now, or, for a watch event's text (later) when the informer packs
+ * late (po_InformerOptions.text_pack_delay_ms), kept as it came and noted (pack_later.h; packed
+ * now when the note cannot be made). */
+static po_CacheEntry_ *store_text(po_Informer *f, const char *key, const char *text, size_t len, const po_CacheMeta_ *m,
+                                  bool later) {
+  size_t kept = len - (m->cut_len <= len ? m->cut_len : 0);
+  if (later && m->codec && po_PackLater_Fits_(&f->later, kept)) {
+    po_CacheMeta_ raw = *m;
+    raw.codec = NULL;
+    po_CacheEntry_ *e = po_Cache_NewEntry_(key, NULL, text, len, &raw);
+    if (e && po_PackLater_Note_(&f->later, key, e, kept, now_ns())) return e;
+    po_CacheEntry_Unref_(e);
+  }
+  return po_Cache_NewEntry_(key, NULL, text, len, m);
+}
+
+static po_CacheEntry_ *entry_of(po_Informer *f, const char *key, json_object *o, const char *text, size_t len,
+                                bool cut, bool later) {
   json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
   po_CacheMeta_ m = {.rv = meta(o, "resourceVersion"), .uid = meta(o, "uid"),
                      .generation = g && json_object_is_type(g, json_type_int) ? json_object_get_int64(g) : 0,
@@ -181,7 +204,7 @@ static po_CacheEntry_ *entry_of(const po_Informer *f, const char *key, json_obje
   /* metadata.managedFields is left out of the text (po_InformerOptions.keep_managed_fields) */
   /* (unless the caller cut it already: a list item) */
   if (text && !cut && !f->opt.keep_managed_fields) po_JsonScan_ManagedFields_(text, len, &m.cut_at, &m.cut_len);
-  po_CacheEntry_ *e = text ? po_Cache_NewEntry_(key, NULL, text, len, &m) : NULL;
+  po_CacheEntry_ *e = text ? store_text(f, key, text, len, &m, later) : NULL;
   json_object_put(kept);
   return e;
 }
@@ -239,9 +262,42 @@ static void deliver_upsert(po_Informer *f, json_object *obj, po_CacheEntry_ *old
   }
 }
 
+/* The texts kept unpacked that are due (pack_later.h), packed where the cache still holds that
+ * very entry; one replaced since was freed as it was. Only this thread writes the cache: the
+ * entry looked at is the one replaced. Out of memory: left unpacked (a reader gets the same bytes
+ * either way). */
+static void pack_due(po_Informer *f) {
+  if (!f->later.count) return;
+  int64_t now = now_ns();
+  po_PackLaterItem_ it;
+  while (po_PackLater_Next_(&f->later, now, &it)) {
+    pthread_rwlock_rdlock(&f->cache_lock);
+    po_CacheEntry_ *cur = po_Cache_Get_(&f->cache, it.key);
+    /* that entry, unpacked (a freed one's address reused by a packed entry is not packed again) */
+    bool same = cur && (const void *)cur == it.entry && cur->json && !cur->packed_len;
+    if (same) po_CacheEntry_Ref_(cur);
+    pthread_rwlock_unlock(&f->cache_lock);
+    if (same) {
+      po_CacheMeta_ m = {.rv = cur->rv, .uid = cur->uid, .generation = cur->generation, .deleting = cur->deleting,
+                         .codec = f->codec};
+      po_CacheEntry_ *e = po_Cache_NewEntry_(it.key, NULL, cur->json, cur->json_len, &m);
+      if (e) {
+        pthread_rwlock_wrlock(&f->cache_lock);
+        po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
+        pthread_rwlock_unlock(&f->cache_lock);
+        po_CacheEntry_Unref_(old);
+        PO_STAT(f, texts_packed_late, 1);
+      }
+      po_CacheEntry_Unref_(cur);
+    }
+    free(it.key);
+  }
+}
+
 /* text: the object's bytes as the server sent them, when the watch located them. */
 static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *obj, const char *text, size_t len) {
   po_Informer *f = ctx;
+  pack_due(f);
   const char *rv = meta(obj, "resourceVersion");
   PO_STAT(f, events, 1);
   PO_STAT(f, events_parsed, 1);
@@ -266,7 +322,7 @@ static bool on_watch_event(void *ctx, po_KubeWatchEventType type, json_object *o
     po_CacheEntry_Unref_(old);
     return true;
   }
-  po_CacheEntry_ *e = entry_of(f, key, obj, text, len, false);
+  po_CacheEntry_ *e = entry_of(f, key, obj, text, len, false, true);
   if (!e) return false; /* out of memory: end the watch; the retry relists */
   pthread_rwlock_wrlock(&f->cache_lock);
   po_CacheEntry_ *old = po_Cache_Put_(&f->cache, e);
@@ -287,6 +343,7 @@ static bool on_watch_event_obj(void *ctx, po_KubeWatchEventType type, json_objec
  * entry looked at is the one replaced. */
 static bool on_watch_head(void *ctx, const po_KubeWatchHead *h) {
   po_Informer *f = ctx;
+  pack_due(f);
   char key[512];
   if (h->type != kPo_KubeWatch_Modified || !*h->uid || !key_for(h->ns, h->name, key)) return false;
   pthread_rwlock_rdlock(&f->cache_lock);
@@ -298,7 +355,7 @@ static bool on_watch_head(void *ctx, const po_KubeWatchHead *h) {
   if (!cached || !f->h.own_version(f->h.ctx, key, &v)) return false;
   po_CacheMeta_ m = {.rv = h->rv, .uid = h->uid, .generation = h->generation, .deleting = h->deleting, .codec = f->codec};
   if (!f->opt.keep_managed_fields && h->managed_cut) m.cut_at = h->managed_at, m.cut_len = h->managed_len;
-  po_CacheEntry_ *e = po_Cache_NewEntry_(key, NULL, h->object, h->object_len, &m);
+  po_CacheEntry_ *e = store_text(f, key, h->object, h->object_len, &m, true);
   PO_STAT(f, events, 1);
   if (!e) { /* out of memory: the cache keeps the older version; the relist after the watch ends fixes it */
     PO_STAT(f, watch_errors, 1);
@@ -387,7 +444,7 @@ static bool take_item(Relist *r, json_object *it, const char *text, size_t len, 
   po_Informer *f = r->f;
   char key[512];
   if (!key_of(it, key, sizeof key)) return true; /* an object without a name cannot be cached */
-  po_CacheEntry_ *e = entry_of(f, key, it, text, len, true);
+  po_CacheEntry_ *e = entry_of(f, key, it, text, len, true, false);
   if (!e) return po_CtlStatus_Set(st, kPo_Ctl_NoMemory, "out of memory");
   if (r->direct) {
     pthread_rwlock_wrlock(&f->cache_lock);

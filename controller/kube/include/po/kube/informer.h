@@ -97,13 +97,25 @@ typedef struct {
   /* zstd's level for compress_text (0: 1). Negative levels trade size for speed: a Consul
    * target, stored at each write and read at each reconcile, takes -3 (po_App_TextOptions). */
   int text_level;
+  /* With compress_text: a watch event's text is kept as it came for text_pack_delay_ms (0: not at
+   * all), then compressed at the first event or bookmark after that, unless the object changed
+   * again meanwhile (its next event's text replaces it, kept the same way): an object written
+   * several times in a row (a PropertyOverride: created, then the controller's finalizer, then
+   * its status, within a burst's hold) is compressed once, not once per version (each about
+   * 65,000 instructions). At most text_pack_pending_bytes (0: kPo_InformerPackPendingBytes) wait:
+   * past that the oldest are compressed at once, whatever their age. A list's texts are
+   * compressed as they are stored. */
+  long text_pack_delay_ms;
+  size_t text_pack_pending_bytes;
 } po_InformerOptions;
+enum { kPo_InformerPackPendingBytes = 4 << 20 };
 
 /* Counters for tests, logs and benchmarks. */
 typedef struct {
   uint64_t lists, watches, events, relists_gone, watch_errors, adds, updates, deletes;
   uint64_t events_parsed; /* watch events whose trees were built */
   uint64_t own_versions;  /* updates taken unparsed, by handlers.own_version */
+  uint64_t texts_packed_late; /* texts compressed after text_pack_delay_ms (the others were replaced first) */
 } po_InformerStats;
 
 bool po_Informer_New(po_KubeClient *client, const po_InformerOptions *opt,
