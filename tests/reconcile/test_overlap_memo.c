@@ -193,8 +193,139 @@ static void test_memo_with_duplicate_ids_as_a_full_scan(void **state) {
   po_Arena_Free(a);
 }
 
+/* Seeded peer lists made by hand, each reconciled with the memo of the last (as a target's
+ * reconciles chain them) and against every pair compared: peers of both tiers and two targets of
+ * each (ProxyDefaults peers meet every ServiceDefaults one, others only their own target's),
+ * Istio ordered or not, peers that take no part or have no id, own or not, several of one
+ * compiled form and place (one id), peers changed, removed, added and moved between targets.
+ * An id is what a compiled form and place decide (po_Overlap_PeerId), so two peers of one id
+ * overlap the same peers. */
+static void test_memo_of_seeded_peer_lists_as_a_full_scan(void **state) {
+  (void)state;
+  uint64_t seed = po_Seeded_Env("PO_OVERLAP_SEED", (uint64_t)time(NULL));
+  size_t steps = (size_t)po_Seeded_Env("PO_OVERLAP_STEPS", 400) * 10;
+  print_message("test_memo_of_seeded_peer_lists_as_a_full_scan: PO_OVERLAP_SEED=%" PRIu64 "\n", seed);
+  g_rng = seed;
+  po_Arena *pool = po_Arena_New();
+  assert_non_null(pool);
+  enum { kForms = 12, kMaxPeers = 14 };
+  const po_Override *forms[kForms];
+  for (size_t f = 0; f < kForms; f++) {
+    char spec[600], p[512];
+    patches(p, sizeof p);
+    snprintf(spec, sizeof spec, "{\"patches\":%s}", p);
+    po_Status st;
+    po_Status_Clear(&st);
+    po_Value *sv = po_Value_ParseJson(spec, strlen(spec), pool, &st);
+    assert_non_null(sv);
+    po_Diagnostics *d = po_Diagnostics_New(pool);
+    po_Arguments args;
+    assert_true(po_Arguments_DecodeSpec(sv, pool, &args, d));
+    po_CompileOptions co = po_CompileOptions_Default();
+    forms[f] = po_Override_Build(&args, &co, pool, d);
+    assert_non_null(forms[f]);
+    assert_true(po_Override_Valid(forms[f]));
+  }
+  static const char *const kTargets[2][2] = {{"ProxyDefaults/default/global", "ProxyDefaults/other/global"},
+                                             {"ServiceDefaults/default/web", "ServiceDefaults/default/api"}};
+  static const char *const kNames[] = {"a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n", "o", "p"};
+  static const char *const kCreated[] = {"2024-01-01T00:00:00Z", "2024-01-01T00:00:01Z", ""};
+  /* a peer: its form (-1: none), tier, target, own, no id, name, priority */
+  typedef struct {
+    int form, tier, target, prio, name;
+    bool own, noid;
+    po_OverlapIstio istio;
+  } Spec;
+  Spec sp[kMaxPeers];
+  size_t n = 0, compared = 0, checks = 0, full_checks = 0;
+  po_Arena *ar[2] = {po_Arena_New(), NULL};
+  assert_non_null(ar[0]);
+  po_OverlapMemo memo, *prev = NULL;
+  bool istio = false;
+  for (size_t s = 0; s < steps; s++) {
+    if (pick(50) == 0) { /* another target's history */
+      n = 0, prev = NULL, istio = pick(3) == 0;
+    }
+    /* changes: a peer's form, tier or target, a peer gone, a new one */
+    for (unsigned k = pick(3); k > 0 || n == 0; k = k ? k - 1 : 0) {
+      unsigned what = pick(6);
+      if ((what == 0 || n == 0) && n < kMaxPeers) {
+        size_t at = pick((unsigned)n + 1);
+        memmove(sp + at + 1, sp + at, (n - at) * sizeof *sp);
+        sp[at] = (Spec){.form = pick(8) ? (int)pick(kForms / 2) : -1, .tier = (int)pick(2), .target = pick(4) == 0,
+                        .prio = (int)pick(3), .name = (int)pick(16), .own = pick(4) != 0, .noid = pick(20) == 0};
+        sp[at].istio = (po_OverlapIstio){.filter_ns = "default", .filter_name = kNames[sp[at].name],
+                                         .created = kCreated[pick(3)], .root = pick(2), .minor = pick(2) ? 22 : 0};
+        n++;
+      } else if (what == 1 && n) {
+        size_t at = pick((unsigned)n);
+        memmove(sp + at, sp + at + 1, (n - at - 1) * sizeof *sp);
+        n--;
+      } else if (n) {
+        Spec *x = &sp[pick((unsigned)n)];
+        switch (what) {
+          case 2: x->form = pick(8) ? (int)pick(kForms) : -1; break;
+          case 3: x->target = !x->target; break;
+          case 4: x->tier = !x->tier; break;
+          default: x->prio = (int)pick(3); break;
+        }
+      }
+      if (!n) break;
+    }
+    /* a duplicate now and then: another peer of the same form and place */
+    if (n && n < kMaxPeers && pick(6) == 0) {
+      sp[n] = sp[pick((unsigned)n)];
+      sp[n].name = (int)pick(16);
+      sp[n].istio.filter_name = kNames[sp[n].name];
+      n++;
+    }
+    po_Arena *a = ar[s % 2];
+    po_OverlapPeer *peers = po_Arena_Malloc(a, kMaxPeers * sizeof *peers);
+    assert_non_null(peers);
+    for (size_t i = 0; i < n; i++) {
+      const Spec *x = &sp[i];
+      uint64_t place = (uint64_t)(x->form + 1) * 8 + (uint64_t)x->tier * 2 + (uint64_t)x->target;
+      peers[i] = (po_OverlapPeer){.ns = "default", .name = kNames[x->name], .override = x->form >= 0 ? forms[x->form] : NULL,
+                                  .tier = x->tier ? kPo_OverlapTier_ServiceDefaults : kPo_OverlapTier_ProxyDefaults,
+                                  .priority = x->prio, .target = kTargets[x->tier][x->target],
+                                  .where = kTargets[x->tier][x->target], .own = x->own, .istio = istio ? &x->istio : NULL,
+                                  .id = x->noid || x->form < 0 ? (po_JsonHash){0, 0} : (po_JsonHash){place, 0x5eed}};
+    }
+    po_OverlapIndex *with = po_OverlapIndex_NewFrom(peers, n, prev, a), *full = po_OverlapIndex_New(peers, n, a);
+    assert_non_null(with);
+    assert_non_null(full);
+    for (size_t i = 0; i < n; i++) {
+      if (!peers[i].own) continue;
+      char x[4096], y[4096];
+      bool fx = po_Overlap_Of(with, i, x, sizeof x), fy = po_Overlap_Of(full, i, y, sizeof y);
+      if (fx != fy || strcmp(x, y) != 0) {
+        print_message("step %zu, peer %zu (%s) of %zu:\n  with the memo: %s\n  every pair:    %s\n", s, i, peers[i].name, n, x, y);
+        fail();
+      }
+      compared += fx;
+    }
+    checks += po_OverlapIndex_Checks(with), full_checks += po_OverlapIndex_Checks(full);
+    /* the next reconcile's memo, in the arena the next step keeps */
+    po_Arena *next = ar[(s + 1) % 2];
+    if (next) po_Arena_Free(next);
+    next = ar[(s + 1) % 2] = po_Arena_New();
+    assert_non_null(next);
+    /* the memo lives in this step's arena: kept while the next step runs */
+    assert_true(po_OverlapIndex_Memo(with, &memo, a));
+    prev = &memo;
+  }
+  print_message("test_memo_of_seeded_peer_lists_as_a_full_scan: %zu steps, %zu overlapping messages; engine checks %zu "
+                "with the memo, %zu without\n", steps, compared, checks, full_checks);
+  assert_true(compared > steps / 4);
+  assert_true(checks < full_checks);
+  po_Arena_Free(ar[0]);
+  po_Arena_Free(ar[1]);
+  po_Arena_Free(pool);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_memo_answers_as_a_full_scan),
-                                     cmocka_unit_test(test_memo_with_duplicate_ids_as_a_full_scan)};
+                                     cmocka_unit_test(test_memo_with_duplicate_ids_as_a_full_scan),
+                                     cmocka_unit_test(test_memo_of_seeded_peer_lists_as_a_full_scan)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
