@@ -400,6 +400,9 @@ static const size_t *candidates(const po_OverlapIndex *ix, size_t i, size_t *n) 
     else hi = mid;
   }
   for (size_t f = lo; m && f < m->nfound && id_cmp(m->found[f].x, x) == 0; f++) {
+    /* a pair listed again (two peers of one id: a hash's collision) adds nothing new: taken once,
+     * the peers added are all distinct (no column: fresh; one id's run each), at most n */
+    if (f > lo && id_cmp(m->found[f - 1].y, m->found[f].y) == 0) continue;
     /* every peer with that id and a column (ids are per compiled form and place: one, as a rule) */
     size_t a = 0, b = c->nids;
     while (a < b) {
