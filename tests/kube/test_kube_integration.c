@@ -933,6 +933,56 @@ static void test_informer_packs_late(void **state) {
   for (int k = 0; k < 4; k++) po_Informer_Free(inf[k]);
 }
 
+
+/* The texts kept unpacked stay within text_pack_pending_bytes whatever their delay: 400 distinct
+ * ConfigMaps from the watch, then one of them rewritten 600 times, through an informer that
+ * waits an hour under a bound of 16 KB. Its cache holds at most the bound and one text more than
+ * an informer packing at once (po_Informer_CacheBytes), and every object reads back as a plain
+ * informer's. */
+static void test_informer_packs_late_bounded(void **state) {
+  (void)state;
+  po_KubeClient *c = g_client;
+  po_CtlStatus st;
+  const char *ns = "latebound";
+  make_ns(c, ns);
+  static const char dict[] = "{\"apiVersion\":\"v1\",\"data\":{\"key-00\":\"0000000000\"},\"kind\":\"ConfigMap\"}";
+  po_InformerOptions z = {.ref = kCm, .compress_text = true, .text_dictionary = dict, .text_dictionary_len = sizeof dict - 1};
+  z.ref.ns = ns;
+  enum { kBound = 16384 };
+  po_InformerOptions io[3] = {z, z, {.ref = z.ref}}; /* an hour under the bound, at once, plain */
+  io[0].text_pack_delay_ms = 3600 * 1000;
+  io[0].text_pack_pending_bytes = kBound;
+  po_InformerHandlers h = {0};
+  po_Informer *inf[3];
+  for (int k = 0; k < 3; k++) {
+    assert_true(po_Informer_New(c, &io[k], &h, &inf[k], &st));
+    assert_true(po_Informer_Start(inf[k], &st));
+    assert_true(po_Informer_WaitForSync(inf[k], 10000));
+  }
+  enum { kObjects = 400, kRewrites = 600 };
+  size_t want = 0;
+  for (int round = 0; round < 2; round++) {
+    if (round == 0)
+      for (int i = 0; i < kObjects; i++) apply_cm_salted(c, ns, i, 0);
+    else
+      for (int v = 1; v <= kRewrites; v++) apply_cm_salted(c, ns, 7, v);
+    want += round == 0 ? kObjects : kRewrites;
+    for (int k = 0; k < 3; k++) {
+      for (int t = 0; t < 800 && events_of(inf[k]) < want; t++) sleep_ms(25);
+      assert_int_equal(events_of(inf[k]), want);
+    }
+    size_t late = po_Informer_CacheBytes(inf[0]), now = po_Informer_CacheBytes(inf[1]);
+    print_message("packs late, bounded: after %s: %zu bytes waiting an hour under %d, %zu packed at once, %llu packed "
+                  "late\n", round ? "the rewrites" : "the creates", late, (int)kBound, now,
+                  (unsigned long long)po_Informer_Stats(inf[0]).texts_packed_late);
+    assert_true(late <= now + kBound + 2048);
+    SameCtx s = {.plain = inf[2]};
+    po_Informer_ForEach(inf[0], same_as_plain, &s);
+    assert_int_equal(s.seen, kObjects);
+  }
+  for (int k = 0; k < 3; k++) po_Informer_Free(inf[k]);
+}
+
 #ifdef PO_COUNT_ALLOCS
 /* po_Informer_Get of a compressed entry on a thread of its own (its decompression context, text
  * buffer and tokener made by the read), that thread's Nth allocation failing, for every N until a
@@ -1039,6 +1089,8 @@ typedef struct {
   int olds;     /* updates that came with it */
   bool parsed;  /* the informer keeps parsed trees, and the handlers take the old version */
   int versions; /* updates that came with the old version, of the same object, older */
+  long pack_delay_ms;  /* compressed texts, watch events' kept unpacked this long (0: plain) */
+  size_t pack_pending; /* text_pack_pending_bytes */
 } Mirror;
 
 static void key_of(json_object *o, char *buf, size_t n) { snprintf(buf, n, "%s/%s", meta(o, "namespace"), meta(o, "name")); }
@@ -1265,6 +1317,9 @@ static po_Informer *start_informer(const char *ns, Mirror *m) {
   io.backoff_initial_ns = 50000000LL; /* keep the test quick; the default is 0.8 s */
   io.backoff_max_ns = 1000000000LL;
   io.keep_parsed = m->parsed;
+  io.compress_text = m->pack_delay_ms != 0;
+  io.text_pack_delay_ms = m->pack_delay_ms;
+  io.text_pack_pending_bytes = m->pack_pending;
   po_InformerHandlers h = {.on_add = m_add, .on_update = m_update, .on_delete = m_delete, .ctx = m, .no_old_object = m->no_old};
   if (m->parsed) h.on_update_version = m_update_version;
   po_Informer *inf;
@@ -1338,6 +1393,117 @@ static void test_churn(void **state) {
   assert_int_equal(m.olds, m.updates); /* every update came with the old object */
   expect_same_content(inf, "churn", false);
   stop_informer(inf, &m);
+}
+
+
+/* The churn with texts packed late (pack_later.h): informers that keep watch events' texts
+ * unpacked for a millisecond, for an hour under a bound of 8 KB, and for an hour under the
+ * default bound, beside readers on other threads (po_Informer_Get of the keys churned, and
+ * ForEach) while the watch thread packs, and the same keys rewritten, deleted and created
+ * again, watches dropped and relists after 410s with texts pending. Each converges to the server
+ * and reads back as it has it; the informers are freed with texts pending. */
+typedef struct {
+  po_Informer *inf[3];
+  const char *ns;
+  atomic_bool stop;
+  atomic_size_t gets, absent, wrong; /* wrong: told by the main thread (cmocka's fail is its own) */
+} Readers;
+
+static void count_each(void *ctx, const char *key, const json_object *o, const char *rv) {
+  (void)rv;
+  Readers *r = ctx;
+  const char *name = meta((json_object *)o, "name"), *slash = strchr(key, '/');
+  if (!name || !slash || strcmp(name, slash + 1) != 0) {
+    print_error("ForEach: %s holds %s\n", key, name ? name : "(none)");
+    atomic_fetch_add(&r->wrong, 1);
+  }
+}
+
+static void *read_churned(void *arg) {
+  Readers *r = arg;
+  uint64_t x = 99;
+  while (!atomic_load(&r->stop)) {
+    for (int k = 0; k < 3; k++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      char name[32];
+      snprintf(name, sizeof name, "h%02d", (int)(x % 24));
+      po_InformerRef *ref = NULL;
+      po_CtlStatus st;
+      const json_object *o = po_Informer_Get(r->inf[k], r->ns, name, &ref, &st);
+      json_object *data = NULL;
+      const char *got = o ? meta((json_object *)o, "name") : NULL;
+      if (o && (!got || strcmp(got, name) != 0 || !json_object_object_get_ex((json_object *)o, "data", &data))) {
+        print_error("Get %s: %s\n", name, got ? got : "(no name)");
+        atomic_fetch_add(&r->wrong, 1);
+      } else if (!o && st.code != kPo_Ctl_Ok) {
+        print_error("Get %s: %s\n", name, st.message);
+        atomic_fetch_add(&r->wrong, 1);
+      }
+      atomic_fetch_add(o ? &r->gets : &r->absent, 1);
+      po_InformerRef_Release(ref);
+      if (x % 64 == 0) po_Informer_ForEach(r->inf[k], count_each, r);
+    }
+  }
+  return NULL;
+}
+
+static void test_churn_packs_late(void **state) {
+  (void)state;
+  const char *ns = "churnlate";
+  make_ns(g_client, ns);
+  po_KubeRef cm = kCm;
+  cm.ns = ns;
+  Mirror m[3] = {{.pack_delay_ms = 1}, {.pack_delay_ms = 3600 * 1000, .pack_pending = 8192},
+                 {.pack_delay_ms = 3600 * 1000}};
+  po_Informer *inf[3];
+  /* taken by each watch when it starts */
+  assert_true(po_TestServer_Faults(&g_srv, "{\"dropWatchEvery\":13}"));
+  for (int k = 0; k < 3; k++) inf[k] = start_informer(ns, &m[k]);
+  for (int k = 0; k < 3; k++) assert_true(po_Informer_WaitForSync(inf[k], 30000));
+  Readers r = {.inf = {inf[0], inf[1], inf[2]}, .ns = ns};
+  atomic_init(&r.stop, false);
+  atomic_init(&r.gets, 0), atomic_init(&r.absent, 0), atomic_init(&r.wrong, 0);
+  pthread_t th[2];
+  for (int t = 0; t < 2; t++) assert_int_equal(pthread_create(&th[t], NULL, read_churned, &r), 0);
+  uint64_t x = 4242;
+  char big[820];
+  for (int i = 0; i < 600; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    char name[32];
+    snprintf(name, sizeof name, "h%02d", (int)(x % 24));
+    po_KubeRef one = cm;
+    one.name = name;
+    /* a value long enough that texts are worth packing, another at every write */
+    snprintf(big, sizeof big, "%0*d", 600 + (int)(x % 200), i);
+    switch (x % 5) {
+      case 0: assert_true(retry_delete(g_client, &one)); break;
+      default: {
+        json_object *o = configmap(ns, name, "churn", big);
+        po_CtlStatus st;
+        if (!po_KubeClient_Create(g_client, &cm, o, NULL, &st)) assert_true(retry_update(g_client, &one, big));
+        json_object_put(o);
+      }
+    }
+    /* every informer's watch ends now and then, and its next start is a 410: a relist with
+     * texts pending */
+    if (i % 97 == 0) assert_true(po_TestServer_Faults(&g_srv, "{\"force410\":3}"));
+  }
+  assert_true(po_TestServer_Faults(&g_srv, "{\"dropWatchEvery\":0,\"force410\":0}"));
+  for (int k = 0; k < 3; k++) expect_converged(inf[k], &m[k], ns, 60);
+  atomic_store(&r.stop, true);
+  for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+  for (int k = 0; k < 3; k++) {
+    expect_same_content(inf[k], ns, false);
+    po_InformerStats s = po_Informer_Stats(inf[k]);
+    print_message("churn packs late (%ld ms, bound %zu): %llu lists (%llu after 410), %llu watches, %llu events, %llu "
+                  "packed late, cache %zu bytes\n", m[k].pack_delay_ms, m[k].pack_pending, (unsigned long long)s.lists,
+                  (unsigned long long)s.relists_gone, (unsigned long long)s.watches, (unsigned long long)s.events,
+                  (unsigned long long)s.texts_packed_late, po_Informer_CacheBytes(inf[k]));
+  }
+  print_message("churn packs late: readers %zu gets, %zu absent\n", atomic_load(&r.gets), atomic_load(&r.absent));
+  assert_int_equal(atomic_load(&r.wrong), 0);
+  assert_true(atomic_load(&r.gets) > 0);
+  for (int k = 0; k < 3; k++) stop_informer(inf[k], &m[k]);
 }
 
 static int setup_churn(void **state) {
@@ -1658,6 +1824,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_rest_threads), cmocka_unit_test(test_rest_pooled_handle_verbs),
         cmocka_unit_test(test_informer_transform), cmocka_unit_test(test_informer_store_bounded),
         cmocka_unit_test(test_informer_compressed), cmocka_unit_test(test_informer_packs_late),
+        cmocka_unit_test(test_informer_packs_late_bounded),
         cmocka_unit_test(test_informer_own_version),
 #ifdef PO_COUNT_ALLOCS
         cmocka_unit_test(test_informer_cold_list_flat),
@@ -1668,7 +1835,7 @@ int main(int argc, char **argv) {
     return cmocka_run_group_tests_name("rest", t, setup_rest, stop_server);
   }
   if (strcmp(which, "churn") == 0) {
-    const struct CMUnitTest t[] = {cmocka_unit_test(test_churn)};
+    const struct CMUnitTest t[] = {cmocka_unit_test(test_churn), cmocka_unit_test(test_churn_packs_late)};
     return cmocka_run_group_tests_name("churn", t, setup_churn, stop_server);
   }
   if (strcmp(which, "restart") == 0) {
