@@ -122,14 +122,8 @@ static void test_memo_answers_as_a_full_scan(void **state) {
 
 /* ---- po_OverlapIndex itself, peers made by hand ------------------------------------------- */
 
-/* A compiled override setting outlier_detection.max_ejection_percent to v (every two of them
- * overlap). */
-static const po_Override *override_setting(po_Arena *a, unsigned v) {
-  char spec[512];
-  snprintf(spec, sizeof spec,
-           "{\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
-           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%u}]}",
-           v);
+/* The compiled override of a spec ({"patches": [...]}), valid. */
+static const po_Override *compiled_spec(po_Arena *a, const char *spec) {
   po_Status st;
   po_Status_Clear(&st);
   po_Value *sv = po_Value_ParseJson(spec, strlen(spec), a, &st);
@@ -142,6 +136,17 @@ static const po_Override *override_setting(po_Arena *a, unsigned v) {
   assert_non_null(o);
   assert_true(po_Override_Valid(o));
   return o;
+}
+
+/* A compiled override setting outlier_detection.max_ejection_percent to v (every two of them
+ * overlap). */
+static const po_Override *override_setting(po_Arena *a, unsigned v) {
+  char spec[512];
+  snprintf(spec, sizeof spec,
+           "{\"patches\":[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+           "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%u}]}",
+           v);
+  return compiled_spec(a, spec);
 }
 
 /* Every peer's message and the engine's verdicts with the memo `prev` against every pair
@@ -214,17 +219,7 @@ static void test_memo_of_seeded_peer_lists_as_a_full_scan(void **state) {
     char spec[600], p[512];
     patches(p, sizeof p);
     snprintf(spec, sizeof spec, "{\"patches\":%s}", p);
-    po_Status st;
-    po_Status_Clear(&st);
-    po_Value *sv = po_Value_ParseJson(spec, strlen(spec), pool, &st);
-    assert_non_null(sv);
-    po_Diagnostics *d = po_Diagnostics_New(pool);
-    po_Arguments args;
-    assert_true(po_Arguments_DecodeSpec(sv, pool, &args, d));
-    po_CompileOptions co = po_CompileOptions_Default();
-    forms[f] = po_Override_Build(&args, &co, pool, d);
-    assert_non_null(forms[f]);
-    assert_true(po_Override_Valid(forms[f]));
+    forms[f] = compiled_spec(pool, spec);
   }
   static const char *const kTargets[2][2] = {{"ProxyDefaults/default/global", "ProxyDefaults/other/global"},
                                              {"ServiceDefaults/default/web", "ServiceDefaults/default/api"}};
