@@ -1,10 +1,11 @@
 /* One reconcile of a ServiceDefaults of K PropertyOverrides (argv[1], default 50) right after one
  * more was added to it, the case each create on the real server is (issue 26: about one reconcile
  * per PropertyOverride created): every PropertyOverride sets the same field of every outbound
- * cluster, so all overlap, as bench_controller.sh's do. Not a test: measured by callgrind,
- * `measured` alone (docs/benchmarks.md):
+ * cluster, so all overlap, as bench_controller.sh's do by default; with `distinct`, each one's
+ * patch is for an upstream of its own, so none overlap (`--patches distinct`). Not a test:
+ * measured by callgrind, `measured` alone (docs/benchmarks.md):
  *
- *   valgrind --tool=callgrind --toggle-collect=measured build/tests/reconcile/bench_reconcile_one 50 [consul-only]
+ *   valgrind --tool=callgrind --toggle-collect=measured build/tests/reconcile/bench_reconcile_one 50 [consul-only] [distinct]
  *
  * consul-only: the IO table without EnvoyFilters and EnvoyPatchPolicies, as the app's when
  * neither Istio nor Envoy Gateway is enabled. The fixture's own work (tests/reconcile/fake_api.c,
@@ -27,13 +28,16 @@ static long minor_faults(void) {
   return getrusage(RUSAGE_SELF, &u) == 0 ? u.ru_minflt : 0;
 }
 
+static bool g_distinct; /* each PropertyOverride's patch for one upstream of its own: none overlap */
+
 static void apply(Fake *fx, int i, int gen, int value) {
-  char name[32], patches[512];
+  char name[32], patches[512], services[64] = "";
   snprintf(name, sizeof name, "po-%03d", i);
+  if (g_distinct) snprintf(services, sizeof services, ",\"services\":[{\"name\":\"up-%03d\"}]", i);
   snprintf(patches, sizeof patches,
-           "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"},"
+           "[{\"resourceFilter\":{\"resourceType\":\"cluster\",\"trafficDirection\":\"outbound\"%s},"
            "\"op\":\"add\",\"path\":\"/outlier_detection/max_ejection_percent\",\"value\":%d}]",
-           value);
+           services, value);
   apply_override(fx, name, gen, "web", patches);
 }
 
@@ -49,8 +53,12 @@ int main(int argc, char **argv) {
   }
   Fake *fx = fake_new();
   if (!fx) return 1;
-  if (argc > 2 && !strcmp(argv[2], "consul-only")) {
-    fx->io.get_filter = NULL, fx->io.write_filter = NULL, fx->io.get_policy = NULL, fx->io.write_policy = NULL;
+  for (int a = 2; a < argc; a++) {
+    if (!strcmp(argv[a], "consul-only")) {
+      fx->io.get_filter = NULL, fx->io.write_filter = NULL, fx->io.get_policy = NULL, fx->io.write_policy = NULL;
+    } else if (!strcmp(argv[a], "distinct")) {
+      g_distinct = true;
+    }
   }
   for (int i = 0; i < k - 1; i++) apply(fx, i, 1, 1 + i % 90);
   for (int pass = 0; pass < 3; pass++) (void)reconcile_key(fx, "ServiceDefaults/default/web");
