@@ -384,6 +384,18 @@ static void make_candidates(const po_OverlapIndex *ix, struct Candidates *c) {
  * no overlap: it is skipped in po_Overlap_Of's loop too). *n their count; NULL: not made (out of
  * memory), visit every peer. Each reconcile visited every pair of its target's peers, n*n for n
  * PropertyOverrides on the target; this is the changed peers and the known overlaps per peer. */
+/* The first of n sorted elements of `size` bytes whose leading id (a po_OverlapPair's x, an IdAt's
+ * id) is not below key: where key's run starts, or n. */
+static size_t first_of(const void *base, size_t n, size_t size, po_JsonHash key) {
+  size_t lo = 0, hi = n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (id_cmp(*(const po_JsonHash *)((const char *)base + mid * size), key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 static const size_t *candidates(const po_OverlapIndex *ix, size_t i, size_t *n) {
   struct Candidates *c = ix->cands;
   if (!c->made) make_candidates(ix, c);
@@ -393,31 +405,18 @@ static const size_t *candidates(const po_OverlapIndex *ix, size_t i, size_t *n) 
   const po_OverlapMemo *m = ix->prev;
   po_JsonHash x = ix->peers[i].id;
   /* the memo's pairs of x: a run of the sorted pairs */
-  size_t lo = 0, hi = m ? m->nfound : 0;
-  while (lo < hi) {
-    size_t mid = lo + (hi - lo) / 2;
-    if (id_cmp(m->found[mid].x, x) < 0) lo = mid + 1;
-    else hi = mid;
-  }
+  size_t lo = m ? first_of(m->found, m->nfound, sizeof *m->found, x) : 0;
   for (size_t f = lo; m && f < m->nfound && id_cmp(m->found[f].x, x) == 0; f++) {
     /* a pair listed again (two peers of one id: a hash's collision) adds nothing new: taken once,
      * the peers added are all distinct (no column: fresh; one id's run each), at most n */
     if (f > lo && id_cmp(m->found[f - 1].y, m->found[f].y) == 0) continue;
     /* every peer with that id and a column (ids are per compiled form and place: one, as a rule) */
-    size_t a = 0, b = c->nids;
-    while (a < b) {
-      size_t mid = a + (b - a) / 2;
-      if (id_cmp(c->ids[mid].id, m->found[f].y) < 0) a = mid + 1;
-      else b = mid;
-    }
-    for (; a < c->nids && id_cmp(c->ids[a].id, m->found[f].y) == 0 && k < ix->n; a++) c->cand[k++] = c->ids[a].at;
+    for (size_t a = first_of(c->ids, c->nids, sizeof *c->ids, m->found[f].y);
+         a < c->nids && id_cmp(c->ids[a].id, m->found[f].y) == 0 && k < ix->n; a++)
+      c->cand[k++] = c->ids[a].at;
   }
   if (k > c->nfresh) qsort(c->cand, k, sizeof *c->cand, by_place);
-  /* once each (a pair the memo lists twice) */
-  size_t u = 0;
-  for (size_t q = 0; q < k; q++)
-    if (!u || c->cand[u - 1] != c->cand[q]) c->cand[u++] = c->cand[q];
-  *n = u;
+  *n = k;
   return c->cand;
 }
 
