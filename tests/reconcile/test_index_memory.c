@@ -56,7 +56,9 @@ static void test_index_entry_bytes(void **state) {
   po_OverrideVersion v = {.rv = "100999", .uid = "00000000-0000-4000-8000-000000000999", .generation = 1};
   po_OverrideMemo m;
   char key[600], held_key[600];
-  assert_true(po_TargetIndex_MemoGet(ix, "default", "po-00999", &v, &m, key, held_key, sizeof key));
+  const po_CompiledEntry *ce = NULL;
+  assert_true(po_TargetIndex_MemoCompiled(ix, "default", "po-00999", &v, &m, key, held_key, sizeof key, &ce));
+  po_CompiledEntry_Release(ce);
   assert_string_equal(m.rv, "100999");
   assert_string_equal(m.uid, v.uid);
   assert_int_equal(m.status_hash, 11);

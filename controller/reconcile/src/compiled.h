@@ -94,14 +94,11 @@ typedef struct {
 } po_OverrideMemo;
 
 /* The memo when it is for this very version (rv, uid and generation), with its current and held
- * target keys (false: none, or for another version). */
-bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
-                            po_OverrideMemo *m, char *key, char *held, size_t size);
-/* MemoGet, with the compiled current spec the index holds for the memo's version (its uid,
- * generation and spec hash), under one lock and one lookup: a reconcile asked both apart for
- * every PropertyOverride of its target, and the index's lookups, with their strcmp, were 9% of
- * the workers' time at 10,000 (cache misses on its entries, docs/benchmarks.md). *ce: a reference
- * the caller releases; NULL when not cached. */
+ * target keys (false: none, or for another version), and the compiled current spec the index
+ * holds for the memo's version (its uid, generation and spec hash), under one lock and one
+ * lookup: a reconcile asked for both apart for every PropertyOverride of its target, and the
+ * index's lookups, with their strcmp, were 9% of the workers' time at 10,000 (cache misses on
+ * its entries, docs/benchmarks.md). *ce: a reference the caller releases; NULL when not cached. */
 bool po_TargetIndex_MemoCompiled(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
                                  po_OverrideMemo *m, char *key, char *held, size_t size, const po_CompiledEntry **ce);
 /* Records it (best effort: out of memory leaves none, and the object is read next time). */

@@ -242,7 +242,7 @@ static void po_key(char *out, size_t size, const char *ns, const char *name) {
 
 /* src into dst, cut at size - 1 bytes, ended. Not strncpy: it fills the rest of dst with NULs,
  * and the buffers are 128-600 bytes, four of them for each PropertyOverride of a target on every
- * reconcile (po_TargetIndex_MemoGet). */
+ * reconcile (po_TargetIndex_MemoCompiled). */
 static void copy_out(char *dst, size_t size, const char *src) {
   if (!size) return;
   if (!src) src = "";
@@ -546,7 +546,7 @@ static Entry *entry_of(po_TargetIndex *ix, const char *ns, const char *name) {
   return find(ix, po);
 }
 
-/* Under the lock: e's memo when it is for version v, copied out (MemoGet). */
+/* Under the lock: e's memo when it is for version v, copied out. */
 static bool memo_of(const Entry *e, const po_OverrideVersion *v, po_OverrideMemo *m, char *key, char *held, size_t size) {
   bool ok = e && e->memo && *v->rv && strcmp(e->memo->rv, v->rv) == 0 && strcmp(e->memo->uid, v->uid) == 0 &&
             e->memo->generation == v->generation;
@@ -559,14 +559,6 @@ static bool memo_of(const Entry *e, const po_OverrideVersion *v, po_OverrideMemo
     copy_out(key, size, c->key);
     copy_out(held, size, c->held);
   }
-  return ok;
-}
-
-bool po_TargetIndex_MemoGet(po_TargetIndex *ix, const char *ns, const char *name, const po_OverrideVersion *v,
-                            po_OverrideMemo *m, char *key, char *held, size_t size) {
-  pthread_mutex_lock(&ix->mu);
-  bool ok = memo_of(entry_of(ix, ns, name), v, m, key, held, size);
-  pthread_mutex_unlock(&ix->mu);
   return ok;
 }
 
