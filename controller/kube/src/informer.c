@@ -160,12 +160,11 @@ static json_object *parse_entry(const po_CacheEntry_ *e) {
   return o;
 }
 
-/* The entry of an object, with the metadata a reader may ask for without parsing it: the tree
- * itself (a reference taken: the event or the list page that holds it is put after this) for an
- * informer that keeps trees; else text: the bytes the server sent (a watch event's when the watch
- * located them, a list item's), else the compact serialisation (no serialising of what was just
- * parsed when the bytes are at hand). cut: the caller took managedFields out of the bytes. */
-static int64_t now_ns(void);
+static int64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
 
 /* A text entry of key: packed now, or, for a watch event's text (later) when the informer packs
  * late (po_InformerOptions.text_pack_delay_ms), kept as it came and noted (pack_later.h; packed
@@ -183,6 +182,12 @@ static po_CacheEntry_ *store_text(po_Informer *f, const char *key, const char *t
   return po_Cache_NewEntry_(key, NULL, text, len, m);
 }
 
+/* The entry of an object, with the metadata a reader may ask for without parsing it: the tree
+ * itself (a reference taken: the event or the list page that holds it is put after this) for an
+ * informer that keeps trees; else text: the bytes the server sent (a watch event's when the watch
+ * located them, a list item's), else the compact serialisation (no serialising of what was just
+ * parsed when the bytes are at hand). cut: the caller took managedFields out of the bytes;
+ * later: a watch event's text, which may be packed late (store_text). */
 static po_CacheEntry_ *entry_of(po_Informer *f, const char *key, json_object *o, const char *text, size_t len,
                                 bool cut, bool later) {
   json_object *md = po_Json_Get(o, "metadata"), *g = po_Json_Get(md, "generation");
@@ -605,12 +610,6 @@ static bool relist(po_Informer *f, po_CtlStatus *st) {
 }
 
 /* ---- the loop ---------------------------------------------------------------------------- */
-
-static int64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void note_error(po_Informer *f, const char *what, const po_CtlStatus *st) {
   pthread_mutex_lock(&f->lock);
