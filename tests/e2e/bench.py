@@ -328,6 +328,14 @@ def run():
          # AdmissionReviews the controller's webhook answered (none unless it is registered: --webhook)
          "admissions": int(msum(m, "propertyoverride_webhook_requests_total") -
                            msum(base_m, "propertyoverride_webhook_requests_total")),
+         # of those, the mutating webhooks' answers by outcome (--mutating: finalized, a new
+         # PropertyOverride given the finalizer in its create)
+         "mutations": {x: int(msum(m, "propertyoverride_webhook_mutations_total", outcome=x) -
+                              msum(base_m, "propertyoverride_webhook_mutations_total", outcome=x))
+                       for x in ("finalized", "finalizer-kept", "patched", "unchanged", "exempt", "not-synced", "error")},
+         # the controller's writes to PropertyOverrides themselves (finalizers), per PropertyOverride
+         "override_writes_per_po": round((msum(m, "propertyoverride_writes_total", resource="propertyoverrides") -
+                                          msum(base_m, "propertyoverride_writes_total", resource="propertyoverrides")) / n, 4),
          "rss_base_mb": round(base_p[1], 1), "rss_peak_mb": round(pr[2], 1),
          "rss_kb_per_po": round((pr[2] - base_p[1]) * 1024 / n, 2),
          "load_start": load0, "load_end": load(),

@@ -25,6 +25,10 @@
 #                           but its own: it runs as deploy/'s username, LC_CONTROLLER_USER), so the
 #                           admissions it answers count in the controller's CPU as they do for users
 #                           (default on; the local server calls no webhook)
+#     --mutating on|off     with --webhook on, the mutating webhooks too, as deploy/ ships them
+#                           (e2e_register_mutating, under the controller's username): a new
+#                           PropertyOverride gets the finalizer in its create (default on; off
+#                           measures the controller writing each finalizer itself)
 #     --patches same|distinct  what the PropertyOverrides of a target set: the same field of every
 #                           outbound cluster (default: all overlap, each status names three peers:
 #                           the worst case), or each its own upstream's (resourceFilter.services:
@@ -55,9 +59,9 @@
 # samples). The controller runs without leader election (one replica: no lease writes in the
 # counts) and with --consul-sync-status=ignore (no consul-k8s here).
 set -u
-build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--rate R] [--webhook on|off] [--patches same|distinct] [--quiet S] [--timeout S] [--out FILE]}
+build=${1:?usage: bench_controller.sh BUILD [--server real|local] [--points N,...] [--per-target P] [--capped N:T|none] [--restart] [--rate R] [--webhook on|off] [--mutating on|off] [--patches same|distinct] [--quiet S] [--timeout S] [--out FILE]}
 shift
-server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 rate=0 quiet=8 timeout=1800 out= webhook=on patches=same
+server=real points=2500,5000,10000,20000 per_target=50 capped= restart=0 rate=0 quiet=8 timeout=1800 out= webhook=on mutating=on patches=same
 while [ $# -gt 0 ]; do
   case $1 in
   [0-9]*) points=$1; shift ;; # the earlier form: bench_controller.sh BUILD N
@@ -69,6 +73,7 @@ while [ $# -gt 0 ]; do
   --rate) rate=$2; shift 2 ;;
   --quiet) quiet=$2; shift 2 ;;
   --webhook) webhook=$2; shift 2 ;;
+  --mutating) mutating=$2; shift 2 ;;
   --patches) patches=$2; shift 2 ;;
   --timeout) timeout=$2; shift 2 ;;
   --out) out=$2; shift 2 ;;
@@ -78,9 +83,11 @@ done
 case $server in real | local) ;; *) echo "bench_controller.sh: --server takes real or local, not '$server'" >&2; exit 2 ;; esac
 case $patches in same | distinct) ;; *) echo "bench_controller.sh: --patches takes same or distinct, not '$patches'" >&2; exit 2 ;; esac
 case $webhook in on | off) ;; *) echo "bench_controller.sh: --webhook takes on or off, not '$webhook'" >&2; exit 2 ;; esac
+case $mutating in on | off) ;; *) echo "bench_controller.sh: --mutating takes on or off, not '$mutating'" >&2; exit 2 ;; esac
 [ "$server" = local ] && webhook=off
 label=$server
 [ "$webhook" = on ] && label="$server+webhook"
+[ "$webhook" = on ] && [ "$mutating" = on ] && label="$label+mutating"
 case $points in *[!0-9,]* | "" | ,* | *,,* | *,) echo "bench_controller.sh: --points takes counts like 2500,10000, not '$points'" >&2; exit 2 ;; esac
 case $rate in "" | *[!0-9.]* | *.*.*) echo "bench_controller.sh: --rate takes creates a second like 8 or 2.5, not '$rate'" >&2; exit 2 ;; esac
 PO_APISERVER=$server
@@ -107,7 +114,7 @@ fi
 [ "$capped" != none ] && runs+=("$capped")
 
 flags=(--log-level warn --kube-api-qps 2000 --kube-api-burst 4000 --leader-elect=false ${PO_BENCH_CONTROLLER_FLAGS:-})
-echo "controller: ${flags[*]}; server: $server; webhook: $webhook; patches: $patches; quiet: $quiet s; machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
+echo "controller: ${flags[*]}; server: $server; webhook: $webhook; mutating: $mutating; patches: $patches; quiet: $quiet s; machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo)"
 
 # As lc_controller, but waiting as long as the start takes (at 100,000 it is the figure measured).
 start_controller() {
@@ -137,6 +144,10 @@ wait_ready() {
   tail -20 "$LC_WORK/controller.log" >&2
   return 1
 }
+register_webhooks() {
+  lc_register_webhook Fail || return 1
+  [ "$mutating" = off ] || e2e_register_mutating "$LC_CONTROLLER_USER"
+}
 driver() { # mode [args...]
   local mode=$1
   shift
@@ -152,7 +163,7 @@ for run in "${runs[@]}"; do
   lc_start "$build" "$e2e_work/n$n-t$t" --compaction-window $((n * 8 + 100000)) || { bad "cluster for $n"; status=1; break; }
   server_pids=$(IFS=,; echo "${lc_pids[*]}")
   start_controller && wait_ready || { bad "controller for $n"; status=1; break; }
-  if [ "$webhook" = on ]; then lc_register_webhook Fail || { bad "webhook for $n"; status=1; break; }; fi
+  if [ "$webhook" = on ]; then register_webhooks || { bad "webhook for $n"; status=1; break; }; fi
   echo "--- $n PropertyOverrides over $t targets ($server server; load $(cut -d' ' -f1-3 /proc/loadavg)) ---"
   perf_pid=
   if [ -n "${PO_BENCH_PERF:-}" ] && [ "$n" = "$largest" ] && [ "$t" = $(((n + per_target - 1) / per_target)) ] && [ -z "${perf_done:-}" ]; then
@@ -191,7 +202,7 @@ for run in "${runs[@]}"; do
       wait_ready || { bad "$n over $t: the restarted controller did not become ready"; status=1; continue 3; }
       ready_at=$(date +%s.%N)
       # its webhook listens on a new port (after ready_at: nothing is created after a restart; a repair would be admitted)
-      if [ "$webhook" = on ]; then lc_register_webhook Fail || { bad "$n over $t: webhook after the restart"; status=1; continue 3; }; fi
+      if [ "$webhook" = on ]; then register_webhooks || { bad "$n over $t: webhook after the restart"; status=1; continue 3; }; fi
       [ -n "$perf_pid" ] && { kill -INT "$perf_pid"; wait "$perf_pid"; echo "perf profile of the restart: $PO_BENCH_PERF_RESTART"; }
       line=$(driver restart --count "$n" --targets "$t" --started "$started_at" --ready "$ready_at" --label "$label${rbuild:+ $rbuild}${rflags:+ $rflags}")
       rc=$?

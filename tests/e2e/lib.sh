@@ -128,12 +128,17 @@ obs_stop() {
 }
 obs_figure() { jq -r --arg l "$1" --arg f "$2" '.phases[] | select(.label == $l) | .[$f]' "$obs_dir/summary.json"; }
 
-# ---- the mutating webhook, as deploy/ registers it (deploy/base/mutating-webhook.yaml), dialled
-# at this run's controller (lc_controller's port) with the test CA ----
-e2e_register_mutating() {
+# ---- the mutating webhooks, as deploy/ registers them (deploy/base/mutating-webhook.yaml), dialled
+# at this run's controller (lc_controller's port) with the test CA; USER, when given, is the
+# controller's username their not-the-controller conditions name (deploy/'s ServiceAccount's
+# otherwise) ----
+e2e_register_mutating() { # [controller username]
   local ca
   ca=$(base64 -w0 <"$LC_WORK/tls/ca.crt")
   kubectl create --dry-run=client -o json -f "$top/deploy/base/mutating-webhook.yaml" |
-    jq --arg url "https://127.0.0.1:$LC_WEBHOOK_PORT/mutate" --arg ca "$ca" \
-      '.webhooks[].clientConfig = {url: $url, caBundle: $ca}' | kubectl apply -f - >/dev/null
+    jq --arg url "https://127.0.0.1:$LC_WEBHOOK_PORT/mutate" --arg ca "$ca" --arg user "${1:-}" \
+      '.webhooks[].clientConfig = {url: $url, caBundle: $ca} |
+       if $user == "" then . else .webhooks[].matchConditions |= map(if .name == "not-the-controller"
+         then .expression = "request.userInfo.username != \u0027\($user)\u0027" else . end) end' |
+    kubectl apply -f - >/dev/null
 }

@@ -1200,6 +1200,20 @@ static void test_tenancy_refuses_proxydefaults_from_other_namespaces(void **stat
   assert_non_null(strstr(cond(fx, "mesh-wide", "Accepted", "message"), "'mesh'"));
   assert_string_equal(cond(fx, "mesh-wide", "Programmed", "reason"), "TargetNotAllowed");
   assert_null(get(get(po(fx, "mesh-wide"), "metadata"), "finalizers"));
+  /* nor does the mutating webhook give it the finalizer at its create */
+  assert_false(po_Reconcile_Claims(&fx->tenancy, po(fx, "mesh-wide")));
+}
+
+/* po_Reconcile_Claims (the mutating webhook's rule for a new PropertyOverride) says what the
+ * reconcile did: the finalizer is on exactly the PropertyOverrides it claims. */
+static void claims_as_reconciled(Fake *fx, const char *ns, const char *name) {
+  char k[300];
+  snprintf(k, sizeof k, "po/%s/%s", ns, name);
+  json_object *obj = slot(fx, k, false)->obj, *list = get(get(obj, "metadata"), "finalizers");
+  bool has = false;
+  for (size_t i = 0; list && i < json_object_array_length(list); i++)
+    has = has || !strcmp(json_object_get_string(json_object_array_get_idx(list, i)), PO_FINALIZER);
+  if (po_Reconcile_Claims(&fx->tenancy, obj) != has) fail_msg("%s: claimed %d, finalizer %d", k, !has, has);
 }
 
 static const char *cond_ns(Fake *fx, const char *ns, const char *po, const char *type, const char *field) {
@@ -1285,6 +1299,9 @@ static void test_cross_namespace_allowed_programs_the_other_target(void **state)
   assert_string_equal(cond_ns(fx, "team-x", "b", "Programmed", "reason"), "TargetNotAllowed");
   assert_non_null(strstr(cond_ns(fx, "team-x", "b", "Accepted", "message"),
                          "only from namespace 'platform' (--allow-cross-namespace-from)"));
+  claims_as_reconciled(fx, "shop", "a");
+  claims_as_reconciled(fx, "platform", "a");
+  claims_as_reconciled(fx, "team-x", "b");
   json_object *ext = shop_ext(fx);
   assert_int_equal(json_object_array_length(ext), 2);
   int with_ns = 0;

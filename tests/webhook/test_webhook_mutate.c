@@ -4,6 +4,7 @@
 #include <gnutls/gnutls.h>
 #include <json-c/json.h>
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -294,6 +295,182 @@ static void test_no_answer_passes_unchanged(void **s) {
   free(b);
 }
 
+/* ---- a new PropertyOverride and the finalizer ---- */
+
+static struct {
+  int calls;
+  bool answer;
+  char ns[64]; /* the namespace the object it was given says */
+} gc;
+
+static bool fake_claims(void *ctx, const json_object *object) {
+  (void)ctx;
+  gc.calls++;
+  json_object *meta = NULL, *ns = NULL;
+  gc.ns[0] = '\0';
+  if (json_object_object_get_ex(object, "metadata", &meta) && json_object_object_get_ex(meta, "namespace", &ns))
+    snprintf(gc.ns, sizeof gc.ns, "%s", json_object_get_string(ns));
+  return gc.answer;
+}
+
+static po_MutateOptions finalizing(void) {
+  po_MutateOptions o = opts();
+  o.finalizer = "propertyoverride.io/finalizer";
+  o.claims = fake_claims;
+  return o;
+}
+
+static void test_new_override_gets_the_finalizer(void **s) {
+  (void)s;
+  struct {
+    const char *obj, *path, *value; /* the one operation expected: path and its value as JSON */
+  } cases[] = {
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"},\"spec\":{}}", "/metadata/finalizers",
+       "[\"propertyoverride.io/finalizer\"]"},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":null},\"spec\":{}}", "/metadata/finalizers",
+       "[\"propertyoverride.io/finalizer\"]"},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":[]},\"spec\":{}}", "/metadata/finalizers/-",
+       "\"propertyoverride.io/finalizer\""},
+      /* someone else's finalizers stay, in their order; ours is appended */
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":[\"example.com/x\",\"propertyoverride.io/finalizer2\"]},"
+       "\"spec\":{}}",
+       "/metadata/finalizers/-", "\"propertyoverride.io/finalizer\""},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gc.calls = 0;
+    gc.answer = true;
+    char *b = review("propertyoverride.io", "PropertyOverride", "CREATE", cases[i].obj, NULL, NULL, NULL);
+    const char *outcome = NULL;
+    po_MutateOptions o = finalizing();
+    json_object *resp = answer(b, &o, &outcome);
+    assert_string_equal(outcome, "finalized");
+    assert_int_equal(gc.calls, 1);
+    assert_int_equal(g.calls, 0); /* the targets' question is not asked */
+    json_object *ops = patch_ops(resp), *want = json_tokener_parse(cases[i].value), *v = NULL;
+    assert_non_null(ops);
+    assert_int_equal(json_object_array_length(ops), 1);
+    json_object *op = json_object_array_get_idx(ops, 0);
+    assert_true(json_object_object_get_ex(op, "op", &v));
+    assert_string_equal(json_object_get_string(v), "add");
+    assert_true(json_object_object_get_ex(op, "path", &v));
+    assert_string_equal(json_object_get_string(v), cases[i].path);
+    assert_true(json_object_object_get_ex(op, "value", &v));
+    if (!json_object_equal(v, want)) fail_msg("case %zu: value %s", i, json_object_to_json_string(v));
+    assert_false(json_object_object_get_ex(resp, "warnings", &v)); /* routine: nothing to tell the writer */
+    json_object_put(want);
+    json_object_put(ops);
+    json_object_put(resp);
+    free(b);
+  }
+}
+
+/* The claim is judged on the object as the store will hold it: its namespace from the request
+ * when the object does not say it. */
+static void test_claim_sees_the_request_namespace(void **s) {
+  (void)s;
+  gc.calls = 0;
+  gc.answer = true;
+  char *b = review("propertyoverride.io", "PropertyOverride", "CREATE", "{\"metadata\":{\"name\":\"a\"},\"spec\":{}}", NULL,
+                   NULL, NULL);
+  po_MutateOptions o = finalizing();
+  const char *outcome = NULL;
+  json_object *resp = answer(b, &o, &outcome);
+  assert_string_equal(outcome, "finalized");
+  assert_int_equal(gc.calls, 1);
+  assert_string_equal(gc.ns, "shop");
+  json_object_put(resp);
+  free(b);
+}
+
+/* Each passes unchanged; `asked`: whether the claim was asked first. */
+static void test_override_writes_not_finalized(void **s) {
+  (void)s;
+  static const char *kCreated = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"},\"spec\":{}}";
+  struct {
+    const char *op, *obj, *sub;
+    bool claims, wired, asked;
+  } cases[] = {
+      /* already there, in any place */
+      {"CREATE", "{\"metadata\":{\"name\":\"a\",\"finalizers\":[\"propertyoverride.io/finalizer\"]}}", NULL, true, true, false},
+      {"CREATE", "{\"metadata\":{\"name\":\"a\",\"finalizers\":[1,\"x\",\"propertyoverride.io/finalizer\"]}}", NULL, true, true, false},
+      /* no list: the API server refuses the object, nothing to patch */
+      {"CREATE", "{\"metadata\":{\"name\":\"a\",\"finalizers\":\"propertyoverride.io/finalizer\"}}", NULL, true, true, false},
+      {"CREATE", "{\"metadata\":\"a\"}", NULL, true, true, false},
+      /* not claimed: the controller would not add it (no target named, a refused namespace) */
+      {"CREATE", kCreated, NULL, false, true, true},
+      /* an update of an object that never had it, a delete, a subresource */
+      {"UPDATE", kCreated, NULL, true, true, false},
+      {"DELETE", kCreated, NULL, true, true, false},
+      {"CREATE", kCreated, "status", true, true, false},
+      /* not wired (a webhook without the controller) */
+      {"CREATE", kCreated, NULL, true, false, false},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gc.calls = 0;
+    gc.answer = cases[i].claims;
+    char *b = review("propertyoverride.io", "PropertyOverride", cases[i].op, cases[i].obj,
+                     !strcmp(cases[i].op, "CREATE") ? NULL : cases[i].obj, NULL, cases[i].sub);
+    const char *outcome = NULL;
+    po_MutateOptions o = cases[i].wired ? finalizing() : opts();
+    json_object *resp = answer(b, &o, &outcome);
+    if (strcmp(outcome, "unchanged") != 0 || gc.calls != (cases[i].asked ? 1 : 0) || g.calls != 0)
+      fail_msg("case %zu: outcome %s, %d claims, %d desired", i, outcome, gc.calls, g.calls);
+    assert_null(patch_ops(resp));
+    json_object_put(resp);
+    free(b);
+  }
+}
+
+/* An update that would drop the finalizer from an object not being deleted keeps it (a server-side
+ * apply by the manager that created it, a PUT of the git version), saying why; not the
+ * controller's own update, not a deleted object's (the way out of a stuck deletion), not a
+ * status write. */
+static void test_update_dropping_the_finalizer_keeps_it(void **s) {
+  (void)s;
+  static const char *kHeld = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",\"finalizers\":"
+                             "[\"example.com/x\",\"propertyoverride.io/finalizer\"]},\"spec\":{}}";
+  struct {
+    const char *obj, *user, *sub, *outcome, *path, *value; /* path NULL: no patch */
+  } cases[] = {
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"},\"spec\":{\"x\":1}}", NULL, NULL, "finalizer-kept",
+       "/metadata/finalizers", "[\"propertyoverride.io/finalizer\"]"},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":[\"example.com/x\"]}}", NULL, NULL,
+       "finalizer-kept", "/metadata/finalizers/-", "\"propertyoverride.io/finalizer\""},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":[\"example.com/x\"],"
+       "\"deletionTimestamp\":\"2026-12-01T00:00:00Z\"}}",
+       NULL, NULL, "unchanged", NULL, NULL},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}}", "system:serviceaccount:po:ctl", NULL, "exempt", NULL, NULL},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}}", NULL, "status", "unchanged", NULL, NULL},
+      {kHeld, NULL, NULL, "unchanged", NULL, NULL},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    gc.calls = 0;
+    gc.answer = false; /* an update is not judged by the claim: the stored object was claimed */
+    char *b = review("propertyoverride.io", "PropertyOverride", "UPDATE", cases[i].obj, kHeld, cases[i].user, cases[i].sub);
+    const char *outcome = NULL;
+    po_MutateOptions o = finalizing();
+    json_object *resp = answer(b, &o, &outcome);
+    if (strcmp(outcome, cases[i].outcome) != 0 || gc.calls != 0) fail_msg("case %zu: outcome %s, %d claims", i, outcome, gc.calls);
+    json_object *ops = patch_ops(resp), *v = NULL;
+    if (!cases[i].path) {
+      assert_null(ops);
+    } else {
+      assert_int_equal(json_object_array_length(ops), 1);
+      json_object *op = json_object_array_get_idx(ops, 0), *want = json_tokener_parse(cases[i].value);
+      assert_true(json_object_object_get_ex(op, "path", &v));
+      assert_string_equal(json_object_get_string(v), cases[i].path);
+      assert_true(json_object_object_get_ex(op, "value", &v) && json_object_equal(v, want));
+      assert_true(json_object_object_get_ex(resp, "warnings", &v));
+      assert_non_null(strstr(json_object_get_string(json_object_array_get_idx(v, 0)),
+                             "metadata.finalizers: propertyoverride.io/finalizer was kept"));
+      json_object_put(want);
+    }
+    json_object_put(ops);
+    json_object_put(resp);
+    free(b);
+  }
+}
+
 static void test_not_a_review_is_400(void **s) {
   (void)s;
   const char *bodies[] = {"{", "[]", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
@@ -316,6 +493,10 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_object_without_spec_gets_a_spec, setup, teardown),
       cmocka_unit_test_setup_teardown(test_writes_not_asked_about, setup, teardown),
       cmocka_unit_test_setup_teardown(test_no_answer_passes_unchanged, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_new_override_gets_the_finalizer, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_claim_sees_the_request_namespace, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_override_writes_not_finalized, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_update_dropping_the_finalizer_keeps_it, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

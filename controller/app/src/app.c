@@ -51,6 +51,13 @@ static void observe_mutate(void *ctx, const char *outcome) {
   po_Series_Inc(po_Family_WithLabels(app->wh_mutations, outcome));
 }
 
+/* Whether a new PropertyOverride is one this controller claims (po/webhook/mutate.h): the
+ * reconcile's own rule, over the tenancy policy alone (no cache is read). */
+static bool claims(void *ctx, const json_object *object) {
+  po_App *app = ctx;
+  return po_Reconcile_Claims(&app->tenancy, object);
+}
+
 /* The mutating webhook's question (po/webhook/mutate.h), answered by the reconciler's own load
  * and plan over this replica's caches: every replica runs the informers and keeps the index
  * and the compiled forms, leader or not, so any replica the API server calls can answer. */
@@ -111,8 +118,9 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
   static const char *const ml[] = {"outcome"};
   app->wh_mutations = po_Metrics_Register(
       app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_mutations_total",
-      "Target writes the mutating webhook answered, by outcome: patched (our entries put back), unchanged, "
-      "not-synced (caches incomplete: passed unchanged), exempt (the controller's own write), error (passed unchanged).",
+      "Writes the mutating webhook answered, by outcome: patched (a target's entries put back), finalized (a new "
+      "PropertyOverride given the finalizer), unchanged, not-synced (caches incomplete: passed unchanged), exempt "
+      "(the controller's own write), error (passed unchanged).",
       1, ml, 0, NULL);
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,
@@ -400,7 +408,8 @@ static bool build_webhook(po_App *app, po_CtlStatus *st) {
       &(po_WebhookOptions){.address = o->webhook_address, .cert_file = o->webhook_insecure ? NULL : cert,
                            .key_file = o->webhook_insecure ? NULL : key, .observe = observe_webhook, .observe_ctx = app,
                            .tenancy = &app->tenancy, .targets = &app->target_options,
-                           .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user},
+                           .mutate = {.desired = desired, .ctx = app, .controller_user = o->controller_user,
+                                      .finalizer = PO_FINALIZER, .claims = claims},
                            .observe_mutate = observe_mutate, .log = app->log,
                            .memory_budget = o->webhook_memory_budget, .observe_budget = observe_budget},
       &wst);

@@ -47,3 +47,21 @@ void po_Reconcile_HeldKey(const json_object *po, char *key, size_t size) {
   po_Reconcile_OverrideKey(po, current, sizeof current);
   if (strcmp(key, current) == 0) key[0] = '\0';
 }
+
+bool po_Reconcile_Claims(const po_Tenancy *t, const json_object *po) {
+  char key[600], why[512];
+  po_Reconcile_OverrideKey(po, key, sizeof key);
+  /* "Kind/ns/name": a key names a kind this reconciler knows and its namespace */
+  char *ns = strchr(key, '/'), *end = ns ? strchr(ns + 1, '/') : NULL;
+  if (!end) return false;
+  *ns++ = '\0';
+  *end = '\0';
+  po_TargetKind k;
+  if (!po_TargetKind_Parse(key, &k)) return false;
+  const char *from = po_Json_String(po_Json_Get(po, "metadata"), "namespace");
+  const char *tns = po_Json_String(po_Json_Get(po_Json_Get(po, "spec"), "targetRef"), "namespace");
+  if (!from) return false;
+  return po_Tenancy_Allows(t, k, from, why, sizeof why) &&
+         po_Tenancy_AllowsNamespace(t, k, from, tns ? tns : "", why, sizeof why) &&
+         po_Tenancy_AllowsNamespace(t, k, from, ns, why, sizeof why);
+}

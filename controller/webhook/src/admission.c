@@ -253,7 +253,7 @@ json_object *po_Admission_Review(const char *body, size_t len, const po_Admissio
     bool deleting = po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp") != NULL;
     if (spec_unchanged || deleting) {
       /* allowed */
-    } else if (group && !strcmp(group, "propertyoverride.io") && !strcmp(k, "PropertyOverride")) {
+    } else if (group && !strcmp(group, PO_OVERRIDE_GROUP) && !strcmp(k, "PropertyOverride")) {
       denial = check_override(obj, po_Json_String(req, "namespace"), tenancy, targets, a, warnings);
     } else if (group && !strcmp(group, PO_CONSUL_GROUP) && (!strcmp(k, "ServiceDefaults") || !strcmp(k, "ProxyDefaults"))) {
       if (!po_Review_By(req, opt ? opt->controller_user : NULL) && (!old || !consul_entries_unchanged(obj, old))) {

@@ -1,7 +1,8 @@
 /* The mutating route: a target write that would lose the controller's entries gets them back
  * (po/webhook/mutate.h). One JSONPatch operation replaces spec.envoyExtensions with the list the
  * controller's own plan makes of the incoming object: everybody else's extensions as they came,
- * in their order, ours after them. */
+ * in their order, ours after them. A new PropertyOverride the controller claims gets its
+ * finalizer, one JSONPatch operation too. */
 #include "po/webhook/mutate.h"
 
 #include <gnutls/gnutls.h>
@@ -44,21 +45,9 @@ static json_object *view_of(json_object *obj, json_object *old, const char *req_
   return v;
 }
 
-/* [{"op": "add", "path": "/spec/envoyExtensions", "value": list}] (add replaces a member that
- * exists, RFC 6902 4.1), or the whole spec when the object has none; base64, as the
- * AdmissionResponse's patch field wants it. malloc'd; NULL when out of memory. */
-static char *patch_of(json_object *obj, json_object *list) {
-  json_object *ops = json_object_new_array(), *op = json_object_new_object(), *value = json_object_get(list);
-  bool has_spec = json_object_is_type(po_Json_Get(obj, "spec"), json_type_object);
-  if (!has_spec) {
-    json_object *spec = json_object_new_object();
-    json_object_object_add(spec, "envoyExtensions", value);
-    value = spec;
-  }
-  json_object_object_add(op, "op", json_object_new_string("add"));
-  json_object_object_add(op, "path", json_object_new_string(has_spec ? "/spec/envoyExtensions" : "/spec"));
-  json_object_object_add(op, "value", value);
-  json_object_array_add(ops, op);
+/* A JSONPatch (an array of operations; consumed) as the AdmissionResponse's patch field wants it:
+ * base64, one unbroken line. malloc'd; NULL when out of memory. */
+static char *encode_ops(json_object *ops) {
   size_t len;
   const char *text = json_object_to_json_string_length(ops, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &len);
   gnutls_datum_t in = {(unsigned char *)text, (unsigned)len}, out = {0};
@@ -75,6 +64,34 @@ static char *patch_of(json_object *obj, json_object *list) {
   gnutls_free(out.data);
   json_object_put(ops);
   return b64;
+}
+
+/* [{"op": "add", "path": PATH, "value": value}] (add replaces a member that exists, RFC 6902
+ * 4.1; value consumed), encoded. NULL when out of memory. */
+static char *add_op(const char *path, json_object *value) {
+  json_object *ops = json_object_new_array(), *op = json_object_new_object();
+  if (!ops || !op || json_object_array_add(ops, op) != 0) {
+    json_object_put(op);
+    json_object_put(ops);
+    json_object_put(value);
+    return NULL;
+  }
+  json_object_object_add(op, "op", json_object_new_string("add"));
+  json_object_object_add(op, "path", json_object_new_string(path));
+  json_object_object_add(op, "value", value);
+  return encode_ops(ops);
+}
+
+/* spec.envoyExtensions set to list, or the whole spec when the object has none. */
+static char *patch_of(json_object *obj, json_object *list) {
+  json_object *value = json_object_get(list);
+  bool has_spec = json_object_is_type(po_Json_Get(obj, "spec"), json_type_object);
+  if (!has_spec) {
+    json_object *spec = json_object_new_object();
+    json_object_object_add(spec, "envoyExtensions", value);
+    value = spec;
+  }
+  return add_op(has_spec ? "/spec/envoyExtensions" : "/spec", value);
 }
 
 /* Our entries in the plan's list (bound to the stored uid) that the stored object does not hold
@@ -145,11 +162,102 @@ static json_object *kept_only(json_object *list, json_object *old, const char *t
   return out;
 }
 
+/* Whether a PropertyOverride's metadata.finalizers holds `finalizer`; -1 when the member is there
+ * but no list (the API server refuses such an object: nothing to patch). */
+static int holds_finalizer(json_object *obj, const char *finalizer) {
+  json_object *list = po_Json_Get(po_Json_Get(obj, "metadata"), "finalizers");
+  if (!list) return 0;
+  if (!json_object_is_type(list, json_type_array)) return -1;
+  for (size_t i = 0; i < json_object_array_length(list); i++) {
+    json_object *f = json_object_array_get_idx(list, i);
+    if (json_object_is_type(f, json_type_string) && !strcmp(json_object_get_string(f), finalizer)) return 1;
+  }
+  return 0;
+}
+
+/* Whether the controller claims the new object: judged as the store will hold it (the API server
+ * sets metadata.namespace before admission; a review without it is read with its request's). */
+static bool claimed(json_object *req, json_object *obj, const po_MutateOptions *opt, bool *oom) {
+  const char *req_ns = po_Json_String(req, "namespace");
+  if (*po_Json_Meta(obj, "namespace") || !req_ns || !*req_ns) return opt->claims(opt->ctx, obj);
+  json_object *view = view_of(obj, NULL, req_ns);
+  if (!view) return !(*oom = true);
+  bool yes = opt->claims(opt->ctx, view);
+  json_object_put(view);
+  return yes;
+}
+
+/* The finalizer appended to the list the object has, else the list set (add replaces a null
+ * member); the warning, when given, tells the writer why. "error" when out of memory. */
+static const char *add_finalizer(json_object *obj, const char *finalizer, const char *warning, const char *outcome,
+                                 json_object *resp) {
+  bool is_list = json_object_is_type(po_Json_Get(po_Json_Get(obj, "metadata"), "finalizers"), json_type_array);
+  json_object *value = NULL;
+  if (is_list) {
+    value = json_object_new_string(finalizer);
+  } else if ((value = json_object_new_array()) && json_object_array_add(value, json_object_new_string(finalizer)) != 0) {
+    json_object_put(value);
+    value = NULL;
+  }
+  char *patch = value ? add_op(is_list ? "/metadata/finalizers/-" : "/metadata/finalizers", value) : NULL;
+  if (!patch) return "error";
+  json_object *type = json_object_new_string("JSONPatch"), *text = json_object_new_string(patch);
+  json_object *warnings = warning ? json_object_new_array() : NULL, *w = warning ? json_object_new_string(warning) : NULL;
+  free(patch);
+  bool ok = type && text && (!warning || (warnings && w && json_object_array_add(warnings, w) == 0));
+  if (ok && warning) w = NULL; /* the array holds it */
+  if (ok) ok = json_object_object_add(resp, "patchType", type) == 0 && !(type = NULL);
+  if (ok) ok = json_object_object_add(resp, "patch", text) == 0 && !(text = NULL);
+  if (ok && warning) ok = json_object_object_add(resp, "warnings", warnings) == 0 && !(warnings = NULL);
+  json_object_put(type);
+  json_object_put(text);
+  json_object_put(warnings);
+  json_object_put(w);
+  if (!ok) {
+    json_object_object_del(resp, "patchType");
+    json_object_object_del(resp, "patch");
+    return "error";
+  }
+  return outcome;
+}
+
+/* A new PropertyOverride the controller claims gets the finalizer; an update of one that holds it
+ * (not being deleted) that would drop it, by anyone but the controller, keeps it. */
+static const char *finalize(json_object *req, json_object *obj, json_object *old, const po_MutateOptions *opt,
+                            json_object *resp) {
+  const char *op = po_Json_String(req, "operation");
+  const char *fin = opt->finalizer;
+  if (!fin || !*fin || !opt->claims || !op || po_Json_String(req, "subResource")) return "unchanged";
+  if (!json_object_is_type(po_Json_Get(obj, "metadata"), json_type_object) || holds_finalizer(obj, fin) != 0)
+    return "unchanged";
+  if (!strcmp(op, "CREATE")) {
+    bool oom = false;
+    if (!claimed(req, obj, opt, &oom)) return oom ? "error" : "unchanged";
+    return add_finalizer(obj, fin, NULL, "finalized", resp);
+  }
+  /* An apply that does not list it: a server-side apply whose manager was the create's (the API
+   * server counts what mutating admission adds to a create as the creator's, so its next apply of
+   * the git version, which never lists the finalizer, removes it), a PUT of the git version. The
+   * way out of a stuck deletion, removing it by hand, stays open: a deleted object's update is
+   * not changed. */
+  if (strcmp(op, "UPDATE") != 0 || holds_finalizer(old, fin) != 1) return "unchanged";
+  if (po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp")) return "unchanged";
+  if (po_Review_By(req, opt->controller_user)) return "exempt";
+  char w[320];
+  snprintf(w, sizeof w,
+           "metadata.finalizers: %s was kept: the controller removes it once this PropertyOverride is deleted and its "
+           "entries are cleaned up (docs/gitops.md)",
+           fin);
+  return add_finalizer(obj, fin, w, "finalizer-kept", resp);
+}
+
 static const char *decide(json_object *req, const po_MutateOptions *opt, json_object *resp) {
   const char *op = po_Json_String(req, "operation");
   json_object *rk = po_Json_Get(req, "kind"), *obj = po_Json_Get(req, "object"), *old = po_Json_Get(req, "oldObject");
   const char *group = po_Json_String(rk, "group"), *k = po_Json_String(rk, "kind");
   po_TargetKind kind;
+  if (group && k && !strcmp(group, PO_OVERRIDE_GROUP) && !strcmp(k, "PropertyOverride"))
+    return finalize(req, obj, old, opt, resp);
   if (!group || strcmp(group, PO_CONSUL_GROUP) != 0 || !k) return "unchanged";
   if (!strcmp(k, "ServiceDefaults")) kind = kPo_TargetKind_ServiceDefaults;
   else if (!strcmp(k, "ProxyDefaults")) kind = kPo_TargetKind_ProxyDefaults;

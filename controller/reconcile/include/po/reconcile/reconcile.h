@@ -400,6 +400,10 @@ void po_Reconcile_TargetKey(po_TargetKind kind, const char *ns, const char *name
 /* The key of the target status.lastValid's spec points at, when it differs from the current one
  * (else ""). */
 void po_Reconcile_HeldKey(const struct json_object *po, char *key, size_t size);
+/* Whether a reconcile would put the finalizer on this PropertyOverride: its spec names a target
+ * (a key) that the tenancy policy lets it reach (plan's three checks). The mutating webhook asks
+ * it of a new PropertyOverride, so the finalizer comes with the create. */
+bool po_Reconcile_Claims(const po_Tenancy *t, const struct json_object *po);
 
 /* A reconcile's outcome: `result` for the controller runtime (Success; Error, retried with
  * backoff; RequeueAfter when the caches are not synced; Terminal for a malformed key, never

@@ -21,6 +21,8 @@
 
 struct json_object;
 
+/* The API group of the PropertyOverride kind (crds/). */
+#define PO_OVERRIDE_GROUP "propertyoverride.io"
 
 /* Which mesh programs a target: the adapter that compiles the IR into its objects. */
 enum { kPo_MeshSlots = kPo_Mesh_EnvoyGateway + 1 }; /* po_Mesh values, for tables indexed by them */
