@@ -471,6 +471,41 @@ static void test_update_dropping_the_finalizer_keeps_it(void **s) {
   }
 }
 
+/* adv27: an update of an object being deleted is never changed, however its body reads. The API
+ * server keeps the stored deletionTimestamp whatever an update's body says (rest.BeforeUpdate runs
+ * after mutating admission: "an update can never remove/change a deletion timestamp"), as it
+ * keeps the stored uid (view_of). So a PUT of an object being deleted whose body leaves
+ * metadata.deletionTimestamp out (a manifest's shape: `kubectl neat`, an object rebuilt from a
+ * typed struct) and drops our finalizer is the hand removal out of a stuck deletion, and must
+ * pass unchanged; measured on the real kube-apiserver (tests/e2e/t_adv27_finalizer_put_deleting.sh):
+ * the webhook put it back with its warning and the deletion stayed stuck. oldObject says it. */
+static void test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alone(void **s) {
+  (void)s;
+  static const char *kDeleting = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\","
+                                 "\"deletionTimestamp\":\"2026-12-01T00:00:00Z\",\"deletionGracePeriodSeconds\":0,"
+                                 "\"finalizers\":[\"propertyoverride.io/finalizer\"]},\"spec\":{}}";
+  const char *bodies[] = {
+      /* the PUT's body: no deletionTimestamp, no finalizers */
+      "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\"},\"spec\":{}}",
+      /* finalizers null, as a merge patch {"metadata":{"finalizers":null,"deletionTimestamp":null}} leaves it */
+      "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",\"finalizers\":null},\"spec\":{}}",
+  };
+  for (size_t i = 0; i < sizeof bodies / sizeof bodies[0]; i++) {
+    gc.calls = 0;
+    gc.answer = true;
+    char *b = review("propertyoverride.io", "PropertyOverride", "UPDATE", bodies[i], kDeleting, NULL, NULL);
+    const char *outcome = NULL;
+    po_MutateOptions o = finalizing();
+    json_object *resp = answer(b, &o, &outcome);
+    json_object *ops = patch_ops(resp);
+    if (ops || strcmp(outcome, "unchanged") != 0)
+      fail_msg("case %zu: an update of an object being deleted was changed: outcome %s, patch %s", i, outcome,
+               ops ? json_object_to_json_string(ops) : "none");
+    json_object_put(resp);
+    free(b);
+  }
+}
+
 static void test_not_a_review_is_400(void **s) {
   (void)s;
   const char *bodies[] = {"{", "[]", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
@@ -497,6 +532,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_claim_sees_the_request_namespace, setup, teardown),
       cmocka_unit_test_setup_teardown(test_override_writes_not_finalized, setup, teardown),
       cmocka_unit_test_setup_teardown(test_update_dropping_the_finalizer_keeps_it, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
