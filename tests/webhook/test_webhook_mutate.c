@@ -421,36 +421,40 @@ static void test_override_writes_not_finalized(void **s) {
   }
 }
 
-/* An update that would drop the finalizer from an object not being deleted keeps it (a server-side
- * apply by the manager that created it, a PUT of the git version), saying why; not the
- * controller's own update, not a deleted object's (the way out of a stuck deletion), not a
- * status write. */
+/* An update that would drop the finalizer from a claimed object not being deleted keeps it (a
+ * server-side apply by the manager that created it, a PUT of the git version), saying why; not
+ * the controller's own update, not a deleted object's (the way out of a stuck deletion), not a
+ * status write, not one the controller does not claim (a namespace it does not watch). */
 static void test_update_dropping_the_finalizer_keeps_it(void **s) {
   (void)s;
   static const char *kHeld = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",\"finalizers\":"
                              "[\"example.com/x\",\"propertyoverride.io/finalizer\"]},\"spec\":{}}";
   struct {
     const char *obj, *user, *sub, *outcome, *path, *value; /* path NULL: no patch */
+    bool claims;
   } cases[] = {
       {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"},\"spec\":{\"x\":1}}", NULL, NULL, "finalizer-kept",
-       "/metadata/finalizers", "[\"propertyoverride.io/finalizer\"]"},
+       "/metadata/finalizers", "[\"propertyoverride.io/finalizer\"]", true},
       {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":[\"example.com/x\"]}}", NULL, NULL,
-       "finalizer-kept", "/metadata/finalizers/-", "\"propertyoverride.io/finalizer\""},
-      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"finalizers\":[\"example.com/x\"],"
-       "\"deletionTimestamp\":\"2026-12-01T00:00:00Z\"}}",
-       NULL, NULL, "unchanged", NULL, NULL},
-      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}}", "system:serviceaccount:po:ctl", NULL, "exempt", NULL, NULL},
-      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}}", NULL, "status", "unchanged", NULL, NULL},
-      {kHeld, NULL, NULL, "unchanged", NULL, NULL},
+       "finalizer-kept", "/metadata/finalizers/-", "\"propertyoverride.io/finalizer\"", true},
+      /* not claimed: nothing would ever remove it */
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"},\"spec\":{\"x\":1}}", NULL, NULL, "unchanged", NULL, NULL,
+       false},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}}", "system:serviceaccount:po:ctl", NULL, "exempt", NULL, NULL,
+       true},
+      {"{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\"}}", NULL, "status", "unchanged", NULL, NULL, true},
+      {kHeld, NULL, NULL, "unchanged", NULL, NULL, true},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     gc.calls = 0;
-    gc.answer = false; /* an update is not judged by the claim: the stored object was claimed */
+    gc.answer = cases[i].claims;
     char *b = review("propertyoverride.io", "PropertyOverride", "UPDATE", cases[i].obj, kHeld, cases[i].user, cases[i].sub);
     const char *outcome = NULL;
     po_MutateOptions o = finalizing();
     json_object *resp = answer(b, &o, &outcome);
-    if (strcmp(outcome, cases[i].outcome) != 0 || gc.calls != 0) fail_msg("case %zu: outcome %s, %d claims", i, outcome, gc.calls);
+    int asked = !strcmp(cases[i].outcome, "finalizer-kept") || !cases[i].claims;
+    if (strcmp(outcome, cases[i].outcome) != 0 || gc.calls != asked)
+      fail_msg("case %zu: outcome %s, %d claims", i, outcome, gc.calls);
     json_object *ops = patch_ops(resp), *v = NULL;
     if (!cases[i].path) {
       assert_null(ops);
@@ -506,6 +510,52 @@ static void test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alo
   }
 }
 
+/* An object being deleted (the stored object's deletionTimestamp): a server-side apply whose
+ * manager listed finalizers before (the stored managedFields: its Apply owns some of them), which
+ * takes the whole list on the real kube-apiserver when it lists none, keeps ours until the
+ * cleanup; any other manager's update that drops it (the hand removal, `kubectl patch`) is left
+ * alone, as is one by a manager that owns finalizers only through an Update. */
+static void test_deleting_object_keeps_it_from_the_creating_apply_only(void **s) {
+  (void)s;
+  static const char *kOldFmt =
+      "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",\"deletionTimestamp\":\"2026-12-01T00:00:00Z\","
+      "\"finalizers\":[\"example.com/keep\",\"propertyoverride.io/finalizer\"],\"managedFields\":[{\"manager\":\"flux\","
+      "\"operation\":\"%s\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:finalizers\":{"
+      "\"v:\\\"example.com/keep\\\"\":{}}},\"f:spec\":{}}}]},\"spec\":{}}";
+  static const char *kNewBody = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\"},\"spec\":{}}";
+  struct {
+    const char *operation, *manager, *outcome;
+  } cases[] = {
+      {"Apply", "flux", "finalizer-kept"},
+      {"Apply", "kubectl-patch", "unchanged"},
+      {"Update", "flux", "unchanged"},
+      {"Apply", NULL, "unchanged"},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char old[2048], body[8192];
+    snprintf(old, sizeof old, kOldFmt, cases[i].operation);
+    char options[128] = "";
+    if (cases[i].manager)
+      snprintf(options, sizeof options, ",\"options\":{\"kind\":\"PatchOptions\",\"fieldManager\":\"%s\"}", cases[i].manager);
+    snprintf(body, sizeof body,
+             "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"r-1\","
+             "\"kind\":{\"group\":\"propertyoverride.io\",\"version\":\"v1alpha1\",\"kind\":\"PropertyOverride\"},"
+             "\"namespace\":\"shop\",\"operation\":\"UPDATE\",\"object\":%s,\"oldObject\":%s%s}}",
+             kNewBody, old, options);
+    gc.calls = 0;
+    gc.answer = true;
+    const char *outcome = NULL;
+    po_MutateOptions o = finalizing();
+    json_object *resp = answer(body, &o, &outcome);
+    if (strcmp(outcome, cases[i].outcome) != 0) fail_msg("case %zu: outcome %s", i, outcome);
+    json_object *ops = patch_ops(resp);
+    bool patched = ops != NULL, kept = strcmp(cases[i].outcome, "finalizer-kept") == 0;
+    assert_true(patched == kept);
+    json_object_put(ops);
+    json_object_put(resp);
+  }
+}
+
 static void test_not_a_review_is_400(void **s) {
   (void)s;
   const char *bodies[] = {"{", "[]", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
@@ -533,6 +583,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_override_writes_not_finalized, setup, teardown),
       cmocka_unit_test_setup_teardown(test_update_dropping_the_finalizer_keeps_it, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alone, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deleting_object_keeps_it_from_the_creating_apply_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

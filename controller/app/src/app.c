@@ -51,11 +51,16 @@ static void observe_mutate(void *ctx, const char *outcome) {
   po_Series_Inc(po_Family_WithLabels(app->wh_mutations, outcome));
 }
 
-/* Whether a new PropertyOverride is one this controller claims (po/webhook/mutate.h): the
- * reconcile's own rule, over the tenancy policy alone (no cache is read). */
+/* Whether a PropertyOverride is one this controller claims (po/webhook/mutate.h): in a namespace
+ * it watches (any other it never reconciles, so a finalizer there would hold the deletion for
+ * good), by the reconcile's own rule over the tenancy policy (no cache is read). */
 static bool claims(void *ctx, const json_object *object) {
   po_App *app = ctx;
-  return po_Reconcile_Claims(&app->tenancy, object);
+  const char *ns = po_Json_Meta(object, "namespace");
+  bool watched = false;
+  for (size_t i = 0; i < app->io.ns_count && !watched; i++)
+    watched = !app->io.namespaces[i][0] || !strcmp(app->io.namespaces[i], ns);
+  return watched && po_Reconcile_Claims(&app->tenancy, object);
 }
 
 /* The mutating webhook's question (po/webhook/mutate.h), answered by the reconciler's own load
@@ -119,7 +124,8 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
   app->wh_mutations = po_Metrics_Register(
       app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_mutations_total",
       "Writes the mutating webhook answered, by outcome: patched (a target's entries put back), finalized (a new "
-      "PropertyOverride given the finalizer), unchanged, not-synced (caches incomplete: passed unchanged), exempt "
+      "PropertyOverride given the finalizer), finalizer-kept (an update's drop of it undone), unchanged, not-synced "
+      "(caches incomplete: passed unchanged), exempt "
       "(the controller's own write), error (passed unchanged).",
       1, ml, 0, NULL);
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",

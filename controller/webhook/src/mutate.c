@@ -221,8 +221,24 @@ static const char *add_finalizer(json_object *obj, const char *finalizer, const 
   return outcome;
 }
 
-/* A new PropertyOverride the controller claims gets the finalizer; an update of one that holds it
- * (not being deleted) that would drop it, by anyone but the controller, keeps it. */
+/* Whether `manager`'s server-side apply listed finalizers, by the stored object's managedFields
+ * (fieldsV1 `f:metadata` > `f:finalizers`). */
+static bool listed_by_apply(json_object *old, const char *manager) {
+  json_object *mf = po_Json_Get(po_Json_Get(old, "metadata"), "managedFields");
+  if (!manager || !*manager) return false;
+  for (size_t i = 0; json_object_is_type(mf, json_type_array) && i < json_object_array_length(mf); i++) {
+    json_object *e = json_object_array_get_idx(mf, i);
+    const char *m = po_Json_String(e, "manager"), *how = po_Json_String(e, "operation");
+    if (!m || !how || strcmp(m, manager) != 0 || strcmp(how, "Apply") != 0) continue;
+    json_object *set = po_Json_Get(po_Json_Get(po_Json_Get(e, "fieldsV1"), "f:metadata"), "f:finalizers");
+    if (json_object_is_type(set, json_type_object)) return true;
+  }
+  return false;
+}
+
+/* A new PropertyOverride the controller claims gets the finalizer; an update that would drop it
+ * from a claimed one that holds it, by anyone but the controller, keeps it, except a deliberate
+ * removal from an object being deleted. */
 static const char *finalize(json_object *req, json_object *obj, json_object *old, const po_MutateOptions *opt,
                             json_object *resp) {
   const char *op = po_Json_String(req, "operation");
@@ -230,19 +246,24 @@ static const char *finalize(json_object *req, json_object *obj, json_object *old
   if (!fin || !*fin || !opt->claims || !op || po_Json_String(req, "subResource")) return "unchanged";
   if (!json_object_is_type(po_Json_Get(obj, "metadata"), json_type_object) || holds_finalizer(obj, fin) != 0)
     return "unchanged";
-  if (!strcmp(op, "CREATE")) {
-    bool oom = false;
-    if (!claimed(req, obj, opt, &oom)) return oom ? "error" : "unchanged";
-    return add_finalizer(obj, fin, NULL, "finalized", resp);
-  }
-  /* An apply that does not list it: a server-side apply whose manager was the create's (the API
-   * server counts what mutating admission adds to a create as the creator's, so its next apply of
-   * the git version, which never lists the finalizer, removes it), a PUT of the git version. The
-   * way out of a stuck deletion, removing it by hand, stays open: a deleted object's update is
-   * not changed. */
-  if (strcmp(op, "UPDATE") != 0 || holds_finalizer(old, fin) != 1) return "unchanged";
-  if (po_Json_Get(po_Json_Get(obj, "metadata"), "deletionTimestamp")) return "unchanged";
-  if (po_Review_By(req, opt->controller_user)) return "exempt";
+  bool create = !strcmp(op, "CREATE");
+  if (!create && (strcmp(op, "UPDATE") != 0 || holds_finalizer(old, fin) != 1)) return "unchanged";
+  /* Being deleted: the stored object says so (the API server puts its deletionTimestamp back only
+   * after admission, so a body may leave it out). Removing the finalizer by hand is the way out
+   * of a stuck deletion and is left alone. Not so a server-side apply whose manager listed
+   * finalizers before and lists none now: the real kube-apiserver then drops the whole list,
+   * ours too, though no manager owned it (the admission's, or this webhook's, addition), which
+   * would end the deletion before the cleanup (the controller's own PATCH made it an owner). */
+  bool deleting = create ? false : po_Json_Get(po_Json_Get(old, "metadata"), "deletionTimestamp") != NULL;
+  if (deleting && !listed_by_apply(old, po_Json_String(po_Json_Get(req, "options"), "fieldManager"))) return "unchanged";
+  if (!create && po_Review_By(req, opt->controller_user)) return "exempt";
+  /* only where the controller claims it: elsewhere (a namespace it does not watch) nothing would
+   * ever remove it */
+  bool oom = false;
+  if (!claimed(req, obj, opt, &oom)) return oom ? "error" : "unchanged";
+  if (create) return add_finalizer(obj, fin, NULL, "finalized", resp);
+  /* An update that does not list it: a server-side apply that listed finalizers and no longer
+   * does (above), a PUT of the git version. */
   char w[320];
   snprintf(w, sizeof w,
            "metadata.finalizers: %s was kept: the controller removes it once this PropertyOverride is deleted and its "

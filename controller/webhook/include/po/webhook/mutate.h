@@ -18,8 +18,10 @@
  * A PropertyOverride created without the controller's finalizer gets it in the same write
  * (`finalizer`), when `claims` says the controller would claim it: the controller's own
  * finalizer PATCH, its echo and the etcd write they cost go (one of three writes per new
- * PropertyOverride). Only on CREATE: removing the finalizer by hand (the documented way out of a
- * stuck deletion) stays possible, and nothing else is changed. When the webhook is not called
+ * PropertyOverride). An update that would drop it from a claimed object keeps it, but on an
+ * object being deleted only against a server-side apply that listed finalizers and lists none
+ * now (which drops the whole list): removing the finalizer by hand (the documented way out of a
+ * stuck deletion) stays possible. Nothing else is changed. When the webhook is not called
  * (failurePolicy Ignore) the controller adds the finalizer itself, as before. */
 #ifndef PO_WEBHOOK_MUTATE_H_
 #define PO_WEBHOOK_MUTATE_H_
@@ -44,8 +46,8 @@ typedef enum {
 typedef po_MutateDecision (*po_MutateDesiredFn)(void *ctx, po_TargetKind kind, const struct json_object *object,
                                                 struct json_object **extensions, po_CtlStatus *st);
 
-/* Whether the controller claims this new PropertyOverride (`object`, read only): its reconcile
- * would put its finalizer on it. Thread-safe, as desired. */
+/* Whether the controller claims this PropertyOverride (`object`, read only): its reconcile would
+ * put its finalizer on it and remove it at the deletion. Thread-safe, as desired. */
 typedef bool (*po_MutateClaimsFn)(void *ctx, const struct json_object *object);
 
 typedef struct {
@@ -64,7 +66,8 @@ typedef struct {
 /* Returns the AdmissionReview response (a new reference; st Ok, http_status 200), or NULL with
  * st saying why the body is no AdmissionReview v1 request (st->http_status 400, or 413).
  * *outcome (may be NULL) gets "patched", "unchanged", "not-synced", "exempt" or "error", for
- * metrics and logs; "finalized" when a new PropertyOverride got the finalizer. */
+ * metrics and logs; "finalized" when a new PropertyOverride got the finalizer, "finalizer-kept" when
+ * an update's drop of it was undone. */
 struct json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, po_CtlStatus *st,
                                         const char **outcome);
 
