@@ -300,11 +300,13 @@ static void test_no_answer_passes_unchanged(void **s) {
 static struct {
   int calls;
   bool answer;
+  bool held;   /* what the last call was asked: an object that holds the finalizer */
   char ns[64]; /* the namespace the object it was given says */
 } gc;
 
-static bool fake_claims(void *ctx, const json_object *object) {
+static bool fake_claims(void *ctx, const json_object *object, bool held) {
   (void)ctx;
+  gc.held = held;
   gc.calls++;
   json_object *meta = NULL, *ns = NULL;
   gc.ns[0] = '\0';
@@ -345,6 +347,7 @@ static void test_new_override_gets_the_finalizer(void **s) {
     json_object *resp = answer(b, &o, &outcome);
     assert_string_equal(outcome, "finalized");
     assert_int_equal(gc.calls, 1);
+    assert_false(gc.held); /* a new one: the claim, not the release */
     assert_int_equal(g.calls, 0); /* the targets' question is not asked */
     json_object *ops = patch_ops(resp), *want = json_tokener_parse(cases[i].value), *v = NULL;
     assert_non_null(ops);
@@ -453,8 +456,8 @@ static void test_update_dropping_the_finalizer_keeps_it(void **s) {
     po_MutateOptions o = finalizing();
     json_object *resp = answer(b, &o, &outcome);
     int asked = !strcmp(cases[i].outcome, "finalizer-kept") || !cases[i].claims;
-    if (strcmp(outcome, cases[i].outcome) != 0 || gc.calls != asked)
-      fail_msg("case %zu: outcome %s, %d claims", i, outcome, gc.calls);
+    if (strcmp(outcome, cases[i].outcome) != 0 || gc.calls != asked || (asked && !gc.held))
+      fail_msg("case %zu: outcome %s, %d claims (held %d)", i, outcome, gc.calls, gc.held);
     json_object *ops = patch_ops(resp), *v = NULL;
     if (!cases[i].path) {
       assert_null(ops);
@@ -510,38 +513,71 @@ static void test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alo
   }
 }
 
-/* An object being deleted (the stored object's deletionTimestamp): a server-side apply whose
- * manager listed finalizers before (the stored managedFields: its Apply owns some of them), which
- * takes the whole list on the real kube-apiserver when it lists none, keeps ours until the
- * cleanup; any other manager's update that drops it (the hand removal, `kubectl patch`) is left
- * alone, as is one by a manager that owns finalizers only through an Update. */
-static void test_deleting_object_keeps_it_from_the_creating_apply_only(void **s) {
+/* An object being deleted (the stored object's deletionTimestamp): an apply of a manifest that
+ * listed finalizers and lists none now takes the whole list on the real kube-apiserver, ours
+ * too, so ours is kept: server-side (the request's field manager's Apply entry listed them and,
+ * moved on by this request, lists none) and client-side (the last-applied annotation listed them
+ * and, changed by this request, lists none). Every other update that drops it is the hand
+ * removal and is left alone: another manager's, an Apply entry that did not move (a tenant's
+ * forged entry trimmed by the hand removal), an Update entry, an annotation left as it was. */
+static void test_deleting_object_keeps_it_from_an_apply_that_stops_listing_only(void **s) {
   (void)s;
-  static const char *kOldFmt =
+  /* managedFields with one entry: manager, operation, time, whether it lists finalizers */
+#define PO_TEST_MF(m, op, t, fin)                                                                          \
+  "\"managedFields\":[{\"manager\":\"" m "\",\"operation\":\"" op "\",\"time\":\"" t "\",\"fieldsType\":" \
+  "\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{" fin "},\"f:spec\":{}}}]"
+#define PO_TEST_FIN "\"f:finalizers\":{\"v:\\\"example.com/keep\\\"\":{}}"
+#define PO_TEST_LAST(fin)                                                                                  \
+  "\"annotations\":{\"kubectl.kubernetes.io/last-applied-configuration\":\"{\\\"metadata\\\":{\\\"name\\\":\\\"a\\\"" \
+  fin "},\\\"spec\\\":{}}\"}"
+  static const char *kOldHead =
       "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",\"deletionTimestamp\":\"2026-12-01T00:00:00Z\","
-      "\"finalizers\":[\"example.com/keep\",\"propertyoverride.io/finalizer\"],\"managedFields\":[{\"manager\":\"flux\","
-      "\"operation\":\"%s\",\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:finalizers\":{"
-      "\"v:\\\"example.com/keep\\\"\":{}}},\"f:spec\":{}}}]},\"spec\":{}}";
-  static const char *kNewBody = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\"},\"spec\":{}}";
+      "\"finalizers\":[\"example.com/keep\",\"propertyoverride.io/finalizer\"],";
+  static const char *kNewHead = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",";
   struct {
-    const char *operation, *manager, *outcome;
+    const char *old_meta, *new_meta, *manager, *outcome;
   } cases[] = {
-      {"Apply", "flux", "finalizer-kept"},
-      {"Apply", "kubectl-patch", "unchanged"},
-      {"Update", "flux", "unchanged"},
-      {"Apply", NULL, "unchanged"},
+      /* server-side: flux listed finalizers at :00 and lists none at :09 */
+      {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""),
+       "flux", "finalizer-kept"},
+      /* the same entries, the request by another manager (kubectl patch) */
+      {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""),
+       "kubectl-patch", "unchanged"},
+      /* a forged Apply entry named as the hand removal's manager: trimmed, not moved on */
+      {PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN),
+       PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", ""), "kubectl-patch", "unchanged"},
+      /* an Update entry is no apply */
+      {PO_TEST_MF("flux", "Update", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Update", "2026-12-01T00:00:09Z", ""),
+       "flux", "unchanged"},
+      /* it never listed finalizers */
+      {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", ""), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""), "flux",
+       "unchanged"},
+      /* client-side: the annotation listed them and, changed, lists none */
+      {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(""), "kubectl-client-side-apply",
+       "finalizer-kept"},
+      /* the annotation as it was: the hand removal of an object applied client-side */
+      {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"),
+       "kubectl-patch", "unchanged"},
+      /* it never listed finalizers */
+      {PO_TEST_LAST(""), PO_TEST_LAST(",\\\"labels\\\":{\\\"x\\\":\\\"y\\\"}"), "kubectl-client-side-apply", "unchanged"},
+      /* no manager named */
+      {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""), NULL,
+       "unchanged"},
   };
+#undef PO_TEST_MF
+#undef PO_TEST_FIN
+#undef PO_TEST_LAST
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char old[2048], body[8192];
-    snprintf(old, sizeof old, kOldFmt, cases[i].operation);
-    char options[128] = "";
+    char old[4096], now[4096], body[16384], options[128] = "";
+    snprintf(old, sizeof old, "%s%s},\"spec\":{}}", kOldHead, cases[i].old_meta);
+    snprintf(now, sizeof now, "%s%s},\"spec\":{}}", kNewHead, cases[i].new_meta);
     if (cases[i].manager)
       snprintf(options, sizeof options, ",\"options\":{\"kind\":\"PatchOptions\",\"fieldManager\":\"%s\"}", cases[i].manager);
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"r-1\","
              "\"kind\":{\"group\":\"propertyoverride.io\",\"version\":\"v1alpha1\",\"kind\":\"PropertyOverride\"},"
              "\"namespace\":\"shop\",\"operation\":\"UPDATE\",\"object\":%s,\"oldObject\":%s%s}}",
-             kNewBody, old, options);
+             now, old, options);
     gc.calls = 0;
     gc.answer = true;
     const char *outcome = NULL;
@@ -583,7 +619,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_override_writes_not_finalized, setup, teardown),
       cmocka_unit_test_setup_teardown(test_update_dropping_the_finalizer_keeps_it, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alone, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_deleting_object_keeps_it_from_the_creating_apply_only, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deleting_object_keeps_it_from_an_apply_that_stops_listing_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

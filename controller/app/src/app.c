@@ -53,14 +53,20 @@ static void observe_mutate(void *ctx, const char *outcome) {
 
 /* Whether a PropertyOverride is one this controller claims (po/webhook/mutate.h): in a namespace
  * it watches (any other it never reconciles, so a finalizer there would hold the deletion for
- * good), by the reconcile's own rule over the tenancy policy (no cache is read). */
-static bool claims(void *ctx, const json_object *object) {
+ * good); a new one by the reconcile's own rule over the tenancy policy, one that holds the
+ * finalizer when it names a target at all (its reconcile releases the finalizer of a deleted
+ * one, refused or not). No cache is read. */
+static bool claims(void *ctx, const json_object *object, bool held) {
   po_App *app = ctx;
   const char *ns = po_Json_Meta(object, "namespace");
   bool watched = false;
   for (size_t i = 0; i < app->io.ns_count && !watched; i++)
     watched = !app->io.namespaces[i][0] || !strcmp(app->io.namespaces[i], ns);
-  return watched && po_Reconcile_Claims(&app->tenancy, object);
+  if (!watched) return false;
+  if (!held) return po_Reconcile_Claims(&app->tenancy, object);
+  char key[600];
+  po_Reconcile_OverrideKey(object, key, sizeof key);
+  return key[0] != '\0';
 }
 
 /* The mutating webhook's question (po/webhook/mutate.h), answered by the reconciler's own load

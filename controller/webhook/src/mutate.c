@@ -175,14 +175,15 @@ static int holds_finalizer(json_object *obj, const char *finalizer) {
   return 0;
 }
 
-/* Whether the controller claims the new object: judged as the store will hold it (the API server
- * sets metadata.namespace before admission; a review without it is read with its request's). */
-static bool claimed(json_object *req, json_object *obj, const po_MutateOptions *opt, bool *oom) {
+/* Whether the controller claims the object (held: one that holds the finalizer already): judged as
+ * the store will hold it (the API server sets metadata.namespace before admission; a review
+ * without it is read with its request's). */
+static bool claimed(json_object *req, json_object *obj, bool held, const po_MutateOptions *opt, bool *oom) {
   const char *req_ns = po_Json_String(req, "namespace");
-  if (*po_Json_Meta(obj, "namespace") || !req_ns || !*req_ns) return opt->claims(opt->ctx, obj);
+  if (*po_Json_Meta(obj, "namespace") || !req_ns || !*req_ns) return opt->claims(opt->ctx, obj, held);
   json_object *view = view_of(obj, NULL, req_ns);
   if (!view) return !(*oom = true);
-  bool yes = opt->claims(opt->ctx, view);
+  bool yes = opt->claims(opt->ctx, view, held);
   json_object_put(view);
   return yes;
 }
@@ -221,19 +222,51 @@ static const char *add_finalizer(json_object *obj, const char *finalizer, const 
   return outcome;
 }
 
-/* Whether `manager`'s server-side apply listed finalizers, by the stored object's managedFields
- * (fieldsV1 `f:metadata` > `f:finalizers`). */
-static bool listed_by_apply(json_object *old, const char *manager) {
-  json_object *mf = po_Json_Get(po_Json_Get(old, "metadata"), "managedFields");
-  if (!manager || !*manager) return false;
+/* `manager`'s server-side apply entry in an object's managedFields; NULL when none. */
+static json_object *apply_entry(json_object *obj, const char *manager) {
+  json_object *mf = po_Json_Get(po_Json_Get(obj, "metadata"), "managedFields");
   for (size_t i = 0; json_object_is_type(mf, json_type_array) && i < json_object_array_length(mf); i++) {
     json_object *e = json_object_array_get_idx(mf, i);
     const char *m = po_Json_String(e, "manager"), *how = po_Json_String(e, "operation");
-    if (!m || !how || strcmp(m, manager) != 0 || strcmp(how, "Apply") != 0) continue;
-    json_object *set = po_Json_Get(po_Json_Get(po_Json_Get(e, "fieldsV1"), "f:metadata"), "f:finalizers");
-    if (json_object_is_type(set, json_type_object)) return true;
+    if (m && how && !strcmp(m, manager) && !strcmp(how, "Apply")) return e;
   }
-  return false;
+  return NULL;
+}
+
+static bool lists_finalizers(json_object *entry) {
+  return json_object_is_type(po_Json_Get(po_Json_Get(po_Json_Get(entry, "fieldsV1"), "f:metadata"), "f:finalizers"),
+                             json_type_object);
+}
+
+/* The last-applied-configuration annotation (kubectl's client-side apply) parsed; NULL when none. */
+static json_object *last_applied(json_object *obj) {
+  json_object *a = po_Json_Get(po_Json_Get(po_Json_Get(obj, "metadata"), "annotations"),
+                               "kubectl.kubernetes.io/last-applied-configuration");
+  return json_object_is_type(a, json_type_string) ? json_tokener_parse(json_object_get_string(a)) : NULL;
+}
+
+/* Whether this very request is an apply of a manifest that listed finalizers and lists none now:
+ * such an apply takes the whole list, ours too, though it never listed ours. Server-side: the
+ * request's field manager's Apply entry lists finalizers in the stored object and not in the
+ * incoming one, and moved on in this request (its time changed; a manager's entry another
+ * writer only trims keeps its time, so a forged entry in a tenant's object cannot make a hand
+ * removal look like an apply). Client-side: the last-applied annotation listed them and, changed
+ * by this request, lists none. */
+static bool apply_stops_listing(json_object *req, json_object *obj, json_object *old) {
+  const char *manager = po_Json_String(po_Json_Get(req, "options"), "fieldManager");
+  json_object *was = manager && *manager ? apply_entry(old, manager) : NULL;
+  json_object *now = was ? apply_entry(obj, manager) : NULL;
+  if (was && now && lists_finalizers(was) && !lists_finalizers(now)) {
+    const char *t0 = po_Json_String(was, "time"), *t1 = po_Json_String(now, "time");
+    if (t0 && t1 && strcmp(t0, t1) != 0) return true;
+  }
+  json_object *before = last_applied(old), *after = before ? last_applied(obj) : NULL;
+  bool stops = before && after && !json_object_equal(before, after) &&
+               po_Json_Get(po_Json_Get(before, "metadata"), "finalizers") &&
+               !po_Json_Get(po_Json_Get(after, "metadata"), "finalizers");
+  json_object_put(before);
+  json_object_put(after);
+  return stops;
 }
 
 /* A new PropertyOverride the controller claims gets the finalizer; an update that would drop it
@@ -250,20 +283,18 @@ static const char *finalize(json_object *req, json_object *obj, json_object *old
   if (!create && (strcmp(op, "UPDATE") != 0 || holds_finalizer(old, fin) != 1)) return "unchanged";
   /* Being deleted: the stored object says so (the API server puts its deletionTimestamp back only
    * after admission, so a body may leave it out). Removing the finalizer by hand is the way out
-   * of a stuck deletion and is left alone. Not so a server-side apply whose manager listed
-   * finalizers before and lists none now: the real kube-apiserver then drops the whole list,
-   * ours too, though no manager owned it (the admission's, or this webhook's, addition), which
-   * would end the deletion before the cleanup (the controller's own PATCH made it an owner). */
+   * of a stuck deletion and is left alone. Not so an apply of a git version that stopped listing
+   * finalizers of its own (apply_stops_listing), which would end the deletion before the cleanup. */
   bool deleting = create ? false : po_Json_Get(po_Json_Get(old, "metadata"), "deletionTimestamp") != NULL;
-  if (deleting && !listed_by_apply(old, po_Json_String(po_Json_Get(req, "options"), "fieldManager"))) return "unchanged";
+  if (deleting && !apply_stops_listing(req, obj, old)) return "unchanged";
   if (!create && po_Review_By(req, opt->controller_user)) return "exempt";
-  /* only where the controller claims it: elsewhere (a namespace it does not watch) nothing would
-   * ever remove it */
+  /* only where the controller claims it (a new one), or will release it at the deletion (one that
+   * holds it): elsewhere (a namespace it does not watch) nothing would ever remove it */
   bool oom = false;
-  if (!claimed(req, obj, opt, &oom)) return oom ? "error" : "unchanged";
+  if (!claimed(req, obj, !create, opt, &oom)) return oom ? "error" : "unchanged";
   if (create) return add_finalizer(obj, fin, NULL, "finalized", resp);
-  /* An update that does not list it: a server-side apply that listed finalizers and no longer
-   * does (above), a PUT of the git version. */
+  /* An update that does not list it: an apply that stopped listing finalizers (above), a PUT of
+   * the git version. */
   char w[320];
   snprintf(w, sizeof w,
            "metadata.finalizers: %s was kept: the controller removes it once this PropertyOverride is deleted and its "

@@ -19,9 +19,9 @@
  * (`finalizer`), when `claims` says the controller would claim it: the controller's own
  * finalizer PATCH, its echo and the etcd write they cost go (one of three writes per new
  * PropertyOverride). An update that would drop it from a claimed object keeps it, but on an
- * object being deleted only against a server-side apply that listed finalizers and lists none
- * now (which drops the whole list): removing the finalizer by hand (the documented way out of a
- * stuck deletion) stays possible. Nothing else is changed. When the webhook is not called
+ * object being deleted only against an apply (server-side or client-side) that listed
+ * finalizers and lists none now (which drops the whole list): removing the finalizer by hand
+ * (the documented way out of a stuck deletion) stays possible. Nothing else is changed. When the webhook is not called
  * (failurePolicy Ignore) the controller adds the finalizer itself, as before. */
 #ifndef PO_WEBHOOK_MUTATE_H_
 #define PO_WEBHOOK_MUTATE_H_
@@ -46,9 +46,11 @@ typedef enum {
 typedef po_MutateDecision (*po_MutateDesiredFn)(void *ctx, po_TargetKind kind, const struct json_object *object,
                                                 struct json_object **extensions, po_CtlStatus *st);
 
-/* Whether the controller claims this PropertyOverride (`object`, read only): its reconcile would
- * put its finalizer on it and remove it at the deletion. Thread-safe, as desired. */
-typedef bool (*po_MutateClaimsFn)(void *ctx, const struct json_object *object);
+/* Whether the controller claims this PropertyOverride (`object`, read only): a new one (held
+ * false), its reconcile would put the finalizer on it; one that holds it (held true), its
+ * reconcile will remove it at the deletion (whatever the tenancy policy says of it now).
+ * Thread-safe, as desired. */
+typedef bool (*po_MutateClaimsFn)(void *ctx, const struct json_object *object, bool held);
 
 typedef struct {
   po_MutateDesiredFn desired; /* NULL: every target passes unchanged */
