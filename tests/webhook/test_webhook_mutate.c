@@ -514,13 +514,14 @@ static void test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alo
 }
 
 /* An object being deleted (the stored object's deletionTimestamp): an apply of a manifest that
- * listed finalizers and lists none now takes the whole list on the real kube-apiserver, ours
- * too, so ours is kept: server-side (the request's field manager's Apply entry listed them and,
- * moved on by this request, lists none) and client-side (the last-applied annotation listed them
- * and, changed by this request, lists none). Every other update that drops it is the hand
- * removal and is left alone: another manager's, an Apply entry that did not move (a tenant's
- * forged entry trimmed by the hand removal), an Update entry, an annotation left as it was. */
-static void test_deleting_object_keeps_it_from_an_apply_that_stops_listing_only(void **s) {
+ * listed finalizers and changed them replaces the whole list on the real kube-apiserver, ours
+ * too, so ours is kept: server-side (the request's field manager's Apply entry listed them and
+ * lists none in the incoming object, the same second or not) and client-side (the last-applied
+ * annotation listed them and this request changed it). Every other update that drops it is the
+ * hand removal and is left alone: another manager's, an Apply entry as it was (a tenant's forged
+ * one: the real server leaves it alone under someone else's patch, t_adv27b_finalizer_forged_apply),
+ * an Update entry, an annotation left as it was. */
+static void test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_only(void **s) {
   (void)s;
   /* managedFields with one entry: manager, operation, time, whether it lists finalizers */
 #define PO_TEST_MF(m, op, t, fin)                                                                          \
@@ -543,18 +544,25 @@ static void test_deleting_object_keeps_it_from_an_apply_that_stops_listing_only(
       /* the same entries, the request by another manager (kubectl patch) */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""),
        "kubectl-patch", "unchanged"},
-      /* a forged Apply entry named as the hand removal's manager: trimmed, not moved on */
+      /* two applies in one second: the entry's time is to the second */
+      {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", ""),
+       "flux", "finalizer-kept"},
+      /* a forged Apply entry named as the hand removal's manager, as it was */
       {PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN),
-       PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", ""), "kubectl-patch", "unchanged"},
+       PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), "kubectl-patch", "unchanged"},
       /* an Update entry is no apply */
       {PO_TEST_MF("flux", "Update", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Update", "2026-12-01T00:00:09Z", ""),
        "flux", "unchanged"},
       /* it never listed finalizers */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", ""), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""), "flux",
        "unchanged"},
-      /* client-side: the annotation listed them and, changed, lists none */
+      /* client-side: the annotation listed them and, changed, lists none, another list, an empty one */
       {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(""), "kubectl-client-side-apply",
        "finalizer-kept"},
+      {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/x\\\"]"),
+       "kubectl-client-side-apply", "finalizer-kept"},
+      {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[]"),
+       "argocd-controller", "finalizer-kept"},
       /* the annotation as it was: the hand removal of an object applied client-side */
       {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"),
        "kubectl-patch", "unchanged"},
@@ -619,7 +627,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_override_writes_not_finalized, setup, teardown),
       cmocka_unit_test_setup_teardown(test_update_dropping_the_finalizer_keeps_it, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alone, setup, teardown),
-      cmocka_unit_test_setup_teardown(test_deleting_object_keeps_it_from_an_apply_that_stops_listing_only, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_only, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -245,28 +245,25 @@ static json_object *last_applied(json_object *obj) {
   return json_object_is_type(a, json_type_string) ? json_tokener_parse(json_object_get_string(a)) : NULL;
 }
 
-/* Whether this very request is an apply of a manifest that listed finalizers and lists none now:
- * such an apply takes the whole list, ours too, though it never listed ours. Server-side: the
- * request's field manager's Apply entry lists finalizers in the stored object and not in the
- * incoming one, and moved on in this request (its time changed; a manager's entry another
- * writer only trims keeps its time, so a forged entry in a tenant's object cannot make a hand
- * removal look like an apply). Client-side: the last-applied annotation listed them and, changed
- * by this request, lists none. */
-static bool apply_stops_listing(json_object *req, json_object *obj, json_object *old) {
+/* Whether this very request is an apply of a manifest that listed finalizers and changed them:
+ * such an apply replaces the whole list, ours too, though it never listed ours. Server-side: the
+ * request's field manager's Apply entry lists finalizers in the stored object and none in the
+ * incoming one (the API server has worked the apply into managedFields before admission; an
+ * entry is only changed by its own manager's applies, so a forged entry in a tenant's object
+ * stays as it was under someone else's patch and cannot make a hand removal look like an apply).
+ * Client-side: the last-applied annotation listed them and this request changed it (kubectl's
+ * merge patch sets the annotation and the list together; a hand removal leaves the annotation). */
+static bool apply_replaces_list(json_object *req, json_object *obj, json_object *old) {
   const char *manager = po_Json_String(po_Json_Get(req, "options"), "fieldManager");
   json_object *was = manager && *manager ? apply_entry(old, manager) : NULL;
   json_object *now = was ? apply_entry(obj, manager) : NULL;
-  if (was && now && lists_finalizers(was) && !lists_finalizers(now)) {
-    const char *t0 = po_Json_String(was, "time"), *t1 = po_Json_String(now, "time");
-    if (t0 && t1 && strcmp(t0, t1) != 0) return true;
-  }
+  if (was && now && lists_finalizers(was) && !lists_finalizers(now)) return true;
   json_object *before = last_applied(old), *after = before ? last_applied(obj) : NULL;
-  bool stops = before && after && !json_object_equal(before, after) &&
-               po_Json_Get(po_Json_Get(before, "metadata"), "finalizers") &&
-               !po_Json_Get(po_Json_Get(after, "metadata"), "finalizers");
+  bool changes = before && after && !json_object_equal(before, after) &&
+                 po_Json_Get(po_Json_Get(before, "metadata"), "finalizers");
   json_object_put(before);
   json_object_put(after);
-  return stops;
+  return changes;
 }
 
 /* A new PropertyOverride the controller claims gets the finalizer; an update that would drop it
@@ -283,18 +280,18 @@ static const char *finalize(json_object *req, json_object *obj, json_object *old
   if (!create && (strcmp(op, "UPDATE") != 0 || holds_finalizer(old, fin) != 1)) return "unchanged";
   /* Being deleted: the stored object says so (the API server puts its deletionTimestamp back only
    * after admission, so a body may leave it out). Removing the finalizer by hand is the way out
-   * of a stuck deletion and is left alone. Not so an apply of a git version that stopped listing
-   * finalizers of its own (apply_stops_listing), which would end the deletion before the cleanup. */
+   * of a stuck deletion and is left alone. Not so an apply of a git version that changed the
+   * finalizers it listed (apply_replaces_list), which would end the deletion before the cleanup. */
   bool deleting = create ? false : po_Json_Get(po_Json_Get(old, "metadata"), "deletionTimestamp") != NULL;
-  if (deleting && !apply_stops_listing(req, obj, old)) return "unchanged";
+  if (deleting && !apply_replaces_list(req, obj, old)) return "unchanged";
   if (!create && po_Review_By(req, opt->controller_user)) return "exempt";
   /* only where the controller claims it (a new one), or will release it at the deletion (one that
    * holds it): elsewhere (a namespace it does not watch) nothing would ever remove it */
   bool oom = false;
   if (!claimed(req, obj, !create, opt, &oom)) return oom ? "error" : "unchanged";
   if (create) return add_finalizer(obj, fin, NULL, "finalized", resp);
-  /* An update that does not list it: an apply that stopped listing finalizers (above), a PUT of
-   * the git version. */
+  /* An update that does not list it: an apply that changed the finalizers it listed (above), a
+   * PUT of the git version. */
   char w[320];
   snprintf(w, sizeof w,
            "metadata.finalizers: %s was kept: the controller removes it once this PropertyOverride is deleted and its "

@@ -20,7 +20,7 @@
  * finalizer PATCH, its echo and the etcd write they cost go (one of three writes per new
  * PropertyOverride). An update that would drop it from a claimed object keeps it, but on an
  * object being deleted only against an apply (server-side or client-side) that listed
- * finalizers and lists none now (which drops the whole list): removing the finalizer by hand
+ * finalizers and changed them (which replaces the whole list): removing the finalizer by hand
  * (the documented way out of a stuck deletion) stays possible. Nothing else is changed. When the webhook is not called
  * (failurePolicy Ignore) the controller adds the finalizer itself, as before. */
 #ifndef PO_WEBHOOK_MUTATE_H_
