@@ -292,11 +292,20 @@ static const char *finalize(json_object *req, json_object *obj, json_object *old
   if (create) return add_finalizer(obj, fin, NULL, "finalized", resp);
   /* An update that does not list it: an apply that changed the finalizers it listed (above), a
    * PUT of the git version. */
-  char w[320];
-  snprintf(w, sizeof w,
-           "metadata.finalizers: %s was kept: the controller removes it once this PropertyOverride is deleted and its "
-           "entries are cleaned up (docs/gitops.md)",
-           fin);
+  /* On an object being deleted the writer may mean to remove it by hand (kubectl edit and replace
+   * rewrite the last-applied annotation too): the warning names the way that is left alone. */
+  char w[512];
+  if (deleting)
+    snprintf(w, sizeof w,
+             "metadata.finalizers: %s was kept: this apply replaced the whole list; the controller removes it once "
+             "the entries of this PropertyOverride are cleaned up. To remove it by hand: kubectl patch "
+             "--type=merge -p '{\"metadata\":{\"finalizers\":null}}' (docs/gitops.md)",
+             fin);
+  else
+    snprintf(w, sizeof w,
+             "metadata.finalizers: %s was kept: the controller removes it once this PropertyOverride is deleted and "
+             "its entries are cleaned up (docs/gitops.md)",
+             fin);
   return add_finalizer(obj, fin, w, "finalizer-kept", resp);
 }
 
