@@ -131,8 +131,7 @@ static bool register_metrics(po_App *app, po_CtlStatus *st) {
       app->metrics, kPo_Metric_Counter, "propertyoverride_webhook_mutations_total",
       "Writes the mutating webhook answered, by outcome: patched (a target's entries put back), finalized (a new "
       "PropertyOverride given the finalizer), finalizer-kept (an update's drop of it undone), unchanged, not-synced "
-      "(caches incomplete: passed unchanged), exempt "
-      "(the controller's own write), error (passed unchanged).",
+      "(caches incomplete: passed unchanged), exempt (the controller's own write), error (passed unchanged).",
       1, ml, 0, NULL);
   app->wh_latency = po_Metrics_Register(app->metrics, kPo_Metric_Histogram, "propertyoverride_webhook_request_duration_seconds",
                                         "Time to answer an AdmissionReview.", 0, NULL, po_kReconcileTimeBucketsLen,

@@ -21,8 +21,9 @@
  * PropertyOverride). An update that would drop it from a claimed object keeps it, but on an
  * object being deleted only against an apply (server-side or client-side) that listed
  * finalizers and changed them (which replaces the whole list): removing the finalizer by hand
- * (the documented way out of a stuck deletion) stays possible. Nothing else is changed. When the webhook is not called
- * (failurePolicy Ignore) the controller adds the finalizer itself, as before. */
+ * (the documented way out of a stuck deletion) stays possible. Nothing else is changed. When the
+ * webhook is not called (failurePolicy Ignore) the controller adds the finalizer itself, as
+ * before. */
 #ifndef PO_WEBHOOK_MUTATE_H_
 #define PO_WEBHOOK_MUTATE_H_
 
@@ -68,8 +69,8 @@ typedef struct {
 /* Returns the AdmissionReview response (a new reference; st Ok, http_status 200), or NULL with
  * st saying why the body is no AdmissionReview v1 request (st->http_status 400, or 413).
  * *outcome (may be NULL) gets "patched", "unchanged", "not-synced", "exempt" or "error", for
- * metrics and logs; "finalized" when a new PropertyOverride got the finalizer, "finalizer-kept" when
- * an update's drop of it was undone. */
+ * metrics and logs; "finalized" when a new PropertyOverride got the finalizer, "finalizer-kept"
+ * when an update's drop of it was undone. */
 struct json_object *po_Admission_Mutate(const char *body, size_t len, const po_MutateOptions *opt, po_CtlStatus *st,
                                         const char **outcome);
 
