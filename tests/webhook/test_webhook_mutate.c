@@ -606,6 +606,42 @@ static void test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_on
   }
 }
 
+/* adv27d: the cluster admin's hand removal (kubectl patch --type=merge, field manager kubectl-patch)
+ * of a PropertyOverride being deleted whose tenant applied it server-side as kubectl-patch
+ * (`kubectl apply --server-side --field-manager=kubectl-patch`, or a written managedFields entry)
+ * listing finalizers and spec fields. The real kube-apiserver takes an Update's removed fields from
+ * every manager's set, so the Apply entry arrives without f:finalizers, its time as it was, and
+ * stays (it still owns f:spec): exactly this review, measured on the real server by
+ * tests/e2e/t_adv27d_finalizer_patch_manager_apply.sh. It is the documented hand removal and must
+ * be left alone (454e1cc3 dropped the time check that told it from an apply). */
+static void test_adv27d_hand_removal_trims_an_apply_entry_of_its_manager(void **s) {
+  (void)s;
+  const char *body =
+      "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"r-1\","
+      "\"kind\":{\"group\":\"propertyoverride.io\",\"version\":\"v1alpha1\",\"kind\":\"PropertyOverride\"},"
+      "\"namespace\":\"shop\",\"operation\":\"UPDATE\","
+      "\"object\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\","
+      "\"managedFields\":[{\"manager\":\"kubectl-patch\",\"operation\":\"Apply\",\"time\":\"2026-12-01T00:00:00Z\","
+      "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:spec\":{\"f:targetRef\":{}}}}]},\"spec\":{}},"
+      "\"oldObject\":{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\","
+      "\"deletionTimestamp\":\"2026-12-01T00:00:05Z\","
+      "\"finalizers\":[\"example.com/tenant\",\"propertyoverride.io/finalizer\"],"
+      "\"managedFields\":[{\"manager\":\"kubectl-patch\",\"operation\":\"Apply\",\"time\":\"2026-12-01T00:00:00Z\","
+      "\"fieldsType\":\"FieldsV1\",\"fieldsV1\":{\"f:metadata\":{\"f:finalizers\":{\".\":{},"
+      "\"v:\\\"example.com/tenant\\\"\":{}}},\"f:spec\":{\"f:targetRef\":{}}}}]},\"spec\":{}},"
+      "\"options\":{\"kind\":\"PatchOptions\",\"apiVersion\":\"meta.k8s.io/v1\",\"fieldManager\":\"kubectl-patch\"}}}";
+  gc.calls = 0;
+  gc.answer = true;
+  const char *outcome = NULL;
+  po_MutateOptions o = finalizing();
+  json_object *resp = answer(body, &o, &outcome);
+  json_object *ops = patch_ops(resp);
+  if (ops) fail_msg("the hand removal was undone: outcome %s, patch %s", outcome, json_object_to_json_string(ops));
+  assert_string_equal(outcome, "unchanged");
+  json_object_put(ops);
+  json_object_put(resp);
+}
+
 static void test_not_a_review_is_400(void **s) {
   (void)s;
   const char *bodies[] = {"{", "[]", "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\"}",
@@ -634,6 +670,7 @@ int main(void) {
       cmocka_unit_test_setup_teardown(test_update_dropping_the_finalizer_keeps_it, setup, teardown),
       cmocka_unit_test_setup_teardown(test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alone, setup, teardown),
       cmocka_unit_test_setup_teardown(test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_only, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_adv27d_hand_removal_trims_an_apply_entry_of_its_manager, setup, teardown),
       cmocka_unit_test_setup_teardown(test_not_a_review_is_400, setup, teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
