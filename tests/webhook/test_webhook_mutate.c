@@ -518,8 +518,8 @@ static void test_adv27_update_of_a_deleted_object_without_its_timestamp_left_alo
  * too, so ours is kept: server-side (the request's field manager's Apply entry listed them and
  * lists none in the incoming object, the same second or not) and client-side (the last-applied
  * annotation listed them and this request changed it). Every other update that drops it is the
- * hand removal and is left alone: another manager's, an Apply entry as it was (a tenant's forged
- * one: the real server leaves it alone under someone else's patch, t_adv27b_finalizer_forged_apply),
+ * hand removal and is left alone: another manager's, kubectl's hand edits' (an Apply entry of that
+ * name, a tenant's, trimmed by the hand removal: t_adv27d_finalizer_patch_manager_apply),
  * an Update entry, an annotation left as it was. */
 static void test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_only(void **s) {
   (void)s;
@@ -537,40 +537,53 @@ static void test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_on
   static const char *kNewHead = "{\"metadata\":{\"name\":\"a\",\"namespace\":\"shop\",\"uid\":\"u-a\",";
   struct {
     const char *old_meta, *new_meta, *manager, *outcome;
+    const char *options_kind; /* NULL: PatchOptions; the real server sends UpdateOptions for both */
   } cases[] = {
       /* server-side: flux listed finalizers at :00 and lists none at :09 */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""),
-       "flux", "finalizer-kept"},
+       "flux", "finalizer-kept", NULL},
       /* the same entries, the request by another manager (kubectl patch) */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""),
-       "kubectl-patch", "unchanged"},
+       "kubectl-patch", "unchanged", NULL},
       /* two applies in one second: the entry's time is to the second */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", ""),
-       "flux", "finalizer-kept"},
+       "flux", "finalizer-kept", NULL},
       /* a forged Apply entry named as the hand removal's manager, as it was */
       {PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN),
-       PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), "kubectl-patch", "unchanged"},
+       PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), "kubectl-patch", "unchanged", NULL},
+      /* kubectl patch's manager: the hand removal, never an apply (the real server trims a
+         tenant's Apply entry of that name along with the finalizers it removes) */
+      {PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN),
+       PO_TEST_MF("kubectl-patch", "Apply", "2026-12-01T00:00:00Z", ""), "kubectl-patch", "unchanged", NULL},
       /* an Update entry is no apply */
       {PO_TEST_MF("flux", "Update", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Update", "2026-12-01T00:00:09Z", ""),
-       "flux", "unchanged"},
+       "flux", "unchanged", NULL},
       /* it never listed finalizers */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", ""), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""), "flux",
-       "unchanged"},
+       "unchanged", NULL},
       /* client-side: the annotation listed them and, changed, lists none, another list, an empty one */
       {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(""), "kubectl-client-side-apply",
-       "finalizer-kept"},
+       "finalizer-kept", NULL},
       {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/x\\\"]"),
-       "kubectl-client-side-apply", "finalizer-kept"},
+       "kubectl-client-side-apply", "finalizer-kept", NULL},
       {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[]"),
-       "argocd-controller", "finalizer-kept"},
+       "argocd-controller", "finalizer-kept", NULL},
       /* the annotation as it was: the hand removal of an object applied client-side */
       {PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"), PO_TEST_LAST(",\\\"finalizers\\\":[\\\"example.com/keep\\\"]"),
-       "kubectl-patch", "unchanged"},
+       "kubectl-patch", "unchanged", NULL},
       /* it never listed finalizers */
-      {PO_TEST_LAST(""), PO_TEST_LAST(",\\\"labels\\\":{\\\"x\\\":\\\"y\\\"}"), "kubectl-client-side-apply", "unchanged"},
+      {PO_TEST_LAST(""), PO_TEST_LAST(",\\\"labels\\\":{\\\"x\\\":\\\"y\\\"}"), "kubectl-client-side-apply", "unchanged", NULL},
+      /* kubectl edit's and replace's managers neither */
+      {PO_TEST_MF("kubectl-edit", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN),
+       PO_TEST_MF("kubectl-edit", "Apply", "2026-12-01T00:00:00Z", ""), "kubectl-edit", "unchanged", "UpdateOptions"},
+      {PO_TEST_MF("kubectl-replace", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN),
+       PO_TEST_MF("kubectl-replace", "Apply", "2026-12-01T00:00:00Z", ""), "kubectl-replace", "unchanged", "UpdateOptions"},
+      /* an apply reaches admission with UpdateOptions (the real kube-apiserver's) */
+      {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""),
+       "flux", "finalizer-kept", "UpdateOptions"},
       /* no manager named */
       {PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:00Z", PO_TEST_FIN), PO_TEST_MF("flux", "Apply", "2026-12-01T00:00:09Z", ""), NULL,
-       "unchanged"},
+       "unchanged", NULL},
   };
 #undef PO_TEST_MF
 #undef PO_TEST_FIN
@@ -580,7 +593,8 @@ static void test_deleting_object_keeps_it_from_an_apply_that_changes_the_list_on
     snprintf(old, sizeof old, "%s%s},\"spec\":{}}", kOldHead, cases[i].old_meta);
     snprintf(now, sizeof now, "%s%s},\"spec\":{}}", kNewHead, cases[i].new_meta);
     if (cases[i].manager)
-      snprintf(options, sizeof options, ",\"options\":{\"kind\":\"PatchOptions\",\"fieldManager\":\"%s\"}", cases[i].manager);
+      snprintf(options, sizeof options, ",\"options\":{\"kind\":\"%s\",\"fieldManager\":\"%s\"}",
+               cases[i].options_kind ? cases[i].options_kind : "PatchOptions", cases[i].manager);
     snprintf(body, sizeof body,
              "{\"apiVersion\":\"admission.k8s.io/v1\",\"kind\":\"AdmissionReview\",\"request\":{\"uid\":\"r-1\","
              "\"kind\":{\"group\":\"propertyoverride.io\",\"version\":\"v1alpha1\",\"kind\":\"PropertyOverride\"},"

@@ -245,17 +245,29 @@ static json_object *last_applied(json_object *obj) {
   return json_object_is_type(a, json_type_string) ? json_tokener_parse(json_object_get_string(a)) : NULL;
 }
 
+/* kubectl patch's field manager: the documented hand removal, never taken for an apply. */
+#define PO_HAND_REMOVAL_MANAGER "kubectl-patch"
+
+/* The field managers of kubectl's hand edits (patch, edit, replace): never an apply. */
+static bool hand_edit(const char *manager) {
+  return !strcmp(manager, PO_HAND_REMOVAL_MANAGER) || !strcmp(manager, "kubectl-edit") ||
+         !strcmp(manager, "kubectl-replace");
+}
+
 /* Whether this very request is an apply of a manifest that listed finalizers and changed them:
  * such an apply replaces the whole list, ours too, though it never listed ours. Server-side: the
  * request's field manager's Apply entry lists finalizers in the stored object and none in the
- * incoming one (the API server has worked the apply into managedFields before admission; an
- * entry is only changed by its own manager's applies, so a forged entry in a tenant's object
- * stays as it was under someone else's patch and cannot make a hand removal look like an apply).
- * Client-side: the last-applied annotation listed them and this request changed it (kubectl's
- * merge patch sets the annotation and the list together; a hand removal leaves the annotation). */
+ * incoming one (the API server has worked the apply into managedFields before admission), by
+ * any manager but kubectl's hand edits. Those are left out because the request does not say
+ * whether it is an apply (a PATCH's options reach admission as UpdateOptions, as a PUT's) and the
+ * real kube-apiserver trims the removed finalizers from every manager's entry: a hand removal by
+ * `kubectl patch` trims an Apply entry of that name the same way (a tenant's own apply under that
+ * name, or one it wrote into its object's managedFields). Client-side: the last-applied
+ * annotation listed them and this request changed it (kubectl's merge patch sets the annotation
+ * and the list together; a hand removal by patch leaves the annotation). */
 static bool apply_replaces_list(json_object *req, json_object *obj, json_object *old) {
   const char *manager = po_Json_String(po_Json_Get(req, "options"), "fieldManager");
-  json_object *was = manager && *manager ? apply_entry(old, manager) : NULL;
+  json_object *was = manager && *manager && !hand_edit(manager) ? apply_entry(old, manager) : NULL;
   json_object *now = was ? apply_entry(obj, manager) : NULL;
   if (was && now && lists_finalizers(was) && !lists_finalizers(now)) return true;
   json_object *before = last_applied(old), *after = before ? last_applied(obj) : NULL;
@@ -299,7 +311,8 @@ static const char *finalize(json_object *req, json_object *obj, json_object *old
     snprintf(w, sizeof w,
              "metadata.finalizers: %s was kept: this apply replaced the whole list; the controller removes it once "
              "the entries of this PropertyOverride are cleaned up. To remove it by hand: kubectl patch "
-             "--type=merge -p '{\"metadata\":{\"finalizers\":null}}' (docs/gitops.md)",
+             "--type=merge -p '{\"metadata\":{\"finalizers\":null}}' (field manager " PO_HAND_REMOVAL_MANAGER
+             "; docs/gitops.md)",
              fin);
   else
     snprintf(w, sizeof w,
