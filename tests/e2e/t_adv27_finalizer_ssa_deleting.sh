@@ -12,33 +12,11 @@
 # updates, as a consul-k8s webhook outage or any refusal would. Real kube-apiserver only (its
 # server-side apply and admission policies are the oracle).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
-lc_start "$build" "$e2e_work" || exit 1
-lc_controller || exit 1
-lc_register_webhook Fail
-[ "${PO_ADV27_MUTATING:-on}" = on ] && { e2e_register_mutating || exit 1; }
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: consul.hashicorp.com/v1alpha1
-kind: ServiceDefaults
-metadata: {name: web}
-spec: {protocol: http}
-YAML
-cat >"$e2e_work/a.yaml" <<'YAML'
-apiVersion: propertyoverride.io/v1alpha1
-kind: PropertyOverride
-metadata:
-  name: a
-  namespace: default
-  finalizers: [example.com/keep]
-spec:
-  targetRef: {kind: ServiceDefaults, name: web}
-  patches:
-    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
-      op: add
-      path: /outlier_detection/max_ejection_percent
-      value: 10
-YAML
+fin_start "$build" "${PO_ADV27_MUTATING:-on}"
+fin_po a "finalizers: [example.com/keep]" >"$e2e_work/a.yaml"
 sed '/finalizers:/d' "$e2e_work/a.yaml" >"$e2e_work/a2.yaml"
 kubectl apply --server-side --field-manager=flux -f "$e2e_work/a.yaml" >/dev/null || bad "a: server-side apply (create)"
 eventually "a: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' \
@@ -46,30 +24,7 @@ eventually "a: ours after the writer's" 30 '["example.com/keep","propertyoverrid
 eventually "a live in web" 30 "a@1" entries servicedefaults web
 
 # the cleanup cannot happen for now: ServiceDefaults updates are refused
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: adv27-freeze}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [consul.hashicorp.com]
-        apiVersions: ["*"]
-        operations: [UPDATE, DELETE]
-        resources: [servicedefaults]
-  validations:
-    - expression: "false"
-      message: frozen by adv27
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: adv27-freeze}
-spec:
-  policyName: adv27-freeze
-  validationActions: [Deny]
-YAML
-eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate servicedefaults web --overwrite adv27=probe >/dev/null 2>&1 && echo open"
+fin_freeze
 
 kubectl delete propertyoverride a --wait=false >/dev/null
 check "a: its deletion waits for the cleanup" \
@@ -81,7 +36,7 @@ check "a: still waiting for its cleanup after the apply (not gone with its entry
   test "$(kubectl get propertyoverride a -o json 2>/dev/null | jq -c '.metadata.finalizers')" = '["propertyoverride.io/finalizer"]'
 check "web still holds a's entry (the cleanup has not run)" test "$(entries servicedefaults web)" = "a@1"
 
-kubectl delete validatingadmissionpolicybinding adv27-freeze >/dev/null
+fin_unfreeze
 eventually "a: gone once its entry is removed" 60 "" kubectl get propertyoverride a -o name
 eventually "web: a's entry removed" 60 "" entries servicedefaults web
 finish

@@ -15,33 +15,11 @@
 # server-side case was fixed for. The cleanup is held back by a ValidatingAdmissionPolicy refusing
 # ServiceDefaults updates, as in t_adv27_finalizer_ssa_deleting.sh. Real kube-apiserver only.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
-lc_start "$build" "$e2e_work" || exit 1
-lc_controller || exit 1
-lc_register_webhook Fail
-e2e_register_mutating || exit 1
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: consul.hashicorp.com/v1alpha1
-kind: ServiceDefaults
-metadata: {name: web}
-spec: {protocol: http}
-YAML
-cat >"$e2e_work/a.yaml" <<'YAML'
-apiVersion: propertyoverride.io/v1alpha1
-kind: PropertyOverride
-metadata:
-  name: a
-  namespace: default
-  finalizers: [example.com/keep]
-spec:
-  targetRef: {kind: ServiceDefaults, name: web}
-  patches:
-    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}
-      op: add
-      path: /outlier_detection/max_ejection_percent
-      value: 10
-YAML
+fin_start "$build"
+fin_po a "finalizers: [example.com/keep]" >"$e2e_work/a.yaml"
 sed '/finalizers:/d' "$e2e_work/a.yaml" >"$e2e_work/a2.yaml"
 finalizers() { kubectl get propertyoverride a -o json 2>/dev/null | jq -c '.metadata.finalizers'; }
 kubectl apply -f "$e2e_work/a.yaml" >/dev/null || bad "a: client-side apply (create)"
@@ -49,30 +27,7 @@ eventually "a: ours after the writer's" 30 '["example.com/keep","propertyoverrid
 eventually "a live in web" 30 "a@1" entries servicedefaults web
 
 # the cleanup cannot happen for now: ServiceDefaults updates are refused
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: adv27b-freeze}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [consul.hashicorp.com]
-        apiVersions: ["*"]
-        operations: [UPDATE, DELETE]
-        resources: [servicedefaults]
-  validations:
-    - expression: "false"
-      message: frozen by adv27b
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: adv27b-freeze}
-spec:
-  policyName: adv27b-freeze
-  validationActions: [Deny]
-YAML
-eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate servicedefaults web --overwrite adv27b=probe >/dev/null 2>&1 && echo open"
+fin_freeze
 
 kubectl delete propertyoverride a --wait=false >/dev/null
 check "a: its deletion waits for the cleanup" \
@@ -87,7 +42,7 @@ check "a: still waiting for its cleanup after the client-side apply (got '${got:
 # a controller restart before the cleanup could run
 kill "$LC_CONTROLLER_PID"
 wait "$LC_CONTROLLER_PID" 2>/dev/null
-kubectl delete validatingadmissionpolicybinding adv27b-freeze >/dev/null
+fin_unfreeze
 lc_controller || exit 1
 lc_register_webhook Fail
 e2e_register_mutating || exit 1

@@ -14,18 +14,10 @@
 # back: the PropertyOverride (and a namespace deletion behind it) stays stuck. Real kube-apiserver
 # only (its managedFields handling and admission policies are the oracle).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
-lc_start "$build" "$e2e_work" || exit 1
-lc_controller || exit 1
-lc_register_webhook Fail
-e2e_register_mutating || exit 1
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: consul.hashicorp.com/v1alpha1
-kind: ServiceDefaults
-metadata: {name: web}
-spec: {protocol: http}
-YAML
+fin_start "$build"
 override() { # name
   printf 'apiVersion: propertyoverride.io/v1alpha1\nkind: PropertyOverride\nmetadata:\n  name: %s\n  namespace: default\nspec:\n  targetRef: {kind: ServiceDefaults, name: web}\n  patches:\n    - resourceFilter: {resourceType: cluster, trafficDirection: outbound}\n      op: add\n      path: /outlier_detection/max_ejection_percent\n      value: 10\n' "$1"
 }
@@ -44,30 +36,7 @@ got=$(kubectl get propertyoverride p -o json --show-managed-fields | jq -c '[.me
 check "p: the forged Apply entries are stored ($got)" test "$got" = '["kubectl-edit","kubectl-patch","kubectl-replace"]'
 
 # the cleanup cannot happen: ServiceDefaults updates are refused
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: adv27b-freeze}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [consul.hashicorp.com]
-        apiVersions: ["*"]
-        operations: [UPDATE, DELETE]
-        resources: [servicedefaults]
-  validations:
-    - expression: "false"
-      message: frozen by adv27b
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: adv27b-freeze}
-spec:
-  policyName: adv27b-freeze
-  validationActions: [Deny]
-YAML
-eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate servicedefaults web --overwrite adv27b=probe >/dev/null 2>&1 && echo open"
+fin_freeze
 kubectl delete propertyoverride p e --wait=false >/dev/null
 check "p: its deletion is stuck (waits for a cleanup that cannot happen)" \
   test "$(kubectl get propertyoverride p -o json | jq -c '.metadata.deletionTimestamp != null')" = true
@@ -82,5 +51,5 @@ kubectl get propertyoverride e -o json | jq '.metadata.finalizers = []' >"$e2e_w
 kubectl replace --field-manager=kubectl-edit -f "$e2e_work/e.json" >/dev/null 2>"$e2e_work/e.err" || bad "e: replace as kubectl-edit"
 eventually "e: the hand removal by kubectl edit's PUT is left alone: deleted (finalizers '$(finalizers e)')" \
   10 "" kubectl get propertyoverride e -o name
-kubectl delete validatingadmissionpolicybinding adv27b-freeze >/dev/null
+fin_unfreeze
 finish

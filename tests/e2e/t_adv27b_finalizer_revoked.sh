@@ -14,6 +14,7 @@
 # new; it is the gap in the keeping the webhook now promises. The ServiceDefaults writes are held
 # back by a ValidatingAdmissionPolicy. Real kube-apiserver only (admission policies).
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
 lc_start "$build" "$e2e_work" || exit 1
@@ -54,30 +55,7 @@ check "x: the finalizer at its create" test "$(finalizers)" = '["propertyoverrid
 eventually "x live in other/web" 30 "x@1" entries servicedefaults web other
 
 # the target's writes are refused for now
-kubectl apply -f - >/dev/null <<'YAML'
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicy
-metadata: {name: adv27b-freeze}
-spec:
-  failurePolicy: Fail
-  matchConstraints:
-    resourceRules:
-      - apiGroups: [consul.hashicorp.com]
-        apiVersions: ["*"]
-        operations: [UPDATE, DELETE]
-        resources: [servicedefaults]
-  validations:
-    - expression: "false"
-      message: frozen by adv27b
----
-apiVersion: admissionregistration.k8s.io/v1
-kind: ValidatingAdmissionPolicyBinding
-metadata: {name: adv27b-freeze}
-spec:
-  policyName: adv27b-freeze
-  validationActions: [Deny]
-YAML
-eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate -n other servicedefaults web --overwrite adv27b=probe >/dev/null 2>&1 && echo open"
+fin_freeze
 
 # the operator revokes the cross-namespace permission
 restart
@@ -96,7 +74,7 @@ check "x: its deletion waits for the cleanup (entry in other/web: '$(entries ser
 # a restart before the cleanup could run, then the target writable again
 kill "$LC_CONTROLLER_PID"
 wait "$LC_CONTROLLER_PID" 2>/dev/null
-kubectl delete validatingadmissionpolicybinding adv27b-freeze >/dev/null
+fin_unfreeze
 lc_controller || exit 1
 lc_register_webhook Fail
 e2e_register_mutating || exit 1

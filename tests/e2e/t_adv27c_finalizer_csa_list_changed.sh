@@ -11,28 +11,28 @@
 # (after a controller restart; the cleanup is frozen as in t_adv27b_finalizer_csa_deleting.sh).
 # Real kube-apiserver only.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/lib_adv27c.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
-adv27c_start "$build"
-adv27c_po a "finalizers: [example.com/keep, example.com/other]" | kubectl apply -f - >/dev/null || bad "a: create"
-adv27c_po b "finalizers: [example.com/keep]" 11 | kubectl apply -f - >/dev/null || bad "b: create"
-eventually "a: ours after the writer's" 30 '["example.com/keep","example.com/other","propertyoverride.io/finalizer"]' adv27c_finalizers a
-eventually "b: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' adv27c_finalizers b
+fin_start "$build"
+fin_po a "finalizers: [example.com/keep, example.com/other]" | kubectl apply -f - >/dev/null || bad "a: create"
+fin_po b "finalizers: [example.com/keep]" 11 | kubectl apply -f - >/dev/null || bad "b: create"
+eventually "a: ours after the writer's" 30 '["example.com/keep","example.com/other","propertyoverride.io/finalizer"]' fin_finalizers a
+eventually "b: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' fin_finalizers b
 eventually "a and b live in web" 30 "a@1 b@1" entries servicedefaults web
-adv27c_freeze
+fin_freeze
 kubectl delete propertyoverride a b --wait=false >/dev/null
 # the pipeline applies the git versions (client-side): a's list changed, b's is now empty
-adv27c_po a "finalizers: [example.com/other]" | kubectl apply -f - >/dev/null 2>&1 || bad "a: client-side apply"
-adv27c_po b "finalizers: []" 11 | kubectl apply -f - >/dev/null 2>&1 || bad "b: client-side apply"
+fin_po a "finalizers: [example.com/other]" | kubectl apply -f - >/dev/null 2>&1 || bad "a: client-side apply"
+fin_po b "finalizers: []" 11 | kubectl apply -f - >/dev/null 2>&1 || bad "b: client-side apply"
 sleep 1
-got=$(adv27c_finalizers a)
+got=$(fin_finalizers a)
 check "a: still waiting for its cleanup after the client-side apply (got '${got:-gone}')" \
   test "$got" = '["example.com/other","propertyoverride.io/finalizer"]'
-got=$(adv27c_finalizers b)
+got=$(fin_finalizers b)
 check "b: still waiting for its cleanup after the client-side apply of finalizers: [] (got '${got:-gone}')" \
   test "$got" = '["propertyoverride.io/finalizer"]'
-adv27c_restart_unfreeze
+fin_restart_unfreeze
 # example.com/other's owner releases it (by value, as a finalizer's owner does)
 kubectl get propertyoverride a -o json | jq '.metadata.finalizers -= ["example.com/other"]' |
   kubectl replace -f - >/dev/null 2>&1

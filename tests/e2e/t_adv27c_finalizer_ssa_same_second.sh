@@ -15,21 +15,21 @@
 # Both end the deletion before the cleanup; after a controller restart the entries stay in web
 # for good. Cleanup frozen as in t_adv27b_finalizer_csa_deleting.sh. Real kube-apiserver only.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/lib_adv27c.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
-adv27c_start "$build"
-adv27c_po g "finalizers: [example.com/keep]" | kubectl apply --server-side --field-manager=git -f - >/dev/null || bad "g: create"
-adv27c_po e "finalizers: [example.com/keep]" 11 | kubectl apply -f - >/dev/null || bad "e: create"
-eventually "g: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' adv27c_finalizers g
-eventually "e: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' adv27c_finalizers e
+fin_start "$build"
+fin_po g "finalizers: [example.com/keep]" | kubectl apply --server-side --field-manager=git -f - >/dev/null || bad "g: create"
+fin_po e "finalizers: [example.com/keep]" 11 | kubectl apply -f - >/dev/null || bad "e: create"
+eventually "g: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' fin_finalizers g
+eventually "e: ours after the writer's" 30 '["example.com/keep","propertyoverride.io/finalizer"]' fin_finalizers e
 eventually "e and g live in web" 30 "e@1 g@1" entries servicedefaults web
-adv27c_freeze
+fin_freeze
 kubectl delete propertyoverride g e --wait=false >/dev/null
 sleep 1.2 # the next applies are in a later second than the creations
 
-adv27c_po g "finalizers: [example.com/keep]" 12 >"$e2e_work/g1.yaml"
-adv27c_po g "" 12 >"$e2e_work/g2.yaml"
+fin_po g "finalizers: [example.com/keep]" 12 >"$e2e_work/g1.yaml"
+fin_po g "" 12 >"$e2e_work/g2.yaml"
 for try in 1 2 3; do # two applies within one wall-clock second (they take ~0.3 s)
   /usr/bin/python3 -c 'import time; time.sleep(1 - time.time() % 1 + 0.02)'
   s0=$(date +%s)
@@ -38,16 +38,16 @@ for try in 1 2 3; do # two applies within one wall-clock second (they take ~0.3 
   [ "$(date +%s)" = "$s0" ] && break
   echo "note: the two applies straddled a second; g's result is not the same-second case (try $try)"
 done
-got=$(adv27c_finalizers g)
+got=$(fin_finalizers g)
 check "g: still waiting for its cleanup after two server-side applies in one second (got '${got:-gone}')" \
   test "$got" = '["propertyoverride.io/finalizer"]'
 
-adv27c_po e "" 11 | kubectl apply --server-side -f - >/dev/null 2>&1 || bad "e: kubectl apply --server-side"
-got=$(adv27c_finalizers e)
+fin_po e "" 11 | kubectl apply --server-side -f - >/dev/null 2>&1 || bad "e: kubectl apply --server-side"
+got=$(fin_finalizers e)
 check "e: still waiting for its cleanup after kubectl apply --server-side migrated it from client-side apply (got '${got:-gone}')" \
   test "$got" = '["propertyoverride.io/finalizer"]'
 
-adv27c_restart_unfreeze
+fin_restart_unfreeze
 eventually "e and g: gone once their entries are removed" 60 "" kubectl get propertyoverride e g -o name
 eventually "web: e's and g's entries removed (none left behind for good)" 60 "" entries servicedefaults web
 finish

@@ -16,21 +16,21 @@
 # The deletion is stuck (cleanup frozen as in adv27c); the documented way out does not work.
 # Real kube-apiserver only.
 . "$(dirname "$0")/lib.sh"
-. "$(dirname "$0")/lib_adv27c.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
 [ "$LC_KIND" = real ] || { echo "real kube-apiserver only"; exit 77; }
-adv27c_start "$build"
-adv27c_po a "finalizers: [example.com/tenant]" | kubectl apply --server-side --field-manager=kubectl-patch -f - >/dev/null ||
+fin_start "$build"
+fin_po a "finalizers: [example.com/tenant]" | kubectl apply --server-side --field-manager=kubectl-patch -f - >/dev/null ||
   bad "a: the tenant's apply as kubectl-patch"
-adv27c_po f "" 11 | kubectl create -f - >/dev/null || bad "f: create"
-eventually "a: ours after the tenant's" 30 '["example.com/tenant","propertyoverride.io/finalizer"]' adv27c_finalizers a
+fin_po f "" 11 | kubectl create -f - >/dev/null || bad "f: create"
+eventually "a: ours after the tenant's" 30 '["example.com/tenant","propertyoverride.io/finalizer"]' fin_finalizers a
 eventually "a and f live in web" 30 "a@1 f@1" entries servicedefaults web
 kubectl get propertyoverride f -o json --show-managed-fields |
   jq '.metadata.managedFields += [{"manager":"kubectl-patch","operation":"Apply","apiVersion":"propertyoverride.io/v1alpha1",
         "fieldsType":"FieldsV1","fieldsV1":{"f:metadata":{"f:finalizers":{".":{},"v:\"propertyoverride.io/finalizer\"":{}}},
         "f:spec":{"f:targetRef":{}}}}]' |
   kubectl replace -f - >/dev/null || bad "f: the tenant's update of its managedFields"
-adv27c_freeze
+fin_freeze
 kubectl delete propertyoverride a f --wait=false >/dev/null
 for n in a f; do
   check "$n: its deletion is stuck (waits for a cleanup that cannot happen)" \
@@ -39,8 +39,8 @@ done
 for n in a f; do
   kubectl patch propertyoverride $n --type=merge -p '{"metadata":{"finalizers":null}}' >/dev/null 2>"$e2e_work/$n.err" ||
     bad "$n: kubectl patch"
-  eventually "$n: the cluster admin's documented hand removal is left alone: deleted (finalizers '$(adv27c_finalizers $n)'; $(tr '\n' ' ' <"$e2e_work/$n.err"))" \
+  eventually "$n: the cluster admin's documented hand removal is left alone: deleted (finalizers '$(fin_finalizers $n)'; $(tr '\n' ' ' <"$e2e_work/$n.err"))" \
     10 "" kubectl get propertyoverride $n -o name
 done
-kubectl delete validatingadmissionpolicybinding adv27c-freeze >/dev/null
+fin_unfreeze
 finish

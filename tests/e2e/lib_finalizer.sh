@@ -1,12 +1,14 @@
-# adv27c helpers: a cluster with the controller and its webhooks, a ServiceDefaults "web", the
-# cleanup held back by a ValidatingAdmissionPolicy refusing ServiceDefaults updates (as in
-# t_adv27b_finalizer_csa_deleting.sh), and the end: a controller restart before the cleanup ran,
-# after which a PropertyOverride that lost ours is gone with its entry left behind for good.
-adv27c_start() {
+# What the finalizer-at-admission suites (t_adv27*_finalizer_*.sh) share: a cluster with the
+# controller and its webhooks, a ServiceDefaults "web", a PropertyOverride manifest, the cleanup
+# held back by a ValidatingAdmissionPolicy refusing ServiceDefaults updates (a consul-k8s webhook
+# outage or any refusal would do the same) and let go again, and the end: a controller restart
+# before the cleanup ran, after which a PropertyOverride that lost ours is gone with its entry left
+# behind for good.
+fin_start() { # build [off: without the mutating webhooks]
   lc_start "$1" "$e2e_work" || exit 1
   lc_controller || exit 1
   lc_register_webhook Fail
-  e2e_register_mutating || exit 1
+  [ "${2:-on}" = off ] || e2e_register_mutating || exit 1
   kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: consul.hashicorp.com/v1alpha1
 kind: ServiceDefaults
@@ -15,7 +17,7 @@ spec: {protocol: http}
 YAML
 }
 # a PropertyOverride manifest: name, its metadata.finalizers line (or nothing), the patch's value
-adv27c_po() {
+fin_po() {
   cat <<Y
 apiVersion: propertyoverride.io/v1alpha1
 kind: PropertyOverride
@@ -32,12 +34,12 @@ spec:
       value: ${3:-10}
 Y
 }
-adv27c_finalizers() { kubectl get propertyoverride "$1" -o json 2>/dev/null | jq -c '.metadata.finalizers'; }
-adv27c_freeze() {
+fin_finalizers() { kubectl get propertyoverride "$1" -o json 2>/dev/null | jq -c '.metadata.finalizers'; }
+fin_freeze() {
   kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
-metadata: {name: adv27c-freeze}
+metadata: {name: po-test-freeze}
 spec:
   failurePolicy: Fail
   matchConstraints:
@@ -48,21 +50,22 @@ spec:
         resources: [servicedefaults]
   validations:
     - expression: "false"
-      message: frozen by adv27c
+      message: frozen by the test
 ---
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicyBinding
-metadata: {name: adv27c-freeze}
+metadata: {name: po-test-freeze}
 spec:
-  policyName: adv27c-freeze
+  policyName: po-test-freeze
   validationActions: [Deny]
 YAML
-  eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate servicedefaults web --overwrite adv27c=probe >/dev/null 2>&1 && echo open"
+  eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate servicedefaults web --overwrite po-test-freeze=probe >/dev/null 2>&1 && echo open"
 }
-adv27c_restart_unfreeze() {
+fin_unfreeze() { kubectl delete validatingadmissionpolicybinding po-test-freeze >/dev/null; }
+fin_restart_unfreeze() {
   kill "$LC_CONTROLLER_PID"
   wait "$LC_CONTROLLER_PID" 2>/dev/null
-  kubectl delete validatingadmissionpolicybinding adv27c-freeze >/dev/null
+  fin_unfreeze
   lc_controller || exit 1
   lc_register_webhook Fail
   e2e_register_mutating || exit 1
