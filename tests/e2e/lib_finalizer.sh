@@ -35,7 +35,7 @@ spec:
 Y
 }
 fin_finalizers() { kubectl get propertyoverride "$1" -o json 2>/dev/null | jq -c '.metadata.finalizers'; }
-fin_freeze() {
+fin_freeze() { # [namespace of the ServiceDefaults web probed]
   kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: admissionregistration.k8s.io/v1
 kind: ValidatingAdmissionPolicy
@@ -59,7 +59,8 @@ spec:
   policyName: po-test-freeze
   validationActions: [Deny]
 YAML
-  eventually "ServiceDefaults updates refused" 30 "" sh -c "kubectl annotate servicedefaults web --overwrite po-test-freeze=probe >/dev/null 2>&1 && echo open"
+  # refused by this policy, not merely failing (a web that is not there would pass for frozen)
+  eventually "ServiceDefaults updates refused" 30 frozen sh -c "kubectl annotate -n ${1:-default} servicedefaults web --overwrite po-test-freeze=probe 2>&1 | grep -q 'frozen by the test' && echo frozen"
 }
 fin_unfreeze() { kubectl delete validatingadmissionpolicybinding po-test-freeze >/dev/null; }
 fin_restart_unfreeze() {

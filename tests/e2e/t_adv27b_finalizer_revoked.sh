@@ -55,7 +55,7 @@ check "x: the finalizer at its create" test "$(finalizers)" = '["propertyoverrid
 eventually "x live in other/web" 30 "x@1" entries servicedefaults web other
 
 # the target's writes are refused for now
-fin_freeze
+fin_freeze other
 
 # the operator revokes the cross-namespace permission
 restart
@@ -72,12 +72,7 @@ check "x: its deletion waits for the cleanup (entry in other/web: '$(entries ser
   test -n "$(kubectl get propertyoverride x -o name 2>/dev/null)"
 
 # a restart before the cleanup could run, then the target writable again
-kill "$LC_CONTROLLER_PID"
-wait "$LC_CONTROLLER_PID" 2>/dev/null
-fin_unfreeze
-lc_controller || exit 1
-lc_register_webhook Fail
-e2e_register_mutating || exit 1
+fin_restart_unfreeze
 eventually "x: gone" 60 "" kubectl get propertyoverride x -o name
 eventually "other/web: x's entry removed (none left behind for good)" 60 "" entries servicedefaults web other
 finish
