@@ -14,19 +14,9 @@
 #   validating webhook off, as when a user runs without it), deleted at once, never stuck;
 # - the webhook down (failurePolicy Ignore): created without it, the controller adds it.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lib_finalizer.sh"
 build=$1
-lc_start "$build" "$e2e_work" || exit 1
-lc_controller || exit 1
-lc_register_webhook Fail
-e2e_register_mutating || exit 1
-
-cat >"$e2e_work/web.yaml" <<'YAML'
-apiVersion: consul.hashicorp.com/v1alpha1
-kind: ServiceDefaults
-metadata: {name: web}
-spec: {protocol: http}
-YAML
-kubectl apply -f "$e2e_work/web.yaml" >/dev/null
+fin_start "$build"
 override() { # name [finalizers as a flow list] [value] [target kind]
   printf 'apiVersion: propertyoverride.io/v1alpha1\nkind: PropertyOverride\nmetadata:\n  name: %s\n' "$1"
   [ -n "${2:-}" ] && printf '  finalizers: %s\n' "$2"

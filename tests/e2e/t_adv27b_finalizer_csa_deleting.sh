@@ -40,12 +40,7 @@ check "a: still waiting for its cleanup after the client-side apply (got '${got:
   test "$got" = '["propertyoverride.io/finalizer"]'
 
 # a controller restart before the cleanup could run
-kill "$LC_CONTROLLER_PID"
-wait "$LC_CONTROLLER_PID" 2>/dev/null
-fin_unfreeze
-lc_controller || exit 1
-lc_register_webhook Fail
-e2e_register_mutating || exit 1
+fin_restart_unfreeze
 eventually "a: gone once its entry is removed" 60 "" kubectl get propertyoverride a -o name
 eventually "web: a's entry removed (none left behind for good)" 60 "" entries servicedefaults web
 finish
